@@ -1,0 +1,82 @@
+/**
+ * What every agentscm command shares: --data-dir (also before the command and as
+ * AGENTSCM_DATA_DIR), --json, and the error contract of WIRE.md — one stderr line
+ * `error[CODE]: message`, with --json also {"error":{code,message}} on stdout, and the exit
+ * code from the code table. Files starting with `_` are not commands (package.json globs).
+ */
+import { resolve } from 'node:path';
+import { Command, Flags } from '@oclif/core';
+import { formatJson } from '../contracts/canonical-json.js';
+import { AgentscmError, ERROR_CODES, isAgentscmError } from '../contracts/errors.js';
+import type { ErrorCode } from '../contracts/errors.js';
+import type { JsonValue } from '../contracts/json-value.js';
+
+export const DEFAULT_DATA_DIR = 'agentscm-data';
+
+export const dataDirFlag = Flags.string({
+  description: 'Native data directory (also accepted before the command, or as AGENTSCM_DATA_DIR).',
+  env: 'AGENTSCM_DATA_DIR',
+  default: DEFAULT_DATA_DIR,
+  helpValue: 'DIR',
+});
+
+/** Map an oclif parse failure or any other throwable to our error type. */
+export function toAgentscmError(error: unknown): AgentscmError {
+  if (isAgentscmError(error)) return error;
+  if (error instanceof Error) {
+    const oclif = (error as { oclif?: { exit?: number } }).oclif;
+    const parseError = error.constructor.name.endsWith('Error') && /flag|argument|Unexpected|Missing|Expected|Nonexistent|not a|is not/i.test(error.message);
+    if ((oclif !== undefined && oclif.exit === 2) || parseError) {
+      return new AgentscmError('USAGE', error.message.split('\n')[0] ?? 'invalid command line', {
+        hint: 'run the command with --help',
+      });
+    }
+    return new AgentscmError('INTERNAL', error.message, { cause: error });
+  }
+  return new AgentscmError('INTERNAL', String(error));
+}
+
+export abstract class BaseCommand extends Command {
+  static override enableJsonFlag = true;
+  static override baseFlags = {
+    'data-dir': dataDirFlag,
+  };
+
+  /** The absolute data directory chosen by flag, leading flag or environment. */
+  protected resolveDataDir(flagValue: string | undefined): string {
+    return resolve(flagValue ?? process.env.AGENTSCM_DATA_DIR ?? DEFAULT_DATA_DIR);
+  }
+
+  /** Progress for long operations: stderr only, so --json stdout stays one document. */
+  protected progress(message: string): void {
+    process.stderr.write(`${message}\n`);
+  }
+
+  protected override logJson(json: unknown): void {
+    process.stdout.write(`${formatJson(json as JsonValue)}\n`);
+  }
+
+  protected override toErrorJson(err: unknown): { error: { code: ErrorCode; message: string; hint?: string; details?: Record<string, unknown> } } {
+    const error = toAgentscmError(err);
+    return {
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(error.hint === undefined ? {} : { hint: error.hint }),
+        ...(error.details === undefined ? {} : { details: error.details }),
+      },
+    };
+  }
+
+  override async catch(err: unknown): Promise<void> {
+    const error = toAgentscmError(err);
+    const hint = error.hint === undefined ? '' : `; ${error.hint}`;
+    process.stderr.write(`error[${error.code}]: ${error.message}${hint}\n`);
+    if (error.code === 'INTERNAL' && process.env.AGENTSCM_DEBUG && error.cause instanceof Error) {
+      process.stderr.write(`${error.cause.stack ?? ''}\n`);
+    }
+    if (this.jsonEnabled()) this.logJson(this.toErrorJson(error));
+    process.exitCode = ERROR_CODES[error.code].exit;
+    return Promise.resolve();
+  }
+}

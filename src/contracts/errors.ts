@@ -1,0 +1,111 @@
+/**
+ * The one error type of agentscm: a stable code from one table, the exit code that
+ * code maps to (WIRE.md "CLI conventions"), a message, and a hint that says what to do next.
+ * `docs/errors.md` is checked against ERROR_CODES by test/contracts/errors-doc.test.ts.
+ */
+
+/** Exit codes of WIRE.md: 0 ok, 1 reported failure/blocking, 2 usage/invalid input, 3 conflict, 4 unavailable. */
+export const EXIT = {
+  OK: 0,
+  FAILED: 1,
+  INVALID: 2,
+  CONFLICT: 3,
+  UNAVAILABLE: 4,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+interface CodeInfo {
+  readonly exit: ExitCode;
+  readonly summary: string;
+}
+
+/**
+ * Every error code, grouped by the layer that raises it. Add a code to its own section and a
+ * row to docs/errors.md in the same commit; the doc test fails otherwise.
+ */
+export const ERROR_CODES = {
+  // --- generic ---
+  USAGE: { exit: EXIT.INVALID, summary: 'The command line is malformed (unknown flag, missing argument).' },
+  INTERNAL: { exit: EXIT.FAILED, summary: 'An unexpected internal failure; nothing was classified as valid or invalid.' },
+  IO_ERROR: { exit: EXIT.UNAVAILABLE, summary: 'A file or directory could not be read or written.' },
+
+  // --- contracts: strict JSON decoding ---
+  INPUT_TOO_LARGE: { exit: EXIT.INVALID, summary: 'The input exceeds its byte limit; it was refused before parsing.' },
+  JSON_BOM: { exit: EXIT.INVALID, summary: 'The input starts with a byte order mark.' },
+  JSON_INVALID_UTF8: { exit: EXIT.INVALID, summary: 'The input is not valid UTF-8.' },
+  JSON_LONE_SURROGATE: { exit: EXIT.INVALID, summary: 'A string contains an unpaired UTF-16 surrogate escape.' },
+  JSON_SYNTAX: { exit: EXIT.INVALID, summary: 'The input is not well-formed JSON.' },
+  JSON_DUPLICATE_KEY: { exit: EXIT.INVALID, summary: 'An object repeats a key.' },
+  JSON_NUMBER_INVALID: { exit: EXIT.INVALID, summary: 'A number is not an unsigned integer up to 18446744073709551615 (no sign, fraction, exponent or leading zero).' },
+  JSON_TOO_DEEP: { exit: EXIT.INVALID, summary: 'The input nests deeper than the decoder allows.' },
+  SCHEMA_UNKNOWN_FIELD: { exit: EXIT.INVALID, summary: 'An object has a field the schema does not declare.' },
+  SCHEMA_MISSING_FIELD: { exit: EXIT.INVALID, summary: 'A required field is missing.' },
+  SCHEMA_TYPE: { exit: EXIT.INVALID, summary: 'A value has the wrong type or shape.' },
+  SCHEMA_BOUND: { exit: EXIT.INVALID, summary: 'A collection, string or number is outside its bound.' },
+  SCHEMA_VERSION_UNSUPPORTED: { exit: EXIT.INVALID, summary: 'The version or schema version is not supported.' },
+  PATH_INVALID: { exit: EXIT.INVALID, summary: 'A path is not a canonical relative path.' },
+  ID_INVALID: { exit: EXIT.INVALID, summary: 'An identifier or digest does not match its pattern.' },
+
+  // --- crypto and keys ---
+  KEY_FILE_INVALID: { exit: EXIT.INVALID, summary: 'A key file is malformed.' },
+  KEY_FILE_EXISTS: { exit: EXIT.CONFLICT, summary: 'A key file already exists; it is never overwritten.' },
+  KEY_PERMISSIONS: { exit: EXIT.INVALID, summary: 'A key file or its directory is accessible to group or others.' },
+  SIGNATURE_INVALID: { exit: EXIT.FAILED, summary: 'A signature does not verify under strict Ed25519.' },
+
+  // --- native store ---
+  STORE_NOT_INITIALIZED: { exit: EXIT.UNAVAILABLE, summary: 'The native store does not exist in --data-dir; nothing was created.' },
+  STORE_SCHEMA_UNSUPPORTED: { exit: EXIT.UNAVAILABLE, summary: 'A database was written by a newer or unknown schema version.' },
+  STORE_BUSY: { exit: EXIT.CONFLICT, summary: 'Another writer holds the database; retry after it finishes.' },
+  REPOSITORY_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such repository in the native store.' },
+  REPOSITORY_EXISTS: { exit: EXIT.CONFLICT, summary: 'A repository with that name already exists.' },
+  REVISION_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such revision in the repository.' },
+  PATH_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The revision has no file at that path.' },
+  CHANGE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such Change.' },
+  CHANGE_CONFLICT: { exit: EXIT.CONFLICT, summary: 'The Change moved on while this operation ran.' },
+  TARGET_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such target.' },
+
+  // --- workspace ---
+  WORKSPACE_NOT_FOUND: { exit: EXIT.UNAVAILABLE, summary: 'The directory is not an initialized agentscm workspace.' },
+  WORKSPACE_EXISTS: { exit: EXIT.CONFLICT, summary: 'The directory is already bound to a repository.' },
+  WORKSPACE_SCAN_INCOMPLETE: { exit: EXIT.FAILED, summary: 'The workspace scan hit a bound; nothing was checkpointed.' },
+  WORKSPACE_CHANGED: { exit: EXIT.CONFLICT, summary: 'The workspace changed while it was being read.' },
+  WORKSPACE_OPERATION_PENDING: { exit: EXIT.CONFLICT, summary: 'An earlier workspace operation did not finish.' },
+} as const satisfies Record<string, CodeInfo>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ErrorOptions {
+  /** What the user should do next; shown after the message. */
+  readonly hint?: string;
+  readonly cause?: unknown;
+  /** Machine-readable detail for --json output (bounded, no secrets, no paths of secrets). */
+  readonly details?: Record<string, unknown>;
+}
+
+/** The single error class of the project. */
+export class AgentscmError extends Error {
+  override readonly name = 'AgentscmError';
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: ErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.hint = options.hint;
+    this.details = options.details;
+  }
+
+  get exitCode(): ExitCode {
+    return ERROR_CODES[this.code].exit;
+  }
+}
+
+export function isAgentscmError(value: unknown): value is AgentscmError {
+  return value instanceof AgentscmError;
+}
+
+/** Exit code for any thrown value: known codes map through the table, anything else is INTERNAL. */
+export function exitCodeOf(error: unknown): ExitCode {
+  return isAgentscmError(error) ? error.exitCode : ERROR_CODES.INTERNAL.exit;
+}

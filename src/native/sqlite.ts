@@ -1,0 +1,122 @@
+/**
+ * SQLite conventions for every database of agentscm (ARCHITECTURE.md "Storage"): WAL,
+ * `BEGIN IMMEDIATE` writers, migrations numbered by PRAGMA user_version, and read paths that
+ * open existing files only, read-only, with no migration. Each database has one owning module
+ * that calls these helpers; nothing else touches its tables.
+ */
+import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import type { Database as Db } from 'better-sqlite3';
+import { AgentscmError } from '../contracts/errors.js';
+import type { ErrorCode } from '../contracts/errors.js';
+
+export type SqliteDatabase = Db;
+
+/** One migration step: migrations[i] brings user_version from i to i + 1. */
+export type Migration = (db: SqliteDatabase) => void;
+
+const BUSY_TIMEOUT_MS = 5000;
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_LOCKED';
+}
+
+/** Rethrow SQLite contention as STORE_BUSY (exit 3): fail closed, never retry external work. */
+export function mapSqliteError(error: unknown, what: string): never {
+  if (error instanceof AgentscmError) throw error;
+  if (isBusy(error)) {
+    throw new AgentscmError('STORE_BUSY', `${what} is busy with another writer`, {
+      hint: 'retry after the other operation finishes',
+      cause: error,
+    });
+  }
+  throw new AgentscmError('IO_ERROR', `${what}: ${(error as Error).message}`, { cause: error });
+}
+
+/**
+ * Open (creating if needed) a database for writing and bring it to the newest schema.
+ * Refuses a database newer than this build (STORE_SCHEMA_UNSUPPORTED).
+ */
+export function openWritable(path: string, migrations: readonly Migration[], what: string): SqliteDatabase {
+  let db: SqliteDatabase;
+  try {
+    db = new Database(path);
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+  } catch (error) {
+    mapSqliteError(error, what);
+  }
+  try {
+    migrate(db, migrations, what);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+function migrate(db: SqliteDatabase, migrations: readonly Migration[], what: string): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > migrations.length) {
+    throw new AgentscmError('STORE_SCHEMA_UNSUPPORTED', `${what} has schema version ${current}; this build knows ${migrations.length}`, {
+      hint: 'use the agentscm build that wrote this store',
+    });
+  }
+  if (current === migrations.length) return;
+  immediate(db, what, () => {
+    const again = db.pragma('user_version', { simple: true }) as number;
+    for (let version = again; version < migrations.length; version++) {
+      const step = migrations[version];
+      if (step === undefined) throw new AgentscmError('INTERNAL', `missing migration ${version}`);
+      step(db);
+      db.pragma(`user_version = ${version + 1}`);
+    }
+  });
+}
+
+/**
+ * Open an existing database read-only: no creation, no migration, no journal-mode change.
+ * A missing file raises `missingCode`; a schema other than `expectedVersion` raises
+ * STORE_SCHEMA_UNSUPPORTED. SQLite may still touch -wal/-shm sidecars of a WAL database.
+ */
+export function openReadOnly(path: string, expectedVersion: number, what: string, missingCode: ErrorCode = 'STORE_NOT_INITIALIZED'): SqliteDatabase {
+  if (!existsSync(path)) {
+    throw new AgentscmError(missingCode, `${what} does not exist`, { hint: 'initialize it first; read commands never create it' });
+  }
+  let db: SqliteDatabase;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  } catch (error) {
+    mapSqliteError(error, what);
+  }
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version !== expectedVersion) {
+    db.close();
+    throw new AgentscmError('STORE_SCHEMA_UNSUPPORTED', `${what} has schema version ${version}, expected ${expectedVersion}`, {
+      hint: 'run a writing command of the same agentscm build to migrate it, or use the build that wrote it',
+    });
+  }
+  return db;
+}
+
+/** Run `fn` in a BEGIN IMMEDIATE transaction; contention becomes STORE_BUSY. */
+export function immediate<T>(db: SqliteDatabase, what: string, fn: () => T): T {
+  try {
+    return db.transaction(fn).immediate();
+  } catch (error) {
+    mapSqliteError(error, what);
+  }
+}
+
+/** Run `fn` in a read (deferred) transaction so that every read sees one snapshot. */
+export function readSnapshot<T>(db: SqliteDatabase, what: string, fn: () => T): T {
+  try {
+    return db.transaction(fn).deferred();
+  } catch (error) {
+    mapSqliteError(error, what);
+  }
+}
