@@ -1,0 +1,11 @@
+/**
+ * The authority's migrations, in order: entry i brings PRAGMA user_version from i to i + 1.
+ * Never reorder or edit a released step; append a new one.
+ */
+import type { Migration } from '../sqlite.js';
+import { migrateStore } from './001-store.js';
+import { migrateRequirements } from './002-requirements.js';
+import { migrateReviewContexts } from './003-review-contexts.js';
+import { migrateExecutorRegistry } from './004-executor-registry.js';
+
+export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry];

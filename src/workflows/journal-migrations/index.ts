@@ -1,0 +1,10 @@
+/**
+ * The journal's (D/skill-workflows/state.sqlite) migrations, in order. The DDL of every
+ * journal table lives here, including the agent-task tables whose logic is in src/tasks/.
+ */
+import type { Migration } from '../../native/sqlite.js';
+import { migrateRuns } from './001-runs.js';
+import { migrateCommandAttempts } from './002-command-attempts.js';
+import { migrateTasks } from './003-tasks.js';
+
+export const JOURNAL_MIGRATIONS: readonly Migration[] = [migrateRuns, migrateCommandAttempts, migrateTasks];
