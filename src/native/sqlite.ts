@@ -120,3 +120,17 @@ export function readSnapshot<T>(db: SqliteDatabase, what: string, fn: () => T): 
     mapSqliteError(error, what);
   }
 }
+
+/**
+ * u64 values (fences, epochs, versions) are stored as 20-digit zero-padded TEXT: SQLite's
+ * INTEGER is signed 64-bit, and padded text keeps both the exact value and the ordering.
+ */
+export function u64ToSql(value: bigint): string {
+  if (value < 0n || value > 18446744073709551615n) throw new AgentscmError('INTERNAL', 'u64 out of range');
+  return value.toString(10).padStart(20, '0');
+}
+
+export function u64FromSql(text: unknown): bigint {
+  if (typeof text !== 'string' || !/^[0-9]{20}$/.test(text)) throw new AgentscmError('INTERNAL', 'stored u64 is malformed');
+  return BigInt(text);
+}

@@ -1,0 +1,58 @@
+/**
+ * Run the agentscm CLI as a user would: a real child process of bin/dev.js (the TypeScript
+ * sources through tsx), with its own environment, stdin and exit status.
+ */
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const DEV_BIN = join(REPO_ROOT, 'bin', 'dev.js');
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdoutBytes: Buffer;
+}
+
+export interface CliOptions {
+  readonly cwd?: string;
+  readonly env?: Record<string, string | undefined>;
+  readonly input?: string | Buffer;
+  readonly timeoutMs?: number;
+}
+
+/** Spawn `agentscm ...args` and collect its output. AGENTSCM_DATA_DIR is cleared unless given. */
+export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+  const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, ...options.env };
+  for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', DEV_BIN, ...args], {
+      cwd: options.cwd ?? REPO_ROOT,
+      env: env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: options.timeoutMs ?? 120_000,
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const stdoutBytes = Buffer.concat(out);
+      resolve({ code, signal, stdout: stdoutBytes.toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), stdoutBytes });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Parse the single JSON document a --json command wrote to stdout. */
+export function jsonOf<T = Record<string, unknown>>(result: CliResult): T {
+  try {
+    return JSON.parse(result.stdout) as T;
+  } catch {
+    throw new Error(`stdout is not one JSON document (exit ${String(result.code)}):\n${result.stdout}\nstderr:\n${result.stderr}`);
+  }
+}
