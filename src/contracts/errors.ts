@@ -70,6 +70,12 @@ export const ERROR_CODES = {
   WORKSPACE_SCAN_INCOMPLETE: { exit: EXIT.FAILED, summary: 'The workspace scan hit a bound; nothing was checkpointed.' },
   WORKSPACE_CHANGED: { exit: EXIT.CONFLICT, summary: 'The workspace changed while it was being read.' },
   WORKSPACE_OPERATION_PENDING: { exit: EXIT.CONFLICT, summary: 'An earlier workspace operation did not finish.' },
+
+  // --- skill workflows (definitions, plans, journal, runs, requirements) ---
+
+  // --- command collector (recipes, review contexts, OCI runtime) ---
+
+  // --- agent-owned tasks (contract, registry, state machine) ---
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
