@@ -1,0 +1,41 @@
+/**
+ * The seam between the workflow runner and the command collector (spec "Source-bound skill
+ * workflows", command action). The runner is a lower layer than src/collector, so it only
+ * knows this interface; the command files wire the collector's implementation in.
+ */
+
+/** One command step, fully bound by the compiled plan, handed to the collector runtime. */
+export interface CommandStepRequest {
+  readonly dataDir: string;
+  readonly runId: string;
+  readonly stepId: string;
+  readonly repository: string;
+  readonly revision: string;
+  readonly policyEpoch: bigint;
+  /** Path relative to the skill directory, as written in the definition. */
+  readonly runner: string;
+  /** Full native source path of the recipe resource. */
+  readonly recipePath: string;
+  /** SHA-256 hex of the exact recipe bytes read from the revision. */
+  readonly recipeDigest: string;
+  readonly change: { readonly repository: string; readonly id: string };
+  readonly changeVersion: bigint;
+  readonly contextDigest: string;
+  /** SIGINT/SIGTERM of the controller: request collector cancellation and cleanup. */
+  readonly signal: AbortSignal;
+}
+
+/** What the durable command attempt ended as; `uncertain` is never turned into success. */
+export interface CommandStepResult {
+  readonly state: 'succeeded' | 'failed' | 'uncertain';
+  readonly attemptId: string;
+  readonly generation: bigint;
+  readonly outcome: string;
+  readonly recordDigest: string | null;
+  readonly summary: string;
+}
+
+export interface CommandStepRuntime {
+  /** Reserve the durable attempt, run the container, record, clean up. Never re-runs a reserved attempt. */
+  run(request: CommandStepRequest): Promise<CommandStepResult>;
+}
