@@ -72,8 +72,38 @@ export const ERROR_CODES = {
   WORKSPACE_OPERATION_PENDING: { exit: EXIT.CONFLICT, summary: 'An earlier workspace operation did not finish.' },
 
   // --- skill workflows (definitions, plans, journal, runs, requirements) ---
+  WORKFLOW_GRAPH_INVALID: { exit: EXIT.INVALID, summary: 'Workflow step ids or dependencies are duplicated, unknown or cyclic.' },
+  WORKFLOW_SKILL_INVALID: { exit: EXIT.INVALID, summary: 'The skill package is invalid: entrypoint not SKILL.md, resource outside its directory, duplicate, missing or not a regular file.' },
+  WORKFLOW_SOURCE_MISMATCH: { exit: EXIT.INVALID, summary: 'A workflow binding names a different repository than its source.' },
+  WORKFLOW_POLICY_STALE: { exit: EXIT.CONFLICT, summary: 'The definition names a policy epoch that is not the current one.' },
+  WORKFLOW_COMMAND_INVALID: { exit: EXIT.INVALID, summary: 'A command step is malformed: its runner is not a declared resource or its recipe is invalid.' },
+  WORKFLOW_COMMAND_STALE: { exit: EXIT.CONFLICT, summary: 'A command step binds a Change or review context that is not current or does not match the workflow.' },
+  WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED: { exit: EXIT.UNAVAILABLE, summary: 'A command step is reachable but no command runtime was configured (--docker and --docker-socket).' },
+  WORKFLOW_RUN_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No workflow run with that id exists in the journal.' },
+  WORKFLOW_RUN_CONFLICT: { exit: EXIT.CONFLICT, summary: 'The run id is already bound to a different plan.' },
+  WORKFLOW_BINDING_CHANGED: { exit: EXIT.CONFLICT, summary: 'The run\'s repository, revision, policy epoch or skill bytes changed; continuation stopped, recorded observations kept.' },
+  WORKFLOW_JOURNAL_ACTIVE: { exit: EXIT.CONFLICT, summary: 'Another controller holds the workflow journal lease for this run.' },
+  WORKFLOW_JOURNAL_NOT_INITIALIZED: { exit: EXIT.UNAVAILABLE, summary: 'The workflow journal does not exist in --data-dir; nothing was created.' },
+  WORKFLOW_JOURNAL_INCONSISTENT: { exit: EXIT.FAILED, summary: 'Retained run records do not match their stored definition, order or digests.' },
+  REQUIREMENT_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The target has no installed workflow requirement.' },
 
   // --- command collector (recipes, review contexts, OCI runtime) ---
+  RUNTIME_FLAGS_INVALID: { exit: EXIT.INVALID, summary: 'The runtime flags are wrong: --docker and --docker-socket go together and the executable must exist.' },
+  RUNTIME_UNSUPPORTED_PLATFORM: { exit: EXIT.UNAVAILABLE, summary: 'Command execution needs a Unix host; source-only workflows still run.' },
+  RUNTIME_UNAVAILABLE: { exit: EXIT.UNAVAILABLE, summary: 'The container engine does not answer on its socket.' },
+  RUNTIME_API_UNSUPPORTED: { exit: EXIT.UNAVAILABLE, summary: 'The container engine speaks no Engine API version this build supports.' },
+  RUNTIME_API_ERROR: { exit: EXIT.UNAVAILABLE, summary: 'The container engine answered a request with an unexpected error.' },
+  IMAGE_NOT_FOUND: { exit: EXIT.UNAVAILABLE, summary: 'The recipe image is not present in the engine; images are never pulled.' },
+  RECIPE_DIGEST_MISMATCH: { exit: EXIT.CONFLICT, summary: 'The recipe bytes in the revision do not match the digest the plan bound.' },
+  RECIPE_WORKDIR_MISSING: { exit: EXIT.INVALID, summary: 'The recipe working directory is not a directory of the revision.' },
+  CONTEXT_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No review context with that digest exists for the repository.' },
+  CONTEXT_STALE: { exit: EXIT.CONFLICT, summary: 'The review context no longer binds the Change\'s current version or the current policy epoch.' },
+  CONTEXT_MISMATCH: { exit: EXIT.INVALID, summary: 'The review context binds a different revision, recipe, toolchain, environment or Change.' },
+  SNAPSHOT_UNSAFE: { exit: EXIT.UNAVAILABLE, summary: 'The snapshot parent directory is not owner-private (0700, not a symlink, no symlinked parent).' },
+  COMMAND_ATTEMPT_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No command attempt with that ID (or for that run and step).' },
+  COMMAND_ATTEMPT_RUNNING: { exit: EXIT.CONFLICT, summary: 'A command attempt is still running (or was interrupted); recover it before continuing.' },
+  COMMAND_ATTEMPT_CONFLICT: { exit: EXIT.CONFLICT, summary: 'The retained command attempt was reserved for a different request.' },
+
 
   // --- agent-owned tasks (contract, registry, state machine) ---
 } as const satisfies Record<string, CodeInfo>;
