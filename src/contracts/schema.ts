@@ -1,0 +1,324 @@
+/**
+ * Typed decoders: the strict JSON parser followed by ajv (strict mode) over one JSON Schema
+ * (WIRE.md "Strict JSON decoding"). The decoder owns the rules JSON Schema cannot state on its
+ * own: exact u64 integers (`u64: true`, normalised to bigint), UTF-8 byte bounds
+ * (`maxUtf8Bytes`), identifier fields (`idKind`), and the version check that runs before full
+ * validation. Every ajv failure maps to one stable code; docs/strict-json.md lists the mapping.
+ */
+import { Ajv } from 'ajv';
+import type { ErrorObject, SchemaObject, SchemaValidateFunction, ValidateFunction } from 'ajv';
+import { AgentscmError } from './errors.js';
+import type { ErrorCode } from './errors.js';
+import type { JsonValue } from './json-value.js';
+import { U64_MAX, isJsonObject } from './json-value.js';
+import { DEFAULT_MAX_DEPTH, escapePointerToken, parseStrictJson } from './strict-json.js';
+
+/** Identifier kinds an `idKind` annotation may name; a pattern failure there is ID_INVALID. */
+export const ID_KINDS = ['id', 'repository', 'digest', 'signature'] as const;
+export type IdKind = (typeof ID_KINDS)[number];
+
+export interface DecoderOptions {
+  /** Top-level field checked before full validation (missing → SCHEMA_MISSING_FIELD). */
+  readonly versionField?: string;
+  /** Values of versionField this build accepts (anything else → SCHEMA_VERSION_UNSUPPORTED). */
+  readonly supportedVersions?: readonly (number | bigint)[];
+  /** Nesting limit passed to the parser (default 64). */
+  readonly maxDepth?: number;
+}
+
+export interface Decoder<T> {
+  /** Stable schema id; docs/schemas/<id>.schema.json is its published form. */
+  readonly id: string;
+  /** The JSON Schema as written (custom keywords included). */
+  readonly schema: SchemaObject;
+  readonly options: DecoderOptions;
+  /** Size check, strict parse, version check, schema validation; u64 fields come out as bigint. */
+  decode(bytes: Uint8Array, maxBytes: number): T;
+  /** Version check and schema validation of an already parsed value; the input is not modified. */
+  validate(value: JsonValue): T;
+}
+
+const DECODER_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+function isU64Like(value: unknown): value is number | bigint {
+  return (typeof value === 'number' && Number.isInteger(value)) || typeof value === 'bigint';
+}
+
+interface U64Bounds {
+  readonly minimum?: string;
+  readonly maximum?: string;
+}
+
+/**
+ * `u64: true` or `u64: {minimum?: "decimal", maximum?: "decimal"}` — bounds are decimal
+ * strings so that a schema can state limits above 2^53 without losing them.
+ */
+const validateU64: SchemaValidateFunction = function (schema: boolean | U64Bounds, data: unknown, _parent, cxt) {
+  if (schema === false) return true;
+  if (!isU64Like(data)) {
+    validateU64.errors = [{ keyword: 'u64', message: 'must be an unsigned integer (u64)', params: { reason: 'type' } }];
+    return false;
+  }
+  if (typeof data === 'number' && !Number.isSafeInteger(data)) {
+    // Only the strict parser's output reaches here from the wire; an unsafe number means a
+    // caller built the value with floating point and its exact value is already lost.
+    validateU64.errors = [{ keyword: 'u64', message: 'must be an exact integer; unsafe number values lose precision', params: { reason: 'type' } }];
+    return false;
+  }
+  const big = BigInt(data);
+  const min = typeof schema === 'object' && schema.minimum !== undefined ? BigInt(schema.minimum) : 0n;
+  const max = typeof schema === 'object' && schema.maximum !== undefined ? BigInt(schema.maximum) : U64_MAX;
+  if (big < min || big > max) {
+    validateU64.errors = [{ keyword: 'u64', message: `must be between ${min} and ${max}`, params: { reason: 'range', minimum: min.toString(), maximum: max.toString() } }];
+    return false;
+  }
+  if (cxt !== undefined && typeof data === 'number') {
+    (cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = big;
+  }
+  return true;
+};
+
+const validateMaxUtf8Bytes: SchemaValidateFunction = function (schema: number, data: string) {
+  const size = Buffer.byteLength(data, 'utf8');
+  if (size <= schema) return true;
+  validateMaxUtf8Bytes.errors = [{ keyword: 'maxUtf8Bytes', message: `must be at most ${schema} UTF-8 bytes (is ${size})`, params: { limit: schema } }];
+  return false;
+};
+
+const U64_DECIMAL = { type: 'string', pattern: '^(0|[1-9][0-9]{0,19})$' };
+
+function createAjv(): Ajv {
+  const ajv = new Ajv({
+    strict: true,
+    allErrors: false,
+    allowUnionTypes: true,
+    verbose: true,
+    coerceTypes: false,
+    useDefaults: false,
+    removeAdditional: false,
+    validateFormats: false,
+  });
+  ajv.addKeyword({
+    keyword: 'u64',
+    modifying: true,
+    errors: true,
+    validate: validateU64,
+    metaSchema: {
+      anyOf: [{ type: 'boolean' }, { type: 'object', properties: { minimum: U64_DECIMAL, maximum: U64_DECIMAL }, additionalProperties: false }],
+    },
+  });
+  ajv.addKeyword({
+    keyword: 'maxUtf8Bytes',
+    type: 'string',
+    schemaType: 'number',
+    errors: true,
+    validate: validateMaxUtf8Bytes,
+    metaSchema: { type: 'integer', minimum: 0 },
+  });
+  // Annotation only: it tells the error mapper that a pattern failure is an identifier error.
+  ajv.addKeyword({ keyword: 'idKind', schemaType: 'string', metaSchema: { enum: [...ID_KINDS] } });
+  return ajv;
+}
+
+let sharedAjv: Ajv | undefined;
+function ajvInstance(): Ajv {
+  sharedAjv ??= createAjv();
+  return sharedAjv;
+}
+
+type SchemaNode = Record<string, unknown>;
+
+function isNode(value: unknown): value is SchemaNode {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function typesOf(node: SchemaNode): string[] {
+  const t = node.type;
+  if (typeof t === 'string') return [t];
+  if (Array.isArray(t)) return t.filter((x): x is string => typeof x === 'string');
+  return [];
+}
+
+/**
+ * Definition-time rules (a failure is a programming error, thrown as a plain Error): every
+ * object schema closes itself with `additionalProperties: false`, every array has maxItems,
+ * every string has maxLength / maxUtf8Bytes / enum / const, every map (patternProperties) has
+ * maxProperties, and `u64` never sits at the top level.
+ */
+function checkSchemaRules(id: string, root: SchemaObject): void {
+  const problems: string[] = [];
+  const visit = (node: unknown, at: string): void => {
+    if (!isNode(node)) return;
+    const types = typesOf(node);
+    const isObject = types.includes('object') || 'properties' in node || 'patternProperties' in node || 'required' in node;
+    if (isObject && node.additionalProperties !== false) problems.push(`${at || '/'}: object schema without "additionalProperties": false`);
+    if (isObject && 'patternProperties' in node && typeof node.maxProperties !== 'number') problems.push(`${at || '/'}: map schema (patternProperties) without maxProperties`);
+    if ((types.includes('array') || 'items' in node) && typeof node.maxItems !== 'number') problems.push(`${at || '/'}: array schema without maxItems`);
+    if (types.includes('string') && !('maxLength' in node || 'maxUtf8Bytes' in node || 'enum' in node || 'const' in node)) {
+      problems.push(`${at || '/'}: string schema without maxLength or maxUtf8Bytes`);
+    }
+    for (const key of ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']) {
+      const map = node[key];
+      if (isNode(map)) for (const [name, child] of Object.entries(map)) visit(child, `${at}/${key}/${escapePointerToken(name)}`);
+    }
+    for (const key of ['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'additionalProperties', 'unevaluatedItems', 'unevaluatedProperties']) {
+      const child = node[key];
+      if (Array.isArray(child)) child.forEach((c, i) => visit(c, `${at}/${key}/${i}`));
+      else visit(child, `${at}/${key}`);
+    }
+    for (const key of ['anyOf', 'oneOf', 'allOf', 'prefixItems']) {
+      const list = node[key];
+      if (Array.isArray(list)) list.forEach((c, i) => visit(c, `${at}/${key}/${i}`));
+    }
+  };
+  visit(root, '');
+  if ('u64' in root) problems.push('/: u64 cannot be the top-level value (it is normalised in its parent)');
+  if (problems.length > 0) throw new Error(`schema ${id} breaks the schema rules of src/contracts/schema.ts:\n  ${problems.join('\n  ')}`);
+}
+
+const BOUND_KEYWORDS = new Set([
+  'maxItems',
+  'minItems',
+  'maxLength',
+  'minLength',
+  'maxProperties',
+  'minProperties',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'maxUtf8Bytes',
+]);
+
+interface MappedError {
+  readonly code: ErrorCode;
+  readonly pointer: string;
+  readonly text: string;
+}
+
+function mapAjvError(error: ErrorObject): MappedError {
+  const base = error.instancePath;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const field = String(params.additionalProperty);
+      return { code: 'SCHEMA_UNKNOWN_FIELD', pointer: `${base}/${escapePointerToken(field)}`, text: `unknown field ${JSON.stringify(field)}` };
+    }
+    case 'required': {
+      const field = String(params.missingProperty);
+      return { code: 'SCHEMA_MISSING_FIELD', pointer: `${base}/${escapePointerToken(field)}`, text: `missing required field ${JSON.stringify(field)}` };
+    }
+    case 'u64':
+      return { code: params.reason === 'range' ? 'SCHEMA_BOUND' : 'SCHEMA_TYPE', pointer: base, text: error.message ?? 'must be a u64' };
+    case 'pattern': {
+      const parent: unknown = error.parentSchema;
+      const kind = isNode(parent) ? parent.idKind : undefined;
+      const text = `${error.message ?? 'does not match its pattern'}`;
+      return { code: typeof kind === 'string' ? 'ID_INVALID' : 'SCHEMA_TYPE', pointer: base, text: typeof kind === 'string' ? `is not a valid ${kind} identifier (${text})` : text };
+    }
+    case 'enum':
+      return { code: 'SCHEMA_TYPE', pointer: base, text: `must be one of ${JSON.stringify(params.allowedValues)}` };
+    case 'const':
+      return { code: 'SCHEMA_TYPE', pointer: base, text: `must be ${JSON.stringify(params.allowedValue)}` };
+    default:
+      return { code: BOUND_KEYWORDS.has(error.keyword) ? 'SCHEMA_BOUND' : 'SCHEMA_TYPE', pointer: base, text: error.message ?? `fails ${error.keyword}` };
+  }
+}
+
+function depthOf(pointer: string): number {
+  let n = 0;
+  for (const c of pointer) if (c === '/') n++;
+  return n;
+}
+
+/**
+ * Pick the error to report. With anyOf/oneOf (e.g. "object or null"), ajv lists each branch's
+ * failure; the deepest one is the one that names what the sender actually got wrong.
+ */
+function chooseError(errors: readonly ErrorObject[]): MappedError {
+  let best: MappedError | undefined;
+  for (const error of errors) {
+    if (error.keyword === 'anyOf' || error.keyword === 'oneOf') continue;
+    const mapped = mapAjvError(error);
+    if (best === undefined || depthOf(mapped.pointer) > depthOf(best.pointer)) best = mapped;
+  }
+  if (best !== undefined) return best;
+  const first = errors[0];
+  return first === undefined ? { code: 'SCHEMA_TYPE', pointer: '', text: 'is invalid' } : mapAjvError(first);
+}
+
+const HINTS: Partial<Record<ErrorCode, string>> = {
+  SCHEMA_UNKNOWN_FIELD: 'remove the field; unknown fields are refused at every depth',
+  SCHEMA_MISSING_FIELD: 'add the field',
+  SCHEMA_TYPE: 'fix the value to match the published schema',
+  SCHEMA_BOUND: 'keep the value within the bound stated in the published schema',
+  ID_INVALID: 'ids are ^[A-Za-z0-9._-]{1,128}$; repository ids 32 and digests 64 lowercase hex',
+};
+
+function toVersionBigint(value: unknown): bigint | undefined {
+  if (typeof value === 'bigint') return value;
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
+  return undefined;
+}
+
+/** A typed decoder for one schema (WIRE.md "Strict JSON decoding"); defined once at module load. */
+export function defineDecoder<T>(id: string, schema: object, options: DecoderOptions = {}): Decoder<T> {
+  if (!DECODER_ID.test(id)) throw new Error(`decoder id ${JSON.stringify(id)} must match ${DECODER_ID.source}`);
+  const schemaObject = schema as SchemaObject;
+  checkSchemaRules(id, schemaObject);
+  if (options.versionField !== undefined && (options.supportedVersions === undefined || options.supportedVersions.length === 0)) {
+    throw new Error(`decoder ${id}: versionField needs a non-empty supportedVersions`);
+  }
+  let compiled: ValidateFunction;
+  try {
+    compiled = ajvInstance().compile<unknown>(schemaObject);
+  } catch (cause) {
+    throw new Error(`schema ${id} does not compile under ajv strict mode: ${(cause as Error).message}`, { cause });
+  }
+  const supported = (options.supportedVersions ?? []).map((v) => BigInt(v));
+
+  const fail = (code: ErrorCode, pointer: string, text: string, extra: Record<string, unknown> = {}): never => {
+    const shown = pointer === '' ? '/' : pointer;
+    throw new AgentscmError(code, `${id}: ${shown} ${text}`, { hint: HINTS[code], details: { schema: id, pointer: shown, ...extra } });
+  };
+
+  const checkVersion = (value: JsonValue): void => {
+    const field = options.versionField;
+    if (field === undefined) return;
+    const pointer = `/${escapePointerToken(field)}`;
+    if (!isJsonObject(value)) fail('SCHEMA_TYPE', '', 'must be an object');
+    const object = value as Record<string, JsonValue>;
+    if (!Object.hasOwn(object, field)) fail('SCHEMA_MISSING_FIELD', pointer, `missing required field ${JSON.stringify(field)}`);
+    const version = toVersionBigint(object[field]);
+    if (version === undefined) fail('SCHEMA_TYPE', pointer, 'must be an unsigned integer version');
+    if (!supported.includes(version as bigint)) {
+      throw new AgentscmError('SCHEMA_VERSION_UNSUPPORTED', `${id}: ${pointer} is ${String(version)}; this build supports ${supported.join(', ')}`, {
+        hint: `send ${field} ${supported.join(' or ')}`,
+        details: { schema: id, pointer, supported: supported.map(String) },
+      });
+    }
+  };
+
+  const run = (value: JsonValue): T => {
+    checkVersion(value);
+    if (!compiled(value)) {
+      const mapped = chooseError(compiled.errors ?? []);
+      fail(mapped.code, mapped.pointer, mapped.text);
+    }
+    return value as T;
+  };
+
+  return {
+    id,
+    schema: schemaObject,
+    options,
+    decode(bytes: Uint8Array, maxBytes: number): T {
+      return run(parseStrictJson(bytes, { maxBytes, maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH }));
+    },
+    validate(value: JsonValue): T {
+      // Validation normalises u64 numbers to bigint in place; work on a copy of the caller's value.
+      return run(structuredClone(value));
+    },
+  };
+}
