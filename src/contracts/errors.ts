@@ -63,6 +63,8 @@ export const ERROR_CODES = {
   CHANGE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such Change.' },
   CHANGE_CONFLICT: { exit: EXIT.CONFLICT, summary: 'The Change moved on while this operation ran.' },
   TARGET_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such target.' },
+  POLICY_EPOCH_EXHAUSTED: { exit: EXIT.FAILED, summary: 'The policy epoch is at the u64 maximum and cannot be bumped.' },
+  STORE_CORRUPT: { exit: EXIT.FAILED, summary: 'Stored bytes do not match their recorded digest or size; nothing was returned.' },
 
   // --- workspace ---
   WORKSPACE_NOT_FOUND: { exit: EXIT.UNAVAILABLE, summary: 'The directory is not an initialized agentscm workspace.' },
@@ -106,6 +108,19 @@ export const ERROR_CODES = {
 
 
   // --- agent-owned tasks (contract, registry, state machine) ---
+  TASK_BINDING_MISMATCH: { exit: EXIT.INVALID, summary: 'A request, attempt or assertion names a different task, attempt, actor, executor or fence than the one it is bound to.' },
+  LEASE_INVALID: { exit: EXIT.INVALID, summary: 'A lease is zero, longer than the maximum, or longer than the requested lease.' },
+  CRITERION_DUPLICATE: { exit: EXIT.INVALID, summary: 'A result assertion reports one criterion twice.' },
+  CRITERION_UNKNOWN: { exit: EXIT.INVALID, summary: 'A result assertion reports a criterion the task does not have.' },
+  CRITERION_MISSING: { exit: EXIT.INVALID, summary: 'A result assertion omits a criterion of the task.' },
+  CRITERION_CONTROLLER_ONLY: { exit: EXIT.INVALID, summary: 'A controller-only criterion is reported as anything but not_claimed.' },
+  ASSERTION_PASS_INELIGIBLE: { exit: EXIT.INVALID, summary: 'A passed assertion has no eligible required criterion, or a row that did not pass.' },
+  TRUST_CLASS_INVALID: { exit: EXIT.INVALID, summary: 'The trust class does not fit the assertion (executor, provenance) or is not accepted here.' },
+  RECOVERY_ENVELOPE_INVALID: { exit: EXIT.INVALID, summary: 'A recovery envelope breaks a rule of the Recovery section (disposition, effects, supersession or actions).' },
+  PUBLIC_KEY_INVALID: { exit: EXIT.INVALID, summary: 'A public key is not 32 bytes of a valid Ed25519 point, or is of small order.' },
+  SIGNING_KEY_MISMATCH: { exit: EXIT.INVALID, summary: 'The signing key does not match the verification_key_id the observation names.' },
+  REGISTRATION_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such executor registration.' },
+  REGISTRATION_NOT_CURRENT: { exit: EXIT.CONFLICT, summary: 'The executor registration is revoked, superseded by re-enrollment, or bound differently.' },
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,180 @@
+/**
+ * Immutable revisions (issue 2 §3). A revision ID is the domain digest (DOMAINS.revision) of
+ * the canonical encoding of its manifest
+ *   {"version":1,"parent":<revision or null>,"entries":[{"path","mode","size","blob"},...]}
+ * with entries sorted by path bytes, `size` a u64 integer and `blob` the plain SHA-256 of
+ * the content. The same tree with the same parent has the same ID in any store.
+ */
+import { AgentscmError } from '../contracts/errors.js';
+import { digestCanonical, DOMAINS } from '../contracts/digest.js';
+import type { JsonObject } from '../contracts/json-value.js';
+import { readBlob, streamBlob } from './blobs.js';
+import { checkDigest, checkRepositoryId } from './checks.js';
+import { u64FromSql, u64ToSql } from './sqlite.js';
+import { nextSeq, prepared, readTransaction, writeTransaction } from './store.js';
+import type { Authority } from './store.js';
+
+export type EntryMode = 'file' | 'executable' | 'symlink';
+
+export const ENTRY_MODES: readonly EntryMode[] = ['file', 'executable', 'symlink'];
+
+/** One file of a revision. A symlink's blob holds the link target bytes. */
+export interface RevisionEntry {
+  readonly path: string;
+  readonly mode: EntryMode;
+  readonly size: bigint;
+  readonly blob: string;
+}
+
+export interface Revision {
+  readonly id: string;
+  readonly repository: string;
+  readonly parent: string | null;
+  readonly entry_count: number;
+  readonly total_bytes: bigint;
+}
+
+/** Byte order of canonical (ASCII) paths; localeCompare would not be byte order. */
+export function comparePaths(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The canonical manifest that a revision ID covers (issue 2 §3; docs/native-store.md). */
+export function revisionManifest(parent: string | null, entries: readonly RevisionEntry[]): JsonObject {
+  return {
+    version: 1,
+    parent,
+    entries: entries.map((entry) => ({ path: entry.path, mode: entry.mode, size: entry.size, blob: entry.blob })),
+  };
+}
+
+/** Revision ID of a tree and parent: domain digest of the canonical manifest. Entries must be sorted. */
+export function computeRevisionId(parent: string | null, entries: readonly RevisionEntry[]): string {
+  return digestCanonical(DOMAINS.revision, revisionManifest(parent, entries));
+}
+
+interface RevisionRow {
+  id: string;
+  parent: string | null;
+  entry_count: number;
+  total_bytes: string;
+}
+
+interface EntryRow {
+  path: string;
+  mode: EntryMode;
+  size: string;
+  blob: string;
+}
+
+function toEntry(row: EntryRow): RevisionEntry {
+  return { path: row.path, mode: row.mode, size: u64FromSql(row.size), blob: row.blob };
+}
+
+function revisionNotFound(repository: string, revision: string): AgentscmError {
+  return new AgentscmError('REVISION_NOT_FOUND', `repository ${repository} has no revision ${revision}`, {
+    hint: 'check the revision ID (64 hex) and --repository',
+  });
+}
+
+/** True when the repository has recorded this revision. */
+export function hasRevision(auth: Authority, repository: string, revision: string): boolean {
+  return prepared(auth, 'SELECT 1 FROM repository_revisions WHERE repository = ? AND revision = ?').get(repository, revision) !== undefined;
+}
+
+/** A revision of the repository (REVISION_NOT_FOUND otherwise). */
+export function getRevision(auth: Authority, repository: string, revision: string): Revision {
+  checkRepositoryId(repository);
+  checkDigest(revision, 'revision');
+  const row = prepared(
+    auth,
+    `SELECT r.id, r.parent, r.entry_count, r.total_bytes FROM repository_revisions rr JOIN revisions r ON r.id = rr.revision
+     WHERE rr.repository = ? AND rr.revision = ?`,
+  ).get(repository, revision) as RevisionRow | undefined;
+  if (row === undefined) throw revisionNotFound(repository, revision);
+  return { id: row.id, repository, parent: row.parent, entry_count: row.entry_count, total_bytes: u64FromSql(row.total_bytes) };
+}
+
+/** Every entry of a revision, sorted by path bytes. */
+export function listRevisionEntries(auth: Authority, repository: string, revision: string): RevisionEntry[] {
+  return readTransaction(auth, () => {
+    getRevision(auth, repository, revision);
+    return (prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? ORDER BY path').all(revision) as EntryRow[]).map(toEntry);
+  });
+}
+
+/** Visit every entry of a revision in path order without materializing the list. */
+export function* iterateRevisionEntries(auth: Authority, repository: string, revision: string): Generator<RevisionEntry, void, undefined> {
+  getRevision(auth, repository, revision);
+  for (const row of prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? ORDER BY path').iterate(revision)) {
+    yield toEntry(row as EntryRow);
+  }
+}
+
+/** The entry at `path`, or null when the revision has no file there. */
+export function statRevisionPath(auth: Authority, repository: string, revision: string, path: string): RevisionEntry | null {
+  return readTransaction(auth, () => {
+    getRevision(auth, repository, revision);
+    const row = prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? AND path = ?').get(revision, path) as EntryRow | undefined;
+    return row === undefined ? null : toEntry(row);
+  });
+}
+
+function entryOrThrow(auth: Authority, repository: string, revision: string, path: string): RevisionEntry {
+  const entry = statRevisionPath(auth, repository, revision, path);
+  if (entry === null) throw new AgentscmError('PATH_NOT_FOUND', `revision ${revision} has no file at ${JSON.stringify(path)}`);
+  return entry;
+}
+
+/**
+ * The exact bytes of one file of a revision (a symlink gives its target). The stored size is
+ * checked against maxBytes BEFORE reading (INPUT_TOO_LARGE); content is verified by digest.
+ */
+export function readRevisionFile(auth: Authority, repository: string, revision: string, path: string, options: { maxBytes: number }): Buffer {
+  return readTransaction(auth, () => {
+    const entry = entryOrThrow(auth, repository, revision, path);
+    if (entry.size > BigInt(options.maxBytes)) {
+      throw new AgentscmError('INPUT_TOO_LARGE', `${path} in revision ${revision} has ${entry.size} bytes, more than the limit of ${options.maxBytes}`);
+    }
+    return readBlob(auth, entry.blob, options.maxBytes);
+  });
+}
+
+/** Stream one file of a revision chunk by chunk (see streamBlob); returns its entry first. */
+export function openRevisionFile(auth: Authority, repository: string, revision: string, path: string): { entry: RevisionEntry; chunks: Iterable<Buffer> } {
+  const entry = entryOrThrow(auth, repository, revision, path);
+  return { entry, chunks: streamBlob(auth, entry.blob) };
+}
+
+/**
+ * Record a revision for a repository inside the caller's write transaction (or its own).
+ * Entries must be sorted by path bytes, unique, and reference stored blobs; the parent must
+ * be a revision of the same repository. Recording an existing revision again is a no-op.
+ */
+export function recordRevision(auth: Authority, repository: string, parent: string | null, entries: readonly RevisionEntry[]): { id: string; created: boolean } {
+  checkRepositoryId(repository);
+  if (parent !== null) checkDigest(parent, 'parent revision');
+  const id = computeRevisionId(parent, entries);
+  return writeTransaction(auth, () => {
+    if (parent !== null && !hasRevision(auth, repository, parent)) throw revisionNotFound(repository, parent);
+    if (hasRevision(auth, repository, id)) return { id, created: false };
+    const exists = prepared(auth, 'SELECT 1 FROM revisions WHERE id = ?').get(id) !== undefined;
+    if (!exists) {
+      const blobExists = prepared(auth, 'SELECT 1 FROM blobs WHERE digest = ?');
+      const insertEntry = prepared(auth, 'INSERT INTO revision_entries (revision, path, mode, size, blob) VALUES (?, ?, ?, ?, ?)');
+      let total = 0n;
+      let previous: string | null = null;
+      prepared(auth, 'INSERT INTO revisions (id, parent, entry_count, total_bytes) VALUES (?, ?, ?, ?)').run(id, parent, entries.length, u64ToSql(0n));
+      for (const entry of entries) {
+        if (previous !== null && comparePaths(previous, entry.path) >= 0) throw new AgentscmError('INTERNAL', 'revision entries are not sorted and unique');
+        if (blobExists.get(entry.blob) === undefined) throw new AgentscmError('INTERNAL', `revision entry ${entry.path} references a blob that is not stored`);
+        insertEntry.run(id, entry.path, entry.mode, u64ToSql(entry.size), entry.blob);
+        total += entry.size;
+        previous = entry.path;
+      }
+      prepared(auth, 'UPDATE revisions SET total_bytes = ? WHERE id = ?').run(u64ToSql(total), id);
+    }
+    prepared(auth, 'INSERT INTO repository_revisions (repository, revision, seq) VALUES (?, ?, ?)').run(repository, id, nextSeq(auth, 'repository_revisions'));
+    return { id, created: true };
+  });
+}
