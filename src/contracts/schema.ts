@@ -38,7 +38,11 @@ export interface Decoder<T> {
   validate(value: JsonValue): T;
 }
 
-const DECODER_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/**
+ * Decoder ids name the published file docs/schemas/<id>.schema.json, so `/` may group them
+ * into folders ("agent-task/claim-request"); no segment starts with a dot.
+ */
+const DECODER_ID = /^(?=.{1,128}$)[A-Za-z0-9_-][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$/;
 
 function isU64Like(value: unknown): value is number | bigint {
   return (typeof value === 'number' && Number.isInteger(value)) || typeof value === 'bigint';
@@ -140,9 +144,18 @@ function typesOf(node: SchemaNode): string[] {
 }
 
 /**
+ * A pattern bounds a string's length on its own when it is anchored at both ends and has no
+ * unbounded quantifier (`*`, `+`, `{n,}`), e.g. `^[0-9a-f]{64}$`. Conservative: an escaped
+ * `\\+` also counts as unbounded, and such a schema then needs maxLength.
+ */
+function isFinitePattern(pattern: unknown): boolean {
+  return typeof pattern === 'string' && pattern.startsWith('^') && pattern.endsWith('$') && !/[*+]|\{\d*,\}/.test(pattern);
+}
+
+/**
  * Definition-time rules (a failure is a programming error, thrown as a plain Error): every
  * object schema closes itself with `additionalProperties: false`, every array has maxItems,
- * every string has maxLength / maxUtf8Bytes / enum / const, every map (patternProperties) has
+ * every string has maxLength / maxUtf8Bytes / enum / const / a finite pattern, every map (patternProperties) has
  * maxProperties, and `u64` never sits at the top level.
  */
 function checkSchemaRules(id: string, root: SchemaObject): void {
@@ -154,8 +167,8 @@ function checkSchemaRules(id: string, root: SchemaObject): void {
     if (isObject && node.additionalProperties !== false) problems.push(`${at || '/'}: object schema without "additionalProperties": false`);
     if (isObject && 'patternProperties' in node && typeof node.maxProperties !== 'number') problems.push(`${at || '/'}: map schema (patternProperties) without maxProperties`);
     if ((types.includes('array') || 'items' in node) && typeof node.maxItems !== 'number') problems.push(`${at || '/'}: array schema without maxItems`);
-    if (types.includes('string') && !('maxLength' in node || 'maxUtf8Bytes' in node || 'enum' in node || 'const' in node)) {
-      problems.push(`${at || '/'}: string schema without maxLength or maxUtf8Bytes`);
+    if (types.includes('string') && !('maxLength' in node || 'maxUtf8Bytes' in node || 'enum' in node || 'const' in node || isFinitePattern(node.pattern))) {
+      problems.push(`${at || '/'}: string schema without maxLength, maxUtf8Bytes or an anchored finite pattern`);
     }
     for (const key of ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']) {
       const map = node[key];

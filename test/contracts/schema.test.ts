@@ -169,6 +169,9 @@ const BAD_SCHEMAS: readonly { name: string; schema: object; message: RegExp }[] 
   { name: 'array without maxItems', schema: { type: 'object', properties: { a: { type: 'array', items: { type: 'integer' } } }, additionalProperties: false }, message: /array schema without maxItems/ },
   { name: 'string without a length bound', schema: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false }, message: /string schema without maxLength/ },
   { name: 'map without maxProperties', schema: { type: 'object', patternProperties: { '^a$': { type: 'integer' } }, additionalProperties: false }, message: /maxProperties/ },
+  { name: 'string whose pattern is unanchored', schema: { type: 'object', properties: { a: { type: 'string', pattern: '[a-z]{1,3}' } }, additionalProperties: false }, message: /string schema without maxLength/ },
+  { name: 'string whose pattern is unbounded', schema: { type: 'object', properties: { a: { type: 'string', pattern: '^[a-z]+$' } }, additionalProperties: false }, message: /string schema without maxLength/ },
+  { name: 'string whose pattern has an open range', schema: { type: 'object', properties: { a: { type: 'string', pattern: '^[a-z]{2,}$' } }, additionalProperties: false }, message: /string schema without maxLength/ },
   { name: 'u64 at the top level', schema: { u64: true }, message: /top-level/ },
   { name: 'a keyword ajv strict mode does not know', schema: { type: 'object', properties: { a: { type: 'integer', maximun: 3 } }, additionalProperties: false }, message: /strict mode/ },
   { name: 'a bound without its type (ajv strictTypes)', schema: { type: 'object', properties: { a: { maxLength: 3 } }, additionalProperties: false }, message: /strict mode/ },
@@ -185,7 +188,17 @@ test('defineDecoder refuses a bad id and a version field without supported versi
   assert.throws(() => defineDecoder('bad id', ok), /decoder id/);
   assert.throws(() => defineDecoder('x'.repeat(129), ok), /decoder id/);
   assert.doesNotThrow(() => defineDecoder('x'.repeat(128), ok));
+  assert.doesNotThrow(() => defineDecoder('agent-task/claim-request', ok));
+  for (const bad of ['../x', 'a/../b', 'a//b', '/a', 'a/', '.hidden', 'a/.b', 'a\\b']) {
+    assert.throws(() => defineDecoder(bad, ok), /decoder id/, bad);
+  }
   assert.throws(() => defineDecoder('test.v', ok, { versionField: 'version', supportedVersions: [] }), /supportedVersions/);
+});
+
+test('an anchored pattern with bounded repetition bounds a string without maxLength', () => {
+  const hex = defineDecoder<{ d: string }>('test.hex.v1', { type: 'object', properties: { d: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, required: ['d'], additionalProperties: false });
+  assert.equal(hex.decode(Buffer.from(`{"d":"${'a'.repeat(64)}"}`), 100).d, 'a'.repeat(64));
+  assert.throws(() => hex.decode(Buffer.from(`{"d":"${'a'.repeat(65)}"}`), 100), (e: unknown) => e instanceof AgentscmError && e.code === 'SCHEMA_TYPE');
 });
 
 test('supported versions may be bigint and several', () => {
