@@ -1,0 +1,81 @@
+/**
+ * Ed25519 over @noble/ed25519 v3 with SHA-512 from @noble/hashes (WIRE.md "Keys"). Verification
+ * is strict RFC 8032: `{ zip215: false }` (canonical point encodings), S < L, and small-order
+ * public keys refused. Pure: no I/O; randomness only in generateKeyPair.
+ */
+import * as ed from '@noble/ed25519';
+import { sha512 } from '@noble/hashes/sha2.js';
+import { sha256Hex } from './sha256.js';
+
+ed.hashes.sha512 = sha512;
+
+export const PUBLIC_KEY_BYTES = 32;
+export const PRIVATE_KEY_BYTES = 32;
+export const SIGNATURE_BYTES = 64;
+
+/** Group order L of the Ed25519 base point (RFC 8032 section 5.1). */
+const GROUP_ORDER = 2n ** 252n + 27742317777372353535851937790883648493n;
+
+export interface Ed25519KeyPair {
+  /** The 32-byte RFC 8032 secret seed. */
+  readonly privateKey: Uint8Array;
+  readonly publicKey: Uint8Array;
+}
+
+/** A fresh key pair from the platform CSPRNG. */
+export function generateKeyPair(): Ed25519KeyPair {
+  const { secretKey, publicKey } = ed.keygen();
+  return { privateKey: secretKey, publicKey };
+}
+
+/** The public key of a 32-byte secret seed. */
+export function publicKeyOf(privateKey: Uint8Array): Uint8Array {
+  if (privateKey.byteLength !== PRIVATE_KEY_BYTES) throw new RangeError(`an Ed25519 private key is ${PRIVATE_KEY_BYTES} bytes`);
+  return ed.getPublicKey(privateKey);
+}
+
+/** verification_key_id: lowercase hex SHA-256 of the 32 raw public key bytes (WIRE.md "Identifiers"). */
+export function verificationKeyId(publicKey: Uint8Array): string {
+  return sha256Hex(publicKey);
+}
+
+/** Why a public key is unusable, or undefined: wrong length, non-canonical or invalid point, small order. */
+export function publicKeyProblem(publicKey: Uint8Array): string | undefined {
+  if (publicKey.byteLength !== PUBLIC_KEY_BYTES) return `it is ${publicKey.byteLength} bytes, not ${PUBLIC_KEY_BYTES}`;
+  let point: ed.Point;
+  try {
+    point = ed.Point.fromBytes(publicKey, false);
+  } catch {
+    return 'it is not the canonical encoding of a point on the curve';
+  }
+  if (point.isSmallOrder()) return 'it is a point of small order';
+  return undefined;
+}
+
+/** Sign `message` (here always the 32 raw digest bytes) with a 32-byte seed. */
+export function signBytes(message: Uint8Array, privateKey: Uint8Array): Uint8Array {
+  if (privateKey.byteLength !== PRIVATE_KEY_BYTES) throw new RangeError(`an Ed25519 private key is ${PRIVATE_KEY_BYTES} bytes`);
+  return ed.sign(message, privateKey);
+}
+
+/** S (the second half of a signature, little-endian) is canonical only below L. */
+function hasCanonicalS(signature: Uint8Array): boolean {
+  let s = 0n;
+  for (let i = SIGNATURE_BYTES - 1; i >= PUBLIC_KEY_BYTES; i--) s = (s << 8n) | BigInt(signature[i] ?? 0);
+  return s < GROUP_ORDER;
+}
+
+/**
+ * Strict verification: false for a wrong-length signature or key, a small-order or
+ * non-canonical public key, a non-canonical R or S ≥ L, or a signature that does not verify.
+ */
+export function verifyStrict(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
+  if (signature.byteLength !== SIGNATURE_BYTES) return false;
+  if (publicKeyProblem(publicKey) !== undefined) return false;
+  if (!hasCanonicalS(signature)) return false;
+  try {
+    return ed.verify(signature, message, publicKey, { zip215: false });
+  } catch {
+    return false;
+  }
+}
