@@ -124,6 +124,14 @@ function createAjv(): Ajv {
   return ajv;
 }
 
+/** Every decoder defined in this process, by id (see schema-registry.ts for the published set). */
+const DEFINED = new Map<string, Decoder<unknown>>();
+
+/** Decoders defined so far in this process, sorted by id. */
+export function definedDecoders(): readonly Decoder<unknown>[] {
+  return [...DEFINED.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
 let sharedAjv: Ajv | undefined;
 function ajvInstance(): Ajv {
   sharedAjv ??= createAjv();
@@ -322,7 +330,7 @@ export function defineDecoder<T>(id: string, schema: object, options: DecoderOpt
     return value as T;
   };
 
-  return {
+  const decoder: Decoder<T> = {
     id,
     schema: schemaObject,
     options,
@@ -334,4 +342,11 @@ export function defineDecoder<T>(id: string, schema: object, options: DecoderOpt
       return run(structuredClone(value));
     },
   };
+  const previous = DEFINED.get(id);
+  // One id names one published file: two different schemas under one id is a programming error.
+  if (previous !== undefined && JSON.stringify(previous.schema) !== JSON.stringify(schemaObject)) {
+    throw new Error(`decoder id ${id} is already defined with a different schema`);
+  }
+  DEFINED.set(id, decoder);
+  return decoder;
 }

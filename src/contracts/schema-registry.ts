@@ -1,0 +1,26 @@
+/**
+ * The one list of published wire schemas (WIRE.md "Strict JSON decoding": schemas kept in one
+ * place and published under docs/schemas/).
+ *
+ * TO REGISTER YOUR DECODERS: add one side-effect import of the module that calls
+ * defineDecoder (or a helper built on it) to the list below, keep the list sorted, then run
+ *
+ *     node --import tsx test/tools/publish-schemas.ts
+ *
+ * and commit docs/schemas/ with your change. test/contracts/schema-registry.test.ts fails
+ * when a module under src/ defines a decoder that is not reachable from here, or when
+ * docs/schemas/ differs from what the publisher would write. Wire schemas belong in
+ * src/contracts/ (this file must not import a higher layer).
+ */
+import type { Decoder } from './schema.js';
+import { definedDecoders } from './schema.js';
+
+// --- registered decoder modules (one line each, sorted) ---
+import './command-recipe.js';
+import './workflow-definition.js';
+// --- end of registered decoder modules ---
+
+/** Every published decoder, sorted by id (WIRE.md "Strict JSON decoding"). */
+export function allDecoders(): readonly Decoder<unknown>[] {
+  return definedDecoders().filter((decoder) => !decoder.id.startsWith('test.'));
+}
