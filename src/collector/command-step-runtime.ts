@@ -1,0 +1,304 @@
+/**
+ * The command collector behind the workflow runner's CommandStepRuntime seam
+ * (src/workflows/command-step.ts). `createCommandStepRuntime` validates the trusted runtime
+ * pair (the executable exists and is hashed into the runtime identity; the socket answers);
+ * `run` reserves a deterministic durable attempt in the journal before any container exists,
+ * materializes the exact revision, runs the container, and finishes the attempt with its
+ * record. A reserved attempt is never run again: a finished one returns its retained result,
+ * an unfinished one needs `skill-workflow recover`.
+ */
+import { join } from 'node:path';
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import { commandRecipeDigest, decodeCommandRecipe, RECIPE_LIMITS } from '../contracts/command-recipe.js';
+import type { CommandRecipe } from '../contracts/command-recipe.js';
+import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { iterateRevisionEntries, readRevisionFile } from '../native/revisions.js';
+import { openAuthority } from '../native/store.js';
+import type { Authority } from '../native/store.js';
+import {
+  commandAttemptId,
+  commandContainerName,
+  findCommandAttemptForStep,
+  finishCommandAttempt,
+  noteCommandContainer,
+  reserveCommandAttempt,
+} from '../workflows/command-attempts.js';
+import type { CommandAttempt } from '../workflows/command-attempts.js';
+import type { CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../workflows/command-step.js';
+import { openJournal } from '../workflows/journal.js';
+import type { Journal } from '../workflows/journal.js';
+import { DockerClient } from './docker-client.js';
+import { createUnixSocketTransport } from './docker-transport.js';
+import type { DockerTransport } from './docker-transport.js';
+import { attemptStateOf, buildExecutionRecord, recipeJson, recordDigest, requestDigest, summarizeRecord } from './execution-record.js';
+import type { ExecutionRecord, ExecutionRequest } from './execution-record.js';
+import { LABELS, runContainer } from './oci-command-collector.js';
+import type { ContainerCleanup, ContainerRunObservation } from './oci-command-collector.js';
+import { checkRuntimeFlags, hashExecutable, observeRuntimeIdentity, runtimeIdentityDigest } from './runtime-identity.js';
+import { ensurePrivateDir, materializeSnapshot, removeSnapshot, snapshotPathFor } from './snapshot.js';
+
+export interface CommandRuntimeOptions {
+  readonly docker: string;
+  readonly dockerSocket: string;
+  /** Replaces the Unix-socket transport (fault injection in tests). */
+  readonly transport?: DockerTransport;
+  /** How long to wait for output after the container stopped (default 2 s). */
+  readonly drainMs?: number;
+}
+
+export interface CommandRuntimeHandle extends CommandStepRuntime {
+  readonly client: DockerClient;
+  readonly executableSha256: string;
+  close(): Promise<void>;
+}
+
+/** The first generation of every step's attempt; later generations need an explicit new attempt. */
+export const FIRST_GENERATION = 1n;
+
+/** D/collector/snapshots: the owner-private parent of every workflow snapshot. */
+export function snapshotParentOf(dataDir: string): string {
+  return join(dataDir, 'collector', 'snapshots');
+}
+
+/** Connect to the engine behind a validated --docker / --docker-socket pair. */
+export async function connectRuntime(options: CommandRuntimeOptions): Promise<{ client: DockerClient; executableSha256: string }> {
+  const flags = checkRuntimeFlags(options.docker, options.dockerSocket);
+  if (flags === null) throw new AgentscmError('RUNTIME_FLAGS_INVALID', 'command execution needs --docker and --docker-socket');
+  const executableSha256 = hashExecutable(flags.docker);
+  const transport = options.transport ?? createUnixSocketTransport(flags.dockerSocket);
+  try {
+    return { client: await DockerClient.connect(transport), executableSha256 };
+  } catch (error) {
+    await transport.close();
+    throw error;
+  }
+}
+
+/** The CommandStepRuntime the workflow commands wire into the runner. */
+export async function createCommandStepRuntime(options: CommandRuntimeOptions): Promise<CommandRuntimeHandle> {
+  const { client, executableSha256 } = await connectRuntime(options);
+  return {
+    client,
+    executableSha256,
+    run: (request) => runCommandStep({ client, executableSha256, drainMs: options.drainMs }, request),
+    close: () => client.close(),
+  };
+}
+
+/** The step result a finished (or running) attempt stands for. */
+export function stepResultOf(attempt: Pick<CommandAttempt, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest' | 'summary'>): CommandStepResult {
+  if (attempt.state === 'running') {
+    return { state: 'uncertain', attemptId: attempt.attempt_id, generation: attempt.generation, outcome: 'running', recordDigest: null, summary: 'the attempt has not finished' };
+  }
+  return {
+    state: attempt.state,
+    attemptId: attempt.attempt_id,
+    generation: attempt.generation,
+    outcome: attempt.outcome ?? 'uncertain',
+    recordDigest: attempt.record_digest,
+    summary: attempt.summary ?? '',
+  };
+}
+
+function runningError(request: Pick<CommandStepRequest, 'runId' | 'stepId'>, attemptId: string): AgentscmError {
+  return new AgentscmError('COMMAND_ATTEMPT_RUNNING', `command attempt ${attemptId} of step "${request.stepId}" did not finish (its controller stopped); it is never run again`, {
+    hint: `reconcile it: agentscm skill-workflow recover ${request.runId} ${request.stepId} --docker PATH --docker-socket PATH`,
+    details: { attempt_id: attemptId },
+  });
+}
+
+function loadRecipe(auth: Authority, request: CommandStepRequest): CommandRecipe {
+  const bytes = readRevisionFile(auth, request.repository, request.revision, request.recipePath, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
+  const digest = commandRecipeDigest(bytes);
+  if (digest !== request.recipeDigest) {
+    throw new AgentscmError('RECIPE_DIGEST_MISMATCH', `recipe ${request.recipePath} in revision ${request.revision} has SHA-256 ${digest}, the plan bound ${request.recipeDigest}`, {
+      hint: 'plan the workflow again against the current revision',
+    });
+  }
+  const recipe = decodeCommandRecipe(bytes);
+  if (recipe.workdir !== '.') {
+    const prefix = `${recipe.workdir}/`;
+    let found = false;
+    for (const entry of iterateRevisionEntries(auth, request.repository, request.revision)) {
+      if (entry.path.startsWith(prefix)) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      throw new AgentscmError('RECIPE_WORKDIR_MISSING', `recipe workdir ${JSON.stringify(recipe.workdir)} is not a directory of revision ${request.revision}`, {
+        hint: 'point workdir at a directory that holds files in the revision, or "."',
+      });
+    }
+  }
+  return recipe;
+}
+
+interface RuntimeContext {
+  readonly client: DockerClient;
+  readonly executableSha256: string;
+  readonly drainMs: number | undefined;
+}
+
+/** Run one command step (see module comment). */
+export async function runCommandStep(context: RuntimeContext, request: CommandStepRequest): Promise<CommandStepResult> {
+  const journal = openJournal(request.dataDir, 'write');
+  try {
+    const existing = findCommandAttemptForStep(journal.db, request.runId, request.stepId);
+    if (existing !== null) {
+      if (existing.state === 'running') throw runningError(request, existing.attempt_id);
+      return stepResultOf(existing);
+    }
+    const auth = openAuthority(request.dataDir, { mode: 'read' });
+    let recipe: CommandRecipe;
+    let prepared: { request: ExecutionRequest; digest: string; snapshotPath: string };
+    try {
+      recipe = loadRecipe(auth, request);
+      // The image is looked up before the reservation: a missing image is an error with no attempt.
+      const { identity } = await observeRuntimeIdentity(context.client, { image: recipe.image, executableSha256: context.executableSha256 });
+      const attemptId = commandAttemptId(request.runId, request.stepId, FIRST_GENERATION);
+      const parent = snapshotParentOf(request.dataDir);
+      ensurePrivateDir(join(request.dataDir, 'collector'));
+      ensurePrivateDir(parent);
+      const execution: ExecutionRequest = {
+        version: 1,
+        kind: 'command/v1',
+        attempt_id: attemptId,
+        generation: FIRST_GENERATION,
+        run_id: request.runId,
+        step_id: request.stepId,
+        repository: request.repository,
+        revision: request.revision,
+        policy_epoch: request.policyEpoch,
+        change: { repository: request.change.repository, id: request.change.id },
+        change_version: request.changeVersion,
+        context_digest: request.contextDigest,
+        recipe_path: request.recipePath,
+        recipe_digest: request.recipeDigest,
+        recipe: recipeJson(recipe),
+        runtime_identity: identity,
+        runtime_identity_digest: runtimeIdentityDigest(identity),
+      };
+      prepared = { request: execution, digest: requestDigest(execution), snapshotPath: snapshotPathFor(parent, sha256Hex(attemptId)) };
+      const reserved = reserveCommandAttempt(journal.db, {
+        runId: request.runId,
+        stepId: request.stepId,
+        generation: FIRST_GENERATION,
+        requestDigest: prepared.digest,
+        requestJson: encodeCanonical(execution),
+        snapshotPath: prepared.snapshotPath,
+        nowMs: Date.now(),
+      });
+      if (!reserved.created) {
+        if (reserved.attempt.state === 'running') throw runningError(request, reserved.attempt.attempt_id);
+        return stepResultOf(reserved.attempt);
+      }
+      // From here on the attempt exists: every path ends in a finished attempt or leaves it
+      // running for recover (a crash), never in a silent retry.
+      const snapshotError = materialize(auth, request, prepared.snapshotPath);
+      auth.close();
+      if (snapshotError !== null) {
+        return finish(journal, prepared, recipe, noContainer('runtime_error', snapshotError), removeSnapshot(prepared.snapshotPath) ? 'removed' : 'unconfirmed');
+      }
+    } finally {
+      auth.close();
+    }
+    return await execute(context, journal, prepared, recipe, request.signal);
+  } finally {
+    journal.close();
+  }
+}
+
+function materialize(auth: Authority, request: CommandStepRequest, snapshotPath: string): string | null {
+  try {
+    const parent = join(snapshotPath, '..');
+    materializeSnapshot(auth, { repository: request.repository, revision: request.revision, parent, digest: snapshotPath.slice(-64) });
+    return null;
+  } catch (error) {
+    return isAgentscmError(error) ? `${error.code}: ${error.message}` : String(error);
+  }
+}
+
+function emptyCapture(): ContainerRunObservation['stdout'] {
+  return { bytes: Buffer.alloc(0), observedBytes: 0, truncated: false, sha256: sha256Hex(Buffer.alloc(0)) };
+}
+
+function noContainer(outcome: 'runtime_error' | 'cancelled' | 'uncertain', error: string | null): ContainerRunObservation {
+  return {
+    outcome,
+    containerId: null,
+    exitCode: null,
+    oomKilled: false,
+    timedOut: false,
+    cancelled: outcome === 'cancelled',
+    outputLimited: false,
+    stdout: emptyCapture(),
+    stderr: emptyCapture(),
+    startedAt: null,
+    finishedAt: null,
+    durationMs: 0,
+    containerCleanup: 'not_created',
+    error,
+  };
+}
+
+async function execute(context: RuntimeContext, journal: Journal, prepared: { request: ExecutionRequest; digest: string; snapshotPath: string }, recipe: CommandRecipe, signal: AbortSignal): Promise<CommandStepResult> {
+  const attemptId = prepared.request.attempt_id;
+  let observation: ContainerRunObservation;
+  try {
+    observation = await runContainer({
+      client: context.client,
+      containerName: commandContainerName(attemptId),
+      labels: {
+        [LABELS.managed]: '1',
+        [LABELS.attempt]: attemptId,
+        [LABELS.run]: prepared.request.run_id,
+        [LABELS.step]: prepared.request.step_id,
+      },
+      recipe,
+      imageId: prepared.request.runtime_identity.image.id,
+      snapshotPath: prepared.snapshotPath,
+      signal,
+      onCreated: (containerId) => noteCommandContainer(journal.db, attemptId, containerId, Date.now()),
+      ...(context.drainMs === undefined ? {} : { drainMs: context.drainMs }),
+    });
+  } catch (error) {
+    // Not an engine answer but a local failure (e.g. the journal refused the custody note):
+    // the container may exist, so the attempt is uncertain until recover reconciles it.
+    const text = isAgentscmError(error) ? `${error.code}: ${error.message}` : String(error);
+    return finish(journal, prepared, recipe, { ...noContainer('uncertain', text), containerCleanup: 'unconfirmed' }, 'unconfirmed');
+  }
+  // The snapshot stays while the container's removal is unconfirmed, so recover can finish both.
+  const snapshotCleanup: ContainerCleanup = observation.containerCleanup === 'unconfirmed' ? 'unconfirmed' : removeSnapshot(prepared.snapshotPath) ? 'removed' : 'unconfirmed';
+  return finish(journal, prepared, recipe, observation, snapshotCleanup);
+}
+
+function finish(
+  journal: Journal,
+  prepared: { request: ExecutionRequest; digest: string },
+  recipe: CommandRecipe,
+  observation: ContainerRunObservation,
+  snapshotCleanup: ContainerCleanup,
+): CommandStepResult {
+  const record: ExecutionRecord = buildExecutionRecord({
+    request: prepared.request,
+    requestDigest: prepared.digest,
+    containerName: commandContainerName(prepared.request.attempt_id),
+    observation,
+    snapshotCleanup,
+    outputLimitBytes: recipe.limits.output_bytes,
+  });
+  const digest = recordDigest(record);
+  const attempt = finishCommandAttempt(journal.db, prepared.request.attempt_id, {
+    state: attemptStateOf(record),
+    outcome: record.outcome,
+    recordJson: encodeCanonical(record),
+    recordDigest: digest,
+    summary: summarizeRecord(record),
+    stdout: observation.stdout.bytes,
+    stderr: observation.stderr.bytes,
+    nowMs: Date.now(),
+  });
+  return stepResultOf(attempt);
+}

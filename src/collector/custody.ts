@@ -1,0 +1,158 @@
+/**
+ * Custody reconciliation of an interrupted command attempt (spec "Local CLI": "Recovery
+ * reconciles the retained container custody before finalizing the attempt and does not rerun
+ * the command"). Every container labelled with the attempt (or carrying its deterministic
+ * name) is removed and its absence confirmed; the snapshot is removed; the attempt is finished
+ * with a record marked `recovered`. Nothing is created or started. Cleanup that cannot be
+ * confirmed leaves the attempt uncertain, and recover can be run again.
+ */
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import { isAgentscmError } from '../contracts/errors.js';
+import { isJsonObject } from '../contracts/json-value.js';
+import type { JsonValue } from '../contracts/json-value.js';
+import { parseStrictJson } from '../contracts/strict-json.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { commandContainerName, finishCommandAttempt, getCommandAttemptOutput } from '../workflows/command-attempts.js';
+import type { CommandAttempt } from '../workflows/command-attempts.js';
+import type { CommandStepResult } from '../workflows/command-step.js';
+import type { Journal } from '../workflows/journal.js';
+import { stepResultOf } from './command-step-runtime.js';
+import type { ContainerState, DockerClient } from './docker-client.js';
+import { attemptStateOf, buildExecutionRecord, recordDigest, summarizeRecord } from './execution-record.js';
+import type { ExecutionRequest } from './execution-record.js';
+import { LABELS, removeAndConfirm } from './oci-command-collector.js';
+import type { ContainerCleanup, ContainerRunObservation, ExecutionOutcome as Outcome } from './oci-command-collector.js';
+import { removeSnapshot } from './snapshot.js';
+
+export interface CustodyReport {
+  /** Containers of the attempt the engine still had. */
+  readonly containers_found: number;
+  readonly containers_removed: number;
+  readonly container_cleanup: ContainerCleanup;
+  readonly snapshot_cleanup: ContainerCleanup;
+  /** True when the engine and the file system both confirmed that nothing of the attempt remains. */
+  readonly confirmed: boolean;
+  readonly errors: string[];
+}
+
+export interface ReconcileResult {
+  readonly result: CommandStepResult;
+  readonly custody: CustodyReport | null;
+  /** False when the attempt was already finished and nothing was done. */
+  readonly reconciled: boolean;
+}
+
+const RECORD_MAX_BYTES = 1024 * 1024;
+
+function field(value: JsonValue | undefined, key: string): JsonValue | undefined {
+  return isJsonObject(value) ? value[key] : undefined;
+}
+
+function describe(error: unknown): string {
+  return (isAgentscmError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error)).slice(0, 1024);
+}
+
+/** Remove every container of the attempt and confirm that none remains. */
+export async function reconcileContainers(client: DockerClient, attemptId: string): Promise<{ found: ContainerState[]; removed: number; cleanup: ContainerCleanup; errors: string[] }> {
+  const errors: string[] = [];
+  const ids = new Set<string>();
+  const found: ContainerState[] = [];
+  try {
+    for (const summary of await client.listContainersByLabel(LABELS.attempt, attemptId)) ids.add(summary.id);
+    const byName = await client.inspectContainer(commandContainerName(attemptId));
+    if (byName !== null) ids.add(byName.id);
+  } catch (error) {
+    return { found, removed: 0, cleanup: 'unconfirmed', errors: [describe(error)] };
+  }
+  let removed = 0;
+  for (const id of ids) {
+    try {
+      const state = await client.inspectContainer(id);
+      if (state !== null) found.push(state);
+    } catch (error) {
+      errors.push(describe(error));
+    }
+    const result = await removeAndConfirm(client, id);
+    if (result.cleanup === 'removed') removed += 1;
+    if (result.error !== null) errors.push(result.error);
+  }
+  try {
+    const left = await client.listContainersByLabel(LABELS.attempt, attemptId);
+    if (left.length > 0) errors.push(`${left.length} container(s) of the attempt remain`);
+  } catch (error) {
+    errors.push(describe(error));
+  }
+  return { found, removed, cleanup: errors.length === 0 ? (ids.size === 0 ? 'not_created' : 'removed') : 'unconfirmed', errors };
+}
+
+/**
+ * Reconcile and finish a running or uncertain attempt without running anything. A finished
+ * (succeeded / failed) attempt is returned as it is.
+ */
+export async function reconcileCommandAttempt(client: DockerClient, journal: Journal, attempt: CommandAttempt): Promise<ReconcileResult> {
+  if (attempt.state === 'succeeded' || attempt.state === 'failed') return { result: stepResultOf(attempt), custody: null, reconciled: false };
+  const containers = await reconcileContainers(client, attempt.attempt_id);
+  // The snapshot goes only once no container can still have it mounted.
+  const snapshotCleanup: ContainerCleanup = containers.cleanup === 'unconfirmed' ? 'unconfirmed' : removeSnapshot(attempt.snapshot_path) ? 'removed' : 'unconfirmed';
+  const confirmed = containers.cleanup !== 'unconfirmed' && snapshotCleanup !== 'unconfirmed';
+  const custody: CustodyReport = {
+    containers_found: containers.found.length,
+    containers_removed: containers.removed,
+    container_cleanup: containers.cleanup,
+    snapshot_cleanup: snapshotCleanup,
+    confirmed,
+    errors: containers.errors,
+  };
+
+  const request = parseStrictJson(attempt.request_json, { maxBytes: RECORD_MAX_BYTES }) as unknown as ExecutionRequest;
+  const previous = attempt.record_json === null ? null : parseStrictJson(attempt.record_json, { maxBytes: RECORD_MAX_BYTES });
+  const previousOutcome = field(previous ?? undefined, 'outcome');
+  // A result the collector observed completely keeps its outcome; one it lost is "interrupted".
+  const observedOutcome: Outcome | null = typeof previousOutcome === 'string' && previousOutcome !== 'uncertain' ? (previousOutcome as Outcome) : null;
+  const outcome: Outcome = !confirmed ? 'uncertain' : (observedOutcome ?? 'interrupted');
+  const exited = containers.found.find((c) => !c.running && c.exitCode >= 0);
+  const output = previous === null ? { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) } : getCommandAttemptOutput(journal.db, attempt.attempt_id);
+  const limits = field(field(request.recipe, 'limits'), 'output_bytes');
+  const observation: ContainerRunObservation = {
+    outcome,
+    containerId: attempt.container_id,
+    exitCode: previous !== null ? (field(previous, 'exit_code') as number | null) : (exited?.exitCode ?? null),
+    oomKilled: previous !== null ? field(previous, 'oom_killed') === true : exited?.oomKilled === true,
+    timedOut: previous !== null && field(previous, 'timed_out') === true,
+    cancelled: previous !== null && field(previous, 'cancelled') === true,
+    outputLimited: previous !== null && field(previous, 'output_limited') === true,
+    stdout: { bytes: output.stdout, observedBytes: output.stdout.length, truncated: false, sha256: sha256Hex(output.stdout) },
+    stderr: { bytes: output.stderr, observedBytes: output.stderr.length, truncated: false, sha256: sha256Hex(output.stderr) },
+    startedAt: exited !== undefined && !exited.startedAt.startsWith('0001-') ? exited.startedAt : null,
+    finishedAt: exited !== undefined && !exited.finishedAt.startsWith('0001-') ? exited.finishedAt : null,
+    durationMs: 0,
+    containerCleanup: containers.cleanup,
+    error: containers.errors.length === 0 ? null : containers.errors.join('; ').slice(0, 2048),
+  };
+  const record = buildExecutionRecord({
+    request,
+    requestDigest: attempt.request_digest,
+    containerName: attempt.container_name,
+    observation,
+    snapshotCleanup,
+    outputLimitBytes: typeof limits === 'number' ? limits : 0,
+    recovered: true,
+    previousRecordDigest: attempt.record_digest,
+  });
+  const finished = finishCommandAttempt(
+    journal.db,
+    attempt.attempt_id,
+    {
+      state: attemptStateOf(record),
+      outcome: record.outcome,
+      recordJson: encodeCanonical(record),
+      recordDigest: recordDigest(record),
+      summary: `recovered: ${summarizeRecord(record)}`,
+      stdout: output.stdout,
+      stderr: output.stderr,
+      nowMs: Date.now(),
+    },
+    { allowUncertain: true },
+  );
+  return { result: stepResultOf(finished), custody, reconciled: true };
+}

@@ -1,0 +1,156 @@
+/**
+ * The collector's signing key on disk (WIRE.md "Keys"; spec: collector state is owner-private and
+ * non-symlink): `--state-dir S` is a 0700 directory owned by the current user, the key file
+ * S/signing-key.json is 0600. A key file is never overwritten, and a directory or file that
+ * group or others can access is refused rather than repaired.
+ */
+import { closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import type { Stats } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { AgentscmError } from '../contracts/errors.js';
+import type { SigningKey } from '../contracts/key-file.js';
+import { KEY_FILE_MAX_BYTES, decodeKeyFile, encodeKeyFile } from '../contracts/key-file.js';
+import { generateKeyPair, verificationKeyId } from '../crypto/ed25519.js';
+
+/** The key file's name inside the state directory. */
+export const KEY_FILE_NAME = 'signing-key.json';
+
+export interface CreatedKey {
+  readonly key_file: string;
+  readonly public_key: string;
+  readonly verification_key_id: string;
+}
+
+function ioError(what: string, error: unknown): never {
+  throw new AgentscmError('IO_ERROR', `${what}: ${(error as Error).message}`, { cause: error });
+}
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    return ioError(`cannot inspect ${path}`, error);
+  }
+}
+
+function mode(stats: Stats): string {
+  return (stats.mode & 0o777).toString(8).padStart(4, '0');
+}
+
+/** The directory is a real directory (not a symlink), owned by us, with no group/other bits. */
+function checkPrivateDir(dir: string, stats: Stats): void {
+  if (stats.isSymbolicLink() || !stats.isDirectory()) {
+    throw new AgentscmError('KEY_PERMISSIONS', `${dir} is not a directory (symlinks are refused)`, { hint: 'pass a real owner-private directory as --state-dir' });
+  }
+  if (typeof process.getuid === 'function' && stats.uid !== process.getuid()) {
+    throw new AgentscmError('KEY_PERMISSIONS', `${dir} is owned by uid ${stats.uid}, not by the current user`, { hint: 'use a state directory you own' });
+  }
+  if ((stats.mode & 0o077) !== 0) {
+    throw new AgentscmError('KEY_PERMISSIONS', `${dir} has mode ${mode(stats)}; group and others must have no access`, { hint: `run: chmod 700 ${dir}` });
+  }
+}
+
+/** The key file is a regular file (not a symlink), owned by us, with no group/other bits. */
+function checkPrivateFile(path: string, stats: Stats): void {
+  if (stats.isSymbolicLink() || !stats.isFile()) {
+    throw new AgentscmError('KEY_PERMISSIONS', `${path} is not a regular file (symlinks are refused)`, { hint: 'pass the key file written by `agentscm agent-task key`' });
+  }
+  if (typeof process.getuid === 'function' && stats.uid !== process.getuid()) {
+    throw new AgentscmError('KEY_PERMISSIONS', `${path} is owned by uid ${stats.uid}, not by the current user`);
+  }
+  if ((stats.mode & 0o077) !== 0) {
+    throw new AgentscmError('KEY_PERMISSIONS', `${path} has mode ${mode(stats)}; group and others must have no access`, { hint: `run: chmod 600 ${path}` });
+  }
+}
+
+/**
+ * Generate a key into STATE_DIR/signing-key.json (`agentscm agent-task key`): creates the
+ * directory 0700 if absent, refuses an accessible directory (KEY_PERMISSIONS) and an existing
+ * key file (KEY_FILE_EXISTS; O_EXCL, so a concurrent writer cannot be overwritten either).
+ */
+export function createSigningKey(stateDir: string): CreatedKey {
+  const dir = resolve(stateDir);
+  let stats = lstatOrNull(dir);
+  if (stats === null) {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      ioError(`cannot create ${dir}`, error);
+    }
+    stats = lstatSync(dir);
+  }
+  checkPrivateDir(dir, stats);
+  const keyFile = join(dir, KEY_FILE_NAME);
+  if (lstatOrNull(keyFile) !== null) {
+    throw new AgentscmError('KEY_FILE_EXISTS', `${keyFile} already exists; a key file is never overwritten`, {
+      hint: 'use the existing key, or choose another --state-dir',
+    });
+  }
+  const { privateKey, publicKey } = generateKeyPair();
+  const bytes = encodeKeyFile(privateKey);
+  let fd: number;
+  try {
+    fd = openSync(keyFile, 'wx', 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new AgentscmError('KEY_FILE_EXISTS', `${keyFile} already exists; a key file is never overwritten`, { cause: error });
+    }
+    return ioError(`cannot create ${keyFile}`, error);
+  }
+  try {
+    writeSync(fd, bytes);
+    fsyncSync(fd);
+  } catch (error) {
+    ioError(`cannot write ${keyFile}`, error);
+  } finally {
+    closeSync(fd);
+  }
+  syncDir(dir);
+  return { key_file: keyFile, public_key: Buffer.from(publicKey).toString('hex'), verification_key_id: verificationKeyId(publicKey) };
+}
+
+function syncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Directory fsync is best effort: some file systems refuse it, the file itself is synced.
+  }
+}
+
+/** Read and validate a key file: owner-private file in an owner-private directory, then strict decode. */
+export function loadSigningKey(keyFilePath: string): SigningKey {
+  const path = resolve(keyFilePath);
+  const dirStats = lstatOrNull(dirname(path));
+  if (dirStats === null) throw new AgentscmError('IO_ERROR', `${dirname(path)} does not exist`);
+  checkPrivateDir(dirname(path), dirStats);
+  const stats = lstatOrNull(path);
+  if (stats === null) throw new AgentscmError('IO_ERROR', `${path} does not exist`, { hint: 'create a key with `agentscm agent-task key --state-dir DIR`' });
+  checkPrivateFile(path, stats);
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    return ioError(`cannot open ${path}`, error);
+  }
+  try {
+    // Size from the open descriptor, before allocating: a key file is at most 1 KiB.
+    const size = fstatSync(fd).size;
+    if (size > KEY_FILE_MAX_BYTES) throw new AgentscmError('KEY_FILE_INVALID', `${path} is ${size} bytes; a key file is at most ${KEY_FILE_MAX_BYTES}`);
+    const buffer = Buffer.alloc(size);
+    let read = 0;
+    while (read < size) {
+      const n = readSync(fd, buffer, read, size - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return decodeKeyFile(buffer.subarray(0, read));
+  } finally {
+    closeSync(fd);
+  }
+}

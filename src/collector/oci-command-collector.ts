@@ -1,0 +1,278 @@
+/**
+ * Run one recipe in an isolated container through the Engine API (issue 4 "Execution"):
+ * network none, read-only root filesystem, every capability dropped, no-new-privileges, a
+ * non-root user, pids / memory (no swap) / CPU limits, a tmpfs for scratch, the revision
+ * mounted read-only at /src, labels carrying the attempt for custody. Output is demultiplexed
+ * and bounded; exit code, OOM kill and timings are observed; the container is removed and its
+ * removal confirmed. Anything the engine could not confirm makes the outcome uncertain.
+ */
+import { isAgentscmError } from '../contracts/errors.js';
+import { containerWorkdir, SOURCE_MOUNT } from '../contracts/command-recipe.js';
+import type { CommandRecipe } from '../contracts/command-recipe.js';
+import type { DockerClient } from './docker-client.js';
+import { OutputCapture } from './output-capture.js';
+import type { CapturedStream } from './output-capture.js';
+
+/** The uid:gid every command runs as (the image's "nobody"); never root. */
+export const CONTAINER_USER = '65534:65534';
+
+/** Labels that carry custody of an attempt's container. */
+export const LABELS = {
+  managed: 'io.agentscm.managed',
+  attempt: 'io.agentscm.attempt',
+  run: 'io.agentscm.run',
+  step: 'io.agentscm.step',
+} as const;
+
+export type ExecutionOutcome = 'passed' | 'failed' | 'timed_out' | 'oom_killed' | 'output_limit' | 'cancelled' | 'runtime_error' | 'uncertain' | 'interrupted';
+
+export type ContainerCleanup = 'removed' | 'not_created' | 'unconfirmed';
+
+export interface ContainerRunInput {
+  readonly client: DockerClient;
+  readonly containerName: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly recipe: CommandRecipe;
+  readonly imageId: string;
+  readonly snapshotPath: string;
+  readonly signal?: AbortSignal;
+  /** Called (synchronously) as soon as the engine names the container, before it starts. */
+  readonly onCreated?: (containerId: string) => void;
+  /** How long to wait for the output stream to drain after the container stopped. */
+  readonly drainMs?: number;
+}
+
+export interface ContainerRunObservation {
+  readonly outcome: ExecutionOutcome;
+  readonly containerId: string | null;
+  readonly exitCode: number | null;
+  readonly oomKilled: boolean;
+  readonly timedOut: boolean;
+  readonly cancelled: boolean;
+  readonly outputLimited: boolean;
+  readonly stdout: CapturedStream;
+  readonly stderr: CapturedStream;
+  readonly startedAt: string | null;
+  readonly finishedAt: string | null;
+  readonly durationMs: number;
+  readonly containerCleanup: ContainerCleanup;
+  /** What went wrong outside the command itself (engine errors), bounded. */
+  readonly error: string | null;
+}
+
+/** The Engine API create body for a recipe (exported for the tests of the isolation settings). */
+export function containerSpec(input: { recipe: CommandRecipe; imageId: string; snapshotPath: string; labels: Readonly<Record<string, string>> }): Record<string, unknown> {
+  const { recipe } = input;
+  const env = Object.keys(recipe.env)
+    .sort()
+    .map((key) => `${key}=${recipe.env[key] ?? ''}`);
+  return {
+    Image: input.imageId,
+    // The argv runs as given: the entrypoint is argv[0], so no image CMD or shell is added.
+    Entrypoint: [recipe.argv[0]],
+    Cmd: recipe.argv.slice(1),
+    Env: env,
+    WorkingDir: containerWorkdir(recipe),
+    User: CONTAINER_USER,
+    Labels: { ...input.labels },
+    AttachStdin: false,
+    AttachStdout: true,
+    AttachStderr: true,
+    OpenStdin: false,
+    Tty: false,
+    NetworkDisabled: true,
+    HostConfig: {
+      NetworkMode: 'none',
+      ReadonlyRootfs: true,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Privileged: false,
+      PidsLimit: recipe.limits.pids,
+      Memory: recipe.limits.memory_bytes,
+      MemorySwap: recipe.limits.memory_bytes,
+      NanoCpus: recipe.limits.cpu_millis * 1_000_000,
+      Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${recipe.limits.scratch_bytes}` },
+      Mounts: [{ Type: 'bind', Source: input.snapshotPath, Target: SOURCE_MOUNT, ReadOnly: true, BindOptions: { Propagation: 'rprivate' } }],
+      IpcMode: 'private',
+      LogConfig: { Type: 'none', Config: {} },
+      RestartPolicy: { Name: 'no' },
+      AutoRemove: false,
+    },
+  };
+}
+
+function describeError(error: unknown): string {
+  const text = isAgentscmError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+  return text.slice(0, 1024);
+}
+
+function lostEngine(error: unknown): boolean {
+  return !isAgentscmError(error) || error.code === 'RUNTIME_UNAVAILABLE';
+}
+
+/** Kill (if needed), force-remove and confirm that the container is gone. */
+export async function removeAndConfirm(client: DockerClient, idOrName: string): Promise<{ cleanup: ContainerCleanup; error: string | null }> {
+  try {
+    await client.removeContainer(idOrName);
+    const after = await client.inspectContainer(idOrName);
+    if (after === null) return { cleanup: 'removed', error: null };
+    return { cleanup: 'unconfirmed', error: `container ${idOrName.slice(0, 12)} still exists after removal (${after.status})` };
+  } catch (error) {
+    return { cleanup: 'unconfirmed', error: describeError(error) };
+  }
+}
+
+/** Run the recipe once in a fresh container and observe everything the issue asks for. */
+export async function runContainer(input: ContainerRunInput): Promise<ContainerRunObservation> {
+  const { client, recipe } = input;
+  const capture = new OutputCapture(recipe.limits.output_bytes);
+  const began = performance.now();
+  const flags = { timedOut: false, cancelled: false, outputLimited: false };
+  const errors: string[] = [];
+  let containerId: string | null = null;
+  let engineLost = false;
+  let startFailed = false;
+
+  const finish = (partial: { outcome: ExecutionOutcome; exitCode?: number | null; oomKilled?: boolean; startedAt?: string | null; finishedAt?: string | null; containerCleanup: ContainerCleanup }): ContainerRunObservation => ({
+    outcome: partial.outcome,
+    containerId,
+    exitCode: partial.exitCode ?? null,
+    oomKilled: partial.oomKilled ?? false,
+    timedOut: flags.timedOut,
+    cancelled: flags.cancelled,
+    outputLimited: flags.outputLimited,
+    stdout: capture.stdout,
+    stderr: capture.stderr,
+    startedAt: partial.startedAt ?? null,
+    finishedAt: partial.finishedAt ?? null,
+    durationMs: Math.round(performance.now() - began),
+    containerCleanup: partial.containerCleanup,
+    error: errors.length === 0 ? null : errors.join('; ').slice(0, 2048),
+  });
+
+  if (input.signal?.aborted === true) {
+    flags.cancelled = true;
+    return finish({ outcome: 'cancelled', containerCleanup: 'not_created' });
+  }
+
+  try {
+    containerId = await client.createContainer(input.containerName, containerSpec(input));
+  } catch (error) {
+    errors.push(describeError(error));
+    if (lostEngine(error) || (isAgentscmError(error) && error.details?.status === 409)) {
+      // The engine may have created it before the answer was lost: look for it by name.
+      const cleanup = await removeAndConfirm(client, input.containerName);
+      if (cleanup.error !== null) errors.push(cleanup.error);
+      return finish({ outcome: 'uncertain', containerCleanup: cleanup.cleanup });
+    }
+    return finish({ outcome: 'runtime_error', containerCleanup: 'not_created' });
+  }
+  const id = containerId;
+  input.onCreated?.(id);
+
+  const killing: { promise: Promise<void> | null } = { promise: null };
+  const kill = (): void => {
+    killing.promise ??= client.killContainer(id).catch((error: unknown) => {
+      errors.push(`kill: ${describeError(error)}`);
+    });
+  };
+  const onAbort = (): void => {
+    flags.cancelled = true;
+    kill();
+  };
+  input.signal?.addEventListener('abort', onAbort, { once: true });
+
+  let drained: Promise<void> = Promise.resolve();
+  let stream: (NodeJS.ReadableStream & { destroy(error?: Error): unknown }) | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  let exitCode: number | null = null;
+  try {
+    stream = await client.attachContainer(id);
+    const attached = stream;
+    drained = new Promise<void>((resolve) => {
+      attached.on('data', (chunk: Buffer) => {
+        if (capture.push(chunk)) {
+          flags.outputLimited = true;
+          kill();
+        }
+      });
+      attached.on('end', () => resolve());
+      attached.on('close', () => resolve());
+      attached.on('error', (error: Error) => {
+        errors.push(`attach: ${error.message}`);
+        resolve();
+      });
+    });
+    if (!flags.cancelled) {
+      try {
+        await client.startContainer(id);
+      } catch (error) {
+        if (lostEngine(error)) throw error;
+        startFailed = true;
+        errors.push(`start: ${describeError(error)}`);
+      }
+    }
+    if (!startFailed && !flags.cancelled) {
+      timer = setTimeout(() => {
+        flags.timedOut = true;
+        kill();
+      }, recipe.timeout_ms);
+      const waited = await client.waitContainer(id);
+      exitCode = waited.statusCode;
+    }
+  } catch (error) {
+    engineLost = true;
+    errors.push(describeError(error));
+  } finally {
+    clearTimeout(timer);
+    input.signal?.removeEventListener('abort', onAbort);
+  }
+  if (killing.promise !== null) await killing.promise;
+  // The attach stream ends when the container stops; a bounded wait covers a lost engine.
+  await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, input.drainMs ?? 2000).unref())]);
+  stream?.destroy();
+
+  let state = null;
+  if (!engineLost) {
+    try {
+      state = await client.inspectContainer(id);
+      if (state === null) {
+        engineLost = true;
+        errors.push('the container vanished before it was inspected');
+      } else if (state.running) {
+        // Stopped for us by nothing we know of: stop it now; the result is not trustworthy.
+        engineLost = true;
+        errors.push('the container was still running after the wait returned');
+      }
+    } catch (error) {
+      engineLost = true;
+      errors.push(`inspect: ${describeError(error)}`);
+    }
+  }
+  const cleanup = await removeAndConfirm(client, id);
+  if (cleanup.error !== null) errors.push(`cleanup: ${cleanup.error}`);
+
+  const observed = {
+    exitCode: state !== null && state.exitCode >= 0 && !startFailed ? state.exitCode : exitCode !== null && exitCode >= 0 ? exitCode : null,
+    oomKilled: state?.oomKilled ?? false,
+    startedAt: state !== null && !state.startedAt.startsWith('0001-') ? state.startedAt : null,
+    finishedAt: state !== null && !state.finishedAt.startsWith('0001-') ? state.finishedAt : null,
+    containerCleanup: cleanup.cleanup,
+  };
+  let outcome: ExecutionOutcome;
+  if (engineLost) outcome = 'uncertain';
+  else if (flags.cancelled) outcome = 'cancelled';
+  else if (flags.timedOut) outcome = 'timed_out';
+  else if (flags.outputLimited) outcome = 'output_limit';
+  else if (observed.oomKilled) outcome = 'oom_killed';
+  else if (startFailed) outcome = 'runtime_error';
+  else if (observed.exitCode === 0) outcome = 'passed';
+  else if (observed.exitCode === null) outcome = 'uncertain';
+  else outcome = 'failed';
+  return finish({ outcome, ...observed });
+}
+
+/** Whether an observation may count as a success: passed, and every cleanup confirmed. */
+export function isConfirmedPass(outcome: ExecutionOutcome, cleanup: { container: ContainerCleanup; snapshot: ContainerCleanup }): boolean {
+  return outcome === 'passed' && cleanup.container === 'removed' && cleanup.snapshot === 'removed';
+}

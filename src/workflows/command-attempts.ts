@@ -1,0 +1,206 @@
+/**
+ * Durable command attempts in the journal (spec "Source-bound skill workflows": "The runtime
+ * creates a deterministic durable command attempt"; issue 4 "Execution"). An attempt is
+ * reserved BEFORE any container exists, with its exact request; its container custody is noted
+ * when the engine names the container; it is finished exactly once with its execution record.
+ * A running attempt is never executed again: only `skill-workflow recover` finalizes it.
+ */
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import { AgentscmError } from '../contracts/errors.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { immediate, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
+import type { SqliteDatabase } from '../native/sqlite.js';
+
+export type CommandAttemptState = 'running' | 'succeeded' | 'failed' | 'uncertain';
+export type CommandAttemptPhase = 'reserved' | 'container_created' | 'finished';
+
+/** What the workflow status shows under a step's `execution` member. */
+export interface CommandAttemptSummary {
+  readonly attempt_id: string;
+  readonly generation: bigint;
+  readonly state: CommandAttemptState;
+  readonly outcome: string | null;
+  readonly record_digest: string | null;
+}
+
+export interface CommandAttempt extends CommandAttemptSummary {
+  readonly run_id: string;
+  readonly step_id: string;
+  readonly phase: CommandAttemptPhase;
+  readonly request_digest: string;
+  readonly request_json: Buffer;
+  readonly container_name: string;
+  readonly container_id: string | null;
+  readonly snapshot_path: string;
+  readonly record_json: Buffer | null;
+  readonly summary: string | null;
+  readonly created_at_ms: number;
+  readonly updated_at_ms: number;
+}
+
+interface AttemptRow {
+  attempt_id: string;
+  run_id: string;
+  step_id: string;
+  generation: string;
+  state: CommandAttemptState;
+  phase: CommandAttemptPhase;
+  outcome: string | null;
+  request_digest: string;
+  request_json: Buffer;
+  container_name: string;
+  container_id: string | null;
+  snapshot_path: string;
+  record_json: Buffer | null;
+  record_digest: string | null;
+  summary: string | null;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+const WHAT = 'the workflow journal';
+const COLUMNS =
+  'attempt_id, run_id, step_id, generation, state, phase, outcome, request_digest, request_json, container_name, container_id, snapshot_path, record_json, record_digest, summary, created_at_ms, updated_at_ms';
+
+function toAttempt(row: AttemptRow): CommandAttempt {
+  return { ...row, generation: u64FromSql(row.generation) };
+}
+
+/**
+ * The deterministic attempt ID of (run, step, generation): "cmd-" and the SHA-256 of their
+ * canonical encoding, so a restart derives the same ID and finds the reserved row.
+ */
+export function commandAttemptId(runId: string, stepId: string, generation: bigint): string {
+  return `cmd-${sha256Hex(encodeCanonical(['agentscm.command-attempt.v1', runId, stepId, generation]))}`;
+}
+
+/** The engine-side container name of an attempt (custody is also carried by labels). */
+export function commandContainerName(attemptId: string): string {
+  return `agentscm-${attemptId}`;
+}
+
+export interface ReserveCommandAttemptInput {
+  readonly runId: string;
+  readonly stepId: string;
+  readonly generation: bigint;
+  readonly requestDigest: string;
+  readonly requestJson: Uint8Array;
+  readonly snapshotPath: string;
+  readonly nowMs: number;
+}
+
+/**
+ * Reserve the attempt (issue 4: "reserved in the journal before any container exists").
+ * Returns the existing row instead when (run, step, generation) is already reserved; a
+ * different request under the same identity is COMMAND_ATTEMPT_CONFLICT.
+ */
+export function reserveCommandAttempt(db: SqliteDatabase, input: ReserveCommandAttemptInput): { attempt: CommandAttempt; created: boolean } {
+  const attemptId = commandAttemptId(input.runId, input.stepId, input.generation);
+  return immediate(db, WHAT, () => {
+    const existing = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow | undefined;
+    if (existing !== undefined) {
+      if (existing.request_digest !== input.requestDigest && existing.state === 'running') {
+        throw new AgentscmError('COMMAND_ATTEMPT_CONFLICT', `command attempt ${attemptId} was reserved for a different request`, {
+          hint: `recover it first: agentscm skill-workflow recover ${input.runId} ${input.stepId} --docker PATH --docker-socket PATH`,
+        });
+      }
+      return { attempt: toAttempt(existing), created: false };
+    }
+    db.prepare(
+      `INSERT INTO command_attempts (attempt_id, run_id, step_id, generation, state, phase, request_digest, request_json, container_name, snapshot_path, created_at_ms, updated_at_ms)
+       VALUES (?, ?, ?, ?, 'running', 'reserved', ?, ?, ?, ?, ?, ?)`,
+    ).run(attemptId, input.runId, input.stepId, u64ToSql(input.generation), input.requestDigest, Buffer.from(input.requestJson), commandContainerName(attemptId), input.snapshotPath, input.nowMs, input.nowMs);
+    const row = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow;
+    return { attempt: toAttempt(row), created: true };
+  });
+}
+
+/** Note the container the engine created for a running attempt (custody for recovery). */
+export function noteCommandContainer(db: SqliteDatabase, attemptId: string, containerId: string, nowMs: number): void {
+  immediate(db, WHAT, () => {
+    const result = db
+      .prepare(`UPDATE command_attempts SET container_id = ?, phase = 'container_created', updated_at_ms = ? WHERE attempt_id = ? AND state = 'running'`)
+      .run(containerId, nowMs, attemptId);
+    if (result.changes !== 1) throw new AgentscmError('COMMAND_ATTEMPT_CONFLICT', `command attempt ${attemptId} is no longer running`);
+  });
+}
+
+export interface FinishCommandAttemptInput {
+  readonly state: Exclude<CommandAttemptState, 'running'>;
+  readonly outcome: string;
+  readonly recordJson: Uint8Array;
+  readonly recordDigest: string;
+  readonly summary: string;
+  readonly stdout: Uint8Array;
+  readonly stderr: Uint8Array;
+  readonly nowMs: number;
+}
+
+/**
+ * Finish an attempt with its execution record. Only a running attempt, or an uncertain one
+ * being reconciled by recover (`allowUncertain`), can be finished; output rows are replaced.
+ */
+export function finishCommandAttempt(db: SqliteDatabase, attemptId: string, input: FinishCommandAttemptInput, options: { allowUncertain?: boolean } = {}): CommandAttempt {
+  return immediate(db, WHAT, () => {
+    const row = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow | undefined;
+    if (row === undefined) throw notFound(attemptId);
+    const open = row.state === 'running' || (options.allowUncertain === true && row.state === 'uncertain');
+    if (!open) {
+      throw new AgentscmError('COMMAND_ATTEMPT_CONFLICT', `command attempt ${attemptId} is already ${row.state}`, {
+        hint: `inspect it: agentscm check-command-show ${attemptId}`,
+      });
+    }
+    db.prepare(
+      `UPDATE command_attempts SET state = ?, phase = 'finished', outcome = ?, record_json = ?, record_digest = ?, summary = ?, updated_at_ms = ? WHERE attempt_id = ?`,
+    ).run(input.state, input.outcome, Buffer.from(input.recordJson), input.recordDigest, input.summary, input.nowMs, attemptId);
+    const put = db.prepare('INSERT OR REPLACE INTO command_attempt_outputs (attempt_id, stream, bytes) VALUES (?, ?, ?)');
+    put.run(attemptId, 'stdout', Buffer.from(input.stdout));
+    put.run(attemptId, 'stderr', Buffer.from(input.stderr));
+    return toAttempt(db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow);
+  });
+}
+
+function notFound(attemptId: string): AgentscmError {
+  return new AgentscmError('COMMAND_ATTEMPT_NOT_FOUND', `no command attempt ${attemptId} in the journal`, {
+    hint: 'the attempt ID is shown under the step\'s execution member of `agentscm skill-workflow status RUN_ID --json`',
+  });
+}
+
+/** One attempt with its record (COMMAND_ATTEMPT_NOT_FOUND otherwise). */
+export function getCommandAttempt(db: SqliteDatabase, attemptId: string): CommandAttempt {
+  const row = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow | undefined;
+  if (row === undefined) throw notFound(attemptId);
+  return toAttempt(row);
+}
+
+/** The retained stdout and stderr of a finished attempt (empty when none were kept). */
+export function getCommandAttemptOutput(db: SqliteDatabase, attemptId: string): { stdout: Buffer; stderr: Buffer } {
+  return readSnapshot(db, WHAT, () => {
+    const rows = db.prepare('SELECT stream, bytes FROM command_attempt_outputs WHERE attempt_id = ?').all(attemptId) as { stream: string; bytes: Buffer }[];
+    const pick = (name: string): Buffer => rows.find((r) => r.stream === name)?.bytes ?? Buffer.alloc(0);
+    return { stdout: pick('stdout'), stderr: pick('stderr') };
+  });
+}
+
+/** The newest attempt of a step (highest generation), or null: what status and resume read. */
+export function getCommandAttemptForStep(db: SqliteDatabase, runId: string, stepId: string): CommandAttemptSummary | null {
+  const row = db
+    .prepare('SELECT attempt_id, generation, state, outcome, record_digest FROM command_attempts WHERE run_id = ? AND step_id = ? ORDER BY generation DESC LIMIT 1')
+    .get(runId, stepId) as Pick<AttemptRow, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest'> | undefined;
+  if (row === undefined) return null;
+  return { attempt_id: row.attempt_id, generation: u64FromSql(row.generation), state: row.state, outcome: row.outcome, record_digest: row.record_digest };
+}
+
+/** The full newest attempt of a step, or null. */
+export function findCommandAttemptForStep(db: SqliteDatabase, runId: string, stepId: string): CommandAttempt | null {
+  const row = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE run_id = ? AND step_id = ? ORDER BY generation DESC LIMIT 1`).get(runId, stepId) as AttemptRow | undefined;
+  return row === undefined ? null : toAttempt(row);
+}
+
+/** Attempts of a run that are still running (cancel needs runtime flags only when this is non-empty). */
+export function listRunningCommandAttempts(db: SqliteDatabase, runId: string): CommandAttemptSummary[] {
+  const rows = db
+    .prepare("SELECT attempt_id, generation, state, outcome, record_digest FROM command_attempts WHERE run_id = ? AND state = 'running' ORDER BY step_id, generation")
+    .all(runId) as Pick<AttemptRow, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest'>[];
+  return rows.map((row) => ({ attempt_id: row.attempt_id, generation: u64FromSql(row.generation), state: row.state, outcome: row.outcome, record_digest: row.record_digest }));
+}
