@@ -17,6 +17,15 @@ import { definedDecoders } from './schema.js';
 
 // --- registered decoder modules (one line each, sorted) ---
 import './command-recipe.js';
+import './instruction-entrypoint.js';
+import './named-reference.js';
+import './task.js';
+import './task-attempt.js';
+import './task-capabilities.js';
+import './task-recovery.js';
+import './task-requests.js';
+import './task-result.js';
+import './task-subject.js';
 import './workflow-definition.js';
 // --- end of registered decoder modules ---
 
