@@ -18,6 +18,7 @@ import { definedDecoders } from './schema.js';
 // --- registered decoder modules (one line each, sorted) ---
 import './command-recipe.js';
 import './instruction-entrypoint.js';
+import './key-file.js';
 import './named-reference.js';
 import './task.js';
 import './task-attempt.js';
