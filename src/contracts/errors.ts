@@ -83,6 +83,8 @@ export const ERROR_CODES = {
   WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED: { exit: EXIT.UNAVAILABLE, summary: 'A command step is reachable but no command runtime was configured (--docker and --docker-socket).' },
   WORKFLOW_RUN_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No workflow run with that id exists in the journal.' },
   WORKFLOW_RUN_CONFLICT: { exit: EXIT.CONFLICT, summary: 'The run id is already bound to a different plan.' },
+  WORKFLOW_RUN_TERMINAL: { exit: EXIT.CONFLICT, summary: 'The run already ended (completed, failed or blocked) and cannot be cancelled.' },
+  WORKFLOW_COMMAND_ATTEMPT_UNFINISHED: { exit: EXIT.CONFLICT, summary: 'A command attempt of the run did not finish; it is never run again and must be recovered first.' },
   WORKFLOW_BINDING_CHANGED: { exit: EXIT.CONFLICT, summary: 'The run\'s repository, revision, policy epoch or skill bytes changed; continuation stopped, recorded observations kept.' },
   WORKFLOW_JOURNAL_ACTIVE: { exit: EXIT.CONFLICT, summary: 'Another controller holds the workflow journal lease for this run.' },
   WORKFLOW_JOURNAL_NOT_INITIALIZED: { exit: EXIT.UNAVAILABLE, summary: 'The workflow journal does not exist in --data-dir; nothing was created.' },

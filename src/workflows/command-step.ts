@@ -35,7 +35,21 @@ export interface CommandStepResult {
   readonly summary: string;
 }
 
+/** Cancellation of a step whose durable attempt is still running and has no live controller. */
+export interface CommandStepCancelRequest {
+  readonly dataDir: string;
+  readonly runId: string;
+  readonly stepId: string;
+  readonly signal: AbortSignal;
+}
+
 export interface CommandStepRuntime {
   /** Reserve the durable attempt, run the container, record, clean up. Never re-runs a reserved attempt. */
   run(request: CommandStepRequest): Promise<CommandStepResult>;
+  /**
+   * Optional: stop and clean up the step's running attempt and finalize it (failed or
+   * uncertain), never running it again. `skill-workflow cancel` uses it when present;
+   * without it, cancel refuses while an attempt is running and points to recover.
+   */
+  cancel?(request: CommandStepCancelRequest): Promise<CommandStepResult>;
 }

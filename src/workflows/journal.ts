@@ -1,0 +1,255 @@
+/**
+ * The workflow journal D/skill-workflows/state.sqlite (ARCHITECTURE.md "Storage"): the one
+ * module that opens it and owns the run, step and lease tables. Writers migrate and may create
+ * it; readers open an existing file only, read-only, without migration, and never create it.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Statement } from 'better-sqlite3';
+import { AgentscmError } from '../contracts/errors.js';
+import { immediate, openReadOnly, openWritable, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
+import type { SqliteDatabase } from '../native/sqlite.js';
+import { JOURNAL_MIGRATIONS } from './journal-migrations/index.js';
+
+export const JOURNAL_WHAT = 'the workflow journal';
+
+export interface JournalPaths {
+  /** D/skill-workflows */
+  readonly dir: string;
+  /** D/skill-workflows/state.sqlite */
+  readonly db: string;
+}
+
+export type JournalMode = 'read' | 'write';
+
+export interface Journal {
+  readonly db: SqliteDatabase;
+  readonly mode: JournalMode;
+  readonly paths: JournalPaths;
+  close(): void;
+}
+
+/** Paths of the journal under a data directory. */
+export function journalPaths(dataDir: string): JournalPaths {
+  const dir = join(resolve(dataDir), 'skill-workflows');
+  return { dir, db: join(dir, 'state.sqlite') };
+}
+
+/**
+ * Open the journal. 'read': existing file only, read-only, no migration
+ * (WORKFLOW_JOURNAL_NOT_INITIALIZED when absent). 'write': existing file, migrated.
+ * 'create': as 'write', creating D/skill-workflows (0700) and the file when absent.
+ */
+export function openJournal(dataDir: string, mode: JournalMode | 'create'): Journal {
+  const paths = journalPaths(dataDir);
+  if (mode === 'read') {
+    const db = openReadOnly(paths.db, JOURNAL_MIGRATIONS.length, JOURNAL_WHAT, 'WORKFLOW_JOURNAL_NOT_INITIALIZED');
+    return wrap(db, 'read', paths);
+  }
+  if (!existsSync(paths.db)) {
+    if (mode === 'write') {
+      throw new AgentscmError('WORKFLOW_JOURNAL_NOT_INITIALIZED', `${JOURNAL_WHAT} does not exist in ${resolve(dataDir)}`, {
+        hint: 'start a run first with `agentscm skill-workflow run RUN_ID FILE`, or pass the right --data-dir',
+      });
+    }
+    try {
+      mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw new AgentscmError('IO_ERROR', `cannot create ${paths.dir}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+  return wrap(openWritable(paths.db, JOURNAL_MIGRATIONS, JOURNAL_WHAT), 'write', paths);
+}
+
+function wrap(db: SqliteDatabase, mode: JournalMode, paths: JournalPaths): Journal {
+  let open = true;
+  return {
+    db,
+    mode,
+    paths,
+    close() {
+      if (!open) return;
+      open = false;
+      db.close();
+    },
+  };
+}
+
+const statementCache = new WeakMap<SqliteDatabase, Map<string, Statement>>();
+
+/** A statement prepared once per journal connection. */
+export function journalStatement(journal: Journal, sql: string): Statement {
+  let cache = statementCache.get(journal.db);
+  if (cache === undefined) {
+    cache = new Map();
+    statementCache.set(journal.db, cache);
+  }
+  let statement = cache.get(sql);
+  if (statement === undefined) {
+    statement = journal.db.prepare(sql);
+    cache.set(sql, statement);
+  }
+  return statement;
+}
+
+/** BEGIN IMMEDIATE on the journal; contention is STORE_BUSY (exit 3). */
+export function journalWrite<T>(journal: Journal, fn: () => T): T {
+  if (journal.mode !== 'write') throw new AgentscmError('INTERNAL', 'a journal write needs a journal opened for writing');
+  return immediate(journal.db, JOURNAL_WHAT, fn);
+}
+
+/** One read snapshot of the journal. */
+export function journalRead<T>(journal: Journal, fn: () => T): T {
+  if (journal.db.inTransaction) return fn();
+  return readSnapshot(journal.db, JOURNAL_WHAT, fn);
+}
+
+export type RunState = 'running' | 'completed' | 'completed_with_omissions' | 'failed' | 'blocked' | 'cancelled';
+export type StepState = 'pending' | 'running' | 'succeeded' | 'failed' | 'unavailable' | 'uncertain' | 'skipped';
+export type StepKind = 'source_paths' | 'command' | 'require_capability';
+
+export const TERMINAL_RUN_STATES: readonly RunState[] = ['completed', 'completed_with_omissions', 'failed', 'blocked', 'cancelled'];
+
+export function isTerminalRunState(state: RunState): boolean {
+  return TERMINAL_RUN_STATES.includes(state);
+}
+
+export interface RunRecord {
+  readonly run_id: string;
+  readonly name: string;
+  readonly plan_digest: string;
+  readonly skill_digest: string;
+  readonly definition: Buffer;
+  readonly definition_sha256: string;
+  readonly repository: string;
+  readonly revision: string;
+  readonly policy_epoch: bigint;
+  readonly step_count: number;
+  readonly state: RunState;
+  readonly state_reason: string | null;
+  readonly created_at_ms: number;
+  readonly updated_at_ms: number;
+}
+
+export interface StepRecord {
+  readonly run_id: string;
+  readonly position: number;
+  readonly step_id: string;
+  readonly kind: StepKind;
+  readonly required: boolean;
+  readonly state: StepState;
+  /** Canonical JSON bytes of the step result, or null while nothing is recorded. */
+  readonly result: Buffer | null;
+  readonly result_sha256: string | null;
+  readonly started_at_ms: number | null;
+  readonly finished_at_ms: number | null;
+}
+
+interface RunRow extends Omit<RunRecord, 'policy_epoch'> {
+  readonly policy_epoch: string;
+}
+
+interface StepRow extends Omit<StepRecord, 'required'> {
+  readonly required: number;
+}
+
+/** The run, or null. */
+export function findRun(journal: Journal, runId: string): RunRecord | null {
+  const row = journalStatement(journal, 'SELECT * FROM workflow_runs WHERE run_id = ?').get(runId) as RunRow | undefined;
+  return row === undefined ? null : { ...row, policy_epoch: u64FromSql(row.policy_epoch) };
+}
+
+/** The run (WORKFLOW_RUN_NOT_FOUND otherwise). */
+export function getRun(journal: Journal, runId: string): RunRecord {
+  const run = findRun(journal, runId);
+  if (run === null) {
+    throw new AgentscmError('WORKFLOW_RUN_NOT_FOUND', `no workflow run "${runId}" in ${JOURNAL_WHAT}`, {
+      hint: 'start it with `agentscm skill-workflow run RUN_ID FILE`, or check the run id and --data-dir',
+    });
+  }
+  return run;
+}
+
+/** Every step of the run in execution order. */
+export function listSteps(journal: Journal, runId: string): StepRecord[] {
+  const rows = journalStatement(journal, 'SELECT * FROM workflow_steps WHERE run_id = ? ORDER BY position').all(runId) as StepRow[];
+  return rows.map((row) => ({ ...row, required: row.required === 1 }));
+}
+
+export interface NewRun {
+  readonly run_id: string;
+  readonly name: string;
+  readonly plan_digest: string;
+  readonly skill_digest: string;
+  readonly definition: Uint8Array;
+  readonly definition_sha256: string;
+  readonly repository: string;
+  readonly revision: string;
+  readonly policy_epoch: bigint;
+  readonly steps: readonly { readonly step_id: string; readonly kind: StepKind; readonly required: boolean }[];
+  readonly now_ms: number;
+}
+
+/** Insert a run and its pending steps (caller's write transaction). */
+export function insertRun(journal: Journal, run: NewRun): void {
+  journalStatement(
+    journal,
+    `INSERT INTO workflow_runs (run_id, name, plan_digest, skill_digest, definition, definition_sha256, repository, revision, policy_epoch,
+       step_count, state, state_reason, created_at_ms, updated_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', NULL, ?, ?)`,
+  ).run(
+    run.run_id,
+    run.name,
+    run.plan_digest,
+    run.skill_digest,
+    run.definition,
+    run.definition_sha256,
+    run.repository,
+    run.revision,
+    u64ToSql(run.policy_epoch),
+    run.steps.length,
+    run.now_ms,
+    run.now_ms,
+  );
+  const insertStep = journalStatement(
+    journal,
+    `INSERT INTO workflow_steps (run_id, position, step_id, kind, required, state) VALUES (?, ?, ?, ?, ?, 'pending')`,
+  );
+  run.steps.forEach((step, position) => insertStep.run(run.run_id, position, step.step_id, step.kind, step.required ? 1 : 0));
+}
+
+/** Set the run state (caller's write transaction). */
+export function updateRunState(journal: Journal, runId: string, state: RunState, reason: string | null, nowMs: number): void {
+  journalStatement(journal, 'UPDATE workflow_runs SET state = ?, state_reason = ?, updated_at_ms = ? WHERE run_id = ?').run(state, reason, nowMs, runId);
+}
+
+/** Mark a pending step running (a command step about to be handed to the runtime). */
+export function markStepRunning(journal: Journal, runId: string, stepId: string, nowMs: number): void {
+  const changed = journalStatement(journal, "UPDATE workflow_steps SET state = 'running', started_at_ms = ? WHERE run_id = ? AND step_id = ? AND state = 'pending'").run(
+    nowMs,
+    runId,
+    stepId,
+  ).changes;
+  if (changed !== 1) throw new AgentscmError('WORKFLOW_JOURNAL_INCONSISTENT', `step "${stepId}" of run "${runId}" is no longer pending`);
+}
+
+/** Record a step's final state and canonical result (caller's write transaction). */
+export function recordStepResult(
+  journal: Journal,
+  runId: string,
+  stepId: string,
+  from: readonly StepState[],
+  state: StepState,
+  result: Uint8Array,
+  resultSha256: string,
+  startedAtMs: number,
+  nowMs: number,
+): void {
+  const placeholders = from.map(() => '?').join(', ');
+  const changed = journalStatement(
+    journal,
+    `UPDATE workflow_steps SET state = ?, result = ?, result_sha256 = ?, started_at_ms = coalesce(started_at_ms, ?), finished_at_ms = ?
+     WHERE run_id = ? AND step_id = ? AND state IN (${placeholders})`,
+  ).run(state, result, resultSha256, startedAtMs, nowMs, runId, stepId, ...from).changes;
+  if (changed !== 1) throw new AgentscmError('WORKFLOW_JOURNAL_INCONSISTENT', `step "${stepId}" of run "${runId}" changed while its result was being recorded`);
+}

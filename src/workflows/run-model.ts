@@ -1,0 +1,135 @@
+/**
+ * A retained run as the runner and the status projection see it: the stored definition,
+ * its structural order and the recorded steps, checked against each other on every load
+ * (spec: "Local journal consistency checks bind retained definitions, ordered steps and
+ * observations"), and the run state derived from the step states.
+ */
+import { AgentscmError } from '../contracts/errors.js';
+import type { JsonValue } from '../contracts/json-value.js';
+import { parseStrictJson } from '../contracts/strict-json.js';
+import type { WorkflowDefinition } from '../contracts/workflow-definition.js';
+import { decodeWorkflowDefinition } from '../contracts/workflow-definition.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { getRun, listSteps } from './journal.js';
+import type { Journal, RunRecord, RunState, StepRecord, StepState } from './journal.js';
+import { compileStructure } from './plan.js';
+
+export interface RunModelStep extends StepRecord {
+  readonly needs: readonly string[];
+}
+
+export interface RunModel {
+  readonly run: RunRecord;
+  readonly definition: WorkflowDefinition;
+  /** Execution order. */
+  readonly steps: readonly RunModelStep[];
+}
+
+/** Largest canonical step result the journal reads back (source_paths: 32 observations). */
+const MAX_RESULT_BYTES = 1024 * 1024;
+
+function inconsistent(runId: string, what: string): AgentscmError {
+  return new AgentscmError('WORKFLOW_JOURNAL_INCONSISTENT', `run "${runId}": ${what}`, {
+    hint: 'the retained records do not agree with each other; inspect the journal file, nothing was changed',
+    details: { run_id: runId },
+  });
+}
+
+/** Load a run and check its definition, order and results against each other (read snapshot of the caller). */
+export function loadRunModel(journal: Journal, runId: string): RunModel {
+  const run = getRun(journal, runId);
+  if (sha256Hex(run.definition) !== run.definition_sha256) throw inconsistent(runId, 'the stored definition does not match its SHA-256');
+  let definition: WorkflowDefinition;
+  try {
+    definition = decodeWorkflowDefinition(run.definition);
+  } catch (error) {
+    throw inconsistent(runId, `the stored definition no longer decodes: ${(error as Error).message}`);
+  }
+  if (
+    definition.name !== run.name ||
+    definition.source.repository !== run.repository ||
+    definition.source.revision !== run.revision ||
+    definition.source.policy_epoch !== run.policy_epoch
+  ) {
+    throw inconsistent(runId, 'the run row does not match its stored definition');
+  }
+  const structure = compileStructure(definition);
+  const records = listSteps(journal, runId);
+  if (records.length !== structure.order.length || records.length !== run.step_count) throw inconsistent(runId, 'the number of recorded steps does not match the definition');
+  const steps = records.map((record, position): RunModelStep => {
+    const declared = definition.steps[structure.order[position] ?? -1];
+    if (declared === undefined || record.position !== position || record.step_id !== declared.id || record.kind !== declared.action.kind || record.required !== declared.required) {
+      throw inconsistent(runId, `step at position ${position} does not match the stored definition's order`);
+    }
+    const hasResult = record.result !== null;
+    if (hasResult !== (record.result_sha256 !== null)) throw inconsistent(runId, `step "${record.step_id}" has a result without its digest`);
+    if (record.result !== null && sha256Hex(record.result) !== record.result_sha256) throw inconsistent(runId, `the result of step "${record.step_id}" does not match its SHA-256`);
+    const open = record.state === 'pending' || record.state === 'running';
+    if (open === hasResult) throw inconsistent(runId, `step "${record.step_id}" is ${record.state} but ${hasResult ? 'has' : 'has no'} recorded result`);
+    return { ...record, needs: declared.needs };
+  });
+  return { run, definition, steps };
+}
+
+/** The recorded result of a step as a JSON value, or null. */
+export function stepResultValue(step: StepRecord): JsonValue {
+  if (step.result === null) return null;
+  return parseStrictJson(step.result, { maxBytes: MAX_RESULT_BYTES });
+}
+
+type Class = 'ok' | 'failed' | 'blocked' | 'open';
+
+function classOf(state: StepState): Class {
+  switch (state) {
+    case 'succeeded':
+      return 'ok';
+    case 'failed':
+      return 'failed';
+    case 'unavailable':
+    case 'uncertain':
+      return 'blocked';
+    case 'pending':
+    case 'running':
+      return 'open';
+    case 'skipped':
+      return 'blocked';
+  }
+}
+
+export interface DerivedState {
+  readonly state: RunState;
+  readonly reason: string | null;
+}
+
+/**
+ * The run state implied by the step states (docs/skill-workflows.md "Run states"): a failed
+ * required step — or a required step skipped because a dependency failed — fails the run; an
+ * unavailable, uncertain or otherwise unreachable required step blocks it; with required work
+ * all succeeded, any optional step that did not succeed makes it completed_with_omissions.
+ * A cancelled run stays cancelled.
+ */
+export function deriveRunState(current: RunState, steps: readonly { readonly step_id: string; readonly required: boolean; readonly state: StepState; readonly needs: readonly string[] }[]): DerivedState {
+  if (current === 'cancelled') return { state: 'cancelled', reason: null };
+  const classes = new Map<string, Class>();
+  let failed: string | null = null;
+  let blocked: string | null = null;
+  let open = false;
+  let omissions = 0;
+  for (const step of steps) {
+    let cls = classOf(step.state);
+    if (step.state === 'skipped') {
+      cls = step.needs.some((need) => classes.get(need) === 'failed') ? 'failed' : 'blocked';
+    }
+    classes.set(step.step_id, cls);
+    if (cls === 'open') open = true;
+    else if (cls !== 'ok' && step.required) {
+      const text = step.state === 'skipped' ? `required step "${step.step_id}" could not run (a dependency did not succeed)` : `required step "${step.step_id}" is ${step.state}`;
+      if (cls === 'failed') failed ??= text;
+      else blocked ??= text;
+    } else if (cls !== 'ok') omissions++;
+  }
+  if (failed !== null) return { state: 'failed', reason: failed };
+  if (blocked !== null) return { state: 'blocked', reason: blocked };
+  if (open) return { state: 'running', reason: null };
+  return omissions === 0 ? { state: 'completed', reason: null } : { state: 'completed_with_omissions', reason: `${omissions} optional step(s) did not succeed` };
+}

@@ -1,0 +1,527 @@
+/**
+ * The workflow runner (spec "Local CLI"): start or reopen a run by its idempotency key,
+ * advance it by a bounded number of steps under the journal lease, persist each completed step
+ * in its own transaction before the next starts, revalidate the stored binding before any new
+ * work, and never re-run a recorded step or a reserved command attempt.
+ */
+import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
+import type { JsonObject } from '../contracts/json-value.js';
+import { decodeWorkflowDefinition, encodeWorkflowDefinition, WORKFLOW_LIMITS } from '../contracts/workflow-definition.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { checkGenericId } from '../native/checks.js';
+import { currentPolicyEpoch } from '../native/policy.js';
+import { openAuthority, readTransaction } from '../native/store.js';
+import type { Authority } from '../native/store.js';
+import { getCommandAttemptForStep } from './command-attempts.js';
+import type { CommandAttemptSummary } from './command-attempts.js';
+import type { CommandStepResult, CommandStepRuntime } from './command-step.js';
+import { findRun, getRun, insertRun, isTerminalRunState, journalPaths, journalRead, journalWrite, markStepRunning, openJournal, recordStepResult, updateRunState } from './journal.js';
+import type { Journal, RunRecord, StepState } from './journal.js';
+import { acquireRunLease, LEASE_TTL_MS, newLeaseHolder, releaseRunLease, renewRunLease } from './lease.js';
+import type { LeaseHolder } from './lease.js';
+import { compileWorkflow } from './plan.js';
+import type { CompiledPlan, PlanCommandAction, PlanStep } from './plan.js';
+import { assessCapability } from './require-capability.js';
+import { deriveRunState, loadRunModel } from './run-model.js';
+import type { RunModel, RunModelStep } from './run-model.js';
+import { checkSourcePaths } from './source-paths.js';
+import { projectRun } from './status.js';
+import type { RunView } from './status.js';
+
+export interface RunnerContext {
+  readonly dataDir: string;
+  /** The command collector runtime; without it a reachable command step is refused. */
+  readonly runtime?: CommandStepRuntime;
+  /** SIGINT/SIGTERM: no new step starts, and a running command is asked to stop. */
+  readonly signal?: AbortSignal;
+  readonly now?: () => number;
+}
+
+/** Why an advance stopped without finishing the run. */
+export interface AdvanceWaiting {
+  readonly step: string;
+  readonly reason: 'command_attempt_unfinished' | 'interrupted';
+  readonly attempt_id: string | null;
+  readonly message: string;
+}
+
+export interface AdvanceReport extends RunView {
+  /** Steps executed by this call (skips and reconciliations are not counted). */
+  readonly executed: number;
+  readonly waiting: AdvanceWaiting | null;
+}
+
+/** Test hook (docs/skill-workflows.md "Test hooks"): pause before or after a step commit. */
+const PAUSE_ENV = 'AGENTSCM_WORKFLOW_TEST_PAUSE';
+
+async function testPause(where: 'before-commit' | 'after-commit', stepId: string): Promise<void> {
+  const wanted = process.env[PAUSE_ENV];
+  if (wanted === undefined || wanted !== `${where}:${stepId}`) return;
+  process.stderr.write(`agentscm-test-pause ${where} ${stepId}\n`);
+  await sleep(600_000);
+}
+
+function checkBudget(budget: number, minimum: number): void {
+  if (!Number.isSafeInteger(budget) || budget < minimum || budget > WORKFLOW_LIMITS.maxBudget) {
+    throw new AgentscmError('USAGE', `the step budget must be an integer from ${minimum} to ${WORKFLOW_LIMITS.maxBudget}, got ${String(budget)}`, {
+      hint: `pass --max-steps between ${Math.max(minimum, 1)} and ${WORKFLOW_LIMITS.maxBudget}`,
+    });
+  }
+}
+
+function bindingChanged(runId: string, cause: AgentscmError): AgentscmError {
+  return new AgentscmError('WORKFLOW_BINDING_CHANGED', `run "${runId}" cannot continue: its binding changed — [${cause.code}] ${cause.message}`, {
+    hint: 'recorded observations are kept; start a new run with a definition bound to the current revision and policy epoch',
+    details: { run_id: runId, cause_code: cause.code },
+    cause,
+  });
+}
+
+/**
+ * Recompile the stored definition against the current authority and require the same plan
+ * (spec: resume "revalidates the stored definition, native repository, revision, current
+ * policy epoch and packaged skill bytes").
+ */
+export function revalidateRun(auth: Authority, run: RunRecord): CompiledPlan {
+  let plan: CompiledPlan;
+  try {
+    plan = compileWorkflow(auth, decodeWorkflowDefinition(run.definition));
+  } catch (error) {
+    if (isAgentscmError(error) && error.code !== 'STORE_BUSY' && error.code !== 'IO_ERROR' && error.code !== 'INTERNAL') throw bindingChanged(run.run_id, error);
+    throw error;
+  }
+  if (plan.digest !== run.plan_digest) {
+    throw bindingChanged(run.run_id, new AgentscmError('WORKFLOW_BINDING_CHANGED', `the plan compiles to ${plan.digest}, not the retained ${run.plan_digest}`));
+  }
+  return plan;
+}
+
+/** What a journal commit needs: the run, its lease holder and the clock. */
+interface JournalSession {
+  readonly journal: Journal;
+  readonly runId: string;
+  readonly holder: LeaseHolder;
+  readonly now: () => number;
+}
+
+interface Session extends JournalSession {
+  readonly ctx: RunnerContext;
+  readonly auth: Authority;
+}
+
+function stepResultBytes(result: JsonObject): { bytes: Uint8Array; sha256: string } {
+  const bytes = encodeCanonical(result);
+  return { bytes, sha256: sha256Hex(bytes) };
+}
+
+/** Re-derive and store the run state (caller's write transaction). */
+function storeDerivedState(session: JournalSession): void {
+  const model = loadRunModel(session.journal, session.runId);
+  const derived = deriveRunState(model.run.state, model.steps);
+  if (derived.state !== model.run.state || derived.reason !== model.run.state_reason) {
+    updateRunState(session.journal, session.runId, derived.state, derived.reason, session.now());
+  }
+}
+
+/**
+ * Record a step result in one transaction that also checks the lease and the run state and
+ * re-derives the run state. Returns false (nothing written) when the run stopped running.
+ */
+function commitStep(session: JournalSession, stepId: string, from: readonly StepState[], state: StepState, result: JsonObject, startedAtMs: number, recordEvenIfStopped: boolean): boolean {
+  const { bytes, sha256 } = stepResultBytes(result);
+  return journalWrite(session.journal, () => {
+    renewRunLease(session.journal, session.runId, session.holder, session.now());
+    const run = getRun(session.journal, session.runId);
+    if (run.state !== 'running' && !recordEvenIfStopped) return false;
+    recordStepResult(session.journal, session.runId, stepId, from, state, bytes, sha256, startedAtMs, session.now());
+    storeDerivedState(session);
+    return true;
+  });
+}
+
+function commandResultJson(result: Pick<CommandStepResult, 'attemptId' | 'generation' | 'state' | 'outcome' | 'recordDigest' | 'summary'>): JsonObject {
+  return {
+    attempt_id: result.attemptId,
+    generation: result.generation,
+    state: result.state,
+    outcome: result.outcome,
+    record_digest: result.recordDigest,
+    summary: result.summary,
+  };
+}
+
+function attemptToResult(attempt: CommandAttemptSummary): JsonObject {
+  return {
+    attempt_id: attempt.attempt_id,
+    generation: attempt.generation,
+    state: attempt.state,
+    outcome: attempt.outcome ?? 'unknown',
+    record_digest: attempt.record_digest,
+    summary: `recorded from the retained command attempt ${attempt.attempt_id}`,
+  };
+}
+
+/**
+ * Record every running command step whose durable attempt has finished, from its retained
+ * result and without running anything (spec: "Recovery can finalize already-recorded terminal
+ * steps after a policy change without rerunning source checks").
+ */
+function reconcileFinishedAttempts(session: Session, model: RunModel): void {
+  for (const step of model.steps) {
+    if (step.kind !== 'command' || step.state !== 'running') continue;
+    const attempt = getCommandAttemptForStep(session.journal.db, session.runId, step.step_id);
+    if (attempt === null || attempt.state === 'running') continue;
+    commitStep(session, step.step_id, ['running'], attempt.state, attemptToResult(attempt), step.started_at_ms ?? session.now(), true);
+  }
+}
+
+/** True when a non-terminal command step can still be reached (no dependency ended badly). */
+function commandStepReachable(model: RunModel): boolean {
+  const dead = new Set<string>();
+  for (const step of model.steps) {
+    const open = step.state === 'pending' || step.state === 'running';
+    if (!open) {
+      if (step.state !== 'succeeded') dead.add(step.step_id);
+      continue;
+    }
+    if (step.needs.some((need) => dead.has(need))) {
+      dead.add(step.step_id);
+      continue;
+    }
+    if (step.kind === 'command') return true;
+  }
+  return false;
+}
+
+async function executeSourcePaths(session: Session, run: RunRecord, step: PlanStep & { action: { kind: 'source_paths' } }): Promise<void> {
+  const startedAt = session.now();
+  const result = readTransaction(session.auth, () => {
+    const epoch = currentPolicyEpoch(session.auth, run.repository);
+    if (epoch !== run.policy_epoch) {
+      throw bindingChanged(run.run_id, new AgentscmError('WORKFLOW_POLICY_STALE', `repository ${run.repository} moved to policy epoch ${epoch}; the run is bound to ${run.policy_epoch}`));
+    }
+    return checkSourcePaths(session.auth, run.repository, run.revision, step.action.expectations);
+  });
+  const json: JsonObject = {
+    reason: result.reason,
+    bytes_read: result.bytes_read,
+    observations: result.observations.map((o) => ({ path: o.path, expected_sha256: o.expected_sha256, actual_sha256: o.actual_sha256, size: o.size, outcome: o.outcome })),
+  };
+  await testPause('before-commit', step.id);
+  commitStep(session, step.id, ['pending'], result.state, json, startedAt, false);
+  await testPause('after-commit', step.id);
+}
+
+async function executeRequireCapability(session: Session, step: PlanStep & { action: { kind: 'require_capability' } }): Promise<void> {
+  const startedAt = session.now();
+  const observation = assessCapability(step.action.capability);
+  const json: JsonObject = {
+    capability: observation.capability,
+    available: observation.available,
+    reason: observation.available ? null : `capability "${observation.capability}" is not available in this profile`,
+  };
+  await testPause('before-commit', step.id);
+  commitStep(session, step.id, ['pending'], observation.available ? 'succeeded' : 'unavailable', json, startedAt, false);
+  await testPause('after-commit', step.id);
+}
+
+async function executeCommand(session: Session, run: RunRecord, step: PlanStep & { action: PlanCommandAction }, recorded: RunModelStep): Promise<void> {
+  const runtime = session.ctx.runtime;
+  if (runtime === undefined) throw runtimeNotConfigured(step.id);
+  let startedAt = recorded.started_at_ms ?? session.now();
+  if (recorded.state === 'pending') {
+    startedAt = session.now();
+    const marked = journalWrite(session.journal, () => {
+      renewRunLease(session.journal, session.runId, session.holder, session.now());
+      if (getRun(session.journal, session.runId).state !== 'running') return false;
+      markStepRunning(session.journal, session.runId, step.id, startedAt);
+      return true;
+    });
+    if (!marked) return;
+  }
+  const controller = new AbortController();
+  const outer = session.ctx.signal;
+  const onAbort = (): void => controller.abort(outer?.reason);
+  if (outer?.aborted === true) controller.abort(outer.reason);
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  // Keep the lease while the container runs; a lost lease asks the collector to stop.
+  const renew = setInterval(() => {
+    try {
+      journalWrite(session.journal, () => renewRunLease(session.journal, session.runId, session.holder, session.now()));
+    } catch (error) {
+      controller.abort(error);
+    }
+  }, Math.floor(LEASE_TTL_MS / 3));
+  let result: CommandStepResult;
+  try {
+    result = await runtime.run({
+      dataDir: session.ctx.dataDir,
+      runId: session.runId,
+      stepId: step.id,
+      repository: run.repository,
+      revision: run.revision,
+      policyEpoch: run.policy_epoch,
+      runner: step.action.runner,
+      recipePath: step.action.recipe_path,
+      recipeDigest: step.action.recipe_sha256,
+      change: { repository: step.action.change.repository, id: step.action.change.id },
+      changeVersion: step.action.change_version,
+      contextDigest: step.action.context_digest,
+      signal: controller.signal,
+    });
+  } finally {
+    clearInterval(renew);
+    outer?.removeEventListener('abort', onAbort);
+  }
+  await testPause('before-commit', step.id);
+  // The command ran: its result is recorded even if the run was cancelled meanwhile.
+  commitStep(session, step.id, ['running'], result.state, commandResultJson(result), startedAt, true);
+  await testPause('after-commit', step.id);
+}
+
+function runtimeNotConfigured(stepId: string): AgentscmError {
+  return new AgentscmError('WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED', `command runtime not configured: step "${stepId}" is a command step and no container runtime was given`, {
+    hint: 'pass both --docker PATH and --docker-socket PATH; nothing was recorded as run for this step',
+    details: { step: stepId },
+  });
+}
+
+function markSkipped(session: Session, step: RunModelStep, failedNeed: RunModelStep): void {
+  const json: JsonObject = { reason: `dependency "${failedNeed.step_id}" is ${failedNeed.state}`, dependency: failedNeed.step_id, dependency_state: failedNeed.state };
+  commitStep(session, step.step_id, ['pending'], 'skipped', json, session.now(), false);
+}
+
+/** The locked part of every advance: reconcile, revalidate, then execute up to `budget` steps. */
+async function advanceLocked(session: Session, budget: number, validated: CompiledPlan | null): Promise<{ executed: number; waiting: AdvanceWaiting | null }> {
+  let model = journalRead(session.journal, () => loadRunModel(session.journal, session.runId));
+  reconcileFinishedAttempts(session, model);
+  journalWrite(session.journal, () => storeDerivedState(session));
+  model = journalRead(session.journal, () => loadRunModel(session.journal, session.runId));
+  if (isTerminalRunState(model.run.state) || budget === 0) return { executed: 0, waiting: null };
+  const plan = validated ?? revalidateRun(session.auth, model.run);
+  if (session.ctx.runtime === undefined && commandStepReachable(model)) {
+    const first = model.steps.find((s) => s.kind === 'command' && (s.state === 'pending' || s.state === 'running'));
+    throw runtimeNotConfigured(first?.step_id ?? 'command');
+  }
+  const byId = new Map(plan.steps.map((step) => [step.id, step]));
+  let executed = 0;
+  for (;;) {
+    if (session.ctx.signal?.aborted === true) {
+      const next = model.steps.find((s) => s.state === 'pending' || s.state === 'running');
+      return { executed, waiting: { step: next?.step_id ?? '', reason: 'interrupted', attempt_id: null, message: 'interrupted by a signal; resume the run to continue' } };
+    }
+    model = journalRead(session.journal, () => loadRunModel(session.journal, session.runId));
+    if (model.run.state !== 'running') return { executed, waiting: null };
+    const next = model.steps.find((s) => s.state === 'pending' || s.state === 'running');
+    if (next === undefined) return { executed, waiting: null };
+    const planned = byId.get(next.step_id);
+    if (planned === undefined) throw new AgentscmError('WORKFLOW_JOURNAL_INCONSISTENT', `step "${next.step_id}" is not in the compiled plan`);
+    if (next.state === 'running') {
+      const attempt = getCommandAttemptForStep(session.journal.db, session.runId, next.step_id);
+      if (attempt !== null && attempt.state === 'running') {
+        return {
+          executed,
+          waiting: {
+            step: next.step_id,
+            reason: 'command_attempt_unfinished',
+            attempt_id: attempt.attempt_id,
+            message: `command attempt ${attempt.attempt_id} of step "${next.step_id}" did not finish; it is not run again — use \`agentscm skill-workflow recover ${session.runId} ${next.step_id} --docker PATH --docker-socket PATH\``,
+          },
+        };
+      }
+      if (attempt !== null) {
+        commitStep(session, next.step_id, ['running'], attempt.state, attemptToResult(attempt), next.started_at_ms ?? session.now(), true);
+        continue;
+      }
+    }
+    const steps = new Map(model.steps.map((s) => [s.step_id, s]));
+    const unmet = next.needs.map((need) => steps.get(need)).find((dep) => dep !== undefined && dep.state !== 'succeeded');
+    if (unmet !== undefined) {
+      if (unmet.state === 'pending' || unmet.state === 'running') throw new AgentscmError('INTERNAL', `step "${next.step_id}" is ordered before its dependency "${unmet.step_id}"`);
+      markSkipped(session, next, unmet);
+      continue;
+    }
+    if (executed >= budget) return { executed, waiting: null };
+    const action = planned.action;
+    if (action.kind === 'source_paths') await executeSourcePaths(session, model.run, { ...planned, action });
+    else if (action.kind === 'require_capability') await executeRequireCapability(session, { ...planned, action });
+    else await executeCommand(session, model.run, { ...planned, action }, next);
+    executed++;
+  }
+}
+
+function withLease<T>(journal: Journal, runId: string, holder: LeaseHolder, body: () => Promise<T>): Promise<T> {
+  return (async () => {
+    try {
+      return await body();
+    } finally {
+      try {
+        journalWrite(journal, () => releaseRunLease(journal, runId, holder));
+      } catch {
+        // The lease expires on its own; a failed release must not hide the real outcome.
+      }
+    }
+  })();
+}
+
+function report(session: Pick<Session, 'journal' | 'runId'>, outcome: { executed: number; waiting: AdvanceWaiting | null }, auth: Authority | null): AdvanceReport {
+  const view = journalRead(session.journal, () => projectRun(session.journal, session.runId, auth));
+  return { ...view, executed: outcome.executed, waiting: outcome.waiting };
+}
+
+/**
+ * `skill-workflow run RUN_ID FILE`: start the run, or reopen it when the run ID already holds
+ * the same plan (a different plan is WORKFLOW_RUN_CONFLICT), then advance it by `budget` steps.
+ */
+export async function runWorkflow(ctx: RunnerContext, runId: string, definitionBytes: Uint8Array, budget: number): Promise<AdvanceReport> {
+  checkGenericId(runId, 'run ID');
+  checkBudget(budget, WORKFLOW_LIMITS.minBudget);
+  const now = ctx.now ?? Date.now;
+  const definition = decodeWorkflowDefinition(definitionBytes);
+  const canonical = encodeWorkflowDefinition(definition);
+  const auth = openAuthority(ctx.dataDir, { mode: 'read' });
+  let journal: Journal | null = null;
+  try {
+    const exists = existsSync(journalPaths(ctx.dataDir).db);
+    if (exists) journal = openJournal(ctx.dataDir, 'write');
+    const existing = journal === null ? null : journalRead(journal, () => findRun(journal as Journal, runId));
+    let plan: CompiledPlan | null = null;
+    if (existing === null || !Buffer.from(canonical).equals(existing.definition)) {
+      plan = compileWorkflow(auth, definition);
+      if (existing !== null && plan.digest !== existing.plan_digest) throw runConflict(runId, existing.plan_digest, plan.digest);
+    }
+    journal ??= openJournal(ctx.dataDir, 'create');
+    const open = journal;
+    const holder = newLeaseHolder();
+    journalWrite(open, () => {
+      const again = findRun(open, runId);
+      if (again === null) {
+        if (plan === null) throw new AgentscmError('INTERNAL', 'a new run needs its compiled plan');
+        insertRun(open, {
+          run_id: runId,
+          name: plan.name,
+          plan_digest: plan.digest,
+          skill_digest: plan.skill.digest,
+          definition: plan.definitionBytes,
+          definition_sha256: sha256Hex(plan.definitionBytes),
+          repository: plan.source.repository,
+          revision: plan.source.revision,
+          policy_epoch: plan.source.policy_epoch,
+          steps: plan.steps.map((step) => ({ step_id: step.id, kind: step.action.kind, required: step.required })),
+          now_ms: now(),
+        });
+      } else if (plan !== null && again.plan_digest !== plan.digest) {
+        throw runConflict(runId, again.plan_digest, plan.digest);
+      }
+      acquireRunLease(open, runId, holder, 'run', now());
+    });
+    const session: Session = { ctx, journal: open, auth, runId, holder, now };
+    const outcome = await withLease(open, runId, holder, () => advanceLocked(session, budget, plan));
+    return report(session, outcome, auth);
+  } finally {
+    journal?.close();
+    auth.close();
+  }
+}
+
+function runConflict(runId: string, retained: string, offered: string): AgentscmError {
+  return new AgentscmError('WORKFLOW_RUN_CONFLICT', `run "${runId}" is bound to plan ${retained}; this definition compiles to plan ${offered}`, {
+    hint: 'use a new run ID for a different workflow, or the original definition to reopen this run',
+    details: { run_id: runId, retained_plan: retained, offered_plan: offered },
+  });
+}
+
+/**
+ * Library advance (spec: "advance(..., 0) execute[s] no new steps, but may reconcile an
+ * already recorded all-terminal run outcome"); budget 0..32. The journal must exist.
+ */
+export async function advance(ctx: RunnerContext, runId: string, budget: number): Promise<AdvanceReport> {
+  checkGenericId(runId, 'run ID');
+  checkBudget(budget, 0);
+  const now = ctx.now ?? Date.now;
+  const journal = openJournal(ctx.dataDir, 'write');
+  let auth: Authority | null = null;
+  try {
+    journalRead(journal, () => getRun(journal, runId));
+    auth = openAuthority(ctx.dataDir, { mode: 'read' });
+    const holder = newLeaseHolder();
+    journalWrite(journal, () => acquireRunLease(journal, runId, holder, budget === 0 ? 'reconcile' : 'resume', now()));
+    const session: Session = { ctx, journal, auth, runId, holder, now };
+    const outcome = await withLease(journal, runId, holder, () => advanceLocked(session, budget, null));
+    return report(session, outcome, auth);
+  } finally {
+    journal.close();
+    auth?.close();
+  }
+}
+
+/** `skill-workflow resume RUN_ID --max-steps N` (budget 1..32). */
+export async function resumeWorkflow(ctx: RunnerContext, runId: string, budget: number): Promise<AdvanceReport> {
+  checkBudget(budget, WORKFLOW_LIMITS.minBudget);
+  return advance(ctx, runId, budget);
+}
+
+export interface CancelReport extends RunView {
+  /** False when the run was already cancelled (cancel is idempotent). */
+  readonly cancelled_now: boolean;
+}
+
+/**
+ * `skill-workflow cancel RUN_ID`: terminal, recorded observations intact (spec "Local CLI").
+ * A controller between steps sees the cancellation at its next commit and stops; a command
+ * attempt that is still running needs the runtime's cancel (or recover) first.
+ */
+export async function cancelWorkflow(ctx: RunnerContext, runId: string): Promise<CancelReport> {
+  checkGenericId(runId, 'run ID');
+  const now = ctx.now ?? Date.now;
+  const journal = openJournal(ctx.dataDir, 'write');
+  try {
+    const model = journalRead(journal, () => loadRunModel(journal, runId));
+    if (model.run.state === 'cancelled') return { ...journalRead(journal, () => projectRun(journal, runId, null)), cancelled_now: false };
+    if (isTerminalRunState(model.run.state)) throw runTerminal(runId, model.run.state);
+    const unfinished = model.steps.filter((step) => step.kind === 'command' && step.state === 'running' && getCommandAttemptForStep(journal.db, runId, step.step_id)?.state === 'running');
+    if (unfinished.length > 0) {
+      const holder = newLeaseHolder();
+      // Taking the lease fails with WORKFLOW_JOURNAL_ACTIVE while a live controller runs the command.
+      journalWrite(journal, () => acquireRunLease(journal, runId, holder, 'cancel', now()));
+      await withLease(journal, runId, holder, async () => {
+        const cancel = ctx.runtime?.cancel?.bind(ctx.runtime);
+        const first = unfinished[0] as RunModelStep;
+        if (cancel === undefined) {
+          throw new AgentscmError('WORKFLOW_COMMAND_ATTEMPT_UNFINISHED', `run "${runId}" has an unfinished command attempt in step "${first.step_id}"; it is not run again and cancel cannot stop it without the runtime`, {
+            hint: `pass --docker PATH --docker-socket PATH, or run \`agentscm skill-workflow recover ${runId} ${first.step_id} --docker PATH --docker-socket PATH\` first`,
+            details: { run_id: runId, step: first.step_id },
+          });
+        }
+        const session: JournalSession = { journal, runId, holder, now };
+        for (const step of unfinished) {
+          const result = await cancel({ dataDir: ctx.dataDir, runId, stepId: step.step_id, signal: ctx.signal ?? new AbortController().signal });
+          commitStep(session, step.step_id, ['running'], result.state, commandResultJson(result), step.started_at_ms ?? now(), true);
+        }
+        journalWrite(journal, () => cancelRunRow(journal, runId, now()));
+      });
+    } else {
+      journalWrite(journal, () => cancelRunRow(journal, runId, now()));
+    }
+    return { ...journalRead(journal, () => projectRun(journal, runId, null)), cancelled_now: true };
+  } finally {
+    journal.close();
+  }
+}
+
+function runTerminal(runId: string, state: string): AgentscmError {
+  return new AgentscmError('WORKFLOW_RUN_TERMINAL', `run "${runId}" already ended as ${state}; cancellation applies only to a running run`, {
+    hint: 'inspect it with `agentscm skill-workflow status RUN_ID`',
+    details: { run_id: runId, state },
+  });
+}
+
+function cancelRunRow(journal: Journal, runId: string, nowMs: number): void {
+  const run = getRun(journal, runId);
+  if (run.state === 'cancelled') return;
+  if (isTerminalRunState(run.state)) throw runTerminal(runId, run.state);
+  updateRunState(journal, runId, 'cancelled', 'cancelled by the operator', nowMs);
+}
