@@ -11,6 +11,8 @@ import { U64_MAX } from './json-value.js';
 
 /** Default nesting limit (arrays + objects); the top-level container is depth 1. */
 export const DEFAULT_MAX_DEPTH = 64;
+/** The parser recurses once per level; this ceiling keeps it far from the stack limit. */
+const MAX_DEPTH_CEILING = 1000;
 
 export interface StrictJsonOptions {
   /** Largest accepted input in bytes; checked before anything else is looked at. */
@@ -66,6 +68,9 @@ export function parseStrictJson(bytes: Uint8Array, options: StrictJsonOptions): 
     });
   }
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  if (!Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_DEPTH_CEILING) {
+    throw new AgentscmError('INTERNAL', `parseStrictJson needs a maxDepth from 1 to ${MAX_DEPTH_CEILING}, got ${String(maxDepth)}`);
+  }
   return new Parser(text, maxDepth).parseDocument();
 }
 

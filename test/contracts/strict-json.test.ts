@@ -42,6 +42,7 @@ const REFUSALS: readonly { name: string; input: string | readonly number[]; code
   { name: 'duplicate key at depth 3', input: '{"x":[{"y":{"k":1,"j":2,"k":1}}]}', code: 'JSON_DUPLICATE_KEY', pointer: '/x/0/y/k' },
   { name: 'duplicate key spelled with an escape', input: '{"a":1,"\\u0061":2}', code: 'JSON_DUPLICATE_KEY', pointer: '/a' },
   { name: 'duplicate __proto__ key', input: '{"__proto__":1,"__proto__":2}', code: 'JSON_DUPLICATE_KEY' },
+  { name: 'duplicate key that shadows Object.prototype', input: '{"constructor":1,"toString":2,"constructor":3}', code: 'JSON_DUPLICATE_KEY', pointer: '/constructor' },
   { name: 'negative number', input: '-1', code: 'JSON_NUMBER_INVALID' },
   { name: 'negative zero', input: '[-0]', code: 'JSON_NUMBER_INVALID', pointer: '/0' },
   { name: 'fraction', input: '1.0', code: 'JSON_NUMBER_INVALID' },
@@ -159,6 +160,16 @@ test('messages name the JSON pointer of the offending value', () => {
   assert.ok(error.hint !== undefined && error.hint.length > 0);
 });
 
-test('a non-integer maxBytes is a programming error, not an input error', () => {
-  assert.throws(() => parseStrictJson(bytesOf('1'), { maxBytes: Number.NaN }), (e: unknown) => e instanceof AgentscmError && e.code === 'INTERNAL');
+test('a non-integer maxBytes or an out-of-range maxDepth is a programming error, not an input error', () => {
+  const internal = (e: unknown): boolean => e instanceof AgentscmError && e.code === 'INTERNAL';
+  assert.throws(() => parseStrictJson(bytesOf('1'), { maxBytes: Number.NaN }), internal);
+  assert.throws(() => parseStrictJson(bytesOf('1'), { maxBytes: -1 }), internal);
+  assert.throws(() => parseStrictJson(bytesOf('1'), { maxBytes: 10, maxDepth: 0 }), internal);
+  assert.throws(() => parseStrictJson(bytesOf('1'), { maxBytes: 10, maxDepth: 1001 }), internal);
+});
+
+test('keys named like Object.prototype members are ordinary own fields', () => {
+  const value = parseStrictJson(bytesOf('{"constructor":1,"toString":"x","hasOwnProperty":null}'), { maxBytes: LIMIT });
+  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value));
+  assert.deepEqual(Object.entries(value), [['constructor', 1], ['toString', 'x'], ['hasOwnProperty', null]]);
 });
