@@ -7,6 +7,7 @@
  */
 import { sha256Hex } from '../crypto/sha256.js';
 import { AgentscmError } from './errors.js';
+import { relativePathProblem } from './paths.js';
 import { defineDecoder } from './schema.js';
 
 export const COMMAND_RECIPE_VERSION = 1;
@@ -138,9 +139,9 @@ export const COMMAND_RECIPE_DECODER = RECIPE_DECODER;
  */
 function checkWorkdir(workdir: string): void {
   if (workdir === '.') return;
-  const bad = /[^\x20-\x7e]|[\\:]/.test(workdir) || workdir.startsWith('/') || workdir.split('/').some((part) => part === '' || part === '.' || part === '..');
-  if (bad) {
-    throw new AgentscmError('PATH_INVALID', `recipe workdir ${JSON.stringify(workdir)} is not "." or a canonical relative path`, {
+  const problem = relativePathProblem(workdir);
+  if (problem !== undefined) {
+    throw new AgentscmError('PATH_INVALID', `recipe workdir ${JSON.stringify(workdir.slice(0, 80))} is not "." or a canonical relative path: ${problem}`, {
       hint: 'write the working directory relative to the revision root, e.g. "." or "packages/app"',
       details: { pointer: '/workdir' },
     });

@@ -1,0 +1,174 @@
+/**
+ * command/v1 review contexts in the authority (spec "Source-bound skill workflows": a command
+ * step needs "a real, existing, current Change and command/v1 ReviewContext that bind the same
+ * revision, policy epoch, recipe, toolchain and environment"). A context is created from the
+ * Change's current version, the repository's current policy epoch and the recipe bytes at a
+ * native source path of that version's revision; it is immutable and keyed by its digest.
+ */
+import { commandRecipeDigest, decodeCommandRecipe, RECIPE_LIMITS } from '../contracts/command-recipe.js';
+import { AgentscmError } from '../contracts/errors.js';
+import { validateRelativePath } from '../contracts/paths.js';
+import { buildReviewContext, decodeReviewContext, encodeReviewContext, reviewContextDigest, reviewContextJson } from '../contracts/review-context.js';
+import type { JsonObject } from '../contracts/json-value.js';
+import type { ReviewContext } from '../contracts/review-context.js';
+import { getChange } from './changes.js';
+import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
+import { currentPolicyEpoch } from './policy.js';
+import { resolveRepository } from './repositories.js';
+import { readRevisionFile } from './revisions.js';
+import { u64ToSql } from './sqlite.js';
+import { openAuthority, prepared, readTransaction, writeTransaction } from './store.js';
+import type { Authority } from './store.js';
+
+export interface StoredReviewContext {
+  readonly context_digest: string;
+  readonly context: ReviewContext;
+}
+
+export interface CreateReviewContextInput {
+  readonly repository: string;
+  readonly changeId: string;
+  /** The recipe's full native source path in the Change's current revision. */
+  readonly runnerPath: string;
+}
+
+/**
+ * Create (or find, when identical) the command/v1 context of the Change's current version
+ * (spec "Source-bound skill workflows", command action: the ReviewContext binding).
+ */
+export function createReviewContext(auth: Authority, input: CreateReviewContextInput): StoredReviewContext & { created: boolean } {
+  checkRepositoryId(input.repository);
+  checkGenericId(input.changeId, 'Change ID');
+  const runnerPath = validateRelativePath(input.runnerPath, '--runner');
+  return writeTransaction(auth, () => {
+    const change = getChange(auth, input.repository, input.changeId);
+    const epoch = currentPolicyEpoch(auth, input.repository);
+    const bytes = readRevisionFile(auth, input.repository, change.current_revision, runnerPath, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
+    const recipe = decodeCommandRecipe(bytes);
+    const context = buildReviewContext({
+      repository: input.repository,
+      change: { repository: input.repository, id: change.id },
+      change_version: change.current_version,
+      revision: change.current_revision,
+      policy_epoch: epoch,
+      recipe_path: runnerPath,
+      recipe_digest: commandRecipeDigest(bytes),
+      toolchain: recipe.toolchain,
+      environment: recipe.environment,
+    });
+    const digest = reviewContextDigest(context);
+    const result = prepared(
+      auth,
+      `INSERT INTO review_contexts (repository, context_digest, change_id, change_version, revision, policy_epoch, recipe_path, recipe_digest, toolchain, environment, canonical, created_at_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (repository, context_digest) DO NOTHING`,
+    ).run(
+      input.repository,
+      digest,
+      change.id,
+      u64ToSql(context.change_version),
+      context.revision,
+      u64ToSql(context.policy_epoch),
+      context.recipe_path,
+      context.recipe_digest,
+      context.toolchain,
+      context.environment,
+      Buffer.from(encodeReviewContext(context)),
+      Date.now(),
+    );
+    return { context_digest: digest, context, created: result.changes === 1 };
+  });
+}
+
+/** The stored context, or null. Its canonical bytes are decoded strictly and re-digested. */
+export function findReviewContext(auth: Authority, repository: string, contextDigest: string): StoredReviewContext | null {
+  checkRepositoryId(repository);
+  checkDigest(contextDigest, 'context digest');
+  const row = prepared(auth, 'SELECT canonical FROM review_contexts WHERE repository = ? AND context_digest = ?').get(repository, contextDigest) as { canonical: Buffer } | undefined;
+  if (row === undefined) return null;
+  const context = decodeReviewContext(row.canonical);
+  if (reviewContextDigest(context) !== contextDigest) {
+    throw new AgentscmError('STORE_CORRUPT', `review context ${contextDigest} does not match its stored bytes`);
+  }
+  return { context_digest: contextDigest, context };
+}
+
+/** The stored context (CONTEXT_NOT_FOUND otherwise). */
+export function getReviewContext(auth: Authority, repository: string, contextDigest: string): StoredReviewContext {
+  const found = readTransaction(auth, () => findReviewContext(auth, repository, contextDigest));
+  if (found === null) {
+    throw new AgentscmError('CONTEXT_NOT_FOUND', `repository ${repository} has no review context ${contextDigest}`, {
+      hint: 'create it with `agentscm context create --change ID --runner PATH` and use the printed context_digest',
+    });
+  }
+  return found;
+}
+
+/** What a command step expects its context to bind. */
+export interface ExpectedCommandContext {
+  readonly repository: string;
+  readonly contextDigest: string;
+  readonly change: { readonly repository: string; readonly id: string };
+  readonly changeVersion: bigint;
+  readonly revision: string;
+  readonly policyEpoch: bigint;
+  readonly recipeDigest: string;
+  readonly toolchain: string;
+  readonly environment: string;
+  /** When given, the recipe's full native source path must match too. */
+  readonly recipePath?: string;
+}
+
+/**
+ * Check that a command step's context is real, existing and current and binds the same
+ * Change, revision, policy epoch, recipe, toolchain and environment (spec "Source-bound skill
+ * workflows", command action). Call inside the caller's read snapshot.
+ */
+export function checkCommandContext(auth: Authority, expected: ExpectedCommandContext): StoredReviewContext {
+  return readTransaction(auth, () => {
+    const stored = getReviewContext(auth, expected.repository, expected.contextDigest);
+    const c = stored.context;
+    const mismatches: string[] = [];
+    if (c.repository !== expected.repository) mismatches.push('repository');
+    if (c.change.repository !== expected.change.repository || c.change.id !== expected.change.id) mismatches.push('change');
+    if (c.change_version !== expected.changeVersion) mismatches.push('change_version');
+    if (c.revision !== expected.revision) mismatches.push('revision');
+    if (c.policy_epoch !== expected.policyEpoch) mismatches.push('policy_epoch');
+    if (c.recipe_digest !== expected.recipeDigest) mismatches.push('recipe_digest');
+    if (c.toolchain !== expected.toolchain) mismatches.push('toolchain');
+    if (c.environment !== expected.environment) mismatches.push('environment');
+    if (expected.recipePath !== undefined && c.recipe_path !== expected.recipePath) mismatches.push('recipe_path');
+    if (mismatches.length > 0) {
+      throw new AgentscmError('CONTEXT_MISMATCH', `review context ${expected.contextDigest} binds a different ${mismatches.join(', ')}`, {
+        hint: 'create a context for this exact revision and recipe with `agentscm context create`',
+        details: { fields: mismatches },
+      });
+    }
+    const change = getChange(auth, c.change.repository, c.change.id);
+    const epoch = currentPolicyEpoch(auth, c.repository);
+    if (change.current_version !== c.change_version || change.current_revision !== c.revision || epoch !== c.policy_epoch) {
+      throw new AgentscmError('CONTEXT_STALE', `review context ${expected.contextDigest} binds Change ${c.change.id} version ${c.change_version} at policy epoch ${c.policy_epoch}; the Change is at version ${change.current_version} and the policy epoch is ${epoch}`, {
+        hint: 'create a new context for the current version with `agentscm context create`',
+        details: { current_version: change.current_version.toString(), policy_epoch: epoch.toString() },
+      });
+    }
+    return stored;
+  });
+}
+
+export interface CreatedContextView {
+  readonly context_digest: string;
+  readonly created: boolean;
+  readonly context: JsonObject;
+}
+
+/** `agentscm context create`: open the store, resolve the repository, create the context. */
+export function createReviewContextInStore(input: { dataDir: string; repository: string | undefined; change: string; runner: string }): CreatedContextView {
+  const auth = openAuthority(input.dataDir, { mode: 'write' });
+  try {
+    const repository = resolveRepository(auth, input.repository);
+    const created = createReviewContext(auth, { repository: repository.id, changeId: input.change, runnerPath: input.runner });
+    return { context_digest: created.context_digest, created: created.created, context: reviewContextJson(created.context) };
+  } finally {
+    auth.close();
+  }
+}
