@@ -72,6 +72,8 @@ export const ERROR_CODES = {
   WORKSPACE_SCAN_INCOMPLETE: { exit: EXIT.FAILED, summary: 'The workspace scan hit a bound; nothing was checkpointed.' },
   WORKSPACE_CHANGED: { exit: EXIT.CONFLICT, summary: 'The workspace changed while it was being read.' },
   WORKSPACE_OPERATION_PENDING: { exit: EXIT.CONFLICT, summary: 'An earlier workspace operation did not finish.' },
+  WORKSPACE_BUSY: { exit: EXIT.CONFLICT, summary: 'Another command is writing the workspace; retry after it finishes.' },
+  WORKSPACE_DATA_DIR_MISMATCH: { exit: EXIT.INVALID, summary: 'The workspace is bound to a different data directory than the one given.' },
 
   // --- skill workflows (definitions, plans, journal, runs, requirements) ---
   WORKFLOW_GRAPH_INVALID: { exit: EXIT.INVALID, summary: 'Workflow step ids or dependencies are duplicated, unknown or cyclic.' },

@@ -6,6 +6,7 @@
  * the content. The same tree with the same parent has the same ID in any store.
  */
 import { AgentscmError } from '../contracts/errors.js';
+import { validateRelativePath } from '../contracts/paths.js';
 import { digestCanonical, DOMAINS } from '../contracts/digest.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { readBlob, streamBlob } from './blobs.js';
@@ -113,6 +114,7 @@ export function* iterateRevisionEntries(auth: Authority, repository: string, rev
 
 /** The entry at `path`, or null when the revision has no file there. */
 export function statRevisionPath(auth: Authority, repository: string, revision: string, path: string): RevisionEntry | null {
+  validateRelativePath(path);
   return readTransaction(auth, () => {
     getRevision(auth, repository, revision);
     const row = prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? AND path = ?').get(revision, path) as EntryRow | undefined;

@@ -1,0 +1,31 @@
+import { Flags } from '@oclif/core';
+import { checkpointWorkspace } from '../workspace/checkpoint.js';
+import type { CheckpointResult } from '../workspace/checkpoint.js';
+import { BaseCommand } from './_base.js';
+
+export default class Checkpoint extends BaseCommand {
+  static override description =
+    'Record the workspace as an immutable revision and append it to a Change as its next version (the first use creates the Change at version 1). An unchanged tree makes no new version.';
+
+  static override examples = ['<%= config.bin %> checkpoint --change fix-parser', '<%= config.bin %> checkpoint --change fix-parser --workspace ./my-project --full --json'];
+
+  static override flags = {
+    change: Flags.string({ description: 'Change ID (^[A-Za-z0-9._-]{1,128}$).', required: true, helpValue: 'ID' }),
+    workspace: Flags.string({ description: 'Workspace directory (default: the nearest one at or above the current directory).', helpValue: 'PATH' }),
+    full: Flags.boolean({ description: 'Rehash every file instead of trusting the stat cache.', default: false }),
+  };
+
+  async run(): Promise<CheckpointResult> {
+    const { flags, metadata } = await this.parse(Checkpoint);
+    const explicitDataDir = metadata.flags['data-dir']?.setFromDefault === true ? undefined : this.resolveDataDir(flags['data-dir']);
+    const result = checkpointWorkspace({ change: flags.change, workspace: flags.workspace, dataDir: explicitDataDir, full: flags.full });
+    if (result.reconciled !== null) this.log(`An interrupted earlier operation was ${result.reconciled === 'committed' ? 'completed' : 'discarded'}.`);
+    if (result.created) {
+      this.log(`Change ${result.change} version ${result.version}: revision ${result.revision}`);
+      this.log(`  previous revision ${result.previous_revision ?? '(none)'}; generation ${result.generation}; ${result.hashed_files} of ${result.files} files hashed`);
+    } else {
+      this.log(`Change ${result.change} already at this tree: version ${result.version}, revision ${result.revision} (no new version)`);
+    }
+    return result;
+  }
+}

@@ -1,0 +1,33 @@
+import { Args, Flags } from '@oclif/core';
+import { initRepo } from '../workspace/init.js';
+import type { InitRepoResult } from '../workspace/init.js';
+import { BaseCommand } from './_base.js';
+
+export default class InitRepo extends BaseCommand {
+  static override description =
+    'Create the native store if absent, register a repository, bind PATH as its workspace and checkpoint it onto target main.';
+
+  static override examples = [
+    '<%= config.bin %> --data-dir ./agentscm-data init-repo ./my-project --name my-project',
+    '<%= config.bin %> init-repo --name demo --json',
+  ];
+
+  static override args = {
+    path: Args.string({ description: 'Directory to bind as the workspace (default: the current directory).', required: false }),
+  };
+
+  static override flags = {
+    name: Flags.string({ description: 'Repository name, unique in the store (^[A-Za-z0-9._-]{1,128}$).', required: true, helpValue: 'NAME' }),
+  };
+
+  async run(): Promise<InitRepoResult> {
+    const { args, flags } = await this.parse(InitRepo);
+    const result = initRepo({ path: args.path ?? process.cwd(), name: flags.name, dataDir: this.resolveDataDir(flags['data-dir']) });
+    this.log(`${result.resumed ? 'Adopted the finished' : 'Initialized'} repository ${result.name} (${result.repository})`);
+    this.log(`  workspace  ${result.workspace}`);
+    this.log(`  data dir   ${result.data_dir}`);
+    this.log(`  revision   ${result.revision} on target ${result.target} (${result.files} files, ${result.total_bytes} bytes)`);
+    this.log(`  policy epoch ${result.policy_epoch}`);
+    return result;
+  }
+}

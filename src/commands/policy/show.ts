@@ -1,0 +1,22 @@
+import { Flags } from '@oclif/core';
+import { showPolicy } from '../../native/views.js';
+import type { PolicyView } from '../../native/views.js';
+import { BaseCommand } from '../_base.js';
+
+export default class PolicyShow extends BaseCommand {
+  static override description = "Show a repository's current policy epoch and its targets.";
+
+  static override examples = ['<%= config.bin %> policy show', '<%= config.bin %> policy show --repository demo --json'];
+
+  static override flags = {
+    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+  };
+
+  async run(): Promise<PolicyView> {
+    const { flags } = await this.parse(PolicyShow);
+    const view = showPolicy({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
+    this.log(`repository ${view.name} (${view.repository}): policy epoch ${view.policy_epoch}`);
+    for (const target of view.targets) this.log(`  target ${target.name} → ${target.revision}`);
+    return view;
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * Checkpoint (issue 2 §4): a new immutable revision from the workspace, Change version + 1,
+ * generation + 1. It spans two databases, so it runs as: workspace lock → reconcile any
+ * leftover pending operation → scan and store blobs → record the pending operation in the
+ * workspace → one authority transaction (revision + Change version) → apply it to the
+ * workspace. A kill at any point leaves the old or the new state (docs/workspace.md).
+ */
+import { AgentscmError } from '../contracts/errors.js';
+import { appendChangeVersion, findChange } from '../native/changes.js';
+import { checkGenericId } from '../native/checks.js';
+import { getRepository } from '../native/repositories.js';
+import { computeRevisionId, recordRevision } from '../native/revisions.js';
+import { openAuthority, writeTransaction } from '../native/store.js';
+import { dataDirExclusions } from './exclusions.js';
+import { acquireWorkspaceLock } from './lock.js';
+import { boundDataDir, locateWorkspace } from './locate.js';
+import { reconcilePending } from './reconcile.js';
+import type { ReconcileOutcome } from './reconcile.js';
+import { scanBoundsFromEnv, scanWorkspace } from './scan.js';
+import type { ScanBounds } from './scan.js';
+import { snapshotTree } from './snapshot.js';
+import {
+  abandonPending,
+  commitPending,
+  loadBaseEntries,
+  openWorkspaceWritable,
+  readWorkspaceRecord,
+  writeLastScan,
+  writePending,
+  workspaceWrite,
+} from './state.js';
+import { pausePoint } from './test-hooks.js';
+
+export interface CheckpointInput {
+  readonly change: string;
+  readonly workspace?: string;
+  readonly cwd?: string;
+  /** An explicitly chosen data directory; refused if the workspace is bound to another. */
+  readonly dataDir?: string;
+  /** Rehash every file instead of trusting the stat cache. */
+  readonly full?: boolean;
+  readonly bounds?: ScanBounds;
+}
+
+export interface CheckpointResult {
+  readonly repository: string;
+  readonly change: string;
+  readonly version: bigint;
+  readonly revision: string;
+  readonly previous_revision: string | null;
+  /** False when the Change already was at this tree: no new version was made. */
+  readonly created: boolean;
+  /** True when this checkpoint recorded a revision that the repository did not have. */
+  readonly new_revision: boolean;
+  readonly generation: bigint;
+  readonly workspace: string;
+  readonly files: number;
+  readonly hashed_files: number;
+  /** What happened to an unfinished earlier operation found on the way in, if any. */
+  readonly reconciled: ReconcileOutcome | null;
+}
+
+/** Checkpoint the workspace onto a Change (created at version 1 on first use). */
+export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
+  checkGenericId(input.change, 'Change ID');
+  const root = locateWorkspace(input.workspace, input.cwd);
+  const lock = acquireWorkspaceLock(root);
+  try {
+    const ws = openWorkspaceWritable(root);
+    try {
+      let record = readWorkspaceRecord(ws);
+      if (record === null) throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, { hint: 'run `agentscm init-repo` again for it' });
+      const dataDir = boundDataDir(record.data_dir, input.dataDir);
+      const auth = openAuthority(dataDir, { mode: 'write' });
+      try {
+        const reconciled = reconcilePending(ws, auth, record);
+        record = reconciled.record;
+        const baseRevision = record.base_revision;
+        if (record.state !== 'ready' || baseRevision === null) {
+          throw new AgentscmError('WORKSPACE_NOT_FOUND', `init-repo did not finish for ${root}`, { hint: 'run the same `agentscm init-repo` again' });
+        }
+        const repository = getRepository(auth, record.repository).id;
+        const change = findChange(auth, repository, input.change);
+        const expected = change?.current_version ?? null;
+
+        const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs: dataDirExclusions(root, dataDir) });
+        if (!scan.complete) {
+          workspaceWrite(ws, () =>
+            writeLastScan(ws, { finished_ms: Date.now(), complete: false, file_count: scan.files.length, total_bytes: scan.totalBytes, hashed_files: 0, problem: scan.problem }),
+          );
+          throw new AgentscmError('WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was checkpointed`, {
+            hint: 'add the offending files to .gitignore or remove them, then checkpoint again',
+          });
+        }
+        pausePoint('checkpoint:after-scan');
+        const base = loadBaseEntries(ws);
+        const tree = snapshotTree(scan, base, { auth, full: input.full === true });
+        const treeChanged = tree.changes.length > 0;
+        const revision = treeChanged ? computeRevisionId(baseRevision, tree.entries) : baseRevision;
+        const lastScan = {
+          finished_ms: Date.now(),
+          complete: true,
+          file_count: scan.files.length,
+          total_bytes: scan.totalBytes,
+          hashed_files: tree.hashedFiles,
+          problem: null,
+        };
+        const tail = { workspace: root, files: scan.files.length, hashed_files: tree.hashedFiles, reconciled: reconciled.outcome };
+
+        if (change !== null && change.current_revision === revision) {
+          // The Change already holds this tree: no new version. The workspace still adopts
+          // the revision (it may come from another workspace with the same base and edits).
+          const current = change.versions.find((v) => v.version === change.current_version);
+          const generation = revision === baseRevision ? record.generation : record.generation + 1n;
+          workspaceWrite(ws, () => {
+            writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: null, revision, parent: baseRevision, started_ms: Date.now() }, tree.staged);
+            commitPending(ws, revision, generation);
+            writeLastScan(ws, lastScan);
+          });
+          return {
+            repository,
+            change: input.change,
+            version: change.current_version,
+            revision,
+            previous_revision: current?.previous_revision ?? null,
+            created: false,
+            new_revision: false,
+            generation,
+            ...tail,
+          };
+        }
+
+        workspaceWrite(ws, () => {
+          writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: expected, revision, parent: baseRevision, started_ms: Date.now() }, tree.staged);
+        });
+        pausePoint('checkpoint:after-pending');
+        let recorded: { version: bigint; previous_revision: string | null; newRevision: boolean };
+        try {
+          recorded = writeTransaction(auth, () => {
+            const made = treeChanged ? recordRevision(auth, repository, baseRevision, tree.entries) : { id: revision, created: false };
+            if (made.id !== revision) throw new AgentscmError('INTERNAL', 'revision ID changed between computing and recording');
+            const version = appendChangeVersion(auth, repository, input.change, { expectedCurrent: expected, revision, baseRevision });
+            pausePoint('checkpoint:in-authority-transaction');
+            return { version: version.version, previous_revision: version.previous_revision, newRevision: made.created };
+          });
+        } catch (error) {
+          workspaceWrite(ws, () => abandonPending(ws));
+          throw error;
+        }
+        pausePoint('checkpoint:after-authority');
+        const generation = record.generation + 1n;
+        workspaceWrite(ws, () => {
+          commitPending(ws, revision, generation);
+          writeLastScan(ws, lastScan);
+        });
+        return {
+          repository,
+          change: input.change,
+          version: recorded.version,
+          revision,
+          previous_revision: recorded.previous_revision,
+          created: true,
+          new_revision: recorded.newRevision,
+          generation,
+          ...tail,
+        };
+      } finally {
+        auth.close();
+      }
+    } finally {
+      ws.close();
+    }
+  } finally {
+    lock.release();
+  }
+}

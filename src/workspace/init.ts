@@ -1,0 +1,194 @@
+/**
+ * init-repo (issue 2 §5): create the store if absent, register the repository, bind the
+ * directory as its workspace and make the first checkpoint onto target `main`. Like a
+ * checkpoint it records a pending operation in the workspace before the one authority
+ * transaction (repository + policy epoch 0 + revision + target), so a crash leaves either
+ * nothing or a finished repository that the next run adopts.
+ */
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
+import { relative } from 'node:path';
+import { AgentscmError } from '../contracts/errors.js';
+import { checkGenericId } from '../native/checks.js';
+import { currentPolicyEpoch } from '../native/policy.js';
+import { createRepository, findRepositoryByName, getRepository, newRepositoryId } from '../native/repositories.js';
+import { computeRevisionId, recordRevision } from '../native/revisions.js';
+import { createAuthority, isStoreInitialized, openAuthority, writeTransaction } from '../native/store.js';
+import type { Authority } from '../native/store.js';
+import { setTarget } from '../native/targets.js';
+import { dataDirExclusions } from './exclusions.js';
+import { acquireWorkspaceLock } from './lock.js';
+import { reconcilePending } from './reconcile.js';
+import { scanBoundsFromEnv, scanWorkspace } from './scan.js';
+import type { ScanBounds } from './scan.js';
+import { snapshotTree } from './snapshot.js';
+import {
+  abandonPending,
+  commitPending,
+  createWorkspaceDb,
+  openWorkspaceReadOnly,
+  readWorkspaceRecord,
+  workspaceExists,
+  workspaceStatePaths,
+  writeBindingRecord,
+  writeLastScan,
+  writePending,
+  workspaceWrite,
+} from './state.js';
+import type { WorkspaceDb } from './state.js';
+import { pausePoint } from './test-hooks.js';
+
+export const INITIAL_TARGET = 'main';
+
+export interface InitRepoInput {
+  /** The directory to bind (default: the current directory). */
+  readonly path: string;
+  readonly name: string;
+  readonly dataDir: string;
+  readonly bounds?: ScanBounds;
+}
+
+export interface InitRepoResult {
+  readonly repository: string;
+  readonly name: string;
+  readonly revision: string;
+  readonly target: string;
+  readonly workspace: string;
+  readonly policy_epoch: bigint;
+  readonly data_dir: string;
+  readonly generation: bigint;
+  readonly files: number;
+  readonly total_bytes: bigint;
+  /** True when an interrupted init-repo of the same name was found finished and adopted. */
+  readonly resumed: boolean;
+}
+
+function directoryOf(path: string): string {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    throw new AgentscmError('WORKSPACE_NOT_FOUND', `${path} does not exist`, { hint: 'create the directory first, or pass an existing PATH' });
+  }
+  if (!statSync(real).isDirectory()) throw new AgentscmError('WORKSPACE_NOT_FOUND', `${real} is not a directory`, { hint: 'pass a directory as PATH' });
+  return real;
+}
+
+function alreadyBound(root: string, repository: string): AgentscmError {
+  return new AgentscmError('WORKSPACE_EXISTS', `${root} is already bound to repository ${repository}`, {
+    hint: 'use `agentscm checkpoint` in it, or init-repo another directory',
+  });
+}
+
+/** Refuse before changing anything: a bound directory, a taken name, a data dir that is the workspace. */
+function precheck(root: string, input: InitRepoInput): void {
+  if (workspaceExists(root)) {
+    const ws = openWorkspaceReadOnly(root);
+    try {
+      const record = readWorkspaceRecord(ws);
+      if (record !== null && record.state === 'ready') throw alreadyBound(root, record.repository);
+    } finally {
+      ws.close();
+    }
+  }
+  if (isStoreInitialized(input.dataDir)) {
+    const auth = openAuthority(input.dataDir, { mode: 'read' });
+    try {
+      if (findRepositoryByName(auth, input.name) !== null) {
+        throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${input.name} already exists in this store`, { hint: 'choose another --name' });
+      }
+    } finally {
+      auth.close();
+    }
+  }
+}
+
+function finished(auth: Authority, ws: WorkspaceDb, root: string, dataDir: string, resumed: boolean, counts: { files: number; total_bytes: bigint }): InitRepoResult {
+  const record = readWorkspaceRecord(ws);
+  if (record === null || record.base_revision === null) throw new AgentscmError('INTERNAL', 'init-repo finished without a base revision');
+  const repository = getRepository(auth, record.repository);
+  return {
+    repository: repository.id,
+    name: repository.name,
+    revision: record.base_revision,
+    target: INITIAL_TARGET,
+    workspace: root,
+    policy_epoch: currentPolicyEpoch(auth, repository.id),
+    data_dir: dataDir,
+    generation: record.generation,
+    files: counts.files,
+    total_bytes: counts.total_bytes,
+    resumed,
+  };
+}
+
+/** Create the store if absent, register and bind, first checkpoint onto `main` (issue 2 §5). */
+export function initRepo(input: InitRepoInput): InitRepoResult {
+  checkGenericId(input.name, 'repository name');
+  const root = directoryOf(input.path);
+  precheck(root, input);
+  const auth = createAuthority(input.dataDir);
+  try {
+    const dataDir = realpathSync(input.dataDir);
+    if (relative(root, dataDir) === '') {
+      throw new AgentscmError('USAGE', 'the data directory cannot be the workspace itself', { hint: 'pass another --data-dir' });
+    }
+    const excludeDirs = dataDirExclusions(root, dataDir);
+    mkdirSync(workspaceStatePaths(root).dir, { recursive: true, mode: 0o700 });
+    const lock = acquireWorkspaceLock(root);
+    try {
+      const ws = createWorkspaceDb(root);
+      try {
+        let record = readWorkspaceRecord(ws);
+        if (record !== null && record.pending !== null) record = reconcilePending(ws, auth, record).record;
+        if (record !== null && record.state === 'ready') {
+          const repository = getRepository(auth, record.repository);
+          // An interrupted init-repo of this very name finished in the authority: adopt it.
+          if (repository.name === input.name && record.data_dir === dataDir) {
+            return finished(auth, ws, root, dataDir, true, { files: 0, total_bytes: 0n });
+          }
+          throw alreadyBound(root, record.repository);
+        }
+        if (findRepositoryByName(auth, input.name) !== null) {
+          throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${input.name} already exists in this store`, { hint: 'choose another --name' });
+        }
+
+        const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs });
+        if (!scan.complete) {
+          throw new AgentscmError('WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was registered`, {
+            hint: 'add the offending files to .gitignore or remove them, then run init-repo again',
+          });
+        }
+        const tree = snapshotTree(scan, new Map(), { auth, full: true });
+        const repositoryId = newRepositoryId();
+        const revision = computeRevisionId(null, tree.entries);
+        workspaceWrite(ws, () => {
+          writeBindingRecord(ws, repositoryId, dataDir);
+          writePending(ws, { kind: 'init', change: null, expected_version: null, revision, parent: null, started_ms: Date.now() }, tree.staged);
+        });
+        pausePoint('init:after-pending');
+        try {
+          writeTransaction(auth, () => {
+            createRepository(auth, input.name, repositoryId);
+            recordRevision(auth, repositoryId, null, tree.entries);
+            setTarget(auth, repositoryId, INITIAL_TARGET, revision);
+          });
+        } catch (error) {
+          workspaceWrite(ws, () => abandonPending(ws));
+          throw error;
+        }
+        pausePoint('init:after-authority');
+        workspaceWrite(ws, () => {
+          commitPending(ws, revision, 1n);
+          writeLastScan(ws, { finished_ms: Date.now(), complete: true, file_count: scan.files.length, total_bytes: scan.totalBytes, hashed_files: tree.hashedFiles, problem: null });
+        });
+        return finished(auth, ws, root, dataDir, false, { files: scan.files.length, total_bytes: scan.totalBytes });
+      } finally {
+        ws.close();
+      }
+    } finally {
+      lock.release();
+    }
+  } finally {
+    auth.close();
+  }
+}

@@ -1,0 +1,55 @@
+/** Finding the workspace a command acts on, and the data directory it is bound to. */
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { AgentscmError } from '../contracts/errors.js';
+import { workspaceStatePaths } from './state.js';
+
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/**
+ * The workspace root: `--workspace PATH` exactly, or else the nearest directory from the
+ * current one upwards that holds `.agentscm/workspace.sqlite` (as git finds `.git`).
+ */
+export function locateWorkspace(explicit: string | undefined, cwd: string = process.cwd()): string {
+  if (explicit !== undefined) {
+    const root = realOrResolved(explicit);
+    if (!existsSync(workspaceStatePaths(root).db)) {
+      throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} is not an agentscm workspace`, { hint: 'run `agentscm init-repo PATH --name NAME` first' });
+    }
+    return root;
+  }
+  let dir = realOrResolved(cwd);
+  for (;;) {
+    if (existsSync(workspaceStatePaths(dir).db)) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  throw new AgentscmError('WORKSPACE_NOT_FOUND', `no agentscm workspace at or above ${realOrResolved(cwd)}`, {
+    hint: 'pass --workspace PATH, or run `agentscm init-repo PATH --name NAME` first',
+  });
+}
+
+/** Canonical form of a data directory for comparisons (realpath when it exists). */
+export function canonicalDataDir(dataDir: string): string {
+  return realOrResolved(dataDir);
+}
+
+/**
+ * The data directory a workspace command uses: the one the workspace is bound to. An explicit
+ * --data-dir (flag, leading flag or AGENTSCM_DATA_DIR) naming another store is refused.
+ */
+export function boundDataDir(bound: string, explicit: string | undefined): string {
+  if (explicit !== undefined && canonicalDataDir(explicit) !== bound) {
+    throw new AgentscmError('WORKSPACE_DATA_DIR_MISMATCH', `the workspace is bound to the data directory ${bound}, not ${canonicalDataDir(explicit)}`, {
+      hint: 'omit --data-dir, or pass the data directory the workspace was initialized with',
+    });
+  }
+  return bound;
+}

@@ -1,0 +1,192 @@
+/**
+ * Workspace scan (issue 2 §4): a sorted list of the files of a workspace with their stat
+ * snapshots, complete or explicitly incomplete. It never follows a symlink (a symlink is an
+ * entry of its own), keeps the executable bit, never reads `.agentscm/` or `.git`, and
+ * honours `.gitignore` files at every level with git's precedence (the `ignore` package does
+ * the pattern matching). Bounds (docs/workspace.md) are checked while walking, before any
+ * file content is read.
+ */
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import type { BigIntStats, Dirent } from 'node:fs';
+import { join } from 'node:path';
+import ignore from 'ignore';
+import type { Ignore } from 'ignore';
+import { MAX_RELATIVE_PATH_BYTES, relativePathProblem } from '../contracts/paths.js';
+import { comparePaths } from '../native/revisions.js';
+import type { EntryMode } from '../native/revisions.js';
+import type { StatSnapshot } from './state.js';
+import { WORKSPACE_STATE_DIR } from './state.js';
+
+export interface ScanBounds {
+  /** Most files (regular files and symlinks) one scan accepts. */
+  readonly maxFiles: number;
+  /** Largest single file, in bytes. */
+  readonly maxFileBytes: bigint;
+  /** Largest sum of file sizes, in bytes. */
+  readonly maxTotalBytes: bigint;
+  /** Longest relative path, in bytes (the spec's canonical path bound). */
+  readonly maxPathBytes: number;
+  /** Largest `.gitignore` file that is read. */
+  readonly maxIgnoreFileBytes: number;
+}
+
+/** The documented bounds (docs/workspace.md "Bounds"). */
+export const DEFAULT_SCAN_BOUNDS: ScanBounds = {
+  maxFiles: 200_000,
+  maxFileBytes: 1n << 30n,
+  maxTotalBytes: 16n << 30n,
+  maxPathBytes: MAX_RELATIVE_PATH_BYTES,
+  maxIgnoreFileBytes: 1 << 20,
+};
+
+/**
+ * Bounds from the environment: AGENTSCM_SCAN_MAX_FILES, AGENTSCM_SCAN_MAX_FILE_BYTES and
+ * AGENTSCM_SCAN_MAX_TOTAL_BYTES may only tighten the defaults (tests use them to reach a
+ * bound with a small tree); a larger or malformed value is ignored.
+ */
+export function scanBoundsFromEnv(env: NodeJS.ProcessEnv = process.env): ScanBounds {
+  const tighter = (name: string, current: bigint): bigint => {
+    const text = env[name];
+    if (text === undefined || !/^[0-9]{1,19}$/.test(text)) return current;
+    const value = BigInt(text);
+    return value < current ? value : current;
+  };
+  return {
+    ...DEFAULT_SCAN_BOUNDS,
+    maxFiles: Number(tighter('AGENTSCM_SCAN_MAX_FILES', BigInt(DEFAULT_SCAN_BOUNDS.maxFiles))),
+    maxFileBytes: tighter('AGENTSCM_SCAN_MAX_FILE_BYTES', DEFAULT_SCAN_BOUNDS.maxFileBytes),
+    maxTotalBytes: tighter('AGENTSCM_SCAN_MAX_TOTAL_BYTES', DEFAULT_SCAN_BOUNDS.maxTotalBytes),
+  };
+}
+
+export interface ScannedFile {
+  /** Canonical relative path. */
+  readonly path: string;
+  readonly abs: string;
+  readonly mode: EntryMode;
+  readonly stat: StatSnapshot;
+}
+
+export interface ScanResult {
+  readonly complete: boolean;
+  /** Why the scan is incomplete (the first bound or refusal met), or null. */
+  readonly problem: string | null;
+  /** Files found, sorted by path bytes (all of them only when complete). */
+  readonly files: ScannedFile[];
+  readonly totalBytes: bigint;
+  /** Wall-clock time (ns) taken before the first stat: the racy-clean reference. */
+  readonly startedNs: bigint;
+}
+
+export interface ScanOptions {
+  readonly bounds?: ScanBounds;
+  /** Absolute directories inside the workspace that are never scanned (e.g. a data dir placed there). */
+  readonly excludeDirs?: readonly string[];
+}
+
+interface IgnoreLevel {
+  /** Relative directory with a trailing slash ("" for the root). */
+  readonly prefix: string;
+  readonly rules: Ignore;
+}
+
+class ScanStop extends Error {}
+
+function snapshot(stat: BigIntStats): StatSnapshot {
+  return { size: stat.size, mtimeNs: stat.mtimeNs, ctimeNs: stat.ctimeNs, ino: stat.ino };
+}
+
+/** Git's rule: a deeper .gitignore overrides a shallower one; within one file the last match wins. */
+function isIgnored(levels: readonly IgnoreLevel[], relPath: string, isDir: boolean): boolean {
+  let ignored = false;
+  const candidate = isDir ? `${relPath}/` : relPath;
+  for (const level of levels) {
+    if (!candidate.startsWith(level.prefix)) continue;
+    const result = level.rules.test(candidate.slice(level.prefix.length));
+    if (result.ignored) ignored = true;
+    else if (result.unignored) ignored = false;
+  }
+  return ignored;
+}
+
+/** Walk the workspace (see module comment). Never throws for content it meets; I/O failures are IO_ERROR. */
+export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResult {
+  const bounds = options.bounds ?? DEFAULT_SCAN_BOUNDS;
+  const excluded = new Set(options.excludeDirs ?? []);
+  const startedNs = BigInt(Date.now()) * 1_000_000n;
+  const files: ScannedFile[] = [];
+  let totalBytes = 0n;
+  let problem: string | null = null;
+
+  const stop = (why: string): never => {
+    problem = why;
+    throw new ScanStop(why);
+  };
+
+  const walk = (absDir: string, relDir: string, parentLevels: readonly IgnoreLevel[]): void => {
+    let dirents: Dirent[];
+    try {
+      dirents = readdirSync(absDir, { withFileTypes: true });
+    } catch (error) {
+      return stop(`cannot read directory ${relDir === '' ? '.' : relDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+    let levels = parentLevels;
+    const ignoreFile = dirents.find((d) => d.name === '.gitignore' && d.isFile());
+    if (ignoreFile !== undefined) {
+      const abs = join(absDir, '.gitignore');
+      let text: string;
+      try {
+        const size = lstatSync(abs).size;
+        if (size > bounds.maxIgnoreFileBytes) stop(`${relDir}.gitignore has ${size} bytes, more than ${bounds.maxIgnoreFileBytes}`);
+        text = readFileSync(abs, 'utf8');
+      } catch (error) {
+        if (error instanceof ScanStop) throw error;
+        return stop(`cannot read ${relDir}.gitignore: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+      levels = [...parentLevels, { prefix: relDir, rules: ignore().add(text) }];
+    }
+    for (const dirent of dirents) {
+      const name = dirent.name;
+      if (name === '.git') continue;
+      if (relDir === '' && name === WORKSPACE_STATE_DIR) continue;
+      const relPath = `${relDir}${name}`;
+      const abs = join(absDir, name);
+      const isDir = dirent.isDirectory();
+      if (isIgnored(levels, relPath, isDir)) continue;
+      if (isDir && excluded.has(abs)) continue;
+      if (relPath.length > bounds.maxPathBytes) stop(`path ${JSON.stringify(relPath.slice(0, 80))}… is longer than ${bounds.maxPathBytes} bytes`);
+      const pathProblem = relativePathProblem(relPath);
+      if (pathProblem !== undefined) stop(`path ${JSON.stringify(relPath)} cannot be recorded: ${pathProblem}`);
+      if (isDir) {
+        walk(abs, `${relPath}/`, levels);
+        continue;
+      }
+      let stat: BigIntStats;
+      try {
+        stat = lstatSync(abs, { bigint: true });
+      } catch (error) {
+        return stop(`cannot stat ${relPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+      let mode: EntryMode;
+      if (stat.isSymbolicLink()) mode = 'symlink';
+      else if (stat.isFile()) mode = (stat.mode & 0o100n) !== 0n ? 'executable' : 'file';
+      else if (stat.isDirectory()) {
+        // The directory entry type said otherwise: it was replaced while walking.
+        return stop(`${relPath} changed type during the scan`);
+      } else return stop(`${relPath} is neither a regular file, a directory nor a symlink`);
+      if (files.length >= bounds.maxFiles) stop(`more than ${bounds.maxFiles} files`);
+      if (mode !== 'symlink' && stat.size > bounds.maxFileBytes) stop(`${relPath} has ${stat.size} bytes, more than ${bounds.maxFileBytes}`);
+      totalBytes += stat.size;
+      if (totalBytes > bounds.maxTotalBytes) stop(`the files add up to more than ${bounds.maxTotalBytes} bytes`);
+      files.push({ path: relPath, abs, mode, stat: snapshot(stat) });
+    }
+  };
+
+  try {
+    walk(root, '', []);
+  } catch (error) {
+    if (!(error instanceof ScanStop)) throw error;
+  }
+  files.sort((a, b) => comparePaths(a.path, b.path));
+  return { complete: problem === null, problem, files, totalBytes, startedNs };
+}

@@ -1,0 +1,142 @@
+/**
+ * From a complete scan to a tree: reuse the stat cache where it proves a file unchanged, hash
+ * everything else (all of it with `full`), store new blobs in bounded batches, and work out
+ * how the tree differs from the workspace base.
+ */
+import { AgentscmError } from '../contracts/errors.js';
+import { BLOB_CHUNK_BYTES, hasBlob, putChunkedBlob, putSmallBlob } from '../native/blobs.js';
+import { writeTransaction } from '../native/store.js';
+import type { Authority } from '../native/store.js';
+import { readFileContent, streamFileChunks } from './content.js';
+import type { ScannedFile, ScanResult } from './scan.js';
+import type { CachedEntry, StagedChange, StatSnapshot } from './state.js';
+import { pausePoint } from './test-hooks.js';
+
+/** New small blobs are written in transactions of at most this many bytes (bounds memory). */
+export const BLOB_BATCH_BYTES = 16 * 1024 * 1024;
+
+/** A change to a file within this long of its read cannot be told apart by mtime: rehash it next time. */
+const RACY_MARGIN_NS = 50_000_000n;
+/** Filesystems with coarse (whole millisecond or second) timestamps get a wider margin. */
+const COARSE_RACY_MARGIN_NS = 2_000_000_000n;
+
+export type ChangeKind = 'added' | 'modified' | 'deleted';
+
+export interface PathChange {
+  readonly path: string;
+  readonly kind: ChangeKind;
+}
+
+export interface TreeSnapshot {
+  /** The tree, sorted by path bytes, with fresh stat snapshots. */
+  readonly entries: CachedEntry[];
+  /** Differences in content or mode from the base, sorted by path. */
+  readonly changes: PathChange[];
+  /** What base_entries must become: content changes, deletions and stat refreshes. */
+  readonly staged: StagedChange[];
+  readonly hashedFiles: number;
+  readonly hashedBytes: bigint;
+  readonly storedBlobs: number;
+}
+
+function sameStat(a: StatSnapshot, b: StatSnapshot): boolean {
+  return a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
+}
+
+/** True when a later write could leave size, mtime and ctime unchanged (git's "racily clean"). */
+function cacheTrustworthy(stat: StatSnapshot, readStartNs: bigint): boolean {
+  const coarse = stat.mtimeNs % 1_000_000n === 0n;
+  const margin = coarse ? COARSE_RACY_MARGIN_NS : RACY_MARGIN_NS;
+  return stat.mtimeNs < readStartNs - margin && stat.ctimeNs < readStartNs - margin;
+}
+
+class BlobSink {
+  private batch: { digest: string; bytes: Buffer }[] = [];
+  private batchBytes = 0;
+  private readonly queued = new Set<string>();
+  stored = 0;
+
+  constructor(private readonly auth: Authority) {}
+
+  small(digest: string, bytes: Buffer): void {
+    if (this.queued.has(digest) || hasBlob(this.auth, digest)) return;
+    this.queued.add(digest);
+    this.batch.push({ digest, bytes });
+    this.batchBytes += bytes.byteLength;
+    if (this.batchBytes >= BLOB_BATCH_BYTES) this.flush();
+  }
+
+  large(file: ScannedFile, digest: string, size: bigint): void {
+    if (this.queued.has(digest) || hasBlob(this.auth, digest)) return;
+    this.flush();
+    writeTransaction(this.auth, () => putChunkedBlob(this.auth, digest, size, streamFileChunks(file)));
+    this.queued.add(digest);
+    this.stored += 1;
+  }
+
+  flush(): void {
+    if (this.batch.length === 0) return;
+    const batch = this.batch;
+    this.batch = [];
+    this.batchBytes = 0;
+    writeTransaction(this.auth, () => {
+      for (const item of batch) putSmallBlob(this.auth, item.bytes, item.digest);
+      pausePoint('checkpoint:in-blob-transaction');
+    });
+    this.stored += batch.length;
+  }
+}
+
+/**
+ * Build the tree of a scan against the base (see module comment). With `auth`, new contents
+ * are stored as blobs (complete scans only); without it (status), files are only hashed and
+ * an incomplete scan reports no deletions.
+ */
+export function snapshotTree(scan: ScanResult, base: ReadonlyMap<string, CachedEntry>, options: { auth: Authority | null; full: boolean }): TreeSnapshot {
+  // An incomplete scan cannot prove a deletion and must never become a revision.
+  if (!scan.complete && options.auth !== null) throw new AgentscmError('INTERNAL', 'only a complete scan can be stored');
+  const sink = options.auth === null ? null : new BlobSink(options.auth);
+  const entries: CachedEntry[] = [];
+  const changes: PathChange[] = [];
+  const staged: StagedChange[] = [];
+  let hashedFiles = 0;
+  let hashedBytes = 0n;
+  for (const file of scan.files) {
+    const previous = base.get(file.path);
+    let entry: CachedEntry;
+    if (!options.full && previous !== undefined && previous.cacheValid && previous.stat !== null && previous.mode === file.mode && sameStat(previous.stat, file.stat)) {
+      entry = previous;
+    } else {
+      const readStartNs = BigInt(Date.now()) * 1_000_000n;
+      const content = readFileContent(file);
+      hashedFiles += 1;
+      hashedBytes += content.size;
+      if (sink !== null) {
+        if (content.bytes !== null && content.bytes.byteLength <= BLOB_CHUNK_BYTES) sink.small(content.digest, content.bytes);
+        else sink.large(file, content.digest, content.size);
+      }
+      entry = { path: file.path, mode: file.mode, size: content.size, blob: content.digest, stat: file.stat, cacheValid: cacheTrustworthy(file.stat, readStartNs) };
+    }
+    entries.push(entry);
+    if (previous === undefined) {
+      changes.push({ path: file.path, kind: 'added' });
+      staged.push({ path: file.path, entry });
+    } else if (previous.blob !== entry.blob || previous.mode !== entry.mode) {
+      changes.push({ path: file.path, kind: 'modified' });
+      staged.push({ path: file.path, entry });
+    } else if (entry !== previous) {
+      staged.push({ path: file.path, entry });
+    }
+  }
+  sink?.flush();
+  const present = new Set(scan.files.map((f) => f.path));
+  const deleted: PathChange[] = [];
+  for (const path of base.keys()) {
+    if (scan.complete && !present.has(path)) {
+      deleted.push({ path, kind: 'deleted' });
+      staged.push({ path, entry: null });
+    }
+  }
+  const allChanges = deleted.length === 0 ? changes : [...changes, ...deleted].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { entries, changes: allChanges, staged, hashedFiles, hashedBytes, storedBlobs: sink?.stored ?? 0 };
+}
