@@ -20,6 +20,7 @@ import './command-recipe.js';
 import './instruction-entrypoint.js';
 import './key-file.js';
 import './named-reference.js';
+import './review-context.js';
 import './task.js';
 import './task-attempt.js';
 import './task-capabilities.js';
