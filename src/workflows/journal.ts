@@ -43,15 +43,12 @@ export function journalPaths(dataDir: string): JournalPaths {
 export function openJournal(dataDir: string, mode: JournalMode | 'create'): Journal {
   const paths = journalPaths(dataDir);
   if (mode === 'read') {
+    if (!existsSync(paths.db)) throw journalMissing(dataDir);
     const db = openReadOnly(paths.db, JOURNAL_MIGRATIONS.length, JOURNAL_WHAT, 'WORKFLOW_JOURNAL_NOT_INITIALIZED');
     return wrap(db, 'read', paths);
   }
   if (!existsSync(paths.db)) {
-    if (mode === 'write') {
-      throw new AgentscmError('WORKFLOW_JOURNAL_NOT_INITIALIZED', `${JOURNAL_WHAT} does not exist in ${resolve(dataDir)}`, {
-        hint: 'start a run first with `agentscm skill-workflow run RUN_ID FILE`, or pass the right --data-dir',
-      });
-    }
+    if (mode === 'write') throw journalMissing(dataDir);
     try {
       mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
     } catch (error) {
@@ -59,6 +56,12 @@ export function openJournal(dataDir: string, mode: JournalMode | 'create'): Jour
     }
   }
   return wrap(openWritable(paths.db, JOURNAL_MIGRATIONS, JOURNAL_WHAT), 'write', paths);
+}
+
+function journalMissing(dataDir: string): AgentscmError {
+  return new AgentscmError('WORKFLOW_JOURNAL_NOT_INITIALIZED', `${JOURNAL_WHAT} does not exist in ${resolve(dataDir)}; nothing was created`, {
+    hint: 'start a run first with `agentscm skill-workflow run RUN_ID FILE`, or pass the right --data-dir',
+  });
 }
 
 function wrap(db: SqliteDatabase, mode: JournalMode, paths: JournalPaths): Journal {

@@ -1,0 +1,30 @@
+import { Args } from '@oclif/core';
+import type { AdvanceReport } from '../../workflows/runner.js';
+import { resumeWorkflow } from '../../workflows/runner.js';
+import { formatRunLines } from '../../workflows/status-text.js';
+import { BaseCommand } from '../_base.js';
+import { maxStepsFlag, runExitCode, runtimeFlags, withRuntime } from './_runtime.js';
+
+export default class SkillWorkflowResume extends BaseCommand {
+  static override summary = 'Revalidate a run and continue it by at most --max-steps steps.';
+  static override description =
+    'Recompiles the stored definition against the current native repository, revision, policy epoch and packaged skill bytes; a changed binding stops continuation (exit 3) and keeps every recorded observation. A partial resume exits 0 while the state is still running: read the state, not the exit status. A command attempt that did not finish is never run again.';
+  static override examples = [
+    '<%= config.bin %> --data-dir ./agentscm-data skill-workflow resume local-run-1 --max-steps 1',
+    '<%= config.bin %> skill-workflow resume local-run-1 --max-steps 1 --docker /usr/local/bin/docker --docker-socket /var/run/docker.sock --json',
+  ];
+  static override args = {
+    'run-id': Args.string({ description: 'Run ID.', required: true }),
+  };
+  static override flags = { 'max-steps': maxStepsFlag, ...runtimeFlags };
+
+  async run(): Promise<AdvanceReport> {
+    const { args, flags } = await this.parse(SkillWorkflowResume);
+    const dataDir = this.resolveDataDir(flags['data-dir']);
+    const report = await withRuntime(flags, (runtime, signal) => resumeWorkflow({ dataDir, runtime, signal }, args['run-id'], flags['max-steps']));
+    for (const line of formatRunLines(report)) this.log(line);
+    if (report.waiting !== null) this.logToStderr(report.waiting.message);
+    process.exitCode = runExitCode(report);
+    return report;
+  }
+}

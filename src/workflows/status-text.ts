@@ -1,0 +1,41 @@
+/** Human-readable lines for run views and plan reports (the --json form is the view itself). */
+import type { PlanReport } from './plan-report.js';
+import type { RunView } from './status.js';
+
+const MARK: Record<string, string> = {
+  succeeded: 'ok  ',
+  failed: 'FAIL',
+  unavailable: 'n/a ',
+  uncertain: '??  ',
+  skipped: 'skip',
+  pending: '..  ',
+  running: 'run ',
+  not_run: '--  ',
+};
+
+function reasonOf(result: unknown): string {
+  if (typeof result !== 'object' || result === null) return '';
+  const reason = (result as { reason?: unknown; summary?: unknown }).reason ?? (result as { summary?: unknown }).summary;
+  return typeof reason === 'string' ? ` — ${reason}` : '';
+}
+
+export function formatRunLines(view: RunView): string[] {
+  const lines = [`run ${view.run_id} (${view.name}): ${view.state}${view.state_reason === null ? '' : ` — ${view.state_reason}`}`];
+  lines.push(`  plan ${view.plan_digest}  skill ${view.skill_digest}`);
+  lines.push(`  source ${view.source.repository} @ ${view.source.revision} (policy epoch ${view.source.policy_epoch})${view.source_current === false ? ' — no longer current' : ''}`);
+  if (view.controller.active) lines.push(`  another controller is active (${view.controller.operation ?? 'unknown'}, pid ${view.controller.pid ?? '?'})`);
+  for (const step of view.steps) {
+    const execution = step.execution === null ? '' : ` [attempt ${step.execution.attempt_id} ${step.execution.state}]`;
+    lines.push(`  ${MARK[step.state] ?? step.state} ${step.id} (${step.kind}${step.required ? '' : ', optional'})${reasonOf(step.result)}${execution}`);
+  }
+  lines.push('  admission: not_assessed (a run is an observation, never an approval)');
+  return lines;
+}
+
+export function formatPlanLines(report: PlanReport): string[] {
+  const lines = [`plan ${report.plan_digest}`, `skill ${report.skill_digest}`, `workflow ${report.name} on ${report.source.repository} @ ${report.source.revision} (policy epoch ${report.source.policy_epoch})`];
+  for (const step of report.steps) {
+    lines.push(`  ${step.position + 1}. ${step.id} (${step.kind}${step.required ? '' : ', optional'})${step.needs.length > 0 ? ` after ${step.needs.join(', ')}` : ''}`);
+  }
+  return lines;
+}
