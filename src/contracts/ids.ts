@@ -58,11 +58,12 @@ export function validateSignatureHex(value: unknown, what = 'signature'): string
   return check(value, SIGNATURE_RE, 128, what, '128 lowercase hex digits');
 }
 
-/** Non-throwing forms for callers that branch. */
+/** Non-throwing form of validateId (WIRE.md "Identifiers"). */
 export function isId(value: unknown): value is string {
   return typeof value === 'string' && value.length <= MAX_ID_LENGTH && ID_RE.test(value);
 }
 
+/** Non-throwing form of validateDigestHex (WIRE.md "Identifiers"). */
 export function isDigestHex(value: unknown): value is string {
   return typeof value === 'string' && value.length === 64 && DIGEST_RE.test(value);
 }

@@ -18,7 +18,7 @@ export const RELATIVE_PATH_SCHEMA = {
   pattern: '^[\\x20-\\x39\\x3b-\\x5b\\x5d-\\x7e]+$',
 } as const;
 
-/** Why a path is not canonical, or undefined when it is. */
+/** Why a path is not a canonical relative path (spec "Instructions and named references"), or undefined when it is. */
 export function relativePathProblem(path: string): string | undefined {
   if (path.length === 0) return 'it is empty';
   // Length before the per-character scan, so an oversize input costs nothing more.
@@ -56,13 +56,13 @@ export function validateRelativePath(path: string, what = 'path'): string {
   return path;
 }
 
-/** True when the canonical path is the canonical directory `dir` itself or lies inside it ("" is the root). */
+/** Whole-component containment of canonical relative paths (spec: source_paths expectations); `dir` "" is the root. */
 export function isRelativePathWithin(dir: string, path: string): boolean {
   if (dir === '') return true;
   return path === dir || (path.startsWith(dir) && path.charCodeAt(dir.length) === 0x2f);
 }
 
-/** Join canonical components and validate the result. */
+/** Join components into one canonical relative path (spec "Instructions and named references"), validated. */
 export function joinRelativePath(...components: readonly string[]): string {
   return validateRelativePath(components.filter((c) => c !== '').join('/'));
 }

@@ -127,7 +127,7 @@ function createAjv(): Ajv {
 /** Every decoder defined in this process, by id (see schema-registry.ts for the published set). */
 const DEFINED = new Map<string, Decoder<unknown>>();
 
-/** Decoders defined so far in this process, sorted by id. */
+/** Decoders defined so far in this process, sorted by id (WIRE.md: schemas kept in one place). */
 export function definedDecoders(): readonly Decoder<unknown>[] {
   return [...DEFINED.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -28,12 +28,12 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const U64_DIGITS = 20;
 
-/** Escape one JSON-pointer reference token (RFC 6901). */
+/** Escape one JSON-pointer reference token (RFC 6901), for error pointers (WIRE.md "Strict JSON decoding"). */
 export function escapePointerToken(token: string | number): string {
   return String(token).replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
-/** JSON pointer of a path of keys and indices; the whole document is "" and is shown as "/". */
+/** JSON pointer (RFC 6901) of a path of keys and indices, as error messages show it; the whole document is "/". */
 export function pointerOf(path: readonly (string | number)[]): string {
   return path.length === 0 ? '/' : path.map((token) => `/${escapePointerToken(token)}`).join('');
 }
