@@ -8,6 +8,7 @@ import { decodeCommandRecipe } from '../contracts/command-recipe.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { CommandAction, WorkflowSource } from '../contracts/workflow-definition.js';
 import { getChange } from '../native/changes.js';
+import { checkCommandContext } from '../native/review-contexts.js';
 import type { Authority } from '../native/store.js';
 
 export interface CommandBindingInput {
@@ -40,7 +41,7 @@ export function decodeStepRecipe(stepId: string, recipePath: string, bytes: Uint
 /** Check a command step against the authority; call inside the compile read snapshot. */
 export function validateCommandBinding(auth: Authority, input: CommandBindingInput): void {
   const { stepId, source, action } = input;
-  decodeStepRecipe(stepId, input.recipePath, input.recipeBytes);
+  const recipe = decodeStepRecipe(stepId, input.recipePath, input.recipeBytes);
   const change = getChange(auth, action.change.repository, action.change.id);
   if (change.current_version !== action.change_version) {
     throw stale(stepId, `Change ${action.change.id} is at version ${change.current_version}, not ${action.change_version}`, 'bind the current Change version', {
@@ -50,4 +51,17 @@ export function validateCommandBinding(auth: Authority, input: CommandBindingInp
   if (change.current_revision !== source.revision) {
     throw stale(stepId, `Change ${action.change.id} version ${change.current_version} is revision ${change.current_revision}, not the workflow's revision ${source.revision}`, 'bind the workflow to the Change\'s current revision');
   }
+  // CONTEXT_NOT_FOUND / CONTEXT_MISMATCH / CONTEXT_STALE name exactly which binding differs.
+  checkCommandContext(auth, {
+    repository: source.repository,
+    contextDigest: action.context_digest,
+    change: action.change,
+    changeVersion: action.change_version,
+    revision: source.revision,
+    policyEpoch: source.policy_epoch,
+    recipeDigest: input.recipeSha256,
+    toolchain: recipe.toolchain,
+    environment: recipe.environment,
+    recipePath: input.recipePath,
+  });
 }
