@@ -142,7 +142,7 @@ export const MUTATION_REQUEST_SCHEMA = {
     agent: AGENT_SCHEMA,
     executor: NULLABLE_EXECUTOR_SCHEMA,
     fence: POSITIVE_U64_SCHEMA,
-    reason: { anyOf: [{ type: 'null' }, { type: 'string', maxUtf8Bytes: MAX_REASON_BYTES }] },
+    reason: { type: ['null', 'string'], maxUtf8Bytes: MAX_REASON_BYTES },
   },
 } as const;
 
