@@ -24,14 +24,14 @@ import {
   noteCommandContainer,
   reserveCommandAttempt,
 } from '../workflows/command-attempts.js';
-import type { CommandAttempt } from '../workflows/command-attempts.js';
 import type { CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../workflows/command-step.js';
 import { openJournal } from '../workflows/journal.js';
 import type { Journal } from '../workflows/journal.js';
 import { DockerClient } from './docker-client.js';
 import { createUnixSocketTransport } from './docker-transport.js';
 import type { DockerTransport } from './docker-transport.js';
-import { attemptStateOf, buildExecutionRecord, recipeJson, recordDigest, requestDigest, summarizeRecord } from './execution-record.js';
+import { cancelCommandStep } from './custody.js';
+import { attemptStateOf, buildExecutionRecord, recipeJson, recordDigest, requestDigest, stepResultOf, summarizeRecord } from './execution-record.js';
 import type { ExecutionRecord, ExecutionRequest } from './execution-record.js';
 import { LABELS, runContainer } from './oci-command-collector.js';
 import type { ContainerCleanup, ContainerRunObservation } from './oci-command-collector.js';
@@ -82,22 +82,8 @@ export async function createCommandStepRuntime(options: CommandRuntimeOptions): 
     client,
     executableSha256,
     run: (request) => runCommandStep({ client, executableSha256, drainMs: options.drainMs }, request),
+    cancel: (request) => cancelCommandStep(client, request),
     close: () => client.close(),
-  };
-}
-
-/** The step result a finished (or running) attempt stands for. */
-export function stepResultOf(attempt: Pick<CommandAttempt, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest' | 'summary'>): CommandStepResult {
-  if (attempt.state === 'running') {
-    return { state: 'uncertain', attemptId: attempt.attempt_id, generation: attempt.generation, outcome: 'running', recordDigest: null, summary: 'the attempt has not finished' };
-  }
-  return {
-    state: attempt.state,
-    attemptId: attempt.attempt_id,
-    generation: attempt.generation,
-    outcome: attempt.outcome ?? 'uncertain',
-    recordDigest: attempt.record_digest,
-    summary: attempt.summary ?? '',
   };
 }
 

@@ -7,18 +7,18 @@
  * confirmed leaves the attempt uncertain, and recover can be run again.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import { isAgentscmError } from '../contracts/errors.js';
+import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { isJsonObject } from '../contracts/json-value.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import { commandContainerName, finishCommandAttempt, getCommandAttemptOutput } from '../workflows/command-attempts.js';
+import { commandContainerName, findCommandAttemptForStep, finishCommandAttempt, getCommandAttemptOutput } from '../workflows/command-attempts.js';
 import type { CommandAttempt } from '../workflows/command-attempts.js';
-import type { CommandStepResult } from '../workflows/command-step.js';
+import type { CommandStepCancelRequest, CommandStepResult } from '../workflows/command-step.js';
+import { openJournal } from '../workflows/journal.js';
 import type { Journal } from '../workflows/journal.js';
-import { stepResultOf } from './command-step-runtime.js';
 import type { ContainerState, DockerClient } from './docker-client.js';
-import { attemptStateOf, buildExecutionRecord, recordDigest, summarizeRecord } from './execution-record.js';
+import { attemptStateOf, buildExecutionRecord, recordDigest, stepResultOf, summarizeRecord } from './execution-record.js';
 import type { ExecutionRequest } from './execution-record.js';
 import { LABELS, removeAndConfirm } from './oci-command-collector.js';
 import type { ContainerCleanup, ContainerRunObservation, ExecutionOutcome as Outcome } from './oci-command-collector.js';
@@ -89,7 +89,7 @@ export async function reconcileContainers(client: DockerClient, attemptId: strin
  * Reconcile and finish a running or uncertain attempt without running anything. A finished
  * (succeeded / failed) attempt is returned as it is.
  */
-export async function reconcileCommandAttempt(client: DockerClient, journal: Journal, attempt: CommandAttempt): Promise<ReconcileResult> {
+export async function reconcileCommandAttempt(client: DockerClient, journal: Journal, attempt: CommandAttempt, reason: 'interrupted' | 'cancelled' = 'interrupted'): Promise<ReconcileResult> {
   if (attempt.state === 'succeeded' || attempt.state === 'failed') return { result: stepResultOf(attempt), custody: null, reconciled: false };
   const containers = await reconcileContainers(client, attempt.attempt_id);
   // The snapshot goes only once no container can still have it mounted.
@@ -109,7 +109,7 @@ export async function reconcileCommandAttempt(client: DockerClient, journal: Jou
   const previousOutcome = field(previous ?? undefined, 'outcome');
   // A result the collector observed completely keeps its outcome; one it lost is "interrupted".
   const observedOutcome: Outcome | null = typeof previousOutcome === 'string' && previousOutcome !== 'uncertain' ? (previousOutcome as Outcome) : null;
-  const outcome: Outcome = !confirmed ? 'uncertain' : (observedOutcome ?? 'interrupted');
+  const outcome: Outcome = !confirmed ? 'uncertain' : (observedOutcome ?? reason);
   const exited = containers.found.find((c) => !c.running && c.exitCode >= 0);
   const output = previous === null ? { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) } : getCommandAttemptOutput(journal.db, attempt.attempt_id);
   const limits = field(field(request.recipe, 'limits'), 'output_bytes');
@@ -119,7 +119,7 @@ export async function reconcileCommandAttempt(client: DockerClient, journal: Jou
     exitCode: previous !== null ? (field(previous, 'exit_code') as number | null) : (exited?.exitCode ?? null),
     oomKilled: previous !== null ? field(previous, 'oom_killed') === true : exited?.oomKilled === true,
     timedOut: previous !== null && field(previous, 'timed_out') === true,
-    cancelled: previous !== null && field(previous, 'cancelled') === true,
+    cancelled: previous !== null ? field(previous, 'cancelled') === true : reason === 'cancelled',
     outputLimited: previous !== null && field(previous, 'output_limited') === true,
     stdout: { bytes: output.stdout, observedBytes: output.stdout.length, truncated: false, sha256: sha256Hex(output.stdout) },
     stderr: { bytes: output.stderr, observedBytes: output.stderr.length, truncated: false, sha256: sha256Hex(output.stderr) },
@@ -147,7 +147,7 @@ export async function reconcileCommandAttempt(client: DockerClient, journal: Jou
       outcome: record.outcome,
       recordJson: encodeCanonical(record),
       recordDigest: recordDigest(record),
-      summary: `recovered: ${summarizeRecord(record)}`,
+      summary: `${reason === 'cancelled' ? 'cancelled' : 'recovered'} without running again: ${summarizeRecord(record)}`,
       stdout: output.stdout,
       stderr: output.stderr,
       nowMs: Date.now(),
@@ -155,4 +155,19 @@ export async function reconcileCommandAttempt(client: DockerClient, journal: Jou
     { allowUncertain: true },
   );
   return { result: stepResultOf(finished), custody, reconciled: true };
+}
+
+/** The runtime's cancel: stop and clean up a running attempt with no live controller, recorded as cancelled. */
+export async function cancelCommandStep(client: DockerClient, request: CommandStepCancelRequest): Promise<CommandStepResult> {
+  const journal = openJournal(request.dataDir, 'write');
+  try {
+    const attempt = findCommandAttemptForStep(journal.db, request.runId, request.stepId);
+    if (attempt === null) {
+    throw new AgentscmError('COMMAND_ATTEMPT_NOT_FOUND', `step "${request.stepId}" of run "${request.runId}" has no command attempt to cancel`);
+  }
+    if (attempt.state !== 'running' && attempt.state !== 'uncertain') return stepResultOf(attempt);
+    return (await reconcileCommandAttempt(client, journal, attempt, 'cancelled')).result;
+  } finally {
+    journal.close();
+  }
 }

@@ -8,6 +8,8 @@ import { encodeCanonical } from '../contracts/canonical-json.js';
 import type { CommandRecipe } from '../contracts/command-recipe.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { sha256Hex } from '../crypto/sha256.js';
+import type { CommandAttempt } from '../workflows/command-attempts.js';
+import type { CommandStepResult } from '../workflows/command-step.js';
 import type { ContainerCleanup, ContainerRunObservation, ExecutionOutcome } from './oci-command-collector.js';
 import type { RuntimeIdentity } from './runtime-identity.js';
 
@@ -152,4 +154,19 @@ export function summarizeRecord(record: ExecutionRecord): string {
   if (record.cancelled) parts.push('cancelled');
   parts.push(record.cleanup.confirmed ? 'cleanup confirmed' : 'cleanup NOT confirmed');
   return parts.join(', ');
+}
+
+/** The step result a finished (or running) attempt stands for. */
+export function stepResultOf(attempt: Pick<CommandAttempt, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest' | 'summary'>): CommandStepResult {
+  if (attempt.state === 'running') {
+    return { state: 'uncertain', attemptId: attempt.attempt_id, generation: attempt.generation, outcome: 'running', recordDigest: null, summary: 'the attempt has not finished' };
+  }
+  return {
+    state: attempt.state,
+    attemptId: attempt.attempt_id,
+    generation: attempt.generation,
+    outcome: attempt.outcome ?? 'uncertain',
+    recordDigest: attempt.record_digest,
+    summary: attempt.summary ?? '',
+  };
 }

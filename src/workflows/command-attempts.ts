@@ -7,9 +7,13 @@
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
+import { validateId } from '../contracts/ids.js';
+import type { JsonValue } from '../contracts/json-value.js';
+import { parseStrictJson } from '../contracts/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { immediate, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
 import type { SqliteDatabase } from '../native/sqlite.js';
+import { journalRead, openJournal } from './journal.js';
 
 export type CommandAttemptState = 'running' | 'succeeded' | 'failed' | 'uncertain';
 export type CommandAttemptPhase = 'reserved' | 'container_created' | 'finished';
@@ -203,4 +207,63 @@ export function listRunningCommandAttempts(db: SqliteDatabase, runId: string): C
     .prepare("SELECT attempt_id, generation, state, outcome, record_digest FROM command_attempts WHERE run_id = ? AND state = 'running' ORDER BY step_id, generation")
     .all(runId) as Pick<AttemptRow, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest'>[];
   return rows.map((row) => ({ attempt_id: row.attempt_id, generation: u64FromSql(row.generation), state: row.state, outcome: row.outcome, record_digest: row.record_digest }));
+}
+
+/** `check-command-show`: one attempt with its request, record and retained output. */
+export interface CommandAttemptView {
+  readonly attempt_id: string;
+  readonly run_id: string;
+  readonly step_id: string;
+  readonly generation: bigint;
+  readonly state: CommandAttemptState;
+  readonly phase: CommandAttemptPhase;
+  readonly outcome: string | null;
+  readonly summary: string | null;
+  readonly request_digest: string;
+  readonly record_digest: string | null;
+  readonly container_name: string;
+  readonly container_id: string | null;
+  readonly created_at_ms: number;
+  readonly updated_at_ms: number;
+  readonly request: JsonValue;
+  readonly record: JsonValue;
+  readonly stdout: { readonly text: string; readonly bytes: number; readonly sha256: string };
+  readonly stderr: { readonly text: string; readonly bytes: number; readonly sha256: string };
+}
+
+const STORED_JSON_MAX = 4 * 1024 * 1024;
+
+/** Read one attempt from an existing journal, read-only (it never creates the journal). */
+export function showCommandAttempt(dataDir: string, attemptId: string): CommandAttemptView {
+  validateId(attemptId, 'attempt ID');
+  const journal = openJournal(dataDir, 'read');
+  try {
+    return journalRead(journal, () => {
+      const attempt = getCommandAttempt(journal.db, attemptId);
+      const output = getCommandAttemptOutput(journal.db, attemptId);
+      const stream = (bytes: Buffer): CommandAttemptView['stdout'] => ({ text: bytes.toString('utf8'), bytes: bytes.length, sha256: sha256Hex(bytes) });
+      return {
+        attempt_id: attempt.attempt_id,
+        run_id: attempt.run_id,
+        step_id: attempt.step_id,
+        generation: attempt.generation,
+        state: attempt.state,
+        phase: attempt.phase,
+        outcome: attempt.outcome,
+        summary: attempt.summary,
+        request_digest: attempt.request_digest,
+        record_digest: attempt.record_digest,
+        container_name: attempt.container_name,
+        container_id: attempt.container_id,
+        created_at_ms: attempt.created_at_ms,
+        updated_at_ms: attempt.updated_at_ms,
+        request: parseStrictJson(attempt.request_json, { maxBytes: STORED_JSON_MAX }),
+        record: attempt.record_json === null ? null : parseStrictJson(attempt.record_json, { maxBytes: STORED_JSON_MAX }),
+        stdout: stream(output.stdout),
+        stderr: stream(output.stderr),
+      };
+    });
+  } finally {
+    journal.close();
+  }
 }

@@ -1,0 +1,32 @@
+import { Flags } from '@oclif/core';
+import { probeRuntime } from '../../collector/runtime-probe.js';
+import type { RuntimeProbeResult } from '../../collector/runtime-probe.js';
+import { BaseCommand } from '../_base.js';
+
+export default class AgentTaskRuntimeProbe extends BaseCommand {
+  static override description =
+    'Observe the container runtime identity a command collector would use: engine and Engine API version, OS and architecture, security options, cgroup version, the image ID of --image (never pulled) and the SHA-256 of the --docker executable; prints the identity and its SHA-256.';
+
+  static override examples = [
+    '<%= config.bin %> agent-task runtime-probe --docker /usr/bin/docker --docker-socket /var/run/docker.sock --image local/busybox:1',
+    '<%= config.bin %> agent-task runtime-probe --docker /usr/bin/docker --docker-socket /var/run/docker.sock --image local/busybox:1 --json',
+  ];
+
+  static override flags = {
+    docker: Flags.string({ description: 'The operator-selected docker executable; hashed into the identity, never run.', required: true, helpValue: 'PATH' }),
+    'docker-socket': Flags.string({ description: 'Unix socket of the Docker Engine API.', required: true, helpValue: 'PATH' }),
+    image: Flags.string({ description: 'Image reference to pin by its ID; it must already be present.', required: true, helpValue: 'REF' }),
+  };
+
+  async run(): Promise<RuntimeProbeResult> {
+    const { flags } = await this.parse(AgentTaskRuntimeProbe);
+    const result = await probeRuntime({ docker: flags.docker, dockerSocket: flags['docker-socket'], image: flags.image });
+    const id = result.identity;
+    this.log(`engine ${id.engine_version} (Engine API ${id.api_version}) ${id.os}/${id.arch}, cgroup v${id.cgroup_version}`);
+    this.log(`security options: ${id.security_options.join(', ') || '(none)'}`);
+    this.log(`image ${id.image.reference} = ${id.image.id}`);
+    this.log(`executable sha256 ${id.executable_sha256}`);
+    this.log(`identity sha256 ${result.identity_sha256}`);
+    return result;
+  }
+}
