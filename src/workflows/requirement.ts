@@ -1,0 +1,197 @@
+/**
+ * Target workflow requirements on the workflow side: install a definition as a target's
+ * required workflow (compiled and checked exactly as `skill-workflow plan` does), show it, and
+ * compile an installed requirement for a subject revision — the entry points the agent-task
+ * state machine derives its tasks from (docs/requirements.md).
+ */
+import { AgentscmError } from '../contracts/errors.js';
+import type { JsonObject } from '../contracts/json-value.js';
+import type { WorkflowAction, WorkflowDefinition } from '../contracts/workflow-definition.js';
+import { decodeWorkflowDefinition, workflowDefinitionToJson } from '../contracts/workflow-definition.js';
+import { resolveRepository } from '../native/repositories.js';
+import { getRequirementByDigest, getTargetRequirement, installRequirement } from '../native/requirements.js';
+import type { StoredRequirement, TargetRequirement } from '../native/requirements.js';
+import { openAuthority, readTransaction, writeTransaction } from '../native/store.js';
+import type { Authority } from '../native/store.js';
+import { readDefinitionFile } from './definition-file.js';
+import { compileWorkflow } from './plan.js';
+import type { CompiledPlan, PlanStep } from './plan.js';
+import { planReportOf } from './plan-report.js';
+import type { PlanReport } from './plan-report.js';
+
+export interface RequirementView {
+  readonly repository: string;
+  readonly target: string;
+  readonly requirement_digest: string;
+  readonly name: string;
+  readonly skill_digest: string;
+  readonly source: { readonly revision: string; readonly policy_epoch: bigint };
+  readonly installed_at_ms: number;
+  readonly steps: PlanReport['steps'];
+  readonly definition: JsonObject;
+}
+
+export interface RequirementInstallResult extends RequirementView {
+  /** False when the target already required exactly this definition. */
+  readonly changed: boolean;
+}
+
+/** Decode an installed requirement's retained definition. */
+export function requirementDefinition(requirement: StoredRequirement): WorkflowDefinition {
+  return decodeWorkflowDefinition(requirement.definition);
+}
+
+function viewOf(requirement: TargetRequirement, steps: PlanReport['steps']): RequirementView {
+  return {
+    repository: requirement.repository,
+    target: requirement.target,
+    requirement_digest: requirement.requirement_digest,
+    name: requirement.name,
+    skill_digest: requirement.skill_digest,
+    source: { revision: requirement.revision, policy_epoch: requirement.policy_epoch },
+    installed_at_ms: requirement.installed_at_ms,
+    steps,
+    definition: workflowDefinitionToJson(requirementDefinition(requirement)),
+  };
+}
+
+function structuralSteps(definition: WorkflowDefinition, plan: CompiledPlan | null): PlanReport['steps'] {
+  if (plan !== null) return planReportOf(plan).steps;
+  return definition.steps.map((s, position) => ({ position, id: s.id, kind: s.action.kind, required: s.required, needs: [...s.needs] }));
+}
+
+/**
+ * `requirement install --target T FILE`: compile the definition against the authority and, in
+ * the same write transaction, install it for the target. The requirement digest is the plan
+ * digest of the compiled definition.
+ */
+export function installRequirementFile(dataDir: string, input: { readonly repository?: string | undefined; readonly target: string; readonly file: string; readonly nowMs?: number }): RequirementInstallResult {
+  const { definition } = readDefinitionFile(input.file);
+  const auth = openAuthority(dataDir, { mode: 'write' });
+  try {
+    return writeTransaction(auth, () => {
+      if (input.repository !== undefined) {
+        const named = resolveRepository(auth, input.repository);
+        if (named.id !== definition.source.repository) {
+          throw new AgentscmError('WORKFLOW_SOURCE_MISMATCH', `the definition binds repository ${definition.source.repository}, not ${named.id} (${named.name})`, {
+            hint: 'install the definition for the repository it names',
+          });
+        }
+      }
+      const plan = compileWorkflow(auth, definition);
+      const { requirement, changed } = installRequirement(auth, {
+        repository: plan.source.repository,
+        target: input.target,
+        requirementDigest: plan.digest,
+        name: plan.name,
+        definition: plan.definitionBytes,
+        skillDigest: plan.skill.digest,
+        revision: plan.source.revision,
+        policyEpoch: plan.source.policy_epoch,
+        nowMs: input.nowMs ?? Date.now(),
+      });
+      return { ...viewOf(requirement, structuralSteps(definition, plan)), changed };
+    });
+  } finally {
+    auth.close();
+  }
+}
+
+/** `requirement show --target T`: read-only; REQUIREMENT_NOT_FOUND when the target has none. */
+export function showRequirement(dataDir: string, input: { readonly repository?: string | undefined; readonly target: string }): RequirementView {
+  const auth = openAuthority(dataDir, { mode: 'read' });
+  try {
+    return readTransaction(auth, () => {
+      const repository = resolveRepository(auth, input.repository);
+      const requirement = getTargetRequirement(auth, repository.id, input.target);
+      const definition = requirementDefinition(requirement);
+      let plan: CompiledPlan | null = null;
+      try {
+        plan = compileWorkflow(auth, definition);
+      } catch {
+        // A requirement installed under an older policy epoch no longer compiles as is; its
+        // retained definition is still shown, in declared order.
+        plan = null;
+      }
+      return viewOf(requirement, structuralSteps(definition, plan));
+    });
+  } finally {
+    auth.close();
+  }
+}
+
+/** What an installed requirement is compiled against: the exact subject of a Change version. */
+export interface RequirementSubject {
+  readonly revision: string;
+  readonly policyEpoch: bigint;
+  /** Required when the requirement has command steps: they are bound to this Change version and context. */
+  readonly change?: { readonly id: string; readonly version: bigint; readonly contextDigest: string };
+}
+
+/**
+ * Rebind a requirement's definition to a subject (pure): the source revision and policy epoch
+ * become the subject's, and every command step binds the subject's Change version and context.
+ * Steps, dependencies, expectations and the skill declaration are unchanged.
+ */
+export function bindDefinitionToSubject(definition: WorkflowDefinition, subject: RequirementSubject): WorkflowDefinition {
+  const steps = definition.steps.map((step) => {
+    if (step.action.kind !== 'command') return step;
+    if (subject.change === undefined) {
+      throw new AgentscmError('WORKFLOW_COMMAND_INVALID', `requirement step "${step.id}" is a command step; compiling it needs the subject's Change version and context`, {
+        hint: 'pass the Change id, version and context digest of the subject',
+        details: { step: step.id },
+      });
+    }
+    const action: WorkflowAction = {
+      ...step.action,
+      change: { repository: definition.source.repository, id: subject.change.id },
+      change_version: subject.change.version,
+      context_digest: subject.change.contextDigest,
+    };
+    return { ...step, action };
+  });
+  return {
+    ...definition,
+    source: { repository: definition.source.repository, revision: subject.revision, policy_epoch: subject.policyEpoch },
+    steps,
+  };
+}
+
+export interface CompiledRequirement {
+  readonly requirement: StoredRequirement;
+  /** The requirement compiled for the subject; plan.steps is the execution order. */
+  readonly plan: CompiledPlan;
+}
+
+/**
+ * Compile an installed requirement for a subject against the authority (call inside the
+ * caller's read snapshot for a consistent view). The subject's skill package must be
+ * byte-identical to the installed one: candidate-authored skill bytes cannot replace the
+ * operator's (WORKFLOW_BINDING_CHANGED otherwise).
+ */
+export function compileRequirementPlan(auth: Authority, requirement: StoredRequirement, subject: RequirementSubject): CompiledRequirement {
+  const bound = bindDefinitionToSubject(requirementDefinition(requirement), subject);
+  const plan = compileWorkflow(auth, bound);
+  if (plan.skill.digest !== requirement.skill_digest) {
+    throw new AgentscmError('WORKFLOW_BINDING_CHANGED', `the skill package at revision ${subject.revision} is ${plan.skill.digest}, not the installed requirement's ${requirement.skill_digest}`, {
+      hint: 'reinstall the requirement to adopt a changed skill package',
+      details: { requirement_digest: requirement.requirement_digest },
+    });
+  }
+  return { requirement, plan };
+}
+
+/** The target's current requirement compiled for a subject (REQUIREMENT_NOT_FOUND when none is installed). */
+export function compileTargetRequirement(auth: Authority, repository: string, target: string, subject: RequirementSubject): CompiledRequirement {
+  return readTransaction(auth, () => compileRequirementPlan(auth, getTargetRequirement(auth, repository, target), subject));
+}
+
+/** An installed requirement by digest compiled for a subject (tasks name requirement_digest). */
+export function compileRequirementByDigest(auth: Authority, repository: string, requirementDigest: string, subject: RequirementSubject): CompiledRequirement {
+  return readTransaction(auth, () => compileRequirementPlan(auth, getRequirementByDigest(auth, repository, requirementDigest), subject));
+}
+
+/** The steps of a compiled plan in execution order (what tasks are derived from). */
+export function requirementSteps(compiled: CompiledRequirement): readonly PlanStep[] {
+  return compiled.plan.steps;
+}
