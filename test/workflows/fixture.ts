@@ -119,3 +119,40 @@ export function writeDefinition(dir: string, name: string, value: unknown): stri
   writeFileSync(file, JSON.stringify(value, null, 2));
   return file;
 }
+
+/** A valid CommandRecipe (the collector's strict format). */
+export const RECIPE = {
+  version: 1,
+  image: 'busybox:1.36',
+  argv: ['sh', '-c', 'test -f /src/a.txt'],
+  env: {},
+  workdir: '.',
+  timeout_ms: 60000,
+  limits: { memory_bytes: 67108864, pids: 64, cpu_millis: 1000, output_bytes: 65536, scratch_bytes: 1048576 },
+  toolchain: 'busybox-1.36',
+  environment: 'posix-sh-offline',
+};
+export const RECIPE_PATH = `${SKILL_DIR}/runner.json`;
+
+/** Create Change `changeId` at the store's revision and its command/v1 context for RECIPE_PATH. */
+export async function makeCommandBinding(store: Store, changeId = 'change-1'): Promise<{ changeVersion: bigint; contextDigest: string }> {
+  const changeVersion = addChangeVersion(store.dataDir, store.repository, changeId, store.revision, null);
+  const { createReviewContext } = await import('../../src/native/review-contexts.js');
+  const auth = openAuthority(store.dataDir, { mode: 'write' });
+  try {
+    const created = createReviewContext(auth, { repository: store.repository, changeId, runnerPath: RECIPE_PATH });
+    return { changeVersion, contextDigest: created.context_digest };
+  } finally {
+    auth.close();
+  }
+}
+
+export function commandAction(store: Store, binding: { changeVersion: bigint; contextDigest: string }, changeId = 'change-1'): Record<string, unknown> {
+  return {
+    kind: 'command',
+    runner: 'runner.json',
+    change: { repository: store.repository, id: changeId },
+    change_version: Number(binding.changeVersion),
+    context_digest: binding.contextDigest,
+  };
+}
