@@ -53,7 +53,7 @@ function describe(error: unknown): string {
 }
 
 /** Remove every container of the attempt and confirm that none remains. */
-export async function reconcileContainers(client: DockerClient, attemptId: string): Promise<{ found: ContainerState[]; removed: number; cleanup: ContainerCleanup; errors: string[] }> {
+export async function reconcileContainers(client: DockerClient, attemptId: string, everCreated: boolean): Promise<{ found: ContainerState[]; removed: number; cleanup: ContainerCleanup; errors: string[] }> {
   const errors: string[] = [];
   const ids = new Set<string>();
   const found: ContainerState[] = [];
@@ -82,7 +82,7 @@ export async function reconcileContainers(client: DockerClient, attemptId: strin
   } catch (error) {
     errors.push(describe(error));
   }
-  return { found, removed, cleanup: errors.length === 0 ? (ids.size === 0 ? 'not_created' : 'removed') : 'unconfirmed', errors };
+  return { found, removed, cleanup: errors.length === 0 ? (ids.size === 0 && !everCreated ? 'not_created' : 'removed') : 'unconfirmed', errors };
 }
 
 /**
@@ -91,7 +91,7 @@ export async function reconcileContainers(client: DockerClient, attemptId: strin
  */
 export async function reconcileCommandAttempt(client: DockerClient, journal: Journal, attempt: CommandAttempt, reason: 'interrupted' | 'cancelled' = 'interrupted'): Promise<ReconcileResult> {
   if (attempt.state === 'succeeded' || attempt.state === 'failed') return { result: stepResultOf(attempt), custody: null, reconciled: false };
-  const containers = await reconcileContainers(client, attempt.attempt_id);
+  const containers = await reconcileContainers(client, attempt.attempt_id, attempt.container_id !== null);
   // The snapshot goes only once no container can still have it mounted.
   const snapshotCleanup: ContainerCleanup = containers.cleanup === 'unconfirmed' ? 'unconfirmed' : removeSnapshot(attempt.snapshot_path) ? 'removed' : 'unconfirmed';
   const confirmed = containers.cleanup !== 'unconfirmed' && snapshotCleanup !== 'unconfirmed';
@@ -109,7 +109,8 @@ export async function reconcileCommandAttempt(client: DockerClient, journal: Jou
   const previousOutcome = field(previous ?? undefined, 'outcome');
   // A result the collector observed completely keeps its outcome; one it lost is "interrupted".
   const observedOutcome: Outcome | null = typeof previousOutcome === 'string' && previousOutcome !== 'uncertain' ? (previousOutcome as Outcome) : null;
-  const outcome: Outcome = !confirmed ? 'uncertain' : (observedOutcome ?? reason);
+  // Unconfirmed cleanup keeps the attempt uncertain through the record's cleanup, not its outcome.
+  const outcome: Outcome = observedOutcome ?? (confirmed ? reason : 'uncertain');
   const exited = containers.found.find((c) => !c.running && c.exitCode >= 0);
   const output = previous === null ? { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) } : getCommandAttemptOutput(journal.db, attempt.attempt_id);
   const limits = field(field(request.recipe, 'limits'), 'output_bytes');
