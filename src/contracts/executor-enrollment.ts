@@ -6,12 +6,18 @@
  */
 import { AgentscmError } from './errors.js';
 import type { ExecutorBinding } from './task-common.js';
+import type { WorkflowTaskSubject } from './task-subject.js';
 
 /** The repository/profile/step an enrollment is scoped to. */
 export interface ExecutorScope {
   readonly repository: string;
   readonly profile: string;
   readonly step: string;
+}
+
+/** The enrollment scope a task subject needs: its repository, profile and step. */
+export function scopeOfSubject(subject: WorkflowTaskSubject): ExecutorScope {
+  return { repository: subject.repository, profile: subject.profile, step: subject.step_id };
 }
 
 /** One immutable enrollment epoch of an executor's operator-supplied public key. */

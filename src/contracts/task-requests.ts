@@ -42,6 +42,16 @@ export function checkLeaseMs(value: bigint, where: string): void {
   }
 }
 
+/**
+ * The lease interval to issue for a claim (spec: validate_for_claim "limits the issued lease
+ * interval to requested_lease_ms"): the request, capped by the service's own maximum.
+ */
+export function issuedLeaseMs(requested: bigint, serviceMaxMs: bigint = MAX_LEASE_MS): bigint {
+  checkLeaseMs(requested, '/requested_lease_ms');
+  const cap = serviceMaxMs < MAX_LEASE_MS ? serviceMaxMs : MAX_LEASE_MS;
+  return requested < cap ? requested : cap;
+}
+
 /** Refuse fence 0: fences are positive and only grow. */
 export function checkFence(value: bigint, where: string): void {
   if (value < 1n) {

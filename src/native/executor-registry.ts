@@ -11,7 +11,10 @@ import { AgentscmError } from '../contracts/errors.js';
 import type { ExecutorEnrollment, ExecutorScope } from '../contracts/executor-enrollment.js';
 import { bindingOf, validateScopeAndBinding } from '../contracts/executor-enrollment.js';
 import { validateId } from '../contracts/ids.js';
+import type { ObservationVerification } from '../contracts/observation.js';
+import { verifyObservation } from '../contracts/observation.js';
 import type { ExecutorBinding } from '../contracts/task-common.js';
+import type { TaskResultAssertion } from '../contracts/task-result.js';
 import { sameExecutor } from '../contracts/task-common.js';
 import { parsePublicKeyHex } from '../contracts/key-file.js';
 import { verificationKeyId } from '../crypto/ed25519.js';
@@ -215,6 +218,22 @@ export function requireCurrentRegistration(auth: Authority, scope: ExecutorScope
   validateScopeAndBinding(state, scope, binding);
   if (state.revoked) return notCurrent('it was revoked');
   return state;
+}
+
+/**
+ * Registered-observation check against the authority (spec "Registered observations are accepted
+ * only after ... authoritative current enrollment lookup and strict Ed25519 verification"): the
+ * executor binding is the current registration of the scope, and the signature verifies under
+ * that registration's stored public key. Task/attempt/fence binding is the caller's
+ * validateAssertionForTask. Run it inside the caller's authority transaction.
+ */
+export function verifyCurrentObservation(auth: Authority, scope: ExecutorScope, assertion: TaskResultAssertion): ObservationVerification & { readonly registration: RegistrationState } {
+  if (assertion.trust_class !== 'registered_executor_observation' || assertion.executor === null) {
+    throw new AgentscmError('TRUST_CLASS_INVALID', `only a registered_executor_observation is verified against the registry, not ${assertion.trust_class}`);
+  }
+  const registration = requireCurrentRegistration(auth, scope, assertion.executor);
+  const verified = verifyObservation(assertion, new Uint8Array(Buffer.from(registration.public_key, 'hex')));
+  return { ...verified, registration };
 }
 
 /** Every registration of a repository with its state, oldest first (operator listing). */

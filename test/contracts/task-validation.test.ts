@@ -9,6 +9,7 @@ import type { ExecutorEnrollment } from '../../src/contracts/executor-enrollment
 import { bindingOf, matchesBinding, validateScopeAndBinding } from '../../src/contracts/executor-enrollment.js';
 import type { WorkflowTaskAttempt } from '../../src/contracts/task-attempt.js';
 import { validateForClaim } from '../../src/contracts/task-attempt.js';
+import { MAX_LEASE_MS, issuedLeaseMs } from '../../src/contracts/task-requests.js';
 import type { CriterionResult, TaskResultAssertion } from '../../src/contracts/task-result.js';
 import { validateAssertionForTask } from '../../src/contracts/task-result.js';
 import { CRITERIA, EXECUTOR, PASSING_ROWS, hex64, row, sampleAssertion, sampleAttempt, sampleClaim, sampleTask } from './task-fixtures.js';
@@ -150,4 +151,14 @@ test('ExecutorRevocation.matchesBinding compares identities only', () => {
   assert.equal(matchesBinding(revocation, EXECUTOR), true);
   assert.equal(matchesBinding(revocation, { ...EXECUTOR, registration_epoch: 2n }), false);
   assert.equal(matchesBinding(revocation, { ...EXECUTOR, verification_key_id: hex64('7') }), false);
+});
+
+test('issuedLeaseMs gives the request, capped by the service maximum, never above 24 h', () => {
+  assert.equal(issuedLeaseMs(600_000n), 600_000n);
+  assert.equal(issuedLeaseMs(600_000n, 60_000n), 60_000n);
+  assert.equal(issuedLeaseMs(MAX_LEASE_MS, MAX_LEASE_MS * 2n), MAX_LEASE_MS);
+  assert.equal(codeOf(() => issuedLeaseMs(0n)), 'LEASE_INVALID');
+  assert.equal(codeOf(() => issuedLeaseMs(MAX_LEASE_MS + 1n)), 'LEASE_INVALID');
+  const claimed = sampleClaim(task);
+  assert.equal(codeOf(() => validateForClaim({ ...attempt, lease_ms: issuedLeaseMs(claimed.requested_lease_ms, 1000n) }, claimed)), 'ok');
 });

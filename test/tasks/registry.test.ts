@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import type { TestContext } from 'node:test';
 import { AgentscmError } from '../../src/contracts/errors.js';
-import { bindingOf } from '../../src/contracts/executor-enrollment.js';
+import { bindingOf, scopeOfSubject } from '../../src/contracts/executor-enrollment.js';
+import { signObservation } from '../../src/contracts/observation.js';
 import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
 import {
   currentRegistration,
@@ -15,11 +16,13 @@ import {
   listRegistrations,
   requireCurrentRegistration,
   revokeRegistration,
+  verifyCurrentObservation,
 } from '../../src/native/executor-registry.js';
 import { createRepository } from '../../src/native/repositories.js';
 import { createAuthority } from '../../src/native/store.js';
 import type { Authority } from '../../src/native/store.js';
 import { tempDir } from '../helpers/tmp.js';
+import { PASSING_ROWS, sampleAssertion, sampleAttempt, sampleClaim, sampleTask } from '../contracts/task-fixtures.js';
 
 function codeOf(fn: () => unknown): string {
   try {
@@ -143,4 +146,34 @@ test('registrations and revocations are immutable in the database itself', (t) =
   assert.throws(() => auth.db.prepare("UPDATE executor_revocations SET reason = 'x'").run(), /immutable/);
   const stored = auth.db.prepare('SELECT registration_epoch FROM executor_registrations').get() as { registration_epoch: string };
   assert.equal(stored.registration_epoch, '00000000000000000001');
+});
+
+test('verifyCurrentObservation: current key verifies; revocation invalidates a retained observation; re-enrollment does not rehabilitate it', (t) => {
+  const { auth, repository } = setup(t);
+  const scope = scopeOf(repository);
+  const { privateKey, publicKey } = generateKeyPair();
+  const enrolled = enrollExecutor(auth, { ...scope, executor: 'ci-box', public_key: Buffer.from(publicKey).toString('hex') });
+  const task = sampleTask();
+  const binding = bindingOf(getRegistration(auth, enrolled.registration_id));
+  const attempt = sampleAttempt(task, sampleClaim(task, binding));
+  const observation = signObservation(sampleAssertion(task, attempt, PASSING_ROWS), privateKey);
+  const verified = verifyCurrentObservation(auth, scope, observation);
+  assert.equal(verified.registration.registration_id, enrolled.registration_id);
+  assert.equal(verified.observation_digest, observation.executor_provenance?.observation_digest);
+  // A signature by another key under the same binding does not verify.
+  const other = generateKeyPair();
+  const forged = signObservation({ ...observation, executor: { ...binding, verification_key_id: verificationKeyId(other.publicKey) }, executor_provenance: null }, other.privateKey);
+  assert.equal(codeOf(() => verifyCurrentObservation(auth, scope, { ...forged, executor: binding })), 'SIGNATURE_INVALID');
+  assert.equal(codeOf(() => verifyCurrentObservation(auth, { ...scope, step: 'lint' }, observation)), 'REGISTRATION_NOT_CURRENT');
+  revokeRegistration(auth, enrolled.registration_id);
+  assert.equal(codeOf(() => verifyCurrentObservation(auth, scope, observation)), 'REGISTRATION_NOT_CURRENT');
+  enrollExecutor(auth, { ...scope, executor: 'ci-box', public_key: Buffer.from(publicKey).toString('hex') });
+  assert.equal(codeOf(() => verifyCurrentObservation(auth, scope, observation)), 'REGISTRATION_NOT_CURRENT');
+  const agent = { ...observation, trust_class: 'agent_assertion' as const, executor: null, executor_provenance: null };
+  assert.equal(codeOf(() => verifyCurrentObservation(auth, scope, agent)), 'TRUST_CLASS_INVALID');
+});
+
+test('scopeOfSubject names the repository, profile and step of a task subject', () => {
+  const subject = sampleTask().subject;
+  assert.deepEqual(scopeOfSubject(subject), { repository: subject.repository, profile: subject.profile, step: subject.step_id });
 });
