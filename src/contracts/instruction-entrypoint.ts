@@ -7,9 +7,9 @@
 import { AgentscmError } from './errors.js';
 import type { JsonObject } from './json-value.js';
 import type { NamedReference, ReferenceSchemaMismatch } from './named-reference.js';
-import { MAX_OFFERED_SCHEMA_VERSIONS, MAX_REFERENCES, NAMED_REFERENCE_SCHEMA, SCHEMA_MISMATCH_SCHEMA, checkNamedReferences, namedReferenceToJson } from './named-reference.js';
+import { MAX_OFFERED_SCHEMA_VERSIONS, MAX_REFERENCES, NAMED_REFERENCE_SCHEMA, SCHEMA_MISMATCH_SCHEMA, checkNamedReferences, namedReferenceToJson, schemaMismatch } from './named-reference.js';
 import type { TaskDecoder } from './task-common.js';
-import { HEX64_SCHEMA, ID_SCHEMA, TASK_CAPABILITY, TASK_CONTRACT_VERSION, checkUnique, checkUtf8Bound, defineTaskDecoder } from './task-common.js';
+import { HEX64_SCHEMA, ID_SCHEMA, SUPPORTED_SCHEMA_VERSIONS, TASK_CAPABILITY, TASK_CONTRACT_VERSION, checkUnique, checkUtf8Bound, defineTaskDecoder } from './task-common.js';
 
 /** At most this many criteria per task (the same bound as a result assertion). */
 export const MAX_CRITERIA = 64;
@@ -175,4 +175,10 @@ export const instructionEntrypointResponseDecoder: TaskDecoder<InstructionEntryp
 /** Whether a caller offering `offered` can read this server's entrypoint. */
 export function offersSupportedSchema(offered: readonly number[]): boolean {
   return offered.includes(TASK_CONTRACT_VERSION);
+}
+
+/** The instructions answer: the entrypoint when the caller reads schema 1, else an explicit mismatch (never an empty task). */
+export function instructionsResponse(entrypoint: InstructionEntrypoint, offered: readonly number[]): InstructionEntrypointResponse {
+  if (offersSupportedSchema(offered)) return { status: 'entrypoint', entrypoint };
+  return schemaMismatch(offered, TASK_CONTRACT_VERSION, SUPPORTED_SCHEMA_VERSIONS);
 }

@@ -4,6 +4,7 @@
  * and reference, never a path, and its answer keeps available, missing, denied, uncertain and
  * limit apart — there is no partial success.
  */
+import { sha256Hex } from '../crypto/sha256.js';
 import { AgentscmError } from './errors.js';
 import type { JsonObject } from './json-value.js';
 import { validateRelativePath } from './paths.js';
@@ -116,7 +117,7 @@ export const referenceFetchRequestDecoder: TaskDecoder<ReferenceFetchRequest> = 
 );
 
 /** Why a reference is not available; fixed codes, never server text. */
-export type ReferenceDeniedCode = 'not_authorized' | 'not_in_task' | 'digest_mismatch';
+export type ReferenceDeniedCode = 'not_authorized' | 'not_in_task' | 'digest_mismatch' | 'not_utf8';
 export type ReferenceUncertainCode = 'source_unavailable' | 'store_busy' | 'subject_changed';
 
 export type ReferenceFetchResponse =
@@ -187,7 +188,7 @@ export const REFERENCE_FETCH_RESPONSE_SCHEMA = {
       type: 'object',
       additionalProperties: false,
       required: ['status', 'name', 'code'],
-      properties: { status: { const: 'denied' }, name: ID_SCHEMA, code: { enum: ['not_authorized', 'not_in_task', 'digest_mismatch'] } },
+      properties: { status: { const: 'denied' }, name: ID_SCHEMA, code: { enum: ['not_authorized', 'not_in_task', 'digest_mismatch', 'not_utf8'] } },
     },
     {
       type: 'object',
@@ -240,4 +241,36 @@ export function schemaMismatch(offered: readonly number[], required: number, ser
     server_schema_versions: [...serverVersions],
     action: SCHEMA_MISMATCH_ACTION,
   };
+}
+
+const FATAL_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The answer for a reference whose stored size is known before reading (spec: bodies above 128 KiB
+ * are refused before allocation): `limit` when too large, otherwise null (go on and read it).
+ */
+export function referenceLimit(name: string, storedSize: number | bigint): ReferenceFetchResponse | null {
+  const size = BigInt(storedSize);
+  if (size <= BigInt(REFERENCE_MAX_BYTES)) return null;
+  return { status: 'limit', name, byte_length: size > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(size), limit_bytes: REFERENCE_MAX_BYTES };
+}
+
+/**
+ * The answer for a body read from the task's immutable revision (spec "ReferenceFetchResponse"):
+ * available only when the request names the stored reference's digest, the body is within
+ * 128 KiB, its SHA-256 equals that digest and it is UTF-8. No partial success.
+ */
+export function referenceResponseForBody(reference: NamedReference, request: Pick<ReferenceFetchRequest, 'name' | 'expected_sha256'>, body: Uint8Array): ReferenceFetchResponse {
+  if (request.name !== reference.name) throw new AgentscmError('INTERNAL', 'the body belongs to another reference than the request names');
+  if (request.expected_sha256 !== reference.sha256) return { status: 'denied', name: reference.name, code: 'digest_mismatch' };
+  const limit = referenceLimit(reference.name, body.byteLength);
+  if (limit !== null) return limit;
+  if (sha256Hex(body) !== reference.sha256) return { status: 'denied', name: reference.name, code: 'digest_mismatch' };
+  let content: string;
+  try {
+    content = FATAL_UTF8.decode(body);
+  } catch {
+    return { status: 'denied', name: reference.name, code: 'not_utf8' };
+  }
+  return { status: 'available', name: reference.name, sha256: reference.sha256, byte_length: body.byteLength, content };
 }
