@@ -33,6 +33,11 @@ function blobRow(auth: Authority, digest: string): BlobRow | undefined {
 /** True when the blob is stored. */
 export function hasBlob(auth: Authority, digest: string): boolean {
   checkDigest(digest, 'blob digest');
+  return isBlobStored(auth, digest);
+}
+
+/** hasBlob for a digest this process computed itself (no pattern check: the hot path of a checkpoint). */
+export function isBlobStored(auth: Authority, digest: string): boolean {
   return prepared(auth, 'SELECT 1 FROM blobs WHERE digest = ?').get(digest) !== undefined;
 }
 

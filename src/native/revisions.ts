@@ -7,7 +7,8 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { validateRelativePath } from '../contracts/paths.js';
-import { digestCanonical, DOMAINS } from '../contracts/digest.js';
+import { quoteJsonString } from '../contracts/canonical-json.js';
+import { domainDigest, DOMAINS } from '../contracts/digest.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { readBlob, streamBlob } from './blobs.js';
 import { checkDigest, checkRepositoryId } from './checks.js';
@@ -35,6 +36,8 @@ export interface Revision {
   readonly total_bytes: bigint;
 }
 
+const MAX_SAFE_TOTAL = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** Byte order of canonical (ASCII) paths; localeCompare would not be byte order. */
 export function comparePaths(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -49,9 +52,34 @@ export function revisionManifest(parent: string | null, entries: readonly Revisi
   };
 }
 
+/**
+ * The canonical manifest text, written directly: byte for byte what encodeCanonical gives for
+ * revisionManifest() (a test holds them equal), without building a JSON value of every entry.
+ */
+export function encodeRevisionManifest(parent: string | null, entries: readonly RevisionEntry[]): string {
+  const parts: string[] = [`{"version":1,"parent":${parent === null ? 'null' : quoteJsonString(parent)},"entries":[`];
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as RevisionEntry;
+    parts.push(`${i === 0 ? '' : ','}{"path":${quoteJsonString(entry.path)},"mode":"${entry.mode}","size":${entry.size.toString(10)},"blob":"${entry.blob}"}`);
+  }
+  parts.push(']}');
+  return parts.join('');
+}
+
 /** Revision ID of a tree and parent: domain digest of the canonical manifest. Entries must be sorted. */
 export function computeRevisionId(parent: string | null, entries: readonly RevisionEntry[]): string {
-  return digestCanonical(DOMAINS.revision, revisionManifest(parent, entries));
+  return prepareRevision(parent, entries).id;
+}
+
+/** A manifest encoded once, with its ID, for a caller that needs the ID before recording. */
+export interface PreparedRevision {
+  readonly id: string;
+  readonly manifest: string;
+}
+
+export function prepareRevision(parent: string | null, entries: readonly RevisionEntry[]): PreparedRevision {
+  const manifest = encodeRevisionManifest(parent, entries);
+  return { id: domainDigest(DOMAINS.revision, Buffer.from(manifest, 'utf8')), manifest };
 }
 
 interface RevisionRow {
@@ -96,18 +124,24 @@ export function getRevision(auth: Authority, repository: string, revision: strin
   return { id: row.id, repository, parent: row.parent, entry_count: row.entry_count, total_bytes: u64FromSql(row.total_bytes) };
 }
 
+function treeKey(auth: Authority, revision: string): number {
+  const row = prepared(auth, 'SELECT rowid FROM revisions WHERE id = ?').get(revision) as { rowid: number } | undefined;
+  if (row === undefined) throw new AgentscmError('STORE_CORRUPT', `revision ${revision} is recorded for a repository but has no tree`);
+  return row.rowid;
+}
+
 /** Every entry of a revision, sorted by path bytes. */
 export function listRevisionEntries(auth: Authority, repository: string, revision: string): RevisionEntry[] {
   return readTransaction(auth, () => {
     getRevision(auth, repository, revision);
-    return (prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? ORDER BY path').all(revision) as EntryRow[]).map(toEntry);
+    return (prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? ORDER BY path').all(treeKey(auth, revision)) as EntryRow[]).map(toEntry);
   });
 }
 
-/** Visit every entry of a revision in path order without materializing the list. */
+/** Visit every entry of a revision in path order without materializing the list (inside the caller's read transaction). */
 export function* iterateRevisionEntries(auth: Authority, repository: string, revision: string): Generator<RevisionEntry, void, undefined> {
   getRevision(auth, repository, revision);
-  for (const row of prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? ORDER BY path').iterate(revision)) {
+  for (const row of prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? ORDER BY path').iterate(treeKey(auth, revision))) {
     yield toEntry(row as EntryRow);
   }
 }
@@ -117,7 +151,7 @@ export function statRevisionPath(auth: Authority, repository: string, revision: 
   validateRelativePath(path);
   return readTransaction(auth, () => {
     getRevision(auth, repository, revision);
-    const row = prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? AND path = ?').get(revision, path) as EntryRow | undefined;
+    const row = prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? AND path = ?').get(treeKey(auth, revision), path) as EntryRow | undefined;
     return row === undefined ? null : toEntry(row);
   });
 }
@@ -153,28 +187,49 @@ export function openRevisionFile(auth: Authority, repository: string, revision: 
  * Entries must be sorted by path bytes, unique, and reference stored blobs; the parent must
  * be a revision of the same repository. Recording an existing revision again is a no-op.
  */
-export function recordRevision(auth: Authority, repository: string, parent: string | null, entries: readonly RevisionEntry[]): { id: string; created: boolean } {
+export function recordRevision(
+  auth: Authority,
+  repository: string,
+  parent: string | null,
+  entries: readonly RevisionEntry[],
+  encoded: PreparedRevision = prepareRevision(parent, entries),
+): { id: string; created: boolean } {
   checkRepositoryId(repository);
   if (parent !== null) checkDigest(parent, 'parent revision');
-  const id = computeRevisionId(parent, entries);
+  const { id, manifest } = encoded;
   return writeTransaction(auth, () => {
     if (parent !== null && !hasRevision(auth, repository, parent)) throw revisionNotFound(repository, parent);
     if (hasRevision(auth, repository, id)) return { id, created: false };
     const exists = prepared(auth, 'SELECT 1 FROM revisions WHERE id = ?').get(id) !== undefined;
     if (!exists) {
-      const blobExists = prepared(auth, 'SELECT 1 FROM blobs WHERE digest = ?');
-      const insertEntry = prepared(auth, 'INSERT INTO revision_entries (revision, path, mode, size, blob) VALUES (?, ?, ?, ?, ?)');
       let total = 0n;
       let previous: string | null = null;
-      prepared(auth, 'INSERT INTO revisions (id, parent, entry_count, total_bytes) VALUES (?, ?, ?, ?)').run(id, parent, entries.length, u64ToSql(0n));
       for (const entry of entries) {
         if (previous !== null && comparePaths(previous, entry.path) >= 0) throw new AgentscmError('INTERNAL', 'revision entries are not sorted and unique');
-        if (blobExists.get(entry.blob) === undefined) throw new AgentscmError('INTERNAL', `revision entry ${entry.path} references a blob that is not stored`);
-        insertEntry.run(id, entry.path, entry.mode, u64ToSql(entry.size), entry.blob);
         total += entry.size;
         previous = entry.path;
       }
-      prepared(auth, 'UPDATE revisions SET total_bytes = ? WHERE id = ?').run(u64ToSql(total), id);
+      const key = Number(
+        prepared(auth, 'INSERT INTO revisions (id, parent, entry_count, total_bytes) VALUES (?, ?, ?, ?)').run(id, parent, entries.length, u64ToSql(total)).lastInsertRowid,
+      );
+      if (total <= MAX_SAFE_TOTAL) {
+        // One statement over the manifest text just hashed: SQLite's JSON reader inserts every
+        // entry without a JS round trip per row (sizes are below 2^53, so exact as integers).
+        const inserted = prepared(
+          auth,
+          `INSERT INTO revision_entries (revision, path, mode, size, blob)
+           SELECT ?, e.value ->> 'path', e.value ->> 'mode', printf('%020d', e.value ->> 'size'), e.value ->> 'blob' FROM json_each(?, '$.entries') e`,
+        ).run(key, manifest);
+        if (inserted.changes !== entries.length) throw new AgentscmError('INTERNAL', 'the manifest did not yield one row per entry');
+      } else {
+        const insertEntry = prepared(auth, 'INSERT INTO revision_entries (revision, path, mode, size, blob) VALUES (?, ?, ?, ?, ?)');
+        for (const entry of entries) insertEntry.run(key, entry.path, entry.mode, u64ToSql(entry.size), entry.blob);
+      }
+      // One join instead of a lookup per entry: every entry must name a stored blob.
+      const missing = prepared(auth, 'SELECT e.path FROM revision_entries e LEFT JOIN blobs b ON b.digest = e.blob WHERE e.revision = ? AND b.rowid IS NULL LIMIT 1').get(key) as
+        | { path: string }
+        | undefined;
+      if (missing !== undefined) throw new AgentscmError('INTERNAL', `revision entry ${missing.path} references a blob that is not stored`);
     }
     prepared(auth, 'INSERT INTO repository_revisions (repository, revision, seq) VALUES (?, ?, ?)').run(repository, id, nextSeq(auth, 'repository_revisions'));
     return { id, created: true };

@@ -143,6 +143,22 @@ export function readTransaction<T>(auth: Authority, fn: () => T): T {
   return readSnapshot(auth.db, AUTHORITY_WHAT, fn);
 }
 
+/**
+ * Run a bulk of content-addressed blob writes with commits that skip their own fsync
+ * (synchronous=NORMAL in WAL mode). Safe because the WAL is append-only: the FULL commit of
+ * the transaction that references these blobs syncs every earlier frame with it, and a blob
+ * lost to a power cut before that commit is referenced by nothing.
+ */
+export function withBulkBlobWrites<T>(auth: Authority, fn: () => T): T {
+  if (auth.mode !== 'write') return fn();
+  auth.db.pragma('synchronous = NORMAL');
+  try {
+    return fn();
+  } finally {
+    auth.db.pragma('synchronous = FULL');
+  }
+}
+
 /** Next store-local creation order number for a table with a `seq` column. */
 export function nextSeq(auth: Authority, table: 'repositories' | 'repository_revisions' | 'changes' | 'change_versions'): number {
   const row = prepared(auth, `SELECT coalesce(max(seq), 0) + 1 AS next FROM ${table}`).get() as { next: number };

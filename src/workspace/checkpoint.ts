@@ -9,8 +9,8 @@ import { AgentscmError } from '../contracts/errors.js';
 import { appendChangeVersion, findChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';
 import { getRepository } from '../native/repositories.js';
-import { computeRevisionId, recordRevision } from '../native/revisions.js';
-import { openAuthority, writeTransaction } from '../native/store.js';
+import { prepareRevision, recordRevision } from '../native/revisions.js';
+import { openAuthority, withBulkBlobWrites, writeTransaction } from '../native/store.js';
 import { dataDirExclusions } from './exclusions.js';
 import { acquireWorkspaceLock } from './lock.js';
 import { boundDataDir, locateWorkspace } from './locate.js';
@@ -94,9 +94,10 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         }
         pausePoint('checkpoint:after-scan');
         const base = loadBaseEntries(ws);
-        const tree = snapshotTree(scan, base, { auth, full: input.full === true });
+        const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, base, { auth, full: input.full === true }));
         const treeChanged = tree.changes.length > 0;
-        const revision = treeChanged ? computeRevisionId(baseRevision, tree.entries) : baseRevision;
+        const encoded = treeChanged ? prepareRevision(baseRevision, tree.entries) : null;
+        const revision = encoded === null ? baseRevision : encoded.id;
         const lastScan = {
           finished_ms: Date.now(),
           complete: true,
@@ -137,7 +138,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         let recorded: { version: bigint; previous_revision: string | null; newRevision: boolean };
         try {
           recorded = writeTransaction(auth, () => {
-            const made = treeChanged ? recordRevision(auth, repository, baseRevision, tree.entries) : { id: revision, created: false };
+            const made = encoded !== null ? recordRevision(auth, repository, baseRevision, tree.entries, encoded) : { id: revision, created: false };
             if (made.id !== revision) throw new AgentscmError('INTERNAL', 'revision ID changed between computing and recording');
             const version = appendChangeVersion(auth, repository, input.change, { expectedCurrent: expected, revision, baseRevision });
             pausePoint('checkpoint:in-authority-transaction');

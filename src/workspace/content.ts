@@ -1,11 +1,12 @@
 /**
  * Reading workspace file contents: never through a symlink (O_NOFOLLOW; a symlink's content
- * is its target bytes), one chunk at a time for large files, and with the file's identity
- * checked before and after the read against the scan's stat snapshot, so a file that changes
- * while it is read is WORKSPACE_CHANGED rather than a silently mixed blob.
+ * is its target bytes), one chunk at a time for large files, into caller-provided memory for
+ * small ones, and with the file's identity checked after the read against the scan's stat
+ * snapshot: a file written after it was scanned has a different mtime/ctime/size, so it is
+ * WORKSPACE_CHANGED rather than a silently mixed blob.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
-import type { BigIntStats } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { AgentscmError } from '../contracts/errors.js';
 import { createSha256 } from '../crypto/sha256.js';
 import { BLOB_CHUNK_BYTES } from '../native/blobs.js';
@@ -15,9 +16,12 @@ import type { StatSnapshot } from './state.js';
 export interface FileContent {
   readonly digest: string;
   readonly size: bigint;
-  /** The whole content when it fits in one blob chunk; null for a large file (stream it again to store it). */
+  /** The whole content (in the caller's memory) when it fits in one blob chunk; null for a large file. */
   readonly bytes: Buffer | null;
 }
+
+/** Gives the memory a small file (at most BLOB_CHUNK_BYTES) is read into. */
+export type ReadTarget = (size: number) => Buffer;
 
 function changed(path: string): AgentscmError {
   return new AgentscmError('WORKSPACE_CHANGED', `${path} changed while it was being read`, {
@@ -25,24 +29,18 @@ function changed(path: string): AgentscmError {
   });
 }
 
-function sameFile(a: StatSnapshot, b: BigIntStats): boolean {
-  return a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
+function sameFile(a: StatSnapshot, b: Stats): boolean {
+  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino;
 }
 
-function openChecked(file: ScannedFile): number {
-  let fd: number;
+function openFile(file: ScannedFile): number {
   try {
-    fd = openSync(file.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    return openSync(file.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ELOOP') throw changed(file.path);
+    if (code === 'ENOENT' || code === 'ELOOP' || code === 'EISDIR') throw changed(file.path);
     throw new AgentscmError('IO_ERROR', `cannot read ${file.path}: ${code ?? (error as Error).message}`, { cause: error });
   }
-  if (!sameFile(file.stat, fstatSync(fd, { bigint: true }))) {
-    closeSync(fd);
-    throw changed(file.path);
-  }
-  return fd;
 }
 
 function readFully(fd: number, buffer: Buffer, length: number): number {
@@ -60,51 +58,50 @@ function chunkBuffer(): Buffer {
   sharedChunk ??= Buffer.allocUnsafe(BLOB_CHUNK_BYTES);
   return sharedChunk;
 }
+const probe = Buffer.allocUnsafe(1);
 
-/** Hash a file or symlink; small contents are returned for storing without a second read. */
-export function readFileContent(file: ScannedFile): FileContent {
+/** A read target that reuses one chunk-sized buffer (for hashing without keeping contents). */
+export const scratchTarget: ReadTarget = (size) => chunkBuffer().subarray(0, size);
+
+/** Hash a file or symlink; a small content is left in the memory `target` gave. */
+export function readFileContent(file: ScannedFile, target: ReadTarget): FileContent {
   if (file.mode === 'symlink') {
-    let target: Buffer;
+    let link: Buffer;
+    let after: Stats;
     try {
-      target = readlinkSync(file.abs, { encoding: 'buffer' });
-    } catch {
-      throw changed(file.path);
-    }
-    let after: BigIntStats;
-    try {
-      after = lstatSync(file.abs, { bigint: true });
+      link = readlinkSync(file.abs, { encoding: 'buffer' });
+      after = lstatSync(file.abs);
     } catch {
       throw changed(file.path);
     }
     if (!after.isSymbolicLink() || !sameFile(file.stat, after)) throw changed(file.path);
-    return { digest: createSha256().update(target).digest('hex'), size: BigInt(target.byteLength), bytes: target };
+    return { digest: createSha256().update(link).digest('hex'), size: BigInt(link.byteLength), bytes: link };
   }
-  const fd = openChecked(file);
+  const fd = openFile(file);
   try {
     const size = file.stat.size;
     const hash = createSha256();
     let bytes: Buffer | null = null;
-    if (size <= BigInt(BLOB_CHUNK_BYTES)) {
-      const length = Number(size);
-      bytes = Buffer.allocUnsafe(length);
-      if (readFully(fd, bytes, length) !== length) throw changed(file.path);
+    if (size <= BLOB_CHUNK_BYTES) {
+      bytes = target(size);
+      if (readFully(fd, bytes, size) !== size) throw changed(file.path);
       hash.update(bytes);
     } else {
       const buffer = chunkBuffer();
-      let total = 0n;
+      let total = 0;
       for (;;) {
         const n = readFully(fd, buffer, buffer.length);
         if (n === 0) break;
         hash.update(buffer.subarray(0, n));
-        total += BigInt(n);
+        total += n;
         if (total > size) throw changed(file.path);
       }
       if (total !== size) throw changed(file.path);
     }
     // One more byte would mean the file grew after the stat.
-    if (readSync(fd, Buffer.allocUnsafe(1), 0, 1, null) !== 0) throw changed(file.path);
-    if (!sameFile(file.stat, fstatSync(fd, { bigint: true }))) throw changed(file.path);
-    return { digest: hash.digest('hex'), size, bytes };
+    if (readSync(fd, probe, 0, 1, null) !== 0) throw changed(file.path);
+    if (!sameFile(file.stat, fstatSync(fd))) throw changed(file.path);
+    return { digest: hash.digest('hex'), size: BigInt(size), bytes };
   } finally {
     closeSync(fd);
   }
@@ -115,7 +112,7 @@ export function readFileContent(file: ScannedFile): FileContent {
  * refuses a mismatch with the digest computed before, so a change in between is caught.
  */
 export function* streamFileChunks(file: ScannedFile): Generator<Buffer, void, undefined> {
-  const fd = openChecked(file);
+  const fd = openFile(file);
   try {
     const buffer = chunkBuffer();
     for (;;) {
@@ -123,7 +120,7 @@ export function* streamFileChunks(file: ScannedFile): Generator<Buffer, void, un
       if (n === 0) break;
       yield buffer.subarray(0, n);
     }
-    if (!sameFile(file.stat, fstatSync(fd, { bigint: true }))) throw changed(file.path);
+    if (!sameFile(file.stat, fstatSync(fd))) throw changed(file.path);
   } finally {
     closeSync(fd);
   }

@@ -11,8 +11,8 @@ import { AgentscmError } from '../contracts/errors.js';
 import { checkGenericId } from '../native/checks.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { createRepository, findRepositoryByName, getRepository, newRepositoryId } from '../native/repositories.js';
-import { computeRevisionId, recordRevision } from '../native/revisions.js';
-import { createAuthority, isStoreInitialized, openAuthority, writeTransaction } from '../native/store.js';
+import { prepareRevision, recordRevision } from '../native/revisions.js';
+import { createAuthority, isStoreInitialized, openAuthority, withBulkBlobWrites, writeTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
 import { setTarget } from '../native/targets.js';
 import { dataDirExclusions } from './exclusions.js';
@@ -158,9 +158,10 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
             hint: 'add the offending files to .gitignore or remove them, then run init-repo again',
           });
         }
-        const tree = snapshotTree(scan, new Map(), { auth, full: true });
+        const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, new Map(), { auth, full: true }));
         const repositoryId = newRepositoryId();
-        const revision = computeRevisionId(null, tree.entries);
+        const encoded = prepareRevision(null, tree.entries);
+        const revision = encoded.id;
         workspaceWrite(ws, () => {
           writeBindingRecord(ws, repositoryId, dataDir);
           writePending(ws, { kind: 'init', change: null, expected_version: null, revision, parent: null, started_ms: Date.now() }, tree.staged);
@@ -169,7 +170,7 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
         try {
           writeTransaction(auth, () => {
             createRepository(auth, input.name, repositoryId);
-            recordRevision(auth, repositoryId, null, tree.entries);
+            recordRevision(auth, repositoryId, null, tree.entries, encoded);
             setTarget(auth, repositoryId, INITIAL_TARGET, revision);
           });
         } catch (error) {

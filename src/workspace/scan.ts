@@ -7,7 +7,7 @@
  * file content is read.
  */
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
-import type { BigIntStats, Dirent } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import { join } from 'node:path';
 import ignore from 'ignore';
 import type { Ignore } from 'ignore';
@@ -21,9 +21,9 @@ export interface ScanBounds {
   /** Most files (regular files and symlinks) one scan accepts. */
   readonly maxFiles: number;
   /** Largest single file, in bytes. */
-  readonly maxFileBytes: bigint;
+  readonly maxFileBytes: number;
   /** Largest sum of file sizes, in bytes. */
-  readonly maxTotalBytes: bigint;
+  readonly maxTotalBytes: number;
   /** Longest relative path, in bytes (the spec's canonical path bound). */
   readonly maxPathBytes: number;
   /** Largest `.gitignore` file that is read. */
@@ -33,8 +33,8 @@ export interface ScanBounds {
 /** The documented bounds (docs/workspace.md "Bounds"). */
 export const DEFAULT_SCAN_BOUNDS: ScanBounds = {
   maxFiles: 200_000,
-  maxFileBytes: 1n << 30n,
-  maxTotalBytes: 16n << 30n,
+  maxFileBytes: 2 ** 30,
+  maxTotalBytes: 16 * 2 ** 30,
   maxPathBytes: MAX_RELATIVE_PATH_BYTES,
   maxIgnoreFileBytes: 1 << 20,
 };
@@ -45,15 +45,15 @@ export const DEFAULT_SCAN_BOUNDS: ScanBounds = {
  * bound with a small tree); a larger or malformed value is ignored.
  */
 export function scanBoundsFromEnv(env: NodeJS.ProcessEnv = process.env): ScanBounds {
-  const tighter = (name: string, current: bigint): bigint => {
+  const tighter = (name: string, current: number): number => {
     const text = env[name];
-    if (text === undefined || !/^[0-9]{1,19}$/.test(text)) return current;
-    const value = BigInt(text);
+    if (text === undefined || !/^[0-9]{1,15}$/.test(text)) return current;
+    const value = Number(text);
     return value < current ? value : current;
   };
   return {
     ...DEFAULT_SCAN_BOUNDS,
-    maxFiles: Number(tighter('AGENTSCM_SCAN_MAX_FILES', BigInt(DEFAULT_SCAN_BOUNDS.maxFiles))),
+    maxFiles: tighter('AGENTSCM_SCAN_MAX_FILES', DEFAULT_SCAN_BOUNDS.maxFiles),
     maxFileBytes: tighter('AGENTSCM_SCAN_MAX_FILE_BYTES', DEFAULT_SCAN_BOUNDS.maxFileBytes),
     maxTotalBytes: tighter('AGENTSCM_SCAN_MAX_TOTAL_BYTES', DEFAULT_SCAN_BOUNDS.maxTotalBytes),
   };
@@ -74,8 +74,6 @@ export interface ScanResult {
   /** Files found, sorted by path bytes (all of them only when complete). */
   readonly files: ScannedFile[];
   readonly totalBytes: bigint;
-  /** Wall-clock time (ns) taken before the first stat: the racy-clean reference. */
-  readonly startedNs: bigint;
 }
 
 export interface ScanOptions {
@@ -92,8 +90,8 @@ interface IgnoreLevel {
 
 class ScanStop extends Error {}
 
-function snapshot(stat: BigIntStats): StatSnapshot {
-  return { size: stat.size, mtimeNs: stat.mtimeNs, ctimeNs: stat.ctimeNs, ino: stat.ino };
+function snapshot(stat: Stats): StatSnapshot {
+  return { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino };
 }
 
 /** Git's rule: a deeper .gitignore overrides a shallower one; within one file the last match wins. */
@@ -113,9 +111,8 @@ function isIgnored(levels: readonly IgnoreLevel[], relPath: string, isDir: boole
 export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResult {
   const bounds = options.bounds ?? DEFAULT_SCAN_BOUNDS;
   const excluded = new Set(options.excludeDirs ?? []);
-  const startedNs = BigInt(Date.now()) * 1_000_000n;
   const files: ScannedFile[] = [];
-  let totalBytes = 0n;
+  let totalBytes = 0;
   let problem: string | null = null;
 
   const stop = (why: string): never => {
@@ -161,15 +158,15 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
         walk(abs, `${relPath}/`, levels);
         continue;
       }
-      let stat: BigIntStats;
+      let stat: Stats;
       try {
-        stat = lstatSync(abs, { bigint: true });
+        stat = lstatSync(abs);
       } catch (error) {
         return stop(`cannot stat ${relPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
       }
       let mode: EntryMode;
       if (stat.isSymbolicLink()) mode = 'symlink';
-      else if (stat.isFile()) mode = (stat.mode & 0o100n) !== 0n ? 'executable' : 'file';
+      else if (stat.isFile()) mode = (stat.mode & 0o100) !== 0 ? 'executable' : 'file';
       else if (stat.isDirectory()) {
         // The directory entry type said otherwise: it was replaced while walking.
         return stop(`${relPath} changed type during the scan`);
@@ -188,5 +185,5 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
     if (!(error instanceof ScanStop)) throw error;
   }
   files.sort((a, b) => comparePaths(a.path, b.path));
-  return { complete: problem === null, problem, files, totalBytes, startedNs };
+  return { complete: problem === null, problem, files, totalBytes: BigInt(totalBytes) };
 }

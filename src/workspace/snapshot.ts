@@ -4,10 +4,10 @@
  * how the tree differs from the workspace base.
  */
 import { AgentscmError } from '../contracts/errors.js';
-import { BLOB_CHUNK_BYTES, hasBlob, putChunkedBlob, putSmallBlob } from '../native/blobs.js';
+import { BLOB_CHUNK_BYTES, isBlobStored, putChunkedBlob, putSmallBlob } from '../native/blobs.js';
 import { writeTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
-import { readFileContent, streamFileChunks } from './content.js';
+import { readFileContent, scratchTarget, streamFileChunks } from './content.js';
 import type { ScannedFile, ScanResult } from './scan.js';
 import type { CachedEntry, StagedChange, StatSnapshot } from './state.js';
 import { pausePoint } from './test-hooks.js';
@@ -15,10 +15,14 @@ import { pausePoint } from './test-hooks.js';
 /** New small blobs are written in transactions of at most this many bytes (bounds memory). */
 export const BLOB_BATCH_BYTES = 16 * 1024 * 1024;
 
-/** A change to a file within this long of its read cannot be told apart by mtime: rehash it next time. */
-const RACY_MARGIN_NS = 50_000_000n;
+/**
+ * A file modified within this long before it was read may be modified again without a new
+ * mtime (the kernel stamps files from a clock that lags by up to a tick): such an entry is
+ * "racily clean" and is hashed again next time instead of trusted.
+ */
+const RACY_MARGIN_MS = 50;
 /** Filesystems with coarse (whole millisecond or second) timestamps get a wider margin. */
-const COARSE_RACY_MARGIN_NS = 2_000_000_000n;
+const COARSE_RACY_MARGIN_MS = 2000;
 
 export type ChangeKind = 'added' | 'modified' | 'deleted';
 
@@ -40,34 +44,49 @@ export interface TreeSnapshot {
 }
 
 function sameStat(a: StatSnapshot, b: StatSnapshot): boolean {
-  return a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
+  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino;
 }
 
-/** True when a later write could leave size, mtime and ctime unchanged (git's "racily clean"). */
-function cacheTrustworthy(stat: StatSnapshot, readStartNs: bigint): boolean {
-  const coarse = stat.mtimeNs % 1_000_000n === 0n;
-  const margin = coarse ? COARSE_RACY_MARGIN_NS : RACY_MARGIN_NS;
-  return stat.mtimeNs < readStartNs - margin && stat.ctimeNs < readStartNs - margin;
+/** False when a later write could leave size, mtime and ctime unchanged (git's "racily clean"). */
+function cacheTrustworthy(stat: StatSnapshot, readStartMs: number): boolean {
+  const coarse = Number.isInteger(stat.mtimeMs);
+  const margin = coarse ? COARSE_RACY_MARGIN_MS : RACY_MARGIN_MS;
+  return stat.mtimeMs < readStartMs - margin && stat.ctimeMs < readStartMs - margin;
 }
 
+/**
+ * Collects new small blobs in one preallocated arena and writes them in one transaction per
+ * arena, so memory stays at BLOB_BATCH_BYTES however large the tree is.
+ */
 class BlobSink {
+  private readonly arena = Buffer.allocUnsafe(BLOB_BATCH_BYTES);
+  private used = 0;
   private batch: { digest: string; bytes: Buffer }[] = [];
-  private batchBytes = 0;
   private readonly queued = new Set<string>();
   stored = 0;
 
   constructor(private readonly auth: Authority) {}
 
-  small(digest: string, bytes: Buffer): void {
-    if (this.queued.has(digest) || hasBlob(this.auth, digest)) return;
+  /** Memory for the next small file; flushes the arena first if it would not fit. */
+  readonly reserve = (size: number): Buffer => {
+    if (this.used + size > this.arena.length) this.flush();
+    const slice = this.arena.subarray(this.used, this.used + size);
+    this.used += size;
+    return slice;
+  };
+
+  /** Keep the content just read into the last reservation, or give the memory back. */
+  small(digest: string, bytes: Buffer, reserved: boolean): void {
+    if (this.queued.has(digest) || isBlobStored(this.auth, digest)) {
+      if (reserved) this.used -= bytes.byteLength;
+      return;
+    }
     this.queued.add(digest);
-    this.batch.push({ digest, bytes });
-    this.batchBytes += bytes.byteLength;
-    if (this.batchBytes >= BLOB_BATCH_BYTES) this.flush();
+    this.batch.push({ digest, bytes: reserved ? bytes : Buffer.from(bytes) });
   }
 
   large(file: ScannedFile, digest: string, size: bigint): void {
-    if (this.queued.has(digest) || hasBlob(this.auth, digest)) return;
+    if (this.queued.has(digest) || isBlobStored(this.auth, digest)) return;
     this.flush();
     writeTransaction(this.auth, () => putChunkedBlob(this.auth, digest, size, streamFileChunks(file)));
     this.queued.add(digest);
@@ -78,11 +97,11 @@ class BlobSink {
     if (this.batch.length === 0) return;
     const batch = this.batch;
     this.batch = [];
-    this.batchBytes = 0;
     writeTransaction(this.auth, () => {
       for (const item of batch) putSmallBlob(this.auth, item.bytes, item.digest);
       pausePoint('checkpoint:in-blob-transaction');
     });
+    this.used = 0;
     this.stored += batch.length;
   }
 }
@@ -107,15 +126,15 @@ export function snapshotTree(scan: ScanResult, base: ReadonlyMap<string, CachedE
     if (!options.full && previous !== undefined && previous.cacheValid && previous.stat !== null && previous.mode === file.mode && sameStat(previous.stat, file.stat)) {
       entry = previous;
     } else {
-      const readStartNs = BigInt(Date.now()) * 1_000_000n;
-      const content = readFileContent(file);
+      const readStartMs = Date.now();
+      const content = readFileContent(file, sink === null ? scratchTarget : sink.reserve);
       hashedFiles += 1;
       hashedBytes += content.size;
       if (sink !== null) {
-        if (content.bytes !== null && content.bytes.byteLength <= BLOB_CHUNK_BYTES) sink.small(content.digest, content.bytes);
+        if (content.bytes !== null && content.bytes.byteLength <= BLOB_CHUNK_BYTES) sink.small(content.digest, content.bytes, file.mode !== 'symlink');
         else sink.large(file, content.digest, content.size);
       }
-      entry = { path: file.path, mode: file.mode, size: content.size, blob: content.digest, stat: file.stat, cacheValid: cacheTrustworthy(file.stat, readStartNs) };
+      entry = { path: file.path, mode: file.mode, size: content.size, blob: content.digest, stat: file.stat, cacheValid: cacheTrustworthy(file.stat, readStartMs) };
     }
     entries.push(entry);
     if (previous === undefined) {

@@ -29,14 +29,16 @@ export function migrateStore(db: SqliteDatabase): void {
 
     -- Revisions are content-addressed and shared by every repository that records them.
     CREATE TABLE revisions (
-      id TEXT PRIMARY KEY CHECK (length(id) = 64),
+      rowid INTEGER PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE CHECK (length(id) = 64),
       parent TEXT REFERENCES revisions(id),
       entry_count INTEGER NOT NULL,
       total_bytes TEXT NOT NULL CHECK (length(total_bytes) = 20)
-    ) STRICT, WITHOUT ROWID;
+    ) STRICT;
 
+    -- Keyed by the revision's rowid: a 64-hex key in each of thousands of rows would double them.
     CREATE TABLE revision_entries (
-      revision TEXT NOT NULL REFERENCES revisions(id),
+      revision INTEGER NOT NULL REFERENCES revisions(rowid),
       path TEXT NOT NULL,
       mode TEXT NOT NULL CHECK (mode IN ('file', 'executable', 'symlink')),
       size TEXT NOT NULL CHECK (length(size) = 20),

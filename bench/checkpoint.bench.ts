@@ -1,0 +1,143 @@
+/**
+ * Checkpoint benchmark (issue 2 §7): a generated tree of 10,000 files / about 100 MB, the full
+ * checkpoint and then the incremental checkpoint after changing one file, each against
+ * `git init && git add -A && git commit -q` / `git add -A && git commit -q` on an identical
+ * copy of the tree in the same run. Prints wall-clock times, ratios and the peak RSS of the
+ * agentscm process. Targets: full ≤ 0.75× git, incremental ≤ 1.5× git, peak RSS ≤ 200 MB.
+ *
+ * Uses the built CLI (bin/run.js; `npm run bench` builds first). AGENTSCM_BENCH_BIN points at
+ * another entry script; AGENTSCM_BENCH_FILES / AGENTSCM_BENCH_FILE_BYTES / AGENTSCM_BENCH_RUNS
+ * shrink the run for a quick check.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = process.env.AGENTSCM_BENCH_BIN ?? join(ROOT, 'bin', 'run.js');
+const FILES = Number(process.env.AGENTSCM_BENCH_FILES ?? 10_000);
+const FILE_BYTES = Number(process.env.AGENTSCM_BENCH_FILE_BYTES ?? 10_000);
+const RUNS = Number(process.env.AGENTSCM_BENCH_RUNS ?? 5);
+const PER_DIR = 100;
+
+// Reports the CLI process's own peak RSS when it exits (getrusage ru_maxrss of that process).
+const RSS_PROBE =
+  'data:text/javascript,' +
+  encodeURIComponent(
+    "import { writeFileSync } from 'node:fs'; process.on('exit', () => { writeFileSync(process.env.AGENTSCM_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); });",
+  );
+
+const GIT_ENV = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@example.invalid',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@example.invalid',
+};
+
+interface Timed {
+  readonly seconds: number;
+  readonly rssMb: number | null;
+}
+
+function timed(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv, rssFile?: string): Timed {
+  const start = performance.now();
+  const result = spawnSync(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+  const seconds = (performance.now() - start) / 1000;
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}${result.stdout.toString()}`);
+  }
+  const rssMb = rssFile === undefined ? null : Number(readFileSync(rssFile, 'utf8')) / 1024;
+  return { seconds, rssMb };
+}
+
+function agentscm(args: readonly string[], cwd: string, rssFile: string): Timed {
+  return timed(process.execPath, ['--import', RSS_PROBE, BIN, ...args], cwd, { ...process.env, AGENTSCM_BENCH_RSS_FILE: rssFile }, rssFile);
+}
+
+function git(script: string, cwd: string): Timed {
+  return timed('sh', ['-c', script], cwd, GIT_ENV);
+}
+
+/** Printable text (compressible the way source is, unlike raw random bytes). */
+function textContent(bytes: number): Buffer {
+  const alphabet = Buffer.from('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \n{}();=');
+  const raw = randomBytes(bytes);
+  for (let i = 0; i < raw.length; i++) raw[i] = alphabet[(raw[i] ?? 0) % alphabet.length] ?? 0x61;
+  return raw;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+function verdict(ok: boolean): string {
+  return ok ? 'meets target' : 'MISSES target';
+}
+
+export async function main(): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'agentscm-bench-'));
+  try {
+    const ours = join(work, 'ours');
+    const theirs = join(work, 'git');
+    const dataDir = join(work, 'data');
+    const rssFile = join(work, 'rss');
+    for (const dir of [ours, theirs]) {
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'README.md'), '# bench\n');
+    }
+    agentscm(['--data-dir', dataDir, 'init-repo', ours, '--name', 'bench'], work, rssFile);
+
+    process.stdout.write(`generating ${FILES} files of ${FILE_BYTES} bytes (${((FILES * FILE_BYTES) / 1e6).toFixed(0)} MB) twice under ${work}\n`);
+    const paths: string[] = [];
+    for (let i = 0; i < FILES; i++) {
+      const rel = join(`dir${String(Math.floor(i / PER_DIR)).padStart(3, '0')}`, `file${String(i % PER_DIR).padStart(3, '0')}.txt`);
+      if (i % PER_DIR === 0) for (const dir of [ours, theirs]) mkdirSync(join(dir, dirname(rel)), { recursive: true });
+      const content = textContent(FILE_BYTES);
+      for (const dir of [ours, theirs]) writeFileSync(join(dir, rel), content);
+      paths.push(rel);
+    }
+
+    const fullOurs = agentscm(['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours], work, rssFile);
+    const fullGit = git('git init -q && git add -A && git commit -q -m full', theirs);
+
+    const incOurs: number[] = [];
+    const incGit: number[] = [];
+    let peakRss = fullOurs.rssMb ?? 0;
+    for (let run = 0; run < RUNS; run++) {
+      const rel = paths[(run * 7919) % paths.length] ?? 'README.md';
+      const line = `edit ${run}\n`;
+      appendFileSync(join(ours, rel), line);
+      appendFileSync(join(theirs, rel), line);
+      const a = agentscm(['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours], work, rssFile);
+      const b = git(`git add -A && git commit -q -m edit${run}`, theirs);
+      incOurs.push(a.seconds);
+      incGit.push(b.seconds);
+      peakRss = Math.max(peakRss, a.rssMb ?? 0);
+    }
+
+    const fullRatio = fullOurs.seconds / fullGit.seconds;
+    const incRatio = median(incOurs) / median(incGit);
+    const rows = [
+      ['full checkpoint', fullOurs.seconds, fullGit.seconds, fullRatio, 0.75],
+      [`incremental (median of ${RUNS})`, median(incOurs), median(incGit), incRatio, 1.5],
+    ] as const;
+    process.stdout.write(`${'case'.padEnd(28)} ${'agentscm s'.padStart(10)} ${'git s'.padStart(8)} ${'ratio'.padStart(7)}  target\n`);
+    for (const [name, a, b, ratio, target] of rows) {
+      process.stdout.write(`${name.padEnd(28)} ${a.toFixed(3).padStart(10)} ${b.toFixed(3).padStart(8)} ${ratio.toFixed(2).padStart(7)}  ≤ ${target} (${verdict(ratio <= target)})\n`);
+    }
+    process.stdout.write(`peak RSS of agentscm: ${peakRss.toFixed(0)} MB (full checkpoint ${(fullOurs.rssMb ?? 0).toFixed(0)} MB)  ≤ 200 MB (${verdict(peakRss <= 200)})\n`);
+    process.stdout.write(`incremental runs agentscm: ${incOurs.map((s) => s.toFixed(3)).join(' ')}\n`);
+    process.stdout.write(`incremental runs git:      ${incGit.map((s) => s.toFixed(3)).join(' ')}\n`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return Promise.resolve();
+}
