@@ -54,14 +54,20 @@ export interface AdvanceReport extends RunView {
   readonly waiting: AdvanceWaiting | null;
 }
 
-/** Test hook (docs/skill-workflows.md "Test hooks"): pause before or after a step commit. */
+/**
+ * Test hook (docs/skill-workflows.md "Test hooks"): AGENTSCM_WORKFLOW_TEST_PAUSE=WHERE:STEP[:MS]
+ * pauses before or after that step's commit (default 600 s), printing one marker line to
+ * stderr, so that tests can SIGKILL a controller or act concurrently at an exact point.
+ */
 const PAUSE_ENV = 'AGENTSCM_WORKFLOW_TEST_PAUSE';
 
 async function testPause(where: 'before-commit' | 'after-commit', stepId: string): Promise<void> {
   const wanted = process.env[PAUSE_ENV];
-  if (wanted === undefined || wanted !== `${where}:${stepId}`) return;
+  if (wanted === undefined) return;
+  const [at, step, ms] = wanted.split(':');
+  if (at !== where || step !== stepId) return;
   process.stderr.write(`agentscm-test-pause ${where} ${stepId}\n`);
-  await sleep(600_000);
+  await sleep(ms === undefined ? 600_000 : Number(ms));
 }
 
 function checkBudget(budget: number, minimum: number): void {
