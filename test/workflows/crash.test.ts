@@ -122,7 +122,7 @@ test('cancel while a controller is between steps: the controller stops before it
   assert.equal(jsonOf<Loose>(cancel).state, 'cancelled');
   const finished = await controller.exited;
   assert.equal(finished.code, 1, finished.stderr);
-  const report = JSON.parse(finished.stdout) as Loose;
+  const report: Loose = JSON.parse(finished.stdout);
   assert.equal(report.state, 'cancelled');
   assert.equal(report.executed, 1);
   assert.deepEqual(report.steps.map((s: Loose) => String(s.state)), ['succeeded', 'not_run', 'not_run', 'not_run']);
@@ -136,7 +136,7 @@ test('SIGTERM: the controller finishes the current step, records it, and stops w
   const finished = await controller.exited;
   assert.equal(finished.code, 1, finished.stderr);
   assert.match(finished.stderr, /received SIGTERM/);
-  const report = JSON.parse(finished.stdout) as Loose;
+  const report: Loose = JSON.parse(finished.stdout);
   assert.equal(report.state, 'running');
   assert.equal(report.waiting.reason, 'interrupted');
   assert.deepEqual(report.steps.map((s: Loose) => String(s.state)), ['succeeded', 'pending', 'pending', 'pending']);
