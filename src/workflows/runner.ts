@@ -503,11 +503,16 @@ export async function cancelWorkflow(ctx: RunnerContext, runId: string): Promise
           });
         }
         const session: JournalSession = { journal, runId, holder, now };
+        const results: { step: RunModelStep; result: CommandStepResult }[] = [];
         for (const step of unfinished) {
-          const result = await cancel({ dataDir: ctx.dataDir, runId, stepId: step.step_id, signal: ctx.signal ?? new AbortController().signal });
-          commitStep(session, step.step_id, ['running'], result.state, commandResultJson(result), step.started_at_ms ?? now(), true);
+          results.push({ step, result: await cancel({ dataDir: ctx.dataDir, runId, stepId: step.step_id, signal: ctx.signal ?? new AbortController().signal }) });
         }
-        journalWrite(journal, () => cancelRunRow(journal, runId, now()));
+        // Cancel first, in the same transaction: a cancelled run stays cancelled whatever the
+        // stopped attempts ended as.
+        journalWrite(journal, () => {
+          cancelRunRow(journal, runId, now());
+          for (const { step, result } of results) commitStep(session, step.step_id, ['running'], result.state, commandResultJson(result), step.started_at_ms ?? now(), true);
+        });
       });
     } else {
       journalWrite(journal, () => cancelRunRow(journal, runId, now()));

@@ -1,0 +1,228 @@
+/**
+ * The runner as a library: command steps through an injected CommandStepRuntime (recording
+ * into the collector's real durable-attempt table), no replay of a reserved attempt,
+ * advance(..., 0), the source_paths content bounds, the journal lease and consistency checks.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import test from 'node:test';
+import type { TestContext } from 'node:test';
+import Database from 'better-sqlite3';
+import { WORKFLOW_LIMITS } from '../../src/contracts/workflow-definition.js';
+import { finishCommandAttempt, reserveCommandAttempt } from '../../src/workflows/command-attempts.js';
+import type { CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../../src/workflows/command-step.js';
+import { journalPaths, openJournal } from '../../src/workflows/journal.js';
+import { advance, cancelWorkflow, resumeWorkflow, runWorkflow } from '../../src/workflows/runner.js';
+import { readRunStatus } from '../../src/workflows/status.js';
+import { tempDir } from '../helpers/tmp.js';
+import { commandAction, definition, makeCommandBinding, makeStore, RECIPE, RECIPE_PATH, SKILL_PATH, SKILL_TEXT, sourcePaths } from './fixture.js';
+import type { Store } from './fixture.js';
+
+type Mode = 'succeed' | 'fail' | 'uncertain' | 'crash';
+
+class FakeRuntime implements CommandStepRuntime {
+  readonly calls: CommandStepRequest[] = [];
+  readonly cancels: string[] = [];
+  constructor(private readonly mode: Mode) {}
+
+  run(request: CommandStepRequest): Promise<CommandStepResult> {
+    this.calls.push(request);
+    const journal = openJournal(request.dataDir, 'write');
+    try {
+      const { attempt } = reserveCommandAttempt(journal.db, {
+        runId: request.runId,
+        stepId: request.stepId,
+        generation: 1n,
+        requestDigest: request.recipeDigest,
+        requestJson: Buffer.from('{}'),
+        snapshotPath: '/nonexistent',
+        nowMs: Date.now(),
+      });
+      if (this.mode === 'crash') return Promise.reject(new Error('controller lost while the container ran'));
+      const state = this.mode === 'succeed' ? 'succeeded' : this.mode === 'fail' ? 'failed' : 'uncertain';
+      const finished = finishCommandAttempt(journal.db, attempt.attempt_id, {
+        state,
+        outcome: state === 'succeeded' ? 'passed' : state === 'failed' ? 'exit_nonzero' : 'cleanup_unknown',
+        recordJson: Buffer.from('{"fake":true}'),
+        recordDigest: 'd'.repeat(64),
+        summary: `fake ${state}`,
+        stdout: Buffer.alloc(0),
+        stderr: Buffer.alloc(0),
+        nowMs: Date.now(),
+      });
+      return Promise.resolve({ state, attemptId: finished.attempt_id, generation: finished.generation, outcome: finished.outcome ?? '', recordDigest: finished.record_digest, summary: finished.summary ?? '' });
+    } finally {
+      journal.close();
+    }
+  }
+}
+
+async function commandSetup(t: TestContext): Promise<{ store: Store; bytes: Buffer }> {
+  const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha', [RECIPE_PATH]: JSON.stringify(RECIPE) });
+  const binding = await makeCommandBinding(store);
+  const value = definition(store, [
+    { id: 'source', action: sourcePaths(store, ['a.txt']) },
+    { id: 'cmd', needs: ['source'], action: commandAction(store, binding) },
+    { id: 'after', needs: ['cmd'], action: sourcePaths(store, ['a.txt']) },
+  ], { resources: [RECIPE_PATH] });
+  return { store, bytes: Buffer.from(JSON.stringify(value)) };
+}
+
+test('a command step runs once through the runtime with its full binding; status shows its durable attempt', async (t) => {
+  const { store, bytes } = await commandSetup(t);
+  const runtime = new FakeRuntime('succeed');
+  const report = await runWorkflow({ dataDir: store.dataDir, runtime }, 'cmd-ok', bytes, 32);
+  assert.equal(report.state, 'completed');
+  assert.equal(runtime.calls.length, 1);
+  const request = runtime.calls[0] as CommandStepRequest;
+  assert.equal(request.recipePath, RECIPE_PATH);
+  assert.equal(request.recipeDigest, store.digests[RECIPE_PATH]);
+  assert.equal(request.revision, store.revision);
+  assert.equal(request.changeVersion, 1n);
+  const view = readRunStatus(store.dataDir, 'cmd-ok');
+  const cmd = view.steps.find((s) => s.id === 'cmd');
+  assert.ok(cmd?.execution);
+  assert.match(cmd.execution.attempt_id, /^cmd-[0-9a-f]{64}$/);
+  assert.equal(cmd.execution.generation, 1n);
+  assert.equal(cmd.execution.state, 'succeeded');
+  assert.equal(cmd.execution.record_digest, 'd'.repeat(64));
+  assert.equal(view.steps.find((s) => s.id === 'source')?.execution, null);
+  // Reopening the finished run calls nothing.
+  await runWorkflow({ dataDir: store.dataDir, runtime }, 'cmd-ok', bytes, 32);
+  assert.equal(runtime.calls.length, 1);
+});
+
+test('a failed command fails the run; an uncertain required command blocks it — never a success', async (t) => {
+  const failed = await commandSetup(t);
+  const a = await runWorkflow({ dataDir: failed.store.dataDir, runtime: new FakeRuntime('fail') }, 'cmd-fail', failed.bytes, 32);
+  assert.equal(a.state, 'failed');
+  assert.equal(a.steps.find((s) => s.id === 'after')?.state, 'not_run');
+  const uncertain = await commandSetup(t);
+  const b = await runWorkflow({ dataDir: uncertain.store.dataDir, runtime: new FakeRuntime('uncertain') }, 'cmd-unc', uncertain.bytes, 32);
+  assert.equal(b.state, 'blocked');
+  assert.equal(b.steps.find((s) => s.id === 'cmd')?.state, 'uncertain');
+});
+
+test('an interrupted command attempt is never run again: resume waits for recover; the recovered result is recorded without running', async (t) => {
+  const { store, bytes } = await commandSetup(t);
+  const crashing = new FakeRuntime('crash');
+  await assert.rejects(runWorkflow({ dataDir: store.dataDir, runtime: crashing }, 'cmd-crash', bytes, 32), /controller lost/);
+  const before = readRunStatus(store.dataDir, 'cmd-crash');
+  assert.equal(before.steps.find((s) => s.id === 'cmd')?.state, 'running');
+  assert.equal(before.steps.find((s) => s.id === 'cmd')?.execution?.state, 'running');
+
+  const fresh = new FakeRuntime('succeed');
+  const waiting = await resumeWorkflow({ dataDir: store.dataDir, runtime: fresh }, 'cmd-crash', 32);
+  assert.equal(fresh.calls.length, 0, 'a reserved attempt must not be run again');
+  assert.equal(waiting.state, 'running');
+  assert.equal(waiting.waiting?.reason, 'command_attempt_unfinished');
+  assert.match(waiting.waiting?.message ?? '', /skill-workflow recover cmd-crash cmd/);
+
+  await assert.rejects(cancelWorkflow({ dataDir: store.dataDir }, 'cmd-crash'), { code: 'WORKFLOW_COMMAND_ATTEMPT_UNFINISHED' });
+
+  // What `skill-workflow recover` does: finalize the retained attempt.
+  const journal = openJournal(store.dataDir, 'write');
+  const attemptId = before.steps.find((s) => s.id === 'cmd')?.execution?.attempt_id ?? '';
+  finishCommandAttempt(journal.db, attemptId, {
+    state: 'succeeded', outcome: 'passed', recordJson: Buffer.from('{}'), recordDigest: 'e'.repeat(64), summary: 'recovered', stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), nowMs: Date.now(),
+  });
+  journal.close();
+
+  // advance(..., 0) records the finished attempt and runs nothing new.
+  const reconciled = await advance({ dataDir: store.dataDir }, 'cmd-crash', 0);
+  assert.equal(reconciled.executed, 0);
+  assert.equal(reconciled.steps.find((s) => s.id === 'cmd')?.state, 'succeeded');
+  assert.equal(reconciled.steps.find((s) => s.id === 'after')?.state, 'pending');
+  // No command step is reachable any more, so source steps continue without the runtime.
+  const done = await resumeWorkflow({ dataDir: store.dataDir }, 'cmd-crash', 32);
+  assert.equal(done.state, 'completed');
+  assert.equal(done.executed, 1);
+  assert.equal(fresh.calls.length + crashing.calls.length, 1);
+});
+
+test('cancel with an unfinished attempt uses the runtime cancel when there is one', async (t) => {
+  const { store, bytes } = await commandSetup(t);
+  await assert.rejects(runWorkflow({ dataDir: store.dataDir, runtime: new FakeRuntime('crash') }, 'cmd-cancel', bytes, 32));
+  const cancels: string[] = [];
+  const runtime: CommandStepRuntime = {
+    run: () => Promise.reject(new Error('must not run')),
+    cancel: (request) => {
+      cancels.push(request.stepId);
+      return Promise.resolve({ state: 'uncertain', attemptId: 'cmd-x', generation: 1n, outcome: 'cancelled', recordDigest: null, summary: 'stopped' });
+    },
+  };
+  const report = await cancelWorkflow({ dataDir: store.dataDir, runtime }, 'cmd-cancel');
+  assert.deepEqual(cancels, ['cmd']);
+  assert.equal(report.state, 'cancelled');
+  assert.equal(report.steps.find((s) => s.id === 'cmd')?.state, 'uncertain');
+});
+
+test('advance(..., 0) runs nothing on a running run and reconciles an all-terminal one', async (t) => {
+  const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha' });
+  const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'one', action: sourcePaths(store, ['a.txt']) }, { id: 'two', action: sourcePaths(store, ['a.txt']) }])));
+  await runWorkflow({ dataDir: store.dataDir }, 'adv', bytes, 1);
+  const idle = await advance({ dataDir: store.dataDir }, 'adv', 0);
+  assert.equal(idle.executed, 0);
+  assert.equal(idle.state, 'running');
+  await assert.rejects(advance({ dataDir: store.dataDir }, 'adv', 33), { code: 'USAGE' });
+  await resumeWorkflow({ dataDir: store.dataDir }, 'adv', 32);
+  // An older controller left the run state behind its steps.
+  const db = new Database(journalPaths(store.dataDir).db);
+  db.prepare("UPDATE workflow_runs SET state = 'running' WHERE run_id = 'adv'").run();
+  db.close();
+  assert.equal(readRunStatus(store.dataDir, 'adv').state, 'running');
+  const reconciled = await advance({ dataDir: store.dataDir }, 'adv', 0);
+  assert.equal(reconciled.executed, 0);
+  assert.equal(reconciled.state, 'completed');
+});
+
+test('source_paths content bound: 8 MiB aggregate accepted, one byte more fails the step before reading', async (t) => {
+  const half = WORKFLOW_LIMITS.maxAggregateContentBytes / 2;
+  const store = makeStore(join(tempDir(t), 'data'), {
+    [SKILL_PATH]: SKILL_TEXT,
+    'big1.bin': Buffer.alloc(half, 1),
+    'big2.bin': Buffer.alloc(half, 2),
+    'one.bin': Buffer.alloc(1, 3),
+  });
+  const bytes = Buffer.from(JSON.stringify(definition(store, [
+    { id: 'at-limit', required: false, action: sourcePaths(store, ['big1.bin', 'big2.bin']) },
+    { id: 'past-limit', required: false, action: sourcePaths(store, ['big1.bin', 'big2.bin', 'one.bin']) },
+  ])));
+  const report = await runWorkflow({ dataDir: store.dataDir }, 'bounds', bytes, 32);
+  const at = report.steps.find((s) => s.id === 'at-limit');
+  const past = report.steps.find((s) => s.id === 'past-limit');
+  assert.equal(at?.state, 'succeeded');
+  assert.equal((at?.result as { bytes_read: number }).bytes_read, WORKFLOW_LIMITS.maxAggregateContentBytes);
+  assert.equal(past?.state, 'failed');
+  assert.match((past?.result as { reason: string }).reason, /aggregate file-content limit of 8388608 bytes; nothing was read/);
+  assert.equal((past?.result as { bytes_read: number }).bytes_read, 0);
+});
+
+test('the journal lease: a live foreign lease is active, an expired one is taken over', async (t) => {
+  const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha' });
+  const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'one', action: sourcePaths(store, ['a.txt']) }, { id: 'two', action: sourcePaths(store, ['a.txt']) }])));
+  await runWorkflow({ dataDir: store.dataDir }, 'lease', bytes, 1);
+  const db = new Database(journalPaths(store.dataDir).db);
+  const now = Date.now();
+  db.prepare("INSERT INTO workflow_leases VALUES ('lease', 'other-host:1:x', 'other-host', 1, 'run', ?, ?)").run(now, now + 60_000);
+  db.close();
+  await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'lease', 1), { code: 'WORKFLOW_JOURNAL_ACTIVE' });
+  assert.equal(readRunStatus(store.dataDir, 'lease').controller.active, true);
+  const later = await resumeWorkflow({ dataDir: store.dataDir, now: () => now + 61_000 }, 'lease', 1);
+  assert.equal(later.state, 'completed');
+});
+
+test('journal consistency: a tampered observation is refused by status and resume, and nothing changes', async (t) => {
+  const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha' });
+  const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'one', action: sourcePaths(store, ['a.txt']) }, { id: 'two', action: sourcePaths(store, ['a.txt']) }])));
+  await runWorkflow({ dataDir: store.dataDir }, 'tamper', bytes, 1);
+  const db = new Database(journalPaths(store.dataDir).db);
+  db.prepare("UPDATE workflow_steps SET result = CAST(replace(CAST(result AS TEXT), 'matched', 'MATCHED') AS BLOB) WHERE run_id = 'tamper' AND step_id = 'one'").run();
+  db.close();
+  assert.throws(() => readRunStatus(store.dataDir, 'tamper'), { code: 'WORKFLOW_JOURNAL_INCONSISTENT' });
+  await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'tamper', 1), { code: 'WORKFLOW_JOURNAL_INCONSISTENT' });
+  const check = new Database(journalPaths(store.dataDir).db, { readonly: true });
+  const two = check.prepare("SELECT state FROM workflow_steps WHERE run_id = 'tamper' AND step_id = 'two'").get() as { state: string };
+  check.close();
+  assert.equal(two.state, 'pending');
+});
