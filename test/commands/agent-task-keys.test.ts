@@ -111,6 +111,9 @@ test('observation-digest: digest and length as JSON, exact signing bytes with --
   const bad = await runCli(['agent-task', 'observation-digest', '-', '--json'], { input: '{"version":1,"version":1}' });
   assert.equal(bad.code, 2);
   assert.equal(jsonOf<{ error: { code: string } }>(bad).error.code, 'JSON_DUPLICATE_KEY');
+  const both = await runCli(['agent-task', 'observation-digest', file, '--bytes', '--json']);
+  assert.equal(both.code, 2);
+  assert.equal(jsonOf<{ error: { code: string } }>(both).error.code, 'USAGE');
 });
 
 test('sign-observation and verify-observation round trip; wrong key, tampering and an open key file fail', async (t) => {

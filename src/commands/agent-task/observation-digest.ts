@@ -1,4 +1,5 @@
 import { Args, Flags } from '@oclif/core';
+import { AgentscmError } from '../../contracts/errors.js';
 import { digestObservationFile } from '../../collector/observation-files.js';
 import { BaseCommand } from '../_base.js';
 
@@ -11,11 +12,14 @@ export default class AgentTaskObservationDigest extends BaseCommand {
     file: Args.string({ description: 'Assertion JSON file, or - for stdin.', required: true }),
   };
   static override flags = {
-    bytes: Flags.boolean({ description: 'Write the exact signing bytes to stdout (no newline).', exclusive: ['json'] }),
+    bytes: Flags.boolean({ description: 'Write the exact signing bytes to stdout (no newline); not with --json.' }),
   };
 
   async run(): Promise<{ digest: string; length: number }> {
     const { args, flags } = await this.parse(AgentTaskObservationDigest);
+    if (flags.bytes && this.jsonEnabled()) {
+      throw new AgentscmError('USAGE', '--bytes writes the raw signing bytes and cannot be combined with --json', { hint: 'use one of --bytes or --json' });
+    }
     const result = digestObservationFile(args.file);
     if (flags.bytes) process.stdout.write(result.bytes);
     else this.log(`${result.digest} ${result.length}`);
