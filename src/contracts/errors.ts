@@ -125,6 +125,26 @@ export const ERROR_CODES = {
   SIGNING_KEY_MISMATCH: { exit: EXIT.INVALID, summary: 'The signing key does not match the verification_key_id the observation names.' },
   REGISTRATION_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such executor registration.' },
   REGISTRATION_NOT_CURRENT: { exit: EXIT.CONFLICT, summary: 'The executor registration is revoked, superseded by re-enrollment, or bound differently.' },
+  // state machine (src/tasks/)
+  TASK_OPERATION_UNKNOWN: { exit: EXIT.INVALID, summary: 'The agent-task operation name is not one of the capabilities operations.' },
+  TASK_ACTOR_MISMATCH: { exit: EXIT.INVALID, summary: 'The request names another owner/agent than the authenticated actor.' },
+  TASK_NOT_AUTHORIZED: { exit: EXIT.INVALID, summary: 'The authorization guard refused the actor for this operation; nothing was read or changed.' },
+  TASK_SUBJECT_REQUIRED: { exit: EXIT.INVALID, summary: 'The operation derives tasks and needs the Change and review context of the subject.' },
+  TASK_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No task with that id (and digest) is derived for the current subject or retained in the journal.' },
+  TASK_STALE: { exit: EXIT.CONFLICT, summary: 'The task or attempt is bound to a subject that is no longer current (Change, context, policy, target or requirement moved).' },
+  TASK_CONTROLLER_ONLY: { exit: EXIT.INVALID, summary: 'The task is controller-only (its progression is none); it can be read but never claimed or reported.' },
+  TASK_ALREADY_CLAIMED: { exit: EXIT.CONFLICT, summary: 'The task already has an attempt that is not replaced; reconcile it before a fresh claim.' },
+  TASK_DEPENDENCY_INCOMPLETE: { exit: EXIT.CONFLICT, summary: 'A step the task needs is not complete; only the authority or a valid registered observation completes it.' },
+  TASK_PRIOR_SUBJECT_UNRESOLVED: { exit: EXIT.CONFLICT, summary: 'An older subject of the same Change, profile and step has an unresolved attempt; reconcile it first.' },
+  TASK_SCAN_LIMIT: { exit: EXIT.CONFLICT, summary: 'More than 4096 retained task identities share the scope of the fresh claim; the claim fails closed.' },
+  TASK_ATTEMPT_LIMIT: { exit: EXIT.CONFLICT, summary: 'The task reached its bound of retained attempts.' },
+  TASK_ATTEMPT_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No retained attempt with that id (and digest) for the task.' },
+  TASK_FENCE_STALE: { exit: EXIT.CONFLICT, summary: "The request's fence is not the current fence of the task: the attempt was superseded." },
+  TASK_ATTEMPT_NOT_ACTIVE: { exit: EXIT.CONFLICT, summary: 'The attempt is finished, cancelled or replaced; the operation needs a live attempt.' },
+  TASK_LEASE_EXPIRED: { exit: EXIT.CONFLICT, summary: "The attempt's lease expired; it stays uncertain until explicitly reconciled." },
+  TASK_EXECUTION_ID_REUSED: { exit: EXIT.CONFLICT, summary: 'The execution operation id was already used by an attempt of the task; a fresh claim needs a fresh one.' },
+  TASK_REQUEST_CONFLICT: { exit: EXIT.CONFLICT, summary: 'The request id was already used by this actor with other bytes or another kind.' },
+  TASK_JOURNAL_INCONSISTENT: { exit: EXIT.FAILED, summary: 'A retained task, attempt or outcome does not match its stored digest.' },
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

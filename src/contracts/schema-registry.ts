@@ -24,6 +24,7 @@ import './review-context.js';
 import './task.js';
 import './task-attempt.js';
 import './task-capabilities.js';
+import './task-operations.js';
 import './task-recovery.js';
 import './task-requests.js';
 import './task-result.js';

@@ -1,0 +1,63 @@
+/**
+ * What every agent-task operation runs with (spec "Phase-two local state machine"): the
+ * authenticated actor, the adapter's repository/profile/target and optional subject selection,
+ * the caller-supplied authorization guard and a clock. Adapters (CLI now, HTTP and MCP later)
+ * build one TaskContext and call the facade; none of them holds task logic.
+ */
+import { AgentscmError } from '../contracts/errors.js';
+import type { AgentRef } from '../contracts/task-common.js';
+
+/** The facade's operation names (the capabilities list). */
+export type TaskOperation = 'cancel' | 'capabilities' | 'claim' | 'heartbeat' | 'instructions' | 'next' | 'reconcile' | 'recovery' | 'reference' | 'requirements' | 'result' | 'status';
+
+/**
+ * The authorization guard (spec: "Every selection and read invokes a caller-supplied current
+ * authorization guard"). It checks that `actor` may perform `operation` now and, holding its own
+ * lock (the workspace lock of the hub adapter), runs `body` and returns its value; it throws to
+ * refuse. For new transitions `body` is the short journal + native transition, never external
+ * execution.
+ */
+export type TaskGuard = <T>(actor: AgentRef, operation: TaskOperation, body: () => T) => T;
+
+/** A guard built from a plain check `(actor, operation) => void | throws`, holding no lock of its own. */
+export function checkingGuard(check: (actor: AgentRef, operation: TaskOperation) => void): TaskGuard {
+  return <T>(actor: AgentRef, operation: TaskOperation, body: () => T): T => {
+    check(actor, operation);
+    return body();
+  };
+}
+
+/**
+ * The trusted-local guard of `agentscm agent-task call` (docs/agent-tasks.md "Trust model"): the
+ * local OS account that can read --data-dir is trusted, so the given actor is accepted for every
+ * operation.
+ */
+export const trustedLocalGuard: TaskGuard = checkingGuard(() => undefined);
+
+/** A guard that refuses everything (tests and adapters whose credential was revoked). */
+export function refusingGuard(reason: string): TaskGuard {
+  return checkingGuard((actor, operation) => {
+    throw new AgentscmError('TASK_NOT_AUTHORIZED', `${actor.owner_id}/${actor.agent_id} may not call ${operation}: ${reason}`, { hint: 'ask the operator for access' });
+  });
+}
+
+export interface TaskContext {
+  readonly dataDir: string;
+  /** The authenticated actor (never taken from request JSON). */
+  readonly actor: AgentRef;
+  /** Repository id or name; undefined → the only repository of the store. */
+  readonly repository?: string | undefined;
+  /** Workflow task profile id. */
+  readonly profile: string;
+  /** Protected target whose installed requirement tasks are derived from. */
+  readonly target: string;
+  /** The Change and review context of the subject; needed by requirements, next, and by claim, instructions and reference of a task not yet retained. */
+  readonly subject?: { readonly change_id: string; readonly context_digest: string } | undefined;
+  readonly guard: TaskGuard;
+  /** Milliseconds since the epoch; injectable so that lease expiry is tested without sleeping. */
+  readonly now?: (() => number) | undefined;
+}
+
+export function nowOf(ctx: TaskContext): number {
+  return ctx.now === undefined ? Date.now() : ctx.now();
+}

@@ -1,0 +1,248 @@
+/**
+ * Task derivation (spec "Phase-two local state machine": tasks are derived "only from the
+ * installed WorkflowRequirement, a compiled immutable current context and fixed action-class
+ * rules"). The subject is read from the authority — the Change's current version and revision,
+ * the exact stored review context, the current policy epoch, the target and its installed
+ * requirement — and every step of the compiled plan becomes one task. The rules are in
+ * docs/agent-tasks.md "Derivation rules".
+ */
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import { AgentscmError } from '../contracts/errors.js';
+import type { InstructionEntrypoint, TaskCriterion, TaskProgression } from '../contracts/instruction-entrypoint.js';
+import type { NamedReference } from '../contracts/named-reference.js';
+import { MAX_REFERENCES } from '../contracts/named-reference.js';
+import { TASK_CAPABILITY } from '../contracts/task-common.js';
+import type { WorkflowTaskSubject } from '../contracts/task-subject.js';
+import { subjectToJson } from '../contracts/task-subject.js';
+import type { WorkflowTask } from '../contracts/task.js';
+import { checkTask, taskDigest } from '../contracts/task.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { getChange } from '../native/changes.js';
+import { currentPolicyEpoch } from '../native/policy.js';
+import { resolveRepository } from '../native/repositories.js';
+import { getTargetRequirement } from '../native/requirements.js';
+import { findReviewContext } from '../native/review-contexts.js';
+import { readTransaction } from '../native/store.js';
+import type { Authority } from '../native/store.js';
+import { getTarget } from '../native/targets.js';
+import type { PlanStep } from '../workflows/plan.js';
+import { compileRequirementPlan } from '../workflows/requirement.js';
+import type { CompiledRequirement } from '../workflows/requirement.js';
+
+/** What selects a subject: the adapter's repository/profile/target plus the Change and its context. */
+export interface SubjectSelection {
+  /** Repository id or name; undefined → the only repository of the store. */
+  readonly repository?: string | undefined;
+  readonly profile: string;
+  readonly target: string;
+  readonly change_id: string;
+  readonly context_digest: string;
+}
+
+export interface DerivedTask {
+  readonly task: WorkflowTask;
+  readonly digest: string;
+  readonly step: PlanStep;
+}
+
+export interface DerivedSubject {
+  /** The subject fields common to every task (step_id is per task). */
+  readonly base: Omit<WorkflowTaskSubject, 'step_id'>;
+  readonly compiled: CompiledRequirement;
+  /** In plan (execution) order. */
+  readonly tasks: readonly DerivedTask[];
+}
+
+/** Fixed criterion, progression and summary of each action class (docs/agent-tasks.md). */
+export const ACTION_CLASS_RULES = {
+  source_paths: { criterion: 'source-paths', controller_only: true, progression: 'none' },
+  command: { criterion: 'command', controller_only: false, progression: 'claim' },
+  require_capability: { criterion: 'capability', controller_only: true, progression: 'none' },
+} as const satisfies Record<PlanStep['action']['kind'], { criterion: string; controller_only: boolean; progression: TaskProgression }>;
+
+function stale(message: string, details: Record<string, unknown> = {}): AgentscmError {
+  return new AgentscmError('TASK_STALE', message, {
+    hint: 'checkpoint or create a review context for the Change\'s current version, then call next again for the current subject',
+    details,
+  });
+}
+
+/**
+ * The task id of a subject (its step included): a digest prefix, so that one subject always
+ * names the same task and any changed subject field names another one.
+ */
+export function taskIdOf(subject: WorkflowTaskSubject): string {
+  return `t-${sha256Hex(encodeCanonical(['agentscm.agent-workflow-task-id.v1', subjectToJson(subject)])).slice(0, 40)}`;
+}
+
+function criterionFor(step: PlanStep, revision: string): TaskCriterion {
+  const action = step.action;
+  const rule = ACTION_CLASS_RULES[action.kind];
+  let description: string;
+  switch (action.kind) {
+    case 'source_paths':
+      description = `The authority recomputes the SHA-256 of ${action.expectations.length} source path(s) from revision ${revision}; report this criterion not_claimed.`;
+      break;
+    case 'command':
+      description = `Run the command recipe ${action.recipe_path} (sha256 ${action.recipe_sha256}) against revision ${revision} in an isolated container and report its outcome.`;
+      break;
+    case 'require_capability':
+      description = `Needs the capability ${JSON.stringify(action.capability).slice(0, 256)}, which only the controller can perform; report this criterion not_claimed.`;
+      break;
+  }
+  return { criterion: rule.criterion, required: step.required, controller_only: rule.controller_only, description };
+}
+
+function summaryFor(step: PlanStep): string {
+  const kind = step.action.kind;
+  const role = ACTION_CLASS_RULES[kind].controller_only ? 'controller-only' : 'claimable';
+  return `${step.required ? 'Required' : 'Optional'} ${role} ${kind} step "${step.id}" of the installed workflow requirement.`;
+}
+
+/**
+ * Named references of a step: SKILL.md ("skill"), the command recipe ("recipe") for a command
+ * step, then the other packaged resources ("resource-N", N = declared position) while at most
+ * MAX_REFERENCES fit. Hashes come from the bounded compilation; nothing is read again.
+ */
+function referencesFor(compiled: CompiledRequirement, step: PlanStep): NamedReference[] {
+  const entries = compiled.plan.skill.entries;
+  const references: NamedReference[] = [];
+  const used = new Set<string>();
+  const add = (name: string, path: string, sha256: string): void => {
+    if (references.length >= MAX_REFERENCES || used.has(path)) return;
+    used.add(path);
+    references.push({ name, sha256, path });
+  };
+  const entrypoint = entries[0];
+  if (entrypoint !== undefined) add('skill', entrypoint.path, entrypoint.sha256);
+  if (step.action.kind === 'command') add('recipe', step.action.recipe_path, step.action.recipe_sha256);
+  entries.slice(1).forEach((entry, index) => add(`resource-${index + 1}`, entry.path, entry.sha256));
+  return references;
+}
+
+/** Build the tasks of a compiled subject (pure). */
+export function buildTasks(base: Omit<WorkflowTaskSubject, 'step_id'>, compiled: CompiledRequirement): DerivedTask[] {
+  return compiled.plan.steps.map((step): DerivedTask => {
+    const subject: WorkflowTaskSubject = { ...base, step_id: step.id };
+    const taskId = taskIdOf(subject);
+    const entrypoint: InstructionEntrypoint = {
+      capability: TASK_CAPABILITY,
+      schema_version: 1,
+      task_id: taskId,
+      step_id: step.id,
+      workflow_digest: compiled.plan.digest,
+      policy_digest: compiled.requirement.requirement_digest,
+      summary: summaryFor(step),
+      criteria: [criterionFor(step, base.revision)],
+      references: referencesFor(compiled, step),
+      progression: ACTION_CLASS_RULES[step.action.kind].progression,
+    };
+    const task: WorkflowTask = { version: 1, task_id: taskId, subject, required: step.required, action_kind: step.action.kind, needs: [...step.needs], entrypoint };
+    checkTask(task);
+    return { task, digest: taskDigest(task), step };
+  });
+}
+
+/**
+ * Derive the current subject and its tasks (spec "Phase-two local state machine"). The review
+ * context must be the exact stored one of the Change's current version, revision and the
+ * current policy epoch (TASK_STALE otherwise). Runs in one authority read snapshot.
+ */
+export function deriveSubject(auth: Authority, selection: SubjectSelection): DerivedSubject {
+  return readTransaction(auth, () => {
+    const repository = resolveRepository(auth, selection.repository).id;
+    const change = getChange(auth, repository, selection.change_id);
+    const policyEpoch = currentPolicyEpoch(auth, repository);
+    const context = findReviewContext(auth, repository, selection.context_digest);
+    if (context === null) {
+      throw new AgentscmError('CONTEXT_NOT_FOUND', `repository ${repository} has no review context ${selection.context_digest}`, {
+        hint: 'create one with `agentscm context create --change ID --runner PATH` and pass its context_digest',
+      });
+    }
+    const c = context.context;
+    if (c.change.id !== change.id || c.change_version !== change.current_version || c.revision !== change.current_revision || c.policy_epoch !== policyEpoch) {
+      throw stale(`review context ${selection.context_digest} binds Change ${c.change.id} version ${c.change_version} at policy epoch ${c.policy_epoch}; Change ${change.id} is at version ${change.current_version} and the policy epoch is ${policyEpoch}`, {
+        context_digest: selection.context_digest,
+      });
+    }
+    getTarget(auth, repository, selection.target);
+    const requirement = getTargetRequirement(auth, repository, selection.target);
+    const compiled = compileRequirementPlan(auth, requirement, {
+      revision: change.current_revision,
+      policyEpoch,
+      change: { id: change.id, version: change.current_version, contextDigest: selection.context_digest },
+    });
+    const base: Omit<WorkflowTaskSubject, 'step_id'> = {
+      version: 1,
+      repository,
+      profile: selection.profile,
+      target: selection.target,
+      revision: change.current_revision,
+      change_id: change.id,
+      change_version: change.current_version,
+      context_digest: selection.context_digest,
+      policy_epoch: policyEpoch,
+      requirement_digest: requirement.requirement_digest,
+      plan_digest: compiled.plan.digest,
+      skill_digest: compiled.plan.skill.digest,
+    };
+    return { base, compiled, tasks: buildTasks(base, compiled) };
+  });
+}
+
+/** One derived task by id (TASK_NOT_FOUND), and its digest when given (TASK_STALE on a mismatch). */
+export function findDerivedTask(derived: DerivedSubject, taskId: string, digest?: string): DerivedTask {
+  const found = derived.tasks.find((t) => t.task.task_id === taskId);
+  if (found === undefined) {
+    throw new AgentscmError('TASK_NOT_FOUND', `task ${taskId} is not a task of the current subject of Change ${derived.base.change_id}`, {
+      hint: 'call requirements or next for the current subject and use a task_id it lists',
+      details: { task_id: taskId },
+    });
+  }
+  if (digest !== undefined && digest !== found.digest) {
+    throw stale(`task ${taskId} is derived with digest ${found.digest}, not ${digest}`, { task_id: taskId });
+  }
+  return found;
+}
+
+/** Subject selection of a retained task (its own Change and context). */
+export function selectionOfSubject(subject: WorkflowTaskSubject): SubjectSelection {
+  return { repository: subject.repository, profile: subject.profile, target: subject.target, change_id: subject.change_id, context_digest: subject.context_digest };
+}
+
+/**
+ * Recheck a subject against the authority through the caller's connection (inside its
+ * transaction): repository, policy epoch, Change current version and revision, the exact
+ * stored context bytes, target and installed requirement. Returns the first difference, or
+ * null when every field is current.
+ */
+export function subjectDrift(auth: Authority, subject: Omit<WorkflowTaskSubject, 'step_id'>): string | null {
+  const repository = resolveRepository(auth, subject.repository).id;
+  if (currentPolicyEpoch(auth, repository) !== subject.policy_epoch) return 'policy_epoch';
+  const change = getChange(auth, repository, subject.change_id);
+  if (change.current_version !== subject.change_version) return 'change_version';
+  if (change.current_revision !== subject.revision) return 'revision';
+  const context = findReviewContext(auth, repository, subject.context_digest);
+  if (context === null) return 'context_digest';
+  const c = context.context;
+  if (c.change.id !== subject.change_id || c.change_version !== subject.change_version || c.revision !== subject.revision || c.policy_epoch !== subject.policy_epoch) {
+    return 'context_digest';
+  }
+  getTarget(auth, repository, subject.target);
+  if (getTargetRequirement(auth, repository, subject.target).requirement_digest !== subject.requirement_digest) return 'requirement_digest';
+  return null;
+}
+
+/** Refuse a subject that is no longer current (TASK_STALE naming the first changed field). */
+export function requireCurrentSubject(auth: Authority, subject: Omit<WorkflowTaskSubject, 'step_id'>): void {
+  let drift: string | null;
+  try {
+    drift = subjectDrift(auth, subject);
+  } catch (error) {
+    if (error instanceof AgentscmError && ['CHANGE_NOT_FOUND', 'TARGET_NOT_FOUND', 'REQUIREMENT_NOT_FOUND', 'REPOSITORY_NOT_FOUND'].includes(error.code)) {
+      throw stale(`the subject is no longer current: ${error.message}`, { cause_code: error.code });
+    }
+    throw error;
+  }
+  if (drift !== null) throw stale(`the task's subject is no longer current: its ${drift} changed`, { field: drift });
+}

@@ -1,0 +1,86 @@
+/**
+ * The one typed entry of the agent-task service (spec "Phase-two local state machine": a shared
+ * core "for later thin service adapters"). The trusted-local CLI calls it now; the hub's HTTP
+ * and MCP adapters call it later with their own guard. Input bytes are decoded strictly by the
+ * operation's contract decoder; the answer is a JSON value (u64 fields exact).
+ */
+import { AgentscmError } from '../contracts/errors.js';
+import { instructionRequestDecoder } from '../contracts/instruction-entrypoint.js';
+import type { JsonValue } from '../contracts/json-value.js';
+import { referenceFetchRequestDecoder } from '../contracts/named-reference.js';
+import { TASK_OPERATIONS, capabilitiesResponse } from '../contracts/task-capabilities.js';
+import { recoveredRequestOf, taskRecoveryRequestDecoder } from '../contracts/task-operations.js';
+import { taskClaimRequestDecoder, taskMutationRequestDecoder, taskStatusRequestDecoder } from '../contracts/task-requests.js';
+import { taskResultAssertionDecoder } from '../contracts/task-result.js';
+import type { TaskContext, TaskOperation } from './context.js';
+import {
+  claimOperation,
+  instructionsOperation,
+  mutationOperation,
+  nextOperation,
+  referenceOperation,
+  requirementsOperation,
+  resultOperation,
+  statusOperation,
+} from './operations.js';
+import { recoveryOperation } from './recovery.js';
+
+/** Operations that take no input document. */
+const NO_INPUT: readonly TaskOperation[] = ['capabilities', 'requirements', 'next'];
+
+/** Whether `name` is one of the facade's operations. */
+export function isTaskOperation(name: string): name is TaskOperation {
+  return TASK_OPERATIONS.includes(name);
+}
+
+function requireInput(operation: TaskOperation, input: Uint8Array | null): Uint8Array {
+  if (input === null) {
+    throw new AgentscmError('USAGE', `operation ${operation} needs an input document`, { hint: 'pass --input FILE or --input - with the request JSON' });
+  }
+  return input;
+}
+
+/**
+ * Run one operation for `ctx.actor` (spec "Phase-two local state machine"). The heartbeat,
+ * cancel and reconcile operations take a TaskMutationRequest whose action must name the same
+ * operation.
+ */
+export function callTaskOperation(ctx: TaskContext, operation: string, input: Uint8Array | null): JsonValue {
+  if (!isTaskOperation(operation)) {
+    throw new AgentscmError('TASK_OPERATION_UNKNOWN', `unknown agent-task operation ${JSON.stringify(operation.slice(0, 64))}`, {
+      hint: `use one of: ${TASK_OPERATIONS.join(', ')}`,
+    });
+  }
+  if (NO_INPUT.includes(operation) && input !== null) {
+    throw new AgentscmError('USAGE', `operation ${operation} takes no input document`, { hint: 'call it without --input' });
+  }
+  switch (operation) {
+    case 'capabilities':
+      return ctx.guard(ctx.actor, 'capabilities', () => capabilitiesResponse() as unknown as JsonValue);
+    case 'requirements':
+      return requirementsOperation(ctx);
+    case 'next':
+      return nextOperation(ctx);
+    case 'instructions':
+      return instructionsOperation(ctx, instructionRequestDecoder.decode(requireInput(operation, input))) as JsonValue;
+    case 'reference':
+      return referenceOperation(ctx, referenceFetchRequestDecoder.decode(requireInput(operation, input))) as JsonValue;
+    case 'claim':
+      return claimOperation(ctx, taskClaimRequestDecoder.decode(requireInput(operation, input)));
+    case 'heartbeat':
+    case 'cancel':
+    case 'reconcile': {
+      const request = taskMutationRequestDecoder.decode(requireInput(operation, input));
+      if (request.action !== operation) {
+        throw new AgentscmError('TASK_BINDING_MISMATCH', `the request's action is ${request.action}, but the operation called is ${operation}`, { hint: 'call the operation the request names' });
+      }
+      return mutationOperation(ctx, request);
+    }
+    case 'result':
+      return resultOperation(ctx, taskResultAssertionDecoder.decode(requireInput(operation, input)));
+    case 'status':
+      return statusOperation(ctx, taskStatusRequestDecoder.decode(requireInput(operation, input)));
+    case 'recovery':
+      return recoveryOperation(ctx, recoveredRequestOf(taskRecoveryRequestDecoder.decode(requireInput(operation, input))));
+  }
+}

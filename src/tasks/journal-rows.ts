@@ -1,0 +1,297 @@
+/**
+ * The agent-task rows of the workflow journal (spec "Phase-two local state machine": "bounded
+ * logical-task, attempt, assertion and idempotency rows"). Every row keeps its exact canonical
+ * bytes; reading a row decodes them strictly and checks them against the stored digest
+ * (TASK_JOURNAL_INCONSISTENT otherwise), so status and retries return integrity-checked data.
+ */
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import { AgentscmError } from '../contracts/errors.js';
+import type { JsonValue } from '../contracts/json-value.js';
+import { parseStrictJson } from '../contracts/strict-json.js';
+import type { AgentRef } from '../contracts/task-common.js';
+import type { WorkflowTaskAttempt } from '../contracts/task-attempt.js';
+import { attemptDigest, attemptToJson, workflowTaskAttemptDecoder } from '../contracts/task-attempt.js';
+import type { TaskResultAssertion } from '../contracts/task-result.js';
+import { assertionToJson, taskResultAssertionDecoder } from '../contracts/task-result.js';
+import type { WorkflowTask } from '../contracts/task.js';
+import { taskDigest, taskToJson, workflowTaskDecoder } from '../contracts/task.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { u64FromSql, u64ToSql } from '../native/sqlite.js';
+import type { Journal } from '../workflows/journal.js';
+import { journalStatement } from '../workflows/journal.js';
+
+/** A retained task scan never reads more than this many identities (spec: at most 4096). */
+export const MAX_SCOPE_SCAN = 4096;
+/** Attempts retained per task (each claim after a reconciliation adds one). */
+export const MAX_ATTEMPTS_PER_TASK = 1024;
+/** Responses are bounded by the largest outcome we retain (a status-sized JSON document). */
+export const MAX_RESPONSE_BYTES = 512 * 1024;
+
+export type AttemptRowState = 'active' | 'finished' | 'cancelled' | 'replaced';
+export type RequestKind = 'claim' | 'heartbeat' | 'cancel' | 'reconcile' | 'result';
+
+export interface RetainedTask {
+  readonly task: WorkflowTask;
+  readonly digest: string;
+  readonly last_fence: bigint;
+  readonly seq: number;
+}
+
+export interface RetainedAttempt {
+  readonly attempt: WorkflowTaskAttempt;
+  readonly digest: string;
+  readonly state: AttemptRowState;
+  readonly lease_expires_at_ms: number;
+  readonly superseded_by_fence: bigint | null;
+  readonly created_at_ms: number;
+  readonly updated_at_ms: number;
+}
+
+export interface RetainedAssertion {
+  readonly assertion: TaskResultAssertion;
+  readonly observation_digest: string | null;
+  readonly registration_id: string | null;
+  readonly created_at_ms: number;
+}
+
+export interface RetainedRequest {
+  readonly kind: RequestKind;
+  readonly request_digest: string;
+  readonly task_id: string;
+  readonly attempt_id: string;
+  readonly response: JsonValue;
+  readonly response_bytes: Buffer;
+}
+
+function inconsistent(what: string): never {
+  throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `${what} does not match its retained digest`, {
+    hint: 'the journal was changed outside agentscm; inspect it before continuing',
+  });
+}
+
+interface TaskRow {
+  task_id: string;
+  task_digest: string;
+  canonical: Buffer;
+  last_fence: string;
+  seq: number;
+}
+
+function taskOf(row: TaskRow): RetainedTask {
+  const task = workflowTaskDecoder.decode(row.canonical);
+  const digest = taskDigest(task);
+  if (digest !== row.task_digest || task.task_id !== row.task_id) inconsistent(`retained task ${row.task_id}`);
+  return { task, digest, last_fence: u64FromSql(row.last_fence), seq: row.seq };
+}
+
+/** The retained task, or null. */
+export function findRetainedTask(journal: Journal, taskId: string): RetainedTask | null {
+  const row = journalStatement(journal, 'SELECT task_id, task_digest, canonical, last_fence, seq FROM agent_tasks WHERE task_id = ?').get(taskId) as TaskRow | undefined;
+  return row === undefined ? null : taskOf(row);
+}
+
+/** Retain a derived task (write transaction); an existing identical row is kept as is. */
+export function retainTask(journal: Journal, task: WorkflowTask, digest: string, nowMs: number): RetainedTask {
+  const existing = findRetainedTask(journal, task.task_id);
+  if (existing !== null) {
+    if (existing.digest !== digest) inconsistent(`retained task ${task.task_id}`);
+    return existing;
+  }
+  const seq = (journalStatement(journal, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM agent_tasks').get() as { next: number }).next;
+  journalStatement(
+    journal,
+    `INSERT INTO agent_tasks (task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, seq, created_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(task.task_id, digest, task.subject.repository, task.subject.change_id, task.subject.profile, task.subject.step_id, Buffer.from(encodeCanonical(taskToJson(task))), u64ToSql(0n), seq, nowMs);
+  return { task, digest, last_fence: 0n, seq };
+}
+
+/** Raise a task's highest issued fence (write transaction). */
+export function setLastFence(journal: Journal, taskId: string, fence: bigint): void {
+  journalStatement(journal, 'UPDATE agent_tasks SET last_fence = ? WHERE task_id = ? AND last_fence < ?').run(u64ToSql(fence), taskId, u64ToSql(fence));
+}
+
+/**
+ * Older retained identities of the same repository, Change, profile and step (newest first),
+ * at most MAX_SCOPE_SCAN + 1 so that the caller can tell when the bound is exceeded.
+ */
+export function scopeTaskIds(journal: Journal, task: WorkflowTask): string[] {
+  const rows = journalStatement(
+    journal,
+    'SELECT task_id FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND task_id <> ? ORDER BY seq DESC LIMIT ?',
+  ).all(task.subject.repository, task.subject.change_id, task.subject.profile, task.subject.step_id, task.task_id, MAX_SCOPE_SCAN + 1) as { task_id: string }[];
+  return rows.map((row) => row.task_id);
+}
+
+/** Among `taskIds`, the first whose newest attempt is unresolved (active or cancelled), or null. */
+export function firstUnresolvedTask(journal: Journal, taskIds: readonly string[]): string | null {
+  const statement = journalStatement(journal, "SELECT 1 FROM agent_task_attempts WHERE task_id = ? AND state IN ('active', 'cancelled') LIMIT 1");
+  return taskIds.find((id) => statement.get(id) !== undefined) ?? null;
+}
+
+interface AttemptRow {
+  attempt_id: string;
+  attempt_digest: string;
+  canonical: Buffer;
+  state: AttemptRowState;
+  lease_expires_at_ms: number;
+  superseded_by_fence: string | null;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+const ATTEMPT_COLUMNS = 'attempt_id, attempt_digest, canonical, state, lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms';
+
+function attemptOf(row: AttemptRow): RetainedAttempt {
+  const attempt = workflowTaskAttemptDecoder.decode(row.canonical);
+  const digest = attemptDigest(attempt);
+  if (digest !== row.attempt_digest || attempt.attempt_id !== row.attempt_id) inconsistent(`retained attempt ${row.attempt_id}`);
+  return {
+    attempt,
+    digest,
+    state: row.state,
+    lease_expires_at_ms: row.lease_expires_at_ms,
+    superseded_by_fence: row.superseded_by_fence === null ? null : u64FromSql(row.superseded_by_fence),
+    created_at_ms: row.created_at_ms,
+    updated_at_ms: row.updated_at_ms,
+  };
+}
+
+/** The retained attempt, or null. */
+export function findAttempt(journal: Journal, attemptId: string): RetainedAttempt | null {
+  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow | undefined;
+  return row === undefined ? null : attemptOf(row);
+}
+
+/** The task's attempt that is not replaced (at most one exists), or null. */
+export function currentAttempt(journal: Journal, taskId: string): RetainedAttempt | null {
+  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_id = ? AND state <> 'replaced'`).get(taskId) as AttemptRow | undefined;
+  return row === undefined ? null : attemptOf(row);
+}
+
+/** The task's newest attempt by fence, or null. */
+export function latestAttempt(journal: Journal, taskId: string): RetainedAttempt | null {
+  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_id = ? ORDER BY fence DESC LIMIT 1`).get(taskId) as AttemptRow | undefined;
+  return row === undefined ? null : attemptOf(row);
+}
+
+/** Number of retained attempts of a task. */
+export function attemptCount(journal: Journal, taskId: string): number {
+  return (journalStatement(journal, 'SELECT count(*) AS n FROM agent_task_attempts WHERE task_id = ?').get(taskId) as { n: number }).n;
+}
+
+/** Whether the task already used an execution operation id. */
+export function executionIdUsed(journal: Journal, taskId: string, executionOperationId: string): boolean {
+  return journalStatement(journal, 'SELECT 1 FROM agent_task_attempts WHERE task_id = ? AND execution_operation_id = ?').get(taskId, executionOperationId) !== undefined;
+}
+
+/** Insert a fresh active attempt (write transaction). */
+export function insertAttempt(journal: Journal, attempt: WorkflowTaskAttempt, digest: string, leaseExpiresAtMs: number, nowMs: number): void {
+  journalStatement(
+    journal,
+    `INSERT INTO agent_task_attempts (attempt_id, task_id, attempt_digest, canonical, fence, execution_operation_id, owner_id, agent_id, state,
+       lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, NULL, ?, ?)`,
+  ).run(
+    attempt.attempt_id,
+    attempt.task_id,
+    digest,
+    Buffer.from(encodeCanonical(attemptToJson(attempt))),
+    u64ToSql(attempt.fence),
+    attempt.execution_operation_id,
+    attempt.agent.owner_id,
+    attempt.agent.agent_id,
+    leaseExpiresAtMs,
+    nowMs,
+    nowMs,
+  );
+}
+
+/** Move an attempt from one state to another (write transaction); false when it was not in `from`. */
+export function updateAttempt(
+  journal: Journal,
+  attemptId: string,
+  from: readonly AttemptRowState[],
+  change: { readonly state?: AttemptRowState; readonly lease_expires_at_ms?: number; readonly superseded_by_fence?: bigint },
+  nowMs: number,
+): boolean {
+  const placeholders = from.map(() => '?').join(', ');
+  const result = journalStatement(
+    journal,
+    `UPDATE agent_task_attempts SET state = coalesce(?, state), lease_expires_at_ms = coalesce(?, lease_expires_at_ms),
+       superseded_by_fence = coalesce(?, superseded_by_fence), updated_at_ms = ?
+     WHERE attempt_id = ? AND state IN (${placeholders})`,
+  ).run(change.state ?? null, change.lease_expires_at_ms ?? null, change.superseded_by_fence === undefined ? null : u64ToSql(change.superseded_by_fence), nowMs, attemptId, ...from);
+  return result.changes === 1;
+}
+
+interface AssertionRow {
+  canonical: Buffer;
+  canonical_sha256: string;
+  observation_digest: string | null;
+  registration_id: string | null;
+  created_at_ms: number;
+}
+
+/** The retained assertion of an attempt, or null. */
+export function findAssertion(journal: Journal, attemptId: string): RetainedAssertion | null {
+  const row = journalStatement(journal, 'SELECT canonical, canonical_sha256, observation_digest, registration_id, created_at_ms FROM agent_task_assertions WHERE attempt_id = ?').get(attemptId) as
+    | AssertionRow
+    | undefined;
+  if (row === undefined) return null;
+  if (sha256Hex(row.canonical) !== row.canonical_sha256) inconsistent(`retained assertion of attempt ${attemptId}`);
+  const assertion = taskResultAssertionDecoder.decode(row.canonical);
+  return { assertion, observation_digest: row.observation_digest, registration_id: row.registration_id, created_at_ms: row.created_at_ms };
+}
+
+/** Retain a validated assertion (write transaction). */
+export function insertAssertion(journal: Journal, assertion: TaskResultAssertion, observationDigest: string | null, nowMs: number): void {
+  const canonical = Buffer.from(encodeCanonical(assertionToJson(assertion)));
+  journalStatement(
+    journal,
+    `INSERT INTO agent_task_assertions (attempt_id, task_id, request_id, trust_class, outcome, canonical, canonical_sha256, observation_digest, registration_id, created_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    assertion.attempt_id,
+    assertion.task_id,
+    assertion.request_id,
+    assertion.trust_class,
+    assertion.outcome,
+    canonical,
+    sha256Hex(canonical),
+    observationDigest,
+    assertion.executor?.registration_id ?? null,
+    nowMs,
+  );
+}
+
+interface RequestRow {
+  kind: RequestKind;
+  request_digest: string;
+  task_id: string;
+  attempt_id: string;
+  response: Buffer;
+  response_sha256: string;
+}
+
+/** The retained request of (owner, agent, request_id), or null. */
+export function findRequest(journal: Journal, actor: AgentRef, requestId: string): RetainedRequest | null {
+  const row = journalStatement(
+    journal,
+    'SELECT kind, request_digest, task_id, attempt_id, response, response_sha256 FROM agent_task_requests WHERE owner_id = ? AND agent_id = ? AND request_id = ?',
+  ).get(actor.owner_id, actor.agent_id, requestId) as RequestRow | undefined;
+  if (row === undefined) return null;
+  if (sha256Hex(row.response) !== row.response_sha256) inconsistent(`retained outcome of request ${requestId}`);
+  return { ...row, response: parseStrictJson(row.response, { maxBytes: MAX_RESPONSE_BYTES }), response_bytes: row.response };
+}
+
+/** Bind a request id to its kind, digest and committed outcome (write transaction); returns the stored bytes. */
+export function insertRequest(journal: Journal, actor: AgentRef, requestId: string, kind: RequestKind, requestDigest: string, taskId: string, attemptId: string, response: JsonValue, nowMs: number): Buffer {
+  const bytes = Buffer.from(encodeCanonical(response));
+  journalStatement(
+    journal,
+    `INSERT INTO agent_task_requests (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(actor.owner_id, actor.agent_id, requestId, kind, requestDigest, taskId, attemptId, bytes, sha256Hex(bytes), nowMs);
+  return bytes;
+}

@@ -1,0 +1,647 @@
+/**
+ * The phase-two operations (spec "Phase-two local state machine"): requirements, next-task
+ * selection, instruction and reference reads, claim, heartbeat, status, cancellation, authorized
+ * reconciliation and result retention. Every operation runs under the caller's guard; new
+ * transitions derive compilation first, then take guard → journal → native reservation
+ * (transition.ts) and recheck the subject and enrollment through that authority connection.
+ * Request ids are scoped to the authenticated owner and agent and bound to their kind and exact
+ * canonical bytes; an identical committed retry returns the retained outcome bytes.
+ */
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import { AgentscmError } from '../contracts/errors.js';
+import type { InstructionEntrypointResponse, InstructionRequest } from '../contracts/instruction-entrypoint.js';
+import { entrypointToJson, offersSupportedSchema } from '../contracts/instruction-entrypoint.js';
+import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+import type { ReferenceFetchRequest, ReferenceFetchResponse } from '../contracts/named-reference.js';
+import { REFERENCE_MAX_BYTES, schemaMismatch } from '../contracts/named-reference.js';
+import { verifyObservation } from '../contracts/observation.js';
+import type { AgentRef, ExecutorBinding } from '../contracts/task-common.js';
+import { SUPPORTED_SCHEMA_VERSIONS, TASK_CONTRACT_VERSION, hexToBytes, sameAgent, sameExecutor } from '../contracts/task-common.js';
+import type { WorkflowTaskAttempt } from '../contracts/task-attempt.js';
+import { attemptDigest, attemptToJson, validateForClaim } from '../contracts/task-attempt.js';
+import type { TaskClaimRequest, TaskMutationRequest, TaskStatusRequest } from '../contracts/task-requests.js';
+import { claimRequestDigest, mutationRequestDigest } from '../contracts/task-requests.js';
+import type { TaskResultAssertion } from '../contracts/task-result.js';
+import { resultRequestDigest, validateAssertionForTask } from '../contracts/task-result.js';
+import { subjectToJson } from '../contracts/task-subject.js';
+import type { WorkflowTask } from '../contracts/task.js';
+import { taskToJson } from '../contracts/task.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { getChange } from '../native/changes.js';
+import { requireCurrentRegistration } from '../native/executor-registry.js';
+import { resolveRepository } from '../native/repositories.js';
+import { readRevisionFile, statRevisionPath } from '../native/revisions.js';
+import type { Authority } from '../native/store.js';
+import type { Journal } from '../workflows/journal.js';
+import type { TaskContext, TaskOperation } from './context.js';
+import { nowOf } from './context.js';
+import type { DerivedSubject, DerivedTask } from './derive.js';
+import { deriveSubject, findDerivedTask, requireCurrentSubject } from './derive.js';
+import type { RequestKind, RetainedAttempt, RetainedTask } from './journal-rows.js';
+import {
+  MAX_ATTEMPTS_PER_TASK,
+  MAX_SCOPE_SCAN,
+  attemptCount,
+  currentAttempt,
+  executionIdUsed,
+  findAssertion,
+  findAttempt,
+  findRequest,
+  findRetainedTask,
+  firstUnresolvedTask,
+  insertAssertion,
+  insertAttempt,
+  insertRequest,
+  retainTask,
+  scopeTaskIds,
+  setLastFence,
+  updateAttempt,
+} from './journal-rows.js';
+import { readAuthority, readJournal, runTransition } from './transition.js';
+import type { TransitionScope } from './transition.js';
+import { assertionView, attemptView, firstIncompleteDependency, observeAttempt } from './views.js';
+
+// ---------------------------------------------------------------- shared checks
+
+/** The request's actor must be the authenticated one: request JSON never selects an actor. */
+export function requireActor(ctx: TaskContext, agent: AgentRef): void {
+  if (!sameAgent(agent, ctx.actor)) {
+    throw new AgentscmError('TASK_ACTOR_MISMATCH', `the request names ${agent.owner_id}/${agent.agent_id}, but the authenticated actor is ${ctx.actor.owner_id}/${ctx.actor.agent_id}`, {
+      hint: 'send the request as the actor it names; request JSON never selects the actor',
+    });
+  }
+}
+
+function subjectSelection(ctx: TaskContext) {
+  if (ctx.subject === undefined) {
+    throw new AgentscmError('TASK_SUBJECT_REQUIRED', 'this operation derives the tasks of a subject and needs its Change and review context', {
+      hint: 'pass the Change id and the context digest of its current version (agent-task call --change ID --context DIGEST)',
+    });
+  }
+  return { repository: ctx.repository, profile: ctx.profile, target: ctx.target, change_id: ctx.subject.change_id, context_digest: ctx.subject.context_digest };
+}
+
+/** Derive the current subject of the context (read-only authority snapshot). */
+export function deriveCurrent(ctx: TaskContext): DerivedSubject {
+  const selection = subjectSelection(ctx);
+  return readAuthority(ctx.dataDir, (auth) => deriveSubject(auth, selection));
+}
+
+function derivedScopeMatches(ctx: TaskContext, derived: DerivedSubject): boolean {
+  return derived.base.profile === ctx.profile && derived.base.target === ctx.target;
+}
+
+/** A task by id: the retained canonical task when the journal has it, else the current derivation. */
+function locateTask(ctx: TaskContext, taskId: string): { task: WorkflowTask; digest: string } {
+  const retained = readJournal(
+    ctx.dataDir,
+    () => null,
+    (journal) => findRetainedTask(journal, taskId),
+  );
+  if (retained !== null) return { task: retained.task, digest: retained.digest };
+  const derived = deriveCurrent(ctx);
+  const found = findDerivedTask(derived, taskId);
+  return { task: found.task, digest: found.digest };
+}
+
+function taskScope(task: WorkflowTask) {
+  return { repository: task.subject.repository, profile: task.subject.profile, step: task.subject.step_id };
+}
+
+/** Current enrollment of the executor an attempt or observation names (REGISTRATION_NOT_CURRENT otherwise). */
+function requireExecutor(auth: Authority, task: WorkflowTask, executor: ExecutorBinding | null) {
+  return executor === null ? null : requireCurrentRegistration(auth, taskScope(task), executor);
+}
+
+function retainedTaskFor(journal: Journal, taskId: string, taskDigestValue: string): RetainedTask {
+  const retained = findRetainedTask(journal, taskId);
+  if (retained === null) {
+    throw new AgentscmError('TASK_NOT_FOUND', `the journal retains no task ${taskId}`, { hint: 'claim the task first; attempts exist only for claimed tasks', details: { task_id: taskId } });
+  }
+  if (retained.digest !== taskDigestValue) {
+    throw new AgentscmError('TASK_BINDING_MISMATCH', `task ${taskId} is retained with digest ${retained.digest}, not ${taskDigestValue}`, { details: { field: 'task_digest' } });
+  }
+  return retained;
+}
+
+function retainedAttemptFor(journal: Journal, task: RetainedTask, attemptId: string, attemptDigestValue: string): RetainedAttempt {
+  const retained = findAttempt(journal, attemptId);
+  if (retained === null || retained.attempt.task_id !== task.task.task_id) {
+    throw new AgentscmError('TASK_ATTEMPT_NOT_FOUND', `task ${task.task.task_id} has no attempt ${attemptId}`, { hint: 'use the attempt_id returned by your claim', details: { attempt_id: attemptId } });
+  }
+  if (retained.digest !== attemptDigestValue) {
+    throw new AgentscmError('TASK_BINDING_MISMATCH', `attempt ${attemptId} is retained with digest ${retained.digest}, not ${attemptDigestValue}`, { details: { field: 'attempt_digest' } });
+  }
+  return retained;
+}
+
+/** Exact fence binding: a replaced attempt or another fence is stale (old-fence mutations cannot finish it). */
+function requireFence(retained: RetainedAttempt, fence: bigint): void {
+  if (retained.state === 'replaced') {
+    throw new AgentscmError('TASK_FENCE_STALE', `attempt ${retained.attempt.attempt_id} (fence ${retained.attempt.fence}) was superseded by fence ${retained.superseded_by_fence ?? 0n}`, {
+      hint: 'the attempt was reconciled; stop its execution and claim again with a fresh execution identity',
+      details: { fence: fence.toString(), new_fence: (retained.superseded_by_fence ?? 0n).toString() },
+    });
+  }
+  if (fence !== retained.attempt.fence) {
+    throw new AgentscmError('TASK_FENCE_STALE', `the request carries fence ${fence}, the attempt holds fence ${retained.attempt.fence}`, {
+      hint: 'send the fence of the attempt you hold',
+      details: { fence: fence.toString(), attempt_fence: retained.attempt.fence.toString() },
+    });
+  }
+}
+
+function requireHolder(ctx: TaskContext, retained: RetainedAttempt): void {
+  if (!sameAgent(retained.attempt.agent, ctx.actor)) {
+    throw new AgentscmError('TASK_ACTOR_MISMATCH', `attempt ${retained.attempt.attempt_id} is held by ${retained.attempt.agent.owner_id}/${retained.attempt.agent.agent_id}`, {
+      hint: 'only the holder heartbeats, cancels or reports an attempt; an authorized actor may reconcile it',
+    });
+  }
+}
+
+function notActive(retained: RetainedAttempt, view: string): never {
+  throw new AgentscmError('TASK_ATTEMPT_NOT_ACTIVE', `attempt ${retained.attempt.attempt_id} is ${view}`, {
+    hint: view === 'finished' ? 'the attempt already has a retained result' : 'reconcile the attempt, then claim again with a fresh execution identity',
+    details: { state: view },
+  });
+}
+
+function leaseExpired(retained: RetainedAttempt): never {
+  throw new AgentscmError('TASK_LEASE_EXPIRED', `the lease of attempt ${retained.attempt.attempt_id} expired at ${retained.lease_expires_at_ms} ms; expiry does not prove that execution stopped`, {
+    hint: 'the attempt stays uncertain until an authorized reconcile supersedes it',
+    details: { lease_expires_at_ms: retained.lease_expires_at_ms },
+  });
+}
+
+/** Repository and Change still exist (cancel and reconcile need no current subject or enrollment). */
+function requireChangeExists(auth: Authority, task: WorkflowTask): void {
+  resolveRepository(auth, task.subject.repository);
+  getChange(auth, task.subject.repository, task.subject.change_id);
+}
+
+// ---------------------------------------------------------------- idempotency
+
+function requestConflict(requestId: string, kind: RequestKind, retainedKind: RequestKind): never {
+  throw new AgentscmError(
+    'TASK_REQUEST_CONFLICT',
+    retainedKind === kind ? `request id ${requestId} was already used by this actor for a ${kind} with other bytes` : `request id ${requestId} was already used by this actor for a ${retainedKind}, not a ${kind}`,
+    { hint: 'use a fresh request_id for every new request; retry only with the identical bytes', details: { request_id: requestId, retained_kind: retainedKind } },
+  );
+}
+
+function retainedOutcome(journal: Journal, actor: AgentRef, requestId: string, kind: RequestKind, digest: string): JsonValue | null {
+  const retained = findRequest(journal, actor, requestId);
+  if (retained === null) return null;
+  if (retained.kind !== kind || retained.request_digest !== digest) requestConflict(requestId, kind, retained.kind);
+  return retained.response;
+}
+
+/**
+ * An exact committed retry is looked up after current authorization and before any compilation
+ * (spec: it returns the retained view even after source, policy or enrollment drift).
+ */
+function lookupRetry(ctx: TaskContext, operation: TaskOperation, requestId: string, kind: RequestKind, digest: string): JsonValue | null {
+  return ctx.guard(ctx.actor, operation, () =>
+    readJournal(
+      ctx.dataDir,
+      () => null,
+      (journal) => retainedOutcome(journal, ctx.actor, requestId, kind, digest),
+    ),
+  );
+}
+
+/** Commit the outcome with its request binding and return it exactly as a retry will see it. */
+function commitOutcome(scope: TransitionScope, actor: AgentRef, requestId: string, kind: RequestKind, digest: string, taskId: string, attemptId: string, response: JsonObject): JsonValue {
+  insertRequest(scope.journal, actor, requestId, kind, digest, taskId, attemptId, response, scope.nowMs);
+  const stored = findRequest(scope.journal, actor, requestId);
+  if (stored === null) throw new AgentscmError('INTERNAL', 'the committed outcome is not readable');
+  return stored.response;
+}
+
+/** Run a transition, first re-checking inside the journal transaction for a concurrent identical request. */
+function transition(ctx: TaskContext, operation: TaskOperation, requestId: string, kind: RequestKind, digest: string, body: (scope: TransitionScope) => JsonValue): JsonValue {
+  return runTransition(ctx, operation, (scope) => retainedOutcome(scope.journal, ctx.actor, requestId, kind, digest) ?? body(scope));
+}
+
+// ---------------------------------------------------------------- reads
+
+/** One task row of a requirements answer (state is the read-time local view). */
+function taskRow(auth: Authority, journal: Journal | null, derived: DerivedSubject, entry: DerivedTask, nowMs: number): JsonObject {
+  const attempt = journal === null ? null : currentAttempt(journal, entry.task.task_id);
+  const view = attempt === null ? null : observeAttempt(attempt, nowMs);
+  const claimable = entry.task.entrypoint.progression === 'claim';
+  const state = !claimable ? 'controller_only' : view === null ? 'pending' : view;
+  const blockedBy = claimable && view === null ? firstIncompleteDependency(auth, journal, derived, entry) : null;
+  return {
+    task_id: entry.task.task_id,
+    task_digest: entry.digest,
+    step_id: entry.task.subject.step_id,
+    action_kind: entry.task.action_kind,
+    required: entry.task.required,
+    progression: entry.task.entrypoint.progression,
+    needs: [...entry.task.needs],
+    state,
+    waiting_for: blockedBy,
+    attempt_id: attempt === null ? null : attempt.attempt.attempt_id,
+    qualifying: false,
+  };
+}
+
+/** `requirements`: every task of the current subject with its local state (side-effect free). */
+export function requirementsOperation(ctx: TaskContext): JsonValue {
+  return ctx.guard(ctx.actor, 'requirements', () => {
+    const derived = deriveCurrent(ctx);
+    const nowMs = nowOf(ctx);
+    return readAuthority(ctx.dataDir, (auth) =>
+      readJournal(
+        ctx.dataDir,
+        () => subjectAnswer(derived, derived.tasks.map((entry) => taskRow(auth, null, derived, entry, nowMs))),
+        (journal) => subjectAnswer(derived, derived.tasks.map((entry) => taskRow(auth, journal, derived, entry, nowMs))),
+      ),
+    );
+  });
+}
+
+/** The subject fields shared by every task of a derivation (each task adds its step_id). */
+function subjectBaseJson(derived: DerivedSubject): JsonObject {
+  const { step_id: _step, ...base } = subjectToJson({ ...derived.base, step_id: 'x' });
+  return base;
+}
+
+function subjectAnswer(derived: DerivedSubject, tasks: JsonObject[]): JsonObject {
+  return {
+    subject: subjectBaseJson(derived),
+    tasks,
+  };
+}
+
+/**
+ * `next`: the one next thing to do for the current subject, as typed data — reconcile an
+ * unresolved older subject or attempt, claim the first claimable pending task whose dependencies
+ * are complete, or none.
+ */
+export function nextOperation(ctx: TaskContext): JsonValue {
+  return ctx.guard(ctx.actor, 'next', () => {
+    const derived = deriveCurrent(ctx);
+    const nowMs = nowOf(ctx);
+    const choose = (auth: Authority, journal: Journal | null): JsonObject => {
+      for (const entry of derived.tasks) {
+        if (entry.task.entrypoint.progression !== 'claim') continue;
+        if (journal !== null) {
+          const ids = scopeTaskIds(journal, entry.task).slice(0, MAX_SCOPE_SCAN);
+          const older = firstUnresolvedTask(journal, ids);
+          if (older !== null) return { operation: 'reconcile', task_id: older, reason: 'prior_subject_unresolved' };
+        }
+        const attempt = journal === null ? null : currentAttempt(journal, entry.task.task_id);
+        if (attempt !== null) {
+          const view = observeAttempt(attempt, nowMs);
+          if (view === 'expired' || view === 'cancelled') return { operation: 'reconcile', task_id: entry.task.task_id, reason: `attempt_${view}` };
+          continue;
+        }
+        if (firstIncompleteDependency(auth, journal, derived, entry) !== null) continue;
+        return { operation: 'claim', task_id: entry.task.task_id, task_digest: entry.digest };
+      }
+      return { operation: 'none' };
+    };
+    const next = readAuthority(ctx.dataDir, (auth) =>
+      readJournal(
+        ctx.dataDir,
+        () => choose(auth, null),
+        (journal) => choose(auth, journal),
+      ),
+    );
+    const chosen = next.operation === 'claim' ? derived.tasks.find((t) => t.task.task_id === next.task_id) : undefined;
+    return {
+      subject: subjectBaseJson(derived),
+      next,
+      task: chosen === undefined ? null : taskToJson(chosen.task),
+    };
+  });
+}
+
+/** `instructions`: the task's entrypoint, or an explicit schema mismatch (never an empty task). */
+export function instructionsOperation(ctx: TaskContext, request: InstructionRequest): InstructionEntrypointResponse | JsonValue {
+  return ctx.guard(ctx.actor, 'instructions', () => {
+    if (!offersSupportedSchema(request.supported_schema_versions)) return schemaMismatch(request.supported_schema_versions, TASK_CONTRACT_VERSION, SUPPORTED_SCHEMA_VERSIONS) as unknown as JsonValue;
+    const { task } = locateTask(ctx, request.task_id);
+    return { status: 'entrypoint', entrypoint: entrypointToJson(task.entrypoint) };
+  });
+}
+
+/**
+ * `reference`: one named reference of the stored canonical task. Repository, revision and path
+ * come from the task, never from the caller; the stored size is checked against 128 KiB before
+ * anything is read; the body's SHA-256 must equal both the stored reference and the request.
+ */
+export function referenceOperation(ctx: TaskContext, request: ReferenceFetchRequest): ReferenceFetchResponse | JsonValue {
+  const name = request.name;
+  const denied = (code: 'not_authorized' | 'not_in_task' | 'digest_mismatch'): JsonValue => ({ status: 'denied', name, code });
+  const uncertain = (code: 'source_unavailable' | 'store_busy' | 'subject_changed'): JsonValue => ({ status: 'uncertain', name, code });
+  if (!sameAgent(request.agent, ctx.actor)) return denied('not_authorized');
+  try {
+    return ctx.guard(ctx.actor, 'reference', (): JsonValue => {
+      if (!SUPPORTED_SCHEMA_VERSIONS.includes(request.expected_schema_version)) {
+        return schemaMismatch([request.expected_schema_version], TASK_CONTRACT_VERSION, SUPPORTED_SCHEMA_VERSIONS) as unknown as JsonValue;
+      }
+      const { task, digest } = locateTask(ctx, request.task_id);
+      if (digest !== request.task_digest) return uncertain('subject_changed');
+      const reference = task.entrypoint.references.find((r) => r.name === name);
+      if (reference === undefined) return denied('not_in_task');
+      if (reference.sha256 !== request.expected_sha256) return denied('digest_mismatch');
+      return readAuthority(ctx.dataDir, (auth): JsonValue => {
+        const entry = statRevisionPath(auth, task.subject.repository, task.subject.revision, reference.path);
+        if (entry === null || entry.mode === 'symlink') return { status: 'missing', name };
+        if (entry.size > BigInt(REFERENCE_MAX_BYTES)) return { status: 'limit', name, byte_length: Number(entry.size), limit_bytes: REFERENCE_MAX_BYTES };
+        const bytes = readRevisionFile(auth, task.subject.repository, task.subject.revision, reference.path, { maxBytes: REFERENCE_MAX_BYTES });
+        if (sha256Hex(bytes) !== reference.sha256) return uncertain('source_unavailable');
+        let content: string;
+        try {
+          content = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+        } catch {
+          return uncertain('source_unavailable');
+        }
+        return { status: 'available', name, sha256: reference.sha256, byte_length: bytes.byteLength, content };
+      });
+    });
+  } catch (error) {
+    if (error instanceof AgentscmError && error.code === 'TASK_NOT_AUTHORIZED') return denied('not_authorized');
+    if (error instanceof AgentscmError && error.code === 'STORE_BUSY') return uncertain('store_busy');
+    throw error;
+  }
+}
+
+/**
+ * `status`: a side-effect-free exact-attempt read of the retained task and attempt, after
+ * authorization, even when the subject or enrollment is stale; currently_applicable is reported
+ * separately from the retained outcome.
+ */
+export function statusOperation(ctx: TaskContext, request: TaskStatusRequest): JsonValue {
+  return ctx.guard(ctx.actor, 'status', () => {
+    const nowMs = nowOf(ctx);
+    const journal = openStatusJournal(ctx);
+    return journal((j) => {
+      const task = retainedTaskFor(j, request.task_id, request.task_digest);
+      const attempt = retainedAttemptFor(j, task, request.attempt_id, request.attempt_digest);
+      const assertion = findAssertion(j, attempt.attempt.attempt_id);
+      return readAuthority(ctx.dataDir, (auth) => {
+        const view = observeAttempt(attempt, nowMs);
+        let subjectCurrent = true;
+        try {
+          requireCurrentSubject(auth, task.task.subject);
+        } catch (error) {
+          if (!(error instanceof AgentscmError) || error.code !== 'TASK_STALE') throw error;
+          subjectCurrent = false;
+        }
+        let registrationCurrent: boolean | null = null;
+        if (attempt.attempt.executor !== null) {
+          try {
+            requireExecutor(auth, task.task, attempt.attempt.executor);
+            registrationCurrent = true;
+          } catch (error) {
+            if (!(error instanceof AgentscmError) || (error.code !== 'REGISTRATION_NOT_CURRENT' && error.code !== 'TASK_BINDING_MISMATCH')) throw error;
+            registrationCurrent = false;
+          }
+        }
+        const applicable = subjectCurrent && view === 'leased' && registrationCurrent !== false;
+        return {
+          task_id: task.task.task_id,
+          task_digest: task.digest,
+          ...attemptView(attempt, nowMs),
+          currently_applicable: applicable,
+          applicability: { subject_current: subjectCurrent, lease_live: view === 'leased', registration_current: registrationCurrent },
+          assertion: assertionView(auth, task.task, assertion),
+        };
+      });
+    });
+  });
+}
+
+function openStatusJournal(ctx: TaskContext): <T>(body: (journal: Journal) => T) => T {
+  return <T>(body: (journal: Journal) => T): T =>
+    readJournal<T>(
+      ctx.dataDir,
+      () => {
+        throw new AgentscmError('WORKFLOW_JOURNAL_NOT_INITIALIZED', `the workflow journal does not exist in ${ctx.dataDir}; nothing was created`, {
+          hint: 'no task was ever claimed in this data directory',
+        });
+      },
+      body,
+    );
+}
+
+// ---------------------------------------------------------------- claim
+
+/** Deterministic attempt id of a claim (the service issues it; a retry gets the same one). */
+export function attemptIdOf(taskDigestValue: string, actor: AgentRef, requestId: string, fence: bigint): string {
+  return `a-${sha256Hex(encodeCanonical(['agentscm.agent-workflow-attempt-id.v1', taskDigestValue, actor.owner_id, actor.agent_id, requestId, fence])).slice(0, 40)}`;
+}
+
+/** The attempt a claim issues at `fence` (lease = the requested lease). */
+export function attemptForClaim(request: TaskClaimRequest, fence: bigint): WorkflowTaskAttempt {
+  return {
+    version: 1,
+    task_id: request.task_id,
+    task_digest: request.task_digest,
+    attempt_id: attemptIdOf(request.task_digest, request.agent, request.request_id, fence),
+    claim_request_id: request.request_id,
+    execution_operation_id: request.execution_operation_id,
+    agent: { owner_id: request.agent.owner_id, agent_id: request.agent.agent_id },
+    executor: request.executor,
+    lease_ms: request.requested_lease_ms,
+    fence,
+  };
+}
+
+/**
+ * `claim`: one fresh attempt for a claimable task of the current subject. Inside the serialized
+ * transaction: subject and enrollment recheck, no current attempt, dependencies complete, the
+ * bounded scan of older subjects, a fresh execution identity, then the next fence.
+ */
+export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): JsonValue {
+  requireActor(ctx, request.agent);
+  const digest = claimRequestDigest(request);
+  const retry = lookupRetry(ctx, 'claim', request.request_id, 'claim', digest);
+  if (retry !== null) return retry;
+  const derived = deriveCurrent(ctx);
+  if (!derivedScopeMatches(ctx, derived)) throw new AgentscmError('INTERNAL', 'derived subject does not match the context');
+  const entry = findDerivedTask(derived, request.task_id, request.task_digest);
+  if (entry.task.entrypoint.progression !== 'claim') {
+    throw new AgentscmError('TASK_CONTROLLER_ONLY', `task ${entry.task.task_id} (${entry.task.action_kind} step "${entry.task.subject.step_id}") is controller-only and cannot be claimed`, {
+      hint: 'the authority evaluates this step itself; claim a task whose progression is claim',
+    });
+  }
+  return transition(ctx, 'claim', request.request_id, 'claim', digest, (scope) => {
+    const { journal, auth, nowMs } = scope;
+    requireCurrentSubject(auth, derived.base);
+    requireExecutor(auth, entry.task, request.executor);
+    const retained = retainTask(journal, entry.task, entry.digest, nowMs);
+    const existing = currentAttempt(journal, entry.task.task_id);
+    if (existing !== null) {
+      const view = observeAttempt(existing, nowMs);
+      throw new AgentscmError('TASK_ALREADY_CLAIMED', `task ${entry.task.task_id} already has attempt ${existing.attempt.attempt_id} (${view})`, {
+        hint: view === 'finished' ? 'the task has a retained result; a new checkpoint creates a new subject with fresh tasks' : 'wait for it, or reconcile it before a fresh claim',
+        details: { attempt_id: existing.attempt.attempt_id, state: view },
+      });
+    }
+    const missing = firstIncompleteDependency(auth, journal, derived, entry);
+    if (missing !== null) {
+      throw new AgentscmError('TASK_DEPENDENCY_INCOMPLETE', `task ${entry.task.task_id} needs step "${missing}", which is not complete`, {
+        hint: 'complete the needed step first (its registered observation, or the authority\'s own check)',
+        details: { step_id: missing },
+      });
+    }
+    const older = scopeTaskIds(journal, entry.task);
+    if (older.length > MAX_SCOPE_SCAN) {
+      throw new AgentscmError('TASK_SCAN_LIMIT', `more than ${MAX_SCOPE_SCAN} retained tasks share Change ${entry.task.subject.change_id}, profile ${entry.task.subject.profile} and step ${entry.task.subject.step_id}`, {
+        hint: 'the claim fails closed; the operator must inspect the journal',
+        details: { limit: MAX_SCOPE_SCAN },
+      });
+    }
+    const unresolved = firstUnresolvedTask(journal, older);
+    if (unresolved !== null) {
+      throw new AgentscmError('TASK_PRIOR_SUBJECT_UNRESOLVED', `an older subject's task ${unresolved} for the same Change, profile and step has an unresolved attempt`, {
+        hint: `reconcile task ${unresolved} first`,
+        details: { task_id: unresolved },
+      });
+    }
+    if (executionIdUsed(journal, entry.task.task_id, request.execution_operation_id)) {
+      throw new AgentscmError('TASK_EXECUTION_ID_REUSED', `execution operation ${request.execution_operation_id} was already used for task ${entry.task.task_id}`, {
+        hint: 'a fresh claim needs a fresh execution_operation_id',
+      });
+    }
+    if (attemptCount(journal, entry.task.task_id) >= MAX_ATTEMPTS_PER_TASK) {
+      throw new AgentscmError('TASK_ATTEMPT_LIMIT', `task ${entry.task.task_id} already has ${MAX_ATTEMPTS_PER_TASK} attempts`, { hint: 'checkpoint to get a new subject' });
+    }
+    const fence = retained.last_fence + 1n;
+    const attempt = attemptForClaim(request, fence);
+    validateForClaim(attempt, request);
+    const attemptDigestValue = attemptDigest(attempt);
+    const expires = nowMs + Number(attempt.lease_ms);
+    insertAttempt(journal, attempt, attemptDigestValue, expires, nowMs);
+    setLastFence(journal, entry.task.task_id, fence);
+    const response: JsonObject = {
+      status: 'claimed',
+      task_id: entry.task.task_id,
+      task_digest: entry.digest,
+      attempt: attemptToJson(attempt),
+      attempt_digest: attemptDigestValue,
+      fence,
+      lease_expires_at_ms: expires,
+    };
+    return commitOutcome(scope, ctx.actor, request.request_id, 'claim', digest, entry.task.task_id, attempt.attempt_id, response);
+  });
+}
+
+// ---------------------------------------------------------------- heartbeat, cancel, reconcile
+
+/**
+ * `heartbeat`, `cancel`, `reconcile` (spec "Identity and requests", "Phase-two local state
+ * machine"): exact task/attempt/execution/executor/fence binding. A heartbeat renews a live
+ * lease of the current subject and enrollment; cancel stops the holder's attempt (execution
+ * stays uncertain); reconcile — any authorized actor — supersedes an unfinished attempt with a
+ * strictly greater fence and records both fences.
+ */
+export function mutationOperation(ctx: TaskContext, request: TaskMutationRequest): JsonValue {
+  requireActor(ctx, request.agent);
+  const digest = mutationRequestDigest(request);
+  const kind: RequestKind = request.action;
+  const retry = lookupRetry(ctx, request.action, request.request_id, kind, digest);
+  if (retry !== null) return retry;
+  return transition(ctx, request.action, request.request_id, kind, digest, (scope) => {
+    const { journal, auth, nowMs } = scope;
+    const task = retainedTaskFor(journal, request.task_id, request.task_digest);
+    const retained = retainedAttemptFor(journal, task, request.attempt_id, request.attempt_digest);
+    if (request.execution_operation_id !== retained.attempt.execution_operation_id) {
+      throw new AgentscmError('TASK_BINDING_MISMATCH', `attempt ${retained.attempt.attempt_id} has execution operation ${retained.attempt.execution_operation_id}, not ${request.execution_operation_id}`, { details: { field: 'execution_operation_id' } });
+    }
+    if (!sameExecutor(request.executor, retained.attempt.executor)) {
+      throw new AgentscmError('TASK_BINDING_MISMATCH', `the request names another executor than attempt ${retained.attempt.attempt_id}`, { details: { field: 'executor' } });
+    }
+    requireFence(retained, request.fence);
+    const view = observeAttempt(retained, nowMs);
+    const attemptId = retained.attempt.attempt_id;
+    const base = { task_id: task.task.task_id, task_digest: task.digest, attempt_id: attemptId, attempt_digest: retained.digest, fence: retained.attempt.fence };
+    let response: JsonObject;
+    if (request.action === 'heartbeat') {
+      requireHolder(ctx, retained);
+      if (view === 'expired') leaseExpired(retained);
+      if (view !== 'leased') notActive(retained, view);
+      requireCurrentSubject(auth, task.task.subject);
+      requireExecutor(auth, task.task, retained.attempt.executor);
+      const expires = nowMs + Number(retained.attempt.lease_ms);
+      if (!updateAttempt(journal, attemptId, ['active'], { lease_expires_at_ms: expires }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
+      response = { status: 'renewed', ...base, lease_expires_at_ms: expires };
+    } else if (request.action === 'cancel') {
+      requireHolder(ctx, retained);
+      if (view !== 'leased' && view !== 'expired') notActive(retained, view);
+      requireChangeExists(auth, task.task);
+      if (!updateAttempt(journal, attemptId, ['active'], { state: 'cancelled' }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
+      response = { status: 'cancelled', ...base, execution_uncertain: true };
+    } else {
+      if (view === 'finished') notActive(retained, view);
+      requireChangeExists(auth, task.task);
+      const newFence = task.last_fence + 1n;
+      if (!updateAttempt(journal, attemptId, ['active', 'cancelled'], { state: 'replaced', superseded_by_fence: newFence }, nowMs)) {
+        throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
+      }
+      setLastFence(journal, task.task.task_id, newFence);
+      response = { status: 'reconciled', ...base, supersession: { old_fence: retained.attempt.fence, new_fence: newFence }, execution_uncertain: true };
+    }
+    return commitOutcome(scope, ctx.actor, request.request_id, kind, digest, task.task.task_id, attemptId, response);
+  });
+}
+
+// ---------------------------------------------------------------- result
+
+/**
+ * `result`: retain an agent assertion or a registered observation as explicitly nonpassing
+ * material. A registered observation is accepted only after exact task/attempt/fence binding,
+ * the current enrollment lookup through the reserved authority connection and strict Ed25519
+ * verification over the observation digest.
+ */
+export function resultOperation(ctx: TaskContext, assertion: TaskResultAssertion): JsonValue {
+  requireActor(ctx, assertion.agent);
+  const digest = resultRequestDigest(assertion);
+  const retry = lookupRetry(ctx, 'result', assertion.request_id, 'result', digest);
+  if (retry !== null) return retry;
+  return transition(ctx, 'result', assertion.request_id, 'result', digest, (scope) => {
+    const { journal, auth, nowMs } = scope;
+    const task = retainedTaskFor(journal, assertion.task_id, assertion.task_digest);
+    if (task.task.entrypoint.progression !== 'claim') {
+      throw new AgentscmError('TASK_CONTROLLER_ONLY', `task ${task.task.task_id} is controller-only; no assertion or observation is accepted for it`);
+    }
+    const retained = retainedAttemptFor(journal, task, assertion.attempt_id, assertion.attempt_digest);
+    requireFence(retained, assertion.fence);
+    requireHolder(ctx, retained);
+    const view = observeAttempt(retained, nowMs);
+    if (view === 'expired') leaseExpired(retained);
+    if (view !== 'leased') notActive(retained, view);
+    const summary = validateAssertionForTask(assertion, task.task, retained.attempt);
+    requireCurrentSubject(auth, task.task.subject);
+    let observation: string | null = null;
+    if (assertion.trust_class === 'registered_executor_observation') {
+      const registration = requireExecutor(auth, task.task, assertion.executor);
+      if (registration === null) throw new AgentscmError('TRUST_CLASS_INVALID', 'a registered observation needs its executor binding');
+      observation = verifyObservation(assertion, hexToBytes(registration.public_key)).observation_digest;
+    } else {
+      requireExecutor(auth, task.task, retained.attempt.executor);
+    }
+    insertAssertion(journal, assertion, observation, nowMs);
+    if (!updateAttempt(journal, retained.attempt.attempt_id, ['active'], { state: 'finished' }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
+    const response: JsonObject = {
+      status: 'retained',
+      task_id: task.task.task_id,
+      task_digest: task.digest,
+      attempt_id: retained.attempt.attempt_id,
+      attempt_digest: retained.digest,
+      fence: retained.attempt.fence,
+      trust_class: assertion.trust_class,
+      outcome: assertion.outcome,
+      observation_digest: observation,
+      counts: { passed: summary.passed, failed: summary.failed, not_claimed: summary.not_claimed, uncertain: summary.uncertain },
+      required_complete: summary.required_complete,
+      qualifying: false,
+    };
+    return commitOutcome(scope, ctx.actor, assertion.request_id, 'result', digest, task.task.task_id, retained.attempt.attempt_id, response);
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * Recovery projections (spec "Recovery"): a side-effect-free read that tells the caller what
+ * became of one request it sent — confirmed, conclusive_rejection or uncertain_effect — with the
+ * observed state of the attempt, typed effects, an explicit fence supersession and the permitted
+ * actions from the contract's rule functions. It never dispatches, replays or creates anything.
+ */
+import { AgentscmError } from '../contracts/errors.js';
+import type { JsonValue } from '../contracts/json-value.js';
+import type { RecoveredRequest } from '../contracts/task-operations.js';
+import type { ConfirmedEffect, ObservedState, RecoveryFacts, RecoveryIdentity, UnresolvedEffect } from '../contracts/task-recovery.js';
+import { buildRecoveryEnvelope, recoveryEnvelopeToJson } from '../contracts/task-recovery.js';
+import { attemptDigest } from '../contracts/task-attempt.js';
+import { claimRequestDigest, mutationRequestDigest } from '../contracts/task-requests.js';
+import { resultRequestDigest } from '../contracts/task-result.js';
+import type { TaskContext } from './context.js';
+import { nowOf } from './context.js';
+import type { RetainedAttempt } from './journal-rows.js';
+import { currentAttempt, findAttempt, findRequest, findRetainedTask, latestAttempt } from './journal-rows.js';
+import type { Journal } from '../workflows/journal.js';
+import { attemptForClaim, requireActor } from './operations.js';
+import { readJournal } from './transition.js';
+import { executionMayStillRun, observeAttempt } from './views.js';
+
+const CONFIRMED_BY_KIND: Record<RecoveredRequest['kind'], ConfirmedEffect> = {
+  claim: 'attempt_claimed',
+  heartbeat: 'lease_renewed',
+  cancel: 'attempt_cancelled',
+  reconcile: 'attempt_superseded',
+  result: 'assertion_retained',
+};
+
+function requestDigestOf(recovered: RecoveredRequest): string {
+  switch (recovered.kind) {
+    case 'claim':
+      return claimRequestDigest(recovered.request);
+    case 'result':
+      return resultRequestDigest(recovered.request);
+    default:
+      return mutationRequestDigest(recovered.request);
+  }
+}
+
+function agentOf(recovered: RecoveredRequest) {
+  return recovered.request.agent;
+}
+
+interface Located {
+  readonly attempt: RetainedAttempt | null;
+  /** The request's own commitment was found and matches. */
+  readonly committed: boolean;
+}
+
+/** The attempt the envelope describes, from the retained request binding or the request's own names. */
+function locate(journal: Journal, ctx: TaskContext, recovered: RecoveredRequest): Located {
+  const requestId = recovered.request.request_id;
+  const retained = findRequest(journal, ctx.actor, requestId);
+  if (retained !== null) {
+    if (retained.kind !== recovered.kind || retained.request_digest !== requestDigestOf(recovered)) {
+      throw new AgentscmError('TASK_REQUEST_CONFLICT', `request id ${requestId} was committed as a ${retained.kind} with other bytes`, {
+        hint: 'recovery needs the exact request that was sent',
+        details: { request_id: requestId, retained_kind: retained.kind },
+      });
+    }
+    return { attempt: findAttempt(journal, retained.attempt_id), committed: true };
+  }
+  if (recovered.kind === 'claim') {
+    // A claim that was never committed: describe the task's current (or newest) attempt, if any.
+    return { attempt: currentAttempt(journal, recovered.request.task_id) ?? latestAttempt(journal, recovered.request.task_id), committed: false };
+  }
+  const attempt = findAttempt(journal, recovered.request.attempt_id);
+  return { attempt: attempt !== null && attempt.attempt.task_id === recovered.request.task_id ? attempt : null, committed: false };
+}
+
+/**
+ * `recovery`: the envelope of one request (spec "Recovery"). A committed request reports its
+ * confirmed effect; an expired, cancelled or replaced attempt adds execution_may_still_run; a
+ * replaced attempt carries its supersession (old and strictly greater new fence). A request
+ * that never committed is a conclusive rejection whose only retry permission is for pending.
+ */
+export function recoveryOperation(ctx: TaskContext, recovered: RecoveredRequest): JsonValue {
+  requireActor(ctx, agentOf(recovered));
+  return ctx.guard(ctx.actor, 'recovery', () => {
+    const nowMs = nowOf(ctx);
+    const located = readJournal<Located & { lastFence: bigint | null }>(
+      ctx.dataDir,
+      () => ({ attempt: null, committed: false, lastFence: null }),
+      (journal) => ({ ...locate(journal, ctx, recovered), lastFence: findRetainedTask(journal, recovered.request.task_id)?.last_fence ?? null }),
+    );
+    const request = recovered.request;
+    const attempt = located.attempt;
+    let identity: RecoveryIdentity;
+    let fence: bigint;
+    let observed: ObservedState;
+    if (attempt !== null) {
+      identity = {
+        request_id: request.request_id,
+        request_kind: recovered.kind,
+        task_id: attempt.attempt.task_id,
+        task_digest: attempt.attempt.task_digest,
+        attempt_id: attempt.attempt.attempt_id,
+        attempt_digest: attempt.digest,
+        execution_operation_id: attempt.attempt.execution_operation_id,
+      };
+      fence = attempt.attempt.fence;
+      observed = observeAttempt(attempt, nowMs);
+    } else if (recovered.kind === 'claim') {
+      // No attempt exists: the task is pending, and the envelope names the attempt this exact
+      // claim would be issued (its next fence), so that an identical retry stays bound.
+      const prospective = attemptForClaim(recovered.request, (located.lastFence ?? 0n) + 1n);
+      identity = {
+        request_id: request.request_id,
+        request_kind: 'claim',
+        task_id: prospective.task_id,
+        task_digest: prospective.task_digest,
+        attempt_id: prospective.attempt_id,
+        attempt_digest: attemptDigest(prospective),
+        execution_operation_id: prospective.execution_operation_id,
+      };
+      fence = prospective.fence;
+      observed = 'pending';
+    } else {
+      const named = recovered.request;
+      identity = {
+        request_id: named.request_id,
+        request_kind: recovered.kind,
+        task_id: named.task_id,
+        task_digest: named.task_digest,
+        attempt_id: named.attempt_id,
+        attempt_digest: named.attempt_digest,
+        execution_operation_id: named.execution_operation_id,
+      };
+      fence = named.fence;
+      observed = 'unknown';
+    }
+    const confirmed: ConfirmedEffect[] = located.committed ? [CONFIRMED_BY_KIND[recovered.kind]] : [];
+    const unresolved: UnresolvedEffect[] = [];
+    if (located.committed && attempt !== null && recovered.kind !== 'result') {
+      const view = observeAttempt(attempt, nowMs);
+      if (executionMayStillRun(view)) unresolved.push('execution_may_still_run');
+    }
+    const supersession = attempt !== null && attempt.state === 'replaced' && attempt.superseded_by_fence !== null ? { old_fence: attempt.attempt.fence, new_fence: attempt.superseded_by_fence } : null;
+    const facts: RecoveryFacts = { observed_state: observed, confirmed_effects: confirmed, unresolved_effects: unresolved, supersession, fence };
+    return recoveryEnvelopeToJson(buildRecoveryEnvelope(identity, facts));
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * Read-time projections of retained task state (spec "Phase-two local state machine"): expiry
+ * is observed when read and never proves that execution stopped; an attempt view reports
+ * currently_applicable separately from the retained outcome; a retained registered observation
+ * is valid only while its registration is the current, unrevoked one; a dependency is complete
+ * only through the authority's own recomputation or a valid task-bound registered observation.
+ */
+import type { JsonObject } from '../contracts/json-value.js';
+import type { ObservedState } from '../contracts/task-recovery.js';
+import { attemptToJson } from '../contracts/task-attempt.js';
+import type { WorkflowTask } from '../contracts/task.js';
+import { currentRegistration } from '../native/executor-registry.js';
+import type { Authority } from '../native/store.js';
+import type { Journal } from '../workflows/journal.js';
+import { checkSourcePaths } from '../workflows/source-paths.js';
+import { assessCapability } from '../workflows/require-capability.js';
+import type { DerivedSubject, DerivedTask } from './derive.js';
+import type { RetainedAssertion, RetainedAttempt } from './journal-rows.js';
+import { currentAttempt, findAssertion, findRetainedTask } from './journal-rows.js';
+
+/** The attempt state a reader observes now. */
+export type AttemptView = 'leased' | 'expired' | 'finished' | 'cancelled' | 'replaced';
+
+/** Observed state of a retained attempt at `nowMs` (an active attempt past its lease is expired, not stopped). */
+export function observeAttempt(retained: RetainedAttempt, nowMs: number): AttemptView {
+  if (retained.state === 'active') return nowMs >= retained.lease_expires_at_ms ? 'expired' : 'leased';
+  return retained.state;
+}
+
+/** The recovery contract's observed state of an attempt view. */
+export function observedStateOf(view: AttemptView): ObservedState {
+  return view;
+}
+
+/** Execution of an attempt that did not finish may still run (expiry, cancellation and supersession prove nothing). */
+export function executionMayStillRun(view: AttemptView): boolean {
+  return view === 'expired' || view === 'cancelled' || view === 'replaced';
+}
+
+/**
+ * Whether a retained registered observation is still valid: its registration is the newest,
+ * unrevoked epoch of its scope (revocation and re-enrollment invalidate it). Null for an agent
+ * assertion, which is never valid evidence.
+ */
+export function observationValid(auth: Authority, task: WorkflowTask, retained: RetainedAssertion): boolean | null {
+  const executor = retained.assertion.executor;
+  if (retained.assertion.trust_class !== 'registered_executor_observation' || executor === null) return null;
+  const state = currentRegistration(auth, { repository: task.subject.repository, profile: task.subject.profile, step: task.subject.step_id, executor: executor.executor_id });
+  return state !== null && state.current && state.registration_id === executor.registration_id && state.registration_epoch === executor.registration_epoch && state.verification_key_id === executor.verification_key_id;
+}
+
+/** The retained-assertion part of a status view. */
+export function assertionView(auth: Authority | null, task: WorkflowTask, retained: RetainedAssertion | null): JsonObject | null {
+  if (retained === null) return null;
+  const a = retained.assertion;
+  return {
+    request_id: a.request_id,
+    trust_class: a.trust_class,
+    outcome: a.outcome,
+    criteria: a.criteria.map((row) => ({ criterion: row.criterion, outcome: row.outcome })),
+    observation_digest: retained.observation_digest,
+    registration_id: retained.registration_id,
+    observation_valid: auth === null ? null : observationValid(auth, task, retained),
+    qualifying: false,
+  };
+}
+
+/** The JSON view of one attempt: retained facts plus the read-time observation. */
+export function attemptView(retained: RetainedAttempt, nowMs: number): JsonObject {
+  const view = observeAttempt(retained, nowMs);
+  return {
+    attempt: attemptToJson(retained.attempt),
+    attempt_digest: retained.digest,
+    state: view,
+    lease_expires_at_ms: retained.lease_expires_at_ms,
+    supersession: retained.superseded_by_fence === null ? null : { old_fence: retained.attempt.fence, new_fence: retained.superseded_by_fence },
+    execution_uncertain: executionMayStillRun(view),
+  };
+}
+
+/**
+ * Whether the step a task needs is complete (spec: "Only task-bound registered observations
+ * satisfying the task's criteria complete an observation dependency"): source_paths by the
+ * authority's own recomputation from the immutable revision, require_capability never (this
+ * profile has no capabilities), a claimable step only by a finished attempt whose retained
+ * registered observation passed and whose registration is still current.
+ */
+export function dependencyComplete(auth: Authority, journal: Journal | null, derived: DerivedSubject, needed: DerivedTask): boolean {
+  const action = needed.step.action;
+  if (action.kind === 'source_paths') return checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state === 'succeeded';
+  if (action.kind === 'require_capability') return assessCapability(action.capability).available;
+  if (journal === null) return false;
+  const retained = findRetainedTask(journal, needed.task.task_id);
+  if (retained === null || retained.digest !== needed.digest) return false;
+  const attempt = currentAttempt(journal, needed.task.task_id);
+  if (attempt === null || attempt.state !== 'finished') return false;
+  const assertion = findAssertion(journal, attempt.attempt.attempt_id);
+  if (assertion === null || assertion.assertion.outcome !== 'passed') return false;
+  return observationValid(auth, needed.task, assertion) === true;
+}
+
+/** The first step `task` needs that is not complete, or null. */
+export function firstIncompleteDependency(auth: Authority, journal: Journal | null, derived: DerivedSubject, task: DerivedTask): string | null {
+  for (const need of task.task.needs) {
+    const needed = derived.tasks.find((t) => t.task.subject.step_id === need);
+    if (needed === undefined || !dependencyComplete(auth, journal, derived, needed)) return need;
+  }
+  return null;
+}
