@@ -4,7 +4,8 @@
  * S/signing-key.json is 0600. A key file is never overwritten, and a directory or file that
  * group or others can access is refused rather than repaired.
  */
-import { closeSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
@@ -67,7 +68,7 @@ function checkPrivateFile(path: string, stats: Stats): void {
 /**
  * Generate a key into STATE_DIR/signing-key.json (`agentscm agent-task key`): creates the
  * directory 0700 if absent, refuses an accessible directory (KEY_PERMISSIONS) and an existing
- * key file (KEY_FILE_EXISTS; O_EXCL, so a concurrent writer cannot be overwritten either).
+ * key file (KEY_FILE_EXISTS; link() never replaces, so a concurrent writer cannot be overwritten either).
  */
 export function createSigningKey(stateDir: string): CreatedKey {
   const dir = resolve(stateDir);
@@ -88,26 +89,43 @@ export function createSigningKey(stateDir: string): CreatedKey {
     });
   }
   const { privateKey, publicKey } = generateKeyPair();
-  const bytes = encodeKeyFile(privateKey);
-  let fd: number;
+  // Write a private temporary file, sync it, then link it into place: link() never replaces an
+  // existing name, and a crash leaves either no key file or a complete one (never a torn one).
+  const temporary = join(dir, `.${KEY_FILE_NAME}.${process.pid}.${randomBytes(8).toString('hex')}.tmp`);
+  writePrivateFile(temporary, encodeKeyFile(privateKey));
   try {
-    fd = openSync(keyFile, 'wx', 0o600);
+    linkSync(temporary, keyFile);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
       throw new AgentscmError('KEY_FILE_EXISTS', `${keyFile} already exists; a key file is never overwritten`, { cause: error });
     }
     return ioError(`cannot create ${keyFile}`, error);
+  } finally {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Already gone or never linked: nothing to clean.
+    }
+  }
+  syncDir(dir);
+  return { key_file: keyFile, public_key: Buffer.from(publicKey).toString('hex'), verification_key_id: verificationKeyId(publicKey) };
+}
+
+function writePrivateFile(path: string, bytes: Uint8Array): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch (error) {
+    return ioError(`cannot create ${path}`, error);
   }
   try {
     writeSync(fd, bytes);
     fsyncSync(fd);
   } catch (error) {
-    ioError(`cannot write ${keyFile}`, error);
+    ioError(`cannot write ${path}`, error);
   } finally {
     closeSync(fd);
   }
-  syncDir(dir);
-  return { key_file: keyFile, public_key: Buffer.from(publicKey).toString('hex'), verification_key_id: verificationKeyId(publicKey) };
 }
 
 function syncDir(dir: string): void {

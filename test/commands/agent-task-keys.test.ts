@@ -3,7 +3,7 @@
  * in a child process against real files (key permissions as set on disk, a real authority file).
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
@@ -58,6 +58,19 @@ test('key: never overwrites, and refuses a group- or world-accessible directory'
   assert.equal(existsSync(join(open, 'signing-key.json')), false);
   chmodSync(open, 0o700);
   assert.equal((await runCli(['agent-task', 'key', '--state-dir', open])).code, 0);
+});
+
+test('key: concurrent runs on one directory create exactly one complete key file', async (t) => {
+  const state = join(tempDir(t), 'race');
+  const runs = await Promise.all([0, 1, 2].map(() => runCli(['agent-task', 'key', '--state-dir', state, '--json'])));
+  const codes = runs.map((r) => r.code).sort();
+  assert.deepEqual(codes, [0, 3, 3], runs.map((r) => r.stderr).join('\n'));
+  const winner = runs.find((r) => r.code === 0);
+  assert.ok(winner !== undefined);
+  const file = parseStrictJson(readFileSync(join(state, 'signing-key.json')), { maxBytes: 1024 });
+  assert.ok(isJsonObject(file));
+  assert.equal(file.public_key, jsonOf<{ public_key: string }>(winner).public_key);
+  assert.deepEqual(readdirSync(state), ['signing-key.json']);
 });
 
 test('enroll, revoke and re-enroll through the CLI; nothing is created without a store', async (t) => {
