@@ -278,6 +278,28 @@ export class DockerClient {
     this.fail(`to remove container ${id.slice(0, 12)}`, response);
   }
 
+  /**
+   * Signals of the `kill` events of one container between two instants (Unix seconds, with
+   * fractions). The engine emits them for every stop: ours, `docker stop`, its own shutdown.
+   */
+  async containerKillSignals(id: string, since: number, until: number): Promise<string[]> {
+    const filters = encodeURIComponent(JSON.stringify({ type: ['container'], container: [id], event: ['kill'] }));
+    const response = await this.call('GET', `/events?since=${since.toFixed(3)}&until=${until.toFixed(3)}&filters=${filters}`, { maxBytes: SMALL_BODY });
+    if (response.status !== 200) this.fail('to read container events', response);
+    const signals: string[] = [];
+    for (const line of Buffer.from(response.body).toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      let event: Record<string, unknown>;
+      try {
+        event = obj(JSON.parse(line) as unknown);
+      } catch (error) {
+        throw new AgentscmError('RUNTIME_API_ERROR', 'the engine sent a malformed event', { cause: error });
+      }
+      signals.push(str(obj(obj(event.Actor).Attributes).signal, '?'));
+    }
+    return signals;
+  }
+
   /** Every container (running or not) carrying label key=value. */
   async listContainersByLabel(key: string, value: string): Promise<ContainerSummary[]> {
     const filters = encodeURIComponent(JSON.stringify({ label: [`${key}=${value}`] }));

@@ -28,6 +28,8 @@ export interface FakeFaults {
   loseCreateAnswer?: boolean;
   /** Every request fails as if the socket were gone. */
   down?: boolean;
+  /** The "command" is stopped by someone else (as `docker stop` or an engine shutdown would). */
+  stoppedFromOutside?: boolean;
 }
 
 interface FakeContainer {
@@ -39,6 +41,7 @@ interface FakeContainer {
   exitCode: number;
   oomKilled: boolean;
   stream: PassThrough | null;
+  kills: string[];
   timer: NodeJS.Timeout | null;
   waiters: (() => void)[];
 }
@@ -137,6 +140,13 @@ export class FakeDockerEngine {
         .map((c) => ({ Id: c.id, Names: [`/${c.name}`], State: c.status, Labels: c.labels }));
       return json(200, rows);
     }
+    if (route === '/events') {
+      const filters = JSON.parse(params.get('filters') ?? '{}') as { container?: string[] };
+      const lines = (filters.container ?? [])
+        .flatMap((id) => this.find(id)?.kills.map((signal) => JSON.stringify({ Type: 'container', Action: 'kill', Actor: { ID: id, Attributes: { signal } } })) ?? [])
+        .join('\n');
+      return { status: 200, headers: {}, body: Buffer.from(lines) };
+    }
     const m = /^\/containers\/([^/]+)(\/[a-z]+)?$/.exec(route);
     if (m?.[1] === undefined) return json(404, { message: `unknown route ${route}` });
     const container = this.find(decodeURIComponent(m[1]));
@@ -158,6 +168,7 @@ export class FakeDockerEngine {
         return json(200, { StatusCode: container.exitCode, Error: null });
       case 'POST /kill':
         if (container.status !== 'running') return json(409, { message: 'container is not running' });
+        container.kills.push(params.get('signal') === 'KILL' ? '9' : (params.get('signal') ?? '15'));
         this.exit(container, 137, false);
         return { status: 204, headers: {}, body: Buffer.alloc(0) };
       case 'DELETE ':
@@ -177,7 +188,7 @@ export class FakeDockerEngine {
     this.created += 1;
     const id = this.seq.toString(16).padStart(64, 'f');
     const labels = (spec.Labels ?? {}) as Record<string, string>;
-    this.containers.set(id, { id, name, labels, spec, status: 'created', exitCode: 0, oomKilled: false, stream: null, timer: null, waiters: [] });
+    this.containers.set(id, { id, name, labels, spec, status: 'created', exitCode: 0, oomKilled: false, stream: null, kills: [], timer: null, waiters: [] });
     if (this.faults.loseCreateAnswer === true) throw gone();
     return json(201, { Id: id, Warnings: [] });
   }
@@ -186,6 +197,7 @@ export class FakeDockerEngine {
     const script = this.options.script?.(container.spec) ?? { exitCode: 0 };
     container.status = 'running';
     container.timer = setTimeout(() => {
+      if (this.faults.stoppedFromOutside === true) container.kills.push('15');
       if (script.stdout !== undefined) container.stream?.write(frame(1, script.stdout));
       if (script.stderr !== undefined) container.stream?.write(frame(2, script.stderr));
       this.exit(container, script.exitCode, script.oomKilled ?? false);

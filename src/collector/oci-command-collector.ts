@@ -155,6 +155,8 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
     return finish({ outcome: 'cancelled', containerCleanup: 'not_created' });
   }
 
+  // Events are read from just before the create, so every stop of this container is seen.
+  const since = Date.now() / 1000 - 1;
   try {
     containerId = await client.createContainer(input.containerName, containerSpec(input));
   } catch (error) {
@@ -247,6 +249,21 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
     } catch (error) {
       engineLost = true;
       errors.push(`inspect: ${describeError(error)}`);
+    }
+  }
+  if (!engineLost && !startFailed && !flags.cancelled) {
+    // A stop nobody here asked for (engine shutdown, `docker stop`) means the command did not
+    // finish on its own: whatever its exit code, the result is uncertain.
+    try {
+      const signals = await client.containerKillSignals(id, since, Date.now() / 1000);
+      const foreign = signals.filter((signal) => !(killing.promise !== null && (signal === '9' || signal === 'KILL' || signal === 'SIGKILL')));
+      if (foreign.length > 0) {
+        engineLost = true;
+        errors.push(`the container was stopped from outside the collector (signal ${foreign.join(', ')})`);
+      }
+    } catch (error) {
+      engineLost = true;
+      errors.push(`events: ${describeError(error)}`);
     }
   }
   const cleanup = await removeAndConfirm(client, id);

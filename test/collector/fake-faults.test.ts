@@ -111,6 +111,16 @@ test('a lost create answer is uncertain; the container is found by name and remo
   assert.ok(!engine.calls.some((call) => call.endsWith('/start')), 'nothing was started');
 });
 
+test('a command stopped from outside (engine shutdown, docker stop) is uncertain even with exit code 0', async (t) => {
+  const engine = fakeEngine({ exitCode: 0 });
+  engine.faults.stoppedFromOutside = true;
+  const runtime = await runtimeFor(t, engine);
+  const repo = makeRepo(t, { 'a.txt': 'a' });
+  const result = await runtime.run(stepRequest(repo, { runId: 'outside', change: 'outside', recipe: recipeBytes({ argv: ['/bin/true'] }) }));
+  assert.equal(result.state, 'uncertain');
+  assert.equal(result.outcome, 'uncertain');
+});
+
 test('a finished attempt is final: reconciling it does nothing', async (t) => {
   const engine = fakeEngine({ exitCode: 3, stderr: 'boom\n' });
   const runtime = await runtimeFor(t, engine);
