@@ -50,10 +50,10 @@ test('a tampered message, a tampered signature and a wrong key are refused', () 
   const signature = signBytes(message, privateKey);
   assert.equal(verifyStrict(signature, message, publicKey), true);
   const tamperedMessage = new Uint8Array(message);
-  tamperedMessage[0] ^= 1;
+  tamperedMessage[0] = (tamperedMessage[0] ?? 0) ^ 1;
   assert.equal(verifyStrict(signature, tamperedMessage, publicKey), false);
   const tamperedSignature = new Uint8Array(signature);
-  tamperedSignature[5] ^= 0x10;
+  tamperedSignature[5] = (tamperedSignature[5] ?? 0) ^ 0x10;
   assert.equal(verifyStrict(tamperedSignature, message, publicKey), false);
   assert.equal(verifyStrict(signature, message, generateKeyPair().publicKey), false);
   assert.equal(verifyStrict(signature.subarray(0, 63), message, publicKey), false);
