@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import test from 'node:test';
+import { DEFAULT_SCAN_BOUNDS, scanBoundsFromEnv, scanWorkspace } from '../../src/workspace/scan.js';
+import { tempDir } from '../helpers/tmp.js';
+
+function put(root: string, rel: string, content = 'x'): void {
+  mkdirSync(dirname(join(root, rel)), { recursive: true });
+  writeFileSync(join(root, rel), content);
+}
+
+function paths(root: string, options = {}): string[] {
+  const scan = scanWorkspace(root, options);
+  assert.equal(scan.complete, true, scan.problem ?? '');
+  return scan.files.map((f) => f.path);
+}
+
+test('the scan keeps symlinks as symlinks, keeps the executable bit and never enters .git or .agentscm', (t) => {
+  const root = tempDir(t);
+  put(root, 'a.txt');
+  put(root, 'bin/run.sh', '#!/bin/sh\n');
+  chmodSync(join(root, 'bin/run.sh'), 0o755);
+  put(root, 'outside/secret.txt', 'do not follow');
+  symlinkSync('outside', join(root, 'dir-link'));
+  symlinkSync('/nonexistent/target', join(root, 'dangling'));
+  put(root, '.git/HEAD', 'ref');
+  put(root, 'sub/.git', 'gitdir: elsewhere');
+  put(root, '.agentscm/workspace.sqlite', 'state');
+  const scan = scanWorkspace(root);
+  assert.equal(scan.complete, true);
+  const byPath = new Map(scan.files.map((f) => [f.path, f.mode]));
+  assert.deepEqual([...byPath.keys()], ['a.txt', 'bin/run.sh', 'dangling', 'dir-link', 'outside/secret.txt']);
+  assert.equal(byPath.get('bin/run.sh'), 'executable');
+  assert.equal(byPath.get('a.txt'), 'file');
+  assert.equal(byPath.get('dir-link'), 'symlink');
+  assert.equal(byPath.get('dangling'), 'symlink');
+});
+
+test('.gitignore files apply at every level with git precedence, negation and directory rules', (t) => {
+  const root = tempDir(t);
+  put(root, '.gitignore', '*.log\nbuild/\n!keep.log\n/rooted.txt\n');
+  put(root, 'a.log');
+  put(root, 'keep.log');
+  put(root, 'rooted.txt');
+  put(root, 'deep/rooted.txt');
+  put(root, 'build/out.js');
+  put(root, 'src/build/also-ignored.js');
+  put(root, 'src/.gitignore', '!important.log\nlocal-only/\n');
+  put(root, 'src/important.log');
+  put(root, 'src/other.log');
+  put(root, 'src/local-only/x.txt');
+  put(root, 'src/main.ts');
+  assert.deepEqual(paths(root), ['.gitignore', 'deep/rooted.txt', 'keep.log', 'src/.gitignore', 'src/important.log', 'src/main.ts']);
+});
+
+test('a file inside an ignored directory cannot be re-included (git semantics)', (t) => {
+  const root = tempDir(t);
+  put(root, '.gitignore', 'vendor/\n!vendor/keep.txt\n');
+  put(root, 'vendor/keep.txt');
+  put(root, 'main.ts');
+  assert.deepEqual(paths(root), ['.gitignore', 'main.ts']);
+});
+
+test('paths sort by bytes, so a.txt comes before a/b', (t) => {
+  const root = tempDir(t);
+  put(root, 'a/b');
+  put(root, 'a.txt');
+  put(root, 'A');
+  assert.deepEqual(paths(root), ['A', 'a.txt', 'a/b']);
+});
+
+test('an excluded data directory inside the workspace is skipped', (t) => {
+  const root = tempDir(t);
+  put(root, 'agentscm-data/native/lock');
+  put(root, 'main.ts');
+  assert.deepEqual(paths(root, { excludeDirs: [join(root, 'agentscm-data')] }), ['main.ts']);
+});
+
+test('the file-count bound: at the bound complete, one past incomplete', (t) => {
+  const root = tempDir(t);
+  for (let i = 0; i < 5; i++) put(root, `f${i}`);
+  assert.equal(scanWorkspace(root, { bounds: { ...DEFAULT_SCAN_BOUNDS, maxFiles: 5 } }).complete, true);
+  const over = scanWorkspace(root, { bounds: { ...DEFAULT_SCAN_BOUNDS, maxFiles: 4 } });
+  assert.equal(over.complete, false);
+  assert.match(over.problem ?? '', /more than 4 files/);
+});
+
+test('the single-file and total byte bounds: at the bound complete, one past incomplete', (t) => {
+  const root = tempDir(t);
+  put(root, 'a', '12345');
+  put(root, 'b', '123');
+  assert.equal(scanWorkspace(root, { bounds: { ...DEFAULT_SCAN_BOUNDS, maxFileBytes: 5, maxTotalBytes: 8 } }).complete, true);
+  const big = scanWorkspace(root, { bounds: { ...DEFAULT_SCAN_BOUNDS, maxFileBytes: 4 } });
+  assert.equal(big.complete, false);
+  assert.match(big.problem ?? '', /a has 5 bytes, more than 4/);
+  const total = scanWorkspace(root, { bounds: { ...DEFAULT_SCAN_BOUNDS, maxTotalBytes: 7 } });
+  assert.equal(total.complete, false);
+  assert.match(total.problem ?? '', /more than 7 bytes/);
+});
+
+test('the 512-byte path bound: 512 is accepted, 513 makes the scan incomplete', (t) => {
+  const root = tempDir(t);
+  // Components of at most 255 bytes (the filesystem's own name limit).
+  const dirs = `${'d'.repeat(200)}/${'e'.repeat(200)}`;
+  const at = `${dirs}/${'f'.repeat(512 - dirs.length - 1)}`;
+  assert.equal(at.length, 512);
+  put(root, at);
+  assert.deepEqual(paths(root), [at]);
+  const past = `${dirs}/${'g'.repeat(513 - dirs.length - 1)}`;
+  put(root, past);
+  const scan = scanWorkspace(root);
+  assert.equal(scan.complete, false);
+  assert.match(scan.problem ?? '', /longer than 512 bytes/);
+});
+
+test('a name that is not a canonical path makes the scan incomplete unless it is ignored', (t) => {
+  const root = tempDir(t);
+  put(root, 'ok.txt');
+  put(root, 'caf\u00e9.txt');
+  const scan = scanWorkspace(root);
+  assert.equal(scan.complete, false);
+  assert.match(scan.problem ?? '', /non-ASCII/);
+  put(root, '.gitignore', 'caf*\n');
+  assert.deepEqual(paths(root), ['.gitignore', 'ok.txt']);
+  put(root, 'back\\slash');
+  assert.equal(scanWorkspace(root).complete, false);
+});
+
+test('environment bounds can only tighten the defaults', () => {
+  assert.equal(scanBoundsFromEnv({ AGENTSCM_SCAN_MAX_FILES: '3' }).maxFiles, 3);
+  assert.equal(scanBoundsFromEnv({ AGENTSCM_SCAN_MAX_FILES: '999999999' }).maxFiles, DEFAULT_SCAN_BOUNDS.maxFiles);
+  assert.equal(scanBoundsFromEnv({ AGENTSCM_SCAN_MAX_FILES: '-1' }).maxFiles, DEFAULT_SCAN_BOUNDS.maxFiles);
+  assert.equal(scanBoundsFromEnv({ AGENTSCM_SCAN_MAX_TOTAL_BYTES: '10' }).maxTotalBytes, 10);
+});
