@@ -179,6 +179,16 @@ export function listSteps(journal: Journal, runId: string): StepRecord[] {
   return rows.map((row) => ({ ...row, required: row.required === 1 }));
 }
 
+/** Step states only (no results): what the run state is derived from after each commit. */
+export function listStepStates(journal: Journal, runId: string): { step_id: string; required: boolean; state: StepState }[] {
+  const rows = journalStatement(journal, 'SELECT step_id, required, state FROM workflow_steps WHERE run_id = ? ORDER BY position').all(runId) as {
+    step_id: string;
+    required: number;
+    state: StepState;
+  }[];
+  return rows.map((row) => ({ step_id: row.step_id, required: row.required === 1, state: row.state }));
+}
+
 export interface NewRun {
   readonly run_id: string;
   readonly name: string;

@@ -10,7 +10,7 @@ import { parseStrictJson } from '../contracts/strict-json.js';
 import type { WorkflowDefinition } from '../contracts/workflow-definition.js';
 import { decodeWorkflowDefinition } from '../contracts/workflow-definition.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import { getRun, listSteps } from './journal.js';
+import { getRun, listStepStates, listSteps } from './journal.js';
 import type { Journal, RunRecord, RunState, StepRecord, StepState } from './journal.js';
 import { compileStructure } from './plan.js';
 
@@ -35,16 +35,37 @@ function inconsistent(runId: string, what: string): AgentscmError {
   });
 }
 
+interface DecodedDefinition {
+  readonly definition: WorkflowDefinition;
+  readonly order: readonly number[];
+}
+
+// Decoding and structurally compiling a stored definition is deterministic in its bytes; a
+// controller reloads its run after every step, so the result is kept per definition SHA-256
+// (checked against the stored bytes on every load) for the few runs a process touches.
+const decodedCache = new Map<string, DecodedDefinition>();
+const DECODED_CACHE_SIZE = 8;
+
+function decodeStored(runId: string, bytes: Buffer, sha256: string): DecodedDefinition {
+  const cached = decodedCache.get(sha256);
+  if (cached !== undefined) return cached;
+  let definition: WorkflowDefinition;
+  try {
+    definition = decodeWorkflowDefinition(bytes);
+  } catch (error) {
+    throw inconsistent(runId, `the stored definition no longer decodes: ${(error as Error).message}`);
+  }
+  const decoded = { definition, order: compileStructure(definition).order };
+  if (decodedCache.size >= DECODED_CACHE_SIZE) decodedCache.delete(decodedCache.keys().next().value as string);
+  decodedCache.set(sha256, decoded);
+  return decoded;
+}
+
 /** Load a run and check its definition, order and results against each other (read snapshot of the caller). */
 export function loadRunModel(journal: Journal, runId: string): RunModel {
   const run = getRun(journal, runId);
   if (sha256Hex(run.definition) !== run.definition_sha256) throw inconsistent(runId, 'the stored definition does not match its SHA-256');
-  let definition: WorkflowDefinition;
-  try {
-    definition = decodeWorkflowDefinition(run.definition);
-  } catch (error) {
-    throw inconsistent(runId, `the stored definition no longer decodes: ${(error as Error).message}`);
-  }
+  const { definition, order } = decodeStored(runId, run.definition, run.definition_sha256);
   if (
     definition.name !== run.name ||
     definition.source.repository !== run.repository ||
@@ -53,11 +74,10 @@ export function loadRunModel(journal: Journal, runId: string): RunModel {
   ) {
     throw inconsistent(runId, 'the run row does not match its stored definition');
   }
-  const structure = compileStructure(definition);
   const records = listSteps(journal, runId);
-  if (records.length !== structure.order.length || records.length !== run.step_count) throw inconsistent(runId, 'the number of recorded steps does not match the definition');
+  if (records.length !== order.length || records.length !== run.step_count) throw inconsistent(runId, 'the number of recorded steps does not match the definition');
   const steps = records.map((record, position): RunModelStep => {
-    const declared = definition.steps[structure.order[position] ?? -1];
+    const declared = definition.steps[order[position] ?? -1];
     if (declared === undefined || record.position !== position || record.step_id !== declared.id || record.kind !== declared.action.kind || record.required !== declared.required) {
       throw inconsistent(runId, `step at position ${position} does not match the stored definition's order`);
     }
@@ -69,6 +89,23 @@ export function loadRunModel(journal: Journal, runId: string): RunModel {
     return { ...record, needs: declared.needs };
   });
   return { run, definition, steps };
+}
+
+/**
+ * The run and its step states with their dependencies, without reading results: enough to
+ * derive the run state inside a step commit (the full check runs on every loadRunModel).
+ */
+export function loadStepStates(journal: Journal, runId: string): { run: RunRecord; steps: { step_id: string; required: boolean; state: StepState; needs: readonly string[] }[] } {
+  const run = getRun(journal, runId);
+  const { definition, order } = decodeStored(runId, run.definition, run.definition_sha256);
+  const states = listStepStates(journal, runId);
+  if (states.length !== order.length) throw inconsistent(runId, 'the number of recorded steps does not match the definition');
+  const steps = states.map((step, position) => {
+    const declared = definition.steps[order[position] ?? -1];
+    if (declared === undefined || declared.id !== step.step_id) throw inconsistent(runId, `step at position ${position} does not match the stored definition's order`);
+    return { ...step, needs: declared.needs };
+  });
+  return { run, steps };
 }
 
 /** The recorded result of a step as a JSON value, or null. */

@@ -25,7 +25,7 @@ import type { LeaseHolder } from './lease.js';
 import { compileWorkflow } from './plan.js';
 import type { CompiledPlan, PlanCommandAction, PlanStep } from './plan.js';
 import { assessCapability } from './require-capability.js';
-import { deriveRunState, loadRunModel } from './run-model.js';
+import { deriveRunState, loadRunModel, loadStepStates } from './run-model.js';
 import type { RunModel, RunModelStep } from './run-model.js';
 import { checkSourcePaths } from './source-paths.js';
 import { projectRun } from './status.js';
@@ -125,7 +125,7 @@ function stepResultBytes(result: JsonObject): { bytes: Uint8Array; sha256: strin
 
 /** Re-derive and store the run state (caller's write transaction). */
 function storeDerivedState(session: JournalSession): void {
-  const model = loadRunModel(session.journal, session.runId);
+  const model = loadStepStates(session.journal, session.runId);
   const derived = deriveRunState(model.run.state, model.steps);
   if (derived.state !== model.run.state || derived.reason !== model.run.state_reason) {
     updateRunState(session.journal, session.runId, derived.state, derived.reason, session.now());
