@@ -91,8 +91,6 @@ export function sameExecutor(a: ExecutorBinding | null, b: ExecutorBinding | nul
   );
 }
 
-const ENCODER = new TextEncoder();
-
 /** UTF-8 length of a string without allocating its encoding. */
 export function utf8Length(value: string): number {
   let length = 0;
@@ -136,11 +134,6 @@ export function checkUnique(values: readonly string[], where: string): void {
 /** Raw bytes of a lowercase hex string (already schema-checked). */
 export function hexToBytes(hex: string): Uint8Array {
   return new Uint8Array(Buffer.from(hex, 'hex'));
-}
-
-/** Bytes of a UTF-8 string (for callers that decode text they already hold). */
-export function utf8Bytes(text: string): Uint8Array {
-  return ENCODER.encode(text);
 }
 
 /** A strict decoder of one agent-task contract type: bytes or an already parsed value in, a checked value out. */
