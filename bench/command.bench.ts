@@ -132,9 +132,12 @@ async function benchSnapshot(root: string): Promise<void> {
   try {
     for (let i = 0; i < 7; i++) {
       const digest = sha256Hex(`snapshot-${i}`);
+      // Flush the file system first (this disk discards on delete): each side starts quiet.
+      await run('sync');
       ours.push(await timed(() => Promise.resolve(materializeSnapshot(auth, { repository: repo.repository, revision: checkpoint.revision, parent, digest }))));
       removeSnapshot(join(parent, digest));
       const target = join(root, `copy-${i}`);
+      await run('sync');
       copy.push(await timed(() => run('cp', ['-r', repo.workspace, target])));
       rmSync(target, { recursive: true, force: true });
     }

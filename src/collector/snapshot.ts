@@ -7,7 +7,7 @@
  * snapshot itself is parent/<64 hex>. Inside it, directories are 0755 and files 0644/0755 so
  * that the container's non-root user can read them; the 0700 parent keeps other host users out.
  */
-import { chmodSync, closeSync, existsSync, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, symlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fchmodSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, symlinkSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
 import { streamBlob } from '../native/blobs.js';
@@ -97,13 +97,9 @@ export function materializeSnapshot(auth: Authority, input: { repository: string
         closeSync(fd);
       }
     }
+    // No fsync: a snapshot is transient (a crash discards it with its attempt) and the container
+    // reads it through the page cache; flushing would only cost the step its latency.
     for (const link of links) symlinkSync(link.target, link.path);
-    const dirFd = openSync(root, 'r');
-    try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
-    }
   } catch (error) {
     removeSnapshot(root);
     if (error instanceof AgentscmError) throw error;
