@@ -15,7 +15,7 @@ import { journalPaths, openJournal } from '../../src/workflows/journal.js';
 import { advance, cancelWorkflow, resumeWorkflow, runWorkflow } from '../../src/workflows/runner.js';
 import { readRunStatus } from '../../src/workflows/status.js';
 import { tempDir } from '../helpers/tmp.js';
-import { commandAction, definition, makeCommandBinding, makeStore, RECIPE, RECIPE_PATH, SKILL_PATH, SKILL_TEXT, sourcePaths } from './fixture.js';
+import { bumpPolicy, commandAction, definition, makeCommandBinding, makeStore, RECIPE, RECIPE_PATH, SKILL_PATH, SKILL_TEXT, sourcePaths } from './fixture.js';
 import type { Store } from './fixture.js';
 
 type Mode = 'succeed' | 'fail' | 'uncertain' | 'crash';
@@ -225,4 +225,23 @@ test('journal consistency: a tampered observation is refused by status and resum
   const two = check.prepare("SELECT state FROM workflow_steps WHERE run_id = 'tamper' AND step_id = 'two'").get() as { state: string };
   check.close();
   assert.equal(two.state, 'pending');
+});
+
+test('after a policy bump, a finished attempt is still recorded by advance(..., 0); new work needs the current binding', async (t) => {
+  const { store, bytes } = await commandSetup(t);
+  await assert.rejects(runWorkflow({ dataDir: store.dataDir, runtime: new FakeRuntime('crash') }, 'cmd-policy', bytes, 32));
+  const attemptId = readRunStatus(store.dataDir, 'cmd-policy').steps.find((s) => s.id === 'cmd')?.execution?.attempt_id ?? '';
+  const journal = openJournal(store.dataDir, 'write');
+  finishCommandAttempt(journal.db, attemptId, {
+    state: 'succeeded', outcome: 'passed', recordJson: Buffer.from('{}'), recordDigest: 'e'.repeat(64), summary: 'recovered', stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), nowMs: Date.now(),
+  });
+  journal.close();
+  bumpPolicy(store.dataDir, store.repository);
+  const reconciled = await advance({ dataDir: store.dataDir }, 'cmd-policy', 0);
+  assert.equal(reconciled.steps.find((s) => s.id === 'cmd')?.state, 'succeeded');
+  assert.equal(reconciled.source_current, false);
+  await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'cmd-policy', 1), { code: 'WORKFLOW_BINDING_CHANGED' });
+  const after = readRunStatus(store.dataDir, 'cmd-policy');
+  assert.equal(after.steps.find((s) => s.id === 'after')?.state, 'pending');
+  assert.equal(after.steps.find((s) => s.id === 'cmd')?.state, 'succeeded');
 });
