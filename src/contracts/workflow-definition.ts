@@ -257,7 +257,7 @@ export function decodeWorkflowDefinition(bytes: Uint8Array): WorkflowDefinition 
   return validateWorkflowDefinition(value);
 }
 
-/** Validate an already parsed definition value (the caller's value is not modified). */
+/** Validate an already parsed definition value (spec "Definition"); the caller's value is not modified. */
 export function validateWorkflowDefinition(value: JsonValue): WorkflowDefinition {
   try {
     return DEFINITION_DECODER.validate(value);
@@ -267,7 +267,7 @@ export function validateWorkflowDefinition(value: JsonValue): WorkflowDefinition
   }
 }
 
-/** An action as a JSON value in declared field order. */
+/** An action as a JSON value in declared field order (spec "Definition", WIRE.md canonical encoding). */
 export function workflowActionToJson(action: WorkflowAction): JsonObject {
   switch (action.kind) {
     case 'source_paths':
@@ -285,7 +285,7 @@ export function workflowActionToJson(action: WorkflowAction): JsonObject {
   }
 }
 
-/** The definition as a JSON value in declared field order (what is stored and re-decoded). */
+/** The definition as a JSON value in declared field order (spec "Definition"); what is stored and re-decoded. */
 export function workflowDefinitionToJson(definition: WorkflowDefinition): JsonObject {
   return {
     version: definition.version,
@@ -305,7 +305,7 @@ export function workflowDefinitionToJson(definition: WorkflowDefinition): JsonOb
   };
 }
 
-/** Canonical bytes of a definition: retained in the journal and the authority, decoded again on resume. */
+/** Canonical bytes of a definition (spec "Local CLI": resume revalidates the stored definition); retained in the journal and the authority. */
 export function encodeWorkflowDefinition(definition: WorkflowDefinition): Uint8Array {
   return encodeCanonical(workflowDefinitionToJson(definition));
 }

@@ -72,8 +72,9 @@ function notFound(repository: string, what: string): AgentscmError {
 }
 
 /**
- * Install a compiled definition as the target's required workflow (caller's write transaction
- * or its own). Reinstalling the current requirement changes nothing; returns whether the
+ * Install a compiled definition as the target's required workflow (spec "Agent hooks,
+ * execution and admission": an operator-installed native target workflow requirement), in the
+ * caller's write transaction or its own. Reinstalling the current requirement changes nothing; returns whether the
  * target's requirement changed.
  */
 export function installRequirement(auth: Authority, input: InstallRequirementInput): { requirement: TargetRequirement; changed: boolean } {
@@ -111,7 +112,7 @@ export function installRequirement(auth: Authority, input: InstallRequirementInp
   });
 }
 
-/** The target's current requirement, or null. */
+/** The target's current requirement, or null (spec "Agent hooks, execution and admission": the installed target workflow requirement). */
 export function findTargetRequirement(auth: Authority, repository: string, target: string): TargetRequirement | null {
   checkRepositoryId(repository);
   checkGenericId(target, 'target name');
@@ -127,14 +128,14 @@ export function findTargetRequirement(auth: Authority, repository: string, targe
   });
 }
 
-/** The target's current requirement (REQUIREMENT_NOT_FOUND otherwise). */
+/** The target's current requirement (spec "Agent hooks, execution and admission"); REQUIREMENT_NOT_FOUND otherwise. */
 export function getTargetRequirement(auth: Authority, repository: string, target: string): TargetRequirement {
   const found = findTargetRequirement(auth, repository, target);
   if (found === null) throw notFound(repository, `for target ${target}`);
   return found;
 }
 
-/** An installed definition by its requirement digest, current or not (REQUIREMENT_NOT_FOUND otherwise). */
+/** An installed definition by its requirement digest, current or not (agent-task spec "Identity and requests": the subject names the installed requirement); REQUIREMENT_NOT_FOUND otherwise. */
 export function getRequirementByDigest(auth: Authority, repository: string, requirementDigest: string): StoredRequirement {
   checkRepositoryId(repository);
   checkDigest(requirementDigest, 'requirement digest');
