@@ -6,6 +6,7 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import type { AgentRef } from '../contracts/task-common.js';
+import type { TaskConnections } from './connections.js';
 
 /** The facade's operation names (the capabilities list). */
 export type TaskOperation = 'cancel' | 'capabilities' | 'claim' | 'heartbeat' | 'instructions' | 'next' | 'reconcile' | 'recovery' | 'reference' | 'requirements' | 'result' | 'status';
@@ -56,6 +57,8 @@ export interface TaskContext {
   readonly guard: TaskGuard;
   /** Milliseconds since the epoch; injectable so that lease expiry is tested without sleeping. */
   readonly now?: (() => number) | undefined;
+  /** Connections kept open across calls by an in-process adapter; absent → each call opens its own. */
+  readonly connections?: TaskConnections | undefined;
 }
 
 export function nowOf(ctx: TaskContext): number {

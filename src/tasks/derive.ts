@@ -143,10 +143,29 @@ export function buildTasks(base: Omit<WorkflowTaskSubject, 'step_id'>, compiled:
   });
 }
 
+/** Derivations of immutable inputs, reused while their key is current (see deriveSubject). */
+const DERIVATION_CACHE_LIMIT = 32;
+const derivationCache = new Map<string, DerivedSubject>();
+
+function rememberDerivation(key: string, derived: DerivedSubject): void {
+  derivationCache.delete(key);
+  derivationCache.set(key, derived);
+  while (derivationCache.size > DERIVATION_CACHE_LIMIT) {
+    const oldest = derivationCache.keys().next().value;
+    if (oldest === undefined) break;
+    derivationCache.delete(oldest);
+  }
+}
+
 /**
  * Derive the current subject and its tasks (spec "Phase-two local state machine"). The review
  * context must be the exact stored one of the Change's current version, revision and the
  * current policy epoch (TASK_STALE otherwise). Runs in one authority read snapshot.
+ *
+ * The current facts (Change version and revision, context, policy epoch, target requirement)
+ * are read every time; the compilation they select is a pure function of immutable,
+ * digest-named inputs (revision bytes, requirement definition, context), so it is reused from
+ * a small in-process cache keyed by all of them.
  */
 export function deriveSubject(auth: Authority, selection: SubjectSelection): DerivedSubject {
   return readTransaction(auth, () => {
@@ -167,6 +186,23 @@ export function deriveSubject(auth: Authority, selection: SubjectSelection): Der
     }
     getTarget(auth, repository, selection.target);
     const requirement = getTargetRequirement(auth, repository, selection.target);
+    const key = JSON.stringify([
+      auth.dataDir,
+      repository,
+      selection.profile,
+      selection.target,
+      change.id,
+      change.current_version.toString(),
+      change.current_revision,
+      selection.context_digest,
+      policyEpoch.toString(),
+      requirement.requirement_digest,
+    ]);
+    const cached = derivationCache.get(key);
+    if (cached !== undefined) {
+      rememberDerivation(key, cached);
+      return cached;
+    }
     const compiled = compileRequirementPlan(auth, requirement, {
       revision: change.current_revision,
       policyEpoch,
@@ -186,7 +222,9 @@ export function deriveSubject(auth: Authority, selection: SubjectSelection): Der
       plan_digest: compiled.plan.digest,
       skill_digest: compiled.plan.skill.digest,
     };
-    return { base, compiled, tasks: buildTasks(base, compiled) };
+    const derived: DerivedSubject = { base, compiled, tasks: buildTasks(base, compiled) };
+    rememberDerivation(key, derived);
+    return derived;
   });
 }
 

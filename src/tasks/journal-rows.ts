@@ -77,9 +77,34 @@ interface TaskRow {
   seq: number;
 }
 
+/**
+ * Decoded retained rows by their exact canonical bytes: a row whose bytes equal a cached entry
+ * decodes to the same checked value, so the strict decode and digest run once per distinct row.
+ */
+const DECODED_LIMIT = 256;
+const decodedTasks = new Map<string, { readonly bytes: Buffer; readonly task: WorkflowTask; readonly digest: string }>();
+const decodedAttempts = new Map<string, { readonly bytes: Buffer; readonly attempt: WorkflowTaskAttempt; readonly digest: string }>();
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): void {
+  cache.delete(key);
+  cache.set(key, value);
+  if (cache.size > DECODED_LIMIT) {
+    const oldest = cache.keys().next().value;
+    if (oldest !== undefined) cache.delete(oldest);
+  }
+}
+
 function taskOf(row: TaskRow): RetainedTask {
-  const task = workflowTaskDecoder.decode(row.canonical);
-  const digest = taskDigest(task);
+  const cached = decodedTasks.get(row.task_id);
+  let task: WorkflowTask;
+  let digest: string;
+  if (cached !== undefined && cached.bytes.equals(row.canonical)) {
+    ({ task, digest } = cached);
+  } else {
+    task = workflowTaskDecoder.decode(row.canonical);
+    digest = taskDigest(task);
+    remember(decodedTasks, row.task_id, { bytes: Buffer.from(row.canonical), task, digest });
+  }
   if (digest !== row.task_digest || task.task_id !== row.task_id) inconsistent(`retained task ${row.task_id}`);
   return { task, digest, last_fence: u64FromSql(row.last_fence), seq: row.seq };
 }
@@ -143,8 +168,16 @@ interface AttemptRow {
 const ATTEMPT_COLUMNS = 'attempt_id, attempt_digest, canonical, state, lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms';
 
 function attemptOf(row: AttemptRow): RetainedAttempt {
-  const attempt = workflowTaskAttemptDecoder.decode(row.canonical);
-  const digest = attemptDigest(attempt);
+  const cached = decodedAttempts.get(row.attempt_id);
+  let attempt: WorkflowTaskAttempt;
+  let digest: string;
+  if (cached !== undefined && cached.bytes.equals(row.canonical)) {
+    ({ attempt, digest } = cached);
+  } else {
+    attempt = workflowTaskAttemptDecoder.decode(row.canonical);
+    digest = attemptDigest(attempt);
+    remember(decodedAttempts, row.attempt_id, { bytes: Buffer.from(row.canonical), attempt, digest });
+  }
   if (digest !== row.attempt_digest || attempt.attempt_id !== row.attempt_id) inconsistent(`retained attempt ${row.attempt_id}`);
   return {
     attempt,
@@ -285,13 +318,13 @@ export function findRequest(journal: Journal, actor: AgentRef, requestId: string
   return { ...row, response: parseStrictJson(row.response, { maxBytes: MAX_RESPONSE_BYTES }), response_bytes: row.response };
 }
 
-/** Bind a request id to its kind, digest and committed outcome (write transaction); returns the stored bytes. */
-export function insertRequest(journal: Journal, actor: AgentRef, requestId: string, kind: RequestKind, requestDigest: string, taskId: string, attemptId: string, response: JsonValue, nowMs: number): Buffer {
+/** Bind a request id to its kind, digest and committed outcome (write transaction); returns the outcome as a retry will read it. */
+export function insertRequest(journal: Journal, actor: AgentRef, requestId: string, kind: RequestKind, requestDigest: string, taskId: string, attemptId: string, response: JsonValue, nowMs: number): JsonValue {
   const bytes = Buffer.from(encodeCanonical(response));
   journalStatement(
     journal,
     `INSERT INTO agent_task_requests (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(actor.owner_id, actor.agent_id, requestId, kind, requestDigest, taskId, attemptId, bytes, sha256Hex(bytes), nowMs);
-  return bytes;
+  return parseStrictJson(bytes, { maxBytes: MAX_RESPONSE_BYTES });
 }

@@ -84,7 +84,7 @@ function subjectSelection(ctx: TaskContext) {
 /** Derive the current subject of the context (read-only authority snapshot). */
 export function deriveCurrent(ctx: TaskContext): DerivedSubject {
   const selection = subjectSelection(ctx);
-  return readAuthority(ctx.dataDir, (auth) => deriveSubject(auth, selection));
+  return readAuthority(ctx, (auth) => deriveSubject(auth, selection));
 }
 
 function derivedScopeMatches(ctx: TaskContext, derived: DerivedSubject): boolean {
@@ -94,7 +94,7 @@ function derivedScopeMatches(ctx: TaskContext, derived: DerivedSubject): boolean
 /** A task by id: the retained canonical task when the journal has it, else the current derivation. */
 function locateTask(ctx: TaskContext, taskId: string): { task: WorkflowTask; digest: string } {
   const retained = readJournal(
-    ctx.dataDir,
+    ctx,
     () => null,
     (journal) => findRetainedTask(journal, taskId),
   );
@@ -203,7 +203,7 @@ function retainedOutcome(journal: Journal, actor: AgentRef, requestId: string, k
 function lookupRetry(ctx: TaskContext, operation: TaskOperation, requestId: string, kind: RequestKind, digest: string): JsonValue | null {
   return ctx.guard(ctx.actor, operation, () =>
     readJournal(
-      ctx.dataDir,
+      ctx,
       () => null,
       (journal) => retainedOutcome(journal, ctx.actor, requestId, kind, digest),
     ),
@@ -212,10 +212,7 @@ function lookupRetry(ctx: TaskContext, operation: TaskOperation, requestId: stri
 
 /** Commit the outcome with its request binding and return it exactly as a retry will see it. */
 function commitOutcome(scope: TransitionScope, actor: AgentRef, requestId: string, kind: RequestKind, digest: string, taskId: string, attemptId: string, response: JsonObject): JsonValue {
-  insertRequest(scope.journal, actor, requestId, kind, digest, taskId, attemptId, response, scope.nowMs);
-  const stored = findRequest(scope.journal, actor, requestId);
-  if (stored === null) throw new AgentscmError('INTERNAL', 'the committed outcome is not readable');
-  return stored.response;
+  return insertRequest(scope.journal, actor, requestId, kind, digest, taskId, attemptId, response, scope.nowMs);
 }
 
 /** Run a transition, first re-checking inside the journal transaction for a concurrent identical request. */
@@ -252,9 +249,9 @@ export function requirementsOperation(ctx: TaskContext): JsonValue {
   return ctx.guard(ctx.actor, 'requirements', () => {
     const derived = deriveCurrent(ctx);
     const nowMs = nowOf(ctx);
-    return readAuthority(ctx.dataDir, (auth) =>
+    return readAuthority(ctx, (auth) =>
       readJournal(
-        ctx.dataDir,
+        ctx,
         () => subjectAnswer(derived, derived.tasks.map((entry) => taskRow(auth, null, derived, entry, nowMs))),
         (journal) => subjectAnswer(derived, derived.tasks.map((entry) => taskRow(auth, journal, derived, entry, nowMs))),
       ),
@@ -303,9 +300,9 @@ export function nextOperation(ctx: TaskContext): JsonValue {
       }
       return { operation: 'none' };
     };
-    const next = readAuthority(ctx.dataDir, (auth) =>
+    const next = readAuthority(ctx, (auth) =>
       readJournal(
-        ctx.dataDir,
+        ctx,
         () => choose(auth, null),
         (journal) => choose(auth, journal),
       ),
@@ -348,7 +345,7 @@ export function referenceOperation(ctx: TaskContext, request: ReferenceFetchRequ
       const reference = task.entrypoint.references.find((r) => r.name === name);
       if (reference === undefined) return denied('not_in_task');
       if (reference.sha256 !== request.expected_sha256) return denied('digest_mismatch');
-      return readAuthority(ctx.dataDir, (auth): JsonValue => {
+      return readAuthority(ctx, (auth): JsonValue => {
         const entry = statRevisionPath(auth, task.subject.repository, task.subject.revision, reference.path);
         if (entry === null || entry.mode === 'symlink') return { status: 'missing', name };
         if (entry.size > BigInt(REFERENCE_MAX_BYTES)) return { status: 'limit', name, byte_length: Number(entry.size), limit_bytes: REFERENCE_MAX_BYTES };
@@ -383,7 +380,7 @@ export function statusOperation(ctx: TaskContext, request: TaskStatusRequest): J
       const task = retainedTaskFor(j, request.task_id, request.task_digest);
       const attempt = retainedAttemptFor(j, task, request.attempt_id, request.attempt_digest);
       const assertion = findAssertion(j, attempt.attempt.attempt_id);
-      return readAuthority(ctx.dataDir, (auth) => {
+      return readAuthority(ctx, (auth) => {
         const view = observeAttempt(attempt, nowMs);
         let subjectCurrent = true;
         try {
@@ -419,7 +416,7 @@ export function statusOperation(ctx: TaskContext, request: TaskStatusRequest): J
 function openStatusJournal(ctx: TaskContext): <T>(body: (journal: Journal) => T) => T {
   return <T>(body: (journal: Journal) => T): T =>
     readJournal<T>(
-      ctx.dataDir,
+      ctx,
       () => {
         throw new AgentscmError('WORKFLOW_JOURNAL_NOT_INITIALIZED', `the workflow journal does not exist in ${ctx.dataDir}; nothing was created`, {
           hint: 'no task was ever claimed in this data directory',

@@ -82,7 +82,7 @@ export function recoveryOperation(ctx: TaskContext, recovered: RecoveredRequest)
   return ctx.guard(ctx.actor, 'recovery', () => {
     const nowMs = nowOf(ctx);
     const located = readJournal<Located & { lastFence: bigint | null }>(
-      ctx.dataDir,
+      ctx,
       () => ({ attempt: null, committed: false, lastFence: null }),
       (journal) => ({ ...locate(journal, ctx, recovered), lastFence: findRetainedTask(journal, recovered.request.task_id)?.last_fence ?? null }),
     );

@@ -8,6 +8,7 @@
  * back. Contention on either database is STORE_BUSY (exit 3) and nothing is replayed.
  */
 import { existsSync } from 'node:fs';
+import { AgentscmError } from '../contracts/errors.js';
 import { mapSqliteError } from '../native/sqlite.js';
 import type { SqliteDatabase } from '../native/sqlite.js';
 import { openAuthority, readTransaction } from '../native/store.js';
@@ -48,9 +49,11 @@ function rollbackQuietly(db: SqliteDatabase): void {
  */
 export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, body: (scope: TransitionScope) => T): T {
   return ctx.guard(ctx.actor, operation, () => {
-    const auth = openAuthority(ctx.dataDir, { mode: 'write' });
+    const session = ctx.connections;
+    const auth = session === undefined ? openAuthority(ctx.dataDir, { mode: 'write' }) : session.authority();
     try {
-      const journal = openJournal(ctx.dataDir, 'create');
+      const journal = session === undefined ? openJournal(ctx.dataDir, 'create') : session.journal(true);
+      if (journal === null) throw new AgentscmError('INTERNAL', 'the journal was not created');
       try {
         begin(journal.db, JOURNAL_WHAT);
         let result: T;
@@ -69,10 +72,10 @@ export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, bod
         taskPausePoint('task:after-journal-commit');
         return result;
       } finally {
-        journal.close();
+        if (session === undefined) journal.close();
       }
     } finally {
-      auth.close();
+      if (session === undefined) auth.close();
     }
   });
 }
@@ -81,9 +84,13 @@ export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, bod
  * Read the journal if it exists (read-only, no migration, never created); `whenMissing` answers
  * for a data directory without a journal.
  */
-export function readJournal<T>(dataDir: string, whenMissing: () => T, body: (journal: Journal) => T): T {
-  if (!existsSync(journalPaths(dataDir).db)) return whenMissing();
-  const journal = openJournal(dataDir, 'read');
+export function readJournal<T>(ctx: TaskContext, whenMissing: () => T, body: (journal: Journal) => T): T {
+  if (ctx.connections !== undefined) {
+    const journal = ctx.connections.journal(false);
+    return journal === null ? whenMissing() : journalRead(journal, () => body(journal));
+  }
+  if (!existsSync(journalPaths(ctx.dataDir).db)) return whenMissing();
+  const journal = openJournal(ctx.dataDir, 'read');
   try {
     return journalRead(journal, () => body(journal));
   } finally {
@@ -92,8 +99,12 @@ export function readJournal<T>(dataDir: string, whenMissing: () => T, body: (jou
 }
 
 /** Read the native authority (read-only, existing store only) in one snapshot. */
-export function readAuthority<T>(dataDir: string, body: (auth: Authority) => T): T {
-  const auth = openAuthority(dataDir, { mode: 'read' });
+export function readAuthority<T>(ctx: TaskContext, body: (auth: Authority) => T): T {
+  if (ctx.connections !== undefined) {
+    const auth = ctx.connections.authority();
+    return readTransaction(auth, () => body(auth));
+  }
+  const auth = openAuthority(ctx.dataDir, { mode: 'read' });
   try {
     return readTransaction(auth, () => body(auth));
   } finally {

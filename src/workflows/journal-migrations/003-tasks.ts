@@ -58,7 +58,7 @@ export function migrateTasks(db: SqliteDatabase): void {
       observation_digest TEXT CHECK (observation_digest IS NULL OR length(observation_digest) = 64),
       registration_id TEXT,
       created_at_ms INTEGER NOT NULL
-    ) STRICT;
+    ) STRICT, WITHOUT ROWID;
 
     -- Idempotency: one request id per (owner, agent), bound to its kind and canonical request
     -- digest; response holds the exact committed outcome bytes returned to an identical retry.
@@ -74,6 +74,6 @@ export function migrateTasks(db: SqliteDatabase): void {
       response_sha256 TEXT NOT NULL CHECK (length(response_sha256) = 64),
       created_at_ms INTEGER NOT NULL,
       PRIMARY KEY (owner_id, agent_id, request_id)
-    ) STRICT;
+    ) STRICT, WITHOUT ROWID;
   `);
 }

@@ -1,0 +1,114 @@
+/**
+ * Agent-task benchmark (issue 5 "Benchmark"): claim → heartbeat → result cycles per second
+ * through the local facade, in process, against raw better-sqlite3 write transactions per
+ * second on the same kind of file (WAL, synchronous FULL, BEGIN IMMEDIATE, one small insert),
+ * measured in the same run. Prints both rates and the ratio (target ≥ 0.3).
+ *
+ * The store holds a requirement of 32 command steps (the definition's bound); every cycle
+ * claims, heartbeats and reports one of them, and a new Change version (untimed) gives 32 fresh
+ * tasks when they are used up. AGENTSCM_BENCH_TASK_CYCLES sets the number of timed cycles.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { JsonObject } from '../src/contracts/json-value.js';
+import type { AgentRef } from '../src/contracts/task-common.js';
+import { openTaskConnections } from '../src/tasks/connections.js';
+import { FakeClock, checkpoint, context, makeTaskStore } from '../test/tasks/fixture.js';
+import type { StepSpec } from '../test/tasks/fixture.js';
+import { assertionRequest, call, claimRequest, claimedOf, mutationRequest } from '../test/tasks/requests.js';
+
+const CYCLES = Number(process.env.AGENTSCM_BENCH_TASK_CYCLES ?? 200);
+const STEPS: StepSpec[] = Array.from({ length: 32 }, (_, i) => ({ id: `step-${i}`, kind: 'command' as const }));
+const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'bench' };
+
+interface Timing {
+  ms: number;
+  count: number;
+}
+
+/** A facade runner over one store: each call times `cycles` claim → heartbeat → result cycles. */
+function facadeRunner(dir: string): { run: (cycles: number, into: Timing) => void; close: () => void } {
+  const store = makeTaskStore(dir, STEPS);
+  const clock = new FakeClock();
+  const connections = openTaskConnections(store.dataDir);
+  const session = () => ({ ...context(store, ALICE, clock), connections });
+  let ctx = session();
+  const fresh = () => (call(ctx, 'requirements').tasks as JsonObject[]).map((row) => ({ task_id: row.task_id as string, task_digest: row.task_digest as string }));
+  let tasks = fresh();
+  let n = 0;
+  return {
+    run(cycles: number, into: Timing): void {
+      for (let i = 0; i < cycles; i++) {
+        if (tasks.length === 0) {
+          checkpoint(store, store.revision);
+          ctx = session();
+          tasks = fresh();
+        }
+        const task = tasks.shift();
+        if (task === undefined) throw new Error('no task');
+        n += 1;
+        const start = performance.now();
+        const claimed = claimedOf(call(ctx, 'claim', claimRequest(ALICE, task, `c-${n}`, `op-${n}`)));
+        call(ctx, 'heartbeat', mutationRequest(ALICE, claimed, 'heartbeat', `h-${n}`));
+        call(ctx, 'result', assertionRequest(ALICE, claimed, `r-${n}`, 'failed'));
+        into.ms += performance.now() - start;
+        into.count += 1;
+        clock.advance(1);
+      }
+    },
+    close: () => connections.close(),
+  };
+}
+
+/** Raw better-sqlite3 writer transactions on a WAL, synchronous FULL file: one small insert each. */
+function rawRunner(dir: string): { run: (count: number, into: Timing) => void; close: () => void } {
+  const db = new Database(join(dir, 'raw.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, request_id TEXT NOT NULL, body BLOB NOT NULL) STRICT');
+  const insert = db.prepare('INSERT INTO rows (request_id, body) VALUES (?, ?)');
+  const body = Buffer.alloc(512, 7);
+  const write = db.transaction((i: number) => insert.run(`r-${i}`, body));
+  let n = 0;
+  return {
+    run(count: number, into: Timing): void {
+      const start = performance.now();
+      for (let i = 0; i < count; i++) write.immediate(n++);
+      into.ms += performance.now() - start;
+      into.count += count;
+    },
+    close: () => db.close(),
+  };
+}
+
+export async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'agentscm-bench-tasks-'));
+  try {
+    const facade = facadeRunner(join(dir, 'store'));
+    const raw = rawRunner(dir);
+    // Interleave small batches so that both sides see the same machine load.
+    const rounds = Math.max(1, Math.round(CYCLES / 10));
+    const cycles: Timing = { ms: 0, count: 0 };
+    const transactions: Timing = { ms: 0, count: 0 };
+    facade.run(2, { ms: 0, count: 0 });
+    raw.run(5, { ms: 0, count: 0 });
+    for (let round = 0; round < rounds; round++) {
+      raw.run(15, transactions);
+      facade.run(10, cycles);
+      raw.run(15, transactions);
+    }
+    facade.close();
+    raw.close();
+    const cycleRate = cycles.count / (cycles.ms / 1000);
+    const rawRate = transactions.count / (transactions.ms / 1000);
+    const ratio = cycleRate / rawRate;
+    process.stdout.write(`raw better-sqlite3 write transactions: ${rawRate.toFixed(1)}/s (${transactions.count}, WAL, synchronous FULL)\n`);
+    process.stdout.write(`facade claim→heartbeat→result cycles: ${cycleRate.toFixed(1)}/s (${cycles.count} cycles, 3 journal commits each)\n`);
+    process.stdout.write(`ratio cycles/transactions: ${ratio.toFixed(3)} (target ≥ 0.3; 3 commits per cycle bound it at about 0.33) ${ratio >= 0.3 ? 'OK' : 'BELOW TARGET'}\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return Promise.resolve();
+}
