@@ -86,6 +86,9 @@ function precheck(root: string, input: InitRepoInput): void {
     try {
       const record = readWorkspaceRecord(ws);
       if (record !== null && record.state === 'ready') throw alreadyBound(root, record.repository);
+      // An interrupted init-repo may have registered the name already: the locked path below
+      // reconciles it and adopts the repository when it is this one.
+      if (record !== null && record.pending?.kind === 'init') return;
     } finally {
       ws.close();
     }
