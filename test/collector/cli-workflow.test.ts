@@ -232,9 +232,9 @@ test('cancel needs the runtime flags only while an attempt is running, then stop
   assert.equal(jsonOf<{ error: { code: string } }>(bare).error.code, 'WORKFLOW_COMMAND_ATTEMPT_UNFINISHED');
   assert.equal((await containersOf(attemptId)).length, 1, 'without the runtime nothing was touched');
 
-  // The run-level result of cancel belongs to the runner; this area owns the attempt: it is
-  // stopped, cleaned up and finalized as cancelled, never run again.
-  await cli(demo, ['skill-workflow', 'cancel', 'r4', ...RUNTIME, '--json']);
+  const cancel = await cli(demo, ['skill-workflow', 'cancel', 'r4', ...RUNTIME, '--json']);
+  assert.equal(cancel.code, 0, cancel.stderr);
+  assert.equal(jsonOf<{ state: string }>(cancel).state, 'cancelled');
   const step = await stepOf(demo, 'r4');
   assert.equal(step.execution?.state, 'failed');
   assert.equal(step.execution?.outcome, 'cancelled');
