@@ -57,9 +57,11 @@ export interface AdvanceReport extends RunView {
 /**
  * Test hook (docs/skill-workflows.md "Test hooks"): AGENTSCM_WORKFLOW_TEST_PAUSE=WHERE:STEP[:MS]
  * pauses before or after that step's commit (default 600 s), printing one marker line to
- * stderr, so that tests can SIGKILL a controller or act concurrently at an exact point.
+ * stderr, so that tests can SIGKILL a controller or act concurrently at an exact point. The
+ * pause ends early once the file named by AGENTSCM_WORKFLOW_TEST_RELEASE exists.
  */
 const PAUSE_ENV = 'AGENTSCM_WORKFLOW_TEST_PAUSE';
+const RELEASE_ENV = 'AGENTSCM_WORKFLOW_TEST_RELEASE';
 
 async function testPause(where: 'before-commit' | 'after-commit', stepId: string): Promise<void> {
   const wanted = process.env[PAUSE_ENV];
@@ -67,7 +69,9 @@ async function testPause(where: 'before-commit' | 'after-commit', stepId: string
   const [at, step, ms] = wanted.split(':');
   if (at !== where || step !== stepId) return;
   process.stderr.write(`agentscm-test-pause ${where} ${stepId}\n`);
-  await sleep(ms === undefined ? 600_000 : Number(ms));
+  const release = process.env[RELEASE_ENV];
+  const deadline = Date.now() + (ms === undefined ? 600_000 : Number(ms));
+  while (Date.now() < deadline && (release === undefined || !existsSync(release))) await sleep(50);
 }
 
 function checkBudget(budget: number, minimum: number): void {

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import test from 'node:test';
@@ -25,8 +26,8 @@ interface Controller {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
-function startController(t: TestContext, args: readonly string[], pause: string): Controller {
-  const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, AGENTSCM_WORKFLOW_TEST_PAUSE: pause };
+function startController(t: TestContext, args: readonly string[], pause: string, release?: string): Controller {
+  const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, AGENTSCM_WORKFLOW_TEST_PAUSE: pause, AGENTSCM_WORKFLOW_TEST_RELEASE: release };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   const child = spawn(process.execPath, ['--import', 'tsx', DEV_BIN, ...args], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.end();
@@ -50,7 +51,7 @@ function startController(t: TestContext, args: readonly string[], pause: string)
   return { child, paused, exited };
 }
 
-function fourSteps(t: TestContext): { store: Store; file: string } {
+function fourSteps(t: TestContext): { store: Store; file: string; release: string } {
   const dir = tempDir(t);
   const store = makeStore(join(dir, 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c', 'd.txt': 'd' });
   const file = writeDefinition(dir, 'wf.json', definition(store, [
@@ -59,7 +60,7 @@ function fourSteps(t: TestContext): { store: Store; file: string } {
     { id: 's3', needs: ['s2'], action: sourcePaths(store, ['c.txt']) },
     { id: 's4', action: sourcePaths(store, ['d.txt']) },
   ]));
-  return { store, file };
+  return { store, file, release: join(dir, 'release') };
 }
 
 async function status(store: Store, runId: string): Promise<Loose> {
@@ -114,12 +115,13 @@ test('SIGKILL before a step commit: the step is not marked done and runs once on
 });
 
 test('cancel while a controller is between steps: the controller stops before its next step', async (t) => {
-  const { store, file } = fourSteps(t);
-  const controller = startController(t, ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'cancel-1', file, '--json'], 'after-commit:s1:15000');
+  const { store, file, release } = fourSteps(t);
+  const controller = startController(t, ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'cancel-1', file, '--json'], 'after-commit:s1', release);
   await controller.paused;
   const cancel = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'cancel', 'cancel-1', '--json']);
   assert.equal(cancel.code, 0, cancel.stderr);
   assert.equal(jsonOf<Loose>(cancel).state, 'cancelled');
+  writeFileSync(release, '');
   const finished = await controller.exited;
   assert.equal(finished.code, 1, finished.stderr);
   const report: Loose = JSON.parse(finished.stdout);
@@ -129,10 +131,12 @@ test('cancel while a controller is between steps: the controller stops before it
 });
 
 test('SIGTERM: the controller finishes the current step, records it, and stops with the run still running', async (t) => {
-  const { store, file } = fourSteps(t);
-  const controller = startController(t, ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'term-1', file, '--json'], 'after-commit:s1:4000');
+  const { store, file, release } = fourSteps(t);
+  const controller = startController(t, ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'term-1', file, '--json'], 'after-commit:s1', release);
   await controller.paused;
   controller.child.kill('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  writeFileSync(release, '');
   const finished = await controller.exited;
   assert.equal(finished.code, 1, finished.stderr);
   assert.match(finished.stderr, /received SIGTERM/);
