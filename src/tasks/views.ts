@@ -7,6 +7,7 @@
  */
 import type { JsonObject } from '../contracts/json-value.js';
 import type { ObservedState } from '../contracts/task-recovery.js';
+import { validateAssertionForTask } from '../contracts/task-result.js';
 import { attemptToJson } from '../contracts/task-attempt.js';
 import type { WorkflowTask } from '../contracts/task.js';
 import { currentRegistration } from '../native/executor-registry.js';
@@ -96,6 +97,12 @@ export function dependencyComplete(auth: Authority, journal: Journal | null, der
   if (attempt === null || attempt.state !== 'finished') return false;
   const assertion = findAssertion(journal, attempt.attempt.attempt_id);
   if (assertion === null || assertion.assertion.outcome !== 'passed') return false;
+  // The retained assertion is checked again against its canonical task and exact stored attempt.
+  try {
+    validateAssertionForTask(assertion.assertion, retained.task, attempt.attempt);
+  } catch {
+    return false;
+  }
   return observationValid(auth, needed.task, assertion) === true;
 }
 

@@ -12,7 +12,8 @@ import { REFERENCE_MAX_BYTES } from '../../src/contracts/named-reference.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
 import { refusingGuard } from '../../src/tasks/context.js';
 import type { TaskGuard, TaskOperation } from '../../src/tasks/context.js';
-import { journalPaths } from '../../src/workflows/journal.js';
+import { openAuthority } from '../../src/native/store.js';
+import { journalPaths, openJournal } from '../../src/workflows/journal.js';
 import { tempDir } from '../helpers/tmp.js';
 import { FakeClock, NOTES_PATH, addRevision, bumpPolicy, checkpoint, context, defaultFiles, enroll, makeTaskStore, revoke, sha256 } from './fixture.js';
 import type { TaskStore } from './fixture.js';
@@ -161,7 +162,9 @@ test('controller-only tasks are never claimable; bad bindings are refused', (t) 
   for (const step of ['paths', 'cap']) {
     assert.equal(codeOf(() => call(alice, 'claim', claimRequest(ALICE, taskRef(requirements, step), `c-${step}`, 'op'))), 'TASK_CONTROLLER_ONLY');
   }
+  // An observation-only (registered executor) claim of a controller-only step is refused too.
   const unit = taskRef(requirements, 'unit');
+  assert.equal(codeOf(() => call(alice, 'claim', { ...claimRequest(ALICE, taskRef(requirements, 'paths'), 'c-px', 'op'), executor: { registration_id: 'reg-1', executor_id: 'box', registration_epoch: 1n, verification_key_id: 'a'.repeat(64) } })), 'TASK_CONTROLLER_ONLY');
   assert.equal(codeOf(() => call(alice, 'claim', claimRequest(ALICE, { ...unit, task_digest: 'f'.repeat(64) }, 'c-d', 'op'))), 'TASK_STALE');
   assert.equal(codeOf(() => call(alice, 'claim', claimRequest(ALICE, { ...unit, task_id: 't-unknown' }, 'c-u', 'op'))), 'TASK_NOT_FOUND');
   assert.equal(codeOf(() => call(alice, 'claim', claimRequest(ALICE, unit, 'c-l', 'op', { leaseMs: 0n }))), 'SCHEMA_BOUND');
@@ -388,4 +391,31 @@ test('every selection and read runs the caller-supplied guard; a refusal changes
   }
   assert.equal(call(alice, 'status', statusRequest(claimed)).state, 'leased');
   assert.equal(call(alice, 'requirements').tasks && (call(alice, 'requirements').tasks as JsonObject[]).find((row) => row.step_id === 'lint')?.state, 'pending');
+});
+
+test('contention on the journal or the native reservation fails closed with STORE_BUSY and replays nothing', (t) => {
+  const { store, alice, requirements } = setup(t);
+  const lint = taskRef(requirements, 'lint');
+  const unit = taskRef(requirements, 'unit');
+  // Create the journal with one claim, then hold each database's writer lock in turn.
+  call(alice, 'claim', claimRequest(ALICE, unit, 'c-0', 'op-0'));
+  const claim = claimRequest(ALICE, lint, 'c-1', 'op-1');
+  const holder = openAuthority(store.dataDir, { mode: 'write' });
+  try {
+    holder.db.exec('BEGIN IMMEDIATE');
+    assert.equal(codeOf(() => call(alice, 'claim', claim)), 'STORE_BUSY');
+    holder.db.exec('ROLLBACK');
+  } finally {
+    holder.close();
+  }
+  const journal = openJournal(store.dataDir, 'write');
+  try {
+    journal.db.exec('BEGIN IMMEDIATE');
+    assert.equal(codeOf(() => call(alice, 'claim', claim)), 'STORE_BUSY');
+    journal.db.exec('ROLLBACK');
+  } finally {
+    journal.close();
+  }
+  // Nothing was committed by the refused attempts: the claim now gets the first fence.
+  assert.equal(claimedOf(call(alice, 'claim', claim)).fence, 1n);
 });
