@@ -131,3 +131,16 @@ test('a context of another policy epoch does not bind', async (t) => {
     ['CONTEXT_MISMATCH', 'CONTEXT_STALE'].includes(error.code),
   );
 });
+
+test('the whole skill package: 16 MiB accepted, one byte more refused before reading', (t) => {
+  const mib = 1024 * 1024;
+  const files: Record<string, Buffer | string> = { [SKILL_PATH]: Buffer.alloc(mib, 0x61), 'a.txt': 'alpha' };
+  for (let i = 0; i < 15; i++) files[`${SKILL_DIR}/r${i}.bin`] = Buffer.alloc(mib, i);
+  files[`${SKILL_DIR}/extra.bin`] = Buffer.alloc(1, 7);
+  const s = makeStore(tempDir(t), files);
+  const fifteen = Array.from({ length: 15 }, (_, i) => `${SKILL_DIR}/r${i}.bin`);
+  const step = [{ id: 'one', action: sourcePaths(s, ['a.txt']) }];
+  const plan = compile(s, definition(s, step, { resources: fifteen }));
+  assert.equal(plan.skill.entries.reduce((sum, e) => sum + e.size, 0), 16 * mib);
+  assert.throws(() => compile(s, definition(s, step, { resources: [...fifteen, `${SKILL_DIR}/extra.bin`] })), { code: 'INPUT_TOO_LARGE' });
+});

@@ -245,3 +245,21 @@ test('after a policy bump, a finished attempt is still recorded by advance(..., 
   assert.equal(after.steps.find((s) => s.id === 'after')?.state, 'pending');
   assert.equal(after.steps.find((s) => s.id === 'cmd')?.state, 'succeeded');
 });
+
+test('run IDs: 128 characters accepted, 129 refused before anything is opened', async (t) => {
+  const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha' });
+  const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'one', action: sourcePaths(store, ['a.txt']) }])));
+  const ok = await runWorkflow({ dataDir: store.dataDir }, 'r'.repeat(128), bytes, 1);
+  assert.equal(ok.state, 'completed');
+  await assert.rejects(runWorkflow({ dataDir: store.dataDir }, 'r'.repeat(129), bytes, 1), { code: 'ID_INVALID' });
+});
+
+test('journal consistency: step rows that no longer follow the stored definition order are refused', async (t) => {
+  const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha' });
+  const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'one', action: sourcePaths(store, ['a.txt']) }, { id: 'two', action: sourcePaths(store, ['a.txt']) }])));
+  await runWorkflow({ dataDir: store.dataDir }, 'order', bytes, 1);
+  const db = new Database(journalPaths(store.dataDir).db);
+  db.prepare("UPDATE workflow_steps SET step_id = CASE step_id WHEN 'one' THEN 'two' ELSE 'one' END WHERE run_id = 'order'").run();
+  db.close();
+  assert.throws(() => readRunStatus(store.dataDir, 'order'), { code: 'WORKFLOW_JOURNAL_INCONSISTENT' });
+});
