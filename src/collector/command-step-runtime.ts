@@ -45,6 +45,8 @@ export interface CommandRuntimeOptions {
   readonly transport?: DockerTransport;
   /** How long to wait for output after the container stopped (default 2 s). */
   readonly drainMs?: number;
+  /** How long the engine may take to report a stop after a timeout or kill (default 30 s). */
+  readonly graceMs?: number;
 }
 
 export interface CommandRuntimeHandle extends CommandStepRuntime {
@@ -81,7 +83,7 @@ export async function createCommandStepRuntime(options: CommandRuntimeOptions): 
   return {
     client,
     executableSha256,
-    run: (request) => runCommandStep({ client, executableSha256, drainMs: options.drainMs }, request),
+    run: (request) => runCommandStep({ client, executableSha256, drainMs: options.drainMs, graceMs: options.graceMs }, request),
     cancel: (request) => cancelCommandStep(client, request),
     close: () => client.close(),
   };
@@ -125,6 +127,7 @@ interface RuntimeContext {
   readonly client: DockerClient;
   readonly executableSha256: string;
   readonly drainMs: number | undefined;
+  readonly graceMs: number | undefined;
 }
 
 /** Run one command step (see module comment). */
@@ -248,6 +251,7 @@ async function execute(context: RuntimeContext, journal: Journal, prepared: { re
       signal,
       onCreated: (containerId) => noteCommandContainer(journal.db, attemptId, containerId, Date.now()),
       ...(context.drainMs === undefined ? {} : { drainMs: context.drainMs }),
+      ...(context.graceMs === undefined ? {} : { graceMs: context.graceMs }),
     });
   } catch (error) {
     // Not an engine answer but a local failure (e.g. the journal refused the custody note):

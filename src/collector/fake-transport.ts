@@ -28,6 +28,8 @@ export interface FakeFaults {
   loseCreateAnswer?: boolean;
   /** Every request fails as if the socket were gone. */
   down?: boolean;
+  /** The engine accepts requests but never reports the container stopped, and kill does nothing. */
+  hangWait?: boolean;
   /** The "command" is stopped by someone else (as `docker stop` or an engine shutdown would). */
   stoppedFromOutside?: boolean;
 }
@@ -163,11 +165,20 @@ export class FakeDockerEngine {
       case 'POST /start':
         return this.start(container);
       case 'POST /wait':
+        if (this.faults.hangWait === true) {
+          const signal = request.signal;
+          await new Promise<never>((_, reject) => {
+            if (signal === undefined) return;
+            if (signal.aborted) reject(signal.reason as Error);
+            signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+          });
+        }
         if (container.status !== 'exited') await new Promise<void>((resolve) => container.waiters.push(resolve));
         if (this.faults.loseWait === true) throw gone();
         return json(200, { StatusCode: container.exitCode, Error: null });
       case 'POST /kill':
         if (container.status !== 'running') return json(409, { message: 'container is not running' });
+        if (this.faults.hangWait === true) return { status: 204, headers: {}, body: Buffer.alloc(0) };
         container.kills.push(params.get('signal') === 'KILL' ? '9' : (params.get('signal') ?? '15'));
         this.exit(container, 137, false);
         return { status: 204, headers: {}, body: Buffer.alloc(0) };

@@ -13,6 +13,9 @@ import type { DockerClient } from './docker-client.js';
 import { OutputCapture } from './output-capture.js';
 import type { CapturedStream } from './output-capture.js';
 
+/** How long the engine may take to report the container stopped after a timeout or kill. */
+export const WAIT_GRACE_MS = 30_000;
+
 /** The uid:gid every command runs as (the image's "nobody"); never root. */
 export const CONTAINER_USER = '65534:65534';
 
@@ -40,6 +43,8 @@ export interface ContainerRunInput {
   readonly onCreated?: (containerId: string) => void;
   /** How long to wait for the output stream to drain after the container stopped. */
   readonly drainMs?: number;
+  /** How long the engine may take to report a stop after the timeout or a kill (default 30 s). */
+  readonly graceMs?: number;
 }
 
 export interface ContainerRunObservation {
@@ -172,9 +177,19 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
   const id = containerId;
   input.onCreated?.(id);
 
+  // The wait has no client timeout of its own; this deadline ends it when the engine hangs:
+  // the recipe timeout plus a grace, shortened to the grace once a kill was sent.
+  const waitDeadline = new AbortController();
+  let deadlineTimer: NodeJS.Timeout | undefined;
+  const armDeadline = (ms: number): void => {
+    clearTimeout(deadlineTimer);
+    deadlineTimer = setTimeout(() => waitDeadline.abort(new Error(`the engine did not report the container stopped within ${ms} ms`)), ms);
+  };
   const killing: { promise: Promise<void> | null } = { promise: null };
   const kill = (): void => {
-    killing.promise ??= client.killContainer(id).catch((error: unknown) => {
+    if (killing.promise !== null) return;
+    armDeadline(input.graceMs ?? WAIT_GRACE_MS);
+    killing.promise = client.killContainer(id).catch((error: unknown) => {
       errors.push(`kill: ${describeError(error)}`);
     });
   };
@@ -219,7 +234,8 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
         flags.timedOut = true;
         kill();
       }, recipe.timeout_ms);
-      const waited = await client.waitContainer(id);
+      if (killing.promise === null) armDeadline(recipe.timeout_ms + (input.graceMs ?? WAIT_GRACE_MS));
+      const waited = await client.waitContainer(id, waitDeadline.signal);
       exitCode = waited.statusCode;
     }
   } catch (error) {
@@ -227,6 +243,7 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
     errors.push(describeError(error));
   } finally {
     clearTimeout(timer);
+    clearTimeout(deadlineTimer);
     input.signal?.removeEventListener('abort', onAbort);
   }
   if (killing.promise !== null) await killing.promise;

@@ -121,6 +121,19 @@ test('a command stopped from outside (engine shutdown, docker stop) is uncertain
   assert.equal(result.outcome, 'uncertain');
 });
 
+test('an engine that never reports the stop ends the wait at timeout + grace: uncertain, not hung', async (t) => {
+  const engine = fakeEngine({ exitCode: 0, runMs: 60_000 });
+  engine.faults.hangWait = true;
+  const runtime = await createCommandStepRuntime({ docker: DOCKER_EXE, dockerSocket: '/x', transport: engine.transport, drainMs: 50, graceMs: 300 });
+  t.after(() => runtime.close());
+  const repo = makeRepo(t, { 'a.txt': 'a' });
+  const began = Date.now();
+  const result = await runtime.run(stepRequest(repo, { runId: 'hang', change: 'hang', recipe: recipeBytes({ argv: ['/bin/true'], timeout_ms: 200 }) }));
+  assert.equal(result.state, 'uncertain');
+  assert.ok(Date.now() - began < 10_000, 'the collector did not hang');
+  assert.ok(engine.calls.some((call) => call.includes('/kill')), 'the timeout sent a kill');
+});
+
 test('a finished attempt is final: reconciling it does nothing', async (t) => {
   const engine = fakeEngine({ exitCode: 3, stderr: 'boom\n' });
   const runtime = await runtimeFor(t, engine);
