@@ -259,7 +259,9 @@ test('journal consistency: step rows that no longer follow the stored definition
   const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'one', action: sourcePaths(store, ['a.txt']) }, { id: 'two', action: sourcePaths(store, ['a.txt']) }])));
   await runWorkflow({ dataDir: store.dataDir }, 'order', bytes, 1);
   const db = new Database(journalPaths(store.dataDir).db);
-  db.prepare("UPDATE workflow_steps SET step_id = CASE step_id WHEN 'one' THEN 'two' ELSE 'one' END WHERE run_id = 'order'").run();
+  db.prepare("UPDATE workflow_steps SET position = 31 WHERE run_id = 'order' AND step_id = 'one'").run();
+  db.prepare("UPDATE workflow_steps SET position = 0 WHERE run_id = 'order' AND step_id = 'two'").run();
+  db.prepare("UPDATE workflow_steps SET position = 1 WHERE run_id = 'order' AND step_id = 'one'").run();
   db.close();
   assert.throws(() => readRunStatus(store.dataDir, 'order'), { code: 'WORKFLOW_JOURNAL_INCONSISTENT' });
 });
