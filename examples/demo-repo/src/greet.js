@@ -1,0 +1,4 @@
+// Builds the greeting; the quickstart edits this file.
+export function greet(name) {
+  return `Hello, ${name}!`;
+}
