@@ -45,7 +45,7 @@ function checkInvariants(dataDir: string, nowMs: number, highest: Map<string, bi
   if (!existsSync(path)) return;
   const db = new Database(path, { readonly: true });
   try {
-    const rows = db.prepare('SELECT task_id, fence, state, lease_expires_at_ms FROM agent_task_attempts ORDER BY rowid').all() as AttemptRow[];
+    const rows = db.prepare('SELECT task_id, fence, state, lease_expires_at_ms FROM agent_task_attempts ORDER BY task_id, fence').all() as AttemptRow[];
     const byTask = new Map<string, AttemptRow[]>();
     for (const row of rows) byTask.set(row.task_id, [...(byTask.get(row.task_id) ?? []), row]);
     for (const [taskId, attempts] of byTask) {
@@ -53,7 +53,7 @@ function checkInvariants(dataDir: string, nowMs: number, highest: Map<string, bi
       assert.ok(live.length <= 1, `task ${taskId} has ${live.length} live attempts`);
       assert.ok(attempts.filter((a) => a.state !== 'replaced').length <= 1, `task ${taskId} has more than one attempt that is not replaced`);
       const fences = attempts.map((a) => BigInt(a.fence));
-      fences.forEach((fence, i) => assert.ok(i === 0 || fence > (fences[i - 1] ?? 0n), `task ${taskId}: fence ${fence} after ${fences[i - 1]}`));
+      assert.equal(new Set(fences).size, fences.length, `task ${taskId} repeats a fence`);
       const top = fences[fences.length - 1] ?? 0n;
       const lastFence = BigInt((db.prepare('SELECT last_fence FROM agent_tasks WHERE task_id = ?').get(taskId) as { last_fence: string }).last_fence);
       assert.ok(lastFence >= top, `task ${taskId}: last_fence ${lastFence} below issued fence ${top}`);
@@ -84,6 +84,7 @@ test('random interleavings of 2–8 actors never give two live attempts or a fen
         const tasks: TaskRef[] = [taskRef(requirements, 'lint'), taskRef(requirements, 'unit')];
         const known: { claimed: Claimed; holder: AgentRef }[] = [];
         const highest = new Map<string, bigint>();
+        const issued = new Map<string, bigint>();
         let counter = 0;
         for (const step of steps) {
           counter += 1;
@@ -100,6 +101,10 @@ test('random interleavings of 2–8 actors never give two live attempts or a fen
               const task = tasks[step.task] ?? tasks[0];
               if (task === undefined) throw new Error('no task');
               const claimed = claimedOf(call(ctx, 'claim', claimRequest(actor, task, `r-${counter}`, `op-${counter}`, { leaseMs: BigInt(step.leaseMs) })));
+              // Every issued fence is strictly above every fence issued or reserved before for the task.
+              const before = issued.get(task.task_id) ?? 0n;
+              assert.ok(claimed.fence > before, `claim issued fence ${claimed.fence} after ${before}`);
+              issued.set(task.task_id, claimed.fence);
               known.push({ claimed, holder: actor });
               succeeded.set('claim', (succeeded.get('claim') ?? 0) + 1);
             } else if (known.length > 0) {
@@ -109,7 +114,14 @@ test('random interleavings of 2–8 actors never give two live attempts or a fen
               const sender = step.op === 'reconcile' || step.target % 2 === 0 ? (step.op === 'reconcile' ? actor : target.holder) : actor;
               const sctx = ctxs[people.indexOf(sender)] ?? ctx;
               if (step.op === 'result') call(sctx, 'result', assertionRequest(sender, target.claimed, `r-${counter}`, 'failed'));
-              else call(sctx, step.op, mutationRequest(sender, target.claimed, step.op, `r-${counter}`));
+              else {
+                const answer = call(sctx, step.op, mutationRequest(sender, target.claimed, step.op, `r-${counter}`));
+                if (step.op === 'reconcile') {
+                  const newFence = BigInt((answer.supersession as { new_fence: bigint | number }).new_fence);
+                  assert.ok(newFence > (issued.get(target.claimed.task_id) ?? 0n), 'a supersession fence went backward');
+                  issued.set(target.claimed.task_id, newFence);
+                }
+              }
               succeeded.set(step.op, (succeeded.get(step.op) ?? 0) + 1);
             }
           } catch (error) {

@@ -4,6 +4,8 @@ import type { SqliteDatabase } from '../../native/sqlite.js';
 // Every retained row keeps its exact canonical bytes and a digest of them, so a reopened journal
 // checks what it returns. u64 values (fences) are 20-digit TEXT (sqlite.ts u64ToSql), so text
 // order is numeric order. The logic lives in src/tasks/ (docs/agent-tasks.md "Journal tables").
+// Tables keyed by their identity are WITHOUT ROWID, so that a commit touches as few b-trees as
+// possible (each claim, heartbeat and result is one fsynced journal commit).
 export function migrateTasks(db: SqliteDatabase): void {
   db.exec(`
     -- One row per retained logical task identity. last_fence is the highest fence ever issued or
@@ -17,9 +19,9 @@ export function migrateTasks(db: SqliteDatabase): void {
       step_id TEXT NOT NULL,
       canonical BLOB NOT NULL,
       last_fence TEXT NOT NULL CHECK (length(last_fence) = 20),
-      seq INTEGER NOT NULL UNIQUE,
+      seq INTEGER NOT NULL,
       created_at_ms INTEGER NOT NULL
-    ) STRICT;
+    ) STRICT, WITHOUT ROWID;
     CREATE INDEX agent_tasks_scope ON agent_tasks (repository, change_id, profile, step_id, seq);
 
     -- One row per attempt (fresh execution). state: active (leased or expired — expiry is only
@@ -42,7 +44,7 @@ export function migrateTasks(db: SqliteDatabase): void {
       UNIQUE (task_id, fence),
       UNIQUE (task_id, execution_operation_id),
       CHECK ((state = 'replaced') = (superseded_by_fence IS NOT NULL))
-    ) STRICT;
+    ) STRICT, WITHOUT ROWID;
     -- At most one attempt per task that is not replaced: two live attempts cannot exist.
     CREATE UNIQUE INDEX agent_task_attempts_current ON agent_task_attempts (task_id) WHERE state <> 'replaced';
 
