@@ -3,6 +3,7 @@
  * repository, does one thing and closes. CLI commands call exactly one of these.
  */
 import { AgentscmError } from '../contracts/errors.js';
+import { BLOB_CHUNK_BYTES, streamBlob } from './blobs.js';
 import { getChange } from './changes.js';
 import type { Change } from './changes.js';
 import { bumpPolicyEpoch, currentPolicyEpoch } from './policy.js';
@@ -59,6 +60,11 @@ export function catRevisionFile(query: CatQuery, write: (chunk: Buffer) => void)
     readTransaction(auth, () => {
       const repository = resolveRepository(auth, query.repository);
       const opened = openRevisionFile(auth, repository.id, query.revision, query.path);
+      if (opened.entry.size > BigInt(BLOB_CHUNK_BYTES)) {
+        // A chunked blob is verified to the end before its first byte goes out, so a corrupt
+        // blob yields STORE_CORRUPT and no output rather than a truncated file.
+        for (const chunk of streamBlob(auth, opened.entry.blob)) void chunk;
+      }
       for (const chunk of opened.chunks) write(chunk);
       return opened.entry;
     }),

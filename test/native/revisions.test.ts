@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import fc from 'fast-check';
+import { encodeCanonicalText } from '../../src/contracts/canonical-json.js';
+import { digestCanonical, DOMAINS } from '../../src/contracts/digest.js';
+import { AgentscmError } from '../../src/contracts/errors.js';
+import { U64_MAX } from '../../src/contracts/json-value.js';
+import { putSmallBlob } from '../../src/native/blobs.js';
+import { bumpPolicyEpoch } from '../../src/native/policy.js';
+import { createRepository } from '../../src/native/repositories.js';
+import { computeRevisionId, encodeRevisionManifest, getRevision, listRevisionEntries, recordRevision, revisionManifest } from '../../src/native/revisions.js';
+import type { RevisionEntry } from '../../src/native/revisions.js';
+import { u64ToSql } from '../../src/native/sqlite.js';
+import { createAuthority, writeTransaction } from '../../src/native/store.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const BLOB = 'ab'.repeat(32);
+
+function code(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof AgentscmError) return error.code;
+    throw error;
+  }
+  return 'none';
+}
+
+test('the direct manifest encoder writes exactly the canonical encoding, for any paths and u64 sizes', () => {
+  const entry = fc.record({
+    path: fc.stringMatching(/^[ -~]{1,40}$/),
+    mode: fc.constantFrom('file' as const, 'executable' as const, 'symlink' as const),
+    size: fc.bigInt({ min: 0n, max: U64_MAX }),
+    blob: fc.constant(BLOB),
+  });
+  fc.assert(
+    fc.property(fc.option(fc.constant('cd'.repeat(32))), fc.array(entry, { maxLength: 8 }), (parent, entries) => {
+      assert.equal(encodeRevisionManifest(parent, entries), encodeCanonicalText(revisionManifest(parent, entries)));
+      assert.equal(computeRevisionId(parent, entries), digestCanonical(DOMAINS.revision, revisionManifest(parent, entries)));
+    }),
+  );
+  // The documented shape, byte for byte.
+  const one: RevisionEntry[] = [{ path: 'a "q"\\.txt', mode: 'file', size: U64_MAX, blob: BLOB }];
+  assert.equal(
+    encodeRevisionManifest(null, one),
+    `{"version":1,"parent":null,"entries":[{"path":"a \\"q\\"\\\\.txt","mode":"file","size":18446744073709551615,"blob":"${BLOB}"}]}`,
+  );
+});
+
+test('the revision ID covers the parent and every field of every entry', () => {
+  const base: RevisionEntry[] = [{ path: 'a', mode: 'file', size: 1n, blob: BLOB }];
+  const id = computeRevisionId(null, base);
+  assert.match(id, /^[0-9a-f]{64}$/);
+  assert.notEqual(computeRevisionId('cd'.repeat(32), base), id);
+  assert.notEqual(computeRevisionId(null, [{ ...base[0]!, mode: 'executable' }]), id);
+  assert.notEqual(computeRevisionId(null, [{ ...base[0]!, size: 2n }]), id);
+  assert.notEqual(computeRevisionId(null, [{ ...base[0]!, path: 'b' }]), id);
+  assert.notEqual(computeRevisionId(null, [{ ...base[0]!, blob: 'ef'.repeat(32) }]), id);
+  assert.equal(computeRevisionId(null, base), id);
+});
+
+test('recording refuses unsorted entries, missing blobs and foreign parents; revisions are per repository', (t) => {
+  const auth = createAuthority(tempDir(t));
+  t.after(() => auth.close());
+  const one = createRepository(auth, 'one');
+  const two = createRepository(auth, 'two');
+  const { digest } = writeTransaction(auth, () => putSmallBlob(auth, Buffer.from('x')));
+  const entries: RevisionEntry[] = [
+    { path: 'a', mode: 'file', size: 1n, blob: digest },
+    { path: 'b', mode: 'symlink', size: 1n, blob: digest },
+  ];
+  assert.equal(code(() => recordRevision(auth, one.id, null, [...entries].reverse())), 'INTERNAL');
+  assert.equal(code(() => recordRevision(auth, one.id, null, [{ path: 'a', mode: 'file', size: 1n, blob: BLOB }])), 'INTERNAL');
+  const first = recordRevision(auth, one.id, null, entries);
+  assert.equal(recordRevision(auth, one.id, null, entries).created, false, 'recording the same revision again is a no-op');
+  assert.equal(code(() => getRevision(auth, two.id, first.id)), 'REVISION_NOT_FOUND');
+  assert.equal(code(() => recordRevision(auth, two.id, first.id, entries)), 'REVISION_NOT_FOUND');
+  // The same manifest recorded by a second repository shares the stored tree.
+  assert.equal(recordRevision(auth, two.id, null, entries).id, first.id);
+  assert.deepEqual(listRevisionEntries(auth, two.id, first.id), entries);
+});
+
+test('the policy epoch stops at the u64 maximum', (t) => {
+  const auth = createAuthority(tempDir(t));
+  t.after(() => auth.close());
+  const repo = createRepository(auth, 'r');
+  auth.db.prepare('UPDATE policy_epochs SET epoch = ? WHERE repository = ?').run(u64ToSql(U64_MAX - 1n), repo.id);
+  assert.equal(bumpPolicyEpoch(auth, repo.id).policy_epoch, U64_MAX);
+  assert.equal(code(() => bumpPolicyEpoch(auth, repo.id)), 'POLICY_EPOCH_EXHAUSTED');
+});
