@@ -152,7 +152,8 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       if (isIgnored(levels, relPath, isDir)) continue;
       if (isDir && excluded.has(abs)) continue;
       if (relPath.length > bounds.maxPathBytes) stop(`path ${JSON.stringify(relPath.slice(0, 80))}… is longer than ${bounds.maxPathBytes} bytes`);
-      const pathProblem = relativePathProblem(relPath);
+      // The directory part was checked on the way down: checking the name is enough.
+      const pathProblem = relativePathProblem(name);
       if (pathProblem !== undefined) stop(`path ${JSON.stringify(relPath)} cannot be recorded: ${pathProblem}`);
       if (isDir) {
         walk(abs, `${relPath}/`, levels);
