@@ -48,7 +48,6 @@ export interface DerivedTask {
 export interface DerivedSubject {
   /** The subject fields common to every task (step_id is per task). */
   readonly base: Omit<WorkflowTaskSubject, 'step_id'>;
-  readonly compiled: CompiledRequirement;
   /** In plan (execution) order. */
   readonly tasks: readonly DerivedTask[];
 }
@@ -222,7 +221,8 @@ export function deriveSubject(auth: Authority, selection: SubjectSelection): Der
       plan_digest: compiled.plan.digest,
       skill_digest: compiled.plan.skill.digest,
     };
-    const derived: DerivedSubject = { base, compiled, tasks: buildTasks(base, compiled) };
+    // Only the tasks and their plan steps are kept: the compiled skill bytes are not retained.
+    const derived: DerivedSubject = { base, tasks: buildTasks(base, compiled) };
     rememberDerivation(key, derived);
     return derived;
   });

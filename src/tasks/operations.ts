@@ -206,6 +206,7 @@ function lookupRetry(ctx: TaskContext, operation: TaskOperation, requestId: stri
       ctx,
       () => null,
       (journal) => retainedOutcome(journal, ctx.actor, requestId, kind, digest),
+      true,
     ),
   );
 }

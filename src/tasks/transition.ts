@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { AgentscmError } from '../contracts/errors.js';
-import { mapSqliteError } from '../native/sqlite.js';
+import { mapSqliteError, openReadOnly } from '../native/sqlite.js';
 import type { SqliteDatabase } from '../native/sqlite.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
@@ -82,21 +82,48 @@ export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, bod
 
 /**
  * Read the journal if it exists (read-only, no migration, never created); `whenMissing` answers
- * for a data directory without a journal.
+ * for a data directory without a journal. `forTransition` (the exact-retry lookup of a request
+ * about to write) opens an existing journal for writing, so that a journal of an older schema is
+ * migrated by the transition that would migrate it anyway; it still never creates one.
  */
-export function readJournal<T>(ctx: TaskContext, whenMissing: () => T, body: (journal: Journal) => T): T {
+export function readJournal<T>(ctx: TaskContext, whenMissing: () => T, body: (journal: Journal) => T, forTransition = false): T {
   if (ctx.connections !== undefined) {
     const journal = ctx.connections.journal(false);
     return journal === null ? whenMissing() : journalRead(journal, () => body(journal));
   }
   if (!existsSync(journalPaths(ctx.dataDir).db)) return whenMissing();
-  const journal = openJournal(ctx.dataDir, 'read');
+  if (!forTransition && journalPredatesTasks(ctx.dataDir)) return whenMissing();
+  const journal = openJournal(ctx.dataDir, forTransition ? 'write' : 'read');
   try {
     return journalRead(journal, () => body(journal));
   } finally {
     journal.close();
   }
 }
+
+/**
+ * A journal written before the agent-task tables existed retains no task: reads answer as for a
+ * missing journal and leave it unmigrated (the first transition migrates it). A journal of an
+ * unknown newer schema is still refused by openJournal.
+ */
+function journalPredatesTasks(dataDir: string): boolean {
+  const path = journalPaths(dataDir).db;
+  for (let version = TASK_TABLES_VERSION - 1; version >= 0; version--) {
+    let db: SqliteDatabase;
+    try {
+      db = openReadOnly(path, version, JOURNAL_WHAT, 'WORKFLOW_JOURNAL_NOT_INITIALIZED');
+    } catch (error) {
+      if (error instanceof AgentscmError && error.code === 'STORE_SCHEMA_UNSUPPORTED') continue;
+      throw error;
+    }
+    db.close();
+    return true;
+  }
+  return false;
+}
+
+/** Journal schema step that adds the agent-task tables (003-tasks). */
+const TASK_TABLES_VERSION = 3;
 
 /** Read the native authority (read-only, existing store only) in one snapshot. */
 export function readAuthority<T>(ctx: TaskContext, body: (auth: Authority) => T): T {

@@ -4,7 +4,8 @@
  * registered observations and revocation, and reads that never create the journal.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import test from 'node:test';
 import type { TestContext } from 'node:test';
 import type { JsonObject } from '../../src/contracts/json-value.js';
@@ -14,6 +15,7 @@ import { refusingGuard } from '../../src/tasks/context.js';
 import type { TaskGuard, TaskOperation } from '../../src/tasks/context.js';
 import { openAuthority } from '../../src/native/store.js';
 import { journalPaths, openJournal } from '../../src/workflows/journal.js';
+import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { FakeClock, NOTES_PATH, addRevision, bumpPolicy, checkpoint, context, defaultFiles, enroll, makeTaskStore, revoke, sha256 } from './fixture.js';
 import type { TaskStore } from './fixture.js';
@@ -418,4 +420,27 @@ test('contention on the journal or the native reservation fails closed with STOR
   }
   // Nothing was committed by the refused attempts: the claim now gets the first fence.
   assert.equal(claimedOf(call(alice, 'claim', claim)).fence, 1n);
+});
+
+test('a journal of the previous schema is migrated by the first transition, never by a read', (t) => {
+  const dir = tempDir(t);
+  const store = makeTaskStore(dir);
+  // A journal written before the agent-task tables existed (schema steps 1 and 2 only).
+  mkdirSync(journalPaths(dir).dir, { recursive: true });
+  const old = new Database(journalPaths(dir).db);
+  old.pragma('journal_mode = WAL');
+  JOURNAL_MIGRATIONS.slice(0, 2).forEach((step) => step(old));
+  old.pragma('user_version = 2');
+  old.close();
+  const ctx = context(store, ALICE, new FakeClock());
+  const requirements = call(ctx, 'requirements');
+  assert.deepEqual(call(ctx, 'next').next, { operation: 'claim', ...taskRef(requirements, 'unit') });
+  const before = new Database(journalPaths(dir).db, { readonly: true });
+  assert.equal(before.pragma('user_version', { simple: true }), 2, 'reads left the journal unmigrated');
+  before.close();
+  const claimed = claimedOf(call(ctx, 'claim', claimRequest(ALICE, taskRef(requirements, 'lint'), 'c-1', 'op-1')));
+  assert.equal(call(ctx, 'status', statusRequest(claimed)).state, 'leased');
+  const reopened = new Database(journalPaths(dir).db, { readonly: true });
+  assert.equal(reopened.pragma('user_version', { simple: true }), JOURNAL_MIGRATIONS.length);
+  reopened.close();
 });
