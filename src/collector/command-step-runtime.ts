@@ -146,7 +146,7 @@ export async function runCommandStep(context: RuntimeContext, request: CommandSt
       recipe = loadRecipe(auth, request);
       // The image is looked up before the reservation: a missing image is an error with no attempt.
       const { identity } = await observeRuntimeIdentity(context.client, { image: recipe.image, executableSha256: context.executableSha256 });
-      const attemptId = commandAttemptId(request.runId, request.stepId, FIRST_GENERATION);
+      const attemptId = commandAttemptId(request.repository, request.runId, request.stepId, FIRST_GENERATION);
       const parent = snapshotParentOf(request.dataDir);
       ensurePrivateDir(join(request.dataDir, 'collector'));
       ensurePrivateDir(parent);
@@ -171,6 +171,7 @@ export async function runCommandStep(context: RuntimeContext, request: CommandSt
       };
       prepared = { request: execution, digest: requestDigest(execution), snapshotPath: snapshotPathFor(parent, sha256Hex(attemptId)) };
       const reserved = reserveCommandAttempt(journal.db, {
+        repository: request.repository,
         runId: request.runId,
         stepId: request.stepId,
         generation: FIRST_GENERATION,

@@ -71,11 +71,13 @@ function toAttempt(row: AttemptRow): CommandAttempt {
 }
 
 /**
- * The deterministic attempt ID of (run, step, generation): "cmd-" and the SHA-256 of their
- * canonical encoding, so a restart derives the same ID and finds the reserved row.
+ * The deterministic attempt ID of (repository, run, step, generation): "cmd-" and the SHA-256
+ * of their canonical encoding, so a restart derives the same ID and finds the reserved row.
+ * The repository ID (random per store) keeps two stores that reuse a run ID from sharing a
+ * container name or custody labels on one engine.
  */
-export function commandAttemptId(runId: string, stepId: string, generation: bigint): string {
-  return `cmd-${sha256Hex(encodeCanonical(['agentscm.command-attempt.v1', runId, stepId, generation]))}`;
+export function commandAttemptId(repository: string, runId: string, stepId: string, generation: bigint): string {
+  return `cmd-${sha256Hex(encodeCanonical(['agentscm.command-attempt.v1', repository, runId, stepId, generation]))}`;
 }
 
 /** The engine-side container name of an attempt (custody is also carried by labels). */
@@ -84,6 +86,7 @@ export function commandContainerName(attemptId: string): string {
 }
 
 export interface ReserveCommandAttemptInput {
+  readonly repository: string;
   readonly runId: string;
   readonly stepId: string;
   readonly generation: bigint;
@@ -99,7 +102,7 @@ export interface ReserveCommandAttemptInput {
  * different request under the same identity is COMMAND_ATTEMPT_CONFLICT.
  */
 export function reserveCommandAttempt(db: SqliteDatabase, input: ReserveCommandAttemptInput): { attempt: CommandAttempt; created: boolean } {
-  const attemptId = commandAttemptId(input.runId, input.stepId, input.generation);
+  const attemptId = commandAttemptId(input.repository, input.runId, input.stepId, input.generation);
   return immediate(db, WHAT, () => {
     const existing = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow | undefined;
     if (existing !== undefined) {

@@ -133,7 +133,7 @@ test('end to end: run executes the command step, status shows the execution memb
   const step = await stepOf(demo, 'r1');
   assert.equal(step.state, 'succeeded');
   assert.ok(step.execution !== null);
-  assert.equal(step.execution.attempt_id, commandAttemptId('r1', 'check', 1n));
+  assert.equal(step.execution.attempt_id, commandAttemptId(demo.repository, 'r1', 'check', 1n));
   assert.equal(step.execution.generation, 1);
   assert.equal(step.execution.state, 'succeeded');
   assert.equal(step.execution.outcome, 'passed');
@@ -165,7 +165,7 @@ test('end to end: run executes the command step, status shows the execution memb
 
 test('SIGKILL mid-command leaves a running attempt; recover finalizes it without a second container', async (t) => {
   const demo = await makeDemo(t, { argv: ['/bin/sleep', '60'], timeout_ms: 120_000 });
-  const attemptId = commandAttemptId('r2', 'check', 1n);
+  const attemptId = commandAttemptId(demo.repository, 'r2', 'check', 1n);
   const since = Math.floor(Date.now() / 1000) - 1;
   const child = spawnRun(demo, 'r2');
   await waitForRunningContainer(attemptId, child);
@@ -207,7 +207,7 @@ test('SIGKILL mid-command leaves a running attempt; recover finalizes it without
 
 test('SIGINT stops the running container, records the cancellation and cleans up', async (t) => {
   const demo = await makeDemo(t, { argv: ['/bin/sleep', '60'], timeout_ms: 120_000 });
-  const attemptId = commandAttemptId('r3', 'check', 1n);
+  const attemptId = commandAttemptId(demo.repository, 'r3', 'check', 1n);
   const child = spawnRun(demo, 'r3');
   await waitForRunningContainer(attemptId, child);
   child.kill('SIGINT');
@@ -221,7 +221,7 @@ test('SIGINT stops the running container, records the cancellation and cleans up
 
 test('cancel needs the runtime flags only while an attempt is running, then stops and records it', async (t) => {
   const demo = await makeDemo(t, { argv: ['/bin/sleep', '60'], timeout_ms: 120_000 });
-  const attemptId = commandAttemptId('r4', 'check', 1n);
+  const attemptId = commandAttemptId(demo.repository, 'r4', 'check', 1n);
   const child = spawnRun(demo, 'r4');
   await waitForRunningContainer(attemptId, child);
   child.kill('SIGKILL');

@@ -59,7 +59,7 @@ test('stopping the engine mid-run records uncertain (never a pass); recover then
     // Exits at once on the engine's SIGTERM, so the stop does not wait out a grace period.
     const recipe = recipeBytes({ argv: ['/bin/sh', '-c', 'trap "exit 0" TERM; sleep 60 & wait'], timeout_ms: 120_000 });
     const request = stepRequest(repo, { runId: 'engine-stop', change: 'engine-stop', recipe });
-    const attemptId = commandAttemptId('engine-stop', 'check', 1n);
+    const attemptId = commandAttemptId(request.repository, 'engine-stop', 'check', 1n);
     const running = runtime.run(request);
 
     const probe = await DockerClient.connect(createUnixSocketTransport(SOCKET));

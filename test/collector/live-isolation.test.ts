@@ -135,7 +135,7 @@ test('a fork bomb is stopped by the pids limit', async () => {
     'b() { b | b & }; b; sleep 1',
     'for d in /sys/fs/cgroup/pids /sys/fs/cgroup; do if [ -r $d/pids.max ]; then read m < $d/pids.max; read c < $d/pids.current; echo MAX=$m CURRENT=$c; break; fi; done',
   ].join('; ');
-  const ran = await run({ argv: ['/bin/sh', '-c', script], timeout_ms: 6000, limits: { pids: 16, cpu_millis: 500 } });
+  const ran = await run({ argv: ['/bin/sh', '-c', script], timeout_ms: 30_000, limits: { pids: 16, cpu_millis: 500 } });
   assert.match(ran.stderr, /can't fork|Resource temporarily unavailable/);
   const counts = /MAX=(\d+) CURRENT=(\d+)/.exec(ran.stdout);
   assert.ok(counts !== null, `the pids controller was readable: ${ran.stdout}`);

@@ -30,6 +30,7 @@ class FakeRuntime implements CommandStepRuntime {
     const journal = openJournal(request.dataDir, 'write');
     try {
       const { attempt } = reserveCommandAttempt(journal.db, {
+        repository: request.repository,
         runId: request.runId,
         stepId: request.stepId,
         generation: 1n,
