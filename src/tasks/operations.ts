@@ -87,10 +87,6 @@ export function deriveCurrent(ctx: TaskContext): DerivedSubject {
   return readAuthority(ctx, (auth) => deriveSubject(auth, selection));
 }
 
-function derivedScopeMatches(ctx: TaskContext, derived: DerivedSubject): boolean {
-  return derived.base.profile === ctx.profile && derived.base.target === ctx.target;
-}
-
 /** A task by id: the retained canonical task when the journal has it, else the current derivation. */
 function locateTask(ctx: TaskContext, taskId: string): { task: WorkflowTask; digest: string } {
   const retained = readJournal(
@@ -461,7 +457,6 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
   const retry = lookupRetry(ctx, 'claim', request.request_id, 'claim', digest);
   if (retry !== null) return retry;
   const derived = deriveCurrent(ctx);
-  if (!derivedScopeMatches(ctx, derived)) throw new AgentscmError('INTERNAL', 'derived subject does not match the context');
   const entry = findDerivedTask(derived, request.task_id, request.task_digest);
   if (entry.task.entrypoint.progression !== 'claim') {
     throw new AgentscmError('TASK_CONTROLLER_ONLY', `task ${entry.task.task_id} (${entry.task.action_kind} step "${entry.task.subject.step_id}") is controller-only and cannot be claimed`, {
