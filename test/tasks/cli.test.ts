@@ -20,6 +20,8 @@ import type { Claimed } from './requests.js';
 
 const ACTOR = 'alice/a1';
 const ALICE = { owner_id: 'alice', agent_id: 'a1' };
+// Real processes on a loaded machine: leases long enough never to expire during the test.
+const HOUR = 3_600_000n;
 
 function subjectFlags(store: TaskStore): string[] {
   return ['--change', CHANGE_ID, '--context', store.contextDigest];
@@ -61,7 +63,7 @@ test('agent-task call: capabilities, next, claim, heartbeat from stdin, byte-ide
   const step = (jsonOf(next).next as JsonObject);
   assert.equal(step.operation, 'claim');
   const task = { task_id: step.task_id as string, task_digest: step.task_digest as string };
-  const claimFile = writeJson(dir, 'claim.json', claimRequest(ALICE, task, 'claim-1', 'op-1'));
+  const claimFile = writeJson(dir, 'claim.json', claimRequest(ALICE, task, 'claim-1', 'op-1', { leaseMs: HOUR }));
   const claim = await runCli([...base, 'claim', '--actor', ACTOR, ...subjectFlags(store), '--input', claimFile, '--json']);
   assert.equal(claim.code, 0, claim.stderr);
   const again = await runCli([...base, 'claim', '--actor', ACTOR, ...subjectFlags(store), '--input', claimFile, '--json']);
@@ -72,7 +74,7 @@ test('agent-task call: capabilities, next, claim, heartbeat from stdin, byte-ide
   assert.equal(heartbeat.code, 0, heartbeat.stderr);
   assert.equal(jsonOf(heartbeat).status, 'renewed');
   // Changed bytes under the same request id: conflict, exit 3, one JSON error document.
-  const conflict = await runCli([...base, 'claim', '--actor', ACTOR, ...subjectFlags(store), '--input', writeJson(dir, 'c2.json', claimRequest(ALICE, task, 'claim-1', 'op-2')), '--json']);
+  const conflict = await runCli([...base, 'claim', '--actor', ACTOR, ...subjectFlags(store), '--input', writeJson(dir, 'c2.json', claimRequest(ALICE, task, 'claim-1', 'op-2', { leaseMs: HOUR })), '--json']);
   assert.equal(conflict.code, 3);
   assert.equal((jsonOf(conflict).error as JsonObject).code, 'TASK_REQUEST_CONFLICT');
   assert.match(conflict.stderr, /^error\[TASK_REQUEST_CONFLICT\]/);
@@ -101,7 +103,7 @@ test('SIGKILL between the journal commit and the response: the identical retry r
   const store = makeTaskStore(dir);
   const ctx = context(store, ALICE, new FakeClock());
   const task = taskRef(call(ctx, 'requirements'), 'lint');
-  const claimFile = writeJson(dir, 'claim.json', claimRequest(ALICE, task, 'claim-1', 'op-1'));
+  const claimFile = writeJson(dir, 'claim.json', claimRequest(ALICE, task, 'claim-1', 'op-1', { leaseMs: HOUR }));
   const args = ['--import', 'tsx', DEV_BIN, '--data-dir', dir, 'agent-task', 'call', 'claim', '--actor', ACTOR, ...subjectFlags(store), '--input', claimFile, '--json'];
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -119,7 +121,7 @@ test('SIGKILL between the journal commit and the response: the identical retry r
   assert.equal(stdout, '', 'the killed claim answered nothing');
   // The commit survived the kill; recovery confirms it without replaying anything.
   const recovery = await runCli(['--data-dir', dir, 'agent-task', 'call', 'recovery', '--actor', ACTOR, '--input', '-', '--json'], {
-    input: formatJson(recoveryRequest('claim', claimRequest(ALICE, task, 'claim-1', 'op-1'))),
+    input: formatJson(recoveryRequest('claim', claimRequest(ALICE, task, 'claim-1', 'op-1', { leaseMs: HOUR }))),
   });
   assert.equal(recovery.code, 0, recovery.stderr);
   assert.equal(jsonOf(recovery).disposition, 'confirmed');
@@ -135,7 +137,7 @@ test('SIGKILL between the journal commit and the response: the identical retry r
   // Exactly one attempt exists: the retry did not claim again.
   const status = call(ctx, 'status', statusRequest(claimedFromCli(answer as JsonObject)));
   assert.equal(status.state, 'leased');
-  const other = await runCli(['--data-dir', dir, 'agent-task', 'call', 'claim', '--actor', ACTOR, ...subjectFlags(store), '--input', writeJson(dir, 'c3.json', claimRequest(ALICE, task, 'claim-3', 'op-3')), '--json']);
+  const other = await runCli(['--data-dir', dir, 'agent-task', 'call', 'claim', '--actor', ACTOR, ...subjectFlags(store), '--input', writeJson(dir, 'c3.json', claimRequest(ALICE, task, 'claim-3', 'op-3', { leaseMs: HOUR })), '--json']);
   assert.equal(other.code, 3);
   assert.equal((jsonOf(other).error as JsonObject).code, 'TASK_ALREADY_CLAIMED');
 });
