@@ -538,8 +538,8 @@ export function mutationOperation(ctx: TaskContext, request: TaskMutationRequest
   requireActor(ctx, request.agent);
   const digest = mutationRequestDigest(request);
   const kind: RequestKind = request.action;
-  const retry = lookupRetry(ctx, request.action, request.request_id, kind, digest);
-  if (retry !== null) return retry;
+  // No compilation precedes a mutation: the exact-retry lookup is the first step inside the
+  // guarded transaction, before any subject or enrollment recheck.
   return transition(ctx, request.action, request.request_id, kind, digest, (scope) => {
     const { journal, auth, nowMs } = scope;
     const task = retainedTaskFor(journal, request.task_id, request.task_digest);
@@ -595,8 +595,6 @@ export function mutationOperation(ctx: TaskContext, request: TaskMutationRequest
 export function resultOperation(ctx: TaskContext, assertion: TaskResultAssertion): JsonValue {
   requireActor(ctx, assertion.agent);
   const digest = resultRequestDigest(assertion);
-  const retry = lookupRetry(ctx, 'result', assertion.request_id, 'result', digest);
-  if (retry !== null) return retry;
   return transition(ctx, 'result', assertion.request_id, 'result', digest, (scope) => {
     const { journal, auth, nowMs } = scope;
     const task = retainedTaskFor(journal, assertion.task_id, assertion.task_digest);
