@@ -37,8 +37,10 @@ export function migrateStore(db: SqliteDatabase): void {
     ) STRICT;
 
     -- Keyed by the revision's rowid: a 64-hex key in each of thousands of rows would double them.
+    -- No foreign key on revision: rows are only ever inserted right after their revisions row,
+    -- in the same transaction, and a per-row check would double the cost of a checkpoint.
     CREATE TABLE revision_entries (
-      revision INTEGER NOT NULL REFERENCES revisions(rowid),
+      revision INTEGER NOT NULL,
       path TEXT NOT NULL,
       mode TEXT NOT NULL CHECK (mode IN ('file', 'executable', 'symlink')),
       size TEXT NOT NULL CHECK (length(size) = 20),
