@@ -4,8 +4,7 @@ import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'no
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import { spawn } from 'node:child_process';
-import { DEV_BIN, jsonOf, runCli } from '../helpers/cli.js';
+import { jsonOf, runCli } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -76,23 +75,7 @@ export function integrityOk(dataDir: string): void {
   }
 }
 
-/** The tsx loader by absolute URL, so the CLI can run with a working directory outside the repository. */
-export const TSX_LOADER = import.meta.resolve('tsx');
-
-/** Like runCli, but in any working directory (runCli's `--import tsx` resolves from its cwd). */
+/** runCli with the working directory first. */
 export function runCliIn(cwd: string, args: readonly string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
-  const merged: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, ...env };
-  for (const key of Object.keys(merged)) if (merged[key] === undefined) delete merged[key];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...args], { cwd, env: merged, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      const stdoutBytes = Buffer.concat(out);
-      resolve({ code, signal, stdout: stdoutBytes.toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), stdoutBytes });
-    });
-  });
+  return runCli(args, { cwd, env });
 }

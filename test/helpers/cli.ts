@@ -4,10 +4,12 @@
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const DEV_BIN = join(REPO_ROOT, 'bin', 'dev.js');
+/** tsx's loader by absolute URL: `--import tsx` would resolve from the child's working directory. */
+export const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 
 export interface CliResult {
   readonly code: number | null;
@@ -29,7 +31,7 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
   const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', DEV_BIN, ...args], {
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...args], {
       cwd: options.cwd ?? REPO_ROOT,
       env: env,
       stdio: ['pipe', 'pipe', 'pipe'],
