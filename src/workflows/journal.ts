@@ -95,10 +95,45 @@ export function journalStatement(journal: Journal, sql: string): Statement {
   return statement;
 }
 
-/** BEGIN IMMEDIATE on the journal; contention is STORE_BUSY (exit 3). */
-export function journalWrite<T>(journal: Journal, fn: () => T): T {
+/**
+ * How a journal write transaction reaches the disk (docs/skill-workflows.md "Durability").
+ * 'durable': synchronous=FULL, the WAL is fsynced at commit — for every transaction that
+ * precedes or records external work (run creation, lease, command attempts, command results,
+ * cancel). 'crash-safe': synchronous=NORMAL, no fsync at commit — survives a process crash or
+ * SIGKILL; only a power loss may roll back the newest such commits (never corrupting, and never
+ * past a later durable commit, which fsyncs the WAL prefix before it). Only for records of pure
+ * reads of immutable data, whose loss merely repeats the read.
+ */
+export type JournalDurability = 'durable' | 'crash-safe';
+
+// The durability of the outermost open write transaction per connection (nested writes are
+// savepoints of it and cannot change how it commits).
+const openWriteDurability = new WeakMap<SqliteDatabase, JournalDurability>();
+
+/**
+ * BEGIN IMMEDIATE on the journal; contention is STORE_BUSY (exit 3). The connection runs at
+ * synchronous=FULL outside 'crash-safe' transactions, so every other writer of this connection
+ * (command attempts) stays durable. A 'durable' write nested in a 'crash-safe' one is refused.
+ */
+export function journalWrite<T>(journal: Journal, fn: () => T, durability: JournalDurability = 'durable'): T {
   if (journal.mode !== 'write') throw new AgentscmError('INTERNAL', 'a journal write needs a journal opened for writing');
-  return immediate(journal.db, JOURNAL_WHAT, fn);
+  const db = journal.db;
+  if (db.inTransaction) {
+    if (durability === 'durable' && openWriteDurability.get(db) === 'crash-safe') {
+      throw new AgentscmError('INTERNAL', 'a durable journal write cannot nest in a crash-safe one');
+    }
+    return immediate(db, JOURNAL_WHAT, fn);
+  }
+  // SQLite refuses to change the safety level inside a transaction: set it before BEGIN,
+  // and put FULL back after COMMIT or ROLLBACK.
+  if (durability === 'crash-safe') db.pragma('synchronous = NORMAL');
+  openWriteDurability.set(db, durability);
+  try {
+    return immediate(db, JOURNAL_WHAT, fn);
+  } finally {
+    openWriteDurability.delete(db);
+    if (durability === 'crash-safe') db.pragma('synchronous = FULL');
+  }
 }
 
 /** One read snapshot of the journal. */

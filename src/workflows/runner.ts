@@ -19,7 +19,7 @@ import { getCommandAttemptForStep } from './command-attempts.js';
 import type { CommandAttemptSummary } from './command-attempts.js';
 import type { CommandStepResult, CommandStepRuntime } from './command-step.js';
 import { findRun, getRun, insertRun, isTerminalRunState, journalPaths, journalRead, journalWrite, markStepRunning, openJournal, recordStepResult, updateRunState } from './journal.js';
-import type { Journal, RunRecord, StepState } from './journal.js';
+import type { Journal, JournalDurability, RunRecord, StepState } from './journal.js';
 import { acquireRunLease, LEASE_TTL_MS, newLeaseHolder, releaseRunLease, renewRunLease } from './lease.js';
 import type { LeaseHolder } from './lease.js';
 import { compileWorkflow } from './plan.js';
@@ -139,8 +139,19 @@ function storeDerivedState(session: JournalSession): void {
 /**
  * Record a step result in one transaction that also checks the lease and the run state and
  * re-derives the run state. Returns false (nothing written) when the run stopped running.
+ * `durability` is 'crash-safe' only for the result of a pure read of immutable data
+ * (source_paths, require_capability, a skip): losing it to a power loss repeats the read.
  */
-function commitStep(session: JournalSession, stepId: string, from: readonly StepState[], state: StepState, result: JsonObject, startedAtMs: number, recordEvenIfStopped: boolean): boolean {
+function commitStep(
+  session: JournalSession,
+  stepId: string,
+  from: readonly StepState[],
+  state: StepState,
+  result: JsonObject,
+  startedAtMs: number,
+  recordEvenIfStopped: boolean,
+  durability: JournalDurability = 'durable',
+): boolean {
   const { bytes, sha256 } = stepResultBytes(result);
   return journalWrite(session.journal, () => {
     renewRunLease(session.journal, session.runId, session.holder, session.now());
@@ -149,7 +160,7 @@ function commitStep(session: JournalSession, stepId: string, from: readonly Step
     recordStepResult(session.journal, session.runId, stepId, from, state, bytes, sha256, startedAtMs, session.now());
     storeDerivedState(session);
     return true;
-  });
+  }, durability);
 }
 
 function commandResultJson(result: Pick<CommandStepResult, 'attemptId' | 'generation' | 'state' | 'outcome' | 'recordDigest' | 'summary'>): JsonObject {
@@ -221,7 +232,7 @@ async function executeSourcePaths(session: Session, run: RunRecord, step: PlanSt
     observations: result.observations.map((o) => ({ path: o.path, expected_sha256: o.expected_sha256, actual_sha256: o.actual_sha256, size: o.size, outcome: o.outcome })),
   };
   await testPause('before-commit', step.id);
-  commitStep(session, step.id, ['pending'], result.state, json, startedAt, false);
+  commitStep(session, step.id, ['pending'], result.state, json, startedAt, false, 'crash-safe');
   await testPause('after-commit', step.id);
 }
 
@@ -234,7 +245,7 @@ async function executeRequireCapability(session: Session, step: PlanStep & { act
     reason: observation.available ? null : `capability "${observation.capability}" is not available in this profile`,
   };
   await testPause('before-commit', step.id);
-  commitStep(session, step.id, ['pending'], observation.available ? 'succeeded' : 'unavailable', json, startedAt, false);
+  commitStep(session, step.id, ['pending'], observation.available ? 'succeeded' : 'unavailable', json, startedAt, false, 'crash-safe');
   await testPause('after-commit', step.id);
 }
 
@@ -301,7 +312,7 @@ function runtimeNotConfigured(stepId: string): AgentscmError {
 
 function markSkipped(session: Session, step: RunModelStep, failedNeed: RunModelStep): void {
   const json: JsonObject = { reason: `dependency "${failedNeed.step_id}" is ${failedNeed.state}`, dependency: failedNeed.step_id, dependency_state: failedNeed.state };
-  commitStep(session, step.step_id, ['pending'], 'skipped', json, session.now(), false);
+  commitStep(session, step.step_id, ['pending'], 'skipped', json, session.now(), false, 'crash-safe');
 }
 
 /** The locked part of every advance: reconcile, revalidate, then execute up to `budget` steps. */
