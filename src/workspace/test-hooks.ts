@@ -1,3 +1,5 @@
+import { pauseAtTestPoint } from '../native/test-pause.js';
+
 /**
  * Test hook (docs/workspace.md "Test hooks"): when AGENTSCM_TEST_PAUSE_AT names a pause point,
  * the process announces `agentscm-test-paused:<point>` on stderr and blocks there, so that a
@@ -16,14 +18,6 @@ export const PAUSE_POINTS = [
 
 export type PausePoint = (typeof PAUSE_POINTS)[number];
 
-/** A paused process gives up after this long, so that a failed test cannot leak it forever. */
-const PAUSE_LIMIT_MS = 120_000;
-
 export function pausePoint(point: PausePoint): void {
-  if (process.env.AGENTSCM_TEST_PAUSE_AT !== point) return;
-  process.stderr.write(`agentscm-test-paused:${point}\n`);
-  const cell = new Int32Array(new SharedArrayBuffer(4));
-  Atomics.wait(cell, 0, 0, PAUSE_LIMIT_MS);
-  process.stderr.write(`agentscm-test-pause-expired:${point}\n`);
-  process.exit(99);
+  pauseAtTestPoint(point);
 }

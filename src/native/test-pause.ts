@@ -1,0 +1,19 @@
+/**
+ * Test pause points: when AGENTSCM_TEST_PAUSE_AT names the point a process reaches, it
+ * announces `agentscm-test-paused:<point>` on stderr and blocks there, so that a test can
+ * SIGKILL it at an exact step of a multi-database operation. Each area lists its own points
+ * (src/workspace/test-hooks.ts, src/tasks/test-hooks.ts); with the variable unset a point costs
+ * one comparison.
+ */
+
+/** A paused process gives up after this long, so that a failed test cannot leak it forever. */
+const PAUSE_LIMIT_MS = 120_000;
+
+export function pauseAtTestPoint(point: string): void {
+  if (process.env.AGENTSCM_TEST_PAUSE_AT !== point) return;
+  process.stderr.write(`agentscm-test-paused:${point}\n`);
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  Atomics.wait(cell, 0, 0, PAUSE_LIMIT_MS);
+  process.stderr.write(`agentscm-test-pause-expired:${point}\n`);
+  process.exit(99);
+}
