@@ -208,6 +208,19 @@ export function getRun(journal: Journal, runId: string): RunRecord {
   return run;
 }
 
+/** What a step commit rereads of its run: state and definition digest, without the definition bytes. */
+export interface RunHeader {
+  readonly state: RunState;
+  readonly state_reason: string | null;
+  readonly definition_sha256: string;
+}
+
+/** The run's header (WORKFLOW_RUN_NOT_FOUND otherwise). */
+export function getRunHeader(journal: Journal, runId: string): RunHeader {
+  const row = journalStatement(journal, 'SELECT state, state_reason, definition_sha256 FROM workflow_runs WHERE run_id = ?').get(runId) as RunHeader | undefined;
+  return row ?? getRun(journal, runId);
+}
+
 /** Every step of the run in execution order. */
 export function listSteps(journal: Journal, runId: string): StepRecord[] {
   const rows = journalStatement(journal, 'SELECT * FROM workflow_steps WHERE run_id = ? ORDER BY position').all(runId) as StepRow[];

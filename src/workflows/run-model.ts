@@ -10,8 +10,8 @@ import { parseStrictJson } from '../contracts/strict-json.js';
 import type { WorkflowDefinition } from '../contracts/workflow-definition.js';
 import { decodeWorkflowDefinition } from '../contracts/workflow-definition.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import { getRun, listStepStates, listSteps } from './journal.js';
-import type { Journal, RunRecord, RunState, StepRecord, StepState } from './journal.js';
+import { getRun, getRunHeader, listStepStates, listSteps } from './journal.js';
+import type { Journal, RunHeader, RunRecord, RunState, StepRecord, StepState } from './journal.js';
 import { compileStructure } from './plan.js';
 
 export interface RunModelStep extends StepRecord {
@@ -46,6 +46,11 @@ interface DecodedDefinition {
 const decodedCache = new Map<string, DecodedDefinition>();
 const DECODED_CACHE_SIZE = 8;
 
+function cacheDecoded(sha256: string, decoded: DecodedDefinition): void {
+  if (decodedCache.size >= DECODED_CACHE_SIZE) decodedCache.delete(decodedCache.keys().next().value as string);
+  decodedCache.set(sha256, decoded);
+}
+
 function decodeStored(runId: string, bytes: Buffer, sha256: string): DecodedDefinition {
   const cached = decodedCache.get(sha256);
   if (cached !== undefined) return cached;
@@ -56,15 +61,34 @@ function decodeStored(runId: string, bytes: Buffer, sha256: string): DecodedDefi
     throw inconsistent(runId, `the stored definition no longer decodes: ${(error as Error).message}`);
   }
   const decoded = { definition, order: compileStructure(definition).order };
-  if (decodedCache.size >= DECODED_CACHE_SIZE) decodedCache.delete(decodedCache.keys().next().value as string);
-  decodedCache.set(sha256, decoded);
+  cacheDecoded(sha256, decoded);
   return decoded;
+}
+
+/**
+ * Remember the decoded form of definition bytes this process just stored (a new run): the
+ * caller decoded the same definition and encoded `sha256`'s bytes from it, so the first
+ * reload need not decode them again. Loads still check the stored bytes against `sha256`.
+ */
+export function rememberStoredDefinition(sha256: string, definition: WorkflowDefinition, order: readonly number[]): void {
+  if (!decodedCache.has(sha256)) cacheDecoded(sha256, { definition, order });
+}
+
+// The definition bytes last found to hash to their stored SHA-256: a controller reloads the
+// same (up to ~1 MiB) definition after every step, and comparing bytes is cheaper than hashing.
+let verifiedDefinition: { readonly sha256: string; readonly bytes: Buffer } | null = null;
+
+function definitionMatches(bytes: Buffer, sha256: string): boolean {
+  if (verifiedDefinition !== null && verifiedDefinition.sha256 === sha256 && verifiedDefinition.bytes.equals(bytes)) return true;
+  if (sha256Hex(bytes) !== sha256) return false;
+  verifiedDefinition = { sha256, bytes };
+  return true;
 }
 
 /** Load a run and check its definition, order and results against each other (read snapshot of the caller). */
 export function loadRunModel(journal: Journal, runId: string): RunModel {
   const run = getRun(journal, runId);
-  if (sha256Hex(run.definition) !== run.definition_sha256) throw inconsistent(runId, 'the stored definition does not match its SHA-256');
+  if (!definitionMatches(run.definition, run.definition_sha256)) throw inconsistent(runId, 'the stored definition does not match its SHA-256');
   const { definition, order } = decodeStored(runId, run.definition, run.definition_sha256);
   if (
     definition.name !== run.name ||
@@ -95,9 +119,9 @@ export function loadRunModel(journal: Journal, runId: string): RunModel {
  * The run and its step states with their dependencies, without reading results: enough to
  * derive the run state inside a step commit (the full check runs on every loadRunModel).
  */
-export function loadStepStates(journal: Journal, runId: string): { run: RunRecord; steps: { step_id: string; required: boolean; state: StepState; needs: readonly string[] }[] } {
-  const run = getRun(journal, runId);
-  const { definition, order } = decodeStored(runId, run.definition, run.definition_sha256);
+export function loadStepStates(journal: Journal, runId: string): { run: RunHeader; steps: { step_id: string; required: boolean; state: StepState; needs: readonly string[] }[] } {
+  const run = getRunHeader(journal, runId);
+  const { definition, order } = decodedCache.get(run.definition_sha256) ?? decodeStored(runId, getRun(journal, runId).definition, run.definition_sha256);
   const states = listStepStates(journal, runId);
   if (states.length !== order.length) throw inconsistent(runId, 'the number of recorded steps does not match the definition');
   const steps = states.map((step, position) => {

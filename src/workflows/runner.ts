@@ -18,14 +18,14 @@ import type { Authority } from '../native/store.js';
 import { getCommandAttemptForStep } from './command-attempts.js';
 import type { CommandAttemptSummary } from './command-attempts.js';
 import type { CommandStepResult, CommandStepRuntime } from './command-step.js';
-import { findRun, getRun, insertRun, isTerminalRunState, journalPaths, journalRead, journalWrite, markStepRunning, openJournal, recordStepResult, updateRunState } from './journal.js';
+import { findRun, getRun, getRunHeader, insertRun, isTerminalRunState, journalPaths, journalRead, journalWrite, markStepRunning, openJournal, recordStepResult, updateRunState } from './journal.js';
 import type { Journal, JournalDurability, RunRecord, StepState } from './journal.js';
 import { acquireRunLease, LEASE_TTL_MS, newLeaseHolder, releaseRunLease, renewRunLease } from './lease.js';
 import type { LeaseHolder } from './lease.js';
 import { compileWorkflow } from './plan.js';
 import type { CompiledPlan, PlanCommandAction, PlanStep } from './plan.js';
 import { assessCapability } from './require-capability.js';
-import { deriveRunState, loadRunModel, loadStepStates } from './run-model.js';
+import { deriveRunState, loadRunModel, loadStepStates, rememberStoredDefinition } from './run-model.js';
 import type { RunModel, RunModelStep } from './run-model.js';
 import { checkSourcePaths } from './source-paths.js';
 import { projectRun } from './status.js';
@@ -155,7 +155,7 @@ function commitStep(
   const { bytes, sha256 } = stepResultBytes(result);
   return journalWrite(session.journal, () => {
     renewRunLease(session.journal, session.runId, session.holder, session.now());
-    const run = getRun(session.journal, session.runId);
+    const run = getRunHeader(session.journal, session.runId);
     if (run.state !== 'running' && !recordEvenIfStopped) return false;
     recordStepResult(session.journal, session.runId, stepId, from, state, bytes, sha256, startedAtMs, session.now());
     storeDerivedState(session);
@@ -257,7 +257,7 @@ async function executeCommand(session: Session, run: RunRecord, step: PlanStep &
     startedAt = session.now();
     const marked = journalWrite(session.journal, () => {
       renewRunLease(session.journal, session.runId, session.holder, session.now());
-      if (getRun(session.journal, session.runId).state !== 'running') return false;
+      if (getRunHeader(session.journal, session.runId).state !== 'running') return false;
       markStepRunning(session.journal, session.runId, step.id, startedAt);
       return true;
     });
@@ -421,13 +421,15 @@ export async function runWorkflow(ctx: RunnerContext, runId: string, definitionB
       const again = findRun(open, runId);
       if (again === null) {
         if (plan === null) throw new AgentscmError('INTERNAL', 'a new run needs its compiled plan');
+        const definitionSha256 = sha256Hex(plan.definitionBytes);
+        rememberStoredDefinition(definitionSha256, plan.definition, plan.steps.map((step) => plan.definition.steps.findIndex((declared) => declared.id === step.id)));
         insertRun(open, {
           run_id: runId,
           name: plan.name,
           plan_digest: plan.digest,
           skill_digest: plan.skill.digest,
           definition: plan.definitionBytes,
-          definition_sha256: sha256Hex(plan.definitionBytes),
+          definition_sha256: definitionSha256,
           repository: plan.source.repository,
           revision: plan.source.revision,
           policy_epoch: plan.source.policy_epoch,
