@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { AgentscmError } from '../../src/contracts/errors.js';
 import { capabilitiesResponse, capabilitiesResponseDecoder } from '../../src/contracts/task-capabilities.js';
 import { entrypointToJson, instructionEntrypointDecoder, instructionEntrypointResponseDecoder, instructionRequestDecoder } from '../../src/contracts/instruction-entrypoint.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
@@ -24,21 +23,12 @@ import { buildRecoveryEnvelope, recoveryEnvelopeToJson, taskRecoveryEnvelopeDeco
 import { MAX_ASSERTION_BYTES, assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
 import { subjectToJson, workflowTaskSubjectDecoder } from '../../src/contracts/task-subject.js';
 import { PASSING_ROWS, hex64, row, sampleAssertion, sampleAttempt, sampleClaim, sampleMutation, sampleSubject, sampleTask } from './task-fixtures.js';
+import { codeOf } from '../helpers/errors.js';
 
 const task = sampleTask();
 const claim = sampleClaim(task);
 const attempt = sampleAttempt(task, claim);
 const assertion = sampleAssertion(task, attempt, PASSING_ROWS);
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof AgentscmError) return error.code;
-    throw error;
-  }
-  return 'ok';
-}
 
 const clone = (value: JsonObject): JsonObject => structuredClone(value);
 function decodeCode<T>(decoder: TaskDecoder<T>, value: JsonValue): string {

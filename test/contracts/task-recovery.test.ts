@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { AgentscmError } from '../../src/contracts/errors.js';
 import type { ConfirmedEffect, FenceSupersession, ObservedState, RecoveryAction, RecoveryFacts, UnresolvedEffect } from '../../src/contracts/task-recovery.js';
 import {
   OBSERVED_STATES,
@@ -19,6 +18,7 @@ import {
   taskRecoveryEnvelopeDecoder,
 } from '../../src/contracts/task-recovery.js';
 import { hex64 } from './task-fixtures.js';
+import { codeOf } from '../helpers/errors.js';
 
 const FENCE = 5n;
 const identity = {
@@ -30,16 +30,6 @@ const identity = {
   attempt_digest: hex64('2'),
   execution_operation_id: 'op-1',
 };
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof AgentscmError) return error.code;
-    throw error;
-  }
-  return 'ok';
-}
 
 function subsets<T>(items: readonly T[]): T[][] {
   return items.reduce<T[][]>((acc, item) => acc.concat(acc.map((s) => [...s, item])), [[]]);

@@ -4,7 +4,6 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { AgentscmError } from '../../src/contracts/errors.js';
 import type { ExecutorEnrollment } from '../../src/contracts/executor-enrollment.js';
 import { bindingOf, matchesBinding, validateScopeAndBinding } from '../../src/contracts/executor-enrollment.js';
 import type { WorkflowTaskAttempt } from '../../src/contracts/task-attempt.js';
@@ -13,16 +12,7 @@ import { MAX_LEASE_MS, issuedLeaseMs } from '../../src/contracts/task-requests.j
 import type { CriterionResult, TaskResultAssertion } from '../../src/contracts/task-result.js';
 import { validateAssertionForTask } from '../../src/contracts/task-result.js';
 import { CRITERIA, EXECUTOR, PASSING_ROWS, hex64, row, sampleAssertion, sampleAttempt, sampleClaim, sampleTask } from './task-fixtures.js';
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof AgentscmError) return error.code;
-    throw error;
-  }
-  return 'ok';
-}
+import { codeOf } from '../helpers/errors.js';
 
 const task = sampleTask();
 const claim = sampleClaim(task);

@@ -7,20 +7,10 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from '
 import { join } from 'node:path';
 import test from 'node:test';
 import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
-import { AgentscmError } from '../../src/contracts/errors.js';
 import { KEY_FILE_MAX_BYTES, decodeKeyFile, encodeKeyFile } from '../../src/contracts/key-file.js';
 import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
 import { tempDir } from '../helpers/tmp.js';
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof AgentscmError) return error.code;
-    throw error;
-  }
-  return 'ok';
-}
+import { codeOf } from '../helpers/errors.js';
 
 const { privateKey, publicKey } = generateKeyPair();
 const encoded = Buffer.from(encodeKeyFile(privateKey));

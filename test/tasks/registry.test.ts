@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import type { TestContext } from 'node:test';
-import { AgentscmError } from '../../src/contracts/errors.js';
 import { bindingOf, scopeOfSubject } from '../../src/contracts/executor-enrollment.js';
 import { signObservation } from '../../src/contracts/observation.js';
 import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
@@ -23,16 +22,7 @@ import { createAuthority } from '../../src/native/store.js';
 import type { Authority } from '../../src/native/store.js';
 import { tempDir } from '../helpers/tmp.js';
 import { PASSING_ROWS, sampleAssertion, sampleAttempt, sampleClaim, sampleTask } from '../contracts/task-fixtures.js';
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof AgentscmError) return error.code;
-    throw error;
-  }
-  return 'ok';
-}
+import { codeOf } from '../helpers/errors.js';
 
 const hexKey = (): string => Buffer.from(generateKeyPair().publicKey).toString('hex');
 
