@@ -9,7 +9,9 @@
  * `skill-workflow run RUN_ID FILE --max-steps 32`, on a real store and journal (source_paths
  * step records are crash-safe commits, run creation and the lease are fsynced; see
  * docs/skill-workflows.md "Durability"). The CLI start-up floor (`--version`, twice) is
- * printed too, since it is a constant part of the two processes. The entry script is
+ * printed too, since it is a constant part of the two processes, and so is the same plan + run
+ * through the library in the bench process (no start-up, module loading or schema compilation).
+ * The entry script is
  * bin/run.js (`npm run bench` builds first); AGENTSCM_BENCH_BIN points at another one.
  * AGENTSCM_BENCH_WF_FILES / AGENTSCM_BENCH_WF_CHECKED_BYTES (size of the checked files, e.g.
  * 262144 for hashing-bound 256 KiB files) / AGENTSCM_BENCH_WF_RUNS change the run.
@@ -24,7 +26,10 @@ import { putSmallBlob } from '../src/native/blobs.js';
 import { createRepository } from '../src/native/repositories.js';
 import { comparePaths, recordRevision } from '../src/native/revisions.js';
 import type { RevisionEntry } from '../src/native/revisions.js';
-import { createAuthority, writeTransaction } from '../src/native/store.js';
+import { createAuthority, openAuthority, writeTransaction } from '../src/native/store.js';
+import { decodeWorkflowDefinition } from '../src/contracts/workflow-definition.js';
+import { compileWorkflow } from '../src/workflows/plan.js';
+import { runWorkflow } from '../src/workflows/runner.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = process.env.AGENTSCM_BENCH_BIN ?? join(ROOT, 'bin', 'run.js');
@@ -49,12 +54,7 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
-export function main(): Promise<void> {
-  measure();
-  return Promise.resolve();
-}
-
-function measure(): void {
+export async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'agentscm-wf-bench-'));
   try {
     const tree = join(root, 'tree');
@@ -110,6 +110,7 @@ function measure(): void {
     process.stdout.write(`baseline: one \`sha256sum\` process over the ${checked.length} checked files\n`);
 
     const floor: number[] = [];
+    const inProcess: number[] = [];
     const ours: number[] = [];
     const baseline: number[] = [];
     for (let run = 0; run < RUNS; run++) {
@@ -119,6 +120,20 @@ function measure(): void {
       const report = JSON.parse(ran.stdout) as { state?: string; executed?: number };
       if (report.state !== 'completed' || report.executed !== STEPS) throw new Error(`bench run ended ${String(report.state)} after ${String(report.executed)} steps`);
       floor.push(timed(process.execPath, [BIN, '--version'], root).seconds * 2);
+
+      // The same plan + run through the library in this process (src/ through tsx): the work
+      // of the check without process start-up, module loading and schema compilation.
+      const started = performance.now();
+      const definitionBytes = Buffer.from(JSON.stringify(definition));
+      const read = openAuthority(dataDir, { mode: 'read' });
+      try {
+        compileWorkflow(read, decodeWorkflowDefinition(definitionBytes));
+      } finally {
+        read.close();
+      }
+      const library = await runWorkflow({ dataDir }, `bench-lib-${run}`, definitionBytes, STEPS);
+      inProcess.push((performance.now() - started) / 1000);
+      if (library.state !== 'completed' || library.executed !== STEPS) throw new Error(`library run ended ${library.state} after ${library.executed} steps`);
 
       const t0 = performance.now();
       const result = spawnSync('sha256sum', checked.map((c) => c.path), { cwd: tree, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 16 * 1024 * 1024 });
@@ -133,7 +148,9 @@ function measure(): void {
     process.stdout.write(`agentscm plan + run (median of ${RUNS}): ${a.toFixed(3)} s\n`);
     process.stdout.write(`  of which CLI start-up floor (2 × \`--version\`, median): ${f.toFixed(3)} s\n`);
     process.stdout.write(`sha256sum of the same files (median of ${RUNS}): ${b.toFixed(3)} s\n`);
+    const l = median(inProcess);
     process.stdout.write(`ratio: ${(a / b).toFixed(2)}× (target ≤ 1.5×); without the start-up floor: ${((a - f) / b).toFixed(2)}×\n`);
+    process.stdout.write(`in process (library plan + run, median of ${RUNS}): ${l.toFixed(3)} s, ratio ${(l / b).toFixed(2)}×\n`);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
