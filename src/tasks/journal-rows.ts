@@ -123,11 +123,15 @@ export function retainTask(journal: Journal, task: WorkflowTask, digest: string,
     return existing;
   }
   const seq = (journalStatement(journal, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM agent_tasks').get() as { next: number }).next;
+  const canonical = Buffer.from(encodeCanonical(taskToJson(task)));
+  // The next transition reads this row back: remember its decoding now (keyed by the exact
+  // bytes, so a rolled-back insert leaves only a correct decoding of bytes never read).
+  remember(decodedTasks, task.task_id, { bytes: canonical, task, digest });
   journalStatement(
     journal,
     `INSERT INTO agent_tasks (task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, seq, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(task.task_id, digest, task.subject.repository, task.subject.change_id, task.subject.profile, task.subject.step_id, Buffer.from(encodeCanonical(taskToJson(task))), u64ToSql(0n), seq, nowMs);
+  ).run(task.task_id, digest, task.subject.repository, task.subject.change_id, task.subject.profile, task.subject.step_id, canonical, u64ToSql(0n), seq, nowMs);
   return { task, digest, last_fence: 0n, seq };
 }
 
@@ -220,6 +224,8 @@ export function executionIdUsed(journal: Journal, taskId: string, executionOpera
 
 /** Insert a fresh active attempt (write transaction). */
 export function insertAttempt(journal: Journal, attempt: WorkflowTaskAttempt, digest: string, leaseExpiresAtMs: number, nowMs: number): void {
+  const canonical = Buffer.from(encodeCanonical(attemptToJson(attempt)));
+  remember(decodedAttempts, attempt.attempt_id, { bytes: canonical, attempt, digest });
   journalStatement(
     journal,
     `INSERT INTO agent_task_attempts (attempt_id, task_id, attempt_digest, canonical, fence, execution_operation_id, owner_id, agent_id, state,
@@ -229,7 +235,7 @@ export function insertAttempt(journal: Journal, attempt: WorkflowTaskAttempt, di
     attempt.attempt_id,
     attempt.task_id,
     digest,
-    Buffer.from(encodeCanonical(attemptToJson(attempt))),
+    canonical,
     u64ToSql(attempt.fence),
     attempt.execution_operation_id,
     attempt.agent.owner_id,

@@ -13,8 +13,8 @@ import { mapSqliteError, openReadOnly } from '../native/sqlite.js';
 import type { SqliteDatabase } from '../native/sqlite.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
-import type { Journal } from '../workflows/journal.js';
-import { JOURNAL_WHAT, journalPaths, journalRead, openJournal } from '../workflows/journal.js';
+import type { Journal, JournalDurability } from '../workflows/journal.js';
+import { JOURNAL_WHAT, journalPaths, journalRead, journalWrite, openJournal } from '../workflows/journal.js';
 import type { TaskContext, TaskOperation } from './context.js';
 import { nowOf } from './context.js';
 import { taskPausePoint } from './test-hooks.js';
@@ -43,9 +43,23 @@ function rollbackQuietly(db: SqliteDatabase): void {
 }
 
 /**
+ * How each transition's journal commit reaches the disk (docs/agent-tasks.md "Durability"). A
+ * claim issues a fence and a live attempt, cancel and reconcile supersede or fence attempts:
+ * those must survive a power loss ('durable', fsynced). A heartbeat renewal lost to a power loss
+ * only makes the lease look shorter, and a lost result is retained again by the client's
+ * identical retry: both commit 'crash-safe' (WAL, synchronous=NORMAL — survives a process crash
+ * or SIGKILL; a power loss may roll back only the newest such commits, and never past a later
+ * durable commit). Every other transition is durable.
+ */
+export function transitionDurability(operation: TaskOperation): JournalDurability {
+  return operation === 'heartbeat' || operation === 'result' ? 'crash-safe' : 'durable';
+}
+
+/**
  * Run `body` as one transition under the guard: journal BEGIN IMMEDIATE → native writer
- * reservation → body (rechecks and journal writes) → journal COMMIT → native release. The
- * journal is created when absent (transitions only; reads never create it).
+ * reservation → body (rechecks and journal writes) → journal COMMIT (at the operation's
+ * durability) → native release. The journal is created when absent (transitions only; reads
+ * never create it).
  */
 export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, body: (scope: TransitionScope) => T): T {
   return ctx.guard(ctx.actor, operation, () => {
@@ -55,18 +69,17 @@ export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, bod
       const journal = session === undefined ? openJournal(ctx.dataDir, 'create') : session.journal(true);
       if (journal === null) throw new AgentscmError('INTERNAL', 'the journal was not created');
       try {
-        begin(journal.db, JOURNAL_WHAT);
         let result: T;
         try {
-          begin(auth.db, 'the native authority');
-          result = body({ journal, auth, nowMs: nowOf(ctx) });
-          try {
-            journal.db.exec('COMMIT');
-          } catch (error) {
-            mapSqliteError(error, JOURNAL_WHAT);
-          }
+          result = journalWrite(
+            journal,
+            () => {
+              begin(auth.db, 'the native authority');
+              return body({ journal, auth, nowMs: nowOf(ctx) });
+            },
+            transitionDurability(operation),
+          );
         } finally {
-          rollbackQuietly(journal.db);
           rollbackQuietly(auth.db);
         }
         taskPausePoint('task:after-journal-commit');
