@@ -36,6 +36,11 @@ export interface Decoder<T> {
   decode(bytes: Uint8Array, maxBytes: number): T;
   /** Version check and schema validation of an already parsed value; the input is not modified. */
   validate(value: JsonValue): T;
+  /**
+   * Compile the schema now (it is otherwise compiled on first use, so that a command pays only
+   * for the schemas it needs); throws when the schema does not compile under ajv strict mode.
+   */
+  compile(): void;
 }
 
 /**
@@ -291,12 +296,19 @@ export function defineDecoder<T>(id: string, schema: object, options: DecoderOpt
   if (options.versionField !== undefined && (options.supportedVersions === undefined || options.supportedVersions.length === 0)) {
     throw new Error(`decoder ${id}: versionField needs a non-empty supportedVersions`);
   }
-  let compiled: ValidateFunction;
-  try {
-    compiled = ajvInstance().compile<unknown>(schemaObject);
-  } catch (cause) {
-    throw new Error(`schema ${id} does not compile under ajv strict mode: ${(cause as Error).message}`, { cause });
-  }
+  // Compiled on first use: ajv compilation is most of the start-up time of a command that
+  // would otherwise compile every registered schema at import.
+  let compiled: ValidateFunction | undefined;
+  const validator = (): ValidateFunction => {
+    if (compiled === undefined) {
+      try {
+        compiled = ajvInstance().compile<unknown>(schemaObject);
+      } catch (cause) {
+        throw new Error(`schema ${id} does not compile under ajv strict mode: ${(cause as Error).message}`, { cause });
+      }
+    }
+    return compiled;
+  };
   const supported = (options.supportedVersions ?? []).map((v) => BigInt(v));
 
   const fail = (code: ErrorCode, pointer: string, text: string, extra: Record<string, unknown> = {}): never => {
@@ -323,8 +335,9 @@ export function defineDecoder<T>(id: string, schema: object, options: DecoderOpt
 
   const run = (value: JsonValue): T => {
     checkVersion(value);
-    if (!compiled(value)) {
-      const mapped = chooseError(compiled.errors ?? []);
+    const validate = validator();
+    if (!validate(value)) {
+      const mapped = chooseError(validate.errors ?? []);
       fail(mapped.code, mapped.pointer, mapped.text);
     }
     return value as T;
@@ -340,6 +353,9 @@ export function defineDecoder<T>(id: string, schema: object, options: DecoderOpt
     validate(value: JsonValue): T {
       // Validation normalises u64 numbers to bigint in place; work on a copy of the caller's value.
       return run(structuredClone(value));
+    },
+    compile(): void {
+      validator();
     },
   };
   const previous = DEFINED.get(id);

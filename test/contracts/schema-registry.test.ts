@@ -84,3 +84,7 @@ test('each published schema is valid JSON carrying its id and the decoder schema
     assert.equal(parsed.additionalProperties, (decoder.schema as Record<string, unknown>).additionalProperties);
   }
 });
+
+test('every registered schema compiles under ajv strict mode (schemas compile lazily at run time)', () => {
+  for (const decoder of allDecoders()) assert.doesNotThrow(() => decoder.compile(), decoder.id);
+});
