@@ -10,10 +10,12 @@ import { takeLeadingDataDir } from './leading-flags.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-pjson.oclif.commands = { ...pjson.oclif.commands, target: './src/commands', globPatterns: ['**/*.ts', '!**/*.d.ts', '!**/_*.ts'] };
+pjson.oclif.commands = { ...pjson.oclif.commands, target: './commands', globPatterns: ['**/*.ts', '!**/*.d.ts', '!**/_*.ts'] };
 const argv = takeLeadingDataDir(process.argv.slice(2));
 try {
-  const config = await Config.load({ root, pjson });
+  // src/ as the plugin root: oclif reads oclif.manifest.json (which names dist/ files) from the
+  // root, and src/ has none, so commands are discovered from the TypeScript sources.
+  const config = await Config.load({ root: join(root, 'src'), pjson });
   await run(argv, config);
   await flush();
 } catch (error) {

@@ -47,9 +47,17 @@ export abstract class BaseCommand extends Command {
     return resolve(flagValue ?? process.env.AGENTSCM_DATA_DIR ?? DEFAULT_DATA_DIR);
   }
 
-  /** Progress for long operations: stderr only, so --json stdout stays one document. */
+  /**
+   * Progress for long operations: stderr only, so --json stdout stays one document; shown when
+   * stderr is a terminal (as git does) or AGENTSCM_PROGRESS=1, so scripts see no extra lines.
+   */
   protected progress(message: string): void {
-    process.stderr.write(`${message}\n`);
+    if (process.stderr.isTTY === true || process.env.AGENTSCM_PROGRESS === '1') process.stderr.write(`${message}\n`);
+  }
+
+  /** The progress printer to hand to a core function's onProgress. */
+  protected get progressSink(): (message: string) => void {
+    return (message) => this.progress(message);
   }
 
   protected override logJson(json: unknown): void {

@@ -38,6 +38,8 @@ export interface RunnerContext {
   /** SIGINT/SIGTERM: no new step starts, and a running command is asked to stop. */
   readonly signal?: AbortSignal;
   readonly now?: () => number;
+  /** Progress lines for a person watching (the command prints them on stderr). */
+  readonly onProgress?: (message: string) => void;
 }
 
 /** Why an advance stopped without finishing the run. */
@@ -367,6 +369,7 @@ async function advanceLocked(session: Session, budget: number, validated: Compil
     }
     if (executed >= budget) return { executed, waiting: null };
     const action = planned.action;
+    session.ctx.onProgress?.(`step ${planned.id} (${action.kind}): running`);
     if (action.kind === 'source_paths') await executeSourcePaths(session, model.run, { ...planned, action });
     else if (action.kind === 'require_capability') await executeRequireCapability(session, { ...planned, action });
     else await executeCommand(session, model.run, { ...planned, action }, next);

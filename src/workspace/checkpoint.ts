@@ -40,6 +40,8 @@ export interface CheckpointInput {
   /** Rehash every file instead of trusting the stat cache. */
   readonly full?: boolean;
   readonly bounds?: ScanBounds;
+  /** Progress lines for a person watching (the command prints them on stderr). */
+  readonly onProgress?: (message: string) => void;
 }
 
 export interface CheckpointResult {
@@ -83,7 +85,10 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         const change = findChange(auth, repository, input.change);
         const expected = change?.current_version ?? null;
 
+        const progress = input.onProgress ?? ((): void => undefined);
+        progress(`scanning ${root}`);
         const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs: dataDirExclusions(root, dataDir) });
+        progress(`scanned ${scan.files.length} files (${scan.totalBytes} bytes)${scan.complete ? '' : ', incomplete'}`);
         if (!scan.complete) {
           workspaceWrite(ws, () =>
             writeLastScan(ws, { finished_ms: Date.now(), complete: false, file_count: scan.files.length, total_bytes: scan.totalBytes, hashed_files: 0, problem: scan.problem }),
@@ -94,8 +99,10 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         }
         pausePoint('checkpoint:after-scan');
         const base = loadBaseEntries(ws);
+        progress(input.full === true ? 'hashing every file' : 'hashing files whose size, mtime or inode changed');
         const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, base, { auth, full: input.full === true }));
         const treeChanged = tree.changes.length > 0;
+        progress(`hashed ${tree.hashedFiles} of ${scan.files.length} files; ${tree.changes.length} changed path(s); recording`);
         const encoded = treeChanged ? prepareRevision(baseRevision, tree.entries) : null;
         const revision = encoded === null ? baseRevision : encoded.id;
         const lastScan = {

@@ -45,6 +45,8 @@ export interface InitRepoInput {
   readonly name: string;
   readonly dataDir: string;
   readonly bounds?: ScanBounds;
+  /** Progress lines for a person watching (the command prints them on stderr). */
+  readonly onProgress?: (message: string) => void;
 }
 
 export interface InitRepoResult {
@@ -155,13 +157,18 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
           throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${input.name} already exists in this store`, { hint: 'choose another --name' });
         }
 
+        const progress = input.onProgress ?? ((): void => undefined);
+        progress(`scanning ${root}`);
         const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs });
+        progress(`scanned ${scan.files.length} files (${scan.totalBytes} bytes)${scan.complete ? '' : ', incomplete'}`);
         if (!scan.complete) {
           throw new AgentscmError('WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was registered`, {
             hint: 'add the offending files to .gitignore or remove them, then run init-repo again',
           });
         }
+        progress('hashing and storing every file');
         const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, new Map(), { auth, full: true }));
+        progress(`stored ${tree.hashedFiles} files; recording the first revision`);
         const repositoryId = newRepositoryId();
         const encoded = prepareRevision(null, tree.entries);
         const revision = encoded.id;

@@ -21,7 +21,7 @@ export default class SkillWorkflowResume extends BaseCommand {
   async run(): Promise<AdvanceReport> {
     const { args, flags } = await this.parse(SkillWorkflowResume);
     const dataDir = this.resolveDataDir(flags['data-dir']);
-    const report = await withRuntime(flags, (runtime, signal) => resumeWorkflow({ dataDir, runtime, signal }, args['run-id'], flags['max-steps']));
+    const report = await withRuntime(flags, (runtime, signal) => resumeWorkflow({ dataDir, runtime, signal, onProgress: this.progressSink }, args['run-id'], flags['max-steps']));
     for (const line of formatRunLines(report)) this.log(line);
     if (report.waiting !== null) this.logToStderr(report.waiting.message);
     process.exitCode = runExitCode(report);

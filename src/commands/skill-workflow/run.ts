@@ -25,7 +25,7 @@ export default class SkillWorkflowRun extends BaseCommand {
     const { args, flags } = await this.parse(SkillWorkflowRun);
     const dataDir = this.resolveDataDir(flags['data-dir']);
     const bytes = readDefinitionBytes(args.file);
-    const report = await withRuntime(flags, (runtime, signal) => runWorkflow({ dataDir, runtime, signal }, args['run-id'], bytes, flags['max-steps']));
+    const report = await withRuntime(flags, (runtime, signal) => runWorkflow({ dataDir, runtime, signal, onProgress: this.progressSink }, args['run-id'], bytes, flags['max-steps']));
     for (const line of formatRunLines(report)) this.log(line);
     if (report.waiting !== null) this.logToStderr(report.waiting.message);
     process.exitCode = runExitCode(report);
