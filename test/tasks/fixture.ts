@@ -16,6 +16,7 @@ import type { EnrollResult } from '../../src/native/executor-registry.js';
 import { bumpPolicyEpoch } from '../../src/native/policy.js';
 import { createRepository } from '../../src/native/repositories.js';
 import { comparePaths, recordRevision } from '../../src/native/revisions.js';
+import { RECIPE } from '../workflows/fixture.js';
 import type { RevisionEntry } from '../../src/native/revisions.js';
 import { createReviewContext } from '../../src/native/review-contexts.js';
 import { createAuthority, openAuthority, writeTransaction } from '../../src/native/store.js';
@@ -32,17 +33,8 @@ export const SKILL_PATH = `${SKILL_DIR}/SKILL.md`;
 export const RECIPE_PATH = `${SKILL_DIR}/runner.json`;
 export const NOTES_PATH = `${SKILL_DIR}/notes.md`;
 export const SKILL_TEXT = '---\nname: check\ndescription: test skill\n---\n\n# Run the unit tests\n';
-export const RECIPE = {
-  version: 1,
-  image: 'busybox:1.36',
-  argv: ['sh', '-c', 'test -f /src/a.txt'],
-  env: {},
-  workdir: '.',
-  timeout_ms: 60000,
-  limits: { memory_bytes: 67108864, pids: 64, cpu_millis: 1000, output_bytes: 65536, scratch_bytes: 1048576 },
-  toolchain: 'busybox-1.36',
-  environment: 'posix-sh-offline',
-};
+/** The workflow tests' valid CommandRecipe, packaged as this fixture's runner.json. */
+export { RECIPE };
 export const CHANGE_ID = 'change-1';
 export const PROFILE = 'default';
 
