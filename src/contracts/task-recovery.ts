@@ -40,15 +40,8 @@ export interface FenceSupersession {
   readonly new_fence: bigint;
 }
 
-export interface TaskRecoveryEnvelope {
+export interface TaskRecoveryEnvelope extends RecoveryIdentity {
   readonly version: 1;
-  readonly request_id: string;
-  readonly request_kind: RecoveryRequestKind;
-  readonly task_id: string;
-  readonly task_digest: string;
-  readonly attempt_id: string;
-  readonly attempt_digest: string;
-  readonly execution_operation_id: string;
   /** The fence of the attempt the request was bound to. */
   readonly fence: bigint;
   readonly disposition: RecoveryDisposition;

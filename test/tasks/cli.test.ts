@@ -15,8 +15,7 @@ import { DEV_BIN, REPO_ROOT, jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CHANGE_ID, FakeClock, context, makeTaskStore } from './fixture.js';
 import type { TaskStore } from './fixture.js';
-import { call, claimRequest, mutationRequest, recoveryRequest, statusRequest, taskRef } from './requests.js';
-import type { Claimed } from './requests.js';
+import { call, claimRequest, claimedOf, mutationRequest, recoveryRequest, statusRequest, taskRef } from './requests.js';
 
 const ACTOR = 'alice/a1';
 const ALICE = { owner_id: 'alice', agent_id: 'a1' };
@@ -31,20 +30,6 @@ function writeJson(dir: string, name: string, value: JsonValue): string {
   const file = join(dir, name);
   writeFileSync(file, formatJson(value));
   return file;
-}
-
-function claimedFromCli(answer: JsonObject): Claimed {
-  const attempt = answer.attempt as JsonObject;
-  return {
-    task_id: answer.task_id as string,
-    task_digest: answer.task_digest as string,
-    attempt,
-    attempt_id: attempt.attempt_id as string,
-    attempt_digest: answer.attempt_digest as string,
-    execution_operation_id: attempt.execution_operation_id as string,
-    fence: BigInt(attempt.fence as number),
-    executor: null,
-  };
 }
 
 test('agent-task call: capabilities, next, claim, heartbeat from stdin, byte-identical retries and exit codes', async (t) => {
@@ -69,7 +54,7 @@ test('agent-task call: capabilities, next, claim, heartbeat from stdin, byte-ide
   const again = await runCli([...base, 'claim', '--actor', ACTOR, ...subjectFlags(store), '--input', claimFile, '--json']);
   assert.equal(again.code, 0, again.stderr);
   assert.equal(again.stdout, claim.stdout);
-  const claimed = claimedFromCli(jsonOf(claim));
+  const claimed = claimedOf(jsonOf(claim));
   const heartbeat = await runCli([...base, 'heartbeat', '--actor', ACTOR, '--input', '-', '--json'], { input: formatJson(mutationRequest(ALICE, claimed, 'heartbeat', 'hb-1')) });
   assert.equal(heartbeat.code, 0, heartbeat.stderr);
   assert.equal(jsonOf(heartbeat).status, 'renewed');
@@ -135,7 +120,7 @@ test('SIGKILL between the journal commit and the response: the identical retry r
   const second = await runCli(['--data-dir', dir, 'agent-task', 'call', 'claim', '--actor', ACTOR, ...subjectFlags(store), '--input', claimFile, '--json']);
   assert.equal(second.stdout, retry.stdout);
   // Exactly one attempt exists: the retry did not claim again.
-  const status = call(ctx, 'status', statusRequest(claimedFromCli(answer as JsonObject)));
+  const status = call(ctx, 'status', statusRequest(claimedOf(answer as JsonObject)));
   assert.equal(status.state, 'leased');
   const other = await runCli(['--data-dir', dir, 'agent-task', 'call', 'claim', '--actor', ACTOR, ...subjectFlags(store), '--input', writeJson(dir, 'c3.json', claimRequest(ALICE, task, 'claim-3', 'op-3', { leaseMs: HOUR })), '--json']);
   assert.equal(other.code, 3);
