@@ -130,10 +130,11 @@ test('a failing command is recorded as failed with its exit code and both stream
 });
 
 test('a fork bomb is stopped by the pids limit', async () => {
-  // Only shell builtins after the bomb: they need no fork while the limit is exhausted, and a
-  // non-interactive busybox sh exits on "can't fork", so even the wait is a builtin loop.
+  // The main shell forks exactly once, before the bomb exists: a non-interactive busybox sh
+  // exits on "can't fork", and forking the pipeline `b | b` itself raced the first element's
+  // children for the last free pid. After that only builtins, so even the wait is a builtin loop.
   const script = [
-    'b() { b | b & }; b; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done',
+    'b() { b | b & }; (b) & i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done',
     'for d in /sys/fs/cgroup/pids /sys/fs/cgroup; do if [ -r $d/pids.max ]; then read m < $d/pids.max; read c < $d/pids.current; echo MAX=$m CURRENT=$c; break; fi; done',
   ].join('; ');
   const ran = await run({ argv: ['/bin/sh', '-c', script], timeout_ms: 30_000, limits: { pids: 16, cpu_millis: 500 } });
