@@ -30,8 +30,15 @@ interface Timing {
   count: number;
 }
 
+/** Time spent per facade operation across the timed cycles (the breakdown line). */
+interface Breakdown {
+  claim: number;
+  heartbeat: number;
+  result: number;
+}
+
 /** A facade runner over one store: each call times `cycles` claim → heartbeat → result cycles. */
-function facadeRunner(dir: string): { run: (cycles: number, into: Timing) => void; close: () => void } {
+function facadeRunner(dir: string): { run: (cycles: number, into: Timing, split?: Breakdown) => void; close: () => void } {
   const store = makeTaskStore(dir, STEPS);
   const clock = new FakeClock();
   const connections = openTaskConnections(store.dataDir);
@@ -41,7 +48,7 @@ function facadeRunner(dir: string): { run: (cycles: number, into: Timing) => voi
   let tasks = fresh();
   let n = 0;
   return {
-    run(cycles: number, into: Timing): void {
+    run(cycles: number, into: Timing, split?: Breakdown): void {
       for (let i = 0; i < cycles; i++) {
         if (tasks.length === 0) {
           checkpoint(store, store.revision);
@@ -53,10 +60,18 @@ function facadeRunner(dir: string): { run: (cycles: number, into: Timing) => voi
         n += 1;
         const start = performance.now();
         const claimed = claimedOf(call(ctx, 'claim', claimRequest(ALICE, task, `c-${n}`, `op-${n}`)));
+        const claimedAt = performance.now();
         call(ctx, 'heartbeat', mutationRequest(ALICE, claimed, 'heartbeat', `h-${n}`));
+        const renewedAt = performance.now();
         call(ctx, 'result', assertionRequest(ALICE, claimed, `r-${n}`, 'failed'));
-        into.ms += performance.now() - start;
+        const end = performance.now();
+        into.ms += end - start;
         into.count += 1;
+        if (split !== undefined) {
+          split.claim += claimedAt - start;
+          split.heartbeat += renewedAt - claimedAt;
+          split.result += end - renewedAt;
+        }
         clock.advance(1);
       }
     },
@@ -94,11 +109,12 @@ export async function main(): Promise<void> {
     const rounds = Math.max(1, Math.round(CYCLES / 10));
     const cycles: Timing = { ms: 0, count: 0 };
     const transactions: Timing = { ms: 0, count: 0 };
+    const split: Breakdown = { claim: 0, heartbeat: 0, result: 0 };
     facade.run(2, { ms: 0, count: 0 });
     raw.run(5, { ms: 0, count: 0 });
     for (let round = 0; round < rounds; round++) {
       raw.run(15, transactions);
-      facade.run(10, cycles);
+      facade.run(10, cycles, split);
       raw.run(15, transactions);
     }
     facade.close();
@@ -111,6 +127,10 @@ export async function main(): Promise<void> {
     );
     process.stdout.write(
       `facade claim→heartbeat→result cycles: ${cycleRate.toFixed(1)}/s (${cycles.count} cycles; journal commits: claim synchronous=FULL, heartbeat and result synchronous=NORMAL)\n`,
+    );
+    const per = (ms: number): string => (ms / Math.max(1, cycles.count)).toFixed(3);
+    process.stdout.write(
+      `per cycle: ${per(cycles.ms)} ms (claim ${per(split.claim)}, heartbeat ${per(split.heartbeat)}, result ${per(split.result)}); per raw transaction: ${(transactions.ms / Math.max(1, transactions.count)).toFixed(3)} ms\n`,
     );
     process.stdout.write(`ratio cycles/transactions: ${ratio.toFixed(3)} (target ≥ 0.3) ${ratio >= 0.3 ? 'OK' : 'BELOW TARGET'}\n`);
   } finally {
