@@ -18,3 +18,9 @@ test('--version prints the name and version', async () => {
   assert.equal(result.code, 0);
   assert.match(result.stdout, /^agentscm\/0\.1\.0 /);
 });
+
+test('missing required flags are one usage error that names every missing flag', async () => {
+  const result = await runCli(['agent-task', 'runtime-probe']);
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /^error\[USAGE\]: Missing required flag docker; Missing required flag docker-socket; Missing required flag image; run the command with --help\n$/);
+});

@@ -20,6 +20,18 @@ export const dataDirFlag = Flags.string({
   helpValue: 'DIR',
 });
 
+/**
+ * oclif's parse messages span lines ("The following errors occurred:", one line per problem,
+ * "See more help with --help"): keep every problem, on one line, and leave the hint to us.
+ */
+function usageMessage(message: string): string {
+  const problems = message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && line !== 'The following errors occurred:' && !/^See more help with/.test(line));
+  return problems.length === 0 ? 'invalid command line' : problems.join('; ');
+}
+
 /** Map an oclif parse failure or any other throwable to our error type. */
 export function toAgentscmError(error: unknown): AgentscmError {
   if (isAgentscmError(error)) return error;
@@ -27,7 +39,7 @@ export function toAgentscmError(error: unknown): AgentscmError {
     const oclif = (error as { oclif?: { exit?: number } }).oclif;
     const parseError = error.constructor.name.endsWith('Error') && /flag|argument|Unexpected|Missing|Expected|Nonexistent|not a|is not/i.test(error.message);
     if ((oclif !== undefined && oclif.exit === 2) || parseError) {
-      return new AgentscmError('USAGE', error.message.split('\n')[0] ?? 'invalid command line', {
+      return new AgentscmError('USAGE', usageMessage(error.message), {
         hint: 'run the command with --help',
       });
     }

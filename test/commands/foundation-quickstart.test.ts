@@ -27,9 +27,10 @@ function quickstart(env: Record<string, string>): Promise<{ code: number | null;
 
 const DEV = 'node --import tsx bin/dev.js';
 
-test('the quickstart runs end to end against the sources', async (t) => {
+// As `npm run quickstart` runs it: bin/run.js over the bundle in dist/ (`npm test` builds first).
+test('the quickstart runs end to end with the built CLI', async (t) => {
   const dir = tempDir(t);
-  const result = await quickstart({ AGENTSCM_BIN: DEV, QUICKSTART_DIR: dir });
+  const result = await quickstart({ QUICKSTART_DIR: dir });
   assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
   assert.match(result.stdout, /\$ agentscm .*init-repo/);
   assert.match(result.stdout, /modified src\/greet\.js/);

@@ -1,6 +1,7 @@
 /**
  * Run the agentscm CLI as a user would: a real child process of bin/dev.js (the TypeScript
- * sources through tsx), with its own environment, stdin and exit status.
+ * sources through tsx) or, with `entry: 'built'`, of bin/run.js (the bundle in dist/ that
+ * `npm run build` makes), with its own environment, stdin and exit status.
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -8,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const DEV_BIN = join(REPO_ROOT, 'bin', 'dev.js');
+export const BUILT_BIN = join(REPO_ROOT, 'bin', 'run.js');
 /** tsx's loader by absolute URL: `--import tsx` would resolve from the child's working directory. */
 export const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 
@@ -24,6 +26,8 @@ export interface CliOptions {
   readonly env?: Record<string, string | undefined>;
   readonly input?: string | Buffer;
   readonly timeoutMs?: number;
+  /** `dev` (default): the sources through tsx; `built`: bin/run.js over dist/. */
+  readonly entry?: 'dev' | 'built';
 }
 
 /** Spawn `agentscm ...args` and collect its output. AGENTSCM_DATA_DIR is cleared unless given. */
@@ -31,7 +35,8 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
   const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...args], {
+    const argv = options.entry === 'built' ? [BUILT_BIN, ...args] : ['--import', TSX_LOADER, DEV_BIN, ...args];
+    const child = spawn(process.execPath, argv, {
       cwd: options.cwd ?? REPO_ROOT,
       env: env,
       stdio: ['pipe', 'pipe', 'pipe'],

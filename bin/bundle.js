@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// Builds dist/ for bin/run.js: every command file of src/commands (and the CLI entry
+// src/commands/_execute.ts) is an entry point of one esbuild build with code splitting. Shared
+// code — @oclif/core, the command base, the layers below — lands in dist/chunks/ once, so a
+// command loads a handful of files instead of hundreds of small modules, and @oclif/core exists
+// exactly once (the entry and every command import the same chunk). Start-up of a command drops
+// by about a third (docs/dependencies.md "The built CLI").
+//
+// Node resolves only better-sqlite3 (native addon) at run time; the TypeScript loaders oclif
+// probes for in development are never bundled. Output paths mirror src/ (dist/commands/<id>.js),
+// so package.json's command pattern and the committed oclif.manifest.json stay valid.
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const commandsDir = join(root, 'src', 'commands');
+
+function commandEntries(dir) {
+  const out = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...commandEntries(full));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !entry.name.startsWith('_')) out.push(full);
+  }
+  return out;
+}
+
+const entryPoints = [join(commandsDir, '_execute.ts'), ...commandEntries(commandsDir)].sort();
+
+// Bundled CommonJS code (oclif) calls require() and reads __dirname; an ES module has neither.
+const banner = [
+  "import { createRequire as __agentscmCreateRequire } from 'node:module';",
+  "import { fileURLToPath as __agentscmFileURLToPath } from 'node:url';",
+  'const require = __agentscmCreateRequire(import.meta.url);',
+  'const __filename = __agentscmFileURLToPath(import.meta.url);',
+  "const __dirname = __agentscmFileURLToPath(new URL('.', import.meta.url));",
+].join(' ');
+
+const result = await build({
+  absWorkingDir: root,
+  entryPoints,
+  outbase: 'src',
+  outdir: 'dist',
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: 'linked',
+  external: ['better-sqlite3', 'typescript', 'tsx', 'ts-node'],
+  banner: { js: banner },
+  metafile: true,
+  logLevel: 'warning',
+});
+
+const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.js'));
+process.stdout.write(`bundled ${entryPoints.length - 1} commands from ${relative(root, commandsDir)} into ${outputs.length} files under dist/\n`);

@@ -1,0 +1,87 @@
+/**
+ * The built CLI as a user installs it: bin/run.js over the bundle that `npm run build` writes to
+ * dist/ (bin/bundle.js). `npm test` builds first; run `npm run build` before running this file
+ * alone.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import { DOCKER_SOCKET, requireEngine } from './collector/fixture.js';
+import { jsonOf, REPO_ROOT, runCli } from './helpers/cli.js';
+import type { CliOptions } from './helpers/cli.js';
+import { tempDir } from './helpers/tmp.js';
+
+const DIST = join(REPO_ROOT, 'dist');
+
+function built(args: string[], options: CliOptions = {}): ReturnType<typeof runCli> {
+  return runCli(args, { ...options, entry: 'built' });
+}
+
+function distFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = join(dir, entry.name);
+    return entry.isDirectory() ? distFiles(full) : entry.name.endsWith('.js') ? [full] : [];
+  });
+}
+
+before(() => {
+  assert.ok(existsSync(join(DIST, 'commands', '_execute.js')), 'dist/ is missing or stale: run `npm run build` first');
+});
+
+test('every command of the manifest is a bundle entry, and nothing in dist/ loads @oclif/core from node_modules', () => {
+  const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'oclif.manifest.json'), 'utf8')) as { commands: Record<string, { relativePath: string[] }> };
+  for (const [id, command] of Object.entries(manifest.commands)) {
+    assert.ok(existsSync(join(REPO_ROOT, ...command.relativePath)), `${id}: ${command.relativePath.join('/')} was not built`);
+  }
+  for (const file of distFiles(DIST)) {
+    const text = readFileSync(file, 'utf8');
+    // One copy of the framework: a bare import would load a second @oclif/core beside the bundled one.
+    assert.doesNotMatch(text, /from\s+["']@oclif\/core["']|require\(["']@oclif\/core["']\)/, `${file} imports @oclif/core from node_modules`);
+  }
+});
+
+test('the built CLI prints its version, help and usage errors like the sources', async () => {
+  const version = await built(['--version']);
+  assert.equal(version.code, 0, version.stderr);
+  assert.match(version.stdout, /^agentscm\/0\.1\.0 /);
+  const help = await built(['--help']);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /TOPICS[\s\S]*skill-workflow/);
+  assert.match(help.stdout, /COMMANDS[\s\S]*checkpoint/);
+  const missing = await built(['agent-task', 'runtime-probe', '--json']);
+  assert.equal(missing.code, 2);
+  const error = jsonOf<{ error: { code: string; message: string } }>(missing).error;
+  assert.equal(error.code, 'USAGE');
+  assert.match(error.message, /docker\b.*docker-socket.*image/);
+});
+
+test('the built CLI records and reads back a checkpoint', async (t) => {
+  const root = tempDir(t, 'agentscm-built-');
+  const ws = join(root, 'ws');
+  const dataDir = join(root, 'data');
+  mkdirSync(join(ws, 'src'), { recursive: true });
+  writeFileSync(join(ws, 'src', 'a.txt'), 'first\n');
+  const init = await built(['--data-dir', dataDir, 'init-repo', ws, '--name', 'demo', '--json']);
+  assert.equal(init.code, 0, init.stderr);
+  writeFileSync(join(ws, 'src', 'a.txt'), 'second\n');
+  const status = jsonOf<{ clean: boolean; changes: { path: string; kind: string }[] }>(await built(['status', '--workspace', ws, '--json']));
+  assert.equal(status.clean, false);
+  assert.deepEqual(status.changes, [{ path: 'src/a.txt', kind: 'modified' }]);
+  const checkpoint = jsonOf<{ version: number; revision: string; repository: string }>(await built(['checkpoint', '--change', 'c1', '--workspace', ws, '--json']));
+  assert.equal(checkpoint.version, 1);
+  const cat = await built(['--data-dir', dataDir, 'revision', 'cat', checkpoint.revision, 'src/a.txt', '--repository', checkpoint.repository]);
+  assert.equal(cat.code, 0, cat.stderr);
+  assert.equal(cat.stdout, 'second\n');
+});
+
+test('the built CLI reaches the Docker Engine API (the bundled HTTP client over the Unix socket)', async () => {
+  await requireEngine();
+  const docker = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
+  const probe = await built(['agent-task', 'runtime-probe', '--docker', docker, '--docker-socket', DOCKER_SOCKET, '--image', 'local/busybox:1', '--json']);
+  assert.equal(probe.code, 0, probe.stderr);
+  const probed = jsonOf<{ identity: { backend: string; image: { id: string } }; identity_sha256: string }>(probe);
+  assert.equal(probed.identity.backend, 'docker-engine-api');
+  assert.match(probed.identity.image.id, /^sha256:[0-9a-f]{64}$/);
+  assert.match(probed.identity_sha256, /^[0-9a-f]{64}$/);
+});
