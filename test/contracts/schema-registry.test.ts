@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import test from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { allDecoders } from '../../src/contracts/schema-registry.js';
-import { definedDecoders } from '../../src/contracts/schema.js';
+import { definedDecoders, metaSchemaProblems } from '../../src/contracts/schema.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { expectedFiles, schemaDifferences } from '../tools/publish-schemas.js';
@@ -87,4 +87,9 @@ test('each published schema is valid JSON carrying its id and the decoder schema
 
 test('every registered schema compiles under ajv strict mode (schemas compile lazily at run time)', () => {
   for (const decoder of allDecoders()) assert.doesNotThrow(() => decoder.compile(), decoder.id);
+});
+
+test('every registered schema is valid against the draft-07 meta-schema and the custom keyword meta-schemas', () => {
+  // The run-time ajv instance skips this check to start faster (src/contracts/schema.ts createAjv).
+  for (const decoder of allDecoders()) assert.equal(metaSchemaProblems(decoder.schema), null, decoder.id);
 });

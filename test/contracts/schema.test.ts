@@ -3,7 +3,7 @@ import test from 'node:test';
 import { AgentscmError } from '../../src/contracts/errors.js';
 import type { ErrorCode } from '../../src/contracts/errors.js';
 import type { JsonValue } from '../../src/contracts/json-value.js';
-import { defineDecoder } from '../../src/contracts/schema.js';
+import { defineDecoder, metaSchemaProblems } from '../../src/contracts/schema.js';
 
 interface Sample {
   version: number;
@@ -214,4 +214,13 @@ test('maxDepth option reaches the parser', () => {
   const shallow = defineDecoder('test.shallow.v1', { type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'object', additionalProperties: false } }, additionalProperties: false } }, additionalProperties: false }, { maxDepth: 2 });
   assert.doesNotThrow(() => shallow.decode(Buffer.from('{"a":{}}'), 100));
   assert.throws(() => shallow.decode(Buffer.from('{"a":{"b":{}}}'), 100), (e: unknown) => e instanceof AgentscmError && e.code === 'JSON_TOO_DEEP');
+});
+
+test('metaSchemaProblems finds what the draft-07 and custom keyword meta-schemas refuse', () => {
+  const ok = { type: 'object', properties: { n: { u64: { maximum: '10' } }, s: { type: 'string', maxUtf8Bytes: 4, idKind: 'id' } }, additionalProperties: false };
+  assert.equal(metaSchemaProblems(ok), null);
+  assert.match(metaSchemaProblems({ ...ok, properties: { n: { u64: { maximum: 'ten' } } } }) ?? '', /pattern|match/);
+  assert.match(metaSchemaProblems({ ...ok, properties: { s: { type: 'string', maxUtf8Bytes: -1 } } }) ?? '', />= 0/);
+  assert.match(metaSchemaProblems({ ...ok, properties: { s: { type: 'string', maxLength: 4, idKind: 'nickname' } } }) ?? '', /allowed values/);
+  assert.match(metaSchemaProblems({ ...ok, maxProperties: -2 }) ?? '', />= 0/);
 });
