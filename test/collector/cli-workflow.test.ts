@@ -2,7 +2,7 @@
  * The command collector as a user drives it, through the real CLI and the real engine:
  * init-repo → checkpoint → context create → plan → skill-workflow run with --docker /
  * --docker-socket → status shows the execution member → check-command-show; a controller
- * killed with SIGKILL mid-command, then recover (no second container); SIGINT cancellation;
+ * killed with SIGKILL mid-command, then recover (no second container); SIGINT and SIGTERM cancellation;
  * cancel of an orphaned attempt; runtime-probe.
  */
 import assert from 'node:assert/strict';
@@ -205,19 +205,22 @@ test('SIGKILL mid-command leaves a running attempt; recover finalizes it without
   assert.equal(await createEventsOf(attemptId, since), 1);
 });
 
-test('SIGINT stops the running container, records the cancellation and cleans up', async (t) => {
-  const demo = await makeDemo(t, { argv: ['/bin/sleep', '60'], timeout_ms: 120_000 });
-  const attemptId = commandAttemptId(demo.repository, 'r3', 'check', 1n);
-  const child = spawnRun(demo, 'r3');
-  await waitForRunningContainer(attemptId, child);
-  child.kill('SIGINT');
-  const { code } = await exited(child);
-  assert.equal(code, 1);
-  const step = await stepOf(demo, 'r3');
-  assert.equal(step.execution?.state, 'failed');
-  assert.equal(step.execution?.outcome, 'cancelled');
-  assert.deepEqual(await containersOf(attemptId), []);
-});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  test(`${signal} stops the running container, records the cancellation and cleans up`, async (t) => {
+    const runId = `r3-${signal.toLowerCase()}`;
+    const demo = await makeDemo(t, { argv: ['/bin/sleep', '60'], timeout_ms: 120_000 });
+    const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
+    const child = spawnRun(demo, runId);
+    await waitForRunningContainer(attemptId, child);
+    child.kill(signal);
+    const { code } = await exited(child);
+    assert.equal(code, 1, child.stderrText());
+    const step = await stepOf(demo, runId);
+    assert.equal(step.execution?.state, 'failed');
+    assert.equal(step.execution?.outcome, 'cancelled');
+    assert.deepEqual(await containersOf(attemptId), []);
+  });
+}
 
 test('cancel needs the runtime flags only while an attempt is running, then stops and records it', async (t) => {
   const demo = await makeDemo(t, { argv: ['/bin/sleep', '60'], timeout_ms: 120_000 });
