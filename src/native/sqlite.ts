@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import type { Database as Db } from 'better-sqlite3';
+import type { Database as Db, Statement } from 'better-sqlite3';
 import { AgentscmError } from '../contracts/errors.js';
 import type { ErrorCode } from '../contracts/errors.js';
 
@@ -103,10 +103,26 @@ export function openReadOnly(path: string, expectedVersion: number, what: string
   return db;
 }
 
+type Runner = ReturnType<SqliteDatabase['transaction']> & { (fn: () => unknown): unknown };
+
+// One transaction wrapper per connection that runs the function it is given: building a new
+// db.transaction(fn) per call costs more than the transaction's own statements. The wrapper
+// behaves as before: BEGIN/COMMIT, or a savepoint when a transaction is already open.
+const runners = new WeakMap<SqliteDatabase, Runner>();
+
+function runnerOf(db: SqliteDatabase): Runner {
+  let runner = runners.get(db);
+  if (runner === undefined) {
+    runner = db.transaction((fn: () => unknown) => fn()) as Runner;
+    runners.set(db, runner);
+  }
+  return runner;
+}
+
 /** Run `fn` in a BEGIN IMMEDIATE transaction; contention becomes STORE_BUSY. */
 export function immediate<T>(db: SqliteDatabase, what: string, fn: () => T): T {
   try {
-    return db.transaction(fn).immediate();
+    return runnerOf(db).immediate(fn) as T;
   } catch (error) {
     mapSqliteError(error, what);
   }
@@ -115,10 +131,27 @@ export function immediate<T>(db: SqliteDatabase, what: string, fn: () => T): T {
 /** Run `fn` in a read (deferred) transaction so that every read sees one snapshot. */
 export function readSnapshot<T>(db: SqliteDatabase, what: string, fn: () => T): T {
   try {
-    return db.transaction(fn).deferred();
+    return runnerOf(db).deferred(fn) as T;
   } catch (error) {
     mapSqliteError(error, what);
   }
+}
+
+const versionStatements = new WeakMap<SqliteDatabase, { readonly dataVersion: Statement; readonly totalChanges: Statement }>();
+
+/**
+ * A token of the content one connection reads (ARCHITECTURE.md "Storage"): PRAGMA data_version
+ * changes whenever another connection commits to the database, and total_changes() whenever
+ * this connection changes rows. Read inside a transaction, an unchanged token proves that the
+ * snapshot holds the same rows as the snapshot in which it was read before.
+ */
+export function contentToken(db: SqliteDatabase): string {
+  let statements = versionStatements.get(db);
+  if (statements === undefined) {
+    statements = { dataVersion: db.prepare('PRAGMA data_version').pluck(), totalChanges: db.prepare('SELECT total_changes()').pluck() };
+    versionStatements.set(db, statements);
+  }
+  return `${String(statements.dataVersion.get())}:${String(statements.totalChanges.get())}`;
 }
 
 /**

@@ -125,14 +125,15 @@ export function journalWrite<T>(journal: Journal, fn: () => T, durability: Journ
     return immediate(db, JOURNAL_WHAT, fn);
   }
   // SQLite refuses to change the safety level inside a transaction: set it before BEGIN,
-  // and put FULL back after COMMIT or ROLLBACK.
-  if (durability === 'crash-safe') db.pragma('synchronous = NORMAL');
+  // and put FULL back after COMMIT or ROLLBACK. exec, not a cached statement: the pragma takes
+  // effect when it is compiled, so a prepared one would not apply it again.
+  if (durability === 'crash-safe') db.exec('PRAGMA synchronous = NORMAL');
   openWriteDurability.set(db, durability);
   try {
     return immediate(db, JOURNAL_WHAT, fn);
   } finally {
     openWriteDurability.delete(db);
-    if (durability === 'crash-safe') db.pragma('synchronous = FULL');
+    if (durability === 'crash-safe') db.exec('PRAGMA synchronous = FULL');
   }
 }
 
