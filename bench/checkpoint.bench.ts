@@ -43,6 +43,7 @@ const GIT_ENV = {
 interface Timed {
   readonly seconds: number;
   readonly rssMb: number | null;
+  readonly stdout: string;
 }
 
 function timed(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv, rssFile?: string): Timed {
@@ -53,7 +54,7 @@ function timed(command: string, args: readonly string[], cwd: string, env: NodeJ
     throw new Error(`${command} ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}${result.stdout.toString()}`);
   }
   const rssMb = rssFile === undefined ? null : Number(readFileSync(rssFile, 'utf8')) / 1024;
-  return { seconds, rssMb };
+  return { seconds, rssMb, stdout: result.stdout.toString() };
 }
 
 function agentscm(args: readonly string[], cwd: string, rssFile: string): Timed {
@@ -109,6 +110,7 @@ export async function main(): Promise<void> {
     const fullGit = git('git init -q && git add -A && git commit -q -m full', theirs);
 
     const incOurs: number[] = [];
+    const incHashed: number[] = [];
     const incGit: number[] = [];
     let peakRss = fullOurs.rssMb ?? 0;
     for (let run = 0; run < RUNS; run++) {
@@ -116,7 +118,8 @@ export async function main(): Promise<void> {
       const line = `edit ${run}\n`;
       appendFileSync(join(ours, rel), line);
       appendFileSync(join(theirs, rel), line);
-      const a = agentscm(['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours], work, rssFile);
+      const a = agentscm(['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours, '--json'], work, rssFile);
+      incHashed.push((JSON.parse(a.stdout) as { hashed_files: number }).hashed_files);
       const b = git(`git add -A && git commit -q -m edit${run}`, theirs);
       incOurs.push(a.seconds);
       incGit.push(b.seconds);
@@ -141,7 +144,7 @@ export async function main(): Promise<void> {
     process.stdout.write(
       `start-up floor (agentscm --version, median): ${median(startup).toFixed(3)} s = ${(median(startup) / median(incGit)).toFixed(2)}× the incremental git commit\n`,
     );
-    process.stdout.write(`incremental runs agentscm: ${incOurs.map((s) => s.toFixed(3)).join(' ')}\n`);
+    process.stdout.write(`incremental runs agentscm: ${incOurs.map((s) => s.toFixed(3)).join(' ')} (files hashed: ${incHashed.join(' ')})\n`);
     process.stdout.write(`incremental runs git:      ${incGit.map((s) => s.toFixed(3)).join(' ')}\n`);
   } finally {
     rmSync(work, { recursive: true, force: true });
