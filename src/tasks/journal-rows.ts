@@ -115,15 +115,19 @@ export function findRetainedTask(journal: Journal, taskId: string): RetainedTask
   return row === undefined ? null : taskOf(row);
 }
 
-/** Retain a derived task (write transaction); an existing identical row is kept as is. */
-export function retainTask(journal: Journal, task: WorkflowTask, digest: string, nowMs: number): RetainedTask {
+/**
+ * Retain a derived task (write transaction); an existing identical row is kept as is.
+ * `canonical` is the task's canonical encoding when the caller already holds it (a derivation
+ * encodes each task once to digest it).
+ */
+export function retainTask(journal: Journal, task: WorkflowTask, digest: string, nowMs: number, canonicalBytes?: Buffer): RetainedTask {
   const existing = findRetainedTask(journal, task.task_id);
   if (existing !== null) {
     if (existing.digest !== digest) inconsistent(`retained task ${task.task_id}`);
     return existing;
   }
   const seq = (journalStatement(journal, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM agent_tasks').get() as { next: number }).next;
-  const canonical = Buffer.from(encodeCanonical(taskToJson(task)));
+  const canonical = canonicalBytes ?? Buffer.from(encodeCanonical(taskToJson(task)));
   // The next transition reads this row back: remember its decoding now (keyed by the exact
   // bytes, so a rolled-back insert leaves only a correct decoding of bytes never read).
   remember(decodedTasks, task.task_id, { bytes: canonical, task, digest });
@@ -150,6 +154,31 @@ export function scopeTaskIds(journal: Journal, task: WorkflowTask): string[] {
     'SELECT task_id FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND task_id <> ? ORDER BY seq DESC LIMIT ?',
   ).all(task.subject.repository, task.subject.change_id, task.subject.profile, task.subject.step_id, task.task_id, MAX_SCOPE_SCAN + 1) as { task_id: string }[];
   return rows.map((row) => row.task_id);
+}
+
+/**
+ * The bounded scan before a fresh claim, in two indexed queries: 'limit' when more than
+ * MAX_SCOPE_SCAN older identities share the task's repository, Change, profile and step; else
+ * the newest of them with an unresolved (active or cancelled) attempt, or null. The same answer
+ * as scopeTaskIds followed by firstUnresolvedTask, without bringing every identity into JS.
+ */
+export function firstUnresolvedOlderTask(journal: Journal, task: WorkflowTask): 'limit' | { readonly task_id: string } | null {
+  const s = task.subject;
+  const older = (
+    journalStatement(
+      journal,
+      'SELECT count(*) AS n FROM (SELECT 1 FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND task_id <> ? LIMIT ?)',
+    ).get(s.repository, s.change_id, s.profile, s.step_id, task.task_id, MAX_SCOPE_SCAN + 1) as { n: number }
+  ).n;
+  if (older > MAX_SCOPE_SCAN) return 'limit';
+  if (older === 0) return null;
+  const row = journalStatement(
+    journal,
+    `SELECT t.task_id FROM agent_tasks t WHERE t.repository = ? AND t.change_id = ? AND t.profile = ? AND t.step_id = ? AND t.task_id <> ?
+       AND EXISTS (SELECT 1 FROM agent_task_attempts a WHERE a.task_id = t.task_id AND a.state IN ('active', 'cancelled'))
+     ORDER BY t.seq DESC LIMIT 1`,
+  ).get(s.repository, s.change_id, s.profile, s.step_id, task.task_id) as { task_id: string } | undefined;
+  return row === undefined ? null : { task_id: row.task_id };
 }
 
 /** Among `taskIds`, the first whose newest attempt is unresolved (active or cancelled), or null. */
@@ -332,5 +361,28 @@ export function insertRequest(journal: Journal, actor: AgentRef, requestId: stri
     `INSERT INTO agent_task_requests (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(actor.owner_id, actor.agent_id, requestId, kind, requestDigest, taskId, attemptId, bytes, sha256Hex(bytes), nowMs);
-  return parseStrictJson(bytes, { maxBytes: MAX_RESPONSE_BYTES });
+  if (bytes.byteLength > MAX_RESPONSE_BYTES) return parseStrictJson(bytes, { maxBytes: MAX_RESPONSE_BYTES });
+  return asParsed(response);
 }
+
+/**
+ * What parseStrictJson returns for the canonical encoding of `value`, without encoding and
+ * parsing again: the encoder accepted only strings, booleans, null, safe unsigned integer
+ * numbers and u64 bigints, which the parser reads back as the same strings (escaping round
+ * trips) and integers as numbers up to Number.MAX_SAFE_INTEGER, bigints above; plain objects
+ * in the same member order and plain arrays.
+ */
+function asParsed(value: JsonValue): JsonValue {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number') return value;
+  if (typeof value === 'bigint') return value <= MAX_SAFE_BIGINT ? Number(value) : value;
+  if (Array.isArray(value)) return value.map(asParsed);
+  const result: Record<string, JsonValue> = {};
+  for (const key of Object.keys(value)) {
+    const member = asParsed(value[key] as JsonValue);
+    if (key === '__proto__') Object.defineProperty(result, key, { value: member, enumerable: true, writable: true, configurable: true });
+    else result[key] = member;
+  }
+  return result;
+}
+
+const MAX_SAFE_BIGINT = BigInt(Number.MAX_SAFE_INTEGER);

@@ -48,6 +48,7 @@ import {
   findAttempt,
   findRequest,
   findRetainedTask,
+  firstUnresolvedOlderTask,
   firstUnresolvedTask,
   insertAssertion,
   insertAttempt,
@@ -467,7 +468,7 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
     const { journal, auth, nowMs } = scope;
     requireCurrentSubject(auth, derived.base);
     requireExecutor(auth, entry.task, request.executor);
-    const retained = retainTask(journal, entry.task, entry.digest, nowMs);
+    const retained = retainTask(journal, entry.task, entry.digest, nowMs, entry.canonical);
     const existing = currentAttempt(journal, entry.task.task_id);
     if (existing !== null) {
       const view = observeAttempt(existing, nowMs);
@@ -483,18 +484,17 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
         details: { step_id: missing },
       });
     }
-    const older = scopeTaskIds(journal, entry.task);
-    if (older.length > MAX_SCOPE_SCAN) {
+    const unresolved = firstUnresolvedOlderTask(journal, entry.task);
+    if (unresolved === 'limit') {
       throw new AgentscmError('TASK_SCAN_LIMIT', `more than ${MAX_SCOPE_SCAN} retained tasks share Change ${entry.task.subject.change_id}, profile ${entry.task.subject.profile} and step ${entry.task.subject.step_id}`, {
         hint: 'the claim fails closed; the operator must inspect the journal',
         details: { limit: MAX_SCOPE_SCAN },
       });
     }
-    const unresolved = firstUnresolvedTask(journal, older);
     if (unresolved !== null) {
-      throw new AgentscmError('TASK_PRIOR_SUBJECT_UNRESOLVED', `an older subject's task ${unresolved} for the same Change, profile and step has an unresolved attempt`, {
-        hint: `reconcile task ${unresolved} first`,
-        details: { task_id: unresolved },
+      throw new AgentscmError('TASK_PRIOR_SUBJECT_UNRESOLVED', `an older subject's task ${unresolved.task_id} for the same Change, profile and step has an unresolved attempt`, {
+        hint: `reconcile task ${unresolved.task_id} first`,
+        details: { task_id: unresolved.task_id },
       });
     }
     if (executionIdUsed(journal, entry.task.task_id, request.execution_operation_id)) {

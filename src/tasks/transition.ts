@@ -8,6 +8,7 @@
  * back. Contention on either database is STORE_BUSY (exit 3) and nothing is replayed.
  */
 import { existsSync } from 'node:fs';
+import type { Statement } from 'better-sqlite3';
 import { AgentscmError } from '../contracts/errors.js';
 import { mapSqliteError, openReadOnly } from '../native/sqlite.js';
 import type { SqliteDatabase } from '../native/sqlite.js';
@@ -25,9 +26,22 @@ export interface TransitionScope {
   readonly nowMs: number;
 }
 
+// The reservation's two statements, prepared once per connection (a session reuses them on
+// every transition).
+const reservations = new WeakMap<SqliteDatabase, { readonly begin: Statement; readonly rollback: Statement }>();
+
+function reservationOf(db: SqliteDatabase): { readonly begin: Statement; readonly rollback: Statement } {
+  let statements = reservations.get(db);
+  if (statements === undefined) {
+    statements = { begin: db.prepare('BEGIN IMMEDIATE'), rollback: db.prepare('ROLLBACK') };
+    reservations.set(db, statements);
+  }
+  return statements;
+}
+
 function begin(db: SqliteDatabase, what: string): void {
   try {
-    db.exec('BEGIN IMMEDIATE');
+    reservationOf(db).begin.run();
   } catch (error) {
     mapSqliteError(error, what);
   }
@@ -36,7 +50,7 @@ function begin(db: SqliteDatabase, what: string): void {
 function rollbackQuietly(db: SqliteDatabase): void {
   if (!db.inTransaction) return;
   try {
-    db.exec('ROLLBACK');
+    reservationOf(db).rollback.run();
   } catch {
     // The connection is closed right after; SQLite rolls back an open transaction on close.
   }
