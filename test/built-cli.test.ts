@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { before, test } from 'node:test';
 import { DOCKER_SOCKET, requireEngine } from './collector/fixture.js';
 import { jsonOf, REPO_ROOT, runCli } from './helpers/cli.js';
@@ -38,6 +39,15 @@ test('every command of the manifest is a bundle entry, and nothing in dist/ load
     const text = readFileSync(file, 'utf8');
     // One copy of the framework: a bare import would load a second @oclif/core beside the bundled one.
     assert.doesNotMatch(text, /from\s+["']@oclif\/core["']|require\(["']@oclif\/core["']\)/, `${file} imports @oclif/core from node_modules`);
+  }
+});
+
+test('every built command module and chunk loads and exports its command class', async () => {
+  const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'oclif.manifest.json'), 'utf8')) as { commands: Record<string, { relativePath: string[] }> };
+  for (const [id, command] of Object.entries(manifest.commands)) {
+    const mod = (await import(pathToFileURL(join(REPO_ROOT, ...command.relativePath)).href)) as { default?: { run?: unknown; description?: unknown } };
+    assert.equal(typeof mod.default?.run, 'function', `${id}: no command class`);
+    assert.equal(typeof mod.default?.description, 'string', `${id}: no description`);
   }
 });
 
