@@ -42,13 +42,15 @@ test('every command of the manifest is a bundle entry, and nothing in dist/ load
   }
 });
 
-test('every built command module and chunk loads and exports its command class', async () => {
+test('every built command module and every chunk loads; each command module exports its command class', async () => {
   const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'oclif.manifest.json'), 'utf8')) as { commands: Record<string, { relativePath: string[] }> };
   for (const [id, command] of Object.entries(manifest.commands)) {
     const mod = (await import(pathToFileURL(join(REPO_ROOT, ...command.relativePath)).href)) as { default?: { run?: unknown; description?: unknown } };
     assert.equal(typeof mod.default?.run, 'function', `${id}: no command class`);
     assert.equal(typeof mod.default?.description, 'string', `${id}: no description`);
   }
+  // Chunks reached only through a dynamic import (the collector runtime of skill-workflow run).
+  for (const file of distFiles(join(DIST, 'chunks'))) await import(pathToFileURL(file).href);
 });
 
 test('the built CLI prints its version, help and usage errors like the sources', async () => {
