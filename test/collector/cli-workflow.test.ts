@@ -163,6 +163,18 @@ test('end to end: run executes the command step, status shows the execution memb
   assert.equal((await stepOf(demo, 'r1')).execution?.record_digest, step.execution.record_digest, 'reopening the run does not run the command again');
 });
 
+test('the built CLI (bin/run.js over dist/) runs the command step in a container too', async (t) => {
+  // The collector runtime is a chunk of its own in the bundle, reached through a dynamic import.
+  const demo = await makeDemo(t, { argv: ['/bin/sh', '-c', 'cat /src/hello.txt'] });
+  const run = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'run', 'r-built', demo.workflow, ...RUNTIME, '--json'], { entry: 'built' });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(jsonOf<{ state: string }>(run).state, 'completed');
+  const step = await stepOf(demo, 'r-built');
+  assert.equal(step.execution?.outcome, 'passed');
+  const show = await runCli(['--data-dir', demo.dataDir, 'check-command-show', step.execution?.attempt_id ?? '', '--json'], { entry: 'built' });
+  assert.equal(jsonOf<{ stdout: { text: string } }>(show).stdout.text, 'hello from the revision\n');
+});
+
 test('SIGKILL mid-command leaves a running attempt; recover finalizes it without a second container', async (t) => {
   const demo = await makeDemo(t, { argv: ['/bin/sleep', '60'], timeout_ms: 120_000 });
   const attemptId = commandAttemptId(demo.repository, 'r2', 'check', 1n);
