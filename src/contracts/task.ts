@@ -4,7 +4,8 @@
  * (DOMAINS.task, canonical declared-order JSON, subject embedded) changes with every bound input.
  */
 import { AgentscmError } from './errors.js';
-import { DOMAINS, digestCanonical } from './digest.js';
+import { encodeCanonical } from './canonical-json.js';
+import { DOMAINS, domainDigest } from './digest.js';
 import type { InstructionEntrypoint } from './instruction-entrypoint.js';
 import { ENTRYPOINT_SCHEMA, checkEntrypoint, entrypointToJson } from './instruction-entrypoint.js';
 import type { JsonObject } from './json-value.js';
@@ -77,7 +78,13 @@ export function taskToJson(task: WorkflowTask): JsonObject {
 
 /** Task digest (spec "Identity and requests"; WIRE.md domain agentscm.agent-workflow-task.v1). */
 export function taskDigest(task: WorkflowTask): string {
-  return digestCanonical(DOMAINS.task, taskToJson(task));
+  return encodeTask(task).digest;
+}
+
+/** The task's canonical bytes and their domain digest (taskDigest), encoded once for both. */
+export function encodeTask(task: WorkflowTask): { readonly canonical: Buffer; readonly digest: string } {
+  const canonical = Buffer.from(encodeCanonical(taskToJson(task)));
+  return { canonical, digest: domainDigest(DOMAINS.task, canonical) };
 }
 
 /** Strict decoder of a task (schema, then checkTask). */

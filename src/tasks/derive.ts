@@ -7,7 +7,6 @@
  * docs/agent-tasks.md "Derivation rules".
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import { DOMAINS, domainDigest } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { InstructionEntrypoint, TaskCriterion, TaskProgression } from '../contracts/instruction-entrypoint.js';
 import type { NamedReference } from '../contracts/named-reference.js';
@@ -16,7 +15,7 @@ import { TASK_CAPABILITY } from '../contracts/task-common.js';
 import type { WorkflowTaskSubject } from '../contracts/task-subject.js';
 import { subjectToJson } from '../contracts/task-subject.js';
 import type { WorkflowTask } from '../contracts/task.js';
-import { checkTask, taskToJson } from '../contracts/task.js';
+import { checkTask, encodeTask } from '../contracts/task.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { getChange } from '../native/changes.js';
 import { currentPolicyEpoch } from '../native/policy.js';
@@ -143,9 +142,8 @@ export function buildTasks(base: Omit<WorkflowTaskSubject, 'step_id'>, compiled:
     };
     const task: WorkflowTask = { version: 1, task_id: taskId, subject, required: step.required, action_kind: step.action.kind, needs: [...step.needs], entrypoint };
     checkTask(task);
-    // taskDigest(task) is the domain digest of exactly these bytes; encoding once serves both.
-    const canonical = Buffer.from(encodeCanonical(taskToJson(task)));
-    return { task, digest: domainDigest(DOMAINS.task, canonical), canonical, step };
+    const { canonical, digest } = encodeTask(task);
+    return { task, digest, canonical, step };
   });
 }
 

@@ -14,7 +14,7 @@ import { attemptDigest, attemptToJson, workflowTaskAttemptDecoder } from '../con
 import type { TaskResultAssertion } from '../contracts/task-result.js';
 import { assertionToJson, taskResultAssertionDecoder } from '../contracts/task-result.js';
 import type { WorkflowTask } from '../contracts/task.js';
-import { taskDigest, taskToJson, workflowTaskDecoder } from '../contracts/task.js';
+import { encodeTask, taskDigest, workflowTaskDecoder } from '../contracts/task.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { u64FromSql, u64ToSql } from '../native/sqlite.js';
 import type { Journal } from '../workflows/journal.js';
@@ -127,7 +127,7 @@ export function retainTask(journal: Journal, task: WorkflowTask, digest: string,
     return existing;
   }
   const seq = (journalStatement(journal, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM agent_tasks').get() as { next: number }).next;
-  const canonical = canonicalBytes ?? Buffer.from(encodeCanonical(taskToJson(task)));
+  const canonical = canonicalBytes ?? encodeTask(task).canonical;
   // The next transition reads this row back: remember its decoding now (keyed by the exact
   // bytes, so a rolled-back insert leaves only a correct decoding of bytes never read).
   remember(decodedTasks, task.task_id, { bytes: canonical, task, digest });
