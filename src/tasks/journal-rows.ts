@@ -145,46 +145,30 @@ export function setLastFence(journal: Journal, taskId: string, fence: bigint): v
 }
 
 /**
- * Older retained identities of the same repository, Change, profile and step (newest first),
- * at most MAX_SCOPE_SCAN + 1 so that the caller can tell when the bound is exceeded.
+ * The bounded scan before a fresh claim (spec: at most MAX_SCOPE_SCAN older subjects), in two
+ * indexed queries over the older retained identities of the same repository, Change, profile
+ * and step: `exceeded` when there are more than MAX_SCOPE_SCAN of them, and the newest of the
+ * newest MAX_SCOPE_SCAN whose attempt is unresolved (active or cancelled), or null.
  */
-export function scopeTaskIds(journal: Journal, task: WorkflowTask): string[] {
-  const rows = journalStatement(
-    journal,
-    'SELECT task_id FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND task_id <> ? ORDER BY seq DESC LIMIT ?',
-  ).all(task.subject.repository, task.subject.change_id, task.subject.profile, task.subject.step_id, task.task_id, MAX_SCOPE_SCAN + 1) as { task_id: string }[];
-  return rows.map((row) => row.task_id);
-}
-
-/**
- * The bounded scan before a fresh claim, in two indexed queries: 'limit' when more than
- * MAX_SCOPE_SCAN older identities share the task's repository, Change, profile and step; else
- * the newest of them with an unresolved (active or cancelled) attempt, or null. The same answer
- * as scopeTaskIds followed by firstUnresolvedTask, without bringing every identity into JS.
- */
-export function firstUnresolvedOlderTask(journal: Journal, task: WorkflowTask): 'limit' | { readonly task_id: string } | null {
+export function olderUnresolvedTask(journal: Journal, task: WorkflowTask): { readonly exceeded: boolean; readonly task_id: string | null } {
   const s = task.subject;
+  const scope = [s.repository, s.change_id, s.profile, s.step_id, task.task_id] as const;
   const older = (
     journalStatement(
       journal,
       'SELECT count(*) AS n FROM (SELECT 1 FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND task_id <> ? LIMIT ?)',
-    ).get(s.repository, s.change_id, s.profile, s.step_id, task.task_id, MAX_SCOPE_SCAN + 1) as { n: number }
+    ).get(...scope, MAX_SCOPE_SCAN + 1) as { n: number }
   ).n;
-  if (older > MAX_SCOPE_SCAN) return 'limit';
-  if (older === 0) return null;
+  if (older === 0) return { exceeded: false, task_id: null };
   const row = journalStatement(
     journal,
-    `SELECT t.task_id FROM agent_tasks t WHERE t.repository = ? AND t.change_id = ? AND t.profile = ? AND t.step_id = ? AND t.task_id <> ?
-       AND EXISTS (SELECT 1 FROM agent_task_attempts a WHERE a.task_id = t.task_id AND a.state IN ('active', 'cancelled'))
+    `SELECT t.task_id FROM (
+       SELECT task_id, seq FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND task_id <> ? ORDER BY seq DESC LIMIT ?
+     ) t
+     WHERE EXISTS (SELECT 1 FROM agent_task_attempts a WHERE a.task_id = t.task_id AND a.state IN ('active', 'cancelled'))
      ORDER BY t.seq DESC LIMIT 1`,
-  ).get(s.repository, s.change_id, s.profile, s.step_id, task.task_id) as { task_id: string } | undefined;
-  return row === undefined ? null : { task_id: row.task_id };
-}
-
-/** Among `taskIds`, the first whose newest attempt is unresolved (active or cancelled), or null. */
-export function firstUnresolvedTask(journal: Journal, taskIds: readonly string[]): string | null {
-  const statement = journalStatement(journal, "SELECT 1 FROM agent_task_attempts WHERE task_id = ? AND state IN ('active', 'cancelled') LIMIT 1");
-  return taskIds.find((id) => statement.get(id) !== undefined) ?? null;
+  ).get(...scope, MAX_SCOPE_SCAN) as { task_id: string } | undefined;
+  return { exceeded: older > MAX_SCOPE_SCAN, task_id: row?.task_id ?? null };
 }
 
 interface AttemptRow {
@@ -361,28 +345,5 @@ export function insertRequest(journal: Journal, actor: AgentRef, requestId: stri
     `INSERT INTO agent_task_requests (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(actor.owner_id, actor.agent_id, requestId, kind, requestDigest, taskId, attemptId, bytes, sha256Hex(bytes), nowMs);
-  if (bytes.byteLength > MAX_RESPONSE_BYTES) return parseStrictJson(bytes, { maxBytes: MAX_RESPONSE_BYTES });
-  return asParsed(response);
+  return parseStrictJson(bytes, { maxBytes: MAX_RESPONSE_BYTES });
 }
-
-/**
- * What parseStrictJson returns for the canonical encoding of `value`, without encoding and
- * parsing again: the encoder accepted only strings, booleans, null, safe unsigned integer
- * numbers and u64 bigints, which the parser reads back as the same strings (escaping round
- * trips) and integers as numbers up to Number.MAX_SAFE_INTEGER, bigints above; plain objects
- * in the same member order and plain arrays.
- */
-function asParsed(value: JsonValue): JsonValue {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number') return value;
-  if (typeof value === 'bigint') return value <= MAX_SAFE_BIGINT ? Number(value) : value;
-  if (Array.isArray(value)) return value.map(asParsed);
-  const result: Record<string, JsonValue> = {};
-  for (const key of Object.keys(value)) {
-    const member = asParsed(value[key] as JsonValue);
-    if (key === '__proto__') Object.defineProperty(result, key, { value: member, enumerable: true, writable: true, configurable: true });
-    else result[key] = member;
-  }
-  return result;
-}
-
-const MAX_SAFE_BIGINT = BigInt(Number.MAX_SAFE_INTEGER);

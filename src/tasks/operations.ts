@@ -48,13 +48,11 @@ import {
   findAttempt,
   findRequest,
   findRetainedTask,
-  firstUnresolvedOlderTask,
-  firstUnresolvedTask,
   insertAssertion,
   insertAttempt,
   insertRequest,
+  olderUnresolvedTask,
   retainTask,
-  scopeTaskIds,
   setLastFence,
   updateAttempt,
 } from './journal-rows.js';
@@ -283,8 +281,7 @@ export function nextOperation(ctx: TaskContext): JsonValue {
       for (const entry of derived.tasks) {
         if (entry.task.entrypoint.progression !== 'claim') continue;
         if (journal !== null) {
-          const ids = scopeTaskIds(journal, entry.task).slice(0, MAX_SCOPE_SCAN);
-          const older = firstUnresolvedTask(journal, ids);
+          const older = olderUnresolvedTask(journal, entry.task).task_id;
           if (older !== null) return { operation: 'reconcile', task_id: older, reason: 'prior_subject_unresolved' };
         }
         const attempt = journal === null ? null : currentAttempt(journal, entry.task.task_id);
@@ -484,14 +481,14 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
         details: { step_id: missing },
       });
     }
-    const unresolved = firstUnresolvedOlderTask(journal, entry.task);
-    if (unresolved === 'limit') {
+    const unresolved = olderUnresolvedTask(journal, entry.task);
+    if (unresolved.exceeded) {
       throw new AgentscmError('TASK_SCAN_LIMIT', `more than ${MAX_SCOPE_SCAN} retained tasks share Change ${entry.task.subject.change_id}, profile ${entry.task.subject.profile} and step ${entry.task.subject.step_id}`, {
         hint: 'the claim fails closed; the operator must inspect the journal',
         details: { limit: MAX_SCOPE_SCAN },
       });
     }
-    if (unresolved !== null) {
+    if (unresolved.task_id !== null) {
       throw new AgentscmError('TASK_PRIOR_SUBJECT_UNRESOLVED', `an older subject's task ${unresolved.task_id} for the same Change, profile and step has an unresolved attempt`, {
         hint: `reconcile task ${unresolved.task_id} first`,
         details: { task_id: unresolved.task_id },
