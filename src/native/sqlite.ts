@@ -137,7 +137,26 @@ export function readSnapshot<T>(db: SqliteDatabase, what: string, fn: () => T): 
   }
 }
 
-const versionStatements = new WeakMap<SqliteDatabase, { readonly dataVersion: Statement; readonly totalChanges: Statement }>();
+const statementCaches = new WeakMap<SqliteDatabase, Map<string, Statement>>();
+
+/**
+ * A prepared statement of `db`, prepared once per connection and SQL text (preparing costs more
+ * than running most of our statements). Callers must not change a cached statement's mode
+ * (pluck, raw, expand): every user of the same SQL on the connection shares it.
+ */
+export function cachedStatement(db: SqliteDatabase, sql: string): Statement {
+  let cache = statementCaches.get(db);
+  if (cache === undefined) {
+    cache = new Map();
+    statementCaches.set(db, cache);
+  }
+  let statement = cache.get(sql);
+  if (statement === undefined) {
+    statement = db.prepare(sql);
+    cache.set(sql, statement);
+  }
+  return statement;
+}
 
 /**
  * A token of the content one connection reads (ARCHITECTURE.md "Storage"): PRAGMA data_version
@@ -146,12 +165,9 @@ const versionStatements = new WeakMap<SqliteDatabase, { readonly dataVersion: St
  * snapshot holds the same rows as the snapshot in which it was read before.
  */
 export function contentToken(db: SqliteDatabase): string {
-  let statements = versionStatements.get(db);
-  if (statements === undefined) {
-    statements = { dataVersion: db.prepare('PRAGMA data_version').pluck(), totalChanges: db.prepare('SELECT total_changes()').pluck() };
-    versionStatements.set(db, statements);
-  }
-  return `${String(statements.dataVersion.get())}:${String(statements.totalChanges.get())}`;
+  const { data_version } = cachedStatement(db, 'PRAGMA data_version').get() as { data_version: number };
+  const { changes } = cachedStatement(db, 'SELECT total_changes() AS changes').get() as { changes: number };
+  return `${data_version}:${changes}`;
 }
 
 /**

@@ -7,7 +7,7 @@ import { closeSync, existsSync, mkdirSync, openSync, writeSync, fsyncSync } from
 import { join, resolve } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
 import { AUTHORITY_MIGRATIONS } from './migrations/index.js';
-import { immediate, openReadOnly, openWritable, readSnapshot } from './sqlite.js';
+import { cachedStatement, immediate, openReadOnly, openWritable, readSnapshot } from './sqlite.js';
 import type { SqliteDatabase } from './sqlite.js';
 import type { Statement } from 'better-sqlite3';
 
@@ -114,21 +114,9 @@ export function createAuthority(dataDir: string): Authority {
   return wrap(db, dataDir, paths, 'write');
 }
 
-const statementCache = new WeakMap<SqliteDatabase, Map<string, Statement>>();
-
 /** A statement prepared once per connection (STYLE.md "statements prepared once"). */
 export function prepared(auth: Authority, sql: string): Statement {
-  let cache = statementCache.get(auth.db);
-  if (cache === undefined) {
-    cache = new Map();
-    statementCache.set(auth.db, cache);
-  }
-  let statement = cache.get(sql);
-  if (statement === undefined) {
-    statement = auth.db.prepare(sql);
-    cache.set(sql, statement);
-  }
-  return statement;
+  return cachedStatement(auth.db, sql);
 }
 
 /** Run a writer transaction (BEGIN IMMEDIATE); contention is STORE_BUSY (exit 3). */

@@ -8,9 +8,8 @@
  * back. Contention on either database is STORE_BUSY (exit 3) and nothing is replayed.
  */
 import { existsSync } from 'node:fs';
-import type { Statement } from 'better-sqlite3';
 import { AgentscmError } from '../contracts/errors.js';
-import { mapSqliteError, openReadOnly } from '../native/sqlite.js';
+import { cachedStatement, mapSqliteError, openReadOnly } from '../native/sqlite.js';
 import type { SqliteDatabase } from '../native/sqlite.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
@@ -26,22 +25,10 @@ export interface TransitionScope {
   readonly nowMs: number;
 }
 
-// The reservation's two statements, prepared once per connection (a session reuses them on
-// every transition).
-const reservations = new WeakMap<SqliteDatabase, { readonly begin: Statement; readonly rollback: Statement }>();
-
-function reservationOf(db: SqliteDatabase): { readonly begin: Statement; readonly rollback: Statement } {
-  let statements = reservations.get(db);
-  if (statements === undefined) {
-    statements = { begin: db.prepare('BEGIN IMMEDIATE'), rollback: db.prepare('ROLLBACK') };
-    reservations.set(db, statements);
-  }
-  return statements;
-}
-
 function begin(db: SqliteDatabase, what: string): void {
   try {
-    reservationOf(db).begin.run();
+    // Prepared once per connection: a session runs it on every transition.
+    cachedStatement(db, 'BEGIN IMMEDIATE').run();
   } catch (error) {
     mapSqliteError(error, what);
   }
@@ -50,7 +37,7 @@ function begin(db: SqliteDatabase, what: string): void {
 function rollbackQuietly(db: SqliteDatabase): void {
   if (!db.inTransaction) return;
   try {
-    reservationOf(db).rollback.run();
+    cachedStatement(db, 'ROLLBACK').run();
   } catch {
     // The connection is closed right after; SQLite rolls back an open transaction on close.
   }

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { AgentscmError } from '../contracts/errors.js';
-import { immediate, openReadOnly, openWritable, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
+import { cachedStatement, immediate, openReadOnly, openWritable, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
 import type { SqliteDatabase } from '../native/sqlite.js';
 import { JOURNAL_MIGRATIONS } from './journal-migrations/index.js';
 
@@ -78,21 +78,9 @@ function wrap(db: SqliteDatabase, mode: JournalMode, paths: JournalPaths): Journ
   };
 }
 
-const statementCache = new WeakMap<SqliteDatabase, Map<string, Statement>>();
-
 /** A statement prepared once per journal connection. */
 export function journalStatement(journal: Journal, sql: string): Statement {
-  let cache = statementCache.get(journal.db);
-  if (cache === undefined) {
-    cache = new Map();
-    statementCache.set(journal.db, cache);
-  }
-  let statement = cache.get(sql);
-  if (statement === undefined) {
-    statement = journal.db.prepare(sql);
-    cache.set(sql, statement);
-  }
-  return statement;
+  return cachedStatement(journal.db, sql);
 }
 
 /**
