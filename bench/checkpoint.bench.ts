@@ -4,6 +4,9 @@
  * `git init && git add -A && git commit -q` / `git add -A && git commit -q` on an identical
  * copy of the tree in the same run. Prints wall-clock times, ratios and the peak RSS of the
  * agentscm process. Targets: full ≤ 0.75× git, incremental ≤ 1.5× git, peak RSS ≤ 200 MB.
+ * Also prints the floors under the incremental case, each against the same git commit: a bare
+ * Node start-up, a Node process that does nothing but walk the tree and lstat() every file,
+ * and `agentscm --version` (docs/workspace.md "Performance").
  *
  * Uses the built CLI (bin/run.js; `npm run bench` builds first). AGENTSCM_BENCH_BIN points at
  * another entry script; AGENTSCM_BENCH_FILES / AGENTSCM_BENCH_FILE_BYTES / AGENTSCM_BENCH_RUNS
@@ -73,6 +76,24 @@ function textContent(bytes: number): Buffer {
   return raw;
 }
 
+// Walks the tree given as argv[1] and lstat()s every file, skipping .agentscm and .git — the
+// stat pass of a scan with nothing else (no ignore rules, no stat cache, no hashing, no store).
+const STAT_PASS = `
+import { readdirSync, lstatSync } from 'node:fs';
+import { join } from 'node:path';
+let files = 0;
+const walk = (dir) => {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === '.agentscm' || entry.name === '.git') continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) walk(path);
+    else { lstatSync(path); files += 1; }
+  }
+};
+walk(process.argv[1]);
+if (files === 0) process.exit(1);
+`;
+
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -126,9 +147,18 @@ export async function main(): Promise<void> {
       peakRss = Math.max(peakRss, a.rssMb ?? 0);
     }
 
-    // The floor of any agentscm command: Node start-up plus loading the CLI framework.
+    // The floors under any incremental checkpoint written in Node: a bare Node start-up, a Node
+    // process that only walks the tree and lstat()s every file (the least a checkpoint without
+    // a resident file watcher must do to notice a one-file change), and Node start-up plus
+    // loading the CLI framework (`agentscm --version`).
+    const bare: number[] = [];
+    const statPass: number[] = [];
     const startup: number[] = [];
-    for (let run = 0; run < RUNS; run++) startup.push(agentscm(['--version'], work, rssFile).seconds);
+    for (let run = 0; run < RUNS; run++) {
+      bare.push(timed(process.execPath, ['-e', '0'], work, process.env).seconds);
+      statPass.push(timed(process.execPath, ['--input-type=module', '-e', STAT_PASS, ours], work, process.env).seconds);
+      startup.push(agentscm(['--version'], work, rssFile).seconds);
+    }
 
     const fullRatio = fullOurs.seconds / fullGit.seconds;
     const incRatio = median(incOurs) / median(incGit);
@@ -141,9 +171,12 @@ export async function main(): Promise<void> {
       process.stdout.write(`${name.padEnd(28)} ${a.toFixed(3).padStart(10)} ${b.toFixed(3).padStart(8)} ${ratio.toFixed(2).padStart(7)}  ≤ ${target} (${verdict(ratio <= target)})\n`);
     }
     process.stdout.write(`peak RSS of agentscm: ${peakRss.toFixed(0)} MB (full checkpoint ${(fullOurs.rssMb ?? 0).toFixed(0)} MB)  ≤ 200 MB (${verdict(peakRss <= 200)})\n`);
-    process.stdout.write(
-      `start-up floor (agentscm --version, median): ${median(startup).toFixed(3)} s = ${(median(startup) / median(incGit)).toFixed(2)}× the incremental git commit\n`,
-    );
+    const floor = (name: string, values: readonly number[]): void => {
+      process.stdout.write(`${name.padEnd(58)} ${median(values).toFixed(3)} s = ${(median(values) / median(incGit)).toFixed(2)}× the incremental git commit\n`);
+    };
+    floor('floor: bare Node start-up (node -e 0)', bare);
+    floor(`floor: Node process that only walks + lstat()s ${FILES + 1} files`, statPass);
+    floor('floor: Node start-up + CLI framework (agentscm --version)', startup);
     process.stdout.write(`incremental runs agentscm: ${incOurs.map((s) => s.toFixed(3)).join(' ')} (files hashed: ${incHashed.join(' ')})\n`);
     process.stdout.write(`incremental runs git:      ${incGit.map((s) => s.toFixed(3)).join(' ')}\n`);
   } finally {
