@@ -5,7 +5,7 @@
  * signing order of spec "Observation signing bytes".
  */
 import { AgentscmError } from './errors.js';
-import { DOMAINS, digestCanonical } from './digest.js';
+import { DOMAINS, domainDigest } from './digest.js';
 import { encodeCanonical } from './canonical-json.js';
 import type { JsonObject, JsonValue } from './json-value.js';
 import type { AgentRef, ExecutorBinding, TaskDecoder } from './task-common.js';
@@ -188,15 +188,32 @@ export function checkAssertion(assertion: TaskResultAssertion): void {
   if (!registered && (assertion.executor !== null || assertion.executor_provenance !== null)) {
     throw new AgentscmError('TRUST_CLASS_INVALID', `a ${assertion.trust_class} carries no executor and no executor_provenance (both null)`);
   }
-  const size = encodeCanonical(assertionToJson(assertion)).byteLength;
+  const size = encodeAssertion(assertion).byteLength;
   if (size > MAX_ASSERTION_BYTES) {
     throw new AgentscmError('INPUT_TOO_LARGE', `the assertion encodes to ${size} bytes, more than ${MAX_ASSERTION_BYTES}`, { details: { size, limit: MAX_ASSERTION_BYTES } });
   }
 }
 
+// Canonical bytes by assertion object (assertions are immutable): the size check, the request
+// digest and the retained row all cover the same bytes.
+const encodedAssertions = new WeakMap<TaskResultAssertion, Buffer>();
+
+/**
+ * The assertion's canonical bytes (declared order, its own executor_provenance), encoded once
+ * per assertion object. Callers must not modify the returned bytes.
+ */
+export function encodeAssertion(assertion: TaskResultAssertion): Buffer {
+  let canonical = encodedAssertions.get(assertion);
+  if (canonical === undefined) {
+    canonical = Buffer.from(encodeCanonical(assertionToJson(assertion)));
+    encodedAssertions.set(assertion, canonical);
+  }
+  return canonical;
+}
+
 /** Result request identity (WIRE.md domain agentscm.agent-workflow-result.v1), over the full assertion. */
 export function resultRequestDigest(assertion: TaskResultAssertion): string {
-  return digestCanonical(DOMAINS.result, assertionToJson(assertion));
+  return domainDigest(DOMAINS.result, encodeAssertion(assertion));
 }
 
 /** Strict decoder of an assertion (≤ 256 KiB, then schema, then checkAssertion). */

@@ -81,10 +81,22 @@ export function taskDigest(task: WorkflowTask): string {
   return encodeTask(task).digest;
 }
 
-/** The task's canonical bytes and their domain digest (taskDigest), encoded once for both. */
+// Encodings by task object: a task value is immutable (every field readonly), and one task is
+// digested again by each transition that checks a binding against it (validateAssertionForTask).
+const encodedTasks = new WeakMap<WorkflowTask, { readonly canonical: Buffer; readonly digest: string }>();
+
+/**
+ * The task's canonical bytes and their domain digest (taskDigest), encoded once for both and
+ * remembered for the same task object. Callers must not modify the returned bytes.
+ */
 export function encodeTask(task: WorkflowTask): { readonly canonical: Buffer; readonly digest: string } {
-  const canonical = Buffer.from(encodeCanonical(taskToJson(task)));
-  return { canonical, digest: domainDigest(DOMAINS.task, canonical) };
+  let encoded = encodedTasks.get(task);
+  if (encoded === undefined) {
+    const canonical = Buffer.from(encodeCanonical(taskToJson(task)));
+    encoded = { canonical, digest: domainDigest(DOMAINS.task, canonical) };
+    encodedTasks.set(task, encoded);
+  }
+  return encoded;
 }
 
 /** Strict decoder of a task (schema, then checkTask). */

@@ -10,9 +10,9 @@ import type { JsonValue } from '../contracts/json-value.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
 import type { AgentRef } from '../contracts/task-common.js';
 import type { WorkflowTaskAttempt } from '../contracts/task-attempt.js';
-import { attemptDigest, attemptToJson, workflowTaskAttemptDecoder } from '../contracts/task-attempt.js';
+import { attemptDigest, workflowTaskAttemptDecoder } from '../contracts/task-attempt.js';
 import type { TaskResultAssertion } from '../contracts/task-result.js';
-import { assertionToJson, taskResultAssertionDecoder } from '../contracts/task-result.js';
+import { encodeAssertion, taskResultAssertionDecoder } from '../contracts/task-result.js';
 import type { WorkflowTask } from '../contracts/task.js';
 import { encodeTask, taskDigest, workflowTaskDecoder } from '../contracts/task.js';
 import { sha256Hex } from '../crypto/sha256.js';
@@ -38,6 +38,8 @@ export interface RetainedTask {
 }
 
 export interface RetainedAttempt {
+  /** Retention order (rowid) of the attempt's task: the attempt's key is (task_seq, fence). */
+  readonly task_seq: number;
   readonly attempt: WorkflowTaskAttempt;
   readonly digest: string;
   readonly state: AttemptRowState;
@@ -70,11 +72,11 @@ function inconsistent(what: string): never {
 }
 
 interface TaskRow {
+  seq: number;
   task_id: string;
   task_digest: string;
   canonical: Buffer;
   last_fence: string;
-  seq: number;
 }
 
 /**
@@ -111,67 +113,64 @@ function taskOf(row: TaskRow): RetainedTask {
 
 /** The retained task, or null. */
 export function findRetainedTask(journal: Journal, taskId: string): RetainedTask | null {
-  const row = journalStatement(journal, 'SELECT task_id, task_digest, canonical, last_fence, seq FROM agent_tasks WHERE task_id = ?').get(taskId) as TaskRow | undefined;
+  const row = journalStatement(journal, 'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks WHERE task_id = ?').get(taskId) as TaskRow | undefined;
   return row === undefined ? null : taskOf(row);
 }
 
 /**
- * Retain a derived task (write transaction); an existing identical row is kept as is.
- * `canonical` is the task's canonical encoding when the caller already holds it (a derivation
- * encodes each task once to digest it).
+ * Retain a derived task that the journal does not hold yet (write transaction), with
+ * `lastFence` as its highest issued fence; its seq is the rowid SQLite assigns (one above the
+ * newest). `canonical` is the task's canonical encoding when the caller already holds it (a
+ * derivation encodes each task once to digest it).
  */
-export function retainTask(journal: Journal, task: WorkflowTask, digest: string, nowMs: number, canonicalBytes?: Buffer): RetainedTask {
-  const existing = findRetainedTask(journal, task.task_id);
-  if (existing !== null) {
-    if (existing.digest !== digest) inconsistent(`retained task ${task.task_id}`);
-    return existing;
-  }
-  const seq = (journalStatement(journal, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM agent_tasks').get() as { next: number }).next;
+export function insertTask(journal: Journal, task: WorkflowTask, digest: string, lastFence: bigint, nowMs: number, canonicalBytes?: Buffer): RetainedTask {
   const canonical = canonicalBytes ?? encodeTask(task).canonical;
   // The next transition reads this row back: remember its decoding now (keyed by the exact
   // bytes, so a rolled-back insert leaves only a correct decoding of bytes never read).
   remember(decodedTasks, task.task_id, { bytes: canonical, task, digest });
-  journalStatement(
+  const { lastInsertRowid } = journalStatement(
     journal,
-    `INSERT INTO agent_tasks (task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, seq, created_at_ms)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(task.task_id, digest, task.subject.repository, task.subject.change_id, task.subject.profile, task.subject.step_id, canonical, u64ToSql(0n), seq, nowMs);
-  return { task, digest, last_fence: 0n, seq };
+    `INSERT INTO agent_tasks (task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, created_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(task.task_id, digest, task.subject.repository, task.subject.change_id, task.subject.profile, task.subject.step_id, canonical, u64ToSql(lastFence), nowMs);
+  return { task, digest, last_fence: lastFence, seq: Number(lastInsertRowid) };
 }
 
 /** Raise a task's highest issued fence (write transaction). */
-export function setLastFence(journal: Journal, taskId: string, fence: bigint): void {
-  journalStatement(journal, 'UPDATE agent_tasks SET last_fence = ? WHERE task_id = ? AND last_fence < ?').run(u64ToSql(fence), taskId, u64ToSql(fence));
+export function setLastFence(journal: Journal, task: RetainedTask, fence: bigint): void {
+  journalStatement(journal, 'UPDATE agent_tasks SET last_fence = ? WHERE seq = ? AND last_fence < ?').run(u64ToSql(fence), task.seq, u64ToSql(fence));
 }
 
 /**
  * The bounded scan before a fresh claim (spec: at most MAX_SCOPE_SCAN older subjects), in two
- * indexed queries over the older retained identities of the same repository, Change, profile
- * and step: `exceeded` when there are more than MAX_SCOPE_SCAN of them, and the newest of the
- * newest MAX_SCOPE_SCAN whose attempt is unresolved (active or cancelled), or null.
+ * index queries over the other retained identities of the same repository, Change, profile and
+ * step (`exceptSeq` is the task's own seq when it is retained): `exceeded` when there are more
+ * than MAX_SCOPE_SCAN of them, and the newest of the newest MAX_SCOPE_SCAN whose attempt is
+ * unresolved (active or cancelled), or null.
  */
-export function olderUnresolvedTask(journal: Journal, task: WorkflowTask): { readonly exceeded: boolean; readonly task_id: string | null } {
+export function olderUnresolvedTask(journal: Journal, task: WorkflowTask, exceptSeq: number | null): { readonly exceeded: boolean; readonly task_id: string | null } {
   const s = task.subject;
-  const scope = [s.repository, s.change_id, s.profile, s.step_id, task.task_id] as const;
+  const scope = [s.repository, s.change_id, s.profile, s.step_id, exceptSeq ?? -1] as const;
   const older = (
     journalStatement(
       journal,
-      'SELECT count(*) AS n FROM (SELECT 1 FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND task_id <> ? LIMIT ?)',
+      'SELECT count(*) AS n FROM (SELECT 1 FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ? LIMIT ?)',
     ).get(...scope, MAX_SCOPE_SCAN + 1) as { n: number }
   ).n;
   if (older === 0) return { exceeded: false, task_id: null };
   const row = journalStatement(
     journal,
-    `SELECT t.task_id FROM (
-       SELECT task_id, seq FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND task_id <> ? ORDER BY seq DESC LIMIT ?
-     ) t
-     WHERE EXISTS (SELECT 1 FROM agent_task_attempts a WHERE a.task_id = t.task_id AND a.state IN ('active', 'cancelled'))
-     ORDER BY t.seq DESC LIMIT 1`,
+    `SELECT (SELECT task_id FROM agent_tasks WHERE seq = o.seq) AS task_id FROM (
+       SELECT seq FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ? ORDER BY seq DESC LIMIT ?
+     ) o
+     WHERE EXISTS (SELECT 1 FROM agent_task_attempts a WHERE a.task_seq = o.seq AND a.state IN ('active', 'cancelled'))
+     ORDER BY o.seq DESC LIMIT 1`,
   ).get(...scope, MAX_SCOPE_SCAN) as { task_id: string } | undefined;
   return { exceeded: older > MAX_SCOPE_SCAN, task_id: row?.task_id ?? null };
 }
 
 interface AttemptRow {
+  task_seq: number;
   attempt_id: string;
   attempt_digest: string;
   canonical: Buffer;
@@ -182,7 +181,7 @@ interface AttemptRow {
   updated_at_ms: number;
 }
 
-const ATTEMPT_COLUMNS = 'attempt_id, attempt_digest, canonical, state, lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms';
+const ATTEMPT_COLUMNS = 'task_seq, attempt_id, attempt_digest, canonical, state, lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms';
 
 function attemptOf(row: AttemptRow): RetainedAttempt {
   const cached = decodedAttempts.get(row.attempt_id);
@@ -197,6 +196,7 @@ function attemptOf(row: AttemptRow): RetainedAttempt {
   }
   if (digest !== row.attempt_digest || attempt.attempt_id !== row.attempt_id) inconsistent(`retained attempt ${row.attempt_id}`);
   return {
+    task_seq: row.task_seq,
     attempt,
     digest,
     state: row.state,
@@ -207,49 +207,58 @@ function attemptOf(row: AttemptRow): RetainedAttempt {
   };
 }
 
-/** The retained attempt, or null. */
-export function findAttempt(journal: Journal, attemptId: string): RetainedAttempt | null {
-  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow | undefined;
+/** The retained attempt `attemptId` of the task, or null. */
+export function findAttempt(journal: Journal, task: RetainedTask, attemptId: string): RetainedAttempt | null {
+  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? AND attempt_id = ?`).get(task.seq, attemptId) as AttemptRow | undefined;
   return row === undefined ? null : attemptOf(row);
 }
 
 /** The task's attempt that is not replaced (at most one exists), or null. */
-export function currentAttempt(journal: Journal, taskId: string): RetainedAttempt | null {
-  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_id = ? AND state <> 'replaced'`).get(taskId) as AttemptRow | undefined;
+export function currentAttempt(journal: Journal, task: RetainedTask): RetainedAttempt | null {
+  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? AND superseded_by_fence IS NULL`).get(task.seq) as AttemptRow | undefined;
   return row === undefined ? null : attemptOf(row);
 }
 
+/** The current attempt of the task with this id (see currentAttempt), or null when the task is not retained. */
+export function currentAttemptOf(journal: Journal, taskId: string): RetainedAttempt | null {
+  const task = findRetainedTask(journal, taskId);
+  return task === null ? null : currentAttempt(journal, task);
+}
+
 /** The task's newest attempt by fence, or null. */
-export function latestAttempt(journal: Journal, taskId: string): RetainedAttempt | null {
-  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_id = ? ORDER BY fence DESC LIMIT 1`).get(taskId) as AttemptRow | undefined;
+export function latestAttempt(journal: Journal, task: RetainedTask): RetainedAttempt | null {
+  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? ORDER BY fence DESC LIMIT 1`).get(task.seq) as AttemptRow | undefined;
   return row === undefined ? null : attemptOf(row);
 }
 
 /** Number of retained attempts of a task. */
-export function attemptCount(journal: Journal, taskId: string): number {
-  return (journalStatement(journal, 'SELECT count(*) AS n FROM agent_task_attempts WHERE task_id = ?').get(taskId) as { n: number }).n;
+export function attemptCount(journal: Journal, task: RetainedTask): number {
+  return (journalStatement(journal, 'SELECT count(*) AS n FROM agent_task_attempts WHERE task_seq = ?').get(task.seq) as { n: number }).n;
 }
 
-/** Whether the task already used an execution operation id. */
-export function executionIdUsed(journal: Journal, taskId: string, executionOperationId: string): boolean {
-  return journalStatement(journal, 'SELECT 1 FROM agent_task_attempts WHERE task_id = ? AND execution_operation_id = ?').get(taskId, executionOperationId) !== undefined;
+/** Whether the task already used an execution operation id (its attempt range, at most MAX_ATTEMPTS_PER_TASK rows). */
+export function executionIdUsed(journal: Journal, task: RetainedTask, executionOperationId: string): boolean {
+  return journalStatement(journal, 'SELECT 1 FROM agent_task_attempts WHERE task_seq = ? AND execution_operation_id = ?').get(task.seq, executionOperationId) !== undefined;
 }
 
-/** Insert a fresh active attempt (write transaction). */
-export function insertAttempt(journal: Journal, attempt: WorkflowTaskAttempt, digest: string, leaseExpiresAtMs: number, nowMs: number): void {
-  const canonical = Buffer.from(encodeCanonical(attemptToJson(attempt)));
+/**
+ * Insert a fresh active attempt of a retained task (write transaction). `canonical` is the
+ * attempt's canonical encoding, the bytes its digest covers (encodeAttempt).
+ */
+export function insertAttempt(journal: Journal, task: RetainedTask, attempt: WorkflowTaskAttempt, encoded: { readonly canonical: Buffer; readonly digest: string }, leaseExpiresAtMs: number, nowMs: number): void {
+  const { canonical, digest } = encoded;
   remember(decodedAttempts, attempt.attempt_id, { bytes: canonical, attempt, digest });
   journalStatement(
     journal,
-    `INSERT INTO agent_task_attempts (attempt_id, task_id, attempt_digest, canonical, fence, execution_operation_id, owner_id, agent_id, state,
+    `INSERT INTO agent_task_attempts (task_seq, fence, attempt_id, attempt_digest, canonical, execution_operation_id, owner_id, agent_id, state,
        lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, NULL, ?, ?)`,
   ).run(
+    task.seq,
+    u64ToSql(attempt.fence),
     attempt.attempt_id,
-    attempt.task_id,
     digest,
     canonical,
-    u64ToSql(attempt.fence),
     attempt.execution_operation_id,
     attempt.agent.owner_id,
     attempt.agent.agent_id,
@@ -259,21 +268,37 @@ export function insertAttempt(journal: Journal, attempt: WorkflowTaskAttempt, di
   );
 }
 
-/** Move an attempt from one state to another (write transaction); false when it was not in `from`. */
+/**
+ * Move an attempt from one state to another (write transaction); false when it was not in
+ * `from`. Only the columns that change are written, so that a statement that does not
+ * supersede leaves the one-current-attempt index untouched.
+ */
 export function updateAttempt(
   journal: Journal,
-  attemptId: string,
+  retained: RetainedAttempt,
   from: readonly AttemptRowState[],
   change: { readonly state?: AttemptRowState; readonly lease_expires_at_ms?: number; readonly superseded_by_fence?: bigint },
   nowMs: number,
 ): boolean {
+  const columns: string[] = [];
+  const values: (string | number)[] = [];
+  if (change.state !== undefined) {
+    columns.push('state = ?');
+    values.push(change.state);
+  }
+  if (change.lease_expires_at_ms !== undefined) {
+    columns.push('lease_expires_at_ms = ?');
+    values.push(change.lease_expires_at_ms);
+  }
+  if (change.superseded_by_fence !== undefined) {
+    columns.push('superseded_by_fence = ?');
+    values.push(u64ToSql(change.superseded_by_fence));
+  }
   const placeholders = from.map(() => '?').join(', ');
   const result = journalStatement(
     journal,
-    `UPDATE agent_task_attempts SET state = coalesce(?, state), lease_expires_at_ms = coalesce(?, lease_expires_at_ms),
-       superseded_by_fence = coalesce(?, superseded_by_fence), updated_at_ms = ?
-     WHERE attempt_id = ? AND state IN (${placeholders})`,
-  ).run(change.state ?? null, change.lease_expires_at_ms ?? null, change.superseded_by_fence === undefined ? null : u64ToSql(change.superseded_by_fence), nowMs, attemptId, ...from);
+    `UPDATE agent_task_attempts SET ${columns.join(', ')}, updated_at_ms = ? WHERE task_seq = ? AND fence = ? AND state IN (${placeholders})`,
+  ).run(...values, nowMs, retained.task_seq, u64ToSql(retained.attempt.fence), ...from);
   return result.changes === 1;
 }
 
@@ -286,24 +311,29 @@ interface AssertionRow {
 }
 
 /** The retained assertion of an attempt, or null. */
-export function findAssertion(journal: Journal, attemptId: string): RetainedAssertion | null {
-  const row = journalStatement(journal, 'SELECT canonical, canonical_sha256, observation_digest, registration_id, created_at_ms FROM agent_task_assertions WHERE attempt_id = ?').get(attemptId) as
-    | AssertionRow
-    | undefined;
+export function findAssertion(journal: Journal, retained: RetainedAttempt): RetainedAssertion | null {
+  const row = journalStatement(
+    journal,
+    'SELECT canonical, canonical_sha256, observation_digest, registration_id, created_at_ms FROM agent_task_assertions WHERE task_seq = ? AND fence = ?',
+  ).get(retained.task_seq, u64ToSql(retained.attempt.fence)) as AssertionRow | undefined;
   if (row === undefined) return null;
+  const attemptId = retained.attempt.attempt_id;
   if (sha256Hex(row.canonical) !== row.canonical_sha256) inconsistent(`retained assertion of attempt ${attemptId}`);
   const assertion = taskResultAssertionDecoder.decode(row.canonical);
+  if (assertion.attempt_id !== attemptId) inconsistent(`retained assertion of attempt ${attemptId}`);
   return { assertion, observation_digest: row.observation_digest, registration_id: row.registration_id, created_at_ms: row.created_at_ms };
 }
 
-/** Retain a validated assertion (write transaction). */
-export function insertAssertion(journal: Journal, assertion: TaskResultAssertion, observationDigest: string | null, nowMs: number): void {
-  const canonical = Buffer.from(encodeCanonical(assertionToJson(assertion)));
+/** Retain a validated assertion of an attempt (write transaction). */
+export function insertAssertion(journal: Journal, retained: RetainedAttempt, assertion: TaskResultAssertion, observationDigest: string | null, nowMs: number): void {
+  const canonical = encodeAssertion(assertion);
   journalStatement(
     journal,
-    `INSERT INTO agent_task_assertions (attempt_id, task_id, request_id, trust_class, outcome, canonical, canonical_sha256, observation_digest, registration_id, created_at_ms)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO agent_task_assertions (task_seq, fence, attempt_id, task_id, request_id, trust_class, outcome, canonical, canonical_sha256, observation_digest, registration_id, created_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
+    retained.task_seq,
+    u64ToSql(retained.attempt.fence),
     assertion.attempt_id,
     assertion.task_id,
     assertion.request_id,

@@ -18,7 +18,7 @@ import { verifyObservation } from '../contracts/observation.js';
 import type { AgentRef, ExecutorBinding } from '../contracts/task-common.js';
 import { SUPPORTED_SCHEMA_VERSIONS, TASK_CONTRACT_VERSION, hexToBytes, sameAgent, sameExecutor } from '../contracts/task-common.js';
 import type { WorkflowTaskAttempt } from '../contracts/task-attempt.js';
-import { attemptDigest, attemptToJson, validateForClaim } from '../contracts/task-attempt.js';
+import { attemptToJson, encodeAttempt, validateForClaim } from '../contracts/task-attempt.js';
 import type { TaskClaimRequest, TaskMutationRequest, TaskStatusRequest } from '../contracts/task-requests.js';
 import { claimRequestDigest, mutationRequestDigest } from '../contracts/task-requests.js';
 import type { TaskResultAssertion } from '../contracts/task-result.js';
@@ -43,6 +43,7 @@ import {
   MAX_SCOPE_SCAN,
   attemptCount,
   currentAttempt,
+  currentAttemptOf,
   executionIdUsed,
   findAssertion,
   findAttempt,
@@ -51,8 +52,8 @@ import {
   insertAssertion,
   insertAttempt,
   insertRequest,
+  insertTask,
   olderUnresolvedTask,
-  retainTask,
   setLastFence,
   updateAttempt,
 } from './journal-rows.js';
@@ -120,7 +121,7 @@ function retainedTaskFor(journal: Journal, taskId: string, taskDigestValue: stri
 }
 
 function retainedAttemptFor(journal: Journal, task: RetainedTask, attemptId: string, attemptDigestValue: string): RetainedAttempt {
-  const retained = findAttempt(journal, attemptId);
+  const retained = findAttempt(journal, task, attemptId);
   if (retained === null || retained.attempt.task_id !== task.task.task_id) {
     throw new AgentscmError('TASK_ATTEMPT_NOT_FOUND', `task ${task.task.task_id} has no attempt ${attemptId}`, { hint: 'use the attempt_id returned by your claim', details: { attempt_id: attemptId } });
   }
@@ -174,6 +175,12 @@ function requireChangeExists(auth: Authority, task: WorkflowTask): void {
   getChange(auth, task.subject.repository, task.subject.change_id);
 }
 
+function journalInconsistentTask(taskId: string): AgentscmError {
+  return new AgentscmError('TASK_JOURNAL_INCONSISTENT', `retained task ${taskId} does not match its retained digest`, {
+    hint: 'the journal was changed outside agentscm; inspect it before continuing',
+  });
+}
+
 // ---------------------------------------------------------------- idempotency
 
 function requestConflict(requestId: string, kind: RequestKind, retainedKind: RequestKind): never {
@@ -220,7 +227,7 @@ function transition(ctx: TaskContext, operation: TaskOperation, requestId: strin
 
 /** One task row of a requirements answer (state is the read-time local view). */
 function taskRow(auth: Authority, journal: Journal | null, derived: DerivedSubject, entry: DerivedTask, nowMs: number): JsonObject {
-  const attempt = journal === null ? null : currentAttempt(journal, entry.task.task_id);
+  const attempt = journal === null ? null : currentAttemptOf(journal, entry.task.task_id);
   const view = attempt === null ? null : observeAttempt(attempt, nowMs);
   const claimable = entry.task.entrypoint.progression === 'claim';
   const state = !claimable ? 'controller_only' : view === null ? 'pending' : view;
@@ -280,11 +287,12 @@ export function nextOperation(ctx: TaskContext): JsonValue {
     const choose = (auth: Authority, journal: Journal | null): JsonObject => {
       for (const entry of derived.tasks) {
         if (entry.task.entrypoint.progression !== 'claim') continue;
+        const retained = journal === null ? null : findRetainedTask(journal, entry.task.task_id);
         if (journal !== null) {
-          const older = olderUnresolvedTask(journal, entry.task).task_id;
+          const older = olderUnresolvedTask(journal, entry.task, retained?.seq ?? null).task_id;
           if (older !== null) return { operation: 'reconcile', task_id: older, reason: 'prior_subject_unresolved' };
         }
-        const attempt = journal === null ? null : currentAttempt(journal, entry.task.task_id);
+        const attempt = journal === null || retained === null ? null : currentAttempt(journal, retained);
         if (attempt !== null) {
           const view = observeAttempt(attempt, nowMs);
           if (view === 'expired' || view === 'cancelled') return { operation: 'reconcile', task_id: entry.task.task_id, reason: `attempt_${view}` };
@@ -374,7 +382,7 @@ export function statusOperation(ctx: TaskContext, request: TaskStatusRequest): J
     return journal((j) => {
       const task = retainedTaskFor(j, request.task_id, request.task_digest);
       const attempt = retainedAttemptFor(j, task, request.attempt_id, request.attempt_digest);
-      const assertion = findAssertion(j, attempt.attempt.attempt_id);
+      const assertion = findAssertion(j, attempt);
       return readAuthority(ctx, (auth) => {
         const view = observeAttempt(attempt, nowMs);
         let subjectCurrent = true;
@@ -465,8 +473,12 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
     const { journal, auth, nowMs } = scope;
     requireCurrentSubject(auth, derived.base);
     requireExecutor(auth, entry.task, request.executor);
-    const retained = retainTask(journal, entry.task, entry.digest, nowMs, entry.canonical);
-    const existing = currentAttempt(journal, entry.task.task_id);
+    // A task is retained by its first claim. One that is not retained yet has no attempt, no used
+    // execution identity and no issued fence; it is inserted, with the fence this claim issues,
+    // only after every check below passed.
+    const retained = findRetainedTask(journal, entry.task.task_id);
+    if (retained !== null && retained.digest !== entry.digest) throw journalInconsistentTask(entry.task.task_id);
+    const existing = retained === null ? null : currentAttempt(journal, retained);
     if (existing !== null) {
       const view = observeAttempt(existing, nowMs);
       throw new AgentscmError('TASK_ALREADY_CLAIMED', `task ${entry.task.task_id} already has attempt ${existing.attempt.attempt_id} (${view})`, {
@@ -481,7 +493,7 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
         details: { step_id: missing },
       });
     }
-    const unresolved = olderUnresolvedTask(journal, entry.task);
+    const unresolved = olderUnresolvedTask(journal, entry.task, retained?.seq ?? null);
     if (unresolved.exceeded) {
       throw new AgentscmError('TASK_SCAN_LIMIT', `more than ${MAX_SCOPE_SCAN} retained tasks share Change ${entry.task.subject.change_id}, profile ${entry.task.subject.profile} and step ${entry.task.subject.step_id}`, {
         hint: 'the claim fails closed; the operator must inspect the journal',
@@ -494,27 +506,33 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
         details: { task_id: unresolved.task_id },
       });
     }
-    if (executionIdUsed(journal, entry.task.task_id, request.execution_operation_id)) {
+    if (retained !== null && executionIdUsed(journal, retained, request.execution_operation_id)) {
       throw new AgentscmError('TASK_EXECUTION_ID_REUSED', `execution operation ${request.execution_operation_id} was already used for task ${entry.task.task_id}`, {
         hint: 'a fresh claim needs a fresh execution_operation_id',
       });
     }
-    if (attemptCount(journal, entry.task.task_id) >= MAX_ATTEMPTS_PER_TASK) {
+    if (retained !== null && attemptCount(journal, retained) >= MAX_ATTEMPTS_PER_TASK) {
       throw new AgentscmError('TASK_ATTEMPT_LIMIT', `task ${entry.task.task_id} already has ${MAX_ATTEMPTS_PER_TASK} attempts`, { hint: 'checkpoint to get a new subject' });
     }
-    const fence = retained.last_fence + 1n;
+    const fence = (retained?.last_fence ?? 0n) + 1n;
     const attempt = attemptForClaim(request, fence);
     validateForClaim(attempt, request);
-    const attemptDigestValue = attemptDigest(attempt);
+    const encoded = encodeAttempt(attempt);
     const expires = nowMs + Number(attempt.lease_ms);
-    insertAttempt(journal, attempt, attemptDigestValue, expires, nowMs);
-    setLastFence(journal, entry.task.task_id, fence);
+    let task: RetainedTask;
+    if (retained === null) {
+      task = insertTask(journal, entry.task, entry.digest, fence, nowMs, entry.canonical);
+    } else {
+      task = retained;
+      setLastFence(journal, retained, fence);
+    }
+    insertAttempt(journal, task, attempt, encoded, expires, nowMs);
     const response: JsonObject = {
       status: 'claimed',
       task_id: entry.task.task_id,
       task_digest: entry.digest,
       attempt: attemptToJson(attempt),
-      attempt_digest: attemptDigestValue,
+      attempt_digest: encoded.digest,
       fence,
       lease_expires_at_ms: expires,
     };
@@ -559,22 +577,22 @@ export function mutationOperation(ctx: TaskContext, request: TaskMutationRequest
       requireCurrentSubject(auth, task.task.subject);
       requireExecutor(auth, task.task, retained.attempt.executor);
       const expires = nowMs + Number(retained.attempt.lease_ms);
-      if (!updateAttempt(journal, attemptId, ['active'], { lease_expires_at_ms: expires }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
+      if (!updateAttempt(journal, retained, ['active'], { lease_expires_at_ms: expires }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
       response = { status: 'renewed', ...base, lease_expires_at_ms: expires };
     } else if (request.action === 'cancel') {
       requireHolder(ctx, retained);
       if (view !== 'leased' && view !== 'expired') notActive(retained, view);
       requireChangeExists(auth, task.task);
-      if (!updateAttempt(journal, attemptId, ['active'], { state: 'cancelled' }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
+      if (!updateAttempt(journal, retained, ['active'], { state: 'cancelled' }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
       response = { status: 'cancelled', ...base, execution_uncertain: true };
     } else {
       if (view === 'finished') notActive(retained, view);
       requireChangeExists(auth, task.task);
       const newFence = task.last_fence + 1n;
-      if (!updateAttempt(journal, attemptId, ['active', 'cancelled'], { state: 'replaced', superseded_by_fence: newFence }, nowMs)) {
+      if (!updateAttempt(journal, retained, ['active', 'cancelled'], { state: 'replaced', superseded_by_fence: newFence }, nowMs)) {
         throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
       }
-      setLastFence(journal, task.task.task_id, newFence);
+      setLastFence(journal, task, newFence);
       response = { status: 'reconciled', ...base, supersession: { old_fence: retained.attempt.fence, new_fence: newFence }, execution_uncertain: true };
     }
     return commitOutcome(scope, ctx.actor, request.request_id, kind, digest, task.task.task_id, attemptId, response);
@@ -614,8 +632,8 @@ export function resultOperation(ctx: TaskContext, assertion: TaskResultAssertion
     } else {
       requireExecutor(auth, task.task, retained.attempt.executor);
     }
-    insertAssertion(journal, assertion, observation, nowMs);
-    if (!updateAttempt(journal, retained.attempt.attempt_id, ['active'], { state: 'finished' }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
+    insertAssertion(journal, retained, assertion, observation, nowMs);
+    if (!updateAttempt(journal, retained, ['active'], { state: 'finished' }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
     const response: JsonObject = {
       status: 'retained',
       task_id: task.task.task_id,

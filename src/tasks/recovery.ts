@@ -61,14 +61,16 @@ function locate(journal: Journal, ctx: TaskContext, recovered: RecoveredRequest)
         details: { request_id: requestId, retained_kind: retained.kind },
       });
     }
-    return { attempt: findAttempt(journal, retained.attempt_id), committed: true };
+    const task = findRetainedTask(journal, retained.task_id);
+    return { attempt: task === null ? null : findAttempt(journal, task, retained.attempt_id), committed: true };
   }
+  const task = findRetainedTask(journal, recovered.request.task_id);
+  if (task === null) return { attempt: null, committed: false };
   if (recovered.kind === 'claim') {
     // A claim that was never committed: describe the task's current (or newest) attempt, if any.
-    return { attempt: currentAttempt(journal, recovered.request.task_id) ?? latestAttempt(journal, recovered.request.task_id), committed: false };
+    return { attempt: currentAttempt(journal, task) ?? latestAttempt(journal, task), committed: false };
   }
-  const attempt = findAttempt(journal, recovered.request.attempt_id);
-  return { attempt: attempt !== null && attempt.attempt.task_id === recovered.request.task_id ? attempt : null, committed: false };
+  return { attempt: findAttempt(journal, task, recovered.request.attempt_id), committed: false };
 }
 
 /**

@@ -93,9 +93,9 @@ export function dependencyComplete(auth: Authority, journal: Journal | null, der
   if (journal === null) return false;
   const retained = findRetainedTask(journal, needed.task.task_id);
   if (retained === null || retained.digest !== needed.digest) return false;
-  const attempt = currentAttempt(journal, needed.task.task_id);
+  const attempt = currentAttempt(journal, retained);
   if (attempt === null || attempt.state !== 'finished') return false;
-  const assertion = findAssertion(journal, attempt.attempt.attempt_id);
+  const assertion = findAssertion(journal, attempt);
   if (assertion === null || assertion.assertion.outcome !== 'passed') return false;
   // The retained assertion is checked again against its canonical task and exact stored attempt.
   try {

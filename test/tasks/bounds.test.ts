@@ -31,8 +31,9 @@ test(`a task retains at most ${MAX_ATTEMPTS_PER_TASK} attempts`, (t) => {
   const top = 100n + BigInt(MAX_ATTEMPTS_PER_TASK - 3);
   try {
     const insert = db.prepare(
-      `INSERT INTO agent_task_attempts (attempt_id, task_id, attempt_digest, canonical, fence, execution_operation_id, owner_id, agent_id, state,
-         lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms) VALUES (?, ?, ?, x'00', ?, ?, 'alice', 'a1', 'replaced', 0, ?, 0, 0)`,
+      `INSERT INTO agent_task_attempts (attempt_id, task_seq, attempt_digest, canonical, fence, execution_operation_id, owner_id, agent_id, state,
+         lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms)
+       VALUES (?, (SELECT seq FROM agent_tasks WHERE task_id = ?), ?, x'00', ?, ?, 'alice', 'a1', 'replaced', 0, ?, 0, 0)`,
     );
     db.transaction(() => {
       for (let i = 0; i < MAX_ATTEMPTS_PER_TASK - 2; i++) {

@@ -45,7 +45,7 @@ function checkInvariants(dataDir: string, nowMs: number, highest: Map<string, bi
   if (!existsSync(path)) return;
   const db = new Database(path, { readonly: true });
   try {
-    const rows = db.prepare('SELECT task_id, fence, state, lease_expires_at_ms FROM agent_task_attempts ORDER BY task_id, fence').all() as AttemptRow[];
+    const rows = db.prepare('SELECT t.task_id, a.fence, a.state, a.lease_expires_at_ms FROM agent_task_attempts a JOIN agent_tasks t ON t.seq = a.task_seq ORDER BY t.task_id, a.fence').all() as AttemptRow[];
     const byTask = new Map<string, AttemptRow[]>();
     for (const row of rows) byTask.set(row.task_id, [...(byTask.get(row.task_id) ?? []), row]);
     for (const [taskId, attempts] of byTask) {

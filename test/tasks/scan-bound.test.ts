@@ -25,10 +25,10 @@ function storeWithOlder(t: TestContext, count: number) {
   const db = new Database(journalPaths(store.dataDir).db);
   try {
     const insert = db.prepare(
-      "INSERT INTO agent_tasks (task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, seq, created_at_ms) VALUES (?, ?, ?, ?, ?, 'unit', x'00', '00000000000000000000', ?, 0)",
+      "INSERT INTO agent_tasks (task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, created_at_ms) VALUES (?, ?, ?, ?, ?, 'unit', x'00', '00000000000000000000', 0)",
     );
     db.transaction(() => {
-      for (let i = 0; i < count; i++) insert.run(`older-${i}`, 'a'.repeat(64), store.repository, CHANGE_ID, PROFILE, 100 + i);
+      for (let i = 0; i < count; i++) insert.run(`older-${i}`, 'a'.repeat(64), store.repository, CHANGE_ID, PROFILE);
     })();
   } finally {
     db.close();

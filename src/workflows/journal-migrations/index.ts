@@ -6,5 +6,6 @@ import type { Migration } from '../../native/sqlite.js';
 import { migrateRuns } from './001-runs.js';
 import { migrateCommandAttempts } from './002-command-attempts.js';
 import { migrateTasks } from './003-tasks.js';
+import { migrateTaskRows } from './004-task-rows.js';
 
-export const JOURNAL_MIGRATIONS: readonly Migration[] = [migrateRuns, migrateCommandAttempts, migrateTasks];
+export const JOURNAL_MIGRATIONS: readonly Migration[] = [migrateRuns, migrateCommandAttempts, migrateTasks, migrateTaskRows];
