@@ -103,11 +103,58 @@ function write(value: JsonValue | undefined, parts: string[], indent: string | u
   parts.push(close, '}');
 }
 
+/**
+ * A string literal for compact output. Most strings (ids, digests, enum words) hold nothing to
+ * escape and no surrogate: one scan finds that and skips the well-formedness check and the escape
+ * pass; anything else goes through quoteJsonString.
+ */
+function quoteCompact(value: string): string {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return quoteJsonString(value);
+  }
+  return `"${value}"`;
+}
+
+/** The compact form of `write` (no indentation), built by string concatenation. */
+function compact(value: JsonValue | undefined): string {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'string':
+      return quoteCompact(value);
+    case 'bigint':
+    case 'number':
+      return integerText(value);
+    case 'undefined':
+      throw new AgentscmError('INTERNAL', 'canonical encoding met undefined; every declared field must be present (null, not omitted)');
+    default:
+      break;
+  }
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    let out = '[';
+    for (let index = 0; index < value.length; index++) {
+      if (index > 0) out += ',';
+      out += compact(value[index]);
+    }
+    return `${out}]`;
+  }
+  const keys = Object.keys(value);
+  if (keys.length === 0) return '{}';
+  let out = '{';
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index] as string;
+    if (index > 0) out += ',';
+    out += `${quoteCompact(key)}:${compact(value[key])}`;
+  }
+  return `${out}}`;
+}
+
 /** Canonical compact text (see module comment). */
 export function encodeCanonicalText(value: JsonValue): string {
-  const parts: string[] = [];
-  write(value, parts, undefined, 0);
-  return parts.join('');
+  return compact(value);
 }
 
 /** Canonical compact bytes: what is hashed and signed. */

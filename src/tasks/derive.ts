@@ -227,6 +227,12 @@ function bounded<V>(collection: Map<string, V> | Set<string>): void {
  * by all of them.
  */
 export function deriveSubject(auth: Authority, selection: SubjectSelection): DerivedSubject {
+  if (!auth.db.inTransaction) {
+    // A memo hit reads only the content token, one statement and so its own snapshot: an
+    // unchanged token proves the remembered derivation current at that read.
+    const known = memoOf(auth).derived.get(selectionKey(selection));
+    if (known !== undefined) return known;
+  }
   return readTransaction(auth, () => {
     const memo = memoOf(auth);
     const key = selectionKey(selection);

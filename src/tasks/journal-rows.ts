@@ -142,31 +142,28 @@ export function setLastFence(journal: Journal, task: RetainedTask, fence: bigint
 }
 
 /**
- * The bounded scan before a fresh claim (spec: at most MAX_SCOPE_SCAN older subjects), in two
- * index queries over the other retained identities of the same repository, Change, profile and
- * step (`exceptSeq` is the task's own seq when it is retained): `exceeded` when there are more
- * than MAX_SCOPE_SCAN of them, and the newest of the newest MAX_SCOPE_SCAN whose attempt is
- * unresolved (active or cancelled), or null.
+ * The bounded scan before a fresh claim (spec: at most MAX_SCOPE_SCAN older subjects), in one
+ * statement over the other retained identities of the same repository, Change, profile and step
+ * (`exceptSeq` is the task's own seq when it is retained): `exceeded` when there are more than
+ * MAX_SCOPE_SCAN of them, and the newest of the newest MAX_SCOPE_SCAN whose attempt is unresolved
+ * (active or cancelled), or null. The bound is written into the SQL: a LIMIT or OFFSET bound as a
+ * parameter makes SQLite run these queries several times slower.
  */
 export function olderUnresolvedTask(journal: Journal, task: WorkflowTask, exceptSeq: number | null): { readonly exceeded: boolean; readonly task_id: string | null } {
   const s = task.subject;
   const scope = [s.repository, s.change_id, s.profile, s.step_id, exceptSeq ?? -1] as const;
-  const older = (
-    journalStatement(
-      journal,
-      'SELECT count(*) AS n FROM (SELECT 1 FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ? LIMIT ?)',
-    ).get(...scope, MAX_SCOPE_SCAN + 1) as { n: number }
-  ).n;
-  if (older === 0) return { exceeded: false, task_id: null };
   const row = journalStatement(
     journal,
-    `SELECT (SELECT task_id FROM agent_tasks WHERE seq = o.seq) AS task_id FROM (
-       SELECT seq FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ? ORDER BY seq DESC LIMIT ?
-     ) o
-     WHERE EXISTS (SELECT 1 FROM agent_task_attempts a WHERE a.task_seq = o.seq AND a.state IN ('active', 'cancelled'))
-     ORDER BY o.seq DESC LIMIT 1`,
-  ).get(...scope, MAX_SCOPE_SCAN) as { task_id: string } | undefined;
-  return { exceeded: older > MAX_SCOPE_SCAN, task_id: row?.task_id ?? null };
+    `SELECT EXISTS (
+         SELECT 1 FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ? LIMIT 1 OFFSET ${MAX_SCOPE_SCAN}
+       ) AS exceeded,
+       (SELECT (SELECT task_id FROM agent_tasks WHERE seq = o.seq) FROM (
+          SELECT seq FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ? ORDER BY seq DESC LIMIT ${MAX_SCOPE_SCAN}
+        ) o
+        WHERE EXISTS (SELECT 1 FROM agent_task_attempts a WHERE a.task_seq = o.seq AND a.state IN ('active', 'cancelled'))
+        ORDER BY o.seq DESC LIMIT 1) AS task_id`,
+  ).get(...scope, ...scope) as { exceeded: number; task_id: string | null };
+  return { exceeded: row.exceeded === 1, task_id: row.task_id };
 }
 
 interface AttemptRow {

@@ -98,12 +98,15 @@ export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, bod
  * Read the journal if it exists (read-only, no migration, never created); `whenMissing` answers
  * for a data directory without a journal. `forTransition` (the exact-retry lookup of a request
  * about to write) opens an existing journal for writing, so that a journal of an older schema is
- * migrated by the transition that would migrate it anyway; it still never creates one.
+ * migrated by the transition that would migrate it anyway; it still never creates one. That
+ * lookup reads one row with one statement, which is its own snapshot: a session runs it without
+ * an enclosing read transaction.
  */
 export function readJournal<T>(ctx: TaskContext, whenMissing: () => T, body: (journal: Journal) => T, forTransition = false): T {
   if (ctx.connections !== undefined) {
     const journal = ctx.connections.journal(false);
-    return journal === null ? whenMissing() : journalRead(journal, () => body(journal));
+    if (journal === null) return whenMissing();
+    return forTransition ? body(journal) : journalRead(journal, () => body(journal));
   }
   if (!existsSync(journalPaths(ctx.dataDir).db)) return whenMissing();
   if (!forTransition && journalPredatesTasks(ctx.dataDir)) return whenMissing();

@@ -7,9 +7,11 @@
  *   canonical row fits a table leaf instead of spilling into an overflow page of a WITHOUT ROWID
  *   b-tree, a new task appends to the last leaf, and the next seq is the rowid SQLite assigns
  *   (no `max(seq)` scan). `task_id` is a UNIQUE index; the scope index ends in the rowid.
- * - attempts and assertions are keyed by `(task_seq, fence)` (WITHOUT ROWID, small rows): a new
- *   task's rows append next to the previous ones, and a task's attempts are one key range, which
- *   answers its current attempt, its attempt count and its used execution identities.
+ * - attempts and assertions are rowid tables (appended: a full leaf gets a new right sibling
+ *   instead of a rebalance of its neighbours, which a WITHOUT ROWID b-tree does on every split)
+ *   with a UNIQUE index on `(task_seq, fence)`: a new task's entries append next to the previous
+ *   ones, and a task's attempts are one index range, which answers its current attempt, its
+ *   attempt count and its used execution identities.
  * - the one-current-attempt index is partial on `superseded_by_fence IS NULL` (equivalent to
  *   `state <> 'replaced'` by the CHECK): a heartbeat or a result, which never supersede, leave it
  *   untouched; only a reconcile removes an entry.
@@ -56,6 +58,7 @@ export function migrateTaskRows(db: SqliteDatabase): void {
     -- retained), cancelled, replaced (superseded by explicit reconciliation; superseded_by_fence
     -- records the new fence).
     CREATE TABLE agent_task_attempts (
+      seq INTEGER PRIMARY KEY,
       task_seq INTEGER NOT NULL REFERENCES agent_tasks (seq),
       fence TEXT NOT NULL CHECK (length(fence) = 20),
       attempt_id TEXT NOT NULL CHECK (length(attempt_id) BETWEEN 1 AND 128),
@@ -69,14 +72,15 @@ export function migrateTaskRows(db: SqliteDatabase): void {
       superseded_by_fence TEXT CHECK (superseded_by_fence IS NULL OR length(superseded_by_fence) = 20),
       created_at_ms INTEGER NOT NULL,
       updated_at_ms INTEGER NOT NULL,
-      PRIMARY KEY (task_seq, fence),
+      UNIQUE (task_seq, fence),
       CHECK ((state = 'replaced') = (superseded_by_fence IS NOT NULL))
-    ) STRICT, WITHOUT ROWID;
+    ) STRICT;
     -- At most one attempt per task that is not replaced: two live attempts cannot exist.
     CREATE UNIQUE INDEX agent_task_attempts_current ON agent_task_attempts (task_seq) WHERE superseded_by_fence IS NULL;
 
     -- One retained (always nonpassing) result per attempt, with its exact canonical bytes.
     CREATE TABLE agent_task_assertions (
+      seq INTEGER PRIMARY KEY,
       task_seq INTEGER NOT NULL,
       fence TEXT NOT NULL,
       attempt_id TEXT NOT NULL,
@@ -89,9 +93,9 @@ export function migrateTaskRows(db: SqliteDatabase): void {
       observation_digest TEXT CHECK (observation_digest IS NULL OR length(observation_digest) = 64),
       registration_id TEXT,
       created_at_ms INTEGER NOT NULL,
-      PRIMARY KEY (task_seq, fence),
+      UNIQUE (task_seq, fence),
       FOREIGN KEY (task_seq, fence) REFERENCES agent_task_attempts (task_seq, fence)
-    ) STRICT, WITHOUT ROWID;
+    ) STRICT;
 
     -- Idempotency: one request id per (owner, agent), bound to its kind and canonical request
     -- digest; response holds the exact committed outcome bytes returned to an identical retry.
@@ -117,12 +121,12 @@ export function migrateTaskRows(db: SqliteDatabase): void {
         lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms)
       SELECT t.seq, a.fence, a.attempt_id, a.attempt_digest, a.canonical, a.execution_operation_id, a.owner_id, a.agent_id, a.state,
         a.lease_expires_at_ms, a.superseded_by_fence, a.created_at_ms, a.updated_at_ms
-      FROM agent_task_attempts_v3 a JOIN agent_tasks t ON t.task_id = a.task_id;
+      FROM agent_task_attempts_v3 a JOIN agent_tasks t ON t.task_id = a.task_id ORDER BY t.seq, a.fence;
     INSERT INTO agent_task_assertions (task_seq, fence, attempt_id, task_id, request_id, trust_class, outcome, canonical, canonical_sha256,
         observation_digest, registration_id, created_at_ms)
       SELECT t.seq, a.fence, s.attempt_id, s.task_id, s.request_id, s.trust_class, s.outcome, s.canonical, s.canonical_sha256,
         s.observation_digest, s.registration_id, s.created_at_ms
-      FROM agent_task_assertions_v3 s JOIN agent_task_attempts_v3 a ON a.attempt_id = s.attempt_id JOIN agent_tasks t ON t.task_id = a.task_id;
+      FROM agent_task_assertions_v3 s JOIN agent_task_attempts_v3 a ON a.attempt_id = s.attempt_id JOIN agent_tasks t ON t.task_id = a.task_id ORDER BY t.seq, a.fence;
     INSERT INTO agent_task_requests (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms)
       SELECT owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms
       FROM agent_task_requests_v3 ORDER BY created_at_ms, owner_id, agent_id, request_id;
