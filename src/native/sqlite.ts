@@ -165,12 +165,8 @@ export function cachedStatement(db: SqliteDatabase, sql: string): Statement {
  * snapshot holds the same rows as the snapshot in which it was read before.
  */
 export function contentToken(db: SqliteDatabase): string {
-  // One statement for both (the pragma as a table-valued function): the token is read on every
-  // task transition.
-  const { data_version, changes } = cachedStatement(db, 'SELECT data_version, total_changes() AS changes FROM pragma_data_version').get() as {
-    data_version: number;
-    changes: number;
-  };
+  const { data_version } = cachedStatement(db, 'PRAGMA data_version').get() as { data_version: number };
+  const { changes } = cachedStatement(db, 'SELECT total_changes() AS changes').get() as { changes: number };
   return `${data_version}:${changes}`;
 }
 
