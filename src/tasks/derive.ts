@@ -197,7 +197,20 @@ function selectionKey(selection: SubjectSelection): string {
   return JSON.stringify([selection.repository ?? null, selection.profile, selection.target, selection.change_id, selection.context_digest]);
 }
 
+// Keys by subject object: subjects are immutable, and a session rechecks the same retained
+// task's subject on every transition.
+const subjectKeys = new WeakMap<Omit<WorkflowTaskSubject, 'step_id'>, string>();
+
 function subjectKey(subject: Omit<WorkflowTaskSubject, 'step_id'>): string {
+  let key = subjectKeys.get(subject);
+  if (key === undefined) {
+    key = subjectKeyOf(subject);
+    subjectKeys.set(subject, key);
+  }
+  return key;
+}
+
+function subjectKeyOf(subject: Omit<WorkflowTaskSubject, 'step_id'>): string {
   return JSON.stringify([
     subject.repository,
     subject.profile,

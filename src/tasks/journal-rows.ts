@@ -210,6 +210,37 @@ export function findAttempt(journal: Journal, task: RetainedTask, attemptId: str
   return row === undefined ? null : attemptOf(row);
 }
 
+/**
+ * The retained task and, read by the same statement, its attempt `attemptId` (`attempt` is null
+ * when the task has no attempt by that id); null when the task is not retained. The attempt row
+ * is decoded and checked only when `attempt()` is called, after the caller checked the task.
+ */
+export function findTaskWithAttempt(journal: Journal, taskId: string, attemptId: string): { readonly task: RetainedTask; readonly attempt: (() => RetainedAttempt) | null } | null {
+  const row = journalStatement(
+    journal,
+    `SELECT t.seq, t.task_id, t.task_digest, t.canonical, t.last_fence, a.task_seq AS a_task_seq, a.attempt_id AS a_attempt_id, a.attempt_digest AS a_attempt_digest,
+       a.canonical AS a_canonical, a.state AS a_state, a.lease_expires_at_ms AS a_lease_expires_at_ms, a.superseded_by_fence AS a_superseded_by_fence,
+       a.created_at_ms AS a_created_at_ms, a.updated_at_ms AS a_updated_at_ms
+     FROM agent_tasks t LEFT JOIN agent_task_attempts a ON a.task_seq = t.seq AND a.attempt_id = ?
+     WHERE t.task_id = ?`,
+  ).get(attemptId, taskId) as (TaskRow & { [K in keyof AttemptRow as `a_${K}`]: AttemptRow[K] | null }) | undefined;
+  if (row === undefined) return null;
+  const task = taskOf(row);
+  if (row.a_task_seq === null) return { task, attempt: null };
+  const attemptRow: AttemptRow = {
+    task_seq: row.a_task_seq,
+    attempt_id: row.a_attempt_id as string,
+    attempt_digest: row.a_attempt_digest as string,
+    canonical: row.a_canonical as Buffer,
+    state: row.a_state as AttemptRowState,
+    lease_expires_at_ms: row.a_lease_expires_at_ms as number,
+    superseded_by_fence: row.a_superseded_by_fence,
+    created_at_ms: row.a_created_at_ms as number,
+    updated_at_ms: row.a_updated_at_ms as number,
+  };
+  return { task, attempt: () => attemptOf(attemptRow) };
+}
+
 /** The task's attempt that is not replaced (at most one exists), or null. */
 export function currentAttempt(journal: Journal, task: RetainedTask): RetainedAttempt | null {
   const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? AND superseded_by_fence IS NULL`).get(task.seq) as AttemptRow | undefined;

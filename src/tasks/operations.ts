@@ -46,7 +46,7 @@ import {
   currentAttemptOf,
   executionIdUsed,
   findAssertion,
-  findAttempt,
+  findTaskWithAttempt,
   findRequest,
   findRetainedTask,
   insertAssertion,
@@ -109,19 +109,19 @@ function requireExecutor(auth: Authority, task: WorkflowTask, executor: Executor
   return executor === null ? null : requireCurrentRegistration(auth, taskScope(task), executor);
 }
 
-function retainedTaskFor(journal: Journal, taskId: string, taskDigestValue: string): RetainedTask {
-  const retained = findRetainedTask(journal, taskId);
-  if (retained === null) {
-    throw new AgentscmError('TASK_NOT_FOUND', `the journal retains no task ${taskId}`, { hint: 'claim the task first; attempts exist only for claimed tasks', details: { task_id: taskId } });
-  }
+function taskNotRetained(taskId: string): AgentscmError {
+  return new AgentscmError('TASK_NOT_FOUND', `the journal retains no task ${taskId}`, { hint: 'claim the task first; attempts exist only for claimed tasks', details: { task_id: taskId } });
+}
+
+function requireTaskDigest(retained: RetainedTask, taskDigestValue: string): RetainedTask {
   if (retained.digest !== taskDigestValue) {
-    throw new AgentscmError('TASK_BINDING_MISMATCH', `task ${taskId} is retained with digest ${retained.digest}, not ${taskDigestValue}`, { details: { field: 'task_digest' } });
+    throw new AgentscmError('TASK_BINDING_MISMATCH', `task ${retained.task.task_id} is retained with digest ${retained.digest}, not ${taskDigestValue}`, { details: { field: 'task_digest' } });
   }
   return retained;
 }
 
-function retainedAttemptFor(journal: Journal, task: RetainedTask, attemptId: string, attemptDigestValue: string): RetainedAttempt {
-  const retained = findAttempt(journal, task, attemptId);
+/** The exact retained attempt of a checked task (TASK_ATTEMPT_NOT_FOUND, TASK_BINDING_MISMATCH otherwise). */
+function requireAttempt(task: RetainedTask, retained: RetainedAttempt | null, attemptId: string, attemptDigestValue: string): RetainedAttempt {
   if (retained === null || retained.attempt.task_id !== task.task.task_id) {
     throw new AgentscmError('TASK_ATTEMPT_NOT_FOUND', `task ${task.task.task_id} has no attempt ${attemptId}`, { hint: 'use the attempt_id returned by your claim', details: { attempt_id: attemptId } });
   }
@@ -129,6 +129,23 @@ function retainedAttemptFor(journal: Journal, task: RetainedTask, attemptId: str
     throw new AgentscmError('TASK_BINDING_MISMATCH', `attempt ${attemptId} is retained with digest ${retained.digest}, not ${attemptDigestValue}`, { details: { field: 'attempt_digest' } });
   }
   return retained;
+}
+
+/**
+ * The retained task and attempt a request names, read by one statement: the task is checked
+ * first (TASK_NOT_FOUND, TASK_BINDING_MISMATCH), then `between` (a check of the task that
+ * precedes the attempt's), then the attempt (TASK_ATTEMPT_NOT_FOUND, TASK_BINDING_MISMATCH).
+ */
+function retainedTaskAndAttempt(
+  journal: Journal,
+  names: { readonly task_id: string; readonly task_digest: string; readonly attempt_id: string; readonly attempt_digest: string },
+  between: (task: RetainedTask) => void = () => undefined,
+): { readonly task: RetainedTask; readonly attempt: RetainedAttempt } {
+  const found = findTaskWithAttempt(journal, names.task_id, names.attempt_id);
+  if (found === null) throw taskNotRetained(names.task_id);
+  const task = requireTaskDigest(found.task, names.task_digest);
+  between(task);
+  return { task, attempt: requireAttempt(task, found.attempt === null ? null : found.attempt(), names.attempt_id, names.attempt_digest) };
 }
 
 /** Exact fence binding: a replaced attempt or another fence is stale (old-fence mutations cannot finish it). */
@@ -380,8 +397,7 @@ export function statusOperation(ctx: TaskContext, request: TaskStatusRequest): J
     const nowMs = nowOf(ctx);
     const journal = openStatusJournal(ctx);
     return journal((j) => {
-      const task = retainedTaskFor(j, request.task_id, request.task_digest);
-      const attempt = retainedAttemptFor(j, task, request.attempt_id, request.attempt_digest);
+      const { task, attempt } = retainedTaskAndAttempt(j, request);
       const assertion = findAssertion(j, attempt);
       return readAuthority(ctx, (auth) => {
         const view = observeAttempt(attempt, nowMs);
@@ -557,8 +573,7 @@ export function mutationOperation(ctx: TaskContext, request: TaskMutationRequest
   // guarded transaction, before any subject or enrollment recheck.
   return transition(ctx, request.action, request.request_id, kind, digest, (scope) => {
     const { journal, auth, nowMs } = scope;
-    const task = retainedTaskFor(journal, request.task_id, request.task_digest);
-    const retained = retainedAttemptFor(journal, task, request.attempt_id, request.attempt_digest);
+    const { task, attempt: retained } = retainedTaskAndAttempt(journal, request);
     if (request.execution_operation_id !== retained.attempt.execution_operation_id) {
       throw new AgentscmError('TASK_BINDING_MISMATCH', `attempt ${retained.attempt.attempt_id} has execution operation ${retained.attempt.execution_operation_id}, not ${request.execution_operation_id}`, { details: { field: 'execution_operation_id' } });
     }
@@ -612,11 +627,11 @@ export function resultOperation(ctx: TaskContext, assertion: TaskResultAssertion
   const digest = resultRequestDigest(assertion);
   return transition(ctx, 'result', assertion.request_id, 'result', digest, (scope) => {
     const { journal, auth, nowMs } = scope;
-    const task = retainedTaskFor(journal, assertion.task_id, assertion.task_digest);
-    if (task.task.entrypoint.progression !== 'claim') {
-      throw new AgentscmError('TASK_CONTROLLER_ONLY', `task ${task.task.task_id} is controller-only; no assertion or observation is accepted for it`);
-    }
-    const retained = retainedAttemptFor(journal, task, assertion.attempt_id, assertion.attempt_digest);
+    const { task, attempt: retained } = retainedTaskAndAttempt(journal, assertion, (checked) => {
+      if (checked.task.entrypoint.progression !== 'claim') {
+        throw new AgentscmError('TASK_CONTROLLER_ONLY', `task ${checked.task.task_id} is controller-only; no assertion or observation is accepted for it`);
+      }
+    });
     requireFence(retained, assertion.fence);
     requireHolder(ctx, retained);
     const view = observeAttempt(retained, nowMs);
