@@ -241,16 +241,22 @@ export function findTaskWithAttempt(journal: Journal, taskId: string, attemptId:
   return { task, attempt: () => attemptOf(attemptRow) };
 }
 
+/** The seq of a retained task (its index entry only, the row is not read), or null. */
+export function retainedSeqOf(journal: Journal, taskId: string): number | null {
+  const row = journalStatement(journal, 'SELECT seq FROM agent_tasks WHERE task_id = ?').get(taskId) as { seq: number } | undefined;
+  return row === undefined ? null : row.seq;
+}
+
 /** The task's attempt that is not replaced (at most one exists), or null. */
-export function currentAttempt(journal: Journal, task: RetainedTask): RetainedAttempt | null {
+export function currentAttempt(journal: Journal, task: { readonly seq: number }): RetainedAttempt | null {
   const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? AND superseded_by_fence IS NULL`).get(task.seq) as AttemptRow | undefined;
   return row === undefined ? null : attemptOf(row);
 }
 
 /** The current attempt of the task with this id (see currentAttempt), or null when the task is not retained. */
 export function currentAttemptOf(journal: Journal, taskId: string): RetainedAttempt | null {
-  const task = findRetainedTask(journal, taskId);
-  return task === null ? null : currentAttempt(journal, task);
+  const seq = retainedSeqOf(journal, taskId);
+  return seq === null ? null : currentAttempt(journal, { seq });
 }
 
 /** The task's newest attempt by fence, or null. */

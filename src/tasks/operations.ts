@@ -54,6 +54,7 @@ import {
   insertRequest,
   insertTask,
   olderUnresolvedTask,
+  retainedSeqOf,
   setLastFence,
   updateAttempt,
 } from './journal-rows.js';
@@ -304,12 +305,12 @@ export function nextOperation(ctx: TaskContext): JsonValue {
     const choose = (auth: Authority, journal: Journal | null): JsonObject => {
       for (const entry of derived.tasks) {
         if (entry.task.entrypoint.progression !== 'claim') continue;
-        const retained = journal === null ? null : findRetainedTask(journal, entry.task.task_id);
+        const seq = journal === null ? null : retainedSeqOf(journal, entry.task.task_id);
         if (journal !== null) {
-          const older = olderUnresolvedTask(journal, entry.task, retained?.seq ?? null).task_id;
+          const older = olderUnresolvedTask(journal, entry.task, seq).task_id;
           if (older !== null) return { operation: 'reconcile', task_id: older, reason: 'prior_subject_unresolved' };
         }
-        const attempt = journal === null || retained === null ? null : currentAttempt(journal, retained);
+        const attempt = journal === null || seq === null ? null : currentAttempt(journal, { seq });
         if (attempt !== null) {
           const view = observeAttempt(attempt, nowMs);
           if (view === 'expired' || view === 'cancelled') return { operation: 'reconcile', task_id: entry.task.task_id, reason: `attempt_${view}` };
