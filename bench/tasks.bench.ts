@@ -60,6 +60,9 @@ function facadeRunner(dir: string): { run: (cycles: number, into: Timing, split?
         n += 1;
         const start = performance.now();
         const claimed = claimedOf(call(ctx, 'claim', claimRequest(ALICE, task, `c-${n}`, `op-${n}`)));
+        // The fake clock moves between claim and heartbeat, so that the renewal changes the
+        // attempt's expiry (SQLite does not rewrite a row whose bytes stay the same).
+        clock.advance(1);
         const claimedAt = performance.now();
         call(ctx, 'heartbeat', mutationRequest(ALICE, claimed, 'heartbeat', `h-${n}`));
         const renewedAt = performance.now();
