@@ -44,3 +44,27 @@ export function domainDigest(domain: Domain, bytes: Uint8Array): string {
 export function digestCanonical(domain: Domain, value: JsonValue): string {
   return domainDigest(domain, encodeCanonical(value));
 }
+
+/** A value's canonical bytes and their domain digest. Callers must not modify the bytes. */
+export interface CanonicalEncoding {
+  readonly canonical: Buffer;
+  readonly digest: string;
+}
+
+/**
+ * An encoder that computes a value's canonical bytes and domain digest once per value object
+ * and remembers them (WeakMap): for immutable values that several steps of one transition
+ * encode or digest again (a task, an attempt).
+ */
+export function encodedOncePerValue<T extends object>(domain: Domain, toJson: (value: T) => JsonValue): (value: T) => CanonicalEncoding {
+  const encodings = new WeakMap<T, CanonicalEncoding>();
+  return (value: T): CanonicalEncoding => {
+    let encoded = encodings.get(value);
+    if (encoded === undefined) {
+      const canonical = Buffer.from(encodeCanonical(toJson(value)));
+      encoded = { canonical, digest: domainDigest(domain, canonical) };
+      encodings.set(value, encoded);
+    }
+    return encoded;
+  };
+}

@@ -5,8 +5,8 @@
  * fence. The attempt is immutable: lease renewals are journal state, not part of its digest.
  */
 import { AgentscmError } from './errors.js';
-import { encodeCanonical } from './canonical-json.js';
-import { DOMAINS, domainDigest } from './digest.js';
+import { DOMAINS, encodedOncePerValue } from './digest.js';
+import type { CanonicalEncoding } from './digest.js';
 import type { JsonObject } from './json-value.js';
 import type { AgentRef, ExecutorBinding, TaskDecoder } from './task-common.js';
 import {
@@ -79,23 +79,13 @@ export function attemptToJson(attempt: WorkflowTaskAttempt): JsonObject {
   };
 }
 
-// Encodings by attempt object (attempts are immutable): the journal stores the bytes the digest
-// covers, and each later transition checks its binding against the same attempt again.
-const encodedAttempts = new WeakMap<WorkflowTaskAttempt, { readonly canonical: Buffer; readonly digest: string }>();
-
 /**
  * The attempt's canonical bytes and their domain digest (attemptDigest), encoded once for both
- * and remembered for the same attempt object. Callers must not modify the returned bytes.
+ * and remembered for the same attempt object (attempts are immutable): the journal stores the
+ * bytes the digest covers, and each later transition checks its binding against the same
+ * attempt again. Callers must not modify the returned bytes.
  */
-export function encodeAttempt(attempt: WorkflowTaskAttempt): { readonly canonical: Buffer; readonly digest: string } {
-  let encoded = encodedAttempts.get(attempt);
-  if (encoded === undefined) {
-    const canonical = Buffer.from(encodeCanonical(attemptToJson(attempt)));
-    encoded = { canonical, digest: domainDigest(DOMAINS.attempt, canonical) };
-    encodedAttempts.set(attempt, encoded);
-  }
-  return encoded;
-}
+export const encodeAttempt: (attempt: WorkflowTaskAttempt) => CanonicalEncoding = encodedOncePerValue(DOMAINS.attempt, attemptToJson);
 
 /** Attempt digest (WIRE.md domain agentscm.agent-workflow-attempt.v1). */
 export function attemptDigest(attempt: WorkflowTaskAttempt): string {

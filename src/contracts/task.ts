@@ -4,8 +4,8 @@
  * (DOMAINS.task, canonical declared-order JSON, subject embedded) changes with every bound input.
  */
 import { AgentscmError } from './errors.js';
-import { encodeCanonical } from './canonical-json.js';
-import { DOMAINS, domainDigest } from './digest.js';
+import { DOMAINS, encodedOncePerValue } from './digest.js';
+import type { CanonicalEncoding } from './digest.js';
 import type { InstructionEntrypoint } from './instruction-entrypoint.js';
 import { ENTRYPOINT_SCHEMA, checkEntrypoint, entrypointToJson } from './instruction-entrypoint.js';
 import type { JsonObject } from './json-value.js';
@@ -81,23 +81,13 @@ export function taskDigest(task: WorkflowTask): string {
   return encodeTask(task).digest;
 }
 
-// Encodings by task object: a task value is immutable (every field readonly), and one task is
-// digested again by each transition that checks a binding against it (validateAssertionForTask).
-const encodedTasks = new WeakMap<WorkflowTask, { readonly canonical: Buffer; readonly digest: string }>();
-
 /**
  * The task's canonical bytes and their domain digest (taskDigest), encoded once for both and
- * remembered for the same task object. Callers must not modify the returned bytes.
+ * remembered for the same task object: a task value is immutable (every field readonly), and
+ * one task is digested again by each transition that checks a binding against it
+ * (validateAssertionForTask). Callers must not modify the returned bytes.
  */
-export function encodeTask(task: WorkflowTask): { readonly canonical: Buffer; readonly digest: string } {
-  let encoded = encodedTasks.get(task);
-  if (encoded === undefined) {
-    const canonical = Buffer.from(encodeCanonical(taskToJson(task)));
-    encoded = { canonical, digest: domainDigest(DOMAINS.task, canonical) };
-    encodedTasks.set(task, encoded);
-  }
-  return encoded;
-}
+export const encodeTask: (task: WorkflowTask) => CanonicalEncoding = encodedOncePerValue(DOMAINS.task, taskToJson);
 
 /** Strict decoder of a task (schema, then checkTask). */
 export const workflowTaskDecoder: TaskDecoder<WorkflowTask> = defineTaskDecoder<WorkflowTask>('agent-task.workflow-task', TASK_SCHEMA, {
