@@ -177,6 +177,9 @@ export async function main(): Promise<void> {
     floor('floor: bare Node start-up (node -e 0)', bare);
     floor(`floor: Node process that only walks + lstat()s ${FILES + 1} files`, statPass);
     floor('floor: Node start-up + CLI framework (agentscm --version)', startup);
+    // Both together, as one checkpoint process must do them: the stat pass plus what loading the
+    // CLI framework adds to a bare start-up.
+    floor('floor: both (stat pass + CLI framework over bare start-up)', [median(statPass) + median(startup) - median(bare)]);
     process.stdout.write(`incremental runs agentscm: ${incOurs.map((s) => s.toFixed(3)).join(' ')} (files hashed: ${incHashed.join(' ')})\n`);
     process.stdout.write(`incremental runs git:      ${incGit.map((s) => s.toFixed(3)).join(' ')}\n`);
   } finally {
