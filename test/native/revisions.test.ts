@@ -3,7 +3,6 @@ import test from 'node:test';
 import fc from 'fast-check';
 import { encodeCanonicalText } from '../../src/contracts/canonical-json.js';
 import { digestCanonical, DOMAINS } from '../../src/contracts/digest.js';
-import { AgentscmError } from '../../src/contracts/errors.js';
 import { U64_MAX } from '../../src/contracts/json-value.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { bumpPolicyEpoch } from '../../src/native/policy.js';
@@ -12,19 +11,10 @@ import { computeRevisionId, encodeRevisionManifest, getRevision, listRevisionEnt
 import type { RevisionEntry } from '../../src/native/revisions.js';
 import { u64ToSql } from '../../src/native/sqlite.js';
 import { createAuthority, writeTransaction } from '../../src/native/store.js';
+import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const BLOB = 'ab'.repeat(32);
-
-function code(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof AgentscmError) return error.code;
-    throw error;
-  }
-  return 'none';
-}
 
 test('the direct manifest encoder writes exactly the canonical encoding, for any paths and u64 sizes', () => {
   const entry = fc.record({
@@ -69,12 +59,12 @@ test('recording refuses unsorted entries, missing blobs and foreign parents; rev
     { path: 'a', mode: 'file', size: 1n, blob: digest },
     { path: 'b', mode: 'symlink', size: 1n, blob: digest },
   ];
-  assert.equal(code(() => recordRevision(auth, one.id, null, [...entries].reverse())), 'INTERNAL');
-  assert.equal(code(() => recordRevision(auth, one.id, null, [{ path: 'a', mode: 'file', size: 1n, blob: BLOB }])), 'INTERNAL');
+  assert.equal(codeOf(() => recordRevision(auth, one.id, null, [...entries].reverse())), 'INTERNAL');
+  assert.equal(codeOf(() => recordRevision(auth, one.id, null, [{ path: 'a', mode: 'file', size: 1n, blob: BLOB }])), 'INTERNAL');
   const first = recordRevision(auth, one.id, null, entries);
   assert.equal(recordRevision(auth, one.id, null, entries).created, false, 'recording the same revision again is a no-op');
-  assert.equal(code(() => getRevision(auth, two.id, first.id)), 'REVISION_NOT_FOUND');
-  assert.equal(code(() => recordRevision(auth, two.id, first.id, entries)), 'REVISION_NOT_FOUND');
+  assert.equal(codeOf(() => getRevision(auth, two.id, first.id)), 'REVISION_NOT_FOUND');
+  assert.equal(codeOf(() => recordRevision(auth, two.id, first.id, entries)), 'REVISION_NOT_FOUND');
   // The same manifest recorded by a second repository shares the stored tree.
   assert.equal(recordRevision(auth, two.id, null, entries).id, first.id);
   assert.deepEqual(listRevisionEntries(auth, two.id, first.id), entries);
@@ -86,5 +76,5 @@ test('the policy epoch stops at the u64 maximum', (t) => {
   const repo = createRepository(auth, 'r');
   auth.db.prepare('UPDATE policy_epochs SET epoch = ? WHERE repository = ?').run(u64ToSql(U64_MAX - 1n), repo.id);
   assert.equal(bumpPolicyEpoch(auth, repo.id).policy_epoch, U64_MAX);
-  assert.equal(code(() => bumpPolicyEpoch(auth, repo.id)), 'POLICY_EPOCH_EXHAUSTED');
+  assert.equal(codeOf(() => bumpPolicyEpoch(auth, repo.id)), 'POLICY_EPOCH_EXHAUSTED');
 });
