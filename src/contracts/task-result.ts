@@ -5,8 +5,8 @@
  * signing order of spec "Observation signing bytes".
  */
 import { AgentscmError } from './errors.js';
-import { DOMAINS, domainDigest } from './digest.js';
-import { encodeCanonical } from './canonical-json.js';
+import { DOMAINS, encodedOncePerValue } from './digest.js';
+import type { CanonicalEncoding } from './digest.js';
 import type { JsonObject, JsonValue } from './json-value.js';
 import type { AgentRef, ExecutorBinding, TaskDecoder } from './task-common.js';
 import {
@@ -188,32 +188,23 @@ export function checkAssertion(assertion: TaskResultAssertion): void {
   if (!registered && (assertion.executor !== null || assertion.executor_provenance !== null)) {
     throw new AgentscmError('TRUST_CLASS_INVALID', `a ${assertion.trust_class} carries no executor and no executor_provenance (both null)`);
   }
-  const size = encodeAssertion(assertion).byteLength;
+  const size = encodeAssertion(assertion).canonical.byteLength;
   if (size > MAX_ASSERTION_BYTES) {
     throw new AgentscmError('INPUT_TOO_LARGE', `the assertion encodes to ${size} bytes, more than ${MAX_ASSERTION_BYTES}`, { details: { size, limit: MAX_ASSERTION_BYTES } });
   }
 }
 
-// Canonical bytes by assertion object (assertions are immutable): the size check, the request
-// digest and the retained row all cover the same bytes.
-const encodedAssertions = new WeakMap<TaskResultAssertion, Buffer>();
-
 /**
- * The assertion's canonical bytes (declared order, its own executor_provenance), encoded once
- * per assertion object. Callers must not modify the returned bytes.
+ * The assertion's canonical bytes (declared order, its own executor_provenance) and their result
+ * domain digest (resultRequestDigest), encoded once per assertion object (assertions are
+ * immutable): the size check, the request digest and the retained row cover the same bytes.
+ * Callers must not modify the returned bytes.
  */
-export function encodeAssertion(assertion: TaskResultAssertion): Buffer {
-  let canonical = encodedAssertions.get(assertion);
-  if (canonical === undefined) {
-    canonical = Buffer.from(encodeCanonical(assertionToJson(assertion)));
-    encodedAssertions.set(assertion, canonical);
-  }
-  return canonical;
-}
+export const encodeAssertion: (assertion: TaskResultAssertion) => CanonicalEncoding = encodedOncePerValue(DOMAINS.result, assertionToJson);
 
 /** Result request identity (WIRE.md domain agentscm.agent-workflow-result.v1), over the full assertion. */
 export function resultRequestDigest(assertion: TaskResultAssertion): string {
-  return domainDigest(DOMAINS.result, encodeAssertion(assertion));
+  return encodeAssertion(assertion).digest;
 }
 
 /** Strict decoder of an assertion (≤ 256 KiB, then schema, then checkAssertion). */

@@ -178,7 +178,22 @@ interface AttemptRow {
   updated_at_ms: number;
 }
 
-const ATTEMPT_COLUMNS = 'task_seq, attempt_id, attempt_digest, canonical, state, lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms';
+const ATTEMPT_COLUMN_NAMES = [
+  'task_seq',
+  'attempt_id',
+  'attempt_digest',
+  'canonical',
+  'state',
+  'lease_expires_at_ms',
+  'superseded_by_fence',
+  'created_at_ms',
+  'updated_at_ms',
+] as const satisfies readonly (keyof AttemptRow)[];
+
+const ATTEMPT_COLUMNS = ATTEMPT_COLUMN_NAMES.join(', ');
+
+// The attempt columns of a join with agent_tasks, as a_<column> (findTaskWithAttempt).
+const JOINED_ATTEMPT_COLUMNS = ATTEMPT_COLUMN_NAMES.map((column) => `a.${column} AS a_${column}`).join(', ');
 
 function attemptOf(row: AttemptRow): RetainedAttempt {
   const cached = decodedAttempts.get(row.attempt_id);
@@ -218,27 +233,16 @@ export function findAttempt(journal: Journal, task: RetainedTask, attemptId: str
 export function findTaskWithAttempt(journal: Journal, taskId: string, attemptId: string): { readonly task: RetainedTask; readonly attempt: (() => RetainedAttempt) | null } | null {
   const row = journalStatement(
     journal,
-    `SELECT t.seq, t.task_id, t.task_digest, t.canonical, t.last_fence, a.task_seq AS a_task_seq, a.attempt_id AS a_attempt_id, a.attempt_digest AS a_attempt_digest,
-       a.canonical AS a_canonical, a.state AS a_state, a.lease_expires_at_ms AS a_lease_expires_at_ms, a.superseded_by_fence AS a_superseded_by_fence,
-       a.created_at_ms AS a_created_at_ms, a.updated_at_ms AS a_updated_at_ms
+    `SELECT t.seq, t.task_id, t.task_digest, t.canonical, t.last_fence, ${JOINED_ATTEMPT_COLUMNS}
      FROM agent_tasks t LEFT JOIN agent_task_attempts a ON a.task_seq = t.seq AND a.attempt_id = ?
      WHERE t.task_id = ?`,
-  ).get(attemptId, taskId) as (TaskRow & { [K in keyof AttemptRow as `a_${K}`]: AttemptRow[K] | null }) | undefined;
+  ).get(attemptId, taskId) as (TaskRow & Record<`a_${keyof AttemptRow}`, unknown>) | undefined;
   if (row === undefined) return null;
   const task = taskOf(row);
   if (row.a_task_seq === null) return { task, attempt: null };
-  const attemptRow: AttemptRow = {
-    task_seq: row.a_task_seq,
-    attempt_id: row.a_attempt_id as string,
-    attempt_digest: row.a_attempt_digest as string,
-    canonical: row.a_canonical as Buffer,
-    state: row.a_state as AttemptRowState,
-    lease_expires_at_ms: row.a_lease_expires_at_ms as number,
-    superseded_by_fence: row.a_superseded_by_fence,
-    created_at_ms: row.a_created_at_ms as number,
-    updated_at_ms: row.a_updated_at_ms as number,
-  };
-  return { task, attempt: () => attemptOf(attemptRow) };
+  const attemptRow: Record<string, unknown> = {};
+  for (const column of ATTEMPT_COLUMN_NAMES) attemptRow[column] = row[`a_${column}`];
+  return { task, attempt: () => attemptOf(attemptRow as unknown as AttemptRow) };
 }
 
 /** The seq of a retained task (its index entry only, the row is not read), or null. */
@@ -360,7 +364,7 @@ export function findAssertion(journal: Journal, retained: RetainedAttempt): Reta
 
 /** Retain a validated assertion of an attempt (write transaction). */
 export function insertAssertion(journal: Journal, retained: RetainedAttempt, assertion: TaskResultAssertion, observationDigest: string | null, nowMs: number): void {
-  const canonical = encodeAssertion(assertion);
+  const { canonical } = encodeAssertion(assertion);
   journalStatement(
     journal,
     `INSERT INTO agent_task_assertions (task_seq, fence, attempt_id, task_id, request_id, trust_class, outcome, canonical, canonical_sha256, observation_digest, registration_id, created_at_ms)
