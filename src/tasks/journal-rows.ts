@@ -118,6 +118,17 @@ export function findRetainedTask(journal: Journal, taskId: string): RetainedTask
 }
 
 /**
+ * The retained task of a derived task identity, or null when it is not retained; a retained row
+ * with another digest under the same id is TASK_JOURNAL_INCONSISTENT (derivation is
+ * deterministic, so only a change outside agentscm can cause it).
+ */
+export function findRetainedDerivedTask(journal: Journal, taskId: string, digest: string): RetainedTask | null {
+  const retained = findRetainedTask(journal, taskId);
+  if (retained !== null && retained.digest !== digest) inconsistent(`retained task ${taskId}`);
+  return retained;
+}
+
+/**
  * Retain a derived task that the journal does not hold yet (write transaction), with
  * `lastFence` as its highest issued fence; its seq is the rowid SQLite assigns (one above the
  * newest). `canonical` is the task's canonical encoding when the caller already holds it (a

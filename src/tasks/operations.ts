@@ -48,6 +48,7 @@ import {
   findAssertion,
   findTaskWithAttempt,
   findRequest,
+  findRetainedDerivedTask,
   findRetainedTask,
   insertAssertion,
   insertAttempt,
@@ -191,12 +192,6 @@ function leaseExpired(retained: RetainedAttempt): never {
 function requireChangeExists(auth: Authority, task: WorkflowTask): void {
   resolveRepository(auth, task.subject.repository);
   getChange(auth, task.subject.repository, task.subject.change_id);
-}
-
-function journalInconsistentTask(taskId: string): AgentscmError {
-  return new AgentscmError('TASK_JOURNAL_INCONSISTENT', `retained task ${taskId} does not match its retained digest`, {
-    hint: 'the journal was changed outside agentscm; inspect it before continuing',
-  });
 }
 
 // ---------------------------------------------------------------- idempotency
@@ -493,8 +488,7 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
     // A task is retained by its first claim. One that is not retained yet has no attempt, no used
     // execution identity and no issued fence; it is inserted, with the fence this claim issues,
     // only after every check below passed.
-    const retained = findRetainedTask(journal, entry.task.task_id);
-    if (retained !== null && retained.digest !== entry.digest) throw journalInconsistentTask(entry.task.task_id);
+    const retained = findRetainedDerivedTask(journal, entry.task.task_id, entry.digest);
     const existing = retained === null ? null : currentAttempt(journal, retained);
     if (existing !== null) {
       const view = observeAttempt(existing, nowMs);

@@ -11,6 +11,7 @@ import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
 import type { TaskContext } from '../../src/tasks/context.js';
+import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { FakeClock, addRevision, checkpoint, context, defaultFiles, makeTaskStore } from './fixture.js';
 import type { TaskStore } from './fixture.js';
@@ -41,14 +42,6 @@ function bytes(value: JsonObject): string {
   return Buffer.from(encodeCanonical(value)).toString('hex');
 }
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    return (error as { code: string }).code;
-  }
-  return 'no error';
-}
 
 type Kind = 'claim' | 'heartbeat' | 'cancel' | 'reconcile' | 'result';
 

@@ -13,20 +13,13 @@ import type { JsonObject } from '../../src/contracts/json-value.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
+import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { FakeClock, context, makeTaskStore } from './fixture.js';
 import { assertionRequest, call, claimRequest, claimedOf, mutationRequest, recoveryRequest, statusRequest, taskRef } from './requests.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-  return undefined;
-}
 
 /** Every retained row in a layout-independent form (tasks in retention order). */
 function retainedRows(path: string): unknown {

@@ -11,11 +11,13 @@ import type { TestContext } from 'node:test';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import { REFERENCE_MAX_BYTES } from '../../src/contracts/named-reference.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
+import { encodeTask, workflowTaskDecoder } from '../../src/contracts/task.js';
 import { refusingGuard } from '../../src/tasks/context.js';
 import type { TaskGuard, TaskOperation } from '../../src/tasks/context.js';
 import { openAuthority } from '../../src/native/store.js';
 import { journalPaths, openJournal } from '../../src/workflows/journal.js';
 import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
+import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { FakeClock, NOTES_PATH, addRevision, bumpPolicy, checkpoint, context, defaultFiles, enroll, makeTaskStore, revoke, sha256 } from './fixture.js';
 import type { TaskStore } from './fixture.js';
@@ -42,14 +44,6 @@ function setup(t: TestContext, steps?: Parameters<typeof makeTaskStore>[1], file
   return { dir, store, clock, alice, bob: context(store, BOB, clock), requirements };
 }
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    return (error as { code: string }).code;
-  }
-  return 'no error';
-}
 
 /** bigint → number for comparisons of small values (the wire keeps u64 exact either way). */
 function plain(value: unknown): unknown {
@@ -443,4 +437,62 @@ test('a journal of the previous schema is migrated by the first transition, neve
   const reopened = new Database(journalPaths(dir).db, { readonly: true });
   assert.equal(reopened.pragma('user_version', { simple: true }), JOURNAL_MIGRATIONS.length);
   reopened.close();
+});
+
+test('a journal changed outside agentscm is refused with TASK_JOURNAL_INCONSISTENT and left as it is', (t) => {
+  const { store, alice, requirements } = setup(t);
+  const lint = taskRef(requirements, 'lint');
+  const claimed = claimedOf(call(alice, 'claim', claimRequest(ALICE, lint, 'claim-1', 'op-1')));
+  call(alice, 'reconcile', mutationRequest(ALICE, claimed, 'reconcile', 'rc-1'));
+  const path = journalPaths(store.dataDir).db;
+  const edit = (sql: string, ...params: unknown[]): void => {
+    const db = new Database(path);
+    try {
+      db.prepare(sql).run(...params);
+    } finally {
+      db.close();
+    }
+  };
+  const rows = (): unknown => {
+    const db = new Database(path, { readonly: true });
+    try {
+      return [db.prepare('SELECT * FROM agent_tasks').all(), db.prepare('SELECT * FROM agent_task_attempts').all(), db.prepare('SELECT * FROM agent_task_requests').all()];
+    } finally {
+      db.close();
+    }
+  };
+  const original = (() => {
+    const db = new Database(path, { readonly: true });
+    try {
+      return db.prepare('SELECT task_digest, canonical FROM agent_tasks WHERE task_id = ?').get(lint.task_id) as { task_digest: string; canonical: Buffer };
+    } finally {
+      db.close();
+    }
+  })();
+
+  // A task row whose digest no longer covers its bytes.
+  edit('UPDATE agent_tasks SET task_digest = ? WHERE task_id = ?', 'f'.repeat(64), lint.task_id);
+  let before = rows();
+  assert.equal(codeOf(() => call(alice, 'claim', claimRequest(ALICE, lint, 'claim-2', 'op-2'))), 'TASK_JOURNAL_INCONSISTENT');
+  assert.equal(codeOf(() => call(alice, 'status', statusRequest(claimed))), 'TASK_JOURNAL_INCONSISTENT');
+  assert.deepEqual(rows(), before);
+
+  // A self-consistent row of another task under the derived task's id: the claim compares the
+  // retained digest with the derived one.
+  const foreign = workflowTaskDecoder.decode(original.canonical);
+  const encoded = encodeTask({ ...foreign, required: !foreign.required });
+  edit('UPDATE agent_tasks SET task_digest = ?, canonical = ? WHERE task_id = ?', encoded.digest, encoded.canonical, lint.task_id);
+  before = rows();
+  assert.equal(codeOf(() => call(alice, 'claim', claimRequest(ALICE, lint, 'claim-3', 'op-3'))), 'TASK_JOURNAL_INCONSISTENT');
+  assert.deepEqual(rows(), before);
+
+  // An attempt row whose bytes were changed.
+  edit('UPDATE agent_tasks SET task_digest = ?, canonical = ? WHERE task_id = ?', original.task_digest, original.canonical, lint.task_id);
+  edit('UPDATE agent_task_attempts SET attempt_digest = ? WHERE attempt_id = ?', 'e'.repeat(64), claimed.attempt.attempt_id);
+  assert.equal(codeOf(() => call(alice, 'status', statusRequest(claimed))), 'TASK_JOURNAL_INCONSISTENT');
+
+  // Put back, the journal answers again and the next claim continues the fences.
+  edit('UPDATE agent_task_attempts SET attempt_digest = ? WHERE attempt_id = ?', claimed.attempt_digest, claimed.attempt.attempt_id);
+  assert.equal(call(alice, 'status', statusRequest(claimed)).state, 'replaced');
+  assert.equal(claimedOf(call(alice, 'claim', claimRequest(ALICE, lint, 'claim-4', 'op-4'))).fence, 3n);
 });
