@@ -38,6 +38,17 @@ for (const [input, expected] of ESCAPES) {
   });
 }
 
+test('the compact encoder writes every code point exactly as quoteJsonString (each BMP code unit outside the surrogates, and a pair)', () => {
+  const mismatches: number[] = [];
+  for (let code = 0; code <= 0xffff; code++) {
+    if (code >= 0xd800 && code <= 0xdfff) continue;
+    const text = `a${String.fromCharCode(code)}b`;
+    if (encodeCanonicalText(text) !== quoteJsonString(text) || encodeCanonicalText({ [text]: 0 }) !== `{${quoteJsonString(text)}:0}`) mismatches.push(code);
+  }
+  assert.deepEqual(mismatches, []);
+  assert.equal(encodeCanonicalText('\ud83d\ude00'), quoteJsonString('\ud83d\ude00'));
+});
+
 test('control characters use lowercase hex (\\u001f not \\u001F)', () => {
   assert.equal(encodeCanonicalText('\u001a\u001b'), '"\\u001a\\u001b"');
 });
