@@ -39,6 +39,25 @@ export function pointerOf(path: readonly (string | number)[]): string {
 }
 
 /**
+ * A value as parseStrictJson would return it after encoding: integers up to
+ * Number.MAX_SAFE_INTEGER as number, larger ones as bigint (a new value; the input is not
+ * modified). For a value built in process whose canonical bytes are retained, so that it equals
+ * what a later parse of those bytes returns without parsing them.
+ */
+export function asParsed(value: JsonValue): JsonValue {
+  if (typeof value === 'bigint') return value <= MAX_SAFE ? Number(value) : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(asParsed);
+  const out: JsonObject = {};
+  for (const key of Object.keys(value)) {
+    const member = asParsed(value[key] as JsonValue);
+    if (key === '__proto__') Object.defineProperty(out, key, { value: member, enumerable: true, writable: true, configurable: true });
+    else out[key] = member;
+  }
+  return out;
+}
+
+/**
  * Decode untrusted bytes into a JsonValue (WIRE.md "Strict JSON decoding"): integers up to
  * Number.MAX_SAFE_INTEGER become number, larger ones bigint; object member order is kept.
  */

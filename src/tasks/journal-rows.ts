@@ -7,7 +7,7 @@
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
-import { parseStrictJson } from '../contracts/strict-json.js';
+import { asParsed, parseStrictJson } from '../contracts/strict-json.js';
 import type { AgentRef } from '../contracts/task-common.js';
 import type { WorkflowTaskAttempt } from '../contracts/task-attempt.js';
 import { attemptDigest, workflowTaskAttemptDecoder } from '../contracts/task-attempt.js';
@@ -418,11 +418,16 @@ export function findRequest(journal: Journal, actor: AgentRef, requestId: string
 
 /** Bind a request id to its kind, digest and committed outcome (write transaction); returns the outcome as a retry will read it. */
 export function insertRequest(journal: Journal, actor: AgentRef, requestId: string, kind: RequestKind, requestDigest: string, taskId: string, attemptId: string, response: JsonValue, nowMs: number): JsonValue {
-  const bytes = Buffer.from(encodeCanonical(response));
+  const encoded = encodeCanonical(response);
+  const bytes = Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength);
+  // A retained response is read back with this bound (findRequest): never store one it would refuse.
+  if (bytes.byteLength > MAX_RESPONSE_BYTES) throw new AgentscmError('INTERNAL', `a task response encodes to ${bytes.byteLength} bytes, more than ${MAX_RESPONSE_BYTES}`);
   journalStatement(
     journal,
     `INSERT INTO agent_task_requests (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(actor.owner_id, actor.agent_id, requestId, kind, requestDigest, taskId, attemptId, bytes, sha256Hex(bytes), nowMs);
-  return parseStrictJson(bytes, { maxBytes: MAX_RESPONSE_BYTES });
+  // A retry answers with the value parsed from these bytes (findRequest); the first answer is the
+  // same value, built without parsing what was just encoded.
+  return asParsed(response);
 }

@@ -6,7 +6,7 @@ import { DOMAINS, domainDigest, mutationDomain } from '../../src/contracts/diges
 import { AgentscmError } from '../../src/contracts/errors.js';
 import type { JsonValue } from '../../src/contracts/json-value.js';
 import { U64_MAX } from '../../src/contracts/json-value.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+import { asParsed, parseStrictJson } from '../../src/contracts/strict-json.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 
 const ESCAPES: readonly [string, string][] = [
@@ -118,6 +118,30 @@ test('property: parse(encode(v)) re-encodes to the same bytes', () => {
     }),
     { numRuns: 300 },
   );
+});
+
+test('property: asParsed(v) equals parse(encode(v)) — integer types included — without changing v', () => {
+  const integer = fc.oneof(fc.bigInt({ min: 0n, max: U64_MAX }), fc.bigInt({ min: 9007199254740980n, max: 9007199254741000n }), fc.nat());
+  const value: fc.Arbitrary<JsonValue> = fc.letrec<{ value: JsonValue }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.constant(null),
+      fc.boolean(),
+      fc.string({ maxLength: 8 }),
+      integer,
+      fc.array(tie('value'), { maxLength: 4 }),
+      fc.dictionary(fc.oneof(fc.string({ maxLength: 6 }), fc.constant('__proto__')), tie('value'), { maxKeys: 4 }),
+    ),
+  })).value;
+  fc.assert(
+    fc.property(value, (v) => {
+      const before = encodeCanonicalText(v);
+      assert.deepStrictEqual(asParsed(v), parseStrictJson(encodeCanonical(v), { maxBytes: 1 << 20 }));
+      assert.equal(encodeCanonicalText(v), before);
+    }),
+    { numRuns: 300 },
+  );
+  assert.deepStrictEqual(asParsed({ a: [9007199254740991n, 9007199254740992n, 3] }), { a: [9007199254740991, 9007199254740992n, 3] });
 });
 
 test('formatJson pretty-prints with the same escaping and exact integers', () => {
