@@ -345,10 +345,11 @@ export function defineDecoder<T>(id: string, schema: object, options: DecoderOpt
     throw new AgentscmError(code, `${id}: ${shown} ${text}`, { hint: HINTS[code], details: { schema: id, pointer: shown, ...extra } });
   };
 
+  const versionPointer = options.versionField === undefined ? '' : `/${escapePointerToken(options.versionField)}`;
   const checkVersion = (value: JsonValue): void => {
     const field = options.versionField;
     if (field === undefined) return;
-    const pointer = `/${escapePointerToken(field)}`;
+    const pointer = versionPointer;
     if (!isJsonObject(value)) fail('SCHEMA_TYPE', '', 'must be an object');
     const object = value as Record<string, JsonValue>;
     if (!Object.hasOwn(object, field)) fail('SCHEMA_MISSING_FIELD', pointer, `missing required field ${JSON.stringify(field)}`);
