@@ -107,8 +107,8 @@ function write(value: JsonValue | undefined, parts: string[], indent: string | u
  * A string literal for compact output. For a well-formed string JSON.stringify writes exactly the
  * escaping of quoteJsonString (ECMA-262 QuoteJSONString: the seven short escapes, every other
  * U+0000–U+001F as lowercase \u00xx, everything else unescaped) in native code, several times
- * faster than a scan in JavaScript; canonical-json.test.ts checks the two agree on every code
- * unit class. A lone surrogate (which JSON.stringify would escape) goes to quoteJsonString, which
+ * faster than a scan in JavaScript; canonical-json.test.ts checks the two agree on every BMP
+ * code unit. A lone surrogate (which JSON.stringify would escape) goes to quoteJsonString, which
  * refuses it.
  */
 function quoteCompact(value: string): string {
