@@ -5,7 +5,7 @@
  * UTF-8, integers as plain base-10, null written. Not RFC 8785; keys are never sorted.
  */
 import { AgentscmError } from './errors.js';
-import type { JsonValue } from './json-value.js';
+import type { JsonObject, JsonValue } from './json-value.js';
 import { U64_MAX } from './json-value.js';
 
 const SHORT_ESCAPES: Record<number, string> = {
@@ -51,104 +51,74 @@ function integerText(value: bigint | number): string {
   return value.toString(10);
 }
 
-function write(value: JsonValue | undefined, parts: string[], indent: string | undefined, depth: number): void {
-  if (value === null) {
-    parts.push('null');
-    return;
-  }
-  switch (typeof value) {
-    case 'boolean':
-      parts.push(value ? 'true' : 'false');
-      return;
-    case 'string':
-      parts.push(quoteJsonString(value));
-      return;
-    case 'bigint':
-    case 'number':
-      parts.push(integerText(value));
-      return;
-    case 'undefined':
-      throw new AgentscmError('INTERNAL', 'canonical encoding met undefined; every declared field must be present (null, not omitted)');
-    default:
-      break;
-  }
-  const nl = indent === undefined ? '' : `\n${indent.repeat(depth + 1)}`;
-  const close = indent === undefined ? '' : `\n${indent.repeat(depth)}`;
-  const colon = indent === undefined ? ':' : ': ';
-  if (Array.isArray(value)) {
-    if (value.length === 0) {
-      parts.push('[]');
-      return;
-    }
-    parts.push('[');
-    value.forEach((item, index) => {
-      if (index > 0) parts.push(',');
-      parts.push(nl);
-      write(item, parts, indent, depth + 1);
-    });
-    parts.push(close, ']');
-    return;
-  }
-  const keys = Object.keys(value);
-  if (keys.length === 0) {
-    parts.push('{}');
-    return;
-  }
-  parts.push('{');
-  keys.forEach((key, index) => {
-    if (index > 0) parts.push(',');
-    parts.push(nl, quoteJsonString(key), colon);
-    write(value[key], parts, indent, depth + 1);
-  });
-  parts.push(close, '}');
-}
-
 /**
- * A string literal for compact output. For a well-formed string JSON.stringify writes exactly the
- * escaping of quoteJsonString (ECMA-262 QuoteJSONString: the seven short escapes, every other
- * U+0000–U+001F as lowercase \u00xx, everything else unescaped) in native code, several times
- * faster than a scan in JavaScript; canonical-json.test.ts checks the two agree on every BMP
- * code unit. A lone surrogate (which JSON.stringify would escape) goes to quoteJsonString, which
- * refuses it.
+ * A string literal. For a well-formed string JSON.stringify writes exactly the escaping of
+ * quoteJsonString (ECMA-262 QuoteJSONString: the seven short escapes, every other U+0000–U+001F
+ * as lowercase \u00xx, everything else unescaped) in native code, several times faster than a
+ * scan in JavaScript; canonical-json.test.ts checks the two agree on every BMP code unit. A lone
+ * surrogate (which JSON.stringify would escape) goes to quoteJsonString, which refuses it.
  */
-function quoteCompact(value: string): string {
+function quote(value: string): string {
   return value.isWellFormed() ? JSON.stringify(value) : quoteJsonString(value);
 }
 
-/** The compact form of `write` (no indentation), built by string concatenation. */
-function compact(value: JsonValue | undefined): string {
+/** The text of a scalar (null, boolean, string, integer); undefined for an array or an object. */
+function scalarText(value: JsonValue | undefined): string | undefined {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'boolean':
       return value ? 'true' : 'false';
     case 'string':
-      return quoteCompact(value);
+      return quote(value);
     case 'bigint':
     case 'number':
       return integerText(value);
     case 'undefined':
       throw new AgentscmError('INTERNAL', 'canonical encoding met undefined; every declared field must be present (null, not omitted)');
     default:
-      break;
+      return undefined;
   }
-  if (Array.isArray(value)) {
-    if (value.length === 0) return '[]';
+}
+
+/** Canonical compact text, built by string concatenation. */
+function compact(value: JsonValue | undefined): string {
+  const scalar = scalarText(value);
+  if (scalar !== undefined) return scalar;
+  const container = value as JsonValue[] | JsonObject;
+  if (Array.isArray(container)) {
+    if (container.length === 0) return '[]';
     let out = '[';
-    for (let index = 0; index < value.length; index++) {
+    for (let index = 0; index < container.length; index++) {
       if (index > 0) out += ',';
-      out += compact(value[index]);
+      out += compact(container[index]);
     }
     return `${out}]`;
   }
-  const keys = Object.keys(value);
+  const keys = Object.keys(container);
   if (keys.length === 0) return '{}';
   let out = '{';
   for (let index = 0; index < keys.length; index++) {
     const key = keys[index] as string;
     if (index > 0) out += ',';
-    out += `${quoteCompact(key)}:${compact(value[key])}`;
+    out += `${quote(key)}:${compact(container[key])}`;
   }
   return `${out}}`;
+}
+
+/** The indented form of `compact` (formatJson): one member per line, `": "` after each key. */
+function indented(value: JsonValue | undefined, indent: string, depth: number): string {
+  const scalar = scalarText(value);
+  if (scalar !== undefined) return scalar;
+  const container = value as JsonValue[] | JsonObject;
+  const inner = `\n${indent.repeat(depth + 1)}`;
+  const close = `\n${indent.repeat(depth)}`;
+  if (Array.isArray(container)) {
+    if (container.length === 0) return '[]';
+    return `[${container.map((item) => `${inner}${indented(item, indent, depth + 1)}`).join(',')}${close}]`;
+  }
+  const keys = Object.keys(container);
+  if (keys.length === 0) return '{}';
+  return `{${keys.map((key) => `${inner}${quote(key)}: ${indented(container[key], indent, depth + 1)}`).join(',')}${close}}`;
 }
 
 /** Canonical compact text (see module comment). */
@@ -156,14 +126,12 @@ export function encodeCanonicalText(value: JsonValue): string {
   return compact(value);
 }
 
-/** Canonical compact bytes: what is hashed and signed. */
-export function encodeCanonical(value: JsonValue): Uint8Array {
+/** Canonical compact bytes: what is hashed and signed (a Buffer, so callers can store it as is). */
+export function encodeCanonical(value: JsonValue): Buffer {
   return Buffer.from(encodeCanonicalText(value), 'utf8');
 }
 
 /** Human-readable JSON with the same escaping and exact integers (CLI --json output). */
 export function formatJson(value: JsonValue, indent = '  '): string {
-  const parts: string[] = [];
-  write(value, parts, indent, 0);
-  return parts.join('');
+  return indented(value, indent, 0);
 }

@@ -60,7 +60,7 @@ export function encodedOncePerValue<T extends object>(domain: Domain, toJson: (v
   return (value: T): CanonicalEncoding => {
     let encoded = encodings.get(value);
     if (encoded === undefined) {
-      const canonical = Buffer.from(encodeCanonical(toJson(value)));
+      const canonical = encodeCanonical(toJson(value));
       encoded = { canonical, digest: domainDigest(domain, canonical) };
       encodings.set(value, encoded);
     }

@@ -5,6 +5,7 @@
  * (TASK_JOURNAL_INCONSISTENT otherwise), so status and retries return integrity-checked data.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
+import type { CanonicalEncoding } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import { asParsed, parseStrictJson } from '../contracts/strict-json.js';
@@ -294,7 +295,7 @@ export function executionIdUsed(journal: Journal, task: RetainedTask, executionO
  * Insert a fresh active attempt of a retained task (write transaction). `canonical` is the
  * attempt's canonical encoding, the bytes its digest covers (encodeAttempt).
  */
-export function insertAttempt(journal: Journal, task: RetainedTask, attempt: WorkflowTaskAttempt, encoded: { readonly canonical: Buffer; readonly digest: string }, leaseExpiresAtMs: number, nowMs: number): void {
+export function insertAttempt(journal: Journal, task: RetainedTask, attempt: WorkflowTaskAttempt, encoded: CanonicalEncoding, leaseExpiresAtMs: number, nowMs: number): void {
   const { canonical, digest } = encoded;
   remember(decodedAttempts, attempt.attempt_id, { bytes: canonical, attempt, digest });
   journalStatement(
@@ -418,8 +419,7 @@ export function findRequest(journal: Journal, actor: AgentRef, requestId: string
 
 /** Bind a request id to its kind, digest and committed outcome (write transaction); returns the outcome as a retry will read it. */
 export function insertRequest(journal: Journal, actor: AgentRef, requestId: string, kind: RequestKind, requestDigest: string, taskId: string, attemptId: string, response: JsonValue, nowMs: number): JsonValue {
-  const encoded = encodeCanonical(response);
-  const bytes = Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength);
+  const bytes = encodeCanonical(response);
   // A retained response is read back with this bound (findRequest): never store one it would refuse.
   if (bytes.byteLength > MAX_RESPONSE_BYTES) throw new AgentscmError('INTERNAL', `a task response encodes to ${bytes.byteLength} bytes, more than ${MAX_RESPONSE_BYTES}`);
   journalStatement(
