@@ -145,6 +145,11 @@ export const ERROR_CODES = {
   TASK_EXECUTION_ID_REUSED: { exit: EXIT.CONFLICT, summary: 'The execution operation id was already used by an attempt of the task; a fresh claim needs a fresh one.' },
   TASK_REQUEST_CONFLICT: { exit: EXIT.CONFLICT, summary: 'The request id was already used by this actor with other bytes or another kind.' },
   TASK_JOURNAL_INCONSISTENT: { exit: EXIT.FAILED, summary: 'A retained task, attempt or outcome does not match its stored digest.' },
+
+  // --- agent-state (envelope, operations, observed runs) ---
+  AGENT_STATE_INVALID: { exit: EXIT.INVALID, summary: 'An agent-state envelope or operation input breaks a rule beyond its schema (blocked reason, result, duplicate scope or agent).' },
+  AGENT_STATE_MISMATCH: { exit: EXIT.INVALID, summary: 'Observations given to reconcile name different agents, backends or tasks.' },
+  AGENT_STATE_CONFLICT: { exit: EXIT.CONFLICT, summary: 'Two observations of equal authority and revision disagree; reconcile cannot choose.' },
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -16,6 +16,7 @@ import type { Decoder } from './schema.js';
 import { definedDecoders } from './schema.js';
 
 // --- registered decoder modules (one line each, sorted) ---
+import './agent-state.js';
 import './command-recipe.js';
 import './instruction-entrypoint.js';
 import './key-file.js';
