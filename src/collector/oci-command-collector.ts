@@ -1,8 +1,9 @@
 /**
  * Run one recipe in an isolated container through the Engine API (issue 4 "Execution"):
  * network none, read-only root filesystem, every capability dropped, no-new-privileges, a
- * non-root user, pids / memory (no swap) / CPU limits, a tmpfs for scratch, the revision
- * mounted read-only at /src, labels carrying the attempt for custody. Output is demultiplexed
+ * non-root user, pids / memory (no swap) / CPU limits, an exec tmpfs for scratch (the only
+ * writable place, sized by the recipe, HOME and TMPDIR; no /dev/shm), the revision mounted
+ * read-only at /src, labels carrying the attempt for custody. Output is demultiplexed
  * and bounded; exit code, OOM kill and timings are observed; the container is removed and its
  * removal confirmed. Anything the engine could not confirm makes the outcome uncertain.
  */
@@ -18,6 +19,14 @@ export const WAIT_GRACE_MS = 30_000;
 
 /** The uid:gid every command runs as (the image's "nobody"); never root. */
 export const CONTAINER_USER = '65534:65534';
+
+/** The scratch tmpfs: the container's only writable place, and HOME and TMPDIR. */
+export const SCRATCH_MOUNT = '/tmp';
+
+/** Mount options of the scratch tmpfs: exec, sized by the recipe's scratch budget. */
+export function scratchMountOptions(scratchBytes: number): string {
+  return `rw,exec,nosuid,nodev,mode=1777,size=${scratchBytes}`;
+}
 
 /** Labels that carry custody of an attempt's container. */
 export const LABELS = {
@@ -68,9 +77,12 @@ export interface ContainerRunObservation {
 /** The Engine API create body for a recipe (exported for the tests of the isolation settings). */
 export function containerSpec(input: { recipe: CommandRecipe; imageId: string; snapshotPath: string; labels: Readonly<Record<string, string>> }): Record<string, unknown> {
   const { recipe } = input;
-  const env = Object.keys(recipe.env)
+  // HOME and TMPDIR point into scratch unless the recipe names them itself: test runners and
+  // compilers write caches and executables there, and scratch is the only writable place.
+  const vars: Record<string, string> = { HOME: SCRATCH_MOUNT, TMPDIR: SCRATCH_MOUNT, ...recipe.env };
+  const env = Object.keys(vars)
     .sort()
-    .map((key) => `${key}=${recipe.env[key] ?? ''}`);
+    .map((key) => `${key}=${vars[key] ?? ''}`);
   return {
     Image: input.imageId,
     // The argv runs as given: the entrypoint is argv[0], so no image CMD or shell is added.
@@ -96,9 +108,15 @@ export function containerSpec(input: { recipe: CommandRecipe; imageId: string; s
       Memory: recipe.limits.memory_bytes,
       MemorySwap: recipe.limits.memory_bytes,
       NanoCpus: recipe.limits.cpu_millis * 1_000_000,
-      Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${recipe.limits.scratch_bytes}` },
+      // Scratch is exec (Docker adds noexec to a tmpfs unless told otherwise): a suite must be
+      // able to run what it builds. Its size is the recipe's whole writable budget.
+      Tmpfs: { [SCRATCH_MOUNT]: scratchMountOptions(recipe.limits.scratch_bytes) },
       Mounts: [{ Type: 'bind', Source: input.snapshotPath, Target: SOURCE_MOUNT, ReadOnly: true, BindOptions: { Propagation: 'rprivate' } }],
-      IpcMode: 'private',
+      // A private IPC namespace with no /dev/shm: a shm mount would be a second writable tmpfs
+      // (64 MiB by default) outside scratch_bytes. POSIX message queues (/dev/mqueue, mode
+      // 1777) would be a third; an RLIMIT_MSGQUEUE of 0 makes creating one fail.
+      IpcMode: 'none',
+      Ulimits: [{ Name: 'msgqueue', Soft: 0, Hard: 0 }],
       LogConfig: { Type: 'none', Config: {} },
       RestartPolicy: { Name: 'no' },
       AutoRemove: false,

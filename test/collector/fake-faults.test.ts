@@ -165,7 +165,7 @@ test('the create body carries every isolation setting and the custody labels', a
   const host = spec.HostConfig as Record<string, unknown>;
   assert.equal(spec.Image, IMAGE_ID, 'the image is pinned by ID');
   assert.deepEqual([spec.Entrypoint, spec.Cmd], [['/bin/sh'], ['-c', 'true']], 'argv as given, no shell added');
-  assert.deepEqual(spec.Env, ['A=1', 'B=2']);
+  assert.deepEqual(spec.Env, ['A=1', 'B=2', 'HOME=/tmp', 'TMPDIR=/tmp'], 'HOME and TMPDIR point into scratch');
   assert.equal(spec.User, '65534:65534');
   assert.equal(spec.WorkingDir, '/src');
   assert.equal(spec.NetworkDisabled, true);
@@ -178,7 +178,9 @@ test('the create body carries every isolation setting and the custody labels', a
   assert.equal(host.Memory, 32 * 1024 * 1024);
   assert.equal(host.MemorySwap, 32 * 1024 * 1024, 'no swap');
   assert.equal(host.NanoCpus, 250_000_000);
-  assert.deepEqual(host.Tmpfs, { '/tmp': 'rw,nosuid,nodev,size=8192' });
+  assert.deepEqual(host.Tmpfs, { '/tmp': 'rw,exec,nosuid,nodev,mode=1777,size=8192' }, 'scratch is exec and sized by the recipe');
+  assert.equal(host.IpcMode, 'none', 'no /dev/shm beside scratch');
+  assert.deepEqual(host.Ulimits, [{ Name: 'msgqueue', Soft: 0, Hard: 0 }], 'no POSIX message queue can be created');
   const [mount] = host.Mounts as Record<string, unknown>[];
   assert.equal(mount?.Target, '/src');
   assert.equal(mount?.ReadOnly, true);
