@@ -65,6 +65,8 @@ export const ERROR_CODES = {
   TARGET_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such target.' },
   POLICY_EPOCH_EXHAUSTED: { exit: EXIT.FAILED, summary: 'The policy epoch is at the u64 maximum and cannot be bumped.' },
   STORE_CORRUPT: { exit: EXIT.FAILED, summary: 'Stored bytes do not match their recorded digest or size; nothing was returned.' },
+  DATABASE_CORRUPT: { exit: EXIT.UNAVAILABLE, summary: 'A database file is damaged (not a SQLite database, malformed, or empty although its store is initialized); it was neither re-initialized nor changed.' },
+  DATABASE_ACCESS_DENIED: { exit: EXIT.UNAVAILABLE, summary: 'A database, its -wal/-shm files or its directory cannot be opened or written by this user; nothing was changed.' },
 
   // --- workspace ---
   WORKSPACE_NOT_FOUND: { exit: EXIT.UNAVAILABLE, summary: 'The directory is not an initialized agentscm workspace.' },
@@ -74,6 +76,8 @@ export const ERROR_CODES = {
   WORKSPACE_OPERATION_PENDING: { exit: EXIT.CONFLICT, summary: 'An earlier workspace operation did not finish.' },
   WORKSPACE_BUSY: { exit: EXIT.CONFLICT, summary: 'Another command is writing the workspace; retry after it finishes.' },
   WORKSPACE_DATA_DIR_MISMATCH: { exit: EXIT.INVALID, summary: 'The workspace is bound to a different data directory than the one given.' },
+  WORKSPACE_STATE_UNSAFE: { exit: EXIT.UNAVAILABLE, summary: 'The workspace state directory .agentscm, or a file in it, is a symlink or not a real directory or regular file; nothing was read or written through it.' },
+  WORKSPACE_LOCK_LOST: { exit: EXIT.CONFLICT, summary: 'The workspace lock file was removed or replaced while this command held it; the command stopped before recording anything more.' },
 
   // --- skill workflows (definitions, plans, journal, runs, requirements) ---
   WORKFLOW_GRAPH_INVALID: { exit: EXIT.INVALID, summary: 'Workflow step ids or dependencies are duplicated, unknown or cyclic.' },
