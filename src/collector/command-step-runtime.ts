@@ -25,12 +25,12 @@ import {
   reserveCommandAttempt,
 } from '../workflows/command-attempts.js';
 import type { CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../workflows/command-step.js';
-import { openJournal } from '../workflows/journal.js';
+import { getRunHeader, journalRead, openJournal } from '../workflows/journal.js';
 import type { Journal } from '../workflows/journal.js';
 import { DockerClient } from './docker-client.js';
 import { createUnixSocketTransport } from './docker-transport.js';
 import type { DockerTransport } from './docker-transport.js';
-import { cancelCommandStep } from './custody.js';
+import { cancelCommandStep, stopCommandStep } from './custody.js';
 import { attemptStateOf, buildExecutionRecord, recipeJson, recordDigest, requestDigest, stepResultOf, summarizeRecord } from './execution-record.js';
 import type { ExecutionRecord, ExecutionRequest } from './execution-record.js';
 import { LABELS, runContainer } from './oci-command-collector.js';
@@ -85,6 +85,7 @@ export async function createCommandStepRuntime(options: CommandRuntimeOptions): 
     executableSha256,
     run: (request) => runCommandStep({ client, executableSha256, drainMs: options.drainMs, graceMs: options.graceMs }, request),
     cancel: (request) => cancelCommandStep(client, request),
+    stop: (request) => stopCommandStep(client, request),
     close: () => client.close(),
   };
 }
@@ -250,6 +251,7 @@ async function execute(context: RuntimeContext, journal: Journal, prepared: { re
       imageId: prepared.request.runtime_identity.image.id,
       snapshotPath: prepared.snapshotPath,
       signal,
+      cancelRequested: () => runCancelled(journal, prepared.request.run_id),
       onCreated: (containerId) => noteCommandContainer(journal.db, attemptId, containerId, Date.now()),
       ...(context.drainMs === undefined ? {} : { drainMs: context.drainMs }),
       ...(context.graceMs === undefined ? {} : { graceMs: context.graceMs }),
@@ -263,6 +265,20 @@ async function execute(context: RuntimeContext, journal: Journal, prepared: { re
   // The snapshot stays while the container's removal is unconfirmed, so recover can finish both.
   const snapshotCleanup: ContainerCleanup = observation.containerCleanup === 'unconfirmed' ? 'unconfirmed' : removeSnapshot(prepared.snapshotPath) ? 'removed' : 'unconfirmed';
   return finish(journal, prepared, recipe, observation, snapshotCleanup);
+}
+
+/**
+ * Whether `skill-workflow cancel` recorded the run as cancelled (from another process, which
+ * then stops the container by its custody label). A step run outside any recorded run (the
+ * collector's own tests) is never cancelled this way.
+ */
+function runCancelled(journal: Journal, runId: string): boolean {
+  try {
+    return journalRead(journal, () => getRunHeader(journal, runId).state === 'cancelled');
+  } catch (error) {
+    if (isAgentscmError(error) && error.code === 'WORKFLOW_RUN_NOT_FOUND') return false;
+    throw error;
+  }
 }
 
 function finish(

@@ -15,7 +15,7 @@ import { sha256Hex } from '../crypto/sha256.js';
 import { commandContainerName, findCommandAttemptForStep, finishCommandAttempt, getCommandAttemptOutput } from '../workflows/command-attempts.js';
 import type { CommandAttempt } from '../workflows/command-attempts.js';
 import type { CommandStepCancelRequest, CommandStepResult } from '../workflows/command-step.js';
-import { openJournal } from '../workflows/journal.js';
+import { journalRead, openJournal } from '../workflows/journal.js';
 import type { Journal } from '../workflows/journal.js';
 import type { ContainerState, DockerClient } from './docker-client.js';
 import { attemptStateOf, buildExecutionRecord, recordDigest, stepResultOf, summarizeRecord } from './execution-record.js';
@@ -156,6 +156,30 @@ export async function reconcileCommandAttempt(client: DockerClient, journal: Jou
     { allowUncertain: true },
   );
   return { result: stepResultOf(finished), custody, reconciled: true };
+}
+
+/**
+ * The runtime's stop, for a cancel from another process while the controller is alive: SIGKILL
+ * every running container labelled with the step's running attempt, and nothing else. The
+ * controller observes the stop, removes the container and snapshot, and records the attempt
+ * (as cancelled, since the run is). Returns how many containers were stopped.
+ */
+export async function stopCommandStep(client: DockerClient, request: CommandStepCancelRequest): Promise<number> {
+  const journal = openJournal(request.dataDir, 'read');
+  let attempt: CommandAttempt | null;
+  try {
+    attempt = journalRead(journal, () => findCommandAttemptForStep(journal.db, request.runId, request.stepId));
+  } finally {
+    journal.close();
+  }
+  if (attempt === null || attempt.state !== 'running') return 0;
+  let stopped = 0;
+  for (const container of await client.listContainersByLabel(LABELS.attempt, attempt.attempt_id)) {
+    if (container.state !== 'running') continue;
+    await client.killContainer(container.id);
+    stopped += 1;
+  }
+  return stopped;
 }
 
 /** The runtime's cancel: stop and clean up a running attempt with no live controller, recorded as cancelled. */

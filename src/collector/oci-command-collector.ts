@@ -48,6 +48,13 @@ export interface ContainerRunInput {
   readonly imageId: string;
   readonly snapshotPath: string;
   readonly signal?: AbortSignal;
+  /**
+   * Whether the attempt was cancelled from another process (`skill-workflow cancel`), which
+   * stops the container by its custody label: asked before the create (nothing is created) and
+   * when a stop this collector did not send is seen (the outcome is then `cancelled`, not
+   * `uncertain`).
+   */
+  readonly cancelRequested?: () => boolean;
   /** Called (synchronously) as soon as the engine names the container, before it starts. */
   readonly onCreated?: (containerId: string) => void;
   /** How long to wait for the output stream to drain after the container stopped. */
@@ -173,7 +180,7 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
     error: errors.length === 0 ? null : errors.join('; ').slice(0, 2048),
   });
 
-  if (input.signal?.aborted === true) {
+  if (input.signal?.aborted === true || input.cancelRequested?.() === true) {
     flags.cancelled = true;
     return finish({ outcome: 'cancelled', containerCleanup: 'not_created' });
   }
@@ -292,7 +299,10 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
     try {
       const signals = await client.containerKillSignals(id, since, Date.now() / 1000);
       const foreign = signals.filter((signal) => !(killing.promise !== null && (signal === '9' || signal === 'KILL' || signal === 'SIGKILL')));
-      if (foreign.length > 0) {
+      if (foreign.length > 0 && input.cancelRequested?.() === true) {
+        // The stop came from `skill-workflow cancel` in another process: a cancellation.
+        flags.cancelled = true;
+      } else if (foreign.length > 0) {
         engineLost = true;
         errors.push(`the container was stopped from outside the collector (signal ${foreign.join(', ')})`);
       }

@@ -47,6 +47,13 @@ export interface CommandStepRuntime {
   /** Reserve the durable attempt, run the container, record, clean up. Never re-runs a reserved attempt. */
   run(request: CommandStepRequest): Promise<CommandStepResult>;
   /**
+   * Optional: stop the running containers of the step's running attempt by custody label,
+   * without finishing the attempt, while a live controller holds the run (a cancel from another
+   * process). The controller sees the run cancelled and records the attempt as cancelled.
+   * Returns how many containers were stopped.
+   */
+  stop?(request: CommandStepCancelRequest): Promise<number>;
+  /**
    * Optional: stop and clean up the step's running attempt and finalize it (failed or
    * uncertain), never running it again. `skill-workflow cancel` uses it when present;
    * without it, cancel refuses while an attempt is running and points to recover.

@@ -21,6 +21,7 @@ import type { CommandStepResult, CommandStepRuntime } from './command-step.js';
 import { findRun, getRun, getRunHeader, insertRun, isTerminalRunState, journalPaths, journalRead, journalWrite, markStepRunning, openJournal, recordStepResult, updateRunState } from './journal.js';
 import type { Journal, JournalDurability, RunRecord, StepState } from './journal.js';
 import { acquireRunLease, LEASE_TTL_MS, newLeaseHolder, releaseRunLease, renewRunLease } from './lease.js';
+import { liveControllerHolds, stopLiveCommandSteps } from './live-cancel.js';
 import type { LeaseHolder } from './lease.js';
 import { compileWorkflow } from './plan.js';
 import type { CompiledPlan, PlanCommandAction, PlanStep } from './plan.js';
@@ -497,8 +498,10 @@ export interface CancelReport extends RunView {
 
 /**
  * `skill-workflow cancel RUN_ID`: terminal, recorded observations intact (spec "Local CLI").
- * A controller between steps sees the cancellation at its next commit and stops; a command
- * attempt that is still running needs the runtime's cancel (or recover) first.
+ * A controller between steps sees the cancellation at its next commit and stops. A command
+ * attempt that is still running needs the runtime: while its controller is alive, the run is
+ * recorded cancelled, the runtime stops its containers and the controller records the attempt
+ * (live-cancel.ts); with no live controller, the runtime's cancel reconciles it as recover does.
  */
 export async function cancelWorkflow(ctx: RunnerContext, runId: string): Promise<CancelReport> {
   checkGenericId(runId, 'run ID');
@@ -508,7 +511,23 @@ export async function cancelWorkflow(ctx: RunnerContext, runId: string): Promise
     const model = journalRead(journal, () => loadRunModel(journal, runId));
     if (model.run.state === 'cancelled') return { ...journalRead(journal, () => projectRun(journal, runId, null)), cancelled_now: false };
     if (isTerminalRunState(model.run.state)) throw runTerminal(runId, model.run.state);
-    const unfinished = model.steps.filter((step) => step.kind === 'command' && step.state === 'running' && getCommandAttemptForStep(journal.db, runId, step.step_id)?.state === 'running');
+    const unfinishedSteps = (steps: readonly RunModelStep[]): RunModelStep[] =>
+      steps.filter((step) => step.kind === 'command' && step.state === 'running' && getCommandAttemptForStep(journal.db, runId, step.step_id)?.state === 'running');
+    let unfinished = unfinishedSteps(model.steps);
+    const stop = ctx.runtime?.stop?.bind(ctx.runtime);
+    if (unfinished.length > 0 && stop !== undefined && journalRead(journal, () => liveControllerHolds(journal, runId, now()))) {
+      journalWrite(journal, () => cancelRunRow(journal, runId, now()));
+      const stopped = await stopLiveCommandSteps({
+        journal,
+        runId,
+        stepIds: unfinished.map((step) => step.step_id),
+        stop: (stepId) => stop({ dataDir: ctx.dataDir, runId, stepId, signal: ctx.signal ?? new AbortController().signal }),
+        now,
+      });
+      if (stopped !== 'controller_gone') return { ...journalRead(journal, () => projectRun(journal, runId, null)), cancelled_now: true };
+      // The controller died before it recorded the stopped attempts: reconcile them here.
+      unfinished = unfinishedSteps(journalRead(journal, () => loadRunModel(journal, runId)).steps);
+    }
     if (unfinished.length > 0) {
       const holder = newLeaseHolder();
       // Taking the lease fails with WORKFLOW_JOURNAL_ACTIVE while a live controller runs the command.

@@ -1,0 +1,274 @@
+/**
+ * Every registered wire type with the decoder a caller really uses (its public decode function,
+ * including the checks that run after the schema), the schema-only stage of the registry, the
+ * type's byte limit and valid seed documents built from the contract fixtures and examples/.
+ */
+import { readFileSync } from 'node:fs';
+import { callAgentStateOperation, createAgentState } from '../../../src/agent-state/operations.js';
+import { MAX_AGENT_STATE_INPUT_BYTES } from '../../../src/contracts/agent-state.js';
+import { join } from 'node:path';
+import { decodeCommandRecipe, RECIPE_LIMITS } from '../../../src/contracts/command-recipe.js';
+import type { ErrorCode } from '../../../src/contracts/errors.js';
+import {
+  entrypointToJson,
+  instructionEntrypointDecoder,
+  instructionEntrypointResponseDecoder,
+  instructionRequestDecoder,
+} from '../../../src/contracts/instruction-entrypoint.js';
+import type { JsonObject, JsonValue } from '../../../src/contracts/json-value.js';
+import { decodeKeyFile, KEY_FILE_MAX_BYTES } from '../../../src/contracts/key-file.js';
+import { referenceFetchRequestDecoder, referenceFetchResponseDecoder, referenceLimit, schemaMismatch } from '../../../src/contracts/named-reference.js';
+import { decodeReviewContext, MAX_REVIEW_CONTEXT_BYTES, reviewContextJson } from '../../../src/contracts/review-context.js';
+import type { Decoder } from '../../../src/contracts/schema.js';
+import { allDecoders } from '../../../src/contracts/schema-registry.js';
+import { parseStrictJson } from '../../../src/contracts/strict-json.js';
+import { taskToJson, workflowTaskDecoder } from '../../../src/contracts/task.js';
+import { attemptToJson, workflowTaskAttemptDecoder } from '../../../src/contracts/task-attempt.js';
+import { capabilitiesResponse, capabilitiesResponseDecoder } from '../../../src/contracts/task-capabilities.js';
+import type { TaskDecoder } from '../../../src/contracts/task-common.js';
+import { taskRecoveryRequestDecoder } from '../../../src/contracts/task-operations.js';
+import { buildRecoveryEnvelope, recoveryEnvelopeToJson, taskRecoveryEnvelopeDecoder } from '../../../src/contracts/task-recovery.js';
+import { claimRequestToJson, mutationRequestToJson, taskClaimRequestDecoder, taskMutationRequestDecoder, taskStatusRequestDecoder } from '../../../src/contracts/task-requests.js';
+import { assertionToJson, taskResultAssertionDecoder } from '../../../src/contracts/task-result.js';
+import { subjectToJson, workflowTaskSubjectDecoder } from '../../../src/contracts/task-subject.js';
+import { decodeWorkflowDefinition, WORKFLOW_LIMITS } from '../../../src/contracts/workflow-definition.js';
+import { encodeKeyFile } from '../../../src/contracts/key-file.js';
+import { REPO_ROOT } from '../../helpers/cli.js';
+import { CRITERIA, PASSING_ROWS, hex64, sampleAssertion, sampleAttempt, sampleClaim, sampleMutation, sampleSubject, sampleTask } from '../../contracts/task-fixtures.js';
+
+export interface WireType {
+  /** The registry id (docs/schemas/<id>.schema.json). */
+  readonly id: string;
+  /** The decode a caller of agentscm goes through: size, strict JSON, schema, then the type's own checks. */
+  readonly decode: (bytes: Uint8Array) => unknown;
+  /** The schema stage alone (the registry decoder), for bound checks that later rules may refuse for other reasons. */
+  readonly schemaStage: (bytes: Uint8Array) => unknown;
+  readonly maxBytes: number;
+  /** The field checked before the schema, if any. */
+  readonly versionField: string | undefined;
+  readonly schema: object;
+  /** Valid documents; each must decode (checked by the campaign before it mutates them). */
+  readonly seeds: readonly JsonValue[];
+  /**
+   * A public decode that reports every decoding failure under one code of its own (the key file:
+   * KEY_FILE_INVALID with the decoding error as its cause).
+   */
+  readonly wrapperCode?: ErrorCode;
+}
+
+const task = sampleTask();
+const claim = sampleClaim(task);
+const attempt = sampleAttempt(task, claim);
+const noExecutorClaim = sampleClaim(task, null);
+const assertion = sampleAssertion(task, attempt, PASSING_ROWS);
+const agentAssertion = sampleAssertion(task, sampleAttempt(task, noExecutorClaim), [
+  { criterion: 'tests-pass', outcome: 'failed', findings: ['exit status 1', 'naïve — ✓ 😀'], evidence_digests: [hex64('3')] },
+  { criterion: 'lint-clean', outcome: 'passed', findings: [], evidence_digests: [] },
+  { criterion: 'independent-review', outcome: 'not_claimed', findings: [], evidence_digests: [] },
+], 'failed');
+
+const recoveryIdentity = {
+  request_id: 'claim-1',
+  request_kind: 'claim' as const,
+  task_id: task.task_id,
+  task_digest: hex64('1'),
+  attempt_id: 'a-1',
+  attempt_digest: hex64('2'),
+  execution_operation_id: 'op-1',
+};
+
+function exampleDefinition(name: string): JsonValue {
+  return parseStrictJson(readFileSync(join(REPO_ROOT, 'examples', 'workflows', name)), { maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes });
+}
+
+const COMMAND_ACTION: JsonObject = {
+  kind: 'command',
+  runner: 'runner.json',
+  change: { repository: '0123456789abcdef0123456789abcdef', id: 'change-1' },
+  change_version: 3n,
+  context_digest: hex64('b'),
+};
+
+const commandDefinition: JsonObject = {
+  version: 1,
+  name: 'with-command',
+  source: { repository: '0123456789abcdef0123456789abcdef', revision: hex64('a'), policy_epoch: 18446744073709551615n },
+  skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
+  steps: [
+    { id: 'guide', needs: [], required: true, action: { kind: 'source_paths', expectations: [{ path: 'skills/check/SKILL.md', sha256: hex64('c') }] } },
+    { id: 'unit-tests', needs: ['guide'], required: true, action: COMMAND_ACTION },
+    { id: 'network', needs: [], required: false, action: { kind: 'require_capability', capability: 'network' } },
+  ],
+};
+
+const RECIPE: JsonObject = {
+  version: 1,
+  image: 'local/busybox:1',
+  argv: ['sh', '-c', 'echo ok'],
+  env: { LANG: 'C.UTF-8', _X1: '' },
+  workdir: 'packages/app',
+  timeout_ms: 20_000,
+  limits: { memory_bytes: 64 * 1024 * 1024, pids: 64, cpu_millis: 1000, output_bytes: 64 * 1024, scratch_bytes: 1024 * 1024 },
+  toolchain: 'busybox-1',
+  environment: 'posix-sh-offline',
+};
+
+const KEY_SEED = new Uint8Array(32).map((_, i) => (i * 37 + 11) & 0xff);
+
+function taskType(decoder: TaskDecoder<unknown>, seeds: readonly JsonValue[], versionField: string | undefined = 'version'): Omit<WireType, 'schemaStage'> {
+  return { id: decoder.id, decode: (bytes) => decoder.decode(bytes), maxBytes: decoder.maxBytes, versionField, schema: decoder.schema, seeds };
+}
+
+const builder = createAgentState({
+  agent_id: 'builder',
+  backend: 'codex',
+  task_id: 'task-1',
+  state: 'working',
+  blocked_reason: null,
+  state_source: 'native',
+  scopes: [{ path: 'src/app', access: 'write' }, { path: '.', access: 'read' }],
+  capabilities: { resume: 'native', fork: 'adapter' },
+}) as unknown as JsonObject;
+const finished = {
+  ...(createAgentState({ agent_id: 'reviewer', backend: 'claude', state: 'completed', state_source: 'terminal' }) as unknown as JsonObject),
+  result: { outcome: 'succeeded', exit_code: 0, signal: null, changed_paths: ['docs/a.md'], scope_violations: [], summary: 'naïve ✓' },
+};
+const interrupted = { ...finished, agent_id: 'killed', state: 'failed', result: { outcome: 'failed', exit_code: null, signal: 'SIGKILL', changed_paths: [], scope_violations: ['x/y'], summary: '' } };
+
+function agentStateType(id: string, operation: string, seeds: readonly JsonValue[]): Omit<WireType, 'schemaStage'> {
+  return { id, decode: (bytes) => callAgentStateOperation(operation, bytes), maxBytes: MAX_AGENT_STATE_INPUT_BYTES, versionField: undefined, schema: {}, seeds };
+}
+
+const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
+  agentStateType('agent-state-conflicts-v1', 'conflicts', [{ agents: [builder, finished] }, { agents: [] }]),
+  agentStateType('agent-state-create-v1', 'create', [
+    { agent_id: 'builder', backend: 'codex', task_id: 'task-1', state: 'blocked', blocked_reason: 'conflict', state_source: 'adapter', scopes: [{ path: 'src', access: 'write' }], capabilities: { resume: 'native' } },
+    { agent_id: 'a', backend: 'b', state: 'queued' },
+  ]),
+  agentStateType('agent-state-eligible-v1', 'eligible', [{ agents: [builder, finished], require: { resume: true } }]),
+  agentStateType('agent-state-reconcile-v1', 'reconcile', [{ observations: [builder, { ...builder, revision: 2n, state: 'idle' }] }]),
+  agentStateType('agent-state-v1', 'validate', [builder, finished, interrupted]),
+  taskType(capabilitiesResponseDecoder, [capabilitiesResponse() as unknown as JsonValue], undefined),
+  taskType(taskClaimRequestDecoder, [claimRequestToJson(claim), claimRequestToJson(noExecutorClaim)]),
+  taskType(instructionEntrypointResponseDecoder, [{ status: 'entrypoint', entrypoint: entrypointToJson(task.entrypoint) }, schemaMismatch([2, 3], 1, [1]) as unknown as JsonValue], undefined),
+  taskType(instructionEntrypointDecoder, [entrypointToJson(task.entrypoint), entrypointToJson(sampleTask(CRITERIA.slice(0, 1)).entrypoint)], 'schema_version'),
+  taskType(instructionRequestDecoder, [{ version: 1, task_id: 't', supported_schema_versions: [1, 2] }]),
+  {
+    id: 'agent-task.key-file',
+    decode: decodeKeyFile,
+    maxBytes: KEY_FILE_MAX_BYTES,
+    versionField: 'version',
+    schema: {},
+    seeds: [parseStrictJson(encodeKeyFile(KEY_SEED), { maxBytes: KEY_FILE_MAX_BYTES })],
+    wrapperCode: 'KEY_FILE_INVALID',
+  },
+  taskType(taskMutationRequestDecoder, [mutationRequestToJson(sampleMutation(task, attempt, 'cancel')), mutationRequestToJson(sampleMutation(task, attempt, 'heartbeat'))]),
+  taskType(taskRecoveryEnvelopeDecoder, [
+    recoveryEnvelopeToJson(
+      buildRecoveryEnvelope(recoveryIdentity, { observed_state: 'replaced', confirmed_effects: [], unresolved_effects: ['execution_may_still_run'], supersession: { old_fence: 3n, new_fence: 4n }, fence: 3n }),
+    ),
+    recoveryEnvelopeToJson(buildRecoveryEnvelope(recoveryIdentity, { observed_state: 'leased', confirmed_effects: ['attempt_claimed'], unresolved_effects: [], supersession: null, fence: 7n })),
+  ]),
+  taskType(taskRecoveryRequestDecoder, [
+    { version: 1, request_kind: 'claim', request: claimRequestToJson(claim) },
+    { version: 1, request_kind: 'heartbeat', request: mutationRequestToJson(sampleMutation(task, attempt, 'heartbeat')) },
+    { version: 1, request_kind: 'result', request: assertionToJson(assertion) },
+  ]),
+  taskType(referenceFetchRequestDecoder, [
+    { version: 1, task_id: 't', task_digest: hex64('1'), name: 'guide', expected_sha256: hex64('2'), expected_schema_version: 1, agent: { owner_id: 'o', agent_id: 'a' } },
+  ]),
+  taskType(
+    referenceFetchResponseDecoder,
+    [
+      { status: 'available', name: 'guide', sha256: hex64('1'), byte_length: 11, content: 'naïve ✓\n' },
+      { status: 'missing', name: 'g' },
+      { status: 'denied', name: 'g', code: 'not_authorized' },
+      { status: 'uncertain', name: 'g', code: 'store_busy' },
+      referenceLimit('guide', 1n << 62n) as unknown as JsonValue,
+      schemaMismatch([2], 1, [1]) as unknown as JsonValue,
+    ],
+    undefined,
+  ),
+  taskType(taskStatusRequestDecoder, [{ version: 1, task_id: 't', task_digest: hex64('1'), attempt_id: 'a', attempt_digest: hex64('2') }]),
+  taskType(taskResultAssertionDecoder, [assertionToJson(assertion), assertionToJson(agentAssertion)]),
+  taskType(workflowTaskAttemptDecoder, [attemptToJson(attempt), attemptToJson(sampleAttempt(task, noExecutorClaim))]),
+  taskType(workflowTaskSubjectDecoder, [subjectToJson(sampleSubject())]),
+  taskType(workflowTaskDecoder, [taskToJson(task)]),
+  { id: 'command-recipe', decode: decodeCommandRecipe, maxBytes: RECIPE_LIMITS.maxRecipeBytes, versionField: 'version', schema: {}, seeds: [RECIPE, { ...RECIPE, env: {}, workdir: '.' }] },
+  {
+    id: 'review-context',
+    decode: decodeReviewContext,
+    maxBytes: MAX_REVIEW_CONTEXT_BYTES,
+    versionField: 'version',
+    schema: {},
+    seeds: [
+      reviewContextJson({
+        repository: '0123456789abcdef0123456789abcdef',
+        change: { repository: '0123456789abcdef0123456789abcdef', id: 'change-1' },
+        change_version: 3n,
+        revision: hex64('a'),
+        policy_epoch: 0n,
+        recipe_path: 'skills/check/runner.json',
+        recipe_digest: hex64('d'),
+        toolchain: 'busybox-1',
+        environment: 'posix-sh-offline',
+      }),
+    ],
+  },
+  // The action schemas are reached through the definition; alone they have the definition's limit.
+  { id: 'skill-workflow-action-command', decode: actionStage('skill-workflow-action-command'), maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes, versionField: undefined, schema: {}, seeds: [COMMAND_ACTION] },
+  {
+    id: 'skill-workflow-action-require-capability',
+    decode: actionStage('skill-workflow-action-require-capability'),
+    maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes,
+    versionField: undefined,
+    schema: {},
+    seeds: [{ kind: 'require_capability', capability: 'network' }],
+  },
+  {
+    id: 'skill-workflow-action-source-paths',
+    decode: actionStage('skill-workflow-action-source-paths'),
+    maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes,
+    versionField: undefined,
+    schema: {},
+    seeds: [{ kind: 'source_paths', expectations: [{ path: 'a/b.txt', sha256: hex64('e') }, { path: 'SKILL.md', sha256: hex64('f') }] }],
+  },
+  {
+    id: 'skill-workflow-definition',
+    decode: decodeWorkflowDefinition,
+    maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes,
+    versionField: 'version',
+    schema: {},
+    seeds: [exampleDefinition('verify-native-workflow.json'), exampleDefinition('verify-with-omission.json'), commandDefinition],
+  },
+];
+
+function registryDecoder(id: string): Decoder<unknown> {
+  const decoder = allDecoders().find((d) => d.id === id);
+  if (decoder === undefined) throw new Error(`no registered decoder ${id}`);
+  return decoder;
+}
+
+function actionStage(id: string): (bytes: Uint8Array) => unknown {
+  return (bytes) => registryDecoder(id).decode(bytes, WORKFLOW_LIMITS.maxDefinitionBytes);
+}
+
+/** The campaign's types, one per registered decoder, sorted by id; throws when the two lists differ. */
+export function wireTypes(): readonly WireType[] {
+  const registered = allDecoders().map((d) => d.id);
+  const covered = PUBLIC.map((t) => t.id).sort();
+  const missing = registered.filter((id) => !covered.includes(id));
+  const stale = covered.filter((id) => !registered.includes(id));
+  if (missing.length > 0 || stale.length > 0) {
+    throw new Error(`test/hostile/fuzz/wire-types.ts does not match the schema registry: add ${JSON.stringify(missing)}, remove ${JSON.stringify(stale)}`);
+  }
+  return PUBLIC.map((t) => {
+    const decoder = registryDecoder(t.id);
+    return {
+      ...t,
+      schema: decoder.schema,
+      versionField: decoder.options.versionField,
+      schemaStage: (bytes: Uint8Array) => decoder.decode(bytes, t.maxBytes),
+    };
+  }).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
