@@ -93,7 +93,11 @@ function criterionFor(step: PlanStep, revision: string): TaskCriterion {
       description = `Needs the capability ${JSON.stringify(action.capability).slice(0, 256)}, which only the controller can perform; report this criterion not_claimed.`;
       break;
   }
-  return { criterion: rule.criterion, required: step.required, controller_only: rule.controller_only, description };
+  // A criterion's `required` says whether the task's own pass needs it, not whether the step is
+  // required by the workflow (that is the task's `required`): the one criterion of an optional
+  // step is required of its task, so a claimable optional step can pass and complete the steps
+  // that need it.
+  return { criterion: rule.criterion, required: true, controller_only: rule.controller_only, description };
 }
 
 function summaryFor(step: PlanStep): string {

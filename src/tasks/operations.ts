@@ -13,7 +13,7 @@ import type { InstructionEntrypointResponse, InstructionRequest } from '../contr
 import { entrypointToJson, offersSupportedSchema } from '../contracts/instruction-entrypoint.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
 import type { ReferenceFetchRequest, ReferenceFetchResponse } from '../contracts/named-reference.js';
-import { REFERENCE_MAX_BYTES, schemaMismatch } from '../contracts/named-reference.js';
+import { REFERENCE_MAX_BYTES, referenceResponseForBody, schemaMismatch } from '../contracts/named-reference.js';
 import { verifyObservation } from '../contracts/observation.js';
 import type { AgentRef, ExecutorBinding } from '../contracts/task-common.js';
 import { SUPPORTED_SCHEMA_VERSIONS, TASK_CONTRACT_VERSION, hexToBytes, sameAgent, sameExecutor } from '../contracts/task-common.js';
@@ -59,7 +59,7 @@ import {
   setLastFence,
   updateAttempt,
 } from './journal-rows.js';
-import { readAuthority, readJournal, runTransition } from './transition.js';
+import { journalExists, readAuthority, readJournal, runTransition } from './transition.js';
 import type { TransitionScope } from './transition.js';
 import { assertionView, attemptView, firstIncompleteDependency, observeAttempt } from './views.js';
 
@@ -231,9 +231,28 @@ function commitOutcome(scope: TransitionScope, actor: AgentRef, requestId: strin
   return insertRequest(scope.journal, actor, requestId, kind, digest, taskId, attemptId, response, scope.nowMs);
 }
 
-/** Run a transition, first re-checking inside the journal transaction for a concurrent identical request. */
-function transition(ctx: TaskContext, operation: TaskOperation, requestId: string, kind: RequestKind, digest: string, body: (scope: TransitionScope) => JsonValue): JsonValue {
-  return runTransition(ctx, operation, (scope) => retainedOutcome(scope.journal, ctx.actor, requestId, kind, digest) ?? body(scope));
+/** A transition's refusal when there is no journal: the named task cannot be retained (nothing is created). */
+function notRetainedWithoutJournal(taskId: string): () => never {
+  return () => {
+    throw taskNotRetained(taskId);
+  };
+}
+
+/**
+ * Run a transition, first re-checking inside the journal transaction for a concurrent identical
+ * request. `whenMissing` refuses a request that finds no journal, without creating one; null
+ * (a claim) creates it.
+ */
+function transition(
+  ctx: TaskContext,
+  operation: TaskOperation,
+  requestId: string,
+  kind: RequestKind,
+  digest: string,
+  body: (scope: TransitionScope) => JsonValue,
+  whenMissing: (() => never) | null,
+): JsonValue {
+  return runTransition(ctx, operation, (scope) => retainedOutcome(scope.journal, ctx.actor, requestId, kind, digest) ?? body(scope), whenMissing);
 }
 
 // ---------------------------------------------------------------- reads
@@ -342,9 +361,27 @@ export function instructionsOperation(ctx: TaskContext, request: InstructionRequ
 }
 
 /**
+ * The task a reference read names, or the bounded answer when there is none: an id that is
+ * neither retained nor a task of the current subject is `denied/not_in_task`, and a subject that
+ * is no longer current is `uncertain/subject_changed` (spec "ReferenceFetchResponse": every
+ * outcome distinct and bounded).
+ */
+function locateReferencedTask(ctx: TaskContext, request: ReferenceFetchRequest): { readonly found: { task: WorkflowTask; digest: string } } | { readonly answer: ReferenceFetchResponse } {
+  try {
+    return { found: locateTask(ctx, request.task_id) };
+  } catch (error) {
+    if (error instanceof AgentscmError && error.code === 'TASK_NOT_FOUND') return { answer: { status: 'denied', name: request.name, code: 'not_in_task' } };
+    if (error instanceof AgentscmError && error.code === 'TASK_STALE') return { answer: { status: 'uncertain', name: request.name, code: 'subject_changed' } };
+    throw error;
+  }
+}
+
+/**
  * `reference`: one named reference of the stored canonical task. Repository, revision and path
  * come from the task, never from the caller; the stored size is checked against 128 KiB before
- * anything is read; the body's SHA-256 must equal both the stored reference and the request.
+ * anything is read; the body's SHA-256 must equal both the stored reference and the request
+ * (`denied/digest_mismatch` otherwise) and the body must be UTF-8 (`denied/not_utf8`): a retry
+ * cannot change immutable bytes, so neither is `uncertain`.
  */
 export function referenceOperation(ctx: TaskContext, request: ReferenceFetchRequest): ReferenceFetchResponse | JsonValue {
   const name = request.name;
@@ -356,7 +393,9 @@ export function referenceOperation(ctx: TaskContext, request: ReferenceFetchRequ
       if (!SUPPORTED_SCHEMA_VERSIONS.includes(request.expected_schema_version)) {
         return schemaMismatch([request.expected_schema_version], TASK_CONTRACT_VERSION, SUPPORTED_SCHEMA_VERSIONS) as unknown as JsonValue;
       }
-      const { task, digest } = locateTask(ctx, request.task_id);
+      const located = locateReferencedTask(ctx, request);
+      if ('answer' in located) return located.answer as JsonValue;
+      const { task, digest } = located.found;
       if (digest !== request.task_digest) return uncertain('subject_changed');
       const reference = task.entrypoint.references.find((r) => r.name === name);
       if (reference === undefined) return denied('not_in_task');
@@ -366,14 +405,7 @@ export function referenceOperation(ctx: TaskContext, request: ReferenceFetchRequ
         if (entry === null || entry.mode === 'symlink') return { status: 'missing', name };
         if (entry.size > BigInt(REFERENCE_MAX_BYTES)) return { status: 'limit', name, byte_length: Number(entry.size), limit_bytes: REFERENCE_MAX_BYTES };
         const bytes = readRevisionFile(auth, task.subject.repository, task.subject.revision, reference.path, { maxBytes: REFERENCE_MAX_BYTES });
-        if (sha256Hex(bytes) !== reference.sha256) return uncertain('source_unavailable');
-        let content: string;
-        try {
-          content = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-        } catch {
-          return uncertain('source_unavailable');
-        }
-        return { status: 'available', name, sha256: reference.sha256, byte_length: bytes.byteLength, content };
+        return referenceResponseForBody(reference, request, bytes) as JsonValue;
       });
     });
   } catch (error) {
@@ -464,6 +496,34 @@ export function attemptForClaim(request: TaskClaimRequest, fence: bigint): Workf
   };
 }
 
+/** Every step the task needs is complete (TASK_DEPENDENCY_INCOMPLETE otherwise). */
+function requireDependencies(auth: Authority, journal: Journal | null, derived: DerivedSubject, entry: DerivedTask): void {
+  const missing = firstIncompleteDependency(auth, journal, derived, entry);
+  if (missing !== null) {
+    throw new AgentscmError('TASK_DEPENDENCY_INCOMPLETE', `task ${entry.task.task_id} needs step "${missing}", which is not complete`, {
+      hint: 'complete the needed step first (its registered observation, or the authority\'s own check)',
+      details: { step_id: missing },
+    });
+  }
+}
+
+/**
+ * A claim that finds no journal is first checked against the authority alone, as against an
+ * empty journal (no retained task: no attempt, no older subject, no used execution identity), so
+ * that a refused claim creates no journal. The transition then checks everything again.
+ */
+function precheckWithoutJournal(ctx: TaskContext, derived: DerivedSubject, entry: DerivedTask, request: TaskClaimRequest): void {
+  ctx.guard(ctx.actor, 'claim', () => {
+    if (journalExists(ctx)) return;
+    readAuthority(ctx, (auth) => {
+      requireCurrentSubject(auth, derived.base);
+      requireExecutor(auth, entry.task, request.executor);
+      requireDependencies(auth, null, derived, entry);
+    });
+    validateForClaim(attemptForClaim(request, 1n), request);
+  });
+}
+
 /**
  * `claim`: one fresh attempt for a claimable task of the current subject. Inside the serialized
  * transaction: subject and enrollment recheck, no current attempt, dependencies complete, the
@@ -481,6 +541,7 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
       hint: 'the authority evaluates this step itself; claim a task whose progression is claim',
     });
   }
+  precheckWithoutJournal(ctx, derived, entry, request);
   return transition(ctx, 'claim', request.request_id, 'claim', digest, (scope) => {
     const { journal, auth, nowMs } = scope;
     requireCurrentSubject(auth, derived.base);
@@ -497,13 +558,7 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
         details: { attempt_id: existing.attempt.attempt_id, state: view },
       });
     }
-    const missing = firstIncompleteDependency(auth, journal, derived, entry);
-    if (missing !== null) {
-      throw new AgentscmError('TASK_DEPENDENCY_INCOMPLETE', `task ${entry.task.task_id} needs step "${missing}", which is not complete`, {
-        hint: 'complete the needed step first (its registered observation, or the authority\'s own check)',
-        details: { step_id: missing },
-      });
-    }
+    requireDependencies(auth, journal, derived, entry);
     const unresolved = olderUnresolvedTask(journal, entry.task, retained?.seq ?? null);
     if (unresolved.exceeded) {
       throw new AgentscmError('TASK_SCAN_LIMIT', `more than ${MAX_SCOPE_SCAN} retained tasks share Change ${entry.task.subject.change_id}, profile ${entry.task.subject.profile} and step ${entry.task.subject.step_id}`, {
@@ -548,7 +603,7 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
       lease_expires_at_ms: expires,
     };
     return commitOutcome(scope, ctx.actor, request.request_id, 'claim', digest, entry.task.task_id, attempt.attempt_id, response);
-  });
+  }, null);
 }
 
 // ---------------------------------------------------------------- heartbeat, cancel, reconcile
@@ -606,7 +661,7 @@ export function mutationOperation(ctx: TaskContext, request: TaskMutationRequest
       response = { status: 'reconciled', ...base, supersession: { old_fence: retained.attempt.fence, new_fence: newFence }, execution_uncertain: true };
     }
     return commitOutcome(scope, ctx.actor, request.request_id, kind, digest, task.task.task_id, attemptId, response);
-  });
+  }, notRetainedWithoutJournal(request.task_id));
 }
 
 // ---------------------------------------------------------------- result
@@ -659,5 +714,5 @@ export function resultOperation(ctx: TaskContext, assertion: TaskResultAssertion
       qualifying: false,
     };
     return commitOutcome(scope, ctx.actor, assertion.request_id, 'result', digest, task.task.task_id, retained.attempt.attempt_id, response);
-  });
+  }, notRetainedWithoutJournal(assertion.task_id));
 }

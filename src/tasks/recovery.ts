@@ -7,9 +7,10 @@
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import type { RecoveredRequest } from '../contracts/task-operations.js';
-import type { ConfirmedEffect, ObservedState, RecoveryFacts, RecoveryIdentity, UnresolvedEffect } from '../contracts/task-recovery.js';
+import type { ConfirmedEffect, FenceSupersession, ObservedState, RecoveryFacts, RecoveryIdentity, UnresolvedEffect } from '../contracts/task-recovery.js';
 import { buildRecoveryEnvelope, recoveryEnvelopeToJson } from '../contracts/task-recovery.js';
 import { attemptDigest } from '../contracts/task-attempt.js';
+import type { TaskClaimRequest } from '../contracts/task-requests.js';
 import { claimRequestDigest, mutationRequestDigest } from '../contracts/task-requests.js';
 import { resultRequestDigest } from '../contracts/task-result.js';
 import type { TaskContext } from './context.js';
@@ -17,7 +18,8 @@ import { nowOf } from './context.js';
 import type { RetainedAttempt } from './journal-rows.js';
 import { currentAttempt, findAttempt, findRequest, findRetainedTask, latestAttempt } from './journal-rows.js';
 import type { Journal } from '../workflows/journal.js';
-import { attemptForClaim, requireActor } from './operations.js';
+import { findDerivedTask } from './derive.js';
+import { attemptForClaim, deriveCurrent, requireActor } from './operations.js';
 import { readJournal } from './transition.js';
 import { executionMayStillRun, observeAttempt } from './views.js';
 
@@ -45,12 +47,25 @@ function agentOf(recovered: RecoveredRequest) {
 }
 
 interface Located {
+  /** The attempt the observed state describes, or null (none, or not known). */
   readonly attempt: RetainedAttempt | null;
   /** The request's own commitment was found and matches. */
   readonly committed: boolean;
+  /** The task the request names exists with the request's digest (retained, or derived and claimable). */
+  readonly taskKnown: boolean;
+  /** The highest fence issued for the task (null: not retained). */
+  readonly lastFence: bigint | null;
 }
 
-/** The attempt the envelope describes, from the retained request binding or the request's own names. */
+const NOT_FOUND: Located = { attempt: null, committed: false, taskKnown: false, lastFence: null };
+
+/**
+ * The attempt the envelope describes. A committed request describes its own attempt. A request
+ * that never committed is matched only by its own names: the task must be retained with the
+ * request's digest (a claim's observed state is then the task's existing attempt, which is
+ * never reported as its own), and a mutation's or result's attempt must have the request's
+ * digest; anything else is unknown.
+ */
 function locate(journal: Journal, ctx: TaskContext, recovered: RecoveredRequest): Located {
   const requestId = recovered.request.request_id;
   const retained = findRequest(journal, ctx.actor, requestId);
@@ -62,15 +77,31 @@ function locate(journal: Journal, ctx: TaskContext, recovered: RecoveredRequest)
       });
     }
     const task = findRetainedTask(journal, retained.task_id);
-    return { attempt: task === null ? null : findAttempt(journal, task, retained.attempt_id), committed: true };
+    return { attempt: task === null ? null : findAttempt(journal, task, retained.attempt_id), committed: true, taskKnown: task !== null, lastFence: task?.last_fence ?? null };
   }
   const task = findRetainedTask(journal, recovered.request.task_id);
-  if (task === null) return { attempt: null, committed: false };
+  if (task === null || task.digest !== recovered.request.task_digest) return NOT_FOUND;
   if (recovered.kind === 'claim') {
-    // A claim that was never committed: describe the task's current (or newest) attempt, if any.
-    return { attempt: currentAttempt(journal, task) ?? latestAttempt(journal, task), committed: false };
+    // A claim that was never committed: the task's current (or newest) attempt, if any, is observed.
+    return { attempt: currentAttempt(journal, task) ?? latestAttempt(journal, task), committed: false, taskKnown: true, lastFence: task.last_fence };
   }
-  return { attempt: findAttempt(journal, task, recovered.request.attempt_id), committed: false };
+  const attempt = findAttempt(journal, task, recovered.request.attempt_id);
+  return { attempt: attempt !== null && attempt.digest === recovered.request.attempt_digest ? attempt : null, committed: false, taskKnown: true, lastFence: task.last_fence };
+}
+
+/**
+ * Whether a task the journal does not retain is a claimable task of the current subject with
+ * the claim's exact digest; without a subject in the context it cannot be checked (false).
+ */
+function claimableNow(ctx: TaskContext, request: TaskClaimRequest): boolean {
+  if (ctx.subject === undefined) return false;
+  try {
+    const entry = findDerivedTask(deriveCurrent(ctx), request.task_id, request.task_digest);
+    return entry.task.entrypoint.progression === 'claim';
+  } catch (error) {
+    if (error instanceof AgentscmError && (error.code === 'TASK_NOT_FOUND' || error.code === 'TASK_STALE')) return false;
+    throw error;
+  }
 }
 
 /**
@@ -83,19 +114,20 @@ export function recoveryOperation(ctx: TaskContext, recovered: RecoveredRequest)
   requireActor(ctx, agentOf(recovered));
   return ctx.guard(ctx.actor, 'recovery', () => {
     const nowMs = nowOf(ctx);
-    const located = readJournal<Located & { lastFence: bigint | null }>(
+    const located = readJournal<Located>(
       ctx,
-      () => ({ attempt: null, committed: false, lastFence: null }),
-      (journal) => ({ ...locate(journal, ctx, recovered), lastFence: findRetainedTask(journal, recovered.request.task_id)?.last_fence ?? null }),
+      () => NOT_FOUND,
+      (journal) => locate(journal, ctx, recovered),
     );
-    const request = recovered.request;
     const attempt = located.attempt;
     let identity: RecoveryIdentity;
     let fence: bigint;
     let observed: ObservedState;
-    if (attempt !== null) {
+    let supersession: FenceSupersession | null = null;
+    if (located.committed && attempt !== null) {
+      // The request's own attempt: the one its commitment names.
       identity = {
-        request_id: request.request_id,
+        request_id: recovered.request.request_id,
         request_kind: recovered.kind,
         task_id: attempt.attempt.task_id,
         task_digest: attempt.attempt.task_digest,
@@ -105,12 +137,13 @@ export function recoveryOperation(ctx: TaskContext, recovered: RecoveredRequest)
       };
       fence = attempt.attempt.fence;
       observed = observeAttempt(attempt, nowMs);
+      supersession = supersessionOf(attempt);
     } else if (recovered.kind === 'claim') {
-      // No attempt exists: the task is pending, and the envelope names the attempt this exact
-      // claim would be issued (its next fence), so that an identical retry stays bound.
+      // The envelope names the attempt this exact claim would be issued now (its next fence), so
+      // that an identical retry stays bound to it; another claim's attempt is only observed.
       const prospective = attemptForClaim(recovered.request, (located.lastFence ?? 0n) + 1n);
       identity = {
-        request_id: request.request_id,
+        request_id: recovered.request.request_id,
         request_kind: 'claim',
         task_id: prospective.task_id,
         task_digest: prospective.task_digest,
@@ -119,7 +152,8 @@ export function recoveryOperation(ctx: TaskContext, recovered: RecoveredRequest)
         execution_operation_id: prospective.execution_operation_id,
       };
       fence = prospective.fence;
-      observed = 'pending';
+      if (attempt !== null) observed = observeAttempt(attempt, nowMs);
+      else observed = located.taskKnown || claimableNow(ctx, recovered.request) ? 'pending' : 'unknown';
     } else {
       const named = recovered.request;
       identity = {
@@ -132,7 +166,9 @@ export function recoveryOperation(ctx: TaskContext, recovered: RecoveredRequest)
         execution_operation_id: named.execution_operation_id,
       };
       fence = named.fence;
-      observed = 'unknown';
+      observed = attempt === null ? 'unknown' : observeAttempt(attempt, nowMs);
+      // A supersession is reported only of the fence the request holds.
+      if (attempt !== null && attempt.attempt.fence === named.fence) supersession = supersessionOf(attempt);
     }
     const confirmed: ConfirmedEffect[] = located.committed ? [CONFIRMED_BY_KIND[recovered.kind]] : [];
     const unresolved: UnresolvedEffect[] = [];
@@ -140,8 +176,12 @@ export function recoveryOperation(ctx: TaskContext, recovered: RecoveredRequest)
       const view = observeAttempt(attempt, nowMs);
       if (executionMayStillRun(view)) unresolved.push('execution_may_still_run');
     }
-    const supersession = attempt !== null && attempt.state === 'replaced' && attempt.superseded_by_fence !== null ? { old_fence: attempt.attempt.fence, new_fence: attempt.superseded_by_fence } : null;
     const facts: RecoveryFacts = { observed_state: observed, confirmed_effects: confirmed, unresolved_effects: unresolved, supersession, fence };
     return recoveryEnvelopeToJson(buildRecoveryEnvelope(identity, facts));
   });
+}
+
+/** The recorded supersession of a replaced attempt (old fence = the attempt's), else null. */
+function supersessionOf(attempt: RetainedAttempt): FenceSupersession | null {
+  return attempt.state === 'replaced' && attempt.superseded_by_fence !== null ? { old_fence: attempt.attempt.fence, new_fence: attempt.superseded_by_fence } : null;
 }

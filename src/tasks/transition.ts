@@ -56,19 +56,30 @@ export function transitionDurability(operation: TaskOperation): JournalDurabilit
   return operation === 'heartbeat' || operation === 'result' ? 'crash-safe' : 'durable';
 }
 
+/** Whether the journal file exists (a session's open journal counts); opens nothing new. */
+export function journalExists(ctx: TaskContext): boolean {
+  if (ctx.connections !== undefined) return ctx.connections.journal(false) !== null;
+  return existsSync(journalPaths(ctx.dataDir).db);
+}
+
 /**
  * Run `body` as one transition under the guard: journal BEGIN IMMEDIATE → native writer
  * reservation → body (rechecks and journal writes) → journal COMMIT (at the operation's
- * durability) → native release. The journal is created when absent (transitions only; reads
- * never create it).
+ * durability) → native release. Only a claim creates an absent journal (`whenMissing` null);
+ * every other transition names a retained task, so it opens an existing journal only and, when
+ * there is none, `whenMissing` refuses — a refused request creates nothing.
  */
-export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, body: (scope: TransitionScope) => T): T {
+export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, body: (scope: TransitionScope) => T, whenMissing: (() => never) | null): T {
   return ctx.guard(ctx.actor, operation, () => {
     const session = ctx.connections;
+    const create = whenMissing === null;
     const auth = session === undefined ? openAuthority(ctx.dataDir, { mode: 'write' }) : session.authority();
     try {
-      const journal = session === undefined ? openJournal(ctx.dataDir, 'create') : session.journal(true);
-      if (journal === null) throw new AgentscmError('INTERNAL', 'the journal was not created');
+      const journal = session === undefined ? openTransitionJournal(ctx.dataDir, create) : session.journal(create);
+      if (journal === null) {
+        if (whenMissing !== null) whenMissing();
+        throw new AgentscmError('INTERNAL', 'the journal was not created');
+      }
       try {
         let result: T;
         try {
@@ -92,6 +103,13 @@ export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, bod
       if (session === undefined) auth.close();
     }
   });
+}
+
+/** Open the journal of a transition: created when `create`, else existing only (null when absent). */
+function openTransitionJournal(dataDir: string, create: boolean): Journal | null {
+  if (create) return openJournal(dataDir, 'create');
+  if (!existsSync(journalPaths(dataDir).db)) return null;
+  return openJournal(dataDir, 'write');
 }
 
 /**

@@ -78,7 +78,8 @@ test('derivation: one task per step with the fixed action-class rules, stable id
     const entrypoint = answer.entrypoint as JsonObject;
     const criteria = entrypoint.criteria as JsonObject[];
     assert.equal(criteria.length, 1);
-    assert.equal(criteria[0]?.required, row.required);
+    // The criterion is required of its task whatever the step's graph status (row.required).
+    assert.equal(criteria[0]?.required, true);
     assert.equal(criteria[0]?.controller_only, row.progression === 'none');
     assert.equal(entrypoint.policy_digest, subject.requirement_digest);
     assert.equal(entrypoint.workflow_digest, subject.plan_digest);
