@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   USAGE: { exit: EXIT.INVALID, summary: 'The command line is malformed (unknown flag, missing argument).' },
   INTERNAL: { exit: EXIT.FAILED, summary: 'An unexpected internal failure; nothing was classified as valid or invalid.' },
   IO_ERROR: { exit: EXIT.UNAVAILABLE, summary: 'A file or directory could not be read or written.' },
+  INPUT_NOT_REGULAR_FILE: { exit: EXIT.INVALID, summary: 'A file argument names a directory, FIFO, socket or device instead of a regular file; it was not read.' },
 
   // --- contracts: strict JSON decoding ---
   INPUT_TOO_LARGE: { exit: EXIT.INVALID, summary: 'The input exceeds its byte limit; it was refused before parsing.' },

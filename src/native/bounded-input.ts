@@ -1,0 +1,150 @@
+/**
+ * The one reader of inputs named on the command line (a file, or `-` for stdin): bounded before
+ * a byte is held (spec: every bound enforced before allocation), and never left waiting on
+ * something that is not a file. A file is opened with O_NONBLOCK, so a FIFO without a writer
+ * cannot hang the open, and checked with fstat before anything is read: only a regular file is
+ * read. Stdin may be a pipe, terminal or socket; when its descriptor is non-blocking, the reader
+ * sleeps between EAGAIN answers instead of spinning on them.
+ */
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import type { Stats } from 'node:fs';
+import { AgentscmError } from '../contracts/errors.js';
+import { quoteForMessage } from '../contracts/message-text.js';
+
+export interface BoundedInputOptions {
+  /** The largest input accepted, in bytes; one byte more is INPUT_TOO_LARGE. */
+  readonly limit: number;
+  /** What the input is, for messages, e.g. "the workflow definition". */
+  readonly what: string;
+  /** What to do about an input that is too large. */
+  readonly tooLargeHint?: string;
+  /** Whether `-` means stdin (otherwise it is a file named "-"). */
+  readonly stdin?: boolean;
+}
+
+/** The source that means stdin. */
+export const STDIN_SOURCE = '-';
+
+// Sleep between EAGAIN answers of a non-blocking stdin: from 1 ms, doubling up to 64 ms, so an
+// idle wait costs a few wake-ups a second and data that arrives is read within 64 ms.
+const FIRST_WAIT_MS = 1;
+const LONGEST_WAIT_MS = 64;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function sleep(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
+const REASONS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'a component of the path is not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'the name is too long',
+  EISDIR: 'it is a directory',
+  EIO: 'input/output error',
+  ENXIO: 'no such device or address',
+};
+
+/** The reason of a system error without its message, which repeats the path unescaped. */
+function reasonOf(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (typeof code === 'string') return REASONS[code] === undefined ? code : `${REASONS[code]} (${code})`;
+  return 'unknown error';
+}
+
+function kindOf(stats: Stats): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  return 'of an unknown file type';
+}
+
+function tooLarge(options: BoundedInputOptions, shown: string, size: number | null): AgentscmError {
+  const message =
+    size === null
+      ? `${options.what} ${shown} holds more than ${options.limit} bytes; it was not parsed`
+      : `${options.what} ${shown} is ${size} bytes, more than the limit of ${options.limit}; it was not read`;
+  return new AgentscmError('INPUT_TOO_LARGE', message, {
+    hint: options.tooLargeHint ?? `keep it at most ${options.limit} bytes`,
+    details: { limit: options.limit, ...(size === null ? {} : { size }) },
+  });
+}
+
+/** Read at most limit + 1 bytes from fd; stops at end of input, sleeps on EAGAIN. */
+function readAll(fd: number, options: BoundedInputOptions, shown: string): Buffer {
+  const buffer = Buffer.allocUnsafe(options.limit + 1);
+  let length = 0;
+  let wait = FIRST_WAIT_MS;
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, buffer, length, buffer.length - length, null);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN' || code === 'EWOULDBLOCK') {
+        sleep(wait);
+        wait = Math.min(wait * 2, LONGEST_WAIT_MS);
+        continue;
+      }
+      if (code === 'EOF') break;
+      throw new AgentscmError('IO_ERROR', `cannot read ${options.what} ${shown}: ${reasonOf(error)}`, { cause: error });
+    }
+    if (n === 0) break;
+    wait = FIRST_WAIT_MS;
+    length += n;
+    if (length > options.limit) throw tooLarge(options, shown, null);
+  }
+  return buffer.subarray(0, length);
+}
+
+/**
+ * Read one input named on the command line: FILE (a regular file only) or, with `stdin`, `-`, at most
+ * `options.limit` bytes. Missing or unreadable → IO_ERROR; a directory, FIFO, socket or device
+ * → INPUT_NOT_REGULAR_FILE; larger than the limit → INPUT_TOO_LARGE. Nothing is parsed here.
+ */
+export function readBoundedInput(source: string, options: BoundedInputOptions): Buffer {
+  if (source === STDIN_SOURCE && options.stdin === true) {
+    const shown = 'from stdin';
+    let size: number | null = null;
+    try {
+      const stats = fstatSync(0);
+      if (stats.isFile()) size = stats.size;
+    } catch {
+      // A closed stdin reads as empty below; fstat is only the early size check.
+    }
+    if (size !== null && size > options.limit) throw tooLarge(options, shown, size);
+    return readAll(0, options, shown);
+  }
+  const shown = quoteForMessage(source);
+  let fd: number;
+  try {
+    // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer;
+    // O_NOCTTY: a terminal device named here never becomes the controlling terminal.
+    fd = openSync(source, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (error) {
+    throw new AgentscmError('IO_ERROR', `cannot open ${options.what} ${shown}: ${reasonOf(error)}`, { cause: error });
+  }
+  try {
+    let stats: Stats;
+    try {
+      stats = fstatSync(fd);
+    } catch (error) {
+      throw new AgentscmError('IO_ERROR', `cannot read ${options.what} ${shown}: ${reasonOf(error)}`, { cause: error });
+    }
+    if (!stats.isFile()) {
+      throw new AgentscmError('INPUT_NOT_REGULAR_FILE', `${options.what} ${shown} is ${kindOf(stats)}, not a regular file; it was not read`, {
+        hint: options.stdin === true ? 'pass a regular file, or - to read stdin' : 'pass a regular file',
+      });
+    }
+    if (stats.size > options.limit) throw tooLarge(options, shown, stats.size);
+    // The size from fstat is only an early refusal: /proc files report 0, and a file may grow
+    // while it is read, so the read itself is bounded too.
+    return readAll(fd, options, shown);
+  } finally {
+    closeSync(fd);
+  }
+}
