@@ -55,6 +55,9 @@ export interface CommandRuntimeHandle extends CommandStepRuntime {
   close(): Promise<void>;
 }
 
+/** How often a running command looks for a cancellation recorded by another process. */
+export const CANCEL_WATCH_MS = 500;
+
 /** The first generation of every step's attempt; later generations need an explicit new attempt. */
 export const FIRST_GENERATION = 1n;
 
@@ -237,6 +240,16 @@ function noContainer(outcome: 'runtime_error' | 'cancelled' | 'uncertain', error
 async function execute(context: RuntimeContext, journal: Journal, prepared: { request: ExecutionRequest; digest: string; snapshotPath: string }, recipe: CommandRecipe, signal: AbortSignal): Promise<CommandStepResult> {
   const attemptId = prepared.request.attempt_id;
   let observation: ContainerRunObservation;
+  // A cancel from another process records the run cancelled and stops the container by label;
+  // watching for that record stops the command too when that process could not reach the engine.
+  const watch = new AbortController();
+  const watcher = setInterval(() => {
+    try {
+      if (runCancelled(journal, prepared.request.run_id)) watch.abort(new Error('the run was cancelled'));
+    } catch {
+      // A busy journal is read again at the next tick.
+    }
+  }, CANCEL_WATCH_MS);
   try {
     observation = await runContainer({
       client: context.client,
@@ -250,7 +263,7 @@ async function execute(context: RuntimeContext, journal: Journal, prepared: { re
       recipe,
       imageId: prepared.request.runtime_identity.image.id,
       snapshotPath: prepared.snapshotPath,
-      signal,
+      signal: AbortSignal.any([signal, watch.signal]),
       cancelRequested: () => runCancelled(journal, prepared.request.run_id),
       onCreated: (containerId) => noteCommandContainer(journal.db, attemptId, containerId, Date.now()),
       ...(context.drainMs === undefined ? {} : { drainMs: context.drainMs }),
@@ -261,6 +274,8 @@ async function execute(context: RuntimeContext, journal: Journal, prepared: { re
     // the container may exist, so the attempt is uncertain until recover reconciles it.
     const text = isAgentscmError(error) ? `${error.code}: ${error.message}` : String(error);
     return finish(journal, prepared, recipe, { ...noContainer('uncertain', text), containerCleanup: 'unconfirmed' }, 'unconfirmed');
+  } finally {
+    clearInterval(watcher);
   }
   // The snapshot stays while the container's removal is unconfirmed, so recover can finish both.
   const snapshotCleanup: ContainerCleanup = observation.containerCleanup === 'unconfirmed' ? 'unconfirmed' : removeSnapshot(prepared.snapshotPath) ? 'removed' : 'unconfirmed';

@@ -19,6 +19,7 @@ import { createUnixSocketTransport } from '../../src/collector/docker-transport.
 import { LABELS, runContainer } from '../../src/collector/oci-command-collector.js';
 import { decodeCommandRecipe } from '../../src/contracts/command-recipe.js';
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
+import { journalWrite, openJournal, updateRunState } from '../../src/workflows/journal.js';
 import { DEV_BIN, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { containersOf, createEventsOf, DOCKER_SOCKET, IMAGE, recipeBytes, requireEngine } from '../collector/fixture.js';
@@ -161,6 +162,32 @@ test('cancel with the runtime flags from another process stops a live command; t
   const again = await cli(demo, ['skill-workflow', 'cancel', runId, '--json']);
   assert.equal(again.code, 0, again.stderr);
   assert.equal(jsonOf<{ cancelled_now: boolean }>(again).cancelled_now, false, 'cancelling again is a no-op');
+});
+
+test('a cancellation recorded while the command runs stops it even when the cancel never reached the engine', async (t) => {
+  // Fault injection: the run is recorded cancelled, as `skill-workflow cancel` does first, but
+  // its stop of the container never happens (a cancel that lost the engine or died there).
+  const demo = await makeDemo(t);
+  const runId = 'live-cancel-lost-stop';
+  const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
+  const controller = spawnController(demo, runId);
+  t.after(() => {
+    if (controller.exitCode === null) controller.kill('SIGKILL');
+  });
+  await waitForRunningContainer(attemptId, controller);
+  const journal = openJournal(demo.dataDir, 'write');
+  try {
+    journalWrite(journal, () => updateRunState(journal, runId, 'cancelled', 'cancelled by the operator', Date.now()));
+  } finally {
+    journal.close();
+  }
+  const began = Date.now();
+  assert.equal(await controller.done, 1, controller.stderrText());
+  assert.ok(Date.now() - began < 30_000, 'the controller stopped the command itself, long before its 60 s sleep ended');
+  const status = jsonOf<{ state: string; steps: StepJson[] }>(await cli(demo, ['skill-workflow', 'status', runId, '--json']));
+  assert.equal(status.state, 'cancelled');
+  assert.equal(status.steps.find((s) => s.id === 'check')?.execution?.outcome, 'cancelled');
+  assert.deepEqual(await containersOf(attemptId), []);
 });
 
 test('cancel without the runtime flags cannot stop a live command: refused, and nothing changes', async (t) => {
