@@ -164,6 +164,35 @@ test('cancel with the runtime flags from another process stops a live command; t
   assert.equal(jsonOf<{ cancelled_now: boolean }>(again).cancelled_now, false, 'cancelling again is a no-op');
 });
 
+test('the cancel itself stops the container by its custody label, even while the controller cannot act', async (t) => {
+  const demo = await makeDemo(t);
+  const runId = 'live-cancel-frozen';
+  const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
+  const controller = spawnController(demo, runId);
+  t.after(() => {
+    if (controller.exitCode === null) controller.kill('SIGKILL');
+  });
+  await waitForRunningContainer(attemptId, controller);
+  // A frozen controller neither watches the run nor kills anything: only the cancel can.
+  controller.kill('SIGSTOP');
+  const cancel = cli(demo, ['skill-workflow', 'cancel', runId, ...RUNTIME, '--json']);
+  let stopped = false;
+  const deadline = Date.now() + 40_000;
+  while (!stopped && Date.now() < deadline) {
+    await sleep(200);
+    stopped = !(await containersOf(attemptId)).some((c) => c.State === 'running');
+  }
+  controller.kill('SIGCONT');
+  assert.ok(stopped, 'the cancel stopped the container while the controller was frozen');
+  const result = await cancel;
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(jsonOf<{ state: string }>(result).state, 'cancelled');
+  assert.equal(await controller.done, 1, controller.stderrText());
+  const status = jsonOf<{ steps: StepJson[] }>(await cli(demo, ['skill-workflow', 'status', runId, '--json']));
+  assert.equal(status.steps.find((s) => s.id === 'check')?.execution?.outcome, 'cancelled');
+  assert.deepEqual(await containersOf(attemptId), []);
+});
+
 test('a cancellation recorded while the command runs stops it even when the cancel never reached the engine', async (t) => {
   // Fault injection: the run is recorded cancelled, as `skill-workflow cancel` does first, but
   // its stop of the container never happens (a cancel that lost the engine or died there).
