@@ -10,6 +10,7 @@ import { formatJson } from '../contracts/canonical-json.js';
 import { AgentscmError, ERROR_CODES, isAgentscmError } from '../contracts/errors.js';
 import type { ErrorCode } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
+import { oneLine } from '../contracts/message-text.js';
 
 export const DEFAULT_DATA_DIR = 'agentscm-data';
 
@@ -56,6 +57,10 @@ export abstract class BaseCommand extends Command {
 
   /** The absolute data directory chosen by flag, leading flag or environment. */
   protected resolveDataDir(flagValue: string | undefined): string {
+    // resolve('') is the working directory: an empty value names no directory at all.
+    if (flagValue === '') {
+      throw new AgentscmError('USAGE', '--data-dir needs a directory, not an empty value', { hint: 'pass --data-dir DIR' });
+    }
     return resolve(flagValue ?? process.env.AGENTSCM_DATA_DIR ?? DEFAULT_DATA_DIR);
   }
 
@@ -91,7 +96,8 @@ export abstract class BaseCommand extends Command {
   override async catch(err: unknown): Promise<void> {
     const error = toAgentscmError(err);
     const hint = error.hint === undefined ? '' : `; ${error.hint}`;
-    process.stderr.write(`error[${error.code}]: ${error.message}${hint}\n`);
+    // One line whatever the message holds (docs/cli.md "Error lines").
+    process.stderr.write(`error[${error.code}]: ${oneLine(error.message)}${oneLine(hint)}\n`);
     if (error.code === 'INTERNAL' && process.env.AGENTSCM_DEBUG && error.cause instanceof Error) {
       process.stderr.write(`${error.cause.stack ?? ''}\n`);
     }
