@@ -222,6 +222,13 @@ function rediagnoseAction(value: JsonValue, error: AgentscmError): AgentscmError
   const action = Array.isArray(steps) ? steps[Number(match[1])] : undefined;
   const raw = isJsonObject(action) ? action.action : undefined;
   const prefix = `/steps/${match[1]}/action`;
+  // An absent action is the required field missing (docs/strict-json.md), not a wrong type.
+  if (isJsonObject(action) && !Object.hasOwn(action, 'action')) {
+    return new AgentscmError('SCHEMA_MISSING_FIELD', `skill-workflow-definition: ${prefix} missing required field "action"`, {
+      hint: 'add the field',
+      details: { schema: 'skill-workflow-definition', pointer: prefix },
+    });
+  }
   if (!isJsonObject(raw)) {
     return new AgentscmError('SCHEMA_TYPE', `skill-workflow-definition: ${prefix} must be an object with a kind`, {
       hint: 'use an action object: source_paths, command or require_capability',
