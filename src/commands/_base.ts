@@ -10,6 +10,7 @@ import { formatJson } from '../contracts/canonical-json.js';
 import { AgentscmError, ERROR_CODES, isAgentscmError } from '../contracts/errors.js';
 import type { ErrorCode } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
+import { classifySqliteError, isSqliteError } from '../native/sqlite-errors.js';
 import { oneLine } from '../contracts/message-text.js';
 
 export const DEFAULT_DATA_DIR = 'agentscm-data';
@@ -36,6 +37,9 @@ function usageMessage(message: string): string {
 /** Map an oclif parse failure or any other throwable to our error type. */
 export function toAgentscmError(error: unknown): AgentscmError {
   if (isAgentscmError(error)) return error;
+  // A SQLite failure that escaped its database's own handling gets that database's documented
+  // code, never the parse-error guess below ("file is not a database" is not a usage error).
+  if (isSqliteError(error)) return classifySqliteError(error, null);
   if (error instanceof Error) {
     const oclif = (error as { oclif?: { exit?: number } }).oclif;
     const parseError = error.constructor.name.endsWith('Error') && /flag|argument|Unexpected|Missing|Expected|Nonexistent|not a|is not/i.test(error.message);

@@ -68,10 +68,13 @@ export function putSmallBlob(auth: Authority, bytes: Uint8Array, digest?: string
  * Store a large content from a source of chunks (each at most BLOB_CHUNK_BYTES). The chunks
  * are hashed on the way in and must produce `digest` and `size`, otherwise nothing is kept
  * (the caller's transaction rolls back on the thrown WORKSPACE_CHANGED). Call inside a write
- * transaction, after checking hasBlob, since the source is consumed.
+ * transaction. Idempotent like putSmallBlob: a blob that another writer stored since the
+ * caller last looked (two workspaces of one store checkpointing the same file at once) is
+ * left as it is and the source is not read. Returns true when the blob was new.
  */
-export function putChunkedBlob(auth: Authority, digest: string, size: bigint, chunks: Iterable<Uint8Array>): void {
-  const insert = prepared(auth, 'INSERT INTO blobs (digest, size, chunk_count, data) VALUES (?, ?, 0, NULL)').run(digest, u64ToSql(size));
+export function putChunkedBlob(auth: Authority, digest: string, size: bigint, chunks: Iterable<Uint8Array>): boolean {
+  const insert = prepared(auth, 'INSERT INTO blobs (digest, size, chunk_count, data) VALUES (?, ?, 0, NULL) ON CONFLICT (digest) DO NOTHING').run(digest, u64ToSql(size));
+  if (insert.changes === 0) return false;
   const rowid = Number(insert.lastInsertRowid);
   const addChunk = prepared(auth, 'INSERT INTO blob_chunks (blob, seq, data) VALUES (?, ?, ?)');
   const hash = createSha256();
@@ -90,6 +93,7 @@ export function putChunkedBlob(auth: Authority, digest: string, size: bigint, ch
     throw new AgentscmError('WORKSPACE_CHANGED', 'a file changed while it was being stored', { hint: 'wait until writers stop and run the command again' });
   }
   prepared(auth, 'UPDATE blobs SET chunk_count = ? WHERE rowid = ?').run(seq, rowid);
+  return true;
 }
 
 function corrupt(digest: string): AgentscmError {

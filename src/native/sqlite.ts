@@ -4,11 +4,12 @@
  * open existing files only, read-only, with no migration. Each database has one owning module
  * that calls these helpers; nothing else touches its tables.
  */
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 import { AgentscmError } from '../contracts/errors.js';
 import type { ErrorCode } from '../contracts/errors.js';
+import { classifySqliteError, isSqliteError, SQLITE_ERROR_HINTS } from './sqlite-errors.js';
 
 export type SqliteDatabase = Db;
 
@@ -17,49 +18,84 @@ export type Migration = (db: SqliteDatabase) => void;
 
 const BUSY_TIMEOUT_MS = 5000;
 
-function isBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_LOCKED';
-}
+/** The first 16 bytes of every SQLite database file. */
+const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
 
-/** Rethrow SQLite contention as STORE_BUSY (exit 3): fail closed, never retry external work. */
+/** Rethrow a SQLite failure as its documented code (classifySqliteError); contention is never retried. */
 export function mapSqliteError(error: unknown, what: string): never {
   if (error instanceof AgentscmError) throw error;
-  if (isBusy(error)) {
-    throw new AgentscmError('STORE_BUSY', `${what} is busy with another writer`, {
-      hint: 'retry after the other operation finishes',
-      cause: error,
-    });
-  }
+  if (isSqliteError(error)) throw classifySqliteError(error, what);
   throw new AgentscmError('IO_ERROR', `${what}: ${(error as Error).message}`, { cause: error });
+}
+
+function damaged(what: string, why: string): AgentscmError {
+  return new AgentscmError('DATABASE_CORRUPT', `${what} is damaged: ${why}`, { hint: SQLITE_ERROR_HINTS.DATABASE_CORRUPT });
+}
+
+/**
+ * Refuse a database file that its store marks as initialized but that cannot hold its data:
+ * missing, shorter than a SQLite header, or not starting with SQLite's magic bytes. SQLite
+ * itself would take an empty file for a new database and the next writer would silently
+ * create a fresh schema in it.
+ */
+function checkDatabaseFile(path: string, what: string): void {
+  const head = Buffer.alloc(SQLITE_MAGIC.length);
+  let length: number;
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      length = readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw damaged(what, 'its store is initialized but the database file is missing');
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new AgentscmError('DATABASE_ACCESS_DENIED', `${what}: cannot open ${path}: ${code}`, { hint: SQLITE_ERROR_HINTS.DATABASE_ACCESS_DENIED, cause: error });
+    }
+    throw new AgentscmError('IO_ERROR', `${what}: cannot read ${path}: ${code ?? (error as Error).message}`, { cause: error });
+  }
+  if (length === 0) throw damaged(what, 'the database file is empty');
+  if (length < head.length || !head.equals(SQLITE_MAGIC)) throw damaged(what, 'the file is not a SQLite database');
+}
+
+export interface OpenOptions {
+  /**
+   * The database belongs to an initialized store: a missing, empty or foreign file, or one
+   * with no schema (user_version 0), is DATABASE_CORRUPT, never created or migrated afresh.
+   */
+  readonly initialized?: boolean;
 }
 
 /**
  * Open (creating if needed) a database for writing and bring it to the newest schema.
  * Refuses a database newer than this build (STORE_SCHEMA_UNSUPPORTED).
  */
-export function openWritable(path: string, migrations: readonly Migration[], what: string): SqliteDatabase {
+export function openWritable(path: string, migrations: readonly Migration[], what: string, options: OpenOptions = {}): SqliteDatabase {
+  if (options.initialized === true) checkDatabaseFile(path, what);
   let db: SqliteDatabase;
   try {
     db = new Database(path);
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
   } catch (error) {
     mapSqliteError(error, what);
   }
   try {
-    migrate(db, migrations, what);
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    migrate(db, migrations, what, options.initialized === true);
   } catch (error) {
     db.close();
-    throw error;
+    mapSqliteError(error, what);
   }
   return db;
 }
 
-function migrate(db: SqliteDatabase, migrations: readonly Migration[], what: string): void {
+function migrate(db: SqliteDatabase, migrations: readonly Migration[], what: string, initialized: boolean): void {
   const current = db.pragma('user_version', { simple: true }) as number;
+  if (initialized && current === 0) throw damaged(what, 'its store is initialized but the database holds no schema');
   if (current > migrations.length) {
     throw new AgentscmError('STORE_SCHEMA_UNSUPPORTED', `${what} has schema version ${current}; this build knows ${migrations.length}`, {
       hint: 'use the agentscm build that wrote this store',
@@ -82,20 +118,34 @@ function migrate(db: SqliteDatabase, migrations: readonly Migration[], what: str
  * A missing file raises `missingCode`; a schema other than `expectedVersion` raises
  * STORE_SCHEMA_UNSUPPORTED. SQLite may still touch -wal/-shm sidecars of a WAL database.
  */
-export function openReadOnly(path: string, expectedVersion: number, what: string, missingCode: ErrorCode = 'STORE_NOT_INITIALIZED'): SqliteDatabase {
+export function openReadOnly(
+  path: string,
+  expectedVersion: number,
+  what: string,
+  missingCode: ErrorCode = 'STORE_NOT_INITIALIZED',
+  options: OpenOptions = {},
+): SqliteDatabase {
   if (!existsSync(path)) {
     throw new AgentscmError(missingCode, `${what} does not exist`, { hint: 'initialize it first; read commands never create it' });
   }
+  if (options.initialized === true) checkDatabaseFile(path, what);
   let db: SqliteDatabase;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   } catch (error) {
     mapSqliteError(error, what);
   }
-  const version = db.pragma('user_version', { simple: true }) as number;
+  let version: number;
+  try {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    version = db.pragma('user_version', { simple: true }) as number;
+  } catch (error) {
+    db.close();
+    mapSqliteError(error, what);
+  }
   if (version !== expectedVersion) {
     db.close();
+    if (options.initialized === true && version === 0) throw damaged(what, 'its store is initialized but the database holds no schema');
     throw new AgentscmError('STORE_SCHEMA_UNSUPPORTED', `${what} has schema version ${version}, expected ${expectedVersion}`, {
       hint: 'run a writing command of the same agentscm build to migrate it, or use the build that wrote it',
     });

@@ -40,10 +40,9 @@ export function nativePaths(dataDir: string): NativePaths {
   return { dir, db: join(dir, 'authority.sqlite'), lock: join(dir, 'lock') };
 }
 
-/** True when D/native/lock and the database both exist; touches nothing. */
+/** True when D/native/lock exists (the database may still be damaged: openAuthority says); touches nothing. */
 export function isStoreInitialized(dataDir: string): boolean {
-  const paths = nativePaths(dataDir);
-  return existsSync(paths.lock) && existsSync(paths.db);
+  return existsSync(nativePaths(dataDir).lock);
 }
 
 function notInitialized(dataDir: string): AgentscmError {
@@ -68,28 +67,42 @@ function wrap(db: SqliteDatabase, dataDir: string, paths: NativePaths, mode: Aut
 }
 
 /**
+ * A lock file without its database: the store was initialized and its data is gone. That is
+ * damage to report, never a missing store to create again (docs/native-store.md).
+ */
+function databaseMissing(paths: NativePaths): AgentscmError {
+  return new AgentscmError('DATABASE_CORRUPT', `${AUTHORITY_WHAT} is damaged: ${paths.lock} marks the store initialized but ${paths.db} is missing`, {
+    hint: 'restore the data directory from a backup; agentscm never re-initializes a store whose lock file exists',
+  });
+}
+
+/**
  * Open an existing store (spec: read paths "open existing files only, read-only, with no
  * migration"). 'read' never creates or migrates anything; 'write' migrates an existing store.
- * A missing lock file or database is STORE_NOT_INITIALIZED (exit 4) in both modes.
+ * A missing lock file is STORE_NOT_INITIALIZED (exit 4) in both modes; a lock file whose
+ * database is missing, empty, foreign or without a schema is DATABASE_CORRUPT (exit 4).
  */
 export function openAuthority(dataDir: string, options: { mode: AuthorityMode }): Authority {
   const paths = nativePaths(dataDir);
-  if (!existsSync(paths.lock) || !existsSync(paths.db)) throw notInitialized(dataDir);
+  if (!existsSync(paths.lock)) throw notInitialized(dataDir);
+  if (!existsSync(paths.db)) throw databaseMissing(paths);
   if (options.mode === 'read') {
-    const db = openReadOnly(paths.db, AUTHORITY_MIGRATIONS.length, AUTHORITY_WHAT, 'STORE_NOT_INITIALIZED');
+    const db = openReadOnly(paths.db, AUTHORITY_MIGRATIONS.length, AUTHORITY_WHAT, 'STORE_NOT_INITIALIZED', { initialized: true });
     return wrap(db, dataDir, paths, 'read');
   }
-  const db = openWritable(paths.db, AUTHORITY_MIGRATIONS, AUTHORITY_WHAT);
+  const db = openWritable(paths.db, AUTHORITY_MIGRATIONS, AUTHORITY_WHAT, { initialized: true });
   return wrap(db, dataDir, paths, 'write');
 }
 
 /**
  * Create the store if absent (init-repo only): D/native (0700), the migrated database, then
  * the lock file last, so that a crash in between leaves a store that is still "not
- * initialized" and the next init-repo completes it.
+ * initialized" and the next init-repo completes it. Once the lock file exists the store is
+ * only ever opened (openAuthority), so a damaged database is reported, not replaced.
  */
 export function createAuthority(dataDir: string): Authority {
   const paths = nativePaths(dataDir);
+  if (existsSync(paths.lock)) return openAuthority(dataDir, { mode: 'write' });
   try {
     mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   } catch (error) {
@@ -97,14 +110,12 @@ export function createAuthority(dataDir: string): Authority {
   }
   const db = openWritable(paths.db, AUTHORITY_MIGRATIONS, AUTHORITY_WHAT);
   try {
-    if (!existsSync(paths.lock)) {
-      const fd = openSync(paths.lock, 'wx', 0o600);
-      try {
-        writeSync(fd, LOCK_TEXT);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
+    const fd = openSync(paths.lock, 'wx', 0o600);
+    try {
+      writeSync(fd, LOCK_TEXT);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
     }
   } catch (error) {
     db.close();

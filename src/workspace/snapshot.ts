@@ -88,21 +88,25 @@ class BlobSink {
   large(file: ScannedFile, digest: string, size: bigint): void {
     if (this.queued.has(digest) || isBlobStored(this.auth, digest)) return;
     this.flush();
-    writeTransaction(this.auth, () => putChunkedBlob(this.auth, digest, size, streamFileChunks(file)));
+    const created = writeTransaction(this.auth, () => putChunkedBlob(this.auth, digest, size, streamFileChunks(file)));
     this.queued.add(digest);
-    this.stored += 1;
+    if (created) this.stored += 1;
   }
 
   flush(): void {
     if (this.batch.length === 0) return;
     const batch = this.batch;
     this.batch = [];
-    writeTransaction(this.auth, () => {
-      for (const item of batch) putSmallBlob(this.auth, item.bytes, item.digest);
+    // Another process may have stored some of these since they were looked up: putSmallBlob
+    // keeps the stored one, and only the new ones count.
+    const created = writeTransaction(this.auth, () => {
+      let count = 0;
+      for (const item of batch) if (putSmallBlob(this.auth, item.bytes, item.digest).created) count += 1;
       pausePoint('checkpoint:in-blob-transaction');
+      return count;
     });
     this.used = 0;
-    this.stored += batch.length;
+    this.stored += created;
   }
 }
 
