@@ -12,7 +12,7 @@ import { getRepository } from '../native/repositories.js';
 import { prepareRevision, recordRevision } from '../native/revisions.js';
 import { openAuthority, withBulkBlobWrites, writeTransaction } from '../native/store.js';
 import { dataDirExclusions } from './exclusions.js';
-import { acquireWorkspaceLock } from './lock.js';
+import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
 import { boundDataDir, locateWorkspace } from './locate.js';
 import { reconcilePending } from './reconcile.js';
 import type { ReconcileOutcome } from './reconcile.js';
@@ -27,7 +27,6 @@ import {
   readWorkspaceRecord,
   writeLastScan,
   writePending,
-  workspaceWrite,
 } from './state.js';
 import { pausePoint } from './test-hooks.js';
 
@@ -75,7 +74,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
       const dataDir = boundDataDir(record.data_dir, input.dataDir);
       const auth = openAuthority(dataDir, { mode: 'write' });
       try {
-        const reconciled = reconcilePending(ws, auth, record);
+        const reconciled = reconcilePending(ws, auth, record, lock);
         record = reconciled.record;
         const baseRevision = record.base_revision;
         if (record.state !== 'ready' || baseRevision === null) {
@@ -90,7 +89,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs: dataDirExclusions(root, dataDir) });
         progress(`scanned ${scan.files.length} files (${scan.totalBytes} bytes)${scan.complete ? '' : ', incomplete'}`);
         if (!scan.complete) {
-          workspaceWrite(ws, () =>
+          lockedWorkspaceWrite(lock, ws, () =>
             writeLastScan(ws, { finished_ms: Date.now(), complete: false, file_count: scan.files.length, total_bytes: scan.totalBytes, hashed_files: 0, problem: scan.problem }),
           );
           throw new AgentscmError('WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was checkpointed`, {
@@ -120,7 +119,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
           // the revision (it may come from another workspace with the same base and edits).
           const current = change.versions.find((v) => v.version === change.current_version);
           const generation = revision === baseRevision ? record.generation : record.generation + 1n;
-          workspaceWrite(ws, () => {
+          lockedWorkspaceWrite(lock, ws, () => {
             writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: null, revision, parent: baseRevision, started_ms: Date.now() }, tree.staged);
             commitPending(ws, revision, generation);
             writeLastScan(ws, lastScan);
@@ -138,7 +137,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
           };
         }
 
-        workspaceWrite(ws, () => {
+        lockedWorkspaceWrite(lock, ws, () => {
           writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: expected, revision, parent: baseRevision, started_ms: Date.now() }, tree.staged);
         });
         pausePoint('checkpoint:after-pending');
@@ -149,15 +148,19 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
             if (made.id !== revision) throw new AgentscmError('INTERNAL', 'revision ID changed between computing and recording');
             const version = appendChangeVersion(auth, repository, input.change, { expectedCurrent: expected, revision, baseRevision });
             pausePoint('checkpoint:in-authority-transaction');
+            // Last, so that the commit follows the check: a holder whose lock file was replaced
+            // records no version (the new writer may already have dropped this operation).
+            lock.assertHeld();
             return { version: version.version, previous_revision: version.previous_revision, newRevision: made.created };
           });
         } catch (error) {
-          workspaceWrite(ws, () => abandonPending(ws));
+          // A lost lock means another writer owns the workspace state now: leave it alone.
+          if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST')) lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
           throw error;
         }
         pausePoint('checkpoint:after-authority');
         const generation = record.generation + 1n;
-        workspaceWrite(ws, () => {
+        lockedWorkspaceWrite(lock, ws, () => {
           commitPending(ws, revision, generation);
           writeLastScan(ws, lastScan);
         });

@@ -1,12 +1,14 @@
 /** Directories inside a workspace that scans skip besides `.agentscm/` and `.git`. */
-import { relative, sep } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 
 /**
  * A data directory placed inside the workspace (the default `agentscm-data` when init-repo
- * runs in the project directory) is agentscm's own state, never part of a revision.
+ * runs in the project directory) is agentscm's own state, never part of a revision. It is
+ * outside the workspace only when its relative path is `..` or starts with the `..`
+ * component: a directory named `..store` inside the workspace is inside.
  */
 export function dataDirExclusions(root: string, dataDir: string): string[] {
   const rel = relative(root, dataDir);
-  if (rel === '' || rel.startsWith('..') || rel.startsWith(sep)) return [];
+  if (rel === '' || isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`)) return [];
   return [dataDir];
 }

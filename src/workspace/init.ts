@@ -5,7 +5,7 @@
  * transaction (repository + policy epoch 0 + revision + target), so a crash leaves either
  * nothing or a finished repository that the next run adopts.
  */
-import { mkdirSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { relative } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
 import { checkGenericId } from '../native/checks.js';
@@ -16,7 +16,7 @@ import { createAuthority, isStoreInitialized, openAuthority, withBulkBlobWrites,
 import type { Authority } from '../native/store.js';
 import { setTarget } from '../native/targets.js';
 import { dataDirExclusions } from './exclusions.js';
-import { acquireWorkspaceLock } from './lock.js';
+import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
 import { reconcilePending } from './reconcile.js';
 import { scanBoundsFromEnv, scanWorkspace } from './scan.js';
 import type { ScanBounds } from './scan.js';
@@ -25,14 +25,13 @@ import {
   abandonPending,
   commitPending,
   createWorkspaceDb,
+  ensureStateDir,
   openWorkspaceReadOnly,
   readWorkspaceRecord,
   workspaceExists,
-  workspaceStatePaths,
   writeBindingRecord,
   writeLastScan,
   writePending,
-  workspaceWrite,
 } from './state.js';
 import type { WorkspaceDb } from './state.js';
 import { pausePoint } from './test-hooks.js';
@@ -81,7 +80,10 @@ function alreadyBound(root: string, repository: string): AgentscmError {
   });
 }
 
-/** Refuse before changing anything: a bound directory, a taken name, a data dir that is the workspace. */
+/**
+ * Refuse before changing anything: an unsafe state directory (workspaceExists checks it), a
+ * bound directory, a taken name, a damaged store.
+ */
 function precheck(root: string, input: InitRepoInput): void {
   if (workspaceExists(root)) {
     const ws = openWorkspaceReadOnly(root);
@@ -138,13 +140,13 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
       throw new AgentscmError('USAGE', 'the data directory cannot be the workspace itself', { hint: 'pass another --data-dir' });
     }
     const excludeDirs = dataDirExclusions(root, dataDir);
-    mkdirSync(workspaceStatePaths(root).dir, { recursive: true, mode: 0o700 });
+    ensureStateDir(root);
     const lock = acquireWorkspaceLock(root);
     try {
       const ws = createWorkspaceDb(root);
       try {
         let record = readWorkspaceRecord(ws);
-        if (record !== null && record.pending !== null) record = reconcilePending(ws, auth, record).record;
+        if (record !== null && record.pending !== null) record = reconcilePending(ws, auth, record, lock).record;
         if (record !== null && record.state === 'ready') {
           const repository = getRepository(auth, record.repository);
           // An interrupted init-repo of this very name finished in the authority: adopt it.
@@ -172,7 +174,7 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
         const repositoryId = newRepositoryId();
         const encoded = prepareRevision(null, tree.entries);
         const revision = encoded.id;
-        workspaceWrite(ws, () => {
+        lockedWorkspaceWrite(lock, ws, () => {
           writeBindingRecord(ws, repositoryId, dataDir);
           writePending(ws, { kind: 'init', change: null, expected_version: null, revision, parent: null, started_ms: Date.now() }, tree.staged);
         });
@@ -182,13 +184,14 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
             createRepository(auth, input.name, repositoryId);
             recordRevision(auth, repositoryId, null, tree.entries, encoded);
             setTarget(auth, repositoryId, INITIAL_TARGET, revision);
+            lock.assertHeld();
           });
         } catch (error) {
-          workspaceWrite(ws, () => abandonPending(ws));
+          if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST')) lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
           throw error;
         }
         pausePoint('init:after-authority');
-        workspaceWrite(ws, () => {
+        lockedWorkspaceWrite(lock, ws, () => {
           commitPending(ws, revision, 1n);
           writeLastScan(ws, { finished_ms: Date.now(), complete: true, file_count: scan.files.length, total_bytes: scan.totalBytes, hashed_files: tree.hashedFiles, problem: null });
         });

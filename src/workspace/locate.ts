@@ -1,8 +1,8 @@
 /** Finding the workspace a command acts on, and the data directory it is bound to. */
-import { existsSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
-import { workspaceStatePaths } from './state.js';
+import { workspaceExists } from './state.js';
 
 function realOrResolved(path: string): string {
   try {
@@ -14,19 +14,21 @@ function realOrResolved(path: string): string {
 
 /**
  * The workspace root: `--workspace PATH` exactly, or else the nearest directory from the
- * current one upwards that holds `.agentscm/workspace.sqlite` (as git finds `.git`).
+ * current one upwards that holds `.agentscm/workspace.sqlite` (as git finds `.git`). A
+ * `.agentscm` met on the way that is a link, a file or holds links is refused
+ * (WORKSPACE_STATE_UNSAFE), never followed or skipped.
  */
 export function locateWorkspace(explicit: string | undefined, cwd: string = process.cwd()): string {
   if (explicit !== undefined) {
     const root = realOrResolved(explicit);
-    if (!existsSync(workspaceStatePaths(root).db)) {
+    if (!workspaceExists(root)) {
       throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} is not an agentscm workspace`, { hint: 'run `agentscm init-repo PATH --name NAME` first' });
     }
     return root;
   }
   let dir = realOrResolved(cwd);
   for (;;) {
-    if (existsSync(workspaceStatePaths(dir).db)) return dir;
+    if (workspaceExists(dir)) return dir;
     const parent = dirname(dir);
     if (parent === dir) break;
     dir = parent;

@@ -8,8 +8,11 @@
 import { AgentscmError } from '../contracts/errors.js';
 import { getChangeVersion } from '../native/changes.js';
 import { getTarget } from '../native/targets.js';
+import { writeTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
-import { abandonPending, commitPending, readWorkspaceRecord, workspaceWrite } from './state.js';
+import { lockedWorkspaceWrite } from './lock.js';
+import type { WorkspaceLock } from './lock.js';
+import { abandonPending, commitPending, readWorkspaceRecord } from './state.js';
 import type { PendingOperation, WorkspaceDb, WorkspaceRecord } from './state.js';
 
 export type ReconcileOutcome = 'committed' | 'abandoned';
@@ -30,12 +33,23 @@ function authorityHolds(auth: Authority, record: WorkspaceRecord, pending: Pendi
   }
 }
 
-/** Reconcile the pending operation, if any; the caller holds the workspace lock. */
-export function reconcilePending(ws: WorkspaceDb, auth: Authority, record: WorkspaceRecord): { record: WorkspaceRecord; outcome: ReconcileOutcome | null } {
+/**
+ * Reconcile the pending operation, if any; the caller holds the workspace lock. The authority
+ * is read in a writer transaction: if the process that recorded the operation is still alive
+ * (its lock file was removed under it), this waits for its authority transaction to commit or
+ * roll back instead of reading the state before it, and that process checks its lock before
+ * committing (WORKSPACE_LOCK_LOST), so the operation is either adopted here or never recorded.
+ */
+export function reconcilePending(
+  ws: WorkspaceDb,
+  auth: Authority,
+  record: WorkspaceRecord,
+  lock: WorkspaceLock,
+): { record: WorkspaceRecord; outcome: ReconcileOutcome | null } {
   const pending = record.pending;
   if (pending === null) return { record, outcome: null };
-  const committed = authorityHolds(auth, record, pending);
-  workspaceWrite(ws, () => {
+  const committed = writeTransaction(auth, () => authorityHolds(auth, record, pending));
+  lockedWorkspaceWrite(lock, ws, () => {
     if (committed) commitPending(ws, pending.revision, pending.kind === 'init' ? 1n : record.generation + 1n);
     else abandonPending(ws);
   });

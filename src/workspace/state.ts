@@ -3,7 +3,8 @@
  * directory binding, base revision, generation, pending operation, last scan and the stat
  * cache of the base tree. Only this module touches that database.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, writeFileSync } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
 import type { EntryMode, RevisionEntry } from '../native/revisions.js';
@@ -140,8 +141,45 @@ export function workspaceStatePaths(root: string): { dir: string; db: string; lo
   return { dir, db: join(dir, WORKSPACE_DB_NAME), lock: join(dir, 'lock.sqlite') };
 }
 
+function unsafe(path: string, what: string): AgentscmError {
+  return new AgentscmError('WORKSPACE_STATE_UNSAFE', `${path} is ${what}; agentscm reads and writes workspace state only in a real .agentscm directory of the workspace`, {
+    hint: 'remove it (if it is a link, the directory it points to is left alone) and run `agentscm init-repo` for this directory',
+  });
+}
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new AgentscmError('IO_ERROR', `cannot inspect ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * Check the state directory without following anything (docs/workspace.md "The state
+ * directory"): `.agentscm` must be a real directory, and the databases, the lock and SQLite's
+ * sidecar files in it regular files when present. A link would make every command read and
+ * write another directory's state (another workspace's: this tree checkpointed into its
+ * repository). WORKSPACE_STATE_UNSAFE otherwise; false when `.agentscm` does not exist.
+ */
+export function checkStateDir(root: string): boolean {
+  const paths = workspaceStatePaths(root);
+  const dir = lstatOrNull(paths.dir);
+  if (dir === null) return false;
+  if (dir.isSymbolicLink()) throw unsafe(paths.dir, 'a symbolic link');
+  if (!dir.isDirectory()) throw unsafe(paths.dir, 'not a directory');
+  for (const file of [paths.db, `${paths.db}-wal`, `${paths.db}-shm`, `${paths.db}-journal`, paths.lock, `${paths.lock}-journal`]) {
+    const stat = lstatOrNull(file);
+    if (stat === null || stat.isFile()) continue;
+    throw unsafe(file, stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file');
+  }
+  return true;
+}
+
+/** True when the root holds a (safe) state directory with a workspace database. */
 export function workspaceExists(root: string): boolean {
-  return existsSync(workspaceStatePaths(root).db);
+  return checkStateDir(root) && existsSync(workspaceStatePaths(root).db);
 }
 
 function notFound(root: string): AgentscmError {
@@ -166,32 +204,44 @@ function wrap(db: SqliteDatabase, root: string): WorkspaceDb {
 
 /** Open an existing workspace database read-only: no creation, migration or journal change. */
 export function openWorkspaceReadOnly(root: string): WorkspaceDb {
-  const paths = workspaceStatePaths(root);
-  if (!existsSync(paths.db)) throw notFound(root);
-  return wrap(openReadOnly(paths.db, WORKSPACE_MIGRATIONS.length, WHAT, 'WORKSPACE_NOT_FOUND'), root);
+  if (!workspaceExists(root)) throw notFound(root);
+  return wrap(openReadOnly(workspaceStatePaths(root).db, WORKSPACE_MIGRATIONS.length, WHAT, 'WORKSPACE_NOT_FOUND'), root);
 }
 
 /** Open an existing workspace database for writing (migrated). */
 export function openWorkspaceWritable(root: string): WorkspaceDb {
-  const paths = workspaceStatePaths(root);
-  if (!existsSync(paths.db)) throw notFound(root);
-  return wrap(openWritable(paths.db, WORKSPACE_MIGRATIONS, WHAT), root);
+  if (!workspaceExists(root)) throw notFound(root);
+  return wrap(openWritable(workspaceStatePaths(root).db, WORKSPACE_MIGRATIONS, WHAT), root);
 }
 
 /**
- * Create (or open) the state directory and database (init-repo only). The state directory
- * gets a `.gitignore` of `*` so that git never records agentscm's own files.
+ * Create the state directory if absent (mode 0700; never through a link) and check it
+ * (checkStateDir). The directory gets a `.gitignore` of `*` so that git never records
+ * agentscm's own files; it is created exclusively, so nothing is written through a link.
  */
-export function createWorkspaceDb(root: string): WorkspaceDb {
+export function ensureStateDir(root: string): void {
   const paths = workspaceStatePaths(root);
   try {
-    mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
-    const gitignore = join(paths.dir, '.gitignore');
-    if (!existsSync(gitignore)) writeFileSync(gitignore, '*\n', { mode: 0o600 });
+    mkdirSync(paths.dir, { mode: 0o700 });
   } catch (error) {
-    throw new AgentscmError('IO_ERROR', `cannot create ${paths.dir}: ${(error as Error).message}`, { cause: error });
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw new AgentscmError('IO_ERROR', `cannot create ${paths.dir}: ${(error as Error).message}`, { cause: error });
+    }
   }
-  return wrap(openWritable(paths.db, WORKSPACE_MIGRATIONS, WHAT), root);
+  checkStateDir(root);
+  try {
+    writeFileSync(join(paths.dir, '.gitignore'), '*\n', { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw new AgentscmError('IO_ERROR', `cannot create ${paths.dir}/.gitignore: ${(error as Error).message}`, { cause: error });
+    }
+  }
+}
+
+/** Create (or open) the state directory and database (init-repo only). */
+export function createWorkspaceDb(root: string): WorkspaceDb {
+  ensureStateDir(root);
+  return wrap(openWritable(workspaceStatePaths(root).db, WORKSPACE_MIGRATIONS, WHAT), root);
 }
 
 export function workspaceWrite<T>(ws: WorkspaceDb, fn: () => T): T {
