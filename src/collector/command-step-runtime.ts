@@ -13,7 +13,7 @@ import { commandRecipeDigest, decodeCommandRecipe, RECIPE_LIMITS } from '../cont
 import type { CommandRecipe } from '../contracts/command-recipe.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import { iterateRevisionEntries, readRevisionFile } from '../native/revisions.js';
+import { readRevisionFile } from '../native/revisions.js';
 import { openAuthority } from '../native/store.js';
 import type { Authority } from '../native/store.js';
 import {
@@ -24,7 +24,8 @@ import {
   noteCommandContainer,
   reserveCommandAttempt,
 } from '../workflows/command-attempts.js';
-import type { CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../workflows/command-step.js';
+import { checkRecipeWorkdir } from '../workflows/command-binding.js';
+import type { CommandStepPreflight, CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../workflows/command-step.js';
 import { getRunHeader, journalRead, openJournal } from '../workflows/journal.js';
 import type { Journal } from '../workflows/journal.js';
 import { DockerClient } from './docker-client.js';
@@ -86,10 +87,42 @@ export async function createCommandStepRuntime(options: CommandRuntimeOptions): 
   return {
     client,
     executableSha256,
+    preflight: (request) => preflightCommandStep(client, request),
     run: (request) => runCommandStep({ client, executableSha256, drainMs: options.drainMs, graceMs: options.graceMs }, request),
     cancel: (request) => cancelCommandStep(client, request),
     stop: (request) => stopCommandStep(client, request),
     close: () => client.close(),
+  };
+}
+
+/**
+ * The runtime the workflow commands use: the flag pair and the executable are validated now
+ * (RUNTIME_FLAGS_INVALID), the engine is connected on first use only, so a run that never
+ * reaches a command step never needs the engine to answer.
+ */
+export function createLazyCommandStepRuntime(options: CommandRuntimeOptions): CommandStepRuntime & { close(): Promise<void> } {
+  const flags = checkRuntimeFlags(options.docker, options.dockerSocket);
+  if (flags === null) throw new AgentscmError('RUNTIME_FLAGS_INVALID', 'command execution needs --docker and --docker-socket');
+  hashExecutable(flags.docker);
+  let opened: Promise<CommandRuntimeHandle> | null = null;
+  const open = (): Promise<CommandRuntimeHandle> => (opened ??= createCommandStepRuntime(options));
+  return {
+    preflight: async (request) => (await open()).preflight?.(request),
+    run: async (request) => (await open()).run(request),
+    cancel: async (request) => {
+      const handle = await open();
+      if (handle.cancel === undefined) throw new AgentscmError('INTERNAL', 'the command runtime offers no cancellation');
+      return handle.cancel(request);
+    },
+    stop: async (request) => (await open()).stop?.(request) ?? 0,
+    close: async () => {
+      if (opened === null) return;
+      try {
+        await (await opened).close();
+      } catch {
+        // A connection that never opened has nothing to close.
+      }
+    },
   };
 }
 
@@ -100,7 +133,7 @@ function runningError(request: Pick<CommandStepRequest, 'runId' | 'stepId'>, att
   });
 }
 
-function loadRecipe(auth: Authority, request: CommandStepRequest): CommandRecipe {
+function loadRecipe(auth: Authority, request: Pick<CommandStepRequest, 'repository' | 'revision' | 'recipePath' | 'recipeDigest'>): CommandRecipe {
   const bytes = readRevisionFile(auth, request.repository, request.revision, request.recipePath, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
   const digest = commandRecipeDigest(bytes);
   if (digest !== request.recipeDigest) {
@@ -109,22 +142,31 @@ function loadRecipe(auth: Authority, request: CommandStepRequest): CommandRecipe
     });
   }
   const recipe = decodeCommandRecipe(bytes);
-  if (recipe.workdir !== '.') {
-    const prefix = `${recipe.workdir}/`;
-    let found = false;
-    for (const entry of iterateRevisionEntries(auth, request.repository, request.revision)) {
-      if (entry.path.startsWith(prefix)) {
-        found = true;
-        break;
-      }
-    }
-    if (!found) {
-      throw new AgentscmError('RECIPE_WORKDIR_MISSING', `recipe workdir ${JSON.stringify(recipe.workdir)} is not a directory of revision ${request.revision}`, {
-        hint: 'point workdir at a directory that holds files in the revision, or "."',
-      });
-    }
-  }
+  checkRecipeWorkdir(auth, request.repository, request.revision, recipe.workdir);
   return recipe;
+}
+
+/**
+ * What a command step needs from the engine, checked before a run that can reach it is
+ * created: the recipe loads from the revision (digest, workdir) and its image is present
+ * (IMAGE_NOT_FOUND; images are never pulled). Nothing is reserved or created.
+ */
+export async function preflightCommandStep(client: DockerClient, request: CommandStepPreflight): Promise<void> {
+  const auth = openAuthority(request.dataDir, { mode: 'read' });
+  let recipe: CommandRecipe;
+  try {
+    recipe = loadRecipe(auth, request);
+  } finally {
+    auth.close();
+  }
+  try {
+    await client.inspectImage(recipe.image);
+  } catch (error) {
+    if (isAgentscmError(error) && error.code === 'IMAGE_NOT_FOUND') {
+      throw new AgentscmError('IMAGE_NOT_FOUND', `step "${request.stepId}": ${error.message}`, { hint: error.hint ?? 'load the image into the engine (images are never pulled)', details: { step: request.stepId, image: recipe.image }, cause: error });
+    }
+    throw error;
+  }
 }
 
 interface RuntimeContext {
@@ -183,6 +225,7 @@ export async function runCommandStep(context: RuntimeContext, request: CommandSt
         requestJson: encodeCanonical(execution),
         snapshotPath: prepared.snapshotPath,
         nowMs: Date.now(),
+        ...(request.recheckBinding === undefined ? {} : { recheck: request.recheckBinding }),
       });
       if (!reserved.created) {
         if (reserved.attempt.state === 'running') throw runningError(request, reserved.attempt.attempt_id);

@@ -52,6 +52,20 @@ function describe(error: unknown): string {
   return (isAgentscmError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error)).slice(0, 1024);
 }
 
+function numberOrNull(value: JsonValue | undefined): number | null {
+  return typeof value === 'number' ? value : null;
+}
+
+function stringOrNull(value: JsonValue | undefined): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+/** The retained bytes of a stream with the observed count and truncation its record gave (none: the bytes themselves). */
+function capturedOf(bytes: Buffer, recorded: JsonValue | undefined): ContainerRunObservation['stdout'] {
+  const observed = numberOrNull(field(recorded, 'observed_bytes'));
+  return { bytes, observedBytes: observed ?? bytes.length, truncated: field(recorded, 'truncated') === true, sha256: sha256Hex(bytes) };
+}
+
 /** Remove every container of the attempt and confirm that none remains. */
 export async function reconcileContainers(client: DockerClient, attemptId: string, everCreated: boolean): Promise<{ found: ContainerState[]; removed: number; cleanup: ContainerCleanup; errors: string[] }> {
   const errors: string[] = [];
@@ -114,22 +128,42 @@ export async function reconcileCommandAttempt(client: DockerClient, journal: Jou
   const exited = containers.found.find((c) => !c.running && c.exitCode >= 0);
   const output = previous === null ? { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) } : getCommandAttemptOutput(journal.db, attempt.attempt_id);
   const limits = field(field(request.recipe, 'limits'), 'output_bytes');
-  const observation: ContainerRunObservation = {
-    outcome,
-    containerId: attempt.container_id,
-    exitCode: previous !== null ? (field(previous, 'exit_code') as number | null) : (exited?.exitCode ?? null),
-    oomKilled: previous !== null ? field(previous, 'oom_killed') === true : exited?.oomKilled === true,
-    timedOut: previous !== null && field(previous, 'timed_out') === true,
-    cancelled: previous !== null ? field(previous, 'cancelled') === true : reason === 'cancelled',
-    outputLimited: previous !== null && field(previous, 'output_limited') === true,
-    stdout: { bytes: output.stdout, observedBytes: output.stdout.length, truncated: false, sha256: sha256Hex(output.stdout) },
-    stderr: { bytes: output.stderr, observedBytes: output.stderr.length, truncated: false, sha256: sha256Hex(output.stderr) },
-    startedAt: exited !== undefined && !exited.startedAt.startsWith('0001-') ? exited.startedAt : null,
-    finishedAt: exited !== undefined && !exited.finishedAt.startsWith('0001-') ? exited.finishedAt : null,
-    durationMs: 0,
-    containerCleanup: containers.cleanup,
-    error: containers.errors.length === 0 ? null : containers.errors.join('; ').slice(0, 2048),
-  };
+  const observation: ContainerRunObservation =
+    previous === null
+      ? {
+          outcome,
+          containerId: attempt.container_id,
+          exitCode: exited?.exitCode ?? null,
+          oomKilled: exited?.oomKilled === true,
+          timedOut: false,
+          cancelled: reason === 'cancelled',
+          outputLimited: false,
+          stdout: capturedOf(output.stdout, undefined),
+          stderr: capturedOf(output.stderr, undefined),
+          startedAt: exited !== undefined && !exited.startedAt.startsWith('0001-') ? exited.startedAt : null,
+          finishedAt: exited !== undefined && !exited.finishedAt.startsWith('0001-') ? exited.finishedAt : null,
+          durationMs: 0,
+          containerCleanup: containers.cleanup,
+          error: containers.errors.length === 0 ? null : containers.errors.join('; ').slice(0, 2048),
+        }
+      : {
+          // What the previous record observed is carried over as it was: only the outcome (when
+          // it was lost), the cleanup and the error come from this reconciliation.
+          outcome,
+          containerId: attempt.container_id,
+          exitCode: numberOrNull(field(previous, 'exit_code')),
+          oomKilled: field(previous, 'oom_killed') === true,
+          timedOut: field(previous, 'timed_out') === true,
+          cancelled: field(previous, 'cancelled') === true,
+          outputLimited: field(previous, 'output_limited') === true,
+          stdout: capturedOf(output.stdout, field(previous, 'stdout')),
+          stderr: capturedOf(output.stderr, field(previous, 'stderr')),
+          startedAt: stringOrNull(field(previous, 'started_at')),
+          finishedAt: stringOrNull(field(previous, 'finished_at')),
+          durationMs: numberOrNull(field(previous, 'duration_ms')) ?? 0,
+          containerCleanup: containers.cleanup,
+          error: containers.errors.length === 0 ? stringOrNull(field(previous, 'error')) : containers.errors.join('; ').slice(0, 2048),
+        };
   const record = buildExecutionRecord({
     request,
     requestDigest: attempt.request_digest,
@@ -153,7 +187,7 @@ export async function reconcileCommandAttempt(client: DockerClient, journal: Jou
       stderr: output.stderr,
       nowMs: Date.now(),
     },
-    { allowUncertain: true },
+    { allowUncertain: true, previousRecordDigest: attempt.record_digest },
   );
   return { result: stepResultOf(finished), custody, reconciled: true };
 }

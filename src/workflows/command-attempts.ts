@@ -94,6 +94,8 @@ export interface ReserveCommandAttemptInput {
   readonly requestJson: Uint8Array;
   readonly snapshotPath: string;
   readonly nowMs: number;
+  /** Called inside the reservation transaction before a new attempt is inserted; a throw reserves nothing. */
+  readonly recheck?: () => void;
 }
 
 /**
@@ -113,6 +115,7 @@ export function reserveCommandAttempt(db: SqliteDatabase, input: ReserveCommandA
       }
       return { attempt: toAttempt(existing), created: false };
     }
+    input.recheck?.();
     db.prepare(
       `INSERT INTO command_attempts (attempt_id, run_id, step_id, generation, state, phase, request_digest, request_json, container_name, snapshot_path, created_at_ms, updated_at_ms)
        VALUES (?, ?, ?, ?, 'running', 'reserved', ?, ?, ?, ?, ?, ?)`,
@@ -144,10 +147,19 @@ export interface FinishCommandAttemptInput {
 }
 
 /**
- * Finish an attempt with its execution record. Only a running attempt, or an uncertain one
- * being reconciled by recover (`allowUncertain`), can be finished; output rows are replaced.
+ * Finish an attempt with an execution record. A running attempt gets its first record; an
+ * uncertain one being reconciled (`allowUncertain`: recover, cancel) gets a further record that
+ * names the previous one. Records are append-only (`command_attempt_records`): the attempt row
+ * points at the newest, which the step follows, and no record or retained output is ever
+ * rewritten. `previousRecordDigest`, when given, must still be the attempt's newest record
+ * (a concurrent reconciliation is COMMAND_ATTEMPT_CONFLICT).
  */
-export function finishCommandAttempt(db: SqliteDatabase, attemptId: string, input: FinishCommandAttemptInput, options: { allowUncertain?: boolean } = {}): CommandAttempt {
+export function finishCommandAttempt(
+  db: SqliteDatabase,
+  attemptId: string,
+  input: FinishCommandAttemptInput,
+  options: { allowUncertain?: boolean; previousRecordDigest?: string | null } = {},
+): CommandAttempt {
   return immediate(db, WHAT, () => {
     const row = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow | undefined;
     if (row === undefined) throw notFound(attemptId);
@@ -157,14 +169,40 @@ export function finishCommandAttempt(db: SqliteDatabase, attemptId: string, inpu
         hint: `inspect it: agentscm check-command-show ${attemptId}`,
       });
     }
+    if (options.previousRecordDigest !== undefined && options.previousRecordDigest !== row.record_digest) {
+      throw new AgentscmError('COMMAND_ATTEMPT_CONFLICT', `command attempt ${attemptId} was reconciled meanwhile (its newest record is ${row.record_digest ?? 'none'})`, {
+        hint: `inspect it: agentscm check-command-show ${attemptId}`,
+      });
+    }
+    const last = db.prepare('SELECT max(seq) AS seq FROM command_attempt_records WHERE attempt_id = ?').get(attemptId) as { seq: number | null };
+    db.prepare(
+      `INSERT INTO command_attempt_records (attempt_id, seq, record_json, record_digest, previous_record_digest, state, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(attemptId, (last.seq ?? 0) + 1, Buffer.from(input.recordJson), input.recordDigest, row.record_digest, input.state, input.nowMs);
     db.prepare(
       `UPDATE command_attempts SET state = ?, phase = 'finished', outcome = ?, record_json = ?, record_digest = ?, summary = ?, updated_at_ms = ? WHERE attempt_id = ?`,
     ).run(input.state, input.outcome, Buffer.from(input.recordJson), input.recordDigest, input.summary, input.nowMs, attemptId);
-    const put = db.prepare('INSERT OR REPLACE INTO command_attempt_outputs (attempt_id, stream, bytes) VALUES (?, ?, ?)');
+    // The output observed first is the output: a reconciliation never replaces it.
+    const put = db.prepare('INSERT OR IGNORE INTO command_attempt_outputs (attempt_id, stream, bytes) VALUES (?, ?, ?)');
     put.run(attemptId, 'stdout', Buffer.from(input.stdout));
     put.run(attemptId, 'stderr', Buffer.from(input.stderr));
     return toAttempt(db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow);
   });
+}
+
+/** One retained execution record of an attempt (oldest first in listCommandAttemptRecords). */
+export interface CommandAttemptRecordEntry {
+  readonly seq: number;
+  readonly record_digest: string;
+  readonly previous_record_digest: string | null;
+  readonly state: Exclude<CommandAttemptState, 'running'>;
+  readonly created_at_ms: number;
+}
+
+/** Every record the attempt was finished or reconciled with, oldest first. */
+export function listCommandAttemptRecords(db: SqliteDatabase, attemptId: string): CommandAttemptRecordEntry[] {
+  return db
+    .prepare('SELECT seq, record_digest, previous_record_digest, state, created_at_ms FROM command_attempt_records WHERE attempt_id = ? ORDER BY seq')
+    .all(attemptId) as CommandAttemptRecordEntry[];
 }
 
 function notFound(attemptId: string): AgentscmError {
@@ -230,6 +268,8 @@ export interface CommandAttemptView {
   readonly updated_at_ms: number;
   readonly request: JsonValue;
   readonly record: JsonValue;
+  /** Every record of the attempt, oldest first; the last is `record`. */
+  readonly records: readonly CommandAttemptRecordEntry[];
   readonly stdout: { readonly text: string; readonly bytes: number; readonly sha256: string };
   readonly stderr: { readonly text: string; readonly bytes: number; readonly sha256: string };
 }
@@ -262,6 +302,7 @@ export function showCommandAttempt(dataDir: string, attemptId: string): CommandA
         updated_at_ms: attempt.updated_at_ms,
         request: parseStrictJson(attempt.request_json, { maxBytes: STORED_JSON_MAX }),
         record: attempt.record_json === null ? null : parseStrictJson(attempt.record_json, { maxBytes: STORED_JSON_MAX }),
+        records: listCommandAttemptRecords(journal.db, attemptId),
         stdout: stream(output.stdout),
         stderr: stream(output.stderr),
       };

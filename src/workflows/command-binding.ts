@@ -9,6 +9,7 @@ import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { CommandAction, WorkflowSource } from '../contracts/workflow-definition.js';
 import { getChange } from '../native/changes.js';
 import { checkCommandContext } from '../native/review-contexts.js';
+import { iterateRevisionEntries } from '../native/revisions.js';
 import type { Authority } from '../native/store.js';
 
 export interface CommandBindingInput {
@@ -18,6 +19,8 @@ export interface CommandBindingInput {
   readonly recipePath: string;
   readonly recipeBytes: Uint8Array;
   readonly recipeSha256: string;
+  /** False when the workdir was already checked against this (immutable) revision. */
+  readonly checkWorkdir?: boolean;
 }
 
 function stale(stepId: string, message: string, hint: string, details: Record<string, unknown> = {}): AgentscmError {
@@ -38,10 +41,28 @@ export function decodeStepRecipe(stepId: string, recipePath: string, bytes: Uint
   }
 }
 
+/**
+ * The recipe's working directory must be a directory of the revision (it holds at least one
+ * entry); "." always is. RECIPE_WORKDIR_MISSING otherwise — found when the workflow is
+ * planned, not when its container would start. Call inside a read snapshot of the authority.
+ */
+export function checkRecipeWorkdir(auth: Authority, repository: string, revision: string, workdir: string, stepId: string | null = null): void {
+  if (workdir === '.') return;
+  const prefix = `${workdir}/`;
+  for (const entry of iterateRevisionEntries(auth, repository, revision)) {
+    if (entry.path.startsWith(prefix)) return;
+  }
+  throw new AgentscmError('RECIPE_WORKDIR_MISSING', `${stepId === null ? '' : `step "${stepId}": `}recipe workdir ${JSON.stringify(workdir)} is not a directory of revision ${revision}`, {
+    hint: 'point workdir at a directory that holds files in the revision, or "."',
+    details: { ...(stepId === null ? {} : { step: stepId }), workdir },
+  });
+}
+
 /** Check a command step against the authority; call inside the compile read snapshot. */
 export function validateCommandBinding(auth: Authority, input: CommandBindingInput): void {
   const { stepId, source, action } = input;
   const recipe = decodeStepRecipe(stepId, input.recipePath, input.recipeBytes);
+  if (input.checkWorkdir !== false) checkRecipeWorkdir(auth, source.repository, source.revision, recipe.workdir, stepId);
   const change = getChange(auth, action.change.repository, action.change.id);
   if (change.current_version !== action.change_version) {
     throw stale(stepId, `Change ${action.change.id} is at version ${change.current_version}, not ${action.change_version}`, 'bind the current Change version', {

@@ -23,6 +23,22 @@ export interface CommandStepRequest {
   readonly contextDigest: string;
   /** SIGINT/SIGTERM of the controller: request collector cancellation and cleanup. */
   readonly signal: AbortSignal;
+  /**
+   * Recheck the step's full binding (policy epoch, Change version and revision, review context)
+   * against the authority. The runtime calls it inside the transaction that reserves a new
+   * attempt; when it throws (WORKFLOW_BINDING_CHANGED) nothing is reserved and nothing runs.
+   */
+  readonly recheckBinding?: () => void;
+}
+
+/** What a runtime checks before a run that can reach the step is created. */
+export interface CommandStepPreflight {
+  readonly dataDir: string;
+  readonly stepId: string;
+  readonly repository: string;
+  readonly revision: string;
+  readonly recipePath: string;
+  readonly recipeDigest: string;
 }
 
 /** What the durable command attempt ended as; `uncertain` is never turned into success. */
@@ -44,6 +60,12 @@ export interface CommandStepCancelRequest {
 }
 
 export interface CommandStepRuntime {
+  /**
+   * Optional: check, without reserving or creating anything, what the step needs from the
+   * engine (the recipe image is present: IMAGE_NOT_FOUND otherwise). The runner calls it before
+   * it creates a run that can reach the step.
+   */
+  preflight?(request: CommandStepPreflight): Promise<void>;
   /** Reserve the durable attempt, run the container, record, clean up. Never re-runs a reserved attempt. */
   run(request: CommandStepRequest): Promise<CommandStepResult>;
   /**

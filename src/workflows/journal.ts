@@ -154,6 +154,8 @@ export interface RunRecord {
   readonly step_count: number;
   readonly state: RunState;
   readonly state_reason: string | null;
+  /** Set when continuation stopped because the binding changed: the run stays blocked with it. */
+  readonly halted_reason: string | null;
   readonly created_at_ms: number;
   readonly updated_at_ms: number;
 }
@@ -201,12 +203,13 @@ export function getRun(journal: Journal, runId: string): RunRecord {
 export interface RunHeader {
   readonly state: RunState;
   readonly state_reason: string | null;
+  readonly halted_reason: string | null;
   readonly definition_sha256: string;
 }
 
 /** The run's header (WORKFLOW_RUN_NOT_FOUND otherwise). */
 export function getRunHeader(journal: Journal, runId: string): RunHeader {
-  const row = journalStatement(journal, 'SELECT state, state_reason, definition_sha256 FROM workflow_runs WHERE run_id = ?').get(runId) as RunHeader | undefined;
+  const row = journalStatement(journal, 'SELECT state, state_reason, halted_reason, definition_sha256 FROM workflow_runs WHERE run_id = ?').get(runId) as RunHeader | undefined;
   return row ?? getRun(journal, runId);
 }
 
@@ -271,6 +274,35 @@ export function insertRun(journal: Journal, run: NewRun): void {
 /** Set the run state (caller's write transaction). */
 export function updateRunState(journal: Journal, runId: string, state: RunState, reason: string | null, nowMs: number): void {
   journalStatement(journal, 'UPDATE workflow_runs SET state = ?, state_reason = ?, updated_at_ms = ? WHERE run_id = ?').run(state, reason, nowMs, runId);
+}
+
+/**
+ * Halt a running run whose binding changed (caller's write transaction): it becomes `blocked`
+ * with `reason`, and stays blocked whatever its steps later record. False when it was no longer running.
+ */
+export function haltRun(journal: Journal, runId: string, reason: string, nowMs: number): boolean {
+  return (
+    journalStatement(journal, "UPDATE workflow_runs SET state = 'blocked', state_reason = ?, halted_reason = ?, updated_at_ms = ? WHERE run_id = ? AND state = 'running'").run(
+      reason,
+      reason,
+      nowMs,
+      runId,
+    ).changes === 1
+  );
+}
+
+/**
+ * Put a running step back to pending (caller's write transaction): only for a command step
+ * whose runtime refused it before any attempt was reserved, so nothing of it ever ran.
+ */
+export function markStepPendingAgain(journal: Journal, runId: string, stepId: string): boolean {
+  return (
+    journalStatement(
+      journal,
+      `UPDATE workflow_steps SET state = 'pending', started_at_ms = NULL WHERE run_id = ? AND step_id = ? AND state = 'running'
+         AND NOT EXISTS (SELECT 1 FROM command_attempts WHERE run_id = ? AND step_id = ?)`,
+    ).run(runId, stepId, runId, stepId).changes === 1
+  );
 }
 
 /** Mark a pending step running (a command step about to be handed to the runtime). */

@@ -167,10 +167,15 @@ export interface DerivedState {
  * required step — or a required step skipped because a dependency failed — fails the run; an
  * unavailable, uncertain or otherwise unreachable required step blocks it; with required work
  * all succeeded, any optional step that did not succeed makes it completed_with_omissions.
- * A cancelled run stays cancelled.
+ * A cancelled run stays cancelled; a run halted because its binding changed stays blocked.
  */
-export function deriveRunState(current: RunState, steps: readonly { readonly step_id: string; readonly required: boolean; readonly state: StepState; readonly needs: readonly string[] }[]): DerivedState {
+export function deriveRunState(
+  current: RunState,
+  steps: readonly { readonly step_id: string; readonly required: boolean; readonly state: StepState; readonly needs: readonly string[] }[],
+  haltedReason: string | null = null,
+): DerivedState {
   if (current === 'cancelled') return { state: 'cancelled', reason: null };
+  if (haltedReason !== null) return { state: 'blocked', reason: haltedReason };
   const classes = new Map<string, Class>();
   let failed: string | null = null;
   let blocked: string | null = null;

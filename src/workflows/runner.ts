@@ -8,25 +8,44 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
+import { RECIPE_LIMITS } from '../contracts/command-recipe.js';
+import { isJsonObject } from '../contracts/json-value.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { decodeWorkflowDefinition, encodeWorkflowDefinition, WORKFLOW_LIMITS } from '../contracts/workflow-definition.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { checkGenericId } from '../native/checks.js';
 import { currentPolicyEpoch } from '../native/policy.js';
+import { readRevisionFile } from '../native/revisions.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
 import { getCommandAttemptForStep } from './command-attempts.js';
+import { validateCommandBinding } from './command-binding.js';
 import type { CommandAttemptSummary } from './command-attempts.js';
 import type { CommandStepResult, CommandStepRuntime } from './command-step.js';
-import { findRun, getRun, getRunHeader, insertRun, isTerminalRunState, journalPaths, journalRead, journalWrite, markStepRunning, openJournal, recordStepResult, updateRunState } from './journal.js';
+import {
+  findRun,
+  getRun,
+  getRunHeader,
+  haltRun,
+  insertRun,
+  isTerminalRunState,
+  journalPaths,
+  journalRead,
+  journalWrite,
+  markStepPendingAgain,
+  markStepRunning,
+  openJournal,
+  recordStepResult,
+  updateRunState,
+} from './journal.js';
 import type { Journal, JournalDurability, RunRecord, StepState } from './journal.js';
 import { acquireRunLease, LEASE_TTL_MS, newLeaseHolder, releaseRunLease, renewRunLease } from './lease.js';
 import { liveControllerHolds, stopLiveCommandSteps } from './live-cancel.js';
 import type { LeaseHolder } from './lease.js';
-import { compileWorkflow } from './plan.js';
+import { compileWorkflow, planHasCommandSteps } from './plan.js';
 import type { CompiledPlan, PlanCommandAction, PlanStep } from './plan.js';
 import { assessCapability } from './require-capability.js';
-import { deriveRunState, loadRunModel, loadStepStates, rememberStoredDefinition } from './run-model.js';
+import { deriveRunState, loadRunModel, loadStepStates, rememberStoredDefinition, stepResultValue } from './run-model.js';
 import type { RunModel, RunModelStep } from './run-model.js';
 import { checkSourcePaths } from './source-paths.js';
 import { projectRun } from './status.js';
@@ -133,7 +152,7 @@ function stepResultBytes(result: JsonObject): { bytes: Uint8Array; sha256: strin
 /** Re-derive and store the run state (caller's write transaction). */
 function storeDerivedState(session: JournalSession): void {
   const model = loadStepStates(session.journal, session.runId);
-  const derived = deriveRunState(model.run.state, model.steps);
+  const derived = deriveRunState(model.run.state, model.steps, model.run.halted_reason);
   if (derived.state !== model.run.state || derived.reason !== model.run.state_reason) {
     updateRunState(session.journal, session.runId, derived.state, derived.reason, session.now());
   }
@@ -188,17 +207,26 @@ function attemptToResult(attempt: CommandAttemptSummary): JsonObject {
   };
 }
 
+/** The record digest a recorded command step result names, or null. */
+function recordedDigestOf(step: RunModelStep): string | null {
+  const value = stepResultValue(step);
+  const digest = isJsonObject(value) ? value.record_digest : undefined;
+  return typeof digest === 'string' ? digest : null;
+}
+
 /**
  * Record every running command step whose durable attempt has finished, from its retained
  * result and without running anything (spec: "Recovery can finalize already-recorded terminal
- * steps after a policy change without rerunning source checks").
+ * steps after a policy change without rerunning source checks"). An `uncertain` step follows
+ * its attempt when reconciliation appended a newer record to it.
  */
 function reconcileFinishedAttempts(session: Session, model: RunModel): void {
   for (const step of model.steps) {
-    if (step.kind !== 'command' || step.state !== 'running') continue;
+    if (step.kind !== 'command' || (step.state !== 'running' && step.state !== 'uncertain')) continue;
     const attempt = getCommandAttemptForStep(session.journal.db, session.runId, step.step_id);
     if (attempt === null || attempt.state === 'running') continue;
-    commitStep(session, step.step_id, ['running'], attempt.state, attemptToResult(attempt), step.started_at_ms ?? session.now(), true);
+    if (step.state === 'uncertain' && attempt.record_digest === recordedDigestOf(step)) continue;
+    commitStep(session, step.step_id, [step.state], attempt.state, attemptToResult(attempt), step.started_at_ms ?? session.now(), true);
   }
 }
 
@@ -295,7 +323,11 @@ async function executeCommand(session: Session, run: RunRecord, step: PlanStep &
       changeVersion: step.action.change_version,
       contextDigest: step.action.context_digest,
       signal: controller.signal,
+      recheckBinding: () => recheckCommandBinding(session.auth, run, step),
     });
+  } catch (error) {
+    refusedBeforeReservation(session, step.id, error);
+    throw error;
   } finally {
     clearInterval(renew);
     outer?.removeEventListener('abort', onAbort);
@@ -305,6 +337,64 @@ async function executeCommand(session: Session, run: RunRecord, step: PlanStep &
   commitStep(session, step.id, ['running'], result.state, commandResultJson(result), startedAt, true);
   await testPause('after-commit', step.id);
 }
+
+/**
+ * The binding of a command step, checked again inside the reservation of its attempt (a
+ * policy bump, a new Change version or a changed context after the run started stops it
+ * before anything is reserved or run), in one read snapshot of the authority.
+ */
+function recheckCommandBinding(auth: Authority, run: RunRecord, step: PlanStep & { action: PlanCommandAction }): void {
+  try {
+    readTransaction(auth, () => {
+      const epoch = currentPolicyEpoch(auth, run.repository);
+      if (epoch !== run.policy_epoch) {
+        throw new AgentscmError('WORKFLOW_POLICY_STALE', `repository ${run.repository} moved to policy epoch ${epoch}; the run is bound to ${run.policy_epoch}`);
+      }
+      const recipeBytes = readRevisionFile(auth, run.repository, run.revision, step.action.recipe_path, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
+      validateCommandBinding(auth, {
+        stepId: step.id,
+        source: { repository: run.repository, revision: run.revision, policy_epoch: run.policy_epoch },
+        action: step.action,
+        recipePath: step.action.recipe_path,
+        recipeBytes,
+        recipeSha256: step.action.recipe_sha256,
+        checkWorkdir: false,
+      });
+    });
+  } catch (error) {
+    if (isAgentscmError(error) && error.code !== 'STORE_BUSY' && error.code !== 'IO_ERROR' && error.code !== 'INTERNAL') throw bindingChanged(run.run_id, error);
+    throw error;
+  }
+}
+
+/**
+ * A runtime that refused a command step before reserving its attempt (image missing, engine
+ * down, binding changed) ran nothing: the step goes back to pending, and a changed binding
+ * halts the run (blocked, with its reason), in one transaction.
+ */
+function refusedBeforeReservation(session: Session, stepId: string, error: unknown): void {
+  journalWrite(session.journal, () => {
+    if (!markStepPendingAgain(session.journal, session.runId, stepId)) return;
+    if (isAgentscmError(error) && error.code === 'WORKFLOW_BINDING_CHANGED') haltRun(session.journal, session.runId, haltReason(error), session.now());
+  });
+}
+
+function haltReason(error: AgentscmError): string {
+  return `binding changed: ${error.message}`.slice(0, 2048);
+}
+
+/**
+ * Stop a run whose binding changed: blocked with the reason, for good. `resume` reports the
+ * change as WORKFLOW_BINDING_CHANGED (rethrown); `run`, which reopens a run by its ID, returns
+ * the state the run now retains (spec: "Reusing an ID with the same plan returns retained state").
+ */
+function haltOnBindingChange(session: Session, error: unknown, onBindingChange: OnBindingChange): void {
+  if (!isAgentscmError(error) || error.code !== 'WORKFLOW_BINDING_CHANGED') throw error;
+  journalWrite(session.journal, () => haltRun(session.journal, session.runId, haltReason(error), session.now()));
+  if (onBindingChange === 'throw') throw error;
+}
+
+type OnBindingChange = 'throw' | 'report';
 
 function runtimeNotConfigured(stepId: string): AgentscmError {
   return new AgentscmError('WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED', `command runtime not configured: step "${stepId}" is a command step and no container runtime was given`, {
@@ -319,13 +409,24 @@ function markSkipped(session: Session, step: RunModelStep, failedNeed: RunModelS
 }
 
 /** The locked part of every advance: reconcile, revalidate, then execute up to `budget` steps. */
-async function advanceLocked(session: Session, budget: number, validated: CompiledPlan | null): Promise<{ executed: number; waiting: AdvanceWaiting | null }> {
+async function advanceLocked(
+  session: Session,
+  budget: number,
+  validated: CompiledPlan | null,
+  onBindingChange: OnBindingChange,
+): Promise<{ executed: number; waiting: AdvanceWaiting | null }> {
   let model = journalRead(session.journal, () => loadRunModel(session.journal, session.runId));
   reconcileFinishedAttempts(session, model);
   journalWrite(session.journal, () => storeDerivedState(session));
   model = journalRead(session.journal, () => loadRunModel(session.journal, session.runId));
   if (isTerminalRunState(model.run.state) || budget === 0) return { executed: 0, waiting: null };
-  const plan = validated ?? revalidateRun(session.auth, model.run);
+  let plan: CompiledPlan;
+  try {
+    plan = validated ?? revalidateRun(session.auth, model.run);
+  } catch (error) {
+    haltOnBindingChange(session, error, onBindingChange);
+    return { executed: 0, waiting: null };
+  }
   if (session.ctx.runtime === undefined && commandStepReachable(model)) {
     const first = model.steps.find((s) => s.kind === 'command' && (s.state === 'pending' || s.state === 'running'));
     throw runtimeNotConfigured(first?.step_id ?? 'command');
@@ -334,8 +435,12 @@ async function advanceLocked(session: Session, budget: number, validated: Compil
   let executed = 0;
   for (;;) {
     if (session.ctx.signal?.aborted === true) {
+      // The report names the state the interruption left: a run that ended (its command was
+      // cancelled, failed or became uncertain) has nothing to resume.
+      model = journalRead(session.journal, () => loadRunModel(session.journal, session.runId));
+      if (model.run.state !== 'running') return { executed, waiting: null };
       const next = model.steps.find((s) => s.state === 'pending' || s.state === 'running');
-      return { executed, waiting: { step: next?.step_id ?? '', reason: 'interrupted', attempt_id: null, message: 'interrupted by a signal; resume the run to continue' } };
+      return { executed, waiting: { step: next?.step_id ?? '', reason: 'interrupted', attempt_id: null, message: 'interrupted by a signal before the run ended; resume the run to continue' } };
     }
     model = journalRead(session.journal, () => loadRunModel(session.journal, session.runId));
     if (model.run.state !== 'running') return { executed, waiting: null };
@@ -371,9 +476,14 @@ async function advanceLocked(session: Session, budget: number, validated: Compil
     if (executed >= budget) return { executed, waiting: null };
     const action = planned.action;
     session.ctx.onProgress?.(`step ${planned.id} (${action.kind}): running`);
-    if (action.kind === 'source_paths') await executeSourcePaths(session, model.run, { ...planned, action });
-    else if (action.kind === 'require_capability') await executeRequireCapability(session, { ...planned, action });
-    else await executeCommand(session, model.run, { ...planned, action }, next);
+    try {
+      if (action.kind === 'source_paths') await executeSourcePaths(session, model.run, { ...planned, action });
+      else if (action.kind === 'require_capability') await executeRequireCapability(session, { ...planned, action });
+      else await executeCommand(session, model.run, { ...planned, action }, next);
+    } catch (error) {
+      haltOnBindingChange(session, error, onBindingChange);
+      return { executed, waiting: null };
+    }
     executed++;
   }
 }
@@ -418,6 +528,7 @@ export async function runWorkflow(ctx: RunnerContext, runId: string, definitionB
       plan = compileWorkflow(auth, definition);
       if (existing !== null && plan.digest !== existing.plan_digest) throw runConflict(runId, existing.plan_digest, plan.digest);
     }
+    if (existing === null && plan !== null) await preflightNewRun(ctx, plan);
     journal ??= openJournal(ctx.dataDir, 'create');
     const open = journal;
     const holder = newLeaseHolder();
@@ -446,11 +557,33 @@ export async function runWorkflow(ctx: RunnerContext, runId: string, definitionB
       acquireRunLease(open, runId, holder, 'run', now());
     });
     const session: Session = { ctx, journal: open, auth, runId, holder, now };
-    const outcome = await withLease(open, runId, holder, () => advanceLocked(session, budget, plan));
+    const outcome = await withLease(open, runId, holder, () => advanceLocked(session, budget, plan, 'report'));
     return report(session, outcome, auth);
   } finally {
     journal?.close();
     auth.close();
+  }
+}
+
+/**
+ * A new run is refused before anything is created (journal, run row) when a command step of
+ * its plan could not start: no runtime configured, or what the runtime checks up front (the
+ * recipe image) is missing. Every step of a new run is pending, so every command step is reachable.
+ */
+async function preflightNewRun(ctx: RunnerContext, plan: CompiledPlan): Promise<void> {
+  if (!planHasCommandSteps(plan)) return;
+  const runtime = ctx.runtime;
+  for (const step of plan.steps) {
+    if (step.action.kind !== 'command') continue;
+    if (runtime === undefined) throw runtimeNotConfigured(step.id);
+    await runtime.preflight?.({
+      dataDir: ctx.dataDir,
+      stepId: step.id,
+      repository: plan.source.repository,
+      revision: plan.source.revision,
+      recipePath: step.action.recipe_path,
+      recipeDigest: step.action.recipe_sha256,
+    });
   }
 }
 
@@ -477,7 +610,7 @@ export async function advance(ctx: RunnerContext, runId: string, budget: number)
     const holder = newLeaseHolder();
     journalWrite(journal, () => acquireRunLease(journal, runId, holder, budget === 0 ? 'reconcile' : 'resume', now()));
     const session: Session = { ctx, journal, auth, runId, holder, now };
-    const outcome = await withLease(journal, runId, holder, () => advanceLocked(session, budget, null));
+    const outcome = await withLease(journal, runId, holder, () => advanceLocked(session, budget, null, 'throw'));
     return report(session, outcome, auth);
   } finally {
     journal.close();

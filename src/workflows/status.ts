@@ -6,6 +6,8 @@
  */
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
+import type { WorkflowDefinition } from '../contracts/workflow-definition.js';
+import { findChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { hasRevision } from '../native/revisions.js';
@@ -13,7 +15,7 @@ import { isStoreInitialized, openAuthority, readTransaction } from '../native/st
 import type { Authority } from '../native/store.js';
 import { getCommandAttemptForStep } from './command-attempts.js';
 import { isTerminalRunState, journalRead, openJournal } from './journal.js';
-import type { Journal, RunState, StepKind, StepState } from './journal.js';
+import type { Journal, RunRecord, RunState, StepKind, StepState } from './journal.js';
 import { isLeaseLive, readRunLease } from './lease.js';
 import { loadRunModel, stepResultValue } from './run-model.js';
 
@@ -67,10 +69,23 @@ export interface RunView {
   readonly updated_at_ms: number;
 }
 
-function sourceCurrent(auth: Authority | null, repository: string, revision: string, epoch: bigint): boolean | null {
+/**
+ * Present applicability: the revision still exists, the policy epoch is current, and every
+ * Change a command step binds is still at the bound version (a Change that moved on makes
+ * the run's source no longer current).
+ */
+function sourceCurrent(auth: Authority | null, run: RunRecord, definition: WorkflowDefinition): boolean | null {
   if (auth === null) return null;
   try {
-    return readTransaction(auth, () => hasRevision(auth, repository, revision) && currentPolicyEpoch(auth, repository) === epoch);
+    return readTransaction(auth, () => {
+      if (!hasRevision(auth, run.repository, run.revision) || currentPolicyEpoch(auth, run.repository) !== run.policy_epoch) return false;
+      for (const step of definition.steps) {
+        if (step.action.kind !== 'command') continue;
+        const change = findChange(auth, step.action.change.repository, step.action.change.id);
+        if (change === null || change.current_version !== step.action.change_version || change.current_revision !== run.revision) return false;
+      }
+      return true;
+    });
   } catch (error) {
     if (isAgentscmError(error) && error.code === 'REPOSITORY_NOT_FOUND') return false;
     return null;
@@ -117,7 +132,7 @@ export function projectRun(journal: Journal, runId: string, auth: Authority | nu
     plan_digest: run.plan_digest,
     skill_digest: run.skill_digest,
     source: { repository: run.repository, revision: run.revision, policy_epoch: run.policy_epoch },
-    source_current: sourceCurrent(auth, run.repository, run.revision, run.policy_epoch),
+    source_current: sourceCurrent(auth, run, model.definition),
     controller: {
       active: live,
       operation: live ? lease.operation : null,

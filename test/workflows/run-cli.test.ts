@@ -171,7 +171,9 @@ test('step budgets: 1..32 accepted, 0 and 33 refused; a partial run exits 0 whil
   assert.equal(jsonOf<Loose>(stopped).error.code, 'WORKFLOW_BINDING_CHANGED');
   const status = jsonOf<Loose>(await cli(s, 'skill-workflow', 'status', 'run-p', '--json'));
   assert.deepEqual(status.steps.slice(0, 2), middle.steps.slice(0, 2));
-  assert.equal(status.steps[2].state, 'pending');
+  assert.equal(status.state, 'blocked', 'the run stopped with a state and a reason');
+  assert.match(String(status.state_reason), /^binding changed: /);
+  assert.equal(status.steps[2].state, 'not_run');
   assert.equal(status.source_current, false);
 });
 
@@ -235,9 +237,8 @@ test('a reachable command step without the runtime pair is refused and nothing i
   assert.equal(refused.code, 4, refused.stderr);
   assert.equal(jsonOf<Loose>(refused).error.code, 'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED');
   assert.match(refused.stderr, /command runtime not configured/);
-  const status = jsonOf<Loose>(await cli(s, 'skill-workflow', 'status', 'run-x', '--json'));
-  assert.deepEqual(status.steps.map((step: Loose) => String(step.state)), ['pending', 'pending']);
-  assert.equal(stepOf(status, 'cmd').execution, null);
+  const status = await cli(s, 'skill-workflow', 'status', 'run-x', '--json');
+  assert.equal(jsonOf<Loose>(status).error.code, 'WORKFLOW_JOURNAL_NOT_INITIALIZED', 'the refused run created nothing, not even the journal');
   const half = await cli(s, 'skill-workflow', 'run', 'run-x', file, '--docker', '/bin/true');
   assert.equal(half.code, 2);
   assert.match(half.stderr, /^error\[USAGE\]: --docker and --docker-socket are accepted only as a pair/);

@@ -243,7 +243,8 @@ test('after a policy bump, a finished attempt is still recorded by advance(..., 
   assert.equal(reconciled.source_current, false);
   await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'cmd-policy', 1), { code: 'WORKFLOW_BINDING_CHANGED' });
   const after = readRunStatus(store.dataDir, 'cmd-policy');
-  assert.equal(after.steps.find((s) => s.id === 'after')?.state, 'pending');
+  assert.equal(after.state, 'blocked');
+  assert.equal(after.steps.find((s) => s.id === 'after')?.state, 'not_run');
   assert.equal(after.steps.find((s) => s.id === 'cmd')?.state, 'succeeded');
 });
 

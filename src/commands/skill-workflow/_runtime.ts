@@ -47,8 +47,9 @@ export async function withRuntime<T>(
   let handle: (CommandStepRuntime & { close(): Promise<void> }) | undefined;
   try {
     if (flags.docker !== undefined && flags['docker-socket'] !== undefined) {
-      const { createCommandStepRuntime } = await import('../../collector/command-step-runtime.js');
-      handle = await createCommandStepRuntime({ docker: flags.docker, dockerSocket: flags['docker-socket'] });
+      // Connected on first use: a run that reaches no command step never needs the engine.
+      const { createLazyCommandStepRuntime } = await import('../../collector/command-step-runtime.js');
+      handle = createLazyCommandStepRuntime({ docker: flags.docker, dockerSocket: flags['docker-socket'] });
     }
     return await body(handle, controller.signal);
   } finally {

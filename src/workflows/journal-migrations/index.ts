@@ -7,5 +7,6 @@ import { migrateRuns } from './001-runs.js';
 import { migrateCommandAttempts } from './002-command-attempts.js';
 import { migrateTasks } from './003-tasks.js';
 import { migrateTaskRows } from './004-task-rows.js';
+import { migrateAttemptRecords } from './005-attempt-records.js';
 
-export const JOURNAL_MIGRATIONS: readonly Migration[] = [migrateRuns, migrateCommandAttempts, migrateTasks, migrateTaskRows];
+export const JOURNAL_MIGRATIONS: readonly Migration[] = [migrateRuns, migrateCommandAttempts, migrateTasks, migrateTaskRows, migrateAttemptRecords];
