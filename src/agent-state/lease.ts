@@ -19,6 +19,8 @@ const MAX_LEASE_BYTES = 64 * 1024;
 
 export interface LeaseHolder {
   readonly agent_id: string;
+  /** The holder's declared write scopes (read by the edit hook). */
+  readonly scopes: readonly string[];
   readonly pid: number;
   readonly hostname: string;
   readonly process_start: string | null;
@@ -61,7 +63,8 @@ function processStart(pid: number): string | null {
   }
 }
 
-function holderAlive(holder: LeaseHolder): boolean {
+/** False when the holder's process is known to be gone (same host, no such pid, or a reused pid). */
+export function holderAlive(holder: LeaseHolder): boolean {
   if (holder.hostname !== hostname()) return true; // another host's process cannot be checked: assume live
   try {
     process.kill(holder.pid, 0);
@@ -75,25 +78,28 @@ function holderAlive(holder: LeaseHolder): boolean {
   return true;
 }
 
-function readHolder(path: string): LeaseHolder | null {
+/** The holder named by the lease file at `path`, or null when there is none or it is unreadable. */
+export function readLeaseHolder(path: string): LeaseHolder | null {
   try {
     const value = parseStrictJson(readFileSync(path), { maxBytes: MAX_LEASE_BYTES });
     if (!isJsonObject(value) || value.kind !== LEASE_KIND) return null;
-    const { agent_id, pid, hostname: host, process_start, acquired_at_ms } = value;
+    const { agent_id, scopes, pid, hostname: host, process_start, acquired_at_ms } = value;
     if (typeof agent_id !== 'string' || typeof pid !== 'number' || typeof host !== 'string' || typeof acquired_at_ms !== 'number') return null;
-    return { agent_id, pid, hostname: host, process_start: typeof process_start === 'string' ? process_start : null, acquired_at_ms };
+    const paths = Array.isArray(scopes) ? scopes.filter((scope): scope is string => typeof scope === 'string') : [];
+    return { agent_id, scopes: paths, pid, hostname: host, process_start: typeof process_start === 'string' ? process_start : null, acquired_at_ms };
   } catch {
     return null;
   }
 }
 
 /** Take the lease of `root` for this process, or say who holds it (docs/agent-state.md "The mutation lease"). */
-export function acquireMutationLease(root: string, agentId: string, dir: string): LeaseAttempt {
+export function acquireMutationLease(root: string, agentId: string, writeScopes: readonly string[], dir: string): LeaseAttempt {
   const path = leasePathFor(root, dir);
   const record: LeaseRecord = {
     kind: LEASE_KIND,
     git_root: root,
     agent_id: agentId,
+    scopes: [...writeScopes],
     pid: process.pid,
     hostname: hostname(),
     process_start: processStart(process.pid),
@@ -114,7 +120,7 @@ export function acquireMutationLease(root: string, agentId: string, dir: string)
   } catch (error) {
     throw new AgentscmError('IO_ERROR', `cannot create the mutation lease ${path}: ${(error as Error).message}`, { cause: error });
   }
-  const holder = readHolder(path);
+  const holder = readLeaseHolder(path);
   // An unreadable lease is treated as held: only its owner or an operator removes it.
   return { acquired: false, reason: holder !== null && !holderAlive(holder) ? 'stale' : 'conflict', path, holder };
 }

@@ -143,7 +143,7 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
   let leaseReport: ObservedRunReport['observation']['lease'] = null;
   let held: Parameters<typeof releaseMutationLease>[0] | null = null;
   if (writeScopes.length > 0) {
-    const attempt = acquireMutationLease(realpathSync(root), input.agent_id, input.leaseDir ?? tmpdir());
+    const attempt = acquireMutationLease(realpathSync(root), input.agent_id, writeScopes, input.leaseDir ?? tmpdir());
     if (!attempt.acquired) {
       const stale = attempt.reason === 'stale';
       const holder = attempt.holder === null ? 'an unreadable lease' : `agent ${attempt.holder.agent_id} (pid ${attempt.holder.pid})`;
