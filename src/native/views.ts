@@ -3,6 +3,7 @@
  * repository, does one thing and closes. CLI commands call exactly one of these.
  */
 import { AgentscmError } from '../contracts/errors.js';
+import { authorityId } from './authority-identity.js';
 import { BLOB_CHUNK_BYTES, streamBlob } from './blobs.js';
 import { getChange } from './changes.js';
 import type { Change } from './changes.js';
@@ -113,18 +114,20 @@ export function showChange(query: RepositoryQuery & { change: string }): Change 
 }
 
 export interface PolicyView {
+  /** The store's authority identity (WIRE.md "Authority identity and grants"). */
+  readonly authority_id: string;
   readonly repository: string;
   readonly name: string;
   readonly policy_epoch: bigint;
   readonly targets: Target[];
 }
 
-/** `policy show`: the repository's current policy epoch (and its targets). */
+/** `policy show`: the store's authority_id and the repository's current policy epoch (and its targets). */
 export function showPolicy(query: RepositoryQuery): PolicyView {
   return withAuthority(query.dataDir, 'read', (auth) =>
     readTransaction(auth, () => {
       const repository = resolveRepository(auth, query.repository);
-      return { repository: repository.id, name: repository.name, policy_epoch: currentPolicyEpoch(auth, repository.id), targets: listTargets(auth, repository.id) };
+      return { authority_id: authorityId(auth), repository: repository.id, name: repository.name, policy_epoch: currentPolicyEpoch(auth, repository.id), targets: listTargets(auth, repository.id) };
     }),
   );
 }

@@ -4,7 +4,7 @@ import type { PolicyView } from '../../native/views.js';
 import { BaseCommand } from '../_base.js';
 
 export default class PolicyShow extends BaseCommand {
-  static override description = "Show a repository's current policy epoch and its targets.";
+  static override description = "Show the store's authority_id, a repository's current policy epoch and its targets.";
 
   static override examples = ['<%= config.bin %> policy show', '<%= config.bin %> policy show --repository demo --json'];
 
@@ -15,6 +15,7 @@ export default class PolicyShow extends BaseCommand {
   async run(): Promise<PolicyView> {
     const { flags } = await this.parse(PolicyShow);
     const view = showPolicy({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
+    this.log(`authority ${view.authority_id}`);
     this.log(`repository ${view.name} (${view.repository}): policy epoch ${view.policy_epoch}`);
     for (const target of view.targets) this.log(`  target ${target.name} → ${target.revision}`);
     return view;

@@ -7,5 +7,6 @@ import { migrateStore } from './001-store.js';
 import { migrateRequirements } from './002-requirements.js';
 import { migrateReviewContexts } from './003-review-contexts.js';
 import { migrateExecutorRegistry } from './004-executor-registry.js';
+import { migrateAuthorityIdentity } from './005-authority-identity.js';
 
-export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry];
+export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity];

@@ -1,0 +1,53 @@
+/**
+ * The store's authority_id (docs/grants.md "Authority identity"): 32 lowercase hex, random per
+ * store, fixed at creation, shown by `policy show`; an older store gets one at its first writing
+ * command (read commands never migrate), and the row refuses every change.
+ */
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import Database from 'better-sqlite3';
+import { nativePaths } from '../../src/native/store.js';
+import { runCli } from '../helpers/cli.js';
+import { assertError, cliJson, fixture, initProject } from '../commands/foundation-fixtures.js';
+
+test('policy show names a random authority_id fixed at creation; human output prints it too', async (t) => {
+  const a = fixture(t);
+  const b = fixture(t);
+  await initProject(a);
+  await initProject(b);
+  const first = await cliJson<{ authority_id: string }>(a, ['policy', 'show']);
+  assert.match(first.authority_id, /^[0-9a-f]{32}$/);
+  await cliJson(a, ['policy', 'bump']);
+  assert.equal((await cliJson<{ authority_id: string }>(a, ['policy', 'show'])).authority_id, first.authority_id, 'a writing command keeps it');
+  const other = await cliJson<{ authority_id: string }>(b, ['policy', 'show']);
+  assert.notEqual(other.authority_id, first.authority_id, 'each store has its own');
+  const human = await runCli(['--data-dir', a.dataDir, 'policy', 'show']);
+  assert.equal(human.code, 0, human.stderr);
+  assert.match(human.stdout, new RegExp(`^authority ${first.authority_id}$`, 'm'));
+  const db = new Database(nativePaths(a.dataDir).db);
+  try {
+    assert.throws(() => db.prepare('UPDATE authority_identity SET authority_id = ?').run('0'.repeat(32)), /immutable/);
+    assert.throws(() => db.prepare('DELETE FROM authority_identity').run(), /immutable/);
+  } finally {
+    db.close();
+  }
+});
+
+test('a store created before the authority_id gets one at its first writing command, never from a read', async (t) => {
+  const f = fixture(t);
+  await initProject(f);
+  // Roll the store back to schema 4, as an older build left it.
+  const db = new Database(nativePaths(f.dataDir).db);
+  db.exec('DROP TABLE authority_identity');
+  db.pragma('user_version = 4');
+  db.close();
+  assertError(await runCli(['--data-dir', f.dataDir, 'policy', 'show', '--json']), 'STORE_SCHEMA_UNSUPPORTED', 4);
+  const still = new Database(nativePaths(f.dataDir).db, { readonly: true });
+  assert.equal(still.pragma('user_version', { simple: true }), 4, 'the read left the store unmigrated');
+  still.close();
+  await cliJson(f, ['policy', 'bump']);
+  const shown = await cliJson<{ authority_id: string; policy_epoch: number }>(f, ['policy', 'show']);
+  assert.match(shown.authority_id, /^[0-9a-f]{32}$/);
+  assert.equal(shown.policy_epoch, 1);
+  assert.equal((await cliJson<{ authority_id: string }>(f, ['policy', 'show'])).authority_id, shown.authority_id);
+});
