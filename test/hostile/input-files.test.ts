@@ -78,7 +78,7 @@ test('a file name with a newline and an escape sequence is shown escaped, on one
   await expectEveryReader(t, file, 'IO_ERROR', /"[^"\n]*evil\\nerror\[OK\]: \\u001b\[2Jfine": no such file or directory \(ENOENT\)\n$/);
 });
 
-test('the reader refuses a FIFO even when a writer has data ready, and names no path for stdin', (t) => {
+test('the reader refuses a FIFO even when a writer has data ready, and takes - as a file name unless stdin is allowed', (t) => {
   const fifo = join(tempDir(t), 'ready.fifo');
   mkfifo(fifo);
   const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
