@@ -5,11 +5,13 @@
  * never empty; unknown commands are one error[USAGE] line; help describes only what exists.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import test from 'node:test';
 import { Config } from '@oclif/core';
-import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli, TSX_LOADER } from '../helpers/cli.js';
 import type { CliOptions, CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -148,4 +150,28 @@ test('a message that carries a raw path from deeper layers is still printed as o
   const result = await runCli(['--data-dir', dir, 'policy', 'show']);
   assert.equal(result.code, 4, result.stderr);
   assert.match(result.stderr, /^error\[STORE_NOT_INITIALIZED\]: [^\n]*new\\nline\\u001b\[2J[^\n]*\n$/);
+});
+
+test('with the entry loaded, oclif does not take AGENTSCM_DATA_DIR as its own data directory', (t) => {
+  const dir = join(tempDir(t), 'store');
+  const entry = pathToFileURL(join(REPO_ROOT, 'src', 'commands', '_execute.ts')).href;
+  // A separate process: the entry changes how every oclif Config of its process reads variables.
+  const script = `
+    import { Config } from '@oclif/core';
+    await import(${JSON.stringify(entry)});
+    const config = await Config.load({ root: ${JSON.stringify(REPO_ROOT)}, userPlugins: false });
+    process.stdout.write(JSON.stringify({ dataDir: config.dataDir, configDirFromEnv: config.configDir }));
+  `;
+  const result = spawnSync(process.execPath, ['--import', TSX_LOADER, '--input-type=module', '-e', script], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, AGENTSCM_DATA_DIR: dir, AGENTSCM_CONFIG_DIR: join(dir, 'config') },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  assert.equal(result.status, 0, result.stderr);
+  const out = JSON.parse(result.stdout) as { dataDir: string; configDirFromEnv: string };
+  assert.notEqual(out.dataDir, dir);
+  assert.ok(!out.dataDir.startsWith(dir), out.dataDir);
+  // Other variables of oclif are read as before.
+  assert.equal(out.configDirFromEnv, join(dir, 'config'));
 });
