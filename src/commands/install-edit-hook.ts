@@ -1,0 +1,37 @@
+import { resolve } from 'node:path';
+import { Flags } from '@oclif/core';
+import type { InstallEditHookOutcome } from '../agent-state/install-edit-hook.js';
+import { EDIT_HOOK_CLIENTS, EDIT_HOOK_SETTINGS, installEditHook } from '../agent-state/install-edit-hook.js';
+import { validateId } from '../contracts/ids.js';
+import { BaseCommand } from './_base.js';
+
+export default class InstallEditHook extends BaseCommand {
+  static override summary = 'Install `agentscm agent-state edit-hook` as a Claude Code or Codex PreToolUse hook.';
+  static override description =
+    'Merges one PreToolUse command hook into the client\'s settings, leaving every other entry as it is; installing it again changes nothing. Claude Code: .claude/settings.json (--settings project), .claude/settings.local.json (local) or ~/.claude/settings.json (user), matcher "Edit|MultiEdit|Write|NotebookEdit". Codex: .codex/hooks.json (project) or ~/.codex/hooks.json (user), no matcher (the hook ignores tool calls that edit no file). The hook only warns and always lets the edit through. A settings file that is not a JSON object agentscm can rewrite exactly is refused (AGENT_STATE_HOOK_SETTINGS_INVALID) and left untouched.';
+  static override examples = [
+    '<%= config.bin %> install-edit-hook --client claude-code --agent claude-1',
+    '<%= config.bin %> install-edit-hook --client codex --settings user --agent codex-1 --json',
+    '<%= config.bin %> install-edit-hook --client claude-code --settings local --executable /opt/agentscm/bin/run.js',
+  ];
+  static override flags = {
+    client: Flags.string({ description: 'The agent client whose hooks file to edit.', options: [...EDIT_HOOK_CLIENTS], required: true }),
+    settings: Flags.string({ description: 'Which settings: project (shared, in the repository), local (personal, in the repository; Claude Code only) or user (home directory).', options: [...EDIT_HOOK_SETTINGS], default: 'project' }),
+    repo: Flags.string({ description: 'Repository root for project and local settings.', default: '.', helpValue: 'DIR' }),
+    agent: Flags.string({ description: 'Agent ID the hook runs for: edits inside its own declared scopes never warn.', helpValue: 'ID' }),
+    executable: Flags.string({ description: 'How the hook invokes agentscm.', default: 'agentscm', helpValue: 'PATH' }),
+  };
+
+  async run(): Promise<InstallEditHookOutcome> {
+    const { flags } = await this.parse(InstallEditHook);
+    const outcome = installEditHook({
+      client: flags.client as InstallEditHookOutcome['client'],
+      settings: flags.settings as (typeof EDIT_HOOK_SETTINGS)[number],
+      repo: resolve(flags.repo),
+      agentId: flags.agent === undefined ? null : validateId(flags.agent, '--agent'),
+      executable: flags.executable,
+    });
+    this.log(`${outcome.changed ? 'installed' : 'already installed'}: ${outcome.command} in ${outcome.settings_file}`);
+    return outcome;
+  }
+}
