@@ -164,6 +164,19 @@ export const ERROR_CODES = {
   COLLECTOR_PROFILE_STEP_INVALID: { exit: EXIT.INVALID, summary: 'The profile step is not a command step of an installed requirement of the repository that binds the profile recipe_digest.' },
   COLLECTOR_PROFILE_RECIPE_MISMATCH: { exit: EXIT.INVALID, summary: 'The profile recipe is not the recipe its recipe_digest names, decoded.' },
 
+  // --- grants and collector profiles ---
+  GRANT_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No grant with that id in the native store.' },
+  GRANT_REVOKED: { exit: EXIT.CONFLICT, summary: 'The grant was revoked; it can be neither rotated nor used again.' },
+  GRANT_TOKEN_INVALID: { exit: EXIT.INVALID, summary: 'The token file does not hold exactly one token (agentscm_ and 43 base64url characters, optionally one newline).' },
+  GRANT_TOKEN_REJECTED: { exit: EXIT.INVALID, summary: 'The token belongs to no live grant: unknown, rotated away, or its grant revoked; nothing was read or changed.' },
+  GRANT_TOKEN_FILE_EXISTS: { exit: EXIT.CONFLICT, summary: 'The token file already exists; a token file is never overwritten.' },
+  GRANT_TOKEN_FILE_UNSAFE: { exit: EXIT.INVALID, summary: 'The token file is accessible to group or others, or its directory is writable by them, or is not a directory.' },
+  GRANT_NOT_LIVE: { exit: EXIT.CONFLICT, summary: 'The originating grant was revoked or rotated since the operation began; nothing was changed.' },
+  COLLECTOR_PROFILE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No installed collector profile with that id.' },
+  COLLECTOR_PROFILE_BINDING_MISMATCH: { exit: EXIT.INVALID, summary: 'The profile names a registration whose repository, workflow profile, step, epoch or key differs from the profile.' },
+  COLLECTOR_PROFILE_STEP_INVALID: { exit: EXIT.INVALID, summary: 'The profile step is not a command step of an installed requirement of the repository that binds the profile recipe_digest.' },
+  COLLECTOR_PROFILE_RECIPE_MISMATCH: { exit: EXIT.INVALID, summary: 'The profile recipe is not the recipe its recipe_digest names, decoded.' },
+
   // --- agent-state (envelope, operations, observed runs) ---
   AGENT_STATE_INVALID: { exit: EXIT.INVALID, summary: 'An agent-state envelope or operation input breaks a rule beyond its schema (blocked reason, result, duplicate scope or agent).' },
   AGENT_STATE_MISMATCH: { exit: EXIT.INVALID, summary: 'Observations given to reconcile name different agents, backends or tasks.' },

@@ -8,5 +8,6 @@ import { migrateRequirements } from './002-requirements.js';
 import { migrateReviewContexts } from './003-review-contexts.js';
 import { migrateExecutorRegistry } from './004-executor-registry.js';
 import { migrateAuthorityIdentity } from './005-authority-identity.js';
+import { migrateGrants } from './006-grants.js';
 
-export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity];
+export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity, migrateGrants];
