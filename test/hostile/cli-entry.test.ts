@@ -74,7 +74,8 @@ test('no user plugin of the data directory loads, through the sources', async (t
 });
 
 test('no user plugin of the data directory loads, through the built CLI', async (t) => {
-  assert.ok(existsSync(join(REPO_ROOT, 'dist', 'commands', '_execute.js')), 'dist/ is missing: run `npm run build` first');
+  const entry = join(REPO_ROOT, 'dist', 'commands', '_execute.js');
+  assert.ok(existsSync(entry) && readFileSync(entry, 'utf8').includes('runAgentscm'), 'dist/ is missing or stale: run `npm run build` first');
   await expectNoPluginRuns(t, 'built');
 });
 
