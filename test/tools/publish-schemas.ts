@@ -21,7 +21,7 @@ export function publishedText(decoder: Decoder<unknown>): string {
   const document = {
     $schema: 'http://json-schema.org/draft-07/schema#',
     $id: `${decoder.id}${SUFFIX}`,
-    $comment: `agentscm strict JSON (docs/strict-json.md): UTF-8 without BOM, no duplicate keys, integers unsigned without sign/fraction/exponent. Custom keywords: u64 (exact unsigned 64-bit integer), maxUtf8Bytes (string length in UTF-8 bytes), idKind (identifier rule of WIRE.md).${version}`,
+    $comment: `agentscm strict JSON (docs/strict-json.md): UTF-8 without BOM, no duplicate keys, integers unsigned without sign/fraction/exponent. Custom keywords: u64 (exact unsigned 64-bit integer), maxUtf8Bytes (string length in UTF-8 bytes), idKind (identifier rules of docs/wire.md).${version}`,
     ...decoder.schema,
   };
   return `${JSON.stringify(document, null, 2)}\n`;
