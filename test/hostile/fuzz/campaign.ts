@@ -63,6 +63,8 @@ export interface Failure {
   readonly expected: string;
   readonly got: string;
   readonly ms: number;
+  /** The start of the input, as a JSON string (bytes that are not UTF-8 as U+FFFD). */
+  readonly input: string;
 }
 
 export interface TypeReport {
@@ -97,19 +99,28 @@ export function checkSeeds(type: WireType): void {
 }
 
 function failureOf(c: FuzzCase, outcome: Outcome): Failure {
-  return { verdict: outcome.verdict as Exclude<Verdict, 'ok'>, kind: c.kind, what: c.what, expected: outcome.expected, got: outcome.got, ms: Math.round(outcome.ms) };
+  const text = Buffer.from(c.bytes.subarray(0, 300)).toString('utf8');
+  return {
+    verdict: outcome.verdict as Exclude<Verdict, 'ok'>,
+    kind: c.kind,
+    what: c.what,
+    expected: outcome.expected,
+    got: outcome.got,
+    ms: Math.round(outcome.ms),
+    input: `${JSON.stringify(text)}${c.bytes.byteLength > 300 ? ` … (${c.bytes.byteLength} bytes)` : ''}`,
+  };
 }
 
 /** Run `runs` cases of one type from `seed`; with `path`, replay only the case fast-check reported there. */
-export function runCampaign(type: WireType, runs: number, seed: number, path?: string): TypeReport {
-  checkSeeds(type);
+export function runCampaign(type: WireType, runs: number, seed: number, path?: string, settings: { checkSeeds?: boolean } = {}): TypeReport {
+  if (settings.checkSeeds !== false) checkSeeds(type);
   const started = performance.now();
   const counts = { crash: 0, hang: 0, 'wrong-code': 0, 'wrongly-accepted': 0 };
   const kinds: Record<string, number> = {};
   const failures: Failure[] = [];
   const arbitrary = caseArbitrary(type);
   const options = path === undefined ? { numRuns: runs, seed } : { numRuns: 1, seed, path };
-  fc.check(
+  const counted = fc.check(
     fc.property(arbitrary, (c) => {
       kinds[c.kind] = (kinds[c.kind] ?? 0) + 1;
       const outcome = judge(type, c);
@@ -121,7 +132,9 @@ export function runCampaign(type: WireType, runs: number, seed: number, path?: s
     }),
     options,
   );
-  const report: TypeReport = { type: type.id, runs, seed, counts, kinds, failures, ms: Math.round(performance.now() - started) };
+  // The counting property never fails; a failure here is the campaign's own error.
+  if (counted.failed) throw new Error(`the campaign of ${type.id} failed (seed ${seed}): ${String(counted.errorInstance)}`, { cause: counted.errorInstance });
+  const report: TypeReport = { type: type.id, runs: path === undefined ? runs : 1, seed, counts, kinds, failures, ms: Math.round(performance.now() - started) };
   if (!failed(report) || path !== undefined) return report;
   // A second pass with the same seed stops at the first failure and shrinks it to a small case.
   let smallest: Failure | undefined;
@@ -149,6 +162,7 @@ export function reportLines(report: TypeReport): string[] {
   if (report.counterexample !== undefined) {
     const f = report.counterexample.failure;
     lines.push(`    smallest: ${f.verdict} [${f.kind}] ${f.what}: expected ${f.expected}, got ${f.got}`);
+    lines.push(`    input: ${f.input}`);
     lines.push(`    replay: ${report.counterexample.replay}`);
   }
   return lines;

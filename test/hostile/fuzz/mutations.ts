@@ -92,7 +92,8 @@ const UNKNOWN_KEYS = ['unexpected', 'x-extra', '__proto__', 'constructor', 'toSt
 const ANY_VALUES: readonly Tree[] = [1, 'x', null, true, [], {}, 18446744073709551615n];
 
 function unknownField(c: Context): FuzzCase | undefined {
-  const objects = c.locs.filter((l) => jsonTypeOf(l.value) === 'object');
+  // Closed objects only: a value the schema leaves open (checked later by its own decoder) takes any member.
+  const objects = c.locs.filter((l) => jsonTypeOf(l.value) === 'object' && l.resolved.additionalProperties === false);
   const loc = choose(objects, c.plan.pick);
   if (loc === undefined) return undefined;
   const keys = UNKNOWN_KEYS.filter((k) => !keyIsDeclared(loc.resolved, k) && !Object.hasOwn(loc.value as object, k));
