@@ -189,9 +189,11 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
   try {
     const scopeLimits = input.scopeLimits ?? SCOPE_SNAPSHOT_LIMITS;
     const guardLimit = input.guardLimit ?? GUARD_PATH_LIMIT;
-    if (gitAvailable) gitBefore = await takeGitSnapshot(root);
+    // git runs in its own process while this one walks the scopes and the guard.
+    const gitBeforePending = gitAvailable ? takeGitSnapshot(root) : null;
     if (writeScopes.length > 0) scopeBefore = takeScopeSnapshot(root, writeScopes, scopeLimits, input.snapshotHooks);
     if (scopes.length > 0) guardBefore = takeMetadataGuard(root, writeScopes, guardLimit, input.snapshotHooks);
+    gitBefore = await gitBeforePending;
     history.push(observe('working', null, null));
     input.onStart?.();
     run = await runContainedProcess({
@@ -203,9 +205,10 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
       ...(input.graceMs === undefined ? {} : { graceMs: input.graceMs }),
       ...(input.verifyGroup === undefined ? {} : { verifyGroup: input.verifyGroup }),
     });
-    if (gitAvailable) gitAfter = await takeGitSnapshot(root);
+    const gitAfterPending = gitAvailable ? takeGitSnapshot(root) : null;
     if (scopeBefore !== null) scopeAfter = takeScopeSnapshot(root, writeScopes, scopeLimits, input.snapshotHooks);
     if (guardBefore !== null) guardAfter = takeMetadataGuard(root, writeScopes, guardLimit, input.snapshotHooks);
+    gitAfter = await gitAfterPending;
   } finally {
     if (held !== null && leaseReport !== null) {
       const released = releaseMutationLease(held);

@@ -88,7 +88,8 @@ test('a non-zero exit is failed; no git keeps a success idle', async (t) => {
 
 test('a grandchild that tries to outlive the root is killed with its group, and the evidence recorded', async (t) => {
   const repo = makeRepo(t);
-  const report = await run(t, repo, '(trap "" TERM; sleep 30; echo late > src/late.txt) & echo $! > src/grandchild.pid; exit 0', { graceMs: 300 });
+  // The grandchild ignores SIGTERM (and so does its sleep); the root waits until it has said so.
+  const report = await run(t, repo, '(trap "" TERM; touch src/ready; sleep 30; echo late > src/late.txt) & while [ ! -e src/ready ]; do sleep 0.01; done; echo $! > src/grandchild.pid; exit 0', { graceMs: 300 });
   const pid = Number(readFileSync(join(repo, 'src/grandchild.pid'), 'utf8'));
   const c = report.observation.containment;
   assert.ok(c !== null);

@@ -29,6 +29,7 @@ export default class AgentStateRun extends BaseCommand {
     '<%= config.bin %> agent-state run --agent builder --task task-1 --backend codex --scope src:write --timeout 600 --json -- ./agent.sh',
     '<%= config.bin %> agent-state run --agent probe -- true',
   ];
+  static override usage = '<%= command.id %> --agent ID [--scope PATH:ACCESS...] [--backend NAME] [--task ID] [--timeout SECONDS] [--grace MS] [--json] -- COMMAND [ARG...]';
   static override strict = false;
   static override flags = {
     agent: Flags.string({ description: 'Agent ID of the run (^[A-Za-z0-9._-]{1,128}$).', required: true, helpValue: 'ID' }),
