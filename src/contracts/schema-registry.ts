@@ -17,6 +17,7 @@ import { definedDecoders } from './schema.js';
 
 // --- registered decoder modules (one line each, sorted) ---
 import './agent-state.js';
+import './collector-descriptor.js';
 import './command-recipe.js';
 import './instruction-entrypoint.js';
 import './key-file.js';
