@@ -10,15 +10,14 @@ import { formatJson } from '../contracts/canonical-json.js';
 import { AgentscmError, ERROR_CODES, isAgentscmError } from '../contracts/errors.js';
 import type { ErrorCode } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
-import { classifySqliteError, isSqliteError } from '../native/sqlite-errors.js';
 import { oneLine } from '../contracts/message-text.js';
-
-export const DEFAULT_DATA_DIR = 'agentscm-data';
+import { classifySqliteError, isSqliteError } from '../native/sqlite-errors.js';
+import { defaultDataDir } from './_data-dir.js';
 
 export const dataDirFlag = Flags.string({
-  description: 'Native data directory (also accepted before the command, or as AGENTSCM_DATA_DIR).',
+  description:
+    'Native data directory (also accepted before the command, or as AGENTSCM_DATA_DIR; default: the store of the enclosing workspace, else $XDG_DATA_HOME/agentscm or ~/.local/share/agentscm).',
   env: 'AGENTSCM_DATA_DIR',
-  default: DEFAULT_DATA_DIR,
   helpValue: 'DIR',
 });
 
@@ -59,13 +58,17 @@ export abstract class BaseCommand extends Command {
     'data-dir': dataDirFlag,
   };
 
-  /** The absolute data directory chosen by flag, leading flag or environment. */
-  protected resolveDataDir(flagValue: string | undefined): string {
+  /**
+   * The absolute data directory: flag, leading flag or environment, else the store of the
+   * workspace enclosing `from` (default: the working directory), else the per-user one.
+   */
+  protected resolveDataDir(flagValue: string | undefined, from?: string): string {
     // resolve('') is the working directory: an empty value names no directory at all.
     if (flagValue === '') {
       throw new AgentscmError('USAGE', '--data-dir needs a directory, not an empty value', { hint: 'pass --data-dir DIR' });
     }
-    return resolve(flagValue ?? process.env.AGENTSCM_DATA_DIR ?? DEFAULT_DATA_DIR);
+    const named = flagValue ?? process.env.AGENTSCM_DATA_DIR;
+    return named === undefined ? defaultDataDir(from) : resolve(named);
   }
 
   /**

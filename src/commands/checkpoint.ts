@@ -16,8 +16,8 @@ export default class Checkpoint extends BaseCommand {
   };
 
   async run(): Promise<CheckpointResult> {
-    const { flags, metadata } = await this.parse(Checkpoint);
-    const explicitDataDir = metadata.flags['data-dir']?.setFromDefault === true ? undefined : this.resolveDataDir(flags['data-dir']);
+    const { flags } = await this.parse(Checkpoint);
+    const explicitDataDir = flags['data-dir'] === undefined ? undefined : this.resolveDataDir(flags['data-dir']);
     const result = checkpointWorkspace({ change: flags.change, workspace: flags.workspace, dataDir: explicitDataDir, full: flags.full, onProgress: this.progressSink });
     if (result.reconciled !== null) this.log(`An interrupted earlier operation was ${result.reconciled === 'committed' ? 'completed' : 'discarded'}.`);
     if (result.created) {

@@ -22,7 +22,7 @@ export default class InitRepo extends BaseCommand {
 
   async run(): Promise<InitRepoResult> {
     const { args, flags } = await this.parse(InitRepo);
-    const result = initRepo({ path: args.path ?? process.cwd(), name: flags.name, dataDir: this.resolveDataDir(flags['data-dir']), onProgress: this.progressSink });
+    const result = initRepo({ path: args.path ?? process.cwd(), name: flags.name, dataDir: this.resolveDataDir(flags['data-dir'], args.path ?? process.cwd()), onProgress: this.progressSink });
     this.log(`${result.resumed ? 'Adopted the finished' : 'Initialized'} repository ${result.name} (${result.repository})`);
     this.log(`  workspace  ${result.workspace}`);
     this.log(`  data dir   ${result.data_dir}`);

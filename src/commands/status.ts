@@ -14,15 +14,35 @@ export default class Status extends BaseCommand {
   };
 
   async run(): Promise<WorkspaceStatus> {
-    const { flags, metadata } = await this.parse(Status);
-    const explicitDataDir = metadata.flags['data-dir']?.setFromDefault === true ? undefined : this.resolveDataDir(flags['data-dir']);
+    const { flags } = await this.parse(Status);
+    const explicitDataDir = flags['data-dir'] === undefined ? undefined : this.resolveDataDir(flags['data-dir']);
     const status = readWorkspaceStatus({ workspace: flags.workspace, dataDir: explicitDataDir });
-    this.log(`Workspace ${status.workspace} (repository ${status.repository}, ${status.state})`);
-    this.log(`  base revision ${status.base_revision ?? '(none)'}, generation ${status.generation}`);
-    if (status.pending_operation !== null) this.log(`  pending operation: ${status.pending_operation.kind} of revision ${status.pending_operation.revision}`);
-    if (!status.complete) this.log(`  scan INCOMPLETE: ${status.incomplete_reason ?? ''}`);
-    this.log(status.clean ? '  clean' : `  dirty: ${status.changes.length} changed path(s)`);
-    for (const change of status.changes) this.log(`    ${change.kind.padEnd(8)} ${change.path}`);
+    for (const line of statusLines(status)) this.log(line);
     return status;
   }
+}
+
+function changedPaths(count: number): string {
+  return `${count} changed path${count === 1 ? '' : 's'}`;
+}
+
+/** The human form of exactly the --json document: every line is read from one of its fields. */
+function statusLines(status: WorkspaceStatus): string[] {
+  const repository = status.repository_name === null ? `${status.repository} (name unavailable: the store cannot be read)` : `${status.repository_name} (${status.repository})`;
+  const lines = [`Workspace ${status.workspace}`, `  repository ${repository}, store ${status.data_dir}`];
+  lines.push(status.state === 'ready' ? '  binding complete' : '  binding unfinished: run `agentscm init-repo` for it again');
+  lines.push(`  base revision ${status.base_revision ?? '(none)'}, generation ${status.generation}`);
+  const pending = status.pending_operation;
+  if (pending !== null) lines.push(`  pending operation: ${pending.kind} of revision ${pending.revision}`);
+  if (!status.complete) lines.push(`  scan INCOMPLETE: ${status.incomplete_reason ?? ''}`);
+  lines.push(status.clean ? '  clean' : `  dirty: ${changedPaths(status.changes.length)}`);
+  for (const change of status.changes) lines.push(`    ${change.kind.padEnd(8)} ${change.path}`);
+  const reasons = [
+    ...(status.state === 'ready' ? [] : ['binding unfinished']),
+    ...(pending === null ? [] : [`pending ${pending.kind}`]),
+    ...(status.complete ? [] : ['scan incomplete']),
+    ...(status.changes.length === 0 ? [] : [changedPaths(status.changes.length)]),
+  ];
+  lines.push(status.ready ? 'ready: yes' : `ready: no (${reasons.length > 0 ? reasons.join('; ') : 'not clean'})`);
+  return lines;
 }

@@ -2,7 +2,7 @@
 import { realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
-import { workspaceExists } from './state.js';
+import { openWorkspaceReadOnly, readWorkspaceRecord, workspaceExists, workspaceRead } from './state.js';
 
 function realOrResolved(path: string): string {
   try {
@@ -26,16 +26,38 @@ export function locateWorkspace(explicit: string | undefined, cwd: string = proc
     }
     return root;
   }
-  let dir = realOrResolved(cwd);
-  for (;;) {
-    if (workspaceExists(dir)) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
+  const found = findEnclosingWorkspace(cwd);
+  if (found !== null) return found;
   throw new AgentscmError('WORKSPACE_NOT_FOUND', `no agentscm workspace at or above ${realOrResolved(cwd)}`, {
     hint: 'pass --workspace PATH, or run `agentscm init-repo PATH --name NAME` first',
   });
+}
+
+/** The nearest workspace root at or above `start`, or null when there is none. */
+export function findEnclosingWorkspace(start: string): string | null {
+  let dir = realOrResolved(start);
+  for (;;) {
+    if (workspaceExists(dir)) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/**
+ * The data directory the nearest workspace at or above `start` is bound to (docs/cli.md
+ * "Choosing the data directory"), or null when there is no workspace or it was never bound.
+ * Read-only: nothing is created or migrated.
+ */
+export function enclosingWorkspaceDataDir(start: string): string | null {
+  const root = findEnclosingWorkspace(start);
+  if (root === null) return null;
+  const ws = openWorkspaceReadOnly(root);
+  try {
+    return workspaceRead(ws, () => readWorkspaceRecord(ws))?.data_dir ?? null;
+  } finally {
+    ws.close();
+  }
 }
 
 /** Canonical form of a data directory for comparisons (realpath when it exists). */

@@ -74,8 +74,8 @@ test('--data-dir works before the command, after it and as AGENTSCM_DATA_DIR', a
 test('a data directory inside the workspace is never part of a revision', async (t) => {
   const root = tempDir(t);
   writeFileSync(join(root, 'main.ts'), 'x');
-  // Run in the project directory: the default ./agentscm-data lands inside the workspace.
-  const result = await runCliIn(root, ['init-repo', '.', '--name', 'here', '--json']);
+  // Run in the project directory with a data directory inside the workspace.
+  const result = await runCliIn(root, ['--data-dir', 'agentscm-data', 'init-repo', '.', '--name', 'here', '--json']);
   assert.equal(result.code, 0, result.stderr);
   const init = jsonOf<{ files: number; data_dir: string }>(result);
   assert.equal(init.files, 1);
