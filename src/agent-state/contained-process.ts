@@ -35,6 +35,8 @@ export interface ContainmentEvidence {
   /** Live members of the group other than the root when the root exited or timed out. */
   readonly descendants_at_root_exit: readonly number[];
   readonly signals_sent: readonly ('SIGTERM' | 'SIGKILL')[];
+  /** Signals agentscm received during the run and passed on to the group. */
+  readonly signals_forwarded: readonly ForwardedSignal[];
   /** True when no live member remained at the end of the observation window. */
   readonly group_empty: boolean;
   readonly error: string | null;
@@ -47,6 +49,9 @@ export interface ContainedResult {
   readonly duration_ms: number;
   readonly containment: ContainmentEvidence;
 }
+
+const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+export type ForwardedSignal = (typeof FORWARDED_SIGNALS)[number];
 
 const PROC = '/proc';
 const HAS_PROC = (() => {
@@ -121,7 +126,7 @@ export async function runContainedProcess(options: ContainedOptions): Promise<Co
       signal: null,
       timed_out: false,
       duration_ms: 0,
-      containment: { method: 'posix-process-group', process_group: null, attached: false, started: false, descendants_at_root_exit: [], signals_sent: [], group_empty: true, error: 'process-group containment needs a POSIX host' },
+      containment: { method: 'posix-process-group', process_group: null, attached: false, started: false, descendants_at_root_exit: [], signals_sent: [], signals_forwarded: [], group_empty: true, error: 'process-group containment needs a POSIX host' },
     };
   }
   const child = spawn('/bin/sh', ['-c', BOOTSTRAP, 'agentscm-contained', options.command, ...options.args], {
@@ -143,7 +148,7 @@ export async function runContainedProcess(options: ContainedOptions): Promise<Co
     signal: null,
     timed_out: false,
     duration_ms: Date.now() - started,
-    containment: { method: 'posix-process-group', process_group: pgid, attached, started: false, descendants_at_root_exit: [], signals_sent: [], group_empty: pgid === null ? true : liveGroupMembers(pgid).length === 0, error },
+    containment: { method: 'posix-process-group', process_group: pgid, attached, started: false, descendants_at_root_exit: [], signals_sent: [], signals_forwarded: [], group_empty: pgid === null ? true : liveGroupMembers(pgid).length === 0, error },
   });
   if (spawnError !== null || pgid === null || gate === null) return notStarted(`spawn failed: ${spawnError?.message ?? 'no pid'}`, false);
   const verify = options.verifyGroup ?? defaultVerifyGroup;
@@ -154,6 +159,19 @@ export async function runContainedProcess(options: ContainedOptions): Promise<Co
     await exited;
     return notStarted(`the process group ${pgid} could not be confirmed; the command was not started`, false);
   }
+  // The group is not in the terminal's foreground: a Ctrl-C, a hang-up or a SIGTERM sent to
+  // agentscm is passed on to the group, and the run still ends normally (group terminated, lease
+  // released, state reported).
+  const forwarded: ForwardedSignal[] = [];
+  const forward = (signal: ForwardedSignal): void => {
+    forwarded.push(signal);
+    try {
+      process.kill(-pgid, signal);
+    } catch {
+      // The group is already gone.
+    }
+  };
+  for (const signal of FORWARDED_SIGNALS) process.on(signal, forward);
   gate.end('go\n');
   gate.on('error', () => undefined);
 
@@ -184,6 +202,7 @@ export async function runContainedProcess(options: ContainedOptions): Promise<Co
     }
   }
   const root = await exited;
+  for (const signal of FORWARDED_SIGNALS) process.off(signal, forward);
   return {
     exit_code: root.code,
     signal: root.signal,
@@ -196,6 +215,7 @@ export async function runContainedProcess(options: ContainedOptions): Promise<Co
       started: true,
       descendants_at_root_exit: descendants,
       signals_sent: signals,
+      signals_forwarded: forwarded,
       group_empty: empty,
       error: null,
     },

@@ -272,6 +272,7 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
     outcome = 'succeeded';
     reasons.unshift('exit status 0, every change inside the declared write scopes');
   }
+  if (c.signals_forwarded.length > 0) reasons.push(`agentscm received ${c.signals_forwarded.join(', ')} and passed it on to the command's process group`);
   if (c.started && c.descendants_at_root_exit.length > 0) reasons.push(`${c.descendants_at_root_exit.length} descendant(s) outlived the root and were terminated`);
   if (violations.length > 0 && state !== 'blocked') reasons.push(`${violations.length} changed path(s) outside every declared write scope`);
 

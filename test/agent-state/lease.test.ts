@@ -79,3 +79,29 @@ test('a lease left by a SIGKILLed run is reported as stale and never removed', a
   assert.equal(again.code, 3);
   assert.match(again.stdout, /^blocked\/stale_lease: /);
 });
+
+test('a SIGTERM to agentscm is passed on to the command\'s group; the run still ends, reports and releases its lease', async (t) => {
+  const repo = makeRepo(t);
+  const leases = tempDir(t);
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, 'agent-state', 'run', '--agent', 'stopped', '--scope', 'src:write', '--json', '--', 'sh', '-c', 'echo $$ > src/worker.pid; exec sleep 30'], {
+    cwd: repo,
+    env: { ...process.env, TMPDIR: leases },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const out: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await waitFor(join(repo, 'src/worker.pid'));
+  const worker = Number(readFileSync(join(repo, 'src/worker.pid'), 'utf8'));
+  t.after(() => {
+    if (alive(worker)) process.kill(worker, 'SIGKILL');
+  });
+  child.kill('SIGTERM');
+  assert.equal(await exited, 1);
+  const json = JSON.parse(Buffer.concat(out).toString('utf8')) as RunJson & { state: { result: { signal: string | null } }; observation: { containment: { signals_forwarded: string[] } } };
+  assert.equal(json.state.state, 'failed');
+  assert.equal(json.state.result.signal, 'SIGTERM');
+  assert.deepEqual(json.observation.containment.signals_forwarded, ['SIGTERM']);
+  assert.equal(existsSync(json.observation.lease?.path ?? ''), false);
+  assert.equal(alive(worker), false);
+});
