@@ -26,7 +26,11 @@ export interface SnapshotLimits {
   readonly bytes: number;
 }
 
-/** Fault injection for tests: called with each repository-relative path just before it is examined. */
+/**
+ * Fault injection for tests: called with each repository-relative path just before it is
+ * examined; an error it throws is handled as the lstat's own (ENOENT a race, anything else an
+ * I/O error).
+ */
 export interface SnapshotHooks {
   readonly beforeEntry?: (path: string) => void;
 }
@@ -52,8 +56,8 @@ class Incomplete extends Error {
 }
 
 function lstatOrRace(root: string, path: string, hooks: SnapshotHooks | undefined): BigIntStats {
-  hooks?.beforeEntry?.(path);
   try {
+    hooks?.beforeEntry?.(path);
     return lstatSync(path === '.' ? root : join(root, path), { bigint: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Incomplete('race', `${path} vanished while the snapshot was taken`);
@@ -110,8 +114,8 @@ export function takeScopeSnapshot(root: string, scopes: readonly string[], limit
       let st: BigIntStats;
       if (top) {
         checkNoSymlinkAncestor(root, path);
-        hooks?.beforeEntry?.(path);
         try {
+          hooks?.beforeEntry?.(path);
           st = lstatSync(path === '.' ? root : join(root, path), { bigint: true });
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // a scope that does not exist yet

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import type { AgentState, AgentStateCreateInput, Authority } from '../../src/contracts/agent-state.js';
-import { AUTHORITIES, CAPABILITIES, MAX_AGENTS, MAX_OBSERVATIONS, MAX_SCOPES, agentStateDecoder } from '../../src/contracts/agent-state.js';
+import { AUTHORITIES, CAPABILITIES, MAX_AGENTS, MAX_AGENT_STATE_INPUT_BYTES, MAX_OBSERVATIONS, MAX_SCOPES, agentStateDecoder } from '../../src/contracts/agent-state.js';
 import { encodeCanonicalText } from '../../src/contracts/canonical-json.js';
 import type { JsonValue } from '../../src/contracts/json-value.js';
 import {
@@ -189,4 +189,12 @@ test('conflicts: 256 agents accepted, 257 refused', () => {
   const agents = (n: number): AgentState[] => Array.from({ length: n }, (_, i) => writer(`a${i}`, [`d${i}`]));
   assert.deepEqual(call('conflicts', { agents: agents(MAX_AGENTS) }).value.conflicts, []);
   assert.equal(codeOf(() => call('conflicts', { agents: agents(MAX_AGENTS + 1) })), 'SCHEMA_BOUND');
+});
+
+test('input: 4 MiB accepted, one byte more refused before parsing', () => {
+  const body = Buffer.from(encodeCanonicalText({ agents: [] }));
+  const padded = (size: number): Buffer => Buffer.concat([body, Buffer.alloc(size - body.length, 0x20)]);
+  assert.equal(MAX_AGENT_STATE_INPUT_BYTES, 4 * 1024 * 1024);
+  assert.equal(codeOf(() => callAgentStateOperation('conflicts', padded(MAX_AGENT_STATE_INPUT_BYTES))), 'ok');
+  assert.equal(codeOf(() => callAgentStateOperation('conflicts', padded(MAX_AGENT_STATE_INPUT_BYTES + 1))), 'INPUT_TOO_LARGE');
 });

@@ -135,6 +135,23 @@ test('a snapshot race (an entry vanishing while the guard reads it) keeps a succ
   assert.equal(report.observation.metadata_guard?.problem, 'race');
 });
 
+test('an I/O error while a snapshot is taken fails closed: the success stays idle', async (t) => {
+  const repo = makeRepo(t);
+  for (const failing of ['docs/readme.md', 'src/a.txt']) {
+    let pass = 0;
+    const report = await run(t, repo, 'echo y >> src/y.txt', {
+      snapshotHooks: {
+        beforeEntry: (path) => {
+          if (path === failing && pass++ === 1) throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+        },
+      },
+    });
+    assert.equal(report.state.state, 'idle', `${failing}: ${report.state.result?.summary ?? ''}`);
+    const snapshot = failing.startsWith('src/') ? report.observation.scope_snapshot : report.observation.metadata_guard;
+    assert.equal(snapshot?.problem, 'io_error', failing);
+  }
+});
+
 test('more than 20 write scopes keeps a success out of completed', async (t) => {
   const repo = makeRepo(t);
   const scopes = (n: number) => Array.from({ length: n }, (_, i) => ({ path: i === 0 ? 'src' : `d${i}`, access: 'write' as const }));
