@@ -182,6 +182,19 @@ export const ERROR_CODES = {
   AGENT_STATE_MISMATCH: { exit: EXIT.INVALID, summary: 'Observations given to reconcile name different agents, backends or tasks.' },
   AGENT_STATE_CONFLICT: { exit: EXIT.CONFLICT, summary: 'Two observations of equal authority and revision disagree; reconcile cannot choose.' },
   AGENT_STATE_HOOK_SETTINGS_INVALID: { exit: EXIT.INVALID, summary: 'A Claude Code settings or Codex hooks file is not a JSON object agentscm can rewrite exactly; it was not changed.' },
+
+  // --- hub ---
+  HUB_CONFIG_DATA_DIR_RELATIVE: { exit: EXIT.INVALID, summary: 'A profile of the hub execution config names a data_dir that is not an absolute path; the hub did not start.' },
+  HUB_CONFIG_PROFILE_DUPLICATE: { exit: EXIT.INVALID, summary: 'Two profiles of the hub execution config have the same repository_id and profile_id; the hub did not start.' },
+  HUB_CONFIG_LISTEN_INVALID: { exit: EXIT.INVALID, summary: 'The listen address of the hub execution config is not HOST:PORT with an IP address and a port from 0 to 65535; the hub did not start.' },
+  HUB_FORGE_STATUS_UNSUPPORTED: { exit: EXIT.INVALID, summary: 'A profile sets publish_forge_status to true; this build publishes no forge status, so the hub did not start.' },
+  HUB_PROFILE_UNAVAILABLE: { exit: EXIT.UNAVAILABLE, summary: 'A profile\'s data_dir holds no native store, or the store has no repository native_repository; the hub did not start.' },
+  HUB_AUTH_REQUIRED: { exit: EXIT.INVALID, summary: 'The request has no Authorization: Bearer header with one grant token (HTTP 401); nothing was read or changed.' },
+  HUB_GRANT_SCOPE_MISMATCH: { exit: EXIT.INVALID, summary: 'The grant\'s scope does not allow this endpoint: reader grants reach only the legacy /mcp endpoint and agent grants only the task routes (HTTP 403).' },
+  HUB_ROUTE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No hub route has this method and path (HTTP 404).' },
+  HUB_PROFILE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The repository and profile of the request are not an agent task profile of the hub\'s config (HTTP 404).' },
+  HUB_BODY_TOO_LARGE: { exit: EXIT.INVALID, summary: 'The request body is larger than the route\'s bound (512 KiB for JSON routes); it was refused before being buffered (HTTP 413).' },
+  HUB_REQUIREMENT_CHANGED: { exit: EXIT.CONFLICT, summary: 'The target\'s installed requirement is no longer the requirement_digest the profile pins; nothing was read or changed (HTTP 409).' },
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -18,10 +18,13 @@ import { definedDecoders } from './schema.js';
 // --- registered decoder modules (one line each, sorted) ---
 import './agent-state.js';
 import './collector-descriptor.js';
+import './collector-transfer.js';
 import './command-recipe.js';
+import './hub-config.js';
 import './instruction-entrypoint.js';
 import './key-file.js';
 import './named-reference.js';
+import './receipt-v2.js';
 import './review-context.js';
 import './task.js';
 import './task-attempt.js';
