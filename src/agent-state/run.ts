@@ -15,7 +15,7 @@
 import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { AgentState, AgentStateResult, BlockedReason, LifecycleState, ResultOutcome, Scope } from '../contracts/agent-state.js';
-import { MAX_RESULT_PATHS, MAX_SUMMARY_BYTES, isScopeWithin } from '../contracts/agent-state.js';
+import { MAX_RESULT_PATHS, MAX_SUMMARY_BYTES, isScopeWithin, scopePathProblem } from '../contracts/agent-state.js';
 import type { ContainedResult, ContainmentEvidence } from './contained-process.js';
 import { runContainedProcess } from './contained-process.js';
 import type { FsSnapshot, SnapshotHooks, SnapshotLimits } from './fs-snapshot.js';
@@ -230,8 +230,11 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
   const trusted = (report: SnapshotReport | null): readonly string[] => (report !== null && report.complete ? report.changed : []);
   const allChanged = new Set([...gitChanged, ...trusted(scopeReport), ...trusted(guardReport)]);
   const violations = [...allChanged].filter((path) => !writeScopes.some((scope) => isScopeWithin(scope, path))).sort();
-  const changedList = bounded([...allChanged].sort());
-  const violationList = bounded(violations);
+  // A file name with a control character is legal on disk but not a scope path: it counts (as a
+  // change, as a violation) but cannot be listed in the envelope's result.
+  const unreportable = [...allChanged].filter((path) => scopePathProblem(path) !== undefined).length;
+  const changedList = bounded([...allChanged].filter((path) => scopePathProblem(path) === undefined).sort());
+  const violationList = bounded(violations.filter((path) => scopePathProblem(path) === undefined));
 
   const reasons: string[] = [];
   if (!gitAvailable) reasons.push('no git work tree: changes cannot be observed');
@@ -240,6 +243,7 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
     if (report !== null && !report.complete) reasons.push(`${name} incomplete (${report.problem ?? 'unknown'}): ${report.detail ?? ''}`);
   }
   if (leaseReport?.lost === true) reasons.push('the mutation lease was removed or replaced during the run');
+  if (unreportable > 0) reasons.push(`${unreportable} changed path(s) have names with control characters that the result cannot list`);
   if (changedList.truncated) reasons.push(`more than ${MAX_RESULT_PATHS} changed paths; the list is truncated`);
 
   let state: LifecycleState;
@@ -304,8 +308,8 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
       },
       scope_snapshot: scopeReport,
       metadata_guard: guardReport,
-      scope_violations: violationList.list,
-      scope_violations_truncated: violationList.truncated,
+      scope_violations: violations.slice(0, MAX_RESULT_PATHS),
+      scope_violations_truncated: violations.length > MAX_RESULT_PATHS,
       exit: { code: run.exit_code, signal: run.signal, timed_out: run.timed_out, duration_ms: run.duration_ms },
       containment: run.containment,
     },

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, utimesSync, wr
 import { join } from 'node:path';
 import test from 'node:test';
 import type { ObservedRunInput, ObservedRunReport } from '../../src/agent-state/run.js';
+import { reconcileAgentStates } from '../../src/agent-state/operations.js';
 import { observedRunExitCode, runObserved } from '../../src/agent-state/run.js';
 import { tempDir } from '../helpers/tmp.js';
 import { alive, git, makeRepo } from './fixture.js';
@@ -71,6 +72,19 @@ test('the documented residual risk: a same-size rewrite whose timestamps are res
   const report = await run(t, repo, 'printf "NEW\\n" > logs/old.log && touch -d 2020-01-01T00:00:00Z logs/old.log');
   // ctime cannot be restored by a process, so the guard still sees the rewrite here.
   assert.equal(report.state.blocked_reason, 'scope_violation', report.state.result?.summary);
+});
+
+test('a changed file whose name has a control character counts, keeps a success unverified, and the report is still made', async (t) => {
+  const repo = makeRepo(t);
+  const inside = await run(t, repo, 'echo x > "src/new$(printf "\\nline")"');
+  assert.equal(inside.state.state, 'idle', inside.state.result?.summary);
+  assert.deepEqual(inside.state.result?.changed_paths, []);
+  assert.match(inside.state.result?.summary ?? '', /1 changed path\(s\) have names with control characters/);
+  const outside = await run(t, repo, 'echo x > "docs/new$(printf "\\tx")"');
+  assert.equal(outside.state.blocked_reason, 'scope_violation');
+  assert.deepEqual(outside.observation.scope_violations, ['docs/new\tx']);
+  // The history reconciles to the final observation.
+  assert.deepEqual(reconcileAgentStates(outside.history).state, outside.state);
 });
 
 test('a non-zero exit is failed; no git keeps a success idle', async (t) => {
