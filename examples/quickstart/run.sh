@@ -100,7 +100,13 @@ run agent-task key --state-dir "$keys"
 public_key="$(field public_key <"$keys/signing-key.json")"
 run --data-dir "$data" agent-task enroll --repository "$repository" --profile local --step verify-skill --executor quickstart-box --public-key "$public_key"
 
+step "Grant a coding agent access: its token goes to a new owner-private file, never to output"
+tokens="$work/tokens"
+mkdir -m 700 "$tokens"
+run --data-dir "$data" grant create --repository "$repository" --actor quickstart/agent-1 --token-file "$tokens/agent-1.token"
+run --data-dir "$data" grant list
+
 step "What the agent-task service offers a coding agent (the same facade the hub serves)"
-run --data-dir "$data" agent-task call capabilities --actor quickstart/agent-1
+run --data-dir "$data" agent-task call capabilities --token-file "$tokens/agent-1.token"
 
 printf '\nquickstart finished: store %s, workspace %s\n' "$data" "$workspace"

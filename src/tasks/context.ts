@@ -5,7 +5,9 @@
  * build one TaskContext and call the facade; none of them holds task logic.
  */
 import { AgentscmError } from '../contracts/errors.js';
+import type { GrantOrigin } from '../contracts/grant.js';
 import type { AgentRef } from '../contracts/task-common.js';
+import type { Authority } from '../native/store.js';
 import type { TaskConnections } from './connections.js';
 
 /** The facade's operation names (the capabilities list). */
@@ -29,9 +31,9 @@ export function checkingGuard(check: (actor: AgentRef, operation: TaskOperation)
 }
 
 /**
- * The trusted-local guard of `agentscm agent-task call` (docs/agent-tasks.md "Trust model"): the
- * local OS account that can read --data-dir is trusted, so the given actor is accepted for every
- * operation.
+ * The in-process guard: the caller vouches for the actor and every operation is accepted. Only
+ * code running inside the operator's own process uses it (tests, benchmarks); the CLI and the
+ * hub authenticate a grant instead (src/tasks/grant-guard.ts).
  */
 export const trustedLocalGuard: TaskGuard = checkingGuard(() => undefined);
 
@@ -40,6 +42,21 @@ export function refusingGuard(reason: string): TaskGuard {
   return checkingGuard((actor, operation) => {
     throw new AgentscmError('TASK_NOT_AUTHORIZED', `${actor.owner_id}/${actor.agent_id} may not call ${operation}: ${reason}`, { hint: 'ask the operator for access' });
   });
+}
+
+/**
+ * The live grant an operation runs under (spec "Live originating-actor authorization", the grant
+ * part of the "combined authorization callback"). Every transition calls `recheck` inside its
+ * native writer reservation, after the journal transaction began: a grant revoked or rotated
+ * before that point refuses the transition, and a revocation or rotation that comes later waits
+ * for the reservation, so nothing commits under a dead grant.
+ */
+export interface TaskOrigin {
+  readonly origin: GrantOrigin;
+  /** The repository the grant is for: the only one whose tasks the operation may touch. */
+  readonly repository: string;
+  /** Throws unless the grant is still live at the same generation (through this connection). */
+  recheck(auth: Authority): void;
 }
 
 export interface TaskContext {
@@ -55,6 +72,8 @@ export interface TaskContext {
   /** The Change and review context of the subject; needed by requirements, next, and by claim, instructions and reference of a task not yet retained. */
   readonly subject?: { readonly change_id: string; readonly context_digest: string } | undefined;
   readonly guard: TaskGuard;
+  /** The grant the actor was authenticated by; absent only for the in-process guard. */
+  readonly origin?: TaskOrigin | undefined;
   /** Milliseconds since the epoch; injectable so that lease expiry is tested without sleeping. */
   readonly now?: (() => number) | undefined;
   /** Connections kept open across calls by an in-process adapter; absent → each call opens its own. */

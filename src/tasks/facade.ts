@@ -40,12 +40,19 @@ function requireInput(operation: TaskOperation, input: Uint8Array | null): Uint8
   return input;
 }
 
+/** An operation whose input document was decoded and checked; `run` performs it for a context. */
+export interface DecodedTaskCall {
+  readonly operation: TaskOperation;
+  run(ctx: TaskContext): JsonValue;
+}
+
 /**
- * Run one operation for `ctx.actor` (spec "Phase-two local state machine"). The heartbeat,
- * cancel and reconcile operations take a TaskMutationRequest whose action must name the same
- * operation.
+ * Decode an operation's input strictly, before anything is authorized or read: an unknown
+ * operation, a missing or unexpected document and every decoding error are refused here, with
+ * nothing opened. The heartbeat, cancel and reconcile operations take a TaskMutationRequest
+ * whose action must name the same operation.
  */
-export function callTaskOperation(ctx: TaskContext, operation: string, input: Uint8Array | null): JsonValue {
+export function decodeTaskCall(operation: string, input: Uint8Array | null): DecodedTaskCall {
   if (!isTaskOperation(operation)) {
     throw new AgentscmError('TASK_OPERATION_UNKNOWN', `unknown agent-task operation ${JSON.stringify(operation.slice(0, 64))}`, {
       hint: `use one of: ${TASK_OPERATIONS.join(', ')}`,
@@ -54,19 +61,26 @@ export function callTaskOperation(ctx: TaskContext, operation: string, input: Ui
   if (NO_INPUT.includes(operation) && input !== null) {
     throw new AgentscmError('USAGE', `operation ${operation} takes no input document`, { hint: 'call it without --input' });
   }
+  const call = (run: (ctx: TaskContext) => JsonValue): DecodedTaskCall => ({ operation, run });
   switch (operation) {
     case 'capabilities':
-      return ctx.guard(ctx.actor, 'capabilities', () => capabilitiesResponse() as unknown as JsonValue);
+      return call((ctx) => ctx.guard(ctx.actor, 'capabilities', () => capabilitiesResponse() as unknown as JsonValue));
     case 'requirements':
-      return requirementsOperation(ctx);
+      return call((ctx) => requirementsOperation(ctx));
     case 'next':
-      return nextOperation(ctx);
-    case 'instructions':
-      return instructionsOperation(ctx, instructionRequestDecoder.decode(requireInput(operation, input))) as JsonValue;
-    case 'reference':
-      return referenceOperation(ctx, referenceFetchRequestDecoder.decode(requireInput(operation, input))) as JsonValue;
-    case 'claim':
-      return claimOperation(ctx, taskClaimRequestDecoder.decode(requireInput(operation, input)));
+      return call((ctx) => nextOperation(ctx));
+    case 'instructions': {
+      const request = instructionRequestDecoder.decode(requireInput(operation, input));
+      return call((ctx) => instructionsOperation(ctx, request) as JsonValue);
+    }
+    case 'reference': {
+      const request = referenceFetchRequestDecoder.decode(requireInput(operation, input));
+      return call((ctx) => referenceOperation(ctx, request) as JsonValue);
+    }
+    case 'claim': {
+      const request = taskClaimRequestDecoder.decode(requireInput(operation, input));
+      return call((ctx) => claimOperation(ctx, request));
+    }
     case 'heartbeat':
     case 'cancel':
     case 'reconcile': {
@@ -74,13 +88,24 @@ export function callTaskOperation(ctx: TaskContext, operation: string, input: Ui
       if (request.action !== operation) {
         throw new AgentscmError('TASK_BINDING_MISMATCH', `the request's action is ${request.action}, but the operation called is ${operation}`, { hint: 'call the operation the request names' });
       }
-      return mutationOperation(ctx, request);
+      return call((ctx) => mutationOperation(ctx, request));
     }
-    case 'result':
-      return resultOperation(ctx, taskResultAssertionDecoder.decode(requireInput(operation, input)));
-    case 'status':
-      return statusOperation(ctx, taskStatusRequestDecoder.decode(requireInput(operation, input)));
-    case 'recovery':
-      return recoveryOperation(ctx, recoveredRequestOf(taskRecoveryRequestDecoder.decode(requireInput(operation, input))));
+    case 'result': {
+      const assertion = taskResultAssertionDecoder.decode(requireInput(operation, input));
+      return call((ctx) => resultOperation(ctx, assertion));
+    }
+    case 'status': {
+      const request = taskStatusRequestDecoder.decode(requireInput(operation, input));
+      return call((ctx) => statusOperation(ctx, request));
+    }
+    case 'recovery': {
+      const recovered = recoveredRequestOf(taskRecoveryRequestDecoder.decode(requireInput(operation, input)));
+      return call((ctx) => recoveryOperation(ctx, recovered));
+    }
   }
+}
+
+/** Run one operation for `ctx.actor` (spec "Phase-two local state machine"): decode, then run. */
+export function callTaskOperation(ctx: TaskContext, operation: string, input: Uint8Array | null): JsonValue {
+  return decodeTaskCall(operation, input).run(ctx);
 }

@@ -89,6 +89,18 @@ export function deriveCurrent(ctx: TaskContext): DerivedSubject {
   return readAuthority(ctx, (auth) => deriveSubject(auth, selection));
 }
 
+/**
+ * A retained task of another repository than the grant's is not the caller's to read or change
+ * (TASK_NOT_AUTHORIZED): one journal may hold tasks of several repositories of the store.
+ */
+export function requireTaskInScope(ctx: TaskContext, task: WorkflowTask): void {
+  if (ctx.origin !== undefined && task.subject.repository !== ctx.origin.repository) {
+    throw new AgentscmError('TASK_NOT_AUTHORIZED', `task ${task.task_id} belongs to repository ${task.subject.repository}, not to the grant's repository ${ctx.origin.repository}`, {
+      hint: 'use a grant for the task\'s repository',
+    });
+  }
+}
+
 /** A task by id: the retained canonical task when the journal has it, else the current derivation. */
 function locateTask(ctx: TaskContext, taskId: string): { task: WorkflowTask; digest: string } {
   const retained = readJournal(
@@ -96,7 +108,10 @@ function locateTask(ctx: TaskContext, taskId: string): { task: WorkflowTask; dig
     () => null,
     (journal) => findRetainedTask(journal, taskId),
   );
-  if (retained !== null) return { task: retained.task, digest: retained.digest };
+  if (retained !== null) {
+    requireTaskInScope(ctx, retained.task);
+    return { task: retained.task, digest: retained.digest };
+  }
   const derived = deriveCurrent(ctx);
   const found = findDerivedTask(derived, taskId);
   return { task: found.task, digest: found.digest };
@@ -139,12 +154,14 @@ function requireAttempt(task: RetainedTask, retained: RetainedAttempt | null, at
  * precedes the attempt's), then the attempt (TASK_ATTEMPT_NOT_FOUND, TASK_BINDING_MISMATCH).
  */
 function retainedTaskAndAttempt(
+  ctx: TaskContext,
   journal: Journal,
   names: { readonly task_id: string; readonly task_digest: string; readonly attempt_id: string; readonly attempt_digest: string },
   between: (task: RetainedTask) => void = () => undefined,
 ): { readonly task: RetainedTask; readonly attempt: RetainedAttempt } {
   const found = findTaskWithAttempt(journal, names.task_id, names.attempt_id);
   if (found === null) throw taskNotRetained(names.task_id);
+  requireTaskInScope(ctx, found.task.task);
   const task = requireTaskDigest(found.task, names.task_digest);
   between(task);
   return { task, attempt: requireAttempt(task, found.attempt === null ? null : found.attempt(), names.attempt_id, names.attempt_digest) };
@@ -425,7 +442,7 @@ export function statusOperation(ctx: TaskContext, request: TaskStatusRequest): J
     const nowMs = nowOf(ctx);
     const journal = openStatusJournal(ctx);
     return journal((j) => {
-      const { task, attempt } = retainedTaskAndAttempt(j, request);
+      const { task, attempt } = retainedTaskAndAttempt(ctx, j, request);
       const assertion = findAssertion(j, attempt);
       return readAuthority(ctx, (auth) => {
         const view = observeAttempt(attempt, nowMs);
@@ -623,7 +640,7 @@ export function mutationOperation(ctx: TaskContext, request: TaskMutationRequest
   // guarded transaction, before any subject or enrollment recheck.
   return transition(ctx, request.action, request.request_id, kind, digest, (scope) => {
     const { journal, auth, nowMs } = scope;
-    const { task, attempt: retained } = retainedTaskAndAttempt(journal, request);
+    const { task, attempt: retained } = retainedTaskAndAttempt(ctx, journal, request);
     if (request.execution_operation_id !== retained.attempt.execution_operation_id) {
       throw new AgentscmError('TASK_BINDING_MISMATCH', `attempt ${retained.attempt.attempt_id} has execution operation ${retained.attempt.execution_operation_id}, not ${request.execution_operation_id}`, { details: { field: 'execution_operation_id' } });
     }
@@ -677,7 +694,7 @@ export function resultOperation(ctx: TaskContext, assertion: TaskResultAssertion
   const digest = resultRequestDigest(assertion);
   return transition(ctx, 'result', assertion.request_id, 'result', digest, (scope) => {
     const { journal, auth, nowMs } = scope;
-    const { task, attempt: retained } = retainedTaskAndAttempt(journal, assertion, (checked) => {
+    const { task, attempt: retained } = retainedTaskAndAttempt(ctx, journal, assertion, (checked) => {
       if (checked.task.entrypoint.progression !== 'claim') {
         throw new AgentscmError('TASK_CONTROLLER_ONLY', `task ${checked.task.task_id} is controller-only; no assertion or observation is accepted for it`);
       }

@@ -19,7 +19,7 @@ import type { RetainedAttempt } from './journal-rows.js';
 import { currentAttempt, findAttempt, findRequest, findRetainedTask, latestAttempt } from './journal-rows.js';
 import type { Journal } from '../workflows/journal.js';
 import { findDerivedTask } from './derive.js';
-import { attemptForClaim, deriveCurrent, requireActor } from './operations.js';
+import { attemptForClaim, deriveCurrent, requireActor, requireTaskInScope } from './operations.js';
 import { readJournal } from './transition.js';
 import { executionMayStillRun, observeAttempt } from './views.js';
 
@@ -77,10 +77,12 @@ function locate(journal: Journal, ctx: TaskContext, recovered: RecoveredRequest)
       });
     }
     const task = findRetainedTask(journal, retained.task_id);
+    if (task !== null) requireTaskInScope(ctx, task.task);
     return { attempt: task === null ? null : findAttempt(journal, task, retained.attempt_id), committed: true, taskKnown: task !== null, lastFence: task?.last_fence ?? null };
   }
   const task = findRetainedTask(journal, recovered.request.task_id);
   if (task === null || task.digest !== recovered.request.task_digest) return NOT_FOUND;
+  requireTaskInScope(ctx, task.task);
   if (recovered.kind === 'claim') {
     // A claim that was never committed: the task's current (or newest) attempt, if any, is observed.
     return { attempt: currentAttempt(journal, task) ?? latestAttempt(journal, task), committed: false, taskKnown: true, lastFence: task.last_fence };

@@ -64,7 +64,7 @@ export function journalExists(ctx: TaskContext): boolean {
 
 /**
  * Run `body` as one transition under the guard: journal BEGIN IMMEDIATE → native writer
- * reservation → body (rechecks and journal writes) → journal COMMIT (at the operation's
+ * reservation → the grant recheck of ctx.origin → body (rechecks and journal writes) → journal COMMIT (at the operation's
  * durability) → native release. Only a claim creates an absent journal (`whenMissing` null);
  * every other transition names a retained task, so it opens an existing journal only and, when
  * there is none, `whenMissing` refuses — a refused request creates nothing.
@@ -86,7 +86,13 @@ export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, bod
           result = journalWrite(
             journal,
             () => {
+              taskPausePoint('task:before-native-reservation');
               begin(auth.db, 'the native authority');
+              // The grant part of the combined authorization callback: rechecked through the
+              // reserved connection, so a revocation or rotation either refuses this transition
+              // or waits until its journal commit.
+              ctx.origin?.recheck(auth);
+              taskPausePoint('task:in-native-reservation');
               return body({ journal, auth, nowMs: nowOf(ctx) });
             },
             transitionDurability(operation),

@@ -21,6 +21,7 @@ import { journalPaths } from '../../src/workflows/journal.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
+import { tokenFileFor } from '../grants/fixture.js';
 import { CHANGE_ID, FakeClock, NOTES_PATH, addRevision, checkpoint, context, defaultFiles, enroll, makeTaskStore, sha256 } from '../tasks/fixture.js';
 import type { StepSpec, TaskStore } from '../tasks/fixture.js';
 import {
@@ -289,7 +290,7 @@ test('agent-task call heartbeat on a fresh store: TASK_NOT_FOUND, and skill-work
   };
   const file = join(dir, 'heartbeat.json');
   writeFileSync(file, JSON.stringify(forged));
-  const result = await runCli(['--data-dir', dir, 'agent-task', 'call', 'heartbeat', '--actor', 'alice/a1', '--change', CHANGE_ID, '--context', store.contextDigest, '--input', file, '--json']);
+  const result = await runCli(['--data-dir', dir, 'agent-task', 'call', 'heartbeat', '--token-file', tokenFileFor(dir, dir, { owner_id: 'alice', agent_id: 'a1' }), '--change', CHANGE_ID, '--context', store.contextDigest, '--input', file, '--json']);
   assert.equal(result.code, 2, result.stderr);
   assert.equal(jsonOf<{ error: { code: string } }>(result).error.code, 'TASK_NOT_FOUND');
   assert.equal(existsSync(join(dir, 'skill-workflows', 'state.sqlite')), false);

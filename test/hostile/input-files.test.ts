@@ -30,7 +30,7 @@ const READERS: readonly (readonly string[])[] = [
   ['skill-workflow', 'plan', 'FILE'],
   ['skill-workflow', 'run', 'run-1', 'FILE'],
   ['requirement', 'install', '--target', 'main', 'FILE'],
-  ['agent-task', 'call', 'capabilities', '--actor', 'alice/claude-1', '--input', 'FILE'],
+  ['agent-task', 'call', 'capabilities', '--token-file', 'missing.token', '--input', 'FILE'],
   ['agent-task', 'observation-digest', 'FILE'],
   ['agent-task', 'sign-observation', 'FILE', '--key', 'missing-key.json'],
   ['agent-task', 'verify-observation', 'FILE', '--public-key', PUBLIC_KEY],

@@ -1,50 +1,48 @@
 import { Args, Flags } from '@oclif/core';
 import { formatJson } from '../../contracts/canonical-json.js';
 import type { JsonValue } from '../../contracts/json-value.js';
-import { trustedLocalGuard } from '../../tasks/context.js';
-import { callTaskOperation } from '../../tasks/facade.js';
-import { parseActor, readTaskInput } from '../../tasks/input.js';
+import { callWithTokenFile } from '../../tasks/grant-guard.js';
+import { readTaskInput } from '../../tasks/input.js';
 import { BaseCommand } from '../_base.js';
+import { instantLines } from '../_times.js';
 
 export default class AgentTaskCall extends BaseCommand {
   static override summary = 'Run one typed agent-task operation against the local data directory.';
   static override description =
-    'The trusted-local adapter of the agent-task service: runs OPERATION (capabilities, requirements, next, instructions, reference, claim, heartbeat, status, cancel, reconcile, result, recovery) through the same facade the hub serves over HTTP and MCP. The local OS account is trusted, so the --actor given is accepted as authenticated. Requests are strict JSON (--input FILE, or - for stdin); the answer is one JSON document.';
+    'The local adapter of the agent-task service: runs OPERATION (capabilities, requirements, next, instructions, reference, claim, heartbeat, status, cancel, reconcile, result, recovery) through the same facade the hub serves over HTTP and MCP. The operation runs as the actor of the live grant whose token is in --token-file (see `agentscm grant create`); request JSON never selects the actor, and a request naming another actor is refused. The grant is rechecked inside every transition, so a revoked or rotated grant changes nothing. Requests are strict JSON (--input FILE, or - for stdin); the answer is one JSON document.';
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data agent-task call capabilities --actor alice/claude-1 --json',
-    '<%= config.bin %> agent-task call next --actor alice/claude-1 --change fix-parser --context 5f3c…e2 --json',
-    '<%= config.bin %> agent-task call claim --actor alice/claude-1 --change fix-parser --context 5f3c…e2 --input claim.json --json',
-    'cat heartbeat.json | <%= config.bin %> agent-task call heartbeat --actor alice/claude-1 --input - --json',
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task call capabilities --token-file ~/.agentscm/alice.token --json',
+    '<%= config.bin %> agent-task call next --token-file ./alice.token --change fix-parser --context 5f3c…e2 --json',
+    '<%= config.bin %> agent-task call claim --token-file ./alice.token --change fix-parser --context 5f3c…e2 --input claim.json --json',
+    'cat heartbeat.json | <%= config.bin %> agent-task call heartbeat --token-file ./alice.token --input - --json',
   ];
   static override args = {
     operation: Args.string({ description: 'Operation name (see capabilities).', required: true }),
   };
   static override flags = {
-    actor: Flags.string({ description: 'The authenticated actor, OWNER/AGENT (trusted locally).', required: true, helpValue: 'OWNER/AGENT' }),
+    'token-file': Flags.string({ description: 'Token file of the grant to act under (written by `grant create` or `grant rotate`; mode 0600).', required: true, helpValue: 'FILE' }),
     profile: Flags.string({ description: 'Workflow task profile id.', default: 'default', helpValue: 'ID' }),
     target: Flags.string({ description: 'Protected target whose installed requirement the tasks come from.', default: 'main', helpValue: 'NAME' }),
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({ description: "Repository ID or name; it must be the grant's (default: the grant's repository).", helpValue: 'ID_OR_NAME' }),
     change: Flags.string({ description: 'Change id of the subject (requirements, next; claim, instructions and reference of a task not yet retained).', helpValue: 'ID', dependsOn: ['context'] }),
-    context: Flags.string({ description: 'Digest of the review context of the Change\'s current version (with --change).', helpValue: 'DIGEST', dependsOn: ['change'] }),
+    context: Flags.string({ description: "Digest of the review context of the Change's current version (with --change).", helpValue: 'DIGEST', dependsOn: ['change'] }),
     input: Flags.string({ description: 'Request JSON file, or - for stdin.', helpValue: 'FILE|-' }),
   };
 
   async run(): Promise<JsonValue> {
     const { args, flags } = await this.parse(AgentTaskCall);
-    const result = callTaskOperation(
-      {
-        dataDir: this.resolveDataDir(flags['data-dir']),
-        actor: parseActor(flags.actor),
-        repository: flags.repository,
-        profile: flags.profile,
-        target: flags.target,
-        subject: flags.change === undefined || flags.context === undefined ? undefined : { change_id: flags.change, context_digest: flags.context },
-        guard: trustedLocalGuard,
-      },
-      args.operation,
-      flags.input === undefined ? null : readTaskInput(flags.input),
-    );
+    const result = callWithTokenFile({
+      dataDir: this.resolveDataDir(flags['data-dir']),
+      tokenFile: flags['token-file'],
+      operation: args.operation,
+      input: flags.input === undefined ? null : readTaskInput(flags.input),
+      repository: flags.repository,
+      profile: flags.profile,
+      target: flags.target,
+      subject: flags.change === undefined || flags.context === undefined ? undefined : { change_id: flags.change, context_digest: flags.context },
+    });
     this.log(formatJson(result));
+    for (const line of instantLines(result)) this.log(line);
     return result;
   }
 }
