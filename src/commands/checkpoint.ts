@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core';
 import { checkpointWorkspace } from '../workspace/checkpoint.js';
 import type { CheckpointResult } from '../workspace/checkpoint.js';
+import { counted } from '../contracts/counted.js';
 import { BaseCommand } from './_base.js';
 
 export default class Checkpoint extends BaseCommand {
@@ -22,7 +23,7 @@ export default class Checkpoint extends BaseCommand {
     if (result.reconciled !== null) this.log(`An interrupted earlier operation was ${result.reconciled === 'committed' ? 'completed' : 'discarded'}.`);
     if (result.created) {
       this.log(`Change ${result.change} version ${result.version}: revision ${result.revision}`);
-      this.log(`  previous revision ${result.previous_revision ?? '(none)'}; generation ${result.generation}; ${result.hashed_files} of ${result.files} files hashed`);
+      this.log(`  previous revision ${result.previous_revision ?? '(none)'}; generation ${result.generation}; ${result.hashed_files} of ${counted(result.files, 'file')} hashed`);
     } else {
       this.log(`Change ${result.change} already at this tree: version ${result.version}, revision ${result.revision} (no new version)`);
     }

@@ -1,6 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { initRepo } from '../workspace/init.js';
 import type { InitRepoResult } from '../workspace/init.js';
+import { counted } from '../contracts/counted.js';
 import { BaseCommand } from './_base.js';
 
 export default class InitRepo extends BaseCommand {
@@ -26,7 +27,7 @@ export default class InitRepo extends BaseCommand {
     this.log(`${result.resumed ? 'Adopted the finished' : 'Initialized'} repository ${result.name} (${result.repository})`);
     this.log(`  workspace  ${result.workspace}`);
     this.log(`  data dir   ${result.data_dir}`);
-    this.log(`  revision   ${result.revision} on target ${result.target} (${result.files} files, ${result.total_bytes} bytes)`);
+    this.log(`  revision   ${result.revision} on target ${result.target} (${counted(result.files, 'file')}, ${counted(result.total_bytes, 'byte')})`);
     this.log(`  policy epoch ${result.policy_epoch}`);
     return result;
   }

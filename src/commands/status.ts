@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { readWorkspaceStatus } from '../workspace/status.js';
 import type { WorkspaceStatus } from '../workspace/status.js';
 import { BaseCommand } from './_base.js';
+import { counted } from '../contracts/counted.js';
 
 export default class Status extends BaseCommand {
   static override description =
@@ -22,10 +23,6 @@ export default class Status extends BaseCommand {
   }
 }
 
-function changedPaths(count: number): string {
-  return `${count} changed path${count === 1 ? '' : 's'}`;
-}
-
 /** The human form of exactly the --json document: every line is read from one of its fields. */
 function statusLines(status: WorkspaceStatus): string[] {
   const repository = status.repository_name === null ? `${status.repository} (name unavailable: the store cannot be read)` : `${status.repository_name} (${status.repository})`;
@@ -35,13 +32,13 @@ function statusLines(status: WorkspaceStatus): string[] {
   const pending = status.pending_operation;
   if (pending !== null) lines.push(`  pending operation: ${pending.kind} of revision ${pending.revision}`);
   if (!status.complete) lines.push(`  scan INCOMPLETE: ${status.incomplete_reason ?? ''}`);
-  lines.push(status.clean ? '  clean' : `  dirty: ${changedPaths(status.changes.length)}`);
+  lines.push(status.clean ? '  clean' : `  dirty: ${counted(status.changes.length, 'changed path')}`);
   for (const change of status.changes) lines.push(`    ${change.kind.padEnd(8)} ${change.path}`);
   const reasons = [
     ...(status.state === 'ready' ? [] : ['binding unfinished']),
     ...(pending === null ? [] : [`pending ${pending.kind}`]),
     ...(status.complete ? [] : ['scan incomplete']),
-    ...(status.changes.length === 0 ? [] : [changedPaths(status.changes.length)]),
+    ...(status.changes.length === 0 ? [] : [counted(status.changes.length, 'changed path')]),
   ];
   lines.push(status.ready ? 'ready: yes' : `ready: no (${reasons.length > 0 ? reasons.join('; ') : 'not clean'})`);
   return lines;

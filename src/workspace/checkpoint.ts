@@ -5,6 +5,7 @@
  * workspace → one authority transaction (revision + Change version) → apply it to the
  * workspace. A kill at any point leaves the old or the new state (docs/workspace.md).
  */
+import { counted } from '../contracts/counted.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { appendChangeVersion, findChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';
@@ -87,7 +88,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         const progress = input.onProgress ?? ((): void => undefined);
         progress(`scanning ${root}`);
         const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs: dataDirExclusions(root, dataDir) });
-        progress(`scanned ${scan.files.length} files (${scan.totalBytes} bytes)${scan.complete ? '' : ', incomplete'}`);
+        progress(`scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`);
         if (!scan.complete) {
           lockedWorkspaceWrite(lock, ws, () =>
             writeLastScan(ws, { finished_ms: Date.now(), complete: false, file_count: scan.files.length, total_bytes: scan.totalBytes, hashed_files: 0, problem: scan.problem }),
@@ -101,7 +102,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         progress(input.full === true ? 'hashing every file' : 'hashing files whose size, mtime or inode changed');
         const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, base, { auth, full: input.full === true }));
         const treeChanged = tree.changes.length > 0;
-        progress(`hashed ${tree.hashedFiles} of ${scan.files.length} files; ${tree.changes.length} changed path(s); recording`);
+        progress(`hashed ${tree.hashedFiles} of ${counted(scan.files.length, 'file')}; ${counted(tree.changes.length, 'changed path')}; recording`);
         const encoded = treeChanged ? prepareRevision(baseRevision, tree.entries) : null;
         const revision = encoded === null ? baseRevision : encoded.id;
         const lastScan = {

@@ -7,6 +7,7 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import { relative } from 'node:path';
+import { counted } from '../contracts/counted.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { checkGenericId } from '../native/checks.js';
 import { currentPolicyEpoch } from '../native/policy.js';
@@ -162,7 +163,7 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
         const progress = input.onProgress ?? ((): void => undefined);
         progress(`scanning ${root}`);
         const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs });
-        progress(`scanned ${scan.files.length} files (${scan.totalBytes} bytes)${scan.complete ? '' : ', incomplete'}`);
+        progress(`scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`);
         if (!scan.complete) {
           throw new AgentscmError('WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was registered`, {
             hint: 'add the offending files to .gitignore or remove them, then run init-repo again',
@@ -170,7 +171,7 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
         }
         progress('hashing and storing every file');
         const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, new Map(), { auth, full: true }));
-        progress(`stored ${tree.hashedFiles} files; recording the first revision`);
+        progress(`stored ${counted(tree.hashedFiles, 'file')}; recording the first revision`);
         const repositoryId = newRepositoryId();
         const encoded = prepareRevision(null, tree.entries);
         const revision = encoded.id;

@@ -1,7 +1,8 @@
 /**
  * Workspace status (issue 2 §4), strictly read-only: the workspace database is opened
- * read-only with no migration, nothing is created or written, and the authority is not
- * opened. A read-only caller such as the Stop hook can call readWorkspaceStatus directly.
+ * read-only with no migration, nothing is created or written, and the authority is opened
+ * read-only only to name the repository. A read-only caller such as the Stop hook can call
+ * readWorkspaceStatus directly.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { boundDataDir, locateWorkspace } from './locate.js';
@@ -12,6 +13,7 @@ import type { PathChange } from './snapshot.js';
 import { loadBaseEntries, openWorkspaceReadOnly, readWorkspaceRecord, workspaceRead } from './state.js';
 import type { WorkspaceLifecycle } from './state.js';
 import { dataDirExclusions } from './exclusions.js';
+import { readRepositoryName } from './repository-name.js';
 
 export interface PendingOperationView {
   readonly kind: 'init' | 'checkpoint';
@@ -24,6 +26,8 @@ export interface PendingOperationView {
 export interface WorkspaceStatus {
   readonly workspace: string;
   readonly repository: string;
+  /** The repository's name in the bound store, or null when that store cannot be read. */
+  readonly repository_name: string | null;
   readonly data_dir: string;
   /** 'ready' once init-repo finished; 'binding' while (or if) it did not. */
   readonly state: WorkspaceLifecycle;
@@ -68,6 +72,7 @@ export function readWorkspaceStatus(input: StatusInput = {}): WorkspaceStatus {
     return {
       workspace: root,
       repository: record.repository,
+      repository_name: readRepositoryName(dataDir, record.repository),
       data_dir: dataDir,
       state: record.state,
       base_revision: record.base_revision,

@@ -1,6 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { AgentscmError } from '../../contracts/errors.js';
 import { digestObservationFile } from '../../collector/observation-files.js';
+import { counted } from '../../contracts/counted.js';
 import { BaseCommand } from '../_base.js';
 
 export default class AgentTaskObservationDigest extends BaseCommand {
@@ -22,7 +23,10 @@ export default class AgentTaskObservationDigest extends BaseCommand {
     }
     const result = digestObservationFile(args.file);
     if (flags.bytes) process.stdout.write(result.bytes);
-    else this.log(`${result.digest} ${result.length}`);
+    else {
+      this.log(`observation digest: ${result.digest}`);
+      this.log(`signing bytes:      ${counted(result.length, 'byte')}`);
+    }
     return { digest: result.digest, length: result.length };
   }
 }
