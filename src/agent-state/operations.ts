@@ -27,6 +27,7 @@ import {
 } from '../contracts/agent-state.js';
 import { encodeCanonicalText } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
+import { validateId } from '../contracts/ids.js';
 import type { JsonValue } from '../contracts/json-value.js';
 
 /** The operation names, as the CLI and the MCP tool `agent_state` take them. */
@@ -79,6 +80,10 @@ export function completeCapabilities(declared: Partial<CapabilityMatrix> = {}): 
 
 /** `create`: build an envelope v1 from the builder's arguments (spec agent-state.md, Python API). */
 export function createAgentState(input: AgentStateCreateInput): AgentState {
+  // In-process callers (agent-state run, a hub) skip the decoder: check the identifiers here.
+  validateId(input.agent_id, 'agent_id');
+  validateId(input.backend, 'backend');
+  if (input.task_id !== undefined && input.task_id !== null) validateId(input.task_id, 'task_id');
   const state: AgentState = {
     version: BigInt(AGENT_STATE_VERSION),
     agent_id: input.agent_id,

@@ -105,3 +105,20 @@ test('a SIGTERM to agentscm is passed on to the command\'s group; the run still 
   assert.equal(existsSync(json.observation.lease?.path ?? ''), false);
   assert.equal(alive(worker), false);
 });
+
+test('an invalid agent id or scope is refused before anything runs (exit 2)', async (t) => {
+  const repo = makeRepo(t);
+  const env = { TMPDIR: tempDir(t) };
+  for (const [args, code] of [
+    [['--agent', 'a b', '--scope', 'src:write'], 'ID_INVALID'],
+    [['--agent', 'a', '--task', 'no/slash', '--scope', 'src:write'], 'ID_INVALID'],
+    [['--agent', 'a', '--scope', 'src/:write'], 'PATH_INVALID'],
+    [['--agent', 'a', '--scope', 'src:write', '--scope', 'src:read'], 'AGENT_STATE_INVALID'],
+    [['--agent', 'a', '--scope', 'src:execute'], 'USAGE'],
+  ] as [string[], string][]) {
+    const result = await runCli(['agent-state', 'run', ...args, '--', 'touch', 'ran.flag'], { cwd: repo, env });
+    assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, new RegExp(`^error\\[${code}\\]`), args.join(' '));
+    assert.equal(existsSync(join(repo, 'ran.flag')), false);
+  }
+});
