@@ -153,8 +153,14 @@ export async function runContainedProcess(options: ContainedOptions): Promise<Co
   if (spawnError !== null || pgid === null || gate === null) return notStarted(`spawn failed: ${spawnError?.message ?? 'no pid'}`, false);
   const verify = options.verifyGroup ?? defaultVerifyGroup;
   if (!verify(pgid)) {
-    // The bootstrap is still waiting on fd 3: the real command never ran.
+    // The bootstrap is still waiting on fd 3: the real command never ran. Kill it by group and
+    // by pid (without a group, only the latter reaches it); a closed fd 3 also makes it exit.
     signalGroup(pgid, 'SIGKILL');
+    try {
+      process.kill(pgid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
     gate.destroy();
     await exited;
     return notStarted(`the process group ${pgid} could not be confirmed; the command was not started`, false);
