@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { callAgentStateOperation, createAgentState } from '../../../src/agent-state/operations.js';
 import { MAX_AGENT_STATE_INPUT_BYTES } from '../../../src/contracts/agent-state.js';
 import { join } from 'node:path';
+import { decodeCollectorDescriptor, MAX_COLLECTOR_DESCRIPTOR_BYTES } from '../../../src/contracts/collector-descriptor.js';
 import { decodeCommandRecipe, RECIPE_LIMITS } from '../../../src/contracts/command-recipe.js';
 import type { ErrorCode } from '../../../src/contracts/errors.js';
 import {
@@ -113,6 +114,87 @@ const RECIPE: JsonObject = {
   environment: 'posix-sh-offline',
 };
 
+const U64_MAX = 18446744073709551615n;
+const ORIGIN: JsonObject = { owner_id: 'alice', agent_id: 'agent-1', grant_id: 'g-1', grant_generation: 2n };
+const COLLECTOR_EXECUTOR: JsonObject = { registration_id: 'reg-9', executor_id: 'ci-box', registration_epoch: 3n, verification_key_id: hex64('e') };
+
+const COLLECTOR_DESCRIPTOR: JsonObject = {
+  version: 1,
+  authority_id: 'fedcba9876543210fedcba9876543210',
+  repository_id: '0123456789abcdef0123456789abcdef',
+  workflow_profile: 'default',
+  collector_profile_id: hex64('b'),
+  task: { task_id: 't-unit-tests', task_digest: hex64('1') },
+  attempt: { attempt_id: 'a-1', attempt_digest: hex64('2'), fence: U64_MAX, execution_operation_id: 'op-1', lease_expires_at_ms: 1_800_000_000_000n },
+  subject: { change_id: 'fix-1', change_version: 4n, revision: hex64('4'), context_digest: hex64('5'), policy_epoch: 7n, target: 'main', requirement_digest: hex64('6') },
+  origin: ORIGIN,
+  executor: COLLECTOR_EXECUTOR,
+  recipe: { ...RECIPE, env: {}, workdir: '.' },
+  runtime_identity_digest: hex64('f'),
+  upload_request_id: 'up-1',
+};
+
+const TRANSFER_HEADER: JsonObject = {
+  version: 1,
+  audience: 'fedcba9876543210fedcba9876543210',
+  repository_id: '0123456789abcdef0123456789abcdef',
+  collector_profile_id: hex64('b'),
+  task_id: 't-unit-tests',
+  task_digest: hex64('1'),
+  attempt_id: 'a-1',
+  attempt_digest: hex64('2'),
+  execution_operation_id: 'op-1',
+  fence: U64_MAX,
+  origin: ORIGIN,
+  executor: COLLECTOR_EXECUTOR,
+  request_digest: hex64('3'),
+  collector: { agentscm_version: '0.2.0', runtime_identity_digest: hex64('f') },
+  upload_request_id: 'up-1',
+  records: [
+    { kind: 'execution_request', length: 59n, digest: hex64('5') },
+    { kind: 'execution_record', length: 48n, digest: hex64('6') },
+  ],
+};
+
+const RECEIPT_SUBJECT: JsonObject = {
+  change_id: 'fix-1',
+  change_version: 4n,
+  revision: hex64('4'),
+  context_digest: hex64('5'),
+  policy_epoch: 7n,
+  target: 'main',
+  requirement_digest: hex64('6'),
+  plan_digest: hex64('7'),
+};
+
+const RECEIPT: JsonObject = {
+  version: 2,
+  authority_id: 'fedcba9876543210fedcba9876543210',
+  repository_id: '0123456789abcdef0123456789abcdef',
+  workflow_profile: 'default',
+  subject: RECEIPT_SUBJECT,
+  state: 'completed',
+  tasks: [
+    { task_id: 't-src', task_digest: hex64('8'), step_id: 'sources', required: true, outcome: 'passed', result_digest: hex64('9') },
+    {
+      task_id: 't-unit-tests',
+      task_digest: hex64('1'),
+      step_id: 'unit-tests',
+      required: true,
+      outcome: 'passed',
+      attempt_id: 'a-1',
+      attempt_digest: hex64('2'),
+      fence: U64_MAX,
+      transfer_digest: hex64('a'),
+      collector_profile_id: hex64('b'),
+      registration_id: 'reg-9',
+      registration_epoch: 3n,
+      verification_key_id: hex64('e'),
+      origin: ORIGIN,
+    },
+  ],
+};
+
 const KEY_SEED = new Uint8Array(32).map((_, i) => (i * 37 + 11) & 0xff);
 
 function taskType(decoder: TaskDecoder<unknown>, seeds: readonly JsonValue[], versionField: string | undefined = 'version'): Omit<WireType, 'schemaStage'> {
@@ -149,6 +231,7 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
   agentStateType('agent-state-reconcile-v1', 'reconcile', [{ observations: [builder, { ...builder, revision: 2n, state: 'idle' }] }]),
   agentStateType('agent-state-v1', 'validate', [builder, finished, interrupted]),
   taskType(capabilitiesResponseDecoder, [capabilitiesResponse() as unknown as JsonValue], undefined),
+  { id: 'agent-task.collector-descriptor', decode: decodeCollectorDescriptor, maxBytes: MAX_COLLECTOR_DESCRIPTOR_BYTES, versionField: 'version', schema: {}, seeds: [COLLECTOR_DESCRIPTOR] },
   taskType(taskClaimRequestDecoder, [claimRequestToJson(claim), claimRequestToJson(noExecutorClaim)]),
   taskType(instructionEntrypointResponseDecoder, [{ status: 'entrypoint', entrypoint: entrypointToJson(task.entrypoint) }, schemaMismatch([2, 3], 1, [1]) as unknown as JsonValue], undefined),
   taskType(instructionEntrypointDecoder, [entrypointToJson(task.entrypoint), entrypointToJson(sampleTask(CRITERIA.slice(0, 1)).entrypoint)], 'schema_version'),
@@ -257,9 +340,12 @@ function actionStage(id: string): (bytes: Uint8Array) => unknown {
  * Types whose only decoder in the contracts layer is the registry's (their other rules live in
  * a higher layer, e.g. src/hub/config.ts): the schema stage is the decoder fuzzed here. They are
  * named by id so that this file does not import their modules; the limits are the modules'
- * constants (HUB_CONFIG_MAX_BYTES, HUB_JSON_BODY_MAX_BYTES).
+ * constants (HUB_CONFIG_MAX_BYTES, HUB_JSON_BODY_MAX_BYTES, TRANSFER_LIMITS.maxHeaderBytes,
+ * MAX_RECEIPT_BYTES).
  */
 const SCHEMA_ONLY: readonly { id: string; maxBytes: number; seeds: readonly JsonValue[] }[] = [
+  { id: 'agent-task.collector-transfer-header', maxBytes: 65_536, seeds: [TRANSFER_HEADER] },
+  { id: 'agent-task.workflow-receipt-v2', maxBytes: 64 * 1024, seeds: [RECEIPT, { ...RECEIPT, tasks: (RECEIPT.tasks as JsonObject[]).slice(0, 1) }] },
   {
     id: 'hub.agent-task-request',
     maxBytes: 512 * 1024,
