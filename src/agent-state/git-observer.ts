@@ -1,5 +1,5 @@
 /**
- * The git observer of an observed run (spec agent-state.md: "stable before/after revisions,
+ * The git observer of an observed run (spec "agent-state": "stable before/after revisions,
  * Git-visible changed paths"). One snapshot is one `git status --porcelain=v2 -z --branch
  * --untracked-files=all` (HEAD and every git-visible entry) plus one `git rev-parse HEAD` that
  * must name the same commit: otherwise HEAD moved while the snapshot was taken and it is not

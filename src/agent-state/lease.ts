@@ -1,5 +1,5 @@
 /**
- * The mutation lease `agentscm-mutation-lease-v1` (spec agent-state.md "Confirmed writers also
+ * The mutation lease `agentscm-mutation-lease-v1` (spec "agent-state" "Confirmed writers also
  * acquire an atomic … lease"): one writer per git root, whichever subdirectory it starts from.
  * The lease is a file in the local temporary directory named after the real path of the root,
  * created complete and atomically (written aside, then hard-linked to its name, which fails when

@@ -1,5 +1,5 @@
 /**
- * runObserved: a subprocess run under the agent-state contract (spec agent-state.md, the
+ * runObserved: a subprocess run under the agent-state contract (spec "agent-state", the
  * "legacy subprocess" paragraphs; docs/agent-state.md "Observed runs"). In order: the mutation
  * lease of the git root (writers only; a held or stale lease blocks before the command starts),
  * the before-snapshots (git, declared write scopes, metadata guard), the contained process, the
