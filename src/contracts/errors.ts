@@ -177,6 +177,20 @@ export const ERROR_CODES = {
   COLLECTOR_PROFILE_STEP_INVALID: { exit: EXIT.INVALID, summary: 'The profile step is not a command step of an installed requirement of the repository that binds the profile recipe_digest.' },
   COLLECTOR_PROFILE_RECIPE_MISMATCH: { exit: EXIT.INVALID, summary: 'The profile recipe is not the recipe its recipe_digest names, decoded.' },
 
+  // --- collector transfer and receipts ---
+  TRANSFER_TOO_LARGE: { exit: EXIT.INVALID, summary: 'A collector transfer envelope, or the total its header declares, exceeds 16 MiB; it was refused before its records were read.' },
+  TRANSFER_MAGIC_INVALID: { exit: EXIT.INVALID, summary: 'The input does not start with the 8 bytes AGSCMTR1 of a collector transfer envelope v1.' },
+  TRANSFER_HEADER_TOO_LARGE: { exit: EXIT.INVALID, summary: 'The envelope declares a header longer than 65536 bytes; the header was not read.' },
+  TRANSFER_TRUNCATED: { exit: EXIT.INVALID, summary: 'The envelope ends before the prefix, header, signature or records its framing declares.' },
+  TRANSFER_TRAILING_BYTES: { exit: EXIT.INVALID, summary: 'Bytes follow the last record the header declares.' },
+  TRANSFER_HEADER_INVALID: { exit: EXIT.INVALID, summary: 'The transfer header is not strict JSON of the header schema (details.cause_code names the decoding rule).' },
+  TRANSFER_HEADER_NOT_CANONICAL: { exit: EXIT.INVALID, summary: 'The transfer header is valid but not its canonical encoding (declared order, compact, exact escapes).' },
+  TRANSFER_RECORDS_INVALID: { exit: EXIT.INVALID, summary: 'The header does not list exactly an execution_request record followed by an execution_record, or the records given do not match the list.' },
+  TRANSFER_RECORD_KIND_UNSUPPORTED: { exit: EXIT.INVALID, summary: 'The header names a review_request or review_record; review transfers are not accepted by this build.' },
+  TRANSFER_SIGNATURE_INVALID: { exit: EXIT.INVALID, summary: 'The envelope signature does not verify under strict Ed25519 over the header digest with the given key.' },
+  TRANSFER_KEY_MISMATCH: { exit: EXIT.INVALID, summary: 'The envelope verifies under the given key but its header names another verification_key_id.' },
+  TRANSFER_RECORD_DIGEST_MISMATCH: { exit: EXIT.INVALID, summary: 'A record\'s bytes do not have the length and SHA-256 its header entry names.' },
+
   // --- agent-state (envelope, operations, observed runs) ---
   AGENT_STATE_INVALID: { exit: EXIT.INVALID, summary: 'An agent-state envelope or operation input breaks a rule beyond its schema (blocked reason, result, duplicate scope or agent).' },
   AGENT_STATE_MISMATCH: { exit: EXIT.INVALID, summary: 'Observations given to reconcile name different agents, backends or tasks.' },

@@ -58,6 +58,18 @@ export function signBytes(message: Uint8Array, privateKey: Uint8Array): Uint8Arr
   return ed.sign(message, privateKey);
 }
 
+/** Length of the digests that are signed (SHA-256). */
+export const DIGEST_BYTES = 32;
+
+/**
+ * Sign the 32 raw bytes of a digest (WIRE.md "Keys": Ed25519 signs the raw digest bytes, never
+ * its hex text); a message of another length is refused, so a caller cannot sign hex by mistake.
+ */
+export function signDigest(digest: Uint8Array, privateKey: Uint8Array): Uint8Array {
+  if (digest.byteLength !== DIGEST_BYTES) throw new RangeError(`a signed digest is ${DIGEST_BYTES} bytes, not ${digest.byteLength}`);
+  return signBytes(digest, privateKey);
+}
+
 /** S (the second half of a signature, little-endian) is canonical only below L. */
 function hasCanonicalS(signature: Uint8Array): boolean {
   let s = 0n;
@@ -78,4 +90,9 @@ export function verifyStrict(signature: Uint8Array, message: Uint8Array, publicK
   } catch {
     return false;
   }
+}
+
+/** verifyStrict over the 32 raw bytes of a digest; false for a message of another length. */
+export function verifyDigestStrict(signature: Uint8Array, digest: Uint8Array, publicKey: Uint8Array): boolean {
+  return digest.byteLength === DIGEST_BYTES && verifyStrict(signature, digest, publicKey);
 }
