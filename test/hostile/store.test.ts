@@ -37,8 +37,6 @@ function dropSidecars(db: string): void {
 function everyCommand(f: Fixture, other: string): readonly (readonly string[])[] {
   return [
     ['policy', 'show'],
-    ['revision', 'show', '0'.repeat(64)],
-    ['change', 'show', 'c1'],
     ['policy', 'bump'],
     ['checkpoint', '--change', 'c1', '--workspace', f.workspace],
     ['init-repo', other, '--name', 'second'],
