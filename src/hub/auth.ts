@@ -1,0 +1,90 @@
+/**
+ * Authentication of hub requests (WIRE.md "Hub" and "Authority identity and grants"; spec
+ * "Workspace HTTP and MCP adapter": the server derives the task actor and live origin grant from
+ * the workspace bearer credential). Every request is authenticated anew against the authority,
+ * so a revoked or rotated token fails the very next request, in or out of an MCP session. The
+ * grant guard of src/tasks/grant-guard.ts does the grant part; this module adds the transport
+ * rules: the bearer header, the profile's repository, the legacy endpoint's reader scope.
+ */
+import type { IncomingMessage } from 'node:http';
+import { AgentscmError } from '../contracts/errors.js';
+import { authenticateToken } from '../native/grants.js';
+import type { LiveGrant } from '../native/grants.js';
+import { findTargetRequirement } from '../native/requirements.js';
+import { openAuthority, readTransaction } from '../native/store.js';
+import { authorizeTaskToken } from '../tasks/grant-guard.js';
+import type { GrantAuthorization } from '../tasks/grant-guard.js';
+import type { HubProfile } from './config.js';
+
+const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
+
+/** The bearer token of the request (HUB_AUTH_REQUIRED when there is none). */
+export function bearerToken(req: IncomingMessage): string {
+  const header = req.headers.authorization;
+  const match = header === undefined ? null : BEARER.exec(header);
+  if (match?.[1] === undefined) {
+    throw new AgentscmError('HUB_AUTH_REQUIRED', 'the request has no Authorization: Bearer header with a grant token', {
+      hint: 'send Authorization: Bearer TOKEN with the token of an `agentscm grant create` file',
+    });
+  }
+  return match[1];
+}
+
+/**
+ * An agent grant for the profile's repository (GRANT_TOKEN_REJECTED for a dead token,
+ * TASK_NOT_AUTHORIZED for a reader grant or another repository), then the profile's pinned
+ * requirement (HUB_REQUIREMENT_CHANGED): only an authenticated caller learns whether it moved.
+ */
+export function authorizeProfile(profile: HubProfile, token: string): GrantAuthorization {
+  const authorization = authorizeTaskToken({ dataDir: profile.dataDir, token, repository: profile.nativeRepository });
+  requirePinnedRequirement(profile);
+  return authorization;
+}
+
+/** The target's installed requirement is still the one the profile pins. */
+export function requirePinnedRequirement(profile: HubProfile): void {
+  const auth = openAuthority(profile.dataDir, { mode: 'read' });
+  try {
+    const installed = readTransaction(auth, () => findTargetRequirement(auth, profile.nativeRepository, profile.target));
+    if (installed?.requirement_digest !== profile.requirementDigest) {
+      throw new AgentscmError(
+        'HUB_REQUIREMENT_CHANGED',
+        `target ${profile.target} of profile ${profile.profileId} requires ${installed === null ? 'nothing' : installed.requirement_digest}, not the pinned ${profile.requirementDigest}`,
+        { hint: 'the operator updates requirement_digest in the hub config and restarts the hub' },
+      );
+    }
+  } finally {
+    auth.close();
+  }
+}
+
+/**
+ * A reader grant for the legacy endpoint, looked up in each configured data directory in turn
+ * (a token is 256 random bits, so at most one authority knows it). An agent grant is
+ * HUB_GRANT_SCOPE_MISMATCH: reader and agent credentials never reach each other's tools.
+ */
+export function authorizeReader(dataDirs: readonly string[], token: string): { grant: LiveGrant; dataDir: string } {
+  let lastRejection: AgentscmError | null = null;
+  for (const dataDir of dataDirs) {
+    const auth = openAuthority(dataDir, { mode: 'read' });
+    try {
+      const grant = readTransaction(auth, () => authenticateToken(auth, token));
+      if (grant.scope !== 'reader') {
+        throw new AgentscmError('HUB_GRANT_SCOPE_MISMATCH', `grant ${grant.grant_id} has scope ${grant.scope}; the legacy /mcp endpoint takes reader grants only`, {
+          hint: 'use the workspace MCP endpoint /v1/hub/workspace/mcp with an agent grant, or a grant created with --scope reader here',
+        });
+      }
+      return { grant, dataDir };
+    } catch (error) {
+      if (!(error instanceof AgentscmError) || error.code !== 'GRANT_TOKEN_REJECTED') throw error;
+      // A token this authority does not know may be another's; one it knows as revoked or
+      // rotated is final.
+      if ((error.details as { reason?: string } | undefined)?.reason !== 'unknown') throw error;
+      lastRejection = error;
+    } finally {
+      auth.close();
+    }
+  }
+  throw lastRejection ?? new AgentscmError('GRANT_TOKEN_REJECTED', 'the token belongs to no grant of this hub', { hint: 'ask the operator for a reader grant' });
+}
+

@@ -1,0 +1,210 @@
+/**
+ * The hub's MCP endpoints (WIRE.md "Hub"; spec "Workspace HTTP and MCP adapter"), built with the
+ * official TypeScript SDK: Streamable HTTP, stateless — a fresh server per HTTP request, so every
+ * request is authenticated anew and no session outlives a revoked token. The SDK's entry serves
+ * every protocol revision it negotiates (the 2026-07-28 per-request envelope and the 2025-era
+ * initialize handshake through its stateless fallback).
+ *
+ * Workspace MCP: one tool `agentscm_task_<operation>` per registered operation (operations.ts),
+ * calling the same path as the HTTP route (task-call.ts); the structured output is the same JSON
+ * as the route's `result`, and a refusal is a tool error carrying the code. Legacy `/mcp`: reader
+ * grants only, one read-only tool `agentscm_workflow_status`.
+ */
+import { McpServer, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
+import type { CallToolResult, JsonSchemaType, JsonSchemaValidator, JsonSchemaValidatorResult, McpHttpHandler, jsonSchemaValidator } from '@modelcontextprotocol/server';
+import { encodeCanonicalText } from '../contracts/canonical-json.js';
+import { AgentscmError } from '../contracts/errors.js';
+import { HUB_JSON_BODY_MAX_BYTES, HUB_SUBJECT_SCHEMA } from '../contracts/hub-config.js';
+import type { HubSubjectSelection } from '../contracts/hub-config.js';
+import { ID_SCHEMA } from '../contracts/ids.js';
+import { isJsonObject } from '../contracts/json-value.js';
+import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+import { oneLine } from '../contracts/message-text.js';
+import { asParsed } from '../contracts/strict-json.js';
+import type { LiveGrant } from '../native/grants.js';
+import type { GrantAuthorization } from '../tasks/grant-guard.js';
+import { readRunStatus } from '../workflows/status.js';
+import type { HubProfile } from './config.js';
+import { asAgentscmError } from './http-errors.js';
+import { hubOperations, toolNameOf } from './operations.js';
+import type { HubOperation } from './operations.js';
+import { callHubTask } from './task-call.js';
+
+/** The one tool of the legacy endpoint. */
+export const LEGACY_STATUS_TOOL = 'agentscm_workflow_status';
+
+const SERVER_INFO = { name: 'agentscm-hub', version: '1' };
+
+/**
+ * The facade is the one validator of every input (strict JSON, exact u64, the published
+ * schemas); the SDK's own check would refuse our custom keywords' inputs differently and lose
+ * the stable code, so it accepts everything and the schema is only advertised.
+ */
+const PASS_THROUGH: jsonSchemaValidator = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input: unknown): JsonSchemaValidatorResult<T> => ({ valid: true, data: input as T, errorMessage: undefined });
+  },
+};
+
+/**
+ * A schema of src/contracts/ as plain JSON Schema for tools/list: `u64` becomes an integer
+ * range (bounds above 2^53 dropped), `maxUtf8Bytes` a maxLength (characters never outnumber
+ * bytes, so it is a looser but true bound), `idKind` goes.
+ */
+export function plainJsonSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(plainJsonSchema);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
+    if (key === 'idKind') continue;
+    if (key === 'u64') {
+      const bounds = typeof value === 'object' && value !== null ? (value as { minimum?: string; maximum?: string }) : {};
+      out.type = 'integer';
+      out.minimum = Number(bounds.minimum ?? '0');
+      if (bounds.maximum !== undefined && BigInt(bounds.maximum) <= BigInt(Number.MAX_SAFE_INTEGER)) out.maximum = Number(bounds.maximum);
+      continue;
+    }
+    if (key === 'maxUtf8Bytes') {
+      if (!('maxLength' in (schema))) out.maxLength = value;
+      continue;
+    }
+    out[key] = plainJsonSchema(value);
+  }
+  return out;
+}
+
+/** The input schema of an operation's tool. */
+export function toolInputSchema(operation: HubOperation): Record<string, unknown> {
+  switch (operation.input.kind) {
+    case 'none':
+      return { type: 'object', additionalProperties: false, properties: {} };
+    case 'subject':
+      return { type: 'object', additionalProperties: false, required: ['subject'], properties: { subject: HUB_SUBJECT_SCHEMA } };
+    case 'document': {
+      const plain = plainJsonSchema(operation.input.schema) as { properties?: Record<string, unknown> };
+      // The subject of a task not yet retained (claim, instructions, reference), as on the HTTP route.
+      return { ...plain, properties: { ...(plain.properties ?? {}), subject: HUB_SUBJECT_SCHEMA } };
+    }
+  }
+}
+
+/**
+ * MCP arguments arrive parsed by the SDK as JavaScript numbers, so an integer above 2^53 - 1 has
+ * already lost its exact value: refuse it rather than pass a rounded fence or lease on.
+ */
+function checkExactNumbers(value: unknown, at: string): void {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) {
+      throw new AgentscmError('JSON_NUMBER_INVALID', `${at || '/'} is ${String(value)}, not an exact unsigned integer up to 2^53 - 1 as an MCP argument`, {
+        hint: 'send larger u64 values through the HTTP agent-tasks route, which keeps them exact',
+      });
+    }
+    return;
+  }
+  if (Array.isArray(value)) value.forEach((item, index) => checkExactNumbers(item, `${at}/${index}`));
+  else if (value !== null && typeof value === 'object') for (const [key, item] of Object.entries(value)) checkExactNumbers(item, `${at}/${key}`);
+}
+
+/** The structured form of an answer: exact u64 as JSON numbers where JavaScript holds them exactly. */
+function structuredOf(value: JsonValue): Record<string, unknown> {
+  const parsed = asParsed(value);
+  const plain = JSON.parse(encodeCanonicalText(parsed)) as unknown;
+  return isJsonObject(plain) ? (plain) : { result: plain };
+}
+
+/** A successful tool answer: the exact JSON text and the structured value. */
+export function toolAnswer(result: JsonValue): CallToolResult {
+  return { content: [{ type: 'text', text: encodeCanonicalText(result) }], structuredContent: structuredOf(result) };
+}
+
+/** A refusal as a tool error carrying its stable code. */
+export function toolError(error: unknown): CallToolResult {
+  const refused = asAgentscmError(error);
+  const body = { error: { code: refused.code, message: oneLine(refused.message) } };
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
+}
+
+function splitArguments(operation: HubOperation, args: unknown): { input: JsonValue; subject: HubSubjectSelection | undefined } {
+  const given = args === undefined || args === null ? {} : args;
+  if (!isJsonObject(given)) throw new AgentscmError('SCHEMA_TYPE', `the arguments of ${toolNameOf(operation.name)} must be an object`);
+  checkExactNumbers(given, '');
+  const { subject, ...rest } = given as JsonObject & { subject?: JsonValue };
+  if (subject !== undefined && !isJsonObject(subject)) throw new AgentscmError('SCHEMA_TYPE', '/subject must be an object {"change_id","context_digest"}');
+  const selection = subject === undefined ? undefined : (subject as unknown as HubSubjectSelection);
+  if (selection !== undefined) {
+    const keys = Object.keys(subject as JsonObject).sort().join(',');
+    if (keys !== 'change_id,context_digest' || typeof selection.change_id !== 'string' || typeof selection.context_digest !== 'string') {
+      throw new AgentscmError('SCHEMA_TYPE', '/subject must be exactly {"change_id","context_digest"}');
+    }
+  }
+  if (operation.input.kind === 'document') return { input: rest, subject: selection };
+  if (Object.keys(rest).length > 0) throw new AgentscmError('SCHEMA_UNKNOWN_FIELD', `${toolNameOf(operation.name)} takes ${operation.input.kind === 'subject' ? 'only "subject"' : 'no arguments'}`);
+  return { input: null, subject: selection };
+}
+
+/** The workspace MCP server of one request: the profile's tools, run as the authenticated grant. */
+export function workspaceServer(profile: HubProfile, authorization: GrantAuthorization): McpServer {
+  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
+  for (const operation of hubOperations()) {
+    server.registerTool(
+      toolNameOf(operation.name),
+      { description: operation.description, inputSchema: fromJsonSchema(toolInputSchema(operation) as JsonSchemaType, PASS_THROUGH) },
+      (args: unknown): CallToolResult => {
+        try {
+          const { input, subject } = splitArguments(operation, args);
+          return toolAnswer(callHubTask(profile, authorization, { operation: operation.name, input, subject }));
+        } catch (error) {
+          return toolError(error);
+        }
+      },
+    );
+  }
+  return server;
+}
+
+const STATUS_INPUT_SCHEMA = { type: 'object', additionalProperties: false, required: ['run_id'], properties: { run_id: plainJsonSchema(ID_SCHEMA) } };
+
+/** The legacy read-only MCP server of one request (a reader grant): `agentscm_workflow_status` only. */
+export function legacyServer(dataDir: string, grant: LiveGrant): McpServer {
+  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
+  server.registerTool(
+    LEGACY_STATUS_TOOL,
+    {
+      description:
+        'Read-only status of a skill-workflow run of your repository: its state, each step\'s result and observations, and whether its source is still current. Arguments: {"run_id"}. A run is an observation, never an approval.',
+      inputSchema: fromJsonSchema(STATUS_INPUT_SCHEMA as JsonSchemaType, PASS_THROUGH),
+    },
+    (args: unknown): CallToolResult => {
+      try {
+        const runId = isJsonObject(args) && typeof args.run_id === 'string' && Object.keys(args).length === 1 ? args.run_id : null;
+        if (runId === null) throw new AgentscmError('SCHEMA_TYPE', `${LEGACY_STATUS_TOOL} takes exactly {"run_id"}`);
+        const view = readRunStatus(dataDir, runId);
+        // A run of another repository is reported exactly as a missing one: a reader grant
+        // learns nothing outside its repository.
+        if (view.source.repository !== grant.repository) throw new AgentscmError('WORKFLOW_RUN_NOT_FOUND', `no workflow run ${runId}`);
+        return toolAnswer(view as unknown as JsonValue);
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+  return server;
+}
+
+/** What the HTTP layer hands an MCP request: the server of that request, already authorized. */
+export type McpServerOf = () => McpServer;
+
+/**
+ * One SDK handler for all MCP requests of the hub. The per-request server comes in through
+ * `authInfo.extra` (the SDK passes it through untouched and never derives it from headers).
+ */
+export function createHubMcpHandler(onerror: (error: Error) => void): McpHttpHandler {
+  return createMcpHandler(
+    (ctx) => {
+      const serverOf = ctx.authInfo?.extra?.serverOf as McpServerOf | undefined;
+      if (serverOf === undefined) throw new Error('an MCP request reached the SDK without an authorized server');
+      return serverOf();
+    },
+    { maxRequestBodySize: HUB_JSON_BODY_MAX_BYTES, onerror },
+  );
+}

@@ -1,0 +1,272 @@
+/**
+ * `agentscm hub serve` (WIRE.md "Hub"; spec "Workspace HTTP and MCP adapter" and "Selected
+ * task-only operating profile"): Node's own `http` server with four routes and no router — the
+ * route table is a handful of fixed paths, and owning the socket keeps the body bound, the
+ * timeouts and the access log in one place (docs/hub.md "Why Node's http").
+ *
+ * Order of every authenticated request: route → bearer header (401) → declared body size (413)
+ * → profile (404) → grant (401/403) → body, streamed and bounded (413) → strict decoding (400)
+ * → the task facade. Nothing is buffered for a caller that is not authenticated.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AuthInfo } from '@modelcontextprotocol/server';
+import { encodeCanonicalText } from '../contracts/canonical-json.js';
+import { AgentscmError } from '../contracts/errors.js';
+import { HUB_JSON_BODY_MAX_BYTES, hubTaskRequestDecoder } from '../contracts/hub-config.js';
+import { getRepository } from '../native/repositories.js';
+import { isStoreInitialized, openAuthority, prepared, readTransaction } from '../native/store.js';
+import { authorizeProfile, authorizeReader, bearerToken } from './auth.js';
+import { readBoundedBody, refuseDeclaredLength } from './body.js';
+import type { HubConfig, HubProfile } from './config.js';
+import { asAgentscmError, errorBody, httpStatusOf } from './http-errors.js';
+import { createHubMcpHandler, legacyServer, workspaceServer } from './mcp.js';
+import type { McpServerOf } from './mcp.js';
+import { callHubTask, taskAnswer } from './task-call.js';
+
+export const HEALTH_PATH = '/v1/hub/health';
+export const WORKSPACE_MCP_PATH = '/v1/hub/workspace/mcp';
+export const LEGACY_MCP_PATH = '/mcp';
+const TASKS_ROUTE = /^\/v1\/hub\/workspace\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/agent-tasks$/;
+
+export interface HubServerOptions {
+  /** Time a client has to send its request headers (slow-loris bound); default 10 s. */
+  readonly headersTimeoutMs?: number;
+  /** Time a client has to send its whole request, headers and body; default 30 s. */
+  readonly requestTimeoutMs?: number;
+  /** Where the access log goes, one JSON line per request; default stderr. */
+  readonly accessLog?: (line: string) => void;
+}
+
+export interface RunningHub {
+  /** `HOST:PORT` actually bound (the port the system chose for port 0). */
+  readonly address: string;
+  /** `http://HOST:PORT` (IPv6 hosts in brackets). */
+  readonly url: string;
+  /** Stop accepting, let in-flight requests finish, then resolve. */
+  close(): Promise<void>;
+}
+
+interface Exchange {
+  route: string;
+  code: string | null;
+}
+
+function send(res: ServerResponse, status: number, body: string, close = false): void {
+  if (res.headersSent) return;
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    ...(close ? { connection: 'close' } : {}),
+  });
+  res.end(body);
+}
+
+function sendError(res: ServerResponse, exchange: Exchange, error: unknown): void {
+  const refused = asAgentscmError(error);
+  exchange.code = refused.code;
+  const status = httpStatusOf(refused.code);
+  // A refused body is left unread: close the connection instead of draining it.
+  send(res, status, errorBody(refused), status === 413 || status === 401);
+}
+
+function notFound(req: IncomingMessage, path: string): AgentscmError {
+  return new AgentscmError('HUB_ROUTE_NOT_FOUND', `no hub route ${req.method ?? ''} ${path.slice(0, 200)}`, { hint: 'see docs/hub.md for the routes' });
+}
+
+function decodeSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+/** Check every profile's store and repository once at start-up (HUB_PROFILE_UNAVAILABLE). */
+function checkProfiles(config: HubConfig): void {
+  for (const profile of config.profiles) {
+    const unavailable = (why: string): AgentscmError =>
+      new AgentscmError('HUB_PROFILE_UNAVAILABLE', `profile ${profile.repositoryId}/${profile.profileId}: ${why}`, {
+        hint: 'point data_dir at the native data directory that holds native_repository',
+      });
+    if (!isStoreInitialized(profile.dataDir)) throw unavailable(`no native store in ${profile.dataDir}`);
+    const auth = openAuthority(profile.dataDir, { mode: 'read' });
+    try {
+      readTransaction(auth, () => getRepository(auth, profile.nativeRepository));
+    } catch (error) {
+      if (error instanceof AgentscmError && error.code === 'REPOSITORY_NOT_FOUND') throw unavailable(`the store has no repository ${profile.nativeRepository}`);
+      throw error;
+    } finally {
+      auth.close();
+    }
+  }
+}
+
+/** `/v1/hub/health`: a read of each configured store, nothing else (no actor, no task profile). */
+function pingStorage(config: HubConfig): void {
+  for (const dataDir of new Set(config.profiles.map((profile) => profile.dataDir))) {
+    const auth = openAuthority(dataDir, { mode: 'read' });
+    try {
+      readTransaction(auth, () => prepared(auth, 'SELECT 1').get());
+    } finally {
+      auth.close();
+    }
+  }
+}
+
+/** Start the hub on the config's address; resolves once it listens. */
+export async function startHub(config: HubConfig, options: HubServerOptions = {}): Promise<RunningHub> {
+  checkProfiles(config);
+  const headersTimeout = options.headersTimeoutMs ?? 10_000;
+  const requestTimeout = Math.max(options.requestTimeoutMs ?? 30_000, headersTimeout);
+  const log = options.accessLog ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const dataDirs = [...new Set(config.profiles.map((profile) => profile.dataDir))];
+  const mcp = createHubMcpHandler(() => undefined);
+  let closing = false;
+
+  const profileOf = (repositoryId: string, profileId: string): HubProfile => {
+    const profile = config.profiles.find((p) => p.repositoryId === repositoryId && p.profileId === profileId);
+    if (profile === undefined) {
+      throw new AgentscmError('HUB_PROFILE_NOT_FOUND', `no agent task profile ${profileId.slice(0, 128)} for repository ${repositoryId.slice(0, 300)} on this hub`, {
+        hint: 'use a repository and profile of the hub execution config',
+      });
+    }
+    return profile;
+  };
+
+  const readJson = async (req: IncomingMessage): Promise<Buffer> => readBoundedBody(req, HUB_JSON_BODY_MAX_BYTES);
+
+  const taskRoute = async (req: IncomingMessage, res: ServerResponse, match: RegExpExecArray): Promise<void> => {
+    const token = bearerToken(req);
+    refuseDeclaredLength(req, HUB_JSON_BODY_MAX_BYTES);
+    const [owner, name, profileId] = [decodeSegment(match[1] ?? ''), decodeSegment(match[2] ?? ''), decodeSegment(match[3] ?? '')];
+    if (owner === null || name === null || profileId === null) throw notFound(req, match[0]);
+    const profile = profileOf(`${owner}/${name}`, profileId);
+    const authorization = authorizeProfile(profile, token);
+    const request = hubTaskRequestDecoder.decode(await readJson(req), HUB_JSON_BODY_MAX_BYTES);
+    const result = callHubTask(profile, authorization, { operation: request.operation, input: request.input, subject: request.subject });
+    send(res, 200, encodeCanonicalText(taskAnswer(result) as unknown as Parameters<typeof encodeCanonicalText>[0]));
+  };
+
+  const mcpRoute = async (req: IncomingMessage, res: ServerResponse, url: URL, serverOf: (token: string) => McpServerOf): Promise<void> => {
+    const token = bearerToken(req);
+    refuseDeclaredLength(req, HUB_JSON_BODY_MAX_BYTES);
+    const of = serverOf(token);
+    const body = await readJson(req);
+    const headers = new Headers();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value === undefined || key === 'authorization' || key === 'content-length' || key === 'connection' || key === 'transfer-encoding') continue;
+      headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const authInfo: AuthInfo = { token: '(verified by the hub)', clientId: 'agentscm-hub', scopes: [], extra: { serverOf: of } };
+    const response = await mcp.fetch(new Request(url, { method: 'POST', headers, body }), { authInfo });
+    const out = Buffer.from(await response.arrayBuffer());
+    const outHeaders: Record<string, string> = {};
+    response.headers.forEach((value, key) => {
+      outHeaders[key] = value;
+    });
+    outHeaders['content-length'] = String(out.byteLength);
+    res.writeHead(response.status, outHeaders);
+    res.end(out);
+  };
+
+  const workspaceMcp = (url: URL) => (token: string): McpServerOf => {
+    const repositoryId = url.searchParams.get('repository');
+    const profileId = url.searchParams.get('profile');
+    if (repositoryId === null || profileId === null) {
+      throw new AgentscmError('HUB_PROFILE_NOT_FOUND', 'the workspace MCP endpoint needs ?repository=OWNER/NAME&profile=ID', { hint: 'add both query parameters' });
+    }
+    const profile = profileOf(repositoryId, profileId);
+    const authorization = authorizeProfile(profile, token);
+    return () => workspaceServer(profile, authorization);
+  };
+
+  const legacyMcp = (token: string): McpServerOf => {
+    const { grant, dataDir } = authorizeReader(dataDirs, token);
+    return () => legacyServer(dataDir, grant);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, exchange: Exchange): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://hub.invalid');
+    if (closing) res.setHeader('connection', 'close');
+    if (url.pathname === HEALTH_PATH && req.method === 'GET') {
+      exchange.route = 'health';
+      pingStorage(config);
+      send(res, 200, '{"status":"ok"}');
+      return;
+    }
+    if (req.method === 'POST') {
+      const match = TASKS_ROUTE.exec(url.pathname);
+      if (match !== null) {
+        exchange.route = 'agent-tasks';
+        await taskRoute(req, res, match);
+        return;
+      }
+      if (url.pathname === WORKSPACE_MCP_PATH) {
+        exchange.route = 'workspace-mcp';
+        await mcpRoute(req, res, url, workspaceMcp(url));
+        return;
+      }
+      if (url.pathname === LEGACY_MCP_PATH) {
+        exchange.route = 'legacy-mcp';
+        await mcpRoute(req, res, url, legacyMcp);
+        return;
+      }
+    }
+    throw notFound(req, url.pathname);
+  };
+
+  const server: Server = createServer(
+    {
+      headersTimeout,
+      requestTimeout,
+      // How often Node checks those two timeouts; a slow client is cut within this of its bound.
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
+      keepAliveTimeout: 5_000,
+    },
+    (req, res) => {
+      const started = process.hrtime.bigint();
+      const exchange: Exchange = { route: 'none', code: null };
+      const remote = req.socket.remoteAddress ?? null;
+      res.on('close', () => {
+        // Method, route name, status, code and timing only: never a header, token, query or body.
+        log(
+          JSON.stringify({
+            time: new Date().toISOString(),
+            method: req.method ?? '',
+            route: exchange.route,
+            status: res.statusCode,
+            code: exchange.code,
+            duration_ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+            remote,
+          }),
+        );
+      });
+      handle(req, res, exchange).catch((error: unknown) => sendError(res, exchange, error));
+    },
+  );
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = server.address() as AddressInfo;
+  const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+  return {
+    address: `${host}:${bound.port}`,
+    url: `http://${host}:${bound.port}`,
+    close: async (): Promise<void> => {
+      closing = true;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await mcp.close();
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The one call path of both hub transports into the task facade (spec "Workspace HTTP and MCP
+ * adapter": every route and tool goes "through the same facade"). The HTTP route and the MCP
+ * tools differ only in how they frame the operation, its input and the subject; from here on
+ * the context is built from the profile and the authenticated grant alone — request JSON never
+ * selects the actor, the data directory, the repository, the profile or the target.
+ */
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import { AgentscmError } from '../contracts/errors.js';
+import type { HubSubjectSelection } from '../contracts/hub-config.js';
+import { isJsonObject } from '../contracts/json-value.js';
+import type { JsonValue } from '../contracts/json-value.js';
+import { TASK_CAPABILITY, TASK_CONTRACT_VERSION } from '../contracts/task-common.js';
+import { callTaskOperation } from '../tasks/facade.js';
+import type { GrantAuthorization } from '../tasks/grant-guard.js';
+import type { HubProfile } from './config.js';
+import { hubOperation } from './operations.js';
+
+export interface HubTaskCall {
+  readonly operation: string;
+  /** The operation's request document, or null. */
+  readonly input: JsonValue;
+  readonly subject?: HubSubjectSelection | undefined;
+}
+
+/** The answer envelope of the agent-tasks route (WIRE.md "Hub"). */
+export interface HubTaskAnswer {
+  readonly capability: typeof TASK_CAPABILITY;
+  readonly schema_version: number;
+  readonly result: JsonValue;
+}
+
+/** Run one operation for the authenticated grant on the profile; the facade's answer, unchanged. */
+export function callHubTask(profile: HubProfile, authorization: GrantAuthorization, call: HubTaskCall): JsonValue {
+  const operation = hubOperation(call.operation);
+  if (operation === undefined) {
+    // The facade names the operations it knows; an unregistered one is refused the same way.
+    return callTaskOperation(contextOf(profile, authorization, undefined), call.operation, null);
+  }
+  if (call.input !== null && !isJsonObject(call.input)) {
+    throw new AgentscmError('SCHEMA_TYPE', `the input of ${operation.name} must be an object or null`, { hint: 'send "input": {…} or "input": null' });
+  }
+  if (operation.input.kind !== 'document' && call.input !== null) {
+    throw new AgentscmError('USAGE', `operation ${operation.name} takes no input document`, {
+      hint: operation.input.kind === 'subject' ? 'send "input": null and the subject as "subject": {"change_id","context_digest"}' : 'send "input": null',
+    });
+  }
+  const bytes = call.input === null ? null : encodeCanonical(call.input);
+  return callTaskOperation(contextOf(profile, authorization, call.subject), operation.name, bytes);
+}
+
+function contextOf(profile: HubProfile, authorization: GrantAuthorization, subject: HubSubjectSelection | undefined) {
+  return {
+    dataDir: profile.dataDir,
+    actor: authorization.actor,
+    repository: profile.nativeRepository,
+    profile: profile.profileId,
+    target: profile.target,
+    subject: subject === undefined ? undefined : { change_id: subject.change_id, context_digest: subject.context_digest },
+    guard: authorization.guard,
+    origin: authorization.origin,
+  };
+}
+
+/** Wrap a facade answer as the route answers it. */
+export function taskAnswer(result: JsonValue): HubTaskAnswer {
+  return { capability: TASK_CAPABILITY, schema_version: TASK_CONTRACT_VERSION, result };
+}

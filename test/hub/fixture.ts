@@ -1,0 +1,170 @@
+/**
+ * Real hubs for tests: a task store (test/tasks/fixture.ts), grants with token files, a config
+ * whose profile pins the installed requirement, and a hub listening on a loopback port — or the
+ * CLI `agentscm hub serve` as a child process.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { encodeCanonicalText } from '../../src/contracts/canonical-json.js';
+import type { JsonValue } from '../../src/contracts/json-value.js';
+import { grantTokenSha256 } from '../../src/contracts/grant.js';
+import type { GrantScope } from '../../src/contracts/grant.js';
+import type { HubConfig, HubProfile } from '../../src/hub/config.js';
+import { startHub } from '../../src/hub/server.js';
+import type { HubServerOptions, RunningHub } from '../../src/hub/server.js';
+import { createGrantInDataDir, revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
+import type { Grant } from '../../src/native/grants.js';
+import { showRequirement } from '../../src/workflows/requirement.js';
+import { tempDir } from '../helpers/tmp.js';
+import { CHANGE_ID, PROFILE, makeTaskStore } from '../tasks/fixture.js';
+import type { TaskStore } from '../tasks/fixture.js';
+
+export const REPOSITORY_ID = 'acme/widgets';
+
+export interface HubStore {
+  readonly dir: string;
+  readonly store: TaskStore;
+  readonly profile: HubProfile;
+  readonly config: HubConfig;
+}
+
+export interface TestGrant {
+  readonly grant: Grant;
+  readonly token: string;
+  readonly actor: { owner_id: string; agent_id: string };
+}
+
+/** A task store and the config of one profile that pins its installed requirement. */
+export function hubStore(t: TestContext): HubStore {
+  const dir = tempDir(t, 'agentscm-hub-');
+  const store = makeTaskStore(join(dir, 'data'));
+  const requirement = showRequirement(store.dataDir, { target: 'main' });
+  const profile: HubProfile = {
+    repositoryId: REPOSITORY_ID,
+    profileId: PROFILE,
+    nativeRepository: store.repository,
+    dataDir: store.dataDir,
+    target: 'main',
+    requirementDigest: requirement.requirement_digest,
+  };
+  return { dir, store, profile, config: { host: '127.0.0.1', port: 0, profiles: [profile] } };
+}
+
+let grantSeq = 0;
+
+/** A live grant for `owner/agent` and its token (read from the new token file). */
+export function grantFor(hub: HubStore, owner: string, agent: string, scope: GrantScope = 'agent', repository?: string): TestGrant {
+  grantSeq += 1;
+  const file = join(hub.dir, `grant-${grantSeq}.token`);
+  const created = createGrantInDataDir(hub.store.dataDir, { repository: repository ?? hub.store.repository, actor: { owner_id: owner, agent_id: agent }, scope, tokenFile: file, nowMs: Date.now() });
+  const token = readFileSync(file, 'utf8').trim();
+  if (grantTokenSha256(token).length !== 64) throw new Error('token file holds no token');
+  return { grant: created.grant, token, actor: { owner_id: owner, agent_id: agent } };
+}
+
+/** Rotate the grant; its new token (the old one dies). */
+export function rotate(hub: HubStore, grant: TestGrant): string {
+  grantSeq += 1;
+  const file = join(hub.dir, `grant-${grantSeq}.token`);
+  rotateGrantInDataDir(hub.store.dataDir, grant.grant.grant_id, file, Date.now());
+  return readFileSync(file, 'utf8').trim();
+}
+
+export function revoke(hub: HubStore, grant: TestGrant): void {
+  revokeGrantInDataDir(hub.store.dataDir, grant.grant.grant_id, Date.now());
+}
+
+/** A started hub, closed after the test; its access log lines are collected. */
+export async function startTestHub(t: TestContext, hub: HubStore, options: HubServerOptions = {}): Promise<RunningHub & { readonly log: string[] }> {
+  const log: string[] = [];
+  const running = await startHub(hub.config, { accessLog: (line) => log.push(line), ...options });
+  t.after(() => running.close());
+  return Object.assign(running, { log });
+}
+
+export function tasksPath(repositoryId = REPOSITORY_ID, profile = PROFILE): string {
+  return `/v1/hub/workspace/repositories/${repositoryId}/profiles/${profile}/agent-tasks`;
+}
+
+export function subjectOf(hub: HubStore): { change_id: string; context_digest: string } {
+  return { change_id: CHANGE_ID, context_digest: hub.store.contextDigest };
+}
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly text: string;
+  readonly json: Record<string, unknown>;
+}
+
+/** One HTTP request over a fresh loopback connection. */
+export function httpCall(url: string, method: string, path: string, options: { token?: string; body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+    if (options.body !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      headers['content-length'] ??= String(Buffer.byteLength(options.body));
+    }
+    const req = httpRequest(new URL(path, url), { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: Record<string, unknown> = {};
+        try {
+          json = JSON.parse(text) as Record<string, unknown>;
+        } catch {
+          json = {};
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** POST one operation to the agent-tasks route. */
+export function postTask(url: string, token: string, operation: string, input: unknown, subject?: unknown, path = tasksPath()): Promise<HttpAnswer> {
+  const envelope = { operation, input, ...(subject === undefined ? {} : { subject }) } as JsonValue;
+  return httpCall(url, 'POST', path, { token, body: encodeCanonicalText(envelope) });
+}
+
+/** The error code of a refusal answer. */
+export function errorCode(answer: HttpAnswer): string {
+  return (answer.json.error as { code?: string } | undefined)?.code ?? `(no error: ${answer.status} ${answer.text.slice(0, 200)})`;
+}
+
+/** The `result` of a successful answer. */
+export function resultOf(answer: HttpAnswer): Record<string, unknown> {
+  if (answer.status !== 200) throw new Error(`expected 200, got ${answer.status}: ${answer.text.slice(0, 300)}`);
+  return answer.json.result as Record<string, unknown>;
+}
+
+/** Write a hub config file for `agentscm hub serve`. */
+export function writeConfigFile(hub: HubStore, extra: Record<string, unknown> = {}): string {
+  const file = join(hub.dir, 'hub.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      version: 1,
+      listen: '127.0.0.1:0',
+      agent_task_profiles: [
+        {
+          repository_id: hub.profile.repositoryId,
+          profile_id: hub.profile.profileId,
+          native_repository: hub.profile.nativeRepository,
+          data_dir: hub.profile.dataDir,
+          target: hub.profile.target,
+          requirement_digest: hub.profile.requirementDigest,
+          publish_forge_status: false,
+        },
+      ],
+      ...extra,
+    }),
+  );
+  return file;
+}
