@@ -190,6 +190,7 @@ export const ERROR_CODES = {
   TRANSFER_SIGNATURE_INVALID: { exit: EXIT.INVALID, summary: 'The envelope signature does not verify under strict Ed25519 over the header digest with the given key.' },
   TRANSFER_KEY_MISMATCH: { exit: EXIT.INVALID, summary: 'The envelope verifies under the given key but its header names another verification_key_id.' },
   TRANSFER_RECORD_DIGEST_MISMATCH: { exit: EXIT.INVALID, summary: 'A record\'s bytes do not have the length and SHA-256 its header entry names.' },
+  RECEIPT_INVALID: { exit: EXIT.INVALID, summary: 'A v2 receipt breaks a rule beyond its schema: a row shape, a repeated task or step, or a state its task outcomes do not give.' },
 
   // --- agent-state (envelope, operations, observed runs) ---
   AGENT_STATE_INVALID: { exit: EXIT.INVALID, summary: 'An agent-state envelope or operation input breaks a rule beyond its schema (blocked reason, result, duplicate scope or agent).' },
