@@ -12,6 +12,7 @@ export const DOMAINS = {
   attempt: 'agentscm.agent-workflow-attempt.v1',
   result: 'agentscm.agent-workflow-result.v1',
   collectorTransfer: 'agentscm.collector-transfer.v1',
+  collectorProfile: 'agentscm.collector-profile.v1',
   receipt: 'agentscm.workflow-receipt.v2',
   revision: 'agentscm.revision.v1',
   reviewContext: 'agentscm.review-context.v1',

@@ -18,6 +18,7 @@ import { definedDecoders } from './schema.js';
 // --- registered decoder modules (one line each, sorted) ---
 import './agent-state.js';
 import './collector-descriptor.js';
+import './collector-profile.js';
 import './collector-transfer.js';
 import './command-recipe.js';
 import './hub-config.js';

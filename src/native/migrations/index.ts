@@ -9,5 +9,6 @@ import { migrateReviewContexts } from './003-review-contexts.js';
 import { migrateExecutorRegistry } from './004-executor-registry.js';
 import { migrateAuthorityIdentity } from './005-authority-identity.js';
 import { migrateGrants } from './006-grants.js';
+import { migrateCollectorProfiles } from './007-collector-profiles.js';
 
-export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity, migrateGrants];
+export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity, migrateGrants, migrateCollectorProfiles];

@@ -8,6 +8,7 @@ import { callAgentStateOperation, createAgentState } from '../../../src/agent-st
 import { MAX_AGENT_STATE_INPUT_BYTES } from '../../../src/contracts/agent-state.js';
 import { join } from 'node:path';
 import { decodeCollectorDescriptor, MAX_COLLECTOR_DESCRIPTOR_BYTES } from '../../../src/contracts/collector-descriptor.js';
+import { decodeCollectorProfile, MAX_COLLECTOR_PROFILE_BYTES } from '../../../src/contracts/collector-profile.js';
 import { decodeCommandRecipe, RECIPE_LIMITS } from '../../../src/contracts/command-recipe.js';
 import type { ErrorCode } from '../../../src/contracts/errors.js';
 import {
@@ -134,6 +135,20 @@ const COLLECTOR_DESCRIPTOR: JsonObject = {
   upload_request_id: 'up-1',
 };
 
+const COLLECTOR_PROFILE: JsonObject = {
+  version: 1,
+  kind: 'command',
+  repository_id: '0123456789abcdef0123456789abcdef',
+  workflow_profile: 'default',
+  step_id: 'unit-tests',
+  registration_id: 'reg-9',
+  registration_epoch: 3n,
+  verification_key_id: hex64('e'),
+  recipe: { ...RECIPE, env: {}, workdir: '.' },
+  recipe_digest: hex64('6'),
+  runtime_identity_digest: hex64('f'),
+};
+
 const TRANSFER_HEADER: JsonObject = {
   version: 1,
   audience: 'fedcba9876543210fedcba9876543210',
@@ -232,6 +247,7 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
   agentStateType('agent-state-v1', 'validate', [builder, finished, interrupted]),
   taskType(capabilitiesResponseDecoder, [capabilitiesResponse() as unknown as JsonValue], undefined),
   { id: 'agent-task.collector-descriptor', decode: decodeCollectorDescriptor, maxBytes: MAX_COLLECTOR_DESCRIPTOR_BYTES, versionField: 'version', schema: {}, seeds: [COLLECTOR_DESCRIPTOR] },
+  { id: 'agent-task.collector-profile', decode: decodeCollectorProfile, maxBytes: MAX_COLLECTOR_PROFILE_BYTES, versionField: 'version', schema: {}, seeds: [COLLECTOR_PROFILE] },
   taskType(taskClaimRequestDecoder, [claimRequestToJson(claim), claimRequestToJson(noExecutorClaim)]),
   taskType(instructionEntrypointResponseDecoder, [{ status: 'entrypoint', entrypoint: entrypointToJson(task.entrypoint) }, schemaMismatch([2, 3], 1, [1]) as unknown as JsonValue], undefined),
   taskType(instructionEntrypointDecoder, [entrypointToJson(task.entrypoint), entrypointToJson(sampleTask(CRITERIA.slice(0, 1)).entrypoint)], 'schema_version'),

@@ -1,0 +1,131 @@
+/**
+ * `agent-task profile install` / `profile show` (spec "Operator-enrolled collector transfer";
+ * WIRE.md "CollectorProfile v1"). Installing is the operator's separate act that makes one exact
+ * enrollment epoch a collector for one repository, workflow profile and command step; enrolling
+ * alone never does. In one authority write transaction the profile must name:
+ * - the exact current (newest, unrevoked) epoch of a registration bound to the same repository,
+ *   workflow profile, step and key;
+ * - a command step of a target's installed requirement whose recipe bytes (in the requirement's
+ *   pinned skill package) have SHA-256 `recipe_digest`;
+ * - as `recipe`, exactly that recipe decoded (same canonical JSON, env in the file's order).
+ */
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import { recipeToJson } from '../contracts/collector-descriptor.js';
+import type { CollectorProfile } from '../contracts/collector-profile.js';
+import { MAX_COLLECTOR_PROFILE_BYTES, collectorProfileToJson, decodeCollectorProfile } from '../contracts/collector-profile.js';
+import { RECIPE_LIMITS, commandRecipeDigest, decodeCommandRecipe } from '../contracts/command-recipe.js';
+import { AgentscmError } from '../contracts/errors.js';
+import type { JsonObject } from '../contracts/json-value.js';
+import { readBoundedInput } from '../native/bounded-input.js';
+import { getCollectorProfile, profileRegistration, storeCollectorProfile } from '../native/collector-profiles.js';
+import { getRepository } from '../native/repositories.js';
+import { findTargetRequirement } from '../native/requirements.js';
+import { readRevisionFile } from '../native/revisions.js';
+import { openAuthority, readTransaction, writeTransaction } from '../native/store.js';
+import type { Authority } from '../native/store.js';
+import { listTargets } from '../native/targets.js';
+import { requirementDefinition } from '../workflows/requirement.js';
+import { layoutSkillPackage, resolvePackagePath } from '../workflows/skill-package.js';
+
+/** What `profile install` and `profile show` answer. */
+export interface CollectorProfileView {
+  readonly collector_profile_id: string;
+  readonly profile: JsonObject;
+  readonly installed_at_ms: number;
+  /** The requirement step that binds the recipe (install only; null for show). */
+  readonly bound_by: { readonly target: string; readonly requirement_digest: string; readonly recipe_path: string } | null;
+  /** Whether the registration is still the newest unrevoked epoch of its scope (read now). */
+  readonly registration_current: boolean;
+}
+
+export interface InstallProfileResult extends CollectorProfileView {
+  /** False when exactly this profile was installed before; nothing changed. */
+  readonly installed: boolean;
+}
+
+interface RecipeBinding {
+  readonly target: string;
+  readonly requirement_digest: string;
+  readonly recipe_path: string;
+  readonly bytes: Buffer;
+}
+
+/**
+ * The command step of a target's current requirement that binds the profile's recipe_digest:
+ * its recipe bytes are read from the requirement's pinned revision (the skill package every
+ * subject must reproduce byte for byte). COLLECTOR_PROFILE_STEP_INVALID when no target has one.
+ */
+function findRecipeBinding(auth: Authority, profile: CollectorProfile): RecipeBinding {
+  const seen: string[] = [];
+  for (const target of listTargets(auth, profile.repository_id)) {
+    const requirement = findTargetRequirement(auth, profile.repository_id, target.name);
+    if (requirement === null) continue;
+    const definition = requirementDefinition(requirement);
+    const step = definition.steps.find((s) => s.id === profile.step_id);
+    if (step === undefined) continue;
+    if (step.action.kind !== 'command') {
+      seen.push(`target ${target.name}: step "${step.id}" is a ${step.action.kind} step`);
+      continue;
+    }
+    const recipePath = resolvePackagePath(layoutSkillPackage(definition.skill), step.action.runner);
+    const bytes = readRevisionFile(auth, profile.repository_id, requirement.revision, recipePath, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
+    const digest = commandRecipeDigest(bytes);
+    if (digest === profile.recipe_digest) return { target: target.name, requirement_digest: requirement.requirement_digest, recipe_path: recipePath, bytes };
+    seen.push(`target ${target.name}: step "${step.id}" binds recipe ${digest}`);
+  }
+  throw new AgentscmError('COLLECTOR_PROFILE_STEP_INVALID', `no installed requirement of repository ${profile.repository_id} has a command step "${profile.step_id}" binding recipe ${profile.recipe_digest}${seen.length === 0 ? '' : ` (${seen.join('; ')})`}`, {
+    hint: 'name a command step of an installed requirement and the SHA-256 of its recipe file (requirement show lists the steps)',
+    details: { step_id: profile.step_id },
+  });
+}
+
+function viewOf(auth: Authority, id: string, bound: RecipeBinding | null): CollectorProfileView {
+  const installed = getCollectorProfile(auth, id);
+  const registration = profileRegistration(auth, installed.profile, false);
+  return {
+    collector_profile_id: installed.collector_profile_id,
+    profile: collectorProfileToJson(installed.profile),
+    installed_at_ms: installed.installed_at_ms,
+    bound_by: bound === null ? null : { target: bound.target, requirement_digest: bound.requirement_digest, recipe_path: bound.recipe_path },
+    registration_current: registration.current && registration.registration_epoch === installed.profile.registration_epoch,
+  };
+}
+
+/** Check a decoded profile against the authority and install it (one write transaction). */
+export function installCollectorProfile(auth: Authority, profile: CollectorProfile, nowMs: number): InstallProfileResult {
+  return writeTransaction(auth, () => {
+    getRepository(auth, profile.repository_id);
+    profileRegistration(auth, profile, true);
+    const bound = findRecipeBinding(auth, profile);
+    const recipe = decodeCommandRecipe(bound.bytes);
+    if (!Buffer.from(encodeCanonical(recipeToJson(recipe))).equals(Buffer.from(encodeCanonical(recipeToJson(profile.recipe))))) {
+      throw new AgentscmError('COLLECTOR_PROFILE_RECIPE_MISMATCH', `the profile's recipe is not the recipe ${profile.recipe_digest} (${bound.recipe_path}) decoded`, {
+        hint: 'copy the recipe file into the profile unchanged (same fields, values and env order)',
+        details: { recipe_path: bound.recipe_path },
+      });
+    }
+    const stored = storeCollectorProfile(auth, profile, nowMs);
+    return { ...viewOf(auth, stored.profile.collector_profile_id, bound), installed: stored.installed };
+  });
+}
+
+/** `agentscm agent-task profile install FILE`: read (bounded, regular file), decode strictly, check, install. */
+export function installCollectorProfileFile(dataDir: string, file: string, nowMs: number): InstallProfileResult {
+  const profile = decodeCollectorProfile(readBoundedInput(file, { limit: MAX_COLLECTOR_PROFILE_BYTES, what: 'the collector profile', tooLargeHint: 'a profile holds one recipe and its bindings' }));
+  const auth = openAuthority(dataDir, { mode: 'write' });
+  try {
+    return installCollectorProfile(auth, profile, nowMs);
+  } finally {
+    auth.close();
+  }
+}
+
+/** `agentscm agent-task profile show ID` (read-only). */
+export function showCollectorProfile(dataDir: string, profileId: string): CollectorProfileView {
+  const auth = openAuthority(dataDir, { mode: 'read' });
+  try {
+    return readTransaction(auth, () => viewOf(auth, profileId, null));
+  } finally {
+    auth.close();
+  }
+}
