@@ -109,4 +109,60 @@ run --data-dir "$data" grant list
 step "What the agent-task service offers a coding agent (the same facade the hub serves)"
 run --data-dir "$data" agent-task call capabilities --token-file "$tokens/agent-1.token"
 
+step "A command step: run a check in an isolated container, bound to the exact revision"
+# Needs a Docker Engine (npm run runtime:start, as root, starts one with the image below),
+# the docker executable the operator selects, and the image present locally: nothing is pulled.
+docker_socket="${QUICKSTART_DOCKER_SOCKET:-/var/run/docker.sock}"
+docker_exe="${QUICKSTART_DOCKER:-$(command -v docker || true)}"
+image="${QUICKSTART_IMAGE:-local/busybox:1}"
+runtime_problem() { # prints why the container step cannot run, or nothing
+  if [[ "${QUICKSTART_CONTAINER:-auto}" == "0" ]]; then echo "QUICKSTART_CONTAINER=0 turns it off"; return; fi
+  if [[ -z "$docker_exe" || ! -x "$docker_exe" ]]; then echo "no docker executable found (install one, or set QUICKSTART_DOCKER)"; return; fi
+  if [[ ! -S "$docker_socket" ]]; then echo "no Docker Engine socket at $docker_socket (start one as root with npm run runtime:start, or set QUICKSTART_DOCKER_SOCKET)"; return; fi
+  node -e 'const http=require("http");const [sock,image]=process.argv.slice(1);
+    const get=(path)=>new Promise((ok)=>{const r=http.get({socketPath:sock,path,timeout:5000},(res)=>{res.resume();ok(res.statusCode)});r.on("timeout",()=>{r.destroy();ok(0)});r.on("error",()=>ok(0))});
+    (async()=>{if(await get("/_ping")!==200){console.log(`the Docker Engine at ${sock} does not answer`);return}
+      if(await get(`/images/${image}/json`)!==200)console.log(`image ${image} is not present in the engine (npm run runtime:start builds it; nothing is pulled), or set QUICKSTART_IMAGE`)})()' \
+    "$docker_socket" "$image"
+}
+problem="$(runtime_problem)"
+if [[ -n "$problem" ]]; then
+  echo "skipping the container step: $problem"
+else
+  check_dir="$workspace/skills/container-check"
+  mkdir -p "$check_dir"
+  printf -- '---\nname: container-check\ndescription: check the greeting inside an isolated container\n---\n\nRun runner.json.\n' >"$check_dir/SKILL.md"
+  node -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify({version:1,image:process.argv[2],
+      argv:["sh","-c","grep -q Welcome src/greet.js && echo src/greet.js has the new greeting"],env:{},workdir:".",timeout_ms:20000,
+      limits:{memory_bytes:67108864,pids:64,cpu_millis:1000,output_bytes:65536,scratch_bytes:1048576},
+      toolchain:"busybox-1",environment:"posix-sh-offline"}, null, 2) + "\n")' "$check_dir/runner.json" "$image"
+  echo "wrote $check_dir/SKILL.md and runner.json (the recipe: image, argv, limits; no network)"
+  run --data-dir "$data" checkpoint --change quickstart-2 --workspace "$workspace"
+  check_revision="$("${agentscm[@]}" --data-dir "$data" change show quickstart-2 --json | field current_revision)"
+  run --data-dir "$data" context create --change quickstart-2 --runner skills/container-check/runner.json
+  context_digest="$("${agentscm[@]}" --data-dir "$data" context create --change quickstart-2 --runner skills/container-check/runner.json --json | field context_digest)"
+  check_workflow="$work/container-workflow.json"
+  node -e 'const [file,repository,revision,context]=process.argv.slice(1);
+    require("fs").writeFileSync(file, JSON.stringify({version:1,name:"container-check",
+      source:{repository,revision,policy_epoch:0},
+      skill:{entrypoint:"skills/container-check/SKILL.md",resources:["skills/container-check/runner.json"]},
+      steps:[{id:"greeting",needs:[],required:true,action:{kind:"command",runner:"runner.json",
+        change:{repository,id:"quickstart-2"},change_version:1,context_digest:context}}]}, null, 2) + "\n")' \
+    "$check_workflow" "$repository" "$check_revision" "$context_digest"
+  echo "wrote $check_workflow"
+  run --data-dir "$data" skill-workflow run quickstart-run-2 "$check_workflow" --docker "$docker_exe" --docker-socket "$docker_socket"
+  [[ "$("${agentscm[@]}" --data-dir "$data" skill-workflow status quickstart-run-2 --json | field state)" == "completed" ]]
+fi
+
 printf '\nquickstart finished: store %s, workspace %s\n' "$data" "$workspace"
+cat <<'NEXT'
+
+Next, on your own repository (no --data-dir needed: the store defaults to the one the
+workspace is bound to, else $XDG_DATA_HOME/agentscm or ~/.local/share/agentscm; docs/cli.md):
+
+  agentscm init-repo PATH/TO/PROJECT --name NAME
+  agentscm status --workspace PATH/TO/PROJECT
+  agentscm checkpoint --change CHANGE --workspace PATH/TO/PROJECT
+
+Then bind a workflow to the checkpointed revision as above (docs/skill-workflows.md).
+NEXT
