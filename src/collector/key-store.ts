@@ -10,11 +10,10 @@ import type { Stats } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
 import type { SigningKey } from '../contracts/key-file.js';
-import { KEY_FILE_MAX_BYTES, decodeKeyFile, encodeKeyFile } from '../contracts/key-file.js';
+import { KEY_FILE_MAX_BYTES, KEY_FILE_NAME, decodeKeyFile, encodeKeyFile } from '../contracts/key-file.js';
 import { generateKeyPair, verificationKeyId } from '../crypto/ed25519.js';
+import { findEnclosingWorkspace } from '../workspace/locate.js';
 
-/** The key file's name inside the state directory. */
-export const KEY_FILE_NAME = 'signing-key.json';
 
 export interface CreatedKey {
   readonly key_file: string;
@@ -66,12 +65,20 @@ function checkPrivateFile(path: string, stats: Stats): void {
 }
 
 /**
- * Generate a key into STATE_DIR/signing-key.json (`agentscm agent-task key`): creates the
- * directory 0700 if absent, refuses an accessible directory (KEY_PERMISSIONS) and an existing
+ * Generate a key into STATE_DIR/signing-key.json (`agentscm agent-task key`): refuses a
+ * directory inside a workspace (KEY_STATE_DIR_IN_WORKSPACE), creates the directory 0700 if absent, refuses an accessible directory (KEY_PERMISSIONS) and an existing
  * key file (KEY_FILE_EXISTS; link() never replaces, so a concurrent writer cannot be overwritten either).
  */
 export function createSigningKey(stateDir: string): CreatedKey {
   const dir = resolve(stateDir);
+  // A key inside a workspace would be recorded by its next checkpoint: refuse before anything
+  // is created (docs/keys-and-enrollment.md "Where the key lives").
+  const workspace = findEnclosingWorkspace(dir);
+  if (workspace !== null) {
+    throw new AgentscmError('KEY_STATE_DIR_IN_WORKSPACE', `the state directory ${dir} is inside the agentscm workspace ${workspace}, where a checkpoint would record the private key`, {
+      hint: 'pass a --state-dir outside every workspace, e.g. ~/.agentscm-collector',
+    });
+  }
   let stats = lstatOrNull(dir);
   if (stats === null) {
     try {

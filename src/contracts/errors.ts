@@ -51,6 +51,7 @@ export const ERROR_CODES = {
   KEY_FILE_INVALID: { exit: EXIT.INVALID, summary: 'A key file is malformed.' },
   KEY_FILE_EXISTS: { exit: EXIT.CONFLICT, summary: 'A key file already exists; it is never overwritten.' },
   KEY_PERMISSIONS: { exit: EXIT.INVALID, summary: 'A key file or its directory is accessible to group or others.' },
+  KEY_STATE_DIR_IN_WORKSPACE: { exit: EXIT.INVALID, summary: 'The collector state directory lies inside an agentscm workspace, where a checkpoint would record the private key; no key was written.' },
   SIGNATURE_INVALID: { exit: EXIT.FAILED, summary: 'A signature does not verify under strict Ed25519.' },
 
   // --- native store ---
@@ -64,6 +65,7 @@ export const ERROR_CODES = {
   CHANGE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such Change.' },
   CHANGE_CONFLICT: { exit: EXIT.CONFLICT, summary: 'The Change moved on while this operation ran.' },
   TARGET_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such target.' },
+  ID_PREFIX_AMBIGUOUS: { exit: EXIT.INVALID, summary: 'A revision or digest prefix matches more than one stored value; the message gives the count.' },
   POLICY_EPOCH_EXHAUSTED: { exit: EXIT.FAILED, summary: 'The policy epoch is at the u64 maximum and cannot be bumped.' },
   STORE_CORRUPT: { exit: EXIT.FAILED, summary: 'Stored bytes do not match their recorded digest or size; nothing was returned.' },
   DATABASE_CORRUPT: { exit: EXIT.UNAVAILABLE, summary: 'A database file is damaged (not a SQLite database, malformed, or empty although its store is initialized); it was neither re-initialized nor changed.' },

@@ -6,7 +6,7 @@
  * nothing or a finished repository that the next run adopts.
  */
 import { realpathSync, statSync } from 'node:fs';
-import { relative } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { counted } from '../contracts/counted.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { checkGenericId } from '../native/checks.js';
@@ -20,7 +20,7 @@ import { dataDirExclusions } from './exclusions.js';
 import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
 import { reconcilePending } from './reconcile.js';
 import { scanBoundsFromEnv, scanWorkspace } from './scan.js';
-import type { ScanBounds } from './scan.js';
+import type { ScanBounds, ScanResult } from './scan.js';
 import { snapshotTree } from './snapshot.js';
 import {
   abandonPending,
@@ -29,6 +29,7 @@ import {
   ensureStateDir,
   openWorkspaceReadOnly,
   readWorkspaceRecord,
+  removeStateDir,
   workspaceExists,
   writeBindingRecord,
   writeLastScan,
@@ -129,11 +130,54 @@ function finished(auth: Authority, ws: WorkspaceDb, root: string, dataDir: strin
   };
 }
 
-/** Create the store if absent, register and bind, first checkpoint onto `main` (issue 2 §5). */
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+function incompleteScan(scan: ScanResult): AgentscmError {
+  return new AgentscmError('WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was registered`, {
+    hint: 'add the offending files to .gitignore or remove them, then run init-repo again',
+  });
+}
+
+/** What a failed init-repo must undo: the state directory, when this run created it and bound nothing. */
+interface InitProgress {
+  createdStateDir: boolean;
+  committed: boolean;
+}
+
+/**
+ * Create the store if absent, register and bind, first checkpoint onto `main` (issue 2 §5).
+ * The tree is scanned before anything is created, so a tree that cannot be recorded leaves no
+ * store, no `.agentscm/` and no repository; any later failure removes the `.agentscm/` this run
+ * created, unless the repository was registered (docs/workspace.md).
+ */
 export function initRepo(input: InitRepoInput): InitRepoResult {
   checkGenericId(input.name, 'repository name');
   const root = directoryOf(input.path);
   precheck(root, input);
+  const planned = realOrResolved(input.dataDir);
+  if (relative(root, planned) === '') {
+    throw new AgentscmError('USAGE', 'the data directory cannot be the workspace itself', { hint: 'pass another --data-dir' });
+  }
+  const bounds = input.bounds ?? scanBoundsFromEnv();
+  const first = scanWorkspace(root, { bounds, excludeDirs: dataDirExclusions(root, planned) });
+  if (!first.complete) throw incompleteScan(first);
+  const state: InitProgress = { createdStateDir: false, committed: false };
+  try {
+    return initRepoUnlocked(root, input, bounds, state);
+  } catch (error) {
+    const lost = error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST';
+    if (state.createdStateDir && !state.committed && !lost) removeStateDir(root);
+    throw error;
+  }
+}
+
+function initRepoUnlocked(root: string, input: InitRepoInput, bounds: ScanBounds, state: InitProgress): InitRepoResult {
   const auth = createAuthority(input.dataDir);
   try {
     const dataDir = realpathSync(input.dataDir);
@@ -141,7 +185,7 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
       throw new AgentscmError('USAGE', 'the data directory cannot be the workspace itself', { hint: 'pass another --data-dir' });
     }
     const excludeDirs = dataDirExclusions(root, dataDir);
-    ensureStateDir(root);
+    state.createdStateDir = ensureStateDir(root);
     const lock = acquireWorkspaceLock(root);
     try {
       const ws = createWorkspaceDb(root);
@@ -162,13 +206,9 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
 
         const progress = input.onProgress ?? ((): void => undefined);
         progress(`scanning ${root}`);
-        const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs });
+        const scan = scanWorkspace(root, { bounds, excludeDirs });
         progress(`scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`);
-        if (!scan.complete) {
-          throw new AgentscmError('WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was registered`, {
-            hint: 'add the offending files to .gitignore or remove them, then run init-repo again',
-          });
-        }
+        if (!scan.complete) throw incompleteScan(scan);
         progress('hashing and storing every file');
         const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, new Map(), { auth, full: true }));
         progress(`stored ${counted(tree.hashedFiles, 'file')}; recording the first revision`);
@@ -187,6 +227,7 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
             setTarget(auth, repositoryId, INITIAL_TARGET, revision);
             lock.assertHeld();
           });
+          state.committed = true;
         } catch (error) {
           if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST')) lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
           throw error;

@@ -4,13 +4,17 @@
  * entry of its own), keeps the executable bit, never reads `.agentscm/` or `.git`, and
  * honours `.gitignore` files at every level with git's precedence (the `ignore` package does
  * the pattern matching). Bounds (docs/workspace.md) are checked while walking, before any
- * file content is read.
+ * file content is read. A path that cannot be recorded (an invalid name, a file that is not
+ * regular, a file over the size bound, a collector signing key file) does not stop the walk:
+ * every such path is reported, the first MAX_REPORTED_PROBLEMS of them by name, so that one
+ * run tells the user all there is to fix. A bound of the whole tree (files, total bytes) stops it.
  */
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import { join } from 'node:path';
 import ignore from 'ignore';
 import type { Ignore } from 'ignore';
+import { isKeyFileName } from '../contracts/key-file.js';
 import { MAX_RELATIVE_PATH_BYTES, relativePathProblem } from '../contracts/paths.js';
 import { comparePaths } from '../native/revisions.js';
 import type { EntryMode } from '../native/revisions.js';
@@ -67,10 +71,17 @@ export interface ScannedFile {
   readonly stat: StatSnapshot;
 }
 
+/** How many offending paths a scan names; the rest are counted. */
+export const MAX_REPORTED_PROBLEMS = 20;
+
 export interface ScanResult {
   readonly complete: boolean;
-  /** Why the scan is incomplete (the first bound or refusal met), or null. */
+  /** Why the scan is incomplete (every offending path, bounded, or the bound met), or null. */
   readonly problem: string | null;
+  /** The offending paths' problems, at most MAX_REPORTED_PROBLEMS of them. */
+  readonly problems: readonly string[];
+  /** How many problems there were in all (more than problems.length when some were left out). */
+  readonly problemCount: number;
   /** Files found, sorted by path bytes (all of them only when complete). */
   readonly files: ScannedFile[];
   readonly totalBytes: bigint;
@@ -113,11 +124,18 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
   const excluded = new Set(options.excludeDirs ?? []);
   const files: ScannedFile[] = [];
   let totalBytes = 0;
-  let problem: string | null = null;
+  let bound: string | null = null;
+  const problems: string[] = [];
+  let problemCount = 0;
 
   const stop = (why: string): never => {
-    problem = why;
+    bound = why;
     throw new ScanStop(why);
+  };
+  /** A path that cannot be recorded: reported, and the walk goes on. */
+  const refuse = (why: string): void => {
+    problemCount += 1;
+    if (problems.length < MAX_REPORTED_PROBLEMS) problems.push(why);
   };
 
   const walk = (absDir: string, relDir: string, parentLevels: readonly IgnoreLevel[]): void => {
@@ -125,7 +143,8 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
     try {
       dirents = readdirSync(absDir, { withFileTypes: true });
     } catch (error) {
-      return stop(`cannot read directory ${relDir === '' ? '.' : relDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      refuse(`cannot read directory ${relDir === '' ? '.' : relDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      return;
     }
     let levels = parentLevels;
     const ignoreFile = dirents.find((d) => d.name === '.gitignore' && d.isFile());
@@ -151,10 +170,16 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       const isDir = dirent.isDirectory();
       if (isIgnored(levels, relPath, isDir)) continue;
       if (isDir && excluded.has(abs)) continue;
-      if (relPath.length > bounds.maxPathBytes) stop(`path ${JSON.stringify(relPath.slice(0, 80))}… is longer than ${bounds.maxPathBytes} bytes`);
+      if (relPath.length > bounds.maxPathBytes) {
+        refuse(`path ${JSON.stringify(relPath.slice(0, 80))}… is longer than ${bounds.maxPathBytes} bytes`);
+        continue;
+      }
       // The directory part was checked on the way down: checking the name is enough.
       const pathProblem = relativePathProblem(name);
-      if (pathProblem !== undefined) stop(`path ${JSON.stringify(relPath)} cannot be recorded: ${pathProblem}`);
+      if (pathProblem !== undefined) {
+        refuse(`path ${JSON.stringify(relPath)} cannot be recorded: ${pathProblem}`);
+        continue;
+      }
       if (isDir) {
         walk(abs, `${relPath}/`, levels);
         continue;
@@ -163,17 +188,30 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       try {
         stat = lstatSync(abs);
       } catch (error) {
-        return stop(`cannot stat ${relPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        refuse(`cannot stat ${relPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        continue;
       }
       let mode: EntryMode;
       if (stat.isSymbolicLink()) mode = 'symlink';
       else if (stat.isFile()) mode = (stat.mode & 0o100) !== 0 ? 'executable' : 'file';
       else if (stat.isDirectory()) {
         // The directory entry type said otherwise: it was replaced while walking.
-        return stop(`${relPath} changed type during the scan`);
-      } else return stop(`${relPath} is neither a regular file, a directory nor a symlink`);
+        refuse(`${relPath} changed type during the scan`);
+        continue;
+      } else {
+        refuse(`${relPath} is neither a regular file, a directory nor a symlink`);
+        continue;
+      }
+      // A private signing key is never recorded, whatever else the tree holds (docs/workspace.md).
+      if (isKeyFileName(name)) {
+        refuse(`${relPath} is a collector signing key file (private); keep the collector --state-dir outside the workspace`);
+        continue;
+      }
       if (files.length >= bounds.maxFiles) stop(`more than ${bounds.maxFiles} files`);
-      if (mode !== 'symlink' && stat.size > bounds.maxFileBytes) stop(`${relPath} has ${stat.size} bytes, more than ${bounds.maxFileBytes}`);
+      if (mode !== 'symlink' && stat.size > bounds.maxFileBytes) {
+        refuse(`${relPath} has ${stat.size} bytes, more than ${bounds.maxFileBytes}`);
+        continue;
+      }
       totalBytes += stat.size;
       if (totalBytes > bounds.maxTotalBytes) stop(`the files add up to more than ${bounds.maxTotalBytes} bytes`);
       files.push({ path: relPath, abs, mode, stat: snapshot(stat) });
@@ -186,5 +224,18 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
     if (!(error instanceof ScanStop)) throw error;
   }
   files.sort((a, b) => comparePaths(a.path, b.path));
-  return { complete: problem === null, problem, files, totalBytes: BigInt(totalBytes) };
+  const problem = describeProblems(bound, problems, problemCount);
+  return { complete: problem === null, problem, problems, problemCount, files, totalBytes: BigInt(totalBytes) };
+}
+
+/** One line: the bound met, or the offending paths (the first MAX_REPORTED_PROBLEMS, the rest counted). */
+function describeProblems(bound: string | null, problems: readonly string[], count: number): string | null {
+  if (bound === null && count === 0) return null;
+  const parts: string[] = [];
+  if (count > 0) {
+    const more = count - problems.length;
+    parts.push(`${count} ${count === 1 ? 'path' : 'paths'} cannot be recorded: ${problems.join('; ')}${more > 0 ? `; and ${more} more` : ''}`);
+  }
+  if (bound !== null) parts.push(bound);
+  return parts.join('; ');
 }

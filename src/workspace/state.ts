@@ -3,7 +3,7 @@
  * directory binding, base revision, generation, pending operation, last scan and the stat
  * cache of the base tree. Only this module touches that database.
  */
-import { existsSync, lstatSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
@@ -218,11 +218,14 @@ export function openWorkspaceWritable(root: string): WorkspaceDb {
  * Create the state directory if absent (mode 0700; never through a link) and check it
  * (checkStateDir). The directory gets a `.gitignore` of `*` so that git never records
  * agentscm's own files; it is created exclusively, so nothing is written through a link.
+ * True when this call created the directory (init-repo removes it again when it fails).
  */
-export function ensureStateDir(root: string): void {
+export function ensureStateDir(root: string): boolean {
   const paths = workspaceStatePaths(root);
+  let created = false;
   try {
     mkdirSync(paths.dir, { mode: 0o700 });
+    created = true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
       throw new AgentscmError('IO_ERROR', `cannot create ${paths.dir}: ${(error as Error).message}`, { cause: error });
@@ -236,6 +239,14 @@ export function ensureStateDir(root: string): void {
       throw new AgentscmError('IO_ERROR', `cannot create ${paths.dir}/.gitignore: ${(error as Error).message}`, { cause: error });
     }
   }
+  return created;
+}
+
+/** Remove a state directory this process created, after a failed init-repo (never through a link). */
+export function removeStateDir(root: string): void {
+  const paths = workspaceStatePaths(root);
+  if (!checkStateDir(root)) return;
+  rmSync(paths.dir, { recursive: true, force: true });
 }
 
 /** Create (or open) the state directory and database (init-repo only). */
