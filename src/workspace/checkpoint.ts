@@ -148,10 +148,10 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
             const made = encoded !== null ? recordRevision(auth, repository, baseRevision, tree.entries, encoded) : { id: revision, created: false };
             if (made.id !== revision) throw new AgentscmError('INTERNAL', 'revision ID changed between computing and recording');
             const version = appendChangeVersion(auth, repository, input.change, { expectedCurrent: expected, revision, baseRevision });
-            pausePoint('checkpoint:in-authority-transaction');
             // Last, so that the commit follows the check: a holder whose lock file was replaced
             // records no version (the new writer may already have dropped this operation).
             lock.assertHeld();
+            pausePoint('checkpoint:in-authority-transaction');
             return { version: version.version, previous_revision: version.previous_revision, newRevision: made.created };
           });
         } catch (error) {

@@ -236,6 +236,34 @@ test('lock file removed while a checkpoint waits after its authority commit: the
   assert.equal(await revisionFile(f, status.base_revision, 'src/main.ts'), 'second writer\n');
 });
 
+test('lock file removed while a checkpoint is inside its authority transaction: the second writer waits for it instead of dropping its operation', async (t) => {
+  const f = fixture(t);
+  const init = await initProject(f);
+  const resume = join(f.root, 'resume');
+  writeFileSync(join(f.workspace, 'src/main.ts'), 'first writer\n');
+  const first = startPaused('checkpoint:in-authority-transaction', ['--data-dir', f.dataDir, 'checkpoint', '--change', 'a', '--workspace', f.workspace, '--json'], resume);
+  t.after(() => release(resume));
+  await first.paused;
+
+  rmSync(lockPath(f));
+  // The first writer passed its lock check and holds the authority's writer lock: reconciling
+  // its pending operation must wait for that transaction, not read around it.
+  assertError(await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'b', '--workspace', f.workspace, '--json']), 'STORE_BUSY', 3);
+  const waiting = await cliJson<StatusJson>(f, ['status', '--workspace', f.workspace]);
+  assert.deepEqual(waiting.pending_operation, { kind: 'checkpoint', change: 'a', expected_version: null, revision: (waiting.pending_operation as { revision: string }).revision, parent: init.revision });
+
+  writeFileSync(resume, '');
+  assertError(await first.done, 'WORKSPACE_LOCK_LOST', 3);
+
+  // The authority recorded the first writer's version; the next checkpoint adopts it.
+  const next = await cliJson<{ reconciled: string | null; version: number; created: boolean; revision: string }>(f, ['checkpoint', '--change', 'a', '--workspace', f.workspace]);
+  assert.deepEqual([next.reconciled, next.version, next.created], ['committed', 1, false]);
+  const status = await cliJson<StatusJson>(f, ['status', '--workspace', f.workspace]);
+  assert.deepEqual([status.base_revision, status.generation, status.ready], [next.revision, 2, true]);
+  assert.equal(await revisionFile(f, status.base_revision, 'src/main.ts'), 'first writer\n');
+  assertError(await runCli(['--data-dir', f.dataDir, 'change', 'show', 'b', '--json']), 'CHANGE_NOT_FOUND', 2);
+});
+
 /** True once process `pid` has the workspace lock file open (it is waiting for the lock). */
 function hasOpen(pid: number, path: string): boolean {
   try {
