@@ -143,7 +143,7 @@ const READERS: readonly Reader[] = [
   { name: 'skill-workflow plan', type: 'skill-workflow-definition', args: ['skill-workflow', 'plan', 'FILE'], stdin: false },
   { name: 'skill-workflow run', type: 'skill-workflow-definition', args: ['skill-workflow', 'run', 'run-1', 'FILE'], stdin: false },
   { name: 'requirement install', type: 'skill-workflow-definition', args: ['requirement', 'install', '--target', 'main', 'FILE'], stdin: false },
-  { name: 'agent-task call --input', type: 'agent-task.claim-request', args: ['agent-task', 'call', 'claim', '--actor', 'alice/claude-1', '--input', 'FILE'], stdin: true },
+  { name: 'agent-task call --input', type: 'agent-task.claim-request', args: ['agent-task', 'call', 'claim', '--token-file', 'TOKENFILE', '--input', 'FILE'], stdin: true },
   { name: 'agent-task observation-digest', type: 'agent-task.task-result-assertion', args: ['agent-task', 'observation-digest', 'FILE'], stdin: true },
   { name: 'agent-task sign-observation', type: 'agent-task.task-result-assertion', args: ['agent-task', 'sign-observation', 'FILE', '--key', 'KEYFILE'], stdin: true },
   { name: 'agent-task verify-observation', type: 'agent-task.task-result-assertion', args: ['agent-task', 'verify-observation', 'FILE', '--public-key', PUBLIC_KEY], stdin: true },
@@ -260,6 +260,10 @@ test('the file-reading commands refuse hostile files and stdin with a documented
   writeFileSync(join(workspace, 'README.md'), '# demo\n');
   const init = await runCli(['--data-dir', dataDir, 'init-repo', workspace, '--name', 'demo', '--json']);
   assert.equal(init.code, 0, init.stderr);
+  // agent-task call runs as the actor of a live grant: a real one, so that the input is what is refused.
+  const tokenFile = join(root, 'alice.token');
+  const grant = await runCli(['--data-dir', dataDir, 'grant', 'create', '--actor', 'alice/claude-1', '--token-file', tokenFile, '--json']);
+  assert.equal(grant.code, 0, grant.stderr);
   const before = snapshot(dataDir);
 
   const files = join(root, 'files');
@@ -312,7 +316,7 @@ test('the file-reading commands refuse hostile files and stdin with a documented
       if (reader.stdin && n === 0) jobs.push({ reader, hostile: { what: `stdin: [${c.kind}] ${c.what}`, path: '-', code: expect.code, stdinBytes: c.bytes }, spawn: true });
     }
   }
-  const argsOf = ({ reader, hostile }: Job): string[] => ['--data-dir', dataDir, ...reader.args.map((a) => (a === 'FILE' ? hostile.path : a === 'KEYFILE' ? keyFile : a))];
+  const argsOf = ({ reader, hostile }: Job): string[] => ['--data-dir', dataDir, ...reader.args.map((a) => (a === 'FILE' ? hostile.path : a === 'KEYFILE' ? keyFile : a === 'TOKENFILE' ? tokenFile : a))];
 
   const failures: string[] = [];
   const check = (job: Job, result: CliResult): void => {
