@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import Database from 'better-sqlite3';
+import { AUTHORITY_MIGRATIONS } from '../../src/native/migrations/index.js';
 import { nativePaths } from '../../src/native/store.js';
 import { runCli } from '../helpers/cli.js';
 import { assertError, cliJson, fixture, initProject } from '../commands/foundation-fixtures.js';
@@ -33,14 +34,25 @@ test('policy show names a random authority_id fixed at creation; human output pr
   }
 });
 
+/** Roll a store back to schema 4, as an older build left it: every table a later step added is dropped. */
+function rollBackToSchema4(path: string): void {
+  const reference = new Database(':memory:');
+  for (const step of AUTHORITY_MIGRATIONS.slice(0, 4)) step(reference);
+  const tablesOf = (db: Database.Database): string[] =>
+    (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as { name: string }[]).map((row) => row.name);
+  const older = new Set(tablesOf(reference));
+  reference.close();
+  const db = new Database(path);
+  db.pragma('foreign_keys = OFF');
+  for (const table of tablesOf(db)) if (!older.has(table)) db.exec(`DROP TABLE "${table}"`);
+  db.pragma('user_version = 4');
+  db.close();
+}
+
 test('a store created before the authority_id gets one at its first writing command, never from a read', async (t) => {
   const f = fixture(t);
   await initProject(f);
-  // Roll the store back to schema 4, as an older build left it.
-  const db = new Database(nativePaths(f.dataDir).db);
-  db.exec('DROP TABLE authority_identity');
-  db.pragma('user_version = 4');
-  db.close();
+  rollBackToSchema4(nativePaths(f.dataDir).db);
   assertError(await runCli(['--data-dir', f.dataDir, 'policy', 'show', '--json']), 'STORE_SCHEMA_UNSUPPORTED', 4);
   const still = new Database(nativePaths(f.dataDir).db, { readonly: true });
   assert.equal(still.pragma('user_version', { simple: true }), 4, 'the read left the store unmigrated');
