@@ -22,5 +22,5 @@ test('--version prints the name and version', async () => {
 test('missing required flags are one usage error that names every missing flag', async () => {
   const result = await runCli(['agent-task', 'runtime-probe']);
   assert.equal(result.code, 2);
-  assert.match(result.stderr, /^error\[USAGE\]: Missing required flag docker; Missing required flag docker-socket; Missing required flag image; run the command with --help\n$/);
+  assert.match(result.stderr, /^error\[USAGE\]: missing required flag --docker; missing required flag --docker-socket; missing required flag --image; usage: agentscm agent-task runtime-probe --docker PATH .*; see `agentscm agent-task runtime-probe --help`\n$/);
 });

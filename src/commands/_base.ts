@@ -13,6 +13,7 @@ import type { JsonValue } from '../contracts/json-value.js';
 import { oneLine } from '../contracts/message-text.js';
 import { classifySqliteError, isSqliteError } from '../native/sqlite-errors.js';
 import { defaultDataDir } from './_data-dir.js';
+import { commandUsageError } from './_usage.js';
 
 export const dataDirFlag = Flags.string({
   description:
@@ -101,7 +102,8 @@ export abstract class BaseCommand extends Command {
   }
 
   override async catch(err: unknown): Promise<void> {
-    const error = toAgentscmError(err);
+    // A malformed command line: one line naming the flag or argument, the usage line as hint.
+    const error = commandUsageError(err, this.config.bin, this.id ?? '', this.ctor) ?? toAgentscmError(err);
     const hint = error.hint === undefined ? '' : `; ${error.hint}`;
     // One line whatever the message holds (docs/cli.md "Error lines").
     process.stderr.write(`error[${error.code}]: ${oneLine(error.message)}${oneLine(hint)}\n`);
