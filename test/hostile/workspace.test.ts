@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import test from 'node:test';
 import { dataDirExclusions } from '../../src/workspace/exclusions.js';
@@ -264,54 +264,73 @@ test('lock file removed while a checkpoint is inside its authority transaction: 
   assertError(await runCli(['--data-dir', f.dataDir, 'change', 'show', 'b', '--json']), 'CHANGE_NOT_FOUND', 2);
 });
 
-/** True once process `pid` has the workspace lock file open (it is waiting for the lock). */
-function hasOpen(pid: number, path: string): boolean {
+/** How many descriptors process `pid` has open on `path` (our own and SQLite's while it waits for the lock). */
+function openCount(pid: number, path: string): number {
+  let count = 0;
+  let fds: string[];
   try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(path);
-      } catch {
-        return false;
-      }
-    });
+    fds = readdirSync(`/proc/${pid}/fd`);
   } catch {
-    return false;
+    return 0;
   }
+  for (const fd of fds) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`) === path) count += 1;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return count;
 }
 
-test('a writer that was waiting on a lock file that is then removed locks the new file, so a third writer is still excluded', async (t) => {
-  const f = fixture(t);
-  await initProject(f);
-  const resumeFirst = join(f.root, 'resume-first');
-  const resumeSecond = join(f.root, 'resume-second');
-  t.after(() => {
-    release(resumeFirst);
-    release(resumeSecond);
+for (const { how, replace } of [
+  { how: 'removed', replace: (lock: string) => rmSync(lock) },
+  {
+    // SQLite locks the old file without complaint (it still has a name): only the check that
+    // the path names the locked file catches this.
+    how: 'replaced while the old file keeps another name',
+    replace: (lock: string) => {
+      linkSync(lock, `${lock}.old`);
+      writeFileSync(`${lock}.new`, '');
+      renameSync(`${lock}.new`, lock);
+    },
+  },
+]) {
+  test(`a writer that was waiting on a lock file that is then ${how} locks the file now at the path, so a third writer is still excluded`, async (t) => {
+    const f = fixture(t);
+    await initProject(f);
+    const resumeFirst = join(f.root, 'resume-first');
+    const resumeSecond = join(f.root, 'resume-second');
+    t.after(() => {
+      release(resumeFirst);
+      release(resumeSecond);
+    });
+    const args = (change: string): string[] => ['--data-dir', f.dataDir, 'checkpoint', '--change', change, '--workspace', f.workspace, '--json'];
+    const first = startPaused('checkpoint:after-scan', args('a'), resumeFirst);
+    await first.paused;
+    const second = startPaused('checkpoint:after-scan', args('b'), resumeSecond);
+    const deadline = Date.now() + 60_000;
+    while (openCount(second.pid, lockPath(f)) < 2) {
+      assert.ok(Date.now() < deadline, 'the second writer never opened the lock file');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // The second writer holds the old file open (its own descriptor and SQLite's) and waits for
+    // the first to release it.
+    replace(lockPath(f));
+    writeFileSync(resumeFirst, '');
+    assertError(await first.done, 'WORKSPACE_LOCK_LOST', 3);
+    await second.paused;
+
+    // The second writer holds the lock file now at the path: a third one waits, then gives up.
+    const third = await runCli(args('c'));
+    assertError(third, 'WORKSPACE_BUSY', 3);
+
+    writeFileSync(resumeSecond, '');
+    const done = await second.done;
+    assert.equal(done.code, 0, done.stderr);
+    const status = await cliJson<StatusJson>(f, ['status', '--workspace', f.workspace]);
+    assert.equal(status.ready, true);
+    assert.equal(status.base_revision, jsonOf<{ revision: string }>(done).revision);
+    assertError(await runCli(['--data-dir', f.dataDir, 'change', 'show', 'c', '--json']), 'CHANGE_NOT_FOUND', 2);
   });
-  const args = (change: string): string[] => ['--data-dir', f.dataDir, 'checkpoint', '--change', change, '--workspace', f.workspace, '--json'];
-  const first = startPaused('checkpoint:after-scan', args('a'), resumeFirst);
-  await first.paused;
-  const second = startPaused('checkpoint:after-scan', args('b'), resumeSecond);
-  const deadline = Date.now() + 60_000;
-  while (!hasOpen(second.pid, lockPath(f))) {
-    assert.ok(Date.now() < deadline, 'the second writer never opened the lock file');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  // The second writer holds the old file open and waits for the first to release it.
-  rmSync(lockPath(f));
-  writeFileSync(resumeFirst, '');
-  assertError(await first.done, 'WORKSPACE_LOCK_LOST', 3);
-  await second.paused;
-
-  // The second writer holds the lock file now at the path: a third one waits, then gives up.
-  const third = await runCli(args('c'));
-  assertError(third, 'WORKSPACE_BUSY', 3);
-
-  writeFileSync(resumeSecond, '');
-  const done = await second.done;
-  assert.equal(done.code, 0, done.stderr);
-  const status = await cliJson<StatusJson>(f, ['status', '--workspace', f.workspace]);
-  assert.equal(status.ready, true);
-  assert.equal(status.base_revision, jsonOf<{ revision: string }>(done).revision);
-  assertError(await runCli(['--data-dir', f.dataDir, 'change', 'show', 'c', '--json']), 'CHANGE_NOT_FOUND', 2);
-});
+}
