@@ -78,10 +78,12 @@ test('agent-task call: capabilities, next, claim, heartbeat from stdin, byte-ide
   const unknownField = await runCli([...base, 'status', '--token-file', TOKEN, '--input', '-', '--json'], { input: JSON.stringify({ ...statusRequest(claimed), fence: 1 }) });
   assert.equal(unknownField.code, 2);
   assert.equal((jsonOf(unknownField).error as JsonObject).code, 'SCHEMA_UNKNOWN_FIELD');
-  // Human mode prints the same document.
+  // Human mode prints the same document first (then one line per *_at_ms instant).
   const human = await runCli([...base, 'status', '--token-file', TOKEN, '--input', '-'], { input: formatJson(statusRequest(claimed)) });
   assert.equal(human.code, 0, human.stderr);
-  assert.equal((JSON.parse(human.stdout) as JsonObject).state, 'leased');
+  const documentEnd = human.stdout.indexOf('\n}\n') + 2;
+  assert.ok(documentEnd > 2, human.stdout);
+  assert.equal((JSON.parse(human.stdout.slice(0, documentEnd)) as JsonObject).state, 'leased');
   // A missing store: exit 4, nothing created.
   const empty = tempDir(t);
   const missing = await runCli(['--data-dir', empty, 'agent-task', 'call', 'next', '--token-file', TOKEN, '--change', 'c', '--context', 'a'.repeat(64), '--json']);
