@@ -287,14 +287,109 @@ function depthOf(pointer: string): number {
   return n;
 }
 
+function unescapePointerToken(token: string): string {
+  return token.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/** The node at a JSON pointer (ajv's schemaPath without its leading `#`, or an instancePath). */
+function nodeAt(root: unknown, pointer: string): unknown {
+  let node = root;
+  for (const token of pointer.split('/').slice(1)) {
+    if (Array.isArray(node)) node = node[Number(token)];
+    else if (isNode(node)) node = node[unescapePointerToken(token)];
+    else return undefined;
+  }
+  return node;
+}
+
+const UNION_SEGMENT = /\/(anyOf|oneOf)\/(\d+)(?=\/|$)/;
+
+/** Where the outermost union of an error's schema path is, and which branch the error is in. */
+function outerUnion(error: ErrorObject, below: string): { readonly prefix: string; readonly branch: number } | undefined {
+  if (!error.schemaPath.startsWith(below)) return undefined;
+  const rest = error.schemaPath.slice(below.length);
+  const match = UNION_SEGMENT.exec(rest);
+  if (match === null) return undefined;
+  return { prefix: below + rest.slice(0, match.index) + `/${match[1] ?? 'anyOf'}`, branch: Number(match[2]) };
+}
+
+function admitsConstant(node: unknown, member: string): boolean | undefined {
+  if (!isNode(node)) return undefined;
+  if ('const' in node) return JSON.stringify(node.const) === member;
+  if (Array.isArray(node.enum)) return node.enum.some((e) => JSON.stringify(e) === member);
+  return undefined;
+}
+
 /**
- * Pick the error to report. With anyOf/oneOf (e.g. "object or null"), ajv lists each branch's
- * failure; the deepest one is the one that names what the sender actually got wrong.
+ * How far a value is from one branch of a union: a tag member (const or enum) whose value is the
+ * tag of another branch rules the branch out, since it names the shape the sender meant; any other
+ * member the branch does not admit, declare or find counts one.
  */
-function chooseError(errors: readonly ErrorObject[]): MappedError {
+function branchDistance(branches: readonly unknown[], index: number, value: unknown): number {
+  const branch = branches[index];
+  if (!isNode(branch)) return Number.MAX_SAFE_INTEGER;
+  const types = typesOf(branch);
+  const valueType = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'bigint' || typeof value === 'number' ? 'integer' : typeof value;
+  if (types.length > 0 && !types.includes(valueType) && !(valueType === 'integer' && types.includes('number'))) return 1_000_000;
+  if (!isNode(value) || !isNode(branch.properties)) return 0;
+  const declared = branch.properties;
+  let distance = 0;
+  for (const [key, child] of Object.entries(declared)) {
+    if (!Object.hasOwn(value, key)) continue;
+    const member = JSON.stringify(value[key], (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
+    if (admitsConstant(child, member) !== false) continue;
+    const tagOfAnother = branches.some((other, i) => i !== index && isNode(other) && isNode(other.properties) && admitsConstant(other.properties[key], member) === true);
+    distance += tagOfAnother ? 10_000 : 1;
+  }
+  for (const key of Object.keys(value)) if (!Object.hasOwn(declared, key)) distance += 1;
+  const required = Array.isArray(branch.required) ? (branch.required as unknown[]) : [];
+  for (const key of required) if (typeof key === 'string' && !Object.hasOwn(value, key)) distance += 1;
+  return distance;
+}
+
+/**
+ * Keep only the errors of the union branch the value is closest to, outermost union first: with
+ * anyOf/oneOf ajv reports the first failure of every branch, and the one to report is the
+ * failure of the shape the sender meant (the branch whose tag matches, then the one whose members
+ * fit best), not whichever branch happens to be listed first.
+ */
+function errorsOfClosestBranches(errors: readonly ErrorObject[], schema: unknown, value: unknown): readonly ErrorObject[] {
+  let kept = errors.filter((error) => error.keyword !== 'anyOf' && error.keyword !== 'oneOf');
+  const unionErrors = errors.filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf');
+  let below = '#';
+  for (let round = 0; round < 64; round++) {
+    const located = kept.map((error) => ({ error, union: outerUnion(error, below) }));
+    const first = located.find((entry) => entry.union !== undefined)?.union;
+    if (first === undefined) break;
+    const branches = new Set(located.filter((entry) => entry.union?.prefix === first.prefix).map((entry) => entry.union?.branch));
+    const unionError = unionErrors.find((error) => error.schemaPath === first.prefix);
+    const list = nodeAt(schema, first.prefix.slice(1));
+    let chosen = first.branch;
+    if (branches.size > 1 && unionError !== undefined && Array.isArray(list)) {
+      const at = nodeAt(value, unionError.instancePath);
+      let best = Number.MAX_SAFE_INTEGER;
+      for (const branch of branches) {
+        if (branch === undefined) continue;
+        const distance = branchDistance(list, branch, at);
+        if (distance < best) {
+          best = distance;
+          chosen = branch;
+        }
+      }
+    }
+    kept = located.filter((entry) => entry.union === undefined || entry.union.prefix !== first.prefix || entry.union.branch === chosen).map((entry) => entry.error);
+    below = `${first.prefix}/${chosen}`;
+  }
+  return kept;
+}
+
+/**
+ * Pick the error to report: the deepest failure of the closest union branches (see
+ * errorsOfClosestBranches), which names what the sender actually got wrong.
+ */
+function chooseError(errors: readonly ErrorObject[], schema: unknown, value: unknown): MappedError {
   let best: MappedError | undefined;
-  for (const error of errors) {
-    if (error.keyword === 'anyOf' || error.keyword === 'oneOf') continue;
+  for (const error of errorsOfClosestBranches(errors, schema, value)) {
     const mapped = mapAjvError(error);
     if (best === undefined || depthOf(mapped.pointer) > depthOf(best.pointer)) best = mapped;
   }
@@ -367,7 +462,7 @@ export function defineDecoder<T>(id: string, schema: object, options: DecoderOpt
     checkVersion(value);
     const validate = validator();
     if (!validate(value)) {
-      const mapped = chooseError(validate.errors ?? []);
+      const mapped = chooseError(validate.errors ?? [], schemaObject, value);
       fail(mapped.code, mapped.pointer, mapped.text);
     }
     return value as T;
