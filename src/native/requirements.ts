@@ -65,9 +65,9 @@ function toStored(row: RequirementRow): StoredRequirement {
   return { ...row, policy_epoch: u64FromSql(row.policy_epoch) };
 }
 
-function notFound(repository: string, what: string): AgentscmError {
+function notFound(repository: string, what: string, target = 'TARGET'): AgentscmError {
   return new AgentscmError('REQUIREMENT_NOT_FOUND', `repository ${repository} has no installed workflow requirement ${what}`, {
-    hint: 'install one with `agentscm requirement install --target main FILE`',
+    hint: `install one with \`agentscm requirement install --target ${target} FILE\``,
   });
 }
 
@@ -131,7 +131,7 @@ export function findTargetRequirement(auth: Authority, repository: string, targe
 /** The target's current requirement (spec "Agent hooks, execution and admission"); REQUIREMENT_NOT_FOUND otherwise. */
 export function getTargetRequirement(auth: Authority, repository: string, target: string): TargetRequirement {
   const found = findTargetRequirement(auth, repository, target);
-  if (found === null) throw notFound(repository, `for target ${target}`);
+  if (found === null) throw notFound(repository, `for target ${target}`, target);
   return found;
 }
 

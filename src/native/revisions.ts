@@ -12,6 +12,7 @@ import { domainDigest, DOMAINS } from '../contracts/digest.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { readBlob, streamBlob } from './blobs.js';
 import { checkDigest, checkRepositoryId } from './checks.js';
+import { prefixRange, resolveHexPrefix } from './prefixes.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
 import { nextSeq, prepared, readTransaction, writeTransaction } from './store.js';
 import type { Authority } from './store.js';
@@ -104,6 +105,45 @@ function revisionNotFound(repository: string, revision: string): AgentscmError {
   return new AgentscmError('REVISION_NOT_FOUND', `repository ${repository} has no revision ${revision}`, {
     hint: 'check the revision ID (64 hex) and --repository',
   });
+}
+
+/**
+ * The revision of the repository a full ID or unique prefix of at least 8 hex digits names
+ * (docs/cli.md "Prefixes"); REVISION_NOT_FOUND, ID_PREFIX_AMBIGUOUS or ID_INVALID otherwise.
+ */
+export function resolveRevisionRef(auth: Authority, repository: string, reference: string): string {
+  checkRepositoryId(repository);
+  return resolveHexPrefix(reference, {
+    what: 'revision',
+    notFound: 'REVISION_NOT_FOUND',
+    listHint: '`agentscm revision list` shows the revisions',
+    candidates: (prefix) => {
+      const [low, high] = prefixRange(prefix);
+      const row = prepared(auth, 'SELECT count(*) AS n, min(revision) AS first FROM repository_revisions WHERE repository = ? AND revision >= ? AND revision < ?').get(repository, low, high) as {
+        n: number;
+        first: string | null;
+      };
+      return { count: row.n, first: row.first };
+    },
+  });
+}
+
+export interface RevisionListItem {
+  readonly id: string;
+  readonly parent: string | null;
+  readonly entry_count: number;
+  readonly total_bytes: bigint;
+}
+
+/** Every revision the repository recorded, oldest first (`revision list`). */
+export function listRevisions(auth: Authority, repository: string): RevisionListItem[] {
+  checkRepositoryId(repository);
+  const rows = prepared(
+    auth,
+    `SELECT r.id, r.parent, r.entry_count, r.total_bytes FROM repository_revisions rr JOIN revisions r ON r.id = rr.revision
+     WHERE rr.repository = ? ORDER BY rr.seq`,
+  ).all(repository) as RevisionRow[];
+  return rows.map((row) => ({ id: row.id, parent: row.parent, entry_count: row.entry_count, total_bytes: u64FromSql(row.total_bytes) }));
 }
 
 /** True when the repository has recorded this revision. */

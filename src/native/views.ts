@@ -10,7 +10,7 @@ import type { Change } from './changes.js';
 import { bumpPolicyEpoch, currentPolicyEpoch } from './policy.js';
 import type { PolicyBump } from './policy.js';
 import { resolveRepository } from './repositories.js';
-import { getRevision, listRevisionEntries, openRevisionFile, readRevisionFile, statRevisionPath } from './revisions.js';
+import { getRevision, listRevisionEntries, openRevisionFile, readRevisionFile, resolveRevisionRef, statRevisionPath } from './revisions.js';
 import type { Revision, RevisionEntry } from './revisions.js';
 import { openAuthority, readTransaction } from './store.js';
 import type { Authority, AuthorityMode } from './store.js';
@@ -44,8 +44,9 @@ export function showRevision(query: RepositoryQuery & { revision: string }): Rev
   return withAuthority(query.dataDir, 'read', (auth) =>
     readTransaction(auth, () => {
       const repository = resolveRepository(auth, query.repository);
-      const revision = getRevision(auth, repository.id, query.revision);
-      return { ...revision, entries: listRevisionEntries(auth, repository.id, query.revision) };
+      const id = resolveRevisionRef(auth, repository.id, query.revision);
+      const revision = getRevision(auth, repository.id, id);
+      return { ...revision, entries: listRevisionEntries(auth, repository.id, id) };
     }),
   );
 }
@@ -60,7 +61,8 @@ export function catRevisionFile(query: CatQuery, write: (chunk: Buffer) => void)
   return withAuthority(query.dataDir, 'read', (auth) =>
     readTransaction(auth, () => {
       const repository = resolveRepository(auth, query.repository);
-      const opened = openRevisionFile(auth, repository.id, query.revision, query.path);
+      const revision = resolveRevisionRef(auth, repository.id, query.revision);
+      const opened = openRevisionFile(auth, repository.id, revision, query.path);
       if (opened.entry.size > BigInt(BLOB_CHUNK_BYTES)) {
         // A chunked blob is verified to the end before its first byte goes out, so a corrupt
         // blob yields STORE_CORRUPT and no output rather than a truncated file.
@@ -87,12 +89,13 @@ export function catRevisionFileJson(query: CatQuery): CatJsonView {
   return withAuthority(query.dataDir, 'read', (auth) =>
     readTransaction(auth, () => {
       const repository = resolveRepository(auth, query.repository);
-      const bytes = readRevisionFile(auth, repository.id, query.revision, query.path, { maxBytes: CAT_JSON_MAX_BYTES });
-      const entry = statRevisionPath(auth, repository.id, query.revision, query.path);
-      if (entry === null) throw new AgentscmError('PATH_NOT_FOUND', `revision ${query.revision} has no file at ${JSON.stringify(query.path)}`);
+      const revision = resolveRevisionRef(auth, repository.id, query.revision);
+      const bytes = readRevisionFile(auth, repository.id, revision, query.path, { maxBytes: CAT_JSON_MAX_BYTES });
+      const entry = statRevisionPath(auth, repository.id, revision, query.path);
+      if (entry === null) throw new AgentscmError('PATH_NOT_FOUND', `revision ${revision} has no file at ${JSON.stringify(query.path)}`);
       return {
         repository: repository.id,
-        revision: query.revision,
+        revision,
         path: entry.path,
         mode: entry.mode,
         size: entry.size,

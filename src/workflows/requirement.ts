@@ -6,9 +6,11 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
+import { quoteForMessage } from '../contracts/message-text.js';
 import type { WorkflowAction, WorkflowDefinition } from '../contracts/workflow-definition.js';
 import { decodeWorkflowDefinition, workflowDefinitionToJson } from '../contracts/workflow-definition.js';
 import { resolveRepository } from '../native/repositories.js';
+import { listTargets } from '../native/targets.js';
 import { getRequirementByDigest, getTargetRequirement, installRequirement } from '../native/requirements.js';
 import type { StoredRequirement, TargetRequirement } from '../native/requirements.js';
 import { openAuthority, readTransaction, writeTransaction } from '../native/store.js';
@@ -103,6 +105,13 @@ export function showRequirement(dataDir: string, input: { readonly repository?: 
   try {
     return readTransaction(auth, () => {
       const repository = resolveRepository(auth, input.repository);
+      // A target that does not exist is not a target without a requirement.
+      const targets = listTargets(auth, repository.id).map((target) => target.name);
+      if (!targets.includes(input.target)) {
+        throw new AgentscmError('TARGET_NOT_FOUND', `repository ${repository.name} has no target ${quoteForMessage(input.target)}`, {
+          hint: targets.length === 0 ? 'the repository has no targets' : `its targets: ${targets.join(', ')}`,
+        });
+      }
       const requirement = getTargetRequirement(auth, repository.id, input.target);
       const definition = requirementDefinition(requirement);
       let plan: CompiledPlan | null = null;

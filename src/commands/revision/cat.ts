@@ -10,7 +10,7 @@ export default class RevisionCat extends BaseCommand {
   static override examples = ['<%= config.bin %> revision cat REV src/main.ts > main.ts', '<%= config.bin %> revision cat REV README.md --json'];
 
   static override args = {
-    revision: Args.string({ description: 'Revision ID (64 lowercase hex).', required: true }),
+    revision: Args.string({ description: 'Revision ID (64 lowercase hex), or a unique prefix of at least 8 hex digits.', required: true }),
     path: Args.string({ description: 'Canonical relative path of the file.', required: true }),
   };
 

@@ -9,7 +9,7 @@ export default class RevisionShow extends BaseCommand {
   static override examples = ['<%= config.bin %> revision show 3f9c…e1 --json', '<%= config.bin %> revision show REV --repository demo'];
 
   static override args = {
-    revision: Args.string({ description: 'Revision ID (64 lowercase hex).', required: true }),
+    revision: Args.string({ description: 'Revision ID (64 lowercase hex), or a unique prefix of at least 8 hex digits.', required: true }),
   };
 
   static override flags = {

@@ -1,0 +1,22 @@
+import { Flags } from '@oclif/core';
+import { listTargetsInStore } from '../../native/listings.js';
+import type { TargetListItem } from '../../native/listings.js';
+import { BaseCommand } from '../_base.js';
+
+export default class TargetList extends BaseCommand {
+  static override summary = 'List the protected targets of the store.';
+  static override description = 'Read-only: every target with its repository (name and ID), the revision it points at and its installed workflow requirement (or none).';
+  static override examples = ['<%= config.bin %> target list', '<%= config.bin %> target list --repository demo --json'];
+  static override flags = {
+    repository: Flags.string({ description: 'Only this repository (ID or name; default: every repository of the store).', helpValue: 'ID_OR_NAME' }),
+  };
+
+  async run(): Promise<{ targets: TargetListItem[] }> {
+    const { flags } = await this.parse(TargetList);
+    const list = listTargetsInStore({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
+    for (const t of list.targets) {
+      this.log(`${t.repository_name} (${t.repository})  ${t.name}  ${t.revision}  requirement ${t.requirement_digest ?? '(none)'}`);
+    }
+    return list;
+  }
+}
