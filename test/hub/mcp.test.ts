@@ -6,6 +6,8 @@
  * reader grant that sees only the legacy tool.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import test from 'node:test';
 import { Client, SdkHttpError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
@@ -18,6 +20,9 @@ import { asParsed } from '../../src/contracts/strict-json.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
 import { assertionRequest, claimRequest, claimedOf, mutationRequest, recoveryRequest, statusRequest } from '../tasks/requests.js';
 import type { TaskRef } from '../tasks/requests.js';
+import { createRepository } from '../../src/native/repositories.js';
+import { openAuthority, writeTransaction } from '../../src/native/store.js';
+import { runCli } from '../helpers/cli.js';
 import { REPOSITORY_ID, grantFor, hubStore, revoke, startTestHub, subjectOf } from './fixture.js';
 import type { HubStore, TestGrant } from './fixture.js';
 
@@ -155,7 +160,31 @@ test('a reader grant sees only the legacy tool; agent grants do not reach the le
     tools.map((tool) => tool.name),
     ['agentscm_workflow_status'],
   );
-  assert.equal(refusal(await legacy.callTool({ name: 'agentscm_workflow_status', arguments: { run_id: 'no-such-run' } })).startsWith('WORKFLOW_'), true);
+  // A real run of the repository: its status, read-only.
+  const definition = join(hub.dir, 'paths.json');
+  writeFileSync(
+    definition,
+    JSON.stringify({
+      version: 1,
+      name: 'paths',
+      source: { repository: hub.store.repository, revision: hub.store.revision, policy_epoch: 0 },
+      skill: { entrypoint: SKILL_PATH, resources: [] },
+      steps: [{ id: 'paths', needs: [], required: true, action: { kind: 'source_paths', expectations: [{ path: 'a.txt', sha256: sha256('alpha') }] } }],
+    }),
+  );
+  const run = await runCli(['--data-dir', hub.store.dataDir, 'skill-workflow', 'run', 'run-1', definition]);
+  assert.equal(run.code, 0, run.stderr);
+  const status = structured(await legacy.callTool({ name: 'agentscm_workflow_status', arguments: { run_id: 'run-1' } }));
+  assert.equal(status.run_id, 'run-1');
+  assert.equal(status.admission, 'not_assessed');
+  assert.equal(refusal(await legacy.callTool({ name: 'agentscm_workflow_status', arguments: { run_id: 'no-such-run' } })), 'WORKFLOW_RUN_NOT_FOUND');
+  // A reader of another repository learns nothing of this one's runs.
+  const auth = openAuthority(hub.store.dataDir, { mode: 'write' });
+  const other = writeTransaction(auth, () => createRepository(auth, 'other')).id;
+  auth.close();
+  const stranger = await connectClient(t, running.url, grantFor(hub, 'dave', 'd1', 'reader', other).token, '/mcp');
+  assert.equal(refusal(await stranger.callTool({ name: 'agentscm_workflow_status', arguments: { run_id: 'run-1' } })), 'WORKFLOW_RUN_NOT_FOUND');
+  assert.equal(refusal(await legacy.callTool({ name: 'agentscm_workflow_status', arguments: { run_id: 'run-1', verbose: true } })), 'SCHEMA_TYPE');
   await assert.rejects(legacy.callTool({ name: 'agentscm_task_claim', arguments: {} }));
   await assert.rejects(connectClient(t, running.url, alice.token, '/mcp'), httpRefusal(403, 'HUB_GRANT_SCOPE_MISMATCH'));
   await assert.rejects(connectClient(t, running.url, alice.token, '/v1/hub/workspace/mcp?repository=acme%2Fwidgets&profile=other'), httpRefusal(404, 'HUB_PROFILE_NOT_FOUND'));

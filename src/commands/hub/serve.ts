@@ -16,7 +16,8 @@ export default class HubServe extends BaseCommand {
     const { flags } = await this.parse(HubServe);
     const hub = await startHub(readHubConfig(flags.config));
     // The first stdout line is the address, so that a supervisor or test can read the port.
-    this.log(this.jsonEnabled() ? JSON.stringify({ listen: hub.address, url: hub.url }) : hub.address);
+    // (oclif's log is silent under --json, so the line is written directly.)
+    process.stdout.write(`${this.jsonEnabled() ? JSON.stringify({ listen: hub.address, url: hub.url }) : hub.address}\n`);
     await new Promise<void>((resolve) => {
       const stop = (): void => {
         process.off('SIGTERM', stop);
