@@ -77,7 +77,7 @@ export function verifyObservation(assertion: TaskResultAssertion, publicKey: Uin
   const provenance = assertion.executor_provenance;
   if (provenance === null) invalid('unsigned', 'the observation has no executor_provenance (it was never signed)');
   if (assertion.executor?.verification_key_id !== keyId) {
-    invalid('key_mismatch', `the observation names verification key ${assertion.executor?.verification_key_id ?? 'null'}, the given public key is ${keyId}`);
+    invalid('key_mismatch', `the observation names verification_key_id ${assertion.executor?.verification_key_id ?? 'null'}, but the given public key's verification_key_id is ${keyId}`);
   }
   const digest = observationDigest(assertion);
   if (provenance.observation_digest !== digest) {
