@@ -98,7 +98,7 @@ step "Create an executor signing key (owner-private) and enroll its public key f
 keys="$work/collector-state"
 run agent-task key --state-dir "$keys"
 public_key="$(field public_key <"$keys/signing-key.json")"
-run --data-dir "$data" agent-task enroll --repository "$repository" --profile local --step verify-skill --executor quickstart-box --public-key "$public_key"
+run --data-dir "$data" agent-task enroll --repository "$repository" --step verify-skill --executor quickstart-box --public-key "$public_key"
 
 step "Grant a coding agent access: its token goes to a new owner-private file, never to output"
 tokens="$work/tokens"

@@ -9,6 +9,9 @@ import type { ExecutorBinding } from './task-common.js';
 import type { WorkflowTaskSubject } from './task-subject.js';
 
 /** The repository/profile/step an enrollment is scoped to. */
+/** The workflow task profile `agent-task enroll` and `agent-task call` use when none is given (docs/agent-tasks.md). */
+export const DEFAULT_TASK_PROFILE = 'default';
+
 export interface ExecutorScope {
   readonly repository: string;
   readonly profile: string;

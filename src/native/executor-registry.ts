@@ -19,7 +19,10 @@ import { sameExecutor } from '../contracts/task-common.js';
 import { parsePublicKeyHex } from '../contracts/key-file.js';
 import { verificationKeyId } from '../crypto/ed25519.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import { resolveRepository } from './repositories.js';
+import { decodeWorkflowDefinition } from '../contracts/workflow-definition.js';
+import { getRepository, resolveRepository } from './repositories.js';
+import type { Repository } from './repositories.js';
+import { listTargetRequirements } from './requirements.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
 import { openAuthority, prepared, readTransaction, writeTransaction } from './store.js';
 import type { Authority } from './store.js';
@@ -55,6 +58,8 @@ export interface EnrollResult {
   readonly public_key: string;
   /** Epoch this one supersedes (null for a first enrollment). */
   readonly supersedes_epoch: bigint | null;
+  /** What the operator should know, e.g. that no installed requirement has the step (docs/keys-and-enrollment.md). */
+  readonly warnings: string[];
 }
 
 export interface RevokeResult {
@@ -127,7 +132,9 @@ export function enrollExecutor(auth: Authority, input: EnrollInput): EnrollResul
   const publicKey = parsePublicKeyHex(input.public_key);
   const keyId = verificationKeyId(publicKey);
   return writeTransaction(auth, () => {
-    const repository = resolveRepository(auth, input.repository).id;
+    const record = resolveRepository(auth, input.repository);
+    const repository = record.id;
+    const warnings = stepWarnings(auth, record, step);
     const latest = prepared(
       auth,
       'SELECT max(registration_epoch) AS epoch FROM executor_registrations WHERE repository = ? AND profile = ? AND step = ? AND executor_id = ?',
@@ -152,8 +159,43 @@ export function enrollExecutor(auth: Authority, input: EnrollInput): EnrollResul
       executor_id: executor,
       public_key: input.public_key,
       supersedes_epoch: previous,
+      warnings,
     };
   });
+}
+
+/**
+ * A registration for a step no installed requirement has is recorded (a requirement may be
+ * installed later) but never used until then: say so (docs/keys-and-enrollment.md).
+ */
+function stepWarnings(auth: Authority, repository: Repository, step: string): string[] {
+  const installed = listTargetRequirements(auth, repository.id);
+  const steps = new Set<string>();
+  for (const requirement of installed) {
+    try {
+      for (const s of decodeWorkflowDefinition(requirement.definition).steps) steps.add(s.id);
+    } catch {
+      // A retained definition this build cannot decode names no step we could match.
+    }
+  }
+  if (steps.has(step)) return [];
+  const known = [...steps].sort();
+  const where =
+    installed.length === 0
+      ? `repository ${repository.name} has no installed workflow requirement`
+      : `no installed workflow requirement of repository ${repository.name} has a step "${step}" (its steps: ${known.join(', ')})`;
+  return [`${where}; the registration is recorded, but no task uses it until a requirement with step "${step}" is installed`];
+}
+
+/** "repository demo (ID), profile P, step S, executor E": every registration error names its whole scope. */
+function scopeText(auth: Authority, scope: ExecutorScope, executor: string): string {
+  let repository = scope.repository;
+  try {
+    repository = `${getRepository(auth, scope.repository).name} (${scope.repository})`;
+  } catch (error) {
+    if (!(error instanceof AgentscmError)) throw error;
+  }
+  return `repository ${repository}, profile ${scope.profile}, step ${scope.step}, executor ${executor}`;
 }
 
 /** Revoke a registration (immutable; revoking twice changes nothing and says so). */
@@ -176,7 +218,9 @@ export function getRegistration(auth: Authority, registrationId: string): Regist
   return readTransaction(auth, () => {
     const row = prepared(auth, `${SELECT_STATE} WHERE r.registration_id = ?`).get(registrationId) as RegistrationRow | undefined;
     if (row === undefined) {
-      throw new AgentscmError('REGISTRATION_NOT_FOUND', `no executor registration ${registrationId}`, { hint: 'list registrations or enroll the executor first' });
+      throw new AgentscmError('REGISTRATION_NOT_FOUND', `no executor registration ${registrationId}`, {
+        hint: '`agentscm agent-task registration list` shows the registrations; enroll the executor first',
+      });
     }
     return stateOf(row);
   });
@@ -205,13 +249,19 @@ export function currentRegistration(auth: Authority, scope: ExecutorScope & { re
  */
 export function requireCurrentRegistration(auth: Authority, scope: ExecutorScope, binding: ExecutorBinding): RegistrationState {
   const state = currentRegistration(auth, { ...scope, executor: binding.executor_id });
+  const details = { registration_id: binding.registration_id, repository: scope.repository, profile: scope.profile, step: scope.step, executor_id: binding.executor_id };
   const notCurrent = (why: string): never => {
-    throw new AgentscmError('REGISTRATION_NOT_CURRENT', `executor registration ${binding.registration_id} is not current: ${why}`, {
-      hint: 'enroll the executor again and make a fresh attempt; evidence under an old or revoked registration never counts',
-      details: { registration_id: binding.registration_id },
+    throw new AgentscmError('REGISTRATION_NOT_CURRENT', `executor registration ${binding.registration_id} (${scopeText(auth, scope, binding.executor_id)}) is not current: ${why}`, {
+      hint: 'enroll the executor again and make a fresh attempt; evidence under an old or revoked registration never counts; `agentscm agent-task registration list` shows the registrations',
+      details,
     });
   };
-  if (state === null) return notCurrent(`executor ${binding.executor_id} is not enrolled for this repository, profile and step`);
+  if (state === null) {
+    throw new AgentscmError('REGISTRATION_NOT_CURRENT', `executor ${binding.executor_id} is not enrolled for ${scopeText(auth, scope, binding.executor_id)}`, {
+      hint: `enroll it with \`agentscm agent-task enroll --repository ${scope.repository} --profile ${scope.profile} --step ${scope.step} --executor ${binding.executor_id} --public-key HEX\`, or call with the --profile it was enrolled for; \`agentscm agent-task registration list\` shows the registrations`,
+      details,
+    });
+  }
   if (state.registration_id !== binding.registration_id || !sameExecutor(bindingOf(state), binding)) {
     return notCurrent(state.registration_epoch > binding.registration_epoch ? `superseded by epoch ${state.registration_epoch}` : 'the binding does not match the enrolled registration');
   }

@@ -112,6 +112,21 @@ export function installRequirement(auth: Authority, input: InstallRequirementInp
   });
 }
 
+/** Every requirement currently installed on a target of the repository, by target name. */
+export function listTargetRequirements(auth: Authority, repository: string): TargetRequirement[] {
+  checkRepositoryId(repository);
+  return readTransaction(auth, () =>
+    (
+      prepared(
+        auth,
+        `SELECT r.*, t.target, t.installed_at_ms FROM target_requirements t
+         JOIN requirements r ON r.repository = t.repository AND r.requirement_digest = t.requirement_digest
+         WHERE t.repository = ? ORDER BY t.target`,
+      ).all(repository) as (RequirementRow & { target: string; installed_at_ms: number })[]
+    ).map((row) => ({ ...toStored(row), target: row.target, installed_at_ms: row.installed_at_ms })),
+  );
+}
+
 /** The target's current requirement, or null (spec "Agent hooks, execution and admission": the installed target workflow requirement). */
 export function findTargetRequirement(auth: Authority, repository: string, target: string): TargetRequirement | null {
   checkRepositoryId(repository);

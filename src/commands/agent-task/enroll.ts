@@ -1,18 +1,19 @@
 import { Flags } from '@oclif/core';
 import type { EnrollResult } from '../../native/executor-registry.js';
 import { enrollInDataDir } from '../../native/executor-registry.js';
+import { DEFAULT_TASK_PROFILE } from '../../contracts/executor-enrollment.js';
 import { BaseCommand } from '../_base.js';
 
 export default class AgentTaskEnroll extends BaseCommand {
   static override summary = 'Enroll an executor public key for one repository, profile and step.';
   static override description =
-    'Records an operator-supplied Ed25519 public key as a new immutable registration epoch in the native authority (one above the newest epoch of the same repository/profile/step/executor). Generates no keys or credentials. Enrollment grants no execution, source access or landing permission; observations it signs stay nonpassing.';
+    'Records an operator-supplied Ed25519 public key as a new immutable registration epoch in the native authority (one above the newest epoch of the same repository/profile/step/executor). Generates no keys or credentials. Warns (stderr, and "warnings" in JSON) when no installed requirement of the repository has the step. Enrollment grants no execution, source access or landing permission; observations it signs stay nonpassing.';
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data agent-task enroll --repository demo --profile default --step unit-tests --executor ci-box --public-key 3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29',
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task enroll --repository demo --step unit-tests --executor ci-box --public-key 3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29',
   ];
   static override flags = {
     repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
-    profile: Flags.string({ description: 'Workflow task profile id the enrollment is scoped to.', required: true, helpValue: 'ID' }),
+    profile: Flags.string({ description: 'Workflow task profile id the enrollment is scoped to (the same default as `agent-task call`).', default: DEFAULT_TASK_PROFILE, helpValue: 'ID' }),
     step: Flags.string({ description: 'Workflow step id the enrollment is scoped to.', required: true, helpValue: 'ID' }),
     executor: Flags.string({ description: 'Executor id.', required: true, helpValue: 'ID' }),
     'public-key': Flags.string({ description: 'Ed25519 public key, 64 lowercase hex (as printed by `agent-task key`).', required: true, helpValue: 'HEX' }),
@@ -27,6 +28,8 @@ export default class AgentTaskEnroll extends BaseCommand {
       executor: flags.executor,
       public_key: flags['public-key'],
     });
+    // Warnings go to stderr (and the JSON warnings member), so the printed fields stay parseable.
+    for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
     this.log(`registration_id: ${result.registration_id}`);
     this.log(`registration_epoch: ${result.registration_epoch}`);
     this.log(`verification_key_id: ${result.verification_key_id}`);
