@@ -14,6 +14,7 @@ import { findTargetRequirement } from '../native/requirements.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import { authorizeTaskToken } from '../tasks/grant-guard.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
+import type { TaskConnections } from '../tasks/connections.js';
 import type { HubProfile } from './config.js';
 
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
@@ -35,26 +36,22 @@ export function bearerToken(req: IncomingMessage): string {
  * TASK_NOT_AUTHORIZED for a reader grant or another repository), then the profile's pinned
  * requirement (HUB_REQUIREMENT_CHANGED): only an authenticated caller learns whether it moved.
  */
-export function authorizeProfile(profile: HubProfile, token: string): GrantAuthorization {
-  const authorization = authorizeTaskToken({ dataDir: profile.dataDir, token, repository: profile.nativeRepository });
-  requirePinnedRequirement(profile);
+export function authorizeProfile(profile: HubProfile, token: string, connections: TaskConnections): GrantAuthorization {
+  const authorization = authorizeTaskToken({ dataDir: profile.dataDir, token, repository: profile.nativeRepository, connections });
+  requirePinnedRequirement(profile, connections);
   return authorization;
 }
 
 /** The target's installed requirement is still the one the profile pins. */
-export function requirePinnedRequirement(profile: HubProfile): void {
-  const auth = openAuthority(profile.dataDir, { mode: 'read' });
-  try {
-    const installed = readTransaction(auth, () => findTargetRequirement(auth, profile.nativeRepository, profile.target));
-    if (installed?.requirement_digest !== profile.requirementDigest) {
-      throw new AgentscmError(
-        'HUB_REQUIREMENT_CHANGED',
-        `target ${profile.target} of profile ${profile.profileId} requires ${installed === null ? 'nothing' : installed.requirement_digest}, not the pinned ${profile.requirementDigest}`,
-        { hint: 'the operator updates requirement_digest in the hub config and restarts the hub' },
-      );
-    }
-  } finally {
-    auth.close();
+export function requirePinnedRequirement(profile: HubProfile, connections: TaskConnections): void {
+  const auth = connections.authority();
+  const installed = readTransaction(auth, () => findTargetRequirement(auth, profile.nativeRepository, profile.target));
+  if (installed?.requirement_digest !== profile.requirementDigest) {
+    throw new AgentscmError(
+      'HUB_REQUIREMENT_CHANGED',
+      `target ${profile.target} of profile ${profile.profileId} requires ${installed === null ? 'nothing' : installed.requirement_digest}, not the pinned ${profile.requirementDigest}`,
+      { hint: 'the operator updates requirement_digest in the hub config and restarts the hub' },
+    );
   }
 }
 

@@ -22,6 +22,7 @@ import type { JsonObject, JsonValue } from '../contracts/json-value.js';
 import { oneLine } from '../contracts/message-text.js';
 import { asParsed } from '../contracts/strict-json.js';
 import type { LiveGrant } from '../native/grants.js';
+import type { TaskConnections } from '../tasks/connections.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
 import { readRunStatus } from '../workflows/status.js';
 import type { HubProfile } from './config.js';
@@ -143,7 +144,7 @@ function splitArguments(operation: HubOperation, args: unknown): { input: JsonVa
 }
 
 /** The workspace MCP server of one request: the profile's tools, run as the authenticated grant. */
-export function workspaceServer(profile: HubProfile, authorization: GrantAuthorization): McpServer {
+export function workspaceServer(profile: HubProfile, authorization: GrantAuthorization, connections?: TaskConnections): McpServer {
   const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
   for (const operation of hubOperations()) {
     server.registerTool(
@@ -152,7 +153,7 @@ export function workspaceServer(profile: HubProfile, authorization: GrantAuthori
       (args: unknown): CallToolResult => {
         try {
           const { input, subject } = splitArguments(operation, args);
-          return toolAnswer(callHubTask(profile, authorization, { operation: operation.name, input, subject }));
+          return toolAnswer(callHubTask(profile, authorization, { operation: operation.name, input, subject }, connections));
         } catch (error) {
           return toolError(error);
         }

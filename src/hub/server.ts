@@ -17,6 +17,8 @@ import { AgentscmError } from '../contracts/errors.js';
 import { HUB_JSON_BODY_MAX_BYTES, hubTaskRequestDecoder } from '../contracts/hub-config.js';
 import { getRepository } from '../native/repositories.js';
 import { isStoreInitialized, openAuthority, prepared, readTransaction } from '../native/store.js';
+import { openTaskConnections } from '../tasks/connections.js';
+import type { TaskConnections } from '../tasks/connections.js';
 import { authorizeProfile, authorizeReader, bearerToken } from './auth.js';
 import { readBoundedBody, refuseDeclaredLength } from './body.js';
 import type { HubConfig, HubProfile } from './config.js';
@@ -124,6 +126,14 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
   const log = options.accessLog ?? ((line: string) => process.stderr.write(`${line}\n`));
   const dataDirs = [...new Set(config.profiles.map((profile) => profile.dataDir))];
   const mcp = createHubMcpHandler(() => undefined);
+  // One set of connections per data directory for the hub's life (src/tasks/connections.ts): the
+  // facade is synchronous and the hub single-threaded, so no two calls use them at once.
+  const sessions = new Map(dataDirs.map((dataDir) => [dataDir, openTaskConnections(dataDir)]));
+  const sessionOf = (profile: HubProfile): TaskConnections => {
+    const session = sessions.get(profile.dataDir);
+    if (session === undefined) throw new AgentscmError('INTERNAL', `no connections for ${profile.dataDir}`);
+    return session;
+  };
   let closing = false;
 
   const profileOf = (repositoryId: string, profileId: string): HubProfile => {
@@ -144,9 +154,9 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     const [owner, name, profileId] = [decodeSegment(match[1] ?? ''), decodeSegment(match[2] ?? ''), decodeSegment(match[3] ?? '')];
     if (owner === null || name === null || profileId === null) throw notFound(req, match[0]);
     const profile = profileOf(`${owner}/${name}`, profileId);
-    const authorization = authorizeProfile(profile, token);
+    const authorization = authorizeProfile(profile, token, sessionOf(profile));
     const request = hubTaskRequestDecoder.decode(await readJson(req), HUB_JSON_BODY_MAX_BYTES);
-    const result = callHubTask(profile, authorization, { operation: request.operation, input: request.input, subject: request.subject });
+    const result = callHubTask(profile, authorization, { operation: request.operation, input: request.input, subject: request.subject }, sessionOf(profile));
     send(res, 200, encodeCanonicalText(taskAnswer(result) as unknown as Parameters<typeof encodeCanonicalText>[0]));
   };
 
@@ -179,8 +189,8 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
       throw new AgentscmError('HUB_PROFILE_NOT_FOUND', 'the workspace MCP endpoint needs ?repository=OWNER/NAME&profile=ID', { hint: 'add both query parameters' });
     }
     const profile = profileOf(repositoryId, profileId);
-    const authorization = authorizeProfile(profile, token);
-    return () => workspaceServer(profile, authorization);
+    const authorization = authorizeProfile(profile, token, sessionOf(profile));
+    return () => workspaceServer(profile, authorization, sessionOf(profile));
   };
 
   const legacyMcp = (token: string): McpServerOf => {
@@ -267,6 +277,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
         server.closeIdleConnections();
       });
       await mcp.close();
+      for (const session of sessions.values()) session.close();
     },
   };
 }

@@ -12,6 +12,8 @@ import { isJsonObject } from '../contracts/json-value.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import { TASK_CAPABILITY, TASK_CONTRACT_VERSION } from '../contracts/task-common.js';
 import { callTaskOperation } from '../tasks/facade.js';
+import type { TaskConnections } from '../tasks/connections.js';
+import type { TaskContext } from '../tasks/context.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
 import type { HubProfile } from './config.js';
 import { hubOperation } from './operations.js';
@@ -31,11 +33,11 @@ export interface HubTaskAnswer {
 }
 
 /** Run one operation for the authenticated grant on the profile; the facade's answer, unchanged. */
-export function callHubTask(profile: HubProfile, authorization: GrantAuthorization, call: HubTaskCall): JsonValue {
+export function callHubTask(profile: HubProfile, authorization: GrantAuthorization, call: HubTaskCall, connections?: TaskConnections): JsonValue {
   const operation = hubOperation(call.operation);
   if (operation === undefined) {
     // The facade names the operations it knows; an unregistered one is refused the same way.
-    return callTaskOperation(contextOf(profile, authorization, undefined), call.operation, null);
+    return callTaskOperation(contextOf(profile, authorization, undefined, connections), call.operation, null);
   }
   if (call.input !== null && !isJsonObject(call.input)) {
     throw new AgentscmError('SCHEMA_TYPE', `the input of ${operation.name} must be an object or null`, { hint: 'send "input": {…} or "input": null' });
@@ -46,10 +48,10 @@ export function callHubTask(profile: HubProfile, authorization: GrantAuthorizati
     });
   }
   const bytes = call.input === null ? null : encodeCanonical(call.input);
-  return callTaskOperation(contextOf(profile, authorization, call.subject), operation.name, bytes);
+  return callTaskOperation(contextOf(profile, authorization, call.subject, connections), operation.name, bytes);
 }
 
-function contextOf(profile: HubProfile, authorization: GrantAuthorization, subject: HubSubjectSelection | undefined) {
+function contextOf(profile: HubProfile, authorization: GrantAuthorization, subject: HubSubjectSelection | undefined, connections: TaskConnections | undefined): TaskContext {
   return {
     dataDir: profile.dataDir,
     actor: authorization.actor,
@@ -59,6 +61,7 @@ function contextOf(profile: HubProfile, authorization: GrantAuthorization, subje
     subject: subject === undefined ? undefined : { change_id: subject.change_id, context_digest: subject.context_digest },
     guard: authorization.guard,
     origin: authorization.origin,
+    connections,
   };
 }
 

@@ -19,7 +19,7 @@ import type { Grant } from '../../src/native/grants.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CHANGE_ID, PROFILE, makeTaskStore } from '../tasks/fixture.js';
-import type { TaskStore } from '../tasks/fixture.js';
+import type { StepSpec, TaskStore } from '../tasks/fixture.js';
 
 export const REPOSITORY_ID = 'acme/widgets';
 
@@ -37,9 +37,9 @@ export interface TestGrant {
 }
 
 /** A task store and the config of one profile that pins its installed requirement. */
-export function hubStore(t: TestContext): HubStore {
+export function hubStore(t: TestContext, steps?: readonly StepSpec[]): HubStore {
   const dir = tempDir(t, 'agentscm-hub-');
-  const store = makeTaskStore(join(dir, 'data'));
+  const store = makeTaskStore(join(dir, 'data'), steps);
   const requirement = showRequirement(store.dataDir, { target: 'main' });
   const profile: HubProfile = {
     repositoryId: REPOSITORY_ID,

@@ -1,0 +1,231 @@
+/**
+ * Hub benchmark (docs/hub.md): 32 concurrent clients, each with its own agent grant, run
+ * claim → heartbeat → result on their own tasks over loopback HTTP against `agentscm hub serve`
+ * (a child process, so that its peak RSS is its own), and the same cycles run through the
+ * in-process facade with the same grant guard, in the same run. Prints both rates, the ratio
+ * (target ≥ 0.6), p50/p99 latency of the HTTP requests and cycles, and the hub's peak RSS.
+ *
+ * Each store holds a requirement of 32 command steps; a round gives every client one task, and a
+ * new Change version (untimed) gives 32 fresh tasks for the next round. AGENTSCM_BENCH_HUB_ROUNDS
+ * sets the number of timed rounds (default 20), AGENTSCM_BENCH_HUB_WARMUP the untimed ones
+ * (default 3).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { encodeCanonical, encodeCanonicalText } from '../src/contracts/canonical-json.js';
+import type { JsonObject, JsonValue } from '../src/contracts/json-value.js';
+import { callTaskOperation } from '../src/tasks/facade.js';
+import { openTaskConnections } from '../src/tasks/connections.js';
+import type { TaskConnections } from '../src/tasks/connections.js';
+import { authorizeTaskToken } from '../src/tasks/grant-guard.js';
+import { DEV_BIN, REPO_ROOT, TSX_LOADER } from '../test/helpers/cli.js';
+import { grantFor, hubStore, subjectOf, tasksPath, writeConfigFile } from '../test/hub/fixture.js';
+import type { HubStore, TestGrant } from '../test/hub/fixture.js';
+import { CHANGE_ID, PROFILE, checkpoint } from '../test/tasks/fixture.js';
+import type { StepSpec } from '../test/tasks/fixture.js';
+import { assertionRequest, claimRequest, claimedOf, mutationRequest } from '../test/tasks/requests.js';
+import type { TaskRef } from '../test/tasks/requests.js';
+
+const CLIENTS = 32;
+const ROUNDS = Number(process.env.AGENTSCM_BENCH_HUB_ROUNDS ?? 20);
+const WARMUP = Number(process.env.AGENTSCM_BENCH_HUB_WARMUP ?? 3);
+const STEPS: StepSpec[] = Array.from({ length: CLIENTS }, (_, i) => ({ id: `step-${i}`, kind: 'command' as const }));
+
+/** A minimal test context for the fixtures (the bench removes its own directory). */
+function benchContext(): Parameters<typeof hubStore>[0] {
+  return { after: () => undefined } as unknown as Parameters<typeof hubStore>[0];
+}
+
+interface Side {
+  readonly hub: HubStore;
+  readonly grants: readonly TestGrant[];
+  /** Kept open across calls, as the hub keeps its own (src/tasks/connections.ts). */
+  readonly connections: TaskConnections;
+}
+
+function makeSide(): Side {
+  const hub = hubStore(benchContext(), STEPS);
+  const grants = Array.from({ length: CLIENTS }, (_, i) => grantFor(hub, `owner${i}`, `agent${i}`));
+  return { hub, grants, connections: openTaskConnections(hub.store.dataDir) };
+}
+
+/** The 32 tasks of the store's current subject, in step order (untimed). */
+function freshTasks(side: Side, token: string): TaskRef[] {
+  const authorization = authorizeTaskToken({ dataDir: side.hub.store.dataDir, token, repository: side.hub.store.repository });
+  const answer = callTaskOperation(
+    {
+      dataDir: side.hub.store.dataDir,
+      actor: authorization.actor,
+      repository: side.hub.store.repository,
+      profile: PROFILE,
+      target: 'main',
+      subject: { change_id: CHANGE_ID, context_digest: side.hub.store.contextDigest },
+      guard: authorization.guard,
+      origin: authorization.origin,
+    },
+    'requirements',
+    null,
+  ) as JsonObject;
+  return (answer.tasks as JsonObject[]).map((row) => ({ task_id: row.task_id as string, task_digest: row.task_digest as string }));
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** One in-process cycle: each operation authenticates the grant and calls the facade, as the hub does per request. */
+function facadeCycle(side: Side, grant: TestGrant, task: TaskRef, n: number): void {
+  const run = (operation: string, input: JsonValue): JsonObject => {
+    const authorization = authorizeTaskToken({ dataDir: side.hub.store.dataDir, token: grant.token, repository: side.hub.store.repository, connections: side.connections });
+    return callTaskOperation(
+      {
+        dataDir: side.hub.store.dataDir,
+        actor: authorization.actor,
+        repository: side.hub.store.repository,
+        profile: PROFILE,
+        target: 'main',
+        subject: { change_id: CHANGE_ID, context_digest: side.hub.store.contextDigest },
+        guard: authorization.guard,
+        origin: authorization.origin,
+        connections: side.connections,
+      },
+      operation,
+      encodeCanonical(input),
+    ) as JsonObject;
+  };
+  const claimed = claimedOf(run('claim', claimRequest(grant.actor, task, `c-${n}`, `op-${n}`)));
+  run('heartbeat', mutationRequest(grant.actor, claimed, 'heartbeat', `h-${n}`));
+  run('result', assertionRequest(grant.actor, claimed, `r-${n}`, 'failed'));
+}
+
+function post(agent: Agent, url: string, token: string, body: string): Promise<{ status: number; json: JsonObject }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(new URL(tasksPath(), url), { method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as JsonObject }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function httpCycle(agent: Agent, url: string, side: Side, grant: TestGrant, task: TaskRef, n: number, requestMs: number[]): Promise<void> {
+  const send = async (operation: string, input: JsonValue, subject?: JsonValue): Promise<JsonObject> => {
+    const body = encodeCanonicalText({ operation, input, ...(subject === undefined ? {} : { subject }) });
+    const start = performance.now();
+    const answer = await post(agent, url, grant.token, body);
+    requestMs.push(performance.now() - start);
+    if (answer.status !== 200) throw new Error(`${operation}: ${answer.status} ${JSON.stringify(answer.json)}`);
+    return answer.json.result as JsonObject;
+  };
+  const claimed = claimedOf(await send('claim', claimRequest(grant.actor, task, `c-${n}`, `op-${n}`), subjectOf(side.hub)));
+  await send('heartbeat', mutationRequest(grant.actor, claimed, 'heartbeat', `h-${n}`));
+  await send('result', assertionRequest(grant.actor, claimed, `r-${n}`, 'failed'));
+}
+
+async function startHubProcess(side: Side): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, 'hub', 'serve', '--config', writeConfigFile(side.hub), '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const end = out.indexOf('\n');
+      if (end >= 0) resolve(out.slice(0, end));
+    });
+    child.on('exit', (code) => reject(new Error(`hub exited ${String(code)}`)));
+  });
+  const { url } = JSON.parse(line) as { url: string };
+  const pid = child.pid ?? 0;
+  return {
+    url,
+    pid,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** VmHWM of a process in bytes (Linux), or null. */
+function peakRss(pid: number): number | null {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match?.[1] === undefined ? null : Number(match[1]) * 1024;
+  } catch {
+    return null;
+  }
+}
+
+export async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'agentscm-bench-hub-'));
+  const previous = process.env.TMPDIR;
+  process.env.TMPDIR = dir;
+  try {
+    const viaHttp = makeSide();
+    const inProcess = makeSide();
+    const hub = await startHubProcess(viaHttp);
+    const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+    let n = 0;
+    let httpMs = 0;
+    let facadeMs = 0;
+    let timedCycles = 0;
+    const requestMs: number[] = [];
+    const cycleMs: number[] = [];
+    for (let round = 0; round < WARMUP + ROUNDS; round++) {
+      const timed = round >= WARMUP;
+      if (round > 0) {
+        checkpoint(viaHttp.hub.store, viaHttp.hub.store.revision);
+        checkpoint(inProcess.hub.store, inProcess.hub.store.revision);
+      }
+      const httpTasks = freshTasks(viaHttp, viaHttp.grants[0]?.token ?? '');
+      const localTasks = freshTasks(inProcess, inProcess.grants[0]?.token ?? '');
+      const roundRequests: number[] = [];
+      let start = performance.now();
+      await Promise.all(
+        viaHttp.grants.map(async (grant, i) => {
+          const begun = performance.now();
+          await httpCycle(agent, hub.url, viaHttp, grant, httpTasks[i] as TaskRef, (n += 1), roundRequests);
+          if (timed) cycleMs.push(performance.now() - begun);
+        }),
+      );
+      const httpRound = performance.now() - start;
+      start = performance.now();
+      inProcess.grants.forEach((grant, i) => facadeCycle(inProcess, grant, localTasks[i] as TaskRef, (n += 1)));
+      const facadeRound = performance.now() - start;
+      if (timed) {
+        httpMs += httpRound;
+        facadeMs += facadeRound;
+        timedCycles += CLIENTS;
+        requestMs.push(...roundRequests);
+      }
+    }
+    agent.destroy();
+    viaHttp.connections.close();
+    inProcess.connections.close();
+    const rss = peakRss(hub.pid);
+    await hub.stop();
+    const httpRate = timedCycles / (httpMs / 1000);
+    const facadeRate = timedCycles / (facadeMs / 1000);
+    const ratio = httpRate / facadeRate;
+    requestMs.sort((a, b) => a - b);
+    cycleMs.sort((a, b) => a - b);
+    const f = (x: number): string => x.toFixed(1);
+    process.stdout.write(`cycles: ${timedCycles} (${CLIENTS} concurrent clients x ${ROUNDS} rounds, claim -> heartbeat -> result)\n`);
+    process.stdout.write(`hub over loopback HTTP:  ${f(httpRate)} cycles/s\n`);
+    process.stdout.write(`in-process facade:       ${f(facadeRate)} cycles/s (same grant guard per operation, connections kept open as the hub does)\n`);
+    process.stdout.write(`ratio: ${ratio.toFixed(2)} (target >= 0.6) ${ratio >= 0.6 ? 'ok' : 'BELOW TARGET'}\n`);
+    process.stdout.write(`HTTP request latency: p50 ${f(percentile(requestMs, 50))} ms, p99 ${f(percentile(requestMs, 99))} ms\n`);
+    process.stdout.write(`cycle latency under 32 clients: p50 ${f(percentile(cycleMs, 50))} ms, p99 ${f(percentile(cycleMs, 99))} ms\n`);
+    process.stdout.write(`hub peak RSS: ${rss === null ? 'unavailable' : `${(rss / 1024 / 1024).toFixed(1)} MiB`}\n`);
+  } finally {
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
