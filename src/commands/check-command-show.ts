@@ -20,7 +20,8 @@ export default class CheckCommandShow extends BaseCommand {
     const { args, flags } = await this.parse(CheckCommandShow);
     const view = showCommandAttempt(this.resolveDataDir(flags['data-dir']), args.attempt);
     this.log(`attempt ${view.attempt_id} (run ${view.run_id}, step ${view.step_id}, generation ${view.generation})`);
-    this.log(`  state ${view.state}, outcome ${view.outcome ?? '(none yet)'}; ${view.summary ?? ''}`);
+    // The summary starts with the outcome ("outcome failed, exit 3, …"); without one, say the outcome alone.
+    this.log(`  state ${view.state}; ${view.summary ?? `outcome ${view.outcome ?? '(none yet)'}`}`);
     this.log(`  record digest ${view.record_digest ?? '(none)'}`);
     this.log(`  stdout ${view.stdout.bytes} bytes, stderr ${view.stderr.bytes} bytes`);
     if (view.stdout.bytes > 0) this.log(`--- stdout\n${view.stdout.text}`);

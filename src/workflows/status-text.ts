@@ -19,7 +19,17 @@ function reasonOf(result: unknown): string {
   return typeof reason === 'string' ? ` — ${reason}` : '';
 }
 
-export function formatRunLines(view: RunView): string[] {
+/** A word as a POSIX shell reads it back: unchanged when safe, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+export interface RunLineOptions {
+  /** The data directory the run lives in: with it, a command step that did not succeed gets the command that shows its output. */
+  readonly dataDir?: string;
+}
+
+export function formatRunLines(view: RunView, options: RunLineOptions = {}): string[] {
   const lines = [`run ${view.run_id} (${view.name}): ${view.state}${view.state_reason === null ? '' : ` — ${view.state_reason}`}`];
   lines.push(`  plan ${view.plan_digest}  skill ${view.skill_digest}`);
   lines.push(`  source ${view.source.repository} @ ${view.source.revision} (policy epoch ${view.source.policy_epoch})${view.source_current === false ? ' — no longer current' : ''}`);
@@ -27,6 +37,9 @@ export function formatRunLines(view: RunView): string[] {
   for (const step of view.steps) {
     const execution = step.execution === null ? '' : ` [attempt ${step.execution.attempt_id} ${step.execution.state}]`;
     lines.push(`  ${MARK[step.state] ?? step.state} ${step.id} (${step.kind}${step.required ? '' : ', optional'})${reasonOf(step.result)}${execution}`);
+    if (step.execution !== null && step.state !== 'succeeded' && options.dataDir !== undefined) {
+      lines.push(`       its output: agentscm --data-dir ${shellWord(options.dataDir)} check-command-show ${step.execution.attempt_id}`);
+    }
   }
   lines.push('  admission: not_assessed (a run is an observation, never an approval)');
   return lines;

@@ -22,7 +22,7 @@ export default class SkillWorkflowCancel extends BaseCommand {
     const { args, flags } = await this.parse(SkillWorkflowCancel);
     const dataDir = this.resolveDataDir(flags['data-dir']);
     const report = await withRuntime(flags, (runtime, signal) => cancelWorkflow({ dataDir, runtime, signal }, args['run-id']));
-    for (const line of formatRunLines(report)) this.log(line);
+    for (const line of formatRunLines(report, { dataDir })) this.log(line);
     return report;
   }
 }

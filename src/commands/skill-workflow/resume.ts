@@ -22,7 +22,7 @@ export default class SkillWorkflowResume extends BaseCommand {
     const { args, flags } = await this.parse(SkillWorkflowResume);
     const dataDir = this.resolveDataDir(flags['data-dir']);
     const report = await withRuntime(flags, (runtime, signal) => resumeWorkflow({ dataDir, runtime, signal, onProgress: this.progressSink }, args['run-id'], flags['max-steps']));
-    for (const line of formatRunLines(report)) this.log(line);
+    for (const line of formatRunLines(report, { dataDir })) this.log(line);
     if (report.waiting !== null) this.logToStderr(report.waiting.message);
     process.exitCode = runExitCode(report);
     return report;

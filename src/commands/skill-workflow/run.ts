@@ -26,7 +26,7 @@ export default class SkillWorkflowRun extends BaseCommand {
     const dataDir = this.resolveDataDir(flags['data-dir']);
     const bytes = readDefinitionBytes(args.file);
     const report = await withRuntime(flags, (runtime, signal) => runWorkflow({ dataDir, runtime, signal, onProgress: this.progressSink }, args['run-id'], bytes, flags['max-steps']));
-    for (const line of formatRunLines(report)) this.log(line);
+    for (const line of formatRunLines(report, { dataDir })) this.log(line);
     if (report.waiting !== null) this.logToStderr(report.waiting.message);
     process.exitCode = runExitCode(report);
     return report;

@@ -15,8 +15,9 @@ export default class SkillWorkflowStatus extends BaseCommand {
 
   async run(): Promise<RunView> {
     const { args, flags } = await this.parse(SkillWorkflowStatus);
-    const view = readRunStatus(this.resolveDataDir(flags['data-dir']), args['run-id']);
-    for (const line of formatRunLines(view)) this.log(line);
+    const dataDir = this.resolveDataDir(flags['data-dir']);
+    const view = readRunStatus(dataDir, args['run-id']);
+    for (const line of formatRunLines(view, { dataDir })) this.log(line);
     return view;
   }
 }
