@@ -187,6 +187,11 @@ export const ERROR_CODES = {
   AGENT_STATE_CONFLICT: { exit: EXIT.CONFLICT, summary: 'Two observations of equal authority and revision disagree; reconcile cannot choose.' },
   AGENT_STATE_HOOK_SETTINGS_INVALID: { exit: EXIT.INVALID, summary: 'A Claude Code settings or Codex hooks file is not a JSON object agentscm can rewrite exactly; it was not changed.' },
 
+  // --- hooks ---
+  HOOK_PAYLOAD_INVALID: { exit: EXIT.INVALID, summary: 'The Stop hook input on stdin is not a Claude Code or Codex Stop payload (strict JSON; Codex: its input schema); the hook exits 1, which the client treats as non-blocking, and did nothing.' },
+  HOOK_COUNTER_UNAVAILABLE: { exit: EXIT.FAILED, summary: 'The Stop hook\'s continuation counter cannot be read, parsed or written; the hook exits 1 (non-blocking) and did none of its work.' },
+  HOOK_SETTINGS_INVALID: { exit: EXIT.INVALID, summary: 'A Claude Code settings or Codex hooks file is not a JSON object valid under the client\'s schema that agentscm can rewrite exactly; install-stop did not change it.' },
+
   // --- hub ---
   HUB_CONFIG_DATA_DIR_RELATIVE: { exit: EXIT.INVALID, summary: 'A profile of the hub execution config names a data_dir that is not an absolute path; the hub did not start.' },
   HUB_CONFIG_PROFILE_DUPLICATE: { exit: EXIT.INVALID, summary: 'Two profiles of the hub execution config have the same repository_id and profile_id; the hub did not start.' },
