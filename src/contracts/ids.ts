@@ -30,10 +30,8 @@ function check(value: unknown, re: RegExp, maxLength: number, what: string, rule
   // The length check first keeps the regex away from oversize input and the message short.
   if (typeof value !== 'string' || value.length > maxLength || !re.test(value)) {
     const shown = typeof value !== 'string' ? typeof value : value.length > 80 ? `${JSON.stringify(value.slice(0, 80))}… (${value.length} characters)` : JSON.stringify(value);
-    throw new AgentscmError('ID_INVALID', `${what} ${shown} is not valid: it must be ${rule}`, {
-      hint: `use ${rule}`,
-      details: { what },
-    });
+    // The message states the rule; a hint repeating it would say nothing more.
+    throw new AgentscmError('ID_INVALID', `${what} ${shown} is not valid: it must be ${rule}`, { details: { what } });
   }
   return value;
 }

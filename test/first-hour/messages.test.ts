@@ -1,6 +1,6 @@
 /**
- * Messages a newcomer reads (issue "The operator's first hour", item 14): verify-observation
- * names both verification key IDs it compared.
+ * Messages a newcomer reads: verify-observation names both verification key IDs it compared,
+ * and an invalid identifier's rule is said once.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,8 @@ import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import { isJsonObject } from '../../src/contracts/json-value.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
+import { createRepository } from '../../src/native/repositories.js';
+import { createAuthority } from '../../src/native/store.js';
 import { REPO_ROOT, jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -36,4 +38,15 @@ test('verify-observation with another key says which verification_key_id each si
     result.stderr,
     `error[SIGNATURE_INVALID]: the observation names verification_key_id ${signer.verification_key_id}, but the given public key's verification_key_id is ${other.verification_key_id}\n`,
   );
+});
+
+test('an invalid identifier states its rule once, with no hint that repeats it', async (t) => {
+  const data = tempDir(t);
+  const auth = createAuthority(data);
+  createRepository(auth, 'demo');
+  auth.close();
+  const result = await runCli(['--data-dir', data, 'change', 'show', 'bad id!', '--json']);
+  assert.equal(result.code, 2);
+  assert.equal(result.stderr, 'error[ID_INVALID]: Change ID "bad id!" is not valid: it must be 1 to 128 characters of A-Z a-z 0-9 . _ -\n');
+  assert.equal(jsonOf<{ error: { hint?: string } }>(result).error.hint, undefined);
 });
