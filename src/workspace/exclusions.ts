@@ -2,8 +2,8 @@
 import { isAbsolute, relative, sep } from 'node:path';
 
 /**
- * A data directory placed inside the workspace (the default `agentscm-data` when init-repo
- * runs in the project directory) is agentscm's own state, never part of a revision. It is
+ * A data directory placed inside the workspace (e.g. `--data-dir ./agentscm-data` given to
+ * init-repo in the project directory) is agentscm's own state, never part of a revision. It is
  * outside the workspace only when its relative path is `..` or starts with the `..`
  * component: a directory named `..store` inside the workspace is inside.
  */
