@@ -15,8 +15,8 @@ import type { ErrorCode } from '../contracts/errors.js';
 const SQLITE_CODES: Readonly<Record<string, ErrorCode>> = {
   SQLITE_BUSY: 'STORE_BUSY',
   SQLITE_LOCKED: 'STORE_BUSY',
-  SQLITE_CORRUPT: 'DATABASE_CORRUPT',
-  SQLITE_NOTADB: 'DATABASE_CORRUPT',
+  SQLITE_CORRUPT: 'STORE_CORRUPT',
+  SQLITE_NOTADB: 'STORE_CORRUPT',
   SQLITE_READONLY: 'DATABASE_ACCESS_DENIED',
   SQLITE_CANTOPEN: 'DATABASE_ACCESS_DENIED',
   SQLITE_PERM: 'DATABASE_ACCESS_DENIED',
@@ -30,7 +30,7 @@ const SQLITE_CODES: Readonly<Record<string, ErrorCode>> = {
 
 export const SQLITE_ERROR_HINTS = {
   STORE_BUSY: 'retry after the other operation finishes',
-  DATABASE_CORRUPT: 'restore the file from a backup; agentscm never re-initializes or repairs a damaged database',
+  STORE_CORRUPT: 'restore the file from a backup; agentscm never re-initializes or repairs a damaged database',
   DATABASE_ACCESS_DENIED: 'run as the user that owns the files, or let this user write the database directory (SQLite writes -wal/-shm files even to read)',
 } as const satisfies Partial<Record<ErrorCode, string>>;
 
@@ -43,7 +43,7 @@ export function isSqliteError(error: unknown): error is Error & { code: string }
 
 /**
  * A SQLite failure as the one documented code it stands for: contention STORE_BUSY, a damaged
- * file DATABASE_CORRUPT, a file this user cannot open or write DATABASE_ACCESS_DENIED, an
+ * file STORE_CORRUPT, a file this user cannot open or write DATABASE_ACCESS_DENIED, an
  * operating-system failure IO_ERROR, anything else INTERNAL. `what` names the database when the
  * caller knows it.
  */
@@ -53,6 +53,6 @@ export function classifySqliteError(error: Error & { code: string }, what: strin
   const subject = what ?? 'a database of agentscm';
   const hint: string | undefined = (SQLITE_ERROR_HINTS as Partial<Record<ErrorCode, string>>)[code];
   const message =
-    code === 'STORE_BUSY' ? `${subject} is busy with another writer` : code === 'DATABASE_CORRUPT' ? `${subject} is damaged: ${error.message}` : `${subject}: ${error.message}`;
+    code === 'STORE_BUSY' ? `${subject} is busy with another writer` : code === 'STORE_CORRUPT' ? `${subject} is damaged: ${error.message}` : `${subject}: ${error.message}`;
   return new AgentscmError(code, `${message}${code === 'INTERNAL' ? ` (${error.code})` : ''}`, { ...(hint === undefined ? {} : { hint }), cause: error });
 }

@@ -29,7 +29,7 @@ export function mapSqliteError(error: unknown, what: string): never {
 }
 
 function damaged(what: string, why: string): AgentscmError {
-  return new AgentscmError('DATABASE_CORRUPT', `${what} is damaged: ${why}`, { hint: SQLITE_ERROR_HINTS.DATABASE_CORRUPT });
+  return new AgentscmError('STORE_CORRUPT', `${what} is damaged: ${why}`, { hint: SQLITE_ERROR_HINTS.STORE_CORRUPT });
 }
 
 /**
@@ -63,7 +63,7 @@ function checkDatabaseFile(path: string, what: string): void {
 export interface OpenOptions {
   /**
    * The database belongs to an initialized store: a missing, empty or foreign file, or one
-   * with no schema (user_version 0), is DATABASE_CORRUPT, never created or migrated afresh.
+   * with no schema (user_version 0), is STORE_CORRUPT, never created or migrated afresh.
    */
   readonly initialized?: boolean;
 }

@@ -71,7 +71,7 @@ function wrap(db: SqliteDatabase, dataDir: string, paths: NativePaths, mode: Aut
  * damage to report, never a missing store to create again (docs/native-store.md).
  */
 function databaseMissing(paths: NativePaths): AgentscmError {
-  return new AgentscmError('DATABASE_CORRUPT', `${AUTHORITY_WHAT} is damaged: ${paths.lock} marks the store initialized but ${paths.db} is missing`, {
+  return new AgentscmError('STORE_CORRUPT', `${AUTHORITY_WHAT} is damaged: ${paths.lock} marks the store initialized but ${paths.db} is missing`, {
     hint: 'restore the data directory from a backup; agentscm never re-initializes a store whose lock file exists',
   });
 }
@@ -80,7 +80,7 @@ function databaseMissing(paths: NativePaths): AgentscmError {
  * Open an existing store (spec: read paths "open existing files only, read-only, with no
  * migration"). 'read' never creates or migrates anything; 'write' migrates an existing store.
  * A missing lock file is STORE_NOT_INITIALIZED (exit 4) in both modes; a lock file whose
- * database is missing, empty, foreign or without a schema is DATABASE_CORRUPT (exit 4).
+ * database is missing, empty, foreign or without a schema is STORE_CORRUPT (exit 4).
  */
 export function openAuthority(dataDir: string, options: { mode: AuthorityMode }): Authority {
   const paths = nativePaths(dataDir);

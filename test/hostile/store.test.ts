@@ -1,7 +1,7 @@
 /**
  * Reproducers for the native store under damage and concurrency (docs/native-store.md
  * "Damaged and unreadable databases", "Blobs"): a truncated, foreign, malformed, schema-less or
- * missing authority of an initialized store is DATABASE_CORRUPT and is never re-initialized; a
+ * missing authority of an initialized store is STORE_CORRUPT and is never re-initialized; a
  * store this user cannot write is DATABASE_ACCESS_DENIED; every database (authority, journal,
  * workspace) gets those codes, including a SQLite error that reaches the CLI's error handler;
  * two workspaces of one store storing the same large contents at once both succeed.
@@ -46,7 +46,7 @@ function everyCommand(f: Fixture, other: string): readonly (readonly string[])[]
 async function expectDamaged(f: Fixture, other: string, unchanged: () => void): Promise<void> {
   for (const args of everyCommand(f, other)) {
     const result = await runCli(['--data-dir', f.dataDir, ...args, '--json']);
-    assertError(result, 'DATABASE_CORRUPT', 4);
+    assertError(result, 'STORE_CORRUPT', 4);
     assert.equal(result.stderr.split('\n').length, 2, `${args.join(' ')} prints one line: ${result.stderr}`);
     unchanged();
   }
@@ -64,20 +64,20 @@ async function damagedStore(t: test.TestContext): Promise<{ f: Fixture; other: s
   return { f, other, db };
 }
 
-test('an authority truncated to zero bytes is DATABASE_CORRUPT for every command and is never re-initialized', async (t) => {
+test('an authority truncated to zero bytes is STORE_CORRUPT for every command and is never re-initialized', async (t) => {
   const { f, other, db } = await damagedStore(t);
   writeFileSync(db, '');
   await expectDamaged(f, other, () => assert.equal(statSync(db).size, 0, 'still empty: no fresh schema was written into it'));
 });
 
-test('an authority whose header is not SQLite is DATABASE_CORRUPT (not USAGE) and left as it is', async (t) => {
+test('an authority whose header is not SQLite is STORE_CORRUPT (not USAGE) and left as it is', async (t) => {
   const { f, other, db } = await damagedStore(t);
   const garbage = Buffer.from('this is not a database, whatever its name says. '.repeat(100));
   writeFileSync(db, garbage);
   await expectDamaged(f, other, () => assert.deepEqual(readFileSync(db), garbage));
 });
 
-test('a malformed authority image (valid header, damaged pages) is DATABASE_CORRUPT, not INTERNAL', async (t) => {
+test('a malformed authority image (valid header, damaged pages) is STORE_CORRUPT, not INTERNAL', async (t) => {
   const { f, other, db } = await damagedStore(t);
   const bytes = readFileSync(db);
   const pageSize = bytes.readUInt16BE(16);
@@ -86,7 +86,7 @@ test('a malformed authority image (valid header, damaged pages) is DATABASE_CORR
   await expectDamaged(f, other, () => assert.deepEqual(readFileSync(db), bytes));
 });
 
-test('an authority replaced by an empty SQLite database while the lock file exists is DATABASE_CORRUPT, not a fresh store', async (t) => {
+test('an authority replaced by an empty SQLite database while the lock file exists is STORE_CORRUPT, not a fresh store', async (t) => {
   const { f, other, db } = await damagedStore(t);
   rmSync(db);
   new Database(db).close();
@@ -94,7 +94,7 @@ test('an authority replaced by an empty SQLite database while the lock file exis
   await expectDamaged(f, other, () => assert.deepEqual(readFileSync(db), before));
 });
 
-test('a lock file without its authority is DATABASE_CORRUPT: the store is not created again', async (t) => {
+test('a lock file without its authority is STORE_CORRUPT: the store is not created again', async (t) => {
   const { f, other, db } = await damagedStore(t);
   rmSync(db);
   await expectDamaged(f, other, () => assert.equal(existsSync(db), false));
@@ -103,13 +103,13 @@ test('a lock file without its authority is DATABASE_CORRUPT: the store is not cr
 test('the library refuses a damaged store too: createAuthority never re-initializes an initialized store', async (t) => {
   const { f, db } = await damagedStore(t);
   writeFileSync(db, '');
-  assert.equal(codeOf(() => createAuthority(f.dataDir).close()), 'DATABASE_CORRUPT');
-  assert.equal(codeOf(() => openAuthority(f.dataDir, { mode: 'write' }).close()), 'DATABASE_CORRUPT');
-  assert.equal(codeOf(() => openAuthority(f.dataDir, { mode: 'read' }).close()), 'DATABASE_CORRUPT');
+  assert.equal(codeOf(() => createAuthority(f.dataDir).close()), 'STORE_CORRUPT');
+  assert.equal(codeOf(() => openAuthority(f.dataDir, { mode: 'write' }).close()), 'STORE_CORRUPT');
+  assert.equal(codeOf(() => openAuthority(f.dataDir, { mode: 'read' }).close()), 'STORE_CORRUPT');
   assert.equal(statSync(db).size, 0);
 });
 
-test('a damaged workspace database and a damaged workflow journal are DATABASE_CORRUPT (not USAGE)', async (t) => {
+test('a damaged workspace database and a damaged workflow journal are STORE_CORRUPT (not USAGE)', async (t) => {
   const f = fixture(t);
   await initProject(f);
   const state = join(f.workspace, '.agentscm', 'workspace.sqlite');
@@ -120,13 +120,13 @@ test('a damaged workspace database and a damaged workflow journal are DATABASE_C
     ['status', '--workspace', f.workspace],
     ['checkpoint', '--change', 'c1', '--workspace', f.workspace],
   ]) {
-    assertError(await runCli(['--data-dir', f.dataDir, ...args, '--json']), 'DATABASE_CORRUPT', 4);
+    assertError(await runCli(['--data-dir', f.dataDir, ...args, '--json']), 'STORE_CORRUPT', 4);
     assert.deepEqual(readFileSync(state), garbage);
   }
   const journal = join(f.dataDir, 'skill-workflows', 'state.sqlite');
   mkdirSync(join(f.dataDir, 'skill-workflows'), { recursive: true });
   writeFileSync(journal, garbage);
-  assertError(await runCli(['--data-dir', f.dataDir, 'skill-workflow', 'status', 'run-1', '--json']), 'DATABASE_CORRUPT', 4);
+  assertError(await runCli(['--data-dir', f.dataDir, 'skill-workflow', 'status', 'run-1', '--json']), 'STORE_CORRUPT', 4);
   assert.deepEqual(readFileSync(journal), garbage);
 });
 
@@ -142,7 +142,7 @@ test('a SQLite error that reaches the CLI error handler gets its documented code
   }
   assert.ok(raw instanceof Error && /not a database/.test(raw.message), 'SQLite raised its own error');
   const mapped = toAgentscmError(raw);
-  assert.equal(mapped.code, 'DATABASE_CORRUPT');
+  assert.equal(mapped.code, 'STORE_CORRUPT');
   assert.equal(mapped.cause, raw);
 });
 
