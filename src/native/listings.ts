@@ -1,5 +1,5 @@
 /**
- * What is in the store (docs/native-store.md "Listing"): `change list`, `revision list`,
+ * What is in the store (docs/cli.md "Listing what is in the store"): `change list`, `revision list`,
  * `target list` and `agent-task registration list`, each from one read snapshot, each row
  * carrying the repository's name beside its ID. Without --repository every repository is listed.
  */

@@ -1,5 +1,5 @@
 /**
- * `skill-workflow list` (docs/skill-workflows.md "Listing runs"): every run of the journal with
+ * `skill-workflow list` (docs/cli.md "Listing what is in the store"): every run of the journal with
  * its repository (name beside ID when the native store can say it), revision, state and step
  * count, oldest first. Read-only: a store without a journal has no runs; nothing is created.
  */
