@@ -1,0 +1,163 @@
+/**
+ * The server-executed Stop loop (spec "Agent hooks, execution and admission": "The optional
+ * Claude Code Stop loop separately checkpoints source, runs isolated tests and bounded review,
+ * returns failure feedback"; docs/stop-hooks.md "Server-executed mode"): checkpoint the workspace
+ * as the Change's next version, run the target's installed requirement on that exact revision
+ * through the workflow runner (source paths in process, command steps in isolated containers),
+ * and pass when the run completed, else block with each failing step, its exit status and a
+ * bounded tail of its output. The run ID is derived from the Change version and the plan, so
+ * stopping again without an edit reopens the same run instead of running it twice.
+ */
+import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
+import { isJsonObject } from '../contracts/json-value.js';
+import { oneLine } from '../contracts/message-text.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { currentPolicyEpoch } from '../native/policy.js';
+import { getTargetRequirement } from '../native/requirements.js';
+import { createReviewContext } from '../native/review-contexts.js';
+import { openAuthority, readTransaction } from '../native/store.js';
+import { checkpointWorkspace } from '../workspace/checkpoint.js';
+import type { CheckpointResult } from '../workspace/checkpoint.js';
+import { showCommandAttempt } from '../workflows/command-attempts.js';
+import type { CommandStepRuntime } from '../workflows/command-step.js';
+import { compileStructure } from '../workflows/plan.js';
+import { compileRequirementPlan, requirementDefinition } from '../workflows/requirement.js';
+import { runWorkflow } from '../workflows/runner.js';
+import type { AdvanceReport } from '../workflows/runner.js';
+import { resolvePackagePath } from '../workflows/skill-package.js';
+import type { StepView } from '../workflows/status.js';
+import type { StopDecision, StopFailure, StopFeedback } from './stop-output.js';
+import { stopToken } from './stop-output.js';
+
+/** Output kept per failing command step: the last lines of stdout and stderr. */
+export const STOP_TAIL_LINES = 20;
+export const STOP_TAIL_BYTES = 2048;
+/** The fixed sentence of a server-executed block (next is always checkpoint: this hook checkpoints). */
+export const SERVER_STOP_NEXT_ACTION = 'Fix what the failing steps report in the workspace, then finish again: the Stop hook checkpoints the workspace and runs the requirement on the new version.';
+const LOCAL_NEXT_ACTION = 'The Stop hook could not check this work (see the first lines); fix the cause or ask the operator, then finish again.';
+
+export interface ServerStopInput {
+  readonly dataDir: string;
+  readonly workspace: string;
+  readonly change: string;
+  readonly target: string;
+  readonly runtime?: CommandStepRuntime;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (message: string) => void;
+}
+
+/** The last lines of a text, at most STOP_TAIL_LINES lines and STOP_TAIL_BYTES bytes. */
+export function outputTail(text: string): string {
+  let tail = text.replace(/\n+$/, '').split('\n').slice(-STOP_TAIL_LINES).join('\n');
+  const bytes = Buffer.from(tail, 'utf8');
+  if (bytes.length > STOP_TAIL_BYTES) tail = `…${bytes.subarray(bytes.length - STOP_TAIL_BYTES).toString('utf8').replace(/^\uFFFD+/, '')}`;
+  return tail;
+}
+
+function localBlock(stage: string, error: unknown): StopDecision {
+  const e = isAgentscmError(error) ? error : new AgentscmError('INTERNAL', error instanceof Error ? error.message : String(error));
+  const lines = [`agentscm Stop hook: the ${stage} failed: error[${e.code}] ${oneLine(e.message)}`];
+  if (e.hint !== undefined) lines.push(`  hint: ${oneLine(e.hint)}`);
+  return { decision: 'block', feedback: { lines, failures: [{ task_id: stage, code: e.code.toLowerCase() }], next_action: LOCAL_NEXT_ACTION, next: { operation: 'checkpoint' } } };
+}
+
+/** The context, compiled requirement and run ID of the subject the checkpoint made. */
+function prepareRun(input: ServerStopInput, checkpoint: CheckpointResult): { runId: string; definitionBytes: Uint8Array } {
+  const auth = openAuthority(input.dataDir, { mode: 'write' });
+  try {
+    const requirement = readTransaction(auth, () => getTargetRequirement(auth, checkpoint.repository, input.target));
+    // A requirement with command steps binds them to a review context of this exact version.
+    const structure = compileStructure(requirementDefinition(requirement));
+    const recipes = [...new Set(structure.definition.steps.flatMap((s) => (s.action.kind === 'command' ? [resolvePackagePath(structure.layout, s.action.runner)] : [])))];
+    const first = recipes[0];
+    const contextDigest = first === undefined ? null : createReviewContext(auth, { repository: checkpoint.repository, changeId: checkpoint.change, runnerPath: first }).context_digest;
+    const compiled = readTransaction(auth, () =>
+      compileRequirementPlan(auth, requirement, {
+        revision: checkpoint.revision,
+        policyEpoch: currentPolicyEpoch(auth, checkpoint.repository),
+        ...(contextDigest === null ? {} : { change: { id: checkpoint.change, version: checkpoint.version, contextDigest } }),
+      }),
+    );
+    const runId = `stop-${sha256Hex(`agentscm.stop-run.v1\0${checkpoint.repository}\0${checkpoint.change}\0${checkpoint.version}\0${compiled.plan.digest}`).slice(0, 40)}`;
+    return { runId, definitionBytes: compiled.plan.definitionBytes };
+  } finally {
+    auth.close();
+  }
+}
+
+function stepLines(dataDir: string, step: StepView): { lines: string[]; failure: StopFailure } {
+  const lines = [`step "${step.id}" (${step.kind}${step.required ? ', required' : ''}): ${step.state}`];
+  let code = `step_${step.state}`;
+  if (step.execution !== null) {
+    try {
+      const attempt = showCommandAttempt(dataDir, step.execution.attempt_id);
+      const record = isJsonObject(attempt.record) ? attempt.record : {};
+      const exit = typeof record.exit_code === 'number' || typeof record.exit_code === 'bigint' ? String(record.exit_code) : 'none';
+      lines.push(`  outcome ${attempt.outcome ?? 'none'}, exit status ${exit}${attempt.summary === null ? '' : `: ${oneLine(attempt.summary)}`}`);
+      if (attempt.outcome !== null) code = `command_${attempt.outcome}`;
+      for (const [name, stream] of [['stdout', attempt.stdout], ['stderr', attempt.stderr]] as const) {
+        if (stream.bytes === 0) continue;
+        lines.push(`  last ${name} (${stream.bytes} bytes in all):`, ...outputTail(stream.text).split('\n').map((l) => `    ${l}`));
+      }
+      lines.push(`  full record: agentscm --data-dir ${dataDir} check-command-show ${attempt.attempt_id}`);
+    } catch (error) {
+      lines.push(`  (its command record cannot be read: ${isAgentscmError(error) ? error.code : 'error'})`);
+    }
+  } else if (step.result !== null) {
+    const text = JSON.stringify(step.result, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+    lines.push(`  result: ${text.length > STOP_TAIL_BYTES ? `${text.slice(0, STOP_TAIL_BYTES)}…` : text}`);
+  }
+  return { lines, failure: { task_id: stopToken(step.id), code: stopToken(code) } };
+}
+
+/** Block feedback for a run that did not complete. */
+export function runFeedback(dataDir: string, report: AdvanceReport): StopFeedback {
+  const lines = [`agentscm Stop hook: run ${report.run_id} of "${report.name}" on revision ${report.source.revision} is ${report.state}${report.state_reason === null ? '' : ` (${oneLine(report.state_reason)})`}.`];
+  const failures: StopFailure[] = [];
+  if (report.waiting !== null) {
+    lines.push(`waiting at step "${report.waiting.step}": ${oneLine(report.waiting.message)}`);
+    failures.push({ task_id: stopToken(report.waiting.step), code: stopToken(report.waiting.reason) });
+  }
+  for (const step of report.steps) {
+    if (step.state === 'succeeded' || step.state === 'skipped' || step.state === 'pending' || step.state === 'not_run') continue;
+    if (report.waiting !== null && step.id === report.waiting.step) continue;
+    const { lines: more, failure } = stepLines(dataDir, step);
+    lines.push(...more);
+    failures.push(failure);
+  }
+  return { lines, failures, next_action: SERVER_STOP_NEXT_ACTION, next: { operation: 'checkpoint' } };
+}
+
+/** One server-executed Stop: pass when the requirement's run on the checkpointed revision completed. */
+export async function runServerStop(input: ServerStopInput): Promise<StopDecision> {
+  let checkpoint: CheckpointResult;
+  try {
+    checkpoint = checkpointWorkspace({ change: input.change, workspace: input.workspace, dataDir: input.dataDir, ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }) });
+  } catch (error) {
+    return localBlock('checkpoint', error);
+  }
+  let prepared: { runId: string; definitionBytes: Uint8Array };
+  try {
+    prepared = prepareRun(input, checkpoint);
+  } catch (error) {
+    return localBlock('requirement', error);
+  }
+  let report: AdvanceReport;
+  try {
+    report = await runWorkflow(
+      {
+        dataDir: input.dataDir,
+        ...(input.runtime === undefined ? {} : { runtime: input.runtime }),
+        ...(input.signal === undefined ? {} : { signal: input.signal }),
+        ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
+      },
+      prepared.runId,
+      prepared.definitionBytes,
+      32,
+    );
+  } catch (error) {
+    return localBlock('run', error);
+  }
+  if (report.waiting === null && (report.state === 'completed' || report.state === 'completed_with_omissions')) return { decision: 'pass' };
+  return { decision: 'block', feedback: runFeedback(input.dataDir, report) };
+}
