@@ -1,0 +1,169 @@
+/**
+ * Recompile a collector descriptor against the exact authority (spec "Operator-enrolled
+ * collector transfer": the collector works only from the "server-derived claimed descriptor
+ * matching that installed profile", and rechecks authenticated status before dispatch and
+ * before signing). Every field must equal what the authority holds now: its id, the installed
+ * profile and its current registration (epoch and key), the recipe and runtime identity the
+ * profile pins, the retained task and its active attempt (digests, fence, execution operation,
+ * actor, executor), the subject, and the live origin grant that the token authenticates. A field
+ * that differs is COLLECT_DESCRIPTOR_MISMATCH naming it; a descriptor that was right but is no
+ * longer current keeps the state machine's own codes (TASK_STALE, TASK_FENCE_STALE,
+ * TASK_ATTEMPT_NOT_ACTIVE, REGISTRATION_NOT_CURRENT, GRANT_TOKEN_REJECTED, GRANT_NOT_LIVE).
+ * Read-only: nothing is changed in the authority or the journal.
+ */
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import type { CollectorDescriptor } from '../contracts/collector-descriptor.js';
+import { recipeToJson } from '../contracts/collector-descriptor.js';
+import type { CommandRecipe } from '../contracts/command-recipe.js';
+import { RECIPE_LIMITS, commandRecipeDigest } from '../contracts/command-recipe.js';
+import { AgentscmError } from '../contracts/errors.js';
+import { authorityId } from '../native/authority-identity.js';
+import { requireCurrentCollectorProfile } from '../native/collector-profiles.js';
+import { authenticateToken, requireLiveOrigin } from '../native/grants.js';
+import type { LiveGrant } from '../native/grants.js';
+import { findTargetRequirement } from '../native/requirements.js';
+import { readRevisionFile } from '../native/revisions.js';
+import { openAuthority, readTransaction } from '../native/store.js';
+import type { Authority } from '../native/store.js';
+import { requireCurrentSubject } from '../tasks/derive.js';
+import { findTaskWithAttempt } from '../tasks/journal-rows.js';
+import { journalRead, openJournal } from '../workflows/journal.js';
+import type { Journal } from '../workflows/journal.js';
+import { requirementDefinition } from '../workflows/requirement.js';
+import { layoutSkillPackage, resolvePackagePath } from '../workflows/skill-package.js';
+
+/** What the authority binds beyond the descriptor: the step, its recipe file and the grant. */
+export interface AuthorityBinding {
+  readonly stepId: string;
+  readonly target: string;
+  readonly recipePath: string;
+  readonly recipeDigest: string;
+  readonly recipe: CommandRecipe;
+  readonly grant: LiveGrant;
+}
+
+function mismatch(field: string, held: unknown, given: unknown): AgentscmError {
+  const show = (value: unknown): string => (typeof value === 'bigint' ? value.toString() : JSON.stringify(value) ?? 'null').slice(0, 200);
+  return new AgentscmError('COLLECT_DESCRIPTOR_MISMATCH', `the descriptor's ${field} is ${show(given)}, the authority holds ${show(held)}`, {
+    hint: 'collect only from the descriptor `agent-task claim --out` wrote for this authority; claim again to get a current one',
+    details: { field },
+  });
+}
+
+function same(field: string, held: unknown, given: unknown): void {
+  if (held !== given) throw mismatch(field, held, given);
+}
+
+function checkProfile(auth: Authority, descriptor: CollectorDescriptor): { stepId: string; recipeDigest: string } {
+  const { installed, registration } = requireCurrentCollectorProfile(auth, descriptor.collector_profile_id);
+  const profile = installed.profile;
+  same('repository_id', profile.repository_id, descriptor.repository_id);
+  same('workflow_profile', profile.workflow_profile, descriptor.workflow_profile);
+  same('executor.registration_id', profile.registration_id, descriptor.executor.registration_id);
+  same('executor.executor_id', registration.executor_id, descriptor.executor.executor_id);
+  same('executor.registration_epoch', profile.registration_epoch, descriptor.executor.registration_epoch);
+  same('executor.verification_key_id', profile.verification_key_id, descriptor.executor.verification_key_id);
+  same('runtime_identity_digest', profile.runtime_identity_digest, descriptor.runtime_identity_digest);
+  const held = encodeCanonical(recipeToJson(profile.recipe)).toString('utf8');
+  const given = encodeCanonical(recipeToJson(descriptor.recipe)).toString('utf8');
+  if (held !== given) throw mismatch('recipe', 'the recipe of the installed profile', 'another recipe');
+  return { stepId: profile.step_id, recipeDigest: profile.recipe_digest };
+}
+
+function checkRecipeFile(auth: Authority, descriptor: CollectorDescriptor, stepId: string, recipeDigest: string): string {
+  const { subject } = descriptor;
+  const requirement = findTargetRequirement(auth, descriptor.repository_id, subject.target);
+  if (requirement === null) throw mismatch('subject.target', 'no installed requirement', subject.target);
+  const step = requirementDefinition(requirement).steps.find((s) => s.id === stepId);
+  if (step?.action.kind !== 'command') throw mismatch('collector_profile_id', `a requirement without command step "${stepId}"`, descriptor.collector_profile_id);
+  const recipePath = resolvePackagePath(layoutSkillPackage(requirementDefinition(requirement).skill), step.action.runner);
+  const bytes = readRevisionFile(auth, descriptor.repository_id, subject.revision, recipePath, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
+  const digest = commandRecipeDigest(bytes);
+  if (digest !== recipeDigest) {
+    throw new AgentscmError('RECIPE_DIGEST_MISMATCH', `recipe ${recipePath} in revision ${subject.revision} has SHA-256 ${digest}, the collector profile pins ${recipeDigest}`, {
+      hint: 'the revision under test must carry the recipe file the profile binds, byte for byte',
+    });
+  }
+  return recipePath;
+}
+
+function checkTask(auth: Authority, journal: Journal, descriptor: CollectorDescriptor, stepId: string): void {
+  const found = findTaskWithAttempt(journal, descriptor.task.task_id, descriptor.attempt.attempt_id);
+  if (found === null) throw mismatch('task.task_id', 'no retained task by that id', descriptor.task.task_id);
+  same('task.task_digest', found.task.digest, descriptor.task.task_digest);
+  const { subject } = found.task.task;
+  const given = descriptor.subject;
+  same('repository_id', subject.repository, descriptor.repository_id);
+  same('workflow_profile', subject.profile, descriptor.workflow_profile);
+  same('collector_profile_id (its step)', subject.step_id, stepId);
+  same('subject.change_id', subject.change_id, given.change_id);
+  same('subject.change_version', subject.change_version, given.change_version);
+  same('subject.revision', subject.revision, given.revision);
+  same('subject.context_digest', subject.context_digest, given.context_digest);
+  same('subject.policy_epoch', subject.policy_epoch, given.policy_epoch);
+  same('subject.target', subject.target, given.target);
+  same('subject.requirement_digest', subject.requirement_digest, given.requirement_digest);
+  if (found.attempt === null) {
+    throw new AgentscmError('TASK_ATTEMPT_NOT_FOUND', `task ${descriptor.task.task_id} has no attempt ${descriptor.attempt.attempt_id}`, {
+      hint: 'claim the task again for a current descriptor',
+    });
+  }
+  const retained = found.attempt();
+  const attempt = retained.attempt;
+  same('attempt.attempt_digest', retained.digest, descriptor.attempt.attempt_digest);
+  same('attempt.fence', attempt.fence, descriptor.attempt.fence);
+  same('attempt.execution_operation_id', attempt.execution_operation_id, descriptor.attempt.execution_operation_id);
+  same('origin.owner_id', attempt.agent.owner_id, descriptor.origin.owner_id);
+  same('origin.agent_id', attempt.agent.agent_id, descriptor.origin.agent_id);
+  if (attempt.executor !== null) {
+    same('executor.registration_id', attempt.executor.registration_id, descriptor.executor.registration_id);
+    same('executor.registration_epoch', attempt.executor.registration_epoch, descriptor.executor.registration_epoch);
+    same('executor.verification_key_id', attempt.executor.verification_key_id, descriptor.executor.verification_key_id);
+  }
+  if (found.task.last_fence !== attempt.fence) {
+    throw new AgentscmError('TASK_FENCE_STALE', `attempt ${attempt.attempt_id} holds fence ${attempt.fence}; the task's current fence is ${found.task.last_fence}`, {
+      hint: 'the attempt was superseded; claim again for a current descriptor',
+    });
+  }
+  if (retained.state !== 'active') {
+    throw new AgentscmError('TASK_ATTEMPT_NOT_ACTIVE', `attempt ${attempt.attempt_id} is ${retained.state}; a collection needs the live attempt`, {
+      hint: 'claim the task again for a current descriptor',
+    });
+  }
+  requireCurrentSubject(auth, subject);
+}
+
+/**
+ * Check `descriptor` against the authority of `dataDir`, as the grant whose `token` the caller
+ * holds (see module comment). Run before dispatch and again before signing.
+ */
+export function checkDescriptorAgainstAuthority(dataDir: string, descriptor: CollectorDescriptor, token: string): AuthorityBinding {
+  const auth = openAuthority(dataDir, { mode: 'read' });
+  try {
+    const journal = openJournal(dataDir, 'read');
+    try {
+      return readTransaction(auth, () =>
+        journalRead(journal, () => {
+          same('authority_id', authorityId(auth), descriptor.authority_id);
+          const grant = authenticateToken(auth, token);
+          const { origin } = descriptor;
+          if (grant.grant_id !== origin.grant_id || grant.generation !== origin.grant_generation || grant.owner_id !== origin.owner_id || grant.agent_id !== origin.agent_id) {
+            throw new AgentscmError('COLLECT_ORIGIN_MISMATCH', `the token authenticates grant ${grant.grant_id} generation ${grant.generation} (${grant.owner_id}/${grant.agent_id}), not the origin grant ${origin.grant_id} generation ${origin.grant_generation} (${origin.owner_id}/${origin.agent_id}) the descriptor names`, {
+              hint: 'pass the token file of the grant that claimed the task',
+            });
+          }
+          same('repository_id', grant.repository, descriptor.repository_id);
+          requireLiveOrigin(auth, origin);
+          const { stepId, recipeDigest } = checkProfile(auth, descriptor);
+          const recipePath = checkRecipeFile(auth, descriptor, stepId, recipeDigest);
+          checkTask(auth, journal, descriptor, stepId);
+          return { stepId, target: descriptor.subject.target, recipePath, recipeDigest, recipe: descriptor.recipe, grant };
+        }),
+      );
+    } finally {
+      journal.close();
+    }
+  } finally {
+    auth.close();
+  }
+}

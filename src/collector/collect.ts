@@ -1,0 +1,311 @@
+/**
+ * `agent-task collect`, `retry-upload` and `upload` (spec "Operator-enrolled collector
+ * transfer"; docs/collect.md). A collection runs, in this order:
+ * 1. decode the descriptor strictly; load the key (it must be the key the descriptor's executor
+ *    names); open the owner-private state directory;
+ * 2. a collection already reserved under the descriptor's upload request id is never run again:
+ *    a retained envelope is uploaded as it is, a reservation without one is COLLECT_INTERRUPTED;
+ * 3. recompile the descriptor against the authority of --data-dir and recheck the grant, task
+ *    and attempt (collect-check.ts); observe the runtime identity, which must be the pinned one;
+ * 4. reserve the collection durably in the state directory, before any container exists;
+ * 5. materialize the exact revision, run the recipe with the OCI command collector, remove the
+ *    snapshot, build the ExecutionRecord;
+ * 6. recheck the authority, build and sign the transfer header, retain the envelope durably;
+ * 7. upload it (the local authority's import, or the hub's upload route with --endpoint).
+ * A typed failed record is a completed collection like a passing one: the verdict is reported,
+ * qualification decides what it means.
+ */
+import { dirname, join, resolve } from 'node:path';
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import type { CollectorDescriptor } from '../contracts/collector-descriptor.js';
+import { MAX_COLLECTOR_DESCRIPTOR_BYTES, decodeCollectorDescriptor, encodeCollectorDescriptor } from '../contracts/collector-descriptor.js';
+import { TRANSFER_LIMITS, encodeTransferEnvelope, readTransferEnvelope, transferDigest } from '../contracts/collector-transfer.js';
+import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
+import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+import { isJsonObject } from '../contracts/json-value.js';
+import { parseStrictJson } from '../contracts/strict-json.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { readBoundedInput } from '../native/bounded-input.js';
+import { readTokenFile } from '../native/grant-token-file.js';
+import { openAuthority } from '../native/store.js';
+import { pauseAtTestPoint } from '../native/test-pause.js';
+import { importCollectorTransfer } from '../tasks/collector-import.js';
+import { authorizeTaskToken } from '../tasks/grant-guard.js';
+import { findEnclosingWorkspace } from '../workspace/locate.js';
+import { checkDescriptorAgainstAuthority } from './collect-check.js';
+import { collectionHeader, collectionIsolation, collectionRecords, collectionRequest } from './collect-request.js';
+import type { CollectState } from './collect-state.js';
+import { collectionDir, openCollectState, readReservedDescriptor, readRetainedEnvelope, recordUploadAnswer, reserveCollection, retainEnvelope } from './collect-state.js';
+import { connectRuntime } from './command-step-runtime.js';
+import { buildExecutionRecord, requestDigest } from './execution-record.js';
+import type { ExecutionRecord } from './execution-record.js';
+import { loadSigningKey } from './key-store.js';
+import { LABELS, runContainer } from './oci-command-collector.js';
+import type { ContainerCleanup, ContainerRunObservation } from './oci-command-collector.js';
+import { observeRuntimeIdentity, runtimeIdentityDigest } from './runtime-identity.js';
+import { materializeSnapshot, removeSnapshot, snapshotPathFor } from './snapshot.js';
+import type { DockerTransport } from './docker-transport.js';
+import { postEnvelope } from './upload-client.js';
+
+/**
+ * Test pause points (docs/collect.md "Test hooks"): `collect:after-reservation` (reserved, no
+ * container yet) and `collect:after-retention` (the signed envelope is retained, nothing was
+ * uploaded).
+ */
+export const COLLECT_PAUSE_POINTS = ['collect:after-reservation', 'collect:after-retention'] as const;
+
+/** Where an envelope goes: the local authority of the data directory, or a hub endpoint. */
+export interface UploadTarget {
+  readonly dataDir: string;
+  readonly endpoint?: string | undefined;
+  /** The grant's bearer token. */
+  readonly token: string;
+}
+
+export interface UploadResult {
+  readonly target: 'local' | 'endpoint';
+  readonly answer: JsonValue;
+}
+
+export interface CollectInput {
+  readonly dataDir: string;
+  readonly descriptorFile: string;
+  readonly keyFile: string;
+  readonly stateDir: string;
+  readonly docker: string;
+  readonly dockerSocket: string;
+  readonly tokenFile: string;
+  readonly endpoint?: string | undefined;
+  /** The agentscm version written into the transfer header. */
+  readonly agentscmVersion: string;
+  readonly onProgress?: (message: string) => void;
+  /** Replaces the engine transport (fault injection in tests). */
+  readonly transport?: DockerTransport;
+}
+
+export interface CollectResult {
+  readonly upload_request_id: string;
+  /** False when a retained envelope was found: nothing ran, the same bytes were uploaded again. */
+  readonly ran: boolean;
+  readonly task_id: string;
+  readonly attempt_id: string;
+  readonly outcome: string;
+  readonly exit_code: number | null;
+  readonly transfer_digest: string;
+  readonly envelope_bytes: number;
+  readonly envelope_file: string;
+  readonly upload: UploadResult;
+}
+
+/** Send an envelope: into the local authority's import, or to the hub's upload route. */
+export async function uploadEnvelope(target: UploadTarget, envelope: Buffer): Promise<UploadResult> {
+  if (target.endpoint !== undefined) {
+    const answer = await postEnvelope({ endpoint: target.endpoint, token: target.token, envelope });
+    return { target: 'endpoint', answer: answer.answer };
+  }
+  const authorization = authorizeTaskToken({ dataDir: target.dataDir, token: target.token });
+  return { target: 'local', answer: importCollectorTransfer(target.dataDir, envelope, authorization) };
+}
+
+/** The typed record an envelope carries (its second record), for the verdict a command prints. */
+export function envelopeVerdict(envelope: Buffer): { outcome: string; exit_code: number | null; task_id: string; attempt_id: string } {
+  const read = readTransferEnvelope(envelope);
+  const record = read.records[1];
+  let outcome = 'unknown';
+  let exitCode: number | null = null;
+  if (record !== undefined) {
+    const value = parseStrictJson(record.bytes, { maxBytes: TRANSFER_LIMITS.maxEnvelopeBytes });
+    if (isJsonObject(value)) {
+      if (typeof value.outcome === 'string') outcome = value.outcome;
+      if (typeof value.exit_code === 'number') exitCode = value.exit_code;
+    }
+  }
+  return { outcome, exit_code: exitCode, task_id: read.header.task_id, attempt_id: read.header.attempt_id };
+}
+
+function keyOf(keyFile: string, descriptor: CollectorDescriptor): Uint8Array {
+  const workspace = findEnclosingWorkspace(dirname(resolve(keyFile)));
+  if (workspace !== null) {
+    throw new AgentscmError('COLLECT_STATE_UNSAFE', `the key file ${resolve(keyFile)} is inside the agentscm workspace ${workspace}, where a checkpoint would record it`, {
+      hint: 'keep the key in a state directory outside every workspace',
+    });
+  }
+  const key = loadSigningKey(keyFile);
+  const keyId = key.keyId;
+  if (keyId !== descriptor.executor.verification_key_id) {
+    throw new AgentscmError('COLLECT_KEY_MISMATCH', `the key file holds key ${keyId}, not the key ${descriptor.executor.verification_key_id} of registration ${descriptor.executor.registration_id} the descriptor names`, {
+      hint: 'pass the key file that was enrolled for this registration (agentscm agent-task key --state-dir, then enroll its public key)',
+      details: { registration_id: descriptor.executor.registration_id },
+    });
+  }
+  return key.privateKey;
+}
+
+async function finishUpload(state: CollectState, descriptor: CollectorDescriptor, target: UploadTarget, envelope: Buffer, ran: boolean, progress: (m: string) => void): Promise<CollectResult> {
+  const digest = transferDigest(envelope);
+  progress(`uploading transfer ${digest} (${envelope.byteLength} bytes) to ${target.endpoint === undefined ? 'the local authority' : target.endpoint}`);
+  const upload = await uploadEnvelope(target, envelope);
+  recordUploadAnswer(state, descriptor.upload_request_id, encodeCanonical(upload.answer));
+  const verdict = envelopeVerdict(envelope);
+  return {
+    upload_request_id: descriptor.upload_request_id,
+    ran,
+    task_id: verdict.task_id,
+    attempt_id: verdict.attempt_id,
+    outcome: verdict.outcome,
+    exit_code: verdict.exit_code,
+    transfer_digest: digest,
+    envelope_bytes: envelope.byteLength,
+    envelope_file: join(collectionDir(state, descriptor.upload_request_id), 'envelope.agscmtr'),
+    upload,
+  };
+}
+
+function noContainer(error: string): ContainerRunObservation {
+  const empty = { bytes: Buffer.alloc(0), observedBytes: 0, truncated: false, sha256: sha256Hex(Buffer.alloc(0)) };
+  return {
+    outcome: 'runtime_error',
+    containerId: null,
+    exitCode: null,
+    oomKilled: false,
+    timedOut: false,
+    cancelled: false,
+    outputLimited: false,
+    stdout: empty,
+    stderr: empty,
+    startedAt: null,
+    finishedAt: null,
+    durationMs: 0,
+    containerCleanup: 'not_created',
+    error,
+  };
+}
+
+/** `agentscm agent-task collect` (see module comment). */
+export async function collect(input: CollectInput): Promise<CollectResult> {
+  const progress = input.onProgress ?? ((): void => undefined);
+  const descriptor = decodeCollectorDescriptor(readBoundedInput(input.descriptorFile, { limit: MAX_COLLECTOR_DESCRIPTOR_BYTES, what: 'the collector descriptor', tooLargeHint: 'a descriptor holds one recipe and its bindings' }));
+  const descriptorBytes = encodeCollectorDescriptor(descriptor);
+  const privateKey = keyOf(input.keyFile, descriptor);
+  const token = readTokenFile(input.tokenFile);
+  const state = openCollectState(input.stateDir, input.dataDir);
+  const target: UploadTarget = { dataDir: input.dataDir, endpoint: input.endpoint, token };
+  const id = descriptor.upload_request_id;
+
+  // A collection reserved before is never run again.
+  if (readReservedDescriptor(state, id) !== null) {
+    const reopened = reserveCollection(state, id, descriptorBytes);
+    if (reopened.state === 'retained') {
+      progress(`upload request ${id} already retains its signed envelope; nothing runs again`);
+      return finishUpload(state, descriptor, target, reopened.envelope, false, progress);
+    }
+  }
+
+  progress(`checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`);
+  const binding = checkDescriptorAgainstAuthority(input.dataDir, descriptor, token);
+  const { client, executableSha256 } = await connectRuntime({ docker: input.docker, dockerSocket: input.dockerSocket, ...(input.transport === undefined ? {} : { transport: input.transport }) });
+  let envelope: Buffer;
+  try {
+    const { identity } = await observeRuntimeIdentity(client, { image: descriptor.recipe.image, executableSha256 });
+    const observed = runtimeIdentityDigest(identity);
+    if (observed !== descriptor.runtime_identity_digest) {
+      throw new AgentscmError('COLLECT_RUNTIME_MISMATCH', `the runtime identity observed now has SHA-256 ${observed}; the collector profile pins ${descriptor.runtime_identity_digest}`, {
+        hint: 'run on the engine, image and docker executable the profile was made for (agentscm agent-task runtime-probe shows the identity)',
+        details: { observed },
+      });
+    }
+    const request = collectionRequest(descriptor, binding, identity);
+    const reserved = reserveCollection(state, id, descriptorBytes);
+    if (reserved.state === 'retained') return await finishUpload(state, descriptor, target, reserved.envelope, false, progress);
+    pauseAtTestPoint('collect:after-reservation');
+
+    const snapshotPath = snapshotPathFor(state.snapshots, sha256Hex(Buffer.from(id, 'utf8')));
+    let observation: ContainerRunObservation | null = null;
+    let snapshotCleanup: ContainerCleanup;
+    progress(`materializing revision ${descriptor.subject.revision}`);
+    const auth = openAuthority(input.dataDir, { mode: 'read' });
+    try {
+      materializeSnapshot(auth, { repository: descriptor.repository_id, revision: descriptor.subject.revision, parent: state.snapshots, digest: snapshotPath.slice(-64) });
+    } catch (error) {
+      observation = noContainer(isAgentscmError(error) ? `${error.code}: ${error.message}` : String(error));
+    } finally {
+      auth.close();
+    }
+    const containerName = `agentscm-collect-${sha256Hex(Buffer.from(id, 'utf8')).slice(0, 40)}`;
+    if (observation === null) {
+      progress(`running ${JSON.stringify(descriptor.recipe.argv).slice(0, 200)} in ${descriptor.recipe.image}`);
+      observation = await runContainer({
+        client,
+        containerName,
+        labels: { [LABELS.managed]: '1', [LABELS.attempt]: descriptor.attempt.attempt_id, [LABELS.run]: descriptor.attempt.execution_operation_id, [LABELS.step]: binding.stepId },
+        recipe: descriptor.recipe,
+        imageId: identity.image.id,
+        snapshotPath,
+      });
+      snapshotCleanup = observation.containerCleanup === 'unconfirmed' ? 'unconfirmed' : removeSnapshot(snapshotPath) ? 'removed' : 'unconfirmed';
+    } else {
+      snapshotCleanup = removeSnapshot(snapshotPath) ? 'removed' : 'unconfirmed';
+    }
+    const record: ExecutionRecord & { isolation: JsonObject } = {
+      ...buildExecutionRecord({ request, requestDigest: requestDigest(request), containerName, observation, snapshotCleanup, outputLimitBytes: descriptor.recipe.limits.output_bytes }),
+      isolation: collectionIsolation(descriptor.recipe),
+    };
+    progress(`the command finished: ${record.outcome}${record.exit_code === null ? '' : ` (exit ${record.exit_code})`}; rechecking the authority before signing`);
+    checkDescriptorAgainstAuthority(input.dataDir, descriptor, token);
+    const records = collectionRecords(request, record);
+    envelope = encodeTransferEnvelope(collectionHeader(descriptor, request, records, input.agentscmVersion), records, privateKey);
+    retainEnvelope(state, id, envelope);
+    progress(`retained the signed envelope (${envelope.byteLength} bytes)`);
+  } finally {
+    await client.close();
+  }
+  pauseAtTestPoint('collect:after-retention');
+  return finishUpload(state, descriptor, target, envelope, true, progress);
+}
+
+export interface RetryUploadInput {
+  readonly dataDir: string;
+  readonly stateDir: string;
+  readonly uploadRequestId: string;
+  readonly tokenFile: string;
+  readonly endpoint?: string | undefined;
+  readonly onProgress?: (message: string) => void;
+}
+
+/** `agentscm agent-task retry-upload`: send the identical retained bytes again. */
+export async function retryUpload(input: RetryUploadInput): Promise<CollectResult> {
+  const token = readTokenFile(input.tokenFile);
+  const state = openCollectState(input.stateDir, input.dataDir);
+  const descriptorBytes = readReservedDescriptor(state, input.uploadRequestId);
+  const envelope = descriptorBytes === null ? null : readRetainedEnvelope(state, input.uploadRequestId);
+  if (descriptorBytes === null || envelope === null) {
+    throw new AgentscmError('COLLECT_NOT_RETAINED', `the state directory retains no signed envelope for upload request ${input.uploadRequestId}${descriptorBytes === null ? '' : ' (it was reserved, but its collection never signed)'}`, {
+      hint: 'name the upload_request_id of a collection this state directory completed (agent-task collect prints it)',
+      details: { upload_request_id: input.uploadRequestId },
+    });
+  }
+  const descriptor = decodeCollectorDescriptor(descriptorBytes);
+  return finishUpload(state, descriptor, { dataDir: input.dataDir, endpoint: input.endpoint, token }, envelope, false, input.onProgress ?? ((): void => undefined));
+}
+
+export interface UploadFileInput {
+  readonly dataDir: string;
+  readonly envelopeFile: string;
+  readonly tokenFile: string;
+  readonly endpoint?: string | undefined;
+}
+
+export interface UploadFileResult {
+  readonly transfer_digest: string;
+  readonly envelope_bytes: number;
+  readonly upload: UploadResult;
+}
+
+/** `agentscm agent-task upload ENVELOPE`: upload an envelope file as it is (framing checked first). */
+export async function uploadEnvelopeFile(input: UploadFileInput): Promise<UploadFileResult> {
+  const envelope = readBoundedInput(input.envelopeFile, { limit: TRANSFER_LIMITS.maxEnvelopeBytes, what: 'the transfer envelope', tooLargeHint: 'an envelope is at most 16 MiB', stdin: true });
+  readTransferEnvelope(envelope);
+  const token = readTokenFile(input.tokenFile);
+  const upload = await uploadEnvelope({ dataDir: input.dataDir, endpoint: input.endpoint, token }, envelope);
+  return { transfer_digest: transferDigest(envelope), envelope_bytes: envelope.byteLength, upload };
+}

@@ -1,0 +1,44 @@
+import { Flags } from '@oclif/core';
+import { collect } from '../../collector/collect.js';
+import type { JsonObject } from '../../contracts/json-value.js';
+import { BaseCommand } from '../_base.js';
+import { collectResultJson, printCollectResult } from './_collect-output.js';
+
+export default class AgentTaskCollect extends BaseCommand {
+  static override summary = 'Run a claimed command task as an operator-enrolled collector and upload the signed transfer.';
+  static override description =
+    'Reads the collector descriptor written by `agent-task claim --out`, recompiles it against the authority of --data-dir (any difference is refused: profile, registration, key, subject, recipe, runtime identity, task, attempt, fence, origin grant) and rechecks the grant, task and attempt before the run and again before signing. It reserves the collection durably in --state-dir before any container exists, materializes the exact revision, runs the recipe with the OCI command collector (network none, read-only source, non-root, no capabilities, limits), builds the ExecutionRequest and ExecutionRecord, signs the transfer envelope with --key, retains the envelope in --state-dir and only then uploads it: into the local authority, or to the hub when --endpoint is given. Running it again for the same descriptor never runs the command again; it uploads the retained envelope. A failed check is a completed collection (exit 0): its verdict is printed, qualification decides what it means. Progress goes to stderr (AGENTSCM_PROGRESS=1 or a terminal).';
+
+  static override examples = [
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task collect --descriptor unit.descriptor.json --key ~/.agentscm-collector/signing-key.json --state-dir ~/.agentscm-collector --docker /usr/bin/docker --docker-socket /var/run/docker.sock --token-file ./collector.token',
+    '<%= config.bin %> agent-task collect --descriptor unit.descriptor.json --key ~/.agentscm-collector/signing-key.json --state-dir ~/.agentscm-collector --docker /usr/bin/docker --docker-socket /var/run/docker.sock --token-file ./collector.token --endpoint http://127.0.0.1:8080/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks --json',
+  ];
+
+  static override flags = {
+    descriptor: Flags.string({ description: 'Collector descriptor file written by `agent-task claim --out`.', required: true, helpValue: 'FILE' }),
+    key: Flags.string({ description: 'Key file of the enrolled registration the descriptor names (written by `agent-task key`).', required: true, helpValue: 'KEYFILE' }),
+    'state-dir': Flags.string({ description: 'Owner-private (0700) collector state directory outside every workspace: the reservation, snapshot and retained envelope live here.', required: true, helpValue: 'DIR' }),
+    docker: Flags.string({ description: 'The operator-selected docker executable; hashed into the runtime identity, never run.', required: true, helpValue: 'PATH' }),
+    'docker-socket': Flags.string({ description: 'Unix socket of the Docker Engine API.', required: true, helpValue: 'PATH' }),
+    'token-file': Flags.string({ description: 'Token file of the grant that claimed the task (the descriptor origin); also the upload bearer token.', required: true, helpValue: 'FILE' }),
+    endpoint: Flags.string({ description: "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead of the local authority.", helpValue: 'URL' }),
+  };
+
+  async run(): Promise<JsonObject> {
+    const { flags } = await this.parse(AgentTaskCollect);
+    const result = await collect({
+      dataDir: this.resolveDataDir(flags['data-dir']),
+      descriptorFile: flags.descriptor,
+      keyFile: flags.key,
+      stateDir: flags['state-dir'],
+      docker: flags.docker,
+      dockerSocket: flags['docker-socket'],
+      tokenFile: flags['token-file'],
+      endpoint: flags.endpoint,
+      agentscmVersion: this.config.version,
+      onProgress: this.progressSink,
+    });
+    printCollectResult((line) => this.log(line), result);
+    return collectResultJson(result);
+  }
+}
