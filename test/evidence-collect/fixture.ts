@@ -5,6 +5,7 @@
  * observed now, an agent grant, and a real `collector_claim` through the facade whose descriptor
  * is written to a file. A loopback HTTP server stands in for a hub's upload route.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { Pool } from 'undici';
 import { formatJson } from '../../src/contracts/canonical-json.js';
+import { AgentscmError } from '../../src/contracts/errors.js';
 import { encodeCollectorDescriptor, validateCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
 import type { CollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
@@ -28,6 +30,7 @@ import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { DOCKER_EXE, DOCKER_SOCKET, IMAGE } from '../collector/fixture.js';
 import { makeGrant } from '../grants/fixture.js';
+import { DEV_BIN, REPO_ROOT, TSX_LOADER } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CHANGE_ID, PROFILE, RECIPE_PATH, defaultFiles, makeTaskStore, sha256 } from '../tasks/fixture.js';
 import type { TaskStore } from '../tasks/fixture.js';
@@ -121,7 +124,7 @@ export async function makeCollection(t: TestContext, argv: string[] = ['sh', '-c
     runtime_identity_digest: await liveRuntimeDigest(),
   };
   const profileFile = join(dir, 'profile.json');
-  writeFileSync(profileFile, formatJson(profile as unknown as JsonValue));
+  writeFileSync(profileFile, formatJson(profile));
   const profileId = installCollectorProfileFile(dataDir, profileFile, Date.now()).collector_profile_id;
   const grantDir = join(dir, 'grants');
   mkdirSync(grantDir, { mode: 0o700 });
@@ -192,4 +195,39 @@ export async function containersCreated(attemptId: string, sinceSeconds: number)
   } finally {
     await pool.close();
   }
+}
+
+/** Spawn the CLI with a test pause point and SIGKILL it as soon as it pauses there; resolves with the stdout it wrote. */
+export function killAtPause(args: readonly string[], point: string): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, AGENTSCM_TEST_PAUSE_AT: point };
+    delete env.AGENTSCM_DATA_DIR;
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...args], {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes(`agentscm-test-paused:${point}`)) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('close', (_code, signal) => resolve({ signal, stdout, stderr }));
+  });
+}
+
+/** The error code an async call rejects with ('ok' when it resolves). */
+export async function asyncCodeOf(fn: () => Promise<unknown>): Promise<string> {
+  try {
+    await fn();
+  } catch (error) {
+    if (error instanceof AgentscmError) return error.code;
+    throw error;
+  }
+  return 'ok';
 }
