@@ -155,8 +155,8 @@ export function checkDescriptorAgainstAuthority(dataDir: string, descriptor: Col
           same('repository_id', grant.repository, descriptor.repository_id);
           requireLiveOrigin(auth, origin);
           const { stepId, recipeDigest } = checkProfile(auth, descriptor);
-          const recipePath = checkRecipeFile(auth, descriptor, stepId, recipeDigest);
           checkTask(auth, journal, descriptor, stepId);
+          const recipePath = checkRecipeFile(auth, descriptor, stepId, recipeDigest);
           return { stepId, target: descriptor.subject.target, recipePath, recipeDigest, recipe: descriptor.recipe, grant };
         }),
       );

@@ -100,7 +100,8 @@ export function claimDescriptor(dir: string, store: TaskStore, tokenFile: string
 }
 
 /** A store, a key enrolled for step lint, a profile for the live engine, a grant and a claimed descriptor. */
-export async function makeCollection(t: TestContext, argv: string[] = ['sh', '-c', 'test -f /src/a.txt']): Promise<Collection> {
+export async function makeCollection(t: TestContext, options: { readonly argv?: string[]; readonly runtimeDigest?: string } = {}): Promise<Collection> {
+  const argv = options.argv ?? ['sh', '-c', 'test -f /src/a.txt'];
   const dir = tempDir(t, 'agentscm-collect-');
   const dataDir = join(dir, 'data');
   mkdirSync(dataDir);
@@ -121,7 +122,7 @@ export async function makeCollection(t: TestContext, argv: string[] = ['sh', '-c
     verification_key_id: enrollment.verification_key_id,
     recipe,
     recipe_digest: sha256(recipeText),
-    runtime_identity_digest: await liveRuntimeDigest(),
+    runtime_identity_digest: options.runtimeDigest ?? (await liveRuntimeDigest()),
   };
   const profileFile = join(dir, 'profile.json');
   writeFileSync(profileFile, formatJson(profile));
