@@ -4,10 +4,34 @@
  * function that every upload path calls: `agent-task collect` and `agent-task upload` into the
  * local authority, and the hub's upload route.
  */
-import { AgentscmError } from '../contracts/errors.js';
-import type { JsonObject } from '../contracts/json-value.js';
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import { checkTransferSignature, readTransferEnvelope, transferDigest } from '../contracts/collector-transfer.js';
+import type { TransferEnvelope, TransferHeader } from '../contracts/collector-transfer.js';
+import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
+import type { ErrorCode } from '../contracts/errors.js';
+import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+import { strictJsonParse } from './collector-json.js';
+import { hexToBytes, sameAgent, sameExecutor } from '../contracts/task-common.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { authorityId } from '../native/authority-identity.js';
+import { requireCurrentCollectorProfile } from '../native/collector-profiles.js';
+import { getRegistration } from '../native/executor-registry.js';
+import { requireLiveOrigin } from '../native/grants.js';
+import type { Authority } from '../native/store.js';
+import type { Journal } from '../workflows/journal.js';
+import { journalStatement } from '../workflows/journal.js';
+import { findCollectorAttemptByUpload } from './collector-claim.js';
+import type { CollectorAttemptRow } from './collector-claim.js';
+import { checkTransferRecord, parseCanonicalRecord, shown, transferExecutionRequest, transferRuntimeIdentityDigest } from './collector-execution.js';
+import { writeReceiptIfComplete } from './collector-receipts.js';
 import type { TaskConnections } from './connections.js';
+import type { TaskContext } from './context.js';
+import { deriveSubject, findDerivedTask } from './derive.js';
+import type { DerivedSubject } from './derive.js';
 import type { GrantAuthorization } from './grant-guard.js';
+import { findTaskWithAttempt, updateAttempt } from './journal-rows.js';
+import { readAuthority, readJournal, runTransition } from './transition.js';
+import type { TransitionScope } from './transition.js';
 
 export interface CollectorImportOptions {
   /** Milliseconds since the epoch; injectable for tests. */
@@ -39,9 +63,211 @@ export type CollectorImportView = JsonObject;
  * (docs/errors.md "collector import") and changes nothing.
  */
 export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Array, grant: GrantAuthorization, options: CollectorImportOptions = {}): CollectorImportView {
-  void dataDir;
-  void envelopeBytes;
-  void grant;
-  void options;
-  throw new AgentscmError('INTERNAL', 'collector import is not available yet');
+  const ctx: TaskContext = {
+    dataDir,
+    actor: grant.actor,
+    repository: grant.repository,
+    profile: 'default',
+    target: 'main',
+    guard: grant.guard,
+    origin: grant.origin,
+    now: options.now,
+    connections: options.connections,
+  };
+  // 1. The envelope itself: size, magic, header, framing and record digests (pure), then the
+  //    signature with the CURRENT registration's key and the audience.
+  const envelope = readTransferEnvelope(envelopeBytes);
+  const digest = transferDigest(envelopeBytes);
+  readAuthority(ctx, (auth) => checkEnvelope(auth, envelope));
+  // 2. Authorization (the guard authenticates the grant again), then the exact-retry lookup,
+  //    before any compilation.
+  const retry = ctx.guard(ctx.actor, 'collector_upload', () =>
+    readJournal(
+      ctx,
+      () => null,
+      (journal) => retainedAnswer(journal, envelope.header.upload_request_id, digest),
+      true,
+    ),
+  );
+  if (retry !== null) return withApplicability(ctx, retry);
+  // 3. Compile the subject the claim bound (its tasks' recipe paths), then import under the
+  //    native writer reservation, and write the receipt in a transaction of its own.
+  const claimed = readJournal(
+    ctx,
+    () => null,
+    (journal) => findCollectorAttemptByUpload(journal, envelope.header.upload_request_id),
+  );
+  if (claimed === null) throw uploadUnknown(envelope.header);
+  const selection = { repository: claimed.descriptor.repository_id, profile: claimed.descriptor.workflow_profile, target: claimed.descriptor.subject.target, change_id: claimed.descriptor.subject.change_id, context_digest: claimed.descriptor.subject.context_digest };
+  const derived = readAuthority(ctx, (auth) => deriveSubject(auth, selection));
+  const answer = runTransition(
+    ctx,
+    'collector_upload',
+    (scope) => retainedAnswer(scope.journal, envelope.header.upload_request_id, digest) ?? importWithin(scope, ctx, envelope, envelopeBytes, digest, derived),
+    () => {
+      throw uploadUnknown(envelope.header);
+    },
+  );
+  if (answer.status !== 'imported') return withApplicability(ctx, answer);
+  const receipt = runTransition(ctx, 'collector_upload', (scope) => writeReceiptIfComplete(scope, derived, false), () => {
+    throw uploadUnknown(envelope.header);
+  });
+  return { ...answer, receipt, currently_applicable: true };
+}
+
+function refuse(code: ErrorCode, message: string, hint: string, details: Record<string, unknown> = {}): never {
+  throw new AgentscmError(code, message, { hint, details });
+}
+
+function uploadUnknown(header: TransferHeader): AgentscmError {
+  return new AgentscmError('IMPORT_UPLOAD_UNKNOWN', `upload request ${header.upload_request_id} names no collector claim of this authority`, {
+    hint: 'upload only the envelope collected for a descriptor of this authority (agent-task claim --profile)',
+    details: { upload_request_id: header.upload_request_id },
+  });
+}
+
+/** Signature with the current registration's key, then the audience (before anything else). */
+function checkEnvelope(auth: Authority, envelope: TransferEnvelope): void {
+  const registration = getRegistration(auth, envelope.header.executor.registration_id);
+  if (!registration.current) {
+    refuse('IMPORT_REGISTRATION_NOT_CURRENT', `executor registration ${registration.registration_id} is ${registration.revoked ? 'revoked' : `superseded by epoch ${registration.latest_epoch}`}`, 'enroll again, install a profile for the new epoch, claim and collect again', {
+      registration_id: registration.registration_id,
+    });
+  }
+  checkTransferSignature(envelope, hexToBytes(registration.public_key));
+  const audience = authorityId(auth);
+  if (envelope.header.audience !== audience) {
+    refuse('IMPORT_AUDIENCE_MISMATCH', `the transfer is addressed to authority ${envelope.header.audience}, not this one (${audience})`, 'upload it to the authority that issued its descriptor', { audience: envelope.header.audience });
+  }
+}
+
+interface RetainedTransfer {
+  transfer_digest: string;
+  response: Buffer;
+}
+
+/** The historical answer of an identical earlier upload; other bytes under the same upload request conflict. */
+function retainedAnswer(journal: Journal, uploadRequestId: string, digest: string): JsonObject | null {
+  const row = journalStatement(journal, 'SELECT transfer_digest, response FROM collector_transfers WHERE upload_request_id = ?').get(uploadRequestId) as RetainedTransfer | undefined;
+  if (row === undefined) return null;
+  if (row.transfer_digest !== digest) {
+    refuse('IMPORT_UPLOAD_CONFLICT', `upload request ${uploadRequestId} already imported a transfer with SHA-256 ${row.transfer_digest}, not ${digest}`, 'retry an upload only with its identical retained bytes (agent-task retry-upload)', {
+      upload_request_id: uploadRequestId,
+      transfer_digest: row.transfer_digest,
+    });
+  }
+  const value = strictJsonParse(row.response);
+  return { ...(value as JsonObject), status: 'retained' };
+}
+
+/** The retained view with its applicability read now (subject and registration current). */
+function withApplicability(ctx: TaskContext, answer: JsonObject): JsonObject {
+  return readAuthority(ctx, (auth) => {
+    let registrationCurrent = true;
+    try {
+      requireCurrentCollectorProfile(auth, shown(answer.collector_profile_id));
+    } catch (error) {
+      if (!isAgentscmError(error)) throw error;
+      registrationCurrent = false;
+    }
+    return { ...answer, currently_applicable: registrationCurrent, applicability: { registration_current: registrationCurrent } };
+  });
+}
+
+function same(a: JsonValue, b: JsonValue): boolean {
+  return encodeCanonical(a).equals(encodeCanonical(b));
+}
+
+/** Every header binding against the claim, the records against the regenerated request; then store. */
+function importWithin(scope: TransitionScope, ctx: TaskContext, envelope: TransferEnvelope, bytes: Uint8Array, digest: string, derived: DerivedSubject): JsonObject {
+  const { journal, auth, nowMs } = scope;
+  const h = envelope.header;
+  const claim: CollectorAttemptRow | null = findCollectorAttemptByUpload(journal, h.upload_request_id);
+  if (claim === null) throw uploadUnknown(h);
+  const d = claim.descriptor;
+  const hint = 'the header must carry exactly the bindings of the descriptor the collector was given';
+  if (h.repository_id !== d.repository_id || h.repository_id !== ctx.origin?.repository) {
+    refuse('IMPORT_REPOSITORY_MISMATCH', `the transfer names repository ${h.repository_id}; the claim and grant are for ${d.repository_id}`, hint, { field: 'repository_id' });
+  }
+  if (h.collector_profile_id !== d.collector_profile_id) refuse('IMPORT_PROFILE_MISMATCH', `the transfer names collector profile ${h.collector_profile_id}, the claim ${d.collector_profile_id}`, hint, { field: 'collector_profile_id' });
+  if (h.task_id !== d.task.task_id) refuse('IMPORT_TASK_MISMATCH', `the transfer names task ${h.task_id}, the claim ${d.task.task_id}`, hint, { field: 'task_id' });
+  if (h.task_digest !== d.task.task_digest) refuse('IMPORT_TASK_MISMATCH', `the transfer names task digest ${h.task_digest}, the claim ${d.task.task_digest}`, hint, { field: 'task_digest' });
+  if (h.attempt_id !== d.attempt.attempt_id) refuse('IMPORT_ATTEMPT_MISMATCH', `the transfer names attempt ${h.attempt_id}, the claim ${d.attempt.attempt_id}`, hint, { field: 'attempt_id' });
+  if (h.attempt_digest !== d.attempt.attempt_digest) refuse('IMPORT_ATTEMPT_MISMATCH', `the transfer names attempt digest ${h.attempt_digest}, the claim ${d.attempt.attempt_digest}`, hint, { field: 'attempt_digest' });
+  if (h.execution_operation_id !== d.attempt.execution_operation_id) {
+    refuse('IMPORT_EXECUTION_MISMATCH', `the transfer names execution operation ${h.execution_operation_id}, the claim ${d.attempt.execution_operation_id}`, hint, { field: 'execution_operation_id' });
+  }
+  const found = findTaskWithAttempt(journal, d.task.task_id, d.attempt.attempt_id);
+  const retained = found?.attempt?.() ?? null;
+  if (found === null || retained === null || found.task.digest !== d.task.task_digest || retained.digest !== d.attempt.attempt_digest) {
+    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the collector claim of attempt ${d.attempt.attempt_id} has no matching retained attempt`);
+  }
+  if (h.fence !== d.attempt.fence || retained.state === 'replaced') {
+    refuse('IMPORT_FENCE_STALE', `the transfer carries fence ${h.fence}; attempt ${d.attempt.attempt_id} ${retained.state === 'replaced' ? `was superseded by fence ${retained.superseded_by_fence ?? 0n}` : `holds fence ${d.attempt.fence}`}`, 'the attempt was reconciled: its evidence no longer counts; claim and collect again', {
+      field: 'fence',
+      fence: h.fence.toString(),
+    });
+  }
+  if (retained.state !== 'active') refuse('IMPORT_ATTEMPT_NOT_ACTIVE', `attempt ${d.attempt.attempt_id} is ${retained.state}`, 'claim and collect again', { state: retained.state });
+  if (!same({ ...h.origin }, { ...claim.origin }) || !sameAgent({ owner_id: claim.origin.owner_id, agent_id: claim.origin.agent_id }, ctx.actor)) {
+    refuse('IMPORT_ORIGIN_MISMATCH', `the transfer names origin ${h.origin.owner_id}/${h.origin.agent_id} (grant ${h.origin.grant_id}, generation ${h.origin.grant_generation}); the claim was made by ${claim.origin.owner_id}/${claim.origin.agent_id} (grant ${claim.origin.grant_id}, generation ${claim.origin.grant_generation}) and the upload by ${ctx.actor.owner_id}/${ctx.actor.agent_id}`, 'upload as the actor whose grant claimed the task', { field: 'origin' });
+  }
+  try {
+    requireLiveOrigin(auth, claim.origin);
+  } catch (error) {
+    if (isAgentscmError(error) && error.code === 'GRANT_NOT_LIVE') {
+      refuse('IMPORT_ORIGIN_NOT_LIVE', `the originating grant ${claim.origin.grant_id} (generation ${claim.origin.grant_generation}) was revoked or rotated since the claim`, 'claim again under the live grant and collect again', { grant_id: claim.origin.grant_id });
+    }
+    throw error;
+  }
+  if (!sameExecutor(h.executor, d.executor)) refuse('IMPORT_EXECUTOR_MISMATCH', `the transfer names executor ${h.executor.registration_id}/${h.executor.executor_id} epoch ${h.executor.registration_epoch}; the claim bound ${d.executor.registration_id}/${d.executor.executor_id} epoch ${d.executor.registration_epoch}`, hint, { field: 'executor' });
+  let profile;
+  try {
+    profile = requireCurrentCollectorProfile(auth, d.collector_profile_id).installed.profile;
+  } catch (error) {
+    if (isAgentscmError(error) && error.code === 'REGISTRATION_NOT_CURRENT') {
+      refuse('IMPORT_REGISTRATION_NOT_CURRENT', `executor registration ${d.executor.registration_id} is no longer current`, 'enroll again, install a profile for the new epoch, claim and collect again', { registration_id: d.executor.registration_id });
+    }
+    throw error;
+  }
+  if (h.collector.runtime_identity_digest !== profile.runtime_identity_digest) {
+    refuse('IMPORT_RUNTIME_MISMATCH', `the collector reports runtime identity ${h.collector.runtime_identity_digest}; the profile pins ${profile.runtime_identity_digest}`, 'collect with the runtime the profile pins (agent-task runtime-probe)', { field: 'collector.runtime_identity_digest' });
+  }
+  const requestBytes = (envelope.records[0] as TransferEnvelope['records'][number]).bytes;
+  const recordBytes = (envelope.records[1] as TransferEnvelope['records'][number]).bytes;
+  const requestDigestValue = sha256Hex(requestBytes);
+  if (h.request_digest !== requestDigestValue) refuse('IMPORT_REQUEST_MISMATCH', `the header names request digest ${h.request_digest}; the execution_request record has SHA-256 ${requestDigestValue}`, hint, { field: 'request_digest' });
+  const sent = parseCanonicalRecord(requestBytes, 'IMPORT_REQUEST_MISMATCH', 'execution_request');
+  const identity = sent.runtime_identity;
+  if (identity === null || typeof identity !== 'object' || Array.isArray(identity) || transferRuntimeIdentityDigest(identity) !== profile.runtime_identity_digest) {
+    refuse('IMPORT_RUNTIME_MISMATCH', 'the execution request names a runtime identity whose SHA-256 is not the profile\'s runtime_identity_digest', 'collect with the runtime the profile pins', { field: 'runtime_identity' });
+  }
+  const entry = findDerivedTask(derived, d.task.task_id, d.task.task_digest);
+  if (entry.step.action.kind !== 'command') throw new AgentscmError('INTERNAL', 'a collector claim names a command task');
+  const expected = transferExecutionRequest({ descriptor: d, step_id: profile.step_id, recipe_path: entry.step.action.recipe_path, recipe_digest: profile.recipe_digest, runtime_identity: identity });
+  if (!encodeCanonical(expected).equals(Buffer.from(requestBytes))) {
+    refuse('IMPORT_REQUEST_MISMATCH', 'the execution_request record is not the request the authority regenerates from the profile recipe, the exact revision and the context', 'collect from the descriptor unchanged', { field: 'execution_request' });
+  }
+  const record = parseCanonicalRecord(recordBytes, 'IMPORT_RECORD_INVALID', 'execution_record');
+  const outcome = checkTransferRecord(record, expected, requestDigestValue, profile.recipe);
+  if (!updateAttempt(journal, retained, ['active'], { state: 'finished' }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
+  const response: JsonObject = {
+    status: 'imported',
+    upload_request_id: h.upload_request_id,
+    transfer_digest: digest,
+    collector_profile_id: d.collector_profile_id,
+    task_id: d.task.task_id,
+    task_digest: d.task.task_digest,
+    attempt_id: d.attempt.attempt_id,
+    attempt_digest: d.attempt.attempt_digest,
+    fence: d.attempt.fence,
+    outcome,
+    record_digest: sha256Hex(recordBytes),
+  };
+  const seq = (journalStatement(journal, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM collector_transfers').get() as { next: number }).next;
+  journalStatement(
+    journal,
+    'INSERT INTO collector_transfers (upload_request_id, attempt_id, task_id, transfer_digest, length, envelope, outcome, response, imported_at_ms, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  ).run(h.upload_request_id, d.attempt.attempt_id, d.task.task_id, digest, bytes.byteLength, Buffer.from(bytes), outcome, encodeCanonical(response), nowMs, seq);
+  return response;
 }

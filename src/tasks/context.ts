@@ -11,7 +11,23 @@ import type { Authority } from '../native/store.js';
 import type { TaskConnections } from './connections.js';
 
 /** The facade's operation names (the capabilities list). */
-export type TaskOperation = 'cancel' | 'capabilities' | 'claim' | 'heartbeat' | 'instructions' | 'next' | 'reconcile' | 'recovery' | 'reference' | 'requirements' | 'result' | 'status';
+export type TaskOperation =
+  | 'cancel'
+  | 'capabilities'
+  | 'claim'
+  | 'collector_claim'
+  | 'collector_descriptor'
+  | 'collector_finalize'
+  | 'collector_upload'
+  | 'heartbeat'
+  | 'instructions'
+  | 'next'
+  | 'reconcile'
+  | 'recovery'
+  | 'reference'
+  | 'requirements'
+  | 'result'
+  | 'status';
 
 /**
  * The authorization guard (spec: "Every selection and read invokes a caller-supplied current

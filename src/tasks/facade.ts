@@ -24,13 +24,23 @@ import {
   statusOperation,
 } from './operations.js';
 import { recoveryOperation } from './recovery.js';
+import { collectorClaimOperation, collectorClaimRequestDecoder, collectorDescriptorOperation, collectorDescriptorRequestDecoder } from './collector-claim.js';
+import { collectorFinalizeOperation, collectorFinalizeRequestDecoder } from './collector-receipts.js';
+
+/**
+ * The collector operations of the facade (docs/agent-tasks.md "Collector claims"): served beside
+ * the phase-two operations; the capabilities list and the hub's registry name them once the hub
+ * registers their transport entries (their request decoders are exported for that).
+ */
+export const COLLECTOR_TASK_OPERATIONS: readonly TaskOperation[] = ['collector_claim', 'collector_descriptor', 'collector_finalize'];
+export { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder };
 
 /** Operations that take no input document. */
 const NO_INPUT: readonly TaskOperation[] = ['capabilities', 'requirements', 'next'];
 
 /** Whether `name` is one of the facade's operations. */
 export function isTaskOperation(name: string): name is TaskOperation {
-  return TASK_OPERATIONS.includes(name);
+  return TASK_OPERATIONS.includes(name) || (COLLECTOR_TASK_OPERATIONS as readonly string[]).includes(name);
 }
 
 function requireInput(operation: TaskOperation, input: Uint8Array | null): Uint8Array {
@@ -98,6 +108,20 @@ export function decodeTaskCall(operation: string, input: Uint8Array | null): Dec
       const request = taskStatusRequestDecoder.decode(requireInput(operation, input));
       return call((ctx) => statusOperation(ctx, request));
     }
+    case 'collector_claim': {
+      const request = collectorClaimRequestDecoder.decode(requireInput(operation, input));
+      return call((ctx) => collectorClaimOperation(ctx, request));
+    }
+    case 'collector_descriptor': {
+      const request = collectorDescriptorRequestDecoder.decode(requireInput(operation, input));
+      return call((ctx) => collectorDescriptorOperation(ctx, request));
+    }
+    case 'collector_finalize': {
+      const request = collectorFinalizeRequestDecoder.decode(requireInput(operation, input));
+      return call((ctx) => collectorFinalizeOperation(ctx, request));
+    }
+    case 'collector_upload':
+      throw new AgentscmError('TASK_OPERATION_UNKNOWN', 'collector uploads are not a facade operation', { hint: 'upload with `agentscm agent-task upload` (importCollectorTransfer)' });
     case 'recovery': {
       const recovered = recoveredRequestOf(taskRecoveryRequestDecoder.decode(requireInput(operation, input)));
       return call((ctx) => recoveryOperation(ctx, recovered));

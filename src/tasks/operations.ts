@@ -546,10 +546,25 @@ function precheckWithoutJournal(ctx: TaskContext, derived: DerivedSubject, entry
  * transaction: subject and enrollment recheck, no current attempt, dependencies complete, the
  * bounded scan of older subjects, a fresh execution identity, then the next fence.
  */
-export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): JsonValue {
+/**
+ * What a collector claim (src/tasks/collector-claim.ts) adds to a claim: the operation the guard
+ * sees, the digest the request id is bound to (it covers the collector request, not only the
+ * claim), a check of the derived task before anything is opened for writing, a recheck inside
+ * the transition, and the rows and answer written in the same journal transaction.
+ */
+export interface ClaimExtension {
+  readonly operation: TaskOperation;
+  readonly digest: string;
+  check(entry: DerivedTask): void;
+  recheck(scope: TransitionScope, entry: DerivedTask): void;
+  extend(scope: TransitionScope, claimed: { readonly entry: DerivedTask; readonly attempt: WorkflowTaskAttempt; readonly attempt_digest: string; readonly lease_expires_at_ms: number }, response: JsonObject): JsonObject;
+}
+
+export function claimOperation(ctx: TaskContext, request: TaskClaimRequest, extension?: ClaimExtension): JsonValue {
   requireActor(ctx, request.agent);
-  const digest = claimRequestDigest(request);
-  const retry = lookupRetry(ctx, 'claim', request.request_id, 'claim', digest);
+  const digest = extension?.digest ?? claimRequestDigest(request);
+  const operation: TaskOperation = extension?.operation ?? 'claim';
+  const retry = lookupRetry(ctx, operation, request.request_id, 'claim', digest);
   if (retry !== null) return retry;
   const derived = deriveCurrent(ctx);
   const entry = findDerivedTask(derived, request.task_id, request.task_digest);
@@ -558,11 +573,13 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
       hint: 'the authority evaluates this step itself; claim a task whose progression is claim',
     });
   }
+  extension?.check(entry);
   precheckWithoutJournal(ctx, derived, entry, request);
-  return transition(ctx, 'claim', request.request_id, 'claim', digest, (scope) => {
+  return transition(ctx, operation, request.request_id, 'claim', digest, (scope) => {
     const { journal, auth, nowMs } = scope;
     requireCurrentSubject(auth, derived.base);
     requireExecutor(auth, entry.task, request.executor);
+    extension?.recheck(scope, entry);
     // A task is retained by its first claim. One that is not retained yet has no attempt, no used
     // execution identity and no issued fence; it is inserted, with the fence this claim issues,
     // only after every check below passed.
@@ -619,7 +636,8 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest): Jso
       fence,
       lease_expires_at_ms: expires,
     };
-    return commitOutcome(scope, ctx.actor, request.request_id, 'claim', digest, entry.task.task_id, attempt.attempt_id, response);
+    const answer = extension === undefined ? response : extension.extend(scope, { entry, attempt, attempt_digest: encoded.digest, lease_expires_at_ms: expires }, response);
+    return commitOutcome(scope, ctx.actor, request.request_id, 'claim', digest, entry.task.task_id, attempt.attempt_id, answer);
   }, null);
 }
 

@@ -14,6 +14,7 @@ import { currentRegistration } from '../native/executor-registry.js';
 import type { Authority } from '../native/store.js';
 import type { Journal } from '../workflows/journal.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
+import { findTransferOfAttempt } from './collector-receipts.js';
 import { assessCapability } from '../workflows/require-capability.js';
 import type { DerivedSubject, DerivedTask } from './derive.js';
 import type { RetainedAssertion, RetainedAttempt } from './journal-rows.js';
@@ -95,6 +96,9 @@ export function dependencyComplete(auth: Authority, journal: Journal | null, der
   if (retained === null || retained.digest !== needed.digest) return false;
   const attempt = currentAttempt(journal, retained);
   if (attempt === null || attempt.state !== 'finished') return false;
+  // A collector attempt is finished by its validated import (docs/collector-transfer.md "Import").
+  const imported = findTransferOfAttempt(journal, attempt.attempt.attempt_id);
+  if (imported !== null) return imported.outcome === 'passed';
   const assertion = findAssertion(journal, attempt);
   if (assertion === null || assertion.assertion.outcome !== 'passed') return false;
   // The retained assertion is checked again against its canonical task and exact stored attempt.

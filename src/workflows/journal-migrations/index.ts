@@ -8,5 +8,6 @@ import { migrateCommandAttempts } from './002-command-attempts.js';
 import { migrateTasks } from './003-tasks.js';
 import { migrateTaskRows } from './004-task-rows.js';
 import { migrateAttemptRecords } from './005-attempt-records.js';
+import { migrateCollectorTransfers } from './006-collector-transfers.js';
 
-export const JOURNAL_MIGRATIONS: readonly Migration[] = [migrateRuns, migrateCommandAttempts, migrateTasks, migrateTaskRows, migrateAttemptRecords];
+export const JOURNAL_MIGRATIONS: readonly Migration[] = [migrateRuns, migrateCommandAttempts, migrateTasks, migrateTaskRows, migrateAttemptRecords, migrateCollectorTransfers];

@@ -1,0 +1,219 @@
+/**
+ * Receipts v2 and `collector_finalize` (spec "Operator-enrolled collector transfer"; WIRE.md
+ * "Receipt v2"; docs/collector-transfer.md "Receipts"). A subject's receipt is written when its
+ * compiled graph completes with imported command tasks: every required task passed, every
+ * command task has a validated import, native source_paths results are recomputed from the
+ * immutable revision and capabilities assessed now. It names every transfer, task, attempt,
+ * fence, registration epoch/key/profile and origin. The receipt is written in its own journal
+ * transaction after the import's, so a crash between the two leaves a retained transfer without
+ * a receipt (nonpassing), and `collector_finalize` writes it later from the retained transfers,
+ * under current authorization, without running anything: at most 32 transfers, one at a time,
+ * each stored length checked against 16 MiB before its bytes are read.
+ */
+import { encodeCanonical } from '../contracts/canonical-json.js';
+import { AgentscmError } from '../contracts/errors.js';
+import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+import { MAX_RECEIPT_TASKS, checkReceipt, encodeReceiptV2, receiptV2Digest } from '../contracts/receipt-v2.js';
+import type { ReceiptTask, WorkflowReceiptV2 } from '../contracts/receipt-v2.js';
+import { AGENT_SCHEMA, defineTaskDecoder } from '../contracts/task-common.js';
+import type { AgentRef } from '../contracts/task-common.js';
+import { MAX_REQUEST_BYTES } from '../contracts/task-requests.js';
+import { TRANSFER_LIMITS, checkTransferSignature, readTransferEnvelope } from '../contracts/collector-transfer.js';
+import { hexToBytes } from '../contracts/task-common.js';
+import { sha256Hex } from '../crypto/sha256.js';
+import { authorityId } from '../native/authority-identity.js';
+import { getRegistration } from '../native/executor-registry.js';
+import type { Authority } from '../native/store.js';
+import type { Journal } from '../workflows/journal.js';
+import { journalStatement } from '../workflows/journal.js';
+import { assessCapability } from '../workflows/require-capability.js';
+import { checkSourcePaths } from '../workflows/source-paths.js';
+import { findCollectorAttempt } from './collector-claim.js';
+import type { TaskContext } from './context.js';
+import type { DerivedSubject } from './derive.js';
+import { deriveCurrent, requireActor } from './operations.js';
+import { runTransition } from './transition.js';
+import type { TransitionScope } from './transition.js';
+
+/** An imported transfer as the journal retains it (without its envelope bytes). */
+export interface RetainedTransferRow {
+  readonly upload_request_id: string;
+  readonly attempt_id: string;
+  readonly task_id: string;
+  readonly transfer_digest: string;
+  readonly length: number;
+  readonly outcome: 'passed' | 'failed' | 'unavailable' | 'uncertain';
+}
+
+/** The newest import of a task (its length, not its bytes), or null. */
+export function findTransferOfTask(journal: Journal, taskId: string): RetainedTransferRow | null {
+  const row = journalStatement(journal, 'SELECT upload_request_id, attempt_id, task_id, transfer_digest, length, outcome FROM collector_transfers WHERE task_id = ? ORDER BY seq DESC LIMIT 1').get(taskId) as
+    | RetainedTransferRow
+    | undefined;
+  return row ?? null;
+}
+
+/** The import of an attempt, or null. */
+export function findTransferOfAttempt(journal: Journal, attemptId: string): RetainedTransferRow | null {
+  const row = journalStatement(journal, 'SELECT upload_request_id, attempt_id, task_id, transfer_digest, length, outcome FROM collector_transfers WHERE attempt_id = ?').get(attemptId) as RetainedTransferRow | undefined;
+  return row ?? null;
+}
+
+/**
+ * Read a retained envelope one at a time: its stored length is checked against 16 MiB before
+ * its bytes are read, and the bytes must still have the stored SHA-256.
+ */
+export function readRetainedEnvelope(journal: Journal, row: RetainedTransferRow): Buffer {
+  if (row.length > TRANSFER_LIMITS.maxEnvelopeBytes) {
+    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained transfer ${row.upload_request_id} claims ${row.length} bytes, more than 16 MiB; it was not read`);
+  }
+  const found = journalStatement(journal, 'SELECT envelope FROM collector_transfers WHERE upload_request_id = ? AND length(envelope) = ?').get(row.upload_request_id, row.length) as { envelope: Buffer } | undefined;
+  if (found === undefined || sha256Hex(found.envelope) !== row.transfer_digest) {
+    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained transfer ${row.upload_request_id} does not have its stored length and digest`);
+  }
+  return found.envelope;
+}
+
+function sourcePathsDigest(auth: Authority, derived: DerivedSubject, expectations: Parameters<typeof checkSourcePaths>[3]): string | null {
+  const result = checkSourcePaths(auth, derived.base.repository, derived.base.revision, expectations);
+  if (result.state !== 'succeeded') return null;
+  return sha256Hex(encodeCanonical({ state: result.state, observations: result.observations as unknown as JsonValue }));
+}
+
+/** Why a subject has no receipt yet, or the receipt its retained imports give. */
+export type ReceiptBuild = { readonly receipt: WorkflowReceiptV2 } | { readonly incomplete: string };
+
+/**
+ * Build the receipt of a subject from what the journal retains: null reasons name the first task
+ * that keeps the graph from completing. `verify` re-reads each imported envelope (finalize).
+ */
+export function buildReceipt(auth: Authority, journal: Journal, derived: DerivedSubject, verify: boolean): ReceiptBuild {
+  const rows: ReceiptTask[] = [];
+  let imported = 0;
+  if (derived.tasks.length > MAX_RECEIPT_TASKS) return { incomplete: `the plan has ${derived.tasks.length} steps, more than ${MAX_RECEIPT_TASKS}` };
+  for (const entry of derived.tasks) {
+    const base = { task_id: entry.task.task_id, task_digest: entry.digest, step_id: entry.task.subject.step_id, required: entry.task.required };
+    const action = entry.step.action;
+    if (action.kind === 'source_paths') {
+      const digest = sourcePathsDigest(auth, derived, action.expectations);
+      rows.push(digest === null ? { ...base, outcome: 'failed' } : { ...base, outcome: 'passed', result_digest: digest });
+    } else if (action.kind === 'require_capability') {
+      rows.push({ ...base, outcome: assessCapability(action.capability).available ? 'passed' : 'unavailable' });
+    } else {
+      const transfer = findTransferOfTask(journal, entry.task.task_id);
+      if (transfer === null) return { incomplete: `command task ${entry.task.task_id} (step "${base.step_id}") has no imported transfer` };
+      const claim = findCollectorAttempt(journal, transfer.attempt_id);
+      if (claim === null) throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `imported transfer ${transfer.upload_request_id} has no collector claim`);
+      if (verify) {
+        const envelope = readTransferEnvelope(readRetainedEnvelope(journal, transfer));
+        checkTransferSignature(envelope, hexToBytes(getRegistration(auth, claim.descriptor.executor.registration_id).public_key));
+      }
+      imported++;
+      if (transfer.outcome !== 'passed') {
+        rows.push({ ...base, outcome: transfer.outcome });
+        continue;
+      }
+      const d = claim.descriptor;
+      rows.push({
+        ...base,
+        outcome: 'passed',
+        attempt_id: d.attempt.attempt_id,
+        attempt_digest: d.attempt.attempt_digest,
+        fence: d.attempt.fence,
+        transfer_digest: transfer.transfer_digest,
+        collector_profile_id: d.collector_profile_id,
+        registration_id: d.executor.registration_id,
+        registration_epoch: d.executor.registration_epoch,
+        verification_key_id: d.executor.verification_key_id,
+        origin: claim.origin,
+      });
+    }
+    const last = rows[rows.length - 1] as ReceiptTask;
+    if (last.required && last.outcome !== 'passed') return { incomplete: `required task ${last.task_id} (step "${last.step_id}") is ${last.outcome}` };
+  }
+  if (imported === 0) return { incomplete: 'no command task of the subject was imported' };
+  const omissions = rows.some((row) => row.outcome !== 'passed');
+  const { base } = derived;
+  return {
+    receipt: checkReceipt({
+      version: 2,
+      authority_id: authorityId(auth),
+      repository_id: base.repository,
+      workflow_profile: base.profile,
+      subject: {
+        change_id: base.change_id,
+        change_version: base.change_version,
+        revision: base.revision,
+        context_digest: base.context_digest,
+        policy_epoch: base.policy_epoch,
+        target: base.target,
+        requirement_digest: base.requirement_digest,
+        plan_digest: base.plan_digest,
+      },
+      state: omissions ? 'completed_with_omissions' : 'completed',
+      tasks: rows,
+    }),
+  };
+}
+
+/** The retained receipt of a subject, or null. */
+export function findReceipt(journal: Journal, derived: DerivedSubject): { readonly receipt_digest: string; readonly receipt: Buffer } | null {
+  const b = derived.base;
+  const row = journalStatement(journal, 'SELECT receipt_digest, receipt FROM collector_receipts WHERE repository = ? AND profile = ? AND target = ? AND change_id = ? AND context_digest = ? AND plan_digest = ?').get(
+    b.repository,
+    b.profile,
+    b.target,
+    b.change_id,
+    b.context_digest,
+    b.plan_digest,
+  ) as { receipt_digest: string; receipt: Buffer } | undefined;
+  return row ?? null;
+}
+
+/** Write the subject's receipt inside a transition when its graph is complete; returns its view. */
+export function writeReceiptIfComplete(scope: TransitionScope, derived: DerivedSubject, verify: boolean): JsonObject {
+  const existing = findReceipt(scope.journal, derived);
+  if (existing !== null) return { status: 'retained', receipt_digest: existing.receipt_digest };
+  const built = buildReceipt(scope.auth, scope.journal, derived, verify);
+  if ('incomplete' in built) return { status: 'incomplete', reason: built.incomplete };
+  const bytes = encodeReceiptV2(built.receipt);
+  const digest = receiptV2Digest(built.receipt);
+  const b = derived.base;
+  journalStatement(scope.journal, 'INSERT INTO collector_receipts (receipt_digest, repository, profile, target, change_id, context_digest, plan_digest, receipt, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+    digest,
+    b.repository,
+    b.profile,
+    b.target,
+    b.change_id,
+    b.context_digest,
+    b.plan_digest,
+    bytes,
+    scope.nowMs,
+  );
+  return { status: 'written', receipt_digest: digest, state: built.receipt.state };
+}
+
+/** The input of `collector_finalize`: the actor; the subject is the context's (--change, --context). */
+export interface CollectorFinalizeRequest {
+  readonly version: 1;
+  readonly agent: AgentRef;
+}
+
+export const collectorFinalizeRequestDecoder = defineTaskDecoder<CollectorFinalizeRequest>(
+  'agent-task.collector-finalize-request',
+  { type: 'object', additionalProperties: false, required: ['version', 'agent'], properties: { version: { type: 'integer', const: 1 }, agent: AGENT_SCHEMA } },
+  { maxBytes: MAX_REQUEST_BYTES },
+);
+
+/**
+ * `collector_finalize` (reconcile_collector_finalization): write the receipt of the context's
+ * subject from its retained transfers, verifying each retained envelope's signature again with
+ * its registration key; runs nothing. Answers {status: written | retained | incomplete, ...}.
+ */
+export function collectorFinalizeOperation(ctx: TaskContext, request: CollectorFinalizeRequest): JsonValue {
+  requireActor(ctx, request.agent);
+  const derived = deriveCurrent(ctx);
+  return runTransition(ctx, 'collector_finalize', (scope) => writeReceiptIfComplete(scope, derived, true), () => {
+    throw new AgentscmError('WORKFLOW_JOURNAL_NOT_INITIALIZED', `the workflow journal does not exist in ${ctx.dataDir}; nothing was created`, { hint: 'no task was ever claimed in this data directory' });
+  });
+}

@@ -1,0 +1,86 @@
+/**
+ * collector_claim / collector_descriptor and `agent-task claim` (docs/agent-tasks.md "Collector
+ * claims"): a real store, a real key enrolled and a profile installed, a live grant.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'node:test';
+import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+import { decodeCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
+import type { JsonObject } from '../../src/contracts/json-value.js';
+import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
+import { jsonOf, runCli } from '../helpers/cli.js';
+import { codeOf } from '../helpers/errors.js';
+import { CHANGE_ID, PROFILE, revoke } from '../tasks/fixture.js';
+import { ALICE, claim, makeEvidence } from './fixture.js';
+
+test('agent-task claim writes the descriptor 0600 with the profile, origin grant and a fresh upload request; collector_descriptor re-reads it; a second claim is refused', async (t) => {
+  const ev = makeEvidence(t);
+  const out = join(ev.dir, 'unit.descriptor.json');
+  const result = await runCli(['--data-dir', ev.store.dataDir, 'agent-task', 'claim', '--profile', ev.profileId, '--change', CHANGE_ID, '--context', ev.store.contextDigest, '--token-file', ev.tokenFile, '--out', out, '--json']);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(statSync(out).mode & 0o777, 0o600);
+  const descriptor = decodeCollectorDescriptor(readFileSync(out));
+  assert.equal(descriptor.collector_profile_id, ev.profileId);
+  assert.deepEqual(descriptor.origin, { ...ALICE, grant_id: ev.grantId, grant_generation: 1n });
+  assert.equal(descriptor.executor.registration_id, ev.enrollment.registration_id);
+  assert.equal(descriptor.attempt.fence, 1n);
+  assert.match(descriptor.upload_request_id, /^u-[0-9a-f]{40}$/);
+  const answer = jsonOf<{ status: string; descriptor: JsonObject }>(result);
+  assert.equal(answer.status, 'collector_claimed');
+
+  const reread = callWithTokenFile({
+    dataDir: ev.store.dataDir,
+    tokenFile: ev.tokenFile,
+    operation: 'collector_descriptor',
+    input: Buffer.from(JSON.stringify({ version: 1, agent: ALICE, task_id: descriptor.task.task_id, attempt_id: descriptor.attempt.attempt_id })),
+    profile: PROFILE,
+    target: 'main',
+  });
+  assert.deepEqual(decodeCollectorDescriptor(encodeCanonical(reread)), descriptor);
+
+  // The file is never overwritten, and the task is already claimed.
+  const again = await runCli(['--data-dir', ev.store.dataDir, 'agent-task', 'claim', '--profile', ev.profileId, '--change', CHANGE_ID, '--context', ev.store.contextDigest, '--token-file', ev.tokenFile, '--out', join(ev.dir, 'other.json'), '--json']);
+  assert.equal(again.code, 3, again.stderr);
+  assert.match(again.stderr, /TASK_ALREADY_CLAIMED/);
+});
+
+test('agent-task claim with an existing --out file is refused before anything is claimed; the file is unchanged', async (t) => {
+  const ev = makeEvidence(t);
+  const out = join(ev.dir, 'exists.json');
+  writeFileSync(out, 'keep');
+  const refused = await runCli(['--data-dir', ev.store.dataDir, 'agent-task', 'claim', '--profile', ev.profileId, '--change', CHANGE_ID, '--context', ev.store.contextDigest, '--token-file', ev.tokenFile, '--out', out]);
+  assert.equal(refused.code, 4, refused.stderr);
+  assert.match(refused.stderr, /IO_ERROR.*never overwritten/);
+  assert.equal(readFileSync(out, 'utf8'), 'keep');
+  assert.equal(claim(ev).attempt.fence, 1n);
+});
+
+test('collector_claim is refused, changing nothing, when the registration was revoked or the profile is not installed', (t) => {
+  const ev = makeEvidence(t);
+  revoke(ev.store, ev.enrollment.registration_id);
+  assert.equal(codeOf(() => claim(ev)), 'REGISTRATION_NOT_CURRENT');
+  const other = makeEvidence(t);
+  assert.equal(codeOf(() => claim({ ...other, profileId: 'f'.repeat(64) })), 'COLLECTOR_PROFILE_NOT_FOUND');
+  // Nothing was retained: a claim on the second store works.
+  assert.equal(claim(other).attempt.fence, 1n);
+});
+
+test('collector_descriptor of an attempt that was never collector-claimed is COLLECTOR_ATTEMPT_NOT_FOUND', (t) => {
+  const ev = makeEvidence(t);
+  const descriptor = claim(ev);
+  assert.equal(
+    codeOf(() =>
+      callWithTokenFile({
+        dataDir: ev.store.dataDir,
+        tokenFile: ev.tokenFile,
+        operation: 'collector_descriptor',
+        input: Buffer.from(JSON.stringify({ version: 1, agent: ALICE, task_id: descriptor.task.task_id, attempt_id: 'a-nope' })),
+        profile: PROFILE,
+        target: 'main',
+      }),
+    ),
+    'COLLECTOR_ATTEMPT_NOT_FOUND',
+  );
+});
