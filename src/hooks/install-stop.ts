@@ -1,0 +1,152 @@
+/**
+ * install-stop (docs/stop-hooks.md "install-stop"): merge one Stop command hook running an
+ * agentscm Stop hook — `skill-workflow stop` (server-executed) or `skill-workflow task-stop` /
+ * `task-codex-stop` (agent-owned) — into a Claude Code settings file or a Codex hooks file,
+ * through the installers' one settings merge (agent-state/hook-settings.ts). Its own entry is any
+ * handler running one of those three commands: installing again replaces it, --remove takes it
+ * out, and every other setting and hook stays as it was.
+ */
+import { isAbsolute } from 'node:path';
+import { AgentscmError } from '../contracts/errors.js';
+import { validateId } from '../contracts/ids.js';
+import type { JsonObject } from '../contracts/json-value.js';
+import { editHookSettings, hookSettingsFile, quoteShellArg } from '../agent-state/hook-settings.js';
+import type { HookClient } from '../agent-state/hook-settings.js';
+
+export const STOP_MODES = ['task-stop', 'stop'] as const;
+export type StopMode = (typeof STOP_MODES)[number];
+export const STOP_SCOPES = ['project', 'user'] as const;
+export type StopScope = (typeof STOP_SCOPES)[number];
+
+/** Seconds the client waits: a server-executed stop runs containers, a task-stop one HTTP call (30 s) and two reads. */
+export const STOP_TIMEOUT_SECONDS: Readonly<Record<StopMode, number>> = { stop: 900, 'task-stop': 60 };
+/** Where an agent finds the workflow-task guidance (printed in task-stop mode). */
+export const TASK_GUIDANCE_POINTER = 'the "Workflow tasks" section of the agentscm block in AGENTS.md (written by `agentscm init-repo` or `agentscm instructions write`), and docs/stop-hooks.md';
+
+const OWN_COMMAND = /(^|\s)skill-workflow (stop|task-stop|task-codex-stop)(\s|$)/;
+const OWNER_NAME = /^[A-Za-z0-9._-]{1,128}\/[A-Za-z0-9._-]{1,128}$/;
+
+export interface TaskStopTarget {
+  readonly endpoint: string;
+  readonly repository: string;
+  readonly profile: string;
+  readonly tokenFile: string;
+}
+
+export interface InstallStopInput {
+  readonly client: HookClient;
+  readonly mode: StopMode;
+  readonly scope: StopScope;
+  readonly change: string;
+  /** Absolute workspace path the hook checks. */
+  readonly workspace: string;
+  /** Absolute native data directory the hook uses. */
+  readonly dataDir: string;
+  /** Project root (project scope). */
+  readonly repo: string;
+  readonly executable: string;
+  /** task-stop mode only. */
+  readonly task?: TaskStopTarget;
+  /** stop mode only. */
+  readonly target?: string;
+  readonly docker?: { readonly docker: string; readonly dockerSocket: string };
+  readonly remove: boolean;
+  readonly dryRun: boolean;
+  readonly home?: string;
+}
+
+export interface InstallStopOutcome {
+  readonly client: HookClient;
+  readonly mode: StopMode;
+  readonly scope: StopScope;
+  readonly settings_file: string;
+  /** The hook command (also when removing: the one that would be installed). */
+  readonly command: string;
+  readonly action: 'installed' | 'removed';
+  readonly changed: boolean;
+  readonly dry_run: boolean;
+  /** The settings file's content after the change (null: the file is, or would be, removed). */
+  readonly content: JsonObject | null;
+  /** task-stop mode: where the workflow-task guidance is. */
+  readonly instructions: string | null;
+}
+
+function usage(message: string, hint: string): AgentscmError {
+  return new AgentscmError('USAGE', message, { hint });
+}
+
+/** Check the flags of a mode and build the hook's argv (without quoting). */
+export function stopHookArgv(input: Omit<InstallStopInput, 'scope' | 'repo' | 'remove' | 'dryRun' | 'home'>): string[] {
+  validateId(input.change, '--change');
+  if (!isAbsolute(input.workspace) || !isAbsolute(input.dataDir)) throw new AgentscmError('INTERNAL', 'the workspace and data directory must be resolved to absolute paths');
+  const head = [input.executable, '--data-dir', input.dataDir, 'skill-workflow'];
+  if (input.mode === 'stop') {
+    if (input.task !== undefined) throw usage('--endpoint, --repository, --profile and --token-file belong to --mode task-stop', 'drop them, or use --mode task-stop');
+    return [
+      ...head,
+      'stop',
+      input.change,
+      '--workspace',
+      input.workspace,
+      ...(input.target === undefined ? [] : ['--target', input.target]),
+      ...(input.client === 'codex' ? ['--client', 'codex'] : []),
+      ...(input.docker === undefined ? [] : ['--docker', input.docker.docker, '--docker-socket', input.docker.dockerSocket]),
+    ];
+  }
+  if (input.target !== undefined || input.docker !== undefined) throw usage('--target, --docker and --docker-socket belong to --mode stop', 'drop them, or use --mode stop');
+  const task = input.task;
+  if (task === undefined) throw usage('--mode task-stop needs --endpoint, --repository, --profile and --token-file', 'pass all four (the token file as an absolute path)');
+  let url: URL;
+  try {
+    url = new URL(task.endpoint);
+  } catch {
+    throw usage(`--endpoint ${JSON.stringify(task.endpoint)} is not a URL`, 'pass the hub URL, e.g. https://hub.example:8443');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage(`--endpoint must be an http or https URL, not ${url.protocol}`, 'pass the hub URL');
+  if (!OWNER_NAME.test(task.repository)) throw usage(`--repository ${JSON.stringify(task.repository)} is not OWNER/NAME`, 'pass the repository as OWNER/NAME');
+  validateId(task.profile, '--profile');
+  if (!isAbsolute(task.tokenFile)) throw usage(`--token-file must be an absolute path, not ${JSON.stringify(task.tokenFile)}`, 'the hook runs from the client\'s working directory; pass the token file\'s absolute path');
+  return [
+    ...head,
+    input.client === 'codex' ? 'task-codex-stop' : 'task-stop',
+    input.change,
+    '--endpoint',
+    task.endpoint,
+    '--repository',
+    task.repository,
+    '--profile',
+    task.profile,
+    '--token-file',
+    task.tokenFile,
+    '--workspace',
+    input.workspace,
+  ];
+}
+
+/** Install (or remove) the Stop hook entry (see the module comment). */
+export function installStop(input: InstallStopInput): InstallStopOutcome {
+  const command = stopHookArgv(input).map(quoteShellArg).join(' ');
+  const file = hookSettingsFile(input.client, input.scope, input.repo, input.home);
+  const handler: JsonObject = { type: 'command', command, timeout: STOP_TIMEOUT_SECONDS[input.mode] };
+  const outcome = editHookSettings({
+    client: input.client,
+    file,
+    event: 'Stop',
+    owns: (h) => h.type === 'command' && typeof h.command === 'string' && OWN_COMMAND.test(h.command),
+    group: input.remove ? null : { hooks: [handler] },
+    refusal: 'HOOK_SETTINGS_INVALID',
+    dryRun: input.dryRun,
+  });
+  return {
+    client: input.client,
+    mode: input.mode,
+    scope: input.scope,
+    settings_file: file,
+    command,
+    action: input.remove ? 'removed' : 'installed',
+    changed: outcome.changed,
+    dry_run: input.dryRun,
+    content: outcome.content,
+    instructions: input.mode === 'task-stop' ? TASK_GUIDANCE_POINTER : null,
+  };
+}
