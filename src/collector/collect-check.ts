@@ -26,6 +26,7 @@ import { readRevisionFile } from '../native/revisions.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
 import { requireCurrentSubject } from '../tasks/derive.js';
+import { findCollectorAttempt } from '../tasks/collector-claim.js';
 import { findTaskWithAttempt } from '../tasks/journal-rows.js';
 import { journalRead, openJournal } from '../workflows/journal.js';
 import type { Journal } from '../workflows/journal.js';
@@ -120,6 +121,13 @@ function checkTask(auth: Authority, journal: Journal, descriptor: CollectorDescr
     same('executor.registration_epoch', attempt.executor.registration_epoch, descriptor.executor.registration_epoch);
     same('executor.verification_key_id', attempt.executor.verification_key_id, descriptor.executor.verification_key_id);
   }
+  // The claim recorded which profile, origin grant and upload request this attempt collects for.
+  const claim = findCollectorAttempt(journal, attempt.attempt_id);
+  if (claim === null) throw mismatch('attempt.attempt_id', 'an attempt claimed without a collector profile (claim, not collector_claim)', attempt.attempt_id);
+  same('collector_profile_id', claim.collector_profile_id, descriptor.collector_profile_id);
+  same('upload_request_id', claim.upload_request_id, descriptor.upload_request_id);
+  same('origin.grant_id', claim.origin.grant_id, descriptor.origin.grant_id);
+  same('origin.grant_generation', claim.origin.grant_generation, descriptor.origin.grant_generation);
   if (found.task.last_fence !== attempt.fence) {
     throw new AgentscmError('TASK_FENCE_STALE', `attempt ${attempt.attempt_id} holds fence ${attempt.fence}; the task's current fence is ${found.task.last_fence}`, {
       hint: 'the attempt was superseded; claim again for a current descriptor',

@@ -82,6 +82,7 @@ test('a descriptor that differs from the authority in any field, a key of anothe
     ['registration epoch', (d) => (sub(d, 'executor').registration_epoch = 9n), 'COLLECT_DESCRIPTOR_MISMATCH', 'executor.registration_epoch'],
     ['workflow profile', (d) => (d.workflow_profile = 'other'), 'COLLECT_DESCRIPTOR_MISMATCH', 'workflow_profile'],
     ['another profile', (d) => (d.collector_profile_id = 'f'.repeat(64)), 'COLLECTOR_PROFILE_NOT_FOUND', null],
+    ['upload request', (d) => (d.upload_request_id = 'u-other'), 'COLLECT_DESCRIPTOR_MISMATCH', 'upload_request_id'],
     ['origin generation', (d) => (sub(d, 'origin').grant_generation = 7n), 'COLLECT_ORIGIN_MISMATCH', null],
   ];
   for (const [what, edit, code, field] of cases) {
