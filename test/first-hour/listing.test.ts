@@ -4,7 +4,7 @@
  * and the messages of item 14 (a missing target, a short revision).
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
@@ -121,4 +121,24 @@ test('a prefix that matches several revisions is refused with the count of candi
   // One more digit makes it unique.
   const unique = jsonOf<{ id: string }>(ok(await runCli(['--data-dir', data, 'revision', 'show', 'deadbeef1', '--json'])));
   assert.equal(unique.id, `deadbeef${'1'.repeat(56)}`);
+});
+
+test('on a fresh store the lists are empty, say so, and create nothing', async (t) => {
+  const root = tempDir(t);
+  const data = join(root, 'data');
+  const ws = join(root, 'p');
+  mkdirSync(ws);
+  writeFileSync(join(ws, 'a.txt'), 'a');
+  ok(await runCli(['--data-dir', data, 'init-repo', ws, '--name', 'p']));
+  const before = readdirSync(data).sort();
+  assert.deepEqual(jsonOf(ok(await runCli(['--data-dir', data, 'skill-workflow', 'list', '--json']))), { runs: [] });
+  assert.deepEqual(jsonOf(ok(await runCli(['--data-dir', data, 'change', 'list', '--json']))), { changes: [] });
+  assert.deepEqual(jsonOf(ok(await runCli(['--data-dir', data, 'agent-task', 'registration', 'list', '--json']))), { registrations: [] });
+  assert.equal(ok(await runCli(['--data-dir', data, 'skill-workflow', 'list'])).stdout, 'no workflow runs\n');
+  assert.match(ok(await runCli(['--data-dir', data, 'agent-task', 'registration', 'list'])).stdout, /^no executor registrations/);
+  assert.deepEqual(readdirSync(data).sort(), before, 'no journal or other file was created');
+  // Without a store at all, a list is STORE_NOT_INITIALIZED and creates nothing either.
+  const missing = join(root, 'missing');
+  assertCode(await runCli(['--data-dir', missing, 'change', 'list']), 'STORE_NOT_INITIALIZED', 4);
+  assert.equal(existsSync(missing), false);
 });

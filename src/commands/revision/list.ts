@@ -16,6 +16,7 @@ export default class RevisionList extends BaseCommand {
   async run(): Promise<{ revisions: RevisionListRow[] }> {
     const { flags } = await this.parse(RevisionList);
     const list = listRevisionsInStore({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository, change: flags.change });
+    if (list.revisions.length === 0) this.log('no revisions');
     for (const r of list.revisions) {
       const version = r.version === null ? '' : `${r.change ?? ''} v${r.version}  `;
       this.log(`${r.repository_name} (${r.repository})  ${version}${r.id}  parent ${r.parent ?? '(none)'}  ${r.entry_count} ${r.entry_count === 1 ? 'entry' : 'entries'}`);

@@ -14,6 +14,7 @@ export default class TargetList extends BaseCommand {
   async run(): Promise<{ targets: TargetListItem[] }> {
     const { flags } = await this.parse(TargetList);
     const list = listTargetsInStore({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
+    if (list.targets.length === 0) this.log('no targets');
     for (const t of list.targets) {
       this.log(`${t.repository_name} (${t.repository})  ${t.name}  ${t.revision}  requirement ${t.requirement_digest ?? '(none)'}`);
     }

@@ -15,6 +15,7 @@ export default class AgentTaskRegistrationList extends BaseCommand {
   async run(): Promise<{ registrations: RegistrationListItem[] }> {
     const { flags } = await this.parse(AgentTaskRegistrationList);
     const list = listRegistrationsInStore({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
+    if (list.registrations.length === 0) this.log('no executor registrations (`agentscm agent-task enroll` records one)');
     for (const r of list.registrations) {
       const state = r.revoked ? 'revoked' : r.current ? 'current' : 'superseded';
       this.log(`${r.repository_name} (${r.repository})  profile ${r.profile}  step ${r.step}  executor ${r.executor_id}  epoch ${r.registration_epoch}  ${state}  ${r.registration_id}`);
