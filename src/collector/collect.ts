@@ -49,10 +49,10 @@ import { postEnvelope } from './upload-client.js';
 
 /**
  * Test pause points (docs/collect.md "Test hooks"): `collect:after-reservation` (reserved, no
- * container yet) and `collect:after-retention` (the signed envelope is retained, nothing was
- * uploaded).
+ * container yet), `collect:before-signing` (the command ran, the authority is not rechecked yet)
+ * and `collect:after-retention` (the signed envelope is retained, nothing was uploaded).
  */
-export const COLLECT_PAUSE_POINTS = ['collect:after-reservation', 'collect:after-retention'] as const;
+export const COLLECT_PAUSE_POINTS = ['collect:after-reservation', 'collect:before-signing', 'collect:after-retention'] as const;
 
 /** Where an envelope goes: the local authority of the data directory, or a hub endpoint. */
 export interface UploadTarget {
@@ -251,6 +251,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
       isolation: collectionIsolation(descriptor.recipe),
     };
     progress(`the command finished: ${record.outcome}${record.exit_code === null ? '' : ` (exit ${record.exit_code})`}; rechecking the authority before signing`);
+    pauseAtTestPoint('collect:before-signing');
     checkDescriptorAgainstAuthority(input.dataDir, descriptor, token);
     const records = collectionRecords(request, record);
     envelope = encodeTransferEnvelope(collectionHeader(descriptor, request, records, input.agentscmVersion), records, privateKey);

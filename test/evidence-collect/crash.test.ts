@@ -5,11 +5,14 @@
  * container, reopening the state refuses (COLLECT_INTERRUPTED) and never creates a container.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import { sha256Hex } from '../../src/crypto/sha256.js';
-import { jsonOf, runCli } from '../helpers/cli.js';
+import { revokeGrant } from '../../src/native/grants.js';
+import { openAuthority } from '../../src/native/store.js';
+import { DEV_BIN, REPO_ROOT, TSX_LOADER, jsonOf, runCli } from '../helpers/cli.js';
 import { requireEngine } from '../collector/fixture.js';
 import { collectArgs, containersCreated, fakeHub, killAtPause, makeCollection } from './fixture.js';
 
@@ -60,4 +63,38 @@ test('SIGKILL after the reservation and before any container: collecting again r
   assert.equal(await containersCreated(c.descriptor.attempt.attempt_id, since), 0);
   assert.equal(hub.calls.length, 0);
   assert.deepEqual(readdirSync(dir).sort(), ['descriptor.json']);
+});
+
+test('the authority is rechecked after the run and before signing: a grant revoked meanwhile leaves nothing signed, retained or uploaded', async (t) => {
+  await requireEngine();
+  const c = await makeCollection(t);
+  const hub = await fakeHub(t, () => ({ status: 200, body: { status: 'imported' } }));
+  const resume = join(c.dir, 'resume');
+  const env: NodeJS.ProcessEnv = { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'collect:before-signing', AGENTSCM_TEST_PAUSE_RESUME_FILE: resume };
+  delete env.AGENTSCM_DATA_DIR;
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...collectArgs(c, ['--endpoint', hub.endpoint, '--json'])], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  await new Promise<void>((resolve) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes('agentscm-test-paused:collect:before-signing')) resolve();
+    });
+  });
+  const auth = openAuthority(c.dataDir, { mode: 'write' });
+  try {
+    revokeGrant(auth, c.descriptor.origin.grant_id, Date.now());
+  } finally {
+    auth.close();
+  }
+  writeFileSync(resume, '');
+  assert.equal(await exited, 2, stderr);
+  assert.equal(jsonOf<{ error: { code: string } }>({ code: 2, signal: null, stdout, stderr, stdoutBytes: Buffer.from(stdout) }).error.code, 'GRANT_TOKEN_REJECTED');
+  const dir = join(c.stateDir, 'collections', sha256Hex(Buffer.from(c.descriptor.upload_request_id)));
+  assert.equal(existsSync(join(dir, 'envelope.agscmtr')), false);
+  assert.equal(hub.calls.length, 0);
 });
