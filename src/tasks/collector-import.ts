@@ -78,7 +78,7 @@ export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Arr
   //    signature with the CURRENT registration's key and the audience.
   const envelope = readTransferEnvelope(envelopeBytes);
   const digest = transferDigest(envelopeBytes);
-  readAuthority(ctx, (auth) => checkEnvelope(auth, envelope));
+  const registrationCurrent = readAuthority(ctx, (auth) => checkEnvelope(auth, envelope));
   // 2. Authorization (the guard authenticates the grant again), then the exact-retry lookup,
   //    before any compilation.
   const retry = ctx.guard(ctx.actor, 'collector_upload', () =>
@@ -90,6 +90,7 @@ export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Arr
     ),
   );
   if (retry !== null) return withApplicability(ctx, retry);
+  if (!registrationCurrent) throw registrationNotCurrent(envelope.header.executor.registration_id);
   // 3. Compile the subject the claim bound (its tasks' recipe paths), then import under the
   //    native writer reservation, and write the receipt in a transaction of its own.
   const claimed = readJournal(
@@ -126,19 +127,26 @@ function uploadUnknown(header: TransferHeader): AgentscmError {
   });
 }
 
-/** Signature with the current registration's key, then the audience (before anything else). */
-function checkEnvelope(auth: Authority, envelope: TransferEnvelope): void {
+function registrationNotCurrent(registrationId: string): AgentscmError {
+  return new AgentscmError('IMPORT_REGISTRATION_NOT_CURRENT', `executor registration ${registrationId} is revoked or superseded by a newer epoch`, {
+    hint: 'enroll again, install a profile for the new epoch, claim and collect again',
+    details: { registration_id: registrationId },
+  });
+}
+
+/**
+ * The signature with the key of the registration the header names, then the audience (before
+ * anything else). Returns whether that registration is still current: only an exact retry of an
+ * already imported transfer is answered under a registration that is not (its historical view).
+ */
+function checkEnvelope(auth: Authority, envelope: TransferEnvelope): boolean {
   const registration = getRegistration(auth, envelope.header.executor.registration_id);
-  if (!registration.current) {
-    refuse('IMPORT_REGISTRATION_NOT_CURRENT', `executor registration ${registration.registration_id} is ${registration.revoked ? 'revoked' : `superseded by epoch ${registration.latest_epoch}`}`, 'enroll again, install a profile for the new epoch, claim and collect again', {
-      registration_id: registration.registration_id,
-    });
-  }
   checkTransferSignature(envelope, hexToBytes(registration.public_key));
   const audience = authorityId(auth);
   if (envelope.header.audience !== audience) {
     refuse('IMPORT_AUDIENCE_MISMATCH', `the transfer is addressed to authority ${envelope.header.audience}, not this one (${audience})`, 'upload it to the authority that issued its descriptor', { audience: envelope.header.audience });
   }
+  return registration.current;
 }
 
 interface RetainedTransfer {
@@ -225,9 +233,7 @@ function importWithin(scope: TransitionScope, ctx: TaskContext, envelope: Transf
   try {
     profile = requireCurrentCollectorProfile(auth, d.collector_profile_id).installed.profile;
   } catch (error) {
-    if (isAgentscmError(error) && error.code === 'REGISTRATION_NOT_CURRENT') {
-      refuse('IMPORT_REGISTRATION_NOT_CURRENT', `executor registration ${d.executor.registration_id} is no longer current`, 'enroll again, install a profile for the new epoch, claim and collect again', { registration_id: d.executor.registration_id });
-    }
+    if (isAgentscmError(error) && error.code === 'REGISTRATION_NOT_CURRENT') throw registrationNotCurrent(d.executor.registration_id);
     throw error;
   }
   if (h.collector.runtime_identity_digest !== profile.runtime_identity_digest) {
