@@ -1,0 +1,94 @@
+/**
+ * SIGKILL during import and collector_finalize (docs/collector-transfer.md "Receipts"): the
+ * import commits the transfer in one journal transaction and the receipt in the next; a process
+ * killed between them leaves a retained transfer and no receipt (nonpassing), and
+ * collector_finalize writes the receipt from the retained transfer without running anything.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'node:test';
+import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json-value.js';
+import { decodeReceiptV2 } from '../../src/contracts/receipt-v2.js';
+import { openJournal } from '../../src/workflows/journal.js';
+import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
+import { CHANGE_ID } from '../tasks/fixture.js';
+import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from './fixture.js';
+import type { Evidence } from './fixture.js';
+import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+
+const REPO_ROOT = join(import.meta.dirname, '..', '..');
+
+function receiptCount(ev: Evidence): number {
+  const journal = openJournal(ev.store.dataDir, 'read');
+  try {
+    return (journal.db.prepare('SELECT count(*) AS n FROM collector_receipts').get() as { n: number }).n;
+  } finally {
+    journal.close();
+  }
+}
+
+function finalize(ev: Evidence): JsonObject {
+  return callWithTokenFile({
+    dataDir: ev.store.dataDir,
+    tokenFile: ev.tokenFile,
+    operation: 'collector_finalize',
+    input: encodeCanonical({ version: 1, agent: { ...ALICE } }),
+    profile: 'default',
+    target: 'main',
+    subject: { change_id: CHANGE_ID, context_digest: ev.store.contextDigest },
+  }) as JsonObject;
+}
+
+test('SIGKILL after the import commits and before its receipt: no partial receipt; the exact retry answers the retained import; collector_finalize writes the receipt once', async (t) => {
+  const ev = makeEvidence(t);
+  const descriptor = claim(ev);
+  const envelope = envelopeOf(ev.key, transferParts(descriptor));
+  const file = join(ev.dir, 'transfer.bin');
+  writeFileSync(file, envelope);
+  const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'evidence', 'import-child.ts'), ev.store.dataDir, file, ev.tokenFile], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const killed = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes('agentscm-test-paused:task:after-journal-commit')) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('close', (_code, signal) => resolve(signal));
+  });
+  assert.equal(killed, 'SIGKILL');
+  assert.equal(stdout, '');
+  assert.equal(receiptCount(ev), 0, 'no receipt was written by the killed import');
+
+  const retry = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev));
+  assert.equal(retry.status, 'retained');
+  assert.equal(retry.outcome, 'passed');
+  assert.equal(receiptCount(ev), 0);
+
+  const written = finalize(ev);
+  assert.equal(written.status, 'written');
+  assert.equal(receiptCount(ev), 1);
+  const journal = openJournal(ev.store.dataDir, 'read');
+  const stored = journal.db.prepare('SELECT receipt FROM collector_receipts').get() as { receipt: Buffer };
+  journal.close();
+  const receipt = decodeReceiptV2(stored.receipt);
+  assert.equal(receipt.tasks.find((row) => row.step_id === 'unit')?.outcome, 'passed');
+  assert.deepEqual(finalize(ev), { status: 'retained', receipt_digest: written.receipt_digest });
+});
+
+test('collector_finalize before any import reports the graph incomplete and writes nothing', (t) => {
+  const ev = makeEvidence(t);
+  claim(ev);
+  const answer = finalize(ev);
+  assert.equal(answer.status, 'incomplete');
+  assert.match(answer.reason as string, /no imported transfer/);
+  assert.equal(receiptCount(ev), 0);
+});

@@ -1,0 +1,13 @@
+/**
+ * A process that imports one envelope file (what an upload does in the local authority), for the
+ * tests that SIGKILL an import at a test pause point: argv = data dir, envelope file, token file.
+ */
+import { readFileSync } from 'node:fs';
+import { formatJson } from '../../src/contracts/canonical-json.js';
+import { readTokenFile } from '../../src/native/grant-token-file.js';
+import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
+
+const [dataDir, envelopeFile, tokenFile] = process.argv.slice(2) as [string, string, string];
+const grant = authorizeTaskToken({ dataDir, token: readTokenFile(tokenFile) });
+process.stdout.write(`${formatJson(importCollectorTransfer(dataDir, readFileSync(envelopeFile), grant))}\n`);
