@@ -272,10 +272,14 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     url: `http://${host}:${bound.port}`,
     close: async (): Promise<void> => {
       closing = true;
+      // In-flight requests finish; a connection still open after the request timeout (which
+      // already bounds every request) is cut, so a stalled client cannot hold the shutdown.
+      const cut = setTimeout(() => server.closeAllConnections(), requestTimeout);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      clearTimeout(cut);
       await mcp.close();
       for (const session of sessions.values()) session.close();
     },

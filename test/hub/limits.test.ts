@@ -29,7 +29,7 @@ function untilClosed(socket: Socket): Promise<{ text: string; closedAt: number }
   });
 }
 
-test('a declared Content-Length over 512 KiB is refused with 413 before a byte of body is sent', async (t) => {
+test('a declared Content-Length over 512 KiB is refused with 413 before a byte of body is sent', { timeout: 20_000 }, async (t) => {
   const hub = hubStore(t);
   const alice = grantFor(hub, 'alice', 'a1');
   const running = await startTestHub(t, hub);
@@ -45,7 +45,7 @@ test('a declared Content-Length over 512 KiB is refused with 413 before a byte o
   assert.equal(atBound.status, 400, atBound.text);
 });
 
-test('a streamed body is cut at the chunk that crosses 512 KiB: 413, the connection closed, memory flat', async (t) => {
+test('a streamed body is cut at the chunk that crosses 512 KiB: 413, the connection closed, memory flat', { timeout: 60_000 }, async (t) => {
   const hub = hubStore(t);
   const alice = grantFor(hub, 'alice', 'a1');
   const running = await startTestHub(t, hub);
@@ -79,7 +79,7 @@ test('a streamed body is cut at the chunk that crosses 512 KiB: 413, the connect
   assert.deepEqual([entry.status, entry.code], [413, 'HUB_BODY_TOO_LARGE']);
 });
 
-test('slow-loris clients are cut by the header and request timeouts and never delay others', async (t) => {
+test('slow-loris clients are cut by the header and request timeouts and never delay others', { timeout: 20_000 }, async (t) => {
   const hub = hubStore(t);
   const alice = grantFor(hub, 'alice', 'a1');
   const running = await startTestHub(t, hub, { headersTimeoutMs: 400, requestTimeoutMs: 800 });
