@@ -12,11 +12,12 @@ import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { readTokenFile } from '../native/grant-token-file.js';
 import { getCollectorProfile } from '../native/collector-profiles.js';
+import type { InstalledCollectorProfile } from '../native/collector-profiles.js';
+import { openAuthority, readTransaction } from '../native/store.js';
 import { collectorClaimOperation } from './collector-claim.js';
 import type { TaskContext } from './context.js';
 import { authorizeTaskToken } from './grant-guard.js';
 import { deriveCurrent } from './operations.js';
-import { readAuthority } from './transition.js';
 
 export interface ClaimToFileInput {
   readonly dataDir: string;
@@ -47,11 +48,20 @@ function createExclusive(path: string): number {
   }
 }
 
+function readProfile(dataDir: string, profileId: string): InstalledCollectorProfile {
+  const auth = openAuthority(dataDir, { mode: 'read' });
+  try {
+    return readTransaction(auth, () => getCollectorProfile(auth, profileId));
+  } finally {
+    auth.close();
+  }
+}
+
 /** Claim and write the descriptor; answers the claim's JSON (with the descriptor) and the file written. */
 export function claimToFile(input: ClaimToFileInput): JsonObject {
   const token = readTokenFile(input.tokenFile);
   const authorization = authorizeTaskToken({ dataDir: input.dataDir, token });
-  const installed = readAuthority({ dataDir: input.dataDir } as TaskContext, (auth) => getCollectorProfile(auth, input.profileId));
+  const installed = readProfile(input.dataDir, input.profileId);
   const ctx: TaskContext = {
     dataDir: input.dataDir,
     actor: authorization.actor,

@@ -12,7 +12,7 @@
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import type { CollectorDescriptor } from '../contracts/collector-descriptor.js';
 import { collectorDescriptorToJson, decodeCollectorDescriptor } from '../contracts/collector-descriptor.js';
-import { DOMAINS, domainDigest, mutationDomain } from '../contracts/digest.js';
+import { domainDigest, mutationDomain } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { GrantOrigin } from '../contracts/grant.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
@@ -25,7 +25,6 @@ import { authorityId } from '../native/authority-identity.js';
 import { requireCurrentCollectorProfile } from '../native/collector-profiles.js';
 import type { InstalledCollectorProfile } from '../native/collector-profiles.js';
 import { getCollectorProfile } from '../native/collector-profiles.js';
-import { cachedStatement } from '../native/sqlite.js';
 import type { Authority } from '../native/store.js';
 import type { Journal } from '../workflows/journal.js';
 import { journalStatement } from '../workflows/journal.js';
@@ -35,7 +34,6 @@ import { claimOperation, requireActor } from './operations.js';
 import { readAuthority, readJournal } from './transition.js';
 import type { TransitionScope } from './transition.js';
 
-void cachedStatement;
 
 /** The input of `collector_claim`: a claim that names an installed collector profile instead of an executor. */
 export interface CollectorClaimRequest {
@@ -316,5 +314,3 @@ function notFound(taskId: string, attemptId: string): AgentscmError {
 export function claimProfile(auth: Authority, row: CollectorAttemptRow): InstalledCollectorProfile {
   return getCollectorProfile(auth, row.collector_profile_id);
 }
-
-void DOMAINS;

@@ -26,7 +26,7 @@ import { checkTransferRecord, parseCanonicalRecord, shown, transferExecutionRequ
 import { writeReceiptIfComplete } from './collector-receipts.js';
 import type { TaskConnections } from './connections.js';
 import type { TaskContext } from './context.js';
-import { deriveSubject, findDerivedTask } from './derive.js';
+import { deriveSubject, findDerivedTask, requireCurrentSubject } from './derive.js';
 import type { DerivedSubject } from './derive.js';
 import type { GrantAuthorization } from './grant-guard.js';
 import { findTaskWithAttempt, updateAttempt } from './journal-rows.js';
@@ -248,6 +248,8 @@ function importWithin(scope: TransitionScope, ctx: TaskContext, envelope: Transf
   if (identity === null || typeof identity !== 'object' || Array.isArray(identity) || transferRuntimeIdentityDigest(identity) !== profile.runtime_identity_digest) {
     refuse('IMPORT_RUNTIME_MISMATCH', 'the execution request names a runtime identity whose SHA-256 is not the profile\'s runtime_identity_digest', 'collect with the runtime the profile pins', { field: 'runtime_identity' });
   }
+  // The subject compiled before the transaction is still current through the reserved connection.
+  requireCurrentSubject(auth, derived.base);
   const entry = findDerivedTask(derived, d.task.task_id, d.task.task_digest);
   if (entry.step.action.kind !== 'command') throw new AgentscmError('INTERNAL', 'a collector claim names a command task');
   const expected = transferExecutionRequest({ descriptor: d, step_id: profile.step_id, recipe_path: entry.step.action.recipe_path, recipe_digest: profile.recipe_digest, runtime_identity: identity });

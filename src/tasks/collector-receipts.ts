@@ -105,8 +105,12 @@ export function buildReceipt(auth: Authority, journal: Journal, derived: Derived
       const claim = findCollectorAttempt(journal, transfer.attempt_id);
       if (claim === null) throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `imported transfer ${transfer.upload_request_id} has no collector claim`);
       if (verify) {
+        // Current authorization: the registration must still be current, and the retained bytes
+        // must still verify under its key (read one transfer at a time, length checked first).
+        const registration = getRegistration(auth, claim.descriptor.executor.registration_id);
+        if (!registration.current) return { incomplete: `the registration ${registration.registration_id} of task ${entry.task.task_id}'s transfer is no longer current` };
         const envelope = readTransferEnvelope(readRetainedEnvelope(journal, transfer));
-        checkTransferSignature(envelope, hexToBytes(getRegistration(auth, claim.descriptor.executor.registration_id).public_key));
+        checkTransferSignature(envelope, hexToBytes(registration.public_key));
       }
       imported++;
       if (transfer.outcome !== 'passed') {

@@ -14,7 +14,7 @@ import type { JsonObject } from '../../src/contracts/json-value.js';
 import { decodeReceiptV2 } from '../../src/contracts/receipt-v2.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
-import { CHANGE_ID } from '../tasks/fixture.js';
+import { CHANGE_ID, revoke } from '../tasks/fixture.js';
 import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from './fixture.js';
 import type { Evidence } from './fixture.js';
 import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
@@ -42,10 +42,8 @@ function finalize(ev: Evidence): JsonObject {
   }) as JsonObject;
 }
 
-test('SIGKILL after the import commits and before its receipt: no partial receipt; the exact retry answers the retained import; collector_finalize writes the receipt once', async (t) => {
-  const ev = makeEvidence(t);
-  const descriptor = claim(ev);
-  const envelope = envelopeOf(ev.key, transferParts(descriptor));
+/** Run an import in a child process and SIGKILL it right after its import transaction commits. */
+async function killedImport(ev: Evidence, envelope: Buffer): Promise<void> {
   const file = join(ev.dir, 'transfer.bin');
   writeFileSync(file, envelope);
   const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'evidence', 'import-child.ts'), ev.store.dataDir, file, ev.tokenFile], {
@@ -65,7 +63,14 @@ test('SIGKILL after the import commits and before its receipt: no partial receip
     child.on('close', (_code, signal) => resolve(signal));
   });
   assert.equal(killed, 'SIGKILL');
-  assert.equal(stdout, '');
+  assert.equal(stdout, '', 'the killed import answered nothing');
+}
+
+test('SIGKILL after the import commits and before its receipt: no partial receipt; the exact retry answers the retained import; collector_finalize writes the receipt once', async (t) => {
+  const ev = makeEvidence(t);
+  const descriptor = claim(ev);
+  const envelope = envelopeOf(ev.key, transferParts(descriptor));
+  await killedImport(ev, envelope);
   assert.equal(receiptCount(ev), 0, 'no receipt was written by the killed import');
 
   const retry = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev));
@@ -90,5 +95,16 @@ test('collector_finalize before any import reports the graph incomplete and writ
   const answer = finalize(ev);
   assert.equal(answer.status, 'incomplete');
   assert.match(answer.reason as string, /no imported transfer/);
+  assert.equal(receiptCount(ev), 0);
+});
+
+test('collector_finalize runs under current authorization: a retained transfer whose registration was revoked gets no receipt', async (t) => {
+  const ev = makeEvidence(t);
+  const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
+  await killedImport(ev, envelope);
+  revoke(ev.store, ev.enrollment.registration_id);
+  const answer = finalize(ev);
+  assert.equal(answer.status, 'incomplete');
+  assert.match(answer.reason as string, /no longer current/);
   assert.equal(receiptCount(ev), 0);
 });

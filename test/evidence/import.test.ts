@@ -17,7 +17,7 @@ import { openJournal } from '../../src/workflows/journal.js';
 import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { codeOf } from '../helpers/errors.js';
-import { revoke, sha256 } from '../tasks/fixture.js';
+import { checkpoint, revoke, sha256 } from '../tasks/fixture.js';
 import { authorization, claim, envelopeOf, enrollAndInstall, makeEvidence, transferParts } from './fixture.js';
 import type { Evidence } from './fixture.js';
 import { join } from 'node:path';
@@ -216,4 +216,12 @@ test("old fence after reconcile: the superseded attempt's transfer is IMPORT_FEN
   const fresh = claim(ev);
   assert.equal(fresh.attempt.fence, 3n, 'the reconcile issued fence 2; the fresh claim the next');
   assert.equal(importAs(ev, envelopeOf(ev.key, transferParts(fresh))).status, 'imported');
+});
+
+test('a transfer for a subject that moved (a new Change version after the claim) is refused with TASK_STALE and nothing is imported', (t) => {
+  const ev = makeEvidence(t);
+  const descriptor = claim(ev);
+  checkpoint(ev.store, ev.store.revision);
+  assert.equal(codeOf(() => importAs(ev, envelopeOf(ev.key, transferParts(descriptor)))), 'TASK_STALE');
+  assert.equal(transferCount(ev), 0);
 });
