@@ -3,6 +3,8 @@
 # examples/demo-repo (with the example skill package), edit a file, checkpoint it as a Change,
 # show status and the revision, then plan and run a skill workflow bound to that exact
 # revision, install it as the target's requirement, and create and enroll an executor key.
+# With a container runtime it also runs a command step and collects it: collector profile,
+# agent-task claim, agent-task collect (docs/collect.md).
 #
 #   npm run quickstart                      (builds, then runs this with bin/run.js)
 #   AGENTSCM_BIN="node --import tsx bin/dev.js" bash examples/quickstart/run.sh   (from the sources)
@@ -152,6 +154,29 @@ else
   echo "wrote $check_workflow"
   run --data-dir "$data" skill-workflow run quickstart-run-2 "$check_workflow" --docker "$docker_exe" --docker-socket "$docker_socket"
   [[ "$("${agentscm[@]}" --data-dir "$data" skill-workflow status quickstart-run-2 --json | field state)" == "completed" ]]
+
+  step "Collect evidence: grant → key → enroll → collector profile → claim → collect"
+  # The container check becomes target main's requirement; the key made above is enrolled for its
+  # step, and a collector profile pins that enrollment, the recipe and the runtime identity.
+  run --data-dir "$data" requirement install --target main "$check_workflow"
+  enrollment="$("${agentscm[@]}" --data-dir "$data" agent-task enroll --repository "$repository" --step greeting --executor quickstart-box --public-key "$public_key" --json)"
+  echo "$enrollment"
+  identity="$("${agentscm[@]}" agent-task runtime-probe --docker "$docker_exe" --docker-socket "$docker_socket" --image "$image" --json | field identity_sha256)"
+  collector_profile="$work/collector-profile.json"
+  node -e 'const fs=require("fs"),crypto=require("crypto");const [out,repository,enrollment,runner,identity]=process.argv.slice(1);
+    const e=JSON.parse(enrollment),bytes=fs.readFileSync(runner);
+    fs.writeFileSync(out, JSON.stringify({version:1,kind:"command",repository_id:repository,workflow_profile:"default",step_id:"greeting",
+      registration_id:e.registration_id,registration_epoch:e.registration_epoch,verification_key_id:e.verification_key_id,
+      recipe:JSON.parse(bytes),recipe_digest:crypto.createHash("sha256").update(bytes).digest("hex"),runtime_identity_digest:identity}, null, 2) + "\n")' \
+    "$collector_profile" "$repository" "$enrollment" "$check_dir/runner.json" "$identity"
+  echo "wrote $collector_profile"
+  profile_id="$("${agentscm[@]}" --data-dir "$data" agent-task profile install "$collector_profile" --json | field collector_profile_id)"
+  run --data-dir "$data" agent-task profile show "$profile_id"
+  run --data-dir "$data" agent-task claim --profile "$profile_id" --change quickstart-2 --context "$context_digest" --token-file "$tokens/agent-1.token" --out "$work/greeting.descriptor.json"
+  run --data-dir "$data" agent-task collect --descriptor "$work/greeting.descriptor.json" --key "$keys/signing-key.json" --state-dir "$keys" \
+    --docker "$docker_exe" --docker-socket "$docker_socket" --token-file "$tokens/agent-1.token"
+  [[ "$("${agentscm[@]}" --data-dir "$data" agent-task collect --descriptor "$work/greeting.descriptor.json" --key "$keys/signing-key.json" --state-dir "$keys" \
+    --docker "$docker_exe" --docker-socket "$docker_socket" --token-file "$tokens/agent-1.token" --json | field outcome)" == "passed" ]]
 fi
 
 printf '\nquickstart finished: store %s, workspace %s\n' "$data" "$workspace"
