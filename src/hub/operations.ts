@@ -3,17 +3,17 @@
  * the agent-tasks route takes `{"operation":NAME,...}`, the workspace MCP endpoint has one tool
  * `agentscm_task_<operation>` per operation). An entry holds transport facts only — what the
  * operation's input is and how to describe it to an agent — while the operation itself runs in
- * the task facade (src/tasks/facade.ts), so an operation the facade gains (collector_claim,
- * collector_descriptor, collector_finalize, qualification) joins the hub with one
- * `registerHubOperation` call and no new code path.
+ * the task facade (src/tasks/facade.ts), so an operation the facade gains (qualification, for
+ * one) joins the hub with one `registerHubOperation` call and no new code path, as the collector
+ * operations did. Only operations the facade knows are served.
  */
 import { HUB_SUBJECT_SCHEMA } from '../contracts/hub-config.js';
 import { instructionRequestDecoder } from '../contracts/instruction-entrypoint.js';
 import { referenceFetchRequestDecoder } from '../contracts/named-reference.js';
-import { TASK_OPERATIONS } from '../contracts/task-capabilities.js';
 import { taskRecoveryRequestDecoder } from '../contracts/task-operations.js';
 import { taskClaimRequestDecoder, taskMutationRequestDecoder, taskStatusRequestDecoder } from '../contracts/task-requests.js';
 import { taskResultAssertionDecoder } from '../contracts/task-result.js';
+import { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder, isTaskOperation } from '../tasks/facade.js';
 
 /**
  * What an operation takes: nothing; the subject selection (the CLI's --change and --context),
@@ -40,13 +40,13 @@ export function registerHubOperation(operation: HubOperation): void {
 
 /** The registered operations the facade serves, sorted by name. */
 export function hubOperations(): readonly HubOperation[] {
-  return [...registry.values()].filter((operation) => TASK_OPERATIONS.includes(operation.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return [...registry.values()].filter((operation) => isTaskOperation(operation.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** One served operation by name, or undefined. */
 export function hubOperation(name: string): HubOperation | undefined {
   const operation = registry.get(name);
-  return operation !== undefined && TASK_OPERATIONS.includes(name) ? operation : undefined;
+  return operation !== undefined && isTaskOperation(name) ? operation : undefined;
 }
 
 /** The MCP tool name of an operation. */
@@ -126,7 +126,26 @@ const PHASE_TWO: readonly HubOperation[] = [
   },
 ];
 
-for (const operation of PHASE_TWO) registerHubOperation(operation);
+/** The collector operations (spec capability matrix: "Claim/descriptor through HTTP, MCP or typed CLI"). */
+const COLLECTOR: readonly HubOperation[] = [
+  {
+    name: 'collector_claim',
+    input: document(collectorClaimRequestDecoder),
+    description: `Claim a command task that next offered for an operator-installed collector profile (collector_profile_id) instead of an agent claim: the attempt is leased to the profile's enrolled executor and the exact collector descriptor is recorded. The hub never runs the collector: the operator's host runs \`agentscm agent-task collect\` with that descriptor and uploads the signed transfer. ${AGENT_NOTE}`,
+  },
+  {
+    name: 'collector_descriptor',
+    input: document(collectorDescriptorRequestDecoder),
+    description: 'Re-read the exact collector descriptor of an earlier collector_claim (task_id, attempt_id): the input of `agentscm agent-task collect`. Read-only.',
+  },
+  {
+    name: 'collector_finalize',
+    input: document(collectorFinalizeRequestDecoder),
+    description: `After the collector's signed transfers were uploaded, write the receipt of the subject from the retained transfers (status written, retained or incomplete); it runs nothing. Needs the subject. Then call next. ${AGENT_NOTE}`,
+  },
+];
+
+for (const operation of [...PHASE_TWO, ...COLLECTOR]) registerHubOperation(operation);
 
 /** The subject selection schema (requirements and next). */
 export const SUBJECT_INPUT_SCHEMA: object = HUB_SUBJECT_SCHEMA;

@@ -12,6 +12,7 @@ import test from 'node:test';
 import { Client, SdkHttpError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { TASK_OPERATIONS } from '../../src/contracts/task-capabilities.js';
+import { COLLECTOR_TASK_OPERATIONS } from '../../src/tasks/facade.js';
 import { taskClaimRequestDecoder } from '../../src/contracts/task-requests.js';
 import { hubOperations, toolNameOf } from '../../src/hub/operations.js';
 import { plainJsonSchema } from '../../src/hub/mcp.js';
@@ -96,6 +97,9 @@ async function runCycle(t: test.TestContext, hub: HubStore, alice: TestGrant, cl
   // Refusals are tool errors carrying the code.
   assert.equal(refusal(await call('claim', { ...args(claimRequest({ owner_id: 'bob', agent_id: 'b1' }, lint, 'm-2', 'm-3')), subject: subjectOf(hub) })), 'TASK_ACTOR_MISMATCH');
   assert.equal(refusal(await call('next', {})), 'TASK_SUBJECT_REQUIRED');
+  // The collector tools reach the facade's collector operations (no collector profile is installed here).
+  assert.match(refusal(await call('collector_descriptor', { version: 1, agent: alice.actor, task_id: lint.task_id, attempt_id: 'no-such-attempt' })), /^(TASK|COLLECTOR)_/);
+  assert.match(refusal(await call('collector_claim', { ...args(claimRequest(alice.actor, lint, 'm-4', 'm-5')), executor: undefined, collector_profile_id: 'f'.repeat(64) })), /^(TASK|COLLECTOR|SCHEMA)_/);
   assert.equal(refusal(await call('capabilities', { actor: 'bob/b1' })), 'SCHEMA_UNKNOWN_FIELD');
   assert.equal(refusal(await call('heartbeat', { ...args(mutationRequest(alice.actor, claimed, 'heartbeat', 'm-big')), fence: 2 ** 60 })), 'JSON_NUMBER_INVALID');
   t.diagnostic('cycle done');
@@ -110,7 +114,7 @@ test('workspace MCP (2025 handshake): initialize, tools/list as pinned, every ph
   const { tools } = await client.listTools();
   assert.deepEqual(
     tools.map((tool) => tool.name),
-    TASK_OPERATIONS.map((operation) => `agentscm_task_${operation}`),
+    [...TASK_OPERATIONS, ...COLLECTOR_TASK_OPERATIONS].sort().map((operation) => `agentscm_task_${operation}`),
   );
   for (const tool of tools) {
     assert.ok((tool.description ?? '').length > 60, tool.name);
@@ -121,7 +125,7 @@ test('workspace MCP (2025 handshake): initialize, tools/list as pinned, every ph
   assert.deepEqual(claimTool?.inputSchema.required, expected.required);
   assert.deepEqual(Object.keys(claimTool?.inputSchema.properties ?? {}).sort(), [...Object.keys(expected.properties), 'subject'].sort());
   assert.deepEqual((claimTool?.inputSchema.properties as Record<string, unknown>).requested_lease_ms, { type: 'integer', minimum: 1, maximum: 86_400_000 });
-  assert.equal(hubOperations().length, TASK_OPERATIONS.length);
+  assert.equal(hubOperations().length, TASK_OPERATIONS.length + COLLECTOR_TASK_OPERATIONS.length);
   await runCycle(t, hub, alice, client);
 });
 
@@ -132,7 +136,7 @@ test('workspace MCP (2026-07-28 per-request envelope): the same tools and answer
   const client = await connectClient(t, running.url, alice.token, workspacePath(), 'modern');
   assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
   const { tools } = await client.listTools();
-  assert.equal(tools.length, TASK_OPERATIONS.length);
+  assert.equal(tools.length, TASK_OPERATIONS.length + COLLECTOR_TASK_OPERATIONS.length);
   await runCycle(t, hub, alice, client);
 });
 
