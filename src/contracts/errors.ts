@@ -183,6 +183,7 @@ export const ERROR_CODES = {
   // --- collector import ---
   COLLECTOR_CLAIM_PROFILE_MISMATCH: { exit: EXIT.INVALID, summary: "The collector profile is not for the task: another repository, workflow profile or step, a step that is not a command step, or a recipe the task's plan does not bind." },
   COLLECTOR_ATTEMPT_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No collector claim is retained for that task and attempt (or upload request): the attempt was claimed with `claim`, not `collector_claim`, or never existed.' },
+  COLLECTOR_ATTEMPT_RESULT_REFUSED: { exit: EXIT.INVALID, summary: 'The attempt was claimed with collector_claim: only its imported transfer finishes it, never a result assertion.' },
   IMPORT_AUDIENCE_MISMATCH: { exit: EXIT.INVALID, summary: "The transfer header's audience is not this authority's authority_id." },
   IMPORT_UPLOAD_UNKNOWN: { exit: EXIT.INVALID, summary: "The transfer's upload_request_id names no collector claim of this authority." },
   IMPORT_UPLOAD_CONFLICT: { exit: EXIT.CONFLICT, summary: 'Other bytes were already imported under the same upload_request_id; an upload is retried only with its identical retained bytes.' },
@@ -229,6 +230,7 @@ export const ERROR_CODES = {
   HOOK_PAYLOAD_INVALID: { exit: EXIT.INVALID, summary: 'The Stop hook input on stdin is not a Claude Code or Codex Stop payload (strict JSON; Codex: its input schema); the hook exits 1, which the client treats as non-blocking, and did nothing.' },
   HOOK_COUNTER_UNAVAILABLE: { exit: EXIT.FAILED, summary: 'The Stop hook\'s continuation counter cannot be read, parsed or written; the hook exits 1 (non-blocking) and did none of its work.' },
   HOOK_SETTINGS_INVALID: { exit: EXIT.INVALID, summary: 'A Claude Code settings or Codex hooks file is not a JSON object valid under the client\'s schema that agentscm can rewrite exactly; install-stop did not change it.' },
+  INSTRUCTION_BLOCK_INVALID: { exit: EXIT.INVALID, summary: 'An instruction file (AGENTS.md, .cursor/rules/agentscm.mdc, .github/copilot-instructions.md) has unbalanced or repeated agentscm markers, or is not a regular file; no instruction file was changed.' },
 
   // --- hub ---
   HUB_CONFIG_DATA_DIR_RELATIVE: { exit: EXIT.INVALID, summary: 'A profile of the hub execution config names a data_dir that is not an absolute path; the hub did not start.' },

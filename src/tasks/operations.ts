@@ -33,6 +33,7 @@ import { resolveRepository } from '../native/repositories.js';
 import { readRevisionFile, statRevisionPath } from '../native/revisions.js';
 import type { Authority } from '../native/store.js';
 import type { Journal } from '../workflows/journal.js';
+import { journalStatement } from '../workflows/journal.js';
 import type { TaskContext, TaskOperation } from './context.js';
 import { nowOf } from './context.js';
 import type { DerivedSubject, DerivedTask } from './derive.js';
@@ -64,6 +65,11 @@ import type { TransitionScope } from './transition.js';
 import { assertionView, attemptView, firstIncompleteDependency, observeAttempt } from './views.js';
 
 // ---------------------------------------------------------------- shared checks
+
+/** Whether an attempt was claimed with collector_claim (its row in the journal's collector_attempts). */
+function isCollectorAttempt(journal: Journal, attemptId: string): boolean {
+  return journalStatement(journal, 'SELECT 1 FROM collector_attempts WHERE attempt_id = ?').get(attemptId) !== undefined;
+}
 
 /** The request's actor must be the authenticated one: request JSON never selects an actor. */
 export function requireActor(ctx: TaskContext, agent: AgentRef): void {
@@ -722,6 +728,11 @@ export function resultOperation(ctx: TaskContext, assertion: TaskResultAssertion
     const view = observeAttempt(retained, nowMs);
     if (view === 'expired') leaseExpired(retained);
     if (view !== 'leased') notActive(retained, view);
+    if (isCollectorAttempt(journal, retained.attempt.attempt_id)) {
+      throw new AgentscmError('COLLECTOR_ATTEMPT_RESULT_REFUSED', `attempt ${retained.attempt.attempt_id} was claimed for a collector; only its imported transfer finishes it`, {
+        hint: 'collect and upload the transfer (agent-task collect), or reconcile the attempt',
+      });
+    }
     const summary = validateAssertionForTask(assertion, task.task, retained.attempt);
     requireCurrentSubject(auth, task.task.subject);
     let observation: string | null = null;

@@ -13,7 +13,9 @@ import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { CHANGE_ID, PROFILE, revoke } from '../tasks/fixture.js';
-import { ALICE, claim, makeEvidence } from './fixture.js';
+import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { assertionRequest } from '../tasks/requests.js';
+import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from './fixture.js';
 
 test('agent-task claim writes the descriptor 0600 with the profile, origin grant and a fresh upload request; collector_descriptor re-reads it; a second claim is refused', async (t) => {
   const ev = makeEvidence(t);
@@ -83,4 +85,24 @@ test('collector_descriptor of an attempt that was never collector-claimed is COL
     ),
     'COLLECTOR_ATTEMPT_NOT_FOUND',
   );
+});
+
+test('a collector-claimed attempt is never finished by a result assertion: COLLECTOR_ATTEMPT_RESULT_REFUSED, and its transfer still imports', (t) => {
+  const ev = makeEvidence(t);
+  const descriptor = claim(ev);
+  const claimed = {
+    task_id: descriptor.task.task_id,
+    task_digest: descriptor.task.task_digest,
+    attempt: {},
+    attempt_id: descriptor.attempt.attempt_id,
+    attempt_digest: descriptor.attempt.attempt_digest,
+    execution_operation_id: descriptor.attempt.execution_operation_id,
+    fence: descriptor.attempt.fence,
+    executor: null,
+  };
+  const result = (outcome: 'passed' | 'failed') => () =>
+    callWithTokenFile({ dataDir: ev.store.dataDir, tokenFile: ev.tokenFile, operation: 'result', input: encodeCanonical(assertionRequest(ALICE, claimed, `r-${outcome}`, outcome)), profile: PROFILE, target: 'main' });
+  assert.equal(codeOf(result('failed')), 'COLLECTOR_ATTEMPT_RESULT_REFUSED');
+  assert.equal(codeOf(result('passed')), 'COLLECTOR_ATTEMPT_RESULT_REFUSED');
+  assert.equal(importCollectorTransfer(ev.store.dataDir, envelopeOf(ev.key, transferParts(descriptor)), authorization(ev)).status, 'imported');
 });
