@@ -37,6 +37,6 @@ test('with --json the usage error is the error document on stdout as well', asyn
   assert.equal(result.code, 2);
   const doc = jsonOf<{ error: { code: string; message: string; hint: string } }>(result);
   assert.equal(doc.error.code, 'USAGE');
-  assert.equal(doc.error.message, 'missing required flag --executor; missing required flag --profile; missing required flag --public-key; missing required flag --step');
-  assert.match(doc.error.hint, /^usage: agentscm agent-task enroll --profile ID --step ID --executor ID --public-key HEX \[--repository ID_OR_NAME\]/);
+  assert.equal(doc.error.message, 'missing required flag --executor; missing required flag --public-key; missing required flag --step');
+  assert.match(doc.error.hint, /^usage: agentscm agent-task enroll --step ID --executor ID --public-key HEX \[--repository ID_OR_NAME\] \[--profile ID\]/);
 });
