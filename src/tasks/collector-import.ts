@@ -29,7 +29,7 @@ import type { TaskContext } from './context.js';
 import { deriveSubject, findDerivedTask, requireCurrentSubject } from './derive.js';
 import type { DerivedSubject } from './derive.js';
 import type { GrantAuthorization } from './grant-guard.js';
-import { findTaskWithAttempt, updateAttempt } from './journal-rows.js';
+import { findRetainedTask, findTaskWithAttempt, updateAttempt } from './journal-rows.js';
 import { readAuthority, readJournal, runTransition } from './transition.js';
 import type { TransitionScope } from './transition.js';
 
@@ -168,17 +168,30 @@ function retainedAnswer(journal: Journal, uploadRequestId: string, digest: strin
   return { ...(value as JsonObject), status: 'retained' };
 }
 
-/** The retained view with its applicability read now (subject and registration current). */
+/**
+ * The retained view with its applicability read now, reported beside it: whether the task's
+ * subject is still current and the profile's registration still current. A stale answer is
+ * still the historical answer of that upload.
+ */
 function withApplicability(ctx: TaskContext, answer: JsonObject): JsonObject {
+  const task = readJournal(
+    ctx,
+    () => null,
+    (journal) => findRetainedTask(journal, shown(answer.task_id)),
+  );
   return readAuthority(ctx, (auth) => {
-    let registrationCurrent = true;
-    try {
-      requireCurrentCollectorProfile(auth, shown(answer.collector_profile_id));
-    } catch (error) {
-      if (!isAgentscmError(error)) throw error;
-      registrationCurrent = false;
-    }
-    return { ...answer, currently_applicable: registrationCurrent, applicability: { registration_current: registrationCurrent } };
+    const holds = (check: () => void): boolean => {
+      try {
+        check();
+        return true;
+      } catch (error) {
+        if (!isAgentscmError(error)) throw error;
+        return false;
+      }
+    };
+    const registrationCurrent = holds(() => requireCurrentCollectorProfile(auth, shown(answer.collector_profile_id)));
+    const subjectCurrent = task !== null && holds(() => requireCurrentSubject(auth, task.task.subject));
+    return { ...answer, currently_applicable: registrationCurrent && subjectCurrent, applicability: { subject_current: subjectCurrent, registration_current: registrationCurrent } };
   });
 }
 

@@ -225,3 +225,15 @@ test('a transfer for a subject that moved (a new Change version after the claim)
   assert.equal(codeOf(() => importAs(ev, envelopeOf(ev.key, transferParts(descriptor)))), 'TASK_STALE');
   assert.equal(transferCount(ev), 0);
 });
+
+test('the exact retry after the subject moved answers the retained import with subject_current false', (t) => {
+  const ev = makeEvidence(t);
+  const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
+  const first = importAs(ev, envelope);
+  checkpoint(ev.store, ev.store.revision);
+  const retry = importAs(ev, envelope);
+  assert.equal(retry.status, 'retained');
+  assert.equal(retry.transfer_digest, first.transfer_digest);
+  assert.equal(retry.currently_applicable, false);
+  assert.deepEqual(retry.applicability, { subject_current: false, registration_current: true });
+});
