@@ -2,8 +2,8 @@
  * The ExecutionRequest of a collection and the transfer header that carries it (WIRE.md
  * "Collector transfer envelope v1"; docs/collect.md "What is signed"). The request is the
  * command collector's own command/v1 ExecutionRequest, filled from the descriptor, the step and
- * recipe file the authority binds, and the runtime identity observed now; the authority rebuilds
- * the same request from what it holds and compares the bytes. Pure.
+ * recipe file the authority binds, and the runtime identity observed now, by the same function
+ * the authority rebuilds it with before it compares the bytes. Pure.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import type { CollectorDescriptor } from '../contracts/collector-descriptor.js';
@@ -11,11 +11,10 @@ import type { CommandRecipe } from '../contracts/command-recipe.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import type { TransferHeader } from '../contracts/collector-transfer.js';
 import { transferRecordEntry } from '../contracts/collector-transfer.js';
-import { recipeJson, requestDigest } from './execution-record.js';
+import { transferExecutionRequest, transferIsolation } from '../tasks/collector-execution.js';
+import { requestDigest } from './execution-record.js';
 import type { ExecutionRecord, ExecutionRequest } from './execution-record.js';
-import { CONTAINER_USER } from './oci-command-collector.js';
 import type { RuntimeIdentity } from './runtime-identity.js';
-import { runtimeIdentityDigest } from './runtime-identity.js';
 
 /** What the authority binds beyond the descriptor (collect-check.ts). */
 export interface RequestBinding {
@@ -25,49 +24,24 @@ export interface RequestBinding {
 }
 
 /**
- * The ExecutionRequest of a collection: attempt_id is the claimed attempt, generation its fence,
- * run_id the task id, step_id the profile's step, recipe_path and recipe_digest
- * the step's recipe file, recipe the descriptor's (the profile's) recipe, and the subject fields
- * the descriptor's subject.
+ * The ExecutionRequest of a collection, built by the one function the authority's import also
+ * rebuilds it with (src/tasks/collector-execution.ts): attempt_id the claimed attempt,
+ * generation its fence, run_id the task id, step_id the profile's step, recipe_path and
+ * recipe_digest the step's recipe file, recipe the descriptor's (the profile's) recipe, the
+ * descriptor's subject, and the runtime identity observed now.
  */
 export function collectionRequest(descriptor: CollectorDescriptor, binding: RequestBinding, identity: RuntimeIdentity): ExecutionRequest {
-  const { subject } = descriptor;
-  return {
-    version: 1,
-    kind: 'command/v1',
-    attempt_id: descriptor.attempt.attempt_id,
-    generation: descriptor.attempt.fence,
-    run_id: descriptor.task.task_id,
-    step_id: binding.stepId,
-    repository: descriptor.repository_id,
-    revision: subject.revision,
-    policy_epoch: subject.policy_epoch,
-    change: { repository: descriptor.repository_id, id: subject.change_id },
-    change_version: subject.change_version,
-    context_digest: subject.context_digest,
-    recipe_path: binding.recipePath,
-    recipe_digest: binding.recipeDigest,
-    recipe: recipeJson(descriptor.recipe),
-    runtime_identity: identity,
-    runtime_identity_digest: runtimeIdentityDigest(identity),
-  };
+  return transferExecutionRequest({ descriptor, step_id: binding.stepId, recipe_path: binding.recipePath, recipe_digest: binding.recipeDigest, runtime_identity: identity }) as ExecutionRequest;
 }
 
 /**
- * The isolation statement the ExecutionRecord of a transfer carries as `isolation`: what
- * containerSpec (oci-command-collector.ts) sets on every container — network none, the source
- * mounted read-only, the non-root user, every capability dropped, no-new-privileges, the
- * recipe's limits.
+ * The isolation statement the ExecutionRecord of a transfer carries as `isolation`, as the
+ * import expects it: what containerSpec (oci-command-collector.ts) gives every container —
+ * network none, the source read-only, the non-root user, no capabilities, no-new-privileges,
+ * the recipe's limits.
  */
 export function collectionIsolation(recipe: CommandRecipe): JsonObject {
-  return {
-    network: 'none',
-    source_read_only: true,
-    user: CONTAINER_USER,
-    capabilities: [],
-    no_new_privileges: true,
-    limits: { memory_bytes: recipe.limits.memory_bytes, pids: recipe.limits.pids, cpu_millis: recipe.limits.cpu_millis, scratch_bytes: recipe.limits.scratch_bytes },
-  };
+  return transferIsolation(recipe);
 }
 
 /** The canonical bytes of the two records, in transfer order. */

@@ -8,11 +8,15 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+import { collectionIsolation } from '../../src/collector/collect-request.js';
 import { collectionDir, openCollectState, readRetainedEnvelope, reserveCollection, retainEnvelope } from '../../src/collector/collect-state.js';
+import { containerSpec } from '../../src/collector/oci-command-collector.js';
 import { uploadUrl } from '../../src/collector/upload-client.js';
+import { decodeCommandRecipe } from '../../src/contracts/command-recipe.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { makeRepo } from '../collector/fixture.js';
+import { busyboxRecipe } from './fixture.js';
 
 test('a state directory inside a workspace, overlapping the data directory or open to others is COLLECT_STATE_UNSAFE', (t) => {
   const repo = makeRepo(t, { 'a.txt': 'alpha' });
@@ -55,4 +59,20 @@ test('--endpoint must be the http(s) agent-tasks URL of a hub profile, without c
   for (const bad of ['not a url', 'ftp://127.0.0.1/agent-tasks', 'http://u:p@127.0.0.1/x/agent-tasks', `${base}?x=1`, `${base}#f`, 'http://127.0.0.1:8080/v1/hub/health']) {
     assert.equal(codeOf(() => uploadUrl(bad)), 'UPLOAD_ENDPOINT_INVALID', bad);
   }
+});
+
+test('the isolation statement a record carries is what every collector container is given', () => {
+  const recipe = decodeCommandRecipe(Buffer.from(JSON.stringify(busyboxRecipe(['true']))));
+  const spec = containerSpec({ recipe, imageId: 'sha256:x', snapshotPath: '/s', labels: {} });
+  const host = spec.HostConfig as { NetworkMode: string; CapDrop: string[]; SecurityOpt: string[]; Memory: number; PidsLimit: number; NanoCpus: number; Mounts: { ReadOnly: boolean }[] };
+  const isolation = collectionIsolation(recipe) as { network: string; source_read_only: boolean; user: string; capabilities: string[]; no_new_privileges: boolean; limits: { memory_bytes: number; pids: number; cpu_millis: number } };
+  assert.equal(isolation.user, spec.User);
+  assert.equal(isolation.network, host.NetworkMode);
+  assert.deepEqual(host.CapDrop, ['ALL']);
+  assert.deepEqual(isolation.capabilities, []);
+  assert.equal(isolation.no_new_privileges, host.SecurityOpt.includes('no-new-privileges'));
+  assert.equal(isolation.source_read_only, host.Mounts[0]?.ReadOnly);
+  assert.equal(isolation.limits.memory_bytes, host.Memory);
+  assert.equal(isolation.limits.pids, host.PidsLimit);
+  assert.equal(isolation.limits.cpu_millis * 1_000_000, host.NanoCpus);
 });
