@@ -1,6 +1,6 @@
 /**
  * `agentscm hub serve` (WIRE.md "Hub"; spec "Workspace HTTP and MCP adapter" and "Selected
- * task-only operating profile"): Node's own `http` server with four routes and no router — the
+ * task-only operating profile"): Node's own `http` server with five routes and no router — the
  * route table is a handful of fixed paths, and owning the socket keeps the body bound, the
  * timeouts and the access log in one place (docs/hub.md "Why Node's http").
  *
@@ -17,6 +17,8 @@ import { AgentscmError } from '../contracts/errors.js';
 import { HUB_JSON_BODY_MAX_BYTES, hubTaskRequestDecoder } from '../contracts/hub-config.js';
 import { getRepository } from '../native/repositories.js';
 import { isStoreInitialized, openAuthority, prepared, readTransaction } from '../native/store.js';
+import { TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
+import { importCollectorTransfer } from '../tasks/collector-import.js';
 import { openTaskConnections } from '../tasks/connections.js';
 import type { TaskConnections } from '../tasks/connections.js';
 import { authorizeProfile, authorizeReader, bearerToken } from './auth.js';
@@ -31,6 +33,9 @@ export const HEALTH_PATH = '/v1/hub/health';
 export const WORKSPACE_MCP_PATH = '/v1/hub/workspace/mcp';
 export const LEGACY_MCP_PATH = '/mcp';
 const TASKS_ROUTE = /^\/v1\/hub\/workspace\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/agent-tasks$/;
+const UPLOAD_ROUTE = /^\/v1\/hub\/workspace\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/agent-tasks\/collector-upload$/;
+/** The upload route's bound: one whole transfer envelope (WIRE.md "Collector transfer envelope v1"). */
+export const UPLOAD_BODY_MAX_BYTES = TRANSFER_LIMITS.maxEnvelopeBytes;
 
 export interface HubServerOptions {
   /** Time a client has to send its request headers (slow-loris bound); default 10 s. */
@@ -148,16 +153,32 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
 
   const readJson = async (req: IncomingMessage): Promise<Buffer> => readBoundedBody(req, HUB_JSON_BODY_MAX_BYTES);
 
+  const routeProfile = (req: IncomingMessage, match: RegExpExecArray): HubProfile => {
+    const [owner, name, profileId] = [decodeSegment(match[1] ?? ''), decodeSegment(match[2] ?? ''), decodeSegment(match[3] ?? '')];
+    if (owner === null || name === null || profileId === null) throw notFound(req, match[0]);
+    return profileOf(`${owner}/${name}`, profileId);
+  };
+
   const taskRoute = async (req: IncomingMessage, res: ServerResponse, match: RegExpExecArray): Promise<void> => {
     const token = bearerToken(req);
     refuseDeclaredLength(req, HUB_JSON_BODY_MAX_BYTES);
-    const [owner, name, profileId] = [decodeSegment(match[1] ?? ''), decodeSegment(match[2] ?? ''), decodeSegment(match[3] ?? '')];
-    if (owner === null || name === null || profileId === null) throw notFound(req, match[0]);
-    const profile = profileOf(`${owner}/${name}`, profileId);
+    const profile = routeProfile(req, match);
     const authorization = authorizeProfile(profile, token, sessionOf(profile));
     const request = hubTaskRequestDecoder.decode(await readJson(req), HUB_JSON_BODY_MAX_BYTES);
     const result = callHubTask(profile, authorization, { operation: request.operation, input: request.input, subject: request.subject }, sessionOf(profile));
     send(res, 200, encodeCanonicalText(taskAnswer(result) as unknown as Parameters<typeof encodeCanonicalText>[0]));
+  };
+
+  // The signed transfer envelope as bytes (application/octet-stream), at most 16 MiB, imported
+  // by the same core as a local `agent-task upload`; the answer is the import's view, as there.
+  const uploadRoute = async (req: IncomingMessage, res: ServerResponse, match: RegExpExecArray): Promise<void> => {
+    const token = bearerToken(req);
+    refuseDeclaredLength(req, UPLOAD_BODY_MAX_BYTES);
+    const profile = routeProfile(req, match);
+    const authorization = authorizeProfile(profile, token, sessionOf(profile));
+    const envelope = await readBoundedBody(req, UPLOAD_BODY_MAX_BYTES);
+    const view = importCollectorTransfer(profile.dataDir, envelope, authorization, { connections: sessionOf(profile) });
+    send(res, 200, encodeCanonicalText(view));
   };
 
   const mcpRoute = async (req: IncomingMessage, res: ServerResponse, url: URL, serverOf: (token: string) => McpServerOf): Promise<void> => {
@@ -212,6 +233,12 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
       if (match !== null) {
         exchange.route = 'agent-tasks';
         await taskRoute(req, res, match);
+        return;
+      }
+      const upload = UPLOAD_ROUTE.exec(url.pathname);
+      if (upload !== null) {
+        exchange.route = 'collector-upload';
+        await uploadRoute(req, res, upload);
         return;
       }
       if (url.pathname === WORKSPACE_MCP_PATH) {
