@@ -157,12 +157,16 @@ export function checkTransferRecord(record: JsonObject, request: JsonObject, req
   }
   const limit = BigInt(recipe.limits.output_bytes);
   if (int(record.output_limit_bytes, 'output_limit_bytes') !== limit) invalid(`the record's output limit is not the recipe's ${limit} bytes`, 'output_limit_bytes');
+  // The collector keeps at most output_bytes of stdout and stderr together.
+  let retainedTotal = 0n;
   for (const name of ['stdout', 'stderr']) {
     const stream = obj(record[name], name);
     const retained = int(stream.retained_bytes, `${name}.retained_bytes`);
     const observed = int(stream.observed_bytes, `${name}.observed_bytes`);
-    if (retained > limit || retained > observed) invalid(`${name} retains ${retained} bytes of ${observed} observed, beyond the ${limit}-byte bound`, `${name}.retained_bytes`);
+    if (retained > observed) invalid(`${name} retains ${retained} bytes but observed only ${observed}`, `${name}.retained_bytes`);
+    retainedTotal += retained;
   }
+  if (retainedTotal > limit) invalid(`stdout and stderr retain ${retainedTotal} bytes together, beyond the recipe's ${limit}-byte bound`, 'stdout.retained_bytes');
   const isolation = record.isolation;
   if (isolation === undefined || !encodeCanonical(isolation).equals(encodeCanonical(transferIsolation(recipe)))) {
     throw new AgentscmError('IMPORT_ISOLATION_VIOLATED', 'the record does not state the pinned isolation (network none, read-only source, non-root, no capabilities, the recipe limits)', {

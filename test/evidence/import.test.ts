@@ -148,6 +148,16 @@ test('records: a record claiming network, unconfirmed cleanup, another image, a 
     ['image', { ...parts.record, image_id: `sha256:${'0'.repeat(64)}` }, 'IMPORT_RUNTIME_MISMATCH'],
     ['exit', { ...parts.record, exit_code: 1 }, 'IMPORT_RECORD_INVALID'],
     ['output', { ...parts.record, stdout: { retained_bytes: 70_000, observed_bytes: 70_000, truncated: false, sha256: 'a'.repeat(64) } }, 'IMPORT_RECORD_INVALID'],
+    [
+      'output together',
+      {
+        ...parts.record,
+        stdout: { retained_bytes: 40_000, observed_bytes: 40_000, truncated: false, sha256: 'a'.repeat(64) },
+        stderr: { retained_bytes: 40_000, observed_bytes: 40_000, truncated: false, sha256: 'b'.repeat(64) },
+      },
+      'IMPORT_RECORD_INVALID',
+    ],
+    ['retained beyond observed', { ...parts.record, stdout: { retained_bytes: 3, observed_bytes: 2, truncated: false, sha256: 'a'.repeat(64) } }, 'IMPORT_RECORD_INVALID'],
   ];
   for (const [name, record, code] of recordCases) {
     assert.equal(codeOf(() => importAs(ev, envelopeOf(ev.key, { ...parts, record }))), code, name);
