@@ -4,6 +4,7 @@
  * `npm run build` makes), with its own environment, stdin and exit status.
  */
 import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -30,9 +31,19 @@ export interface CliOptions {
   readonly entry?: 'dev' | 'built';
 }
 
-/** Spawn `agentscm ...args` and collect its output. AGENTSCM_DATA_DIR is cleared unless given. */
+/**
+ * The per-user default store of a command run with no --data-dir, no AGENTSCM_DATA_DIR and no
+ * enclosing workspace ($XDG_DATA_HOME/agentscm): a directory of this test process, never the
+ * home directory of whoever runs the tests.
+ */
+export const TEST_XDG_DATA_HOME = join(tmpdir(), `agentscm-test-xdg-${process.pid}`);
+
+/**
+ * Spawn `agentscm ...args` and collect its output. AGENTSCM_DATA_DIR is cleared and
+ * XDG_DATA_HOME points at TEST_XDG_DATA_HOME unless the options give them.
+ */
 export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
-  const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, ...options.env };
+  const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, XDG_DATA_HOME: TEST_XDG_DATA_HOME, ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((resolve, reject) => {
     const argv = options.entry === 'built' ? [BUILT_BIN, ...args] : ['--import', TSX_LOADER, DEV_BIN, ...args];
