@@ -12,7 +12,7 @@ import type { JsonObject } from '../../src/contracts/json-value.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
-import { CHANGE_ID, PROFILE, revoke } from '../tasks/fixture.js';
+import { CHANGE_ID, DEFAULT_STEPS, PROFILE, revoke } from '../tasks/fixture.js';
 import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
 import { assertionRequest } from '../tasks/requests.js';
 import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from './fixture.js';
@@ -105,4 +105,29 @@ test('a collector-claimed attempt is never finished by a result assertion: COLLE
   assert.equal(codeOf(result('failed')), 'COLLECTOR_ATTEMPT_RESULT_REFUSED');
   assert.equal(codeOf(result('passed')), 'COLLECTOR_ATTEMPT_RESULT_REFUSED');
   assert.equal(importCollectorTransfer(ev.store.dataDir, envelopeOf(ev.key, transferParts(descriptor)), authorization(ev)).status, 'imported');
+});
+
+test('collector_claim through the facade: an identical retry answers the same descriptor; the request id cannot be reused for a plain claim; a profile for another step does not fit the task', (t) => {
+  const ev = makeEvidence(t, DEFAULT_STEPS);
+  const call = (operation: string, input: JsonObject) =>
+    callWithTokenFile({ dataDir: ev.store.dataDir, tokenFile: ev.tokenFile, operation, input: encodeCanonical(input), profile: PROFILE, target: 'main', subject: { change_id: CHANGE_ID, context_digest: ev.store.contextDigest } }) as JsonObject;
+  const requirements = callWithTokenFile({ dataDir: ev.store.dataDir, tokenFile: ev.tokenFile, operation: 'requirements', input: null, profile: PROFILE, target: 'main', subject: { change_id: CHANGE_ID, context_digest: ev.store.contextDigest } }) as JsonObject;
+  const rows = requirements.tasks as JsonObject[];
+  const row = (step: string) => rows.find((r) => r.step_id === step) as JsonObject;
+  const request = (step: string, requestId: string): JsonObject => ({
+    version: 1,
+    request_id: requestId,
+    agent: { ...ALICE },
+    collector_profile_id: ev.profileId,
+    task_id: row(step).task_id as string,
+    task_digest: row(step).task_digest as string,
+    execution_operation_id: `x-${requestId}`,
+    requested_lease_ms: 60_000,
+  });
+  assert.equal(codeOf(() => call('collector_claim', request('lint', 'r-lint'))), 'COLLECTOR_CLAIM_PROFILE_MISMATCH');
+  const first = call('collector_claim', request('unit', 'r-unit'));
+  const again = call('collector_claim', request('unit', 'r-unit'));
+  assert.deepEqual(encodeCanonical(again), encodeCanonical(first));
+  const plain: JsonObject = { version: 1, request_id: 'r-unit', task_id: row('lint').task_id as string, task_digest: row('lint').task_digest as string, execution_operation_id: 'x-plain', agent: { ...ALICE }, executor: null, requested_lease_ms: 60_000 };
+  assert.equal(codeOf(() => call('claim', plain)), 'TASK_REQUEST_CONFLICT');
 });

@@ -94,10 +94,10 @@ export function enrollAndInstall(store: TaskStore, key: SigningKey, executor = '
   });
 }
 
-export function makeEvidence(t: TestContext): Evidence {
+export function makeEvidence(t: TestContext, steps: readonly StepSpec[] = EVIDENCE_STEPS): Evidence {
   const dir = tempDir(t);
   const dataDir = join(dir, 'data');
-  const store = makeTaskStore(dataDir, EVIDENCE_STEPS);
+  const store = makeTaskStore(dataDir, steps);
   const created = createSigningKey(join(dir, 'state'));
   const key = loadSigningKey(created.key_file);
   const { enrollment, profileId } = enrollAndInstall(store, key);
