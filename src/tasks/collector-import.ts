@@ -110,9 +110,17 @@ export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Arr
     },
   );
   if (answer.status !== 'imported') return withApplicability(ctx, answer);
-  const receipt = runTransition(ctx, 'collector_upload', (scope) => writeReceiptIfComplete(scope, derived, false), () => {
-    throw uploadUnknown(envelope.header);
-  });
+  // The import is committed: a receipt that cannot be written now (the grant revoked meanwhile,
+  // contention, the subject moved) is reported, and collector_finalize writes it later.
+  let receipt: JsonObject;
+  try {
+    receipt = runTransition(ctx, 'collector_upload', (scope) => writeReceiptIfComplete(scope, derived, false), () => {
+      throw uploadUnknown(envelope.header);
+    });
+  } catch (error) {
+    if (!isAgentscmError(error)) throw error;
+    receipt = { status: 'incomplete', reason: `${error.code}: ${error.message}` };
+  }
   return { ...answer, receipt, currently_applicable: true };
 }
 

@@ -11,7 +11,7 @@
  * each stored length checked against 16 MiB before its bytes are read.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import { AgentscmError } from '../contracts/errors.js';
+import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
 import { MAX_RECEIPT_TASKS, checkReceipt, encodeReceiptV2, receiptV2Digest } from '../contracts/receipt-v2.js';
 import type { ReceiptTask, WorkflowReceiptV2 } from '../contracts/receipt-v2.js';
@@ -23,6 +23,7 @@ import { hexToBytes } from '../contracts/task-common.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { authorityId } from '../native/authority-identity.js';
 import { getRegistration } from '../native/executor-registry.js';
+import { requireLiveOrigin } from '../native/grants.js';
 import type { Authority } from '../native/store.js';
 import type { Journal } from '../workflows/journal.js';
 import { journalStatement } from '../workflows/journal.js';
@@ -31,6 +32,7 @@ import { checkSourcePaths } from '../workflows/source-paths.js';
 import { findCollectorAttempt } from './collector-claim.js';
 import type { TaskContext } from './context.js';
 import type { DerivedSubject } from './derive.js';
+import { requireCurrentSubject } from './derive.js';
 import { deriveCurrent, requireActor } from './operations.js';
 import { runTransition } from './transition.js';
 import type { TransitionScope } from './transition.js';
@@ -104,6 +106,14 @@ export function buildReceipt(auth: Authority, journal: Journal, derived: Derived
       if (transfer === null) return { incomplete: `command task ${entry.task.task_id} (step "${base.step_id}") has no imported transfer` };
       const claim = findCollectorAttempt(journal, transfer.attempt_id);
       if (claim === null) throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `imported transfer ${transfer.upload_request_id} has no collector claim`);
+      // The originating grant stays authorizing through finalization (spec "Live
+      // originating-actor authorization"): revoked or rotated since the claim, no receipt.
+      try {
+        requireLiveOrigin(auth, claim.origin);
+      } catch (error) {
+        if (isAgentscmError(error) && error.code === 'GRANT_NOT_LIVE') return { incomplete: `the originating grant ${claim.origin.grant_id} of task ${entry.task.task_id}'s transfer is no longer live` };
+        throw error;
+      }
       if (verify) {
         // Current authorization: the registration must still be current, and the retained bytes
         // must still verify under its key (read one transfer at a time, length checked first).
@@ -176,6 +186,8 @@ export function findReceipt(journal: Journal, derived: DerivedSubject): { readon
 
 /** Write the subject's receipt inside a transition when its graph is complete; returns its view. */
 export function writeReceiptIfComplete(scope: TransitionScope, derived: DerivedSubject, verify: boolean): JsonObject {
+  // The subject compiled before the transaction is still current through the reserved connection.
+  requireCurrentSubject(scope.auth, derived.base);
   const existing = findReceipt(scope.journal, derived);
   if (existing !== null) return { status: 'retained', receipt_digest: existing.receipt_digest };
   const built = buildReceipt(scope.auth, scope.journal, derived, verify);

@@ -15,6 +15,9 @@ import { decodeReceiptV2 } from '../../src/contracts/receipt-v2.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { CHANGE_ID, revoke } from '../tasks/fixture.js';
+import { makeGrant } from '../grants/fixture.js';
+import { revokeGrant } from '../../src/native/grants.js';
+import { openAuthority } from '../../src/native/store.js';
 import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from './fixture.js';
 import type { Evidence } from './fixture.js';
 import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
@@ -106,5 +109,50 @@ test('collector_finalize runs under current authorization: a retained transfer w
   const answer = finalize(ev);
   assert.equal(answer.status, 'incomplete');
   assert.match(answer.reason as string, /no longer current/);
+  assert.equal(receiptCount(ev), 0);
+});
+
+test('the grant revoked between the import and its receipt: the import answers imported with the receipt incomplete, and collector_finalize under another live grant writes none', async (t) => {
+  const ev = makeEvidence(t);
+  const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
+  const file = join(ev.dir, 'transfer.bin');
+  writeFileSync(file, envelope);
+  const resume = join(ev.dir, 'resume');
+  const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'evidence', 'import-child.ts'), ev.store.dataDir, file, ev.tokenFile], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit', AGENTSCM_TEST_PAUSE_RESUME_FILE: resume },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    let stderr = '';
+    let revoked = false;
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (!revoked && stderr.includes('agentscm-test-paused:task:after-journal-commit')) {
+        revoked = true;
+        const auth = openAuthority(ev.store.dataDir, { mode: 'write' });
+        try {
+          revokeGrant(auth, ev.grantId, Date.now());
+        } finally {
+          auth.close();
+        }
+        writeFileSync(resume, '');
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (exit) => resolve(exit));
+  });
+  assert.equal(code, 0);
+  const answer = JSON.parse(stdout) as JsonObject;
+  assert.equal(answer.status, 'imported');
+  assert.equal((answer.receipt as JsonObject).status, 'incomplete');
+  assert.match((answer.receipt as JsonObject).reason as string, /GRANT_TOKEN_REJECTED/);
+  assert.equal(receiptCount(ev), 0);
+  const other = makeGrant(ev.store.dataDir, ev.dir, ALICE).token_file;
+  const final = finalize({ ...ev, tokenFile: other });
+  assert.equal(final.status, 'incomplete');
+  assert.match(final.reason as string, /originating grant .* no longer live/);
   assert.equal(receiptCount(ev), 0);
 });
