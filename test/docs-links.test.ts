@@ -165,3 +165,33 @@ test('the anchor rule matches the headings it is used on', () => {
   assert.equal(headingSlug('Choices where the spec is silent'), 'choices-where-the-spec-is-silent');
   assert.equal(headingSlug('Keys, enrollment (v1)'), 'keys-enrollment-v1');
 });
+
+function headingsOf(file: string): string[] {
+  return proseLines(readFileSync(file, 'utf8')).flatMap(({ text }) => {
+    const match = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(text);
+    return match?.[1] ? [match[1].replace(/`/g, '')] : [];
+  });
+}
+
+test('a page cited with a section name in quotes (`cli.md "File arguments and stdin"`) has that section', () => {
+  const missing: string[] = [];
+  let checked = 0;
+  for (const file of documentationFiles()) {
+    for (const { line, text } of proseLines(readFileSync(file, 'utf8'))) {
+      for (const match of text.matchAll(/((?:docs\/)?[A-Za-z0-9_-]+\.md)`?\)?,? "([^"]+)"/g)) {
+        const [, page = '', section = ''] = match;
+        const target = page.startsWith('docs/') ? join(REPO_ROOT, page) : join(dirname(file), page);
+        if (!existsSync(target)) {
+          missing.push(`${where({ file, line })}: ${page} does not exist`);
+          continue;
+        }
+        checked++;
+        if (!headingsOf(target).some((heading) => heading === section || heading.startsWith(`${section}:`) || heading.startsWith(`${section} (`))) {
+          missing.push(`${where({ file, line })}: ${page} has no section "${section}"`);
+        }
+      }
+    }
+  }
+  assert.deepEqual(missing, []);
+  assert.ok(checked > 10, `only ${checked} section citations found`);
+});
