@@ -5,7 +5,7 @@
 import type { TaskDecoder } from './task-common.js';
 import { SUPPORTED_SCHEMA_VERSIONS, TASK_CAPABILITY, defineTaskDecoder } from './task-common.js';
 
-/** The phase-two operations of the local facade, sorted. */
+/** The phase-two operations, sorted (the facade serves these and more: FACADE_OPERATIONS of src/tasks/facade.ts). */
 export const TASK_OPERATIONS: readonly string[] = [
   'cancel',
   'capabilities',

@@ -8,7 +8,7 @@ import { AgentscmError } from '../contracts/errors.js';
 import { instructionRequestDecoder } from '../contracts/instruction-entrypoint.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import { referenceFetchRequestDecoder } from '../contracts/named-reference.js';
-import { TASK_OPERATIONS, capabilitiesResponse } from '../contracts/task-capabilities.js';
+import { capabilitiesResponse } from '../contracts/task-capabilities.js';
 import { recoveredRequestOf, taskRecoveryRequestDecoder } from '../contracts/task-operations.js';
 import { taskClaimRequestDecoder, taskMutationRequestDecoder, taskStatusRequestDecoder } from '../contracts/task-requests.js';
 import { taskResultAssertionDecoder } from '../contracts/task-result.js';
@@ -29,18 +29,44 @@ import { collectorFinalizeOperation, collectorFinalizeRequestDecoder } from './c
 
 /**
  * The collector operations of the facade (docs/agent-tasks.md "Collector claims"): served beside
- * the phase-two operations; the capabilities list and the hub's registry name them once the hub
- * registers their transport entries (their request decoders are exported for that).
+ * the phase-two operations (their request decoders are exported for the hub's registry).
  */
 export const COLLECTOR_TASK_OPERATIONS: readonly TaskOperation[] = ['collector_claim', 'collector_descriptor', 'collector_finalize'];
 export { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder };
+
+/**
+ * Every operation the facade serves, in one place (spec "Capability matrix": schema discovery
+ * reports the operation names): isTaskOperation and the capabilities answer both read it. Keyed
+ * by TaskOperation, so an operation added to that type does not compile until it is listed here;
+ * collector_upload is the upload route's, not an operation of this entry.
+ */
+const SERVED: Record<Exclude<TaskOperation, 'collector_upload'>, true> = {
+  cancel: true,
+  capabilities: true,
+  claim: true,
+  collector_claim: true,
+  collector_descriptor: true,
+  collector_finalize: true,
+  heartbeat: true,
+  instructions: true,
+  next: true,
+  reconcile: true,
+  recovery: true,
+  reference: true,
+  requirements: true,
+  result: true,
+  status: true,
+};
+
+/** The facade's operations, sorted: what the capabilities answer lists. */
+export const FACADE_OPERATIONS: readonly string[] = Object.keys(SERVED).sort();
 
 /** Operations that take no input document. */
 const NO_INPUT: readonly TaskOperation[] = ['capabilities', 'requirements', 'next'];
 
 /** Whether `name` is one of the facade's operations. */
 export function isTaskOperation(name: string): name is TaskOperation {
-  return TASK_OPERATIONS.includes(name) || (COLLECTOR_TASK_OPERATIONS as readonly string[]).includes(name);
+  return FACADE_OPERATIONS.includes(name);
 }
 
 function requireInput(operation: TaskOperation, input: Uint8Array | null): Uint8Array {
@@ -65,7 +91,7 @@ export interface DecodedTaskCall {
 export function decodeTaskCall(operation: string, input: Uint8Array | null): DecodedTaskCall {
   if (!isTaskOperation(operation)) {
     throw new AgentscmError('TASK_OPERATION_UNKNOWN', `unknown agent-task operation ${JSON.stringify(operation.slice(0, 64))}`, {
-      hint: `use one of: ${TASK_OPERATIONS.join(', ')}`,
+      hint: `use one of: ${FACADE_OPERATIONS.join(', ')}`,
     });
   }
   if (NO_INPUT.includes(operation) && input !== null) {
@@ -74,7 +100,7 @@ export function decodeTaskCall(operation: string, input: Uint8Array | null): Dec
   const call = (run: (ctx: TaskContext) => JsonValue): DecodedTaskCall => ({ operation, run });
   switch (operation) {
     case 'capabilities':
-      return call((ctx) => ctx.guard(ctx.actor, 'capabilities', () => capabilitiesResponse() as unknown as JsonValue));
+      return call((ctx) => ctx.guard(ctx.actor, 'capabilities', () => capabilitiesResponse(FACADE_OPERATIONS) as unknown as JsonValue));
     case 'requirements':
       return call((ctx) => requirementsOperation(ctx));
     case 'next':

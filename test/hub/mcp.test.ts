@@ -71,7 +71,7 @@ function refusal(result: CallToolResult): string {
 async function runCycle(t: test.TestContext, hub: HubStore, alice: TestGrant, client: Client): Promise<void> {
   const call = (name: string, input: Record<string, unknown>) => client.callTool({ name: toolNameOf(name), arguments: input });
   const capabilities = structured(await call('capabilities', {}));
-  assert.deepEqual(capabilities, { capability: 'agentscm.agent-workflow-tasks/v1', supported_schema_versions: [1], operations: [...TASK_OPERATIONS] });
+  assert.deepEqual(capabilities, { capability: 'agentscm.agent-workflow-tasks/v1', supported_schema_versions: [1], operations: [...TASK_OPERATIONS, ...COLLECTOR_TASK_OPERATIONS].sort() });
   const requirements = structured(await call('requirements', { subject: subjectOf(hub) }));
   const tasks = requirements.tasks as { step_id: string; task_id: string; task_digest: string }[];
   const unitRow = tasks.find((row) => row.step_id === 'lint');
