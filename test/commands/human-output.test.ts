@@ -18,6 +18,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { tokenFileFor } from '../grants/fixture.js';
 import { CHANGE_ID, makeTaskStore } from '../tasks/fixture.js';
 import { claimRequest } from '../tasks/requests.js';
+import { makeEvidence } from '../evidence/fixture.js';
 
 test('init-repo and checkpoint of a one-file project say "1 file", and progress says "1 changed path"', async (t) => {
   const root = tempDir(t);
@@ -25,7 +26,7 @@ test('init-repo and checkpoint of a one-file project say "1 file", and progress 
   mkdirSync(workspace);
   writeFileSync(join(workspace, 'only.txt'), 'x');
   const data = join(root, 'data');
-  const init = await runCli(['--data-dir', data, 'init-repo', workspace, '--name', 'one'], { env: { AGENTSCM_PROGRESS: '1' } });
+  const init = await runCli(['--data-dir', data, 'init-repo', workspace, '--name', 'one', '--no-instructions'], { env: { AGENTSCM_PROGRESS: '1' } });
   assert.equal(init.code, 0, init.stderr);
   assert.match(init.stdout, /\(1 file, 1 byte\)/);
   assert.doesNotMatch(init.stdout + init.stderr, /\b1 files\b|\b1 bytes\b/);
@@ -83,4 +84,16 @@ test('instantLines names every *_at_ms integer by its path, in document order, a
     'rows[0].updated_at_ms 86400000 (1970-01-02T00:00:00.000Z)',
   ]);
   assert.equal(isoOfMs(18446744073709551615n), 'beyond the representable date range');
+});
+
+test('agent-task claim (a collector claim) shows when its lease expires, in ISO 8601 beside the milliseconds', async (t) => {
+  const ev = makeEvidence(t);
+  const out = join(ev.dir, 'unit.descriptor.json');
+  const human = await runCli(['--data-dir', ev.store.dataDir, 'agent-task', 'claim', '--profile', ev.profileId, '--change', CHANGE_ID, '--context', ev.store.contextDigest, '--token-file', ev.tokenFile, '--out', out]);
+  assert.equal(human.code, 0, human.stderr);
+  const match = /^ {2}attempt\.lease_expires_at_ms (\d+) \((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\)$/m.exec(human.stdout);
+  assert.ok(match, `no lease expiry in:\n${human.stdout}`);
+  assert.equal(match[2], new Date(Number(match[1])).toISOString());
+  const descriptor = JSON.parse(readFileSync(out, 'utf8')) as { attempt: { lease_expires_at_ms: number } };
+  assert.equal(match[1], String(descriptor.attempt.lease_expires_at_ms));
 });

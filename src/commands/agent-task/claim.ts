@@ -3,6 +3,7 @@ import type { JsonObject } from '../../contracts/json-value.js';
 import { claimToFile } from '../../tasks/collector-claim-file.js';
 import { shown } from '../../tasks/collector-execution.js';
 import { BaseCommand } from '../_base.js';
+import { instantLines } from '../_times.js';
 
 export default class AgentTaskClaim extends BaseCommand {
   static override summary = 'Claim a command task under an installed collector profile and write its collector descriptor.';
@@ -41,6 +42,7 @@ export default class AgentTaskClaim extends BaseCommand {
     const task = d.task as JsonObject;
     this.log(`claimed task ${shown(task.task_id)} attempt ${shown(attempt.attempt_id)} (fence ${shown(attempt.fence)}) for collection`);
     this.log(`  descriptor written to ${flags.out}; upload request ${shown(d.upload_request_id)}`);
+    for (const line of instantLines(d)) this.log(`  ${line}`);
     return result;
   }
 }
