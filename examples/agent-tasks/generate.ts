@@ -17,7 +17,7 @@
  * decodes each strictly and runs them through the real CLI.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,8 +36,11 @@ import { createAuthority, writeTransaction } from '../../src/native/store.js';
 import type { Authority } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
 import type { TaskContext } from '../../src/tasks/context.js';
-import { trustedLocalGuard } from '../../src/tasks/context.js';
+import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
+import { readTokenFile } from '../../src/native/grant-token-file.js';
+import { installCollectorProfile } from '../../src/tasks/collector-profiles.js';
 import { callTaskOperation } from '../../src/tasks/facade.js';
+import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
 import { installRequirementFile } from '../../src/workflows/requirement.js';
 
 export const EXAMPLES_DIR = dirname(fileURLToPath(import.meta.url));
@@ -53,6 +56,11 @@ export const DEMO = {
   executor: 'demo-box',
   /** RFC 8032 section 7.1, TEST 1 public key: a published key, for examples only. */
   publicKey: 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
+  /**
+   * The runtime identity the demo collector profile pins. A stand-in: a real profile pins what
+   * `agentscm agent-task runtime-probe` reports for the operator's runtime.
+   */
+  runtimeIdentity: createHash('sha256').update('agentscm example runtime identity').digest('hex'),
   skillPath: 'skills/container-check/SKILL.md',
   runnerPath: 'skills/container-check/runner.json',
 } as const;
@@ -94,6 +102,8 @@ export interface DemoStore {
   readonly registrationId: string;
   /** The executor binding of the demo registration (step lint). */
   readonly executor: JsonObject;
+  /** The collector profile installed for step lint. */
+  readonly collectorProfileId: string;
   /** The token file of the demo actor's agent grant. */
   readonly tokenFile: string;
 }
@@ -150,12 +160,29 @@ export function buildDemoStore(dataDir: string, tokenFile: string): DemoStore {
   return withAuthority((auth) => {
     const enrollment = enrollExecutor(auth, { repository: DEMO.repositoryId, profile: DEMO.profile, step: 'lint', executor: DEMO.executor, public_key: DEMO.publicKey });
     createGrant(auth, { repository: DEMO.repositoryId, actor: DEMO.actor, scope: 'agent', tokenFile, nowMs: Date.now() });
+    const profile: JsonObject = {
+      version: 1,
+      kind: 'command',
+      repository_id: DEMO.repositoryId,
+      workflow_profile: DEMO.profile,
+      step_id: 'lint',
+      registration_id: enrollment.registration_id,
+      registration_epoch: enrollment.registration_epoch,
+      verification_key_id: enrollment.verification_key_id,
+      recipe: JSON.parse(RUNNER_TEXT) as JsonObject,
+      recipe_digest: sha256(RUNNER_TEXT),
+      runtime_identity_digest: DEMO.runtimeIdentity,
+    };
+    const profileFile = join(dataDir, 'demo-collector-profile.json');
+    writeFileSync(profileFile, `${formatJson(profile)}\n`);
+    const installed = installCollectorProfile(auth, decodeCollectorProfile(readFileSync(profileFile)), Date.now());
     return {
       dataDir,
       repository: DEMO.repositoryId,
       revision: built.revision,
       contextDigest: built.contextDigest,
       registrationId: enrollment.registration_id,
+      collectorProfileId: installed.collector_profile_id,
       executor: {
         registration_id: enrollment.registration_id,
         executor_id: enrollment.executor_id,
@@ -190,14 +217,17 @@ function member(answer: JsonValue, name: string): JsonValue {
  * issued; each answer is checked against the example's expectation.
  */
 export function runDemoWalk(store: DemoStore): Example[] {
+  // As `agent-task call` runs them: as the actor of the demo grant, under its guard and origin.
+  const grant = authorizeTaskToken({ dataDir: store.dataDir, token: readTokenFile(store.tokenFile) });
   const ctx: TaskContext = {
     dataDir: store.dataDir,
-    actor: DEMO.actor,
+    actor: grant.actor,
+    repository: grant.repository,
     profile: DEMO.profile,
     target: DEMO.target,
     subject: { change_id: DEMO.change, context_digest: store.contextDigest },
-    guard: trustedLocalGuard,
-    now: () => 1_764_547_200_000,
+    guard: grant.guard,
+    origin: grant.origin,
   };
   const examples: Example[] = [];
   const send = (example: Omit<Example, 'body'> & { body: JsonObject }): JsonValue => {
@@ -334,6 +364,39 @@ export function runDemoWalk(store: DemoStore): Example[] {
     purpose: 'supersede the cancelled attempt: it becomes replaced and the task can be claimed again with a fresh execution id',
     body: { version: 1, request_id: 'demo-reconcile-1', action: 'reconcile', ...second, reason: 'the cancelled run is known to have stopped' } as JsonObject,
   });
+  const collectorClaimed = send({
+    file: 'collector-claim.json',
+    operation: 'collector_claim',
+    expect: { member: 'status', value: 'collector_claimed' },
+    executorBound: false,
+    purpose: "claim the `lint` task again, now under its collector profile (the executor is the profile's registration); the answer carries the collector descriptor",
+    body: {
+      version: 1,
+      request_id: 'demo-claim-3',
+      agent,
+      collector_profile_id: store.collectorProfileId,
+      task_id: lint.task_id,
+      task_digest: lint.task_digest,
+      execution_operation_id: 'demo-run-3',
+      requested_lease_ms: 3_600_000,
+    },
+  });
+  send({
+    file: 'collector-descriptor.json',
+    operation: 'collector_descriptor',
+    expect: { member: 'collector_profile_id', value: store.collectorProfileId },
+    executorBound: false,
+    purpose: 'read the descriptor of that collector claim again, exactly as the claim answered it',
+    body: { version: 1, agent, task_id: lint.task_id, attempt_id: (member(collectorClaimed, 'attempt') as JsonObject).attempt_id as string },
+  });
+  send({
+    file: 'collector-finalize.json',
+    operation: 'collector_finalize',
+    expect: { member: 'status', value: 'incomplete' },
+    executorBound: false,
+    purpose: 'ask for the receipt of the subject: incomplete until every required task has an imported passing transfer',
+    body: { version: 1, agent },
+  });
   return examples;
 }
 
@@ -370,7 +433,10 @@ repository \`${DEMO.repositoryName}\` (ID \`${DEMO.repositoryId}\`), one revisio
 container check (\`${DEMO.skillPath}\`, \`${DEMO.runnerPath}\`), Change \`${DEMO.change}\` with its
 review context, and the requirement of target \`${DEMO.target}\` with two command steps,
 \`greeting\` and \`lint\`; executor \`${DEMO.executor}\` is enrolled for \`lint\` with the published
-RFC 8032 test key (registration \`${store.registrationId}\`). Never enroll that key anywhere else.
+RFC 8032 test key (registration \`${store.registrationId}\`), and collector profile
+\`${store.collectorProfileId}\` is installed for that registration, the recipe and a stand-in
+runtime identity (so the descriptor can be claimed and read, but not collected). Never enroll that
+key anywhere else.
 
 ## On your own store
 
@@ -381,6 +447,7 @@ The ids in these bodies are digests of the demo subject; on another store substi
 | \`task_id\`, \`task_digest\` | the \`next\` (or \`requirements\`) answer for your Change and context |
 | \`attempt_id\`, \`attempt_digest\`, \`execution_operation_id\`, \`fence\` | the \`claim\` answer (\`attempt\`, \`attempt_digest\`) |
 | \`request_id\`, a claim's \`execution_operation_id\` | chosen by you: fresh for every new request; an identical retry reuses them |
+| \`collector_profile_id\` | \`agentscm agent-task profile install\` (or \`profile show\`) |
 | \`expected_sha256\` of a reference | the \`references\` of the \`instructions\` answer |
 | \`criteria\` of a result | one row per criterion of the \`instructions\` answer |
 | \`agent\` | leave it out: \`agent-task call\` fills it with the actor of the grant behind \`--token-file\` |

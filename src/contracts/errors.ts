@@ -135,6 +135,7 @@ export const ERROR_CODES = {
   TASK_OPERATION_UNKNOWN: { exit: EXIT.INVALID, summary: 'The agent-task operation name is not one of the capabilities operations.' },
   TASK_ACTOR_MISMATCH: { exit: EXIT.INVALID, summary: 'The request names another owner/agent than the authenticated actor.' },
   TASK_INPUT_CONFLICT: { exit: EXIT.INVALID, summary: 'A flag of agent-task call would fill a request field that the document already holds with another value; nothing was run.' },
+  TASK_INPUT_CONFLICT: { exit: EXIT.INVALID, summary: 'A flag of agent-task call would fill a request field that the document already holds with another value; nothing was run.' },
   TASK_NOT_AUTHORIZED: { exit: EXIT.INVALID, summary: 'The authorization guard refused the actor for this operation; nothing was read or changed.' },
   TASK_SUBJECT_REQUIRED: { exit: EXIT.INVALID, summary: 'The operation derives tasks and needs the Change and review context of the subject.' },
   TASK_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No task with that id (and digest) is derived for the current subject or retained in the journal.' },

@@ -16,6 +16,7 @@ import { taskRecoveryRequestDecoder, recoveredRequestOf } from '../../src/contra
 import { taskClaimRequestDecoder, taskMutationRequestDecoder, taskStatusRequestDecoder } from '../../src/contracts/task-requests.js';
 import { taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
 import type { TaskDecoder } from '../../src/contracts/task-common.js';
+import { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder } from '../../src/tasks/facade.js';
 import { DEMO, EXAMPLES_DIR, buildDemoStore, generateExamples } from '../../examples/agent-tasks/generate.js';
 import type { DemoStore } from '../../examples/agent-tasks/generate.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
@@ -23,7 +24,7 @@ import type { CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** The walk of the README, in order: file, operation, and what its answer says. */
-const WALK: readonly { file: string; operation: string; member: string; value: string }[] = [
+const WALK: readonly { file: string; operation: string; member: string; value: string | ((store: DemoStore) => string) }[] = [
   { file: 'instructions.json', operation: 'instructions', member: 'status', value: 'entrypoint' },
   { file: 'reference.json', operation: 'reference', member: 'status', value: 'available' },
   { file: 'claim.json', operation: 'claim', member: 'status', value: 'claimed' },
@@ -34,7 +35,14 @@ const WALK: readonly { file: string; operation: string; member: string; value: s
   { file: 'claim-executor.json', operation: 'claim', member: 'status', value: 'claimed' },
   { file: 'cancel.json', operation: 'cancel', member: 'status', value: 'cancelled' },
   { file: 'reconcile.json', operation: 'reconcile', member: 'status', value: 'reconciled' },
+  { file: 'collector-claim.json', operation: 'collector_claim', member: 'status', value: 'collector_claimed' },
+  { file: 'collector-descriptor.json', operation: 'collector_descriptor', member: 'collector_profile_id', value: (store) => store.collectorProfileId },
+  { file: 'collector-finalize.json', operation: 'collector_finalize', member: 'status', value: 'incomplete' },
 ];
+
+function expected(step: (typeof WALK)[number], store: DemoStore): string {
+  return typeof step.value === 'string' ? step.value : step.value(store);
+}
 
 const DECODERS: Readonly<Record<string, TaskDecoder<unknown>>> = {
   instructions: instructionRequestDecoder,
@@ -46,6 +54,9 @@ const DECODERS: Readonly<Record<string, TaskDecoder<unknown>>> = {
   result: taskResultAssertionDecoder,
   status: taskStatusRequestDecoder,
   recovery: taskRecoveryRequestDecoder,
+  collector_claim: collectorClaimRequestDecoder,
+  collector_descriptor: collectorDescriptorRequestDecoder,
+  collector_finalize: collectorFinalizeRequestDecoder,
 };
 
 function committed(file: string): Buffer {
@@ -94,10 +105,10 @@ test('sent in order through agent-task call against a fresh demo store, each exa
   const store = demoStore(tempDir(t));
   const readme = committed('README.md').toString('utf8');
   for (const step of WALK) {
-    assert.ok(readme.includes(`[\`${step.file}\`](${step.file}) |`) && readme.includes(`\`${step.member}: ${step.value}\``), `the README lists ${step.file}`);
+    assert.ok(readme.includes(`[\`${step.file}\`](${step.file}) |`) && readme.includes(`\`${step.member}: ${expected(step, store)}\``), `the README lists ${step.file}`);
     const result = await runCli(callArgs(store, step.operation, ['--input', join(EXAMPLES_DIR, step.file)]));
     assert.equal(result.code, 0, `${step.file}: ${result.stderr}`);
-    assert.equal(jsonOf(result)[step.member], step.value, `${step.file}: ${result.stdout}`);
+    assert.equal(jsonOf(result)[step.member], expected(step, store), `${step.file}: ${result.stdout}`);
   }
 });
 
@@ -141,4 +152,11 @@ test('--executor and an omitted agent fill the request: the same request as the 
   const cancel = await runCli(callArgs(store, 'cancel', ['--input', join(EXAMPLES_DIR, 'cancel.json')]));
   assert.equal(cancel.code, 0, cancel.stderr);
   assert.equal(jsonOf(cancel).status, 'cancelled');
+  // The collector operations get their agent filled too, and never an executor from a flag.
+  const finalize = await runCli(callArgs(store, 'collector_finalize', ['--input', '-']), { input: '{"version":1}' });
+  assert.equal(finalize.code, 0, finalize.stderr);
+  assert.equal(jsonOf(finalize).status, 'incomplete');
+  const collectorClaim = await runCli(callArgs(store, 'collector_claim', ['--input', join(EXAMPLES_DIR, 'collector-claim.json'), '--executor', store.registrationId]));
+  assert.equal(collectorClaim.code, 2);
+  assert.equal(errorCode(collectorClaim), 'USAGE');
 });
