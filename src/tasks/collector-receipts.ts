@@ -30,6 +30,9 @@ import { journalStatement } from '../workflows/journal.js';
 import { assessCapability } from '../workflows/require-capability.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
 import { findCollectorAttempt } from './collector-claim.js';
+import { findTransferOfTask } from './collector-transfers.js';
+import type { RetainedTransferRow } from './collector-transfers.js';
+
 import type { TaskContext } from './context.js';
 import type { DerivedSubject } from './derive.js';
 import { requireCurrentSubject } from './derive.js';
@@ -37,29 +40,10 @@ import { deriveCurrent, requireActor } from './operations.js';
 import { runTransition } from './transition.js';
 import type { TransitionScope } from './transition.js';
 
-/** An imported transfer as the journal retains it (without its envelope bytes). */
-export interface RetainedTransferRow {
-  readonly upload_request_id: string;
-  readonly attempt_id: string;
-  readonly task_id: string;
-  readonly transfer_digest: string;
-  readonly length: number;
-  readonly outcome: 'passed' | 'failed' | 'unavailable' | 'uncertain';
-}
-
-/** The newest import of a task (its length, not its bytes), or null. */
-export function findTransferOfTask(journal: Journal, taskId: string): RetainedTransferRow | null {
-  const row = journalStatement(journal, 'SELECT upload_request_id, attempt_id, task_id, transfer_digest, length, outcome FROM collector_transfers WHERE task_id = ? ORDER BY seq DESC LIMIT 1').get(taskId) as
-    | RetainedTransferRow
-    | undefined;
-  return row ?? null;
-}
-
-/** The import of an attempt, or null. */
-export function findTransferOfAttempt(journal: Journal, attemptId: string): RetainedTransferRow | null {
-  const row = journalStatement(journal, 'SELECT upload_request_id, attempt_id, task_id, transfer_digest, length, outcome FROM collector_transfers WHERE attempt_id = ?').get(attemptId) as RetainedTransferRow | undefined;
-  return row ?? null;
-}
+// The row readers live in collector-transfers.ts (no dependency back on the operations); they
+// are re-exported here for callers that read receipts and imports together.
+export { findTransferOfAttempt, findTransferOfTask } from './collector-transfers.js';
+export type { RetainedTransferRow } from './collector-transfers.js';
 
 /**
  * Read a retained envelope one at a time: its stored length is checked against 16 MiB before

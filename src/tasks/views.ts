@@ -14,7 +14,7 @@ import { currentRegistration } from '../native/executor-registry.js';
 import type { Authority } from '../native/store.js';
 import type { Journal } from '../workflows/journal.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
-import { findTransferOfAttempt } from './collector-receipts.js';
+import { findTransferOfAttempt } from './collector-transfers.js';
 import { assessCapability } from '../workflows/require-capability.js';
 import type { DerivedSubject, DerivedTask } from './derive.js';
 import type { RetainedAssertion, RetainedAttempt } from './journal-rows.js';
