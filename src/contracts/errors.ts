@@ -135,7 +135,6 @@ export const ERROR_CODES = {
   TASK_OPERATION_UNKNOWN: { exit: EXIT.INVALID, summary: 'The agent-task operation name is not one of the capabilities operations.' },
   TASK_ACTOR_MISMATCH: { exit: EXIT.INVALID, summary: 'The request names another owner/agent than the authenticated actor.' },
   TASK_INPUT_CONFLICT: { exit: EXIT.INVALID, summary: 'A flag of agent-task call would fill a request field that the document already holds with another value; nothing was run.' },
-  TASK_INPUT_CONFLICT: { exit: EXIT.INVALID, summary: 'A flag of agent-task call would fill a request field that the document already holds with another value; nothing was run.' },
   TASK_NOT_AUTHORIZED: { exit: EXIT.INVALID, summary: 'The authorization guard refused the actor for this operation; nothing was read or changed.' },
   TASK_SUBJECT_REQUIRED: { exit: EXIT.INVALID, summary: 'The operation derives tasks and needs the Change and review context of the subject.' },
   TASK_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No task with that id (and digest) is derived for the current subject or retained in the journal.' },
@@ -181,6 +180,7 @@ export const ERROR_CODES = {
   TRANSFER_KEY_MISMATCH: { exit: EXIT.INVALID, summary: 'The envelope verifies under the given key but its header names another verification_key_id.' },
   TRANSFER_RECORD_DIGEST_MISMATCH: { exit: EXIT.INVALID, summary: 'A record\'s bytes do not have the length and SHA-256 its header entry names.' },
   RECEIPT_INVALID: { exit: EXIT.INVALID, summary: 'A v2 receipt breaks a rule beyond its schema: a row shape, a repeated task or step, or a state its task outcomes do not give.' },
+  QUALIFICATION_ANSWER_INVALID: { exit: EXIT.INVALID, summary: 'A qualification answer breaks a rule beyond its schema: qualified without a current subject, a receipt or with failures, a receipt digest when not qualified, a superseded subject with tasks, or a task listed twice.' },
 
   // --- collector import ---
   COLLECTOR_CLAIM_PROFILE_MISMATCH: { exit: EXIT.INVALID, summary: "The collector profile is not for the task: another repository, workflow profile or step, a step that is not a command step, or a recipe the task's plan does not bind." },

@@ -25,6 +25,7 @@ import './hub-config.js';
 import './instruction-entrypoint.js';
 import './key-file.js';
 import './named-reference.js';
+import './qualification.js';
 import './receipt-v2.js';
 import './review-context.js';
 import './task.js';

@@ -146,6 +146,7 @@ const COLLECTOR: readonly HubOperation[] = [
 ];
 
 for (const operation of [...PHASE_TWO, ...COLLECTOR]) registerHubOperation(operation);
+registerHubOperation({ name: 'qualification', input: { kind: 'subject' }, description: `Read-only, advisory: whether the exact subject qualifies now — qualified, subject_current, receipt_digest (null unless qualified), revision, each task's state (pending, claimed, succeeded, failed, uncertain, blocked), at most 32 typed failures {task_id, code} and next as data: collector_claim or reconcile with a task_id, collector_finalize, checkpoint or none. Call it after every collection and upload; it never finalizes, writes a receipt or changes a task. ${SUBJECT_NOTE}` });
 
 /** The subject selection schema (requirements and next). */
 export const SUBJECT_INPUT_SCHEMA: object = HUB_SUBJECT_SCHEMA;

@@ -22,6 +22,7 @@ export type TaskOperation =
   | 'heartbeat'
   | 'instructions'
   | 'next'
+  | 'qualification'
   | 'reconcile'
   | 'recovery'
   | 'reference'

@@ -26,12 +26,14 @@ import {
 import { recoveryOperation } from './recovery.js';
 import { collectorClaimOperation, collectorClaimRequestDecoder, collectorDescriptorOperation, collectorDescriptorRequestDecoder } from './collector-claim.js';
 import { collectorFinalizeOperation, collectorFinalizeRequestDecoder } from './collector-receipts.js';
+import { qualificationOperation } from './qualification.js';
 
 /**
- * The collector operations of the facade (docs/agent-tasks.md "Collector claims"): served beside
- * the phase-two operations (their request decoders are exported for the hub's registry).
+ * The operations served beside the phase-two ones: the collector operations (docs/agent-tasks.md
+ * "Collector claims"; their request decoders are exported for the hub's registry) and the
+ * read-only qualification (docs/qualification.md).
  */
-export const COLLECTOR_TASK_OPERATIONS: readonly TaskOperation[] = ['collector_claim', 'collector_descriptor', 'collector_finalize'];
+export const COLLECTOR_TASK_OPERATIONS: readonly TaskOperation[] = ['collector_claim', 'collector_descriptor', 'collector_finalize', 'qualification'];
 export { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder };
 
 /**
@@ -50,6 +52,7 @@ const SERVED: Record<Exclude<TaskOperation, 'collector_upload'>, true> = {
   heartbeat: true,
   instructions: true,
   next: true,
+  qualification: true,
   reconcile: true,
   recovery: true,
   reference: true,
@@ -62,7 +65,7 @@ const SERVED: Record<Exclude<TaskOperation, 'collector_upload'>, true> = {
 export const FACADE_OPERATIONS: readonly string[] = Object.keys(SERVED).sort();
 
 /** Operations that take no input document. */
-const NO_INPUT: readonly TaskOperation[] = ['capabilities', 'requirements', 'next'];
+const NO_INPUT: readonly TaskOperation[] = ['capabilities', 'requirements', 'next', 'qualification'];
 
 /** Whether `name` is one of the facade's operations. */
 export function isTaskOperation(name: string): name is TaskOperation {
@@ -105,6 +108,8 @@ export function decodeTaskCall(operation: string, input: Uint8Array | null): Dec
       return call((ctx) => requirementsOperation(ctx));
     case 'next':
       return call((ctx) => nextOperation(ctx));
+    case 'qualification':
+      return call((ctx) => qualificationOperation(ctx));
     case 'instructions': {
       const request = instructionRequestDecoder.decode(requireInput(operation, input));
       return call((ctx) => instructionsOperation(ctx, request) as JsonValue);

@@ -1,0 +1,219 @@
+/**
+ * `qualification` (spec "Instruction entrypoint", the qualification paragraph;
+ * docs/qualification.md): whether the exact subject `next` would work on qualifies now. Read-only
+ * — it never finalizes, writes a receipt or changes a task — and advisory, since landing rechecks.
+ * Subject currency and evidence come from one read snapshot (one authority read transaction with
+ * one journal read transaction inside it): the subject is derived and checked current, every
+ * task's state and failure is read, every imported task's live origin grant and executor
+ * registration are checked, and the retained receipt is rebuilt from the retained transfers (each
+ * envelope's signature verified again under its registration key, source_paths recomputed from
+ * the immutable revision) and must have the stored digest.
+ */
+import { AgentscmError } from '../contracts/errors.js';
+import type { JsonValue } from '../contracts/json-value.js';
+import type { QualificationAnswer, QualificationFailure, QualificationFailureCode, QualificationNext, QualificationTask, QualificationTaskState } from '../contracts/qualification.js';
+import { MAX_QUALIFICATION_FAILURES, checkQualificationAnswer, qualificationToJson } from '../contracts/qualification.js';
+import { decodeReceiptV2, receiptV2Digest } from '../contracts/receipt-v2.js';
+import { getRegistration } from '../native/executor-registry.js';
+import { requireLiveOrigin } from '../native/grants.js';
+import { resolveRepository } from '../native/repositories.js';
+import { findReviewContext } from '../native/review-contexts.js';
+import type { Authority } from '../native/store.js';
+import type { Journal } from '../workflows/journal.js';
+import { journalStatement } from '../workflows/journal.js';
+import { assessCapability } from '../workflows/require-capability.js';
+import { checkSourcePaths } from '../workflows/source-paths.js';
+import { findCollectorAttempt } from './collector-claim.js';
+import type { CollectorAttemptRow } from './collector-claim.js';
+import { buildReceipt, findReceipt } from './collector-receipts.js';
+import type { TaskContext } from './context.js';
+import { nowOf } from './context.js';
+import type { DerivedSubject, DerivedTask } from './derive.js';
+import { deriveSubject } from './derive.js';
+import { currentAttempt, findAssertion, olderUnresolvedTask, retainedSeqOf } from './journal-rows.js';
+import { readAuthority, readJournal } from './transition.js';
+import { firstIncompleteDependency, observeAttempt } from './views.js';
+
+/** What one task contributes: its state, the failure keeping it from qualifying (or null) and the next step it offers (or null). */
+interface TaskEvaluation {
+  readonly state: QualificationTaskState;
+  readonly failure: QualificationFailureCode | null;
+  readonly next: QualificationNext | null;
+}
+
+/** The outcome of an attempt's validated import, or null when it has none (one indexed read). */
+function importedOutcome(journal: Journal, attemptId: string): string | null {
+  const row = journalStatement(journal, 'SELECT outcome FROM collector_transfers WHERE attempt_id = ?').get(attemptId) as { outcome: string } | undefined;
+  return row === undefined ? null : row.outcome;
+}
+
+const ok = (state: QualificationTaskState): TaskEvaluation => ({ state, failure: null, next: null });
+const failing = (state: QualificationTaskState, failure: QualificationFailureCode, next: QualificationNext | null = null): TaskEvaluation => ({ state, failure, next });
+
+/**
+ * The live origin and executor checks of admission for one collector claim: the origin grant
+ * is live at the claimed generation (not revoked, not rotated) and the claimed registration is
+ * still current (not revoked, not replaced by a re-enrollment).
+ */
+export function collectorAuthorizationHolds(auth: Authority, claim: CollectorAttemptRow): boolean {
+  try {
+    requireLiveOrigin(auth, claim.origin);
+    const executor = claim.descriptor.executor;
+    const registration = getRegistration(auth, executor.registration_id);
+    return registration.current && registration.registration_epoch === executor.registration_epoch && registration.verification_key_id === executor.verification_key_id;
+  } catch (error) {
+    if (error instanceof AgentscmError && (error.code === 'GRANT_NOT_LIVE' || error.code === 'REGISTRATION_NOT_FOUND')) return false;
+    throw error;
+  }
+}
+
+function evaluateCommand(auth: Authority, journal: Journal | null, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
+  const taskId = entry.task.task_id;
+  const seq = journal === null ? null : retainedSeqOf(journal, taskId);
+  if (journal !== null) {
+    // The claim path refuses a fresh claim while an older subject's attempt of the same Change,
+    // profile and step is unresolved: reconcile that one first.
+    const older = olderUnresolvedTask(journal, entry.task, seq).task_id;
+    if (older !== null) return failing('blocked', 'prior_subject_unresolved', { operation: 'reconcile', task_id: older });
+  }
+  const attempt = journal === null || seq === null ? null : currentAttempt(journal, { seq });
+  if (journal === null || attempt === null) {
+    if (firstIncompleteDependency(auth, journal, derived, entry) !== null) return failing('blocked', 'dependency_incomplete');
+    return failing('pending', 'task_pending', { operation: 'collector_claim', task_id: taskId });
+  }
+  const claim = findCollectorAttempt(journal, attempt.attempt.attempt_id);
+  const view = observeAttempt(attempt, nowMs);
+  if (view === 'expired' || view === 'cancelled') return failing('uncertain', 'attempt_uncertain', { operation: 'reconcile', task_id: taskId });
+  if (view === 'leased') return failing('claimed', claim !== null && !collectorAuthorizationHolds(auth, claim) ? 'authorization_changed' : 'attempt_in_progress');
+  if (view === 'replaced') return failing('pending', 'task_pending', { operation: 'collector_claim', task_id: taskId });
+  // Finished: by its validated import (a collector attempt) or by a retained result assertion.
+  const outcome = importedOutcome(journal, attempt.attempt.attempt_id);
+  if (outcome !== null && claim !== null) {
+    if (outcome !== 'passed') return failing('failed', 'collector_not_passed');
+    if (!collectorAuthorizationHolds(auth, claim)) return failing('blocked', 'authorization_changed');
+    return ok('succeeded');
+  }
+  const assertion = findAssertion(journal, attempt);
+  if (assertion !== null && assertion.assertion.outcome !== 'passed') return failing('failed', 'result_failed');
+  // An agent's passing assertion records a claim, not evidence: it never qualifies.
+  return failing('blocked', 'result_not_qualifying');
+}
+
+function evaluateTask(auth: Authority, journal: Journal | null, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
+  const action = entry.step.action;
+  if (action.kind === 'source_paths') {
+    return checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state === 'succeeded' ? ok('succeeded') : failing('failed', 'source_paths_failed');
+  }
+  if (action.kind === 'require_capability') return assessCapability(action.capability).available ? ok('succeeded') : failing('blocked', 'capability_unavailable');
+  return evaluateCommand(auth, journal, derived, entry, nowMs);
+}
+
+/** The first `MAX_QUALIFICATION_FAILURES` failures, in the order given (plan order). */
+export function boundFailures(failures: readonly QualificationFailure[]): QualificationFailure[] {
+  return failures.slice(0, MAX_QUALIFICATION_FAILURES);
+}
+
+/**
+ * Whether the retained receipt still holds: its stored bytes decode to a v2 receipt with the
+ * stored digest, and rebuilding it now from the retained transfers (each envelope re-read with
+ * its length checked first and its signature verified under the current registration's key;
+ * source_paths recomputed; capabilities assessed) gives the same digest.
+ */
+function receiptHolds(auth: Authority, journal: Journal, derived: DerivedSubject, stored: { readonly receipt_digest: string; readonly receipt: Buffer }): boolean {
+  try {
+    if (receiptV2Digest(decodeReceiptV2(stored.receipt)) !== stored.receipt_digest) return false;
+    const rebuilt = buildReceipt(auth, journal, derived, true);
+    return 'receipt' in rebuilt && receiptV2Digest(rebuilt.receipt) === stored.receipt_digest;
+  } catch (error) {
+    if (error instanceof AgentscmError && error.code !== 'INTERNAL') return false;
+    throw error;
+  }
+}
+
+/** The answer for a current subject, read from one authority snapshot and one journal snapshot inside it. */
+export function qualifyDerived(auth: Authority, journal: Journal | null, derived: DerivedSubject, nowMs: number): QualificationAnswer {
+  const tasks: QualificationTask[] = [];
+  const evaluations: { readonly entry: DerivedTask; readonly evaluation: TaskEvaluation }[] = [];
+  for (const entry of derived.tasks) {
+    const evaluation = evaluateTask(auth, journal, derived, entry, nowMs);
+    evaluations.push({ entry, evaluation });
+    tasks.push({ task_id: entry.task.task_id, task_digest: entry.digest, step_id: entry.task.subject.step_id, required: entry.task.required, state: evaluation.state });
+  }
+  const stored = journal === null ? null : findReceipt(journal, derived);
+  // A required task's failure always counts. An optional task's outcome is recorded in the
+  // receipt as an omission, so it counts only while it keeps the receipt from being written (a
+  // command task without a validated import) — and a revoked origin or executor of any imported
+  // task counts, since admission rechecks every task the receipt names.
+  const counts = (entry: DerivedTask, failure: QualificationFailureCode): boolean =>
+    entry.task.required || failure === 'authorization_changed' || (stored === null && entry.step.action.kind === 'command' && failure !== 'collector_not_passed');
+  const failures: QualificationFailure[] = evaluations
+    .filter(({ entry, evaluation }) => evaluation.failure !== null && counts(entry, evaluation.failure))
+    .map(({ entry, evaluation }) => ({ task_id: entry.task.task_id, code: evaluation.failure as QualificationFailureCode }));
+  let next: QualificationNext = evaluations.find(({ evaluation }) => evaluation.next !== null)?.evaluation.next ?? { operation: 'none' };
+  let receiptDigest: string | null = null;
+  const anchor = evaluations.find(({ entry }) => entry.step.action.kind === 'command')?.entry ?? derived.tasks[0];
+  if (failures.length === 0 && anchor !== undefined) {
+    if (stored === null) {
+      failures.push({ task_id: anchor.task.task_id, code: 'receipt_missing' });
+      next = { operation: 'collector_finalize' };
+    } else if (journal !== null && receiptHolds(auth, journal, derived, stored)) {
+      receiptDigest = stored.receipt_digest;
+    } else {
+      failures.push({ task_id: anchor.task.task_id, code: 'receipt_invalid' });
+    }
+  }
+  const answer: QualificationAnswer = {
+    qualified: receiptDigest !== null,
+    subject_current: true,
+    receipt_digest: receiptDigest,
+    revision: derived.base.revision,
+    tasks,
+    failures: boundFailures(failures),
+    next: receiptDigest !== null ? { operation: 'none' } : next,
+  };
+  checkQualificationAnswer(answer);
+  return answer;
+}
+
+/** The answer for a subject that is no longer current: its own revision, no tasks, checkpoint. */
+function superseded(revision: string): QualificationAnswer {
+  return { qualified: false, subject_current: false, receipt_digest: null, revision, tasks: [], failures: [], next: { operation: 'checkpoint' } };
+}
+
+/** The review context's revision, or null when the store has no such context. */
+function contextRevision(auth: Authority, ctx: TaskContext, contextDigest: string): string | null {
+  return findReviewContext(auth, resolveRepository(auth, ctx.repository).id, contextDigest)?.context.revision ?? null;
+}
+
+/** Qualify the context's subject (ctx.subject) from one read snapshot; opens nothing for writing and creates no file. */
+export function qualify(ctx: TaskContext): QualificationAnswer {
+  const subject = ctx.subject;
+  if (subject === undefined) {
+    throw new AgentscmError('TASK_SUBJECT_REQUIRED', 'qualification answers for a subject and needs its Change and review context', {
+      hint: 'pass the Change id and the context digest of the version to qualify (--change ID --context DIGEST)',
+    });
+  }
+  const nowMs = nowOf(ctx);
+  return readAuthority(ctx, (auth) => {
+    let derived: DerivedSubject;
+    try {
+      derived = deriveSubject(auth, { repository: ctx.repository, profile: ctx.profile, target: ctx.target, change_id: subject.change_id, context_digest: subject.context_digest });
+    } catch (error) {
+      if (error instanceof AgentscmError && error.code === 'TASK_STALE') {
+        const revision = contextRevision(auth, ctx, subject.context_digest);
+        if (revision !== null) return superseded(revision);
+      }
+      throw error;
+    }
+    return readJournal(
+      ctx,
+      () => qualifyDerived(auth, null, derived, nowMs),
+      (journal) => qualifyDerived(auth, journal, derived, nowMs),
+    );
+  });
+}
+
+/** The facade operation: the answer as JSON, under the caller's guard. */
+export function qualificationOperation(ctx: TaskContext): JsonValue {
+  return ctx.guard(ctx.actor, 'qualification', () => qualificationToJson(qualify(ctx)));
+}
