@@ -6,7 +6,7 @@ import { BaseCommand } from './_base.js';
 
 export default class InitRepo extends BaseCommand {
   static override description =
-    'Create the native store if absent, register a repository, bind PATH as its workspace and checkpoint it onto target main.';
+    'Create the native store if absent, register a repository, bind PATH as its workspace and checkpoint it onto target main. Unless --no-instructions is given, the managed agentscm instruction block is first written into AGENTS.md, .cursor/rules/agentscm.mdc and .github/copilot-instructions.md (replaced in place, other content kept), so the first revision holds it.';
 
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data init-repo ./my-project --name my-project',
@@ -19,11 +19,16 @@ export default class InitRepo extends BaseCommand {
 
   static override flags = {
     name: Flags.string({ description: 'Repository name, unique in the store (^[A-Za-z0-9._-]{1,128}$).', required: true, helpValue: 'NAME' }),
+    instructions: Flags.boolean({
+      description: 'Write the managed agentscm instruction block into AGENTS.md, .cursor/rules/agentscm.mdc and .github/copilot-instructions.md before the first revision (--no-instructions: leave the tree as it is).',
+      allowNo: true,
+      default: true,
+    }),
   };
 
   async run(): Promise<InitRepoResult> {
     const { args, flags } = await this.parse(InitRepo);
-    const result = initRepo({ path: args.path ?? process.cwd(), name: flags.name, dataDir: this.resolveDataDir(flags['data-dir'], args.path ?? process.cwd()), onProgress: this.progressSink });
+    const result = initRepo({ path: args.path ?? process.cwd(), name: flags.name, dataDir: this.resolveDataDir(flags['data-dir'], args.path ?? process.cwd()), instructions: flags.instructions, onProgress: this.progressSink });
     this.log(`${result.resumed ? 'Adopted the finished' : 'Initialized'} repository ${result.name} (${result.repository})`);
     this.log(`  workspace  ${result.workspace}`);
     this.log(`  data dir   ${result.data_dir}`);

@@ -233,6 +233,7 @@ export const ERROR_CODES = {
   HOOK_COUNTER_UNAVAILABLE: { exit: EXIT.FAILED, summary: 'The Stop hook\'s continuation counter cannot be read, parsed or written; the hook exits 1 (non-blocking) and did none of its work.' },
   HOOK_SETTINGS_INVALID: { exit: EXIT.INVALID, summary: 'A Claude Code settings or Codex hooks file is not a JSON object valid under the client\'s schema that agentscm can rewrite exactly; install-stop did not change it.' },
   INSTRUCTION_BLOCK_INVALID: { exit: EXIT.INVALID, summary: 'An instruction file (AGENTS.md, .cursor/rules/agentscm.mdc, .github/copilot-instructions.md) has unbalanced or repeated agentscm markers, or is not a regular file; no instruction file was changed.' },
+  INSTRUCTION_BLOCK_INVALID: { exit: EXIT.INVALID, summary: 'An instruction file (AGENTS.md, .cursor/rules/agentscm.mdc, .github/copilot-instructions.md) has unbalanced or repeated agentscm markers, or is not a regular file; no instruction file was changed.' },
 
   // --- hub ---
   HUB_CONFIG_DATA_DIR_RELATIVE: { exit: EXIT.INVALID, summary: 'A profile of the hub execution config names a data_dir that is not an absolute path; the hub did not start.' },

@@ -17,6 +17,7 @@ import { createAuthority, isStoreInitialized, openAuthority, withBulkBlobWrites,
 import type { Authority } from '../native/store.js';
 import { setTarget } from '../native/targets.js';
 import { dataDirExclusions } from './exclusions.js';
+import { writeInstructionBlocks } from './instruction-block.js';
 import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
 import { reconcilePending } from './reconcile.js';
 import { scanBoundsFromEnv, scanWorkspace } from './scan.js';
@@ -46,6 +47,8 @@ export interface InitRepoInput {
   readonly name: string;
   readonly dataDir: string;
   readonly bounds?: ScanBounds;
+  /** Write the managed instruction block before the first revision (default true; docs/stop-hooks.md). */
+  readonly instructions?: boolean;
   /** Progress lines for a person watching (the command prints them on stderr). */
   readonly onProgress?: (message: string) => void;
 }
@@ -167,6 +170,8 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
   const bounds = input.bounds ?? scanBoundsFromEnv();
   const first = scanWorkspace(root, { bounds, excludeDirs: dataDirExclusions(root, planned) });
   if (!first.complete) throw incompleteScan(first);
+  // The managed instruction block is part of the first revision (docs/stop-hooks.md).
+  if (input.instructions !== false) writeInstructionBlocks(root);
   const state: InitProgress = { createdStateDir: false, committed: false };
   try {
     return initRepoUnlocked(root, input, bounds, state);

@@ -147,16 +147,16 @@ test('an incomplete scan refuses to checkpoint and changes nothing; status repor
   const f = fixture(t);
   await initProject(f);
   writeTree(f.workspace, { 'src/a.ts': 'a', 'src/b.ts': 'b' });
-  // The project now has 7 files: at 7 the scan is complete, at 6 it is not.
-  const env = { AGENTSCM_SCAN_MAX_FILES: '6' };
+  // The project now has 10 files (3 of them the instruction files init-repo wrote): at 10 the scan is complete, at 9 it is not.
+  const env = { AGENTSCM_SCAN_MAX_FILES: '9' };
   const refused = await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c', '--workspace', f.workspace, '--json'], { env });
   assertError(refused, 'WORKSPACE_SCAN_INCOMPLETE', 1);
   assertError(await runCli(['--data-dir', f.dataDir, 'change', 'show', 'c']), 'CHANGE_NOT_FOUND', 2);
   const status = await cliJson<StatusJson & { incomplete_reason: string }>(f, ['status', '--workspace', f.workspace], 0, env);
   assert.equal(status.complete, false);
   assert.equal(status.clean, false);
-  assert.match(status.incomplete_reason, /more than 6 files/);
-  const ok = await cliJson<CheckpointJson>(f, ['checkpoint', '--change', 'c', '--workspace', f.workspace], 0, { AGENTSCM_SCAN_MAX_FILES: '7' });
+  assert.match(status.incomplete_reason, /more than 9 files/);
+  const ok = await cliJson<CheckpointJson>(f, ['checkpoint', '--change', 'c', '--workspace', f.workspace], 0, { AGENTSCM_SCAN_MAX_FILES: '10' });
   assert.equal(ok.version, 1);
 });
 

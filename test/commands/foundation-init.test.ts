@@ -14,14 +14,14 @@ test('init-repo creates the store, registers the repository, binds the workspace
   assert.equal(init.target, 'main');
   assert.equal(init.workspace, f.workspace);
   assert.equal(init.policy_epoch, 0);
-  assert.equal(init.files, 5, 'README, src/main.ts, bin/run.sh, .gitignore, main-link (debug.log ignored)');
+  assert.equal(init.files, 8, 'README, src/main.ts, bin/run.sh, .gitignore, main-link (debug.log ignored) and the three instruction files');
   assert.ok(existsSync(join(f.dataDir, 'native', 'lock')));
   assert.ok(existsSync(join(f.workspace, '.agentscm', 'workspace.sqlite')));
   const revision = await cliJson<{ entries: { path: string; mode: string }[]; parent: unknown }>(f, ['revision', 'show', String(init.revision)]);
   assert.equal(revision.parent, null);
   assert.deepEqual(
     revision.entries.map((e) => `${e.mode}:${e.path}`),
-    ['file:.gitignore', 'file:README.md', 'executable:bin/run.sh', 'symlink:main-link', 'file:src/main.ts'],
+    ['file:.cursor/rules/agentscm.mdc', 'file:.github/copilot-instructions.md', 'file:.gitignore', 'file:AGENTS.md', 'file:README.md', 'executable:bin/run.sh', 'symlink:main-link', 'file:src/main.ts'],
   );
   const policy = await cliJson<{ policy_epoch: number; targets: { name: string; revision: string }[] }>(f, ['policy', 'show']);
   assert.deepEqual(policy.targets, [{ name: 'main', revision: init.revision }]);
@@ -78,7 +78,7 @@ test('a data directory inside the workspace is never part of a revision', async 
   const result = await runCliIn(root, ['--data-dir', 'agentscm-data', 'init-repo', '.', '--name', 'here', '--json']);
   assert.equal(result.code, 0, result.stderr);
   const init = jsonOf<{ files: number; data_dir: string }>(result);
-  assert.equal(init.files, 1);
+  assert.equal(init.files, 4, 'main.ts and the three instruction files');
   assert.ok(readdirSync(join(root, 'agentscm-data')).includes('native'));
   const status = jsonOf<{ clean: boolean }>(await runCliIn(join(root, 'agentscm-data'), ['status', '--json']));
   assert.equal(status.clean, true);
