@@ -7,8 +7,9 @@
  *
  * Workspace MCP: one tool `agentscm_task_<operation>` per registered operation (operations.ts),
  * calling the same path as the HTTP route (task-call.ts); the structured output is the same JSON
- * as the route's `result`, and a refusal is a tool error carrying the code. Legacy `/mcp`: reader
- * grants only, one read-only tool `agentscm_workflow_status`.
+ * as the route's `result`, and a refusal is a tool error carrying the code. Beside them the tool
+ * `agent_state` (agent-state-tool.ts), framed the same way. Legacy `/mcp`: reader grants only,
+ * one read-only tool `agentscm_workflow_status`.
  */
 import { McpServer, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
 import type { CallToolResult, JsonSchemaType, JsonSchemaValidator, JsonSchemaValidatorResult, McpHttpHandler, jsonSchemaValidator } from '@modelcontextprotocol/server';
@@ -25,6 +26,7 @@ import type { LiveGrant } from '../native/grants.js';
 import type { TaskConnections } from '../tasks/connections.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
 import { readRunStatus } from '../workflows/status.js';
+import { AGENT_STATE_TOOL, AGENT_STATE_TOOL_DESCRIPTION, agentStateToolSchema, callAgentStateTool } from './agent-state-tool.js';
 import type { HubProfile } from './config.js';
 import { asAgentscmError } from './http-errors.js';
 import { hubOperations, toolNameOf } from './operations.js';
@@ -160,6 +162,18 @@ export function workspaceServer(profile: HubProfile, authorization: GrantAuthori
       },
     );
   }
+  server.registerTool(
+    AGENT_STATE_TOOL,
+    { description: AGENT_STATE_TOOL_DESCRIPTION, inputSchema: fromJsonSchema(plainJsonSchema(agentStateToolSchema()) as JsonSchemaType, PASS_THROUGH) },
+    (args: unknown): CallToolResult => {
+      try {
+        checkExactNumbers(args, '');
+        return toolAnswer(callAgentStateTool(args));
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
   return server;
 }
 

@@ -114,7 +114,7 @@ test('workspace MCP (2025 handshake): initialize, tools/list as pinned, every ph
   const { tools } = await client.listTools();
   assert.deepEqual(
     tools.map((tool) => tool.name),
-    [...TASK_OPERATIONS, ...COLLECTOR_TASK_OPERATIONS].sort().map((operation) => `agentscm_task_${operation}`),
+    [...[...TASK_OPERATIONS, ...COLLECTOR_TASK_OPERATIONS].sort().map((operation) => `agentscm_task_${operation}`), 'agent_state'],
   );
   for (const tool of tools) {
     assert.ok((tool.description ?? '').length > 60, tool.name);
@@ -136,7 +136,7 @@ test('workspace MCP (2026-07-28 per-request envelope): the same tools and answer
   const client = await connectClient(t, running.url, alice.token, workspacePath(), 'modern');
   assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
   const { tools } = await client.listTools();
-  assert.equal(tools.length, TASK_OPERATIONS.length + COLLECTOR_TASK_OPERATIONS.length);
+  assert.equal(tools.length, TASK_OPERATIONS.length + COLLECTOR_TASK_OPERATIONS.length + 1);
   await runCycle(t, hub, alice, client);
 });
 
