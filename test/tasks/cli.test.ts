@@ -42,7 +42,7 @@ test('agent-task call: capabilities, next, claim, heartbeat from stdin, byte-ide
   assert.deepEqual(jsonOf(capabilities), {
     capability: 'agentscm.agent-workflow-tasks/v1',
     supported_schema_versions: [1],
-    operations: ['cancel', 'capabilities', 'claim', 'collector_claim', 'collector_descriptor', 'collector_finalize', 'heartbeat', 'instructions', 'next', 'reconcile', 'recovery', 'reference', 'requirements', 'result', 'status'],
+    operations: ['cancel', 'capabilities', 'claim', 'collector_claim', 'collector_descriptor', 'collector_finalize', 'heartbeat', 'instructions', 'next', 'qualification', 'reconcile', 'recovery', 'reference', 'requirements', 'result', 'status'],
   });
   const next = await runCli([...base, 'next', '--token-file', TOKEN, ...subjectFlags(store), '--json']);
   assert.equal(next.code, 0, next.stderr);
