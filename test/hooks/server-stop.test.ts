@@ -6,6 +6,7 @@
  * problems block with a typed failure; malformed stdin and bad command lines exit 1.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
@@ -142,4 +143,44 @@ test('no installed requirement blocks with a typed failure; malformed stdin and 
   assert.match(badFlag.stderr, /^error\[USAGE\]/);
   const show = await runCli(['--data-dir', demo.dataDir, 'change', 'show', 'c1', '--json']);
   assert.equal(jsonOf<{ current_version: number }>(show).current_version, 2, 'only the first stop checkpointed');
+});
+
+test('a requirement with a command step and no --docker pair blocks with the runtime failure, after checkpointing', async (t) => {
+  const demo = await makeDemo(t);
+  writeFileSync(join(demo.ws, 'status.txt'), 'edited\n');
+  const result = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'stop', 'c1', '--workspace', demo.ws], { input: claudePayload() });
+  assert.equal(result.code, 0, result.stderr);
+  const { lines, json } = feedbackOf(result.stdout);
+  assert.deepEqual(json.failures, [{ task_id: 'run', code: 'workflow_command_runtime_not_configured' }]);
+  assert.match(lines.join('\n'), /hint: /);
+  assert.equal(jsonOf<{ current_version: number }>(await runCli(['--data-dir', demo.dataDir, 'change', 'show', 'c1', '--json'])).current_version, 2);
+});
+
+test('a source-only requirement runs without an engine: a wrong file blocks with the step result, the right bytes pass', async (t) => {
+  const demo = await makeDemo(t, false);
+  const cli = (args: string[]): ReturnType<typeof runCli> => runCli(['--data-dir', demo.dataDir, ...args]);
+  const cp = jsonOf<{ revision: string }>(await cli(['checkpoint', '--change', 'c1', '--workspace', demo.ws, '--json']));
+  const workflow = join(demo.dataDir, '..', 'source.json');
+  const okDigest = createHash('sha256').update('ok\n').digest('hex');
+  writeFileSync(
+    workflow,
+    JSON.stringify({
+      version: 1,
+      name: 'source',
+      source: { repository: demo.repository, revision: cp.revision, policy_epoch: 0 },
+      skill: { entrypoint: 'skills/check/SKILL.md', resources: [] },
+      steps: [{ id: 'status-ok', needs: [], required: true, action: { kind: 'source_paths', expectations: [{ path: 'status.txt', sha256: okDigest }] } }],
+    }),
+  );
+  const install = await cli(['requirement', 'install', '--target', 'main', workflow]);
+  assert.equal(install.code, 0, install.stderr);
+  writeFileSync(join(demo.ws, 'status.txt'), 'broken\n');
+  const blocked = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'stop', 'c1', '--workspace', demo.ws], { input: claudePayload() });
+  assert.equal(blocked.code, 0, blocked.stderr);
+  const { lines, json } = feedbackOf(blocked.stdout);
+  assert.deepEqual(json.failures, [{ task_id: 'status-ok', code: 'step_failed' }]);
+  assert.match(lines.join('\n'), /step "status-ok" \(source_paths, required\): failed\n {2}result: .*status\.txt/);
+  writeFileSync(join(demo.ws, 'status.txt'), 'ok\n');
+  const passed = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'stop', 'c1', '--workspace', demo.ws], { input: claudePayload(true) });
+  assert.deepEqual([passed.code, passed.stdout], [0, ''], passed.stderr);
 });
