@@ -52,6 +52,15 @@ function isObject(value: JsonValue | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+function parsedOrNull(bytes: Uint8Array): JsonValue | null {
+  try {
+    return parseStrictJson(bytes, { maxBytes: MAX_INPUT_BYTES });
+  } catch (error) {
+    if (error instanceof AgentscmError) return null;
+    throw error;
+  }
+}
+
 /** The object whose agent/executor members are filled: the request itself, or the request a recovery read wraps. */
 function requestObject(operation: string, document: JsonObject): JsonObject | null {
   if (operation !== 'recovery') return document;
@@ -65,15 +74,15 @@ function currentBinding(dataDir: string, repository: string, id: string): Execut
   try {
     const registration = getRegistration(auth, id);
     if (registration.repository !== repository) {
-      throw new AgentscmError('REGISTRATION_NOT_FOUND', `executor registration ${id} is not one of repository ${repository}, the grant's`, {
+      throw new AgentscmError('REGISTRATION_NOT_FOUND', `--executor ${id}: the registration is not one of repository ${repository}, the grant's`, {
         hint: '`agentscm agent-task registration list` shows the registrations of the repository',
       });
     }
     if (!registration.current) {
       throw new AgentscmError(
         'REGISTRATION_NOT_CURRENT',
-        `executor registration ${id} (repository ${registration.repository}, profile ${registration.profile}, step ${registration.step}, executor ${registration.executor_id}, epoch ${registration.registration_epoch}) is ${registration.revoked ? 'revoked' : `superseded by epoch ${registration.latest_epoch}`}`,
-        { hint: 'pass the registration id of the current epoch (`agentscm agent-task registration list`)' },
+        `--executor ${id}: registration ${id} (repository ${registration.repository}, profile ${registration.profile}, step ${registration.step}, executor ${registration.executor_id}, epoch ${registration.registration_epoch}) is ${registration.revoked ? 'revoked' : `superseded by epoch ${registration.latest_epoch}`}`,
+        { hint: 'pass --executor with the registration id of the current epoch (`agentscm agent-task registration list`)' },
       );
     }
     return {
@@ -106,10 +115,10 @@ export function fillTaskInput(request: FillRequest): Uint8Array | null {
     return null;
   }
   if (!AGENT_OPERATIONS.includes(request.operation)) return request.input;
-  // Malformed JSON is refused here, before the token file is read.
-  const document = parseStrictJson(request.input, { maxBytes: MAX_INPUT_BYTES });
-  const target = isObject(document) ? requestObject(request.operation, document) : null;
-  // Not an object: the operation's strict decoder names the problem.
+  const document = parsedOrNull(request.input);
+  const target = document !== null && isObject(document) ? requestObject(request.operation, document) : null;
+  // Not a JSON object: passed on as it is, so the operation's strict decoder refuses it with the
+  // code it always gives (size before syntax), before the token file is read.
   if (target === null) return request.input;
   const fillAgent = !Object.hasOwn(target, 'agent');
   if (!fillAgent && request.executor === undefined) return request.input;

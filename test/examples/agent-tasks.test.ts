@@ -16,6 +16,8 @@ import { taskRecoveryRequestDecoder, recoveredRequestOf } from '../../src/contra
 import { taskClaimRequestDecoder, taskMutationRequestDecoder, taskStatusRequestDecoder } from '../../src/contracts/task-requests.js';
 import { taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
 import type { TaskDecoder } from '../../src/contracts/task-common.js';
+import { revokeRegistration } from '../../src/native/executor-registry.js';
+import { openAuthority } from '../../src/native/store.js';
 import { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder } from '../../src/tasks/facade.js';
 import { DEMO, EXAMPLES_DIR, buildDemoStore, generateExamples } from '../../examples/agent-tasks/generate.js';
 import type { DemoStore } from '../../examples/agent-tasks/generate.js';
@@ -159,4 +161,26 @@ test('--executor and an omitted agent fill the request: the same request as the 
   const collectorClaim = await runCli(callArgs(store, 'collector_claim', ['--input', join(EXAMPLES_DIR, 'collector-claim.json'), '--executor', store.registrationId]));
   assert.equal(collectorClaim.code, 2);
   assert.equal(errorCode(collectorClaim), 'USAGE');
+});
+
+test('--executor of a revoked registration is REGISTRATION_NOT_CURRENT, and a malformed body is refused by its decoder before the token file is read', async (t) => {
+  const dir = tempDir(t);
+  const store = demoStore(dir);
+  const malformed = await runCli(['--data-dir', store.dataDir, 'agent-task', 'call', 'claim', '--token-file', join(dir, 'no-such.token'), '--input', '-', '--executor', store.registrationId, '--json'], {
+    input: `{"version":${' '.repeat(20_000)}`,
+  });
+  // The claim decoder's own order: its 16 KiB bound before the syntax, and no token file read.
+  assert.equal(malformed.code, 2);
+  assert.equal(errorCode(malformed), 'INPUT_TOO_LARGE');
+  const auth = openAuthority(store.dataDir, { mode: 'write' });
+  try {
+    revokeRegistration(auth, store.registrationId, 'the example key is published');
+  } finally {
+    auth.close();
+  }
+  const revoked = await runCli(callArgs(store, 'claim', ['--input', '-', '--executor', store.registrationId]), { input: withoutBindings('claim-executor.json') });
+  assert.equal(revoked.code, 3, revoked.stderr);
+  assert.equal(errorCode(revoked), 'REGISTRATION_NOT_CURRENT');
+  // Named as the flag's registration, before the request is run.
+  assert.match(revoked.stderr, /^error\[REGISTRATION_NOT_CURRENT\]: --executor reg-[0-9a-f]{32}: registration .* is revoked/);
 });
