@@ -1,0 +1,42 @@
+import { Flags } from '@oclif/core';
+import type { JsonValue } from '../contracts/json-value.js';
+import { qualificationToJson } from '../contracts/qualification.js';
+import { qualifyLocal } from '../tasks/qualification-local.js';
+import { BaseCommand } from './_base.js';
+
+export default class Qualification extends BaseCommand {
+  static override summary = "Say whether a Change's exact subject qualifies now (read-only, advisory).";
+  static override description =
+    "The operator's view of the agent-task operation `qualification` (docs/qualification.md): for the Change's subject — its current version and the review context --context names (default: the only context of that version) — prints whether it is qualified, whether the subject is still current, the receipt digest (only when qualified), the subject revision, each task's state (pending, claimed, succeeded, failed, uncertain, blocked), at most 32 typed failures (task id and a stable code) and the next step as data (collector_claim or reconcile with a task id, collector_finalize, checkpoint, none). It opens the existing stores read-only and never finalizes, writes a receipt or changes a task; landing rechecks everything. Exit status: 0 when qualified, 1 when not (the answer is printed either way), 2 for bad input, 4 when a store is unavailable.";
+  static override examples = [
+    '<%= config.bin %> qualification --change fix-parser',
+    '<%= config.bin %> --data-dir ./agentscm-data qualification --change fix-parser --context 5f3c…e2 --json',
+  ];
+  static override flags = {
+    change: Flags.string({ description: 'Change id of the subject.', required: true, helpValue: 'ID' }),
+    context: Flags.string({ description: "Digest of the review context of the Change's current version (default: the only one at the current policy epoch).", helpValue: 'DIGEST' }),
+    profile: Flags.string({ description: 'Workflow task profile id.', default: 'default', helpValue: 'ID' }),
+    target: Flags.string({ description: 'Protected target whose installed requirement the tasks come from.', default: 'main', helpValue: 'NAME' }),
+    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+  };
+
+  async run(): Promise<JsonValue> {
+    const { flags } = await this.parse(Qualification);
+    const answer = qualifyLocal({
+      dataDir: this.resolveDataDir(flags['data-dir']),
+      repository: flags.repository,
+      profile: flags.profile,
+      target: flags.target,
+      change: flags.change,
+      context: flags.context,
+    });
+    this.log(`${answer.qualified ? 'qualified' : 'not qualified'}: Change ${flags.change} at revision ${answer.revision}${answer.subject_current ? '' : ' (subject superseded)'}`);
+    if (answer.receipt_digest !== null) this.log(`  receipt ${answer.receipt_digest}`);
+    for (const task of answer.tasks) this.log(`  ${task.state.padEnd(9)} ${task.step_id}${task.required ? '' : ' (optional)'} ${task.task_id}`);
+    for (const failure of answer.failures) this.log(`  failure ${failure.code} (task ${failure.task_id})`);
+    const next = answer.next;
+    this.log(`  next ${next.operation}${'task_id' in next ? ` ${next.task_id}` : ''}`);
+    if (!answer.qualified) process.exitCode = 1;
+    return qualificationToJson(answer);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * `agentscm qualification` for the operator (docs/qualification.md "For operators"): the same
+ * read-only answer as the facade operation, run in-process against the operator's own data
+ * directory. The operator owns the store, so no grant is authenticated; nothing is written, so the
+ * local actor is recorded nowhere. Without --context the Change's current version must have
+ * exactly one review context at the current policy epoch.
+ */
+import { AgentscmError } from '../contracts/errors.js';
+import type { QualificationAnswer } from '../contracts/qualification.js';
+import type { AgentRef } from '../contracts/task-common.js';
+import { getChange } from '../native/changes.js';
+import { currentPolicyEpoch } from '../native/policy.js';
+import { resolveRepository } from '../native/repositories.js';
+import { u64ToSql } from '../native/sqlite.js';
+import { openAuthority, prepared, readTransaction } from '../native/store.js';
+import { trustedLocalGuard } from './context.js';
+import { qualify } from './qualification.js';
+
+/** The actor of the operator's in-process read (never written anywhere). */
+const OPERATOR: AgentRef = { owner_id: 'operator', agent_id: 'local' };
+
+export interface LocalQualificationInput {
+  readonly dataDir: string;
+  readonly repository?: string | undefined;
+  readonly profile: string;
+  readonly target: string;
+  readonly change: string;
+  /** Review context digest; undefined → the one context of the Change's current version. */
+  readonly context?: string | undefined;
+}
+
+/** The only review context of the Change's current version at the current policy epoch. */
+function soleContext(dataDir: string, repository: string | undefined, changeId: string): string {
+  const auth = openAuthority(dataDir, { mode: 'read' });
+  try {
+    return readTransaction(auth, () => {
+      const repo = resolveRepository(auth, repository).id;
+      const change = getChange(auth, repo, changeId);
+      const rows = prepared(auth, 'SELECT context_digest FROM review_contexts WHERE repository = ? AND change_id = ? AND change_version = ? AND revision = ? AND policy_epoch = ? ORDER BY context_digest LIMIT 2').all(
+        repo,
+        change.id,
+        u64ToSql(change.current_version),
+        change.current_revision,
+        u64ToSql(currentPolicyEpoch(auth, repo)),
+      ) as { context_digest: string }[];
+      const [first, second] = rows;
+      if (first === undefined) {
+        throw new AgentscmError('CONTEXT_NOT_FOUND', `Change ${change.id} has no review context for its current version ${change.current_version}`, {
+          hint: 'create one with `agentscm context create --change ID --runner PATH`, or pass --context DIGEST',
+        });
+      }
+      if (second !== undefined) {
+        throw new AgentscmError('USAGE', `Change ${change.id} has more than one review context for its current version ${change.current_version}`, {
+          hint: 'pass --context DIGEST to name the subject to qualify',
+        });
+      }
+      return first.context_digest;
+    });
+  } finally {
+    auth.close();
+  }
+}
+
+/** Qualify a subject of the operator's data directory (read-only; opens existing stores only). */
+export function qualifyLocal(input: LocalQualificationInput): QualificationAnswer {
+  const context = input.context ?? soleContext(input.dataDir, input.repository, input.change);
+  return qualify({
+    dataDir: input.dataDir,
+    actor: OPERATOR,
+    repository: input.repository,
+    profile: input.profile,
+    target: input.target,
+    subject: { change_id: input.change, context_digest: context },
+    guard: trustedLocalGuard,
+  });
+}
