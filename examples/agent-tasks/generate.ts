@@ -109,9 +109,11 @@ export interface DemoStore {
 }
 
 /**
- * Build the demo store in `dataDir` (created): repository, revision, target main, Change demo-1
+ * Build the demo store in `dataDir` (created; the requirement and collector profile files it
+ * installs are written beside it): repository, revision, target main, Change demo-1
  * with its command/v1 review context, the requirement of target main with two command steps
- * (`greeting`, `lint`), the demo key enrolled for step `lint`, and an agent grant for the demo
+ * (`greeting`, `lint`), the demo key enrolled for step `lint` with a collector profile for that
+ * registration, and an agent grant for the demo
  * actor whose token file goes to `tokenFile`.
  */
 export function buildDemoStore(dataDir: string, tokenFile: string): DemoStore {
@@ -154,7 +156,7 @@ export function buildDemoStore(dataDir: string, tokenFile: string): DemoStore {
     skill: { entrypoint: DEMO.skillPath, resources: [DEMO.runnerPath] },
     steps: [commandStep('greeting'), commandStep('lint')],
   };
-  const definitionFile = join(dataDir, 'demo-requirement.json');
+  const definitionFile = join(dirname(dataDir), 'demo-requirement.json');
   writeFileSync(definitionFile, `${formatJson(definition)}\n`);
   installRequirementFile(dataDir, { target: DEMO.target, file: definitionFile });
   return withAuthority((auth) => {
@@ -173,7 +175,7 @@ export function buildDemoStore(dataDir: string, tokenFile: string): DemoStore {
       recipe_digest: sha256(RUNNER_TEXT),
       runtime_identity_digest: DEMO.runtimeIdentity,
     };
-    const profileFile = join(dataDir, 'demo-collector-profile.json');
+    const profileFile = join(dirname(dataDir), 'demo-collector-profile.json');
     writeFileSync(profileFile, `${formatJson(profile)}\n`);
     const installed = installCollectorProfile(auth, decodeCollectorProfile(readFileSync(profileFile)), Date.now());
     return {
