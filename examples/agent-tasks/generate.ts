@@ -419,7 +419,8 @@ agentscm --data-dir D agent-task call OPERATION --input FILE --token-file F \\
 \`\`\`
 
 where \`F\` is the token file of an agent grant (\`agentscm grant create\`). \`capabilities\`,
-\`requirements\` and \`next\` take no body (no \`--input\`); \`next\` names the task to claim.
+\`requirements\`, \`next\` and \`qualification\` take no body (no \`--input\`); \`next\` names the
+task to claim.
 The operations and their answers are described in docs/agent-tasks.md.
 
 | operation | body | what it does | the answer says |
