@@ -110,8 +110,18 @@ function invalid(message: string, field: string): never {
   throw new AgentscmError('IMPORT_RECORD_INVALID', message, { hint: 'the collector must send the ExecutionRecord it built, unchanged', details: { field } });
 }
 
+/**
+ * The most bytes an execution_request or execution_record record may hold. The collector's records
+ * hold sizes and digests of the output, never the output itself, so a few KiB is their size; the
+ * bound is checked before a record is parsed.
+ */
+export const MAX_TRANSFER_RECORD_BYTES = 64 * 1024;
+
 /** Parse a record's bytes strictly; they must be exactly their canonical encoding. */
 export function parseCanonicalRecord(bytes: Uint8Array, code: 'IMPORT_RECORD_INVALID' | 'IMPORT_REQUEST_MISMATCH', what: string): JsonObject {
+  if (bytes.byteLength > MAX_TRANSFER_RECORD_BYTES) {
+    throw new AgentscmError(code, `the ${what} record holds ${bytes.byteLength} bytes, more than the ${MAX_TRANSFER_RECORD_BYTES} a collector record may hold; it was not parsed`, { details: { field: what, limit: MAX_TRANSFER_RECORD_BYTES } });
+  }
   let value: JsonValue;
   try {
     value = parseStrictJson(bytes, { maxBytes: bytes.byteLength });
@@ -130,6 +140,21 @@ function obj(value: JsonValue | undefined, field: string): JsonObject {
   return value;
 }
 
+/** The members of the collector's ExecutionRecord as a transfer carries it (with its isolation statement). */
+const RECORD_FIELDS = [
+  'version', 'kind', 'attempt_id', 'generation', 'request_digest', 'outcome', 'exit_code', 'oom_killed', 'timed_out', 'cancelled', 'output_limited',
+  'output_limit_bytes', 'stdout', 'stderr', 'container_name', 'container_id', 'image_id', 'started_at', 'finished_at', 'duration_ms', 'cleanup',
+  'recovered', 'previous_record_digest', 'error', 'isolation',
+] as const;
+const STREAM_FIELDS = ['retained_bytes', 'observed_bytes', 'truncated', 'sha256'] as const;
+const CLEANUP_FIELDS = ['container', 'snapshot', 'confirmed'] as const;
+
+/** A record object holds exactly its declared members: an unknown member is refused, as everywhere on the wire. */
+function closedObject(object: JsonObject, fields: readonly string[], at: string): void {
+  for (const key of Object.keys(object)) if (!fields.includes(key)) invalid(`record member ${JSON.stringify(at + key)} is not a member of the collector's ExecutionRecord`, at + key);
+  for (const key of fields) if (!Object.hasOwn(object, key)) invalid(`record member ${JSON.stringify(at + key)} is missing`, at + key);
+}
+
 function int(value: JsonValue | undefined, field: string): bigint {
   if (typeof value === 'bigint') return value;
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
@@ -143,6 +168,9 @@ function int(value: JsonValue | undefined, field: string): bigint {
  * image the runtime identity pins. Returns the outcome a receipt names.
  */
 export function checkTransferRecord(record: JsonObject, request: JsonObject, requestDigest: string, recipe: CommandRecipe): ImportedOutcome {
+  closedObject(record, RECORD_FIELDS, '');
+  for (const name of ['stdout', 'stderr']) closedObject(obj(record[name], name), STREAM_FIELDS, `${name}.`);
+  closedObject(obj(record.cleanup, 'cleanup'), CLEANUP_FIELDS, 'cleanup.');
   if (record.version !== 1 && record.version !== 1n) invalid('the record version is not 1', 'version');
   if (record.kind !== 'command/v1') invalid('the record kind is not command/v1', 'kind');
   if (record.attempt_id !== request.attempt_id) invalid(`the record names attempt ${shown(record.attempt_id)}, not ${shown(request.attempt_id)}`, 'attempt_id');

@@ -247,3 +247,25 @@ test('the exact retry after the subject moved answers the retained import with s
   assert.equal(retry.currently_applicable, false);
   assert.deepEqual(retry.applicability, { subject_current: false, registration_current: true });
 });
+
+test('records are closed and bounded: an unknown or missing member at any depth, or a record past 64 KiB, is IMPORT_RECORD_INVALID before anything is imported', (t) => {
+  const ev = makeEvidence(t);
+  const descriptor = claim(ev);
+  const parts = transferParts(descriptor);
+  const stdout = parts.record.stdout as JsonObject;
+  const cleanup = parts.record.cleanup as JsonObject;
+  const { error: _dropped, ...withoutError } = parts.record;
+  const cases: [string, JsonObject][] = [
+    ['unknown top-level member', { ...parts.record, padding: 'x' }],
+    ['unknown stream member', { ...parts.record, stdout: { ...stdout, extra: true } }],
+    ['unknown cleanup member', { ...parts.record, cleanup: { ...cleanup, extra: 1 } }],
+    ['missing member', withoutError],
+    ['past the bound', { ...parts.record, error: 'x'.repeat(64 * 1024) }],
+  ];
+  for (const [name, record] of cases) {
+    assert.equal(codeOf(() => importAs(ev, envelopeOf(ev.key, { ...parts, record }))), 'IMPORT_RECORD_INVALID', name);
+  }
+  assert.equal(transferCount(ev), 0);
+  const answer = importAs(ev, envelopeOf(ev.key, parts));
+  assert.equal(answer.status, 'imported');
+});
