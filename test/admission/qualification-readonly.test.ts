@@ -95,6 +95,7 @@ test('agentscm qualification refuses bad input with a typed error and creates no
 
   const missing = join(ev.dir, 'no-store');
   const absent = await runCli(['--data-dir', missing, 'qualification', '--change', CHANGE_ID, '--json']);
-  assert.notEqual(absent.code, 0);
+  assert.equal(absent.code, 4);
+  assert.equal((jsonOf(absent).error as { code: string }).code, 'STORE_NOT_INITIALIZED');
   assert.equal(existsSync(missing), false, 'no store was created');
 });
