@@ -9,7 +9,7 @@
  * envelope's signature verified again under its registration key, source_paths recomputed from
  * the immutable revision) and must have the stored digest.
  */
-import { AgentscmError } from '../contracts/errors.js';
+import { AgentscmError, ERROR_CODES, EXIT } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import type { QualificationAnswer, QualificationFailure, QualificationFailureCode, QualificationNext, QualificationTask, QualificationTaskState } from '../contracts/qualification.js';
 import { MAX_QUALIFICATION_FAILURES, checkQualificationAnswer, qualificationToJson } from '../contracts/qualification.js';
@@ -125,7 +125,9 @@ function receiptHolds(auth: Authority, journal: Journal, derived: DerivedSubject
     const rebuilt = buildReceipt(auth, journal, derived, true);
     return 'receipt' in rebuilt && receiptV2Digest(rebuilt.receipt) === stored.receipt_digest;
   } catch (error) {
-    if (error instanceof AgentscmError && error.code !== 'INTERNAL') return false;
+    // Evidence that no longer holds is an answer; a busy or unavailable store is not.
+    if (error instanceof AgentscmError && error.code !== 'INTERNAL' && ERROR_CODES[error.code].exit === EXIT.INVALID) return false;
+    if (error instanceof AgentscmError && error.code === 'TASK_JOURNAL_INCONSISTENT') return false;
     throw error;
   }
 }
