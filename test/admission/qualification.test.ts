@@ -10,7 +10,7 @@ import { formatJson } from '../../src/contracts/canonical-json.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
 import { makeGrant } from '../grants/fixture.js';
-import { CHANGE_ID, addRevision, checkpoint, defaultFiles, revoke } from '../tasks/fixture.js';
+import { CHANGE_ID, addRevision, bumpPolicy, checkpoint, defaultFiles, enroll, revoke } from '../tasks/fixture.js';
 import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
 import type { Evidence } from '../evidence/fixture.js';
 import { finalize, importEnvelope, killedImport, qualifyAs, statesOf } from './fixture.js';
@@ -213,4 +213,22 @@ test('a revision whose source paths no longer match: source_paths_failed, and th
   ]);
   assert.deepEqual(answer.next, { operation: 'none' });
   assert.equal(CHANGE_ID, 'change-1');
+});
+
+test('re-enrollment of the executor after the receipt (a new epoch replaces the claimed registration): authorization_changed', (t) => {
+  const ev = makeEvidence(t);
+  passedImport(ev);
+  assert.equal(qualifyAs(ev).qualified, true);
+  enroll(ev.store, 'unit', 'box-1');
+  const answer = qualifyAs(ev);
+  assert.equal(answer.qualified, false);
+  assert.deepEqual(answer.failures, [{ task_id: unitId(ev), code: 'authorization_changed' }]);
+});
+
+test('a policy epoch bump after the receipt supersedes the subject: subject_current false, checkpoint', (t) => {
+  const ev = makeEvidence(t);
+  passedImport(ev);
+  assert.equal(qualifyAs(ev).qualified, true);
+  bumpPolicy(ev.store);
+  assert.deepEqual(qualifyAs(ev), { qualified: false, subject_current: false, receipt_digest: null, revision: ev.store.revision, tasks: [], failures: [], next: { operation: 'checkpoint' } });
 });
