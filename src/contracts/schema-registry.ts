@@ -19,6 +19,7 @@ import { definedDecoders } from './schema.js';
 import './agent-state.js';
 import './collector-descriptor.js';
 import './collector-profile.js';
+import './collector-requests.js';
 import './collector-transfer.js';
 import './command-recipe.js';
 import './hub-config.js';

@@ -16,10 +16,11 @@ import { domainDigest, mutationDomain } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { GrantOrigin } from '../contracts/grant.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
-import type { AgentRef, ExecutorBinding } from '../contracts/task-common.js';
-import { AGENT_SCHEMA, HEX64_SCHEMA, ID_SCHEMA, defineTaskDecoder, sameAgent } from '../contracts/task-common.js';
+import type { ExecutorBinding } from '../contracts/task-common.js';
+import { sameAgent } from '../contracts/task-common.js';
+import type { CollectorClaimRequest, CollectorDescriptorRequest } from '../contracts/collector-requests.js';
+import { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder } from '../contracts/collector-requests.js';
 import type { TaskClaimRequest } from '../contracts/task-requests.js';
-import { LEASE_MS_SCHEMA, MAX_REQUEST_BYTES } from '../contracts/task-requests.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { authorityId } from '../native/authority-identity.js';
 import { requireCurrentCollectorProfile } from '../native/collector-profiles.js';
@@ -35,52 +36,8 @@ import { readAuthority, readJournal } from './transition.js';
 import type { TransitionScope } from './transition.js';
 
 
-/** The input of `collector_claim`: a claim that names an installed collector profile instead of an executor. */
-export interface CollectorClaimRequest {
-  readonly version: 1;
-  readonly request_id: string;
-  readonly agent: AgentRef;
-  readonly collector_profile_id: string;
-  readonly task_id: string;
-  readonly task_digest: string;
-  readonly execution_operation_id: string;
-  readonly requested_lease_ms: bigint;
-}
-
-export const COLLECTOR_CLAIM_REQUEST_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['version', 'request_id', 'agent', 'collector_profile_id', 'task_id', 'task_digest', 'execution_operation_id', 'requested_lease_ms'],
-  properties: {
-    version: { type: 'integer', const: 1 },
-    request_id: ID_SCHEMA,
-    agent: AGENT_SCHEMA,
-    collector_profile_id: HEX64_SCHEMA,
-    task_id: ID_SCHEMA,
-    task_digest: HEX64_SCHEMA,
-    execution_operation_id: ID_SCHEMA,
-    requested_lease_ms: LEASE_MS_SCHEMA,
-  },
-} as const;
-
-export const collectorClaimRequestDecoder = defineTaskDecoder<CollectorClaimRequest>('agent-task.collector-claim-request', COLLECTOR_CLAIM_REQUEST_SCHEMA, { maxBytes: MAX_REQUEST_BYTES });
-
-/** The input of `collector_descriptor`: the exact task and attempt of an earlier collector claim. */
-export interface CollectorDescriptorRequest {
-  readonly version: 1;
-  readonly agent: AgentRef;
-  readonly task_id: string;
-  readonly attempt_id: string;
-}
-
-export const COLLECTOR_DESCRIPTOR_REQUEST_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['version', 'agent', 'task_id', 'attempt_id'],
-  properties: { version: { type: 'integer', const: 1 }, agent: AGENT_SCHEMA, task_id: ID_SCHEMA, attempt_id: ID_SCHEMA },
-} as const;
-
-export const collectorDescriptorRequestDecoder = defineTaskDecoder<CollectorDescriptorRequest>('agent-task.collector-descriptor-request', COLLECTOR_DESCRIPTOR_REQUEST_SCHEMA, { maxBytes: MAX_REQUEST_BYTES });
+export { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder };
+export type { CollectorClaimRequest, CollectorDescriptorRequest };
 
 function collectorClaimToJson(request: CollectorClaimRequest): JsonObject {
   return {

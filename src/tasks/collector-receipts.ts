@@ -15,9 +15,8 @@ import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
 import { MAX_RECEIPT_TASKS, checkReceipt, encodeReceiptV2, receiptV2Digest } from '../contracts/receipt-v2.js';
 import type { ReceiptTask, WorkflowReceiptV2 } from '../contracts/receipt-v2.js';
-import { AGENT_SCHEMA, defineTaskDecoder } from '../contracts/task-common.js';
-import type { AgentRef } from '../contracts/task-common.js';
-import { MAX_REQUEST_BYTES } from '../contracts/task-requests.js';
+import type { CollectorFinalizeRequest } from '../contracts/collector-requests.js';
+import { collectorFinalizeRequestDecoder } from '../contracts/collector-requests.js';
 import { TRANSFER_LIMITS, checkTransferSignature, readTransferEnvelope } from '../contracts/collector-transfer.js';
 import { hexToBytes } from '../contracts/task-common.js';
 import { sha256Hex } from '../crypto/sha256.js';
@@ -193,17 +192,8 @@ export function writeReceiptIfComplete(scope: TransitionScope, derived: DerivedS
   return { status: 'written', receipt_digest: digest, state: built.receipt.state };
 }
 
-/** The input of `collector_finalize`: the actor; the subject is the context's (--change, --context). */
-export interface CollectorFinalizeRequest {
-  readonly version: 1;
-  readonly agent: AgentRef;
-}
-
-export const collectorFinalizeRequestDecoder = defineTaskDecoder<CollectorFinalizeRequest>(
-  'agent-task.collector-finalize-request',
-  { type: 'object', additionalProperties: false, required: ['version', 'agent'], properties: { version: { type: 'integer', const: 1 }, agent: AGENT_SCHEMA } },
-  { maxBytes: MAX_REQUEST_BYTES },
-);
+export { collectorFinalizeRequestDecoder };
+export type { CollectorFinalizeRequest };
 
 /**
  * `collector_finalize` (reconcile_collector_finalization): write the receipt of the context's

@@ -34,12 +34,16 @@ export function expectedFiles(): Map<string, string> {
   return files;
 }
 
+/** docs/schemas/external holds the agent clients' own schemas (its README), not registry output. */
+const NOT_PUBLISHED_HERE = 'external';
+
 function listPublished(dir: string): string[] {
   if (!existsSync(dir)) return [];
   const out: string[] = [];
   const walk = (at: string): void => {
     for (const name of readdirSync(at)) {
       const full = join(at, name);
+      if (at === dir && name === NOT_PUBLISHED_HERE) continue;
       if (statSync(full).isDirectory()) walk(full);
       else if (name.endsWith(SUFFIX)) out.push(relative(dir, full).split(sep).join('/'));
     }
