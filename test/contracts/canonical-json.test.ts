@@ -162,13 +162,14 @@ test('domain digest = SHA-256(domain ‖ 0x00 ‖ u64be(len) ‖ bytes)', () => 
   assert.equal(domainDigest(DOMAINS.task, new Uint8Array()), sha256Hex(Buffer.concat([Buffer.from(DOMAINS.task), Buffer.alloc(9)])));
 });
 
-test('the domain table matches WIRE.md', () => {
+test('the domain table matches docs/wire.md "Canonical encoding and digests"', () => {
   assert.deepEqual(DOMAINS, {
     observation: 'agentscm.agent-workflow-observation.v1',
     task: 'agentscm.agent-workflow-task.v1',
     attempt: 'agentscm.agent-workflow-attempt.v1',
     result: 'agentscm.agent-workflow-result.v1',
     collectorTransfer: 'agentscm.collector-transfer.v1',
+    collectorProfile: 'agentscm.collector-profile.v1',
     receipt: 'agentscm.workflow-receipt.v2',
     revision: 'agentscm.revision.v1',
     reviewContext: 'agentscm.review-context.v1',
