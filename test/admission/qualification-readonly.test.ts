@@ -99,3 +99,16 @@ test('agentscm qualification refuses bad input with a typed error and creates no
   assert.equal((jsonOf(absent).error as { code: string }).code, 'STORE_NOT_INITIALIZED');
   assert.equal(existsSync(missing), false, 'no store was created');
 });
+
+test('agentscm agent-task call qualification answers as the grant of --token-file, takes no input document and changes nothing', async (t) => {
+  const ev = makeEvidence(t);
+  passedImport(ev);
+  const before = filesOf(ev.store.dataDir);
+  const called = await runCli(['--data-dir', ev.store.dataDir, 'agent-task', 'call', 'qualification', '--token-file', ev.tokenFile, '--change', CHANGE_ID, '--context', ev.store.contextDigest, '--json']);
+  assert.equal(called.code, 0, called.stderr);
+  assert.deepEqual(qualificationAnswerDecoder.validate(jsonOf<JsonObject>(called)), qualifyAs(ev));
+  assert.deepEqual(filesOf(ev.store.dataDir), before);
+  const withInput = await runCli(['--data-dir', ev.store.dataDir, 'agent-task', 'call', 'qualification', '--token-file', ev.tokenFile, '--change', CHANGE_ID, '--context', ev.store.contextDigest, '--input', '-', '--json'], { input: '{}' });
+  assert.equal(withInput.code, 2);
+  assert.equal((jsonOf(withInput).error as { code: string }).code, 'USAGE');
+});
