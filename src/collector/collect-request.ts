@@ -1,5 +1,5 @@
 /**
- * The ExecutionRequest of a collection and the transfer header that carries it (WIRE.md
+ * The ExecutionRequest of a collection and the transfer header that carries it (docs/wire.md
  * "Collector transfer envelope v1"; docs/collect.md "What is signed"). The request is the
  * command collector's own command/v1 ExecutionRequest, filled from the descriptor, the step and
  * recipe file the authority binds, and the runtime identity observed now, by the same function

@@ -1,5 +1,5 @@
 /**
- * The collector's signing key on disk (WIRE.md "Keys"; spec: collector state is owner-private and
+ * The collector's signing key on disk (docs/wire.md "Keys"; spec: collector state is owner-private and
  * non-symlink): `--state-dir S` is a 0700 directory owned by the current user, the key file
  * S/signing-key.json is 0600. A key file is never overwritten, and a directory or file that
  * group or others can access is refused rather than repaired.

@@ -1,6 +1,6 @@
 /**
  * What every agentscm command shares: --data-dir (also before the command and as
- * AGENTSCM_DATA_DIR), --json, and the error contract of WIRE.md — one stderr line
+ * AGENTSCM_DATA_DIR), --json, and the error contract of docs/wire.md — one stderr line
  * `error[CODE]: message`, with --json also {"error":{code,message}} on stdout, and the exit
  * code from the code table. Files starting with `_` are not commands (package.json globs).
  */

@@ -1,5 +1,5 @@
 /**
- * `agentscm --data-dir D <command> ...` as the specification writes it (WIRE.md "CLI
+ * `agentscm --data-dir D <command> ...` as the specification writes it (docs/wire.md "CLI
  * conventions"): a leading `--data-dir D` or `--data-dir=D` becomes the command's own
  * `--data-dir=D`, so it is parsed, and refused when repeated, like the flag after the command.
  * It is never put into AGENTSCM_DATA_DIR, which oclif would also read. Only the exact flag

@@ -97,7 +97,7 @@ export interface AgentStateCreateInput {
 /**
  * A scope path: repository-relative, `/`-separated, no empty, `.` or `..` component, no leading
  * or trailing `/`, no control character; `.` alone is the whole repository. Any UTF-8 otherwise
- * (WIRE.md "Workspace paths"); the component rules are checked by scopePathProblem.
+ * (docs/wire.md "Workspace paths"); the component rules are checked by scopePathProblem.
  */
 const SCOPE_PATH_SCHEMA = { type: 'string', minLength: 1, maxUtf8Bytes: MAX_SCOPE_PATH_BYTES, pattern: '^[^\\u0000-\\u001f\\u007f]+$' } as const;
 const AUTHORITY_SCHEMA = { type: 'string', enum: [...AUTHORITIES] } as const;

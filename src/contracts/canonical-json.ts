@@ -1,5 +1,5 @@
 /**
- * The one canonical encoder (WIRE.md "Canonical encoding and digests"; spec: "Observation
+ * The one canonical encoder (docs/wire.md "Canonical encoding and digests"; spec: "Observation
  * signing bytes"): compact JSON in declared (insertion) field order, short escapes for
  * " \ \b \t \n \f \r, other U+0000-U+001F as lowercase \u00xx, every other character as raw
  * UTF-8, integers as plain base-10, null written. Not RFC 8785; keys are never sorted.

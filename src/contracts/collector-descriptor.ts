@@ -1,6 +1,6 @@
 /**
  * The collector descriptor (spec "Operator-enrolled collector transfer": the "server-derived
- * claimed descriptor matching that installed profile"; WIRE.md "Collector descriptor"): the
+ * claimed descriptor matching that installed profile"; docs/wire.md "Collector descriptor"): the
  * answer of `collector_claim` and `collector_descriptor`, and the input of `agent-task collect`.
  * It names the authority, the installed collector profile, the claimed task and attempt with
  * its fence and lease, the exact subject, the originating actor and grant, the enrolled
@@ -22,7 +22,7 @@ export const COLLECTOR_DESCRIPTOR_VERSION = 1;
 /** A descriptor holds one recipe (at most 64 KiB) and a few hundred bytes of bindings. */
 export const MAX_COLLECTOR_DESCRIPTOR_BYTES = RECIPE_LIMITS.maxRecipeBytes + 32 * 1024;
 
-/** The originating actor and grant of a claim (WIRE.md "Authority identity and grants"). */
+/** The originating actor and grant of a claim (docs/wire.md "Authority identity and grants"). */
 export const ORIGIN_SCHEMA = {
   type: 'object',
   additionalProperties: false,
@@ -35,7 +35,7 @@ export function originToJson(origin: GrantOrigin): JsonObject {
   return { owner_id: origin.owner_id, agent_id: origin.agent_id, grant_id: origin.grant_id, grant_generation: origin.grant_generation };
 }
 
-/** The authority's identity: 32 lowercase hex, like a repository id (WIRE.md "Authority identity and grants"). */
+/** The authority's identity: 32 lowercase hex, like a repository id (docs/wire.md "Authority identity and grants"). */
 export const AUTHORITY_ID_SCHEMA = REPOSITORY_SCHEMA;
 
 // The recipe schema as it sits inside another document: its `$id` names the standalone file only.
@@ -88,7 +88,7 @@ export interface DescriptorSubject {
   readonly requirement_digest: string;
 }
 
-/** WIRE.md "Collector descriptor", fields in declared (encoding) order. */
+/** docs/wire.md "Collector descriptor", fields in declared (encoding) order. */
 export interface CollectorDescriptor {
   readonly version: 1;
   readonly authority_id: string;
@@ -187,7 +187,7 @@ function checkDescriptor(descriptor: CollectorDescriptor): CollectorDescriptor {
   return descriptor;
 }
 
-/** Strict decoding of a descriptor (WIRE.md "Collector descriptor"): u64 fields come out as bigint. */
+/** Strict decoding of a descriptor (docs/wire.md "Collector descriptor"): u64 fields come out as bigint. */
 export function decodeCollectorDescriptor(bytes: Uint8Array): CollectorDescriptor {
   return checkDescriptor(descriptorDecoder.decode(bytes, MAX_COLLECTOR_DESCRIPTOR_BYTES));
 }
@@ -197,7 +197,7 @@ export function validateCollectorDescriptor(value: JsonValue): CollectorDescript
   return checkDescriptor(descriptorDecoder.validate(value));
 }
 
-/** Canonical (declared-order) JSON of a descriptor (WIRE.md "Collector descriptor"). */
+/** Canonical (declared-order) JSON of a descriptor (docs/wire.md "Collector descriptor"). */
 export function collectorDescriptorToJson(descriptor: CollectorDescriptor): JsonObject {
   const { task, attempt, subject } = descriptor;
   return {

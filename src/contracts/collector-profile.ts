@@ -1,5 +1,5 @@
 /**
- * CollectorProfile v1 (spec "Operator-enrolled collector transfer"; WIRE.md "CollectorProfile
+ * CollectorProfile v1 (spec "Operator-enrolled collector transfer"; docs/wire.md "CollectorProfile
  * v1"): an operator-installed, immutable authorization for one exact executor registration
  * epoch, repository, workflow profile and command step to transfer original typed records. It
  * pins the complete CommandRecipe, the SHA-256 of the recipe file's exact bytes as a plan binds
@@ -90,7 +90,7 @@ function checkProfile(profile: CollectorProfile): CollectorProfile {
   return profile;
 }
 
-/** Strict decoding of a profile file (WIRE.md "CollectorProfile v1"); registration_epoch comes out as bigint. */
+/** Strict decoding of a profile file (docs/wire.md "CollectorProfile v1"); registration_epoch comes out as bigint. */
 export function decodeCollectorProfile(bytes: Uint8Array): CollectorProfile {
   return checkProfile(profileDecoder.decode(bytes, MAX_COLLECTOR_PROFILE_BYTES));
 }

@@ -1,6 +1,6 @@
 /**
  * The collector transfer envelope v1 (spec "Operator-enrolled collector transfer": "a distinct
- * signed capability with a 16 MiB envelope limit"; WIRE.md "Collector transfer envelope v1"):
+ * signed capability with a 16 MiB envelope limit"; docs/wire.md "Collector transfer envelope v1"):
  *
  *     "AGSCMTR1" ‖ u32be header_length (≤ 65536) ‖ header ‖ signature (64) ‖ record bytes…
  *
@@ -29,7 +29,7 @@ import { EXECUTOR_SCHEMA, HEX64_SCHEMA, ID_SCHEMA, POSITIVE_U64_SCHEMA, REPOSITO
 export const TRANSFER_VERSION = 1;
 /** The 8 ASCII bytes every envelope starts with. */
 export const TRANSFER_MAGIC = 'AGSCMTR1';
-/** Bounds of WIRE.md "Collector transfer envelope v1". */
+/** Bounds of docs/wire.md "Collector transfer envelope v1". */
 export const TRANSFER_LIMITS = {
   magicBytes: 8,
   /** Magic plus the u32be header length. */
@@ -220,7 +220,7 @@ function checkRecordKinds(header: TransferHeader): void {
 }
 
 /**
- * Decode the exact header bytes strictly (WIRE.md "Collector transfer envelope v1"): strict JSON
+ * Decode the exact header bytes strictly (docs/wire.md "Collector transfer envelope v1"): strict JSON
  * and schema (TRANSFER_HEADER_INVALID, with the decoder's own code in details.cause_code), the
  * canonical encoding byte for byte (TRANSFER_HEADER_NOT_CANONICAL), then the record sequence.
  */
@@ -237,7 +237,7 @@ export function decodeTransferHeader(headerBytes: Uint8Array): TransferHeader {
   } catch (error) {
     if (!isAgentscmError(error)) throw error;
     throw new AgentscmError('TRANSFER_HEADER_INVALID', `the transfer header is invalid: [${error.code}] ${error.message}`, {
-      hint: 'the header must be the canonical JSON of WIRE.md "Collector transfer envelope v1" (docs/collector-transfer.md)',
+      hint: 'the header must be the canonical JSON of docs/wire.md "Collector transfer envelope v1" (docs/collector-transfer.md)',
       cause: error,
       details: { cause_code: error.code, ...(error.details === undefined ? {} : { cause_details: error.details }) },
     });
@@ -491,7 +491,7 @@ export function signTransferHeader(header: TransferHeader, privateKey: Uint8Arra
 }
 
 /**
- * Encode and sign an envelope (WIRE.md "Collector transfer envelope v1"): the header is
+ * Encode and sign an envelope (docs/wire.md "Collector transfer envelope v1"): the header is
  * validated as a reader would decode it, each record's bytes must match its header entry
  * (TRANSFER_RECORD_DIGEST_MISMATCH), and the signing key must be the one the header names.
  */

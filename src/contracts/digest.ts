@@ -1,5 +1,5 @@
 /**
- * Domain-separated digests (WIRE.md): SHA-256(domain ‖ 0x00 ‖ u64be(len(bytes)) ‖ bytes),
+ * Domain-separated digests (docs/wire.md): SHA-256(domain ‖ 0x00 ‖ u64be(len(bytes)) ‖ bytes),
  * written as 64 lowercase hex. One domain string per kind, listed here and nowhere else.
  */
 import { sha256Hex } from '../crypto/sha256.js';

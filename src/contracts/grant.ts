@@ -1,5 +1,5 @@
 /**
- * Grants and their bearer tokens (WIRE.md "Authority identity and grants"): an actor is
+ * Grants and their bearer tokens (docs/wire.md "Authority identity and grants"): an actor is
  * OWNER/AGENT; a token is `agentscm_` followed by 43 base64url characters, the unpadded
  * encoding of 256 random bits; the authority keeps only the token's SHA-256. Pure: formats and
  * digests, no I/O and no randomness (the caller supplies the bytes).
@@ -30,7 +30,7 @@ export interface GrantOrigin {
   readonly grant_generation: bigint;
 }
 
-/** Parse `OWNER/AGENT` (each an id of WIRE.md "Identifiers"); USAGE otherwise. */
+/** Parse `OWNER/AGENT` (each an id of docs/wire.md "Identifiers"); USAGE otherwise. */
 export function parseActor(text: string, flag = '--actor'): AgentRef {
   const slash = text.indexOf('/');
   if (slash < 0 || slash !== text.lastIndexOf('/')) {

@@ -1,5 +1,5 @@
 /**
- * The hub's wire documents (WIRE.md "Hub"; spec "Workspace HTTP and MCP adapter" and "Selected
+ * The hub's wire documents (docs/wire.md "Hub"; spec "Workspace HTTP and MCP adapter" and "Selected
  * task-only operating profile"): the strict execution config v1 an operator starts
  * `agentscm hub serve` with, and the body of the agent-tasks route. Schemas only; the rules JSON
  * Schema cannot state (absolute data_dir, unique profiles, listen address) are in src/hub/config.ts.

@@ -1,5 +1,5 @@
 /**
- * Identifier rules of WIRE.md "Identifiers": repository 32 lowercase hex; revisions and
+ * Identifier rules of docs/wire.md "Identifiers": repository 32 lowercase hex; revisions and
  * digests 64 lowercase hex; signatures 128 lowercase hex; every other id or code
  * `^[A-Za-z0-9._-]{1,128}$`. Each rule exists once as a checker and once as a JSON Schema
  * fragment (marked with `idKind`, so a pattern failure inside a decoder is ID_INVALID too).
@@ -36,32 +36,32 @@ function check(value: unknown, re: RegExp, maxLength: number, what: string, rule
   return value;
 }
 
-/** A general id or code (WIRE.md "Identifiers": ^[A-Za-z0-9._-]{1,128}$) → the id, or ID_INVALID. */
+/** A general id or code (docs/wire.md "Identifiers": ^[A-Za-z0-9._-]{1,128}$) → the id, or ID_INVALID. */
 export function validateId(value: unknown, what = 'id'): string {
   return check(value, ID_RE, MAX_ID_LENGTH, what, '1 to 128 characters of A-Z a-z 0-9 . _ -');
 }
 
-/** A repository id (WIRE.md "Identifiers": 32 lowercase hex) → the id, or ID_INVALID. */
+/** A repository id (docs/wire.md "Identifiers": 32 lowercase hex) → the id, or ID_INVALID. */
 export function validateRepositoryId(value: unknown, what = 'repository id'): string {
   return check(value, REPOSITORY_RE, 32, what, '32 lowercase hex digits');
 }
 
-/** A revision id or SHA-256 digest (WIRE.md "Identifiers": 64 lowercase hex) → the digest, or ID_INVALID. */
+/** A revision id or SHA-256 digest (docs/wire.md "Identifiers": 64 lowercase hex) → the digest, or ID_INVALID. */
 export function validateDigestHex(value: unknown, what = 'digest'): string {
   return check(value, DIGEST_RE, 64, what, '64 lowercase hex digits');
 }
 
-/** An Ed25519 signature (WIRE.md "Keys": 128 lowercase hex) → the signature, or ID_INVALID. */
+/** An Ed25519 signature (docs/wire.md "Keys": 128 lowercase hex) → the signature, or ID_INVALID. */
 export function validateSignatureHex(value: unknown, what = 'signature'): string {
   return check(value, SIGNATURE_RE, 128, what, '128 lowercase hex digits');
 }
 
-/** Non-throwing form of validateId (WIRE.md "Identifiers"). */
+/** Non-throwing form of validateId (docs/wire.md "Identifiers"). */
 export function isId(value: unknown): value is string {
   return typeof value === 'string' && value.length <= MAX_ID_LENGTH && ID_RE.test(value);
 }
 
-/** Non-throwing form of validateDigestHex (WIRE.md "Identifiers"). */
+/** Non-throwing form of validateDigestHex (docs/wire.md "Identifiers"). */
 export function isDigestHex(value: unknown): value is string {
   return typeof value === 'string' && value.length === 64 && DIGEST_RE.test(value);
 }

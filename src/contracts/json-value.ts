@@ -1,6 +1,6 @@
 /**
  * The JSON value model shared by the strict decoder and the canonical encoder.
- * Integers are `bigint` as decoded (WIRE.md: u64 keeps its full value); the encoder also
+ * Integers are `bigint` as decoded (docs/wire.md: u64 keeps its full value); the encoder also
  * accepts safe-integer `number`s. Object member order is insertion order and is preserved.
  */
 export type JsonValue = null | boolean | string | bigint | number | JsonValue[] | JsonObject;

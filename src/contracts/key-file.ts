@@ -1,5 +1,5 @@
 /**
- * The private key file of WIRE.md "Keys":
+ * The private key file of docs/wire.md "Keys":
  * {"version":1,"algorithm":"ed25519","private_key":hex64,"public_key":hex64,"key_id":hex64},
  * key_id = verification_key_id = SHA-256 of the 32 raw public key bytes. Pure encode/decode;
  * the file I/O and permission checks live in src/collector/key-store.ts. (In contracts/, not

@@ -1,5 +1,5 @@
 /**
- * Text from the command line or from input shown inside an error message (WIRE.md "CLI
+ * Text from the command line or from input shown inside an error message (docs/wire.md "CLI
  * conventions": one stderr line per error). A path or name is shown as a JSON string, the way
  * identifiers are, so a newline, escape sequence or other control character in it can neither
  * split the line nor reach the terminal raw.

@@ -1,7 +1,7 @@
 /**
  * Receipt v2 (spec "Operator-enrolled collector transfer": "The resulting v2 receipt names every
  * transfer, task, attempt, fence, registration epoch/key/profile and originating actor/grant";
- * WIRE.md "Receipt v2"): the authority's record that the compiled workflow graph of one exact
+ * docs/wire.md "Receipt v2"): the authority's record that the compiled workflow graph of one exact
  * subject completed, one row per plan step in plan order. An imported collector task's row
  * names its attempt, fence, transfer (plain SHA-256 of the whole envelope), collector profile,
  * registration and origin; a native source_paths task's row names its recomputed result
@@ -23,7 +23,7 @@ export const MAX_RECEIPT_TASKS = 32;
 /** 32 rows of at most about 1 KiB each, with room to spare. */
 export const MAX_RECEIPT_BYTES = 64 * 1024;
 
-/** Run states that produce a receipt (WIRE.md "Enumerations": as for runs). */
+/** Run states that produce a receipt (docs/wire.md "Enumerations": as for runs). */
 export const RECEIPT_STATES = ['completed', 'completed_with_omissions'] as const;
 export type ReceiptState = (typeof RECEIPT_STATES)[number];
 
@@ -82,7 +82,7 @@ export const COLLECTOR_ROW_FIELDS = [
 
 export type ReceiptTask = ReceiptTaskBase | (ReceiptTaskBase & ReceiptCollectorEvidence) | (ReceiptTaskBase & { readonly result_digest: string });
 
-/** WIRE.md "Receipt v2", fields in declared (encoding) order. */
+/** docs/wire.md "Receipt v2", fields in declared (encoding) order. */
 export interface WorkflowReceiptV2 {
   readonly version: 2;
   readonly authority_id: string;
@@ -209,7 +209,7 @@ export function checkReceipt(receipt: WorkflowReceiptV2): WorkflowReceiptV2 {
   return receipt;
 }
 
-/** Strict decoding of a v2 receipt (WIRE.md "Receipt v2"). */
+/** Strict decoding of a v2 receipt (docs/wire.md "Receipt v2"). */
 export function decodeReceiptV2(bytes: Uint8Array): WorkflowReceiptV2 {
   return checkReceipt(receiptDecoder.decode(bytes, MAX_RECEIPT_BYTES));
 }

@@ -1,5 +1,5 @@
 /**
- * The one list of published wire schemas (WIRE.md "Strict JSON decoding": schemas kept in one
+ * The one list of published wire schemas (docs/wire.md "Strict JSON decoding": schemas kept in one
  * place and published under docs/schemas/).
  *
  * TO REGISTER YOUR DECODERS: add one side-effect import of the module that calls
@@ -40,7 +40,7 @@ import './task-subject.js';
 import './workflow-definition.js';
 // --- end of registered decoder modules ---
 
-/** Every published decoder, sorted by id (WIRE.md "Strict JSON decoding"). */
+/** Every published decoder, sorted by id (docs/wire.md "Strict JSON decoding"). */
 export function allDecoders(): readonly Decoder<unknown>[] {
   return definedDecoders().filter((decoder) => !decoder.id.startsWith('test.'));
 }

@@ -1,6 +1,6 @@
 /**
  * Typed decoders: the strict JSON parser followed by ajv (strict mode) over one JSON Schema
- * (WIRE.md "Strict JSON decoding"). The decoder owns the rules JSON Schema cannot state on its
+ * (docs/wire.md "Strict JSON decoding"). The decoder owns the rules JSON Schema cannot state on its
  * own: exact u64 integers (`u64: true`, normalised to bigint), UTF-8 byte bounds
  * (`maxUtf8Bytes`), identifier fields (`idKind`), and the version check that runs before full
  * validation. Every ajv failure maps to one stable code; docs/strict-json.md lists the mapping.
@@ -143,7 +143,7 @@ function createAjv(validateSchema: boolean): Ajv {
 /** Every decoder defined in this process, by id (see schema-registry.ts for the published set). */
 const DEFINED = new Map<string, Decoder<unknown>>();
 
-/** Decoders defined so far in this process, sorted by id (WIRE.md: schemas kept in one place). */
+/** Decoders defined so far in this process, sorted by id (docs/wire.md: schemas kept in one place). */
 export function definedDecoders(): readonly Decoder<unknown>[] {
   return [...DEFINED.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
@@ -412,7 +412,7 @@ function toVersionBigint(value: unknown): bigint | undefined {
   return undefined;
 }
 
-/** A typed decoder for one schema (WIRE.md "Strict JSON decoding"); defined once at module load. */
+/** A typed decoder for one schema (docs/wire.md "Strict JSON decoding"); defined once at module load. */
 export function defineDecoder<T>(id: string, schema: object, options: DecoderOptions = {}): Decoder<T> {
   if (!DECODER_ID.test(id)) throw new Error(`decoder id ${JSON.stringify(id)} must match ${DECODER_ID.source}`);
   const schemaObject = schema as SchemaObject;

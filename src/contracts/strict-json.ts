@@ -1,5 +1,5 @@
 /**
- * The strict JSON decoder of WIRE.md "Strict JSON decoding". Every untrusted input goes through
+ * The strict JSON decoder of docs/wire.md "Strict JSON decoding". Every untrusted input goes through
  * here before ajv sees it; the order (STYLE.md) is: byte-length check, BOM, fatal UTF-8 decode,
  * then a hand-written parser that refuses duplicate keys, lone surrogate escapes and any number
  * that is not an exact u64. `JSON.parse` is not used: it keeps the last duplicate key silently
@@ -28,7 +28,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const U64_DIGITS = 20;
 
-/** Escape one JSON-pointer reference token (RFC 6901), for error pointers (WIRE.md "Strict JSON decoding"). */
+/** Escape one JSON-pointer reference token (RFC 6901), for error pointers (docs/wire.md "Strict JSON decoding"). */
 export function escapePointerToken(token: string | number): string {
   return String(token).replaceAll('~', '~0').replaceAll('/', '~1');
 }
@@ -58,7 +58,7 @@ export function asParsed(value: JsonValue): JsonValue {
 }
 
 /**
- * Decode untrusted bytes into a JsonValue (WIRE.md "Strict JSON decoding"): integers up to
+ * Decode untrusted bytes into a JsonValue (docs/wire.md "Strict JSON decoding"): integers up to
  * Number.MAX_SAFE_INTEGER become number, larger ones bigint; object member order is kept.
  */
 export function parseStrictJson(bytes: Uint8Array, options: StrictJsonOptions): JsonValue {

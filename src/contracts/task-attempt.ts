@@ -87,7 +87,7 @@ export function attemptToJson(attempt: WorkflowTaskAttempt): JsonObject {
  */
 export const encodeAttempt: (attempt: WorkflowTaskAttempt) => CanonicalEncoding = encodedOncePerValue(DOMAINS.attempt, attemptToJson);
 
-/** Attempt digest (WIRE.md domain agentscm.agent-workflow-attempt.v1). */
+/** Attempt digest (docs/wire.md domain agentscm.agent-workflow-attempt.v1). */
 export function attemptDigest(attempt: WorkflowTaskAttempt): string {
   return encodeAttempt(attempt).digest;
 }

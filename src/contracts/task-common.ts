@@ -1,5 +1,5 @@
 /**
- * Pieces shared by every agent-task v1 contract type (spec "Identity and requests"; WIRE.md
+ * Pieces shared by every agent-task v1 contract type (spec "Identity and requests"; docs/wire.md
  * "Identifiers"): identifier and digest schema fragments, the agent and executor bindings, the
  * strict decoder wrapper, and UTF-8 byte-bound checks for values built in code rather than decoded.
  */
@@ -14,7 +14,7 @@ export const TASK_CAPABILITY = 'agentscm.agent-workflow-tasks/v1';
 export const TASK_CONTRACT_VERSION = 1;
 export const SUPPORTED_SCHEMA_VERSIONS: readonly number[] = [TASK_CONTRACT_VERSION];
 
-// The identifier schemas of WIRE.md "Identifiers", under the names the task modules use.
+// The identifier schemas of docs/wire.md "Identifiers", under the names the task modules use.
 export const ID_SCHEMA = IDS_ID_SCHEMA;
 export const REPOSITORY_SCHEMA = REPOSITORY_ID_SCHEMA;
 export const HEX64_SCHEMA = DIGEST_SCHEMA;
@@ -42,7 +42,7 @@ export function agentToJson(agent: AgentRef): JsonObject {
   return { owner_id: agent.owner_id, agent_id: agent.agent_id };
 }
 
-/** The enrolled executor an attempt, request or observation is bound to (WIRE.md TaskResultAssertion.executor). */
+/** The enrolled executor an attempt, request or observation is bound to (docs/wire.md TaskResultAssertion.executor). */
 export interface ExecutorBinding {
   readonly registration_id: string;
   readonly executor_id: string;

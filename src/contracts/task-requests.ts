@@ -104,7 +104,7 @@ export function claimRequestToJson(request: TaskClaimRequest): JsonObject {
   };
 }
 
-/** Claim request identity (WIRE.md mutation domain, action `claim`). */
+/** Claim request identity (docs/wire.md mutation domain, action `claim`). */
 export function claimRequestDigest(request: TaskClaimRequest): string {
   return digestCanonical(mutationDomain('claim'), claimRequestToJson(request));
 }

@@ -1,5 +1,5 @@
 /**
- * TaskResultAssertion (spec "Trust and criterion results"; WIRE.md "TaskResultAssertion"): one
+ * TaskResultAssertion (spec "Trust and criterion results"; docs/wire.md "TaskResultAssertion"): one
  * unique row per task criterion with a bounded outcome, findings and evidence commitments.
  * Counts and completeness are derived here, never submitted. Declared field order is the
  * signing order of spec "Observation signing bytes".
@@ -202,7 +202,7 @@ export function checkAssertion(assertion: TaskResultAssertion): void {
  */
 export const encodeAssertion: (assertion: TaskResultAssertion) => CanonicalEncoding = encodedOncePerValue(DOMAINS.result, assertionToJson);
 
-/** Result request identity (WIRE.md domain agentscm.agent-workflow-result.v1), over the full assertion. */
+/** Result request identity (docs/wire.md domain agentscm.agent-workflow-result.v1), over the full assertion. */
 export function resultRequestDigest(assertion: TaskResultAssertion): string {
   return encodeAssertion(assertion).digest;
 }

@@ -76,7 +76,7 @@ export function taskToJson(task: WorkflowTask): JsonObject {
   };
 }
 
-/** Task digest (spec "Identity and requests"; WIRE.md domain agentscm.agent-workflow-task.v1). */
+/** Task digest (spec "Identity and requests"; docs/wire.md domain agentscm.agent-workflow-task.v1). */
 export function taskDigest(task: WorkflowTask): string {
   return encodeTask(task).digest;
 }

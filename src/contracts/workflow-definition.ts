@@ -274,7 +274,7 @@ export function validateWorkflowDefinition(value: JsonValue): WorkflowDefinition
   }
 }
 
-/** An action as a JSON value in declared field order (spec "Definition", WIRE.md canonical encoding). */
+/** An action as a JSON value in declared field order (spec "Definition", docs/wire.md canonical encoding). */
 export function workflowActionToJson(action: WorkflowAction): JsonObject {
   switch (action.kind) {
     case 'source_paths':

@@ -1,5 +1,5 @@
 /**
- * Ed25519 over @noble/ed25519 v3 with SHA-512 from @noble/hashes (WIRE.md "Keys"). Verification
+ * Ed25519 over @noble/ed25519 v3 with SHA-512 from @noble/hashes (docs/wire.md "Keys"). Verification
  * is strict RFC 8032: `{ zip215: false }` (canonical point encodings), S < L, and small-order
  * public keys refused. Pure: no I/O; randomness only in generateKeyPair.
  */
@@ -34,7 +34,7 @@ export function publicKeyOf(privateKey: Uint8Array): Uint8Array {
   return ed.getPublicKey(privateKey);
 }
 
-/** verification_key_id: lowercase hex SHA-256 of the 32 raw public key bytes (WIRE.md "Identifiers"). */
+/** verification_key_id: lowercase hex SHA-256 of the 32 raw public key bytes (docs/wire.md "Identifiers"). */
 export function verificationKeyId(publicKey: Uint8Array): string {
   return sha256Hex(publicKey);
 }
@@ -62,7 +62,7 @@ export function signBytes(message: Uint8Array, privateKey: Uint8Array): Uint8Arr
 export const DIGEST_BYTES = 32;
 
 /**
- * Sign the 32 raw bytes of a digest (WIRE.md "Keys": Ed25519 signs the raw digest bytes, never
+ * Sign the 32 raw bytes of a digest (docs/wire.md "Keys": Ed25519 signs the raw digest bytes, never
  * its hex text); a message of another length is refused, so a caller cannot sign hex by mistake.
  */
 export function signDigest(digest: Uint8Array, privateKey: Uint8Array): Uint8Array {

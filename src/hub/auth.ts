@@ -1,5 +1,5 @@
 /**
- * Authentication of hub requests (WIRE.md "Hub" and "Authority identity and grants"; spec
+ * Authentication of hub requests (docs/wire.md "Hub" and "Authority identity and grants"; spec
  * "Workspace HTTP and MCP adapter": the server derives the task actor and live origin grant from
  * the workspace bearer credential). Every request is authenticated anew against the authority,
  * so a revoked or rotated token fails the very next request, in or out of an MCP session. The

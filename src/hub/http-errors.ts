@@ -1,5 +1,5 @@
 /**
- * How the hub answers a refusal (WIRE.md "Hub": `{"error":{"code","message"}}` with 400 invalid,
+ * How the hub answers a refusal (docs/wire.md "Hub": `{"error":{"code","message"}}` with 400 invalid,
  * 401 no or bad token, 403 grant not allowed here, 404 unknown route or profile, 409 conflict,
  * 413 too large, 503 unavailable). The status comes from the code: a few codes name an HTTP
  * meaning of their own, every other code its exit class (docs/errors.md), so a code added to

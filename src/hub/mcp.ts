@@ -1,5 +1,5 @@
 /**
- * The hub's MCP endpoints (WIRE.md "Hub"; spec "Workspace HTTP and MCP adapter"), built with the
+ * The hub's MCP endpoints (docs/wire.md "Hub"; spec "Workspace HTTP and MCP adapter"), built with the
  * official TypeScript SDK: Streamable HTTP, stateless — a fresh server per HTTP request, so every
  * request is authenticated anew and no session outlives a revoked token. The SDK's entry serves
  * every protocol revision it negotiates (the 2026-07-28 per-request envelope and the 2025-era

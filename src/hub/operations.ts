@@ -1,5 +1,5 @@
 /**
- * The operations the hub serves, registered once and read by both transports (WIRE.md "Hub":
+ * The operations the hub serves, registered once and read by both transports (docs/wire.md "Hub":
  * the agent-tasks route takes `{"operation":NAME,...}`, the workspace MCP endpoint has one tool
  * `agentscm_task_<operation>` per operation). An entry holds transport facts only — what the
  * operation's input is and how to describe it to an agent — while the operation itself runs in

@@ -1,5 +1,5 @@
 /**
- * `agentscm hub serve` (WIRE.md "Hub"; spec "Workspace HTTP and MCP adapter" and "Selected
+ * `agentscm hub serve` (docs/wire.md "Hub"; spec "Workspace HTTP and MCP adapter" and "Selected
  * task-only operating profile"): Node's own `http` server with five routes and no router — the
  * route table is a handful of fixed paths, and owning the socket keeps the body bound, the
  * timeouts and the access log in one place (docs/hub.md "Why Node's http").
@@ -34,7 +34,7 @@ export const WORKSPACE_MCP_PATH = '/v1/hub/workspace/mcp';
 export const LEGACY_MCP_PATH = '/mcp';
 const TASKS_ROUTE = /^\/v1\/hub\/workspace\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/agent-tasks$/;
 const UPLOAD_ROUTE = /^\/v1\/hub\/workspace\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/agent-tasks\/collector-upload$/;
-/** The upload route's bound: one whole transfer envelope (WIRE.md "Collector transfer envelope v1"). */
+/** The upload route's bound: one whole transfer envelope (docs/wire.md "Collector transfer envelope v1"). */
 export const UPLOAD_BODY_MAX_BYTES = TRANSFER_LIMITS.maxEnvelopeBytes;
 
 export interface HubServerOptions {

@@ -25,7 +25,7 @@ export interface HubTaskCall {
   readonly subject?: HubSubjectSelection | undefined;
 }
 
-/** The answer envelope of the agent-tasks route (WIRE.md "Hub"). */
+/** The answer envelope of the agent-tasks route (docs/wire.md "Hub"). */
 export interface HubTaskAnswer {
   readonly capability: typeof TASK_CAPABILITY;
   readonly schema_version: number;

@@ -1,5 +1,5 @@
 /**
- * The authority's identity (WIRE.md "Authority identity and grants"): 32 lowercase hex, random,
+ * The authority's identity (docs/wire.md "Authority identity and grants"): 32 lowercase hex, random,
  * fixed when the store is created (or when an older store is first migrated) and never changed.
  * A collector transfer names it as its audience, so another store refuses the transfer.
  */

@@ -1,5 +1,5 @@
 /**
- * Identifier checks at the native boundary (WIRE.md "Identifiers"), delegating to the one
+ * Identifier checks at the native boundary (docs/wire.md "Identifiers"), delegating to the one
  * definition in contracts/ids.ts. Every value is checked before it reaches a query, so a
  * malformed ID is ID_INVALID (exit 2), never "not found".
  */
@@ -19,17 +19,17 @@ export function isGenericId(value: string): boolean {
   return isId(value);
 }
 
-/** A repository ID is 32 lowercase hex (WIRE.md). */
+/** A repository ID is 32 lowercase hex (docs/wire.md). */
 export function checkRepositoryId(value: string): string {
   return validateRepositoryId(value, 'repository ID');
 }
 
-/** A revision or blob digest is 64 lowercase hex (WIRE.md). */
+/** A revision or blob digest is 64 lowercase hex (docs/wire.md). */
 export function checkDigest(value: string, what: string): string {
   return validateDigestHex(value, what);
 }
 
-/** Every other ID (change, target, repository name): ^[A-Za-z0-9._-]{1,128}$ (WIRE.md). */
+/** Every other ID (change, target, repository name): ^[A-Za-z0-9._-]{1,128}$ (docs/wire.md). */
 export function checkGenericId(value: string, what: string): string {
   return validateId(value, what);
 }

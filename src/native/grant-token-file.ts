@@ -1,5 +1,5 @@
 /**
- * Token files (WIRE.md "Authority identity and grants"): the bearer token of a grant lives in a
+ * Token files (docs/wire.md "Authority identity and grants"): the bearer token of a grant lives in a
  * file of its own, never on a command line or in output. A new token file is created 0600 with
  * exclusive create in a directory that group and others cannot write — through a private
  * temporary file and link(), which never replaces an existing name, so the file appears whole

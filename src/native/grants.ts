@@ -1,5 +1,5 @@
 /**
- * Grants (WIRE.md "Authority identity and grants"; spec "Live originating-actor authorization"):
+ * Grants (docs/wire.md "Authority identity and grants"; spec "Live originating-actor authorization"):
  * `{grant_id, repository_id, owner_id, agent_id, generation}` plus a scope. Every task operation
  * runs as the actor of a live grant, authenticated by the SHA-256 of its bearer token — the only
  * form of the token the authority keeps. Rotation raises the generation and the old token dies
@@ -69,7 +69,7 @@ export function grantActor(grant: Grant): AgentRef {
   return { owner_id: grant.owner_id, agent_id: grant.agent_id };
 }
 
-/** The live origin a grant gives the operations it authenticates (WIRE.md "Collector descriptor" `origin`). */
+/** The live origin a grant gives the operations it authenticates (docs/wire.md "Collector descriptor" `origin`). */
 export function grantOrigin(grant: Grant): GrantOrigin {
   return { owner_id: grant.owner_id, agent_id: grant.agent_id, grant_id: grant.grant_id, grant_generation: grant.generation };
 }

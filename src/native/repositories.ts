@@ -21,7 +21,7 @@ function toRepository(row: RepositoryRow): Repository {
   return { id: row.id, name: row.name };
 }
 
-/** A fresh random repository ID: 16 bytes from the OS CSPRNG as 32 lowercase hex (WIRE.md). */
+/** A fresh random repository ID: 16 bytes from the OS CSPRNG as 32 lowercase hex (docs/wire.md). */
 export function newRepositoryId(): string {
   return randomBytes(16).toString('hex');
 }

@@ -117,7 +117,7 @@ export function showChange(query: RepositoryQuery & { change: string }): Change 
 }
 
 export interface PolicyView {
-  /** The store's authority identity (WIRE.md "Authority identity and grants"). */
+  /** The store's authority identity (docs/wire.md "Authority identity and grants"). */
   readonly authority_id: string;
   readonly repository: string;
   readonly name: string;

@@ -1,6 +1,6 @@
 /**
  * `collector_claim` and `collector_descriptor` (spec "Operator-enrolled collector transfer": the
- * "server-derived claimed descriptor matching that installed profile"; WIRE.md "Collector
+ * "server-derived claimed descriptor matching that installed profile"; docs/wire.md "Collector
  * descriptor"; docs/agent-tasks.md "Collector claims"). A collector claim is a phase-two claim
  * (request id, fence, lease, older-subject scan, fresh execution identity: operations.ts) of a
  * command task under an installed collector profile whose registration is current; the

@@ -1,6 +1,6 @@
 /**
  * `agent-task profile install` / `profile show` (spec "Operator-enrolled collector transfer";
- * WIRE.md "CollectorProfile v1"). Installing is the operator's separate act that makes one exact
+ * docs/wire.md "CollectorProfile v1"). Installing is the operator's separate act that makes one exact
  * enrollment epoch a collector for one repository, workflow profile and command step; enrolling
  * alone never does. In one authority write transaction the profile must name:
  * - the exact current (newest, unrevoked) epoch of a registration bound to the same repository,

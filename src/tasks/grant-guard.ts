@@ -1,5 +1,5 @@
 /**
- * The grant guard of the local adapter (spec "Live originating-actor authorization"; WIRE.md
+ * The grant guard of the local adapter (spec "Live originating-actor authorization"; docs/wire.md
  * "Authority identity and grants": the local adapter derives the actor from --token-file, and
  * request JSON never selects it). A token is authenticated before the operation starts, again at
  * every guard entry, and the grant is rechecked inside every transition's native writer

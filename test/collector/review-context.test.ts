@@ -1,6 +1,6 @@
 /**
  * command/v1 review contexts: creation from the Change's current version, the digest (checked
- * against an independent computation of WIRE.md's domain digest), idempotency, and the
+ * against an independent computation of docs/wire.md's domain digest), idempotency, and the
  * currency and binding checks the workflow compiler relies on.
  */
 import assert from 'node:assert/strict';

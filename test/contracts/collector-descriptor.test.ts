@@ -1,5 +1,5 @@
 /**
- * The collector descriptor (WIRE.md "Collector descriptor"): canonical bytes in declared order,
+ * The collector descriptor (docs/wire.md "Collector descriptor"): canonical bytes in declared order,
  * an exact round trip (the largest u64 fence included), and strict decoding that refuses
  * unknown and missing fields at every depth, other versions, bad identifiers, a zero fence, a
  * recipe that is not a valid CommandRecipe, duplicate keys and oversize input, each with its code.
@@ -69,7 +69,7 @@ function edited(edit: (value: JsonObject) => void): JsonObject {
   return value;
 }
 
-test('the canonical bytes list the fields in the declared order of WIRE.md', () => {
+test('the canonical bytes list the fields in the declared order of docs/wire.md', () => {
   const text = encodeCollectorDescriptor(sample).toString('utf8');
   const order = [
     '"version":1',

@@ -88,7 +88,7 @@ test('documented exit codes and sections agree with src/contracts/errors.ts', ()
   assert.deepEqual(wrong, [], wrong.join('\n'));
 });
 
-test('docs/errors.md has one section per errors.ts section and the exit-code table of WIRE.md', () => {
+test('docs/errors.md has one section per errors.ts section and the exit-code table of docs/wire.md', () => {
   const { headings, exitTable } = docRows();
   for (const section of new Set(sourceSections().values())) assert.ok(headings.includes(section), `docs/errors.md needs a "## ${section}" section`);
   assert.deepEqual(

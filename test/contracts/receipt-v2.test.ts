@@ -1,5 +1,5 @@
 /**
- * Receipt v2 (WIRE.md "Receipt v2") against test/vectors/collector-v1.json (computed
+ * Receipt v2 (docs/wire.md "Receipt v2") against test/vectors/collector-v1.json (computed
  * independently; read with the exact-integer parser because the collector row's fence is the
  * largest u64): canonical bytes and digest reproduced byte for byte, the transfer_digest of the
  * collector row equal to the SHA-256 of the vector envelope, an exact round trip, and every rule

@@ -1,5 +1,5 @@
 /**
- * Domain-separated identities (spec "Identity and requests"; WIRE.md domains): every leaf of the
+ * Domain-separated identities (spec "Identity and requests"; docs/wire.md domains): every leaf of the
  * decoded value — enumerated from the decoded object, so a field the digest forgot is caught —
  * changes the digest when it changes; each kind uses its own domain and mutations one per action.
  */

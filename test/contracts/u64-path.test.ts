@@ -1,4 +1,4 @@
-// WIRE.md: a u64 keeps its full value "from input to storage to output" — decode, store in a
+// docs/wire.md: a u64 keeps its full value "from input to storage to output" — decode, store in a
 // real SQLite file with the project's u64 column convention, read back, print and hash.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

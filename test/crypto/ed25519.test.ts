@@ -1,5 +1,5 @@
 /**
- * Strict Ed25519 (WIRE.md "Keys"). RFC 8032 section 7.1 test 1
+ * Strict Ed25519 (docs/wire.md "Keys"). RFC 8032 section 7.1 test 1
  * (https://www.rfc-editor.org/rfc/rfc8032#section-7.1) for interoperability, then the cases where
  * the permissive ZIP-215 default of @noble/ed25519 would accept and strict verification must not.
  */

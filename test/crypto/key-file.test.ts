@@ -1,5 +1,5 @@
 /**
- * The key file of WIRE.md "Keys": strict, self-consistent decoding (src/contracts/key-file.ts)
+ * The key file of docs/wire.md "Keys": strict, self-consistent decoding (src/contracts/key-file.ts)
  * and the owner-private rules of the key store (src/collector/key-store.ts) on real files.
  */
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 /**
  * The hub's HTTP routes over a real loopback port against real stores (docs/hub.md): the task
- * cycle through the agent-tasks route, every error status of WIRE.md "Hub" with its code, the
+ * cycle through the agent-tasks route, every error status of docs/wire.md "Hub" with its code, the
  * storage-only health route, revocation on the very next request, and an access log that never
  * holds a token or a body.
  */

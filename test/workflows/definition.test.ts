@@ -1,6 +1,6 @@
 /**
  * The definition contract: strict decoding, every bound at the limit and one past it, and the
- * stable codes of each refusal (spec "Definition"; WIRE.md "Strict JSON decoding").
+ * stable codes of each refusal (spec "Definition"; docs/wire.md "Strict JSON decoding").
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';

@@ -1,4 +1,4 @@
-/** Authority schema step 006: grants and the SHA-256 of every token they ever had (WIRE.md "Authority identity and grants"). Owned by src/native/grants.ts. */
+/** Authority schema step 006: grants and the SHA-256 of every token they ever had (docs/wire.md "Authority identity and grants"). Owned by src/native/grants.ts. */
 import type { SqliteDatabase } from '../sqlite.js';
 
 // A grant's identity (id, repository, actor, scope) never changes; rotation raises its u64
