@@ -1,10 +1,10 @@
 /**
  * The one error type of agentscm: a stable code from one table, the exit code that
- * code maps to (WIRE.md "CLI conventions"), a message, and a hint that says what to do next.
+ * code maps to (docs/wire.md "CLI conventions"), a message, and a hint that says what to do next.
  * `docs/errors.md` is checked against ERROR_CODES by test/contracts/errors-doc.test.ts.
  */
 
-/** Exit codes of WIRE.md: 0 ok, 1 reported failure/blocking, 2 usage/invalid input, 3 conflict, 4 unavailable. */
+/** Exit codes of docs/wire.md: 0 ok, 1 reported failure/blocking, 2 usage/invalid input, 3 conflict, 4 unavailable. */
 export const EXIT = {
   OK: 0,
   FAILED: 1,
@@ -232,7 +232,6 @@ export const ERROR_CODES = {
   HOOK_PAYLOAD_INVALID: { exit: EXIT.INVALID, summary: 'The Stop hook input on stdin is not a Claude Code or Codex Stop payload (strict JSON; Codex: its input schema); the hook exits 1, which the client treats as non-blocking, and did nothing.' },
   HOOK_COUNTER_UNAVAILABLE: { exit: EXIT.FAILED, summary: 'The Stop hook\'s continuation counter cannot be read, parsed or written; the hook exits 1 (non-blocking) and did none of its work.' },
   HOOK_SETTINGS_INVALID: { exit: EXIT.INVALID, summary: 'A Claude Code settings or Codex hooks file is not a JSON object valid under the client\'s schema that agentscm can rewrite exactly; install-stop did not change it.' },
-  INSTRUCTION_BLOCK_INVALID: { exit: EXIT.INVALID, summary: 'An instruction file (AGENTS.md, .cursor/rules/agentscm.mdc, .github/copilot-instructions.md) has unbalanced or repeated agentscm markers, or is not a regular file; no instruction file was changed.' },
   INSTRUCTION_BLOCK_INVALID: { exit: EXIT.INVALID, summary: 'An instruction file (AGENTS.md, .cursor/rules/agentscm.mdc, .github/copilot-instructions.md) has unbalanced or repeated agentscm markers, or is not a regular file; no instruction file was changed.' },
 
   // --- hub ---
