@@ -114,12 +114,18 @@ function documentedExits(): Map<string, number> {
 }
 
 /** Every file under dir with its size and SHA-256: a data directory before and after a command. */
+/**
+ * Every file of a data directory with its size and SHA-256. SQLite's own sidecars of a WAL
+ * database that a reader opened — the shared-memory index and an empty write-ahead log — hold no
+ * data and are left out; a write-ahead log with frames in it is a change and stays in.
+ */
 function snapshot(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   const visit = (d: string): void => {
     for (const name of readdirSync(d).sort()) {
       const full = join(d, name);
       const stat = statSync(full);
+      if (name.endsWith('.sqlite-shm') || (name.endsWith('.sqlite-wal') && stat.size === 0)) continue;
       if (stat.isDirectory()) visit(full);
       else out[full.slice(dir.length)] = `${stat.size} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
     }

@@ -9,6 +9,7 @@ import { MAX_AGENT_STATE_INPUT_BYTES } from '../../../src/contracts/agent-state.
 import { join } from 'node:path';
 import { decodeCollectorDescriptor, MAX_COLLECTOR_DESCRIPTOR_BYTES } from '../../../src/contracts/collector-descriptor.js';
 import { decodeCollectorProfile, MAX_COLLECTOR_PROFILE_BYTES } from '../../../src/contracts/collector-profile.js';
+import { qualificationAnswerDecoder } from '../../../src/contracts/qualification.js';
 import { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder } from '../../../src/contracts/collector-requests.js';
 import { decodeCommandRecipe, RECIPE_LIMITS } from '../../../src/contracts/command-recipe.js';
 import type { ErrorCode } from '../../../src/contracts/errors.js';
@@ -251,6 +252,31 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
     { version: 1, request_id: 'collect-1', agent: { owner_id: 'alice', agent_id: 'claude-1' }, collector_profile_id: hex64('b'), task_id: 't-1', task_digest: hex64('1'), execution_operation_id: 'op-1', requested_lease_ms: 60_000n },
   ]),
   taskType(collectorDescriptorRequestDecoder, [{ version: 1, agent: { owner_id: 'alice', agent_id: 'claude-1' }, task_id: 't-1', attempt_id: 'a-1' }]),
+  taskType(
+    qualificationAnswerDecoder,
+    [
+      {
+        qualified: true,
+        subject_current: true,
+        receipt_digest: hex64('c'),
+        revision: hex64('4'),
+        tasks: [{ task_id: 't-1', task_digest: hex64('1'), step_id: 'unit-tests', required: true, state: 'succeeded' }],
+        failures: [],
+        next: { operation: 'none' },
+      },
+      {
+        qualified: false,
+        subject_current: true,
+        receipt_digest: null,
+        revision: hex64('4'),
+        tasks: [{ task_id: 't-1', task_digest: hex64('1'), step_id: 'unit-tests', required: true, state: 'pending' }],
+        failures: [{ task_id: 't-1', code: 'task_pending' }],
+        next: { operation: 'collector_claim', task_id: 't-1' },
+      },
+      { qualified: false, subject_current: false, receipt_digest: null, revision: hex64('4'), tasks: [], failures: [], next: { operation: 'checkpoint' } },
+    ],
+    undefined,
+  ),
   taskType(collectorFinalizeRequestDecoder, [{ version: 1, agent: { owner_id: 'alice', agent_id: 'claude-1' } }]),
   { id: 'agent-task.collector-descriptor', decode: decodeCollectorDescriptor, maxBytes: MAX_COLLECTOR_DESCRIPTOR_BYTES, versionField: 'version', schema: {}, seeds: [COLLECTOR_DESCRIPTOR] },
   { id: 'agent-task.collector-profile', decode: decodeCollectorProfile, maxBytes: MAX_COLLECTOR_PROFILE_BYTES, versionField: 'version', schema: {}, seeds: [COLLECTOR_PROFILE] },
