@@ -6,6 +6,7 @@
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import type { CommandRecipe } from '../contracts/command-recipe.js';
+import { recipeToJson } from '../contracts/collector-descriptor.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import type { CommandAttempt } from '../workflows/command-attempts.js';
@@ -67,22 +68,8 @@ export interface ExecutionRecord extends JsonObject {
   error: string | null;
 }
 
-/** Canonical JSON of a recipe in its declared field order (a recipe's JSON form). */
-export function recipeJson(recipe: CommandRecipe): JsonObject {
-  const env: JsonObject = {};
-  for (const key of Object.keys(recipe.env)) env[key] = recipe.env[key] ?? '';
-  return {
-    version: recipe.version,
-    image: recipe.image,
-    argv: [...recipe.argv],
-    env,
-    workdir: recipe.workdir,
-    timeout_ms: recipe.timeout_ms,
-    limits: { ...recipe.limits },
-    toolchain: recipe.toolchain,
-    environment: recipe.environment,
-  };
-}
+/** Canonical JSON of a recipe in its declared field order (a recipe's JSON form): the one encoder of contracts. */
+export const recipeJson: (recipe: CommandRecipe) => JsonObject = recipeToJson;
 
 export function requestDigest(request: ExecutionRequest): string {
   return sha256Hex(encodeCanonical(request));
