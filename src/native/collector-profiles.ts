@@ -12,6 +12,7 @@ import { AgentscmError } from '../contracts/errors.js';
 import { validateDigestHex } from '../contracts/ids.js';
 import { getRegistration } from './executor-registry.js';
 import type { RegistrationState } from './executor-registry.js';
+import { prefixRange, resolveHexPrefix } from './prefixes.js';
 import { prepared, readTransaction, writeTransaction } from './store.js';
 import type { Authority } from './store.js';
 
@@ -49,6 +50,26 @@ export function findCollectorProfile(auth: Authority, profileId: string): Instal
   return readTransaction(auth, () => {
     const row = prepared(auth, 'SELECT collector_profile_id, canonical, installed_at_ms FROM collector_profiles WHERE collector_profile_id = ?').get(profileId) as ProfileRow | undefined;
     return row === undefined ? null : installedOf(row);
+  });
+}
+
+/**
+ * The full collector_profile_id that `reference` names: the full 64-hex id or a unique prefix of
+ * at least 8 hex digits of an installed profile (docs/cli.md "Prefixes").
+ */
+export function resolveCollectorProfileRef(auth: Authority, reference: string): string {
+  return resolveHexPrefix(reference, {
+    what: 'collector profile',
+    notFound: 'COLLECTOR_PROFILE_NOT_FOUND',
+    listHint: '`agentscm agent-task profile install` prints the collector_profile_id',
+    candidates: (prefix) => {
+      const [low, high] = prefixRange(prefix);
+      const row = prepared(auth, 'SELECT count(*) AS n, min(collector_profile_id) AS first FROM collector_profiles WHERE collector_profile_id >= ? AND collector_profile_id < ?').get(low, high) as {
+        n: number;
+        first: string | null;
+      };
+      return { count: row.n, first: row.first };
+    },
   });
 }
 

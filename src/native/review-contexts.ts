@@ -12,6 +12,7 @@ import { buildReviewContext, decodeReviewContext, encodeReviewContext, reviewCon
 import type { JsonObject } from '../contracts/json-value.js';
 import type { ReviewContext } from '../contracts/review-context.js';
 import { getChange } from './changes.js';
+import { prefixRange, resolveHexPrefix } from './prefixes.js';
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
 import { currentPolicyEpoch } from './policy.js';
 import { resolveRepository } from './repositories.js';
@@ -101,6 +102,43 @@ export function getReviewContext(auth: Authority, repository: string, contextDig
     });
   }
   return found;
+}
+
+/**
+ * The full digest of the repository's review context that `reference` names: the full 64-hex
+ * digest or a unique prefix of at least 8 hex digits (docs/cli.md "Prefixes"). The same value
+ * goes to the caller's own lookup, so an unknown full digest keeps its usual error.
+ */
+export function resolveContextRef(auth: Authority, repository: string, reference: string): string {
+  checkRepositoryId(repository);
+  return resolveHexPrefix(reference, {
+    what: 'review context',
+    notFound: 'CONTEXT_NOT_FOUND',
+    listHint: '`agentscm context create` prints the context_digest',
+    candidates: (prefix) => {
+      const [low, high] = prefixRange(prefix);
+      const row = prepared(auth, 'SELECT count(*) AS n, min(context_digest) AS first FROM review_contexts WHERE repository = ? AND context_digest >= ? AND context_digest < ?').get(repository, low, high) as {
+        n: number;
+        first: string | null;
+      };
+      return { count: row.n, first: row.first };
+    },
+  });
+}
+
+/**
+ * A `--context DIGEST` flag of the local commands (agent-task call, agent-task claim,
+ * qualification): a full digest is returned as given, without opening the store; a prefix is
+ * resolved against the repository (an ID or name; undefined is the only repository).
+ */
+export function resolveContextArgument(dataDir: string, repository: string | undefined, reference: string): string {
+  if (/^[0-9a-f]{64}$/.test(reference)) return reference;
+  const auth = openAuthority(dataDir, { mode: 'read' });
+  try {
+    return readTransaction(auth, () => resolveContextRef(auth, resolveRepository(auth, repository).id, reference));
+  } finally {
+    auth.close();
+  }
 }
 
 /** What a command step expects its context to bind. */

@@ -11,8 +11,9 @@ import { encodeCollectorDescriptor, validateCollectorDescriptor } from '../contr
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { readTokenFile } from '../native/grant-token-file.js';
-import { getCollectorProfile } from '../native/collector-profiles.js';
+import { getCollectorProfile, resolveCollectorProfileRef } from '../native/collector-profiles.js';
 import type { InstalledCollectorProfile } from '../native/collector-profiles.js';
+import { resolveContextArgument } from '../native/review-contexts.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import { collectorClaimOperation } from './collector-claim.js';
 import type { TaskContext } from './context.js';
@@ -51,7 +52,7 @@ function createExclusive(path: string): number {
 function readProfile(dataDir: string, profileId: string): InstalledCollectorProfile {
   const auth = openAuthority(dataDir, { mode: 'read' });
   try {
-    return readTransaction(auth, () => getCollectorProfile(auth, profileId));
+    return readTransaction(auth, () => getCollectorProfile(auth, resolveCollectorProfileRef(auth, profileId)));
   } finally {
     auth.close();
   }
@@ -68,7 +69,7 @@ export function claimToFile(input: ClaimToFileInput): JsonObject {
     repository: authorization.repository,
     profile: installed.profile.workflow_profile,
     target: input.target,
-    subject: { change_id: input.change, context_digest: input.context },
+    subject: { change_id: input.change, context_digest: resolveContextArgument(input.dataDir, authorization.repository, input.context) },
     guard: authorization.guard,
     origin: authorization.origin,
   };

@@ -17,7 +17,7 @@ import { RECIPE_LIMITS, commandRecipeDigest, decodeCommandRecipe } from '../cont
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { readBoundedInput } from '../native/bounded-input.js';
-import { getCollectorProfile, profileRegistration, storeCollectorProfile } from '../native/collector-profiles.js';
+import { getCollectorProfile, profileRegistration, resolveCollectorProfileRef, storeCollectorProfile } from '../native/collector-profiles.js';
 import { getRepository } from '../native/repositories.js';
 import { findTargetRequirement } from '../native/requirements.js';
 import { readRevisionFile } from '../native/revisions.js';
@@ -124,7 +124,7 @@ export function installCollectorProfileFile(dataDir: string, file: string, nowMs
 export function showCollectorProfile(dataDir: string, profileId: string): CollectorProfileView {
   const auth = openAuthority(dataDir, { mode: 'read' });
   try {
-    return readTransaction(auth, () => viewOf(auth, profileId, null));
+    return readTransaction(auth, () => viewOf(auth, resolveCollectorProfileRef(auth, profileId), null));
   } finally {
     auth.close();
   }

@@ -16,6 +16,7 @@ import { readTokenFile } from '../native/grant-token-file.js';
 import { authenticateToken, grantActor, grantOrigin, requireLiveOrigin } from '../native/grants.js';
 import type { LiveGrant } from '../native/grants.js';
 import { resolveRepository } from '../native/repositories.js';
+import { resolveContextArgument } from '../native/review-contexts.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
 import type { TaskConnections } from './connections.js';
@@ -128,7 +129,7 @@ export function callWithTokenFile(call: TokenFileCall): JsonValue {
     repository: authorization.repository,
     profile: call.profile,
     target: call.target,
-    subject: call.subject,
+    subject: call.subject === undefined ? undefined : { ...call.subject, context_digest: resolveContextArgument(call.dataDir, authorization.repository, call.subject.context_digest) },
     guard: authorization.guard,
     origin: authorization.origin,
   });

@@ -11,6 +11,7 @@ import type { AgentRef } from '../contracts/task-common.js';
 import { getChange } from '../native/changes.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { resolveRepository } from '../native/repositories.js';
+import { resolveContextArgument } from '../native/review-contexts.js';
 import { u64ToSql } from '../native/sqlite.js';
 import { openAuthority, prepared, readTransaction } from '../native/store.js';
 import { trustedLocalGuard } from './context.js';
@@ -63,7 +64,7 @@ function soleContext(dataDir: string, repository: string | undefined, changeId: 
 
 /** Qualify a subject of the operator's data directory (read-only; opens existing stores only). */
 export function qualifyLocal(input: LocalQualificationInput): QualificationAnswer {
-  const context = input.context ?? soleContext(input.dataDir, input.repository, input.change);
+  const context = input.context === undefined ? soleContext(input.dataDir, input.repository, input.change) : resolveContextArgument(input.dataDir, input.repository, input.context);
   return qualify({
     dataDir: input.dataDir,
     actor: OPERATOR,
