@@ -111,8 +111,8 @@ test('an empty data directory is a usage error in every form', async () => {
 
 test('a repeated --data-dir is a usage error, before and after the command', async () => {
   assertUsage(await runCli(['--data-dir', 'a', '--data-dir', 'b', 'policy', 'show']), /--data-dir is given more than once/);
-  assertUsage(await runCli(['--data-dir', 'a', 'policy', 'show', '--data-dir', 'b']), /--data-dir can only be specified once/);
-  assertUsage(await runCli(['policy', 'show', '--data-dir', 'a', '--data-dir', 'b']), /--data-dir can only be specified once/);
+  assertUsage(await runCli(['--data-dir', 'a', 'policy', 'show', '--data-dir', 'b']), /--data-dir is given more than once/);
+  assertUsage(await runCli(['policy', 'show', '--data-dir', 'a', '--data-dir', 'b']), /--data-dir is given more than once/);
 });
 
 test('the leading --data-dir reaches the command like the flag after it', async (t) => {
@@ -141,7 +141,8 @@ test('topic help describes only commands that exist', async () => {
     const result = await runCli([topic, '--help']);
     assert.equal(result.code, 0, result.stderr);
     const description = result.stdout.split('\n')[0] ?? '';
-    assert.doesNotMatch(description, /hook|collect|upload/i, `${topic}: ${description}`);
+    // Names of what is not built yet: the agent-owned Stop hooks, approval and landing.
+    assert.doesNotMatch(description, /task-stop|codex|approv|landing|\bland\b/i, `${topic}: ${description}`);
   }
 });
 
