@@ -83,6 +83,7 @@ export async function main(): Promise<void> {
     const core: number[] = [];
     const writer: number[] = [];
     const cli: number[] = [];
+    const startUp: number[] = [];
     // The CLI figure needs a built CLI that runs (`npm run bench` builds it first).
     let haveCli = existsSync(BIN);
     if (haveCli) {
@@ -99,7 +100,10 @@ export async function main(): Promise<void> {
       base.push(await time(() => baseline(repo)));
       core.push(await time(() => observed(repo, [])));
       writer.push(await time(() => observed(repo, [{ path: 'work', access: 'write' }])));
-      if (haveCli) cli.push(await time(() => check(process.execPath, [BIN, 'agent-state', 'run', '--agent', 'bench', '--', 'true'], repo)));
+      if (haveCli) {
+        cli.push(await time(() => check(process.execPath, [BIN, 'agent-state', 'run', '--agent', 'bench', '--', 'true'], repo)));
+        startUp.push(await time(() => check(process.execPath, [BIN, '--version'], repo)));
+      }
     }
     const b = median(base);
     const line = (name: string, values: number[]): string => `${name.padEnd(58)} ${median(values).toFixed(1).padStart(8)} ms  ${(median(values) / b).toFixed(2)}×`;
@@ -107,7 +111,14 @@ export async function main(): Promise<void> {
     process.stdout.write(`${'baseline: git status --porcelain ×2 + true'.padEnd(58)} ${b.toFixed(1).padStart(8)} ms  1.00×\n`);
     process.stdout.write(`${line('agent-state run -- true (runObserved)', core)}   target ≤ 2×: ${median(core) / b <= 2 ? 'met' : 'NOT met'}\n`);
     process.stdout.write(`${line('agent-state run --scope work:write -- true (runObserved)', writer)}\n`);
-    if (haveCli) process.stdout.write(`${line('agentscm agent-state run -- true (built CLI, Node start-up)', cli)}\n`);
+    if (haveCli) {
+      // The floor of any CLI run: one process start of Node with the CLI framework (`--version`).
+      // Where it alone passes 2x the baseline, the CLI figure is kept as a ratio to the floor.
+      const floor = median(startUp);
+      process.stdout.write(`${line('agentscm agent-state run -- true (built CLI, Node start-up)', cli)}\n`);
+      process.stdout.write(`${line('floor: agentscm --version (Node + CLI framework start-up)', startUp)}\n`);
+      process.stdout.write(`${'CLI run minus the floor, against the baseline'.padEnd(58)} ${(median(cli) - floor).toFixed(1).padStart(8)} ms  ${((median(cli) - floor) / b).toFixed(2)}×   target ≤ 2×: ${(median(cli) - floor) / b <= 2 ? 'met' : 'NOT met'}\n`);
+    }
     else process.stdout.write(`(${BIN} did not run agent-state run: the CLI figure needs a current \`npm run build\`)\n`);
   } finally {
     rmSync(repo, { recursive: true, force: true });
