@@ -13,10 +13,10 @@
  * part of S a container sees (one snapshot directory, read-only); the key file and this journal
  * are never below it.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
+import { createPrivateFileOnce, syncDirectory, unlinkQuietly, writePrivateTemporary } from '../native/private-files.js';
 import { TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { findEnclosingWorkspace } from '../workspace/locate.js';
@@ -81,60 +81,8 @@ export function collectionDir(state: CollectState, uploadRequestId: string): str
   return join(state.collections, sha256Hex(Buffer.from(uploadRequestId, 'utf8')));
 }
 
-function syncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Directory fsync is best effort: some file systems refuse it; the file itself is synced.
-  }
-}
-
-function writeTemporary(dir: string, name: string, bytes: Uint8Array): string {
-  const temporary = join(dir, `.${name}.${process.pid}.${randomBytes(8).toString('hex')}.tmp`);
-  let fd: number;
-  try {
-    fd = openSync(temporary, 'wx', 0o600);
-  } catch (error) {
-    return ioError(`cannot create ${temporary}`, error);
-  }
-  try {
-    writeSync(fd, bytes);
-    fsyncSync(fd);
-  } catch (error) {
-    unlinkQuietly(temporary);
-    ioError(`cannot write ${temporary}`, error);
-  } finally {
-    closeSync(fd);
-  }
-  return temporary;
-}
-
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // Already gone.
-  }
-}
-
-/** Create `dir/name` with `bytes` durably; false when the name already exists (it is never replaced). */
 function createOnce(dir: string, name: string, bytes: Uint8Array): boolean {
-  const temporary = writeTemporary(dir, name, bytes);
-  try {
-    linkSync(temporary, join(dir, name));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    return ioError(`cannot create ${join(dir, name)}`, error);
-  } finally {
-    unlinkQuietly(temporary);
-  }
-  syncDir(dir);
-  return true;
+  return createPrivateFileOnce(join(dir, name), bytes) === 'created';
 }
 
 /** Read a regular file of at most `limit` bytes, or null when it does not exist. */
@@ -177,7 +125,7 @@ export function reserveCollection(state: CollectState, uploadRequestId: string, 
   const dir = collectionDir(state, uploadRequestId);
   try {
     mkdirSync(dir, { mode: 0o700 });
-    syncDir(state.collections);
+    syncDirectory(state.collections);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') ioError(`cannot create ${dir}`, error);
   }
@@ -220,12 +168,12 @@ export function retainEnvelope(state: CollectState, uploadRequestId: string, env
 /** Keep the last upload answer beside the envelope (replaced by each upload). */
 export function recordUploadAnswer(state: CollectState, uploadRequestId: string, answer: Uint8Array): void {
   const dir = collectionDir(state, uploadRequestId);
-  const temporary = writeTemporary(dir, UPLOAD_FILE, answer.subarray(0, MAX_SMALL_FILE));
+  const temporary = writePrivateTemporary(join(dir, UPLOAD_FILE), answer.subarray(0, MAX_SMALL_FILE));
   try {
     renameSync(temporary, join(dir, UPLOAD_FILE));
   } catch (error) {
     unlinkQuietly(temporary);
     ioError(`cannot write ${join(dir, UPLOAD_FILE)}`, error);
   }
-  syncDir(dir);
+  syncDirectory(dir);
 }

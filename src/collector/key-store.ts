@@ -4,11 +4,11 @@
  * S/signing-key.json is 0600. A key file is never overwritten, and a directory or file that
  * group or others can access is refused rather than repaired.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
+import { createPrivateFileOnce } from '../native/private-files.js';
 import type { SigningKey } from '../contracts/key-file.js';
 import { KEY_FILE_MAX_BYTES, KEY_FILE_NAME, decodeKeyFile, encodeKeyFile } from '../contracts/key-file.js';
 import { generateKeyPair, verificationKeyId } from '../crypto/ed25519.js';
@@ -96,57 +96,15 @@ export function createSigningKey(stateDir: string): CreatedKey {
     });
   }
   const { privateKey, publicKey } = generateKeyPair();
-  // Write a private temporary file, sync it, then link it into place: link() never replaces an
-  // existing name, and a crash leaves either no key file or a complete one (never a torn one).
-  const temporary = join(dir, `.${KEY_FILE_NAME}.${process.pid}.${randomBytes(8).toString('hex')}.tmp`);
-  writePrivateFile(temporary, encodeKeyFile(privateKey));
-  try {
-    linkSync(temporary, keyFile);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new AgentscmError('KEY_FILE_EXISTS', `${keyFile} already exists; a key file is never overwritten`, { cause: error });
-    }
-    return ioError(`cannot create ${keyFile}`, error);
-  } finally {
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // Already gone or never linked: nothing to clean.
-    }
+  // Never torn, never replacing a key file that appeared meanwhile (native/private-files.ts).
+  if (createPrivateFileOnce(keyFile, encodeKeyFile(privateKey)) === 'exists') {
+    throw new AgentscmError('KEY_FILE_EXISTS', `${keyFile} already exists; a key file is never overwritten`, {
+      hint: 'use the existing key, or choose another --state-dir',
+    });
   }
-  syncDir(dir);
   return { key_file: keyFile, public_key: Buffer.from(publicKey).toString('hex'), verification_key_id: verificationKeyId(publicKey) };
 }
 
-function writePrivateFile(path: string, bytes: Uint8Array): void {
-  let fd: number;
-  try {
-    fd = openSync(path, 'wx', 0o600);
-  } catch (error) {
-    return ioError(`cannot create ${path}`, error);
-  }
-  try {
-    writeSync(fd, bytes);
-    fsyncSync(fd);
-  } catch (error) {
-    ioError(`cannot write ${path}`, error);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function syncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Directory fsync is best effort: some file systems refuse it, the file itself is synced.
-  }
-}
 
 /** Read and validate a key file: owner-private file in an owner-private directory, then strict decode. */
 export function loadSigningKey(keyFilePath: string): SigningKey {

@@ -6,14 +6,14 @@
  * or not at all and an existing file is never overwritten. A token file is read through the one
  * bounded reader (regular files only) and refused when group or others can access it.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, linkSync, lstatSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { lstatSync, statSync, unlinkSync } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
 import { GRANT_TOKEN_LENGTH, isGrantToken } from '../contracts/grant.js';
 import { quoteForMessage } from '../contracts/message-text.js';
 import { readBoundedInput } from './bounded-input.js';
+import { createPrivateFileOnce } from './private-files.js';
 
 /** Largest token file read: a token, a newline, and room to say what else is wrong. */
 export const TOKEN_FILE_MAX_BYTES = 1024;
@@ -65,54 +65,13 @@ export function checkNewTokenFile(path: string): string {
   return absolute;
 }
 
-function syncDirectory(dir: string): void {
-  let fd: number | null = null;
-  try {
-    fd = openSync(dir, 'r');
-    fsyncSync(fd);
-  } catch {
-    // Best effort: the file itself was fsynced; some file systems refuse fsync on a directory.
-  } finally {
-    if (fd !== null) closeSync(fd);
-  }
-}
-
 /**
  * Create the token file at `path` (0600, token and one newline, fsynced), never replacing an
  * existing name (GRANT_TOKEN_FILE_EXISTS). Returns the absolute path.
  */
 export function writeTokenFile(path: string, token: string): string {
   const absolute = checkNewTokenFile(path);
-  const dir = dirname(absolute);
-  const temporary = join(dir, `.${basename(absolute)}.${process.pid}.${randomBytes(8).toString('hex')}.tmp`);
-  let fd: number;
-  try {
-    fd = openSync(temporary, 'wx', 0o600);
-  } catch (error) {
-    throw ioError('create a file in', dir, error);
-  }
-  try {
-    try {
-      fchmodSync(fd, 0o600);
-      writeSync(fd, `${token}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(temporary, absolute);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw exists(absolute);
-      throw ioError('create', absolute, error);
-    }
-  } finally {
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // Already gone; nothing else refers to it.
-    }
-  }
-  syncDirectory(dir);
+  if (createPrivateFileOnce(absolute, `${token}\n`) === 'exists') throw exists(absolute);
   return absolute;
 }
 
