@@ -10,5 +10,6 @@ import { migrateExecutorRegistry } from './004-executor-registry.js';
 import { migrateAuthorityIdentity } from './005-authority-identity.js';
 import { migrateGrants } from './006-grants.js';
 import { migrateCollectorProfiles } from './007-collector-profiles.js';
+import { migrateApprovals } from './008-approvals.js';
 
-export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity, migrateGrants, migrateCollectorProfiles];
+export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity, migrateGrants, migrateCollectorProfiles, migrateApprovals];
