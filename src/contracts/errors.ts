@@ -81,6 +81,10 @@ export const ERROR_CODES = {
   WORKSPACE_STATE_UNSAFE: { exit: EXIT.UNAVAILABLE, summary: 'The workspace state directory .agentscm, or a file in it, is a symlink or not a real directory or regular file; nothing was read or written through it.' },
   WORKSPACE_LOCK_LOST: { exit: EXIT.CONFLICT, summary: 'The workspace lock file was removed or replaced while this command held it; the command stopped before recording anything more.' },
 
+  // --- revision trees and workspace paths ---
+  WORKSPACE_PATH_NOT_UTF8: { exit: EXIT.FAILED, summary: 'A workspace file or directory name is not valid UTF-8, so the scan is incomplete; nothing was registered or checkpointed.' },
+  STORE_REVISIONS_OUTDATED: { exit: EXIT.UNAVAILABLE, summary: 'The store holds revisions of the flat-manifest format that revision trees replaced; it was left unchanged (docs/native-store.md "Stores made before revision trees").' },
+
   // --- skill workflows (definitions, plans, journal, runs, requirements) ---
   WORKFLOW_GRAPH_INVALID: { exit: EXIT.INVALID, summary: 'Workflow step ids or dependencies are duplicated, unknown or cyclic.' },
   WORKFLOW_SKILL_INVALID: { exit: EXIT.INVALID, summary: 'The skill package is invalid: entrypoint not SKILL.md, resource outside its directory, duplicate, missing or not a regular file.' },
@@ -238,7 +242,8 @@ export const ERROR_CODES = {
   HUB_CONFIG_DATA_DIR_RELATIVE: { exit: EXIT.INVALID, summary: 'A profile of the hub execution config names a data_dir that is not an absolute path; the hub did not start.' },
   HUB_CONFIG_PROFILE_DUPLICATE: { exit: EXIT.INVALID, summary: 'Two profiles of the hub execution config have the same repository_id and profile_id; the hub did not start.' },
   HUB_CONFIG_LISTEN_INVALID: { exit: EXIT.INVALID, summary: 'The listen address of the hub execution config is not HOST:PORT with an IP address and a port from 0 to 65535; the hub did not start.' },
-  HUB_FORGE_STATUS_UNSUPPORTED: { exit: EXIT.INVALID, summary: 'A profile sets publish_forge_status to true; this build publishes no forge status, so the hub did not start.' },
+  HUB_CONFIG_FORGE_INVALID: { exit: EXIT.INVALID, summary: 'A profile of the hub execution config publishes forge status without a usable forge (missing forge, relative or unreadable or non-private token file, base URL with credentials, query or fragment) or names a forge without publish_forge_status; the hub did not start.' },
+  FORGE_LINK_INVALID: { exit: EXIT.INVALID, summary: 'The forge link names a project or commit SHA the forge cannot have (GitHub: OWNER/NAME; GitLab: a project path or numeric ID; SHA: 40 or 64 lowercase hex digits); nothing was linked.' },
   HUB_PROFILE_UNAVAILABLE: { exit: EXIT.UNAVAILABLE, summary: 'A profile\'s data_dir holds no native store, or the store has no repository native_repository; the hub did not start.' },
   HUB_AUTH_REQUIRED: { exit: EXIT.INVALID, summary: 'The request has no Authorization: Bearer header with one grant token (HTTP 401); nothing was read or changed.' },
   HUB_GRANT_SCOPE_MISMATCH: { exit: EXIT.INVALID, summary: 'The grant\'s scope does not allow this endpoint: reader grants reach only the legacy /mcp endpoint and agent grants only the task routes (HTTP 403).' },
@@ -246,6 +251,15 @@ export const ERROR_CODES = {
   HUB_PROFILE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The repository and profile of the request are not an agent task profile of the hub\'s config (HTTP 404).' },
   HUB_BODY_TOO_LARGE: { exit: EXIT.INVALID, summary: 'The request body is larger than the route\'s bound (512 KiB for JSON routes); it was refused before being buffered (HTTP 413).' },
   HUB_REQUIREMENT_CHANGED: { exit: EXIT.CONFLICT, summary: 'The target\'s installed requirement is no longer the requirement_digest the profile pins; nothing was read or changed (HTTP 409).' },
+
+  // --- admission (approval and landing) ---
+  ADMISSION_SUBJECT_STALE: { exit: EXIT.CONFLICT, summary: 'The subject to approve or land is no longer current (a newer Change version, another policy epoch, context or target requirement), or the newest approval names an older version; nothing was approved or landed.' },
+  ADMISSION_NOT_QUALIFIED: { exit: EXIT.FAILED, summary: 'The current subject does not qualify (the message names the qualification failure codes and the next step); nothing was approved or landed.' },
+  ADMISSION_AUTHORIZATION_CHANGED: { exit: EXIT.FAILED, summary: 'The origin grant or the executor registration of an imported task no longer passes the live checks (revoked, rotated, re-enrolled) since its receipt; nothing was approved or landed.' },
+  ADMISSION_PROFILE_CHANGED: { exit: EXIT.FAILED, summary: "An imported task's collector profile is no longer the current profile of its step (a newer profile was installed, or its registration is not current); nothing was approved or landed." },
+  ADMISSION_COMMAND_REQUIRED: { exit: EXIT.FAILED, summary: "A command step bound to the subject's command/v1 context has no exact successful command (native or imported), optional or not; nothing was approved or landed." },
+  APPROVAL_NOT_FOUND: { exit: EXIT.FAILED, summary: 'No approval binds the exact current subject and the receipt that qualifies it now; nothing was landed.' },
+  LAND_BASE_MISMATCH: { exit: EXIT.CONFLICT, summary: "The target's current revision is not the base the Change's revision descends from (another landing moved it), or the target already is at that revision; nothing was landed." },
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
