@@ -6,7 +6,7 @@
  * the content. The same tree with the same parent has the same ID in any store.
  */
 import { AgentscmError } from '../contracts/errors.js';
-import { validateRelativePath } from '../contracts/paths.js';
+import { compareUtf8, validateWorkspacePath } from '../contracts/paths.js';
 import { quoteJsonString } from '../contracts/canonical-json.js';
 import { domainDigest, DOMAINS } from '../contracts/digest.js';
 import type { JsonObject } from '../contracts/json-value.js';
@@ -39,10 +39,8 @@ export interface Revision {
 
 const MAX_SAFE_TOTAL = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** Byte order of canonical (ASCII) paths; localeCompare would not be byte order. */
-export function comparePaths(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+/** UTF-8 byte order of workspace paths (localeCompare would not be byte order). */
+export const comparePaths = compareUtf8;
 
 /** The canonical manifest that a revision ID covers (issue 2 §3; docs/native-store.md). */
 export function revisionManifest(parent: string | null, entries: readonly RevisionEntry[]): JsonObject {
@@ -188,7 +186,7 @@ export function* iterateRevisionEntries(auth: Authority, repository: string, rev
 
 /** The entry at `path`, or null when the revision has no file there. */
 export function statRevisionPath(auth: Authority, repository: string, revision: string, path: string): RevisionEntry | null {
-  validateRelativePath(path);
+  validateWorkspacePath(path);
   return readTransaction(auth, () => {
     getRevision(auth, repository, revision);
     const row = prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? AND path = ?').get(treeKey(auth, revision), path) as EntryRow | undefined;

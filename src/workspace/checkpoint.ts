@@ -93,7 +93,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
           lockedWorkspaceWrite(lock, ws, () =>
             writeLastScan(ws, { finished_ms: Date.now(), complete: false, file_count: scan.files.length, total_bytes: scan.totalBytes, hashed_files: 0, problem: scan.problem }),
           );
-          throw new AgentscmError('WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was checkpointed`, {
+          throw new AgentscmError(scan.problemCode ?? 'WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was checkpointed`, {
             hint: 'add the offending files to .gitignore or remove them, then checkpoint again',
           });
         }

@@ -142,7 +142,7 @@ function realOrResolved(path: string): string {
 }
 
 function incompleteScan(scan: ScanResult): AgentscmError {
-  return new AgentscmError('WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was registered`, {
+  return new AgentscmError(scan.problemCode ?? 'WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was registered`, {
     hint: 'add the offending files to .gitignore or remove them, then run init-repo again',
   });
 }

@@ -3,20 +3,23 @@
  * snapshots, complete or explicitly incomplete. It never follows a symlink (a symlink is an
  * entry of its own), keeps the executable bit, never reads `.agentscm/` or `.git`, and
  * honours `.gitignore` files at every level with git's precedence (the `ignore` package does
- * the pattern matching). Bounds (docs/workspace.md) are checked while walking, before any
+ * the pattern matching). Names are read as bytes: a valid UTF-8 name is recorded byte-exact (no
+ * normalization, docs/wire.md "Workspace paths"); a name that is not UTF-8 makes the scan
+ * incomplete with its own code (WORKSPACE_PATH_NOT_UTF8). Bounds (docs/workspace.md) are checked while walking, before any
  * file content is read. A path that cannot be recorded (an invalid name, a file that is not
  * regular, a file over the size bound, a collector signing key file) does not stop the walk:
  * every such path is reported, the first MAX_REPORTED_PROBLEMS of them by name, so that one
  * run tells the user all there is to fix. A bound of the whole tree (files, total bytes) stops it.
  */
+import { isUtf8 } from 'node:buffer';
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
 import { join } from 'node:path';
 import ignore from 'ignore';
 import type { Ignore } from 'ignore';
 import { isKeyFileName } from '../contracts/key-file.js';
-import { MAX_RELATIVE_PATH_BYTES, relativePathProblem } from '../contracts/paths.js';
-import { comparePaths } from '../native/revisions.js';
+import type { ErrorCode } from '../contracts/errors.js';
+import { compareUtf8, MAX_WORKSPACE_PATH_BYTES, workspaceNameProblem } from '../contracts/paths.js';
 import type { EntryMode } from '../native/revisions.js';
 import type { StatSnapshot } from './state.js';
 import { WORKSPACE_STATE_DIR } from './state.js';
@@ -39,7 +42,7 @@ export const DEFAULT_SCAN_BOUNDS: ScanBounds = {
   maxFiles: 200_000,
   maxFileBytes: 2 ** 30,
   maxTotalBytes: 16 * 2 ** 30,
-  maxPathBytes: MAX_RELATIVE_PATH_BYTES,
+  maxPathBytes: MAX_WORKSPACE_PATH_BYTES,
   maxIgnoreFileBytes: 1 << 20,
 };
 
@@ -64,7 +67,7 @@ export function scanBoundsFromEnv(env: NodeJS.ProcessEnv = process.env): ScanBou
 }
 
 export interface ScannedFile {
-  /** Canonical relative path. */
+  /** Workspace path (docs/wire.md "Workspace paths"). */
   readonly path: string;
   readonly abs: string;
   readonly mode: EntryMode;
@@ -82,6 +85,11 @@ export interface ScanResult {
   readonly problems: readonly string[];
   /** How many problems there were in all (more than problems.length when some were left out). */
   readonly problemCount: number;
+  /**
+   * The code an operation refused for this scan reports: WORKSPACE_PATH_NOT_UTF8 when a name
+   * is not UTF-8, WORKSPACE_SCAN_INCOMPLETE for every other problem, null when complete.
+   */
+  readonly problemCode: ErrorCode | null;
   /** Files found, sorted by path bytes (all of them only when complete). */
   readonly files: ScannedFile[];
   readonly totalBytes: bigint;
@@ -127,6 +135,7 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
   let bound: string | null = null;
   const problems: string[] = [];
   let problemCount = 0;
+  let notUtf8 = false;
 
   const stop = (why: string): never => {
     bound = why;
@@ -139,15 +148,15 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
   };
 
   const walk = (absDir: string, relDir: string, parentLevels: readonly IgnoreLevel[]): void => {
-    let dirents: Dirent[];
+    let dirents: Dirent<Buffer>[];
     try {
-      dirents = readdirSync(absDir, { withFileTypes: true });
+      dirents = readdirSync(absDir, { withFileTypes: true, encoding: 'buffer' });
     } catch (error) {
       refuse(`cannot read directory ${relDir === '' ? '.' : relDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
       return;
     }
     let levels = parentLevels;
-    const ignoreFile = dirents.find((d) => d.name === '.gitignore' && d.isFile());
+    const ignoreFile = dirents.find((d) => d.isFile() && d.name.equals(GITIGNORE));
     if (ignoreFile !== undefined) {
       const abs = join(absDir, '.gitignore');
       let text: string;
@@ -162,7 +171,14 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       levels = [...parentLevels, { prefix: relDir, rules: ignore().add(text) }];
     }
     for (const dirent of dirents) {
-      const name = dirent.name;
+      const raw = dirent.name;
+      if (!isUtf8(raw)) {
+        // Not ignorable by pattern: the pattern matcher works on text, and this name has none.
+        notUtf8 = true;
+        refuse(`the name ${showBytes(raw)} in ${relDir === '' ? 'the workspace root' : JSON.stringify(relDir.slice(0, -1))} is not valid UTF-8`);
+        continue;
+      }
+      const name = raw.toString('utf8');
       if (name === '.git') continue;
       if (relDir === '' && name === WORKSPACE_STATE_DIR) continue;
       const relPath = `${relDir}${name}`;
@@ -170,12 +186,12 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       const isDir = dirent.isDirectory();
       if (isIgnored(levels, relPath, isDir)) continue;
       if (isDir && excluded.has(abs)) continue;
-      if (relPath.length > bounds.maxPathBytes) {
+      if (relPath.length > bounds.maxPathBytes || (relPath.length * 3 > bounds.maxPathBytes && Buffer.byteLength(relPath, 'utf8') > bounds.maxPathBytes)) {
         refuse(`path ${JSON.stringify(relPath.slice(0, 80))}… is longer than ${bounds.maxPathBytes} bytes`);
         continue;
       }
       // The directory part was checked on the way down: checking the name is enough.
-      const pathProblem = relativePathProblem(name);
+      const pathProblem = workspaceNameProblem(name);
       if (pathProblem !== undefined) {
         refuse(`path ${JSON.stringify(relPath)} cannot be recorded: ${pathProblem}`);
         continue;
@@ -223,9 +239,19 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
   } catch (error) {
     if (!(error instanceof ScanStop)) throw error;
   }
-  files.sort((a, b) => comparePaths(a.path, b.path));
+  files.sort((a, b) => compareUtf8(a.path, b.path));
   const problem = describeProblems(bound, problems, problemCount);
-  return { complete: problem === null, problem, problems, problemCount, files, totalBytes: BigInt(totalBytes) };
+  const problemCode: ErrorCode | null = problem === null ? null : notUtf8 ? 'WORKSPACE_PATH_NOT_UTF8' : 'WORKSPACE_SCAN_INCOMPLETE';
+  return { complete: problem === null, problem, problems, problemCount, problemCode, files, totalBytes: BigInt(totalBytes) };
+}
+
+const GITIGNORE = Buffer.from('.gitignore');
+
+/** A name that is not UTF-8, shown with its printable ASCII bytes as they are and every other byte as \xHH. */
+function showBytes(raw: Buffer): string {
+  let text = '';
+  for (const byte of raw.subarray(0, 120)) text += byte >= 0x20 && byte < 0x7f && byte !== 0x5c && byte !== 0x22 ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, '0')}`;
+  return `"${text}${raw.length > 120 ? '…' : ''}"`;
 }
 
 /** One line: the bound met, or the offending paths (the first MAX_REPORTED_PROBLEMS, the rest counted). */

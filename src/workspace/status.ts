@@ -38,6 +38,8 @@ export interface WorkspaceStatus {
   readonly complete: boolean;
   /** Why the scan is incomplete, or null. */
   readonly incomplete_reason: string | null;
+  /** The code a checkpoint of this scan would be refused with (WORKSPACE_PATH_NOT_UTF8 or WORKSPACE_SCAN_INCOMPLETE), or null. */
+  readonly incomplete_code: string | null;
   /** The scan is complete and the files equal the base tree (content and mode). */
   readonly clean: boolean;
   readonly changes: PathChange[];
@@ -83,6 +85,7 @@ export function readWorkspaceStatus(input: StatusInput = {}): WorkspaceStatus {
           : { kind: pending.kind, change: pending.change, expected_version: pending.expected_version, revision: pending.revision, parent: pending.parent },
       complete: scan.complete,
       incomplete_reason: scan.problem,
+      incomplete_code: scan.problemCode,
       clean,
       changes: tree.changes,
       ready: record.state === 'ready' && pending === null && clean,

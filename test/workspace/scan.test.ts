@@ -114,17 +114,55 @@ test('the 512-byte path bound: 512 is accepted, 513 makes the scan incomplete', 
   assert.match(scan.problem ?? '', /longer than 512 bytes/);
 });
 
-test('a name that is not a canonical path makes the scan incomplete unless it is ignored', (t) => {
+test('any valid UTF-8 name is recorded byte-exact: accented, CJK, emoji, NFC and NFD stay distinct, sorted by UTF-8 bytes', (t) => {
+  const root = tempDir(t);
+  const nfc = 'caf\u00e9.txt';
+  const nfd = 'cafe\u0301.txt';
+  const names = ['ok.txt', nfc, nfd, '\u6f22\u5b57/\u6587\u4ef6.md', 'emoji-\u{1f600}.txt', 'pua-\uff5e.txt', 'back\\slash:colon.txt'];
+  for (const name of names) put(root, name, name);
+  const scan = scanWorkspace(root);
+  assert.equal(scan.complete, true, scan.problem ?? '');
+  assert.equal(scan.problemCode, null);
+  const got = scan.files.map((f) => f.path);
+  // Sorted as UTF-8 bytes: an astral character (4 bytes, F0…) sorts after U+FF5E (EF…), unlike UTF-16 order.
+  const byBytes = [...names].sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  assert.deepEqual(got, byBytes);
+  assert.ok(got.includes(nfc) && got.includes(nfd), 'the NFC and NFD spellings are two files');
+  const nfdEntry = scan.files.find((f) => f.path === nfd);
+  assert.deepEqual(Buffer.from(nfdEntry?.path ?? '', 'utf8'), Buffer.from('cafe\u0301.txt', 'utf8'), 'no normalization');
+});
+
+test('a name that is not UTF-8 makes the scan incomplete with WORKSPACE_PATH_NOT_UTF8; other refusals keep WORKSPACE_SCAN_INCOMPLETE', (t) => {
   const root = tempDir(t);
   put(root, 'ok.txt');
-  put(root, 'caf\u00e9.txt');
+  mkdirSync(join(root, 'sub'));
+  // Latin-1 "café" (0xE9 alone is not UTF-8), made through a Buffer path.
+  writeFileSync(Buffer.concat([Buffer.from(join(root, 'sub/caf')), Buffer.from([0xe9]), Buffer.from('.txt')]), 'x');
   const scan = scanWorkspace(root);
   assert.equal(scan.complete, false);
-  assert.match(scan.problem ?? '', /non-ASCII/);
-  put(root, '.gitignore', 'caf*\n');
-  assert.deepEqual(paths(root), ['.gitignore', 'ok.txt']);
-  put(root, 'back\\slash');
-  assert.equal(scanWorkspace(root).complete, false);
+  assert.equal(scan.problemCode, 'WORKSPACE_PATH_NOT_UTF8');
+  assert.match(scan.problem ?? '', /"caf\\xe9\.txt" in "sub" is not valid UTF-8/);
+  const other = tempDir(t);
+  put(other, 'ok.txt');
+  put(other, 'tab\tname.txt');
+  const refused = scanWorkspace(other);
+  assert.equal(refused.complete, false);
+  assert.equal(refused.problemCode, 'WORKSPACE_SCAN_INCOMPLETE');
+  assert.match(refused.problem ?? '', /control character 0x09/);
+  put(other, '.gitignore', 'tab*\n');
+  assert.deepEqual(paths(other), ['.gitignore', 'ok.txt']);
+});
+
+test('the 512-byte bound counts UTF-8 bytes, not characters', (t) => {
+  const root = tempDir(t);
+  // 100 × "é" is 100 characters and 200 bytes: three such components are 302 characters, 602 bytes.
+  const e100 = '\u00e9'.repeat(100);
+  const long = `${e100}/${e100}/${e100}`;
+  assert.ok(long.length < 512 && Buffer.byteLength(long) > 512);
+  put(root, long);
+  const scan = scanWorkspace(root);
+  assert.equal(scan.complete, false);
+  assert.match(scan.problem ?? '', /longer than 512 bytes/);
 });
 
 test('environment bounds can only tighten the defaults', () => {
