@@ -210,6 +210,31 @@ export const ERROR_CODES = {
   IMPORT_CLEANUP_UNCONFIRMED: { exit: EXIT.INVALID, summary: 'The ExecutionRecord does not confirm that the container and snapshot were removed.' },
   IMPORT_ATTEMPT_NOT_ACTIVE: { exit: EXIT.CONFLICT, summary: 'The claimed attempt is finished, cancelled or replaced by another import or transition; nothing was imported.' },
 
+  // --- receipt bundles ---
+  RECEIPT_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No retained v2 receipt has that digest (or a digest starting with that prefix).' },
+  RECEIPT_BUNDLE_EXISTS: { exit: EXIT.CONFLICT, summary: 'The --out file of receipt export already exists; it is never overwritten and nothing was written.' },
+  RECEIPT_BUNDLE_TOO_LARGE: { exit: EXIT.INVALID, summary: 'The bundle, or the total its manifest declares, exceeds 537001996 bytes (32 transfers of 16 MiB with manifest and receipt); it was refused before its parts were read.' },
+  RECEIPT_BUNDLE_MAGIC_INVALID: { exit: EXIT.INVALID, summary: 'The input does not start with the 8 bytes AGSCMRB1 of a receipt bundle v1.' },
+  RECEIPT_BUNDLE_TRUNCATED: { exit: EXIT.INVALID, summary: 'The bundle ends before the prefix, manifest, receipt or envelopes its framing declares.' },
+  RECEIPT_BUNDLE_TRAILING_BYTES: { exit: EXIT.INVALID, summary: 'Bytes follow the last envelope the manifest declares.' },
+  RECEIPT_BUNDLE_MANIFEST_INVALID: { exit: EXIT.INVALID, summary: 'The bundle manifest is longer than 64 KiB, not strict JSON of its schema, or not its canonical encoding (details.cause_code names the rule).' },
+  RECEIPT_BUNDLE_VERSION_UNSUPPORTED: { exit: EXIT.INVALID, summary: 'The bundle manifest has a version this build does not read.' },
+  RECEIPT_BUNDLE_RECEIPT_INVALID: { exit: EXIT.FAILED, summary: 'Check receipt_decodes: the bundled receipt is not a valid v2 receipt in its canonical encoding.' },
+  RECEIPT_BUNDLE_RECEIPT_DIGEST_MISMATCH: { exit: EXIT.FAILED, summary: 'Check receipt_digest: the bundled receipt bytes do not have the receipt digest the manifest names.' },
+  RECEIPT_BUNDLE_TRANSFER_SET_MISMATCH: { exit: EXIT.FAILED, summary: 'Check transfer_set: the manifest does not list exactly the transfers the receipt rows name (task and digest, in row order), or the receipt names none.' },
+  RECEIPT_BUNDLE_REGISTRATION_SET_MISMATCH: { exit: EXIT.FAILED, summary: 'Check registration_set: the bundle does not hold exactly the registrations the receipt rows name, once each in first-row order.' },
+  RECEIPT_BUNDLE_REGISTRATION_KEY_MISMATCH: { exit: EXIT.FAILED, summary: "Check registration_key: a registration's verification_key_id is not the SHA-256 of its public key." },
+  RECEIPT_BUNDLE_KEY_NOT_PINNED: { exit: EXIT.FAILED, summary: "Check public_key_pinned: --public-key was given and a registration's public key is not one of those values." },
+  RECEIPT_BUNDLE_REGISTRATION_MISMATCH: { exit: EXIT.FAILED, summary: 'Check registration_binding: a registration is not scoped to the row it backs (repository, workflow profile, step) or has another epoch or key than the row names.' },
+  RECEIPT_BUNDLE_TRANSFER_DIGEST_MISMATCH: { exit: EXIT.FAILED, summary: 'Check transfer_digest: a bundled envelope does not have the transfer_digest (SHA-256) its receipt row names.' },
+  RECEIPT_BUNDLE_TRANSFER_INVALID: { exit: EXIT.FAILED, summary: 'Check envelope_framing: a bundled envelope is not a well-formed collector transfer envelope v1 (details.cause_code is the TRANSFER_* code).' },
+  RECEIPT_BUNDLE_SIGNATURE_INVALID: { exit: EXIT.FAILED, summary: "Check envelope_signature: an envelope signature does not verify under strict Ed25519 with its registration's public key." },
+  RECEIPT_BUNDLE_HEADER_MISMATCH: { exit: EXIT.FAILED, summary: 'Check header_binding: a signed transfer header field differs from what the receipt says (details.field names it).' },
+  RECEIPT_BUNDLE_RECORD_DIGEST_MISMATCH: { exit: EXIT.FAILED, summary: 'Check record_digest: a record of a bundled envelope does not have the length and SHA-256 its signed header names.' },
+  RECEIPT_BUNDLE_REQUEST_MISMATCH: { exit: EXIT.FAILED, summary: "Check request_binding: a signed ExecutionRequest is not the request of the receipt's subject, task and attempt, or not the one its header names (details.field)." },
+  RECEIPT_BUNDLE_RECORD_INVALID: { exit: EXIT.FAILED, summary: "Check record_valid: a signed ExecutionRecord fails the import's record checks (attempt, request, outcome flags, output bound, isolation, cleanup, image; details.cause_code)." },
+  RECEIPT_BUNDLE_OUTCOME_MISMATCH: { exit: EXIT.FAILED, summary: "Check record_outcome: a signed record's outcome is not the outcome its receipt row names (a row with a transfer is passed)." },
+
   // --- collection ---
   COLLECT_DESCRIPTOR_MISMATCH: { exit: EXIT.INVALID, summary: 'A field of the collector descriptor differs from what the authority holds (details.field names it); nothing ran.' },
   COLLECT_ORIGIN_MISMATCH: { exit: EXIT.INVALID, summary: 'The token file authenticates another grant, generation or actor than the origin the descriptor names; nothing ran.' },
@@ -226,6 +251,17 @@ export const ERROR_CODES = {
   UPLOAD_REFUSED: { exit: EXIT.FAILED, summary: 'The hub refused the upload with a status and no error code this build knows; the envelope stays retained.' },
   UPLOAD_ANSWER_INVALID: { exit: EXIT.FAILED, summary: "The hub's answer to an upload is larger than 512 KiB or not strict JSON." },
 
+  // --- review (finite review controller, transports, replay) ---
+  REVIEW_STEP_NOT_EXECUTABLE: { exit: EXIT.INVALID, summary: 'The workflow definition has a review step: this build decodes review actions but does not compile, run, claim or collect them yet; nothing was installed or run.' },
+  REVIEW_COVERAGE_OUTSIDE_POLICY: { exit: EXIT.INVALID, summary: 'A coverage path of the review action lies outside every exposure prefix of its review policy; nothing was reserved or called.' },
+  REVIEW_TRANSPORT_INVALID: { exit: EXIT.INVALID, summary: 'The review transport cannot be built: the executable is not an absolute path to a regular executable file, the working directory is not owner-private, an environment name is malformed, or the model or provider scope is invalid.' },
+  REVIEW_TRANSPORT_NOT_QUALIFIED: { exit: EXIT.INVALID, summary: 'The review transport basis is fixture (tests only) or not the claude-code identity that is pinned; installation, import and admission refuse it.' },
+  REVIEW_JOURNAL_MISMATCH: { exit: EXIT.FAILED, summary: 'The review journal retains, for this review and call index, another request or ticket than the controller derives now; nothing was called.' },
+  REVIEW_REPLAY_REQUEST_MISMATCH: { exit: EXIT.INVALID, summary: 'Replay: a request the controller derives differs from the recorded request of the same call (changed, reordered or missing call); the record is refused.' },
+  REVIEW_REPLAY_RESPONSE_TAMPERED: { exit: EXIT.INVALID, summary: 'Replay: a recorded response does not have its recorded SHA-256 or byte length; the record is refused.' },
+  REVIEW_REPLAY_TRACE_MISMATCH: { exit: EXIT.INVALID, summary: 'Replay: the record holds more or fewer calls than the controller makes, or its requests do not match its calls; the record is refused.' },
+  REVIEW_REPLAY_RECORD_MISMATCH: { exit: EXIT.INVALID, summary: 'Replay: the record the controller derives from the recorded responses is not byte-identical to the imported record (coverage, findings, outcome or usage differ); the record is refused.' },
+
   // --- agent-state (envelope, operations, observed runs) ---
   AGENT_STATE_INVALID: { exit: EXIT.INVALID, summary: 'An agent-state envelope or operation input breaks a rule beyond its schema (blocked reason, result, duplicate scope or agent).' },
   AGENT_STATE_MISMATCH: { exit: EXIT.INVALID, summary: 'Observations given to reconcile name different agents, backends or tasks.' },
@@ -236,6 +272,9 @@ export const ERROR_CODES = {
   HOOK_PAYLOAD_INVALID: { exit: EXIT.INVALID, summary: 'The Stop hook input on stdin is not a Claude Code or Codex Stop payload (strict JSON; Codex: its input schema); the hook exits 1, which the client treats as non-blocking, and did nothing.' },
   HOOK_COUNTER_UNAVAILABLE: { exit: EXIT.FAILED, summary: 'The Stop hook\'s continuation counter cannot be read, parsed or written; the hook exits 1 (non-blocking) and did none of its work.' },
   HOOK_SETTINGS_INVALID: { exit: EXIT.INVALID, summary: 'A Claude Code settings or Codex hooks file is not a JSON object valid under the client\'s schema that agentscm can rewrite exactly; install-stop did not change it.' },
+  HOOK_QUALIFICATION_FAILED: { exit: EXIT.UNAVAILABLE, summary: 'The agent-owned Stop hook\'s qualification request failed: the service is offline or unreachable, did not answer within 30 seconds, or answered an error other than 401/403; the hook blocks.' },
+  HOOK_TOKEN_REJECTED: { exit: EXIT.FAILED, summary: 'The service answered the agent-owned Stop hook\'s qualification request with 401 or 403 (the grant was revoked or rotated, or does not cover the repository); the hook blocks.' },
+  HOOK_ANSWER_MALFORMED: { exit: EXIT.FAILED, summary: 'The service\'s answer to the agent-owned Stop hook is not a valid qualification answer (larger than its bound, not strict JSON, not the agent-tasks envelope, or breaking the answer\'s rules); the hook blocks.' },
   INSTRUCTION_BLOCK_INVALID: { exit: EXIT.INVALID, summary: 'An instruction file (AGENTS.md, .cursor/rules/agentscm.mdc, .github/copilot-instructions.md) has unbalanced or repeated agentscm markers, or is not a regular file; no instruction file was changed.' },
 
   // --- hub ---
@@ -251,6 +290,9 @@ export const ERROR_CODES = {
   HUB_PROFILE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The repository and profile of the request are not an agent task profile of the hub\'s config (HTTP 404).' },
   HUB_BODY_TOO_LARGE: { exit: EXIT.INVALID, summary: 'The request body is larger than the route\'s bound (512 KiB for JSON routes); it was refused before being buffered (HTTP 413).' },
   HUB_REQUIREMENT_CHANGED: { exit: EXIT.CONFLICT, summary: 'The target\'s installed requirement is no longer the requirement_digest the profile pins; nothing was read or changed (HTTP 409).' },
+
+  // --- doctor ---
+  DOCTOR_FAILED: { exit: EXIT.FAILED, summary: 'agentscm doctor found at least one failing check; its findings (each with a code and a fix, docs/doctor.md) are the answer, on stdout.' },
 
   // --- admission (approval and landing) ---
   ADMISSION_SUBJECT_STALE: { exit: EXIT.CONFLICT, summary: 'The subject to approve or land is no longer current (a newer Change version, another policy epoch, context or target requirement), or the newest approval names an older version; nothing was approved or landed.' },

@@ -27,6 +27,7 @@ import './instruction-entrypoint.js';
 import './key-file.js';
 import './named-reference.js';
 import './qualification.js';
+import './receipt-bundle.js';
 import './receipt-v2.js';
 import './review-context.js';
 import './task.js';

@@ -394,6 +394,22 @@ function actionStage(id: string): (bytes: Uint8Array) => unknown {
 const SCHEMA_ONLY: readonly { id: string; maxBytes: number; seeds: readonly JsonValue[] }[] = [
   { id: 'agent-task.collector-transfer-header', maxBytes: 65_536, seeds: [TRANSFER_HEADER] },
   { id: 'agent-task.workflow-receipt-v2', maxBytes: 64 * 1024, seeds: [RECEIPT, { ...RECEIPT, tasks: (RECEIPT.tasks as JsonObject[]).slice(0, 1) }] },
+  // The receipt bundle's manifest (RECEIPT_BUNDLE_LIMITS.maxManifestBytes); its canonical-form rule sits in decodeBundleManifest.
+  {
+    id: 'receipt-bundle',
+    maxBytes: 65_536,
+    seeds: [
+      {
+        version: 1,
+        receipt: { receipt_digest: hex64('c'), length: 1234n },
+        transfers: [{ task_id: 't-unit-tests', transfer_digest: hex64('a'), length: 16n * 1024n * 1024n }],
+        registrations: [
+          { registration_id: 'reg-9', repository_id: '0123456789abcdef0123456789abcdef', workflow_profile: 'default', step_id: 'unit-tests', executor_id: 'ci-box', registration_epoch: 3n, public_key: hex64('d'), verification_key_id: hex64('e') },
+        ],
+      },
+      { version: 1, receipt: { receipt_digest: hex64('c'), length: 65_536n }, transfers: [], registrations: [] },
+    ],
+  },
   {
     id: 'hub.agent-task-request',
     maxBytes: 512 * 1024,
