@@ -75,6 +75,21 @@ function usage(message: string, hint: string): AgentscmError {
   return new AgentscmError('USAGE', message, { hint });
 }
 
+/** The task-stop flags, as install-stop writes them and task-stop / task-codex-stop take them (USAGE otherwise). */
+export function checkTaskStopTarget(task: TaskStopTarget): void {
+  let url: URL;
+  try {
+    url = new URL(task.endpoint);
+  } catch {
+    throw usage(`--endpoint ${JSON.stringify(task.endpoint)} is not a URL`, 'pass the hub URL, e.g. https://hub.example:8443');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage(`--endpoint must be an http or https URL, not ${url.protocol}`, 'pass the hub URL');
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') throw usage('--endpoint must not carry credentials, a query or a fragment', 'pass the hub URL; the token comes from --token-file');
+  if (!OWNER_NAME.test(task.repository)) throw usage(`--repository ${JSON.stringify(task.repository)} is not OWNER/NAME`, 'pass the repository as OWNER/NAME');
+  validateId(task.profile, '--profile');
+  if (!isAbsolute(task.tokenFile)) throw usage(`--token-file must be an absolute path, not ${JSON.stringify(task.tokenFile)}`, 'the hook runs from the client\'s working directory; pass the token file\'s absolute path');
+}
+
 /** Check the flags of a mode and build the hook's argv (without quoting). */
 export function stopHookArgv(input: Omit<InstallStopInput, 'scope' | 'repo' | 'remove' | 'dryRun' | 'home'>): string[] {
   validateId(input.change, '--change');
@@ -96,16 +111,7 @@ export function stopHookArgv(input: Omit<InstallStopInput, 'scope' | 'repo' | 'r
   if (input.target !== undefined || input.docker !== undefined) throw usage('--target, --docker and --docker-socket belong to --mode stop', 'drop them, or use --mode stop');
   const task = input.task;
   if (task === undefined) throw usage('--mode task-stop needs --endpoint, --repository, --profile and --token-file', 'pass all four (the token file as an absolute path)');
-  let url: URL;
-  try {
-    url = new URL(task.endpoint);
-  } catch {
-    throw usage(`--endpoint ${JSON.stringify(task.endpoint)} is not a URL`, 'pass the hub URL, e.g. https://hub.example:8443');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage(`--endpoint must be an http or https URL, not ${url.protocol}`, 'pass the hub URL');
-  if (!OWNER_NAME.test(task.repository)) throw usage(`--repository ${JSON.stringify(task.repository)} is not OWNER/NAME`, 'pass the repository as OWNER/NAME');
-  validateId(task.profile, '--profile');
-  if (!isAbsolute(task.tokenFile)) throw usage(`--token-file must be an absolute path, not ${JSON.stringify(task.tokenFile)}`, 'the hook runs from the client\'s working directory; pass the token file\'s absolute path');
+  checkTaskStopTarget(task);
   return [
     ...head,
     input.client === 'codex' ? 'task-codex-stop' : 'task-stop',

@@ -14,6 +14,7 @@ import { resolveRepository } from '../native/repositories.js';
 import { resolveContextArgument } from '../native/review-contexts.js';
 import { u64ToSql } from '../native/sqlite.js';
 import { openAuthority, prepared, readTransaction } from '../native/store.js';
+import type { Authority } from '../native/store.js';
 import { trustedLocalGuard } from './context.js';
 import { qualify } from './qualification.js';
 
@@ -30,33 +31,38 @@ export interface LocalQualificationInput {
   readonly context?: string | undefined;
 }
 
-/** The only review context of the Change's current version at the current policy epoch. */
+/**
+ * The only review context of the Change's current version at the current policy epoch, read
+ * inside the caller's transaction (this command and the agent-owned Stop hook):
+ * CONTEXT_NOT_FOUND when there is none, USAGE when there are several.
+ */
+export function soleCurrentContext(auth: Authority, repository: string, changeId: string): string {
+  const change = getChange(auth, repository, changeId);
+  const rows = prepared(auth, 'SELECT context_digest FROM review_contexts WHERE repository = ? AND change_id = ? AND change_version = ? AND revision = ? AND policy_epoch = ? ORDER BY context_digest LIMIT 2').all(
+    repository,
+    change.id,
+    u64ToSql(change.current_version),
+    change.current_revision,
+    u64ToSql(currentPolicyEpoch(auth, repository)),
+  ) as { context_digest: string }[];
+  const [first, second] = rows;
+  if (first === undefined) {
+    throw new AgentscmError('CONTEXT_NOT_FOUND', `Change ${change.id} has no review context for its current version ${change.current_version}`, {
+      hint: 'create one with `agentscm context create --change ID --runner PATH`, or pass --context DIGEST',
+    });
+  }
+  if (second !== undefined) {
+    throw new AgentscmError('USAGE', `Change ${change.id} has more than one review context for its current version ${change.current_version}`, {
+      hint: 'pass --context DIGEST to name the subject to qualify',
+    });
+  }
+  return first.context_digest;
+}
+
 function soleContext(dataDir: string, repository: string | undefined, changeId: string): string {
   const auth = openAuthority(dataDir, { mode: 'read' });
   try {
-    return readTransaction(auth, () => {
-      const repo = resolveRepository(auth, repository).id;
-      const change = getChange(auth, repo, changeId);
-      const rows = prepared(auth, 'SELECT context_digest FROM review_contexts WHERE repository = ? AND change_id = ? AND change_version = ? AND revision = ? AND policy_epoch = ? ORDER BY context_digest LIMIT 2').all(
-        repo,
-        change.id,
-        u64ToSql(change.current_version),
-        change.current_revision,
-        u64ToSql(currentPolicyEpoch(auth, repo)),
-      ) as { context_digest: string }[];
-      const [first, second] = rows;
-      if (first === undefined) {
-        throw new AgentscmError('CONTEXT_NOT_FOUND', `Change ${change.id} has no review context for its current version ${change.current_version}`, {
-          hint: 'create one with `agentscm context create --change ID --runner PATH`, or pass --context DIGEST',
-        });
-      }
-      if (second !== undefined) {
-        throw new AgentscmError('USAGE', `Change ${change.id} has more than one review context for its current version ${change.current_version}`, {
-          hint: 'pass --context DIGEST to name the subject to qualify',
-        });
-      }
-      return first.context_digest;
-    });
+    return readTransaction(auth, () => soleCurrentContext(auth, resolveRepository(auth, repository).id, changeId));
   } finally {
     auth.close();
   }

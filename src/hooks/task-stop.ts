@@ -1,0 +1,219 @@
+/**
+ * The agent-owned Stop hook, `skill-workflow task-stop` (Claude Code) and `task-codex-stop`
+ * (Codex) (spec "Stop hook (agent-owned mode)"; docs/stop-hooks.md "Agent-owned mode"). Inside
+ * the frame of every Stop hook (stop-guard.ts: payload, counter, output) it:
+ *
+ * 1. reads the workspace read-only (no migration, no journal-mode change; a schema that is not
+ *    current blocks) and the local Change subject — current version, revision, the review
+ *    context of that version, the installed requirement digest — from the authority opened
+ *    existing-only and read-only;
+ * 2. asks the hub's `qualification` for that subject with the token file (30 s);
+ * 3. reads the workspace and the subject again.
+ *
+ * It passes only if the answer is qualified and current for exactly the local revision, both
+ * workspace reads are clean with the same base and generation, the subject did not move, and the
+ * workspace base is that revision. Everything else blocks, with typed failures, a fixed
+ * next_action sentence per next.operation and `next` (checkpoint whenever the local bytes are not
+ * the qualified ones). Failures are fixed categories without paths or server text. The hook
+ * never claims, collects, uploads, finalizes, reconciles or checkpoints, and writes nothing
+ * (the counter is the frame's).
+ */
+import { isAgentscmError } from '../contracts/errors.js';
+import type { ErrorCode } from '../contracts/errors.js';
+import type { QualificationAnswer } from '../contracts/qualification.js';
+import { readTokenFile } from '../native/grant-token-file.js';
+import { getChange } from '../native/changes.js';
+import { currentPolicyEpoch } from '../native/policy.js';
+import { getTargetRequirement } from '../native/requirements.js';
+import { openAuthority, readTransaction } from '../native/store.js';
+import { soleCurrentContext } from '../tasks/qualification-local.js';
+import { readWorkspaceStatus } from '../workspace/status.js';
+import type { WorkspaceStatus } from '../workspace/status.js';
+import { requestQualification } from './qualification-client.js';
+import type { StopDecision, StopFailure, StopNext, StopNextOperation } from './stop-output.js';
+
+/** The target whose installed requirement is part of the local subject. */
+export const TASK_STOP_TARGET = 'main';
+
+/** The fixed sentence of each next.operation (docs/stop-hooks.md "Block feedback"). */
+export const TASK_STOP_NEXT_ACTIONS: Readonly<Record<StopNextOperation, string>> = {
+  collector_claim:
+    'Claim the task named in next with collector_claim (MCP tool or `agentscm agent-task claim`), run it with `agentscm agent-task collect`, ask qualification, then finish again.',
+  reconcile: 'Reconcile the unresolved attempt of the task named in next (reconcile), ask qualification and follow its next, then finish again.',
+  collector_finalize: 'Finalize the collected evidence with collector_finalize, ask qualification, then finish again.',
+  checkpoint:
+    'Checkpoint the workspace onto this Change (`agentscm checkpoint --change CHANGE`) and create the review context of the new version (`agentscm context create --change CHANGE --runner RECIPE_PATH`), then follow qualification\'s next and finish again.',
+  none: 'No task operation moves this subject forward now: a failed check needs an edit and a new checkpoint, an attempt in progress needs its collector to finish, and a store, token or service failure needs the operator; then finish again.',
+};
+
+/** What the hook's own failures say (fixed text: no path, no server text). */
+const CATEGORY_LINES = {
+  workspace_unavailable: 'the workspace cannot be read (missing, bound to another data directory, or its schema is not current)',
+  local_store_unavailable: "the local store cannot give the Change's subject (missing store, unknown Change, no single review context of its current version, or no installed requirement)",
+  token_unavailable: 'the token file cannot be read (missing, not a single token, or readable by group or others)',
+  workspace_not_clean: 'the workspace has edits that are not checkpointed (or a pending operation, or an incomplete scan)',
+  workspace_changed: 'the workspace changed while qualification was asked',
+  subject_changed: "the Change's subject changed while qualification was asked",
+  base_mismatch: "the workspace base is not the revision of the Change's current version",
+  service_request_failed: 'the qualification request to the service failed (offline, unreachable, too slow, or refused)',
+  token_rejected: 'the service rejected the token (revoked, rotated, or not for this repository)',
+  malformed_response: 'the service answered something that is not a valid qualification answer for this subject',
+} as const;
+type Category = keyof typeof CATEGORY_LINES;
+
+export interface TaskStopInput {
+  readonly dataDir: string;
+  readonly workspace: string;
+  readonly change: string;
+  readonly endpoint: string;
+  /** `OWNER/NAME` of the hub's routes. */
+  readonly repository: string;
+  readonly profile: string;
+  readonly tokenFile: string;
+  readonly timeoutMs?: number;
+}
+
+/** The local Change subject the hook asks about and compares after the call. */
+export interface LocalSubject {
+  readonly repository: string;
+  readonly change_id: string;
+  readonly change_version: bigint;
+  readonly revision: string;
+  readonly context_digest: string;
+  readonly policy_epoch: bigint;
+  readonly requirement_digest: string;
+}
+
+/** Read the Change's subject in one read snapshot of the authority (existing-only, read-only). */
+export function readLocalSubject(dataDir: string, repository: string, changeId: string): LocalSubject {
+  const auth = openAuthority(dataDir, { mode: 'read' });
+  try {
+    return readTransaction(auth, () => {
+      const change = getChange(auth, repository, changeId);
+      return {
+        repository,
+        change_id: change.id,
+        change_version: change.current_version,
+        revision: change.current_revision,
+        context_digest: soleCurrentContext(auth, repository, change.id),
+        policy_epoch: currentPolicyEpoch(auth, repository),
+        requirement_digest: getTargetRequirement(auth, repository, TASK_STOP_TARGET).requirement_digest,
+      };
+    });
+  } finally {
+    auth.close();
+  }
+}
+
+function sameSubject(a: LocalSubject, b: LocalSubject): boolean {
+  return (
+    a.repository === b.repository &&
+    a.change_id === b.change_id &&
+    a.change_version === b.change_version &&
+    a.revision === b.revision &&
+    a.context_digest === b.context_digest &&
+    a.policy_epoch === b.policy_epoch &&
+    a.requirement_digest === b.requirement_digest
+  );
+}
+
+function sameWorkspace(a: WorkspaceStatus, b: WorkspaceStatus): boolean {
+  return a.ready && b.ready && a.base_revision === b.base_revision && a.generation === b.generation;
+}
+
+function block(category: Category, next: StopNext, failures: readonly StopFailure[] = [{ task_id: 'stop_hook', code: category }]): StopDecision {
+  return {
+    decision: 'block',
+    feedback: {
+      lines: [`agentscm Stop hook: ${CATEGORY_LINES[category]}.`],
+      failures,
+      next_action: TASK_STOP_NEXT_ACTIONS[next.operation],
+      next,
+    },
+  };
+}
+
+const CHECKPOINT: StopNext = { operation: 'checkpoint' };
+const NONE: StopNext = { operation: 'none' };
+
+/** The category of a failed service call (anything unexpected counts as a failed request). */
+function callCategory(error: unknown): Category {
+  const code: ErrorCode | null = isAgentscmError(error) ? error.code : null;
+  if (code === 'HOOK_TOKEN_REJECTED') return 'token_rejected';
+  if (code === 'HOOK_ANSWER_MALFORMED') return 'malformed_response';
+  return 'service_request_failed';
+}
+
+function answerBlock(answer: QualificationAnswer): StopDecision {
+  const lines = [
+    answer.subject_current
+      ? `agentscm Stop hook: revision ${answer.revision} is not qualified yet (${answer.failures.length} failure${answer.failures.length === 1 ? '' : 's'}).`
+      : `agentscm Stop hook: the subject of revision ${answer.revision} is superseded.`,
+    ...answer.tasks.map((task) => `task ${task.task_id} (step ${task.step_id}${task.required ? ', required' : ''}): ${task.state}`),
+  ];
+  return {
+    decision: 'block',
+    feedback: { lines, failures: answer.failures, next_action: TASK_STOP_NEXT_ACTIONS[answer.next.operation], next: answer.next },
+  };
+}
+
+/** One agent-owned Stop (see the module comment): pass only for qualified, current, clean, exact bytes. */
+export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
+  const readWorkspace = (): WorkspaceStatus => readWorkspaceStatus({ workspace: input.workspace, dataDir: input.dataDir });
+  let before: WorkspaceStatus;
+  try {
+    before = readWorkspace();
+  } catch {
+    return block('workspace_unavailable', NONE);
+  }
+  let subject: LocalSubject;
+  try {
+    subject = readLocalSubject(input.dataDir, before.repository, input.change);
+  } catch {
+    return block('local_store_unavailable', NONE);
+  }
+  let token: string;
+  try {
+    token = readTokenFile(input.tokenFile);
+  } catch {
+    return block('token_unavailable', NONE);
+  }
+  let answer: QualificationAnswer | null = null;
+  let callError: unknown = null;
+  try {
+    answer = await requestQualification({
+      endpoint: input.endpoint,
+      repository: input.repository,
+      profile: input.profile,
+      token,
+      subject: { change_id: subject.change_id, context_digest: subject.context_digest },
+      ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
+    });
+  } catch (error) {
+    callError = error;
+  }
+  let after: WorkspaceStatus;
+  try {
+    after = readWorkspace();
+  } catch {
+    return block('workspace_unavailable', NONE);
+  }
+  let subjectAfter: LocalSubject;
+  try {
+    subjectAfter = readLocalSubject(input.dataDir, after.repository, input.change);
+  } catch {
+    return block('local_store_unavailable', NONE);
+  }
+
+  // The local bytes first: an answer about other bytes than the workspace's says nothing of them.
+  if (!before.ready) return block('workspace_not_clean', CHECKPOINT);
+  if (!sameWorkspace(before, after)) return block('workspace_changed', CHECKPOINT);
+  if (!sameSubject(subject, subjectAfter)) return block('subject_changed', CHECKPOINT);
+  if (before.base_revision !== subject.revision) return block('base_mismatch', CHECKPOINT);
+
+  if (answer === null) return block(callCategory(callError), NONE);
+  // Strict validation ends with the subject: an answer for another revision is malformed.
+  if (answer.revision !== subject.revision) return block('malformed_response', NONE);
+  if (answer.qualified && answer.subject_current) return { decision: 'pass' };
+  return answerBlock(answer);
+}
