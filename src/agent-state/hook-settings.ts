@@ -160,3 +160,76 @@ export function editHookSettings(edit: HookSettingsEdit): HookSettingsOutcome {
   }
   return { file, changed: true, content, written: true };
 }
+
+/**
+ * The words of a command quoteShellArg built (bare words, single-quoted words, `\'` between
+ * quotes), or null when the command uses any other shell syntax (double quotes, `$`, `;`, `|`,
+ * backquotes, redirections…): such a command was not written by an agentscm installer.
+ */
+export function splitShellWords(command: string): string[] | null {
+  const words: string[] = [];
+  let word: string | null = null;
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i] ?? '';
+    if (c === ' ' || c === '\t') {
+      if (word !== null) words.push(word);
+      word = null;
+    } else if (c === "'") {
+      const end = command.indexOf("'", i + 1);
+      if (end === -1) return null;
+      word = (word ?? '') + command.slice(i + 1, end);
+      i = end;
+    } else if (c === '\\') {
+      const next = command[i + 1];
+      if (next === undefined) return null;
+      word = (word ?? '') + next;
+      i += 1;
+    } else if (/[A-Za-z0-9._/:=@+,%~-]/.test(c)) {
+      word = (word ?? '') + c;
+    } else {
+      return null;
+    }
+  }
+  if (word !== null) words.push(word);
+  return words;
+}
+
+/** One command handler of a settings file. */
+export interface HookCommandEntry {
+  readonly event: string;
+  readonly command: string;
+}
+
+/**
+ * Read a client's settings file without changing it (`agentscm doctor`): null when it does not
+ * exist, else every command handler of every event. A file that is not strict JSON, not an
+ * object, larger than the installers accept or not valid for the client's schema is refused
+ * with `refusal`, as the installers refuse it.
+ */
+export function readHookCommands(client: HookClient, file: string, refusal: ErrorCode): HookCommandEntry[] | null {
+  if (!existsSync(file)) return null;
+  let value: JsonValue;
+  try {
+    const size = statSync(file).size;
+    if (size > MAX_SETTINGS_BYTES) throw new Error(`it has ${size} bytes, more than ${MAX_SETTINGS_BYTES}`);
+    value = parseStrictJson(readFileSync(file), { maxBytes: MAX_SETTINGS_BYTES });
+  } catch (error) {
+    throw refuse(refusal, file, `it cannot be read as strict JSON (${error instanceof Error ? error.message : 'unreadable'})`, error);
+  }
+  if (!isJsonObject(value)) throw refuse(refusal, file, 'it is not a JSON object');
+  const problem = externalSchemaProblem(schemaOf(client), value);
+  if (problem !== null) throw refuse(refusal, file, `it does not conform to the client's settings schema (${problem})`);
+  const entries: HookCommandEntry[] = [];
+  const hooks = value.hooks;
+  if (!isJsonObject(hooks)) return entries;
+  for (const [event, groups] of Object.entries(hooks)) {
+    if (!Array.isArray(groups)) continue;
+    for (const group of groups) {
+      if (!isJsonObject(group) || !Array.isArray(group.hooks)) continue;
+      for (const handler of group.hooks) {
+        if (isJsonObject(handler) && handler.type === 'command' && typeof handler.command === 'string') entries.push({ event, command: handler.command });
+      }
+    }
+  }
+  return entries;
+}

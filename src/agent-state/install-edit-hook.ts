@@ -60,3 +60,8 @@ export function installEditHook(input: InstallEditHookInput): InstallEditHookOut
   });
   return { client: input.client, settings_file: file, command, changed: outcome.changed };
 }
+
+/** True for a hook command install-edit-hook writes (it runs `agent-state edit-hook`). */
+export function isEditHookCommand(command: string): boolean {
+  return /(^|\s)agent-state edit-hook(\s|$)/.test(command);
+}

@@ -137,3 +137,57 @@ export function loadSigningKey(keyFilePath: string): SigningKey {
     closeSync(fd);
   }
 }
+
+/** What `agentscm doctor` found in a collector state directory (docs/doctor.md "keys"). */
+export type KeyStateInspection =
+  | { readonly state: 'ok'; readonly keyFile: string; readonly verificationKeyId: string; readonly publicKey: string }
+  | {
+      readonly state: 'dir_missing' | 'dir_not_private' | 'key_missing' | 'key_not_private' | 'key_invalid';
+      readonly keyFile: string;
+      readonly problem: string;
+      readonly hint: string | undefined;
+    };
+
+/**
+ * Read-only check of a state directory with the same rules as loadSigningKey (owner-private
+ * real directory, 0600 regular key file, strict decode), reported as a state instead of thrown.
+ * Never creates, repairs or prints the key.
+ */
+export function inspectKeyStateDir(stateDir: string): KeyStateInspection {
+  const dir = resolve(stateDir);
+  const keyFile = join(dir, KEY_FILE_NAME);
+  const problemOf = (state: Exclude<KeyStateInspection['state'], 'ok'>, error: unknown): KeyStateInspection => {
+    if (!(error instanceof AgentscmError)) throw error;
+    return { state, keyFile, problem: error.message, hint: error.hint };
+  };
+  let dirStats: Stats | null;
+  try {
+    dirStats = lstatOrNull(dir);
+  } catch (error) {
+    return problemOf('dir_missing', error);
+  }
+  if (dirStats === null) return { state: 'dir_missing', keyFile, problem: `${dir} does not exist`, hint: 'create a key with `agentscm agent-task key --state-dir DIR`, or pass the right --state-dir' };
+  try {
+    checkPrivateDir(dir, dirStats);
+  } catch (error) {
+    return problemOf('dir_not_private', error);
+  }
+  let fileStats: Stats | null;
+  try {
+    fileStats = lstatOrNull(keyFile);
+  } catch (error) {
+    return problemOf('key_missing', error);
+  }
+  if (fileStats === null) return { state: 'key_missing', keyFile, problem: `${keyFile} does not exist`, hint: 'create a key with `agentscm agent-task key --state-dir DIR`' };
+  try {
+    checkPrivateFile(keyFile, fileStats);
+  } catch (error) {
+    return problemOf('key_not_private', error);
+  }
+  try {
+    const key = loadSigningKey(keyFile);
+    return { state: 'ok', keyFile, verificationKeyId: verificationKeyId(key.publicKey), publicKey: key.publicKeyHex };
+  } catch (error) {
+    return problemOf('key_invalid', error);
+  }
+}

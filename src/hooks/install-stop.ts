@@ -156,3 +156,8 @@ export function installStop(input: InstallStopInput): InstallStopOutcome {
     instructions: input.mode === 'task-stop' ? TASK_GUIDANCE_POINTER : null,
   };
 }
+
+/** True for a hook command install-stop owns (it runs one of the three agentscm Stop hooks). */
+export function isStopHookCommand(command: string): boolean {
+  return OWN_COMMAND.test(command);
+}

@@ -91,6 +91,11 @@ export function listProfilesOfRegistration(auth: Authority, registrationId: stri
   );
 }
 
+/** Every installed profile of the store, oldest first (`agentscm doctor` checks the images and runtime identities they pin). */
+export function listCollectorProfiles(auth: Authority): InstalledCollectorProfile[] {
+  return readTransaction(auth, () => (prepared(auth, 'SELECT collector_profile_id, canonical, installed_at_ms FROM collector_profiles ORDER BY seq').all() as ProfileRow[]).map(installedOf));
+}
+
 /**
  * Store a profile whose bindings the caller checked in this write transaction; installing the
  * same profile again changes nothing (`installed` false).

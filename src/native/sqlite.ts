@@ -233,3 +233,45 @@ export function u64FromSql(text: unknown): bigint {
   if (typeof text !== 'string' || !/^[0-9]{20}$/.test(text)) throw new AgentscmError('INTERNAL', 'stored u64 is malformed');
   return BigInt(text);
 }
+
+/** What a read-only health check of an existing database found (docs/doctor.md "store"). */
+export interface DatabaseInspection {
+  /** PRAGMA user_version. */
+  readonly schemaVersion: number;
+  /** The database's size in bytes (main file only). */
+  readonly bytes: number;
+  /** 'ok'; the first problems PRAGMA quick_check reported; or 'skipped' when the file is larger than the bound. */
+  readonly integrity: 'ok' | 'skipped' | readonly string[];
+}
+
+/**
+ * Inspect an existing database without changing it: the header (checkDatabaseFile), then a
+ * read-only connection with no migration that reads user_version and, for a file of at most
+ * `maxCheckBytes`, runs PRAGMA quick_check reporting at most `maxProblems` problems. A damaged
+ * file is STORE_CORRUPT, one this user cannot open DATABASE_ACCESS_DENIED (mapSqliteError).
+ * As openReadOnly, SQLite may touch the -wal/-shm sidecars of a WAL database.
+ */
+export function inspectDatabase(path: string, what: string, bounds: { readonly maxCheckBytes: number; readonly maxProblems: number }): DatabaseInspection {
+  checkDatabaseFile(path, what);
+  let db: SqliteDatabase;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+  } catch (error) {
+    mapSqliteError(error, what);
+  }
+  try {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    const schemaVersion = db.pragma('user_version', { simple: true }) as number;
+    const pageCount = db.pragma('page_count', { simple: true }) as number;
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    const bytes = pageCount * pageSize;
+    if (bytes > bounds.maxCheckBytes) return { schemaVersion, bytes, integrity: 'skipped' };
+    const rows = db.pragma(`quick_check(${Math.max(1, Math.floor(bounds.maxProblems))})`) as { quick_check: string }[];
+    const problems = rows.map((row) => row.quick_check);
+    return { schemaVersion, bytes, integrity: problems.length === 1 && problems[0] === 'ok' ? 'ok' : problems };
+  } catch (error) {
+    mapSqliteError(error, what);
+  } finally {
+    db.close();
+  }
+}

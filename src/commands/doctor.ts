@@ -1,0 +1,68 @@
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import { Flags } from '@oclif/core';
+import { AgentscmError, ERROR_CODES } from '../contracts/errors.js';
+import { oneLine } from '../contracts/message-text.js';
+import { runDoctor } from '../hub/doctor.js';
+import type { DoctorReport } from '../hub/doctor.js';
+import { findEnclosingWorkspace, locateWorkspace } from '../workspace/locate.js';
+import { BaseCommand } from './_base.js';
+
+/** The package's engines.node range, when it declares one as a string. */
+function nodeRangeOf(pjson: { engines?: { node?: unknown } }): string | undefined {
+  const range = pjson.engines?.node;
+  return typeof range === 'string' ? range : undefined;
+}
+
+const MARKS = { pass: '✓', warn: '!', fail: '✗', skip: '-' } as const;
+
+export default class Doctor extends BaseCommand {
+  static override description =
+    'Check, without changing anything, what this machine needs: Node.js, the store (schema, integrity, permissions), keys, grants, requirements, the container runtime and pinned images, installed hooks and the hub; one line per finding with its fix. Exit 1 when a check fails.';
+
+  static override examples = [
+    '<%= config.bin %> doctor',
+    '<%= config.bin %> --data-dir ./agentscm-data doctor --state-dir ~/.agentscm-collector --docker /usr/bin/docker --docker-socket /var/run/docker.sock',
+    '<%= config.bin %> doctor --hub-config hub.json --token-file ~/.agentscm/alice.token --json',
+  ];
+
+  static override flags = {
+    workspace: Flags.string({ description: 'Workspace whose hook settings are read (default: the nearest one at or above the current directory).', helpValue: 'PATH' }),
+    'hub-config': Flags.string({ description: 'Hub execution config to check; a fixed loopback listen address is also probed.', helpValue: 'FILE' }),
+    'state-dir': Flags.string({ description: 'Collector state directory whose key to check (repeatable).', multiple: true, helpValue: 'DIR' }),
+    'token-file': Flags.string({ description: 'Grant token file to authenticate (repeatable; the token is never printed).', multiple: true, helpValue: 'FILE' }),
+    docker: Flags.string({ description: 'The docker executable collector profiles were probed with (to compare runtime identities).', helpValue: 'PATH' }),
+    'docker-socket': Flags.string({ description: 'Engine socket (default: DOCKER_HOST\'s unix:// path, else /var/run/docker.sock).', helpValue: 'PATH' }),
+  };
+
+  async run(): Promise<DoctorReport> {
+    const { flags } = await this.parse(Doctor);
+    const workspace = flags.workspace === undefined ? findEnclosingWorkspace(process.cwd()) : locateWorkspace(flags.workspace);
+    for (const [flag, value] of [['--docker', flags.docker], ['--docker-socket', flags['docker-socket']], ['--hub-config', flags['hub-config']]] as const) {
+      if (value === '') throw new AgentscmError('USAGE', `${flag} needs a path, not an empty value`, { hint: `pass ${flag} PATH or leave it out` });
+    }
+    const report = await runDoctor({
+      dataDir: this.resolveDataDir(flags['data-dir'], workspace ?? undefined),
+      nodeVersion: process.versions.node,
+      nodeRange: nodeRangeOf(this.config.pjson as { engines?: { node?: unknown } }),
+      workspace,
+      home: homedir(),
+      script: process.argv[1],
+      path: process.env.PATH ?? '',
+      stateDirs: (flags['state-dir'] ?? []).map((dir) => resolve(dir)),
+      tokenFiles: (flags['token-file'] ?? []).map((file) => resolve(file)),
+      docker: flags.docker,
+      dockerSocket: flags['docker-socket'],
+      hubConfig: flags['hub-config'],
+    });
+    for (const f of report.findings) this.log(`${MARKS[f.status]} ${f.check}: ${oneLine(f.message)}${f.fix === null ? '' : `; fix: ${oneLine(f.fix)}`}`);
+    const { pass, warn, fail, skip } = report.counts;
+    this.log(`${report.ok ? 'ok' : 'FAILED'}: ${pass} pass, ${warn} warn, ${fail} fail, ${skip} skipped`);
+    if (!report.ok) {
+      // The findings are the answer (with --json the one document on stdout); the error line and the exit status say it failed.
+      process.stderr.write(`error[DOCTOR_FAILED]: ${fail} check${fail === 1 ? '' : 's'} failed; fix each ✗ line and run agentscm doctor again\n`);
+      process.exitCode = ERROR_CODES.DOCTOR_FAILED.exit;
+    }
+    return report;
+  }
+}
