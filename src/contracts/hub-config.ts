@@ -24,7 +24,34 @@ export interface HubProfileConfig {
   readonly target: string;
   readonly requirement_digest: string;
   readonly publish_forge_status?: boolean;
+  readonly forge?: HubForgeConfig;
 }
+
+/** The kinds of forge the hub publishes commit statuses to. */
+export const FORGE_KINDS = ['github', 'gitlab'] as const;
+export type ForgeKind = (typeof FORGE_KINDS)[number];
+
+/**
+ * Where a profile with `publish_forge_status: true` publishes (docs/hub.md "Forge status"): the
+ * forge's API base URL (GitHub `https://api.github.com`, GitLab `https://HOST/api/v4`) and the
+ * absolute path of a file holding the forge token. Required with publishing, refused without it.
+ */
+export interface HubForgeConfig {
+  readonly kind: ForgeKind;
+  readonly base_url: string;
+  readonly token_file: string;
+}
+
+export const HUB_FORGE_CONFIG_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'base_url', 'token_file'],
+  properties: {
+    kind: { type: 'string', enum: [...FORGE_KINDS] },
+    base_url: { type: 'string', minLength: 8, maxLength: 2048, pattern: '^https?://' },
+    token_file: { type: 'string', minLength: 1, maxLength: 4096 },
+  },
+} as const;
 
 export interface HubConfigDocument {
   readonly version: 1;
@@ -55,6 +82,7 @@ export const HUB_CONFIG_SCHEMA = {
           target: ID_SCHEMA,
           requirement_digest: DIGEST_SCHEMA,
           publish_forge_status: { type: 'boolean' },
+          forge: HUB_FORGE_CONFIG_SCHEMA,
         },
       },
     },

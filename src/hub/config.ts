@@ -4,14 +4,16 @@
  * requirement_digest, plus publish_forge_status). Decoded by the published schema
  * (docs/schemas/hub.execution-config.schema.json: unknown fields at any depth refused), then the
  * rules a schema cannot state: data_dir absolute, one entry per repository/profile pair, a listen
- * address that is an IP and a port, and no forge publishing (a later part of the hub).
+ * address that is an IP and a port, and a usable forge exactly when publish_forge_status is true
+ * (src/hub/forge-client.ts checkForgeConfig).
  */
 import { isIP } from 'node:net';
 import { isAbsolute, normalize } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
 import { HUB_CONFIG_MAX_BYTES, hubConfigDecoder } from '../contracts/hub-config.js';
-import type { HubConfigDocument } from '../contracts/hub-config.js';
+import type { HubConfigDocument, HubForgeConfig } from '../contracts/hub-config.js';
 import { readBoundedInput } from '../native/bounded-input.js';
+import { checkForgeConfig } from './forge-client.js';
 
 /** Where the hub listens when the config names no address: loopback, a port the system picks. */
 export const DEFAULT_LISTEN = '127.0.0.1:0';
@@ -26,6 +28,8 @@ export interface HubProfile {
   readonly dataDir: string;
   readonly target: string;
   readonly requirementDigest: string;
+  /** Where qualification states are published as commit statuses; absent or null: not published. */
+  readonly forge?: HubForgeConfig | null;
 }
 
 export interface HubConfig {
@@ -68,11 +72,18 @@ export function parseHubConfig(bytes: Uint8Array): HubConfig {
       });
     }
     seen.add(key);
-    if (entry.publish_forge_status === true) {
-      throw new AgentscmError('HUB_FORGE_STATUS_UNSUPPORTED', `${where}.publish_forge_status is true, but this build publishes no forge commit status`, {
-        hint: 'set publish_forge_status to false or leave it out',
+    const publish = entry.publish_forge_status === true;
+    if (publish && entry.forge === undefined) {
+      throw new AgentscmError('HUB_CONFIG_FORGE_INVALID', `${where}.publish_forge_status is true but the entry names no forge`, {
+        hint: 'add "forge": {"kind": "github"|"gitlab", "base_url": URL, "token_file": ABS_PATH}, or set publish_forge_status to false',
       });
     }
+    if (!publish && entry.forge !== undefined) {
+      throw new AgentscmError('HUB_CONFIG_FORGE_INVALID', `${where} names a forge but publish_forge_status is not true`, {
+        hint: 'set publish_forge_status to true to publish, or remove the forge section',
+      });
+    }
+    if (entry.forge !== undefined) checkForgeConfig(entry.forge, where);
     return {
       repositoryId: entry.repository_id,
       profileId: entry.profile_id,
@@ -80,6 +91,7 @@ export function parseHubConfig(bytes: Uint8Array): HubConfig {
       dataDir: normalize(entry.data_dir),
       target: entry.target,
       requirementDigest: entry.requirement_digest,
+      forge: entry.forge === undefined ? null : { ...entry.forge, token_file: normalize(entry.forge.token_file) },
     };
   });
   const { host, port } = parseListen(document.listen ?? DEFAULT_LISTEN);

@@ -8,6 +8,8 @@
  * → profile (404) → grant (401/403) → body, streamed and bounded (413) → strict decoding (400)
  * → the task facade. Nothing is buffered for a caller that is not authenticated.
  */
+import { ForgePublisher } from './forge-status.js';
+import type { ForgePublisherOptions } from './forge-status.js';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,6 +46,8 @@ export interface HubServerOptions {
   readonly requestTimeoutMs?: number;
   /** Where the access log goes, one JSON line per request; default stderr. */
   readonly accessLog?: (line: string) => void;
+  /** Timing of the forge publisher (profiles with publish_forge_status); defaults in src/hub/forge-status.ts. */
+  readonly forge?: Omit<ForgePublisherOptions, 'log'>;
 }
 
 export interface RunningHub {
@@ -131,6 +135,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
   const log = options.accessLog ?? ((line: string) => process.stderr.write(`${line}\n`));
   const dataDirs = [...new Set(config.profiles.map((profile) => profile.dataDir))];
   const mcp = createHubMcpHandler(() => undefined);
+  const forge = new ForgePublisher(config.profiles, { ...options.forge, log });
   // One set of connections per data directory for the hub's life (src/tasks/connections.ts): the
   // facade is synchronous and the hub single-threaded, so no two calls use them at once.
   const sessions = new Map(dataDirs.map((dataDir) => [dataDir, openTaskConnections(dataDir)]));
@@ -166,6 +171,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     const authorization = authorizeProfile(profile, token, sessionOf(profile));
     const request = hubTaskRequestDecoder.decode(await readJson(req), HUB_JSON_BODY_MAX_BYTES);
     const result = callHubTask(profile, authorization, { operation: request.operation, input: request.input, subject: request.subject }, sessionOf(profile));
+    forge.poke(profile);
     send(res, 200, encodeCanonicalText(taskAnswer(result) as unknown as Parameters<typeof encodeCanonicalText>[0]));
   };
 
@@ -178,6 +184,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     const authorization = authorizeProfile(profile, token, sessionOf(profile));
     const envelope = await readBoundedBody(req, UPLOAD_BODY_MAX_BYTES);
     const view = importCollectorTransfer(profile.dataDir, envelope, authorization, { connections: sessionOf(profile) });
+    forge.poke(profile);
     send(res, 200, encodeCanonicalText(view));
   };
 
@@ -211,6 +218,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     }
     const profile = profileOf(repositoryId, profileId);
     const authorization = authorizeProfile(profile, token, sessionOf(profile));
+    forge.poke(profile);
     return () => workspaceServer(profile, authorization, sessionOf(profile));
   };
 
@@ -292,6 +300,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
       resolve();
     });
   });
+  forge.start();
   const bound = server.address() as AddressInfo;
   const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
   return {
@@ -307,6 +316,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
         server.closeIdleConnections();
       });
       clearTimeout(cut);
+      await forge.close();
       await mcp.close();
       for (const session of sessions.values()) session.close();
     },

@@ -34,6 +34,7 @@ test('a valid config decodes to its profiles; listen defaults to loopback with a
     dataDir: '/srv/agentscm/data',
     target: 'main',
     requirementDigest: PROFILE.requirement_digest,
+    forge: null,
   });
   assert.equal(config.profiles[1]?.dataDir, '/srv/b');
   const v6 = parseHubConfig(bytes({ version: 1, listen: '[::1]:8787', agent_task_profiles: [PROFILE] }));
@@ -50,7 +51,10 @@ test('refusals carry their codes', () => {
     ['relative data_dir', { version: 1, agent_task_profiles: [{ ...PROFILE, data_dir: 'agentscm-data' }] }, 'HUB_CONFIG_DATA_DIR_RELATIVE'],
     ['dot-relative data_dir', { version: 1, agent_task_profiles: [{ ...PROFILE, data_dir: './data' }] }, 'HUB_CONFIG_DATA_DIR_RELATIVE'],
     ['duplicate profile', { version: 1, agent_task_profiles: [PROFILE, { ...PROFILE, data_dir: '/elsewhere' }] }, 'HUB_CONFIG_PROFILE_DUPLICATE'],
-    ['forge status true', { version: 1, agent_task_profiles: [{ ...PROFILE, publish_forge_status: true }] }, 'HUB_FORGE_STATUS_UNSUPPORTED'],
+    ['forge status true without a forge', { version: 1, agent_task_profiles: [{ ...PROFILE, publish_forge_status: true }] }, 'HUB_CONFIG_FORGE_INVALID'],
+    ['a forge without forge status', { version: 1, agent_task_profiles: [{ ...PROFILE, forge: { kind: 'github', base_url: 'https://api.github.com', token_file: '/t' } }] }, 'HUB_CONFIG_FORGE_INVALID'],
+    ['a forge of an unknown kind', { version: 1, agent_task_profiles: [{ ...PROFILE, publish_forge_status: true, forge: { kind: 'gitea', base_url: 'https://x.example', token_file: '/t' } }] }, 'SCHEMA_TYPE'],
+    ['a forge with an unknown field', { version: 1, agent_task_profiles: [{ ...PROFILE, publish_forge_status: true, forge: { kind: 'github', base_url: 'https://x.example', token_file: '/t', token: 'x' } }] }, 'SCHEMA_UNKNOWN_FIELD'],
     ['repository_id not OWNER/NAME', { version: 1, agent_task_profiles: [{ ...PROFILE, repository_id: 'widgets' }] }, 'SCHEMA_TYPE'],
     ['native_repository not 32 hex', { version: 1, agent_task_profiles: [{ ...PROFILE, native_repository: 'ABCDEF0123456789ABCDEF0123456789' }] }, 'ID_INVALID'],
     ['host name instead of an IP', { version: 1, listen: 'localhost:80', agent_task_profiles: [PROFILE] }, 'HUB_CONFIG_LISTEN_INVALID'],
