@@ -258,7 +258,8 @@ function checkTransfer(receipt: WorkflowReceiptV2, row: CollectorRow, registrati
   let outcome: string;
   try {
     const record = parseCanonicalRecord((envelope.records[1] as VerifiedTransferEnvelope['records'][number]).bytes, 'IMPORT_RECORD_INVALID', 'execution_record');
-    outcome = checkTransferRecord(record, request, digest, recipe);
+    // The request's generation was checked equal to the row's fence; the record check compares it as a u64.
+    outcome = checkTransferRecord(record, { ...request, generation: row.fence }, digest, recipe);
   } catch (error) {
     if (!isAgentscmError(error)) throw error;
     return wrapped('RECEIPT_BUNDLE_RECORD_INVALID', error, `the execution_record of task ${row.task_id}'s transfer fails the import's record checks`, 'only a record the authority would import is evidence', details);

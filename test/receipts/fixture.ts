@@ -1,0 +1,164 @@
+/**
+ * Receipts in tests: a real v2 receipt through the real evidence chain (test/evidence/fixture.ts:
+ * real store, enrolled key from the collector key store, installed profile, live grant, a real
+ * collector claim, a signed envelope imported by the authority's import), exported by the export
+ * core; and a forger's tools, which rewrite any part of a bundle and then repair every digest
+ * outside the part under test (transfer digests in the receipt, the receipt digest and transfer
+ * list in the manifest), so that the check under test is the one that must refuse it.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+import { frameTransferEnvelope, readTransferEnvelope, transferHeaderDigest, transferHeaderToJson } from '../../src/contracts/collector-transfer.js';
+import { DOMAINS, domainDigest } from '../../src/contracts/digest.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
+import { RECEIPT_BUNDLE_MAGIC, bundleManifestToJson, decodeReceiptBundle } from '../../src/contracts/receipt-bundle.js';
+import { parseStrictJson } from '../../src/contracts/strict-json.js';
+import { hexToBytes } from '../../src/contracts/task-common.js';
+import { signDigest } from '../../src/crypto/ed25519.js';
+import { sha256Hex } from '../../src/crypto/sha256.js';
+import { exportReceiptBundle } from '../../src/tasks/receipt-bundle.js';
+import { importEnvelope } from '../admission/fixture.js';
+import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
+import type { Evidence } from '../evidence/fixture.js';
+
+export interface ReceiptFixture {
+  readonly ev: Evidence;
+  readonly receiptDigest: string;
+  readonly bundleFile: string;
+  readonly bundle: Buffer;
+}
+
+/** A store with one v2 receipt (paths: source_paths, unit: imported collector task, cap: optional) and its exported bundle. */
+export function makeReceipt(t: TestContext): ReceiptFixture {
+  const ev = makeEvidence(t);
+  const answer = importEnvelope(ev, envelopeOf(ev.key, transferParts(claim(ev))));
+  const receipt = answer.receipt as JsonObject;
+  assert.equal(receipt.status, 'written', `the import wrote no receipt: ${JSON.stringify(receipt)}`);
+  const receiptDigest = receipt.receipt_digest as string;
+  const bundleFile = join(ev.dir, 'receipt.agscmrb');
+  exportReceiptBundle(ev.store.dataDir, receiptDigest, bundleFile);
+  return { ev, receiptDigest, bundleFile, bundle: readFileSync(bundleFile) };
+}
+
+function parse(bytes: Uint8Array): JsonObject {
+  return parseStrictJson(bytes, { maxBytes: 1 << 20 }) as JsonObject;
+}
+
+/** A bundle taken apart as a forger holds it: every part mutable. */
+export interface OpenBundle {
+  manifest: JsonObject;
+  receipt: JsonObject;
+  envelopes: Buffer[];
+}
+
+export function openBundle(bundle: Uint8Array): OpenBundle {
+  const parts = decodeReceiptBundle(bundle);
+  return {
+    manifest: bundleManifestToJson(parts.manifest),
+    receipt: parse(parts.receiptBytes),
+    envelopes: parts.envelopes.map((e) => Buffer.from(e)),
+  };
+}
+
+/** Frame parts as they are (magic, u32be manifest length, manifest, receipt, envelopes). */
+export function frameBundle(manifestBytes: Uint8Array, receiptBytes: Uint8Array, envelopes: readonly Uint8Array[], magic = RECEIPT_BUNDLE_MAGIC): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(manifestBytes.byteLength);
+  return Buffer.concat([Buffer.from(magic, 'ascii'), length, manifestBytes, receiptBytes, ...envelopes]);
+}
+
+export interface SealOptions {
+  /** Set each collector row's transfer_digest to its envelope's SHA-256 (default true). */
+  readonly repairTransferDigests?: boolean;
+  /** Set the manifest's receipt digest and length and its transfer list from the receipt (default true). */
+  readonly repairManifest?: boolean;
+  /** With repairManifest, also set the receipt digest (default true); false keeps the digest as exported. */
+  readonly repairReceiptDigest?: boolean;
+}
+
+function collectorRows(receipt: JsonObject): JsonObject[] {
+  return (receipt.tasks as JsonObject[]).filter((row) => row.transfer_digest !== undefined);
+}
+
+/** Reassemble an opened bundle, repairing the digests outside the part under test. */
+export function sealBundle(open: OpenBundle, options: SealOptions = {}): Buffer {
+  const rows = collectorRows(open.receipt);
+  if (options.repairTransferDigests ?? true) rows.forEach((row, index) => (row.transfer_digest = sha256Hex(open.envelopes[index] ?? Buffer.alloc(0))));
+  const receiptBytes = encodeCanonical(open.receipt);
+  if (options.repairManifest ?? true) {
+    const exported = (open.manifest.receipt as JsonObject).receipt_digest as string;
+    open.manifest.receipt = { receipt_digest: (options.repairReceiptDigest ?? true) ? domainDigest(DOMAINS.receipt, receiptBytes) : exported, length: BigInt(receiptBytes.byteLength) };
+    open.manifest.transfers = rows.map((row, index) => ({ task_id: row.task_id as string, transfer_digest: row.transfer_digest as string, length: BigInt(open.envelopes[index]?.byteLength ?? 0) }));
+  }
+  return frameBundle(encodeCanonical(open.manifest), receiptBytes, open.envelopes);
+}
+
+export interface EnvelopeEdit {
+  readonly header?: (header: JsonObject) => void;
+  readonly request?: (request: JsonObject) => void;
+  readonly record?: (record: JsonObject) => void;
+  /** Re-sign the header with this 32-byte private key (after recomputing its record entries); otherwise keep the original signature and record entries. */
+  readonly signWith?: Uint8Array;
+}
+
+/** Rewrite parts of an envelope: the header, the ExecutionRequest, the ExecutionRecord, and optionally re-sign. */
+export function editEnvelope(envelope: Uint8Array, edit: EnvelopeEdit): Buffer {
+  const read = readTransferEnvelope(envelope);
+  const header = transferHeaderToJson(read.header);
+  const request = parse((read.records[0] as { bytes: Uint8Array }).bytes);
+  const record = parse((read.records[1] as { bytes: Uint8Array }).bytes);
+  edit.request?.(request);
+  edit.record?.(record);
+  const requestBytes = encodeCanonical(request);
+  const recordBytes = encodeCanonical(record);
+  if (edit.signWith !== undefined) {
+    header.records = [
+      { kind: 'execution_request', length: BigInt(requestBytes.byteLength), digest: sha256Hex(requestBytes) },
+      { kind: 'execution_record', length: BigInt(recordBytes.byteLength), digest: sha256Hex(recordBytes) },
+    ];
+    header.request_digest = sha256Hex(requestBytes);
+  }
+  edit.header?.(header);
+  const headerBytes = encodeCanonical(header);
+  const signature = edit.signWith === undefined ? read.signature : signDigest(hexToBytes(transferHeaderDigest(headerBytes)), edit.signWith);
+  return frameTransferEnvelope(headerBytes, signature, [requestBytes, recordBytes]);
+}
+
+/** Another value of the same kind: hex keeps its length and alphabet, ids stay ids, integers grow by one, booleans flip. */
+export function changed(value: JsonValue | undefined): JsonValue {
+  if (typeof value === 'bigint') return value + 1n;
+  if (typeof value === 'number') return value + 1;
+  if (typeof value === 'boolean') return !value;
+  if (typeof value === 'string') {
+    if (/^[0-9a-f]+$/.test(value)) return `${value.slice(0, -1)}${value.endsWith('0') ? '1' : '0'}`;
+    return `${value}x`;
+  }
+  throw new Error(`no changed value for ${JSON.stringify(value)}`);
+}
+
+/** Every leaf of an object as [path, parent, key]; arrays of objects are walked too. */
+export function leaves(object: JsonObject, prefix = ''): { path: string; parent: JsonObject; key: string }[] {
+  const out: { path: string; parent: JsonObject; key: string }[] = [];
+  for (const key of Object.keys(object)) {
+    const value = object[key];
+    const path = prefix === '' ? key : `${prefix}.${key}`;
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) out.push(...leaves(value, path));
+    else if (Array.isArray(value)) {
+      value.forEach((item, index) => {
+        if (item !== null && typeof item === 'object' && !Array.isArray(item)) out.push(...leaves(item, `${path}.${index}`));
+        else out.push({ path: `${path}.${index}`, parent: value as unknown as JsonObject, key: String(index) });
+      });
+    } else out.push({ path, parent: object, key });
+  }
+  return out;
+}
+
+/** The leaf at a dotted path of a parsed copy of `object`, to change it in place. */
+export function leafAt(object: JsonObject, path: string): { parent: JsonObject; key: string } {
+  const found = leaves(object).find((leaf) => leaf.path === path);
+  if (found === undefined) throw new Error(`no leaf ${path}`);
+  return found;
+}
