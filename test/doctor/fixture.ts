@@ -44,10 +44,10 @@ export function testHome(t: TestContext): string {
 }
 
 /** Run `agentscm doctor --json ...args` with HOME = home and the live engine's socket unless args name one. */
-export async function doctor(home: string, args: readonly string[], options: { cwd?: string; json?: boolean } = {}): Promise<DoctorRun> {
-  const socket = args.includes('--docker-socket') ? [] : ['--docker-socket', DOCKER_SOCKET];
+export async function doctor(home: string, args: readonly string[], options: { cwd?: string; json?: boolean; defaultSocket?: boolean; env?: Record<string, string | undefined> } = {}): Promise<DoctorRun> {
+  const socket = args.includes('--docker-socket') || options.defaultSocket === true ? [] : ['--docker-socket', DOCKER_SOCKET];
   const result = await runCli(['doctor', ...(options.json === false ? [] : ['--json']), ...socket, ...args], {
-    env: { HOME: home, DOCKER_HOST: undefined },
+    env: { HOME: home, DOCKER_HOST: undefined, ...options.env },
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   });
   if (options.json === false) return { result, report: { version: 0, data_dir: '', ok: result.code === 0, counts: {}, findings: [] } };
