@@ -43,3 +43,18 @@ export function setTarget(auth: Authority, repository: string, name: string, rev
     return { name, revision };
   });
 }
+
+/**
+ * Move a target from `from` to `to` in the caller's writer transaction (landing,
+ * docs/admission.md): a compare-and-set, so a target that is no longer at `from` is not moved and
+ * false is returned. `to` must be a revision of the repository (REVISION_NOT_FOUND otherwise).
+ */
+export function moveTarget(auth: Authority, repository: string, name: string, from: string, to: string): boolean {
+  checkRepositoryId(repository);
+  checkGenericId(name, 'target name');
+  checkDigest(from, 'revision');
+  checkDigest(to, 'revision');
+  const known = prepared(auth, 'SELECT 1 FROM repository_revisions WHERE repository = ? AND revision = ?').get(repository, to);
+  if (known === undefined) throw new AgentscmError('REVISION_NOT_FOUND', `repository ${repository} has no revision ${to}`);
+  return prepared(auth, 'UPDATE targets SET revision = ? WHERE repository = ? AND name = ? AND revision = ?').run(to, repository, name, from).changes === 1;
+}
