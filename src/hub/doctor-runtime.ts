@@ -97,7 +97,13 @@ export async function checkRuntime(input: RuntimeCheckInput): Promise<DoctorFind
       if (present.get(image) !== true) continue;
       let digest = digests.get(image);
       if (digest === undefined) {
-        digest = runtimeIdentityDigest((await observeRuntimeIdentity(client, { image, executableSha256 })).identity);
+        try {
+          digest = runtimeIdentityDigest((await observeRuntimeIdentity(client, { image, executableSha256 })).identity);
+        } catch (error) {
+          const { code, message } = describeError(error);
+          findings.push(finding('runtime.identity', 'RUNTIME_UNAVAILABLE', `the runtime identity for ${image} cannot be observed: ${code}: ${message}`, START_FIX));
+          return findings;
+        }
         digests.set(image, digest);
       }
       if (digest === installed.profile.runtime_identity_digest) {
