@@ -8,6 +8,9 @@ export default class SkillWorkflowTaskCodexStop extends SkillWorkflowTaskStop {
   static override examples = [
     '<%= config.bin %> --data-dir /srv/agentscm skill-workflow task-codex-stop fix-parser --endpoint http://127.0.0.1:8787 --repository acme/widgets --profile default --token-file /home/me/.config/agentscm/agent.token --workspace /repo < stop-payload.json',
   ];
+  // oclif reads a command's arguments and flags from the class itself, not from its parent.
+  static override args = SkillWorkflowTaskStop.args;
+  static override flags = SkillWorkflowTaskStop.flags;
 
   protected override readonly client: StopClient = 'codex';
 }
