@@ -1,0 +1,117 @@
+/**
+ * The server-executed receipt path keeps its own route to landing (docs/admission.md "The
+ * server-executed path"): a workspace whose target requires a command step, the server-executed
+ * Stop hook (`skill-workflow stop`) checkpoints it and runs the requirement in the live container
+ * engine, and the completed run is approved and landed through real bin/dev.js processes. A
+ * retained command record that no longer has its digest is no receipt.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import type { TestContext } from 'node:test';
+import Database from 'better-sqlite3';
+import { journalPaths } from '../../src/workflows/journal.js';
+import { jsonOf, runCli } from '../helpers/cli.js';
+import type { CliResult } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
+
+const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
+
+before(async () => {
+  await requireEngine();
+});
+
+interface Demo {
+  readonly dataDir: string;
+  readonly ws: string;
+  readonly base: string;
+}
+
+/** init-repo, Change c1 version 1, its context and a requirement with one command step on target main. */
+async function makeDemo(t: TestContext): Promise<Demo> {
+  const root = tempDir(t, 'agentscm-land-');
+  const ws = join(root, 'ws');
+  const dataDir = join(root, 'data');
+  mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
+  writeFileSync(join(ws, 'status.txt'), 'ok\n');
+  writeFileSync(join(ws, 'skills', 'check', 'SKILL.md'), '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n');
+  writeFileSync(join(ws, 'skills', 'check', 'runner.json'), recipeBytes({ argv: ['/bin/sh', '-c', 'grep -qx ok /src/status.txt'] }));
+  const cli = (args: string[]): Promise<CliResult> => runCli(['--data-dir', dataDir, ...args]);
+  assert.equal((await cli(['init-repo', ws, '--name', 'demo'])).code, 0);
+  const cp = await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
+  assert.equal(cp.code, 0, cp.stderr);
+  const { repository, revision, version } = jsonOf<{ repository: string; revision: string; version: number }>(cp);
+  const context = await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json']);
+  assert.equal(context.code, 0, context.stderr);
+  const workflow = join(root, 'workflow.json');
+  writeFileSync(
+    workflow,
+    JSON.stringify({
+      version: 1,
+      name: 'checks',
+      source: { repository, revision, policy_epoch: 0 },
+      skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
+      steps: [{ id: 'check', needs: [], required: true, action: { kind: 'command', runner: 'runner.json', change: { repository, id: 'c1' }, change_version: version, context_digest: jsonOf<{ context_digest: string }>(context).context_digest } }],
+    }),
+  );
+  assert.equal((await cli(['requirement', 'install', '--target', 'main', workflow])).code, 0);
+  return { dataDir, ws, base: revision };
+}
+
+function cli(demo: Demo, args: readonly string[]): Promise<CliResult> {
+  return runCli(['--data-dir', demo.dataDir, ...args]);
+}
+
+function mainOf(demo: Demo): Promise<string> {
+  return cli(demo, ['target', 'list', '--json']).then((r) => (jsonOf<{ targets: { name: string; revision: string }[] }>(r).targets.find((x) => x.name === 'main') as { revision: string }).revision);
+}
+
+/** Edit the workspace and let the server-executed Stop hook checkpoint and run it; it must pass. */
+async function stopPasses(demo: Demo): Promise<void> {
+  writeFileSync(join(demo.ws, 'notes.txt'), 'new work\n');
+  const payload = JSON.stringify({ session_id: 'sess-1', transcript_path: '/tmp/t.jsonl', cwd: '/repo', hook_event_name: 'Stop' });
+  const stop = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'stop', 'c1', '--workspace', demo.ws, '--docker', DOCKER, '--docker-socket', DOCKER_SOCKET], { input: payload });
+  assert.equal(stop.code, 0, stop.stderr);
+  assert.equal(stop.stdout, '', 'the Stop hook passed');
+}
+
+test('a completed server-executed run is approved as a server_run receipt and lands: the target moves to the checkpointed revision', async (t) => {
+  const demo = await makeDemo(t);
+  await stopPasses(demo);
+  const change = jsonOf<{ current_version: number; versions: { revision: string }[] }>(await cli(demo, ['change', 'show', 'c1', '--json']));
+  assert.equal(change.current_version, 2);
+  const revision = change.versions.at(-1)?.revision;
+
+  const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
+  assert.equal(approved.code, 0, approved.stderr);
+  const approval = jsonOf<{ receipt_kind: string; receipt_digest: string; run_id: string; revision: string }>(approved);
+  assert.equal(approval.receipt_kind, 'server_run');
+  assert.match(approval.run_id, /^stop-[0-9a-f]{40}$/);
+  assert.equal(approval.revision, revision);
+
+  const landed = await cli(demo, ['land', '--change', 'c1', '--target', 'main', '--json']);
+  assert.equal(landed.code, 0, landed.stderr);
+  const landing = jsonOf<{ previous_revision: string; revision: string; receipt_kind: string; receipt_digest: string }>(landed);
+  assert.deepEqual(landing.previous_revision, demo.base);
+  assert.equal(landing.revision, revision);
+  assert.equal(landing.receipt_kind, 'server_run');
+  assert.equal(landing.receipt_digest, approval.receipt_digest);
+  assert.equal(await mainOf(demo), revision);
+});
+
+test('a server-executed run whose retained command record no longer has its digest is no receipt: approve is refused and nothing is recorded', async (t) => {
+  const demo = await makeDemo(t);
+  await stopPasses(demo);
+  const db = new Database(journalPaths(demo.dataDir).db);
+  try {
+    db.prepare("UPDATE command_attempts SET record_digest = ? WHERE state = 'succeeded'").run('0'.repeat(64));
+  } finally {
+    db.close();
+  }
+  const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
+  assert.equal(approved.code, 1, approved.stderr);
+  assert.equal(jsonOf<{ error: { code: string } }>(approved).error.code, 'ADMISSION_NOT_QUALIFIED');
+  assert.equal(await mainOf(demo), demo.base);
+});
