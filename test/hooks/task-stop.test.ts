@@ -76,7 +76,9 @@ test('a subject superseded while the call is in flight (policy epoch bump, new c
 test('the workspace edited while the call is in flight blocks with workspace_changed and next checkpoint', async (t) => {
   const world = await makeStopWorld(t);
   qualifyWorld(world);
-  const proxy = await startInFlightProxy(t, world.url, () => writeFileSync(join(world.workspace, 'a.txt'), 'edited during the call'));
+  const proxy = await startInFlightProxy(t, world.url, () => {
+    writeFileSync(join(world.workspace, 'a.txt'), 'edited during the call');
+  });
   const block = blockOf(await runHook(world, { input: { endpoint: proxy.url } }));
   assert.equal(proxy.requests(), 1);
   assert.deepEqual(block.json, { failures: [{ task_id: 'stop_hook', code: 'workspace_changed' }], next_action: TASK_STOP_NEXT_ACTIONS.checkpoint, next: { operation: 'checkpoint' } });
@@ -96,7 +98,9 @@ test('a stopped hub blocks with service_request_failed and next none; the text n
 test('a token revoked while the call is in flight: the hub answers 401 and the hook blocks with token_rejected', async (t) => {
   const world = await makeStopWorld(t);
   qualifyWorld(world);
-  const proxy = await startInFlightProxy(t, world.url, () => revokeGrantInDataDir(world.dataDir, world.ev.grantId, Date.now()));
+  const proxy = await startInFlightProxy(t, world.url, () => {
+    revokeGrantInDataDir(world.dataDir, world.ev.grantId, Date.now());
+  });
   const block = blockOf(await runHook(world, { input: { endpoint: proxy.url } }));
   assert.deepEqual(block.json, { failures: [{ task_id: 'stop_hook', code: 'token_rejected' }], next_action: TASK_STOP_NEXT_ACTIONS.none, next: { operation: 'none' } });
   assert.ok(!block.reason.includes('GRANT_TOKEN_REJECTED'), 'no server text');
