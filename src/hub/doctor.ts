@@ -54,7 +54,11 @@ export interface DoctorReport extends JsonObject {
   readonly findings: (DoctorFinding & JsonObject)[];
 }
 
-/** `>=20.18.1 <21 || >=22`: alternatives of space-separated comparators on X.Y.Z (missing parts are 0). */
+/**
+ * `>=20.18.1 <21 || >=22`: alternatives of space-separated comparators (>=, <=, >, <, =) on
+ * X.Y.Z, a pre-release or build suffix of the running version ignored. No ~, ^ or x-ranges: the
+ * package's engines range uses none, and a comparator this reads wrongly is better unsatisfied.
+ */
 export function satisfiesNodeRange(version: string, range: string): boolean {
   const parse = (text: string): number[] | null => {
     const match = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(text);
@@ -112,7 +116,7 @@ export async function checkHub(configFile: string | undefined): Promise<DoctorFi
     config = readHubConfig(configFile);
   } catch (error) {
     const { code, message } = describeError(error);
-    return [finding('hub.config', 'HUB_CONFIG_INVALID', `${configFile}: ${code}: ${message}`, 'fix the config (docs/hub.md "The execution config"); `agentscm hub serve` refuses it the same way')];
+    return [finding('hub.config', 'HUB_CONFIG_INVALID', `${configFile}: ${code}: ${message}`, 'fix the config (docs/hub.md "Execution config"); `agentscm hub serve` refuses it the same way')];
   }
   const findings: DoctorFinding[] = [passed('hub.config', `${configFile} is valid: ${config.profiles.length} profile${config.profiles.length === 1 ? '' : 's'}, listen ${config.host}:${config.port}`)];
   const { host, loopback } = probeHost(config.host);
