@@ -1,5 +1,5 @@
 /**
- * Landings (spec "Approval and integration recheck"; docs/admission.md "Landing"): the target
+ * Landings (spec "Approval and integration recheck"; docs/admission.md, `agentscm land`): the target
  * moves to the Change's revision and one immutable row records what landed, from which revision,
  * when, on which approval and receipt. Both writes run in the caller's writer transaction, after
  * admission's rechecks in the same transaction (src/tasks/admission.ts), so a crash leaves the

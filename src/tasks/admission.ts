@@ -230,7 +230,7 @@ function serverRunEvidence(journal: Journal, derived: DerivedSubject, answer: Qu
 
 /**
  * Admission's checks for the subject of `contextDigest`, in the caller's authority transaction
- * and one journal snapshot inside it (docs/admission.md "What is rechecked"). Returns the
+ * and one journal snapshot inside it (docs/admission.md "What is rechecked, and why"). Returns the
  * receipt that admits the subject, or throws the refusal with its code and next step.
  */
 export function admitSubject(auth: Authority, journal: Journal | null, selection: AdmissionSelection, contextDigest: string, nowMs: number): Admitted {
