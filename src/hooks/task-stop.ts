@@ -49,7 +49,8 @@ export const TASK_STOP_NEXT_ACTIONS: Readonly<Record<StopNextOperation, string>>
 /** What the hook's own failures say (fixed text: no path, no server text). */
 const CATEGORY_LINES = {
   workspace_unavailable: 'the workspace cannot be read (missing, bound to another data directory, or its schema is not current)',
-  local_store_unavailable: "the local store cannot give the Change's subject (missing store, unknown Change, no single review context of its current version, or no installed requirement)",
+  local_store_unavailable: "the local store cannot give the Change's subject (missing store, several review contexts of its current version, or no installed requirement)",
+  subject_missing: 'the Change has no checkpointed version yet, or its current version has no review context',
   token_unavailable: 'the token file cannot be read (missing, not a single token, or readable by group or others)',
   workspace_not_clean: 'the workspace has edits that are not checkpointed (or a pending operation, or an incomplete scan)',
   workspace_changed: 'the workspace changed while qualification was asked',
@@ -136,6 +137,16 @@ function block(category: Category, next: StopNext, failures: readonly StopFailur
 const CHECKPOINT: StopNext = { operation: 'checkpoint' };
 const NONE: StopNext = { operation: 'none' };
 
+/** A Change not checkpointed yet, or a version without its review context: what a checkpoint (and context create) makes. */
+const SUBJECT_MISSING: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['CHANGE_NOT_FOUND', 'CONTEXT_NOT_FOUND']);
+
+/** The block when the subject cannot be read before the call: edits first, then a subject still to make, then the store. */
+function subjectUnreadable(error: unknown, workspace: WorkspaceStatus): StopDecision {
+  if (!workspace.ready) return block('workspace_not_clean', CHECKPOINT);
+  if (isAgentscmError(error) && SUBJECT_MISSING.has(error.code)) return block('subject_missing', CHECKPOINT);
+  return block('local_store_unavailable', NONE);
+}
+
 /** The category of a failed service call (anything unexpected counts as a failed request). */
 function callCategory(error: unknown): Category {
   const code: ErrorCode | null = isAgentscmError(error) ? error.code : null;
@@ -169,8 +180,8 @@ export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
   let subject: LocalSubject;
   try {
     subject = readLocalSubject(input.dataDir, before.repository, input.change);
-  } catch {
-    return block('local_store_unavailable', NONE);
+  } catch (error) {
+    return subjectUnreadable(error, before);
   }
   let token: string;
   try {
@@ -201,8 +212,8 @@ export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
   let subjectAfter: LocalSubject;
   try {
     subjectAfter = readLocalSubject(input.dataDir, after.repository, input.change);
-  } catch {
-    return block('local_store_unavailable', NONE);
+  } catch (error) {
+    return isAgentscmError(error) && SUBJECT_MISSING.has(error.code) ? block('subject_changed', CHECKPOINT) : block('local_store_unavailable', NONE);
   }
 
   // The local bytes first: an answer about other bytes than the workspace's says nothing of them.

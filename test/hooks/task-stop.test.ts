@@ -105,3 +105,14 @@ test('a token revoked while the call is in flight: the hub answers 401 and the h
   assert.deepEqual(block.json, { failures: [{ task_id: 'stop_hook', code: 'token_rejected' }], next_action: TASK_STOP_NEXT_ACTIONS.none, next: { operation: 'none' } });
   assert.ok(!block.reason.includes('GRANT_TOKEN_REJECTED'), 'no server text');
 });
+
+test('a Change not checkpointed yet blocks with next checkpoint: workspace_not_clean with edits, subject_missing without; a version without its review context is subject_missing', async (t) => {
+  const world = await makeStopWorld(t);
+  const expected = (code: string): unknown => ({ failures: [{ task_id: 'stop_hook', code }], next_action: TASK_STOP_NEXT_ACTIONS.checkpoint, next: { operation: 'checkpoint' } });
+  assert.deepEqual(blockOf(await runHook(world, { input: { change: 'fresh-change' } })).json, expected('subject_missing'));
+  writeFileSync(join(world.workspace, 'a.txt'), 'a fresh edit');
+  assert.deepEqual(blockOf(await runHook(world, { input: { change: 'fresh-change' } })).json, expected('workspace_not_clean'));
+  checkpointWorkspace({ change: 'fresh-change', workspace: world.workspace, dataDir: world.dataDir });
+  assert.deepEqual(blockOf(await runHook(world, { input: { change: 'fresh-change' } })).json, expected('subject_missing'));
+  assert.equal(world.log.length, 0, 'the hub was not asked for a subject that does not exist');
+});
