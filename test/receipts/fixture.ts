@@ -20,9 +20,88 @@ import { hexToBytes } from '../../src/contracts/task-common.js';
 import { signDigest } from '../../src/crypto/ed25519.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { exportReceiptBundle } from '../../src/tasks/receipt-bundle.js';
+import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
+import { validateCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
+import type { SigningKey } from '../../src/contracts/key-file.js';
+import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
+import { enrollExecutor } from '../../src/native/executor-registry.js';
+import { readTokenFile } from '../../src/native/grant-token-file.js';
+import { openAuthority } from '../../src/native/store.js';
+import { claimToFile } from '../../src/tasks/collector-claim-file.js';
+import { transferRuntimeIdentityDigest } from '../../src/tasks/collector-execution.js';
+import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { installCollectorProfile } from '../../src/tasks/collector-profiles.js';
+import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
+import type { GrantAuthorization } from '../../src/tasks/grant-guard.js';
 import { importEnvelope } from '../admission/fixture.js';
-import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
+import { ALICE, RUNTIME_IDENTITY, claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
+import { makeGrant } from '../grants/fixture.js';
+import { CHANGE_ID, PROFILE, RECIPE, makeTaskStore, sha256 } from '../tasks/fixture.js';
+import type { TaskStore } from '../tasks/fixture.js';
 import type { Evidence } from '../evidence/fixture.js';
+
+export interface WideReceipt {
+  readonly dataDir: string;
+  readonly store: TaskStore;
+  readonly key: SigningKey;
+  readonly receiptDigest: string;
+}
+
+/**
+ * A subject of `steps` required command steps (at most 32, the plan limit), each with its own
+ * enrollment epoch and collector profile for one key, claimed, collected (a signed passing
+ * transfer) and imported as the grant's actor: the last import writes a receipt naming `steps`
+ * transfers. The real cores of enroll, profile install, claim and import; for the benchmark too.
+ */
+export function makeWideReceipt(dir: string, steps: number): WideReceipt {
+  const dataDir = join(dir, 'data');
+  const ids = Array.from({ length: steps }, (_, i) => `s${String(i).padStart(2, '0')}`);
+  const store = makeTaskStore(dataDir, ids.map((id) => ({ id, kind: 'command' as const })));
+  const key = loadSigningKey(createSigningKey(join(dir, 'state')).key_file);
+  const grant = makeGrant(dataDir, dir, ALICE);
+  const authorizationOf = (): GrantAuthorization => authorizeTaskToken({ dataDir, token: readTokenFile(grant.token_file) });
+  let receiptDigest: string | null = null;
+  ids.forEach((step, index) => {
+    const auth = openAuthority(dataDir, { mode: 'write' });
+    let profileId: string;
+    try {
+      const enrollment = enrollExecutor(auth, { repository: store.repository, profile: PROFILE, step, executor: 'box-1', public_key: key.publicKeyHex });
+      const profile = decodeCollectorProfile(
+        encodeCanonical({
+          version: 1,
+          kind: 'command',
+          repository_id: store.repository,
+          workflow_profile: PROFILE,
+          step_id: step,
+          registration_id: enrollment.registration_id,
+          registration_epoch: enrollment.registration_epoch,
+          verification_key_id: enrollment.verification_key_id,
+          recipe: RECIPE,
+          recipe_digest: sha256(JSON.stringify(RECIPE)),
+          runtime_identity_digest: transferRuntimeIdentityDigest(RUNTIME_IDENTITY),
+        }),
+      );
+      profileId = installCollectorProfile(auth, profile, Date.now()).collector_profile_id;
+    } finally {
+      auth.close();
+    }
+    const out = join(dir, `descriptor-${step}.json`);
+    claimToFile({ dataDir, tokenFile: grant.token_file, profileId, change: CHANGE_ID, context: store.contextDigest, leaseMs: 3_600_000n, out, target: 'main' });
+    const descriptor = validateCollectorDescriptor(parse(readFileSync(out)));
+    // The evidence fixture's passing collection, for this step's request.
+    const parts = transferParts(descriptor);
+    parts.request.step_id = step;
+    const requestDigest = sha256Hex(encodeCanonical(parts.request));
+    parts.record.request_digest = requestDigest;
+    const answer = importCollectorTransfer(dataDir, envelopeOf(key, parts, { request_digest: requestDigest }), authorizationOf());
+    const receipt = answer.receipt as JsonObject;
+    if (index === steps - 1) {
+      assert.equal(receipt.status, 'written', `the last import wrote no receipt: ${JSON.stringify(receipt)}`);
+      receiptDigest = receipt.receipt_digest as string;
+    } else assert.equal(receipt.status, 'incomplete');
+  });
+  return { dataDir, store, key, receiptDigest: receiptDigest as unknown as string };
+}
 
 export interface ReceiptFixture {
   readonly ev: Evidence;

@@ -7,13 +7,17 @@
  * exported one.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import test from 'node:test';
 import { AgentscmError, ERROR_CODES } from '../../src/contracts/errors.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
+import { exportReceiptBundle } from '../../src/tasks/receipt-bundle.js';
 import { BUNDLE_CHECKS, verifyReceiptBundle } from '../../src/tasks/receipt-bundle-verify.js';
 import type { VerifyBundleOptions } from '../../src/tasks/receipt-bundle-verify.js';
-import { changed, editEnvelope, leafAt, leaves, makeReceipt, openBundle, sealBundle } from './fixture.js';
+import { tempDir } from '../helpers/tmp.js';
+import { changed, editEnvelope, leafAt, leaves, makeReceipt, makeWideReceipt, openBundle, sealBundle } from './fixture.js';
 import type { OpenBundle } from './fixture.js';
 
 function codeOf(bytes: Uint8Array, options: VerifyBundleOptions = {}): string {
@@ -324,4 +328,16 @@ test('every verification code is exit 1 and every frame or manifest code exit 2 
     if (!code.startsWith('RECEIPT_BUNDLE_') || code === 'RECEIPT_BUNDLE_EXISTS') continue;
     assert.equal(info.exit, (frame as readonly string[]).includes(code) ? 2 : 1, code);
   }
+});
+
+test('a receipt of 32 imported command tasks (the plan limit) exports one bundle of 32 transfers and 32 registrations that verifies', (t) => {
+  const dir = tempDir(t);
+  const wide = makeWideReceipt(dir, 32);
+  const out = join(dir, 'wide.agscmrb');
+  const exported = exportReceiptBundle(wide.dataDir, wide.receiptDigest, out);
+  assert.deepEqual([exported.transfers, exported.registrations], [32, 32]);
+  const result = verifyReceiptBundle(readFileSync(out), { publicKeys: [wide.key.publicKeyHex] });
+  assert.equal(result.receipt_digest, wide.receiptDigest);
+  assert.equal(result.transfers.length, 32);
+  assert.ok(result.transfers.every((row) => row.record_outcome === 'passed' && row.required));
 });
