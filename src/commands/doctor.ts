@@ -37,10 +37,19 @@ export default class Doctor extends BaseCommand {
 
   async run(): Promise<DoctorReport> {
     const { flags } = await this.parse(Doctor);
-    const workspace = flags.workspace === undefined ? findEnclosingWorkspace(process.cwd()) : locateWorkspace(flags.workspace);
-    for (const [flag, value] of [['--docker', flags.docker], ['--docker-socket', flags['docker-socket']], ['--hub-config', flags['hub-config']]] as const) {
+    const named: [string, string | undefined][] = [
+      ['--workspace', flags.workspace],
+      ['--docker', flags.docker],
+      ['--docker-socket', flags['docker-socket']],
+      ['--hub-config', flags['hub-config']],
+      ...(flags['state-dir'] ?? []).map((value): [string, string] => ['--state-dir', value]),
+      ...(flags['token-file'] ?? []).map((value): [string, string] => ['--token-file', value]),
+    ];
+    // resolve('') is the working directory: an empty value names no path at all.
+    for (const [flag, value] of named) {
       if (value === '') throw new AgentscmError('USAGE', `${flag} needs a path, not an empty value`, { hint: `pass ${flag} PATH or leave it out` });
     }
+    const workspace = flags.workspace === undefined ? findEnclosingWorkspace(process.cwd()) : locateWorkspace(flags.workspace);
     const report = await runDoctor({
       dataDir: this.resolveDataDir(flags['data-dir'], workspace ?? undefined),
       nodeVersion: process.versions.node,
