@@ -17,6 +17,10 @@ export const DOMAINS = {
   revision: 'agentscm.revision.v1',
   reviewContext: 'agentscm.review-context.v1',
   plan: 'agentscm.skill-workflow-plan.v1',
+  review: 'agentscm.review.v1',
+  reviewRequest: 'agentscm.review-request.v1',
+  reviewTicket: 'agentscm.review-ticket.v1',
+  reviewRecord: 'agentscm.review-record.v1',
 } as const;
 
 export type Domain = (typeof DOMAINS)[keyof typeof DOMAINS] | `agentscm.agent-workflow-mutation.v1.${string}`;

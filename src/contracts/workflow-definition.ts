@@ -1,7 +1,7 @@
 /**
  * The skill workflow definition (spec "Source-bound skill workflows", "Definition"): strict
  * JSON, version 1, a source binding, a packaged skill and 1-32 steps whose actions are
- * source_paths, command or require_capability. Pure: bounds, shapes and identifiers only; the
+ * source_paths, command, require_capability or review (src/contracts/review-policy.ts). Pure: bounds, shapes and identifiers only; the
  * graph, package and source checks are in src/workflows/.
  */
 import { encodeCanonical } from './canonical-json.js';
@@ -10,6 +10,8 @@ import type { JsonObject, JsonValue } from './json-value.js';
 import { isJsonObject } from './json-value.js';
 import { defineDecoder } from './schema.js';
 import { parseStrictJson } from './strict-json.js';
+import type { ReviewAction } from './review-policy.js';
+import { checkReviewAction, REVIEW_ACTION_SCHEMA, reviewActionToJson } from './review-policy.js';
 
 /** Every bound of the profile, in one place (spec "Definition" and "Local CLI"). */
 export const WORKFLOW_LIMITS = {
@@ -66,7 +68,7 @@ export interface RequireCapabilityAction {
   readonly capability: string;
 }
 
-export type WorkflowAction = SourcePathsAction | CommandAction | RequireCapabilityAction;
+export type WorkflowAction = SourcePathsAction | CommandAction | RequireCapabilityAction | ReviewAction;
 export type WorkflowActionKind = WorkflowAction['kind'];
 
 export interface WorkflowStepDefinition {
@@ -153,6 +155,7 @@ const ACTION_SCHEMAS = {
   source_paths: SOURCE_PATHS_ACTION_SCHEMA,
   command: COMMAND_ACTION_SCHEMA,
   require_capability: REQUIRE_CAPABILITY_ACTION_SCHEMA,
+  review: REVIEW_ACTION_SCHEMA,
 } as const;
 
 /** The published JSON Schema (docs/schemas/skill-workflow-definition.schema.json). */
@@ -191,7 +194,7 @@ export const WORKFLOW_DEFINITION_SCHEMA = {
           id: ID,
           needs: { type: 'array', maxItems: WORKFLOW_LIMITS.maxNeeds, items: ID },
           required: { type: 'boolean' },
-          action: { oneOf: [SOURCE_PATHS_ACTION_SCHEMA, COMMAND_ACTION_SCHEMA, REQUIRE_CAPABILITY_ACTION_SCHEMA] },
+          action: { oneOf: [SOURCE_PATHS_ACTION_SCHEMA, COMMAND_ACTION_SCHEMA, REQUIRE_CAPABILITY_ACTION_SCHEMA, REVIEW_ACTION_SCHEMA] },
         },
       },
     },
@@ -209,6 +212,7 @@ const ACTION_DECODERS = {
   source_paths: defineDecoder<SourcePathsAction>('skill-workflow-action-source-paths', ACTION_SCHEMAS.source_paths),
   command: defineDecoder<CommandAction>('skill-workflow-action-command', ACTION_SCHEMAS.command),
   require_capability: defineDecoder<RequireCapabilityAction>('skill-workflow-action-require-capability', ACTION_SCHEMAS.require_capability),
+  review: defineDecoder<ReviewAction>('skill-workflow-action-review', ACTION_SCHEMAS.review),
 } as const;
 
 const ACTION_POINTER = /^\/steps\/(\d+)\/action(\/.*)?$/;
@@ -231,15 +235,15 @@ function rediagnoseAction(value: JsonValue, error: AgentscmError): AgentscmError
   }
   if (!isJsonObject(raw)) {
     return new AgentscmError('SCHEMA_TYPE', `skill-workflow-definition: ${prefix} must be an object with a kind`, {
-      hint: 'use an action object: source_paths, command or require_capability',
+      hint: 'use an action object: source_paths, command, require_capability or review',
       details: { schema: 'skill-workflow-definition', pointer: prefix },
     });
   }
   const kind = raw.kind;
-  if (kind !== 'source_paths' && kind !== 'command' && kind !== 'require_capability') {
+  if (kind !== 'source_paths' && kind !== 'command' && kind !== 'require_capability' && kind !== 'review') {
     const pointerOfKind = `${prefix}/kind`;
-    return new AgentscmError(kind === undefined ? 'SCHEMA_MISSING_FIELD' : 'SCHEMA_TYPE', `skill-workflow-definition: ${pointerOfKind} must be one of "source_paths", "command", "require_capability"`, {
-      hint: 'use one of the three action kinds of this profile',
+    return new AgentscmError(kind === undefined ? 'SCHEMA_MISSING_FIELD' : 'SCHEMA_TYPE', `skill-workflow-definition: ${pointerOfKind} must be one of "source_paths", "command", "require_capability", "review"`, {
+      hint: 'use one of the four action kinds of this profile',
       details: { schema: 'skill-workflow-definition', pointer: pointerOfKind },
     });
   }
@@ -266,12 +270,17 @@ export function decodeWorkflowDefinition(bytes: Uint8Array): WorkflowDefinition 
 
 /** Validate an already parsed definition value (spec "Definition"); the caller's value is not modified. */
 export function validateWorkflowDefinition(value: JsonValue): WorkflowDefinition {
+  let definition: WorkflowDefinition;
   try {
-    return DEFINITION_DECODER.validate(value);
+    definition = DEFINITION_DECODER.validate(value);
   } catch (error) {
     if (error instanceof AgentscmError) throw rediagnoseAction(value, error);
     throw error;
   }
+  definition.steps.forEach((step, index) => {
+    if (step.action.kind === 'review') checkReviewAction(step.action, `/steps/${index}/action`);
+  });
+  return definition;
 }
 
 /** An action as a JSON value in declared field order (spec "Definition", docs/wire.md canonical encoding). */
@@ -289,6 +298,8 @@ export function workflowActionToJson(action: WorkflowAction): JsonObject {
       };
     case 'require_capability':
       return { kind: action.kind, capability: action.capability };
+    case 'review':
+      return reviewActionToJson(action);
   }
 }
 

@@ -17,6 +17,7 @@ import type {
   WorkflowSource,
 } from '../contracts/workflow-definition.js';
 import { encodeWorkflowDefinition, workflowActionToJson } from '../contracts/workflow-definition.js';
+import { reviewStepNotExecutable } from '../contracts/review-policy.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { getRepository } from '../native/repositories.js';
 import { getRevision } from '../native/revisions.js';
@@ -77,6 +78,7 @@ export function compileStructure(definition: WorkflowDefinition): StructuralPlan
   const resources = new Set(definition.skill.resources);
   for (const step of definition.steps) {
     const action = step.action;
+    if (action.kind === 'review') throw reviewStepNotExecutable(step.id);
     if (action.kind === 'source_paths') {
       for (const expectation of action.expectations) validateRelativePath(expectation.path, `step "${step.id}" expectation path`);
     } else if (action.kind === 'command') {
@@ -119,6 +121,7 @@ export function compileWorkflow(auth: Authority, definition: WorkflowDefinition)
       const step = definition.steps[index];
       if (step === undefined) throw new AgentscmError('INTERNAL', 'step order out of range');
       const declared = step.action;
+      if (declared.kind === 'review') throw reviewStepNotExecutable(step.id);
       if (declared.kind !== 'command') return { position, id: step.id, needs: step.needs, required: step.required, action: declared };
       const recipePath = resolvePackagePath(structure.layout, declared.runner);
       const recipe = bytesByPath.get(recipePath);

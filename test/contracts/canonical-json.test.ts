@@ -174,5 +174,9 @@ test('the domain table matches docs/wire.md "Canonical encoding and digests"', (
     revision: 'agentscm.revision.v1',
     reviewContext: 'agentscm.review-context.v1',
     plan: 'agentscm.skill-workflow-plan.v1',
+    review: 'agentscm.review.v1',
+    reviewRequest: 'agentscm.review-request.v1',
+    reviewTicket: 'agentscm.review-ticket.v1',
+    reviewRecord: 'agentscm.review-record.v1',
   });
 });

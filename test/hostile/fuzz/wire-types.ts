@@ -38,6 +38,7 @@ import { subjectToJson, workflowTaskSubjectDecoder } from '../../../src/contract
 import { decodeWorkflowDefinition, WORKFLOW_LIMITS } from '../../../src/contracts/workflow-definition.js';
 import { encodeKeyFile } from '../../../src/contracts/key-file.js';
 import { REPO_ROOT } from '../../helpers/cli.js';
+import { reviewWireTypes, SEED_REVIEW_DEFINITION } from '../../review/seeds.js';
 import { CRITERIA, PASSING_ROWS, hex64, sampleAssertion, sampleAttempt, sampleClaim, sampleMutation, sampleSubject, sampleTask } from '../../contracts/task-fixtures.js';
 
 export interface WireType {
@@ -370,7 +371,7 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
     maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes,
     versionField: 'version',
     schema: {},
-    seeds: [exampleDefinition('verify-native-workflow.json'), exampleDefinition('verify-with-omission.json'), commandDefinition],
+    seeds: [exampleDefinition('verify-native-workflow.json'), exampleDefinition('verify-with-omission.json'), commandDefinition, SEED_REVIEW_DEFINITION],
   },
 ];
 
@@ -444,7 +445,7 @@ function allTypes(): Omit<WireType, 'schemaStage'>[] {
     schema: {},
     seeds: t.seeds,
   }));
-  return [...PUBLIC, ...schemaOnly];
+  return [...PUBLIC, ...reviewWireTypes(), ...schemaOnly];
 }
 
 /** Registered decoders the campaign has no entry (no seeds) for; must be empty. */
