@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import type { TestContext } from 'node:test';
@@ -21,7 +22,7 @@ import { installCollectorProfile } from '../../src/tasks/collector-profiles.js';
 import { LAND_PAUSE_POINT } from '../../src/tasks/admission.js';
 import { jsonOf, runCli, TSX_LOADER, DEV_BIN, REPO_ROOT, TEST_XDG_DATA_HOME } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
-import { CHANGE_ID, PROFILE, RECIPE, addRevision, bumpPolicy, checkpoint, defaultFiles, revoke, sha256 } from '../tasks/fixture.js';
+import { CHANGE_ID, PROFILE, RECIPE, addRevision, bumpPolicy, checkpoint, defaultFiles, enroll, revoke, sha256 } from '../tasks/fixture.js';
 import type { StepSpec } from '../tasks/fixture.js';
 import { RUNTIME_IDENTITY, claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
 import type { Evidence } from '../evidence/fixture.js';
@@ -199,6 +200,13 @@ test('revocation of the origin grant between receipt and landing: land refused w
   assertRefused(l, await land(l.ev), 'ADMISSION_AUTHORIZATION_CHANGED', 1);
 });
 
+test('re-enrollment of the executor after the receipt (a new epoch replaces the claimed registration): land refused with ADMISSION_AUTHORIZATION_CHANGED', async (t) => {
+  const l = makeLandable(t);
+  assert.equal((await approve(l.ev)).code, 0);
+  enroll(l.ev.store, 'unit', 'box-1');
+  assertRefused(l, await land(l.ev), 'ADMISSION_AUTHORIZATION_CHANGED', 1);
+});
+
 test('a policy epoch bump after the receipt and the approval: land refused with ADMISSION_SUBJECT_STALE', async (t) => {
   const l = makeLandable(t);
   assert.equal((await approve(l.ev)).code, 0);
@@ -296,6 +304,38 @@ async function killedLand(ev: Evidence): Promise<void> {
   });
   assert.equal(signal, 'SIGKILL', 'the land process was killed at its pause point');
 }
+
+test('a land that waits for the writer lock held by another land rechecks after it: LAND_BASE_MISMATCH, never a second move', async (t) => {
+  const l = makeLandable(t);
+  assert.equal((await approve(l.ev)).code, 0);
+  const resume = join(l.ev.dir, 'resume-land');
+  const first = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, '--data-dir', l.ev.store.dataDir, 'land', '--change', CHANGE_ID, '--target', 'main', '--json'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: LAND_PAUSE_POINT, AGENTSCM_TEST_PAUSE_RESUME_FILE: resume, XDG_DATA_HOME: TEST_XDG_DATA_HOME },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const firstDone = new Promise<number | null>((resolve, reject) => {
+    first.on('error', reject);
+    first.on('close', (code) => resolve(code));
+  });
+  await new Promise<void>((resolve) => {
+    let stderr = '';
+    first.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes(`agentscm-test-paused:${LAND_PAUSE_POINT}`)) resolve();
+    });
+  });
+  // The first land holds the writer lock with its writes made; the second starts and waits for it.
+  const second = land(l.ev);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  writeFileSync(resume, '');
+  assert.equal(await firstDone, 0);
+  const refused = await second;
+  assert.equal(refused.code, 3, refused.stderr);
+  assert.equal(errorOf(refused).code, 'LAND_BASE_MISMATCH');
+  assert.equal(targetOf(l.ev), l.revision);
+  assert.equal(countOf(l.ev, 'landings'), 1);
+});
 
 test('SIGKILL during land (target moved and landing recorded, not committed) leaves the target at its old revision; landing again moves it', async (t) => {
   const l = makeLandable(t);
