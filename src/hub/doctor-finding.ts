@@ -54,6 +54,8 @@ export const DOCTOR_CODES = {
   HOOK_STALE: 'fail',
   HOOK_DATA_DIR_MISSING: 'fail',
   HUB_CONFIG_INVALID: 'fail',
+  HUB_PROFILE_UNAVAILABLE: 'fail',
+  HUB_REQUIREMENT_CHANGED: 'fail',
   HUB_PORT_DYNAMIC: 'skip',
   HUB_NOT_LOOPBACK: 'skip',
   HUB_NOT_LISTENING: 'fail',

@@ -13,7 +13,7 @@ import type { RegistrationState } from '../native/executor-registry.js';
 import { readTokenFile } from '../native/grant-token-file.js';
 import { authenticateToken, listGrants } from '../native/grants.js';
 import { AUTHORITY_MIGRATIONS } from '../native/migrations/index.js';
-import { listRepositories } from '../native/repositories.js';
+import { getRepository, listRepositories } from '../native/repositories.js';
 import { findTargetRequirement } from '../native/requirements.js';
 import { inspectDatabase } from '../native/sqlite.js';
 import { isStoreInitialized, nativePaths, openAuthority, readTransaction } from '../native/store.js';
@@ -21,6 +21,7 @@ import type { Authority } from '../native/store.js';
 import { listTargets } from '../native/targets.js';
 import { JOURNAL_MIGRATIONS } from '../workflows/journal-migrations/index.js';
 import { JOURNAL_WHAT, journalPaths } from '../workflows/journal.js';
+import type { HubProfile } from './config.js';
 import { describeError, finding, passed } from './doctor-finding.js';
 import type { DoctorCode, DoctorFinding } from './doctor-finding.js';
 
@@ -251,5 +252,48 @@ export function checkRequirements(auth: Authority | null): DoctorFinding[] {
     }
     if (findings.length === 0) findings.push(passed('requirements', 'the store has no protected target yet'));
     return findings;
+  });
+}
+
+/**
+ * Each profile of a hub config: its data_dir holds a store with its native repository (else the
+ * hub does not start, HUB_PROFILE_UNAVAILABLE), and its target's installed requirement is still the
+ * requirement_digest it pins (else every task call is HUB_REQUIREMENT_CHANGED).
+ */
+export function checkHubProfiles(profiles: readonly HubProfile[]): DoctorFinding[] {
+  return profiles.map((profile): DoctorFinding => {
+    const subject = `profile ${profile.repositoryId} ${profile.profileId} (data_dir ${profile.dataDir}, target ${profile.target})`;
+    const unavailable = (why: string): DoctorFinding =>
+      finding('hub.profile', 'HUB_PROFILE_UNAVAILABLE', `${subject}: ${why}; the hub does not start`, 'point data_dir and native_repository at an existing store and repository (agentscm doctor --data-dir DIR checks the store)');
+    if (!isStoreInitialized(profile.dataDir)) return unavailable('no native store');
+    let auth: Authority;
+    try {
+      auth = openAuthority(profile.dataDir, { mode: 'read' });
+    } catch (error) {
+      const { code, message } = describeError(error);
+      return unavailable(`the store cannot be opened: ${code}: ${message}`);
+    }
+    try {
+      return readTransaction(auth, () => {
+        try {
+          getRepository(auth, profile.nativeRepository);
+        } catch (error) {
+          if (error instanceof AgentscmError && error.code === 'REPOSITORY_NOT_FOUND') return unavailable(`the store has no repository ${profile.nativeRepository}`);
+          throw error;
+        }
+        const installed = findTargetRequirement(auth, profile.nativeRepository, profile.target);
+        if (installed?.requirement_digest !== profile.requirementDigest) {
+          return finding(
+            'hub.profile',
+            'HUB_REQUIREMENT_CHANGED',
+            `${subject} pins requirement ${profile.requirementDigest}, but the target requires ${installed === null ? 'nothing' : installed.requirement_digest}; every task call is refused`,
+            'update requirement_digest in the hub config to the installed requirement (agentscm requirement show --target T) and restart the hub',
+          );
+        }
+        return passed('hub.profile', `${subject}: the store, repository and pinned requirement ${profile.requirementDigest} are in place`);
+      });
+    } finally {
+      auth.close();
+    }
   });
 }

@@ -17,7 +17,7 @@ import { DOCTOR_STATUSES, describeError, finding, passed } from './doctor-findin
 import type { DoctorFinding, DoctorStatus } from './doctor-finding.js';
 import { agentscmEntries, checkHooks } from './doctor-hooks.js';
 import { checkRuntime } from './doctor-runtime.js';
-import { checkGrants, checkKeys, checkRegistrations, checkRequirements, checkStore } from './doctor-store.js';
+import { checkGrants, checkHubProfiles, checkKeys, checkRegistrations, checkRequirements, checkStore } from './doctor-store.js';
 import type { TokenFileRef } from './doctor-store.js';
 import { HEALTH_PATH } from './server.js';
 
@@ -119,6 +119,7 @@ export async function checkHub(configFile: string | undefined): Promise<DoctorFi
     return [finding('hub.config', 'HUB_CONFIG_INVALID', `${configFile}: ${code}: ${message}`, 'fix the config (docs/hub.md "Execution config"); `agentscm hub serve` refuses it the same way')];
   }
   const findings: DoctorFinding[] = [passed('hub.config', `${configFile} is valid: ${config.profiles.length} profile${config.profiles.length === 1 ? '' : 's'}, listen ${config.host}:${config.port}`)];
+  findings.push(...checkHubProfiles(config.profiles));
   const { host, loopback } = probeHost(config.host);
   if (config.port === 0) {
     findings.push(finding('hub.listen', 'HUB_PORT_DYNAMIC', 'the config listens on port 0: the hub picks its port when it starts, so doctor cannot find it', 'set "listen" to a fixed HOST:PORT to let doctor probe the hub'));

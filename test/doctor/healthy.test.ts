@@ -54,7 +54,7 @@ test('a healthy store, key, grant, runtime, hook and hub: every check passes and
   assert.deepEqual(problems(report), []);
   const skipped = report.findings.filter((f) => f.status === 'skip');
   assert.deepEqual(skipped, [], 'a fully set-up machine leaves nothing unchecked');
-  for (const check of ['node', 'store', 'store.journal', 'store.permissions', 'keys.registrations', 'keys.state-dir', 'grants', 'grants.token-file', 'requirements', 'runtime', 'runtime.image', 'runtime.identity', 'hooks', 'hub.config', 'hub.listen', 'hub.health']) {
+  for (const check of ['node', 'store', 'store.journal', 'store.permissions', 'keys.registrations', 'keys.state-dir', 'grants', 'grants.token-file', 'requirements', 'runtime', 'runtime.image', 'runtime.identity', 'hooks', 'hub.config', 'hub.profile', 'hub.listen', 'hub.health']) {
     findingOf(report, check, 'OK');
   }
   assert.match(findingOf(report, 'runtime.image', 'OK').message, new RegExp(`^image ${IMAGE} \\(sha256:[0-9a-f]{64}\\) is present, pinned by 1 collector profile$`));

@@ -1,7 +1,7 @@
 /**
  * `agentscm doctor --hub-config FILE`: the config decoded as `hub serve` decodes it, then the hub
  * probed on its fixed loopback address — a live hub (started in this process on a real port)
- * answers its health route; a closed port is HUB_NOT_LISTENING; a server that answers otherwise
+ * answers its health route; each profile's store and pinned requirement are checked; a closed port is HUB_NOT_LISTENING; a server that answers otherwise
  * HUB_UNHEALTHY; port 0 cannot be probed.
  */
 import assert from 'node:assert/strict';
@@ -50,12 +50,13 @@ test('a hub that is not listening is HUB_NOT_LISTENING with the serve fix', asyn
   assert.equal(down.fix, `start the hub: agentscm hub serve --config ${file}`);
 });
 
-test('a live hub passes config, listen and health', async (t) => {
+test('a live hub passes config, profile, listen and health', async (t) => {
   const hub = hubStore(t);
   const running = await startTestHub(t, hub);
   const file = writeConfigFile(hub, { listen: running.address });
   const { report } = await doctor(testHome(t), ['--data-dir', hub.store.dataDir, '--hub-config', file]);
   findingOf(report, 'hub.config', 'OK');
+  findingOf(report, 'hub.profile', 'OK');
   findingOf(report, 'hub.listen', 'OK');
   assert.match(findingOf(report, 'hub.health', 'OK').message, new RegExp(`GET ${running.url}/v1/hub/health answers \\{"status":"ok"\\}`));
   assert.ok(running.log.some((line) => line.includes('health')), running.log.join('\n'));
@@ -79,4 +80,17 @@ test('a server on the hub port that does not answer health is HUB_UNHEALTHY; por
   const dynamic = writeConfigFile(hub, { listen: '127.0.0.1:0' });
   const second = await doctor(testHome(t), ['--data-dir', hub.store.dataDir, '--hub-config', dynamic]);
   assert.equal(findingOf(second.report, 'hub.listen', 'HUB_PORT_DYNAMIC').status, 'skip');
+});
+
+test('a profile whose target requires another requirement is HUB_REQUIREMENT_CHANGED; one without a store HUB_PROFILE_UNAVAILABLE', async (t) => {
+  const hub = hubStore(t);
+  const changed = writeConfigFile({ ...hub, profile: { ...hub.profile, requirementDigest: 'c'.repeat(64) } });
+  const { report } = await doctor(testHome(t), ['--data-dir', hub.store.dataDir, '--hub-config', changed]);
+  const moved = findingOf(report, 'hub.profile', 'HUB_REQUIREMENT_CHANGED');
+  assert.match(moved.message, new RegExp(`pins requirement ${'c'.repeat(64)}, but the target requires ${hub.profile.requirementDigest}`));
+  assert.match(moved.fix ?? '', /update requirement_digest in the hub config/);
+
+  const gone = writeConfigFile({ ...hub, profile: { ...hub.profile, dataDir: join(hub.dir, 'no-store') } });
+  const second = await doctor(testHome(t), ['--data-dir', hub.store.dataDir, '--hub-config', gone]);
+  assert.match(findingOf(second.report, 'hub.profile', 'HUB_PROFILE_UNAVAILABLE').message, /no native store; the hub does not start/);
 });
