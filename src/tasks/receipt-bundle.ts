@@ -145,7 +145,26 @@ type CollectorRow = ReceiptTask & ReceiptCollectorEvidence;
 export function exportReceiptBundle(dataDir: string, reference: string, outPath: string): ReceiptExportResult {
   const out = resolve(outPath);
   if (exists(out)) throw bundleExists(out);
-  const { digest, bundle, transfers, registrations } = withStores(dataDir, (journal, auth) => {
+  const { digest, bundle, transfers, registrations } = buildReceiptBundle(dataDir, reference);
+  writeBundleFile(out, bundle);
+  return { receipt_digest: digest, out, length: bundle.byteLength, bundle_sha256: sha256Hex(bundle), transfers, registrations };
+}
+
+/** A built and verified receipt bundle, in memory. */
+export interface BuiltReceiptBundle {
+  readonly digest: string;
+  readonly bundle: Buffer;
+  readonly transfers: number;
+  readonly registrations: number;
+}
+
+/**
+ * The bundle of the receipt `reference` names, built from what the stores retain (one read
+ * snapshot) and verified by the offline verifier: `receipt export` writes it to a file, the
+ * hub's dashboard route sends it as a download (docs/dashboard.md).
+ */
+export function buildReceiptBundle(dataDir: string, reference: string): BuiltReceiptBundle {
+  const built = withStores(dataDir, (journal, auth) => {
     const stored = readStoredReceipt(journal, reference);
     const receipt = decodeStored(stored);
     const rows = receipt.tasks.filter((task): task is CollectorRow => receiptTaskKind(task) === 'collector');
@@ -177,7 +196,6 @@ export function exportReceiptBundle(dataDir: string, reference: string, outPath:
     return { digest: stored.receipt_digest, bundle: encodeReceiptBundle(manifest, stored.receipt, envelopes), transfers: bundleTransfers.length, registrations: bundleRegistrations.length };
   });
   // The bundle must pass the offline checks before it leaves the authority.
-  verifyReceiptBundle(bundle);
-  writeBundleFile(out, bundle);
-  return { receipt_digest: digest, out, length: bundle.byteLength, bundle_sha256: sha256Hex(bundle), transfers, registrations };
+  verifyReceiptBundle(built.bundle);
+  return built;
 }
