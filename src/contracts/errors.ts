@@ -285,11 +285,12 @@ export const ERROR_CODES = {
   FORGE_LINK_INVALID: { exit: EXIT.INVALID, summary: 'The forge link names a project or commit SHA the forge cannot have (GitHub: OWNER/NAME; GitLab: a project path or numeric ID; SHA: 40 or 64 lowercase hex digits); nothing was linked.' },
   HUB_PROFILE_UNAVAILABLE: { exit: EXIT.UNAVAILABLE, summary: 'A profile\'s data_dir holds no native store, or the store has no repository native_repository; the hub did not start.' },
   HUB_AUTH_REQUIRED: { exit: EXIT.INVALID, summary: 'The request has no Authorization: Bearer header with one grant token (HTTP 401); nothing was read or changed.' },
-  HUB_GRANT_SCOPE_MISMATCH: { exit: EXIT.INVALID, summary: 'The grant\'s scope does not allow this endpoint: reader grants reach only the legacy /mcp endpoint and agent grants only the task routes (HTTP 403).' },
+  HUB_GRANT_SCOPE_MISMATCH: { exit: EXIT.INVALID, summary: 'The grant\'s scope does not allow this endpoint: reader grants reach only the legacy /mcp endpoint and the dashboard\'s read-only routes, agent grants only the task routes (HTTP 403).' },
   HUB_ROUTE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No hub route has this method and path (HTTP 404).' },
   HUB_PROFILE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The repository and profile of the request are not an agent task profile of the hub\'s config (HTTP 404).' },
   HUB_BODY_TOO_LARGE: { exit: EXIT.INVALID, summary: 'The request body is larger than the route\'s bound (512 KiB for JSON routes); it was refused before being buffered (HTTP 413).' },
   HUB_REQUIREMENT_CHANGED: { exit: EXIT.CONFLICT, summary: 'The target\'s installed requirement is no longer the requirement_digest the profile pins; nothing was read or changed (HTTP 409).' },
+  HUB_QUERY_INVALID: { exit: EXIT.INVALID, summary: 'A query parameter of a dashboard route is unknown, repeated or out of range (limit, cursor, change); nothing was read (HTTP 400).' },
 
   // --- doctor ---
   DOCTOR_FAILED: { exit: EXIT.FAILED, summary: 'agentscm doctor found at least one failing check; its findings (each with a code and a fix, docs/doctor.md) are the answer, on stdout.' },
