@@ -34,6 +34,8 @@ const READERS: readonly (readonly string[])[] = [
   ['agent-task', 'observation-digest', 'FILE'],
   ['agent-task', 'sign-observation', 'FILE', '--key', 'missing-key.json'],
   ['agent-task', 'verify-observation', 'FILE', '--public-key', PUBLIC_KEY],
+  ['agent-task', 'transfer', 'show', 'FILE'],
+  ['receipt', 'verify', 'FILE'],
 ];
 
 function argsWith(command: readonly string[], file: string, dataDir: string): string[] {
