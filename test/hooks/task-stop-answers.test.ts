@@ -151,6 +151,16 @@ test('a store without its lock file blocks as local_store_unavailable and nothin
   assert.ok(!block.reason.includes(world.dir), block.reason);
 });
 
+test('a missing data directory is never created: the block cannot be counted, so the hook exits 1 with HOOK_COUNTER_UNAVAILABLE', async (t) => {
+  const world = await makeStopWorld(t);
+  renameSync(world.dataDir, `${world.dataDir}.aside`);
+  const result = await runHook(world);
+  assert.equal(result.exitCode, 1);
+  assert.equal(result.stdout, '');
+  assert.match(result.stderr, /^error\[HOOK_COUNTER_UNAVAILABLE\]/);
+  assert.equal(existsSync(world.dataDir), false, 'the data directory was not created');
+});
+
 test('a workspace database of another schema version blocks as workspace_unavailable and is not migrated', async (t) => {
   const world = await makeStopWorld(t);
   const db = workspaceStatePaths(world.workspace).db;
