@@ -14,7 +14,9 @@ import { join, relative } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
 import { Ajv } from 'ajv';
-import { MAX_QUALIFICATION_RESPONSE_BYTES } from '../../src/hooks/qualification-client.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MAX_QUALIFICATION_RESPONSE_BYTES, QUALIFICATION_TIMEOUT_MS } from '../../src/hooks/qualification-client.js';
 import { MAX_STOP_CONTINUATIONS, STOP_COUNTER_DIR } from '../../src/hooks/stop-counter.js';
 import { TASK_STOP_NEXT_ACTIONS } from '../../src/hooks/task-stop.js';
 import { nativePaths } from '../../src/native/store.js';
@@ -88,6 +90,22 @@ test('an oversize answer is refused: a declared length past the bound before any
   assert.deepEqual(blockOf(first).json, MALFORMED);
   const streamed = await startFakeService(t, { body: Buffer.alloc(MAX_QUALIFICATION_RESPONSE_BYTES + 1, 0x20), chunked: true });
   assert.deepEqual(blockOf(await runHook(world, { input: { endpoint: streamed }, payload: claudePayload('s-2') })).json, MALFORMED);
+});
+
+test('a service that never answers is a failed request once the time limit passes (service_request_failed, next none)', async (t) => {
+  const world = await makeStopWorld(t);
+  const silent = createServer(() => undefined);
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    silent.closeAllConnections();
+    silent.close();
+  });
+  const endpoint = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  const started = Date.now();
+  const block = blockOf(await runHook(world, { input: { endpoint, timeoutMs: 500 } }));
+  assert.ok(Date.now() - started < 10_000, 'the call ended at its limit');
+  assert.deepEqual(block.json, { failures: [{ task_id: 'stop_hook', code: 'service_request_failed' }], next_action: TASK_STOP_NEXT_ACTIONS.none, next: { operation: 'none' } });
+  assert.equal(QUALIFICATION_TIMEOUT_MS, 30_000);
 });
 
 test('error statuses: 401 and 403 are token_rejected, 404, 409 and 503 are service_request_failed; no server text reaches the feedback', async (t) => {
