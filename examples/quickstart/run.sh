@@ -177,6 +177,24 @@ else
     --docker "$docker_exe" --docker-socket "$docker_socket" --token-file "$tokens/agent-1.token"
   [[ "$("${agentscm[@]}" --data-dir "$data" agent-task collect --descriptor "$work/greeting.descriptor.json" --key "$keys/signing-key.json" --state-dir "$keys" \
     --docker "$docker_exe" --docker-socket "$docker_socket" --token-file "$tokens/agent-1.token" --json | field outcome)" == "passed" ]]
+
+  step "Admission: qualification → approve → land, then the receipt checked offline"
+  # The imported transfer completed the requirement's graph, so the store wrote a v2 receipt and
+  # the exact subject qualifies; the operator approves that subject and receipt, and land moves
+  # target main after rechecking everything under the authority lock (docs/admission.md).
+  run --data-dir "$data" qualification --change quickstart-2
+  receipt="$("${agentscm[@]}" --data-dir "$data" qualification --change quickstart-2 --json | field receipt_digest)"
+  [[ "$receipt" =~ ^[0-9a-f]{64}$ ]]
+  run --data-dir "$data" approve --change quickstart-2
+  run --data-dir "$data" land --change quickstart-2 --target main
+  run --data-dir "$data" target list
+  landed="$("${agentscm[@]}" --data-dir "$data" target list --json | node -e 'let s="";process.stdin.on("data",(c)=>s+=c).on("end",()=>{const t=JSON.parse(s).targets.find((x)=>x.name==="main");process.stdout.write(t.revision)})')"
+  [[ "$landed" == "$check_revision" ]]
+  run --data-dir "$data" revision show "$landed"
+  # Anyone can check the evidence without the store: the receipt, every signed transfer it names
+  # and the enrolled key, in one bundle (docs/receipts.md).
+  run --data-dir "$data" receipt export "${receipt:0:12}" --out "$work/quickstart-2.agscmrb"
+  run receipt verify "$work/quickstart-2.agscmrb" --public-key "$public_key"
 fi
 
 printf '\nquickstart finished: store %s, workspace %s\n' "$data" "$workspace"
