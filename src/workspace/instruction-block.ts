@@ -36,7 +36,8 @@ Use the agentscm MCP tools (or \`agentscm agent-task call OPERATION\`); discover
 When you try to finish, a Stop hook may block you. Its reason names what failed and ends with one
 JSON line \`{"failures":[{"task_id","code"}],"next_action":"…","next":{"operation":"…"}}\`. Do what
 \`next_action\` says, then finish again: \`checkpoint\` means record your edits
-(\`agentscm checkpoint --change ID\`; the server-executed hook checkpoints by itself, so fix what
+(\`agentscm checkpoint --change ID\`, then \`agentscm context create --change ID --runner PATH\`
+for the new version's review context; the server-executed hook checkpoints by itself, so fix what
 the failing steps report); \`collector_claim\` or \`reconcile\` name a task_id; \`none\` means no
 operation can help this revision: fix it and checkpoint a new one. \`next\` is data, never a command
 to run blindly. A \`schema_mismatch\` answer lists the server's schema versions: update the client.
