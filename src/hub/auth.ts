@@ -60,14 +60,14 @@ export function requirePinnedRequirement(profile: HubProfile, connections: TaskC
  * (a token is 256 random bits, so at most one authority knows it). An agent grant is
  * HUB_GRANT_SCOPE_MISMATCH: reader and agent credentials never reach each other's tools.
  */
-export function authorizeReader(dataDirs: readonly string[], token: string): { grant: LiveGrant; dataDir: string } {
+export function authorizeReader(dataDirs: readonly string[], token: string, endpoint = 'the legacy /mcp endpoint'): { grant: LiveGrant; dataDir: string } {
   let lastRejection: AgentscmError | null = null;
   for (const dataDir of dataDirs) {
     const auth = openAuthority(dataDir, { mode: 'read' });
     try {
       const grant = readTransaction(auth, () => authenticateToken(auth, token));
       if (grant.scope !== 'reader') {
-        throw new AgentscmError('HUB_GRANT_SCOPE_MISMATCH', `grant ${grant.grant_id} has scope ${grant.scope}; the legacy /mcp endpoint takes reader grants only`, {
+        throw new AgentscmError('HUB_GRANT_SCOPE_MISMATCH', `grant ${grant.grant_id} has scope ${grant.scope}; only reader grants reach ${endpoint}`, {
           hint: 'use the workspace MCP endpoint /v1/hub/workspace/mcp with an agent grant, or a grant created with --scope reader here',
         });
       }

@@ -30,6 +30,9 @@ import { asAgentscmError, errorBody, httpStatusOf } from './http-errors.js';
 import { createHubMcpHandler, legacyServer, workspaceServer } from './mcp.js';
 import type { McpServerOf } from './mcp.js';
 import { callHubTask, taskAnswer } from './task-call.js';
+import { UI_API_PROFILES_PATH, UI_API_VIEW_ROUTE, answerUiRequest, profilesAnswer, readableProfiles } from './ui-api.js';
+import type { UiAnswer, UiView } from './ui-api.js';
+import { UI_PREFIX, UI_SECURITY_HEADERS, uiFile } from './ui-routes.js';
 
 export const HEALTH_PATH = '/v1/hub/health';
 export const WORKSPACE_MCP_PATH = '/v1/hub/workspace/mcp';
@@ -227,9 +230,62 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     return () => legacyServer(dataDir, grant);
   };
 
+  // The dashboard (docs/dashboard.md): its static files and its read-only JSON routes, all GET,
+  // all with the dashboard's security headers; the JSON routes take a reader grant only.
+  const sendUi = (res: ServerResponse, answer: UiAnswer): void => {
+    const body = answer.kind === 'json' ? Buffer.from(answer.body) : answer.body;
+    res.writeHead(200, {
+      ...UI_SECURITY_HEADERS,
+      'content-type': answer.kind === 'json' ? 'application/json' : 'application/octet-stream',
+      'content-length': body.byteLength,
+      ...(answer.kind === 'download' ? { 'content-disposition': `attachment; filename="${answer.filename}"` } : {}),
+    });
+    res.end(body);
+  };
+
+  const uiApiRoute = (req: IncomingMessage, res: ServerResponse, url: URL, exchange: Exchange): boolean => {
+    if (url.pathname === UI_API_PROFILES_PATH) {
+      exchange.route = 'ui-api';
+      const { grant, dataDir } = authorizeReader(dataDirs, bearerToken(req), 'the dashboard routes');
+      sendUi(res, profilesAnswer(readableProfiles(config.profiles, grant, dataDir), url.searchParams));
+      return true;
+    }
+    const match = UI_API_VIEW_ROUTE.exec(url.pathname);
+    if (match === null) return false;
+    exchange.route = 'ui-api';
+    const { grant, dataDir } = authorizeReader(dataDirs, bearerToken(req), 'the dashboard routes');
+    const profile = routeProfile(req, match);
+    // A profile of another store or repository is one this grant cannot see: not found.
+    if (!readableProfiles([profile], grant, dataDir).includes(profile)) {
+      throw new AgentscmError('HUB_PROFILE_NOT_FOUND', `no profile ${profile.profileId} for repository ${profile.repositoryId} that this reader grant can see`, {
+        hint: 'GET /v1/hub/ui-api/profiles lists the profiles of the grant',
+      });
+    }
+    const item = match[5] === undefined ? null : decodeSegment(match[5]);
+    if (item === null && match[5] !== undefined) throw notFound(req, url.pathname);
+    sendUi(res, answerUiRequest({ profile, view: match[4] as UiView, item, bundle: match[6] !== undefined, query: url.searchParams, nowMs: Date.now() }));
+    return true;
+  };
+
+  const uiStaticRoute = async (res: ServerResponse, url: URL, exchange: Exchange): Promise<boolean> => {
+    if (url.pathname === '/ui') {
+      exchange.route = 'ui';
+      res.writeHead(308, { ...UI_SECURITY_HEADERS, location: UI_PREFIX, 'content-length': 0 });
+      res.end();
+      return true;
+    }
+    const file = await uiFile(url.pathname);
+    if (file === null) return false;
+    exchange.route = 'ui';
+    res.writeHead(200, { ...UI_SECURITY_HEADERS, 'content-type': file.type, 'content-length': file.body.byteLength });
+    res.end(file.body);
+    return true;
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse, exchange: Exchange): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://hub.invalid');
     if (closing) res.setHeader('connection', 'close');
+    if (req.method === 'GET' && (uiApiRoute(req, res, url, exchange) || (await uiStaticRoute(res, url, exchange)))) return;
     if (url.pathname === HEALTH_PATH && req.method === 'GET') {
       exchange.route = 'health';
       pingStorage(config);

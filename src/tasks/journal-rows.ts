@@ -431,3 +431,23 @@ export function insertRequest(journal: Journal, actor: AgentRef, requestId: stri
   // same value, built without parsing what was just encoded.
   return asParsed(response);
 }
+
+/** One page of retained tasks of a repository (optionally one Change), in retention order after `afterSeq` (docs/dashboard.md). */
+export function listRetainedTasks(journal: Journal, query: { readonly repository: string; readonly change: string | null; readonly afterSeq: number; readonly limit: number }): RetainedTask[] {
+  const rows = (
+    query.change === null
+      ? journalStatement(journal, 'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks WHERE repository = ? AND seq > ? ORDER BY seq LIMIT ?').all(query.repository, query.afterSeq, query.limit)
+      : journalStatement(journal, 'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks WHERE repository = ? AND change_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(
+          query.repository,
+          query.change,
+          query.afterSeq,
+          query.limit,
+        )
+  ) as TaskRow[];
+  return rows.map(taskOf);
+}
+
+/** The task's attempts by fence, newest first (at most `limit`). */
+export function listAttempts(journal: Journal, task: { readonly seq: number }, limit: number): RetainedAttempt[] {
+  return (journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? ORDER BY fence DESC LIMIT ?`).all(task.seq, limit) as AttemptRow[]).map(attemptOf);
+}

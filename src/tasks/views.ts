@@ -5,20 +5,25 @@
  * is valid only while its registration is the current, unrevoked one; a dependency is complete
  * only through the authority's own recomputation or a valid task-bound registered observation.
  */
+import { readTransferEnvelope } from '../contracts/collector-transfer.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import type { ObservedState } from '../contracts/task-recovery.js';
 import { validateAssertionForTask } from '../contracts/task-result.js';
 import { attemptToJson } from '../contracts/task-attempt.js';
 import type { WorkflowTask } from '../contracts/task.js';
-import { currentRegistration } from '../native/executor-registry.js';
+import { currentRegistration, getRegistration } from '../native/executor-registry.js';
 import type { Authority } from '../native/store.js';
 import type { Journal } from '../workflows/journal.js';
+import { journalStatement } from '../workflows/journal.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
+import { readRetainedEnvelope } from './collector-receipts.js';
+import { parseCanonicalRecord } from './collector-execution.js';
 import { findTransferOfAttempt } from './collector-transfers.js';
+import type { RetainedTransferRow } from './collector-transfers.js';
 import { assessCapability } from '../workflows/require-capability.js';
 import type { DerivedSubject, DerivedTask } from './derive.js';
 import type { RetainedAssertion, RetainedAttempt } from './journal-rows.js';
-import { currentAttempt, findAssertion, findRetainedTask } from './journal-rows.js';
+import { currentAttempt, findAssertion, findRetainedTask, listAttempts, listRetainedTasks } from './journal-rows.js';
 
 /** The attempt state a reader observes now. */
 export type AttemptView = 'leased' | 'expired' | 'finished' | 'cancelled' | 'replaced';
@@ -117,4 +122,108 @@ export function firstIncompleteDependency(auth: Authority, journal: Journal | nu
     if (needed === undefined || !dependencyComplete(auth, journal, derived, needed)) return need;
   }
   return null;
+}
+
+/** Most tasks one dashboard page lists (docs/dashboard.md "Routes and bounds"). */
+export const TASK_PAGE_MAX = 200;
+/** Most attempts shown per task, newest first. */
+export const TASK_PAGE_ATTEMPTS = 16;
+
+export interface TaskPageQuery {
+  readonly repository: string;
+  readonly change: string | null;
+  /** The cursor: the retention seq of the last task of the previous page (0 for the first). */
+  readonly afterSeq: number;
+  readonly limit: number;
+  readonly nowMs: number;
+}
+
+/**
+ * The signed transfer's signer and its execution record as the authority retained them: the
+ * header's executor binding (checked against the registration's current state now) and the
+ * execution_record record parsed strictly (sizes, digests and flags, never the output itself).
+ */
+function transferView(auth: Authority, journal: Journal, row: RetainedTransferRow): JsonObject {
+  const envelope = readTransferEnvelope(readRetainedEnvelope(journal, row));
+  const executor = envelope.header.executor;
+  let current: boolean | null = null;
+  try {
+    current = getRegistration(auth, executor.registration_id).current;
+  } catch {
+    current = null;
+  }
+  const recordEntry = envelope.records.find((record) => record.kind === 'execution_record');
+  return {
+    transfer_digest: row.transfer_digest,
+    outcome: row.outcome,
+    length: row.length,
+    signer: {
+      registration_id: executor.registration_id,
+      executor_id: executor.executor_id,
+      registration_epoch: executor.registration_epoch,
+      verification_key_id: executor.verification_key_id,
+      registration_current: current,
+    },
+    collector_profile_id: envelope.header.collector_profile_id,
+    execution_record: recordEntry === undefined ? null : parseCanonicalRecord(recordEntry.bytes, 'IMPORT_RECORD_INVALID', 'execution_record'),
+  };
+}
+
+/**
+ * One page of a repository's retained tasks (the dashboard's Tasks view): each with its newest
+ * attempts (fence, lease live/expired/replaced as observed at `nowMs`, retained assertion) and
+ * the imported transfer of each attempt with its signer and execution record.
+ */
+export function taskPage(auth: Authority, journal: Journal, query: TaskPageQuery): { tasks: JsonObject[]; next_cursor: string | null } {
+  const limit = Math.min(Math.max(query.limit, 1), TASK_PAGE_MAX);
+  const tasks = listRetainedTasks(journal, { repository: query.repository, change: query.change, afterSeq: query.afterSeq, limit: limit + 1 });
+  const page = tasks.slice(0, limit);
+  return {
+    tasks: page.map((retained) => {
+      const task = retained.task;
+      return {
+        seq: retained.seq,
+        task_id: task.task_id,
+        task_digest: retained.digest,
+        step_id: task.subject.step_id,
+        change_id: task.subject.change_id,
+        change_version: task.subject.change_version,
+        revision: task.subject.revision,
+        target: task.subject.target,
+        policy_epoch: task.subject.policy_epoch,
+        context_digest: task.subject.context_digest,
+        required: task.required,
+        action_kind: task.action_kind,
+        last_fence: retained.last_fence,
+        attempts: listAttempts(journal, retained, TASK_PAGE_ATTEMPTS).map((attempt) => {
+          const transfer = findTransferOfAttempt(journal, attempt.attempt.attempt_id);
+          return {
+            ...attemptView(attempt, query.nowMs),
+            created_at_ms: attempt.created_at_ms,
+            updated_at_ms: attempt.updated_at_ms,
+            assertion: assertionView(auth, task, findAssertion(journal, attempt)),
+            transfer: transfer === null ? null : transferView(auth, journal, transfer),
+          };
+        }),
+      };
+    }),
+    next_cursor: tasks.length > limit && page.length > 0 ? String(page[page.length - 1]?.seq) : null,
+  };
+}
+
+/** Most receipts one dashboard page lists. */
+export const RECEIPT_PAGE_MAX = 200;
+
+/** One page of a repository's retained receipts in retention order after `afterRow` (the dashboard's Receipts view). */
+export function receiptPage(journal: Journal, query: { readonly repository: string; readonly afterRow: number; readonly limit: number }): { receipts: JsonObject[]; next_cursor: string | null } {
+  const limit = Math.min(Math.max(query.limit, 1), RECEIPT_PAGE_MAX);
+  const rows = journalStatement(
+    journal,
+    'SELECT rowid AS row, receipt_digest, profile, target, change_id, context_digest, plan_digest, created_at_ms FROM collector_receipts WHERE repository = ? AND rowid > ? ORDER BY rowid LIMIT ?',
+  ).all(query.repository, query.afterRow, limit + 1) as { row: number; receipt_digest: string; profile: string; target: string; change_id: string; context_digest: string; plan_digest: string; created_at_ms: number }[];
+  const page = rows.slice(0, limit);
+  return {
+    receipts: page.map(({ row, ...rest }) => ({ ...rest, seq: row })),
+    next_cursor: rows.length > limit && page.length > 0 ? String(page[page.length - 1]?.row) : null,
+  };
 }

@@ -1,0 +1,247 @@
+/**
+ * The dashboard's read-only JSON routes (docs/dashboard.md "Routes and bounds"; issue "What an
+ * operator sees"): `GET /v1/hub/ui-api/...`, authenticated with a reader grant of the profile's
+ * repository. Each route calls the same read core as the CLI listing of the same thing (change
+ * list and show, qualification, target list, registration list, receipt show and export,
+ * skill-workflow list) or a task/receipt page function of src/tasks/views.ts; every list is
+ * bounded by a limit and a cursor or a documented maximum. Nothing here writes.
+ */
+import { existsSync } from 'node:fs';
+import { encodeCanonicalText } from '../contracts/canonical-json.js';
+import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
+import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+import { qualificationToJson } from '../contracts/qualification.js';
+import { listCollectorProfiles } from '../native/collector-profiles.js';
+import type { LiveGrant } from '../native/grants.js';
+import { listLandings } from '../native/landings.js';
+import { listChangesInStore, listRegistrationsInStore, listTargetsInStore } from '../native/listings.js';
+import { openAuthority, readTransaction } from '../native/store.js';
+import { showChange, showPolicy } from '../native/views.js';
+import { qualifyLocal } from '../tasks/qualification-local.js';
+import { buildReceiptBundle, showReceipt } from '../tasks/receipt-bundle.js';
+import { RECEIPT_PAGE_MAX, TASK_PAGE_MAX, receiptPage, taskPage } from '../tasks/views.js';
+import { journalPaths, journalRead, openJournal } from '../workflows/journal.js';
+import type { Journal } from '../workflows/journal.js';
+import { listRuns } from '../workflows/run-list.js';
+import type { HubProfile } from './config.js';
+
+export const UI_API_PREFIX = '/v1/hub/ui-api';
+export const UI_API_PROFILES_PATH = `${UI_API_PREFIX}/profiles`;
+/** `…/repositories/{owner}/{name}/profiles/{profile}/{view}[/{id}[/bundle]]` */
+export const UI_API_VIEW_ROUTE = /^\/v1\/hub\/ui-api\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/(changes|tasks|runs|receipts|targets|registrations)(?:\/([^/]+))?(?:\/(bundle))?$/;
+
+/** Default page size of the paged lists. */
+export const UI_PAGE_DEFAULT = 50;
+/** Most Changes per page: each carries its qualification, computed for the page only. */
+export const CHANGE_PAGE_MAX = 100;
+/** Most runs per page. */
+export const RUN_PAGE_MAX = 200;
+/** Landings shown per target, newest first. */
+export const TARGET_LANDINGS_MAX = 20;
+
+export type UiView = 'changes' | 'tasks' | 'runs' | 'receipts' | 'targets' | 'registrations';
+
+/** A JSON answer or a download. */
+export type UiAnswer = { readonly kind: 'json'; readonly body: string } | { readonly kind: 'download'; readonly body: Buffer; readonly filename: string };
+
+/** What one dashboard request asks: the profile, the view, an optional item and the query. */
+export interface UiRequest {
+  readonly profile: HubProfile;
+  readonly view: UiView;
+  readonly item: string | null;
+  readonly bundle: boolean;
+  readonly query: URLSearchParams;
+  readonly nowMs: number;
+}
+
+function invalidQuery(message: string): AgentscmError {
+  return new AgentscmError('HUB_QUERY_INVALID', message, { hint: 'see docs/dashboard.md "Routes and bounds" for the parameters of each route' });
+}
+
+/** The query holds only `allowed` names, each at most once. */
+function checkQuery(query: URLSearchParams, allowed: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const name of query.keys()) {
+    if (!allowed.includes(name)) throw invalidQuery(`unknown query parameter ${JSON.stringify(name.slice(0, 64))}; this route takes ${allowed.length === 0 ? 'none' : allowed.join(', ')}`);
+    if (seen.has(name)) throw invalidQuery(`query parameter ${name} is repeated`);
+    seen.add(name);
+  }
+}
+
+function decimal(query: URLSearchParams, name: string, min: number, max: number, fallback: number): number {
+  const text = query.get(name);
+  if (text === null) return fallback;
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(text)) throw invalidQuery(`${name} must be a decimal integer`);
+  const value = Number(text);
+  if (value < min || value > max) throw invalidQuery(`${name} must be between ${min} and ${max}`);
+  return value;
+}
+
+function page(query: URLSearchParams, max: number): { limit: number; cursor: number } {
+  checkQuery(query, ['limit', 'cursor', ...(query.has('change') ? ['change'] : [])]);
+  return { limit: decimal(query, 'limit', 1, max, Math.min(UI_PAGE_DEFAULT, max)), cursor: decimal(query, 'cursor', 0, Number.MAX_SAFE_INTEGER, 0) };
+}
+
+function json(value: unknown): UiAnswer {
+  return { kind: 'json', body: encodeCanonicalText(value as JsonValue) };
+}
+
+/** A refusal as data inside a view (a Change without a review context still lists). */
+function refusal(error: unknown): JsonObject {
+  if (!isAgentscmError(error)) throw error;
+  return { error: { code: error.code, message: error.message } };
+}
+
+function withJournal<T>(dataDir: string, empty: T, fn: (journal: Journal) => T): T {
+  // A store that never ran a task has no journal: empty, and nothing is created.
+  if (!existsSync(journalPaths(dataDir).db)) return empty;
+  const journal = openJournal(dataDir, 'read');
+  try {
+    return journalRead(journal, () => fn(journal));
+  } finally {
+    journal.close();
+  }
+}
+
+function qualificationOf(profile: HubProfile, change: string): JsonObject {
+  try {
+    return qualificationToJson(qualifyLocal({ dataDir: profile.dataDir, repository: profile.nativeRepository, profile: profile.profileId, target: profile.target, change }));
+  } catch (error) {
+    return refusal(error);
+  }
+}
+
+function changesView(request: UiRequest): UiAnswer {
+  const { profile } = request;
+  if (request.item !== null) {
+    checkQuery(request.query, []);
+    const change = showChange({ dataDir: profile.dataDir, repository: profile.nativeRepository, change: request.item });
+    const policy = showPolicy({ dataDir: profile.dataDir, repository: profile.nativeRepository });
+    const target = policy.targets.find((t) => t.name === profile.target) ?? null;
+    return json({
+      change,
+      policy_epoch: policy.policy_epoch,
+      target: { name: profile.target, revision: target?.revision ?? null },
+      qualification: qualificationOf(profile, change.id),
+      // The tree diff of `revision diff` is not part of this build: both revision IDs are shown.
+      diff: { from: target?.revision ?? null, to: change.current_revision, available: false },
+    });
+  }
+  const { limit, cursor } = page(request.query, CHANGE_PAGE_MAX);
+  const all = listChangesInStore({ dataDir: profile.dataDir, repository: profile.nativeRepository }).changes;
+  const slice = all.slice(cursor, cursor + limit);
+  return json({
+    total: all.length,
+    changes: slice.map((item) => {
+      const change = showChange({ dataDir: profile.dataDir, repository: profile.nativeRepository, change: item.id });
+      return { id: change.id, current_version: change.current_version, current_revision: change.current_revision, versions: change.versions, qualification: qualificationOf(profile, change.id) };
+    }),
+    next_cursor: cursor + limit < all.length ? String(cursor + limit) : null,
+  });
+}
+
+function tasksView(request: UiRequest): UiAnswer {
+  const { profile } = request;
+  if (request.item !== null) throw new AgentscmError('HUB_ROUTE_NOT_FOUND', 'the tasks route lists pages only', { hint: 'use ?change=ID to list the tasks of one Change' });
+  const { limit, cursor } = page(request.query, TASK_PAGE_MAX);
+  const change = request.query.get('change');
+  if (change !== null && (change.length === 0 || change.length > 128)) throw invalidQuery('change must be a Change id of 1 to 128 characters');
+  const auth = openAuthority(profile.dataDir, { mode: 'read' });
+  try {
+    return json(
+      withJournal(profile.dataDir, { tasks: [], next_cursor: null }, (journal) =>
+        readTransaction(auth, () => taskPage(auth, journal, { repository: profile.nativeRepository, change, afterSeq: cursor, limit, nowMs: request.nowMs })),
+      ),
+    );
+  } finally {
+    auth.close();
+  }
+}
+
+function runsView(request: UiRequest): UiAnswer {
+  if (request.item !== null) throw new AgentscmError('HUB_ROUTE_NOT_FOUND', 'the runs route lists pages only');
+  const { limit, cursor } = page(request.query, RUN_PAGE_MAX);
+  const runs = listRuns(request.profile.dataDir).runs.filter((run) => run.repository === request.profile.nativeRepository);
+  return json({ total: runs.length, runs: runs.slice(cursor, cursor + limit), next_cursor: cursor + limit < runs.length ? String(cursor + limit) : null });
+}
+
+function receiptsView(request: UiRequest): UiAnswer {
+  const { profile } = request;
+  if (request.item !== null) {
+    checkQuery(request.query, []);
+    if (request.bundle) {
+      const built = buildReceiptBundle(profile.dataDir, request.item);
+      return { kind: 'download', body: built.bundle, filename: `receipt-${built.digest}.agscmrb` };
+    }
+    return json(showReceipt(profile.dataDir, request.item));
+  }
+  const { limit, cursor } = page(request.query, RECEIPT_PAGE_MAX);
+  return json(withJournal(profile.dataDir, { receipts: [], next_cursor: null }, (journal) => receiptPage(journal, { repository: profile.nativeRepository, afterRow: cursor, limit })));
+}
+
+function targetsView(request: UiRequest): UiAnswer {
+  const { profile } = request;
+  checkQuery(request.query, []);
+  const { targets } = listTargetsInStore({ dataDir: profile.dataDir, repository: profile.nativeRepository });
+  const auth = openAuthority(profile.dataDir, { mode: 'read' });
+  try {
+    return json({
+      targets: readTransaction(auth, () => targets.map((target) => ({ ...target, landings: listLandings(auth, profile.nativeRepository, target.name, TARGET_LANDINGS_MAX) }))),
+    });
+  } finally {
+    auth.close();
+  }
+}
+
+function registrationsView(request: UiRequest): UiAnswer {
+  const { profile } = request;
+  checkQuery(request.query, []);
+  const { registrations } = listRegistrationsInStore({ dataDir: profile.dataDir, repository: profile.nativeRepository });
+  const policy = showPolicy({ dataDir: profile.dataDir, repository: profile.nativeRepository });
+  const auth = openAuthority(profile.dataDir, { mode: 'read' });
+  try {
+    const collectorProfiles = readTransaction(auth, () => listCollectorProfiles(auth)).filter((p) => p.profile.repository_id === profile.nativeRepository);
+    return json({
+      hub_profile: { repository_id: profile.repositoryId, profile_id: profile.profileId, target: profile.target, requirement_digest: profile.requirementDigest, policy_epoch: policy.policy_epoch },
+      registrations,
+      collector_profiles: collectorProfiles.map((p) => ({
+        collector_profile_id: p.collector_profile_id,
+        step_id: p.profile.step_id,
+        registration_id: p.profile.registration_id,
+        registration_epoch: p.profile.registration_epoch,
+        installed_at_ms: p.installed_at_ms,
+      })),
+    });
+  } finally {
+    auth.close();
+  }
+}
+
+/** Answer one dashboard view request (the caller authenticated the reader grant for the profile). */
+export function answerUiRequest(request: UiRequest): UiAnswer {
+  switch (request.view) {
+    case 'changes':
+      return changesView(request);
+    case 'tasks':
+      return tasksView(request);
+    case 'runs':
+      return runsView(request);
+    case 'receipts':
+      return receiptsView(request);
+    case 'targets':
+      return targetsView(request);
+    case 'registrations':
+      return registrationsView(request);
+  }
+}
+
+/** The hub profiles a reader grant may view: those of its data directory and repository. */
+export function readableProfiles(profiles: readonly HubProfile[], grant: LiveGrant, dataDir: string): HubProfile[] {
+  return profiles.filter((profile) => profile.dataDir === dataDir && profile.nativeRepository === grant.repository);
+}
+
+/** `GET /v1/hub/ui-api/profiles`: what the dashboard offers to open. */
+export function profilesAnswer(profiles: readonly HubProfile[], query: URLSearchParams): UiAnswer {
+  checkQuery(query, []);
+  return json({ profiles: profiles.map((p) => ({ repository_id: p.repositoryId, profile_id: p.profileId, target: p.target })) });
+}
