@@ -9,7 +9,7 @@
 // Node resolves only better-sqlite3 (native addon) at run time; the TypeScript loaders oclif
 // probes for in development are never bundled. Output paths mirror src/ (dist/commands/<id>.js),
 // so package.json's command pattern and the committed oclif.manifest.json stay valid.
-import { readdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -50,7 +50,8 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   sourcemap: 'linked',
-  external: ['better-sqlite3', 'typescript', 'tsx', 'ts-node'],
+  // esbuild is imported only when the hub serves the dashboard from the sources (src/hub/ui-routes.ts).
+  external: ['better-sqlite3', 'typescript', 'tsx', 'ts-node', 'esbuild'],
   banner: { js: banner },
   metafile: true,
   logLevel: 'warning',
@@ -58,3 +59,21 @@ const result = await build({
 
 const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.js'));
 process.stdout.write(`bundled ${entryPoints.length - 1} commands from ${relative(root, commandsDir)} into ${outputs.length} files under dist/\n`);
+
+// The dashboard (docs/dashboard.md): its client code as one browser bundle, dist/ui/app.js, beside
+// its HTML and CSS copied as they are. The hub serves exactly these three files under /ui/.
+const uiSource = join(root, 'src', 'hub', 'ui');
+const uiOut = join(root, 'dist', 'ui');
+mkdirSync(uiOut, { recursive: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: [join(uiSource, 'main.ts')],
+  outfile: join(uiOut, 'app.js'),
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  logLevel: 'warning',
+});
+for (const name of ['index.html', 'app.css']) copyFileSync(join(uiSource, name), join(uiOut, name));
+process.stdout.write('bundled the dashboard into dist/ui/\n');
