@@ -1,21 +1,22 @@
 /**
- * Immutable revisions (issue 2 §3). A revision ID is the domain digest (DOMAINS.revision) of
- * the canonical encoding of its manifest
- *   {"version":1,"parent":<revision or null>,"entries":[{"path","mode","size","blob"},...]}
- * with entries sorted by path bytes, `size` a u64 integer and `blob` the plain SHA-256 of
- * the content. The same tree with the same parent has the same ID in any store.
+ * Immutable revisions as content-addressed trees (docs/native-store.md "Revisions"). A revision
+ * is its root tree plus its parent; its ID is the domain digest (DOMAINS.revision) of
+ *   {"version":2,"parent":<revision or null>,"tree":<root tree digest>}
+ * and each directory is a tree (contracts/tree.ts) shared by every revision that holds it. The
+ * same tree with the same parent has the same ID in any store.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { compareUtf8, validateWorkspacePath } from '../contracts/paths.js';
-import { quoteJsonString } from '../contracts/canonical-json.js';
-import { domainDigest, DOMAINS } from '../contracts/digest.js';
-import type { JsonObject } from '../contracts/json-value.js';
+import { buildTrees, revisionIdOf } from '../contracts/tree.js';
+import type { BuiltTree } from '../contracts/tree.js';
 import { readBlob, streamBlob } from './blobs.js';
 import { checkDigest, checkRepositoryId } from './checks.js';
 import { prefixRange, resolveHexPrefix } from './prefixes.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
 import { nextSeq, prepared, readTransaction, writeTransaction } from './store.js';
 import type { Authority } from './store.js';
+import { diffTrees, lookupTreePath, storeTrees, walkTree } from './trees.js';
+import type { TreeChange } from './trees.js';
 
 export type EntryMode = 'file' | 'executable' | 'symlink';
 
@@ -37,48 +38,31 @@ export interface Revision {
   readonly total_bytes: bigint;
 }
 
-const MAX_SAFE_TOTAL = BigInt(Number.MAX_SAFE_INTEGER);
-
 /** UTF-8 byte order of workspace paths (localeCompare would not be byte order). */
 export const comparePaths = compareUtf8;
 
-/** The canonical manifest that a revision ID covers (issue 2 §3; docs/native-store.md). */
-export function revisionManifest(parent: string | null, entries: readonly RevisionEntry[]): JsonObject {
-  return {
-    version: 1,
-    parent,
-    entries: entries.map((entry) => ({ path: entry.path, mode: entry.mode, size: entry.size, blob: entry.blob })),
-  };
-}
-
-/**
- * The canonical manifest text, written directly: byte for byte what encodeCanonical gives for
- * revisionManifest() (a test holds them equal), without building a JSON value of every entry.
- */
-export function encodeRevisionManifest(parent: string | null, entries: readonly RevisionEntry[]): string {
-  const parts: string[] = [`{"version":1,"parent":${parent === null ? 'null' : quoteJsonString(parent)},"entries":[`];
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i] as RevisionEntry;
-    parts.push(`${i === 0 ? '' : ','}{"path":${quoteJsonString(entry.path)},"mode":"${entry.mode}","size":${entry.size.toString(10)},"blob":"${entry.blob}"}`);
-  }
-  parts.push(']}');
-  return parts.join('');
-}
-
-/** Revision ID of a tree and parent: domain digest of the canonical manifest. Entries must be sorted. */
-export function computeRevisionId(parent: string | null, entries: readonly RevisionEntry[]): string {
-  return prepareRevision(parent, entries).id;
-}
-
-/** A manifest encoded once, with its ID, for a caller that needs the ID before recording. */
+/** A revision computed from a flat listing, with its trees, for a caller that needs the ID before recording. */
 export interface PreparedRevision {
   readonly id: string;
-  readonly manifest: string;
+  /** Root tree digest. */
+  readonly tree: string;
+  /** Every tree of the revision, children before parents. */
+  readonly trees: readonly BuiltTree[];
+  readonly entryCount: number;
+  readonly totalBytes: bigint;
 }
 
+/** Trees and ID of a flat listing sorted by path bytes (INTERNAL when not sorted and unique). */
 export function prepareRevision(parent: string | null, entries: readonly RevisionEntry[]): PreparedRevision {
-  const manifest = encodeRevisionManifest(parent, entries);
-  return { id: domainDigest(DOMAINS.revision, Buffer.from(manifest, 'utf8')), manifest };
+  const built = buildTrees(entries.map((entry) => ({ path: entry.path, mode: entry.mode, blob: entry.blob })));
+  let total = 0n;
+  for (const entry of entries) total += entry.size;
+  return { id: revisionIdOf(parent, built.root), tree: built.root, trees: built.trees, entryCount: entries.length, totalBytes: total };
+}
+
+/** Revision ID of a tree and parent. Entries must be sorted. */
+export function computeRevisionId(parent: string | null, entries: readonly RevisionEntry[]): string {
+  return prepareRevision(parent, entries).id;
 }
 
 interface RevisionRow {
@@ -86,17 +70,6 @@ interface RevisionRow {
   parent: string | null;
   entry_count: number;
   total_bytes: string;
-}
-
-interface EntryRow {
-  path: string;
-  mode: EntryMode;
-  size: string;
-  blob: string;
-}
-
-function toEntry(row: EntryRow): RevisionEntry {
-  return { path: row.path, mode: row.mode, size: u64FromSql(row.size), blob: row.blob };
 }
 
 function revisionNotFound(repository: string, revision: string): AgentscmError {
@@ -162,36 +135,51 @@ export function getRevision(auth: Authority, repository: string, revision: strin
   return { id: row.id, repository, parent: row.parent, entry_count: row.entry_count, total_bytes: u64FromSql(row.total_bytes) };
 }
 
-function treeKey(auth: Authority, revision: string): number {
-  const row = prepared(auth, 'SELECT rowid FROM revisions WHERE id = ?').get(revision) as { rowid: number } | undefined;
-  if (row === undefined) throw new AgentscmError('STORE_CORRUPT', `revision ${revision} is recorded for a repository but has no tree`);
-  return row.rowid;
-}
-
-/** Every entry of a revision, sorted by path bytes. */
-export function listRevisionEntries(auth: Authority, repository: string, revision: string): RevisionEntry[] {
-  return readTransaction(auth, () => {
-    getRevision(auth, repository, revision);
-    return (prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? ORDER BY path').all(treeKey(auth, revision)) as EntryRow[]).map(toEntry);
-  });
-}
-
-/** Visit every entry of a revision in path order without materializing the list (inside the caller's read transaction). */
-export function* iterateRevisionEntries(auth: Authority, repository: string, revision: string): Generator<RevisionEntry, void, undefined> {
+/** Rowid of the root tree of a revision recorded for the repository (REVISION_NOT_FOUND otherwise). */
+function rootTree(auth: Authority, repository: string, revision: string): number {
   getRevision(auth, repository, revision);
-  for (const row of prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? ORDER BY path').iterate(treeKey(auth, revision))) {
-    yield toEntry(row as EntryRow);
-  }
+  const row = prepared(auth, 'SELECT tree FROM revisions WHERE id = ?').get(revision) as { tree: number } | undefined;
+  if (row === undefined) throw new AgentscmError('STORE_CORRUPT', `revision ${revision} is recorded for a repository but has no tree`);
+  return row.tree;
 }
 
-/** The entry at `path`, or null when the revision has no file there. */
+function toEntry(file: { path: string; kind: EntryMode; blob: string; size: bigint }): RevisionEntry {
+  return { path: file.path, mode: file.kind, size: file.size, blob: file.blob };
+}
+
+/** Every entry of a revision, sorted by path bytes (`revision show`: the whole listing is its answer). */
+export function listRevisionEntries(auth: Authority, repository: string, revision: string): RevisionEntry[] {
+  return readTransaction(auth, () => [...iterateRevisionEntries(auth, repository, revision)]);
+}
+
+/** Visit every entry of a revision in path order, one directory at a time (inside the caller's read transaction). */
+export function* iterateRevisionEntries(auth: Authority, repository: string, revision: string): Generator<RevisionEntry, void, undefined> {
+  for (const file of walkTree(auth, rootTree(auth, repository, revision))) yield toEntry(file);
+}
+
+/** The entry at `path`, or null when the revision has no file there (one lookup per path component). */
 export function statRevisionPath(auth: Authority, repository: string, revision: string, path: string): RevisionEntry | null {
   validateWorkspacePath(path);
   return readTransaction(auth, () => {
-    getRevision(auth, repository, revision);
-    const row = prepared(auth, 'SELECT path, mode, size, blob FROM revision_entries WHERE revision = ? AND path = ?').get(treeKey(auth, revision), path) as EntryRow | undefined;
-    return row === undefined ? null : toEntry(row);
+    const entry = lookupTreePath(auth, rootTree(auth, repository, revision), path);
+    if (entry === null || entry.kind === 'directory') return null;
+    return { path, mode: entry.kind, size: entry.size ?? 0n, blob: entry.digest };
   });
+}
+
+/** True when `dir` is a directory of the revision (it holds at least one file); "" is the root. */
+export function revisionHasDirectory(auth: Authority, repository: string, revision: string, dir: string): boolean {
+  if (dir !== '') validateWorkspacePath(dir);
+  return readTransaction(auth, () => {
+    const root = rootTree(auth, repository, revision);
+    if (dir === '') return true;
+    return lookupTreePath(auth, root, dir)?.kind === 'directory';
+  });
+}
+
+/** The files that differ between two revisions of the repository, in path order (`revision diff`). */
+export function diffRevisions(auth: Authority, repository: string, from: string, to: string): TreeChange[] {
+  return readTransaction(auth, () => [...diffTrees(auth, rootTree(auth, repository, from), rootTree(auth, repository, to))]);
 }
 
 function entryOrThrow(auth: Authority, repository: string, revision: string, path: string): RevisionEntry {
@@ -223,7 +211,9 @@ export function openRevisionFile(auth: Authority, repository: string, revision: 
 /**
  * Record a revision for a repository inside the caller's write transaction (or its own).
  * Entries must be sorted by path bytes, unique, and reference stored blobs; the parent must
- * be a revision of the same repository. Recording an existing revision again is a no-op.
+ * be a revision of the same repository. Only the trees not stored yet are written (a
+ * checkpoint that changes one file writes the trees on that file's path). Recording an
+ * existing revision again is a no-op.
  */
 export function recordRevision(
   auth: Authority,
@@ -231,45 +221,27 @@ export function recordRevision(
   parent: string | null,
   entries: readonly RevisionEntry[],
   encoded: PreparedRevision = prepareRevision(parent, entries),
-): { id: string; created: boolean } {
+): { id: string; created: boolean; trees_created: number } {
   checkRepositoryId(repository);
   if (parent !== null) checkDigest(parent, 'parent revision');
-  const { id, manifest } = encoded;
+  const { id } = encoded;
   return writeTransaction(auth, () => {
     if (parent !== null && !hasRevision(auth, repository, parent)) throw revisionNotFound(repository, parent);
-    if (hasRevision(auth, repository, id)) return { id, created: false };
+    if (hasRevision(auth, repository, id)) return { id, created: false, trees_created: 0 };
+    let treesCreated = 0;
     const exists = prepared(auth, 'SELECT 1 FROM revisions WHERE id = ?').get(id) !== undefined;
     if (!exists) {
-      let total = 0n;
-      let previous: string | null = null;
-      for (const entry of entries) {
-        if (previous !== null && comparePaths(previous, entry.path) >= 0) throw new AgentscmError('INTERNAL', 'revision entries are not sorted and unique');
-        total += entry.size;
-        previous = entry.path;
-      }
-      const key = Number(
-        prepared(auth, 'INSERT INTO revisions (id, parent, entry_count, total_bytes) VALUES (?, ?, ?, ?)').run(id, parent, entries.length, u64ToSql(total)).lastInsertRowid,
+      const stored = storeTrees(auth, encoded.trees);
+      treesCreated = stored.created;
+      prepared(auth, 'INSERT INTO revisions (id, parent, tree, entry_count, total_bytes) VALUES (?, ?, ?, ?, ?)').run(
+        id,
+        parent,
+        stored.root,
+        encoded.entryCount,
+        u64ToSql(encoded.totalBytes),
       );
-      if (total <= MAX_SAFE_TOTAL) {
-        // One statement over the manifest text just hashed: SQLite's JSON reader inserts every
-        // entry without a JS round trip per row (sizes are below 2^53, so exact as integers).
-        const inserted = prepared(
-          auth,
-          `INSERT INTO revision_entries (revision, path, mode, size, blob)
-           SELECT ?, e.value ->> 'path', e.value ->> 'mode', printf('%020d', e.value ->> 'size'), e.value ->> 'blob' FROM json_each(?, '$.entries') e`,
-        ).run(key, manifest);
-        if (inserted.changes !== entries.length) throw new AgentscmError('INTERNAL', 'the manifest did not yield one row per entry');
-      } else {
-        const insertEntry = prepared(auth, 'INSERT INTO revision_entries (revision, path, mode, size, blob) VALUES (?, ?, ?, ?, ?)');
-        for (const entry of entries) insertEntry.run(key, entry.path, entry.mode, u64ToSql(entry.size), entry.blob);
-      }
-      // One join instead of a lookup per entry: every entry must name a stored blob.
-      const missing = prepared(auth, 'SELECT e.path FROM revision_entries e LEFT JOIN blobs b ON b.digest = e.blob WHERE e.revision = ? AND b.rowid IS NULL LIMIT 1').get(key) as
-        | { path: string }
-        | undefined;
-      if (missing !== undefined) throw new AgentscmError('INTERNAL', `revision entry ${missing.path} references a blob that is not stored`);
     }
     prepared(auth, 'INSERT INTO repository_revisions (repository, revision, seq) VALUES (?, ?, ?)').run(repository, id, nextSeq(auth, 'repository_revisions'));
-    return { id, created: true };
+    return { id, created: true, trees_created: treesCreated };
   });
 }

@@ -10,7 +10,8 @@ import type { Change } from './changes.js';
 import { bumpPolicyEpoch, currentPolicyEpoch } from './policy.js';
 import type { PolicyBump } from './policy.js';
 import { resolveRepository } from './repositories.js';
-import { getRevision, listRevisionEntries, openRevisionFile, readRevisionFile, resolveRevisionRef, statRevisionPath } from './revisions.js';
+import { diffRevisions, getRevision, listRevisionEntries, openRevisionFile, readRevisionFile, resolveRevisionRef, statRevisionPath } from './revisions.js';
+import type { TreeChange } from './trees.js';
 import type { Revision, RevisionEntry } from './revisions.js';
 import { openAuthority, readTransaction } from './store.js';
 import type { Authority, AuthorityMode } from './store.js';
@@ -47,6 +48,26 @@ export function showRevision(query: RepositoryQuery & { revision: string }): Rev
       const id = resolveRevisionRef(auth, repository.id, query.revision);
       const revision = getRevision(auth, repository.id, id);
       return { ...revision, entries: listRevisionEntries(auth, repository.id, id) };
+    }),
+  );
+}
+
+export interface RevisionDiffView {
+  readonly repository: string;
+  readonly from: string;
+  readonly to: string;
+  /** Files added, deleted or modified (content or kind), in path byte order. */
+  readonly changes: TreeChange[];
+}
+
+/** `revision diff A B`: the files that differ between two revisions (prefixes resolved), from one read snapshot. */
+export function diffRevisionView(query: RepositoryQuery & { from: string; to: string }): RevisionDiffView {
+  return withAuthority(query.dataDir, 'read', (auth) =>
+    readTransaction(auth, () => {
+      const repository = resolveRepository(auth, query.repository);
+      const from = resolveRevisionRef(auth, repository.id, query.from);
+      const to = resolveRevisionRef(auth, repository.id, query.to);
+      return { repository: repository.id, from, to, changes: diffRevisions(auth, repository.id, from, to) };
     }),
   );
 }

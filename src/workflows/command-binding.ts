@@ -9,7 +9,7 @@ import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { CommandAction, WorkflowSource } from '../contracts/workflow-definition.js';
 import { getChange } from '../native/changes.js';
 import { checkCommandContext } from '../native/review-contexts.js';
-import { iterateRevisionEntries } from '../native/revisions.js';
+import { revisionHasDirectory } from '../native/revisions.js';
 import type { Authority } from '../native/store.js';
 
 export interface CommandBindingInput {
@@ -48,10 +48,7 @@ export function decodeStepRecipe(stepId: string, recipePath: string, bytes: Uint
  */
 export function checkRecipeWorkdir(auth: Authority, repository: string, revision: string, workdir: string, stepId: string | null = null): void {
   if (workdir === '.') return;
-  const prefix = `${workdir}/`;
-  for (const entry of iterateRevisionEntries(auth, repository, revision)) {
-    if (entry.path.startsWith(prefix)) return;
-  }
+  if (revisionHasDirectory(auth, repository, revision, workdir)) return;
   throw new AgentscmError('RECIPE_WORKDIR_MISSING', `${stepId === null ? '' : `step "${stepId}": `}recipe workdir ${JSON.stringify(workdir)} is not a directory of revision ${revision}`, {
     hint: 'point workdir at a directory that holds files in the revision, or "."',
     details: { ...(stepId === null ? {} : { step: stepId }), workdir },

@@ -25,6 +25,7 @@ import {
   commitPending,
   loadBaseEntries,
   openWorkspaceWritable,
+  peekBoundDataDir,
   readWorkspaceRecord,
   writeLastScan,
   writePending,
@@ -68,13 +69,15 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
   const root = locateWorkspace(input.workspace, input.cwd);
   const lock = acquireWorkspaceLock(root);
   try {
-    const ws = openWorkspaceWritable(root);
+    // The authority is opened (and migrated) before the workspace database: a store this build
+    // refuses (STORE_REVISIONS_OUTDATED) leaves the workspace as the build that wrote it left it.
+    const dataDir = boundDataDir(peekBoundDataDir(root), input.dataDir);
+    const auth = openAuthority(dataDir, { mode: 'write' });
     try {
-      let record = readWorkspaceRecord(ws);
-      if (record === null) throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, { hint: 'run `agentscm init-repo` again for it' });
-      const dataDir = boundDataDir(record.data_dir, input.dataDir);
-      const auth = openAuthority(dataDir, { mode: 'write' });
+      const ws = openWorkspaceWritable(root);
       try {
+        let record = readWorkspaceRecord(ws);
+        if (record === null || record.data_dir !== dataDir) throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, { hint: 'run `agentscm init-repo` again for it' });
         const reconciled = reconcilePending(ws, auth, record, lock);
         record = reconciled.record;
         const baseRevision = record.base_revision;
@@ -100,7 +103,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         pausePoint('checkpoint:after-scan');
         const base = loadBaseEntries(ws);
         progress(input.full === true ? 'hashing every file' : 'hashing files whose size, mtime or inode changed');
-        const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, base, { auth, full: input.full === true }));
+        const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, base, { auth, full: input.full === true, onProgress: progress }));
         const treeChanged = tree.changes.length > 0;
         progress(`hashed ${tree.hashedFiles} of ${counted(scan.files.length, 'file')}; ${counted(tree.changes.length, 'changed path')}; recording`);
         const encoded = treeChanged ? prepareRevision(baseRevision, tree.entries) : null;
@@ -121,7 +124,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
           const current = change.versions.find((v) => v.version === change.current_version);
           const generation = revision === baseRevision ? record.generation : record.generation + 1n;
           lockedWorkspaceWrite(lock, ws, () => {
-            writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: null, revision, parent: baseRevision, started_ms: Date.now() }, tree.staged);
+            writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: null, revision, parent: baseRevision, started_ms: Date.now() }, tree.entries);
             commitPending(ws, revision, generation);
             writeLastScan(ws, lastScan);
           });
@@ -139,7 +142,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         }
 
         lockedWorkspaceWrite(lock, ws, () => {
-          writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: expected, revision, parent: baseRevision, started_ms: Date.now() }, tree.staged);
+          writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: expected, revision, parent: baseRevision, started_ms: Date.now() }, tree.entries);
         });
         pausePoint('checkpoint:after-pending');
         let recorded: { version: bigint; previous_revision: string | null; newRevision: boolean };
@@ -177,10 +180,10 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
           ...tail,
         };
       } finally {
-        auth.close();
+        ws.close();
       }
     } finally {
-      ws.close();
+      auth.close();
     }
   } finally {
     lock.release();

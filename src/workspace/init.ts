@@ -103,7 +103,15 @@ function precheck(root: string, input: InitRepoInput): void {
     }
   }
   if (isStoreInitialized(input.dataDir)) {
-    const auth = openAuthority(input.dataDir, { mode: 'read' });
+    let auth: Authority;
+    try {
+      auth = openAuthority(input.dataDir, { mode: 'read' });
+    } catch (error) {
+      // A store of an older schema: init-repo writes to it anyway, so it migrates it here (or
+      // is refused, STORE_REVISIONS_OUTDATED) before anything is created.
+      if (!(error instanceof AgentscmError && error.code === 'STORE_SCHEMA_UNSUPPORTED')) throw error;
+      auth = openAuthority(input.dataDir, { mode: 'write' });
+    }
     try {
       if (findRepositoryByName(auth, input.name) !== null) {
         throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${input.name} already exists in this store`, { hint: 'choose another --name' });
@@ -215,14 +223,14 @@ function initRepoUnlocked(root: string, input: InitRepoInput, bounds: ScanBounds
         progress(`scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`);
         if (!scan.complete) throw incompleteScan(scan);
         progress('hashing and storing every file');
-        const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, new Map(), { auth, full: true }));
+        const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, new Map(), { auth, full: true, onProgress: progress }));
         progress(`stored ${counted(tree.hashedFiles, 'file')}; recording the first revision`);
         const repositoryId = newRepositoryId();
         const encoded = prepareRevision(null, tree.entries);
         const revision = encoded.id;
         lockedWorkspaceWrite(lock, ws, () => {
           writeBindingRecord(ws, repositoryId, dataDir);
-          writePending(ws, { kind: 'init', change: null, expected_version: null, revision, parent: null, started_ms: Date.now() }, tree.staged);
+          writePending(ws, { kind: 'init', change: null, expected_version: null, revision, parent: null, started_ms: Date.now() }, tree.entries);
         });
         pausePoint('init:after-pending');
         try {

@@ -4,12 +4,13 @@
  * how the tree differs from the workspace base.
  */
 import { AgentscmError } from '../contracts/errors.js';
+import { compareUtf8 } from '../contracts/paths.js';
 import { BLOB_CHUNK_BYTES, isBlobStored, putChunkedBlob, putSmallBlob } from '../native/blobs.js';
 import { writeTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
 import { readFileContent, scratchTarget, streamFileChunks } from './content.js';
 import type { ScannedFile, ScanResult } from './scan.js';
-import type { CachedEntry, StagedChange, StatSnapshot } from './state.js';
+import type { CachedEntry, StatSnapshot } from './state.js';
 import { pausePoint } from './test-hooks.js';
 
 /** New small blobs are written in transactions of at most this many bytes (bounds memory). */
@@ -24,6 +25,9 @@ const RACY_MARGIN_MS = 50;
 /** Filesystems with coarse (whole millisecond or second) timestamps get a wider margin. */
 const COARSE_RACY_MARGIN_MS = 2000;
 
+/** Trees of at least this many files report progress while they are checked and hashed. */
+export const PROGRESS_MIN_FILES = 1000;
+
 export type ChangeKind = 'added' | 'modified' | 'deleted';
 
 export interface PathChange {
@@ -32,12 +36,12 @@ export interface PathChange {
 }
 
 export interface TreeSnapshot {
-  /** The tree, sorted by path bytes, with fresh stat snapshots. */
+  /** The tree, sorted by path bytes, with fresh stat snapshots: the stat cache a commit installs. */
   readonly entries: CachedEntry[];
   /** Differences in content or mode from the base, sorted by path. */
   readonly changes: PathChange[];
-  /** What base_entries must become: content changes, deletions and stat refreshes. */
-  readonly staged: StagedChange[];
+  /** True when some entry differs from the base in its stat snapshot only (a cache refresh). */
+  readonly refreshed: boolean;
   readonly hashedFiles: number;
   readonly hashedBytes: bigint;
   readonly storedBlobs: number;
@@ -115,16 +119,26 @@ class BlobSink {
  * are stored as blobs (complete scans only); without it (status), files are only hashed and
  * an incomplete scan reports no deletions.
  */
-export function snapshotTree(scan: ScanResult, base: ReadonlyMap<string, CachedEntry>, options: { auth: Authority | null; full: boolean }): TreeSnapshot {
+export function snapshotTree(
+  scan: ScanResult,
+  base: ReadonlyMap<string, CachedEntry>,
+  options: { auth: Authority | null; full: boolean; onProgress?: (message: string) => void },
+): TreeSnapshot {
   // An incomplete scan cannot prove a deletion and must never become a revision.
   if (!scan.complete && options.auth !== null) throw new AgentscmError('INTERNAL', 'only a complete scan can be stored');
   const sink = options.auth === null ? null : new BlobSink(options.auth);
   const entries: CachedEntry[] = [];
   const changes: PathChange[] = [];
-  const staged: StagedChange[] = [];
+  let refreshed = false;
   let hashedFiles = 0;
   let hashedBytes = 0n;
+  // A large tree reports each tenth of the files checked (PROGRESS_MIN_FILES and more).
+  const total = scan.files.length;
+  const step = options.onProgress !== undefined && total >= PROGRESS_MIN_FILES ? Math.ceil(total / 10) : 0;
+  let checked = 0;
   for (const file of scan.files) {
+    if (step > 0 && checked > 0 && checked % step === 0) options.onProgress?.(`checked ${checked} of ${total} files, ${hashedFiles} hashed`);
+    checked += 1;
     const previous = base.get(file.path);
     let entry: CachedEntry;
     if (!options.full && previous !== undefined && previous.cacheValid && previous.stat !== null && previous.mode === file.mode && sameStat(previous.stat, file.stat)) {
@@ -143,12 +157,10 @@ export function snapshotTree(scan: ScanResult, base: ReadonlyMap<string, CachedE
     entries.push(entry);
     if (previous === undefined) {
       changes.push({ path: file.path, kind: 'added' });
-      staged.push({ path: file.path, entry });
     } else if (previous.blob !== entry.blob || previous.mode !== entry.mode) {
       changes.push({ path: file.path, kind: 'modified' });
-      staged.push({ path: file.path, entry });
     } else if (entry !== previous) {
-      staged.push({ path: file.path, entry });
+      refreshed = true;
     }
   }
   sink?.flush();
@@ -157,9 +169,8 @@ export function snapshotTree(scan: ScanResult, base: ReadonlyMap<string, CachedE
   for (const path of base.keys()) {
     if (scan.complete && !present.has(path)) {
       deleted.push({ path, kind: 'deleted' });
-      staged.push({ path, entry: null });
     }
   }
-  const allChanges = deleted.length === 0 ? changes : [...changes, ...deleted].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { entries, changes: allChanges, staged, hashedFiles, hashedBytes, storedBlobs: sink?.stored ?? 0 };
+  const allChanges = deleted.length === 0 ? changes : [...changes, ...deleted].sort((a, b) => compareUtf8(a.path, b.path));
+  return { entries, changes: allChanges, refreshed, hashedFiles, hashedBytes, storedBlobs: sink?.stored ?? 0 };
 }

@@ -2,13 +2,20 @@
  * WORKSPACE/.agentscm/workspace.sqlite (ARCHITECTURE.md "Storage"): the repository and data
  * directory binding, base revision, generation, pending operation, last scan and the stat
  * cache of the base tree. Only this module touches that database.
+ *
+ * The stat cache is one row, not a row per file: the whole list encoded in one binary value
+ * (encodeStatCache), so loading it costs one read and one pass over a buffer. A pending
+ * operation keeps the cache it will install in a second row ('staged'), which commitPending
+ * moves over the base in the same transaction that records the new base revision.
  */
 import { existsSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
+import { compareUtf8 } from '../contracts/paths.js';
 import type { EntryMode, RevisionEntry } from '../native/revisions.js';
-import { immediate, openReadOnly, openWritable, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
+import Database from 'better-sqlite3';
+import { immediate, mapSqliteError, openReadOnly, openWritable, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
 import type { Migration, SqliteDatabase } from '../native/sqlite.js';
 
 export const WORKSPACE_STATE_DIR = '.agentscm';
@@ -72,7 +79,122 @@ function migrateWorkspace1(db: SqliteDatabase): void {
   `);
 }
 
-export const WORKSPACE_MIGRATIONS: readonly Migration[] = [migrateWorkspace1];
+/**
+ * Step 2: the per-file base_entries and staged_entries rows become one encoded stat cache per
+ * slot. Rows are carried over as they are (the staged slot is the base with the staged
+ * changes applied), so a pending operation still reconciles.
+ */
+function migrateWorkspace2(db: SqliteDatabase): void {
+  type Row = [string, string | null, string | null, string | null, number | null, number | null, number | null, number | null, number];
+  const toEntry = (row: Row): CachedEntry | null => {
+    const [path, mode, size, blob, stSize, mtimeMs, ctimeMs, ino, valid] = row;
+    if (mode === null || size === null || blob === null) return null;
+    const stat = stSize === null || mtimeMs === null || ctimeMs === null || ino === null ? null : { size: stSize, mtimeMs, ctimeMs, ino };
+    return { path, mode: mode as EntryMode, size: u64FromSql(size), blob, stat, cacheValid: valid === 1 && stat !== null };
+  };
+  const base = new Map<string, CachedEntry>();
+  for (const row of db.prepare('SELECT path, mode, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid FROM base_entries').raw(true).all() as Row[]) {
+    const entry = toEntry(row);
+    if (entry !== null) base.set(entry.path, entry);
+  }
+  db.exec(`
+    CREATE TABLE stat_cache (
+      slot TEXT PRIMARY KEY CHECK (slot IN ('base', 'staged')),
+      data BLOB NOT NULL
+    ) STRICT;
+  `);
+  const sorted = (map: Map<string, CachedEntry>): CachedEntry[] => [...map.values()].sort((a, b) => compareUtf8(a.path, b.path));
+  db.prepare("INSERT INTO stat_cache (slot, data) VALUES ('base', ?)").run(encodeStatCache(sorted(base)));
+  const pending = db.prepare('SELECT pending_kind FROM workspace WHERE singleton = 1').get() as { pending_kind: string | null } | undefined;
+  if (pending?.pending_kind !== undefined && pending.pending_kind !== null) {
+    const staged = new Map(base);
+    for (const row of db.prepare("SELECT path, CASE op WHEN 'put' THEN mode END, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid FROM staged_entries").raw(true).all() as Row[]) {
+      const entry = toEntry(row);
+      if (entry === null) staged.delete(row[0]);
+      else staged.set(entry.path, entry);
+    }
+    db.prepare("INSERT INTO stat_cache (slot, data) VALUES ('staged', ?)").run(encodeStatCache(sorted(staged)));
+  }
+  db.exec('DROP TABLE base_entries; DROP TABLE staged_entries;');
+}
+
+export const WORKSPACE_MIGRATIONS: readonly Migration[] = [migrateWorkspace1, migrateWorkspace2];
+
+const CACHE_FORMAT = 1;
+const MODE_CODES: readonly EntryMode[] = ['file', 'executable', 'symlink'];
+const FLAG_STAT = 4;
+const FLAG_VALID = 8;
+
+/**
+ * The stat cache as one value: u8 format (1), u32be count, then per entry u16be path length,
+ * the path's UTF-8 bytes, u8 flags (mode index in bits 0–1, 4: stat present, 8: cache valid),
+ * u64be size, the 32 digest bytes, and with a stat four f64be (size, mtime ms, ctime ms, inode).
+ */
+export function encodeStatCache(entries: readonly CachedEntry[]): Buffer {
+  let length = 5;
+  const paths: Buffer[] = [];
+  for (const entry of entries) {
+    const path = Buffer.from(entry.path, 'utf8');
+    paths.push(path);
+    length += 2 + path.length + 1 + 8 + 32 + (entry.stat === null ? 0 : 32);
+  }
+  const out = Buffer.allocUnsafe(length);
+  out.writeUInt8(CACHE_FORMAT, 0);
+  out.writeUInt32BE(entries.length, 1);
+  let at = 5;
+  entries.forEach((entry, i) => {
+    const path = paths[i] as Buffer;
+    at = out.writeUInt16BE(path.length, at);
+    at += path.copy(out, at);
+    at = out.writeUInt8(MODE_CODES.indexOf(entry.mode) | (entry.stat === null ? 0 : FLAG_STAT) | (entry.cacheValid && entry.stat !== null ? FLAG_VALID : 0), at);
+    at = out.writeBigUInt64BE(entry.size, at);
+    at += out.write(entry.blob, at, 32, 'hex');
+    if (entry.stat !== null) {
+      at = out.writeDoubleBE(entry.stat.size, at);
+      at = out.writeDoubleBE(entry.stat.mtimeMs, at);
+      at = out.writeDoubleBE(entry.stat.ctimeMs, at);
+      at = out.writeDoubleBE(entry.stat.ino, at);
+    }
+  });
+  return out;
+}
+
+function cacheCorrupt(why: string): AgentscmError {
+  return new AgentscmError('STORE_CORRUPT', `the workspace stat cache is damaged: ${why}`, { hint: 'remove .agentscm/ of this workspace and run `agentscm init-repo` for it again' });
+}
+
+/** The entries of an encoded stat cache, keyed by path. */
+export function decodeStatCache(data: Buffer): Map<string, CachedEntry> {
+  const map = new Map<string, CachedEntry>();
+  if (data.length < 5 || data.readUInt8(0) !== CACHE_FORMAT) throw cacheCorrupt('unknown format');
+  const count = data.readUInt32BE(1);
+  let at = 5;
+  try {
+    for (let i = 0; i < count; i++) {
+      const pathLength = data.readUInt16BE(at);
+      const path = data.toString('utf8', at + 2, at + 2 + pathLength);
+      at += 2 + pathLength;
+      const flags = data.readUInt8(at);
+      const mode = MODE_CODES[flags & 3];
+      if (mode === undefined) throw cacheCorrupt(`entry ${i} has an unknown mode`);
+      const size = data.readBigUInt64BE(at + 1);
+      if (at + 41 > data.length) throw cacheCorrupt('it ends inside an entry');
+      const blob = data.toString('hex', at + 9, at + 41);
+      at += 41;
+      let stat: StatSnapshot | null = null;
+      if ((flags & FLAG_STAT) !== 0) {
+        stat = { size: data.readDoubleBE(at), mtimeMs: data.readDoubleBE(at + 8), ctimeMs: data.readDoubleBE(at + 16), ino: data.readDoubleBE(at + 24) };
+        at += 32;
+      }
+      map.set(path, { path, mode, size, blob, stat, cacheValid: (flags & FLAG_VALID) !== 0 && stat !== null });
+    }
+  } catch (error) {
+    if (error instanceof AgentscmError) throw error;
+    throw cacheCorrupt('it ends inside an entry');
+  }
+  if (at !== data.length) throw cacheCorrupt('bytes follow the last entry');
+  return map;
+}
 
 export type WorkspaceLifecycle = 'binding' | 'ready';
 
@@ -112,12 +234,6 @@ export interface StatSnapshot {
 export interface CachedEntry extends RevisionEntry {
   readonly stat: StatSnapshot | null;
   readonly cacheValid: boolean;
-}
-
-export interface StagedChange {
-  readonly path: string;
-  /** null deletes the path from the base tree. */
-  readonly entry: CachedEntry | null;
 }
 
 export interface LastScan {
@@ -200,6 +316,31 @@ function wrap(db: SqliteDatabase, root: string): WorkspaceDb {
       }
     },
   };
+}
+
+/**
+ * The data directory a workspace is bound to, read without migrating or writing the workspace
+ * database and whatever its schema version (so that a writer can open the authority first).
+ */
+export function peekBoundDataDir(root: string): string {
+  if (!workspaceExists(root)) throw notFound(root);
+  let db: SqliteDatabase;
+  try {
+    db = new Database(workspaceStatePaths(root).db, { readonly: true, fileMustExist: true });
+  } catch (error) {
+    mapSqliteError(error, WHAT);
+  }
+  try {
+    db.pragma('busy_timeout = 5000');
+    const row = db.prepare('SELECT data_dir FROM workspace WHERE singleton = 1').get() as { data_dir: string } | undefined;
+    if (row === undefined) throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, { hint: 'run `agentscm init-repo` again for it' });
+    return row.data_dir;
+  } catch (error) {
+    if (error instanceof AgentscmError) throw error;
+    mapSqliteError(error, WHAT);
+  } finally {
+    db.close();
+  }
 }
 
 /** Open an existing workspace database read-only: no creation, migration or journal change. */
@@ -306,16 +447,18 @@ export function readWorkspaceRecord(ws: WorkspaceDb): WorkspaceRecord | null {
 /** Write the binding row of a workspace being initialized (replacing an unfinished one). */
 export function writeBindingRecord(ws: WorkspaceDb, repository: string, dataDir: string): void {
   ws.db.prepare('DELETE FROM workspace').run();
-  ws.db.prepare('DELETE FROM base_entries').run();
-  ws.db.prepare('DELETE FROM staged_entries').run();
+  ws.db.prepare('DELETE FROM stat_cache').run();
   ws.db.prepare('DELETE FROM last_scan').run();
   ws.db
     .prepare("INSERT INTO workspace (singleton, state, repository, data_dir, base_revision, generation) VALUES (1, 'binding', ?, ?, NULL, ?)")
     .run(repository, dataDir, u64ToSql(0n));
 }
 
-/** Record the pending operation and its staged effect on the base tree (one transaction by the caller). */
-export function writePending(ws: WorkspaceDb, pending: PendingOperation, staged: readonly StagedChange[]): void {
+/**
+ * Record the pending operation and the stat cache it installs once the authority committed
+ * (the whole new tree, sorted by path; one transaction by the caller).
+ */
+export function writePending(ws: WorkspaceDb, pending: PendingOperation, entries: readonly CachedEntry[]): void {
   ws.db
     .prepare(
       'UPDATE workspace SET pending_kind = ?, pending_change = ?, pending_expected_version = ?, pending_revision = ?, pending_parent = ?, pending_started_ms = ? WHERE singleton = 1',
@@ -328,36 +471,18 @@ export function writePending(ws: WorkspaceDb, pending: PendingOperation, staged:
       pending.parent,
       pending.started_ms,
     );
-  ws.db.prepare('DELETE FROM staged_entries').run();
-  const insert = ws.db.prepare(
-    'INSERT INTO staged_entries (path, op, mode, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  for (const change of staged) {
-    const entry = change.entry;
-    if (entry === null) {
-      insert.run(change.path, 'delete', null, null, null, null, null, null, null, 0);
-    } else {
-      insert.run(change.path, 'put', entry.mode, u64ToSql(entry.size), entry.blob, ...statColumns(entry));
-    }
-  }
-}
-
-function statColumns(entry: CachedEntry): [number | null, number | null, number | null, number | null, number] {
-  const stat = entry.stat;
-  if (stat === null) return [null, null, null, null, 0];
-  return [stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino, entry.cacheValid ? 1 : 0];
+  ws.db.prepare("INSERT INTO stat_cache (slot, data) VALUES ('staged', ?) ON CONFLICT (slot) DO UPDATE SET data = excluded.data").run(encodeStatCache(entries));
 }
 
 /**
- * Apply the staged base-tree change, set the new base and generation, clear the pending
- * operation (one transaction by the caller).
+ * Install the staged stat cache as the base, set the new base and generation, clear the
+ * pending operation (one transaction by the caller).
  */
 export function commitPending(ws: WorkspaceDb, baseRevision: string, generation: bigint): void {
   ws.db.exec(`
-    DELETE FROM base_entries WHERE path IN (SELECT path FROM staged_entries);
-    INSERT INTO base_entries (path, mode, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid)
-      SELECT path, mode, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid FROM staged_entries WHERE op = 'put';
-    DELETE FROM staged_entries;
+    INSERT INTO stat_cache (slot, data) SELECT 'base', data FROM stat_cache WHERE slot = 'staged'
+      ON CONFLICT (slot) DO UPDATE SET data = excluded.data;
+    DELETE FROM stat_cache WHERE slot = 'staged';
   `);
   ws.db
     .prepare(
@@ -370,31 +495,16 @@ export function commitPending(ws: WorkspaceDb, baseRevision: string, generation:
 /** Drop a pending operation that never reached the authority (one transaction by the caller). */
 export function abandonPending(ws: WorkspaceDb): void {
   ws.db.exec(`
-    DELETE FROM staged_entries;
+    DELETE FROM stat_cache WHERE slot = 'staged';
     UPDATE workspace SET pending_kind = NULL, pending_change = NULL, pending_expected_version = NULL, pending_revision = NULL,
       pending_parent = NULL, pending_started_ms = NULL WHERE singleton = 1;
   `);
 }
 
-/** The base tree with its stat cache, keyed by path. */
+/** The base tree with its stat cache, keyed by path: one row read and decoded. */
 export function loadBaseEntries(ws: WorkspaceDb): Map<string, CachedEntry> {
-  const map = new Map<string, CachedEntry>();
-  // Raw rows (arrays) avoid building an object per column set for every file of the tree.
-  const rows = ws.db
-    .prepare('SELECT path, mode, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid FROM base_entries')
-    .raw(true)
-    .all() as [string, EntryMode, string, string, number | null, number | null, number | null, number | null, number][];
-  for (const [path, mode, size, blob, stSize, mtimeMs, ctimeMs, ino, valid] of rows) {
-    const stat = stSize === null || mtimeMs === null || ctimeMs === null || ino === null ? null : { size: stSize, mtimeMs, ctimeMs, ino };
-    map.set(path, { path, mode, size: u64FromSql(size), blob, stat, cacheValid: valid === 1 && stat !== null });
-  }
-  return map;
-}
-
-/** Refresh stat snapshots of unchanged base entries (content proven equal by hashing). */
-export function refreshCache(ws: WorkspaceDb, entries: readonly CachedEntry[]): void {
-  const update = ws.db.prepare('UPDATE base_entries SET st_size = ?, st_mtime_ms = ?, st_ctime_ms = ?, st_ino = ?, cache_valid = ? WHERE path = ? AND blob = ? AND mode = ?');
-  for (const entry of entries) update.run(...statColumns(entry), entry.path, entry.blob, entry.mode);
+  const row = ws.db.prepare("SELECT data FROM stat_cache WHERE slot = 'base'").get() as { data: Buffer } | undefined;
+  return row === undefined ? new Map<string, CachedEntry>() : decodeStatCache(row.data);
 }
 
 export function writeLastScan(ws: WorkspaceDb, scan: LastScan): void {

@@ -108,7 +108,7 @@ test('a prefix that matches several revisions is refused with the count of candi
   try {
     const seq = (db.prepare('SELECT max(seq) AS s FROM repository_revisions').get() as { s: number }).s;
     for (const [i, id] of [`deadbeef${'0'.repeat(56)}`, `deadbeef${'1'.repeat(56)}`].entries()) {
-      db.prepare('INSERT INTO revisions (id, parent, entry_count, total_bytes) SELECT ?, parent, entry_count, total_bytes FROM revisions WHERE id = ?').run(id, init.revision);
+      db.prepare('INSERT INTO revisions (id, parent, tree, entry_count, total_bytes) SELECT ?, parent, tree, entry_count, total_bytes FROM revisions WHERE id = ?').run(id, init.revision);
       db.prepare('INSERT INTO repository_revisions (repository, revision, seq) VALUES (?, ?, ?)').run(init.repository, id, seq + 1000 + i);
     }
   } finally {

@@ -121,8 +121,9 @@ test('a reference body that does not hash to the stored reference is denied/dige
   // itself succeeds): the body no longer hashes to the reference the retained task names.
   const db = new Database(join(store.dataDir, 'native', 'authority.sqlite'));
   try {
-    const other = db.prepare('SELECT blob, size FROM revision_entries WHERE path = ?').get('a.txt') as { blob: string; size: unknown };
-    db.prepare('UPDATE revision_entries SET blob = ?, size = ? WHERE path = ?').run(other.blob, other.size, NOTES_PATH);
+    const other = db.prepare("SELECT object FROM tree_entries WHERE name = 'a.txt'").get() as { object: number };
+    const changed = db.prepare('UPDATE tree_entries SET object = ? WHERE name = ?').run(other.object, NOTES_PATH.slice(NOTES_PATH.lastIndexOf('/') + 1));
+    assert.equal(changed.changes, 1);
   } finally {
     db.close();
   }

@@ -4,10 +4,11 @@ import fc from 'fast-check';
 import { encodeCanonicalText } from '../../src/contracts/canonical-json.js';
 import { digestCanonical, DOMAINS } from '../../src/contracts/digest.js';
 import { U64_MAX } from '../../src/contracts/json-value.js';
+import { encodeRevision, encodeTree, revisionIdOf, treeDigest } from '../../src/contracts/tree.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { bumpPolicyEpoch } from '../../src/native/policy.js';
 import { createRepository } from '../../src/native/repositories.js';
-import { computeRevisionId, encodeRevisionManifest, getRevision, listRevisionEntries, recordRevision, revisionManifest } from '../../src/native/revisions.js';
+import { computeRevisionId, getRevision, listRevisionEntries, recordRevision } from '../../src/native/revisions.js';
 import type { RevisionEntry } from '../../src/native/revisions.js';
 import { u64ToSql } from '../../src/native/sqlite.js';
 import { createAuthority, writeTransaction } from '../../src/native/store.js';
@@ -16,35 +17,37 @@ import { tempDir } from '../helpers/tmp.js';
 
 const BLOB = 'ab'.repeat(32);
 
-test('the direct manifest encoder writes exactly the canonical encoding, for any paths and u64 sizes', () => {
+test('the direct tree and revision encoders write exactly the canonical encoding, for any UTF-8 names', () => {
   const entry = fc.record({
-    path: fc.stringMatching(/^[ -~]{1,40}$/),
-    mode: fc.constantFrom('file' as const, 'executable' as const, 'symlink' as const),
-    size: fc.bigInt({ min: 0n, max: U64_MAX }),
-    blob: fc.constant(BLOB),
+    name: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }),
+    kind: fc.constantFrom('file' as const, 'executable' as const, 'symlink' as const, 'directory' as const),
+    digest: fc.constant(BLOB),
   });
   fc.assert(
-    fc.property(fc.option(fc.constant('cd'.repeat(32))), fc.array(entry, { maxLength: 8 }), (parent, entries) => {
-      assert.equal(encodeRevisionManifest(parent, entries), encodeCanonicalText(revisionManifest(parent, entries)));
-      assert.equal(computeRevisionId(parent, entries), digestCanonical(DOMAINS.revision, revisionManifest(parent, entries)));
+    fc.property(fc.array(entry, { maxLength: 8 }), fc.option(fc.constant('cd'.repeat(32))), (entries, parent) => {
+      const value = { version: 1, entries: entries.map((e) => ({ name: e.name, kind: e.kind, digest: e.digest })) };
+      assert.equal(encodeTree(entries), encodeCanonicalText(value));
+      assert.equal(treeDigest(entries), digestCanonical(DOMAINS.tree, value));
+      const tree = treeDigest(entries);
+      assert.equal(encodeRevision(parent, tree), encodeCanonicalText({ version: 2, parent, tree }));
+      assert.equal(revisionIdOf(parent, tree), digestCanonical(DOMAINS.revision, { version: 2, parent, tree }));
     }),
   );
   // The documented shape, byte for byte.
-  const one: RevisionEntry[] = [{ path: 'a "q"\\.txt', mode: 'file', size: U64_MAX, blob: BLOB }];
   assert.equal(
-    encodeRevisionManifest(null, one),
-    `{"version":1,"parent":null,"entries":[{"path":"a \\"q\\"\\\\.txt","mode":"file","size":18446744073709551615,"blob":"${BLOB}"}]}`,
+    encodeTree([{ name: 'a "q"\\.txt', kind: 'file', digest: BLOB }]),
+    `{"version":1,"entries":[{"name":"a \\"q\\"\\\\.txt","kind":"file","digest":"${BLOB}"}]}`,
   );
 });
 
-test('the revision ID covers the parent and every field of every entry', () => {
+test('the revision ID covers the parent and the path, mode and content of every entry', () => {
   const base: RevisionEntry[] = [{ path: 'a', mode: 'file', size: 1n, blob: BLOB }];
   const id = computeRevisionId(null, base);
   assert.match(id, /^[0-9a-f]{64}$/);
   assert.notEqual(computeRevisionId('cd'.repeat(32), base), id);
   assert.notEqual(computeRevisionId(null, [{ ...base[0]!, mode: 'executable' }]), id);
-  assert.notEqual(computeRevisionId(null, [{ ...base[0]!, size: 2n }]), id);
   assert.notEqual(computeRevisionId(null, [{ ...base[0]!, path: 'b' }]), id);
+  assert.notEqual(computeRevisionId(null, [{ ...base[0]!, path: 'd/a' }]), id);
   assert.notEqual(computeRevisionId(null, [{ ...base[0]!, blob: 'ef'.repeat(32) }]), id);
   assert.equal(computeRevisionId(null, base), id);
 });
@@ -59,6 +62,7 @@ test('recording refuses unsorted entries, missing blobs and foreign parents; rev
     { path: 'a', mode: 'file', size: 1n, blob: digest },
     { path: 'b', mode: 'symlink', size: 1n, blob: digest },
   ];
+  assert.equal(codeOf(() => recordRevision(auth, one.id, null, [entries[0]!, { path: 'a/b', mode: 'file', size: 1n, blob: digest }])), 'INTERNAL', 'a path both a file and a directory');
   assert.equal(codeOf(() => recordRevision(auth, one.id, null, [...entries].reverse())), 'INTERNAL');
   assert.equal(codeOf(() => recordRevision(auth, one.id, null, [{ path: 'a', mode: 'file', size: 1n, blob: BLOB }])), 'INTERNAL');
   const first = recordRevision(auth, one.id, null, entries);

@@ -11,5 +11,6 @@ import { migrateAuthorityIdentity } from './005-authority-identity.js';
 import { migrateGrants } from './006-grants.js';
 import { migrateCollectorProfiles } from './007-collector-profiles.js';
 import { migrateApprovals } from './008-approvals.js';
+import { migrateTrees } from './009-trees.js';
 
-export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity, migrateGrants, migrateCollectorProfiles, migrateApprovals];
+export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity, migrateGrants, migrateCollectorProfiles, migrateApprovals, migrateTrees];
