@@ -74,10 +74,12 @@ export abstract class BaseCommand extends Command {
 
   /**
    * Progress for long operations: stderr only, so --json stdout stays one document; shown when
-   * stderr is a terminal (as git does) or AGENTSCM_PROGRESS=1, so scripts see no extra lines.
+   * stderr is a terminal (as git does) and --json is not given, or when AGENTSCM_PROGRESS=1
+   * asks for it, so scripts and JSON consumers see no extra lines.
    */
   protected progress(message: string): void {
-    if (process.stderr.isTTY === true || process.env.AGENTSCM_PROGRESS === '1') process.stderr.write(`${message}\n`);
+    const shown = process.env.AGENTSCM_PROGRESS === '1' || (process.stderr.isTTY === true && !this.jsonEnabled());
+    if (shown) process.stderr.write(`${message}\n`);
   }
 
   /** The progress printer to hand to a core function's onProgress. */
