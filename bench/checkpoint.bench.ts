@@ -8,22 +8,33 @@
  * Node start-up, a Node process that does nothing but walk the tree and lstat() every file,
  * and `agentscm --version` (docs/workspace.md "Performance").
  *
+ * Revision trees (docs/native-store.md "Revisions"): the store growth over GROWTH_RUNS
+ * checkpoints that each change one file, per checkpoint beyond the changed blob (target ≤ 32 KiB),
+ * the incremental checkpoint against the floor "both" (target ≤ 1.3×), and the time to load the
+ * workspace stat cache (one row) in this process. Ends with one JSON summary line.
+ *
  * Uses the built CLI (bin/run.js; `npm run bench` builds first). AGENTSCM_BENCH_BIN points at
- * another entry script; AGENTSCM_BENCH_FILES / AGENTSCM_BENCH_FILE_BYTES / AGENTSCM_BENCH_RUNS
- * shrink the run for a quick check.
+ * another entry script (bin/dev.js runs the sources through tsx); AGENTSCM_BENCH_FILES /
+ * AGENTSCM_BENCH_FILE_BYTES / AGENTSCM_BENCH_RUNS / AGENTSCM_BENCH_GROWTH_RUNS shrink the run for
+ * a quick check.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { loadBaseEntries, openWorkspaceReadOnly } from '../src/workspace/state.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = process.env.AGENTSCM_BENCH_BIN ?? join(ROOT, 'bin', 'run.js');
+const BIN = resolve(process.env.AGENTSCM_BENCH_BIN ?? join(ROOT, 'bin', 'run.js'));
 const FILES = Number(process.env.AGENTSCM_BENCH_FILES ?? 10_000);
 const FILE_BYTES = Number(process.env.AGENTSCM_BENCH_FILE_BYTES ?? 10_000);
 const RUNS = Number(process.env.AGENTSCM_BENCH_RUNS ?? 5);
+const GROWTH_RUNS = Number(process.env.AGENTSCM_BENCH_GROWTH_RUNS ?? 100);
+// bin/dev.js runs the TypeScript sources: it needs the tsx loader.
+const LOADER = BIN.endsWith('dev.js') ? ['--import', pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href] : [];
 const PER_DIR = 100;
 
 // Reports the CLI process's own peak RSS when it exits (getrusage ru_maxrss of that process).
@@ -61,7 +72,7 @@ function timed(command: string, args: readonly string[], cwd: string, env: NodeJ
 }
 
 function agentscm(args: readonly string[], cwd: string, rssFile: string): Timed {
-  return timed(process.execPath, ['--import', RSS_PROBE, BIN, ...args], cwd, { ...process.env, AGENTSCM_BENCH_RSS_FILE: rssFile }, rssFile);
+  return timed(process.execPath, [...LOADER, '--import', RSS_PROBE, BIN, ...args], cwd, { ...process.env, AGENTSCM_BENCH_RSS_FILE: rssFile }, rssFile);
 }
 
 function git(script: string, cwd: string): Timed {
@@ -98,6 +109,18 @@ function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+/** Bytes the authority database holds once its write-ahead log is folded in. */
+function storeBytes(dataDir: string): number {
+  const db = new Database(join(dataDir, 'native', 'authority.sqlite'));
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const pages = (db.pragma('page_count', { simple: true }) as number) - (db.pragma('freelist_count', { simple: true }) as number);
+    return pages * (db.pragma('page_size', { simple: true }) as number);
+  } finally {
+    db.close();
+  }
 }
 
 function verdict(ok: boolean): string {
@@ -182,6 +205,61 @@ export async function main(): Promise<void> {
     floor('floor: both (stat pass + CLI framework over bare start-up)', [median(statPass) + median(startup) - median(bare)]);
     process.stdout.write(`incremental runs agentscm: ${incOurs.map((s) => s.toFixed(3)).join(' ')} (files hashed: ${incHashed.join(' ')})\n`);
     process.stdout.write(`incremental runs git:      ${incGit.map((s) => s.toFixed(3)).join(' ')}\n`);
+
+    const both = median(statPass) + median(startup) - median(bare);
+    const floorRatio = median(incOurs) / both;
+    process.stdout.write(`incremental checkpoint over the floor "both": ${floorRatio.toFixed(2)}×  ≤ 1.3 (${verdict(floorRatio <= 1.3)})\n`);
+
+    // The workspace stat cache, loaded as a checkpoint loads it (one row, decoded in this process).
+    const loads: number[] = [];
+    let cached = 0;
+    for (let run = 0; run < RUNS; run++) {
+      const ws = openWorkspaceReadOnly(ours);
+      try {
+        const start = performance.now();
+        cached = loadBaseEntries(ws).size;
+        loads.push(performance.now() - start);
+      } finally {
+        ws.close();
+      }
+    }
+    process.stdout.write(`stat cache load: ${cached} entries from one row in ${median(loads).toFixed(1)} ms (median of ${RUNS})\n`);
+
+    // Store growth: GROWTH_RUNS checkpoints that each change one file by one line.
+    const growthStart = storeBytes(dataDir);
+    let blobBytes = 0;
+    const growthTimes: number[] = [];
+    for (let run = 0; run < GROWTH_RUNS; run++) {
+      const rel = paths[(run * 104_729 + 13) % paths.length] ?? 'README.md';
+      const line = `growth ${run}\n`;
+      appendFileSync(join(ours, rel), line);
+      blobBytes += statSync(join(ours, rel)).size;
+      growthTimes.push(agentscm(['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours, '--json'], work, rssFile).seconds);
+      peakRss = Math.max(peakRss, Number(readFileSync(rssFile, 'utf8')) / 1024);
+    }
+    const growth = storeBytes(dataDir) - growthStart;
+    const perCheckpoint = (growth - blobBytes) / GROWTH_RUNS;
+    process.stdout.write(
+      `store growth over ${GROWTH_RUNS} one-file checkpoints: ${(growth / 1024).toFixed(0)} KiB, ${(perCheckpoint / 1024).toFixed(1)} KiB per checkpoint beyond the changed blob  ≤ 32 KiB (${verdict(perCheckpoint <= 32 * 1024)})\n`,
+    );
+    process.stdout.write(
+      `${JSON.stringify({
+        files: FILES,
+        file_bytes: FILE_BYTES,
+        full_s: fullOurs.seconds,
+        full_git_s: fullGit.seconds,
+        full_ratio: fullRatio,
+        incremental_s: median(incOurs),
+        incremental_git_s: median(incGit),
+        incremental_over_floor: floorRatio,
+        floor_both_s: both,
+        peak_rss_mb: peakRss,
+        stat_cache_load_ms: median(loads),
+        growth_checkpoints: GROWTH_RUNS,
+        growth_per_checkpoint_bytes: Math.round(perCheckpoint),
+        growth_checkpoint_median_s: median(growthTimes),
+      })}\n`,
+    );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
