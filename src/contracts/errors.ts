@@ -261,6 +261,7 @@ export const ERROR_CODES = {
   REVIEW_REPLAY_RESPONSE_TAMPERED: { exit: EXIT.INVALID, summary: 'Replay: a recorded response does not have its recorded SHA-256 or byte length; the record is refused.' },
   REVIEW_REPLAY_TRACE_MISMATCH: { exit: EXIT.INVALID, summary: 'Replay: the record holds more or fewer calls than the controller makes, or its requests do not match its calls; the record is refused.' },
   REVIEW_REPLAY_RECORD_MISMATCH: { exit: EXIT.INVALID, summary: 'Replay: the record the controller derives from the recorded responses is not byte-identical to the imported record (coverage, findings, outcome or usage differ); the record is refused.' },
+  REVIEW_PROFILE_MISMATCH: { exit: EXIT.INVALID, summary: 'A review record names another transport (basis, executable digest, provider scope, model), policy, coverage, budget or repository than its finite-review profile pins (details.field names it).' },
 
   // --- agent-state (envelope, operations, observed runs) ---
   AGENT_STATE_INVALID: { exit: EXIT.INVALID, summary: 'An agent-state envelope or operation input breaks a rule beyond its schema (blocked reason, result, duplicate scope or agent).' },

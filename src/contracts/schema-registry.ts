@@ -31,6 +31,7 @@ import './receipt-bundle.js';
 import './receipt-v2.js';
 import './review-context.js';
 import './review-policy.js';
+import './review-profile.js';
 import './review-record.js';
 import './review-request.js';
 import './task.js';

@@ -4,6 +4,7 @@
  */
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
 import { decodeReviewAction, decodeReviewPolicy, REVIEW_ACTION_DECODER, REVIEW_LIMITS } from '../../src/contracts/review-policy.js';
+import { decodeReviewCollectorProfile, MAX_REVIEW_PROFILE_BYTES } from '../../src/contracts/review-profile.js';
 import { decodeReviewObservation, decodeReviewRecord, MAX_REVIEW_OBSERVATION_BYTES, MAX_REVIEW_RECORD_BYTES } from '../../src/contracts/review-record.js';
 import { decodeReviewRequest, decodeReviewResponse, MAX_REVIEW_REQUEST_BYTES, REVIEW_RESPONSE_FORMAT } from '../../src/contracts/review-request.js';
 import { allDecoders } from '../../src/contracts/schema-registry.js';
@@ -99,6 +100,21 @@ export const SEED_RECORD: JsonObject = {
   reasons: ['coverage_incomplete', 'response_invalid', 'call_uncertain'],
 };
 
+export const SEED_PROFILE: JsonObject = {
+  version: 1,
+  kind: 'finite_review',
+  repository_id: '0123456789abcdef0123456789abcdef',
+  workflow_profile: 'default',
+  step_id: 'review',
+  registration_id: 'reg-9',
+  registration_epoch: 3n,
+  verification_key_id: hex('e'),
+  transport: IDENTITY,
+  policy_sha256: hex('b'),
+  coverage: ['src/a.ts', 'src/naive.txt'],
+  budgets: SEED_ACTION.budgets as JsonObject,
+};
+
 interface SeedType {
   readonly id: string;
   readonly decode: (bytes: Uint8Array) => unknown;
@@ -125,6 +141,7 @@ export function reviewWireTypes(): readonly SeedType[] {
     { id: 'review-record', decode: decodeReviewRecord, maxBytes: MAX_REVIEW_RECORD_BYTES, versionField: 'version', schema: {}, seeds: [SEED_RECORD] },
     { id: 'review-call-observation', decode: decodeReviewObservation, maxBytes: MAX_REVIEW_OBSERVATION_BYTES, versionField: undefined, schema: {}, seeds: [SEED_OBSERVATION] },
     { id: 'review-transport-identity', decode: registered('review-transport-identity', 4096), maxBytes: 4096, versionField: undefined, schema: {}, seeds: [IDENTITY, { ...IDENTITY, basis: 'fixture', executable_sha256: null }] },
+    { id: 'agent-task.review-collector-profile', decode: decodeReviewCollectorProfile, maxBytes: MAX_REVIEW_PROFILE_BYTES, versionField: 'version', schema: {}, seeds: [SEED_PROFILE] },
     { id: REVIEW_ACTION_DECODER.id, decode: decodeReviewAction, maxBytes: REVIEW_LIMITS.maxPolicyBytes + 64 * 1024, versionField: undefined, schema: {}, seeds: [SEED_ACTION] },
   ];
 }
