@@ -486,7 +486,7 @@ function showTokenForm(message: string | null): void {
     'form',
     { id: 'token-form' },
     h('h2', {}, 'Reader token'),
-    h('p', {}, 'Paste the token of a reader grant (agentscm grant create --scope reader). It is kept in this tab only (sessionStorage) and sent as an Authorization header.'),
+    h('p', {}, 'Paste the token of a reader grant (agentscm grant create --scope reader --actor OWNER/AGENT --token-file FILE). It is kept in this tab only (sessionStorage) and sent as an Authorization header.'),
     message === null ? null : h('p', { class: 'bad', role: 'alert' }, message),
     h('label', { for: 'token' }, 'Token'),
     input,
