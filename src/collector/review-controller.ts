@@ -294,16 +294,15 @@ export async function runReview(input: ReviewInput, run: ReviewRun): Promise<Rev
     }
     const requestDigest = reviewRequestDigest(request);
     const ticket = reviewTicket(reviewId, callIndex, requestDigest);
-    const retained = getJournalCall(run.journal, reviewId, callIndex);
     let observation: ReviewCallObservation;
-    if (retained === null) {
-      reserveJournalCall(run.journal, reviewId, callIndex, { requestDigest, ticket, request: requestBytes });
+    // The reservation is the only way to a call: a reservation that already exists (reopened
+    // state, or another controller on the same journal) is never called again.
+    if (reserveJournalCall(run.journal, reviewId, callIndex, { requestDigest, ticket, request: requestBytes })) {
       observation = await run.transport.dispatch({ callIndex, request: requestBytes, requestDigest, ticket, maxResponseBytes: remainingOutput, timeoutMs: Math.min(policy.call_timeout_ms, remainingWall) });
       recordJournalObservation(run.journal, reviewId, callIndex, ticket, encodeCanonical(observationToJson(observation)));
     } else {
-      // Retained: the same reservation must be what we derive now; the call is never made again.
-      reserveJournalCall(run.journal, reviewId, callIndex, { requestDigest, ticket, request: requestBytes });
-      observation = retained.observation === null ? REOPENED_UNCERTAIN : decodeReviewObservation(retained.observation);
+      const retained = getJournalCall(run.journal, reviewId, callIndex);
+      observation = retained?.observation == null ? REOPENED_UNCERTAIN : decodeReviewObservation(retained.observation);
     }
 
     usage.model_calls += 1;

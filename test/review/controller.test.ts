@@ -158,3 +158,41 @@ test('coverage outside the policy is refused before the journal exists; the fixt
   assert.equal(isQualifiedTransport(transport.identity), false);
   assert.equal(codeOf(() => assertQualifiedTransport(transport.identity)), 'REVIEW_TRANSPORT_NOT_QUALIFIED');
 });
+
+test('a second controller on the same journal never makes a call another controller has reserved', async (t) => {
+  const store = reviewStore(t);
+  const stateDir = tempDir(t);
+  const input = { repository: store.repository, revision: store.revision, action: reviewAction(), policyBytes: policyBytes() };
+  const first = createFixtureTransport([PASS, PASS, PASS]);
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let entered: () => void = () => undefined;
+  const inCall = new Promise<void>((resolve) => (entered = resolve));
+  const journalA = openReviewJournal(stateDir);
+  const journalB = openReviewJournal(stateDir);
+  t.after(() => {
+    journalA.close();
+    journalB.close();
+  });
+  const running = runReview(input, {
+    sources: store.sources,
+    transport: {
+      identity: first.identity,
+      dispatch: async (call) => {
+        entered();
+        await gate;
+        return first.dispatch(call);
+      },
+    },
+    journal: journalA,
+  });
+  await inCall;
+  const second = createFixtureTransport([PASS, PASS, PASS]);
+  const seen = await runReview(input, { sources: store.sources, transport: second, journal: journalB });
+  assert.equal(second.dispatched.length, 0);
+  assert.equal(seen.outcome, 'uncertain');
+  release();
+  const finished = await running;
+  assert.equal(finished.outcome, 'passed');
+  assert.equal(first.dispatched.length, 3);
+});
