@@ -5,15 +5,19 @@
  * Subject currency and evidence come from one read snapshot (one authority read transaction with
  * one journal read transaction inside it): the subject is derived and checked current, every
  * task's state and failure is read, every imported task's live origin grant and executor
- * registration are checked, and the retained receipt is rebuilt from the retained transfers (each
- * envelope's signature verified again under its registration key, source_paths recomputed from
- * the immutable revision) and must have the stored digest.
+ * registration are checked, and the retained receipt is rebuilt from the retained transfers
+ * (source_paths recomputed from the immutable revision) and must equal the stored bytes and
+ * digest. Each retained envelope is checked against its stored length and SHA-256, which the
+ * receipt names; its signature was verified strictly at import, and admission verifies it again
+ * before approving or landing (`qualifyDerived` with `'signature'`), so the advisory answer
+ * skips that re-verification (docs/qualification.md "Evidence: what is re-read").
  */
 import { AgentscmError, ERROR_CODES, EXIT } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import type { QualificationAnswer, QualificationFailure, QualificationFailureCode, QualificationNext, QualificationTask, QualificationTaskState } from '../contracts/qualification.js';
 import { MAX_QUALIFICATION_FAILURES, checkQualificationAnswer, qualificationToJson } from '../contracts/qualification.js';
-import { decodeReceiptV2, receiptV2Digest } from '../contracts/receipt-v2.js';
+import { DOMAINS, domainDigest } from '../contracts/digest.js';
+import { encodeReceiptV2 } from '../contracts/receipt-v2.js';
 import { getRegistration } from '../native/executor-registry.js';
 import { requireLiveOrigin } from '../native/grants.js';
 import { resolveRepository } from '../native/repositories.js';
@@ -25,7 +29,7 @@ import { assessCapability } from '../workflows/require-capability.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
 import { findCollectorAttempt } from './collector-claim.js';
 import type { CollectorAttemptRow } from './collector-claim.js';
-import { buildReceipt, findReceipt } from './collector-receipts.js';
+import { buildReceipt, findReceipt, findTransferOfTask, readRetainedEnvelope } from './collector-receipts.js';
 import type { TaskContext } from './context.js';
 import { nowOf } from './context.js';
 import type { DerivedSubject, DerivedTask } from './derive.js';
@@ -114,16 +118,43 @@ export function boundFailures(failures: readonly QualificationFailure[]): Qualif
 }
 
 /**
- * Whether the retained receipt still holds: its stored bytes decode to a v2 receipt with the
- * stored digest, and rebuilding it now from the retained transfers (each envelope re-read with
- * its length checked first and its signature verified under the current registration's key;
- * source_paths recomputed; capabilities assessed) gives the same digest.
+ * How the retained envelopes are checked when the receipt is rebuilt: `'signature'` (admission,
+ * collector_finalize) verifies each one's signature again under its registration's key;
+ * `'digest'` (the advisory qualification answer) checks each one's stored length and SHA-256 —
+ * the transfer digest the receipt names — without re-verifying the signature.
  */
-function receiptHolds(auth: Authority, journal: Journal, derived: DerivedSubject, stored: { readonly receipt_digest: string; readonly receipt: Buffer }): boolean {
+export type EnvelopeCheck = 'signature' | 'digest';
+
+/**
+ * The `'digest'` check of every retained transfer the subject's command tasks name: the claim
+ * exists, its origin grant and executor registration pass the live checks (optional tasks
+ * included, since the receipt names them), and the envelope has its stored length and digest.
+ */
+function retainedTransfersHold(auth: Authority, journal: Journal, derived: DerivedSubject): boolean {
+  for (const entry of derived.tasks) {
+    if (entry.step.action.kind !== 'command') continue;
+    const transfer = findTransferOfTask(journal, entry.task.task_id);
+    if (transfer === null) continue;
+    const claim = findCollectorAttempt(journal, transfer.attempt_id);
+    if (claim === null || !collectorAuthorizationHolds(auth, claim)) return false;
+    readRetainedEnvelope(journal, transfer);
+  }
+  return true;
+}
+
+/**
+ * Whether the retained receipt still holds: rebuilding it now from the retained transfers
+ * (source_paths recomputed; capabilities assessed; each envelope checked as `envelopes` says)
+ * gives exactly the stored canonical bytes, and those bytes have the stored digest.
+ */
+function receiptHolds(auth: Authority, journal: Journal, derived: DerivedSubject, stored: { readonly receipt_digest: string; readonly receipt: Buffer }, envelopes: EnvelopeCheck): boolean {
   try {
-    if (receiptV2Digest(decodeReceiptV2(stored.receipt)) !== stored.receipt_digest) return false;
-    const rebuilt = buildReceipt(auth, journal, derived, true);
-    return 'receipt' in rebuilt && receiptV2Digest(rebuilt.receipt) === stored.receipt_digest;
+    if (envelopes === 'digest' && !retainedTransfersHold(auth, journal, derived)) return false;
+    const rebuilt = buildReceipt(auth, journal, derived, envelopes === 'signature');
+    if (!('receipt' in rebuilt)) return false;
+    // The stored bytes must be the rebuilt receipt's canonical bytes (which decode strictly, as
+    // they were built from decoded parts and checked), so they need no decoding of their own.
+    return encodeReceiptV2(rebuilt.receipt).equals(stored.receipt) && domainDigest(DOMAINS.receipt, stored.receipt) === stored.receipt_digest;
   } catch (error) {
     // Evidence that no longer holds is an answer; a busy or unavailable store is not.
     if (error instanceof AgentscmError && error.code !== 'INTERNAL' && ERROR_CODES[error.code].exit === EXIT.INVALID) return false;
@@ -132,8 +163,11 @@ function receiptHolds(auth: Authority, journal: Journal, derived: DerivedSubject
   }
 }
 
-/** The answer for a current subject, read from one authority snapshot and one journal snapshot inside it. */
-export function qualifyDerived(auth: Authority, journal: Journal | null, derived: DerivedSubject, nowMs: number): QualificationAnswer {
+/**
+ * The answer for a current subject, read from one authority snapshot and one journal snapshot
+ * inside it. Admission calls it with the default `'signature'` check of the retained envelopes.
+ */
+export function qualifyDerived(auth: Authority, journal: Journal | null, derived: DerivedSubject, nowMs: number, envelopes: EnvelopeCheck = 'signature'): QualificationAnswer {
   const tasks: QualificationTask[] = [];
   const evaluations: { readonly entry: DerivedTask; readonly evaluation: TaskEvaluation }[] = [];
   for (const entry of derived.tasks) {
@@ -158,7 +192,7 @@ export function qualifyDerived(auth: Authority, journal: Journal | null, derived
     if (stored === null) {
       failures.push({ task_id: anchor.task.task_id, code: 'receipt_missing' });
       next = { operation: 'collector_finalize' };
-    } else if (journal !== null && receiptHolds(auth, journal, derived, stored)) {
+    } else if (journal !== null && receiptHolds(auth, journal, derived, stored, envelopes)) {
       receiptDigest = stored.receipt_digest;
     } else {
       failures.push({ task_id: anchor.task.task_id, code: 'receipt_invalid' });
@@ -209,8 +243,8 @@ export function qualify(ctx: TaskContext): QualificationAnswer {
     }
     return readJournal(
       ctx,
-      () => qualifyDerived(auth, null, derived, nowMs),
-      (journal) => qualifyDerived(auth, journal, derived, nowMs),
+      () => qualifyDerived(auth, null, derived, nowMs, 'digest'),
+      (journal) => qualifyDerived(auth, journal, derived, nowMs, 'digest'),
     );
   });
 }

@@ -121,7 +121,7 @@ function tamper(ev: Evidence, table: 'collector_transfers' | 'collector_receipts
 }
 
 for (const [what, table, column] of [
-  ['a retained envelope changed after its receipt (its signature no longer verifies)', 'collector_transfers', 'envelope'],
+  ['a retained envelope changed after its receipt (it no longer has its stored digest)', 'collector_transfers', 'envelope'],
   ['retained receipt bytes that no longer have the stored digest', 'collector_receipts', 'receipt'],
 ] as const) {
   test(`${what}: receipt_invalid, not qualified`, (t) => {
