@@ -25,6 +25,7 @@ import type { ReviewExcerpt, ReviewRequest, ReviewResponse, ReviewTransportIdent
 import {
   decodeReviewResponse,
   MAX_REQUEST_EXCERPTS,
+  MAX_REVIEW_REQUEST_BYTES,
   REVIEW_RESPONSE_FORMAT,
   reviewRequestDigest,
   reviewRequestToJson,
@@ -277,6 +278,7 @@ export async function runReview(input: ReviewInput, run: ReviewRun): Promise<Rev
       response_format: REVIEW_RESPONSE_FORMAT,
     };
     const requestBytes = encodeCanonical(reviewRequestToJson(request));
+    if (requestBytes.length > MAX_REVIEW_REQUEST_BYTES) throw new AgentscmError('INTERNAL', `review request ${callIndex} has ${requestBytes.length} bytes, more than a request can hold`);
     const exposed = [...new Set(callExcerpts.map((e) => e.path))];
     const newFiles = exposed.filter((path) => !exposedFiles.has(path)).length;
     const remainingOutput = Math.min(budgets.output_bytes - usage.output_bytes, REVIEW_LIMITS.maxResponseBytes);
@@ -299,7 +301,10 @@ export async function runReview(input: ReviewInput, run: ReviewRun): Promise<Rev
     // state, or another controller on the same journal) is never called again.
     if (reserveJournalCall(run.journal, reviewId, callIndex, { requestDigest, ticket, request: requestBytes })) {
       observation = await run.transport.dispatch({ callIndex, request: requestBytes, requestDigest, ticket, maxResponseBytes: remainingOutput, timeoutMs: Math.min(policy.call_timeout_ms, remainingWall) });
-      recordJournalObservation(run.journal, reviewId, callIndex, ticket, encodeCanonical(observationToJson(observation)));
+      const retainedBytes = encodeCanonical(observationToJson(observation));
+      // What is retained must decode as a record's observation does at import.
+      decodeReviewObservation(retainedBytes);
+      recordJournalObservation(run.journal, reviewId, callIndex, ticket, retainedBytes);
     } else {
       const retained = getJournalCall(run.journal, reviewId, callIndex);
       observation = retained?.observation == null ? REOPENED_UNCERTAIN : decodeReviewObservation(retained.observation);

@@ -20,7 +20,8 @@ export const REVIEW_LIMITS = {
   maxCriteria: 16,
   maxCriterionDescriptionBytes: 1024,
   maxModelCalls: 32,
-  maxInputBytes: 8 * 1024 * 1024,
+  /** With the record (at most 8 MiB) the requests stay inside one 16 MiB collector transfer. */
+  maxInputBytes: 6 * 1024 * 1024,
   maxOutputBytes: 1024 * 1024,
   /** One model answer. */
   maxResponseBytes: 256 * 1024,

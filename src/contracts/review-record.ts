@@ -17,8 +17,12 @@ import { MAX_FINDING_MESSAGE_BYTES, MAX_REVIEW_FINDINGS, SIZE_SCHEMA, TRANSPORT_
 import { defineDecoder } from './schema.js';
 
 export const REVIEW_RECORD_VERSION = 1;
-/** Responses and the findings drawn from them are each bounded by the output budget. */
-export const MAX_REVIEW_RECORD_BYTES = 2 * REVIEW_LIMITS.maxOutputBytes + 1024 * 1024;
+/**
+ * The retained answers are bounded by the output budget, but their canonical encoding writes a
+ * control character as six bytes; the findings drawn from accepted answers and the calls and
+ * coverage rows add at most 2 MiB.
+ */
+export const MAX_REVIEW_RECORD_BYTES = 6 * REVIEW_LIMITS.maxOutputBytes + 2 * 1024 * 1024;
 export const MAX_OBSERVATION_DETAIL_BYTES = 512;
 /** Every finding of every accepted call: never cut. */
 export const MAX_RECORD_FINDINGS = REVIEW_LIMITS.maxModelCalls * MAX_REVIEW_FINDINGS;
@@ -219,7 +223,7 @@ const OBSERVATION_DECODER = defineDecoder<ReviewCallObservation>('review-call-ob
 export const REVIEW_RECORD_DECODER = RECORD_DECODER;
 export const REVIEW_OBSERVATION_DECODER = OBSERVATION_DECODER;
 /** An observation is bounded by one response and a few hundred bytes around it. */
-export const MAX_REVIEW_OBSERVATION_BYTES = REVIEW_LIMITS.maxResponseBytes + 8 * 1024;
+export const MAX_REVIEW_OBSERVATION_BYTES = 6 * REVIEW_LIMITS.maxResponseBytes + 8 * 1024;
 
 /** Strictly decode a record (refused above MAX_REVIEW_RECORD_BYTES before parsing). */
 export function decodeReviewRecord(bytes: Uint8Array): ReviewRecord {

@@ -22,8 +22,13 @@ export const REVIEW_RESPONSE_VERSION = 1;
 /** What a response must be: the name the request gives the model (docs/review.md). */
 export const REVIEW_RESPONSE_FORMAT = 'agentscm.review-response.v1';
 
-/** A request holds at most one call's excerpts plus the instructions and criteria. */
-export const MAX_REVIEW_REQUEST_BYTES = REVIEW_LIMITS.maxCallExcerptBytes * 2 + REVIEW_LIMITS.maxInstructionsBytes + 64 * 1024;
+/**
+ * A request holds at most one call's excerpts plus the instructions and criteria; the canonical
+ * encoding writes a control character as six bytes, so text is counted six times, and 256 KiB
+ * more covers 256 excerpts' paths and members.
+ */
+export const MAX_REVIEW_REQUEST_BYTES =
+  6 * (REVIEW_LIMITS.maxCallExcerptBytes + REVIEW_LIMITS.maxInstructionsBytes + REVIEW_LIMITS.maxCriteria * REVIEW_LIMITS.maxCriterionDescriptionBytes) + 256 * 1024;
 export const MAX_REVIEW_FINDINGS = 16;
 export const MAX_FINDING_MESSAGE_BYTES = 2048;
 export const MAX_REQUEST_EXCERPTS = 256;

@@ -196,3 +196,23 @@ test('a second controller on the same journal never makes a call another control
   assert.equal(finished.outcome, 'passed');
   assert.equal(first.dispatched.length, 3);
 });
+
+test('answers and sources of control characters (six bytes each when encoded) stay within the record, observation and request bounds', async (t) => {
+  const control = '\u0001'.repeat(250 * 1024);
+  const ctl = '\u0002'.repeat(250 * 1024);
+  const store = reviewStore(t, { 'src/a.ts': 'a\n', 'src/ctl1.txt': ctl, 'src/ctl2.txt': ctl, 'src/ctl3.txt': ctl });
+  const stateDir = tempDir(t);
+  const action = reviewAction(['src/a.ts', 'src/ctl1.txt', 'src/ctl2.txt', 'src/ctl3.txt'], { output_bytes: 1024 * 1024, input_bytes: 6 * 1024 * 1024 });
+  const policy = policyBytes({ max_excerpt_bytes: 256 * 1024, max_call_excerpt_bytes: 256 * 1024 });
+  const answers = [{ response: control }, { response: control }, { response: control }];
+  const first = await review(t, store, action, answers, stateDir, policy);
+  assert.deepEqual(first.record.calls.map((c) => c.effect), ['response_invalid', 'response_invalid', 'response_invalid']);
+  assert.ok(bytesOf(first.record).length > 4 * 1024 * 1024);
+  // The record, every retained request and (on reopening) every retained observation decode.
+  assert.deepEqual(bytesOf(decodeReviewRecord(bytesOf(first.record))), bytesOf(first.record));
+  for (const request of first.requests) decodeReviewRequest(request);
+  assert.ok(Math.min(...first.requests.map((r) => r.length)) > 1024 * 1024);
+  const reopened = await review(t, store, action, answers, stateDir, policy);
+  assert.equal(reopened.transport.dispatched.length, 0);
+  assert.deepEqual(bytesOf(reopened.record), bytesOf(first.record));
+});
