@@ -16,7 +16,7 @@ import type { LiveGrant } from '../native/grants.js';
 import { listLandings } from '../native/landings.js';
 import { listChangesInStore, listRegistrationsInStore, listTargetsInStore } from '../native/listings.js';
 import { openAuthority, readTransaction } from '../native/store.js';
-import { showChange, showPolicy } from '../native/views.js';
+import { diffRevisionView, showChange, showPolicy } from '../native/views.js';
 import { qualifyLocal } from '../tasks/qualification-local.js';
 import { buildReceiptBundle, showReceipt } from '../tasks/receipt-bundle.js';
 import { RECEIPT_PAGE_MAX, TASK_PAGE_MAX, receiptPage, taskPage } from '../tasks/views.js';
@@ -36,6 +36,8 @@ export const UI_PAGE_DEFAULT = 50;
 export const CHANGE_PAGE_MAX = 100;
 /** Most runs per page. */
 export const RUN_PAGE_MAX = 200;
+/** Changed paths shown in a Change's revision diff (the total is counted). */
+export const DIFF_PATHS_MAX = 500;
 /** Landings shown per target, newest first. */
 export const TARGET_LANDINGS_MAX = 20;
 
@@ -118,13 +120,14 @@ function changesView(request: UiRequest): UiAnswer {
     const change = showChange({ dataDir: profile.dataDir, repository: profile.nativeRepository, change: request.item });
     const policy = showPolicy({ dataDir: profile.dataDir, repository: profile.nativeRepository });
     const target = policy.targets.find((t) => t.name === profile.target) ?? null;
+    // `revision diff TARGET CHANGE`: the cost follows the change (shared subtrees are skipped).
+    const diff = target === null ? null : diffRevisionView({ dataDir: profile.dataDir, repository: profile.nativeRepository, from: target.revision, to: change.current_revision });
     return json({
       change,
       policy_epoch: policy.policy_epoch,
       target: { name: profile.target, revision: target?.revision ?? null },
       qualification: qualificationOf(profile, change.id),
-      // The tree diff of `revision diff` is not part of this build: both revision IDs are shown.
-      diff: { from: target?.revision ?? null, to: change.current_revision, available: false },
+      diff: diff === null ? null : { from: diff.from, to: diff.to, total: diff.changes.length, changes: diff.changes.slice(0, DIFF_PATHS_MAX) },
     });
   }
   const { limit, cursor } = page(request.query, CHANGE_PAGE_MAX);

@@ -19,7 +19,7 @@ import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startTestHub } from '../hub/fixture.js';
 import { CHANGE_ID } from '../tasks/fixture.js';
-import { dashboardHub } from './fixture.js';
+import { addChangeWithFile, dashboardHub } from './fixture.js';
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts', 'dashboard');
@@ -65,6 +65,8 @@ function contrast(a: string, b: string): number {
 test('dashboard in Chromium: every view, hostile text, GET only, keyboard, contrast, bundle download, reconnecting', { timeout: 180_000 }, async (t) => {
   const d = await dashboardHub(t);
   revokeInDataDir(d.hub.store.dataDir, d.receipt.ev.enrollment.registration_id, HOSTILE);
+  // A file name is any UTF-8: one that is markup, in a Change's diff against its target.
+  addChangeWithFile(d.hub, 'change-2', `${HOSTILE}.md`, 'x');
   const downloads = tempDir(t, 'agentscm-dashboard-downloads-');
 
   const browser: Browser = await puppeteer.launch({ executablePath: browserPath(), headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
@@ -118,6 +120,12 @@ test('dashboard in Chromium: every view, hostile text, GET only, keyboard, contr
   };
   assert.deepEqual([hostile.images, hostile.pwned], [0, null], 'the hostile string became markup');
   assert.ok(hostile.text.includes(HOSTILE), 'the hostile string is shown as the text it is');
+  await show(page, '/change/change-2', '1 file differ');
+  await shot(page, '7b-change-diff');
+  const diffText = await mainText(page);
+  assert.ok(diffText.includes(`${HOSTILE}.md`), 'the hostile file name is shown as text');
+  assert.equal(await page.evaluate("document.querySelectorAll('img').length"), 0);
+  assert.equal(await page.evaluate('window.__pwned ?? null'), null);
   await show(page, '/runs', 'Skill-workflow runs');
   await shot(page, '8-runs');
 

@@ -5,6 +5,11 @@
  */
 import type { TestContext } from 'node:test';
 import type { HubProfile } from '../../src/hub/config.js';
+import { putSmallBlob } from '../../src/native/blobs.js';
+import { appendChangeVersion } from '../../src/native/changes.js';
+import { comparePaths, listRevisionEntries, recordRevision } from '../../src/native/revisions.js';
+import { openAuthority, readTransaction, writeTransaction } from '../../src/native/store.js';
+import { listTargets } from '../../src/native/targets.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { REPOSITORY_ID, grantFor, startTestHub } from '../hub/fixture.js';
 import type { HubStore, TestGrant } from '../hub/fixture.js';
@@ -41,4 +46,26 @@ export async function dashboardHub(t: TestContext, port = 0): Promise<DashboardH
   const agent = grantFor(hub, 'alice', 'agent-1', 'agent');
   const running = await startTestHub(t, hub);
   return { hub, receipt, reader, agent, url: running.url, base: UI_BASE, close: () => running.close() };
+}
+
+/**
+ * A new Change `changeId` whose one version is the target's revision plus one file at `path`
+ * (the target does not move): its revision diff against the target is that one added path.
+ */
+export function addChangeWithFile(hub: HubStore, changeId: string, path: string, content: string): string {
+  const store = hub.store;
+  const auth = openAuthority(store.dataDir, { mode: 'write' });
+  try {
+    const base = readTransaction(auth, () => listTargets(auth, store.repository).find((target) => target.name === 'main')?.revision);
+    if (base === undefined) throw new Error('no target main');
+    const bytes = Buffer.from(content, 'utf8');
+    const blob = writeTransaction(auth, () => putSmallBlob(auth, bytes).digest);
+    const entries = [...readTransaction(auth, () => listRevisionEntries(auth, store.repository, base)), { path, mode: 'file' as const, size: BigInt(bytes.byteLength), blob }];
+    entries.sort((a, b) => comparePaths(a.path, b.path));
+    const { id } = recordRevision(auth, store.repository, base, entries);
+    appendChangeVersion(auth, store.repository, changeId, { expectedCurrent: null, revision: id, baseRevision: base });
+    return id;
+  } finally {
+    auth.close();
+  }
 }

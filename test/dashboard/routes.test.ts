@@ -12,7 +12,7 @@ import { sha256Hex } from '../../src/crypto/sha256.js';
 import { errorCode, httpCall } from '../hub/fixture.js';
 import type { HttpAnswer } from '../hub/fixture.js';
 import { CHANGE_ID } from '../tasks/fixture.js';
-import { dashboardHub } from './fixture.js';
+import { addChangeWithFile, dashboardHub } from './fixture.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON views read loosely in assertions
 type Loose = any;
@@ -57,6 +57,7 @@ test('dashboard routes: a reader grant reads every view, bounded, with the secur
   assert.equal(change.status, 200, change.text);
   assert.equal((change.json.change as Loose).id, CHANGE_ID);
   assert.equal((change.json.target as Loose).name, 'main');
+  assert.deepEqual((change.json.diff as Loose).changes, [], 'the Change is at its target revision');
 
   const tasks = await get(`${d.base}/tasks?change=${CHANGE_ID}&limit=10`);
   assert.equal(tasks.status, 200, tasks.text);
@@ -104,6 +105,21 @@ test('dashboard routes: a reader grant reads every view, bounded, with the secur
   assert.equal(runs.status, 200, runs.text);
 
   assert.deepEqual(storeDigests(d.hub.store.dataDir), before, 'the dashboard routes changed the store');
+});
+
+test('dashboard routes: the subject of a Change carries its revision diff against the target, bounded', async (t) => {
+  const d = await dashboardHub(t);
+  const revision = addChangeWithFile(d.hub, 'change-2', 'docs/new file.md', 'new\n');
+  const answer = await httpCall(d.url, 'GET', `${d.base}/changes/change-2`, { token: d.reader.token });
+  assert.equal(answer.status, 200, answer.text);
+  const diff = answer.json.diff as Loose;
+  assert.equal(diff.to, revision);
+  assert.equal(diff.from, (answer.json.target as Loose).revision);
+  assert.deepEqual([diff.total, diff.changes], [1, [{ path: 'docs/new file.md', change: 'added', before: null, after: 'file' }]]);
+  // Listed beside the first, in creation order; a Change without a context says why it cannot qualify.
+  const page = await httpCall(d.url, 'GET', `${d.base}/changes?limit=1&cursor=1`, { token: d.reader.token });
+  const listed = (page.json.changes as Loose[])[0];
+  assert.deepEqual([page.json.total, listed.id, listed.qualification.error.code, page.json.next_cursor], [2, 'change-2', 'CONTEXT_NOT_FOUND', null]);
 });
 
 test('dashboard routes refuse: no token 401, an agent grant 403, bad queries 400, unknown items 404', async (t) => {

@@ -192,6 +192,18 @@ function recordView(record: Json): HTMLElement {
   );
 }
 
+function diffView(diff: Json | null): Child {
+  if (diff === null) return h('p', { class: 'muted' }, 'The profile names no target of this repository.');
+  const changes = (diff.changes as Json[] | undefined) ?? [];
+  const total = Number(diff.total);
+  return h(
+    'div',
+    {},
+    h('p', {}, 'From the target at ', id(diff.from), ' to the Change at ', id(diff.to), `: ${total === 0 ? 'no file differs' : `${total} file${total === 1 ? ' differs' : 's differ'}`}${total > changes.length ? ` (the first ${changes.length} shown)` : ''}.`),
+    changes.length === 0 ? null : table(['Path', 'Change', 'Before', 'After'], changes.map((c) => [h('code', {}, asText(c.path)), asText(c.change), asText(c.before), asText(c.after)])),
+  );
+}
+
 async function changeView(changeId: string): Promise<Rendered> {
   const base = profileBase();
   const [text, tasksText] = await Promise.all([getText(`${base}/changes/${encodeURIComponent(changeId)}`), getText(`${base}/tasks?change=${encodeURIComponent(changeId)}`)]);
@@ -220,7 +232,7 @@ async function changeView(changeId: string): Promise<Rendered> {
         ],
       ),
       h('h3', {}, 'Revision against its target'),
-      h('p', {}, 'Target revision ', id((data.diff as Json).from), ', Change revision ', id((data.diff as Json).to), '. A file-by-file diff is not available in this build: compare the two revisions with agentscm revision show.'),
+      diffView(data.diff as Json | null),
       h('h3', {}, 'Versions'),
       table(
         ['Version', 'Revision', 'Previous revision'],
