@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, chmodSync, mkdirSync, symlinkSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import type { TestContext } from 'node:test';
@@ -126,4 +126,27 @@ test('the transport refuses a relative or symlinked executable, a shared working
   assert.equal(codeOf(() => createClaudeCodeTransport({ ...base, env: { 'BAD=NAME': 'x' } })), 'REVIEW_TRANSPORT_INVALID');
   assert.equal(codeOf(() => createClaudeCodeTransport({ ...base, model: '--dangerously-skip-permissions' })), 'REVIEW_TRANSPORT_INVALID');
   assert.equal(fixture.calls().length, 0);
+});
+
+test('output past its bound kills the process and an answer larger than the output budget is not kept: output_limit, not passing', async (t) => {
+  const flood = await run(t, [{ mode: 'flood' }, ANSWER, ANSWER]);
+  assert.deepEqual(flood.record.calls.map((c) => c.observation.status), ['output_limit']);
+  assert.equal(flood.record.calls[0]?.observation.exit_code, null);
+  assert.deepEqual(flood.record.reasons, ['coverage_incomplete', 'budget_exhausted']);
+  const large = await run(t, [ANSWER, ANSWER, ANSWER], reviewAction(undefined, { output_bytes: 40 }));
+  assert.deepEqual(large.record.calls.map((c) => c.observation.status), ['output_limit']);
+  assert.equal(large.record.calls[0]?.observation.response, null);
+  assert.equal(large.record.outcome, 'incomplete');
+});
+
+test('an executable whose interpreter is missing is a failed call, not a crash of the controller', async (t) => {
+  const { record } = await run(t, [ANSWER, ANSWER, ANSWER], reviewAction(), (inner, fixture) => {
+    // The same file, rewritten before the transport is built, so that its digest is pinned.
+    void inner;
+    writeFileSync(fixture.executable, '#!/nonexistent/interpreter\n');
+    return transportOf(fixture);
+  });
+  assert.deepEqual(record.calls.map((c) => c.observation.status), ['failed', 'failed', 'failed']);
+  assert.match(record.calls[0]?.observation.detail ?? '', /ENOENT/);
+  assert.equal(record.outcome, 'incomplete');
 });
