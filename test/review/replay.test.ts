@@ -143,3 +143,16 @@ test('replay refuses a changed outcome, coverage or usage, a record that is not 
   // The untouched record still replays.
   assert.deepEqual(encodeCanonical(reviewRecordToJson(await replay(recorded))), recorded.record);
 });
+
+test('replay refuses coverage outside the installed policy and a record naming another transport than its requests', async (t) => {
+  const recorded = await record(t, createFixtureTransport([PASS, PASS, PASS]));
+  const narrow = policyBytes({ exposure: ['src/a.ts'] });
+  const outside = replayReviewRecord({ repository: recorded.store.repository, revision: recorded.store.revision, action: recorded.action, policyBytes: narrow, sources: recorded.store.sources, requests: recorded.requests, record: recorded.record });
+  assert.equal(await refusal(outside), 'REVIEW_COVERAGE_OUTSIDE_POLICY');
+  const otherModel = edit(recorded, (json) => {
+    (json.transport as JsonObject).model = 'another-model';
+  });
+  assert.equal(await refusal(replay(recorded, { record: otherModel })), 'REVIEW_REPLAY_REQUEST_MISMATCH');
+  const otherAction = { ...recorded, action: reviewAction(undefined, { model_calls: 7 }) };
+  assert.equal(await refusal(replay(otherAction)), 'REVIEW_REPLAY_REQUEST_MISMATCH');
+});
