@@ -11,7 +11,6 @@
  * AGENTSCM_BENCH_DASHBOARD_TASKS shrink it (defaults 1000 and 10000); AGENTSCM_BENCH_DASHBOARD_RUNS
  * sets the measured repetitions (default 5).
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -27,9 +26,8 @@ import { openAuthority } from '../src/native/store.js';
 import { openTaskConnections } from '../src/tasks/connections.js';
 import { callTaskOperation } from '../src/tasks/facade.js';
 import { authorizeTaskToken } from '../src/tasks/grant-guard.js';
-import { REPO_ROOT } from '../test/helpers/cli.js';
 import { grantFor, hubStore } from '../test/hub/fixture.js';
-import { UI_BASE } from '../test/dashboard/fixture.js';
+import { BROWSER_ARGS, UI_BASE, browserPath } from '../test/dashboard/fixture.js';
 import { CHANGE_ID, PROFILE, RECIPE_PATH, checkpoint } from '../test/tasks/fixture.js';
 import type { StepSpec } from '../test/tasks/fixture.js';
 import { assertionRequest, claimRequest, claimedOf } from '../test/tasks/requests.js';
@@ -119,8 +117,7 @@ export async function main(): Promise<void> {
     process.stdout.write(`data: ${CHANGES} Changes, ${n} tasks made with the real store code in ${((performance.now() - built) / 1000).toFixed(1)} s\n`);
 
     const running = await startHub(hub.config, { accessLog: () => undefined });
-    const executablePath = process.env.AGENTSCM_TEST_BROWSER ?? execFileSync('bash', [join(REPO_ROOT, 'bin', 'start-browser.sh')], { encoding: 'utf8' }).trim();
-    const browser = await puppeteer.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    const browser = await puppeteer.launch({ executablePath: browserPath(), headless: true, args: BROWSER_ARGS });
     try {
       const path = `${UI_BASE}/changes`;
       const rows = await fetchJson(running.url, path, reader.token);

@@ -22,7 +22,9 @@ import { buildReceiptBundle, showReceipt } from '../tasks/receipt-bundle.js';
 import { RECEIPT_PAGE_MAX, TASK_PAGE_MAX, receiptPage, taskPage } from '../tasks/views.js';
 import { journalPaths, journalRead, openJournal } from '../workflows/journal.js';
 import type { Journal } from '../workflows/journal.js';
+import { showCommandAttempt } from '../workflows/command-attempts.js';
 import { listRuns } from '../workflows/run-list.js';
+import { readRunStatus } from '../workflows/status.js';
 import type { HubProfile } from './config.js';
 
 export const UI_API_PREFIX = '/v1/hub/ui-api';
@@ -36,6 +38,8 @@ export const UI_PAGE_DEFAULT = 50;
 export const CHANGE_PAGE_MAX = 100;
 /** Most runs per page. */
 export const RUN_PAGE_MAX = 200;
+/** Bytes of each retained output stream (stdout, stderr) a run view carries; the rest is counted, not sent. */
+export const RUN_OUTPUT_MAX_BYTES = 64 * 1024;
 /** Changed paths shown in a Change's revision diff (the total is counted). */
 export const DIFF_PATHS_MAX = 500;
 /** Landings shown per target, newest first. */
@@ -161,8 +165,46 @@ function tasksView(request: UiRequest): UiAnswer {
   }
 }
 
+function boundedOutput(stream: { readonly text: string; readonly bytes: number; readonly sha256: string }): JsonObject {
+  const bytes = Buffer.from(stream.text, 'utf8');
+  const truncated = bytes.byteLength > RUN_OUTPUT_MAX_BYTES;
+  return { text: truncated ? bytes.subarray(0, RUN_OUTPUT_MAX_BYTES).toString('utf8') : stream.text, bytes: stream.bytes, sha256: stream.sha256, truncated };
+}
+
+/** One run (`skill-workflow status`) and, for each command step, its attempt (`check-command-show`) with bounded output. */
+function runView(profile: HubProfile, runId: string): UiAnswer {
+  const view = readRunStatus(profile.dataDir, runId);
+  if (view.source.repository !== profile.nativeRepository) {
+    throw new AgentscmError('WORKFLOW_RUN_NOT_FOUND', `no workflow run "${runId}" of this profile's repository`, { hint: 'list the runs of the repository first' });
+  }
+  const attempts = view.steps.flatMap((step) => {
+    if (step.execution === null) return [];
+    const attempt = showCommandAttempt(profile.dataDir, step.execution.attempt_id);
+    return [
+      {
+        step_id: step.id,
+        attempt_id: attempt.attempt_id,
+        generation: attempt.generation,
+        state: attempt.state,
+        outcome: attempt.outcome,
+        summary: attempt.summary,
+        record_digest: attempt.record_digest,
+        record: attempt.record,
+        created_at_ms: attempt.created_at_ms,
+        updated_at_ms: attempt.updated_at_ms,
+        stdout: boundedOutput(attempt.stdout),
+        stderr: boundedOutput(attempt.stderr),
+      },
+    ];
+  });
+  return json({ run: view, attempts });
+}
+
 function runsView(request: UiRequest): UiAnswer {
-  if (request.item !== null) throw new AgentscmError('HUB_ROUTE_NOT_FOUND', 'the runs route lists pages only');
+  if (request.item !== null) {
+    checkQuery(request.query, []);
+    return runView(request.profile, request.item);
+  }
   const { limit, cursor } = page(request.query, RUN_PAGE_MAX);
   const runs = listRuns(request.profile.dataDir).runs.filter((run) => run.repository === request.profile.nativeRepository);
   return json({ total: runs.length, runs: runs.slice(cursor, cursor + limit), next_cursor: cursor + limit < runs.length ? String(cursor + limit) : null });

@@ -8,7 +8,6 @@
  * bundle, and the page shows "reconnecting" while the hub is down and recovers when it is back.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -19,16 +18,10 @@ import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startTestHub } from '../hub/fixture.js';
 import { CHANGE_ID } from '../tasks/fixture.js';
-import { addChangeWithFile, dashboardHub } from './fixture.js';
+import { BROWSER_ARGS, addChangeWithFile, browserPath, dashboardHub } from './fixture.js';
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts', 'dashboard');
-
-function browserPath(): string {
-  const named = process.env.AGENTSCM_TEST_BROWSER;
-  if (named !== undefined && named !== '') return named;
-  return execFileSync('bash', [join(REPO_ROOT, 'bin', 'start-browser.sh')], { encoding: 'utf8' }).trim();
-}
 
 async function shot(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -69,7 +62,7 @@ test('dashboard in Chromium: every view, hostile text, GET only, keyboard, contr
   addChangeWithFile(d.hub, 'change-2', `${HOSTILE}.md`, 'x');
   const downloads = tempDir(t, 'agentscm-dashboard-downloads-');
 
-  const browser: Browser = await puppeteer.launch({ executablePath: browserPath(), headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  const browser: Browser = await puppeteer.launch({ executablePath: browserPath(), headless: true, args: BROWSER_ARGS });
   t.after(() => browser.close());
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 900 });

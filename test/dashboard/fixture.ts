@@ -3,6 +3,8 @@
  * — enrolled key, installed collector profile, claim, signed transfer, import), and reader and
  * agent grants of its repository, for the dashboard's route and browser tests.
  */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { HubProfile } from '../../src/hub/config.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
@@ -11,6 +13,7 @@ import { comparePaths, listRevisionEntries, recordRevision } from '../../src/nat
 import { openAuthority, readTransaction, writeTransaction } from '../../src/native/store.js';
 import { listTargets } from '../../src/native/targets.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
+import { REPO_ROOT } from '../helpers/cli.js';
 import { REPOSITORY_ID, grantFor, startTestHub } from '../hub/fixture.js';
 import type { HubStore, TestGrant } from '../hub/fixture.js';
 import { makeReceipt } from '../receipts/fixture.js';
@@ -69,3 +72,13 @@ export function addChangeWithFile(hub: HubStore, changeId: string, path: string,
     auth.close();
   }
 }
+
+/** The Chromium to drive: AGENTSCM_TEST_BROWSER, else what bin/start-browser.sh prints (installing it when missing). */
+export function browserPath(): string {
+  const named = process.env.AGENTSCM_TEST_BROWSER;
+  if (named !== undefined && named !== '') return named;
+  return execFileSync('bash', [join(REPO_ROOT, 'bin', 'start-browser.sh')], { encoding: 'utf8' }).trim();
+}
+
+/** Launch options of every dashboard browser test and the benchmark. */
+export const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run'];

@@ -378,9 +378,40 @@ async function runsView(cursor: string): Promise<Rendered> {
       h('h2', {}, `Skill-workflow runs (${String(data.total)})`),
       table(
         ['Run', 'Name', 'Revision', 'State', 'Steps', 'Started', 'Updated'],
-        (data.runs as Json[]).map((r) => [String(r.run_id), String(r.name), id(r.revision), String(r.state), words(r.step_count), time(r.created_at_ms), time(r.updated_at_ms)]),
+        (data.runs as Json[]).map((r) => [link(`/run/${encodeURIComponent(String(r.run_id))}`, String(r.run_id)), String(r.name), id(r.revision), String(r.state), words(r.step_count), time(r.created_at_ms), time(r.updated_at_ms)]),
       ),
       pager('/runs', data.next_cursor),
+    ],
+  };
+}
+
+function outputBlock(name: string, stream: Json | undefined): Child[] {
+  if (stream === undefined) return [];
+  const note = `${name}: ${String(stream.bytes)} bytes retained, sha256 ${String(stream.sha256)}${stream.truncated === true ? ' (only the first 64 KiB shown)' : ''}`;
+  return [h('p', { class: 'muted' }, note), h('pre', { 'aria-label': `${name} output` }, asText(stream.text))];
+}
+
+async function runView(runId: string): Promise<Rendered> {
+  const text = await getText(`${profileBase()}/runs/${encodeURIComponent(runId)}`);
+  const data = JSON.parse(text) as Json;
+  const run = data.run as Json;
+  const source = run.source as Json;
+  const attempts = (data.attempts as Json[] | undefined) ?? [];
+  return {
+    signature: text,
+    nodes: () => [
+      h('h2', {}, `Run ${String(run.run_id)} (${String(run.name)})`),
+      h('p', {}, `State ${String(run.state)}${run.state_reason === null ? '' : `: ${asText(run.state_reason)}`}; revision `, id(source.revision), `, policy epoch ${String(source.policy_epoch)}; started `, time(run.created_at_ms), ', updated ', time(run.updated_at_ms)),
+      table(
+        ['Step', 'Kind', 'State', 'Started', 'Finished'],
+        ((run.steps as Json[] | undefined) ?? []).map((s) => [String(s.id), String(s.kind), String(s.state), time(s.started_at_ms), time(s.finished_at_ms)]),
+      ),
+      ...attempts.flatMap((a) => [
+        h('h3', {}, `Command step ${String(a.step_id)}: attempt `, id(a.attempt_id)),
+        h('p', {}, `${String(a.state)}, outcome ${asText(a.outcome)}; ${asText(a.summary)}`),
+        ...outputBlock('stdout', a.stdout as Json | undefined),
+        ...outputBlock('stderr', a.stderr as Json | undefined),
+      ]),
     ],
   };
 }
@@ -407,6 +438,8 @@ function route(): Promise<Rendered> {
       return registrationsView();
     case 'runs':
       return runsView(pageCursor);
+    case 'run':
+      return runView(arg ?? '');
     default:
       return changesView(pageCursor);
   }
