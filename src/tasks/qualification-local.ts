@@ -11,15 +11,18 @@ import type { AgentRef } from '../contracts/task-common.js';
 import { getChange } from '../native/changes.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { resolveRepository } from '../native/repositories.js';
-import { resolveContextArgument } from '../native/review-contexts.js';
+import { resolveContextRef } from '../native/review-contexts.js';
 import { u64ToSql } from '../native/sqlite.js';
-import { openAuthority, prepared, readTransaction } from '../native/store.js';
+import { prepared } from '../native/store.js';
 import type { Authority } from '../native/store.js';
 import { trustedLocalGuard } from './context.js';
-import { qualify } from './qualification.js';
+import { qualifyResolved } from './qualification.js';
 
 /** The actor of the operator's in-process read (never written anywhere). */
 const OPERATOR: AgentRef = { owner_id: 'operator', agent_id: 'local' };
+
+/** A full context digest is taken as given (qualification answers CONTEXT_NOT_FOUND for an unknown one); anything else is a prefix. */
+const FULL_DIGEST = /^[0-9a-f]{64}$/;
 
 export interface LocalQualificationInput {
   readonly dataDir: string;
@@ -59,25 +62,16 @@ export function soleCurrentContext(auth: Authority, repository: string, changeId
   return first.context_digest;
 }
 
-function soleContext(dataDir: string, repository: string | undefined, changeId: string): string {
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  try {
-    return readTransaction(auth, () => soleCurrentContext(auth, resolveRepository(auth, repository).id, changeId));
-  } finally {
-    auth.close();
-  }
-}
-
-/** Qualify a subject of the operator's data directory (read-only; opens existing stores only). */
+/**
+ * Qualify a subject of the operator's data directory (read-only; opens existing stores only). The
+ * default or abbreviated context is resolved in the same authority snapshot as the answer.
+ */
 export function qualifyLocal(input: LocalQualificationInput): QualificationAnswer {
-  const context = input.context === undefined ? soleContext(input.dataDir, input.repository, input.change) : resolveContextArgument(input.dataDir, input.repository, input.context);
-  return qualify({
-    dataDir: input.dataDir,
-    actor: OPERATOR,
-    repository: input.repository,
-    profile: input.profile,
-    target: input.target,
-    subject: { change_id: input.change, context_digest: context },
-    guard: trustedLocalGuard,
+  const ctx = { dataDir: input.dataDir, actor: OPERATOR, repository: input.repository, profile: input.profile, target: input.target, guard: trustedLocalGuard };
+  return qualifyResolved(ctx, (auth) => {
+    const reference = input.context;
+    if (reference !== undefined && FULL_DIGEST.test(reference)) return { change_id: input.change, context_digest: reference };
+    const repository = resolveRepository(auth, input.repository).id;
+    return { change_id: input.change, context_digest: reference === undefined ? soleCurrentContext(auth, repository, input.change) : resolveContextRef(auth, repository, reference) };
   });
 }

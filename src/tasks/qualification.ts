@@ -221,16 +221,21 @@ function contextRevision(auth: Authority, ctx: TaskContext, contextDigest: strin
   return findReviewContext(auth, resolveRepository(auth, ctx.repository).id, contextDigest)?.context.revision ?? null;
 }
 
-/** Qualify the context's subject (ctx.subject) from one read snapshot; opens nothing for writing and creates no file. */
-export function qualify(ctx: TaskContext): QualificationAnswer {
-  const subject = ctx.subject;
-  if (subject === undefined) {
-    throw new AgentscmError('TASK_SUBJECT_REQUIRED', 'qualification answers for a subject and needs its Change and review context', {
-      hint: 'pass the Change id and the context digest of the version to qualify (--change ID --context DIGEST)',
-    });
-  }
+/** The Change and review context a qualification answers for. */
+export interface QualificationSubject {
+  readonly change_id: string;
+  readonly context_digest: string;
+}
+
+/**
+ * Qualify the subject `subjectOf` names, read inside the same authority snapshot as the answer
+ * (the operator's command resolves its default or abbreviated context there); opens nothing for
+ * writing and creates no file.
+ */
+export function qualifyResolved(ctx: TaskContext, subjectOf: (auth: Authority) => QualificationSubject): QualificationAnswer {
   const nowMs = nowOf(ctx);
   return readAuthority(ctx, (auth) => {
+    const subject = subjectOf(auth);
     let derived: DerivedSubject;
     try {
       derived = deriveSubject(auth, { repository: ctx.repository, profile: ctx.profile, target: ctx.target, change_id: subject.change_id, context_digest: subject.context_digest });
@@ -247,6 +252,17 @@ export function qualify(ctx: TaskContext): QualificationAnswer {
       (journal) => qualifyDerived(auth, journal, derived, nowMs, 'digest'),
     );
   });
+}
+
+/** Qualify the context's subject (ctx.subject) from one read snapshot; opens nothing for writing and creates no file. */
+export function qualify(ctx: TaskContext): QualificationAnswer {
+  const subject = ctx.subject;
+  if (subject === undefined) {
+    throw new AgentscmError('TASK_SUBJECT_REQUIRED', 'qualification answers for a subject and needs its Change and review context', {
+      hint: 'pass the Change id and the context digest of the version to qualify (--change ID --context DIGEST)',
+    });
+  }
+  return qualifyResolved(ctx, () => subject);
 }
 
 /** The facade operation: the answer as JSON, under the caller's guard. */
