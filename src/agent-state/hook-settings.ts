@@ -99,6 +99,30 @@ function withoutOwned(groups: readonly JsonValue[], owns: (handler: JsonObject) 
   return { at, kept };
 }
 
+/**
+ * An existing settings file as the client reads it: at most MAX_SETTINGS_BYTES (checked before
+ * reading), strict JSON, an object that conforms to the client's own settings schema; otherwise
+ * `refusal`, naming `shown`. Its bytes and mode come along for a writer that keeps them.
+ */
+function readSettingsDocument(client: HookClient, path: string, shown: string, refusal: ErrorCode): { root: JsonObject; bytes: Buffer; mode: number } {
+  let value: JsonValue;
+  let bytes: Buffer;
+  let mode: number;
+  try {
+    const stats = statSync(path);
+    if (stats.size > MAX_SETTINGS_BYTES) throw new Error(`it has ${stats.size} bytes, more than ${MAX_SETTINGS_BYTES}`);
+    mode = stats.mode & 0o777;
+    bytes = readFileSync(path);
+    value = parseStrictJson(bytes, { maxBytes: MAX_SETTINGS_BYTES });
+  } catch (error) {
+    throw refuse(refusal, shown, `it cannot be read as strict JSON (${error instanceof Error ? error.message : 'unreadable'})`, error);
+  }
+  if (!isJsonObject(value)) throw refuse(refusal, shown, 'it is not a JSON object');
+  const problem = externalSchemaProblem(schemaOf(client), value);
+  if (problem !== null) throw refuse(refusal, shown, `it does not conform to the client's settings schema (${problem})`);
+  return { root: value, bytes, mode };
+}
+
 /** Apply one edit to a client's settings file (see the module comment). */
 export function editHookSettings(edit: HookSettingsEdit): HookSettingsOutcome {
   const { file } = edit;
@@ -109,19 +133,10 @@ export function editHookSettings(edit: HookSettingsEdit): HookSettingsOutcome {
   let mode = 0o644;
   let before = '';
   if (exists) {
-    let value: JsonValue;
-    try {
-      mode = statSync(target).mode & 0o777;
-      const bytes = readFileSync(target);
-      before = bytes.toString('utf8');
-      value = parseStrictJson(bytes, { maxBytes: MAX_SETTINGS_BYTES });
-    } catch (error) {
-      throw refuse(edit.refusal, file, `it cannot be read as strict JSON (${error instanceof Error ? error.message : 'unreadable'})`, error);
-    }
-    if (!isJsonObject(value)) throw refuse(edit.refusal, file, 'it is not a JSON object');
-    root = value;
-    const problem = externalSchemaProblem(schemaOf(edit.client), root);
-    if (problem !== null) throw refuse(edit.refusal, file, `it does not conform to the client's settings schema (${problem})`);
+    const read = readSettingsDocument(edit.client, target, file, edit.refusal);
+    root = read.root;
+    mode = read.mode;
+    before = read.bytes.toString('utf8');
   }
   const hooks = root.hooks ?? {};
   if (!isJsonObject(hooks)) throw refuse(edit.refusal, file, '"hooks" is not an object');
@@ -208,17 +223,7 @@ export interface HookCommandEntry {
  */
 export function readHookCommands(client: HookClient, file: string, refusal: ErrorCode): HookCommandEntry[] | null {
   if (!existsSync(file)) return null;
-  let value: JsonValue;
-  try {
-    const size = statSync(file).size;
-    if (size > MAX_SETTINGS_BYTES) throw new Error(`it has ${size} bytes, more than ${MAX_SETTINGS_BYTES}`);
-    value = parseStrictJson(readFileSync(file), { maxBytes: MAX_SETTINGS_BYTES });
-  } catch (error) {
-    throw refuse(refusal, file, `it cannot be read as strict JSON (${error instanceof Error ? error.message : 'unreadable'})`, error);
-  }
-  if (!isJsonObject(value)) throw refuse(refusal, file, 'it is not a JSON object');
-  const problem = externalSchemaProblem(schemaOf(client), value);
-  if (problem !== null) throw refuse(refusal, file, `it does not conform to the client's settings schema (${problem})`);
+  const value = readSettingsDocument(client, file, file, refusal).root;
   const entries: HookCommandEntry[] = [];
   const hooks = value.hooks;
   if (!isJsonObject(hooks)) return entries;
