@@ -51,6 +51,18 @@ function importedOutcome(journal: Journal, attemptId: string): string | null {
   return row === undefined ? null : row.outcome;
 }
 
+/** The collector claims of one snapshot by attempt id, each read and its descriptor decoded once. */
+type Claims = (attemptId: string) => CollectorAttemptRow | null;
+
+function claimsOf(journal: Journal | null): Claims {
+  const read = new Map<string, CollectorAttemptRow | null>();
+  return (attemptId) => {
+    if (journal === null) return null;
+    if (!read.has(attemptId)) read.set(attemptId, findCollectorAttempt(journal, attemptId));
+    return read.get(attemptId) ?? null;
+  };
+}
+
 const ok = (state: QualificationTaskState): TaskEvaluation => ({ state, failure: null, next: null });
 const failing = (state: QualificationTaskState, failure: QualificationFailureCode, next: QualificationNext | null = null): TaskEvaluation => ({ state, failure, next });
 
@@ -71,7 +83,7 @@ export function collectorAuthorizationHolds(auth: Authority, claim: CollectorAtt
   }
 }
 
-function evaluateCommand(auth: Authority, journal: Journal | null, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
+function evaluateCommand(auth: Authority, journal: Journal | null, claims: Claims, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
   const taskId = entry.task.task_id;
   const seq = journal === null ? null : retainedSeqOf(journal, taskId);
   if (journal !== null) {
@@ -85,7 +97,7 @@ function evaluateCommand(auth: Authority, journal: Journal | null, derived: Deri
     if (firstIncompleteDependency(auth, journal, derived, entry) !== null) return failing('blocked', 'dependency_incomplete');
     return failing('pending', 'task_pending', { operation: 'collector_claim', task_id: taskId });
   }
-  const claim = findCollectorAttempt(journal, attempt.attempt.attempt_id);
+  const claim = claims(attempt.attempt.attempt_id);
   const view = observeAttempt(attempt, nowMs);
   if (view === 'expired' || view === 'cancelled') return failing('uncertain', 'attempt_uncertain', { operation: 'reconcile', task_id: taskId });
   if (view === 'leased') return failing('claimed', claim !== null && !collectorAuthorizationHolds(auth, claim) ? 'authorization_changed' : 'attempt_in_progress');
@@ -103,13 +115,13 @@ function evaluateCommand(auth: Authority, journal: Journal | null, derived: Deri
   return failing('blocked', 'result_not_qualifying');
 }
 
-function evaluateTask(auth: Authority, journal: Journal | null, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
+function evaluateTask(auth: Authority, journal: Journal | null, claims: Claims, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
   const action = entry.step.action;
   if (action.kind === 'source_paths') {
     return checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state === 'succeeded' ? ok('succeeded') : failing('failed', 'source_paths_failed');
   }
   if (action.kind === 'require_capability') return assessCapability(action.capability).available ? ok('succeeded') : failing('blocked', 'capability_unavailable');
-  return evaluateCommand(auth, journal, derived, entry, nowMs);
+  return evaluateCommand(auth, journal, claims, derived, entry, nowMs);
 }
 
 /** The first `MAX_QUALIFICATION_FAILURES` failures, in the order given (plan order). */
@@ -130,12 +142,12 @@ export type EnvelopeCheck = 'signature' | 'digest';
  * exists, its origin grant and executor registration pass the live checks (optional tasks
  * included, since the receipt names them), and the envelope has its stored length and digest.
  */
-function retainedTransfersHold(auth: Authority, journal: Journal, derived: DerivedSubject): boolean {
+function retainedTransfersHold(auth: Authority, journal: Journal, claims: Claims, derived: DerivedSubject): boolean {
   for (const entry of derived.tasks) {
     if (entry.step.action.kind !== 'command') continue;
     const transfer = findTransferOfTask(journal, entry.task.task_id);
     if (transfer === null) continue;
-    const claim = findCollectorAttempt(journal, transfer.attempt_id);
+    const claim = claims(transfer.attempt_id);
     if (claim === null || !collectorAuthorizationHolds(auth, claim)) return false;
     readRetainedEnvelope(journal, transfer);
   }
@@ -147,9 +159,9 @@ function retainedTransfersHold(auth: Authority, journal: Journal, derived: Deriv
  * (source_paths recomputed; capabilities assessed; each envelope checked as `envelopes` says)
  * gives exactly the stored canonical bytes, and those bytes have the stored digest.
  */
-function receiptHolds(auth: Authority, journal: Journal, derived: DerivedSubject, stored: { readonly receipt_digest: string; readonly receipt: Buffer }, envelopes: EnvelopeCheck): boolean {
+function receiptHolds(auth: Authority, journal: Journal, claims: Claims, derived: DerivedSubject, stored: { readonly receipt_digest: string; readonly receipt: Buffer }, envelopes: EnvelopeCheck): boolean {
   try {
-    if (envelopes === 'digest' && !retainedTransfersHold(auth, journal, derived)) return false;
+    if (envelopes === 'digest' && !retainedTransfersHold(auth, journal, claims, derived)) return false;
     const rebuilt = buildReceipt(auth, journal, derived, envelopes === 'signature');
     if (!('receipt' in rebuilt)) return false;
     // The stored bytes must be the rebuilt receipt's canonical bytes (which decode strictly, as
@@ -170,8 +182,9 @@ function receiptHolds(auth: Authority, journal: Journal, derived: DerivedSubject
 export function qualifyDerived(auth: Authority, journal: Journal | null, derived: DerivedSubject, nowMs: number, envelopes: EnvelopeCheck = 'signature'): QualificationAnswer {
   const tasks: QualificationTask[] = [];
   const evaluations: { readonly entry: DerivedTask; readonly evaluation: TaskEvaluation }[] = [];
+  const claims = claimsOf(journal);
   for (const entry of derived.tasks) {
-    const evaluation = evaluateTask(auth, journal, derived, entry, nowMs);
+    const evaluation = evaluateTask(auth, journal, claims, derived, entry, nowMs);
     evaluations.push({ entry, evaluation });
     tasks.push({ task_id: entry.task.task_id, task_digest: entry.digest, step_id: entry.task.subject.step_id, required: entry.task.required, state: evaluation.state });
   }
@@ -192,7 +205,7 @@ export function qualifyDerived(auth: Authority, journal: Journal | null, derived
     if (stored === null) {
       failures.push({ task_id: anchor.task.task_id, code: 'receipt_missing' });
       next = { operation: 'collector_finalize' };
-    } else if (journal !== null && receiptHolds(auth, journal, derived, stored, envelopes)) {
+    } else if (journal !== null && receiptHolds(auth, journal, claims, derived, stored, envelopes)) {
       receiptDigest = stored.receipt_digest;
     } else {
       failures.push({ task_id: anchor.task.task_id, code: 'receipt_invalid' });
