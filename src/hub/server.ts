@@ -263,7 +263,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     }
     const item = match[5] === undefined ? null : decodeSegment(match[5]);
     if (item === null && match[5] !== undefined) throw notFound(req, url.pathname);
-    sendUi(res, answerUiRequest({ profile, view: match[4] as UiView, item, bundle: match[6] !== undefined, query: url.searchParams, nowMs: Date.now() }));
+    sendUi(res, answerUiRequest({ profile, view: match[4] as UiView, item, bundle: match[6] !== undefined, query: url.searchParams, nowMs: Date.now(), connections: sessionOf(profile) }));
     return true;
   };
 

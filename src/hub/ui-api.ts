@@ -6,7 +6,6 @@
  * skill-workflow list) or a task/receipt page function of src/tasks/views.ts; every list is
  * bounded by a limit and a cursor or a documented maximum. Nothing here writes.
  */
-import { existsSync } from 'node:fs';
 import { encodeCanonicalText } from '../contracts/canonical-json.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
@@ -14,17 +13,19 @@ import { qualificationToJson } from '../contracts/qualification.js';
 import { listCollectorProfiles } from '../native/collector-profiles.js';
 import type { LiveGrant } from '../native/grants.js';
 import { listLandings } from '../native/landings.js';
-import { listChangesInStore, listRegistrationsInStore, listTargetsInStore } from '../native/listings.js';
+import { getChange, listChanges } from '../native/changes.js';
+import { listRegistrationsInStore, listTargetsInStore } from '../native/listings.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import { diffRevisionView, showChange, showPolicy } from '../native/views.js';
 import { qualifyLocal } from '../tasks/qualification-local.js';
 import { buildReceiptBundle, showReceipt } from '../tasks/receipt-bundle.js';
 import { RECEIPT_PAGE_MAX, TASK_PAGE_MAX, receiptPage, taskPage } from '../tasks/views.js';
-import { journalPaths, journalRead, openJournal } from '../workflows/journal.js';
+import { journalRead } from '../workflows/journal.js';
 import type { Journal } from '../workflows/journal.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
 import { listRuns } from '../workflows/run-list.js';
 import { readRunStatus } from '../workflows/status.js';
+import type { TaskConnections } from '../tasks/connections.js';
 import type { HubProfile } from './config.js';
 
 export const UI_API_PREFIX = '/v1/hub/ui-api';
@@ -58,6 +59,8 @@ export interface UiRequest {
   readonly bundle: boolean;
   readonly query: URLSearchParams;
   readonly nowMs: number;
+  /** The hub's connections to the profile's store, kept open across requests; read snapshots only. */
+  readonly connections: TaskConnections;
 }
 
 function invalidQuery(message: string): AgentscmError {
@@ -98,20 +101,16 @@ function refusal(error: unknown): JsonObject {
   return { error: { code: error.code, message: error.message } };
 }
 
-function withJournal<T>(dataDir: string, empty: T, fn: (journal: Journal) => T): T {
-  // A store that never ran a task has no journal: empty, and nothing is created.
-  if (!existsSync(journalPaths(dataDir).db)) return empty;
-  const journal = openJournal(dataDir, 'read');
-  try {
-    return journalRead(journal, () => fn(journal));
-  } finally {
-    journal.close();
-  }
+/** `fn` in one journal read snapshot over the hub's connections; `empty` when the store never ran a task (nothing is created). */
+function withJournal<T>(connections: TaskConnections, empty: T, fn: (journal: Journal) => T): T {
+  const journal = connections.journal(false);
+  if (journal === null) return empty;
+  return journalRead(journal, () => fn(journal));
 }
 
-function qualificationOf(profile: HubProfile, change: string): JsonObject {
+function qualificationOf(profile: HubProfile, change: string, connections: TaskConnections): JsonObject {
   try {
-    return qualificationToJson(qualifyLocal({ dataDir: profile.dataDir, repository: profile.nativeRepository, profile: profile.profileId, target: profile.target, change }));
+    return qualificationToJson(qualifyLocal({ dataDir: profile.dataDir, repository: profile.nativeRepository, profile: profile.profileId, target: profile.target, change, connections }));
   } catch (error) {
     return refusal(error);
   }
@@ -130,20 +129,28 @@ function changesView(request: UiRequest): UiAnswer {
       change,
       policy_epoch: policy.policy_epoch,
       target: { name: profile.target, revision: target?.revision ?? null },
-      qualification: qualificationOf(profile, change.id),
+      qualification: qualificationOf(profile, change.id, request.connections),
       diff: diff === null ? null : { from: diff.from, to: diff.to, total: diff.changes.length, changes: diff.changes.slice(0, DIFF_PATHS_MAX) },
     });
   }
   const { limit, cursor } = page(request.query, CHANGE_PAGE_MAX);
-  const all = listChangesInStore({ dataDir: profile.dataDir, repository: profile.nativeRepository }).changes;
-  const slice = all.slice(cursor, cursor + limit);
+  // One snapshot for the page's Changes (change list and change show read the same rows); the
+  // whole Change is read for this page only.
+  const auth = request.connections.authority();
+  const { total, changes } = readTransaction(auth, () => {
+    const all = listChanges(auth, profile.nativeRepository);
+    return { total: all.length, changes: all.slice(cursor, cursor + limit).map((item) => getChange(auth, profile.nativeRepository, item.id)) };
+  });
   return json({
-    total: all.length,
-    changes: slice.map((item) => {
-      const change = showChange({ dataDir: profile.dataDir, repository: profile.nativeRepository, change: item.id });
-      return { id: change.id, current_version: change.current_version, current_revision: change.current_revision, versions: change.versions, qualification: qualificationOf(profile, change.id) };
-    }),
-    next_cursor: cursor + limit < all.length ? String(cursor + limit) : null,
+    total,
+    changes: changes.map((change) => ({
+      id: change.id,
+      current_version: change.current_version,
+      current_revision: change.current_revision,
+      versions: change.versions,
+      qualification: qualificationOf(profile, change.id, request.connections),
+    })),
+    next_cursor: cursor + limit < total ? String(cursor + limit) : null,
   });
 }
 
@@ -153,16 +160,12 @@ function tasksView(request: UiRequest): UiAnswer {
   const { limit, cursor } = page(request.query, TASK_PAGE_MAX);
   const change = request.query.get('change');
   if (change !== null && (change.length === 0 || change.length > 128)) throw invalidQuery('change must be a Change id of 1 to 128 characters');
-  const auth = openAuthority(profile.dataDir, { mode: 'read' });
-  try {
-    return json(
-      withJournal(profile.dataDir, { tasks: [], next_cursor: null }, (journal) =>
-        readTransaction(auth, () => taskPage(auth, journal, { repository: profile.nativeRepository, change, afterSeq: cursor, limit, nowMs: request.nowMs })),
-      ),
-    );
-  } finally {
-    auth.close();
-  }
+  const auth = request.connections.authority();
+  return json(
+    withJournal(request.connections, { tasks: [], next_cursor: null }, (journal) =>
+      readTransaction(auth, () => taskPage(auth, journal, { repository: profile.nativeRepository, change, afterSeq: cursor, limit, nowMs: request.nowMs })),
+    ),
+  );
 }
 
 function boundedOutput(stream: { readonly text: string; readonly bytes: number; readonly sha256: string }): JsonObject {
@@ -221,7 +224,7 @@ function receiptsView(request: UiRequest): UiAnswer {
     return json(showReceipt(profile.dataDir, request.item));
   }
   const { limit, cursor } = page(request.query, RECEIPT_PAGE_MAX);
-  return json(withJournal(profile.dataDir, { receipts: [], next_cursor: null }, (journal) => receiptPage(journal, { repository: profile.nativeRepository, afterRow: cursor, limit })));
+  return json(withJournal(request.connections, { receipts: [], next_cursor: null }, (journal) => receiptPage(journal, { repository: profile.nativeRepository, afterRow: cursor, limit })));
 }
 
 function targetsView(request: UiRequest): UiAnswer {
