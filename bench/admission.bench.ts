@@ -16,6 +16,9 @@
  * AGENTSCM_BENCH_BIN names another built entry, and AGENTSCM_BENCH_SOURCES=1 runs the sources
  * instead (bin/dev.js through tsx, which loads far more: a check that the bench works, not a
  * figure to compare with the targets). AGENTSCM_BENCH_RUNS (default 9) sets the rounds.
+ * AGENTSCM_BENCH_BASELINE_BIN names a second built entry (say, a build of an earlier commit in a
+ * copy of the repository) whose qualification and receipt verify are timed in the same rounds,
+ * for a before/after comparison measured under the same load.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -33,6 +36,7 @@ const SOURCES = process.env.AGENTSCM_BENCH_SOURCES === '1';
 const BIN = SOURCES ? join(ROOT, 'bin', 'dev.js') : (process.env.AGENTSCM_BENCH_BIN ?? join(ROOT, 'bin', 'run.js'));
 const NODE_ARGS = SOURCES ? ['--import', pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href] : [];
 const RUNS = Number(process.env.AGENTSCM_BENCH_RUNS ?? 9);
+const BASELINE_BIN = process.env.AGENTSCM_BENCH_BASELINE_BIN;
 const TASKS = 32;
 
 function median(values: number[]): number {
@@ -41,10 +45,10 @@ function median(values: number[]): number {
 }
 
 /** Run the CLI once; `expect` is its exit status. Returns the wall time in ms. */
-function cli(args: readonly string[], expect = 0): number {
+function cli(args: readonly string[], expect = 0, bin = BIN): number {
   const env = { ...process.env, AGENTSCM_DATA_DIR: undefined };
   const start = performance.now();
-  const result = spawnSync(process.execPath, [...NODE_ARGS, BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const result = spawnSync(process.execPath, [...(bin === BIN ? NODE_ARGS : []), bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const ms = performance.now() - start;
   if (result.status !== expect) throw new Error(`agentscm ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}`);
   return ms;
@@ -74,13 +78,20 @@ export function main(): Promise<void> {
     const qualificationArgs = ['--data-dir', wide.dataDir, 'qualification', '--change', CHANGE_ID];
     const verifyArgs = ['receipt', 'verify', bundleFile];
     if (!existsSync(BIN)) throw new Error(`${BIN} does not exist: \`npm run bench\` builds it`);
+    if (BASELINE_BIN !== undefined && !existsSync(BASELINE_BIN)) throw new Error(`AGENTSCM_BENCH_BASELINE_BIN ${BASELINE_BIN} does not exist`);
     // One untimed round first: page cache, the JIT, SQLite's first open.
     qualify();
     verify();
     cli(['--version']);
     cli(qualificationArgs);
     cli(verifyArgs);
+    if (BASELINE_BIN !== undefined) {
+      cli(qualificationArgs, 0, BASELINE_BIN);
+      cli(verifyArgs, 0, BASELINE_BIN);
+    }
     const floor: number[] = [];
+    const baselineQualification: number[] = [];
+    const baselineVerify: number[] = [];
     const qualification: number[] = [];
     const receiptVerify: number[] = [];
     const qualificationCore: number[] = [];
@@ -89,6 +100,10 @@ export function main(): Promise<void> {
       floor.push(cli(['--version']));
       qualification.push(cli(qualificationArgs));
       receiptVerify.push(cli(verifyArgs));
+      if (BASELINE_BIN !== undefined) {
+        baselineQualification.push(cli(qualificationArgs, 0, BASELINE_BIN));
+        baselineVerify.push(cli(verifyArgs, 0, BASELINE_BIN));
+      }
       qualificationCore.push(timeInProcess(qualify));
       verifyCore.push(timeInProcess(verify));
     }
@@ -100,6 +115,10 @@ export function main(): Promise<void> {
     process.stdout.write(line('floor: agentscm --version (Node + CLI framework start-up)', floor));
     process.stdout.write(line(`agentscm qualification --change (${TASKS} tasks, receipt)`, qualification, 2));
     process.stdout.write(line(`agentscm receipt verify (${TASKS} transfers, no store)`, receiptVerify, 3));
+    if (BASELINE_BIN !== undefined) {
+      process.stdout.write(line('  baseline entry: agentscm qualification --change', baselineQualification));
+      process.stdout.write(line('  baseline entry: agentscm receipt verify', baselineVerify));
+    }
     process.stdout.write(line('  in process: qualifyLocal', qualificationCore));
     process.stdout.write(line('  in process: verifyReceiptBundle', verifyCore));
     const summary = {
@@ -117,6 +136,14 @@ export function main(): Promise<void> {
       verify_target: 3,
       qualification_in_process_ms: Number(median(qualificationCore).toFixed(1)),
       verify_in_process_ms: Number(median(verifyCore).toFixed(1)),
+      ...(BASELINE_BIN === undefined
+        ? {}
+        : {
+            baseline_qualification_ms: Number(median(baselineQualification).toFixed(1)),
+            baseline_qualification_ratio: Number(ratio(baselineQualification).toFixed(2)),
+            baseline_verify_ms: Number(median(baselineVerify).toFixed(1)),
+            baseline_verify_ratio: Number(ratio(baselineVerify).toFixed(2)),
+          }),
     };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
