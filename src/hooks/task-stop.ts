@@ -26,7 +26,7 @@ import { getChange } from '../native/changes.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { getTargetRequirement } from '../native/requirements.js';
 import { openAuthority, readTransaction } from '../native/store.js';
-import { soleCurrentContext } from '../tasks/qualification-local.js';
+import { soleCurrentContext } from '../native/review-contexts.js';
 import { readWorkspaceStatus } from '../workspace/status.js';
 import type { WorkspaceStatus } from '../workspace/status.js';
 import { requestQualification } from './qualification-client.js';

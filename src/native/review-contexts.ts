@@ -127,6 +127,34 @@ export function resolveContextRef(auth: Authority, repository: string, reference
 }
 
 /**
+ * The only review context of the Change's current version at the current policy epoch, read
+ * inside the caller's transaction (the operator's qualification, admission and the agent-owned
+ * Stop hook): CONTEXT_NOT_FOUND when there is none, USAGE when there are several.
+ */
+export function soleCurrentContext(auth: Authority, repository: string, changeId: string): string {
+  const change = getChange(auth, repository, changeId);
+  const rows = prepared(auth, 'SELECT context_digest FROM review_contexts WHERE repository = ? AND change_id = ? AND change_version = ? AND revision = ? AND policy_epoch = ? ORDER BY context_digest LIMIT 2').all(
+    repository,
+    change.id,
+    u64ToSql(change.current_version),
+    change.current_revision,
+    u64ToSql(currentPolicyEpoch(auth, repository)),
+  ) as { context_digest: string }[];
+  const [first, second] = rows;
+  if (first === undefined) {
+    throw new AgentscmError('CONTEXT_NOT_FOUND', `Change ${change.id} has no review context for its current version ${change.current_version}`, {
+      hint: 'create one with `agentscm context create --change ID --runner PATH`, or pass --context DIGEST',
+    });
+  }
+  if (second !== undefined) {
+    throw new AgentscmError('USAGE', `Change ${change.id} has more than one review context for its current version ${change.current_version}`, {
+      hint: 'pass --context DIGEST to name the subject to qualify',
+    });
+  }
+  return first.context_digest;
+}
+
+/**
  * A `--context DIGEST` flag of the local commands (agent-task call, agent-task claim,
  * qualification): a full digest is returned as given, without opening the store; a prefix is
  * resolved against the repository (an ID or name; undefined is the only repository).

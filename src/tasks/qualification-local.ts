@@ -5,16 +5,10 @@
  * local actor is recorded nowhere. Without --context the Change's current version must have
  * exactly one review context at the current policy epoch.
  */
-import { AgentscmError } from '../contracts/errors.js';
 import type { QualificationAnswer } from '../contracts/qualification.js';
 import type { AgentRef } from '../contracts/task-common.js';
-import { getChange } from '../native/changes.js';
-import { currentPolicyEpoch } from '../native/policy.js';
 import { resolveRepository } from '../native/repositories.js';
 import { resolveContextRef, soleCurrentContext } from '../native/review-contexts.js';
-import { u64ToSql } from '../native/sqlite.js';
-import { prepared } from '../native/store.js';
-import type { Authority } from '../native/store.js';
 import { trustedLocalGuard } from './context.js';
 import { qualifyResolved } from './qualification.js';
 import type { TaskConnections } from './connections.js';
