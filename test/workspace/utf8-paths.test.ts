@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+import { relativePathProblem, workspacePathProblem } from '../../src/contracts/paths.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -62,4 +63,16 @@ test('a name that is not UTF-8 refuses init-repo and checkpoint with WORKSPACE_P
   assert.equal(jsonOf<{ error: { code: string } }>(cp).error.code, 'WORKSPACE_PATH_NOT_UTF8');
   const list = jsonOf<unknown[]>(await runCli(['--data-dir', data, 'change', 'list', '--repository', 'bad', '--json']));
   assert.equal(JSON.stringify(list).includes('c1'), false, 'no Change was created');
+});
+
+test('workspace paths take UTF-8 names; named references and skill-package paths keep the ASCII rule', () => {
+  for (const path of [NFC, NFD, CJK, EMOJI, 'back\\slash:colon', 'del\u007f']) {
+    assert.equal(workspacePathProblem(path), undefined, path);
+    assert.match(relativePathProblem(path) ?? '', /non-ASCII|backslash|":"|control character/, path);
+  }
+  for (const path of ['', 'a//b', './a', 'a/..', '/abs', 'tab\tname', 'nul\u0000', 'lone\ud800']) {
+    assert.notEqual(workspacePathProblem(path), undefined, JSON.stringify(path));
+  }
+  assert.equal(workspacePathProblem('\u00e9'.repeat(256)), undefined, '512 bytes is the bound');
+  assert.equal(workspacePathProblem('\u00e9'.repeat(257)), 'it is longer than 512 bytes');
 });
