@@ -8,8 +8,14 @@
  * Failures are three fixed categories, never with server text: the request failed (network,
  * timeout, an error status other than 401/403), the token was rejected (401/403), the answer is
  * malformed.
+ *
+ * The call goes through node:http / node:https (one request, no keep-alive agent), not undici:
+ * undici is most of the module graph a Stop hook would otherwise load for its one request, and
+ * the hook runs at every agent stop (docs/stop-hooks.md "Performance").
  */
-import { Agent, request } from 'undici';
+import { request as httpRequest } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { AgentscmError } from '../contracts/errors.js';
 import { isJsonObject } from '../contracts/json-value.js';
 import type { JsonValue } from '../contracts/json-value.js';
@@ -95,52 +101,55 @@ export function decodeQualificationResponse(bytes: Uint8Array): QualificationAns
   }
 }
 
+/**
+ * POST `body` to `url` on a connection of its own (no agent, so nothing is kept alive) and
+ * resolve with the response head; `signal` aborts the request and, after the head, its body.
+ */
+function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(url, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, signal }, resolve);
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** Ask the hub whether the subject qualifies (HOOK_QUALIFICATION_FAILED, HOOK_TOKEN_REJECTED or HOOK_ANSWER_MALFORMED otherwise). */
 export async function requestQualification(input: QualificationRequest): Promise<QualificationAnswer> {
   const url = agentTasksUrl(input.endpoint, input.repository, input.profile);
   const timeoutMs = input.timeoutMs ?? QUALIFICATION_TIMEOUT_MS;
   const body = JSON.stringify({ operation: 'qualification', input: null, subject: { change_id: input.subject.change_id, context_digest: input.subject.context_digest } });
-  // One connection for this call only: nothing is kept alive past the hook's one request.
-  const dispatcher = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, pipelining: 0 });
+  // One limit for the whole call: connect, headers and body (the signal destroys the socket).
+  const limit = new AbortController();
+  const timer = setTimeout(() => limit.abort(), timeoutMs);
+  let response: IncomingMessage | undefined;
   try {
-    let response;
     try {
-      response = await request(url, {
-        method: 'POST',
-        dispatcher,
-        headers: { authorization: `Bearer ${input.token}`, 'content-type': 'application/json' },
-        body,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
+      response = await post(url, { authorization: `Bearer ${input.token}`, 'content-type': 'application/json' }, body, limit.signal);
     } catch (error) {
       throw requestFailed(error);
     }
-    const status = response.statusCode;
-    // A body left unread is dropped with its connection (the dispatcher is this call's own).
-    const discard = (): void => {
-      response.body.on('error', () => undefined);
-      response.body.destroy();
-    };
+    const status = response.statusCode ?? 0;
     if (status !== 200) {
-      discard();
       if (status === 401 || status === 403) throw tokenRejected(status);
       throw requestFailed(undefined, status);
     }
     const declared = response.headers['content-length'];
-    if (typeof declared === 'string' && Number(declared) > MAX_QUALIFICATION_RESPONSE_BYTES) {
-      discard();
-      throw malformed();
-    }
+    if (typeof declared === 'string' && Number(declared) > MAX_QUALIFICATION_RESPONSE_BYTES) throw malformed();
     let bytes: Buffer;
     try {
-      bytes = await readBounded(response.body);
+      bytes = await readBounded(response);
     } catch (error) {
-      discard();
       if (error instanceof AgentscmError) throw error;
       throw requestFailed(error);
     }
     return decodeQualificationResponse(bytes);
   } finally {
-    await dispatcher.destroy().catch(() => undefined);
+    clearTimeout(timer);
+    // A body left unread is dropped with its connection (the connection is this call's own).
+    if (response !== undefined && !response.complete) {
+      response.on('error', () => undefined);
+      response.destroy();
+    }
   }
 }
