@@ -12,6 +12,8 @@ import { validateId } from '../contracts/ids.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { editHookSettings, hookSettingsFile, quoteShellArg } from '../agent-state/hook-settings.js';
 import type { HookClient } from '../agent-state/hook-settings.js';
+import { checkTaskStopTarget } from './stop-target.js';
+import type { TaskStopTarget } from './stop-target.js';
 
 export const STOP_MODES = ['task-stop', 'stop'] as const;
 export type StopMode = (typeof STOP_MODES)[number];
@@ -24,14 +26,6 @@ export const STOP_TIMEOUT_SECONDS: Readonly<Record<StopMode, number>> = { stop: 
 export const TASK_GUIDANCE_POINTER = 'the "Workflow tasks" section of the agentscm block in AGENTS.md (written by `agentscm init-repo` or `agentscm instructions write`), and docs/stop-hooks.md';
 
 const OWN_COMMAND = /(^|\s)skill-workflow (stop|task-stop|task-codex-stop)(\s|$)/;
-const OWNER_NAME = /^[A-Za-z0-9._-]{1,128}\/[A-Za-z0-9._-]{1,128}$/;
-
-export interface TaskStopTarget {
-  readonly endpoint: string;
-  readonly repository: string;
-  readonly profile: string;
-  readonly tokenFile: string;
-}
 
 export interface InstallStopInput {
   readonly client: HookClient;
@@ -73,21 +67,6 @@ export interface InstallStopOutcome {
 
 function usage(message: string, hint: string): AgentscmError {
   return new AgentscmError('USAGE', message, { hint });
-}
-
-/** The task-stop flags, as install-stop writes them and task-stop / task-codex-stop take them (USAGE otherwise). */
-export function checkTaskStopTarget(task: TaskStopTarget): void {
-  let url: URL;
-  try {
-    url = new URL(task.endpoint);
-  } catch {
-    throw usage(`--endpoint ${JSON.stringify(task.endpoint)} is not a URL`, 'pass the hub URL, e.g. https://hub.example:8443');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage(`--endpoint must be an http or https URL, not ${url.protocol}`, 'pass the hub URL');
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') throw usage('--endpoint must not carry credentials, a query or a fragment', 'pass the hub URL; the token comes from --token-file');
-  if (!OWNER_NAME.test(task.repository)) throw usage(`--repository ${JSON.stringify(task.repository)} is not OWNER/NAME`, 'pass the repository as OWNER/NAME');
-  validateId(task.profile, '--profile');
-  if (!isAbsolute(task.tokenFile)) throw usage(`--token-file must be an absolute path, not ${JSON.stringify(task.tokenFile)}`, 'the hook runs from the client\'s working directory; pass the token file\'s absolute path');
 }
 
 /** Check the flags of a mode and build the hook's argv (without quoting). */

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Args, Flags } from '@oclif/core';
 import { validateId } from '../../contracts/ids.js';
-import { checkTaskStopTarget } from '../../hooks/install-stop.js';
+import { checkTaskStopTarget } from '../../hooks/stop-target.js';
 import { guardStop } from '../../hooks/stop-guard.js';
 import type { StopClient } from '../../hooks/stop-payload.js';
 import { readStopStdin } from '../../hooks/stop-stdin.js';
