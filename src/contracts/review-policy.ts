@@ -248,13 +248,13 @@ export function reviewActionToJson(action: ReviewAction): JsonObject {
 }
 
 /**
- * The refusal of a review step where a plan is compiled: review actions decode, but this build
- * does not yet run, claim or collect them (docs/review.md "What is not built yet"), and a plan
- * must never hold a step nothing can execute.
+ * The refusal of a review step where it cannot run: skill-workflow runs execute review steps
+ * through the review controller, but agent-owned tasks do not yet claim or collect them
+ * (docs/review.md "What is not built yet"), and a task must never exist that nothing can satisfy.
  */
 export function reviewStepNotExecutable(stepId: string): AgentscmError {
-  return new AgentscmError('REVIEW_STEP_NOT_EXECUTABLE', `step "${stepId}" is a review step; this build decodes review actions but cannot compile them into a plan yet`, {
-    hint: 'remove the review step from the definition until review steps are wired into plans (docs/review.md)',
+  return new AgentscmError('REVIEW_STEP_NOT_EXECUTABLE', `step "${stepId}" is a review step; agent-owned tasks cannot claim or collect review steps yet`, {
+    hint: 'run the workflow with `agentscm skill-workflow run` or the server-executed Stop hook and the review flags (docs/review.md), or remove the review step from this target\'s requirement',
     details: { step: stepId },
   });
 }

@@ -133,7 +133,7 @@ export function journalRead<T>(journal: Journal, fn: () => T): T {
 
 export type RunState = 'running' | 'completed' | 'completed_with_omissions' | 'failed' | 'blocked' | 'cancelled';
 export type StepState = 'pending' | 'running' | 'succeeded' | 'failed' | 'unavailable' | 'uncertain' | 'skipped';
-export type StepKind = 'source_paths' | 'command' | 'require_capability';
+export type StepKind = 'source_paths' | 'command' | 'require_capability' | 'review';
 
 export const TERMINAL_RUN_STATES: readonly RunState[] = ['completed', 'completed_with_omissions', 'failed', 'blocked', 'cancelled'];
 

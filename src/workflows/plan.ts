@@ -17,7 +17,8 @@ import type {
   WorkflowSource,
 } from '../contracts/workflow-definition.js';
 import { encodeWorkflowDefinition, workflowActionToJson } from '../contracts/workflow-definition.js';
-import { reviewStepNotExecutable } from '../contracts/review-policy.js';
+import type { ReviewAction } from '../contracts/review-policy.js';
+import { checkCoverageWithinPolicy, decodeReviewPolicy, reviewActionToJson } from '../contracts/review-policy.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { getRepository } from '../native/repositories.js';
 import { getRevision } from '../native/revisions.js';
@@ -36,7 +37,15 @@ export interface PlanCommandAction extends CommandAction {
   readonly recipe_sha256: string;
 }
 
-export type PlanAction = SourcePathsAction | PlanCommandAction | RequireCapabilityAction;
+/** A review action with its policy resolved to the exact packaged bytes (docs/review.md). */
+export interface PlanReviewAction extends ReviewAction {
+  /** Full native source path of the policy (skill directory + policy). */
+  readonly policy_path: string;
+  /** SHA-256 of the policy bytes in the revision (the review's policy identity). */
+  readonly policy_sha256: string;
+}
+
+export type PlanAction = SourcePathsAction | PlanCommandAction | RequireCapabilityAction | PlanReviewAction;
 
 export interface PlanStep {
   /** Index in execution (stable topological) order. */
@@ -78,8 +87,15 @@ export function compileStructure(definition: WorkflowDefinition): StructuralPlan
   const resources = new Set(definition.skill.resources);
   for (const step of definition.steps) {
     const action = step.action;
-    if (action.kind === 'review') throw reviewStepNotExecutable(step.id);
-    if (action.kind === 'source_paths') {
+    if (action.kind === 'review') {
+      const policyPath = resolvePackagePath(layout, action.policy);
+      if (!resources.has(policyPath)) {
+        throw new AgentscmError('REVIEW_STEP_INVALID', `step "${step.id}": policy "${action.policy}" resolves to "${policyPath}", which is not a declared skill resource`, {
+          hint: 'declare the review policy by its full source path in skill.resources and name it relative to the skill directory in policy',
+          details: { step: step.id, policy_path: policyPath },
+        });
+      }
+    } else if (action.kind === 'source_paths') {
       for (const expectation of action.expectations) validateRelativePath(expectation.path, `step "${step.id}" expectation path`);
     } else if (action.kind === 'command') {
       validateRelativePath(action.runner, `step "${step.id}" runner`);
@@ -121,7 +137,14 @@ export function compileWorkflow(auth: Authority, definition: WorkflowDefinition)
       const step = definition.steps[index];
       if (step === undefined) throw new AgentscmError('INTERNAL', 'step order out of range');
       const declared = step.action;
-      if (declared.kind === 'review') throw reviewStepNotExecutable(step.id);
+      if (declared.kind === 'review') {
+        const policyPath = resolvePackagePath(structure.layout, declared.policy);
+        const policy = bytesByPath.get(policyPath);
+        if (policy === undefined) throw new AgentscmError('INTERNAL', `review policy ${policyPath} was not loaded`);
+        checkCoverageWithinPolicy(declared, decodeReviewPolicy(policy.bytes));
+        const action: PlanReviewAction = { ...declared, policy_path: policyPath, policy_sha256: policy.sha256 };
+        return { position, id: step.id, needs: step.needs, required: step.required, action };
+      }
       if (declared.kind !== 'command') return { position, id: step.id, needs: step.needs, required: step.required, action: declared };
       const recipePath = resolvePackagePath(structure.layout, declared.runner);
       const recipe = bytesByPath.get(recipePath);
@@ -141,6 +164,7 @@ export function compileWorkflow(auth: Authority, definition: WorkflowDefinition)
 }
 
 function planActionToJson(action: PlanAction): JsonObject {
+  if (action.kind === 'review') return { ...reviewActionToJson(action), policy_path: action.policy_path, policy_sha256: action.policy_sha256 };
   if (action.kind !== 'command') return workflowActionToJson(action);
   return {
     kind: action.kind,
@@ -158,7 +182,8 @@ type PlanIdentityInput = Pick<CompiledPlan, 'name' | 'source' | 'skill' | 'steps
 /**
  * The canonical plan object: {"kind":"skill-workflow-plan","version":1,"name","source",
  * "skill":{"entrypoint","digest"},"steps":[{"id","needs","required","action"}…]} with steps
- * in execution order and command actions carrying their recipe path and SHA-256.
+ * in execution order, command actions carrying their recipe path and SHA-256 and review actions
+ * their policy path and SHA-256.
  */
 export function planToJson(plan: PlanIdentityInput): JsonObject {
   return {
@@ -174,6 +199,11 @@ export function planToJson(plan: PlanIdentityInput): JsonObject {
 /** Plan identity: SHA-256 under DOMAINS.plan (agentscm.skill-workflow-plan.v1) of planToJson. */
 export function planDigest(plan: PlanIdentityInput): string {
   return digestCanonical(DOMAINS.plan, planToJson(plan));
+}
+
+/** True when some step of the plan is a review step (the review flags are then needed). */
+export function planHasReviewSteps(plan: Pick<CompiledPlan, 'steps'>): boolean {
+  return plan.steps.some((step) => step.action.kind === 'review');
 }
 
 /** True when some step of the plan is a command step (the runtime flags are then needed). */

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { RECIPE_LIMITS } from '../contracts/command-recipe.js';
+import { REVIEW_LIMITS } from '../contracts/review-policy.js';
 import { isJsonObject } from '../contracts/json-value.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { decodeWorkflowDefinition, encodeWorkflowDefinition, WORKFLOW_LIMITS } from '../contracts/workflow-definition.js';
@@ -42,9 +43,10 @@ import type { Journal, JournalDurability, RunRecord, StepState } from './journal
 import { acquireRunLease, LEASE_TTL_MS, newLeaseHolder, releaseRunLease, renewRunLease } from './lease.js';
 import { liveControllerHolds, stopLiveCommandSteps } from './live-cancel.js';
 import type { LeaseHolder } from './lease.js';
-import { compileWorkflow, planHasCommandSteps } from './plan.js';
-import type { CompiledPlan, PlanCommandAction, PlanStep } from './plan.js';
+import { compileWorkflow, planHasCommandSteps, planHasReviewSteps } from './plan.js';
+import type { CompiledPlan, PlanCommandAction, PlanReviewAction, PlanStep } from './plan.js';
 import { assessCapability } from './require-capability.js';
+import type { ReviewStepResult, ReviewStepRuntime } from './review-step.js';
 import { deriveRunState, loadRunModel, loadStepStates, rememberStoredDefinition, stepResultValue } from './run-model.js';
 import type { RunModel, RunModelStep } from './run-model.js';
 import { checkSourcePaths } from './source-paths.js';
@@ -55,6 +57,8 @@ export interface RunnerContext {
   readonly dataDir: string;
   /** The command collector runtime; without it a reachable command step is refused. */
   readonly runtime?: CommandStepRuntime;
+  /** The review runtime (controller and transport); without it a reachable review step is refused. */
+  readonly reviewRuntime?: ReviewStepRuntime;
   /** SIGINT/SIGTERM: no new step starts, and a running command is asked to stop. */
   readonly signal?: AbortSignal;
   readonly now?: () => number;
@@ -230,8 +234,8 @@ function reconcileFinishedAttempts(session: Session, model: RunModel): void {
   }
 }
 
-/** True when a non-terminal command step can still be reached (no dependency ended badly). */
-function commandStepReachable(model: RunModel): boolean {
+/** The first non-terminal step of `kind` that can still be reached (no dependency ended badly), or null. */
+function reachableStep(model: RunModel, kind: 'command' | 'review'): RunModelStep | null {
   const dead = new Set<string>();
   for (const step of model.steps) {
     const open = step.state === 'pending' || step.state === 'running';
@@ -243,9 +247,9 @@ function commandStepReachable(model: RunModel): boolean {
       dead.add(step.step_id);
       continue;
     }
-    if (step.kind === 'command') return true;
+    if (step.kind === kind) return step;
   }
-  return false;
+  return null;
 }
 
 async function executeSourcePaths(session: Session, run: RunRecord, step: PlanStep & { action: { kind: 'source_paths' } }): Promise<void> {
@@ -338,6 +342,79 @@ async function executeCommand(session: Session, run: RunRecord, step: PlanStep &
   await testPause('after-commit', step.id);
 }
 
+/** Findings a review step result retains, in record order (the review record holds them all). */
+export const MAX_STEP_FINDINGS = 16;
+
+/**
+ * Run a review step through the review runtime (docs/review.md "Review steps in runs"). The
+ * step is marked running durably first; the controller's journal reserves each call before it
+ * is made, so a step reopened after a crash reuses every retained answer and never repeats a
+ * call (a reservation without an answer makes the review uncertain). Only a `passed` record
+ * makes the step succeed; anything else fails it with the record's reasons.
+ */
+async function executeReview(session: Session, run: RunRecord, step: PlanStep & { action: PlanReviewAction }, recorded: RunModelStep): Promise<void> {
+  const runtime = session.ctx.reviewRuntime;
+  if (runtime === undefined) throw reviewRuntimeNotConfigured(step.id);
+  const policyBytes = readTransaction(session.auth, () => {
+    const epoch = currentPolicyEpoch(session.auth, run.repository);
+    if (epoch !== run.policy_epoch) {
+      throw bindingChanged(run.run_id, new AgentscmError('WORKFLOW_POLICY_STALE', `repository ${run.repository} moved to policy epoch ${epoch}; the run is bound to ${run.policy_epoch}`));
+    }
+    return readRevisionFile(session.auth, run.repository, run.revision, step.action.policy_path, { maxBytes: REVIEW_LIMITS.maxPolicyBytes });
+  });
+  if (sha256Hex(policyBytes) !== step.action.policy_sha256) throw new AgentscmError('INTERNAL', `the review policy ${step.action.policy_path} of an immutable revision changed its bytes`);
+  let startedAt = recorded.started_at_ms ?? session.now();
+  if (recorded.state === 'pending') {
+    startedAt = session.now();
+    const marked = journalWrite(session.journal, () => {
+      renewRunLease(session.journal, session.runId, session.holder, session.now());
+      if (getRunHeader(session.journal, session.runId).state !== 'running') return false;
+      markStepRunning(session.journal, session.runId, step.id, startedAt);
+      return true;
+    });
+    if (!marked) return;
+  }
+  const renew = setInterval(() => {
+    try {
+      journalWrite(session.journal, () => renewRunLease(session.journal, session.runId, session.holder, session.now()));
+    } catch {
+      // A lost lease is seen at the commit below, which renews it in the same transaction.
+    }
+  }, Math.floor(LEASE_TTL_MS / 3));
+  let result: ReviewStepResult;
+  try {
+    const { policy_path: _path, policy_sha256: _sha256, ...action } = step.action;
+    result = await runtime.run({
+      dataDir: session.ctx.dataDir,
+      runId: session.runId,
+      stepId: step.id,
+      repository: run.repository,
+      revision: run.revision,
+      action,
+      policyBytes,
+      signal: session.ctx.signal ?? new AbortController().signal,
+    });
+  } catch (error) {
+    // Nothing the controller retained is lost: its journal keeps every reservation and answer.
+    refusedBeforeReservation(session, step.id, error);
+    throw error;
+  } finally {
+    clearInterval(renew);
+  }
+  const json: JsonObject = {
+    review_id: result.reviewId,
+    record_digest: result.recordDigest,
+    outcome: result.outcome,
+    reasons: [...result.reasons],
+    calls: result.calls,
+    findings_total: result.findings.length,
+    findings: result.findings.slice(0, MAX_STEP_FINDINGS).map((f) => ({ criterion: f.criterion, path: f.path, line: f.line, severity: f.severity, message: f.message })),
+  };
+  await testPause('before-commit', step.id);
+  commitStep(session, step.id, ['running'], result.outcome === 'passed' ? 'succeeded' : 'failed', json, startedAt, true);
+  await testPause('after-commit', step.id);
+}
+
 /**
  * The binding of a command step, checked again inside the reservation of its attempt (a
  * policy bump, a new Change version or a changed context after the run started stops it
@@ -403,6 +480,13 @@ function runtimeNotConfigured(stepId: string): AgentscmError {
   });
 }
 
+function reviewRuntimeNotConfigured(stepId: string): AgentscmError {
+  return new AgentscmError('REVIEW_RUNTIME_NOT_CONFIGURED', `review transport not configured: step "${stepId}" is a review step and no review transport was given`, {
+    hint: 'pass --review-executable PATH --review-model NAME --review-provider-scope ID --review-state-dir DIR (and --review-env NAME for each variable the executable needs); nothing was recorded as run for this step',
+    details: { step: stepId },
+  });
+}
+
 function markSkipped(session: Session, step: RunModelStep, failedNeed: RunModelStep): void {
   const json: JsonObject = { reason: `dependency "${failedNeed.step_id}" is ${failedNeed.state}`, dependency: failedNeed.step_id, dependency_state: failedNeed.state };
   commitStep(session, step.step_id, ['pending'], 'skipped', json, session.now(), false, 'crash-safe');
@@ -427,10 +511,10 @@ async function advanceLocked(
     haltOnBindingChange(session, error, onBindingChange);
     return { executed: 0, waiting: null };
   }
-  if (session.ctx.runtime === undefined && commandStepReachable(model)) {
-    const first = model.steps.find((s) => s.kind === 'command' && (s.state === 'pending' || s.state === 'running'));
-    throw runtimeNotConfigured(first?.step_id ?? 'command');
-  }
+  const command = session.ctx.runtime === undefined ? reachableStep(model, 'command') : null;
+  if (command !== null) throw runtimeNotConfigured(command.step_id);
+  const review = session.ctx.reviewRuntime === undefined ? reachableStep(model, 'review') : null;
+  if (review !== null) throw reviewRuntimeNotConfigured(review.step_id);
   const byId = new Map(plan.steps.map((step) => [step.id, step]));
   let executed = 0;
   for (;;) {
@@ -448,7 +532,7 @@ async function advanceLocked(
     if (next === undefined) return { executed, waiting: null };
     const planned = byId.get(next.step_id);
     if (planned === undefined) throw new AgentscmError('WORKFLOW_JOURNAL_INCONSISTENT', `step "${next.step_id}" is not in the compiled plan`);
-    if (next.state === 'running') {
+    if (next.state === 'running' && next.kind === 'command') {
       const attempt = getCommandAttemptForStep(session.journal.db, session.runId, next.step_id);
       if (attempt !== null && attempt.state === 'running') {
         return {
@@ -479,6 +563,7 @@ async function advanceLocked(
     try {
       if (action.kind === 'source_paths') await executeSourcePaths(session, model.run, { ...planned, action });
       else if (action.kind === 'require_capability') await executeRequireCapability(session, { ...planned, action });
+      else if (action.kind === 'review') await executeReview(session, model.run, { ...planned, action }, next);
       else await executeCommand(session, model.run, { ...planned, action }, next);
     } catch (error) {
       haltOnBindingChange(session, error, onBindingChange);
@@ -571,6 +656,10 @@ export async function runWorkflow(ctx: RunnerContext, runId: string, definitionB
  * recipe image) is missing. Every step of a new run is pending, so every command step is reachable.
  */
 async function preflightNewRun(ctx: RunnerContext, plan: CompiledPlan): Promise<void> {
+  if (planHasReviewSteps(plan) && ctx.reviewRuntime === undefined) {
+    const first = plan.steps.find((step) => step.action.kind === 'review');
+    throw reviewRuntimeNotConfigured(first?.id ?? 'review');
+  }
   if (!planHasCommandSteps(plan)) return;
   const runtime = ctx.runtime;
   for (const step of plan.steps) {

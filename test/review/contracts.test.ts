@@ -80,11 +80,13 @@ test('a transport identity with a malformed model is REVIEW_TRANSPORT_INVALID', 
   assert.equal(code(() => validateTransportIdentity({ basis: 'claude-code', executable_sha256: null, provider_scope: 'p', model: '--dangerously-skip-permissions' })), 'REVIEW_TRANSPORT_INVALID');
 });
 
-test('a definition with a review step decodes and re-encodes; compiling it into a plan is REVIEW_STEP_NOT_EXECUTABLE', () => {
+test('a definition with a review step decodes, re-encodes and compiles structurally; a policy that is not a declared resource is REVIEW_STEP_INVALID', () => {
   const definition = decodeWorkflowDefinition(bytes(SEED_REVIEW_DEFINITION));
   assert.equal(definition.steps[0]?.action.kind, 'review');
   assert.deepEqual(Buffer.from(encodeWorkflowDefinition(definition)), bytes(SEED_REVIEW_DEFINITION));
-  assert.equal(code(() => compileStructure(definition)), 'REVIEW_STEP_NOT_EXECUTABLE');
+  assert.deepEqual(compileStructure(definition).order, [0]);
+  const undeclared = decodeWorkflowDefinition(bytes({ ...SEED_REVIEW_DEFINITION, skill: { entrypoint: 'skills/review/SKILL.md', resources: [] } }));
+  assert.equal(code(() => compileStructure(undeclared)), 'REVIEW_STEP_INVALID');
   // The action's own rules apply inside a definition, at the step's pointer.
   const repeated = { ...SEED_REVIEW_DEFINITION, steps: [{ id: 'review', needs: [], required: true, action: { ...SEED_ACTION, coverage: ['a', 'a'] } }] };
   assert.throws(() => decodeWorkflowDefinition(bytes(repeated)), (error: AgentscmError) => error.code === 'SCHEMA_TYPE' && error.details?.pointer === '/steps/0/action/coverage/1');

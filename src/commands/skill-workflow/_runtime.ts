@@ -1,11 +1,13 @@
 /**
  * Shared wiring of the skill-workflow commands: the trusted runtime flag pair, the command
- * collector runtime (loaded only when the pair is given), SIGINT/SIGTERM as cancellation, and
+ * collector runtime (loaded only when the pair is given), the review transport flags and the
+ * review runtime (loaded only when they are given), SIGINT/SIGTERM as cancellation, and
  * the exit status of a run report.
  */
 import { Flags } from '@oclif/core';
 import { AgentscmError } from '../../contracts/errors.js';
 import type { CommandStepRuntime } from '../../workflows/command-step.js';
+import type { ReviewStepRuntime } from '../../workflows/review-step.js';
 import type { AdvanceReport } from '../../workflows/runner.js';
 
 export const runtimeFlags = {
@@ -19,6 +21,33 @@ export const runtimeFlags = {
   }),
 };
 
+/** The operator's review transport (docs/review.md "Review steps in runs"): all four or none. */
+export const reviewFlags = {
+  'review-executable': Flags.string({
+    description: 'Claude Code executable that answers review steps: an absolute path to the resolved file, hashed before and after every call (with --review-model, --review-provider-scope and --review-state-dir; needed when a review step is reachable).',
+    helpValue: 'PATH',
+  }),
+  'review-model': Flags.string({ description: 'Model the review executable is asked for (pinned in the review identity).', helpValue: 'NAME' }),
+  'review-provider-scope': Flags.string({ description: 'Label of the provider account or organisation the review runs under (pinned in the review identity).', helpValue: 'ID' }),
+  'review-state-dir': Flags.string({
+    description: 'Owner-private (0700) state directory of the review journal and working directory, outside every workspace and the data directory.',
+    helpValue: 'DIR',
+  }),
+  'review-env': Flags.string({
+    description: 'Name of an environment variable passed to the review executable (repeatable); nothing else of the environment is passed.',
+    helpValue: 'NAME',
+    multiple: true,
+  }),
+};
+
+type ReviewFlagValues = {
+  readonly 'review-executable'?: string | undefined;
+  readonly 'review-model'?: string | undefined;
+  readonly 'review-provider-scope'?: string | undefined;
+  readonly 'review-state-dir'?: string | undefined;
+  readonly 'review-env'?: readonly string[] | undefined;
+};
+
 export const maxStepsFlag = Flags.integer({
   description: 'Execute at most this many steps in this call (1 to 32).',
   min: 1,
@@ -29,13 +58,23 @@ export const maxStepsFlag = Flags.integer({
 
 /** Run `body` with the runtime of the flag pair (if given) and a signal fired by SIGINT/SIGTERM. */
 export async function withRuntime<T>(
-  flags: { readonly docker?: string | undefined; readonly 'docker-socket'?: string | undefined },
-  body: (runtime: CommandStepRuntime | undefined, signal: AbortSignal) => Promise<T>,
+  flags: { readonly docker?: string | undefined; readonly 'docker-socket'?: string | undefined } & ReviewFlagValues,
+  body: (runtime: CommandStepRuntime | undefined, signal: AbortSignal, reviewRuntime: ReviewStepRuntime | undefined) => Promise<T>,
 ): Promise<T> {
   if ((flags.docker === undefined) !== (flags['docker-socket'] === undefined)) {
     throw new AgentscmError('USAGE', '--docker and --docker-socket are accepted only as a pair', {
       hint: 'pass both, e.g. --docker /usr/local/bin/docker --docker-socket /var/run/docker.sock, or neither for source-only workflows',
     });
+  }
+  const reviewNames = ['review-executable', 'review-model', 'review-provider-scope', 'review-state-dir'] as const;
+  const given = reviewNames.filter((name) => flags[name] !== undefined);
+  if (given.length !== 0 && given.length !== reviewNames.length) {
+    throw new AgentscmError('USAGE', `--${reviewNames.join(', --')} are accepted only together (missing: --${reviewNames.filter((name) => flags[name] === undefined).join(', --')})`, {
+      hint: 'pass all four to run review steps, or none for workflows without review steps',
+    });
+  }
+  if (given.length === 0 && (flags['review-env'] ?? []).length > 0) {
+    throw new AgentscmError('USAGE', '--review-env is accepted only with the review transport flags', { hint: 'pass --review-executable, --review-model, --review-provider-scope and --review-state-dir too' });
   }
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -45,16 +84,27 @@ export async function withRuntime<T>(
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let handle: (CommandStepRuntime & { close(): Promise<void> }) | undefined;
+  let review: (ReviewStepRuntime & { close(): void }) | undefined;
   try {
     if (flags.docker !== undefined && flags['docker-socket'] !== undefined) {
       // Connected on first use: a run that reaches no command step never needs the engine.
       const { createLazyCommandStepRuntime } = await import('../../collector/command-step-runtime.js');
       handle = createLazyCommandStepRuntime({ docker: flags.docker, dockerSocket: flags['docker-socket'] });
     }
-    return await body(handle, controller.signal);
+    const executable = flags['review-executable'];
+    const model = flags['review-model'];
+    const providerScope = flags['review-provider-scope'];
+    const stateDir = flags['review-state-dir'];
+    if (executable !== undefined && model !== undefined && providerScope !== undefined && stateDir !== undefined) {
+      // The executable is hashed and the journal opened on the first review step.
+      const { createLazyReviewStepRuntime } = await import('../../collector/review-step-runtime.js');
+      review = createLazyReviewStepRuntime({ executable, model, providerScope, stateDir, envNames: flags['review-env'] ?? [] });
+    }
+    return await body(handle, controller.signal, review);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    review?.close();
     await handle?.close();
   }
 }

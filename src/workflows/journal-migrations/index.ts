@@ -9,5 +9,6 @@ import { migrateTasks } from './003-tasks.js';
 import { migrateTaskRows } from './004-task-rows.js';
 import { migrateAttemptRecords } from './005-attempt-records.js';
 import { migrateCollectorTransfers } from './006-collector-transfers.js';
+import { migrateReviewSteps } from './007-review-steps.js';
 
-export const JOURNAL_MIGRATIONS: readonly Migration[] = [migrateRuns, migrateCommandAttempts, migrateTasks, migrateTaskRows, migrateAttemptRecords, migrateCollectorTransfers];
+export const JOURNAL_MIGRATIONS: readonly Migration[] = [migrateRuns, migrateCommandAttempts, migrateTasks, migrateTaskRows, migrateAttemptRecords, migrateCollectorTransfers, migrateReviewSteps];
