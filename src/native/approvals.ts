@@ -68,6 +68,23 @@ function checkSubject(subject: ApprovalSubject): void {
   checkDigest(subject.receipt_digest, 'receipt digest');
 }
 
+/** The subject's values in column order: repository … receipt_digest, as the INSERT and the exact lookup name them. */
+function subjectColumns(subject: ApprovalSubject): (string | number)[] {
+  return [
+    subject.repository,
+    subject.change_id,
+    u64ToSql(subject.change_version),
+    subject.revision,
+    subject.context_digest,
+    u64ToSql(subject.policy_epoch),
+    subject.profile,
+    subject.target,
+    subject.requirement_digest,
+    subject.receipt_kind,
+    subject.receipt_digest,
+  ];
+}
+
 /**
  * Record the approval of `subject` in the caller's writer transaction; an identical approval
  * already recorded is returned as it is (created false), so approving twice changes nothing.
@@ -85,21 +102,7 @@ export function recordApproval(auth: Authority, subject: ApprovalSubject, approv
     auth,
     `INSERT INTO approvals (repository, change_id, change_version, revision, context_digest, policy_epoch, profile, target, requirement_digest, receipt_kind, receipt_digest, approved_by, approved_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    subject.repository,
-    subject.change_id,
-    u64ToSql(subject.change_version),
-    subject.revision,
-    subject.context_digest,
-    u64ToSql(subject.policy_epoch),
-    subject.profile,
-    subject.target,
-    subject.requirement_digest,
-    subject.receipt_kind,
-    subject.receipt_digest,
-    approvedBy,
-    nowMs,
-  );
+  ).run(...subjectColumns(subject), approvedBy, nowMs);
   const row = find();
   if (row === undefined) throw new AgentscmError('INTERNAL', 'the approval just recorded is not readable');
   return { approval: approvalOf(row), created: true };
@@ -124,18 +127,6 @@ export function findApproval(auth: Authority, subject: ApprovalSubject): Approva
   const row = prepared(
     auth,
     `SELECT ${COLUMNS} FROM approvals WHERE repository = ? AND change_id = ? AND change_version = ? AND revision = ? AND context_digest = ? AND policy_epoch = ? AND profile = ? AND target = ? AND requirement_digest = ? AND receipt_kind = ? AND receipt_digest = ? ORDER BY approval_id DESC LIMIT 1`,
-  ).get(
-    subject.repository,
-    subject.change_id,
-    u64ToSql(subject.change_version),
-    subject.revision,
-    subject.context_digest,
-    u64ToSql(subject.policy_epoch),
-    subject.profile,
-    subject.target,
-    subject.requirement_digest,
-    subject.receipt_kind,
-    subject.receipt_digest,
-  ) as ApprovalRow | undefined;
+  ).get(...subjectColumns(subject)) as ApprovalRow | undefined;
   return row === undefined ? null : approvalOf(row);
 }
