@@ -70,6 +70,7 @@ await build({
   entryPoints: [join(uiSource, 'main.ts')],
   outfile: join(uiOut, 'app.js'),
   bundle: true,
+  minify: true,
   format: 'esm',
   platform: 'browser',
   target: 'es2022',

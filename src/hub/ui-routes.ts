@@ -61,6 +61,7 @@ async function bundleFromSources(root: string): Promise<Buffer> {
     absWorkingDir: root,
     entryPoints: [join(root, 'src', 'hub', 'ui', 'main.ts')],
     bundle: true,
+    minify: true,
     format: 'esm',
     platform: 'browser',
     target: 'es2022',

@@ -11,6 +11,8 @@ type Json = Record<string, unknown>;
 
 const TOKEN_KEY = 'agentscm.reader_token';
 const POLL_KEY = 'agentscm.poll_ms';
+// The profiles this token can read, kept for the tab so that a reload fetches its view at once.
+const PROFILES_KEY = 'agentscm.profiles';
 const API = '/v1/hub/ui-api';
 
 const main = document.getElementById('main') as HTMLElement;
@@ -88,13 +90,21 @@ function words(value: unknown): string {
   return asText(value);
 }
 
-function qualificationCell(q: Json | undefined): Child {
+/** The failures grouped by code, each once with its count (the Change view lists them per task). */
+function failureSummary(failures: readonly Json[]): Child {
+  const counts = new Map<string, number>();
+  for (const failure of failures) counts.set(asText(failure.code), (counts.get(asText(failure.code)) ?? 0) + 1);
+  return h('ul', {}, ...[...counts].map(([code, count]) => h('li', {}, failureWords(code), count > 1 ? ` — ${count} tasks` : '')));
+}
+
+function qualificationCell(q: Json | undefined, grouped = false): Child {
   if (q === undefined) return 'unknown';
   const error = q.error as Json | undefined;
   if (error !== undefined) return h('span', { class: 'muted' }, `not qualified: ${String(error.message)} (${String(error.code)})`);
   if (q.qualified === true) return h('span', { class: 'good' }, 'qualified');
   const failures = (q.failures as Json[] | undefined) ?? [];
-  return h('span', {}, h('span', { class: 'bad' }, 'not qualified'), failures.length > 0 ? h('ul', {}, ...failures.map((f) => h('li', {}, failureWords(f.code), ' — ', id(f.task_id)))) : null);
+  if (failures.length === 0) return h('span', { class: 'bad' }, 'not qualified');
+  return h('span', {}, h('span', { class: 'bad' }, 'not qualified'), grouped ? failureSummary(failures) : h('ul', {}, ...failures.map((f) => h('li', {}, failureWords(f.code), ' — ', id(f.task_id)))));
 }
 
 function nextCell(q: Json | undefined): Child {
@@ -127,7 +137,7 @@ async function changesView(cursor: string): Promise<Rendered> {
         ['Change', 'Version', 'Revision', 'Qualification', 'Next'],
         changes.map((c) => {
           const q = c.qualification as Json | undefined;
-          return [link(`/change/${encodeURIComponent(String(c.id))}`, String(c.id)), words(c.current_version), id(c.current_revision), qualificationCell(q), nextCell(q)];
+          return [link(`/change/${encodeURIComponent(String(c.id))}`, String(c.id)), words(c.current_version), id(c.current_revision), qualificationCell(q, true), nextCell(q)];
         }),
       ),
       pager('/changes', data.next_cursor),
@@ -453,7 +463,16 @@ function schedule(): void {
 async function refresh(navigated: boolean): Promise<void> {
   const mine = ++generation;
   try {
-    if (profiles.length === 0) await loadProfiles();
+    if (profiles.length === 0) {
+      const cached = cachedProfiles();
+      if (cached === null) await loadProfiles();
+      else {
+        profiles = cached;
+        renderNav();
+        // Checked again in the background; the view's own request authenticates the token.
+        loadProfiles().catch(() => undefined);
+      }
+    }
     const rendered = await route();
     if (mine !== generation) return;
     if (navigated || rendered.signature !== lastSignature) {
@@ -468,7 +487,7 @@ async function refresh(navigated: boolean): Promise<void> {
     if (error instanceof HubUnavailable) {
       setStatus('reconnecting… (the hub does not answer; the last view stays shown)', true);
     } else if (error instanceof HubRefused && (error.status === 401 || error.status === 403)) {
-      sessionStorage.removeItem(TOKEN_KEY);
+      forget();
       showTokenForm(`The hub refused the token: ${error.message} (${error.code}).`);
       return;
     } else if (error instanceof HubRefused) {
@@ -483,9 +502,29 @@ async function refresh(navigated: boolean): Promise<void> {
 }
 
 async function loadProfiles(): Promise<void> {
-  const data = JSON.parse(await getText(`${API}/profiles`)) as Json;
+  const text = await getText(`${API}/profiles`);
+  const data = JSON.parse(text) as Json;
+  const changed = JSON.stringify(data.profiles) !== JSON.stringify(profiles);
   profiles = data.profiles as Json[];
-  renderNav();
+  sessionStorage.setItem(PROFILES_KEY, JSON.stringify(profiles));
+  if (changed) renderNav();
+}
+
+function cachedProfiles(): Json[] | null {
+  const text = sessionStorage.getItem(PROFILES_KEY);
+  if (text === null) return null;
+  try {
+    const value = JSON.parse(text) as unknown;
+    return Array.isArray(value) && value.length > 0 ? (value as Json[]) : null;
+  } catch {
+    return null;
+  }
+}
+
+function forget(): void {
+  sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(PROFILES_KEY);
+  profiles = [];
 }
 
 function renderNav(): void {
@@ -511,8 +550,7 @@ function renderNav(): void {
   }
   const signOut = h('button', { type: 'button' }, 'Forget token');
   signOut.addEventListener('click', () => {
-    sessionStorage.removeItem(TOKEN_KEY);
-    profiles = [];
+    forget();
     showTokenForm('The token was removed from this tab.');
   });
   children.push(' ', signOut);
@@ -540,8 +578,8 @@ function showTokenForm(message: string | null): void {
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
+    forget();
     sessionStorage.setItem(TOKEN_KEY, input.value.trim());
-    profiles = [];
     void refresh(true);
   });
   main.replaceChildren(form);
