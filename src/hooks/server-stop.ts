@@ -3,14 +3,16 @@
  * Claude Code Stop loop separately checkpoints source, runs isolated tests and bounded review,
  * returns failure feedback"; docs/stop-hooks.md "Server-executed mode"): checkpoint the workspace
  * as the Change's next version, run the target's installed requirement on that exact revision
- * through the workflow runner (source paths in process, command steps in isolated containers),
- * and pass when the run completed, else block with each failing step, its exit status and a
- * bounded tail of its output. The run ID is derived from the Change version and the plan, so
+ * through the workflow runner (source paths in process, command steps in isolated containers,
+ * review steps through the finite review controller), and pass when the run completed, else
+ * block with each failing step, its exit status and a bounded tail of its output, or a failed
+ * review's outcome, reasons and first findings. The run ID is derived from the Change version and the plan, so
  * stopping again without an edit reopens the same run instead of running it twice.
  */
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { isJsonObject } from '../contracts/json-value.js';
-import { oneLine } from '../contracts/message-text.js';
+import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+import { oneLine, quoteForMessage } from '../contracts/message-text.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { getTargetRequirement } from '../native/requirements.js';
@@ -21,6 +23,7 @@ import type { CheckpointResult } from '../workspace/checkpoint.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
 import type { CommandStepRuntime } from '../workflows/command-step.js';
 import { compileStructure } from '../workflows/plan.js';
+import type { ReviewStepRuntime } from '../workflows/review-step.js';
 import { compileRequirementPlan, requirementDefinition } from '../workflows/requirement.js';
 import { runWorkflow } from '../workflows/runner.js';
 import type { AdvanceReport } from '../workflows/runner.js';
@@ -42,6 +45,7 @@ export interface ServerStopInput {
   readonly change: string;
   readonly target: string;
   readonly runtime?: CommandStepRuntime;
+  readonly reviewRuntime?: ReviewStepRuntime;
   readonly signal?: AbortSignal;
   readonly onProgress?: (message: string) => void;
 }
@@ -103,11 +107,37 @@ function stepLines(dataDir: string, step: StepView): { lines: string[]; failure:
     } catch (error) {
       lines.push(`  (its command record cannot be read: ${isAgentscmError(error) ? error.code : 'error'})`);
     }
+  } else if (step.kind === 'review' && isJsonObject(step.result)) {
+    const review = reviewLines(step.result);
+    lines.push(...review.lines);
+    code = review.code;
   } else if (step.result !== null) {
     const text = JSON.stringify(step.result, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
     lines.push(`  result: ${text.length > STOP_TAIL_BYTES ? `${text.slice(0, STOP_TAIL_BYTES)}…` : text}`);
   }
   return { lines, failure: { task_id: stopToken(step.id), code: stopToken(code) } };
+}
+
+/** Findings named per failing review step; the step result and the review record hold the rest. */
+export const STOP_REVIEW_FINDINGS = 8;
+
+/**
+ * A failed review step in the feedback: its outcome and reasons, the record digest, and its
+ * first findings, each path and message quoted (control characters escaped, bounded).
+ */
+function reviewLines(result: JsonObject): { lines: string[]; code: string } {
+  const text = (value: JsonValue | undefined): string => (typeof value === 'string' ? value : '');
+  const outcome = text(result.outcome);
+  const reasons = Array.isArray(result.reasons) ? result.reasons.map((r) => text(r)).filter((r) => r !== '') : [];
+  const lines = [`  review ${outcome}${reasons.length === 0 ? '' : ` (${reasons.join(', ')})`}, record ${text(result.record_digest)}`];
+  const findings = Array.isArray(result.findings) ? result.findings.filter(isJsonObject) : [];
+  const total = typeof result.findings_total === 'number' || typeof result.findings_total === 'bigint' ? Number(result.findings_total) : findings.length;
+  for (const finding of findings.slice(0, STOP_REVIEW_FINDINGS)) {
+    const line = typeof finding.line === 'number' || typeof finding.line === 'bigint' ? `:${String(finding.line)}` : '';
+    lines.push(`  finding (${oneLine(text(finding.severity))}, ${oneLine(text(finding.criterion))}) ${quoteForMessage(text(finding.path), 256)}${line}: ${quoteForMessage(text(finding.message), 512)}`);
+  }
+  if (total > Math.min(findings.length, STOP_REVIEW_FINDINGS)) lines.push(`  … ${total - Math.min(findings.length, STOP_REVIEW_FINDINGS)} more finding(s) in the review record`);
+  return { lines, code: `review_${outcome === '' ? 'unknown' : outcome}` };
 }
 
 /** Block feedback for a run that did not complete. */
@@ -148,6 +178,7 @@ export async function runServerStop(input: ServerStopInput): Promise<StopDecisio
       {
         dataDir: input.dataDir,
         ...(input.runtime === undefined ? {} : { runtime: input.runtime }),
+        ...(input.reviewRuntime === undefined ? {} : { reviewRuntime: input.reviewRuntime }),
         ...(input.signal === undefined ? {} : { signal: input.signal }),
         ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
       },
