@@ -18,7 +18,7 @@ import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startTestHub } from '../hub/fixture.js';
 import { CHANGE_ID } from '../tasks/fixture.js';
-import { BROWSER_ARGS, addChangeWithFile, browserPath, dashboardHub } from './fixture.js';
+import { BROWSER_ARGS, addChangeWithFile, browserPath, dashboardHub, landedHub } from './fixture.js';
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts', 'dashboard');
@@ -163,4 +163,21 @@ test('dashboard in Chromium: every view, hostile text, GET only, keyboard, contr
     assert.ok(!r.url.includes(d.reader.token), 'the token appeared in a URL');
   }
   assert.ok(hubRequests.filter((r) => r.url.includes('/v1/hub/ui-api/')).every((r) => r.authorization === `Bearer ${d.reader.token}`));
+});
+
+test('dashboard in Chromium: a landing shows its Change version and links to its receipt', { timeout: 120_000 }, async (t) => {
+  const d = await landedHub(t);
+  const browser: Browser = await puppeteer.launch({ executablePath: browserPath(), headless: true, args: BROWSER_ARGS });
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  await page.goto(`${d.url}/ui/`, { waitUntil: 'load' });
+  await page.evaluate(`sessionStorage.setItem('agentscm.reader_token', ${JSON.stringify(d.reader.token)}); location.hash = '#/targets'`);
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForFunction(mainHas(`${CHANGE_ID} v2`), { timeout: 15_000 });
+  await shot(page, '6b-targets-landed');
+  const hrefs = (await page.evaluate("[...document.querySelectorAll('#main td a')].map((a) => a.getAttribute('href'))")) as string[];
+  assert.deepEqual(hrefs, [`#/change/${CHANGE_ID}`, `#/receipt/${d.receiptDigest}`]);
+  await page.click(`a[href="#/receipt/${d.receiptDigest}"]`);
+  await page.waitForFunction(mainHas('Download offline bundle'), { timeout: 15_000 });
 });

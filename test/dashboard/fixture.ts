@@ -11,14 +11,18 @@ import { putSmallBlob } from '../../src/native/blobs.js';
 import { appendChangeVersion } from '../../src/native/changes.js';
 import { comparePaths, listRevisionEntries, recordRevision } from '../../src/native/revisions.js';
 import { openAuthority, readTransaction, writeTransaction } from '../../src/native/store.js';
-import { listTargets } from '../../src/native/targets.js';
+import { listTargets, setTarget } from '../../src/native/targets.js';
+import { approveChange, landChange } from '../../src/tasks/admission.js';
+import type { LandResult } from '../../src/tasks/admission.js';
+import { importEnvelope } from '../admission/fixture.js';
+import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { REPOSITORY_ID, grantFor, startTestHub } from '../hub/fixture.js';
 import type { HubStore, TestGrant } from '../hub/fixture.js';
 import { makeReceipt } from '../receipts/fixture.js';
 import type { ReceiptFixture } from '../receipts/fixture.js';
-import { PROFILE } from '../tasks/fixture.js';
+import { CHANGE_ID, PROFILE, addRevision, checkpoint, defaultFiles } from '../tasks/fixture.js';
 
 export interface DashboardHub {
   readonly hub: HubStore;
@@ -82,3 +86,35 @@ export function browserPath(): string {
 
 /** Launch options of every dashboard browser test and the benchmark. */
 export const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run'];
+
+/**
+ * A hub over a store where Change version 2 (a child of the target's revision) was collected,
+ * approved and landed on main through the admission core, as `agentscm approve` and `land` do.
+ */
+export async function landedHub(t: TestContext): Promise<{ url: string; reader: TestGrant; landed: LandResult; receiptDigest: string }> {
+  const ev = makeEvidence(t);
+  const base = ev.store.revision;
+  checkpoint(ev.store, addRevision(ev.store.dataDir, ev.store.repository, defaultFiles({ 'b.txt': 'beta' }), base));
+  const auth = openAuthority(ev.store.dataDir, { mode: 'write' });
+  try {
+    setTarget(auth, ev.store.repository, 'main', base);
+  } finally {
+    auth.close();
+  }
+  const imported = importEnvelope(ev, envelopeOf(ev.key, transferParts(claim(ev))));
+  const receiptDigest = (imported.receipt as { receipt_digest: string }).receipt_digest;
+  approveChange({ dataDir: ev.store.dataDir, profile: PROFILE, target: 'main', change: CHANGE_ID });
+  const landed = landChange({ dataDir: ev.store.dataDir, profile: PROFILE, target: 'main', change: CHANGE_ID });
+  const profile: HubProfile = {
+    repositoryId: REPOSITORY_ID,
+    profileId: PROFILE,
+    nativeRepository: ev.store.repository,
+    dataDir: ev.store.dataDir,
+    target: 'main',
+    requirementDigest: showRequirement(ev.store.dataDir, { target: 'main' }).requirement_digest,
+  };
+  const hub: HubStore = { dir: ev.dir, store: ev.store, profile, config: { host: '127.0.0.1', port: 0, profiles: [profile] } };
+  const reader = grantFor(hub, 'ops', 'dashboard', 'reader');
+  const running = await startTestHub(t, hub);
+  return { url: running.url, reader, landed, receiptDigest };
+}

@@ -12,7 +12,7 @@ import { sha256Hex } from '../../src/crypto/sha256.js';
 import { errorCode, httpCall } from '../hub/fixture.js';
 import type { HttpAnswer } from '../hub/fixture.js';
 import { CHANGE_ID } from '../tasks/fixture.js';
-import { addChangeWithFile, dashboardHub } from './fixture.js';
+import { UI_BASE, addChangeWithFile, dashboardHub, landedHub } from './fixture.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON views read loosely in assertions
 type Loose = any;
@@ -170,4 +170,29 @@ test('dashboard static files: only the three known files, with content types and
     const answer = await httpCall(d.url, 'GET', path);
     assert.equal(answer.status, 404, path);
   }
+});
+
+test('dashboard routes: a target shows what landed on it, when, from which revision and on which receipt', async (t) => {
+  const d = await landedHub(t);
+  const answer = await httpCall(d.url, 'GET', `${UI_BASE}/targets`, { token: d.reader.token });
+  assert.equal(answer.status, 200, answer.text);
+  const main = (answer.json.targets as Loose[]).find((target) => target.name === 'main');
+  const landing = d.landed.landing;
+  assert.equal(main.revision, landing.revision);
+  assert.deepEqual(main.landings, [
+    {
+      landing_id: landing.landing_id,
+      repository: landing.repository,
+      target: 'main',
+      previous_revision: landing.previous_revision,
+      revision: landing.revision,
+      change_id: CHANGE_ID,
+      change_version: 2,
+      approval_id: landing.approval_id,
+      receipt_kind: 'imported',
+      receipt_digest: d.receiptDigest,
+      landed_by: landing.landed_by,
+      landed_at_ms: landing.landed_at_ms,
+    },
+  ]);
 });

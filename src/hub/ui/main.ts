@@ -339,7 +339,7 @@ async function targetsView(): Promise<Rendered> {
                 link(`/change/${encodeURIComponent(String(l.change_id))}`, `${String(l.change_id)} v${String(l.change_version)}`),
                 id(l.revision),
                 id(l.previous_revision),
-                l.receipt_kind === 'collector' ? link(`/receipt/${String(l.receipt_digest)}`, id(l.receipt_digest)) : h('span', {}, `${String(l.receipt_kind)} `, id(l.receipt_digest)),
+                l.receipt_kind === 'imported' ? link(`/receipt/${String(l.receipt_digest)}`, id(l.receipt_digest)) : h('span', {}, `${String(l.receipt_kind)} `, id(l.receipt_digest)),
                 String(l.landed_by),
               ]),
             ),
