@@ -24,6 +24,7 @@ import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixt
 import type { Evidence } from '../evidence/fixture.js';
 import { importEnvelope } from '../admission/fixture.js';
 import { runCli } from '../helpers/cli.js';
+import type { CliResult } from '../helpers/cli.js';
 import { REPOSITORY_ID, grantFor, postTask, resultOf } from './fixture.js';
 
 const SHA = '3f786850e387550fdab836ed7e6dc881de23001b';
@@ -79,7 +80,7 @@ async function until(what: string, check: () => boolean, timeoutMs = 10_000): Pr
   }
 }
 
-async function link(ev: Evidence, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function link(ev: Evidence, args: string[]): Promise<CliResult> {
   return runCli(['--data-dir', ev.store.dataDir, 'change', 'link', '--change', CHANGE_ID, ...args]);
 }
 
