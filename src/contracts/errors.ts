@@ -252,7 +252,6 @@ export const ERROR_CODES = {
   UPLOAD_ANSWER_INVALID: { exit: EXIT.FAILED, summary: "The hub's answer to an upload is larger than 512 KiB or not strict JSON." },
 
   // --- review (finite review controller, transports, replay) ---
-  REVIEW_STEP_NOT_EXECUTABLE: { exit: EXIT.INVALID, summary: 'An agent-owned task would be derived from a review step: agent-owned tasks do not claim or collect review steps yet (skill-workflow runs and the server-executed Stop hook execute them); nothing was derived.' },
   REVIEW_COVERAGE_OUTSIDE_POLICY: { exit: EXIT.INVALID, summary: 'A coverage path of the review action lies outside every exposure prefix of its review policy; nothing was reserved or called.' },
   REVIEW_TRANSPORT_INVALID: { exit: EXIT.INVALID, summary: 'The review transport cannot be built: the executable is not an absolute path to a regular executable file, the working directory is not owner-private, an environment name is malformed, or the model or provider scope is invalid.' },
   REVIEW_TRANSPORT_NOT_QUALIFIED: { exit: EXIT.INVALID, summary: 'The review transport basis is fixture (tests only) or not the claude-code identity that is pinned; installation, import and admission refuse it.' },
@@ -263,6 +262,7 @@ export const ERROR_CODES = {
   REVIEW_REPLAY_RECORD_MISMATCH: { exit: EXIT.INVALID, summary: 'Replay: the record the controller derives from the recorded responses is not byte-identical to the imported record (coverage, findings, outcome or usage differ); the record is refused.' },
   REVIEW_PROFILE_MISMATCH: { exit: EXIT.INVALID, summary: 'A review record names another transport (basis, executable digest, provider scope, model), policy, coverage, budget or repository than its finite-review profile pins (details.field names it).' },
   REVIEW_STEP_INVALID: { exit: EXIT.INVALID, summary: 'A review step names a policy that is not a declared skill resource; no plan was compiled.' },
+  ADMISSION_REVIEW_REQUIRED: { exit: EXIT.FAILED, summary: 'A required review step of the subject has no passed review record in a completed server-executed run of its exact plan (missing, failed, incomplete or uncertain); nothing was approved or landed.' },
   REVIEW_RUNTIME_NOT_CONFIGURED: { exit: EXIT.UNAVAILABLE, summary: 'A review step is reachable but no review transport was configured (--review-executable, --review-model, --review-provider-scope, --review-state-dir); a new run is refused before anything is created.' },
 
   // --- agent-state (envelope, operations, observed runs) ---

@@ -37,6 +37,7 @@ export const QUALIFICATION_FAILURE_CODES = [
   'receipt_missing',
   'result_failed',
   'result_not_qualifying',
+  'review_not_passed',
   'source_paths_failed',
   'task_pending',
 ] as const;

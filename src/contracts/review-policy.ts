@@ -246,15 +246,3 @@ export function reviewActionToJson(action: ReviewAction): JsonObject {
     budgets: reviewBudgetsToJson(action.budgets),
   };
 }
-
-/**
- * The refusal of a review step where it cannot run: skill-workflow runs execute review steps
- * through the review controller, but agent-owned tasks do not yet claim or collect them
- * (docs/review.md "What is not built yet"), and a task must never exist that nothing can satisfy.
- */
-export function reviewStepNotExecutable(stepId: string): AgentscmError {
-  return new AgentscmError('REVIEW_STEP_NOT_EXECUTABLE', `step "${stepId}" is a review step; agent-owned tasks cannot claim or collect review steps yet`, {
-    hint: 'run the workflow with `agentscm skill-workflow run` or the server-executed Stop hook and the review flags (docs/review.md), or remove the review step from this target\'s requirement',
-    details: { step: stepId },
-  });
-}

@@ -13,7 +13,8 @@
  * context needs an exact successful command — optional or not. A subject without a qualifying
  * imported receipt may land on the server-executed path instead (spec "Source-bound skill
  * workflows": a completed run of the exact compiled plan, its command attempts passed and their
- * retained records intact, source paths recomputed now).
+ * retained records intact, every required review step a passed review record, source paths
+ * recomputed now).
  *
  * Approval runs it in the authority's writer transaction and records the approval of the
  * subject and the receipt. Landing runs it under BEGIN IMMEDIATE on authority.sqlite (the
@@ -42,6 +43,9 @@ import { pauseAtTestPoint } from '../native/test-pause.js';
 import { findCommandAttemptForStep } from '../workflows/command-attempts.js';
 import type { Journal } from '../workflows/journal.js';
 import { findRun, journalStatement, listSteps } from '../workflows/journal.js';
+import type { StepRecord } from '../workflows/journal.js';
+import { stepResultValue } from '../workflows/run-model.js';
+import { isJsonObject } from '../contracts/json-value.js';
 import { findCollectorAttempt } from './collector-claim.js';
 import { findTransferOfTask } from './collector-transfers.js';
 import { trustedLocalGuard } from './context.js';
@@ -200,6 +204,13 @@ function serverRunReceipt(journal: Journal, derived: DerivedSubject, answer: Qua
     const step = steps.find((s) => s.step_id === entry.step.id);
     if (step === undefined) return null;
     const kind = entry.step.action.kind;
+    if (kind === 'review') {
+      // A review counts only as a passed record; the receipt names its record digest.
+      const digest = passedReviewDigest(step);
+      if (digest === null && entry.step.required) return null;
+      rows.push({ step_id: step.step_id, state: step.state, result_sha256: step.result_sha256, attempt_id: null, record_digest: digest });
+      continue;
+    }
     if (kind === 'command') {
       if (step.state !== 'succeeded') return null;
       const attempt = findCommandAttemptForStep(journal.db, runId, step.step_id);
@@ -212,6 +223,44 @@ function serverRunReceipt(journal: Journal, derived: DerivedSubject, answer: Qua
     rows.push({ step_id: step.step_id, state: step.state, result_sha256: step.result_sha256, attempt_id: null, record_digest: null });
   }
   return sha256Hex(encodeCanonical([SERVER_RUN_RECEIPT_DOMAIN, { run_id: run.run_id, plan_digest: run.plan_digest, definition_sha256: run.definition_sha256, steps: rows }]));
+}
+
+/**
+ * The review record digest of a review step that passed in a run, or null: the step succeeded,
+ * its retained result still has its digest, and it names a `passed` review and its record.
+ */
+function passedReviewDigest(step: StepRecord): string | null {
+  if (step.state !== 'succeeded' || step.result === null || step.result_sha256 !== sha256Hex(step.result)) return null;
+  const result = stepResultValue(step);
+  if (!isJsonObject(result) || result.outcome !== 'passed' || typeof result.record_digest !== 'string') return null;
+  return result.record_digest;
+}
+
+/**
+ * The first required review step with no passed review in any retained run of the subject's
+ * exact plan, or null (docs/admission.md "Review at landing").
+ */
+function missingReview(journal: Journal | null, derived: DerivedSubject): DerivedSubject['tasks'][number] | null {
+  const reviews = derived.tasks.filter((entry) => entry.step.action.kind === 'review' && entry.step.required);
+  if (reviews.length === 0) return null;
+  if (journal === null) return reviews[0] ?? null;
+  const b = derived.base;
+  const runs = journalStatement(journal, 'SELECT run_id FROM workflow_runs WHERE plan_digest = ? AND repository = ? AND revision = ? AND policy_epoch = ? ORDER BY updated_at_ms DESC, run_id LIMIT 8').all(
+    b.plan_digest,
+    b.repository,
+    b.revision,
+    u64ToSql(b.policy_epoch),
+  ) as { run_id: string }[];
+  const stepsOf = runs.map(({ run_id }) => listSteps(journal, run_id));
+  return reviews.find((entry) => !stepsOf.some((steps) => steps.some((s) => s.step_id === entry.step.id && passedReviewDigest(s) !== null))) ?? null;
+}
+
+function reviewRequired(derived: DerivedSubject, entry: DerivedSubject['tasks'][number]): AgentscmError {
+  const change = derived.base.change_id;
+  return new AgentscmError('ADMISSION_REVIEW_REQUIRED', `review step "${entry.step.id}" of Change ${change} at revision ${derived.base.revision} has no passed review record in a completed server-executed run of its plan`, {
+    hint: 'run the requirement with the review flags (`agentscm skill-workflow stop` or `run`, docs/review.md); a failed, incomplete or uncertain review needs a fix and a new checkpoint',
+    details: { task_id: entry.task.task_id, step_id: entry.step.id },
+  });
 }
 
 /** The newest completed server-executed run of the subject that gives a receipt, or null. */
@@ -246,6 +295,8 @@ export function admitSubject(auth: Authority, journal: Journal | null, selection
     const run = serverRunEvidence(journal, derived, answer);
     if (run !== null) return { derived, receipt_kind: 'server_run', receipt_digest: run.receipt_digest, run_id: run.run_id };
   }
+  const review = missingReview(journal, derived);
+  if (review !== null) throw reviewRequired(derived, review);
   throw notQualified(answer, selection.change);
 }
 

@@ -82,6 +82,8 @@ export function buildReceipt(auth: Authority, journal: Journal, derived: Derived
     if (action.kind === 'source_paths') {
       const digest = sourcePathsDigest(auth, derived, action.expectations);
       rows.push(digest === null ? { ...base, outcome: 'failed' } : { ...base, outcome: 'passed', result_digest: digest });
+    } else if (action.kind === 'review') {
+      return { incomplete: `review task ${entry.task.task_id} (step "${base.step_id}") cannot be collected on the agent-owned path yet` };
     } else if (action.kind === 'require_capability') {
       rows.push({ ...base, outcome: assessCapability(action.capability).available ? 'passed' : 'unavailable' });
     } else {

@@ -11,7 +11,6 @@ import { AgentscmError } from '../contracts/errors.js';
 import type { InstructionEntrypoint, TaskCriterion, TaskProgression } from '../contracts/instruction-entrypoint.js';
 import type { NamedReference } from '../contracts/named-reference.js';
 import { MAX_REFERENCES } from '../contracts/named-reference.js';
-import { reviewStepNotExecutable } from '../contracts/review-policy.js';
 import { TASK_CAPABILITY } from '../contracts/task-common.js';
 import type { WorkflowTaskSubject } from '../contracts/task-subject.js';
 import { subjectToJson } from '../contracts/task-subject.js';
@@ -62,8 +61,8 @@ export const ACTION_CLASS_RULES = {
   source_paths: { criterion: 'source-paths', controller_only: true, progression: 'none' },
   command: { criterion: 'command', controller_only: false, progression: 'claim' },
   require_capability: { criterion: 'capability', controller_only: true, progression: 'none' },
-  // Never derived: a plan with a review step is refused here (REVIEW_STEP_NOT_EXECUTABLE) until
-  // review tasks are claimed and collected (docs/review.md "What is not built yet").
+  // Controller-only: agent-owned tasks cannot collect a review yet, so a review task stays
+  // blocked (review_not_passed); the server-executed path runs it (docs/review.md).
   review: { criterion: 'review', controller_only: true, progression: 'none' },
 } as const satisfies Record<PlanStep['action']['kind'], { criterion: string; controller_only: boolean; progression: TaskProgression }>;
 
@@ -97,7 +96,8 @@ function criterionFor(step: PlanStep, revision: string): TaskCriterion {
       description = `Needs the capability ${JSON.stringify(action.capability).slice(0, 256)}, which only the controller can perform; report this criterion not_claimed.`;
       break;
     case 'review':
-      throw reviewStepNotExecutable(step.id);
+      description = `A bounded review of ${action.coverage.length} revision path(s) by the review controller under policy ${action.policy_path} (sha256 ${action.policy_sha256}); only the controller can perform it; report this criterion not_claimed.`;
+      break;
   }
   // A criterion's `required` says whether the task's own pass needs it, not whether the step is
   // required by the workflow (that is the task's `required`): the one criterion of an optional
@@ -311,8 +311,6 @@ function deriveFresh(auth: Authority, selection: SubjectSelection): DerivedSubje
     policyEpoch,
     change: { id: change.id, version: change.current_version, contextDigest: selection.context_digest },
   });
-  const review = compiled.plan.steps.find((step) => step.action.kind === 'review');
-  if (review !== undefined) throw reviewStepNotExecutable(review.id);
   const base: Omit<WorkflowTaskSubject, 'step_id'> = {
     version: 1,
     repository,

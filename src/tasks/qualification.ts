@@ -121,6 +121,8 @@ function evaluateTask(auth: Authority, journal: Journal | null, claims: Claims, 
     return checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state === 'succeeded' ? ok('succeeded') : failing('failed', 'source_paths_failed');
   }
   if (action.kind === 'require_capability') return assessCapability(action.capability).available ? ok('succeeded') : failing('blocked', 'capability_unavailable');
+  // Agent-owned tasks cannot collect a review yet: a review task stays blocked (docs/review.md).
+  if (action.kind === 'review') return failing('blocked', 'review_not_passed');
   return evaluateCommand(auth, journal, claims, derived, entry, nowMs);
 }
 

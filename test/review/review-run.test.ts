@@ -5,15 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import test from 'node:test';
 import type { TestContext } from 'node:test';
+import Database from 'better-sqlite3';
 import type { JsonValue } from '../../src/contracts/json-value.js';
+import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { DEV_BIN, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { definition, writeDefinition } from '../workflows/fixture.js';
+import { definition, sourcePaths, writeDefinition } from '../workflows/fixture.js';
 import { answerJson, BUDGETS, installFixture } from './fixture.js';
 import type { InstalledFixture } from './fixture.js';
 import { fixtureEnv, POLICY_PATH, reviewArgs, reviewRunStore, reviewStepAction, reviewWorkflow } from './review-run-fixture.js';
@@ -186,4 +188,34 @@ test('SIGKILL of skill-workflow run mid-review: resume reuses the answered call,
   // Call 0 was answered before the kill and reused; call 1 was reserved and is never made again;
   // the uncertain call stops the review, so call 2 is never made.
   assert.deepEqual(fixture.calls().map((c) => c.call_index), [0, 1]);
+});
+
+test('a journal of schema step 6 is migrated to accept review steps, every retained run and step kept', async (t) => {
+  const dir = tempDir(t);
+  const store = reviewRunStore(join(dir, 'data'));
+  // A source-only run recorded by the previous schema.
+  const file = writeDefinition(dir, 'old.json', definition(store, [{ id: 'sources', action: sourcePaths(store, ['src/a.ts']) }]));
+  const paths = journalPaths(store.dataDir);
+  mkdirSync(dirname(paths.db), { recursive: true, mode: 0o700 });
+  const old = new Database(paths.db);
+  old.pragma('journal_mode = WAL');
+  JOURNAL_MIGRATIONS.slice(0, 6).forEach((step) => step(old));
+  old.pragma('user_version = 6');
+  old.close();
+  const first = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', 'old-run', file, '--json']);
+  assert.equal(first.code, 0, first.stderr);
+  const before = new Database(paths.db, { readonly: true });
+  assert.equal(before.pragma('user_version', { simple: true }), JOURNAL_MIGRATIONS.length);
+  const rows = before.prepare('SELECT * FROM workflow_steps ORDER BY run_id, position').all();
+  before.close();
+  assert.equal(rows.length, 1);
+
+  // Migrated in place: the old run reopens unchanged and a review step can be recorded beside it.
+  const fixture = installFixture(t, PASSING);
+  const run = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', 'review-new', reviewWorkflow(store, dir), '--json', ...reviewArgs(fixture, join(tempDir(t), 'state'))], { env: fixtureEnv(fixture) });
+  assert.equal(run.code, 0, run.stderr);
+  const after = new Database(paths.db, { readonly: true });
+  assert.deepEqual(after.prepare("SELECT * FROM workflow_steps WHERE run_id = 'old-run' ORDER BY position").all(), rows);
+  assert.deepEqual(after.prepare("SELECT kind FROM workflow_steps WHERE run_id = 'review-new' ORDER BY position").all(), [{ kind: 'source_paths' }, { kind: 'review' }]);
+  after.close();
 });
