@@ -130,28 +130,27 @@ export async function main(): Promise<void> {
       const first: number[] = [];
       const refresh: number[] = [];
       for (let i = 0; i < RUNS; i++) {
-        let start = performance.now();
+        const start = performance.now();
         await fetchJson(running.url, path, reader.token);
         json.push(performance.now() - start);
 
-        start = performance.now();
+        // Timed by the browser itself (User Timing): from navigation start to the view drawn, and
+        // the duration of a redraw, so that the driver's own round trips are not counted.
         await page.reload({ waitUntil: 'domcontentloaded' });
-        await page.waitForFunction(rendered, { polling: 'mutation', timeout: 120_000 });
-        first.push(performance.now() - start);
+        await page.waitForFunction(`${rendered} && performance.getEntriesByName('agentscm:view').length === 1`, { polling: 'mutation', timeout: 120_000 });
+        first.push(Number(await page.evaluate("(m => m.startTime + m.duration)(performance.getEntriesByName('agentscm:view')[0])")));
 
-        // A marker the re-render removes: the refresh is done when the view was replaced.
-        start = performance.now();
-        await page.evaluate(`document.getElementById('main').append(Object.assign(document.createElement('span'), { id: 'stale' })); location.hash = location.hash === '#/changes' ? '#/changes/page/0' : '#/changes'`);
-        await page.waitForFunction(`document.getElementById('stale') === null && ${rendered}`, { polling: 'mutation', timeout: 120_000 });
-        refresh.push(performance.now() - start);
+        await page.evaluate(`performance.clearMeasures('agentscm:view'); location.hash = location.hash === '#/changes' ? '#/changes/page/0' : '#/changes'`);
+        await page.waitForFunction(`${rendered} && performance.getEntriesByName('agentscm:view').length === 1`, { polling: 'mutation', timeout: 120_000 });
+        refresh.push(Number(await page.evaluate("performance.getEntriesByName('agentscm:view')[0].duration")));
       }
       const base = median(json);
       const line = (name: string, values: number[]): string => `${name.padEnd(62)} ${median(values).toFixed(1).padStart(8)} ms  ${(median(values) / base).toFixed(2)}×`;
       process.stdout.write(`Changes page of ${rows} rows (each with its versions and qualification); median of ${RUNS} runs\n`);
       process.stdout.write(`${'baseline: the same page as JSON over the hub (Node client)'.padEnd(62)} ${base.toFixed(1).padStart(8)} ms  1.00×\n`);
       const ratio = median(first) / base;
-      process.stdout.write(`${line('first render in Chromium (load, profiles, fetch, render)', first)}   target ≤ 2×: ${ratio <= 2 ? 'met' : 'NOT met'}\n`);
-      process.stdout.write(`${line('refresh in Chromium (fetch and render, no page load)', refresh)}\n`);
+      process.stdout.write(`${line('first render in Chromium (navigation start to table drawn)', first)}   target ≤ 2×: ${ratio <= 2 ? 'met' : 'NOT met'}\n`);
+      process.stdout.write(`${line('refresh in Chromium (fetch and redraw, no page load)', refresh)}\n`);
       process.stdout.write(
         `${JSON.stringify({ bench: 'dashboard', changes: CHANGES, tasks: n, rows, json_ms: base, first_render_ms: median(first), refresh_ms: median(refresh), first_render_ratio: ratio, target_met: ratio <= 2 })}\n`,
       );

@@ -41,6 +41,9 @@ export const CHANGE_PAGE_MAX = 100;
 export const RUN_PAGE_MAX = 200;
 /** Bytes of each retained output stream (stdout, stderr) a run view carries; the rest is counted, not sent. */
 export const RUN_OUTPUT_MAX_BYTES = 64 * 1024;
+/** Versions a Change's subject view carries, newest first (`version_count` counts all); a list row carries the newest 5. */
+export const CHANGE_VERSIONS_MAX = 100;
+export const CHANGE_LIST_VERSIONS = 5;
 /** Changed paths shown in a Change's revision diff (the total is counted). */
 export const DIFF_PATHS_MAX = 500;
 /** Landings shown per target, newest first. */
@@ -116,6 +119,10 @@ function qualificationOf(profile: HubProfile, change: string, connections: TaskC
   }
 }
 
+function newestVersions<T>(versions: readonly T[], max: number): T[] {
+  return versions.slice(-max).reverse();
+}
+
 function changesView(request: UiRequest): UiAnswer {
   const { profile } = request;
   if (request.item !== null) {
@@ -126,7 +133,7 @@ function changesView(request: UiRequest): UiAnswer {
     // `revision diff TARGET CHANGE`: the cost follows the change (shared subtrees are skipped).
     const diff = target === null ? null : diffRevisionView({ dataDir: profile.dataDir, repository: profile.nativeRepository, from: target.revision, to: change.current_revision });
     return json({
-      change,
+      change: { ...change, versions: newestVersions(change.versions, CHANGE_VERSIONS_MAX), version_count: change.versions.length },
       policy_epoch: policy.policy_epoch,
       target: { name: profile.target, revision: target?.revision ?? null },
       qualification: qualificationOf(profile, change.id, request.connections),
@@ -147,7 +154,8 @@ function changesView(request: UiRequest): UiAnswer {
       id: change.id,
       current_version: change.current_version,
       current_revision: change.current_revision,
-      versions: change.versions,
+      version_count: change.versions.length,
+      versions: newestVersions(change.versions, CHANGE_LIST_VERSIONS),
       qualification: qualificationOf(profile, change.id, request.connections),
     })),
     next_cursor: cursor + limit < total ? String(cursor + limit) : null,

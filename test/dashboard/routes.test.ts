@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { errorCode, httpCall } from '../hub/fixture.js';
 import type { HttpAnswer } from '../hub/fixture.js';
-import { CHANGE_ID } from '../tasks/fixture.js';
+import { CHANGE_ID, checkpoint } from '../tasks/fixture.js';
 import { UI_BASE, addChangeWithFile, dashboardHub, landedHub } from './fixture.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON views read loosely in assertions
@@ -120,6 +120,13 @@ test('dashboard routes: the subject of a Change carries its revision diff agains
   const page = await httpCall(d.url, 'GET', `${d.base}/changes?limit=1&cursor=1`, { token: d.reader.token });
   const listed = (page.json.changes as Loose[])[0];
   assert.deepEqual([page.json.total, listed.id, listed.qualification.error.code, page.json.next_cursor], [2, 'change-2', 'CONTEXT_NOT_FOUND', null]);
+
+  // A list row carries the newest 5 versions and the count; the subject view the newest 100.
+  for (let i = 0; i < 6; i++) checkpoint(d.hub.store, d.hub.store.revision);
+  const first = ((await httpCall(d.url, 'GET', `${d.base}/changes?limit=1`, { token: d.reader.token })).json.changes as Loose[])[0];
+  assert.deepEqual([first.version_count, (first.versions as Loose[]).map((v) => v.version as number)], [7, [7, 6, 5, 4, 3]]);
+  const subject = (await httpCall(d.url, 'GET', `${d.base}/changes/${CHANGE_ID}`, { token: d.reader.token })).json.change as Loose;
+  assert.deepEqual([subject.version_count, (subject.versions as Loose[]).length], [7, 7]);
 });
 
 test('dashboard routes refuse: no token 401, an agent grant 403, bad queries 400, unknown items 404', async (t) => {
