@@ -51,8 +51,11 @@ function packageRoot(): string {
   }
 }
 
-const fromSources = fileURLToPath(import.meta.url).endsWith('.ts');
-const cache = new Map<string, Buffer>();
+/** Where the files come from: the package root, and whether it runs from its TypeScript sources. */
+export interface UiSource {
+  readonly root: string;
+  readonly fromSources: boolean;
+}
 
 async function bundleFromSources(root: string): Promise<Buffer> {
   // Development only: esbuild is a devDependency and not part of the built CLI's bundle.
@@ -73,10 +76,8 @@ async function bundleFromSources(root: string): Promise<Buffer> {
   return Buffer.from(out.contents);
 }
 
-async function load(name: string): Promise<Buffer> {
-  const cached = cache.get(name);
-  if (cached !== undefined) return cached;
-  const root = packageRoot();
+async function load(source: UiSource, name: string): Promise<Buffer> {
+  const { root, fromSources } = source;
   let body: Buffer;
   if (fromSources) {
     body = name === 'app.js' ? await bundleFromSources(root) : readFileSync(join(root, 'src', 'hub', 'ui', name));
@@ -85,14 +86,29 @@ async function load(name: string): Promise<Buffer> {
     if (!existsSync(file)) throw new AgentscmError('HUB_ROUTE_NOT_FOUND', `the dashboard file ${name} is not built`, { hint: 'run npm run build, which writes dist/ui/' });
     body = readFileSync(file);
   }
-  cache.set(name, body);
   return body;
 }
 
-/** The known dashboard file at `path`, or null when the path is not one of them. */
+/** A reader of the known dashboard files of `source`, each read (or bundled) once and kept. */
+export function createUiFiles(source: UiSource): (path: string) => Promise<UiFile | null> {
+  const cache = new Map<string, Buffer>();
+  return async (path) => {
+    if (!Object.hasOwn(FILES, path)) return null;
+    const known = FILES[path];
+    if (known === undefined) return null;
+    let body = cache.get(known.name);
+    if (body === undefined) {
+      body = await load(source, known.name);
+      cache.set(known.name, body);
+    }
+    return { body, type: known.type };
+  };
+}
+
+let packaged: ((path: string) => Promise<UiFile | null>) | null = null;
+
+/** The known dashboard file at `path` of this package (built or from sources), or null when the path is not one of them. */
 export async function uiFile(path: string): Promise<UiFile | null> {
-  if (!Object.hasOwn(FILES, path)) return null;
-  const known = FILES[path];
-  if (known === undefined) return null;
-  return { body: await load(known.name), type: known.type };
+  packaged ??= createUiFiles({ root: packageRoot(), fromSources: fileURLToPath(import.meta.url).endsWith('.ts') });
+  return packaged(path);
 }
