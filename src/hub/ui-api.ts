@@ -15,6 +15,7 @@ import type { LiveGrant } from '../native/grants.js';
 import { listLandings } from '../native/landings.js';
 import { getChange, listChanges } from '../native/changes.js';
 import { listRegistrationsInStore, listTargetsInStore } from '../native/listings.js';
+import { soleCurrentContext } from '../native/review-contexts.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import { diffRevisionView, showChange, showPolicy } from '../native/views.js';
 import { qualifyLocal } from '../tasks/qualification-local.js';
@@ -119,6 +120,16 @@ function qualificationOf(profile: HubProfile, change: string, connections: TaskC
   }
 }
 
+/** The review context of the Change's current version at the current epoch, or why there is none. */
+function contextOf(connections: TaskConnections, repository: string, change: string): JsonObject {
+  const auth = connections.authority();
+  try {
+    return { context_digest: readTransaction(auth, () => soleCurrentContext(auth, repository, change)) };
+  } catch (error) {
+    return refusal(error);
+  }
+}
+
 function newestVersions<T>(versions: readonly T[], max: number): T[] {
   return versions.slice(-max).reverse();
 }
@@ -135,6 +146,7 @@ function changesView(request: UiRequest): UiAnswer {
     return json({
       change: { ...change, versions: newestVersions(change.versions, CHANGE_VERSIONS_MAX), version_count: change.versions.length },
       policy_epoch: policy.policy_epoch,
+      context: contextOf(request.connections, profile.nativeRepository, change.id),
       target: { name: profile.target, revision: target?.revision ?? null },
       qualification: qualificationOf(profile, change.id, request.connections),
       diff: diff === null ? null : { from: diff.from, to: diff.to, total: diff.changes.length, changes: diff.changes.slice(0, DIFF_PATHS_MAX) },

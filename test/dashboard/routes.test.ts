@@ -58,6 +58,7 @@ test('dashboard routes: a reader grant reads every view, bounded, with the secur
   assert.equal((change.json.change as Loose).id, CHANGE_ID);
   assert.equal((change.json.target as Loose).name, 'main');
   assert.deepEqual((change.json.diff as Loose).changes, [], 'the Change is at its target revision');
+  assert.deepEqual(change.json.context, { context_digest: d.receipt.ev.store.contextDigest });
 
   const tasks = await get(`${d.base}/tasks?change=${CHANGE_ID}&limit=10`);
   assert.equal(tasks.status, 200, tasks.text);

@@ -202,6 +202,13 @@ function recordView(record: Json): HTMLElement {
   );
 }
 
+function contextCell(context: Json | undefined): Child {
+  if (context === undefined) return 'unknown';
+  if (typeof context.context_digest === 'string') return id(context.context_digest);
+  const error = context.error as Json | undefined;
+  return h('span', { class: 'muted' }, `${asText(error?.message)} (${asText(error?.code)})`);
+}
+
 function diffView(diff: Json | null): Child {
   if (diff === null) return h('p', { class: 'muted' }, 'The profile names no target of this repository.');
   const changes = (diff.changes as Json[] | undefined) ?? [];
@@ -228,12 +235,13 @@ async function changeView(changeId: string): Promise<Rendered> {
       h('h2', {}, `Change ${String(change.id)}`),
       h('h3', {}, 'Subject'),
       table(
-        ['Version', 'Revision', 'Policy epoch', 'Target', 'Qualification', 'Next', 'Receipt'],
+        ['Version', 'Revision', 'Policy epoch', 'Review context', 'Target', 'Qualification', 'Next', 'Receipt'],
         [
           [
             words(change.current_version),
             id(change.current_revision),
             words(data.policy_epoch),
+            contextCell(data.context as Json | undefined),
             h('span', {}, String(target.name), ' at ', id(target.revision)),
             qualificationCell(q),
             nextCell(q),
