@@ -89,5 +89,5 @@ test('hub serve refuses a bad config with its code and exit status before listen
   writeFileSync(file, JSON.stringify({ version: 1, agent_task_profiles: [{ ...PROFILE, publish_forge_status: true }] }));
   const forge = await runCli(['hub', 'serve', '--config', file]);
   assert.equal(forge.code, 2);
-  assert.match(forge.stderr, /^error\[HUB_CONFIG_FORGE_INVALID\] .*names no forge/);
+  assert.match(forge.stderr, /^error\[HUB_CONFIG_FORGE_INVALID\]: .*names no forge/);
 });
