@@ -11,9 +11,8 @@
  * (default 3).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeCanonical, encodeCanonicalText } from '../src/contracts/canonical-json.js';
 import type { JsonObject, JsonValue } from '../src/contracts/json-value.js';
@@ -21,7 +20,8 @@ import { callTaskOperation } from '../src/tasks/facade.js';
 import { openTaskConnections } from '../src/tasks/connections.js';
 import type { TaskConnections } from '../src/tasks/connections.js';
 import { authorizeTaskToken } from '../src/tasks/grant-guard.js';
-import { DEV_BIN, REPO_ROOT, TSX_LOADER } from '../test/helpers/cli.js';
+import { Pool } from 'undici';
+import { BUILT_BIN, DEV_BIN, REPO_ROOT, TSX_LOADER } from '../test/helpers/cli.js';
 import { grantFor, hubStore, subjectOf, tasksPath, writeConfigFile } from '../test/hub/fixture.js';
 import type { HubStore, TestGrant } from '../test/hub/fixture.js';
 import { CHANGE_ID, PROFILE, checkpoint } from '../test/tasks/fixture.js';
@@ -102,23 +102,17 @@ function facadeCycle(side: Side, grant: TestGrant, task: TaskRef, n: number): vo
   run('result', assertionRequest(grant.actor, claimed, `r-${n}`, 'failed'));
 }
 
-function post(agent: Agent, url: string, token: string, body: string): Promise<{ status: number; json: JsonObject }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(new URL(tasksPath(), url), { method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as JsonObject }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+/** One POST on the pool's keep-alive connections (undici: a cheap client keeps the measurement about the hub). */
+async function post(pool: Pool, token: string, body: string): Promise<{ status: number; json: JsonObject }> {
+  const res = await pool.request({ path: tasksPath(), method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  return { status: res.statusCode, json: (await res.body.json()) as JsonObject };
 }
 
-async function httpCycle(agent: Agent, url: string, side: Side, grant: TestGrant, task: TaskRef, n: number, requestMs: number[]): Promise<void> {
+async function httpCycle(pool: Pool, side: Side, grant: TestGrant, task: TaskRef, n: number, requestMs: number[]): Promise<void> {
   const send = async (operation: string, input: JsonValue, subject?: JsonValue): Promise<JsonObject> => {
     const body = encodeCanonicalText({ operation, input, ...(subject === undefined ? {} : { subject }) });
     const start = performance.now();
-    const answer = await post(agent, url, grant.token, body);
+    const answer = await post(pool, grant.token, body);
     requestMs.push(performance.now() - start);
     if (answer.status !== 200) throw new Error(`${operation}: ${answer.status} ${JSON.stringify(answer.json)}`);
     return answer.json.result as JsonObject;
@@ -128,8 +122,18 @@ async function httpCycle(agent: Agent, url: string, side: Side, grant: TestGrant
   await send('result', assertionRequest(grant.actor, claimed, `r-${n}`, 'failed'));
 }
 
-async function startHubProcess(side: Side): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, 'hub', 'serve', '--config', writeConfigFile(side.hub), '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+/**
+ * The hub runs from the built CLI (`npm run bench` builds first), as a user runs it; from the
+ * TypeScript sources through tsx when there is no build or AGENTSCM_BENCH_HUB_CLI=sources.
+ */
+function hubCommand(): { args: string[]; from: string } {
+  const sources = process.env.AGENTSCM_BENCH_HUB_CLI === 'sources' || !existsSync(join(REPO_ROOT, 'dist', 'commands', 'hub', 'serve.js'));
+  return sources ? { args: ['--import', TSX_LOADER, DEV_BIN], from: 'the TypeScript sources (tsx)' } : { args: [BUILT_BIN], from: 'the built CLI (bin/run.js)' };
+}
+
+async function startHubProcess(side: Side): Promise<{ url: string; pid: number; from: string; stop: () => Promise<void> }> {
+  const { args, from } = hubCommand();
+  const child = spawn(process.execPath, [...args, 'hub', 'serve', '--config', writeConfigFile(side.hub), '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -144,6 +148,7 @@ async function startHubProcess(side: Side): Promise<{ url: string; pid: number; 
   return {
     url,
     pid,
+    from,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
@@ -151,6 +156,21 @@ async function startHubProcess(side: Side): Promise<{ url: string; pid: number; 
       }),
   };
 }
+
+/** User + system CPU time of a process so far, in ms (Linux /proc; null elsewhere). */
+function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** USER_HZ of Linux /proc times (100 on every mainstream kernel build). */
+const CLOCK_TICKS = 100;
 
 /** VmHWM of a process in bytes (Linux), or null. */
 function peakRss(pid: number): number | null {
@@ -170,11 +190,13 @@ export async function main(): Promise<void> {
     const viaHttp = makeSide();
     const inProcess = makeSide();
     const hub = await startHubProcess(viaHttp);
-    const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+    const pool = new Pool(hub.url, { connections: CLIENTS, pipelining: 1 });
     let n = 0;
     let httpMs = 0;
     let facadeMs = 0;
     let timedCycles = 0;
+    let hubCpuMs = 0;
+    let facadeCpuMs = 0;
     const requestMs: number[] = [];
     const cycleMs: number[] = [];
     for (let round = 0; round < WARMUP + ROUNDS; round++) {
@@ -186,26 +208,32 @@ export async function main(): Promise<void> {
       const httpTasks = freshTasks(viaHttp, viaHttp.grants[0]?.token ?? '');
       const localTasks = freshTasks(inProcess, inProcess.grants[0]?.token ?? '');
       const roundRequests: number[] = [];
+      const cpuBefore = cpuMs(hub.pid);
       let start = performance.now();
       await Promise.all(
         viaHttp.grants.map(async (grant, i) => {
           const begun = performance.now();
-          await httpCycle(agent, hub.url, viaHttp, grant, httpTasks[i] as TaskRef, (n += 1), roundRequests);
+          await httpCycle(pool, viaHttp, grant, httpTasks[i] as TaskRef, (n += 1), roundRequests);
           if (timed) cycleMs.push(performance.now() - begun);
         }),
       );
       const httpRound = performance.now() - start;
+      const cpuAfter = cpuMs(hub.pid);
+      const ownCpu = process.cpuUsage();
       start = performance.now();
       inProcess.grants.forEach((grant, i) => facadeCycle(inProcess, grant, localTasks[i] as TaskRef, (n += 1)));
       const facadeRound = performance.now() - start;
+      const ownCpuUsed = process.cpuUsage(ownCpu);
       if (timed) {
         httpMs += httpRound;
         facadeMs += facadeRound;
         timedCycles += CLIENTS;
+        hubCpuMs += cpuBefore === null || cpuAfter === null ? Number.NaN : cpuAfter - cpuBefore;
+        facadeCpuMs += (ownCpuUsed.user + ownCpuUsed.system) / 1000;
         requestMs.push(...roundRequests);
       }
     }
-    agent.destroy();
+    await pool.close();
     viaHttp.connections.close();
     inProcess.connections.close();
     const rss = peakRss(hub.pid);
@@ -216,12 +244,16 @@ export async function main(): Promise<void> {
     requestMs.sort((a, b) => a - b);
     cycleMs.sort((a, b) => a - b);
     const f = (x: number): string => x.toFixed(1);
+    process.stdout.write(`hub runs from ${hub.from}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
     process.stdout.write(`cycles: ${timedCycles} (${CLIENTS} concurrent clients x ${ROUNDS} rounds, claim -> heartbeat -> result)\n`);
     process.stdout.write(`hub over loopback HTTP:  ${f(httpRate)} cycles/s\n`);
     process.stdout.write(`in-process facade:       ${f(facadeRate)} cycles/s (same grant guard per operation, connections kept open as the hub does)\n`);
     process.stdout.write(`ratio: ${ratio.toFixed(2)} (target >= 0.6) ${ratio >= 0.6 ? 'ok' : 'BELOW TARGET'}\n`);
     process.stdout.write(`HTTP request latency: p50 ${f(percentile(requestMs, 50))} ms, p99 ${f(percentile(requestMs, 99))} ms\n`);
     process.stdout.write(`cycle latency under 32 clients: p50 ${f(percentile(cycleMs, 50))} ms, p99 ${f(percentile(cycleMs, 99))} ms\n`);
+    process.stdout.write(
+      `CPU time per cycle: hub ${Number.isNaN(hubCpuMs) ? 'unavailable' : `${(hubCpuMs / timedCycles).toFixed(2)} ms`}, in-process facade ${(facadeCpuMs / timedCycles).toFixed(2)} ms (less sensitive to load than the rates)\n`,
+    );
     process.stdout.write(`hub peak RSS: ${rss === null ? 'unavailable' : `${(rss / 1024 / 1024).toFixed(1)} MiB`}\n`);
   } finally {
     if (previous === undefined) delete process.env.TMPDIR;
