@@ -77,7 +77,7 @@ export interface BuiltTree {
 export interface BuiltTrees {
   /** Digest of the root tree. */
   readonly root: string;
-  /** Every tree, children before their parent (the root last). */
+  /** Every tree but those buildTrees was given as known, children before their parent (the root last). */
   readonly trees: readonly BuiltTree[];
 }
 
@@ -86,6 +86,10 @@ interface OpenDir {
   readonly name: string;
   readonly entries: TreeEntry[];
   readonly names: Set<string>;
+  /** The digest the caller knows for this directory: its entries are neither kept nor hashed. */
+  readonly known: string | undefined;
+  /** Inside a known directory: nothing of it is kept. */
+  readonly skipped: boolean;
 }
 
 function notSorted(why: string): AgentscmError {
@@ -96,19 +100,29 @@ function notSorted(why: string): AgentscmError {
  * Every tree of a flat listing sorted by path bytes (unique paths, no path both a file and a
  * directory): one pass, a stack of open directories. Because the listing is in whole-path byte
  * order, entries reach each directory already in tree order.
+ *
+ * `known` may give the digest of a directory (never the root) whose files the caller knows
+ * to be those of an already stored tree (a checkpoint: a directory with no changed path below
+ * it has its base tree). Such a directory is neither encoded nor hashed nor returned in
+ * `trees`, and nothing below it is looked at beyond the path order.
  */
-export function buildTrees(files: readonly FlatEntry[]): BuiltTrees {
+export function buildTrees(files: readonly FlatEntry[], known?: (dirPath: string) => string | undefined): BuiltTrees {
   const trees: BuiltTree[] = [];
-  const stack: OpenDir[] = [{ path: '', name: '', entries: [], names: new Set() }];
+  const stack: OpenDir[] = [{ path: '', name: '', entries: [], names: new Set(), known: undefined, skipped: false }];
   const add = (dir: OpenDir, entry: TreeEntry): void => {
+    if (dir.known !== undefined || dir.skipped) return;
     if (dir.names.has(entry.name)) throw notSorted(`name ${JSON.stringify(dir.path === '' ? entry.name : `${dir.path}/${entry.name}`)} both as a file and a directory, or twice`);
     dir.names.add(entry.name);
     dir.entries.push(entry);
   };
   const close = (): void => {
     const dir = stack.pop() as OpenDir;
-    const digest = treeDigest(dir.entries);
-    trees.push({ path: dir.path, digest, entries: dir.entries });
+    if (dir.skipped) return;
+    let digest = dir.known;
+    if (digest === undefined) {
+      digest = treeDigest(dir.entries);
+      trees.push({ path: dir.path, digest, entries: dir.entries });
+    }
     add(stack[stack.length - 1] as OpenDir, { name: dir.name, kind: 'directory', digest });
   };
   let previous: string | null = null;
@@ -129,7 +143,8 @@ export function buildTrees(files: readonly FlatEntry[]): BuiltTrees {
       const start = top.path === '' ? 0 : top.path.length + 1;
       const end = dirPath.indexOf('/', start);
       const path = end < 0 ? dirPath : dirPath.slice(0, end);
-      top = { path, name: path.slice(start), entries: [], names: new Set() };
+      const skipped = top.skipped || top.known !== undefined;
+      top = { path, name: path.slice(start), entries: [], names: new Set(), known: skipped || known === undefined ? undefined : known(path), skipped };
       stack.push(top);
     }
     add(top, { name: file.path.slice(slash + 1), kind: file.mode, digest: file.blob });

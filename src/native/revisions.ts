@@ -15,7 +15,7 @@ import { prefixRange, resolveHexPrefix } from './prefixes.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
 import { nextSeq, prepared, readTransaction, writeTransaction } from './store.js';
 import type { Authority } from './store.js';
-import { diffTrees, lookupTreePath, storeTrees, walkTree } from './trees.js';
+import { diffTrees, lookupTreePath, readTreeEntries, storeTrees, walkTree } from './trees.js';
 import type { TreeChange } from './trees.js';
 
 export type EntryMode = 'file' | 'executable' | 'symlink';
@@ -46,18 +46,55 @@ export interface PreparedRevision {
   readonly id: string;
   /** Root tree digest. */
   readonly tree: string;
-  /** Every tree of the revision, children before parents. */
+  /** Every tree of the revision not stored already (see prepareRevision), children before parents. */
   readonly trees: readonly BuiltTree[];
   readonly entryCount: number;
   readonly totalBytes: bigint;
 }
 
-/** Trees and ID of a flat listing sorted by path bytes (INTERNAL when not sorted and unique). */
-export function prepareRevision(parent: string | null, entries: readonly RevisionEntry[]): PreparedRevision {
-  const built = buildTrees(entries.map((entry) => ({ path: entry.path, mode: entry.mode, blob: entry.blob })));
+/**
+ * Trees and ID of a flat listing sorted by path bytes (INTERNAL when not sorted and unique).
+ * `known` gives the digests of directories already stored whose files are unchanged
+ * (unchangedDirectories); they are not rebuilt.
+ */
+export function prepareRevision(parent: string | null, entries: readonly RevisionEntry[], known?: ReadonlyMap<string, string>): PreparedRevision {
+  const built = buildTrees(entries, known === undefined ? undefined : (dir) => known.get(dir));
   let total = 0n;
   for (const entry of entries) total += entry.size;
   return { id: revisionIdOf(parent, built.root), tree: built.root, trees: built.trees, entryCount: entries.length, totalBytes: total };
+}
+
+/**
+ * The stored tree digests of the directories of a recorded revision that hold none of
+ * `changedPaths` (sorted or not; files added, modified or deleted since it) but whose parent
+ * directory does: with them prepareRevision hashes only the directories on a changed path.
+ * Directories below such a directory are not listed (their parent's digest covers them).
+ */
+export function unchangedDirectories(auth: Authority, repository: string, revision: string, changedPaths: readonly string[]): Map<string, string> {
+  checkRepositoryId(repository);
+  const onChangedPath = new Set<string>(['']);
+  for (const path of changedPaths) {
+    for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) onChangedPath.add(path.slice(0, slash));
+  }
+  const known = new Map<string, string>();
+  readTransaction(auth, () => {
+    const root = rootTree(auth, repository, revision);
+    for (const dir of onChangedPath) {
+      let tree: number;
+      if (dir === '') tree = root;
+      else {
+        const entry = lookupTreePath(auth, root, dir);
+        if (entry === null || entry.kind !== 'directory') continue;
+        tree = entry.object;
+      }
+      for (const entry of readTreeEntries(auth, tree)) {
+        if (entry.kind !== 'directory') continue;
+        const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+        if (!onChangedPath.has(path)) known.set(path, entry.digest);
+      }
+    }
+  });
+  return known;
 }
 
 /** Revision ID of a tree and parent. Entries must be sorted. */

@@ -10,7 +10,7 @@ import { AgentscmError } from '../contracts/errors.js';
 import { appendChangeVersion, findChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';
 import { getRepository } from '../native/repositories.js';
-import { prepareRevision, recordRevision } from '../native/revisions.js';
+import { prepareRevision, recordRevision, unchangedDirectories } from '../native/revisions.js';
 import { openAuthority, withBulkBlobWrites, writeTransaction } from '../native/store.js';
 import { dataDirExclusions } from './exclusions.js';
 import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
@@ -106,7 +106,9 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, base, { auth, full: input.full === true, onProgress: progress }));
         const treeChanged = tree.changes.length > 0;
         progress(`hashed ${tree.hashedFiles} of ${counted(scan.files.length, 'file')}; ${counted(tree.changes.length, 'changed path')}; recording`);
-        const encoded = treeChanged ? prepareRevision(baseRevision, tree.entries) : null;
+        // Only the directories on a changed path are rebuilt and hashed; every other one keeps the
+        // base revision's stored tree (the stat cache holds exactly the base revision's files).
+        const encoded = treeChanged ? prepareRevision(baseRevision, tree.entries, unchangedDirectories(auth, repository, baseRevision, tree.changes.map((c) => c.path))) : null;
         const revision = encoded === null ? baseRevision : encoded.id;
         const lastScan = {
           finished_ms: Date.now(),
