@@ -19,7 +19,9 @@
  *
  * Progress goes to stderr; the figures to stdout. AGENTSCM_BENCH_ROUNDS (default 9) sets the
  * rounds of (a), AGENTSCM_BENCH_IMPORT_ROUNDS (default 7) those of (b). AGENTSCM_BENCH_CLI names
- * another built entry than bin/run.js (a build of the same sources elsewhere);
+ * another built entry than bin/run.js (a build of the same sources elsewhere); AGENTSCM_BENCH_CLI_BASE
+ * names a second built entry (an older build) whose CLI cycle is measured in the same rounds, so
+ * that a change is compared with what it replaces under the same load;
  * AGENTSCM_BENCH_COLLECT=cycle or =import runs one part only; AGENTSCM_BENCH_CLI_NODE_ARGS adds node
  * options to the claim and collect processes (`--cpu-prof --cpu-prof-dir=DIR` profiles them).
  */
@@ -66,6 +68,8 @@ const ROUNDS = Number(process.env.AGENTSCM_BENCH_ROUNDS ?? 9);
 const IMPORT_ROUNDS = Number(process.env.AGENTSCM_BENCH_IMPORT_ROUNDS ?? 7);
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = process.env.AGENTSCM_BENCH_CLI ?? join(REPO_ROOT, 'bin', 'run.js');
+/** A second built entry (an older build) measured in the same rounds as CLI, or undefined. */
+const CLI_BASE = process.env.AGENTSCM_BENCH_CLI_BASE;
 /** Extra node options for the CLI processes, e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile them. */
 const CLI_NODE_ARGS = (process.env.AGENTSCM_BENCH_CLI_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 const STEP = 'check';
@@ -194,14 +198,14 @@ const cliEnv = (): NodeJS.ProcessEnv => {
 };
 
 /** claim → collect → upload → receipt through two built CLI processes. */
-async function cliCycle(b: Bench): Promise<void> {
+async function cliCycle(b: Bench, cli = CLI): Promise<void> {
   const out = nextDescriptorFile(b);
   const data = b.store.dataDir;
   const env = cliEnv();
-  await run(process.execPath, [...CLI_NODE_ARGS, CLI, '--data-dir', data, 'agent-task', 'claim', '--profile', b.profileId, '--change', CHANGE_ID, '--context', b.store.contextDigest, '--token-file', b.tokenFile, '--out', out], { env });
+  await run(process.execPath, [...CLI_NODE_ARGS, cli, '--data-dir', data, 'agent-task', 'claim', '--profile', b.profileId, '--change', CHANGE_ID, '--context', b.store.contextDigest, '--token-file', b.tokenFile, '--out', out], { env });
   const collected = await run(
     process.execPath,
-    [...CLI_NODE_ARGS, CLI, '--data-dir', data, 'agent-task', 'collect', '--descriptor', out, '--key', b.keyFile, '--state-dir', b.stateDir, '--docker', b.docker, '--docker-socket', SOCKET, '--token-file', b.tokenFile, '--json'],
+    [...CLI_NODE_ARGS, cli, '--data-dir', data, 'agent-task', 'collect', '--descriptor', out, '--key', b.keyFile, '--state-dir', b.stateDir, '--docker', b.docker, '--docker-socket', SOCKET, '--token-file', b.tokenFile, '--json'],
     { env },
   );
   requireReceipt(parseStrictJson(Buffer.from(collected.stdout), { maxBytes: 1 << 20 }) as unknown as Answer, 'CLI');
@@ -258,6 +262,7 @@ async function benchCycle(root: string): Promise<void> {
   const b = await setUp(join(root, 'cycle'), docker);
   const pool = new Pool('http://localhost', { socketPath: SOCKET });
   const cli: number[] = [];
+  const cliBase: number[] = [];
   const inProc: number[] = [];
   const split: Split = [];
   const baseline: number[] = [];
@@ -268,6 +273,10 @@ async function benchCycle(root: string): Promise<void> {
     progress('warming up (one of each, untimed)');
     freshSubject(b);
     await cliCycle(b);
+    if (CLI_BASE !== undefined) {
+      freshSubject(b);
+      await cliCycle(b, CLI_BASE);
+    }
     freshSubject(b);
     await inProcessCycle(b);
     await dockerRun(docker);
@@ -293,6 +302,13 @@ async function benchCycle(root: string): Promise<void> {
           hash.push(timedSync(() => sha256Hex(readFileSync(docker))));
         },
       ];
+      const base = CLI_BASE;
+      if (base !== undefined) {
+        sides.push(async () => {
+          freshSubject(b);
+          cliBase.push(await timed(() => cliCycle(b, base)));
+        });
+      }
       for (let k = 0; k < sides.length; k++) await (sides[(i + k) % sides.length] as () => Promise<void>)();
     }
   } finally {
@@ -311,6 +327,25 @@ async function benchCycle(root: string): Promise<void> {
   line('floor: one SHA-256 of the docker executable (runtime identity)', median(hash));
   const floor = median(engine) + 2 * median(start) + median(hash);
   process.stdout.write(`floor of the CLI cycle (engine + 2 process starts + executable hash): ${ms(floor)}, ratio ${(floor / base).toFixed(2)}x\n`);
+  process.stdout.write(`CLI cycle above its floor: ${ms(median(cli) - floor)}, ${(median(cli) / floor).toFixed(2)}x the floor\n`);
+  if (CLI_BASE !== undefined) {
+    line(`the same CLI cycle, AGENTSCM_BENCH_CLI_BASE build`, median(cliBase), `   ratio ${(median(cliBase) / base).toFixed(2)}x, ${(median(cliBase) / floor).toFixed(2)}x the floor`);
+    process.stdout.write(`CLI cycle, this build / base build: ${(median(cli) / median(cliBase)).toFixed(3)} (${ms(median(cli) - median(cliBase))})\n`);
+  }
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'collect-cycle',
+      rounds: ROUNDS,
+      docker_run_ms: base,
+      cli_cycle_ms: median(cli),
+      cli_cycle_ratio: median(cli) / base,
+      cli_floor_ms: floor,
+      cli_over_floor: median(cli) / floor,
+      in_process_ms: median(inProc),
+      in_process_ratio: median(inProc) / base,
+      ...(CLI_BASE === undefined ? {} : { cli_base_cycle_ms: median(cliBase), cli_vs_base: median(cli) / median(cliBase) }),
+    })}\n`,
+  );
 }
 
 /**

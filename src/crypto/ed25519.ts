@@ -1,9 +1,13 @@
 /**
- * Ed25519 over @noble/ed25519 v3 with SHA-512 from node:crypto (docs/wire.md "Keys"). Verification
- * is strict RFC 8032: `{ zip215: false }` (canonical point encodings), S < L, and small-order
- * public keys refused. Pure: no I/O; randomness only in generateKeyPair.
+ * Ed25519 (docs/wire.md "Keys"). Key derivation and signing go through the runtime's own Ed25519
+ * (node:crypto, OpenSSL): RFC 8032 signing is deterministic, so it yields the same public keys and
+ * signatures as @noble/ed25519 (test/crypto/ed25519-node.test.ts), without building the pure-JS
+ * precomputed tables in a process that only signs. Verification stays on @noble/ed25519 v3, with
+ * SHA-512 from node:crypto, and is strict RFC 8032: `{ zip215: false }` (canonical point
+ * encodings), S < L, and small-order public keys refused. Pure: no I/O; randomness only in
+ * generateKeyPair.
  */
-import { hash } from 'node:crypto';
+import { createPrivateKey, createPublicKey, hash, randomBytes, sign, type KeyObject } from 'node:crypto';
 import * as ed from '@noble/ed25519';
 import { sha256Hex } from './sha256.js';
 
@@ -24,16 +28,27 @@ export interface Ed25519KeyPair {
   readonly publicKey: Uint8Array;
 }
 
+/** DER of a PKCS#8 Ed25519 private key (RFC 8410 section 7) up to its 32-byte seed. */
+const PKCS8_SEED_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+/** DER of an SPKI Ed25519 public key (RFC 8410 section 4) up to its 32 raw bytes. */
+const SPKI_KEY_PREFIX_BYTES = 12;
+
+/** node:crypto's key object for a 32-byte seed (checked length). */
+function privateKeyObject(privateKey: Uint8Array): KeyObject {
+  if (privateKey.byteLength !== PRIVATE_KEY_BYTES) throw new RangeError(`an Ed25519 private key is ${PRIVATE_KEY_BYTES} bytes`);
+  return createPrivateKey({ key: Buffer.concat([PKCS8_SEED_PREFIX, privateKey]), format: 'der', type: 'pkcs8' });
+}
+
 /** A fresh key pair from the platform CSPRNG. */
 export function generateKeyPair(): Ed25519KeyPair {
-  const { secretKey, publicKey } = ed.keygen();
-  return { privateKey: secretKey, publicKey };
+  const privateKey = new Uint8Array(randomBytes(PRIVATE_KEY_BYTES));
+  return { privateKey, publicKey: publicKeyOf(privateKey) };
 }
 
 /** The public key of a 32-byte secret seed. */
 export function publicKeyOf(privateKey: Uint8Array): Uint8Array {
-  if (privateKey.byteLength !== PRIVATE_KEY_BYTES) throw new RangeError(`an Ed25519 private key is ${PRIVATE_KEY_BYTES} bytes`);
-  return ed.getPublicKey(privateKey);
+  const spki = createPublicKey(privateKeyObject(privateKey)).export({ format: 'der', type: 'spki' });
+  return new Uint8Array(spki.subarray(SPKI_KEY_PREFIX_BYTES));
 }
 
 /** verification_key_id: lowercase hex SHA-256 of the 32 raw public key bytes (docs/wire.md "Identifiers"). */
@@ -56,8 +71,7 @@ export function publicKeyProblem(publicKey: Uint8Array): string | undefined {
 
 /** Sign `message` (here always the 32 raw digest bytes) with a 32-byte seed. */
 export function signBytes(message: Uint8Array, privateKey: Uint8Array): Uint8Array {
-  if (privateKey.byteLength !== PRIVATE_KEY_BYTES) throw new RangeError(`an Ed25519 private key is ${PRIVATE_KEY_BYTES} bytes`);
-  return ed.sign(message, privateKey);
+  return new Uint8Array(sign(null, message, privateKeyObject(privateKey)));
 }
 
 /** Length of the digests that are signed (SHA-256). */
