@@ -11,7 +11,7 @@
  * (default 3).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeCanonical, encodeCanonicalText } from '../src/contracts/canonical-json.js';
@@ -131,9 +131,12 @@ function hubCommand(): { args: string[]; from: string } {
   return sources ? { args: ['--import', TSX_LOADER, DEV_BIN], from: 'the TypeScript sources (tsx)' } : { args: [BUILT_BIN], from: 'the built CLI (bin/run.js)' };
 }
 
-async function startHubProcess(side: Side): Promise<{ url: string; pid: number; from: string; stop: () => Promise<void> }> {
+async function startHubProcess(side: Side, logPath: string): Promise<{ url: string; pid: number; from: string; stop: () => Promise<void> }> {
   const { args, from } = hubCommand();
-  const child = spawn(process.execPath, [...args, 'hub', 'serve', '--config', writeConfigFile(side.hub), '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+  // The access log goes to a file, as a supervised hub's stderr does (its cost is part of a request).
+  const accessLog = openSync(logPath, 'w');
+  const child = spawn(process.execPath, [...args, 'hub', 'serve', '--config', writeConfigFile(side.hub), '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', accessLog] });
+  closeSync(accessLog);
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -189,7 +192,8 @@ export async function main(): Promise<void> {
   try {
     const viaHttp = makeSide();
     const inProcess = makeSide();
-    const hub = await startHubProcess(viaHttp);
+    const logPath = join(dir, 'access.log');
+    const hub = await startHubProcess(viaHttp, logPath);
     const pool = new Pool(hub.url, { connections: CLIENTS, pipelining: 1 });
     let n = 0;
     let httpMs = 0;
@@ -238,6 +242,9 @@ export async function main(): Promise<void> {
     inProcess.connections.close();
     const rss = peakRss(hub.pid);
     await hub.stop();
+    // Every request has its access-log line once the hub has stopped (3 per cycle, warm-up included).
+    const logged = readFileSync(logPath, 'utf8').split('\n').filter((line) => line.includes('"route":"agent-tasks"')).length;
+    if (logged !== 3 * CLIENTS * (WARMUP + ROUNDS)) throw new Error(`the access log has ${logged} agent-tasks lines, not ${3 * CLIENTS * (WARMUP + ROUNDS)}`);
     const httpRate = timedCycles / (httpMs / 1000);
     const facadeRate = timedCycles / (facadeMs / 1000);
     const ratio = httpRate / facadeRate;
