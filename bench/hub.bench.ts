@@ -8,7 +8,10 @@
  * Each store holds a requirement of 32 command steps; a round gives every client one task, and a
  * new Change version (untimed) gives 32 fresh tasks for the next round. AGENTSCM_BENCH_HUB_ROUNDS
  * sets the number of timed rounds (default 20), AGENTSCM_BENCH_HUB_WARMUP the untimed ones
- * (default 3).
+ * (default 3). The hub runs from the built CLI (`npm run bench` builds first), or from the sources
+ * through tsx with AGENTSCM_BENCH_HUB_CLI=sources or when there is no build. It also prints the
+ * hub's CPU time per cycle beside the in-process side's (less sensitive to a loaded machine than
+ * the rates) and ends with one JSON summary line.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -137,9 +140,11 @@ async function startHubProcess(side: Side, logPath: string): Promise<{ url: stri
   const accessLog = openSync(logPath, 'w');
   const child = spawn(process.execPath, [...args, 'hub', 'serve', '--config', writeConfigFile(side.hub), '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', accessLog] });
   closeSync(accessLog);
+  const stdout = child.stdout;
+  if (stdout === null) throw new Error('the hub has no stdout pipe');
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
+    stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString('utf8');
       const end = out.indexOf('\n');
       if (end >= 0) resolve(out.slice(0, end));
@@ -262,6 +267,27 @@ export async function main(): Promise<void> {
       `CPU time per cycle: hub ${Number.isNaN(hubCpuMs) ? 'unavailable' : `${(hubCpuMs / timedCycles).toFixed(2)} ms`}, in-process facade ${(facadeCpuMs / timedCycles).toFixed(2)} ms (less sensitive to load than the rates)\n`,
     );
     process.stdout.write(`hub peak RSS: ${rss === null ? 'unavailable' : `${(rss / 1024 / 1024).toFixed(1)} MiB`}\n`);
+    const r = (x: number, digits = 1): number => Number(x.toFixed(digits));
+    const summary = {
+      bench: 'hub',
+      entry: hub.from.includes('built') ? 'built' : 'sources',
+      clients: CLIENTS,
+      rounds: ROUNDS,
+      cycles: timedCycles,
+      http_cycles_per_s: r(httpRate),
+      in_process_cycles_per_s: r(facadeRate),
+      ratio: r(ratio, 2),
+      ratio_target: 0.6,
+      request_p50_ms: r(percentile(requestMs, 50)),
+      request_p99_ms: r(percentile(requestMs, 99)),
+      cycle_p50_ms: r(percentile(cycleMs, 50)),
+      cycle_p99_ms: r(percentile(cycleMs, 99)),
+      hub_cpu_ms_per_cycle: Number.isNaN(hubCpuMs) ? null : r(hubCpuMs / timedCycles, 2),
+      in_process_cpu_ms_per_cycle: r(facadeCpuMs / timedCycles, 2),
+      hub_peak_rss_mib: rss === null ? null : r(rss / 1024 / 1024),
+      load_average: loadavg().map((x) => r(x, 2)),
+    };
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
