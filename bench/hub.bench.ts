@@ -206,6 +206,7 @@ export async function main(): Promise<void> {
     let timedCycles = 0;
     let hubCpuMs = 0;
     let facadeCpuMs = 0;
+    let clientCpuMs = 0;
     const requestMs: number[] = [];
     const cycleMs: number[] = [];
     for (let round = 0; round < WARMUP + ROUNDS; round++) {
@@ -218,6 +219,7 @@ export async function main(): Promise<void> {
       const localTasks = freshTasks(inProcess, inProcess.grants[0]?.token ?? '');
       const roundRequests: number[] = [];
       const cpuBefore = cpuMs(hub.pid);
+      const clientCpu = process.cpuUsage();
       let start = performance.now();
       await Promise.all(
         viaHttp.grants.map(async (grant, i) => {
@@ -228,6 +230,7 @@ export async function main(): Promise<void> {
       );
       const httpRound = performance.now() - start;
       const cpuAfter = cpuMs(hub.pid);
+      const clientCpuUsed = process.cpuUsage(clientCpu);
       const ownCpu = process.cpuUsage();
       start = performance.now();
       inProcess.grants.forEach((grant, i) => facadeCycle(inProcess, grant, localTasks[i] as TaskRef, (n += 1)));
@@ -239,6 +242,7 @@ export async function main(): Promise<void> {
         timedCycles += CLIENTS;
         hubCpuMs += cpuBefore === null || cpuAfter === null ? Number.NaN : cpuAfter - cpuBefore;
         facadeCpuMs += (ownCpuUsed.user + ownCpuUsed.system) / 1000;
+        clientCpuMs += (clientCpuUsed.user + clientCpuUsed.system) / 1000;
         requestMs.push(...roundRequests);
       }
     }
@@ -264,7 +268,7 @@ export async function main(): Promise<void> {
     process.stdout.write(`HTTP request latency: p50 ${f(percentile(requestMs, 50))} ms, p99 ${f(percentile(requestMs, 99))} ms\n`);
     process.stdout.write(`cycle latency under 32 clients: p50 ${f(percentile(cycleMs, 50))} ms, p99 ${f(percentile(cycleMs, 99))} ms\n`);
     process.stdout.write(
-      `CPU time per cycle: hub ${Number.isNaN(hubCpuMs) ? 'unavailable' : `${(hubCpuMs / timedCycles).toFixed(2)} ms`}, in-process facade ${(facadeCpuMs / timedCycles).toFixed(2)} ms (less sensitive to load than the rates)\n`,
+      `CPU time per cycle: hub ${Number.isNaN(hubCpuMs) ? 'unavailable' : `${(hubCpuMs / timedCycles).toFixed(2)} ms`}, in-process facade ${(facadeCpuMs / timedCycles).toFixed(2)} ms, the 32 HTTP clients ${(clientCpuMs / timedCycles).toFixed(2)} ms (less sensitive to load than the rates)\n`,
     );
     process.stdout.write(`hub peak RSS: ${rss === null ? 'unavailable' : `${(rss / 1024 / 1024).toFixed(1)} MiB`}\n`);
     const r = (x: number, digits = 1): number => Number(x.toFixed(digits));
@@ -284,6 +288,7 @@ export async function main(): Promise<void> {
       cycle_p99_ms: r(percentile(cycleMs, 99)),
       hub_cpu_ms_per_cycle: Number.isNaN(hubCpuMs) ? null : r(hubCpuMs / timedCycles, 2),
       in_process_cpu_ms_per_cycle: r(facadeCpuMs / timedCycles, 2),
+      client_cpu_ms_per_cycle: r(clientCpuMs / timedCycles, 2),
       hub_peak_rss_mib: rss === null ? null : r(rss / 1024 / 1024),
       load_average: loadavg().map((x) => r(x, 2)),
     };
