@@ -11,16 +11,7 @@ import { AgentscmError, isAgentscmError } from './errors.js';
 import { DIGEST_SCHEMA } from './ids.js';
 import { defineDecoder } from './schema.js';
 
-/** The key file's name inside a collector state directory. */
-export const KEY_FILE_NAME = 'signing-key.json';
-
-/**
- * True for the key file's name and the temporary names it is written under
- * (`.signing-key.json.PID.HEX.tmp`): files a workspace scan never records.
- */
-export function isKeyFileName(name: string): boolean {
-  return name === KEY_FILE_NAME || (name.startsWith(`.${KEY_FILE_NAME}.`) && name.endsWith('.tmp'));
-}
+export { KEY_FILE_NAME, isKeyFileName } from './key-file-name.js';
 
 /** A key file is tiny; anything larger is not one. */
 export const KEY_FILE_MAX_BYTES = 1024;

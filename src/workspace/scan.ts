@@ -14,10 +14,10 @@
 import { isUtf8 } from 'node:buffer';
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import type { Dirent, Stats } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import ignore from 'ignore';
 import type { Ignore } from 'ignore';
-import { isKeyFileName } from '../contracts/key-file.js';
+import { isKeyFileName } from '../contracts/key-file-name.js';
 import type { ErrorCode } from '../contracts/errors.js';
 import { compareUtf8, MAX_WORKSPACE_PATH_BYTES, workspaceNameProblem } from '../contracts/paths.js';
 import type { EntryMode } from '../native/revisions.js';
@@ -155,6 +155,7 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       refuse(`cannot read directory ${relDir === '' ? '.' : relDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
       return;
     }
+    const dirPrefix = absDir.endsWith(sep) ? absDir : `${absDir}${sep}`;
     let levels = parentLevels;
     const ignoreFile = dirents.find((d) => d.isFile() && d.name.equals(GITIGNORE));
     if (ignoreFile !== undefined) {
@@ -182,7 +183,9 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       if (name === '.git') continue;
       if (relDir === '' && name === WORKSPACE_STATE_DIR) continue;
       const relPath = `${relDir}${name}`;
-      const abs = join(absDir, name);
+      // absDir is normalized (the resolved root, then names checked below): plain concatenation
+      // gives what path.join would, without normalizing every path again.
+      const abs = `${dirPrefix}${name}`;
       const isDir = dirent.isDirectory();
       if (isIgnored(levels, relPath, isDir)) continue;
       if (isDir && excluded.has(abs)) continue;
@@ -235,7 +238,7 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
   };
 
   try {
-    walk(root, '', []);
+    walk(resolve(root), '', []);
   } catch (error) {
     if (!(error instanceof ScanStop)) throw error;
   }

@@ -1,0 +1,26 @@
+/**
+ * What a checkpoint loads: an incremental checkpoint is bounded by start-up, so its module
+ * graph must not pull in what only other commands need — the JSON schema validator (ajv),
+ * which the collector's key-file decoder uses, is the large one (docs/workspace.md
+ * "Performance").
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import test from 'node:test';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+test('loading the checkpoint and its scan loads no JSON schema validator', () => {
+  const script = [
+    "import './src/workspace/checkpoint.ts';",
+    "import { createRequire } from 'node:module';",
+    'process.stdout.write(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));',
+  ].join('\n');
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(result.status, 0, result.stderr);
+  const loaded = JSON.parse(result.stdout) as string[];
+  // The probe works: the checkpoint does load CommonJS packages (the SQLite binding).
+  assert.ok(loaded.some((path) => path.includes('/node_modules/better-sqlite3/')), `loaded: ${loaded.join(', ')}`);
+  assert.deepEqual(loaded.filter((path) => path.includes('/node_modules/ajv/')), []);
+});
