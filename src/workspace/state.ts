@@ -124,6 +124,8 @@ const CACHE_FORMAT = 1;
 const MODE_CODES: readonly EntryMode[] = ['file', 'executable', 'symlink'];
 const FLAG_STAT = 4;
 const FLAG_VALID = 8;
+const TWO_32 = 2 ** 32;
+const SAFE_SIZE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * The stat cache as one value: u8 format (1), u32be count, then per entry u16be path length,
@@ -131,31 +133,36 @@ const FLAG_VALID = 8;
  * u64be size, the 32 digest bytes, and with a stat four f64be (size, mtime ms, ctime ms, inode).
  */
 export function encodeStatCache(entries: readonly CachedEntry[]): Buffer {
+  // Sized first, then written in place: no intermediate buffer per path.
   let length = 5;
-  const paths: Buffer[] = [];
-  for (const entry of entries) {
-    const path = Buffer.from(entry.path, 'utf8');
-    paths.push(path);
-    length += 2 + path.length + 1 + 8 + 32 + (entry.stat === null ? 0 : 32);
-  }
+  for (const entry of entries) length += 2 + Buffer.byteLength(entry.path, 'utf8') + 1 + 8 + 32 + (entry.stat === null ? 0 : 32);
   const out = Buffer.allocUnsafe(length);
   out.writeUInt8(CACHE_FORMAT, 0);
   out.writeUInt32BE(entries.length, 1);
   let at = 5;
-  entries.forEach((entry, i) => {
-    const path = paths[i] as Buffer;
-    at = out.writeUInt16BE(path.length, at);
-    at += path.copy(out, at);
-    at = out.writeUInt8(MODE_CODES.indexOf(entry.mode) | (entry.stat === null ? 0 : FLAG_STAT) | (entry.cacheValid && entry.stat !== null ? FLAG_VALID : 0), at);
-    at = out.writeBigUInt64BE(entry.size, at);
-    at += out.write(entry.blob, at, 32, 'hex');
-    if (entry.stat !== null) {
-      at = out.writeDoubleBE(entry.stat.size, at);
-      at = out.writeDoubleBE(entry.stat.mtimeMs, at);
-      at = out.writeDoubleBE(entry.stat.ctimeMs, at);
-      at = out.writeDoubleBE(entry.stat.ino, at);
+  for (const entry of entries) {
+    const pathLength = out.write(entry.path, at + 2, 'utf8');
+    out.writeUInt16BE(pathLength, at);
+    at += 2 + pathLength;
+    const stat = entry.stat;
+    out[at] = MODE_CODES.indexOf(entry.mode) | (stat === null ? 0 : FLAG_STAT) | (entry.cacheValid && stat !== null ? FLAG_VALID : 0);
+    // A size below 2^53 (every real one) is written as two u32 halves without BigInt arithmetic.
+    const size = entry.size;
+    if (size >= 0n && size <= SAFE_SIZE) {
+      const n = Number(size);
+      out.writeUInt32BE(Math.floor(n / TWO_32), at + 1);
+      out.writeUInt32BE(n % TWO_32, at + 5);
+    } else out.writeBigUInt64BE(size, at + 1);
+    out.write(entry.blob, at + 9, 32, 'hex');
+    at += 41;
+    if (stat !== null) {
+      out.writeDoubleBE(stat.size, at);
+      out.writeDoubleBE(stat.mtimeMs, at + 8);
+      out.writeDoubleBE(stat.ctimeMs, at + 16);
+      out.writeDoubleBE(stat.ino, at + 24);
+      at += 32;
     }
-  });
+  }
   return out;
 }
 
