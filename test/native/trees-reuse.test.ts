@@ -53,11 +53,7 @@ test('only the trees on a changed path are rebuilt, and the revision is that of 
     const whole = prepareRevision(first.id, after);
     assert.equal(partial.id, whole.id, name);
     assert.equal(partial.tree, whole.tree, name);
-    assert.deepEqual(
-      partial.trees.map((tree) => tree.path),
-      rebuilt,
-      name,
-    );
+    assert.deepEqual(partial.trees.map((tree) => tree.path), rebuilt, name);
     // Every tree it did not rebuild is one the full rebuild finds already stored.
     const rebuiltDigests = new Set(partial.trees.map((tree) => tree.digest));
     for (const tree of whole.trees) {
