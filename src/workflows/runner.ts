@@ -284,33 +284,46 @@ async function executeRequireCapability(session: Session, step: PlanStep & { act
   await testPause('after-commit', step.id);
 }
 
+/**
+ * Mark a pending step running (renewing the run lease in the same transaction) and answer when it
+ * started; a step already running keeps its recorded start. Null when the run is no longer
+ * running, so the step must not start.
+ */
+function markStepStarted(session: Session, stepId: string, recorded: RunModelStep): number | null {
+  if (recorded.state !== 'pending') return recorded.started_at_ms ?? session.now();
+  const startedAt = session.now();
+  const marked = journalWrite(session.journal, () => {
+    renewRunLease(session.journal, session.runId, session.holder, session.now());
+    if (getRunHeader(session.journal, session.runId).state !== 'running') return false;
+    markStepRunning(session.journal, session.runId, stepId, startedAt);
+    return true;
+  });
+  return marked ? startedAt : null;
+}
+
+/** Renew the run lease every third of its life while a step runs; `onLost` hears a failed renewal. */
+function keepRunLease(session: Session, onLost: (error: unknown) => void): NodeJS.Timeout {
+  return setInterval(() => {
+    try {
+      journalWrite(session.journal, () => renewRunLease(session.journal, session.runId, session.holder, session.now()));
+    } catch (error) {
+      onLost(error);
+    }
+  }, Math.floor(LEASE_TTL_MS / 3));
+}
+
 async function executeCommand(session: Session, run: RunRecord, step: PlanStep & { action: PlanCommandAction }, recorded: RunModelStep): Promise<void> {
   const runtime = session.ctx.runtime;
   if (runtime === undefined) throw runtimeNotConfigured(step.id);
-  let startedAt = recorded.started_at_ms ?? session.now();
-  if (recorded.state === 'pending') {
-    startedAt = session.now();
-    const marked = journalWrite(session.journal, () => {
-      renewRunLease(session.journal, session.runId, session.holder, session.now());
-      if (getRunHeader(session.journal, session.runId).state !== 'running') return false;
-      markStepRunning(session.journal, session.runId, step.id, startedAt);
-      return true;
-    });
-    if (!marked) return;
-  }
+  const startedAt = markStepStarted(session, step.id, recorded);
+  if (startedAt === null) return;
   const controller = new AbortController();
   const outer = session.ctx.signal;
   const onAbort = (): void => controller.abort(outer?.reason);
   if (outer?.aborted === true) controller.abort(outer.reason);
   else outer?.addEventListener('abort', onAbort, { once: true });
   // Keep the lease while the container runs; a lost lease asks the collector to stop.
-  const renew = setInterval(() => {
-    try {
-      journalWrite(session.journal, () => renewRunLease(session.journal, session.runId, session.holder, session.now()));
-    } catch (error) {
-      controller.abort(error);
-    }
-  }, Math.floor(LEASE_TTL_MS / 3));
+  const renew = keepRunLease(session, (error) => controller.abort(error));
   let result: CommandStepResult;
   try {
     result = await runtime.run({
@@ -363,24 +376,10 @@ async function executeReview(session: Session, run: RunRecord, step: PlanStep & 
     return readRevisionFile(session.auth, run.repository, run.revision, step.action.policy_path, { maxBytes: REVIEW_LIMITS.maxPolicyBytes });
   });
   if (sha256Hex(policyBytes) !== step.action.policy_sha256) throw new AgentscmError('INTERNAL', `the review policy ${step.action.policy_path} of an immutable revision changed its bytes`);
-  let startedAt = recorded.started_at_ms ?? session.now();
-  if (recorded.state === 'pending') {
-    startedAt = session.now();
-    const marked = journalWrite(session.journal, () => {
-      renewRunLease(session.journal, session.runId, session.holder, session.now());
-      if (getRunHeader(session.journal, session.runId).state !== 'running') return false;
-      markStepRunning(session.journal, session.runId, step.id, startedAt);
-      return true;
-    });
-    if (!marked) return;
-  }
-  const renew = setInterval(() => {
-    try {
-      journalWrite(session.journal, () => renewRunLease(session.journal, session.runId, session.holder, session.now()));
-    } catch {
-      // A lost lease is seen at the commit below, which renews it in the same transaction.
-    }
-  }, Math.floor(LEASE_TTL_MS / 3));
+  const startedAt = markStepStarted(session, step.id, recorded);
+  if (startedAt === null) return;
+  // A lost lease is seen at the commit below, which renews it in the same transaction.
+  const renew = keepRunLease(session, () => undefined);
   let result: ReviewStepResult;
   try {
     const { policy_path: _path, policy_sha256: _sha256, ...action } = step.action;
