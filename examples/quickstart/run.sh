@@ -133,12 +133,12 @@ if [[ -n "$problem" ]]; then
 else
   check_dir="$workspace/skills/container-check"
   mkdir -p "$check_dir"
-  printf -- '---\nname: container-check\ndescription: check the greeting inside an isolated container\n---\n\nRun runner.json.\n' >"$check_dir/SKILL.md"
+  printf -- '---\nname: container-check\ndescription: run the shell test of the demo repository inside an isolated container\n---\n\nRun runner.json (sh test/greet.test.sh).\n' >"$check_dir/SKILL.md"
   node -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify({version:1,image:process.argv[2],
-      argv:["sh","-c","grep -q Welcome src/greet.js && echo src/greet.js has the new greeting"],env:{},workdir:".",timeout_ms:20000,
+      argv:["sh","test/greet.test.sh"],env:{},workdir:".",timeout_ms:20000,
       limits:{memory_bytes:67108864,pids:64,cpu_millis:1000,output_bytes:65536,scratch_bytes:1048576},
       toolchain:"busybox-1",environment:"posix-sh-offline"}, null, 2) + "\n")' "$check_dir/runner.json" "$image"
-  echo "wrote $check_dir/SKILL.md and runner.json (the recipe: image, argv, limits; no network)"
+  echo "wrote $check_dir/SKILL.md and runner.json (the recipe: image, argv sh test/greet.test.sh, limits; no network)"
   run --data-dir "$data" checkpoint --change quickstart-2 --workspace "$workspace"
   check_revision="$("${agentscm[@]}" --data-dir "$data" change show quickstart-2 --json | field current_revision)"
   run --data-dir "$data" context create --change quickstart-2 --runner skills/container-check/runner.json
