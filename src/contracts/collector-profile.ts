@@ -41,6 +41,19 @@ export interface CollectorProfile {
 // The recipe schema as it sits inside another document: its `$id` names the standalone file only.
 const { $id: _recipeId, ...EMBEDDED_RECIPE_SCHEMA } = COMMAND_RECIPE_SCHEMA;
 
+/**
+ * What every collector profile binds, in declared order after `version` and `kind`: the
+ * repository, workflow profile and step, and the one enrollment epoch and key that may collect it.
+ */
+export const PROFILE_BINDING_PROPERTIES = {
+  repository_id: REPOSITORY_SCHEMA,
+  workflow_profile: ID_SCHEMA,
+  step_id: ID_SCHEMA,
+  registration_id: ID_SCHEMA,
+  registration_epoch: POSITIVE_U64_SCHEMA,
+  verification_key_id: HEX64_SCHEMA,
+} as const;
+
 /** The published JSON Schema (docs/schemas/agent-task.collector-profile.schema.json). */
 export const COLLECTOR_PROFILE_SCHEMA = {
   type: 'object',
@@ -61,12 +74,7 @@ export const COLLECTOR_PROFILE_SCHEMA = {
   properties: {
     version: { type: 'integer', const: COLLECTOR_PROFILE_VERSION },
     kind: { const: 'command' },
-    repository_id: REPOSITORY_SCHEMA,
-    workflow_profile: ID_SCHEMA,
-    step_id: ID_SCHEMA,
-    registration_id: ID_SCHEMA,
-    registration_epoch: POSITIVE_U64_SCHEMA,
-    verification_key_id: HEX64_SCHEMA,
+    ...PROFILE_BINDING_PROPERTIES,
     recipe: EMBEDDED_RECIPE_SCHEMA,
     recipe_digest: HEX64_SCHEMA,
     runtime_identity_digest: HEX64_SCHEMA,

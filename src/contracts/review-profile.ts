@@ -9,6 +9,7 @@
  * identity is the `agentscm.collector-profile.v1` digest of its canonical JSON (its `kind`
  * keeps it apart from every command profile). Pure.
  */
+import { PROFILE_BINDING_PROPERTIES } from './collector-profile.js';
 import { DOMAINS, digestCanonical } from './digest.js';
 import { AgentscmError } from './errors.js';
 import type { JsonObject } from './json-value.js';
@@ -19,7 +20,7 @@ import type { ReviewRecord } from './review-record.js';
 import type { ReviewTransportIdentity } from './review-request.js';
 import { transportIdentityToJson } from './review-request.js';
 import { defineDecoder } from './schema.js';
-import { HEX64_SCHEMA, ID_SCHEMA, POSITIVE_U64_SCHEMA, REPOSITORY_SCHEMA } from './task-common.js';
+import { HEX64_SCHEMA, ID_SCHEMA } from './task-common.js';
 
 export const REVIEW_PROFILE_VERSION = 1;
 export const MAX_REVIEW_PROFILE_BYTES = 256 * 1024;
@@ -55,12 +56,7 @@ export const REVIEW_PROFILE_SCHEMA = {
   properties: {
     version: { type: 'integer', const: REVIEW_PROFILE_VERSION },
     kind: { const: 'finite_review' },
-    repository_id: REPOSITORY_SCHEMA,
-    workflow_profile: ID_SCHEMA,
-    step_id: ID_SCHEMA,
-    registration_id: ID_SCHEMA,
-    registration_epoch: POSITIVE_U64_SCHEMA,
-    verification_key_id: HEX64_SCHEMA,
+    ...PROFILE_BINDING_PROPERTIES,
     transport: {
       type: 'object',
       additionalProperties: false,
