@@ -8,7 +8,7 @@
 import { AgentscmError } from '../contracts/errors.js';
 import { compareUtf8, validateWorkspacePath } from '../contracts/paths.js';
 import { buildTrees, revisionIdOf } from '../contracts/tree.js';
-import type { BuiltTree } from '../contracts/tree.js';
+import type { BuiltTree, FlatEntry } from '../contracts/tree.js';
 import { readBlob, streamBlob } from './blobs.js';
 import { checkDigest, checkRepositoryId } from './checks.js';
 import { prefixRange, resolveHexPrefix } from './prefixes.js';
@@ -62,6 +62,22 @@ export function prepareRevision(parent: string | null, entries: readonly Revisio
   let total = 0n;
   for (const entry of entries) total += entry.size;
   return { id: revisionIdOf(parent, built.root), tree: built.root, trees: built.trees, entryCount: entries.length, totalBytes: total };
+}
+
+/**
+ * A revision from only the files of the directories on a changed path (plus one file of each
+ * directory `known` names; see the checkpoint's revisionInput), `known` as for prepareRevision,
+ * with the whole tree's file count and content bytes given by the caller. Same ID as
+ * prepareRevision of the full listing.
+ */
+export function prepareRevisionFromChanged(
+  parent: string | null,
+  files: readonly FlatEntry[],
+  known: ReadonlyMap<string, string>,
+  totals: { readonly entryCount: number; readonly totalBytes: bigint },
+): PreparedRevision {
+  const built = buildTrees(files, (dir) => known.get(dir));
+  return { id: revisionIdOf(parent, built.root), tree: built.root, trees: built.trees, entryCount: totals.entryCount, totalBytes: totals.totalBytes };
 }
 
 /**

@@ -10,27 +10,30 @@ import { AgentscmError } from '../contracts/errors.js';
 import { appendChangeVersion, findChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';
 import { getRepository } from '../native/repositories.js';
-import { prepareRevision, recordRevision, unchangedDirectories } from '../native/revisions.js';
+import { prepareRevisionFromChanged, recordRevision, unchangedDirectories } from '../native/revisions.js';
 import { openAuthority, withBulkBlobWrites, writeTransaction } from '../native/store.js';
 import { dataDirExclusions } from './exclusions.js';
 import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
 import { boundDataDir, locateWorkspace } from './locate.js';
 import { reconcilePending } from './reconcile.js';
 import type { ReconcileOutcome } from './reconcile.js';
+import type { PreparedRevision } from '../native/revisions.js';
 import { scanBoundsFromEnv, scanWorkspace } from './scan.js';
 import type { ScanBounds } from './scan.js';
-import { snapshotTree } from './snapshot.js';
+import { revisionInput, snapshotAgainstCache } from './snapshot.js';
 import {
   abandonPending,
   commitPending,
-  loadBaseEntries,
+  loadBaseCache,
   openWorkspaceWritable,
   peekBoundDataDir,
   readWorkspaceRecord,
   writeLastScan,
+  withoutCommitSync,
   writePending,
 } from './state.js';
 import { pausePoint } from './test-hooks.js';
+import { phaseTimer } from './phase-timing.js';
 
 export interface CheckpointInput {
   readonly change: string;
@@ -65,16 +68,22 @@ export interface CheckpointResult {
 
 /** Checkpoint the workspace onto a Change (created at version 1 on first use). */
 export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
+  const timer = phaseTimer('checkpoint');
   checkGenericId(input.change, 'Change ID');
   const root = locateWorkspace(input.workspace, input.cwd);
+  timer.mark('locate');
   const lock = acquireWorkspaceLock(root);
+  timer.mark('lock');
   try {
     // The authority is opened (and migrated) before the workspace database: a store this build
     // refuses (STORE_REVISIONS_OUTDATED) leaves the workspace as the build that wrote it left it.
     const dataDir = boundDataDir(peekBoundDataDir(root), input.dataDir);
+    timer.mark('peek data dir');
     const auth = openAuthority(dataDir, { mode: 'write' });
+    timer.mark('open authority');
     try {
       const ws = openWorkspaceWritable(root);
+      timer.mark('open workspace');
       try {
         let record = readWorkspaceRecord(ws);
         if (record === null || record.data_dir !== dataDir) throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, { hint: 'run `agentscm init-repo` again for it' });
@@ -87,10 +96,12 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         const repository = getRepository(auth, record.repository).id;
         const change = findChange(auth, repository, input.change);
         const expected = change?.current_version ?? null;
+        timer.mark('record, reconcile, Change');
 
         const progress = input.onProgress ?? ((): void => undefined);
         progress(`scanning ${root}`);
         const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs: dataDirExclusions(root, dataDir) });
+        timer.mark('scan');
         progress(`scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`);
         if (!scan.complete) {
           lockedWorkspaceWrite(lock, ws, () =>
@@ -101,15 +112,22 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
           });
         }
         pausePoint('checkpoint:after-scan');
-        const base = loadBaseEntries(ws);
+        const base = loadBaseCache(ws);
+        timer.mark('load stat cache');
         progress(input.full === true ? 'hashing every file' : 'hashing files whose size, mtime or inode changed');
-        const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, base, { auth, full: input.full === true, onProgress: progress }));
+        const tree = withBulkBlobWrites(auth, () => snapshotAgainstCache(scan, base, { auth, full: input.full === true, onProgress: progress }));
         const treeChanged = tree.changes.length > 0;
+        timer.mark('compare, hash, blobs');
         progress(`hashed ${tree.hashedFiles} of ${counted(scan.files.length, 'file')}; ${counted(tree.changes.length, 'changed path')}; recording`);
         // Only the directories on a changed path are rebuilt and hashed; every other one keeps the
         // base revision's stored tree (the stat cache holds exactly the base revision's files).
-        const encoded = treeChanged ? prepareRevision(baseRevision, tree.entries, unchangedDirectories(auth, repository, baseRevision, tree.changes.map((c) => c.path))) : null;
+        let encoded: PreparedRevision | null = null;
+        if (treeChanged) {
+          const known = unchangedDirectories(auth, repository, baseRevision, tree.changes.map((c) => c.path));
+          encoded = prepareRevisionFromChanged(baseRevision, revisionInput(scan.files, tree.cache, known), known, { entryCount: scan.files.length, totalBytes: tree.totalBytes });
+        }
         const revision = encoded === null ? baseRevision : encoded.id;
+        timer.mark('prepare revision');
         const lastScan = {
           finished_ms: Date.now(),
           complete: true,
@@ -126,7 +144,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
           const current = change.versions.find((v) => v.version === change.current_version);
           const generation = revision === baseRevision ? record.generation : record.generation + 1n;
           lockedWorkspaceWrite(lock, ws, () => {
-            writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: null, revision, parent: baseRevision, started_ms: Date.now() }, tree.entries);
+            writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: null, revision, parent: baseRevision, started_ms: Date.now() }, tree.cache);
             commitPending(ws, revision, generation);
             writeLastScan(ws, lastScan);
           });
@@ -144,13 +162,14 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         }
 
         lockedWorkspaceWrite(lock, ws, () => {
-          writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: expected, revision, parent: baseRevision, started_ms: Date.now() }, tree.entries);
+          writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: expected, revision, parent: baseRevision, started_ms: Date.now() }, tree.cache);
         });
+        timer.mark('pending (workspace)');
         pausePoint('checkpoint:after-pending');
         let recorded: { version: bigint; previous_revision: string | null; newRevision: boolean };
         try {
           recorded = writeTransaction(auth, () => {
-            const made = encoded !== null ? recordRevision(auth, repository, baseRevision, tree.entries, encoded) : { id: revision, created: false };
+            const made = encoded !== null ? recordRevision(auth, repository, baseRevision, [], encoded) : { id: revision, created: false };
             if (made.id !== revision) throw new AgentscmError('INTERNAL', 'revision ID changed between computing and recording');
             const version = appendChangeVersion(auth, repository, input.change, { expectedCurrent: expected, revision, baseRevision });
             // Last, so that the commit follows the check: a holder whose lock file was replaced
@@ -164,12 +183,18 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
           if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST')) lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
           throw error;
         }
+        timer.mark('authority transaction');
         pausePoint('checkpoint:after-authority');
         const generation = record.generation + 1n;
-        lockedWorkspaceWrite(lock, ws, () => {
-          commitPending(ws, revision, generation);
-          writeLastScan(ws, lastScan);
-        });
+        // The authority holds the operation now: losing this commit to a power cut leaves the
+        // pending operation, which the next writer adopts, so it needs no sync of its own.
+        withoutCommitSync(ws, () =>
+          lockedWorkspaceWrite(lock, ws, () => {
+            commitPending(ws, revision, generation);
+            writeLastScan(ws, lastScan);
+          }),
+        );
+        timer.mark('adopt (workspace)');
         return {
           repository,
           change: input.change,
@@ -183,11 +208,15 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         };
       } finally {
         ws.close();
+        timer.mark('close workspace');
       }
     } finally {
       auth.close();
+      timer.mark('close authority');
     }
   } finally {
     lock.release();
+    timer.mark('release lock');
+    timer.report();
   }
 }

@@ -10,6 +10,9 @@ import { writeTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
 import { readFileContent, scratchTarget, streamFileChunks } from './content.js';
 import type { ScannedFile, ScanResult } from './scan.js';
+import type { FlatEntry } from '../contracts/tree.js';
+import type { EntryMode } from '../native/revisions.js';
+import { encodeStatCacheEntry, FLAG_STAT, FLAG_VALID, indexStatCache, joinStatCache, MODE_CODES } from './state.js';
 import type { CachedEntry, StatSnapshot } from './state.js';
 import { pausePoint } from './test-hooks.js';
 
@@ -173,4 +176,164 @@ export function snapshotTree(
   }
   const allChanges = deleted.length === 0 ? changes : [...changes, ...deleted].sort((a, b) => compareUtf8(a.path, b.path));
   return { entries, changes: allChanges, refreshed, hashedFiles, hashedBytes, storedBlobs: sink?.stored ?? 0 };
+}
+
+/** A checkpoint's tree against the stored stat cache (snapshotAgainstCache). */
+export interface CacheSnapshot {
+  /** The new stat cache, encoded: the scan's files in path order. */
+  readonly cache: Buffer;
+  /** Differences in content or mode from the base, sorted by path. */
+  readonly changes: PathChange[];
+  readonly hashedFiles: number;
+  readonly storedBlobs: number;
+  /** Sum of the content sizes of the new tree. */
+  readonly totalBytes: bigint;
+}
+
+/**
+ * snapshotTree for a checkpoint, against the encoded stat cache of the base (loadBaseCache)
+ * instead of a decoded map: the scan (sorted) and the cache (sorted) are merged in one pass,
+ * an unchanged entry is compared in place (its stat snapshot read from the cache bytes) and
+ * copied into the new cache as it is, runs of them in one copy, so nothing is built per
+ * unchanged file. Same rules as snapshotTree: a file is trusted only when its entry is
+ * cache-valid (not racily clean), has a stat snapshot equal to the scan's and the same mode;
+ * everything else is hashed (all of it with `full`) and stored.
+ */
+export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, options: { auth: Authority; full: boolean; onProgress?: (message: string) => void }): CacheSnapshot {
+  if (!scan.complete) throw new AgentscmError('INTERNAL', 'only a complete scan can be stored');
+  const view = indexStatCache(baseCache);
+  const { data, count, starts, flagsAt } = view;
+  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const sink = new BlobSink(options.auth);
+  const changes: PathChange[] = [];
+  const pieces: Buffer[] = [];
+  let length = 0;
+  // The run of unchanged entries of the old cache being carried over: [runStart, runEnd).
+  let runStart = 0;
+  let runEnd = 0;
+  const endRun = (): void => {
+    if (runEnd > runStart) {
+      pieces.push(data.subarray(runStart, runEnd));
+      length += runEnd - runStart;
+    }
+    runStart = runEnd = 0;
+  };
+  let total = 0;
+  let totalBig = 0n;
+  let hashedFiles = 0;
+  const files = scan.files;
+  const step = options.onProgress !== undefined && files.length >= PROGRESS_MIN_FILES ? Math.ceil(files.length / 10) : 0;
+  const pathAt = (i: number): string => data.toString('utf8', (starts[i] as number) + 2, flagsAt[i]);
+  let ci = 0;
+  let cachePath: string | null = count > 0 ? pathAt(0) : null;
+  for (let fi = 0; fi < files.length; fi++) {
+    if (step > 0 && fi > 0 && fi % step === 0) options.onProgress?.(`checked ${fi} of ${files.length} files, ${hashedFiles} hashed`);
+    const file = files[fi] as ScannedFile;
+    // Cache entries before this path are files that are gone.
+    while (cachePath !== null && cachePath !== file.path && compareUtf8(cachePath, file.path) < 0) {
+      changes.push({ path: cachePath, kind: 'deleted' });
+      ci += 1;
+      cachePath = ci < count ? pathAt(ci) : null;
+    }
+    const matched = cachePath === file.path;
+    const at = matched ? (flagsAt[ci] as number) : -1;
+    if (matched) {
+      const flags = data[at] as number;
+      const stat = file.stat;
+      if (
+        !options.full &&
+        (flags & (FLAG_STAT | FLAG_VALID)) === (FLAG_STAT | FLAG_VALID) &&
+        MODE_CODES[flags & 3] === file.mode &&
+        dv.getFloat64(at + 41) === stat.size &&
+        dv.getFloat64(at + 49) === stat.mtimeMs &&
+        dv.getFloat64(at + 57) === stat.ctimeMs &&
+        dv.getFloat64(at + 65) === stat.ino
+      ) {
+        const start = starts[ci] as number;
+        const end = starts[ci + 1] as number;
+        if (runEnd !== start) {
+          endRun();
+          runStart = start;
+        }
+        runEnd = end;
+        const high = dv.getUint32(at + 1);
+        if (high < 0x200000) total += high * 2 ** 32 + dv.getUint32(at + 5);
+        else totalBig += dv.getBigUint64(at + 1);
+        ci += 1;
+        cachePath = ci < count ? pathAt(ci) : null;
+        continue;
+      }
+    }
+    const readStartMs = Date.now();
+    const content = readFileContent(file, sink.reserve);
+    hashedFiles += 1;
+    if (content.bytes !== null && content.bytes.byteLength <= BLOB_CHUNK_BYTES) sink.small(content.digest, content.bytes, file.mode !== 'symlink');
+    else sink.large(file, content.digest, content.size);
+    const entry: CachedEntry = { path: file.path, mode: file.mode, size: content.size, blob: content.digest, stat: file.stat, cacheValid: cacheTrustworthy(file.stat, readStartMs) };
+    endRun();
+    const encoded = encodeStatCacheEntry(entry);
+    pieces.push(encoded);
+    length += encoded.length;
+    totalBig += content.size;
+    if (!matched) changes.push({ path: file.path, kind: 'added' });
+    else {
+      if (MODE_CODES[(data[at] as number) & 3] !== file.mode || data.toString('hex', at + 9, at + 41) !== content.digest) changes.push({ path: file.path, kind: 'modified' });
+      ci += 1;
+      cachePath = ci < count ? pathAt(ci) : null;
+    }
+  }
+  while (cachePath !== null) {
+    changes.push({ path: cachePath, kind: 'deleted' });
+    ci += 1;
+    cachePath = ci < count ? pathAt(ci) : null;
+  }
+  endRun();
+  sink.flush();
+  return { cache: joinStatCache(files.length, pieces, length), changes, hashedFiles, storedBlobs: sink.stored, totalBytes: BigInt(total) + totalBig };
+}
+
+/**
+ * The files of a new tree a revision must be built from when `known` gives the stored digest of
+ * every directory with no changed path that lies directly in one with a changed path
+ * (unchangedDirectories): all files of the directories on a changed path, and one file of each
+ * known directory (buildTrees opens it to take its digest and looks no further). A directory
+ * that is neither is given in full, so the result is the tree a full listing gives.
+ */
+export function revisionInput(files: readonly ScannedFile[], cache: Buffer, known: ReadonlyMap<string, string>): FlatEntry[] {
+  const { data, flagsAt } = indexStatCache(cache);
+  const out: FlatEntry[] = [];
+  const entryAt = (i: number): FlatEntry => {
+    const at = flagsAt[i] as number;
+    return { path: (files[i] as ScannedFile).path, mode: MODE_CODES[(data[at] as number) & 3] as EntryMode, blob: data.toString('hex', at + 9, at + 41) };
+  };
+  // The directory of the current group of files ("" for the root, else with a trailing "/"),
+  // whether its files are all given, and the known directory it lies in (if any).
+  let dir: string | null = null;
+  let whole = false;
+  let knownDir: string | null = null;
+  let lastKnown: string | null = null;
+  for (let i = 0; i < files.length; i++) {
+    const path = (files[i] as ScannedFile).path;
+    const slash = path.lastIndexOf('/');
+    if (dir === null || slash + 1 !== dir.length || !path.startsWith(dir)) {
+      dir = path.slice(0, slash + 1);
+      // The outermost ancestor (or the directory itself) that is known, if any.
+      knownDir = null;
+      whole = true;
+      for (let s = path.indexOf('/'); s >= 0 && s <= slash; s = path.indexOf('/', s + 1)) {
+        const ancestor = path.slice(0, s);
+        if (known.has(ancestor)) {
+          knownDir = ancestor;
+          whole = false;
+          break;
+        }
+      }
+    }
+    if (whole) out.push(entryAt(i));
+    else if (knownDir !== lastKnown) {
+      out.push(entryAt(i));
+      lastKnown = knownDir;
+    }
+  }
+  return out;
 }

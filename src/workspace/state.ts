@@ -203,6 +203,64 @@ export function decodeStatCache(data: Buffer): Map<string, CachedEntry> {
   return map;
 }
 
+/** An empty stat cache (no entries), as encoded. */
+export const EMPTY_STAT_CACHE: Buffer = encodeStatCache([]);
+
+/**
+ * An encoded stat cache read in place (a checkpoint compares it with the scan without decoding
+ * it): the start offset of every entry, and the offset its flags byte is at (after its path).
+ * Entry i spans starts[i] to starts[i + 1]; the layout is encodeStatCache's.
+ */
+export interface StatCacheView {
+  readonly data: Buffer;
+  readonly count: number;
+  /** count + 1 offsets: where each entry starts, then the end of the data. */
+  readonly starts: Int32Array;
+  /** Offset of each entry's flags byte (the u8 after its path). */
+  readonly flagsAt: Int32Array;
+}
+
+/** Bytes of an entry after its path: flags, size, digest; plus the stat snapshot when present. */
+export const ENTRY_FIXED_BYTES = 1 + 8 + 32;
+export const ENTRY_STAT_BYTES = 32;
+export { FLAG_STAT, FLAG_VALID, MODE_CODES };
+
+/** Index an encoded stat cache (one pass over its lengths; STORE_CORRUPT as decodeStatCache). */
+export function indexStatCache(data: Buffer): StatCacheView {
+  if (data.length < 5 || data[0] !== CACHE_FORMAT) throw cacheCorrupt('unknown format');
+  const count = data.readUInt32BE(1);
+  if (count > (data.length - 5) / (2 + ENTRY_FIXED_BYTES)) throw cacheCorrupt('it ends inside an entry');
+  const starts = new Int32Array(count + 1);
+  const flagsAt = new Int32Array(count);
+  let at = 5;
+  for (let i = 0; i < count; i++) {
+    starts[i] = at;
+    if (at + 2 > data.length) throw cacheCorrupt('it ends inside an entry');
+    const flags = at + 2 + ((data[at] as number) << 8) + (data[at + 1] as number);
+    if (flags + ENTRY_FIXED_BYTES > data.length) throw cacheCorrupt('it ends inside an entry');
+    const bits = data[flags] as number;
+    if ((bits & 3) === 3) throw cacheCorrupt(`entry ${i} has an unknown mode`);
+    flagsAt[i] = flags;
+    at = flags + ENTRY_FIXED_BYTES + ((bits & FLAG_STAT) !== 0 ? ENTRY_STAT_BYTES : 0);
+  }
+  if (at !== data.length) throw cacheCorrupt(at > data.length ? 'it ends inside an entry' : 'bytes follow the last entry');
+  starts[count] = at;
+  return { data, count, starts, flagsAt };
+}
+
+/** One entry encoded as encodeStatCache writes it inside the whole cache (no header). */
+export function encodeStatCacheEntry(entry: CachedEntry): Buffer {
+  return encodeStatCache([entry]).subarray(5);
+}
+
+/** A whole stat cache from its entries' encodings (each as encodeStatCacheEntry or copied from a cache). */
+export function joinStatCache(count: number, pieces: readonly Buffer[], length: number): Buffer {
+  const header = Buffer.allocUnsafe(5);
+  header[0] = CACHE_FORMAT;
+  header.writeUInt32BE(count, 1);
+  return Buffer.concat([header, ...pieces], 5 + length);
+}
+
 export type WorkspaceLifecycle = 'binding' | 'ready';
 
 export interface PendingOperation {
@@ -403,6 +461,22 @@ export function createWorkspaceDb(root: string): WorkspaceDb {
   return wrap(openWritable(workspaceStatePaths(root).db, WORKSPACE_MIGRATIONS, WHAT), root);
 }
 
+/**
+ * Run `fn` (which commits a workspace transaction) without syncing that commit to disk
+ * (synchronous=NORMAL in WAL mode): only for the adoption of an operation the authority already
+ * committed. A power cut can lose such a commit but never tear it or an earlier one (the WAL is
+ * append-only), and losing it leaves the pending operation, which the next writer adopts from
+ * the authority (docs/workspace.md "Crash safety"). A process kill loses nothing either way.
+ */
+export function withoutCommitSync<T>(ws: WorkspaceDb, fn: () => T): T {
+  ws.db.pragma('synchronous = NORMAL');
+  try {
+    return fn();
+  } finally {
+    ws.db.pragma('synchronous = FULL');
+  }
+}
+
 export function workspaceWrite<T>(ws: WorkspaceDb, fn: () => T): T {
   return immediate(ws.db, WHAT, fn);
 }
@@ -465,7 +539,7 @@ export function writeBindingRecord(ws: WorkspaceDb, repository: string, dataDir:
  * Record the pending operation and the stat cache it installs once the authority committed
  * (the whole new tree, sorted by path; one transaction by the caller).
  */
-export function writePending(ws: WorkspaceDb, pending: PendingOperation, entries: readonly CachedEntry[]): void {
+export function writePending(ws: WorkspaceDb, pending: PendingOperation, entries: readonly CachedEntry[] | Buffer): void {
   ws.db
     .prepare(
       'UPDATE workspace SET pending_kind = ?, pending_change = ?, pending_expected_version = ?, pending_revision = ?, pending_parent = ?, pending_started_ms = ? WHERE singleton = 1',
@@ -478,7 +552,7 @@ export function writePending(ws: WorkspaceDb, pending: PendingOperation, entries
       pending.parent,
       pending.started_ms,
     );
-  ws.db.prepare("INSERT INTO stat_cache (slot, data) VALUES ('staged', ?) ON CONFLICT (slot) DO UPDATE SET data = excluded.data").run(encodeStatCache(entries));
+  ws.db.prepare("INSERT INTO stat_cache (slot, data) VALUES ('staged', ?) ON CONFLICT (slot) DO UPDATE SET data = excluded.data").run(Buffer.isBuffer(entries) ? entries : encodeStatCache(entries));
 }
 
 /**
@@ -506,6 +580,12 @@ export function abandonPending(ws: WorkspaceDb): void {
     UPDATE workspace SET pending_kind = NULL, pending_change = NULL, pending_expected_version = NULL, pending_revision = NULL,
       pending_parent = NULL, pending_started_ms = NULL WHERE singleton = 1;
   `);
+}
+
+/** The base tree's stat cache as stored (encodeStatCache), not decoded: one row read. */
+export function loadBaseCache(ws: WorkspaceDb): Buffer {
+  const row = ws.db.prepare("SELECT data FROM stat_cache WHERE slot = 'base'").get() as { data: Buffer } | undefined;
+  return row === undefined ? EMPTY_STAT_CACHE : row.data;
 }
 
 /** The base tree with its stat cache, keyed by path: one row read and decoded. */

@@ -1,0 +1,149 @@
+/**
+ * A checkpoint compares the scan with the encoded stat cache in place (snapshotAgainstCache)
+ * and builds its revision from the files of the changed directories only (revisionInput): the
+ * changes, the new cache and the revision ID are those of the decoding path (snapshotTree) and
+ * of a full rebuild, and the racy-timestamp rule still decides which files are hashed again.
+ */
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'node:test';
+import { createRepository } from '../../src/native/repositories.js';
+import { prepareRevision, prepareRevisionFromChanged, recordRevision, unchangedDirectories } from '../../src/native/revisions.js';
+import { createAuthority, withBulkBlobWrites } from '../../src/native/store.js';
+import type { Authority } from '../../src/native/store.js';
+import { scanWorkspace } from '../../src/workspace/scan.js';
+import { revisionInput, snapshotAgainstCache, snapshotTree } from '../../src/workspace/snapshot.js';
+import { decodeStatCache, EMPTY_STAT_CACHE, encodeStatCache, indexStatCache } from '../../src/workspace/state.js';
+import type { CachedEntry } from '../../src/workspace/state.js';
+import { codeOf } from '../helpers/errors.js';
+import { tempDir } from '../helpers/tmp.js';
+
+function write(root: string, path: string, text: string): void {
+  mkdirSync(join(root, path, '..'), { recursive: true });
+  writeFileSync(join(root, path), text);
+}
+
+/** Past the racy margin of every file written so far, so that the cache may trust them. */
+async function settle(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 120));
+}
+
+function snapshot(auth: Authority, root: string, cache: Buffer, full = false): ReturnType<typeof snapshotAgainstCache> {
+  return withBulkBlobWrites(auth, () => snapshotAgainstCache(scanWorkspace(root), cache, { auth, full }));
+}
+
+test('the in-place comparison gives the changes and stat cache of the decoding one, and the revision of a full rebuild', async (t) => {
+  const dir = tempDir(t);
+  const root = join(dir, 'ws');
+  const auth = createAuthority(join(dir, 'data'));
+  t.after(() => auth.close());
+  const repo = createRepository(auth, 'r');
+  for (const d of ['a/b/c', 'a/b/d', 'a/e', 'f', 'g/h']) for (let i = 0; i < 4; i++) write(root, `${d}/x${i}.txt`, `${d} ${i}`);
+  write(root, 'top.txt', 'top');
+  write(root, 'g.txt', 'g');
+  write(root, 'a.b', 'sorts before a/');
+  symlinkSync('top.txt', join(root, 'link'));
+
+  const first = snapshot(auth, root, EMPTY_STAT_CACHE, true);
+  assert.equal(first.hashedFiles, 24);
+  assert.equal(first.changes.length, 24);
+  const baseEntries = [...decodeStatCache(first.cache).values()];
+  const base = recordRevision(auth, repo.id, null, baseEntries);
+  await settle();
+  // Nothing changed and nothing is racy any more: the first cache is trusted and kept byte for byte
+  // (its entries were racily clean when hashed, so this pass hashes them once more first).
+  const again = snapshot(auth, root, first.cache);
+  assert.deepEqual(again.changes, []);
+  const steady = snapshot(auth, root, again.cache);
+  assert.equal(steady.hashedFiles, 0);
+  assert.ok(steady.cache.equals(again.cache));
+  assert.equal(steady.totalBytes, baseEntries.reduce((sum, e) => sum + e.size, 0n));
+
+  // Edits of every kind: modified, added in a new directory, a directory deleted, a mode change,
+  // a symlink retargeted, a file replaced by a directory.
+  write(root, 'a/b/c/x1.txt', 'modified');
+  write(root, 'a/new/y.txt', 'new');
+  rmSync(join(root, 'g'), { recursive: true });
+  chmodSync(join(root, 'g.txt'), 0o755);
+  rmSync(join(root, 'link'));
+  symlinkSync('g.txt', join(root, 'link'));
+  rmSync(join(root, 'top.txt'));
+  write(root, 'top.txt/z', 'z');
+
+  const decoded = withBulkBlobWrites(auth, () => snapshotTree(scanWorkspace(root), decodeStatCache(steady.cache), { auth, full: false }));
+  const merged = snapshot(auth, root, steady.cache);
+  assert.deepEqual(merged.changes, decoded.changes);
+  assert.deepEqual(
+    merged.changes.map((c) => `${c.kind} ${c.path}`),
+    [
+      'modified a/b/c/x1.txt',
+      'added a/new/y.txt',
+      'modified g.txt',
+      'deleted g/h/x0.txt',
+      'deleted g/h/x1.txt',
+      'deleted g/h/x2.txt',
+      'deleted g/h/x3.txt',
+      'modified link',
+      'deleted top.txt',
+      'added top.txt/z',
+    ],
+  );
+  assert.equal(merged.hashedFiles, decoded.hashedFiles);
+  // The new cache is the one the decoding path would install (cache validity aside: it depends
+  // on the moment each file was read).
+  const strip = (entries: Iterable<CachedEntry>): unknown[] => [...entries].map(({ cacheValid: _valid, ...rest }) => rest);
+  assert.deepEqual(strip(decodeStatCache(merged.cache).values()), strip(decoded.entries));
+  assert.equal(merged.totalBytes, decoded.entries.reduce((sum, e) => sum + e.size, 0n));
+
+  const scan = scanWorkspace(root);
+  const known = unchangedDirectories(auth, repo.id, base.id, merged.changes.map((c) => c.path));
+  const input = revisionInput(scan.files, merged.cache, known);
+  const partial = prepareRevisionFromChanged(base.id, input, known, { entryCount: scan.files.length, totalBytes: merged.totalBytes });
+  const whole = prepareRevision(base.id, decoded.entries);
+  assert.equal(partial.id, whole.id);
+  assert.equal(partial.entryCount, whole.entryCount);
+  assert.equal(partial.totalBytes, whole.totalBytes);
+  // Only the files of the directories on a changed path, and one file per untouched directory.
+  assert.ok(input.length < scan.files.length, `${input.length} of ${scan.files.length}`);
+  assert.deepEqual(
+    input.filter((e) => e.path.startsWith('a/b/d/') || e.path.startsWith('a/e/') || e.path.startsWith('f/')).map((e) => e.path),
+    ['a/b/d/x0.txt', 'a/e/x0.txt', 'f/x0.txt'],
+  );
+  // Without known directories every file is given and the tree is the same.
+  assert.equal(prepareRevisionFromChanged(base.id, revisionInput(scan.files, merged.cache, new Map()), new Map(), whole).id, whole.id);
+});
+
+test('an entry hashed within the racy margin is hashed again even when its stat snapshot matches', async (t) => {
+  const dir = tempDir(t);
+  const root = join(dir, 'ws');
+  const auth = createAuthority(join(dir, 'data'));
+  t.after(() => auth.close());
+  write(root, 'f.txt', 'after');
+  await settle();
+  const file = scanWorkspace(root).files[0];
+  assert.ok(file !== undefined);
+  // The cache claims other content for a file with exactly this stat snapshot, as after a write
+  // within the timestamp granularity of the read that made the entry.
+  const stale = (cacheValid: boolean): Buffer =>
+    encodeStatCache([{ path: 'f.txt', mode: 'file', size: 5n, blob: '00'.repeat(32), stat: file.stat, cacheValid }]);
+  const racy = snapshot(auth, root, stale(false));
+  assert.equal(racy.hashedFiles, 1);
+  assert.deepEqual(racy.changes, [{ path: 'f.txt', kind: 'modified' }]);
+  // A valid entry with the same snapshot is trusted as it is: the flag is what decides.
+  const trusted = snapshot(auth, root, stale(true));
+  assert.equal(trusted.hashedFiles, 0);
+  assert.deepEqual(trusted.changes, []);
+  // --full hashes it whatever the cache says.
+  assert.equal(snapshot(auth, root, stale(true), true).changes.length, 1);
+});
+
+test('a damaged stat cache is refused when indexed, as when decoded', () => {
+  const data = encodeStatCache([{ path: 'a', mode: 'file', size: 1n, blob: '00'.repeat(32), stat: { size: 1, mtimeMs: 1, ctimeMs: 1, ino: 1 }, cacheValid: true }]);
+  assert.equal(indexStatCache(data).count, 1);
+  assert.equal(codeOf(() => indexStatCache(Buffer.concat([data, Buffer.from([0])]))), 'STORE_CORRUPT');
+  assert.equal(codeOf(() => indexStatCache(data.subarray(0, data.length - 1))), 'STORE_CORRUPT');
+  const badMode = Buffer.from(data);
+  badMode[5 + 2 + 1] = 3;
+  assert.equal(codeOf(() => indexStatCache(badMode)), 'STORE_CORRUPT');
+});
