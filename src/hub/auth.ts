@@ -8,9 +8,11 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { AgentscmError } from '../contracts/errors.js';
+import { grantTokenSha256 } from '../contracts/grant.js';
 import { authenticateToken } from '../native/grants.js';
 import type { LiveGrant } from '../native/grants.js';
 import { findTargetRequirement } from '../native/requirements.js';
+import { contentToken } from '../native/sqlite.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import { authorizeTaskToken } from '../tasks/grant-guard.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
@@ -40,6 +42,46 @@ export function authorizeProfile(profile: HubProfile, token: string, connections
   const authorization = authorizeTaskToken({ dataDir: profile.dataDir, token, repository: profile.nativeRepository, connections });
   requirePinnedRequirement(profile, connections);
   return authorization;
+}
+
+/** How many authorizations a ProfileAuthorizations keeps before it starts afresh. */
+const AUTHORIZATIONS_LIMIT = 1024;
+
+/**
+ * The authorizations of authorizeProfile that the hub made on one authority connection, each
+ * reused while the connection's content token (`PRAGMA data_version` and `total_changes()`,
+ * docs/agent-tasks.md "Rechecks") is the one it was made under. Every fact authorizeProfile
+ * reads — the grant, its generation and scope, the token's generation, the repository, the
+ * target's installed requirement — is a row of the authority, and every command that changes
+ * one (`grant revoke`, `grant rotate`, `requirement install`, …) commits to it, which changes
+ * the token; so an unchanged token proves the answer unchanged, and a revocation or rotation
+ * still fails the very next request. The token is read on every request, by one statement
+ * outside any transaction (its own snapshot). Refusals are never kept. The grant guard and the
+ * transition's recheck of the origin run inside the facade as before.
+ */
+export class ProfileAuthorizations {
+  private token: string | null = null;
+  private readonly known = new Map<string, GrantAuthorization>();
+
+  /** authorizeProfile, or the authorization it answered under the current content token. */
+  authorize(profile: HubProfile, bearer: string, connections: TaskConnections): GrantAuthorization {
+    const db = connections.authority().db;
+    if (db.inTransaction) return authorizeProfile(profile, bearer, connections);
+    const token = contentToken(db);
+    if (token !== this.token) {
+      this.known.clear();
+      this.token = token;
+    }
+    const key = `${profile.repositoryId}\u0000${profile.profileId}\u0000${grantTokenSha256(bearer)}`;
+    const known = this.known.get(key);
+    if (known !== undefined) return known;
+    const authorization = authorizeProfile(profile, bearer, connections);
+    // Kept under the token read before the reads above: a commit in between changes the token
+    // the next request reads, and that request authorizes afresh.
+    if (this.known.size >= AUTHORIZATIONS_LIMIT) this.known.clear();
+    this.known.set(key, authorization);
+    return authorization;
+  }
 }
 
 /** The target's installed requirement is still the one the profile pins. */

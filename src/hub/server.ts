@@ -8,6 +8,7 @@
  * → profile (404) → grant (401/403) → body, streamed and bounded (413) → strict decoding (400)
  * → the task facade. Nothing is buffered for a caller that is not authenticated.
  */
+import { importTransfer } from '../collector/review-import.js';
 import { ForgePublisher } from './forge-status.js';
 import type { ForgePublisherOptions } from './forge-status.js';
 import { createServer } from 'node:http';
@@ -20,10 +21,10 @@ import { HUB_JSON_BODY_MAX_BYTES, hubTaskRequestDecoder } from '../contracts/hub
 import { getRepository } from '../native/repositories.js';
 import { isStoreInitialized, openAuthority, prepared, readTransaction } from '../native/store.js';
 import { TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
-import { importCollectorTransfer } from '../tasks/collector-import.js';
 import { openTaskConnections } from '../tasks/connections.js';
 import type { TaskConnections } from '../tasks/connections.js';
-import { authorizeProfile, authorizeReader, bearerToken } from './auth.js';
+import type { GrantAuthorization } from '../tasks/grant-guard.js';
+import { ProfileAuthorizations, authorizeReader, bearerToken } from './auth.js';
 import { readBoundedBody, refuseDeclaredLength } from './body.js';
 import type { HubConfig, HubProfile } from './config.js';
 import { asAgentscmError, errorBody, httpStatusOf } from './http-errors.js';
@@ -147,6 +148,14 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     if (session === undefined) throw new AgentscmError('INTERNAL', `no connections for ${profile.dataDir}`);
     return session;
   };
+  // The authorizations made on each data directory's authority connection, reused while its
+  // content token is unchanged (src/hub/auth.ts).
+  const authorizations = new Map(dataDirs.map((dataDir) => [dataDir, new ProfileAuthorizations()]));
+  const authorize = (profile: HubProfile, token: string): GrantAuthorization => {
+    const known = authorizations.get(profile.dataDir);
+    if (known === undefined) throw new AgentscmError('INTERNAL', `no connections for ${profile.dataDir}`);
+    return known.authorize(profile, token, sessionOf(profile));
+  };
   let closing = false;
 
   const profileOf = (repositoryId: string, profileId: string): HubProfile => {
@@ -171,7 +180,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     const token = bearerToken(req);
     refuseDeclaredLength(req, HUB_JSON_BODY_MAX_BYTES);
     const profile = routeProfile(req, match);
-    const authorization = authorizeProfile(profile, token, sessionOf(profile));
+    const authorization = authorize(profile, token);
     const request = hubTaskRequestDecoder.decode(await readJson(req), HUB_JSON_BODY_MAX_BYTES);
     const result = callHubTask(profile, authorization, { operation: request.operation, input: request.input, subject: request.subject }, sessionOf(profile));
     forge.poke(profile);
@@ -184,9 +193,9 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     const token = bearerToken(req);
     refuseDeclaredLength(req, UPLOAD_BODY_MAX_BYTES);
     const profile = routeProfile(req, match);
-    const authorization = authorizeProfile(profile, token, sessionOf(profile));
+    const authorization = authorize(profile, token);
     const envelope = await readBoundedBody(req, UPLOAD_BODY_MAX_BYTES);
-    const view = importCollectorTransfer(profile.dataDir, envelope, authorization, { connections: sessionOf(profile) });
+    const view = await importTransfer(profile.dataDir, envelope, authorization, { connections: sessionOf(profile) });
     forge.poke(profile);
     send(res, 200, encodeCanonicalText(view));
   };
@@ -220,7 +229,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
       throw new AgentscmError('HUB_PROFILE_NOT_FOUND', 'the workspace MCP endpoint needs ?repository=OWNER/NAME&profile=ID', { hint: 'add both query parameters' });
     }
     const profile = profileOf(repositoryId, profileId);
-    const authorization = authorizeProfile(profile, token, sessionOf(profile));
+    const authorization = authorize(profile, token);
     forge.poke(profile);
     return () => workspaceServer(profile, authorization, sessionOf(profile));
   };

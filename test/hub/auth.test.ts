@@ -1,0 +1,59 @@
+/**
+ * The hub's reuse of an authorization (src/hub/auth.ts ProfileAuthorizations; docs/hub.md
+ * "Authentication"): while the authority is unchanged the same authorization answers again, and
+ * any commit to the authority — a revocation, a rotation, a new requirement, by another
+ * connection or process — is seen by the very next authorization.
+ */
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { AgentscmError } from '../../src/contracts/errors.js';
+import { ProfileAuthorizations } from '../../src/hub/auth.js';
+import { openTaskConnections } from '../../src/tasks/connections.js';
+import { installRequirement } from '../tasks/fixture.js';
+import { grantFor, hubStore, revoke, rotate } from './fixture.js';
+
+function refusedWith(code: string): (error: unknown) => boolean {
+  return (error: unknown) => error instanceof AgentscmError && error.code === code;
+}
+
+test('an unchanged authority answers the same authorization again, per profile and token', (t) => {
+  const hub = hubStore(t);
+  const alice = grantFor(hub, 'alice', 'a1');
+  const bob = grantFor(hub, 'bob', 'b1');
+  const connections = openTaskConnections(hub.store.dataDir);
+  t.after(() => connections.close());
+  const authorizations = new ProfileAuthorizations();
+  const first = authorizations.authorize(hub.profile, alice.token, connections);
+  assert.equal(authorizations.authorize(hub.profile, alice.token, connections), first);
+  const other = authorizations.authorize(hub.profile, bob.token, connections);
+  assert.notEqual(other, first);
+  assert.deepEqual(other.actor, bob.actor);
+  // Another profile of the same store is authorized on its own (its repository and pin).
+  const second = { ...hub.profile, profileId: 'other-profile' };
+  assert.notEqual(authorizations.authorize(second, alice.token, connections), first);
+  assert.equal(authorizations.authorize(hub.profile, alice.token, connections), first);
+});
+
+test('a revocation, a rotation or a new requirement committed elsewhere is seen by the next authorization', (t) => {
+  const hub = hubStore(t);
+  const alice = grantFor(hub, 'alice', 'a1');
+  const bob = grantFor(hub, 'bob', 'b1');
+  const carol = grantFor(hub, 'carol', 'c1');
+  const connections = openTaskConnections(hub.store.dataDir);
+  t.after(() => connections.close());
+  const authorizations = new ProfileAuthorizations();
+  for (const grant of [alice, bob, carol]) authorizations.authorize(hub.profile, grant.token, connections);
+
+  revoke(hub, alice);
+  assert.throws(() => authorizations.authorize(hub.profile, alice.token, connections), refusedWith('GRANT_TOKEN_REJECTED'));
+  const rotated = rotate(hub, bob);
+  assert.throws(() => authorizations.authorize(hub.profile, bob.token, connections), refusedWith('GRANT_TOKEN_REJECTED'));
+  assert.deepEqual(authorizations.authorize(hub.profile, rotated, connections).actor, bob.actor);
+  // A refusal is never kept: the same dead token is refused again by the same reads.
+  assert.throws(() => authorizations.authorize(hub.profile, alice.token, connections), refusedWith('GRANT_TOKEN_REJECTED'));
+
+  const before = authorizations.authorize(hub.profile, carol.token, connections);
+  assert.equal(authorizations.authorize(hub.profile, carol.token, connections), before);
+  installRequirement(hub.store, hub.dir, [{ id: 'lint', kind: 'command' }]);
+  assert.throws(() => authorizations.authorize(hub.profile, carol.token, connections), refusedWith('HUB_REQUIREMENT_CHANGED'));
+});
