@@ -6,7 +6,9 @@
  * (target ≥ 0.6), p50/p99 latency of the HTTP requests and cycles, and the hub's peak RSS.
  *
  * Each store holds a requirement of 32 command steps; a round gives every client one task, and a
- * new Change version (untimed) gives 32 fresh tasks for the next round. AGENTSCM_BENCH_HUB_ROUNDS
+ * new Change version (untimed) gives 32 fresh tasks for the next round, listed (untimed) through
+ * each side's own path — the hub over HTTP — so that each side derives the new subject outside
+ * its timed cycles. AGENTSCM_BENCH_HUB_NODE_ARGS passes node options to the hub process only. AGENTSCM_BENCH_HUB_ROUNDS
  * sets the number of timed rounds (default 20), AGENTSCM_BENCH_HUB_WARMUP the untimed ones
  * (default 3). The hub runs from the built CLI (`npm run bench` builds first), or from the sources
  * through tsx with AGENTSCM_BENCH_HUB_CLI=sources or when there is no build. It also prints the
@@ -80,6 +82,17 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
+/**
+ * The same list for the HTTP side, asked of the hub over HTTP (untimed): the hub derives the new
+ * subject's tasks in its own process, as freshTasks does for the in-process side, so neither
+ * side's timed cycles include the derivation that follows a checkpoint.
+ */
+async function freshTasksOverHttp(pool: Pool, side: Side, token: string): Promise<TaskRef[]> {
+  const answer = await post(pool, token, encodeCanonicalText({ operation: 'requirements', input: null, subject: subjectOf(side.hub) }));
+  if (answer.status !== 200) throw new Error(`requirements: ${answer.status} ${JSON.stringify(answer.json)}`);
+  return ((answer.json.result as JsonObject).tasks as JsonObject[]).map((row) => ({ task_id: row.task_id as string, task_digest: row.task_digest as string }));
+}
+
 /** One in-process cycle: each operation authenticates the grant and calls the facade, as the hub does per request. */
 function facadeCycle(side: Side, grant: TestGrant, task: TaskRef, n: number): void {
   const run = (operation: string, input: JsonValue): JsonObject => {
@@ -138,7 +151,9 @@ async function startHubProcess(side: Side, logPath: string): Promise<{ url: stri
   const { args, from } = hubCommand();
   // The access log goes to a file, as a supervised hub's stderr does (its cost is part of a request).
   const accessLog = openSync(logPath, 'w');
-  const child = spawn(process.execPath, [...args, 'hub', 'serve', '--config', writeConfigFile(side.hub), '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', accessLog] });
+  // AGENTSCM_BENCH_HUB_NODE_ARGS: extra node options for the hub process only (a profiler, say).
+  const nodeArgs = (process.env.AGENTSCM_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+  const child = spawn(process.execPath, [...nodeArgs, ...args, 'hub', 'serve', '--config', writeConfigFile(side.hub), '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', accessLog] });
   closeSync(accessLog);
   const stdout = child.stdout;
   if (stdout === null) throw new Error('the hub has no stdout pipe');
@@ -215,7 +230,7 @@ export async function main(): Promise<void> {
         checkpoint(viaHttp.hub.store, viaHttp.hub.store.revision);
         checkpoint(inProcess.hub.store, inProcess.hub.store.revision);
       }
-      const httpTasks = freshTasks(viaHttp, viaHttp.grants[0]?.token ?? '');
+      const httpTasks = await freshTasksOverHttp(pool, viaHttp, viaHttp.grants[0]?.token ?? '');
       const localTasks = freshTasks(inProcess, inProcess.grants[0]?.token ?? '');
       const roundRequests: number[] = [];
       const cpuBefore = cpuMs(hub.pid);
@@ -251,9 +266,10 @@ export async function main(): Promise<void> {
     inProcess.connections.close();
     const rss = peakRss(hub.pid);
     await hub.stop();
-    // Every request has its access-log line once the hub has stopped (3 per cycle, warm-up included).
+    // Every request has its access-log line: 3 per cycle and one task list per round.
+    const expected = (3 * CLIENTS + 1) * (WARMUP + ROUNDS);
     const logged = readFileSync(logPath, 'utf8').split('\n').filter((line) => line.includes('"route":"agent-tasks"')).length;
-    if (logged !== 3 * CLIENTS * (WARMUP + ROUNDS)) throw new Error(`the access log has ${logged} agent-tasks lines, not ${3 * CLIENTS * (WARMUP + ROUNDS)}`);
+    if (logged !== expected) throw new Error(`the access log has ${logged} agent-tasks lines, not ${expected}`);
     const httpRate = timedCycles / (httpMs / 1000);
     const facadeRate = timedCycles / (facadeMs / 1000);
     const ratio = httpRate / facadeRate;
