@@ -102,10 +102,10 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         progress(`scanning ${root}`);
         const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs: dataDirExclusions(root, dataDir) });
         timer.mark('scan');
-        progress(`scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`);
+        progress(`scanned ${counted(scan.table.count, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`);
         if (!scan.complete) {
           lockedWorkspaceWrite(lock, ws, () =>
-            writeLastScan(ws, { finished_ms: Date.now(), complete: false, file_count: scan.files.length, total_bytes: scan.totalBytes, hashed_files: 0, problem: scan.problem }),
+            writeLastScan(ws, { finished_ms: Date.now(), complete: false, file_count: scan.table.count, total_bytes: scan.totalBytes, hashed_files: 0, problem: scan.problem }),
           );
           throw new AgentscmError(scan.problemCode ?? 'WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was checkpointed`, {
             hint: 'add the offending files to .gitignore or remove them, then checkpoint again',
@@ -118,25 +118,25 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         const tree = withBulkBlobWrites(auth, () => snapshotAgainstCache(scan, base, { auth, full: input.full === true, onProgress: progress }));
         const treeChanged = tree.changes.length > 0;
         timer.mark('compare, hash, blobs');
-        progress(`hashed ${tree.hashedFiles} of ${counted(scan.files.length, 'file')}; ${counted(tree.changes.length, 'changed path')}; recording`);
+        progress(`hashed ${tree.hashedFiles} of ${counted(scan.table.count, 'file')}; ${counted(tree.changes.length, 'changed path')}; recording`);
         // Only the directories on a changed path are rebuilt and hashed; every other one keeps the
         // base revision's stored tree (the stat cache holds exactly the base revision's files).
         let encoded: PreparedRevision | null = null;
         if (treeChanged) {
           const known = unchangedDirectories(auth, repository, baseRevision, tree.changes.map((c) => c.path));
-          encoded = prepareRevisionFromChanged(baseRevision, revisionInput(scan.files, tree.cache, known), known, { entryCount: scan.files.length, totalBytes: tree.totalBytes });
+          encoded = prepareRevisionFromChanged(baseRevision, revisionInput(scan.table.paths, tree.cache, known), known, { entryCount: scan.table.count, totalBytes: tree.totalBytes });
         }
         const revision = encoded === null ? baseRevision : encoded.id;
         timer.mark('prepare revision');
         const lastScan = {
           finished_ms: Date.now(),
           complete: true,
-          file_count: scan.files.length,
+          file_count: scan.table.count,
           total_bytes: scan.totalBytes,
           hashed_files: tree.hashedFiles,
           problem: null,
         };
-        const tail = { workspace: root, files: scan.files.length, hashed_files: tree.hashedFiles, reconciled: reconciled.outcome };
+        const tail = { workspace: root, files: scan.table.count, hashed_files: tree.hashedFiles, reconciled: reconciled.outcome };
 
         if (change !== null && change.current_revision === revision) {
           // The Change already holds this tree: no new version. The workspace still adopts

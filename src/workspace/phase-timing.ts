@@ -23,7 +23,7 @@ export function phaseTimer(label: string, env: NodeJS.ProcessEnv = process.env):
   const lines: string[] = [];
   let wall = performance.now();
   let cpu = process.cpuUsage();
-  lines.push(`timing ${label}: started ${wall.toFixed(1)} ms after the process`);
+  lines.push(`timing ${label}: started ${wall.toFixed(1)} ms after the process (${((cpu.user + cpu.system) / 1000).toFixed(1)} ms cpu)`);
   return {
     mark(name) {
       const nowWall = performance.now();
@@ -34,7 +34,8 @@ export function phaseTimer(label: string, env: NodeJS.ProcessEnv = process.env):
       cpu = nowCpu;
     },
     report() {
-      lines.push(`timing ${label}: ended ${performance.now().toFixed(1)} ms after the process`);
+      const end = process.cpuUsage();
+      lines.push(`timing ${label}: ended ${performance.now().toFixed(1)} ms after the process (${((end.user + end.system) / 1000).toFixed(1)} ms cpu)`);
       process.stderr.write(`${lines.join('\n')}\n`);
       lines.length = 0;
     },

@@ -90,9 +90,30 @@ export interface ScanResult {
    * is not UTF-8, WORKSPACE_SCAN_INCOMPLETE for every other problem, null when complete.
    */
   readonly problemCode: ErrorCode | null;
-  /** Files found, sorted by path bytes (all of them only when complete). */
+  /** Files found, sorted by path bytes (all of them only when complete); built from `table` when first read. */
   readonly files: ScannedFile[];
+  /** The same files without an object per file (what a checkpoint compares in one pass). */
+  readonly table: ScanTable;
   readonly totalBytes: bigint;
+}
+
+/** Modes by their index in ScanTable.modes (the stat cache's mode codes). */
+export const SCAN_MODES: readonly EntryMode[] = ['file', 'executable', 'symlink'];
+
+/**
+ * The files of a scan as columns, sorted by path bytes: one string per file and typed arrays
+ * for the rest, so that a large tree costs the garbage collector a few objects, not several per
+ * file.
+ */
+export interface ScanTable {
+  readonly count: number;
+  readonly paths: readonly string[];
+  /** Index into SCAN_MODES per file. */
+  readonly modes: Uint8Array;
+  /** Four numbers per file: size, mtime ms, ctime ms, inode (a StatSnapshot). */
+  readonly stats: Float64Array;
+  /** File i as a ScannedFile (built on each call). */
+  file(i: number): ScannedFile;
 }
 
 export interface ScanOptions {
@@ -109,8 +130,18 @@ interface IgnoreLevel {
 
 class ScanStop extends Error {}
 
-function snapshot(stat: Stats): StatSnapshot {
-  return { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino };
+function makeTable(rootPrefix: string, paths: readonly string[], modes: Uint8Array, stats: Float64Array): ScanTable {
+  return {
+    count: paths.length,
+    paths,
+    modes,
+    stats,
+    file(i) {
+      const path = paths[i] as string;
+      const stat: StatSnapshot = { size: stats[4 * i] as number, mtimeMs: stats[4 * i + 1] as number, ctimeMs: stats[4 * i + 2] as number, ino: stats[4 * i + 3] as number };
+      return { path, abs: `${rootPrefix}${sep === '/' ? path : path.replaceAll('/', sep)}`, mode: SCAN_MODES[modes[i] as number] as EntryMode, stat };
+    },
+  };
 }
 
 /** Git's rule: a deeper .gitignore overrides a shallower one; within one file the last match wins. */
@@ -130,7 +161,10 @@ function isIgnored(levels: readonly IgnoreLevel[], relPath: string, isDir: boole
 export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResult {
   const bounds = options.bounds ?? DEFAULT_SCAN_BOUNDS;
   const excluded = new Set(options.excludeDirs ?? []);
-  const files: ScannedFile[] = [];
+  // Columns, in walk order until sorted below.
+  const paths: string[] = [];
+  const modeList: number[] = [];
+  const statList: number[] = [];
   let totalBytes = 0;
   let bound: string | null = null;
   const problems: string[] = [];
@@ -148,16 +182,20 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
   };
 
   const walk = (absDir: string, relDir: string, parentLevels: readonly IgnoreLevel[]): void => {
-    let dirents: Dirent<Buffer>[];
+    // Names are read as text, the cheap way; a directory where decoding replaced some bytes
+    // (U+FFFD: a name that is not UTF-8, or one that holds U+FFFD itself) is read again as
+    // bytes, so that every name is still recorded or refused by its exact bytes.
+    let dirents: (Dirent | Dirent<Buffer>)[];
     try {
-      dirents = readdirSync(absDir, { withFileTypes: true, encoding: 'buffer' });
+      const named: Dirent[] = readdirSync(absDir, { withFileTypes: true });
+      dirents = named.some((d) => d.name.includes(REPLACEMENT)) ? readdirSync(absDir, { withFileTypes: true, encoding: 'buffer' }) : named;
     } catch (error) {
       refuse(`cannot read directory ${relDir === '' ? '.' : relDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
       return;
     }
     const dirPrefix = absDir.endsWith(sep) ? absDir : `${absDir}${sep}`;
     let levels = parentLevels;
-    const ignoreFile = dirents.find((d) => d.isFile() && d.name.equals(GITIGNORE));
+    const ignoreFile = dirents.find((d) => d.isFile() && (typeof d.name === 'string' ? d.name === '.gitignore' : d.name.equals(GITIGNORE)));
     if (ignoreFile !== undefined) {
       const abs = join(absDir, '.gitignore');
       let text: string;
@@ -173,13 +211,14 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
     }
     for (const dirent of dirents) {
       const raw = dirent.name;
-      if (!isUtf8(raw)) {
+      let name: string;
+      if (typeof raw === 'string') name = raw;
+      else if (!isUtf8(raw)) {
         // Not ignorable by pattern: the pattern matcher works on text, and this name has none.
         notUtf8 = true;
         refuse(`the name ${showBytes(raw)} in ${relDir === '' ? 'the workspace root' : JSON.stringify(relDir.slice(0, -1))} is not valid UTF-8`);
         continue;
-      }
-      const name = raw.toString('utf8');
+      } else name = raw.toString('utf8');
       if (name === '.git') continue;
       if (relDir === '' && name === WORKSPACE_STATE_DIR) continue;
       const relPath = `${relDir}${name}`;
@@ -226,29 +265,65 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
         refuse(`${relPath} is a collector signing key file (private); keep the collector --state-dir outside the workspace`);
         continue;
       }
-      if (files.length >= bounds.maxFiles) stop(`more than ${bounds.maxFiles} files`);
+      if (paths.length >= bounds.maxFiles) stop(`more than ${bounds.maxFiles} files`);
       if (mode !== 'symlink' && stat.size > bounds.maxFileBytes) {
         refuse(`${relPath} has ${stat.size} bytes, more than ${bounds.maxFileBytes}`);
         continue;
       }
       totalBytes += stat.size;
       if (totalBytes > bounds.maxTotalBytes) stop(`the files add up to more than ${bounds.maxTotalBytes} bytes`);
-      files.push({ path: relPath, abs, mode, stat: snapshot(stat) });
+      paths.push(relPath);
+      modeList.push(mode === 'file' ? 0 : mode === 'executable' ? 1 : 2);
+      statList.push(stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino);
     }
   };
 
+  const absRoot = resolve(root);
   try {
-    walk(resolve(root), '', []);
+    walk(absRoot, '', []);
   } catch (error) {
     if (!(error instanceof ScanStop)) throw error;
   }
-  files.sort((a, b) => compareUtf8(a.path, b.path));
+  const count = paths.length;
+  const order: number[] = new Array<number>(count);
+  for (let i = 0; i < count; i++) order[i] = i;
+  order.sort((a, b) => compareUtf8(paths[a] as string, paths[b] as string));
+  const sortedPaths: string[] = new Array<string>(count);
+  const modes = new Uint8Array(count);
+  const stats = new Float64Array(4 * count);
+  for (let i = 0; i < count; i++) {
+    const from = order[i] as number;
+    sortedPaths[i] = paths[from] as string;
+    modes[i] = modeList[from] as number;
+    stats[4 * i] = statList[4 * from] as number;
+    stats[4 * i + 1] = statList[4 * from + 1] as number;
+    stats[4 * i + 2] = statList[4 * from + 2] as number;
+    stats[4 * i + 3] = statList[4 * from + 3] as number;
+  }
+  const table = makeTable(absRoot.endsWith(sep) ? absRoot : `${absRoot}${sep}`, sortedPaths, modes, stats);
   const problem = describeProblems(bound, problems, problemCount);
   const problemCode: ErrorCode | null = problem === null ? null : notUtf8 ? 'WORKSPACE_PATH_NOT_UTF8' : 'WORKSPACE_SCAN_INCOMPLETE';
-  return { complete: problem === null, problem, problems, problemCount, problemCode, files, totalBytes: BigInt(totalBytes) };
+  let files: ScannedFile[] | null = null;
+  return {
+    complete: problem === null,
+    problem,
+    problems,
+    problemCount,
+    problemCode,
+    get files(): ScannedFile[] {
+      if (files === null) {
+        files = new Array<ScannedFile>(count);
+        for (let i = 0; i < count; i++) files[i] = table.file(i);
+      }
+      return files;
+    },
+    table,
+    totalBytes: BigInt(totalBytes),
+  };
 }
 
 const GITIGNORE = Buffer.from('.gitignore');
+const REPLACEMENT = '\ufffd';
 
 /** A name that is not UTF-8, shown with its printable ASCII bytes as they are and every other byte as \xHH. */
 function showBytes(raw: Buffer): string {

@@ -221,33 +221,56 @@ export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, option
   let total = 0;
   let totalBig = 0n;
   let hashedFiles = 0;
-  const files = scan.files;
-  const step = options.onProgress !== undefined && files.length >= PROGRESS_MIN_FILES ? Math.ceil(files.length / 10) : 0;
+  const table = scan.table;
+  const { paths, modes, stats } = table;
+  const fileCount = table.count;
+  const step = options.onProgress !== undefined && fileCount >= PROGRESS_MIN_FILES ? Math.ceil(fileCount / 10) : 0;
   const pathAt = (i: number): string => data.toString('utf8', (starts[i] as number) + 2, flagsAt[i]);
-  let ci = 0;
-  let cachePath: string | null = count > 0 ? pathAt(0) : null;
-  for (let fi = 0; fi < files.length; fi++) {
-    if (step > 0 && fi > 0 && fi % step === 0) options.onProgress?.(`checked ${fi} of ${files.length} files, ${hashedFiles} hashed`);
-    const file = files[fi] as ScannedFile;
-    // Cache entries before this path are files that are gone.
-    while (cachePath !== null && cachePath !== file.path && compareUtf8(cachePath, file.path) < 0) {
-      changes.push({ path: cachePath, kind: 'deleted' });
-      ci += 1;
-      cachePath = ci < count ? pathAt(ci) : null;
+  // compareUtf8(path of cache entry i, path) without decoding the entry in the common case: an
+  // ASCII path is compared byte against character (each ASCII character is its one UTF-8
+  // byte); anything else is decided on the decoded path.
+  const compareAt = (i: number, path: string): number => {
+    const from = (starts[i] as number) + 2;
+    const bytes = (flagsAt[i] as number) - from;
+    const n = bytes < path.length ? bytes : path.length;
+    for (let j = 0; j < n; j++) {
+      const c = path.charCodeAt(j);
+      const b = data[from + j] as number;
+      if (c >= 0x80 || b >= 0x80) return compareUtf8(pathAt(i), path);
+      if (b !== c) return b - c;
     }
-    const matched = cachePath === file.path;
+    if (bytes === path.length) return 0;
+    return compareUtf8(pathAt(i), path);
+  };
+  // The new cache is the old one rewritten in place while no entry is added or removed and every
+  // entry hashed again keeps its length (the usual edit); otherwise it is joined from pieces.
+  let inPlace = true;
+  let ci = 0;
+  for (let fi = 0; fi < fileCount; fi++) {
+    if (step > 0 && fi > 0 && fi % step === 0) options.onProgress?.(`checked ${fi} of ${fileCount} files, ${hashedFiles} hashed`);
+    const path = paths[fi] as string;
+    const mode = modes[fi] as number;
+    // Cache entries before this path are files that are gone.
+    let order = ci < count ? compareAt(ci, path) : 1;
+    while (order < 0) {
+      changes.push({ path: pathAt(ci), kind: 'deleted' });
+      inPlace = false;
+      ci += 1;
+      order = ci < count ? compareAt(ci, path) : 1;
+    }
+    const matched = order === 0;
     const at = matched ? (flagsAt[ci] as number) : -1;
     if (matched) {
       const flags = data[at] as number;
-      const stat = file.stat;
+      const s = 4 * fi;
       if (
         !options.full &&
         (flags & (FLAG_STAT | FLAG_VALID)) === (FLAG_STAT | FLAG_VALID) &&
-        MODE_CODES[flags & 3] === file.mode &&
-        dv.getFloat64(at + 41) === stat.size &&
-        dv.getFloat64(at + 49) === stat.mtimeMs &&
-        dv.getFloat64(at + 57) === stat.ctimeMs &&
-        dv.getFloat64(at + 65) === stat.ino
+        (flags & 3) === mode &&
+        dv.getFloat64(at + 41) === stats[s] &&
+        dv.getFloat64(at + 49) === stats[s + 1] &&
+        dv.getFloat64(at + 57) === stats[s + 2] &&
+        dv.getFloat64(at + 65) === stats[s + 3]
       ) {
         const start = starts[ci] as number;
         const end = starts[ci + 1] as number;
@@ -260,10 +283,10 @@ export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, option
         if (high < 0x200000) total += high * 2 ** 32 + dv.getUint32(at + 5);
         else totalBig += dv.getBigUint64(at + 1);
         ci += 1;
-        cachePath = ci < count ? pathAt(ci) : null;
         continue;
       }
     }
+    const file = table.file(fi);
     const readStartMs = Date.now();
     const content = readFileContent(file, sink.reserve);
     hashedFiles += 1;
@@ -275,21 +298,26 @@ export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, option
     pieces.push(encoded);
     length += encoded.length;
     totalBig += content.size;
-    if (!matched) changes.push({ path: file.path, kind: 'added' });
-    else {
-      if (MODE_CODES[(data[at] as number) & 3] !== file.mode || data.toString('hex', at + 9, at + 41) !== content.digest) changes.push({ path: file.path, kind: 'modified' });
+    if (!matched) {
+      changes.push({ path, kind: 'added' });
+      inPlace = false;
+    } else {
+      if (((data[at] as number) & 3) !== mode || data.toString('hex', at + 9, at + 41) !== content.digest) changes.push({ path, kind: 'modified' });
+      // Same path, so the same length unless the old entry had no stat snapshot.
+      const start = starts[ci] as number;
+      if (inPlace && encoded.length === (starts[ci + 1] as number) - start) encoded.copy(data, start);
+      else inPlace = false;
       ci += 1;
-      cachePath = ci < count ? pathAt(ci) : null;
     }
   }
-  while (cachePath !== null) {
-    changes.push({ path: cachePath, kind: 'deleted' });
-    ci += 1;
-    cachePath = ci < count ? pathAt(ci) : null;
+  for (; ci < count; ci++) {
+    changes.push({ path: pathAt(ci), kind: 'deleted' });
+    inPlace = false;
   }
   endRun();
   sink.flush();
-  return { cache: joinStatCache(files.length, pieces, length), changes, hashedFiles, storedBlobs: sink.stored, totalBytes: BigInt(total) + totalBig };
+  const cache = inPlace ? data : joinStatCache(fileCount, pieces, length);
+  return { cache, changes, hashedFiles, storedBlobs: sink.stored, totalBytes: BigInt(total) + totalBig };
 }
 
 /**
@@ -299,12 +327,12 @@ export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, option
  * known directory (buildTrees opens it to take its digest and looks no further). A directory
  * that is neither is given in full, so the result is the tree a full listing gives.
  */
-export function revisionInput(files: readonly ScannedFile[], cache: Buffer, known: ReadonlyMap<string, string>): FlatEntry[] {
+export function revisionInput(paths: readonly string[], cache: Buffer, known: ReadonlyMap<string, string>): FlatEntry[] {
   const { data, flagsAt } = indexStatCache(cache);
   const out: FlatEntry[] = [];
   const entryAt = (i: number): FlatEntry => {
     const at = flagsAt[i] as number;
-    return { path: (files[i] as ScannedFile).path, mode: MODE_CODES[(data[at] as number) & 3] as EntryMode, blob: data.toString('hex', at + 9, at + 41) };
+    return { path: paths[i] as string, mode: MODE_CODES[(data[at] as number) & 3] as EntryMode, blob: data.toString('hex', at + 9, at + 41) };
   };
   // The directory of the current group of files ("" for the root, else with a trailing "/"),
   // whether its files are all given, and the known directory it lies in (if any).
@@ -312,8 +340,8 @@ export function revisionInput(files: readonly ScannedFile[], cache: Buffer, know
   let whole = false;
   let knownDir: string | null = null;
   let lastKnown: string | null = null;
-  for (let i = 0; i < files.length; i++) {
-    const path = (files[i] as ScannedFile).path;
+  for (let i = 0; i < paths.length; i++) {
+    const path = paths[i] as string;
     const slash = path.lastIndexOf('/');
     if (dir === null || slash + 1 !== dir.length || !path.startsWith(dir)) {
       dir = path.slice(0, slash + 1);

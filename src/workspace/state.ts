@@ -5,8 +5,9 @@
  *
  * The stat cache is one row, not a row per file: the whole list encoded in one binary value
  * (encodeStatCache), so loading it costs one read and one pass over a buffer. A pending
- * operation keeps the cache it will install in a second row ('staged'), which commitPending
- * moves over the base in the same transaction that records the new base revision.
+ * operation writes the cache it will install as a second row (`pending_cache`), and
+ * commitPending makes that row the base one (`base_cache`) in the same transaction that records
+ * the new base revision: the cache is written once, never copied.
  */
 import { existsSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { Stats } from 'node:fs';
@@ -118,7 +119,29 @@ function migrateWorkspace2(db: SqliteDatabase): void {
   db.exec('DROP TABLE base_entries; DROP TABLE staged_entries;');
 }
 
-export const WORKSPACE_MIGRATIONS: readonly Migration[] = [migrateWorkspace1, migrateWorkspace2];
+/**
+ * Step 3: each stat cache is a row of its own (`stat_caches`) that the workspace row points at
+ * (`base_cache`, and `pending_cache` while an operation is pending), so that a checkpoint
+ * writes its new cache once: the pending operation inserts it, and adopting the operation moves
+ * the pointer instead of copying the cache over the base. The two slots carry over as they are.
+ */
+function migrateWorkspace3(db: SqliteDatabase): void {
+  db.exec(`
+    CREATE TABLE stat_caches (
+      id INTEGER PRIMARY KEY,
+      data BLOB NOT NULL
+    ) STRICT;
+    ALTER TABLE workspace ADD COLUMN base_cache INTEGER;
+    ALTER TABLE workspace ADD COLUMN pending_cache INTEGER;
+    INSERT INTO stat_caches (id, data) SELECT CASE slot WHEN 'base' THEN 1 ELSE 2 END, data FROM stat_cache;
+    UPDATE workspace SET
+      base_cache = (SELECT 1 FROM stat_cache WHERE slot = 'base'),
+      pending_cache = (SELECT 2 FROM stat_cache WHERE slot = 'staged');
+    DROP TABLE stat_cache;
+  `);
+}
+
+export const WORKSPACE_MIGRATIONS: readonly Migration[] = [migrateWorkspace1, migrateWorkspace2, migrateWorkspace3];
 
 const CACHE_FORMAT = 1;
 const MODE_CODES: readonly EntryMode[] = ['file', 'executable', 'symlink'];
@@ -528,7 +551,7 @@ export function readWorkspaceRecord(ws: WorkspaceDb): WorkspaceRecord | null {
 /** Write the binding row of a workspace being initialized (replacing an unfinished one). */
 export function writeBindingRecord(ws: WorkspaceDb, repository: string, dataDir: string): void {
   ws.db.prepare('DELETE FROM workspace').run();
-  ws.db.prepare('DELETE FROM stat_cache').run();
+  ws.db.prepare('DELETE FROM stat_caches').run();
   ws.db.prepare('DELETE FROM last_scan').run();
   ws.db
     .prepare("INSERT INTO workspace (singleton, state, repository, data_dir, base_revision, generation) VALUES (1, 'binding', ?, ?, NULL, ?)")
@@ -552,7 +575,10 @@ export function writePending(ws: WorkspaceDb, pending: PendingOperation, entries
       pending.parent,
       pending.started_ms,
     );
-  ws.db.prepare("INSERT INTO stat_cache (slot, data) VALUES ('staged', ?) ON CONFLICT (slot) DO UPDATE SET data = excluded.data").run(Buffer.isBuffer(entries) ? entries : encodeStatCache(entries));
+  // The cache of an earlier pending operation (never adopted: reconciliation ran first) is replaced.
+  ws.db.prepare('DELETE FROM stat_caches WHERE id = (SELECT pending_cache FROM workspace WHERE singleton = 1)').run();
+  const id = ws.db.prepare('INSERT INTO stat_caches (data) VALUES (?)').run(Buffer.isBuffer(entries) ? entries : encodeStatCache(entries)).lastInsertRowid;
+  ws.db.prepare('UPDATE workspace SET pending_cache = ? WHERE singleton = 1').run(id);
 }
 
 /**
@@ -560,14 +586,11 @@ export function writePending(ws: WorkspaceDb, pending: PendingOperation, entries
  * pending operation (one transaction by the caller).
  */
 export function commitPending(ws: WorkspaceDb, baseRevision: string, generation: bigint): void {
-  ws.db.exec(`
-    INSERT INTO stat_cache (slot, data) SELECT 'base', data FROM stat_cache WHERE slot = 'staged'
-      ON CONFLICT (slot) DO UPDATE SET data = excluded.data;
-    DELETE FROM stat_cache WHERE slot = 'staged';
-  `);
+  // The pending cache becomes the base one where it lies: only the pointer moves.
+  ws.db.prepare('DELETE FROM stat_caches WHERE id = (SELECT base_cache FROM workspace WHERE singleton = 1)').run();
   ws.db
     .prepare(
-      `UPDATE workspace SET state = 'ready', base_revision = ?, generation = ?, pending_kind = NULL, pending_change = NULL,
+      `UPDATE workspace SET state = 'ready', base_revision = ?, generation = ?, base_cache = pending_cache, pending_cache = NULL, pending_kind = NULL, pending_change = NULL,
        pending_expected_version = NULL, pending_revision = NULL, pending_parent = NULL, pending_started_ms = NULL WHERE singleton = 1`,
     )
     .run(baseRevision, u64ToSql(generation));
@@ -576,21 +599,23 @@ export function commitPending(ws: WorkspaceDb, baseRevision: string, generation:
 /** Drop a pending operation that never reached the authority (one transaction by the caller). */
 export function abandonPending(ws: WorkspaceDb): void {
   ws.db.exec(`
-    DELETE FROM stat_cache WHERE slot = 'staged';
-    UPDATE workspace SET pending_kind = NULL, pending_change = NULL, pending_expected_version = NULL, pending_revision = NULL,
+    DELETE FROM stat_caches WHERE id = (SELECT pending_cache FROM workspace WHERE singleton = 1);
+    UPDATE workspace SET pending_cache = NULL, pending_kind = NULL, pending_change = NULL, pending_expected_version = NULL, pending_revision = NULL,
       pending_parent = NULL, pending_started_ms = NULL WHERE singleton = 1;
   `);
 }
 
+const BASE_CACHE_SQL = 'SELECT c.data FROM workspace w JOIN stat_caches c ON c.id = w.base_cache WHERE w.singleton = 1';
+
 /** The base tree's stat cache as stored (encodeStatCache), not decoded: one row read. */
 export function loadBaseCache(ws: WorkspaceDb): Buffer {
-  const row = ws.db.prepare("SELECT data FROM stat_cache WHERE slot = 'base'").get() as { data: Buffer } | undefined;
+  const row = ws.db.prepare(BASE_CACHE_SQL).get() as { data: Buffer } | undefined;
   return row === undefined ? EMPTY_STAT_CACHE : row.data;
 }
 
 /** The base tree with its stat cache, keyed by path: one row read and decoded. */
 export function loadBaseEntries(ws: WorkspaceDb): Map<string, CachedEntry> {
-  const row = ws.db.prepare("SELECT data FROM stat_cache WHERE slot = 'base'").get() as { data: Buffer } | undefined;
+  const row = ws.db.prepare(BASE_CACHE_SQL).get() as { data: Buffer } | undefined;
   return row === undefined ? new Map<string, CachedEntry>() : decodeStatCache(row.data);
 }
 

@@ -137,7 +137,7 @@ test('a workspace of the previous schema keeps its stat cache (and a staged one)
       { path: 'a.txt', mode: 'file', size: 6n, blob: 'cd'.repeat(32), stat: { size: 6, mtimeMs: 1.5, ctimeMs: 2.5, ino: 77 }, cacheValid: true },
       { path: 'caf\u00e9', mode: 'symlink', size: 1n, blob: 'ef'.repeat(32), stat: null, cacheValid: false },
     ]);
-    const rows = ws.db.prepare('SELECT count(*) FROM stat_cache').pluck().get();
+    const rows = ws.db.prepare('SELECT count(*) FROM stat_caches').pluck().get();
     assert.equal(rows, 1, 'one row for the whole cache');
   } finally {
     ws.close();

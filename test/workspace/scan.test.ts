@@ -171,3 +171,25 @@ test('environment bounds can only tighten the defaults', () => {
   assert.equal(scanBoundsFromEnv({ AGENTSCM_SCAN_MAX_FILES: '-1' }).maxFiles, DEFAULT_SCAN_BOUNDS.maxFiles);
   assert.equal(scanBoundsFromEnv({ AGENTSCM_SCAN_MAX_TOTAL_BYTES: '10' }).maxTotalBytes, 10);
 });
+
+test('names are read as text, and a directory where that replaced bytes is read again by its bytes', (t) => {
+  const root = tempDir(t);
+  // U+FFFD spelled in UTF-8 is a valid name; beside it, a name that is not UTF-8 (which text
+  // decoding would also turn into U+FFFD) in the same directory, and a clean directory.
+  put(root, 'd/\ufffd.txt');
+  put(root, 'clean/a.txt');
+  writeFileSync(Buffer.concat([Buffer.from(`${root}/d/caf`), Buffer.from([0xe9]), Buffer.from('.txt')]), 'x');
+  const scan = scanWorkspace(root);
+  assert.deepEqual(
+    scan.files.map((f) => f.path),
+    ['clean/a.txt', 'd/\ufffd.txt'],
+  );
+  assert.equal(scan.problemCode, 'WORKSPACE_PATH_NOT_UTF8');
+  assert.match(scan.problem ?? '', /caf\\xe9\.txt/);
+  // Alone, the valid U+FFFD name is recorded and the scan is complete.
+  const clean = tempDir(t);
+  put(clean, '\ufffd');
+  const alone = scanWorkspace(clean);
+  assert.equal(alone.complete, true);
+  assert.deepEqual(alone.files.map((f) => f.path), ['\ufffd']);
+});

@@ -60,6 +60,18 @@ test('the in-place comparison gives the changes and stat cache of the decoding o
   assert.ok(steady.cache.equals(again.cache));
   assert.equal(steady.totalBytes, baseEntries.reduce((sum, e) => sum + e.size, 0n));
 
+  // Files modified only (no file added or removed): the cache is rewritten in place and equals
+  // the one the decoding path builds.
+  write(root, 'f/x2.txt', 'changed in place');
+  const modifiedOnly = withBulkBlobWrites(auth, () => snapshotTree(scanWorkspace(root), decodeStatCache(steady.cache), { auth, full: false }));
+  const loaded = Buffer.from(steady.cache);
+  const inPlace = snapshot(auth, root, loaded);
+  assert.deepEqual(inPlace.changes, [{ path: 'f/x2.txt', kind: 'modified' }]);
+  assert.equal(inPlace.cache, loaded, 'no new buffer for an edit that keeps the layout');
+  const stripValid = (entries: Iterable<CachedEntry>): unknown[] => [...entries].map(({ cacheValid: _valid, ...rest }) => rest);
+  assert.deepEqual(stripValid(decodeStatCache(inPlace.cache).values()), stripValid(modifiedOnly.entries));
+  write(root, 'f/x2.txt', 'f 2');
+
   // Edits of every kind: modified, added in a new directory, a directory deleted, a mode change,
   // a symlink retargeted, a file replaced by a directory.
   write(root, 'a/b/c/x1.txt', 'modified');
@@ -98,7 +110,7 @@ test('the in-place comparison gives the changes and stat cache of the decoding o
 
   const scan = scanWorkspace(root);
   const known = unchangedDirectories(auth, repo.id, base.id, merged.changes.map((c) => c.path));
-  const input = revisionInput(scan.files, merged.cache, known);
+  const input = revisionInput(scan.table.paths, merged.cache, known);
   const partial = prepareRevisionFromChanged(base.id, input, known, { entryCount: scan.files.length, totalBytes: merged.totalBytes });
   const whole = prepareRevision(base.id, decoded.entries);
   assert.equal(partial.id, whole.id);
@@ -111,7 +123,7 @@ test('the in-place comparison gives the changes and stat cache of the decoding o
     ['a/b/d/x0.txt', 'a/e/x0.txt', 'f/x0.txt'],
   );
   // Without known directories every file is given and the tree is the same.
-  assert.equal(prepareRevisionFromChanged(base.id, revisionInput(scan.files, merged.cache, new Map()), new Map(), whole).id, whole.id);
+  assert.equal(prepareRevisionFromChanged(base.id, revisionInput(scan.table.paths, merged.cache, new Map()), new Map(), whole).id, whole.id);
 });
 
 test('an entry hashed within the racy margin is hashed again even when its stat snapshot matches', async (t) => {
