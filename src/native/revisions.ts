@@ -15,7 +15,7 @@ import { prefixRange, resolveHexPrefix } from './prefixes.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
 import { nextSeq, prepared, readTransaction, writeTransaction } from './store.js';
 import type { Authority } from './store.js';
-import { diffTrees, lookupTreePath, readTreeEntries, storeTrees, walkTree } from './trees.js';
+import { diffTrees, lookupTreePath, readSubtrees, storeTrees, walkTree } from './trees.js';
 import type { TreeChange } from './trees.js';
 
 export type EntryMode = 'file' | 'executable' | 'symlink';
@@ -103,8 +103,7 @@ export function unchangedDirectories(auth: Authority, repository: string, revisi
         if (entry === null || entry.kind !== 'directory') continue;
         tree = entry.object;
       }
-      for (const entry of readTreeEntries(auth, tree)) {
-        if (entry.kind !== 'directory') continue;
+      for (const entry of readSubtrees(auth, tree)) {
         const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
         if (!onChangedPath.has(path)) known.set(path, entry.digest);
       }

@@ -124,7 +124,7 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         let encoded: PreparedRevision | null = null;
         if (treeChanged) {
           const known = unchangedDirectories(auth, repository, baseRevision, tree.changes.map((c) => c.path));
-          encoded = prepareRevisionFromChanged(baseRevision, revisionInput(scan.table.paths, tree.cache, known), known, { entryCount: scan.table.count, totalBytes: tree.totalBytes });
+          encoded = prepareRevisionFromChanged(baseRevision, revisionInput(scan.table.paths, tree.view ?? tree.cache, known), known, { entryCount: scan.table.count, totalBytes: tree.totalBytes });
         }
         const revision = encoded === null ? baseRevision : encoded.id;
         timer.mark('prepare revision');

@@ -13,7 +13,7 @@ import type { ScannedFile, ScanResult } from './scan.js';
 import type { FlatEntry } from '../contracts/tree.js';
 import type { EntryMode } from '../native/revisions.js';
 import { encodeStatCacheEntry, FLAG_STAT, FLAG_VALID, indexStatCache, joinStatCache, MODE_CODES } from './state.js';
-import type { CachedEntry, StatSnapshot } from './state.js';
+import type { CachedEntry, StatCacheView, StatSnapshot } from './state.js';
 import { pausePoint } from './test-hooks.js';
 
 /** New small blobs are written in transactions of at most this many bytes (bounds memory). */
@@ -188,6 +188,8 @@ export interface CacheSnapshot {
   readonly storedBlobs: number;
   /** Sum of the content sizes of the new tree. */
   readonly totalBytes: bigint;
+  /** The new cache indexed, when it was rewritten in place (same layout as the old one); else null. */
+  readonly view: StatCacheView | null;
 }
 
 /**
@@ -317,7 +319,7 @@ export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, option
   endRun();
   sink.flush();
   const cache = inPlace ? data : joinStatCache(fileCount, pieces, length);
-  return { cache, changes, hashedFiles, storedBlobs: sink.stored, totalBytes: BigInt(total) + totalBig };
+  return { cache, changes, hashedFiles, storedBlobs: sink.stored, totalBytes: BigInt(total) + totalBig, view: inPlace ? view : null };
 }
 
 /**
@@ -327,41 +329,42 @@ export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, option
  * known directory (buildTrees opens it to take its digest and looks no further). A directory
  * that is neither is given in full, so the result is the tree a full listing gives.
  */
-export function revisionInput(paths: readonly string[], cache: Buffer, known: ReadonlyMap<string, string>): FlatEntry[] {
-  const { data, flagsAt } = indexStatCache(cache);
+export function revisionInput(paths: readonly string[], cache: Buffer | StatCacheView, known: ReadonlyMap<string, string>): FlatEntry[] {
+  const { data, flagsAt } = Buffer.isBuffer(cache) ? indexStatCache(cache) : cache;
   const out: FlatEntry[] = [];
   const entryAt = (i: number): FlatEntry => {
     const at = flagsAt[i] as number;
     return { path: paths[i] as string, mode: MODE_CODES[(data[at] as number) & 3] as EntryMode, blob: data.toString('hex', at + 9, at + 41) };
   };
-  // The directory of the current group of files ("" for the root, else with a trailing "/"),
-  // whether its files are all given, and the known directory it lies in (if any).
-  let dir: string | null = null;
-  let whole = false;
-  let knownDir: string | null = null;
-  let lastKnown: string | null = null;
-  for (let i = 0; i < paths.length; i++) {
-    const path = paths[i] as string;
-    const slash = path.lastIndexOf('/');
-    if (dir === null || slash + 1 !== dir.length || !path.startsWith(dir)) {
-      dir = path.slice(0, slash + 1);
-      // The outermost ancestor (or the directory itself) that is known, if any.
-      knownDir = null;
-      whole = true;
-      for (let s = path.indexOf('/'); s >= 0 && s <= slash; s = path.indexOf('/', s + 1)) {
-        const ancestor = path.slice(0, s);
-        if (known.has(ancestor)) {
-          knownDir = ancestor;
-          whole = false;
-          break;
-        }
+  // The paths below one directory are one block of the sorted list: found by binary search, so
+  // a known directory costs a few comparisons, not a visit of each of its files.
+  const blockEnd = (from: number, hi: number, prefix: string): number => {
+    let lo = from + 1;
+    let high = hi;
+    while (lo < high) {
+      const mid = (lo + high) >>> 1;
+      if ((paths[mid] as string).startsWith(prefix)) lo = mid + 1;
+      else high = mid;
+    }
+    return lo;
+  };
+  // Paths lo..hi all start with `prefix` (a directory and "/", or "" for the root).
+  const visit = (lo: number, hi: number, prefix: string): void => {
+    for (let i = lo; i < hi; ) {
+      const path = paths[i] as string;
+      const slash = path.indexOf('/', prefix.length);
+      if (slash < 0) {
+        out.push(entryAt(i));
+        i += 1;
+        continue;
       }
+      const dir = path.slice(0, slash);
+      const end = blockEnd(i, hi, `${dir}/`);
+      if (known.has(dir)) out.push(entryAt(i));
+      else visit(i, end, `${dir}/`);
+      i = end;
     }
-    if (whole) out.push(entryAt(i));
-    else if (knownDir !== lastKnown) {
-      out.push(entryAt(i));
-      lastKnown = knownDir;
-    }
-  }
+  };
+  visit(0, paths.length, '');
   return out;
 }
