@@ -17,6 +17,10 @@ import { recipeToJson } from '../contracts/collector-descriptor.js';
 import type { CommandRecipe } from '../contracts/command-recipe.js';
 import { RECIPE_LIMITS, commandRecipeDigest } from '../contracts/command-recipe.js';
 import { AgentscmError } from '../contracts/errors.js';
+import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
+import { REVIEW_LIMITS, reviewActionToJson, reviewBudgetsToJson } from '../contracts/review-policy.js';
+import type { AnyCollectorProfile } from '../contracts/review-profile.js';
+import { sha256Hex } from '../crypto/sha256.js';
 import { authorityId } from '../native/authority-identity.js';
 import { requireCurrentCollectorProfile } from '../native/collector-profiles.js';
 import { authenticateToken, requireLiveOrigin } from '../native/grants.js';
@@ -55,7 +59,8 @@ function same(field: string, held: unknown, given: unknown): void {
   if (held !== given) throw mismatch(field, held, given);
 }
 
-function checkProfile(auth: Authority, descriptor: CollectorDescriptor): { stepId: string; recipeDigest: string } {
+/** The installed profile of the descriptor, current, with the bindings every kind shares. */
+function checkProfileBindings(auth: Authority, descriptor: AnyCollectorDescriptor): AnyCollectorProfile {
   const { installed, registration } = requireCurrentCollectorProfile(auth, descriptor.collector_profile_id);
   const profile = installed.profile;
   same('repository_id', profile.repository_id, descriptor.repository_id);
@@ -64,6 +69,12 @@ function checkProfile(auth: Authority, descriptor: CollectorDescriptor): { stepI
   same('executor.executor_id', registration.executor_id, descriptor.executor.executor_id);
   same('executor.registration_epoch', profile.registration_epoch, descriptor.executor.registration_epoch);
   same('executor.verification_key_id', profile.verification_key_id, descriptor.executor.verification_key_id);
+  return profile;
+}
+
+function checkProfile(auth: Authority, descriptor: CollectorDescriptor): { stepId: string; recipeDigest: string } {
+  const profile = checkProfileBindings(auth, descriptor);
+  if (profile.kind !== 'command') throw mismatch('collector_profile_id', 'a finite-review profile', 'a command descriptor');
   same('runtime_identity_digest', profile.runtime_identity_digest, descriptor.runtime_identity_digest);
   const held = encodeCanonical(recipeToJson(profile.recipe)).toString('utf8');
   const given = encodeCanonical(recipeToJson(descriptor.recipe)).toString('utf8');
@@ -88,7 +99,7 @@ function checkRecipeFile(auth: Authority, descriptor: CollectorDescriptor, stepI
   return recipePath;
 }
 
-function checkTask(auth: Authority, journal: Journal, descriptor: CollectorDescriptor, stepId: string): void {
+function checkTask(auth: Authority, journal: Journal, descriptor: AnyCollectorDescriptor, stepId: string): void {
   const found = findTaskWithAttempt(journal, descriptor.task.task_id, descriptor.attempt.attempt_id);
   if (found === null) throw mismatch('task.task_id', 'no retained task by that id', descriptor.task.task_id);
   same('task.task_digest', found.task.digest, descriptor.task.task_digest);
@@ -141,11 +152,8 @@ function checkTask(auth: Authority, journal: Journal, descriptor: CollectorDescr
   requireCurrentSubject(auth, subject);
 }
 
-/**
- * Check `descriptor` against the authority of `dataDir`, as the grant whose `token` the caller
- * holds (see module comment). Run before dispatch and again before signing.
- */
-export function checkDescriptorAgainstAuthority(dataDir: string, descriptor: CollectorDescriptor, token: string): AuthorityBinding {
+/** Open the authority and journal of `dataDir` and check the bindings every descriptor has, then `body`, in one read snapshot. */
+function withChecked<T>(dataDir: string, descriptor: AnyCollectorDescriptor, token: string, body: (auth: Authority, journal: Journal, grant: LiveGrant) => T): T {
   const auth = openAuthority(dataDir, { mode: 'read' });
   try {
     const journal = openJournal(dataDir, 'read');
@@ -162,10 +170,7 @@ export function checkDescriptorAgainstAuthority(dataDir: string, descriptor: Col
           }
           same('repository_id', grant.repository, descriptor.repository_id);
           requireLiveOrigin(auth, origin);
-          const { stepId, recipeDigest } = checkProfile(auth, descriptor);
-          checkTask(auth, journal, descriptor, stepId);
-          const recipePath = checkRecipeFile(auth, descriptor, stepId, recipeDigest);
-          return { stepId, target: descriptor.subject.target, recipePath, recipeDigest, recipe: descriptor.recipe, grant };
+          return body(auth, journal, grant);
         }),
       );
     } finally {
@@ -174,4 +179,56 @@ export function checkDescriptorAgainstAuthority(dataDir: string, descriptor: Col
   } finally {
     auth.close();
   }
+}
+
+/**
+ * Check `descriptor` against the authority of `dataDir`, as the grant whose `token` the caller
+ * holds (see module comment). Run before dispatch and again before signing.
+ */
+export function checkDescriptorAgainstAuthority(dataDir: string, descriptor: CollectorDescriptor, token: string): AuthorityBinding {
+  return withChecked(dataDir, descriptor, token, (auth, journal, grant) => {
+    const { stepId, recipeDigest } = checkProfile(auth, descriptor);
+    checkTask(auth, journal, descriptor, stepId);
+    const recipePath = checkRecipeFile(auth, descriptor, stepId, recipeDigest);
+    return { stepId, target: descriptor.subject.target, recipePath, recipeDigest, recipe: descriptor.recipe, grant };
+  });
+}
+
+/** What the authority binds for a review collection: the step and the exact policy bytes. */
+export interface ReviewAuthorityBinding {
+  readonly stepId: string;
+  readonly policyBytes: Buffer;
+  readonly grant: LiveGrant;
+}
+
+/**
+ * The review descriptor's check (docs/review.md "Collecting a review"): the common bindings, the
+ * finite-review profile's transport, policy, coverage and budgets, the task and attempt, and the
+ * step's review in the installed requirement — its policy path, the policy's exact bytes at the
+ * subject's revision and the declared action — exactly as the descriptor carries them.
+ */
+export function checkReviewDescriptorAgainstAuthority(dataDir: string, descriptor: ReviewCollectorDescriptor, token: string): ReviewAuthorityBinding {
+  return withChecked(dataDir, descriptor, token, (auth, journal, grant) => {
+    const profile = checkProfileBindings(auth, descriptor);
+    if (profile.kind !== 'finite_review') throw mismatch('collector_profile_id', 'a command profile', 'a review descriptor');
+    const pinned = profile.transport;
+    same('transport.executable_sha256', pinned.executable_sha256, descriptor.transport.executable_sha256);
+    same('transport.provider_scope', pinned.provider_scope, descriptor.transport.provider_scope);
+    same('transport.model', pinned.model, descriptor.transport.model);
+    same('review.policy_sha256', profile.policy_sha256, descriptor.review.policy_sha256);
+    same('review.action.coverage', encodeCanonical([...profile.coverage]).toString('utf8'), encodeCanonical([...descriptor.review.action.coverage]).toString('utf8'));
+    same('review.action.budgets', encodeCanonical(reviewBudgetsToJson(profile.budgets)).toString('utf8'), encodeCanonical(reviewBudgetsToJson(descriptor.review.action.budgets)).toString('utf8'));
+    checkTask(auth, journal, descriptor, profile.step_id);
+    const { subject } = descriptor;
+    const requirement = findTargetRequirement(auth, descriptor.repository_id, subject.target);
+    if (requirement === null) throw mismatch('subject.target', 'no installed requirement', subject.target);
+    const definition = requirementDefinition(requirement);
+    const step = definition.steps.find((s) => s.id === profile.step_id);
+    if (step?.action.kind !== 'review') throw mismatch('collector_profile_id', `a requirement without review step "${profile.step_id}"`, descriptor.collector_profile_id);
+    same('review.policy_path', resolvePackagePath(layoutSkillPackage(definition.skill), step.action.policy), descriptor.review.policy_path);
+    same('review.action', encodeCanonical(reviewActionToJson(step.action)).toString('utf8'), encodeCanonical(reviewActionToJson(descriptor.review.action)).toString('utf8'));
+    const policyBytes = readRevisionFile(auth, descriptor.repository_id, subject.revision, descriptor.review.policy_path, { maxBytes: REVIEW_LIMITS.maxPolicyBytes });
+    same('review.policy_sha256 (the policy file at the revision)', sha256Hex(policyBytes), descriptor.review.policy_sha256);
+    return { stepId: profile.step_id, policyBytes, grant };
+  });
 }

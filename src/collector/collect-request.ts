@@ -11,6 +11,8 @@ import type { CommandRecipe } from '../contracts/command-recipe.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import type { TransferHeader } from '../contracts/collector-transfer.js';
 import { transferRecordEntry } from '../contracts/collector-transfer.js';
+import type { ReviewCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
+import { reviewTransportDigest } from '../contracts/review-request.js';
 import { transferExecutionRequest, transferIsolation } from '../tasks/collector-execution.js';
 import { requestDigest } from './execution-record.js';
 import type { ExecutionRecord, ExecutionRequest } from './execution-record.js';
@@ -68,5 +70,32 @@ export function collectionHeader(descriptor: CollectorDescriptor, request: Execu
     collector: { agentscm_version: agentscmVersion, runtime_identity_digest: descriptor.runtime_identity_digest },
     upload_request_id: descriptor.upload_request_id,
     records: [transferRecordEntry('execution_request', records[0]), transferRecordEntry('execution_record', records[1])],
+  };
+}
+
+/**
+ * The transfer header of a review collection: every binding copied from the descriptor, the
+ * review id of the installed review as `request_digest`, and the SHA-256 of the pinned transport
+ * identity (basis, executable digest, provider scope, model) as the collector's identity.
+ */
+export function reviewCollectionHeader(descriptor: ReviewCollectorDescriptor, reviewId: string, records: readonly Buffer[], agentscmVersion: string): TransferHeader {
+  const last = records.length - 1;
+  return {
+    version: 1,
+    audience: descriptor.authority_id,
+    repository_id: descriptor.repository_id,
+    collector_profile_id: descriptor.collector_profile_id,
+    task_id: descriptor.task.task_id,
+    task_digest: descriptor.task.task_digest,
+    attempt_id: descriptor.attempt.attempt_id,
+    attempt_digest: descriptor.attempt.attempt_digest,
+    execution_operation_id: descriptor.attempt.execution_operation_id,
+    fence: descriptor.attempt.fence,
+    origin: descriptor.origin,
+    executor: descriptor.executor,
+    request_digest: reviewId,
+    collector: { agentscm_version: agentscmVersion, runtime_identity_digest: reviewTransportDigest(descriptor.transport) },
+    upload_request_id: descriptor.upload_request_id,
+    records: records.map((bytes, index) => transferRecordEntry(index === last ? 'review_record' : 'review_request', bytes)),
   };
 }

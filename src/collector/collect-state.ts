@@ -121,7 +121,12 @@ export type Reservation = { readonly state: 'reserved' } | { readonly state: 're
  * stopped between the reservation and the retention (the command is never run twice). Another
  * descriptor under the same upload request id is COLLECT_STATE_CONFLICT.
  */
-export function reserveCollection(state: CollectState, uploadRequestId: string, descriptorBytes: Uint8Array): { readonly created: boolean } & Reservation {
+export function reserveCollection(
+  state: CollectState,
+  uploadRequestId: string,
+  descriptorBytes: Uint8Array,
+  options: { readonly reopen?: boolean } = {},
+): { readonly created: boolean } & Reservation {
   const dir = collectionDir(state, uploadRequestId);
   try {
     mkdirSync(dir, { mode: 0o700 });
@@ -139,6 +144,8 @@ export function reserveCollection(state: CollectState, uploadRequestId: string, 
   }
   const envelope = readRetainedEnvelope(state, uploadRequestId);
   if (envelope !== null) return { created: false, state: 'retained', envelope };
+  // A review reopens from its journal, which never makes a reserved call again.
+  if (options.reopen === true) return { created: false, state: 'reserved' };
   throw new AgentscmError('COLLECT_INTERRUPTED', `the collection for upload request ${uploadRequestId} was reserved but retains no signed envelope: an earlier collect stopped while the command ran or before it signed`, {
     hint: 'a reserved collection never runs its command again; claim the task again (reconcile the attempt first) for a fresh collection',
     details: { upload_request_id: uploadRequestId },

@@ -4,7 +4,8 @@
  * 1. decode the descriptor strictly; load the key (it must be the key the descriptor's executor
  *    names); open the owner-private state directory;
  * 2. a collection already reserved under the descriptor's upload request id is never run again:
- *    a retained envelope is uploaded as it is, a reservation without one is COLLECT_INTERRUPTED;
+ *    a retained envelope is uploaded as it is, a reservation without one is COLLECT_INTERRUPTED
+ *    (a review's reopens from its journal instead, collectReview);
  * 3. recompile the descriptor against the authority of --data-dir and recheck the grant, task
  *    and attempt (collect-check.ts); observe the runtime identity, which must be the pinned one;
  * 4. reserve the collection durably in the state directory, before any container exists;
@@ -17,8 +18,10 @@
  */
 import { dirname, join, resolve } from 'node:path';
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import type { CollectorDescriptor } from '../contracts/collector-descriptor.js';
-import { MAX_COLLECTOR_DESCRIPTOR_BYTES, decodeCollectorDescriptor, encodeCollectorDescriptor } from '../contracts/collector-descriptor.js';
+import { encodeCollectorDescriptor } from '../contracts/collector-descriptor.js';
+import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
+import { MAX_REVIEW_DESCRIPTOR_BYTES, decodeAnyCollectorDescriptor, encodeAnyCollectorDescriptor, isReviewDescriptor } from '../contracts/review-collector-descriptor.js';
+import { reviewRecordToJson } from '../contracts/review-record.js';
 import { TRANSFER_LIMITS, encodeTransferEnvelope, readTransferEnvelope, transferDigest } from '../contracts/collector-transfer.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
@@ -29,11 +32,10 @@ import { readBoundedInput } from '../native/bounded-input.js';
 import { readTokenFile } from '../native/grant-token-file.js';
 import { openAuthority } from '../native/store.js';
 import { pauseAtTestPoint } from '../native/test-pause.js';
-import { importCollectorTransfer } from '../tasks/collector-import.js';
 import { authorizeTaskToken } from '../tasks/grant-guard.js';
 import { findEnclosingWorkspace } from '../workspace/locate.js';
-import { checkDescriptorAgainstAuthority } from './collect-check.js';
-import { collectionHeader, collectionIsolation, collectionRecords, collectionRequest } from './collect-request.js';
+import { checkDescriptorAgainstAuthority, checkReviewDescriptorAgainstAuthority } from './collect-check.js';
+import { collectionHeader, collectionIsolation, collectionRecords, collectionRequest, reviewCollectionHeader } from './collect-request.js';
 import type { CollectState } from './collect-state.js';
 import { collectionDir, openCollectState, readReservedDescriptor, readRetainedEnvelope, recordUploadAnswer, reserveCollection, retainEnvelope } from './collect-state.js';
 import { connectRuntime } from './command-step-runtime.js';
@@ -45,6 +47,10 @@ import type { ContainerCleanup, ContainerRunObservation } from './oci-command-co
 import { observeRuntimeIdentity, runtimeIdentityDigest } from './runtime-identity.js';
 import { materializeSnapshot, removeSnapshot, snapshotPathFor } from './snapshot.js';
 import type { DockerTransport } from './docker-transport.js';
+import { revisionReviewSources, runReview } from './review-controller.js';
+import { importTransfer } from './review-import.js';
+import { listJournalRequests, openReviewJournal } from './review-journal.js';
+import { createClaudeCodeTransport, pickEnvironment } from './review-transports.js';
 import { postEnvelope } from './upload-client.js';
 
 /**
@@ -72,8 +78,9 @@ export interface CollectInput {
   readonly descriptorFile: string;
   readonly keyFile: string;
   readonly stateDir: string;
-  readonly docker: string;
-  readonly dockerSocket: string;
+  /** A command descriptor needs both (USAGE without them); a review descriptor neither. */
+  readonly docker?: string | undefined;
+  readonly dockerSocket?: string | undefined;
   readonly tokenFile: string;
   readonly endpoint?: string | undefined;
   /** The agentscm version written into the transfer header. */
@@ -81,6 +88,10 @@ export interface CollectInput {
   readonly onProgress?: (message: string) => void;
   /** Replaces the engine transport (fault injection in tests). */
   readonly transport?: DockerTransport;
+  /** A review descriptor: the operator-selected Claude Code executable (absolute path) the profile pins by digest. */
+  readonly reviewExecutable?: string | undefined;
+  /** A review descriptor: names of the variables passed to the executable (nothing else is). */
+  readonly reviewEnv?: readonly string[] | undefined;
 }
 
 export interface CollectResult {
@@ -104,13 +115,13 @@ export async function uploadEnvelope(target: UploadTarget, envelope: Buffer): Pr
     return { target: 'endpoint', answer: answer.answer };
   }
   const authorization = authorizeTaskToken({ dataDir: target.dataDir, token: target.token });
-  return { target: 'local', answer: importCollectorTransfer(target.dataDir, envelope, authorization) };
+  return { target: 'local', answer: await importTransfer(target.dataDir, envelope, authorization) };
 }
 
-/** The typed record an envelope carries (its second record), for the verdict a command prints. */
+/** The typed record an envelope carries (its last record: the ExecutionRecord or ReviewRecord), for the verdict a command prints. */
 export function envelopeVerdict(envelope: Buffer): { outcome: string; exit_code: number | null; task_id: string; attempt_id: string } {
   const read = readTransferEnvelope(envelope);
-  const record = read.records[1];
+  const record = read.records[read.records.length - 1];
   let outcome = 'unknown';
   let exitCode: number | null = null;
   if (record !== undefined) {
@@ -123,7 +134,7 @@ export function envelopeVerdict(envelope: Buffer): { outcome: string; exit_code:
   return { outcome, exit_code: exitCode, task_id: read.header.task_id, attempt_id: read.header.attempt_id };
 }
 
-function keyOf(keyFile: string, descriptor: CollectorDescriptor): Uint8Array {
+function keyOf(keyFile: string, descriptor: AnyCollectorDescriptor): Uint8Array {
   const workspace = findEnclosingWorkspace(dirname(resolve(keyFile)));
   if (workspace !== null) {
     throw new AgentscmError('COLLECT_STATE_UNSAFE', `the key file ${resolve(keyFile)} is inside the agentscm workspace ${workspace}, where a checkpoint would record it`, {
@@ -141,7 +152,7 @@ function keyOf(keyFile: string, descriptor: CollectorDescriptor): Uint8Array {
   return key.privateKey;
 }
 
-async function finishUpload(state: CollectState, descriptor: CollectorDescriptor, target: UploadTarget, envelope: Buffer, ran: boolean, progress: (m: string) => void): Promise<CollectResult> {
+async function finishUpload(state: CollectState, descriptor: AnyCollectorDescriptor, target: UploadTarget, envelope: Buffer, ran: boolean, progress: (m: string) => void): Promise<CollectResult> {
   const digest = transferDigest(envelope);
   progress(`uploading transfer ${digest} (${envelope.byteLength} bytes) to ${target.endpoint === undefined ? 'the local authority' : target.endpoint}`);
   const upload = await uploadEnvelope(target, envelope);
@@ -184,7 +195,14 @@ function noContainer(error: string): ContainerRunObservation {
 /** `agentscm agent-task collect` (see module comment). */
 export async function collect(input: CollectInput): Promise<CollectResult> {
   const progress = input.onProgress ?? ((): void => undefined);
-  const descriptor = decodeCollectorDescriptor(readBoundedInput(input.descriptorFile, { limit: MAX_COLLECTOR_DESCRIPTOR_BYTES, what: 'the collector descriptor', tooLargeHint: 'a descriptor holds one recipe and its bindings' }));
+  const decoded = decodeAnyCollectorDescriptor(readBoundedInput(input.descriptorFile, { limit: MAX_REVIEW_DESCRIPTOR_BYTES, what: 'the collector descriptor', tooLargeHint: 'a command descriptor holds one recipe and its bindings; a review descriptor one review action' }));
+  if (isReviewDescriptor(decoded)) return collectReview(input, decoded);
+  const descriptor = decoded;
+  if (input.docker === undefined || input.dockerSocket === undefined) {
+    throw new AgentscmError('USAGE', 'a command descriptor needs --docker and --docker-socket', { hint: 'pass the docker executable and the Docker Engine socket the profile\'s runtime identity was probed with' });
+  }
+  const docker = input.docker;
+  const dockerSocket = input.dockerSocket;
   const descriptorBytes = encodeCollectorDescriptor(descriptor);
   const privateKey = keyOf(input.keyFile, descriptor);
   const token = readTokenFile(input.tokenFile);
@@ -203,7 +221,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
 
   progress(`checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`);
   const binding = checkDescriptorAgainstAuthority(input.dataDir, descriptor, token);
-  const { client, executableSha256 } = await connectRuntime({ docker: input.docker, dockerSocket: input.dockerSocket, ...(input.transport === undefined ? {} : { transport: input.transport }) });
+  const { client, executableSha256 } = await connectRuntime({ docker, dockerSocket, ...(input.transport === undefined ? {} : { transport: input.transport }) });
   let envelope: Buffer;
   try {
     const { identity } = await observeRuntimeIdentity(client, { image: descriptor.recipe.image, executableSha256 });
@@ -264,6 +282,86 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
   return finishUpload(state, descriptor, target, envelope, true, progress);
 }
 
+/**
+ * A review descriptor's collection (docs/review.md "Collecting a review"): the same order as a
+ * command's — check, reserve, run, recheck, sign, retain, upload — with the finite review
+ * controller over the Claude Code transport in place of the container. The executable is the
+ * operator's choice, but its digest, the model and the provider scope are the profile's; the
+ * review journal in the state directory reserves every call before it is made, so a collection
+ * reopened after a crash reuses every answered call and never makes a reserved one again (the
+ * record is then uncertain).
+ */
+async function collectReview(input: CollectInput, descriptor: ReviewCollectorDescriptor): Promise<CollectResult> {
+  const progress = input.onProgress ?? ((): void => undefined);
+  const descriptorBytes = encodeAnyCollectorDescriptor(descriptor);
+  const privateKey = keyOf(input.keyFile, descriptor);
+  const token = readTokenFile(input.tokenFile);
+  const state = openCollectState(input.stateDir, input.dataDir);
+  const target: UploadTarget = { dataDir: input.dataDir, endpoint: input.endpoint, token };
+  const id = descriptor.upload_request_id;
+  if (readReservedDescriptor(state, id) !== null) {
+    const reopened = reserveCollection(state, id, descriptorBytes, { reopen: true });
+    if (reopened.state === 'retained') {
+      progress(`upload request ${id} already retains its signed envelope; nothing runs again`);
+      return finishUpload(state, descriptor, target, reopened.envelope, false, progress);
+    }
+    progress(`upload request ${id} was reserved before; the review reopens from its journal and makes no retained call again`);
+  }
+  if (input.reviewExecutable === undefined) {
+    throw new AgentscmError('REVIEW_RUNTIME_NOT_CONFIGURED', `the descriptor names review task ${descriptor.task.task_id}, and no review executable was given`, {
+      hint: 'pass --review-executable with the absolute path of the Claude Code executable whose SHA-256 the profile pins (and --review-env for each variable it needs)',
+      details: { task_id: descriptor.task.task_id },
+    });
+  }
+  progress(`checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`);
+  const binding = checkReviewDescriptorAgainstAuthority(input.dataDir, descriptor, token);
+  const transport = createClaudeCodeTransport({
+    executable: input.reviewExecutable,
+    workDir: join(state.root, 'review', 'work'),
+    env: pickEnvironment(input.reviewEnv ?? []),
+    model: descriptor.transport.model,
+    providerScope: descriptor.transport.provider_scope,
+  });
+  if (transport.identity.executable_sha256 !== descriptor.transport.executable_sha256) {
+    throw new AgentscmError('COLLECT_RUNTIME_MISMATCH', `the review executable ${input.reviewExecutable} has SHA-256 ${String(transport.identity.executable_sha256)}; the finite-review profile pins ${descriptor.transport.executable_sha256}`, {
+      hint: 'run the exact executable the profile pins (readlink -f "$(command -v claude)"), or install a profile pinning this one',
+      details: { observed: transport.identity.executable_sha256 },
+    });
+  }
+  const reserved = reserveCollection(state, id, descriptorBytes, { reopen: true });
+  if (reserved.state === 'retained') return finishUpload(state, descriptor, target, reserved.envelope, false, progress);
+  pauseAtTestPoint('collect:after-reservation');
+
+  const journal = openReviewJournal(state.root);
+  let envelope: Buffer;
+  try {
+    const auth = openAuthority(input.dataDir, { mode: 'read' });
+    let record;
+    try {
+      progress(`reviewing ${descriptor.review.action.coverage.length} path(s) of revision ${descriptor.subject.revision} with ${descriptor.transport.model}`);
+      record = await runReview(
+        { repository: descriptor.repository_id, revision: descriptor.subject.revision, action: descriptor.review.action, policyBytes: binding.policyBytes },
+        { sources: revisionReviewSources(auth, descriptor.repository_id, descriptor.subject.revision), transport, journal },
+      );
+    } finally {
+      auth.close();
+    }
+    progress(`the review finished: ${record.outcome} after ${record.calls.length} call(s); rechecking the authority before signing`);
+    pauseAtTestPoint('collect:before-signing');
+    checkReviewDescriptorAgainstAuthority(input.dataDir, descriptor, token);
+    const requests = listJournalRequests(journal, record.review_id);
+    if (requests.length !== record.calls.length) throw new AgentscmError('INTERNAL', `the review journal holds ${requests.length} request(s) for ${record.calls.length} recorded call(s)`);
+    const records = [...requests, encodeCanonical(reviewRecordToJson(record))];
+    envelope = encodeTransferEnvelope(reviewCollectionHeader(descriptor, record.review_id, records, input.agentscmVersion), records, privateKey);
+    retainEnvelope(state, id, envelope);
+    progress(`retained the signed envelope (${envelope.byteLength} bytes)`);
+  } finally {
+    journal.close();
+  }
+  pauseAtTestPoint('collect:after-retention');
+  return finishUpload(state, descriptor, target, envelope, true, progress);
+}
+
 export interface RetryUploadInput {
   readonly dataDir: string;
   readonly stateDir: string;
@@ -285,7 +383,7 @@ export async function retryUpload(input: RetryUploadInput): Promise<CollectResul
       details: { upload_request_id: input.uploadRequestId },
     });
   }
-  const descriptor = decodeCollectorDescriptor(descriptorBytes);
+  const descriptor = decodeAnyCollectorDescriptor(descriptorBytes);
   return finishUpload(state, descriptor, { dataDir: input.dataDir, endpoint: input.endpoint, token }, envelope, false, input.onProgress ?? ((): void => undefined));
 }
 

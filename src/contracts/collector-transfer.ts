@@ -22,6 +22,7 @@ import { AgentscmError, isAgentscmError } from './errors.js';
 import type { ErrorCode } from './errors.js';
 import type { GrantOrigin } from './grant.js';
 import type { JsonObject } from './json-value.js';
+import { REVIEW_LIMITS } from './review-policy.js';
 import { defineDecoder } from './schema.js';
 import type { ExecutorBinding } from './task-common.js';
 import { EXECUTOR_SCHEMA, HEX64_SCHEMA, ID_SCHEMA, POSITIVE_U64_SCHEMA, REPOSITORY_SCHEMA, executorToJson, hexToBytes } from './task-common.js';
@@ -41,11 +42,18 @@ export const TRANSFER_LIMITS = {
 
 const MAGIC_BYTES = Buffer.from(TRANSFER_MAGIC, 'ascii');
 
-/** Record kinds the header may name; the review kinds are reserved for the finite-review collector. */
+/** Record kinds the header may name: a command collection's or a finite review's. */
 export const TRANSFER_RECORD_KINDS = ['execution_request', 'execution_record', 'review_request', 'review_record'] as const;
 export type TransferRecordKind = (typeof TRANSFER_RECORD_KINDS)[number];
-/** The one record sequence this build accepts: the collector's ExecutionRequest, then its ExecutionRecord. */
+/** The record sequence of a command collection: the collector's ExecutionRequest, then its ExecutionRecord. */
 export const ACCEPTED_RECORD_SEQUENCE: readonly TransferRecordKind[] = ['execution_request', 'execution_record'];
+/**
+ * A finite review's sequence: one review_request per recorded model call, in call order (none
+ * when the review stopped before its first call), then the one review_record.
+ */
+export const MAX_REVIEW_TRANSFER_REQUESTS = REVIEW_LIMITS.maxModelCalls;
+/** What a transfer carries, read from its record sequence. */
+export type TransferKind = 'command' | 'review';
 
 export interface TransferRecordEntry {
   readonly kind: TransferRecordKind;
@@ -129,7 +137,7 @@ export const TRANSFER_HEADER_SCHEMA = {
     upload_request_id: ID_SCHEMA,
     records: {
       type: 'array',
-      maxItems: ACCEPTED_RECORD_SEQUENCE.length,
+      maxItems: MAX_REVIEW_TRANSFER_REQUESTS + 1,
       items: {
         type: 'object',
         additionalProperties: false,
@@ -199,23 +207,26 @@ function refuse(code: TransferErrorCode, message: string, hint: string, details:
 }
 
 /**
- * The record kinds are exactly execution_request then execution_record; the review kinds are
- * named by the format but not accepted until the finite-review collector exists.
+ * The record kinds are exactly execution_request then execution_record (a command collection),
+ * or 0–32 review_request then one review_record (a finite review); nothing else.
  */
+export function transferKindOf(records: readonly Pick<TransferRecordEntry, 'kind'>[]): TransferKind | null {
+  const kinds = records.map((record) => record.kind);
+  if (kinds.length === ACCEPTED_RECORD_SEQUENCE.length && kinds.every((kind, index) => kind === ACCEPTED_RECORD_SEQUENCE[index])) return 'command';
+  const last = kinds.length - 1;
+  if (last >= 0 && last <= MAX_REVIEW_TRANSFER_REQUESTS && kinds[last] === 'review_record' && kinds.slice(0, last).every((kind) => kind === 'review_request')) return 'review';
+  return null;
+}
+
 function checkRecordKinds(header: TransferHeader): void {
-  header.records.forEach((record, index) => {
-    if (record.kind === 'review_request' || record.kind === 'review_record') {
-      refuse('TRANSFER_RECORD_KIND_UNSUPPORTED', `record ${index} is a ${record.kind}; review transfers are not accepted by this build`, 'send the execution_request and execution_record of a command collection', {
-        index,
-        kind: record.kind,
-      });
-    }
-  });
-  const kinds = header.records.map((record) => record.kind);
-  if (kinds.length !== ACCEPTED_RECORD_SEQUENCE.length || kinds.some((kind, index) => kind !== ACCEPTED_RECORD_SEQUENCE[index])) {
-    refuse('TRANSFER_RECORDS_INVALID', `the header lists records [${kinds.join(', ')}]; a transfer carries exactly [${ACCEPTED_RECORD_SEQUENCE.join(', ')}]`, 'send the ExecutionRequest and then the ExecutionRecord of one collection', {
-      kinds,
-    });
+  if (transferKindOf(header.records) === null) {
+    const kinds = header.records.map((record) => record.kind);
+    refuse(
+      'TRANSFER_RECORDS_INVALID',
+      `the header lists records [${kinds.join(', ')}]; a transfer carries exactly [${ACCEPTED_RECORD_SEQUENCE.join(', ')}] or 0–${MAX_REVIEW_TRANSFER_REQUESTS} review_request then one review_record`,
+      'send the ExecutionRequest and then the ExecutionRecord of one collection, or the ReviewRequests and then the ReviewRecord of one review',
+      { kinds },
+    );
   }
 }
 

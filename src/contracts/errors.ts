@@ -179,7 +179,6 @@ export const ERROR_CODES = {
   TRANSFER_HEADER_INVALID: { exit: EXIT.INVALID, summary: 'The transfer header is not strict JSON of the header schema (details.cause_code names the decoding rule).' },
   TRANSFER_HEADER_NOT_CANONICAL: { exit: EXIT.INVALID, summary: 'The transfer header is valid but not its canonical encoding (declared order, compact, exact escapes).' },
   TRANSFER_RECORDS_INVALID: { exit: EXIT.INVALID, summary: 'The header does not list exactly an execution_request record followed by an execution_record, or the records given do not match the list.' },
-  TRANSFER_RECORD_KIND_UNSUPPORTED: { exit: EXIT.INVALID, summary: 'The header names a review_request or review_record; review transfers are not accepted by this build.' },
   TRANSFER_SIGNATURE_INVALID: { exit: EXIT.INVALID, summary: 'The envelope signature does not verify under strict Ed25519 over the header digest with the given key.' },
   TRANSFER_KEY_MISMATCH: { exit: EXIT.INVALID, summary: 'The envelope verifies under the given key but its header names another verification_key_id.' },
   TRANSFER_RECORD_DIGEST_MISMATCH: { exit: EXIT.INVALID, summary: 'A record\'s bytes do not have the length and SHA-256 its header entry names.' },

@@ -9,10 +9,12 @@
  * identity is the `agentscm.collector-profile.v1` digest of its canonical JSON (its `kind`
  * keeps it apart from every command profile). Pure.
  */
-import { PROFILE_BINDING_PROPERTIES } from './collector-profile.js';
+import type { CollectorProfile } from './collector-profile.js';
+import { PROFILE_BINDING_PROPERTIES, collectorProfileToJson, decodeCollectorProfile } from './collector-profile.js';
 import { DOMAINS, digestCanonical } from './digest.js';
 import { AgentscmError } from './errors.js';
 import type { JsonObject } from './json-value.js';
+import { isJsonObject } from './json-value.js';
 import { MAX_RELATIVE_PATH_BYTES } from './paths.js';
 import type { ReviewBudgets } from './review-policy.js';
 import { checkReviewAction, REVIEW_BUDGETS_SCHEMA, REVIEW_LIMITS, reviewBudgetsToJson } from './review-policy.js';
@@ -20,6 +22,7 @@ import type { ReviewRecord } from './review-record.js';
 import type { ReviewTransportIdentity } from './review-request.js';
 import { transportIdentityToJson } from './review-request.js';
 import { defineDecoder } from './schema.js';
+import { parseStrictJson } from './strict-json.js';
 import { HEX64_SCHEMA, ID_SCHEMA } from './task-common.js';
 
 export const REVIEW_PROFILE_VERSION = 1;
@@ -144,4 +147,31 @@ export function checkRecordAgainstProfile(profile: ReviewCollectorProfile, recor
   if (record.action.coverage.length !== profile.coverage.length || record.action.coverage.some((path, i) => path !== profile.coverage[i])) differs('coverage');
   const budgets = record.action.budgets;
   for (const key of Object.keys(profile.budgets) as (keyof ReviewBudgets)[]) if (budgets[key] !== profile.budgets[key]) differs(`budgets.${key}`);
+}
+
+/** Either kind of installed collector profile; `isReviewProfile` tells them apart. */
+export type AnyCollectorProfile = CollectorProfile | ReviewCollectorProfile;
+
+export function isReviewProfile(profile: AnyCollectorProfile): profile is ReviewCollectorProfile {
+  return profile.kind === 'finite_review';
+}
+
+/**
+ * Strict decoding of a profile file of either kind: `kind` `finite_review` is a finite-review
+ * profile (at most 256 KiB), anything else a command profile (decoded, and bounded, as one).
+ */
+export function decodeAnyCollectorProfile(bytes: Uint8Array): AnyCollectorProfile {
+  const value = parseStrictJson(bytes, { maxBytes: MAX_REVIEW_PROFILE_BYTES });
+  if (isJsonObject(value) && value.kind === 'finite_review') return checkProfile(profileDecoder.validate(value));
+  return decodeCollectorProfile(bytes);
+}
+
+/** Canonical JSON of either kind. */
+export function anyCollectorProfileToJson(profile: AnyCollectorProfile): JsonObject {
+  return isReviewProfile(profile) ? reviewCollectorProfileToJson(profile) : collectorProfileToJson(profile);
+}
+
+/** `collector_profile_id` of either kind (domain agentscm.collector-profile.v1). */
+export function anyCollectorProfileId(profile: AnyCollectorProfile): string {
+  return digestCanonical(DOMAINS.collectorProfile, anyCollectorProfileToJson(profile));
 }

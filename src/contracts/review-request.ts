@@ -8,6 +8,8 @@
  * per criterion and bounded findings, each naming a path of the request's own excerpts. Model
  * output is data: nothing in it selects a path, extends a budget or runs anything. Pure.
  */
+import { sha256Hex } from '../crypto/sha256.js';
+import { encodeCanonical } from './canonical-json.js';
 import { DOMAINS, digestCanonical } from './digest.js';
 import { AgentscmError } from './errors.js';
 import { DIGEST_SCHEMA, ID_SCHEMA, REPOSITORY_ID_SCHEMA } from './ids.js';
@@ -210,6 +212,15 @@ export function decodeReviewResponse(bytes: Uint8Array, maxBytes: number): Revie
 
 export function transportIdentityToJson(identity: ReviewTransportIdentity): JsonObject {
   return { basis: identity.basis, executable_sha256: identity.executable_sha256, provider_scope: identity.provider_scope, model: identity.model };
+}
+
+/**
+ * The transport identity as a transfer header's `collector.runtime_identity_digest` names it for
+ * a review: the plain SHA-256 of its canonical JSON (as a command transfer names its runtime
+ * identity).
+ */
+export function reviewTransportDigest(identity: ReviewTransportIdentity): string {
+  return sha256Hex(encodeCanonical(transportIdentityToJson(identity)));
 }
 
 /** Refuse an identity the schema would refuse (the transports build identities from operator input). */

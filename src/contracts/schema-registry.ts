@@ -29,6 +29,7 @@ import './named-reference.js';
 import './qualification.js';
 import './receipt-bundle.js';
 import './receipt-v2.js';
+import './review-collector-descriptor.js';
 import './review-context.js';
 import './review-policy.js';
 import './review-profile.js';

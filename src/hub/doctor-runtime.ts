@@ -8,7 +8,7 @@
 import { DockerClient } from '../collector/docker-client.js';
 import { createUnixSocketTransport } from '../collector/docker-transport.js';
 import { hashExecutable, observeRuntimeIdentity, runtimeIdentityDigest } from '../collector/runtime-identity.js';
-import { listCollectorProfiles } from '../native/collector-profiles.js';
+import { isInstalledCommandProfile, listCollectorProfiles } from '../native/collector-profiles.js';
 import type { InstalledCollectorProfile } from '../native/collector-profiles.js';
 import type { Authority } from '../native/store.js';
 import { describeError, finding, passed } from './doctor-finding.js';
@@ -38,7 +38,7 @@ function profileName(installed: InstalledCollectorProfile): string {
 /** Socket, API version, pinned images and runtime identities. */
 export async function checkRuntime(input: RuntimeCheckInput): Promise<DoctorFinding[]> {
   const socket = input.dockerSocket ?? defaultDockerSocket();
-  const profiles = input.auth === null ? [] : listCollectorProfiles(input.auth);
+  const profiles = input.auth === null ? [] : listCollectorProfiles(input.auth).filter(isInstalledCommandProfile);
   const findings: DoctorFinding[] = [];
   let client: DockerClient | null = null;
   const transport = createUnixSocketTransport(socket);
@@ -57,7 +57,7 @@ export async function checkRuntime(input: RuntimeCheckInput): Promise<DoctorFind
       return findings;
     }
     if (profiles.length === 0) {
-      findings.push(finding('runtime.image', 'NO_PROFILES', 'no collector profile is installed, so no image is pinned', 'nothing to do until an operator installs one (agentscm agent-task profile install)'));
+      findings.push(finding('runtime.image', 'NO_PROFILES', 'no command collector profile is installed, so no image is pinned', 'nothing to do until an operator installs one (agentscm agent-task profile install)'));
       return findings;
     }
     if (client === null) {

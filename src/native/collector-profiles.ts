@@ -7,7 +7,8 @@
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import type { CollectorProfile } from '../contracts/collector-profile.js';
-import { collectorProfileId, collectorProfileToJson, decodeCollectorProfile } from '../contracts/collector-profile.js';
+import type { AnyCollectorProfile } from '../contracts/review-profile.js';
+import { anyCollectorProfileId, anyCollectorProfileToJson, decodeAnyCollectorProfile } from '../contracts/review-profile.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { validateDigestHex } from '../contracts/ids.js';
 import { getRegistration } from './executor-registry.js';
@@ -19,10 +20,17 @@ import type { Authority } from './store.js';
 /** A profile as installed. */
 export interface InstalledCollectorProfile {
   readonly collector_profile_id: string;
-  readonly profile: CollectorProfile;
+  readonly profile: AnyCollectorProfile;
   /** The exact canonical bytes the id digests. */
   readonly canonical: Buffer;
   readonly installed_at_ms: number;
+}
+
+/** An installed command profile (it pins a recipe and a runtime identity). */
+export type InstalledCommandProfile = InstalledCollectorProfile & { readonly profile: CollectorProfile };
+
+export function isInstalledCommandProfile(installed: InstalledCollectorProfile): installed is InstalledCommandProfile {
+  return installed.profile.kind === 'command';
 }
 
 interface ProfileRow {
@@ -32,13 +40,13 @@ interface ProfileRow {
 }
 
 function installedOf(row: ProfileRow): InstalledCollectorProfile {
-  let profile: CollectorProfile;
+  let profile: AnyCollectorProfile;
   try {
-    profile = decodeCollectorProfile(row.canonical);
+    profile = decodeAnyCollectorProfile(row.canonical);
   } catch (error) {
     throw new AgentscmError('STORE_CORRUPT', `collector profile ${row.collector_profile_id} does not decode from its stored bytes`, { cause: error });
   }
-  if (collectorProfileId(profile) !== row.collector_profile_id || !Buffer.from(encodeCanonical(collectorProfileToJson(profile))).equals(row.canonical)) {
+  if (anyCollectorProfileId(profile) !== row.collector_profile_id || !Buffer.from(encodeCanonical(anyCollectorProfileToJson(profile))).equals(row.canonical)) {
     throw new AgentscmError('STORE_CORRUPT', `collector profile ${row.collector_profile_id} does not match its stored bytes`);
   }
   return { collector_profile_id: row.collector_profile_id, profile, canonical: row.canonical, installed_at_ms: row.installed_at_ms };
@@ -100,9 +108,9 @@ export function listCollectorProfiles(auth: Authority): InstalledCollectorProfil
  * Store a profile whose bindings the caller checked in this write transaction; installing the
  * same profile again changes nothing (`installed` false).
  */
-export function storeCollectorProfile(auth: Authority, profile: CollectorProfile, nowMs: number): { readonly installed: boolean; readonly profile: InstalledCollectorProfile } {
-  const id = collectorProfileId(profile);
-  const canonical = Buffer.from(encodeCanonical(collectorProfileToJson(profile)));
+export function storeCollectorProfile(auth: Authority, profile: AnyCollectorProfile, nowMs: number): { readonly installed: boolean; readonly profile: InstalledCollectorProfile } {
+  const id = anyCollectorProfileId(profile);
+  const canonical = Buffer.from(encodeCanonical(anyCollectorProfileToJson(profile)));
   return writeTransaction(auth, () => {
     const existing = findCollectorProfile(auth, id);
     if (existing !== null) return { installed: false, profile: existing };
@@ -122,7 +130,7 @@ export function storeCollectorProfile(auth: Authority, profile: CollectorProfile
  * the newest unrevoked epoch of its scope (REGISTRATION_NOT_CURRENT). Run it inside the
  * caller's authority transaction.
  */
-export function profileRegistration(auth: Authority, profile: CollectorProfile, requireCurrent: boolean): RegistrationState {
+export function profileRegistration(auth: Authority, profile: AnyCollectorProfile, requireCurrent: boolean): RegistrationState {
   const registration = getRegistration(auth, profile.registration_id);
   const differences: string[] = [];
   if (registration.repository !== profile.repository_id) differences.push(`repository ${registration.repository}`);

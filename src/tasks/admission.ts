@@ -23,6 +23,7 @@
  * records the landing in the same transaction.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
+import { reviewBudgetsToJson } from '../contracts/review-policy.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { QualificationAnswer, QualificationNext } from '../contracts/qualification.js';
 import type { AgentRef } from '../contracts/task-common.js';
@@ -159,7 +160,8 @@ function profileChanged(message: string, taskId: string): AgentscmError {
 function requireCurrentProfiles(auth: Authority, journal: Journal, derived: DerivedSubject): void {
   const context = findReviewContext(auth, derived.base.repository, derived.base.context_digest)?.context;
   for (const entry of derived.tasks) {
-    if (entry.step.action.kind !== 'command') continue;
+    const action = entry.step.action;
+    if (action.kind !== 'command' && action.kind !== 'review') continue;
     const taskId = entry.task.task_id;
     const transfer = findTransferOfTask(journal, taskId);
     const claim = transfer === null ? null : findCollectorAttempt(journal, transfer.attempt_id);
@@ -170,7 +172,11 @@ function requireCurrentProfiles(auth: Authority, journal: Journal, derived: Deri
       const current = requireCurrentCollectorProfile(auth, profileId);
       registrationId = current.registration.registration_id;
       const profile = current.installed.profile;
-      if (context === undefined || profile.recipe_digest !== context.recipe_digest || profile.recipe.toolchain !== context.toolchain || profile.recipe.environment !== context.environment) {
+      if (profile.kind === 'finite_review') {
+        // A review profile pins what the step's plan action binds (fixture bases never decode).
+        const fits = action.kind === 'review' && profile.policy_sha256 === action.policy_sha256 && encodeCanonical(profile.coverage as string[]).equals(encodeCanonical(action.coverage as string[])) && encodeCanonical(reviewBudgetsToJson(profile.budgets)).equals(encodeCanonical(reviewBudgetsToJson(action.budgets)));
+        if (!fits) throw profileChanged(`finite-review profile ${profileId} of task ${taskId} does not pin the policy, coverage and budgets of the step's review`, taskId);
+      } else if (context === undefined || profile.recipe_digest !== context.recipe_digest || profile.recipe.toolchain !== context.toolchain || profile.recipe.environment !== context.environment) {
         throw profileChanged(`collector profile ${profileId} of task ${taskId} does not pin the recipe, toolchain and environment of the subject's context`, taskId);
       }
     } catch (error) {
@@ -257,8 +263,8 @@ function missingReview(journal: Journal | null, derived: DerivedSubject): Derive
 
 function reviewRequired(derived: DerivedSubject, entry: DerivedSubject['tasks'][number]): AgentscmError {
   const change = derived.base.change_id;
-  return new AgentscmError('ADMISSION_REVIEW_REQUIRED', `review step "${entry.step.id}" of Change ${change} at revision ${derived.base.revision} has no passed review record in a completed server-executed run of its plan`, {
-    hint: 'run the requirement with the review flags (`agentscm skill-workflow stop` or `run`, docs/review.md); a failed, incomplete or uncertain review needs a fix and a new checkpoint',
+  return new AgentscmError('ADMISSION_REVIEW_REQUIRED', `review step "${entry.step.id}" of Change ${change} at revision ${derived.base.revision} has no passed review record: no imported review transfer qualifies it and no completed server-executed run of its plan passed it`, {
+    hint: 'collect the review task with a finite-review collector (`agentscm agent-task claim --profile` then `agent-task collect`), or run the requirement with the review flags (`agentscm skill-workflow stop` or `run`, docs/review.md); a failed, incomplete or uncertain review needs a fix and a new checkpoint',
     details: { task_id: entry.task.task_id, step_id: entry.step.id },
   });
 }

@@ -7,7 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, openSync, rmSync, writeSync } from 'node:fs';
-import { encodeCollectorDescriptor, validateCollectorDescriptor } from '../contracts/collector-descriptor.js';
+import { decodeAnyCollectorDescriptor, encodeAnyCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
+import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { readTokenFile } from '../native/grant-token-file.js';
@@ -94,8 +95,8 @@ export function claimToFile(input: ClaimToFileInput): JsonObject {
     execution_operation_id: freshId('x'),
     requested_lease_ms: input.leaseMs,
   }) as JsonObject;
-    const descriptor = validateCollectorDescriptor(answer.descriptor as JsonObject);
-    writeSync(fd, encodeCollectorDescriptor(descriptor));
+    const descriptor = decodeAnyCollectorDescriptor(encodeCanonical(answer.descriptor as JsonObject));
+    writeSync(fd, encodeAnyCollectorDescriptor(descriptor));
   } catch (error) {
     // A refused claim leaves no file behind (the claim itself changed nothing).
     closeSync(fd);

@@ -10,8 +10,9 @@
  * retry answers the retained bytes.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import type { CollectorDescriptor } from '../contracts/collector-descriptor.js';
-import { collectorDescriptorToJson, decodeCollectorDescriptor } from '../contracts/collector-descriptor.js';
+import type { AnyCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
+import { anyDescriptorToJson, decodeAnyCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
+import { reviewBudgetsToJson } from '../contracts/review-policy.js';
 import { domainDigest, mutationDomain } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { GrantOrigin } from '../contracts/grant.js';
@@ -67,7 +68,11 @@ function executorOf(installed: InstalledCollectorProfile, executorId: string): E
   return { registration_id: p.registration_id, executor_id: executorId, registration_epoch: p.registration_epoch, verification_key_id: p.verification_key_id };
 }
 
-/** The profile must be for this task: same repository, workflow profile and command step binding the same recipe. */
+/**
+ * The profile must be for this task: same repository, workflow profile and step; a command
+ * profile needs a command step binding the same recipe, a finite-review profile a review step
+ * binding the same policy, coverage and budgets.
+ */
 function requireProfileFitsTask(installed: InstalledCollectorProfile, entry: DerivedTask): void {
   const p = installed.profile;
   const s = entry.task.subject;
@@ -76,11 +81,19 @@ function requireProfileFitsTask(installed: InstalledCollectorProfile, entry: Der
   if (p.workflow_profile !== s.profile) differences.push(`workflow profile ${s.profile}`);
   if (p.step_id !== s.step_id) differences.push(`step ${s.step_id}`);
   const action = entry.step.action;
-  if (action.kind !== 'command') differences.push(`a ${action.kind} step`);
-  else if (action.recipe_sha256 !== p.recipe_digest) differences.push(`recipe ${action.recipe_sha256}`);
+  if (p.kind === 'command') {
+    if (action.kind !== 'command') differences.push(`a ${action.kind} step`);
+    else if (action.recipe_sha256 !== p.recipe_digest) differences.push(`recipe ${action.recipe_sha256}`);
+  } else if (action.kind !== 'review') {
+    differences.push(`a ${action.kind} step`);
+  } else {
+    if (action.policy_sha256 !== p.policy_sha256) differences.push(`policy ${action.policy_sha256}`);
+    if (action.coverage.length !== p.coverage.length || action.coverage.some((path, i) => path !== p.coverage[i])) differences.push('another coverage');
+    if (!encodeCanonical(reviewBudgetsToJson(action.budgets)).equals(encodeCanonical(reviewBudgetsToJson(p.budgets)))) differences.push('other budgets');
+  }
   if (differences.length > 0) {
     throw new AgentscmError('COLLECTOR_CLAIM_PROFILE_MISMATCH', `collector profile ${installed.collector_profile_id} does not fit task ${entry.task.task_id}: the task has ${differences.join(', ')}`, {
-      hint: 'claim the command task of the step the profile binds (requirements lists the tasks), or install a profile for this step',
+      hint: 'claim the task of the step the profile binds (requirements lists the tasks), or install a profile for this step',
       details: { collector_profile_id: installed.collector_profile_id, task_id: entry.task.task_id },
     });
   }
@@ -117,9 +130,10 @@ export function collectorClaimOperation(ctx: TaskContext, request: CollectorClai
       const now = profileAt(scope.auth);
       if (now.installed.collector_profile_id !== installed.collector_profile_id) throw new AgentscmError('INTERNAL', 'the profile changed inside its transaction');
     },
+    claimsReview: installed.profile.kind === 'finite_review',
     extend: (scope, claimed, response) => {
-      const descriptor: CollectorDescriptor = {
-        version: 1,
+      const common = {
+        version: 1 as const,
         authority_id: authorityId(scope.auth),
         repository_id: installed.profile.repository_id,
         workflow_profile: installed.profile.workflow_profile,
@@ -143,12 +157,24 @@ export function collectorClaimOperation(ctx: TaskContext, request: CollectorClai
         },
         origin,
         executor: executorOf(installed, registration.executor_id),
-        recipe: installed.profile.recipe,
-        runtime_identity_digest: installed.profile.runtime_identity_digest,
-        upload_request_id: uploadRequestIdOf(claimed.attempt_digest),
       };
+      const profile = installed.profile;
+      const action = claimed.entry.step.action;
+      let descriptor: AnyCollectorDescriptor;
+      if (profile.kind === 'command') {
+        descriptor = { ...common, recipe: profile.recipe, runtime_identity_digest: profile.runtime_identity_digest, upload_request_id: uploadRequestIdOf(claimed.attempt_digest) };
+      } else {
+        if (action.kind !== 'review') throw new AgentscmError('INTERNAL', 'a finite-review claim names a review task');
+        const { policy_path, policy_sha256, ...declared } = action;
+        descriptor = {
+          ...common,
+          review: { policy_path, policy_sha256, action: declared },
+          transport: { basis: 'claude-code', executable_sha256: profile.transport.executable_sha256, provider_scope: profile.transport.provider_scope, model: profile.transport.model },
+          upload_request_id: uploadRequestIdOf(claimed.attempt_digest),
+        };
+      }
       insertCollectorAttempt(scope, descriptor);
-      return { ...response, status: 'collector_claimed', descriptor: collectorDescriptorToJson(descriptor) };
+      return { ...response, status: 'collector_claimed', descriptor: anyDescriptorToJson(descriptor) };
     },
   });
 }
@@ -162,7 +188,7 @@ export interface CollectorAttemptRow {
   readonly collector_profile_id: string;
   readonly origin: GrantOrigin;
   readonly upload_request_id: string;
-  readonly descriptor: CollectorDescriptor;
+  readonly descriptor: AnyCollectorDescriptor;
   readonly descriptor_bytes: Buffer;
 }
 
@@ -178,8 +204,8 @@ interface RawCollectorAttempt {
   descriptor: Buffer;
 }
 
-function insertCollectorAttempt(scope: TransitionScope, descriptor: CollectorDescriptor): void {
-  const bytes = encodeCanonical(collectorDescriptorToJson(descriptor));
+function insertCollectorAttempt(scope: TransitionScope, descriptor: AnyCollectorDescriptor): void {
+  const bytes = encodeCanonical(anyDescriptorToJson(descriptor));
   journalStatement(
     scope.journal,
     `INSERT INTO collector_attempts (attempt_id, task_id, collector_profile_id, origin_owner_id, origin_agent_id, grant_id, grant_generation, upload_request_id, descriptor, created_at_ms)
@@ -199,9 +225,9 @@ function insertCollectorAttempt(scope: TransitionScope, descriptor: CollectorDes
 }
 
 function rowOf(raw: RawCollectorAttempt): CollectorAttemptRow {
-  let descriptor: CollectorDescriptor;
+  let descriptor: AnyCollectorDescriptor;
   try {
-    descriptor = decodeCollectorDescriptor(raw.descriptor);
+    descriptor = decodeAnyCollectorDescriptor(raw.descriptor);
   } catch (error) {
     throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained descriptor of attempt ${raw.attempt_id} does not decode`, { cause: error });
   }
@@ -254,7 +280,7 @@ export function collectorDescriptorOperation(ctx: TaskContext, request: Collecto
         if (!sameAgent({ owner_id: row.origin.owner_id, agent_id: row.origin.agent_id }, ctx.actor)) {
           throw new AgentscmError('TASK_ACTOR_MISMATCH', `attempt ${request.attempt_id} was claimed by ${row.origin.owner_id}/${row.origin.agent_id}`, { hint: 'only the claiming actor re-reads its descriptor' });
         }
-        return collectorDescriptorToJson(row.descriptor);
+        return anyDescriptorToJson(row.descriptor);
       },
     ),
   );

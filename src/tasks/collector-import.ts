@@ -5,7 +5,13 @@
  * local authority, and the hub's upload route.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import { checkTransferSignature, readTransferEnvelope, transferDigest } from '../contracts/collector-transfer.js';
+import { checkTransferSignature, readTransferEnvelope, transferDigest, transferKindOf } from '../contracts/collector-transfer.js';
+import { isReviewDescriptor } from '../contracts/review-collector-descriptor.js';
+import { reviewTransportDigest } from '../contracts/review-request.js';
+import type { ReviewAction } from '../contracts/review-policy.js';
+import { REVIEW_LIMITS } from '../contracts/review-policy.js';
+import { checkRecordAgainstProfile } from '../contracts/review-profile.js';
+import { decodeReviewRecord } from '../contracts/review-record.js';
 import type { TransferEnvelope, TransferHeader } from '../contracts/collector-transfer.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { ErrorCode } from '../contracts/errors.js';
@@ -14,7 +20,8 @@ import { strictJsonParse } from './collector-json.js';
 import { hexToBytes, sameAgent, sameExecutor } from '../contracts/task-common.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { authorityId } from '../native/authority-identity.js';
-import { requireCurrentCollectorProfile } from '../native/collector-profiles.js';
+import { getCollectorProfile, requireCurrentCollectorProfile } from '../native/collector-profiles.js';
+import { readRevisionFile } from '../native/revisions.js';
 import { getRegistration } from '../native/executor-registry.js';
 import { requireLiveOrigin } from '../native/grants.js';
 import type { Authority } from '../native/store.js';
@@ -38,6 +45,8 @@ export interface CollectorImportOptions {
   readonly now?: (() => number) | undefined;
   /** Connections kept open by an in-process adapter; absent → the import opens its own. */
   readonly connections?: TaskConnections | undefined;
+  /** A review transfer's validation-only replay (importCollectorTransferAsync runs it first). */
+  readonly replayed?: ReplayedReview | undefined;
 }
 
 /**
@@ -62,8 +71,8 @@ export type CollectorImportView = JsonObject;
  * written when the graph completes. Every refusal is an AgentscmError with a stable code
  * (docs/errors.md "collector import") and changes nothing.
  */
-export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Array, grant: GrantAuthorization, options: CollectorImportOptions = {}): CollectorImportView {
-  const ctx: TaskContext = {
+function importContext(dataDir: string, grant: GrantAuthorization, options: CollectorImportOptions): TaskContext {
+  return {
     dataDir,
     actor: grant.actor,
     repository: grant.repository,
@@ -74,6 +83,10 @@ export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Arr
     now: options.now,
     connections: options.connections,
   };
+}
+
+export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Array, grant: GrantAuthorization, options: CollectorImportOptions = {}): CollectorImportView {
+  const ctx = importContext(dataDir, grant, options);
   // 1. The envelope itself: size, magic, header, framing and record digests (pure), then the
   //    signature with the CURRENT registration's key and the audience.
   const envelope = readTransferEnvelope(envelopeBytes);
@@ -104,7 +117,7 @@ export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Arr
   const answer = runTransition(
     ctx,
     'collector_upload',
-    (scope) => retainedAnswer(scope.journal, envelope.header.upload_request_id, digest) ?? importWithin(scope, ctx, envelope, envelopeBytes, digest, derived),
+    (scope) => retainedAnswer(scope.journal, envelope.header.upload_request_id, digest) ?? importWithin(scope, ctx, envelope, envelopeBytes, digest, derived, options),
     () => {
       throw uploadUnknown(envelope.header);
     },
@@ -122,6 +135,87 @@ export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Arr
     receipt = { status: 'incomplete', reason: `${error.code}: ${error.message}` };
   }
   return { ...answer, receipt, currently_applicable: true };
+}
+
+/**
+ * What the validation-only replay of a review transfer established (src/collector/review-import.ts
+ * runs it between prepareReviewImport and the import): the transfer it replayed, the review id of
+ * the installed review and the outcome of the byte-identical derived record.
+ */
+export interface ReplayedReview {
+  readonly transfer_digest: string;
+  readonly review_id: string;
+  readonly outcome: string;
+}
+
+/** The inputs of a review transfer's replay, read from the authority (nothing is written). */
+export interface ReviewImportInputs {
+  readonly transfer_digest: string;
+  readonly repository: string;
+  readonly revision: string;
+  /** The step's review action as the installed plan declares it. */
+  readonly action: ReviewAction;
+  readonly policyBytes: Buffer;
+  readonly requests: readonly Buffer[];
+  readonly record: Buffer;
+}
+
+/**
+ * The first half of a review transfer's import (spec: "For review it rebuilds immutable sources
+ * and the installed request, then runs the existing finite controller against a validation-only
+ * replay transport and journal"): the envelope's signature with the current registration's key
+ * and the audience, the grant, then — unless this is an exact retry (null: the import answers
+ * the retained view) — the claim, the finite-review profile, the task's review step in the
+ * current compiled subject, the policy bytes at the exact revision, and the record checked
+ * against every pin of the profile (REVIEW_PROFILE_MISMATCH). Changes nothing.
+ */
+export function prepareReviewImport(dataDir: string, envelopeBytes: Uint8Array, grant: GrantAuthorization, options: CollectorImportOptions = {}): ReviewImportInputs | null {
+  const ctx = importContext(dataDir, grant, options);
+  const envelope = readTransferEnvelope(envelopeBytes);
+  const digest = transferDigest(envelopeBytes);
+  const h = envelope.header;
+  readAuthority(ctx, (auth) => checkEnvelope(auth, envelope));
+  const retry = ctx.guard(ctx.actor, 'collector_upload', () => readJournal(ctx, () => null, (journal) => retainedAnswer(journal, h.upload_request_id, digest), true));
+  if (retry !== null) return null;
+  const claimed = readJournal(ctx, () => null, (journal) => findCollectorAttemptByUpload(journal, h.upload_request_id));
+  if (claimed === null) throw uploadUnknown(h);
+  const d = claimed.descriptor;
+  if (!isReviewDescriptor(d)) {
+    refuse('IMPORT_RECORD_INVALID', `the transfer carries review records, but upload request ${h.upload_request_id} belongs to a command claim`, 'upload the transfer the claim\'s own collector kind produces', { field: 'records' });
+  }
+  const selection = { repository: d.repository_id, profile: d.workflow_profile, target: d.subject.target, change_id: d.subject.change_id, context_digest: d.subject.context_digest };
+  return readAuthority(ctx, (auth) => {
+    const profile = getCollectorProfile(auth, d.collector_profile_id).profile;
+    if (profile.kind !== 'finite_review') refuse('IMPORT_PROFILE_MISMATCH', `collector profile ${d.collector_profile_id} is not a finite-review profile`, 'upload review records only under a finite-review profile', { field: 'collector_profile_id' });
+    const derived = deriveSubject(auth, selection);
+    const entry = findDerivedTask(derived, d.task.task_id, d.task.task_digest);
+    const action = entry.step.action;
+    if (action.kind !== 'review') throw new AgentscmError('INTERNAL', 'a finite-review claim names a review task');
+    const policyBytes = readRevisionFile(auth, d.repository_id, d.subject.revision, action.policy_path, { maxBytes: REVIEW_LIMITS.maxPolicyBytes });
+    if (sha256Hex(policyBytes) !== action.policy_sha256 || action.policy_sha256 !== profile.policy_sha256) {
+      throw new AgentscmError('REVIEW_PROFILE_MISMATCH', `the policy the installed plan binds (${action.policy_sha256}) is not the one finite-review profile ${d.collector_profile_id} pins (${profile.policy_sha256})`, { details: { field: 'policy_sha256' } });
+    }
+    const records = envelope.records;
+    const recordBytes = Buffer.from((records[records.length - 1] as TransferEnvelope['records'][number]).bytes);
+    let record;
+    try {
+      record = decodeReviewRecord(recordBytes);
+    } catch (error) {
+      if (!isAgentscmError(error)) throw error;
+      refuse('IMPORT_RECORD_INVALID', `the review_record does not decode: [${error.code}] ${error.message}`, 'upload the record the review controller wrote, unchanged', { field: 'review_record', cause_code: error.code });
+    }
+    checkRecordAgainstProfile(profile, record);
+    const { policy_path: _path, policy_sha256: _sha, ...declared } = action;
+    return {
+      transfer_digest: digest,
+      repository: d.repository_id,
+      revision: d.subject.revision,
+      action: declared,
+      policyBytes,
+      requests: records.slice(0, -1).map((r) => Buffer.from(r.bytes)),
+      record: recordBytes,
+    };
+  });
 }
 
 function refuse(code: ErrorCode, message: string, hint: string, details: Record<string, unknown> = {}): never {
@@ -208,7 +302,7 @@ function same(a: JsonValue, b: JsonValue): boolean {
 }
 
 /** Every header binding against the claim, the records against the regenerated request; then store. */
-function importWithin(scope: TransitionScope, ctx: TaskContext, envelope: TransferEnvelope, bytes: Uint8Array, digest: string, derived: DerivedSubject): JsonObject {
+function importWithin(scope: TransitionScope, ctx: TaskContext, envelope: TransferEnvelope, bytes: Uint8Array, digest: string, derived: DerivedSubject, options: CollectorImportOptions): JsonObject {
   const { journal, auth, nowMs } = scope;
   const h = envelope.header;
   const claim: CollectorAttemptRow | null = findCollectorAttemptByUpload(journal, h.upload_request_id);
@@ -257,28 +351,48 @@ function importWithin(scope: TransitionScope, ctx: TaskContext, envelope: Transf
     if (isAgentscmError(error) && error.code === 'REGISTRATION_NOT_CURRENT') throw registrationNotCurrent(d.executor.registration_id);
     throw error;
   }
-  if (h.collector.runtime_identity_digest !== profile.runtime_identity_digest) {
-    refuse('IMPORT_RUNTIME_MISMATCH', `the collector reports runtime identity ${h.collector.runtime_identity_digest}; the profile pins ${profile.runtime_identity_digest}`, 'collect with the runtime the profile pins (agent-task runtime-probe)', { field: 'collector.runtime_identity_digest' });
-  }
-  const requestBytes = (envelope.records[0] as TransferEnvelope['records'][number]).bytes;
-  const recordBytes = (envelope.records[1] as TransferEnvelope['records'][number]).bytes;
-  const requestDigestValue = sha256Hex(requestBytes);
-  if (h.request_digest !== requestDigestValue) refuse('IMPORT_REQUEST_MISMATCH', `the header names request digest ${h.request_digest}; the execution_request record has SHA-256 ${requestDigestValue}`, hint, { field: 'request_digest' });
-  const sent = parseCanonicalRecord(requestBytes, 'IMPORT_REQUEST_MISMATCH', 'execution_request');
-  const identity = sent.runtime_identity;
-  if (identity === null || typeof identity !== 'object' || Array.isArray(identity) || transferRuntimeIdentityDigest(identity) !== profile.runtime_identity_digest) {
-    refuse('IMPORT_RUNTIME_MISMATCH', 'the execution request names a runtime identity whose SHA-256 is not the profile\'s runtime_identity_digest', 'collect with the runtime the profile pins', { field: 'runtime_identity' });
-  }
   // The subject compiled before the transaction is still current through the reserved connection.
   requireCurrentSubject(auth, derived.base);
   const entry = findDerivedTask(derived, d.task.task_id, d.task.task_digest);
-  if (entry.step.action.kind !== 'command') throw new AgentscmError('INTERNAL', 'a collector claim names a command task');
-  const expected = transferExecutionRequest({ descriptor: d, step_id: profile.step_id, recipe_path: entry.step.action.recipe_path, recipe_digest: profile.recipe_digest, runtime_identity: identity });
-  if (!encodeCanonical(expected).equals(Buffer.from(requestBytes))) {
-    refuse('IMPORT_REQUEST_MISMATCH', 'the execution_request record is not the request the authority regenerates from the profile recipe, the exact revision and the context', 'collect from the descriptor unchanged', { field: 'execution_request' });
+  let outcome: string;
+  const recordBytes = (envelope.records[envelope.records.length - 1] as TransferEnvelope['records'][number]).bytes;
+  if (transferKindOf(h.records) === 'review') {
+    if (profile.kind !== 'finite_review' || !isReviewDescriptor(d) || entry.step.action.kind !== 'review') {
+      refuse('IMPORT_RECORD_INVALID', `the transfer carries review records, but collector profile ${d.collector_profile_id} is a ${profile.kind} profile for a ${entry.step.action.kind} step`, 'upload the transfer the profile\'s own collector kind produces', { field: 'records' });
+    }
+    const transport = reviewTransportDigest(profile.transport);
+    if (h.collector.runtime_identity_digest !== transport) {
+      refuse('IMPORT_RUNTIME_MISMATCH', `the collector reports transport identity ${h.collector.runtime_identity_digest}; the finite-review profile pins ${transport}`, 'collect with the executable, provider scope and model the profile pins', { field: 'collector.runtime_identity_digest' });
+    }
+    const replayed = options.replayed;
+    if (replayed?.transfer_digest !== digest) throw new AgentscmError('INTERNAL', 'a review transfer is imported only after its replay (importCollectorTransferAsync)');
+    if (h.request_digest !== replayed.review_id) {
+      refuse('IMPORT_REQUEST_MISMATCH', `the header names request digest ${h.request_digest}; the review the authority installs for this task has review id ${replayed.review_id}`, hint, { field: 'request_digest' });
+    }
+    outcome = replayed.outcome;
+  } else {
+    if (profile.kind !== 'command' || isReviewDescriptor(d) || entry.step.action.kind !== 'command') {
+      refuse('IMPORT_RECORD_INVALID', `the transfer carries execution records, but collector profile ${d.collector_profile_id} is a ${profile.kind} profile for a ${entry.step.action.kind} step`, 'upload the transfer the profile\'s own collector kind produces', { field: 'records' });
+    }
+    if (h.collector.runtime_identity_digest !== profile.runtime_identity_digest) {
+      refuse('IMPORT_RUNTIME_MISMATCH', `the collector reports runtime identity ${h.collector.runtime_identity_digest}; the profile pins ${profile.runtime_identity_digest}`, 'collect with the runtime the profile pins (agent-task runtime-probe)', { field: 'collector.runtime_identity_digest' });
+    }
+    const requestBytes = (envelope.records[0] as TransferEnvelope['records'][number]).bytes;
+    const requestDigestValue = sha256Hex(requestBytes);
+    if (h.request_digest !== requestDigestValue) refuse('IMPORT_REQUEST_MISMATCH', `the header names request digest ${h.request_digest}; the execution_request record has SHA-256 ${requestDigestValue}`, hint, { field: 'request_digest' });
+    const sent = parseCanonicalRecord(requestBytes, 'IMPORT_REQUEST_MISMATCH', 'execution_request');
+    const identity = sent.runtime_identity;
+    if (identity === null || typeof identity !== 'object' || Array.isArray(identity) || transferRuntimeIdentityDigest(identity) !== profile.runtime_identity_digest) {
+      refuse('IMPORT_RUNTIME_MISMATCH', 'the execution request names a runtime identity whose SHA-256 is not the profile\'s runtime_identity_digest', 'collect with the runtime the profile pins', { field: 'runtime_identity' });
+    }
+    if (entry.step.action.kind !== 'command') throw new AgentscmError('INTERNAL', 'a collector claim names a command task');
+    const expected = transferExecutionRequest({ descriptor: d, step_id: profile.step_id, recipe_path: entry.step.action.recipe_path, recipe_digest: profile.recipe_digest, runtime_identity: identity });
+    if (!encodeCanonical(expected).equals(Buffer.from(requestBytes))) {
+      refuse('IMPORT_REQUEST_MISMATCH', 'the execution_request record is not the request the authority regenerates from the profile recipe, the exact revision and the context', 'collect from the descriptor unchanged', { field: 'execution_request' });
+    }
+    const record = parseCanonicalRecord(recordBytes, 'IMPORT_RECORD_INVALID', 'execution_record');
+    outcome = checkTransferRecord(record, expected, requestDigestValue, profile.recipe);
   }
-  const record = parseCanonicalRecord(recordBytes, 'IMPORT_RECORD_INVALID', 'execution_record');
-  const outcome = checkTransferRecord(record, expected, requestDigestValue, profile.recipe);
   if (!updateAttempt(journal, retained, ['active'], { state: 'finished' }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
   const response: JsonObject = {
     status: 'imported',

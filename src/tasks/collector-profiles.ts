@@ -12,7 +12,10 @@
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { recipeToJson } from '../contracts/collector-descriptor.js';
 import type { CollectorProfile } from '../contracts/collector-profile.js';
-import { MAX_COLLECTOR_PROFILE_BYTES, collectorProfileToJson, decodeCollectorProfile } from '../contracts/collector-profile.js';
+import { REVIEW_LIMITS, reviewBudgetsToJson } from '../contracts/review-policy.js';
+import type { AnyCollectorProfile, ReviewCollectorProfile } from '../contracts/review-profile.js';
+import { MAX_REVIEW_PROFILE_BYTES, anyCollectorProfileToJson, decodeAnyCollectorProfile } from '../contracts/review-profile.js';
+import { sha256Hex } from '../crypto/sha256.js';
 import { RECIPE_LIMITS, commandRecipeDigest, decodeCommandRecipe } from '../contracts/command-recipe.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
@@ -32,8 +35,8 @@ export interface CollectorProfileView {
   readonly collector_profile_id: string;
   readonly profile: JsonObject;
   readonly installed_at_ms: number;
-  /** The requirement step that binds the recipe (install only; null for show). */
-  readonly bound_by: { readonly target: string; readonly requirement_digest: string; readonly recipe_path: string } | null;
+  /** The requirement step that binds the recipe (a command profile) or the policy (a finite-review profile); install only, null for show. */
+  readonly bound_by: { readonly target: string; readonly requirement_digest: string; readonly recipe_path?: string; readonly policy_path?: string } | null;
   /** Whether the registration is still the newest unrevoked epoch of its scope (read now). */
   readonly registration_current: boolean;
 }
@@ -79,23 +82,71 @@ function findRecipeBinding(auth: Authority, profile: CollectorProfile): RecipeBi
   });
 }
 
-function viewOf(auth: Authority, id: string, bound: RecipeBinding | null): CollectorProfileView {
+interface PolicyBinding {
+  readonly target: string;
+  readonly requirement_digest: string;
+  readonly policy_path: string;
+}
+
+/**
+ * The review step of a target's current requirement that the finite-review profile fits: same
+ * step id, a review action whose policy bytes (in the requirement's pinned revision) have SHA-256
+ * `policy_sha256`, and exactly the profile's coverage and budgets. COLLECTOR_PROFILE_STEP_INVALID
+ * when no target has one.
+ */
+function findPolicyBinding(auth: Authority, profile: ReviewCollectorProfile): PolicyBinding {
+  const seen: string[] = [];
+  for (const target of listTargets(auth, profile.repository_id)) {
+    const requirement = findTargetRequirement(auth, profile.repository_id, target.name);
+    if (requirement === null) continue;
+    const definition = requirementDefinition(requirement);
+    const step = definition.steps.find((s) => s.id === profile.step_id);
+    if (step === undefined) continue;
+    if (step.action.kind !== 'review') {
+      seen.push(`target ${target.name}: step "${step.id}" is a ${step.action.kind} step`);
+      continue;
+    }
+    const policyPath = resolvePackagePath(layoutSkillPackage(definition.skill), step.action.policy);
+    const digest = sha256Hex(readRevisionFile(auth, profile.repository_id, requirement.revision, policyPath, { maxBytes: REVIEW_LIMITS.maxPolicyBytes }));
+    const action = step.action;
+    if (digest !== profile.policy_sha256) seen.push(`target ${target.name}: step "${step.id}" binds policy ${digest}`);
+    else if (action.coverage.length !== profile.coverage.length || action.coverage.some((path, i) => path !== profile.coverage[i])) seen.push(`target ${target.name}: step "${step.id}" covers other paths`);
+    else if (!encodeCanonical(reviewBudgetsToJson(action.budgets)).equals(encodeCanonical(reviewBudgetsToJson(profile.budgets)))) seen.push(`target ${target.name}: step "${step.id}" has other budgets`);
+    else return { target: target.name, requirement_digest: requirement.requirement_digest, policy_path: policyPath };
+  }
+  throw new AgentscmError('COLLECTOR_PROFILE_STEP_INVALID', `no installed requirement of repository ${profile.repository_id} has a review step "${profile.step_id}" binding policy ${profile.policy_sha256} with the profile's coverage and budgets${seen.length === 0 ? '' : ` (${seen.join('; ')})`}`, {
+    hint: 'name a review step of an installed requirement, the SHA-256 of its policy file, and its coverage and budgets exactly (requirement show lists the steps)',
+    details: { step_id: profile.step_id },
+  });
+}
+
+function viewOf(auth: Authority, id: string, bound: RecipeBinding | PolicyBinding | null): CollectorProfileView {
   const installed = getCollectorProfile(auth, id);
   const registration = profileRegistration(auth, installed.profile, false);
   return {
     collector_profile_id: installed.collector_profile_id,
-    profile: collectorProfileToJson(installed.profile),
+    profile: anyCollectorProfileToJson(installed.profile),
     installed_at_ms: installed.installed_at_ms,
-    bound_by: bound === null ? null : { target: bound.target, requirement_digest: bound.requirement_digest, recipe_path: bound.recipe_path },
+    bound_by:
+      bound === null
+        ? null
+        : 'policy_path' in bound
+          ? { target: bound.target, requirement_digest: bound.requirement_digest, policy_path: bound.policy_path }
+          : { target: bound.target, requirement_digest: bound.requirement_digest, recipe_path: bound.recipe_path },
     registration_current: registration.current && registration.registration_epoch === installed.profile.registration_epoch,
   };
 }
 
 /** Check a decoded profile against the authority and install it (one write transaction). */
-export function installCollectorProfile(auth: Authority, profile: CollectorProfile, nowMs: number): InstallProfileResult {
+export function installCollectorProfile(auth: Authority, profile: AnyCollectorProfile, nowMs: number): InstallProfileResult {
   return writeTransaction(auth, () => {
     getRepository(auth, profile.repository_id);
     profileRegistration(auth, profile, true);
+    if (profile.kind === 'finite_review') {
+      const bound = findPolicyBinding(auth, profile);
+      const stored = storeCollectorProfile(auth, profile, nowMs);
+      return { ...viewOf(auth, stored.profile.collector_profile_id, bound), installed: stored.installed };
+    }
     const bound = findRecipeBinding(auth, profile);
     const recipe = decodeCommandRecipe(bound.bytes);
     if (!Buffer.from(encodeCanonical(recipeToJson(recipe))).equals(Buffer.from(encodeCanonical(recipeToJson(profile.recipe))))) {
@@ -111,7 +162,7 @@ export function installCollectorProfile(auth: Authority, profile: CollectorProfi
 
 /** `agentscm agent-task profile install FILE`: read (bounded, regular file), decode strictly, check, install. */
 export function installCollectorProfileFile(dataDir: string, file: string, nowMs: number): InstallProfileResult {
-  const profile = decodeCollectorProfile(readBoundedInput(file, { limit: MAX_COLLECTOR_PROFILE_BYTES, what: 'the collector profile', tooLargeHint: 'a profile holds one recipe and its bindings' }));
+  const profile = decodeAnyCollectorProfile(readBoundedInput(file, { limit: MAX_REVIEW_PROFILE_BYTES, what: 'the collector profile', tooLargeHint: 'a command profile holds one recipe and its bindings (at most 80 KiB); a finite-review profile its pins and coverage (at most 256 KiB)' }));
   const auth = openAuthority(dataDir, { mode: 'write' });
   try {
     return installCollectorProfile(auth, profile, nowMs);

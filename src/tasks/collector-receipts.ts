@@ -82,13 +82,11 @@ export function buildReceipt(auth: Authority, journal: Journal, derived: Derived
     if (action.kind === 'source_paths') {
       const digest = sourcePathsDigest(auth, derived, action.expectations);
       rows.push(digest === null ? { ...base, outcome: 'failed' } : { ...base, outcome: 'passed', result_digest: digest });
-    } else if (action.kind === 'review') {
-      return { incomplete: `review task ${entry.task.task_id} (step "${base.step_id}") cannot be collected on the agent-owned path yet` };
     } else if (action.kind === 'require_capability') {
       rows.push({ ...base, outcome: assessCapability(action.capability).available ? 'passed' : 'unavailable' });
     } else {
       const transfer = findTransferOfTask(journal, entry.task.task_id);
-      if (transfer === null) return { incomplete: `command task ${entry.task.task_id} (step "${base.step_id}") has no imported transfer` };
+      if (transfer === null) return { incomplete: `${action.kind} task ${entry.task.task_id} (step "${base.step_id}") has no imported transfer` };
       const claim = findCollectorAttempt(journal, transfer.attempt_id);
       if (claim === null) throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `imported transfer ${transfer.upload_request_id} has no collector claim`);
       // The originating grant stays authorizing through finalization (spec "Live
@@ -130,7 +128,7 @@ export function buildReceipt(auth: Authority, journal: Journal, derived: Derived
     const last = rows[rows.length - 1] as ReceiptTask;
     if (last.required && last.outcome !== 'passed') return { incomplete: `required task ${last.task_id} (step "${last.step_id}") is ${last.outcome}` };
   }
-  if (imported === 0) return { incomplete: 'no command task of the subject was imported' };
+  if (imported === 0) return { incomplete: 'no command or review task of the subject was imported' };
   const omissions = rows.some((row) => row.outcome !== 'passed');
   const { base } = derived;
   return {

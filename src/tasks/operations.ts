@@ -561,6 +561,11 @@ function precheckWithoutJournal(ctx: TaskContext, derived: DerivedSubject, entry
 export interface ClaimExtension {
   readonly operation: TaskOperation;
   readonly digest: string;
+  /**
+   * A finite-review collector claim: the controller-only review task is claimed for the review
+   * collector (spec "Operator-enrolled collector transfer"); no other claim reaches one.
+   */
+  readonly claimsReview?: boolean;
   check(entry: DerivedTask): void;
   recheck(scope: TransitionScope, entry: DerivedTask): void;
   extend(scope: TransitionScope, claimed: { readonly entry: DerivedTask; readonly attempt: WorkflowTaskAttempt; readonly attempt_digest: string; readonly lease_expires_at_ms: number }, response: JsonObject): JsonObject;
@@ -574,7 +579,8 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest, exte
   if (retry !== null) return retry;
   const derived = deriveCurrent(ctx);
   const entry = findDerivedTask(derived, request.task_id, request.task_digest);
-  if (entry.task.entrypoint.progression !== 'claim') {
+  const reviewCollection = extension?.claimsReview === true && entry.step.action.kind === 'review';
+  if (entry.task.entrypoint.progression !== 'claim' && !reviewCollection) {
     throw new AgentscmError('TASK_CONTROLLER_ONLY', `task ${entry.task.task_id} (${entry.task.action_kind} step "${entry.task.subject.step_id}") is controller-only and cannot be claimed`, {
       hint: 'the authority evaluates this step itself; claim a task whose progression is claim',
     });

@@ -83,7 +83,12 @@ export function collectorAuthorizationHolds(auth: Authority, claim: CollectorAtt
   }
 }
 
-function evaluateCommand(auth: Authority, journal: Journal | null, claims: Claims, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
+/**
+ * A task an operator-enrolled collector finishes: a command task, or a review task collected
+ * under a finite-review profile (an imported review record that is not `passed` is
+ * `review_not_passed`).
+ */
+function evaluateCollected(auth: Authority, journal: Journal | null, claims: Claims, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
   const taskId = entry.task.task_id;
   const seq = journal === null ? null : retainedSeqOf(journal, taskId);
   if (journal !== null) {
@@ -105,7 +110,7 @@ function evaluateCommand(auth: Authority, journal: Journal | null, claims: Claim
   // Finished: by its validated import (a collector attempt) or by a retained result assertion.
   const outcome = importedOutcome(journal, attempt.attempt.attempt_id);
   if (outcome !== null && claim !== null) {
-    if (outcome !== 'passed') return failing('failed', 'collector_not_passed');
+    if (outcome !== 'passed') return failing('failed', entry.step.action.kind === 'review' ? 'review_not_passed' : 'collector_not_passed');
     if (!collectorAuthorizationHolds(auth, claim)) return failing('blocked', 'authorization_changed');
     return ok('succeeded');
   }
@@ -121,9 +126,7 @@ function evaluateTask(auth: Authority, journal: Journal | null, claims: Claims, 
     return checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state === 'succeeded' ? ok('succeeded') : failing('failed', 'source_paths_failed');
   }
   if (action.kind === 'require_capability') return assessCapability(action.capability).available ? ok('succeeded') : failing('blocked', 'capability_unavailable');
-  // Agent-owned tasks cannot collect a review yet: a review task stays blocked (docs/review.md).
-  if (action.kind === 'review') return failing('blocked', 'review_not_passed');
-  return evaluateCommand(auth, journal, claims, derived, entry, nowMs);
+  return evaluateCollected(auth, journal, claims, derived, entry, nowMs);
 }
 
 /** The first `MAX_QUALIFICATION_FAILURES` failures, in the order given (plan order). */
@@ -146,7 +149,7 @@ export type EnvelopeCheck = 'signature' | 'digest';
  */
 function retainedTransfersHold(auth: Authority, journal: Journal, claims: Claims, derived: DerivedSubject): boolean {
   for (const entry of derived.tasks) {
-    if (entry.step.action.kind !== 'command') continue;
+    if (entry.step.action.kind !== 'command' && entry.step.action.kind !== 'review') continue;
     const transfer = findTransferOfTask(journal, entry.task.task_id);
     if (transfer === null) continue;
     const claim = claims(transfer.attempt_id);
@@ -196,7 +199,7 @@ export function qualifyDerived(auth: Authority, journal: Journal | null, derived
   // command task without a validated import) — and a revoked origin or executor of any imported
   // task counts, since admission rechecks every task the receipt names.
   const counts = (entry: DerivedTask, failure: QualificationFailureCode): boolean =>
-    entry.task.required || failure === 'authorization_changed' || (stored === null && entry.step.action.kind === 'command' && failure !== 'collector_not_passed');
+    entry.task.required || failure === 'authorization_changed' || (stored === null && (entry.step.action.kind === 'command' || entry.step.action.kind === 'review') && failure !== 'collector_not_passed' && failure !== 'review_not_passed');
   const failures: QualificationFailure[] = evaluations
     .filter(({ entry, evaluation }) => evaluation.failure !== null && counts(entry, evaluation.failure))
     .map(({ entry, evaluation }) => ({ task_id: entry.task.task_id, code: evaluation.failure as QualificationFailureCode }));

@@ -11,7 +11,7 @@
  * bundles"); the record checks are the import's own (checkTransferRecord), not a second copy.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import { verifyTransferEnvelope } from '../contracts/collector-transfer.js';
+import { transferKindOf, verifyTransferEnvelope } from '../contracts/collector-transfer.js';
 import type { TransferHeader, VerifiedTransferEnvelope } from '../contracts/collector-transfer.js';
 import type { CommandRecipe } from '../contracts/command-recipe.js';
 import { decodeCommandRecipe } from '../contracts/command-recipe.js';
@@ -22,6 +22,9 @@ import { decodeReceiptBundle } from '../contracts/receipt-bundle.js';
 import type { BundleRegistration, ReceiptBundleErrorCode } from '../contracts/receipt-bundle.js';
 import { decodeReceiptV2, encodeReceiptV2, receiptTaskKind, receiptV2ToJson } from '../contracts/receipt-v2.js';
 import type { ReceiptCollectorEvidence, ReceiptTask, WorkflowReceiptV2 } from '../contracts/receipt-v2.js';
+import type { ReviewRecord } from '../contracts/review-record.js';
+import { decodeReviewRecord, reviewRecordToJson } from '../contracts/review-record.js';
+import { decodeReviewRequest, reviewRequestDigest, reviewRequestToJson, reviewTransportDigest } from '../contracts/review-request.js';
 import { hexToBytes } from '../contracts/task-common.js';
 import { verificationKeyId } from '../crypto/ed25519.js';
 import { sha256Hex } from '../crypto/sha256.js';
@@ -254,16 +257,7 @@ function checkTransfer(receipt: WorkflowReceiptV2, row: CollectorRow, registrati
     return wrapped('RECEIPT_BUNDLE_TRANSFER_INVALID', error, `task ${row.task_id}'s transfer is not a well-formed envelope`, 'the envelope must be a collector transfer envelope v1 exactly as it was imported', details);
   }
   checkHeaderBinding(receipt, row, registration, envelope.header);
-  const { request, recipe, digest } = checkRequest(receipt, row, envelope);
-  let outcome: string;
-  try {
-    const record = parseCanonicalRecord((envelope.records[1] as VerifiedTransferEnvelope['records'][number]).bytes, 'IMPORT_RECORD_INVALID', 'execution_record');
-    // The request's generation was checked equal to the row's fence; the record check compares it as a u64.
-    outcome = checkTransferRecord(record, { ...request, generation: row.fence }, digest, recipe);
-  } catch (error) {
-    if (!isAgentscmError(error)) throw error;
-    return wrapped('RECEIPT_BUNDLE_RECORD_INVALID', error, `the execution_record of task ${row.task_id}'s transfer fails the import's record checks`, 'only a record the authority would import is evidence', details);
-  }
+  const outcome = transferKindOf(envelope.header.records) === 'review' ? reviewOutcome(receipt, row, envelope) : commandOutcome(receipt, row, envelope);
   if (outcome !== row.outcome) {
     fail('RECEIPT_BUNDLE_OUTCOME_MISMATCH', `the signed record of task ${row.task_id} (step "${row.step_id}"${row.required ? ', required' : ''}) has outcome ${outcome}; the receipt says ${row.outcome}`, 'a receipt row with a transfer is a passed collection', {
       ...details,
@@ -279,6 +273,67 @@ function checkTransfer(receipt: WorkflowReceiptV2, row: CollectorRow, registrati
     verification_key_id: row.verification_key_id,
     record_outcome: outcome,
   };
+}
+
+/** A command transfer: the request binding, then the import's record checks; returns the record's outcome. */
+function commandOutcome(receipt: WorkflowReceiptV2, row: CollectorRow, envelope: VerifiedTransferEnvelope): string {
+  const details = { task_id: row.task_id, transfer_digest: row.transfer_digest };
+  const { request, recipe, digest } = checkRequest(receipt, row, envelope);
+  let outcome: string;
+  try {
+    const record = parseCanonicalRecord((envelope.records[1] as VerifiedTransferEnvelope['records'][number]).bytes, 'IMPORT_RECORD_INVALID', 'execution_record');
+    // The request's generation was checked equal to the row's fence; the record check compares it as a u64.
+    outcome = checkTransferRecord(record, { ...request, generation: row.fence }, digest, recipe);
+  } catch (error) {
+    if (!isAgentscmError(error)) throw error;
+    return wrapped('RECEIPT_BUNDLE_RECORD_INVALID', error, `the execution_record of task ${row.task_id}'s transfer fails the import's record checks`, 'only a record the authority would import is evidence', details);
+  }
+  return outcome;
+}
+
+/**
+ * A review transfer (docs/receipts.md "What verify checks"): the ReviewRecord decodes strictly in
+ * its canonical form and names the receipt's repository and revision; its review id is the
+ * header's request_digest and its transport the header's collector identity; every
+ * ReviewRequest decodes in canonical form, belongs to that review and has its call's request
+ * digest. The replay against the revision's sources happened at import (the bundle carries no
+ * sources); returns the record's outcome.
+ */
+function reviewOutcome(receipt: WorkflowReceiptV2, row: CollectorRow, envelope: VerifiedTransferEnvelope): string {
+  const details = { task_id: row.task_id, transfer_digest: row.transfer_digest };
+  const records = envelope.records;
+  const recordBytes = (records[records.length - 1] as VerifiedTransferEnvelope['records'][number]).bytes;
+  let record: ReviewRecord;
+  try {
+    record = decodeReviewRecord(recordBytes);
+    if (!encodeCanonical(reviewRecordToJson(record)).equals(Buffer.from(recordBytes))) throw new AgentscmError('REVIEW_REPLAY_RECORD_MISMATCH', 'the review record is not in its canonical encoding');
+  } catch (error) {
+    if (!isAgentscmError(error)) throw error;
+    return wrapped('RECEIPT_BUNDLE_RECORD_INVALID', error, `the review_record of task ${row.task_id}'s transfer does not decode`, 'only a record the authority would import is evidence', details);
+  }
+  const pairs: [string, string, string][] = [
+    ['repository', record.repository, receipt.repository_id],
+    ['revision', record.revision, receipt.subject.revision],
+    ['review_id', record.review_id, envelope.header.request_digest],
+    ['transport', reviewTransportDigest(record.transport), envelope.header.collector.runtime_identity_digest],
+  ];
+  const wrong = pairs.find(([, got, want]) => got !== want);
+  if (wrong !== undefined) requestMismatch(row, wrong[0], `holds a review record with ${wrong[0]} ${wrong[1]}; the receipt and signed header need ${wrong[2]}`);
+  if (records.length - 1 !== record.calls.length) requestMismatch(row, 'review_request', `carries ${records.length - 1} review request(s) for ${record.calls.length} recorded call(s)`);
+  record.calls.forEach((call, index) => {
+    const bytes = (records[index] as VerifiedTransferEnvelope['records'][number]).bytes;
+    let request;
+    try {
+      request = decodeReviewRequest(bytes);
+    } catch (error) {
+      if (!isAgentscmError(error)) throw error;
+      return requestMismatch(row, 'review_request', `has a review request ${index} that does not decode: ${error.message}`, error);
+    }
+    if (!encodeCanonical(reviewRequestToJson(request)).equals(Buffer.from(bytes)) || request.review_id !== record.review_id || request.call_index !== call.call_index || reviewRequestDigest(request) !== call.request_digest) {
+      requestMismatch(row, 'review_request', `has a review request ${index} that is not the canonical request of recorded call ${call.call_index}`);
+    }
+  });
+  return record.outcome;
 }
 
 /**

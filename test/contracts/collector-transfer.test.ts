@@ -18,6 +18,7 @@ import {
   encodeTransferHeader,
   frameTransferEnvelope,
   readTransferEnvelope,
+  transferKindOf,
   readTransferPrefix,
   signTransferHeader,
   transferDigest,
@@ -301,7 +302,7 @@ test('a header that is not strict JSON of its schema is refused, naming the deco
     ['fence 0', editedHeaderBytes((v) => (v.fence = 0n)), 'SCHEMA_BOUND'],
     ['bad audience', editedHeaderBytes((v) => (v.audience = 'FEDCBA9876543210FEDCBA9876543210')), 'ID_INVALID'],
     ['record length 0', editedHeaderBytes((v) => ((v.records as JsonObject[])[0] as JsonObject).length = 0n), 'SCHEMA_BOUND'],
-    ['three records', editedHeaderBytes((v) => (v.records as JsonValue[]).push(structuredClone((v.records as JsonValue[])[1] as JsonValue))), 'SCHEMA_BOUND'],
+    ['34 records', editedHeaderBytes((v) => (v.records as JsonValue[]).push(...Array.from({ length: 32 }, () => structuredClone((v.records as JsonValue[])[1] as JsonValue)))), 'SCHEMA_BOUND'],
     ['not JSON', Buffer.from('{"version":1,'), 'JSON_SYNTAX'],
     ['empty', Buffer.alloc(0), 'JSON_SYNTAX'],
     ['duplicate key', Buffer.from(headerBytes.toString('utf8').replace('{"version":1,', '{"version":1,"version":1,')), 'JSON_DUPLICATE_KEY'],
@@ -328,15 +329,22 @@ test('a header that is valid but not canonical is refused, even when it is signe
   }
 });
 
-test('review records are named by the format but refused by this build; other sequences are refused', () => {
+test('the record sequence is a command collection or a finite review; mixed and other sequences are refused', () => {
   const review = editedHeaderBytes((v) => {
     const list = v.records as JsonObject[];
     (list[0] as JsonObject).kind = 'review_request';
     (list[1] as JsonObject).kind = 'review_record';
   });
-  const error = refusal(() => verifyTransferEnvelope(frameTransferEnvelope(review, signature, records), publicKey));
-  assert.equal(error.code, 'TRANSFER_RECORD_KIND_UNSUPPORTED');
-  assert.equal(error.details?.kind, 'review_request');
+  assert.equal(readTransferEnvelope(frameTransferEnvelope(review, signature, records)).header.records[1]?.kind, 'review_record');
+  assert.equal(transferKindOf([{ kind: 'execution_request' }, { kind: 'execution_record' }]), 'command');
+  assert.equal(transferKindOf([{ kind: 'review_record' }]), 'review');
+  assert.equal(transferKindOf([...Array<{ kind: 'review_request' }>(32).fill({ kind: 'review_request' }), { kind: 'review_record' }]), 'review');
+  assert.equal(transferKindOf([...Array<{ kind: 'review_request' }>(33).fill({ kind: 'review_request' }), { kind: 'review_record' }]), null);
+  assert.equal(transferKindOf([{ kind: 'review_record' }, { kind: 'review_request' }]), null);
+  assert.equal(transferKindOf([{ kind: 'execution_request' }, { kind: 'review_record' }]), null);
+  assert.equal(transferKindOf([{ kind: 'review_request' }, { kind: 'execution_record' }]), null);
+  const mixed = editedHeaderBytes((v) => (((v.records as JsonObject[])[0] as JsonObject).kind = 'review_request'));
+  assert.equal(codeOf(() => readTransferEnvelope(frameTransferEnvelope(mixed, signature, records))), 'TRANSFER_RECORDS_INVALID');
   const unknownKind = editedHeaderBytes((v) => ((v.records as JsonObject[])[0] as JsonObject).kind = 'artifact_url');
   assert.equal(refusal(() => decodeTransferHeader(unknownKind)).details?.cause_code, 'SCHEMA_TYPE');
   const one = editedHeaderBytes((v) => (v.records as JsonValue[]).pop());

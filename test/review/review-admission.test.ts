@@ -95,7 +95,7 @@ function errorCode(result: CliResult): string {
   return jsonOf<{ error: { code: string } }>(result).error.code;
 }
 
-test('landing needs a passed review: refused while the review is missing or failed, admitted once it passed; qualification shows the review task blocked', async (t) => {
+test('landing needs a passed review: refused while the review is missing or failed, admitted once it passed; qualification shows the review task pending for a collector', async (t) => {
   const demo = await makeDemo(t);
 
   // No run at all: the review is missing.
@@ -114,13 +114,13 @@ test('landing needs a passed review: refused while the review is missing or fail
   assert.equal(errorCode(land), 'APPROVAL_NOT_FOUND');
   assert.equal(await mainOf(demo), demo.base);
 
-  // The agent-owned answer names the review task as blocked: it cannot be collected there.
+  // The agent-owned answer names the review task as pending: a finite-review collector claims it.
   const qualification = await cli(demo, ['qualification', '--change', 'c1', '--json']);
   assert.equal(qualification.code, 1, qualification.stderr);
   const answer = jsonOf<{ qualified: boolean; tasks: { step_id: string; state: string }[]; failures: { code: string }[] }>(qualification);
   assert.equal(answer.qualified, false);
-  assert.equal(answer.tasks.find((task) => task.step_id === 'review')?.state, 'blocked');
-  assert.ok(answer.failures.some((failure) => failure.code === 'review_not_passed'), JSON.stringify(answer.failures));
+  assert.equal(answer.tasks.find((task) => task.step_id === 'review')?.state, 'pending');
+  assert.ok(answer.failures.some((failure) => failure.code === 'task_pending'), JSON.stringify(answer.failures));
 
   // A new version whose review passes is approved and lands.
   const passed = await stopWith(demo, answerJson(), 'second\n');
