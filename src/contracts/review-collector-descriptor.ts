@@ -131,6 +131,11 @@ export function encodeAnyCollectorDescriptor(descriptor: AnyCollectorDescriptor)
   return encodeCanonical(anyDescriptorToJson(descriptor));
 }
 
+/** Strict decoding of a review descriptor only (the bound, the schema, then the action's checks). */
+export function decodeReviewCollectorDescriptor(bytes: Uint8Array): ReviewCollectorDescriptor {
+  return checkReviewDescriptor(reviewDescriptorDecoder.validate(parseStrictJson(bytes, { maxBytes: MAX_REVIEW_DESCRIPTOR_BYTES })));
+}
+
 /**
  * Strict decoding of either kind: an object with a `review` member is a review descriptor, any
  * other a command descriptor (each then decoded strictly by its own schema).

@@ -38,7 +38,8 @@ import { subjectToJson, workflowTaskSubjectDecoder } from '../../../src/contract
 import { decodeWorkflowDefinition, WORKFLOW_LIMITS } from '../../../src/contracts/workflow-definition.js';
 import { encodeKeyFile } from '../../../src/contracts/key-file.js';
 import { REPO_ROOT } from '../../helpers/cli.js';
-import { reviewWireTypes, SEED_REVIEW_DEFINITION } from '../../review/seeds.js';
+import { reviewWireTypes, SEED_ACTION, SEED_REVIEW_DEFINITION } from '../../review/seeds.js';
+import { decodeReviewCollectorDescriptor, MAX_REVIEW_DESCRIPTOR_BYTES } from '../../../src/contracts/review-collector-descriptor.js';
 import { CRITERIA, PASSING_ROWS, hex64, sampleAssertion, sampleAttempt, sampleClaim, sampleMutation, sampleSubject, sampleTask } from '../../contracts/task-fixtures.js';
 
 export interface WireType {
@@ -137,6 +138,17 @@ const COLLECTOR_DESCRIPTOR: JsonObject = {
   runtime_identity_digest: hex64('f'),
   upload_request_id: 'up-1',
 };
+
+/** A review task's descriptor: the command descriptor's bindings, the installed review and the pinned transport. */
+const REVIEW_COLLECTOR_DESCRIPTOR: JsonObject = (() => {
+  const { recipe: _recipe, runtime_identity_digest: _runtime, upload_request_id, ...common } = COLLECTOR_DESCRIPTOR;
+  return {
+    ...common,
+    review: { policy_path: 'skills/review/review-policy.json', policy_sha256: hex64('c'), action: SEED_ACTION },
+    transport: { basis: 'claude-code', executable_sha256: hex64('e'), provider_scope: 'team-a', model: 'claude-sonnet-4-5' },
+    upload_request_id: upload_request_id as JsonValue,
+  };
+})();
 
 const COLLECTOR_PROFILE: JsonObject = {
   version: 1,
@@ -280,6 +292,7 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
   ),
   taskType(collectorFinalizeRequestDecoder, [{ version: 1, agent: { owner_id: 'alice', agent_id: 'claude-1' } }]),
   { id: 'agent-task.collector-descriptor', decode: decodeCollectorDescriptor, maxBytes: MAX_COLLECTOR_DESCRIPTOR_BYTES, versionField: 'version', schema: {}, seeds: [COLLECTOR_DESCRIPTOR] },
+  { id: 'agent-task.review-collector-descriptor', decode: decodeReviewCollectorDescriptor, maxBytes: MAX_REVIEW_DESCRIPTOR_BYTES, versionField: 'version', schema: {}, seeds: [REVIEW_COLLECTOR_DESCRIPTOR] },
   { id: 'agent-task.collector-profile', decode: decodeCollectorProfile, maxBytes: MAX_COLLECTOR_PROFILE_BYTES, versionField: 'version', schema: {}, seeds: [COLLECTOR_PROFILE] },
   taskType(taskClaimRequestDecoder, [claimRequestToJson(claim), claimRequestToJson(noExecutorClaim)]),
   taskType(instructionEntrypointResponseDecoder, [{ status: 'entrypoint', entrypoint: entrypointToJson(task.entrypoint) }, schemaMismatch([2, 3], 1, [1]) as unknown as JsonValue], undefined),
