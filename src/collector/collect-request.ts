@@ -11,7 +11,7 @@ import type { CommandRecipe } from '../contracts/command-recipe.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import type { TransferHeader } from '../contracts/collector-transfer.js';
 import { transferRecordEntry } from '../contracts/collector-transfer.js';
-import type { ReviewCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
+import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
 import { reviewTransportDigest } from '../contracts/review-request.js';
 import { transferExecutionRequest, transferIsolation } from '../tasks/collector-execution.js';
 import { requestDigest } from './execution-record.js';
@@ -51,10 +51,9 @@ export function collectionRecords(request: ExecutionRequest, record: ExecutionRe
   return [encodeCanonical(request), encodeCanonical(record)];
 }
 
-/** The transfer header of a collection (every binding copied from the descriptor). */
-export function collectionHeader(descriptor: CollectorDescriptor, request: ExecutionRequest, records: readonly [Buffer, Buffer], agentscmVersion: string): TransferHeader {
+/** The bindings of a transfer header that every kind of descriptor gives, in header order. */
+function headerBindings(descriptor: AnyCollectorDescriptor): Omit<TransferHeader, 'version' | 'request_digest' | 'collector' | 'upload_request_id' | 'records'> {
   return {
-    version: 1,
     audience: descriptor.authority_id,
     repository_id: descriptor.repository_id,
     collector_profile_id: descriptor.collector_profile_id,
@@ -66,6 +65,14 @@ export function collectionHeader(descriptor: CollectorDescriptor, request: Execu
     fence: descriptor.attempt.fence,
     origin: descriptor.origin,
     executor: descriptor.executor,
+  };
+}
+
+/** The transfer header of a collection (every binding copied from the descriptor). */
+export function collectionHeader(descriptor: CollectorDescriptor, request: ExecutionRequest, records: readonly [Buffer, Buffer], agentscmVersion: string): TransferHeader {
+  return {
+    version: 1,
+    ...headerBindings(descriptor),
     request_digest: requestDigest(request),
     collector: { agentscm_version: agentscmVersion, runtime_identity_digest: descriptor.runtime_identity_digest },
     upload_request_id: descriptor.upload_request_id,
@@ -82,17 +89,7 @@ export function reviewCollectionHeader(descriptor: ReviewCollectorDescriptor, re
   const last = records.length - 1;
   return {
     version: 1,
-    audience: descriptor.authority_id,
-    repository_id: descriptor.repository_id,
-    collector_profile_id: descriptor.collector_profile_id,
-    task_id: descriptor.task.task_id,
-    task_digest: descriptor.task.task_digest,
-    attempt_id: descriptor.attempt.attempt_id,
-    attempt_digest: descriptor.attempt.attempt_digest,
-    execution_operation_id: descriptor.attempt.execution_operation_id,
-    fence: descriptor.attempt.fence,
-    origin: descriptor.origin,
-    executor: descriptor.executor,
+    ...headerBindings(descriptor),
     request_digest: reviewId,
     collector: { agentscm_version: agentscmVersion, runtime_identity_digest: reviewTransportDigest(descriptor.transport) },
     upload_request_id: descriptor.upload_request_id,

@@ -18,7 +18,6 @@
  */
 import { dirname, join, resolve } from 'node:path';
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import { encodeCollectorDescriptor } from '../contracts/collector-descriptor.js';
 import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
 import { MAX_REVIEW_DESCRIPTOR_BYTES, decodeAnyCollectorDescriptor, encodeAnyCollectorDescriptor, isReviewDescriptor } from '../contracts/review-collector-descriptor.js';
 import { reviewRecordToJson } from '../contracts/review-record.js';
@@ -192,6 +191,15 @@ function noContainer(error: string): ContainerRunObservation {
   };
 }
 
+/** What both kinds of collection start from: the descriptor's bytes, the key, the state directory and the upload target. */
+function openCollection(input: CollectInput, descriptor: AnyCollectorDescriptor): { descriptorBytes: Buffer; privateKey: Uint8Array; state: CollectState; target: UploadTarget; id: string } {
+  const descriptorBytes = encodeAnyCollectorDescriptor(descriptor);
+  const privateKey = keyOf(input.keyFile, descriptor);
+  const token = readTokenFile(input.tokenFile);
+  const state = openCollectState(input.stateDir, input.dataDir);
+  return { descriptorBytes, privateKey, state, target: { dataDir: input.dataDir, endpoint: input.endpoint, token }, id: descriptor.upload_request_id };
+}
+
 /** `agentscm agent-task collect` (see module comment). */
 export async function collect(input: CollectInput): Promise<CollectResult> {
   const progress = input.onProgress ?? ((): void => undefined);
@@ -203,12 +211,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
   }
   const docker = input.docker;
   const dockerSocket = input.dockerSocket;
-  const descriptorBytes = encodeCollectorDescriptor(descriptor);
-  const privateKey = keyOf(input.keyFile, descriptor);
-  const token = readTokenFile(input.tokenFile);
-  const state = openCollectState(input.stateDir, input.dataDir);
-  const target: UploadTarget = { dataDir: input.dataDir, endpoint: input.endpoint, token };
-  const id = descriptor.upload_request_id;
+  const { descriptorBytes, privateKey, state, target, id } = openCollection(input, descriptor);
 
   // A collection reserved before is never run again.
   if (readReservedDescriptor(state, id) !== null) {
@@ -220,7 +223,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
   }
 
   progress(`checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`);
-  const binding = checkDescriptorAgainstAuthority(input.dataDir, descriptor, token);
+  const binding = checkDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
   const { client, executableSha256 } = await connectRuntime({ docker, dockerSocket, ...(input.transport === undefined ? {} : { transport: input.transport }) });
   let envelope: Buffer;
   try {
@@ -270,7 +273,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
     };
     progress(`the command finished: ${record.outcome}${record.exit_code === null ? '' : ` (exit ${record.exit_code})`}; rechecking the authority before signing`);
     pauseAtTestPoint('collect:before-signing');
-    checkDescriptorAgainstAuthority(input.dataDir, descriptor, token);
+    checkDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
     const records = collectionRecords(request, record);
     envelope = encodeTransferEnvelope(collectionHeader(descriptor, request, records, input.agentscmVersion), records, privateKey);
     retainEnvelope(state, id, envelope);
@@ -293,12 +296,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
  */
 async function collectReview(input: CollectInput, descriptor: ReviewCollectorDescriptor): Promise<CollectResult> {
   const progress = input.onProgress ?? ((): void => undefined);
-  const descriptorBytes = encodeAnyCollectorDescriptor(descriptor);
-  const privateKey = keyOf(input.keyFile, descriptor);
-  const token = readTokenFile(input.tokenFile);
-  const state = openCollectState(input.stateDir, input.dataDir);
-  const target: UploadTarget = { dataDir: input.dataDir, endpoint: input.endpoint, token };
-  const id = descriptor.upload_request_id;
+  const { descriptorBytes, privateKey, state, target, id } = openCollection(input, descriptor);
   if (readReservedDescriptor(state, id) !== null) {
     const reopened = reserveCollection(state, id, descriptorBytes, { reopen: true });
     if (reopened.state === 'retained') {
@@ -314,7 +312,7 @@ async function collectReview(input: CollectInput, descriptor: ReviewCollectorDes
     });
   }
   progress(`checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`);
-  const binding = checkReviewDescriptorAgainstAuthority(input.dataDir, descriptor, token);
+  const binding = checkReviewDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
   const transport = createClaudeCodeTransport({
     executable: input.reviewExecutable,
     workDir: join(state.root, 'review', 'work'),
@@ -348,7 +346,7 @@ async function collectReview(input: CollectInput, descriptor: ReviewCollectorDes
     }
     progress(`the review finished: ${record.outcome} after ${record.calls.length} call(s); rechecking the authority before signing`);
     pauseAtTestPoint('collect:before-signing');
-    checkReviewDescriptorAgainstAuthority(input.dataDir, descriptor, token);
+    checkReviewDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
     const requests = listJournalRequests(journal, record.review_id);
     if (requests.length !== record.calls.length) throw new AgentscmError('INTERNAL', `the review journal holds ${requests.length} request(s) for ${record.calls.length} recorded call(s)`);
     const records = [...requests, encodeCanonical(reviewRecordToJson(record))];

@@ -197,8 +197,11 @@ export function validateCollectorDescriptor(value: JsonValue): CollectorDescript
   return checkDescriptor(descriptorDecoder.validate(value));
 }
 
-/** Canonical (declared-order) JSON of a descriptor (docs/wire.md "Collector descriptor"). */
-export function collectorDescriptorToJson(descriptor: CollectorDescriptor): JsonObject {
+/**
+ * The bindings every kind of descriptor starts with, from `version` to `executor`, in declared
+ * order (the command and the review descriptor add their own members after them).
+ */
+export function descriptorBindingsToJson(descriptor: Omit<CollectorDescriptor, 'recipe' | 'runtime_identity_digest' | 'upload_request_id'>): JsonObject {
   const { task, attempt, subject } = descriptor;
   return {
     version: descriptor.version,
@@ -225,6 +228,13 @@ export function collectorDescriptorToJson(descriptor: CollectorDescriptor): Json
     },
     origin: originToJson(descriptor.origin),
     executor: executorToJson(descriptor.executor),
+  };
+}
+
+/** Canonical (declared-order) JSON of a descriptor (docs/wire.md "Collector descriptor"). */
+export function collectorDescriptorToJson(descriptor: CollectorDescriptor): JsonObject {
+  return {
+    ...descriptorBindingsToJson(descriptor),
     recipe: recipeToJson(descriptor.recipe),
     runtime_identity_digest: descriptor.runtime_identity_digest,
     upload_request_id: descriptor.upload_request_id,

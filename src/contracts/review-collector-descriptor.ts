@@ -11,7 +11,7 @@
  */
 import { encodeCanonical } from './canonical-json.js';
 import type { CollectorDescriptor } from './collector-descriptor.js';
-import { COLLECTOR_DESCRIPTOR_SCHEMA, collectorDescriptorToJson, decodeCollectorDescriptor, originToJson } from './collector-descriptor.js';
+import { COLLECTOR_DESCRIPTOR_SCHEMA, collectorDescriptorToJson, decodeCollectorDescriptor, descriptorBindingsToJson } from './collector-descriptor.js';
 import type { JsonObject } from './json-value.js';
 import { isJsonObject } from './json-value.js';
 import { MAX_RELATIVE_PATH_BYTES } from './paths.js';
@@ -22,7 +22,7 @@ import { transportIdentityToJson } from './review-request.js';
 import { REVIEW_PROFILE_SCHEMA } from './review-profile.js';
 import { defineDecoder } from './schema.js';
 import { parseStrictJson } from './strict-json.js';
-import { HEX64_SCHEMA, executorToJson } from './task-common.js';
+import { HEX64_SCHEMA } from './task-common.js';
 
 /** A review descriptor holds one review action (coverage, criteria, budgets: well under 512 KiB). */
 export const MAX_REVIEW_DESCRIPTOR_BYTES = 512 * 1024;
@@ -89,32 +89,8 @@ function checkReviewDescriptor(descriptor: ReviewCollectorDescriptor): ReviewCol
 
 /** Canonical (declared-order) JSON of a review descriptor. */
 export function reviewDescriptorToJson(descriptor: ReviewCollectorDescriptor): JsonObject {
-  const { task, attempt, subject } = descriptor;
   return {
-    version: descriptor.version,
-    authority_id: descriptor.authority_id,
-    repository_id: descriptor.repository_id,
-    workflow_profile: descriptor.workflow_profile,
-    collector_profile_id: descriptor.collector_profile_id,
-    task: { task_id: task.task_id, task_digest: task.task_digest },
-    attempt: {
-      attempt_id: attempt.attempt_id,
-      attempt_digest: attempt.attempt_digest,
-      fence: attempt.fence,
-      execution_operation_id: attempt.execution_operation_id,
-      lease_expires_at_ms: attempt.lease_expires_at_ms,
-    },
-    subject: {
-      change_id: subject.change_id,
-      change_version: subject.change_version,
-      revision: subject.revision,
-      context_digest: subject.context_digest,
-      policy_epoch: subject.policy_epoch,
-      target: subject.target,
-      requirement_digest: subject.requirement_digest,
-    },
-    origin: originToJson(descriptor.origin),
-    executor: executorToJson(descriptor.executor),
+    ...descriptorBindingsToJson(descriptor),
     review: { policy_path: descriptor.review.policy_path, policy_sha256: descriptor.review.policy_sha256, action: reviewActionToJson(descriptor.review.action) },
     transport: transportIdentityToJson(descriptor.transport),
     upload_request_id: descriptor.upload_request_id,

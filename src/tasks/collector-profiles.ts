@@ -23,6 +23,8 @@ import { readBoundedInput } from '../native/bounded-input.js';
 import { getCollectorProfile, profileRegistration, resolveCollectorProfileRef, storeCollectorProfile } from '../native/collector-profiles.js';
 import { getRepository } from '../native/repositories.js';
 import { findTargetRequirement } from '../native/requirements.js';
+import type { TargetRequirement } from '../native/requirements.js';
+import type { WorkflowAction, WorkflowActionKind, WorkflowDefinition, WorkflowStepDefinition } from '../contracts/workflow-definition.js';
 import { readRevisionFile } from '../native/revisions.js';
 import { openAuthority, readTransaction, writeTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
@@ -46,6 +48,34 @@ export interface InstallProfileResult extends CollectorProfileView {
   readonly installed: boolean;
 }
 
+/** A step of a target's current requirement with the profile's step id and action kind. */
+interface StepCandidate<K extends WorkflowActionKind> {
+  readonly target: { readonly name: string };
+  readonly requirement: TargetRequirement;
+  readonly definition: WorkflowDefinition;
+  readonly step: WorkflowStepDefinition;
+  readonly action: Extract<WorkflowAction, { kind: K }>;
+}
+
+/**
+ * Every target's current requirement whose step `profile.step_id` has an action of `kind`;
+ * a step of another kind is noted in `seen` (for the refusal) and skipped.
+ */
+function* stepsOfKind<K extends WorkflowActionKind>(auth: Authority, profile: AnyCollectorProfile, kind: K, seen: string[]): Generator<StepCandidate<K>> {
+  for (const target of listTargets(auth, profile.repository_id)) {
+    const requirement = findTargetRequirement(auth, profile.repository_id, target.name);
+    if (requirement === null) continue;
+    const definition = requirementDefinition(requirement);
+    const step = definition.steps.find((s) => s.id === profile.step_id);
+    if (step === undefined) continue;
+    if (step.action.kind !== kind) {
+      seen.push(`target ${target.name}: step "${step.id}" is a ${step.action.kind} step`);
+      continue;
+    }
+    yield { target, requirement, definition, step, action: step.action as Extract<WorkflowAction, { kind: K }> };
+  }
+}
+
 interface RecipeBinding {
   readonly target: string;
   readonly requirement_digest: string;
@@ -60,17 +90,8 @@ interface RecipeBinding {
  */
 function findRecipeBinding(auth: Authority, profile: CollectorProfile): RecipeBinding {
   const seen: string[] = [];
-  for (const target of listTargets(auth, profile.repository_id)) {
-    const requirement = findTargetRequirement(auth, profile.repository_id, target.name);
-    if (requirement === null) continue;
-    const definition = requirementDefinition(requirement);
-    const step = definition.steps.find((s) => s.id === profile.step_id);
-    if (step === undefined) continue;
-    if (step.action.kind !== 'command') {
-      seen.push(`target ${target.name}: step "${step.id}" is a ${step.action.kind} step`);
-      continue;
-    }
-    const recipePath = resolvePackagePath(layoutSkillPackage(definition.skill), step.action.runner);
+  for (const { target, requirement, definition, step, action } of stepsOfKind(auth, profile, 'command', seen)) {
+    const recipePath = resolvePackagePath(layoutSkillPackage(definition.skill), action.runner);
     const bytes = readRevisionFile(auth, profile.repository_id, requirement.revision, recipePath, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
     const digest = commandRecipeDigest(bytes);
     if (digest === profile.recipe_digest) return { target: target.name, requirement_digest: requirement.requirement_digest, recipe_path: recipePath, bytes };
@@ -96,19 +117,9 @@ interface PolicyBinding {
  */
 function findPolicyBinding(auth: Authority, profile: ReviewCollectorProfile): PolicyBinding {
   const seen: string[] = [];
-  for (const target of listTargets(auth, profile.repository_id)) {
-    const requirement = findTargetRequirement(auth, profile.repository_id, target.name);
-    if (requirement === null) continue;
-    const definition = requirementDefinition(requirement);
-    const step = definition.steps.find((s) => s.id === profile.step_id);
-    if (step === undefined) continue;
-    if (step.action.kind !== 'review') {
-      seen.push(`target ${target.name}: step "${step.id}" is a ${step.action.kind} step`);
-      continue;
-    }
-    const policyPath = resolvePackagePath(layoutSkillPackage(definition.skill), step.action.policy);
+  for (const { target, requirement, definition, step, action } of stepsOfKind(auth, profile, 'review', seen)) {
+    const policyPath = resolvePackagePath(layoutSkillPackage(definition.skill), action.policy);
     const digest = sha256Hex(readRevisionFile(auth, profile.repository_id, requirement.revision, policyPath, { maxBytes: REVIEW_LIMITS.maxPolicyBytes }));
-    const action = step.action;
     if (digest !== profile.policy_sha256) seen.push(`target ${target.name}: step "${step.id}" binds policy ${digest}`);
     else if (action.coverage.length !== profile.coverage.length || action.coverage.some((path, i) => path !== profile.coverage[i])) seen.push(`target ${target.name}: step "${step.id}" covers other paths`);
     else if (!encodeCanonical(reviewBudgetsToJson(action.budgets)).equals(encodeCanonical(reviewBudgetsToJson(profile.budgets)))) seen.push(`target ${target.name}: step "${step.id}" has other budgets`);
