@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds dist/ for bin/run.js: every command file of src/commands (and the CLI entry
-// src/commands/_execute.ts) is an entry point of one esbuild build with code splitting. Shared
+// src/commands/_execute.ts, and the hub's task worker thread src/hub/task-worker.ts, which lands
+// in dist/hub/task-worker.js) is an entry point of one esbuild build with code splitting. Shared
 // code — @oclif/core, the command base, the layers below — lands in dist/chunks/ once, so a
 // command loads a handful of files instead of hundreds of small modules, and @oclif/core exists
 // exactly once (the entry and every command import the same chunk). Start-up of a command drops
@@ -27,7 +28,10 @@ function commandEntries(dir) {
   return out;
 }
 
-const entryPoints = [join(commandsDir, '_execute.ts'), ...commandEntries(commandsDir)].sort();
+const commands = commandEntries(commandsDir);
+// The hub's task worker thread loads its own entry file, dist/hub/task-worker.js
+// (src/hub/task-worker-client.ts); it shares the chunks of the commands.
+const entryPoints = [join(commandsDir, '_execute.ts'), join(root, 'src', 'hub', 'task-worker.ts'), ...commands].sort();
 
 // Bundled CommonJS code (oclif) calls require() and reads __dirname; an ES module has neither.
 const banner = [
@@ -58,7 +62,7 @@ const result = await build({
 });
 
 const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.js'));
-process.stdout.write(`bundled ${entryPoints.length - 1} commands from ${relative(root, commandsDir)} into ${outputs.length} files under dist/\n`);
+process.stdout.write(`bundled ${commands.length} commands from ${relative(root, commandsDir)} and the hub's task worker into ${outputs.length} files under dist/\n`);
 
 // The dashboard (docs/dashboard.md): its client code as one browser bundle, dist/ui/app.js, beside
 // its HTML and CSS copied as they are. The hub serves exactly these three files under /ui/.

@@ -7,6 +7,9 @@
  * Order of every authenticated request: route → bearer header (401) → declared body size (413)
  * → profile (404) → grant (401/403) → body, streamed and bounded (413) → strict decoding (400)
  * → the task facade. Nothing is buffered for a caller that is not authenticated.
+ *
+ * The agent-tasks route's grant and facade steps run in the hub's task worker thread
+ * (src/hub/task-worker-client.ts, docs/hub.md "The task worker"); this thread does its HTTP.
  */
 import { importTransfer } from '../collector/review-import.js';
 import { ForgePublisher } from './forge-status.js';
@@ -30,7 +33,8 @@ import type { HubConfig, HubProfile } from './config.js';
 import { asAgentscmError, errorBody, httpStatusOf } from './http-errors.js';
 import { createHubMcpHandler, legacyServer, workspaceServer } from './mcp.js';
 import type { McpServerOf } from './mcp.js';
-import { callHubTask, taskAnswer } from './task-call.js';
+import { TaskWorkerClient } from './task-worker-client.js';
+import type { TaskWorkerOptions } from './task-worker-client.js';
 import { UI_API_PROFILES_PATH, UI_API_VIEW_ROUTE, answerUiRequest, profilesAnswer, readableProfiles } from './ui-api.js';
 import type { UiAnswer, UiView } from './ui-api.js';
 import { UI_PREFIX, UI_SECURITY_HEADERS, uiFile } from './ui-routes.js';
@@ -52,6 +56,8 @@ export interface HubServerOptions {
   readonly accessLog?: (line: string) => void;
   /** Timing of the forge publisher (profiles with publish_forge_status); defaults in src/hub/forge-status.ts. */
   readonly forge?: Omit<ForgePublisherOptions, 'log'>;
+  /** Test fault injection of the task worker (src/hub/task-worker-client.ts). */
+  readonly taskWorker?: TaskWorkerOptions;
 }
 
 export interface RunningHub {
@@ -140,8 +146,9 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
   const dataDirs = [...new Set(config.profiles.map((profile) => profile.dataDir))];
   const mcp = createHubMcpHandler(() => undefined);
   const forge = new ForgePublisher(config.profiles, { ...options.forge, log });
-  // One set of connections per data directory for the hub's life (src/tasks/connections.ts): the
-  // facade is synchronous and the hub single-threaded, so no two calls use them at once.
+  // One set of connections per data directory for the hub's life (src/tasks/connections.ts), for
+  // the routes this thread serves itself (upload, MCP, dashboard): each call is synchronous, so no
+  // two use them at once. The task worker has its own.
   const sessions = new Map(dataDirs.map((dataDir) => [dataDir, openTaskConnections(dataDir)]));
   const sessionOf = (profile: HubProfile): TaskConnections => {
     const session = sessions.get(profile.dataDir);
@@ -157,6 +164,8 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     return known.authorize(profile, token, sessionOf(profile));
   };
   let closing = false;
+  const tasks = new TaskWorkerClient(config.profiles, options.taskWorker);
+  await tasks.start();
 
   const profileOf = (repositoryId: string, profileId: string): HubProfile => {
     const profile = config.profiles.find((p) => p.repositoryId === repositoryId && p.profileId === profileId);
@@ -176,15 +185,24 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     return profileOf(`${owner}/${name}`, profileId);
   };
 
+  // The grant and the facade call run in the task worker, in the order of the steps above: the
+  // worker authorizes before the body is read and holds the authorization for the call.
   const taskRoute = async (req: IncomingMessage, res: ServerResponse, match: RegExpExecArray): Promise<void> => {
     const token = bearerToken(req);
     refuseDeclaredLength(req, HUB_JSON_BODY_MAX_BYTES);
     const profile = routeProfile(req, match);
-    const authorization = authorize(profile, token);
-    const request = hubTaskRequestDecoder.decode(await readJson(req), HUB_JSON_BODY_MAX_BYTES);
-    const result = callHubTask(profile, authorization, { operation: request.operation, input: request.input, subject: request.subject }, sessionOf(profile));
+    const index = config.profiles.indexOf(profile);
+    const held = await tasks.authorize(index, token);
+    let request: ReturnType<typeof hubTaskRequestDecoder.decode>;
+    try {
+      request = hubTaskRequestDecoder.decode(await readJson(req), HUB_JSON_BODY_MAX_BYTES);
+    } catch (error) {
+      tasks.release(held);
+      throw error;
+    }
+    const answer = await tasks.call(held, index, token, { operation: request.operation, input: request.input, subject: request.subject });
     forge.poke(profile);
-    send(res, 200, encodeCanonicalText(taskAnswer(result) as unknown as Parameters<typeof encodeCanonicalText>[0]));
+    send(res, 200, answer);
   };
 
   // The signed transfer envelope as bytes (application/octet-stream), at most 16 MiB, imported
@@ -358,13 +376,19 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     },
   );
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (error) {
+    await tasks.close();
+    for (const session of sessions.values()) session.close();
+    throw error;
+  }
   forge.start();
   const bound = server.address() as AddressInfo;
   const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
@@ -381,6 +405,8 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
         server.closeIdleConnections();
       });
       clearTimeout(cut);
+      // Every request is answered by now; the worker closes its connections and ends.
+      await tasks.close();
       await forge.close();
       await mcp.close();
       for (const session of sessions.values()) session.close();

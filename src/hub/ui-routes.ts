@@ -10,9 +10,10 @@
  * in memory; the HTML and CSS are read from `src/hub/ui/` as they are.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
+import { packageSource } from './package-root.js';
+import type { PackageSource } from './package-root.js';
 
 export const UI_PREFIX = '/ui/';
 
@@ -40,22 +41,8 @@ export interface UiFile {
   readonly type: string;
 }
 
-/** The package root: the nearest ancestor of this module holding package.json. */
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) throw new AgentscmError('INTERNAL', 'the agentscm package root was not found beside the hub module');
-    dir = parent;
-  }
-}
-
 /** Where the files come from: the package root, and whether it runs from its TypeScript sources. */
-export interface UiSource {
-  readonly root: string;
-  readonly fromSources: boolean;
-}
+export type UiSource = PackageSource;
 
 async function bundleFromSources(root: string): Promise<Buffer> {
   // Development only: esbuild is a devDependency and not part of the built CLI's bundle.
@@ -109,6 +96,6 @@ let packaged: ((path: string) => Promise<UiFile | null>) | null = null;
 
 /** The known dashboard file at `path` of this package (built or from sources), or null when the path is not one of them. */
 export async function uiFile(path: string): Promise<UiFile | null> {
-  packaged ??= createUiFiles({ root: packageRoot(), fromSources: fileURLToPath(import.meta.url).endsWith('.ts') });
+  packaged ??= createUiFiles(packageSource());
   return packaged(path);
 }

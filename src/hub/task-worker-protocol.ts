@@ -1,0 +1,62 @@
+/**
+ * The messages between the hub's main thread (src/hub/task-worker-client.ts) and its task worker
+ * thread (src/hub/task-worker.ts), docs/hub.md "The task worker". Both sides import this module;
+ * neither imports the other.
+ *
+ * A request of the agent-tasks route is two messages: `authorize` before its body is read (so a
+ * caller that is not authenticated is refused before a byte of body is buffered, as on every
+ * route), then `call` with the decoded envelope, which runs under the authorization that
+ * `authorize` made and the worker holds under the request's id (`release` drops it when the body
+ * is refused). The worker answers `call` with the route's whole JSON answer text, or either
+ * message with the refusal as a wire error that becomes the same AgentscmError again.
+ */
+import { AgentscmError } from '../contracts/errors.js';
+import type { ErrorCode } from '../contracts/errors.js';
+import type { HubProfile } from './config.js';
+import type { HubTaskCall } from './task-call.js';
+
+/** Marks the workerData of a task worker, so that the worker entry serves only when started as one. */
+export const TASK_WORKER_KIND = 'agentscm-hub-task-worker';
+
+export interface TaskWorkerData {
+  readonly kind: typeof TASK_WORKER_KIND;
+  /** The hub config's profiles; requests name one by its index. */
+  readonly profiles: readonly HubProfile[];
+  /** Test fault injection: the worker thread exits (code 70) when asked to call this operation. */
+  readonly exitOnOperation?: string | undefined;
+}
+
+export type TaskWorkerRequest =
+  /** Authorize `token` for the profile and hold the authorization under `id`; answered with a null body. */
+  | { readonly kind: 'authorize'; readonly id: number; readonly profile: number; readonly token: string }
+  /**
+   * Run the call under the authorization held under `held` (taken and dropped), or, when the
+   * worker holds none under it (it is not the worker that made it), one made afresh for `token`.
+   */
+  | { readonly kind: 'call'; readonly id: number; readonly held: number; readonly profile: number; readonly token: string; readonly call: HubTaskCall }
+  /** Drop the authorization held under `held` (its request was refused before its call). */
+  | { readonly kind: 'release'; readonly held: number }
+  /** Close the worker's connections and end the thread. */
+  | { readonly kind: 'close' };
+
+/** An AgentscmError as it crosses the thread boundary: everything but its stack and cause. */
+export interface WireError {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly hint?: string | undefined;
+  readonly details?: Record<string, unknown> | undefined;
+}
+
+export type TaskWorkerReply =
+  /** The worker loaded and listens. */
+  | { readonly kind: 'ready' }
+  | { readonly kind: 'answer'; readonly id: number; readonly body: string | null }
+  | { readonly kind: 'refusal'; readonly id: number; readonly error: WireError };
+
+export function wireErrorOf(error: AgentscmError): WireError {
+  return { code: error.code, message: error.message, hint: error.hint, details: error.details };
+}
+
+export function errorOfWire(wire: WireError): AgentscmError {
+  return new AgentscmError(wire.code, wire.message, { hint: wire.hint, details: wire.details });
+}
