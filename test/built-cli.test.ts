@@ -4,16 +4,15 @@
  * alone.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { before, test } from 'node:test';
 import { DOCKER_SOCKET, requireEngine } from './collector/fixture.js';
-import { BUILT_BIN, jsonOf, REPO_ROOT, runCli } from './helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli } from './helpers/cli.js';
 import type { CliOptions } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
-import { errorCode, grantFor, hubStore, postTask, writeConfigFile } from './hub/fixture.js';
+import { errorCode, grantFor, hubStore, postTask, spawnHubServe } from './hub/fixture.js';
 
 const DIST = join(REPO_ROOT, 'dist');
 
@@ -104,26 +103,11 @@ test('the built hub serves the agent-tasks route from its task worker, dist/hub/
   assert.ok(existsSync(join(DIST, 'hub', 'task-worker.js')), 'the task worker entry was not built');
   const hub = hubStore(t);
   const alice = grantFor(hub, 'alice', 'a1');
-  const child = spawn(process.execPath, [BUILT_BIN, 'hub', 'serve', '--config', writeConfigFile(hub), '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => child.kill('SIGKILL'));
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const { url } = JSON.parse(
-    await new Promise<string>((resolve, reject) => {
-      let stdout = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString('utf8');
-        const end = stdout.indexOf('\n');
-        if (end >= 0) resolve(stdout.slice(0, end));
-      });
-      void exited.then((code) => reject(new Error(`hub exited ${String(code)} before listening: ${stderr}`)));
-    }),
-  ) as { url: string };
+  const { child, url, exited, stderr } = await spawnHubServe(t, hub, { built: true });
   const capabilities = await postTask(url, alice.token, 'capabilities', null);
   assert.equal(capabilities.status, 200, capabilities.text);
   const unknown = await postTask(url, alice.token, 'launch', null);
   assert.deepEqual([unknown.status, errorCode(unknown)], [400, 'TASK_OPERATION_UNKNOWN']);
   child.kill('SIGTERM');
-  assert.equal(await exited, 0, stderr);
+  assert.equal(await exited, 0, stderr());
 });

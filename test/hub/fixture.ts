@@ -3,6 +3,8 @@
  * whose profile pins the installed requirement, and a hub listening on a loopback port — or the
  * CLI `agentscm hub serve` as a child process.
  */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -17,6 +19,7 @@ import type { HubServerOptions, RunningHub } from '../../src/hub/server.js';
 import { createGrantInDataDir, revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
 import type { Grant } from '../../src/native/grants.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
+import { BUILT_BIN, DEV_BIN, REPO_ROOT, TSX_LOADER } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CHANGE_ID, PROFILE, makeTaskStore } from '../tasks/fixture.js';
 import type { StepSpec, TaskStore } from '../tasks/fixture.js';
@@ -167,4 +170,46 @@ export function writeConfigFile(hub: HubStore, extra: Record<string, unknown> = 
     }),
   );
   return file;
+}
+
+/** `agentscm hub serve --config … --json` as a child process, once it printed its first line. */
+export interface HubProcess {
+  readonly child: ChildProcess;
+  /** The first stdout line (the bound address as JSON), as printed. */
+  readonly firstLine: string;
+  readonly url: string;
+  /** The exit code, once the process ended. */
+  readonly exited: Promise<number | null>;
+  /** Everything printed so far. */
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+}
+
+/**
+ * Start `hub serve` for the store's config from the sources (bin/dev.js through tsx) or, with
+ * `built`, from the built CLI (bin/run.js); resolves once the first line is printed, rejects
+ * when the process ends before. SIGKILLed when the test ends.
+ */
+export async function spawnHubServe(t: TestContext, hub: HubStore, options: { readonly built?: boolean; readonly env?: NodeJS.ProcessEnv } = {}): Promise<HubProcess> {
+  const entry = options.built === true ? [BUILT_BIN] : ['--import', TSX_LOADER, DEV_BIN];
+  const child = spawn(process.execPath, [...entry, 'hub', 'serve', '--config', writeConfigFile(hub), '--json'], {
+    cwd: REPO_ROOT,
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.after(() => child.kill('SIGKILL'));
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      const end = stdout.indexOf('\n');
+      if (end >= 0) resolve(stdout.slice(0, end));
+    });
+    void exited.then((code) => reject(new Error(`hub exited ${String(code)} before listening: ${stderr}`)));
+  });
+  const { url } = JSON.parse(firstLine) as { url: string };
+  return { child, firstLine, url, exited, stdout: () => stdout, stderr: () => stderr };
 }

@@ -5,14 +5,13 @@
  * before exiting 0; a bad config is refused with its code before anything listens.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import test from 'node:test';
-import { DEV_BIN, REPO_ROOT, TSX_LOADER, jsonOf, runCli } from '../helpers/cli.js';
+import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { grantFor, httpCall, hubStore, tasksPath, writeConfigFile } from './fixture.js';
+import { grantFor, httpCall, hubStore, spawnHubServe, tasksPath } from './fixture.js';
 
 const PROFILE = {
   repository_id: 'acme/widgets',
@@ -26,20 +25,8 @@ const PROFILE = {
 test('hub serve: first line the address, access log on stderr, SIGTERM finishes the in-flight request and exits 0', async (t) => {
   const hub = hubStore(t);
   const alice = grantFor(hub, 'alice', 'a1');
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, 'hub', 'serve', '--config', writeConfigFile(hub), '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => child.kill('SIGKILL'));
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const firstLine = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-      const end = stdout.indexOf('\n');
-      if (end >= 0) resolve(stdout.slice(0, end));
-    });
-    child.on('exit', (code) => reject(new Error(`hub exited ${String(code)} before listening: ${stderr}`)));
-  });
-  const { listen, url } = JSON.parse(firstLine) as { listen: string; url: string };
+  const { child, firstLine, url, exited, stdout, stderr } = await spawnHubServe(t, hub);
+  const { listen } = JSON.parse(firstLine) as { listen: string };
   assert.match(listen, /^127\.0\.0\.1:[1-9][0-9]*$/);
   assert.equal(url, `http://${listen}`);
   assert.equal((await httpCall(url, 'GET', '/v1/hub/health')).status, 200);
@@ -56,17 +43,16 @@ test('hub serve: first line the address, access log on stderr, SIGTERM finishes 
   });
   socket.write(`POST ${tasksPath()} HTTP/1.1\r\nHost: hub\r\nAuthorization: Bearer ${alice.token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
   await new Promise((resolve) => setTimeout(resolve, 200));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   child.kill('SIGTERM');
   await new Promise((resolve) => setTimeout(resolve, 200));
   socket.write(body.slice(10));
   const response = await answer;
   assert.match(response, /^HTTP\/1\.1 200 /);
   assert.match(response, /"capability":"agentscm\.agent-workflow-tasks\/v1"/);
-  assert.equal(await exited, 0, stderr);
-  assert.equal(stdout, `${firstLine}\n`);
-  const lines = stderr.trim().split('\n');
-  assert.equal(lines.length, 2, stderr);
+  assert.equal(await exited, 0, stderr());
+  assert.equal(stdout(), `${firstLine}\n`);
+  const lines = stderr().trim().split('\n');
+  assert.equal(lines.length, 2, stderr());
   for (const line of lines) {
     const entry = JSON.parse(line) as Record<string, unknown>;
     assert.equal(entry.status, 200);

@@ -6,16 +6,14 @@
  * keeps serving, and SIGTERM waits for the paused call.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import { AgentscmError } from '../../src/contracts/errors.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import { errorOfWire, wireErrorOf } from '../../src/hub/task-worker-protocol.js';
-import { DEV_BIN, REPO_ROOT, TSX_LOADER } from '../helpers/cli.js';
 import { claimRequest, claimedOf, taskRef } from '../tasks/requests.js';
-import { errorCode, grantFor, httpCall, hubStore, postTask, resultOf, startTestHub, subjectOf, writeConfigFile } from './fixture.js';
+import { errorCode, grantFor, httpCall, hubStore, postTask, resultOf, spawnHubServe, startTestHub, subjectOf } from './fixture.js';
 
 test('a refusal crosses the thread boundary as the same error: code, message, hint and details', () => {
   const error = new AgentscmError('TASK_ALREADY_CLAIMED', 'task lint is claimed', { hint: 'reconcile it first', details: { task_id: 'lint', fence: 3n } });
@@ -55,31 +53,15 @@ test('hub serve: a pause point in the task worker announces itself and resumes; 
   const hub = hubStore(t);
   const alice = grantFor(hub, 'alice', 'a1');
   const resume = join(hub.dir, 'resume');
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, 'hub', 'serve', '--config', writeConfigFile(hub), '--json'], {
-    cwd: REPO_ROOT,
+  const { child, url, exited, stderr } = await spawnHubServe(t, hub, {
     env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:in-native-reservation', AGENTSCM_TEST_PAUSE_RESUME_FILE: resume },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  t.after(() => child.kill('SIGKILL'));
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const firstLine = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-      const end = stdout.indexOf('\n');
-      if (end >= 0) resolve(stdout.slice(0, end));
-    });
-    void exited.then((code) => reject(new Error(`hub exited ${String(code)} before listening: ${stderr}`)));
-  });
-  const { url } = JSON.parse(firstLine) as { url: string };
   const lint = taskRef(resultOf(await postTask(url, alice.token, 'requirements', null, subjectOf(hub))) as unknown as JsonObject, 'lint');
 
   const claim = postTask(url, alice.token, 'claim', claimRequest(alice.actor, lint, 'r-claim', 'e-1'), subjectOf(hub));
   const deadline = Date.now() + 60_000;
-  while (!stderr.includes('agentscm-test-paused:task:in-native-reservation')) {
-    if (Date.now() > deadline) throw new Error(`the claim did not pause: ${stderr}`);
+  while (!stderr().includes('agentscm-test-paused:task:in-native-reservation')) {
+    if (Date.now() > deadline) throw new Error(`the claim did not pause: ${stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   // The worker is paused inside the claim; the main thread still answers.
@@ -89,7 +71,7 @@ test('hub serve: a pause point in the task worker announces itself and resumes; 
   writeFileSync(resume, '');
   const claimed = await claim;
   assert.equal(claimedOf(resultOf(claimed) as unknown as JsonObject).fence, 1n);
-  assert.equal(await exited, 0, stderr);
-  assert.match(stderr, /agentscm-test-resumed:task:in-native-reservation/);
-  assert.doesNotMatch(stderr, /pause-expired/);
+  assert.equal(await exited, 0, stderr());
+  assert.match(stderr(), /agentscm-test-resumed:task:in-native-reservation/);
+  assert.doesNotMatch(stderr(), /pause-expired/);
 });
