@@ -69,6 +69,17 @@ test('the built CLI prints its version, help and usage errors like the sources',
   assert.match(error.message, /docker\b.*docker-socket.*image/);
 });
 
+test('bin/dev.js (the sources through tsx) and bin/run.js (the bundle) answer alike: version, help, a usage error, a read of a fresh store', async (t) => {
+  // `npm test` spawns the bundle everywhere else (AGENTSCM_TEST_CLI=built); this keeps the
+  // development entry, which a test run on its own uses, answering as the built one does.
+  const dataDir = tempDir(t, 'entries');
+  for (const args of [['--version'], ['--help'], ['agent-task', 'runtime-probe', '--json'], ['--data-dir', dataDir, 'revision', 'list', '--json']]) {
+    const dev = await runCli(args, { entry: 'dev' });
+    const bundle = await built(args);
+    assert.deepEqual({ code: bundle.code, stdout: bundle.stdout, stderr: bundle.stderr }, { code: dev.code, stdout: dev.stdout, stderr: dev.stderr }, args.join(' '));
+  }
+});
+
 test('the built CLI records and reads back a checkpoint', async (t) => {
   const root = tempDir(t, 'agentscm-built-');
   const ws = join(root, 'ws');

@@ -20,7 +20,7 @@ import { setTarget } from '../../src/native/targets.js';
 import { transferRuntimeIdentityDigest } from '../../src/tasks/collector-execution.js';
 import { installCollectorProfile } from '../../src/tasks/collector-profiles.js';
 import { LAND_PAUSE_POINT } from '../../src/tasks/admission.js';
-import { jsonOf, runCli, TSX_LOADER, DEV_BIN, REPO_ROOT, TEST_XDG_DATA_HOME } from '../helpers/cli.js';
+import { jsonOf, runCli, REPO_ROOT, TEST_XDG_DATA_HOME, cliEntryArgv } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 import { CHANGE_ID, PROFILE, RECIPE, addRevision, bumpPolicy, checkpoint, defaultFiles, enroll, revoke, sha256 } from '../tasks/fixture.js';
 import type { StepSpec } from '../tasks/fixture.js';
@@ -288,7 +288,7 @@ test('two land processes at once: one lands, the other is refused with a conflic
 
 /** A land process paused holding the writer lock with its writes made (LAND_PAUSE_POINT), then SIGKILLed there. */
 async function killedLand(ev: Evidence): Promise<void> {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, '--data-dir', ev.store.dataDir, 'land', '--change', CHANGE_ID, '--target', 'main'], {
+  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', ev.store.dataDir, 'land', '--change', CHANGE_ID, '--target', 'main'], {
     cwd: REPO_ROOT,
     env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: LAND_PAUSE_POINT, XDG_DATA_HOME: TEST_XDG_DATA_HOME },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -309,7 +309,7 @@ test('a land that waits for the writer lock held by another land rechecks after 
   const l = makeLandable(t);
   assert.equal((await approve(l.ev)).code, 0);
   const resume = join(l.ev.dir, 'resume-land');
-  const first = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, '--data-dir', l.ev.store.dataDir, 'land', '--change', CHANGE_ID, '--target', 'main', '--json'], {
+  const first = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', l.ev.store.dataDir, 'land', '--change', CHANGE_ID, '--target', 'main', '--json'], {
     cwd: REPO_ROOT,
     env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: LAND_PAUSE_POINT, AGENTSCM_TEST_PAUSE_RESUME_FILE: resume, XDG_DATA_HOME: TEST_XDG_DATA_HOME },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { DEV_BIN, TSX_LOADER, jsonOf, runCli } from '../helpers/cli.js';
+import { jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { alive, makeRepo } from './fixture.js';
 
@@ -50,7 +50,7 @@ test('two runs from different subdirectories of one repository: the second is bl
 test('a lease left by a SIGKILLed run is reported as stale and never removed', async (t) => {
   const repo = makeRepo(t);
   const leases = tempDir(t);
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, 'agent-state', 'run', '--agent', 'crashed', '--scope', 'src:write', '--', 'sh', '-c', 'echo $$ > src/worker.pid; exec sleep 30'], {
+  const child = spawn(process.execPath, [...cliEntryArgv(), 'agent-state', 'run', '--agent', 'crashed', '--scope', 'src:write', '--', 'sh', '-c', 'echo $$ > src/worker.pid; exec sleep 30'], {
     cwd: repo,
     env: { ...process.env, TMPDIR: leases },
     stdio: 'ignore',
@@ -83,7 +83,7 @@ test('a lease left by a SIGKILLed run is reported as stale and never removed', a
 test('a SIGTERM to agentscm is passed on to the command\'s group; the run still ends, reports and releases its lease', async (t) => {
   const repo = makeRepo(t);
   const leases = tempDir(t);
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, 'agent-state', 'run', '--agent', 'stopped', '--scope', 'src:write', '--json', '--', 'sh', '-c', 'echo $$ > src/worker.pid; exec sleep 30'], {
+  const child = spawn(process.execPath, [...cliEntryArgv(), 'agent-state', 'run', '--agent', 'stopped', '--scope', 'src:write', '--json', '--', 'sh', '-c', 'echo $$ > src/worker.pid; exec sleep 30'], {
     cwd: repo,
     env: { ...process.env, TMPDIR: leases },
     stdio: ['ignore', 'pipe', 'ignore'],

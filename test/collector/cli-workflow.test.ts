@@ -14,7 +14,7 @@ import { before, test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
-import { DEV_BIN, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { containersOf, createEventsOf, DOCKER_SOCKET, recipeBytes, requireEngine } from './fixture.js';
 import type { RecipeFields } from './fixture.js';
@@ -93,7 +93,7 @@ async function stepOf(demo: Demo, runId: string): Promise<StepJson> {
 }
 
 function spawnRun(demo: Demo, runId: string): ChildProcess & { stderrText: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', DEV_BIN, '--data-dir', demo.dataDir, 'skill-workflow', 'run', runId, demo.workflow, ...RUNTIME], {
+  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', demo.dataDir, 'skill-workflow', 'run', runId, demo.workflow, ...RUNTIME], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { DEV_BIN, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 import { assertError, cliJson, fixture, initProject, integrityOk } from './foundation-fixtures.js';
 import type { Fixture } from './foundation-fixtures.js';
@@ -11,7 +11,7 @@ import type { Fixture } from './foundation-fixtures.js';
 /** Start the CLI paused at a test hook point, wait until it is there, SIGKILL it. */
 function killAt(point: string, args: readonly string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', DEV_BIN, ...args], {
+    const child = spawn(process.execPath, [...cliEntryArgv(), ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: point },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { REPO_ROOT } from '../helpers/cli.js';
+import { CLI_COMMAND, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 function quickstart(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -25,7 +25,6 @@ function quickstart(env: Record<string, string>): Promise<{ code: number | null;
   });
 }
 
-const DEV = 'node --import tsx bin/dev.js';
 
 // As `npm run quickstart` runs it: bin/run.js over the bundle in dist/ (`npm test` builds first).
 test('the quickstart runs end to end with the built CLI', async (t) => {
@@ -43,7 +42,7 @@ test('the quickstart runs end to end with the built CLI', async (t) => {
 test('the quickstart stops with a non-zero status when a step fails', async (t) => {
   const dir = tempDir(t);
   mkdirSync(join(dir, 'demo-repo'));
-  const occupied = await quickstart({ AGENTSCM_BIN: DEV, QUICKSTART_DIR: dir });
+  const occupied = await quickstart({ AGENTSCM_BIN: CLI_COMMAND, QUICKSTART_DIR: dir });
   assert.equal(occupied.code, 2);
   const broken = await quickstart({ AGENTSCM_BIN: 'false', QUICKSTART_DIR: join(dir, 'fresh') });
   assert.notEqual(broken.code, 0);

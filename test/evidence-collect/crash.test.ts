@@ -12,7 +12,7 @@ import test from 'node:test';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { revokeGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
-import { DEV_BIN, REPO_ROOT, TSX_LOADER, jsonOf, runCli } from '../helpers/cli.js';
+import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { requireEngine } from '../collector/fixture.js';
 import { collectArgs, containersCreated, fakeHub, killAtPause, makeCollection } from './fixture.js';
 
@@ -72,7 +72,7 @@ test('the authority is rechecked after the run and before signing: a grant revok
   const resume = join(c.dir, 'resume');
   const env: NodeJS.ProcessEnv = { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'collect:before-signing', AGENTSCM_TEST_PAUSE_RESUME_FILE: resume };
   delete env.AGENTSCM_DATA_DIR;
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...collectArgs(c, ['--endpoint', hub.endpoint, '--json'])], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...cliEntryArgv(), ...collectArgs(c, ['--endpoint', hub.endpoint, '--json'])], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {

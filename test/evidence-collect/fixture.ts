@@ -30,7 +30,7 @@ import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { DOCKER_EXE, DOCKER_SOCKET, IMAGE } from '../collector/fixture.js';
 import { makeGrant } from '../grants/fixture.js';
-import { DEV_BIN, REPO_ROOT, TSX_LOADER } from '../helpers/cli.js';
+import { REPO_ROOT, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CHANGE_ID, PROFILE, RECIPE_PATH, defaultFiles, makeTaskStore, sha256 } from '../tasks/fixture.js';
 import type { TaskStore } from '../tasks/fixture.js';
@@ -203,7 +203,7 @@ export function killAtPause(args: readonly string[], point: string): Promise<{ s
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, AGENTSCM_TEST_PAUSE_AT: point };
     delete env.AGENTSCM_DATA_DIR;
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...args], {
+    const child = spawn(process.execPath, [...cliEntryArgv(), ...args], {
       cwd: REPO_ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { DOCKER_SOCKET, requireEngine } from '../collector/fixture.js';
-import { REPO_ROOT } from '../helpers/cli.js';
+import { CLI_COMMAND, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 before(async () => {
@@ -39,7 +39,7 @@ function nextCommands(stdout: string): string[] {
 
 test('the quickstart runs a command step in a container and ends with the three next commands', async (t) => {
   const dir = tempDir(t);
-  const result = await quickstart({ AGENTSCM_BIN: 'node --import tsx bin/dev.js', QUICKSTART_DIR: dir, QUICKSTART_DOCKER_SOCKET: DOCKER_SOCKET });
+  const result = await quickstart({ AGENTSCM_BIN: CLI_COMMAND, QUICKSTART_DIR: dir, QUICKSTART_DOCKER_SOCKET: DOCKER_SOCKET });
   assert.equal(result.code, 0, `${result.stdout.slice(-4000)}\n${result.stderr}`);
   assert.doesNotMatch(result.stdout, /skipping the container step/);
   assert.match(result.stdout, /\$ agentscm .*context create --change quickstart-2 --runner skills\/container-check\/runner\.json/);

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { DEV_BIN, TSX_LOADER, runCli } from '../helpers/cli.js';
+import { runCli, cliEntryArgv } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -37,7 +37,7 @@ test('init-repo names every offending path, bounded, and creates nothing', async
 });
 
 function spawnPaused(args: readonly string[], env: Record<string, string>): { done: Promise<CliResult>; paused: Promise<void> } {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   let stdout = '';
   let onPaused: () => void = () => undefined;

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import { openJournal } from '../../src/workflows/journal.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, cliEntryArgv } from '../helpers/cli.js';
 import { qualifyLocal } from '../../src/tasks/qualification-local.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
 import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
@@ -69,7 +69,7 @@ test('a revocation started while an import holds its reservation waits for the i
   const child = importChild(ev, envelope, 'task:in-native-reservation', resume);
   await until('the import to hold its reservation', () => child.stderr().includes('agentscm-test-paused:task:in-native-reservation'), () => child.stderr());
 
-  const revoke = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bin', 'dev.js'), '--data-dir', ev.store.dataDir, 'grant', 'revoke', ev.grantId, '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const revoke = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', ev.store.dataDir, 'grant', 'revoke', ev.grantId, '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let revokeOut = '';
   revoke.stdout.on('data', (chunk: Buffer) => (revokeOut += chunk.toString()));
   revoke.stderr.on('data', (chunk: Buffer) => (revokeOut += chunk.toString()));

@@ -20,7 +20,7 @@ import { createRepository } from '../../src/native/repositories.js';
 import { openAuthority, writeTransaction } from '../../src/native/store.js';
 import type { TaskContext, TaskGuard } from '../../src/tasks/context.js';
 import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
-import { DEV_BIN, REPO_ROOT, TSX_LOADER, jsonOf, runCli } from '../helpers/cli.js';
+import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CHANGE_ID, FakeClock, PROFILE, context, makeTaskStore } from '../tasks/fixture.js';
@@ -131,7 +131,7 @@ function withoutDataDir(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 function spawnCli(args: readonly string[], env: Record<string, string>): { child: ChildProcess; stdout: () => string; stderr: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...args], { cwd: REPO_ROOT, env: { ...withoutDataDir(process.env), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], { cwd: REPO_ROOT, env: { ...withoutDataDir(process.env), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));

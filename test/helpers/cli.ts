@@ -14,6 +14,24 @@ export const BUILT_BIN = join(REPO_ROOT, 'bin', 'run.js');
 /** tsx's loader by absolute URL: `--import tsx` would resolve from the child's working directory. */
 export const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
 
+/**
+ * The CLI the tests spawn by default. `npm test` builds dist/ first and sets
+ * AGENTSCM_TEST_CLI=built, so the suite runs the bundle users run (a process starts in about a
+ * sixth of the time the sources through tsx take). Unset, a test run on its own spawns the
+ * sources, so that it needs no build and tests the code as edited.
+ */
+export const TEST_CLI: 'dev' | 'built' = process.env.AGENTSCM_TEST_CLI === 'built' ? 'built' : 'dev';
+/** The agentscm executable the tests name in hook files and on PATH (either entry has a shebang). */
+export const CLI_BIN = TEST_CLI === 'built' ? BUILT_BIN : DEV_BIN;
+
+/** The node arguments before agentscm's own for an entry (default: TEST_CLI). */
+export function cliEntryArgv(entry: 'dev' | 'built' = TEST_CLI): string[] {
+  return entry === 'built' ? [BUILT_BIN] : ['--import', TSX_LOADER, DEV_BIN];
+}
+
+/** `node` plus the entry, relative to the repository root: for scripts that take AGENTSCM_BIN. */
+export const CLI_COMMAND = TEST_CLI === 'built' ? 'node bin/run.js' : 'node --import tsx bin/dev.js';
+
 export interface CliResult {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
@@ -27,7 +45,7 @@ export interface CliOptions {
   readonly env?: Record<string, string | undefined>;
   readonly input?: string | Buffer;
   readonly timeoutMs?: number;
-  /** `dev` (default): the sources through tsx; `built`: bin/run.js over dist/. */
+  /** `dev`: the sources through tsx; `built`: bin/run.js over dist/; default TEST_CLI. */
   readonly entry?: 'dev' | 'built';
 }
 
@@ -46,7 +64,7 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
   const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, XDG_DATA_HOME: TEST_XDG_DATA_HOME, ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((resolve, reject) => {
-    const argv = options.entry === 'built' ? [BUILT_BIN, ...args] : ['--import', TSX_LOADER, DEV_BIN, ...args];
+    const argv = [...cliEntryArgv(options.entry), ...args];
     const child = spawn(process.execPath, argv, {
       cwd: options.cwd ?? REPO_ROOT,
       env: env,

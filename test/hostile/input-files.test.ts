@@ -18,7 +18,7 @@ import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
 import { readBoundedInput } from '../../src/native/bounded-input.js';
 import { codeOf } from '../helpers/errors.js';
-import { DEV_BIN, REPO_ROOT, TSX_LOADER, jsonOf, runCli } from '../helpers/cli.js';
+import { REPO_ROOT, TSX_LOADER, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const golden = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-golden-v1.json')), { maxBytes: 1 << 20 });
@@ -209,7 +209,7 @@ test('observation-digest reads a non-blocking stdin whose data arrives late', as
   const assertion = taskResultAssertionDecoder.validate(golden.assertion_unsigned ?? null);
   const unsigned = encodeCanonical(assertionToJson(assertion));
   const expected = observationDigest(assertion);
-  const result = await runWithLateStdin(stdin, ['--import', TSX_LOADER, DEV_BIN, 'agent-task', 'observation-digest', '-', '--json'], unsigned, /^/, 2000);
+  const result = await runWithLateStdin(stdin, [...cliEntryArgv(), 'agent-task', 'observation-digest', '-', '--json'], unsigned, /^/, 2000);
   assert.equal(result.code, 0, result.stderr);
   assert.equal((JSON.parse(result.stdout) as { digest: string }).digest, expected);
 });

@@ -20,7 +20,7 @@ import { LABELS, runContainer } from '../../src/collector/oci-command-collector.
 import { decodeCommandRecipe } from '../../src/contracts/command-recipe.js';
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
 import { journalWrite, openJournal, updateRunState } from '../../src/workflows/journal.js';
-import { DEV_BIN, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { containersOf, createEventsOf, DOCKER_SOCKET, IMAGE, recipeBytes, requireEngine } from '../collector/fixture.js';
 
@@ -84,7 +84,7 @@ interface Controller extends ChildProcess {
 }
 
 function spawnController(demo: Demo, runId: string): Controller {
-  const child = spawn(process.execPath, ['--import', 'tsx', DEV_BIN, '--data-dir', demo.dataDir, 'skill-workflow', 'run', runId, demo.workflow, ...RUNTIME, '--json'], {
+  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', demo.dataDir, 'skill-workflow', 'run', runId, demo.workflow, ...RUNTIME, '--json'], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

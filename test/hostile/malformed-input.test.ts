@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync
 import { join } from 'node:path';
 import test from 'node:test';
 import { AgentscmError } from '../../src/contracts/errors.js';
-import { DEV_BIN, REPO_ROOT, TSX_LOADER, runCli } from '../helpers/cli.js';
+import { cliEntryArgv, REPO_ROOT, TSX_LOADER, runCli } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { checkSeeds, failed, reportLines, runCampaign, runsFromEnv, seedFromEnv } from './fuzz/campaign.js';
@@ -175,13 +175,13 @@ interface Job {
 const BATCH = join(REPO_ROOT, 'test', 'hostile', 'fuzz', 'cli-batch.ts');
 
 /**
- * Spawn node with tsx on a script (bin/dev.js for one agentscm invocation). A command may stop
+ * Spawn node with these arguments (the batch script through tsx, or one agentscm invocation). A command may stop
  * reading stdin once it has refused the input (more than the limit): the EPIPE of the rest of
  * the write is expected, not a failure.
  */
-function runNode(script: string, args: readonly string[], timeoutMs: number, input?: Uint8Array): Promise<CliResult> {
+function runNode(argv: readonly string[], timeoutMs: number, input?: Uint8Array): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, script, ...args], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'], timeout: timeoutMs });
+    const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'], timeout: timeoutMs });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -211,7 +211,7 @@ async function runBatched(argvs: readonly string[][], dir: string): Promise<Map<
     const resultsFile = join(dir, `results-${round}.jsonl`);
     writeFileSync(jobsFile, JSON.stringify(argvs.slice(from)));
     writeFileSync(resultsFile, '');
-    const batch = await runNode(BATCH, [jobsFile, resultsFile], CLI_TIMEOUT_MS * 4);
+    const batch = await runNode(['--import', TSX_LOADER, BATCH, jobsFile, resultsFile], CLI_TIMEOUT_MS * 4);
     let started = -1;
     for (const line of readFileSync(resultsFile, 'utf8').split('\n')) {
       if (line === '') continue;
@@ -336,7 +336,7 @@ test('the file-reading commands refuse hostile files and stdin with a documented
   const batched = jobs.filter((j) => !j.spawn);
   for (const [job, result] of await runBatched(batched.map(argsOf), join(root, 'batch'))) check(batched[job] as Job, result);
   for (const job of jobs.filter((j) => j.spawn)) {
-    check(job, await runNode(DEV_BIN, argsOf(job), CLI_TIMEOUT_MS, job.hostile.stdinBytes));
+    check(job, await runNode([...cliEntryArgv(), ...argsOf(job)], CLI_TIMEOUT_MS, job.hostile.stdinBytes));
   }
   assert.ok(existsSync(dataDir));
   assert.deepEqual(snapshot(dataDir), before, 'the data directory changed');

@@ -18,7 +18,7 @@ import { createAuthority, openAuthority, writeTransaction } from '../../src/nati
 import { createSha256 } from '../../src/crypto/sha256.js';
 import { assertError, cliJson, fixture, initProject, integrityOk } from '../commands/foundation-fixtures.js';
 import type { Fixture } from '../commands/foundation-fixtures.js';
-import { DEV_BIN, REPO_ROOT, TSX_LOADER, jsonOf, runCli } from '../helpers/cli.js';
+import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -151,7 +151,7 @@ function runAsOtherUser(args: readonly string[], cwd: string): Promise<CliResult
   return new Promise((resolve, reject) => {
     const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(process.env)) if (value !== undefined && key !== 'AGENTSCM_DATA_DIR') env[key] = value;
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...args], { cwd, env: { ...env, HOME: cwd }, uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...cliEntryArgv(), ...args], { cwd, env: { ...env, HOME: cwd }, uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -216,7 +216,7 @@ test('storing a large blob that another connection stored since it was looked up
 function startPaused(point: string, args: readonly string[], resumeFile: string): { paused: Promise<void>; done: Promise<CliResult> } {
   const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_TEST_PAUSE_AT: point, AGENTSCM_TEST_PAUSE_RESUME_FILE: resumeFile };
   delete env.AGENTSCM_DATA_DIR;
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...args], {
+  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -18,7 +18,7 @@ import { Pool } from 'undici';
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
 import { containersOf, createEventsOf, DOCKER_SOCKET, IMAGE, recipeBytes, requireEngine } from '../collector/fixture.js';
 import type { RecipeFields } from '../collector/fixture.js';
-import { DEV_BIN, jsonOf, REPO_ROOT, runCli, TSX_LOADER } from '../helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { bumpPolicy } from '../workflows/fixture.js';
@@ -149,7 +149,7 @@ interface Spawned extends ChildProcess {
 }
 
 function spawnCli(demo: Demo, args: readonly string[], env: Record<string, string> = {}): Spawned {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, '--data-dir', demo.dataDir, ...args], {
+  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', demo.dataDir, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

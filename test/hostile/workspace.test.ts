@@ -13,7 +13,7 @@ import test from 'node:test';
 import { dataDirExclusions } from '../../src/workspace/exclusions.js';
 import { assertError, cliJson, fixture, initProject, integrityOk } from '../commands/foundation-fixtures.js';
 import type { Fixture } from '../commands/foundation-fixtures.js';
-import { DEV_BIN, REPO_ROOT, TSX_LOADER, jsonOf, runCli } from '../helpers/cli.js';
+import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 
 interface StatusJson {
@@ -145,7 +145,7 @@ interface Paused {
 function startPaused(point: string, args: readonly string[], resumeFile: string): Paused {
   const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_TEST_PAUSE_AT: point, AGENTSCM_TEST_PAUSE_RESUME_FILE: resumeFile };
   delete env.AGENTSCM_DATA_DIR;
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const out: Buffer[] = [];
   let stderr = '';
   let onPaused: () => void = () => undefined;

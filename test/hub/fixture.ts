@@ -19,7 +19,7 @@ import type { HubServerOptions, RunningHub } from '../../src/hub/server.js';
 import { createGrantInDataDir, revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
 import type { Grant } from '../../src/native/grants.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
-import { BUILT_BIN, DEV_BIN, REPO_ROOT, TSX_LOADER } from '../helpers/cli.js';
+import { REPO_ROOT, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CHANGE_ID, PROFILE, makeTaskStore } from '../tasks/fixture.js';
 import type { StepSpec, TaskStore } from '../tasks/fixture.js';
@@ -191,7 +191,7 @@ export interface HubProcess {
  * when the process ends before. SIGKILLed when the test ends.
  */
 export async function spawnHubServe(t: TestContext, hub: HubStore, options: { readonly built?: boolean; readonly env?: NodeJS.ProcessEnv } = {}): Promise<HubProcess> {
-  const entry = options.built === true ? [BUILT_BIN] : ['--import', TSX_LOADER, DEV_BIN];
+  const entry = cliEntryArgv(options.built === true ? 'built' : undefined);
   const child = spawn(process.execPath, [...entry, 'hub', 'serve', '--config', writeConfigFile(hub), '--json'], {
     cwd: REPO_ROOT,
     env: options.env ?? process.env,

@@ -19,7 +19,7 @@ import type { TransferHeader } from '../../src/contracts/collector-transfer.js';
 import { transferRecordEntry } from '../../src/contracts/collector-transfer.js';
 import { decodeReviewRecord, reviewRecordToJson } from '../../src/contracts/review-record.js';
 import { loadSigningKey } from '../../src/collector/key-store.js';
-import { DEV_BIN, REPO_ROOT, TSX_LOADER, jsonOf, runCli } from '../helpers/cli.js';
+import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerJson, BUDGETS, installFixture, POLICY } from './fixture.js';
@@ -329,7 +329,7 @@ test('SIGKILL of agent-task collect during a model call: collecting again never 
   await claim(demo, profileId, descriptorFile);
   const env: NodeJS.ProcessEnv = { ...process.env, ...fixtureEnv(demo.fixture) };
   delete env.AGENTSCM_DATA_DIR;
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, '--data-dir', demo.dataDir, ...collectArgs(demo, descriptorFile)], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', demo.dataDir, ...collectArgs(demo, descriptorFile)], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));

@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import type { JsonValue } from '../../src/contracts/json-value.js';
 import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
 import { journalPaths } from '../../src/workflows/journal.js';
-import { DEV_BIN, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { definition, sourcePaths, writeDefinition } from '../workflows/fixture.js';
 import { answerJson, BUDGETS, installFixture } from './fixture.js';
@@ -164,7 +164,7 @@ test('SIGKILL of skill-workflow run mid-review: resume reuses the answered call,
   const stateDir = join(tempDir(t), 'state');
   const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, ...fixtureEnv(fixture) };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const child = spawn(process.execPath, ['--import', 'tsx', DEV_BIN, '--data-dir', store.dataDir, 'skill-workflow', 'run', 'review-kill', file, ...reviewArgs(fixture, stateDir)], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', store.dataDir, 'skill-workflow', 'run', 'review-kill', file, ...reviewArgs(fixture, stateDir)], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));

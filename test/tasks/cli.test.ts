@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import test from 'node:test';
 import { formatJson } from '../../src/contracts/canonical-json.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import { DEV_BIN, REPO_ROOT, jsonOf, runCli } from '../helpers/cli.js';
+import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { tokenFileFor } from '../grants/fixture.js';
 import { CHANGE_ID, FakeClock, context, makeTaskStore } from './fixture.js';
@@ -97,7 +97,7 @@ test('SIGKILL between the journal commit and the response: the identical retry r
   const ctx = context(store, ALICE, new FakeClock());
   const task = taskRef(call(ctx, 'requirements'), 'lint');
   const claimFile = writeJson(dir, 'claim.json', claimRequest(ALICE, task, 'claim-1', 'op-1', { leaseMs: HOUR }));
-  const args = ['--import', 'tsx', DEV_BIN, '--data-dir', dir, 'agent-task', 'call', 'claim', '--token-file', TOKEN, ...subjectFlags(store), '--input', claimFile, '--json'];
+  const args = [...cliEntryArgv(), '--data-dir', dir, 'agent-task', 'call', 'claim', '--token-file', TOKEN, ...subjectFlags(store), '--input', claimFile, '--json'];
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

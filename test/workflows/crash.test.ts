@@ -10,7 +10,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import test from 'node:test';
 import type { TestContext } from 'node:test';
-import { DEV_BIN, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { definition, makeStore, SKILL_PATH, SKILL_TEXT, sourcePaths, writeDefinition } from './fixture.js';
 import type { Store } from './fixture.js';
@@ -29,7 +29,7 @@ interface Controller {
 function startController(t: TestContext, args: readonly string[], pause: string, release?: string): Controller {
   const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, AGENTSCM_WORKFLOW_TEST_PAUSE: pause, AGENTSCM_WORKFLOW_TEST_RELEASE: release };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const child = spawn(process.execPath, ['--import', 'tsx', DEV_BIN, ...args], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.end();
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -8,14 +8,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { DEV_BIN, runCli, TEST_XDG_DATA_HOME, TSX_LOADER } from '../helpers/cli.js';
+import { runCli, TEST_XDG_DATA_HOME, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const quote = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
 
 /** Run agentscm with stderr on a pseudo-terminal and stdout into a file; returns both. */
 function onTerminal(args: readonly string[], outFile: string): { terminal: string; stdout: string; code: number | null } {
-  const command = [process.execPath, '--import', TSX_LOADER, DEV_BIN, ...args].map(quote).join(' ');
+  const command = [process.execPath, ...cliEntryArgv(), ...args].map(quote).join(' ');
   const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, AGENTSCM_PROGRESS: undefined, XDG_DATA_HOME: TEST_XDG_DATA_HOME };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   const result = spawnSync('script', ['-qec', `${command} >${quote(outFile)}`, '/dev/null'], { env: env, encoding: 'utf8', timeout: 120_000 });

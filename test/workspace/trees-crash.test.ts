@@ -9,12 +9,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
-import { DEV_BIN, jsonOf, REPO_ROOT, runCli, TSX_LOADER } from '../helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 function killAt(point: string, args: readonly string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, DEV_BIN, ...args], {
+    const child = spawn(process.execPath, [...cliEntryArgv(), ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: point },
       stdio: ['ignore', 'pipe', 'pipe'],
