@@ -16,7 +16,7 @@
  * Uses the built CLI (bin/run.js; `npm run bench` builds first). AGENTSCM_BENCH_BIN points at
  * another entry script (bin/dev.js runs the sources through tsx); AGENTSCM_BENCH_FILES /
  * AGENTSCM_BENCH_FILE_BYTES / AGENTSCM_BENCH_RUNS / AGENTSCM_BENCH_GROWTH_RUNS shrink the run for
- * a quick check.
+ * a quick check. With AGENTSCM_TIMING=1 each incremental checkpoint's phase times go to stderr.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -31,7 +31,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = resolve(process.env.AGENTSCM_BENCH_BIN ?? join(ROOT, 'bin', 'run.js'));
 const FILES = Number(process.env.AGENTSCM_BENCH_FILES ?? 10_000);
 const FILE_BYTES = Number(process.env.AGENTSCM_BENCH_FILE_BYTES ?? 10_000);
-const RUNS = Number(process.env.AGENTSCM_BENCH_RUNS ?? 5);
+const RUNS = Number(process.env.AGENTSCM_BENCH_RUNS ?? 9);
 const GROWTH_RUNS = Number(process.env.AGENTSCM_BENCH_GROWTH_RUNS ?? 100);
 // bin/dev.js runs the TypeScript sources: it needs the tsx loader.
 const LOADER = BIN.endsWith('dev.js') ? ['--import', pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href] : [];
@@ -58,6 +58,7 @@ interface Timed {
   readonly seconds: number;
   readonly rssMb: number | null;
   readonly stdout: string;
+  readonly stderr: string;
 }
 
 function timed(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv, rssFile?: string): Timed {
@@ -68,7 +69,7 @@ function timed(command: string, args: readonly string[], cwd: string, env: NodeJ
     throw new Error(`${command} ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}${result.stdout.toString()}`);
   }
   const rssMb = rssFile === undefined ? null : Number(readFileSync(rssFile, 'utf8')) / 1024;
-  return { seconds, rssMb, stdout: result.stdout.toString() };
+  return { seconds, rssMb, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
 }
 
 function agentscm(args: readonly string[], cwd: string, rssFile: string): Timed {
@@ -153,31 +154,40 @@ export async function main(): Promise<void> {
     const fullOurs = agentscm(['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours], work, rssFile);
     const fullGit = git('git init -q && git add -A && git commit -q -m full', theirs);
 
+    // Let the kernel write back the generated trees and both full checkpoints first: a commit's
+    // fsync behind 200 MB of dirty pages measures the disk, not the checkpoint.
+    spawnSync('sync');
+
+    // The incremental runs and the floors under them alternate in one loop, so that a change of
+    // load during the run weighs on both sides of the ratio alike. The floors: a bare Node
+    // start-up, a Node process that only walks the tree and lstat()s every file (the least a
+    // checkpoint without a resident file watcher must do to notice a one-file change), and Node
+    // start-up plus loading the CLI framework (`agentscm --version`).
     const incOurs: number[] = [];
     const incHashed: number[] = [];
     const incGit: number[] = [];
+    const bare: number[] = [];
+    const statPass: number[] = [];
+    const startup: number[] = [];
     let peakRss = fullOurs.rssMb ?? 0;
     for (let run = 0; run < RUNS; run++) {
       const rel = paths[(run * 7919) % paths.length] ?? 'README.md';
       const line = `edit ${run}\n`;
       appendFileSync(join(ours, rel), line);
       appendFileSync(join(theirs, rel), line);
+      // Each timed commit starts with nothing waiting to be written back: otherwise the
+      // checkpoint's fsync also flushes what the git commit before it left dirty (the index,
+      // about 1 MB), and git's what the checkpoint left.
+      spawnSync('sync');
       const a = agentscm(['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours, '--json'], work, rssFile);
       incHashed.push((JSON.parse(a.stdout) as { hashed_files: number }).hashed_files);
+      // With AGENTSCM_TIMING=1 the checkpoint prints its phases (docs/workspace.md): pass them on.
+      if (process.env.AGENTSCM_TIMING === '1') process.stderr.write(a.stderr);
+      spawnSync('sync');
       const b = git(`git add -A && git commit -q -m edit${run}`, theirs);
       incOurs.push(a.seconds);
       incGit.push(b.seconds);
       peakRss = Math.max(peakRss, a.rssMb ?? 0);
-    }
-
-    // The floors under any incremental checkpoint written in Node: a bare Node start-up, a Node
-    // process that only walks the tree and lstat()s every file (the least a checkpoint without
-    // a resident file watcher must do to notice a one-file change), and Node start-up plus
-    // loading the CLI framework (`agentscm --version`).
-    const bare: number[] = [];
-    const statPass: number[] = [];
-    const startup: number[] = [];
-    for (let run = 0; run < RUNS; run++) {
       bare.push(timed(process.execPath, ['-e', '0'], work, process.env).seconds);
       statPass.push(timed(process.execPath, ['--input-type=module', '-e', STAT_PASS, ours], work, process.env).seconds);
       startup.push(agentscm(['--version'], work, rssFile).seconds);

@@ -13,7 +13,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
-import type { Dirent, Stats } from 'node:fs';
+import type { Dirent } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import ignore from 'ignore';
 import type { Ignore } from 'ignore';
@@ -21,6 +21,8 @@ import { isKeyFileName } from '../contracts/key-file-name.js';
 import type { ErrorCode } from '../contracts/errors.js';
 import { compareUtf8, MAX_WORKSPACE_PATH_BYTES, workspaceNameProblem } from '../contracts/paths.js';
 import type { EntryMode } from '../native/revisions.js';
+import { fileType, lstatFields } from './lstat-fields.js';
+import type { LstatFields } from './lstat-fields.js';
 import type { StatSnapshot } from './state.js';
 import { WORKSPACE_STATE_DIR } from './state.js';
 
@@ -242,17 +244,18 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
         walk(abs, `${relPath}/`, levels);
         continue;
       }
-      let stat: Stats;
+      let stat: LstatFields;
       try {
-        stat = lstatSync(abs);
+        stat = lstatFields(abs);
       } catch (error) {
         refuse(`cannot stat ${relPath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
         continue;
       }
       let mode: EntryMode;
-      if (stat.isSymbolicLink()) mode = 'symlink';
-      else if (stat.isFile()) mode = (stat.mode & 0o100) !== 0 ? 'executable' : 'file';
-      else if (stat.isDirectory()) {
+      const type = fileType(stat.mode);
+      if (type === 'symlink') mode = 'symlink';
+      else if (type === 'file') mode = (stat.mode & 0o100) !== 0 ? 'executable' : 'file';
+      else if (type === 'directory') {
         // The directory entry type said otherwise: it was replaced while walking.
         refuse(`${relPath} changed type during the scan`);
         continue;
