@@ -12,7 +12,8 @@
  * anything more, and the new writer's state stands (docs/workspace.md "Concurrency").
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import type { Database as SqliteConnection } from 'better-sqlite3';
+import { newDatabase } from '../native/sqlite.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { checkStateDir, workspaceStatePaths, workspaceWrite } from './state.js';
 import type { WorkspaceDb } from './state.js';
@@ -82,16 +83,16 @@ export function acquireWorkspaceLock(root: string, waitMs: number = WORKSPACE_LO
     const { fd, identity } = openLockFile(path);
     // Our own descriptor must stay open until SQLite has released its locks: closing any
     // descriptor of a file drops every POSIX lock this process holds on it.
-    const closeAll = (db: Database.Database | null): void => {
+    const closeAll = (db: SqliteConnection | null): void => {
       try {
         db?.close();
       } finally {
         closeSync(fd);
       }
     };
-    let db: Database.Database;
+    let db: SqliteConnection;
     try {
-      db = new Database(path, { timeout: Math.max(0, deadline - Date.now()) });
+      db = newDatabase(path, { timeout: Math.max(0, deadline - Date.now()) });
     } catch (error) {
       closeAll(null);
       throw new AgentscmError('IO_ERROR', `cannot open the workspace lock ${path}: ${(error as Error).message}`, { cause: error });

@@ -211,6 +211,11 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       }
       levels = [...parentLevels, { prefix: relDir, rules: ignore().add(text) }];
     }
+    // The names first (a name that is not UTF-8 is refused here), then visited in path order: a
+    // directory's name sorts as the name and "/", so the walk meets the paths already sorted by
+    // bytes (git's index order) and the whole list needs no sort of its own.
+    const names: string[] = [];
+    const dirFlags: boolean[] = [];
     for (const dirent of dirents) {
       const raw = dirent.name;
       let name: string;
@@ -223,11 +228,16 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       } else name = raw.toString('utf8');
       if (name === '.git') continue;
       if (relDir === '' && name === WORKSPACE_STATE_DIR) continue;
+      names.push(name);
+      dirFlags.push(dirent.isDirectory());
+    }
+    for (const k of pathOrder(names, dirFlags)) {
+      const name = names[k] as string;
+      const isDir = dirFlags[k] as boolean;
       const relPath = `${relDir}${name}`;
       // absDir is normalized (the resolved root, then names checked below): plain concatenation
       // gives what path.join would, without normalizing every path again.
       const abs = `${dirPrefix}${name}`;
-      const isDir = dirent.isDirectory();
       if (isIgnored(levels, relPath, isDir)) continue;
       if (isDir && excluded.has(abs)) continue;
       if (relPath.length > bounds.maxPathBytes || (relPath.length * 3 > bounds.maxPathBytes && Buffer.byteLength(relPath, 'utf8') > bounds.maxPathBytes)) {
@@ -287,23 +297,11 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
   } catch (error) {
     if (!(error instanceof ScanStop)) throw error;
   }
+  // The walk met the paths in byte order (pathOrder).
   const count = paths.length;
-  const order: number[] = new Array<number>(count);
-  for (let i = 0; i < count; i++) order[i] = i;
-  order.sort((a, b) => compareUtf8(paths[a] as string, paths[b] as string));
-  const sortedPaths: string[] = new Array<string>(count);
-  const modes = new Uint8Array(count);
-  const stats = new Float64Array(4 * count);
-  for (let i = 0; i < count; i++) {
-    const from = order[i] as number;
-    sortedPaths[i] = paths[from] as string;
-    modes[i] = modeList[from] as number;
-    stats[4 * i] = statList[4 * from] as number;
-    stats[4 * i + 1] = statList[4 * from + 1] as number;
-    stats[4 * i + 2] = statList[4 * from + 2] as number;
-    stats[4 * i + 3] = statList[4 * from + 3] as number;
-  }
-  const table = makeTable(absRoot.endsWith(sep) ? absRoot : `${absRoot}${sep}`, sortedPaths, modes, stats);
+  const modes = Uint8Array.from(modeList);
+  const stats = Float64Array.from(statList);
+  const table = makeTable(absRoot.endsWith(sep) ? absRoot : `${absRoot}${sep}`, paths, modes, stats);
   const problem = describeProblems(bound, problems, problemCount);
   const problemCode: ErrorCode | null = problem === null ? null : notUtf8 ? 'WORKSPACE_PATH_NOT_UTF8' : 'WORKSPACE_SCAN_INCOMPLETE';
   let files: ScannedFile[] | null = null;
@@ -323,6 +321,18 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
     table,
     totalBytes: BigInt(totalBytes),
   };
+}
+
+/**
+ * The order in which to visit the names of one directory so that the paths come out sorted by
+ * their UTF-8 bytes: a directory sorts as its name followed by "/" (every path below it starts
+ * so), a file, symlink or other entry as its name.
+ */
+function pathOrder(names: readonly string[], isDir: readonly boolean[]): number[] {
+  const keys = names.map((name, i) => (isDir[i] === true ? `${name}/` : name));
+  const order = Array.from(keys.keys());
+  order.sort((a, b) => compareUtf8(keys[a] as string, keys[b] as string));
+  return order;
 }
 
 const GITIGNORE = Buffer.from('.gitignore');

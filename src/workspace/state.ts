@@ -15,8 +15,7 @@ import { join } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
 import { compareUtf8 } from '../contracts/paths.js';
 import type { EntryMode, RevisionEntry } from '../native/revisions.js';
-import Database from 'better-sqlite3';
-import { immediate, mapSqliteError, openReadOnly, openWritable, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
+import { immediate, mapSqliteError, newDatabase, openReadOnly, openWritable, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
 import type { Migration, SqliteDatabase } from '../native/sqlite.js';
 
 export const WORKSPACE_STATE_DIR = '.agentscm';
@@ -414,7 +413,7 @@ export function peekBoundDataDir(root: string): string {
   if (!workspaceExists(root)) throw notFound(root);
   let db: SqliteDatabase;
   try {
-    db = new Database(workspaceStatePaths(root).db, { readonly: true, fileMustExist: true });
+    db = newDatabase(workspaceStatePaths(root).db, { readonly: true, fileMustExist: true });
   } catch (error) {
     mapSqliteError(error, WHAT);
   }

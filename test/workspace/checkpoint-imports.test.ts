@@ -24,3 +24,20 @@ test('loading the checkpoint and its scan loads no JSON schema validator', () =>
   assert.ok(loaded.some((path) => path.includes('/node_modules/better-sqlite3/')), `loaded: ${loaded.join(', ')}`);
   assert.deepEqual(loaded.filter((path) => path.includes('/node_modules/ajv/')), []);
 });
+
+test('opening a database loads the SQLite addon by its path, not through the `bindings` search', () => {
+  const script = [
+    "import { newDatabase } from './src/native/sqlite.ts';",
+    "import { createRequire } from 'node:module';",
+    "const db = newDatabase(':memory:');",
+    "const one = db.prepare('SELECT 1 AS one').get();",
+    'db.close();',
+    'process.stdout.write(JSON.stringify({ one, loaded: Object.keys(createRequire(import.meta.url).cache) }));',
+  ].join('\n');
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(result.status, 0, result.stderr);
+  const { one, loaded } = JSON.parse(result.stdout) as { one: unknown; loaded: string[] };
+  assert.deepEqual(one, { one: 1 });
+  assert.ok(loaded.some((path) => path.endsWith('better_sqlite3.node')), `loaded: ${loaded.join(', ')}`);
+  assert.deepEqual(loaded.filter((path) => path.includes('/node_modules/bindings/')), []);
+});

@@ -70,6 +70,17 @@ test('paths sort by bytes, so a.txt comes before a/b', (t) => {
   assert.deepEqual(paths(root), ['A', 'a.txt', 'a/b']);
 });
 
+test('the walk meets every path in byte order: directories whose names are prefixes, separators below "/", and non-ASCII names', (t) => {
+  const root = tempDir(t);
+  const files = ['a/x', 'a-b', 'a.txt', 'a0', 'ab/c', 'ab/c.d/e', 'ab/c-d', 'ab/c0', 'a b/z', 'é/1', 'e\u0301', 'z', '日本/語', '😀/x', '\uff5e', 'deep/a/b/c/d/e'];
+  for (const file of files) put(root, file);
+  mkdirSync(join(root, 'empty-dir'));
+  symlinkSync('a', join(root, 'a-link'));
+  const got = paths(root);
+  const byBytes = [...files, 'a-link'].sort((x, y) => Buffer.compare(Buffer.from(x, 'utf8'), Buffer.from(y, 'utf8')));
+  assert.deepEqual(got, byBytes);
+});
+
 test('an excluded data directory inside the workspace is skipped', (t) => {
   const root = tempDir(t);
   put(root, 'agentscm-data/native/lock');
