@@ -11,32 +11,33 @@ import test from 'node:test';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/** Run an ES module script from the repository root through tsx; its stdout is one JSON document. */
+function runScript<T>(lines: readonly string[]): T {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', lines.join('\n')], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(result.status, 0, result.stderr);
+  return JSON.parse(result.stdout) as T;
+}
+
 test('loading the checkpoint and its scan loads no JSON schema validator', () => {
-  const script = [
+  const loaded = runScript<string[]>([
     "import './src/workspace/checkpoint.ts';",
     "import { createRequire } from 'node:module';",
     'process.stdout.write(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));',
-  ].join('\n');
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
-  assert.equal(result.status, 0, result.stderr);
-  const loaded = JSON.parse(result.stdout) as string[];
+  ]);
   // The probe works: the checkpoint does load CommonJS packages (the SQLite binding).
   assert.ok(loaded.some((path) => path.includes('/node_modules/better-sqlite3/')), `loaded: ${loaded.join(', ')}`);
   assert.deepEqual(loaded.filter((path) => path.includes('/node_modules/ajv/')), []);
 });
 
 test('opening a database loads the SQLite addon by its path, not through the `bindings` search', () => {
-  const script = [
+  const { one, loaded } = runScript<{ one: unknown; loaded: string[] }>([
     "import { newDatabase } from './src/native/sqlite.ts';",
     "import { createRequire } from 'node:module';",
     "const db = newDatabase(':memory:');",
     "const one = db.prepare('SELECT 1 AS one').get();",
     'db.close();',
     'process.stdout.write(JSON.stringify({ one, loaded: Object.keys(createRequire(import.meta.url).cache) }));',
-  ].join('\n');
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
-  assert.equal(result.status, 0, result.stderr);
-  const { one, loaded } = JSON.parse(result.stdout) as { one: unknown; loaded: string[] };
+  ]);
   assert.deepEqual(one, { one: 1 });
   assert.ok(loaded.some((path) => path.endsWith('better_sqlite3.node')), `loaded: ${loaded.join(', ')}`);
   assert.deepEqual(loaded.filter((path) => path.includes('/node_modules/bindings/')), []);
