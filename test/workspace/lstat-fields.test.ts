@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { chmodSync, lstatSync, mkdirSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import test from 'node:test';
 import { fileType, lstatFields, lstatFieldsFast, useLstatFallback } from '../../src/workspace/lstat-fields.js';
@@ -98,4 +99,13 @@ test('the scan of a tree is the same through the binding and through the lstatSy
   assert.match(scans[0]?.problem ?? '', /sparse\.bin has 8589934599 bytes/);
   assert.equal(scans[0]?.paths.length, 58);
   assert.deepEqual(scans[0], scans[1]);
+});
+
+test('reading the binding prints no deprecation warning, even under --pending-deprecation --throw-deprecation', () => {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const script = "import { lstatFieldsFast } from './src/workspace/lstat-fields.ts'; process.stdout.write(String(lstatFieldsFast()));";
+  const result = spawnSync(process.execPath, ['--pending-deprecation', '--throw-deprecation', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+  assert.equal(result.status, 0, result.stderr);
+  assert.equal(result.stdout, 'true');
+  assert.doesNotMatch(result.stderr, /DEP0111|DeprecationWarning/);
 });
