@@ -7,7 +7,7 @@
  * value is the number `lstatSync` gives.
  *
  * The binding is not a public API. It is used only after a self-check: on first use the fields
- * of this module's own directory are read both ways and must agree, and the binding must throw
+ * of this module's own file and directory are read both ways and must agree, and the binding must throw
  * the same error as `lstatSync` for a missing path. Otherwise — another Node version, a changed
  * signature, `process.binding` gone — every call goes through `lstatSync`. Tests force either
  * path (`useLstatFallback`) and compare them file by file.
@@ -37,6 +37,11 @@ const MTIME_SEC = 12;
 const CTIME_SEC = 14;
 const MS_PER_SEC = 1000;
 const NS_PER_MS = 1_000_000;
+
+/** Milliseconds from the seconds at `at` and the nanoseconds after them, as `Stats` computes them. */
+function msAt(values: Float64Array, at: number): number {
+  return (values[at] as number) * MS_PER_SEC + (values[at + 1] as number) / NS_PER_MS;
+}
 
 const fields: LstatFields = { mode: 0, size: 0, mtimeMs: 0, ctimeMs: 0, ino: 0 };
 /** undefined: not checked yet; null: use lstatSync. */
@@ -71,8 +76,8 @@ export function lstatFields(path: string): LstatFields {
   const values = fast(path, false, undefined, true);
   fields.mode = values[MODE] as number;
   fields.size = values[SIZE] as number;
-  fields.mtimeMs = (values[MTIME_SEC] as number) * MS_PER_SEC + (values[MTIME_SEC + 1] as number) / NS_PER_MS;
-  fields.ctimeMs = (values[CTIME_SEC] as number) * MS_PER_SEC + (values[CTIME_SEC + 1] as number) / NS_PER_MS;
+  fields.mtimeMs = msAt(values, MTIME_SEC);
+  fields.ctimeMs = msAt(values, CTIME_SEC);
   fields.ino = values[INO] as number;
   return fields;
 }
@@ -125,8 +130,7 @@ function agrees(candidate: RawLstat): boolean {
     if (!(values instanceof Float64Array) || values.length < 18) return false;
     const stat = lstatSync(path);
     if (values[MODE] !== stat.mode || values[INO] !== stat.ino || values[SIZE] !== stat.size) return false;
-    if ((values[MTIME_SEC] as number) * MS_PER_SEC + (values[MTIME_SEC + 1] as number) / NS_PER_MS !== stat.mtimeMs) return false;
-    if ((values[CTIME_SEC] as number) * MS_PER_SEC + (values[CTIME_SEC + 1] as number) / NS_PER_MS !== stat.ctimeMs) return false;
+    if (msAt(values, MTIME_SEC) !== stat.mtimeMs || msAt(values, CTIME_SEC) !== stat.ctimeMs) return false;
   }
   const missing = join(dirname(here), `.agentscm-lstat-check-${process.pid}-missing`);
   let expected: string | undefined;
