@@ -21,8 +21,6 @@ export const TSX_LOADER = pathToFileURL(join(REPO_ROOT, 'node_modules', 'tsx', '
  * sources, so that it needs no build and tests the code as edited.
  */
 export const TEST_CLI: 'dev' | 'built' = process.env.AGENTSCM_TEST_CLI === 'built' ? 'built' : 'dev';
-/** The agentscm executable the tests name in hook files and on PATH (either entry has a shebang). */
-export const CLI_BIN = TEST_CLI === 'built' ? BUILT_BIN : DEV_BIN;
 
 /** The node arguments before agentscm's own for an entry (default: TEST_CLI). */
 export function cliEntryArgv(entry: 'dev' | 'built' = TEST_CLI): string[] {
