@@ -54,9 +54,14 @@ function sameStat(a: StatSnapshot, b: StatSnapshot): boolean {
   return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino;
 }
 
-/** False when a later write could leave size, mtime and ctime unchanged (git's "racily clean"). */
-function cacheTrustworthy(stat: StatSnapshot, readStartMs: number): boolean {
-  const coarse = Number.isInteger(stat.mtimeMs);
+/**
+ * False when a later write could leave size, mtime and ctime unchanged (git's "racily clean").
+ * A filesystem with coarse timestamps stamps both times in whole milliseconds; one whole
+ * millisecond alone is chance (one file in a thousand on a microsecond filesystem) or a time
+ * set on purpose (an archive's mtime), not coarseness, and keeps the fine margin.
+ */
+export function cacheTrustworthy(stat: StatSnapshot, readStartMs: number): boolean {
+  const coarse = Number.isInteger(stat.mtimeMs) && Number.isInteger(stat.ctimeMs);
   const margin = coarse ? COARSE_RACY_MARGIN_MS : RACY_MARGIN_MS;
   return stat.mtimeMs < readStartMs - margin && stat.ctimeMs < readStartMs - margin;
 }

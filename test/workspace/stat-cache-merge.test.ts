@@ -13,7 +13,7 @@ import { prepareRevision, prepareRevisionFromChanged, recordRevision, unchangedD
 import { createAuthority, withBulkBlobWrites } from '../../src/native/store.js';
 import type { Authority } from '../../src/native/store.js';
 import { scanWorkspace } from '../../src/workspace/scan.js';
-import { revisionInput, snapshotAgainstCache, snapshotTree } from '../../src/workspace/snapshot.js';
+import { cacheTrustworthy, revisionInput, snapshotAgainstCache, snapshotTree } from '../../src/workspace/snapshot.js';
 import { decodeStatCache, EMPTY_STAT_CACHE, encodeStatCache, indexStatCache } from '../../src/workspace/state.js';
 import type { CachedEntry } from '../../src/workspace/state.js';
 import { codeOf } from '../helpers/errors.js';
@@ -24,9 +24,12 @@ function write(root: string, path: string, text: string): void {
   writeFileSync(join(root, path), text);
 }
 
-/** Past the racy margin of every file written so far, so that the cache may trust them. */
+/**
+ * Past the (50 ms) racy margin of every file written so far, so that the cache may trust them,
+ * with room for a wall clock stepped back a little between the write and the read.
+ */
 async function settle(): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, 120));
+  await new Promise((resolve) => setTimeout(resolve, 250));
 }
 
 function snapshot(auth: Authority, root: string, cache: Buffer, full = false): ReturnType<typeof snapshotAgainstCache> {
@@ -148,6 +151,24 @@ test('an entry hashed within the racy margin is hashed again even when its stat 
   assert.deepEqual(trusted.changes, []);
   // --full hashes it whatever the cache says.
   assert.equal(snapshot(auth, root, stale(true), true).changes.length, 1);
+});
+
+test('the racy margin is 50 ms, and 2 s only when both mtime and ctime are whole milliseconds', () => {
+  const at = 1_800_000_000_000;
+  const stat = (mtimeMs: number, ctimeMs: number) => ({ size: 1, mtimeMs, ctimeMs, ino: 1 });
+  // Fine timestamps: trusted just past 50 ms before the read, not at it.
+  assert.equal(cacheTrustworthy(stat(at - 50.001, at - 50.001), at), true);
+  assert.equal(cacheTrustworthy(stat(at - 50, at - 60.5), at), false);
+  assert.equal(cacheTrustworthy(stat(at - 60.5, at - 49.999), at), false);
+  // One whole-millisecond time is chance (or an archive's mtime): the fine margin still holds.
+  assert.equal(cacheTrustworthy(stat(at - 51, at - 50.5), at), true);
+  assert.equal(cacheTrustworthy(stat(at - 3000.5, at - 51), at), true);
+  assert.equal(cacheTrustworthy(stat(1_000_000_000_000, at - 50.25), at), true);
+  // Both whole milliseconds: a coarse filesystem, trusted only past 2 s.
+  assert.equal(cacheTrustworthy(stat(at - 2000, at - 2001), at), false);
+  assert.equal(cacheTrustworthy(stat(at - 2001, at - 2000), at), false);
+  assert.equal(cacheTrustworthy(stat(at - 2001, at - 2001), at), true);
+  assert.equal(cacheTrustworthy(stat(at - 51, at - 51), at), false);
 });
 
 test('a damaged stat cache is refused when indexed, as when decoded', () => {
