@@ -158,7 +158,7 @@ export interface TaskDecoderOptions<T> {
 }
 
 /**
- * Strict decoding in the order of STYLE.md: size, UTF-8, strict parse, version
+ * Strict decoding in the order of docs/strict-json.md "Order of checks": size, UTF-8, strict parse, version
  * (SCHEMA_VERSION_UNSUPPORTED before anything else), schema (unknown fields, types, bounds; u64
  * to bigint), then the type's own rules.
  */

@@ -1,5 +1,5 @@
 /**
- * SQLite conventions for every database of agentscm (ARCHITECTURE.md "Storage"): WAL,
+ * SQLite conventions for every database of agentscm (docs/architecture.md "Storage"): WAL,
  * `BEGIN IMMEDIATE` writers, migrations numbered by PRAGMA user_version, and read paths that
  * open existing files only, read-only, with no migration. Each database has one owning module
  * that calls these helpers; nothing else touches its tables.
@@ -237,7 +237,7 @@ export function cachedStatement(db: SqliteDatabase, sql: string): Statement {
 }
 
 /**
- * A token of the content one connection reads (ARCHITECTURE.md "Storage"): PRAGMA data_version
+ * A token of the content one connection reads (docs/architecture.md "Storage"): PRAGMA data_version
  * changes whenever another connection commits to the database, and total_changes() whenever
  * this connection changes rows. Read inside a transaction, an unchanged token proves that the
  * snapshot holds the same rows as the snapshot in which it was read before.

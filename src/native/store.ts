@@ -1,6 +1,6 @@
 /**
  * The native authority store: D/native/authority.sqlite plus D/native/lock, whose existence
- * marks an initialized store (ARCHITECTURE.md "Storage"). Readers open existing files only,
+ * marks an initialized store (docs/architecture.md "Storage"). Readers open existing files only,
  * read-only and without migration; only init-repo creates a store.
  */
 import { closeSync, existsSync, mkdirSync, openSync, writeSync, fsyncSync } from 'node:fs';
@@ -34,7 +34,7 @@ export interface Authority {
 const AUTHORITY_WHAT = 'the native authority';
 const LOCK_TEXT = 'agentscm native store v1\n';
 
-/** Paths of the native store under a data directory (ARCHITECTURE.md "Storage"). */
+/** Paths of the native store under a data directory (docs/architecture.md "Storage"). */
 export function nativePaths(dataDir: string): NativePaths {
   const dir = join(resolve(dataDir), 'native');
   return { dir, db: join(dir, 'authority.sqlite'), lock: join(dir, 'lock') };
@@ -125,7 +125,7 @@ export function createAuthority(dataDir: string): Authority {
   return wrap(db, dataDir, paths, 'write');
 }
 
-/** A statement prepared once per connection (STYLE.md "statements prepared once"). */
+/** A statement prepared once per connection. */
 export function prepared(auth: Authority, sql: string): Statement {
   return cachedStatement(auth.db, sql);
 }

@@ -1,5 +1,5 @@
 /**
- * The workflow journal D/skill-workflows/state.sqlite (ARCHITECTURE.md "Storage"): the one
+ * The workflow journal D/skill-workflows/state.sqlite (docs/architecture.md "Storage"): the one
  * module that opens it and owns the run, step and lease tables. Writers migrate and may create
  * it; readers open an existing file only, read-only, without migration, and never create it.
  */

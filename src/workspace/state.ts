@@ -1,5 +1,5 @@
 /**
- * WORKSPACE/.agentscm/workspace.sqlite (ARCHITECTURE.md "Storage"): the repository and data
+ * WORKSPACE/.agentscm/workspace.sqlite (docs/architecture.md "Storage"): the repository and data
  * directory binding, base revision, generation, pending operation, last scan and the stat
  * cache of the base tree. Only this module touches that database.
  *
