@@ -103,7 +103,7 @@ function outermost(scopes: readonly string[]): string[] {
   return [...new Set(scopes)].filter((scope) => !scopes.some((other) => other !== scope && isScopeWithin(other, scope)));
 }
 
-/** Hash every file of the write scopes (docs/agent-state.md "Scope snapshot"). */
+/** Hash every file of the write scopes (docs/agent-state.md "What is observed"). */
 export function takeScopeSnapshot(root: string, scopes: readonly string[], limits: SnapshotLimits = SCOPE_SNAPSHOT_LIMITS, hooks?: SnapshotHooks): FsSnapshot {
   const entries = new Map<string, string>();
   let files = 0;
@@ -162,7 +162,7 @@ export function takeScopeSnapshot(root: string, scopes: readonly string[], limit
   return result(entries, files, bytes);
 }
 
-/** Metadata of every path outside the write scopes, ignored files included (docs/agent-state.md "Metadata guard"). */
+/** Metadata of every path outside the write scopes, ignored files included (docs/agent-state.md "What is observed"). */
 export function takeMetadataGuard(root: string, writeScopes: readonly string[], limit = GUARD_PATH_LIMIT, hooks?: SnapshotHooks): FsSnapshot {
   const entries = new Map<string, string>();
   const excluded = outermost(writeScopes);

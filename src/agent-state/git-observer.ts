@@ -97,7 +97,7 @@ function parseStatus(root: string, out: Buffer): { head: string | null; entries:
   return { head, entries };
 }
 
-/** One git snapshot of the work tree at `root` (docs/agent-state.md "The git observer"). */
+/** One git snapshot of the work tree at `root` (docs/agent-state.md "What is observed"). */
 export async function takeGitSnapshot(root: string): Promise<GitSnapshot> {
   const [status, rev] = await Promise.all([
     git(root, ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--ignore-submodules=none']),

@@ -33,7 +33,7 @@ export const CLAUDE_CODE_PREAMBLE = [
   '',
 ].join('\n');
 
-/** The argv after the executable (docs/review.md "Pointing the transport at claude"). */
+/** The argv after the executable (docs/review.md "Pointing the transport at a real `claude`"). */
 export function claudeCodeArguments(model: string): string[] {
   return ['--print', '--output-format', 'json', '--model', model, '--max-turns', '1', '--tools', '', '--strict-mcp-config'];
 }

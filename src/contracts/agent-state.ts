@@ -212,7 +212,7 @@ export function scopePathProblem(path: string): string | undefined {
   return undefined;
 }
 
-/** A canonical scope path, or PATH_INVALID (docs/agent-state.md "Scopes"). */
+/** A canonical scope path, or PATH_INVALID (docs/agent-state.md "The envelope (v1)"). */
 export function validateScopePath(path: string, what = 'scope path'): string {
   const problem = scopePathProblem(path);
   if (problem !== undefined) {

@@ -14,7 +14,7 @@ import type { JsonObject } from './json-value.js';
 import { isRelativePathWithin, MAX_RELATIVE_PATH_BYTES, relativePathProblem } from './paths.js';
 import { defineDecoder } from './schema.js';
 
-/** Every bound of review (docs/review.md "Limits"), checked before anything is allocated or called. */
+/** Every bound of review (docs/review.md "The policy"), checked before anything is allocated or called. */
 export const REVIEW_LIMITS = {
   maxCoveragePaths: 256,
   maxCriteria: 16,

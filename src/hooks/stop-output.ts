@@ -1,5 +1,5 @@
 /**
- * What a Stop hook prints (docs/wire.md "Stop hooks"; docs/stop-hooks.md "Output"). Claude Code: to
+ * What a Stop hook prints (docs/stop-hooks.md "Output"). Claude Code: to
  * block, exit 0 with {"decision":"block","reason":TEXT}; to pass, exit 0 with nothing on
  * stdout. Codex: the same block object and `{}` to pass, each checked against Codex's own output
  * schema before it is printed. TEXT is feedback for the agent and ends with one line of JSON

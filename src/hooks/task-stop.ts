@@ -35,7 +35,7 @@ import type { StopDecision, StopFailure, StopNext, StopNextOperation } from './s
 /** The target whose installed requirement is part of the local subject. */
 export const TASK_STOP_TARGET = 'main';
 
-/** The fixed sentence of each next.operation (docs/stop-hooks.md "Block feedback"). */
+/** The fixed sentence of each next.operation (docs/stop-hooks.md "Block causes and feedback"). */
 export const TASK_STOP_NEXT_ACTIONS: Readonly<Record<StopNextOperation, string>> = {
   collector_claim:
     'Claim the task named in next with collector_claim (MCP tool or `agentscm agent-task claim`), run it with `agentscm agent-task collect`, ask qualification, then finish again.',

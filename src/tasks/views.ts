@@ -96,7 +96,7 @@ export function dependencyComplete(auth: Authority, journal: Journal | null, der
   const action = needed.step.action;
   if (action.kind === 'source_paths') return checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state === 'succeeded';
   if (action.kind === 'require_capability') return assessCapability(action.capability).available;
-  // A review is never complete on the agent-owned path yet (docs/review.md "What is not built yet").
+  // A review is never complete on the agent-owned path yet (docs/review.md "What is not built").
   if (action.kind === 'review' || journal === null) return false;
   const retained = findRetainedTask(journal, needed.task.task_id);
   if (retained === null || retained.digest !== needed.digest) return false;

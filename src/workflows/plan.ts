@@ -3,7 +3,7 @@
  * skill paths, dependency graph and source expectations must all validate before a plan is
  * produced). compileStructure is pure; compileWorkflow adds the checks against the native
  * authority and the packaged skill bytes. The plan identity is a plan-domain digest over the
- * canonical plan object (docs/skill-workflows.md "Plan and skill identities").
+ * canonical plan object (docs/skill-workflows.md "Identities").
  */
 import { digestCanonical, DOMAINS } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';

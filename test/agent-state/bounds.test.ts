@@ -1,5 +1,5 @@
 /**
- * The bounds of the observer (docs/agent-state.md "Bounds"), each at its limit and one past, on
+ * The bounds of the observer (docs/agent-state.md "What is observed"), each at its limit and one past, on
  * real files: 20 scopes, 1,000 files and 64 MiB for the scope snapshot, 20,000 paths for the
  * metadata guard; symlinks never followed and `.git` never read.
  */

@@ -1,5 +1,5 @@
 /**
- * docs/workspace.md "init-repo": a tree that cannot be recorded is refused with every offending
+ * docs/workspace.md "Commands": a tree that cannot be recorded is refused with every offending
  * path named (the first 20, the rest counted), and a failed init-repo leaves no `.agentscm/`.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Progress of init-repo and checkpoint on a large tree (docs/workspace.md "Progress"): on stderr
+ * Progress of init-repo and checkpoint on a large tree (docs/workspace.md "Commands"): on stderr
  * when it is a terminal, each tenth of the files checked; quiet under --json and when stderr is
  * not a terminal. A real pseudo-terminal comes from util-linux `script`.
  */
