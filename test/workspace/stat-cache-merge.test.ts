@@ -5,7 +5,7 @@
  * of a full rebuild, and the racy-timestamp rule still decides which files are hashed again.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import { createRepository } from '../../src/native/repositories.js';
@@ -169,6 +169,33 @@ test('the racy margin is 50 ms, and 2 s only when both mtime and ctime are whole
   assert.equal(cacheTrustworthy(stat(at - 2001, at - 2000), at), false);
   assert.equal(cacheTrustworthy(stat(at - 2001, at - 2001), at), true);
   assert.equal(cacheTrustworthy(stat(at - 51, at - 51), at), false);
+});
+
+test('a file whose mtime is a whole second (as an archive sets it) is trusted after the fine margin', async (t) => {
+  const dir = tempDir(t);
+  const root = join(dir, 'ws');
+  const auth = createAuthority(join(dir, 'data'));
+  t.after(() => auth.close());
+  write(root, 'unpacked.txt', 'from an archive');
+  // The mtime of an archive entry: whole seconds. The ctime is the moment of this call, which a
+  // fine-timestamp filesystem stamps with a fraction of a millisecond (set again in the rare case
+  // it lands on a whole millisecond).
+  const path = join(root, 'unpacked.txt');
+  for (let i = 0; i < 10; i++) {
+    utimesSync(path, 1_600_000_000, 1_600_000_000);
+    if (!Number.isInteger(lstatSync(path).ctimeMs)) break;
+  }
+  assert.equal(lstatSync(path).mtimeMs, 1_600_000_000_000);
+  assert.ok(!Number.isInteger(lstatSync(path).ctimeMs), 'this filesystem stamps fine ctimes');
+  const first = snapshot(auth, root, EMPTY_STAT_CACHE);
+  assert.equal(first.hashedFiles, 1);
+  await settle();
+  const again = snapshot(auth, root, first.cache);
+  const steady = snapshot(auth, root, again.cache);
+  // Hashed at most once more (if the first read fell within 50 ms of the ctime), then trusted:
+  // 250 ms is past the fine margin, well inside the 2 s coarse one.
+  assert.equal(steady.hashedFiles, 0);
+  assert.deepEqual(steady.changes, []);
 });
 
 test('a damaged stat cache is refused when indexed, as when decoded', () => {
