@@ -211,7 +211,7 @@ async function cliCycle(b: Bench, cli = CLI): Promise<void> {
   requireReceipt(parseStrictJson(Buffer.from(collected.stdout), { maxBytes: 1 << 20 }) as unknown as Answer, 'CLI');
 }
 
-/** The phases of an in-process cycle, told apart by collect's progress lines (docs/collect.md "What collect does"). */
+/** The phases of an in-process cycle, told apart by collect's progress lines (docs/collect.md "What collect does, in order"). */
 const PHASES = [
   ['claim', ''],
   ['check + runtime identity + reserve', 'checking the descriptor'],

@@ -173,6 +173,12 @@ function headingsOf(file: string): string[] {
   });
 }
 
+/** Whether `section` names a heading of `page`: the whole heading, or its part before ":" or " (". */
+function hasSection(page: string, quoted: string): boolean {
+  const section = quoted.replace(/`/g, '');
+  return headingsOf(page).some((heading) => heading === section || heading.startsWith(`${section}:`) || heading.startsWith(`${section} (`));
+}
+
 test('a page cited with a section name in quotes (`cli.md "File arguments and stdin"`) has that section', () => {
   const missing: string[] = [];
   let checked = 0;
@@ -186,7 +192,7 @@ test('a page cited with a section name in quotes (`cli.md "File arguments and st
           continue;
         }
         checked++;
-        if (!headingsOf(target).some((heading) => heading === section || heading.startsWith(`${section}:`) || heading.startsWith(`${section} (`))) {
+        if (!hasSection(target, section)) {
           missing.push(`${where({ file, line })}: ${page} has no section "${section}"`);
         }
       }
@@ -194,4 +200,35 @@ test('a page cited with a section name in quotes (`cli.md "File arguments and st
   }
   assert.deepEqual(missing, []);
   assert.ok(checked > 10, `only ${checked} section citations found`);
+});
+
+function codeFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...codeFiles(full));
+    else if (/\.(?:ts|js|mjs|sh)$/.test(entry.name)) out.push(full);
+  }
+  return out;
+}
+
+test('a docs page cited with a section name in source, test and bench comments has that section', () => {
+  const missing: string[] = [];
+  let checked = 0;
+  const files = ['src', 'test', 'bench', 'bin'].flatMap((dir) => codeFiles(join(REPO_ROOT, dir)));
+  for (const file of files) {
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.forEach((text, index) => {
+      for (const match of text.matchAll(/(?:docs\/)?([a-z0-9-]+\.md)"? "([^"]+)"/g)) {
+        const [, page = '', section = ''] = match;
+        const target = join(REPO_ROOT, 'docs', page);
+        // Only pages of docs/ (a test may name a Markdown file of its own fixture).
+        if (!existsSync(target)) continue;
+        checked++;
+        if (!hasSection(target, section)) missing.push(`${relative(REPO_ROOT, file)}:${index + 1}: docs/${page} has no section "${section}"`);
+      }
+    });
+  }
+  assert.deepEqual(missing, []);
+  assert.ok(checked > 100, `only ${checked} section citations found`);
 });

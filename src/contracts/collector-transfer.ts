@@ -199,7 +199,7 @@ export function transferRecordEntry(kind: TransferRecordKind, bytes: Uint8Array)
   return { kind, length: BigInt(bytes.byteLength), digest: sha256Hex(bytes) };
 }
 
-/** The codes of this format (docs/errors.md "collector transfer"). */
+/** The codes of this format (docs/errors.md "collector transfer and receipts"). */
 export type TransferErrorCode = Extract<ErrorCode, `TRANSFER_${string}`>;
 
 function refuse(code: TransferErrorCode, message: string, hint: string, details: Record<string, unknown> = {}): never {

@@ -1,6 +1,6 @@
 /**
  * Receipts v2 and `collector_finalize` (spec "Operator-enrolled collector transfer"; docs/wire.md
- * "Receipt v2"; docs/collector-transfer.md "Receipts"). A subject's receipt is written when its
+ * "Receipt v2"; docs/collector-transfer.md "Receipts and collector_finalize"). A subject's receipt is written when its
  * compiled graph completes with imported command tasks: every required task passed, every
  * command task has a validated import, native source_paths results are recomputed from the
  * immutable revision and capabilities assessed now. It names every transfer, task, attempt,

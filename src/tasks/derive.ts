@@ -61,8 +61,9 @@ export const ACTION_CLASS_RULES = {
   source_paths: { criterion: 'source-paths', controller_only: true, progression: 'none' },
   command: { criterion: 'command', controller_only: false, progression: 'claim' },
   require_capability: { criterion: 'capability', controller_only: true, progression: 'none' },
-  // Controller-only: agent-owned tasks cannot collect a review yet, so a review task stays
-  // blocked (review_not_passed); the server-executed path runs it (docs/review.md).
+  // Controller-only: no agent claims or asserts a review; only a collector claim under a
+  // finite-review profile reaches it, and only its replayed import completes it (docs/review.md
+  // "Collecting a review"); the server-executed path runs it too.
   review: { criterion: 'review', controller_only: true, progression: 'none' },
 } as const satisfies Record<PlanStep['action']['kind'], { criterion: string; controller_only: boolean; progression: TaskProgression }>;
 

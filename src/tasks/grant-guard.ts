@@ -114,7 +114,7 @@ export interface TokenFileCall {
 }
 
 /**
- * `agentscm agent-task call` (docs/agent-tasks.md "agent-task call"): decode the request first
+ * `agentscm agent-task call` (docs/agent-tasks.md "Local adapter"): decode the request first
  * (a malformed document is refused before anything is read from the store), then read the token
  * file and authenticate its grant, then run the operation as the grant's actor, on the grant's
  * repository, with the grant guard and its origin recheck.

@@ -1,5 +1,5 @@
 /**
- * The request document of the local adapter (docs/agent-tasks.md "agent-task call"), from a
+ * The request document of the local adapter (docs/agent-tasks.md "Local adapter"), from a
  * file or stdin, bounded before it is read into memory, and the fields the adapter fills in
  * (docs/agent-tasks.md "Filling agent and executor"). The actor is never an input: it comes
  * from the grant of --token-file (src/tasks/grant-guard.ts); an omitted `agent` member is filled

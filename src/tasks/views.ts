@@ -87,17 +87,18 @@ export function attemptView(retained: RetainedAttempt, nowMs: number): JsonObjec
 
 /**
  * Whether the step a task needs is complete (spec: "Only task-bound registered observations
- * satisfying the task's criteria complete an observation dependency"): source_paths by the
- * authority's own recomputation from the immutable revision, require_capability never (this
- * profile has no capabilities), a claimable step only by a finished attempt whose retained
- * registered observation passed and whose registration is still current.
+ * satisfying the task's criteria complete an observation dependency", and the authority-validated
+ * collector dependency of its trust classes): source_paths by the authority's own recomputation
+ * from the immutable revision, require_capability never (this profile has no capabilities), a
+ * command or review step by a finished attempt whose collector transfer was imported as passed
+ * (a review only that way: it is controller-only), a command step also by a retained registered
+ * observation that passed and whose registration is still current.
  */
 export function dependencyComplete(auth: Authority, journal: Journal | null, derived: DerivedSubject, needed: DerivedTask): boolean {
   const action = needed.step.action;
   if (action.kind === 'source_paths') return checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state === 'succeeded';
   if (action.kind === 'require_capability') return assessCapability(action.capability).available;
-  // A review is never complete on the agent-owned path yet (docs/review.md "What is not built").
-  if (action.kind === 'review' || journal === null) return false;
+  if (journal === null) return false;
   const retained = findRetainedTask(journal, needed.task.task_id);
   if (retained === null || retained.digest !== needed.digest) return false;
   const attempt = currentAttempt(journal, retained);
@@ -105,6 +106,8 @@ export function dependencyComplete(auth: Authority, journal: Journal | null, der
   // A collector attempt is finished by its validated import (docs/collector-transfer.md "Import").
   const imported = findTransferOfAttempt(journal, attempt.attempt.attempt_id);
   if (imported !== null) return imported.outcome === 'passed';
+  // A review completes only by its replayed import (docs/review.md "Collecting a review").
+  if (action.kind === 'review') return false;
   const assertion = findAssertion(journal, attempt);
   if (assertion === null || assertion.assertion.outcome !== 'passed') return false;
   // The retained assertion is checked again against its canonical task and exact stored attempt.

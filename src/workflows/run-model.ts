@@ -163,7 +163,7 @@ export interface DerivedState {
 }
 
 /**
- * The run state implied by the step states (docs/skill-workflows.md "Run states"): a failed
+ * The run state implied by the step states (docs/skill-workflows.md "Run states and exit codes"): a failed
  * required step — or a required step skipped because a dependency failed — fails the run; an
  * unavailable, uncertain or otherwise unreachable required step blocks it; with required work
  * all succeeded, any optional step that did not succeed makes it completed_with_omissions.

@@ -1,5 +1,5 @@
 /**
- * SIGKILL during import and collector_finalize (docs/collector-transfer.md "Receipts"): the
+ * SIGKILL during import and collector_finalize (docs/collector-transfer.md "Receipts and collector_finalize"): the
  * import commits the transfer in one journal transaction and the receipt in the next; a process
  * killed between them leaves a retained transfer and no receipt (nonpassing), and
  * collector_finalize writes the receipt from the retained transfer without running anything.

@@ -1,5 +1,5 @@
 /**
- * docs/cli.md "Listing" and "Prefixes": change, revision, target, registration and run lists
+ * docs/cli.md "Listing what is in the store" and "Prefixes": change, revision, target, registration and run lists
  * (human output with repository names, --json), revision prefixes of at least 8 hex digits,
  * and the messages of item 14 (a missing target, a short revision).
  */

@@ -57,7 +57,7 @@ function errorCode(result: CliResult): string {
  * agent grant, a collector key enrolled for the review step, and the finite-review profile file
  * pinning the stand-in executable (not installed yet).
  */
-async function makeDemo(t: TestContext, plan: readonly unknown[] = [{ mode: 'answer', response: answerJson() }]): Promise<Demo> {
+async function makeDemo(t: TestContext, plan: readonly unknown[] = [{ mode: 'answer', response: answerJson() }], withCheck = false): Promise<Demo> {
   const root = tempDir(t, 'agentscm-review-collect-');
   const ws = join(root, 'ws');
   const dataDir = join(root, 'data');
@@ -80,7 +80,13 @@ async function makeDemo(t: TestContext, plan: readonly unknown[] = [{ mode: 'ans
       name: 'reviewed',
       source: { repository: cp.repository, revision: cp.revision, policy_epoch: 0 },
       skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/review-policy.json', 'skills/check/runner.json'] },
-      steps: [{ id: 'review', needs: [], required: true, action: reviewStepAction(['src/a.ts']) }],
+      steps: [
+        { id: 'review', needs: [], required: true, action: reviewStepAction(['src/a.ts']) },
+        // With `withCheck`, a command step after the review: it waits for the review's import.
+        ...(withCheck
+          ? [{ id: 'check', needs: ['review'], required: true, action: { kind: 'command', runner: 'runner.json', change: { repository: cp.repository, id: 'c1' }, change_version: cp.version, context_digest: context.context_digest } }]
+          : []),
+      ],
     }),
   );
   ok(await cli(['requirement', 'install', '--target', 'main', workflow]));
@@ -186,6 +192,34 @@ test('a finite-review collector claims, collects and uploads; the import replays
   ok(await cli(demo, ['receipt', 'export', approved.receipt_digest, '--out', bundle]));
   const verified = await runCli(['receipt', 'verify', bundle, '--json']);
   assert.equal(verified.code, 0, verified.stderr);
+});
+
+test('a step that needs the review waits for its replayed import, then is offered to its collector', async (t) => {
+  const demo = await makeDemo(t, undefined, true);
+  const profileId = await installProfile(demo);
+  type Answer = { qualified: boolean; tasks: { task_id: string; step_id: string; state: string }[]; failures: { task_id: string; code: string }[]; next: { operation: string; task_id?: string } };
+  const failuresOf = (answer: Answer, step: string): string[] => {
+    const id = answer.tasks.find((task) => task.step_id === step)?.task_id;
+    return answer.failures.filter((f) => f.task_id === id).map((f) => f.code);
+  };
+  const before = jsonOf<Answer>(await cli(demo, ['qualification', '--change', 'c1', '--json']));
+  assert.equal(before.tasks.find((task) => task.step_id === 'check')?.state, 'blocked');
+  assert.deepEqual(failuresOf(before, 'check'), ['dependency_incomplete']);
+
+  const descriptorFile = join(demo.root, 'review.descriptor.json');
+  await claim(demo, profileId, descriptorFile);
+  const collected = jsonOf<{ upload: { answer: { status: string; outcome: string } } }>(ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))));
+  assert.equal(collected.upload.answer.status, 'imported');
+  assert.equal(collected.upload.answer.outcome, 'passed');
+
+  // The review is complete by its import: the command step is the one left, and it is pending.
+  const after = jsonOf<Answer>(await cli(demo, ['qualification', '--change', 'c1', '--json']));
+  assert.equal(after.qualified, false);
+  assert.equal(after.tasks.find((task) => task.step_id === 'review')?.state, 'succeeded');
+  assert.equal(after.tasks.find((task) => task.step_id === 'check')?.state, 'pending');
+  assert.deepEqual(failuresOf(after, 'check'), ['task_pending']);
+  assert.deepEqual(failuresOf(after, 'review'), []);
+  assert.deepEqual(after.next, { operation: 'collector_claim', task_id: after.tasks.find((task) => task.step_id === 'check')?.task_id });
 });
 
 test('a failed review is imported as not passed: the subject does not qualify and approve is refused', async (t) => {
