@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, lstatSync, mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+import type { TestContext } from 'node:test';
 import { createRepository } from '../../src/native/repositories.js';
 import { prepareRevision, prepareRevisionFromChanged, recordRevision, unchangedDirectories } from '../../src/native/revisions.js';
 import { createAuthority, withBulkBlobWrites } from '../../src/native/store.js';
@@ -32,15 +33,20 @@ async function settle(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 250));
 }
 
+/** A workspace root (not created yet) and a fresh store, closed when the test ends. */
+function workspaceAndStore(t: TestContext): { root: string; auth: Authority } {
+  const dir = tempDir(t);
+  const auth = createAuthority(join(dir, 'data'));
+  t.after(() => auth.close());
+  return { root: join(dir, 'ws'), auth };
+}
+
 function snapshot(auth: Authority, root: string, cache: Buffer, full = false): ReturnType<typeof snapshotAgainstCache> {
   return withBulkBlobWrites(auth, () => snapshotAgainstCache(scanWorkspace(root), cache, { auth, full }));
 }
 
 test('the in-place comparison gives the changes and stat cache of the decoding one, and the revision of a full rebuild', async (t) => {
-  const dir = tempDir(t);
-  const root = join(dir, 'ws');
-  const auth = createAuthority(join(dir, 'data'));
-  t.after(() => auth.close());
+  const { root, auth } = workspaceAndStore(t);
   const repo = createRepository(auth, 'r');
   for (const d of ['a/b/c', 'a/b/d', 'a/e', 'f', 'g/h']) for (let i = 0; i < 4; i++) write(root, `${d}/x${i}.txt`, `${d} ${i}`);
   write(root, 'top.txt', 'top');
@@ -130,10 +136,7 @@ test('the in-place comparison gives the changes and stat cache of the decoding o
 });
 
 test('an entry hashed within the racy margin is hashed again even when its stat snapshot matches', async (t) => {
-  const dir = tempDir(t);
-  const root = join(dir, 'ws');
-  const auth = createAuthority(join(dir, 'data'));
-  t.after(() => auth.close());
+  const { root, auth } = workspaceAndStore(t);
   write(root, 'f.txt', 'after');
   await settle();
   const file = scanWorkspace(root).files[0];
@@ -172,10 +175,7 @@ test('the racy margin is 50 ms, and 2 s only when both mtime and ctime are whole
 });
 
 test('a file whose mtime is a whole second (as an archive sets it) is trusted after the fine margin', async (t) => {
-  const dir = tempDir(t);
-  const root = join(dir, 'ws');
-  const auth = createAuthority(join(dir, 'data'));
-  t.after(() => auth.close());
+  const { root, auth } = workspaceAndStore(t);
   write(root, 'unpacked.txt', 'from an archive');
   // The mtime of an archive entry: whole seconds. The ctime is the moment of this call, which a
   // fine-timestamp filesystem stamps with a fraction of a millisecond (set again in the rare case
