@@ -30,7 +30,7 @@ import { readRevisionFile } from '../native/revisions.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
 import { requireCurrentSubject } from '../tasks/derive.js';
-import { findCollectorAttempt } from '../tasks/collector-claim.js';
+import { findCollectorAttempt } from '../tasks/collector-attempts.js';
 import { findTaskWithAttempt } from '../tasks/journal-rows.js';
 import { journalRead, openJournal } from '../workflows/journal.js';
 import type { Journal } from '../workflows/journal.js';

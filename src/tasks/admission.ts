@@ -47,7 +47,7 @@ import { findRun, journalStatement, listSteps } from '../workflows/journal.js';
 import type { StepRecord } from '../workflows/journal.js';
 import { stepResultValue } from '../workflows/run-model.js';
 import { isJsonObject } from '../contracts/json-value.js';
-import { findCollectorAttempt } from './collector-claim.js';
+import { findCollectorAttempt } from './collector-attempts.js';
 import { findTransferOfTask } from './collector-transfers.js';
 import { trustedLocalGuard } from './context.js';
 import type { DerivedSubject } from './derive.js';

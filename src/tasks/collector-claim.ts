@@ -11,7 +11,7 @@
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import type { AnyCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
-import { anyDescriptorToJson, decodeAnyCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
+import { anyDescriptorToJson } from '../contracts/review-collector-descriptor.js';
 import { reviewBudgetsToJson } from '../contracts/review-policy.js';
 import { domainDigest, mutationDomain } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
@@ -28,11 +28,12 @@ import { requireCurrentCollectorProfile } from '../native/collector-profiles.js'
 import type { InstalledCollectorProfile } from '../native/collector-profiles.js';
 import { getCollectorProfile } from '../native/collector-profiles.js';
 import type { Authority } from '../native/store.js';
-import type { Journal } from '../workflows/journal.js';
 import { journalStatement } from '../workflows/journal.js';
 import type { TaskContext } from './context.js';
 import type { DerivedTask } from './derive.js';
 import { claimOperation, requireActor } from './operations.js';
+import { findCollectorAttempt } from './collector-attempts.js';
+import type { CollectorAttemptRow } from './collector-attempts.js';
 import { readAuthority, readJournal } from './transition.js';
 import type { TransitionScope } from './transition.js';
 
@@ -179,30 +180,7 @@ export function collectorClaimOperation(ctx: TaskContext, request: CollectorClai
   });
 }
 
-// ---------------------------------------------------------------- collector attempt rows
-
-/** A collector claim as the journal retains it. */
-export interface CollectorAttemptRow {
-  readonly attempt_id: string;
-  readonly task_id: string;
-  readonly collector_profile_id: string;
-  readonly origin: GrantOrigin;
-  readonly upload_request_id: string;
-  readonly descriptor: AnyCollectorDescriptor;
-  readonly descriptor_bytes: Buffer;
-}
-
-interface RawCollectorAttempt {
-  attempt_id: string;
-  task_id: string;
-  collector_profile_id: string;
-  origin_owner_id: string;
-  origin_agent_id: string;
-  grant_id: string;
-  grant_generation: string;
-  upload_request_id: string;
-  descriptor: Buffer;
-}
+// ---------------------------------------------------------------- the collector attempt row (read back in collector-attempts.ts)
 
 function insertCollectorAttempt(scope: TransitionScope, descriptor: AnyCollectorDescriptor): void {
   const bytes = encodeCanonical(anyDescriptorToJson(descriptor));
@@ -222,41 +200,6 @@ function insertCollectorAttempt(scope: TransitionScope, descriptor: AnyCollector
     bytes,
     scope.nowMs,
   );
-}
-
-function rowOf(raw: RawCollectorAttempt): CollectorAttemptRow {
-  let descriptor: AnyCollectorDescriptor;
-  try {
-    descriptor = decodeAnyCollectorDescriptor(raw.descriptor);
-  } catch (error) {
-    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained descriptor of attempt ${raw.attempt_id} does not decode`, { cause: error });
-  }
-  if (descriptor.attempt.attempt_id !== raw.attempt_id || descriptor.upload_request_id !== raw.upload_request_id) {
-    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained descriptor of attempt ${raw.attempt_id} names another attempt or upload request`);
-  }
-  return {
-    attempt_id: raw.attempt_id,
-    task_id: raw.task_id,
-    collector_profile_id: raw.collector_profile_id,
-    origin: { owner_id: raw.origin_owner_id, agent_id: raw.origin_agent_id, grant_id: raw.grant_id, grant_generation: BigInt(raw.grant_generation) },
-    upload_request_id: raw.upload_request_id,
-    descriptor,
-    descriptor_bytes: raw.descriptor,
-  };
-}
-
-const COLUMNS = 'attempt_id, task_id, collector_profile_id, origin_owner_id, origin_agent_id, grant_id, grant_generation, upload_request_id, descriptor';
-
-/** The collector claim of an attempt, or null. */
-export function findCollectorAttempt(journal: Journal, attemptId: string): CollectorAttemptRow | null {
-  const raw = journalStatement(journal, `SELECT ${COLUMNS} FROM collector_attempts WHERE attempt_id = ?`).get(attemptId) as RawCollectorAttempt | undefined;
-  return raw === undefined ? null : rowOf(raw);
-}
-
-/** The collector claim an upload request belongs to, or null. */
-export function findCollectorAttemptByUpload(journal: Journal, uploadRequestId: string): CollectorAttemptRow | null {
-  const raw = journalStatement(journal, `SELECT ${COLUMNS} FROM collector_attempts WHERE upload_request_id = ?`).get(uploadRequestId) as RawCollectorAttempt | undefined;
-  return raw === undefined ? null : rowOf(raw);
 }
 
 /**

@@ -28,7 +28,7 @@ import type { Journal } from '../workflows/journal.js';
 import { journalStatement } from '../workflows/journal.js';
 import { assessCapability } from '../workflows/require-capability.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
-import { findCollectorAttempt } from './collector-claim.js';
+import { findCollectorAttempt } from './collector-attempts.js';
 import { findTransferOfTask } from './collector-transfers.js';
 import type { RetainedTransferRow } from './collector-transfers.js';
 

@@ -18,8 +18,6 @@ import type { QualificationAnswer, QualificationFailure, QualificationFailureCod
 import { MAX_QUALIFICATION_FAILURES, checkQualificationAnswer, qualificationToJson } from '../contracts/qualification.js';
 import { DOMAINS, domainDigest } from '../contracts/digest.js';
 import { encodeReceiptV2 } from '../contracts/receipt-v2.js';
-import { getRegistration } from '../native/executor-registry.js';
-import { requireLiveOrigin } from '../native/grants.js';
 import { resolveRepository } from '../native/repositories.js';
 import { findReviewContext } from '../native/review-contexts.js';
 import type { Authority } from '../native/store.js';
@@ -27,8 +25,8 @@ import type { Journal } from '../workflows/journal.js';
 import { journalStatement } from '../workflows/journal.js';
 import { assessCapability } from '../workflows/require-capability.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
-import { findCollectorAttempt } from './collector-claim.js';
-import type { CollectorAttemptRow } from './collector-claim.js';
+import { collectorAuthorizationHolds, findCollectorAttempt } from './collector-attempts.js';
+import type { CollectorAttemptRow } from './collector-attempts.js';
 import { buildReceipt, findReceipt, findTransferOfTask, readRetainedEnvelope } from './collector-receipts.js';
 import type { TaskContext } from './context.js';
 import { nowOf } from './context.js';
@@ -65,23 +63,6 @@ function claimsOf(journal: Journal | null): Claims {
 
 const ok = (state: QualificationTaskState): TaskEvaluation => ({ state, failure: null, next: null });
 const failing = (state: QualificationTaskState, failure: QualificationFailureCode, next: QualificationNext | null = null): TaskEvaluation => ({ state, failure, next });
-
-/**
- * The live origin and executor checks of admission for one collector claim: the origin grant
- * is live at the claimed generation (not revoked, not rotated) and the claimed registration is
- * still current (not revoked, not replaced by a re-enrollment).
- */
-export function collectorAuthorizationHolds(auth: Authority, claim: CollectorAttemptRow): boolean {
-  try {
-    requireLiveOrigin(auth, claim.origin);
-    const executor = claim.descriptor.executor;
-    const registration = getRegistration(auth, executor.registration_id);
-    return registration.current && registration.registration_epoch === executor.registration_epoch && registration.verification_key_id === executor.verification_key_id;
-  } catch (error) {
-    if (error instanceof AgentscmError && (error.code === 'GRANT_NOT_LIVE' || error.code === 'REGISTRATION_NOT_FOUND')) return false;
-    throw error;
-  }
-}
 
 /**
  * A task an operator-enrolled collector finishes: a command task, or a review task collected

@@ -18,6 +18,7 @@ import { journalStatement } from '../workflows/journal.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
 import { readRetainedEnvelope } from './collector-receipts.js';
 import { parseCanonicalRecord } from './collector-execution.js';
+import { collectorAuthorizationHolds, findCollectorAttempt } from './collector-attempts.js';
 import { findTransferOfAttempt } from './collector-transfers.js';
 import type { RetainedTransferRow } from './collector-transfers.js';
 import { assessCapability } from '../workflows/require-capability.js';
@@ -91,8 +92,9 @@ export function attemptView(retained: RetainedAttempt, nowMs: number): JsonObjec
  * collector dependency of its trust classes): source_paths by the authority's own recomputation
  * from the immutable revision, require_capability never (this profile has no capabilities), a
  * command or review step by a finished attempt whose collector transfer was imported as passed
- * (a review only that way: it is controller-only), a command step also by a retained registered
- * observation that passed and whose registration is still current.
+ * and whose claim's grant and registration are still live (a review only that way: it is
+ * controller-only), a command step also by a retained registered observation that passed and
+ * whose registration is still current.
  */
 export function dependencyComplete(auth: Authority, journal: Journal | null, derived: DerivedSubject, needed: DerivedTask): boolean {
   const action = needed.step.action;
@@ -105,7 +107,13 @@ export function dependencyComplete(auth: Authority, journal: Journal | null, der
   if (attempt === null || attempt.state !== 'finished') return false;
   // A collector attempt is finished by its validated import (docs/collector-transfer.md "Import").
   const imported = findTransferOfAttempt(journal, attempt.attempt.attempt_id);
-  if (imported !== null) return imported.outcome === 'passed';
+  if (imported !== null) {
+    if (imported.outcome !== 'passed') return false;
+    // The live checks qualification and admission make: a revoked or rotated origin grant, or a
+    // collector registration no longer current, makes the dependency incomplete again.
+    const claim = findCollectorAttempt(journal, attempt.attempt.attempt_id);
+    return claim !== null && collectorAuthorizationHolds(auth, claim);
+  }
   // A review completes only by its replayed import (docs/review.md "Collecting a review").
   if (action.kind === 'review') return false;
   const assertion = findAssertion(journal, attempt);

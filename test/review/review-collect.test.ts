@@ -220,6 +220,13 @@ test('a step that needs the review waits for its replayed import, then is offere
   assert.deepEqual(failuresOf(after, 'check'), ['task_pending']);
   assert.deepEqual(failuresOf(after, 'review'), []);
   assert.deepEqual(after.next, { operation: 'collector_claim', task_id: after.tasks.find((task) => task.step_id === 'check')?.task_id });
+
+  // Revoking the reviewer's registration takes the review's evidence, and so the dependency, back.
+  ok(await cli(demo, ['agent-task', 'revoke', String(demo.profile.registration_id), '--reason', 'key rotated']));
+  const revoked = jsonOf<Answer>(await cli(demo, ['qualification', '--change', 'c1', '--json']));
+  assert.deepEqual(failuresOf(revoked, 'review'), ['authorization_changed']);
+  assert.equal(revoked.tasks.find((task) => task.step_id === 'check')?.state, 'blocked');
+  assert.deepEqual(failuresOf(revoked, 'check'), ['dependency_incomplete']);
 });
 
 test('a failed review is imported as not passed: the subject does not qualify and approve is refused', async (t) => {
