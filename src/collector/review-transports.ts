@@ -44,6 +44,28 @@ const HASH_CHUNK = 1024 * 1024;
 
 const FIXTURE = Symbol('agentscm.review.fixture-transport');
 
+/** Process groups of calls in flight: ended if this process exits while a call runs. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function killProcessGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is already empty.
+  }
+}
+
+function trackGroup(pid: number): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const group of liveGroups) killProcessGroup(group);
+    });
+  }
+  liveGroups.add(pid);
+}
+
 function invalid(message: string, hint: string): AgentscmError {
   return new AgentscmError('REVIEW_TRANSPORT_INVALID', message, { hint });
 }
@@ -161,61 +183,89 @@ export function createClaudeCodeTransport(options: ClaudeCodeTransportOptions): 
     // The envelope escapes the answer (at most 6 bytes per byte) and adds a few KiB of fields.
     const stdoutCap = call.maxResponseBytes * 6 + 64 * 1024;
     return new Promise((resolve) => {
-      const child = spawn(options.executable, args, { cwd: workDir, env, stdio: ['pipe', 'pipe', 'pipe'] });
+      // Its own process group (detached: a new session): a timeout, the output limit and the
+      // executable's own exit end every process still in the group, so no descendant outlives
+      // the call (docs/review.md "The Claude Code transport").
+      const child = spawn(options.executable, args, { cwd: workDir, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       const stdout: Buffer[] = [];
       const stderr: Buffer[] = [];
       let stdoutBytes = 0;
       let stderrBytes = 0;
-      let outcome: 'timed_out' | 'output_limit' | null = null;
       let spawnError: string | null = null;
-      const kill = (why: 'timed_out' | 'output_limit'): void => {
-        outcome ??= why;
-        child.kill('SIGKILL');
+      let exitCode: number | null = null;
+      let settled = false;
+      const group = child.pid;
+      if (group !== undefined) trackGroup(group);
+      const killGroup = (): void => {
+        if (group === undefined) return;
+        killProcessGroup(group);
+        liveGroups.delete(group);
       };
-      const timer = setTimeout(() => kill('timed_out'), call.timeoutMs);
+      const settle = (observation: (common: { exit_code: number | null; elapsed_ms: number; executable_after: string | null }) => ReviewCallObservation): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        const elapsed = Math.round(performance.now() - started);
+        const after = hashExecutable(options.executable);
+        const common = { elapsed_ms: elapsed, executable_after: after, exit_code: exitCode };
+        if (after !== pinned) {
+          resolve({ ...base, ...common, status: 'executable_changed', detail: 'the executable bytes changed during the call; its answer is not used' });
+          return;
+        }
+        resolve(observation(common));
+      };
+      // A timeout or the output limit ends the call at once: the group is killed and the call
+      // resolves without waiting for pipes a descendant outside the group may still hold open.
+      const abort = (status: 'timed_out' | 'output_limit'): void => {
+        killGroup();
+        child.stdout.destroy();
+        child.stderr.destroy();
+        child.stdin.destroy();
+        settle((common) => ({
+          ...base,
+          ...common,
+          status,
+          detail: status === 'timed_out' ? `no answer within ${call.timeoutMs} ms; the process group was killed` : `more than ${stdoutCap} bytes of output; the process group was killed`,
+        }));
+      };
+      const timer = setTimeout(() => abort('timed_out'), call.timeoutMs);
       child.stdout.on('data', (chunk: Buffer) => {
         stdoutBytes += chunk.length;
-        if (stdoutBytes > stdoutCap) kill('output_limit');
+        if (stdoutBytes > stdoutCap) abort('output_limit');
         else stdout.push(chunk);
       });
       child.stderr.on('data', (chunk: Buffer) => {
         if (stderrBytes < MAX_STDERR_BYTES) stderr.push(chunk.subarray(0, MAX_STDERR_BYTES - stderrBytes));
         stderrBytes += chunk.length;
       });
+      child.stdout.on('error', () => undefined);
+      child.stderr.on('error', () => undefined);
       child.stdin.on('error', () => undefined);
       child.on('error', (error) => {
         spawnError = error.message;
       });
+      child.on('exit', (code) => {
+        exitCode = typeof code === 'number' && code >= 0 && code <= 255 ? code : null;
+        // The executable has answered (or failed): what it left running in its group is ended, so
+        // the pipes close and nothing of the call lingers.
+        killGroup();
+      });
       child.stdin.end(Buffer.concat([Buffer.from(CLAUDE_CODE_PREAMBLE, 'utf8'), call.request]));
       child.on('close', (code) => {
-        clearTimeout(timer);
-        const elapsed = Math.round(performance.now() - started);
-        const after = hashExecutable(options.executable);
-        const common = { ...base, elapsed_ms: elapsed, executable_after: after, exit_code: typeof code === 'number' && code >= 0 && code <= 255 ? code : null };
-        if (after !== pinned) {
-          resolve({ ...common, status: 'executable_changed', detail: 'the executable bytes changed during the call; its answer is not used' });
-          return;
-        }
-        if (outcome !== null) {
-          resolve({ ...common, status: outcome, detail: outcome === 'timed_out' ? `no answer within ${call.timeoutMs} ms; the process was killed` : `more than ${stdoutCap} bytes of output; the process was killed` });
-          return;
-        }
-        if (spawnError !== null || code !== 0) {
-          const text = Buffer.concat(stderr).toString('utf8').split('\n')[0] ?? '';
-          resolve({ ...common, status: 'failed', detail: detail(spawnError ?? `exit status ${String(code)}: ${text}`) });
-          return;
-        }
-        const read = readResult(Buffer.concat(stdout));
-        if (!read.ok) {
-          resolve({ ...common, status: 'failed', detail: read.why });
-          return;
-        }
-        const answer = Buffer.from(read.result, 'utf8');
-        if (answer.length > call.maxResponseBytes) {
-          resolve({ ...common, status: 'output_limit', detail: `the answer has ${answer.length} bytes, more than the ${call.maxResponseBytes} left in the output budget` });
-          return;
-        }
-        resolve({ ...common, status: 'answered', response: read.result, response_sha256: sha256Hex(answer), response_bytes: answer.length, detail: null });
+        if (typeof code === 'number' && code >= 0 && code <= 255) exitCode = code;
+        settle((common) => {
+          if (spawnError !== null || code !== 0) {
+            const text = Buffer.concat(stderr).toString('utf8').split('\n')[0] ?? '';
+            return { ...base, ...common, status: 'failed', detail: detail(spawnError ?? `exit status ${String(code)}: ${text}`) };
+          }
+          const read = readResult(Buffer.concat(stdout));
+          if (!read.ok) return { ...base, ...common, status: 'failed', detail: read.why };
+          const answer = Buffer.from(read.result, 'utf8');
+          if (answer.length > call.maxResponseBytes) {
+            return { ...base, ...common, status: 'output_limit', detail: `the answer has ${answer.length} bytes, more than the ${call.maxResponseBytes} left in the output budget` };
+          }
+          return { ...base, ...common, status: 'answered', response: read.result, response_sha256: sha256Hex(answer), response_bytes: answer.length, detail: null };
+        });
       });
     });
   };
