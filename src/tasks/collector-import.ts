@@ -92,13 +92,14 @@ export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Arr
   const envelope = readTransferEnvelope(envelopeBytes);
   const digest = transferDigest(envelopeBytes);
   const registrationCurrent = readAuthority(ctx, (auth) => checkEnvelope(auth, envelope));
-  // 2. Authorization (the guard authenticates the grant again), then the exact-retry lookup,
-  //    before any compilation.
+  // 2. The combined caller/origin authorization (the guard authenticates the caller's grant
+  //    again; a retained upload is answered only to its claim's originating actor), then the
+  //    exact-retry lookup, before any compilation.
   const retry = ctx.guard(ctx.actor, 'collector_upload', () =>
     readJournal(
       ctx,
       () => null,
-      (journal) => retainedAnswer(journal, envelope.header.upload_request_id, digest),
+      (journal) => retainedAnswer(journal, ctx, envelope.header.upload_request_id, digest),
       true,
     ),
   );
@@ -117,7 +118,7 @@ export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Arr
   const answer = runTransition(
     ctx,
     'collector_upload',
-    (scope) => retainedAnswer(scope.journal, envelope.header.upload_request_id, digest) ?? importWithin(scope, ctx, envelope, envelopeBytes, digest, derived, options),
+    (scope) => retainedAnswer(scope.journal, ctx, envelope.header.upload_request_id, digest) ?? importWithin(scope, ctx, envelope, envelopeBytes, digest, derived, options),
     () => {
       throw uploadUnknown(envelope.header);
     },
@@ -175,7 +176,7 @@ export function prepareReviewImport(dataDir: string, envelopeBytes: Uint8Array, 
   const digest = transferDigest(envelopeBytes);
   const h = envelope.header;
   readAuthority(ctx, (auth) => checkEnvelope(auth, envelope));
-  const retry = ctx.guard(ctx.actor, 'collector_upload', () => readJournal(ctx, () => null, (journal) => retainedAnswer(journal, h.upload_request_id, digest), true));
+  const retry = ctx.guard(ctx.actor, 'collector_upload', () => readJournal(ctx, () => null, (journal) => retainedAnswer(journal, ctx, h.upload_request_id, digest), true));
   if (retry !== null) return null;
   const claimed = readJournal(ctx, () => null, (journal) => findCollectorAttemptByUpload(journal, h.upload_request_id));
   if (claimed === null) throw uploadUnknown(h);
@@ -256,10 +257,34 @@ interface RetainedTransfer {
   response: Buffer;
 }
 
-/** The historical answer of an identical earlier upload; other bytes under the same upload request conflict. */
-function retainedAnswer(journal: Journal, uploadRequestId: string, digest: string): JsonObject | null {
+/**
+ * The caller half of the combined caller/origin authorization of a retained upload (spec "An
+ * exact committed upload retry is looked up after current combined caller/origin
+ * authorization"): the guard has authenticated the caller's grant again; the retained upload is
+ * answered only on the repository of that grant and only to the actor whose grant claimed it —
+ * the same refusals as a first upload by anyone else. Whether the originating grant itself is
+ * still live is the answer's applicability (`origin_current`), read now beside it.
+ */
+function authorizeRetainedUpload(ctx: TaskContext, claim: CollectorAttemptRow): void {
+  const d = claim.descriptor;
+  if (d.repository_id !== ctx.origin?.repository) {
+    refuse('IMPORT_REPOSITORY_MISMATCH', `upload request ${d.upload_request_id} belongs to repository ${d.repository_id}; the uploading grant is for ${ctx.origin?.repository ?? 'no repository'}`, 'upload with a grant of the repository that claimed the task', { field: 'repository_id' });
+  }
+  if (!sameAgent({ owner_id: claim.origin.owner_id, agent_id: claim.origin.agent_id }, ctx.actor)) {
+    refuse('IMPORT_ORIGIN_MISMATCH', `upload request ${d.upload_request_id} was claimed by ${claim.origin.owner_id}/${claim.origin.agent_id}, not by the uploading actor ${ctx.actor.owner_id}/${ctx.actor.agent_id}`, 'upload (or retry) as the actor whose grant claimed the task', { field: 'origin' });
+  }
+}
+
+/**
+ * The historical answer of an identical earlier upload, after the caller is authorized for the
+ * claim it belongs to; other bytes under the same upload request conflict.
+ */
+function retainedAnswer(journal: Journal, ctx: TaskContext, uploadRequestId: string, digest: string): JsonObject | null {
   const row = journalStatement(journal, 'SELECT transfer_digest, response FROM collector_transfers WHERE upload_request_id = ?').get(uploadRequestId) as RetainedTransfer | undefined;
   if (row === undefined) return null;
+  const claim = findCollectorAttemptByUpload(journal, uploadRequestId);
+  if (claim === null) throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained transfer of upload request ${uploadRequestId} has no collector claim`);
+  authorizeRetainedUpload(ctx, claim);
   if (row.transfer_digest !== digest) {
     refuse('IMPORT_UPLOAD_CONFLICT', `upload request ${uploadRequestId} already imported a transfer with SHA-256 ${row.transfer_digest}, not ${digest}`, 'retry an upload only with its identical retained bytes (agent-task retry-upload)', {
       upload_request_id: uploadRequestId,
@@ -272,14 +297,15 @@ function retainedAnswer(journal: Journal, uploadRequestId: string, digest: strin
 
 /**
  * The retained view with its applicability read now, reported beside it: whether the task's
- * subject is still current and the profile's registration still current. A stale answer is
- * still the historical answer of that upload.
+ * subject is still current, the profile's registration still current and the originating grant
+ * still live at its claimed generation (not revoked, not rotated). A stale answer is still the
+ * historical answer of that upload; `currently_applicable` is true only when all three hold.
  */
 function withApplicability(ctx: TaskContext, answer: JsonObject): JsonObject {
-  const task = readJournal(
+  const retained = readJournal(
     ctx,
     () => null,
-    (journal) => findRetainedTask(journal, shown(answer.task_id)),
+    (journal) => ({ task: findRetainedTask(journal, shown(answer.task_id)), claim: findCollectorAttemptByUpload(journal, shown(answer.upload_request_id)) }),
   );
   return readAuthority(ctx, (auth) => {
     const holds = (check: () => void): boolean => {
@@ -292,8 +318,15 @@ function withApplicability(ctx: TaskContext, answer: JsonObject): JsonObject {
       }
     };
     const registrationCurrent = holds(() => requireCurrentCollectorProfile(auth, shown(answer.collector_profile_id)));
+    const task = retained?.task ?? null;
+    const claim = retained?.claim ?? null;
     const subjectCurrent = task !== null && holds(() => requireCurrentSubject(auth, task.task.subject));
-    return { ...answer, currently_applicable: registrationCurrent && subjectCurrent, applicability: { subject_current: subjectCurrent, registration_current: registrationCurrent } };
+    const originCurrent = claim !== null && holds(() => requireLiveOrigin(auth, claim.origin));
+    return {
+      ...answer,
+      currently_applicable: registrationCurrent && subjectCurrent && originCurrent,
+      applicability: { subject_current: subjectCurrent, registration_current: registrationCurrent, origin_current: originCurrent },
+    };
   });
 }
 

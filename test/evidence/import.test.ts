@@ -245,7 +245,7 @@ test('the exact retry after the subject moved answers the retained import with s
   assert.equal(retry.status, 'retained');
   assert.equal(retry.transfer_digest, first.transfer_digest);
   assert.equal(retry.currently_applicable, false);
-  assert.deepEqual(retry.applicability, { subject_current: false, registration_current: true });
+  assert.deepEqual(retry.applicability, { subject_current: false, registration_current: true, origin_current: true });
 });
 
 test('records are closed and bounded: an unknown or missing member at any depth, or a record past 64 KiB, is IMPORT_RECORD_INVALID before anything is imported', (t) => {
