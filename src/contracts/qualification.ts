@@ -4,7 +4,9 @@
  * per-task states, at most 32 typed failures and a typed `next` — data, never a command. The
  * strict decoder is what Stop hooks and other clients validate an answer with: `next.operation`
  * is one of five names, `task_id` is present exactly for collector_claim and reconcile, ids and
- * codes match the general id rule, digests are 64 lowercase hex characters.
+ * codes match the general id rule, digests are 64 lowercase hex characters. A failure code is
+ * any id-shaped string (spec: "ids and codes match [A-Za-z0-9._-]{1,128}"), not only today's
+ * stable codes, so that a client keeps reading the answers of a newer hub that adds codes.
  */
 import { AgentscmError } from './errors.js';
 import type { JsonObject } from './json-value.js';
@@ -59,7 +61,8 @@ export interface QualificationTask {
 
 export interface QualificationFailure {
   readonly task_id: string;
-  readonly code: QualificationFailureCode;
+  /** One of QUALIFICATION_FAILURE_CODES when this hub wrote it; a decoded answer may carry any id-shaped code (a newer hub's). */
+  readonly code: string;
 }
 
 export interface QualificationAnswer {
@@ -104,7 +107,7 @@ export const QUALIFICATION_ANSWER_SCHEMA = {
         type: 'object',
         additionalProperties: false,
         required: ['task_id', 'code'],
-        properties: { task_id: ID_SCHEMA, code: { enum: [...QUALIFICATION_FAILURE_CODES] } },
+        properties: { task_id: ID_SCHEMA, code: ID_SCHEMA },
       },
     },
     next: {

@@ -41,7 +41,7 @@ export interface InstallStopInput {
   readonly executable: string;
   /** task-stop mode only. */
   readonly task?: TaskStopTarget;
-  /** stop mode only. */
+  /** Both modes: the target whose requirement the hook uses (stop: runs; task-stop: the one the hub profile pins). */
   readonly target?: string;
   readonly docker?: { readonly docker: string; readonly dockerSocket: string };
   readonly remove: boolean;
@@ -87,10 +87,10 @@ export function stopHookArgv(input: Omit<InstallStopInput, 'scope' | 'repo' | 'r
       ...(input.docker === undefined ? [] : ['--docker', input.docker.docker, '--docker-socket', input.docker.dockerSocket]),
     ];
   }
-  if (input.target !== undefined || input.docker !== undefined) throw usage('--target, --docker and --docker-socket belong to --mode stop', 'drop them, or use --mode stop');
+  if (input.docker !== undefined) throw usage('--docker and --docker-socket belong to --mode stop', 'drop them, or use --mode stop');
   const task = input.task;
   if (task === undefined) throw usage('--mode task-stop needs --endpoint, --repository, --profile and --token-file', 'pass all four (the token file as an absolute path)');
-  checkTaskStopTarget(task);
+  checkTaskStopTarget({ ...task, ...(input.target === undefined ? {} : { target: input.target }) });
   return [
     ...head,
     input.client === 'codex' ? 'task-codex-stop' : 'task-stop',
@@ -105,6 +105,7 @@ export function stopHookArgv(input: Omit<InstallStopInput, 'scope' | 'repo' | 'r
     task.tokenFile,
     '--workspace',
     input.workspace,
+    ...(input.target === undefined ? [] : ['--target', input.target]),
   ];
 }
 

@@ -5,7 +5,8 @@
  *
  * 1. reads the workspace read-only (no migration, no journal-mode change; a schema that is not
  *    current blocks) and the local Change subject — current version, revision, the review
- *    context of that version, the installed requirement digest — from the authority opened
+ *    context of that version, the digest of the requirement installed for the hook's target (the
+ *    one the hub profile pins: `--target`, default `main`) — from the authority opened
  *    existing-only and read-only;
  * 2. asks the hub's `qualification` for that subject with the token file (30 s);
  * 3. reads the workspace and the subject again.
@@ -30,10 +31,8 @@ import { soleCurrentContext } from '../native/review-contexts.js';
 import { readWorkspaceStatus } from '../workspace/status.js';
 import type { WorkspaceStatus } from '../workspace/status.js';
 import { requestQualification } from './qualification-client.js';
+import { DEFAULT_TASK_STOP_TARGET } from './stop-target.js';
 import type { StopDecision, StopFailure, StopNext, StopNextOperation } from './stop-output.js';
-
-/** The target whose installed requirement is part of the local subject. */
-export const TASK_STOP_TARGET = 'main';
 
 /** The fixed sentence of each next.operation (docs/stop-hooks.md "Block causes and feedback"). */
 export const TASK_STOP_NEXT_ACTIONS: Readonly<Record<StopNextOperation, string>> = {
@@ -71,6 +70,8 @@ export interface TaskStopInput {
   readonly repository: string;
   readonly profile: string;
   readonly tokenFile: string;
+  /** The target whose installed requirement is part of the local subject (the hub profile's; default `main`). */
+  readonly target?: string;
   readonly timeoutMs?: number;
 }
 
@@ -82,11 +83,12 @@ export interface LocalSubject {
   readonly revision: string;
   readonly context_digest: string;
   readonly policy_epoch: bigint;
+  /** The digest of the requirement installed for the hook's target. */
   readonly requirement_digest: string;
 }
 
 /** Read the Change's subject in one read snapshot of the authority (existing-only, read-only). */
-export function readLocalSubject(dataDir: string, repository: string, changeId: string): LocalSubject {
+export function readLocalSubject(dataDir: string, repository: string, changeId: string, target: string = DEFAULT_TASK_STOP_TARGET): LocalSubject {
   const auth = openAuthority(dataDir, { mode: 'read' });
   try {
     return readTransaction(auth, () => {
@@ -98,7 +100,7 @@ export function readLocalSubject(dataDir: string, repository: string, changeId: 
         revision: change.current_revision,
         context_digest: soleCurrentContext(auth, repository, change.id),
         policy_epoch: currentPolicyEpoch(auth, repository),
-        requirement_digest: getTargetRequirement(auth, repository, TASK_STOP_TARGET).requirement_digest,
+        requirement_digest: getTargetRequirement(auth, repository, target).requirement_digest,
       };
     });
   } finally {
@@ -161,6 +163,9 @@ function answerBlock(answer: QualificationAnswer): StopDecision {
       ? `agentscm Stop hook: revision ${answer.revision} is not qualified yet (${answer.failures.length} failure${answer.failures.length === 1 ? '' : 's'}).`
       : `agentscm Stop hook: the subject of revision ${answer.revision} is superseded.`,
     ...answer.tasks.map((task) => `task ${task.task_id} (step ${task.step_id}${task.required ? ', required' : ''}): ${task.state}`),
+    // Every failure by its code, known to this hook or not (a newer hub may add codes; the decoder
+    // has checked each is id-shaped, so it is printed as it came).
+    ...answer.failures.map((failure) => `failure of task ${failure.task_id}: ${failure.code}`),
   ];
   return {
     decision: 'block',
@@ -177,9 +182,10 @@ export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
   } catch {
     return block('workspace_unavailable', NONE);
   }
+  const target = input.target ?? DEFAULT_TASK_STOP_TARGET;
   let subject: LocalSubject;
   try {
-    subject = readLocalSubject(input.dataDir, before.repository, input.change);
+    subject = readLocalSubject(input.dataDir, before.repository, input.change, target);
   } catch (error) {
     return subjectUnreadable(error, before);
   }
@@ -211,7 +217,7 @@ export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
   }
   let subjectAfter: LocalSubject;
   try {
-    subjectAfter = readLocalSubject(input.dataDir, after.repository, input.change);
+    subjectAfter = readLocalSubject(input.dataDir, after.repository, input.change, target);
   } catch (error) {
     return isAgentscmError(error) && SUBJECT_MISSING.has(error.code) ? block('subject_changed', CHECKPOINT) : block('local_store_unavailable', NONE);
   }

@@ -55,7 +55,8 @@ test('the strict decoder refuses what a Stop hook must not trust, each with a st
     ['collector_claim without task_id', { ...base, next: { operation: 'collector_claim' } }, 'SCHEMA_'],
     ['none with a task_id', { ...base, next: { operation: 'none', task_id: 't-1' } }, 'SCHEMA_'],
     ['a command as next', { ...base, next: { operation: 'run', command: 'rm -rf /' } }, 'SCHEMA_'],
-    ['an unknown failure code', { ...base, failures: [{ task_id: 't-1', code: 'made_up' }] }, 'SCHEMA_'],
+    ['a failure code outside the id rule', { ...base, failures: [{ task_id: 't-1', code: 'made up' }] }, 'ID_INVALID'],
+    ['a failure code of 129 characters', { ...base, failures: [{ task_id: 't-1', code: 'c'.repeat(129) }] }, 'SCHEMA_BOUND'],
     ['a task id outside the id rule', { ...base, failures: [{ task_id: 't 1', code: 'task_pending' }] }, 'ID_INVALID'],
     ['an uppercase revision', { ...base, revision: 'A'.repeat(64) }, 'ID_INVALID'],
     ['an unknown field', { ...base, extra: 1 }, 'SCHEMA_UNKNOWN_FIELD'],
@@ -69,4 +70,7 @@ test('the strict decoder refuses what a Stop hook must not trust, each with a st
     assert.ok(got.startsWith(code), `${what}: ${got}`);
   }
   assert.doesNotThrow(() => qualificationAnswerDecoder.decode(encodeCanonical({ ...base, subject_current: false, next: { operation: 'checkpoint' } })));
+  // A code of a newer hub is data of the id shape, not a refusal (spec: "ids and codes match [A-Za-z0-9._-]{1,128}").
+  const newer = [{ task_id: 't-1', code: 'made_up' }, { task_id: 't-2', code: 'c'.repeat(128) }];
+  assert.deepEqual(qualificationAnswerDecoder.decode(encodeCanonical({ ...base, failures: newer })).failures, newer);
 });

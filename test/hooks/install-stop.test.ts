@@ -103,6 +103,18 @@ test('Codex task-stop: a new project hooks file, the guidance pointer, the Codex
   assert.deepEqual(written, { hooks: { Stop: [{ hooks: [{ type: 'command', command: outcome.command, timeout: 60 }] }] } });
   const human = await runCli(base);
   assert.match(human.stdout, /workflow-task guidance: /);
+  // A hub profile pinned to another target: --target goes into the hook command (issue #25 item 14).
+  const pinned = await runCli([...base, '--target', 'release', '--json']);
+  assert.equal(pinned.code, 0, pinned.stderr);
+  assert.equal(jsonOf<{ command: string }>(pinned).command, `${outcome.command} --target release`);
+  const pinnedFile = read(file);
+  assert.ok(validCodex(pinnedFile), JSON.stringify(validCodex.errors));
+  assert.deepEqual(pinnedFile, { hooks: { Stop: [{ hooks: [{ type: 'command', command: `${outcome.command} --target release`, timeout: 60 }] }] } });
+  const claudePinned = await runCli(['--data-dir', data, 'install-stop', '--client', 'claude-code', '--mode', 'task-stop', '--change', 'fix-1', '--workspace', repo, '--repo', repo, ...task, '--target', 'release']);
+  assert.equal(claudePinned.code, 0, claudePinned.stderr);
+  const claudeFile = read(join(repo, '.claude', 'settings.json'));
+  assert.ok(validClaude(claudeFile), JSON.stringify(validClaude.errors));
+  assert.match(claudeFile.hooks.Stop?.[0]?.hooks[0]?.command ?? '', / skill-workflow task-stop fix-1 .* --target release$/);
   const claude = await runCli(['--data-dir', data, 'install-stop', '--client', 'claude-code', '--mode', 'task-stop', '--change', 'fix-1', '--workspace', repo, '--repo', repo, ...task, '--json']);
   assert.match(jsonOf<{ command: string }>(claude).command, / skill-workflow task-stop fix-1 /);
   const removed = await runCli([...base, '--remove']);

@@ -46,7 +46,7 @@ function unqualified(revision: string, extra: Record<string, unknown>): Record<s
   return { ...qualifiedAnswer(revision), qualified: false, receipt_digest: null, ...extra };
 }
 
-test('malformed answers from a fake service block as malformed_response with next none: bad JSON, wrong envelope, next.operation outside the enum, task_id presence, bad ids, 33 failures, non-hex64 digests, another revision', async (t) => {
+test('malformed answers from a fake service block as malformed_response with next none: bad JSON, wrong envelope, next.operation outside the enum, task_id presence, bad ids and codes, 33 failures, non-hex64 digests, another revision', async (t) => {
   const world = await makeStopWorld(t);
   const revision = world.ev.store.revision;
   const failure = { task_id: 'task-1', code: 'task_pending' };
@@ -61,7 +61,9 @@ test('malformed answers from a fake service block as malformed_response with nex
     ['reconcile without task_id', envelope(unqualified(revision, { failures: [failure], next: { operation: 'reconcile' } }))],
     ['none with a task_id', envelope(unqualified(revision, { failures: [failure], next: { operation: 'none', task_id: 'task-1' } }))],
     ['a task_id outside the id pattern', envelope(unqualified(revision, { failures: [failure], next: { operation: 'collector_claim', task_id: 'task 1' } }))],
-    ['a failure code outside the stable codes', envelope(unqualified(revision, { failures: [{ task_id: 'task-1', code: 'made_up' }] }))],
+    ['a failure code of 129 characters', envelope(unqualified(revision, { failures: [{ task_id: 'task-1', code: 'c'.repeat(129) }] }))],
+    ['a failure code with a character outside [A-Za-z0-9._-]', envelope(unqualified(revision, { failures: [{ task_id: 'task-1', code: 'made up' }] }))],
+    ['an empty failure code', envelope(unqualified(revision, { failures: [{ task_id: 'task-1', code: '' }] }))],
     ['33 failures', envelope(unqualified(revision, { failures: Array.from({ length: 33 }, (_v, i) => ({ task_id: `task-${i}`, code: 'task_pending' })) }))],
     ['an uppercase receipt digest', envelope({ ...qualifiedAnswer(revision), receipt_digest: 'E'.repeat(64) })],
     ['a short revision', envelope(qualifiedAnswer(revision.slice(0, 63)))],
@@ -78,6 +80,24 @@ test('malformed answers from a fake service block as malformed_response with nex
   // each refusal above is the validation's.
   const control = await startFakeService(t, { body: envelope(qualifiedAnswer(revision)) });
   assert.deepEqual(await runHook(world, { input: { endpoint: control } }), { stdout: '', stderr: '', exitCode: 0 });
+});
+
+test('a failure code this hook does not know, from a newer hub, is accepted when id-shaped (up to 128 characters) and shown as its code (issue #25 item 15)', async (t) => {
+  const world = await makeStopWorld(t);
+  const revision = world.ev.store.revision;
+  const longest = `x.${'n'.repeat(124)}-9`;
+  assert.equal(longest.length, 128);
+  const failures = [
+    { task_id: 'task-1', code: 'quota_exhausted.v2' },
+    { task_id: 'task-2', code: longest },
+    { task_id: 'task-3', code: 'task_pending' },
+  ];
+  const endpoint = await startFakeService(t, { body: envelope(unqualified(revision, { failures, next: { operation: 'collector_claim', task_id: 'task-3' } })) });
+  const block = blockOf(await runHook(world, { input: { endpoint } }));
+  assert.deepEqual(block.json, { failures, next_action: TASK_STOP_NEXT_ACTIONS.collector_claim, next: { operation: 'collector_claim', task_id: 'task-3' } });
+  assert.match(block.reason, /is not qualified yet \(3 failures\)/);
+  assert.match(block.reason, /^failure of task task-1: quota_exhausted\.v2$/m);
+  assert.match(block.reason, new RegExp(`^failure of task task-2: ${longest}$`, 'm'));
 });
 
 test('an oversize answer is refused: a declared length past the bound before any byte is read, a chunked one while streaming', async (t) => {

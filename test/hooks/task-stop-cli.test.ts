@@ -46,3 +46,18 @@ test('a bad command line is one error line with exit 1: a relative token file, a
   }
   assert.equal(world.log.length, 0, 'the hub was never asked');
 });
+
+test('--target names the target the hub profile pins: task-stop reads release\'s requirement and passes once qualified; without it main is read (issue #25 item 14)', async (t) => {
+  const world = await makeStopWorld(t, { target: 'release' });
+  qualifyWorld(world);
+  const passed = await runCli(argv(world, 'task-stop', { target: 'release' }), { input: claudePayload() });
+  assert.deepEqual([passed.code, passed.stdout, passed.stderr], [0, '', '']);
+  const codex = await runCli(argv(world, 'task-codex-stop', { target: 'release' }), { input: codexPayload() });
+  assert.deepEqual([codex.code, codex.stdout, codex.stderr], [0, '{}\n', '']);
+  const defaulted = await runCli(argv(world, 'task-stop'), { input: claudePayload('s-main') });
+  assert.equal(defaulted.code, 0, defaulted.stderr);
+  assert.match((JSON.parse(defaulted.stdout) as { reason: string }).reason, /"code":"local_store_unavailable"/);
+  const bad = await runCli(argv(world, 'task-stop', { target: 'rel ease' }), { input: claudePayload('s-bad') });
+  assert.equal(bad.code, 1, bad.stderr);
+  assert.match(bad.stderr, /^error\[ID_INVALID\]: --target/);
+});

@@ -12,6 +12,10 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import type { TestContext } from 'node:test';
 import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
+import type { CollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
+import { validateCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
+import type { JsonObject } from '../../src/contracts/json-value.js';
+import { claimToFile } from '../../src/tasks/collector-claim-file.js';
 import type { HubProfile } from '../../src/hub/config.js';
 import { guardStop } from '../../src/hooks/stop-guard.js';
 import type { StopHookResult } from '../../src/hooks/stop-guard.js';
@@ -19,7 +23,8 @@ import type { StopClient } from '../../src/hooks/stop-payload.js';
 import { runTaskStop } from '../../src/hooks/task-stop.js';
 import type { TaskStopInput } from '../../src/hooks/task-stop.js';
 import { createReviewContext } from '../../src/native/review-contexts.js';
-import { openAuthority } from '../../src/native/store.js';
+import { openAuthority, writeTransaction } from '../../src/native/store.js';
+import { setTarget } from '../../src/native/targets.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import { initRepo } from '../../src/workspace/init.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
@@ -41,6 +46,8 @@ export interface StopWorld {
   readonly dataDir: string;
   readonly ev: Evidence;
   readonly hub: HubStore;
+  /** The target the requirement is installed for and the hub profile pins. */
+  readonly target: string;
   readonly url: string;
   /** The hub's access log lines (one per request it answered). */
   readonly log: readonly string[];
@@ -55,8 +62,14 @@ export function writeTree(root: string, files: Readonly<Record<string, string | 
   }
 }
 
+export interface StopWorldOptions {
+  /** The target the requirement is installed for and the hub profile pins (default main; another is created at the Change's revision, and main then has no requirement). */
+  readonly target?: string;
+}
+
 /** Build the world (see the module comment) and start its hub. */
-export async function makeStopWorld(t: TestContext): Promise<StopWorld> {
+export async function makeStopWorld(t: TestContext, options: StopWorldOptions = {}): Promise<StopWorld> {
+  const target = options.target ?? 'main';
   const dir = tempDir(t, 'agentscm-task-stop-');
   const workspace = join(dir, 'ws');
   const dataDir = join(dir, 'data');
@@ -68,11 +81,12 @@ export async function makeStopWorld(t: TestContext): Promise<StopWorld> {
   let contextDigest: string;
   try {
     contextDigest = createReviewContext(auth, { repository: init.repository, changeId: CHANGE_ID, runnerPath: RECIPE_PATH }).context_digest;
+    if (target !== 'main') writeTransaction(auth, () => setTarget(auth, init.repository, target, cp.revision));
   } finally {
     auth.close();
   }
   const store: TaskStore = { dataDir, repository: init.repository, revision: cp.revision, contextDigest, changeVersion: cp.version };
-  installRequirement(store, dir, EVIDENCE_STEPS);
+  installRequirement(store, dir, EVIDENCE_STEPS, defaultFiles(), target);
   const key = loadSigningKey(createSigningKey(join(dir, 'state')).key_file);
   const { enrollment, profileId } = enrollAndInstall(store, key);
   const grant = makeGrant(dataDir, dir, ALICE);
@@ -82,17 +96,25 @@ export async function makeStopWorld(t: TestContext): Promise<StopWorld> {
     profileId: PROFILE,
     nativeRepository: init.repository,
     dataDir,
-    target: 'main',
-    requirementDigest: showRequirement(dataDir, { target: 'main' }).requirement_digest,
+    target,
+    requirementDigest: showRequirement(dataDir, { target }).requirement_digest,
   };
   const hub: HubStore = { dir, store, profile, config: { host: '127.0.0.1', port: 0, profiles: [profile] } };
   const running = await startTestHub(t, hub);
-  return { dir, workspace, dataDir, ev, hub, url: running.url, log: running.log, close: () => running.close() };
+  return { dir, workspace, dataDir, ev, hub, target, url: running.url, log: running.log, close: () => running.close() };
 }
 
 /** Claim unit and import a signed passing transfer: the import writes the receipt, the subject qualifies. */
 export function qualifyWorld(world: StopWorld): void {
-  importEnvelope(world.ev, envelopeOf(world.ev.key, transferParts(claim(world.ev))));
+  importEnvelope(world.ev, envelopeOf(world.ev.key, transferParts(world.target === 'main' ? claim(world.ev) : claimFor(world))));
+}
+
+/** A real collector claim (the core of `agent-task claim`) against the world's target. */
+function claimFor(world: StopWorld): CollectorDescriptor {
+  const { ev } = world;
+  const out = join(ev.dir, `descriptor-${world.target}-${Date.now()}.json`);
+  claimToFile({ dataDir: ev.store.dataDir, tokenFile: ev.tokenFile, profileId: ev.profileId, change: CHANGE_ID, context: ev.store.contextDigest, leaseMs: 3_600_000n, out, target: world.target });
+  return validateCollectorDescriptor(JSON.parse(readFileSync(out, 'utf8')) as JsonObject);
 }
 
 /** The hook's input for the world (endpoint overridable: a fake or stopped server). */

@@ -16,7 +16,7 @@ import { openAuthority } from '../../src/native/store.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import { bumpPolicy } from '../tasks/fixture.js';
 import { CHANGE_ID, RECIPE_PATH } from '../tasks/fixture.js';
-import { blockOf, makeStopWorld, qualifyWorld, runHook, startInFlightProxy } from './task-stop-fixture.js';
+import { blockOf, claudePayload, makeStopWorld, qualifyWorld, runHook, startInFlightProxy } from './task-stop-fixture.js';
 
 test('a qualified, current subject at the clean workspace base passes: Claude Code prints nothing, Codex prints {}', async (t) => {
   const world = await makeStopWorld(t);
@@ -115,4 +115,17 @@ test('a Change not checkpointed yet blocks with next checkpoint: workspace_not_c
   checkpointWorkspace({ change: 'fresh-change', workspace: world.workspace, dataDir: world.dataDir });
   assert.deepEqual(blockOf(await runHook(world, { input: { change: 'fresh-change' } })).json, expected('subject_missing'));
   assert.equal(world.log.length, 0, 'the hub was not asked for a subject that does not exist');
+});
+
+test('a hub profile pinned to target release: the hook reads release\'s requirement with --target release and passes once qualified (issue #25 item 14)', async (t) => {
+  const world = await makeStopWorld(t, { target: 'release' });
+  assert.equal(world.hub.profile.target, 'release');
+  const pending = blockOf(await runHook(world, { input: { target: 'release' } }));
+  assert.equal(pending.json.next.operation, 'collector_claim', 'the hub was asked about the subject of release\'s requirement');
+  assert.deepEqual(pending.json.failures, [{ task_id: pending.json.next.task_id, code: 'task_pending' }]);
+  qualifyWorld(world);
+  assert.deepEqual(await runHook(world, { input: { target: 'release' }, payload: claudePayload('s-release') }), { stdout: '', stderr: '', exitCode: 0 });
+  // The default target is main, which has no requirement here: the local subject cannot be read.
+  const main = blockOf(await runHook(world, { payload: claudePayload('s-main') }));
+  assert.deepEqual(main.json.failures, [{ task_id: 'stop_hook', code: 'local_store_unavailable' }]);
 });

@@ -107,7 +107,7 @@ export const DEFAULT_STEPS: readonly StepSpec[] = [
 ];
 
 /** Install the requirement for target main (definition bound to the store's current subject). */
-export function installRequirement(store: TaskStore, dir: string, steps: readonly StepSpec[] = DEFAULT_STEPS, files: Record<string, string | Buffer> = defaultFiles()): void {
+export function installRequirement(store: TaskStore, dir: string, steps: readonly StepSpec[] = DEFAULT_STEPS, files: Record<string, string | Buffer> = defaultFiles(), target = 'main'): void {
   const definition = {
     version: 1,
     name: 'checks',
@@ -127,7 +127,7 @@ export function installRequirement(store: TaskStore, dir: string, steps: readonl
   };
   const file = join(dir, `requirement-${Date.now()}-${Math.random().toString(16).slice(2)}.json`);
   writeFileSync(file, JSON.stringify(definition));
-  installRequirementFile(store.dataDir, { target: 'main', file });
+  installRequirementFile(store.dataDir, { target, file });
 }
 
 let epochCache = new WeakMap<TaskStore, bigint>();
