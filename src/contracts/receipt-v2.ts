@@ -4,8 +4,10 @@
  * docs/wire.md "Receipt v2"): the authority's record that the compiled workflow graph of one exact
  * subject completed, one row per plan step in plan order. An imported collector task's row
  * names its attempt, fence, transfer (plain SHA-256 of the whole envelope), collector profile,
- * registration and origin; a native source_paths task's row names its recomputed result
- * digest; any other row (an omitted optional step, a step of another kind) names neither.
+ * registration and origin, whatever its outcome (an optional one that did not pass is an
+ * omission that still names its transfer); a passed native source_paths task's row names its
+ * recomputed result digest; any other row (an omitted optional step without a transfer, a step
+ * of another kind) names neither.
  * Digest domain `agentscm.workflow-receipt.v2`. Pure: shape, strict decoding, canonical bytes.
  */
 import { ORIGIN_SCHEMA, AUTHORITY_ID_SCHEMA, originToJson } from './collector-descriptor.js';
@@ -33,6 +35,21 @@ export type ReceiptState = (typeof RECEIPT_STATES)[number];
  */
 export const RECEIPT_TASK_OUTCOMES = ['passed', 'failed', 'unavailable', 'uncertain', 'skipped'] as const;
 export type ReceiptTaskOutcome = (typeof RECEIPT_TASK_OUTCOMES)[number];
+
+/** The outcomes of a collector row: a transfer was imported, so the step was not skipped. */
+const COLLECTOR_ROW_OUTCOMES: readonly ReceiptTaskOutcome[] = ['passed', 'failed', 'unavailable', 'uncertain'];
+
+/**
+ * The receipt outcome of an imported record's outcome: a command record's own (`passed`,
+ * `failed`, `unavailable`, `uncertain`), and a review record's `incomplete` as `failed` (as a
+ * server-executed review step that did not pass ends `failed`). The authority writing a row and
+ * the offline verifier comparing a signed record with it both map through this one function.
+ */
+export function receiptOutcomeOf(recordOutcome: string): ReceiptTaskOutcome {
+  if (recordOutcome === 'incomplete') return 'failed';
+  if ((COLLECTOR_ROW_OUTCOMES as readonly string[]).includes(recordOutcome)) return recordOutcome as ReceiptTaskOutcome;
+  throw new AgentscmError('RECEIPT_INVALID', `an imported record has outcome ${recordOutcome}, which no receipt row can name`, { hint: 'a record outcome is passed, failed, incomplete, unavailable or uncertain' });
+}
 
 export interface ReceiptSubject {
   readonly change_id: string;
@@ -168,8 +185,8 @@ function invalid(message: string, pointer: string, hint: string): never {
 }
 
 /**
- * The rules beyond the schema: each row is plain, a complete collector row or a source_paths
- * row, with evidence only for a passed task; task and step ids are unique; `completed` means
+ * The rules beyond the schema: each row is plain, a complete collector row (any outcome but
+ * skipped) or a source_paths row (passed only); task and step ids are unique; `completed` means
  * every task passed, `completed_with_omissions` that every required task passed and at least
  * one optional task did not.
  */
@@ -188,8 +205,11 @@ export function checkReceipt(receipt: WorkflowReceiptV2): WorkflowReceiptV2 {
     if (present.length > 0 && fields.result_digest !== undefined) {
       invalid('a row names both collector evidence and result_digest', at, 'a collector row and a source_paths row are different rows');
     }
-    if (receiptTaskKind(task) !== 'plain' && task.outcome !== 'passed') {
-      invalid(`a row with evidence has outcome ${task.outcome}`, at, 'only a passed task names its transfer or result digest');
+    if (receiptTaskKind(task) === 'source_paths' && task.outcome !== 'passed') {
+      invalid(`a row with a result_digest has outcome ${task.outcome}`, at, 'only a passed source_paths task names its result digest');
+    }
+    if (receiptTaskKind(task) === 'collector' && !COLLECTOR_ROW_OUTCOMES.includes(task.outcome)) {
+      invalid(`a row with a transfer has outcome ${task.outcome}`, at, 'a collector row is passed, failed, unavailable or uncertain: its transfer was imported, so the step was not skipped');
     }
     if (taskIds.has(task.task_id)) invalid(`task ${task.task_id} is listed twice`, `${at}/task_id`, 'list each task of the plan once');
     if (stepIds.has(task.step_id)) invalid(`step ${task.step_id} is listed twice`, `${at}/step_id`, 'one row per plan step');

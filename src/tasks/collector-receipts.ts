@@ -13,7 +13,7 @@
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
-import { MAX_RECEIPT_TASKS, checkReceipt, encodeReceiptV2, receiptV2Digest } from '../contracts/receipt-v2.js';
+import { MAX_RECEIPT_TASKS, checkReceipt, encodeReceiptV2, receiptOutcomeOf, receiptV2Digest } from '../contracts/receipt-v2.js';
 import type { ReceiptTask, WorkflowReceiptV2 } from '../contracts/receipt-v2.js';
 import type { CollectorFinalizeRequest } from '../contracts/collector-requests.js';
 import { collectorFinalizeRequestDecoder } from '../contracts/collector-requests.js';
@@ -97,23 +97,27 @@ export function buildReceipt(auth: Authority, journal: Journal, derived: Derived
         if (isAgentscmError(error) && error.code === 'GRANT_NOT_LIVE') return { incomplete: `the originating grant ${claim.origin.grant_id} of task ${entry.task.task_id}'s transfer is no longer live` };
         throw error;
       }
+      // The executor registration the transfer was signed under is rechecked here too, inside
+      // the receipt's own transaction (the import checked it in an earlier one): revoked or
+      // superseded by a re-enrollment since, no receipt names its transfer.
+      const d = claim.descriptor;
+      const registration = getRegistration(auth, d.executor.registration_id);
+      if (!registration.current || registration.registration_epoch !== d.executor.registration_epoch || registration.verification_key_id !== d.executor.verification_key_id) {
+        return { incomplete: `the registration ${registration.registration_id} (epoch ${d.executor.registration_epoch}) of task ${entry.task.task_id}'s transfer is no longer current` };
+      }
       if (verify) {
-        // Current authorization: the registration must still be current, and the retained bytes
-        // must still verify under its key (read one transfer at a time, length checked first).
-        const registration = getRegistration(auth, claim.descriptor.executor.registration_id);
-        if (!registration.current) return { incomplete: `the registration ${registration.registration_id} of task ${entry.task.task_id}'s transfer is no longer current` };
+        // The retained bytes must still verify under the registration's key (read one transfer
+        // at a time, length checked first).
         const envelope = readTransferEnvelope(readRetainedEnvelope(journal, transfer));
         checkTransferSignature(envelope, hexToBytes(registration.public_key));
       }
       imported++;
-      if (transfer.outcome !== 'passed') {
-        rows.push({ ...base, outcome: transfer.outcome });
-        continue;
-      }
-      const d = claim.descriptor;
+      // Every imported task's row names its transfer, whatever its outcome (spec: "The resulting
+      // v2 receipt names every transfer"): an optional task that did not pass is an omission
+      // that still says which signed record made it one.
       rows.push({
         ...base,
-        outcome: 'passed',
+        outcome: receiptOutcomeOf(transfer.outcome),
         attempt_id: d.attempt.attempt_id,
         attempt_digest: d.attempt.attempt_digest,
         fence: d.attempt.fence,

@@ -4,7 +4,8 @@
  * no store, no network, no clock — so `agentscm receipt verify`, the hub or a dashboard call the
  * same function. It proves that the receipt's evidence rows rest on transfers signed (strict
  * Ed25519) by the keys of the registrations in the bundle, that every signed header and record
- * says what the receipt says, and that every imported record passed; it does not prove that a
+ * says what the receipt says, and that every row's outcome is its signed record's (a passed row
+ * rests on a passed record, an omission on the record that made it one); it does not prove that a
  * registration or grant is still current (that is the authority's business when it lands).
  *
  * The checks run in a fixed order and each failure has its own code (docs/errors.md "receipt
@@ -20,7 +21,7 @@ import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
 import { decodeReceiptBundle } from '../contracts/receipt-bundle.js';
 import type { BundleRegistration, ReceiptBundleErrorCode } from '../contracts/receipt-bundle.js';
-import { decodeReceiptV2, encodeReceiptV2, receiptTaskKind, receiptV2ToJson } from '../contracts/receipt-v2.js';
+import { decodeReceiptV2, encodeReceiptV2, receiptOutcomeOf, receiptTaskKind, receiptV2ToJson } from '../contracts/receipt-v2.js';
 import type { ReceiptCollectorEvidence, ReceiptTask, WorkflowReceiptV2 } from '../contracts/receipt-v2.js';
 import type { ReviewRecord } from '../contracts/review-record.js';
 import { decodeReviewRecord, reviewRecordToJson } from '../contracts/review-record.js';
@@ -258,8 +259,10 @@ function checkTransfer(receipt: WorkflowReceiptV2, row: CollectorRow, registrati
   }
   checkHeaderBinding(receipt, row, registration, envelope.header);
   const outcome = transferKindOf(envelope.header.records) === 'review' ? reviewOutcome(receipt, row, envelope) : commandOutcome(receipt, row, envelope);
-  if (outcome !== row.outcome) {
-    fail('RECEIPT_BUNDLE_OUTCOME_MISMATCH', `the signed record of task ${row.task_id} (step "${row.step_id}"${row.required ? ', required' : ''}) has outcome ${outcome}; the receipt says ${row.outcome}`, 'a receipt row with a transfer is a passed collection', {
+  // The row's outcome is the record's, mapped as the authority maps it when it writes the row
+  // (a passed row needs a passed record; an omission names the record that made it one).
+  if (receiptOutcomeOf(outcome) !== row.outcome) {
+    fail('RECEIPT_BUNDLE_OUTCOME_MISMATCH', `the signed record of task ${row.task_id} (step "${row.step_id}"${row.required ? ', required' : ''}) has outcome ${outcome}; the receipt says ${row.outcome}`, "a receipt row with a transfer names its signed record's outcome", {
       ...details,
       record_outcome: outcome,
     });

@@ -14,7 +14,7 @@ import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
 import { U64_MAX, isJsonObject } from '../../src/contracts/json-value.js';
 import type { WorkflowReceiptV2 } from '../../src/contracts/receipt-v2.js';
-import { MAX_RECEIPT_TASKS, decodeReceiptV2, encodeReceiptV2, receiptTaskKind, receiptV2Digest, receiptV2ToJson, validateReceiptV2 } from '../../src/contracts/receipt-v2.js';
+import { MAX_RECEIPT_TASKS, decodeReceiptV2, encodeReceiptV2, receiptOutcomeOf, receiptTaskKind, receiptV2Digest, receiptV2ToJson, validateReceiptV2 } from '../../src/contracts/receipt-v2.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
@@ -105,10 +105,15 @@ test('rules beyond the schema are refused with RECEIPT_INVALID', () => {
     ['collector row without its origin', edited((_v, t) => delete (t[1] as JsonObject).origin)],
     ['collector row without its fence', edited((_v, t) => delete (t[1] as JsonObject).fence)],
     ['collector evidence and result_digest together', edited((_v, t) => ((t[1] as JsonObject).result_digest = '9'.repeat(64)))],
-    ['evidence on a task that did not pass', edited((v, t) => {
+    ['a result_digest on a source_paths task that did not pass', edited((v, t) => {
       v.state = 'completed_with_omissions';
       (t[0] as JsonObject).required = false;
       (t[0] as JsonObject).outcome = 'failed';
+    })],
+    ['a transfer on a skipped task', edited((v, t) => {
+      v.state = 'completed_with_omissions';
+      (t[1] as JsonObject).required = false;
+      (t[1] as JsonObject).outcome = 'skipped';
     })],
     ['a required task that did not pass', edited((v, t) => {
       v.state = 'completed_with_omissions';
@@ -120,6 +125,23 @@ test('rules beyond the schema are refused with RECEIPT_INVALID', () => {
     ['a step listed twice', edited((_v, t) => t.push({ ...(t[0] as JsonObject), task_id: 't-other' }))],
   ];
   for (const [name, value] of cases) assert.equal(decodeCode(value), 'RECEIPT_INVALID', name);
+});
+
+test('an optional collector task that did not pass still names its transfer (the receipt names every transfer)', () => {
+  for (const outcome of ['failed', 'unavailable', 'uncertain']) {
+    const value = edited((v, t) => {
+      v.state = 'completed_with_omissions';
+      (t[1] as JsonObject).required = false;
+      (t[1] as JsonObject).outcome = outcome;
+    });
+    const decoded = decodeReceiptV2(encodeCanonical(value));
+    const row = decoded.tasks[1];
+    assert.ok(row !== undefined && receiptTaskKind(row) === 'collector', outcome);
+    assert.equal(row.outcome, outcome);
+  }
+  // A record's outcome as a row names it: a review's incomplete is a failed step, as in a server run.
+  assert.deepEqual(['passed', 'failed', 'incomplete', 'unavailable', 'uncertain'].map(receiptOutcomeOf), ['passed', 'failed', 'failed', 'unavailable', 'uncertain']);
+  assert.equal(codeOf(() => receiptOutcomeOf('skipped')), 'RECEIPT_INVALID');
 });
 
 test('validate does not modify the value it is given', () => {
