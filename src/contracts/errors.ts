@@ -232,7 +232,7 @@ export const ERROR_CODES = {
   RECEIPT_BUNDLE_RECORD_DIGEST_MISMATCH: { exit: EXIT.FAILED, summary: 'Check record_digest: a record of a bundled envelope does not have the length and SHA-256 its signed header names.' },
   RECEIPT_BUNDLE_REQUEST_MISMATCH: { exit: EXIT.FAILED, summary: "Check request_binding: a signed ExecutionRequest is not the request of the receipt's subject, task and attempt, or not the one its header names (details.field)." },
   RECEIPT_BUNDLE_RECORD_INVALID: { exit: EXIT.FAILED, summary: "Check record_valid: a signed ExecutionRecord fails the import's record checks (attempt, request, outcome flags, output bound, isolation, cleanup, image; details.cause_code)." },
-  RECEIPT_BUNDLE_OUTCOME_MISMATCH: { exit: EXIT.FAILED, summary: "Check record_outcome: a signed record's outcome is not the outcome its receipt row names (a row with a transfer is passed)." },
+  RECEIPT_BUNDLE_OUTCOME_MISMATCH: { exit: EXIT.FAILED, summary: "Check record_outcome: a signed record's outcome is not the outcome its receipt row names (a passed row needs a passed record)." },
 
   // --- collection ---
   COLLECT_DESCRIPTOR_MISMATCH: { exit: EXIT.INVALID, summary: 'A field of the collector descriptor differs from what the authority holds (details.field names it); nothing ran.' },
