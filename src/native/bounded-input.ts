@@ -20,6 +20,15 @@ export interface BoundedInputOptions {
   readonly tooLargeHint?: string;
   /** Whether `-` means stdin (otherwise it is a file named "-"). */
   readonly stdin?: boolean;
+  /**
+   * The input's own framing, checked as its first bytes arrive and before more is read (a file
+   * and stdin alike): `check` is called with exactly the first `at` bytes, then again with the
+   * first N bytes for each N it returns, until it returns undefined. A throw refuses the input
+   * there, so a stream that is not of the expected format is refused after its first bytes
+   * instead of after `limit` of them. At end of input, the checks not reached are skipped: the
+   * parser sees the whole (shorter) input.
+   */
+  readonly head?: { readonly at: number; readonly check: (head: Buffer) => number | undefined };
 }
 
 /** The source that means stdin. */
@@ -30,6 +39,9 @@ export const STDIN_SOURCE = '-';
 const FIRST_WAIT_MS = 1;
 const LONGEST_WAIT_MS = 64;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
+// One read asks for at most this much, so a source that fills any read at once (/dev/zero, a
+// fast pipe) is checked between reads instead of filling the whole bound in one call.
+const READ_CHUNK = 1024 * 1024;
 
 function sleep(ms: number): void {
   Atomics.wait(sleeper, 0, 0, ms);
@@ -74,15 +86,22 @@ function tooLarge(options: BoundedInputOptions, shown: string, size: number | nu
   });
 }
 
-/** Read at most limit + 1 bytes from fd; stops at end of input, sleeps on EAGAIN. */
+/**
+ * Read at most limit + 1 bytes from fd, running the head checks as their lengths are reached;
+ * stops at end of input, sleeps on EAGAIN. The buffer is reserved, not filled: memory is taken
+ * only as bytes arrive.
+ */
 function readAll(fd: number, options: BoundedInputOptions, shown: string): Buffer {
   const buffer = Buffer.allocUnsafe(options.limit + 1);
   let length = 0;
   let wait = FIRST_WAIT_MS;
+  // The next head length to check at (null: none left); a read never crosses it.
+  let checkAt: number | null = options.head === undefined ? null : Math.min(options.head.at, options.limit + 1);
   for (;;) {
     let n: number;
+    const end = Math.min(checkAt ?? buffer.length, length + READ_CHUNK, buffer.length);
     try {
-      n = readSync(fd, buffer, length, buffer.length - length, null);
+      n = readSync(fd, buffer, length, end - length, null);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EAGAIN' || code === 'EWOULDBLOCK') {
@@ -96,6 +115,10 @@ function readAll(fd: number, options: BoundedInputOptions, shown: string): Buffe
     if (n === 0) break;
     wait = FIRST_WAIT_MS;
     length += n;
+    while (checkAt !== null && options.head !== undefined && length >= checkAt && checkAt <= options.limit) {
+      const next = options.head.check(buffer.subarray(0, checkAt));
+      checkAt = next === undefined || next <= checkAt ? null : Math.min(next, options.limit + 1);
+    }
     if (length > options.limit) throw tooLarge(options, shown, null);
   }
   return buffer.subarray(0, length);
