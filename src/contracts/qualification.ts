@@ -35,6 +35,7 @@ export const QUALIFICATION_FAILURE_CODES = [
   'collector_not_passed',
   'dependency_incomplete',
   'prior_subject_unresolved',
+  'profile_changed',
   'receipt_invalid',
   'receipt_missing',
   'result_failed',

@@ -7,7 +7,11 @@
  * review steps through the finite review controller), and pass when the run completed, else
  * block with each failing step, its exit status and a bounded tail of its output, or a failed
  * review's outcome, reasons and first findings. The run ID is derived from the Change version and the plan, so
- * stopping again without an edit reopens the same run instead of running it twice.
+ * stopping again without an edit reopens the same run instead of running it twice. A completed
+ * run passes only once the loop has revalidated it against the Change's current subject and
+ * copied its exact-subject receipt into the authority (spec "Source-bound skill workflows": the
+ * loop "revalidates the graph and copies an exact-subject receipt into native authority";
+ * `recordStopRunReceipt`, one authority transaction that observes the run and writes the row).
  */
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { isJsonObject } from '../contracts/json-value.js';
@@ -18,6 +22,7 @@ import { currentPolicyEpoch } from '../native/policy.js';
 import { getTargetRequirement } from '../native/requirements.js';
 import { createReviewContext } from '../native/review-contexts.js';
 import { openAuthority, readTransaction } from '../native/store.js';
+import { recordStopRunReceipt } from '../tasks/admission.js';
 import { checkpointWorkspace } from '../workspace/checkpoint.js';
 import type { CheckpointResult } from '../workspace/checkpoint.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
@@ -65,8 +70,15 @@ function localBlock(stage: string, error: unknown): StopDecision {
   return { decision: 'block', feedback: { lines, failures: [{ task_id: stage, code: e.code.toLowerCase() }], next_action: LOCAL_NEXT_ACTION, next: { operation: 'checkpoint' } } };
 }
 
+/** The run ID and compiled definition of the subject the checkpoint made, and the review context its command steps bind (null without command steps). */
+interface PreparedRun {
+  readonly runId: string;
+  readonly definitionBytes: Uint8Array;
+  readonly contextDigest: string | null;
+}
+
 /** The context, compiled requirement and run ID of the subject the checkpoint made. */
-function prepareRun(input: ServerStopInput, checkpoint: CheckpointResult): { runId: string; definitionBytes: Uint8Array } {
+function prepareRun(input: ServerStopInput, checkpoint: CheckpointResult): PreparedRun {
   const auth = openAuthority(input.dataDir, { mode: 'write' });
   try {
     const requirement = readTransaction(auth, () => getTargetRequirement(auth, checkpoint.repository, input.target));
@@ -83,7 +95,7 @@ function prepareRun(input: ServerStopInput, checkpoint: CheckpointResult): { run
       }),
     );
     const runId = `stop-${sha256Hex(`agentscm.stop-run.v1\0${checkpoint.repository}\0${checkpoint.change}\0${checkpoint.version}\0${compiled.plan.digest}`).slice(0, 40)}`;
-    return { runId, definitionBytes: compiled.plan.definitionBytes };
+    return { runId, definitionBytes: compiled.plan.definitionBytes, contextDigest };
   } finally {
     auth.close();
   }
@@ -166,7 +178,7 @@ export async function runServerStop(input: ServerStopInput): Promise<StopDecisio
   } catch (error) {
     return localBlock('checkpoint', error);
   }
-  let prepared: { runId: string; definitionBytes: Uint8Array };
+  let prepared: PreparedRun;
   try {
     prepared = prepareRun(input, checkpoint);
   } catch (error) {
@@ -189,6 +201,32 @@ export async function runServerStop(input: ServerStopInput): Promise<StopDecisio
   } catch (error) {
     return localBlock('run', error);
   }
-  if (report.waiting === null && (report.state === 'completed' || report.state === 'completed_with_omissions')) return { decision: 'pass' };
-  return { decision: 'block', feedback: runFeedback(input.dataDir, report) };
+  if (report.waiting !== null || (report.state !== 'completed' && report.state !== 'completed_with_omissions')) return { decision: 'block', feedback: runFeedback(input.dataDir, report) };
+  // A requirement without command steps binds no review context, so there is no exact subject
+  // to approve and no receipt to copy: the completed run is the answer.
+  if (prepared.contextDigest === null) return { decision: 'pass' };
+  try {
+    const recorded = recordStopRunReceipt({ dataDir: input.dataDir, repository: checkpoint.repository, target: input.target, change: checkpoint.change, contextDigest: prepared.contextDigest, runId: prepared.runId });
+    if (recorded !== null) {
+      input.onProgress?.(`receipt ${recorded.row.receipt_digest} of run ${prepared.runId} ${recorded.created ? 'recorded' : 'already recorded'} in the authority`);
+      return { decision: 'pass' };
+    }
+  } catch (error) {
+    return localBlock('receipt', error);
+  }
+  return { decision: 'block', feedback: noReceiptFeedback(input.dataDir, report) };
+}
+
+/**
+ * Block feedback for a run that completed but gives the exact subject no receipt (admission's
+ * server-executed check refuses it): most often an optional command step that did not pass —
+ * an optional flag never waives a command its context requires (docs/admission.md).
+ */
+function noReceiptFeedback(dataDir: string, report: AdvanceReport): StopFeedback {
+  const feedback = runFeedback(dataDir, report);
+  return {
+    ...feedback,
+    lines: [...feedback.lines, 'the completed run gives no receipt for the exact subject: every command step (optional or not) must pass, and every required step must succeed again now'],
+    failures: [...feedback.failures, { task_id: 'receipt', code: 'receipt_not_written' }],
+  };
 }

@@ -4,17 +4,13 @@
  *
  * `admitSubject` is admission's one check, run inside the caller's authority transaction with
  * one journal read snapshot inside it: the subject is derived from the authority and must be
- * current (Change version and revision, context, policy epoch, target, installed requirement);
- * the evidence check is qualification's own (`qualifyDerived`: every task's state, the live
+ * current (Change version and revision, context, policy epoch, target, installed requirement),
+ * then `decideSubject` (src/tasks/admission-decision.ts) — the one decision `qualification`
+ * answers from too — admits it with a receipt or gives the refusal: the task evidence, the live
  * origin grant and current executor registration of every imported task, the retained receipt
- * rebuilt from the retained signed transfers with each signature verified again). Admission
- * adds what qualification leaves to it: every imported task's collector profile must still be
- * the current profile of its step, and every command step bound to the subject's command/v1
- * context needs an exact successful command — optional or not. A subject without a qualifying
- * imported receipt may land on the server-executed path instead (spec "Source-bound skill
- * workflows": a completed run of the exact compiled plan, its command attempts passed and their
- * retained records intact, every required review step a passed review record, source paths
- * recomputed now).
+ * rebuilt from the retained signed transfers with each signature verified again, every command
+ * step's exact successful command (optional or not), every imported task's current collector
+ * profile, or a completed server-executed run of the exact compiled plan.
  *
  * Approval runs it in the authority's writer transaction and records the approval of the
  * subject and the receipt. Landing runs it under BEGIN IMMEDIATE on authority.sqlite (the
@@ -22,45 +18,38 @@
  * target to be at the base the Change's revision descends from, and moves the target and
  * records the landing in the same transaction.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
-import { reviewBudgetsToJson } from '../contracts/review-policy.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { QualificationAnswer, QualificationNext } from '../contracts/qualification.js';
 import type { AgentRef } from '../contracts/task-common.js';
-import { sha256Hex } from '../crypto/sha256.js';
 import { findApproval, latestApproval, recordApproval } from '../native/approvals.js';
 import type { Approval, ApprovalSubject, ReceiptKind } from '../native/approvals.js';
 import { getChange } from '../native/changes.js';
-import { listProfilesOfRegistration, requireCurrentCollectorProfile } from '../native/collector-profiles.js';
 import { isAncestor, recordLanding } from '../native/landings.js';
 import type { Landing } from '../native/landings.js';
 import { resolveRepository } from '../native/repositories.js';
-import { findReviewContext, resolveContextRef } from '../native/review-contexts.js';
-import { u64ToSql } from '../native/sqlite.js';
+import { resolveContextRef } from '../native/review-contexts.js';
 import { openAuthority, writeTransaction } from '../native/store.js';
 import type { Authority } from '../native/store.js';
 import { getTarget } from '../native/targets.js';
+import { recordServerRunReceipt } from '../native/server-run-receipts.js';
+import type { ServerRunReceiptRow } from '../native/server-run-receipts.js';
 import { pauseAtTestPoint } from '../native/test-pause.js';
-import { findCommandAttemptForStep } from '../workflows/command-attempts.js';
 import type { Journal } from '../workflows/journal.js';
-import { findRun, journalStatement, listSteps } from '../workflows/journal.js';
-import type { StepRecord } from '../workflows/journal.js';
-import { stepResultValue } from '../workflows/run-model.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import { findCollectorAttempt } from './collector-attempts.js';
-import { findTransferOfTask } from './collector-transfers.js';
+import { completedRunReceipt, decideSubject } from './admission-decision.js';
 import { trustedLocalGuard } from './context.js';
 import type { DerivedSubject } from './derive.js';
 import { deriveSubject } from './derive.js';
-import { qualifyDerived } from './qualification.js';
 import { soleCurrentContext } from './qualification-local.js';
 import { readJournal } from './transition.js';
 
 /** Test pause point (src/native/test-pause.ts): holding the writer lock, the target moved and the landing recorded, before the commit. */
 export const LAND_PAUSE_POINT = 'admission:land-before-commit';
+/** Test pause point: holding the writer lock, the completed run observed and its receipt written, before the commit. */
+export const SERVER_RUN_RECEIPT_PAUSE_POINT = 'admission:server-run-receipt-before-commit';
 
 /** The operator of the local data directory: the CLI runs in-process against it, as `agentscm qualification` does. */
 const OPERATOR: AgentRef = { owner_id: 'operator', agent_id: 'local' };
+/** The workflow task profile the server-executed path derives its subject with (its receipt names no task id, so any profile gives the same receipt). */
+const SERVER_RUN_PROFILE = 'default';
 /** Who approved or landed, as recorded. */
 const OPERATOR_NAME = `${OPERATOR.owner_id}/${OPERATOR.agent_id}`;
 
@@ -100,189 +89,6 @@ function deriveCurrent(auth: Authority, selection: AdmissionSelection, contextDi
   }
 }
 
-/** The step to take for a qualification `next`, in words (the answer itself stays data). */
-function nextStepOf(next: QualificationNext, change: string): string {
-  switch (next.operation) {
-    case 'collector_claim':
-      return `claim and collect task ${next.task_id} (\`agentscm agent-task claim\`, \`agentscm agent-task collect\`), then approve again`;
-    case 'reconcile':
-      return `reconcile task ${next.task_id} (agent-task operation reconcile), then collect and approve again`;
-    case 'collector_finalize':
-      return 'write the missing receipt with the agent-task operation collector_finalize, then approve again';
-    case 'checkpoint':
-      return `checkpoint Change ${change} again and collect the new subject`;
-    case 'none':
-      return `see \`agentscm qualification --change ${change}\`; a failed step needs a fix and a new checkpoint`;
-  }
-}
-
-function notQualified(answer: QualificationAnswer, change: string): AgentscmError {
-  const failures = answer.failures.map((failure) => `${failure.code} (task ${failure.task_id})`);
-  if (answer.failures.some((failure) => failure.code === 'authorization_changed')) {
-    return new AgentscmError('ADMISSION_AUTHORIZATION_CHANGED', `Change ${change} at revision ${answer.revision} no longer passes the live origin and executor checks: ${failures.join(', ')}`, {
-      hint: 'an origin grant or executor registration was revoked, rotated or re-enrolled after the receipt; checkpoint a new version and collect it under current authorization',
-      details: { failures: answer.failures.map((failure) => ({ ...failure })) },
-    });
-  }
-  return new AgentscmError('ADMISSION_NOT_QUALIFIED', `Change ${change} at revision ${answer.revision} does not qualify: ${failures.length === 0 ? 'no receipt' : failures.join(', ')}`, {
-    hint: nextStepOf(answer.next, change),
-    details: { failures: answer.failures.map((failure) => ({ ...failure })), next: { ...answer.next } },
-  });
-}
-
-/**
- * Every command step is bound to the subject's command/v1 context (the plan compiler checks the
- * binding), so each needs an exact successful command whatever its `required` flag says: the
- * optional flag lets a receipt record the step as an omission, never waive the command.
- */
-function requireCommands(derived: DerivedSubject, succeeded: (stepId: string) => boolean): void {
-  for (const entry of derived.tasks) {
-    if (entry.step.action.kind !== 'command' || succeeded(entry.step.id)) continue;
-    throw new AgentscmError('ADMISSION_COMMAND_REQUIRED', `command step "${entry.step.id}"${entry.step.required ? '' : ' (optional in the graph)'} of Change ${derived.base.change_id} has no exact successful command for its command/v1 context`, {
-      hint: 'an optional flag cannot waive a command its context requires: fix the cause, checkpoint a new version and collect every command step',
-      details: { task_id: entry.task.task_id, step_id: entry.step.id },
-    });
-  }
-}
-
-function profileChanged(message: string, taskId: string): AgentscmError {
-  return new AgentscmError('ADMISSION_PROFILE_CHANGED', message, {
-    hint: 'the evidence was collected under a profile that is no longer current; checkpoint a new version and collect it with the current profile',
-    details: { task_id: taskId },
-  });
-}
-
-/**
- * Each imported task's collector profile is still installed, its registration current, it is
- * the newest profile of that registration (a newer one replaced it), and its recipe is the
- * context's recipe with the context's toolchain and environment.
- */
-function requireCurrentProfiles(auth: Authority, journal: Journal, derived: DerivedSubject): void {
-  const context = findReviewContext(auth, derived.base.repository, derived.base.context_digest)?.context;
-  for (const entry of derived.tasks) {
-    const action = entry.step.action;
-    if (action.kind !== 'command' && action.kind !== 'review') continue;
-    const taskId = entry.task.task_id;
-    const transfer = findTransferOfTask(journal, taskId);
-    const claim = transfer === null ? null : findCollectorAttempt(journal, transfer.attempt_id);
-    if (claim === null) continue;
-    const profileId = claim.descriptor.collector_profile_id;
-    let registrationId: string;
-    try {
-      const current = requireCurrentCollectorProfile(auth, profileId);
-      registrationId = current.registration.registration_id;
-      const profile = current.installed.profile;
-      if (profile.kind === 'finite_review') {
-        // A review profile pins what the step's plan action binds (fixture bases never decode).
-        const fits = action.kind === 'review' && profile.policy_sha256 === action.policy_sha256 && encodeCanonical(profile.coverage as string[]).equals(encodeCanonical(action.coverage as string[])) && encodeCanonical(reviewBudgetsToJson(profile.budgets)).equals(encodeCanonical(reviewBudgetsToJson(action.budgets)));
-        if (!fits) throw profileChanged(`finite-review profile ${profileId} of task ${taskId} does not pin the policy, coverage and budgets of the step's review`, taskId);
-      } else if (context === undefined || profile.recipe_digest !== context.recipe_digest || profile.recipe.toolchain !== context.toolchain || profile.recipe.environment !== context.environment) {
-        throw profileChanged(`collector profile ${profileId} of task ${taskId} does not pin the recipe, toolchain and environment of the subject's context`, taskId);
-      }
-    } catch (error) {
-      if (error instanceof AgentscmError && (error.code === 'COLLECTOR_PROFILE_NOT_FOUND' || error.code === 'REGISTRATION_NOT_CURRENT')) {
-        throw profileChanged(`collector profile ${profileId} of task ${taskId} is no longer current: ${error.message}`, taskId);
-      }
-      throw error;
-    }
-    const newest = listProfilesOfRegistration(auth, registrationId).at(-1);
-    if (newest !== undefined && newest.collector_profile_id !== profileId) {
-      throw profileChanged(`collector profile ${profileId} of task ${taskId} was replaced by profile ${newest.collector_profile_id} for step "${entry.step.id}"`, taskId);
-    }
-  }
-}
-
-/** Domain of a server-executed run's receipt digest (docs/admission.md "The server-executed path"). */
-const SERVER_RUN_RECEIPT_DOMAIN = 'agentscm.server-run-receipt.v1';
-
-/**
- * The receipt of a completed server-executed run of the subject's exact compiled plan, or null:
- * every required step and every command step succeeded, each command step's newest attempt
- * passed and its retained record still has its digest, and the source paths and capabilities
- * recomputed now (the qualification answer's states) hold.
- */
-function serverRunReceipt(journal: Journal, derived: DerivedSubject, answer: QualificationAnswer, runId: string): string | null {
-  const run = findRun(journal, runId);
-  if (run === null || run.halted_reason !== null) return null;
-  const steps = listSteps(journal, runId);
-  const rows: { step_id: string; state: string; result_sha256: string | null; attempt_id: string | null; record_digest: string | null }[] = [];
-  for (const entry of derived.tasks) {
-    const step = steps.find((s) => s.step_id === entry.step.id);
-    if (step === undefined) return null;
-    const kind = entry.step.action.kind;
-    if (kind === 'review') {
-      // A review counts only as a passed record; the receipt names its record digest.
-      const digest = passedReviewDigest(step);
-      if (digest === null && entry.step.required) return null;
-      rows.push({ step_id: step.step_id, state: step.state, result_sha256: step.result_sha256, attempt_id: null, record_digest: digest });
-      continue;
-    }
-    if (kind === 'command') {
-      if (step.state !== 'succeeded') return null;
-      const attempt = findCommandAttemptForStep(journal.db, runId, step.step_id);
-      if (attempt?.state !== 'succeeded' || attempt.outcome !== 'passed' || attempt.record_json === null || attempt.record_digest !== sha256Hex(attempt.record_json)) return null;
-      rows.push({ step_id: step.step_id, state: step.state, result_sha256: step.result_sha256, attempt_id: attempt.attempt_id, record_digest: attempt.record_digest });
-      continue;
-    }
-    const now = answer.tasks.find((task) => task.task_id === entry.task.task_id)?.state;
-    if (entry.step.required && (step.state !== 'succeeded' || now !== 'succeeded')) return null;
-    rows.push({ step_id: step.step_id, state: step.state, result_sha256: step.result_sha256, attempt_id: null, record_digest: null });
-  }
-  return sha256Hex(encodeCanonical([SERVER_RUN_RECEIPT_DOMAIN, { run_id: run.run_id, plan_digest: run.plan_digest, definition_sha256: run.definition_sha256, steps: rows }]));
-}
-
-/**
- * The review record digest of a review step that passed in a run, or null: the step succeeded,
- * its retained result still has its digest, and it names a `passed` review and its record.
- */
-function passedReviewDigest(step: StepRecord): string | null {
-  if (step.state !== 'succeeded' || step.result === null || step.result_sha256 !== sha256Hex(step.result)) return null;
-  const result = stepResultValue(step);
-  if (!isJsonObject(result) || result.outcome !== 'passed' || typeof result.record_digest !== 'string') return null;
-  return result.record_digest;
-}
-
-/**
- * The first required review step with no passed review in any retained run of the subject's
- * exact plan, or null (docs/admission.md "Review at landing").
- */
-function missingReview(journal: Journal | null, derived: DerivedSubject): DerivedSubject['tasks'][number] | null {
-  const reviews = derived.tasks.filter((entry) => entry.step.action.kind === 'review' && entry.step.required);
-  if (reviews.length === 0) return null;
-  if (journal === null) return reviews[0] ?? null;
-  const b = derived.base;
-  const runs = journalStatement(journal, 'SELECT run_id FROM workflow_runs WHERE plan_digest = ? AND repository = ? AND revision = ? AND policy_epoch = ? ORDER BY updated_at_ms DESC, run_id LIMIT 8').all(
-    b.plan_digest,
-    b.repository,
-    b.revision,
-    u64ToSql(b.policy_epoch),
-  ) as { run_id: string }[];
-  const stepsOf = runs.map(({ run_id }) => listSteps(journal, run_id));
-  return reviews.find((entry) => !stepsOf.some((steps) => steps.some((s) => s.step_id === entry.step.id && passedReviewDigest(s) !== null))) ?? null;
-}
-
-function reviewRequired(derived: DerivedSubject, entry: DerivedSubject['tasks'][number]): AgentscmError {
-  const change = derived.base.change_id;
-  return new AgentscmError('ADMISSION_REVIEW_REQUIRED', `review step "${entry.step.id}" of Change ${change} at revision ${derived.base.revision} has no passed review record: no imported review transfer qualifies it and no completed server-executed run of its plan passed it`, {
-    hint: 'collect the review task with a finite-review collector (`agentscm agent-task claim --profile` then `agent-task collect`), or run the requirement with the review flags (`agentscm skill-workflow stop` or `run`, docs/review.md); a failed, incomplete or uncertain review needs a fix and a new checkpoint',
-    details: { task_id: entry.task.task_id, step_id: entry.step.id },
-  });
-}
-
-/** The newest completed server-executed run of the subject that gives a receipt, or null. */
-function serverRunEvidence(journal: Journal, derived: DerivedSubject, answer: QualificationAnswer): { run_id: string; receipt_digest: string } | null {
-  const b = derived.base;
-  const runs = journalStatement(
-    journal,
-    "SELECT run_id FROM workflow_runs WHERE plan_digest = ? AND repository = ? AND revision = ? AND policy_epoch = ? AND state IN ('completed', 'completed_with_omissions') ORDER BY updated_at_ms DESC, run_id LIMIT 8",
-  ).all(b.plan_digest, b.repository, b.revision, u64ToSql(b.policy_epoch)) as { run_id: string }[];
-  for (const { run_id } of runs) {
-    const digest = serverRunReceipt(journal, derived, answer, run_id);
-    if (digest !== null) return { run_id, receipt_digest: digest };
-  }
-  return null;
-}
-
 /**
  * Admission's checks for the subject of `contextDigest`, in the caller's authority transaction
  * and one journal snapshot inside it (docs/admission.md "What is rechecked, and why"). Returns the
@@ -290,20 +96,9 @@ function serverRunEvidence(journal: Journal, derived: DerivedSubject, answer: Qu
  */
 export function admitSubject(auth: Authority, journal: Journal | null, selection: AdmissionSelection, contextDigest: string, nowMs: number): Admitted {
   const derived = deriveCurrent(auth, selection, contextDigest);
-  const answer = qualifyDerived(auth, journal, derived, nowMs);
-  if (answer.qualified && answer.receipt_digest !== null && journal !== null) {
-    requireCommands(derived, (stepId) => answer.tasks.find((task) => task.step_id === stepId)?.state === 'succeeded');
-    requireCurrentProfiles(auth, journal, derived);
-    return { derived, receipt_kind: 'imported', receipt_digest: answer.receipt_digest, run_id: null };
-  }
-  // A revoked origin or executor refuses the subject whatever else might admit it.
-  if (journal !== null && !answer.failures.some((failure) => failure.code === 'authorization_changed')) {
-    const run = serverRunEvidence(journal, derived, answer);
-    if (run !== null) return { derived, receipt_kind: 'server_run', receipt_digest: run.receipt_digest, run_id: run.run_id };
-  }
-  const review = missingReview(journal, derived);
-  if (review !== null) throw reviewRequired(derived, review);
-  throw notQualified(answer, selection.change);
+  const decision = decideSubject(auth, journal, derived, nowMs, 'signature');
+  if (decision.refusal !== null) throw decision.refusal;
+  return { derived, ...decision.admitted };
 }
 
 /** The approval subject of an admitted subject. */
@@ -421,5 +216,55 @@ export function landChange(input: AdmissionSelection): LandResult {
     const landing = recordLanding(auth, approval, target.revision, OPERATOR_NAME, input.nowMs ?? Date.now());
     pauseAtTestPoint(LAND_PAUSE_POINT);
     return { landing, approval };
+  });
+}
+
+export interface ServerRunReceiptInput {
+  readonly dataDir: string;
+  readonly repository: string;
+  readonly target: string;
+  readonly change: string;
+  /** The review context the run's command steps are bound to. */
+  readonly contextDigest: string;
+  readonly runId: string;
+  readonly nowMs?: number | undefined;
+}
+
+/**
+ * The server-executed Stop loop's receipt (spec "Source-bound skill workflows": the loop
+ * "revalidates the graph and copies an exact-subject receipt into native authority"): in one
+ * authority writer transaction, with one journal read snapshot inside it, derive the Change's
+ * current subject (ADMISSION_SUBJECT_STALE when the context is no longer current), observe that
+ * the run completed for exactly that subject's compiled plan and gives a receipt (admission's
+ * server-executed check, `completedRunReceipt`), and write the receipt row. The observation and
+ * the row commit together: a process killed before the commit leaves neither. Null when the run
+ * gives no receipt (nothing is written).
+ */
+export function recordStopRunReceipt(input: ServerRunReceiptInput): { readonly row: ServerRunReceiptRow; readonly created: boolean } | null {
+  const nowMs = input.nowMs ?? Date.now();
+  return withWriter(input.dataDir, (auth) => {
+    const selection: AdmissionSelection = { dataDir: input.dataDir, repository: input.repository, profile: SERVER_RUN_PROFILE, target: input.target, change: input.change, nowMs };
+    const derived = deriveCurrent(auth, selection, input.contextDigest);
+    const receipt = withJournal(selection, (journal) => (journal === null ? null : completedRunReceipt(auth, journal, derived, input.runId, nowMs)));
+    if (receipt === null) return null;
+    const b = derived.base;
+    const recorded = recordServerRunReceipt(auth, {
+      receipt_digest: receipt.receipt_digest,
+      repository: b.repository,
+      change_id: b.change_id,
+      change_version: b.change_version,
+      revision: b.revision,
+      context_digest: b.context_digest,
+      policy_epoch: b.policy_epoch,
+      target: b.target,
+      requirement_digest: b.requirement_digest,
+      plan_digest: b.plan_digest,
+      run_id: receipt.run_id,
+      state: receipt.state,
+      receipt: receipt.receipt,
+      recorded_at_ms: nowMs,
+    });
+    pauseAtTestPoint(SERVER_RUN_RECEIPT_PAUSE_POINT);
+    return recorded;
   });
 }

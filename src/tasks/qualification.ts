@@ -3,211 +3,36 @@
  * docs/qualification.md): whether the exact subject `next` would work on qualifies now. Read-only
  * — it never finalizes, writes a receipt or changes a task — and advisory, since landing rechecks.
  * Subject currency and evidence come from one read snapshot (one authority read transaction with
- * one journal read transaction inside it): the subject is derived and checked current, every
- * task's state and failure is read, every imported task's live origin grant and executor
- * registration are checked, and the retained receipt is rebuilt from the retained transfers
- * (source_paths recomputed from the immutable revision) and must equal the stored bytes and
- * digest. Each retained envelope is checked against its stored length and SHA-256, which the
- * receipt names; its signature was verified strictly at import, and admission verifies it again
- * before approving or landing (`qualifyDerived` with `'signature'`), so the advisory answer
- * skips that re-verification (docs/qualification.md "Evidence: what is re-read").
+ * one journal read transaction inside it): the subject is derived and checked current, then
+ * admission's own decision (`decideSubject`, src/tasks/admission-decision.ts) answers — every
+ * task's state and failure, the live origin grant and executor registration of every imported
+ * task, the retained receipt rebuilt from the retained transfers, the command and profile checks,
+ * and the server-executed path — so that qualification and approval never disagree. Each
+ * retained envelope is checked against its stored length and SHA-256, which the receipt names;
+ * its signature was verified strictly at import, and admission verifies it again before
+ * approving or landing (`'signature'`), so the advisory answer skips that re-verification
+ * (docs/qualification.md "Evidence: what is re-read").
  */
-import { AgentscmError, ERROR_CODES, EXIT } from '../contracts/errors.js';
+import { AgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
-import type { QualificationAnswer, QualificationFailure, QualificationFailureCode, QualificationNext, QualificationTask, QualificationTaskState } from '../contracts/qualification.js';
-import { MAX_QUALIFICATION_FAILURES, checkQualificationAnswer, qualificationToJson } from '../contracts/qualification.js';
-import { DOMAINS, domainDigest } from '../contracts/digest.js';
-import { encodeReceiptV2 } from '../contracts/receipt-v2.js';
+import type { QualificationAnswer } from '../contracts/qualification.js';
+import { qualificationToJson } from '../contracts/qualification.js';
 import { resolveRepository } from '../native/repositories.js';
 import { findReviewContext } from '../native/review-contexts.js';
 import type { Authority } from '../native/store.js';
 import type { Journal } from '../workflows/journal.js';
-import { journalStatement } from '../workflows/journal.js';
-import { assessCapability } from '../workflows/require-capability.js';
-import { checkSourcePaths } from '../workflows/source-paths.js';
-import { collectorAuthorizationHolds, findCollectorAttempt } from './collector-attempts.js';
-import type { CollectorAttemptRow } from './collector-attempts.js';
-import { buildReceipt, findReceipt, findTransferOfTask, readRetainedEnvelope } from './collector-receipts.js';
+import { decideSubject } from './admission-decision.js';
 import type { TaskContext } from './context.js';
 import { nowOf } from './context.js';
-import type { DerivedSubject, DerivedTask } from './derive.js';
+import type { DerivedSubject } from './derive.js';
 import { deriveSubject } from './derive.js';
-import { currentAttempt, findAssertion, olderUnresolvedTask, retainedSeqOf } from './journal-rows.js';
 import { readAuthority, readJournal } from './transition.js';
-import { firstIncompleteDependency, observeAttempt } from './views.js';
 
-/** What one task contributes: its state, the failure keeping it from qualifying (or null) and the next step it offers (or null). */
-interface TaskEvaluation {
-  readonly state: QualificationTaskState;
-  readonly failure: QualificationFailureCode | null;
-  readonly next: QualificationNext | null;
-}
+export { boundFailures } from './admission-decision.js';
 
-/** The outcome of an attempt's validated import, or null when it has none (one indexed read). */
-function importedOutcome(journal: Journal, attemptId: string): string | null {
-  const row = journalStatement(journal, 'SELECT outcome FROM collector_transfers WHERE attempt_id = ?').get(attemptId) as { outcome: string } | undefined;
-  return row === undefined ? null : row.outcome;
-}
-
-/** The collector claims of one snapshot by attempt id, each read and its descriptor decoded once. */
-type Claims = (attemptId: string) => CollectorAttemptRow | null;
-
-function claimsOf(journal: Journal | null): Claims {
-  const read = new Map<string, CollectorAttemptRow | null>();
-  return (attemptId) => {
-    if (journal === null) return null;
-    if (!read.has(attemptId)) read.set(attemptId, findCollectorAttempt(journal, attemptId));
-    return read.get(attemptId) ?? null;
-  };
-}
-
-const ok = (state: QualificationTaskState): TaskEvaluation => ({ state, failure: null, next: null });
-const failing = (state: QualificationTaskState, failure: QualificationFailureCode, next: QualificationNext | null = null): TaskEvaluation => ({ state, failure, next });
-
-/**
- * A task an operator-enrolled collector finishes: a command task, or a review task collected
- * under a finite-review profile (an imported review record that is not `passed` is
- * `review_not_passed`).
- */
-function evaluateCollected(auth: Authority, journal: Journal | null, claims: Claims, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
-  const taskId = entry.task.task_id;
-  const seq = journal === null ? null : retainedSeqOf(journal, taskId);
-  if (journal !== null) {
-    // The claim path refuses a fresh claim while an older subject's attempt of the same Change,
-    // profile and step is unresolved: reconcile that one first.
-    const older = olderUnresolvedTask(journal, entry.task, seq).task_id;
-    if (older !== null) return failing('blocked', 'prior_subject_unresolved', { operation: 'reconcile', task_id: older });
-  }
-  const attempt = journal === null || seq === null ? null : currentAttempt(journal, { seq });
-  if (journal === null || attempt === null) {
-    if (firstIncompleteDependency(auth, journal, derived, entry) !== null) return failing('blocked', 'dependency_incomplete');
-    return failing('pending', 'task_pending', { operation: 'collector_claim', task_id: taskId });
-  }
-  const claim = claims(attempt.attempt.attempt_id);
-  const view = observeAttempt(attempt, nowMs);
-  if (view === 'expired' || view === 'cancelled') return failing('uncertain', 'attempt_uncertain', { operation: 'reconcile', task_id: taskId });
-  if (view === 'leased') return failing('claimed', claim !== null && !collectorAuthorizationHolds(auth, claim) ? 'authorization_changed' : 'attempt_in_progress');
-  if (view === 'replaced') return failing('pending', 'task_pending', { operation: 'collector_claim', task_id: taskId });
-  // Finished: by its validated import (a collector attempt) or by a retained result assertion.
-  const outcome = importedOutcome(journal, attempt.attempt.attempt_id);
-  if (outcome !== null && claim !== null) {
-    if (outcome !== 'passed') return failing('failed', entry.step.action.kind === 'review' ? 'review_not_passed' : 'collector_not_passed');
-    if (!collectorAuthorizationHolds(auth, claim)) return failing('blocked', 'authorization_changed');
-    return ok('succeeded');
-  }
-  const assertion = findAssertion(journal, attempt);
-  if (assertion !== null && assertion.assertion.outcome !== 'passed') return failing('failed', 'result_failed');
-  // An agent's passing assertion records a claim, not evidence: it never qualifies.
-  return failing('blocked', 'result_not_qualifying');
-}
-
-function evaluateTask(auth: Authority, journal: Journal | null, claims: Claims, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
-  const action = entry.step.action;
-  if (action.kind === 'source_paths') {
-    return checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state === 'succeeded' ? ok('succeeded') : failing('failed', 'source_paths_failed');
-  }
-  if (action.kind === 'require_capability') return assessCapability(action.capability).available ? ok('succeeded') : failing('blocked', 'capability_unavailable');
-  return evaluateCollected(auth, journal, claims, derived, entry, nowMs);
-}
-
-/** The first `MAX_QUALIFICATION_FAILURES` failures, in the order given (plan order). */
-export function boundFailures(failures: readonly QualificationFailure[]): QualificationFailure[] {
-  return failures.slice(0, MAX_QUALIFICATION_FAILURES);
-}
-
-/**
- * How the retained envelopes are checked when the receipt is rebuilt: `'signature'` (admission,
- * collector_finalize) verifies each one's signature again under its registration's key;
- * `'digest'` (the advisory qualification answer) checks each one's stored length and SHA-256 —
- * the transfer digest the receipt names — without re-verifying the signature.
- */
-export type EnvelopeCheck = 'signature' | 'digest';
-
-/**
- * The `'digest'` check of every retained transfer the subject's command tasks name: the claim
- * exists, its origin grant and executor registration pass the live checks (optional tasks
- * included, since the receipt names them), and the envelope has its stored length and digest.
- */
-function retainedTransfersHold(auth: Authority, journal: Journal, claims: Claims, derived: DerivedSubject): boolean {
-  for (const entry of derived.tasks) {
-    if (entry.step.action.kind !== 'command' && entry.step.action.kind !== 'review') continue;
-    const transfer = findTransferOfTask(journal, entry.task.task_id);
-    if (transfer === null) continue;
-    const claim = claims(transfer.attempt_id);
-    if (claim === null || !collectorAuthorizationHolds(auth, claim)) return false;
-    readRetainedEnvelope(journal, transfer);
-  }
-  return true;
-}
-
-/**
- * Whether the retained receipt still holds: rebuilding it now from the retained transfers
- * (source_paths recomputed; capabilities assessed; each envelope checked as `envelopes` says)
- * gives exactly the stored canonical bytes, and those bytes have the stored digest.
- */
-function receiptHolds(auth: Authority, journal: Journal, claims: Claims, derived: DerivedSubject, stored: { readonly receipt_digest: string; readonly receipt: Buffer }, envelopes: EnvelopeCheck): boolean {
-  try {
-    if (envelopes === 'digest' && !retainedTransfersHold(auth, journal, claims, derived)) return false;
-    const rebuilt = buildReceipt(auth, journal, derived, envelopes === 'signature');
-    if (!('receipt' in rebuilt)) return false;
-    // The stored bytes must be the rebuilt receipt's canonical bytes (which decode strictly, as
-    // they were built from decoded parts and checked), so they need no decoding of their own.
-    return encodeReceiptV2(rebuilt.receipt).equals(stored.receipt) && domainDigest(DOMAINS.receipt, stored.receipt) === stored.receipt_digest;
-  } catch (error) {
-    // Evidence that no longer holds is an answer; a busy or unavailable store is not.
-    if (error instanceof AgentscmError && error.code !== 'INTERNAL' && ERROR_CODES[error.code].exit === EXIT.INVALID) return false;
-    if (error instanceof AgentscmError && error.code === 'TASK_JOURNAL_INCONSISTENT') return false;
-    throw error;
-  }
-}
-
-/**
- * The answer for a current subject, read from one authority snapshot and one journal snapshot
- * inside it. Admission calls it with the default `'signature'` check of the retained envelopes.
- */
-export function qualifyDerived(auth: Authority, journal: Journal | null, derived: DerivedSubject, nowMs: number, envelopes: EnvelopeCheck = 'signature'): QualificationAnswer {
-  const tasks: QualificationTask[] = [];
-  const evaluations: { readonly entry: DerivedTask; readonly evaluation: TaskEvaluation }[] = [];
-  const claims = claimsOf(journal);
-  for (const entry of derived.tasks) {
-    const evaluation = evaluateTask(auth, journal, claims, derived, entry, nowMs);
-    evaluations.push({ entry, evaluation });
-    tasks.push({ task_id: entry.task.task_id, task_digest: entry.digest, step_id: entry.task.subject.step_id, required: entry.task.required, state: evaluation.state });
-  }
-  const stored = journal === null ? null : findReceipt(journal, derived);
-  // A required task's failure always counts. An optional task's outcome is recorded in the
-  // receipt as an omission, so it counts only while it keeps the receipt from being written (a
-  // command task without a validated import) — and a revoked origin or executor of any imported
-  // task counts, since admission rechecks every task the receipt names.
-  const counts = (entry: DerivedTask, failure: QualificationFailureCode): boolean =>
-    entry.task.required || failure === 'authorization_changed' || (stored === null && (entry.step.action.kind === 'command' || entry.step.action.kind === 'review') && failure !== 'collector_not_passed' && failure !== 'review_not_passed');
-  const failures: QualificationFailure[] = evaluations
-    .filter(({ entry, evaluation }) => evaluation.failure !== null && counts(entry, evaluation.failure))
-    .map(({ entry, evaluation }) => ({ task_id: entry.task.task_id, code: evaluation.failure as QualificationFailureCode }));
-  let next: QualificationNext = evaluations.find(({ evaluation }) => evaluation.next !== null)?.evaluation.next ?? { operation: 'none' };
-  let receiptDigest: string | null = null;
-  const anchor = evaluations.find(({ entry }) => entry.step.action.kind === 'command')?.entry ?? derived.tasks[0];
-  if (failures.length === 0 && anchor !== undefined) {
-    if (stored === null) {
-      failures.push({ task_id: anchor.task.task_id, code: 'receipt_missing' });
-      next = { operation: 'collector_finalize' };
-    } else if (journal !== null && receiptHolds(auth, journal, claims, derived, stored, envelopes)) {
-      receiptDigest = stored.receipt_digest;
-    } else {
-      failures.push({ task_id: anchor.task.task_id, code: 'receipt_invalid' });
-    }
-  }
-  const answer: QualificationAnswer = {
-    qualified: receiptDigest !== null,
-    subject_current: true,
-    receipt_digest: receiptDigest,
-    revision: derived.base.revision,
-    tasks,
-    failures: boundFailures(failures),
-    next: receiptDigest !== null ? { operation: 'none' } : next,
-  };
-  checkQualificationAnswer(answer);
-  return answer;
+/** The answer for a current subject: admission's decision with each retained envelope checked by its stored digest. */
+function qualifyDerived(auth: Authority, journal: Journal | null, derived: DerivedSubject, nowMs: number): QualificationAnswer {
+  return decideSubject(auth, journal, derived, nowMs, 'digest').answer;
 }
 
 /** The answer for a subject that is no longer current: its own revision, no tasks, checkpoint. */
@@ -247,8 +72,8 @@ export function qualifyResolved(ctx: TaskContext, subjectOf: (auth: Authority) =
     }
     return readJournal(
       ctx,
-      () => qualifyDerived(auth, null, derived, nowMs, 'digest'),
-      (journal) => qualifyDerived(auth, journal, derived, nowMs, 'digest'),
+      () => qualifyDerived(auth, null, derived, nowMs),
+      (journal) => qualifyDerived(auth, journal, derived, nowMs),
     );
   });
 }

@@ -241,9 +241,13 @@ test('a newer collector profile installed for the step after the receipt replace
   }
   const error = assertRefused(l, await land(l.ev), 'ADMISSION_PROFILE_CHANGED', 1);
   assert.match(error.message, /was replaced by profile/);
+  // Qualification answers from the same decision: not qualified, with the profile_changed code.
+  const answer = qualifyAs(l.ev);
+  assert.equal(answer.qualified, false);
+  assert.deepEqual(answer.failures.map((failure) => failure.code), ['profile_changed']);
 });
 
-test('an optional command step whose record failed is no waiver: the subject qualifies (the receipt records an omission) but approve is refused with ADMISSION_COMMAND_REQUIRED', async (t) => {
+test('an optional command step whose record failed is no waiver: qualification and approve agree — not qualified (collector_not_passed), approve refused with ADMISSION_COMMAND_REQUIRED (issue #25 item 11)', async (t) => {
   const steps: readonly StepSpec[] = [
     { id: 'paths', kind: 'source_paths' },
     { id: 'unit', kind: 'command', needs: ['paths'], required: false },
@@ -253,7 +257,17 @@ test('an optional command step whose record failed is no waiver: the subject qua
   parts.record = { ...parts.record, outcome: 'failed', exit_code: 1 };
   const imported = importEnvelope(l.ev, envelopeOf(l.ev.key, parts));
   assert.equal((imported.receipt as { status: string }).status, 'written', formatJson(imported));
-  assert.equal(qualifyAs(l.ev).qualified, true, 'qualification lets the optional step be an omission');
+  // The receipt records the optional step as an omission, but admission still needs its
+  // command: qualification answers from the same decision, so it is not qualified either.
+  const answer = qualifyAs(l.ev);
+  assert.equal(answer.qualified, false, 'qualification refuses what approve refuses');
+  assert.equal(answer.receipt_digest, null);
+  const unit = answer.tasks.find((task) => task.step_id === 'unit');
+  assert.deepEqual(answer.failures, [{ task_id: unit?.task_id, code: 'collector_not_passed' }]);
+  assert.deepEqual(answer.next, { operation: 'none' });
+  const operator = await cli(l.ev, ['qualification', '--change', CHANGE_ID, '--json']);
+  assert.equal(operator.code, 1, operator.stderr);
+  assert.deepEqual(jsonOf<{ failures: unknown }>(operator).failures, answer.failures);
   const error = assertRefused(l, await approve(l.ev), 'ADMISSION_COMMAND_REQUIRED', 1);
   assert.match(error.message, /command step "unit" \(optional in the graph\)/);
   assert.equal(countOf(l.ev, 'approvals'), 0);

@@ -12,5 +12,6 @@ import { migrateGrants } from './006-grants.js';
 import { migrateCollectorProfiles } from './007-collector-profiles.js';
 import { migrateApprovals } from './008-approvals.js';
 import { migrateTrees } from './009-trees.js';
+import { migrateServerRunReceipts } from './010-server-run-receipts.js';
 
-export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity, migrateGrants, migrateCollectorProfiles, migrateApprovals, migrateTrees];
+export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity, migrateGrants, migrateCollectorProfiles, migrateApprovals, migrateTrees, migrateServerRunReceipts];
