@@ -5,8 +5,14 @@
  * temporary file and link(), which never replaces an existing name, so the file appears whole
  * or not at all and an existing file is never overwritten. A token file is read through the one
  * bounded reader (regular files only) and refused when group or others can access it.
+ *
+ * Writing and reading apply one path rule (docs/grants.md "Where a token file may live"): every
+ * directory the file rests on — each ancestor of its path as given and of its real path, up to
+ * `/` — is owned by the caller or root, and is not writable by group or others unless it is
+ * sticky; the token file itself is owned by the caller or root. Then no other local user can
+ * replace the file or any directory on its way, so what was checked is what is read.
  */
-import { lstatSync, statSync, unlinkSync } from 'node:fs';
+import { lstatSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
@@ -19,7 +25,7 @@ import { createPrivateFileOnce } from './private-files.js';
 export const TOKEN_FILE_MAX_BYTES = 1024;
 
 function modeOf(stats: Stats): string {
-  return (stats.mode & 0o777).toString(8).padStart(4, '0');
+  return (stats.mode & 0o7777).toString(8).padStart(4, '0');
 }
 
 function ioError(what: string, path: string, error: unknown): AgentscmError {
@@ -32,7 +38,58 @@ function exists(path: string): AgentscmError {
   });
 }
 
-/** The directory of a new token file must exist, be a directory, and be unwritable by group and others. */
+function unsafe(message: string, hint: string): AgentscmError {
+  return new AgentscmError('GRANT_TOKEN_FILE_UNSAFE', message, { hint });
+}
+
+/** The effective uid whose files are trusted besides root's; null where the platform has none. */
+function callerUid(): number | null {
+  return typeof process.geteuid === 'function' ? process.geteuid() : null;
+}
+
+/** Whether `uid` may own what a token file rests on: the caller or root (who can replace anything anyway). */
+function trustedOwner(uid: number, caller: number | null): boolean {
+  return caller === null || uid === caller || uid === 0;
+}
+
+/** `dir` and every ancestor of it, `/` last. */
+function ancestors(dir: string): string[] {
+  const out = [dir];
+  for (let parent = dirname(dir); parent !== out[out.length - 1]; parent = dirname(parent)) out.push(parent);
+  return out;
+}
+
+/**
+ * Every directory an absolute path of a directory rests on: its ancestors as written and those of
+ * its real path (a symbolic link on the way leads through other directories). Each must be owned
+ * by the caller or root and unwritable by group and others unless sticky (GRANT_TOKEN_FILE_UNSAFE).
+ */
+function checkDirectoryChain(dir: string, purpose: string): void {
+  const caller = callerUid();
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch (error) {
+    throw ioError('use the directory', dir, error);
+  }
+  for (const each of new Set([...ancestors(dir), ...ancestors(real)])) {
+    let stats: Stats;
+    try {
+      stats = statSync(each);
+    } catch (error) {
+      throw ioError('inspect the directory', each, error);
+    }
+    if (!trustedOwner(stats.uid, caller)) {
+      throw unsafe(`the directory ${quoteForMessage(each)} on the way to ${purpose} is owned by uid ${stats.uid}, neither you nor root: its owner could replace the token file`, 'keep token files in a directory you own, below directories owned by you or root (e.g. mkdir -m 700 ~/.agentscm)');
+    }
+    // A sticky directory lets others add names but not rename or remove yours (e.g. /tmp).
+    if ((stats.mode & 0o022) !== 0 && (stats.mode & 0o1000) === 0) {
+      throw unsafe(`the directory ${quoteForMessage(each)} on the way to ${purpose} has mode ${modeOf(stats)}: group or others can write it and it is not sticky, so they could replace the token file`, `keep token files in a directory only you can write (e.g. chmod 700 ${each === dir ? 'DIR' : 'the directory'}, or chmod go-w)`);
+    }
+  }
+}
+
+/** The directory of a new token file must exist, be a directory, and rest only on safe directories. */
 function checkTokenDirectory(dir: string): void {
   let stats: Stats;
   try {
@@ -41,13 +98,9 @@ function checkTokenDirectory(dir: string): void {
     throw ioError('use the directory', dir, error);
   }
   if (!stats.isDirectory()) {
-    throw new AgentscmError('GRANT_TOKEN_FILE_UNSAFE', `${quoteForMessage(dir)} is not a directory`, { hint: 'write the token file into an existing directory you own' });
+    throw unsafe(`${quoteForMessage(dir)} is not a directory`, 'write the token file into an existing directory you own');
   }
-  if ((stats.mode & 0o022) !== 0) {
-    throw new AgentscmError('GRANT_TOKEN_FILE_UNSAFE', `the directory ${quoteForMessage(dir)} has mode ${modeOf(stats)}: group or others can write it, so they could replace the token file`, {
-      hint: 'write the token file into a directory only you can write (e.g. chmod 700 DIR)',
-    });
-  }
+  checkDirectoryChain(dir, 'the new token file');
 }
 
 /** Refuse a token path that is taken or whose directory is unsafe; returns the absolute path. Writes nothing. */
@@ -85,11 +138,23 @@ export function removeTokenFile(absolute: string): void {
 }
 
 /**
- * Read the token of a token file: a regular file (the bounded reader refuses anything else), not
- * accessible to group or others (GRANT_TOKEN_FILE_UNSAFE), holding exactly one token and at most
- * one trailing newline (GRANT_TOKEN_INVALID). Messages never repeat the file's content.
+ * Read the token of a token file: resting only on safe directories (the path rule above;
+ * GRANT_TOKEN_FILE_UNSAFE, checked before a byte is read), a regular file (the bounded reader
+ * refuses anything else) owned by the caller or root and not accessible to group or others
+ * (GRANT_TOKEN_FILE_UNSAFE), holding exactly one token and at most one trailing newline
+ * (GRANT_TOKEN_INVALID). Messages never repeat the file's content.
  */
 export function readTokenFile(path: string): string {
+  const absolute = resolve(path);
+  checkDirectoryChain(dirname(absolute), 'the token file');
+  let target: string | null = null;
+  try {
+    target = realpathSync(absolute);
+  } catch {
+    // A missing file is reported by the reader below.
+  }
+  // A token file that is a symbolic link: the directories of what it names count too.
+  if (target !== null && dirname(target) !== dirname(absolute)) checkDirectoryChain(dirname(target), 'the token file');
   const bytes = readBoundedInput(path, { limit: TOKEN_FILE_MAX_BYTES, what: 'the token file', tooLargeHint: 'a token file holds one token' });
   let stats: Stats;
   try {
@@ -97,10 +162,11 @@ export function readTokenFile(path: string): string {
   } catch (error) {
     throw ioError('inspect', path, error);
   }
+  if (!trustedOwner(stats.uid, callerUid())) {
+    throw unsafe(`the token file ${quoteForMessage(path)} is owned by uid ${stats.uid}, neither you nor root: its owner could change the token`, 'use a token file you own (the one `grant create` wrote for you)');
+  }
   if ((stats.mode & 0o077) !== 0) {
-    throw new AgentscmError('GRANT_TOKEN_FILE_UNSAFE', `the token file ${quoteForMessage(path)} has mode ${modeOf(stats)}; group and others must have no access`, {
-      hint: 'run: chmod 600 on the token file',
-    });
+    throw unsafe(`the token file ${quoteForMessage(path)} has mode ${modeOf(stats)}; group and others must have no access`, 'run: chmod 600 on the token file');
   }
   let text = bytes.toString('latin1');
   if (text.endsWith('\n')) text = text.slice(0, -1);
