@@ -50,16 +50,36 @@ const PASS_THROUGH: jsonSchemaValidator = {
 };
 
 /**
- * A schema of src/contracts/ as plain JSON Schema for tools/list: `u64` becomes an integer
- * range (bounds above 2^53 dropped), `maxUtf8Bytes` a maxLength (characters never outnumber
- * bytes, so it is a looser but true bound), `idKind` goes.
+ * The keywords of JSON Schema 2020-12 (the dialect MCP gives a tool schema without `$schema`):
+ * a published schema keeps these and nothing else.
+ */
+const STANDARD_KEYWORDS = new Set([
+  '$schema', '$id', '$ref', '$defs', '$comment', '$anchor', '$dynamicRef', '$dynamicAnchor',
+  'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentSchemas', 'prefixItems', 'items', 'contains',
+  'properties', 'patternProperties', 'additionalProperties', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties',
+  'type', 'enum', 'const', 'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
+  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'uniqueItems', 'maxContains', 'minContains',
+  'maxProperties', 'minProperties', 'required', 'dependentRequired',
+  'title', 'description', 'default', 'deprecated', 'readOnly', 'writeOnly', 'examples', 'format',
+  'contentEncoding', 'contentMediaType', 'contentSchema',
+]);
+/** Keywords whose value is a map of names to schemas (the names are not keywords). */
+const SCHEMA_MAPS = new Set(['$defs', 'properties', 'patternProperties', 'dependentSchemas']);
+/** Keywords whose value is a schema, or an array of schemas. */
+const SCHEMA_VALUES = new Set(['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'prefixItems', 'items', 'contains', 'additionalProperties', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema']);
+
+/**
+ * A schema of src/contracts/ as plain JSON Schema for tools/list (issue #25 item 18): `u64`
+ * becomes an integer range (bounds above 2^53 dropped), `maxUtf8Bytes` a maxLength (characters
+ * never outnumber bytes, so it is a looser but true bound), and every other keyword that is not
+ * JSON Schema 2020-12's (`idKind`, …) goes. Property names are names, never keywords: a
+ * property called `idKind` stays.
  */
 export function plainJsonSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(plainJsonSchema);
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
-    if (key === 'idKind') continue;
     if (key === 'u64') {
       const bounds = typeof value === 'object' && value !== null ? (value as { minimum?: string; maximum?: string }) : {};
       out.type = 'integer';
@@ -71,7 +91,12 @@ export function plainJsonSchema(schema: unknown): unknown {
       if (!('maxLength' in (schema))) out.maxLength = value;
       continue;
     }
-    out[key] = plainJsonSchema(value);
+    if (!STANDARD_KEYWORDS.has(key)) continue;
+    if (SCHEMA_MAPS.has(key) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, item]) => [name, plainJsonSchema(item)]));
+    } else {
+      out[key] = SCHEMA_VALUES.has(key) ? plainJsonSchema(value) : value;
+    }
   }
   return out;
 }
@@ -82,11 +107,11 @@ export function toolInputSchema(operation: HubOperation): Record<string, unknown
     case 'none':
       return { type: 'object', additionalProperties: false, properties: {} };
     case 'subject':
-      return { type: 'object', additionalProperties: false, required: ['subject'], properties: { subject: HUB_SUBJECT_SCHEMA } };
+      return { type: 'object', additionalProperties: false, required: ['subject'], properties: { subject: plainJsonSchema(HUB_SUBJECT_SCHEMA) } };
     case 'document': {
       const plain = plainJsonSchema(operation.input.schema) as { properties?: Record<string, unknown> };
       // The subject of a task not yet retained (claim, instructions, reference), as on the HTTP route.
-      return { ...plain, properties: { ...(plain.properties ?? {}), subject: HUB_SUBJECT_SCHEMA } };
+      return { ...plain, properties: { ...(plain.properties ?? {}), subject: plainJsonSchema(HUB_SUBJECT_SCHEMA) } };
     }
   }
 }
