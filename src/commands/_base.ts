@@ -7,6 +7,7 @@
 import { resolve } from 'node:path';
 import { Command, Flags } from '@oclif/core';
 import { formatJson } from '../contracts/canonical-json.js';
+import { displayOutput } from '../contracts/display-text.js';
 import { AgentscmError, ERROR_CODES, isAgentscmError } from '../contracts/errors.js';
 import type { ErrorCode } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
@@ -85,6 +86,22 @@ export abstract class BaseCommand extends Command {
   /** The progress printer to hand to a core function's onProgress. */
   protected get progressSink(): (message: string) => void {
     return (message) => this.progress(message);
+  }
+
+  /**
+   * Every human line a command prints goes through displayOutput (docs/cli.md "Names shown to
+   * people"): a recorded name or other text with a control or bidirectional formatting character
+   * is shown escaped and marked `[!]` instead of raw (a JSON document printed for people: the
+   * characters as JSON escapes, the same value). Commands that print paths mark each path
+   * themselves (displayText); this is the guard for any text that reaches the terminal otherwise.
+   * --json output (logJson) is machine output and stays exact.
+   */
+  override log(message = '', ...args: unknown[]): void {
+    super.log(typeof message === 'string' ? displayOutput(message) : message, ...args);
+  }
+
+  override logToStderr(message = '', ...args: unknown[]): void {
+    super.logToStderr(typeof message === 'string' ? displayOutput(message) : message, ...args);
   }
 
   protected override logJson(json: unknown): void {

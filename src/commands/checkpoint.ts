@@ -2,11 +2,12 @@ import { Flags } from '@oclif/core';
 import { checkpointWorkspace } from '../workspace/checkpoint.js';
 import type { CheckpointResult } from '../workspace/checkpoint.js';
 import { counted } from '../contracts/counted.js';
+import { UNSAFE_TEXT_MARKER, displayText } from '../contracts/display-text.js';
 import { BaseCommand } from './_base.js';
 
 export default class Checkpoint extends BaseCommand {
   static override description =
-    'Record the workspace as an immutable revision and append it to a Change as its next version (the first use creates the Change at version 1). An unchanged tree makes no new version.';
+    'Record the workspace as an immutable revision and append it to a Change as its next version (the first use creates the Change at version 1). An unchanged tree makes no new version. File names are recorded byte-exact; a name added with a control or bidirectional formatting character (e.g. U+202E) is reported on stderr, escaped and marked [!], and in the unsafe_names field of --json.';
 
   static override examples = ['<%= config.bin %> checkpoint --change fix-parser', '<%= config.bin %> checkpoint --change fix-parser --workspace ./my-project --full --json'];
 
@@ -27,6 +28,22 @@ export default class Checkpoint extends BaseCommand {
     } else {
       this.log(`Change ${result.change} already at this tree: version ${result.version}, revision ${result.revision} (no new version)`);
     }
+    this.warnUnsafeNames(result.unsafe_names);
     return result;
+  }
+
+  /**
+   * A revision that gains a name with a control or bidirectional formatting character is recorded
+   * as it is, and said on stderr (with --json too: the `unsafe_names` field holds the exact names),
+   * each name escaped and marked as every human output shows it (docs/workspace.md).
+   */
+  private warnUnsafeNames(unsafe: CheckpointResult['unsafe_names']): void {
+    if (unsafe.count === 0) return;
+    const lines = [
+      `warning: this checkpoint adds ${counted(unsafe.count, 'name')} with control or bidirectional formatting characters, which can make a name read as another; shown escaped and marked ${UNSAFE_TEXT_MARKER}:`,
+      ...unsafe.paths.map((path) => `  ${displayText(path)}`),
+      ...(unsafe.count > unsafe.paths.length ? [`  … and ${unsafe.count - unsafe.paths.length} more`] : []),
+    ];
+    process.stderr.write(`${lines.join('\n')}\n`);
   }
 }

@@ -3,6 +3,7 @@ import { readWorkspaceStatus } from '../workspace/status.js';
 import type { WorkspaceStatus } from '../workspace/status.js';
 import { BaseCommand } from './_base.js';
 import { counted } from '../contracts/counted.js';
+import { displayText } from '../contracts/display-text.js';
 
 export default class Status extends BaseCommand {
   static override description =
@@ -33,7 +34,7 @@ function statusLines(status: WorkspaceStatus): string[] {
   if (pending !== null) lines.push(`  pending operation: ${pending.kind} of revision ${pending.revision}`);
   if (!status.complete) lines.push(`  scan INCOMPLETE: ${status.incomplete_reason ?? ''}`);
   lines.push(status.clean ? '  clean' : `  dirty: ${counted(status.changes.length, 'changed path')}`);
-  for (const change of status.changes) lines.push(`    ${change.kind.padEnd(8)} ${change.path}`);
+  for (const change of status.changes) lines.push(`    ${change.kind.padEnd(8)} ${displayText(change.path)}`);
   const reasons = [
     ...(status.state === 'ready' ? [] : ['binding unfinished']),
     ...(pending === null ? [] : [`pending ${pending.kind}`]),

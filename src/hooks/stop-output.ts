@@ -3,9 +3,13 @@
  * block, exit 0 with {"decision":"block","reason":TEXT}; to pass, exit 0 with nothing on
  * stdout. Codex: the same block object and `{}` to pass, each checked against Codex's own output
  * schema before it is printed. TEXT is feedback for the agent and ends with one line of JSON
- * {"failures":[{task_id,code}],"next_action":SENTENCE,"next":{operation[,task_id]}}.
+ * {"failures":[{task_id,code}],"next_action":SENTENCE,"next":{operation[,task_id]}}. Every human
+ * line goes through displayLines: a name with a control or bidirectional formatting character
+ * (a file of the workspace, a line of a command's output) reaches the agent and its transcript
+ * escaped (`\u202e`) and marked `[!]`, never raw.
  */
 import { externalSchemaProblem } from '../agent-state/external-schema.js';
+import { displayLines } from '../contracts/display-text.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { CODEX_STOP_OUTPUT_SCHEMA } from './codex-stop-schemas.js';
@@ -56,7 +60,9 @@ export function stopReasonText(feedback: StopFeedback): string {
   const failures = feedback.failures.slice(0, MAX_STOP_FAILURES).map((f) => ({ task_id: stopToken(f.task_id), code: stopToken(f.code) }));
   const next: JsonObject = feedback.next.task_id === undefined ? { operation: feedback.next.operation } : { operation: feedback.next.operation, task_id: feedback.next.task_id };
   const line = JSON.stringify({ failures, next_action: feedback.next_action, next });
-  return [...feedback.lines, line].join('\n');
+  // The human lines as a reader must see them: a path or output line with a control or bidi
+  // character is shown escaped and marked (display-text.ts); the JSON line is escaped already.
+  return [...feedback.lines.map(displayLines), line].join('\n');
 }
 
 /** The stdout of a decision for a client (exit status 0 either way). */

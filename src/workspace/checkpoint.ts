@@ -34,6 +34,10 @@ import {
 } from './state.js';
 import { pausePoint } from './test-hooks.js';
 import { phaseTimer } from './phase-timing.js';
+import { unsafeNames } from '../contracts/display-text.js';
+
+/** At most this many unsafe names are listed in a checkpoint's result (all are counted). */
+export const MAX_UNSAFE_NAMES_SHOWN = 32;
 
 export interface CheckpointInput {
   readonly change: string;
@@ -64,6 +68,12 @@ export interface CheckpointResult {
   readonly hashed_files: number;
   /** What happened to an unfinished earlier operation found on the way in, if any. */
   readonly reconciled: ReconcileOutcome | null;
+  /**
+   * Names this checkpoint adds to the workspace's base revision that hold a control or
+   * bidirectional formatting character (src/contracts/display-text.ts): how many, and the first
+   * 32 in path order, exact. Recorded as they are; `agentscm checkpoint` warns about them.
+   */
+  readonly unsafe_names: { readonly count: number; readonly paths: string[] };
 }
 
 /** Checkpoint the workspace onto a Change (created at version 1 on first use). */
@@ -136,7 +146,8 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
           hashed_files: tree.hashedFiles,
           problem: null,
         };
-        const tail = { workspace: root, files: scan.table.count, hashed_files: tree.hashedFiles, reconciled: reconciled.outcome };
+        const gained = unsafeNames(tree.changes.filter((c) => c.kind === 'added').map((c) => c.path), MAX_UNSAFE_NAMES_SHOWN);
+        const tail = { workspace: root, files: scan.table.count, hashed_files: tree.hashedFiles, reconciled: reconciled.outcome, unsafe_names: gained };
 
         if (change !== null && change.current_revision === revision) {
           // The Change already holds this tree: no new version. The workspace still adopts

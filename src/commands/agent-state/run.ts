@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+import { displayText } from '../../contracts/display-text.js';
 import type { Scope } from '../../contracts/agent-state.js';
 import { AgentscmError } from '../../contracts/errors.js';
 import type { JsonValue } from '../../contracts/json-value.js';
@@ -59,7 +60,7 @@ export default class AgentStateRun extends BaseCommand {
     const final = report.state;
     const reason = final.blocked_reason === null ? '' : `/${final.blocked_reason}`;
     this.log(`${final.state}${reason}: ${final.result?.summary ?? ''}`);
-    for (const path of report.observation.scope_violations) this.log(`outside scope: ${path}`);
+    for (const path of report.observation.scope_violations) this.log(`outside scope: ${displayText(path)}`);
     process.exitCode = observedRunExitCode(report);
     return report as unknown as JsonValue;
   }

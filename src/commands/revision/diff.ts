@@ -1,4 +1,5 @@
 import { Args, Flags } from '@oclif/core';
+import { displayText } from '../../contracts/display-text.js';
 import { diffRevisionView } from '../../native/views.js';
 import type { RevisionDiffView } from '../../native/views.js';
 import { BaseCommand } from '../_base.js';
@@ -24,7 +25,7 @@ export default class RevisionDiff extends BaseCommand {
     const mark = { added: 'A', deleted: 'D', modified: 'M' } as const;
     for (const change of view.changes) {
       const kinds = change.change === 'modified' && change.before !== change.after ? ` (${change.before ?? ''} -> ${change.after ?? ''})` : ` (${change.after ?? change.before ?? ''})`;
-      this.log(`${mark[change.change]} ${change.path}${kinds}`);
+      this.log(`${mark[change.change]} ${displayText(change.path)}${kinds}`);
     }
     if (view.changes.length === 0) this.log('no differences');
     return view;

@@ -1,4 +1,5 @@
 import { Args, Flags } from '@oclif/core';
+import { displayText } from '../../contracts/display-text.js';
 import { showRevision } from '../../native/views.js';
 import type { RevisionView } from '../../native/views.js';
 import { BaseCommand } from '../_base.js';
@@ -23,7 +24,7 @@ export default class RevisionShow extends BaseCommand {
     this.log(`repository ${view.repository}`);
     this.log(`parent ${view.parent ?? '(none)'}`);
     this.log(`${view.entry_count} entries, ${view.total_bytes} bytes`);
-    for (const entry of view.entries) this.log(`${entry.mode.padEnd(10)} ${String(entry.size).padStart(10)} ${entry.blob} ${entry.path}`);
+    for (const entry of view.entries) this.log(`${entry.mode.padEnd(10)} ${String(entry.size).padStart(10)} ${entry.blob} ${displayText(entry.path)}`);
     return view;
   }
 }

@@ -1,8 +1,11 @@
 /**
  * The dashboard's only way to put data on the page (docs/dashboard.md "Safe by construction"):
  * elements are created with createElement and every value becomes a Text node (textContent);
- * nothing here parses HTML, so a hostile string from the store or an agent stays text.
+ * nothing here parses HTML, so a hostile string from the store or an agent stays text. Text
+ * with a control or bidirectional formatting character (a file name such as `src/evil` U+202E
+ * `sj.exe`) is shown through the same displayLines every human output uses: escaped and marked.
  */
+import { displayLines } from '../../contracts/display-text.js';
 
 export type Child = Node | string | number | bigint | boolean | null | undefined;
 
@@ -11,16 +14,27 @@ export function h(tag: string, attrs: Readonly<Record<string, string>> = {}, ...
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (name.toLowerCase().startsWith('on')) throw new Error(`refusing event handler attribute ${name}`);
-    element.setAttribute(name, value);
+    element.setAttribute(name, displayLines(value));
   }
   append(element, children);
   return element;
 }
 
+/** What a marked text says on hover. */
+const UNSAFE_TITLE = 'This text holds control or bidirectional formatting characters, which can make it read as something else; they are shown escaped (\\uXXXX).';
+
 export function append(element: Element, children: readonly Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined) continue;
-    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    if (child instanceof Node) {
+      element.append(child);
+      continue;
+    }
+    // Text from the store (a file name, a message) with a control or bidi character is shown
+    // escaped and marked [!], never raw (src/contracts/display-text.ts; docs/dashboard.md).
+    const raw = String(child);
+    const shown = displayLines(raw);
+    element.append(shown === raw ? document.createTextNode(raw) : h('span', { class: 'unsafe-text', title: UNSAFE_TITLE }, shown));
   }
 }
 
