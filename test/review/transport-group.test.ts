@@ -89,11 +89,14 @@ async function settledRunning(pids: readonly number[]): Promise<number[]> {
   return pids.filter(running);
 }
 
+/** Without the group kill these calls last 30 s or more (days, for the review): each test then fails at this limit. */
+const LIMIT = { timeout: 20_000 };
+
 function dispatch(transport: ReviewTransport, timeoutMs: number, maxResponseBytes = 4096): Promise<ReviewCallObservation> {
   return transport.dispatch({ callIndex: 0, request: Buffer.from('{}'), requestDigest: 'a'.repeat(64), ticket: 'b'.repeat(64), maxResponseBytes, timeoutMs });
 }
 
-test('a wrapper waiting on a descendant past the call timeout: timed_out within 2.5 s and no process of the call survives', async (t) => {
+test('a wrapper waiting on a descendant past the call timeout: timed_out within 2.5 s and no process of the call survives', LIMIT, async (t) => {
   // `sleep` runs as a child of the shell (no exec); the shell waits for it, then answers.
   const { transport, pids } = wrapper(t, `sleep 30 &\necho $! >> "$PIDS"\nwait\nprintf '%s' ${envelope(answerText())}`);
   const started = performance.now();
@@ -108,7 +111,7 @@ test('a wrapper waiting on a descendant past the call timeout: timed_out within 
   assert.deepEqual(await settledRunning(written), []);
 });
 
-test('a descendant that left the group and holds stdout open cannot hold the call past the timer', async (t) => {
+test('a descendant that left the group and holds stdout open cannot hold the call past the timer', LIMIT, async (t) => {
   // The descendant leaves the group (its own session), keeping the call's stdout open: the call
   // still resolves on the timer rather than when the pipes close.
   const { transport, pids } = wrapper(t, `setsid sleep 30 &\necho $! >> "$PIDS"\nsleep 30`);
@@ -119,7 +122,7 @@ test('a descendant that left the group and holds stdout open cannot hold the cal
   assert.equal(pids().length, 2);
 });
 
-test('the output limit kills the whole group at once', async (t) => {
+test('the output limit kills the whole group at once', LIMIT, async (t) => {
   // A descendant floods stdout (no exec); the cap is maxResponseBytes * 6 + 64 KiB.
   const { transport, pids } = wrapper(t, `yes flood &\necho $! >> "$PIDS"\nwait`);
   const started = performance.now();
@@ -131,7 +134,7 @@ test('the output limit kills the whole group at once', async (t) => {
   assert.deepEqual(await settledRunning(pids()), []);
 });
 
-test('a normal exit ends what the executable left running: the answer is used at once and no descendant survives', async (t) => {
+test('a normal exit ends what the executable left running: the answer is used at once and no descendant survives', LIMIT, async (t) => {
   // The background sleep keeps the inherited stdout open: before, the call waited for it.
   const { transport, pids } = wrapper(t, `sleep 30 &\necho $! >> "$PIDS"\nprintf '%s' ${envelope(answerText())}\nexit 0`);
   const started = performance.now();
@@ -143,7 +146,7 @@ test('a normal exit ends what the executable left running: the answer is used at
   assert.deepEqual(await settledRunning(pids()), []);
 });
 
-test('a review whose calls hang in a descendant ends within its call timeout, not when the descendant ends', async (t) => {
+test('a review whose calls hang in a descendant ends within its call timeout, not when the descendant ends', LIMIT, async (t) => {
   const store = reviewStore(t);
   const { transport, pids } = wrapper(t, `sleep 1000000 &\necho $! >> "$PIDS"\nwait\nprintf '%s' ${envelope(answerText())}`);
   const journal = openReviewJournal(tempDir(t));
