@@ -39,6 +39,15 @@ export const LEGACY_STATUS_TOOL = 'agentscm_workflow_status';
 const SERVER_INFO = { name: 'agentscm-hub', version: '1' };
 
 /**
+ * What the servers advertise (issue #25 item 17): tools, and nothing the hub does not do. The
+ * tool list of an endpoint never changes while the hub runs, so `listChanged` is false (the SDK
+ * would otherwise advertise true once a tool is registered). A `subscriptions/listen` request
+ * then has nothing to subscribe to, and the SDK answers it at once: its acknowledgement with an
+ * empty filter, and the complete result.
+ */
+const CAPABILITIES = { tools: { listChanged: false } };
+
+/**
  * The facade is the one validator of every input (strict JSON, exact u64, the published
  * schemas); the SDK's own check would refuse our custom keywords' inputs differently and lose
  * the stable code, so it accepts everything and the schema is only advertised.
@@ -172,7 +181,7 @@ function splitArguments(operation: HubOperation, args: unknown): { input: JsonVa
 
 /** The workspace MCP server of one request: the profile's tools, run as the authenticated grant. */
 export function workspaceServer(profile: HubProfile, authorization: GrantAuthorization, connections?: TaskConnections): McpServer {
-  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
+  const server = new McpServer(SERVER_INFO, { capabilities: CAPABILITIES });
   for (const operation of hubOperations()) {
     server.registerTool(
       toolNameOf(operation.name),
@@ -206,7 +215,7 @@ const STATUS_INPUT_SCHEMA = { type: 'object', additionalProperties: false, requi
 
 /** The legacy read-only MCP server of one request (a reader grant): `agentscm_workflow_status` only. */
 export function legacyServer(dataDir: string, grant: LiveGrant): McpServer {
-  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
+  const server = new McpServer(SERVER_INFO, { capabilities: CAPABILITIES });
   server.registerTool(
     LEGACY_STATUS_TOOL,
     {

@@ -38,6 +38,7 @@ import type { TaskWorkerOptions } from './task-worker-client.js';
 import { UI_API_PROFILES_PATH, UI_API_VIEW_ROUTE, answerUiRequest, profilesAnswer, readableProfiles } from './ui-api.js';
 import type { UiAnswer, UiView } from './ui-api.js';
 import { UI_PREFIX, UI_SECURITY_HEADERS, uiFile } from './ui-routes.js';
+import { sendWebResponse } from './web-response.js';
 
 export const HEALTH_PATH = '/v1/hub/health';
 export const WORKSPACE_MCP_PATH = '/v1/hub/workspace/mcp';
@@ -229,15 +230,12 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
       headers.set(key, Array.isArray(value) ? value.join(', ') : value);
     }
     const authInfo: AuthInfo = { token: '(verified by the hub)', clientId: 'agentscm-hub', scopes: [], extra: { serverOf: of } };
-    const response = await mcp.fetch(new Request(url, { method: 'POST', headers, body }), { authInfo });
-    const out = Buffer.from(await response.arrayBuffer());
-    const outHeaders: Record<string, string> = {};
-    response.headers.forEach((value, key) => {
-      outHeaders[key] = value;
-    });
-    outHeaders['content-length'] = String(out.byteLength);
-    res.writeHead(response.status, outHeaders);
-    res.end(out);
+    // The SDK's answer is streamed through, headers first (an SSE answer may stay open); a
+    // client that goes away aborts the request, which ends the SDK's side.
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const response = await mcp.fetch(new Request(url, { method: 'POST', headers, body, signal: gone.signal }), { authInfo });
+    await sendWebResponse(res, response);
   };
 
   const workspaceMcp = (url: URL) => (token: string): McpServerOf => {
@@ -365,7 +363,8 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
             time: new Date().toISOString(),
             method: req.method ?? '',
             route: exchange.route,
-            status: res.statusCode,
+            // null when no answer was sent (the client went away first): never a status not sent.
+            status: res.headersSent ? res.statusCode : null,
             code: exchange.code,
             duration_ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
             remote,
