@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { AgentscmError } from '../contracts/errors.js';
+import type { ErrorCode } from '../contracts/errors.js';
 import { grantTokenSha256 } from '../contracts/grant.js';
 import { authenticateToken } from '../native/grants.js';
 import type { LiveGrant } from '../native/grants.js';
@@ -31,6 +32,34 @@ export function bearerToken(req: IncomingMessage): string {
     });
   }
   return match[1];
+}
+
+/** The refusals authentication itself answers; anything else while authenticating is a store the hub cannot read. */
+const AUTHENTICATION_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'HUB_AUTH_REQUIRED',
+  'GRANT_TOKEN_INVALID',
+  'GRANT_TOKEN_REJECTED',
+  'GRANT_NOT_LIVE',
+  'TASK_NOT_AUTHORIZED',
+  'HUB_GRANT_SCOPE_MISMATCH',
+  'HUB_REQUIREMENT_CHANGED',
+  'STORE_BUSY',
+]);
+
+/**
+ * What a failure while authenticating answers (docs/hub.md "What an answer never says"): a
+ * refusal of the token as it is; any other failure (a store deleted, damaged or unreadable since
+ * start-up) HUB_PROFILE_UNAVAILABLE (503), so that a caller not yet authenticated learns nothing
+ * of the store — not its code, not its path. The original message stays in the error for the
+ * hub's log.
+ */
+export function authenticationFailure(error: unknown): AgentscmError {
+  if (error instanceof AgentscmError && AUTHENTICATION_CODES.has(error.code)) return error;
+  const why = error instanceof AgentscmError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+  return new AgentscmError('HUB_PROFILE_UNAVAILABLE', `the hub cannot authenticate the request: a configured store cannot be read (${why})`, {
+    hint: 'the operator checks the data_dir of each hub profile',
+    cause: error,
+  });
 }
 
 /**
@@ -65,6 +94,14 @@ export class ProfileAuthorizations {
 
   /** authorizeProfile, or the authorization it answered under the current content token. */
   authorize(profile: HubProfile, bearer: string, connections: TaskConnections): GrantAuthorization {
+    try {
+      return this.authorizeKnown(profile, bearer, connections);
+    } catch (error) {
+      throw authenticationFailure(error);
+    }
+  }
+
+  private authorizeKnown(profile: HubProfile, bearer: string, connections: TaskConnections): GrantAuthorization {
     const db = connections.authority().db;
     if (db.inTransaction) return authorizeProfile(profile, bearer, connections);
     const token = contentToken(db);
@@ -103,6 +140,14 @@ export function requirePinnedRequirement(profile: HubProfile, connections: TaskC
  * HUB_GRANT_SCOPE_MISMATCH: reader and agent credentials never reach each other's tools.
  */
 export function authorizeReader(dataDirs: readonly string[], token: string, endpoint = 'the legacy /mcp endpoint'): { grant: LiveGrant; dataDir: string } {
+  try {
+    return authorizeReaderIn(dataDirs, token, endpoint);
+  } catch (error) {
+    throw authenticationFailure(error);
+  }
+}
+
+function authorizeReaderIn(dataDirs: readonly string[], token: string, endpoint: string): { grant: LiveGrant; dataDir: string } {
   let lastRejection: AgentscmError | null = null;
   for (const dataDir of dataDirs) {
     const auth = openAuthority(dataDir, { mode: 'read' });

@@ -21,15 +21,26 @@ import { asAgentscmError } from './http-errors.js';
 import { packageSource } from './package-root.js';
 import type { HubTaskCall } from './task-call.js';
 import { TASK_WORKER_KIND, errorOfWire } from './task-worker-protocol.js';
-import type { TaskWorkerData, TaskWorkerReply, TaskWorkerRequest } from './task-worker-protocol.js';
+import type { CallAnswer, TaskWorkerData, TaskWorkerReply, TaskWorkerRequest, UiWorkerAnswer, UiWorkerRequest } from './task-worker-protocol.js';
 
 export interface TaskWorkerOptions {
   /** Test fault injection: each worker thread exits when asked to call this operation. */
   readonly exitOnOperation?: string | undefined;
+  /** How long a request's store work may wait for another writer's lock, counted from when it was sent (default BUSY_BUDGET_MS). */
+  readonly busyBudgetMs?: number | undefined;
 }
 
+/**
+ * The default busy budget (docs/hub.md "A busy store"): a request whose store stays locked by
+ * another writer this long after it was sent answers STORE_BUSY (503, Retry-After), however many
+ * requests wait with it.
+ */
+export const BUSY_BUDGET_MS = 1_000;
+
+type Answered = Extract<TaskWorkerReply, { kind: 'answer' }>;
+
 interface Pending {
-  resolve(body: string | null): void;
+  resolve(reply: Answered): void;
   reject(error: AgentscmError): void;
 }
 
@@ -57,6 +68,8 @@ export class TaskWorkerClient {
   constructor(
     private readonly profiles: readonly HubProfile[],
     private readonly options: TaskWorkerOptions = {},
+    /** How errors name this worker ("the hub's task worker", "the hub's read worker"). */
+    private readonly name = "the hub's task worker",
   ) {}
 
   /** Start the first worker; resolves once it has loaded, rejects (INTERNAL) when it cannot. */
@@ -68,18 +81,53 @@ export class TaskWorkerClient {
   /** Authorize `token` for the profile (by its index in the config) in the worker; resolves to the handle of the held authorization. */
   async authorize(profile: number, token: string): Promise<number> {
     let handle = 0;
-    await this.send((id) => {
+    await this.send((id, sentAt) => {
       handle = id;
-      return { kind: 'authorize', id, profile, token };
+      return { kind: 'authorize', id, sentAt, profile, token };
     });
     return handle;
   }
 
-  /** Run the call under the authorization held under `held`; resolves to the route's JSON answer text. */
-  async call(held: number, profile: number, token: string, call: HubTaskCall): Promise<string> {
-    const body = await this.send((id) => ({ kind: 'call', id, held, profile, token, call }));
-    if (body === null) throw new AgentscmError('INTERNAL', "the hub's task worker answered a call without a body");
-    return body;
+  /**
+   * Run the call under the authorization held under `held` (0: none, authorize afresh); resolves
+   * to the route's JSON answer text, or with `answer` 'tool' the JSON text of the result alone.
+   */
+  async call(held: number, profile: number, token: string, call: HubTaskCall, answer: CallAnswer = 'route'): Promise<string> {
+    return this.bodyOf(await this.send((id, sentAt) => ({ kind: 'call', id, sentAt, held, profile, token, call, answer })));
+  }
+
+  /** Import a collector transfer envelope under the authorization held under `held`; resolves to the view's JSON text. */
+  async upload(held: number, profile: number, token: string, envelope: Uint8Array): Promise<string> {
+    // The envelope's buffer moves to the worker rather than being copied (up to 16 MiB per upload);
+    // it is empty here afterwards.
+    return this.bodyOf(await this.send((id, sentAt) => ({ kind: 'upload', id, sentAt, held, profile, token, envelope }), [envelope.buffer as ArrayBuffer]));
+  }
+
+  /** Authenticate a reader grant for `endpoint` (the legacy /mcp endpoint). */
+  async reader(token: string, endpoint: string): Promise<void> {
+    await this.send((id, sentAt) => ({ kind: 'reader', id, sentAt, token, endpoint }));
+  }
+
+  /** The legacy tool's run status for a reader token; the view's JSON text. */
+  async workflowStatus(token: string, runId: string): Promise<string> {
+    return this.bodyOf(await this.send((id, sentAt) => ({ kind: 'workflow-status', id, sentAt, token, runId })));
+  }
+
+  /** One dashboard JSON route for a reader token. */
+  async ui(token: string, request: UiWorkerRequest): Promise<UiWorkerAnswer> {
+    const reply = await this.send((id, sentAt) => ({ kind: 'ui', id, sentAt, token, request }));
+    if (reply.value === undefined || typeof reply.value === 'number') throw new AgentscmError('INTERNAL', `${this.name} answered a dashboard request without an answer`);
+    return reply.value;
+  }
+
+  /** A read of each configured store (health). */
+  async ping(): Promise<void> {
+    await this.send((id, sentAt) => ({ kind: 'ping', id, sentAt }));
+  }
+
+  private bodyOf(reply: Answered): string {
+    if (reply.body === null) throw new AgentscmError('INTERNAL', `${this.name} answered without a body`);
+    return reply.body;
   }
 
   /** Drop the authorization held under `held` (its request ends without a call). */
@@ -100,15 +148,15 @@ export class TaskWorkerClient {
     clearTimeout(cut);
   }
 
-  private send(request: (id: number) => TaskWorkerRequest): Promise<string | null> {
-    if (this.closing) return Promise.reject(new AgentscmError('INTERNAL', "the hub's task worker is closing"));
+  private send(request: (id: number, sentAt: number) => TaskWorkerRequest, transfer: readonly ArrayBuffer[] = []): Promise<Answered> {
+    if (this.closing) return Promise.reject(new AgentscmError('INTERNAL', `${this.name} is closing`));
     const id = this.nextId;
     this.nextId += 1;
-    return new Promise<string | null>((resolve, reject) => {
+    return new Promise<Answered>((resolve, reject) => {
       const worker = this.current();
       this.pending.set(id, { resolve, reject });
       try {
-        worker.postMessage(request(id));
+        worker.postMessage(request(id, Date.now()), [...transfer]);
       } catch (error) {
         this.pending.delete(id);
         reject(asAgentscmError(error));
@@ -120,7 +168,7 @@ export class TaskWorkerClient {
   /** The live worker, started when there is none. */
   private current(): Worker {
     if (this.worker !== null) return this.worker;
-    const worker = startWorker({ kind: TASK_WORKER_KIND, profiles: this.profiles, exitOnOperation: this.options.exitOnOperation });
+    const worker = startWorker({ kind: TASK_WORKER_KIND, profiles: this.profiles, busyBudgetMs: this.options.busyBudgetMs ?? BUSY_BUDGET_MS, exitOnOperation: this.options.exitOnOperation });
     this.started += 1;
     this.worker = worker;
     let failure: string | null = null;
@@ -137,8 +185,8 @@ export class TaskWorkerClient {
       });
       worker.on('exit', (code: number) => {
         if (this.worker === worker) this.worker = null;
-        const stopped = new AgentscmError('INTERNAL', `the hub's task worker stopped (exit code ${code}${failure === null ? '' : `: ${failure}`}) ${loaded ? 'before it answered' : 'before it was ready'}`, {
-          hint: 'the next request starts a fresh task worker; see the hub log',
+        const stopped = new AgentscmError('INTERNAL', `${this.name} stopped (exit code ${code}${failure === null ? '' : `: ${failure}`}) ${loaded ? 'before it answered' : 'before it was ready'}`, {
+          hint: 'the next request starts a fresh worker; see the hub log',
         });
         reject(stopped);
         for (const [id, pending] of this.pending) {
@@ -157,7 +205,7 @@ export class TaskWorkerClient {
     const pending = this.pending.get(reply.id);
     if (pending === undefined) return;
     this.pending.delete(reply.id);
-    if (reply.kind === 'answer') pending.resolve(reply.body);
+    if (reply.kind === 'answer') pending.resolve(reply);
     else pending.reject(errorOfWire(reply.error));
     this.checkIdle();
   }

@@ -13,17 +13,23 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
+import { importTransfer } from '../collector/review-import.js';
 import { encodeCanonicalText } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
+import type { JsonValue } from '../contracts/json-value.js';
+import { setBusyTimeoutForNewConnections } from '../native/sqlite.js';
+import { openAuthority, prepared, readTransaction } from '../native/store.js';
 import { openTaskConnections } from '../tasks/connections.js';
 import type { TaskConnections } from '../tasks/connections.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
-import { ProfileAuthorizations } from './auth.js';
+import { readRunStatus } from '../workflows/status.js';
+import { ProfileAuthorizations, authenticationFailure, authorizeReader } from './auth.js';
 import type { HubProfile } from './config.js';
 import { asAgentscmError } from './http-errors.js';
 import { callHubTask, taskAnswer } from './task-call.js';
 import { TASK_WORKER_KIND, wireErrorOf } from './task-worker-protocol.js';
-import type { TaskWorkerData, TaskWorkerReply, TaskWorkerRequest } from './task-worker-protocol.js';
+import type { TaskWorkerData, TaskWorkerReply, TaskWorkerRequest, UiWorkerAnswer } from './task-worker-protocol.js';
+import { serveUiApi } from './ui-api.js';
 
 /** How many authorizations the worker holds for requests still reading their bodies; the oldest goes first. */
 const HELD_LIMIT = 4096;
@@ -35,34 +41,34 @@ interface Session {
   readonly authorizations: ProfileAuthorizations;
 }
 
+type Served = Exclude<TaskWorkerRequest, { kind: 'close' } | { kind: 'release' }>;
+
 /** The worker's state: its connections and authorizations per data directory, and the held authorizations. */
 export class TaskCallRunner {
   private readonly sessions = new Map<string, Session>();
   private readonly held = new Map<number, GrantAuthorization>();
+  private readonly dataDirs: readonly string[];
+  /** The busy timeout of the request being served (ms). */
+  private busyMs = 0;
 
-  constructor(private readonly data: TaskWorkerData) {}
+  constructor(private readonly data: TaskWorkerData) {
+    this.dataDirs = [...new Set(data.profiles.map((profile) => profile.dataDir))];
+  }
 
   /** The reply to one request (null for a request that has none). */
-  handle(request: Exclude<TaskWorkerRequest, { kind: 'close' }>): TaskWorkerReply | null {
+  async handle(request: Exclude<TaskWorkerRequest, { kind: 'close' }>): Promise<TaskWorkerReply | null> {
     if (request.kind === 'release') {
       this.held.delete(request.held);
       return null;
     }
+    // What is left of the request's busy budget: a request that waited in the queue behind a
+    // held lock tries its transactions once more and answers STORE_BUSY (docs/hub.md "A busy store").
+    this.busyMs = Math.max(0, Math.min(this.data.busyBudgetMs, request.sentAt + this.data.busyBudgetMs - Date.now()));
+    setBusyTimeoutForNewConnections(this.busyMs);
     try {
-      const profile = this.profileOf(request.profile);
-      if (request.kind === 'authorize') {
-        const authorization = this.authorize(profile, request.token);
-        if (this.held.size >= HELD_LIMIT) this.held.delete(this.held.keys().next().value as number);
-        this.held.set(request.id, authorization);
-        return { kind: 'answer', id: request.id, body: null };
-      }
-      if (request.call.operation === this.data.exitOnOperation) process.exit(INJECTED_EXIT_CODE);
-      const authorization = this.held.get(request.held) ?? this.authorize(profile, request.token);
-      this.held.delete(request.held);
-      const result = callHubTask(profile, authorization, request.call, this.sessionOf(profile).connections);
-      return { kind: 'answer', id: request.id, body: encodeCanonicalText(taskAnswer(result) as unknown as Parameters<typeof encodeCanonicalText>[0]) };
+      return await this.serve(request);
     } catch (error) {
-      if (request.kind === 'call') this.held.delete(request.held);
+      if (request.kind === 'call' || request.kind === 'upload') this.held.delete(request.held);
       return { kind: 'refusal', id: request.id, error: wireErrorOf(asAgentscmError(error)) };
     }
   }
@@ -73,23 +79,89 @@ export class TaskCallRunner {
     this.sessions.clear();
   }
 
+  private async serve(request: Served): Promise<TaskWorkerReply> {
+    const answer = (body: string | null, value?: UiWorkerAnswer): TaskWorkerReply => ({ kind: 'answer', id: request.id, body, ...(value === undefined ? {} : { value }) });
+    switch (request.kind) {
+      case 'authorize': {
+        const authorization = this.authorize(this.profileOf(request.profile), request.token);
+        if (this.held.size >= HELD_LIMIT) this.held.delete(this.held.keys().next().value as number);
+        this.held.set(request.id, authorization);
+        return answer(null);
+      }
+      case 'call': {
+        const profile = this.profileOf(request.profile);
+        if (request.call.operation === this.data.exitOnOperation) process.exit(INJECTED_EXIT_CODE);
+        const authorization = this.heldOr(request.held, profile, request.token);
+        const result = callHubTask(profile, authorization, request.call, this.sessionOf(profile).connections);
+        return answer(encodeCanonicalText((request.answer === 'route' ? taskAnswer(result) : result) as unknown as JsonValue));
+      }
+      case 'upload': {
+        const profile = this.profileOf(request.profile);
+        const authorization = this.heldOr(request.held, profile, request.token);
+        const view = await importTransfer(profile.dataDir, request.envelope, authorization, { connections: this.sessionOf(profile).connections });
+        return answer(encodeCanonicalText(view));
+      }
+      case 'reader':
+        authorizeReader(this.dataDirs, request.token, request.endpoint);
+        return answer(null);
+      case 'workflow-status': {
+        const { grant, dataDir } = authorizeReader(this.dataDirs, request.token);
+        const view = readRunStatus(dataDir, request.runId);
+        // A run of another repository is reported exactly as a missing one: a reader grant
+        // learns nothing outside its repository.
+        if (view.source.repository !== grant.repository) throw new AgentscmError('WORKFLOW_RUN_NOT_FOUND', `no workflow run ${request.runId}`);
+        return answer(encodeCanonicalText(view as unknown as JsonValue));
+      }
+      case 'ui': {
+        const { pathname, search, nowMs } = request.request;
+        const ui = serveUiApi(this.data.profiles, request.token, pathname, search, nowMs, (profile) => this.sessionOf(profile).connections);
+        return answer(null, ui.kind === 'json' ? ui : { kind: 'download', body: new Uint8Array(ui.body), filename: ui.filename });
+      }
+      case 'ping':
+        for (const dataDir of this.dataDirs) {
+          const auth = openAuthority(dataDir, { mode: 'read' });
+          try {
+            readTransaction(auth, () => prepared(auth, 'SELECT 1').get());
+          } finally {
+            auth.close();
+          }
+        }
+        return answer(null);
+    }
+  }
+
+  /** The authorization held under `held` (taken), or one made afresh for `token`. */
+  private heldOr(held: number, profile: HubProfile, token: string): GrantAuthorization {
+    const authorization = this.held.get(held) ?? this.authorize(profile, token);
+    this.held.delete(held);
+    return authorization;
+  }
+
   private profileOf(index: number): HubProfile {
     const profile = this.data.profiles[index];
     if (profile === undefined) throw new AgentscmError('INTERNAL', `the task worker has no profile ${index}`);
     return profile;
   }
 
+  /** The session of the profile's data directory, its connections waiting at most the request's busy timeout. */
   private sessionOf(profile: HubProfile): Session {
     let session = this.sessions.get(profile.dataDir);
     if (session === undefined) {
       session = { connections: openTaskConnections(profile.dataDir), authorizations: new ProfileAuthorizations() };
       this.sessions.set(profile.dataDir, session);
     }
+    session.connections.authority().db.pragma(`busy_timeout = ${this.busyMs}`);
+    session.connections.journal(false)?.db.pragma(`busy_timeout = ${this.busyMs}`);
     return session;
   }
 
   private authorize(profile: HubProfile, token: string): GrantAuthorization {
-    const session = this.sessionOf(profile);
+    let session: Session;
+    try {
+      session = this.sessionOf(profile);
+    } catch (error) {
+      throw authenticationFailure(error);
+    }
     return session.authorizations.authorize(profile, token, session.connections);
   }
 }
@@ -104,17 +176,22 @@ function post(port: MessagePort, reply: TaskWorkerReply): void {
   }
 }
 
-/** Serve the requests of the main thread on `port` until it says close. */
+/** Serve the requests of the main thread on `port`, one at a time in the order they arrive, until it says close. */
 export function serveTaskCalls(port: MessagePort, data: TaskWorkerData): void {
   const runner = new TaskCallRunner(data);
+  // An upload's import awaits (its review replay): the next request waits for it, as the facade's
+  // synchronous calls wait for each other.
+  let queue: Promise<void> = Promise.resolve();
   port.on('message', (request: TaskWorkerRequest) => {
-    if (request.kind === 'close') {
-      runner.close();
-      port.close();
-      return;
-    }
-    const reply = runner.handle(request);
-    if (reply !== null) post(port, reply);
+    queue = queue.then(async () => {
+      if (request.kind === 'close') {
+        runner.close();
+        port.close();
+        return;
+      }
+      const reply = await runner.handle(request);
+      if (reply !== null) post(port, reply);
+    });
   });
   post(port, { kind: 'ready' });
 }

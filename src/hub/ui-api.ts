@@ -27,6 +27,7 @@ import { showCommandAttempt } from '../workflows/command-attempts.js';
 import { listRuns } from '../workflows/run-list.js';
 import { readRunStatus } from '../workflows/status.js';
 import type { TaskConnections } from '../tasks/connections.js';
+import { authorizeReader } from './auth.js';
 import type { HubProfile } from './config.js';
 
 export const UI_API_PREFIX = '/v1/hub/ui-api';
@@ -312,4 +313,50 @@ export function readableProfiles(profiles: readonly HubProfile[], grant: LiveGra
 export function profilesAnswer(profiles: readonly HubProfile[], query: URLSearchParams): UiAnswer {
   checkQuery(query, []);
   return json({ profiles: profiles.map((p) => ({ repository_id: p.repositoryId, profile_id: p.profileId, target: p.target })) });
+}
+
+function decodeSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+/** True when `pathname` is one of the dashboard's JSON routes (the main thread's routing; the work is serveUiApi's). */
+export function isUiApiPath(pathname: string): boolean {
+  return pathname === UI_API_PROFILES_PATH || UI_API_VIEW_ROUTE.test(pathname);
+}
+
+/**
+ * One dashboard JSON route, run in a hub worker thread (docs/hub.md "A busy store"): the reader
+ * grant first (nothing about a store or a profile is answered before it), then the profile, then
+ * the view. `connectionsOf` gives the worker's connections to a profile's store.
+ */
+export function serveUiApi(
+  profiles: readonly HubProfile[],
+  token: string,
+  pathname: string,
+  search: string,
+  nowMs: number,
+  connectionsOf: (profile: HubProfile) => TaskConnections,
+): UiAnswer {
+  const dataDirs = [...new Set(profiles.map((profile) => profile.dataDir))];
+  const query = new URLSearchParams(search);
+  const { grant, dataDir } = authorizeReader(dataDirs, token, 'the dashboard routes');
+  if (pathname === UI_API_PROFILES_PATH) return profilesAnswer(readableProfiles(profiles, grant, dataDir), query);
+  const match = UI_API_VIEW_ROUTE.exec(pathname);
+  const [owner, name, profileId] = [decodeSegment(match?.[1] ?? ''), decodeSegment(match?.[2] ?? ''), decodeSegment(match?.[3] ?? '')];
+  const item = match?.[5] === undefined ? null : decodeSegment(match[5]);
+  if (match === null || owner === null || name === null || profileId === null || (item === null && match[5] !== undefined)) {
+    throw new AgentscmError('HUB_ROUTE_NOT_FOUND', `no hub route GET ${pathname.slice(0, 200)}`, { hint: 'see docs/hub.md for the routes' });
+  }
+  const profile = profiles.find((p) => p.repositoryId === `${owner}/${name}` && p.profileId === profileId);
+  // A profile of another store or repository is one this grant cannot see: not found.
+  if (profile === undefined || !readableProfiles([profile], grant, dataDir).includes(profile)) {
+    throw new AgentscmError('HUB_PROFILE_NOT_FOUND', `no profile ${profileId.slice(0, 128)} for repository ${`${owner}/${name}`.slice(0, 300)} that this reader grant can see`, {
+      hint: 'GET /v1/hub/ui-api/profiles lists the profiles of the grant',
+    });
+  }
+  return answerUiRequest({ profile, view: match[4] as UiView, item, bundle: match[6] !== undefined, query, nowMs, connections: connectionsOf(profile) });
 }

@@ -18,7 +18,17 @@ export type SqliteDatabase = Db;
 /** One migration step: migrations[i] brings user_version from i to i + 1. */
 export type Migration = (db: SqliteDatabase) => void;
 
-const BUSY_TIMEOUT_MS = 5000;
+/** How long a connection waits for another writer's lock before SQLITE_BUSY (STORE_BUSY). */
+let BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Set the busy timeout of the connections this thread opens from now on (module state is per
+ * thread). The hub's worker threads use a short one, so a busy store answers STORE_BUSY at once
+ * instead of holding a request for 5 s (docs/hub.md "A busy store").
+ */
+export function setBusyTimeoutForNewConnections(ms: number): void {
+  BUSY_TIMEOUT_MS = Math.max(0, Math.floor(ms));
+}
 
 /**
  * better-sqlite3's native addon by its path in the package, or undefined when it is not there.
