@@ -20,18 +20,12 @@ import type { HubSubjectSelection } from '../contracts/hub-config.js';
 import { ID_SCHEMA } from '../contracts/ids.js';
 import { isJsonObject } from '../contracts/json-value.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
-import { oneLine } from '../contracts/message-text.js';
 import { asParsed } from '../contracts/strict-json.js';
-import type { LiveGrant } from '../native/grants.js';
-import type { TaskConnections } from '../tasks/connections.js';
-import type { GrantAuthorization } from '../tasks/grant-guard.js';
-import { readRunStatus } from '../workflows/status.js';
 import { AGENT_STATE_TOOL, AGENT_STATE_TOOL_DESCRIPTION, agentStateToolSchema, callAgentStateTool } from './agent-state-tool.js';
-import type { HubProfile } from './config.js';
-import { asAgentscmError } from './http-errors.js';
+import { asAgentscmError, publicMessage } from './http-errors.js';
 import { hubOperations, toolNameOf } from './operations.js';
 import type { HubOperation } from './operations.js';
-import { callHubTask } from './task-call.js';
+import type { HubTaskCall } from './task-call.js';
 
 /** The one tool of the legacy endpoint. */
 export const LEGACY_STATUS_TOOL = 'agentscm_workflow_status';
@@ -154,10 +148,17 @@ export function toolAnswer(result: JsonValue): CallToolResult {
   return { content: [{ type: 'text', text: encodeCanonicalText(result) }], structuredContent: structuredOf(result) };
 }
 
+/** A successful tool answer from the JSON text a hub worker answered (the canonical text of the result). */
+export function toolAnswerOfText(text: string): CallToolResult {
+  const plain = JSON.parse(text) as JsonValue;
+  return { content: [{ type: 'text', text }], structuredContent: isJsonObject(plain) ? plain : { result: plain } };
+}
+
 /** A refusal as a tool error carrying its stable code. */
 export function toolError(error: unknown): CallToolResult {
   const refused = asAgentscmError(error);
-  const body = { error: { code: refused.code, message: oneLine(refused.message) } };
+  // The same public message as an HTTP refusal: a store failure names no file (docs/hub.md "What an answer never says").
+  const body = { error: { code: refused.code, message: publicMessage(refused) } };
   return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
 }
 
@@ -180,16 +181,17 @@ function splitArguments(operation: HubOperation, args: unknown): { input: JsonVa
 }
 
 /** The workspace MCP server of one request: the profile's tools, run as the authenticated grant. */
-export function workspaceServer(profile: HubProfile, authorization: GrantAuthorization, connections?: TaskConnections): McpServer {
+export function workspaceServer(callTask: (call: HubTaskCall) => Promise<CallToolResult>): McpServer {
   const server = new McpServer(SERVER_INFO, { capabilities: CAPABILITIES });
   for (const operation of hubOperations()) {
     server.registerTool(
       toolNameOf(operation.name),
       { description: operation.description, inputSchema: fromJsonSchema(toolInputSchema(operation) as JsonSchemaType, PASS_THROUGH) },
-      (args: unknown): CallToolResult => {
+      async (args: unknown): Promise<CallToolResult> => {
         try {
           const { input, subject } = splitArguments(operation, args);
-          return toolAnswer(callHubTask(profile, authorization, { operation: operation.name, input, subject }, connections));
+          // The call runs in the hub's task worker (docs/hub.md "A busy store"), never on this thread.
+          return await callTask({ operation: operation.name, input, subject });
         } catch (error) {
           return toolError(error);
         }
@@ -214,7 +216,7 @@ export function workspaceServer(profile: HubProfile, authorization: GrantAuthori
 const STATUS_INPUT_SCHEMA = { type: 'object', additionalProperties: false, required: ['run_id'], properties: { run_id: plainJsonSchema(ID_SCHEMA) } };
 
 /** The legacy read-only MCP server of one request (a reader grant): `agentscm_workflow_status` only. */
-export function legacyServer(dataDir: string, grant: LiveGrant): McpServer {
+export function legacyServer(runStatus: (runId: string) => Promise<CallToolResult>): McpServer {
   const server = new McpServer(SERVER_INFO, { capabilities: CAPABILITIES });
   server.registerTool(
     LEGACY_STATUS_TOOL,
@@ -223,15 +225,12 @@ export function legacyServer(dataDir: string, grant: LiveGrant): McpServer {
         'Read-only status of a skill-workflow run of your repository: its state, each step\'s result and observations, and whether its source is still current. Arguments: {"run_id"}. A run is an observation, never an approval.',
       inputSchema: fromJsonSchema(STATUS_INPUT_SCHEMA as JsonSchemaType, PASS_THROUGH),
     },
-    (args: unknown): CallToolResult => {
+    async (args: unknown): Promise<CallToolResult> => {
       try {
         const runId = isJsonObject(args) && typeof args.run_id === 'string' && Object.keys(args).length === 1 ? args.run_id : null;
         if (runId === null) throw new AgentscmError('SCHEMA_TYPE', `${LEGACY_STATUS_TOOL} takes exactly {"run_id"}`);
-        const view = readRunStatus(dataDir, runId);
-        // A run of another repository is reported exactly as a missing one: a reader grant
-        // learns nothing outside its repository.
-        if (view.source.repository !== grant.repository) throw new AgentscmError('WORKFLOW_RUN_NOT_FOUND', `no workflow run ${runId}`);
-        return toolAnswer(view as unknown as JsonValue);
+        // Read in the hub's read worker, which also checks that the run is of the grant's repository.
+        return await runStatus(runId);
       } catch (error) {
         return toolError(error);
       }

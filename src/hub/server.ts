@@ -11,34 +11,30 @@
  * The agent-tasks route's grant and facade steps run in the hub's task worker thread
  * (src/hub/task-worker-client.ts, docs/hub.md "The task worker"); this thread does its HTTP.
  */
-import { importTransfer } from '../collector/review-import.js';
 import { ForgePublisher } from './forge-status.js';
 import type { ForgePublisherOptions } from './forge-status.js';
+import { realpathSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import { encodeCanonicalText } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { HUB_JSON_BODY_MAX_BYTES, hubTaskRequestDecoder } from '../contracts/hub-config.js';
 import { getRepository } from '../native/repositories.js';
-import { isStoreInitialized, openAuthority, prepared, readTransaction } from '../native/store.js';
+import { isStoreInitialized, openAuthority, readTransaction } from '../native/store.js';
 import { TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
-import { openTaskConnections } from '../tasks/connections.js';
-import type { TaskConnections } from '../tasks/connections.js';
-import type { GrantAuthorization } from '../tasks/grant-guard.js';
-import { ProfileAuthorizations, authorizeReader, bearerToken } from './auth.js';
-import { readBoundedBody, refuseDeclaredLength } from './body.js';
+import { bearerToken } from './auth.js';
+import { UploadBudget, lingerAfterRefusal, readBoundedBody, readTransferBody, refuseDeclaredLength } from './body.js';
 import type { HubConfig, HubProfile } from './config.js';
-import { asAgentscmError, errorBody, httpStatusOf } from './http-errors.js';
-import { createHubMcpHandler, legacyServer, workspaceServer } from './mcp.js';
+import { asAgentscmError, errorBody, httpStatusOf, messageWithheld, registerPrivatePaths, retryAfterOf } from './http-errors.js';
+import { createHubMcpHandler, legacyServer, toolAnswerOfText, workspaceServer } from './mcp.js';
 import type { McpServerOf } from './mcp.js';
 import { TaskWorkerClient } from './task-worker-client.js';
 import type { TaskWorkerOptions } from './task-worker-client.js';
-import { UI_API_PROFILES_PATH, UI_API_VIEW_ROUTE, answerUiRequest, profilesAnswer, readableProfiles } from './ui-api.js';
-import type { UiAnswer, UiView } from './ui-api.js';
-import { UI_PREFIX, UI_SECURITY_HEADERS, uiFile } from './ui-routes.js';
+import { isUiApiPath } from './ui-api.js';
+import type { UiAnswer } from './ui-api.js';
 import { sendWebResponse } from './web-response.js';
+import { UI_PREFIX, UI_SECURITY_HEADERS, uiFile } from './ui-routes.js';
 
 export const HEALTH_PATH = '/v1/hub/health';
 export const WORKSPACE_MCP_PATH = '/v1/hub/workspace/mcp';
@@ -59,6 +55,8 @@ export interface HubServerOptions {
   readonly forge?: Omit<ForgePublisherOptions, 'log'>;
   /** Test fault injection of the task worker (src/hub/task-worker-client.ts). */
   readonly taskWorker?: TaskWorkerOptions;
+  /** What upload bodies in flight may take (default UPLOAD_BUDGET, src/hub/body.ts); past it HUB_UPLOAD_BUSY. */
+  readonly uploadBudget?: { readonly bytes: number; readonly uploads: number };
 }
 
 export interface RunningHub {
@@ -75,23 +73,33 @@ interface Exchange {
   code: string | null;
 }
 
-function send(res: ServerResponse, status: number, body: string, close = false): void {
+function send(res: ServerResponse, status: number, body: string, close = false, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
   res.writeHead(status, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),
     'cache-control': 'no-store',
     ...(close ? { connection: 'close' } : {}),
+    ...headers,
   });
   res.end(body);
 }
 
-function sendError(res: ServerResponse, exchange: Exchange, error: unknown): void {
+function sendError(res: ServerResponse, exchange: Exchange, error: unknown, log: (line: string) => void): void {
   const refused = asAgentscmError(error);
   exchange.code = refused.code;
   const status = httpStatusOf(refused.code);
-  // A refused body is left unread: close the connection instead of draining it.
-  send(res, status, errorBody(refused), status === 413 || status === 401);
+  // A server-side failure's own message may name files: the client gets its code only, the
+  // hub's log the message (docs/hub.md "What an answer never says").
+  if (messageWithheld(refused)) {
+    log(JSON.stringify({ time: new Date().toISOString(), event: 'refusal_detail', route: exchange.route, code: refused.code, message: refused.message.slice(0, 4000) }));
+  }
+  const retryAfter = retryAfterOf(refused.code);
+  // A refused body is left unread: close the connection instead of draining it (after a short
+  // linger, so that a client still sending reads the answer).
+  const unread = !res.req.complete;
+  if (unread && !res.headersSent) lingerAfterRefusal(res.req);
+  send(res, status, errorBody(refused), status === 413 || status === 401 || unread, retryAfter === null ? {} : { 'retry-after': retryAfter });
 }
 
 function notFound(req: IncomingMessage, path: string): AgentscmError {
@@ -126,47 +134,46 @@ function checkProfiles(config: HubConfig): void {
   }
 }
 
-/** `/v1/hub/health`: a read of each configured store, nothing else (no actor, no task profile). */
-function pingStorage(config: HubConfig): void {
-  for (const dataDir of new Set(config.profiles.map((profile) => profile.dataDir))) {
-    const auth = openAuthority(dataDir, { mode: 'read' });
+/** How long health waits for the read worker's read of each store before it answers STORE_BUSY. */
+export const HEALTH_LIMIT_MS = 1_000;
+
+/** The filesystem paths of the config that no answer may name: each data_dir (and its real path), each forge token file. */
+function privatePathsOf(config: HubConfig): string[] {
+  const paths: string[] = [];
+  for (const profile of config.profiles) {
+    paths.push(profile.dataDir);
     try {
-      readTransaction(auth, () => prepared(auth, 'SELECT 1').get());
-    } finally {
-      auth.close();
+      paths.push(realpathSync(profile.dataDir));
+    } catch {
+      // A data_dir that cannot be resolved is checked (and refused) by checkProfiles.
     }
+    if (profile.forge) paths.push(profile.forge.token_file);
   }
+  return paths;
 }
 
 /** Start the hub on the config's address; resolves once it listens. */
 export async function startHub(config: HubConfig, options: HubServerOptions = {}): Promise<RunningHub> {
   checkProfiles(config);
+  registerPrivatePaths(privatePathsOf(config));
   const headersTimeout = options.headersTimeoutMs ?? 10_000;
   const requestTimeout = Math.max(options.requestTimeoutMs ?? 30_000, headersTimeout);
   const log = options.accessLog ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const dataDirs = [...new Set(config.profiles.map((profile) => profile.dataDir))];
   const mcp = createHubMcpHandler(() => undefined);
   const forge = new ForgePublisher(config.profiles, { ...options.forge, log });
-  // One set of connections per data directory for the hub's life (src/tasks/connections.ts), for
-  // the routes this thread serves itself (upload, MCP, dashboard): each call is synchronous, so no
-  // two use them at once. The task worker has its own.
-  const sessions = new Map(dataDirs.map((dataDir) => [dataDir, openTaskConnections(dataDir)]));
-  const sessionOf = (profile: HubProfile): TaskConnections => {
-    const session = sessions.get(profile.dataDir);
-    if (session === undefined) throw new AgentscmError('INTERNAL', `no connections for ${profile.dataDir}`);
-    return session;
-  };
-  // The authorizations made on each data directory's authority connection, reused while its
-  // content token is unchanged (src/hub/auth.ts).
-  const authorizations = new Map(dataDirs.map((dataDir) => [dataDir, new ProfileAuthorizations()]));
-  const authorize = (profile: HubProfile, token: string): GrantAuthorization => {
-    const known = authorizations.get(profile.dataDir);
-    if (known === undefined) throw new AgentscmError('INTERNAL', `no connections for ${profile.dataDir}`);
-    return known.authorize(profile, token, sessionOf(profile));
-  };
   let closing = false;
+  const uploads = new UploadBudget(options.uploadBudget);
+  // No route runs store work on this thread (docs/hub.md "A busy store"): the task worker takes
+  // what writes (agent-tasks, upload imports, workspace MCP tools), the read worker what only
+  // reads (dashboard, legacy MCP, health), so a dashboard read never queues behind a writer.
   const tasks = new TaskWorkerClient(config.profiles, options.taskWorker);
-  await tasks.start();
+  const reads = new TaskWorkerClient(config.profiles, { busyBudgetMs: options.taskWorker?.busyBudgetMs }, "the hub's read worker");
+  try {
+    await Promise.all([tasks.start(), reads.start()]);
+  } catch (error) {
+    await Promise.all([tasks.close(), reads.close()]);
+    throw error;
+  }
 
   const profileOf = (repositoryId: string, profileId: string): HubProfile => {
     const profile = config.profiles.find((p) => p.repositoryId === repositoryId && p.profileId === profileId);
@@ -212,17 +219,37 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     const token = bearerToken(req);
     refuseDeclaredLength(req, UPLOAD_BODY_MAX_BYTES);
     const profile = routeProfile(req, match);
-    const authorization = authorize(profile, token);
-    const envelope = await readBoundedBody(req, UPLOAD_BODY_MAX_BYTES);
-    const view = await importTransfer(profile.dataDir, envelope, authorization, { connections: sessionOf(profile) });
-    forge.poke(profile);
-    send(res, 200, encodeCanonicalText(view));
+    const index = config.profiles.indexOf(profile);
+    // The grant in the task worker before the body is read, the import there after (as the agent-tasks route).
+    const held = await tasks.authorize(index, token);
+    let envelope: Uint8Array;
+    // Checked as it streams in (a bad magic, header length or header is refused at once, the
+    // rest never read), and admitted while the uploads in flight fit the budget (HUB_UPLOAD_BUSY).
+    let release: (() => void) | undefined;
+    try {
+      envelope = await readTransferBody(req, (declaredLength) => {
+        release = uploads.take(declaredLength);
+      });
+    } catch (error) {
+      release?.();
+      tasks.release(held);
+      throw error;
+    }
+    try {
+      // Only the envelope's own bytes cross to the worker (a view into a larger buffer would copy all of it).
+      const own = envelope.byteOffset === 0 && envelope.byteLength === envelope.buffer.byteLength ? envelope : new Uint8Array(envelope);
+      const view = await tasks.upload(held, index, token, own);
+      forge.poke(profile);
+      send(res, 200, view);
+    } finally {
+      release?.();
+    }
   };
 
-  const mcpRoute = async (req: IncomingMessage, res: ServerResponse, url: URL, serverOf: (token: string) => McpServerOf): Promise<void> => {
+  const mcpRoute = async (req: IncomingMessage, res: ServerResponse, url: URL, serverOf: (token: string) => Promise<McpServerOf>): Promise<void> => {
     const token = bearerToken(req);
     refuseDeclaredLength(req, HUB_JSON_BODY_MAX_BYTES);
-    const of = serverOf(token);
+    const of = await serverOf(token);
     const body = await readJson(req);
     const headers = new Headers();
     for (const [key, value] of Object.entries(req.headers)) {
@@ -238,21 +265,24 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     await sendWebResponse(res, response);
   };
 
-  const workspaceMcp = (url: URL) => (token: string): McpServerOf => {
+  // The grant is checked in the task worker before the body is read; each tool call then runs
+  // there too, authorized again (from the worker's cache while the authority is unchanged).
+  const workspaceMcp = (url: URL) => async (token: string): Promise<McpServerOf> => {
     const repositoryId = url.searchParams.get('repository');
     const profileId = url.searchParams.get('profile');
     if (repositoryId === null || profileId === null) {
       throw new AgentscmError('HUB_PROFILE_NOT_FOUND', 'the workspace MCP endpoint needs ?repository=OWNER/NAME&profile=ID', { hint: 'add both query parameters' });
     }
     const profile = profileOf(repositoryId, profileId);
-    const authorization = authorize(profile, token);
+    const index = config.profiles.indexOf(profile);
+    tasks.release(await tasks.authorize(index, token));
     forge.poke(profile);
-    return () => workspaceServer(profile, authorization, sessionOf(profile));
+    return () => workspaceServer(async (call) => toolAnswerOfText(await tasks.call(0, index, token, call, 'tool')));
   };
 
-  const legacyMcp = (token: string): McpServerOf => {
-    const { grant, dataDir } = authorizeReader(dataDirs, token);
-    return () => legacyServer(dataDir, grant);
+  const legacyMcp = async (token: string): Promise<McpServerOf> => {
+    await reads.reader(token, 'the legacy /mcp endpoint');
+    return () => legacyServer(async (runId) => toolAnswerOfText(await reads.workflowStatus(token, runId)));
   };
 
   // The dashboard (docs/dashboard.md): its static files and its read-only JSON routes, all GET,
@@ -268,28 +298,27 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     res.end(body);
   };
 
-  const uiApiRoute = (req: IncomingMessage, res: ServerResponse, url: URL, exchange: Exchange): boolean => {
-    if (url.pathname === UI_API_PROFILES_PATH) {
-      exchange.route = 'ui-api';
-      const { grant, dataDir } = authorizeReader(dataDirs, bearerToken(req), 'the dashboard routes');
-      sendUi(res, profilesAnswer(readableProfiles(config.profiles, grant, dataDir), url.searchParams));
-      return true;
-    }
-    const match = UI_API_VIEW_ROUTE.exec(url.pathname);
-    if (match === null) return false;
+  // The reader grant, the profile and the view are read in the read worker, in that order.
+  const uiApiRoute = async (req: IncomingMessage, res: ServerResponse, url: URL, exchange: Exchange): Promise<boolean> => {
+    if (!isUiApiPath(url.pathname)) return false;
     exchange.route = 'ui-api';
-    const { grant, dataDir } = authorizeReader(dataDirs, bearerToken(req), 'the dashboard routes');
-    const profile = routeProfile(req, match);
-    // A profile of another store or repository is one this grant cannot see: not found.
-    if (!readableProfiles([profile], grant, dataDir).includes(profile)) {
-      throw new AgentscmError('HUB_PROFILE_NOT_FOUND', `no profile ${profile.profileId} for repository ${profile.repositoryId} that this reader grant can see`, {
-        hint: 'GET /v1/hub/ui-api/profiles lists the profiles of the grant',
-      });
-    }
-    const item = match[5] === undefined ? null : decodeSegment(match[5]);
-    if (item === null && match[5] !== undefined) throw notFound(req, url.pathname);
-    sendUi(res, answerUiRequest({ profile, view: match[4] as UiView, item, bundle: match[6] !== undefined, query: url.searchParams, nowMs: Date.now(), connections: sessionOf(profile) }));
+    const answer = await reads.ui(bearerToken(req), { pathname: url.pathname, search: url.search, nowMs: Date.now() });
+    sendUi(res, answer.kind === 'json' ? answer : { kind: 'download', body: Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength), filename: answer.filename });
     return true;
+  };
+
+  // A read of each store in the read worker, bounded: a worker busy with a long dashboard read
+  // makes health answer STORE_BUSY (503, Retry-After) rather than wait.
+  const health = async (): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new AgentscmError('STORE_BUSY', `the stores did not answer health's read within ${HEALTH_LIMIT_MS} ms`)), HEALTH_LIMIT_MS);
+    });
+    try {
+      await Promise.race([reads.ping(), limit]);
+    } finally {
+      clearTimeout(timer);
+    }
   };
 
   const uiStaticRoute = async (res: ServerResponse, url: URL, exchange: Exchange): Promise<boolean> => {
@@ -310,10 +339,10 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
   const handle = async (req: IncomingMessage, res: ServerResponse, exchange: Exchange): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://hub.invalid');
     if (closing) res.setHeader('connection', 'close');
-    if (req.method === 'GET' && (uiApiRoute(req, res, url, exchange) || (await uiStaticRoute(res, url, exchange)))) return;
+    if (req.method === 'GET' && ((await uiApiRoute(req, res, url, exchange)) || (await uiStaticRoute(res, url, exchange)))) return;
     if (url.pathname === HEALTH_PATH && req.method === 'GET') {
       exchange.route = 'health';
-      pingStorage(config);
+      await health();
       send(res, 200, '{"status":"ok"}');
       return;
     }
@@ -371,7 +400,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
           }),
         );
       });
-      handle(req, res, exchange).catch((error: unknown) => sendError(res, exchange, error));
+      handle(req, res, exchange).catch((error: unknown) => sendError(res, exchange, error, log));
     },
   );
 
@@ -384,8 +413,7 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
       });
     });
   } catch (error) {
-    await tasks.close();
-    for (const session of sessions.values()) session.close();
+    await Promise.all([tasks.close(), reads.close()]);
     throw error;
   }
   forge.start();
@@ -405,10 +433,9 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
       });
       clearTimeout(cut);
       // Every request is answered by now; the worker closes its connections and ends.
-      await tasks.close();
+      await Promise.all([tasks.close(), reads.close()]);
       await forge.close();
       await mcp.close();
-      for (const session of sessions.values()) session.close();
     },
   };
 }
