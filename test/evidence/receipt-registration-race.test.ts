@@ -1,6 +1,7 @@
 /**
- * The receipt transaction rechecks the executor registration (issue #25 item 13; spec "Native
- * receipt transactions recheck"; docs/collector-transfer.md "Receipts and collector_finalize").
+ * The receipt transaction rechecks the executor registration (issue #25 item 13; spec
+ * "Operator-enrolled collector transfer"; docs/collector-transfer.md "Receipts and
+ * collector_finalize").
  * An import commits its transfer in one transaction and writes the receipt in the next; a
  * registration revoked or re-enrolled between the two must keep the receipt from naming its
  * transfer. `agentscm agent-task upload` is spawned as a user runs it and paused (test pause
