@@ -1,9 +1,13 @@
 /**
- * The mutation lease `agentscm-mutation-lease-v1` (spec "agent-state" "Confirmed writers also
- * acquire an atomic … lease"): one writer per git root, whichever subdirectory it starts from.
- * The lease is a file in the local temporary directory named after the real path of the root,
- * created complete and atomically (written aside, then hard-linked to its name, which fails when
- * it exists). A lease whose holder process is gone is reported as stale and never removed here.
+ * The mutation lease `botte-mutation-lease-v1` (spec "agent-state": "Confirmed writers also
+ * acquire an atomic `botte-mutation-lease-v1` in the local temporary directory"): one writer per
+ * git root, whichever subdirectory it starts from. The lease is the file
+ * `botte-mutation-lease-v1-<first 32 hex of SHA-256 of the root's real path>.json` in the local
+ * temporary directory, one JSON object of kind `botte-mutation-lease-v1` naming its holder
+ * (docs/agent-state.md "The mutation lease" gives the format), created complete and atomically
+ * (written aside, then hard-linked to its name, which fails when it exists). Any file at that
+ * name holds the lease, whoever wrote it; one whose holder process is gone is reported as stale
+ * and never removed here.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -14,7 +18,7 @@ import { AgentscmError } from '../contracts/errors.js';
 import { isJsonObject } from '../contracts/json-value.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
 
-export const LEASE_KIND = 'agentscm-mutation-lease-v1';
+export const LEASE_KIND = 'botte-mutation-lease-v1';
 const MAX_LEASE_BYTES = 64 * 1024;
 
 export interface LeaseHolder {

@@ -5,8 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename, join } from 'node:path';
 import test from 'node:test';
 import { jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -121,4 +123,65 @@ test('an invalid agent id or scope is refused before anything runs (exit 2)', as
     assert.match(result.stderr, new RegExp(`^error\\[${code}\\]`), args.join(' '));
     assert.equal(existsSync(join(repo, 'ran.flag')), false);
   }
+});
+
+/** The lease file of a repository, named as the specification's lease (computed here, not by the code under test). */
+function specLeasePath(dir: string, repo: string): string {
+  return join(dir, `botte-mutation-lease-v1-${createHash('sha256').update(realpathSync(repo), 'utf8').digest('hex').slice(0, 32)}.json`);
+}
+
+test('issue #25 item 16: a botte-mutation-lease-v1 written by hand blocks a writer while its holder lives, then reads as stale; the file is never touched', async (t) => {
+  const repo = makeRepo(t);
+  const leases = tempDir(t);
+  const holder = spawn('sleep', ['60'], { stdio: 'ignore' });
+  t.after(() => holder.kill('SIGKILL'));
+  const exited = new Promise((resolve) => holder.once('exit', resolve));
+  // The documented format, smallest form: kind, agent_id, pid, hostname, acquired_at_ms.
+  const text = `${JSON.stringify({ kind: 'botte-mutation-lease-v1', agent_id: 'other-writer', pid: holder.pid, hostname: hostname(), acquired_at_ms: Date.now() })}\n`;
+  const path = specLeasePath(leases, repo);
+  writeFileSync(path, text);
+  const blocked = await runCli(['agent-state', 'run', '--agent', 'mine', '--scope', 'src:write', '--json', '--', 'touch', 'src/ran.flag'], { cwd: join(repo, 'src'), env: { TMPDIR: leases } });
+  assert.equal(blocked.code, 3, blocked.stderr + blocked.stdout);
+  const json = jsonOf<RunJson>(blocked);
+  assert.equal(json.state.blocked_reason, 'conflict');
+  assert.equal(json.observation.lease?.path, path);
+  assert.equal(json.observation.lease?.holder?.agent_id, 'other-writer');
+  assert.equal(existsSync(join(repo, 'src/ran.flag')), false);
+  holder.kill('SIGKILL');
+  await exited;
+  const stale = await runCli(['agent-state', 'run', '--agent', 'mine', '--scope', 'src:write', '--', 'touch', 'src/ran.flag'], { cwd: repo, env: { TMPDIR: leases } });
+  assert.equal(stale.code, 3);
+  assert.match(stale.stdout, /^blocked\/stale_lease: /);
+  assert.equal(readFileSync(path, 'utf8'), text, 'the hand-written lease is left as it was');
+  // A file at the lease's name that agentscm cannot read still holds the lease.
+  writeFileSync(path, 'held by a writer of another format\n');
+  const unreadable = await runCli(['agent-state', 'run', '--agent', 'mine', '--scope', 'src:write', '--', 'touch', 'src/ran.flag'], { cwd: repo, env: { TMPDIR: leases } });
+  assert.equal(unreadable.code, 3);
+  assert.match(unreadable.stdout, /^blocked\/conflict: /);
+  assert.equal(existsSync(join(repo, 'src/ran.flag')), false);
+});
+
+test('issue #25 item 16: the lease agentscm writes is the file the specification names, in exactly the documented format', async (t) => {
+  const repo = makeRepo(t);
+  const leases = tempDir(t);
+  const run = runCli(['agent-state', 'run', '--agent', 'writer', '--task', 'task-1', '--scope', 'src:write', '--scope', 'docs:read', '--', 'sh', '-c', 'touch started.flag; while [ ! -e release.flag ]; do sleep 0.05; done'], { cwd: join(repo, 'src'), env: { TMPDIR: leases } });
+  await waitFor(join(repo, 'src/started.flag'));
+  const path = specLeasePath(leases, repo);
+  assert.deepEqual(readdirSync(leases).filter((name) => name.includes('mutation-lease')), [basename(path)]);
+  const text = readFileSync(path, 'utf8');
+  assert.equal(statSync(path).mode & 0o777, 0o600);
+  assert.match(text, /^\{[^\n]*\}\n$/, 'one JSON object on one line');
+  const record = JSON.parse(text) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(record), ['kind', 'git_root', 'agent_id', 'scopes', 'pid', 'hostname', 'process_start', 'acquired_at_ms', 'token']);
+  assert.equal(record.kind, 'botte-mutation-lease-v1');
+  assert.equal(record.git_root, realpathSync(repo));
+  assert.equal(record.agent_id, 'writer');
+  assert.deepEqual(record.scopes, ['src']);
+  assert.equal(record.hostname, hostname());
+  assert.ok(Number.isSafeInteger(record.pid) && Number.isSafeInteger(record.acquired_at_ms));
+  assert.ok(typeof record.process_start === 'string' || record.process_start === null);
+  assert.match(String(record.token), /^[0-9a-f]{32}$/);
+  mkdirSync(join(repo, 'src/release.flag'));
+  assert.equal((await run).code, 0);
+  assert.equal(existsSync(path), false);
 });
