@@ -5,7 +5,6 @@
  * edit with one warning (fail open). Active agents come from the agent-state file of the
  * repository and from the live holder of the repository's mutation lease (an `agent-state run`).
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -16,6 +15,7 @@ import { parseStrictJson } from '../contracts/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { holderAlive, leasePathFor, readLeaseHolder } from './lease.js';
 import { scopeConflicts } from './operations.js';
+import { discoverGitRootSync } from './safe-git.js';
 
 /** Where the repository's active agents are listed by default, relative to its root. */
 export const DEFAULT_AGENTS_FILE = join('.agentscm', 'agent-state.json');
@@ -67,14 +67,13 @@ function editedPaths(toolInput: JsonValue | undefined): string[] {
   return [...new Set(out)];
 }
 
+/**
+ * The git root of `cwd` through safe-git (repository-configured programs disabled); null outside
+ * a repository; GIT_DIR_UNTRUSTED (the hook then fails open with a warning) when `.git` is not a
+ * plain directory owned by the caller.
+ */
 function gitTopLevel(cwd: string): string | null {
-  try {
-    const out = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
-    const top = out.replace(/\n$/, '');
-    return top === '' ? null : realpathSync(top);
-  } catch {
-    return null;
-  }
+  return discoverGitRootSync(cwd);
 }
 
 /** A repository-relative canonical path, or null when the path lies outside the repository. */

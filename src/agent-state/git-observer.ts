@@ -6,33 +6,23 @@
  * stable. Entries already dirty keep their file metadata, so a second edit of a modified file
  * still counts as a change.
  */
-import { execFile } from 'node:child_process';
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
+import type { GitResult } from './safe-git.js';
+import { discoverGitRoot, runGit } from './safe-git.js';
 
-/** Git runs without taking optional locks, so that observing never contends with the agent. */
-const GIT_ENV = { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' };
-const MAX_GIT_OUTPUT = 256 * 1024 * 1024;
-
-interface GitOutput {
-  readonly ok: boolean;
-  readonly stdout: Buffer;
+/** Every git call goes through safe-git (repository-configured programs disabled, no optional locks). */
+function git(cwd: string, args: readonly string[]): Promise<GitResult> {
+  return runGit(cwd, args);
 }
 
-function git(cwd: string, args: readonly string[]): Promise<GitOutput> {
-  return new Promise((resolve) => {
-    execFile('git', args, { cwd, env: GIT_ENV, encoding: 'buffer', maxBuffer: MAX_GIT_OUTPUT }, (error, stdout) => {
-      resolve({ ok: error === null, stdout });
-    });
-  });
-}
-
-/** The top level of the git work tree containing `cwd`, or null without git or outside a repository. */
+/**
+ * The top level (real path) of the git work tree containing `cwd`, or null without git or
+ * outside a repository; `GIT_DIR_UNTRUSTED` when its `.git` is not a plain directory owned by the
+ * caller.
+ */
 export async function gitRoot(cwd: string): Promise<string | null> {
-  const out = await git(cwd, ['rev-parse', '--show-toplevel']);
-  if (!out.ok) return null;
-  const text = out.stdout.toString('utf8').replace(/\n$/, '');
-  return text === '' ? null : text;
+  return discoverGitRoot(cwd);
 }
 
 export interface GitSnapshot {

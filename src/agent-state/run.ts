@@ -14,17 +14,20 @@
  */
 import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AgentState, AgentStateResult, BlockedReason, LifecycleState, ResultOutcome, Scope } from '../contracts/agent-state.js';
 import { MAX_RESULT_PATHS, MAX_SUMMARY_BYTES, isScopeWithin, scopePathProblem } from '../contracts/agent-state.js';
 import type { ContainedResult, ContainmentEvidence } from './contained-process.js';
 import { runContainedProcess } from './contained-process.js';
 import type { FsSnapshot, SnapshotHooks, SnapshotLimits } from './fs-snapshot.js';
 import { GUARD_PATH_LIMIT, SCOPE_SNAPSHOT_LIMITS, snapshotChanges, takeMetadataGuard, takeScopeSnapshot } from './fs-snapshot.js';
+import { takeGitDirGuard } from './git-dir-guard.js';
 import type { GitSnapshot } from './git-observer.js';
 import { gitChangedPaths, gitRoot, takeGitSnapshot } from './git-observer.js';
 import type { LeaseHolder } from './lease.js';
 import { acquireMutationLease, releaseMutationLease } from './lease.js';
 import { createAgentState } from './operations.js';
+import { checkGitDir } from './safe-git.js';
 
 export interface ObservedRunInput {
   readonly agent_id: string;
@@ -83,6 +86,8 @@ export interface ObservedRunReport {
     };
     readonly scope_snapshot: SnapshotReport | null;
     readonly metadata_guard: SnapshotReport | null;
+    /** The git directory guard: `.git` entries git does not write for ordinary work (docs/agent-state.md "The git directory"). */
+    readonly git_dir: SnapshotReport | null;
     readonly scope_violations: readonly string[];
     readonly scope_violations_truncated: boolean;
     readonly exit: { readonly code: number | null; readonly signal: string | null; readonly timed_out: boolean; readonly duration_ms: number } | null;
@@ -168,6 +173,7 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
           git: { available: gitAvailable, before: null, after: null, stable: false, error: null, changed: [], changed_truncated: false },
           scope_snapshot: null,
           metadata_guard: null,
+          git_dir: null,
           scope_violations: [],
           scope_violations_truncated: false,
           exit: null,
@@ -186,10 +192,17 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
   let scopeAfter: FsSnapshot | null = null;
   let guardBefore: FsSnapshot | null = null;
   let guardAfter: FsSnapshot | null = null;
+  let gitDirBefore: FsSnapshot | null = null;
+  let gitDirAfter: FsSnapshot | null = null;
+  /** Why git was not run after the command (the git directory changed or is no longer trusted). */
+  let gitSkipped: string | null = null;
+  let gitDirReplaced: string | null = null;
+  const gitDir = join(root, '.git');
   try {
     const scopeLimits = input.scopeLimits ?? SCOPE_SNAPSHOT_LIMITS;
     const guardLimit = input.guardLimit ?? GUARD_PATH_LIMIT;
     // git runs in its own process while this one walks the scopes and the guard.
+    if (gitAvailable) gitDirBefore = takeGitDirGuard(gitDir);
     const gitBeforePending = gitAvailable ? takeGitSnapshot(root) : null;
     if (writeScopes.length > 0) scopeBefore = takeScopeSnapshot(root, writeScopes, scopeLimits, input.snapshotHooks);
     if (scopes.length > 0) guardBefore = takeMetadataGuard(root, writeScopes, guardLimit, input.snapshotHooks);
@@ -205,7 +218,20 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
       ...(input.graceMs === undefined ? {} : { graceMs: input.graceMs }),
       ...(input.verifyGroup === undefined ? {} : { verifyGroup: input.verifyGroup }),
     });
-    const gitAfterPending = gitAvailable ? takeGitSnapshot(root) : null;
+    // The git directory first: when the command changed what git would run or read, git is not
+    // run again (defence in depth beside safe-git's disabled programs).
+    if (gitAvailable) {
+      try {
+        checkGitDir(root);
+        gitDirAfter = takeGitDirGuard(gitDir);
+      } catch (error) {
+        gitDirReplaced = error instanceof Error ? error.message : 'the git directory is no longer trusted';
+      }
+      if (gitDirReplaced !== null) gitSkipped = `the git directory is no longer trusted (${gitDirReplaced})`;
+      else if (gitDirBefore === null || !gitDirBefore.complete || gitDirAfter === null || !gitDirAfter.complete) gitSkipped = 'the git directory guard is incomplete';
+      else if (snapshotChanges(gitDirBefore, gitDirAfter).length > 0) gitSkipped = 'the command changed the git directory';
+    }
+    const gitAfterPending = gitAvailable && gitSkipped === null ? takeGitSnapshot(root) : null;
     if (scopeBefore !== null) scopeAfter = takeScopeSnapshot(root, writeScopes, scopeLimits, input.snapshotHooks);
     if (guardBefore !== null) guardAfter = takeMetadataGuard(root, writeScopes, guardLimit, input.snapshotHooks);
     gitAfter = await gitAfterPending;
@@ -218,7 +244,9 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
 
   let gitChanged: string[] = [];
   let gitError: string | null = null;
-  if (gitBefore !== null && gitAfter !== null) {
+  if (gitSkipped !== null) {
+    gitError = `git was not run after the command: ${gitSkipped}`;
+  } else if (gitBefore !== null && gitAfter !== null) {
     const diff = await gitChangedPaths(root, gitBefore, gitAfter);
     gitChanged = diff.paths;
     gitError = gitBefore.error ?? gitAfter.error ?? diff.error;
@@ -226,10 +254,19 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
   const stable = gitBefore !== null && gitAfter !== null && gitBefore.stable && gitAfter.stable && gitError === null;
   const scopeReport = scopeBefore === null ? null : snapshotReport(scopeBefore, scopeAfter);
   const guardReport = guardBefore === null ? null : snapshotReport(guardBefore, guardAfter);
+  const gitDirReport =
+    gitDirBefore === null
+      ? null
+      : gitDirReplaced !== null
+        ? { complete: false, problem: 'replaced', detail: gitDirReplaced, paths: gitDirBefore.entries.size, changed: ['.git'], changed_truncated: false }
+        : snapshotReport(gitDirBefore, gitDirAfter);
   // An incomplete snapshot proves nothing either way: its differences are not reported as changes.
   const trusted = (report: SnapshotReport | null): readonly string[] => (report !== null && report.complete ? report.changed : []);
-  const allChanged = new Set([...gitChanged, ...trusted(scopeReport), ...trusted(guardReport)]);
-  const violations = [...allChanged].filter((path) => !writeScopes.some((scope) => isScopeWithin(scope, path))).sort();
+  // No write scope covers the git directory: each of its changes is a violation, and a .git
+  // that is no longer a plain directory owned by the caller is one too.
+  const gitDirChanged = gitDirReport === null ? [] : gitDirReplaced !== null ? ['.git'] : trusted(gitDirReport);
+  const allChanged = new Set([...gitChanged, ...trusted(scopeReport), ...trusted(guardReport), ...gitDirChanged]);
+  const violations = [...allChanged].filter((path) => gitDirChanged.includes(path) || !writeScopes.some((scope) => isScopeWithin(scope, path))).sort();
   // A file name with a control character is legal on disk but not a scope path: it counts (as a
   // change, as a violation) but cannot be listed in the envelope's result.
   const unreportable = [...allChanged].filter((path) => scopePathProblem(path) !== undefined).length;
@@ -239,7 +276,7 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
   const reasons: string[] = [];
   if (!gitAvailable) reasons.push('no git work tree: changes cannot be observed');
   else if (!stable) reasons.push(`git revisions not stable: ${gitError ?? 'HEAD moved while it was read'}`);
-  for (const [name, report] of [['scope snapshot', scopeReport], ['metadata guard', guardReport]] as const) {
+  for (const [name, report] of [['scope snapshot', scopeReport], ['metadata guard', guardReport], ['git directory guard', gitDirReplaced === null ? gitDirReport : null]] as const) {
     if (report !== null && !report.complete) reasons.push(`${name} incomplete (${report.problem ?? 'unknown'}): ${report.detail ?? ''}`);
   }
   if (leaseReport?.lost === true) reasons.push('the mutation lease was removed or replaced during the run');
@@ -267,6 +304,7 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
     blocked = 'scope_violation';
     outcome = 'unverified';
     reasons.unshift(`${violations.length} changed path(s) outside every declared write scope (nothing was rolled back)`);
+    if (gitDirChanged.length > 0) reasons.splice(1, 0, `the command changed the git directory (${gitDirChanged.slice(0, 5).join(', ')}${gitDirChanged.length > 5 ? ', …' : ''}): configuration, hooks or info planted there run with any later git command; review and remove them before running git`);
   } else if (reasons.length > 0) {
     state = 'idle';
     outcome = 'unverified';
@@ -308,6 +346,7 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
       },
       scope_snapshot: scopeReport,
       metadata_guard: guardReport,
+      git_dir: gitDirReport,
       scope_violations: violations.slice(0, MAX_RESULT_PATHS),
       scope_violations_truncated: violations.length > MAX_RESULT_PATHS,
       exit: { code: run.exit_code, signal: run.signal, timed_out: run.timed_out, duration_ms: run.duration_ms },
