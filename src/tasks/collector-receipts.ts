@@ -17,7 +17,7 @@ import { MAX_RECEIPT_TASKS, checkReceipt, encodeReceiptV2, receiptOutcomeOf, rec
 import type { ReceiptTask, WorkflowReceiptV2 } from '../contracts/receipt-v2.js';
 import type { CollectorFinalizeRequest } from '../contracts/collector-requests.js';
 import { collectorFinalizeRequestDecoder } from '../contracts/collector-requests.js';
-import { TRANSFER_LIMITS, checkTransferSignature, readTransferEnvelope } from '../contracts/collector-transfer.js';
+import { checkTransferSignature, readTransferEnvelope } from '../contracts/collector-transfer.js';
 import { hexToBytes } from '../contracts/task-common.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { authorityId } from '../native/authority-identity.js';
@@ -30,7 +30,7 @@ import { assessCapability } from '../workflows/require-capability.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
 import { findCollectorAttempt } from './collector-attempts.js';
 import { findTransferOfTask } from './collector-transfers.js';
-import type { RetainedTransferRow } from './collector-transfers.js';
+import { readRetainedEnvelope } from './retained-envelope.js';
 
 import type { TaskContext } from './context.js';
 import type { DerivedSubject } from './derive.js';
@@ -43,21 +43,9 @@ import type { TransitionScope } from './transition.js';
 // are re-exported here for callers that read receipts and imports together.
 export { findTransferOfAttempt, findTransferOfTask } from './collector-transfers.js';
 export type { RetainedTransferRow } from './collector-transfers.js';
-
-/**
- * Read a retained envelope one at a time: its stored length is checked against 16 MiB before
- * its bytes are read, and the bytes must still have the stored SHA-256.
- */
-export function readRetainedEnvelope(journal: Journal, row: RetainedTransferRow): Buffer {
-  if (row.length > TRANSFER_LIMITS.maxEnvelopeBytes) {
-    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained transfer ${row.upload_request_id} claims ${row.length} bytes, more than 16 MiB; it was not read`);
-  }
-  const found = journalStatement(journal, 'SELECT envelope FROM collector_transfers WHERE upload_request_id = ? AND length(envelope) = ?').get(row.upload_request_id, row.length) as { envelope: Buffer } | undefined;
-  if (found === undefined || sha256Hex(found.envelope) !== row.transfer_digest) {
-    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained transfer ${row.upload_request_id} does not have its stored length and digest`);
-  }
-  return found.envelope;
-}
+// The envelope reader lives in retained-envelope.ts, so that views.ts can read envelopes without
+// depending on this module (which depends on operations.ts, which depends on views.ts).
+export { readRetainedEnvelope } from './retained-envelope.js';
 
 function sourcePathsDigest(auth: Authority, derived: DerivedSubject, expectations: Parameters<typeof checkSourcePaths>[3]): string | null {
   const result = checkSourcePaths(auth, derived.base.repository, derived.base.revision, expectations);
