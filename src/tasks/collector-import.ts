@@ -5,7 +5,6 @@
  * local authority, and the hub's upload route.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import { checkTransferSignature, readTransferEnvelope, transferDigest, transferKindOf } from '../contracts/collector-transfer.js';
 import { isReviewDescriptor } from '../contracts/review-collector-descriptor.js';
 import { reviewTransportDigest } from '../contracts/review-request.js';
 import type { ReviewAction } from '../contracts/review-policy.js';
@@ -17,14 +16,11 @@ import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { ErrorCode } from '../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
 import { strictJsonParse } from './collector-json.js';
-import { hexToBytes, sameAgent, sameExecutor } from '../contracts/task-common.js';
+import { sameAgent, sameExecutor } from '../contracts/task-common.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import { authorityId } from '../native/authority-identity.js';
 import { getCollectorProfile, requireCurrentCollectorProfile } from '../native/collector-profiles.js';
 import { readRevisionFile } from '../native/revisions.js';
-import { getRegistration } from '../native/executor-registry.js';
 import { requireLiveOrigin } from '../native/grants.js';
-import type { Authority } from '../native/store.js';
 import type { Journal } from '../workflows/journal.js';
 import { journalStatement } from '../workflows/journal.js';
 import { findCollectorAttemptByUpload } from './collector-attempts.js';
@@ -37,6 +33,8 @@ import { deriveSubject, findDerivedTask, requireCurrentSubject } from './derive.
 import type { DerivedSubject } from './derive.js';
 import type { GrantAuthorization } from './grant-guard.js';
 import { findRetainedTask, findTaskWithAttempt, updateAttempt } from './journal-rows.js';
+import { isVerifiedTransfer, readVerifiedTransfer } from './collector-verified-transfer.js';
+import type { VerifiedTransfer } from './collector-verified-transfer.js';
 import { readAuthority, readJournal, runTransition } from './transition.js';
 import type { TransitionScope } from './transition.js';
 
@@ -45,8 +43,6 @@ export interface CollectorImportOptions {
   readonly now?: (() => number) | undefined;
   /** Connections kept open by an in-process adapter; absent → the import opens its own. */
   readonly connections?: TaskConnections | undefined;
-  /** A review transfer's validation-only replay (importCollectorTransferAsync runs it first). */
-  readonly replayed?: ReplayedReview | undefined;
 }
 
 /**
@@ -85,40 +81,72 @@ function importContext(dataDir: string, grant: GrantAuthorization, options: Coll
   };
 }
 
-export function importCollectorTransfer(dataDir: string, envelopeBytes: Uint8Array, grant: GrantAuthorization, options: CollectorImportOptions = {}): CollectorImportView {
+/**
+ * Read and verify an uploaded envelope once, against the authority of `dataDir` (see
+ * collector-verified-transfer.ts): the one parse and the one signature check of an upload.
+ */
+export function readUploadedTransfer(dataDir: string, envelopeBytes: Uint8Array, grant: GrantAuthorization, options: CollectorImportOptions = {}): VerifiedTransfer {
+  const ctx = importContext(dataDir, grant, options);
+  return readVerifiedTransfer(envelopeBytes, (body) => readAuthority(ctx, body));
+}
+
+function verifiedOf(dataDir: string, upload: Uint8Array | VerifiedTransfer, grant: GrantAuthorization, options: CollectorImportOptions): VerifiedTransfer {
+  return isVerifiedTransfer(upload) ? upload : readUploadedTransfer(dataDir, upload, grant, options);
+}
+
+/**
+ * Import one upload: its bytes (read and verified here) or the VerifiedTransfer the caller read
+ * with readUploadedTransfer (then nothing is parsed or verified again).
+ */
+export function importCollectorTransfer(dataDir: string, upload: Uint8Array | VerifiedTransfer, grant: GrantAuthorization, options: CollectorImportOptions = {}): CollectorImportView {
   const ctx = importContext(dataDir, grant, options);
   // 1. The envelope itself: size, magic, header, framing and record digests (pure), then the
   //    signature with the CURRENT registration's key and the audience.
-  const envelope = readTransferEnvelope(envelopeBytes);
-  const digest = transferDigest(envelopeBytes);
-  const registrationCurrent = readAuthority(ctx, (auth) => checkEnvelope(auth, envelope));
+  const transfer = verifiedOf(dataDir, upload, grant, options);
   // 2. The combined caller/origin authorization (the guard authenticates the caller's grant
   //    again; a retained upload is answered only to its claim's originating actor), then the
   //    exact-retry lookup, before any compilation.
-  const retry = ctx.guard(ctx.actor, 'collector_upload', () =>
+  const retry = retainedUpload(ctx, transfer);
+  if (retry !== null) return withApplicability(ctx, retry);
+  if (!transfer.registrationCurrent) throw registrationNotCurrent(transfer.envelope.header.executor.registration_id);
+  // 3. Compile the subject the claim bound (its tasks' recipe paths), then import under the
+  //    native writer reservation, and write the receipt in a transaction of its own.
+  return importClaimed(ctx, transfer, claimOf(ctx, transfer), undefined);
+}
+
+/** The guard, then the exact-retry lookup: the retained answer of an identical upload, or null. */
+function retainedUpload(ctx: TaskContext, transfer: VerifiedTransfer): JsonObject | null {
+  return ctx.guard(ctx.actor, 'collector_upload', () =>
     readJournal(
       ctx,
       () => null,
-      (journal) => retainedAnswer(journal, ctx, envelope.header.upload_request_id, digest),
+      (journal) => retainedAnswer(journal, ctx, transfer.envelope.header.upload_request_id, transfer.digest),
       true,
     ),
   );
-  if (retry !== null) return withApplicability(ctx, retry);
-  if (!registrationCurrent) throw registrationNotCurrent(envelope.header.executor.registration_id);
-  // 3. Compile the subject the claim bound (its tasks' recipe paths), then import under the
-  //    native writer reservation, and write the receipt in a transaction of its own.
+}
+
+/** The collector claim the upload request names (IMPORT_UPLOAD_UNKNOWN when none). */
+function claimOf(ctx: TaskContext, transfer: VerifiedTransfer): CollectorAttemptRow {
+  const h = transfer.envelope.header;
   const claimed = readJournal(
     ctx,
     () => null,
-    (journal) => findCollectorAttemptByUpload(journal, envelope.header.upload_request_id),
+    (journal) => findCollectorAttemptByUpload(journal, h.upload_request_id),
   );
-  if (claimed === null) throw uploadUnknown(envelope.header);
+  if (claimed === null) throw uploadUnknown(h);
+  return claimed;
+}
+
+/** Compile the claim's subject, import under the native writer reservation, then the receipt. */
+function importClaimed(ctx: TaskContext, transfer: VerifiedTransfer, claimed: CollectorAttemptRow, replayed: ReplayedReview | undefined): CollectorImportView {
+  const { envelope } = transfer;
   const selection = { repository: claimed.descriptor.repository_id, profile: claimed.descriptor.workflow_profile, target: claimed.descriptor.subject.target, change_id: claimed.descriptor.subject.change_id, context_digest: claimed.descriptor.subject.context_digest };
   const derived = readAuthority(ctx, (auth) => deriveSubject(auth, selection));
   const answer = runTransition(
     ctx,
     'collector_upload',
-    (scope) => retainedAnswer(scope.journal, ctx, envelope.header.upload_request_id, digest) ?? importWithin(scope, ctx, envelope, envelopeBytes, digest, derived, options),
+    (scope) => retainedAnswer(scope.journal, ctx, envelope.header.upload_request_id, transfer.digest) ?? importWithin(scope, ctx, transfer, derived, replayed),
     () => {
       throw uploadUnknown(envelope.header);
     },
@@ -161,31 +189,40 @@ export interface ReviewImportInputs {
   readonly record: Buffer;
 }
 
+/** A review upload ready for its replay: the transfer read once, its claim, the replay's inputs. */
+export interface PreparedReviewImport {
+  readonly transfer: VerifiedTransfer;
+  readonly claimed: CollectorAttemptRow;
+  readonly inputs: ReviewImportInputs;
+}
+
+/** How a review upload goes on: an exact retry's retained answer, or a replay then the import. */
+export type ReviewImportStart = { readonly retained: CollectorImportView; readonly prepared?: undefined } | { readonly retained?: undefined; readonly prepared: PreparedReviewImport };
+
 /**
  * The first half of a review transfer's import (spec: "For review it rebuilds immutable sources
  * and the installed request, then runs the existing finite controller against a validation-only
  * replay transport and journal"): the envelope's signature with the current registration's key
- * and the audience, the grant, then — unless this is an exact retry (null: the import answers
- * the retained view) — the claim, the finite-review profile, the task's review step in the
- * current compiled subject, the policy bytes at the exact revision, and the record checked
- * against every pin of the profile (REVIEW_PROFILE_MISMATCH). Changes nothing.
+ * and the audience (done once, by readUploadedTransfer, when given bytes), the grant, then —
+ * unless this is an exact retry (answered with its retained view) — the claim, the
+ * finite-review profile, the task's review step in the current compiled subject, the policy
+ * bytes at the exact revision, and the record checked against every pin of the profile
+ * (REVIEW_PROFILE_MISMATCH). Changes nothing.
  */
-export function prepareReviewImport(dataDir: string, envelopeBytes: Uint8Array, grant: GrantAuthorization, options: CollectorImportOptions = {}): ReviewImportInputs | null {
+export function prepareReviewImport(dataDir: string, upload: Uint8Array | VerifiedTransfer, grant: GrantAuthorization, options: CollectorImportOptions = {}): ReviewImportStart {
   const ctx = importContext(dataDir, grant, options);
-  const envelope = readTransferEnvelope(envelopeBytes);
-  const digest = transferDigest(envelopeBytes);
+  const transfer = verifiedOf(dataDir, upload, grant, options);
+  const { envelope, digest } = transfer;
   const h = envelope.header;
-  readAuthority(ctx, (auth) => checkEnvelope(auth, envelope));
-  const retry = ctx.guard(ctx.actor, 'collector_upload', () => readJournal(ctx, () => null, (journal) => retainedAnswer(journal, ctx, h.upload_request_id, digest), true));
-  if (retry !== null) return null;
-  const claimed = readJournal(ctx, () => null, (journal) => findCollectorAttemptByUpload(journal, h.upload_request_id));
-  if (claimed === null) throw uploadUnknown(h);
+  const retry = retainedUpload(ctx, transfer);
+  if (retry !== null) return { retained: withApplicability(ctx, retry) };
+  const claimed = claimOf(ctx, transfer);
   const d = claimed.descriptor;
   if (!isReviewDescriptor(d)) {
     refuse('IMPORT_RECORD_INVALID', `the transfer carries review records, but upload request ${h.upload_request_id} belongs to a command claim`, 'upload the transfer the claim\'s own collector kind produces', { field: 'records' });
   }
   const selection = { repository: d.repository_id, profile: d.workflow_profile, target: d.subject.target, change_id: d.subject.change_id, context_digest: d.subject.context_digest };
-  return readAuthority(ctx, (auth) => {
+  const inputs = readAuthority(ctx, (auth): ReviewImportInputs => {
     const profile = getCollectorProfile(auth, d.collector_profile_id).profile;
     if (profile.kind !== 'finite_review') refuse('IMPORT_PROFILE_MISMATCH', `collector profile ${d.collector_profile_id} is not a finite-review profile`, 'upload review records only under a finite-review profile', { field: 'collector_profile_id' });
     const derived = deriveSubject(auth, selection);
@@ -217,6 +254,19 @@ export function prepareReviewImport(dataDir: string, envelopeBytes: Uint8Array, 
       record: recordBytes,
     };
   });
+  return { prepared: { transfer, claimed, inputs } };
+}
+
+/**
+ * The second half: after the replay of `prepared` derived a byte-identical record, import it
+ * (the transfer is not read, verified or looked up again; the transition rechecks the grant and
+ * answers a concurrent identical upload's retained view under the writer reservation).
+ */
+export function importReviewTransfer(dataDir: string, prepared: PreparedReviewImport, replayed: ReplayedReview, grant: GrantAuthorization, options: CollectorImportOptions = {}): CollectorImportView {
+  const { transfer } = prepared;
+  if (!isVerifiedTransfer(transfer)) throw new AgentscmError('INTERNAL', 'a review import needs the transfer prepareReviewImport read');
+  if (!transfer.registrationCurrent) throw registrationNotCurrent(transfer.envelope.header.executor.registration_id);
+  return importClaimed(importContext(dataDir, grant, options), transfer, prepared.claimed, replayed);
 }
 
 function refuse(code: ErrorCode, message: string, hint: string, details: Record<string, unknown> = {}): never {
@@ -235,21 +285,6 @@ function registrationNotCurrent(registrationId: string): AgentscmError {
     hint: 'enroll again, install a profile for the new epoch, claim and collect again',
     details: { registration_id: registrationId },
   });
-}
-
-/**
- * The signature with the key of the registration the header names, then the audience (before
- * anything else). Returns whether that registration is still current: only an exact retry of an
- * already imported transfer is answered under a registration that is not (its historical view).
- */
-function checkEnvelope(auth: Authority, envelope: TransferEnvelope): boolean {
-  const registration = getRegistration(auth, envelope.header.executor.registration_id);
-  checkTransferSignature(envelope, hexToBytes(registration.public_key));
-  const audience = authorityId(auth);
-  if (envelope.header.audience !== audience) {
-    refuse('IMPORT_AUDIENCE_MISMATCH', `the transfer is addressed to authority ${envelope.header.audience}, not this one (${audience})`, 'upload it to the authority that issued its descriptor', { audience: envelope.header.audience });
-  }
-  return registration.current;
 }
 
 interface RetainedTransfer {
@@ -335,8 +370,9 @@ function same(a: JsonValue, b: JsonValue): boolean {
 }
 
 /** Every header binding against the claim, the records against the regenerated request; then store. */
-function importWithin(scope: TransitionScope, ctx: TaskContext, envelope: TransferEnvelope, bytes: Uint8Array, digest: string, derived: DerivedSubject, options: CollectorImportOptions): JsonObject {
+function importWithin(scope: TransitionScope, ctx: TaskContext, transfer: VerifiedTransfer, derived: DerivedSubject, replayed: ReplayedReview | undefined): JsonObject {
   const { journal, auth, nowMs } = scope;
+  const { envelope, bytes, digest } = transfer;
   const h = envelope.header;
   const claim: CollectorAttemptRow | null = findCollectorAttemptByUpload(journal, h.upload_request_id);
   if (claim === null) throw uploadUnknown(h);
@@ -389,7 +425,7 @@ function importWithin(scope: TransitionScope, ctx: TaskContext, envelope: Transf
   const entry = findDerivedTask(derived, d.task.task_id, d.task.task_digest);
   let outcome: string;
   const recordBytes = (envelope.records[envelope.records.length - 1] as TransferEnvelope['records'][number]).bytes;
-  if (transferKindOf(h.records) === 'review') {
+  if (transfer.kind === 'review') {
     if (profile.kind !== 'finite_review' || !isReviewDescriptor(d) || entry.step.action.kind !== 'review') {
       refuse('IMPORT_RECORD_INVALID', `the transfer carries review records, but collector profile ${d.collector_profile_id} is a ${profile.kind} profile for a ${entry.step.action.kind} step`, 'upload the transfer the profile\'s own collector kind produces', { field: 'records' });
     }
@@ -397,7 +433,6 @@ function importWithin(scope: TransitionScope, ctx: TaskContext, envelope: Transf
     if (h.collector.runtime_identity_digest !== transport) {
       refuse('IMPORT_RUNTIME_MISMATCH', `the collector reports transport identity ${h.collector.runtime_identity_digest}; the finite-review profile pins ${transport}`, 'collect with the executable, provider scope and model the profile pins', { field: 'collector.runtime_identity_digest' });
     }
-    const replayed = options.replayed;
     if (replayed?.transfer_digest !== digest) throw new AgentscmError('INTERNAL', 'a review transfer is imported only after its replay (importCollectorTransferAsync)');
     if (h.request_digest !== replayed.review_id) {
       refuse('IMPORT_REQUEST_MISMATCH', `the header names request digest ${h.request_digest}; the review the authority installs for this task has review id ${replayed.review_id}`, hint, { field: 'request_digest' });
