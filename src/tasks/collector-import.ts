@@ -153,7 +153,9 @@ function importClaimed(ctx: TaskContext, transfer: VerifiedTransfer, claimed: Co
   );
   if (answer.status !== 'imported') return withApplicability(ctx, answer);
   // The import is committed: a receipt that cannot be written now (the grant revoked meanwhile,
-  // contention, the subject moved) is reported, and collector_finalize writes it later.
+  // contention, the subject moved) is reported, and collector_finalize writes it later. `false`:
+  // the receipt reads no envelope (its rows come from the claims and transfer rows), so this
+  // upload's envelope stays parsed and verified once, above; only finalize re-verifies stored bytes.
   let receipt: JsonObject;
   try {
     receipt = runTransition(ctx, 'collector_upload', (scope) => writeReceiptIfComplete(scope, derived, false), () => {

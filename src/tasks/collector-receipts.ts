@@ -17,7 +17,6 @@ import { MAX_RECEIPT_TASKS, checkReceipt, encodeReceiptV2, receiptOutcomeOf, rec
 import type { ReceiptTask, WorkflowReceiptV2 } from '../contracts/receipt-v2.js';
 import type { CollectorFinalizeRequest } from '../contracts/collector-requests.js';
 import { collectorFinalizeRequestDecoder } from '../contracts/collector-requests.js';
-import { checkTransferSignature, readTransferEnvelope } from '../contracts/collector-transfer.js';
 import { hexToBytes } from '../contracts/task-common.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { authorityId } from '../native/authority-identity.js';
@@ -30,6 +29,7 @@ import { assessCapability } from '../workflows/require-capability.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
 import { findCollectorAttempt } from './collector-attempts.js';
 import { findTransferOfTask } from './collector-transfers.js';
+import { reverifyRetainedEnvelope } from './collector-verified-transfer.js';
 import { readRetainedEnvelope } from './retained-envelope.js';
 
 import type { TaskContext } from './context.js';
@@ -95,9 +95,13 @@ export function buildReceipt(auth: Authority, journal: Journal, derived: Derived
       }
       if (verify) {
         // The retained bytes must still verify under the registration's key (read one transfer
-        // at a time, length checked first).
-        const envelope = readTransferEnvelope(readRetainedEnvelope(journal, transfer));
-        checkTransferSignature(envelope, hexToBytes(registration.public_key));
+        // at a time, length checked first). By design, and only from retained transfers
+        // (collector_finalize, admission's rebuild): an upload writes its receipt with verify
+        // false, so its own envelope is parsed and its signature checked once, by the import
+        // (readVerifiedTransfer), and no row here reads an envelope at all — every field of a
+        // row comes from the claim and the transfer row, and an earlier upload's envelope was
+        // verified by its own import (docs/collector-transfer.md "Receipts and collector_finalize").
+        reverifyRetainedEnvelope(readRetainedEnvelope(journal, transfer), hexToBytes(registration.public_key));
       }
       imported++;
       // Every imported task's row names its transfer, whatever its outcome (spec: "The resulting

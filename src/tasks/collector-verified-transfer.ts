@@ -33,9 +33,10 @@ export interface VerifiedTransfer {
 }
 
 /**
- * How many envelopes readVerifiedTransfer has parsed and how many signatures it has checked in
- * this process. Read only by tests (test/evidence/parse-once.test.ts), which count the calls of
- * one upload; nothing in the product reads or resets it.
+ * How many envelopes readVerifiedTransfer and reverifyRetainedEnvelope have parsed and how many
+ * signatures they have checked in this process. Read only by tests
+ * (test/evidence/parse-once.test.ts), which count the calls of one upload, its receipt included;
+ * nothing in the product reads or resets it.
  */
 export const verifiedTransferCounts = { parsed: 0, signaturesChecked: 0 };
 
@@ -79,4 +80,19 @@ export function readVerifiedTransfer(bytes: Uint8Array, withAuthority: <T>(body:
   });
   made.add(transfer);
   return transfer;
+}
+
+/**
+ * Read retained bytes again and check their signature under `publicKey` (the registration's key
+ * now). Only the receipt built from retained transfers calls it — `collector_finalize` and
+ * admission's rebuild — never an upload: that re-verification is by design, since the stored
+ * bytes are checked for integrity under the registration as it is now, in a later transaction
+ * than the import that verified them. Counted with readVerifiedTransfer's counters.
+ */
+export function reverifyRetainedEnvelope(bytes: Uint8Array, publicKey: Uint8Array): TransferEnvelope {
+  verifiedTransferCounts.parsed += 1;
+  const envelope = readTransferEnvelope(bytes);
+  verifiedTransferCounts.signaturesChecked += 1;
+  checkTransferSignature(envelope, publicKey);
+  return envelope;
 }

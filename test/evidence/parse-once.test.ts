@@ -12,15 +12,20 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
 import { importTransfer } from '../../src/collector/review-import.js';
+import type { JsonObject } from '../../src/contracts/json-value.js';
+import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { authorizeTaskToken, callWithTokenFile } from '../../src/tasks/grant-guard.js';
+import { openJournal } from '../../src/workflows/journal.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { verifiedTransferCounts } from '../../src/tasks/collector-verified-transfer.js';
-import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
 import { REPO_ROOT, jsonOf, runCli } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerJson, BUDGETS, installFixture, POLICY } from '../review/fixture.js';
 import { fixtureEnv, reviewStepAction } from '../review/review-run-fixture.js';
-import { authorization, claim, envelopeOf, makeEvidence, transferParts } from './fixture.js';
+import { CHANGE_ID } from '../tasks/fixture.js';
+import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from './fixture.js';
+import type { Evidence } from './fixture.js';
 
 const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 
@@ -31,16 +36,48 @@ async function counted<T>(run: () => Promise<T>): Promise<{ answer: T; parsed: n
   return { answer, parsed: verifiedTransferCounts.parsed - before.parsed, signaturesChecked: verifiedTransferCounts.signaturesChecked - before.signaturesChecked };
 }
 
-test('a command upload and its exact retry each parse the envelope once and check its signature once', async (t) => {
+test('a command upload that completes the graph and writes the receipt, and its exact retry, each parse the envelope once and check its signature once', async (t) => {
   const ev = makeEvidence(t);
   const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
   const first = await counted(() => importTransfer(ev.store.dataDir, envelope, authorization(ev)));
   assert.equal(first.answer.status, 'imported');
+  // The upload completed the graph: its receipt was written in the same call, and counted.
+  assert.equal((first.answer.receipt as JsonObject).status, 'written');
   assert.deepEqual([first.parsed, first.signaturesChecked], [1, 1]);
   const retry = await counted(() => importTransfer(ev.store.dataDir, envelope, authorization(ev)));
   assert.equal(retry.answer.status, 'retained');
   assert.deepEqual([retry.parsed, retry.signaturesChecked], [1, 1]);
 });
+
+test('the counters count the receipt path: collector_finalize re-verifies the retained envelope once, by design', async (t) => {
+  const ev = makeEvidence(t);
+  const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
+  const first = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev));
+  const receipt = first.receipt as JsonObject;
+  assert.equal(receipt.status, 'written');
+  // The state a process killed between the import and its receipt leaves (test/evidence/finalize.test.ts).
+  const journal = openJournal(ev.store.dataDir, 'write');
+  try {
+    assert.equal(journal.db.prepare('DELETE FROM collector_receipts').run().changes, 1);
+  } finally {
+    journal.close();
+  }
+  const finalized = await counted(() => Promise.resolve(finalize(ev)));
+  assert.deepEqual(finalized.answer, { status: 'written', receipt_digest: receipt.receipt_digest, state: receipt.state }, 'the same receipt bytes');
+  assert.deepEqual([finalized.parsed, finalized.signaturesChecked], [1, 1]);
+});
+
+function finalize(ev: Evidence): JsonObject {
+  return callWithTokenFile({
+    dataDir: ev.store.dataDir,
+    tokenFile: ev.tokenFile,
+    operation: 'collector_finalize',
+    input: encodeCanonical({ version: 1, agent: { ...ALICE } }),
+    profile: 'default',
+    target: 'main',
+    subject: { change_id: CHANGE_ID, context_digest: ev.store.contextDigest },
+  }) as JsonObject;
+}
 
 function ok(result: CliResult): CliResult {
   assert.equal(result.code, 0, result.stderr);
@@ -126,11 +163,11 @@ test('a review upload (prepare, replay, import) and its exact retry each parse t
   assert.deepEqual([retry.parsed, retry.signaturesChecked], [1, 1]);
 });
 
-test('the import modules read and verify an envelope only through readVerifiedTransfer', () => {
-  for (const file of ['src/tasks/collector-import.ts', 'src/collector/review-import.ts']) {
+test('the import and receipt modules read and verify an envelope only through collector-verified-transfer.ts', () => {
+  for (const file of ['src/tasks/collector-import.ts', 'src/collector/review-import.ts', 'src/tasks/collector-receipts.ts']) {
     const source = readFileSync(join(REPO_ROOT, file), 'utf8');
     for (const direct of ['readTransferEnvelope', 'checkTransferSignature', 'verifyTransferEnvelope', 'transferDigest(']) {
-      assert.ok(!source.includes(direct), `${file} calls ${direct} itself; go through readVerifiedTransfer`);
+      assert.ok(!source.includes(direct), `${file} calls ${direct} itself; go through collector-verified-transfer.ts`);
     }
   }
 });
