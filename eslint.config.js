@@ -15,7 +15,11 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', name: ['test', 'it', 'describe', 'suite'], package: 'node:test' }] },
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', name: ['test', 'it', 'describe', 'suite'], package: 'node:test' },
+          ],
+        },
       ],
       'no-restricted-syntax': ['error', { selector: 'ExportAllDeclaration', message: 'Use explicit named exports.' }],
     },

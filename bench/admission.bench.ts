@@ -25,16 +25,19 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { exportReceiptBundle } from '../src/tasks/receipt-bundle.js';
-import { verifyReceiptBundle } from '../src/tasks/receipt-bundle-verify.js';
+
 import { qualifyLocal } from '../src/tasks/qualification-local.js';
+import { verifyReceiptBundle } from '../src/tasks/receipt-bundle-verify.js';
+import { exportReceiptBundle } from '../src/tasks/receipt-bundle.js';
 import { makeWideReceipt } from '../test/receipts/fixture.js';
 import { CHANGE_ID } from '../test/tasks/fixture.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
 const SOURCES = process.env.AGENTSCM_BENCH_SOURCES === '1';
 const BIN = SOURCES ? join(ROOT, 'bin', 'dev.js') : (process.env.AGENTSCM_BENCH_BIN ?? join(ROOT, 'bin', 'run.js'));
-const NODE_ARGS = SOURCES ? ['--import', pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href] : [];
+const NODE_ARGS = SOURCES
+  ? ['--import', pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href]
+  : [];
 const RUNS = Number(process.env.AGENTSCM_BENCH_RUNS ?? 9);
 const BASELINE_BIN = process.env.AGENTSCM_BENCH_BASELINE_BIN;
 const TASKS = 32;
@@ -48,9 +51,13 @@ function median(values: number[]): number {
 function cli(args: readonly string[], expect = 0, bin = BIN): number {
   const env = { ...process.env, AGENTSCM_DATA_DIR: undefined };
   const start = performance.now();
-  const result = spawnSync(process.execPath, [...(bin === BIN ? NODE_ARGS : []), bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const result = spawnSync(process.execPath, [...(bin === BIN ? NODE_ARGS : []), bin, ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const ms = performance.now() - start;
-  if (result.status !== expect) throw new Error(`agentscm ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}`);
+  if (result.status !== expect)
+    throw new Error(`agentscm ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}`);
   return ms;
 }
 
@@ -70,15 +77,18 @@ export function main(): Promise<void> {
     const bundle = readFileSync(bundleFile);
     const qualify = (): void => {
       const answer = qualifyLocal({ dataDir: wide.dataDir, profile: 'default', target: 'main', change: CHANGE_ID });
-      if (!answer.qualified || answer.receipt_digest !== wide.receiptDigest) throw new Error('the subject does not qualify with its receipt');
+      if (!answer.qualified || answer.receipt_digest !== wide.receiptDigest)
+        throw new Error('the subject does not qualify with its receipt');
     };
     const verify = (): void => {
-      if (verifyReceiptBundle(bundle).transfers.length !== TASKS) throw new Error('the bundle does not verify 32 transfers');
+      if (verifyReceiptBundle(bundle).transfers.length !== TASKS)
+        throw new Error('the bundle does not verify 32 transfers');
     };
     const qualificationArgs = ['--data-dir', wide.dataDir, 'qualification', '--change', CHANGE_ID];
     const verifyArgs = ['receipt', 'verify', bundleFile];
     if (!existsSync(BIN)) throw new Error(`${BIN} does not exist: \`npm run bench\` builds it`);
-    if (BASELINE_BIN !== undefined && !existsSync(BASELINE_BIN)) throw new Error(`AGENTSCM_BENCH_BASELINE_BIN ${BASELINE_BIN} does not exist`);
+    if (BASELINE_BIN !== undefined && !existsSync(BASELINE_BIN))
+      throw new Error(`AGENTSCM_BENCH_BASELINE_BIN ${BASELINE_BIN} does not exist`);
     // One untimed round first: page cache, the JIT, SQLite's first open.
     qualify();
     verify();
@@ -111,7 +121,9 @@ export function main(): Promise<void> {
     const ratio = (values: number[]): number => median(values) / f;
     const line = (name: string, values: number[], target?: number): string =>
       `${name.padEnd(62)} ${median(values).toFixed(1).padStart(8)} ms  ${ratio(values).toFixed(2)}×${target === undefined ? '' : `   target ≤ ${target}×: ${ratio(values) <= target ? 'met' : 'NOT met'}`}\n`;
-    process.stdout.write(`${TASKS} required command tasks, ${TASKS} imported transfers; bundle ${exported.length} bytes; median of ${RUNS} runs; ${SOURCES ? 'SOURCES through tsx (not comparable with the targets)' : BIN}\n`);
+    process.stdout.write(
+      `${TASKS} required command tasks, ${TASKS} imported transfers; bundle ${exported.length} bytes; median of ${RUNS} runs; ${SOURCES ? 'SOURCES through tsx (not comparable with the targets)' : BIN}\n`,
+    );
     process.stdout.write(line('floor: agentscm --version (Node + CLI framework start-up)', floor));
     process.stdout.write(line(`agentscm qualification --change (${TASKS} tasks, receipt)`, qualification, 2));
     process.stdout.write(line(`agentscm receipt verify (${TASKS} transfers, no store)`, receiptVerify, 3));

@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { runObserved } from '../src/agent-state/run.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -32,8 +33,14 @@ const GIT_ENV = {
 };
 
 function check(command: string, args: readonly string[], cwd: string): void {
-  const result = spawnSync(command, args, { cwd, env: GIT_ENV, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}`);
+  const result = spawnSync(command, args, {
+    cwd,
+    env: GIT_ENV,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}`);
 }
 
 function makeRepository(): string {
@@ -72,8 +79,18 @@ function baseline(repo: string): void {
 }
 
 async function observed(repo: string, scopes: { path: string; access: 'write' }[]): Promise<void> {
-  const report = await runObserved({ agent_id: 'bench', backend: 'subprocess', task_id: null, scopes, command: 'true', args: [], cwd: repo, stdout: 'stderr' });
-  if (report.state.state !== 'completed') throw new Error(`the observed run is ${report.state.state}: ${report.state.result?.summary ?? ''}`);
+  const report = await runObserved({
+    agent_id: 'bench',
+    backend: 'subprocess',
+    task_id: null,
+    scopes,
+    command: 'true',
+    args: [],
+    cwd: repo,
+    stdout: 'stderr',
+  });
+  if (report.state.state !== 'completed')
+    throw new Error(`the observed run is ${report.state.state}: ${report.state.result?.summary ?? ''}`);
 }
 
 export async function main(): Promise<void> {
@@ -101,15 +118,24 @@ export async function main(): Promise<void> {
       core.push(await time(() => observed(repo, [])));
       writer.push(await time(() => observed(repo, [{ path: 'work', access: 'write' }])));
       if (haveCli) {
-        cli.push(await time(() => check(process.execPath, [BIN, 'agent-state', 'run', '--agent', 'bench', '--', 'true'], repo)));
+        cli.push(
+          await time(() =>
+            check(process.execPath, [BIN, 'agent-state', 'run', '--agent', 'bench', '--', 'true'], repo),
+          ),
+        );
         startUp.push(await time(() => check(process.execPath, [BIN, '--version'], repo)));
       }
     }
     const b = median(base);
-    const line = (name: string, values: number[]): string => `${name.padEnd(58)} ${median(values).toFixed(1).padStart(8)} ms  ${(median(values) / b).toFixed(2)}×`;
+    const line = (name: string, values: number[]): string =>
+      `${name.padEnd(58)} ${median(values).toFixed(1).padStart(8)} ms  ${(median(values) / b).toFixed(2)}×`;
     process.stdout.write(`repository: ${FILES} committed files; median of ${RUNS} runs\n`);
-    process.stdout.write(`${'baseline: git status --porcelain ×2 + true'.padEnd(58)} ${b.toFixed(1).padStart(8)} ms  1.00×\n`);
-    process.stdout.write(`${line('agent-state run -- true (runObserved)', core)}   target ≤ 2×: ${median(core) / b <= 2 ? 'met' : 'NOT met'}\n`);
+    process.stdout.write(
+      `${'baseline: git status --porcelain ×2 + true'.padEnd(58)} ${b.toFixed(1).padStart(8)} ms  1.00×\n`,
+    );
+    process.stdout.write(
+      `${line('agent-state run -- true (runObserved)', core)}   target ≤ 2×: ${median(core) / b <= 2 ? 'met' : 'NOT met'}\n`,
+    );
     process.stdout.write(`${line('agent-state run --scope work:write -- true (runObserved)', writer)}\n`);
     if (haveCli) {
       // The floor of any CLI run: one process start of Node with the CLI framework (`--version`).
@@ -117,9 +143,11 @@ export async function main(): Promise<void> {
       const floor = median(startUp);
       process.stdout.write(`${line('agentscm agent-state run -- true (built CLI, Node start-up)', cli)}\n`);
       process.stdout.write(`${line('floor: agentscm --version (Node + CLI framework start-up)', startUp)}\n`);
-      process.stdout.write(`${'CLI run minus the floor, against the baseline'.padEnd(58)} ${(median(cli) - floor).toFixed(1).padStart(8)} ms  ${((median(cli) - floor) / b).toFixed(2)}×   target ≤ 2×: ${(median(cli) - floor) / b <= 2 ? 'met' : 'NOT met'}\n`);
-    }
-    else process.stdout.write(`(${BIN} did not run agent-state run: the CLI figure needs a current \`npm run build\`)\n`);
+      process.stdout.write(
+        `${'CLI run minus the floor, against the baseline'.padEnd(58)} ${(median(cli) - floor).toFixed(1).padStart(8)} ms  ${((median(cli) - floor) / b).toFixed(2)}×   target ≤ 2×: ${(median(cli) - floor) / b <= 2 ? 'met' : 'NOT met'}\n`,
+      );
+    } else
+      process.stdout.write(`(${BIN} did not run agent-state run: the CLI figure needs a current \`npm run build\`)\n`);
   } finally {
     rmSync(repo, { recursive: true, force: true });
   }

@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
+
 import { loadBaseEntries, openWorkspaceReadOnly } from '../src/workspace/state.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,7 +35,9 @@ const FILE_BYTES = Number(process.env.AGENTSCM_BENCH_FILE_BYTES ?? 10_000);
 const RUNS = Number(process.env.AGENTSCM_BENCH_RUNS ?? 9);
 const GROWTH_RUNS = Number(process.env.AGENTSCM_BENCH_GROWTH_RUNS ?? 100);
 // bin/dev.js runs the TypeScript sources: it needs the tsx loader.
-const LOADER = BIN.endsWith('dev.js') ? ['--import', pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href] : [];
+const LOADER = BIN.endsWith('dev.js')
+  ? ['--import', pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href]
+  : [];
 const PER_DIR = 100;
 
 // Reports the CLI process's own peak RSS when it exits (getrusage ru_maxrss of that process).
@@ -66,14 +69,22 @@ function timed(command: string, args: readonly string[], cwd: string, env: NodeJ
   const result = spawnSync(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
   const seconds = (performance.now() - start) / 1000;
   if (result.status !== 0) {
-    throw new Error(`${command} ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}${result.stdout.toString()}`);
+    throw new Error(
+      `${command} ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}${result.stdout.toString()}`,
+    );
   }
   const rssMb = rssFile === undefined ? null : Number(readFileSync(rssFile, 'utf8')) / 1024;
   return { seconds, rssMb, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
 }
 
 function agentscm(args: readonly string[], cwd: string, rssFile: string): Timed {
-  return timed(process.execPath, [...LOADER, '--import', RSS_PROBE, BIN, ...args], cwd, { ...process.env, AGENTSCM_BENCH_RSS_FILE: rssFile }, rssFile);
+  return timed(
+    process.execPath,
+    [...LOADER, '--import', RSS_PROBE, BIN, ...args],
+    cwd,
+    { ...process.env, AGENTSCM_BENCH_RSS_FILE: rssFile },
+    rssFile,
+  );
 }
 
 function git(script: string, cwd: string): Timed {
@@ -117,7 +128,8 @@ function storeBytes(dataDir: string): number {
   const db = new Database(join(dataDir, 'native', 'authority.sqlite'));
   try {
     db.pragma('wal_checkpoint(TRUNCATE)');
-    const pages = (db.pragma('page_count', { simple: true }) as number) - (db.pragma('freelist_count', { simple: true }) as number);
+    const pages =
+      (db.pragma('page_count', { simple: true }) as number) - (db.pragma('freelist_count', { simple: true }) as number);
     return pages * (db.pragma('page_size', { simple: true }) as number);
   } finally {
     db.close();
@@ -141,17 +153,26 @@ export async function main(): Promise<void> {
     }
     agentscm(['--data-dir', dataDir, 'init-repo', ours, '--name', 'bench'], work, rssFile);
 
-    process.stdout.write(`generating ${FILES} files of ${FILE_BYTES} bytes (${((FILES * FILE_BYTES) / 1e6).toFixed(0)} MB) twice under ${work}\n`);
+    process.stdout.write(
+      `generating ${FILES} files of ${FILE_BYTES} bytes (${((FILES * FILE_BYTES) / 1e6).toFixed(0)} MB) twice under ${work}\n`,
+    );
     const paths: string[] = [];
     for (let i = 0; i < FILES; i++) {
-      const rel = join(`dir${String(Math.floor(i / PER_DIR)).padStart(3, '0')}`, `file${String(i % PER_DIR).padStart(3, '0')}.txt`);
+      const rel = join(
+        `dir${String(Math.floor(i / PER_DIR)).padStart(3, '0')}`,
+        `file${String(i % PER_DIR).padStart(3, '0')}.txt`,
+      );
       if (i % PER_DIR === 0) for (const dir of [ours, theirs]) mkdirSync(join(dir, dirname(rel)), { recursive: true });
       const content = textContent(FILE_BYTES);
       for (const dir of [ours, theirs]) writeFileSync(join(dir, rel), content);
       paths.push(rel);
     }
 
-    const fullOurs = agentscm(['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours], work, rssFile);
+    const fullOurs = agentscm(
+      ['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours],
+      work,
+      rssFile,
+    );
     const fullGit = git('git init -q && git add -A && git commit -q -m full', theirs);
 
     // Let the kernel write back the generated trees and both full checkpoints first: a commit's
@@ -179,7 +200,11 @@ export async function main(): Promise<void> {
       // checkpoint's fsync also flushes what the git commit before it left dirty (the index,
       // about 1 MB), and git's what the checkpoint left.
       spawnSync('sync');
-      const a = agentscm(['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours, '--json'], work, rssFile);
+      const a = agentscm(
+        ['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours, '--json'],
+        work,
+        rssFile,
+      );
       incHashed.push((JSON.parse(a.stdout) as { hashed_files: number }).hashed_files);
       // With AGENTSCM_TIMING=1 the checkpoint prints its phases (docs/workspace.md): pass them on.
       if (process.env.AGENTSCM_TIMING === '1') process.stderr.write(a.stderr);
@@ -199,26 +224,40 @@ export async function main(): Promise<void> {
       ['full checkpoint', fullOurs.seconds, fullGit.seconds, fullRatio, 0.75],
       [`incremental (median of ${RUNS})`, median(incOurs), median(incGit), incRatio, 1.5],
     ] as const;
-    process.stdout.write(`${'case'.padEnd(28)} ${'agentscm s'.padStart(10)} ${'git s'.padStart(8)} ${'ratio'.padStart(7)}  target\n`);
+    process.stdout.write(
+      `${'case'.padEnd(28)} ${'agentscm s'.padStart(10)} ${'git s'.padStart(8)} ${'ratio'.padStart(7)}  target\n`,
+    );
     for (const [name, a, b, ratio, target] of rows) {
-      process.stdout.write(`${name.padEnd(28)} ${a.toFixed(3).padStart(10)} ${b.toFixed(3).padStart(8)} ${ratio.toFixed(2).padStart(7)}  ≤ ${target} (${verdict(ratio <= target)})\n`);
+      process.stdout.write(
+        `${name.padEnd(28)} ${a.toFixed(3).padStart(10)} ${b.toFixed(3).padStart(8)} ${ratio.toFixed(2).padStart(7)}  ≤ ${target} (${verdict(ratio <= target)})\n`,
+      );
     }
-    process.stdout.write(`peak RSS of agentscm: ${peakRss.toFixed(0)} MB (full checkpoint ${(fullOurs.rssMb ?? 0).toFixed(0)} MB)  ≤ 200 MB (${verdict(peakRss <= 200)})\n`);
+    process.stdout.write(
+      `peak RSS of agentscm: ${peakRss.toFixed(0)} MB (full checkpoint ${(fullOurs.rssMb ?? 0).toFixed(0)} MB)  ≤ 200 MB (${verdict(peakRss <= 200)})\n`,
+    );
     const floor = (name: string, values: readonly number[]): void => {
-      process.stdout.write(`${name.padEnd(58)} ${median(values).toFixed(3)} s = ${(median(values) / median(incGit)).toFixed(2)}× the incremental git commit\n`);
+      process.stdout.write(
+        `${name.padEnd(58)} ${median(values).toFixed(3)} s = ${(median(values) / median(incGit)).toFixed(2)}× the incremental git commit\n`,
+      );
     };
     floor('floor: bare Node start-up (node -e 0)', bare);
     floor(`floor: Node process that only walks + lstat()s ${FILES + 1} files`, statPass);
     floor('floor: Node start-up + CLI framework (agentscm --version)', startup);
     // Both together, as one checkpoint process must do them: the stat pass plus what loading the
     // CLI framework adds to a bare start-up.
-    floor('floor: both (stat pass + CLI framework over bare start-up)', [median(statPass) + median(startup) - median(bare)]);
-    process.stdout.write(`incremental runs agentscm: ${incOurs.map((s) => s.toFixed(3)).join(' ')} (files hashed: ${incHashed.join(' ')})\n`);
+    floor('floor: both (stat pass + CLI framework over bare start-up)', [
+      median(statPass) + median(startup) - median(bare),
+    ]);
+    process.stdout.write(
+      `incremental runs agentscm: ${incOurs.map((s) => s.toFixed(3)).join(' ')} (files hashed: ${incHashed.join(' ')})\n`,
+    );
     process.stdout.write(`incremental runs git:      ${incGit.map((s) => s.toFixed(3)).join(' ')}\n`);
 
     const both = median(statPass) + median(startup) - median(bare);
     const floorRatio = median(incOurs) / both;
-    process.stdout.write(`incremental checkpoint over the floor "both": ${floorRatio.toFixed(2)}×  ≤ 1.3 (${verdict(floorRatio <= 1.3)})\n`);
+    process.stdout.write(
+      `incremental checkpoint over the floor "both": ${floorRatio.toFixed(2)}×  ≤ 1.3 (${verdict(floorRatio <= 1.3)})\n`,
+    );
 
     // The workspace stat cache, loaded as a checkpoint loads it (one row, decoded in this process).
     const loads: number[] = [];
@@ -233,7 +272,9 @@ export async function main(): Promise<void> {
         ws.close();
       }
     }
-    process.stdout.write(`stat cache load: ${cached} entries from one row in ${median(loads).toFixed(1)} ms (median of ${RUNS})\n`);
+    process.stdout.write(
+      `stat cache load: ${cached} entries from one row in ${median(loads).toFixed(1)} ms (median of ${RUNS})\n`,
+    );
 
     // Store growth: GROWTH_RUNS checkpoints that each change one file by one line.
     const growthStart = storeBytes(dataDir);
@@ -244,7 +285,13 @@ export async function main(): Promise<void> {
       const line = `growth ${run}\n`;
       appendFileSync(join(ours, rel), line);
       blobBytes += statSync(join(ours, rel)).size;
-      growthTimes.push(agentscm(['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours, '--json'], work, rssFile).seconds);
+      growthTimes.push(
+        agentscm(
+          ['--data-dir', dataDir, 'checkpoint', '--change', 'bench', '--workspace', ours, '--json'],
+          work,
+          rssFile,
+        ).seconds,
+      );
       peakRss = Math.max(peakRss, Number(readFileSync(rssFile, 'utf8')) / 1024);
     }
     const growth = storeBytes(dataDir) - growthStart;

@@ -38,34 +38,49 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { Pool } from 'undici';
-import { encodeCanonical, formatJson } from '../src/contracts/canonical-json.js';
-import { decodeCollectorDescriptor } from '../src/contracts/collector-descriptor.js';
-import { checkTransferSignature, encodeTransferEnvelope, readTransferEnvelope, transferDigest } from '../src/contracts/collector-transfer.js';
-import type { JsonObject } from '../src/contracts/json-value.js';
-import { parseStrictJson } from '../src/contracts/strict-json.js';
-import { isAgentscmError } from '../src/contracts/errors.js';
-import { sha256Hex } from '../src/crypto/sha256.js';
-import { collect } from '../src/collector/collect.js';
+
 import { checkDescriptorAgainstAuthority } from '../src/collector/collect-check.js';
 import { collectionHeader, collectionRequest } from '../src/collector/collect-request.js';
+import { collect } from '../src/collector/collect.js';
 import { connectRuntime } from '../src/collector/command-step-runtime.js';
-import { requestDigest } from '../src/collector/execution-record.js';
-import type { ExecutionRecord } from '../src/collector/execution-record.js';
+import { requestDigest, type ExecutionRecord } from '../src/collector/execution-record.js';
 import { createSigningKey, loadSigningKey } from '../src/collector/key-store.js';
-import { observeRuntimeIdentity, runtimeIdentityDigest } from '../src/collector/runtime-identity.js';
-import type { RuntimeIdentity } from '../src/collector/runtime-identity.js';
-import type { CollectorDescriptor } from '../src/contracts/collector-descriptor.js';
+import {
+  observeRuntimeIdentity,
+  runtimeIdentityDigest,
+  type RuntimeIdentity,
+} from '../src/collector/runtime-identity.js';
+import { encodeCanonical, formatJson } from '../src/contracts/canonical-json.js';
+import { decodeCollectorDescriptor, type CollectorDescriptor } from '../src/contracts/collector-descriptor.js';
+import {
+  checkTransferSignature,
+  encodeTransferEnvelope,
+  readTransferEnvelope,
+  transferDigest,
+} from '../src/contracts/collector-transfer.js';
+import { isAgentscmError } from '../src/contracts/errors.js';
+import type { JsonObject } from '../src/contracts/json-value.js';
+import { parseStrictJson } from '../src/contracts/strict-json.js';
+import { sha256Hex } from '../src/crypto/sha256.js';
 import { enrollExecutor } from '../src/native/executor-registry.js';
 import { readTokenFile } from '../src/native/grant-token-file.js';
 import { openAuthority } from '../src/native/store.js';
 import { claimToFile } from '../src/tasks/collector-claim-file.js';
-import { installCollectorProfileFile } from '../src/tasks/collector-profiles.js';
 import { importCollectorTransfer } from '../src/tasks/collector-import.js';
+import { installCollectorProfileFile } from '../src/tasks/collector-profiles.js';
 import { authorizeTaskToken, callWithTokenFile } from '../src/tasks/grant-guard.js';
 import { busyboxRecipe } from '../test/evidence-collect/fixture.js';
 import { makeGrant } from '../test/grants/fixture.js';
-import { CHANGE_ID, PROFILE, RECIPE_PATH, checkpoint, defaultFiles, makeTaskStore, sha256 } from '../test/tasks/fixture.js';
-import type { TaskStore } from '../test/tasks/fixture.js';
+import {
+  CHANGE_ID,
+  checkpoint,
+  defaultFiles,
+  makeTaskStore,
+  PROFILE,
+  RECIPE_PATH,
+  sha256,
+  type TaskStore,
+} from '../test/tasks/fixture.js';
 
 const run = promisify(execFile);
 const SOCKET = process.env.AGENTSCM_TEST_DOCKER_SOCKET ?? '/var/run/docker.sock';
@@ -143,7 +158,13 @@ async function setUp(dir: string, docker: string): Promise<Bench> {
   const auth = openAuthority(dataDir, { mode: 'write' });
   let enrollment;
   try {
-    enrollment = enrollExecutor(auth, { repository: store.repository, profile: PROFILE, step: STEP, executor: 'bench-box', public_key: key.public_key });
+    enrollment = enrollExecutor(auth, {
+      repository: store.repository,
+      profile: PROFILE,
+      step: STEP,
+      executor: 'bench-box',
+      public_key: key.public_key,
+    });
   } finally {
     auth.close();
   }
@@ -195,8 +216,15 @@ interface Answer {
 
 function requireReceipt(answer: Answer, how: string): void {
   const receipt = answer.upload.answer.receipt as JsonObject | null | undefined;
-  if (answer.outcome !== 'passed' || answer.upload.answer.status !== 'imported' || receipt === null || receipt === undefined) {
-    throw new Error(`${how}: the cycle did not end with an imported passing transfer and a receipt: ${JSON.stringify(answer, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`);
+  if (
+    answer.outcome !== 'passed' ||
+    answer.upload.answer.status !== 'imported' ||
+    receipt === null ||
+    receipt === undefined
+  ) {
+    throw new Error(
+      `${how}: the cycle did not end with an imported passing transfer and a receipt: ${JSON.stringify(answer, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`,
+    );
   }
 }
 
@@ -212,10 +240,51 @@ async function cliCycle(b: Bench, cli = CLI): Promise<void> {
   const out = nextDescriptorFile(b);
   const data = b.store.dataDir;
   const env = cliEnv();
-  await run(process.execPath, [...CLI_NODE_ARGS, cli, '--data-dir', data, 'agent-task', 'claim', '--profile', b.profileId, '--change', CHANGE_ID, '--context', b.store.contextDigest, '--token-file', b.tokenFile, '--out', out], { env });
+  await run(
+    process.execPath,
+    [
+      ...CLI_NODE_ARGS,
+      cli,
+      '--data-dir',
+      data,
+      'agent-task',
+      'claim',
+      '--profile',
+      b.profileId,
+      '--change',
+      CHANGE_ID,
+      '--context',
+      b.store.contextDigest,
+      '--token-file',
+      b.tokenFile,
+      '--out',
+      out,
+    ],
+    { env },
+  );
   const collected = await run(
     process.execPath,
-    [...CLI_NODE_ARGS, cli, '--data-dir', data, 'agent-task', 'collect', '--descriptor', out, '--key', b.keyFile, '--state-dir', b.stateDir, '--docker', b.docker, '--docker-socket', SOCKET, '--token-file', b.tokenFile, '--json'],
+    [
+      ...CLI_NODE_ARGS,
+      cli,
+      '--data-dir',
+      data,
+      'agent-task',
+      'collect',
+      '--descriptor',
+      out,
+      '--key',
+      b.keyFile,
+      '--state-dir',
+      b.stateDir,
+      '--docker',
+      b.docker,
+      '--docker-socket',
+      SOCKET,
+      '--token-file',
+      b.tokenFile,
+      '--json',
+    ],
     { env },
   );
   requireReceipt(parseStrictJson(Buffer.from(collected.stdout), { maxBytes: 1 << 20 }) as unknown as Answer, 'CLI');
@@ -237,30 +306,60 @@ async function inProcessCycle(b: Bench, split?: Split): Promise<void> {
   const out = nextDescriptorFile(b);
   const data = b.store.dataDir;
   const marks: number[] = [performance.now()];
-  claimToFile({ dataDir: data, tokenFile: b.tokenFile, profileId: b.profileId, change: CHANGE_ID, context: b.store.contextDigest, leaseMs: 3_600_000n, out, target: 'main' });
+  claimToFile({
+    dataDir: data,
+    tokenFile: b.tokenFile,
+    profileId: b.profileId,
+    change: CHANGE_ID,
+    context: b.store.contextDigest,
+    leaseMs: 3_600_000n,
+    out,
+    target: 'main',
+  });
   const onProgress = (message: string): void => {
     const phase = PHASES.findIndex(([, prefix], index) => index > 0 && message.startsWith(prefix));
     if (phase > 0) marks[phase] = performance.now();
   };
-  const result = await collect({ dataDir: data, descriptorFile: out, keyFile: b.keyFile, stateDir: b.stateDir, docker: b.docker, dockerSocket: SOCKET, tokenFile: b.tokenFile, agentscmVersion: '0.0.0-bench', onProgress });
+  const result = await collect({
+    dataDir: data,
+    descriptorFile: out,
+    keyFile: b.keyFile,
+    stateDir: b.stateDir,
+    docker: b.docker,
+    dockerSocket: SOCKET,
+    tokenFile: b.tokenFile,
+    agentscmVersion: '0.0.0-bench',
+    onProgress,
+  });
   marks[PHASES.length] = performance.now();
   requireReceipt(result as unknown as Answer, 'in process');
   if (split !== undefined) PHASES.forEach((_, i) => (split[i] ??= []).push((marks[i + 1] ?? 0) - (marks[i] ?? 0)));
 }
 
 async function dockerRun(docker: string): Promise<void> {
-  await run(docker, ['run', '--rm', '--network', 'none', IMAGE, 'true'], { env: { ...process.env, DOCKER_HOST: `unix://${SOCKET}` } });
+  await run(docker, ['run', '--rm', '--network', 'none', IMAGE, 'true'], {
+    env: { ...process.env, DOCKER_HOST: `unix://${SOCKET}` },
+  });
 }
 
 /** The engine's own create → start → wait → remove of the same container, over its API, no agentscm code. */
 async function engineCycle(pool: Pool): Promise<void> {
   const call = async (method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> => {
-    const response = await pool.request({ method, path, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const response = await pool.request({
+      method,
+      path,
+      headers: { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await response.body.text();
     if (response.statusCode >= 300) throw new Error(`${method} ${path}: ${response.statusCode} ${text}`);
     return text === '' ? null : (JSON.parse(text) as unknown);
   };
-  const created = (await call('POST', '/containers/create', { Image: IMAGE, Cmd: ['true'], HostConfig: { NetworkMode: 'none' } })) as { Id: string };
+  const created = (await call('POST', '/containers/create', {
+    Image: IMAGE,
+    Cmd: ['true'],
+    HostConfig: { NetworkMode: 'none' },
+  })) as { Id: string };
   await call('POST', `/containers/${created.Id}/start`);
   await call('POST', `/containers/${created.Id}/wait`);
   await call('DELETE', `/containers/${created.Id}?force=true`);
@@ -329,18 +428,42 @@ async function benchCycle(root: string): Promise<void> {
     process.stdout.write(`${label.padEnd(62)} median ${ms(value).padStart(9)} over ${ROUNDS}${extra}\n`);
   };
   line('docker run --rm --network none local/busybox:1 true', base);
-  line('claim → collect → upload → receipt, CLI (2 node processes)', median(cli), `   ratio ${(median(cli) / base).toFixed(2)}x (target <= 1.50x) ${median(cli) / base <= 1.5 ? 'OK' : 'ABOVE TARGET'}`);
-  line('claim → collect → upload → receipt, in process', median(inProc), `   ratio ${(median(inProc) / base).toFixed(2)}x (target <= 1.50x) ${median(inProc) / base <= 1.5 ? 'OK' : 'ABOVE TARGET'}`);
-  process.stdout.write(`  in process, per phase (medians): ${PHASES.map(([label], i) => `${label} ${ms(median(split[i] ?? []))}`).join(', ')}\n`);
-  line('floor: engine create → start → wait → remove over its API', median(engine), `   ratio ${(median(engine) / base).toFixed(2)}x`);
+  line(
+    'claim → collect → upload → receipt, CLI (2 node processes)',
+    median(cli),
+    `   ratio ${(median(cli) / base).toFixed(2)}x (target <= 1.50x) ${median(cli) / base <= 1.5 ? 'OK' : 'ABOVE TARGET'}`,
+  );
+  line(
+    'claim → collect → upload → receipt, in process',
+    median(inProc),
+    `   ratio ${(median(inProc) / base).toFixed(2)}x (target <= 1.50x) ${median(inProc) / base <= 1.5 ? 'OK' : 'ABOVE TARGET'}`,
+  );
+  process.stdout.write(
+    `  in process, per phase (medians): ${PHASES.map(([label], i) => `${label} ${ms(median(split[i] ?? []))}`).join(', ')}\n`,
+  );
+  line(
+    'floor: engine create → start → wait → remove over its API',
+    median(engine),
+    `   ratio ${(median(engine) / base).toFixed(2)}x`,
+  );
   line('floor: start of one built CLI process (--version)', median(start));
   line('floor: one SHA-256 of the docker executable (runtime identity)', median(hash));
   const floor = median(engine) + 2 * median(start) + median(hash);
-  process.stdout.write(`floor of the CLI cycle (engine + 2 process starts + executable hash): ${ms(floor)}, ratio ${(floor / base).toFixed(2)}x\n`);
-  process.stdout.write(`CLI cycle above its floor: ${ms(median(cli) - floor)}, ${(median(cli) / floor).toFixed(2)}x the floor\n`);
+  process.stdout.write(
+    `floor of the CLI cycle (engine + 2 process starts + executable hash): ${ms(floor)}, ratio ${(floor / base).toFixed(2)}x\n`,
+  );
+  process.stdout.write(
+    `CLI cycle above its floor: ${ms(median(cli) - floor)}, ${(median(cli) / floor).toFixed(2)}x the floor\n`,
+  );
   if (CLI_BASE !== undefined) {
-    line(`the same CLI cycle, AGENTSCM_BENCH_CLI_BASE build`, median(cliBase), `   ratio ${(median(cliBase) / base).toFixed(2)}x, ${(median(cliBase) / floor).toFixed(2)}x the floor`);
-    process.stdout.write(`CLI cycle, this build / base build: ${(median(cli) / median(cliBase)).toFixed(3)} (${ms(median(cli) - median(cliBase))})\n`);
+    line(
+      `the same CLI cycle, AGENTSCM_BENCH_CLI_BASE build`,
+      median(cliBase),
+      `   ratio ${(median(cliBase) / base).toFixed(2)}x, ${(median(cliBase) / floor).toFixed(2)}x the floor`,
+    );
+    process.stdout.write(
+      `CLI cycle, this build / base build: ${(median(cli) / median(cliBase)).toFixed(3)} (${ms(median(cli) - median(cliBase))})\n`,
+    );
   }
   process.stdout.write(
     `${JSON.stringify({
@@ -353,7 +476,9 @@ async function benchCycle(root: string): Promise<void> {
       cli_over_floor: median(cli) / floor,
       in_process_ms: median(inProc),
       in_process_ratio: median(inProc) / base,
-      ...(CLI_BASE === undefined ? {} : { cli_base_cycle_ms: median(cliBase), cli_vs_base: median(cli) / median(cliBase) }),
+      ...(CLI_BASE === undefined
+        ? {}
+        : { cli_base_cycle_ms: median(cliBase), cli_vs_base: median(cli) / median(cliBase) }),
     })}\n`,
   );
 }
@@ -364,31 +489,58 @@ async function benchCycle(root: string): Promise<void> {
  * collection) rebound to the new attempt and padded with one extra string member. Returned with
  * the claim's descriptor, whose attempt must be imported or reconciled before the next claim.
  */
-function paddedEnvelope(b: Bench, template: JsonObject, privateKey: Uint8Array): { envelope: Buffer; descriptor: CollectorDescriptor } {
+function paddedEnvelope(
+  b: Bench,
+  template: JsonObject,
+  privateKey: Uint8Array,
+): { envelope: Buffer; descriptor: CollectorDescriptor } {
   freshSubject(b);
   const out = nextDescriptorFile(b);
-  claimToFile({ dataDir: b.store.dataDir, tokenFile: b.tokenFile, profileId: b.profileId, change: CHANGE_ID, context: b.store.contextDigest, leaseMs: 3_600_000n, out, target: 'main' });
+  claimToFile({
+    dataDir: b.store.dataDir,
+    tokenFile: b.tokenFile,
+    profileId: b.profileId,
+    change: CHANGE_ID,
+    context: b.store.contextDigest,
+    leaseMs: 3_600_000n,
+    out,
+    target: 'main',
+  });
   const descriptor = decodeCollectorDescriptor(readFileSync(out));
   const binding = checkDescriptorAgainstAuthority(b.store.dataDir, descriptor, readTokenFile(b.tokenFile));
   if (b.identity === null) throw new Error('no runtime identity');
   const request = collectionRequest(descriptor, binding, b.identity);
   const requestBytes = encodeCanonical(request);
   const build = (padding: number): [Buffer, Buffer] => {
-    const record = { ...template, attempt_id: descriptor.attempt.attempt_id, generation: descriptor.attempt.fence, request_digest: requestDigest(request), padding: 'x'.repeat(padding) } as unknown as ExecutionRecord & { isolation: JsonObject };
+    const record = {
+      ...template,
+      attempt_id: descriptor.attempt.attempt_id,
+      generation: descriptor.attempt.fence,
+      request_digest: requestDigest(request),
+      padding: 'x'.repeat(padding),
+    } as unknown as ExecutionRecord & { isolation: JsonObject };
     return [requestBytes, encodeCanonical(record)];
   };
   // Size the padding so that the whole envelope is exactly IMPORT_BYTES.
   let records = build(0);
-  let envelope = encodeTransferEnvelope(collectionHeader(descriptor, request, records, '0.0.0-bench'), records, privateKey);
+  let envelope = encodeTransferEnvelope(
+    collectionHeader(descriptor, request, records, '0.0.0-bench'),
+    records,
+    privateKey,
+  );
   // The header names the record's length, so its own length moves with the padding: two steps.
   let padding = IMPORT_BYTES - envelope.byteLength - 16;
-  if (padding < 0) throw new Error(`AGENTSCM_BENCH_IMPORT_BYTES=${IMPORT_BYTES} is below the unpadded envelope's ${envelope.byteLength} bytes`);
+  if (padding < 0)
+    throw new Error(
+      `AGENTSCM_BENCH_IMPORT_BYTES=${IMPORT_BYTES} is below the unpadded envelope's ${envelope.byteLength} bytes`,
+    );
   records = build(padding);
   envelope = encodeTransferEnvelope(collectionHeader(descriptor, request, records, '0.0.0-bench'), records, privateKey);
   padding += IMPORT_BYTES - envelope.byteLength;
   records = build(padding);
   envelope = encodeTransferEnvelope(collectionHeader(descriptor, request, records, '0.0.0-bench'), records, privateKey);
-  if (envelope.byteLength !== IMPORT_BYTES) throw new Error(`padded envelope is ${envelope.byteLength} bytes, not ${IMPORT_BYTES}`);
+  if (envelope.byteLength !== IMPORT_BYTES)
+    throw new Error(`padded envelope is ${envelope.byteLength} bytes, not ${IMPORT_BYTES}`);
   return { envelope, descriptor };
 }
 
@@ -414,8 +566,16 @@ function reconcileAttempt(b: Bench, descriptor: CollectorDescriptor): void {
     fence: d.attempt.fence,
     reason: 'the bench transfer was not imported',
   };
-  const answer = callWithTokenFile({ dataDir: b.store.dataDir, tokenFile: b.tokenFile, operation: 'reconcile', input: encodeCanonical(request), profile: PROFILE, target: 'main' }) as JsonObject;
-  if (answer.status !== 'reconciled') throw new Error(`reconcile of attempt ${d.attempt.attempt_id} answered ${JSON.stringify(answer.status ?? null)}`);
+  const answer = callWithTokenFile({
+    dataDir: b.store.dataDir,
+    tokenFile: b.tokenFile,
+    operation: 'reconcile',
+    input: encodeCanonical(request),
+    profile: PROFILE,
+    target: 'main',
+  }) as JsonObject;
+  if (answer.status !== 'reconciled')
+    throw new Error(`reconcile of attempt ${d.attempt.attempt_id} answered ${JSON.stringify(answer.status ?? null)}`);
 }
 
 /** The verification stage of an import: framing and record digests, the transfer digest, the signature. */
@@ -432,13 +592,33 @@ async function benchImport(root: string): Promise<void> {
   // One real collection gives the ExecutionRecord of a passing `true` run.
   freshSubject(b);
   const first = nextDescriptorFile(b);
-  claimToFile({ dataDir: b.store.dataDir, tokenFile: b.tokenFile, profileId: b.profileId, change: CHANGE_ID, context: b.store.contextDigest, leaseMs: 3_600_000n, out: first, target: 'main' });
-  const collected = await collect({ dataDir: b.store.dataDir, descriptorFile: first, keyFile: b.keyFile, stateDir: b.stateDir, docker, dockerSocket: SOCKET, tokenFile: b.tokenFile, agentscmVersion: '0.0.0-bench' });
+  claimToFile({
+    dataDir: b.store.dataDir,
+    tokenFile: b.tokenFile,
+    profileId: b.profileId,
+    change: CHANGE_ID,
+    context: b.store.contextDigest,
+    leaseMs: 3_600_000n,
+    out: first,
+    target: 'main',
+  });
+  const collected = await collect({
+    dataDir: b.store.dataDir,
+    descriptorFile: first,
+    keyFile: b.keyFile,
+    stateDir: b.stateDir,
+    docker,
+    dockerSocket: SOCKET,
+    tokenFile: b.tokenFile,
+    agentscmVersion: '0.0.0-bench',
+  });
   // Imported, so its attempt is finished and the first padded round's claim is not refused.
   requireReceipt(collected as unknown as Answer, 'template collection');
   const retained = readTransferEnvelope(readFileSync(collected.envelope_file));
   const template = parseStrictJson(retained.records[1]?.bytes ?? Buffer.alloc(0), { maxBytes: 1 << 20 }) as JsonObject;
-  process.stdout.write(`a collector's own envelope for a \`true\` run: ${collected.envelope_bytes} bytes (ExecutionRequest ${retained.records[0]?.bytes.byteLength ?? 0}, ExecutionRecord ${retained.records[1]?.bytes.byteLength ?? 0})\n`);
+  process.stdout.write(
+    `a collector's own envelope for a \`true\` run: ${collected.envelope_bytes} bytes (ExecutionRequest ${retained.records[0]?.bytes.byteLength ?? 0}, ExecutionRecord ${retained.records[1]?.bytes.byteLength ?? 0})\n`,
+  );
   const key = loadSigningKey(b.keyFile);
   const publicKey = key.publicKey;
   const grant = authorizeTaskToken({ dataDir: b.store.dataDir, token: readTokenFile(b.tokenFile) });
@@ -466,7 +646,8 @@ async function benchImport(root: string): Promise<void> {
       const start = performance.now();
       try {
         const answer = importCollectorTransfer(b.store.dataDir, envelope, grant);
-        if (answer.status !== 'imported') throw new Error(`${IMPORT_LABEL} import answered ${JSON.stringify(answer.status ?? null)}`);
+        if (answer.status !== 'imported')
+          throw new Error(`${IMPORT_LABEL} import answered ${JSON.stringify(answer.status ?? null)}`);
         imports.push(performance.now() - start);
         imported = true;
       } catch (error) {
@@ -484,20 +665,28 @@ async function benchImport(root: string): Promise<void> {
   raw.close();
   const hash = median(hashes);
   const verify = median(verifies);
-  process.stdout.write(`SHA-256 of ${IMPORT_LABEL}, once, in process                            median ${ms(hash).padStart(9)} over ${hashes.length}\n`);
+  process.stdout.write(
+    `SHA-256 of ${IMPORT_LABEL}, once, in process                            median ${ms(hash).padStart(9)} over ${hashes.length}\n`,
+  );
   process.stdout.write(
     `verification stage of a ${IMPORT_LABEL} envelope (framing, signature, record and transfer digests) median ${ms(verify)}   ratio ${(verify / hash).toFixed(2)}x (target <= 3.00x) ${verify / hash <= 3 ? 'OK' : 'ABOVE TARGET'}\n`,
   );
-  process.stdout.write(`floor: one ${IMPORT_LABEL} blob into SQLite (WAL, synchronous=FULL, one write transaction) median ${ms(median(stores))}   ratio ${(median(stores) / hash).toFixed(2)}x\n`);
+  process.stdout.write(
+    `floor: one ${IMPORT_LABEL} blob into SQLite (WAL, synchronous=FULL, one write transaction) median ${ms(median(stores))}   ratio ${(median(stores) / hash).toFixed(2)}x\n`,
+  );
   const whole = imports.length === 0 ? null : median(imports);
   if (refusal !== null) {
-    process.stdout.write(`whole import of the padded ${IMPORT_LABEL} envelope: refused by the authority (${refusal.code}: ${refusal.message}); only the verification stage is measured\n`);
+    process.stdout.write(
+      `whole import of the padded ${IMPORT_LABEL} envelope: refused by the authority (${refusal.code}: ${refusal.message}); only the verification stage is measured\n`,
+    );
   } else if (whole !== null) {
     process.stdout.write(
       `whole import of a ${IMPORT_LABEL} envelope (verification, record checks, stored with its bytes, receipt) median ${ms(whole)} over ${imports.length}   ratio ${(whole / hash).toFixed(2)}x (target <= 3.00x) ${whole / hash <= 3 ? 'OK' : 'ABOVE TARGET'}\n`,
     );
   }
-  process.stdout.write(`attempts reconciled after a refused or untried import, untimed: ${reconciled} of ${IMPORT_ROUNDS}\n`);
+  process.stdout.write(
+    `attempts reconciled after a refused or untried import, untimed: ${reconciled} of ${IMPORT_ROUNDS}\n`,
+  );
   process.stdout.write(
     `${JSON.stringify({
       bench: 'collect-import',
@@ -527,5 +716,7 @@ export async function main(): Promise<void> {
     rmSync(root, { recursive: true, force: true });
   }
   const [one, five, fifteen] = (await import('node:os')).loadavg();
-  process.stdout.write(`load average: ${(one ?? 0).toFixed(2)} ${(five ?? 0).toFixed(2)} ${(fifteen ?? 0).toFixed(2)} on ${(await import('node:os')).availableParallelism()} cores\n`);
+  process.stdout.write(
+    `load average: ${(one ?? 0).toFixed(2)} ${(five ?? 0).toFixed(2)} ${(fifteen ?? 0).toFixed(2)} on ${(await import('node:os')).availableParallelism()} cores\n`,
+  );
 }

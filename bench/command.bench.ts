@@ -10,14 +10,15 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+
 import { createCommandStepRuntime } from '../src/collector/command-step-runtime.js';
 import { materializeSnapshot, removeSnapshot } from '../src/collector/snapshot.js';
 import { commandRecipeDigest } from '../src/contracts/command-recipe.js';
 import { sha256Hex } from '../src/crypto/sha256.js';
 import { openAuthority } from '../src/native/store.js';
+import { openJournal } from '../src/workflows/journal.js';
 import { checkpointWorkspace } from '../src/workspace/checkpoint.js';
 import { initRepo } from '../src/workspace/init.js';
-import { openJournal } from '../src/workflows/journal.js';
 
 const run = promisify(execFile);
 const SOCKET = process.env.AGENTSCM_TEST_DOCKER_SOCKET ?? '/var/run/docker.sock';
@@ -41,7 +42,10 @@ function dockerCli(): string {
   throw new Error('no docker CLI for the baseline (install docker.io: npm run runtime:start)');
 }
 
-function setUp(root: string, files: Record<string, string>): { dataDir: string; workspace: string; repository: string } {
+function setUp(
+  root: string,
+  files: Record<string, string>,
+): { dataDir: string; workspace: string; repository: string } {
   const workspace = join(root, 'ws');
   const dataDir = join(root, 'data');
   for (const [path, content] of Object.entries(files)) {
@@ -62,7 +66,13 @@ async function benchTrueStep(root: string): Promise<void> {
       env: {},
       workdir: '.',
       timeout_ms: 60_000,
-      limits: { memory_bytes: 64 * 1024 * 1024, pids: 64, cpu_millis: 1000, output_bytes: 65536, scratch_bytes: 1048576 },
+      limits: {
+        memory_bytes: 64 * 1024 * 1024,
+        pids: 64,
+        cpu_millis: 1000,
+        output_bytes: 65536,
+        scratch_bytes: 1048576,
+      },
       toolchain: 'busybox-1',
       environment: 'posix-sh-offline',
     }),
@@ -92,7 +102,9 @@ async function benchTrueStep(root: string): Promise<void> {
     if (result.state !== 'succeeded') throw new Error(`bench step ended ${result.state}: ${result.summary}`);
   };
   const baseline = async (): Promise<void> => {
-    await run(docker, ['run', '--rm', '--network', 'none', IMAGE, 'true'], { env: { ...process.env, DOCKER_HOST: `unix://${SOCKET}` } });
+    await run(docker, ['run', '--rm', '--network', 'none', IMAGE, 'true'], {
+      env: { ...process.env, DOCKER_HOST: `unix://${SOCKET}` },
+    });
   };
   try {
     await step();
@@ -111,7 +123,9 @@ async function benchTrueStep(root: string): Promise<void> {
     }
     const a = median(ours);
     const b = median(theirs);
-    process.stdout.write(`true command step (agentscm collector)            median ${a.toFixed(1)} ms over ${ROUNDS}\n`);
+    process.stdout.write(
+      `true command step (agentscm collector)            median ${a.toFixed(1)} ms over ${ROUNDS}\n`,
+    );
     process.stdout.write(`docker run --rm --network none ${IMAGE} true  median ${b.toFixed(1)} ms over ${ROUNDS}\n`);
     process.stdout.write(`ratio agentscm / docker run: ${(a / b).toFixed(2)}x (target <= 1.30x)\n`);
   } finally {
@@ -134,7 +148,13 @@ async function benchSnapshot(root: string): Promise<void> {
       const digest = sha256Hex(`snapshot-${i}`);
       // Flush the file system first (this disk discards on delete): each side starts quiet.
       await run('sync');
-      ours.push(await timed(() => Promise.resolve(materializeSnapshot(auth, { repository: repo.repository, revision: checkpoint.revision, parent, digest }))));
+      ours.push(
+        await timed(() =>
+          Promise.resolve(
+            materializeSnapshot(auth, { repository: repo.repository, revision: checkpoint.revision, parent, digest }),
+          ),
+        ),
+      );
       removeSnapshot(join(parent, digest));
       const target = join(root, `copy-${i}`);
       await run('sync');
@@ -144,8 +164,12 @@ async function benchSnapshot(root: string): Promise<void> {
   } finally {
     auth.close();
   }
-  process.stdout.write(`snapshot materialization, 1,000 files            median ${median(ours).toFixed(1)} ms over 7\n`);
-  process.stdout.write(`cp -r of the same workspace (baseline)           median ${median(copy).toFixed(1)} ms over 7\n`);
+  process.stdout.write(
+    `snapshot materialization, 1,000 files            median ${median(ours).toFixed(1)} ms over 7\n`,
+  );
+  process.stdout.write(
+    `cp -r of the same workspace (baseline)           median ${median(copy).toFixed(1)} ms over 7\n`,
+  );
   process.stdout.write(`ratio snapshot / cp -r: ${(median(ours) / median(copy)).toFixed(2)}x\n`);
 }
 

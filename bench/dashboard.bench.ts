@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
+
 import { encodeCanonical } from '../src/contracts/canonical-json.js';
 import type { JsonObject, JsonValue } from '../src/contracts/json-value.js';
 import { startHub } from '../src/hub/server.js';
@@ -26,17 +27,19 @@ import { openAuthority } from '../src/native/store.js';
 import { openTaskConnections } from '../src/tasks/connections.js';
 import { callTaskOperation } from '../src/tasks/facade.js';
 import { authorizeTaskToken } from '../src/tasks/grant-guard.js';
+import { BROWSER_ARGS, browserPath, UI_BASE } from '../test/dashboard/fixture.js';
 import { grantFor, hubStore } from '../test/hub/fixture.js';
-import { BROWSER_ARGS, UI_BASE, browserPath } from '../test/dashboard/fixture.js';
-import { CHANGE_ID, PROFILE, RECIPE_PATH, checkpoint } from '../test/tasks/fixture.js';
-import type { StepSpec } from '../test/tasks/fixture.js';
-import { assertionRequest, claimRequest, claimedOf } from '../test/tasks/requests.js';
+import { CHANGE_ID, checkpoint, PROFILE, RECIPE_PATH, type StepSpec } from '../test/tasks/fixture.js';
+import { assertionRequest, claimedOf, claimRequest } from '../test/tasks/requests.js';
 
 const CHANGES = Number(process.env.AGENTSCM_BENCH_DASHBOARD_CHANGES ?? 1000);
 const TASKS = Number(process.env.AGENTSCM_BENCH_DASHBOARD_TASKS ?? 10000);
 const RUNS = Number(process.env.AGENTSCM_BENCH_DASHBOARD_RUNS ?? 5);
 const STEPS_PER_SUBJECT = 10;
-const STEPS: StepSpec[] = Array.from({ length: STEPS_PER_SUBJECT }, (_, i) => ({ id: `step-${i}`, kind: 'command' as const }));
+const STEPS: StepSpec[] = Array.from({ length: STEPS_PER_SUBJECT }, (_, i) => ({
+  id: `step-${i}`,
+  kind: 'command' as const,
+}));
 
 function benchContext(): Parameters<typeof hubStore>[0] {
   return { after: () => undefined } as unknown as Parameters<typeof hubStore>[0];
@@ -49,14 +52,18 @@ function median(values: readonly number[]): number {
 
 function fetchJson(url: string, path: string, token: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(new URL(path, url), { headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        if (res.statusCode !== 200) reject(new Error(`GET ${path}: ${res.statusCode}`));
-        else resolve((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { changes: unknown[] }).changes.length);
-      });
-    });
+    const req = httpRequest(
+      new URL(path, url),
+      { headers: { authorization: `Bearer ${token}` }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          if (res.statusCode !== 200) reject(new Error(`GET ${path}: ${res.statusCode}`));
+          else resolve((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { changes: unknown[] }).changes.length);
+        });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -73,7 +80,12 @@ export async function main(): Promise<void> {
     const agent = grantFor(hub, 'owner', 'agent');
     const reader = grantFor(hub, 'ops', 'dashboard', 'reader');
     const connections = openTaskConnections(store.dataDir);
-    const auth0 = authorizeTaskToken({ dataDir: store.dataDir, token: agent.token, repository: store.repository, connections });
+    const auth0 = authorizeTaskToken({
+      dataDir: store.dataDir,
+      token: agent.token,
+      repository: store.repository,
+      connections,
+    });
     const call = (operation: string, input: JsonValue | null): JsonObject =>
       callTaskOperation(
         {
@@ -95,7 +107,10 @@ export async function main(): Promise<void> {
     let n = 0;
     for (let round = 0; n < TASKS; round++) {
       if (round > 0) checkpoint(store, store.revision);
-      const tasks = (call('requirements', null).tasks as JsonObject[]).map((row) => ({ task_id: row.task_id as string, task_digest: row.task_digest as string }));
+      const tasks = (call('requirements', null).tasks as JsonObject[]).map((row) => ({
+        task_id: row.task_id as string,
+        task_digest: row.task_digest as string,
+      }));
       for (const task of tasks) {
         if (n >= TASKS) break;
         n += 1;
@@ -108,13 +123,19 @@ export async function main(): Promise<void> {
     const auth = openAuthority(store.dataDir, { mode: 'write' });
     try {
       for (let i = 2; i <= CHANGES; i++) {
-        appendChangeVersion(auth, store.repository, `change-${i}`, { expectedCurrent: null, revision: store.revision, baseRevision: null });
+        appendChangeVersion(auth, store.repository, `change-${i}`, {
+          expectedCurrent: null,
+          revision: store.revision,
+          baseRevision: null,
+        });
         createReviewContext(auth, { repository: store.repository, changeId: `change-${i}`, runnerPath: RECIPE_PATH });
       }
     } finally {
       auth.close();
     }
-    process.stdout.write(`data: ${CHANGES} Changes, ${n} tasks made with the real store code in ${((performance.now() - built) / 1000).toFixed(1)} s\n`);
+    process.stdout.write(
+      `data: ${CHANGES} Changes, ${n} tasks made with the real store code in ${((performance.now() - built) / 1000).toFixed(1)} s\n`,
+    );
 
     const running = await startHub(hub.config, { accessLog: () => undefined });
     const browser = await puppeteer.launch({ executablePath: browserPath(), headless: true, args: BROWSER_ARGS });
@@ -124,7 +145,9 @@ export async function main(): Promise<void> {
       const page = await browser.newPage();
       await page.goto(`${running.url}/ui/`, { waitUntil: 'load' });
       // Poll rarely: the refresh is triggered by the bench, not the timer.
-      await page.evaluate(`sessionStorage.setItem('agentscm.reader_token', ${JSON.stringify(reader.token)}); sessionStorage.setItem('agentscm.poll_ms', '600000')`);
+      await page.evaluate(
+        `sessionStorage.setItem('agentscm.reader_token', ${JSON.stringify(reader.token)}); sessionStorage.setItem('agentscm.poll_ms', '600000')`,
+      );
       const rendered = `document.querySelectorAll('#main tbody tr').length === ${rows}`;
       const json: number[] = [];
       const first: number[] = [];
@@ -137,19 +160,38 @@ export async function main(): Promise<void> {
         // Timed by the browser itself (User Timing): from navigation start to the view drawn, and
         // the duration of a redraw, so that the driver's own round trips are not counted.
         await page.reload({ waitUntil: 'domcontentloaded' });
-        await page.waitForFunction(`${rendered} && performance.getEntriesByName('agentscm:view').length === 1`, { polling: 'mutation', timeout: 120_000 });
-        first.push(Number(await page.evaluate("(m => m.startTime + m.duration)(performance.getEntriesByName('agentscm:view')[0])")));
+        await page.waitForFunction(`${rendered} && performance.getEntriesByName('agentscm:view').length === 1`, {
+          polling: 'mutation',
+          timeout: 120_000,
+        });
+        first.push(
+          Number(
+            await page.evaluate("(m => m.startTime + m.duration)(performance.getEntriesByName('agentscm:view')[0])"),
+          ),
+        );
 
-        await page.evaluate(`performance.clearMeasures('agentscm:view'); location.hash = location.hash === '#/changes' ? '#/changes/page/0' : '#/changes'`);
-        await page.waitForFunction(`${rendered} && performance.getEntriesByName('agentscm:view').length === 1`, { polling: 'mutation', timeout: 120_000 });
+        await page.evaluate(
+          `performance.clearMeasures('agentscm:view'); location.hash = location.hash === '#/changes' ? '#/changes/page/0' : '#/changes'`,
+        );
+        await page.waitForFunction(`${rendered} && performance.getEntriesByName('agentscm:view').length === 1`, {
+          polling: 'mutation',
+          timeout: 120_000,
+        });
         refresh.push(Number(await page.evaluate("performance.getEntriesByName('agentscm:view')[0].duration")));
       }
       const base = median(json);
-      const line = (name: string, values: number[]): string => `${name.padEnd(62)} ${median(values).toFixed(1).padStart(8)} ms  ${(median(values) / base).toFixed(2)}×`;
-      process.stdout.write(`Changes page of ${rows} rows (each with its versions and qualification); median of ${RUNS} runs\n`);
-      process.stdout.write(`${'baseline: the same page as JSON over the hub (Node client)'.padEnd(62)} ${base.toFixed(1).padStart(8)} ms  1.00×\n`);
+      const line = (name: string, values: number[]): string =>
+        `${name.padEnd(62)} ${median(values).toFixed(1).padStart(8)} ms  ${(median(values) / base).toFixed(2)}×`;
+      process.stdout.write(
+        `Changes page of ${rows} rows (each with its versions and qualification); median of ${RUNS} runs\n`,
+      );
+      process.stdout.write(
+        `${'baseline: the same page as JSON over the hub (Node client)'.padEnd(62)} ${base.toFixed(1).padStart(8)} ms  1.00×\n`,
+      );
       const ratio = median(first) / base;
-      process.stdout.write(`${line('first render in Chromium (navigation start to table drawn)', first)}   target ≤ 2×: ${ratio <= 2 ? 'met' : 'NOT met'}\n`);
+      process.stdout.write(
+        `${line('first render in Chromium (navigation start to table drawn)', first)}   target ≤ 2×: ${ratio <= 2 ? 'met' : 'NOT met'}\n`,
+      );
       process.stdout.write(`${line('refresh in Chromium (fetch and redraw, no page load)', refresh)}\n`);
       process.stdout.write(
         `${JSON.stringify({ bench: 'dashboard', changes: CHANGES, tasks: n, rows, json_ms: base, first_render_ms: median(first), refresh_ms: median(refresh), first_render_ratio: ratio, target_met: ratio <= 2 })}\n`,

@@ -19,20 +19,25 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Pool } from 'undici';
+
 import { encodeCanonical, encodeCanonicalText } from '../src/contracts/canonical-json.js';
 import type { JsonObject, JsonValue } from '../src/contracts/json-value.js';
+import { openTaskConnections, type TaskConnections } from '../src/tasks/connections.js';
 import { callTaskOperation } from '../src/tasks/facade.js';
-import { openTaskConnections } from '../src/tasks/connections.js';
-import type { TaskConnections } from '../src/tasks/connections.js';
 import { authorizeTaskToken } from '../src/tasks/grant-guard.js';
-import { Pool } from 'undici';
 import { BUILT_BIN, DEV_BIN, REPO_ROOT, TSX_LOADER } from '../test/helpers/cli.js';
-import { grantFor, hubStore, subjectOf, tasksPath, writeConfigFile } from '../test/hub/fixture.js';
-import type { HubStore, TestGrant } from '../test/hub/fixture.js';
-import { CHANGE_ID, PROFILE, checkpoint } from '../test/tasks/fixture.js';
-import type { StepSpec } from '../test/tasks/fixture.js';
-import { assertionRequest, claimRequest, claimedOf, mutationRequest } from '../test/tasks/requests.js';
-import type { TaskRef } from '../test/tasks/requests.js';
+import {
+  grantFor,
+  hubStore,
+  subjectOf,
+  tasksPath,
+  writeConfigFile,
+  type HubStore,
+  type TestGrant,
+} from '../test/hub/fixture.js';
+import { CHANGE_ID, checkpoint, PROFILE, type StepSpec } from '../test/tasks/fixture.js';
+import { assertionRequest, claimedOf, claimRequest, mutationRequest, type TaskRef } from '../test/tasks/requests.js';
 
 const CLIENTS = 32;
 const ROUNDS = Number(process.env.AGENTSCM_BENCH_HUB_ROUNDS ?? 20);
@@ -59,7 +64,11 @@ function makeSide(): Side {
 
 /** The 32 tasks of the store's current subject, in step order (untimed). */
 function freshTasks(side: Side, token: string): TaskRef[] {
-  const authorization = authorizeTaskToken({ dataDir: side.hub.store.dataDir, token, repository: side.hub.store.repository });
+  const authorization = authorizeTaskToken({
+    dataDir: side.hub.store.dataDir,
+    token,
+    repository: side.hub.store.repository,
+  });
   const answer = callTaskOperation(
     {
       dataDir: side.hub.store.dataDir,
@@ -74,7 +83,10 @@ function freshTasks(side: Side, token: string): TaskRef[] {
     'requirements',
     null,
   ) as JsonObject;
-  return (answer.tasks as JsonObject[]).map((row) => ({ task_id: row.task_id as string, task_digest: row.task_digest as string }));
+  return (answer.tasks as JsonObject[]).map((row) => ({
+    task_id: row.task_id as string,
+    task_digest: row.task_digest as string,
+  }));
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -88,15 +100,27 @@ function percentile(sorted: readonly number[], p: number): number {
  * side's timed cycles include the derivation that follows a checkpoint.
  */
 async function freshTasksOverHttp(pool: Pool, side: Side, token: string): Promise<TaskRef[]> {
-  const answer = await post(pool, token, encodeCanonicalText({ operation: 'requirements', input: null, subject: subjectOf(side.hub) }));
+  const answer = await post(
+    pool,
+    token,
+    encodeCanonicalText({ operation: 'requirements', input: null, subject: subjectOf(side.hub) }),
+  );
   if (answer.status !== 200) throw new Error(`requirements: ${answer.status} ${JSON.stringify(answer.json)}`);
-  return ((answer.json.result as JsonObject).tasks as JsonObject[]).map((row) => ({ task_id: row.task_id as string, task_digest: row.task_digest as string }));
+  return ((answer.json.result as JsonObject).tasks as JsonObject[]).map((row) => ({
+    task_id: row.task_id as string,
+    task_digest: row.task_digest as string,
+  }));
 }
 
 /** One in-process cycle: each operation authenticates the grant and calls the facade, as the hub does per request. */
 function facadeCycle(side: Side, grant: TestGrant, task: TaskRef, n: number): void {
   const run = (operation: string, input: JsonValue): JsonObject => {
-    const authorization = authorizeTaskToken({ dataDir: side.hub.store.dataDir, token: grant.token, repository: side.hub.store.repository, connections: side.connections });
+    const authorization = authorizeTaskToken({
+      dataDir: side.hub.store.dataDir,
+      token: grant.token,
+      repository: side.hub.store.repository,
+      connections: side.connections,
+    });
     return callTaskOperation(
       {
         dataDir: side.hub.store.dataDir,
@@ -120,11 +144,23 @@ function facadeCycle(side: Side, grant: TestGrant, task: TaskRef, n: number): vo
 
 /** One POST on the pool's keep-alive connections (undici: a cheap client keeps the measurement about the hub). */
 async function post(pool: Pool, token: string, body: string): Promise<{ status: number; json: JsonObject }> {
-  const res = await pool.request({ path: tasksPath(), method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  const res = await pool.request({
+    path: tasksPath(),
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body,
+  });
   return { status: res.statusCode, json: (await res.body.json()) as JsonObject };
 }
 
-async function httpCycle(pool: Pool, side: Side, grant: TestGrant, task: TaskRef, n: number, requestMs: number[]): Promise<void> {
+async function httpCycle(
+  pool: Pool,
+  side: Side,
+  grant: TestGrant,
+  task: TaskRef,
+  n: number,
+  requestMs: number[],
+): Promise<void> {
   const send = async (operation: string, input: JsonValue, subject?: JsonValue): Promise<JsonObject> => {
     const body = encodeCanonicalText({ operation, input, ...(subject === undefined ? {} : { subject }) });
     const start = performance.now();
@@ -133,7 +169,9 @@ async function httpCycle(pool: Pool, side: Side, grant: TestGrant, task: TaskRef
     if (answer.status !== 200) throw new Error(`${operation}: ${answer.status} ${JSON.stringify(answer.json)}`);
     return answer.json.result as JsonObject;
   };
-  const claimed = claimedOf(await send('claim', claimRequest(grant.actor, task, `c-${n}`, `op-${n}`), subjectOf(side.hub)));
+  const claimed = claimedOf(
+    await send('claim', claimRequest(grant.actor, task, `c-${n}`, `op-${n}`), subjectOf(side.hub)),
+  );
   await send('heartbeat', mutationRequest(grant.actor, claimed, 'heartbeat', `h-${n}`));
   await send('result', assertionRequest(grant.actor, claimed, `r-${n}`, 'failed'));
 }
@@ -143,17 +181,28 @@ async function httpCycle(pool: Pool, side: Side, grant: TestGrant, task: TaskRef
  * TypeScript sources through tsx when there is no build or AGENTSCM_BENCH_HUB_CLI=sources.
  */
 function hubCommand(): { args: string[]; from: string } {
-  const sources = process.env.AGENTSCM_BENCH_HUB_CLI === 'sources' || !existsSync(join(REPO_ROOT, 'dist', 'commands', 'hub', 'serve.js'));
-  return sources ? { args: ['--import', TSX_LOADER, DEV_BIN], from: 'the TypeScript sources (tsx)' } : { args: [BUILT_BIN], from: 'the built CLI (bin/run.js)' };
+  const sources =
+    process.env.AGENTSCM_BENCH_HUB_CLI === 'sources' ||
+    !existsSync(join(REPO_ROOT, 'dist', 'commands', 'hub', 'serve.js'));
+  return sources
+    ? { args: ['--import', TSX_LOADER, DEV_BIN], from: 'the TypeScript sources (tsx)' }
+    : { args: [BUILT_BIN], from: 'the built CLI (bin/run.js)' };
 }
 
-async function startHubProcess(side: Side, logPath: string): Promise<{ url: string; pid: number; from: string; stop: () => Promise<void> }> {
+async function startHubProcess(
+  side: Side,
+  logPath: string,
+): Promise<{ url: string; pid: number; from: string; stop: () => Promise<void> }> {
   const { args, from } = hubCommand();
   // The access log goes to a file, as a supervised hub's stderr does (its cost is part of a request).
   const accessLog = openSync(logPath, 'w');
   // AGENTSCM_BENCH_HUB_NODE_ARGS: extra node options for the hub process only (a profiler, say).
   const nodeArgs = (process.env.AGENTSCM_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
-  const child = spawn(process.execPath, [...nodeArgs, ...args, 'hub', 'serve', '--config', writeConfigFile(side.hub), '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', accessLog] });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, ...args, 'hub', 'serve', '--config', writeConfigFile(side.hub), '--json'],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', accessLog] },
+  );
   closeSync(accessLog);
   const stdout = child.stdout;
   if (stdout === null) throw new Error('the hub has no stdout pipe');
@@ -268,7 +317,9 @@ export async function main(): Promise<void> {
     await hub.stop();
     // Every request has its access-log line: 3 per cycle and one task list per round.
     const expected = (3 * CLIENTS + 1) * (WARMUP + ROUNDS);
-    const logged = readFileSync(logPath, 'utf8').split('\n').filter((line) => line.includes('"route":"agent-tasks"')).length;
+    const logged = readFileSync(logPath, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"route":"agent-tasks"')).length;
     if (logged !== expected) throw new Error(`the access log has ${logged} agent-tasks lines, not ${expected}`);
     const httpRate = timedCycles / (httpMs / 1000);
     const facadeRate = timedCycles / (facadeMs / 1000);
@@ -276,13 +327,25 @@ export async function main(): Promise<void> {
     requestMs.sort((a, b) => a - b);
     cycleMs.sort((a, b) => a - b);
     const f = (x: number): string => x.toFixed(1);
-    process.stdout.write(`hub runs from ${hub.from}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
-    process.stdout.write(`cycles: ${timedCycles} (${CLIENTS} concurrent clients x ${ROUNDS} rounds, claim -> heartbeat -> result)\n`);
+    process.stdout.write(
+      `hub runs from ${hub.from}; load average ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}\n`,
+    );
+    process.stdout.write(
+      `cycles: ${timedCycles} (${CLIENTS} concurrent clients x ${ROUNDS} rounds, claim -> heartbeat -> result)\n`,
+    );
     process.stdout.write(`hub over loopback HTTP:  ${f(httpRate)} cycles/s\n`);
-    process.stdout.write(`in-process facade:       ${f(facadeRate)} cycles/s (same grant guard per operation, connections kept open as the hub does)\n`);
+    process.stdout.write(
+      `in-process facade:       ${f(facadeRate)} cycles/s (same grant guard per operation, connections kept open as the hub does)\n`,
+    );
     process.stdout.write(`ratio: ${ratio.toFixed(2)} (target >= 0.6) ${ratio >= 0.6 ? 'ok' : 'BELOW TARGET'}\n`);
-    process.stdout.write(`HTTP request latency: p50 ${f(percentile(requestMs, 50))} ms, p99 ${f(percentile(requestMs, 99))} ms\n`);
-    process.stdout.write(`cycle latency under 32 clients: p50 ${f(percentile(cycleMs, 50))} ms, p99 ${f(percentile(cycleMs, 99))} ms\n`);
+    process.stdout.write(
+      `HTTP request latency: p50 ${f(percentile(requestMs, 50))} ms, p99 ${f(percentile(requestMs, 99))} ms\n`,
+    );
+    process.stdout.write(
+      `cycle latency under 32 clients: p50 ${f(percentile(cycleMs, 50))} ms, p99 ${f(percentile(cycleMs, 99))} ms\n`,
+    );
     process.stdout.write(
       `CPU time per cycle: hub ${Number.isNaN(hubCpuMs) ? 'unavailable' : `${(hubCpuMs / timedCycles).toFixed(2)} ms`}, in-process facade ${(facadeCpuMs / timedCycles).toFixed(2)} ms, the 32 HTTP clients ${(clientCpuMs / timedCycles).toFixed(2)} ms (less sensitive to load than the rates)\n`,
     );

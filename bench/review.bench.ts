@@ -18,18 +18,17 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { encodeCanonical } from '../src/contracts/canonical-json.js';
-import type { ReviewAction } from '../src/contracts/review-policy.js';
-import { reviewRecordToJson } from '../src/contracts/review-record.js';
-import { revisionReviewSources, runReview } from '../src/collector/review-controller.js';
-import type { ReviewTransport } from '../src/collector/review-controller.js';
+
+import { revisionReviewSources, runReview, type ReviewTransport } from '../src/collector/review-controller.js';
 import { listJournalRequests, openReviewJournal } from '../src/collector/review-journal.js';
 import { replayReviewRecord } from '../src/collector/review-replay.js';
 import { createClaudeCodeTransport, createFixtureTransport } from '../src/collector/review-transports.js';
+import { encodeCanonical } from '../src/contracts/canonical-json.js';
+import type { ReviewAction } from '../src/contracts/review-policy.js';
+import { reviewRecordToJson } from '../src/contracts/review-record.js';
 import { putSmallBlob } from '../src/native/blobs.js';
 import { createRepository } from '../src/native/repositories.js';
-import { comparePaths, recordRevision } from '../src/native/revisions.js';
-import type { RevisionEntry } from '../src/native/revisions.js';
+import { comparePaths, recordRevision, type RevisionEntry } from '../src/native/revisions.js';
 import { createAuthority, writeTransaction } from '../src/native/store.js';
 
 const ROUNDS = Number(process.env.AGENTSCM_BENCH_ROUNDS ?? 5);
@@ -39,7 +38,11 @@ const CRITERIA = [
   { criterion: 'correctness', description: 'The code does what its names say.' },
   { criterion: 'no-secrets', description: 'No credential is committed.' },
 ];
-const ANSWER = JSON.stringify({ version: 1, verdicts: CRITERIA.map((c) => ({ criterion: c.criterion, verdict: 'pass' })), findings: [] });
+const ANSWER = JSON.stringify({
+  version: 1,
+  verdicts: CRITERIA.map((c) => ({ criterion: c.criterion, verdict: 'pass' })),
+  findings: [],
+});
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -73,8 +76,27 @@ export async function main(): Promise<void> {
     entries.sort((x, y) => comparePaths(x.path, y.path));
     const revision = recordRevision(auth, repository, null, entries).id;
     const sources = revisionReviewSources(auth, repository, revision);
-    const policyBytes = encodeCanonical({ version: 1, instructions: 'Review every excerpt.', exposure: ['src'], max_excerpt_bytes: 1024, max_call_excerpt_bytes: 1024, call_timeout_ms: 30_000 });
-    const action: ReviewAction = { kind: 'review', policy: 'review-policy.json', coverage: paths, criteria: CRITERIA, budgets: { model_calls: CALLS, input_bytes: 1024 * 1024, output_bytes: 64 * 1024, files_exposed: CALLS, wall_time_ms: 600_000 } };
+    const policyBytes = encodeCanonical({
+      version: 1,
+      instructions: 'Review every excerpt.',
+      exposure: ['src'],
+      max_excerpt_bytes: 1024,
+      max_call_excerpt_bytes: 1024,
+      call_timeout_ms: 30_000,
+    });
+    const action: ReviewAction = {
+      kind: 'review',
+      policy: 'review-policy.json',
+      coverage: paths,
+      criteria: CRITERIA,
+      budgets: {
+        model_calls: CALLS,
+        input_bytes: 1024 * 1024,
+        output_bytes: 64 * 1024,
+        files_exposed: CALLS,
+        wall_time_ms: 600_000,
+      },
+    };
     const input = { repository, revision, action, policyBytes };
 
     // The stand-in executable, with a plan that answers pass to every call.
@@ -88,7 +110,13 @@ export async function main(): Promise<void> {
     const plan = join(root, 'plan.json');
     writeFileSync(plan, JSON.stringify(paths.map(() => ({ mode: 'answer', response: JSON.parse(ANSWER) as unknown }))));
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', FIXTURE_PLAN: plan, FIXTURE_LOG: join(root, 'calls.log') };
-    const claude = createClaudeCodeTransport({ executable, workDir, env, model: 'claude-sonnet-4-5', providerScope: 'bench' });
+    const claude = createClaudeCodeTransport({
+      executable,
+      workDir,
+      env,
+      model: 'claude-sonnet-4-5',
+      providerScope: 'bench',
+    });
     const inProcess = createFixtureTransport(paths.map(() => ({ response: ANSWER })));
 
     let rounds = 0;
@@ -97,14 +125,21 @@ export async function main(): Promise<void> {
       const journal = openReviewJournal(join(root, `state-${rounds}`));
       try {
         const record = await runReview(input, { sources, transport, journal });
-        if (record.outcome !== 'passed' || record.calls.length !== CALLS) throw new Error(`the live review did not pass with ${CALLS} calls (${record.outcome}, ${record.calls.length})`);
-        return { record: encodeCanonical(reviewRecordToJson(record)), requests: listJournalRequests(journal, record.review_id) };
+        if (record.outcome !== 'passed' || record.calls.length !== CALLS)
+          throw new Error(
+            `the live review did not pass with ${CALLS} calls (${record.outcome}, ${record.calls.length})`,
+          );
+        return {
+          record: encodeCanonical(reviewRecordToJson(record)),
+          requests: listJournalRequests(journal, record.review_id),
+        };
       } finally {
         journal.close();
       }
     };
     const recorded = await live(claude);
-    const replay = (): Promise<unknown> => replayReviewRecord({ ...input, sources, requests: recorded.requests, record: recorded.record });
+    const replay = (): Promise<unknown> =>
+      replayReviewRecord({ ...input, sources, requests: recorded.requests, record: recorded.record });
     await replay();
     await live(inProcess);
 
@@ -130,10 +165,16 @@ export async function main(): Promise<void> {
       replay_vs_live_in_process: Number((median(replayMs) / median(inProcessMs)).toFixed(3)),
       target_replay_vs_live: 0.5,
     };
-    process.stdout.write(`live (Claude Code transport, stand-in executable, ${CALLS} calls): ${summary.live_claude_code_fixture_ms} ms\n`);
-    process.stdout.write(`live (in-process fixture transport):                     ${summary.live_in_process_fixture_ms} ms\n`);
+    process.stdout.write(
+      `live (Claude Code transport, stand-in executable, ${CALLS} calls): ${summary.live_claude_code_fixture_ms} ms\n`,
+    );
+    process.stdout.write(
+      `live (in-process fixture transport):                     ${summary.live_in_process_fixture_ms} ms\n`,
+    );
     process.stdout.write(`replay (validation only):                                ${summary.replay_ms} ms\n`);
-    process.stdout.write(`replay / live: ${summary.replay_vs_live}× (target ≤ 0.5×); replay / live in process: ${summary.replay_vs_live_in_process}×\n`);
+    process.stdout.write(
+      `replay / live: ${summary.replay_vs_live}× (target ≤ 0.5×); replay / live in process: ${summary.replay_vs_live_in_process}×\n`,
+    );
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
     rmSync(root, { recursive: true, force: true });

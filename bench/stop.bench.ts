@@ -23,13 +23,24 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { CHANGE_ID, PROFILE, REPOSITORY_ID, claudePayload, makeStopWorld, qualifyWorld, runHook } from '../test/hooks/task-stop-fixture.js';
-import type { StopWorld } from '../test/hooks/task-stop-fixture.js';
+
+import {
+  CHANGE_ID,
+  claudePayload,
+  makeStopWorld,
+  PROFILE,
+  qualifyWorld,
+  REPOSITORY_ID,
+  runHook,
+  type StopWorld,
+} from '../test/hooks/task-stop-fixture.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
 const SOURCES = process.env.AGENTSCM_BENCH_SOURCES === '1';
 const BIN = SOURCES ? join(ROOT, 'bin', 'dev.js') : (process.env.AGENTSCM_BENCH_BIN ?? join(ROOT, 'bin', 'run.js'));
-const NODE_ARGS = SOURCES ? ['--import', pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href] : [];
+const NODE_ARGS = SOURCES
+  ? ['--import', pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href]
+  : [];
 const RUNS = Number(process.env.AGENTSCM_BENCH_RUNS ?? 9);
 const BASELINE = process.env.AGENTSCM_BENCH_BASELINE_BIN;
 
@@ -56,11 +67,19 @@ interface Timing {
  * Run the CLI once, asynchronously (the hub answers from this process's event loop); `check`
  * judges its stdout. Returns its wall and CPU time.
  */
-function cli(args: readonly string[], input: Buffer | null, check: (stdout: string) => boolean, bin: string = BIN): Promise<Timing> {
+function cli(
+  args: readonly string[],
+  input: Buffer | null,
+  check: (stdout: string) => boolean,
+  bin: string = BIN,
+): Promise<Timing> {
   const env = { ...process.env, AGENTSCM_DATA_DIR: undefined };
   const start = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(bin === BIN ? NODE_ARGS : []), '--import', CPU_PROBE, bin, ...args], { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(bin === BIN ? NODE_ARGS : []), '--import', CPU_PROBE, bin, ...args], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let cpu = '';
@@ -70,7 +89,8 @@ function cli(args: readonly string[], input: Buffer | null, check: (stdout: stri
     child.on('error', reject);
     child.on('close', (code) => {
       const wall = performance.now() - start;
-      if (code !== 0 || !check(stdout) || !/^[0-9]+$/.test(cpu)) reject(new Error(`agentscm ${args.join(' ')} exited ${String(code)}: ${stdout}${stderr}`));
+      if (code !== 0 || !check(stdout) || !/^[0-9]+$/.test(cpu))
+        reject(new Error(`agentscm ${args.join(' ')} exited ${String(code)}: ${stdout}${stderr}`));
       else resolve({ wall, cpu: Number(cpu) / 1000 });
     });
     child.stdin.end(input ?? undefined);
@@ -83,7 +103,23 @@ function benchContext(cleanups: (() => unknown)[]): TestContext {
 }
 
 function stopArgs(world: StopWorld): string[] {
-  return ['--data-dir', world.dataDir, 'skill-workflow', 'task-stop', CHANGE_ID, '--endpoint', world.url, '--repository', REPOSITORY_ID, '--profile', PROFILE, '--token-file', world.ev.tokenFile, '--workspace', world.workspace];
+  return [
+    '--data-dir',
+    world.dataDir,
+    'skill-workflow',
+    'task-stop',
+    CHANGE_ID,
+    '--endpoint',
+    world.url,
+    '--repository',
+    REPOSITORY_ID,
+    '--profile',
+    PROFILE,
+    '--token-file',
+    world.ev.tokenFile,
+    '--workspace',
+    world.workspace,
+  ];
 }
 
 export async function main(): Promise<void> {
@@ -100,7 +136,8 @@ export async function main(): Promise<void> {
     const inProcess = async (): Promise<number> => {
       const start = performance.now();
       const result = await runHook(qualified, { payload });
-      if (result.stdout !== '' || result.exitCode !== 0) throw new Error(`the hook did not pass in process: ${result.stdout}${result.stderr}`);
+      if (result.stdout !== '' || result.exitCode !== 0)
+        throw new Error(`the hook did not pass in process: ${result.stdout}${result.stderr}`);
       return performance.now() - start;
     };
     // One untimed round first: page cache, the JIT, SQLite's first open, the hub's connections.
@@ -128,18 +165,22 @@ export async function main(): Promise<void> {
     const ratio = (values: number[], of = f): number => median(values) / of;
     const line = (name: string, values: number[], target?: number, of = f): string =>
       `${name.padEnd(62)} ${median(values).toFixed(1).padStart(8)} ms  ${ratio(values, of).toFixed(2)}×${target === undefined ? '' : `   target ≤ ${target}×: ${ratio(values, of) <= target ? 'met' : 'NOT met'}`}\n`;
-    process.stdout.write(`task-stop against a hub on loopback; median of ${RUNS} runs; ${SOURCES ? 'SOURCES through tsx (not comparable with the target)' : BIN}\n`);
+    process.stdout.write(
+      `task-stop against a hub on loopback; median of ${RUNS} runs; ${SOURCES ? 'SOURCES through tsx (not comparable with the target)' : BIN}\n`,
+    );
     process.stdout.write('wall time:\n');
     process.stdout.write(line('floor: agentscm --version (Node + CLI framework start-up)', wall(floor)));
     process.stdout.write(line('agentscm skill-workflow task-stop (qualified: pass)', wall(pass), 2));
     process.stdout.write(line('agentscm skill-workflow task-stop (unqualified: block)', wall(block)));
     process.stdout.write(line('  in process: guardStop + runTaskStop (pass)', core));
-    if (BASELINE !== undefined) process.stdout.write(line(`baseline build: task-stop (pass), ${BASELINE}`, wall(baseline)));
-    process.stdout.write('CPU time of the process (user + system; does not grow with the machine\'s load):\n');
+    if (BASELINE !== undefined)
+      process.stdout.write(line(`baseline build: task-stop (pass), ${BASELINE}`, wall(baseline)));
+    process.stdout.write("CPU time of the process (user + system; does not grow with the machine's load):\n");
     process.stdout.write(line('floor: agentscm --version', cpu(floor), undefined, fCpu));
     process.stdout.write(line('agentscm skill-workflow task-stop (qualified: pass)', cpu(pass), undefined, fCpu));
     process.stdout.write(line('agentscm skill-workflow task-stop (unqualified: block)', cpu(block), undefined, fCpu));
-    if (BASELINE !== undefined) process.stdout.write(line('baseline build: task-stop (pass)', cpu(baseline), undefined, fCpu));
+    if (BASELINE !== undefined)
+      process.stdout.write(line('baseline build: task-stop (pass)', cpu(baseline), undefined, fCpu));
     const figures = (name: string, values: Timing[]): Record<string, number> => ({
       [`${name}_ms`]: Number(median(wall(values)).toFixed(1)),
       [`${name}_ratio`]: Number(ratio(wall(values)).toFixed(2)),

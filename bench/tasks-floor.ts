@@ -26,7 +26,14 @@ export interface FloorRunner {
   close(): void;
 }
 
-const SIZES = { task: 1902, attempt: 358, assertion: 604, claimResponse: 655, heartbeatResponse: 344, resultResponse: 494 } as const;
+const SIZES = {
+  task: 1902,
+  attempt: 358,
+  assertion: 604,
+  claimResponse: 655,
+  heartbeatResponse: 344,
+  resultResponse: 494,
+} as const;
 
 /** The lean-layout floor in `dir` (two database files, as the facade's journal and authority). */
 export function leanFloorRunner(dir: string): FloorRunner {
@@ -54,13 +61,19 @@ export function leanFloorRunner(dir: string): FloorRunner {
   const findRequest = db.prepare(
     'SELECT q.kind, q.request_digest, r.body FROM requests q JOIN records r ON r.seq = q.record_seq WHERE q.owner_id = ? AND q.agent_id = ? AND q.request_id = ?',
   );
-  const findTask = db.prepare('SELECT seq, digest, canonical, last_fence, attempt_state, lease_expires_at_ms FROM tasks WHERE task_id = ?');
-  const olderUnresolved = db.prepare(`SELECT seq FROM tasks WHERE scope = ? AND attempt_state IN ('active', 'cancelled') LIMIT 1`);
+  const findTask = db.prepare(
+    'SELECT seq, digest, canonical, last_fence, attempt_state, lease_expires_at_ms FROM tasks WHERE task_id = ?',
+  );
+  const olderUnresolved = db.prepare(
+    `SELECT seq FROM tasks WHERE scope = ? AND attempt_state IN ('active', 'cancelled') LIMIT 1`,
+  );
   const insertTask = db.prepare(
     `INSERT INTO tasks (task_id, scope, digest, canonical, last_fence, attempt_state, lease_expires_at_ms) VALUES (?, ?, ?, ?, '00000000000000000001', 'active', ?)`,
   );
   const insertRecord = db.prepare('INSERT INTO records (task_seq, kind, digest, body) VALUES (?, ?, ?, ?)');
-  const insertRequest = db.prepare('INSERT INTO requests (owner_id, agent_id, request_id, kind, request_digest, record_seq) VALUES (?, ?, ?, ?, ?, ?)');
+  const insertRequest = db.prepare(
+    'INSERT INTO requests (owner_id, agent_id, request_id, kind, request_digest, record_seq) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   const renew = db.prepare(`UPDATE tasks SET lease_expires_at_ms = ? WHERE seq = ? AND attempt_state = 'active'`);
   const finish = db.prepare(`UPDATE tasks SET attempt_state = 'finished' WHERE seq = ? AND attempt_state = 'active'`);
 
@@ -68,7 +81,11 @@ export function leanFloorRunner(dir: string): FloorRunner {
   const task = bytes(SIZES.task, 1);
   const attempt = bytes(SIZES.attempt, 2);
   const assertion = bytes(SIZES.assertion, 3);
-  const responses = { claim: bytes(SIZES.claimResponse, 4), heartbeat: bytes(SIZES.heartbeatResponse, 5), result: bytes(SIZES.resultResponse, 6) };
+  const responses = {
+    claim: bytes(SIZES.claimResponse, 4),
+    heartbeat: bytes(SIZES.heartbeatResponse, 5),
+    result: bytes(SIZES.resultResponse, 6),
+  };
   // Task ids and digests are hashes in the facade's journal: their index entries land at random places.
   const digest = (n: number, salt: string): string => createHash('sha256').update(`${salt}:${n}`).digest('hex');
 

@@ -22,14 +22,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+
+import { encodeCanonical } from '../src/contracts/canonical-json.js';
 import type { JsonObject } from '../src/contracts/json-value.js';
 import type { AgentRef } from '../src/contracts/task-common.js';
 import { openTaskConnections } from '../src/tasks/connections.js';
-import { FakeClock, checkpoint, context, makeTaskStore } from '../test/tasks/fixture.js';
-import type { StepSpec } from '../test/tasks/fixture.js';
-import { assertionRequest, call, claimRequest, claimedOf, mutationRequest } from '../test/tasks/requests.js';
-import { encodeCanonical } from '../src/contracts/canonical-json.js';
 import { callTaskOperation } from '../src/tasks/facade.js';
+import { checkpoint, context, FakeClock, makeTaskStore, type StepSpec } from '../test/tasks/fixture.js';
+import { assertionRequest, call, claimedOf, claimRequest, mutationRequest } from '../test/tasks/requests.js';
 import { leanFloorRunner } from './tasks-floor.js';
 
 const CYCLES = Number(process.env.AGENTSCM_BENCH_TASK_CYCLES ?? 200);
@@ -50,13 +50,20 @@ interface Breakdown {
 }
 
 /** A facade runner over one store: each call times `cycles` claim → heartbeat → result cycles. */
-function facadeRunner(dir: string): { run: (cycles: number, into: Timing, split?: Breakdown) => void; close: () => void } {
+function facadeRunner(dir: string): {
+  run: (cycles: number, into: Timing, split?: Breakdown) => void;
+  close: () => void;
+} {
   const store = makeTaskStore(dir, STEPS);
   const clock = new FakeClock();
   const connections = openTaskConnections(store.dataDir);
   const session = () => ({ ...context(store, ALICE, clock), connections });
   let ctx = session();
-  const fresh = () => (call(ctx, 'requirements').tasks as JsonObject[]).map((row) => ({ task_id: row.task_id as string, task_digest: row.task_digest as string }));
+  const fresh = () =>
+    (call(ctx, 'requirements').tasks as JsonObject[]).map((row) => ({
+      task_id: row.task_id as string,
+      task_digest: row.task_digest as string,
+    }));
   let tasks = fresh();
   let n = 0;
   return {
@@ -129,7 +136,9 @@ export async function main(): Promise<void> {
     const raw = rawRunner(dir);
     const floor = leanFloorRunner(dir);
     const untimed: Timing = { ms: 0, count: 0 };
-    process.stderr.write(`warming up: ${WARMUP} cycles, ${WARMUP} floor cycles and ${WARMUP * 5} raw transactions (untimed)\n`);
+    process.stderr.write(
+      `warming up: ${WARMUP} cycles, ${WARMUP} floor cycles and ${WARMUP * 5} raw transactions (untimed)\n`,
+    );
     facade.run(Math.max(2, WARMUP), untimed);
     floor.run(Math.max(2, WARMUP));
     raw.run(Math.max(5, WARMUP * 5), untimed);
@@ -152,7 +161,8 @@ export async function main(): Promise<void> {
     const rate = (t: Timing): number => t.count / (t.ms / 1000);
     const rawRate = rate(transactions);
     const ratio = rate(cycles) / rawRate;
-    const regime = WARMUP > 0 ? `steady state, after ${WARMUP} warm-up cycles and ${WARMUP * 5} raw transactions` : 'cold start';
+    const regime =
+      WARMUP > 0 ? `steady state, after ${WARMUP} warm-up cycles and ${WARMUP * 5} raw transactions` : 'cold start';
     process.stdout.write(
       `raw better-sqlite3 write transactions: ${rawRate.toFixed(1)}/s (${transactions.count}; WAL, synchronous=FULL, BEGIN IMMEDIATE, one 512-byte insert each; ${regime})\n`,
     );
@@ -166,7 +176,9 @@ export async function main(): Promise<void> {
     process.stdout.write(
       `floor, SQLite statements only in a leaner layout (bench/tasks-floor.ts): ${rate(floorCycles).toFixed(1)} cycles/s, ${per(floorCycles.ms, floorCycles.count)} ms per cycle, ratio ${(rate(floorCycles) / rawRate).toFixed(3)}\n`,
     );
-    process.stdout.write(`ratio cycles/transactions: ${ratio.toFixed(3)} (target ≥ 0.3) ${ratio >= 0.3 ? 'OK' : 'BELOW TARGET'}\n`);
+    process.stdout.write(
+      `ratio cycles/transactions: ${ratio.toFixed(3)} (target ≥ 0.3) ${ratio >= 0.3 ? 'OK' : 'BELOW TARGET'}\n`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -23,12 +23,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { decodeWorkflowDefinition } from '../src/contracts/workflow-definition.js';
 import { putSmallBlob } from '../src/native/blobs.js';
 import { createRepository } from '../src/native/repositories.js';
-import { comparePaths, recordRevision } from '../src/native/revisions.js';
-import type { RevisionEntry } from '../src/native/revisions.js';
+import { comparePaths, recordRevision, type RevisionEntry } from '../src/native/revisions.js';
 import { createAuthority, openAuthority, writeTransaction } from '../src/native/store.js';
-import { decodeWorkflowDefinition } from '../src/contracts/workflow-definition.js';
 import { compileWorkflow } from '../src/workflows/plan.js';
 import { runWorkflow } from '../src/workflows/runner.js';
 
@@ -46,18 +46,26 @@ function timed(command: string, args: readonly string[], cwd: string): { seconds
   const start = performance.now();
   const result = spawnSync(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
   const seconds = (performance.now() - start) / 1000;
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}${result.stdout.toString()}`);
+  if (result.status !== 0)
+    throw new Error(
+      `${command} ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}${result.stdout.toString()}`,
+    );
   return { seconds, stdout: result.stdout.toString() };
 }
 
 /** One `sha256sum` process over `files` (in order); checks every digest it prints. */
 function sha256sumSeconds(tree: string, files: readonly { path: string; sha256: string }[]): number {
   const t0 = performance.now();
-  const result = spawnSync('sha256sum', files.map((f) => f.path), { cwd: tree, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(
+    'sha256sum',
+    files.map((f) => f.path),
+    { cwd: tree, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 },
+  );
   const seconds = (performance.now() - t0) / 1000;
   if (result.status !== 0) throw new Error(`sha256sum failed: ${result.stderr.toString()}`);
   const lines = result.stdout.toString().trim().split('\n');
-  if (lines.length !== files.length || !lines.every((line, i) => line.startsWith(files[i]?.sha256 ?? '-'))) throw new Error('sha256sum disagrees with the pinned digests');
+  if (lines.length !== files.length || !lines.every((line, i) => line.startsWith(files[i]?.sha256 ?? '-')))
+    throw new Error('sha256sum disagrees with the pinned digests');
   return seconds;
 }
 
@@ -84,7 +92,8 @@ export async function main(): Promise<void> {
         for (let i = 0; i < FILES; i++) {
           const path = i === 0 ? SKILL : `src/d${String(i % 100).padStart(2, '0')}/f${i}.bin`;
           const isChecked = i > 0 && i <= STEPS * PER_STEP;
-          const bytes = i === 0 ? Buffer.from('---\nname: bench\n---\n') : randomBytes(isChecked ? CHECKED_BYTES : FILE_BYTES);
+          const bytes =
+            i === 0 ? Buffer.from('---\nname: bench\n---\n') : randomBytes(isChecked ? CHECKED_BYTES : FILE_BYTES);
           totalBytes += bytes.byteLength;
           const sha256 = createHash('sha256').update(bytes).digest('hex');
           putSmallBlob(auth, bytes, sha256);
@@ -118,8 +127,12 @@ export async function main(): Promise<void> {
     process.stdout.write(
       `revision of ${FILES} files (${(totalBytes / 1e6).toFixed(1)} MB); ${STEPS} steps × ${PER_STEP} expectations = ${checked.length} files of ${CHECKED_BYTES} bytes, ${checkedMb.toFixed(1)} MiB checked\n`,
     );
-    process.stdout.write(`agentscm: built CLI ${BIN}, processes \`skill-workflow plan\` + \`skill-workflow run --max-steps ${STEPS}\`\n`);
-    process.stdout.write(`baseline: one \`sha256sum\` process over the revision's ${all.length} files; reference: one over the ${checked.length} checked files\n`);
+    process.stdout.write(
+      `agentscm: built CLI ${BIN}, processes \`skill-workflow plan\` + \`skill-workflow run --max-steps ${STEPS}\`\n`,
+    );
+    process.stdout.write(
+      `baseline: one \`sha256sum\` process over the revision's ${all.length} files; reference: one over the ${checked.length} checked files\n`,
+    );
 
     const floor: number[] = [];
     const inProcess: number[] = [];
@@ -127,11 +140,31 @@ export async function main(): Promise<void> {
     const baseline: number[] = [];
     const checkedBaseline: number[] = [];
     for (let run = 0; run < RUNS; run++) {
-      const plan = timed(process.execPath, [BIN, '--data-dir', dataDir, 'skill-workflow', 'plan', file, '--json'], root);
-      const ran = timed(process.execPath, [BIN, '--data-dir', dataDir, 'skill-workflow', 'run', `bench-${run}`, file, '--max-steps', String(STEPS), '--json'], root);
+      const plan = timed(
+        process.execPath,
+        [BIN, '--data-dir', dataDir, 'skill-workflow', 'plan', file, '--json'],
+        root,
+      );
+      const ran = timed(
+        process.execPath,
+        [
+          BIN,
+          '--data-dir',
+          dataDir,
+          'skill-workflow',
+          'run',
+          `bench-${run}`,
+          file,
+          '--max-steps',
+          String(STEPS),
+          '--json',
+        ],
+        root,
+      );
       ours.push(plan.seconds + ran.seconds);
       const report = JSON.parse(ran.stdout) as { state?: string; executed?: number };
-      if (report.state !== 'completed' || report.executed !== STEPS) throw new Error(`bench run ended ${String(report.state)} after ${String(report.executed)} steps`);
+      if (report.state !== 'completed' || report.executed !== STEPS)
+        throw new Error(`bench run ended ${String(report.state)} after ${String(report.executed)} steps`);
       floor.push(timed(process.execPath, [BIN, '--version'], root).seconds * 2);
 
       // The same plan + run through the library in this process (src/ through tsx): the work
@@ -146,7 +179,8 @@ export async function main(): Promise<void> {
       }
       const library = await runWorkflow({ dataDir }, `bench-lib-${run}`, definitionBytes, STEPS);
       inProcess.push((performance.now() - started) / 1000);
-      if (library.state !== 'completed' || library.executed !== STEPS) throw new Error(`library run ended ${library.state} after ${library.executed} steps`);
+      if (library.state !== 'completed' || library.executed !== STEPS)
+        throw new Error(`library run ended ${library.state} after ${library.executed} steps`);
 
       baseline.push(sha256sumSeconds(tree, all));
       checkedBaseline.push(sha256sumSeconds(tree, checked));
@@ -159,10 +193,16 @@ export async function main(): Promise<void> {
     process.stdout.write(`sha256sum of the same ${all.length} files (median of ${RUNS}): ${b.toFixed(3)} s\n`);
     const l = median(inProcess);
     const ratio = a / b;
-    process.stdout.write(`ratio: ${ratio.toFixed(2)}× (target ≤ 1.5×: ${ratio <= 1.5 ? 'meets target' : 'MISSES target'}); without the start-up floor: ${((a - f) / b).toFixed(2)}×\n`);
-    process.stdout.write(`in process (library plan + run, median of ${RUNS}): ${l.toFixed(3)} s, ratio ${(l / b).toFixed(2)}×\n`);
+    process.stdout.write(
+      `ratio: ${ratio.toFixed(2)}× (target ≤ 1.5×: ${ratio <= 1.5 ? 'meets target' : 'MISSES target'}); without the start-up floor: ${((a - f) / b).toFixed(2)}×\n`,
+    );
+    process.stdout.write(
+      `in process (library plan + run, median of ${RUNS}): ${l.toFixed(3)} s, ratio ${(l / b).toFixed(2)}×\n`,
+    );
     const c = median(checkedBaseline);
-    process.stdout.write(`reference: sha256sum of only the ${checked.length} checked files ${c.toFixed(3)} s; plan + run is ${(a / c).toFixed(2)}× that, ${(l / c).toFixed(2)}× in process\n`);
+    process.stdout.write(
+      `reference: sha256sum of only the ${checked.length} checked files ${c.toFixed(3)} s; plan + run is ${(a / c).toFixed(2)}× that, ${(l / c).toFixed(2)}× in process\n`,
+    );
   } finally {
     if (process.env.AGENTSCM_BENCH_KEEP === undefined) rmSync(root, { recursive: true, force: true });
     else process.stdout.write(`kept ${root}\n`);

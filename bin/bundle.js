@@ -62,7 +62,9 @@ const result = await build({
 });
 
 const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.js'));
-process.stdout.write(`bundled ${commands.length} commands from ${relative(root, commandsDir)} and the hub's task worker into ${outputs.length} files under dist/\n`);
+process.stdout.write(
+  `bundled ${commands.length} commands from ${relative(root, commandsDir)} and the hub's task worker into ${outputs.length} files under dist/\n`,
+);
 
 // The dashboard (docs/dashboard.md): its client code as one browser bundle, dist/ui/app.js, beside
 // its HTML and CSS copied as they are. The hub serves exactly these three files under /ui/.

@@ -3,6 +3,7 @@
 // the leading --data-dir, no plugins, one error line for unknown commands — are in
 // src/commands/_execute.ts, shared with bin/dev.js.
 import { fileURLToPath } from 'node:url';
+
 import { runAgentscm } from '../dist/commands/_execute.js';
 
 await runAgentscm({ argv: process.argv.slice(2), root: fileURLToPath(import.meta.url) });

@@ -7,24 +7,41 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { REPO_ROOT } from './helpers/cli.js';
 
 /** The `oclif manifest` part of the build script, with whatever environment it sets. */
 function manifestStep(): string {
   const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const step = pkg.scripts.build?.split('&&').map((part) => part.trim()).find((part) => part.includes('oclif manifest'));
+  const step = pkg.scripts.build
+    ?.split('&&')
+    .map((part) => part.trim())
+    .find((part) => part.includes('oclif manifest'));
   assert.ok(step, 'the build script has an `oclif manifest` step');
   return step;
 }
 
-function runShell(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runShell(
+  command: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('sh', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
     let stdout = '';

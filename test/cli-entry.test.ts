@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { runCli } from './helpers/cli.js';
 
 test('an unknown flag is a usage error with exit 2 and one stderr line', async () => {
@@ -22,5 +23,8 @@ test('--version prints the name and version', async () => {
 test('missing required flags are one usage error that names every missing flag', async () => {
   const result = await runCli(['agent-task', 'runtime-probe']);
   assert.equal(result.code, 2);
-  assert.match(result.stderr, /^error\[USAGE\]: missing required flag --docker; missing required flag --docker-socket; missing required flag --image; usage: agentscm agent-task runtime-probe --docker PATH .*; see `agentscm agent-task runtime-probe --help`\n$/);
+  assert.match(
+    result.stderr,
+    /^error\[USAGE\]: missing required flag --docker; missing required flag --docker-socket; missing required flag --image; usage: agentscm agent-task runtime-probe --docker PATH .*; see `agentscm agent-task runtime-probe --help`\n$/,
+  );
 });

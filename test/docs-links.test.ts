@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import test from 'node:test';
+
 import { REPO_ROOT } from './helpers/cli.js';
 
 function markdownFiles(dir: string): string[] {
@@ -21,7 +22,11 @@ function markdownFiles(dir: string): string[] {
 }
 
 function documentationFiles(): string[] {
-  return [join(REPO_ROOT, 'README.md'), ...markdownFiles(join(REPO_ROOT, 'docs')), ...markdownFiles(join(REPO_ROOT, 'examples'))].sort();
+  return [
+    join(REPO_ROOT, 'README.md'),
+    ...markdownFiles(join(REPO_ROOT, 'docs')),
+    ...markdownFiles(join(REPO_ROOT, 'examples')),
+  ].sort();
 }
 
 /** The text outside fenced code blocks, line by line with line numbers. */
@@ -106,7 +111,13 @@ test('every relative link in the documentation resolves inside the repository, a
         broken.push(`${where(link)}: ${link.target} does not exist`);
         continue;
       }
-      if (anchor !== undefined && anchor !== '' && statSync(target).isFile() && target.endsWith('.md') && !anchorsOf(target).has(anchor)) {
+      if (
+        anchor !== undefined &&
+        anchor !== '' &&
+        statSync(target).isFile() &&
+        target.endsWith('.md') &&
+        !anchorsOf(target).has(anchor)
+      ) {
         broken.push(`${where(link)}: ${link.target} names no heading of ${relative(REPO_ROOT, target)}`);
       }
     }
@@ -120,7 +131,9 @@ test('a repository file named in backquotes in README.md or docs/ exists', () =>
   let checked = 0;
   // examples/ name files of the demo repository they work on, and docs/schemas/external/ files of
   // the projects it copies schemas from: only README.md and the pages directly in docs/ are checked.
-  for (const file of documentationFiles().filter((path) => path === join(REPO_ROOT, 'README.md') || dirname(path) === join(REPO_ROOT, 'docs'))) {
+  for (const file of documentationFiles().filter(
+    (path) => path === join(REPO_ROOT, 'README.md') || dirname(path) === join(REPO_ROOT, 'docs'),
+  )) {
     for (const { line, text } of proseLines(readFileSync(file, 'utf8'))) {
       for (const match of text.matchAll(/`((?:src|test|bin|docs|examples|bench)\/[A-Za-z0-9._/-]+\.[a-z]+)`/g)) {
         const path = match[1] ?? '';
@@ -137,7 +150,10 @@ test('a repository file named in backquotes in README.md or docs/ exists', () =>
 const OUTSIDE = [
   { pattern: /WIRE\.md/, why: 'the wire decisions are docs/wire.md' },
   { pattern: /\.\.\/shared\b|\/work\/shared\b/, why: 'a path outside the repository' },
-  { pattern: /agent-owned-workflow-tasks\.txt|source-bound-skill-workflows\.txt/, why: 'cite the specification by section name, not by file' },
+  {
+    pattern: /agent-owned-workflow-tasks\.txt|source-bound-skill-workflows\.txt/,
+    why: 'cite the specification by section name, not by file',
+  },
   { pattern: /\.\.\/(spec|design|vectors|external)\//, why: 'a path outside the repository' },
 ];
 
@@ -152,7 +168,8 @@ test('no page of the documentation or published schema names a file outside the 
       .split('\n')
       .forEach((text, index) => {
         for (const { pattern, why } of OUTSIDE) {
-          if (pattern.test(text)) found.push(`${where({ file, line: index + 1 })}: ${why}: ${text.trim().slice(0, 120)}`);
+          if (pattern.test(text))
+            found.push(`${where({ file, line: index + 1 })}: ${why}: ${text.trim().slice(0, 120)}`);
         }
       });
   }
@@ -176,7 +193,9 @@ function headingsOf(file: string): string[] {
 /** Whether `section` names a heading of `page`: the whole heading, or its part before ":" or " (". */
 function hasSection(page: string, quoted: string): boolean {
   const section = quoted.replace(/`/g, '');
-  return headingsOf(page).some((heading) => heading === section || heading.startsWith(`${section}:`) || heading.startsWith(`${section} (`));
+  return headingsOf(page).some(
+    (heading) => heading === section || heading.startsWith(`${section}:`) || heading.startsWith(`${section} (`),
+  );
 }
 
 test('a page cited with a section name in quotes (`cli.md "File arguments and stdin"`) has that section', () => {
@@ -225,7 +244,8 @@ test('a docs page cited with a section name in source, test and bench comments h
         // Only pages of docs/ (a test may name a Markdown file of its own fixture).
         if (!existsSync(target)) continue;
         checked++;
-        if (!hasSection(target, section)) missing.push(`${relative(REPO_ROOT, file)}:${index + 1}: docs/${page} has no section "${section}"`);
+        if (!hasSection(target, section))
+          missing.push(`${relative(REPO_ROOT, file)}:${index + 1}: docs/${page} has no section "${section}"`);
       }
     });
   }

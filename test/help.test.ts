@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { REPO_ROOT, runCli } from './helpers/cli.js';
 
 interface ManifestEntry {
@@ -12,8 +13,13 @@ interface ManifestEntry {
   readonly args: Record<string, { description?: string }>;
 }
 
-const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'oclif.manifest.json'), 'utf8')) as { commands: Record<string, ManifestEntry>; topics?: unknown };
-const pjson = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { oclif: { topics: Record<string, { description?: string }> } };
+const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'oclif.manifest.json'), 'utf8')) as {
+  commands: Record<string, ManifestEntry>;
+  topics?: unknown;
+};
+const pjson = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+  oclif: { topics: Record<string, { description?: string }> };
+};
 
 test('every command has a description, examples and described flags and arguments', () => {
   const missing: string[] = [];
@@ -27,8 +33,13 @@ test('every command has a description, examples and described flags and argument
 });
 
 test('every topic that holds commands has a description', () => {
-  const topics = new Set(Object.keys(manifest.commands).filter((id) => id.includes(':')).map((id) => id.split(':')[0] ?? ''));
-  for (const topic of topics) assert.ok(pjson.oclif.topics[topic]?.description, `topic ${topic} has no description in package.json`);
+  const topics = new Set(
+    Object.keys(manifest.commands)
+      .filter((id) => id.includes(':'))
+      .map((id) => id.split(':')[0] ?? ''),
+  );
+  for (const topic of topics)
+    assert.ok(pjson.oclif.topics[topic]?.description, `topic ${topic} has no description in package.json`);
 });
 
 test('--help of a nested command prints its usage and exits 0', async () => {

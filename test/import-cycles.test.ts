@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import test from 'node:test';
+
 import { REPO_ROOT } from './helpers/cli.js';
 
 type Graph = ReadonlyMap<string, readonly string[]>;
@@ -26,7 +27,8 @@ function listTs(dir: string): string[] {
 }
 
 const SRC = join(REPO_ROOT, 'src');
-const IMPORT = /^\s*(?:import|export)\s[^'";]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+const IMPORT =
+  /^\s*(?:import|export)\s[^'";]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
 
 /** The source file a relative specifier names (`./x.js` is `./x.ts` in src/), or null. */
 function resolveSpecifier(file: string, spec: string): string | null {
@@ -120,7 +122,15 @@ function describeCycles(graph: Graph): string[] {
 }
 
 test('the cycle detector reports a synthetic cycle and passes an acyclic graph', () => {
-  assert.deepEqual(describeCycles(new Map([['a', ['b']], ['b', ['a']]])), ['a -> b -> a']);
+  assert.deepEqual(
+    describeCycles(
+      new Map([
+        ['a', ['b']],
+        ['b', ['a']],
+      ]),
+    ),
+    ['a -> b -> a'],
+  );
   assert.deepEqual(describeCycles(new Map([['a', ['a']]])), ['a -> a']);
   assert.deepEqual(
     describeCycles(

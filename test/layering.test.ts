@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import test from 'node:test';
+
 import { REPO_ROOT } from './helpers/cli.js';
 
 /** Higher number = higher layer. */
@@ -23,7 +24,8 @@ const RANK: Record<string, number> = {
   crypto: 1,
 };
 const NO_IO_LAYERS = new Set(['contracts', 'crypto']);
-const IO_MODULES = /^(node:)?(fs|fs\/promises|child_process|net|http|https|dgram|os|worker_threads)$|^better-sqlite3$|^undici$|^execa$/;
+const IO_MODULES =
+  /^(node:)?(fs|fs\/promises|child_process|net|http|https|dgram|os|worker_threads)$|^better-sqlite3$|^undici$|^execa$/;
 
 function listTs(dir: string): string[] {
   const out: string[] = [];
@@ -36,7 +38,8 @@ function listTs(dir: string): string[] {
 }
 
 const SRC = join(REPO_ROOT, 'src');
-const IMPORT = /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+const IMPORT =
+  /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
 
 function layerOf(file: string): string {
   const top = relative(SRC, file).split('/')[0] ?? '';
@@ -44,7 +47,9 @@ function layerOf(file: string): string {
 }
 
 test('every top-level folder of src/ is a known layer', () => {
-  const folders = readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  const folders = readdirSync(SRC, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
   for (const folder of folders) assert.ok(folder in RANK, `src/${folder} is not in the layer map`);
 });
 

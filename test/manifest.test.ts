@@ -5,8 +5,9 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import test from 'node:test';
+import { pathToFileURL } from 'node:url';
+
 import { REPO_ROOT } from './helpers/cli.js';
 
 interface ManifestCommand {
@@ -36,7 +37,9 @@ function commandFiles(dir: string): string[] {
 const STALE = 'oclif.manifest.json is stale: run `npm run build` and commit it';
 
 test('the committed manifest lists exactly the commands of src/commands with their flags and arguments', async () => {
-  const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'oclif.manifest.json'), 'utf8')) as { commands: Record<string, ManifestCommand> };
+  const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'oclif.manifest.json'), 'utf8')) as {
+    commands: Record<string, ManifestCommand>;
+  };
   const root = join(REPO_ROOT, 'src', 'commands');
   const files = commandFiles(root);
   const ids = files.map((file) => relative(root, file).replace(/\.ts$/, '').split('/').join(':')).sort();
@@ -50,8 +53,16 @@ test('the committed manifest lists exactly the commands of src/commands with the
     const entry = manifest.commands[id];
     assert.ok(entry !== undefined, STALE);
     assert.equal(entry.description, cls.description, `${id}: description differs; ${STALE}`);
-    const flags = [...Object.keys(cls.flags ?? {}), ...Object.keys(cls.baseFlags ?? {}), ...(cls.enableJsonFlag === true ? ['json'] : [])].sort();
+    const flags = [
+      ...Object.keys(cls.flags ?? {}),
+      ...Object.keys(cls.baseFlags ?? {}),
+      ...(cls.enableJsonFlag === true ? ['json'] : []),
+    ].sort();
     assert.deepEqual(Object.keys(entry.flags).sort(), [...new Set(flags)], `${id}: flags differ; ${STALE}`);
-    assert.deepEqual(Object.keys(entry.args).sort(), Object.keys(cls.args ?? {}).sort(), `${id}: arguments differ; ${STALE}`);
+    assert.deepEqual(
+      Object.keys(entry.args).sort(),
+      Object.keys(cls.args ?? {}).sort(),
+      `${id}: arguments differ; ${STALE}`,
+    );
   }
 });

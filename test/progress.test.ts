@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { jsonOf, REPO_ROOT, runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -25,7 +26,9 @@ test('init-repo and checkpoint print progress on stderr only when asked, and --j
   assert.equal(quiet.stderr, '', 'no progress lines when stderr is not a terminal and AGENTSCM_PROGRESS is unset');
 
   writeFileSync(join(workspace, 'src', 'greet.js'), 'export const greet = () => "changed again";\n');
-  const loud = await runCli(['--data-dir', data, 'checkpoint', '--change', 'c1', '--workspace', workspace, '--json'], { env });
+  const loud = await runCli(['--data-dir', data, 'checkpoint', '--change', 'c1', '--workspace', workspace, '--json'], {
+    env,
+  });
   assert.equal(loud.code, 0, loud.stderr);
   assert.match(loud.stderr, /hashed 1 of \d+ files; 1 changed path; recording/);
   assert.equal(jsonOf<{ version: number }>(loud).version, 2);

@@ -21,24 +21,23 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
+import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { appendChangeVersion } from '../../src/native/changes.js';
 import { enrollExecutor } from '../../src/native/executor-registry.js';
+import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { createGrant } from '../../src/native/grants.js';
 import { createRepository } from '../../src/native/repositories.js';
-import { comparePaths, recordRevision } from '../../src/native/revisions.js';
-import type { RevisionEntry } from '../../src/native/revisions.js';
 import { createReviewContext } from '../../src/native/review-contexts.js';
-import { createAuthority, writeTransaction } from '../../src/native/store.js';
-import type { Authority } from '../../src/native/store.js';
+import { comparePaths, recordRevision, type RevisionEntry } from '../../src/native/revisions.js';
+import { createAuthority, writeTransaction, type Authority } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
-import type { TaskContext } from '../../src/tasks/context.js';
-import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
-import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { installCollectorProfile } from '../../src/tasks/collector-profiles.js';
+import type { TaskContext } from '../../src/tasks/context.js';
 import { callTaskOperation } from '../../src/tasks/facade.js';
 import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
 import { installRequirementFile } from '../../src/workflows/requirement.js';
@@ -65,7 +64,8 @@ export const DEMO = {
   runnerPath: 'skills/container-check/runner.json',
 } as const;
 
-const SKILL_TEXT = '---\nname: container-check\ndescription: check the greeting inside an isolated container\n---\n\nRun runner.json.\n';
+const SKILL_TEXT =
+  '---\nname: container-check\ndescription: check the greeting inside an isolated container\n---\n\nRun runner.json.\n';
 const RUNNER_TEXT = `${JSON.stringify(
   {
     version: 1,
@@ -85,7 +85,8 @@ const RUNNER_TEXT = `${JSON.stringify(
 /** The demo repository's one revision: the quickstart's edited greeting and its container check. */
 export const DEMO_FILES: Readonly<Record<string, string>> = {
   'package.json': '{\n  "name": "demo",\n  "private": true,\n  "type": "module"\n}\n',
-  'src/greet.js': '// Builds the greeting; the quickstart edits this file.\nexport function greet(name) {\n  return `Hello, ${name}! Welcome to agentscm.`;\n}\n',
+  'src/greet.js':
+    '// Builds the greeting; the quickstart edits this file.\nexport function greet(name) {\n  return `Hello, ${name}! Welcome to agentscm.`;\n}\n',
   [DEMO.skillPath]: SKILL_TEXT,
   [DEMO.runnerPath]: RUNNER_TEXT,
 };
@@ -138,8 +139,16 @@ export function buildDemoStore(dataDir: string, tokenFile: string): DemoStore {
       entries.sort((a, b) => comparePaths(a.path, b.path));
       const { id: revision } = recordRevision(auth, DEMO.repositoryId, null, entries);
       setTarget(auth, DEMO.repositoryId, DEMO.target, revision);
-      appendChangeVersion(auth, DEMO.repositoryId, DEMO.change, { expectedCurrent: null, revision, baseRevision: null });
-      const context = createReviewContext(auth, { repository: DEMO.repositoryId, changeId: DEMO.change, runnerPath: DEMO.runnerPath });
+      appendChangeVersion(auth, DEMO.repositoryId, DEMO.change, {
+        expectedCurrent: null,
+        revision,
+        baseRevision: null,
+      });
+      const context = createReviewContext(auth, {
+        repository: DEMO.repositoryId,
+        changeId: DEMO.change,
+        runnerPath: DEMO.runnerPath,
+      });
       return { revision, contextDigest: context.context_digest };
     }),
   );
@@ -147,7 +156,13 @@ export function buildDemoStore(dataDir: string, tokenFile: string): DemoStore {
     id,
     needs: [],
     required: true,
-    action: { kind: 'command', runner: 'runner.json', change: { repository: DEMO.repositoryId, id: DEMO.change }, change_version: 1, context_digest: built.contextDigest },
+    action: {
+      kind: 'command',
+      runner: 'runner.json',
+      change: { repository: DEMO.repositoryId, id: DEMO.change },
+      change_version: 1,
+      context_digest: built.contextDigest,
+    },
   });
   const definition: JsonObject = {
     version: 1,
@@ -160,8 +175,20 @@ export function buildDemoStore(dataDir: string, tokenFile: string): DemoStore {
   writeFileSync(definitionFile, `${formatJson(definition)}\n`);
   installRequirementFile(dataDir, { target: DEMO.target, file: definitionFile });
   return withAuthority((auth) => {
-    const enrollment = enrollExecutor(auth, { repository: DEMO.repositoryId, profile: DEMO.profile, step: 'lint', executor: DEMO.executor, public_key: DEMO.publicKey });
-    createGrant(auth, { repository: DEMO.repositoryId, actor: DEMO.actor, scope: 'agent', tokenFile, nowMs: Date.now() });
+    const enrollment = enrollExecutor(auth, {
+      repository: DEMO.repositoryId,
+      profile: DEMO.profile,
+      step: 'lint',
+      executor: DEMO.executor,
+      public_key: DEMO.publicKey,
+    });
+    createGrant(auth, {
+      repository: DEMO.repositoryId,
+      actor: DEMO.actor,
+      scope: 'agent',
+      tokenFile,
+      nowMs: Date.now(),
+    });
     const profile: JsonObject = {
       version: 1,
       kind: 'command',
@@ -209,7 +236,8 @@ export interface Example {
 }
 
 function member(answer: JsonValue, name: string): JsonValue {
-  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new Error(`not an object answer: ${String(answer)}`);
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+    throw new Error(`not an object answer: ${String(answer)}`);
   return (answer as JsonObject)[name] as JsonValue;
 }
 
@@ -235,7 +263,8 @@ export function runDemoWalk(store: DemoStore): Example[] {
   const send = (example: Omit<Example, 'body'> & { body: JsonObject }): JsonValue => {
     const answer = callTaskOperation(ctx, example.operation, encodeCanonical(example.body));
     const got = member(answer, example.expect.member);
-    if (got !== example.expect.value) throw new Error(`${example.file}: ${example.expect.member} is ${String(got)}, expected ${example.expect.value}`);
+    if (got !== example.expect.value)
+      throw new Error(`${example.file}: ${example.expect.member} is ${String(got)}, expected ${example.expect.value}`);
     examples.push(example);
     return answer;
   };
@@ -263,7 +292,15 @@ export function runDemoWalk(store: DemoStore): Example[] {
     expect: { member: 'status', value: 'available' },
     executorBound: false,
     purpose: 'the named reference `skill` (SKILL.md) of the task, by its expected SHA-256',
-    body: { version: 1, task_id: greeting.task_id, task_digest: greeting.task_digest, name: 'skill', expected_sha256: sha256(SKILL_TEXT), expected_schema_version: 1, agent },
+    body: {
+      version: 1,
+      task_id: greeting.task_id,
+      task_digest: greeting.task_digest,
+      name: 'skill',
+      expected_sha256: sha256(SKILL_TEXT),
+      expected_schema_version: 1,
+      agent,
+    },
   });
   const claimBody: JsonObject = {
     version: 1,
@@ -275,7 +312,14 @@ export function runDemoWalk(store: DemoStore): Example[] {
     executor: null,
     requested_lease_ms: 3_600_000,
   };
-  const claimed = send({ file: 'claim.json', operation: 'claim', expect: { member: 'status', value: 'claimed' }, executorBound: true, purpose: 'claim the `greeting` task as an agent (no executor), with a one-hour lease', body: claimBody });
+  const claimed = send({
+    file: 'claim.json',
+    operation: 'claim',
+    expect: { member: 'status', value: 'claimed' },
+    executorBound: true,
+    purpose: 'claim the `greeting` task as an agent (no executor), with a one-hour lease',
+    body: claimBody,
+  });
   const attempt = (answer: JsonValue): JsonObject => {
     const a = member(answer, 'attempt') as JsonObject;
     return {
@@ -297,7 +341,20 @@ export function runDemoWalk(store: DemoStore): Example[] {
     expect: { member: 'status', value: 'renewed' },
     executorBound: true,
     purpose: "renew the claimed attempt's lease (fence 1)",
-    body: { version: 1, request_id: 'demo-heartbeat-1', action: 'heartbeat', task_id, task_digest, attempt_id, attempt_digest, execution_operation_id, agent, executor: null, fence, reason: null } as JsonObject,
+    body: {
+      version: 1,
+      request_id: 'demo-heartbeat-1',
+      action: 'heartbeat',
+      task_id,
+      task_digest,
+      attempt_id,
+      attempt_digest,
+      execution_operation_id,
+      agent,
+      executor: null,
+      fence,
+      reason: null,
+    } as JsonObject,
   });
   const result: JsonObject = {
     version: 1,
@@ -312,10 +369,24 @@ export function runDemoWalk(store: DemoStore): Example[] {
     fence,
     trust_class: 'agent_assertion',
     outcome: 'passed',
-    criteria: [{ criterion: 'command', outcome: 'passed', findings: ['src/greet.js has the new greeting'], evidence_digests: [] }],
+    criteria: [
+      {
+        criterion: 'command',
+        outcome: 'passed',
+        findings: ['src/greet.js has the new greeting'],
+        evidence_digests: [],
+      },
+    ],
     executor_provenance: null,
   } as JsonObject;
-  send({ file: 'result.json', operation: 'result', expect: { member: 'status', value: 'retained' }, executorBound: true, purpose: 'report an agent assertion for the attempt: retained, never qualifying', body: result });
+  send({
+    file: 'result.json',
+    operation: 'result',
+    expect: { member: 'status', value: 'retained' },
+    executorBound: true,
+    purpose: 'report an agent assertion for the attempt: retained, never qualifying',
+    body: result,
+  });
   send({
     file: 'status.json',
     operation: 'status',
@@ -356,22 +427,36 @@ export function runDemoWalk(store: DemoStore): Example[] {
     expect: { member: 'status', value: 'cancelled' },
     executorBound: true,
     purpose: 'cancel the `lint` attempt: it stays uncertain until it is reconciled',
-    body: { version: 1, request_id: 'demo-cancel-1', action: 'cancel', ...second, reason: 'stopped before the check ran' } as JsonObject,
+    body: {
+      version: 1,
+      request_id: 'demo-cancel-1',
+      action: 'cancel',
+      ...second,
+      reason: 'stopped before the check ran',
+    } as JsonObject,
   });
   send({
     file: 'reconcile.json',
     operation: 'reconcile',
     expect: { member: 'status', value: 'reconciled' },
     executorBound: true,
-    purpose: 'supersede the cancelled attempt: it becomes replaced and the task can be claimed again with a fresh execution id',
-    body: { version: 1, request_id: 'demo-reconcile-1', action: 'reconcile', ...second, reason: 'the cancelled run is known to have stopped' } as JsonObject,
+    purpose:
+      'supersede the cancelled attempt: it becomes replaced and the task can be claimed again with a fresh execution id',
+    body: {
+      version: 1,
+      request_id: 'demo-reconcile-1',
+      action: 'reconcile',
+      ...second,
+      reason: 'the cancelled run is known to have stopped',
+    } as JsonObject,
   });
   const collectorClaimed = send({
     file: 'collector-claim.json',
     operation: 'collector_claim',
     expect: { member: 'status', value: 'collector_claimed' },
     executorBound: false,
-    purpose: "claim the `lint` task again, now under its collector profile (the executor is the profile's registration); the answer carries the collector descriptor",
+    purpose:
+      "claim the `lint` task again, now under its collector profile (the executor is the profile's registration); the answer carries the collector descriptor",
     body: {
       version: 1,
       request_id: 'demo-claim-3',
@@ -389,21 +474,32 @@ export function runDemoWalk(store: DemoStore): Example[] {
     expect: { member: 'collector_profile_id', value: store.collectorProfileId },
     executorBound: false,
     purpose: 'read the descriptor of that collector claim again, exactly as the claim answered it',
-    body: { version: 1, agent, task_id: lint.task_id, attempt_id: (member(collectorClaimed, 'attempt') as JsonObject).attempt_id as string },
+    body: {
+      version: 1,
+      agent,
+      task_id: lint.task_id,
+      attempt_id: (member(collectorClaimed, 'attempt') as JsonObject).attempt_id as string,
+    },
   });
   send({
     file: 'collector-finalize.json',
     operation: 'collector_finalize',
     expect: { member: 'status', value: 'incomplete' },
     executorBound: false,
-    purpose: 'ask for the receipt of the subject: incomplete until every required task has an imported passing transfer',
+    purpose:
+      'ask for the receipt of the subject: incomplete until every required task has an imported passing transfer',
     body: { version: 1, agent },
   });
   return examples;
 }
 
 function readme(store: DemoStore, examples: readonly Example[]): string {
-  const rows = examples.map((e) => `| ${e.operation} | [\`${e.file}\`](${e.file}) | ${e.purpose} | \`${e.expect.member}: ${e.expect.value}\` |`).join('\n');
+  const rows = examples
+    .map(
+      (e) =>
+        `| ${e.operation} | [\`${e.file}\`](${e.file}) | ${e.purpose} | \`${e.expect.member}: ${e.expect.value}\` |`,
+    )
+    .join('\n');
   return `# Example agent-task request bodies
 
 Generated by \`npm run examples:agent-tasks\` (\`generate.ts\`); do not edit by hand.
@@ -505,4 +601,5 @@ function main(argv: readonly string[]): void {
   }
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main(process.argv.slice(2));
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  main(process.argv.slice(2));

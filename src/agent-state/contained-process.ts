@@ -6,7 +6,7 @@
  * carries structured containment evidence.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 
 /** The bootstrap waits on fd 3 for the go byte, closes it, then becomes the real command. */
@@ -126,7 +126,17 @@ export async function runContainedProcess(options: ContainedOptions): Promise<Co
       signal: null,
       timed_out: false,
       duration_ms: 0,
-      containment: { method: 'posix-process-group', process_group: null, attached: false, started: false, descendants_at_root_exit: [], signals_sent: [], signals_forwarded: [], group_empty: true, error: 'process-group containment needs a POSIX host' },
+      containment: {
+        method: 'posix-process-group',
+        process_group: null,
+        attached: false,
+        started: false,
+        descendants_at_root_exit: [],
+        signals_sent: [],
+        signals_forwarded: [],
+        group_empty: true,
+        error: 'process-group containment needs a POSIX host',
+      },
     };
   }
   const child = spawn('/bin/sh', ['-c', BOOTSTRAP, 'agentscm-contained', options.command, ...options.args], {
@@ -148,9 +158,20 @@ export async function runContainedProcess(options: ContainedOptions): Promise<Co
     signal: null,
     timed_out: false,
     duration_ms: Date.now() - started,
-    containment: { method: 'posix-process-group', process_group: pgid, attached, started: false, descendants_at_root_exit: [], signals_sent: [], signals_forwarded: [], group_empty: pgid === null ? true : liveGroupMembers(pgid).length === 0, error },
+    containment: {
+      method: 'posix-process-group',
+      process_group: pgid,
+      attached,
+      started: false,
+      descendants_at_root_exit: [],
+      signals_sent: [],
+      signals_forwarded: [],
+      group_empty: pgid === null ? true : liveGroupMembers(pgid).length === 0,
+      error,
+    },
   });
-  if (spawnError !== null || pgid === null || gate === null) return notStarted(`spawn failed: ${spawnError?.message ?? 'no pid'}`, false);
+  if (spawnError !== null || pgid === null || gate === null)
+    return notStarted(`spawn failed: ${spawnError?.message ?? 'no pid'}`, false);
   const verify = options.verifyGroup ?? defaultVerifyGroup;
   if (!verify(pgid)) {
     // The bootstrap is still waiting on fd 3: the real command never ran. Kill it by group and
@@ -184,7 +205,8 @@ export async function runContainedProcess(options: ContainedOptions): Promise<Co
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolve) => {
-    if (options.timeoutMs !== undefined && options.timeoutMs > 0) timer = setTimeout(() => resolve('timeout'), options.timeoutMs);
+    if (options.timeoutMs !== undefined && options.timeoutMs > 0)
+      timer = setTimeout(() => resolve('timeout'), options.timeoutMs);
   });
   const first = await Promise.race([exited, timeout]);
   if (timer !== undefined) clearTimeout(timer);

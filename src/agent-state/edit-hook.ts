@@ -8,9 +8,15 @@
 import { existsSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { ACTIVE_STATES, MAX_AGENT_STATE_INPUT_BYTES, agentStateConflictsDecoder, isScopeWithin, scopePathProblem } from '../contracts/agent-state.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+
+import {
+  ACTIVE_STATES,
+  agentStateConflictsDecoder,
+  isScopeWithin,
+  MAX_AGENT_STATE_INPUT_BYTES,
+  scopePathProblem,
+} from '../contracts/agent-state.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json-value.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { holderAlive, leasePathFor, readLeaseHolder } from './lease.js';
@@ -61,8 +67,14 @@ function editedPaths(toolInput: JsonValue | undefined): string[] {
     if (typeof value === 'string' && value !== '') out.push(value);
   }
   for (const value of Object.values(toolInput)) {
-    const texts = typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-    for (const text of texts) for (const match of text.matchAll(PATCH_LINE)) if (match[1] !== undefined) out.push(match[1].trim());
+    const texts =
+      typeof value === 'string'
+        ? [value]
+        : Array.isArray(value)
+          ? value.filter((v): v is string => typeof v === 'string')
+          : [];
+    for (const text of texts)
+      for (const match of text.matchAll(PATCH_LINE)) if (match[1] !== undefined) out.push(match[1].trim());
   }
   return [...new Set(out)];
 }
@@ -103,11 +115,17 @@ function activeAgents(root: string, options: EditHookOptions, stateDir: string):
     scopeConflicts(agents);
     for (const agent of agents) {
       if (!ACTIVE_STATES.has(agent.state)) continue;
-      holders.push({ agent_id: agent.agent_id, state: agent.state, scopes: agent.scopes.filter((s) => s.access === 'write').map((s) => s.path), source: 'agent-state file' });
+      holders.push({
+        agent_id: agent.agent_id,
+        state: agent.state,
+        scopes: agent.scopes.filter((s) => s.access === 'write').map((s) => s.path),
+        source: 'agent-state file',
+      });
     }
   }
   const lease = readLeaseHolder(leasePathFor(root, stateDir));
-  if (lease !== null && holderAlive(lease)) holders.push({ agent_id: lease.agent_id, state: 'working', scopes: lease.scopes, source: 'mutation lease' });
+  if (lease !== null && holderAlive(lease))
+    holders.push({ agent_id: lease.agent_id, state: 'working', scopes: lease.scopes, source: 'mutation lease' });
   return holders.filter((holder) => holder.agent_id !== options.agentId);
 }
 
@@ -118,7 +136,8 @@ function memoryPath(stateDir: string, root: string, session: string): string {
 function readMemory(path: string): Set<string> {
   try {
     const value = parseStrictJson(readFileSync(path), { maxBytes: 16 * 1024 * 1024 });
-    if (isJsonObject(value) && Array.isArray(value.warned)) return new Set(value.warned.filter((v): v is string => typeof v === 'string'));
+    if (isJsonObject(value) && Array.isArray(value.warned))
+      return new Set(value.warned.filter((v): v is string => typeof v === 'string'));
   } catch {
     // No memory yet, or an unreadable one: warn again rather than stay silent.
   }
@@ -153,14 +172,22 @@ export function runEditHook(input: Uint8Array, options: EditHookOptions): EditHo
     for (const raw of paths) {
       const path = toRepoPath(root, cwd, raw);
       if (path === null || warned.has(path)) continue;
-      const owners = holders.flatMap((holder) => holder.scopes.filter((scope) => isScopeWithin(scope, path)).map((scope) => `${holder.agent_id} (${holder.state}, write scope ${scope}, from the ${holder.source})`));
+      const owners = holders.flatMap((holder) =>
+        holder.scopes
+          .filter((scope) => isScopeWithin(scope, path))
+          .map((scope) => `${holder.agent_id} (${holder.state}, write scope ${scope}, from the ${holder.source})`),
+      );
       if (owners.length === 0) continue;
       warned.add(path);
-      messages.push(`agentscm: ${path} lies in the write scope of another active agent: ${owners.join('; ')}. Coordinate before editing it.`);
+      messages.push(
+        `agentscm: ${path} lies in the write scope of another active agent: ${owners.join('; ')}. Coordinate before editing it.`,
+      );
     }
     if (memory !== null && messages.length > 0) writeMemory(memory, warned);
     return say(messages);
   } catch (error) {
-    return say([`agentscm edit-hook could not check this edit for contention (${error instanceof Error ? error.message : 'unknown error'}); the edit is allowed.`]);
+    return say([
+      `agentscm edit-hook could not check this edit for contention (${error instanceof Error ? error.message : 'unknown error'}); the edit is allowed.`,
+    ]);
   }
 }

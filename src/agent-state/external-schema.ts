@@ -4,8 +4,8 @@
  * `default` beside `$ref`, untyped `if` branches), so they get their own Ajv instance, non-strict,
  * created on first use; agentscm's own contracts keep the strict one of src/contracts/schema.ts.
  */
-import { Ajv } from 'ajv';
-import type { ValidateFunction } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
+
 import type { JsonValue } from '../contracts/json-value.js';
 
 let ajv: Ajv | null = null;
@@ -24,12 +24,15 @@ export function externalSchemaProblem(schema: object, value: JsonValue): string 
   }
   if (validate(toPlain(value))) return null;
   const first = validate.errors?.[0];
-  return first === undefined ? 'does not conform' : `${first.instancePath === '' ? '(root)' : first.instancePath}: ${first.message ?? 'does not conform'}`;
+  return first === undefined
+    ? 'does not conform'
+    : `${first.instancePath === '' ? '(root)' : first.instancePath}: ${first.message ?? 'does not conform'}`;
 }
 
 function toPlain(value: JsonValue): unknown {
   if (typeof value === 'bigint') return Number(value);
   if (Array.isArray(value)) return value.map(toPlain);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toPlain(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toPlain(v)]));
   return value;
 }

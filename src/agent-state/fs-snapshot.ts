@@ -12,9 +12,9 @@
  * `completed`.
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import type { BigIntStats } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, type BigIntStats } from 'node:fs';
 import { join } from 'node:path';
+
 import { isScopeWithin } from '../contracts/agent-state.js';
 
 export const SCOPE_SNAPSHOT_LIMITS = { scopes: 20, files: 1000, bytes: 64 * 1024 * 1024 } as const;
@@ -60,7 +60,8 @@ function lstatOrRace(root: string, path: string, hooks: SnapshotHooks | undefine
     hooks?.beforeEntry?.(path);
     return lstatSync(path === '.' ? root : join(root, path), { bigint: true });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Incomplete('race', `${path} vanished while the snapshot was taken`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new Incomplete('race', `${path} vanished while the snapshot was taken`);
     throw new Incomplete('io_error', `cannot examine ${path}: ${(error as Error).message}`);
   }
 }
@@ -69,7 +70,8 @@ function listOrFail(root: string, path: string): string[] {
   try {
     return readdirSync(path === '.' ? root : join(root, path)).sort();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Incomplete('race', `${path} vanished while the snapshot was taken`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new Incomplete('race', `${path} vanished while the snapshot was taken`);
     throw new Incomplete('io_error', `cannot list ${path}: ${(error as Error).message}`);
   }
 }
@@ -78,7 +80,8 @@ const child = (dir: string, name: string): string => (dir === '.' ? name : `${di
 
 function result(entries: Map<string, string>, files: number, bytes: number, error?: unknown): FsSnapshot {
   if (error === undefined) return { complete: true, problem: null, detail: null, entries, files, bytes };
-  if (error instanceof Incomplete) return { complete: false, problem: error.problem, detail: error.detail, entries, files, bytes };
+  if (error instanceof Incomplete)
+    return { complete: false, problem: error.problem, detail: error.detail, entries, files, bytes };
   throw error instanceof Error ? error : new Error('unexpected snapshot failure', { cause: error });
 }
 
@@ -94,22 +97,34 @@ function checkNoSymlinkAncestor(root: string, scope: string): void {
     } catch {
       return; // a missing ancestor: the scope does not exist yet
     }
-    if (st.isSymbolicLink()) throw new Incomplete('symlink', `${ancestor}, a component of the scope ${scope}, is a symlink; it is not followed`);
+    if (st.isSymbolicLink())
+      throw new Incomplete(
+        'symlink',
+        `${ancestor}, a component of the scope ${scope}, is a symlink; it is not followed`,
+      );
   }
 }
 
 /** Remove scopes nested in another one, so that each file is seen once. */
 function outermost(scopes: readonly string[]): string[] {
-  return [...new Set(scopes)].filter((scope) => !scopes.some((other) => other !== scope && isScopeWithin(other, scope)));
+  return [...new Set(scopes)].filter(
+    (scope) => !scopes.some((other) => other !== scope && isScopeWithin(other, scope)),
+  );
 }
 
 /** Hash every file of the write scopes (docs/agent-state.md "What is observed"). */
-export function takeScopeSnapshot(root: string, scopes: readonly string[], limits: SnapshotLimits = SCOPE_SNAPSHOT_LIMITS, hooks?: SnapshotHooks): FsSnapshot {
+export function takeScopeSnapshot(
+  root: string,
+  scopes: readonly string[],
+  limits: SnapshotLimits = SCOPE_SNAPSHOT_LIMITS,
+  hooks?: SnapshotHooks,
+): FsSnapshot {
   const entries = new Map<string, string>();
   let files = 0;
   let bytes = 0;
   try {
-    if (scopes.length > limits.scopes) throw new Incomplete('bound', `${scopes.length} scopes, more than ${limits.scopes}`);
+    if (scopes.length > limits.scopes)
+      throw new Incomplete('bound', `${scopes.length} scopes, more than ${limits.scopes}`);
     const visit = (path: string, top: boolean): void => {
       let st: BigIntStats;
       if (top) {
@@ -134,7 +149,10 @@ export function takeScopeSnapshot(root: string, scopes: readonly string[], limit
         try {
           target = readlinkSync(join(root, path));
         } catch (error) {
-          throw new Incomplete((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'race' : 'io_error', `cannot read the link ${path}`);
+          throw new Incomplete(
+            (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'race' : 'io_error',
+            `cannot read the link ${path}`,
+          );
         }
         entries.set(path, `l:${st.mode}:${target}`);
         return;
@@ -144,12 +162,16 @@ export function takeScopeSnapshot(root: string, scopes: readonly string[], limit
         return;
       }
       const size = Number(st.size);
-      if (bytes + size > limits.bytes) throw new Incomplete('bound', `more than ${limits.bytes} bytes in the declared scopes`);
+      if (bytes + size > limits.bytes)
+        throw new Incomplete('bound', `more than ${limits.bytes} bytes in the declared scopes`);
       let content: Buffer;
       try {
         content = readFileSync(join(root, path));
       } catch (error) {
-        throw new Incomplete((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'race' : 'io_error', `cannot read ${path}: ${(error as Error).message}`);
+        throw new Incomplete(
+          (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'race' : 'io_error',
+          `cannot read ${path}: ${(error as Error).message}`,
+        );
       }
       if (content.length !== size) throw new Incomplete('race', `${path} changed size while it was read`);
       bytes += size;
@@ -163,7 +185,12 @@ export function takeScopeSnapshot(root: string, scopes: readonly string[], limit
 }
 
 /** Metadata of every path outside the write scopes, ignored files included (docs/agent-state.md "What is observed"). */
-export function takeMetadataGuard(root: string, writeScopes: readonly string[], limit = GUARD_PATH_LIMIT, hooks?: SnapshotHooks): FsSnapshot {
+export function takeMetadataGuard(
+  root: string,
+  writeScopes: readonly string[],
+  limit = GUARD_PATH_LIMIT,
+  hooks?: SnapshotHooks,
+): FsSnapshot {
   const entries = new Map<string, string>();
   const excluded = outermost(writeScopes);
   try {
@@ -173,14 +200,18 @@ export function takeMetadataGuard(root: string, writeScopes: readonly string[], 
         if (name === '.git') continue;
         const path = child(dir, name);
         if (excluded.some((scope) => isScopeWithin(scope, path))) continue;
-        if (entries.size >= limit) throw new Incomplete('bound', `more than ${limit} paths outside the declared scopes`);
+        if (entries.size >= limit)
+          throw new Incomplete('bound', `more than ${limit} paths outside the declared scopes`);
         const st = lstatOrRace(root, path, hooks);
         if (st.isDirectory()) {
           // Directories by type and mode only: entries appearing or leaving show as paths.
           entries.set(path, `d:${st.mode}`);
           visit(path);
         } else {
-          entries.set(path, `${st.isSymbolicLink() ? 'l' : st.isFile() ? 'f' : 'o'}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`);
+          entries.set(
+            path,
+            `${st.isSymbolicLink() ? 'l' : st.isFile() ? 'f' : 'o'}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`,
+          );
         }
       }
     };

@@ -19,9 +19,9 @@
  * incomplete and the run is not verified.
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import type { BigIntStats } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, type BigIntStats } from 'node:fs';
 import { join } from 'node:path';
+
 import type { FsSnapshot } from './fs-snapshot.js';
 
 export const GIT_DIR_GUARD_LIMIT = 20_000;
@@ -59,7 +59,12 @@ const WATCHED_OBJECT_INFO = ['alternates', 'http-alternates'];
 
 function gitOwnedTop(name: string): boolean {
   const base = name.endsWith('.lock') ? name.slice(0, -'.lock'.length) : name;
-  return GIT_OWNED_FILES.has(base) || GIT_OWNED_DIRS.has(base) || base.startsWith('BISECT_') || base.startsWith('fsmonitor--daemon');
+  return (
+    GIT_OWNED_FILES.has(base) ||
+    GIT_OWNED_DIRS.has(base) ||
+    base.startsWith('BISECT_') ||
+    base.startsWith('fsmonitor--daemon')
+  );
 }
 
 class Incomplete extends Error {
@@ -180,7 +185,8 @@ export function takeGitDirGuard(gitDir: string, limit = GIT_DIR_GUARD_LIMIT): Fs
     record('', top);
     if (top.isDirectory()) gitDirectory('');
   } catch (error) {
-    if (error instanceof Incomplete) return { complete: false, problem: error.problem, detail: error.detail, entries, files: entries.size, bytes };
+    if (error instanceof Incomplete)
+      return { complete: false, problem: error.problem, detail: error.detail, entries, files: entries.size, bytes };
     throw error;
   }
   return { complete: true, problem: null, detail: null, entries, files: entries.size, bytes };

@@ -8,8 +8,8 @@
  */
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GitResult } from './safe-git.js';
-import { discoverGitRoot, runGit } from './safe-git.js';
+
+import { discoverGitRoot, runGit, type GitResult } from './safe-git.js';
 
 /** Every git call goes through safe-git (repository-configured programs disabled, no optional locks). */
 function git(cwd: string, args: readonly string[]): Promise<GitResult> {
@@ -97,11 +97,20 @@ export async function takeGitSnapshot(root: string): Promise<GitSnapshot> {
   const { head, entries } = parseStatus(root, status.stdout);
   const revHead = rev.ok ? rev.stdout.toString('utf8').trim() : null;
   const stable = revHead === head;
-  return { head, stable, entries, error: stable ? null : `HEAD moved while it was read (${String(revHead)} vs ${String(head)})` };
+  return {
+    head,
+    stable,
+    entries,
+    error: stable ? null : `HEAD moved while it was read (${String(revHead)} vs ${String(head)})`,
+  };
 }
 
 /** Paths changed between two snapshots, plus those the commits between two HEADs touched. */
-export async function gitChangedPaths(root: string, before: GitSnapshot, after: GitSnapshot): Promise<{ paths: string[]; error: string | null }> {
+export async function gitChangedPaths(
+  root: string,
+  before: GitSnapshot,
+  after: GitSnapshot,
+): Promise<{ paths: string[]; error: string | null }> {
   const changed = new Set<string>();
   for (const [path, record] of before.entries) if (after.entries.get(path) !== record) changed.add(path);
   for (const [path, record] of after.entries) if (before.entries.get(path) !== record) changed.add(path);

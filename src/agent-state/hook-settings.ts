@@ -6,14 +6,22 @@
  * and write it atomically. Every other setting and hook is kept as it was; a file agentscm
  * cannot rewrite exactly is refused and left untouched.
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+
 import { formatJson } from '../contracts/canonical-json.js';
-import { AgentscmError } from '../contracts/errors.js';
-import type { ErrorCode } from '../contracts/errors.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+import { AgentscmError, type ErrorCode } from '../contracts/errors.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json-value.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
 import { externalSchemaProblem } from './external-schema.js';
 import { CLAUDE_SETTINGS_HOOKS_SCHEMA, CODEX_HOOKS_CONFIG_SCHEMA } from './hook-settings-schemas.js';
@@ -33,7 +41,9 @@ export function hookSettingsFile(client: HookClient, level: HookSettingsLevel, r
     return join(home, '.claude', 'settings.json');
   }
   if (level === 'local') {
-    throw new AgentscmError('USAGE', 'Codex has no local (personal, per-repository) hooks file', { hint: 'use the project (<repo>/.codex/hooks.json) or user (~/.codex/hooks.json) file' });
+    throw new AgentscmError('USAGE', 'Codex has no local (personal, per-repository) hooks file', {
+      hint: 'use the project (<repo>/.codex/hooks.json) or user (~/.codex/hooks.json) file',
+    });
   }
   return level === 'project' ? join(repo, '.codex', 'hooks.json') : join(home, '.codex', 'hooks.json');
 }
@@ -80,7 +90,10 @@ function schemaOf(client: HookClient): object {
 }
 
 /** Remove owned handlers; the index of the first group that held one (or -1) and the groups left. */
-function withoutOwned(groups: readonly JsonValue[], owns: (handler: JsonObject) => boolean): { at: number; kept: JsonValue[] } {
+function withoutOwned(
+  groups: readonly JsonValue[],
+  owns: (handler: JsonObject) => boolean,
+): { at: number; kept: JsonValue[] } {
   let at = -1;
   const kept: JsonValue[] = [];
   for (const group of groups) {
@@ -104,7 +117,12 @@ function withoutOwned(groups: readonly JsonValue[], owns: (handler: JsonObject) 
  * reading), strict JSON, an object that conforms to the client's own settings schema; otherwise
  * `refusal`, naming `shown`. Its bytes and mode come along for a writer that keeps them.
  */
-function readSettingsDocument(client: HookClient, path: string, shown: string, refusal: ErrorCode): { root: JsonObject; bytes: Buffer; mode: number } {
+function readSettingsDocument(
+  client: HookClient,
+  path: string,
+  shown: string,
+  refusal: ErrorCode,
+): { root: JsonObject; bytes: Buffer; mode: number } {
   let value: JsonValue;
   let bytes: Buffer;
   let mode: number;
@@ -115,11 +133,17 @@ function readSettingsDocument(client: HookClient, path: string, shown: string, r
     bytes = readFileSync(path);
     value = parseStrictJson(bytes, { maxBytes: MAX_SETTINGS_BYTES });
   } catch (error) {
-    throw refuse(refusal, shown, `it cannot be read as strict JSON (${error instanceof Error ? error.message : 'unreadable'})`, error);
+    throw refuse(
+      refusal,
+      shown,
+      `it cannot be read as strict JSON (${error instanceof Error ? error.message : 'unreadable'})`,
+      error,
+    );
   }
   if (!isJsonObject(value)) throw refuse(refusal, shown, 'it is not a JSON object');
   const problem = externalSchemaProblem(schemaOf(client), value);
-  if (problem !== null) throw refuse(refusal, shown, `it does not conform to the client's settings schema (${problem})`);
+  if (problem !== null)
+    throw refuse(refusal, shown, `it does not conform to the client's settings schema (${problem})`);
   return { root: value, bytes, mode };
 }
 
@@ -157,7 +181,8 @@ export function editHookSettings(edit: HookSettingsEdit): HookSettingsOutcome {
   const changed = exists ? text === null || formatJson(root) !== formatJson(content ?? {}) : content !== null;
   if (content !== null) {
     const problem = externalSchemaProblem(schemaOf(edit.client), content);
-    if (problem !== null) throw refuse(edit.refusal, file, `the result would not conform to the client's settings schema (${problem})`);
+    if (problem !== null)
+      throw refuse(edit.refusal, file, `the result would not conform to the client's settings schema (${problem})`);
   }
   if (!changed) return { file, changed: false, content, written: false };
   if (edit.dryRun === true) return { file, changed: true, content, written: true };
@@ -232,7 +257,8 @@ export function readHookCommands(client: HookClient, file: string, refusal: Erro
     for (const group of groups) {
       if (!isJsonObject(group) || !Array.isArray(group.hooks)) continue;
       for (const handler of group.hooks) {
-        if (isJsonObject(handler) && handler.type === 'command' && typeof handler.command === 'string') entries.push({ event, command: handler.command });
+        if (isJsonObject(handler) && handler.type === 'command' && typeof handler.command === 'string')
+          entries.push({ event, command: handler.command });
       }
     }
   }

@@ -3,14 +3,19 @@
  * is held in memory (docs/agent-state.md "Operations").
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+
 import { MAX_AGENT_STATE_INPUT_BYTES } from '../contracts/agent-state.js';
 import { AgentscmError } from '../contracts/errors.js';
 
 function tooLarge(size: number): AgentscmError {
-  return new AgentscmError('INPUT_TOO_LARGE', `the input is ${size} bytes or more; the limit is ${MAX_AGENT_STATE_INPUT_BYTES}`, {
-    hint: 'send one JSON document',
-    details: { limit: MAX_AGENT_STATE_INPUT_BYTES },
-  });
+  return new AgentscmError(
+    'INPUT_TOO_LARGE',
+    `the input is ${size} bytes or more; the limit is ${MAX_AGENT_STATE_INPUT_BYTES}`,
+    {
+      hint: 'send one JSON document',
+      details: { limit: MAX_AGENT_STATE_INPUT_BYTES },
+    },
+  );
 }
 
 function readBounded(fd: number, knownSize: number | null): Buffer {
@@ -47,6 +52,10 @@ export function readAgentStateInput(source: string): Uint8Array {
     }
   } catch (error) {
     if (error instanceof AgentscmError) throw error;
-    throw new AgentscmError('IO_ERROR', `cannot read ${source === '-' ? 'stdin' : source}: ${(error as Error).message}`, { cause: error });
+    throw new AgentscmError(
+      'IO_ERROR',
+      `cannot read ${source === '-' ? 'stdin' : source}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
 }

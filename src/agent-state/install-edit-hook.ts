@@ -7,7 +7,7 @@
  * left untouched.
  */
 import type { JsonObject } from '../contracts/json-value.js';
-import { HOOK_CLIENTS, editHookSettings, hookSettingsFile, quoteShellArg } from './hook-settings.js';
+import { editHookSettings, HOOK_CLIENTS, hookSettingsFile, quoteShellArg } from './hook-settings.js';
 
 export const EDIT_HOOK_CLIENTS = HOOK_CLIENTS;
 export type EditHookClient = (typeof EDIT_HOOK_CLIENTS)[number];
@@ -40,16 +40,29 @@ export interface InstallEditHookOutcome {
 }
 
 /** The settings file a client reads for a level (docs/agent-state.md "Installing the edit hook"). */
-export function editHookSettingsFile(client: EditHookClient, settings: EditHookSettings, repo: string, home?: string): string {
+export function editHookSettingsFile(
+  client: EditHookClient,
+  settings: EditHookSettings,
+  repo: string,
+  home?: string,
+): string {
   return hookSettingsFile(client, settings, repo, home);
 }
 
 /** Merge the edit hook into the client's settings file; unchanged when it is already there. */
 export function installEditHook(input: InstallEditHookInput): InstallEditHookOutcome {
   const file = editHookSettingsFile(input.client, input.settings, input.repo, input.home);
-  const command = [input.executable, 'agent-state', 'edit-hook', ...(input.agentId === null ? [] : ['--agent', input.agentId])].map(quoteShellArg).join(' ');
+  const command = [
+    input.executable,
+    'agent-state',
+    'edit-hook',
+    ...(input.agentId === null ? [] : ['--agent', input.agentId]),
+  ]
+    .map(quoteShellArg)
+    .join(' ');
   const handler: JsonObject = { type: 'command', command, timeout: EDIT_HOOK_TIMEOUT_SECONDS };
-  const group: JsonObject = input.client === 'claude-code' ? { matcher: CLAUDE_EDIT_MATCHER, hooks: [handler] } : { hooks: [handler] };
+  const group: JsonObject =
+    input.client === 'claude-code' ? { matcher: CLAUDE_EDIT_MATCHER, hooks: [handler] } : { hooks: [handler] };
   const outcome = editHookSettings({
     client: input.client,
     file,

@@ -10,13 +10,14 @@
  * and never removed here.
  */
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { sha256Hex } from '../crypto/sha256.js';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { isJsonObject } from '../contracts/json-value.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
+import { sha256Hex } from '../crypto/sha256.js';
 
 export const LEASE_KIND = 'botte-mutation-lease-v1';
 const MAX_LEASE_BYTES = 64 * 1024;
@@ -88,16 +89,34 @@ export function readLeaseHolder(path: string): LeaseHolder | null {
     const value = parseStrictJson(readFileSync(path), { maxBytes: MAX_LEASE_BYTES });
     if (!isJsonObject(value) || value.kind !== LEASE_KIND) return null;
     const { agent_id, scopes, pid, hostname: host, process_start, acquired_at_ms } = value;
-    if (typeof agent_id !== 'string' || typeof pid !== 'number' || typeof host !== 'string' || typeof acquired_at_ms !== 'number') return null;
+    if (
+      typeof agent_id !== 'string' ||
+      typeof pid !== 'number' ||
+      typeof host !== 'string' ||
+      typeof acquired_at_ms !== 'number'
+    )
+      return null;
     const paths = Array.isArray(scopes) ? scopes.filter((scope): scope is string => typeof scope === 'string') : [];
-    return { agent_id, scopes: paths, pid, hostname: host, process_start: typeof process_start === 'string' ? process_start : null, acquired_at_ms };
+    return {
+      agent_id,
+      scopes: paths,
+      pid,
+      hostname: host,
+      process_start: typeof process_start === 'string' ? process_start : null,
+      acquired_at_ms,
+    };
   } catch {
     return null;
   }
 }
 
 /** Take the lease of `root` for this process, or say who holds it (docs/agent-state.md "The mutation lease"). */
-export function acquireMutationLease(root: string, agentId: string, writeScopes: readonly string[], dir: string): LeaseAttempt {
+export function acquireMutationLease(
+  root: string,
+  agentId: string,
+  writeScopes: readonly string[],
+  dir: string,
+): LeaseAttempt {
   const path = leasePathFor(root, dir);
   const record: LeaseRecord = {
     kind: LEASE_KIND,
@@ -122,7 +141,9 @@ export function acquireMutationLease(root: string, agentId: string, writeScopes:
       unlinkSync(aside);
     }
   } catch (error) {
-    throw new AgentscmError('IO_ERROR', `cannot create the mutation lease ${path}: ${(error as Error).message}`, { cause: error });
+    throw new AgentscmError('IO_ERROR', `cannot create the mutation lease ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const holder = readLeaseHolder(path);
   // An unreadable lease is treated as held: only its owner or an operator removes it.

@@ -4,26 +4,24 @@
  * a transport (the CLI today, the hub's MCP tool `agent_state` later) calls with the operation
  * name and the input bytes. No I/O here.
  */
-import type {
-  AgentState,
-  AgentStateCreateInput,
-  Capability,
-  CapabilityMatrix,
-  LifecycleState,
-  Scope,
-} from '../contracts/agent-state.js';
 import {
   ACTIVE_STATES,
   AGENT_STATE_VERSION,
-  CAPABILITIES,
-  MAX_AGENT_STATE_INPUT_BYTES,
   agentStateConflictsDecoder,
   agentStateCreateDecoder,
   agentStateDecoder,
   agentStateEligibleDecoder,
   agentStateReconcileDecoder,
   authorityRank,
+  CAPABILITIES,
+  MAX_AGENT_STATE_INPUT_BYTES,
   validateScopePath,
+  type AgentState,
+  type AgentStateCreateInput,
+  type Capability,
+  type CapabilityMatrix,
+  type LifecycleState,
+  type Scope,
 } from '../contracts/agent-state.js';
 import { encodeCanonicalText } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
@@ -50,7 +48,11 @@ export function checkAgentState(state: AgentState, at = '/'): AgentState {
     );
   }
   if (state.result !== null && NO_RESULT_STATES.has(state.state)) {
-    throw invalid(`${at}: a ${state.state} agent has no completion result`, { pointer: at, state: state.state }, 'send result null until the work ends');
+    throw invalid(
+      `${at}: a ${state.state} agent has no completion result`,
+      { pointer: at, state: state.state },
+      'send result null until the work ends',
+    );
   }
   checkScopes(state.scopes, at);
   if (state.result !== null) {
@@ -65,7 +67,11 @@ function checkScopes(scopes: readonly Scope[], at: string): void {
   scopes.forEach((scope, i) => {
     validateScopePath(scope.path, `${at}scopes/${i}/path`);
     if (seen.has(scope.path)) {
-      throw invalid(`${at}scopes/${i}: the path ${JSON.stringify(scope.path)} is declared twice`, { pointer: `${at}scopes/${i}`, path: scope.path }, 'declare each path once, with its widest access');
+      throw invalid(
+        `${at}scopes/${i}: the path ${JSON.stringify(scope.path)} is declared twice`,
+        { pointer: `${at}scopes/${i}`, path: scope.path },
+        'declare each path once, with its widest access',
+      );
     }
     seen.add(scope.path);
   });
@@ -166,18 +172,27 @@ export function reconcileAgentStates(observations: readonly AgentState[]): Recon
         throw new AgentscmError(
           'AGENT_STATE_CONFLICT',
           `/observations/${i} and /observations/${winner} are both ${observation.state_source} observations of revision ${revision} and disagree`,
-          { hint: 'a source must raise the revision whenever it reports a change', details: { indices: [winner, i], state_source: observation.state_source, revision: revision.toString() } },
+          {
+            hint: 'a source must raise the revision whenever it reports a change',
+            details: { indices: [winner, i], state_source: observation.state_source, revision: revision.toString() },
+          },
         );
       }
       overruled.push({ index: i, state_source: observation.state_source, revision, reason: 'same_observation' });
       return;
     }
-    overruled.push({ index: i, state_source: observation.state_source, revision, reason: rank < bestRank ? 'weaker_source' : 'older_revision' });
+    overruled.push({
+      index: i,
+      state_source: observation.state_source,
+      revision,
+      reason: rank < bestRank ? 'weaker_source' : 'older_revision',
+    });
   });
   const capabilities = { ...best.capabilities };
   for (const observation of observations) {
     for (const name of CAPABILITIES) {
-      if (authorityRank(observation.capabilities[name]) > authorityRank(capabilities[name])) capabilities[name] = observation.capabilities[name];
+      if (authorityRank(observation.capabilities[name]) > authorityRank(capabilities[name]))
+        capabilities[name] = observation.capabilities[name];
     }
   }
   return { state: { ...best, capabilities }, winner, overruled };
@@ -189,7 +204,11 @@ function checkDistinctAgents(agents: readonly AgentState[]): void {
     checkAgentState(agent, `/agents/${i}/`);
     const previous = seen.get(agent.agent_id);
     if (previous !== undefined) {
-      throw invalid(`/agents/${i}: agent ${agent.agent_id} is listed twice (also /agents/${previous})`, { pointer: `/agents/${i}`, agent_id: agent.agent_id }, 'reconcile the observations of one agent first, then list it once');
+      throw invalid(
+        `/agents/${i}: agent ${agent.agent_id} is listed twice (also /agents/${previous})`,
+        { pointer: `/agents/${i}`, agent_id: agent.agent_id },
+        'reconcile the observations of one agent first, then list it once',
+      );
     }
     seen.set(agent.agent_id, i);
   });
@@ -202,7 +221,10 @@ export interface EligibleOutcome {
 }
 
 /** `eligible`: the agents whose matrix declares every required capability; `unknown` never satisfies one. */
-export function eligibleAgents(agents: readonly AgentState[], require: Partial<Record<Capability, true>>): EligibleOutcome {
+export function eligibleAgents(
+  agents: readonly AgentState[],
+  require: Partial<Record<Capability, true>>,
+): EligibleOutcome {
   checkDistinctAgents(agents);
   const required = CAPABILITIES.filter((name) => require[name] === true);
   const eligible: string[] = [];
@@ -262,7 +284,8 @@ export function scopeConflicts(agents: readonly AgentState[]): ConflictsOutcome 
           if (other === agent.agent_id) continue;
           if (ancestor === scope.path) {
             // Report an equal pair once, in input order.
-            if (active.findIndex((a) => a.agent_id === other) > active.indexOf(agent)) conflicts.push({ agents: [agent.agent_id, other], paths: [scope.path, scope.path], relation: 'equal' });
+            if (active.findIndex((a) => a.agent_id === other) > active.indexOf(agent))
+              conflicts.push({ agents: [agent.agent_id, other], paths: [scope.path, scope.path], relation: 'equal' });
           } else {
             conflicts.push({ agents: [other, agent.agent_id], paths: [ancestor, scope.path], relation: 'contains' });
           }
@@ -290,16 +313,30 @@ function isOperation(name: string): name is AgentStateOperation {
  */
 export function callAgentStateOperation(operation: string, input: Uint8Array): OperationResult {
   if (!isOperation(operation)) {
-    throw new AgentscmError('USAGE', `unknown agent-state operation ${JSON.stringify(operation.slice(0, 64))}`, { hint: `use one of ${AGENT_STATE_OPERATIONS.join(', ')}` });
+    throw new AgentscmError('USAGE', `unknown agent-state operation ${JSON.stringify(operation.slice(0, 64))}`, {
+      hint: `use one of ${AGENT_STATE_OPERATIONS.join(', ')}`,
+    });
   }
   const max = MAX_AGENT_STATE_INPUT_BYTES;
   switch (operation) {
     case 'create':
-      return { operation, value: createAgentState(agentStateCreateDecoder.decode(input, max)) as unknown as JsonValue, exit: 0 };
+      return {
+        operation,
+        value: createAgentState(agentStateCreateDecoder.decode(input, max)) as unknown as JsonValue,
+        exit: 0,
+      };
     case 'validate':
-      return { operation, value: validateAgentState(agentStateDecoder.decode(input, max)) as unknown as JsonValue, exit: 0 };
+      return {
+        operation,
+        value: validateAgentState(agentStateDecoder.decode(input, max)) as unknown as JsonValue,
+        exit: 0,
+      };
     case 'reconcile':
-      return { operation, value: reconcileAgentStates(agentStateReconcileDecoder.decode(input, max).observations) as unknown as JsonValue, exit: 0 };
+      return {
+        operation,
+        value: reconcileAgentStates(agentStateReconcileDecoder.decode(input, max).observations) as unknown as JsonValue,
+        exit: 0,
+      };
     case 'eligible': {
       const { agents, require } = agentStateEligibleDecoder.decode(input, max);
       const outcome = eligibleAgents(agents, require);

@@ -15,17 +15,33 @@
 import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentState, AgentStateResult, BlockedReason, LifecycleState, ResultOutcome, Scope } from '../contracts/agent-state.js';
-import { MAX_RESULT_PATHS, MAX_SUMMARY_BYTES, isScopeWithin, scopePathProblem } from '../contracts/agent-state.js';
-import type { ContainedResult, ContainmentEvidence } from './contained-process.js';
-import { runContainedProcess } from './contained-process.js';
-import type { FsSnapshot, SnapshotHooks, SnapshotLimits } from './fs-snapshot.js';
-import { GUARD_PATH_LIMIT, SCOPE_SNAPSHOT_LIMITS, snapshotChanges, takeMetadataGuard, takeScopeSnapshot } from './fs-snapshot.js';
+
+import {
+  isScopeWithin,
+  MAX_RESULT_PATHS,
+  MAX_SUMMARY_BYTES,
+  scopePathProblem,
+  type AgentState,
+  type AgentStateResult,
+  type BlockedReason,
+  type LifecycleState,
+  type ResultOutcome,
+  type Scope,
+} from '../contracts/agent-state.js';
+import { runContainedProcess, type ContainedResult, type ContainmentEvidence } from './contained-process.js';
+import {
+  GUARD_PATH_LIMIT,
+  SCOPE_SNAPSHOT_LIMITS,
+  snapshotChanges,
+  takeMetadataGuard,
+  takeScopeSnapshot,
+  type FsSnapshot,
+  type SnapshotHooks,
+  type SnapshotLimits,
+} from './fs-snapshot.js';
 import { takeGitDirGuard } from './git-dir-guard.js';
-import type { GitSnapshot } from './git-observer.js';
-import { gitChangedPaths, gitRoot, takeGitSnapshot } from './git-observer.js';
-import type { LeaseHolder } from './lease.js';
-import { acquireMutationLease, releaseMutationLease } from './lease.js';
+import { gitChangedPaths, gitRoot, takeGitSnapshot, type GitSnapshot } from './git-observer.js';
+import { acquireMutationLease, releaseMutationLease, type LeaseHolder } from './lease.js';
 import { createAgentState } from './operations.js';
 import { checkGitDir } from './safe-git.js';
 
@@ -90,7 +106,12 @@ export interface ObservedRunReport {
     readonly git_dir: SnapshotReport | null;
     readonly scope_violations: readonly string[];
     readonly scope_violations_truncated: boolean;
-    readonly exit: { readonly code: number | null; readonly signal: string | null; readonly timed_out: boolean; readonly duration_ms: number } | null;
+    readonly exit: {
+      readonly code: number | null;
+      readonly signal: string | null;
+      readonly timed_out: boolean;
+      readonly duration_ms: number;
+    } | null;
     readonly containment: ContainmentEvidence | null;
   };
 }
@@ -151,7 +172,10 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
     const attempt = acquireMutationLease(realpathSync(root), input.agent_id, writeScopes, input.leaseDir ?? tmpdir());
     if (!attempt.acquired) {
       const stale = attempt.reason === 'stale';
-      const holder = attempt.holder === null ? 'an unreadable lease' : `agent ${attempt.holder.agent_id} (pid ${attempt.holder.pid})`;
+      const holder =
+        attempt.holder === null
+          ? 'an unreadable lease'
+          : `agent ${attempt.holder.agent_id} (pid ${attempt.holder.pid})`;
       const result: AgentStateResult = {
         outcome: 'cancelled',
         exit_code: null,
@@ -170,7 +194,15 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
         observation: {
           root,
           lease: { taken: false, path: attempt.path, released: false, lost: false, holder: attempt.holder, stale },
-          git: { available: gitAvailable, before: null, after: null, stable: false, error: null, changed: [], changed_truncated: false },
+          git: {
+            available: gitAvailable,
+            before: null,
+            after: null,
+            stable: false,
+            error: null,
+            changed: [],
+            changed_truncated: false,
+          },
           scope_snapshot: null,
           metadata_guard: null,
           git_dir: null,
@@ -228,8 +260,10 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
         gitDirReplaced = error instanceof Error ? error.message : 'the git directory is no longer trusted';
       }
       if (gitDirReplaced !== null) gitSkipped = `the git directory is no longer trusted (${gitDirReplaced})`;
-      else if (gitDirBefore === null || !gitDirBefore.complete || gitDirAfter === null || !gitDirAfter.complete) gitSkipped = 'the git directory guard is incomplete';
-      else if (snapshotChanges(gitDirBefore, gitDirAfter).length > 0) gitSkipped = 'the command changed the git directory';
+      else if (gitDirBefore === null || !gitDirBefore.complete || gitDirAfter === null || !gitDirAfter.complete)
+        gitSkipped = 'the git directory guard is incomplete';
+      else if (snapshotChanges(gitDirBefore, gitDirAfter).length > 0)
+        gitSkipped = 'the command changed the git directory';
     }
     const gitAfterPending = gitAvailable && gitSkipped === null ? takeGitSnapshot(root) : null;
     if (scopeBefore !== null) scopeAfter = takeScopeSnapshot(root, writeScopes, scopeLimits, input.snapshotHooks);
@@ -258,15 +292,25 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
     gitDirBefore === null
       ? null
       : gitDirReplaced !== null
-        ? { complete: false, problem: 'replaced', detail: gitDirReplaced, paths: gitDirBefore.entries.size, changed: ['.git'], changed_truncated: false }
+        ? {
+            complete: false,
+            problem: 'replaced',
+            detail: gitDirReplaced,
+            paths: gitDirBefore.entries.size,
+            changed: ['.git'],
+            changed_truncated: false,
+          }
         : snapshotReport(gitDirBefore, gitDirAfter);
   // An incomplete snapshot proves nothing either way: its differences are not reported as changes.
-  const trusted = (report: SnapshotReport | null): readonly string[] => (report !== null && report.complete ? report.changed : []);
+  const trusted = (report: SnapshotReport | null): readonly string[] =>
+    report !== null && report.complete ? report.changed : [];
   // No write scope covers the git directory: each of its changes is a violation, and a .git
   // that is no longer a plain directory owned by the caller is one too.
   const gitDirChanged = gitDirReport === null ? [] : gitDirReplaced !== null ? ['.git'] : trusted(gitDirReport);
   const allChanged = new Set([...gitChanged, ...trusted(scopeReport), ...trusted(guardReport), ...gitDirChanged]);
-  const violations = [...allChanged].filter((path) => gitDirChanged.includes(path) || !writeScopes.some((scope) => isScopeWithin(scope, path))).sort();
+  const violations = [...allChanged]
+    .filter((path) => gitDirChanged.includes(path) || !writeScopes.some((scope) => isScopeWithin(scope, path)))
+    .sort();
   // A file name with a control character is legal on disk but not a scope path: it counts (as a
   // change, as a violation) but cannot be listed in the envelope's result.
   const unreportable = [...allChanged].filter((path) => scopePathProblem(path) !== undefined).length;
@@ -276,11 +320,17 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
   const reasons: string[] = [];
   if (!gitAvailable) reasons.push('no git work tree: changes cannot be observed');
   else if (!stable) reasons.push(`git revisions not stable: ${gitError ?? 'HEAD moved while it was read'}`);
-  for (const [name, report] of [['scope snapshot', scopeReport], ['metadata guard', guardReport], ['git directory guard', gitDirReplaced === null ? gitDirReport : null]] as const) {
-    if (report !== null && !report.complete) reasons.push(`${name} incomplete (${report.problem ?? 'unknown'}): ${report.detail ?? ''}`);
+  for (const [name, report] of [
+    ['scope snapshot', scopeReport],
+    ['metadata guard', guardReport],
+    ['git directory guard', gitDirReplaced === null ? gitDirReport : null],
+  ] as const) {
+    if (report !== null && !report.complete)
+      reasons.push(`${name} incomplete (${report.problem ?? 'unknown'}): ${report.detail ?? ''}`);
   }
   if (leaseReport?.lost === true) reasons.push('the mutation lease was removed or replaced during the run');
-  if (unreportable > 0) reasons.push(`${unreportable} changed path(s) have names with control characters that the result cannot list`);
+  if (unreportable > 0)
+    reasons.push(`${unreportable} changed path(s) have names with control characters that the result cannot list`);
   if (changedList.truncated) reasons.push(`more than ${MAX_RESULT_PATHS} changed paths; the list is truncated`);
 
   let state: LifecycleState;
@@ -303,8 +353,15 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
     state = 'blocked';
     blocked = 'scope_violation';
     outcome = 'unverified';
-    reasons.unshift(`${violations.length} changed path(s) outside every declared write scope (nothing was rolled back)`);
-    if (gitDirChanged.length > 0) reasons.splice(1, 0, `the command changed the git directory (${gitDirChanged.slice(0, 5).join(', ')}${gitDirChanged.length > 5 ? ', …' : ''}): configuration, hooks or info planted there run with any later git command; review and remove them before running git`);
+    reasons.unshift(
+      `${violations.length} changed path(s) outside every declared write scope (nothing was rolled back)`,
+    );
+    if (gitDirChanged.length > 0)
+      reasons.splice(
+        1,
+        0,
+        `the command changed the git directory (${gitDirChanged.slice(0, 5).join(', ')}${gitDirChanged.length > 5 ? ', …' : ''}): configuration, hooks or info planted there run with any later git command; review and remove them before running git`,
+      );
   } else if (reasons.length > 0) {
     state = 'idle';
     outcome = 'unverified';
@@ -314,9 +371,12 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
     outcome = 'succeeded';
     reasons.unshift('exit status 0, every change inside the declared write scopes');
   }
-  if (c.signals_forwarded.length > 0) reasons.push(`agentscm received ${c.signals_forwarded.join(', ')} and passed it on to the command's process group`);
-  if (c.started && c.descendants_at_root_exit.length > 0) reasons.push(`${c.descendants_at_root_exit.length} descendant(s) outlived the root and were terminated`);
-  if (violations.length > 0 && state !== 'blocked') reasons.push(`${violations.length} changed path(s) outside every declared write scope`);
+  if (c.signals_forwarded.length > 0)
+    reasons.push(`agentscm received ${c.signals_forwarded.join(', ')} and passed it on to the command's process group`);
+  if (c.started && c.descendants_at_root_exit.length > 0)
+    reasons.push(`${c.descendants_at_root_exit.length} descendant(s) outlived the root and were terminated`);
+  if (violations.length > 0 && state !== 'blocked')
+    reasons.push(`${violations.length} changed path(s) outside every declared write scope`);
 
   const signalName = run.signal !== null && /^SIG[A-Z0-9]{1,13}$/.test(run.signal) ? run.signal : null;
   const result: AgentStateResult = {
@@ -358,6 +418,10 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
 /** CLI exit status of a run: 0 completed, 3 blocked by a lease, 1 otherwise. */
 export function observedRunExitCode(report: ObservedRunReport): 0 | 1 | 3 {
   if (report.state.state === 'completed') return 0;
-  if (report.state.state === 'blocked' && (report.state.blocked_reason === 'conflict' || report.state.blocked_reason === 'stale_lease')) return 3;
+  if (
+    report.state.state === 'blocked' &&
+    (report.state.blocked_reason === 'conflict' || report.state.blocked_reason === 'stale_lease')
+  )
+    return 3;
   return 1;
 }

@@ -20,9 +20,9 @@
  * by the caller (`GIT_DIR_UNTRUSTED` otherwise).
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { lstatSync, realpathSync } from 'node:fs';
-import type { Stats } from 'node:fs';
+import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
 
 const DEFAULT_MAX_OUTPUT = 256 * 1024 * 1024;
@@ -32,11 +32,16 @@ export const SAFE_GIT_OPTIONS: readonly string[] = [
   '--no-pager',
   '--no-optional-locks',
   '--no-replace-objects',
-  '-c', 'core.fsmonitor=false',
-  '-c', 'core.hooksPath=/dev/null',
-  '-c', 'core.pager=cat',
-  '-c', 'diff.external=',
-  '-c', 'log.showSignature=false',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.pager=cat',
+  '-c',
+  'diff.external=',
+  '-c',
+  'log.showSignature=false',
 ];
 
 /** Subcommands that can show content differences: no external diff, no textconv, no signature check. */
@@ -72,7 +77,9 @@ export function safeGitEnv(): NodeJS.ProcessEnv {
 export function safeGitArgs(args: readonly string[], filterDrivers: readonly string[] = []): string[] {
   const [sub, ...rest] = args;
   if (sub === undefined) throw new Error('git called without a subcommand');
-  const overrides = filterDrivers.flatMap((driver) => ['clean=', 'smudge=', 'process=', 'required=false'].flatMap((setting) => ['-c', `filter.${driver}.${setting}`]));
+  const overrides = filterDrivers.flatMap((driver) =>
+    ['clean=', 'smudge=', 'process=', 'required=false'].flatMap((setting) => ['-c', `filter.${driver}.${setting}`]),
+  );
   return [...SAFE_GIT_OPTIONS, ...overrides, sub, ...(DIFF_OPTIONS[sub] ?? []), ...rest];
 }
 
@@ -84,28 +91,45 @@ export interface GitResult {
 
 function execGit(cwd: string, argv: readonly string[], maxBuffer: number): Promise<GitResult> {
   return new Promise((resolve) => {
-    execFile('git', argv, { cwd, env: safeGitEnv(), encoding: 'buffer', maxBuffer, windowsHide: true }, (error, stdout, stderr) => {
-      resolve({ ok: error === null, stdout, stderr: stderr.toString('utf8') });
-    });
+    execFile(
+      'git',
+      argv,
+      { cwd, env: safeGitEnv(), encoding: 'buffer', maxBuffer, windowsHide: true },
+      (error, stdout, stderr) => {
+        resolve({ ok: error === null, stdout, stderr: stderr.toString('utf8') });
+      },
+    );
   });
 }
 
 /** A filter driver name that can be overridden on the command line (`-c filter.NAME.clean=`): no `=`, no control character. */
 function overridableDriver(name: string): boolean {
-  return name.length > 0 && name.length <= 256 && ![...name].some((ch) => ch === '=' || ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f);
+  return (
+    name.length > 0 &&
+    name.length <= 256 &&
+    ![...name].some((ch) => ch === '=' || ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)
+  );
 }
 
 /** The filter drivers the configuration of the repository at `cwd` defines (all scopes, includes resolved). */
 async function filterDrivers(cwd: string): Promise<{ drivers: string[]; error: string | null }> {
-  const out = await execGit(cwd, [...SAFE_GIT_OPTIONS, 'config', '-z', '--name-only', '--get-regexp', '^filter\\.'], 16 * 1024 * 1024);
+  const out = await execGit(
+    cwd,
+    [...SAFE_GIT_OPTIONS, 'config', '-z', '--name-only', '--get-regexp', '^filter\\.'],
+    16 * 1024 * 1024,
+  );
   // Exit 1: no such key. Anything else that fails: the configuration cannot be read.
-  if (!out.ok) return out.stdout.length === 0 && out.stderr === '' ? { drivers: [], error: null } : { drivers: [], error: `git config could not be read: ${out.stderr.trim().slice(0, 200)}` };
+  if (!out.ok)
+    return out.stdout.length === 0 && out.stderr === ''
+      ? { drivers: [], error: null }
+      : { drivers: [], error: `git config could not be read: ${out.stderr.trim().slice(0, 200)}` };
   const drivers = new Set<string>();
   for (const name of out.stdout.toString('utf8').split('\0')) {
     if (name === '') continue;
     const last = name.lastIndexOf('.');
     const driver = name.slice('filter.'.length, last);
-    if (last <= 'filter.'.length || !overridableDriver(driver)) return { drivers: [], error: `the filter driver of ${JSON.stringify(name.slice(0, 200))} cannot be disabled` };
+    if (last <= 'filter.'.length || !overridableDriver(driver))
+      return { drivers: [], error: `the filter driver of ${JSON.stringify(name.slice(0, 200))} cannot be disabled` };
     drivers.add(driver);
   }
   return { drivers: [...drivers].sort(), error: null };
@@ -116,7 +140,11 @@ async function filterDrivers(cwd: string): Promise<{ drivers: string[]; error: s
  * configuration whose filter drivers cannot be listed or disabled makes the call fail without
  * running the subcommand.
  */
-export async function runGit(cwd: string, args: readonly string[], options: { readonly maxBuffer?: number } = {}): Promise<GitResult> {
+export async function runGit(
+  cwd: string,
+  args: readonly string[],
+  options: { readonly maxBuffer?: number } = {},
+): Promise<GitResult> {
   let drivers: string[] = [];
   if (FILTERING.has(args[0] ?? '')) {
     const listed = await filterDrivers(cwd);
@@ -128,9 +156,16 @@ export async function runGit(cwd: string, args: readonly string[], options: { re
 
 /** Synchronous form for commands that read no work-tree content (`rev-parse`). */
 export function runGitSync(cwd: string, args: readonly string[]): GitResult {
-  if (FILTERING.has(args[0] ?? '')) throw new Error(`git ${args[0] ?? ''} needs the asynchronous runner (filter drivers)`);
+  if (FILTERING.has(args[0] ?? ''))
+    throw new Error(`git ${args[0] ?? ''} needs the asynchronous runner (filter drivers)`);
   try {
-    const stdout = execFileSync('git', safeGitArgs(args), { cwd, env: safeGitEnv(), stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: DEFAULT_MAX_OUTPUT, windowsHide: true });
+    const stdout = execFileSync('git', safeGitArgs(args), {
+      cwd,
+      env: safeGitEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: DEFAULT_MAX_OUTPUT,
+      windowsHide: true,
+    });
     return { ok: true, stdout, stderr: '' };
   } catch (error) {
     const failure = error as { stdout?: Buffer; stderr?: Buffer };
@@ -156,12 +191,23 @@ export function checkGitDir(root: string): string {
   try {
     st = lstatSync(dotGit);
   } catch (error) {
-    throw untrusted(`${dotGit} cannot be examined (${(error as NodeJS.ErrnoException).code ?? 'error'}); git's repository there is not trusted`, root);
+    throw untrusted(
+      `${dotGit} cannot be examined (${(error as NodeJS.ErrnoException).code ?? 'error'}); git's repository there is not trusted`,
+      root,
+    );
   }
   if (st.isSymbolicLink()) throw untrusted(`${dotGit} is a symlink; agentscm does not run git through it`, root);
-  if (st.isFile()) throw untrusted(`${dotGit} is a file (a linked worktree or a submodule checkout points elsewhere); agentscm does not run git through it`, root);
+  if (st.isFile())
+    throw untrusted(
+      `${dotGit} is a file (a linked worktree or a submodule checkout points elsewhere); agentscm does not run git through it`,
+      root,
+    );
   if (!st.isDirectory()) throw untrusted(`${dotGit} is not a directory`, root);
-  if (!ownedByCaller(st)) throw untrusted(`${dotGit} is owned by uid ${st.uid}, not by this user (uid ${String(process.getuid?.())}); its configuration could run programs as you`, root);
+  if (!ownedByCaller(st))
+    throw untrusted(
+      `${dotGit} is owned by uid ${st.uid}, not by this user (uid ${String(process.getuid?.())}); its configuration could run programs as you`,
+      root,
+    );
   const config = join(dotGit, 'config');
   let cst: Stats | null = null;
   try {
@@ -169,7 +215,8 @@ export function checkGitDir(root: string): string {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw untrusted(`${config} cannot be examined`, root);
   }
-  if (cst !== null && (!cst.isFile() || !ownedByCaller(cst))) throw untrusted(`${config} is not a regular file owned by this user`, root);
+  if (cst !== null && (!cst.isFile() || !ownedByCaller(cst)))
+    throw untrusted(`${config} is not a regular file owned by this user`, root);
   return dotGit;
 }
 
@@ -197,7 +244,11 @@ function topLevelOf(out: GitResult, candidate: string): string | null {
   const text = out.stdout.toString('utf8').replace(/\n$/, '');
   if (text === '') return null;
   const root = realpathSync(text);
-  if (root !== candidate) throw untrusted(`git names ${root} as the work tree of ${join(candidate, '.git')} (core.worktree); agentscm observes only the directory that holds .git`, candidate);
+  if (root !== candidate)
+    throw untrusted(
+      `git names ${root} as the work tree of ${join(candidate, '.git')} (core.worktree); agentscm observes only the directory that holds .git`,
+      candidate,
+    );
   return root;
 }
 

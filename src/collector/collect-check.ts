@@ -12,10 +12,8 @@
  * Read-only: nothing is changed in the authority or the journal.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import type { CollectorDescriptor } from '../contracts/collector-descriptor.js';
-import { recipeToJson } from '../contracts/collector-descriptor.js';
-import type { CommandRecipe } from '../contracts/command-recipe.js';
-import { RECIPE_LIMITS, commandRecipeDigest } from '../contracts/command-recipe.js';
+import { recipeToJson, type CollectorDescriptor } from '../contracts/collector-descriptor.js';
+import { commandRecipeDigest, RECIPE_LIMITS, type CommandRecipe } from '../contracts/command-recipe.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
 import { REVIEW_LIMITS, reviewActionToJson, reviewBudgetsToJson } from '../contracts/review-policy.js';
@@ -23,17 +21,14 @@ import type { AnyCollectorProfile } from '../contracts/review-profile.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { authorityId } from '../native/authority-identity.js';
 import { requireCurrentCollectorProfile } from '../native/collector-profiles.js';
-import { authenticateToken, requireLiveOrigin } from '../native/grants.js';
-import type { LiveGrant } from '../native/grants.js';
+import { authenticateToken, requireLiveOrigin, type LiveGrant } from '../native/grants.js';
 import { findTargetRequirement } from '../native/requirements.js';
 import { readRevisionFile } from '../native/revisions.js';
-import { openAuthority, readTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
-import { requireCurrentSubject } from '../tasks/derive.js';
+import { openAuthority, readTransaction, type Authority } from '../native/store.js';
 import { findCollectorAttempt } from '../tasks/collector-attempts.js';
+import { requireCurrentSubject } from '../tasks/derive.js';
 import { findTaskWithAttempt } from '../tasks/journal-rows.js';
-import { journalRead, openJournal } from '../workflows/journal.js';
-import type { Journal } from '../workflows/journal.js';
+import { journalRead, openJournal, type Journal } from '../workflows/journal.js';
 import { requirementDefinition } from '../workflows/requirement.js';
 import { layoutSkillPackage, resolvePackagePath } from '../workflows/skill-package.js';
 
@@ -48,11 +43,16 @@ export interface AuthorityBinding {
 }
 
 function mismatch(field: string, held: unknown, given: unknown): AgentscmError {
-  const show = (value: unknown): string => (typeof value === 'bigint' ? value.toString() : JSON.stringify(value) ?? 'null').slice(0, 200);
-  return new AgentscmError('COLLECT_DESCRIPTOR_MISMATCH', `the descriptor's ${field} is ${show(given)}, the authority holds ${show(held)}`, {
-    hint: 'collect only from the descriptor `agent-task claim --out` wrote for this authority; claim again to get a current one',
-    details: { field },
-  });
+  const show = (value: unknown): string =>
+    (typeof value === 'bigint' ? value.toString() : (JSON.stringify(value) ?? 'null')).slice(0, 200);
+  return new AgentscmError(
+    'COLLECT_DESCRIPTOR_MISMATCH',
+    `the descriptor's ${field} is ${show(given)}, the authority holds ${show(held)}`,
+    {
+      hint: 'collect only from the descriptor `agent-task claim --out` wrote for this authority; claim again to get a current one',
+      details: { field },
+    },
+  );
 }
 
 function same(field: string, held: unknown, given: unknown): void {
@@ -74,7 +74,8 @@ function checkProfileBindings(auth: Authority, descriptor: AnyCollectorDescripto
 
 function checkProfile(auth: Authority, descriptor: CollectorDescriptor): { stepId: string; recipeDigest: string } {
   const profile = checkProfileBindings(auth, descriptor);
-  if (profile.kind !== 'command') throw mismatch('collector_profile_id', 'a finite-review profile', 'a command descriptor');
+  if (profile.kind !== 'command')
+    throw mismatch('collector_profile_id', 'a finite-review profile', 'a command descriptor');
   same('runtime_identity_digest', profile.runtime_identity_digest, descriptor.runtime_identity_digest);
   const held = encodeCanonical(recipeToJson(profile.recipe)).toString('utf8');
   const given = encodeCanonical(recipeToJson(descriptor.recipe)).toString('utf8');
@@ -82,19 +83,38 @@ function checkProfile(auth: Authority, descriptor: CollectorDescriptor): { stepI
   return { stepId: profile.step_id, recipeDigest: profile.recipe_digest };
 }
 
-function checkRecipeFile(auth: Authority, descriptor: CollectorDescriptor, stepId: string, recipeDigest: string): string {
+function checkRecipeFile(
+  auth: Authority,
+  descriptor: CollectorDescriptor,
+  stepId: string,
+  recipeDigest: string,
+): string {
   const { subject } = descriptor;
   const requirement = findTargetRequirement(auth, descriptor.repository_id, subject.target);
   if (requirement === null) throw mismatch('subject.target', 'no installed requirement', subject.target);
   const step = requirementDefinition(requirement).steps.find((s) => s.id === stepId);
-  if (step?.action.kind !== 'command') throw mismatch('collector_profile_id', `a requirement without command step "${stepId}"`, descriptor.collector_profile_id);
-  const recipePath = resolvePackagePath(layoutSkillPackage(requirementDefinition(requirement).skill), step.action.runner);
-  const bytes = readRevisionFile(auth, descriptor.repository_id, subject.revision, recipePath, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
+  if (step?.action.kind !== 'command')
+    throw mismatch(
+      'collector_profile_id',
+      `a requirement without command step "${stepId}"`,
+      descriptor.collector_profile_id,
+    );
+  const recipePath = resolvePackagePath(
+    layoutSkillPackage(requirementDefinition(requirement).skill),
+    step.action.runner,
+  );
+  const bytes = readRevisionFile(auth, descriptor.repository_id, subject.revision, recipePath, {
+    maxBytes: RECIPE_LIMITS.maxRecipeBytes,
+  });
   const digest = commandRecipeDigest(bytes);
   if (digest !== recipeDigest) {
-    throw new AgentscmError('RECIPE_DIGEST_MISMATCH', `recipe ${recipePath} in revision ${subject.revision} has SHA-256 ${digest}, the collector profile pins ${recipeDigest}`, {
-      hint: 'the revision under test must carry the recipe file the profile binds, byte for byte',
-    });
+    throw new AgentscmError(
+      'RECIPE_DIGEST_MISMATCH',
+      `recipe ${recipePath} in revision ${subject.revision} has SHA-256 ${digest}, the collector profile pins ${recipeDigest}`,
+      {
+        hint: 'the revision under test must carry the recipe file the profile binds, byte for byte',
+      },
+    );
   }
   return recipePath;
 }
@@ -116,9 +136,13 @@ function checkTask(auth: Authority, journal: Journal, descriptor: AnyCollectorDe
   same('subject.target', subject.target, given.target);
   same('subject.requirement_digest', subject.requirement_digest, given.requirement_digest);
   if (found.attempt === null) {
-    throw new AgentscmError('TASK_ATTEMPT_NOT_FOUND', `task ${descriptor.task.task_id} has no attempt ${descriptor.attempt.attempt_id}`, {
-      hint: 'claim the task again for a current descriptor',
-    });
+    throw new AgentscmError(
+      'TASK_ATTEMPT_NOT_FOUND',
+      `task ${descriptor.task.task_id} has no attempt ${descriptor.attempt.attempt_id}`,
+      {
+        hint: 'claim the task again for a current descriptor',
+      },
+    );
   }
   const retained = found.attempt();
   const attempt = retained.attempt;
@@ -134,26 +158,44 @@ function checkTask(auth: Authority, journal: Journal, descriptor: AnyCollectorDe
   }
   // The claim recorded which profile, origin grant and upload request this attempt collects for.
   const claim = findCollectorAttempt(journal, attempt.attempt_id);
-  if (claim === null) throw mismatch('attempt.attempt_id', 'an attempt claimed without a collector profile (claim, not collector_claim)', attempt.attempt_id);
+  if (claim === null)
+    throw mismatch(
+      'attempt.attempt_id',
+      'an attempt claimed without a collector profile (claim, not collector_claim)',
+      attempt.attempt_id,
+    );
   same('collector_profile_id', claim.collector_profile_id, descriptor.collector_profile_id);
   same('upload_request_id', claim.upload_request_id, descriptor.upload_request_id);
   same('origin.grant_id', claim.origin.grant_id, descriptor.origin.grant_id);
   same('origin.grant_generation', claim.origin.grant_generation, descriptor.origin.grant_generation);
   if (found.task.last_fence !== attempt.fence) {
-    throw new AgentscmError('TASK_FENCE_STALE', `attempt ${attempt.attempt_id} holds fence ${attempt.fence}; the task's current fence is ${found.task.last_fence}`, {
-      hint: 'the attempt was superseded; claim again for a current descriptor',
-    });
+    throw new AgentscmError(
+      'TASK_FENCE_STALE',
+      `attempt ${attempt.attempt_id} holds fence ${attempt.fence}; the task's current fence is ${found.task.last_fence}`,
+      {
+        hint: 'the attempt was superseded; claim again for a current descriptor',
+      },
+    );
   }
   if (retained.state !== 'active') {
-    throw new AgentscmError('TASK_ATTEMPT_NOT_ACTIVE', `attempt ${attempt.attempt_id} is ${retained.state}; a collection needs the live attempt`, {
-      hint: 'claim the task again for a current descriptor',
-    });
+    throw new AgentscmError(
+      'TASK_ATTEMPT_NOT_ACTIVE',
+      `attempt ${attempt.attempt_id} is ${retained.state}; a collection needs the live attempt`,
+      {
+        hint: 'claim the task again for a current descriptor',
+      },
+    );
   }
   requireCurrentSubject(auth, subject);
 }
 
 /** Open the authority and journal of `dataDir` and check the bindings every descriptor has, then `body`, in one read snapshot. */
-function withChecked<T>(dataDir: string, descriptor: AnyCollectorDescriptor, token: string, body: (auth: Authority, journal: Journal, grant: LiveGrant) => T): T {
+function withChecked<T>(
+  dataDir: string,
+  descriptor: AnyCollectorDescriptor,
+  token: string,
+  body: (auth: Authority, journal: Journal, grant: LiveGrant) => T,
+): T {
   const auth = openAuthority(dataDir, { mode: 'read' });
   try {
     const journal = openJournal(dataDir, 'read');
@@ -163,10 +205,19 @@ function withChecked<T>(dataDir: string, descriptor: AnyCollectorDescriptor, tok
           same('authority_id', authorityId(auth), descriptor.authority_id);
           const grant = authenticateToken(auth, token);
           const { origin } = descriptor;
-          if (grant.grant_id !== origin.grant_id || grant.generation !== origin.grant_generation || grant.owner_id !== origin.owner_id || grant.agent_id !== origin.agent_id) {
-            throw new AgentscmError('COLLECT_ORIGIN_MISMATCH', `the token authenticates grant ${grant.grant_id} generation ${grant.generation} (${grant.owner_id}/${grant.agent_id}), not the origin grant ${origin.grant_id} generation ${origin.grant_generation} (${origin.owner_id}/${origin.agent_id}) the descriptor names`, {
-              hint: 'pass the token file of the grant that claimed the task',
-            });
+          if (
+            grant.grant_id !== origin.grant_id ||
+            grant.generation !== origin.grant_generation ||
+            grant.owner_id !== origin.owner_id ||
+            grant.agent_id !== origin.agent_id
+          ) {
+            throw new AgentscmError(
+              'COLLECT_ORIGIN_MISMATCH',
+              `the token authenticates grant ${grant.grant_id} generation ${grant.generation} (${grant.owner_id}/${grant.agent_id}), not the origin grant ${origin.grant_id} generation ${origin.grant_generation} (${origin.owner_id}/${origin.agent_id}) the descriptor names`,
+              {
+                hint: 'pass the token file of the grant that claimed the task',
+              },
+            );
           }
           same('repository_id', grant.repository, descriptor.repository_id);
           requireLiveOrigin(auth, origin);
@@ -185,7 +236,11 @@ function withChecked<T>(dataDir: string, descriptor: AnyCollectorDescriptor, tok
  * Check `descriptor` against the authority of `dataDir`, as the grant whose `token` the caller
  * holds (see module comment). Run before dispatch and again before signing.
  */
-export function checkDescriptorAgainstAuthority(dataDir: string, descriptor: CollectorDescriptor, token: string): AuthorityBinding {
+export function checkDescriptorAgainstAuthority(
+  dataDir: string,
+  descriptor: CollectorDescriptor,
+  token: string,
+): AuthorityBinding {
   return withChecked(dataDir, descriptor, token, (auth, journal, grant) => {
     const { stepId, recipeDigest } = checkProfile(auth, descriptor);
     checkTask(auth, journal, descriptor, stepId);
@@ -207,28 +262,64 @@ export interface ReviewAuthorityBinding {
  * step's review in the installed requirement — its policy path, the policy's exact bytes at the
  * subject's revision and the declared action — exactly as the descriptor carries them.
  */
-export function checkReviewDescriptorAgainstAuthority(dataDir: string, descriptor: ReviewCollectorDescriptor, token: string): ReviewAuthorityBinding {
+export function checkReviewDescriptorAgainstAuthority(
+  dataDir: string,
+  descriptor: ReviewCollectorDescriptor,
+  token: string,
+): ReviewAuthorityBinding {
   return withChecked(dataDir, descriptor, token, (auth, journal, grant) => {
     const profile = checkProfileBindings(auth, descriptor);
-    if (profile.kind !== 'finite_review') throw mismatch('collector_profile_id', 'a command profile', 'a review descriptor');
+    if (profile.kind !== 'finite_review')
+      throw mismatch('collector_profile_id', 'a command profile', 'a review descriptor');
     const pinned = profile.transport;
     same('transport.executable_sha256', pinned.executable_sha256, descriptor.transport.executable_sha256);
     same('transport.provider_scope', pinned.provider_scope, descriptor.transport.provider_scope);
     same('transport.model', pinned.model, descriptor.transport.model);
     same('review.policy_sha256', profile.policy_sha256, descriptor.review.policy_sha256);
-    same('review.action.coverage', encodeCanonical([...profile.coverage]).toString('utf8'), encodeCanonical([...descriptor.review.action.coverage]).toString('utf8'));
-    same('review.action.budgets', encodeCanonical(reviewBudgetsToJson(profile.budgets)).toString('utf8'), encodeCanonical(reviewBudgetsToJson(descriptor.review.action.budgets)).toString('utf8'));
+    same(
+      'review.action.coverage',
+      encodeCanonical([...profile.coverage]).toString('utf8'),
+      encodeCanonical([...descriptor.review.action.coverage]).toString('utf8'),
+    );
+    same(
+      'review.action.budgets',
+      encodeCanonical(reviewBudgetsToJson(profile.budgets)).toString('utf8'),
+      encodeCanonical(reviewBudgetsToJson(descriptor.review.action.budgets)).toString('utf8'),
+    );
     checkTask(auth, journal, descriptor, profile.step_id);
     const { subject } = descriptor;
     const requirement = findTargetRequirement(auth, descriptor.repository_id, subject.target);
     if (requirement === null) throw mismatch('subject.target', 'no installed requirement', subject.target);
     const definition = requirementDefinition(requirement);
     const step = definition.steps.find((s) => s.id === profile.step_id);
-    if (step?.action.kind !== 'review') throw mismatch('collector_profile_id', `a requirement without review step "${profile.step_id}"`, descriptor.collector_profile_id);
-    same('review.policy_path', resolvePackagePath(layoutSkillPackage(definition.skill), step.action.policy), descriptor.review.policy_path);
-    same('review.action', encodeCanonical(reviewActionToJson(step.action)).toString('utf8'), encodeCanonical(reviewActionToJson(descriptor.review.action)).toString('utf8'));
-    const policyBytes = readRevisionFile(auth, descriptor.repository_id, subject.revision, descriptor.review.policy_path, { maxBytes: REVIEW_LIMITS.maxPolicyBytes });
-    same('review.policy_sha256 (the policy file at the revision)', sha256Hex(policyBytes), descriptor.review.policy_sha256);
+    if (step?.action.kind !== 'review')
+      throw mismatch(
+        'collector_profile_id',
+        `a requirement without review step "${profile.step_id}"`,
+        descriptor.collector_profile_id,
+      );
+    same(
+      'review.policy_path',
+      resolvePackagePath(layoutSkillPackage(definition.skill), step.action.policy),
+      descriptor.review.policy_path,
+    );
+    same(
+      'review.action',
+      encodeCanonical(reviewActionToJson(step.action)).toString('utf8'),
+      encodeCanonical(reviewActionToJson(descriptor.review.action)).toString('utf8'),
+    );
+    const policyBytes = readRevisionFile(
+      auth,
+      descriptor.repository_id,
+      subject.revision,
+      descriptor.review.policy_path,
+      { maxBytes: REVIEW_LIMITS.maxPolicyBytes },
+    );
+    same(
+      'review.policy_sha256 (the policy file at the revision)',
+      sha256Hex(policyBytes),
+      descriptor.review.policy_sha256,
+    );
     return { stepId: profile.step_id, policyBytes, grant };
   });
 }

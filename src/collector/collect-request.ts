@@ -7,15 +7,13 @@
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import type { CollectorDescriptor } from '../contracts/collector-descriptor.js';
+import { transferRecordEntry, type TransferHeader } from '../contracts/collector-transfer.js';
 import type { CommandRecipe } from '../contracts/command-recipe.js';
 import type { JsonObject } from '../contracts/json-value.js';
-import type { TransferHeader } from '../contracts/collector-transfer.js';
-import { transferRecordEntry } from '../contracts/collector-transfer.js';
 import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
 import { reviewTransportDigest } from '../contracts/review-request.js';
 import { transferExecutionRequest, transferIsolation } from '../tasks/collector-execution.js';
-import { requestDigest } from './execution-record.js';
-import type { ExecutionRecord, ExecutionRequest } from './execution-record.js';
+import { requestDigest, type ExecutionRecord, type ExecutionRequest } from './execution-record.js';
 import type { RuntimeIdentity } from './runtime-identity.js';
 
 /** What the authority binds beyond the descriptor (collect-check.ts). */
@@ -32,8 +30,18 @@ export interface RequestBinding {
  * recipe_digest the step's recipe file, recipe the descriptor's (the profile's) recipe, the
  * descriptor's subject, and the runtime identity observed now.
  */
-export function collectionRequest(descriptor: CollectorDescriptor, binding: RequestBinding, identity: RuntimeIdentity): ExecutionRequest {
-  return transferExecutionRequest({ descriptor, step_id: binding.stepId, recipe_path: binding.recipePath, recipe_digest: binding.recipeDigest, runtime_identity: identity }) as ExecutionRequest;
+export function collectionRequest(
+  descriptor: CollectorDescriptor,
+  binding: RequestBinding,
+  identity: RuntimeIdentity,
+): ExecutionRequest {
+  return transferExecutionRequest({
+    descriptor,
+    step_id: binding.stepId,
+    recipe_path: binding.recipePath,
+    recipe_digest: binding.recipeDigest,
+    runtime_identity: identity,
+  }) as ExecutionRequest;
 }
 
 /**
@@ -47,12 +55,17 @@ export function collectionIsolation(recipe: CommandRecipe): JsonObject {
 }
 
 /** The canonical bytes of the two records, in transfer order. */
-export function collectionRecords(request: ExecutionRequest, record: ExecutionRecord & { isolation: JsonObject }): [Buffer, Buffer] {
+export function collectionRecords(
+  request: ExecutionRequest,
+  record: ExecutionRecord & { isolation: JsonObject },
+): [Buffer, Buffer] {
   return [encodeCanonical(request), encodeCanonical(record)];
 }
 
 /** The bindings of a transfer header that every kind of descriptor gives, in header order. */
-function headerBindings(descriptor: AnyCollectorDescriptor): Omit<TransferHeader, 'version' | 'request_digest' | 'collector' | 'upload_request_id' | 'records'> {
+function headerBindings(
+  descriptor: AnyCollectorDescriptor,
+): Omit<TransferHeader, 'version' | 'request_digest' | 'collector' | 'upload_request_id' | 'records'> {
   return {
     audience: descriptor.authority_id,
     repository_id: descriptor.repository_id,
@@ -69,14 +82,22 @@ function headerBindings(descriptor: AnyCollectorDescriptor): Omit<TransferHeader
 }
 
 /** The transfer header of a collection (every binding copied from the descriptor). */
-export function collectionHeader(descriptor: CollectorDescriptor, request: ExecutionRequest, records: readonly [Buffer, Buffer], agentscmVersion: string): TransferHeader {
+export function collectionHeader(
+  descriptor: CollectorDescriptor,
+  request: ExecutionRequest,
+  records: readonly [Buffer, Buffer],
+  agentscmVersion: string,
+): TransferHeader {
   return {
     version: 1,
     ...headerBindings(descriptor),
     request_digest: requestDigest(request),
     collector: { agentscm_version: agentscmVersion, runtime_identity_digest: descriptor.runtime_identity_digest },
     upload_request_id: descriptor.upload_request_id,
-    records: [transferRecordEntry('execution_request', records[0]), transferRecordEntry('execution_record', records[1])],
+    records: [
+      transferRecordEntry('execution_request', records[0]),
+      transferRecordEntry('execution_record', records[1]),
+    ],
   };
 }
 
@@ -85,14 +106,24 @@ export function collectionHeader(descriptor: CollectorDescriptor, request: Execu
  * review id of the installed review as `request_digest`, and the SHA-256 of the pinned transport
  * identity (basis, executable digest, provider scope, model) as the collector's identity.
  */
-export function reviewCollectionHeader(descriptor: ReviewCollectorDescriptor, reviewId: string, records: readonly Buffer[], agentscmVersion: string): TransferHeader {
+export function reviewCollectionHeader(
+  descriptor: ReviewCollectorDescriptor,
+  reviewId: string,
+  records: readonly Buffer[],
+  agentscmVersion: string,
+): TransferHeader {
   const last = records.length - 1;
   return {
     version: 1,
     ...headerBindings(descriptor),
     request_digest: reviewId,
-    collector: { agentscm_version: agentscmVersion, runtime_identity_digest: reviewTransportDigest(descriptor.transport) },
+    collector: {
+      agentscm_version: agentscmVersion,
+      runtime_identity_digest: reviewTransportDigest(descriptor.transport),
+    },
     upload_request_id: descriptor.upload_request_id,
-    records: records.map((bytes, index) => transferRecordEntry(index === last ? 'review_record' : 'review_request', bytes)),
+    records: records.map((bytes, index) =>
+      transferRecordEntry(index === last ? 'review_record' : 'review_request', bytes),
+    ),
   };
 }

@@ -15,10 +15,11 @@
  */
 import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
-import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import { createPrivateFileOnce, syncDirectory, unlinkQuietly, writePrivateTemporary } from '../native/private-files.js';
+
 import { TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
+import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { sha256Hex } from '../crypto/sha256.js';
+import { createPrivateFileOnce, syncDirectory, unlinkQuietly, writePrivateTemporary } from '../native/private-files.js';
 import { findEnclosingWorkspace } from '../workspace/locate.js';
 import { ensurePrivateDir } from './snapshot.js';
 
@@ -62,13 +63,18 @@ export function isWithin(path: string, dir: string): boolean {
 export function openCollectState(stateDir: string, dataDir: string): CollectState {
   const root = resolve(stateDir);
   const workspace = findEnclosingWorkspace(root);
-  if (workspace !== null) throw unsafe(`the state directory ${root} is inside the agentscm workspace ${workspace}, where a checkpoint would record it`);
-  if (isWithin(root, dataDir) || isWithin(dataDir, root)) throw unsafe(`the state directory ${root} and the data directory ${resolve(dataDir)} overlap`);
+  if (workspace !== null)
+    throw unsafe(
+      `the state directory ${root} is inside the agentscm workspace ${workspace}, where a checkpoint would record it`,
+    );
+  if (isWithin(root, dataDir) || isWithin(dataDir, root))
+    throw unsafe(`the state directory ${root} and the data directory ${resolve(dataDir)} overlap`);
   const privateDir = (path: string): string => {
     try {
       return ensurePrivateDir(path);
     } catch (error) {
-      if (isAgentscmError(error) && error.code === 'SNAPSHOT_UNSAFE') throw unsafe(error.message.replace(/^snapshot parent /, 'state directory '), error);
+      if (isAgentscmError(error) && error.code === 'SNAPSHOT_UNSAFE')
+        throw unsafe(error.message.replace(/^snapshot parent /, 'state directory '), error);
       throw error;
     }
   };
@@ -98,7 +104,8 @@ function readSmall(path: string, limit: number): Buffer | null {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
-    if (size > limit) throw new AgentscmError('COLLECT_STATE_CORRUPT', `${path} is ${size} bytes, more than the ${limit} it may hold`);
+    if (size > limit)
+      throw new AgentscmError('COLLECT_STATE_CORRUPT', `${path} is ${size} bytes, more than the ${limit} it may hold`);
     const buffer = Buffer.alloc(size);
     let read = 0;
     while (read < size) {
@@ -137,19 +144,27 @@ export function reserveCollection(
   if (createOnce(dir, DESCRIPTOR_FILE, descriptorBytes)) return { created: true, state: 'reserved' };
   const existing = readSmall(join(dir, DESCRIPTOR_FILE), MAX_SMALL_FILE);
   if (existing === null || !existing.equals(Buffer.from(descriptorBytes))) {
-    throw new AgentscmError('COLLECT_STATE_CONFLICT', `the state directory already holds another descriptor for upload request ${uploadRequestId}`, {
-      hint: 'an upload request id names one collection; claim again for a fresh one, or use the descriptor that collection was made from',
-      details: { upload_request_id: uploadRequestId },
-    });
+    throw new AgentscmError(
+      'COLLECT_STATE_CONFLICT',
+      `the state directory already holds another descriptor for upload request ${uploadRequestId}`,
+      {
+        hint: 'an upload request id names one collection; claim again for a fresh one, or use the descriptor that collection was made from',
+        details: { upload_request_id: uploadRequestId },
+      },
+    );
   }
   const envelope = readRetainedEnvelope(state, uploadRequestId);
   if (envelope !== null) return { created: false, state: 'retained', envelope };
   // A review reopens from its journal, which never makes a reserved call again.
   if (options.reopen === true) return { created: false, state: 'reserved' };
-  throw new AgentscmError('COLLECT_INTERRUPTED', `the collection for upload request ${uploadRequestId} was reserved but retains no signed envelope: an earlier collect stopped while the command ran or before it signed`, {
-    hint: 'a reserved collection never runs its command again; claim the task again (reconcile the attempt first) for a fresh collection',
-    details: { upload_request_id: uploadRequestId },
-  });
+  throw new AgentscmError(
+    'COLLECT_INTERRUPTED',
+    `the collection for upload request ${uploadRequestId} was reserved but retains no signed envelope: an earlier collect stopped while the command ran or before it signed`,
+    {
+      hint: 'a reserved collection never runs its command again; claim the task again (reconcile the attempt first) for a fresh collection',
+      details: { upload_request_id: uploadRequestId },
+    },
+  );
 }
 
 /** The retained envelope of a collection, or null. */
@@ -168,7 +183,11 @@ export function retainEnvelope(state: CollectState, uploadRequestId: string, env
   if (createOnce(dir, ENVELOPE_FILE, envelope)) return;
   const existing = readRetainedEnvelope(state, uploadRequestId);
   if (existing === null || !existing.equals(Buffer.from(envelope))) {
-    throw new AgentscmError('COLLECT_STATE_CONFLICT', `upload request ${uploadRequestId} already retains another envelope`, { details: { upload_request_id: uploadRequestId } });
+    throw new AgentscmError(
+      'COLLECT_STATE_CONFLICT',
+      `upload request ${uploadRequestId} already retains another envelope`,
+      { details: { upload_request_id: uploadRequestId } },
+    );
   }
 }
 

@@ -17,14 +17,25 @@
  * qualification decides what it means.
  */
 import { dirname, join, resolve } from 'node:path';
+
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
-import { MAX_REVIEW_DESCRIPTOR_BYTES, decodeAnyCollectorDescriptor, encodeAnyCollectorDescriptor, isReviewDescriptor } from '../contracts/review-collector-descriptor.js';
-import { reviewRecordToJson } from '../contracts/review-record.js';
-import { TRANSFER_LIMITS, encodeTransferEnvelope, readTransferEnvelope, transferDigest } from '../contracts/collector-transfer.js';
+import {
+  encodeTransferEnvelope,
+  readTransferEnvelope,
+  TRANSFER_LIMITS,
+  transferDigest,
+} from '../contracts/collector-transfer.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import type { JsonObject, JsonValue } from '../contracts/json-value.js';
-import { isJsonObject } from '../contracts/json-value.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json-value.js';
+import {
+  decodeAnyCollectorDescriptor,
+  encodeAnyCollectorDescriptor,
+  isReviewDescriptor,
+  MAX_REVIEW_DESCRIPTOR_BYTES,
+  type AnyCollectorDescriptor,
+  type ReviewCollectorDescriptor,
+} from '../contracts/review-collector-descriptor.js';
+import { reviewRecordToJson } from '../contracts/review-record.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { readBoundedInput } from '../native/bounded-input.js';
@@ -34,22 +45,34 @@ import { pauseAtTestPoint } from '../native/test-pause.js';
 import { authorizeTaskToken } from '../tasks/grant-guard.js';
 import { findEnclosingWorkspace } from '../workspace/locate.js';
 import { checkDescriptorAgainstAuthority, checkReviewDescriptorAgainstAuthority } from './collect-check.js';
-import { collectionHeader, collectionIsolation, collectionRecords, collectionRequest, reviewCollectionHeader } from './collect-request.js';
-import type { CollectState } from './collect-state.js';
-import { collectionDir, openCollectState, readReservedDescriptor, readRetainedEnvelope, recordUploadAnswer, reserveCollection, retainEnvelope } from './collect-state.js';
+import {
+  collectionHeader,
+  collectionIsolation,
+  collectionRecords,
+  collectionRequest,
+  reviewCollectionHeader,
+} from './collect-request.js';
+import {
+  collectionDir,
+  openCollectState,
+  readReservedDescriptor,
+  readRetainedEnvelope,
+  recordUploadAnswer,
+  reserveCollection,
+  retainEnvelope,
+  type CollectState,
+} from './collect-state.js';
 import { connectRuntime } from './command-step-runtime.js';
-import { buildExecutionRecord, requestDigest } from './execution-record.js';
-import type { ExecutionRecord } from './execution-record.js';
-import { loadSigningKey } from './key-store.js';
-import { LABELS, runContainer } from './oci-command-collector.js';
-import type { ContainerCleanup, ContainerRunObservation } from './oci-command-collector.js';
-import { observeRuntimeIdentity, runtimeIdentityDigest } from './runtime-identity.js';
-import { materializeSnapshot, removeSnapshot, snapshotPathFor } from './snapshot.js';
 import type { DockerTransport } from './docker-transport.js';
+import { buildExecutionRecord, requestDigest, type ExecutionRecord } from './execution-record.js';
+import { loadSigningKey } from './key-store.js';
+import { LABELS, runContainer, type ContainerCleanup, type ContainerRunObservation } from './oci-command-collector.js';
 import { revisionReviewSources, runReview } from './review-controller.js';
 import { importTransfer } from './review-import.js';
 import { listJournalRequests, openReviewJournal } from './review-journal.js';
 import { createClaudeCodeTransport, pickEnvironment } from './review-transports.js';
+import { observeRuntimeIdentity, runtimeIdentityDigest } from './runtime-identity.js';
+import { materializeSnapshot, removeSnapshot, snapshotPathFor } from './snapshot.js';
 import { postEnvelope } from './upload-client.js';
 
 /**
@@ -57,7 +80,11 @@ import { postEnvelope } from './upload-client.js';
  * container yet), `collect:before-signing` (the command ran, the authority is not rechecked yet)
  * and `collect:after-retention` (the signed envelope is retained, nothing was uploaded).
  */
-export const COLLECT_PAUSE_POINTS = ['collect:after-reservation', 'collect:before-signing', 'collect:after-retention'] as const;
+export const COLLECT_PAUSE_POINTS = [
+  'collect:after-reservation',
+  'collect:before-signing',
+  'collect:after-retention',
+] as const;
 
 /** Where an envelope goes: the local authority of the data directory, or a hub endpoint. */
 export interface UploadTarget {
@@ -118,7 +145,12 @@ export async function uploadEnvelope(target: UploadTarget, envelope: Buffer): Pr
 }
 
 /** The typed record an envelope carries (its last record: the ExecutionRecord or ReviewRecord), for the verdict a command prints. */
-export function envelopeVerdict(envelope: Buffer): { outcome: string; exit_code: number | null; task_id: string; attempt_id: string } {
+export function envelopeVerdict(envelope: Buffer): {
+  outcome: string;
+  exit_code: number | null;
+  task_id: string;
+  attempt_id: string;
+} {
   const read = readTransferEnvelope(envelope);
   const record = read.records[read.records.length - 1];
   let outcome = 'unknown';
@@ -136,24 +168,41 @@ export function envelopeVerdict(envelope: Buffer): { outcome: string; exit_code:
 function keyOf(keyFile: string, descriptor: AnyCollectorDescriptor): Uint8Array {
   const workspace = findEnclosingWorkspace(dirname(resolve(keyFile)));
   if (workspace !== null) {
-    throw new AgentscmError('COLLECT_STATE_UNSAFE', `the key file ${resolve(keyFile)} is inside the agentscm workspace ${workspace}, where a checkpoint would record it`, {
-      hint: 'keep the key in a state directory outside every workspace',
-    });
+    throw new AgentscmError(
+      'COLLECT_STATE_UNSAFE',
+      `the key file ${resolve(keyFile)} is inside the agentscm workspace ${workspace}, where a checkpoint would record it`,
+      {
+        hint: 'keep the key in a state directory outside every workspace',
+      },
+    );
   }
   const key = loadSigningKey(keyFile);
   const keyId = key.keyId;
   if (keyId !== descriptor.executor.verification_key_id) {
-    throw new AgentscmError('COLLECT_KEY_MISMATCH', `the key file holds key ${keyId}, not the key ${descriptor.executor.verification_key_id} of registration ${descriptor.executor.registration_id} the descriptor names`, {
-      hint: 'pass the key file that was enrolled for this registration (agentscm agent-task key --state-dir, then enroll its public key)',
-      details: { registration_id: descriptor.executor.registration_id },
-    });
+    throw new AgentscmError(
+      'COLLECT_KEY_MISMATCH',
+      `the key file holds key ${keyId}, not the key ${descriptor.executor.verification_key_id} of registration ${descriptor.executor.registration_id} the descriptor names`,
+      {
+        hint: 'pass the key file that was enrolled for this registration (agentscm agent-task key --state-dir, then enroll its public key)',
+        details: { registration_id: descriptor.executor.registration_id },
+      },
+    );
   }
   return key.privateKey;
 }
 
-async function finishUpload(state: CollectState, descriptor: AnyCollectorDescriptor, target: UploadTarget, envelope: Buffer, ran: boolean, progress: (m: string) => void): Promise<CollectResult> {
+async function finishUpload(
+  state: CollectState,
+  descriptor: AnyCollectorDescriptor,
+  target: UploadTarget,
+  envelope: Buffer,
+  ran: boolean,
+  progress: (m: string) => void,
+): Promise<CollectResult> {
   const digest = transferDigest(envelope);
-  progress(`uploading transfer ${digest} (${envelope.byteLength} bytes) to ${target.endpoint === undefined ? 'the local authority' : target.endpoint}`);
+  progress(
+    `uploading transfer ${digest} (${envelope.byteLength} bytes) to ${target.endpoint === undefined ? 'the local authority' : target.endpoint}`,
+  );
   const upload = await uploadEnvelope(target, envelope);
   recordUploadAnswer(state, descriptor.upload_request_id, encodeCanonical(upload.answer));
   const verdict = envelopeVerdict(envelope);
@@ -192,22 +241,39 @@ function noContainer(error: string): ContainerRunObservation {
 }
 
 /** What both kinds of collection start from: the descriptor's bytes, the key, the state directory and the upload target. */
-function openCollection(input: CollectInput, descriptor: AnyCollectorDescriptor): { descriptorBytes: Buffer; privateKey: Uint8Array; state: CollectState; target: UploadTarget; id: string } {
+function openCollection(
+  input: CollectInput,
+  descriptor: AnyCollectorDescriptor,
+): { descriptorBytes: Buffer; privateKey: Uint8Array; state: CollectState; target: UploadTarget; id: string } {
   const descriptorBytes = encodeAnyCollectorDescriptor(descriptor);
   const privateKey = keyOf(input.keyFile, descriptor);
   const token = readTokenFile(input.tokenFile);
   const state = openCollectState(input.stateDir, input.dataDir);
-  return { descriptorBytes, privateKey, state, target: { dataDir: input.dataDir, endpoint: input.endpoint, token }, id: descriptor.upload_request_id };
+  return {
+    descriptorBytes,
+    privateKey,
+    state,
+    target: { dataDir: input.dataDir, endpoint: input.endpoint, token },
+    id: descriptor.upload_request_id,
+  };
 }
 
 /** `agentscm agent-task collect` (see module comment). */
 export async function collect(input: CollectInput): Promise<CollectResult> {
   const progress = input.onProgress ?? ((): void => undefined);
-  const decoded = decodeAnyCollectorDescriptor(readBoundedInput(input.descriptorFile, { limit: MAX_REVIEW_DESCRIPTOR_BYTES, what: 'the collector descriptor', tooLargeHint: 'a command descriptor holds one recipe and its bindings; a review descriptor one review action' }));
+  const decoded = decodeAnyCollectorDescriptor(
+    readBoundedInput(input.descriptorFile, {
+      limit: MAX_REVIEW_DESCRIPTOR_BYTES,
+      what: 'the collector descriptor',
+      tooLargeHint: 'a command descriptor holds one recipe and its bindings; a review descriptor one review action',
+    }),
+  );
   if (isReviewDescriptor(decoded)) return collectReview(input, decoded);
   const descriptor = decoded;
   if (input.docker === undefined || input.dockerSocket === undefined) {
-    throw new AgentscmError('USAGE', 'a command descriptor needs --docker and --docker-socket', { hint: 'pass the docker executable and the Docker Engine socket the profile\'s runtime identity was probed with' });
+    throw new AgentscmError('USAGE', 'a command descriptor needs --docker and --docker-socket', {
+      hint: "pass the docker executable and the Docker Engine socket the profile's runtime identity was probed with",
+    });
   }
   const docker = input.docker;
   const dockerSocket = input.dockerSocket;
@@ -222,22 +288,33 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
     }
   }
 
-  progress(`checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`);
+  progress(
+    `checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`,
+  );
   const binding = checkDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
-  const { client, executableSha256 } = await connectRuntime({ docker, dockerSocket, ...(input.transport === undefined ? {} : { transport: input.transport }) });
+  const { client, executableSha256 } = await connectRuntime({
+    docker,
+    dockerSocket,
+    ...(input.transport === undefined ? {} : { transport: input.transport }),
+  });
   let envelope: Buffer;
   try {
     const { identity } = await observeRuntimeIdentity(client, { image: descriptor.recipe.image, executableSha256 });
     const observed = runtimeIdentityDigest(identity);
     if (observed !== descriptor.runtime_identity_digest) {
-      throw new AgentscmError('COLLECT_RUNTIME_MISMATCH', `the runtime identity observed now has SHA-256 ${observed}; the collector profile pins ${descriptor.runtime_identity_digest}`, {
-        hint: 'run on the engine, image and docker executable the profile was made for (agentscm agent-task runtime-probe shows the identity)',
-        details: { observed },
-      });
+      throw new AgentscmError(
+        'COLLECT_RUNTIME_MISMATCH',
+        `the runtime identity observed now has SHA-256 ${observed}; the collector profile pins ${descriptor.runtime_identity_digest}`,
+        {
+          hint: 'run on the engine, image and docker executable the profile was made for (agentscm agent-task runtime-probe shows the identity)',
+          details: { observed },
+        },
+      );
     }
     const request = collectionRequest(descriptor, binding, identity);
     const reserved = reserveCollection(state, id, descriptorBytes);
-    if (reserved.state === 'retained') return await finishUpload(state, descriptor, target, reserved.envelope, false, progress);
+    if (reserved.state === 'retained')
+      return await finishUpload(state, descriptor, target, reserved.envelope, false, progress);
     pauseAtTestPoint('collect:after-reservation');
 
     const snapshotPath = snapshotPathFor(state.snapshots, sha256Hex(Buffer.from(id, 'utf8')));
@@ -246,7 +323,12 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
     progress(`materializing revision ${descriptor.subject.revision}`);
     const auth = openAuthority(input.dataDir, { mode: 'read' });
     try {
-      materializeSnapshot(auth, { repository: descriptor.repository_id, revision: descriptor.subject.revision, parent: state.snapshots, digest: snapshotPath.slice(-64) });
+      materializeSnapshot(auth, {
+        repository: descriptor.repository_id,
+        revision: descriptor.subject.revision,
+        parent: state.snapshots,
+        digest: snapshotPath.slice(-64),
+      });
     } catch (error) {
       observation = noContainer(isAgentscmError(error) ? `${error.code}: ${error.message}` : String(error));
     } finally {
@@ -258,24 +340,47 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
       observation = await runContainer({
         client,
         containerName,
-        labels: { [LABELS.managed]: '1', [LABELS.attempt]: descriptor.attempt.attempt_id, [LABELS.run]: descriptor.attempt.execution_operation_id, [LABELS.step]: binding.stepId },
+        labels: {
+          [LABELS.managed]: '1',
+          [LABELS.attempt]: descriptor.attempt.attempt_id,
+          [LABELS.run]: descriptor.attempt.execution_operation_id,
+          [LABELS.step]: binding.stepId,
+        },
         recipe: descriptor.recipe,
         imageId: identity.image.id,
         snapshotPath,
       });
-      snapshotCleanup = observation.containerCleanup === 'unconfirmed' ? 'unconfirmed' : removeSnapshot(snapshotPath) ? 'removed' : 'unconfirmed';
+      snapshotCleanup =
+        observation.containerCleanup === 'unconfirmed'
+          ? 'unconfirmed'
+          : removeSnapshot(snapshotPath)
+            ? 'removed'
+            : 'unconfirmed';
     } else {
       snapshotCleanup = removeSnapshot(snapshotPath) ? 'removed' : 'unconfirmed';
     }
     const record: ExecutionRecord & { isolation: JsonObject } = {
-      ...buildExecutionRecord({ request, requestDigest: requestDigest(request), containerName, observation, snapshotCleanup, outputLimitBytes: descriptor.recipe.limits.output_bytes }),
+      ...buildExecutionRecord({
+        request,
+        requestDigest: requestDigest(request),
+        containerName,
+        observation,
+        snapshotCleanup,
+        outputLimitBytes: descriptor.recipe.limits.output_bytes,
+      }),
       isolation: collectionIsolation(descriptor.recipe),
     };
-    progress(`the command finished: ${record.outcome}${record.exit_code === null ? '' : ` (exit ${record.exit_code})`}; rechecking the authority before signing`);
+    progress(
+      `the command finished: ${record.outcome}${record.exit_code === null ? '' : ` (exit ${record.exit_code})`}; rechecking the authority before signing`,
+    );
     pauseAtTestPoint('collect:before-signing');
     checkDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
     const records = collectionRecords(request, record);
-    envelope = encodeTransferEnvelope(collectionHeader(descriptor, request, records, input.agentscmVersion), records, privateKey);
+    envelope = encodeTransferEnvelope(
+      collectionHeader(descriptor, request, records, input.agentscmVersion),
+      records,
+      privateKey,
+    );
     retainEnvelope(state, id, envelope);
     progress(`retained the signed envelope (${envelope.byteLength} bytes)`);
   } finally {
@@ -303,15 +408,23 @@ async function collectReview(input: CollectInput, descriptor: ReviewCollectorDes
       progress(`upload request ${id} already retains its signed envelope; nothing runs again`);
       return finishUpload(state, descriptor, target, reopened.envelope, false, progress);
     }
-    progress(`upload request ${id} was reserved before; the review reopens from its journal and makes no retained call again`);
+    progress(
+      `upload request ${id} was reserved before; the review reopens from its journal and makes no retained call again`,
+    );
   }
   if (input.reviewExecutable === undefined) {
-    throw new AgentscmError('REVIEW_RUNTIME_NOT_CONFIGURED', `the descriptor names review task ${descriptor.task.task_id}, and no review executable was given`, {
-      hint: 'pass --review-executable with the absolute path of the Claude Code executable whose SHA-256 the profile pins (and --review-env for each variable it needs)',
-      details: { task_id: descriptor.task.task_id },
-    });
+    throw new AgentscmError(
+      'REVIEW_RUNTIME_NOT_CONFIGURED',
+      `the descriptor names review task ${descriptor.task.task_id}, and no review executable was given`,
+      {
+        hint: 'pass --review-executable with the absolute path of the Claude Code executable whose SHA-256 the profile pins (and --review-env for each variable it needs)',
+        details: { task_id: descriptor.task.task_id },
+      },
+    );
   }
-  progress(`checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`);
+  progress(
+    `checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`,
+  );
   const binding = checkReviewDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
   const transport = createClaudeCodeTransport({
     executable: input.reviewExecutable,
@@ -321,10 +434,14 @@ async function collectReview(input: CollectInput, descriptor: ReviewCollectorDes
     providerScope: descriptor.transport.provider_scope,
   });
   if (transport.identity.executable_sha256 !== descriptor.transport.executable_sha256) {
-    throw new AgentscmError('COLLECT_RUNTIME_MISMATCH', `the review executable ${input.reviewExecutable} has SHA-256 ${String(transport.identity.executable_sha256)}; the finite-review profile pins ${descriptor.transport.executable_sha256}`, {
-      hint: 'run the exact executable the profile pins (readlink -f "$(command -v claude)"), or install a profile pinning this one',
-      details: { observed: transport.identity.executable_sha256 },
-    });
+    throw new AgentscmError(
+      'COLLECT_RUNTIME_MISMATCH',
+      `the review executable ${input.reviewExecutable} has SHA-256 ${String(transport.identity.executable_sha256)}; the finite-review profile pins ${descriptor.transport.executable_sha256}`,
+      {
+        hint: 'run the exact executable the profile pins (readlink -f "$(command -v claude)"), or install a profile pinning this one',
+        details: { observed: transport.identity.executable_sha256 },
+      },
+    );
   }
   const reserved = reserveCollection(state, id, descriptorBytes, { reopen: true });
   if (reserved.state === 'retained') return finishUpload(state, descriptor, target, reserved.envelope, false, progress);
@@ -336,21 +453,42 @@ async function collectReview(input: CollectInput, descriptor: ReviewCollectorDes
     const auth = openAuthority(input.dataDir, { mode: 'read' });
     let record;
     try {
-      progress(`reviewing ${descriptor.review.action.coverage.length} path(s) of revision ${descriptor.subject.revision} with ${descriptor.transport.model}`);
+      progress(
+        `reviewing ${descriptor.review.action.coverage.length} path(s) of revision ${descriptor.subject.revision} with ${descriptor.transport.model}`,
+      );
       record = await runReview(
-        { repository: descriptor.repository_id, revision: descriptor.subject.revision, action: descriptor.review.action, policyBytes: binding.policyBytes },
-        { sources: revisionReviewSources(auth, descriptor.repository_id, descriptor.subject.revision), transport, journal },
+        {
+          repository: descriptor.repository_id,
+          revision: descriptor.subject.revision,
+          action: descriptor.review.action,
+          policyBytes: binding.policyBytes,
+        },
+        {
+          sources: revisionReviewSources(auth, descriptor.repository_id, descriptor.subject.revision),
+          transport,
+          journal,
+        },
       );
     } finally {
       auth.close();
     }
-    progress(`the review finished: ${record.outcome} after ${record.calls.length} call(s); rechecking the authority before signing`);
+    progress(
+      `the review finished: ${record.outcome} after ${record.calls.length} call(s); rechecking the authority before signing`,
+    );
     pauseAtTestPoint('collect:before-signing');
     checkReviewDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
     const requests = listJournalRequests(journal, record.review_id);
-    if (requests.length !== record.calls.length) throw new AgentscmError('INTERNAL', `the review journal holds ${requests.length} request(s) for ${record.calls.length} recorded call(s)`);
+    if (requests.length !== record.calls.length)
+      throw new AgentscmError(
+        'INTERNAL',
+        `the review journal holds ${requests.length} request(s) for ${record.calls.length} recorded call(s)`,
+      );
     const records = [...requests, encodeCanonical(reviewRecordToJson(record))];
-    envelope = encodeTransferEnvelope(reviewCollectionHeader(descriptor, record.review_id, records, input.agentscmVersion), records, privateKey);
+    envelope = encodeTransferEnvelope(
+      reviewCollectionHeader(descriptor, record.review_id, records, input.agentscmVersion),
+      records,
+      privateKey,
+    );
     retainEnvelope(state, id, envelope);
     progress(`retained the signed envelope (${envelope.byteLength} bytes)`);
   } finally {
@@ -376,13 +514,24 @@ export async function retryUpload(input: RetryUploadInput): Promise<CollectResul
   const descriptorBytes = readReservedDescriptor(state, input.uploadRequestId);
   const envelope = descriptorBytes === null ? null : readRetainedEnvelope(state, input.uploadRequestId);
   if (descriptorBytes === null || envelope === null) {
-    throw new AgentscmError('COLLECT_NOT_RETAINED', `the state directory retains no signed envelope for upload request ${input.uploadRequestId}${descriptorBytes === null ? '' : ' (it was reserved, but its collection never signed)'}`, {
-      hint: 'name the upload_request_id of a collection this state directory completed (agent-task collect prints it)',
-      details: { upload_request_id: input.uploadRequestId },
-    });
+    throw new AgentscmError(
+      'COLLECT_NOT_RETAINED',
+      `the state directory retains no signed envelope for upload request ${input.uploadRequestId}${descriptorBytes === null ? '' : ' (it was reserved, but its collection never signed)'}`,
+      {
+        hint: 'name the upload_request_id of a collection this state directory completed (agent-task collect prints it)',
+        details: { upload_request_id: input.uploadRequestId },
+      },
+    );
   }
   const descriptor = decodeAnyCollectorDescriptor(descriptorBytes);
-  return finishUpload(state, descriptor, { dataDir: input.dataDir, endpoint: input.endpoint, token }, envelope, false, input.onProgress ?? ((): void => undefined));
+  return finishUpload(
+    state,
+    descriptor,
+    { dataDir: input.dataDir, endpoint: input.endpoint, token },
+    envelope,
+    false,
+    input.onProgress ?? ((): void => undefined),
+  );
 }
 
 export interface UploadFileInput {
@@ -400,7 +549,12 @@ export interface UploadFileResult {
 
 /** `agentscm agent-task upload ENVELOPE`: upload an envelope file as it is (framing checked first). */
 export async function uploadEnvelopeFile(input: UploadFileInput): Promise<UploadFileResult> {
-  const envelope = readBoundedInput(input.envelopeFile, { limit: TRANSFER_LIMITS.maxEnvelopeBytes, what: 'the transfer envelope', tooLargeHint: 'an envelope is at most 16 MiB', stdin: true });
+  const envelope = readBoundedInput(input.envelopeFile, {
+    limit: TRANSFER_LIMITS.maxEnvelopeBytes,
+    what: 'the transfer envelope',
+    tooLargeHint: 'an envelope is at most 16 MiB',
+    stdin: true,
+  });
   readTransferEnvelope(envelope);
   const token = readTokenFile(input.tokenFile);
   const upload = await uploadEnvelope({ dataDir: input.dataDir, endpoint: input.endpoint, token }, envelope);

@@ -8,14 +8,18 @@
  * an unfinished one needs `skill-workflow recover`.
  */
 import { join } from 'node:path';
+
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import { commandRecipeDigest, decodeCommandRecipe, RECIPE_LIMITS } from '../contracts/command-recipe.js';
-import type { CommandRecipe } from '../contracts/command-recipe.js';
+import {
+  commandRecipeDigest,
+  decodeCommandRecipe,
+  RECIPE_LIMITS,
+  type CommandRecipe,
+} from '../contracts/command-recipe.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { readRevisionFile } from '../native/revisions.js';
-import { openAuthority } from '../native/store.js';
-import type { Authority } from '../native/store.js';
+import { openAuthority, type Authority } from '../native/store.js';
 import {
   commandAttemptId,
   commandContainerName,
@@ -25,18 +29,34 @@ import {
   reserveCommandAttempt,
 } from '../workflows/command-attempts.js';
 import { checkRecipeWorkdir } from '../workflows/command-binding.js';
-import type { CommandStepPreflight, CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../workflows/command-step.js';
-import { getRunHeader, journalRead, openJournal } from '../workflows/journal.js';
-import type { Journal } from '../workflows/journal.js';
-import { DockerClient } from './docker-client.js';
-import { createUnixSocketTransport } from './docker-transport.js';
-import type { DockerTransport } from './docker-transport.js';
+import type {
+  CommandStepPreflight,
+  CommandStepRequest,
+  CommandStepResult,
+  CommandStepRuntime,
+} from '../workflows/command-step.js';
+import { getRunHeader, journalRead, openJournal, type Journal } from '../workflows/journal.js';
 import { cancelCommandStep, stopCommandStep } from './custody.js';
-import { attemptStateOf, buildExecutionRecord, recipeJson, recordDigest, requestDigest, stepResultOf, summarizeRecord } from './execution-record.js';
-import type { ExecutionRecord, ExecutionRequest } from './execution-record.js';
-import { LABELS, runContainer } from './oci-command-collector.js';
-import type { ContainerCleanup, ContainerRunObservation } from './oci-command-collector.js';
-import { checkRuntimeFlags, hashExecutable, observeRuntimeIdentity, runtimeIdentityDigest } from './runtime-identity.js';
+import { DockerClient } from './docker-client.js';
+import { createUnixSocketTransport, type DockerTransport } from './docker-transport.js';
+import {
+  attemptStateOf,
+  buildExecutionRecord,
+  recipeJson,
+  recordDigest,
+  requestDigest,
+  stepResultOf,
+  summarizeRecord,
+  type ExecutionRecord,
+  type ExecutionRequest,
+} from './execution-record.js';
+import { LABELS, runContainer, type ContainerCleanup, type ContainerRunObservation } from './oci-command-collector.js';
+import {
+  checkRuntimeFlags,
+  hashExecutable,
+  observeRuntimeIdentity,
+  runtimeIdentityDigest,
+} from './runtime-identity.js';
 import { ensurePrivateDir, materializeSnapshot, removeSnapshot, snapshotPathFor } from './snapshot.js';
 
 export interface CommandRuntimeOptions {
@@ -68,9 +88,12 @@ export function snapshotParentOf(dataDir: string): string {
 }
 
 /** Connect to the engine behind a validated --docker / --docker-socket pair. */
-export async function connectRuntime(options: CommandRuntimeOptions): Promise<{ client: DockerClient; executableSha256: string }> {
+export async function connectRuntime(
+  options: CommandRuntimeOptions,
+): Promise<{ client: DockerClient; executableSha256: string }> {
   const flags = checkRuntimeFlags(options.docker, options.dockerSocket);
-  if (flags === null) throw new AgentscmError('RUNTIME_FLAGS_INVALID', 'command execution needs --docker and --docker-socket');
+  if (flags === null)
+    throw new AgentscmError('RUNTIME_FLAGS_INVALID', 'command execution needs --docker and --docker-socket');
   const executableSha256 = hashExecutable(flags.docker);
   const transport = options.transport ?? createUnixSocketTransport(flags.dockerSocket);
   try {
@@ -88,7 +111,8 @@ export async function createCommandStepRuntime(options: CommandRuntimeOptions): 
     client,
     executableSha256,
     preflight: (request) => preflightCommandStep(client, request),
-    run: (request) => runCommandStep({ client, executableSha256, drainMs: options.drainMs, graceMs: options.graceMs }, request),
+    run: (request) =>
+      runCommandStep({ client, executableSha256, drainMs: options.drainMs, graceMs: options.graceMs }, request),
     cancel: (request) => cancelCommandStep(client, request),
     stop: (request) => stopCommandStep(client, request),
     close: () => client.close(),
@@ -100,9 +124,12 @@ export async function createCommandStepRuntime(options: CommandRuntimeOptions): 
  * (RUNTIME_FLAGS_INVALID), the engine is connected on first use only, so a run that never
  * reaches a command step never needs the engine to answer.
  */
-export function createLazyCommandStepRuntime(options: CommandRuntimeOptions): CommandStepRuntime & { close(): Promise<void> } {
+export function createLazyCommandStepRuntime(
+  options: CommandRuntimeOptions,
+): CommandStepRuntime & { close(): Promise<void> } {
   const flags = checkRuntimeFlags(options.docker, options.dockerSocket);
-  if (flags === null) throw new AgentscmError('RUNTIME_FLAGS_INVALID', 'command execution needs --docker and --docker-socket');
+  if (flags === null)
+    throw new AgentscmError('RUNTIME_FLAGS_INVALID', 'command execution needs --docker and --docker-socket');
   hashExecutable(flags.docker);
   let opened: Promise<CommandRuntimeHandle> | null = null;
   const open = (): Promise<CommandRuntimeHandle> => (opened ??= createCommandStepRuntime(options));
@@ -111,7 +138,8 @@ export function createLazyCommandStepRuntime(options: CommandRuntimeOptions): Co
     run: async (request) => (await open()).run(request),
     cancel: async (request) => {
       const handle = await open();
-      if (handle.cancel === undefined) throw new AgentscmError('INTERNAL', 'the command runtime offers no cancellation');
+      if (handle.cancel === undefined)
+        throw new AgentscmError('INTERNAL', 'the command runtime offers no cancellation');
       return handle.cancel(request);
     },
     stop: async (request) => (await open()).stop?.(request) ?? 0,
@@ -127,19 +155,32 @@ export function createLazyCommandStepRuntime(options: CommandRuntimeOptions): Co
 }
 
 function runningError(request: Pick<CommandStepRequest, 'runId' | 'stepId'>, attemptId: string): AgentscmError {
-  return new AgentscmError('COMMAND_ATTEMPT_RUNNING', `command attempt ${attemptId} of step "${request.stepId}" did not finish (its controller stopped); it is never run again`, {
-    hint: `reconcile it: agentscm skill-workflow recover ${request.runId} ${request.stepId} --docker PATH --docker-socket PATH`,
-    details: { attempt_id: attemptId },
-  });
+  return new AgentscmError(
+    'COMMAND_ATTEMPT_RUNNING',
+    `command attempt ${attemptId} of step "${request.stepId}" did not finish (its controller stopped); it is never run again`,
+    {
+      hint: `reconcile it: agentscm skill-workflow recover ${request.runId} ${request.stepId} --docker PATH --docker-socket PATH`,
+      details: { attempt_id: attemptId },
+    },
+  );
 }
 
-function loadRecipe(auth: Authority, request: Pick<CommandStepRequest, 'repository' | 'revision' | 'recipePath' | 'recipeDigest'>): CommandRecipe {
-  const bytes = readRevisionFile(auth, request.repository, request.revision, request.recipePath, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
+function loadRecipe(
+  auth: Authority,
+  request: Pick<CommandStepRequest, 'repository' | 'revision' | 'recipePath' | 'recipeDigest'>,
+): CommandRecipe {
+  const bytes = readRevisionFile(auth, request.repository, request.revision, request.recipePath, {
+    maxBytes: RECIPE_LIMITS.maxRecipeBytes,
+  });
   const digest = commandRecipeDigest(bytes);
   if (digest !== request.recipeDigest) {
-    throw new AgentscmError('RECIPE_DIGEST_MISMATCH', `recipe ${request.recipePath} in revision ${request.revision} has SHA-256 ${digest}, the plan bound ${request.recipeDigest}`, {
-      hint: 'plan the workflow again against the current revision',
-    });
+    throw new AgentscmError(
+      'RECIPE_DIGEST_MISMATCH',
+      `recipe ${request.recipePath} in revision ${request.revision} has SHA-256 ${digest}, the plan bound ${request.recipeDigest}`,
+      {
+        hint: 'plan the workflow again against the current revision',
+      },
+    );
   }
   const recipe = decodeCommandRecipe(bytes);
   checkRecipeWorkdir(auth, request.repository, request.revision, recipe.workdir);
@@ -163,7 +204,11 @@ export async function preflightCommandStep(client: DockerClient, request: Comman
     await client.inspectImage(recipe.image);
   } catch (error) {
     if (isAgentscmError(error) && error.code === 'IMAGE_NOT_FOUND') {
-      throw new AgentscmError('IMAGE_NOT_FOUND', `step "${request.stepId}": ${error.message}`, { hint: error.hint ?? 'load the image into the engine (images are never pulled)', details: { step: request.stepId, image: recipe.image }, cause: error });
+      throw new AgentscmError('IMAGE_NOT_FOUND', `step "${request.stepId}": ${error.message}`, {
+        hint: error.hint ?? 'load the image into the engine (images are never pulled)',
+        details: { step: request.stepId, image: recipe.image },
+        cause: error,
+      });
     }
     throw error;
   }
@@ -191,7 +236,10 @@ export async function runCommandStep(context: RuntimeContext, request: CommandSt
     try {
       recipe = loadRecipe(auth, request);
       // The image is looked up before the reservation: a missing image is an error with no attempt.
-      const { identity } = await observeRuntimeIdentity(context.client, { image: recipe.image, executableSha256: context.executableSha256 });
+      const { identity } = await observeRuntimeIdentity(context.client, {
+        image: recipe.image,
+        executableSha256: context.executableSha256,
+      });
       const attemptId = commandAttemptId(request.repository, request.runId, request.stepId, FIRST_GENERATION);
       const parent = snapshotParentOf(request.dataDir);
       ensurePrivateDir(join(request.dataDir, 'collector'));
@@ -215,7 +263,11 @@ export async function runCommandStep(context: RuntimeContext, request: CommandSt
         runtime_identity: identity,
         runtime_identity_digest: runtimeIdentityDigest(identity),
       };
-      prepared = { request: execution, digest: requestDigest(execution), snapshotPath: snapshotPathFor(parent, sha256Hex(attemptId)) };
+      prepared = {
+        request: execution,
+        digest: requestDigest(execution),
+        snapshotPath: snapshotPathFor(parent, sha256Hex(attemptId)),
+      };
       const reserved = reserveCommandAttempt(journal.db, {
         repository: request.repository,
         runId: request.runId,
@@ -236,7 +288,13 @@ export async function runCommandStep(context: RuntimeContext, request: CommandSt
       const snapshotError = materialize(auth, request, prepared.snapshotPath);
       auth.close();
       if (snapshotError !== null) {
-        return finish(journal, prepared, recipe, noContainer('runtime_error', snapshotError), removeSnapshot(prepared.snapshotPath) ? 'removed' : 'unconfirmed');
+        return finish(
+          journal,
+          prepared,
+          recipe,
+          noContainer('runtime_error', snapshotError),
+          removeSnapshot(prepared.snapshotPath) ? 'removed' : 'unconfirmed',
+        );
       }
     } finally {
       auth.close();
@@ -250,7 +308,12 @@ export async function runCommandStep(context: RuntimeContext, request: CommandSt
 function materialize(auth: Authority, request: CommandStepRequest, snapshotPath: string): string | null {
   try {
     const parent = join(snapshotPath, '..');
-    materializeSnapshot(auth, { repository: request.repository, revision: request.revision, parent, digest: snapshotPath.slice(-64) });
+    materializeSnapshot(auth, {
+      repository: request.repository,
+      revision: request.revision,
+      parent,
+      digest: snapshotPath.slice(-64),
+    });
     return null;
   } catch (error) {
     return isAgentscmError(error) ? `${error.code}: ${error.message}` : String(error);
@@ -261,7 +324,10 @@ function emptyCapture(): ContainerRunObservation['stdout'] {
   return { bytes: Buffer.alloc(0), observedBytes: 0, truncated: false, sha256: sha256Hex(Buffer.alloc(0)) };
 }
 
-function noContainer(outcome: 'runtime_error' | 'cancelled' | 'uncertain', error: string | null): ContainerRunObservation {
+function noContainer(
+  outcome: 'runtime_error' | 'cancelled' | 'uncertain',
+  error: string | null,
+): ContainerRunObservation {
   return {
     outcome,
     containerId: null,
@@ -280,7 +346,13 @@ function noContainer(outcome: 'runtime_error' | 'cancelled' | 'uncertain', error
   };
 }
 
-async function execute(context: RuntimeContext, journal: Journal, prepared: { request: ExecutionRequest; digest: string; snapshotPath: string }, recipe: CommandRecipe, signal: AbortSignal): Promise<CommandStepResult> {
+async function execute(
+  context: RuntimeContext,
+  journal: Journal,
+  prepared: { request: ExecutionRequest; digest: string; snapshotPath: string },
+  recipe: CommandRecipe,
+  signal: AbortSignal,
+): Promise<CommandStepResult> {
   const attemptId = prepared.request.attempt_id;
   let observation: ContainerRunObservation;
   // A cancel from another process records the run cancelled and stops the container by label;
@@ -316,12 +388,23 @@ async function execute(context: RuntimeContext, journal: Journal, prepared: { re
     // Not an engine answer but a local failure (e.g. the journal refused the custody note):
     // the container may exist, so the attempt is uncertain until recover reconciles it.
     const text = isAgentscmError(error) ? `${error.code}: ${error.message}` : String(error);
-    return finish(journal, prepared, recipe, { ...noContainer('uncertain', text), containerCleanup: 'unconfirmed' }, 'unconfirmed');
+    return finish(
+      journal,
+      prepared,
+      recipe,
+      { ...noContainer('uncertain', text), containerCleanup: 'unconfirmed' },
+      'unconfirmed',
+    );
   } finally {
     clearInterval(watcher);
   }
   // The snapshot stays while the container's removal is unconfirmed, so recover can finish both.
-  const snapshotCleanup: ContainerCleanup = observation.containerCleanup === 'unconfirmed' ? 'unconfirmed' : removeSnapshot(prepared.snapshotPath) ? 'removed' : 'unconfirmed';
+  const snapshotCleanup: ContainerCleanup =
+    observation.containerCleanup === 'unconfirmed'
+      ? 'unconfirmed'
+      : removeSnapshot(prepared.snapshotPath)
+        ? 'removed'
+        : 'unconfirmed';
   return finish(journal, prepared, recipe, observation, snapshotCleanup);
 }
 

@@ -8,20 +8,34 @@
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import type { JsonValue } from '../contracts/json-value.js';
+import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import { commandContainerName, findCommandAttemptForStep, finishCommandAttempt, getCommandAttemptOutput } from '../workflows/command-attempts.js';
-import type { CommandAttempt } from '../workflows/command-attempts.js';
+import {
+  commandContainerName,
+  findCommandAttemptForStep,
+  finishCommandAttempt,
+  getCommandAttemptOutput,
+  type CommandAttempt,
+} from '../workflows/command-attempts.js';
 import type { CommandStepCancelRequest, CommandStepResult } from '../workflows/command-step.js';
-import { journalRead, openJournal } from '../workflows/journal.js';
-import type { Journal } from '../workflows/journal.js';
+import { journalRead, openJournal, type Journal } from '../workflows/journal.js';
 import type { ContainerState, DockerClient } from './docker-client.js';
-import { attemptStateOf, buildExecutionRecord, recordDigest, stepResultOf, summarizeRecord } from './execution-record.js';
-import type { ExecutionRequest } from './execution-record.js';
-import { LABELS, removeAndConfirm } from './oci-command-collector.js';
-import type { ContainerCleanup, ContainerRunObservation, ExecutionOutcome as Outcome } from './oci-command-collector.js';
+import {
+  attemptStateOf,
+  buildExecutionRecord,
+  recordDigest,
+  stepResultOf,
+  summarizeRecord,
+  type ExecutionRequest,
+} from './execution-record.js';
+import {
+  LABELS,
+  removeAndConfirm,
+  type ContainerCleanup,
+  type ContainerRunObservation,
+  type ExecutionOutcome as Outcome,
+} from './oci-command-collector.js';
 import { removeSnapshot } from './snapshot.js';
 
 export interface CustodyReport {
@@ -49,7 +63,9 @@ function field(value: JsonValue | undefined, key: string): JsonValue | undefined
 }
 
 function describe(error: unknown): string {
-  return (isAgentscmError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error)).slice(0, 1024);
+  return (
+    isAgentscmError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error)
+  ).slice(0, 1024);
 }
 
 function numberOrNull(value: JsonValue | undefined): number | null {
@@ -63,11 +79,20 @@ function stringOrNull(value: JsonValue | undefined): string | null {
 /** The retained bytes of a stream with the observed count and truncation its record gave (none: the bytes themselves). */
 function capturedOf(bytes: Buffer, recorded: JsonValue | undefined): ContainerRunObservation['stdout'] {
   const observed = numberOrNull(field(recorded, 'observed_bytes'));
-  return { bytes, observedBytes: observed ?? bytes.length, truncated: field(recorded, 'truncated') === true, sha256: sha256Hex(bytes) };
+  return {
+    bytes,
+    observedBytes: observed ?? bytes.length,
+    truncated: field(recorded, 'truncated') === true,
+    sha256: sha256Hex(bytes),
+  };
 }
 
 /** Remove every container of the attempt and confirm that none remains. */
-export async function reconcileContainers(client: DockerClient, attemptId: string, everCreated: boolean): Promise<{ found: ContainerState[]; removed: number; cleanup: ContainerCleanup; errors: string[] }> {
+export async function reconcileContainers(
+  client: DockerClient,
+  attemptId: string,
+  everCreated: boolean,
+): Promise<{ found: ContainerState[]; removed: number; cleanup: ContainerCleanup; errors: string[] }> {
   const errors: string[] = [];
   const ids = new Set<string>();
   const found: ContainerState[] = [];
@@ -96,18 +121,34 @@ export async function reconcileContainers(client: DockerClient, attemptId: strin
   } catch (error) {
     errors.push(describe(error));
   }
-  return { found, removed, cleanup: errors.length === 0 ? (ids.size === 0 && !everCreated ? 'not_created' : 'removed') : 'unconfirmed', errors };
+  return {
+    found,
+    removed,
+    cleanup: errors.length === 0 ? (ids.size === 0 && !everCreated ? 'not_created' : 'removed') : 'unconfirmed',
+    errors,
+  };
 }
 
 /**
  * Reconcile and finish a running or uncertain attempt without running anything. A finished
  * (succeeded / failed) attempt is returned as it is.
  */
-export async function reconcileCommandAttempt(client: DockerClient, journal: Journal, attempt: CommandAttempt, reason: 'interrupted' | 'cancelled' = 'interrupted'): Promise<ReconcileResult> {
-  if (attempt.state === 'succeeded' || attempt.state === 'failed') return { result: stepResultOf(attempt), custody: null, reconciled: false };
+export async function reconcileCommandAttempt(
+  client: DockerClient,
+  journal: Journal,
+  attempt: CommandAttempt,
+  reason: 'interrupted' | 'cancelled' = 'interrupted',
+): Promise<ReconcileResult> {
+  if (attempt.state === 'succeeded' || attempt.state === 'failed')
+    return { result: stepResultOf(attempt), custody: null, reconciled: false };
   const containers = await reconcileContainers(client, attempt.attempt_id, attempt.container_id !== null);
   // The snapshot goes only once no container can still have it mounted.
-  const snapshotCleanup: ContainerCleanup = containers.cleanup === 'unconfirmed' ? 'unconfirmed' : removeSnapshot(attempt.snapshot_path) ? 'removed' : 'unconfirmed';
+  const snapshotCleanup: ContainerCleanup =
+    containers.cleanup === 'unconfirmed'
+      ? 'unconfirmed'
+      : removeSnapshot(attempt.snapshot_path)
+        ? 'removed'
+        : 'unconfirmed';
   const confirmed = containers.cleanup !== 'unconfirmed' && snapshotCleanup !== 'unconfirmed';
   const custody: CustodyReport = {
     containers_found: containers.found.length,
@@ -119,14 +160,19 @@ export async function reconcileCommandAttempt(client: DockerClient, journal: Jou
   };
 
   const request = parseStrictJson(attempt.request_json, { maxBytes: RECORD_MAX_BYTES }) as unknown as ExecutionRequest;
-  const previous = attempt.record_json === null ? null : parseStrictJson(attempt.record_json, { maxBytes: RECORD_MAX_BYTES });
+  const previous =
+    attempt.record_json === null ? null : parseStrictJson(attempt.record_json, { maxBytes: RECORD_MAX_BYTES });
   const previousOutcome = field(previous ?? undefined, 'outcome');
   // A result the collector observed completely keeps its outcome; one it lost is "interrupted".
-  const observedOutcome: Outcome | null = typeof previousOutcome === 'string' && previousOutcome !== 'uncertain' ? (previousOutcome as Outcome) : null;
+  const observedOutcome: Outcome | null =
+    typeof previousOutcome === 'string' && previousOutcome !== 'uncertain' ? (previousOutcome as Outcome) : null;
   // Unconfirmed cleanup keeps the attempt uncertain through the record's cleanup, not its outcome.
   const outcome: Outcome = observedOutcome ?? (confirmed ? reason : 'uncertain');
   const exited = containers.found.find((c) => !c.running && c.exitCode >= 0);
-  const output = previous === null ? { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) } : getCommandAttemptOutput(journal.db, attempt.attempt_id);
+  const output =
+    previous === null
+      ? { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) }
+      : getCommandAttemptOutput(journal.db, attempt.attempt_id);
   const limits = field(field(request.recipe, 'limits'), 'output_bytes');
   const observation: ContainerRunObservation =
     previous === null
@@ -162,7 +208,10 @@ export async function reconcileCommandAttempt(client: DockerClient, journal: Jou
           finishedAt: stringOrNull(field(previous, 'finished_at')),
           durationMs: numberOrNull(field(previous, 'duration_ms')) ?? 0,
           containerCleanup: containers.cleanup,
-          error: containers.errors.length === 0 ? stringOrNull(field(previous, 'error')) : containers.errors.join('; ').slice(0, 2048),
+          error:
+            containers.errors.length === 0
+              ? stringOrNull(field(previous, 'error'))
+              : containers.errors.join('; ').slice(0, 2048),
         };
   const record = buildExecutionRecord({
     request,
@@ -217,13 +266,19 @@ export async function stopCommandStep(client: DockerClient, request: CommandStep
 }
 
 /** The runtime's cancel: stop and clean up a running attempt with no live controller, recorded as cancelled. */
-export async function cancelCommandStep(client: DockerClient, request: CommandStepCancelRequest): Promise<CommandStepResult> {
+export async function cancelCommandStep(
+  client: DockerClient,
+  request: CommandStepCancelRequest,
+): Promise<CommandStepResult> {
   const journal = openJournal(request.dataDir, 'write');
   try {
     const attempt = findCommandAttemptForStep(journal.db, request.runId, request.stepId);
     if (attempt === null) {
-    throw new AgentscmError('COMMAND_ATTEMPT_NOT_FOUND', `step "${request.stepId}" of run "${request.runId}" has no command attempt to cancel`);
-  }
+      throw new AgentscmError(
+        'COMMAND_ATTEMPT_NOT_FOUND',
+        `step "${request.stepId}" of run "${request.runId}" has no command attempt to cancel`,
+      );
+    }
     if (attempt.state !== 'running' && attempt.state !== 'uncertain') return stepResultOf(attempt);
     return (await reconcileCommandAttempt(client, journal, attempt, 'cancelled')).result;
   } finally {

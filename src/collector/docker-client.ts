@@ -80,18 +80,29 @@ const API_VERSION = /^1\.[0-9]{1,3}$/;
 /** The version both sides speak: the engine's newest capped at ours, refused below the floor. */
 export function negotiateApiVersion(engineApi: string, engineMin: string | undefined): string {
   if (!API_VERSION.test(engineApi)) {
-    throw new AgentscmError('RUNTIME_API_UNSUPPORTED', `the engine reports API version ${JSON.stringify(engineApi.slice(0, 32))}, which is not a 1.x version`);
+    throw new AgentscmError(
+      'RUNTIME_API_UNSUPPORTED',
+      `the engine reports API version ${JSON.stringify(engineApi.slice(0, 32))}, which is not a 1.x version`,
+    );
   }
   const chosen = compareApiVersions(engineApi, MAX_API_VERSION) > 0 ? MAX_API_VERSION : engineApi;
   if (compareApiVersions(chosen, MIN_API_VERSION) < 0) {
-    throw new AgentscmError('RUNTIME_API_UNSUPPORTED', `the engine speaks Engine API ${engineApi}; agentscm needs ${MIN_API_VERSION} or newer`, {
-      hint: 'use Docker Engine 20.10 or newer',
-    });
+    throw new AgentscmError(
+      'RUNTIME_API_UNSUPPORTED',
+      `the engine speaks Engine API ${engineApi}; agentscm needs ${MIN_API_VERSION} or newer`,
+      {
+        hint: 'use Docker Engine 20.10 or newer',
+      },
+    );
   }
   if (engineMin !== undefined && API_VERSION.test(engineMin) && compareApiVersions(chosen, engineMin) < 0) {
-    throw new AgentscmError('RUNTIME_API_UNSUPPORTED', `the engine needs Engine API ${engineMin} or newer; agentscm speaks up to ${MAX_API_VERSION}`, {
-      hint: 'use an engine that still accepts this API version',
-    });
+    throw new AgentscmError(
+      'RUNTIME_API_UNSUPPORTED',
+      `the engine needs Engine API ${engineMin} or newer; agentscm speaks up to ${MAX_API_VERSION}`,
+      {
+        hint: 'use an engine that still accepts this API version',
+      },
+    );
   }
   return chosen;
 }
@@ -132,14 +143,26 @@ export class DockerClient {
   static async connect(transport: DockerTransport): Promise<DockerClient> {
     const ping = await transport.request({ method: 'GET', path: '/_ping', maxBytes: 1024, timeoutMs: 5000 });
     if (ping.status !== 200) {
-      throw new AgentscmError('RUNTIME_UNAVAILABLE', `the engine at ${transport.describe} answered /_ping with HTTP ${ping.status}`, {
-        hint: 'start the engine (as root: npm run runtime:start)',
-      });
+      throw new AgentscmError(
+        'RUNTIME_UNAVAILABLE',
+        `the engine at ${transport.describe} answered /_ping with HTTP ${ping.status}`,
+        {
+          hint: 'start the engine (as root: npm run runtime:start)',
+        },
+      );
     }
     const pingApi = ping.headers['api-version'];
-    const response = await transport.request({ method: 'GET', path: '/version', maxBytes: SMALL_BODY, timeoutMs: CONTROL_TIMEOUT_MS });
+    const response = await transport.request({
+      method: 'GET',
+      path: '/version',
+      maxBytes: SMALL_BODY,
+      timeoutMs: CONTROL_TIMEOUT_MS,
+    });
     if (response.status !== 200) {
-      throw new AgentscmError('RUNTIME_API_ERROR', `the engine answered /version with HTTP ${response.status}: ${engineMessage(response)}`);
+      throw new AgentscmError(
+        'RUNTIME_API_ERROR',
+        `the engine answered /version with HTTP ${response.status}: ${engineMessage(response)}`,
+      );
     }
     const body = parseBody(response, '/version');
     const engine: EngineVersion = {
@@ -150,7 +173,10 @@ export class DockerClient {
       arch: str(body.Arch),
       kernelVersion: str(body.KernelVersion),
     };
-    const apiVersion = negotiateApiVersion(engine.apiVersion, engine.minApiVersion === '' ? undefined : engine.minApiVersion);
+    const apiVersion = negotiateApiVersion(
+      engine.apiVersion,
+      engine.minApiVersion === '' ? undefined : engine.minApiVersion,
+    );
     return new DockerClient(transport, apiVersion, engine);
   }
 
@@ -162,7 +188,11 @@ export class DockerClient {
     return `/v${this.apiVersion}${rest}`;
   }
 
-  private async call(method: 'GET' | 'POST' | 'DELETE', rest: string, options: { body?: unknown; maxBytes?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<TransportResponse> {
+  private async call(
+    method: 'GET' | 'POST' | 'DELETE',
+    rest: string,
+    options: { body?: unknown; maxBytes?: number; timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<TransportResponse> {
     return this.transport.request({
       method,
       path: this.path(rest),
@@ -174,16 +204,22 @@ export class DockerClient {
   }
 
   private fail(what: string, response: TransportResponse): never {
-    throw new AgentscmError('RUNTIME_API_ERROR', `the engine refused ${what}: HTTP ${response.status} ${engineMessage(response)}`, {
-      details: { status: response.status },
-    });
+    throw new AgentscmError(
+      'RUNTIME_API_ERROR',
+      `the engine refused ${what}: HTTP ${response.status} ${engineMessage(response)}`,
+      {
+        details: { status: response.status },
+      },
+    );
   }
 
   async info(): Promise<EngineInfo> {
     const response = await this.call('GET', '/info', { maxBytes: LARGE_BODY });
     if (response.status !== 200) this.fail('GET /info', response);
     const body = parseBody(response, '/info');
-    const security = Array.isArray(body.SecurityOptions) ? body.SecurityOptions.filter((s): s is string => typeof s === 'string') : [];
+    const security = Array.isArray(body.SecurityOptions)
+      ? body.SecurityOptions.filter((s): s is string => typeof s === 'string')
+      : [];
     return {
       securityOptions: [...security].sort(),
       cgroupVersion: str(body.CgroupVersion),
@@ -197,15 +233,23 @@ export class DockerClient {
   async inspectImage(reference: string): Promise<ImageInfo> {
     const response = await this.call('GET', `/images/${encodeURIComponent(reference)}/json`, { maxBytes: LARGE_BODY });
     if (response.status === 404) {
-      throw new AgentscmError('IMAGE_NOT_FOUND', `the image ${reference} is not present in the engine at ${this.describe}; agentscm never pulls images`, {
-        hint: 'build or load the image into the engine first (the test image: npm run runtime:start)',
-        details: { image: reference },
-      });
+      throw new AgentscmError(
+        'IMAGE_NOT_FOUND',
+        `the image ${reference} is not present in the engine at ${this.describe}; agentscm never pulls images`,
+        {
+          hint: 'build or load the image into the engine first (the test image: npm run runtime:start)',
+          details: { image: reference },
+        },
+      );
     }
     if (response.status !== 200) this.fail(`to inspect image ${reference}`, response);
     const body = parseBody(response, 'image inspect');
     const id = str(body.Id);
-    if (!/^sha256:[0-9a-f]{64}$/.test(id)) throw new AgentscmError('RUNTIME_API_ERROR', `the engine reported image ID ${JSON.stringify(id.slice(0, 80))} for ${reference}`);
+    if (!/^sha256:[0-9a-f]{64}$/.test(id))
+      throw new AgentscmError(
+        'RUNTIME_API_ERROR',
+        `the engine reported image ID ${JSON.stringify(id.slice(0, 80))} for ${reference}`,
+      );
     const tags = Array.isArray(body.RepoTags) ? body.RepoTags.filter((t): t is string => typeof t === 'string') : [];
     return { id, repoTags: tags, os: str(body.Os), architecture: str(body.Architecture) };
   }
@@ -214,29 +258,41 @@ export class DockerClient {
   async createContainer(name: string, spec: Record<string, unknown>): Promise<string> {
     const response = await this.call('POST', `/containers/create?name=${encodeURIComponent(name)}`, { body: spec });
     if (response.status === 404) {
-      throw new AgentscmError('IMAGE_NOT_FOUND', `the engine has no image ${str(spec.Image)}; agentscm never pulls images`, {
-        hint: 'build or load the image into the engine first',
-      });
+      throw new AgentscmError(
+        'IMAGE_NOT_FOUND',
+        `the engine has no image ${str(spec.Image)}; agentscm never pulls images`,
+        {
+          hint: 'build or load the image into the engine first',
+        },
+      );
     }
     if (response.status !== 201) this.fail(`to create container ${name}`, response);
     const id = str(parseBody(response, 'container create').Id);
-    if (!/^[0-9a-f]{64}$/.test(id)) throw new AgentscmError('RUNTIME_API_ERROR', 'the engine returned a malformed container ID');
+    if (!/^[0-9a-f]{64}$/.test(id))
+      throw new AgentscmError('RUNTIME_API_ERROR', 'the engine returned a malformed container ID');
     return id;
   }
 
   /** Hijack stdout/stderr of a created (not yet started) container. */
   async attachContainer(id: string): Promise<NodeJS.ReadableStream & { destroy(error?: Error): unknown }> {
-    return this.transport.attach(this.path(`/containers/${id}/attach?stream=1&stdout=1&stderr=1&logs=0`), CONTROL_TIMEOUT_MS);
+    return this.transport.attach(
+      this.path(`/containers/${id}/attach?stream=1&stdout=1&stderr=1&logs=0`),
+      CONTROL_TIMEOUT_MS,
+    );
   }
 
   async startContainer(id: string): Promise<void> {
     const response = await this.call('POST', `/containers/${id}/start`);
-    if (response.status !== 204 && response.status !== 304) this.fail(`to start container ${id.slice(0, 12)}`, response);
+    if (response.status !== 204 && response.status !== 304)
+      this.fail(`to start container ${id.slice(0, 12)}`, response);
   }
 
   /** Wait for the container to stop; resolves with the engine's status code. No client timeout. */
   async waitContainer(id: string, signal?: AbortSignal): Promise<{ statusCode: number; error: string }> {
-    const response = await this.call('POST', `/containers/${id}/wait?condition=not-running`, { timeoutMs: 0, ...(signal === undefined ? {} : { signal }) });
+    const response = await this.call('POST', `/containers/${id}/wait?condition=not-running`, {
+      timeoutMs: 0,
+      ...(signal === undefined ? {} : { signal }),
+    });
     if (response.status !== 200) this.fail(`to wait for container ${id.slice(0, 12)}`, response);
     const body = parseBody(response, 'container wait');
     const code = typeof body.StatusCode === 'number' ? body.StatusCode : -1;
@@ -245,7 +301,9 @@ export class DockerClient {
 
   /** Inspect a container by ID or name; null when it does not exist. */
   async inspectContainer(idOrName: string): Promise<ContainerState | null> {
-    const response = await this.call('GET', `/containers/${encodeURIComponent(idOrName)}/json`, { maxBytes: LARGE_BODY });
+    const response = await this.call('GET', `/containers/${encodeURIComponent(idOrName)}/json`, {
+      maxBytes: LARGE_BODY,
+    });
     if (response.status === 404) return null;
     if (response.status !== 200) this.fail(`to inspect container ${idOrName.slice(0, 64)}`, response);
     const body = parseBody(response, 'container inspect');
@@ -284,7 +342,11 @@ export class DockerClient {
    */
   async containerKillSignals(id: string, since: number, until: number): Promise<string[]> {
     const filters = encodeURIComponent(JSON.stringify({ type: ['container'], container: [id], event: ['kill'] }));
-    const response = await this.call('GET', `/events?since=${since.toFixed(3)}&until=${until.toFixed(3)}&filters=${filters}`, { maxBytes: SMALL_BODY });
+    const response = await this.call(
+      'GET',
+      `/events?since=${since.toFixed(3)}&until=${until.toFixed(3)}&filters=${filters}`,
+      { maxBytes: SMALL_BODY },
+    );
     if (response.status !== 200) this.fail('to read container events', response);
     const signals: string[] = [];
     for (const line of Buffer.from(response.body).toString('utf8').split('\n')) {
@@ -306,12 +368,15 @@ export class DockerClient {
     const response = await this.call('GET', `/containers/json?all=1&filters=${filters}`, { maxBytes: LARGE_BODY });
     if (response.status !== 200) this.fail('to list containers', response);
     const parsed = parseAny(response, 'container list');
-    if (!Array.isArray(parsed)) throw new AgentscmError('RUNTIME_API_ERROR', 'the engine answered the container list with a non-array');
+    if (!Array.isArray(parsed))
+      throw new AgentscmError('RUNTIME_API_ERROR', 'the engine answered the container list with a non-array');
     return parsed.map((item) => {
       const row = obj(item);
       return {
         id: str(row.Id),
-        names: Array.isArray(row.Names) ? row.Names.filter((n): n is string => typeof n === 'string').map((n) => n.replace(/^\//, '')) : [],
+        names: Array.isArray(row.Names)
+          ? row.Names.filter((n): n is string => typeof n === 'string').map((n) => n.replace(/^\//, ''))
+          : [],
         state: str(row.State),
         labels: labelsOf(row.Labels),
       };

@@ -6,6 +6,7 @@
  */
 import type { Duplex, Readable } from 'node:stream';
 import { Pool, errors as undiciErrors } from 'undici';
+
 import { AgentscmError } from '../contracts/errors.js';
 
 export interface TransportRequest {
@@ -72,7 +73,8 @@ export function createUnixSocketTransport(socketPath: string): DockerTransport {
         response = await client.request({
           path: request.path,
           method: request.method,
-          headers: request.body === undefined ? { host: 'docker' } : { host: 'docker', 'content-type': 'application/json' },
+          headers:
+            request.body === undefined ? { host: 'docker' } : { host: 'docker', 'content-type': 'application/json' },
           body: request.body === undefined ? null : Buffer.from(request.body),
           headersTimeout: request.timeoutMs,
           bodyTimeout: request.timeoutMs,
@@ -80,13 +82,17 @@ export function createUnixSocketTransport(socketPath: string): DockerTransport {
           idempotent: request.method === 'GET',
         });
       } catch (error) {
-        if (error instanceof undiciErrors.RequestAbortedError || (error as { name?: string }).name === 'AbortError') throw error;
+        if (error instanceof undiciErrors.RequestAbortedError || (error as { name?: string }).name === 'AbortError')
+          throw error;
         throw unavailable(describe, error);
       }
       const declared = Number(response.headers['content-length'] ?? '0');
       if (declared > request.maxBytes) {
         response.body.destroy();
-        throw new AgentscmError('RUNTIME_API_ERROR', `the engine answered ${request.method} ${request.path} with ${declared} bytes, more than ${request.maxBytes}`);
+        throw new AgentscmError(
+          'RUNTIME_API_ERROR',
+          `the engine answered ${request.method} ${request.path} with ${declared} bytes, more than ${request.maxBytes}`,
+        );
       }
       const chunks: Buffer[] = [];
       let total = 0;
@@ -95,13 +101,17 @@ export function createUnixSocketTransport(socketPath: string): DockerTransport {
           total += chunk.byteLength;
           if (total > request.maxBytes) {
             response.body.destroy();
-            throw new AgentscmError('RUNTIME_API_ERROR', `the engine answered ${request.method} ${request.path} with more than ${request.maxBytes} bytes`);
+            throw new AgentscmError(
+              'RUNTIME_API_ERROR',
+              `the engine answered ${request.method} ${request.path} with more than ${request.maxBytes} bytes`,
+            );
           }
           chunks.push(chunk);
         }
       } catch (error) {
         if (error instanceof AgentscmError) throw error;
-        if ((error as { name?: string }).name === 'AbortError' || error instanceof undiciErrors.RequestAbortedError) throw error;
+        if ((error as { name?: string }).name === 'AbortError' || error instanceof undiciErrors.RequestAbortedError)
+          throw error;
         throw unavailable(describe, error);
       }
       return { status: response.statusCode, headers: flattenHeaders(response.headers), body: Buffer.concat(chunks) };

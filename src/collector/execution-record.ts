@@ -5,8 +5,8 @@
  * over the canonical bytes.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import type { CommandRecipe } from '../contracts/command-recipe.js';
 import { recipeToJson } from '../contracts/collector-descriptor.js';
+import type { CommandRecipe } from '../contracts/command-recipe.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import type { CommandAttempt } from '../workflows/command-attempts.js';
@@ -80,7 +80,12 @@ export function recordDigest(record: ExecutionRecord): string {
 }
 
 function stream(captured: ContainerRunObservation['stdout']): StreamRecord {
-  return { retained_bytes: captured.bytes.length, observed_bytes: captured.observedBytes, truncated: captured.truncated, sha256: captured.sha256 };
+  return {
+    retained_bytes: captured.bytes.length,
+    observed_bytes: captured.observedBytes,
+    truncated: captured.truncated,
+    sha256: captured.sha256,
+  };
 }
 
 /** Build the record of an observed run after snapshot cleanup. */
@@ -144,9 +149,18 @@ export function summarizeRecord(record: ExecutionRecord): string {
 }
 
 /** The step result a finished (or running) attempt stands for. */
-export function stepResultOf(attempt: Pick<CommandAttempt, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest' | 'summary'>): CommandStepResult {
+export function stepResultOf(
+  attempt: Pick<CommandAttempt, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest' | 'summary'>,
+): CommandStepResult {
   if (attempt.state === 'running') {
-    return { state: 'uncertain', attemptId: attempt.attempt_id, generation: attempt.generation, outcome: 'running', recordDigest: null, summary: 'the attempt has not finished' };
+    return {
+      state: 'uncertain',
+      attemptId: attempt.attempt_id,
+      generation: attempt.generation,
+      outcome: 'running',
+      recordDigest: null,
+      summary: 'the attempt has not finished',
+    };
   }
   return {
     state: attempt.state,

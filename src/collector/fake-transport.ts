@@ -5,8 +5,8 @@
  * a scripted result, and can be told to lose the wait answer, refuse removal, lose the create
  * answer after creating, or stop answering altogether. Never used outside tests.
  */
-import { PassThrough } from 'node:stream';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
+
 import { AgentscmError } from '../contracts/errors.js';
 import type { DockerTransport, TransportRequest, TransportResponse } from './docker-transport.js';
 
@@ -65,11 +65,17 @@ function frame(stream: 1 | 2, text: string): Buffer {
 }
 
 function json(status: number, value: unknown, headers: Record<string, string> = {}): TransportResponse {
-  return { status, headers: { 'content-type': 'application/json', ...headers }, body: Buffer.from(JSON.stringify(value), 'utf8') };
+  return {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: Buffer.from(JSON.stringify(value), 'utf8'),
+  };
 }
 
 function gone(): AgentscmError {
-  return new AgentscmError('RUNTIME_UNAVAILABLE', 'the container engine at fake:// did not answer: connection reset', { hint: 'fake engine fault' });
+  return new AgentscmError('RUNTIME_UNAVAILABLE', 'the container engine at fake:// did not answer: connection reset', {
+    hint: 'fake engine fault',
+  });
 }
 
 export class FakeDockerEngine {
@@ -111,7 +117,8 @@ export class FakeDockerEngine {
     if (this.faults.down === true) return Promise.reject(gone());
     const id = /\/containers\/([^/]+)\/attach/.exec(path)?.[1] ?? '';
     const container = this.find(id);
-    if (container === undefined) return Promise.reject(new AgentscmError('RUNTIME_API_ERROR', `no such container ${id}`));
+    if (container === undefined)
+      return Promise.reject(new AgentscmError('RUNTIME_API_ERROR', `no such container ${id}`));
     container.stream = new PassThrough();
     return Promise.resolve(container.stream);
   }
@@ -122,30 +129,58 @@ export class FakeDockerEngine {
     if (this.faults.down === true) throw gone();
     const [route = '', query = ''] = path.split('?');
     const params = new URLSearchParams(query);
-    if (route === '/_ping') return { status: 200, headers: { 'api-version': this.options.apiVersion ?? '1.45' }, body: Buffer.from('OK') };
+    if (route === '/_ping')
+      return { status: 200, headers: { 'api-version': this.options.apiVersion ?? '1.45' }, body: Buffer.from('OK') };
     if (route === '/version') {
-      return json(200, { Version: '99.0.0-fake', ApiVersion: this.options.apiVersion ?? '1.45', MinAPIVersion: this.options.minApiVersion ?? '1.24', Os: 'linux', Arch: 'amd64', KernelVersion: 'fake' });
+      return json(200, {
+        Version: '99.0.0-fake',
+        ApiVersion: this.options.apiVersion ?? '1.45',
+        MinAPIVersion: this.options.minApiVersion ?? '1.24',
+        Os: 'linux',
+        Arch: 'amd64',
+        KernelVersion: 'fake',
+      });
     }
-    if (route === '/info') return json(200, { SecurityOptions: ['name=seccomp,profile=default'], CgroupVersion: '2', OSType: 'linux', Architecture: 'x86_64', OperatingSystem: 'fake' });
+    if (route === '/info')
+      return json(200, {
+        SecurityOptions: ['name=seccomp,profile=default'],
+        CgroupVersion: '2',
+        OSType: 'linux',
+        Architecture: 'x86_64',
+        OperatingSystem: 'fake',
+      });
     const image = /^\/images\/(.+)\/json$/.exec(route);
     if (image?.[1] !== undefined) {
       const ref = decodeURIComponent(image[1]);
       const id = (this.options.images ?? {})[ref];
-      return id === undefined ? json(404, { message: `No such image: ${ref}` }) : json(200, { Id: id, RepoTags: [ref], Os: 'linux', Architecture: 'amd64' });
+      return id === undefined
+        ? json(404, { message: `No such image: ${ref}` })
+        : json(200, { Id: id, RepoTags: [ref], Os: 'linux', Architecture: 'amd64' });
     }
-    if (route === '/containers/create' && request.method === 'POST') return this.create(params.get('name') ?? '', request.body);
+    if (route === '/containers/create' && request.method === 'POST')
+      return this.create(params.get('name') ?? '', request.body);
     if (route === '/containers/json') {
       const filters = JSON.parse(params.get('filters') ?? '{}') as { label?: string[] };
       const wanted = filters.label ?? [];
       const rows = [...this.containers.values()]
-        .filter((c) => wanted.every((l) => { const [k = '', v = ''] = l.split('='); return c.labels[k] === v; }))
+        .filter((c) =>
+          wanted.every((l) => {
+            const [k = '', v = ''] = l.split('=');
+            return c.labels[k] === v;
+          }),
+        )
         .map((c) => ({ Id: c.id, Names: [`/${c.name}`], State: c.status, Labels: c.labels }));
       return json(200, rows);
     }
     if (route === '/events') {
       const filters = JSON.parse(params.get('filters') ?? '{}') as { container?: string[] };
       const lines = (filters.container ?? [])
-        .flatMap((id) => this.find(id)?.kills.map((signal) => JSON.stringify({ Type: 'container', Action: 'kill', Actor: { ID: id, Attributes: { signal } } })) ?? [])
+        .flatMap(
+          (id) =>
+            this.find(id)?.kills.map((signal) =>
+              JSON.stringify({ Type: 'container', Action: 'kill', Actor: { ID: id, Attributes: { signal } } }),
+            ) ?? [],
+        )
         .join('\n');
       return { status: 200, headers: {}, body: Buffer.from(lines) };
     }
@@ -159,7 +194,15 @@ export class FakeDockerEngine {
         return json(200, {
           Id: container.id,
           Name: `/${container.name}`,
-          State: { Status: container.status, Running: container.status === 'running', ExitCode: container.exitCode, OOMKilled: container.oomKilled, StartedAt: '2026-01-01T00:00:00Z', FinishedAt: '2026-01-01T00:00:01Z', Error: '' },
+          State: {
+            Status: container.status,
+            Running: container.status === 'running',
+            ExitCode: container.exitCode,
+            OOMKilled: container.oomKilled,
+            StartedAt: '2026-01-01T00:00:00Z',
+            FinishedAt: '2026-01-01T00:00:01Z',
+            Error: '',
+          },
           Config: { Labels: container.labels },
         });
       case 'POST /start':
@@ -183,7 +226,8 @@ export class FakeDockerEngine {
         this.exit(container, 137, false);
         return { status: 204, headers: {}, body: Buffer.alloc(0) };
       case 'DELETE ':
-        if (this.faults.refuseRemove === true) return json(500, { message: 'driver failed to remove root filesystem: device or resource busy' });
+        if (this.faults.refuseRemove === true)
+          return json(500, { message: 'driver failed to remove root filesystem: device or resource busy' });
         this.exit(container, container.status === 'created' ? 0 : container.exitCode, container.oomKilled);
         this.containers.delete(container.id);
         return { status: 204, headers: {}, body: Buffer.alloc(0) };
@@ -193,13 +237,26 @@ export class FakeDockerEngine {
   }
 
   private create(name: string, body: Uint8Array | undefined): TransportResponse {
-    if (this.find(name) !== undefined) return json(409, { message: `Conflict. The container name "/${name}" is already in use` });
+    if (this.find(name) !== undefined)
+      return json(409, { message: `Conflict. The container name "/${name}" is already in use` });
     const spec = JSON.parse(Buffer.from(body ?? new Uint8Array()).toString('utf8')) as Record<string, unknown>;
     this.seq += 1;
     this.created += 1;
     const id = this.seq.toString(16).padStart(64, 'f');
     const labels = (spec.Labels ?? {}) as Record<string, string>;
-    this.containers.set(id, { id, name, labels, spec, status: 'created', exitCode: 0, oomKilled: false, stream: null, kills: [], timer: null, waiters: [] });
+    this.containers.set(id, {
+      id,
+      name,
+      labels,
+      spec,
+      status: 'created',
+      exitCode: 0,
+      oomKilled: false,
+      stream: null,
+      kills: [],
+      timer: null,
+      waiters: [],
+    });
     if (this.faults.loseCreateAnswer === true) throw gone();
     return json(201, { Id: id, Warnings: [] });
   }

@@ -4,16 +4,20 @@
  * S/signing-key.json is 0600. A key file is never overwritten, and a directory or file that
  * group or others can access is refused rather than repaired.
  */
-import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readSync } from 'node:fs';
-import type { Stats } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, type Stats } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { AgentscmError } from '../contracts/errors.js';
-import { createPrivateFileOnce } from '../native/private-files.js';
-import type { SigningKey } from '../contracts/key-file.js';
-import { KEY_FILE_MAX_BYTES, KEY_FILE_NAME, decodeKeyFile, encodeKeyFile } from '../contracts/key-file.js';
-import { generateKeyPair, verificationKeyId } from '../crypto/ed25519.js';
-import { findEnclosingWorkspace } from '../workspace/locate.js';
 
+import { AgentscmError } from '../contracts/errors.js';
+import {
+  decodeKeyFile,
+  encodeKeyFile,
+  KEY_FILE_MAX_BYTES,
+  KEY_FILE_NAME,
+  type SigningKey,
+} from '../contracts/key-file.js';
+import { generateKeyPair, verificationKeyId } from '../crypto/ed25519.js';
+import { createPrivateFileOnce } from '../native/private-files.js';
+import { findEnclosingWorkspace } from '../workspace/locate.js';
 
 export interface CreatedKey {
   readonly key_file: string;
@@ -41,26 +45,38 @@ function mode(stats: Stats): string {
 /** The directory is a real directory (not a symlink), owned by us, with no group/other bits. */
 function checkPrivateDir(dir: string, stats: Stats): void {
   if (stats.isSymbolicLink() || !stats.isDirectory()) {
-    throw new AgentscmError('KEY_PERMISSIONS', `${dir} is not a directory (symlinks are refused)`, { hint: 'pass a real owner-private directory as --state-dir' });
+    throw new AgentscmError('KEY_PERMISSIONS', `${dir} is not a directory (symlinks are refused)`, {
+      hint: 'pass a real owner-private directory as --state-dir',
+    });
   }
   if (typeof process.getuid === 'function' && stats.uid !== process.getuid()) {
-    throw new AgentscmError('KEY_PERMISSIONS', `${dir} is owned by uid ${stats.uid}, not by the current user`, { hint: 'use a state directory you own' });
+    throw new AgentscmError('KEY_PERMISSIONS', `${dir} is owned by uid ${stats.uid}, not by the current user`, {
+      hint: 'use a state directory you own',
+    });
   }
   if ((stats.mode & 0o077) !== 0) {
-    throw new AgentscmError('KEY_PERMISSIONS', `${dir} has mode ${mode(stats)}; group and others must have no access`, { hint: `run: chmod 700 ${dir}` });
+    throw new AgentscmError('KEY_PERMISSIONS', `${dir} has mode ${mode(stats)}; group and others must have no access`, {
+      hint: `run: chmod 700 ${dir}`,
+    });
   }
 }
 
 /** The key file is a regular file (not a symlink), owned by us, with no group/other bits. */
 function checkPrivateFile(path: string, stats: Stats): void {
   if (stats.isSymbolicLink() || !stats.isFile()) {
-    throw new AgentscmError('KEY_PERMISSIONS', `${path} is not a regular file (symlinks are refused)`, { hint: 'pass the key file written by `agentscm agent-task key`' });
+    throw new AgentscmError('KEY_PERMISSIONS', `${path} is not a regular file (symlinks are refused)`, {
+      hint: 'pass the key file written by `agentscm agent-task key`',
+    });
   }
   if (typeof process.getuid === 'function' && stats.uid !== process.getuid()) {
     throw new AgentscmError('KEY_PERMISSIONS', `${path} is owned by uid ${stats.uid}, not by the current user`);
   }
   if ((stats.mode & 0o077) !== 0) {
-    throw new AgentscmError('KEY_PERMISSIONS', `${path} has mode ${mode(stats)}; group and others must have no access`, { hint: `run: chmod 600 ${path}` });
+    throw new AgentscmError(
+      'KEY_PERMISSIONS',
+      `${path} has mode ${mode(stats)}; group and others must have no access`,
+      { hint: `run: chmod 600 ${path}` },
+    );
   }
 }
 
@@ -75,9 +91,13 @@ export function createSigningKey(stateDir: string): CreatedKey {
   // is created (docs/keys-and-enrollment.md "Where the key lives").
   const workspace = findEnclosingWorkspace(dir);
   if (workspace !== null) {
-    throw new AgentscmError('KEY_STATE_DIR_IN_WORKSPACE', `the state directory ${dir} is inside the agentscm workspace ${workspace}, where a checkpoint would record the private key`, {
-      hint: 'pass a --state-dir outside every workspace, e.g. ~/.agentscm-collector',
-    });
+    throw new AgentscmError(
+      'KEY_STATE_DIR_IN_WORKSPACE',
+      `the state directory ${dir} is inside the agentscm workspace ${workspace}, where a checkpoint would record the private key`,
+      {
+        hint: 'pass a --state-dir outside every workspace, e.g. ~/.agentscm-collector',
+      },
+    );
   }
   let stats = lstatOrNull(dir);
   if (stats === null) {
@@ -102,9 +122,12 @@ export function createSigningKey(stateDir: string): CreatedKey {
       hint: 'use the existing key, or choose another --state-dir',
     });
   }
-  return { key_file: keyFile, public_key: Buffer.from(publicKey).toString('hex'), verification_key_id: verificationKeyId(publicKey) };
+  return {
+    key_file: keyFile,
+    public_key: Buffer.from(publicKey).toString('hex'),
+    verification_key_id: verificationKeyId(publicKey),
+  };
 }
-
 
 /** Read and validate a key file: owner-private file in an owner-private directory, then strict decode. */
 export function loadSigningKey(keyFilePath: string): SigningKey {
@@ -113,7 +136,10 @@ export function loadSigningKey(keyFilePath: string): SigningKey {
   if (dirStats === null) throw new AgentscmError('IO_ERROR', `${dirname(path)} does not exist`);
   checkPrivateDir(dirname(path), dirStats);
   const stats = lstatOrNull(path);
-  if (stats === null) throw new AgentscmError('IO_ERROR', `${path} does not exist`, { hint: 'create a key with `agentscm agent-task key --state-dir DIR`' });
+  if (stats === null)
+    throw new AgentscmError('IO_ERROR', `${path} does not exist`, {
+      hint: 'create a key with `agentscm agent-task key --state-dir DIR`',
+    });
   checkPrivateFile(path, stats);
   let fd: number;
   try {
@@ -124,7 +150,11 @@ export function loadSigningKey(keyFilePath: string): SigningKey {
   try {
     // Size from the open descriptor, before allocating: a key file is at most 1 KiB.
     const size = fstatSync(fd).size;
-    if (size > KEY_FILE_MAX_BYTES) throw new AgentscmError('KEY_FILE_INVALID', `${path} is ${size} bytes; a key file is at most ${KEY_FILE_MAX_BYTES}`);
+    if (size > KEY_FILE_MAX_BYTES)
+      throw new AgentscmError(
+        'KEY_FILE_INVALID',
+        `${path} is ${size} bytes; a key file is at most ${KEY_FILE_MAX_BYTES}`,
+      );
     const buffer = Buffer.alloc(size);
     let read = 0;
     while (read < size) {
@@ -166,7 +196,13 @@ export function inspectKeyStateDir(stateDir: string): KeyStateInspection {
   } catch (error) {
     return problemOf('dir_missing', error);
   }
-  if (dirStats === null) return { state: 'dir_missing', keyFile, problem: `${dir} does not exist`, hint: 'create a key with `agentscm agent-task key --state-dir DIR`, or pass the right --state-dir' };
+  if (dirStats === null)
+    return {
+      state: 'dir_missing',
+      keyFile,
+      problem: `${dir} does not exist`,
+      hint: 'create a key with `agentscm agent-task key --state-dir DIR`, or pass the right --state-dir',
+    };
   try {
     checkPrivateDir(dir, dirStats);
   } catch (error) {
@@ -178,7 +214,13 @@ export function inspectKeyStateDir(stateDir: string): KeyStateInspection {
   } catch (error) {
     return problemOf('key_missing', error);
   }
-  if (fileStats === null) return { state: 'key_missing', keyFile, problem: `${keyFile} does not exist`, hint: 'create a key with `agentscm agent-task key --state-dir DIR`' };
+  if (fileStats === null)
+    return {
+      state: 'key_missing',
+      keyFile,
+      problem: `${keyFile} does not exist`,
+      hint: 'create a key with `agentscm agent-task key --state-dir DIR`',
+    };
   try {
     checkPrivateFile(keyFile, fileStats);
   } catch (error) {

@@ -4,17 +4,23 @@
  * at 256 KiB before it is parsed, and run the pure signing functions of
  * src/contracts/observation.ts over it.
  */
-import type { ObservationVerification } from '../contracts/observation.js';
 import { parsePublicKeyHex } from '../contracts/key-file.js';
-import { observationDigest, observationSigningBytes, signObservation, verifyObservation } from '../contracts/observation.js';
-import type { TaskResultAssertion } from '../contracts/task-result.js';
-import { MAX_ASSERTION_BYTES, taskResultAssertionDecoder } from '../contracts/task-result.js';
+import {
+  observationDigest,
+  observationSigningBytes,
+  signObservation,
+  verifyObservation,
+  type ObservationVerification,
+} from '../contracts/observation.js';
+import { MAX_ASSERTION_BYTES, taskResultAssertionDecoder, type TaskResultAssertion } from '../contracts/task-result.js';
 import { readBoundedInput } from '../native/bounded-input.js';
 import { loadSigningKey } from './key-store.js';
 
 /** Decode one assertion file strictly. */
 export function readAssertionFile(file: string): TaskResultAssertion {
-  return taskResultAssertionDecoder.decode(readBoundedInput(file, { limit: MAX_ASSERTION_BYTES, what: 'the assertion', stdin: true }));
+  return taskResultAssertionDecoder.decode(
+    readBoundedInput(file, { limit: MAX_ASSERTION_BYTES, what: 'the assertion', stdin: true }),
+  );
 }
 
 export interface ObservationDigestResult {

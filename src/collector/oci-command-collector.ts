@@ -7,12 +7,10 @@
  * and bounded; exit code, OOM kill and timings are observed; the container is removed and its
  * removal confirmed. Anything the engine could not confirm makes the outcome uncertain.
  */
+import { containerWorkdir, SOURCE_MOUNT, type CommandRecipe } from '../contracts/command-recipe.js';
 import { isAgentscmError } from '../contracts/errors.js';
-import { containerWorkdir, SOURCE_MOUNT } from '../contracts/command-recipe.js';
-import type { CommandRecipe } from '../contracts/command-recipe.js';
 import type { DockerClient } from './docker-client.js';
-import { OutputCapture } from './output-capture.js';
-import type { CapturedStream } from './output-capture.js';
+import { OutputCapture, type CapturedStream } from './output-capture.js';
 
 /** How long the engine may take to report the container stopped after a timeout or kill. */
 export const WAIT_GRACE_MS = 30_000;
@@ -36,7 +34,16 @@ export const LABELS = {
   step: 'io.agentscm.step',
 } as const;
 
-export type ExecutionOutcome = 'passed' | 'failed' | 'timed_out' | 'oom_killed' | 'output_limit' | 'cancelled' | 'runtime_error' | 'uncertain' | 'interrupted';
+export type ExecutionOutcome =
+  | 'passed'
+  | 'failed'
+  | 'timed_out'
+  | 'oom_killed'
+  | 'output_limit'
+  | 'cancelled'
+  | 'runtime_error'
+  | 'uncertain'
+  | 'interrupted';
 
 export type ContainerCleanup = 'removed' | 'not_created' | 'unconfirmed';
 
@@ -82,7 +89,12 @@ export interface ContainerRunObservation {
 }
 
 /** The Engine API create body for a recipe (exported for the tests of the isolation settings). */
-export function containerSpec(input: { recipe: CommandRecipe; imageId: string; snapshotPath: string; labels: Readonly<Record<string, string>> }): Record<string, unknown> {
+export function containerSpec(input: {
+  recipe: CommandRecipe;
+  imageId: string;
+  snapshotPath: string;
+  labels: Readonly<Record<string, string>>;
+}): Record<string, unknown> {
   const { recipe } = input;
   // HOME and TMPDIR point into scratch unless the recipe names them itself: test runners and
   // compilers write caches and executables there, and scratch is the only writable place.
@@ -118,7 +130,15 @@ export function containerSpec(input: { recipe: CommandRecipe; imageId: string; s
       // Scratch is exec (Docker adds noexec to a tmpfs unless told otherwise): a suite must be
       // able to run what it builds. Its size is the recipe's whole writable budget.
       Tmpfs: { [SCRATCH_MOUNT]: scratchMountOptions(recipe.limits.scratch_bytes) },
-      Mounts: [{ Type: 'bind', Source: input.snapshotPath, Target: SOURCE_MOUNT, ReadOnly: true, BindOptions: { Propagation: 'rprivate' } }],
+      Mounts: [
+        {
+          Type: 'bind',
+          Source: input.snapshotPath,
+          Target: SOURCE_MOUNT,
+          ReadOnly: true,
+          BindOptions: { Propagation: 'rprivate' },
+        },
+      ],
       // A private IPC namespace with no /dev/shm: a shm mount would be a second writable tmpfs
       // (64 MiB by default) outside scratch_bytes. POSIX message queues (/dev/mqueue, mode
       // 1777) would be a third; an RLIMIT_MSGQUEUE of 0 makes creating one fail.
@@ -132,7 +152,11 @@ export function containerSpec(input: { recipe: CommandRecipe; imageId: string; s
 }
 
 function describeError(error: unknown): string {
-  const text = isAgentscmError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+  const text = isAgentscmError(error)
+    ? `${error.code}: ${error.message}`
+    : error instanceof Error
+      ? error.message
+      : String(error);
   return text.slice(0, 1024);
 }
 
@@ -141,12 +165,18 @@ function lostEngine(error: unknown): boolean {
 }
 
 /** Kill (if needed), force-remove and confirm that the container is gone. */
-export async function removeAndConfirm(client: DockerClient, idOrName: string): Promise<{ cleanup: ContainerCleanup; error: string | null }> {
+export async function removeAndConfirm(
+  client: DockerClient,
+  idOrName: string,
+): Promise<{ cleanup: ContainerCleanup; error: string | null }> {
   try {
     await client.removeContainer(idOrName);
     const after = await client.inspectContainer(idOrName);
     if (after === null) return { cleanup: 'removed', error: null };
-    return { cleanup: 'unconfirmed', error: `container ${idOrName.slice(0, 12)} still exists after removal (${after.status})` };
+    return {
+      cleanup: 'unconfirmed',
+      error: `container ${idOrName.slice(0, 12)} still exists after removal (${after.status})`,
+    };
   } catch (error) {
     return { cleanup: 'unconfirmed', error: describeError(error) };
   }
@@ -163,7 +193,14 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
   let engineLost = false;
   let startFailed = false;
 
-  const finish = (partial: { outcome: ExecutionOutcome; exitCode?: number | null; oomKilled?: boolean; startedAt?: string | null; finishedAt?: string | null; containerCleanup: ContainerCleanup }): ContainerRunObservation => ({
+  const finish = (partial: {
+    outcome: ExecutionOutcome;
+    exitCode?: number | null;
+    oomKilled?: boolean;
+    startedAt?: string | null;
+    finishedAt?: string | null;
+    containerCleanup: ContainerCleanup;
+  }): ContainerRunObservation => ({
     outcome: partial.outcome,
     containerId,
     exitCode: partial.exitCode ?? null,
@@ -208,7 +245,10 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
   let deadlineTimer: NodeJS.Timeout | undefined;
   const armDeadline = (ms: number): void => {
     clearTimeout(deadlineTimer);
-    deadlineTimer = setTimeout(() => waitDeadline.abort(new Error(`the engine did not report the container stopped within ${ms} ms`)), ms);
+    deadlineTimer = setTimeout(
+      () => waitDeadline.abort(new Error(`the engine did not report the container stopped within ${ms} ms`)),
+      ms,
+    );
   };
   const killing: { promise: Promise<void> | null } = { promise: null };
   const kill = (): void => {
@@ -298,7 +338,9 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
     // finish on its own: whatever its exit code, the result is uncertain.
     try {
       const signals = await client.containerKillSignals(id, since, Date.now() / 1000);
-      const foreign = signals.filter((signal) => !(killing.promise !== null && (signal === '9' || signal === 'KILL' || signal === 'SIGKILL')));
+      const foreign = signals.filter(
+        (signal) => !(killing.promise !== null && (signal === '9' || signal === 'KILL' || signal === 'SIGKILL')),
+      );
       if (foreign.length > 0 && input.cancelRequested?.() === true) {
         // The stop came from `skill-workflow cancel` in another process: a cancellation.
         flags.cancelled = true;
@@ -315,7 +357,12 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
   if (cleanup.error !== null) errors.push(`cleanup: ${cleanup.error}`);
 
   const observed = {
-    exitCode: state !== null && state.exitCode >= 0 && !startFailed ? state.exitCode : exitCode !== null && exitCode >= 0 ? exitCode : null,
+    exitCode:
+      state !== null && state.exitCode >= 0 && !startFailed
+        ? state.exitCode
+        : exitCode !== null && exitCode >= 0
+          ? exitCode
+          : null,
     oomKilled: state?.oomKilled ?? false,
     startedAt: state !== null && !state.startedAt.startsWith('0001-') ? state.startedAt : null,
     finishedAt: state !== null && !state.finishedAt.startsWith('0001-') ? state.finishedAt : null,
@@ -335,6 +382,9 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
 }
 
 /** Whether an observation may count as a success: passed, and every cleanup confirmed. */
-export function isConfirmedPass(outcome: ExecutionOutcome, cleanup: { container: ContainerCleanup; snapshot: ContainerCleanup }): boolean {
+export function isConfirmedPass(
+  outcome: ExecutionOutcome,
+  cleanup: { container: ContainerCleanup; snapshot: ContainerCleanup },
+): boolean {
   return outcome === 'passed' && cleanup.container === 'removed' && cleanup.snapshot === 'removed';
 }

@@ -75,7 +75,12 @@ export class OutputCapture {
 
   result(index: 0 | 1): CapturedStream {
     const bytes = Buffer.concat(this.kept[index]);
-    return { bytes, observedBytes: this.observed[index], truncated: this.cut[index], sha256: createSha256().update(bytes).digest('hex') };
+    return {
+      bytes,
+      observedBytes: this.observed[index],
+      truncated: this.cut[index],
+      sha256: createSha256().update(bytes).digest('hex'),
+    };
   }
 
   get stdout(): CapturedStream {

@@ -10,15 +10,13 @@ import { AgentscmError } from '../contracts/errors.js';
 import { checkGenericId } from '../native/checks.js';
 import { findCommandAttemptForStep } from '../workflows/command-attempts.js';
 import type { CommandStepResult } from '../workflows/command-step.js';
-import { getRun, journalRead, journalWrite, openJournal } from '../workflows/journal.js';
-import type { RunState } from '../workflows/journal.js';
+import { getRun, journalRead, journalWrite, openJournal, type RunState } from '../workflows/journal.js';
 import { acquireRunLease, newLeaseHolder, releaseRunLease } from '../workflows/lease.js';
 import { advance } from '../workflows/runner.js';
 import { connectRuntime } from './command-step-runtime.js';
+import { reconcileCommandAttempt, type CustodyReport } from './custody.js';
 import type { DockerTransport } from './docker-transport.js';
-import { reconcileCommandAttempt } from './custody.js';
 import { stepResultOf } from './execution-record.js';
-import type { CustodyReport } from './custody.js';
 
 export interface RecoverInput {
   readonly dataDir: string;
@@ -46,16 +44,24 @@ export interface RecoverReport {
 }
 
 function noAttempt(runId: string, stepId: string): AgentscmError {
-  return new AgentscmError('COMMAND_ATTEMPT_NOT_FOUND', `step "${stepId}" of run "${runId}" has no command attempt; there is nothing to recover`, {
-    hint: 'recover applies only to a command step whose attempt was interrupted; resume the run instead',
-  });
+  return new AgentscmError(
+    'COMMAND_ATTEMPT_NOT_FOUND',
+    `step "${stepId}" of run "${runId}" has no command attempt; there is nothing to recover`,
+    {
+      hint: 'recover applies only to a command step whose attempt was interrupted; resume the run instead',
+    },
+  );
 }
 
 /** Reconcile an interrupted step's attempt without running it, then record the step. */
 export async function recoverCommandStep(input: RecoverInput): Promise<RecoverReport> {
   checkGenericId(input.runId, 'run ID');
   checkGenericId(input.stepId, 'step ID');
-  const { client } = await connectRuntime({ docker: input.docker, dockerSocket: input.dockerSocket, ...(input.transport === undefined ? {} : { transport: input.transport }) });
+  const { client } = await connectRuntime({
+    docker: input.docker,
+    dockerSocket: input.dockerSocket,
+    ...(input.transport === undefined ? {} : { transport: input.transport }),
+  });
   let custody: CustodyReport | null = null;
   let reconciled = false;
   let result: CommandStepResult;

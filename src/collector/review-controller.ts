@@ -15,13 +15,32 @@
  * - a budget that would be exceeded stops the review (no truncation): the record is not passing.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import { DOMAINS, digestCanonical } from '../contracts/digest.js';
+import { digestCanonical, DOMAINS } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { ReviewAction, ReviewBudgets, ReviewPolicy } from '../contracts/review-policy.js';
-import { checkCoverageWithinPolicy, checkReviewAction, decodeReviewPolicy, REVIEW_LIMITS, reviewActionToJson, reviewPolicyDigest } from '../contracts/review-policy.js';
-import type { CallEffect, CoverageState, ReviewCallObservation, ReviewCallRecord, ReviewCoverage, ReviewReason, ReviewRecord, ReviewRecordFinding } from '../contracts/review-record.js';
-import { decodeReviewObservation, observationToJson, REVIEW_REASONS } from '../contracts/review-record.js';
-import type { ReviewExcerpt, ReviewRequest, ReviewResponse, ReviewTransportIdentity } from '../contracts/review-request.js';
+import {
+  checkCoverageWithinPolicy,
+  checkReviewAction,
+  decodeReviewPolicy,
+  REVIEW_LIMITS,
+  reviewActionToJson,
+  reviewPolicyDigest,
+  type ReviewAction,
+  type ReviewBudgets,
+  type ReviewPolicy,
+} from '../contracts/review-policy.js';
+import {
+  decodeReviewObservation,
+  observationToJson,
+  REVIEW_REASONS,
+  type CallEffect,
+  type CoverageState,
+  type ReviewCallObservation,
+  type ReviewCallRecord,
+  type ReviewCoverage,
+  type ReviewReason,
+  type ReviewRecord,
+  type ReviewRecordFinding,
+} from '../contracts/review-record.js';
 import {
   decodeReviewResponse,
   MAX_REQUEST_EXCERPTS,
@@ -32,12 +51,15 @@ import {
   reviewTicket,
   transportIdentityToJson,
   validateTransportIdentity,
+  type ReviewExcerpt,
+  type ReviewRequest,
+  type ReviewResponse,
+  type ReviewTransportIdentity,
 } from '../contracts/review-request.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { readRevisionFile, statRevisionPath } from '../native/revisions.js';
 import type { Authority } from '../native/store.js';
-import type { ReviewJournal } from './review-journal.js';
-import { getJournalCall, recordJournalObservation, reserveJournalCall } from './review-journal.js';
+import { getJournalCall, recordJournalObservation, reserveJournalCall, type ReviewJournal } from './review-journal.js';
 
 /** One call handed to a transport: the exact canonical request and its bounds. */
 export interface ReviewDispatch {
@@ -141,20 +163,33 @@ export function reviewIdOf(input: ReviewInput, policySha256: string, identity: R
 function excerptsOf(path: string, fileIndex: number, bytes: Buffer, sha256: string, size: number): PlannedExcerpt[] {
   const out: PlannedExcerpt[] = [];
   const text = (start: number, end: number): string => bytes.subarray(start, end).toString('utf8');
-  if (bytes.length === 0) return [{ path, file_sha256: sha256, file_bytes: 0, offset: 0, length: 0, text: '', fileIndex }];
+  if (bytes.length === 0)
+    return [{ path, file_sha256: sha256, file_bytes: 0, offset: 0, length: 0, text: '', fileIndex }];
   let offset = 0;
   while (offset < bytes.length) {
     let end = Math.min(offset + size, bytes.length);
     // Never cut inside a character: back off over continuation bytes (10xxxxxx).
     while (end < bytes.length && end > offset && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
-    out.push({ path, file_sha256: sha256, file_bytes: bytes.length, offset, length: end - offset, text: text(offset, end), fileIndex });
+    out.push({
+      path,
+      file_sha256: sha256,
+      file_bytes: bytes.length,
+      offset,
+      length: end - offset,
+      text: text(offset, end),
+      fileIndex,
+    });
     offset = end;
   }
   return out;
 }
 
 /** Read every coverage path (bounded by the input budget) and cut the excerpts, in coverage order. */
-function planSources(action: ReviewAction, policy: ReviewPolicy, sources: ReviewSources): { files: PlannedFile[]; excerpts: PlannedExcerpt[] } {
+function planSources(
+  action: ReviewAction,
+  policy: ReviewPolicy,
+  sources: ReviewSources,
+): { files: PlannedFile[]; excerpts: PlannedExcerpt[] } {
   const size = Math.max(MIN_EXCERPT_BYTES, Math.min(policy.max_excerpt_bytes, policy.max_call_excerpt_bytes));
   const files: PlannedFile[] = [];
   const excerpts: PlannedExcerpt[] = [];
@@ -188,7 +223,10 @@ function packCalls(excerpts: readonly PlannedExcerpt[], policy: ReviewPolicy): P
   let current: PlannedExcerpt[] = [];
   let bytes = 0;
   for (const excerpt of excerpts) {
-    if (current.length > 0 && (bytes + excerpt.length > policy.max_call_excerpt_bytes || current.length === MAX_REQUEST_EXCERPTS)) {
+    if (
+      current.length > 0 &&
+      (bytes + excerpt.length > policy.max_call_excerpt_bytes || current.length === MAX_REQUEST_EXCERPTS)
+    ) {
       calls.push(current);
       current = [];
       bytes = 0;
@@ -207,7 +245,8 @@ interface CallJudgement {
 
 /** What the controller makes of one answer: only paths of this request, only its criteria, one verdict each in order. */
 function judge(observation: ReviewCallObservation, request: ReviewRequest, maxResponseBytes: number): CallJudgement {
-  if (observation.status !== 'answered' || observation.response === null) return { effect: 'not_answered', response: null };
+  if (observation.status !== 'answered' || observation.response === null)
+    return { effect: 'not_answered', response: null };
   let response: ReviewResponse;
   try {
     response = decodeReviewResponse(Buffer.from(observation.response, 'utf8'), maxResponseBytes);
@@ -216,7 +255,8 @@ function judge(observation: ReviewCallObservation, request: ReviewRequest, maxRe
     throw error;
   }
   const criteria = request.criteria.map((c) => c.criterion);
-  if (response.verdicts.length !== criteria.length || response.verdicts.some((v, i) => v.criterion !== criteria[i])) return { effect: 'response_invalid', response: null };
+  if (response.verdicts.length !== criteria.length || response.verdicts.some((v, i) => v.criterion !== criteria[i]))
+    return { effect: 'response_invalid', response: null };
   const exposed = new Set(request.excerpts.map((e) => e.path));
   const known = new Set(criteria);
   for (const finding of response.findings) {
@@ -253,7 +293,13 @@ export async function runReview(input: ReviewInput, run: ReviewRun): Promise<Rev
   const { files, excerpts } = planSources(action, policy, run.sources);
   const planned = packCalls(excerpts, policy);
   const budgets = action.budgets;
-  const usage: { -readonly [K in keyof ReviewBudgets]: number } = { model_calls: 0, input_bytes: 0, output_bytes: 0, files_exposed: 0, wall_time_ms: 0 };
+  const usage: { -readonly [K in keyof ReviewBudgets]: number } = {
+    model_calls: 0,
+    input_bytes: 0,
+    output_bytes: 0,
+    files_exposed: 0,
+    wall_time_ms: 0,
+  };
   const exposedFiles = new Set<string>();
   const coveredBytes = files.map(() => 0);
   const rejectedFiles = new Set<number>();
@@ -278,7 +324,11 @@ export async function runReview(input: ReviewInput, run: ReviewRun): Promise<Rev
       response_format: REVIEW_RESPONSE_FORMAT,
     };
     const requestBytes = encodeCanonical(reviewRequestToJson(request));
-    if (requestBytes.length > MAX_REVIEW_REQUEST_BYTES) throw new AgentscmError('INTERNAL', `review request ${callIndex} has ${requestBytes.length} bytes, more than a request can hold`);
+    if (requestBytes.length > MAX_REVIEW_REQUEST_BYTES)
+      throw new AgentscmError(
+        'INTERNAL',
+        `review request ${callIndex} has ${requestBytes.length} bytes, more than a request can hold`,
+      );
     const exposed = [...new Set(callExcerpts.map((e) => e.path))];
     const newFiles = exposed.filter((path) => !exposedFiles.has(path)).length;
     const remainingOutput = Math.min(budgets.output_bytes - usage.output_bytes, REVIEW_LIMITS.maxResponseBytes);
@@ -300,7 +350,14 @@ export async function runReview(input: ReviewInput, run: ReviewRun): Promise<Rev
     // The reservation is the only way to a call: a reservation that already exists (reopened
     // state, or another controller on the same journal) is never called again.
     if (reserveJournalCall(run.journal, reviewId, callIndex, { requestDigest, ticket, request: requestBytes })) {
-      observation = await run.transport.dispatch({ callIndex, request: requestBytes, requestDigest, ticket, maxResponseBytes: remainingOutput, timeoutMs: Math.min(policy.call_timeout_ms, remainingWall) });
+      observation = await run.transport.dispatch({
+        callIndex,
+        request: requestBytes,
+        requestDigest,
+        ticket,
+        maxResponseBytes: remainingOutput,
+        timeoutMs: Math.min(policy.call_timeout_ms, remainingWall),
+      });
       const retainedBytes = encodeCanonical(observationToJson(observation));
       // What is retained must decode as a record's observation does at import.
       decodeReviewObservation(retainedBytes);
@@ -318,15 +375,31 @@ export async function runReview(input: ReviewInput, run: ReviewRun): Promise<Rev
     usage.files_exposed = exposedFiles.size;
 
     const judgement = judge(observation, request, remainingOutput);
-    calls.push({ call_index: callIndex, request_digest: requestDigest, ticket, exposed, observation, effect: judgement.effect });
+    calls.push({
+      call_index: callIndex,
+      request_digest: requestDigest,
+      ticket,
+      exposed,
+      observation,
+      effect: judgement.effect,
+    });
     if (judgement.effect === 'accepted' && judgement.response !== null) {
-      for (const excerpt of callExcerpts) coveredBytes[excerpt.fileIndex] = (coveredBytes[excerpt.fileIndex] ?? 0) + excerpt.length;
+      for (const excerpt of callExcerpts)
+        coveredBytes[excerpt.fileIndex] = (coveredBytes[excerpt.fileIndex] ?? 0) + excerpt.length;
       for (const v of judgement.response.verdicts) {
         // One failing call fails the criterion; a pass never overrides it.
         if (v.verdict === 'fail') verdicts.set(v.criterion, 'fail');
         else if (!verdicts.has(v.criterion)) verdicts.set(v.criterion, 'pass');
       }
-      for (const f of judgement.response.findings) findings.push({ call_index: callIndex, criterion: f.criterion, path: f.path, line: f.line, severity: f.severity, message: f.message });
+      for (const f of judgement.response.findings)
+        findings.push({
+          call_index: callIndex,
+          criterion: f.criterion,
+          path: f.path,
+          line: f.line,
+          severity: f.severity,
+          message: f.message,
+        });
     } else {
       for (const excerpt of callExcerpts) rejectedFiles.add(excerpt.fileIndex);
       if (judgement.effect === 'response_invalid') reasons.add('response_invalid');
@@ -343,7 +416,14 @@ export async function runReview(input: ReviewInput, run: ReviewRun): Promise<Rev
   const coverage: ReviewCoverage[] = files.map((file, index) => {
     const covered = coveredBytes[index] ?? 0;
     let state = file.state;
-    if (state === 'not_covered' && file.sha256 !== null && !rejectedFiles.has(index) && covered === file.size && calls.some((c) => c.effect === 'accepted' && c.exposed.includes(file.path))) state = 'covered';
+    if (
+      state === 'not_covered' &&
+      file.sha256 !== null &&
+      !rejectedFiles.has(index) &&
+      covered === file.size &&
+      calls.some((c) => c.effect === 'accepted' && c.exposed.includes(file.path))
+    )
+      state = 'covered';
     else if (state === 'not_covered' && covered > 0) state = 'partial';
     return { path: file.path, file_sha256: file.sha256, file_bytes: file.size, covered_bytes: covered, state };
   });
@@ -351,12 +431,19 @@ export async function runReview(input: ReviewInput, run: ReviewRun): Promise<Rev
   const complete = !reasons.has('coverage_incomplete') && calls.every((c) => c.effect === 'accepted');
   const criteria = action.criteria.map(({ criterion }) => {
     const verdict = verdicts.get(criterion);
-    const outcome: 'passed' | 'failed' | 'not_assessed' = verdict === 'fail' ? 'failed' : verdict === 'pass' && complete ? 'passed' : 'not_assessed';
+    const outcome: 'passed' | 'failed' | 'not_assessed' =
+      verdict === 'fail' ? 'failed' : verdict === 'pass' && complete ? 'passed' : 'not_assessed';
     return { criterion, outcome };
   });
   if (criteria.some((c) => c.outcome === 'failed')) reasons.add('criterion_failed');
   const outcome =
-    reasons.has('call_uncertain') || reasons.has('executable_changed') ? 'uncertain' : reasons.has('criterion_failed') ? 'failed' : reasons.size > 0 ? 'incomplete' : 'passed';
+    reasons.has('call_uncertain') || reasons.has('executable_changed')
+      ? 'uncertain'
+      : reasons.has('criterion_failed')
+        ? 'failed'
+        : reasons.size > 0
+          ? 'incomplete'
+          : 'passed';
   return {
     version: 1,
     kind: 'review_record',

@@ -12,8 +12,14 @@
  * derived outcome. Imported success flags alone never qualify.
  */
 import { openAuthority } from '../native/store.js';
-import type { CollectorImportOptions, CollectorImportView } from '../tasks/collector-import.js';
-import { importCollectorTransfer, importReviewTransfer, prepareReviewImport, readUploadedTransfer } from '../tasks/collector-import.js';
+import {
+  importCollectorTransfer,
+  importReviewTransfer,
+  prepareReviewImport,
+  readUploadedTransfer,
+  type CollectorImportOptions,
+  type CollectorImportView,
+} from '../tasks/collector-import.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
 import { revisionReviewSources } from './review-controller.js';
 import { replayReviewRecord } from './review-replay.js';
@@ -22,7 +28,12 @@ import { replayReviewRecord } from './review-replay.js';
  * Import one signed transfer envelope of either kind (see the module comment). The envelope is
  * read and its signature verified once (readUploadedTransfer); both kinds import that value.
  */
-export async function importTransfer(dataDir: string, envelopeBytes: Uint8Array, grant: GrantAuthorization, options: CollectorImportOptions = {}): Promise<CollectorImportView> {
+export async function importTransfer(
+  dataDir: string,
+  envelopeBytes: Uint8Array,
+  grant: GrantAuthorization,
+  options: CollectorImportOptions = {},
+): Promise<CollectorImportView> {
   const transfer = readUploadedTransfer(dataDir, envelopeBytes, grant, options);
   if (transfer.kind !== 'review') return importCollectorTransfer(dataDir, transfer, grant, options);
   const start = prepareReviewImport(dataDir, transfer, grant, options);
@@ -47,5 +58,11 @@ export async function importTransfer(dataDir: string, envelopeBytes: Uint8Array,
   } finally {
     auth.close();
   }
-  return importReviewTransfer(dataDir, start.prepared, { transfer_digest: inputs.transfer_digest, review_id: reviewId, outcome }, grant, options);
+  return importReviewTransfer(
+    dataDir,
+    start.prepared,
+    { transfer_digest: inputs.transfer_digest, review_id: reviewId, outcome },
+    grant,
+    options,
+  );
 }

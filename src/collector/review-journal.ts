@@ -9,9 +9,16 @@
  * Import and replay use a validation-only journal in memory with the same rules.
  */
 import { join } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
-import type { Migration, SqliteDatabase } from '../native/sqlite.js';
-import { cachedStatement, immediate, mapSqliteError, openWritable } from '../native/sqlite.js';
+import {
+  cachedStatement,
+  immediate,
+  mapSqliteError,
+  openWritable,
+  type Migration,
+  type SqliteDatabase,
+} from '../native/sqlite.js';
 import { ensurePrivateDir } from './snapshot.js';
 
 const WHAT = 'review journal';
@@ -74,20 +81,27 @@ interface CallRow {
 /** The retained call of a review at an index, or null. */
 export function getJournalCall(journal: ReviewJournal, reviewId: string, callIndex: number): JournalCall | null {
   try {
-    const row = cachedStatement(journal.db, 'SELECT request_digest, ticket, request, observation FROM review_calls WHERE review_id = ? AND call_index = ?').get(reviewId, callIndex) as
-      | CallRow
-      | undefined;
-    return row === undefined ? null : { request_digest: row.request_digest, ticket: row.ticket, request: row.request, observation: row.observation };
+    const row = cachedStatement(
+      journal.db,
+      'SELECT request_digest, ticket, request, observation FROM review_calls WHERE review_id = ? AND call_index = ?',
+    ).get(reviewId, callIndex) as CallRow | undefined;
+    return row === undefined
+      ? null
+      : { request_digest: row.request_digest, ticket: row.ticket, request: row.request, observation: row.observation };
   } catch (error) {
     mapSqliteError(error, WHAT);
   }
 }
 
 function mismatch(reviewId: string, callIndex: number, why: string): AgentscmError {
-  return new AgentscmError('REVIEW_JOURNAL_MISMATCH', `the review journal retains call ${callIndex} of review ${reviewId.slice(0, 12)} with ${why}`, {
-    hint: 'a retained review is never called again with other inputs; review the changed sources, policy or transport as a new review (another revision or policy gives another review id)',
-    details: { review_id: reviewId, call_index: callIndex },
-  });
+  return new AgentscmError(
+    'REVIEW_JOURNAL_MISMATCH',
+    `the review journal retains call ${callIndex} of review ${reviewId.slice(0, 12)} with ${why}`,
+    {
+      hint: 'a retained review is never called again with other inputs; review the changed sources, policy or transport as a new review (another revision or policy gives another review id)',
+      details: { review_id: reviewId, call_index: callIndex },
+    },
+  );
 }
 
 /**
@@ -95,28 +109,40 @@ function mismatch(reviewId: string, callIndex: number, why: string): AgentscmErr
  * Returns false when the same reservation already exists (the caller must then not call again);
  * another request or ticket at the same index is REVIEW_JOURNAL_MISMATCH.
  */
-export function reserveJournalCall(journal: ReviewJournal, reviewId: string, callIndex: number, call: { requestDigest: string; ticket: string; request: Buffer }): boolean {
+export function reserveJournalCall(
+  journal: ReviewJournal,
+  reviewId: string,
+  callIndex: number,
+  call: { requestDigest: string; ticket: string; request: Buffer },
+): boolean {
   return immediate(journal.db, WHAT, () => {
     const existing = getJournalCall(journal, reviewId, callIndex);
     if (existing !== null) {
-      if (existing.request_digest !== call.requestDigest || existing.ticket !== call.ticket || !existing.request.equals(call.request)) {
+      if (
+        existing.request_digest !== call.requestDigest ||
+        existing.ticket !== call.ticket ||
+        !existing.request.equals(call.request)
+      ) {
         throw mismatch(reviewId, callIndex, 'another request');
       }
       return false;
     }
-    cachedStatement(journal.db, 'INSERT INTO review_calls (review_id, call_index, request_digest, ticket, request, observation) VALUES (?, ?, ?, ?, ?, NULL)').run(
-      reviewId,
-      callIndex,
-      call.requestDigest,
-      call.ticket,
-      call.request,
-    );
+    cachedStatement(
+      journal.db,
+      'INSERT INTO review_calls (review_id, call_index, request_digest, ticket, request, observation) VALUES (?, ?, ?, ?, ?, NULL)',
+    ).run(reviewId, callIndex, call.requestDigest, call.ticket, call.request);
     return true;
   });
 }
 
 /** Attach the observation to its reservation (once; the ticket must match). */
-export function recordJournalObservation(journal: ReviewJournal, reviewId: string, callIndex: number, ticket: string, observation: Buffer): void {
+export function recordJournalObservation(
+  journal: ReviewJournal,
+  reviewId: string,
+  callIndex: number,
+  ticket: string,
+  observation: Buffer,
+): void {
   immediate(journal.db, WHAT, () => {
     const existing = getJournalCall(journal, reviewId, callIndex);
     if (existing === null) throw new AgentscmError('INTERNAL', `call ${callIndex} was observed without a reservation`);
@@ -125,14 +151,21 @@ export function recordJournalObservation(journal: ReviewJournal, reviewId: strin
       if (existing.observation.equals(observation)) return;
       throw mismatch(reviewId, callIndex, 'another observation');
     }
-    cachedStatement(journal.db, 'UPDATE review_calls SET observation = ? WHERE review_id = ? AND call_index = ? AND observation IS NULL').run(observation, reviewId, callIndex);
+    cachedStatement(
+      journal.db,
+      'UPDATE review_calls SET observation = ? WHERE review_id = ? AND call_index = ? AND observation IS NULL',
+    ).run(observation, reviewId, callIndex);
   });
 }
 
 /** The retained request bytes of a review, in call order: the ReviewRequest records a transfer carries. */
 export function listJournalRequests(journal: ReviewJournal, reviewId: string): Buffer[] {
   try {
-    return (cachedStatement(journal.db, 'SELECT request FROM review_calls WHERE review_id = ? ORDER BY call_index').all(reviewId) as { request: Buffer }[]).map((row) => row.request);
+    return (
+      cachedStatement(journal.db, 'SELECT request FROM review_calls WHERE review_id = ? ORDER BY call_index').all(
+        reviewId,
+      ) as { request: Buffer }[]
+    ).map((row) => row.request);
   } catch (error) {
     mapSqliteError(error, WHAT);
   }

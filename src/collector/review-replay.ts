@@ -11,11 +11,14 @@
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { ReviewCallObservation, ReviewRecord } from '../contracts/review-record.js';
-import { decodeReviewRecord, reviewRecordToJson } from '../contracts/review-record.js';
+import {
+  decodeReviewRecord,
+  reviewRecordToJson,
+  type ReviewCallObservation,
+  type ReviewRecord,
+} from '../contracts/review-record.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import type { ReviewInput, ReviewSources } from './review-controller.js';
-import { runReview } from './review-controller.js';
+import { runReview, type ReviewInput, type ReviewSources } from './review-controller.js';
 import { openValidationJournal } from './review-journal.js';
 import { createReplayTransport } from './review-transports.js';
 
@@ -27,8 +30,15 @@ export interface ReplayInput extends ReviewInput {
   readonly record: Buffer;
 }
 
-function refuse(code: 'REVIEW_REPLAY_RESPONSE_TAMPERED' | 'REVIEW_REPLAY_TRACE_MISMATCH' | 'REVIEW_REPLAY_RECORD_MISMATCH', message: string, details: Record<string, unknown> = {}): AgentscmError {
-  return new AgentscmError(code, message, { hint: 'the review record does not replay: refuse it; a collector re-collects a fresh attempt', details });
+function refuse(
+  code: 'REVIEW_REPLAY_RESPONSE_TAMPERED' | 'REVIEW_REPLAY_TRACE_MISMATCH' | 'REVIEW_REPLAY_RECORD_MISMATCH',
+  message: string,
+  details: Record<string, unknown> = {},
+): AgentscmError {
+  return new AgentscmError(code, message, {
+    hint: 'the review record does not replay: refuse it; a collector re-collects a fresh attempt',
+    details,
+  });
 }
 
 function responseMatches(o: ReviewCallObservation): boolean {
@@ -40,26 +50,47 @@ function responseMatches(o: ReviewCallObservation): boolean {
 /** Replay a recorded review and return the (identical) derived record, or refuse it with its code. */
 export async function replayReviewRecord(input: ReplayInput): Promise<ReviewRecord> {
   const record = decodeReviewRecord(input.record);
-  if (!encodeCanonical(reviewRecordToJson(record)).equals(input.record)) throw refuse('REVIEW_REPLAY_RECORD_MISMATCH', 'the review record is not in its canonical encoding');
+  if (!encodeCanonical(reviewRecordToJson(record)).equals(input.record))
+    throw refuse('REVIEW_REPLAY_RECORD_MISMATCH', 'the review record is not in its canonical encoding');
   if (input.requests.length !== record.calls.length) {
-    throw refuse('REVIEW_REPLAY_TRACE_MISMATCH', `the transfer carries ${input.requests.length} request(s) for ${record.calls.length} recorded call(s)`);
+    throw refuse(
+      'REVIEW_REPLAY_TRACE_MISMATCH',
+      `the transfer carries ${input.requests.length} request(s) for ${record.calls.length} recorded call(s)`,
+    );
   }
   for (const call of record.calls) {
     if (!responseMatches(call.observation)) {
-      throw refuse('REVIEW_REPLAY_RESPONSE_TAMPERED', `the retained response of call ${call.call_index} does not have its recorded SHA-256 and length`, { call_index: call.call_index });
+      throw refuse(
+        'REVIEW_REPLAY_RESPONSE_TAMPERED',
+        `the retained response of call ${call.call_index} does not have its recorded SHA-256 and length`,
+        { call_index: call.call_index },
+      );
     }
   }
-  const transport = createReplayTransport(record.transport, record.calls.map((call, index) => ({ request: input.requests[index] ?? Buffer.alloc(0), call })));
+  const transport = createReplayTransport(
+    record.transport,
+    record.calls.map((call, index) => ({ request: input.requests[index] ?? Buffer.alloc(0), call })),
+  );
   const journal = openValidationJournal();
   let derived: ReviewRecord;
   try {
-    derived = await runReview({ repository: input.repository, revision: input.revision, action: input.action, policyBytes: input.policyBytes }, { sources: input.sources, transport, journal });
+    derived = await runReview(
+      { repository: input.repository, revision: input.revision, action: input.action, policyBytes: input.policyBytes },
+      { sources: input.sources, transport, journal },
+    );
   } finally {
     journal.close();
   }
-  if (transport.unconsumed() > 0) throw refuse('REVIEW_REPLAY_TRACE_MISMATCH', `the controller stopped before ${transport.unconsumed()} recorded call(s)`);
+  if (transport.unconsumed() > 0)
+    throw refuse(
+      'REVIEW_REPLAY_TRACE_MISMATCH',
+      `the controller stopped before ${transport.unconsumed()} recorded call(s)`,
+    );
   if (!encodeCanonical(reviewRecordToJson(derived)).equals(input.record)) {
-    throw refuse('REVIEW_REPLAY_RECORD_MISMATCH', 'the record derived from the recorded responses differs from the given record (coverage, findings, outcome, usage or identity)');
+    throw refuse(
+      'REVIEW_REPLAY_RECORD_MISMATCH',
+      'the record derived from the recorded responses differs from the given record (coverage, findings, outcome, usage or identity)',
+    );
   }
   return derived;
 }

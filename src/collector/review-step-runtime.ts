@@ -6,14 +6,13 @@
  * executable hashed, on the first review step; a run that reaches none never touches it.
  */
 import { join } from 'node:path';
+
 import { reviewRecordDigest } from '../contracts/review-record.js';
 import { openAuthority } from '../native/store.js';
 import type { ReviewStepRequest, ReviewStepResult, ReviewStepRuntime } from '../workflows/review-step.js';
 import { openCollectState } from './collect-state.js';
-import { revisionReviewSources, runReview } from './review-controller.js';
-import type { ReviewTransport } from './review-controller.js';
-import { openReviewJournal } from './review-journal.js';
-import type { ReviewJournal } from './review-journal.js';
+import { revisionReviewSources, runReview, type ReviewTransport } from './review-controller.js';
+import { openReviewJournal, type ReviewJournal } from './review-journal.js';
 import { createClaudeCodeTransport, pickEnvironment } from './review-transports.js';
 
 export interface ReviewRuntimeOptions {
@@ -51,7 +50,12 @@ export function createLazyReviewStepRuntime(options: ReviewRuntimeOptions): Revi
       const auth = openAuthority(request.dataDir, { mode: 'read' });
       try {
         const record = await runReview(
-          { repository: request.repository, revision: request.revision, action: request.action, policyBytes: request.policyBytes },
+          {
+            repository: request.repository,
+            revision: request.revision,
+            action: request.action,
+            policyBytes: request.policyBytes,
+          },
           { sources: revisionReviewSources(auth, request.repository, request.revision), transport, journal },
         );
         return {
@@ -60,7 +64,13 @@ export function createLazyReviewStepRuntime(options: ReviewRuntimeOptions): Revi
           outcome: record.outcome,
           reasons: record.reasons,
           calls: record.calls.length,
-          findings: record.findings.map((f) => ({ criterion: f.criterion, path: f.path, line: f.line, severity: f.severity, message: f.message })),
+          findings: record.findings.map((f) => ({
+            criterion: f.criterion,
+            path: f.path,
+            line: f.line,
+            severity: f.severity,
+            message: f.message,
+          })),
         };
       } finally {
         auth.close();

@@ -16,11 +16,14 @@
 import { spawn } from 'node:child_process';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
-import type { ReviewCallObservation, ReviewCallRecord } from '../contracts/review-record.js';
-import { MAX_OBSERVATION_DETAIL_BYTES } from '../contracts/review-record.js';
-import type { ReviewTransportIdentity } from '../contracts/review-request.js';
-import { validateTransportIdentity } from '../contracts/review-request.js';
+import {
+  MAX_OBSERVATION_DETAIL_BYTES,
+  type ReviewCallObservation,
+  type ReviewCallRecord,
+} from '../contracts/review-record.js';
+import { validateTransportIdentity, type ReviewTransportIdentity } from '../contracts/review-request.js';
 import { createSha256, sha256Hex } from '../crypto/sha256.js';
 import type { ReviewDispatch, ReviewTransport } from './review-controller.js';
 import { ensurePrivateDir } from './snapshot.js';
@@ -35,7 +38,18 @@ export const CLAUDE_CODE_PREAMBLE = [
 
 /** The argv after the executable (docs/review.md "Pointing the transport at a real `claude`"). */
 export function claudeCodeArguments(model: string): string[] {
-  return ['--print', '--output-format', 'json', '--model', model, '--max-turns', '1', '--tools', '', '--strict-mcp-config'];
+  return [
+    '--print',
+    '--output-format',
+    'json',
+    '--model',
+    model,
+    '--max-turns',
+    '1',
+    '--tools',
+    '',
+    '--strict-mcp-config',
+  ];
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -73,7 +87,12 @@ function invalid(message: string, hint: string): AgentscmError {
 function detail(text: string): string {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= MAX_OBSERVATION_DETAIL_BYTES) return text;
-  return bytes.subarray(0, MAX_OBSERVATION_DETAIL_BYTES - 3).toString('utf8').replace(/\uFFFD$/, '') + '...';
+  return (
+    bytes
+      .subarray(0, MAX_OBSERVATION_DETAIL_BYTES - 3)
+      .toString('utf8')
+      .replace(/\uFFFD$/, '') + '...'
+  );
 }
 
 /** SHA-256 of a regular file's bytes, read in chunks; null when it is gone or not a regular file. */
@@ -100,10 +119,17 @@ export function hashExecutable(path: string): string | null {
 }
 
 /** The named variables of `from`, and only those (a name that is not set is left out). */
-export function pickEnvironment(names: readonly string[], from: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function pickEnvironment(
+  names: readonly string[],
+  from: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of names) {
-    if (!ENV_NAME.test(name)) throw invalid(`environment name ${JSON.stringify(name.slice(0, 80))} is not a variable name`, 'name variables as [A-Za-z_][A-Za-z0-9_]*');
+    if (!ENV_NAME.test(name))
+      throw invalid(
+        `environment name ${JSON.stringify(name.slice(0, 80))} is not a variable name`,
+        'name variables as [A-Za-z_][A-Za-z0-9_]*',
+      );
     const value = from[name];
     if (value !== undefined) env[name] = value;
   }
@@ -139,11 +165,14 @@ function readResult(stdout: Buffer): { ok: true; result: string } | { ok: false;
   } catch {
     return { ok: false, why: 'the output is not Claude Code JSON' };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, why: 'the output is not a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, why: 'the output is not a JSON object' };
   const envelope = value as Record<string, unknown>;
   if (envelope.type !== 'result') return { ok: false, why: 'the output is not a result object' };
-  if (envelope.is_error !== false) return { ok: false, why: `the result reports an error (${String(envelope.subtype).slice(0, 64)})` };
-  if (typeof envelope.result !== 'string' || !envelope.result.isWellFormed()) return { ok: false, why: 'the result holds no answer text' };
+  if (envelope.is_error !== false)
+    return { ok: false, why: `the result reports an error (${String(envelope.subtype).slice(0, 64)})` };
+  if (typeof envelope.result !== 'string' || !envelope.result.isWellFormed())
+    return { ok: false, why: 'the result holds no answer text' };
   return { ok: true, result: envelope.result };
 }
 
@@ -152,32 +181,64 @@ function readResult(stdout: Buffer): { ok: true; result: string } | { ok: false;
  * executable_sha256) and before and after every dispatch.
  */
 export function createClaudeCodeTransport(options: ClaudeCodeTransportOptions): ReviewTransport {
-  if (!isAbsolute(options.executable)) throw invalid(`the review executable ${JSON.stringify(options.executable.slice(0, 200))} is not an absolute path`, 'name the executable by its absolute path, e.g. $(command -v claude)');
+  if (!isAbsolute(options.executable))
+    throw invalid(
+      `the review executable ${JSON.stringify(options.executable.slice(0, 200))} is not an absolute path`,
+      'name the executable by its absolute path, e.g. $(command -v claude)',
+    );
   let stats;
   try {
     stats = lstatSync(options.executable);
   } catch (error) {
-    throw invalid(`cannot inspect the review executable ${options.executable}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, 'name an existing executable file');
+    throw invalid(
+      `cannot inspect the review executable ${options.executable}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      'name an existing executable file',
+    );
   }
-  if (!stats.isFile() || (stats.mode & 0o111) === 0) throw invalid(`the review executable ${options.executable} is not a regular executable file (a symlink is not followed)`, 'name the resolved executable file itself');
+  if (!stats.isFile() || (stats.mode & 0o111) === 0)
+    throw invalid(
+      `the review executable ${options.executable} is not a regular executable file (a symlink is not followed)`,
+      'name the resolved executable file itself',
+    );
   let workDir: string;
   try {
     workDir = ensurePrivateDir(options.workDir);
   } catch (error) {
-    throw invalid(`the review working directory is not usable: ${(error as Error).message}`, 'use a directory of its own, owned by you with mode 0700, outside every workspace');
+    throw invalid(
+      `the review working directory is not usable: ${(error as Error).message}`,
+      'use a directory of its own, owned by you with mode 0700, outside every workspace',
+    );
   }
   for (const name of Object.keys(options.env)) pickEnvironment([name], options.env);
   const pinned = hashExecutable(options.executable);
-  if (pinned === null) throw invalid(`cannot read the review executable ${options.executable}`, 'name a readable executable file');
-  const identity = validateTransportIdentity({ basis: 'claude-code', executable_sha256: pinned, provider_scope: options.providerScope, model: options.model });
+  if (pinned === null)
+    throw invalid(`cannot read the review executable ${options.executable}`, 'name a readable executable file');
+  const identity = validateTransportIdentity({
+    basis: 'claude-code',
+    executable_sha256: pinned,
+    provider_scope: options.providerScope,
+    model: options.model,
+  });
   const args = claudeCodeArguments(identity.model);
   const env = { ...options.env };
 
   const dispatch = (call: ReviewDispatch): Promise<ReviewCallObservation> => {
     const before = hashExecutable(options.executable);
-    const base = { exit_code: null, executable_before: before, response: null, response_sha256: null, response_bytes: 0 } as const;
+    const base = {
+      exit_code: null,
+      executable_before: before,
+      response: null,
+      response_sha256: null,
+      response_bytes: 0,
+    } as const;
     if (before !== pinned) {
-      return Promise.resolve({ ...base, status: 'executable_changed', elapsed_ms: 0, executable_after: null, detail: 'the executable bytes changed before the call; it was not run' });
+      return Promise.resolve({
+        ...base,
+        status: 'executable_changed',
+        elapsed_ms: 0,
+        executable_after: null,
+        detail: 'the executable bytes changed before the call; it was not run',
+      });
     }
     const started = performance.now();
     // The envelope escapes the answer (at most 6 bytes per byte) and adds a few KiB of fields.
@@ -186,7 +247,12 @@ export function createClaudeCodeTransport(options: ClaudeCodeTransportOptions): 
       // Its own process group (detached: a new session): a timeout, the output limit and the
       // executable's own exit end every process still in the group, so no descendant outlives
       // the call (docs/review.md "The Claude Code transport").
-      const child = spawn(options.executable, args, { cwd: workDir, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      const child = spawn(options.executable, args, {
+        cwd: workDir,
+        env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
       const stdout: Buffer[] = [];
       const stderr: Buffer[] = [];
       let stdoutBytes = 0;
@@ -201,7 +267,13 @@ export function createClaudeCodeTransport(options: ClaudeCodeTransportOptions): 
         killProcessGroup(group);
         liveGroups.delete(group);
       };
-      const settle = (observation: (common: { exit_code: number | null; elapsed_ms: number; executable_after: string | null }) => ReviewCallObservation): void => {
+      const settle = (
+        observation: (common: {
+          exit_code: number | null;
+          elapsed_ms: number;
+          executable_after: string | null;
+        }) => ReviewCallObservation,
+      ): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -209,7 +281,12 @@ export function createClaudeCodeTransport(options: ClaudeCodeTransportOptions): 
         const after = hashExecutable(options.executable);
         const common = { elapsed_ms: elapsed, executable_after: after, exit_code: exitCode };
         if (after !== pinned) {
-          resolve({ ...base, ...common, status: 'executable_changed', detail: 'the executable bytes changed during the call; its answer is not used' });
+          resolve({
+            ...base,
+            ...common,
+            status: 'executable_changed',
+            detail: 'the executable bytes changed during the call; its answer is not used',
+          });
           return;
         }
         resolve(observation(common));
@@ -225,7 +302,10 @@ export function createClaudeCodeTransport(options: ClaudeCodeTransportOptions): 
           ...base,
           ...common,
           status,
-          detail: status === 'timed_out' ? `no answer within ${call.timeoutMs} ms; the process group was killed` : `more than ${stdoutCap} bytes of output; the process group was killed`,
+          detail:
+            status === 'timed_out'
+              ? `no answer within ${call.timeoutMs} ms; the process group was killed`
+              : `more than ${stdoutCap} bytes of output; the process group was killed`,
         }));
       };
       const timer = setTimeout(() => abort('timed_out'), call.timeoutMs);
@@ -256,15 +336,33 @@ export function createClaudeCodeTransport(options: ClaudeCodeTransportOptions): 
         settle((common) => {
           if (spawnError !== null || code !== 0) {
             const text = Buffer.concat(stderr).toString('utf8').split('\n')[0] ?? '';
-            return { ...base, ...common, status: 'failed', detail: detail(spawnError ?? `exit status ${String(code)}: ${text}`) };
+            return {
+              ...base,
+              ...common,
+              status: 'failed',
+              detail: detail(spawnError ?? `exit status ${String(code)}: ${text}`),
+            };
           }
           const read = readResult(Buffer.concat(stdout));
           if (!read.ok) return { ...base, ...common, status: 'failed', detail: read.why };
           const answer = Buffer.from(read.result, 'utf8');
           if (answer.length > call.maxResponseBytes) {
-            return { ...base, ...common, status: 'output_limit', detail: `the answer has ${answer.length} bytes, more than the ${call.maxResponseBytes} left in the output budget` };
+            return {
+              ...base,
+              ...common,
+              status: 'output_limit',
+              detail: `the answer has ${answer.length} bytes, more than the ${call.maxResponseBytes} left in the output budget`,
+            };
           }
-          return { ...base, ...common, status: 'answered', response: read.result, response_sha256: sha256Hex(answer), response_bytes: answer.length, detail: null };
+          return {
+            ...base,
+            ...common,
+            status: 'answered',
+            response: read.result,
+            response_sha256: sha256Hex(answer),
+            response_bytes: answer.length,
+            detail: null,
+          };
         });
       });
     });
@@ -273,7 +371,9 @@ export function createClaudeCodeTransport(options: ClaudeCodeTransportOptions): 
 }
 
 /** One canned answer of the fixture transport: a response text, or a non-answer observation. */
-export type FixtureAnswer = { readonly response: string; readonly elapsedMs?: number } | { readonly status: Exclude<ReviewCallObservation['status'], 'answered'>; readonly elapsedMs?: number };
+export type FixtureAnswer =
+  | { readonly response: string; readonly elapsedMs?: number }
+  | { readonly status: Exclude<ReviewCallObservation['status'], 'answered'>; readonly elapsedMs?: number };
 
 export interface FixtureTransport extends ReviewTransport {
   readonly [FIXTURE]: true;
@@ -283,7 +383,12 @@ export interface FixtureTransport extends ReviewTransport {
 
 /** A transport of canned answers, FOR TESTS ONLY: its basis is `fixture`, which never qualifies. */
 export function createFixtureTransport(answers: readonly FixtureAnswer[], model = 'fixture-model'): FixtureTransport {
-  const identity = validateTransportIdentity({ basis: 'fixture', executable_sha256: null, provider_scope: 'fixture', model });
+  const identity = validateTransportIdentity({
+    basis: 'fixture',
+    executable_sha256: null,
+    provider_scope: 'fixture',
+    model,
+  });
   const dispatched: ReviewDispatch[] = [];
   return {
     [FIXTURE]: true,
@@ -292,13 +397,40 @@ export function createFixtureTransport(answers: readonly FixtureAnswer[], model 
     dispatch(call: ReviewDispatch): Promise<ReviewCallObservation> {
       dispatched.push(call);
       const answer = answers[call.callIndex] ?? { status: 'failed' as const };
-      const base = { exit_code: null, elapsed_ms: answer.elapsedMs ?? 1, executable_before: null, executable_after: null } as const;
+      const base = {
+        exit_code: null,
+        elapsed_ms: answer.elapsedMs ?? 1,
+        executable_before: null,
+        executable_after: null,
+      } as const;
       if ('response' in answer) {
         const bytes = Buffer.from(answer.response, 'utf8');
-        if (bytes.length > call.maxResponseBytes) return Promise.resolve({ ...base, status: 'output_limit', response: null, response_sha256: null, response_bytes: 0, detail: 'canned answer past the output budget' });
-        return Promise.resolve({ ...base, status: 'answered', response: answer.response, response_sha256: sha256Hex(bytes), response_bytes: bytes.length, detail: null });
+        if (bytes.length > call.maxResponseBytes)
+          return Promise.resolve({
+            ...base,
+            status: 'output_limit',
+            response: null,
+            response_sha256: null,
+            response_bytes: 0,
+            detail: 'canned answer past the output budget',
+          });
+        return Promise.resolve({
+          ...base,
+          status: 'answered',
+          response: answer.response,
+          response_sha256: sha256Hex(bytes),
+          response_bytes: bytes.length,
+          detail: null,
+        });
       }
-      return Promise.resolve({ ...base, status: answer.status, response: null, response_sha256: null, response_bytes: 0, detail: `canned ${answer.status}` });
+      return Promise.resolve({
+        ...base,
+        status: answer.status,
+        response: null,
+        response_sha256: null,
+        response_bytes: 0,
+        detail: `canned ${answer.status}`,
+      });
     },
   };
 }
@@ -316,10 +448,14 @@ export function isQualifiedTransport(identity: ReviewTransportIdentity): boolean
 /** Refuse an identity that cannot qualify (REVIEW_TRANSPORT_NOT_QUALIFIED): for installation, import and admission. */
 export function assertQualifiedTransport(identity: ReviewTransportIdentity): void {
   if (isQualifiedTransport(identity)) return;
-  throw new AgentscmError('REVIEW_TRANSPORT_NOT_QUALIFIED', `a review transport of basis ${identity.basis} cannot qualify`, {
-    hint: 'only the claude-code transport with a pinned executable digest qualifies; the fixture transport is for tests',
-    details: { basis: identity.basis },
-  });
+  throw new AgentscmError(
+    'REVIEW_TRANSPORT_NOT_QUALIFIED',
+    `a review transport of basis ${identity.basis} cannot qualify`,
+    {
+      hint: 'only the claude-code transport with a pinned executable digest qualifies; the fixture transport is for tests',
+      details: { basis: identity.basis },
+    },
+  );
 }
 
 /** One recorded call: the transferred request bytes and the record's call row. */
@@ -333,7 +469,11 @@ export interface ReplayTransport extends ReviewTransport {
   readonly unconsumed: () => number;
 }
 
-function replayRefusal(code: 'REVIEW_REPLAY_REQUEST_MISMATCH' | 'REVIEW_REPLAY_TRACE_MISMATCH', callIndex: number, why: string): AgentscmError {
+function replayRefusal(
+  code: 'REVIEW_REPLAY_REQUEST_MISMATCH' | 'REVIEW_REPLAY_TRACE_MISMATCH',
+  callIndex: number,
+  why: string,
+): AgentscmError {
   return new AgentscmError(code, `replay of call ${callIndex}: ${why}`, {
     hint: 'the review record does not replay: refuse it; a collector re-collects a fresh attempt',
     details: { call_index: callIndex },
@@ -345,17 +485,44 @@ function replayRefusal(code: 'REVIEW_REPLAY_REQUEST_MISMATCH' | 'REVIEW_REPLAY_T
  * after checking that the request the controller derived is byte-identical to the recorded
  * request and has the record's request digest and ticket.
  */
-export function createReplayTransport(identity: ReviewTransportIdentity, recorded: readonly RecordedCall[]): ReplayTransport {
+export function createReplayTransport(
+  identity: ReviewTransportIdentity,
+  recorded: readonly RecordedCall[],
+): ReplayTransport {
   let next = 0;
   return {
     identity,
     unconsumed: () => recorded.length - next,
     dispatch(call: ReviewDispatch): Promise<ReviewCallObservation> {
       const entry = recorded[call.callIndex];
-      if (call.callIndex !== next || entry === undefined) return Promise.reject(replayRefusal('REVIEW_REPLAY_TRACE_MISMATCH', call.callIndex, `the record holds ${recorded.length} call(s); the controller makes more`));
-      if (!entry.request.equals(call.request)) return Promise.reject(replayRefusal('REVIEW_REPLAY_REQUEST_MISMATCH', call.callIndex, 'the derived request differs from the recorded request'));
-      if (entry.call.call_index !== call.callIndex || entry.call.request_digest !== call.requestDigest || entry.call.ticket !== call.ticket) {
-        return Promise.reject(replayRefusal('REVIEW_REPLAY_TRACE_MISMATCH', call.callIndex, 'the record names another call index, request digest or ticket'));
+      if (call.callIndex !== next || entry === undefined)
+        return Promise.reject(
+          replayRefusal(
+            'REVIEW_REPLAY_TRACE_MISMATCH',
+            call.callIndex,
+            `the record holds ${recorded.length} call(s); the controller makes more`,
+          ),
+        );
+      if (!entry.request.equals(call.request))
+        return Promise.reject(
+          replayRefusal(
+            'REVIEW_REPLAY_REQUEST_MISMATCH',
+            call.callIndex,
+            'the derived request differs from the recorded request',
+          ),
+        );
+      if (
+        entry.call.call_index !== call.callIndex ||
+        entry.call.request_digest !== call.requestDigest ||
+        entry.call.ticket !== call.ticket
+      ) {
+        return Promise.reject(
+          replayRefusal(
+            'REVIEW_REPLAY_TRACE_MISMATCH',
+            call.callIndex,
+            'the record names another call index, request digest or ticket',
+          ),
+        );
       }
       next += 1;
       return Promise.resolve(entry.call.observation);

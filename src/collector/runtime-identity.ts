@@ -4,8 +4,9 @@
  * identity"): engine and API version, OS and architecture, security options, cgroup version,
  * the image pinned by ID, and the digest of the operator-selected `--docker` executable.
  */
-import { constants, accessSync, closeSync, openSync, readSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
+
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
@@ -29,7 +30,10 @@ export interface RuntimeIdentity extends JsonObject {
 export const MAX_EXECUTABLE_BYTES = 1024 * 1024 * 1024;
 
 /** Check the --docker / --docker-socket pair shape: both given or neither, absolute or relative paths that exist. */
-export function checkRuntimeFlags(docker: string | undefined, dockerSocket: string | undefined): { docker: string; dockerSocket: string } | null {
+export function checkRuntimeFlags(
+  docker: string | undefined,
+  dockerSocket: string | undefined,
+): { docker: string; dockerSocket: string } | null {
   if (docker === undefined && dockerSocket === undefined) return null;
   if (docker === undefined || dockerSocket === undefined) {
     throw new AgentscmError('RUNTIME_FLAGS_INVALID', '--docker and --docker-socket are accepted only as a pair', {
@@ -37,7 +41,9 @@ export function checkRuntimeFlags(docker: string | undefined, dockerSocket: stri
     });
   }
   if (process.platform === 'win32') {
-    throw new AgentscmError('RUNTIME_UNSUPPORTED_PLATFORM', 'command execution is unavailable on this platform', { hint: 'run command steps on a Unix host' });
+    throw new AgentscmError('RUNTIME_UNSUPPORTED_PLATFORM', 'command execution is unavailable on this platform', {
+      hint: 'run command steps on a Unix host',
+    });
   }
   return { docker, dockerSocket };
 }
@@ -51,13 +57,20 @@ export function hashExecutable(path: string): string {
     accessSync(path, constants.X_OK);
     size = stat.size;
   } catch (error) {
-    throw new AgentscmError('RUNTIME_FLAGS_INVALID', `--docker ${path} is not an executable file: ${(error as Error).message}`, {
-      hint: 'pass the path of the docker executable the operator selected (it is hashed into the runtime identity, not run)',
-      details: { absolute: isAbsolute(path) },
-    });
+    throw new AgentscmError(
+      'RUNTIME_FLAGS_INVALID',
+      `--docker ${path} is not an executable file: ${(error as Error).message}`,
+      {
+        hint: 'pass the path of the docker executable the operator selected (it is hashed into the runtime identity, not run)',
+        details: { absolute: isAbsolute(path) },
+      },
+    );
   }
   if (size > MAX_EXECUTABLE_BYTES) {
-    throw new AgentscmError('INPUT_TOO_LARGE', `--docker ${path} has ${size} bytes, more than the ${MAX_EXECUTABLE_BYTES} this tool hashes`);
+    throw new AgentscmError(
+      'INPUT_TOO_LARGE',
+      `--docker ${path} has ${size} bytes, more than the ${MAX_EXECUTABLE_BYTES} this tool hashes`,
+    );
   }
   const hash = createSha256();
   const fd = openSync(path, 'r');
@@ -68,7 +81,11 @@ export function hashExecutable(path: string): string {
       const read = readSync(fd, buffer, 0, buffer.length, null);
       if (read === 0) break;
       total += read;
-      if (total > MAX_EXECUTABLE_BYTES) throw new AgentscmError('INPUT_TOO_LARGE', `--docker ${path} grew past ${MAX_EXECUTABLE_BYTES} bytes while it was hashed`);
+      if (total > MAX_EXECUTABLE_BYTES)
+        throw new AgentscmError(
+          'INPUT_TOO_LARGE',
+          `--docker ${path} grew past ${MAX_EXECUTABLE_BYTES} bytes while it was hashed`,
+        );
       hash.update(buffer.subarray(0, read));
     }
   } finally {
@@ -78,7 +95,10 @@ export function hashExecutable(path: string): string {
 }
 
 /** Observe the identity of the engine behind `client` for one image (never pulled). */
-export async function observeRuntimeIdentity(client: DockerClient, input: { image: string; executableSha256: string }): Promise<{ identity: RuntimeIdentity; image: ImageInfo }> {
+export async function observeRuntimeIdentity(
+  client: DockerClient,
+  input: { image: string; executableSha256: string },
+): Promise<{ identity: RuntimeIdentity; image: ImageInfo }> {
   const info = await client.info();
   const image = await client.inspectImage(input.image);
   const identity: RuntimeIdentity = {

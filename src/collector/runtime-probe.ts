@@ -4,9 +4,8 @@
  * the value an operator pins in a command collector profile.
  */
 import { connectRuntime } from './command-step-runtime.js';
-import { observeRuntimeIdentity, runtimeIdentityDigest } from './runtime-identity.js';
-import type { RuntimeIdentity } from './runtime-identity.js';
 import type { DockerTransport } from './docker-transport.js';
+import { observeRuntimeIdentity, runtimeIdentityDigest, type RuntimeIdentity } from './runtime-identity.js';
 
 export interface RuntimeProbeResult {
   readonly identity: RuntimeIdentity;
@@ -14,8 +13,17 @@ export interface RuntimeProbeResult {
   readonly socket: string;
 }
 
-export async function probeRuntime(input: { docker: string | undefined; dockerSocket: string | undefined; image: string; transport?: DockerTransport }): Promise<RuntimeProbeResult> {
-  const { client, executableSha256 } = await connectRuntime({ docker: input.docker ?? '', dockerSocket: input.dockerSocket ?? '', ...(input.transport === undefined ? {} : { transport: input.transport }) });
+export async function probeRuntime(input: {
+  docker: string | undefined;
+  dockerSocket: string | undefined;
+  image: string;
+  transport?: DockerTransport;
+}): Promise<RuntimeProbeResult> {
+  const { client, executableSha256 } = await connectRuntime({
+    docker: input.docker ?? '',
+    dockerSocket: input.dockerSocket ?? '',
+    ...(input.transport === undefined ? {} : { transport: input.transport }),
+  });
   try {
     const { identity } = await observeRuntimeIdentity(client, { image: input.image, executableSha256 });
     return { identity, identity_sha256: runtimeIdentityDigest(identity), socket: input.dockerSocket ?? '' };

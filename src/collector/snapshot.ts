@@ -7,8 +7,21 @@
  * snapshot itself is parent/<64 hex>. Inside it, directories are 0755 and files 0644/0755 so
  * that the container's non-root user can read them; the 0700 parent keeps other host users out.
  */
-import { chmodSync, closeSync, existsSync, fchmodSync, lstatSync, mkdirSync, openSync, realpathSync, rmSync, symlinkSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fchmodSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { streamBlob } from '../native/blobs.js';
 import { getRevision, iterateRevisionEntries } from '../native/revisions.js';
@@ -42,7 +55,8 @@ export function ensurePrivateDir(path: string): string {
   const stat = lstatSync(absolute);
   if (stat.isSymbolicLink()) throw unsafe(absolute, 'is a symlink');
   if (!stat.isDirectory()) throw unsafe(absolute, 'is not a directory');
-  if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) throw unsafe(absolute, `is owned by uid ${stat.uid}, not by this user`);
+  if (typeof process.getuid === 'function' && stat.uid !== process.getuid())
+    throw unsafe(absolute, `is owned by uid ${stat.uid}, not by this user`);
   if ((stat.mode & 0o077) !== 0) throw unsafe(absolute, `has mode ${(stat.mode & 0o777).toString(8)}, not 0700`);
   if (realpathSync(absolute) !== absolute) throw unsafe(absolute, 'is reached through a symlink');
   return absolute;
@@ -61,10 +75,19 @@ export interface SnapshotResult {
 }
 
 /** Write the exact bytes of `revision` to parent/<digest>; a leftover directory of that name is replaced. */
-export function materializeSnapshot(auth: Authority, input: { repository: string; revision: string; parent: string; digest: string }): SnapshotResult {
+export function materializeSnapshot(
+  auth: Authority,
+  input: { repository: string; revision: string; parent: string; digest: string },
+): SnapshotResult {
   const revision = getRevision(auth, input.repository, input.revision);
-  if (revision.entry_count > SNAPSHOT_LIMITS.maxEntries || revision.total_bytes > BigInt(SNAPSHOT_LIMITS.maxTotalBytes)) {
-    throw new AgentscmError('INPUT_TOO_LARGE', `revision ${input.revision} has ${revision.entry_count} files and ${revision.total_bytes} bytes; a snapshot holds at most ${SNAPSHOT_LIMITS.maxEntries} files and ${SNAPSHOT_LIMITS.maxTotalBytes} bytes`);
+  if (
+    revision.entry_count > SNAPSHOT_LIMITS.maxEntries ||
+    revision.total_bytes > BigInt(SNAPSHOT_LIMITS.maxTotalBytes)
+  ) {
+    throw new AgentscmError(
+      'INPUT_TOO_LARGE',
+      `revision ${input.revision} has ${revision.entry_count} files and ${revision.total_bytes} bytes; a snapshot holds at most ${SNAPSHOT_LIMITS.maxEntries} files and ${SNAPSHOT_LIMITS.maxTotalBytes} bytes`,
+    );
   }
   const parent = ensurePrivateDir(input.parent);
   const root = snapshotPathFor(parent, input.digest);
@@ -81,7 +104,8 @@ export function materializeSnapshot(auth: Authority, input: { repository: string
       entries += 1;
       bytes += entry.size;
       const target = join(root, entry.path);
-      if (!target.startsWith(`${root}/`)) throw new AgentscmError('PATH_INVALID', `revision path ${JSON.stringify(entry.path)} leaves the snapshot`);
+      if (!target.startsWith(`${root}/`))
+        throw new AgentscmError('PATH_INVALID', `revision path ${JSON.stringify(entry.path)} leaves the snapshot`);
       makeParents(dirname(target), made);
       if (entry.mode === 'symlink') {
         // Symlinks are created last so that no later file is ever written through one.
@@ -103,7 +127,9 @@ export function materializeSnapshot(auth: Authority, input: { repository: string
   } catch (error) {
     removeSnapshot(root);
     if (error instanceof AgentscmError) throw error;
-    throw new AgentscmError('IO_ERROR', `cannot materialize revision ${input.revision}: ${(error as Error).message}`, { cause: error });
+    throw new AgentscmError('IO_ERROR', `cannot materialize revision ${input.revision}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   return { path: root, entries, bytes };
 }

@@ -6,10 +6,10 @@
  */
 import { resolve } from 'node:path';
 import { Command, Flags } from '@oclif/core';
+
 import { formatJson } from '../contracts/canonical-json.js';
 import { displayOutput } from '../contracts/display-text.js';
-import { AgentscmError, ERROR_CODES, isAgentscmError } from '../contracts/errors.js';
-import type { ErrorCode } from '../contracts/errors.js';
+import { AgentscmError, ERROR_CODES, isAgentscmError, type ErrorCode } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import { oneLine } from '../contracts/message-text.js';
 import { classifySqliteError, isSqliteError } from '../native/sqlite-errors.js';
@@ -43,7 +43,9 @@ export function toAgentscmError(error: unknown): AgentscmError {
   if (isSqliteError(error)) return classifySqliteError(error, null);
   if (error instanceof Error) {
     const oclif = (error as { oclif?: { exit?: number } }).oclif;
-    const parseError = error.constructor.name.endsWith('Error') && /flag|argument|Unexpected|Missing|Expected|Nonexistent|not a|is not/i.test(error.message);
+    const parseError =
+      error.constructor.name.endsWith('Error') &&
+      /flag|argument|Unexpected|Missing|Expected|Nonexistent|not a|is not/i.test(error.message);
     if ((oclif !== undefined && oclif.exit === 2) || parseError) {
       return new AgentscmError('USAGE', usageMessage(error.message), {
         hint: 'run the command with --help',
@@ -67,7 +69,9 @@ export abstract class BaseCommand extends Command {
   protected resolveDataDir(flagValue: string | undefined, from?: string): string {
     // resolve('') is the working directory: an empty value names no directory at all.
     if (flagValue === '') {
-      throw new AgentscmError('USAGE', '--data-dir needs a directory, not an empty value', { hint: 'pass --data-dir DIR' });
+      throw new AgentscmError('USAGE', '--data-dir needs a directory, not an empty value', {
+        hint: 'pass --data-dir DIR',
+      });
     }
     const named = flagValue ?? process.env.AGENTSCM_DATA_DIR;
     return named === undefined ? defaultDataDir(from) : resolve(named);
@@ -108,7 +112,9 @@ export abstract class BaseCommand extends Command {
     process.stdout.write(`${formatJson(json as JsonValue)}\n`);
   }
 
-  protected override toErrorJson(err: unknown): { error: { code: ErrorCode; message: string; hint?: string; details?: Record<string, unknown> } } {
+  protected override toErrorJson(err: unknown): {
+    error: { code: ErrorCode; message: string; hint?: string; details?: Record<string, unknown> };
+  } {
     const error = toAgentscmError(err);
     return {
       error: {

@@ -6,6 +6,7 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+
 import { enclosingWorkspaceDataDir } from '../workspace/locate.js';
 
 /** `$XDG_DATA_HOME/agentscm`, else `~/.local/share/agentscm` (a relative XDG_DATA_HOME is ignored, as the convention says). */

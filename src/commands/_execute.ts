@@ -12,8 +12,8 @@
  * - a failure outside a command (unknown command, bad leading flag) is one `error[USAGE]` line
  *   like every other error, not oclif's own format.
  */
-import { Config, flush, run } from '@oclif/core';
-import type { Interfaces } from '@oclif/core';
+import { Config, flush, run, type Interfaces } from '@oclif/core';
+
 import { formatJson } from '../contracts/canonical-json.js';
 import { AgentscmError, ERROR_CODES } from '../contracts/errors.js';
 import { oneLine, quoteForMessage } from '../contracts/message-text.js';
@@ -47,9 +47,15 @@ function entryError(error: unknown): AgentscmError {
     const unknown = UNKNOWN_COMMAND.exec(error.message);
     if (unknown !== null) {
       const id = (unknown[1] ?? '').replaceAll(':', ' ');
-      return new AgentscmError('USAGE', id.startsWith('-') ? `unknown flag ${quoteForMessage(id.split(' ')[0] ?? id)}` : `unknown command ${quoteForMessage(id)}`, {
-        hint: 'run `agentscm --help` for the commands',
-      });
+      return new AgentscmError(
+        'USAGE',
+        id.startsWith('-')
+          ? `unknown flag ${quoteForMessage(id.split(' ')[0] ?? id)}`
+          : `unknown command ${quoteForMessage(id)}`,
+        {
+          hint: 'run `agentscm --help` for the commands',
+        },
+      );
     }
   }
   return toAgentscmError(error);
@@ -59,7 +65,9 @@ function report(error: AgentscmError, argv: readonly string[]): void {
   const hint = error.hint === undefined ? '' : `; ${error.hint}`;
   process.stderr.write(`error[${error.code}]: ${oneLine(error.message)}${oneLine(hint)}\n`);
   if (argv.includes('--json')) {
-    process.stdout.write(`${formatJson({ error: { code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) } })}\n`);
+    process.stdout.write(
+      `${formatJson({ error: { code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) } })}\n`,
+    );
   }
   process.exitCode = ERROR_CODES[error.code].exit;
 }

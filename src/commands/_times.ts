@@ -3,8 +3,7 @@
  * in Unix milliseconds (a lease expiry, a creation time); people read ISO 8601, programs read the
  * exact integer, so human output shows both and --json keeps only the integer.
  */
-import type { JsonValue } from '../contracts/json-value.js';
-import { isJsonObject } from '../contracts/json-value.js';
+import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
 
 /** Largest instant a JavaScript Date holds (ECMAScript: ±8.64e15 ms around the epoch). */
 const MAX_DATE_MS = 8_640_000_000_000_000n;
@@ -22,7 +21,10 @@ export function instantLines(value: JsonValue, path = ''): string[] {
   const lines: string[] = [];
   for (const [key, member] of Object.entries(value)) {
     const memberPath = path === '' ? key : `${path}.${key}`;
-    if (key.endsWith('_at_ms') && (typeof member === 'bigint' || (typeof member === 'number' && Number.isSafeInteger(member) && member >= 0))) {
+    if (
+      key.endsWith('_at_ms') &&
+      (typeof member === 'bigint' || (typeof member === 'number' && Number.isSafeInteger(member) && member >= 0))
+    ) {
       lines.push(`${memberPath} ${String(member)} (${isoOfMs(member)})`);
     } else {
       lines.push(...instantLines(member, memberPath));

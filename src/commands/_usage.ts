@@ -6,13 +6,19 @@
  * "See more help with --help"); only its problems are kept, reworded.
  */
 import type { Command, Interfaces } from '@oclif/core';
+
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { quoteForMessage } from '../contracts/message-text.js';
 
 // oclif colours parts of its messages on a terminal.
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
-const DROPPED = [/^The following errors? occurred:?$/, /^See more help with --help$/, /^Note: /, /^Alternatively, you can use "--"/];
+const DROPPED = [
+  /^The following errors? occurred:?$/,
+  /^See more help with --help$/,
+  /^Note: /,
+  /^Alternatively, you can use "--"/,
+];
 
 /** The display name of an argument: `run-id` → `RUN_ID`. */
 function argName(name: string): string {
@@ -33,11 +39,15 @@ function reword(line: string): string | null {
   if ((m = /^Nonexistent flags?: (.+)$/.exec(line)) !== null) return quotedList('unknown flag', m[1] ?? '');
   if ((m = /^Unexpected arguments?: (.+)$/.exec(line)) !== null) return quotedList('unexpected argument', m[1] ?? '');
   if ((m = /^Unexpected flag (.+)$/.exec(line)) !== null) return `unknown flag ${quoteForMessage(m[1] ?? '')}`;
-  if ((m = /^Flag --(\S+) can only be specified once$/.exec(line)) !== null) return `--${m[1] ?? ''} is given more than once`;
+  if ((m = /^Flag --(\S+) can only be specified once$/.exec(line)) !== null)
+    return `--${m[1] ?? ''} is given more than once`;
   if ((m = /^Flag --(\S+) expects a value$/.exec(line)) !== null) return `--${m[1] ?? ''} needs a value`;
-  if ((m = /^Flag --(\S+) expects one of these values: (.+)$/.exec(line)) !== null) return `--${m[1] ?? ''} must be one of: ${m[2] ?? ''}`;
-  if ((m = /^Expected --([^=\s]+)=(.*) to be one of: (.+)$/s.exec(line)) !== null) return `--${m[1] ?? ''} must be one of: ${m[3] ?? ''} (not ${quoteForMessage(m[2] ?? '')})`;
-  if ((m = /^Expected (.*) to be one of: (.+)$/s.exec(line)) !== null) return `argument ${quoteForMessage(m[1] ?? '')} must be one of: ${m[2] ?? ''}`;
+  if ((m = /^Flag --(\S+) expects one of these values: (.+)$/.exec(line)) !== null)
+    return `--${m[1] ?? ''} must be one of: ${m[2] ?? ''}`;
+  if ((m = /^Expected --([^=\s]+)=(.*) to be one of: (.+)$/s.exec(line)) !== null)
+    return `--${m[1] ?? ''} must be one of: ${m[3] ?? ''} (not ${quoteForMessage(m[2] ?? '')})`;
+  if ((m = /^Expected (.*) to be one of: (.+)$/s.exec(line)) !== null)
+    return `argument ${quoteForMessage(m[1] ?? '')} must be one of: ${m[2] ?? ''}`;
   return line.charAt(0).toLowerCase() + line.slice(1);
 }
 
@@ -77,7 +87,8 @@ interface CommandShape {
 /** `agentscm revision show REVISION [--repository NAME] [--data-dir DIR] [--json]`. */
 export function usageLine(bin: string, id: string, command: CommandShape): string {
   const words = [bin, ...id.split(':')];
-  for (const [name, arg] of Object.entries(command.args ?? {})) words.push(arg.required === true ? argName(name) : `[${argName(name)}]`);
+  for (const [name, arg] of Object.entries(command.args ?? {}))
+    words.push(arg.required === true ? argName(name) : `[${argName(name)}]`);
   const flags = Object.entries({ ...command.flags, ...command.baseFlags }).filter(([, flag]) => flag.hidden !== true);
   const shown = (name: string, flag: Interfaces.Flag<unknown>): string => {
     if (flag.type === 'boolean') return `--${name}`;
@@ -100,12 +111,21 @@ function isParseFailure(error: unknown): error is Error {
  * The USAGE error for a failure of the command line of `id`, or null when `error` is not one.
  * An AgentscmError raised by a flag's own parser keeps its code, without oclif's prefix.
  */
-export function commandUsageError(error: unknown, bin: string, id: string, command: Command.Class | CommandShape): AgentscmError | null {
+export function commandUsageError(
+  error: unknown,
+  bin: string,
+  id: string,
+  command: Command.Class | CommandShape,
+): AgentscmError | null {
   if (!isParseFailure(error)) return null;
   const hint = `usage: ${usageLine(bin, id, command)}; see \`${bin} ${id.replaceAll(':', ' ')} --help\``;
   const problems = parseProblems(error);
   if (isAgentscmError(error)) {
-    return new AgentscmError(error.code, problems.join('; '), { hint: error.hint ?? hint, cause: error.cause, ...(error.details === undefined ? {} : { details: error.details }) });
+    return new AgentscmError(error.code, problems.join('; '), {
+      hint: error.hint ?? hint,
+      cause: error.cause,
+      ...(error.details === undefined ? {} : { details: error.details }),
+    });
   }
   return new AgentscmError('USAGE', problems.join('; '), { hint, cause: error });
 }

@@ -1,6 +1,6 @@
 import { Args } from '@oclif/core';
-import { showCommandAttempt } from '../workflows/command-attempts.js';
-import type { CommandAttemptView } from '../workflows/command-attempts.js';
+
+import { showCommandAttempt, type CommandAttemptView } from '../workflows/command-attempts.js';
 import { BaseCommand } from './_base.js';
 
 export default class CheckCommandShow extends BaseCommand {
@@ -13,7 +13,10 @@ export default class CheckCommandShow extends BaseCommand {
   ];
 
   static override args = {
-    attempt: Args.string({ description: 'Attempt ID, as shown under a step\'s execution member of `skill-workflow status`.', required: true }),
+    attempt: Args.string({
+      description: "Attempt ID, as shown under a step's execution member of `skill-workflow status`.",
+      required: true,
+    }),
   };
 
   async run(): Promise<CommandAttemptView> {

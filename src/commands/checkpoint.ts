@@ -1,32 +1,51 @@
 import { Flags } from '@oclif/core';
-import { checkpointWorkspace } from '../workspace/checkpoint.js';
-import type { CheckpointResult } from '../workspace/checkpoint.js';
+
 import { counted } from '../contracts/counted.js';
-import { UNSAFE_TEXT_MARKER, displayText } from '../contracts/display-text.js';
+import { displayText, UNSAFE_TEXT_MARKER } from '../contracts/display-text.js';
+import { checkpointWorkspace, type CheckpointResult } from '../workspace/checkpoint.js';
 import { BaseCommand } from './_base.js';
 
 export default class Checkpoint extends BaseCommand {
   static override description =
     'Record the workspace as an immutable revision and append it to a Change as its next version (the first use creates the Change at version 1). An unchanged tree makes no new version. File names are recorded byte-exact; a name added with a control or bidirectional formatting character (e.g. U+202E) is reported on stderr, escaped and marked [!], and in the unsafe_names field of --json.';
 
-  static override examples = ['<%= config.bin %> checkpoint --change fix-parser', '<%= config.bin %> checkpoint --change fix-parser --workspace ./my-project --full --json'];
+  static override examples = [
+    '<%= config.bin %> checkpoint --change fix-parser',
+    '<%= config.bin %> checkpoint --change fix-parser --workspace ./my-project --full --json',
+  ];
 
   static override flags = {
     change: Flags.string({ description: 'Change ID (^[A-Za-z0-9._-]{1,128}$).', required: true, helpValue: 'ID' }),
-    workspace: Flags.string({ description: 'Workspace directory (default: the nearest one at or above the current directory).', helpValue: 'PATH' }),
+    workspace: Flags.string({
+      description: 'Workspace directory (default: the nearest one at or above the current directory).',
+      helpValue: 'PATH',
+    }),
     full: Flags.boolean({ description: 'Rehash every file instead of trusting the stat cache.', default: false }),
   };
 
   async run(): Promise<CheckpointResult> {
     const { flags } = await this.parse(Checkpoint);
     const explicitDataDir = flags['data-dir'] === undefined ? undefined : this.resolveDataDir(flags['data-dir']);
-    const result = checkpointWorkspace({ change: flags.change, workspace: flags.workspace, dataDir: explicitDataDir, full: flags.full, onProgress: this.progressSink });
-    if (result.reconciled !== null) this.log(`An interrupted earlier operation was ${result.reconciled === 'committed' ? 'completed' : 'discarded'}.`);
+    const result = checkpointWorkspace({
+      change: flags.change,
+      workspace: flags.workspace,
+      dataDir: explicitDataDir,
+      full: flags.full,
+      onProgress: this.progressSink,
+    });
+    if (result.reconciled !== null)
+      this.log(
+        `An interrupted earlier operation was ${result.reconciled === 'committed' ? 'completed' : 'discarded'}.`,
+      );
     if (result.created) {
       this.log(`Change ${result.change} version ${result.version}: revision ${result.revision}`);
-      this.log(`  previous revision ${result.previous_revision ?? '(none)'}; generation ${result.generation}; ${result.hashed_files} of ${counted(result.files, 'file')} hashed`);
+      this.log(
+        `  previous revision ${result.previous_revision ?? '(none)'}; generation ${result.generation}; ${result.hashed_files} of ${counted(result.files, 'file')} hashed`,
+      );
     } else {
-      this.log(`Change ${result.change} already at this tree: version ${result.version}, revision ${result.revision} (no new version)`);
+      this.log(
+        `Change ${result.change} already at this tree: version ${result.version}, revision ${result.revision} (no new version)`,
+      );
     }
     this.warnUnsafeNames(result.unsafe_names);
     return result;

@@ -1,10 +1,10 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { Flags } from '@oclif/core';
+
 import { AgentscmError, ERROR_CODES } from '../contracts/errors.js';
 import { oneLine } from '../contracts/message-text.js';
-import { runDoctor } from '../hub/doctor.js';
-import type { DoctorReport } from '../hub/doctor.js';
+import { runDoctor, type DoctorReport } from '../hub/doctor.js';
 import { findEnclosingWorkspace, locateWorkspace } from '../workspace/locate.js';
 import { BaseCommand } from './_base.js';
 
@@ -27,12 +27,33 @@ export default class Doctor extends BaseCommand {
   ];
 
   static override flags = {
-    workspace: Flags.string({ description: 'Workspace whose hook settings are read (default: the nearest one at or above the current directory).', helpValue: 'PATH' }),
-    'hub-config': Flags.string({ description: 'Hub execution config to check; a fixed loopback listen address is also probed.', helpValue: 'FILE' }),
-    'state-dir': Flags.string({ description: 'Collector state directory whose key to check (repeatable).', multiple: true, helpValue: 'DIR' }),
-    'token-file': Flags.string({ description: 'Grant token file to authenticate (repeatable; the token is never printed).', multiple: true, helpValue: 'FILE' }),
-    docker: Flags.string({ description: 'The docker executable collector profiles were probed with (to compare runtime identities).', helpValue: 'PATH' }),
-    'docker-socket': Flags.string({ description: 'Engine socket (default: DOCKER_HOST\'s unix:// path, else /var/run/docker.sock).', helpValue: 'PATH' }),
+    workspace: Flags.string({
+      description:
+        'Workspace whose hook settings are read (default: the nearest one at or above the current directory).',
+      helpValue: 'PATH',
+    }),
+    'hub-config': Flags.string({
+      description: 'Hub execution config to check; a fixed loopback listen address is also probed.',
+      helpValue: 'FILE',
+    }),
+    'state-dir': Flags.string({
+      description: 'Collector state directory whose key to check (repeatable).',
+      multiple: true,
+      helpValue: 'DIR',
+    }),
+    'token-file': Flags.string({
+      description: 'Grant token file to authenticate (repeatable; the token is never printed).',
+      multiple: true,
+      helpValue: 'FILE',
+    }),
+    docker: Flags.string({
+      description: 'The docker executable collector profiles were probed with (to compare runtime identities).',
+      helpValue: 'PATH',
+    }),
+    'docker-socket': Flags.string({
+      description: "Engine socket (default: DOCKER_HOST's unix:// path, else /var/run/docker.sock).",
+      helpValue: 'PATH',
+    }),
   };
 
   async run(): Promise<DoctorReport> {
@@ -47,9 +68,13 @@ export default class Doctor extends BaseCommand {
     ];
     // resolve('') is the working directory: an empty value names no path at all.
     for (const [flag, value] of named) {
-      if (value === '') throw new AgentscmError('USAGE', `${flag} needs a path, not an empty value`, { hint: `pass ${flag} PATH or leave it out` });
+      if (value === '')
+        throw new AgentscmError('USAGE', `${flag} needs a path, not an empty value`, {
+          hint: `pass ${flag} PATH or leave it out`,
+        });
     }
-    const workspace = flags.workspace === undefined ? findEnclosingWorkspace(process.cwd()) : locateWorkspace(flags.workspace);
+    const workspace =
+      flags.workspace === undefined ? findEnclosingWorkspace(process.cwd()) : locateWorkspace(flags.workspace);
     const report = await runDoctor({
       dataDir: this.resolveDataDir(flags['data-dir'], workspace ?? undefined),
       nodeVersion: process.versions.node,
@@ -64,12 +89,17 @@ export default class Doctor extends BaseCommand {
       dockerSocket: flags['docker-socket'],
       hubConfig: flags['hub-config'],
     });
-    for (const f of report.findings) this.log(`${MARKS[f.status]} ${f.check}: ${oneLine(f.message)}${f.fix === null ? '' : `; fix: ${oneLine(f.fix)}`}`);
+    for (const f of report.findings)
+      this.log(
+        `${MARKS[f.status]} ${f.check}: ${oneLine(f.message)}${f.fix === null ? '' : `; fix: ${oneLine(f.fix)}`}`,
+      );
     const { pass, warn, fail, skip } = report.counts;
     this.log(`${report.ok ? 'ok' : 'FAILED'}: ${pass} pass, ${warn} warn, ${fail} fail, ${skip} skipped`);
     if (!report.ok) {
       // The findings are the answer (with --json the one document on stdout); the error line and the exit status say it failed.
-      process.stderr.write(`error[DOCTOR_FAILED]: ${fail} check${fail === 1 ? '' : 's'} failed; fix each ✗ line and run agentscm doctor again\n`);
+      process.stderr.write(
+        `error[DOCTOR_FAILED]: ${fail} check${fail === 1 ? '' : 's'} failed; fix each ✗ line and run agentscm doctor again\n`,
+      );
       process.exitCode = ERROR_CODES.DOCTOR_FAILED.exit;
     }
     return report;

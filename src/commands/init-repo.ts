@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
-import { initRepo } from '../workspace/init.js';
-import type { InitRepoResult } from '../workspace/init.js';
+
 import { counted } from '../contracts/counted.js';
+import { initRepo, type InitRepoResult } from '../workspace/init.js';
 import { BaseCommand } from './_base.js';
 
 export default class InitRepo extends BaseCommand {
@@ -14,13 +14,21 @@ export default class InitRepo extends BaseCommand {
   ];
 
   static override args = {
-    path: Args.string({ description: 'Directory to bind as the workspace (default: the current directory).', required: false }),
+    path: Args.string({
+      description: 'Directory to bind as the workspace (default: the current directory).',
+      required: false,
+    }),
   };
 
   static override flags = {
-    name: Flags.string({ description: 'Repository name, unique in the store (^[A-Za-z0-9._-]{1,128}$).', required: true, helpValue: 'NAME' }),
+    name: Flags.string({
+      description: 'Repository name, unique in the store (^[A-Za-z0-9._-]{1,128}$).',
+      required: true,
+      helpValue: 'NAME',
+    }),
     instructions: Flags.boolean({
-      description: 'Write the managed agentscm instruction block into AGENTS.md, .cursor/rules/agentscm.mdc and .github/copilot-instructions.md before the first revision (--no-instructions: leave the tree as it is).',
+      description:
+        'Write the managed agentscm instruction block into AGENTS.md, .cursor/rules/agentscm.mdc and .github/copilot-instructions.md before the first revision (--no-instructions: leave the tree as it is).',
       allowNo: true,
       default: true,
     }),
@@ -28,11 +36,21 @@ export default class InitRepo extends BaseCommand {
 
   async run(): Promise<InitRepoResult> {
     const { args, flags } = await this.parse(InitRepo);
-    const result = initRepo({ path: args.path ?? process.cwd(), name: flags.name, dataDir: this.resolveDataDir(flags['data-dir'], args.path ?? process.cwd()), instructions: flags.instructions, onProgress: this.progressSink });
-    this.log(`${result.resumed ? 'Adopted the finished' : 'Initialized'} repository ${result.name} (${result.repository})`);
+    const result = initRepo({
+      path: args.path ?? process.cwd(),
+      name: flags.name,
+      dataDir: this.resolveDataDir(flags['data-dir'], args.path ?? process.cwd()),
+      instructions: flags.instructions,
+      onProgress: this.progressSink,
+    });
+    this.log(
+      `${result.resumed ? 'Adopted the finished' : 'Initialized'} repository ${result.name} (${result.repository})`,
+    );
     this.log(`  workspace  ${result.workspace}`);
     this.log(`  data dir   ${result.data_dir}`);
-    this.log(`  revision   ${result.revision} on target ${result.target} (${counted(result.files, 'file')}, ${counted(result.total_bytes, 'byte')})`);
+    this.log(
+      `  revision   ${result.revision} on target ${result.target} (${counted(result.files, 'file')}, ${counted(result.total_bytes, 'byte')})`,
+    );
     this.log(`  policy epoch ${result.policy_epoch}`);
     return result;
   }

@@ -1,7 +1,12 @@
 import { resolve } from 'node:path';
 import { Flags } from '@oclif/core';
-import type { InstallEditHookOutcome } from '../agent-state/install-edit-hook.js';
-import { EDIT_HOOK_CLIENTS, EDIT_HOOK_SETTINGS, installEditHook } from '../agent-state/install-edit-hook.js';
+
+import {
+  EDIT_HOOK_CLIENTS,
+  EDIT_HOOK_SETTINGS,
+  installEditHook,
+  type InstallEditHookOutcome,
+} from '../agent-state/install-edit-hook.js';
 import { validateId } from '../contracts/ids.js';
 import { BaseCommand } from './_base.js';
 
@@ -15,10 +20,26 @@ export default class InstallEditHook extends BaseCommand {
     '<%= config.bin %> install-edit-hook --client claude-code --settings local --executable /opt/agentscm/bin/run.js',
   ];
   static override flags = {
-    client: Flags.string({ description: 'The agent client whose hooks file to edit.', options: [...EDIT_HOOK_CLIENTS], required: true }),
-    settings: Flags.string({ description: 'Which settings: project (shared, in the repository), local (personal, in the repository; Claude Code only) or user (home directory).', options: [...EDIT_HOOK_SETTINGS], default: 'project' }),
-    repo: Flags.string({ description: 'Repository root for project and local settings.', default: '.', helpValue: 'DIR' }),
-    agent: Flags.string({ description: 'Agent ID the hook runs for: edits inside its own declared scopes never warn.', helpValue: 'ID' }),
+    client: Flags.string({
+      description: 'The agent client whose hooks file to edit.',
+      options: [...EDIT_HOOK_CLIENTS],
+      required: true,
+    }),
+    settings: Flags.string({
+      description:
+        'Which settings: project (shared, in the repository), local (personal, in the repository; Claude Code only) or user (home directory).',
+      options: [...EDIT_HOOK_SETTINGS],
+      default: 'project',
+    }),
+    repo: Flags.string({
+      description: 'Repository root for project and local settings.',
+      default: '.',
+      helpValue: 'DIR',
+    }),
+    agent: Flags.string({
+      description: 'Agent ID the hook runs for: edits inside its own declared scopes never warn.',
+      helpValue: 'ID',
+    }),
     executable: Flags.string({ description: 'How the hook invokes agentscm.', default: 'agentscm', helpValue: 'PATH' }),
   };
 

@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+
 import type { JsonValue } from '../contracts/json-value.js';
 import { qualificationToJson } from '../contracts/qualification.js';
 import { qualifyLocal } from '../tasks/qualification-local.js';
@@ -14,10 +15,21 @@ export default class Qualification extends BaseCommand {
   ];
   static override flags = {
     change: Flags.string({ description: 'Change id of the subject.', required: true, helpValue: 'ID' }),
-    context: Flags.string({ description: "Digest of the review context of the Change's current version (default: the only one at the current policy epoch).", helpValue: 'DIGEST' }),
+    context: Flags.string({
+      description:
+        "Digest of the review context of the Change's current version (default: the only one at the current policy epoch).",
+      helpValue: 'DIGEST',
+    }),
     profile: Flags.string({ description: 'Workflow task profile id.', default: 'default', helpValue: 'ID' }),
-    target: Flags.string({ description: 'Protected target whose installed requirement the tasks come from.', default: 'main', helpValue: 'NAME' }),
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+    target: Flags.string({
+      description: 'Protected target whose installed requirement the tasks come from.',
+      default: 'main',
+      helpValue: 'NAME',
+    }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<JsonValue> {
@@ -30,9 +42,12 @@ export default class Qualification extends BaseCommand {
       change: flags.change,
       context: flags.context,
     });
-    this.log(`${answer.qualified ? 'qualified' : 'not qualified'}: Change ${flags.change} at revision ${answer.revision}${answer.subject_current ? '' : ' (subject superseded)'}`);
+    this.log(
+      `${answer.qualified ? 'qualified' : 'not qualified'}: Change ${flags.change} at revision ${answer.revision}${answer.subject_current ? '' : ' (subject superseded)'}`,
+    );
     if (answer.receipt_digest !== null) this.log(`  receipt ${answer.receipt_digest}`);
-    for (const task of answer.tasks) this.log(`  ${task.state.padEnd(9)} ${task.step_id}${task.required ? '' : ' (optional)'} ${task.task_id}`);
+    for (const task of answer.tasks)
+      this.log(`  ${task.state.padEnd(9)} ${task.step_id}${task.required ? '' : ' (optional)'} ${task.task_id}`);
     for (const failure of answer.failures) this.log(`  failure ${failure.code} (task ${failure.task_id})`);
     const next = answer.next;
     this.log(`  next ${next.operation}${'task_id' in next ? ` ${next.task_id}` : ''}`);

@@ -1,9 +1,9 @@
 import { Flags } from '@oclif/core';
-import { readWorkspaceStatus } from '../workspace/status.js';
-import type { WorkspaceStatus } from '../workspace/status.js';
-import { BaseCommand } from './_base.js';
+
 import { counted } from '../contracts/counted.js';
 import { displayText } from '../contracts/display-text.js';
+import { readWorkspaceStatus, type WorkspaceStatus } from '../workspace/status.js';
+import { BaseCommand } from './_base.js';
 
 export default class Status extends BaseCommand {
   static override description =
@@ -12,7 +12,10 @@ export default class Status extends BaseCommand {
   static override examples = ['<%= config.bin %> status', '<%= config.bin %> status --workspace ./my-project --json'];
 
   static override flags = {
-    workspace: Flags.string({ description: 'Workspace directory (default: the nearest one at or above the current directory).', helpValue: 'PATH' }),
+    workspace: Flags.string({
+      description: 'Workspace directory (default: the nearest one at or above the current directory).',
+      helpValue: 'PATH',
+    }),
   };
 
   async run(): Promise<WorkspaceStatus> {
@@ -26,9 +29,14 @@ export default class Status extends BaseCommand {
 
 /** The human form of exactly the --json document: every line is read from one of its fields. */
 function statusLines(status: WorkspaceStatus): string[] {
-  const repository = status.repository_name === null ? `${status.repository} (name unavailable: the store cannot be read)` : `${status.repository_name} (${status.repository})`;
+  const repository =
+    status.repository_name === null
+      ? `${status.repository} (name unavailable: the store cannot be read)`
+      : `${status.repository_name} (${status.repository})`;
   const lines = [`Workspace ${status.workspace}`, `  repository ${repository}, store ${status.data_dir}`];
-  lines.push(status.state === 'ready' ? '  binding complete' : '  binding unfinished: run `agentscm init-repo` for it again');
+  lines.push(
+    status.state === 'ready' ? '  binding complete' : '  binding unfinished: run `agentscm init-repo` for it again',
+  );
   lines.push(`  base revision ${status.base_revision ?? '(none)'}, generation ${status.generation}`);
   const pending = status.pending_operation;
   if (pending !== null) lines.push(`  pending operation: ${pending.kind} of revision ${pending.revision}`);

@@ -16,7 +16,14 @@ export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
 export const ACTIVE_STATES: ReadonlySet<LifecycleState> = new Set(['queued', 'working', 'idle', 'blocked']);
 
 /** Why an agent is blocked; required exactly when the state is `blocked`. */
-export const BLOCKED_REASONS = ['conflict', 'stale_lease', 'scope_violation', 'awaiting_input', 'dependency', 'other'] as const;
+export const BLOCKED_REASONS = [
+  'conflict',
+  'stale_lease',
+  'scope_violation',
+  'awaiting_input',
+  'dependency',
+  'other',
+] as const;
 export type BlockedReason = (typeof BLOCKED_REASONS)[number];
 
 /** Authorities, strongest first (spec: `native > adapter > terminal > unknown`). */
@@ -29,7 +36,14 @@ export function authorityRank(authority: Authority): number {
 }
 
 /** The capability matrix of v1: every envelope names all of them (undeclared = `unknown`). */
-export const CAPABILITIES = ['resume', 'fork', 'read_transcript', 'send_message', 'switch_model', 'mutate_workspace'] as const;
+export const CAPABILITIES = [
+  'resume',
+  'fork',
+  'read_transcript',
+  'send_message',
+  'switch_model',
+  'mutate_workspace',
+] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 export type CapabilityMatrix = Record<Capability, Authority>;
 
@@ -99,7 +113,12 @@ export interface AgentStateCreateInput {
  * or trailing `/`, no control character; `.` alone is the whole repository. Any UTF-8 otherwise
  * (docs/wire.md "Workspace paths"); the component rules are checked by scopePathProblem.
  */
-const SCOPE_PATH_SCHEMA = { type: 'string', minLength: 1, maxUtf8Bytes: MAX_SCOPE_PATH_BYTES, pattern: '^[^\\u0000-\\u001f\\u007f]+$' } as const;
+const SCOPE_PATH_SCHEMA = {
+  type: 'string',
+  minLength: 1,
+  maxUtf8Bytes: MAX_SCOPE_PATH_BYTES,
+  pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+} as const;
 const AUTHORITY_SCHEMA = { type: 'string', enum: [...AUTHORITIES] } as const;
 
 const SCOPE_SCHEMA = {
@@ -140,12 +159,29 @@ const COMMON_PROPERTIES = {
 /** JSON Schema of the envelope v1 (published as docs/schemas/agent-state-v1.schema.json). */
 export const AGENT_STATE_SCHEMA = {
   type: 'object',
-  required: ['version', 'agent_id', 'backend', 'task_id', 'state', 'blocked_reason', 'state_source', 'scopes', 'capabilities', 'revision', 'result'],
+  required: [
+    'version',
+    'agent_id',
+    'backend',
+    'task_id',
+    'state',
+    'blocked_reason',
+    'state_source',
+    'scopes',
+    'capabilities',
+    'revision',
+    'result',
+  ],
   additionalProperties: false,
   properties: {
     version: { u64: { minimum: '1', maximum: '1' } },
     ...COMMON_PROPERTIES,
-    capabilities: { type: 'object', required: [...CAPABILITIES], additionalProperties: false, properties: capabilityProperties },
+    capabilities: {
+      type: 'object',
+      required: [...CAPABILITIES],
+      additionalProperties: false,
+      properties: capabilityProperties,
+    },
   },
 } as const;
 
@@ -192,7 +228,8 @@ export const AGENT_STATE_ELIGIBLE_SCHEMA = {
 export function scopePathProblem(path: string): string | undefined {
   if (path === '.') return undefined;
   if (path.length === 0) return 'it is empty';
-  if (Buffer.byteLength(path, 'utf8') > MAX_SCOPE_PATH_BYTES) return `it is longer than ${MAX_SCOPE_PATH_BYTES} UTF-8 bytes`;
+  if (Buffer.byteLength(path, 'utf8') > MAX_SCOPE_PATH_BYTES)
+    return `it is longer than ${MAX_SCOPE_PATH_BYTES} UTF-8 bytes`;
   for (let i = 0; i < path.length; i++) {
     const c = path.charCodeAt(i);
     if (c < 0x20 || c === 0x7f) return `it contains the control character 0x${c.toString(16).padStart(2, '0')} at ${i}`;
@@ -217,10 +254,14 @@ export function validateScopePath(path: string, what = 'scope path'): string {
   const problem = scopePathProblem(path);
   if (problem !== undefined) {
     const shown = path.length > 80 ? `${JSON.stringify(path.slice(0, 80))}…` : JSON.stringify(path);
-    throw new AgentscmError('PATH_INVALID', `${what} ${shown} is not a canonical repository-relative path: ${problem}`, {
-      hint: 'write the path relative to the repository root, / between components, without ., .. or a trailing /; "." is the whole repository',
-      details: { what, reason: problem },
-    });
+    throw new AgentscmError(
+      'PATH_INVALID',
+      `${what} ${shown} is not a canonical repository-relative path: ${problem}`,
+      {
+        hint: 'write the path relative to the repository root, / between components, without ., .. or a trailing /; "." is the whole repository',
+        details: { what, reason: problem },
+      },
+    );
   }
   return path;
 }
@@ -238,13 +279,22 @@ export const agentStateDecoder = defineDecoder<AgentState>('agent-state-v1', AGE
   supportedVersions: [AGENT_STATE_VERSION],
 });
 /** Decoder of the builder's input (`create`). */
-export const agentStateCreateDecoder = defineDecoder<AgentStateCreateInput>('agent-state-create-v1', AGENT_STATE_CREATE_SCHEMA);
-/** Decoder of `{observations: [envelope…]}` (`reconcile`). */
-export const agentStateReconcileDecoder = defineDecoder<{ observations: AgentState[] }>('agent-state-reconcile-v1', AGENT_STATE_RECONCILE_SCHEMA);
-/** Decoder of `{agents: [envelope…]}` (`conflicts`). */
-export const agentStateConflictsDecoder = defineDecoder<{ agents: AgentState[] }>('agent-state-conflicts-v1', AGENT_STATE_CONFLICTS_SCHEMA);
-/** Decoder of `{agents: [envelope…], require: {capability: true…}}` (`eligible`). */
-export const agentStateEligibleDecoder = defineDecoder<{ agents: AgentState[]; require: Partial<Record<Capability, true>> }>(
-  'agent-state-eligible-v1',
-  AGENT_STATE_ELIGIBLE_SCHEMA,
+export const agentStateCreateDecoder = defineDecoder<AgentStateCreateInput>(
+  'agent-state-create-v1',
+  AGENT_STATE_CREATE_SCHEMA,
 );
+/** Decoder of `{observations: [envelope…]}` (`reconcile`). */
+export const agentStateReconcileDecoder = defineDecoder<{ observations: AgentState[] }>(
+  'agent-state-reconcile-v1',
+  AGENT_STATE_RECONCILE_SCHEMA,
+);
+/** Decoder of `{agents: [envelope…]}` (`conflicts`). */
+export const agentStateConflictsDecoder = defineDecoder<{ agents: AgentState[] }>(
+  'agent-state-conflicts-v1',
+  AGENT_STATE_CONFLICTS_SCHEMA,
+);
+/** Decoder of `{agents: [envelope…], require: {capability: true…}}` (`eligible`). */
+export const agentStateEligibleDecoder = defineDecoder<{
+  agents: AgentState[];
+  require: Partial<Record<Capability, true>>;
+}>('agent-state-eligible-v1', AGENT_STATE_ELIGIBLE_SCHEMA);

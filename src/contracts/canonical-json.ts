@@ -5,8 +5,7 @@
  * UTF-8, integers as plain base-10, null written. Not RFC 8785; keys are never sorted.
  */
 import { AgentscmError } from './errors.js';
-import type { JsonObject, JsonValue } from './json-value.js';
-import { U64_MAX } from './json-value.js';
+import { U64_MAX, type JsonObject, type JsonValue } from './json-value.js';
 
 const SHORT_ESCAPES: Record<number, string> = {
   0x22: '\\"',
@@ -41,7 +40,10 @@ export function quoteJsonString(value: string): string {
 function integerText(value: bigint | number): string {
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value) || value < 0) {
-      throw new AgentscmError('JSON_NUMBER_INVALID', `only unsigned safe integers can be encoded from a number, got ${String(value)}`);
+      throw new AgentscmError(
+        'JSON_NUMBER_INVALID',
+        `only unsigned safe integers can be encoded from a number, got ${String(value)}`,
+      );
     }
     return String(value);
   }
@@ -74,7 +76,10 @@ function scalarText(value: JsonValue | undefined): string | undefined {
     case 'number':
       return integerText(value);
     case 'undefined':
-      throw new AgentscmError('INTERNAL', 'canonical encoding met undefined; every declared field must be present (null, not omitted)');
+      throw new AgentscmError(
+        'INTERNAL',
+        'canonical encoding met undefined; every declared field must be present (null, not omitted)',
+      );
     default:
       return undefined;
   }

@@ -8,15 +8,22 @@
  * Pure: shape, strict decoding and the canonical encoding in declared order.
  */
 import { encodeCanonical } from './canonical-json.js';
-import type { CommandRecipe } from './command-recipe.js';
-import { COMMAND_RECIPE_SCHEMA, RECIPE_LIMITS } from './command-recipe.js';
+import { COMMAND_RECIPE_SCHEMA, RECIPE_LIMITS, type CommandRecipe } from './command-recipe.js';
 import { AgentscmError } from './errors.js';
 import type { GrantOrigin } from './grant.js';
 import type { JsonObject, JsonValue } from './json-value.js';
 import { relativePathProblem } from './paths.js';
 import { defineDecoder } from './schema.js';
-import type { ExecutorBinding } from './task-common.js';
-import { EXECUTOR_SCHEMA, HEX64_SCHEMA, ID_SCHEMA, POSITIVE_U64_SCHEMA, REPOSITORY_SCHEMA, U64_SCHEMA, executorToJson } from './task-common.js';
+import {
+  EXECUTOR_SCHEMA,
+  executorToJson,
+  HEX64_SCHEMA,
+  ID_SCHEMA,
+  POSITIVE_U64_SCHEMA,
+  REPOSITORY_SCHEMA,
+  U64_SCHEMA,
+  type ExecutorBinding,
+} from './task-common.js';
 
 export const COLLECTOR_DESCRIPTOR_VERSION = 1;
 /** A descriptor holds one recipe (at most 64 KiB) and a few hundred bytes of bindings. */
@@ -32,7 +39,12 @@ export const ORIGIN_SCHEMA = {
 
 /** Canonical (declared-order) JSON of an origin. */
 export function originToJson(origin: GrantOrigin): JsonObject {
-  return { owner_id: origin.owner_id, agent_id: origin.agent_id, grant_id: origin.grant_id, grant_generation: origin.grant_generation };
+  return {
+    owner_id: origin.owner_id,
+    agent_id: origin.agent_id,
+    grant_id: origin.grant_id,
+    grant_generation: origin.grant_generation,
+  };
 }
 
 /** The authority's identity: 32 lowercase hex, like a repository id (docs/wire.md "Authority identity and grants"). */
@@ -150,7 +162,15 @@ export const COLLECTOR_DESCRIPTOR_SCHEMA = {
     subject: {
       type: 'object',
       additionalProperties: false,
-      required: ['change_id', 'change_version', 'revision', 'context_digest', 'policy_epoch', 'target', 'requirement_digest'],
+      required: [
+        'change_id',
+        'change_version',
+        'revision',
+        'context_digest',
+        'policy_epoch',
+        'target',
+        'requirement_digest',
+      ],
       properties: {
         change_id: ID_SCHEMA,
         change_version: U64_SCHEMA,
@@ -169,20 +189,28 @@ export const COLLECTOR_DESCRIPTOR_SCHEMA = {
   },
 } as const;
 
-const descriptorDecoder = defineDecoder<CollectorDescriptor>('agent-task.collector-descriptor', COLLECTOR_DESCRIPTOR_SCHEMA, {
-  versionField: 'version',
-  supportedVersions: [COLLECTOR_DESCRIPTOR_VERSION],
-});
+const descriptorDecoder = defineDecoder<CollectorDescriptor>(
+  'agent-task.collector-descriptor',
+  COLLECTOR_DESCRIPTOR_SCHEMA,
+  {
+    versionField: 'version',
+    supportedVersions: [COLLECTOR_DESCRIPTOR_VERSION],
+  },
+);
 
 /** The recipe's working directory is "." or a canonical relative path, as for a standalone recipe. */
 function checkDescriptor(descriptor: CollectorDescriptor): CollectorDescriptor {
   const workdir = descriptor.recipe.workdir;
   const problem = workdir === '.' ? undefined : relativePathProblem(workdir);
   if (problem !== undefined) {
-    throw new AgentscmError('PATH_INVALID', `descriptor recipe workdir ${JSON.stringify(workdir.slice(0, 80))} is not "." or a canonical relative path: ${problem}`, {
-      hint: 'the descriptor carries the recipe of the installed collector profile; claim again to get it unchanged',
-      details: { pointer: '/recipe/workdir' },
-    });
+    throw new AgentscmError(
+      'PATH_INVALID',
+      `descriptor recipe workdir ${JSON.stringify(workdir.slice(0, 80))} is not "." or a canonical relative path: ${problem}`,
+      {
+        hint: 'the descriptor carries the recipe of the installed collector profile; claim again to get it unchanged',
+        details: { pointer: '/recipe/workdir' },
+      },
+    );
   }
   return descriptor;
 }
@@ -201,7 +229,9 @@ export function validateCollectorDescriptor(value: JsonValue): CollectorDescript
  * The bindings every kind of descriptor starts with, from `version` to `executor`, in declared
  * order (the command and the review descriptor add their own members after them).
  */
-export function descriptorBindingsToJson(descriptor: Omit<CollectorDescriptor, 'recipe' | 'runtime_identity_digest' | 'upload_request_id'>): JsonObject {
+export function descriptorBindingsToJson(
+  descriptor: Omit<CollectorDescriptor, 'recipe' | 'runtime_identity_digest' | 'upload_request_id'>,
+): JsonObject {
   const { task, attempt, subject } = descriptor;
   return {
     version: descriptor.version,

@@ -6,10 +6,9 @@
  * it, and the digest of the OCI backend's observed runtime identity. Its identity is the
  * `agentscm.collector-profile.v1` digest of its canonical JSON in declared order. Pure.
  */
-import type { CommandRecipe } from './command-recipe.js';
-import { COMMAND_RECIPE_SCHEMA, RECIPE_LIMITS } from './command-recipe.js';
 import { recipeToJson } from './collector-descriptor.js';
-import { DOMAINS, digestCanonical } from './digest.js';
+import { COMMAND_RECIPE_SCHEMA, RECIPE_LIMITS, type CommandRecipe } from './command-recipe.js';
+import { digestCanonical, DOMAINS } from './digest.js';
 import { AgentscmError } from './errors.js';
 import type { JsonObject, JsonValue } from './json-value.js';
 import { relativePathProblem } from './paths.js';
@@ -90,10 +89,14 @@ function checkProfile(profile: CollectorProfile): CollectorProfile {
   const workdir = profile.recipe.workdir;
   const problem = workdir === '.' ? undefined : relativePathProblem(workdir);
   if (problem !== undefined) {
-    throw new AgentscmError('PATH_INVALID', `profile recipe workdir ${JSON.stringify(workdir.slice(0, 80))} is not "." or a canonical relative path: ${problem}`, {
-      hint: 'copy the recipe of the requirement step unchanged',
-      details: { pointer: '/recipe/workdir' },
-    });
+    throw new AgentscmError(
+      'PATH_INVALID',
+      `profile recipe workdir ${JSON.stringify(workdir.slice(0, 80))} is not "." or a canonical relative path: ${problem}`,
+      {
+        hint: 'copy the recipe of the requirement step unchanged',
+        details: { pointer: '/recipe/workdir' },
+      },
+    );
   }
   return profile;
 }

@@ -4,8 +4,7 @@
  * "Receipts and collector_finalize"): strict decoders, registered and published like every
  * other wire schema.
  */
-import type { AgentRef } from './task-common.js';
-import { AGENT_SCHEMA, HEX64_SCHEMA, ID_SCHEMA, defineTaskDecoder } from './task-common.js';
+import { AGENT_SCHEMA, defineTaskDecoder, HEX64_SCHEMA, ID_SCHEMA, type AgentRef } from './task-common.js';
 import { LEASE_MS_SCHEMA, MAX_REQUEST_BYTES } from './task-requests.js';
 
 /** The input of `collector_claim`: a claim that names an installed collector profile instead of an executor. */
@@ -23,7 +22,16 @@ export interface CollectorClaimRequest {
 export const COLLECTOR_CLAIM_REQUEST_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['version', 'request_id', 'agent', 'collector_profile_id', 'task_id', 'task_digest', 'execution_operation_id', 'requested_lease_ms'],
+  required: [
+    'version',
+    'request_id',
+    'agent',
+    'collector_profile_id',
+    'task_id',
+    'task_digest',
+    'execution_operation_id',
+    'requested_lease_ms',
+  ],
   properties: {
     version: { type: 'integer', const: 1 },
     request_id: ID_SCHEMA,
@@ -36,7 +44,11 @@ export const COLLECTOR_CLAIM_REQUEST_SCHEMA = {
   },
 } as const;
 
-export const collectorClaimRequestDecoder = defineTaskDecoder<CollectorClaimRequest>('agent-task.collector-claim-request', COLLECTOR_CLAIM_REQUEST_SCHEMA, { maxBytes: MAX_REQUEST_BYTES });
+export const collectorClaimRequestDecoder = defineTaskDecoder<CollectorClaimRequest>(
+  'agent-task.collector-claim-request',
+  COLLECTOR_CLAIM_REQUEST_SCHEMA,
+  { maxBytes: MAX_REQUEST_BYTES },
+);
 
 /** The input of `collector_descriptor`: the exact task and attempt of an earlier collector claim. */
 export interface CollectorDescriptorRequest {
@@ -50,10 +62,19 @@ export const COLLECTOR_DESCRIPTOR_REQUEST_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['version', 'agent', 'task_id', 'attempt_id'],
-  properties: { version: { type: 'integer', const: 1 }, agent: AGENT_SCHEMA, task_id: ID_SCHEMA, attempt_id: ID_SCHEMA },
+  properties: {
+    version: { type: 'integer', const: 1 },
+    agent: AGENT_SCHEMA,
+    task_id: ID_SCHEMA,
+    attempt_id: ID_SCHEMA,
+  },
 } as const;
 
-export const collectorDescriptorRequestDecoder = defineTaskDecoder<CollectorDescriptorRequest>('agent-task.collector-descriptor-request', COLLECTOR_DESCRIPTOR_REQUEST_SCHEMA, { maxBytes: MAX_REQUEST_BYTES });
+export const collectorDescriptorRequestDecoder = defineTaskDecoder<CollectorDescriptorRequest>(
+  'agent-task.collector-descriptor-request',
+  COLLECTOR_DESCRIPTOR_REQUEST_SCHEMA,
+  { maxBytes: MAX_REQUEST_BYTES },
+);
 
 /** The input of `collector_finalize`: the actor; the subject is the context's (--change, --context). */
 export interface CollectorFinalizeRequest {
@@ -63,6 +84,11 @@ export interface CollectorFinalizeRequest {
 
 export const collectorFinalizeRequestDecoder = defineTaskDecoder<CollectorFinalizeRequest>(
   'agent-task.collector-finalize-request',
-  { type: 'object', additionalProperties: false, required: ['version', 'agent'], properties: { version: { type: 'integer', const: 1 }, agent: AGENT_SCHEMA } },
+  {
+    type: 'object',
+    additionalProperties: false,
+    required: ['version', 'agent'],
+    properties: { version: { type: 'integer', const: 1 }, agent: AGENT_SCHEMA },
+  },
   { maxBytes: MAX_REQUEST_BYTES },
 );

@@ -13,19 +13,34 @@
  * exact framing; then the signature (when a key is given) and each record's digest. Records
  * are returned as views of the input, never copied. Pure: no I/O.
  */
-import { DIGEST_BYTES, SIGNATURE_BYTES, publicKeyOf, publicKeyProblem, signDigest, verificationKeyId, verifyDigestStrict } from '../crypto/ed25519.js';
+import {
+  DIGEST_BYTES,
+  publicKeyOf,
+  publicKeyProblem,
+  SIGNATURE_BYTES,
+  signDigest,
+  verificationKeyId,
+  verifyDigestStrict,
+} from '../crypto/ed25519.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import { ORIGIN_SCHEMA, AUTHORITY_ID_SCHEMA, originToJson } from './collector-descriptor.js';
 import { encodeCanonical } from './canonical-json.js';
-import { DOMAINS, domainDigest } from './digest.js';
-import { AgentscmError, isAgentscmError } from './errors.js';
-import type { ErrorCode } from './errors.js';
+import { AUTHORITY_ID_SCHEMA, ORIGIN_SCHEMA, originToJson } from './collector-descriptor.js';
+import { domainDigest, DOMAINS } from './digest.js';
+import { AgentscmError, isAgentscmError, type ErrorCode } from './errors.js';
 import type { GrantOrigin } from './grant.js';
 import type { JsonObject } from './json-value.js';
 import { REVIEW_LIMITS } from './review-policy.js';
 import { defineDecoder } from './schema.js';
-import type { ExecutorBinding } from './task-common.js';
-import { EXECUTOR_SCHEMA, HEX64_SCHEMA, ID_SCHEMA, POSITIVE_U64_SCHEMA, REPOSITORY_SCHEMA, executorToJson, hexToBytes } from './task-common.js';
+import {
+  EXECUTOR_SCHEMA,
+  executorToJson,
+  HEX64_SCHEMA,
+  hexToBytes,
+  ID_SCHEMA,
+  POSITIVE_U64_SCHEMA,
+  REPOSITORY_SCHEMA,
+  type ExecutorBinding,
+} from './task-common.js';
 
 export const TRANSFER_VERSION = 1;
 /** The 8 ASCII bytes every envelope starts with. */
@@ -43,7 +58,12 @@ export const TRANSFER_LIMITS = {
 const MAGIC_BYTES = Buffer.from(TRANSFER_MAGIC, 'ascii');
 
 /** Record kinds the header may name: a command collection's or a finite review's. */
-export const TRANSFER_RECORD_KINDS = ['execution_request', 'execution_record', 'review_request', 'review_record'] as const;
+export const TRANSFER_RECORD_KINDS = [
+  'execution_request',
+  'execution_record',
+  'review_request',
+  'review_record',
+] as const;
 export type TransferRecordKind = (typeof TRANSFER_RECORD_KINDS)[number];
 /** The record sequence of a command collection: the collector's ExecutionRequest, then its ExecutionRecord. */
 export const ACCEPTED_RECORD_SEQUENCE: readonly TransferRecordKind[] = ['execution_request', 'execution_record'];
@@ -173,7 +193,10 @@ export function transferHeaderToJson(header: TransferHeader): JsonObject {
     origin: originToJson(header.origin),
     executor: executorToJson(header.executor),
     request_digest: header.request_digest,
-    collector: { agentscm_version: header.collector.agentscm_version, runtime_identity_digest: header.collector.runtime_identity_digest },
+    collector: {
+      agentscm_version: header.collector.agentscm_version,
+      runtime_identity_digest: header.collector.runtime_identity_digest,
+    },
     upload_request_id: header.upload_request_id,
     records: header.records.map((record) => ({ kind: record.kind, length: record.length, digest: record.digest })),
   };
@@ -212,9 +235,19 @@ function refuse(code: TransferErrorCode, message: string, hint: string, details:
  */
 export function transferKindOf(records: readonly Pick<TransferRecordEntry, 'kind'>[]): TransferKind | null {
   const kinds = records.map((record) => record.kind);
-  if (kinds.length === ACCEPTED_RECORD_SEQUENCE.length && kinds.every((kind, index) => kind === ACCEPTED_RECORD_SEQUENCE[index])) return 'command';
+  if (
+    kinds.length === ACCEPTED_RECORD_SEQUENCE.length &&
+    kinds.every((kind, index) => kind === ACCEPTED_RECORD_SEQUENCE[index])
+  )
+    return 'command';
   const last = kinds.length - 1;
-  if (last >= 0 && last <= MAX_REVIEW_TRANSFER_REQUESTS && kinds[last] === 'review_record' && kinds.slice(0, last).every((kind) => kind === 'review_request')) return 'review';
+  if (
+    last >= 0 &&
+    last <= MAX_REVIEW_TRANSFER_REQUESTS &&
+    kinds[last] === 'review_record' &&
+    kinds.slice(0, last).every((kind) => kind === 'review_request')
+  )
+    return 'review';
   return null;
 }
 
@@ -237,28 +270,42 @@ function checkRecordKinds(header: TransferHeader): void {
  */
 export function decodeTransferHeader(headerBytes: Uint8Array): TransferHeader {
   if (headerBytes.byteLength > TRANSFER_LIMITS.maxHeaderBytes) {
-    refuse('TRANSFER_HEADER_TOO_LARGE', `the header is ${headerBytes.byteLength} bytes, more than ${TRANSFER_LIMITS.maxHeaderBytes}`, 'a transfer header is at most 64 KiB', {
-      header_length: headerBytes.byteLength,
-      limit: TRANSFER_LIMITS.maxHeaderBytes,
-    });
+    refuse(
+      'TRANSFER_HEADER_TOO_LARGE',
+      `the header is ${headerBytes.byteLength} bytes, more than ${TRANSFER_LIMITS.maxHeaderBytes}`,
+      'a transfer header is at most 64 KiB',
+      {
+        header_length: headerBytes.byteLength,
+        limit: TRANSFER_LIMITS.maxHeaderBytes,
+      },
+    );
   }
   let header: TransferHeader;
   try {
     header = headerDecoder.decode(headerBytes, TRANSFER_LIMITS.maxHeaderBytes);
   } catch (error) {
     if (!isAgentscmError(error)) throw error;
-    throw new AgentscmError('TRANSFER_HEADER_INVALID', `the transfer header is invalid: [${error.code}] ${error.message}`, {
-      hint: 'the header must be the canonical JSON of docs/wire.md "Collector transfer envelope v1" (docs/collector-transfer.md)',
-      cause: error,
-      details: { cause_code: error.code, ...(error.details === undefined ? {} : { cause_details: error.details }) },
-    });
+    throw new AgentscmError(
+      'TRANSFER_HEADER_INVALID',
+      `the transfer header is invalid: [${error.code}] ${error.message}`,
+      {
+        hint: 'the header must be the canonical JSON of docs/wire.md "Collector transfer envelope v1" (docs/collector-transfer.md)',
+        cause: error,
+        details: { cause_code: error.code, ...(error.details === undefined ? {} : { cause_details: error.details }) },
+      },
+    );
   }
   const canonical = encodeTransferHeader(header);
   if (!canonical.equals(headerBytes)) {
-    refuse('TRANSFER_HEADER_NOT_CANONICAL', 'the transfer header is valid JSON but not its canonical encoding (declared field order, compact, exact escapes)', 'encode the header with the canonical encoder; a header has exactly one byte form', {
-      header_length: headerBytes.byteLength,
-      canonical_length: canonical.byteLength,
-    });
+    refuse(
+      'TRANSFER_HEADER_NOT_CANONICAL',
+      'the transfer header is valid JSON but not its canonical encoding (declared field order, compact, exact escapes)',
+      'encode the header with the canonical encoder; a header has exactly one byte form',
+      {
+        header_length: headerBytes.byteLength,
+        canonical_length: canonical.byteLength,
+      },
+    );
   }
   checkRecordKinds(header);
   return header;
@@ -289,38 +336,63 @@ export function readTransferPrefix(bytes: Uint8Array): TransferPrefix {
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const magicSeen = Math.min(view.byteLength, TRANSFER_LIMITS.magicBytes);
   if (!view.subarray(0, magicSeen).equals(MAGIC_BYTES.subarray(0, magicSeen))) {
-    refuse('TRANSFER_MAGIC_INVALID', 'the input does not start with the 8 bytes "AGSCMTR1"; it is not a collector transfer envelope v1', 'pass the envelope file exactly as agent-task collect retained it', {
-      first_bytes_hex: view.subarray(0, magicSeen).toString('hex'),
-    });
+    refuse(
+      'TRANSFER_MAGIC_INVALID',
+      'the input does not start with the 8 bytes "AGSCMTR1"; it is not a collector transfer envelope v1',
+      'pass the envelope file exactly as agent-task collect retained it',
+      {
+        first_bytes_hex: view.subarray(0, magicSeen).toString('hex'),
+      },
+    );
   }
   if (view.byteLength < TRANSFER_LIMITS.prefixBytes) {
-    refuse('TRANSFER_TRUNCATED', `the envelope ends after ${view.byteLength} bytes, inside its ${TRANSFER_LIMITS.prefixBytes}-byte prefix`, 'the envelope was cut short; resend the retained bytes', {
-      length: view.byteLength,
-    });
+    refuse(
+      'TRANSFER_TRUNCATED',
+      `the envelope ends after ${view.byteLength} bytes, inside its ${TRANSFER_LIMITS.prefixBytes}-byte prefix`,
+      'the envelope was cut short; resend the retained bytes',
+      {
+        length: view.byteLength,
+      },
+    );
   }
   const headerLength = view.readUInt32BE(TRANSFER_LIMITS.magicBytes);
   if (headerLength > TRANSFER_LIMITS.maxHeaderBytes) {
-    refuse('TRANSFER_HEADER_TOO_LARGE', `the envelope declares a header of ${headerLength} bytes, more than ${TRANSFER_LIMITS.maxHeaderBytes}; it was not read`, 'a transfer header is at most 64 KiB', {
-      header_length: headerLength,
-      limit: TRANSFER_LIMITS.maxHeaderBytes,
-    });
+    refuse(
+      'TRANSFER_HEADER_TOO_LARGE',
+      `the envelope declares a header of ${headerLength} bytes, more than ${TRANSFER_LIMITS.maxHeaderBytes}; it was not read`,
+      'a transfer header is at most 64 KiB',
+      {
+        header_length: headerLength,
+        limit: TRANSFER_LIMITS.maxHeaderBytes,
+      },
+    );
   }
   const headerEnd = TRANSFER_LIMITS.prefixBytes + headerLength;
   if (view.byteLength < headerEnd) {
-    refuse('TRANSFER_TRUNCATED', `the envelope declares a ${headerLength}-byte header but ends after ${view.byteLength} bytes`, 'the envelope was cut short; resend the retained bytes', {
-      length: view.byteLength,
-      header_length: headerLength,
-    });
+    refuse(
+      'TRANSFER_TRUNCATED',
+      `the envelope declares a ${headerLength}-byte header but ends after ${view.byteLength} bytes`,
+      'the envelope was cut short; resend the retained bytes',
+      {
+        length: view.byteLength,
+        header_length: headerLength,
+      },
+    );
   }
   const headerBytes = view.subarray(TRANSFER_LIMITS.prefixBytes, headerEnd);
   const header = decodeTransferHeader(headerBytes);
   let declared = BigInt(headerEnd + TRANSFER_LIMITS.signatureBytes);
   for (const record of header.records) declared += record.length;
   if (declared > BigInt(TRANSFER_LIMITS.maxEnvelopeBytes)) {
-    refuse('TRANSFER_TOO_LARGE', `the header declares an envelope of ${declared} bytes, more than ${TRANSFER_LIMITS.maxEnvelopeBytes} (16 MiB); it was refused before its records were read`, 'a transfer is at most 16 MiB in all', {
-      declared_length: declared.toString(),
-      limit: TRANSFER_LIMITS.maxEnvelopeBytes,
-    });
+    refuse(
+      'TRANSFER_TOO_LARGE',
+      `the header declares an envelope of ${declared} bytes, more than ${TRANSFER_LIMITS.maxEnvelopeBytes} (16 MiB); it was refused before its records were read`,
+      'a transfer is at most 16 MiB in all',
+      {
+        declared_length: declared.toString(),
+        limit: TRANSFER_LIMITS.maxEnvelopeBytes,
+      },
+    );
   }
   return { header, headerBytes, declaredLength: Number(declared) };
 }
@@ -349,25 +421,42 @@ export interface VerifiedTransferEnvelope extends TransferEnvelope {
 }
 
 /** Framing: the whole input has exactly the declared length (the prefix checks come first). */
-function frame(bytes: Uint8Array): Omit<TransferEnvelope, 'records'> & { readonly recordViews: readonly TransferRecord[] } {
+function frame(
+  bytes: Uint8Array,
+): Omit<TransferEnvelope, 'records'> & { readonly recordViews: readonly TransferRecord[] } {
   if (bytes.byteLength > TRANSFER_LIMITS.maxEnvelopeBytes) {
-    refuse('TRANSFER_TOO_LARGE', `the envelope is ${bytes.byteLength} bytes, more than ${TRANSFER_LIMITS.maxEnvelopeBytes} (16 MiB)`, 'a transfer is at most 16 MiB in all', {
-      length: bytes.byteLength,
-      limit: TRANSFER_LIMITS.maxEnvelopeBytes,
-    });
+    refuse(
+      'TRANSFER_TOO_LARGE',
+      `the envelope is ${bytes.byteLength} bytes, more than ${TRANSFER_LIMITS.maxEnvelopeBytes} (16 MiB)`,
+      'a transfer is at most 16 MiB in all',
+      {
+        length: bytes.byteLength,
+        limit: TRANSFER_LIMITS.maxEnvelopeBytes,
+      },
+    );
   }
   const { header, headerBytes, declaredLength } = readTransferPrefix(bytes);
   if (bytes.byteLength < declaredLength) {
-    refuse('TRANSFER_TRUNCATED', `the header declares an envelope of ${declaredLength} bytes but it ends after ${bytes.byteLength}`, 'the envelope was cut short; resend the retained bytes', {
-      length: bytes.byteLength,
-      declared_length: declaredLength,
-    });
+    refuse(
+      'TRANSFER_TRUNCATED',
+      `the header declares an envelope of ${declaredLength} bytes but it ends after ${bytes.byteLength}`,
+      'the envelope was cut short; resend the retained bytes',
+      {
+        length: bytes.byteLength,
+        declared_length: declaredLength,
+      },
+    );
   }
   if (bytes.byteLength > declaredLength) {
-    refuse('TRANSFER_TRAILING_BYTES', `the envelope has ${bytes.byteLength - declaredLength} bytes after its last record (declared ${declaredLength}, got ${bytes.byteLength})`, 'nothing may follow the last record; send the envelope exactly as it was framed', {
-      length: bytes.byteLength,
-      declared_length: declaredLength,
-    });
+    refuse(
+      'TRANSFER_TRAILING_BYTES',
+      `the envelope has ${bytes.byteLength - declaredLength} bytes after its last record (declared ${declaredLength}, got ${bytes.byteLength})`,
+      'nothing may follow the last record; send the envelope exactly as it was framed',
+      {
+        length: bytes.byteLength,
+        declared_length: declaredLength,
+      },
+    );
   }
   const signatureStart = TRANSFER_LIMITS.prefixBytes + headerBytes.byteLength;
   let offset = signatureStart + TRANSFER_LIMITS.signatureBytes;
@@ -391,12 +480,17 @@ function checkRecordDigests(records: readonly TransferRecord[]): void {
   records.forEach((record, index) => {
     const actual = sha256Hex(record.bytes);
     if (actual !== record.digest) {
-      refuse('TRANSFER_RECORD_DIGEST_MISMATCH', `record ${index} (${record.kind}) has SHA-256 ${actual}; the header says ${record.digest}`, 'the record bytes changed after signing; resend the retained envelope', {
-        index,
-        kind: record.kind,
-        digest: record.digest,
-        actual,
-      });
+      refuse(
+        'TRANSFER_RECORD_DIGEST_MISMATCH',
+        `record ${index} (${record.kind}) has SHA-256 ${actual}; the header says ${record.digest}`,
+        'the record bytes changed after signing; resend the retained envelope',
+        {
+          index,
+          kind: record.kind,
+          digest: record.digest,
+          actual,
+        },
+      );
     }
   });
 }
@@ -415,7 +509,9 @@ export function readTransferEnvelope(bytes: Uint8Array): TransferEnvelope {
 function usablePublicKey(publicKey: Uint8Array): string {
   const problem = publicKeyProblem(publicKey);
   if (problem !== undefined) {
-    throw new AgentscmError('PUBLIC_KEY_INVALID', `the public key is unusable: ${problem}`, { hint: 'pass the 64-hex public key of the enrolled registration' });
+    throw new AgentscmError('PUBLIC_KEY_INVALID', `the public key is unusable: ${problem}`, {
+      hint: 'pass the 64-hex public key of the enrolled registration',
+    });
   }
   return verificationKeyId(publicKey);
 }
@@ -425,19 +521,32 @@ function usablePublicKey(publicKey: Uint8Array): string {
  * over the 32 raw bytes of the header digest (TRANSFER_SIGNATURE_INVALID), then the header's
  * executor must name this key (TRANSFER_KEY_MISMATCH). Returns the key's verification_key_id.
  */
-export function checkTransferSignature(envelope: Pick<TransferEnvelope, 'header' | 'headerDigest' | 'signature'>, publicKey: Uint8Array): string {
+export function checkTransferSignature(
+  envelope: Pick<TransferEnvelope, 'header' | 'headerDigest' | 'signature'>,
+  publicKey: Uint8Array,
+): string {
   const keyId = usablePublicKey(publicKey);
   if (!verifyDigestStrict(envelope.signature, hexToBytes(envelope.headerDigest), publicKey)) {
-    refuse('TRANSFER_SIGNATURE_INVALID', `the envelope signature does not verify under key ${keyId} over header digest ${envelope.headerDigest} (strict Ed25519)`, 'the header or signature changed after signing, or another key signed it', {
-      header_digest: envelope.headerDigest,
-      verification_key_id: keyId,
-    });
+    refuse(
+      'TRANSFER_SIGNATURE_INVALID',
+      `the envelope signature does not verify under key ${keyId} over header digest ${envelope.headerDigest} (strict Ed25519)`,
+      'the header or signature changed after signing, or another key signed it',
+      {
+        header_digest: envelope.headerDigest,
+        verification_key_id: keyId,
+      },
+    );
   }
   if (envelope.header.executor.verification_key_id !== keyId) {
-    refuse('TRANSFER_KEY_MISMATCH', `the envelope verifies under key ${keyId} but its header names verification key ${envelope.header.executor.verification_key_id}`, 'the collector signed with a key other than the one its header names', {
-      verification_key_id: keyId,
-      header_verification_key_id: envelope.header.executor.verification_key_id,
-    });
+    refuse(
+      'TRANSFER_KEY_MISMATCH',
+      `the envelope verifies under key ${keyId} but its header names verification key ${envelope.header.executor.verification_key_id}`,
+      'the collector signed with a key other than the one its header names',
+      {
+        verification_key_id: keyId,
+        header_verification_key_id: envelope.header.executor.verification_key_id,
+      },
+    );
   }
   return keyId;
 }
@@ -458,21 +567,39 @@ export function verifyTransferEnvelope(bytes: Uint8Array, publicKey: Uint8Array)
  * Frame an envelope from its parts as they are (magic, u32be length, header, signature,
  * records): sizes are checked, contents are not. encodeTransferEnvelope is the checked path.
  */
-export function frameTransferEnvelope(headerBytes: Uint8Array, signature: Uint8Array, records: readonly Uint8Array[]): Buffer {
+export function frameTransferEnvelope(
+  headerBytes: Uint8Array,
+  signature: Uint8Array,
+  records: readonly Uint8Array[],
+): Buffer {
   if (headerBytes.byteLength > TRANSFER_LIMITS.maxHeaderBytes) {
-    refuse('TRANSFER_HEADER_TOO_LARGE', `the header is ${headerBytes.byteLength} bytes, more than ${TRANSFER_LIMITS.maxHeaderBytes}`, 'a transfer header is at most 64 KiB', {
-      header_length: headerBytes.byteLength,
-      limit: TRANSFER_LIMITS.maxHeaderBytes,
-    });
+    refuse(
+      'TRANSFER_HEADER_TOO_LARGE',
+      `the header is ${headerBytes.byteLength} bytes, more than ${TRANSFER_LIMITS.maxHeaderBytes}`,
+      'a transfer header is at most 64 KiB',
+      {
+        header_length: headerBytes.byteLength,
+        limit: TRANSFER_LIMITS.maxHeaderBytes,
+      },
+    );
   }
-  if (signature.byteLength !== TRANSFER_LIMITS.signatureBytes) throw new AgentscmError('INTERNAL', `a transfer signature is ${TRANSFER_LIMITS.signatureBytes} bytes, not ${signature.byteLength}`);
+  if (signature.byteLength !== TRANSFER_LIMITS.signatureBytes)
+    throw new AgentscmError(
+      'INTERNAL',
+      `a transfer signature is ${TRANSFER_LIMITS.signatureBytes} bytes, not ${signature.byteLength}`,
+    );
   let total = TRANSFER_LIMITS.prefixBytes + headerBytes.byteLength + TRANSFER_LIMITS.signatureBytes;
   for (const record of records) total += record.byteLength;
   if (total > TRANSFER_LIMITS.maxEnvelopeBytes) {
-    refuse('TRANSFER_TOO_LARGE', `the envelope would be ${total} bytes, more than ${TRANSFER_LIMITS.maxEnvelopeBytes} (16 MiB)`, 'a transfer is at most 16 MiB in all; the collector bounds its output below that', {
-      length: total,
-      limit: TRANSFER_LIMITS.maxEnvelopeBytes,
-    });
+    refuse(
+      'TRANSFER_TOO_LARGE',
+      `the envelope would be ${total} bytes, more than ${TRANSFER_LIMITS.maxEnvelopeBytes} (16 MiB)`,
+      'a transfer is at most 16 MiB in all; the collector bounds its output below that',
+      {
+        length: total,
+        limit: TRANSFER_LIMITS.maxEnvelopeBytes,
+      },
+    );
   }
   const out = Buffer.allocUnsafe(total);
   let offset = out.write(TRANSFER_MAGIC, 0, 'ascii');
@@ -492,9 +619,13 @@ export function frameTransferEnvelope(headerBytes: Uint8Array, signature: Uint8A
 export function signTransferHeader(header: TransferHeader, privateKey: Uint8Array): Uint8Array {
   const keyId = verificationKeyId(publicKeyOf(privateKey));
   if (header.executor.verification_key_id !== keyId) {
-    throw new AgentscmError('SIGNING_KEY_MISMATCH', `the key ${keyId} is not the verification key ${header.executor.verification_key_id} the transfer header names`, {
-      hint: 'sign with the key file whose public key was enrolled for this registration',
-    });
+    throw new AgentscmError(
+      'SIGNING_KEY_MISMATCH',
+      `the key ${keyId} is not the verification key ${header.executor.verification_key_id} the transfer header names`,
+      {
+        hint: 'sign with the key file whose public key was enrolled for this registration',
+      },
+    );
   }
   const digest = hexToBytes(transferHeaderDigest(encodeTransferHeader(header)));
   if (digest.byteLength !== DIGEST_BYTES) throw new AgentscmError('INTERNAL', 'a header digest is 32 bytes');
@@ -506,18 +637,31 @@ export function signTransferHeader(header: TransferHeader, privateKey: Uint8Arra
  * validated as a reader would decode it, each record's bytes must match its header entry
  * (TRANSFER_RECORD_DIGEST_MISMATCH), and the signing key must be the one the header names.
  */
-export function encodeTransferEnvelope(header: TransferHeader, records: readonly Uint8Array[], privateKey: Uint8Array): Buffer {
+export function encodeTransferEnvelope(
+  header: TransferHeader,
+  records: readonly Uint8Array[],
+  privateKey: Uint8Array,
+): Buffer {
   validateTransferHeader(header);
   if (records.length !== header.records.length) {
-    refuse('TRANSFER_RECORDS_INVALID', `the header lists ${header.records.length} records but ${records.length} were given`, 'give the bytes of every record the header lists, in its order');
+    refuse(
+      'TRANSFER_RECORDS_INVALID',
+      `the header lists ${header.records.length} records but ${records.length} were given`,
+      'give the bytes of every record the header lists, in its order',
+    );
   }
   records.forEach((bytes, index) => {
     const entry = header.records[index] as TransferRecordEntry;
     if (BigInt(bytes.byteLength) !== entry.length || sha256Hex(bytes) !== entry.digest) {
-      refuse('TRANSFER_RECORD_DIGEST_MISMATCH', `record ${index} (${entry.kind}) is not the ${entry.length}-byte record with SHA-256 ${entry.digest} its header entry names`, 'build the header entries from the record bytes (transferRecordEntry)', {
-        index,
-        kind: entry.kind,
-      });
+      refuse(
+        'TRANSFER_RECORD_DIGEST_MISMATCH',
+        `record ${index} (${entry.kind}) is not the ${entry.length}-byte record with SHA-256 ${entry.digest} its header entry names`,
+        'build the header entries from the record bytes (transferRecordEntry)',
+        {
+          index,
+          kind: entry.kind,
+        },
+      );
     }
   });
   return frameTransferEnvelope(encodeTransferHeader(header), signTransferHeader(header, privateKey), records);

@@ -71,7 +71,12 @@ export interface CommandRecipe {
 export const SOURCE_MOUNT = '/src';
 
 const NO_NUL = '^[^\\u0000]*$';
-const IDENTITY = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:@+/=-]*$', minLength: 1, maxLength: RECIPE_LIMITS.maxIdentityBytes } as const;
+const IDENTITY = {
+  type: 'string',
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._:@+/=-]*$',
+  minLength: 1,
+  maxLength: RECIPE_LIMITS.maxIdentityBytes,
+} as const;
 
 function integer(minimum: number, maximum: number): { type: 'integer'; minimum: number; maximum: number } {
   return { type: 'integer', minimum, maximum };
@@ -89,7 +94,8 @@ export const COMMAND_RECIPE_SCHEMA = {
       type: 'string',
       maxLength: RECIPE_LIMITS.maxImageBytes,
       // name[:tag][@sha256:digest], lowercase path components as the engine accepts them.
-      pattern: '^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]{1,5})?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$',
+      pattern:
+        '^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]{1,5})?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$',
     },
     argv: {
       type: 'array',
@@ -102,7 +108,11 @@ export const COMMAND_RECIPE_SCHEMA = {
       additionalProperties: false,
       maxProperties: RECIPE_LIMITS.maxEnv,
       patternProperties: {
-        '^[A-Za-z_][A-Za-z0-9_]{0,127}$': { type: 'string', maxUtf8Bytes: RECIPE_LIMITS.maxEnvValueBytes, pattern: NO_NUL },
+        '^[A-Za-z_][A-Za-z0-9_]{0,127}$': {
+          type: 'string',
+          maxUtf8Bytes: RECIPE_LIMITS.maxEnvValueBytes,
+          pattern: NO_NUL,
+        },
       },
     },
     workdir: { type: 'string', minLength: 1, maxUtf8Bytes: RECIPE_LIMITS.maxWorkdirBytes },
@@ -141,10 +151,14 @@ function checkWorkdir(workdir: string): void {
   if (workdir === '.') return;
   const problem = relativePathProblem(workdir);
   if (problem !== undefined) {
-    throw new AgentscmError('PATH_INVALID', `recipe workdir ${JSON.stringify(workdir.slice(0, 80))} is not "." or a canonical relative path: ${problem}`, {
-      hint: 'write the working directory relative to the revision root, e.g. "." or "packages/app"',
-      details: { pointer: '/workdir' },
-    });
+    throw new AgentscmError(
+      'PATH_INVALID',
+      `recipe workdir ${JSON.stringify(workdir.slice(0, 80))} is not "." or a canonical relative path: ${problem}`,
+      {
+        hint: 'write the working directory relative to the revision root, e.g. "." or "packages/app"',
+        details: { pointer: '/workdir' },
+      },
+    );
   }
 }
 

@@ -61,7 +61,10 @@ export interface CanonicalEncoding {
  * and remembers them (WeakMap): for immutable values that several steps of one transition
  * encode or digest again (a task, an attempt).
  */
-export function encodedOncePerValue<T extends object>(domain: Domain, toJson: (value: T) => JsonValue): (value: T) => CanonicalEncoding {
+export function encodedOncePerValue<T extends object>(
+  domain: Domain,
+  toJson: (value: T) => JsonValue,
+): (value: T) => CanonicalEncoding {
   const encodings = new WeakMap<T, CanonicalEncoding>();
   return (value: T): CanonicalEncoding => {
     let encoded = encodings.get(value);

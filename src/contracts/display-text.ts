@@ -27,7 +27,8 @@
 /** Put in front of a text shown with escapes. */
 export const UNSAFE_TEXT_MARKER = '[!]';
 
-const UNSAFE_SOURCE = '[\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]';
+const UNSAFE_SOURCE =
+  '[\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]';
 const UNSAFE_TEST = new RegExp(UNSAFE_SOURCE);
 const UNSAFE_OR_BACKSLASH = new RegExp(`${UNSAFE_SOURCE}|\\\\`, 'g');
 

@@ -55,19 +55,33 @@ export function bindingOf(enrollment: ExecutorEnrollment): ExecutorBinding {
  * ExecutorEnrollment::validate_scope_and_binding: the enrollment is scoped to exactly this
  * repository, profile and step, and the binding names exactly this enrollment. Structural only.
  */
-export function validateScopeAndBinding(enrollment: ExecutorEnrollment, scope: ExecutorScope, binding: ExecutorBinding): void {
+export function validateScopeAndBinding(
+  enrollment: ExecutorEnrollment,
+  scope: ExecutorScope,
+  binding: ExecutorBinding,
+): void {
   const scopeField = (['repository', 'profile', 'step'] as const).find((field) => enrollment[field] !== scope[field]);
   if (scopeField !== undefined) {
-    throw new AgentscmError('TASK_BINDING_MISMATCH', `registration ${enrollment.registration_id} is scoped to ${scopeField} ${enrollment[scopeField]}, not ${scope[scopeField]}`, {
-      details: { field: scopeField },
-    });
+    throw new AgentscmError(
+      'TASK_BINDING_MISMATCH',
+      `registration ${enrollment.registration_id} is scoped to ${scopeField} ${enrollment[scopeField]}, not ${scope[scopeField]}`,
+      {
+        details: { field: scopeField },
+      },
+    );
   }
   const own = bindingOf(enrollment);
-  const bindingField = (['registration_id', 'executor_id', 'registration_epoch', 'verification_key_id'] as const).find((field) => own[field] !== binding[field]);
+  const bindingField = (['registration_id', 'executor_id', 'registration_epoch', 'verification_key_id'] as const).find(
+    (field) => own[field] !== binding[field],
+  );
   if (bindingField !== undefined) {
-    throw new AgentscmError('TASK_BINDING_MISMATCH', `the executor binding's ${bindingField} is not registration ${enrollment.registration_id}'s`, {
-      details: { field: bindingField },
-    });
+    throw new AgentscmError(
+      'TASK_BINDING_MISMATCH',
+      `the executor binding's ${bindingField} is not registration ${enrollment.registration_id}'s`,
+      {
+        details: { field: bindingField },
+      },
+    );
   }
 }
 

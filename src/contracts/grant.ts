@@ -34,20 +34,28 @@ export interface GrantOrigin {
 export function parseActor(text: string, flag = '--actor'): AgentRef {
   const slash = text.indexOf('/');
   if (slash < 0 || slash !== text.lastIndexOf('/')) {
-    throw new AgentscmError('USAGE', `${flag} ${JSON.stringify(text.slice(0, 300))} is not OWNER/AGENT`, { hint: `pass ${flag} OWNER/AGENT, e.g. ${flag} alice/claude-1` });
+    throw new AgentscmError('USAGE', `${flag} ${JSON.stringify(text.slice(0, 300))} is not OWNER/AGENT`, {
+      hint: `pass ${flag} OWNER/AGENT, e.g. ${flag} alice/claude-1`,
+    });
   }
-  return { owner_id: validateId(text.slice(0, slash), 'actor owner'), agent_id: validateId(text.slice(slash + 1), 'actor agent') };
+  return {
+    owner_id: validateId(text.slice(0, slash), 'actor owner'),
+    agent_id: validateId(text.slice(slash + 1), 'actor agent'),
+  };
 }
 
 /** Parse a grant scope (`agent` or `reader`); USAGE otherwise. */
 export function parseGrantScope(text: string): GrantScope {
   if (text === 'agent' || text === 'reader') return text;
-  throw new AgentscmError('USAGE', `--scope ${JSON.stringify(text.slice(0, 64))} is not agent or reader`, { hint: 'pass --scope agent (task operations) or --scope reader' });
+  throw new AgentscmError('USAGE', `--scope ${JSON.stringify(text.slice(0, 64))} is not agent or reader`, {
+    hint: 'pass --scope agent (task operations) or --scope reader',
+  });
 }
 
 /** The token for 32 random bytes (the caller draws them from a CSPRNG). */
 export function formatGrantToken(random: Uint8Array): string {
-  if (random.byteLength !== GRANT_TOKEN_BYTES) throw new AgentscmError('INTERNAL', `a grant token needs ${GRANT_TOKEN_BYTES} random bytes`);
+  if (random.byteLength !== GRANT_TOKEN_BYTES)
+    throw new AgentscmError('INTERNAL', `a grant token needs ${GRANT_TOKEN_BYTES} random bytes`);
   return `${GRANT_TOKEN_PREFIX}${Buffer.from(random).toString('base64url')}`;
 }
 

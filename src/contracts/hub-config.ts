@@ -4,10 +4,9 @@
  * `agentscm hub serve` with, and the body of the agent-tasks route. Schemas only; the rules JSON
  * Schema cannot state (absolute data_dir, unique profiles, listen address) are in src/hub/config.ts.
  */
-import type { JsonValue } from './json-value.js';
 import { DIGEST_SCHEMA, ID_SCHEMA, REPOSITORY_ID_SCHEMA } from './ids.js';
-import { defineDecoder } from './schema.js';
-import type { Decoder } from './schema.js';
+import type { JsonValue } from './json-value.js';
+import { defineDecoder, type Decoder } from './schema.js';
 
 /** Largest execution config accepted, in bytes. */
 export const HUB_CONFIG_MAX_BYTES = 256 * 1024;
@@ -90,10 +89,14 @@ export const HUB_CONFIG_SCHEMA = {
 } as const;
 
 /** Strict decoder of the execution config v1 (`version` checked first). */
-export const hubConfigDecoder: Decoder<HubConfigDocument> = defineDecoder<HubConfigDocument>('hub.execution-config', HUB_CONFIG_SCHEMA, {
-  versionField: 'version',
-  supportedVersions: [1],
-});
+export const hubConfigDecoder: Decoder<HubConfigDocument> = defineDecoder<HubConfigDocument>(
+  'hub.execution-config',
+  HUB_CONFIG_SCHEMA,
+  {
+    versionField: 'version',
+    supportedVersions: [1],
+  },
+);
 
 /** Largest body of a JSON route (the agent-tasks route and both MCP endpoints), in bytes. */
 export const HUB_JSON_BODY_MAX_BYTES = 512 * 1024;
@@ -135,4 +138,7 @@ export const HUB_TASK_REQUEST_SCHEMA = {
 } as const;
 
 /** Strict decoder of the agent-tasks route body. */
-export const hubTaskRequestDecoder: Decoder<HubTaskRequest> = defineDecoder<HubTaskRequest>('hub.agent-task-request', HUB_TASK_REQUEST_SCHEMA);
+export const hubTaskRequestDecoder: Decoder<HubTaskRequest> = defineDecoder<HubTaskRequest>(
+  'hub.agent-task-request',
+  HUB_TASK_REQUEST_SCHEMA,
+);

@@ -14,10 +14,34 @@ export const SIGNATURE_PATTERN = '^[0-9a-f]{128}$';
 /** Longest general id, in characters (= bytes: ids are ASCII). */
 export const MAX_ID_LENGTH = 128;
 
-export const ID_SCHEMA = { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH, pattern: ID_PATTERN, idKind: 'id' } as const;
-export const REPOSITORY_ID_SCHEMA = { type: 'string', minLength: 32, maxLength: 32, pattern: REPOSITORY_ID_PATTERN, idKind: 'repository' } as const;
-export const DIGEST_SCHEMA = { type: 'string', minLength: 64, maxLength: 64, pattern: DIGEST_PATTERN, idKind: 'digest' } as const;
-export const SIGNATURE_SCHEMA = { type: 'string', minLength: 128, maxLength: 128, pattern: SIGNATURE_PATTERN, idKind: 'signature' } as const;
+export const ID_SCHEMA = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_ID_LENGTH,
+  pattern: ID_PATTERN,
+  idKind: 'id',
+} as const;
+export const REPOSITORY_ID_SCHEMA = {
+  type: 'string',
+  minLength: 32,
+  maxLength: 32,
+  pattern: REPOSITORY_ID_PATTERN,
+  idKind: 'repository',
+} as const;
+export const DIGEST_SCHEMA = {
+  type: 'string',
+  minLength: 64,
+  maxLength: 64,
+  pattern: DIGEST_PATTERN,
+  idKind: 'digest',
+} as const;
+export const SIGNATURE_SCHEMA = {
+  type: 'string',
+  minLength: 128,
+  maxLength: 128,
+  pattern: SIGNATURE_PATTERN,
+  idKind: 'signature',
+} as const;
 /** A u64 field (fence, epoch, version, lease ms, length): decoded exactly, as bigint. */
 export const U64_SCHEMA = { u64: true } as const;
 
@@ -29,7 +53,12 @@ const SIGNATURE_RE = new RegExp(SIGNATURE_PATTERN);
 function check(value: unknown, re: RegExp, maxLength: number, what: string, rule: string): string {
   // The length check first keeps the regex away from oversize input and the message short.
   if (typeof value !== 'string' || value.length > maxLength || !re.test(value)) {
-    const shown = typeof value !== 'string' ? typeof value : value.length > 80 ? `${JSON.stringify(value.slice(0, 80))}… (${value.length} characters)` : JSON.stringify(value);
+    const shown =
+      typeof value !== 'string'
+        ? typeof value
+        : value.length > 80
+          ? `${JSON.stringify(value.slice(0, 80))}… (${value.length} characters)`
+          : JSON.stringify(value);
     // The message states the rule; a hint repeating it would say nothing more.
     throw new AgentscmError('ID_INVALID', `${what} ${shown} is not valid: it must be ${rule}`, { details: { what } });
   }

@@ -6,10 +6,28 @@
  */
 import { AgentscmError } from './errors.js';
 import type { JsonObject } from './json-value.js';
-import type { NamedReference, ReferenceSchemaMismatch } from './named-reference.js';
-import { MAX_OFFERED_SCHEMA_VERSIONS, MAX_REFERENCES, NAMED_REFERENCE_SCHEMA, SCHEMA_MISMATCH_SCHEMA, checkNamedReferences, namedReferenceToJson, schemaMismatch } from './named-reference.js';
-import type { TaskDecoder } from './task-common.js';
-import { HEX64_SCHEMA, ID_SCHEMA, SUPPORTED_SCHEMA_VERSIONS, TASK_CAPABILITY, TASK_CONTRACT_VERSION, checkUnique, checkUtf8Bound, defineTaskDecoder } from './task-common.js';
+import {
+  checkNamedReferences,
+  MAX_OFFERED_SCHEMA_VERSIONS,
+  MAX_REFERENCES,
+  NAMED_REFERENCE_SCHEMA,
+  namedReferenceToJson,
+  SCHEMA_MISMATCH_SCHEMA,
+  schemaMismatch,
+  type NamedReference,
+  type ReferenceSchemaMismatch,
+} from './named-reference.js';
+import {
+  checkUnique,
+  checkUtf8Bound,
+  defineTaskDecoder,
+  HEX64_SCHEMA,
+  ID_SCHEMA,
+  SUPPORTED_SCHEMA_VERSIONS,
+  TASK_CAPABILITY,
+  TASK_CONTRACT_VERSION,
+  type TaskDecoder,
+} from './task-common.js';
 
 /** At most this many criteria per task (the same bound as a result assertion). */
 export const MAX_CRITERIA = 64;
@@ -65,7 +83,18 @@ export const CRITERION_SCHEMA = {
 export const ENTRYPOINT_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['capability', 'schema_version', 'task_id', 'step_id', 'workflow_digest', 'policy_digest', 'summary', 'criteria', 'references', 'progression'],
+  required: [
+    'capability',
+    'schema_version',
+    'task_id',
+    'step_id',
+    'workflow_digest',
+    'policy_digest',
+    'summary',
+    'criteria',
+    'references',
+    'progression',
+  ],
   properties: {
     capability: { const: TASK_CAPABILITY },
     schema_version: { type: 'integer', const: TASK_CONTRACT_VERSION },
@@ -86,7 +115,9 @@ export function checkEntrypoint(entrypoint: InstructionEntrypoint, where = '/ent
     throw new AgentscmError('SCHEMA_BOUND', `${where} has no criterion; every offered task has at least one`);
   }
   checkUtf8Bound(entrypoint.summary, MAX_TEXT_BYTES, `${where}/summary`);
-  entrypoint.criteria.forEach((row, index) => checkUtf8Bound(row.description, MAX_TEXT_BYTES, `${where}/criteria/${index}/description`));
+  entrypoint.criteria.forEach((row, index) =>
+    checkUtf8Bound(row.description, MAX_TEXT_BYTES, `${where}/criteria/${index}/description`),
+  );
   checkUnique(
     entrypoint.criteria.map((row) => row.criterion),
     `${where}/criteria`,
@@ -95,7 +126,12 @@ export function checkEntrypoint(entrypoint: InstructionEntrypoint, where = '/ent
 }
 
 export function criterionToJson(row: TaskCriterion): JsonObject {
-  return { criterion: row.criterion, required: row.required, controller_only: row.controller_only, description: row.description };
+  return {
+    criterion: row.criterion,
+    required: row.required,
+    controller_only: row.controller_only,
+    description: row.description,
+  };
 }
 
 /** Canonical (declared-order) JSON of an entrypoint. */
@@ -115,11 +151,12 @@ export function entrypointToJson(entrypoint: InstructionEntrypoint): JsonObject 
 }
 
 /** Strict decoder of an entrypoint (spec "Instructions and named references"). */
-export const instructionEntrypointDecoder: TaskDecoder<InstructionEntrypoint> = defineTaskDecoder<InstructionEntrypoint>('agent-task.instruction-entrypoint', ENTRYPOINT_SCHEMA, {
-  maxBytes: 512 * 1024,
-  versionField: 'schema_version',
-  check: (value) => checkEntrypoint(value, ''),
-});
+export const instructionEntrypointDecoder: TaskDecoder<InstructionEntrypoint> =
+  defineTaskDecoder<InstructionEntrypoint>('agent-task.instruction-entrypoint', ENTRYPOINT_SCHEMA, {
+    maxBytes: 512 * 1024,
+    versionField: 'schema_version',
+    check: (value) => checkEntrypoint(value, ''),
+  });
 
 /** An instructions read: the task and the schema versions the caller can read. */
 export interface InstructionRequest {
@@ -135,17 +172,27 @@ export const INSTRUCTION_REQUEST_SCHEMA = {
   properties: {
     version: { type: 'integer', const: TASK_CONTRACT_VERSION },
     task_id: ID_SCHEMA,
-    supported_schema_versions: { type: 'array', minItems: 1, maxItems: MAX_OFFERED_SCHEMA_VERSIONS, items: { type: 'integer', minimum: 1, maximum: 1_000_000 } },
+    supported_schema_versions: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_OFFERED_SCHEMA_VERSIONS,
+      items: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    },
   },
 } as const;
 
 /** Strict decoder of an instructions request. */
-export const instructionRequestDecoder: TaskDecoder<InstructionRequest> = defineTaskDecoder<InstructionRequest>('agent-task.instruction-request', INSTRUCTION_REQUEST_SCHEMA, {
-  maxBytes: 4096,
-});
+export const instructionRequestDecoder: TaskDecoder<InstructionRequest> = defineTaskDecoder<InstructionRequest>(
+  'agent-task.instruction-request',
+  INSTRUCTION_REQUEST_SCHEMA,
+  {
+    maxBytes: 4096,
+  },
+);
 
 /** InstructionEntrypointResponse: an entrypoint, or an explicit schema mismatch (never an empty task). */
-export type InstructionEntrypointResponse = { readonly status: 'entrypoint'; readonly entrypoint: InstructionEntrypoint } | ReferenceSchemaMismatch;
+export type InstructionEntrypointResponse =
+  { readonly status: 'entrypoint'; readonly entrypoint: InstructionEntrypoint } | ReferenceSchemaMismatch;
 
 export const ENTRYPOINT_RESPONSE_SCHEMA = {
   oneOf: [
@@ -160,17 +207,18 @@ export const ENTRYPOINT_RESPONSE_SCHEMA = {
 } as const;
 
 /** Strict decoder of an instructions answer (a client reads it). */
-export const instructionEntrypointResponseDecoder: TaskDecoder<InstructionEntrypointResponse> = defineTaskDecoder<InstructionEntrypointResponse>(
-  'agent-task.instruction-entrypoint-response',
-  ENTRYPOINT_RESPONSE_SCHEMA,
-  {
-    maxBytes: 512 * 1024,
-    versionField: null,
-    check: (value) => {
-      if (value.status === 'entrypoint') checkEntrypoint(value.entrypoint);
+export const instructionEntrypointResponseDecoder: TaskDecoder<InstructionEntrypointResponse> =
+  defineTaskDecoder<InstructionEntrypointResponse>(
+    'agent-task.instruction-entrypoint-response',
+    ENTRYPOINT_RESPONSE_SCHEMA,
+    {
+      maxBytes: 512 * 1024,
+      versionField: null,
+      check: (value) => {
+        if (value.status === 'entrypoint') checkEntrypoint(value.entrypoint);
+      },
     },
-  },
-);
+  );
 
 /** Whether a caller offering `offered` can read this server's entrypoint. */
 export function offersSupportedSchema(offered: readonly number[]): boolean {
@@ -178,7 +226,10 @@ export function offersSupportedSchema(offered: readonly number[]): boolean {
 }
 
 /** The instructions answer: the entrypoint when the caller reads schema 1, else an explicit mismatch (never an empty task). */
-export function instructionsResponse(entrypoint: InstructionEntrypoint, offered: readonly number[]): InstructionEntrypointResponse {
+export function instructionsResponse(
+  entrypoint: InstructionEntrypoint,
+  offered: readonly number[],
+): InstructionEntrypointResponse {
   if (offersSupportedSchema(offered)) return { status: 'entrypoint', entrypoint };
   return schemaMismatch(offered, TASK_CONTRACT_VERSION, SUPPORTED_SCHEMA_VERSIONS);
 }

@@ -46,7 +46,10 @@ export const KEY_FILE_SCHEMA = {
   },
 } as const;
 
-const keyFileDecoder = defineDecoder<KeyFile>('agent-task.key-file', KEY_FILE_SCHEMA, { versionField: 'version', supportedVersions: [1] });
+const keyFileDecoder = defineDecoder<KeyFile>('agent-task.key-file', KEY_FILE_SCHEMA, {
+  versionField: 'version',
+  supportedVersions: [1],
+});
 
 /** The file bytes of a key (compact JSON in declared order plus a newline). */
 export function encodeKeyFile(privateKey: Uint8Array): Uint8Array {
@@ -62,7 +65,10 @@ export function encodeKeyFile(privateKey: Uint8Array): Uint8Array {
 }
 
 function invalid(message: string, cause?: unknown): never {
-  throw new AgentscmError('KEY_FILE_INVALID', message, { hint: 'use a key file written by `agentscm agent-task key`', cause });
+  throw new AgentscmError('KEY_FILE_INVALID', message, {
+    hint: 'use a key file written by `agentscm agent-task key`',
+    cause,
+  });
 }
 
 /** Decode and check a key file: strict JSON, and public_key and key_id derived from private_key. */
@@ -88,12 +94,16 @@ export function decodeKeyFile(bytes: Uint8Array): SigningKey {
 /** Parse and check an operator-supplied public key: 64 lowercase hex, a canonical point, not of small order. */
 export function parsePublicKeyHex(hex: string): Uint8Array {
   if (!/^[0-9a-f]{64}$/.test(hex)) {
-    throw new AgentscmError('PUBLIC_KEY_INVALID', 'the public key must be 64 lowercase hex characters (32 bytes)', { hint: 'pass the public_key printed by `agentscm agent-task key`' });
+    throw new AgentscmError('PUBLIC_KEY_INVALID', 'the public key must be 64 lowercase hex characters (32 bytes)', {
+      hint: 'pass the public_key printed by `agentscm agent-task key`',
+    });
   }
   const bytes = new Uint8Array(Buffer.from(hex, 'hex'));
   const problem = publicKeyProblem(bytes);
   if (problem !== undefined) {
-    throw new AgentscmError('PUBLIC_KEY_INVALID', `the public key is not usable for Ed25519: ${problem}`, { hint: 'pass the public_key printed by `agentscm agent-task key`' });
+    throw new AgentscmError('PUBLIC_KEY_INVALID', `the public key is not usable for Ed25519: ${problem}`, {
+      hint: 'pass the public_key printed by `agentscm agent-task key`',
+    });
   }
   return bytes;
 }

@@ -8,17 +8,18 @@ import { sha256Hex } from '../crypto/sha256.js';
 import { AgentscmError } from './errors.js';
 import type { JsonObject } from './json-value.js';
 import { validateRelativePath } from './paths.js';
-import type { AgentRef, TaskDecoder } from './task-common.js';
 import {
   AGENT_SCHEMA,
-  HEX64_SCHEMA,
-  ID_SCHEMA,
-  TASK_CAPABILITY,
-  VERSION_SCHEMA,
   agentToJson,
   checkUnique,
   defineTaskDecoder,
+  HEX64_SCHEMA,
+  ID_SCHEMA,
+  TASK_CAPABILITY,
   utf8Length,
+  VERSION_SCHEMA,
+  type AgentRef,
+  type TaskDecoder,
 } from './task-common.js';
 
 /** A reference body is refused above this many bytes, before it is read (spec: 128 KiB). */
@@ -110,11 +111,10 @@ export function referenceFetchRequestToJson(request: ReferenceFetchRequest): Jso
 }
 
 /** Strict decoder of a reference fetch (spec "Instructions and named references"). */
-export const referenceFetchRequestDecoder: TaskDecoder<ReferenceFetchRequest> = defineTaskDecoder<ReferenceFetchRequest>(
-  'agent-task.reference-fetch-request',
-  REFERENCE_FETCH_REQUEST_SCHEMA,
-  { maxBytes: 8 * 1024 },
-);
+export const referenceFetchRequestDecoder: TaskDecoder<ReferenceFetchRequest> =
+  defineTaskDecoder<ReferenceFetchRequest>('agent-task.reference-fetch-request', REFERENCE_FETCH_REQUEST_SCHEMA, {
+    maxBytes: 8 * 1024,
+  });
 
 /** Why a reference is not available; fixed codes, never server text. */
 export type ReferenceDeniedCode = 'not_authorized' | 'not_in_task' | 'digest_mismatch' | 'not_utf8';
@@ -147,7 +147,8 @@ export interface ReferenceSchemaMismatch {
 }
 
 /** The fixed retry hint of a schema mismatch (data, never a command). */
-export const SCHEMA_MISMATCH_ACTION = 'reinstall a client that supports one of server_schema_versions, then call capabilities';
+export const SCHEMA_MISMATCH_ACTION =
+  'reinstall a client that supports one of server_schema_versions, then call capabilities';
 
 const SCHEMA_VERSIONS_SCHEMA = {
   type: 'array',
@@ -158,7 +159,14 @@ const SCHEMA_VERSIONS_SCHEMA = {
 export const SCHEMA_MISMATCH_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['status', 'capability', 'required_schema_version', 'supported_schema_versions', 'server_schema_versions', 'action'],
+  required: [
+    'status',
+    'capability',
+    'required_schema_version',
+    'supported_schema_versions',
+    'server_schema_versions',
+    'action',
+  ],
   properties: {
     status: { const: 'schema_mismatch' },
     capability: { const: TASK_CAPABILITY },
@@ -183,18 +191,31 @@ export const REFERENCE_FETCH_RESPONSE_SCHEMA = {
         content: { type: 'string', maxUtf8Bytes: REFERENCE_MAX_BYTES },
       },
     },
-    { type: 'object', additionalProperties: false, required: ['status', 'name'], properties: { status: { const: 'missing' }, name: ID_SCHEMA } },
     {
       type: 'object',
       additionalProperties: false,
-      required: ['status', 'name', 'code'],
-      properties: { status: { const: 'denied' }, name: ID_SCHEMA, code: { enum: ['not_authorized', 'not_in_task', 'digest_mismatch', 'not_utf8'] } },
+      required: ['status', 'name'],
+      properties: { status: { const: 'missing' }, name: ID_SCHEMA },
     },
     {
       type: 'object',
       additionalProperties: false,
       required: ['status', 'name', 'code'],
-      properties: { status: { const: 'uncertain' }, name: ID_SCHEMA, code: { enum: ['source_unavailable', 'store_busy', 'subject_changed'] } },
+      properties: {
+        status: { const: 'denied' },
+        name: ID_SCHEMA,
+        code: { enum: ['not_authorized', 'not_in_task', 'digest_mismatch', 'not_utf8'] },
+      },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['status', 'name', 'code'],
+      properties: {
+        status: { const: 'uncertain' },
+        name: ID_SCHEMA,
+        code: { enum: ['source_unavailable', 'store_busy', 'subject_changed'] },
+      },
     },
     {
       type: 'object',
@@ -215,24 +236,35 @@ function checkReferenceFetchResponse(response: ReferenceFetchResponse): void {
   if (response.status === 'available') {
     const length = utf8Length(response.content);
     if (length !== response.byte_length) {
-      throw new AgentscmError('SCHEMA_TYPE', `the available reference says byte_length ${response.byte_length} but its content is ${length} UTF-8 bytes`);
+      throw new AgentscmError(
+        'SCHEMA_TYPE',
+        `the available reference says byte_length ${response.byte_length} but its content is ${length} UTF-8 bytes`,
+      );
     }
   }
   if (response.status === 'limit' && response.byte_length <= response.limit_bytes) {
-    throw new AgentscmError('SCHEMA_TYPE', `a limit answer must report a body larger than ${response.limit_bytes} bytes`);
+    throw new AgentscmError(
+      'SCHEMA_TYPE',
+      `a limit answer must report a body larger than ${response.limit_bytes} bytes`,
+    );
   }
 }
 
 /** Strict decoder of a reference fetch response (a client reads it; the service builds it). */
-export const referenceFetchResponseDecoder: TaskDecoder<ReferenceFetchResponse> = defineTaskDecoder<ReferenceFetchResponse>(
-  'agent-task.reference-fetch-response',
-  REFERENCE_FETCH_RESPONSE_SCHEMA,
-  // The body is bounded at 128 KiB; JSON escaping can at most sextuple it (\u00xx).
-  { maxBytes: 6 * REFERENCE_MAX_BYTES + 4096, versionField: null, check: checkReferenceFetchResponse },
-);
+export const referenceFetchResponseDecoder: TaskDecoder<ReferenceFetchResponse> =
+  defineTaskDecoder<ReferenceFetchResponse>(
+    'agent-task.reference-fetch-response',
+    REFERENCE_FETCH_RESPONSE_SCHEMA,
+    // The body is bounded at 128 KiB; JSON escaping can at most sextuple it (\u00xx).
+    { maxBytes: 6 * REFERENCE_MAX_BYTES + 4096, versionField: null, check: checkReferenceFetchResponse },
+  );
 
 /** The schema mismatch answer for a caller that offered `offered` but this server needs `required`. */
-export function schemaMismatch(offered: readonly number[], required: number, serverVersions: readonly number[]): ReferenceSchemaMismatch {
+export function schemaMismatch(
+  offered: readonly number[],
+  required: number,
+  serverVersions: readonly number[],
+): ReferenceSchemaMismatch {
   return {
     status: 'schema_mismatch',
     capability: TASK_CAPABILITY,
@@ -252,7 +284,12 @@ const FATAL_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 export function referenceLimit(name: string, storedSize: number | bigint): ReferenceFetchResponse | null {
   const size = BigInt(storedSize);
   if (size <= BigInt(REFERENCE_MAX_BYTES)) return null;
-  return { status: 'limit', name, byte_length: size > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(size), limit_bytes: REFERENCE_MAX_BYTES };
+  return {
+    status: 'limit',
+    name,
+    byte_length: size > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(size),
+    limit_bytes: REFERENCE_MAX_BYTES,
+  };
 }
 
 /**
@@ -260,9 +297,15 @@ export function referenceLimit(name: string, storedSize: number | bigint): Refer
  * available only when the request names the stored reference's digest, the body is within
  * 128 KiB, its SHA-256 equals that digest and it is UTF-8. No partial success.
  */
-export function referenceResponseForBody(reference: NamedReference, request: Pick<ReferenceFetchRequest, 'name' | 'expected_sha256'>, body: Uint8Array): ReferenceFetchResponse {
-  if (request.name !== reference.name) throw new AgentscmError('INTERNAL', 'the body belongs to another reference than the request names');
-  if (request.expected_sha256 !== reference.sha256) return { status: 'denied', name: reference.name, code: 'digest_mismatch' };
+export function referenceResponseForBody(
+  reference: NamedReference,
+  request: Pick<ReferenceFetchRequest, 'name' | 'expected_sha256'>,
+  body: Uint8Array,
+): ReferenceFetchResponse {
+  if (request.name !== reference.name)
+    throw new AgentscmError('INTERNAL', 'the body belongs to another reference than the request names');
+  if (request.expected_sha256 !== reference.sha256)
+    return { status: 'denied', name: reference.name, code: 'digest_mismatch' };
   const limit = referenceLimit(reference.name, body.byteLength);
   if (limit !== null) return limit;
   if (sha256Hex(body) !== reference.sha256) return { status: 'denied', name: reference.name, code: 'digest_mismatch' };

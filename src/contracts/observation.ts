@@ -4,13 +4,12 @@
  * order, digest with domain agentscm.agent-workflow-observation.v1, and sign the 32 raw digest
  * bytes with Ed25519 (signature 128 lowercase hex). Verification is strict.
  */
-import { publicKeyProblem, signBytes, verificationKeyId, verifyStrict, publicKeyOf } from '../crypto/ed25519.js';
+import { publicKeyOf, publicKeyProblem, signBytes, verificationKeyId, verifyStrict } from '../crypto/ed25519.js';
 import { encodeCanonical } from './canonical-json.js';
-import { DOMAINS, domainDigest } from './digest.js';
+import { domainDigest, DOMAINS } from './digest.js';
 import { AgentscmError } from './errors.js';
 import { hexToBytes } from './task-common.js';
-import type { ExecutorProvenance, TaskResultAssertion } from './task-result.js';
-import { assertionToJson, checkAssertion } from './task-result.js';
+import { assertionToJson, checkAssertion, type ExecutorProvenance, type TaskResultAssertion } from './task-result.js';
 
 /** The exact signing bytes: the assertion with executor_provenance null, canonical declared order. */
 export function observationSigningBytes(assertion: TaskResultAssertion): Uint8Array {
@@ -25,9 +24,13 @@ export function observationDigest(assertion: TaskResultAssertion): string {
 function requireRegisteredObservation(assertion: TaskResultAssertion): void {
   checkAssertion(assertion);
   if (assertion.trust_class !== 'registered_executor_observation' || assertion.executor === null) {
-    throw new AgentscmError('TRUST_CLASS_INVALID', `only a registered_executor_observation is signed; this assertion is ${assertion.trust_class}`, {
-      hint: 'set trust_class to registered_executor_observation and fill executor with the enrollment',
-    });
+    throw new AgentscmError(
+      'TRUST_CLASS_INVALID',
+      `only a registered_executor_observation is signed; this assertion is ${assertion.trust_class}`,
+      {
+        hint: 'set trust_class to registered_executor_observation and fill executor with the enrollment',
+      },
+    );
   }
 }
 
@@ -39,9 +42,13 @@ export function signObservation(assertion: TaskResultAssertion, privateKey: Uint
   requireRegisteredObservation(assertion);
   const keyId = verificationKeyId(publicKeyOf(privateKey));
   if (assertion.executor?.verification_key_id !== keyId) {
-    throw new AgentscmError('SIGNING_KEY_MISMATCH', `the key ${keyId} is not the verification key ${assertion.executor?.verification_key_id ?? 'null'} the observation names`, {
-      hint: 'sign with the key file whose public key was enrolled for this registration',
-    });
+    throw new AgentscmError(
+      'SIGNING_KEY_MISMATCH',
+      `the key ${keyId} is not the verification key ${assertion.executor?.verification_key_id ?? 'null'} the observation names`,
+      {
+        hint: 'sign with the key file whose public key was enrolled for this registration',
+      },
+    );
   }
   const digest = observationDigest(assertion);
   const signature = Buffer.from(signBytes(hexToBytes(digest), privateKey)).toString('hex');
@@ -71,17 +78,25 @@ export function verifyObservation(assertion: TaskResultAssertion, publicKey: Uin
   requireRegisteredObservation(assertion);
   const problem = publicKeyProblem(publicKey);
   if (problem !== undefined) {
-    throw new AgentscmError('PUBLIC_KEY_INVALID', `the public key is unusable: ${problem}`, { hint: 'pass the 64-hex public key printed by agent-task key' });
+    throw new AgentscmError('PUBLIC_KEY_INVALID', `the public key is unusable: ${problem}`, {
+      hint: 'pass the 64-hex public key printed by agent-task key',
+    });
   }
   const keyId = verificationKeyId(publicKey);
   const provenance = assertion.executor_provenance;
   if (provenance === null) invalid('unsigned', 'the observation has no executor_provenance (it was never signed)');
   if (assertion.executor?.verification_key_id !== keyId) {
-    invalid('key_mismatch', `the observation names verification_key_id ${assertion.executor?.verification_key_id ?? 'null'}, but the given public key's verification_key_id is ${keyId}`);
+    invalid(
+      'key_mismatch',
+      `the observation names verification_key_id ${assertion.executor?.verification_key_id ?? 'null'}, but the given public key's verification_key_id is ${keyId}`,
+    );
   }
   const digest = observationDigest(assertion);
   if (provenance.observation_digest !== digest) {
-    invalid('digest_mismatch', `observation_digest ${provenance.observation_digest} is not the digest of the signing bytes (${digest})`);
+    invalid(
+      'digest_mismatch',
+      `observation_digest ${provenance.observation_digest} is not the digest of the signing bytes (${digest})`,
+    );
   }
   if (!verifyStrict(hexToBytes(provenance.signature), hexToBytes(digest), publicKey)) {
     invalid('signature', 'the Ed25519 signature does not verify under strict RFC 8032 rules');

@@ -27,10 +27,12 @@ export const RELATIVE_PATH_SCHEMA = {
 export function relativePathProblem(path: string): string | undefined {
   if (path.length === 0) return 'it is empty';
   // Length before the per-character scan, so an oversize input costs nothing more.
-  if (path.length > MAX_RELATIVE_PATH_BYTES) return `it is longer than ${MAX_RELATIVE_PATH_BYTES} bytes (${path.length})`;
+  if (path.length > MAX_RELATIVE_PATH_BYTES)
+    return `it is longer than ${MAX_RELATIVE_PATH_BYTES} bytes (${path.length})`;
   for (let i = 0; i < path.length; i++) {
     const c = path.charCodeAt(i);
-    if (c > 0x7e && c !== 0x7f) return `it contains the non-ASCII character U+${c.toString(16).toUpperCase().padStart(4, '0')} at ${i}`;
+    if (c > 0x7e && c !== 0x7f)
+      return `it contains the non-ASCII character U+${c.toString(16).toUpperCase().padStart(4, '0')} at ${i}`;
     if (c < 0x20 || c === 0x7f) return `it contains the control character 0x${c.toString(16).padStart(2, '0')} at ${i}`;
     if (c === 0x5c) return `it contains a backslash at ${i} (only / separates components)`;
     if (c === 0x3a) return `it contains ":" at ${i} (drive and prefix forms are not relative)`;
@@ -91,7 +93,8 @@ export function workspaceNameProblem(name: string): string | undefined {
     // A lone surrogate has no UTF-8 form: such a string never names a recorded file.
     if (c >= 0xd800 && c <= 0xdfff) {
       const next = name.charCodeAt(i + 1);
-      if (c >= 0xdc00 || !(next >= 0xdc00 && next <= 0xdfff)) return `it contains a lone surrogate U+${c.toString(16).toUpperCase()} (not UTF-8)`;
+      if (c >= 0xdc00 || !(next >= 0xdc00 && next <= 0xdfff))
+        return `it contains a lone surrogate U+${c.toString(16).toUpperCase()} (not UTF-8)`;
       i += 1;
     }
   }

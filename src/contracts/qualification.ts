@@ -10,8 +10,7 @@
  */
 import { AgentscmError } from './errors.js';
 import type { JsonObject } from './json-value.js';
-import { HEX64_SCHEMA, ID_SCHEMA, defineTaskDecoder } from './task-common.js';
-import type { TaskDecoder } from './task-common.js';
+import { defineTaskDecoder, HEX64_SCHEMA, ID_SCHEMA, type TaskDecoder } from './task-common.js';
 
 /** At most this many failures in one answer (the first ones, in plan order). */
 export const MAX_QUALIFICATION_FAILURES = 32;
@@ -46,7 +45,13 @@ export const QUALIFICATION_FAILURE_CODES = [
 ] as const;
 export type QualificationFailureCode = (typeof QUALIFICATION_FAILURE_CODES)[number];
 
-export const QUALIFICATION_NEXT_OPERATIONS = ['collector_claim', 'reconcile', 'collector_finalize', 'checkpoint', 'none'] as const;
+export const QUALIFICATION_NEXT_OPERATIONS = [
+  'collector_claim',
+  'reconcile',
+  'collector_finalize',
+  'checkpoint',
+  'none',
+] as const;
 
 export type QualificationNext =
   | { readonly operation: 'collector_claim' | 'reconcile'; readonly task_id: string }
@@ -131,15 +136,24 @@ export const QUALIFICATION_ANSWER_SCHEMA = {
 } as const;
 
 function invalid(message: string): AgentscmError {
-  return new AgentscmError('QUALIFICATION_ANSWER_INVALID', message, { hint: 'the answer is not a qualification answer; treat the subject as not qualified' });
+  return new AgentscmError('QUALIFICATION_ANSWER_INVALID', message, {
+    hint: 'the answer is not a qualification answer; treat the subject as not qualified',
+  });
 }
 
 /** Rules the schema cannot express: a qualified answer is current, names a receipt and has no failures; a superseded one has no tasks and says checkpoint. */
 export function checkQualificationAnswer(answer: QualificationAnswer): void {
-  if (answer.qualified && (!answer.subject_current || answer.receipt_digest === null || answer.failures.length > 0 || answer.next.operation !== 'none')) {
+  if (
+    answer.qualified &&
+    (!answer.subject_current ||
+      answer.receipt_digest === null ||
+      answer.failures.length > 0 ||
+      answer.next.operation !== 'none')
+  ) {
     throw invalid('a qualified answer must be current, name its receipt_digest, list no failures and have next none');
   }
-  if (!answer.qualified && answer.receipt_digest !== null) throw invalid('receipt_digest must be null unless qualified');
+  if (!answer.qualified && answer.receipt_digest !== null)
+    throw invalid('receipt_digest must be null unless qualified');
   if (!answer.subject_current && (answer.tasks.length > 0 || answer.next.operation !== 'checkpoint')) {
     throw invalid('a superseded subject has no tasks and next checkpoint');
   }
@@ -151,11 +165,15 @@ export function checkQualificationAnswer(answer: QualificationAnswer): void {
 }
 
 /** Strict decoder of a qualification answer (clients, Stop hooks). */
-export const qualificationAnswerDecoder: TaskDecoder<QualificationAnswer> = defineTaskDecoder<QualificationAnswer>('agent-task.qualification-answer', QUALIFICATION_ANSWER_SCHEMA, {
-  maxBytes: MAX_QUALIFICATION_BYTES,
-  versionField: null,
-  check: checkQualificationAnswer,
-});
+export const qualificationAnswerDecoder: TaskDecoder<QualificationAnswer> = defineTaskDecoder<QualificationAnswer>(
+  'agent-task.qualification-answer',
+  QUALIFICATION_ANSWER_SCHEMA,
+  {
+    maxBytes: MAX_QUALIFICATION_BYTES,
+    versionField: null,
+    check: checkQualificationAnswer,
+  },
+);
 
 /** The JSON of an answer (every field; no u64 inside). */
 export function qualificationToJson(answer: QualificationAnswer): JsonObject {

@@ -17,11 +17,10 @@
  * Pure: no I/O.
  */
 import { encodeCanonical } from './canonical-json.js';
-import { AgentscmError, isAgentscmError } from './errors.js';
-import type { ErrorCode } from './errors.js';
+import { TRANSFER_LIMITS } from './collector-transfer.js';
+import { AgentscmError, isAgentscmError, type ErrorCode } from './errors.js';
 import type { JsonObject } from './json-value.js';
 import { MAX_RECEIPT_BYTES, MAX_RECEIPT_TASKS } from './receipt-v2.js';
-import { TRANSFER_LIMITS } from './collector-transfer.js';
 import { defineDecoder } from './schema.js';
 import { HEX64_SCHEMA, ID_SCHEMA, REPOSITORY_SCHEMA, U64_SCHEMA } from './task-common.js';
 
@@ -109,7 +108,16 @@ export const RECEIPT_BUNDLE_MANIFEST_SCHEMA = {
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['registration_id', 'repository_id', 'workflow_profile', 'step_id', 'executor_id', 'registration_epoch', 'public_key', 'verification_key_id'],
+        required: [
+          'registration_id',
+          'repository_id',
+          'workflow_profile',
+          'step_id',
+          'executor_id',
+          'registration_epoch',
+          'public_key',
+          'verification_key_id',
+        ],
         properties: {
           registration_id: ID_SCHEMA,
           repository_id: REPOSITORY_SCHEMA,
@@ -133,7 +141,12 @@ const manifestDecoder = defineDecoder<ReceiptBundleManifest>('receipt-bundle', R
 /** The codes of this format (docs/errors.md "receipt bundles"). */
 export type ReceiptBundleErrorCode = Extract<ErrorCode, `RECEIPT_BUNDLE_${string}`>;
 
-function refuse(code: ReceiptBundleErrorCode, message: string, hint: string, details: Record<string, unknown> = {}): never {
+function refuse(
+  code: ReceiptBundleErrorCode,
+  message: string,
+  hint: string,
+  details: Record<string, unknown> = {},
+): never {
   throw new AgentscmError(code, message, { hint, details });
 }
 
@@ -142,7 +155,11 @@ export function bundleManifestToJson(manifest: ReceiptBundleManifest): JsonObjec
   return {
     version: manifest.version,
     receipt: { receipt_digest: manifest.receipt.receipt_digest, length: manifest.receipt.length },
-    transfers: manifest.transfers.map((t) => ({ task_id: t.task_id, transfer_digest: t.transfer_digest, length: t.length })),
+    transfers: manifest.transfers.map((t) => ({
+      task_id: t.task_id,
+      transfer_digest: t.transfer_digest,
+      length: t.length,
+    })),
     registrations: manifest.registrations.map((r) => ({
       registration_id: r.registration_id,
       repository_id: r.repository_id,
@@ -169,9 +186,14 @@ export function encodeBundleManifest(manifest: ReceiptBundleManifest): Buffer {
  */
 export function decodeBundleManifest(bytes: Uint8Array): ReceiptBundleManifest {
   if (bytes.byteLength > RECEIPT_BUNDLE_LIMITS.maxManifestBytes) {
-    refuse('RECEIPT_BUNDLE_MANIFEST_INVALID', `the manifest is ${bytes.byteLength} bytes, more than ${RECEIPT_BUNDLE_LIMITS.maxManifestBytes}`, 'a bundle manifest is at most 64 KiB', {
-      cause_code: 'INPUT_TOO_LARGE',
-    });
+    refuse(
+      'RECEIPT_BUNDLE_MANIFEST_INVALID',
+      `the manifest is ${bytes.byteLength} bytes, more than ${RECEIPT_BUNDLE_LIMITS.maxManifestBytes}`,
+      'a bundle manifest is at most 64 KiB',
+      {
+        cause_code: 'INPUT_TOO_LARGE',
+      },
+    );
   }
   let manifest: ReceiptBundleManifest;
   try {
@@ -179,22 +201,35 @@ export function decodeBundleManifest(bytes: Uint8Array): ReceiptBundleManifest {
   } catch (error) {
     if (!isAgentscmError(error)) throw error;
     if (error.code === 'SCHEMA_VERSION_UNSUPPORTED') {
-      throw new AgentscmError('RECEIPT_BUNDLE_VERSION_UNSUPPORTED', `the bundle manifest has an unsupported version: ${error.message}`, {
-        hint: `this build reads receipt bundle version ${RECEIPT_BUNDLE_VERSION}; export the bundle again with this build`,
-        cause: error,
-        details: { cause_code: error.code, supported: [String(RECEIPT_BUNDLE_VERSION)] },
-      });
+      throw new AgentscmError(
+        'RECEIPT_BUNDLE_VERSION_UNSUPPORTED',
+        `the bundle manifest has an unsupported version: ${error.message}`,
+        {
+          hint: `this build reads receipt bundle version ${RECEIPT_BUNDLE_VERSION}; export the bundle again with this build`,
+          cause: error,
+          details: { cause_code: error.code, supported: [String(RECEIPT_BUNDLE_VERSION)] },
+        },
+      );
     }
-    throw new AgentscmError('RECEIPT_BUNDLE_MANIFEST_INVALID', `the bundle manifest is invalid: [${error.code}] ${error.message}`, {
-      hint: 'the manifest must be the canonical JSON of docs/receipts.md "Bundle format"',
-      cause: error,
-      details: { cause_code: error.code, ...(error.details === undefined ? {} : { cause_details: error.details }) },
-    });
+    throw new AgentscmError(
+      'RECEIPT_BUNDLE_MANIFEST_INVALID',
+      `the bundle manifest is invalid: [${error.code}] ${error.message}`,
+      {
+        hint: 'the manifest must be the canonical JSON of docs/receipts.md "Bundle format"',
+        cause: error,
+        details: { cause_code: error.code, ...(error.details === undefined ? {} : { cause_details: error.details }) },
+      },
+    );
   }
   if (!encodeBundleManifest(manifest).equals(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))) {
-    refuse('RECEIPT_BUNDLE_MANIFEST_INVALID', 'the bundle manifest is valid JSON but not its canonical encoding (declared field order, compact, exact escapes)', 'a manifest has exactly one byte form; export the bundle again', {
-      cause_code: 'NOT_CANONICAL',
-    });
+    refuse(
+      'RECEIPT_BUNDLE_MANIFEST_INVALID',
+      'the bundle manifest is valid JSON but not its canonical encoding (declared field order, compact, exact escapes)',
+      'a manifest has exactly one byte form; export the bundle again',
+      {
+        cause_code: 'NOT_CANONICAL',
+      },
+    );
   }
   return manifest;
 }
@@ -218,34 +253,59 @@ export interface ReceiptBundleParts {
 export function decodeReceiptBundle(bytes: Uint8Array): ReceiptBundleParts {
   const L = RECEIPT_BUNDLE_LIMITS;
   if (bytes.byteLength > L.maxBundleBytes) {
-    refuse('RECEIPT_BUNDLE_TOO_LARGE', `the bundle is ${bytes.byteLength} bytes, more than ${L.maxBundleBytes}`, 'a receipt bundle is at most 32 transfers of 16 MiB plus its manifest and receipt', {
-      length: bytes.byteLength,
-      limit: L.maxBundleBytes,
-    });
+    refuse(
+      'RECEIPT_BUNDLE_TOO_LARGE',
+      `the bundle is ${bytes.byteLength} bytes, more than ${L.maxBundleBytes}`,
+      'a receipt bundle is at most 32 transfers of 16 MiB plus its manifest and receipt',
+      {
+        length: bytes.byteLength,
+        limit: L.maxBundleBytes,
+      },
+    );
   }
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const magicSeen = Math.min(view.byteLength, L.magicBytes);
   if (!view.subarray(0, magicSeen).equals(MAGIC_BYTES.subarray(0, magicSeen))) {
-    refuse('RECEIPT_BUNDLE_MAGIC_INVALID', `the input does not start with the 8 bytes "${RECEIPT_BUNDLE_MAGIC}"; it is not a receipt bundle v1`, 'pass the file `agentscm receipt export` wrote', {
-      first_bytes_hex: view.subarray(0, magicSeen).toString('hex'),
-    });
+    refuse(
+      'RECEIPT_BUNDLE_MAGIC_INVALID',
+      `the input does not start with the 8 bytes "${RECEIPT_BUNDLE_MAGIC}"; it is not a receipt bundle v1`,
+      'pass the file `agentscm receipt export` wrote',
+      {
+        first_bytes_hex: view.subarray(0, magicSeen).toString('hex'),
+      },
+    );
   }
   if (view.byteLength < L.prefixBytes) {
-    refuse('RECEIPT_BUNDLE_TRUNCATED', `the bundle ends after ${view.byteLength} bytes, inside its ${L.prefixBytes}-byte prefix`, 'the bundle was cut short; export it again', { length: view.byteLength });
+    refuse(
+      'RECEIPT_BUNDLE_TRUNCATED',
+      `the bundle ends after ${view.byteLength} bytes, inside its ${L.prefixBytes}-byte prefix`,
+      'the bundle was cut short; export it again',
+      { length: view.byteLength },
+    );
   }
   const manifestLength = view.readUInt32BE(L.magicBytes);
   if (manifestLength > L.maxManifestBytes) {
-    refuse('RECEIPT_BUNDLE_MANIFEST_INVALID', `the bundle declares a manifest of ${manifestLength} bytes, more than ${L.maxManifestBytes}; it was not read`, 'a bundle manifest is at most 64 KiB', {
-      cause_code: 'INPUT_TOO_LARGE',
-      manifest_length: manifestLength,
-    });
+    refuse(
+      'RECEIPT_BUNDLE_MANIFEST_INVALID',
+      `the bundle declares a manifest of ${manifestLength} bytes, more than ${L.maxManifestBytes}; it was not read`,
+      'a bundle manifest is at most 64 KiB',
+      {
+        cause_code: 'INPUT_TOO_LARGE',
+        manifest_length: manifestLength,
+      },
+    );
   }
   const manifestEnd = L.prefixBytes + manifestLength;
   if (view.byteLength < manifestEnd) {
-    refuse('RECEIPT_BUNDLE_TRUNCATED', `the bundle declares a ${manifestLength}-byte manifest but ends after ${view.byteLength} bytes`, 'the bundle was cut short; export it again', {
-      length: view.byteLength,
-      manifest_length: manifestLength,
-    });
+    refuse(
+      'RECEIPT_BUNDLE_TRUNCATED',
+      `the bundle declares a ${manifestLength}-byte manifest but ends after ${view.byteLength} bytes`,
+      'the bundle was cut short; export it again',
+      {
+        length: view.byteLength,
+        manifest_length: manifestLength,
+      },
+    );
   }
   const manifestBytes = view.subarray(L.prefixBytes, manifestEnd);
   const manifest = decodeBundleManifest(manifestBytes);
@@ -253,22 +313,37 @@ export function decodeReceiptBundle(bytes: Uint8Array): ReceiptBundleParts {
   let declared = manifestEnd + Number(manifest.receipt.length);
   for (const transfer of manifest.transfers) declared += Number(transfer.length);
   if (declared > L.maxBundleBytes) {
-    refuse('RECEIPT_BUNDLE_TOO_LARGE', `the manifest declares a bundle of ${declared} bytes, more than ${L.maxBundleBytes}`, 'a receipt bundle is at most 32 transfers of 16 MiB plus its manifest and receipt', {
-      declared_length: declared,
-      limit: L.maxBundleBytes,
-    });
+    refuse(
+      'RECEIPT_BUNDLE_TOO_LARGE',
+      `the manifest declares a bundle of ${declared} bytes, more than ${L.maxBundleBytes}`,
+      'a receipt bundle is at most 32 transfers of 16 MiB plus its manifest and receipt',
+      {
+        declared_length: declared,
+        limit: L.maxBundleBytes,
+      },
+    );
   }
   if (view.byteLength < declared) {
-    refuse('RECEIPT_BUNDLE_TRUNCATED', `the manifest declares a bundle of ${declared} bytes but it ends after ${view.byteLength}`, 'the bundle was cut short; export it again', {
-      length: view.byteLength,
-      declared_length: declared,
-    });
+    refuse(
+      'RECEIPT_BUNDLE_TRUNCATED',
+      `the manifest declares a bundle of ${declared} bytes but it ends after ${view.byteLength}`,
+      'the bundle was cut short; export it again',
+      {
+        length: view.byteLength,
+        declared_length: declared,
+      },
+    );
   }
   if (view.byteLength > declared) {
-    refuse('RECEIPT_BUNDLE_TRAILING_BYTES', `the bundle has ${view.byteLength - declared} bytes after its last envelope (declared ${declared}, got ${view.byteLength})`, 'nothing may follow the last envelope; export the bundle again', {
-      length: view.byteLength,
-      declared_length: declared,
-    });
+    refuse(
+      'RECEIPT_BUNDLE_TRAILING_BYTES',
+      `the bundle has ${view.byteLength - declared} bytes after its last envelope (declared ${declared}, got ${view.byteLength})`,
+      'nothing may follow the last envelope; export the bundle again',
+      {
+        length: view.byteLength,
+        declared_length: declared,
+      },
+    );
   }
   let offset = manifestEnd;
   const receiptBytes = view.subarray(offset, offset + Number(manifest.receipt.length));
@@ -282,18 +357,35 @@ export function decodeReceiptBundle(bytes: Uint8Array): ReceiptBundleParts {
 }
 
 /** Frame a bundle from its parts; lengths in the manifest must be the parts' lengths. */
-export function encodeReceiptBundle(manifest: ReceiptBundleManifest, receiptBytes: Uint8Array, envelopes: readonly Uint8Array[]): Buffer {
+export function encodeReceiptBundle(
+  manifest: ReceiptBundleManifest,
+  receiptBytes: Uint8Array,
+  envelopes: readonly Uint8Array[],
+): Buffer {
   const manifestBytes = encodeBundleManifest(manifest);
   decodeBundleManifest(manifestBytes);
   if (BigInt(receiptBytes.byteLength) !== manifest.receipt.length || envelopes.length !== manifest.transfers.length) {
     throw new AgentscmError('INTERNAL', 'the bundle manifest does not describe the receipt and envelopes given');
   }
   envelopes.forEach((envelope, index) => {
-    if (BigInt(envelope.byteLength) !== manifest.transfers[index]?.length) throw new AgentscmError('INTERNAL', `the bundle manifest gives transfer ${index} another length than its envelope`);
+    if (BigInt(envelope.byteLength) !== manifest.transfers[index]?.length)
+      throw new AgentscmError(
+        'INTERNAL',
+        `the bundle manifest gives transfer ${index} another length than its envelope`,
+      );
   });
-  const total = RECEIPT_BUNDLE_LIMITS.prefixBytes + manifestBytes.byteLength + receiptBytes.byteLength + envelopes.reduce((sum, e) => sum + e.byteLength, 0);
+  const total =
+    RECEIPT_BUNDLE_LIMITS.prefixBytes +
+    manifestBytes.byteLength +
+    receiptBytes.byteLength +
+    envelopes.reduce((sum, e) => sum + e.byteLength, 0);
   if (total > RECEIPT_BUNDLE_LIMITS.maxBundleBytes) {
-    refuse('RECEIPT_BUNDLE_TOO_LARGE', `the bundle would be ${total} bytes, more than ${RECEIPT_BUNDLE_LIMITS.maxBundleBytes}`, 'a receipt bundle is at most 32 transfers of 16 MiB plus its manifest and receipt', { length: total });
+    refuse(
+      'RECEIPT_BUNDLE_TOO_LARGE',
+      `the bundle would be ${total} bytes, more than ${RECEIPT_BUNDLE_LIMITS.maxBundleBytes}`,
+      'a receipt bundle is at most 32 transfers of 16 MiB plus its manifest and receipt',
+      { length: total },
+    );
   }
   const out = Buffer.allocUnsafe(total);
   let offset = out.write(RECEIPT_BUNDLE_MAGIC, 0, 'ascii');

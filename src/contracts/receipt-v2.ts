@@ -10,9 +10,9 @@
  * of another kind) names neither.
  * Digest domain `agentscm.workflow-receipt.v2`. Pure: shape, strict decoding, canonical bytes.
  */
-import { ORIGIN_SCHEMA, AUTHORITY_ID_SCHEMA, originToJson } from './collector-descriptor.js';
 import { encodeCanonical } from './canonical-json.js';
-import { DOMAINS, domainDigest } from './digest.js';
+import { AUTHORITY_ID_SCHEMA, ORIGIN_SCHEMA, originToJson } from './collector-descriptor.js';
+import { domainDigest, DOMAINS } from './digest.js';
 import { AgentscmError } from './errors.js';
 import type { GrantOrigin } from './grant.js';
 import type { JsonObject, JsonValue } from './json-value.js';
@@ -48,7 +48,11 @@ const COLLECTOR_ROW_OUTCOMES: readonly ReceiptTaskOutcome[] = ['passed', 'failed
 export function receiptOutcomeOf(recordOutcome: string): ReceiptTaskOutcome {
   if (recordOutcome === 'incomplete') return 'failed';
   if ((COLLECTOR_ROW_OUTCOMES as readonly string[]).includes(recordOutcome)) return recordOutcome as ReceiptTaskOutcome;
-  throw new AgentscmError('RECEIPT_INVALID', `an imported record has outcome ${recordOutcome}, which no receipt row can name`, { hint: 'a record outcome is passed, failed, incomplete, unavailable or uncertain' });
+  throw new AgentscmError(
+    'RECEIPT_INVALID',
+    `an imported record has outcome ${recordOutcome}, which no receipt row can name`,
+    { hint: 'a record outcome is passed, failed, incomplete, unavailable or uncertain' },
+  );
 }
 
 export interface ReceiptSubject {
@@ -97,7 +101,10 @@ export const COLLECTOR_ROW_FIELDS = [
   'origin',
 ] as const;
 
-export type ReceiptTask = ReceiptTaskBase | (ReceiptTaskBase & ReceiptCollectorEvidence) | (ReceiptTaskBase & { readonly result_digest: string });
+export type ReceiptTask =
+  | ReceiptTaskBase
+  | (ReceiptTaskBase & ReceiptCollectorEvidence)
+  | (ReceiptTaskBase & { readonly result_digest: string });
 
 /** docs/wire.md "Receipt v2", fields in declared (encoding) order. */
 export interface WorkflowReceiptV2 {
@@ -129,7 +136,16 @@ export const RECEIPT_V2_SCHEMA = {
     subject: {
       type: 'object',
       additionalProperties: false,
-      required: ['change_id', 'change_version', 'revision', 'context_digest', 'policy_epoch', 'target', 'requirement_digest', 'plan_digest'],
+      required: [
+        'change_id',
+        'change_version',
+        'revision',
+        'context_digest',
+        'policy_epoch',
+        'target',
+        'requirement_digest',
+        'plan_digest',
+      ],
       properties: {
         change_id: ID_SCHEMA,
         change_version: U64_SCHEMA,
@@ -200,31 +216,62 @@ export function checkReceipt(receipt: WorkflowReceiptV2): WorkflowReceiptV2 {
     const present = COLLECTOR_ROW_FIELDS.filter((field) => fields[field] !== undefined);
     if (present.length > 0 && present.length < COLLECTOR_ROW_FIELDS.length) {
       const missing = COLLECTOR_ROW_FIELDS.filter((field) => fields[field] === undefined);
-      invalid(`a collector row names ${present.join(', ')} but not ${missing.join(', ')}`, at, 'a collector row names its attempt, fence, transfer, profile, registration and origin together');
+      invalid(
+        `a collector row names ${present.join(', ')} but not ${missing.join(', ')}`,
+        at,
+        'a collector row names its attempt, fence, transfer, profile, registration and origin together',
+      );
     }
     if (present.length > 0 && fields.result_digest !== undefined) {
-      invalid('a row names both collector evidence and result_digest', at, 'a collector row and a source_paths row are different rows');
+      invalid(
+        'a row names both collector evidence and result_digest',
+        at,
+        'a collector row and a source_paths row are different rows',
+      );
     }
     if (receiptTaskKind(task) === 'source_paths' && task.outcome !== 'passed') {
-      invalid(`a row with a result_digest has outcome ${task.outcome}`, at, 'only a passed source_paths task names its result digest');
+      invalid(
+        `a row with a result_digest has outcome ${task.outcome}`,
+        at,
+        'only a passed source_paths task names its result digest',
+      );
     }
     if (receiptTaskKind(task) === 'collector' && !COLLECTOR_ROW_OUTCOMES.includes(task.outcome)) {
-      invalid(`a row with a transfer has outcome ${task.outcome}`, at, 'a collector row is passed, failed, unavailable or uncertain: its transfer was imported, so the step was not skipped');
+      invalid(
+        `a row with a transfer has outcome ${task.outcome}`,
+        at,
+        'a collector row is passed, failed, unavailable or uncertain: its transfer was imported, so the step was not skipped',
+      );
     }
-    if (taskIds.has(task.task_id)) invalid(`task ${task.task_id} is listed twice`, `${at}/task_id`, 'list each task of the plan once');
-    if (stepIds.has(task.step_id)) invalid(`step ${task.step_id} is listed twice`, `${at}/step_id`, 'one row per plan step');
+    if (taskIds.has(task.task_id))
+      invalid(`task ${task.task_id} is listed twice`, `${at}/task_id`, 'list each task of the plan once');
+    if (stepIds.has(task.step_id))
+      invalid(`step ${task.step_id} is listed twice`, `${at}/step_id`, 'one row per plan step');
     taskIds.add(task.task_id);
     stepIds.add(task.step_id);
     if (task.outcome !== 'passed') {
-      if (task.required) invalid(`required task ${task.task_id} is ${task.outcome}`, `${at}/outcome`, 'a receipt is written only when every required task passed');
+      if (task.required)
+        invalid(
+          `required task ${task.task_id} is ${task.outcome}`,
+          `${at}/outcome`,
+          'a receipt is written only when every required task passed',
+        );
       omissions++;
     }
   });
   if (receipt.state === 'completed' && omissions > 0) {
-    invalid(`state is completed but ${omissions} optional task(s) did not pass`, '/state', 'the state is completed_with_omissions when an optional task did not pass');
+    invalid(
+      `state is completed but ${omissions} optional task(s) did not pass`,
+      '/state',
+      'the state is completed_with_omissions when an optional task did not pass',
+    );
   }
   if (receipt.state === 'completed_with_omissions' && omissions === 0) {
-    invalid('state is completed_with_omissions but every task passed', '/state', 'the state is completed when every task passed');
+    invalid(
+      'state is completed_with_omissions but every task passed',
+      '/state',
+      'the state is completed when every task passed',
+    );
   }
   return receipt;
 }
@@ -240,7 +287,13 @@ export function validateReceiptV2(value: JsonValue): WorkflowReceiptV2 {
 }
 
 function taskToJson(task: ReceiptTask): JsonObject {
-  const row: JsonObject = { task_id: task.task_id, task_digest: task.task_digest, step_id: task.step_id, required: task.required, outcome: task.outcome };
+  const row: JsonObject = {
+    task_id: task.task_id,
+    task_digest: task.task_digest,
+    step_id: task.step_id,
+    required: task.required,
+    outcome: task.outcome,
+  };
   if ('transfer_digest' in task) {
     row.attempt_id = task.attempt_id;
     row.attempt_digest = task.attempt_digest;

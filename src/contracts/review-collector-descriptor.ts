@@ -10,16 +10,18 @@
  * them: both are copied from the installed requirement and profile. Pure.
  */
 import { encodeCanonical } from './canonical-json.js';
-import type { CollectorDescriptor } from './collector-descriptor.js';
-import { COLLECTOR_DESCRIPTOR_SCHEMA, collectorDescriptorToJson, decodeCollectorDescriptor, descriptorBindingsToJson } from './collector-descriptor.js';
-import type { JsonObject } from './json-value.js';
-import { isJsonObject } from './json-value.js';
+import {
+  COLLECTOR_DESCRIPTOR_SCHEMA,
+  collectorDescriptorToJson,
+  decodeCollectorDescriptor,
+  descriptorBindingsToJson,
+  type CollectorDescriptor,
+} from './collector-descriptor.js';
+import { isJsonObject, type JsonObject } from './json-value.js';
 import { MAX_RELATIVE_PATH_BYTES } from './paths.js';
-import type { ReviewAction } from './review-policy.js';
-import { checkReviewAction, REVIEW_ACTION_SCHEMA, reviewActionToJson } from './review-policy.js';
-import type { ReviewTransportIdentity } from './review-request.js';
-import { transportIdentityToJson } from './review-request.js';
+import { checkReviewAction, REVIEW_ACTION_SCHEMA, reviewActionToJson, type ReviewAction } from './review-policy.js';
 import { REVIEW_PROFILE_SCHEMA } from './review-profile.js';
+import { transportIdentityToJson, type ReviewTransportIdentity } from './review-request.js';
 import { defineDecoder } from './schema.js';
 import { parseStrictJson } from './strict-json.js';
 import { HEX64_SCHEMA } from './task-common.js';
@@ -50,8 +52,15 @@ export function isReviewDescriptor(descriptor: AnyCollectorDescriptor): descript
   return 'review' in descriptor;
 }
 
-const { recipe: _recipe, runtime_identity_digest: _runtime, upload_request_id: uploadRequestIdSchema, ...COMMON_PROPERTIES } = COLLECTOR_DESCRIPTOR_SCHEMA.properties;
-const COMMON_REQUIRED = COLLECTOR_DESCRIPTOR_SCHEMA.required.filter((field) => field !== 'recipe' && field !== 'runtime_identity_digest' && field !== 'upload_request_id');
+const {
+  recipe: _recipe,
+  runtime_identity_digest: _runtime,
+  upload_request_id: uploadRequestIdSchema,
+  ...COMMON_PROPERTIES
+} = COLLECTOR_DESCRIPTOR_SCHEMA.properties;
+const COMMON_REQUIRED = COLLECTOR_DESCRIPTOR_SCHEMA.required.filter(
+  (field) => field !== 'recipe' && field !== 'runtime_identity_digest' && field !== 'upload_request_id',
+);
 
 export const REVIEW_COLLECTOR_DESCRIPTOR_SCHEMA = {
   type: 'object',
@@ -77,10 +86,14 @@ export const REVIEW_COLLECTOR_DESCRIPTOR_SCHEMA = {
   },
 } as const;
 
-const reviewDescriptorDecoder = defineDecoder<ReviewCollectorDescriptor>('agent-task.review-collector-descriptor', REVIEW_COLLECTOR_DESCRIPTOR_SCHEMA, {
-  versionField: 'version',
-  supportedVersions: [1],
-});
+const reviewDescriptorDecoder = defineDecoder<ReviewCollectorDescriptor>(
+  'agent-task.review-collector-descriptor',
+  REVIEW_COLLECTOR_DESCRIPTOR_SCHEMA,
+  {
+    versionField: 'version',
+    supportedVersions: [1],
+  },
+);
 
 function checkReviewDescriptor(descriptor: ReviewCollectorDescriptor): ReviewCollectorDescriptor {
   checkReviewAction(descriptor.review.action, '/review/action');
@@ -91,7 +104,11 @@ function checkReviewDescriptor(descriptor: ReviewCollectorDescriptor): ReviewCol
 export function reviewDescriptorToJson(descriptor: ReviewCollectorDescriptor): JsonObject {
   return {
     ...descriptorBindingsToJson(descriptor),
-    review: { policy_path: descriptor.review.policy_path, policy_sha256: descriptor.review.policy_sha256, action: reviewActionToJson(descriptor.review.action) },
+    review: {
+      policy_path: descriptor.review.policy_path,
+      policy_sha256: descriptor.review.policy_sha256,
+      action: reviewActionToJson(descriptor.review.action),
+    },
     transport: transportIdentityToJson(descriptor.transport),
     upload_request_id: descriptor.upload_request_id,
   };
@@ -109,7 +126,9 @@ export function encodeAnyCollectorDescriptor(descriptor: AnyCollectorDescriptor)
 
 /** Strict decoding of a review descriptor only (the bound, the schema, then the action's checks). */
 export function decodeReviewCollectorDescriptor(bytes: Uint8Array): ReviewCollectorDescriptor {
-  return checkReviewDescriptor(reviewDescriptorDecoder.validate(parseStrictJson(bytes, { maxBytes: MAX_REVIEW_DESCRIPTOR_BYTES })));
+  return checkReviewDescriptor(
+    reviewDescriptorDecoder.validate(parseStrictJson(bytes, { maxBytes: MAX_REVIEW_DESCRIPTOR_BYTES })),
+  );
 }
 
 /**

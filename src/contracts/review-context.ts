@@ -30,22 +30,50 @@ export interface ReviewContext {
   readonly environment: string;
 }
 
-const REPOSITORY = { type: 'string', minLength: 32, maxLength: 32, pattern: '^[0-9a-f]{32}$', idKind: 'repository' } as const;
+const REPOSITORY = {
+  type: 'string',
+  minLength: 32,
+  maxLength: 32,
+  pattern: '^[0-9a-f]{32}$',
+  idKind: 'repository',
+} as const;
 const DIGEST = { type: 'string', minLength: 64, maxLength: 64, pattern: '^[0-9a-f]{64}$', idKind: 'digest' } as const;
 const ID = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._-]{1,128}$', idKind: 'id' } as const;
-const IDENTITY = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:@+/=-]*$', minLength: 1, maxLength: 256 } as const;
+const IDENTITY = {
+  type: 'string',
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._:@+/=-]*$',
+  minLength: 1,
+  maxLength: 256,
+} as const;
 
 /** The published JSON Schema (docs/schemas/review-context.schema.json). */
 export const REVIEW_CONTEXT_SCHEMA = {
   $id: 'review-context',
   type: 'object',
   additionalProperties: false,
-  required: ['version', 'kind', 'repository', 'change', 'change_version', 'revision', 'policy_epoch', 'recipe_path', 'recipe_digest', 'toolchain', 'environment'],
+  required: [
+    'version',
+    'kind',
+    'repository',
+    'change',
+    'change_version',
+    'revision',
+    'policy_epoch',
+    'recipe_path',
+    'recipe_digest',
+    'toolchain',
+    'environment',
+  ],
   properties: {
     version: { type: 'integer', const: REVIEW_CONTEXT_VERSION },
     kind: { const: REVIEW_CONTEXT_KIND },
     repository: REPOSITORY,
-    change: { type: 'object', additionalProperties: false, required: ['repository', 'id'], properties: { repository: REPOSITORY, id: ID } },
+    change: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['repository', 'id'],
+      properties: { repository: REPOSITORY, id: ID },
+    },
     change_version: { u64: { minimum: '1' } },
     revision: DIGEST,
     policy_epoch: { u64: true },
@@ -56,7 +84,10 @@ export const REVIEW_CONTEXT_SCHEMA = {
   },
 } as const;
 
-const DECODER = defineDecoder<ReviewContext>('review-context', REVIEW_CONTEXT_SCHEMA, { versionField: 'version', supportedVersions: [REVIEW_CONTEXT_VERSION] });
+const DECODER = defineDecoder<ReviewContext>('review-context', REVIEW_CONTEXT_SCHEMA, {
+  versionField: 'version',
+  supportedVersions: [REVIEW_CONTEXT_VERSION],
+});
 
 /** The decoder, for the schema registry and docs/schemas/. */
 export const REVIEW_CONTEXT_DECODER = DECODER;

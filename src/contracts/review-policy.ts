@@ -160,14 +160,21 @@ export const REVIEW_ACTION_DECODER = ACTION_DECODER;
 function checkPath(path: string, pointer: string, what: string): void {
   const problem = relativePathProblem(path);
   if (problem === undefined) return;
-  throw new AgentscmError('PATH_INVALID', `${what} ${JSON.stringify(path.slice(0, 80))} is not a canonical relative path: ${problem}`, {
-    hint: 'use ASCII components joined by /, without ., .., \\, : or control characters',
-    details: { pointer },
-  });
+  throw new AgentscmError(
+    'PATH_INVALID',
+    `${what} ${JSON.stringify(path.slice(0, 80))} is not a canonical relative path: ${problem}`,
+    {
+      hint: 'use ASCII components joined by /, without ., .., \\, : or control characters',
+      details: { pointer },
+    },
+  );
 }
 
 function duplicate(pointer: string, what: string, value: string): AgentscmError {
-  return new AgentscmError('SCHEMA_TYPE', `${what} ${JSON.stringify(value.slice(0, 80))} appears twice`, { hint: 'name each once', details: { pointer } });
+  return new AgentscmError('SCHEMA_TYPE', `${what} ${JSON.stringify(value.slice(0, 80))} appears twice`, {
+    hint: 'name each once',
+    details: { pointer },
+  });
 }
 
 /**
@@ -184,7 +191,8 @@ export function checkReviewAction(action: ReviewAction, pointer = ''): ReviewAct
   });
   const criteria = new Set<string>();
   action.criteria.forEach((row, index) => {
-    if (criteria.has(row.criterion)) throw duplicate(`${pointer}/criteria/${index}/criterion`, 'criterion', row.criterion);
+    if (criteria.has(row.criterion))
+      throw duplicate(`${pointer}/criteria/${index}/criterion`, 'criterion', row.criterion);
     criteria.add(row.criterion);
   });
   return action;
@@ -219,10 +227,14 @@ export function policyExposes(policy: ReviewPolicy, path: string): boolean {
 export function checkCoverageWithinPolicy(action: ReviewAction, policy: ReviewPolicy): void {
   const outside = action.coverage.filter((path) => !policyExposes(policy, path));
   if (outside.length === 0) return;
-  throw new AgentscmError('REVIEW_COVERAGE_OUTSIDE_POLICY', `${outside.length} coverage path(s) lie outside the policy's exposure, e.g. ${JSON.stringify(outside[0]?.slice(0, 80))}`, {
-    hint: 'cover only paths below an exposure prefix of the installed review policy, or install a policy that exposes them',
-    details: { paths: outside.slice(0, 8) },
-  });
+  throw new AgentscmError(
+    'REVIEW_COVERAGE_OUTSIDE_POLICY',
+    `${outside.length} coverage path(s) lie outside the policy's exposure, e.g. ${JSON.stringify(outside[0]?.slice(0, 80))}`,
+    {
+      hint: 'cover only paths below an exposure prefix of the installed review policy, or install a policy that exposes them',
+      details: { paths: outside.slice(0, 8) },
+    },
+  );
 }
 
 /** Budgets in declared order. */

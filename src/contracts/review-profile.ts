@@ -9,18 +9,25 @@
  * identity is the `agentscm.collector-profile.v1` digest of its canonical JSON (its `kind`
  * keeps it apart from every command profile). Pure.
  */
-import type { CollectorProfile } from './collector-profile.js';
-import { PROFILE_BINDING_PROPERTIES, collectorProfileToJson, decodeCollectorProfile } from './collector-profile.js';
-import { DOMAINS, digestCanonical } from './digest.js';
+import {
+  collectorProfileToJson,
+  decodeCollectorProfile,
+  PROFILE_BINDING_PROPERTIES,
+  type CollectorProfile,
+} from './collector-profile.js';
+import { digestCanonical, DOMAINS } from './digest.js';
 import { AgentscmError } from './errors.js';
-import type { JsonObject } from './json-value.js';
-import { isJsonObject } from './json-value.js';
+import { isJsonObject, type JsonObject } from './json-value.js';
 import { MAX_RELATIVE_PATH_BYTES } from './paths.js';
-import type { ReviewBudgets } from './review-policy.js';
-import { checkReviewAction, REVIEW_BUDGETS_SCHEMA, REVIEW_LIMITS, reviewBudgetsToJson } from './review-policy.js';
+import {
+  checkReviewAction,
+  REVIEW_BUDGETS_SCHEMA,
+  REVIEW_LIMITS,
+  reviewBudgetsToJson,
+  type ReviewBudgets,
+} from './review-policy.js';
 import type { ReviewRecord } from './review-record.js';
-import type { ReviewTransportIdentity } from './review-request.js';
-import { transportIdentityToJson } from './review-request.js';
+import { transportIdentityToJson, type ReviewTransportIdentity } from './review-request.js';
 import { defineDecoder } from './schema.js';
 import { parseStrictJson } from './strict-json.js';
 import { HEX64_SCHEMA, ID_SCHEMA } from './task-common.js';
@@ -55,7 +62,20 @@ const PATH = { type: 'string', minLength: 1, maxLength: MAX_RELATIVE_PATH_BYTES 
 export const REVIEW_PROFILE_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['version', 'kind', 'repository_id', 'workflow_profile', 'step_id', 'registration_id', 'registration_epoch', 'verification_key_id', 'transport', 'policy_sha256', 'coverage', 'budgets'],
+  required: [
+    'version',
+    'kind',
+    'repository_id',
+    'workflow_profile',
+    'step_id',
+    'registration_id',
+    'registration_epoch',
+    'verification_key_id',
+    'transport',
+    'policy_sha256',
+    'coverage',
+    'budgets',
+  ],
   properties: {
     version: { type: 'integer', const: REVIEW_PROFILE_VERSION },
     kind: { const: 'finite_review' },
@@ -78,22 +98,39 @@ export const REVIEW_PROFILE_SCHEMA = {
   },
 } as const;
 
-const profileDecoder = defineDecoder<ReviewCollectorProfile>('agent-task.review-collector-profile', REVIEW_PROFILE_SCHEMA, {
-  versionField: 'version',
-  supportedVersions: [REVIEW_PROFILE_VERSION],
-});
+const profileDecoder = defineDecoder<ReviewCollectorProfile>(
+  'agent-task.review-collector-profile',
+  REVIEW_PROFILE_SCHEMA,
+  {
+    versionField: 'version',
+    supportedVersions: [REVIEW_PROFILE_VERSION],
+  },
+);
 
 export const REVIEW_PROFILE_DECODER = profileDecoder;
 
 function checkProfile(profile: ReviewCollectorProfile): ReviewCollectorProfile {
   if (profile.transport.basis !== QUALIFIED_BASIS) {
-    throw new AgentscmError('REVIEW_TRANSPORT_NOT_QUALIFIED', `a finite-review profile pins the transport basis ${JSON.stringify(profile.transport.basis)}; only ${QUALIFIED_BASIS} can qualify`, {
-      hint: 'pin the claude-code transport: the SHA-256 of the operator-selected executable, the provider scope and the model; fixture and HTTP bases are for tests only',
-      details: { pointer: '/transport/basis', basis: profile.transport.basis },
-    });
+    throw new AgentscmError(
+      'REVIEW_TRANSPORT_NOT_QUALIFIED',
+      `a finite-review profile pins the transport basis ${JSON.stringify(profile.transport.basis)}; only ${QUALIFIED_BASIS} can qualify`,
+      {
+        hint: 'pin the claude-code transport: the SHA-256 of the operator-selected executable, the provider scope and the model; fixture and HTTP bases are for tests only',
+        details: { pointer: '/transport/basis', basis: profile.transport.basis },
+      },
+    );
   }
   // The coverage obeys the review action's rules (canonical paths, no repeats).
-  checkReviewAction({ kind: 'review', policy: 'policy.json', coverage: profile.coverage, criteria: [{ criterion: 'coverage', description: 'coverage' }], budgets: profile.budgets }, '');
+  checkReviewAction(
+    {
+      kind: 'review',
+      policy: 'policy.json',
+      coverage: profile.coverage,
+      criteria: [{ criterion: 'coverage', description: 'coverage' }],
+      budgets: profile.budgets,
+    },
+    '',
+  );
   return profile;
 }
 
@@ -132,10 +169,14 @@ export function reviewCollectorProfileId(profile: ReviewCollectorProfile): strin
  */
 export function checkRecordAgainstProfile(profile: ReviewCollectorProfile, record: ReviewRecord): void {
   const differs = (field: string): never => {
-    throw new AgentscmError('REVIEW_PROFILE_MISMATCH', `the review record's ${field} is not the one the finite-review profile pins`, {
-      hint: 'a review record qualifies only under the transport, policy, coverage and budgets its profile pins; candidate data cannot select them',
-      details: { field },
-    });
+    throw new AgentscmError(
+      'REVIEW_PROFILE_MISMATCH',
+      `the review record's ${field} is not the one the finite-review profile pins`,
+      {
+        hint: 'a review record qualifies only under the transport, policy, coverage and budgets its profile pins; candidate data cannot select them',
+        details: { field },
+      },
+    );
   };
   if (record.repository !== profile.repository_id) differs('repository');
   const pinned = profile.transport;
@@ -144,9 +185,14 @@ export function checkRecordAgainstProfile(profile: ReviewCollectorProfile, recor
   if (record.transport.provider_scope !== pinned.provider_scope) differs('transport.provider_scope');
   if (record.transport.model !== pinned.model) differs('transport.model');
   if (record.policy_sha256 !== profile.policy_sha256) differs('policy_sha256');
-  if (record.action.coverage.length !== profile.coverage.length || record.action.coverage.some((path, i) => path !== profile.coverage[i])) differs('coverage');
+  if (
+    record.action.coverage.length !== profile.coverage.length ||
+    record.action.coverage.some((path, i) => path !== profile.coverage[i])
+  )
+    differs('coverage');
   const budgets = record.action.budgets;
-  for (const key of Object.keys(profile.budgets) as (keyof ReviewBudgets)[]) if (budgets[key] !== profile.budgets[key]) differs(`budgets.${key}`);
+  for (const key of Object.keys(profile.budgets) as (keyof ReviewBudgets)[])
+    if (budgets[key] !== profile.budgets[key]) differs(`budgets.${key}`);
 }
 
 /** Either kind of installed collector profile; `isReviewProfile` tells them apart. */

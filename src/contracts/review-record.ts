@@ -6,14 +6,29 @@
  * Only `passed` passes; budgets exhausted, coverage incomplete, an invalid answer or an
  * uncertain call never pass and nothing is truncated silently. Pure.
  */
-import { DOMAINS, digestCanonical } from './digest.js';
-import { DIGEST_SCHEMA, REPOSITORY_ID_SCHEMA, ID_SCHEMA } from './ids.js';
+import { digestCanonical, DOMAINS } from './digest.js';
+import { DIGEST_SCHEMA, ID_SCHEMA, REPOSITORY_ID_SCHEMA } from './ids.js';
 import type { JsonObject } from './json-value.js';
 import { MAX_RELATIVE_PATH_BYTES } from './paths.js';
-import type { ReviewAction, ReviewBudgets } from './review-policy.js';
-import { checkReviewAction, REVIEW_ACTION_SCHEMA, REVIEW_BUDGETS_SCHEMA, REVIEW_LIMITS, reviewActionToJson, reviewBudgetsToJson } from './review-policy.js';
-import type { FindingSeverity, ReviewTransportIdentity } from './review-request.js';
-import { MAX_FINDING_MESSAGE_BYTES, MAX_REVIEW_FINDINGS, SIZE_SCHEMA, TRANSPORT_IDENTITY_SCHEMA, transportIdentityToJson } from './review-request.js';
+import {
+  checkReviewAction,
+  REVIEW_ACTION_SCHEMA,
+  REVIEW_BUDGETS_SCHEMA,
+  REVIEW_LIMITS,
+  reviewActionToJson,
+  reviewBudgetsToJson,
+  type ReviewAction,
+  type ReviewBudgets,
+} from './review-policy.js';
+import {
+  MAX_FINDING_MESSAGE_BYTES,
+  MAX_REVIEW_FINDINGS,
+  SIZE_SCHEMA,
+  TRANSPORT_IDENTITY_SCHEMA,
+  transportIdentityToJson,
+  type FindingSeverity,
+  type ReviewTransportIdentity,
+} from './review-request.js';
 import { defineDecoder } from './schema.js';
 
 export const REVIEW_RECORD_VERSION = 1;
@@ -28,14 +43,28 @@ export const MAX_OBSERVATION_DETAIL_BYTES = 512;
 export const MAX_RECORD_FINDINGS = REVIEW_LIMITS.maxModelCalls * MAX_REVIEW_FINDINGS;
 
 /** What a transport observed for one call. */
-export const CALL_STATUSES = ['answered', 'failed', 'timed_out', 'output_limit', 'executable_changed', 'uncertain'] as const;
+export const CALL_STATUSES = [
+  'answered',
+  'failed',
+  'timed_out',
+  'output_limit',
+  'executable_changed',
+  'uncertain',
+] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 
 /** What the controller made of a call. */
 export const CALL_EFFECTS = ['accepted', 'response_invalid', 'out_of_policy', 'not_answered'] as const;
 export type CallEffect = (typeof CALL_EFFECTS)[number];
 
-export const COVERAGE_STATES = ['covered', 'partial', 'not_covered', 'missing', 'not_regular_file', 'not_utf8'] as const;
+export const COVERAGE_STATES = [
+  'covered',
+  'partial',
+  'not_covered',
+  'missing',
+  'not_regular_file',
+  'not_utf8',
+] as const;
 export type CoverageState = (typeof COVERAGE_STATES)[number];
 
 export const REVIEW_OUTCOMES = ['passed', 'failed', 'incomplete', 'uncertain'] as const;
@@ -126,7 +155,17 @@ const USAGE_SCHEMA = {
 export const REVIEW_OBSERVATION_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['status', 'response', 'response_sha256', 'response_bytes', 'exit_code', 'elapsed_ms', 'executable_before', 'executable_after', 'detail'],
+  required: [
+    'status',
+    'response',
+    'response_sha256',
+    'response_bytes',
+    'exit_code',
+    'elapsed_ms',
+    'executable_before',
+    'executable_after',
+    'detail',
+  ],
   properties: {
     status: { enum: [...CALL_STATUSES] },
     response: { anyOf: [{ type: 'string', maxUtf8Bytes: REVIEW_LIMITS.maxResponseBytes }, { type: 'null' }] },
@@ -145,7 +184,23 @@ export const REVIEW_RECORD_SCHEMA = {
   $id: 'review-record',
   type: 'object',
   additionalProperties: false,
-  required: ['version', 'kind', 'review_id', 'repository', 'revision', 'policy_sha256', 'action', 'transport', 'calls', 'usage', 'coverage', 'criteria', 'findings', 'outcome', 'reasons'],
+  required: [
+    'version',
+    'kind',
+    'review_id',
+    'repository',
+    'revision',
+    'policy_sha256',
+    'action',
+    'transport',
+    'calls',
+    'usage',
+    'coverage',
+    'criteria',
+    'findings',
+    'outcome',
+    'reasons',
+  ],
   properties: {
     version: { type: 'integer', const: REVIEW_RECORD_VERSION },
     kind: { const: 'review_record' },
@@ -181,7 +236,13 @@ export const REVIEW_RECORD_SCHEMA = {
         type: 'object',
         additionalProperties: false,
         required: ['path', 'file_sha256', 'file_bytes', 'covered_bytes', 'state'],
-        properties: { path: PATH, file_sha256: NULLABLE_DIGEST, file_bytes: SIZE, covered_bytes: SIZE, state: { enum: [...COVERAGE_STATES] } },
+        properties: {
+          path: PATH,
+          file_sha256: NULLABLE_DIGEST,
+          file_bytes: SIZE,
+          covered_bytes: SIZE,
+          state: { enum: [...COVERAGE_STATES] },
+        },
       },
     },
     criteria: {
@@ -217,7 +278,10 @@ export const REVIEW_RECORD_SCHEMA = {
   },
 } as const;
 
-const RECORD_DECODER = defineDecoder<ReviewRecord>('review-record', REVIEW_RECORD_SCHEMA, { versionField: 'version', supportedVersions: [REVIEW_RECORD_VERSION] });
+const RECORD_DECODER = defineDecoder<ReviewRecord>('review-record', REVIEW_RECORD_SCHEMA, {
+  versionField: 'version',
+  supportedVersions: [REVIEW_RECORD_VERSION],
+});
 const OBSERVATION_DECODER = defineDecoder<ReviewCallObservation>('review-call-observation', REVIEW_OBSERVATION_SCHEMA);
 
 export const REVIEW_RECORD_DECODER = RECORD_DECODER;
@@ -271,9 +335,22 @@ export function reviewRecordToJson(record: ReviewRecord): JsonObject {
       effect: c.effect,
     })),
     usage: reviewBudgetsToJson(record.usage),
-    coverage: record.coverage.map((c) => ({ path: c.path, file_sha256: c.file_sha256, file_bytes: c.file_bytes, covered_bytes: c.covered_bytes, state: c.state })),
+    coverage: record.coverage.map((c) => ({
+      path: c.path,
+      file_sha256: c.file_sha256,
+      file_bytes: c.file_bytes,
+      covered_bytes: c.covered_bytes,
+      state: c.state,
+    })),
     criteria: record.criteria.map((c) => ({ criterion: c.criterion, outcome: c.outcome })),
-    findings: record.findings.map((f) => ({ call_index: f.call_index, criterion: f.criterion, path: f.path, line: f.line, severity: f.severity, message: f.message })),
+    findings: record.findings.map((f) => ({
+      call_index: f.call_index,
+      criterion: f.criterion,
+      path: f.path,
+      line: f.line,
+      severity: f.severity,
+      message: f.message,
+    })),
     outcome: record.outcome,
     reasons: [...record.reasons],
   };

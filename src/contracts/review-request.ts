@@ -10,13 +10,12 @@
  */
 import { sha256Hex } from '../crypto/sha256.js';
 import { encodeCanonical } from './canonical-json.js';
-import { DOMAINS, digestCanonical } from './digest.js';
+import { digestCanonical, DOMAINS } from './digest.js';
 import { AgentscmError } from './errors.js';
 import { DIGEST_SCHEMA, ID_SCHEMA, REPOSITORY_ID_SCHEMA } from './ids.js';
 import type { JsonObject } from './json-value.js';
 import { MAX_RELATIVE_PATH_BYTES } from './paths.js';
-import type { ReviewCriterion } from './review-policy.js';
-import { REVIEW_CRITERIA_SCHEMA, REVIEW_LIMITS } from './review-policy.js';
+import { REVIEW_CRITERIA_SCHEMA, REVIEW_LIMITS, type ReviewCriterion } from './review-policy.js';
 import { defineDecoder } from './schema.js';
 
 export const REVIEW_REQUEST_VERSION = 1;
@@ -30,7 +29,11 @@ export const REVIEW_RESPONSE_FORMAT = 'agentscm.review-response.v1';
  * more covers 256 excerpts' paths and members.
  */
 export const MAX_REVIEW_REQUEST_BYTES =
-  6 * (REVIEW_LIMITS.maxCallExcerptBytes + REVIEW_LIMITS.maxInstructionsBytes + REVIEW_LIMITS.maxCriteria * REVIEW_LIMITS.maxCriterionDescriptionBytes) + 256 * 1024;
+  6 *
+    (REVIEW_LIMITS.maxCallExcerptBytes +
+      REVIEW_LIMITS.maxInstructionsBytes +
+      REVIEW_LIMITS.maxCriteria * REVIEW_LIMITS.maxCriterionDescriptionBytes) +
+  256 * 1024;
 export const MAX_REVIEW_FINDINGS = 16;
 export const MAX_FINDING_MESSAGE_BYTES = 2048;
 export const MAX_REQUEST_EXCERPTS = 256;
@@ -118,7 +121,20 @@ export const REVIEW_REQUEST_SCHEMA = {
   $id: 'review-request',
   type: 'object',
   additionalProperties: false,
-  required: ['version', 'kind', 'review_id', 'call_index', 'repository', 'revision', 'policy_sha256', 'transport', 'instructions', 'criteria', 'excerpts', 'response_format'],
+  required: [
+    'version',
+    'kind',
+    'review_id',
+    'call_index',
+    'repository',
+    'revision',
+    'policy_sha256',
+    'transport',
+    'instructions',
+    'criteria',
+    'excerpts',
+    'response_format',
+  ],
   properties: {
     version: { type: 'integer', const: REVIEW_REQUEST_VERSION },
     kind: { const: 'review_request' },
@@ -190,8 +206,14 @@ export const REVIEW_RESPONSE_SCHEMA = {
   },
 } as const;
 
-const REQUEST_DECODER = defineDecoder<ReviewRequest>('review-request', REVIEW_REQUEST_SCHEMA, { versionField: 'version', supportedVersions: [REVIEW_REQUEST_VERSION] });
-const RESPONSE_DECODER = defineDecoder<ReviewResponse>('review-response', REVIEW_RESPONSE_SCHEMA, { versionField: 'version', supportedVersions: [REVIEW_RESPONSE_VERSION] });
+const REQUEST_DECODER = defineDecoder<ReviewRequest>('review-request', REVIEW_REQUEST_SCHEMA, {
+  versionField: 'version',
+  supportedVersions: [REVIEW_REQUEST_VERSION],
+});
+const RESPONSE_DECODER = defineDecoder<ReviewResponse>('review-response', REVIEW_RESPONSE_SCHEMA, {
+  versionField: 'version',
+  supportedVersions: [REVIEW_RESPONSE_VERSION],
+});
 const IDENTITY_DECODER = defineDecoder<ReviewTransportIdentity>('review-transport-identity', TRANSPORT_IDENTITY_SCHEMA);
 
 export const REVIEW_REQUEST_DECODER = REQUEST_DECODER;
@@ -211,7 +233,12 @@ export function decodeReviewResponse(bytes: Uint8Array, maxBytes: number): Revie
 }
 
 export function transportIdentityToJson(identity: ReviewTransportIdentity): JsonObject {
-  return { basis: identity.basis, executable_sha256: identity.executable_sha256, provider_scope: identity.provider_scope, model: identity.model };
+  return {
+    basis: identity.basis,
+    executable_sha256: identity.executable_sha256,
+    provider_scope: identity.provider_scope,
+    model: identity.model,
+  };
 }
 
 /**
@@ -249,7 +276,14 @@ export function reviewRequestToJson(request: ReviewRequest): JsonObject {
     transport: transportIdentityToJson(request.transport),
     instructions: request.instructions,
     criteria: request.criteria.map((row) => ({ criterion: row.criterion, description: row.description })),
-    excerpts: request.excerpts.map((e) => ({ path: e.path, file_sha256: e.file_sha256, file_bytes: e.file_bytes, offset: e.offset, length: e.length, text: e.text })),
+    excerpts: request.excerpts.map((e) => ({
+      path: e.path,
+      file_sha256: e.file_sha256,
+      file_bytes: e.file_bytes,
+      offset: e.offset,
+      length: e.length,
+      text: e.text,
+    })),
     response_format: request.response_format,
   };
 }
@@ -264,13 +298,23 @@ export function reviewRequestDigest(request: ReviewRequest): string {
  * a retained observation can be attached to exactly one reservation.
  */
 export function reviewTicket(reviewId: string, callIndex: number, requestDigest: string): string {
-  return digestCanonical(DOMAINS.reviewTicket, { review_id: reviewId, call_index: callIndex, request_digest: requestDigest });
+  return digestCanonical(DOMAINS.reviewTicket, {
+    review_id: reviewId,
+    call_index: callIndex,
+    request_digest: requestDigest,
+  });
 }
 
 export function reviewResponseToJson(response: ReviewResponse): JsonObject {
   return {
     version: response.version,
     verdicts: response.verdicts.map((v) => ({ criterion: v.criterion, verdict: v.verdict })),
-    findings: response.findings.map((f) => ({ criterion: f.criterion, path: f.path, line: f.line, severity: f.severity, message: f.message })),
+    findings: response.findings.map((f) => ({
+      criterion: f.criterion,
+      path: f.path,
+      line: f.line,
+      severity: f.severity,
+      message: f.message,
+    })),
   };
 }

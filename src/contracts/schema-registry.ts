@@ -12,9 +12,7 @@
  * docs/schemas/ differs from what the publisher would write. Wire schemas belong in
  * src/contracts/ (this file must not import a higher layer).
  */
-import type { Decoder } from './schema.js';
-import { definedDecoders } from './schema.js';
-
+import { definedDecoders, type Decoder } from './schema.js';
 // --- registered decoder modules (one line each, sorted) ---
 import './agent-state.js';
 import './collector-descriptor.js';
@@ -44,6 +42,7 @@ import './task-requests.js';
 import './task-result.js';
 import './task-subject.js';
 import './workflow-definition.js';
+
 // --- end of registered decoder modules ---
 
 /** Every published decoder, sorted by id (docs/wire.md "Strict JSON decoding"). */

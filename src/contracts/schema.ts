@@ -5,12 +5,10 @@
  * (`maxUtf8Bytes`), identifier fields (`idKind`), and the version check that runs before full
  * validation. Every ajv failure maps to one stable code; docs/strict-json.md lists the mapping.
  */
-import { Ajv } from 'ajv';
-import type { ErrorObject, SchemaObject, SchemaValidateFunction, ValidateFunction } from 'ajv';
-import { AgentscmError } from './errors.js';
-import type { ErrorCode } from './errors.js';
-import type { JsonValue } from './json-value.js';
-import { U64_MAX, isJsonObject } from './json-value.js';
+import { Ajv, type ErrorObject, type SchemaObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
+
+import { AgentscmError, type ErrorCode } from './errors.js';
+import { isJsonObject, U64_MAX, type JsonValue } from './json-value.js';
 import { DEFAULT_MAX_DEPTH, escapePointerToken, parseStrictJson } from './strict-json.js';
 
 /** Identifier kinds an `idKind` annotation may name; a pattern failure there is ID_INVALID. */
@@ -71,14 +69,26 @@ const validateU64: SchemaValidateFunction = function (schema: boolean | U64Bound
   if (typeof data === 'number' && !Number.isSafeInteger(data)) {
     // Only the strict parser's output reaches here from the wire; an unsafe number means a
     // caller built the value with floating point and its exact value is already lost.
-    validateU64.errors = [{ keyword: 'u64', message: 'must be an exact integer; unsafe number values lose precision', params: { reason: 'type' } }];
+    validateU64.errors = [
+      {
+        keyword: 'u64',
+        message: 'must be an exact integer; unsafe number values lose precision',
+        params: { reason: 'type' },
+      },
+    ];
     return false;
   }
   const big = BigInt(data);
   const min = typeof schema === 'object' && schema.minimum !== undefined ? BigInt(schema.minimum) : 0n;
   const max = typeof schema === 'object' && schema.maximum !== undefined ? BigInt(schema.maximum) : U64_MAX;
   if (big < min || big > max) {
-    validateU64.errors = [{ keyword: 'u64', message: `must be between ${min} and ${max}`, params: { reason: 'range', minimum: min.toString(), maximum: max.toString() } }];
+    validateU64.errors = [
+      {
+        keyword: 'u64',
+        message: `must be between ${min} and ${max}`,
+        params: { reason: 'range', minimum: min.toString(), maximum: max.toString() },
+      },
+    ];
     return false;
   }
   if (cxt !== undefined && typeof data === 'number') {
@@ -90,7 +100,13 @@ const validateU64: SchemaValidateFunction = function (schema: boolean | U64Bound
 const validateMaxUtf8Bytes: SchemaValidateFunction = function (schema: number, data: string) {
   const size = Buffer.byteLength(data, 'utf8');
   if (size <= schema) return true;
-  validateMaxUtf8Bytes.errors = [{ keyword: 'maxUtf8Bytes', message: `must be at most ${schema} UTF-8 bytes (is ${size})`, params: { limit: schema } }];
+  validateMaxUtf8Bytes.errors = [
+    {
+      keyword: 'maxUtf8Bytes',
+      message: `must be at most ${schema} UTF-8 bytes (is ${size})`,
+      params: { limit: schema },
+    },
+  ];
   return false;
 };
 
@@ -106,7 +122,8 @@ const U64_DECIMAL = { type: 'string', pattern: '^(0|[1-9][0-9]{0,19})$' };
  */
 function createAjv(validateSchema: boolean): Ajv {
   // ajv compiles a keyword's meta-schema when the keyword is added, whatever validateSchema says.
-  const keywordMetaSchema = (metaSchema: SchemaObject): { metaSchema?: SchemaObject } => (validateSchema ? { metaSchema } : {});
+  const keywordMetaSchema = (metaSchema: SchemaObject): { metaSchema?: SchemaObject } =>
+    validateSchema ? { metaSchema } : {};
   const ajv = new Ajv({
     validateSchema,
     strict: true,
@@ -128,7 +145,10 @@ function createAjv(validateSchema: boolean): Ajv {
     errors: true,
     validate: validateU64,
     ...keywordMetaSchema({
-      anyOf: [{ type: 'boolean' }, { type: 'object', properties: { minimum: U64_DECIMAL, maximum: U64_DECIMAL }, additionalProperties: false }],
+      anyOf: [
+        { type: 'boolean' },
+        { type: 'object', properties: { minimum: U64_DECIMAL, maximum: U64_DECIMAL }, additionalProperties: false },
+      ],
     }),
   });
   ajv.addKeyword({
@@ -166,7 +186,8 @@ let validatingAjv: Ajv | undefined;
  */
 export function metaSchemaProblems(schema: object): string | null {
   validatingAjv ??= createAjv(true);
-  if (validatingAjv.validateSchema(schema) !== true) return validatingAjv.errorsText(validatingAjv.errors, { dataVar: 'schema' });
+  if (validatingAjv.validateSchema(schema) !== true)
+    return validatingAjv.errorsText(validatingAjv.errors, { dataVar: 'schema' });
   // Custom keyword values are checked against their meta-schemas when the schema compiles.
   try {
     validatingAjv.compile(schema as SchemaObject);
@@ -195,7 +216,9 @@ function typesOf(node: SchemaNode): string[] {
  * `\\+` also counts as unbounded, and such a schema then needs maxLength.
  */
 function isFinitePattern(pattern: unknown): boolean {
-  return typeof pattern === 'string' && pattern.startsWith('^') && pattern.endsWith('$') && !/[*+]|\{\d*,\}/.test(pattern);
+  return (
+    typeof pattern === 'string' && pattern.startsWith('^') && pattern.endsWith('$') && !/[*+]|\{\d*,\}/.test(pattern)
+  );
 }
 
 /**
@@ -209,18 +232,44 @@ function checkSchemaRules(id: string, root: SchemaObject): void {
   const visit = (node: unknown, at: string): void => {
     if (!isNode(node)) return;
     const types = typesOf(node);
-    const isObject = types.includes('object') || 'properties' in node || 'patternProperties' in node || 'required' in node;
-    if (isObject && node.additionalProperties !== false) problems.push(`${at || '/'}: object schema without "additionalProperties": false`);
-    if (isObject && 'patternProperties' in node && typeof node.maxProperties !== 'number') problems.push(`${at || '/'}: map schema (patternProperties) without maxProperties`);
-    if ((types.includes('array') || 'items' in node) && typeof node.maxItems !== 'number') problems.push(`${at || '/'}: array schema without maxItems`);
-    if (types.includes('string') && !('maxLength' in node || 'maxUtf8Bytes' in node || 'enum' in node || 'const' in node || isFinitePattern(node.pattern))) {
+    const isObject =
+      types.includes('object') || 'properties' in node || 'patternProperties' in node || 'required' in node;
+    if (isObject && node.additionalProperties !== false)
+      problems.push(`${at || '/'}: object schema without "additionalProperties": false`);
+    if (isObject && 'patternProperties' in node && typeof node.maxProperties !== 'number')
+      problems.push(`${at || '/'}: map schema (patternProperties) without maxProperties`);
+    if ((types.includes('array') || 'items' in node) && typeof node.maxItems !== 'number')
+      problems.push(`${at || '/'}: array schema without maxItems`);
+    if (
+      types.includes('string') &&
+      !(
+        'maxLength' in node ||
+        'maxUtf8Bytes' in node ||
+        'enum' in node ||
+        'const' in node ||
+        isFinitePattern(node.pattern)
+      )
+    ) {
       problems.push(`${at || '/'}: string schema without maxLength, maxUtf8Bytes or an anchored finite pattern`);
     }
     for (const key of ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']) {
       const map = node[key];
-      if (isNode(map)) for (const [name, child] of Object.entries(map)) visit(child, `${at}/${key}/${escapePointerToken(name)}`);
+      if (isNode(map))
+        for (const [name, child] of Object.entries(map)) visit(child, `${at}/${key}/${escapePointerToken(name)}`);
     }
-    for (const key of ['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'additionalProperties', 'unevaluatedItems', 'unevaluatedProperties']) {
+    for (const key of [
+      'items',
+      'additionalItems',
+      'contains',
+      'not',
+      'if',
+      'then',
+      'else',
+      'propertyNames',
+      'additionalProperties',
+      'unevaluatedItems',
+      'unevaluatedProperties',
+    ]) {
       const child = node[key];
       if (Array.isArray(child)) child.forEach((c, i) => visit(c, `${at}/${key}/${i}`));
       else visit(child, `${at}/${key}`);
@@ -232,7 +281,8 @@ function checkSchemaRules(id: string, root: SchemaObject): void {
   };
   visit(root, '');
   if ('u64' in root) problems.push('/: u64 cannot be the top-level value (it is normalised in its parent)');
-  if (problems.length > 0) throw new Error(`schema ${id} breaks the schema rules of src/contracts/schema.ts:\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0)
+    throw new Error(`schema ${id} breaks the schema rules of src/contracts/schema.ts:\n  ${problems.join('\n  ')}`);
 }
 
 const BOUND_KEYWORDS = new Set([
@@ -262,26 +312,46 @@ function mapAjvError(error: ErrorObject): MappedError {
   switch (error.keyword) {
     case 'additionalProperties': {
       const field = String(params.additionalProperty);
-      return { code: 'SCHEMA_UNKNOWN_FIELD', pointer: `${base}/${escapePointerToken(field)}`, text: `unknown field ${JSON.stringify(field)}` };
+      return {
+        code: 'SCHEMA_UNKNOWN_FIELD',
+        pointer: `${base}/${escapePointerToken(field)}`,
+        text: `unknown field ${JSON.stringify(field)}`,
+      };
     }
     case 'required': {
       const field = String(params.missingProperty);
-      return { code: 'SCHEMA_MISSING_FIELD', pointer: `${base}/${escapePointerToken(field)}`, text: `missing required field ${JSON.stringify(field)}` };
+      return {
+        code: 'SCHEMA_MISSING_FIELD',
+        pointer: `${base}/${escapePointerToken(field)}`,
+        text: `missing required field ${JSON.stringify(field)}`,
+      };
     }
     case 'u64':
-      return { code: params.reason === 'range' ? 'SCHEMA_BOUND' : 'SCHEMA_TYPE', pointer: base, text: error.message ?? 'must be a u64' };
+      return {
+        code: params.reason === 'range' ? 'SCHEMA_BOUND' : 'SCHEMA_TYPE',
+        pointer: base,
+        text: error.message ?? 'must be a u64',
+      };
     case 'pattern': {
       const parent: unknown = error.parentSchema;
       const kind = isNode(parent) ? parent.idKind : undefined;
       const text = `${error.message ?? 'does not match its pattern'}`;
-      return { code: typeof kind === 'string' ? 'ID_INVALID' : 'SCHEMA_TYPE', pointer: base, text: typeof kind === 'string' ? `is not a valid ${kind} identifier (${text})` : text };
+      return {
+        code: typeof kind === 'string' ? 'ID_INVALID' : 'SCHEMA_TYPE',
+        pointer: base,
+        text: typeof kind === 'string' ? `is not a valid ${kind} identifier (${text})` : text,
+      };
     }
     case 'enum':
       return { code: 'SCHEMA_TYPE', pointer: base, text: `must be one of ${JSON.stringify(params.allowedValues)}` };
     case 'const':
       return { code: 'SCHEMA_TYPE', pointer: base, text: `must be ${JSON.stringify(params.allowedValue)}` };
     default:
-      return { code: BOUND_KEYWORDS.has(error.keyword) ? 'SCHEMA_BOUND' : 'SCHEMA_TYPE', pointer: base, text: error.message ?? `fails ${error.keyword}` };
+      return {
+        code: BOUND_KEYWORDS.has(error.keyword) ? 'SCHEMA_BOUND' : 'SCHEMA_TYPE',
+        pointer: base,
+        text: error.message ?? `fails ${error.keyword}`,
+      };
   }
 }
 
@@ -309,7 +379,10 @@ function nodeAt(root: unknown, pointer: string): unknown {
 const UNION_SEGMENT = /\/(anyOf|oneOf)\/(\d+)(?=\/|$)/;
 
 /** Where the outermost union of an error's schema path is, and which branch the error is in. */
-function outerUnion(error: ErrorObject, below: string): { readonly prefix: string; readonly branch: number } | undefined {
+function outerUnion(
+  error: ErrorObject,
+  below: string,
+): { readonly prefix: string; readonly branch: number } | undefined {
   if (!error.schemaPath.startsWith(below)) return undefined;
   const rest = error.schemaPath.slice(below.length);
   const match = UNION_SEGMENT.exec(rest);
@@ -333,8 +406,16 @@ function branchDistance(branches: readonly unknown[], index: number, value: unkn
   const branch = branches[index];
   if (!isNode(branch)) return Number.MAX_SAFE_INTEGER;
   const types = typesOf(branch);
-  const valueType = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'bigint' || typeof value === 'number' ? 'integer' : typeof value;
-  if (types.length > 0 && !types.includes(valueType) && !(valueType === 'integer' && types.includes('number'))) return 1_000_000;
+  const valueType =
+    value === null
+      ? 'null'
+      : Array.isArray(value)
+        ? 'array'
+        : typeof value === 'bigint' || typeof value === 'number'
+          ? 'integer'
+          : typeof value;
+  if (types.length > 0 && !types.includes(valueType) && !(valueType === 'integer' && types.includes('number')))
+    return 1_000_000;
   if (!isNode(value) || !isNode(branch.properties)) return 0;
   const declared = branch.properties;
   let distance = 0;
@@ -342,7 +423,13 @@ function branchDistance(branches: readonly unknown[], index: number, value: unkn
     if (!Object.hasOwn(value, key)) continue;
     const member = JSON.stringify(value[key], (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
     if (admitsConstant(child, member) !== false) continue;
-    const tagOfAnother = branches.some((other, i) => i !== index && isNode(other) && isNode(other.properties) && admitsConstant(other.properties[key], member) === true);
+    const tagOfAnother = branches.some(
+      (other, i) =>
+        i !== index &&
+        isNode(other) &&
+        isNode(other.properties) &&
+        admitsConstant(other.properties[key], member) === true,
+    );
     distance += tagOfAnother ? 10_000 : 1;
   }
   for (const key of Object.keys(value)) if (!Object.hasOwn(declared, key)) distance += 1;
@@ -357,7 +444,11 @@ function branchDistance(branches: readonly unknown[], index: number, value: unkn
  * failure of the shape the sender meant (the branch whose tag matches, then the one whose members
  * fit best), not whichever branch happens to be listed first.
  */
-function errorsOfClosestBranches(errors: readonly ErrorObject[], schema: unknown, value: unknown): readonly ErrorObject[] {
+function errorsOfClosestBranches(
+  errors: readonly ErrorObject[],
+  schema: unknown,
+  value: unknown,
+): readonly ErrorObject[] {
   let kept = errors.filter((error) => error.keyword !== 'anyOf' && error.keyword !== 'oneOf');
   const unionErrors = errors.filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf');
   let below = '#';
@@ -365,7 +456,9 @@ function errorsOfClosestBranches(errors: readonly ErrorObject[], schema: unknown
     const located = kept.map((error) => ({ error, union: outerUnion(error, below) }));
     const first = located.find((entry) => entry.union !== undefined)?.union;
     if (first === undefined) break;
-    const branches = new Set(located.filter((entry) => entry.union?.prefix === first.prefix).map((entry) => entry.union?.branch));
+    const branches = new Set(
+      located.filter((entry) => entry.union?.prefix === first.prefix).map((entry) => entry.union?.branch),
+    );
     const unionError = unionErrors.find((error) => error.schemaPath === first.prefix);
     const list = nodeAt(schema, first.prefix.slice(1));
     let chosen = first.branch;
@@ -381,7 +474,11 @@ function errorsOfClosestBranches(errors: readonly ErrorObject[], schema: unknown
         }
       }
     }
-    kept = located.filter((entry) => entry.union === undefined || entry.union.prefix !== first.prefix || entry.union.branch === chosen).map((entry) => entry.error);
+    kept = located
+      .filter(
+        (entry) => entry.union === undefined || entry.union.prefix !== first.prefix || entry.union.branch === chosen,
+      )
+      .map((entry) => entry.error);
     below = `${first.prefix}/${chosen}`;
   }
   return kept;
@@ -421,7 +518,10 @@ export function defineDecoder<T>(id: string, schema: object, options: DecoderOpt
   if (!DECODER_ID.test(id)) throw new Error(`decoder id ${JSON.stringify(id)} must match ${DECODER_ID.source}`);
   const schemaObject = schema as SchemaObject;
   checkSchemaRules(id, schemaObject);
-  if (options.versionField !== undefined && (options.supportedVersions === undefined || options.supportedVersions.length === 0)) {
+  if (
+    options.versionField !== undefined &&
+    (options.supportedVersions === undefined || options.supportedVersions.length === 0)
+  ) {
     throw new Error(`decoder ${id}: versionField needs a non-empty supportedVersions`);
   }
   // Compiled on first use: ajv compilation is most of the start-up time of a command that
@@ -441,7 +541,10 @@ export function defineDecoder<T>(id: string, schema: object, options: DecoderOpt
 
   const fail = (code: ErrorCode, pointer: string, text: string, extra: Record<string, unknown> = {}): never => {
     const shown = pointer === '' ? '/' : pointer;
-    throw new AgentscmError(code, `${id}: ${shown} ${text}`, { hint: HINTS[code], details: { schema: id, pointer: shown, ...extra } });
+    throw new AgentscmError(code, `${id}: ${shown} ${text}`, {
+      hint: HINTS[code],
+      details: { schema: id, pointer: shown, ...extra },
+    });
   };
 
   const versionPointer = options.versionField === undefined ? '' : `/${escapePointerToken(options.versionField)}`;
@@ -451,14 +554,19 @@ export function defineDecoder<T>(id: string, schema: object, options: DecoderOpt
     const pointer = versionPointer;
     if (!isJsonObject(value)) fail('SCHEMA_TYPE', '', 'must be an object');
     const object = value as Record<string, JsonValue>;
-    if (!Object.hasOwn(object, field)) fail('SCHEMA_MISSING_FIELD', pointer, `missing required field ${JSON.stringify(field)}`);
+    if (!Object.hasOwn(object, field))
+      fail('SCHEMA_MISSING_FIELD', pointer, `missing required field ${JSON.stringify(field)}`);
     const version = toVersionBigint(object[field]);
     if (version === undefined) fail('SCHEMA_TYPE', pointer, 'must be an unsigned integer version');
     if (!supported.includes(version as bigint)) {
-      throw new AgentscmError('SCHEMA_VERSION_UNSUPPORTED', `${id}: ${pointer} is ${String(version)}; this build supports ${supported.join(', ')}`, {
-        hint: `send ${field} ${supported.join(' or ')}`,
-        details: { schema: id, pointer, supported: supported.map(String) },
-      });
+      throw new AgentscmError(
+        'SCHEMA_VERSION_UNSUPPORTED',
+        `${id}: ${pointer} is ${String(version)}; this build supports ${supported.join(', ')}`,
+        {
+          hint: `send ${field} ${supported.join(' or ')}`,
+          details: { schema: id, pointer, supported: supported.map(String) },
+        },
+      );
     }
   };
 

@@ -6,8 +6,7 @@
  * and turns large integers into floating point.
  */
 import { AgentscmError } from './errors.js';
-import type { JsonObject, JsonValue } from './json-value.js';
-import { U64_MAX } from './json-value.js';
+import { U64_MAX, type JsonObject, type JsonValue } from './json-value.js';
 
 /** Default nesting limit (arrays + objects); the top-level container is depth 1. */
 export const DEFAULT_MAX_DEPTH = 64;
@@ -51,7 +50,8 @@ export function asParsed(value: JsonValue): JsonValue {
   const out: JsonObject = {};
   for (const key of Object.keys(value)) {
     const member = asParsed(value[key] as JsonValue);
-    if (key === '__proto__') Object.defineProperty(out, key, { value: member, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: member, enumerable: true, writable: true, configurable: true });
     else out[key] = member;
   }
   return out;
@@ -64,13 +64,20 @@ export function asParsed(value: JsonValue): JsonValue {
 export function parseStrictJson(bytes: Uint8Array, options: StrictJsonOptions): JsonValue {
   const { maxBytes } = options;
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
-    throw new AgentscmError('INTERNAL', `parseStrictJson needs a non-negative integer maxBytes, got ${String(maxBytes)}`);
+    throw new AgentscmError(
+      'INTERNAL',
+      `parseStrictJson needs a non-negative integer maxBytes, got ${String(maxBytes)}`,
+    );
   }
   if (bytes.byteLength > maxBytes) {
-    throw new AgentscmError('INPUT_TOO_LARGE', `the input is ${bytes.byteLength} bytes, more than the limit of ${maxBytes} bytes; it was not parsed`, {
-      hint: `send at most ${maxBytes} bytes`,
-      details: { size: bytes.byteLength, limit: maxBytes },
-    });
+    throw new AgentscmError(
+      'INPUT_TOO_LARGE',
+      `the input is ${bytes.byteLength} bytes, more than the limit of ${maxBytes} bytes; it was not parsed`,
+      {
+        hint: `send at most ${maxBytes} bytes`,
+        details: { size: bytes.byteLength, limit: maxBytes },
+      },
+    );
   }
   if (bytes.byteLength >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
     throw new AgentscmError('JSON_BOM', 'the input starts with a UTF-8 byte order mark (EF BB BF)', {
@@ -81,14 +88,21 @@ export function parseStrictJson(bytes: Uint8Array, options: StrictJsonOptions): 
   try {
     text = UTF8.decode(bytes);
   } catch (cause) {
-    throw new AgentscmError('JSON_INVALID_UTF8', `the input is not valid UTF-8 (at or after byte ${firstInvalidUtf8Offset(bytes)})`, {
-      hint: 'encode the input as UTF-8; overlong forms and encoded surrogates are invalid',
-      cause,
-    });
+    throw new AgentscmError(
+      'JSON_INVALID_UTF8',
+      `the input is not valid UTF-8 (at or after byte ${firstInvalidUtf8Offset(bytes)})`,
+      {
+        hint: 'encode the input as UTF-8; overlong forms and encoded surrogates are invalid',
+        cause,
+      },
+    );
   }
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   if (!Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_DEPTH_CEILING) {
-    throw new AgentscmError('INTERNAL', `parseStrictJson needs a maxDepth from 1 to ${MAX_DEPTH_CEILING}, got ${String(maxDepth)}`);
+    throw new AgentscmError(
+      'INTERNAL',
+      `parseStrictJson needs a maxDepth from 1 to ${MAX_DEPTH_CEILING}, got ${String(maxDepth)}`,
+    );
   }
   return new Parser(text, maxDepth).parseDocument();
 }
@@ -176,7 +190,11 @@ class Parser {
     return value;
   }
 
-  private fail(code: 'JSON_SYNTAX' | 'JSON_DUPLICATE_KEY' | 'JSON_LONE_SURROGATE' | 'JSON_NUMBER_INVALID' | 'JSON_TOO_DEEP', message: string, hint?: string): never {
+  private fail(
+    code: 'JSON_SYNTAX' | 'JSON_DUPLICATE_KEY' | 'JSON_LONE_SURROGATE' | 'JSON_NUMBER_INVALID' | 'JSON_TOO_DEEP',
+    message: string,
+    hint?: string,
+  ): never {
     throw new AgentscmError(code, `${message} at ${pointerOf(this.path)} (character ${this.pos})`, {
       hint,
       details: { pointer: pointerOf(this.path), offset: this.pos },
@@ -227,7 +245,11 @@ class Parser {
   private enter(): void {
     this.depth++;
     if (this.depth > this.maxDepth) {
-      this.fail('JSON_TOO_DEEP', `the input nests deeper than ${this.maxDepth} levels`, `nest arrays and objects at most ${this.maxDepth} levels deep`);
+      this.fail(
+        'JSON_TOO_DEEP',
+        `the input nests deeper than ${this.maxDepth} levels`,
+        `nest arrays and objects at most ${this.maxDepth} levels deep`,
+      );
     }
   }
 
@@ -248,7 +270,11 @@ class Parser {
       if (Object.hasOwn(result, key)) {
         this.path.push(key);
         this.pos = keyStart;
-        this.fail('JSON_DUPLICATE_KEY', `the key ${JSON.stringify(key)} appears twice in one object`, 'give every key of an object once');
+        this.fail(
+          'JSON_DUPLICATE_KEY',
+          `the key ${JSON.stringify(key)} appears twice in one object`,
+          'give every key of an object once',
+        );
       }
       this.skipWhitespace();
       if (this.text.charCodeAt(this.pos) !== Ch.Colon) this.syntax('expected ":" after an object key');
@@ -259,7 +285,8 @@ class Parser {
       this.path.pop();
       // Assignment to "__proto__" would set the prototype; that one key becomes an own data
       // member through defineProperty (plain assignment is much faster for every other key).
-      if (key === '__proto__') Object.defineProperty(result, key, { value, enumerable: true, writable: true, configurable: true });
+      if (key === '__proto__')
+        Object.defineProperty(result, key, { value, enumerable: true, writable: true, configurable: true });
       else result[key] = value;
       this.skipWhitespace();
       const c = this.text.charCodeAt(this.pos);
@@ -273,7 +300,9 @@ class Parser {
         this.depth--;
         return result;
       }
-      this.syntax(this.pos >= this.text.length ? 'unexpected end of input inside an object' : 'expected "," or "}" in an object');
+      this.syntax(
+        this.pos >= this.text.length ? 'unexpected end of input inside an object' : 'expected "," or "}" in an object',
+      );
     }
   }
 
@@ -303,7 +332,9 @@ class Parser {
         this.depth--;
         return result;
       }
-      this.syntax(this.pos >= this.text.length ? 'unexpected end of input inside an array' : 'expected "," or "]" in an array');
+      this.syntax(
+        this.pos >= this.text.length ? 'unexpected end of input inside an array' : 'expected "," or "]" in an array',
+      );
     }
   }
 
@@ -320,7 +351,8 @@ class Parser {
         this.pos++;
         return out;
       }
-      if (c < 0x20) this.syntax(`raw control character U+${c.toString(16).padStart(4, '0').toUpperCase()} in a string (escape it)`);
+      if (c < 0x20)
+        this.syntax(`raw control character U+${c.toString(16).padStart(4, '0').toUpperCase()} in a string (escape it)`);
       if (c !== Ch.Backslash) {
         // The text came from a fatal UTF-8 decode, so raw surrogates are always paired.
         this.pos++;
@@ -335,12 +367,23 @@ class Parser {
       } else if (e === 0x75 /* u */) {
         const unit = this.readHex4(this.pos + 2);
         if (unit >= 0xdc00 && unit <= 0xdfff) {
-          this.fail('JSON_LONE_SURROGATE', `the escape \\u${unit.toString(16)} is a low surrogate without a preceding high surrogate`, 'escape a character outside the BMP as a surrogate pair, or write it as raw UTF-8');
+          this.fail(
+            'JSON_LONE_SURROGATE',
+            `the escape \\u${unit.toString(16)} is a low surrogate without a preceding high surrogate`,
+            'escape a character outside the BMP as a surrogate pair, or write it as raw UTF-8',
+          );
         }
         if (unit >= 0xd800 && unit <= 0xdbff) {
-          const low = text.charCodeAt(this.pos + 6) === Ch.Backslash && text.charCodeAt(this.pos + 7) === 0x75 ? this.readHex4(this.pos + 8) : -1;
+          const low =
+            text.charCodeAt(this.pos + 6) === Ch.Backslash && text.charCodeAt(this.pos + 7) === 0x75
+              ? this.readHex4(this.pos + 8)
+              : -1;
           if (low < 0xdc00 || low > 0xdfff) {
-            this.fail('JSON_LONE_SURROGATE', `the escape \\u${unit.toString(16)} is a high surrogate not followed by a low surrogate escape`, 'escape a character outside the BMP as a surrogate pair, or write it as raw UTF-8');
+            this.fail(
+              'JSON_LONE_SURROGATE',
+              `the escape \\u${unit.toString(16)} is a high surrogate not followed by a low surrogate escape`,
+              'escape a character outside the BMP as a surrogate pair, or write it as raw UTF-8',
+            );
           }
           out += String.fromCharCode(unit, low);
           this.pos += 12;

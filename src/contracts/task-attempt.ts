@@ -4,26 +4,26 @@
  * authenticated owner and agent, the executor registration, a positive bounded lease and the
  * fence. The attempt is immutable: lease renewals are journal state, not part of its digest.
  */
+import { DOMAINS, encodedOncePerValue, type CanonicalEncoding } from './digest.js';
 import { AgentscmError } from './errors.js';
-import { DOMAINS, encodedOncePerValue } from './digest.js';
-import type { CanonicalEncoding } from './digest.js';
 import type { JsonObject } from './json-value.js';
-import type { AgentRef, ExecutorBinding, TaskDecoder } from './task-common.js';
 import {
   AGENT_SCHEMA,
+  agentToJson,
+  defineTaskDecoder,
+  executorToJson,
   HEX64_SCHEMA,
   ID_SCHEMA,
   NULLABLE_EXECUTOR_SCHEMA,
   POSITIVE_U64_SCHEMA,
-  VERSION_SCHEMA,
-  agentToJson,
-  defineTaskDecoder,
-  executorToJson,
   sameAgent,
   sameExecutor,
+  VERSION_SCHEMA,
+  type AgentRef,
+  type ExecutorBinding,
+  type TaskDecoder,
 } from './task-common.js';
-import type { TaskClaimRequest } from './task-requests.js';
-import { LEASE_MS_SCHEMA, checkFence, checkLeaseMs } from './task-requests.js';
+import { checkFence, checkLeaseMs, LEASE_MS_SCHEMA, type TaskClaimRequest } from './task-requests.js';
 
 export interface WorkflowTaskAttempt {
   readonly version: 1;
@@ -42,7 +42,18 @@ export interface WorkflowTaskAttempt {
 export const ATTEMPT_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['version', 'task_id', 'task_digest', 'attempt_id', 'claim_request_id', 'execution_operation_id', 'agent', 'executor', 'lease_ms', 'fence'],
+  required: [
+    'version',
+    'task_id',
+    'task_digest',
+    'attempt_id',
+    'claim_request_id',
+    'execution_operation_id',
+    'agent',
+    'executor',
+    'lease_ms',
+    'fence',
+  ],
   properties: {
     version: VERSION_SCHEMA,
     task_id: ID_SCHEMA,
@@ -85,7 +96,10 @@ export function attemptToJson(attempt: WorkflowTaskAttempt): JsonObject {
  * bytes the digest covers, and each later transition checks its binding against the same
  * attempt again. Callers must not modify the returned bytes.
  */
-export const encodeAttempt: (attempt: WorkflowTaskAttempt) => CanonicalEncoding = encodedOncePerValue(DOMAINS.attempt, attemptToJson);
+export const encodeAttempt: (attempt: WorkflowTaskAttempt) => CanonicalEncoding = encodedOncePerValue(
+  DOMAINS.attempt,
+  attemptToJson,
+);
 
 /** Attempt digest (docs/wire.md domain agentscm.agent-workflow-attempt.v1). */
 export function attemptDigest(attempt: WorkflowTaskAttempt): string {
@@ -93,9 +107,13 @@ export function attemptDigest(attempt: WorkflowTaskAttempt): string {
 }
 
 function mismatch(field: string, attemptValue: string, requestValue: string): never {
-  throw new AgentscmError('TASK_BINDING_MISMATCH', `the attempt's ${field} (${attemptValue}) is not the claim's (${requestValue})`, {
-    details: { field },
-  });
+  throw new AgentscmError(
+    'TASK_BINDING_MISMATCH',
+    `the attempt's ${field} (${attemptValue}) is not the claim's (${requestValue})`,
+    {
+      details: { field },
+    },
+  );
 }
 
 /**
@@ -106,21 +124,37 @@ function mismatch(field: string, attemptValue: string, requestValue: string): ne
 export function validateForClaim(attempt: WorkflowTaskAttempt, claim: TaskClaimRequest): void {
   checkAttempt(attempt);
   checkLeaseMs(claim.requested_lease_ms, '/requested_lease_ms');
-  if (attempt.claim_request_id !== claim.request_id) mismatch('claim_request_id', attempt.claim_request_id, claim.request_id);
+  if (attempt.claim_request_id !== claim.request_id)
+    mismatch('claim_request_id', attempt.claim_request_id, claim.request_id);
   if (attempt.task_id !== claim.task_id) mismatch('task_id', attempt.task_id, claim.task_id);
   if (attempt.task_digest !== claim.task_digest) mismatch('task_digest', attempt.task_digest, claim.task_digest);
-  if (attempt.execution_operation_id !== claim.execution_operation_id) mismatch('execution_operation_id', attempt.execution_operation_id, claim.execution_operation_id);
-  if (!sameAgent(attempt.agent, claim.agent)) mismatch('agent', `${attempt.agent.owner_id}/${attempt.agent.agent_id}`, `${claim.agent.owner_id}/${claim.agent.agent_id}`);
-  if (!sameExecutor(attempt.executor, claim.executor)) mismatch('executor', attempt.executor?.registration_id ?? 'null', claim.executor?.registration_id ?? 'null');
+  if (attempt.execution_operation_id !== claim.execution_operation_id)
+    mismatch('execution_operation_id', attempt.execution_operation_id, claim.execution_operation_id);
+  if (!sameAgent(attempt.agent, claim.agent))
+    mismatch(
+      'agent',
+      `${attempt.agent.owner_id}/${attempt.agent.agent_id}`,
+      `${claim.agent.owner_id}/${claim.agent.agent_id}`,
+    );
+  if (!sameExecutor(attempt.executor, claim.executor))
+    mismatch('executor', attempt.executor?.registration_id ?? 'null', claim.executor?.registration_id ?? 'null');
   if (attempt.lease_ms > claim.requested_lease_ms) {
-    throw new AgentscmError('LEASE_INVALID', `the issued lease of ${attempt.lease_ms} ms is longer than the requested ${claim.requested_lease_ms} ms`, {
-      details: { lease_ms: attempt.lease_ms.toString(), requested_lease_ms: claim.requested_lease_ms.toString() },
-    });
+    throw new AgentscmError(
+      'LEASE_INVALID',
+      `the issued lease of ${attempt.lease_ms} ms is longer than the requested ${claim.requested_lease_ms} ms`,
+      {
+        details: { lease_ms: attempt.lease_ms.toString(), requested_lease_ms: claim.requested_lease_ms.toString() },
+      },
+    );
   }
 }
 
 /** Strict decoder of an attempt (positive bounded lease, positive fence). */
-export const workflowTaskAttemptDecoder: TaskDecoder<WorkflowTaskAttempt> = defineTaskDecoder<WorkflowTaskAttempt>('agent-task.workflow-task-attempt', ATTEMPT_SCHEMA, {
-  maxBytes: 16 * 1024,
-  check: checkAttempt,
-});
+export const workflowTaskAttemptDecoder: TaskDecoder<WorkflowTaskAttempt> = defineTaskDecoder<WorkflowTaskAttempt>(
+  'agent-task.workflow-task-attempt',
+  ATTEMPT_SCHEMA,
+  {
+    maxBytes: 16 * 1024,
+    check: checkAttempt,
+  },
+);

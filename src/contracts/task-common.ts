@@ -4,8 +4,14 @@
  * strict decoder wrapper, and UTF-8 byte-bound checks for values built in code rather than decoded.
  */
 import { AgentscmError } from './errors.js';
+import {
+  DIGEST_SCHEMA,
+  ID_SCHEMA as IDS_ID_SCHEMA,
+  U64_SCHEMA as IDS_U64_SCHEMA,
+  REPOSITORY_ID_SCHEMA,
+  SIGNATURE_SCHEMA,
+} from './ids.js';
 import type { JsonObject, JsonValue } from './json-value.js';
-import { DIGEST_SCHEMA, ID_SCHEMA as IDS_ID_SCHEMA, REPOSITORY_ID_SCHEMA, SIGNATURE_SCHEMA, U64_SCHEMA as IDS_U64_SCHEMA } from './ids.js';
 import { defineDecoder } from './schema.js';
 
 /** The capability name of the agent-owned task contract. */
@@ -164,7 +170,11 @@ export interface TaskDecoderOptions<T> {
  */
 export function defineTaskDecoder<T>(id: string, schema: object, options: TaskDecoderOptions<T>): TaskDecoder<T> {
   const versionField = options.versionField === undefined ? 'version' : options.versionField;
-  const decoder = defineDecoder<T>(id, schema, versionField === null ? {} : { versionField, supportedVersions: SUPPORTED_SCHEMA_VERSIONS });
+  const decoder = defineDecoder<T>(
+    id,
+    schema,
+    versionField === null ? {} : { versionField, supportedVersions: SUPPORTED_SCHEMA_VERSIONS },
+  );
   const checked = (typed: T): T => {
     options.check?.(typed);
     return typed;

@@ -4,16 +4,28 @@
  * request kind and carries the exact original request, so that the service can bind the
  * envelope to the request and execution identities even when the original response was lost.
  */
-import type { JsonObject } from './json-value.js';
-import type { RecoveryRequestKind } from './task-recovery.js';
-import { RECOVERY_REQUEST_KINDS } from './task-recovery.js';
-import type { TaskDecoder } from './task-common.js';
-import { VERSION_SCHEMA, defineTaskDecoder } from './task-common.js';
-import type { TaskClaimRequest, TaskMutationRequest } from './task-requests.js';
-import { CLAIM_REQUEST_SCHEMA, MAX_REQUEST_BYTES, MUTATION_REQUEST_SCHEMA, claimRequestToJson, mutationRequestToJson, taskClaimRequestDecoder, taskMutationRequestDecoder } from './task-requests.js';
-import type { TaskResultAssertion } from './task-result.js';
-import { ASSERTION_SCHEMA, MAX_ASSERTION_BYTES, assertionToJson, taskResultAssertionDecoder } from './task-result.js';
 import { AgentscmError } from './errors.js';
+import type { JsonObject } from './json-value.js';
+import { defineTaskDecoder, VERSION_SCHEMA, type TaskDecoder } from './task-common.js';
+import { RECOVERY_REQUEST_KINDS, type RecoveryRequestKind } from './task-recovery.js';
+import {
+  CLAIM_REQUEST_SCHEMA,
+  claimRequestToJson,
+  MAX_REQUEST_BYTES,
+  MUTATION_REQUEST_SCHEMA,
+  mutationRequestToJson,
+  taskClaimRequestDecoder,
+  taskMutationRequestDecoder,
+  type TaskClaimRequest,
+  type TaskMutationRequest,
+} from './task-requests.js';
+import {
+  ASSERTION_SCHEMA,
+  assertionToJson,
+  MAX_ASSERTION_BYTES,
+  taskResultAssertionDecoder,
+  type TaskResultAssertion,
+} from './task-result.js';
 
 /** The original request a recovery read is about, typed by its kind. */
 export type RecoveredRequest =
@@ -42,11 +54,20 @@ export const RECOVERY_REQUEST_SCHEMA = {
 /** Type the inner request by request_kind with its own strict decoder (the kind must fit the shape). */
 export function recoveredRequestOf(value: TaskRecoveryRequest): RecoveredRequest {
   const kind = value.request_kind;
-  if (kind === 'claim') return { kind, request: taskClaimRequestDecoder.validate(claimRequestToJson(value.request as TaskClaimRequest)) };
-  if (kind === 'result') return { kind, request: taskResultAssertionDecoder.validate(assertionToJson(value.request as TaskResultAssertion)) };
+  if (kind === 'claim')
+    return { kind, request: taskClaimRequestDecoder.validate(claimRequestToJson(value.request as TaskClaimRequest)) };
+  if (kind === 'result')
+    return {
+      kind,
+      request: taskResultAssertionDecoder.validate(assertionToJson(value.request as TaskResultAssertion)),
+    };
   const request = taskMutationRequestDecoder.validate(mutationRequestToJson(value.request as TaskMutationRequest));
   if (request.action !== kind) {
-    throw new AgentscmError('TASK_BINDING_MISMATCH', `request_kind is ${kind} but the request's action is ${request.action}`, { hint: 'name the kind of the request you sent' });
+    throw new AgentscmError(
+      'TASK_BINDING_MISMATCH',
+      `request_kind is ${kind} but the request's action is ${request.action}`,
+      { hint: 'name the kind of the request you sent' },
+    );
   }
   return { kind, request };
 }
@@ -56,13 +77,21 @@ function checkRecoveryRequest(value: TaskRecoveryRequest): void {
   const shape = 'requested_lease_ms' in inner ? 'claim' : 'trust_class' in inner ? 'result' : 'mutation';
   const expected = value.request_kind === 'claim' || value.request_kind === 'result' ? value.request_kind : 'mutation';
   if (shape !== expected) {
-    throw new AgentscmError('TASK_BINDING_MISMATCH', `request_kind is ${value.request_kind} but the request is a ${shape} request`, { hint: 'name the kind of the request you sent' });
+    throw new AgentscmError(
+      'TASK_BINDING_MISMATCH',
+      `request_kind is ${value.request_kind} but the request is a ${shape} request`,
+      { hint: 'name the kind of the request you sent' },
+    );
   }
   recoveredRequestOf(value);
 }
 
 /** Strict decoder of a recovery read (spec "Recovery"; the size bound is the assertion's plus the wrapper). */
-export const taskRecoveryRequestDecoder: TaskDecoder<TaskRecoveryRequest> = defineTaskDecoder<TaskRecoveryRequest>('agent-task.recovery-request', RECOVERY_REQUEST_SCHEMA, {
-  maxBytes: MAX_ASSERTION_BYTES + MAX_REQUEST_BYTES,
-  check: checkRecoveryRequest,
-});
+export const taskRecoveryRequestDecoder: TaskDecoder<TaskRecoveryRequest> = defineTaskDecoder<TaskRecoveryRequest>(
+  'agent-task.recovery-request',
+  RECOVERY_REQUEST_SCHEMA,
+  {
+    maxBytes: MAX_ASSERTION_BYTES + MAX_REQUEST_BYTES,
+    check: checkRecoveryRequest,
+  },
+);

@@ -8,31 +8,75 @@
  */
 import { AgentscmError } from './errors.js';
 import type { JsonObject, JsonValue } from './json-value.js';
-import type { TaskDecoder } from './task-common.js';
-import { HEX64_SCHEMA, ID_SCHEMA, POSITIVE_U64_SCHEMA, VERSION_SCHEMA, checkUnique, defineTaskDecoder } from './task-common.js';
+import {
+  checkUnique,
+  defineTaskDecoder,
+  HEX64_SCHEMA,
+  ID_SCHEMA,
+  POSITIVE_U64_SCHEMA,
+  VERSION_SCHEMA,
+  type TaskDecoder,
+} from './task-common.js';
 
 export type RecoveryDisposition = 'confirmed' | 'conclusive_rejection' | 'uncertain_effect';
-export const RECOVERY_DISPOSITIONS: readonly RecoveryDisposition[] = ['confirmed', 'conclusive_rejection', 'uncertain_effect'];
+export const RECOVERY_DISPOSITIONS: readonly RecoveryDisposition[] = [
+  'confirmed',
+  'conclusive_rejection',
+  'uncertain_effect',
+];
 
 /** What is known of the existing attempt, independently of the request being recovered. */
 export type ObservedState = 'pending' | 'leased' | 'expired' | 'finished' | 'replaced' | 'cancelled' | 'unknown';
-export const OBSERVED_STATES: readonly ObservedState[] = ['pending', 'leased', 'expired', 'finished', 'replaced', 'cancelled', 'unknown'];
+export const OBSERVED_STATES: readonly ObservedState[] = [
+  'pending',
+  'leased',
+  'expired',
+  'finished',
+  'replaced',
+  'cancelled',
+  'unknown',
+];
 
 /** The request kinds whose outcome a recovery read describes. */
 export type RecoveryRequestKind = 'claim' | 'heartbeat' | 'cancel' | 'reconcile' | 'result';
-export const RECOVERY_REQUEST_KINDS: readonly RecoveryRequestKind[] = ['claim', 'heartbeat', 'cancel', 'reconcile', 'result'];
+export const RECOVERY_REQUEST_KINDS: readonly RecoveryRequestKind[] = [
+  'claim',
+  'heartbeat',
+  'cancel',
+  'reconcile',
+  'result',
+];
 
 /** Effects the journal confirms happened. */
-export type ConfirmedEffect = 'attempt_claimed' | 'lease_renewed' | 'attempt_cancelled' | 'attempt_superseded' | 'assertion_retained';
-export const CONFIRMED_EFFECTS: readonly ConfirmedEffect[] = ['attempt_claimed', 'lease_renewed', 'attempt_cancelled', 'attempt_superseded', 'assertion_retained'];
+export type ConfirmedEffect =
+  'attempt_claimed' | 'lease_renewed' | 'attempt_cancelled' | 'attempt_superseded' | 'assertion_retained';
+export const CONFIRMED_EFFECTS: readonly ConfirmedEffect[] = [
+  'attempt_claimed',
+  'lease_renewed',
+  'attempt_cancelled',
+  'attempt_superseded',
+  'assertion_retained',
+];
 
 /** Effects that may or may not have happened; each blocks until inspected or reconciled. */
-export type UnresolvedEffect = 'execution_may_still_run' | 'result_acceptance_unknown' | 'resource_custody_unknown' | 'external_effect_unknown';
-export const UNRESOLVED_EFFECTS: readonly UnresolvedEffect[] = ['execution_may_still_run', 'result_acceptance_unknown', 'resource_custody_unknown', 'external_effect_unknown'];
+export type UnresolvedEffect =
+  'execution_may_still_run' | 'result_acceptance_unknown' | 'resource_custody_unknown' | 'external_effect_unknown';
+export const UNRESOLVED_EFFECTS: readonly UnresolvedEffect[] = [
+  'execution_may_still_run',
+  'result_acceptance_unknown',
+  'resource_custody_unknown',
+  'external_effect_unknown',
+];
 
 /** Actions a recovery may permit, in this fixed order. */
 export type RecoveryAction = 'inspect' | 'stop' | 'reconcile' | 'retry_identical' | 'prepare_fresh_attempt';
-export const RECOVERY_ACTIONS: readonly RecoveryAction[] = ['inspect', 'stop', 'reconcile', 'retry_identical', 'prepare_fresh_attempt'];
+export const RECOVERY_ACTIONS: readonly RecoveryAction[] = [
+  'inspect',
+  'stop',
+  'reconcile',
+  'retry_identical',
+  'prepare_fresh_attempt',
+];
 
 /** An explicit, confirmed supersession: the old fence and a strictly greater new one. */
 export interface FenceSupersession {
@@ -52,7 +96,8 @@ export interface TaskRecoveryEnvelope extends RecoveryIdentity {
   readonly permitted_actions: readonly RecoveryAction[];
 }
 
-const enumList = (values: readonly string[]) => ({ type: 'array', maxItems: values.length, items: { enum: [...values] } }) as const;
+const enumList = (values: readonly string[]) =>
+  ({ type: 'array', maxItems: values.length, items: { enum: [...values] } }) as const;
 
 export const RECOVERY_ENVELOPE_SCHEMA = {
   type: 'object',
@@ -127,11 +172,15 @@ export function checkRecoveryFacts(facts: RecoveryFacts): void {
   checkUnique(facts.unresolved_effects, '/unresolved_effects');
   const s = facts.supersession;
   if (s !== null) {
-    if (facts.observed_state !== 'replaced') invalid(`a fence supersession is recorded only for a replaced attempt, not ${facts.observed_state}`);
-    if (s.old_fence !== facts.fence) invalid(`the supersession's old fence ${s.old_fence} is not the envelope fence ${facts.fence}`);
-    if (s.new_fence <= s.old_fence) invalid(`the supersession's new fence ${s.new_fence} is not greater than the old fence ${s.old_fence}`);
+    if (facts.observed_state !== 'replaced')
+      invalid(`a fence supersession is recorded only for a replaced attempt, not ${facts.observed_state}`);
+    if (s.old_fence !== facts.fence)
+      invalid(`the supersession's old fence ${s.old_fence} is not the envelope fence ${facts.fence}`);
+    if (s.new_fence <= s.old_fence)
+      invalid(`the supersession's new fence ${s.new_fence} is not greater than the old fence ${s.old_fence}`);
   }
-  if (facts.confirmed_effects.includes('attempt_superseded') && s === null) invalid('attempt_superseded needs the explicit fence supersession');
+  if (facts.confirmed_effects.includes('attempt_superseded') && s === null)
+    invalid('attempt_superseded needs the explicit fence supersession');
   if (facts.confirmed_effects.includes('assertion_retained') && facts.observed_state !== 'finished') {
     invalid(`a confirmed retained assertion requires a finished attempt, not ${facts.observed_state}`);
   }
@@ -141,7 +190,9 @@ export function checkRecoveryFacts(facts: RecoveryFacts): void {
  * The disposition (spec "Recovery"): any unresolved effect → uncertain_effect; otherwise any
  * confirmed effect → confirmed; otherwise conclusive_rejection (the request had no effect).
  */
-export function classifyRecovery(facts: Pick<RecoveryFacts, 'confirmed_effects' | 'unresolved_effects'>): RecoveryDisposition {
+export function classifyRecovery(
+  facts: Pick<RecoveryFacts, 'confirmed_effects' | 'unresolved_effects'>,
+): RecoveryDisposition {
   if (facts.unresolved_effects.length > 0) return 'uncertain_effect';
   if (facts.confirmed_effects.length > 0) return 'confirmed';
   return 'conclusive_rejection';
@@ -164,7 +215,8 @@ export function permittedActions(facts: RecoveryFacts): RecoveryAction[] {
       return facts.observed_state === 'pending' ? ['inspect', 'stop', 'retry_identical'] : ['inspect', 'stop'];
     case 'uncertain_effect': {
       const s = facts.supersession;
-      const onlyMayStillRun = facts.unresolved_effects.length === 1 && facts.unresolved_effects[0] === 'execution_may_still_run';
+      const onlyMayStillRun =
+        facts.unresolved_effects.length === 1 && facts.unresolved_effects[0] === 'execution_may_still_run';
       const fresh = facts.observed_state === 'replaced' && s !== null && s.new_fence > s.old_fence && onlyMayStillRun;
       return fresh ? ['inspect', 'stop', 'reconcile', 'prepare_fresh_attempt'] : ['inspect', 'stop', 'reconcile'];
     }
@@ -194,7 +246,10 @@ export function buildRecoveryEnvelope(identity: RecoveryIdentity, facts: Recover
     observed_state: facts.observed_state,
     confirmed_effects: order(facts.confirmed_effects, CONFIRMED_EFFECTS) as ConfirmedEffect[],
     unresolved_effects: order(facts.unresolved_effects, UNRESOLVED_EFFECTS) as UnresolvedEffect[],
-    supersession: facts.supersession === null ? null : { old_fence: facts.supersession.old_fence, new_fence: facts.supersession.new_fence },
+    supersession:
+      facts.supersession === null
+        ? null
+        : { old_fence: facts.supersession.old_fence, new_fence: facts.supersession.new_fence },
     permitted_actions: actions,
   };
 }
@@ -202,10 +257,14 @@ export function buildRecoveryEnvelope(identity: RecoveryIdentity, facts: Recover
 /** Check a whole envelope: its facts, and that disposition and actions are exactly the derived ones. */
 export function checkRecoveryEnvelope(envelope: TaskRecoveryEnvelope): void {
   const expected = classifyRecovery(envelope);
-  if (envelope.disposition !== expected) invalid(`disposition ${envelope.disposition} does not fit the effects (expected ${expected})`);
+  if (envelope.disposition !== expected)
+    invalid(`disposition ${envelope.disposition} does not fit the effects (expected ${expected})`);
   const actions = permittedActions(envelope);
-  const same = actions.length === envelope.permitted_actions.length && actions.every((action, i) => envelope.permitted_actions[i] === action);
-  if (!same) invalid(`permitted_actions [${envelope.permitted_actions.join(', ')}] are not the derived [${actions.join(', ')}]`);
+  const same =
+    actions.length === envelope.permitted_actions.length &&
+    actions.every((action, i) => envelope.permitted_actions[i] === action);
+  if (!same)
+    invalid(`permitted_actions [${envelope.permitted_actions.join(', ')}] are not the derived [${actions.join(', ')}]`);
 }
 
 /** Whether an identical retry of the recovered request is permitted. */
@@ -215,7 +274,10 @@ export function mayRetryIdentical(envelope: TaskRecoveryEnvelope): boolean {
 
 /** Canonical (declared-order) JSON of an envelope. */
 export function recoveryEnvelopeToJson(envelope: TaskRecoveryEnvelope): JsonObject {
-  const supersession: JsonValue = envelope.supersession === null ? null : { old_fence: envelope.supersession.old_fence, new_fence: envelope.supersession.new_fence };
+  const supersession: JsonValue =
+    envelope.supersession === null
+      ? null
+      : { old_fence: envelope.supersession.old_fence, new_fence: envelope.supersession.new_fence };
   return {
     version: envelope.version,
     request_id: envelope.request_id,
@@ -236,7 +298,11 @@ export function recoveryEnvelopeToJson(envelope: TaskRecoveryEnvelope): JsonObje
 }
 
 /** Strict decoder of an envelope (schema, then every rule of spec "Recovery"). */
-export const taskRecoveryEnvelopeDecoder: TaskDecoder<TaskRecoveryEnvelope> = defineTaskDecoder<TaskRecoveryEnvelope>('agent-task.recovery-envelope', RECOVERY_ENVELOPE_SCHEMA, {
-  maxBytes: 16 * 1024,
-  check: checkRecoveryEnvelope,
-});
+export const taskRecoveryEnvelopeDecoder: TaskDecoder<TaskRecoveryEnvelope> = defineTaskDecoder<TaskRecoveryEnvelope>(
+  'agent-task.recovery-envelope',
+  RECOVERY_ENVELOPE_SCHEMA,
+  {
+    maxBytes: 16 * 1024,
+    check: checkRecoveryEnvelope,
+  },
+);

@@ -5,21 +5,23 @@
  * exact-attempt read with no idempotency key). Every mutation has its own request_id; its
  * canonical digest is domain-separated by action.
  */
-import { AgentscmError } from './errors.js';
 import { digestCanonical, mutationDomain } from './digest.js';
+import { AgentscmError } from './errors.js';
 import type { JsonObject } from './json-value.js';
-import type { AgentRef, ExecutorBinding, TaskDecoder } from './task-common.js';
 import {
   AGENT_SCHEMA,
+  agentToJson,
+  checkUtf8Bound,
+  defineTaskDecoder,
+  executorToJson,
   HEX64_SCHEMA,
   ID_SCHEMA,
   NULLABLE_EXECUTOR_SCHEMA,
   POSITIVE_U64_SCHEMA,
   VERSION_SCHEMA,
-  agentToJson,
-  checkUtf8Bound,
-  defineTaskDecoder,
-  executorToJson,
+  type AgentRef,
+  type ExecutorBinding,
+  type TaskDecoder,
 } from './task-common.js';
 
 /** Longest lease a claim may request or be issued: 24 hours. */
@@ -35,10 +37,14 @@ export const LEASE_MS_SCHEMA = { u64: { minimum: '1', maximum: MAX_LEASE_MS.toSt
 /** Refuse a lease of 0 or above MAX_LEASE_MS. */
 export function checkLeaseMs(value: bigint, where: string): void {
   if (value < 1n || value > MAX_LEASE_MS) {
-    throw new AgentscmError('LEASE_INVALID', `${where} is ${value} ms; a lease is between 1 and ${MAX_LEASE_MS} ms (24 h)`, {
-      hint: 'request a positive lease of at most 24 hours and renew it with heartbeats',
-      details: { pointer: where, value: value.toString(), limit: MAX_LEASE_MS.toString() },
-    });
+    throw new AgentscmError(
+      'LEASE_INVALID',
+      `${where} is ${value} ms; a lease is between 1 and ${MAX_LEASE_MS} ms (24 h)`,
+      {
+        hint: 'request a positive lease of at most 24 hours and renew it with heartbeats',
+        details: { pointer: where, value: value.toString(), limit: MAX_LEASE_MS.toString() },
+      },
+    );
   }
 }
 
@@ -78,7 +84,16 @@ export interface TaskClaimRequest {
 export const CLAIM_REQUEST_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['version', 'request_id', 'task_id', 'task_digest', 'execution_operation_id', 'agent', 'executor', 'requested_lease_ms'],
+  required: [
+    'version',
+    'request_id',
+    'task_id',
+    'task_digest',
+    'execution_operation_id',
+    'agent',
+    'executor',
+    'requested_lease_ms',
+  ],
   properties: {
     version: VERSION_SCHEMA,
     request_id: ID_SCHEMA,
@@ -110,10 +125,14 @@ export function claimRequestDigest(request: TaskClaimRequest): string {
 }
 
 /** Strict decoder of a claim (lease 1 ms .. 24 h). */
-export const taskClaimRequestDecoder: TaskDecoder<TaskClaimRequest> = defineTaskDecoder<TaskClaimRequest>('agent-task.claim-request', CLAIM_REQUEST_SCHEMA, {
-  maxBytes: MAX_REQUEST_BYTES,
-  check: (request) => checkLeaseMs(request.requested_lease_ms, '/requested_lease_ms'),
-});
+export const taskClaimRequestDecoder: TaskDecoder<TaskClaimRequest> = defineTaskDecoder<TaskClaimRequest>(
+  'agent-task.claim-request',
+  CLAIM_REQUEST_SCHEMA,
+  {
+    maxBytes: MAX_REQUEST_BYTES,
+    check: (request) => checkLeaseMs(request.requested_lease_ms, '/requested_lease_ms'),
+  },
+);
 
 // ---------------------------------------------------------------- mutation
 
@@ -139,7 +158,20 @@ export interface TaskMutationRequest {
 export const MUTATION_REQUEST_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['version', 'request_id', 'action', 'task_id', 'task_digest', 'attempt_id', 'attempt_digest', 'execution_operation_id', 'agent', 'executor', 'fence', 'reason'],
+  required: [
+    'version',
+    'request_id',
+    'action',
+    'task_id',
+    'task_digest',
+    'attempt_id',
+    'attempt_digest',
+    'execution_operation_id',
+    'agent',
+    'executor',
+    'fence',
+    'reason',
+  ],
   properties: {
     version: VERSION_SCHEMA,
     request_id: ID_SCHEMA,
@@ -179,13 +211,17 @@ export function mutationRequestDigest(request: TaskMutationRequest): string {
 }
 
 /** Strict decoder of a heartbeat, cancel or reconcile request. */
-export const taskMutationRequestDecoder: TaskDecoder<TaskMutationRequest> = defineTaskDecoder<TaskMutationRequest>('agent-task.mutation-request', MUTATION_REQUEST_SCHEMA, {
-  maxBytes: MAX_REQUEST_BYTES,
-  check: (request) => {
-    checkFence(request.fence, '/fence');
-    if (request.reason !== null) checkUtf8Bound(request.reason, MAX_REASON_BYTES, '/reason');
+export const taskMutationRequestDecoder: TaskDecoder<TaskMutationRequest> = defineTaskDecoder<TaskMutationRequest>(
+  'agent-task.mutation-request',
+  MUTATION_REQUEST_SCHEMA,
+  {
+    maxBytes: MAX_REQUEST_BYTES,
+    check: (request) => {
+      checkFence(request.fence, '/fence');
+      if (request.reason !== null) checkUtf8Bound(request.reason, MAX_REASON_BYTES, '/reason');
+    },
   },
-});
+);
 
 // ---------------------------------------------------------------- status
 
@@ -212,10 +248,20 @@ export const STATUS_REQUEST_SCHEMA = {
 } as const;
 
 export function statusRequestToJson(request: TaskStatusRequest): JsonObject {
-  return { version: request.version, task_id: request.task_id, task_digest: request.task_digest, attempt_id: request.attempt_id, attempt_digest: request.attempt_digest };
+  return {
+    version: request.version,
+    task_id: request.task_id,
+    task_digest: request.task_digest,
+    attempt_id: request.attempt_id,
+    attempt_digest: request.attempt_digest,
+  };
 }
 
 /** Strict decoder of a status read. */
-export const taskStatusRequestDecoder: TaskDecoder<TaskStatusRequest> = defineTaskDecoder<TaskStatusRequest>('agent-task.status-request', STATUS_REQUEST_SCHEMA, {
-  maxBytes: MAX_REQUEST_BYTES,
-});
+export const taskStatusRequestDecoder: TaskDecoder<TaskStatusRequest> = defineTaskDecoder<TaskStatusRequest>(
+  'agent-task.status-request',
+  STATUS_REQUEST_SCHEMA,
+  {
+    maxBytes: MAX_REQUEST_BYTES,
+  },
+);

@@ -4,31 +4,30 @@
  * Counts and completeness are derived here, never submitted. Declared field order is the
  * signing order of spec "Observation signing bytes".
  */
+import { DOMAINS, encodedOncePerValue, type CanonicalEncoding } from './digest.js';
 import { AgentscmError } from './errors.js';
-import { DOMAINS, encodedOncePerValue } from './digest.js';
-import type { CanonicalEncoding } from './digest.js';
 import type { JsonObject, JsonValue } from './json-value.js';
-import type { AgentRef, ExecutorBinding, TaskDecoder } from './task-common.js';
+import { attemptDigest, type WorkflowTaskAttempt } from './task-attempt.js';
 import {
   AGENT_SCHEMA,
-  HEX128_SCHEMA,
-  HEX64_SCHEMA,
-  ID_SCHEMA,
-  NULLABLE_EXECUTOR_SCHEMA,
-  POSITIVE_U64_SCHEMA,
-  VERSION_SCHEMA,
   agentToJson,
   checkUtf8Bound,
   defineTaskDecoder,
   executorToJson,
+  HEX64_SCHEMA,
+  HEX128_SCHEMA,
+  ID_SCHEMA,
+  NULLABLE_EXECUTOR_SCHEMA,
+  POSITIVE_U64_SCHEMA,
   sameAgent,
   sameExecutor,
+  VERSION_SCHEMA,
+  type AgentRef,
+  type ExecutorBinding,
+  type TaskDecoder,
 } from './task-common.js';
-import type { WorkflowTask } from './task.js';
-import { taskDigest } from './task.js';
-import type { WorkflowTaskAttempt } from './task-attempt.js';
-import { attemptDigest } from './task-attempt.js';
 import { checkFence } from './task-requests.js';
+import { taskDigest, type WorkflowTask } from './task.js';
 
 export const MAX_ASSERTION_CRITERIA = 64;
 export const MAX_FINDINGS = 32;
@@ -39,7 +38,11 @@ export const MAX_ASSERTION_BYTES = 256 * 1024;
 
 /** Trust classes a wire assertion may name; the collector class is assigned internally only. */
 export type TrustClass = 'agent_assertion' | 'registered_executor_observation' | 'independent_controller_evidence';
-export const WIRE_TRUST_CLASSES: readonly TrustClass[] = ['agent_assertion', 'registered_executor_observation', 'independent_controller_evidence'];
+export const WIRE_TRUST_CLASSES: readonly TrustClass[] = [
+  'agent_assertion',
+  'registered_executor_observation',
+  'independent_controller_evidence',
+];
 
 export type AssertionOutcome = 'passed' | 'failed' | 'uncertain';
 export const ASSERTION_OUTCOMES: readonly AssertionOutcome[] = ['passed', 'failed', 'uncertain'];
@@ -134,12 +137,21 @@ export const ASSERTION_SCHEMA = {
 
 /** Canonical (declared-order) JSON of one criterion row. */
 export function criterionResultToJson(row: CriterionResult): JsonObject {
-  return { criterion: row.criterion, outcome: row.outcome, findings: [...row.findings], evidence_digests: [...row.evidence_digests] };
+  return {
+    criterion: row.criterion,
+    outcome: row.outcome,
+    findings: [...row.findings],
+    evidence_digests: [...row.evidence_digests],
+  };
 }
 
 /** Canonical JSON of an assertion in declared (signing) order; `provenance` overrides executor_provenance. */
-export function assertionToJson(assertion: TaskResultAssertion, provenance: ExecutorProvenance | null = assertion.executor_provenance): JsonObject {
-  const provenanceJson: JsonValue = provenance === null ? null : { observation_digest: provenance.observation_digest, signature: provenance.signature };
+export function assertionToJson(
+  assertion: TaskResultAssertion,
+  provenance: ExecutorProvenance | null = assertion.executor_provenance,
+): JsonObject {
+  const provenanceJson: JsonValue =
+    provenance === null ? null : { observation_digest: provenance.observation_digest, signature: provenance.signature };
   return {
     version: assertion.version,
     task_id: assertion.task_id,
@@ -177,20 +189,32 @@ export function checkAssertion(assertion: TaskResultAssertion): void {
       const where = `/criteria/${index}/findings/${findingIndex}`;
       checkUtf8Bound(finding, MAX_FINDING_BYTES, where);
       if (finding.includes('\u0000')) {
-        throw new AgentscmError('SCHEMA_TYPE', `${where} contains NUL`, { hint: 'remove NUL characters from findings', details: { pointer: where } });
+        throw new AgentscmError('SCHEMA_TYPE', `${where} contains NUL`, {
+          hint: 'remove NUL characters from findings',
+          details: { pointer: where },
+        });
       }
     });
   });
   const registered = assertion.trust_class === 'registered_executor_observation';
   if (registered && assertion.executor === null) {
-    throw new AgentscmError('TRUST_CLASS_INVALID', 'a registered_executor_observation needs its executor binding', { hint: 'fill executor with the enrollment the observation is signed under' });
+    throw new AgentscmError('TRUST_CLASS_INVALID', 'a registered_executor_observation needs its executor binding', {
+      hint: 'fill executor with the enrollment the observation is signed under',
+    });
   }
   if (!registered && (assertion.executor !== null || assertion.executor_provenance !== null)) {
-    throw new AgentscmError('TRUST_CLASS_INVALID', `a ${assertion.trust_class} carries no executor and no executor_provenance (both null)`);
+    throw new AgentscmError(
+      'TRUST_CLASS_INVALID',
+      `a ${assertion.trust_class} carries no executor and no executor_provenance (both null)`,
+    );
   }
   const size = encodeAssertion(assertion).canonical.byteLength;
   if (size > MAX_ASSERTION_BYTES) {
-    throw new AgentscmError('INPUT_TOO_LARGE', `the assertion encodes to ${size} bytes, more than ${MAX_ASSERTION_BYTES}`, { details: { size, limit: MAX_ASSERTION_BYTES } });
+    throw new AgentscmError(
+      'INPUT_TOO_LARGE',
+      `the assertion encodes to ${size} bytes, more than ${MAX_ASSERTION_BYTES}`,
+      { details: { size, limit: MAX_ASSERTION_BYTES } },
+    );
   }
 }
 
@@ -200,7 +224,10 @@ export function checkAssertion(assertion: TaskResultAssertion): void {
  * immutable): the size check, the request digest and the retained row cover the same bytes.
  * Callers must not modify the returned bytes.
  */
-export const encodeAssertion: (assertion: TaskResultAssertion) => CanonicalEncoding = encodedOncePerValue(DOMAINS.result, assertionToJson);
+export const encodeAssertion: (assertion: TaskResultAssertion) => CanonicalEncoding = encodedOncePerValue(
+  DOMAINS.result,
+  assertionToJson,
+);
 
 /** Result request identity (docs/wire.md domain agentscm.agent-workflow-result.v1), over the full assertion. */
 export function resultRequestDigest(assertion: TaskResultAssertion): string {
@@ -208,10 +235,14 @@ export function resultRequestDigest(assertion: TaskResultAssertion): string {
 }
 
 /** Strict decoder of an assertion (≤ 256 KiB, then schema, then checkAssertion). */
-export const taskResultAssertionDecoder: TaskDecoder<TaskResultAssertion> = defineTaskDecoder<TaskResultAssertion>('agent-task.task-result-assertion', ASSERTION_SCHEMA, {
-  maxBytes: MAX_ASSERTION_BYTES,
-  check: checkAssertion,
-});
+export const taskResultAssertionDecoder: TaskDecoder<TaskResultAssertion> = defineTaskDecoder<TaskResultAssertion>(
+  'agent-task.task-result-assertion',
+  ASSERTION_SCHEMA,
+  {
+    maxBytes: MAX_ASSERTION_BYTES,
+    check: checkAssertion,
+  },
+);
 
 /** Derived from the rows and the task; never submitted. */
 export interface AssertionSummary {
@@ -226,7 +257,10 @@ export interface AssertionSummary {
 }
 
 function bindingMismatch(field: string, message: string): never {
-  throw new AgentscmError('TASK_BINDING_MISMATCH', message, { hint: 'send the result for the exact task, attempt and fence you hold', details: { field } });
+  throw new AgentscmError('TASK_BINDING_MISMATCH', message, {
+    hint: 'send the result for the exact task, attempt and fence you hold',
+    details: { field },
+  });
 }
 
 /**
@@ -235,23 +269,42 @@ function bindingMismatch(field: string, message: string): never {
  * controller-only rows not_claimed; a pass needs an eligible required criterion and every eligible
  * required row passed, with no failed or uncertain row. Returns the derived counts.
  */
-export function validateAssertionForTask(assertion: TaskResultAssertion, task: WorkflowTask, attempt: WorkflowTaskAttempt): AssertionSummary {
+export function validateAssertionForTask(
+  assertion: TaskResultAssertion,
+  task: WorkflowTask,
+  attempt: WorkflowTaskAttempt,
+): AssertionSummary {
   checkAssertion(assertion);
   if (assertion.trust_class === 'independent_controller_evidence') {
-    throw new AgentscmError('TRUST_CLASS_INVALID', 'independent_controller_evidence is collected by the controller itself, never submitted as a task result', {
-      hint: 'submit an agent_assertion or a registered_executor_observation',
-    });
+    throw new AgentscmError(
+      'TRUST_CLASS_INVALID',
+      'independent_controller_evidence is collected by the controller itself, never submitted as a task result',
+      {
+        hint: 'submit an agent_assertion or a registered_executor_observation',
+      },
+    );
   }
   const digestOfTask = taskDigest(task);
-  if (assertion.task_id !== task.task_id) bindingMismatch('task_id', `the assertion is for task ${assertion.task_id}, not ${task.task_id}`);
-  if (assertion.task_digest !== digestOfTask) bindingMismatch('task_digest', 'the assertion task_digest is not the digest of the stored task');
-  if (attempt.task_id !== task.task_id || attempt.task_digest !== digestOfTask) bindingMismatch('attempt', 'the attempt does not belong to this task');
-  if (assertion.attempt_id !== attempt.attempt_id) bindingMismatch('attempt_id', `the assertion is for attempt ${assertion.attempt_id}, not ${attempt.attempt_id}`);
-  if (assertion.attempt_digest !== attemptDigest(attempt)) bindingMismatch('attempt_digest', 'the assertion attempt_digest is not the digest of the stored attempt');
-  if (assertion.execution_operation_id !== attempt.execution_operation_id) bindingMismatch('execution_operation_id', 'the assertion names another execution operation');
-  if (!sameAgent(assertion.agent, attempt.agent)) bindingMismatch('agent', 'the assertion names another owner/agent than the attempt');
-  if (assertion.fence !== attempt.fence) bindingMismatch('fence', `the assertion fence ${assertion.fence} is not the attempt fence ${attempt.fence}`);
-  if (assertion.trust_class === 'registered_executor_observation' && !sameExecutor(assertion.executor, attempt.executor)) {
+  if (assertion.task_id !== task.task_id)
+    bindingMismatch('task_id', `the assertion is for task ${assertion.task_id}, not ${task.task_id}`);
+  if (assertion.task_digest !== digestOfTask)
+    bindingMismatch('task_digest', 'the assertion task_digest is not the digest of the stored task');
+  if (attempt.task_id !== task.task_id || attempt.task_digest !== digestOfTask)
+    bindingMismatch('attempt', 'the attempt does not belong to this task');
+  if (assertion.attempt_id !== attempt.attempt_id)
+    bindingMismatch('attempt_id', `the assertion is for attempt ${assertion.attempt_id}, not ${attempt.attempt_id}`);
+  if (assertion.attempt_digest !== attemptDigest(attempt))
+    bindingMismatch('attempt_digest', 'the assertion attempt_digest is not the digest of the stored attempt');
+  if (assertion.execution_operation_id !== attempt.execution_operation_id)
+    bindingMismatch('execution_operation_id', 'the assertion names another execution operation');
+  if (!sameAgent(assertion.agent, attempt.agent))
+    bindingMismatch('agent', 'the assertion names another owner/agent than the attempt');
+  if (assertion.fence !== attempt.fence)
+    bindingMismatch('fence', `the assertion fence ${assertion.fence} is not the attempt fence ${attempt.fence}`);
+  if (
+    assertion.trust_class === 'registered_executor_observation' &&
+    !sameExecutor(assertion.executor, attempt.executor)
+  ) {
     bindingMismatch('executor', 'the observation names another executor registration than the attempt');
   }
 
@@ -261,28 +314,46 @@ export function validateAssertionForTask(assertion: TaskResultAssertion, task: W
   for (const row of assertion.criteria) {
     const definition = byCriterion.get(row.criterion);
     if (definition === undefined) {
-      throw new AgentscmError('CRITERION_UNKNOWN', `task ${task.task_id} has no criterion ${row.criterion}`, { details: { criterion: row.criterion } });
+      throw new AgentscmError('CRITERION_UNKNOWN', `task ${task.task_id} has no criterion ${row.criterion}`, {
+        details: { criterion: row.criterion },
+      });
     }
     if (definition.controller_only && row.outcome !== 'not_claimed') {
-      throw new AgentscmError('CRITERION_CONTROLLER_ONLY', `criterion ${row.criterion} is controller-only; report it as not_claimed`, { details: { criterion: row.criterion } });
+      throw new AgentscmError(
+        'CRITERION_CONTROLLER_ONLY',
+        `criterion ${row.criterion} is controller-only; report it as not_claimed`,
+        { details: { criterion: row.criterion } },
+      );
     }
     reported.add(row.criterion);
     counts[row.outcome] += 1;
   }
   const missing = task.entrypoint.criteria.filter((row) => !reported.has(row.criterion)).map((row) => row.criterion);
   if (missing.length > 0) {
-    throw new AgentscmError('CRITERION_MISSING', `the assertion omits criteria ${missing.join(', ')}`, { hint: 'report every criterion; use not_claimed for one you did not check', details: { missing } });
+    throw new AgentscmError('CRITERION_MISSING', `the assertion omits criteria ${missing.join(', ')}`, {
+      hint: 'report every criterion; use not_claimed for one you did not check',
+      details: { missing },
+    });
   }
 
   const rowOf = new Map(assertion.criteria.map((row) => [row.criterion, row]));
   const eligibleRequired = task.entrypoint.criteria.filter((row) => row.required && !row.controller_only);
-  const requiredComplete = eligibleRequired.length > 0 && eligibleRequired.every((row) => rowOf.get(row.criterion)?.outcome === 'passed');
+  const requiredComplete =
+    eligibleRequired.length > 0 && eligibleRequired.every((row) => rowOf.get(row.criterion)?.outcome === 'passed');
   if (assertion.outcome === 'passed') {
     if (eligibleRequired.length === 0) {
-      throw new AgentscmError('ASSERTION_PASS_INELIGIBLE', `task ${task.task_id} has no required criterion this assertion can claim, so it cannot pass`, { hint: 'report failed or uncertain' });
+      throw new AgentscmError(
+        'ASSERTION_PASS_INELIGIBLE',
+        `task ${task.task_id} has no required criterion this assertion can claim, so it cannot pass`,
+        { hint: 'report failed or uncertain' },
+      );
     }
     if (!requiredComplete || counts.failed > 0 || counts.uncertain > 0) {
-      throw new AgentscmError('ASSERTION_PASS_INELIGIBLE', 'a passed assertion needs every claimable required criterion passed and no failed or uncertain row', { hint: 'report failed or uncertain' });
+      throw new AgentscmError(
+        'ASSERTION_PASS_INELIGIBLE',
+        'a passed assertion needs every claimable required criterion passed and no failed or uncertain row',
+        { hint: 'report failed or uncertain' },
+      );
     }
   }
   return { ...counts, required_complete: requiredComplete, qualifying: false };

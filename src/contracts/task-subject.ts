@@ -4,8 +4,15 @@
  * policy epoch, installed requirement, compiled plan, immutable skill and workflow step.
  */
 import type { JsonObject } from './json-value.js';
-import type { TaskDecoder } from './task-common.js';
-import { HEX64_SCHEMA, ID_SCHEMA, REPOSITORY_SCHEMA, U64_SCHEMA, VERSION_SCHEMA, defineTaskDecoder } from './task-common.js';
+import {
+  defineTaskDecoder,
+  HEX64_SCHEMA,
+  ID_SCHEMA,
+  REPOSITORY_SCHEMA,
+  U64_SCHEMA,
+  VERSION_SCHEMA,
+  type TaskDecoder,
+} from './task-common.js';
 
 export interface WorkflowTaskSubject {
   readonly version: 1;
@@ -95,6 +102,10 @@ export function sameSubject(a: WorkflowTaskSubject, b: WorkflowTaskSubject): boo
 }
 
 /** Strict decoder for a standalone subject (spec "Identity and requests"). */
-export const workflowTaskSubjectDecoder: TaskDecoder<WorkflowTaskSubject> = defineTaskDecoder<WorkflowTaskSubject>('agent-task.workflow-task-subject', SUBJECT_SCHEMA, {
-  maxBytes: 8 * 1024,
-});
+export const workflowTaskSubjectDecoder: TaskDecoder<WorkflowTaskSubject> = defineTaskDecoder<WorkflowTaskSubject>(
+  'agent-task.workflow-task-subject',
+  SUBJECT_SCHEMA,
+  {
+    maxBytes: 8 * 1024,
+  },
+);

@@ -3,16 +3,17 @@
  * required/optional graph status and a compact instruction entrypoint. Its digest
  * (DOMAINS.task, canonical declared-order JSON, subject embedded) changes with every bound input.
  */
+import { DOMAINS, encodedOncePerValue, type CanonicalEncoding } from './digest.js';
 import { AgentscmError } from './errors.js';
-import { DOMAINS, encodedOncePerValue } from './digest.js';
-import type { CanonicalEncoding } from './digest.js';
-import type { InstructionEntrypoint } from './instruction-entrypoint.js';
-import { ENTRYPOINT_SCHEMA, checkEntrypoint, entrypointToJson } from './instruction-entrypoint.js';
+import {
+  checkEntrypoint,
+  ENTRYPOINT_SCHEMA,
+  entrypointToJson,
+  type InstructionEntrypoint,
+} from './instruction-entrypoint.js';
 import type { JsonObject } from './json-value.js';
-import type { TaskDecoder } from './task-common.js';
-import { ID_SCHEMA, VERSION_SCHEMA, checkUnique, defineTaskDecoder } from './task-common.js';
-import type { WorkflowTaskSubject } from './task-subject.js';
-import { SUBJECT_SCHEMA, subjectToJson } from './task-subject.js';
+import { checkUnique, defineTaskDecoder, ID_SCHEMA, VERSION_SCHEMA, type TaskDecoder } from './task-common.js';
+import { SUBJECT_SCHEMA, subjectToJson, type WorkflowTaskSubject } from './task-subject.js';
 
 /** At most this many step dependencies per task (the workflow definition's bound). */
 export const MAX_NEEDS = 32;
@@ -53,10 +54,16 @@ export function checkTask(task: WorkflowTask): void {
   checkEntrypoint(task.entrypoint);
   checkUnique(task.needs, '/needs');
   if (task.entrypoint.task_id !== task.task_id) {
-    throw new AgentscmError('TASK_BINDING_MISMATCH', `the entrypoint names task ${task.entrypoint.task_id}, the task is ${task.task_id}`);
+    throw new AgentscmError(
+      'TASK_BINDING_MISMATCH',
+      `the entrypoint names task ${task.entrypoint.task_id}, the task is ${task.task_id}`,
+    );
   }
   if (task.entrypoint.step_id !== task.subject.step_id) {
-    throw new AgentscmError('TASK_BINDING_MISMATCH', `the entrypoint names step ${task.entrypoint.step_id}, the subject step is ${task.subject.step_id}`);
+    throw new AgentscmError(
+      'TASK_BINDING_MISMATCH',
+      `the entrypoint names step ${task.entrypoint.step_id}, the subject step is ${task.subject.step_id}`,
+    );
   }
   if (task.needs.includes(task.subject.step_id)) {
     throw new AgentscmError('SCHEMA_TYPE', `step ${task.subject.step_id} depends on itself`);
@@ -90,7 +97,11 @@ export function taskDigest(task: WorkflowTask): string {
 export const encodeTask: (task: WorkflowTask) => CanonicalEncoding = encodedOncePerValue(DOMAINS.task, taskToJson);
 
 /** Strict decoder of a task (schema, then checkTask). */
-export const workflowTaskDecoder: TaskDecoder<WorkflowTask> = defineTaskDecoder<WorkflowTask>('agent-task.workflow-task', TASK_SCHEMA, {
-  maxBytes: 512 * 1024,
-  check: checkTask,
-});
+export const workflowTaskDecoder: TaskDecoder<WorkflowTask> = defineTaskDecoder<WorkflowTask>(
+  'agent-task.workflow-task',
+  TASK_SCHEMA,
+  {
+    maxBytes: 512 * 1024,
+    check: checkTask,
+  },
+);

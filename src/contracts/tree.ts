@@ -48,7 +48,9 @@ export function encodeTree(entries: readonly TreeEntry[]): string {
   const parts: string[] = ['{"version":1,"entries":['];
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as TreeEntry;
-    parts.push(`${i === 0 ? '' : ','}{"name":${quoteJsonString(entry.name)},"kind":"${entry.kind}","digest":"${entry.digest}"}`);
+    parts.push(
+      `${i === 0 ? '' : ','}{"name":${quoteJsonString(entry.name)},"kind":"${entry.kind}","digest":"${entry.digest}"}`,
+    );
   }
   parts.push(']}');
   return parts.join('');
@@ -111,7 +113,10 @@ export function buildTrees(files: readonly FlatEntry[], known?: (dirPath: string
   const stack: OpenDir[] = [{ path: '', name: '', entries: [], names: new Set(), known: undefined, skipped: false }];
   const add = (dir: OpenDir, entry: TreeEntry): void => {
     if (dir.known !== undefined || dir.skipped) return;
-    if (dir.names.has(entry.name)) throw notSorted(`name ${JSON.stringify(dir.path === '' ? entry.name : `${dir.path}/${entry.name}`)} both as a file and a directory, or twice`);
+    if (dir.names.has(entry.name))
+      throw notSorted(
+        `name ${JSON.stringify(dir.path === '' ? entry.name : `${dir.path}/${entry.name}`)} both as a file and a directory, or twice`,
+      );
     dir.names.add(entry.name);
     dir.entries.push(entry);
   };
@@ -144,7 +149,14 @@ export function buildTrees(files: readonly FlatEntry[], known?: (dirPath: string
       const end = dirPath.indexOf('/', start);
       const path = end < 0 ? dirPath : dirPath.slice(0, end);
       const skipped = top.skipped || top.known !== undefined;
-      top = { path, name: path.slice(start), entries: [], names: new Set(), known: skipped || known === undefined ? undefined : known(path), skipped };
+      top = {
+        path,
+        name: path.slice(start),
+        entries: [],
+        names: new Set(),
+        known: skipped || known === undefined ? undefined : known(path),
+        skipped,
+      };
       stack.push(top);
     }
     add(top, { name: file.path.slice(slash + 1), kind: file.mode, digest: file.blob });

@@ -6,12 +6,10 @@
  */
 import { encodeCanonical } from './canonical-json.js';
 import { AgentscmError } from './errors.js';
-import type { JsonObject, JsonValue } from './json-value.js';
-import { isJsonObject } from './json-value.js';
+import { isJsonObject, type JsonObject, type JsonValue } from './json-value.js';
+import { checkReviewAction, REVIEW_ACTION_SCHEMA, reviewActionToJson, type ReviewAction } from './review-policy.js';
 import { defineDecoder } from './schema.js';
 import { parseStrictJson } from './strict-json.js';
-import type { ReviewAction } from './review-policy.js';
-import { checkReviewAction, REVIEW_ACTION_SCHEMA, reviewActionToJson } from './review-policy.js';
 
 /** Every bound of the profile, in one place (spec "Definition" and "Local CLI"). */
 export const WORKFLOW_LIMITS = {
@@ -194,7 +192,14 @@ export const WORKFLOW_DEFINITION_SCHEMA = {
           id: ID,
           needs: { type: 'array', maxItems: WORKFLOW_LIMITS.maxNeeds, items: ID },
           required: { type: 'boolean' },
-          action: { oneOf: [SOURCE_PATHS_ACTION_SCHEMA, COMMAND_ACTION_SCHEMA, REQUIRE_CAPABILITY_ACTION_SCHEMA, REVIEW_ACTION_SCHEMA] },
+          action: {
+            oneOf: [
+              SOURCE_PATHS_ACTION_SCHEMA,
+              COMMAND_ACTION_SCHEMA,
+              REQUIRE_CAPABILITY_ACTION_SCHEMA,
+              REVIEW_ACTION_SCHEMA,
+            ],
+          },
         },
       },
     },
@@ -211,7 +216,10 @@ const DEFINITION_DECODER = defineDecoder<WorkflowDefinition>('skill-workflow-def
 const ACTION_DECODERS = {
   source_paths: defineDecoder<SourcePathsAction>('skill-workflow-action-source-paths', ACTION_SCHEMAS.source_paths),
   command: defineDecoder<CommandAction>('skill-workflow-action-command', ACTION_SCHEMAS.command),
-  require_capability: defineDecoder<RequireCapabilityAction>('skill-workflow-action-require-capability', ACTION_SCHEMAS.require_capability),
+  require_capability: defineDecoder<RequireCapabilityAction>(
+    'skill-workflow-action-require-capability',
+    ACTION_SCHEMAS.require_capability,
+  ),
   review: defineDecoder<ReviewAction>('skill-workflow-action-review', ACTION_SCHEMAS.review),
 } as const;
 
@@ -228,10 +236,14 @@ function rediagnoseAction(value: JsonValue, error: AgentscmError): AgentscmError
   const prefix = `/steps/${match[1]}/action`;
   // An absent action is the required field missing (docs/strict-json.md), not a wrong type.
   if (isJsonObject(action) && !Object.hasOwn(action, 'action')) {
-    return new AgentscmError('SCHEMA_MISSING_FIELD', `skill-workflow-definition: ${prefix} missing required field "action"`, {
-      hint: 'add the field',
-      details: { schema: 'skill-workflow-definition', pointer: prefix },
-    });
+    return new AgentscmError(
+      'SCHEMA_MISSING_FIELD',
+      `skill-workflow-definition: ${prefix} missing required field "action"`,
+      {
+        hint: 'add the field',
+        details: { schema: 'skill-workflow-definition', pointer: prefix },
+      },
+    );
   }
   if (!isJsonObject(raw)) {
     return new AgentscmError('SCHEMA_TYPE', `skill-workflow-definition: ${prefix} must be an object with a kind`, {
@@ -242,16 +254,21 @@ function rediagnoseAction(value: JsonValue, error: AgentscmError): AgentscmError
   const kind = raw.kind;
   if (kind !== 'source_paths' && kind !== 'command' && kind !== 'require_capability' && kind !== 'review') {
     const pointerOfKind = `${prefix}/kind`;
-    return new AgentscmError(kind === undefined ? 'SCHEMA_MISSING_FIELD' : 'SCHEMA_TYPE', `skill-workflow-definition: ${pointerOfKind} must be one of "source_paths", "command", "require_capability", "review"`, {
-      hint: 'use one of the four action kinds of this profile',
-      details: { schema: 'skill-workflow-definition', pointer: pointerOfKind },
-    });
+    return new AgentscmError(
+      kind === undefined ? 'SCHEMA_MISSING_FIELD' : 'SCHEMA_TYPE',
+      `skill-workflow-definition: ${pointerOfKind} must be one of "source_paths", "command", "require_capability", "review"`,
+      {
+        hint: 'use one of the four action kinds of this profile',
+        details: { schema: 'skill-workflow-definition', pointer: pointerOfKind },
+      },
+    );
   }
   try {
     ACTION_DECODERS[kind].validate(raw);
   } catch (inner) {
     if (!(inner instanceof AgentscmError)) throw inner;
-    const innerPointer = typeof inner.details?.pointer === 'string' && inner.details.pointer !== '/' ? inner.details.pointer : '';
+    const innerPointer =
+      typeof inner.details?.pointer === 'string' && inner.details.pointer !== '/' ? inner.details.pointer : '';
     const full = `${prefix}${innerPointer}`;
     const text = inner.message.replace(/^[^:]*: \S+ /, '');
     return new AgentscmError(inner.code, `skill-workflow-definition: ${full} ${text}`, {

@@ -9,6 +9,7 @@
  */
 import { createPrivateKey, createPublicKey, hash, randomBytes, sign, type KeyObject } from 'node:crypto';
 import * as ed from '@noble/ed25519';
+
 import { sha256Hex } from './sha256.js';
 
 // OpenSSL's SHA-512, like sha256.ts: the same digest as the pure-JS one, without its cold start
@@ -35,7 +36,8 @@ const SPKI_KEY_PREFIX_BYTES = 12;
 
 /** node:crypto's key object for a 32-byte seed (checked length). */
 function privateKeyObject(privateKey: Uint8Array): KeyObject {
-  if (privateKey.byteLength !== PRIVATE_KEY_BYTES) throw new RangeError(`an Ed25519 private key is ${PRIVATE_KEY_BYTES} bytes`);
+  if (privateKey.byteLength !== PRIVATE_KEY_BYTES)
+    throw new RangeError(`an Ed25519 private key is ${PRIVATE_KEY_BYTES} bytes`);
   return createPrivateKey({ key: Buffer.concat([PKCS8_SEED_PREFIX, privateKey]), format: 'der', type: 'pkcs8' });
 }
 
@@ -82,7 +84,8 @@ export const DIGEST_BYTES = 32;
  * its hex text); a message of another length is refused, so a caller cannot sign hex by mistake.
  */
 export function signDigest(digest: Uint8Array, privateKey: Uint8Array): Uint8Array {
-  if (digest.byteLength !== DIGEST_BYTES) throw new RangeError(`a signed digest is ${DIGEST_BYTES} bytes, not ${digest.byteLength}`);
+  if (digest.byteLength !== DIGEST_BYTES)
+    throw new RangeError(`a signed digest is ${DIGEST_BYTES} bytes, not ${digest.byteLength}`);
   return signBytes(digest, privateKey);
 }
 

@@ -2,8 +2,7 @@
  * SHA-256. node:crypto (OpenSSL) is used rather than @noble/hashes for throughput: checkpoints
  * hash whole trees and the benchmark compares against git (docs/dependencies.md).
  */
-import { createHash, hash } from 'node:crypto';
-import type { Hash } from 'node:crypto';
+import { createHash, hash, type Hash } from 'node:crypto';
 
 // One-shot digests use crypto.hash, which skips building a Hash object (about twice as fast for
 // the small documents every task transition hashes).

@@ -6,148 +6,125 @@
 
 /** What a Codex Stop hook receives on stdin. */
 export const CODEX_STOP_INPUT_SCHEMA = {
-  "$schema": "http://json-schema.org/draft-07/schema#",
-  "additionalProperties": false,
-  "definitions": {
-    "NullableString": {
-      "type": [
-        "string",
-        "null"
-      ]
-    }
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  additionalProperties: false,
+  definitions: {
+    NullableString: {
+      type: ['string', 'null'],
+    },
   },
-  "properties": {
-    "cwd": {
-      "type": "string"
+  properties: {
+    cwd: {
+      type: 'string',
     },
-    "hook_event_name": {
-      "const": "Stop",
-      "type": "string"
+    hook_event_name: {
+      const: 'Stop',
+      type: 'string',
     },
-    "last_assistant_message": {
-      "$ref": "#/definitions/NullableString"
+    last_assistant_message: {
+      $ref: '#/definitions/NullableString',
     },
-    "model": {
-      "type": "string"
+    model: {
+      type: 'string',
     },
-    "permission_mode": {
-      "enum": [
-        "default",
-        "acceptEdits",
-        "plan",
-        "dontAsk",
-        "bypassPermissions"
-      ],
-      "type": "string"
+    permission_mode: {
+      enum: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'],
+      type: 'string',
     },
-    "session_id": {
-      "type": "string"
+    session_id: {
+      type: 'string',
     },
-    "stop_hook_active": {
-      "type": "boolean"
+    stop_hook_active: {
+      type: 'boolean',
     },
-    "transcript_path": {
-      "$ref": "#/definitions/NullableString"
+    transcript_path: {
+      $ref: '#/definitions/NullableString',
     },
-    "turn_id": {
-      "type": "string"
-    }
+    turn_id: {
+      type: 'string',
+    },
   },
-  "required": [
-    "cwd",
-    "hook_event_name",
-    "last_assistant_message",
-    "model",
-    "permission_mode",
-    "session_id",
-    "stop_hook_active",
-    "transcript_path",
-    "turn_id"
+  required: [
+    'cwd',
+    'hook_event_name',
+    'last_assistant_message',
+    'model',
+    'permission_mode',
+    'session_id',
+    'stop_hook_active',
+    'transcript_path',
+    'turn_id',
   ],
-  "title": "stop.command.input",
-  "type": "object"
+  title: 'stop.command.input',
+  type: 'object',
 } as const;
 
 /** What a Codex Stop hook may print on stdout. */
 export const CODEX_STOP_OUTPUT_SCHEMA = {
-  "$schema": "http://json-schema.org/draft-07/schema#",
-  "additionalProperties": false,
-  "allOf": [
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  additionalProperties: false,
+  allOf: [
     {
-      "if": {
-        "properties": {
-          "decision": {
-            "const": "block"
-          }
+      if: {
+        properties: {
+          decision: {
+            const: 'block',
+          },
         },
-        "required": [
-          "decision"
-        ]
+        required: ['decision'],
       },
-      "then": {
-        "properties": {
-          "reason": {
-            "pattern": ".*\\S.*",
-            "type": "string"
-          }
+      then: {
+        properties: {
+          reason: {
+            pattern: '.*\\S.*',
+            type: 'string',
+          },
         },
-        "required": [
-          "reason"
-        ]
-      }
-    }
+        required: ['reason'],
+      },
+    },
   ],
-  "definitions": {
-    "BlockDecisionWire": {
-      "enum": [
-        "block"
-      ],
-      "type": "string"
-    }
-  },
-  "properties": {
-    "continue": {
-      "default": true,
-      "type": "boolean"
+  definitions: {
+    BlockDecisionWire: {
+      enum: ['block'],
+      type: 'string',
     },
-    "decision": {
-      "anyOf": [
+  },
+  properties: {
+    continue: {
+      default: true,
+      type: 'boolean',
+    },
+    decision: {
+      anyOf: [
         {
-          "$ref": "#/definitions/BlockDecisionWire"
+          $ref: '#/definitions/BlockDecisionWire',
         },
         {
-          "type": "null"
-        }
+          type: 'null',
+        },
       ],
-      "default": null
+      default: null,
     },
-    "reason": {
-      "default": null,
-      "description": "Claude requires `reason` when `decision` is `block`; we enforce that semantic rule during output parsing rather than in the JSON schema.",
-      "type": [
-        "string",
-        "null"
-      ]
+    reason: {
+      default: null,
+      description:
+        'Claude requires `reason` when `decision` is `block`; we enforce that semantic rule during output parsing rather than in the JSON schema.',
+      type: ['string', 'null'],
     },
-    "stopReason": {
-      "default": null,
-      "type": [
-        "string",
-        "null"
-      ]
+    stopReason: {
+      default: null,
+      type: ['string', 'null'],
     },
-    "suppressOutput": {
-      "default": false,
-      "type": "boolean"
+    suppressOutput: {
+      default: false,
+      type: 'boolean',
     },
-    "systemMessage": {
-      "default": null,
-      "type": [
-        "string",
-        "null"
-      ]
-    }
+    systemMessage: {
+      default: null,
+      type: ['string', 'null'],
+    },
   },
-  "title": "stop.command.output",
-  "type": "object"
+  title: 'stop.command.output',
+  type: 'object',
 } as const;

@@ -7,13 +7,12 @@
  * out, and every other setting and hook stays as it was.
  */
 import { isAbsolute } from 'node:path';
+
+import { editHookSettings, hookSettingsFile, quoteShellArg, type HookClient } from '../agent-state/hook-settings.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { validateId } from '../contracts/ids.js';
 import type { JsonObject } from '../contracts/json-value.js';
-import { editHookSettings, hookSettingsFile, quoteShellArg } from '../agent-state/hook-settings.js';
-import type { HookClient } from '../agent-state/hook-settings.js';
-import { checkTaskStopTarget } from './stop-target.js';
-import type { TaskStopTarget } from './stop-target.js';
+import { checkTaskStopTarget, type TaskStopTarget } from './stop-target.js';
 
 export const STOP_MODES = ['task-stop', 'stop'] as const;
 export type StopMode = (typeof STOP_MODES)[number];
@@ -23,7 +22,8 @@ export type StopScope = (typeof STOP_SCOPES)[number];
 /** Seconds the client waits: a server-executed stop runs containers, a task-stop one HTTP call (30 s) and two reads. */
 export const STOP_TIMEOUT_SECONDS: Readonly<Record<StopMode, number>> = { stop: 900, 'task-stop': 60 };
 /** Where an agent finds the workflow-task guidance (printed in task-stop mode). */
-export const TASK_GUIDANCE_POINTER = 'the "Workflow tasks" section of the agentscm block in AGENTS.md (written by `agentscm init-repo` or `agentscm instructions write`), and docs/stop-hooks.md';
+export const TASK_GUIDANCE_POINTER =
+  'the "Workflow tasks" section of the agentscm block in AGENTS.md (written by `agentscm init-repo` or `agentscm instructions write`), and docs/stop-hooks.md';
 
 const OWN_COMMAND = /(^|\s)skill-workflow (stop|task-stop|task-codex-stop)(\s|$)/;
 
@@ -72,10 +72,15 @@ function usage(message: string, hint: string): AgentscmError {
 /** Check the flags of a mode and build the hook's argv (without quoting). */
 export function stopHookArgv(input: Omit<InstallStopInput, 'scope' | 'repo' | 'remove' | 'dryRun' | 'home'>): string[] {
   validateId(input.change, '--change');
-  if (!isAbsolute(input.workspace) || !isAbsolute(input.dataDir)) throw new AgentscmError('INTERNAL', 'the workspace and data directory must be resolved to absolute paths');
+  if (!isAbsolute(input.workspace) || !isAbsolute(input.dataDir))
+    throw new AgentscmError('INTERNAL', 'the workspace and data directory must be resolved to absolute paths');
   const head = [input.executable, '--data-dir', input.dataDir, 'skill-workflow'];
   if (input.mode === 'stop') {
-    if (input.task !== undefined) throw usage('--endpoint, --repository, --profile and --token-file belong to --mode task-stop', 'drop them, or use --mode task-stop');
+    if (input.task !== undefined)
+      throw usage(
+        '--endpoint, --repository, --profile and --token-file belong to --mode task-stop',
+        'drop them, or use --mode task-stop',
+      );
     return [
       ...head,
       'stop',
@@ -84,12 +89,19 @@ export function stopHookArgv(input: Omit<InstallStopInput, 'scope' | 'repo' | 'r
       input.workspace,
       ...(input.target === undefined ? [] : ['--target', input.target]),
       ...(input.client === 'codex' ? ['--client', 'codex'] : []),
-      ...(input.docker === undefined ? [] : ['--docker', input.docker.docker, '--docker-socket', input.docker.dockerSocket]),
+      ...(input.docker === undefined
+        ? []
+        : ['--docker', input.docker.docker, '--docker-socket', input.docker.dockerSocket]),
     ];
   }
-  if (input.docker !== undefined) throw usage('--docker and --docker-socket belong to --mode stop', 'drop them, or use --mode stop');
+  if (input.docker !== undefined)
+    throw usage('--docker and --docker-socket belong to --mode stop', 'drop them, or use --mode stop');
   const task = input.task;
-  if (task === undefined) throw usage('--mode task-stop needs --endpoint, --repository, --profile and --token-file', 'pass all four (the token file as an absolute path)');
+  if (task === undefined)
+    throw usage(
+      '--mode task-stop needs --endpoint, --repository, --profile and --token-file',
+      'pass all four (the token file as an absolute path)',
+    );
   checkTaskStopTarget({ ...task, ...(input.target === undefined ? {} : { target: input.target }) });
   return [
     ...head,

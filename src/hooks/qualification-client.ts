@@ -13,14 +13,16 @@
  * undici is most of the module graph a Stop hook would otherwise load for its one request, and
  * the hook runs at every agent stop (docs/stop-hooks.md "Performance").
  */
-import { request as httpRequest } from 'node:http';
-import type { IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+
 import { AgentscmError } from '../contracts/errors.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import type { JsonValue } from '../contracts/json-value.js';
-import { MAX_QUALIFICATION_BYTES, qualificationAnswerDecoder } from '../contracts/qualification.js';
-import type { QualificationAnswer } from '../contracts/qualification.js';
+import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
+import {
+  MAX_QUALIFICATION_BYTES,
+  qualificationAnswerDecoder,
+  type QualificationAnswer,
+} from '../contracts/qualification.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
 import { TASK_CAPABILITY, TASK_CONTRACT_VERSION } from '../contracts/task-common.js';
 
@@ -64,10 +66,14 @@ function tokenRejected(status: number): AgentscmError {
 }
 
 function malformed(cause?: unknown): AgentscmError {
-  return new AgentscmError('HOOK_ANSWER_MALFORMED', 'the service answered something that is not a valid qualification answer', {
-    hint: 'the subject is treated as not qualified',
-    ...(cause === undefined ? {} : { cause }),
-  });
+  return new AgentscmError(
+    'HOOK_ANSWER_MALFORMED',
+    'the service answered something that is not a valid qualification answer',
+    {
+      hint: 'the subject is treated as not qualified',
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
 }
 
 async function readBounded(body: AsyncIterable<Buffer | Uint8Array>): Promise<Buffer> {
@@ -89,7 +95,12 @@ export function decodeQualificationResponse(bytes: Uint8Array): QualificationAns
   } catch (error) {
     throw malformed(error);
   }
-  if (!isJsonObject(envelope) || Object.keys(envelope).length !== 3 || envelope.capability !== TASK_CAPABILITY || envelope.schema_version !== TASK_CONTRACT_VERSION) {
+  if (
+    !isJsonObject(envelope) ||
+    Object.keys(envelope).length !== 3 ||
+    envelope.capability !== TASK_CAPABILITY ||
+    envelope.schema_version !== TASK_CONTRACT_VERSION
+  ) {
     throw malformed();
   }
   const result = envelope.result;
@@ -108,7 +119,16 @@ export function decodeQualificationResponse(bytes: Uint8Array): QualificationAns
 function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(url, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, signal }, resolve);
+    const req = send(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        signal,
+      },
+      resolve,
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -118,14 +138,23 @@ function post(url: URL, headers: Record<string, string>, body: string, signal: A
 export async function requestQualification(input: QualificationRequest): Promise<QualificationAnswer> {
   const url = agentTasksUrl(input.endpoint, input.repository, input.profile);
   const timeoutMs = input.timeoutMs ?? QUALIFICATION_TIMEOUT_MS;
-  const body = JSON.stringify({ operation: 'qualification', input: null, subject: { change_id: input.subject.change_id, context_digest: input.subject.context_digest } });
+  const body = JSON.stringify({
+    operation: 'qualification',
+    input: null,
+    subject: { change_id: input.subject.change_id, context_digest: input.subject.context_digest },
+  });
   // One limit for the whole call: connect, headers and body (the signal destroys the socket).
   const limit = new AbortController();
   const timer = setTimeout(() => limit.abort(), timeoutMs);
   let response: IncomingMessage | undefined;
   try {
     try {
-      response = await post(url, { authorization: `Bearer ${input.token}`, 'content-type': 'application/json' }, body, limit.signal);
+      response = await post(
+        url,
+        { authorization: `Bearer ${input.token}`, 'content-type': 'application/json' },
+        body,
+        limit.signal,
+      );
     } catch (error) {
       throw requestFailed(error);
     }

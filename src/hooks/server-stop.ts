@@ -14,8 +14,7 @@
  * `recordStopRunReceipt`, one authority transaction that observes the run and writes the row).
  */
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json-value.js';
 import { oneLine, quoteForMessage } from '../contracts/message-text.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { currentPolicyEpoch } from '../native/policy.js';
@@ -23,26 +22,25 @@ import { getTargetRequirement } from '../native/requirements.js';
 import { createReviewContext } from '../native/review-contexts.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import { recordStopRunReceipt } from '../tasks/admission.js';
-import { checkpointWorkspace } from '../workspace/checkpoint.js';
-import type { CheckpointResult } from '../workspace/checkpoint.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
 import type { CommandStepRuntime } from '../workflows/command-step.js';
 import { compileStructure } from '../workflows/plan.js';
-import type { ReviewStepRuntime } from '../workflows/review-step.js';
 import { compileRequirementPlan, requirementDefinition } from '../workflows/requirement.js';
-import { runWorkflow } from '../workflows/runner.js';
-import type { AdvanceReport } from '../workflows/runner.js';
+import type { ReviewStepRuntime } from '../workflows/review-step.js';
+import { runWorkflow, type AdvanceReport } from '../workflows/runner.js';
 import { resolvePackagePath } from '../workflows/skill-package.js';
 import type { StepView } from '../workflows/status.js';
-import type { StopDecision, StopFailure, StopFeedback } from './stop-output.js';
-import { stopToken } from './stop-output.js';
+import { checkpointWorkspace, type CheckpointResult } from '../workspace/checkpoint.js';
+import { stopToken, type StopDecision, type StopFailure, type StopFeedback } from './stop-output.js';
 
 /** Output kept per failing command step: the last lines of stdout and stderr. */
 export const STOP_TAIL_LINES = 20;
 export const STOP_TAIL_BYTES = 2048;
 /** The fixed sentence of a server-executed block (next is always checkpoint: this hook checkpoints). */
-export const SERVER_STOP_NEXT_ACTION = 'Fix what the failing steps report in the workspace, then finish again: the Stop hook checkpoints the workspace and runs the requirement on the new version.';
-const LOCAL_NEXT_ACTION = 'The Stop hook could not check this work (see the first lines); fix the cause or ask the operator, then finish again.';
+export const SERVER_STOP_NEXT_ACTION =
+  'Fix what the failing steps report in the workspace, then finish again: the Stop hook checkpoints the workspace and runs the requirement on the new version.';
+const LOCAL_NEXT_ACTION =
+  'The Stop hook could not check this work (see the first lines); fix the cause or ask the operator, then finish again.';
 
 export interface ServerStopInput {
   readonly dataDir: string;
@@ -59,15 +57,29 @@ export interface ServerStopInput {
 export function outputTail(text: string): string {
   let tail = text.replace(/\n+$/, '').split('\n').slice(-STOP_TAIL_LINES).join('\n');
   const bytes = Buffer.from(tail, 'utf8');
-  if (bytes.length > STOP_TAIL_BYTES) tail = `…${bytes.subarray(bytes.length - STOP_TAIL_BYTES).toString('utf8').replace(/^\uFFFD+/, '')}`;
+  if (bytes.length > STOP_TAIL_BYTES)
+    tail = `…${bytes
+      .subarray(bytes.length - STOP_TAIL_BYTES)
+      .toString('utf8')
+      .replace(/^\uFFFD+/, '')}`;
   return tail;
 }
 
 function localBlock(stage: string, error: unknown): StopDecision {
-  const e = isAgentscmError(error) ? error : new AgentscmError('INTERNAL', error instanceof Error ? error.message : String(error));
+  const e = isAgentscmError(error)
+    ? error
+    : new AgentscmError('INTERNAL', error instanceof Error ? error.message : String(error));
   const lines = [`agentscm Stop hook: the ${stage} failed: error[${e.code}] ${oneLine(e.message)}`];
   if (e.hint !== undefined) lines.push(`  hint: ${oneLine(e.hint)}`);
-  return { decision: 'block', feedback: { lines, failures: [{ task_id: stage, code: e.code.toLowerCase() }], next_action: LOCAL_NEXT_ACTION, next: { operation: 'checkpoint' } } };
+  return {
+    decision: 'block',
+    feedback: {
+      lines,
+      failures: [{ task_id: stage, code: e.code.toLowerCase() }],
+      next_action: LOCAL_NEXT_ACTION,
+      next: { operation: 'checkpoint' },
+    },
+  };
 }
 
 /** The run ID and compiled definition of the subject the checkpoint made, and the review context its command steps bind (null without command steps). */
@@ -84,14 +96,29 @@ function prepareRun(input: ServerStopInput, checkpoint: CheckpointResult): Prepa
     const requirement = readTransaction(auth, () => getTargetRequirement(auth, checkpoint.repository, input.target));
     // A requirement with command steps binds them to a review context of this exact version.
     const structure = compileStructure(requirementDefinition(requirement));
-    const recipes = [...new Set(structure.definition.steps.flatMap((s) => (s.action.kind === 'command' ? [resolvePackagePath(structure.layout, s.action.runner)] : [])))];
+    const recipes = [
+      ...new Set(
+        structure.definition.steps.flatMap((s) =>
+          s.action.kind === 'command' ? [resolvePackagePath(structure.layout, s.action.runner)] : [],
+        ),
+      ),
+    ];
     const first = recipes[0];
-    const contextDigest = first === undefined ? null : createReviewContext(auth, { repository: checkpoint.repository, changeId: checkpoint.change, runnerPath: first }).context_digest;
+    const contextDigest =
+      first === undefined
+        ? null
+        : createReviewContext(auth, {
+            repository: checkpoint.repository,
+            changeId: checkpoint.change,
+            runnerPath: first,
+          }).context_digest;
     const compiled = readTransaction(auth, () =>
       compileRequirementPlan(auth, requirement, {
         revision: checkpoint.revision,
         policyEpoch: currentPolicyEpoch(auth, checkpoint.repository),
-        ...(contextDigest === null ? {} : { change: { id: checkpoint.change, version: checkpoint.version, contextDigest } }),
+        ...(contextDigest === null
+          ? {}
+          : { change: { id: checkpoint.change, version: checkpoint.version, contextDigest } }),
       }),
     );
     const runId = `stop-${sha256Hex(`agentscm.stop-run.v1\0${checkpoint.repository}\0${checkpoint.change}\0${checkpoint.version}\0${compiled.plan.digest}`).slice(0, 40)}`;
@@ -108,12 +135,25 @@ function stepLines(dataDir: string, step: StepView): { lines: string[]; failure:
     try {
       const attempt = showCommandAttempt(dataDir, step.execution.attempt_id);
       const record = isJsonObject(attempt.record) ? attempt.record : {};
-      const exit = typeof record.exit_code === 'number' || typeof record.exit_code === 'bigint' ? String(record.exit_code) : 'none';
-      lines.push(`  outcome ${attempt.outcome ?? 'none'}, exit status ${exit}${attempt.summary === null ? '' : `: ${oneLine(attempt.summary)}`}`);
+      const exit =
+        typeof record.exit_code === 'number' || typeof record.exit_code === 'bigint'
+          ? String(record.exit_code)
+          : 'none';
+      lines.push(
+        `  outcome ${attempt.outcome ?? 'none'}, exit status ${exit}${attempt.summary === null ? '' : `: ${oneLine(attempt.summary)}`}`,
+      );
       if (attempt.outcome !== null) code = `command_${attempt.outcome}`;
-      for (const [name, stream] of [['stdout', attempt.stdout], ['stderr', attempt.stderr]] as const) {
+      for (const [name, stream] of [
+        ['stdout', attempt.stdout],
+        ['stderr', attempt.stderr],
+      ] as const) {
         if (stream.bytes === 0) continue;
-        lines.push(`  last ${name} (${stream.bytes} bytes in all):`, ...outputTail(stream.text).split('\n').map((l) => `    ${l}`));
+        lines.push(
+          `  last ${name} (${stream.bytes} bytes in all):`,
+          ...outputTail(stream.text)
+            .split('\n')
+            .map((l) => `    ${l}`),
+        );
       }
       lines.push(`  full record: agentscm --data-dir ${dataDir} check-command-show ${attempt.attempt_id}`);
     } catch (error) {
@@ -141,27 +181,38 @@ function reviewLines(result: JsonObject): { lines: string[]; code: string } {
   const text = (value: JsonValue | undefined): string => (typeof value === 'string' ? value : '');
   const outcome = text(result.outcome);
   const reasons = Array.isArray(result.reasons) ? result.reasons.map((r) => text(r)).filter((r) => r !== '') : [];
-  const lines = [`  review ${outcome}${reasons.length === 0 ? '' : ` (${reasons.join(', ')})`}, record ${text(result.record_digest)}`];
+  const lines = [
+    `  review ${outcome}${reasons.length === 0 ? '' : ` (${reasons.join(', ')})`}, record ${text(result.record_digest)}`,
+  ];
   const findings = Array.isArray(result.findings) ? result.findings.filter(isJsonObject) : [];
-  const total = typeof result.findings_total === 'number' || typeof result.findings_total === 'bigint' ? Number(result.findings_total) : findings.length;
+  const total =
+    typeof result.findings_total === 'number' || typeof result.findings_total === 'bigint'
+      ? Number(result.findings_total)
+      : findings.length;
   for (const finding of findings.slice(0, STOP_REVIEW_FINDINGS)) {
     const line = typeof finding.line === 'number' || typeof finding.line === 'bigint' ? `:${String(finding.line)}` : '';
-    lines.push(`  finding (${oneLine(text(finding.severity))}, ${oneLine(text(finding.criterion))}) ${quoteForMessage(text(finding.path), 256)}${line}: ${quoteForMessage(text(finding.message), 512)}`);
+    lines.push(
+      `  finding (${oneLine(text(finding.severity))}, ${oneLine(text(finding.criterion))}) ${quoteForMessage(text(finding.path), 256)}${line}: ${quoteForMessage(text(finding.message), 512)}`,
+    );
   }
-  if (total > Math.min(findings.length, STOP_REVIEW_FINDINGS)) lines.push(`  … ${total - Math.min(findings.length, STOP_REVIEW_FINDINGS)} more finding(s) in the review record`);
+  if (total > Math.min(findings.length, STOP_REVIEW_FINDINGS))
+    lines.push(`  … ${total - Math.min(findings.length, STOP_REVIEW_FINDINGS)} more finding(s) in the review record`);
   return { lines, code: `review_${outcome === '' ? 'unknown' : outcome}` };
 }
 
 /** Block feedback for a run that did not complete. */
 export function runFeedback(dataDir: string, report: AdvanceReport): StopFeedback {
-  const lines = [`agentscm Stop hook: run ${report.run_id} of "${report.name}" on revision ${report.source.revision} is ${report.state}${report.state_reason === null ? '' : ` (${oneLine(report.state_reason)})`}.`];
+  const lines = [
+    `agentscm Stop hook: run ${report.run_id} of "${report.name}" on revision ${report.source.revision} is ${report.state}${report.state_reason === null ? '' : ` (${oneLine(report.state_reason)})`}.`,
+  ];
   const failures: StopFailure[] = [];
   if (report.waiting !== null) {
     lines.push(`waiting at step "${report.waiting.step}": ${oneLine(report.waiting.message)}`);
     failures.push({ task_id: stopToken(report.waiting.step), code: stopToken(report.waiting.reason) });
   }
   for (const step of report.steps) {
-    if (step.state === 'succeeded' || step.state === 'skipped' || step.state === 'pending' || step.state === 'not_run') continue;
+    if (step.state === 'succeeded' || step.state === 'skipped' || step.state === 'pending' || step.state === 'not_run')
+      continue;
     if (report.waiting !== null && step.id === report.waiting.step) continue;
     const { lines: more, failure } = stepLines(dataDir, step);
     lines.push(...more);
@@ -174,7 +225,12 @@ export function runFeedback(dataDir: string, report: AdvanceReport): StopFeedbac
 export async function runServerStop(input: ServerStopInput): Promise<StopDecision> {
   let checkpoint: CheckpointResult;
   try {
-    checkpoint = checkpointWorkspace({ change: input.change, workspace: input.workspace, dataDir: input.dataDir, ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }) });
+    checkpoint = checkpointWorkspace({
+      change: input.change,
+      workspace: input.workspace,
+      dataDir: input.dataDir,
+      ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
+    });
   } catch (error) {
     return localBlock('checkpoint', error);
   }
@@ -201,14 +257,24 @@ export async function runServerStop(input: ServerStopInput): Promise<StopDecisio
   } catch (error) {
     return localBlock('run', error);
   }
-  if (report.waiting !== null || (report.state !== 'completed' && report.state !== 'completed_with_omissions')) return { decision: 'block', feedback: runFeedback(input.dataDir, report) };
+  if (report.waiting !== null || (report.state !== 'completed' && report.state !== 'completed_with_omissions'))
+    return { decision: 'block', feedback: runFeedback(input.dataDir, report) };
   // A requirement without command steps binds no review context, so there is no exact subject
   // to approve and no receipt to copy: the completed run is the answer.
   if (prepared.contextDigest === null) return { decision: 'pass' };
   try {
-    const recorded = recordStopRunReceipt({ dataDir: input.dataDir, repository: checkpoint.repository, target: input.target, change: checkpoint.change, contextDigest: prepared.contextDigest, runId: prepared.runId });
+    const recorded = recordStopRunReceipt({
+      dataDir: input.dataDir,
+      repository: checkpoint.repository,
+      target: input.target,
+      change: checkpoint.change,
+      contextDigest: prepared.contextDigest,
+      runId: prepared.runId,
+    });
     if (recorded !== null) {
-      input.onProgress?.(`receipt ${recorded.row.receipt_digest} of run ${prepared.runId} ${recorded.created ? 'recorded' : 'already recorded'} in the authority`);
+      input.onProgress?.(
+        `receipt ${recorded.row.receipt_digest} of run ${prepared.runId} ${recorded.created ? 'recorded' : 'already recorded'} in the authority`,
+      );
       return { decision: 'pass' };
     }
   } catch (error) {
@@ -226,7 +292,10 @@ function noReceiptFeedback(dataDir: string, report: AdvanceReport): StopFeedback
   const feedback = runFeedback(dataDir, report);
   return {
     ...feedback,
-    lines: [...feedback.lines, 'the completed run gives no receipt for the exact subject: every command step (optional or not) must pass, and every required step must succeed again now'],
+    lines: [
+      ...feedback.lines,
+      'the completed run gives no receipt for the exact subject: every command step (optional or not) must pass, and every required step must succeed again now',
+    ],
     failures: [...feedback.failures, { task_id: 'receipt', code: 'receipt_not_written' }],
   };
 }

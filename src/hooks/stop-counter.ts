@@ -10,6 +10,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import type { StopPayload } from './stop-payload.js';

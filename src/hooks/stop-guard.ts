@@ -8,12 +8,15 @@
  */
 import { isAgentscmError } from '../contracts/errors.js';
 import { oneLine } from '../contracts/message-text.js';
-import { clearStopCounter, countStopBlock, MAX_STOP_CONTINUATIONS, readStopCounter } from './stop-counter.js';
-import type { StopCounter } from './stop-counter.js';
-import { renderStopOutput } from './stop-output.js';
-import type { StopDecision } from './stop-output.js';
-import { decodeStopPayload } from './stop-payload.js';
-import type { StopClient, StopPayload } from './stop-payload.js';
+import {
+  clearStopCounter,
+  countStopBlock,
+  MAX_STOP_CONTINUATIONS,
+  readStopCounter,
+  type StopCounter,
+} from './stop-counter.js';
+import { renderStopOutput, type StopDecision } from './stop-output.js';
+import { decodeStopPayload, type StopClient, type StopPayload } from './stop-payload.js';
 
 export interface StopHookResult {
   readonly stdout: string;
@@ -47,7 +50,11 @@ export async function guardStop(input: StopGuardInput): Promise<StopHookResult> 
     if (counter.exhausted) {
       clearStopCounter(counter);
       const out = renderStopOutput(input.client, { decision: 'pass' });
-      return { stdout: out.stdout, stderr: `agentscm: the Stop hook blocked ${MAX_STOP_CONTINUATIONS} times in a row; continuation ends here without running it again\n`, exitCode: 0 };
+      return {
+        stdout: out.stdout,
+        stderr: `agentscm: the Stop hook blocked ${MAX_STOP_CONTINUATIONS} times in a row; continuation ends here without running it again\n`,
+        exitCode: 0,
+      };
     }
   } catch (error) {
     return failed(error);

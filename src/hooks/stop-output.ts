@@ -16,7 +16,13 @@ import { CODEX_STOP_OUTPUT_SCHEMA } from './codex-stop-schemas.js';
 import type { StopClient } from './stop-payload.js';
 
 /** next.operation (spec: typed data, never a command). */
-export const STOP_NEXT_OPERATIONS = ['collector_claim', 'reconcile', 'collector_finalize', 'checkpoint', 'none'] as const;
+export const STOP_NEXT_OPERATIONS = [
+  'collector_claim',
+  'reconcile',
+  'collector_finalize',
+  'checkpoint',
+  'none',
+] as const;
 export type StopNextOperation = (typeof STOP_NEXT_OPERATIONS)[number];
 
 export interface StopNext {
@@ -38,7 +44,8 @@ export interface StopFeedback {
   readonly next: StopNext;
 }
 
-export type StopDecision = { readonly decision: 'pass' } | { readonly decision: 'block'; readonly feedback: StopFeedback };
+export type StopDecision =
+  { readonly decision: 'pass' } | { readonly decision: 'block'; readonly feedback: StopFeedback };
 
 export interface StopOutput {
   readonly stdout: string;
@@ -57,8 +64,13 @@ export function stopToken(text: string): string {
 
 /** The feedback TEXT: the lines, then the one JSON line. */
 export function stopReasonText(feedback: StopFeedback): string {
-  const failures = feedback.failures.slice(0, MAX_STOP_FAILURES).map((f) => ({ task_id: stopToken(f.task_id), code: stopToken(f.code) }));
-  const next: JsonObject = feedback.next.task_id === undefined ? { operation: feedback.next.operation } : { operation: feedback.next.operation, task_id: feedback.next.task_id };
+  const failures = feedback.failures
+    .slice(0, MAX_STOP_FAILURES)
+    .map((f) => ({ task_id: stopToken(f.task_id), code: stopToken(f.code) }));
+  const next: JsonObject =
+    feedback.next.task_id === undefined
+      ? { operation: feedback.next.operation }
+      : { operation: feedback.next.operation, task_id: feedback.next.task_id };
   const line = JSON.stringify({ failures, next_action: feedback.next_action, next });
   // The human lines as a reader must see them: a path or output line with a control or bidi
   // character is shown escaped and marked (display-text.ts); the JSON line is escaped already.
@@ -78,6 +90,7 @@ export function renderStopOutput(client: StopClient, decision: StopDecision): St
 
 function checkedCodex(answer: JsonObject): string {
   const problem = externalSchemaProblem(CODEX_STOP_OUTPUT_SCHEMA, answer);
-  if (problem !== null) throw new AgentscmError('INTERNAL', `the Codex Stop answer does not conform to Codex's output schema (${problem})`);
+  if (problem !== null)
+    throw new AgentscmError('INTERNAL', `the Codex Stop answer does not conform to Codex's output schema (${problem})`);
   return JSON.stringify(answer);
 }

@@ -8,8 +8,7 @@
  */
 import { externalSchemaProblem } from '../agent-state/external-schema.js';
 import { AgentscmError } from '../contracts/errors.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import type { JsonValue } from '../contracts/json-value.js';
+import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
 import { CODEX_STOP_INPUT_SCHEMA } from './codex-stop-schemas.js';
 
@@ -27,10 +26,14 @@ export interface StopPayload {
 }
 
 function invalid(client: StopClient, why: string, cause?: unknown): AgentscmError {
-  return new AgentscmError('HOOK_PAYLOAD_INVALID', `the ${client === 'codex' ? 'Codex' : 'Claude Code'} Stop hook input is not valid: ${why}`, {
-    hint: 'the hook reads one Stop payload as JSON on stdin; it did nothing',
-    ...(cause === undefined ? {} : { cause }),
-  });
+  return new AgentscmError(
+    'HOOK_PAYLOAD_INVALID',
+    `the ${client === 'codex' ? 'Codex' : 'Claude Code'} Stop hook input is not valid: ${why}`,
+    {
+      hint: 'the hook reads one Stop payload as JSON on stdin; it did nothing',
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
 }
 
 /** Decode the Stop payload a client sent on stdin (HOOK_PAYLOAD_INVALID otherwise). */
@@ -53,7 +56,8 @@ export function decodeStopPayload(client: StopClient, bytes: Uint8Array): StopPa
   if (active !== undefined && typeof active !== 'boolean') throw invalid(client, 'stop_hook_active is not a boolean');
   for (const key of ['cwd', 'transcript_path'] as const) {
     const field = value[key];
-    if (field !== undefined && field !== null && typeof field !== 'string') throw invalid(client, `${key} is not a string`);
+    if (field !== undefined && field !== null && typeof field !== 'string')
+      throw invalid(client, `${key} is not a string`);
   }
   return { client, session_id: value.session_id, stop_hook_active: active === true };
 }

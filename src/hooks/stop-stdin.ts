@@ -10,7 +10,11 @@ export async function readStopStdin(stream: NodeJS.ReadableStream = process.stdi
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     length += buffer.length;
     if (length > MAX_STOP_PAYLOAD_BYTES) {
-      throw new AgentscmError('HOOK_PAYLOAD_INVALID', `the Stop hook input is larger than ${MAX_STOP_PAYLOAD_BYTES} bytes`, { hint: 'the hook reads one Stop payload as JSON on stdin; it did nothing' });
+      throw new AgentscmError(
+        'HOOK_PAYLOAD_INVALID',
+        `the Stop hook input is larger than ${MAX_STOP_PAYLOAD_BYTES} bytes`,
+        { hint: 'the hook reads one Stop payload as JSON on stdin; it did nothing' },
+      );
     }
     chunks.push(buffer);
   }

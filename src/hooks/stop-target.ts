@@ -6,6 +6,7 @@
  * install-stop.ts so that the hook does not load the installers' settings merge.
  */
 import { isAbsolute } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { validateId } from '../contracts/ids.js';
 
@@ -33,12 +34,28 @@ export function checkTaskStopTarget(task: TaskStopTarget): void {
   try {
     url = new URL(task.endpoint);
   } catch {
-    throw usage(`--endpoint ${JSON.stringify(task.endpoint)} is not a URL`, 'pass the hub URL, e.g. https://hub.example:8443');
+    throw usage(
+      `--endpoint ${JSON.stringify(task.endpoint)} is not a URL`,
+      'pass the hub URL, e.g. https://hub.example:8443',
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usage(`--endpoint must be an http or https URL, not ${url.protocol}`, 'pass the hub URL');
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') throw usage('--endpoint must not carry credentials, a query or a fragment', 'pass the hub URL; the token comes from --token-file');
-  if (!OWNER_NAME.test(task.repository)) throw usage(`--repository ${JSON.stringify(task.repository)} is not OWNER/NAME`, 'pass the repository as OWNER/NAME');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw usage(`--endpoint must be an http or https URL, not ${url.protocol}`, 'pass the hub URL');
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '')
+    throw usage(
+      '--endpoint must not carry credentials, a query or a fragment',
+      'pass the hub URL; the token comes from --token-file',
+    );
+  if (!OWNER_NAME.test(task.repository))
+    throw usage(
+      `--repository ${JSON.stringify(task.repository)} is not OWNER/NAME`,
+      'pass the repository as OWNER/NAME',
+    );
   validateId(task.profile, '--profile');
   if (task.target !== undefined) validateId(task.target, '--target');
-  if (!isAbsolute(task.tokenFile)) throw usage(`--token-file must be an absolute path, not ${JSON.stringify(task.tokenFile)}`, 'the hook runs from the client\'s working directory; pass the token file\'s absolute path');
+  if (!isAbsolute(task.tokenFile))
+    throw usage(
+      `--token-file must be an absolute path, not ${JSON.stringify(task.tokenFile)}`,
+      "the hook runs from the client's working directory; pass the token file's absolute path",
+    );
 }

@@ -19,43 +19,46 @@
  * never claims, collects, uploads, finalizes, reconciles or checkpoints, and writes nothing
  * (the counter is the frame's).
  */
-import { isAgentscmError } from '../contracts/errors.js';
-import type { ErrorCode } from '../contracts/errors.js';
+import { isAgentscmError, type ErrorCode } from '../contracts/errors.js';
 import type { QualificationAnswer } from '../contracts/qualification.js';
-import { readTokenFile } from '../native/grant-token-file.js';
 import { getChange } from '../native/changes.js';
+import { readTokenFile } from '../native/grant-token-file.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { getTargetRequirement } from '../native/requirements.js';
-import { openAuthority, readTransaction } from '../native/store.js';
 import { soleCurrentContext } from '../native/review-contexts.js';
-import { readWorkspaceStatus } from '../workspace/status.js';
-import type { WorkspaceStatus } from '../workspace/status.js';
+import { openAuthority, readTransaction } from '../native/store.js';
+import { readWorkspaceStatus, type WorkspaceStatus } from '../workspace/status.js';
 import { requestQualification } from './qualification-client.js';
-import { DEFAULT_TASK_STOP_TARGET } from './stop-target.js';
 import type { StopDecision, StopFailure, StopNext, StopNextOperation } from './stop-output.js';
+import { DEFAULT_TASK_STOP_TARGET } from './stop-target.js';
 
 /** The fixed sentence of each next.operation (docs/stop-hooks.md "Block causes and feedback"). */
 export const TASK_STOP_NEXT_ACTIONS: Readonly<Record<StopNextOperation, string>> = {
   collector_claim:
     'Claim the task named in next with collector_claim (MCP tool or `agentscm agent-task claim`), run it with `agentscm agent-task collect`, ask qualification, then finish again.',
-  reconcile: 'Reconcile the unresolved attempt of the task named in next (reconcile), ask qualification and follow its next, then finish again.',
+  reconcile:
+    'Reconcile the unresolved attempt of the task named in next (reconcile), ask qualification and follow its next, then finish again.',
   collector_finalize: 'Finalize the collected evidence with collector_finalize, ask qualification, then finish again.',
   checkpoint:
-    'Checkpoint the workspace onto this Change (`agentscm checkpoint --change CHANGE`) and create the review context of the new version (`agentscm context create --change CHANGE --runner RECIPE_PATH`), then follow qualification\'s next and finish again.',
+    "Checkpoint the workspace onto this Change (`agentscm checkpoint --change CHANGE`) and create the review context of the new version (`agentscm context create --change CHANGE --runner RECIPE_PATH`), then follow qualification's next and finish again.",
   none: 'No task operation moves this subject forward now: a failed check needs an edit and a new checkpoint, an attempt in progress needs its collector to finish, and a store, token or service failure needs the operator; then finish again.',
 };
 
 /** What the hook's own failures say (fixed text: no path, no server text). */
 const CATEGORY_LINES = {
-  workspace_unavailable: 'the workspace cannot be read (missing, bound to another data directory, or its schema is not current)',
-  local_store_unavailable: "the local store cannot give the Change's subject (missing store, several review contexts of its current version, or no installed requirement)",
+  workspace_unavailable:
+    'the workspace cannot be read (missing, bound to another data directory, or its schema is not current)',
+  local_store_unavailable:
+    "the local store cannot give the Change's subject (missing store, several review contexts of its current version, or no installed requirement)",
   subject_missing: 'the Change has no checkpointed version yet, or its current version has no review context',
   token_unavailable: 'the token file cannot be read (missing, not a single token, or readable by group or others)',
-  workspace_not_clean: 'the workspace has edits that are not checkpointed (or a pending operation, or an incomplete scan)',
+  workspace_not_clean:
+    'the workspace has edits that are not checkpointed (or a pending operation, or an incomplete scan)',
   workspace_changed: 'the workspace changed while qualification was asked',
   subject_changed: "the Change's subject changed while qualification was asked",
   base_mismatch: "the workspace base is not the revision of the Change's current version",
-  service_request_failed: 'the qualification request to the service failed (offline, unreachable, too slow, or refused)',
+  service_request_failed:
+    'the qualification request to the service failed (offline, unreachable, too slow, or refused)',
   token_rejected: 'the service rejected the token (revoked, rotated, or not for this repository)',
   malformed_response: 'the service answered something that is not a valid qualification answer for this subject',
 } as const;
@@ -88,7 +91,12 @@ export interface LocalSubject {
 }
 
 /** Read the Change's subject in one read snapshot of the authority (existing-only, read-only). */
-export function readLocalSubject(dataDir: string, repository: string, changeId: string, target: string = DEFAULT_TASK_STOP_TARGET): LocalSubject {
+export function readLocalSubject(
+  dataDir: string,
+  repository: string,
+  changeId: string,
+  target: string = DEFAULT_TASK_STOP_TARGET,
+): LocalSubject {
   const auth = openAuthority(dataDir, { mode: 'read' });
   try {
     return readTransaction(auth, () => {
@@ -124,7 +132,11 @@ function sameWorkspace(a: WorkspaceStatus, b: WorkspaceStatus): boolean {
   return a.ready && b.ready && a.base_revision === b.base_revision && a.generation === b.generation;
 }
 
-function block(category: Category, next: StopNext, failures: readonly StopFailure[] = [{ task_id: 'stop_hook', code: category }]): StopDecision {
+function block(
+  category: Category,
+  next: StopNext,
+  failures: readonly StopFailure[] = [{ task_id: 'stop_hook', code: category }],
+): StopDecision {
   return {
     decision: 'block',
     feedback: {
@@ -162,20 +174,28 @@ function answerBlock(answer: QualificationAnswer): StopDecision {
     answer.subject_current
       ? `agentscm Stop hook: revision ${answer.revision} is not qualified yet (${answer.failures.length} failure${answer.failures.length === 1 ? '' : 's'}).`
       : `agentscm Stop hook: the subject of revision ${answer.revision} is superseded.`,
-    ...answer.tasks.map((task) => `task ${task.task_id} (step ${task.step_id}${task.required ? ', required' : ''}): ${task.state}`),
+    ...answer.tasks.map(
+      (task) => `task ${task.task_id} (step ${task.step_id}${task.required ? ', required' : ''}): ${task.state}`,
+    ),
     // Every failure by its code, known to this hook or not (a newer hub may add codes; the decoder
     // has checked each is id-shaped, so it is printed as it came).
     ...answer.failures.map((failure) => `failure of task ${failure.task_id}: ${failure.code}`),
   ];
   return {
     decision: 'block',
-    feedback: { lines, failures: answer.failures, next_action: TASK_STOP_NEXT_ACTIONS[answer.next.operation], next: answer.next },
+    feedback: {
+      lines,
+      failures: answer.failures,
+      next_action: TASK_STOP_NEXT_ACTIONS[answer.next.operation],
+      next: answer.next,
+    },
   };
 }
 
 /** One agent-owned Stop (see the module comment): pass only for qualified, current, clean, exact bytes. */
 export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
-  const readWorkspace = (): WorkspaceStatus => readWorkspaceStatus({ workspace: input.workspace, dataDir: input.dataDir });
+  const readWorkspace = (): WorkspaceStatus =>
+    readWorkspaceStatus({ workspace: input.workspace, dataDir: input.dataDir });
   let before: WorkspaceStatus;
   try {
     before = readWorkspace();
@@ -219,7 +239,9 @@ export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
   try {
     subjectAfter = readLocalSubject(input.dataDir, after.repository, input.change, target);
   } catch (error) {
-    return isAgentscmError(error) && SUBJECT_MISSING.has(error.code) ? block('subject_changed', CHECKPOINT) : block('local_store_unavailable', NONE);
+    return isAgentscmError(error) && SUBJECT_MISSING.has(error.code)
+      ? block('subject_changed', CHECKPOINT)
+      : block('local_store_unavailable', NONE);
   }
 
   // The local bytes first: an answer about other bytes than the workspace's says nothing of them.

@@ -5,8 +5,11 @@
  * the JSON those commands print with --json. Transport facts only — the argument frame and the
  * input schema built from each operation's published schema; mcp.ts registers the tool.
  */
-import { AGENT_STATE_OPERATIONS, callAgentStateOperation } from '../agent-state/operations.js';
-import type { AgentStateOperation } from '../agent-state/operations.js';
+import {
+  AGENT_STATE_OPERATIONS,
+  callAgentStateOperation,
+  type AgentStateOperation,
+} from '../agent-state/operations.js';
 import {
   agentStateConflictsDecoder,
   agentStateCreateDecoder,
@@ -16,8 +19,7 @@ import {
 } from '../contracts/agent-state.js';
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import type { JsonValue } from '../contracts/json-value.js';
+import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
 
 export const AGENT_STATE_TOOL = 'agent_state';
 
@@ -59,10 +61,17 @@ export function agentStateToolSchema(): object {
 
 /** Run one call of the tool: the argument frame checked, then the agent-state core on the input's bytes. */
 export function callAgentStateTool(args: unknown): JsonValue {
-  if (!isJsonObject(args)) throw new AgentscmError('SCHEMA_TYPE', `the arguments of ${AGENT_STATE_TOOL} must be an object {"operation","input"}`);
+  if (!isJsonObject(args))
+    throw new AgentscmError(
+      'SCHEMA_TYPE',
+      `the arguments of ${AGENT_STATE_TOOL} must be an object {"operation","input"}`,
+    );
   for (const key of Object.keys(args)) {
     if (key !== 'operation' && key !== 'input') {
-      throw new AgentscmError('SCHEMA_UNKNOWN_FIELD', `${AGENT_STATE_TOOL} takes {"operation","input"}, not ${JSON.stringify(key.slice(0, 64))}`);
+      throw new AgentscmError(
+        'SCHEMA_UNKNOWN_FIELD',
+        `${AGENT_STATE_TOOL} takes {"operation","input"}, not ${JSON.stringify(key.slice(0, 64))}`,
+      );
     }
   }
   const { operation, input } = args;
@@ -72,6 +81,7 @@ export function callAgentStateTool(args: unknown): JsonValue {
     });
   }
   if (typeof operation !== 'string') throw new AgentscmError('SCHEMA_TYPE', '/operation must be a string');
-  if (!isJsonObject(input)) throw new AgentscmError('SCHEMA_TYPE', '/input must be an object, the operation\'s input document');
+  if (!isJsonObject(input))
+    throw new AgentscmError('SCHEMA_TYPE', "/input must be an object, the operation's input document");
   return callAgentStateOperation(operation, encodeCanonical(input)).value;
 }

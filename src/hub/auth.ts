@@ -7,17 +7,15 @@
  * rules: the bearer header, the profile's repository, the legacy endpoint's reader scope.
  */
 import type { IncomingMessage } from 'node:http';
-import { AgentscmError } from '../contracts/errors.js';
-import type { ErrorCode } from '../contracts/errors.js';
+
+import { AgentscmError, type ErrorCode } from '../contracts/errors.js';
 import { grantTokenSha256 } from '../contracts/grant.js';
-import { authenticateToken } from '../native/grants.js';
-import type { LiveGrant } from '../native/grants.js';
+import { authenticateToken, type LiveGrant } from '../native/grants.js';
 import { findTargetRequirement } from '../native/requirements.js';
 import { contentToken } from '../native/sqlite.js';
 import { openAuthority, readTransaction } from '../native/store.js';
-import { authorizeTaskToken } from '../tasks/grant-guard.js';
-import type { GrantAuthorization } from '../tasks/grant-guard.js';
 import type { TaskConnections } from '../tasks/connections.js';
+import { authorizeTaskToken, type GrantAuthorization } from '../tasks/grant-guard.js';
 import type { HubProfile } from './config.js';
 
 const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
@@ -55,11 +53,20 @@ const AUTHENTICATION_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
  */
 export function authenticationFailure(error: unknown): AgentscmError {
   if (error instanceof AgentscmError && AUTHENTICATION_CODES.has(error.code)) return error;
-  const why = error instanceof AgentscmError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
-  return new AgentscmError('HUB_PROFILE_UNAVAILABLE', `the hub cannot authenticate the request: a configured store cannot be read (${why})`, {
-    hint: 'the operator checks the data_dir of each hub profile',
-    cause: error,
-  });
+  const why =
+    error instanceof AgentscmError
+      ? `${error.code}: ${error.message}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
+  return new AgentscmError(
+    'HUB_PROFILE_UNAVAILABLE',
+    `the hub cannot authenticate the request: a configured store cannot be read (${why})`,
+    {
+      hint: 'the operator checks the data_dir of each hub profile',
+      cause: error,
+    },
+  );
 }
 
 /**
@@ -68,7 +75,12 @@ export function authenticationFailure(error: unknown): AgentscmError {
  * requirement (HUB_REQUIREMENT_CHANGED): only an authenticated caller learns whether it moved.
  */
 export function authorizeProfile(profile: HubProfile, token: string, connections: TaskConnections): GrantAuthorization {
-  const authorization = authorizeTaskToken({ dataDir: profile.dataDir, token, repository: profile.nativeRepository, connections });
+  const authorization = authorizeTaskToken({
+    dataDir: profile.dataDir,
+    token,
+    repository: profile.nativeRepository,
+    connections,
+  });
   requirePinnedRequirement(profile, connections);
   return authorization;
 }
@@ -139,7 +151,11 @@ export function requirePinnedRequirement(profile: HubProfile, connections: TaskC
  * (a token is 256 random bits, so at most one authority knows it). An agent grant is
  * HUB_GRANT_SCOPE_MISMATCH: reader and agent credentials never reach each other's tools.
  */
-export function authorizeReader(dataDirs: readonly string[], token: string, endpoint = 'the legacy /mcp endpoint'): { grant: LiveGrant; dataDir: string } {
+export function authorizeReader(
+  dataDirs: readonly string[],
+  token: string,
+  endpoint = 'the legacy /mcp endpoint',
+): { grant: LiveGrant; dataDir: string } {
   try {
     return authorizeReaderIn(dataDirs, token, endpoint);
   } catch (error) {
@@ -147,16 +163,24 @@ export function authorizeReader(dataDirs: readonly string[], token: string, endp
   }
 }
 
-function authorizeReaderIn(dataDirs: readonly string[], token: string, endpoint: string): { grant: LiveGrant; dataDir: string } {
+function authorizeReaderIn(
+  dataDirs: readonly string[],
+  token: string,
+  endpoint: string,
+): { grant: LiveGrant; dataDir: string } {
   let lastRejection: AgentscmError | null = null;
   for (const dataDir of dataDirs) {
     const auth = openAuthority(dataDir, { mode: 'read' });
     try {
       const grant = readTransaction(auth, () => authenticateToken(auth, token));
       if (grant.scope !== 'reader') {
-        throw new AgentscmError('HUB_GRANT_SCOPE_MISMATCH', `grant ${grant.grant_id} has scope ${grant.scope}; only reader grants reach ${endpoint}`, {
-          hint: 'use the workspace MCP endpoint /v1/hub/workspace/mcp with an agent grant, or a grant created with --scope reader here',
-        });
+        throw new AgentscmError(
+          'HUB_GRANT_SCOPE_MISMATCH',
+          `grant ${grant.grant_id} has scope ${grant.scope}; only reader grants reach ${endpoint}`,
+          {
+            hint: 'use the workspace MCP endpoint /v1/hub/workspace/mcp with an agent grant, or a grant created with --scope reader here',
+          },
+        );
       }
       return { grant, dataDir };
     } catch (error) {
@@ -169,6 +193,10 @@ function authorizeReaderIn(dataDirs: readonly string[], token: string, endpoint:
       auth.close();
     }
   }
-  throw lastRejection ?? new AgentscmError('GRANT_TOKEN_REJECTED', 'the token belongs to no grant of this hub', { hint: 'ask the operator for a reader grant' });
+  throw (
+    lastRejection ??
+    new AgentscmError('GRANT_TOKEN_REJECTED', 'the token belongs to no grant of this hub', {
+      hint: 'ask the operator for a reader grant',
+    })
+  );
 }
-

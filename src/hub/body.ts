@@ -7,20 +7,26 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { TRANSFER_LIMITS, readTransferPrefix } from '../contracts/collector-transfer.js';
+
+import { readTransferPrefix, TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 
 function tooLarge(limit: number, seen: string): AgentscmError {
-  return new AgentscmError('HUB_BODY_TOO_LARGE', `the request body is ${seen}, more than this route's bound of ${limit} bytes; it was not read`, {
-    hint: 'send a smaller request',
-    details: { limit },
-  });
+  return new AgentscmError(
+    'HUB_BODY_TOO_LARGE',
+    `the request body is ${seen}, more than this route's bound of ${limit} bytes; it was not read`,
+    {
+      hint: 'send a smaller request',
+      details: { limit },
+    },
+  );
 }
 
 /** The declared Content-Length when it is over `limit` (checked before reading). */
 export function refuseDeclaredLength(req: IncomingMessage, limit: number): void {
   const declared = req.headers['content-length'];
-  if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > limit) throw tooLarge(limit, `declared as ${declared} bytes`);
+  if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > limit)
+    throw tooLarge(limit, `declared as ${declared} bytes`);
 }
 
 /** Read the whole body of `req`, at most `limit` bytes (HUB_BODY_TOO_LARGE past it). */
@@ -73,7 +79,11 @@ function readChunks(req: IncomingMessage, take: (chunk: Buffer) => void): Promis
     };
     const onClose = (): void => {
       stop();
-      reject(new AgentscmError('TRANSFER_TRUNCATED', 'the client closed the connection before the body ended', { hint: 'resend the retained envelope' }));
+      reject(
+        new AgentscmError('TRANSFER_TRUNCATED', 'the client closed the connection before the body ended', {
+          hint: 'resend the retained envelope',
+        }),
+      );
     };
     req.on('data', onData);
     req.on('end', onEnd);
@@ -95,7 +105,10 @@ function readChunks(req: IncomingMessage, take: (chunk: Buffer) => void): Promis
  * before that buffer is made; it throws to refuse (the upload bound). Signature and record digests are the import's
  * to check.
  */
-export async function readTransferBody(req: IncomingMessage, beforeRecords: (declaredLength: number) => void = () => undefined): Promise<Buffer> {
+export async function readTransferBody(
+  req: IncomingMessage,
+  beforeRecords: (declaredLength: number) => void = () => undefined,
+): Promise<Buffer> {
   refuseDeclaredLength(req, TRANSFER_LIMITS.maxEnvelopeBytes);
   const declaredHeader = req.headers['content-length'];
   // Until the header is whole: the chunks so far and how many bytes the next check needs
@@ -119,20 +132,28 @@ export async function readTransferBody(req: IncomingMessage, beforeRecords: (dec
     if (declaredHeader !== undefined && /^[0-9]+$/.test(declaredHeader) && Number(declaredHeader) !== declaredLength) {
       const sent = Number(declaredHeader);
       const code = sent < declaredLength ? 'TRANSFER_TRUNCATED' : 'TRANSFER_TRAILING_BYTES';
-      throw new AgentscmError(code, `the request declares a body of ${sent} bytes but the envelope's header declares ${declaredLength}; it was refused before its records were read`, {
-        hint: 'send the envelope exactly as agent-task collect retained it',
-        details: { length: sent, declared_length: declaredLength },
-      });
+      throw new AgentscmError(
+        code,
+        `the request declares a body of ${sent} bytes but the envelope's header declares ${declaredLength}; it was refused before its records were read`,
+        {
+          hint: 'send the envelope exactly as agent-task collect retained it',
+          details: { length: sent, declared_length: declaredLength },
+        },
+      );
     }
     beforeRecords(declaredLength);
     return Buffer.allocUnsafeSlow(declaredLength);
   };
   const append = (target: Buffer, chunk: Buffer): void => {
     if (filled + chunk.byteLength > target.byteLength) {
-      throw new AgentscmError('TRANSFER_TRAILING_BYTES', `the body goes on past the ${target.byteLength} bytes the envelope's header declares; the rest was not read`, {
-        hint: 'nothing may follow the last record; send the envelope exactly as it was framed',
-        details: { declared_length: target.byteLength },
-      });
+      throw new AgentscmError(
+        'TRANSFER_TRAILING_BYTES',
+        `the body goes on past the ${target.byteLength} bytes the envelope's header declares; the rest was not read`,
+        {
+          hint: 'nothing may follow the last record; send the envelope exactly as it was framed',
+          details: { declared_length: target.byteLength },
+        },
+      );
     }
     chunk.copy(target, filled);
     filled += chunk.byteLength;
@@ -149,7 +170,10 @@ export async function readTransferBody(req: IncomingMessage, beforeRecords: (dec
     pending = [head];
     const prefix = prefixOf(head);
     if (prefix === null) {
-      need = size < TRANSFER_LIMITS.prefixBytes ? size + 1 : TRANSFER_LIMITS.prefixBytes + head.readUInt32BE(TRANSFER_LIMITS.magicBytes);
+      need =
+        size < TRANSFER_LIMITS.prefixBytes
+          ? size + 1
+          : TRANSFER_LIMITS.prefixBytes + head.readUInt32BE(TRANSFER_LIMITS.magicBytes);
       return;
     }
     envelope = start(prefix.declaredLength);
@@ -163,10 +187,14 @@ export async function readTransferBody(req: IncomingMessage, beforeRecords: (dec
   }
   const whole: Buffer = envelope;
   if (filled < whole.byteLength) {
-    throw new AgentscmError('TRANSFER_TRUNCATED', `the envelope's header declares ${whole.byteLength} bytes but the body ends after ${filled}`, {
-      hint: 'the envelope was cut short; resend the retained bytes',
-      details: { length: filled, declared_length: whole.byteLength },
-    });
+    throw new AgentscmError(
+      'TRANSFER_TRUNCATED',
+      `the envelope's header declares ${whole.byteLength} bytes but the body ends after ${filled}`,
+      {
+        hint: 'the envelope was cut short; resend the retained bytes',
+        details: { length: filled, declared_length: whole.byteLength },
+      },
+    );
   }
   return whole;
 }
@@ -225,10 +253,19 @@ export class UploadBudget {
   /** Take `bytes` for one upload (HUB_UPLOAD_BUSY when they do not fit); the returned function gives them back, once. */
   take(bytes: number): () => void {
     if (this.uploads >= this.limit.uploads || this.bytes + bytes > this.limit.bytes) {
-      throw new AgentscmError('HUB_UPLOAD_BUSY', `the hub is already reading ${this.uploads} collector uploads (${this.bytes} bytes), as much as it takes at once; this one (${bytes} bytes) was not read`, {
-        hint: `retry after ${UPLOAD_RETRY_AFTER_S} s (Retry-After)`,
-        details: { uploads: this.uploads, bytes: this.bytes, limit_bytes: this.limit.bytes, limit_uploads: this.limit.uploads },
-      });
+      throw new AgentscmError(
+        'HUB_UPLOAD_BUSY',
+        `the hub is already reading ${this.uploads} collector uploads (${this.bytes} bytes), as much as it takes at once; this one (${bytes} bytes) was not read`,
+        {
+          hint: `retry after ${UPLOAD_RETRY_AFTER_S} s (Retry-After)`,
+          details: {
+            uploads: this.uploads,
+            bytes: this.bytes,
+            limit_bytes: this.limit.bytes,
+            limit_uploads: this.limit.uploads,
+          },
+        },
+      );
     }
     this.bytes += bytes;
     this.uploads += 1;

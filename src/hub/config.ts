@@ -9,9 +9,14 @@
  */
 import { isIP } from 'node:net';
 import { isAbsolute, normalize } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
-import { HUB_CONFIG_MAX_BYTES, hubConfigDecoder } from '../contracts/hub-config.js';
-import type { HubConfigDocument, HubForgeConfig } from '../contracts/hub-config.js';
+import {
+  HUB_CONFIG_MAX_BYTES,
+  hubConfigDecoder,
+  type HubConfigDocument,
+  type HubForgeConfig,
+} from '../contracts/hub-config.js';
 import { readBoundedInput } from '../native/bounded-input.js';
 import { checkForgeConfig } from './forge-client.js';
 
@@ -41,9 +46,13 @@ export interface HubConfig {
 /** `HOST:PORT` or `[V6]:PORT` with an IP literal and a port 0..65535 (0: the system picks one). */
 export function parseListen(text: string): { host: string; port: number } {
   const invalid = (): AgentscmError =>
-    new AgentscmError('HUB_CONFIG_LISTEN_INVALID', `listen ${JSON.stringify(text.slice(0, 300))} is not HOST:PORT with an IP address`, {
-      hint: 'use e.g. "127.0.0.1:8787", "[::1]:8787", or port 0 to let the system pick one',
-    });
+    new AgentscmError(
+      'HUB_CONFIG_LISTEN_INVALID',
+      `listen ${JSON.stringify(text.slice(0, 300))} is not HOST:PORT with an IP address`,
+      {
+        hint: 'use e.g. "127.0.0.1:8787", "[::1]:8787", or port 0 to let the system pick one',
+      },
+    );
   const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([0-9.]+)):([0-9]{1,5})$/.exec(text);
   if (match === null) throw invalid();
   const host = match[1] ?? match[2] ?? '';
@@ -61,27 +70,43 @@ export function parseHubConfig(bytes: Uint8Array): HubConfig {
   const profiles = document.agent_task_profiles.map((entry, index): HubProfile => {
     const where = `agent_task_profiles[${index}]`;
     if (!isAbsolute(entry.data_dir)) {
-      throw new AgentscmError('HUB_CONFIG_DATA_DIR_RELATIVE', `${where}.data_dir ${JSON.stringify(entry.data_dir.slice(0, 300))} is not an absolute path`, {
-        hint: 'name the native data directory by its absolute path; the hub never resolves a path against its working directory',
-      });
+      throw new AgentscmError(
+        'HUB_CONFIG_DATA_DIR_RELATIVE',
+        `${where}.data_dir ${JSON.stringify(entry.data_dir.slice(0, 300))} is not an absolute path`,
+        {
+          hint: 'name the native data directory by its absolute path; the hub never resolves a path against its working directory',
+        },
+      );
     }
     const key = `${entry.repository_id}\u0000${entry.profile_id}`;
     if (seen.has(key)) {
-      throw new AgentscmError('HUB_CONFIG_PROFILE_DUPLICATE', `${where} repeats repository ${entry.repository_id} profile ${entry.profile_id}`, {
-        hint: 'keep one entry per repository_id and profile_id',
-      });
+      throw new AgentscmError(
+        'HUB_CONFIG_PROFILE_DUPLICATE',
+        `${where} repeats repository ${entry.repository_id} profile ${entry.profile_id}`,
+        {
+          hint: 'keep one entry per repository_id and profile_id',
+        },
+      );
     }
     seen.add(key);
     const publish = entry.publish_forge_status === true;
     if (publish && entry.forge === undefined) {
-      throw new AgentscmError('HUB_CONFIG_FORGE_INVALID', `${where}.publish_forge_status is true but the entry names no forge`, {
-        hint: 'add "forge": {"kind": "github"|"gitlab", "base_url": URL, "token_file": ABS_PATH}, or set publish_forge_status to false',
-      });
+      throw new AgentscmError(
+        'HUB_CONFIG_FORGE_INVALID',
+        `${where}.publish_forge_status is true but the entry names no forge`,
+        {
+          hint: 'add "forge": {"kind": "github"|"gitlab", "base_url": URL, "token_file": ABS_PATH}, or set publish_forge_status to false',
+        },
+      );
     }
     if (!publish && entry.forge !== undefined) {
-      throw new AgentscmError('HUB_CONFIG_FORGE_INVALID', `${where} names a forge but publish_forge_status is not true`, {
-        hint: 'set publish_forge_status to true to publish, or remove the forge section',
-      });
+      throw new AgentscmError(
+        'HUB_CONFIG_FORGE_INVALID',
+        `${where} names a forge but publish_forge_status is not true`,
+        {
+          hint: 'set publish_forge_status to true to publish, or remove the forge section',
+        },
+      );
     }
     if (entry.forge !== undefined) checkForgeConfig(entry.forge, where);
     return {

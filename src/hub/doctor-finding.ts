@@ -77,7 +77,8 @@ export interface DoctorFinding {
 /** A finding of `code`, with the status the code fixes. */
 export function finding(check: string, code: DoctorCode, message: string, fix: string | null = null): DoctorFinding {
   const status: DoctorStatus = DOCTOR_CODES[code];
-  if (status !== 'pass' && fix === null) throw new AgentscmError('INTERNAL', `doctor finding ${code} of ${check} has no fix`);
+  if (status !== 'pass' && fix === null)
+    throw new AgentscmError('INTERNAL', `doctor finding ${code} of ${check} has no fix`);
   return { check, status, code, message, fix };
 }
 

@@ -8,13 +8,19 @@
  */
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
-import { HOOK_CLIENTS, hookSettingsFile, readHookCommands, splitShellWords } from '../agent-state/hook-settings.js';
-import type { HookClient, HookSettingsLevel } from '../agent-state/hook-settings.js';
+
+import {
+  HOOK_CLIENTS,
+  hookSettingsFile,
+  readHookCommands,
+  splitShellWords,
+  type HookClient,
+  type HookSettingsLevel,
+} from '../agent-state/hook-settings.js';
 import { isEditHookCommand } from '../agent-state/install-edit-hook.js';
 import { isStopHookCommand } from '../hooks/install-stop.js';
 import { isStoreInitialized } from '../native/store.js';
-import { describeError, finding, passed } from './doctor-finding.js';
-import type { DoctorFinding } from './doctor-finding.js';
+import { describeError, finding, passed, type DoctorFinding } from './doctor-finding.js';
 import type { TokenFileRef } from './doctor-store.js';
 
 export interface HookCheckInput {
@@ -98,7 +104,8 @@ function settingsFiles(input: HookCheckInput): SettingsFile[] {
 export function checkHooks(input: HookCheckInput): HookCheck {
   const findings: DoctorFinding[] = [];
   const tokenFiles: TokenFileRef[] = [];
-  const reinstall = 'install it again with this agentscm: agentscm install-stop … --executable PATH (or install-edit-hook … --executable PATH), PATH being this installation\'s bin/run.js or the agentscm on PATH';
+  const reinstall =
+    "install it again with this agentscm: agentscm install-stop … --executable PATH (or install-edit-hook … --executable PATH), PATH being this installation's bin/run.js or the agentscm on PATH";
   let seen = 0;
   for (const settings of settingsFiles(input)) {
     let commands;
@@ -106,7 +113,14 @@ export function checkHooks(input: HookCheckInput): HookCheck {
       commands = readHookCommands(settings.client, settings.file, 'HOOK_SETTINGS_INVALID');
     } catch (error) {
       const { code, message } = describeError(error);
-      findings.push(finding('hooks', 'HOOK_FILE_INVALID', `${settings.client} ${settings.level} settings: ${code}: ${message}`, 'fix the file by hand (strict JSON valid for the client), then run doctor again'));
+      findings.push(
+        finding(
+          'hooks',
+          'HOOK_FILE_INVALID',
+          `${settings.client} ${settings.level} settings: ${code}: ${message}`,
+          'fix the file by hand (strict JSON valid for the client), then run doctor again',
+        ),
+      );
       seen += 1;
       continue;
     }
@@ -114,14 +128,28 @@ export function checkHooks(input: HookCheckInput): HookCheck {
     seen += 1;
     const ours = commands.filter((c) => isStopHookCommand(c.command) || isEditHookCommand(c.command));
     if (ours.length === 0) {
-      findings.push(finding('hooks', 'NO_AGENTSCM_HOOKS', `${settings.file} (${settings.client}, ${settings.level}) holds no agentscm hook`, 'nothing to do unless agents should run agentscm hooks here (agentscm install-stop, agentscm install-edit-hook)'));
+      findings.push(
+        finding(
+          'hooks',
+          'NO_AGENTSCM_HOOKS',
+          `${settings.file} (${settings.client}, ${settings.level}) holds no agentscm hook`,
+          'nothing to do unless agents should run agentscm hooks here (agentscm install-stop, agentscm install-edit-hook)',
+        ),
+      );
       continue;
     }
     for (const entry of ours) {
       const subject = `${settings.file} ${entry.event} hook`;
       const words = splitShellWords(entry.command);
       if (words === null) {
-        findings.push(finding('hooks', 'HOOK_COMMAND_UNPARSEABLE', `${subject} runs a shell command agentscm did not write (${JSON.stringify(entry.command.slice(0, 200))})`, reinstall));
+        findings.push(
+          finding(
+            'hooks',
+            'HOOK_COMMAND_UNPARSEABLE',
+            `${subject} runs a shell command agentscm did not write (${JSON.stringify(entry.command.slice(0, 200))})`,
+            reinstall,
+          ),
+        );
         continue;
       }
       const executable = hookExecutable(words) ?? '';
@@ -137,22 +165,46 @@ export function checkHooks(input: HookCheckInput): HookCheck {
         }
       }
       if (real === null || !input.entries.includes(real)) {
-        const why = resolved === null ? `${executable} is not on PATH` : real === null ? `${resolved} does not exist` : `${executable} is ${real}, not this agentscm (${input.entries.join(' or ') || 'unknown'})`;
+        const why =
+          resolved === null
+            ? `${executable} is not on PATH`
+            : real === null
+              ? `${resolved} does not exist`
+              : `${executable} is ${real}, not this agentscm (${input.entries.join(' or ') || 'unknown'})`;
         findings.push(finding('hooks', 'HOOK_STALE', `${subject} runs another agentscm: ${why}`, reinstall));
         continue;
       }
       const dataDir = valueAfter(words, '--data-dir');
       if (dataDir !== undefined && !isStoreInitialized(dataDir)) {
-        findings.push(finding('hooks', 'HOOK_DATA_DIR_MISSING', `${subject} uses --data-dir ${dataDir}, which holds no native store`, 'install the hook again with the store\'s data directory, or restore that store'));
+        findings.push(
+          finding(
+            'hooks',
+            'HOOK_DATA_DIR_MISSING',
+            `${subject} uses --data-dir ${dataDir}, which holds no native store`,
+            "install the hook again with the store's data directory, or restore that store",
+          ),
+        );
         continue;
       }
       const tokenFile = valueAfter(words, '--token-file');
       if (tokenFile !== undefined) tokenFiles.push({ path: tokenFile, source: `named by ${settings.file}` });
-      findings.push(passed('hooks', `${subject} runs this agentscm (${real})${dataDir === undefined ? '' : ` with the store ${dataDir}`}`));
+      findings.push(
+        passed(
+          'hooks',
+          `${subject} runs this agentscm (${real})${dataDir === undefined ? '' : ` with the store ${dataDir}`}`,
+        ),
+      );
     }
   }
   if (seen === 0) {
-    findings.push(finding('hooks', 'NO_HOOK_FILES', `no Claude Code or Codex settings file in ${input.workspace ?? '(no workspace)'} or ${input.home}`, 'nothing to do unless agents should run agentscm hooks (agentscm install-stop, agentscm install-edit-hook)'));
+    findings.push(
+      finding(
+        'hooks',
+        'NO_HOOK_FILES',
+        `no Claude Code or Codex settings file in ${input.workspace ?? '(no workspace)'} or ${input.home}`,
+        'nothing to do unless agents should run agentscm hooks (agentscm install-stop, agentscm install-edit-hook)',
+      ),
+    );
   }
   return { findings, tokenFiles };
 }

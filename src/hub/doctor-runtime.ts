@@ -8,16 +8,20 @@
 import { DockerClient } from '../collector/docker-client.js';
 import { createUnixSocketTransport } from '../collector/docker-transport.js';
 import { hashExecutable, observeRuntimeIdentity, runtimeIdentityDigest } from '../collector/runtime-identity.js';
-import { isInstalledCommandProfile, listCollectorProfiles } from '../native/collector-profiles.js';
-import type { InstalledCollectorProfile } from '../native/collector-profiles.js';
+import {
+  isInstalledCommandProfile,
+  listCollectorProfiles,
+  type InstalledCollectorProfile,
+} from '../native/collector-profiles.js';
 import type { Authority } from '../native/store.js';
-import { describeError, finding, passed } from './doctor-finding.js';
-import type { DoctorFinding } from './doctor-finding.js';
+import { describeError, finding, passed, type DoctorFinding } from './doctor-finding.js';
 
 /** The engine socket when --docker-socket names none: DOCKER_HOST's unix:// path, else /var/run/docker.sock. */
 export function defaultDockerSocket(env: NodeJS.ProcessEnv = process.env): string {
   const host = env.DOCKER_HOST;
-  return host !== undefined && host.startsWith('unix://') && host.length > 'unix://'.length ? host.slice('unix://'.length) : '/var/run/docker.sock';
+  return host !== undefined && host.startsWith('unix://') && host.length > 'unix://'.length
+    ? host.slice('unix://'.length)
+    : '/var/run/docker.sock';
 }
 
 export interface RuntimeCheckInput {
@@ -28,7 +32,8 @@ export interface RuntimeCheckInput {
   readonly docker: string | undefined;
 }
 
-const START_FIX = 'start the container engine (in a checkout: npm run runtime:start as root; else e.g. systemctl start docker), or pass --docker-socket PATH';
+const START_FIX =
+  'start the container engine (in a checkout: npm run runtime:start as root; else e.g. systemctl start docker), or pass --docker-socket PATH';
 
 function profileName(installed: InstalledCollectorProfile): string {
   const p = installed.profile;
@@ -45,23 +50,58 @@ export async function checkRuntime(input: RuntimeCheckInput): Promise<DoctorFind
   try {
     try {
       client = await DockerClient.connect(transport);
-      findings.push(passed('runtime', `the engine at unix://${socket} answers: engine ${client.engine.version}, API ${client.apiVersion} (engine ${client.engine.apiVersion})`));
+      findings.push(
+        passed(
+          'runtime',
+          `the engine at unix://${socket} answers: engine ${client.engine.version}, API ${client.apiVersion} (engine ${client.engine.apiVersion})`,
+        ),
+      );
     } catch (error) {
       const { code, message } = describeError(error);
       // Needed only when something collects here: profiles installed, or the socket named explicitly.
-      if (profiles.length > 0 || input.dockerSocket !== undefined) findings.push(finding('runtime', 'RUNTIME_UNAVAILABLE', `${code}: ${message}`, START_FIX));
-      else findings.push(finding('runtime', 'RUNTIME_NOT_CONFIGURED', `no engine answers at unix://${socket} (${code}) and no collector profile is installed`, `nothing to do unless this machine collects; then ${START_FIX}`));
+      if (profiles.length > 0 || input.dockerSocket !== undefined)
+        findings.push(finding('runtime', 'RUNTIME_UNAVAILABLE', `${code}: ${message}`, START_FIX));
+      else
+        findings.push(
+          finding(
+            'runtime',
+            'RUNTIME_NOT_CONFIGURED',
+            `no engine answers at unix://${socket} (${code}) and no collector profile is installed`,
+            `nothing to do unless this machine collects; then ${START_FIX}`,
+          ),
+        );
     }
     if (input.auth === null) {
-      findings.push(finding('runtime.image', 'NO_STORE', 'pinned images were not checked: the store cannot be read', 'fix the store findings above first'));
+      findings.push(
+        finding(
+          'runtime.image',
+          'NO_STORE',
+          'pinned images were not checked: the store cannot be read',
+          'fix the store findings above first',
+        ),
+      );
       return findings;
     }
     if (profiles.length === 0) {
-      findings.push(finding('runtime.image', 'NO_PROFILES', 'no command collector profile is installed, so no image is pinned', 'nothing to do until an operator installs one (agentscm agent-task profile install)'));
+      findings.push(
+        finding(
+          'runtime.image',
+          'NO_PROFILES',
+          'no command collector profile is installed, so no image is pinned',
+          'nothing to do until an operator installs one (agentscm agent-task profile install)',
+        ),
+      );
       return findings;
     }
     if (client === null) {
-      findings.push(finding('runtime.image', 'RUNTIME_DOWN', 'pinned images and runtime identities were not checked: the engine does not answer', START_FIX));
+      findings.push(
+        finding(
+          'runtime.image',
+          'RUNTIME_DOWN',
+          'pinned images and runtime identities were not checked: the engine does not answer',
+          START_FIX,
+        ),
+      );
       return findings;
     }
     const present = new Map<string, boolean>();
@@ -70,17 +110,34 @@ export async function checkRuntime(input: RuntimeCheckInput): Promise<DoctorFind
       try {
         const info = await client.inspectImage(image);
         present.set(image, true);
-        findings.push(passed('runtime.image', `image ${image} (${info.id}) is present, pinned by ${users} collector profile${users === 1 ? '' : 's'}`));
+        findings.push(
+          passed(
+            'runtime.image',
+            `image ${image} (${info.id}) is present, pinned by ${users} collector profile${users === 1 ? '' : 's'}`,
+          ),
+        );
       } catch (error) {
         present.set(image, false);
         const { code, message } = describeError(error);
         findings.push(
-          finding('runtime.image', 'IMAGE_MISSING', `image ${image}, pinned by ${users} collector profile${users === 1 ? '' : 's'}, cannot be used: ${code}: ${message}`, `load the image into the engine (docker load -i FILE, or docker build -t ${image} …); agentscm never pulls images`),
+          finding(
+            'runtime.image',
+            'IMAGE_MISSING',
+            `image ${image}, pinned by ${users} collector profile${users === 1 ? '' : 's'}, cannot be used: ${code}: ${message}`,
+            `load the image into the engine (docker load -i FILE, or docker build -t ${image} …); agentscm never pulls images`,
+          ),
         );
       }
     }
     if (input.docker === undefined) {
-      findings.push(finding('runtime.identity', 'NO_DOCKER_EXECUTABLE', 'runtime identities were not compared: the identity includes the digest of the operator-selected docker executable', 'pass --docker PATH (the executable the profiles were probed with) to compare them'));
+      findings.push(
+        finding(
+          'runtime.identity',
+          'NO_DOCKER_EXECUTABLE',
+          'runtime identities were not compared: the identity includes the digest of the operator-selected docker executable',
+          'pass --docker PATH (the executable the profiles were probed with) to compare them',
+        ),
+      );
       return findings;
     }
     let executableSha256: string;
@@ -88,7 +145,14 @@ export async function checkRuntime(input: RuntimeCheckInput): Promise<DoctorFind
       executableSha256 = hashExecutable(input.docker);
     } catch (error) {
       const { code, message } = describeError(error);
-      findings.push(finding('runtime.identity', 'RUNTIME_EXECUTABLE_INVALID', `${code}: ${message}`, 'pass --docker with the path of an executable file'));
+      findings.push(
+        finding(
+          'runtime.identity',
+          'RUNTIME_EXECUTABLE_INVALID',
+          `${code}: ${message}`,
+          'pass --docker with the path of an executable file',
+        ),
+      );
       return findings;
     }
     const digests = new Map<string, string>();
@@ -101,13 +165,25 @@ export async function checkRuntime(input: RuntimeCheckInput): Promise<DoctorFind
           digest = runtimeIdentityDigest((await observeRuntimeIdentity(client, { image, executableSha256 })).identity);
         } catch (error) {
           const { code, message } = describeError(error);
-          findings.push(finding('runtime.identity', 'RUNTIME_UNAVAILABLE', `the runtime identity for ${image} cannot be observed: ${code}: ${message}`, START_FIX));
+          findings.push(
+            finding(
+              'runtime.identity',
+              'RUNTIME_UNAVAILABLE',
+              `the runtime identity for ${image} cannot be observed: ${code}: ${message}`,
+              START_FIX,
+            ),
+          );
           return findings;
         }
         digests.set(image, digest);
       }
       if (digest === installed.profile.runtime_identity_digest) {
-        findings.push(passed('runtime.identity', `${profileName(installed)}: the runtime identity observed now is the pinned one (${digest.slice(0, 16)}…)`));
+        findings.push(
+          passed(
+            'runtime.identity',
+            `${profileName(installed)}: the runtime identity observed now is the pinned one (${digest.slice(0, 16)}…)`,
+          ),
+        );
       } else {
         findings.push(
           finding(

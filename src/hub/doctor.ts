@@ -11,14 +11,28 @@
  * migrated or written, and no token is printed.
  */
 import { Agent, request } from 'undici';
+
 import type { JsonObject } from '../contracts/json-value.js';
 import { readHubConfig } from './config.js';
-import { DOCTOR_STATUSES, describeError, finding, passed } from './doctor-finding.js';
-import type { DoctorFinding, DoctorStatus } from './doctor-finding.js';
+import {
+  describeError,
+  DOCTOR_STATUSES,
+  finding,
+  passed,
+  type DoctorFinding,
+  type DoctorStatus,
+} from './doctor-finding.js';
 import { agentscmEntries, checkHooks } from './doctor-hooks.js';
 import { checkRuntime } from './doctor-runtime.js';
-import { checkGrants, checkHubProfiles, checkKeys, checkRegistrations, checkRequirements, checkStore } from './doctor-store.js';
-import type { TokenFileRef } from './doctor-store.js';
+import {
+  checkGrants,
+  checkHubProfiles,
+  checkKeys,
+  checkRegistrations,
+  checkRequirements,
+  checkStore,
+  type TokenFileRef,
+} from './doctor-store.js';
 import { HEALTH_PATH } from './server.js';
 
 /** How long the hub probe waits to connect, and then for the answer. */
@@ -100,7 +114,12 @@ export function satisfiesNodeRange(version: string, range: string): boolean {
 export function checkNode(version: string, range: string | undefined): DoctorFinding {
   if (range === undefined) return passed('node', `Node.js ${version} (the package declares no engines range)`);
   if (satisfiesNodeRange(version, range)) return passed('node', `Node.js ${version} satisfies ${range}`);
-  return finding('node', 'NODE_UNSUPPORTED', `Node.js ${version} does not satisfy the supported range ${range}`, `install a Node.js release in ${range} (e.g. the current Node.js 22 LTS) and run agentscm with it`);
+  return finding(
+    'node',
+    'NODE_UNSUPPORTED',
+    `Node.js ${version} does not satisfy the supported range ${range}`,
+    `install a Node.js release in ${range} (e.g. the current Node.js 22 LTS) and run agentscm with it`,
+  );
 }
 
 function probeHost(host: string): { readonly host: string; readonly loopback: boolean } {
@@ -110,29 +129,68 @@ function probeHost(host: string): { readonly host: string; readonly loopback: bo
 
 /** The hub's config, whether it listens (loopback only) and whether its health route answers. */
 export async function checkHub(configFile: string | undefined): Promise<DoctorFinding[]> {
-  if (configFile === undefined) return [finding('hub.config', 'NOT_REQUESTED', 'no hub config was named', 'pass --hub-config FILE (the file `agentscm hub serve --config` uses) to check the hub')];
+  if (configFile === undefined)
+    return [
+      finding(
+        'hub.config',
+        'NOT_REQUESTED',
+        'no hub config was named',
+        'pass --hub-config FILE (the file `agentscm hub serve --config` uses) to check the hub',
+      ),
+    ];
   let config;
   try {
     config = readHubConfig(configFile);
   } catch (error) {
     const { code, message } = describeError(error);
-    return [finding('hub.config', 'HUB_CONFIG_INVALID', `${configFile}: ${code}: ${message}`, 'fix the config (docs/hub.md "Execution config"); `agentscm hub serve` refuses it the same way')];
+    return [
+      finding(
+        'hub.config',
+        'HUB_CONFIG_INVALID',
+        `${configFile}: ${code}: ${message}`,
+        'fix the config (docs/hub.md "Execution config"); `agentscm hub serve` refuses it the same way',
+      ),
+    ];
   }
-  const findings: DoctorFinding[] = [passed('hub.config', `${configFile} is valid: ${config.profiles.length} profile${config.profiles.length === 1 ? '' : 's'}, listen ${config.host}:${config.port}`)];
+  const findings: DoctorFinding[] = [
+    passed(
+      'hub.config',
+      `${configFile} is valid: ${config.profiles.length} profile${config.profiles.length === 1 ? '' : 's'}, listen ${config.host}:${config.port}`,
+    ),
+  ];
   findings.push(...checkHubProfiles(config.profiles));
   const { host, loopback } = probeHost(config.host);
   if (config.port === 0) {
-    findings.push(finding('hub.listen', 'HUB_PORT_DYNAMIC', 'the config listens on port 0: the hub picks its port when it starts, so doctor cannot find it', 'set "listen" to a fixed HOST:PORT to let doctor probe the hub'));
+    findings.push(
+      finding(
+        'hub.listen',
+        'HUB_PORT_DYNAMIC',
+        'the config listens on port 0: the hub picks its port when it starts, so doctor cannot find it',
+        'set "listen" to a fixed HOST:PORT to let doctor probe the hub',
+      ),
+    );
     return findings;
   }
   if (!loopback) {
-    findings.push(finding('hub.listen', 'HUB_NOT_LOOPBACK', `the hub listens on ${config.host}; doctor probes loopback addresses only`, 'probe the hub from its own machine: GET /v1/hub/health'));
+    findings.push(
+      finding(
+        'hub.listen',
+        'HUB_NOT_LOOPBACK',
+        `the hub listens on ${config.host}; doctor probes loopback addresses only`,
+        'probe the hub from its own machine: GET /v1/hub/health',
+      ),
+    );
     return findings;
   }
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.port}${HEALTH_PATH}`;
   const agent = new Agent({ connect: { timeout: HUB_PROBE_TIMEOUT_MS } });
   try {
-    const answer = await request(url, { method: 'GET', dispatcher: agent, headersTimeout: HUB_PROBE_TIMEOUT_MS, bodyTimeout: HUB_PROBE_TIMEOUT_MS });
+    const answer = await request(url, {
+      method: 'GET',
+      dispatcher: agent,
+      headersTimeout: HUB_PROBE_TIMEOUT_MS,
+      bodyTimeout: HUB_PROBE_TIMEOUT_MS,
+    });
     findings.push(passed('hub.listen', `a server answers at ${host}:${config.port}`));
     const chunks: Buffer[] = [];
     let size = 0;
@@ -143,15 +201,38 @@ export async function checkHub(configFile: string | undefined): Promise<DoctorFi
       chunks.push(buffer);
     }
     const text = Buffer.concat(chunks).toString('utf8').slice(0, 300);
-    if (answer.statusCode === 200 && text === '{"status":"ok"}') findings.push(passed('hub.health', `GET ${url} answers {"status":"ok"}`));
-    else findings.push(finding('hub.health', 'HUB_UNHEALTHY', `GET ${url} answered HTTP ${answer.statusCode}: ${JSON.stringify(text)}`, 'read the hub\'s error lines on its stderr; the health route reads every configured store, so check them with `agentscm doctor --data-dir DIR` for each data_dir'));
+    if (answer.statusCode === 200 && text === '{"status":"ok"}')
+      findings.push(passed('hub.health', `GET ${url} answers {"status":"ok"}`));
+    else
+      findings.push(
+        finding(
+          'hub.health',
+          'HUB_UNHEALTHY',
+          `GET ${url} answered HTTP ${answer.statusCode}: ${JSON.stringify(text)}`,
+          "read the hub's error lines on its stderr; the health route reads every configured store, so check them with `agentscm doctor --data-dir DIR` for each data_dir",
+        ),
+      );
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code === 'ECONNREFUSED' || code === 'UND_ERR_CONNECT_TIMEOUT') {
-      findings.push(finding('hub.listen', 'HUB_NOT_LISTENING', `nothing listens on ${host}:${config.port} (${String(code)})`, `start the hub: agentscm hub serve --config ${configFile}`));
+      findings.push(
+        finding(
+          'hub.listen',
+          'HUB_NOT_LISTENING',
+          `nothing listens on ${host}:${config.port} (${String(code)})`,
+          `start the hub: agentscm hub serve --config ${configFile}`,
+        ),
+      );
     } else {
       findings.push(passed('hub.listen', `a server accepts connections at ${host}:${config.port}`));
-      findings.push(finding('hub.health', 'HUB_UNHEALTHY', `GET ${url} failed: ${typeof code === 'string' ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}`, 'check that the process on that port is `agentscm hub serve` and that it is not stuck; restart it'));
+      findings.push(
+        finding(
+          'hub.health',
+          'HUB_UNHEALTHY',
+          `GET ${url} failed: ${typeof code === 'string' ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}`,
+          'check that the process on that port is `agentscm hub serve` and that it is not stuck; restart it',
+        ),
+      );
     }
   } finally {
     await agent.close();
@@ -167,16 +248,34 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
     findings.push(...store.findings);
     findings.push(...checkRegistrations(store.auth));
     findings.push(...checkKeys(store.auth, input.stateDirs));
-    const hooks = checkHooks({ workspace: input.workspace, home: input.home, entries: agentscmEntries(input.script), path: input.path });
-    const tokenFiles: TokenFileRef[] = [...input.tokenFiles.map((path) => ({ path, source: '--token-file' })), ...hooks.tokenFiles];
+    const hooks = checkHooks({
+      workspace: input.workspace,
+      home: input.home,
+      entries: agentscmEntries(input.script),
+      path: input.path,
+    });
+    const tokenFiles: TokenFileRef[] = [
+      ...input.tokenFiles.map((path) => ({ path, source: '--token-file' })),
+      ...hooks.tokenFiles,
+    ];
     findings.push(...checkGrants(store.auth, tokenFiles));
     findings.push(...checkRequirements(store.auth));
-    findings.push(...(await checkRuntime({ auth: store.auth, docker: input.docker, dockerSocket: input.dockerSocket })));
+    findings.push(
+      ...(await checkRuntime({ auth: store.auth, docker: input.docker, dockerSocket: input.dockerSocket })),
+    );
     findings.push(...hooks.findings);
   } finally {
     store.auth?.close();
   }
   findings.push(...(await checkHub(input.hubConfig)));
-  const counts = Object.fromEntries(DOCTOR_STATUSES.map((status) => [status, findings.filter((f) => f.status === status).length])) as Record<DoctorStatus, number>;
-  return { version: 1, data_dir: input.dataDir, ok: counts.fail === 0, counts, findings: findings.map((f) => ({ ...f })) };
+  const counts = Object.fromEntries(
+    DOCTOR_STATUSES.map((status) => [status, findings.filter((f) => f.status === status).length]),
+  ) as Record<DoctorStatus, number>;
+  return {
+    version: 1,
+    data_dir: input.dataDir,
+    ok: counts.fail === 0,
+    counts,
+    findings: findings.map((f) => ({ ...f })),
+  };
 }

@@ -7,12 +7,20 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
 import type { ForgeKind } from '../contracts/hub-config.js';
 import { getChange } from '../native/changes.js';
 import { resolveRepository } from '../native/repositories.js';
-import { cachedStatement, immediate, openReadOnly, openWritable, readSnapshot } from '../native/sqlite.js';
-import type { Migration, SqliteDatabase } from '../native/sqlite.js';
+import {
+  cachedStatement,
+  immediate,
+  openReadOnly,
+  openWritable,
+  readSnapshot,
+  type Migration,
+  type SqliteDatabase,
+} from '../native/sqlite.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 
 const WHAT = 'the forge link database';
@@ -55,11 +63,19 @@ export function forgeLinksPath(dataDir: string): string {
 
 /** Refuse a project or SHA the named forge cannot have (FORGE_LINK_INVALID). */
 export function checkForgeLink(forge: ForgeKind, project: string, sha: string): void {
-  const projectOk = forge === 'github' ? GITHUB_PROJECT.test(project) : GITLAB_PROJECT.test(project) && project.length <= 1024;
+  const projectOk =
+    forge === 'github' ? GITHUB_PROJECT.test(project) : GITLAB_PROJECT.test(project) && project.length <= 1024;
   if (!projectOk) {
-    throw new AgentscmError('FORGE_LINK_INVALID', `${JSON.stringify(project.slice(0, 300))} is not a ${forge === 'github' ? 'GitHub repository (OWNER/NAME)' : 'GitLab project (a path like group/name or a numeric ID)'}`, {
-      hint: forge === 'github' ? 'pass --project OWNER/NAME' : 'pass --project GROUP/NAME (subgroups allowed) or the numeric project ID',
-    });
+    throw new AgentscmError(
+      'FORGE_LINK_INVALID',
+      `${JSON.stringify(project.slice(0, 300))} is not a ${forge === 'github' ? 'GitHub repository (OWNER/NAME)' : 'GitLab project (a path like group/name or a numeric ID)'}`,
+      {
+        hint:
+          forge === 'github'
+            ? 'pass --project OWNER/NAME'
+            : 'pass --project GROUP/NAME (subgroups allowed) or the numeric project ID',
+      },
+    );
   }
   if (!COMMIT_SHA.test(sha)) {
     throw new AgentscmError('FORGE_LINK_INVALID', `${JSON.stringify(sha.slice(0, 300))} is not a full commit SHA`, {
@@ -68,8 +84,22 @@ export function checkForgeLink(forge: ForgeKind, project: string, sha: string): 
   }
 }
 
-function rowToLink(row: { repository: string; change_id: string; forge: ForgeKind; project: string; sha: string; linked_at_ms: number }): ForgeLink {
-  return { repository: row.repository, change_id: row.change_id, forge: row.forge, project: row.project, sha: row.sha, linked_at: new Date(row.linked_at_ms).toISOString() };
+function rowToLink(row: {
+  repository: string;
+  change_id: string;
+  forge: ForgeKind;
+  project: string;
+  sha: string;
+  linked_at_ms: number;
+}): ForgeLink {
+  return {
+    repository: row.repository,
+    change_id: row.change_id,
+    forge: row.forge,
+    project: row.project,
+    sha: row.sha,
+    linked_at: new Date(row.linked_at_ms).toISOString(),
+  };
 }
 
 export interface LinkChangeInput {
@@ -100,22 +130,34 @@ export function linkChange(input: LinkChangeInput): ForgeLink {
   const db = openWritable(forgeLinksPath(input.dataDir), MIGRATIONS, WHAT);
   try {
     return immediate(db, WHAT, () => {
-      const count = (cachedStatement(db, 'SELECT count(*) AS n FROM forge_links WHERE repository = ? AND change_id <> ?').get(repository, changeId) as { n: number }).n;
+      const count = (
+        cachedStatement(db, 'SELECT count(*) AS n FROM forge_links WHERE repository = ? AND change_id <> ?').get(
+          repository,
+          changeId,
+        ) as { n: number }
+      ).n;
       if (count >= MAX_FORGE_LINKS_PER_REPOSITORY) {
-        throw new AgentscmError('FORGE_LINK_INVALID', `repository ${repository} already has ${count} forge links, the most it may hold`, {
-          hint: 'remove links of landed or abandoned Changes with `agentscm change link --change ID --remove`',
-        });
+        throw new AgentscmError(
+          'FORGE_LINK_INVALID',
+          `repository ${repository} already has ${count} forge links, the most it may hold`,
+          {
+            hint: 'remove links of landed or abandoned Changes with `agentscm change link --change ID --remove`',
+          },
+        );
       }
       const nowMs = input.nowMs ?? Date.now();
-      cachedStatement(db, 'INSERT INTO forge_links (repository, change_id, forge, project, sha, linked_at_ms) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (repository, change_id) DO UPDATE SET forge = excluded.forge, project = excluded.project, sha = excluded.sha, linked_at_ms = excluded.linked_at_ms').run(
+      cachedStatement(
+        db,
+        'INSERT INTO forge_links (repository, change_id, forge, project, sha, linked_at_ms) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (repository, change_id) DO UPDATE SET forge = excluded.forge, project = excluded.project, sha = excluded.sha, linked_at_ms = excluded.linked_at_ms',
+      ).run(repository, changeId, input.forge, input.project, input.sha, nowMs);
+      return {
         repository,
-        changeId,
-        input.forge,
-        input.project,
-        input.sha,
-        nowMs,
-      );
-      return { repository, change_id: changeId, forge: input.forge, project: input.project, sha: input.sha, linked_at: new Date(nowMs).toISOString() };
+        change_id: changeId,
+        forge: input.forge,
+        project: input.project,
+        sha: input.sha,
+        linked_at: new Date(nowMs).toISOString(),
+      };
     });
   } finally {
     db.close();
@@ -123,7 +165,11 @@ export function linkChange(input: LinkChangeInput): ForgeLink {
 }
 
 /** Remove a Change's link; answers whether there was one. */
-export function unlinkChange(input: { readonly dataDir: string; readonly repository?: string | undefined; readonly change: string }): boolean {
+export function unlinkChange(input: {
+  readonly dataDir: string;
+  readonly repository?: string | undefined;
+  readonly change: string;
+}): boolean {
   const auth = openAuthority(input.dataDir, { mode: 'read' });
   let repository: string;
   try {
@@ -134,7 +180,15 @@ export function unlinkChange(input: { readonly dataDir: string; readonly reposit
   const db = openExisting(input.dataDir, 'write');
   if (db === null) return false;
   try {
-    return immediate(db, WHAT, () => cachedStatement(db, 'DELETE FROM forge_links WHERE repository = ? AND change_id = ?').run(repository, input.change).changes > 0);
+    return immediate(
+      db,
+      WHAT,
+      () =>
+        cachedStatement(db, 'DELETE FROM forge_links WHERE repository = ? AND change_id = ?').run(
+          repository,
+          input.change,
+        ).changes > 0,
+    );
   } finally {
     db.close();
   }
@@ -143,7 +197,9 @@ export function unlinkChange(input: { readonly dataDir: string; readonly reposit
 function openExisting(dataDir: string, mode: 'read' | 'write'): SqliteDatabase | null {
   const path = forgeLinksPath(dataDir);
   if (!existsSync(path)) return null;
-  return mode === 'read' ? openReadOnly(path, MIGRATIONS.length, WHAT) : openWritable(path, MIGRATIONS, WHAT, { initialized: true });
+  return mode === 'read'
+    ? openReadOnly(path, MIGRATIONS.length, WHAT)
+    : openWritable(path, MIGRATIONS, WHAT, { initialized: true });
 }
 
 /** The links of one native repository (read-only; none when nothing was ever linked). */
@@ -152,7 +208,12 @@ export function listForgeLinks(dataDir: string, repository: string): ForgeLink[]
   if (db === null) return [];
   try {
     return readSnapshot(db, WHAT, () =>
-      (cachedStatement(db, 'SELECT repository, change_id, forge, project, sha, linked_at_ms FROM forge_links WHERE repository = ? ORDER BY change_id LIMIT ?').all(repository, MAX_FORGE_LINKS_PER_REPOSITORY) as Parameters<typeof rowToLink>[0][]).map(rowToLink),
+      (
+        cachedStatement(
+          db,
+          'SELECT repository, change_id, forge, project, sha, linked_at_ms FROM forge_links WHERE repository = ? ORDER BY change_id LIMIT ?',
+        ).all(repository, MAX_FORGE_LINKS_PER_REPOSITORY) as Parameters<typeof rowToLink>[0][]
+      ).map(rowToLink),
     );
   } finally {
     db.close();

@@ -15,10 +15,8 @@ import { isAgentscmError } from '../contracts/errors.js';
 import type { HubForgeConfig } from '../contracts/hub-config.js';
 import { qualifyLocal } from '../tasks/qualification-local.js';
 import type { HubProfile } from './config.js';
-import { sendForgeStatus } from './forge-client.js';
-import type { ForgeStatus } from './forge-client.js';
-import { listForgeLinks } from './forge-links.js';
-import type { ForgeLink } from './forge-links.js';
+import { sendForgeStatus, type ForgeStatus } from './forge-client.js';
+import { listForgeLinks, type ForgeLink } from './forge-links.js';
 
 export interface ForgePublisherOptions {
   /** Time between passes over every link; default 15 s. */
@@ -37,13 +35,25 @@ export interface ForgePublisherOptions {
 export function forgeStatusOf(profile: HubProfile, changeId: string): ForgeStatus {
   let answer;
   try {
-    answer = qualifyLocal({ dataDir: profile.dataDir, repository: profile.nativeRepository, profile: profile.profileId, target: profile.target, change: changeId });
+    answer = qualifyLocal({
+      dataDir: profile.dataDir,
+      repository: profile.nativeRepository,
+      profile: profile.profileId,
+      target: profile.target,
+      change: changeId,
+    });
   } catch (error) {
     // No review context yet, the Change gone, the store busy: nothing qualifies, nothing failed.
-    return { state: 'pending', description: `not qualified yet: ${isAgentscmError(error) ? error.code : 'unavailable'}` };
+    return {
+      state: 'pending',
+      description: `not qualified yet: ${isAgentscmError(error) ? error.code : 'unavailable'}`,
+    };
   }
   if (answer.qualified && answer.receipt_digest !== null) {
-    return { state: 'success', description: `qualified: revision ${answer.revision.slice(0, 12)}, receipt ${answer.receipt_digest.slice(0, 12)}` };
+    return {
+      state: 'success',
+      description: `qualified: revision ${answer.revision.slice(0, 12)}, receipt ${answer.receipt_digest.slice(0, 12)}`,
+    };
   }
   const codes = [...new Set(answer.failures.map((failure) => failure.code))].sort();
   if (codes.includes('result_failed') || codes.includes('collector_not_passed')) {
@@ -74,7 +84,10 @@ export class ForgePublisher {
     profiles: readonly HubProfile[],
     private readonly options: ForgePublisherOptions,
   ) {
-    this.profiles = profiles.filter((profile): profile is HubProfile & { forge: HubForgeConfig } => profile.forge !== undefined && profile.forge !== null);
+    this.profiles = profiles.filter(
+      (profile): profile is HubProfile & { forge: HubForgeConfig } =>
+        profile.forge !== undefined && profile.forge !== null,
+    );
   }
 
   /** Whether any profile publishes. */
@@ -94,7 +107,9 @@ export class ForgePublisher {
 
   /** A task request of `profile` finished: look again soon. */
   poke(profile: HubProfile): void {
-    const publishing = this.profiles.find((p) => p.repositoryId === profile.repositoryId && p.profileId === profile.profileId);
+    const publishing = this.profiles.find(
+      (p) => p.repositoryId === profile.repositoryId && p.profileId === profile.profileId,
+    );
     if (publishing === undefined || this.closed || this.debounced.has(publishing)) return;
     const timer = setTimeout(() => {
       this.debounced.delete(publishing);
@@ -119,7 +134,12 @@ export class ForgePublisher {
     try {
       links = listForgeLinks(profile.dataDir, profile.nativeRepository);
     } catch (error) {
-      this.log({ repository: profile.repositoryId, profile: profile.profileId, result: 'links_unreadable', error: isAgentscmError(error) ? error.code : 'INTERNAL' });
+      this.log({
+        repository: profile.repositoryId,
+        profile: profile.profileId,
+        result: 'links_unreadable',
+        error: isAgentscmError(error) ? error.code : 'INTERNAL',
+      });
       return;
     }
     for (const link of links) this.consider(profile, link);
@@ -139,24 +159,48 @@ export class ForgePublisher {
     if (link.forge !== profile.forge.kind) {
       // A link to another kind of forge than this profile publishes to: say so once per state.
       state.published = wanted;
-      this.log({ repository: profile.repositoryId, profile: profile.profileId, change: link.change_id, forge: link.forge, result: 'skipped', error: `profile publishes to ${profile.forge.kind}` });
+      this.log({
+        repository: profile.repositoryId,
+        profile: profile.profileId,
+        change: link.change_id,
+        forge: link.forge,
+        result: 'skipped',
+        error: `profile publishes to ${profile.forge.kind}`,
+      });
       return;
     }
     state.sending = true;
     const current = state;
-    const sent = sendForgeStatus(profile.forge, { kind: link.forge, project: link.project, sha: link.sha }, status).then(
+    const sent = sendForgeStatus(
+      profile.forge,
+      { kind: link.forge, project: link.project, sha: link.sha },
+      status,
+    ).then(
       (httpStatus) => {
         if (httpStatus >= 200 && httpStatus < 300) {
           current.published = wanted;
           current.failures = 0;
           current.retryAtMs = 0;
-          this.log({ repository: profile.repositoryId, profile: profile.profileId, change: link.change_id, forge: link.forge, sha: link.sha, state: status.state, result: 'published', http_status: httpStatus });
+          this.log({
+            repository: profile.repositoryId,
+            profile: profile.profileId,
+            change: link.change_id,
+            forge: link.forge,
+            sha: link.sha,
+            state: status.state,
+            result: 'published',
+            http_status: httpStatus,
+          });
         } else {
           this.failed(profile, link, current, status.state, `http_${httpStatus}`);
         }
       },
       (error: unknown) => {
-        const code = isAgentscmError(error) ? error.code : typeof (error as { code?: unknown }).code === 'string' ? String((error as { code: string }).code) : 'network';
+        const code = isAgentscmError(error)
+          ? error.code
+          : typeof (error as { code?: unknown }).code === 'string'
+            ? String((error as { code: string }).code)
+            : 'network';
         this.failed(profile, link, current, status.state, code);
       },
     );
@@ -167,11 +211,31 @@ export class ForgePublisher {
     this.inFlight.add(tracked);
   }
 
-  private failed(profile: HubProfile & { forge: HubForgeConfig }, link: ForgeLink, state: LinkState, wanted: string, error: string): void {
+  private failed(
+    profile: HubProfile & { forge: HubForgeConfig },
+    link: ForgeLink,
+    state: LinkState,
+    wanted: string,
+    error: string,
+  ): void {
     state.failures += 1;
-    const delay = Math.min((this.options.retryBaseMs ?? 1000) * 2 ** Math.min(state.failures - 1, 20), this.options.retryMaxMs ?? 60_000);
+    const delay = Math.min(
+      (this.options.retryBaseMs ?? 1000) * 2 ** Math.min(state.failures - 1, 20),
+      this.options.retryMaxMs ?? 60_000,
+    );
     state.retryAtMs = Date.now() + delay;
-    this.log({ repository: profile.repositoryId, profile: profile.profileId, change: link.change_id, forge: link.forge, sha: link.sha, state: wanted, result: 'failed', error, attempt: state.failures, retry_in_ms: delay });
+    this.log({
+      repository: profile.repositoryId,
+      profile: profile.profileId,
+      change: link.change_id,
+      forge: link.forge,
+      sha: link.sha,
+      state: wanted,
+      result: 'failed',
+      error,
+      attempt: state.failures,
+      retry_in_ms: delay,
+    });
     if (this.closed) return;
     const timer = setTimeout(() => {
       this.timers.delete(timer);

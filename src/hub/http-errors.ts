@@ -5,8 +5,7 @@
  * meaning of their own, every other code its exit class (docs/errors.md), so a code added to
  * the table later gets a status without a change here.
  */
-import { AgentscmError, ERROR_CODES, EXIT } from '../contracts/errors.js';
-import type { ErrorCode } from '../contracts/errors.js';
+import { AgentscmError, ERROR_CODES, EXIT, type ErrorCode } from '../contracts/errors.js';
 import { oneLine } from '../contracts/message-text.js';
 import { UPLOAD_RETRY_AFTER_S } from './body.js';
 
@@ -89,10 +88,12 @@ export function scrubPrivatePaths(text: string): string {
  */
 export function publicMessage(error: AgentscmError): string {
   const status = httpStatusOf(error.code);
-  if (error.code === 'STORE_BUSY') return `the store is busy with another writer; retry after ${STORE_BUSY_RETRY_AFTER_S} s`;
+  if (error.code === 'STORE_BUSY')
+    return `the store is busy with another writer; retry after ${STORE_BUSY_RETRY_AFTER_S} s`;
   // A full upload bound is about the hub's load, not its files: its own message says when to retry.
   if (error.code === 'HUB_UPLOAD_BUSY') return oneLine(error.message);
-  if (status >= 500) return `the hub could not serve this request (${error.code}); the operator finds the reason in the hub's log`;
+  if (status >= 500)
+    return `the hub could not serve this request (${error.code}); the operator finds the reason in the hub's log`;
   return oneLine(scrubPrivatePaths(error.message));
 }
 

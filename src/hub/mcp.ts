@@ -11,20 +11,32 @@
  * `agent_state` (agent-state-tool.ts), framed the same way. Legacy `/mcp`: reader grants only,
  * one read-only tool `agentscm_workflow_status`.
  */
-import { McpServer, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
-import type { CallToolResult, JsonSchemaType, JsonSchemaValidator, JsonSchemaValidatorResult, McpHttpHandler, jsonSchemaValidator } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  fromJsonSchema,
+  McpServer,
+  type CallToolResult,
+  type JsonSchemaType,
+  type JsonSchemaValidator,
+  type jsonSchemaValidator,
+  type JsonSchemaValidatorResult,
+  type McpHttpHandler,
+} from '@modelcontextprotocol/server';
+
 import { encodeCanonicalText } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
-import { HUB_JSON_BODY_MAX_BYTES, HUB_SUBJECT_SCHEMA } from '../contracts/hub-config.js';
-import type { HubSubjectSelection } from '../contracts/hub-config.js';
+import { HUB_JSON_BODY_MAX_BYTES, HUB_SUBJECT_SCHEMA, type HubSubjectSelection } from '../contracts/hub-config.js';
 import { ID_SCHEMA } from '../contracts/ids.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json-value.js';
 import { asParsed } from '../contracts/strict-json.js';
-import { AGENT_STATE_TOOL, AGENT_STATE_TOOL_DESCRIPTION, agentStateToolSchema, callAgentStateTool } from './agent-state-tool.js';
+import {
+  AGENT_STATE_TOOL,
+  AGENT_STATE_TOOL_DESCRIPTION,
+  agentStateToolSchema,
+  callAgentStateTool,
+} from './agent-state-tool.js';
 import { asAgentscmError, publicMessage } from './http-errors.js';
-import { hubOperations, toolNameOf } from './operations.js';
-import type { HubOperation } from './operations.js';
+import { hubOperations, toolNameOf, type HubOperation } from './operations.js';
 import type { HubTaskCall } from './task-call.js';
 
 /** The one tool of the legacy endpoint. */
@@ -48,7 +60,11 @@ const CAPABILITIES = { tools: { listChanged: false } };
  */
 const PASS_THROUGH: jsonSchemaValidator = {
   getValidator<T>(): JsonSchemaValidator<T> {
-    return (input: unknown): JsonSchemaValidatorResult<T> => ({ valid: true, data: input as T, errorMessage: undefined });
+    return (input: unknown): JsonSchemaValidatorResult<T> => ({
+      valid: true,
+      data: input as T,
+      errorMessage: undefined,
+    });
   },
 };
 
@@ -57,19 +73,83 @@ const PASS_THROUGH: jsonSchemaValidator = {
  * a published schema keeps these and nothing else.
  */
 const STANDARD_KEYWORDS = new Set([
-  '$schema', '$id', '$ref', '$defs', '$comment', '$anchor', '$dynamicRef', '$dynamicAnchor',
-  'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentSchemas', 'prefixItems', 'items', 'contains',
-  'properties', 'patternProperties', 'additionalProperties', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties',
-  'type', 'enum', 'const', 'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
-  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'uniqueItems', 'maxContains', 'minContains',
-  'maxProperties', 'minProperties', 'required', 'dependentRequired',
-  'title', 'description', 'default', 'deprecated', 'readOnly', 'writeOnly', 'examples', 'format',
-  'contentEncoding', 'contentMediaType', 'contentSchema',
+  '$schema',
+  '$id',
+  '$ref',
+  '$defs',
+  '$comment',
+  '$anchor',
+  '$dynamicRef',
+  '$dynamicAnchor',
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'dependentSchemas',
+  'prefixItems',
+  'items',
+  'contains',
+  'properties',
+  'patternProperties',
+  'additionalProperties',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'type',
+  'enum',
+  'const',
+  'multipleOf',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'maxContains',
+  'minContains',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'dependentRequired',
+  'title',
+  'description',
+  'default',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'examples',
+  'format',
+  'contentEncoding',
+  'contentMediaType',
+  'contentSchema',
 ]);
 /** Keywords whose value is a map of names to schemas (the names are not keywords). */
 const SCHEMA_MAPS = new Set(['$defs', 'properties', 'patternProperties', 'dependentSchemas']);
 /** Keywords whose value is a schema, or an array of schemas. */
-const SCHEMA_VALUES = new Set(['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'prefixItems', 'items', 'contains', 'additionalProperties', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema']);
+const SCHEMA_VALUES = new Set([
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'prefixItems',
+  'items',
+  'contains',
+  'additionalProperties',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+]);
 
 /**
  * A schema of src/contracts/ as plain JSON Schema for tools/list (issue #25 item 18): `u64`
@@ -84,14 +164,16 @@ export function plainJsonSchema(schema: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
     if (key === 'u64') {
-      const bounds = typeof value === 'object' && value !== null ? (value as { minimum?: string; maximum?: string }) : {};
+      const bounds =
+        typeof value === 'object' && value !== null ? (value as { minimum?: string; maximum?: string }) : {};
       out.type = 'integer';
       out.minimum = Number(bounds.minimum ?? '0');
-      if (bounds.maximum !== undefined && BigInt(bounds.maximum) <= BigInt(Number.MAX_SAFE_INTEGER)) out.maximum = Number(bounds.maximum);
+      if (bounds.maximum !== undefined && BigInt(bounds.maximum) <= BigInt(Number.MAX_SAFE_INTEGER))
+        out.maximum = Number(bounds.maximum);
       continue;
     }
     if (key === 'maxUtf8Bytes') {
-      if (!('maxLength' in (schema))) out.maxLength = value;
+      if (!('maxLength' in schema)) out.maxLength = value;
       continue;
     }
     if (!STANDARD_KEYWORDS.has(key)) continue;
@@ -110,7 +192,12 @@ export function toolInputSchema(operation: HubOperation): Record<string, unknown
     case 'none':
       return { type: 'object', additionalProperties: false, properties: {} };
     case 'subject':
-      return { type: 'object', additionalProperties: false, required: ['subject'], properties: { subject: plainJsonSchema(HUB_SUBJECT_SCHEMA) } };
+      return {
+        type: 'object',
+        additionalProperties: false,
+        required: ['subject'],
+        properties: { subject: plainJsonSchema(HUB_SUBJECT_SCHEMA) },
+      };
     case 'document': {
       const plain = plainJsonSchema(operation.input.schema) as { properties?: Record<string, unknown> };
       // The subject of a task not yet retained (claim, instructions, reference), as on the HTTP route.
@@ -126,21 +213,26 @@ export function toolInputSchema(operation: HubOperation): Record<string, unknown
 function checkExactNumbers(value: unknown, at: string): void {
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) {
-      throw new AgentscmError('JSON_NUMBER_INVALID', `${at || '/'} is ${String(value)}, not an exact unsigned integer up to 2^53 - 1 as an MCP argument`, {
-        hint: 'send larger u64 values through the HTTP agent-tasks route, which keeps them exact',
-      });
+      throw new AgentscmError(
+        'JSON_NUMBER_INVALID',
+        `${at || '/'} is ${String(value)}, not an exact unsigned integer up to 2^53 - 1 as an MCP argument`,
+        {
+          hint: 'send larger u64 values through the HTTP agent-tasks route, which keeps them exact',
+        },
+      );
     }
     return;
   }
   if (Array.isArray(value)) value.forEach((item, index) => checkExactNumbers(item, `${at}/${index}`));
-  else if (value !== null && typeof value === 'object') for (const [key, item] of Object.entries(value)) checkExactNumbers(item, `${at}/${key}`);
+  else if (value !== null && typeof value === 'object')
+    for (const [key, item] of Object.entries(value)) checkExactNumbers(item, `${at}/${key}`);
 }
 
 /** The structured form of an answer: exact u64 as JSON numbers where JavaScript holds them exactly. */
 function structuredOf(value: JsonValue): Record<string, unknown> {
   const parsed = asParsed(value);
   const plain = JSON.parse(encodeCanonicalText(parsed)) as unknown;
-  return isJsonObject(plain) ? (plain) : { result: plain };
+  return isJsonObject(plain) ? plain : { result: plain };
 }
 
 /** A successful tool answer: the exact JSON text and the structured value. */
@@ -162,21 +254,36 @@ export function toolError(error: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
 }
 
-function splitArguments(operation: HubOperation, args: unknown): { input: JsonValue; subject: HubSubjectSelection | undefined } {
+function splitArguments(
+  operation: HubOperation,
+  args: unknown,
+): { input: JsonValue; subject: HubSubjectSelection | undefined } {
   const given = args === undefined || args === null ? {} : args;
-  if (!isJsonObject(given)) throw new AgentscmError('SCHEMA_TYPE', `the arguments of ${toolNameOf(operation.name)} must be an object`);
+  if (!isJsonObject(given))
+    throw new AgentscmError('SCHEMA_TYPE', `the arguments of ${toolNameOf(operation.name)} must be an object`);
   checkExactNumbers(given, '');
   const { subject, ...rest } = given as JsonObject & { subject?: JsonValue };
-  if (subject !== undefined && !isJsonObject(subject)) throw new AgentscmError('SCHEMA_TYPE', '/subject must be an object {"change_id","context_digest"}');
+  if (subject !== undefined && !isJsonObject(subject))
+    throw new AgentscmError('SCHEMA_TYPE', '/subject must be an object {"change_id","context_digest"}');
   const selection = subject === undefined ? undefined : (subject as unknown as HubSubjectSelection);
   if (selection !== undefined) {
-    const keys = Object.keys(subject as JsonObject).sort().join(',');
-    if (keys !== 'change_id,context_digest' || typeof selection.change_id !== 'string' || typeof selection.context_digest !== 'string') {
+    const keys = Object.keys(subject as JsonObject)
+      .sort()
+      .join(',');
+    if (
+      keys !== 'change_id,context_digest' ||
+      typeof selection.change_id !== 'string' ||
+      typeof selection.context_digest !== 'string'
+    ) {
       throw new AgentscmError('SCHEMA_TYPE', '/subject must be exactly {"change_id","context_digest"}');
     }
   }
   if (operation.input.kind === 'document') return { input: rest, subject: selection };
-  if (Object.keys(rest).length > 0) throw new AgentscmError('SCHEMA_UNKNOWN_FIELD', `${toolNameOf(operation.name)} takes ${operation.input.kind === 'subject' ? 'only "subject"' : 'no arguments'}`);
+  if (Object.keys(rest).length > 0)
+    throw new AgentscmError(
+      'SCHEMA_UNKNOWN_FIELD',
+      `${toolNameOf(operation.name)} takes ${operation.input.kind === 'subject' ? 'only "subject"' : 'no arguments'}`,
+    );
   return { input: null, subject: selection };
 }
 
@@ -186,7 +293,10 @@ export function workspaceServer(callTask: (call: HubTaskCall) => Promise<CallToo
   for (const operation of hubOperations()) {
     server.registerTool(
       toolNameOf(operation.name),
-      { description: operation.description, inputSchema: fromJsonSchema(toolInputSchema(operation) as JsonSchemaType, PASS_THROUGH) },
+      {
+        description: operation.description,
+        inputSchema: fromJsonSchema(toolInputSchema(operation) as JsonSchemaType, PASS_THROUGH),
+      },
       async (args: unknown): Promise<CallToolResult> => {
         try {
           const { input, subject } = splitArguments(operation, args);
@@ -200,7 +310,10 @@ export function workspaceServer(callTask: (call: HubTaskCall) => Promise<CallToo
   }
   server.registerTool(
     AGENT_STATE_TOOL,
-    { description: AGENT_STATE_TOOL_DESCRIPTION, inputSchema: fromJsonSchema(plainJsonSchema(agentStateToolSchema()) as JsonSchemaType, PASS_THROUGH) },
+    {
+      description: AGENT_STATE_TOOL_DESCRIPTION,
+      inputSchema: fromJsonSchema(plainJsonSchema(agentStateToolSchema()) as JsonSchemaType, PASS_THROUGH),
+    },
     (args: unknown): CallToolResult => {
       try {
         checkExactNumbers(args, '');
@@ -213,7 +326,12 @@ export function workspaceServer(callTask: (call: HubTaskCall) => Promise<CallToo
   return server;
 }
 
-const STATUS_INPUT_SCHEMA = { type: 'object', additionalProperties: false, required: ['run_id'], properties: { run_id: plainJsonSchema(ID_SCHEMA) } };
+const STATUS_INPUT_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['run_id'],
+  properties: { run_id: plainJsonSchema(ID_SCHEMA) },
+};
 
 /** The legacy read-only MCP server of one request (a reader grant): `agentscm_workflow_status` only. */
 export function legacyServer(runStatus: (runId: string) => Promise<CallToolResult>): McpServer {
@@ -227,7 +345,8 @@ export function legacyServer(runStatus: (runId: string) => Promise<CallToolResul
     },
     async (args: unknown): Promise<CallToolResult> => {
       try {
-        const runId = isJsonObject(args) && typeof args.run_id === 'string' && Object.keys(args).length === 1 ? args.run_id : null;
+        const runId =
+          isJsonObject(args) && typeof args.run_id === 'string' && Object.keys(args).length === 1 ? args.run_id : null;
         if (runId === null) throw new AgentscmError('SCHEMA_TYPE', `${LEGACY_STATUS_TOOL} takes exactly {"run_id"}`);
         // Read in the hub's read worker, which also checks that the run is of the grant's repository.
         return await runStatus(runId);

@@ -11,16 +11,28 @@ import { HUB_SUBJECT_SCHEMA } from '../contracts/hub-config.js';
 import { instructionRequestDecoder } from '../contracts/instruction-entrypoint.js';
 import { referenceFetchRequestDecoder } from '../contracts/named-reference.js';
 import { taskRecoveryRequestDecoder } from '../contracts/task-operations.js';
-import { taskClaimRequestDecoder, taskMutationRequestDecoder, taskStatusRequestDecoder } from '../contracts/task-requests.js';
+import {
+  taskClaimRequestDecoder,
+  taskMutationRequestDecoder,
+  taskStatusRequestDecoder,
+} from '../contracts/task-requests.js';
 import { taskResultAssertionDecoder } from '../contracts/task-result.js';
-import { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder, isTaskOperation } from '../tasks/facade.js';
+import {
+  collectorClaimRequestDecoder,
+  collectorDescriptorRequestDecoder,
+  collectorFinalizeRequestDecoder,
+  isTaskOperation,
+} from '../tasks/facade.js';
 
 /**
  * What an operation takes: nothing; the subject selection (the CLI's --change and --context),
  * which the hub hands to the facade as the context's subject; or a request document of the
  * operation's own published schema, which the facade decodes.
  */
-export type HubOperationInput = { readonly kind: 'none' } | { readonly kind: 'subject' } | { readonly kind: 'document'; readonly schemaId: string; readonly schema: object };
+export type HubOperationInput =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'subject' }
+  | { readonly kind: 'document'; readonly schemaId: string; readonly schema: object };
 
 export interface HubOperation {
   readonly name: string;
@@ -34,13 +46,16 @@ const registry = new Map<string, HubOperation>();
 /** Add an operation to both transports (once per name). */
 export function registerHubOperation(operation: HubOperation): void {
   if (registry.has(operation.name)) throw new Error(`hub operation ${operation.name} is registered twice`);
-  if (!/^[a-z_]{1,64}$/.test(operation.name)) throw new Error(`hub operation name ${JSON.stringify(operation.name)} is not ^[a-z_]{1,64}$`);
+  if (!/^[a-z_]{1,64}$/.test(operation.name))
+    throw new Error(`hub operation name ${JSON.stringify(operation.name)} is not ^[a-z_]{1,64}$`);
   registry.set(operation.name, operation);
 }
 
 /** The registered operations the facade serves, sorted by name. */
 export function hubOperations(): readonly HubOperation[] {
-  return [...registry.values()].filter((operation) => isTaskOperation(operation.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return [...registry.values()]
+    .filter((operation) => isTaskOperation(operation.name))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** One served operation by name, or undefined. */
@@ -54,10 +69,16 @@ export function toolNameOf(operation: string): string {
   return `agentscm_task_${operation}`;
 }
 
-const document = (decoder: { readonly id: string; readonly schema: object }): HubOperationInput => ({ kind: 'document', schemaId: decoder.id, schema: decoder.schema });
+const document = (decoder: { readonly id: string; readonly schema: object }): HubOperationInput => ({
+  kind: 'document',
+  schemaId: decoder.id,
+  schema: decoder.schema,
+});
 
-const SUBJECT_NOTE = 'The subject is the Change and the digest of the review context of its current version ({"change_id","context_digest"}).';
-const AGENT_NOTE = 'The agent field must be your own actor (the grant\'s owner and agent); the hub never lets a request choose another.';
+const SUBJECT_NOTE =
+  'The subject is the Change and the digest of the review context of its current version ({"change_id","context_digest"}).';
+const AGENT_NOTE =
+  "The agent field must be your own actor (the grant's owner and agent); the hub never lets a request choose another.";
 
 const PHASE_TWO: readonly HubOperation[] = [
   {
@@ -106,7 +127,8 @@ const PHASE_TWO: readonly HubOperation[] = [
   {
     name: 'status',
     input: document(taskStatusRequestDecoder),
-    description: 'Read one exact attempt: its state, lease, fence and outcome. Read-only; use it to check an attempt after a lost answer.',
+    description:
+      'Read one exact attempt: its state, lease, fence and outcome. Read-only; use it to check an attempt after a lost answer.',
   },
   {
     name: 'cancel',
@@ -136,7 +158,8 @@ const COLLECTOR: readonly HubOperation[] = [
   {
     name: 'collector_descriptor',
     input: document(collectorDescriptorRequestDecoder),
-    description: 'Re-read the exact collector descriptor of an earlier collector_claim (task_id, attempt_id): the input of `agentscm agent-task collect`. Read-only.',
+    description:
+      'Re-read the exact collector descriptor of an earlier collector_claim (task_id, attempt_id): the input of `agentscm agent-task collect`. Read-only.',
   },
   {
     name: 'collector_finalize',
@@ -146,7 +169,11 @@ const COLLECTOR: readonly HubOperation[] = [
 ];
 
 for (const operation of [...PHASE_TWO, ...COLLECTOR]) registerHubOperation(operation);
-registerHubOperation({ name: 'qualification', input: { kind: 'subject' }, description: `Read-only, advisory: whether the exact subject qualifies now — qualified, subject_current, receipt_digest (null unless qualified), revision, each task's state (pending, claimed, succeeded, failed, uncertain, blocked), at most 32 typed failures {task_id, code} and next as data: collector_claim or reconcile with a task_id, collector_finalize, checkpoint or none. Call it after every collection and upload; it never finalizes, writes a receipt or changes a task. ${SUBJECT_NOTE}` });
+registerHubOperation({
+  name: 'qualification',
+  input: { kind: 'subject' },
+  description: `Read-only, advisory: whether the exact subject qualifies now — qualified, subject_current, receipt_digest (null unless qualified), revision, each task's state (pending, claimed, succeeded, failed, uncertain, blocked), at most 32 typed failures {task_id, code} and next as data: collector_claim or reconcile with a task_id, collector_finalize, checkpoint or none. Call it after every collection and upload; it never finalizes, writes a receipt or changes a task. ${SUBJECT_NOTE}`,
+});
 
 /** The subject selection schema (requirements and next). */
 export const SUBJECT_INPUT_SCHEMA: object = HUB_SUBJECT_SCHEMA;

@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { AgentscmError } from '../contracts/errors.js';
 
 export interface PackageSource {
@@ -25,7 +26,8 @@ export function packageSource(): PackageSource {
   for (;;) {
     if (existsSync(join(dir, 'package.json'))) break;
     const parent = dirname(dir);
-    if (parent === dir) throw new AgentscmError('INTERNAL', 'the agentscm package root was not found beside the hub module');
+    if (parent === dir)
+      throw new AgentscmError('INTERNAL', 'the agentscm package root was not found beside the hub module');
     dir = parent;
   }
   known = { root: dir, fromSources: self.endsWith('.ts') };

@@ -11,36 +11,40 @@
  * The agent-tasks route's grant and facade steps run in the hub's task worker thread
  * (src/hub/task-worker-client.ts, docs/hub.md "The task worker"); this thread does its HTTP.
  */
-import { ForgePublisher } from './forge-status.js';
-import type { ForgePublisherOptions } from './forge-status.js';
 import { realpathSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AuthInfo } from '@modelcontextprotocol/server';
+
+import { TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { HUB_JSON_BODY_MAX_BYTES, hubTaskRequestDecoder } from '../contracts/hub-config.js';
 import { getRepository } from '../native/repositories.js';
 import { isStoreInitialized, openAuthority, readTransaction } from '../native/store.js';
-import { TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
 import { bearerToken } from './auth.js';
-import { UploadBudget, lingerAfterRefusal, readBoundedBody, readTransferBody, refuseDeclaredLength } from './body.js';
+import { lingerAfterRefusal, readBoundedBody, readTransferBody, refuseDeclaredLength, UploadBudget } from './body.js';
 import type { HubConfig, HubProfile } from './config.js';
-import { asAgentscmError, errorBody, httpStatusOf, messageWithheld, registerPrivatePaths, retryAfterOf } from './http-errors.js';
-import { createHubMcpHandler, legacyServer, toolAnswerOfText, workspaceServer } from './mcp.js';
-import type { McpServerOf } from './mcp.js';
-import { TaskWorkerClient } from './task-worker-client.js';
-import type { TaskWorkerOptions } from './task-worker-client.js';
-import { isUiApiPath } from './ui-api.js';
-import type { UiAnswer } from './ui-api.js';
-import { sendWebResponse } from './web-response.js';
+import { ForgePublisher, type ForgePublisherOptions } from './forge-status.js';
+import {
+  asAgentscmError,
+  errorBody,
+  httpStatusOf,
+  messageWithheld,
+  registerPrivatePaths,
+  retryAfterOf,
+} from './http-errors.js';
+import { createHubMcpHandler, legacyServer, toolAnswerOfText, workspaceServer, type McpServerOf } from './mcp.js';
+import { TaskWorkerClient, type TaskWorkerOptions } from './task-worker-client.js';
+import { isUiApiPath, type UiAnswer } from './ui-api.js';
 import { UI_PREFIX, UI_SECURITY_HEADERS, uiFile } from './ui-routes.js';
+import { sendWebResponse } from './web-response.js';
 
 export const HEALTH_PATH = '/v1/hub/health';
 export const WORKSPACE_MCP_PATH = '/v1/hub/workspace/mcp';
 export const LEGACY_MCP_PATH = '/mcp';
 const TASKS_ROUTE = /^\/v1\/hub\/workspace\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/agent-tasks$/;
-const UPLOAD_ROUTE = /^\/v1\/hub\/workspace\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/agent-tasks\/collector-upload$/;
+const UPLOAD_ROUTE =
+  /^\/v1\/hub\/workspace\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/agent-tasks\/collector-upload$/;
 /** The upload route's bound: one whole transfer envelope (docs/wire.md "Collector transfer envelope v1"). */
 export const UPLOAD_BODY_MAX_BYTES = TRANSFER_LIMITS.maxEnvelopeBytes;
 
@@ -73,7 +77,13 @@ interface Exchange {
   code: string | null;
 }
 
-function send(res: ServerResponse, status: number, body: string, close = false, headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  close = false,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) return;
   res.writeHead(status, {
     'content-type': 'application/json',
@@ -92,18 +102,34 @@ function sendError(res: ServerResponse, exchange: Exchange, error: unknown, log:
   // A server-side failure's own message may name files: the client gets its code only, the
   // hub's log the message (docs/hub.md "What an answer never says").
   if (messageWithheld(refused)) {
-    log(JSON.stringify({ time: new Date().toISOString(), event: 'refusal_detail', route: exchange.route, code: refused.code, message: refused.message.slice(0, 4000) }));
+    log(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        event: 'refusal_detail',
+        route: exchange.route,
+        code: refused.code,
+        message: refused.message.slice(0, 4000),
+      }),
+    );
   }
   const retryAfter = retryAfterOf(refused.code);
   // A refused body is left unread: close the connection instead of draining it (after a short
   // linger, so that a client still sending reads the answer).
   const unread = !res.req.complete;
   if (unread && !res.headersSent) lingerAfterRefusal(res.req);
-  send(res, status, errorBody(refused), status === 413 || status === 401 || unread, retryAfter === null ? {} : { 'retry-after': retryAfter });
+  send(
+    res,
+    status,
+    errorBody(refused),
+    status === 413 || status === 401 || unread,
+    retryAfter === null ? {} : { 'retry-after': retryAfter },
+  );
 }
 
 function notFound(req: IncomingMessage, path: string): AgentscmError {
-  return new AgentscmError('HUB_ROUTE_NOT_FOUND', `no hub route ${req.method ?? ''} ${path.slice(0, 200)}`, { hint: 'see docs/hub.md for the routes' });
+  return new AgentscmError('HUB_ROUTE_NOT_FOUND', `no hub route ${req.method ?? ''} ${path.slice(0, 200)}`, {
+    hint: 'see docs/hub.md for the routes',
+  });
 }
 
 function decodeSegment(segment: string): string | null {
@@ -126,7 +152,8 @@ function checkProfiles(config: HubConfig): void {
     try {
       readTransaction(auth, () => getRepository(auth, profile.nativeRepository));
     } catch (error) {
-      if (error instanceof AgentscmError && error.code === 'REPOSITORY_NOT_FOUND') throw unavailable(`the store has no repository ${profile.nativeRepository}`);
+      if (error instanceof AgentscmError && error.code === 'REPOSITORY_NOT_FOUND')
+        throw unavailable(`the store has no repository ${profile.nativeRepository}`);
       throw error;
     } finally {
       auth.close();
@@ -167,7 +194,11 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
   // what writes (agent-tasks, upload imports, workspace MCP tools), the read worker what only
   // reads (dashboard, legacy MCP, health), so a dashboard read never queues behind a writer.
   const tasks = new TaskWorkerClient(config.profiles, options.taskWorker);
-  const reads = new TaskWorkerClient(config.profiles, { busyBudgetMs: options.taskWorker?.busyBudgetMs }, "the hub's read worker");
+  const reads = new TaskWorkerClient(
+    config.profiles,
+    { busyBudgetMs: options.taskWorker?.busyBudgetMs },
+    "the hub's read worker",
+  );
   try {
     await Promise.all([tasks.start(), reads.start()]);
   } catch (error) {
@@ -178,9 +209,13 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
   const profileOf = (repositoryId: string, profileId: string): HubProfile => {
     const profile = config.profiles.find((p) => p.repositoryId === repositoryId && p.profileId === profileId);
     if (profile === undefined) {
-      throw new AgentscmError('HUB_PROFILE_NOT_FOUND', `no agent task profile ${profileId.slice(0, 128)} for repository ${repositoryId.slice(0, 300)} on this hub`, {
-        hint: 'use a repository and profile of the hub execution config',
-      });
+      throw new AgentscmError(
+        'HUB_PROFILE_NOT_FOUND',
+        `no agent task profile ${profileId.slice(0, 128)} for repository ${repositoryId.slice(0, 300)} on this hub`,
+        {
+          hint: 'use a repository and profile of the hub execution config',
+        },
+      );
     }
     return profile;
   };
@@ -188,7 +223,11 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
   const readJson = async (req: IncomingMessage): Promise<Buffer> => readBoundedBody(req, HUB_JSON_BODY_MAX_BYTES);
 
   const routeProfile = (req: IncomingMessage, match: RegExpExecArray): HubProfile => {
-    const [owner, name, profileId] = [decodeSegment(match[1] ?? ''), decodeSegment(match[2] ?? ''), decodeSegment(match[3] ?? '')];
+    const [owner, name, profileId] = [
+      decodeSegment(match[1] ?? ''),
+      decodeSegment(match[2] ?? ''),
+      decodeSegment(match[3] ?? ''),
+    ];
     if (owner === null || name === null || profileId === null) throw notFound(req, match[0]);
     return profileOf(`${owner}/${name}`, profileId);
   };
@@ -208,7 +247,11 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
       tasks.release(held);
       throw error;
     }
-    const answer = await tasks.call(held, index, token, { operation: request.operation, input: request.input, subject: request.subject });
+    const answer = await tasks.call(held, index, token, {
+      operation: request.operation,
+      input: request.input,
+      subject: request.subject,
+    });
     forge.poke(profile);
     send(res, 200, answer);
   };
@@ -237,7 +280,10 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     }
     try {
       // Only the envelope's own bytes cross to the worker (a view into a larger buffer would copy all of it).
-      const own = envelope.byteOffset === 0 && envelope.byteLength === envelope.buffer.byteLength ? envelope : new Uint8Array(envelope);
+      const own =
+        envelope.byteOffset === 0 && envelope.byteLength === envelope.buffer.byteLength
+          ? envelope
+          : new Uint8Array(envelope);
       const view = await tasks.upload(held, index, token, own);
       forge.poke(profile);
       send(res, 200, view);
@@ -246,39 +292,64 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
     }
   };
 
-  const mcpRoute = async (req: IncomingMessage, res: ServerResponse, url: URL, serverOf: (token: string) => Promise<McpServerOf>): Promise<void> => {
+  const mcpRoute = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    serverOf: (token: string) => Promise<McpServerOf>,
+  ): Promise<void> => {
     const token = bearerToken(req);
     refuseDeclaredLength(req, HUB_JSON_BODY_MAX_BYTES);
     const of = await serverOf(token);
     const body = await readJson(req);
     const headers = new Headers();
     for (const [key, value] of Object.entries(req.headers)) {
-      if (value === undefined || key === 'authorization' || key === 'content-length' || key === 'connection' || key === 'transfer-encoding') continue;
+      if (
+        value === undefined ||
+        key === 'authorization' ||
+        key === 'content-length' ||
+        key === 'connection' ||
+        key === 'transfer-encoding'
+      )
+        continue;
       headers.set(key, Array.isArray(value) ? value.join(', ') : value);
     }
-    const authInfo: AuthInfo = { token: '(verified by the hub)', clientId: 'agentscm-hub', scopes: [], extra: { serverOf: of } };
+    const authInfo: AuthInfo = {
+      token: '(verified by the hub)',
+      clientId: 'agentscm-hub',
+      scopes: [],
+      extra: { serverOf: of },
+    };
     // The SDK's answer is streamed through, headers first (an SSE answer may stay open); a
     // client that goes away aborts the request, which ends the SDK's side.
     const gone = new AbortController();
     res.once('close', () => gone.abort());
-    const response = await mcp.fetch(new Request(url, { method: 'POST', headers, body, signal: gone.signal }), { authInfo });
+    const response = await mcp.fetch(new Request(url, { method: 'POST', headers, body, signal: gone.signal }), {
+      authInfo,
+    });
     await sendWebResponse(res, response);
   };
 
   // The grant is checked in the task worker before the body is read; each tool call then runs
   // there too, authorized again (from the worker's cache while the authority is unchanged).
-  const workspaceMcp = (url: URL) => async (token: string): Promise<McpServerOf> => {
-    const repositoryId = url.searchParams.get('repository');
-    const profileId = url.searchParams.get('profile');
-    if (repositoryId === null || profileId === null) {
-      throw new AgentscmError('HUB_PROFILE_NOT_FOUND', 'the workspace MCP endpoint needs ?repository=OWNER/NAME&profile=ID', { hint: 'add both query parameters' });
-    }
-    const profile = profileOf(repositoryId, profileId);
-    const index = config.profiles.indexOf(profile);
-    tasks.release(await tasks.authorize(index, token));
-    forge.poke(profile);
-    return () => workspaceServer(async (call) => toolAnswerOfText(await tasks.call(0, index, token, call, 'tool')));
-  };
+  const workspaceMcp =
+    (url: URL) =>
+    async (token: string): Promise<McpServerOf> => {
+      const repositoryId = url.searchParams.get('repository');
+      const profileId = url.searchParams.get('profile');
+      if (repositoryId === null || profileId === null) {
+        throw new AgentscmError(
+          'HUB_PROFILE_NOT_FOUND',
+          'the workspace MCP endpoint needs ?repository=OWNER/NAME&profile=ID',
+          { hint: 'add both query parameters' },
+        );
+      }
+      const profile = profileOf(repositoryId, profileId);
+      const index = config.profiles.indexOf(profile);
+      tasks.release(await tasks.authorize(index, token));
+      forge.poke(profile);
+      return () => workspaceServer(async (call) => toolAnswerOfText(await tasks.call(0, index, token, call, 'tool')));
+    };
 
   const legacyMcp = async (token: string): Promise<McpServerOf> => {
     await reads.reader(token, 'the legacy /mcp endpoint');
@@ -299,11 +370,25 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
   };
 
   // The reader grant, the profile and the view are read in the read worker, in that order.
-  const uiApiRoute = async (req: IncomingMessage, res: ServerResponse, url: URL, exchange: Exchange): Promise<boolean> => {
+  const uiApiRoute = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    exchange: Exchange,
+  ): Promise<boolean> => {
     if (!isUiApiPath(url.pathname)) return false;
     exchange.route = 'ui-api';
     const answer = await reads.ui(bearerToken(req), { pathname: url.pathname, search: url.search, nowMs: Date.now() });
-    sendUi(res, answer.kind === 'json' ? answer : { kind: 'download', body: Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength), filename: answer.filename });
+    sendUi(
+      res,
+      answer.kind === 'json'
+        ? answer
+        : {
+            kind: 'download',
+            body: Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength),
+            filename: answer.filename,
+          },
+    );
     return true;
   };
 
@@ -312,7 +397,13 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
   const health = async (): Promise<void> => {
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new AgentscmError('STORE_BUSY', `the stores did not answer health's read within ${HEALTH_LIMIT_MS} ms`)), HEALTH_LIMIT_MS);
+      timer = setTimeout(
+        () =>
+          reject(
+            new AgentscmError('STORE_BUSY', `the stores did not answer health's read within ${HEALTH_LIMIT_MS} ms`),
+          ),
+        HEALTH_LIMIT_MS,
+      );
     });
     try {
       await Promise.race([reads.ping(), limit]);
@@ -339,7 +430,11 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
   const handle = async (req: IncomingMessage, res: ServerResponse, exchange: Exchange): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://hub.invalid');
     if (closing) res.setHeader('connection', 'close');
-    if (req.method === 'GET' && ((await uiApiRoute(req, res, url, exchange)) || (await uiStaticRoute(res, url, exchange)))) return;
+    if (
+      req.method === 'GET' &&
+      ((await uiApiRoute(req, res, url, exchange)) || (await uiStaticRoute(res, url, exchange)))
+    )
+      return;
     if (url.pathname === HEALTH_PATH && req.method === 'GET') {
       exchange.route = 'health';
       await health();

@@ -8,12 +8,11 @@
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { HubSubjectSelection } from '../contracts/hub-config.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import type { JsonValue } from '../contracts/json-value.js';
+import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
 import { TASK_CAPABILITY, TASK_CONTRACT_VERSION } from '../contracts/task-common.js';
-import { callTaskOperation } from '../tasks/facade.js';
 import type { TaskConnections } from '../tasks/connections.js';
 import type { TaskContext } from '../tasks/context.js';
+import { callTaskOperation } from '../tasks/facade.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
 import type { HubProfile } from './config.js';
 import { hubOperation } from './operations.js';
@@ -33,32 +32,48 @@ export interface HubTaskAnswer {
 }
 
 /** Run one operation for the authenticated grant on the profile; the facade's answer, unchanged. */
-export function callHubTask(profile: HubProfile, authorization: GrantAuthorization, call: HubTaskCall, connections?: TaskConnections): JsonValue {
+export function callHubTask(
+  profile: HubProfile,
+  authorization: GrantAuthorization,
+  call: HubTaskCall,
+  connections?: TaskConnections,
+): JsonValue {
   const operation = hubOperation(call.operation);
   if (operation === undefined) {
     // The facade names the operations it knows; an unregistered one is refused the same way.
     return callTaskOperation(contextOf(profile, authorization, undefined, connections), call.operation, null);
   }
   if (call.input !== null && !isJsonObject(call.input)) {
-    throw new AgentscmError('SCHEMA_TYPE', `the input of ${operation.name} must be an object or null`, { hint: 'send "input": {…} or "input": null' });
+    throw new AgentscmError('SCHEMA_TYPE', `the input of ${operation.name} must be an object or null`, {
+      hint: 'send "input": {…} or "input": null',
+    });
   }
   if (operation.input.kind !== 'document' && call.input !== null) {
     throw new AgentscmError('USAGE', `operation ${operation.name} takes no input document`, {
-      hint: operation.input.kind === 'subject' ? 'send "input": null and the subject as "subject": {"change_id","context_digest"}' : 'send "input": null',
+      hint:
+        operation.input.kind === 'subject'
+          ? 'send "input": null and the subject as "subject": {"change_id","context_digest"}'
+          : 'send "input": null',
     });
   }
   const bytes = call.input === null ? null : encodeCanonical(call.input);
   return callTaskOperation(contextOf(profile, authorization, call.subject, connections), operation.name, bytes);
 }
 
-function contextOf(profile: HubProfile, authorization: GrantAuthorization, subject: HubSubjectSelection | undefined, connections: TaskConnections | undefined): TaskContext {
+function contextOf(
+  profile: HubProfile,
+  authorization: GrantAuthorization,
+  subject: HubSubjectSelection | undefined,
+  connections: TaskConnections | undefined,
+): TaskContext {
   return {
     dataDir: profile.dataDir,
     actor: authorization.actor,
     repository: profile.nativeRepository,
     profile: profile.profileId,
     target: profile.target,
-    subject: subject === undefined ? undefined : { change_id: subject.change_id, context_digest: subject.context_digest },
+    subject:
+      subject === undefined ? undefined : { change_id: subject.change_id, context_digest: subject.context_digest },
     guard: authorization.guard,
     origin: authorization.origin,
     connections,

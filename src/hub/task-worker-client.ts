@@ -15,13 +15,22 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+
 import { AgentscmError } from '../contracts/errors.js';
 import type { HubProfile } from './config.js';
 import { asAgentscmError } from './http-errors.js';
 import { packageSource } from './package-root.js';
 import type { HubTaskCall } from './task-call.js';
-import { TASK_WORKER_KIND, errorOfWire } from './task-worker-protocol.js';
-import type { CallAnswer, TaskWorkerData, TaskWorkerReply, TaskWorkerRequest, UiWorkerAnswer, UiWorkerRequest } from './task-worker-protocol.js';
+import {
+  errorOfWire,
+  TASK_WORKER_KIND,
+  type CallAnswer,
+  type TaskWorkerData,
+  type TaskWorkerReply,
+  type TaskWorkerRequest,
+  type UiWorkerAnswer,
+  type UiWorkerRequest,
+} from './task-worker-protocol.js';
 
 export interface TaskWorkerOptions {
   /** Test fault injection: each worker thread exits when asked to call this operation. */
@@ -52,7 +61,10 @@ function startWorker(data: TaskWorkerData): Worker {
   if (!fromSources) return new Worker(pathToFileURL(join(root, 'dist', 'hub', 'task-worker.js')), { workerData: data });
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = pathToFileURL(join(root, 'src', 'hub', 'task-worker.ts')).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`, { eval: true, workerData: data });
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`,
+    { eval: true, workerData: data },
+  );
 }
 
 export class TaskWorkerClient {
@@ -92,15 +104,28 @@ export class TaskWorkerClient {
    * Run the call under the authorization held under `held` (0: none, authorize afresh); resolves
    * to the route's JSON answer text, or with `answer` 'tool' the JSON text of the result alone.
    */
-  async call(held: number, profile: number, token: string, call: HubTaskCall, answer: CallAnswer = 'route'): Promise<string> {
-    return this.bodyOf(await this.send((id, sentAt) => ({ kind: 'call', id, sentAt, held, profile, token, call, answer })));
+  async call(
+    held: number,
+    profile: number,
+    token: string,
+    call: HubTaskCall,
+    answer: CallAnswer = 'route',
+  ): Promise<string> {
+    return this.bodyOf(
+      await this.send((id, sentAt) => ({ kind: 'call', id, sentAt, held, profile, token, call, answer })),
+    );
   }
 
   /** Import a collector transfer envelope under the authorization held under `held`; resolves to the view's JSON text. */
   async upload(held: number, profile: number, token: string, envelope: Uint8Array): Promise<string> {
     // The envelope's buffer moves to the worker rather than being copied (up to 16 MiB per upload);
     // it is empty here afterwards.
-    return this.bodyOf(await this.send((id, sentAt) => ({ kind: 'upload', id, sentAt, held, profile, token, envelope }), [envelope.buffer as ArrayBuffer]));
+    return this.bodyOf(
+      await this.send(
+        (id, sentAt) => ({ kind: 'upload', id, sentAt, held, profile, token, envelope }),
+        [envelope.buffer as ArrayBuffer],
+      ),
+    );
   }
 
   /** Authenticate a reader grant for `endpoint` (the legacy /mcp endpoint). */
@@ -116,7 +141,8 @@ export class TaskWorkerClient {
   /** One dashboard JSON route for a reader token. */
   async ui(token: string, request: UiWorkerRequest): Promise<UiWorkerAnswer> {
     const reply = await this.send((id, sentAt) => ({ kind: 'ui', id, sentAt, token, request }));
-    if (reply.value === undefined || typeof reply.value === 'number') throw new AgentscmError('INTERNAL', `${this.name} answered a dashboard request without an answer`);
+    if (reply.value === undefined || typeof reply.value === 'number')
+      throw new AgentscmError('INTERNAL', `${this.name} answered a dashboard request without an answer`);
     return reply.value;
   }
 
@@ -148,7 +174,10 @@ export class TaskWorkerClient {
     clearTimeout(cut);
   }
 
-  private send(request: (id: number, sentAt: number) => TaskWorkerRequest, transfer: readonly ArrayBuffer[] = []): Promise<Answered> {
+  private send(
+    request: (id: number, sentAt: number) => TaskWorkerRequest,
+    transfer: readonly ArrayBuffer[] = [],
+  ): Promise<Answered> {
     if (this.closing) return Promise.reject(new AgentscmError('INTERNAL', `${this.name} is closing`));
     const id = this.nextId;
     this.nextId += 1;
@@ -168,7 +197,12 @@ export class TaskWorkerClient {
   /** The live worker, started when there is none. */
   private current(): Worker {
     if (this.worker !== null) return this.worker;
-    const worker = startWorker({ kind: TASK_WORKER_KIND, profiles: this.profiles, busyBudgetMs: this.options.busyBudgetMs ?? BUSY_BUDGET_MS, exitOnOperation: this.options.exitOnOperation });
+    const worker = startWorker({
+      kind: TASK_WORKER_KIND,
+      profiles: this.profiles,
+      busyBudgetMs: this.options.busyBudgetMs ?? BUSY_BUDGET_MS,
+      exitOnOperation: this.options.exitOnOperation,
+    });
     this.started += 1;
     this.worker = worker;
     let failure: string | null = null;
@@ -185,9 +219,13 @@ export class TaskWorkerClient {
       });
       worker.on('exit', (code: number) => {
         if (this.worker === worker) this.worker = null;
-        const stopped = new AgentscmError('INTERNAL', `${this.name} stopped (exit code ${code}${failure === null ? '' : `: ${failure}`}) ${loaded ? 'before it answered' : 'before it was ready'}`, {
-          hint: 'the next request starts a fresh worker; see the hub log',
-        });
+        const stopped = new AgentscmError(
+          'INTERNAL',
+          `${this.name} stopped (exit code ${code}${failure === null ? '' : `: ${failure}`}) ${loaded ? 'before it answered' : 'before it was ready'}`,
+          {
+            hint: 'the next request starts a fresh worker; see the hub log',
+          },
+        );
         reject(stopped);
         for (const [id, pending] of this.pending) {
           this.pending.delete(id);

@@ -14,8 +14,7 @@
  * health (`ping`) go through a worker the same way, so the main thread never runs store work
  * (docs/hub.md "A busy store").
  */
-import { AgentscmError } from '../contracts/errors.js';
-import type { ErrorCode } from '../contracts/errors.js';
+import { AgentscmError, type ErrorCode } from '../contracts/errors.js';
 import type { HubProfile } from './config.js';
 import type { HubTaskCall } from './task-call.js';
 
@@ -47,25 +46,68 @@ export interface UiWorkerRequest {
 }
 
 /** A dashboard answer as it crosses the thread boundary. */
-export type UiWorkerAnswer = { readonly kind: 'json'; readonly body: string } | { readonly kind: 'download'; readonly body: Uint8Array; readonly filename: string };
+export type UiWorkerAnswer =
+  | { readonly kind: 'json'; readonly body: string }
+  | { readonly kind: 'download'; readonly body: Uint8Array; readonly filename: string };
 
 /** Every request but release and close carries `sentAt`, the main thread's Date.now() when it sent it. */
 export type TaskWorkerRequest =
   /** Authorize `token` for the profile and hold the authorization under `id`; answered with a null body. */
-  | { readonly kind: 'authorize'; readonly id: number; readonly sentAt: number; readonly profile: number; readonly token: string }
+  | {
+      readonly kind: 'authorize';
+      readonly id: number;
+      readonly sentAt: number;
+      readonly profile: number;
+      readonly token: string;
+    }
   /**
    * Run the call under the authorization held under `held` (taken and dropped), or, when the
    * worker holds none under it (it is not the worker that made it), one made afresh for `token`.
    */
-  | { readonly kind: 'call'; readonly id: number; readonly sentAt: number; readonly held: number; readonly profile: number; readonly token: string; readonly call: HubTaskCall; readonly answer: CallAnswer }
+  | {
+      readonly kind: 'call';
+      readonly id: number;
+      readonly sentAt: number;
+      readonly held: number;
+      readonly profile: number;
+      readonly token: string;
+      readonly call: HubTaskCall;
+      readonly answer: CallAnswer;
+    }
   /** Import a collector transfer envelope (the upload route) under the held authorization, as `call` does; answered with the view's JSON text. */
-  | { readonly kind: 'upload'; readonly id: number; readonly sentAt: number; readonly held: number; readonly profile: number; readonly token: string; readonly envelope: Uint8Array }
+  | {
+      readonly kind: 'upload';
+      readonly id: number;
+      readonly sentAt: number;
+      readonly held: number;
+      readonly profile: number;
+      readonly token: string;
+      readonly envelope: Uint8Array;
+    }
   /** Authenticate a reader grant (legacy /mcp); answered with the index of its data directory in the profiles' distinct data directories. */
-  | { readonly kind: 'reader'; readonly id: number; readonly sentAt: number; readonly token: string; readonly endpoint: string }
+  | {
+      readonly kind: 'reader';
+      readonly id: number;
+      readonly sentAt: number;
+      readonly token: string;
+      readonly endpoint: string;
+    }
   /** The legacy tool agentscm_workflow_status for a reader token; answered with the view's JSON text. */
-  | { readonly kind: 'workflow-status'; readonly id: number; readonly sentAt: number; readonly token: string; readonly runId: string }
+  | {
+      readonly kind: 'workflow-status';
+      readonly id: number;
+      readonly sentAt: number;
+      readonly token: string;
+      readonly runId: string;
+    }
   /** One dashboard JSON route (reader token); answered with a UiWorkerAnswer as `value`. */
-  | { readonly kind: 'ui'; readonly id: number; readonly sentAt: number; readonly token: string; readonly request: UiWorkerRequest }
+  | {
+      readonly kind: 'ui';
+      readonly id: number;
+      readonly sentAt: number;
+      readonly token: string;
+      readonly request: UiWorkerRequest;
+    }
   /** A read of each configured store (health); answered with a null body. */
   | { readonly kind: 'ping'; readonly id: number; readonly sentAt: number }
   /** Drop the authorization held under `held` (its request was refused before its call). */
@@ -84,7 +126,12 @@ export interface WireError {
 export type TaskWorkerReply =
   /** The worker loaded and listens. */
   | { readonly kind: 'ready' }
-  | { readonly kind: 'answer'; readonly id: number; readonly body: string | null; readonly value?: UiWorkerAnswer | number | undefined }
+  | {
+      readonly kind: 'answer';
+      readonly id: number;
+      readonly body: string | null;
+      readonly value?: UiWorkerAnswer | number | undefined;
+    }
   | { readonly kind: 'refusal'; readonly id: number; readonly error: WireError };
 
 export function wireErrorOf(error: AgentscmError): WireError {

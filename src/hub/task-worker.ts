@@ -11,24 +11,29 @@
  * (bin/bundle.js), the sources run it through tsx (src/hub/task-worker-client.ts). It serves only
  * when started as a task worker.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import type { MessagePort } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+
 import { importTransfer } from '../collector/review-import.js';
 import { encodeCanonicalText } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import { setBusyTimeoutForNewConnections } from '../native/sqlite.js';
 import { openAuthority, prepared, readTransaction } from '../native/store.js';
-import { openTaskConnections } from '../tasks/connections.js';
-import type { TaskConnections } from '../tasks/connections.js';
+import { openTaskConnections, type TaskConnections } from '../tasks/connections.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
 import { readRunStatus } from '../workflows/status.js';
-import { ProfileAuthorizations, authenticationFailure, authorizeReader } from './auth.js';
+import { authenticationFailure, authorizeReader, ProfileAuthorizations } from './auth.js';
 import type { HubProfile } from './config.js';
 import { asAgentscmError } from './http-errors.js';
 import { callHubTask, taskAnswer } from './task-call.js';
-import { TASK_WORKER_KIND, wireErrorOf } from './task-worker-protocol.js';
-import type { TaskWorkerData, TaskWorkerReply, TaskWorkerRequest, UiWorkerAnswer } from './task-worker-protocol.js';
+import {
+  TASK_WORKER_KIND,
+  wireErrorOf,
+  type TaskWorkerData,
+  type TaskWorkerReply,
+  type TaskWorkerRequest,
+  type UiWorkerAnswer,
+} from './task-worker-protocol.js';
 import { serveUiApi } from './ui-api.js';
 
 /** How many authorizations the worker holds for requests still reading their bodies; the oldest goes first. */
@@ -80,7 +85,12 @@ export class TaskCallRunner {
   }
 
   private async serve(request: Served): Promise<TaskWorkerReply> {
-    const answer = (body: string | null, value?: UiWorkerAnswer): TaskWorkerReply => ({ kind: 'answer', id: request.id, body, ...(value === undefined ? {} : { value }) });
+    const answer = (body: string | null, value?: UiWorkerAnswer): TaskWorkerReply => ({
+      kind: 'answer',
+      id: request.id,
+      body,
+      ...(value === undefined ? {} : { value }),
+    });
     switch (request.kind) {
       case 'authorize': {
         const authorization = this.authorize(this.profileOf(request.profile), request.token);
@@ -93,12 +103,16 @@ export class TaskCallRunner {
         if (request.call.operation === this.data.exitOnOperation) process.exit(INJECTED_EXIT_CODE);
         const authorization = this.heldOr(request.held, profile, request.token);
         const result = callHubTask(profile, authorization, request.call, this.sessionOf(profile).connections);
-        return answer(encodeCanonicalText((request.answer === 'route' ? taskAnswer(result) : result) as unknown as JsonValue));
+        return answer(
+          encodeCanonicalText((request.answer === 'route' ? taskAnswer(result) : result) as unknown as JsonValue),
+        );
       }
       case 'upload': {
         const profile = this.profileOf(request.profile);
         const authorization = this.heldOr(request.held, profile, request.token);
-        const view = await importTransfer(profile.dataDir, request.envelope, authorization, { connections: this.sessionOf(profile).connections });
+        const view = await importTransfer(profile.dataDir, request.envelope, authorization, {
+          connections: this.sessionOf(profile).connections,
+        });
         return answer(encodeCanonicalText(view));
       }
       case 'reader':
@@ -109,13 +123,24 @@ export class TaskCallRunner {
         const view = readRunStatus(dataDir, request.runId);
         // A run of another repository is reported exactly as a missing one: a reader grant
         // learns nothing outside its repository.
-        if (view.source.repository !== grant.repository) throw new AgentscmError('WORKFLOW_RUN_NOT_FOUND', `no workflow run ${request.runId}`);
+        if (view.source.repository !== grant.repository)
+          throw new AgentscmError('WORKFLOW_RUN_NOT_FOUND', `no workflow run ${request.runId}`);
         return answer(encodeCanonicalText(view as unknown as JsonValue));
       }
       case 'ui': {
         const { pathname, search, nowMs } = request.request;
-        const ui = serveUiApi(this.data.profiles, request.token, pathname, search, nowMs, (profile) => this.sessionOf(profile).connections);
-        return answer(null, ui.kind === 'json' ? ui : { kind: 'download', body: new Uint8Array(ui.body), filename: ui.filename });
+        const ui = serveUiApi(
+          this.data.profiles,
+          request.token,
+          pathname,
+          search,
+          nowMs,
+          (profile) => this.sessionOf(profile).connections,
+        );
+        return answer(
+          null,
+          ui.kind === 'json' ? ui : { kind: 'download', body: new Uint8Array(ui.body), filename: ui.filename },
+        );
       }
       case 'ping':
         for (const dataDir of this.dataDirs) {

@@ -10,30 +10,30 @@ import { encodeCanonicalText } from '../contracts/canonical-json.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
 import { qualificationToJson } from '../contracts/qualification.js';
+import { getChange, listChanges } from '../native/changes.js';
 import { listCollectorProfiles } from '../native/collector-profiles.js';
 import type { LiveGrant } from '../native/grants.js';
 import { listLandings } from '../native/landings.js';
-import { getChange, listChanges } from '../native/changes.js';
 import { listRegistrationsInStore, listTargetsInStore } from '../native/listings.js';
 import { soleCurrentContext } from '../native/review-contexts.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import { diffRevisionView, showChange, showPolicy } from '../native/views.js';
+import type { TaskConnections } from '../tasks/connections.js';
 import { qualifyLocal } from '../tasks/qualification-local.js';
 import { buildReceiptBundle, showReceipt } from '../tasks/receipt-bundle.js';
-import { RECEIPT_PAGE_MAX, TASK_PAGE_MAX, receiptPage, taskPage } from '../tasks/views.js';
-import { journalRead } from '../workflows/journal.js';
-import type { Journal } from '../workflows/journal.js';
+import { RECEIPT_PAGE_MAX, receiptPage, TASK_PAGE_MAX, taskPage } from '../tasks/views.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
+import { journalRead, type Journal } from '../workflows/journal.js';
 import { listRuns } from '../workflows/run-list.js';
 import { readRunStatus } from '../workflows/status.js';
-import type { TaskConnections } from '../tasks/connections.js';
 import { authorizeReader } from './auth.js';
 import type { HubProfile } from './config.js';
 
 export const UI_API_PREFIX = '/v1/hub/ui-api';
 export const UI_API_PROFILES_PATH = `${UI_API_PREFIX}/profiles`;
 /** `…/repositories/{owner}/{name}/profiles/{profile}/{view}[/{id}[/bundle]]` */
-export const UI_API_VIEW_ROUTE = /^\/v1\/hub\/ui-api\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/(changes|tasks|runs|receipts|targets|registrations)(?:\/([^/]+))?(?:\/(bundle))?$/;
+export const UI_API_VIEW_ROUTE =
+  /^\/v1\/hub\/ui-api\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/(changes|tasks|runs|receipts|targets|registrations)(?:\/([^/]+))?(?:\/(bundle))?$/;
 
 /** Default page size of the paged lists. */
 export const UI_PAGE_DEFAULT = 50;
@@ -54,7 +54,9 @@ export const TARGET_LANDINGS_MAX = 20;
 export type UiView = 'changes' | 'tasks' | 'runs' | 'receipts' | 'targets' | 'registrations';
 
 /** A JSON answer or a download. */
-export type UiAnswer = { readonly kind: 'json'; readonly body: string } | { readonly kind: 'download'; readonly body: Buffer; readonly filename: string };
+export type UiAnswer =
+  | { readonly kind: 'json'; readonly body: string }
+  | { readonly kind: 'download'; readonly body: Buffer; readonly filename: string };
 
 /** What one dashboard request asks: the profile, the view, an optional item and the query. */
 export interface UiRequest {
@@ -69,14 +71,19 @@ export interface UiRequest {
 }
 
 function invalidQuery(message: string): AgentscmError {
-  return new AgentscmError('HUB_QUERY_INVALID', message, { hint: 'see docs/dashboard.md "Routes and bounds" for the parameters of each route' });
+  return new AgentscmError('HUB_QUERY_INVALID', message, {
+    hint: 'see docs/dashboard.md "Routes and bounds" for the parameters of each route',
+  });
 }
 
 /** The query holds only `allowed` names, each at most once. */
 function checkQuery(query: URLSearchParams, allowed: readonly string[]): void {
   const seen = new Set<string>();
   for (const name of query.keys()) {
-    if (!allowed.includes(name)) throw invalidQuery(`unknown query parameter ${JSON.stringify(name.slice(0, 64))}; this route takes ${allowed.length === 0 ? 'none' : allowed.join(', ')}`);
+    if (!allowed.includes(name))
+      throw invalidQuery(
+        `unknown query parameter ${JSON.stringify(name.slice(0, 64))}; this route takes ${allowed.length === 0 ? 'none' : allowed.join(', ')}`,
+      );
     if (seen.has(name)) throw invalidQuery(`query parameter ${name} is repeated`);
     seen.add(name);
   }
@@ -93,7 +100,10 @@ function decimal(query: URLSearchParams, name: string, min: number, max: number,
 
 function page(query: URLSearchParams, max: number): { limit: number; cursor: number } {
   checkQuery(query, ['limit', 'cursor', ...(query.has('change') ? ['change'] : [])]);
-  return { limit: decimal(query, 'limit', 1, max, Math.min(UI_PAGE_DEFAULT, max)), cursor: decimal(query, 'cursor', 0, Number.MAX_SAFE_INTEGER, 0) };
+  return {
+    limit: decimal(query, 'limit', 1, max, Math.min(UI_PAGE_DEFAULT, max)),
+    cursor: decimal(query, 'cursor', 0, Number.MAX_SAFE_INTEGER, 0),
+  };
 }
 
 function json(value: unknown): UiAnswer {
@@ -115,7 +125,16 @@ function withJournal<T>(connections: TaskConnections, empty: T, fn: (journal: Jo
 
 function qualificationOf(profile: HubProfile, change: string, connections: TaskConnections): JsonObject {
   try {
-    return qualificationToJson(qualifyLocal({ dataDir: profile.dataDir, repository: profile.nativeRepository, profile: profile.profileId, target: profile.target, change, connections }));
+    return qualificationToJson(
+      qualifyLocal({
+        dataDir: profile.dataDir,
+        repository: profile.nativeRepository,
+        profile: profile.profileId,
+        target: profile.target,
+        change,
+        connections,
+      }),
+    );
   } catch (error) {
     return refusal(error);
   }
@@ -143,14 +162,34 @@ function changesView(request: UiRequest): UiAnswer {
     const policy = showPolicy({ dataDir: profile.dataDir, repository: profile.nativeRepository });
     const target = policy.targets.find((t) => t.name === profile.target) ?? null;
     // `revision diff TARGET CHANGE`: the cost follows the change (shared subtrees are skipped).
-    const diff = target === null ? null : diffRevisionView({ dataDir: profile.dataDir, repository: profile.nativeRepository, from: target.revision, to: change.current_revision });
+    const diff =
+      target === null
+        ? null
+        : diffRevisionView({
+            dataDir: profile.dataDir,
+            repository: profile.nativeRepository,
+            from: target.revision,
+            to: change.current_revision,
+          });
     return json({
-      change: { ...change, versions: newestVersions(change.versions, CHANGE_VERSIONS_MAX), version_count: change.versions.length },
+      change: {
+        ...change,
+        versions: newestVersions(change.versions, CHANGE_VERSIONS_MAX),
+        version_count: change.versions.length,
+      },
       policy_epoch: policy.policy_epoch,
       context: contextOf(request.connections, profile.nativeRepository, change.id),
       target: { name: profile.target, revision: target?.revision ?? null },
       qualification: qualificationOf(profile, change.id, request.connections),
-      diff: diff === null ? null : { from: diff.from, to: diff.to, total: diff.changes.length, changes: diff.changes.slice(0, DIFF_PATHS_MAX) },
+      diff:
+        diff === null
+          ? null
+          : {
+              from: diff.from,
+              to: diff.to,
+              total: diff.changes.length,
+              changes: diff.changes.slice(0, DIFF_PATHS_MAX),
+            },
     });
   }
   const { limit, cursor } = page(request.query, CHANGE_PAGE_MAX);
@@ -159,7 +198,10 @@ function changesView(request: UiRequest): UiAnswer {
   const auth = request.connections.authority();
   const { total, changes } = readTransaction(auth, () => {
     const all = listChanges(auth, profile.nativeRepository);
-    return { total: all.length, changes: all.slice(cursor, cursor + limit).map((item) => getChange(auth, profile.nativeRepository, item.id)) };
+    return {
+      total: all.length,
+      changes: all.slice(cursor, cursor + limit).map((item) => getChange(auth, profile.nativeRepository, item.id)),
+    };
   });
   return json({
     total,
@@ -177,14 +219,26 @@ function changesView(request: UiRequest): UiAnswer {
 
 function tasksView(request: UiRequest): UiAnswer {
   const { profile } = request;
-  if (request.item !== null) throw new AgentscmError('HUB_ROUTE_NOT_FOUND', 'the tasks route lists pages only', { hint: 'use ?change=ID to list the tasks of one Change' });
+  if (request.item !== null)
+    throw new AgentscmError('HUB_ROUTE_NOT_FOUND', 'the tasks route lists pages only', {
+      hint: 'use ?change=ID to list the tasks of one Change',
+    });
   const { limit, cursor } = page(request.query, TASK_PAGE_MAX);
   const change = request.query.get('change');
-  if (change !== null && (change.length === 0 || change.length > 128)) throw invalidQuery('change must be a Change id of 1 to 128 characters');
+  if (change !== null && (change.length === 0 || change.length > 128))
+    throw invalidQuery('change must be a Change id of 1 to 128 characters');
   const auth = request.connections.authority();
   return json(
     withJournal(request.connections, { tasks: [], next_cursor: null }, (journal) =>
-      readTransaction(auth, () => taskPage(auth, journal, { repository: profile.nativeRepository, change, afterSeq: cursor, limit, nowMs: request.nowMs })),
+      readTransaction(auth, () =>
+        taskPage(auth, journal, {
+          repository: profile.nativeRepository,
+          change,
+          afterSeq: cursor,
+          limit,
+          nowMs: request.nowMs,
+        }),
+      ),
     ),
   );
 }
@@ -192,14 +246,21 @@ function tasksView(request: UiRequest): UiAnswer {
 function boundedOutput(stream: { readonly text: string; readonly bytes: number; readonly sha256: string }): JsonObject {
   const bytes = Buffer.from(stream.text, 'utf8');
   const truncated = bytes.byteLength > RUN_OUTPUT_MAX_BYTES;
-  return { text: truncated ? bytes.subarray(0, RUN_OUTPUT_MAX_BYTES).toString('utf8') : stream.text, bytes: stream.bytes, sha256: stream.sha256, truncated };
+  return {
+    text: truncated ? bytes.subarray(0, RUN_OUTPUT_MAX_BYTES).toString('utf8') : stream.text,
+    bytes: stream.bytes,
+    sha256: stream.sha256,
+    truncated,
+  };
 }
 
 /** One run (`skill-workflow status`) and, for each command step, its attempt (`check-command-show`) with bounded output. */
 function runView(profile: HubProfile, runId: string): UiAnswer {
   const view = readRunStatus(profile.dataDir, runId);
   if (view.source.repository !== profile.nativeRepository) {
-    throw new AgentscmError('WORKFLOW_RUN_NOT_FOUND', `no workflow run "${runId}" of this profile's repository`, { hint: 'list the runs of the repository first' });
+    throw new AgentscmError('WORKFLOW_RUN_NOT_FOUND', `no workflow run "${runId}" of this profile's repository`, {
+      hint: 'list the runs of the repository first',
+    });
   }
   const attempts = view.steps.flatMap((step) => {
     if (step.execution === null) return [];
@@ -230,8 +291,14 @@ function runsView(request: UiRequest): UiAnswer {
     return runView(request.profile, request.item);
   }
   const { limit, cursor } = page(request.query, RUN_PAGE_MAX);
-  const runs = listRuns(request.profile.dataDir).runs.filter((run) => run.repository === request.profile.nativeRepository);
-  return json({ total: runs.length, runs: runs.slice(cursor, cursor + limit), next_cursor: cursor + limit < runs.length ? String(cursor + limit) : null });
+  const runs = listRuns(request.profile.dataDir).runs.filter(
+    (run) => run.repository === request.profile.nativeRepository,
+  );
+  return json({
+    total: runs.length,
+    runs: runs.slice(cursor, cursor + limit),
+    next_cursor: cursor + limit < runs.length ? String(cursor + limit) : null,
+  });
 }
 
 function receiptsView(request: UiRequest): UiAnswer {
@@ -245,7 +312,11 @@ function receiptsView(request: UiRequest): UiAnswer {
     return json(showReceipt(profile.dataDir, request.item));
   }
   const { limit, cursor } = page(request.query, RECEIPT_PAGE_MAX);
-  return json(withJournal(request.connections, { receipts: [], next_cursor: null }, (journal) => receiptPage(journal, { repository: profile.nativeRepository, afterRow: cursor, limit })));
+  return json(
+    withJournal(request.connections, { receipts: [], next_cursor: null }, (journal) =>
+      receiptPage(journal, { repository: profile.nativeRepository, afterRow: cursor, limit }),
+    ),
+  );
 }
 
 function targetsView(request: UiRequest): UiAnswer {
@@ -255,7 +326,12 @@ function targetsView(request: UiRequest): UiAnswer {
   const auth = openAuthority(profile.dataDir, { mode: 'read' });
   try {
     return json({
-      targets: readTransaction(auth, () => targets.map((target) => ({ ...target, landings: listLandings(auth, profile.nativeRepository, target.name, TARGET_LANDINGS_MAX) }))),
+      targets: readTransaction(auth, () =>
+        targets.map((target) => ({
+          ...target,
+          landings: listLandings(auth, profile.nativeRepository, target.name, TARGET_LANDINGS_MAX),
+        })),
+      ),
     });
   } finally {
     auth.close();
@@ -265,13 +341,24 @@ function targetsView(request: UiRequest): UiAnswer {
 function registrationsView(request: UiRequest): UiAnswer {
   const { profile } = request;
   checkQuery(request.query, []);
-  const { registrations } = listRegistrationsInStore({ dataDir: profile.dataDir, repository: profile.nativeRepository });
+  const { registrations } = listRegistrationsInStore({
+    dataDir: profile.dataDir,
+    repository: profile.nativeRepository,
+  });
   const policy = showPolicy({ dataDir: profile.dataDir, repository: profile.nativeRepository });
   const auth = openAuthority(profile.dataDir, { mode: 'read' });
   try {
-    const collectorProfiles = readTransaction(auth, () => listCollectorProfiles(auth)).filter((p) => p.profile.repository_id === profile.nativeRepository);
+    const collectorProfiles = readTransaction(auth, () => listCollectorProfiles(auth)).filter(
+      (p) => p.profile.repository_id === profile.nativeRepository,
+    );
     return json({
-      hub_profile: { repository_id: profile.repositoryId, profile_id: profile.profileId, target: profile.target, requirement_digest: profile.requirementDigest, policy_epoch: policy.policy_epoch },
+      hub_profile: {
+        repository_id: profile.repositoryId,
+        profile_id: profile.profileId,
+        target: profile.target,
+        requirement_digest: profile.requirementDigest,
+        policy_epoch: policy.policy_epoch,
+      },
       registrations,
       collector_profiles: collectorProfiles.map((p) => ({
         collector_profile_id: p.collector_profile_id,
@@ -312,7 +399,9 @@ export function readableProfiles(profiles: readonly HubProfile[], grant: LiveGra
 /** `GET /v1/hub/ui-api/profiles`: what the dashboard offers to open. */
 export function profilesAnswer(profiles: readonly HubProfile[], query: URLSearchParams): UiAnswer {
   checkQuery(query, []);
-  return json({ profiles: profiles.map((p) => ({ repository_id: p.repositoryId, profile_id: p.profileId, target: p.target })) });
+  return json({
+    profiles: profiles.map((p) => ({ repository_id: p.repositoryId, profile_id: p.profileId, target: p.target })),
+  });
 }
 
 function decodeSegment(segment: string): string | null {
@@ -346,17 +435,41 @@ export function serveUiApi(
   const { grant, dataDir } = authorizeReader(dataDirs, token, 'the dashboard routes');
   if (pathname === UI_API_PROFILES_PATH) return profilesAnswer(readableProfiles(profiles, grant, dataDir), query);
   const match = UI_API_VIEW_ROUTE.exec(pathname);
-  const [owner, name, profileId] = [decodeSegment(match?.[1] ?? ''), decodeSegment(match?.[2] ?? ''), decodeSegment(match?.[3] ?? '')];
+  const [owner, name, profileId] = [
+    decodeSegment(match?.[1] ?? ''),
+    decodeSegment(match?.[2] ?? ''),
+    decodeSegment(match?.[3] ?? ''),
+  ];
   const item = match?.[5] === undefined ? null : decodeSegment(match[5]);
-  if (match === null || owner === null || name === null || profileId === null || (item === null && match[5] !== undefined)) {
-    throw new AgentscmError('HUB_ROUTE_NOT_FOUND', `no hub route GET ${pathname.slice(0, 200)}`, { hint: 'see docs/hub.md for the routes' });
+  if (
+    match === null ||
+    owner === null ||
+    name === null ||
+    profileId === null ||
+    (item === null && match[5] !== undefined)
+  ) {
+    throw new AgentscmError('HUB_ROUTE_NOT_FOUND', `no hub route GET ${pathname.slice(0, 200)}`, {
+      hint: 'see docs/hub.md for the routes',
+    });
   }
   const profile = profiles.find((p) => p.repositoryId === `${owner}/${name}` && p.profileId === profileId);
   // A profile of another store or repository is one this grant cannot see: not found.
   if (profile === undefined || !readableProfiles([profile], grant, dataDir).includes(profile)) {
-    throw new AgentscmError('HUB_PROFILE_NOT_FOUND', `no profile ${profileId.slice(0, 128)} for repository ${`${owner}/${name}`.slice(0, 300)} that this reader grant can see`, {
-      hint: 'GET /v1/hub/ui-api/profiles lists the profiles of the grant',
-    });
+    throw new AgentscmError(
+      'HUB_PROFILE_NOT_FOUND',
+      `no profile ${profileId.slice(0, 128)} for repository ${`${owner}/${name}`.slice(0, 300)} that this reader grant can see`,
+      {
+        hint: 'GET /v1/hub/ui-api/profiles lists the profiles of the grant',
+      },
+    );
   }
-  return answerUiRequest({ profile, view: match[4] as UiView, item, bundle: match[6] !== undefined, query, nowMs, connections: connectionsOf(profile) });
+  return answerUiRequest({
+    profile,
+    view: match[4] as UiView,
+    item,
+    bundle: match[6] !== undefined,
+    query,
+    nowMs,
+    connections: connectionsOf(profile),
+  });
 }

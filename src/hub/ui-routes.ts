@@ -11,9 +11,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
-import { packageSource } from './package-root.js';
-import type { PackageSource } from './package-root.js';
+import { packageSource, type PackageSource } from './package-root.js';
 
 export const UI_PREFIX = '/ui/';
 
@@ -70,7 +70,10 @@ async function load(source: UiSource, name: string): Promise<Buffer> {
     body = name === 'app.js' ? await bundleFromSources(root) : readFileSync(join(root, 'src', 'hub', 'ui', name));
   } else {
     const file = join(root, 'dist', 'ui', name);
-    if (!existsSync(file)) throw new AgentscmError('HUB_ROUTE_NOT_FOUND', `the dashboard file ${name} is not built`, { hint: 'run npm run build, which writes dist/ui/' });
+    if (!existsSync(file))
+      throw new AgentscmError('HUB_ROUTE_NOT_FOUND', `the dashboard file ${name} is not built`, {
+        hint: 'run npm run build, which writes dist/ui/',
+      });
     body = readFileSync(file);
   }
   return body;

@@ -7,8 +7,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 
 /** Headers of the connection, not of the answer: the hub's own server sets them. */
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding']);

@@ -8,8 +8,7 @@
 import { AgentscmError } from '../contracts/errors.js';
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
-import { prepared } from './store.js';
-import type { Authority } from './store.js';
+import { prepared, type Authority } from './store.js';
 
 export type ReceiptKind = 'imported' | 'server_run';
 
@@ -51,7 +50,8 @@ interface ApprovalRow {
   approved_at_ms: number;
 }
 
-const COLUMNS = 'approval_id, repository, change_id, change_version, revision, context_digest, policy_epoch, profile, target, requirement_digest, receipt_kind, receipt_digest, approved_by, approved_at_ms';
+const COLUMNS =
+  'approval_id, repository, change_id, change_version, revision, context_digest, policy_epoch, profile, target, requirement_digest, receipt_kind, receipt_digest, approved_by, approved_at_ms';
 
 function approvalOf(row: ApprovalRow): Approval {
   return { ...row, change_version: u64FromSql(row.change_version), policy_epoch: u64FromSql(row.policy_epoch) };
@@ -89,13 +89,28 @@ function subjectColumns(subject: ApprovalSubject): (string | number)[] {
  * Record the approval of `subject` in the caller's writer transaction; an identical approval
  * already recorded is returned as it is (created false), so approving twice changes nothing.
  */
-export function recordApproval(auth: Authority, subject: ApprovalSubject, approvedBy: string, nowMs: number): { readonly approval: Approval; readonly created: boolean } {
+export function recordApproval(
+  auth: Authority,
+  subject: ApprovalSubject,
+  approvedBy: string,
+  nowMs: number,
+): { readonly approval: Approval; readonly created: boolean } {
   checkSubject(subject);
-  const key = [subject.repository, subject.change_id, u64ToSql(subject.change_version), subject.context_digest, subject.profile, subject.target, subject.requirement_digest, subject.receipt_digest];
+  const key = [
+    subject.repository,
+    subject.change_id,
+    u64ToSql(subject.change_version),
+    subject.context_digest,
+    subject.profile,
+    subject.target,
+    subject.requirement_digest,
+    subject.receipt_digest,
+  ];
   const find = (): ApprovalRow | undefined =>
-    prepared(auth, `SELECT ${COLUMNS} FROM approvals WHERE repository = ? AND change_id = ? AND change_version = ? AND context_digest = ? AND profile = ? AND target = ? AND requirement_digest = ? AND receipt_digest = ?`).get(...key) as
-      | ApprovalRow
-      | undefined;
+    prepared(
+      auth,
+      `SELECT ${COLUMNS} FROM approvals WHERE repository = ? AND change_id = ? AND change_version = ? AND context_digest = ? AND profile = ? AND target = ? AND requirement_digest = ? AND receipt_digest = ?`,
+    ).get(...key) as ApprovalRow | undefined;
   const known = find();
   if (known !== undefined) return { approval: approvalOf(known), created: false };
   prepared(
@@ -109,15 +124,19 @@ export function recordApproval(auth: Authority, subject: ApprovalSubject, approv
 }
 
 /** The newest approval of the Change for a workflow profile and target (any version), or null. */
-export function latestApproval(auth: Authority, repository: string, changeId: string, profile: string, target: string): Approval | null {
+export function latestApproval(
+  auth: Authority,
+  repository: string,
+  changeId: string,
+  profile: string,
+  target: string,
+): Approval | null {
   checkRepositoryId(repository);
   checkGenericId(changeId, 'Change ID');
-  const row = prepared(auth, `SELECT ${COLUMNS} FROM approvals WHERE repository = ? AND change_id = ? AND profile = ? AND target = ? ORDER BY approval_id DESC LIMIT 1`).get(
-    repository,
-    changeId,
-    profile,
-    target,
-  ) as ApprovalRow | undefined;
+  const row = prepared(
+    auth,
+    `SELECT ${COLUMNS} FROM approvals WHERE repository = ? AND change_id = ? AND profile = ? AND target = ? ORDER BY approval_id DESC LIMIT 1`,
+  ).get(repository, changeId, profile, target) as ApprovalRow | undefined;
   return row === undefined ? null : approvalOf(row);
 }
 

@@ -8,8 +8,7 @@ import { AgentscmError } from '../contracts/errors.js';
 import { createSha256 } from '../crypto/sha256.js';
 import { checkDigest } from './checks.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
-import { prepared } from './store.js';
-import type { Authority } from './store.js';
+import { prepared, type Authority } from './store.js';
 
 /** Chunk size of large blobs (1 MiB): also the largest buffer a blob read or write holds. */
 export const BLOB_CHUNK_BYTES = 1024 * 1024;
@@ -27,7 +26,8 @@ interface BlobRow {
 }
 
 function blobRow(auth: Authority, digest: string): BlobRow | undefined {
-  return prepared(auth, 'SELECT rowid, size, chunk_count FROM blobs WHERE digest = ?').get(digest) as BlobRow | undefined;
+  return prepared(auth, 'SELECT rowid, size, chunk_count FROM blobs WHERE digest = ?').get(digest) as
+    BlobRow | undefined;
 }
 
 /** True when the blob is stored. */
@@ -53,14 +53,18 @@ export function getBlobInfo(auth: Authority, digest: string): BlobInfo | null {
  * pass none and it is computed here). Existing blobs are not written again. Call inside a
  * write transaction. Returns true when the blob was new.
  */
-export function putSmallBlob(auth: Authority, bytes: Uint8Array, digest?: string): { digest: string; created: boolean } {
-  if (bytes.byteLength > BLOB_CHUNK_BYTES) throw new AgentscmError('INTERNAL', 'putSmallBlob takes at most one chunk; use putChunkedBlob');
+export function putSmallBlob(
+  auth: Authority,
+  bytes: Uint8Array,
+  digest?: string,
+): { digest: string; created: boolean } {
+  if (bytes.byteLength > BLOB_CHUNK_BYTES)
+    throw new AgentscmError('INTERNAL', 'putSmallBlob takes at most one chunk; use putChunkedBlob');
   const key = digest ?? createSha256().update(bytes).digest('hex');
-  const result = prepared(auth, 'INSERT INTO blobs (digest, size, chunk_count, data) VALUES (?, ?, 0, ?) ON CONFLICT (digest) DO NOTHING').run(
-    key,
-    u64ToSql(BigInt(bytes.byteLength)),
-    bytes,
-  );
+  const result = prepared(
+    auth,
+    'INSERT INTO blobs (digest, size, chunk_count, data) VALUES (?, ?, 0, ?) ON CONFLICT (digest) DO NOTHING',
+  ).run(key, u64ToSql(BigInt(bytes.byteLength)), bytes);
   return { digest: key, created: result.changes === 1 };
 }
 
@@ -73,7 +77,10 @@ export function putSmallBlob(auth: Authority, bytes: Uint8Array, digest?: string
  * left as it is and the source is not read. Returns true when the blob was new.
  */
 export function putChunkedBlob(auth: Authority, digest: string, size: bigint, chunks: Iterable<Uint8Array>): boolean {
-  const insert = prepared(auth, 'INSERT INTO blobs (digest, size, chunk_count, data) VALUES (?, ?, 0, NULL) ON CONFLICT (digest) DO NOTHING').run(digest, u64ToSql(size));
+  const insert = prepared(
+    auth,
+    'INSERT INTO blobs (digest, size, chunk_count, data) VALUES (?, ?, 0, NULL) ON CONFLICT (digest) DO NOTHING',
+  ).run(digest, u64ToSql(size));
   if (insert.changes === 0) return false;
   const rowid = Number(insert.lastInsertRowid);
   const addChunk = prepared(auth, 'INSERT INTO blob_chunks (blob, seq, data) VALUES (?, ?, ?)');
@@ -82,7 +89,8 @@ export function putChunkedBlob(auth: Authority, digest: string, size: bigint, ch
   let total = 0n;
   for (const chunk of chunks) {
     if (chunk.byteLength === 0) continue;
-    if (chunk.byteLength > BLOB_CHUNK_BYTES) throw new AgentscmError('INTERNAL', 'blob chunk larger than BLOB_CHUNK_BYTES');
+    if (chunk.byteLength > BLOB_CHUNK_BYTES)
+      throw new AgentscmError('INTERNAL', 'blob chunk larger than BLOB_CHUNK_BYTES');
     hash.update(chunk);
     addChunk.run(rowid, seq, chunk);
     seq += 1;
@@ -90,7 +98,9 @@ export function putChunkedBlob(auth: Authority, digest: string, size: bigint, ch
   }
   const actual = hash.digest('hex');
   if (actual !== digest || total !== size) {
-    throw new AgentscmError('WORKSPACE_CHANGED', 'a file changed while it was being stored', { hint: 'wait until writers stop and run the command again' });
+    throw new AgentscmError('WORKSPACE_CHANGED', 'a file changed while it was being stored', {
+      hint: 'wait until writers stop and run the command again',
+    });
   }
   prepared(auth, 'UPDATE blobs SET chunk_count = ? WHERE rowid = ?').run(seq, rowid);
   return true;

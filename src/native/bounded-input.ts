@@ -6,8 +6,8 @@
  * read. Stdin may be a pipe, terminal or socket; when its descriptor is non-blocking, the reader
  * sleeps between EAGAIN answers instead of spinning on them.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import type { Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { quoteForMessage } from '../contracts/message-text.js';
 
@@ -159,9 +159,13 @@ export function readBoundedInput(source: string, options: BoundedInputOptions): 
       throw new AgentscmError('IO_ERROR', `cannot read ${options.what} ${shown}: ${reasonOf(error)}`, { cause: error });
     }
     if (!stats.isFile()) {
-      throw new AgentscmError('INPUT_NOT_REGULAR_FILE', `${options.what} ${shown} is ${kindOf(stats)}, not a regular file; it was not read`, {
-        hint: options.stdin === true ? 'pass a regular file, or - to read stdin' : 'pass a regular file',
-      });
+      throw new AgentscmError(
+        'INPUT_NOT_REGULAR_FILE',
+        `${options.what} ${shown} is ${kindOf(stats)}, not a regular file; it was not read`,
+        {
+          hint: options.stdin === true ? 'pass a regular file, or - to read stdin' : 'pass a regular file',
+        },
+      );
     }
     if (stats.size > options.limit) throw tooLarge(options, shown, stats.size);
     // The size from fstat is only an early refusal: /proc files report 0, and a file may grow

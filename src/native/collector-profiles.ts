@@ -7,15 +7,17 @@
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import type { CollectorProfile } from '../contracts/collector-profile.js';
-import type { AnyCollectorProfile } from '../contracts/review-profile.js';
-import { anyCollectorProfileId, anyCollectorProfileToJson, decodeAnyCollectorProfile } from '../contracts/review-profile.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { validateDigestHex } from '../contracts/ids.js';
-import { getRegistration } from './executor-registry.js';
-import type { RegistrationState } from './executor-registry.js';
+import {
+  anyCollectorProfileId,
+  anyCollectorProfileToJson,
+  decodeAnyCollectorProfile,
+  type AnyCollectorProfile,
+} from '../contracts/review-profile.js';
+import { getRegistration, type RegistrationState } from './executor-registry.js';
 import { prefixRange, resolveHexPrefix } from './prefixes.js';
-import { prepared, readTransaction, writeTransaction } from './store.js';
-import type { Authority } from './store.js';
+import { prepared, readTransaction, writeTransaction, type Authority } from './store.js';
 
 /** A profile as installed. */
 export interface InstalledCollectorProfile {
@@ -44,19 +46,37 @@ function installedOf(row: ProfileRow): InstalledCollectorProfile {
   try {
     profile = decodeAnyCollectorProfile(row.canonical);
   } catch (error) {
-    throw new AgentscmError('STORE_CORRUPT', `collector profile ${row.collector_profile_id} does not decode from its stored bytes`, { cause: error });
+    throw new AgentscmError(
+      'STORE_CORRUPT',
+      `collector profile ${row.collector_profile_id} does not decode from its stored bytes`,
+      { cause: error },
+    );
   }
-  if (anyCollectorProfileId(profile) !== row.collector_profile_id || !Buffer.from(encodeCanonical(anyCollectorProfileToJson(profile))).equals(row.canonical)) {
-    throw new AgentscmError('STORE_CORRUPT', `collector profile ${row.collector_profile_id} does not match its stored bytes`);
+  if (
+    anyCollectorProfileId(profile) !== row.collector_profile_id ||
+    !Buffer.from(encodeCanonical(anyCollectorProfileToJson(profile))).equals(row.canonical)
+  ) {
+    throw new AgentscmError(
+      'STORE_CORRUPT',
+      `collector profile ${row.collector_profile_id} does not match its stored bytes`,
+    );
   }
-  return { collector_profile_id: row.collector_profile_id, profile, canonical: row.canonical, installed_at_ms: row.installed_at_ms };
+  return {
+    collector_profile_id: row.collector_profile_id,
+    profile,
+    canonical: row.canonical,
+    installed_at_ms: row.installed_at_ms,
+  };
 }
 
 /** An installed profile, or null. */
 export function findCollectorProfile(auth: Authority, profileId: string): InstalledCollectorProfile | null {
   validateDigestHex(profileId, 'collector profile id');
   return readTransaction(auth, () => {
-    const row = prepared(auth, 'SELECT collector_profile_id, canonical, installed_at_ms FROM collector_profiles WHERE collector_profile_id = ?').get(profileId) as ProfileRow | undefined;
+    const row = prepared(
+      auth,
+      'SELECT collector_profile_id, canonical, installed_at_ms FROM collector_profiles WHERE collector_profile_id = ?',
+    ).get(profileId) as ProfileRow | undefined;
     return row === undefined ? null : installedOf(row);
   });
 }
@@ -72,7 +92,10 @@ export function resolveCollectorProfileRef(auth: Authority, reference: string): 
     listHint: '`agentscm agent-task profile install` prints the collector_profile_id',
     candidates: (prefix) => {
       const [low, high] = prefixRange(prefix);
-      const row = prepared(auth, 'SELECT count(*) AS n, min(collector_profile_id) AS first FROM collector_profiles WHERE collector_profile_id >= ? AND collector_profile_id < ?').get(low, high) as {
+      const row = prepared(
+        auth,
+        'SELECT count(*) AS n, min(collector_profile_id) AS first FROM collector_profiles WHERE collector_profile_id >= ? AND collector_profile_id < ?',
+      ).get(low, high) as {
         n: number;
         first: string | null;
       };
@@ -95,31 +118,58 @@ export function getCollectorProfile(auth: Authority, profileId: string): Install
 /** Every profile installed for a registration, oldest first (an enrollment without one is never a collector). */
 export function listProfilesOfRegistration(auth: Authority, registrationId: string): InstalledCollectorProfile[] {
   return readTransaction(auth, () =>
-    (prepared(auth, 'SELECT collector_profile_id, canonical, installed_at_ms FROM collector_profiles WHERE registration_id = ? ORDER BY seq').all(registrationId) as ProfileRow[]).map(installedOf),
+    (
+      prepared(
+        auth,
+        'SELECT collector_profile_id, canonical, installed_at_ms FROM collector_profiles WHERE registration_id = ? ORDER BY seq',
+      ).all(registrationId) as ProfileRow[]
+    ).map(installedOf),
   );
 }
 
 /** Every installed profile of the store, oldest first (`agentscm doctor` checks the images and runtime identities they pin). */
 export function listCollectorProfiles(auth: Authority): InstalledCollectorProfile[] {
-  return readTransaction(auth, () => (prepared(auth, 'SELECT collector_profile_id, canonical, installed_at_ms FROM collector_profiles ORDER BY seq').all() as ProfileRow[]).map(installedOf));
+  return readTransaction(auth, () =>
+    (
+      prepared(
+        auth,
+        'SELECT collector_profile_id, canonical, installed_at_ms FROM collector_profiles ORDER BY seq',
+      ).all() as ProfileRow[]
+    ).map(installedOf),
+  );
 }
 
 /**
  * Store a profile whose bindings the caller checked in this write transaction; installing the
  * same profile again changes nothing (`installed` false).
  */
-export function storeCollectorProfile(auth: Authority, profile: AnyCollectorProfile, nowMs: number): { readonly installed: boolean; readonly profile: InstalledCollectorProfile } {
+export function storeCollectorProfile(
+  auth: Authority,
+  profile: AnyCollectorProfile,
+  nowMs: number,
+): { readonly installed: boolean; readonly profile: InstalledCollectorProfile } {
   const id = anyCollectorProfileId(profile);
   const canonical = Buffer.from(encodeCanonical(anyCollectorProfileToJson(profile)));
   return writeTransaction(auth, () => {
     const existing = findCollectorProfile(auth, id);
     if (existing !== null) return { installed: false, profile: existing };
-    const seq = (prepared(auth, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM collector_profiles').get() as { next: number }).next;
+    const seq = (
+      prepared(auth, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM collector_profiles').get() as { next: number }
+    ).next;
     prepared(
       auth,
       `INSERT INTO collector_profiles (collector_profile_id, repository, workflow_profile, step, registration_id, canonical, installed_at_ms, seq)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(id, profile.repository_id, profile.workflow_profile, profile.step_id, profile.registration_id, canonical, nowMs, seq);
+    ).run(
+      id,
+      profile.repository_id,
+      profile.workflow_profile,
+      profile.step_id,
+      profile.registration_id,
+      canonical,
+      nowMs,
+      seq,
+    );
     return { installed: true, profile: getCollectorProfile(auth, id) };
   });
 }
@@ -130,25 +180,39 @@ export function storeCollectorProfile(auth: Authority, profile: AnyCollectorProf
  * the newest unrevoked epoch of its scope (REGISTRATION_NOT_CURRENT). Run it inside the
  * caller's authority transaction.
  */
-export function profileRegistration(auth: Authority, profile: AnyCollectorProfile, requireCurrent: boolean): RegistrationState {
+export function profileRegistration(
+  auth: Authority,
+  profile: AnyCollectorProfile,
+  requireCurrent: boolean,
+): RegistrationState {
   const registration = getRegistration(auth, profile.registration_id);
   const differences: string[] = [];
   if (registration.repository !== profile.repository_id) differences.push(`repository ${registration.repository}`);
   if (registration.profile !== profile.workflow_profile) differences.push(`workflow profile ${registration.profile}`);
   if (registration.step !== profile.step_id) differences.push(`step ${registration.step}`);
-  if (registration.registration_epoch !== profile.registration_epoch) differences.push(`epoch ${registration.registration_epoch}`);
-  if (registration.verification_key_id !== profile.verification_key_id) differences.push(`verification key ${registration.verification_key_id}`);
+  if (registration.registration_epoch !== profile.registration_epoch)
+    differences.push(`epoch ${registration.registration_epoch}`);
+  if (registration.verification_key_id !== profile.verification_key_id)
+    differences.push(`verification key ${registration.verification_key_id}`);
   if (differences.length > 0) {
-    throw new AgentscmError('COLLECTOR_PROFILE_BINDING_MISMATCH', `registration ${profile.registration_id} is bound to ${differences.join(', ')}, not what the profile names`, {
-      hint: 'copy repository_id, workflow_profile, step_id, registration_epoch and verification_key_id from `agent-task enroll`',
-      details: { registration_id: profile.registration_id },
-    });
+    throw new AgentscmError(
+      'COLLECTOR_PROFILE_BINDING_MISMATCH',
+      `registration ${profile.registration_id} is bound to ${differences.join(', ')}, not what the profile names`,
+      {
+        hint: 'copy repository_id, workflow_profile, step_id, registration_epoch and verification_key_id from `agent-task enroll`',
+        details: { registration_id: profile.registration_id },
+      },
+    );
   }
   if (requireCurrent && !registration.current) {
-    throw new AgentscmError('REGISTRATION_NOT_CURRENT', `executor registration ${profile.registration_id} is not current: ${registration.revoked ? 'it was revoked' : `superseded by epoch ${registration.latest_epoch}`}`, {
-      hint: 'a profile binds the exact current registration epoch; enroll again and install a profile for the new epoch',
-      details: { registration_id: profile.registration_id },
-    });
+    throw new AgentscmError(
+      'REGISTRATION_NOT_CURRENT',
+      `executor registration ${profile.registration_id} is not current: ${registration.revoked ? 'it was revoked' : `superseded by epoch ${registration.latest_epoch}`}`,
+      {
+        hint: 'a profile binds the exact current registration epoch; enroll again and install a profile for the new epoch',
+        details: { registration_id: profile.registration_id },
+      },
+    );
   }
   return registration;
 }
@@ -158,7 +222,10 @@ export function profileRegistration(auth: Authority, profile: AnyCollectorProfil
  * current profile and executor registration): COLLECTOR_PROFILE_NOT_FOUND or
  * REGISTRATION_NOT_CURRENT otherwise. Run it inside the caller's authority transaction.
  */
-export function requireCurrentCollectorProfile(auth: Authority, profileId: string): { readonly installed: InstalledCollectorProfile; readonly registration: RegistrationState } {
+export function requireCurrentCollectorProfile(
+  auth: Authority,
+  profileId: string,
+): { readonly installed: InstalledCollectorProfile; readonly registration: RegistrationState } {
   const installed = getCollectorProfile(auth, profileId);
   return { installed, registration: profileRegistration(auth, installed.profile, true) };
 }

@@ -8,24 +8,24 @@
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { ExecutorEnrollment, ExecutorScope } from '../contracts/executor-enrollment.js';
-import { bindingOf, validateScopeAndBinding } from '../contracts/executor-enrollment.js';
+import {
+  bindingOf,
+  validateScopeAndBinding,
+  type ExecutorEnrollment,
+  type ExecutorScope,
+} from '../contracts/executor-enrollment.js';
 import { validateId } from '../contracts/ids.js';
-import type { ObservationVerification } from '../contracts/observation.js';
-import { verifyObservation } from '../contracts/observation.js';
-import type { ExecutorBinding } from '../contracts/task-common.js';
-import type { TaskResultAssertion } from '../contracts/task-result.js';
-import { sameExecutor } from '../contracts/task-common.js';
 import { parsePublicKeyHex } from '../contracts/key-file.js';
+import { verifyObservation, type ObservationVerification } from '../contracts/observation.js';
+import { sameExecutor, type ExecutorBinding } from '../contracts/task-common.js';
+import type { TaskResultAssertion } from '../contracts/task-result.js';
+import { decodeWorkflowDefinition } from '../contracts/workflow-definition.js';
 import { verificationKeyId } from '../crypto/ed25519.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import { decodeWorkflowDefinition } from '../contracts/workflow-definition.js';
-import { getRepository, resolveRepository } from './repositories.js';
-import type { Repository } from './repositories.js';
+import { getRepository, resolveRepository, type Repository } from './repositories.js';
 import { listTargetRequirements } from './requirements.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
-import { openAuthority, prepared, readTransaction, writeTransaction } from './store.js';
-import type { Authority } from './store.js';
+import { openAuthority, prepared, readTransaction, writeTransaction, type Authority } from './store.js';
 
 /** An enrollment plus its authoritative revocation and supersession state. */
 export interface RegistrationState extends ExecutorEnrollment {
@@ -117,7 +117,9 @@ function stateOf(row: RegistrationRow): RegistrationState {
 
 /** Deterministic registration id of one scope and epoch (so a reader can recompute it). */
 function registrationIdOf(repository: string, profile: string, step: string, executor: string, epoch: bigint): string {
-  const digest = sha256Hex(encodeCanonical(['agentscm.executor-registration.v1', repository, profile, step, executor, epoch]));
+  const digest = sha256Hex(
+    encodeCanonical(['agentscm.executor-registration.v1', repository, profile, step, executor, epoch]),
+  );
   return `reg-${digest.slice(0, 32)}`;
 }
 
@@ -143,7 +145,9 @@ export function enrollExecutor(auth: Authority, input: EnrollInput): EnrollResul
     if (previous === 18446744073709551615n) throw new AgentscmError('INTERNAL', 'registration epoch exhausted');
     const epoch = (previous ?? 0n) + 1n;
     const registrationId = registrationIdOf(repository, profile, step, executor, epoch);
-    const seq = (prepared(auth, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM executor_registrations').get() as { next: number }).next;
+    const seq = (
+      prepared(auth, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM executor_registrations').get() as { next: number }
+    ).next;
     prepared(
       auth,
       `INSERT INTO executor_registrations (registration_id, repository, profile, step, executor_id, registration_epoch, public_key, verification_key_id, seq)
@@ -184,7 +188,9 @@ function stepWarnings(auth: Authority, repository: Repository, step: string): st
     installed.length === 0
       ? `repository ${repository.name} has no installed workflow requirement`
       : `no installed workflow requirement of repository ${repository.name} has a step "${step}" (its steps: ${known.join(', ')})`;
-  return [`${where}; the registration is recorded, but no task uses it until a requirement with step "${step}" is installed`];
+  return [
+    `${where}; the registration is recorded, but no task uses it until a requirement with step "${step}" is installed`,
+  ];
 }
 
 /** "repository demo (ID), profile P, step S, executor E": every registration error names its whole scope. */
@@ -199,16 +205,29 @@ function scopeText(auth: Authority, scope: ExecutorScope, executor: string): str
 }
 
 /** Revoke a registration (immutable; revoking twice changes nothing and says so). */
-export function revokeRegistration(auth: Authority, registrationId: string, reason: string | null = null): RevokeResult {
+export function revokeRegistration(
+  auth: Authority,
+  registrationId: string,
+  reason: string | null = null,
+): RevokeResult {
   validateId(registrationId, 'registration id');
   if (reason !== null && Buffer.byteLength(reason, 'utf8') > MAX_REVOCATION_REASON_BYTES) {
-    throw new AgentscmError('SCHEMA_BOUND', `the revocation reason is longer than ${MAX_REVOCATION_REASON_BYTES} bytes`);
+    throw new AgentscmError(
+      'SCHEMA_BOUND',
+      `the revocation reason is longer than ${MAX_REVOCATION_REASON_BYTES} bytes`,
+    );
   }
   return writeTransaction(auth, () => {
     const state = getRegistration(auth, registrationId);
     if (state.revoked) return { registration_id: registrationId, revoked: true, already_revoked: true };
-    const seq = (prepared(auth, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM executor_revocations').get() as { next: number }).next;
-    prepared(auth, 'INSERT INTO executor_revocations (registration_id, reason, seq) VALUES (?, ?, ?)').run(registrationId, reason, seq);
+    const seq = (
+      prepared(auth, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM executor_revocations').get() as { next: number }
+    ).next;
+    prepared(auth, 'INSERT INTO executor_revocations (registration_id, reason, seq) VALUES (?, ?, ?)').run(
+      registrationId,
+      reason,
+      seq,
+    );
     return { registration_id: registrationId, revoked: true, already_revoked: false };
   });
 }
@@ -216,7 +235,8 @@ export function revokeRegistration(auth: Authority, registrationId: string, reas
 /** One registration with its revocation and supersession state (REGISTRATION_NOT_FOUND). */
 export function getRegistration(auth: Authority, registrationId: string): RegistrationState {
   return readTransaction(auth, () => {
-    const row = prepared(auth, `${SELECT_STATE} WHERE r.registration_id = ?`).get(registrationId) as RegistrationRow | undefined;
+    const row = prepared(auth, `${SELECT_STATE} WHERE r.registration_id = ?`).get(registrationId) as
+      RegistrationRow | undefined;
     if (row === undefined) {
       throw new AgentscmError('REGISTRATION_NOT_FOUND', `no executor registration ${registrationId}`, {
         hint: '`agentscm agent-task registration list` shows the registrations; enroll the executor first',
@@ -232,7 +252,10 @@ export function getRegistration(auth: Authority, registrationId: string): Regist
  * never enrolled there. `current` is false when that newest epoch is revoked; an older epoch is
  * never current.
  */
-export function currentRegistration(auth: Authority, scope: ExecutorScope & { readonly executor: string }): RegistrationState | null {
+export function currentRegistration(
+  auth: Authority,
+  scope: ExecutorScope & { readonly executor: string },
+): RegistrationState | null {
   return readTransaction(auth, () => {
     const row = prepared(
       auth,
@@ -247,23 +270,45 @@ export function currentRegistration(auth: Authority, scope: ExecutorScope & { re
  * exactly the newest, unrevoked registration of the scope. Returns it (its public key verifies
  * the observation); REGISTRATION_NOT_CURRENT otherwise.
  */
-export function requireCurrentRegistration(auth: Authority, scope: ExecutorScope, binding: ExecutorBinding): RegistrationState {
+export function requireCurrentRegistration(
+  auth: Authority,
+  scope: ExecutorScope,
+  binding: ExecutorBinding,
+): RegistrationState {
   const state = currentRegistration(auth, { ...scope, executor: binding.executor_id });
-  const details = { registration_id: binding.registration_id, repository: scope.repository, profile: scope.profile, step: scope.step, executor_id: binding.executor_id };
+  const details = {
+    registration_id: binding.registration_id,
+    repository: scope.repository,
+    profile: scope.profile,
+    step: scope.step,
+    executor_id: binding.executor_id,
+  };
   const notCurrent = (why: string): never => {
-    throw new AgentscmError('REGISTRATION_NOT_CURRENT', `executor registration ${binding.registration_id} (${scopeText(auth, scope, binding.executor_id)}) is not current: ${why}`, {
-      hint: 'enroll the executor again and make a fresh attempt; evidence under an old or revoked registration never counts; `agentscm agent-task registration list` shows the registrations',
-      details,
-    });
+    throw new AgentscmError(
+      'REGISTRATION_NOT_CURRENT',
+      `executor registration ${binding.registration_id} (${scopeText(auth, scope, binding.executor_id)}) is not current: ${why}`,
+      {
+        hint: 'enroll the executor again and make a fresh attempt; evidence under an old or revoked registration never counts; `agentscm agent-task registration list` shows the registrations',
+        details,
+      },
+    );
   };
   if (state === null) {
-    throw new AgentscmError('REGISTRATION_NOT_CURRENT', `executor ${binding.executor_id} is not enrolled for ${scopeText(auth, scope, binding.executor_id)}`, {
-      hint: `enroll it with \`agentscm agent-task enroll --repository ${scope.repository} --profile ${scope.profile} --step ${scope.step} --executor ${binding.executor_id} --public-key HEX\`, or call with the --profile it was enrolled for; \`agentscm agent-task registration list\` shows the registrations`,
-      details,
-    });
+    throw new AgentscmError(
+      'REGISTRATION_NOT_CURRENT',
+      `executor ${binding.executor_id} is not enrolled for ${scopeText(auth, scope, binding.executor_id)}`,
+      {
+        hint: `enroll it with \`agentscm agent-task enroll --repository ${scope.repository} --profile ${scope.profile} --step ${scope.step} --executor ${binding.executor_id} --public-key HEX\`, or call with the --profile it was enrolled for; \`agentscm agent-task registration list\` shows the registrations`,
+        details,
+      },
+    );
   }
   if (state.registration_id !== binding.registration_id || !sameExecutor(bindingOf(state), binding)) {
-    return notCurrent(state.registration_epoch > binding.registration_epoch ? `superseded by epoch ${state.registration_epoch}` : 'the binding does not match the enrolled registration');
+    return notCurrent(
+      state.registration_epoch > binding.registration_epoch
+        ? `superseded by epoch ${state.registration_epoch}`
+        : 'the binding does not match the enrolled registration',
+    );
   }
   validateScopeAndBinding(state, scope, binding);
   if (state.revoked) return notCurrent('it was revoked');
@@ -277,9 +322,16 @@ export function requireCurrentRegistration(auth: Authority, scope: ExecutorScope
  * that registration's stored public key. Task/attempt/fence binding is the caller's
  * validateAssertionForTask. Run it inside the caller's authority transaction.
  */
-export function verifyCurrentObservation(auth: Authority, scope: ExecutorScope, assertion: TaskResultAssertion): ObservationVerification & { readonly registration: RegistrationState } {
+export function verifyCurrentObservation(
+  auth: Authority,
+  scope: ExecutorScope,
+  assertion: TaskResultAssertion,
+): ObservationVerification & { readonly registration: RegistrationState } {
   if (assertion.trust_class !== 'registered_executor_observation' || assertion.executor === null) {
-    throw new AgentscmError('TRUST_CLASS_INVALID', `only a registered_executor_observation is verified against the registry, not ${assertion.trust_class}`);
+    throw new AgentscmError(
+      'TRUST_CLASS_INVALID',
+      `only a registered_executor_observation is verified against the registry, not ${assertion.trust_class}`,
+    );
   }
   const registration = requireCurrentRegistration(auth, scope, assertion.executor);
   const verified = verifyObservation(assertion, new Uint8Array(Buffer.from(registration.public_key, 'hex')));
@@ -288,7 +340,11 @@ export function verifyCurrentObservation(auth: Authority, scope: ExecutorScope, 
 
 /** Every registration of a repository with its state, oldest first (operator listing). */
 export function listRegistrations(auth: Authority, repository: string): RegistrationState[] {
-  return readTransaction(auth, () => (prepared(auth, `${SELECT_STATE} WHERE r.repository = ? ORDER BY r.seq`).all(repository) as RegistrationRow[]).map(stateOf));
+  return readTransaction(auth, () =>
+    (prepared(auth, `${SELECT_STATE} WHERE r.repository = ? ORDER BY r.seq`).all(repository) as RegistrationRow[]).map(
+      stateOf,
+    ),
+  );
 }
 
 /** `agentscm agent-task enroll`: open the existing store for writing, enroll, close. */

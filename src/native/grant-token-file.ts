@@ -12,9 +12,9 @@
  * sticky; the token file itself is owned by the caller or root. Then no other local user can
  * replace the file or any directory on its way, so what was checked is what is read.
  */
-import { lstatSync, realpathSync, statSync, unlinkSync } from 'node:fs';
-import type { Stats } from 'node:fs';
+import { lstatSync, realpathSync, statSync, unlinkSync, type Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { GRANT_TOKEN_LENGTH, isGrantToken } from '../contracts/grant.js';
 import { quoteForMessage } from '../contracts/message-text.js';
@@ -29,13 +29,21 @@ function modeOf(stats: Stats): string {
 }
 
 function ioError(what: string, path: string, error: unknown): AgentscmError {
-  return new AgentscmError('IO_ERROR', `cannot ${what} ${quoteForMessage(path)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+  return new AgentscmError(
+    'IO_ERROR',
+    `cannot ${what} ${quoteForMessage(path)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    { cause: error },
+  );
 }
 
 function exists(path: string): AgentscmError {
-  return new AgentscmError('GRANT_TOKEN_FILE_EXISTS', `the token file ${quoteForMessage(path)} already exists; a token file is never overwritten`, {
-    hint: 'name a new file, or remove the old one yourself if it is no longer needed',
-  });
+  return new AgentscmError(
+    'GRANT_TOKEN_FILE_EXISTS',
+    `the token file ${quoteForMessage(path)} already exists; a token file is never overwritten`,
+    {
+      hint: 'name a new file, or remove the old one yourself if it is no longer needed',
+    },
+  );
 }
 
 function unsafe(message: string, hint: string): AgentscmError {
@@ -80,11 +88,17 @@ function checkDirectoryChain(dir: string, purpose: string): void {
       throw ioError('inspect the directory', each, error);
     }
     if (!trustedOwner(stats.uid, caller)) {
-      throw unsafe(`the directory ${quoteForMessage(each)} on the way to ${purpose} is owned by uid ${stats.uid}, neither you nor root: its owner could replace the token file`, 'keep token files in a directory you own, below directories owned by you or root (e.g. mkdir -m 700 ~/.agentscm)');
+      throw unsafe(
+        `the directory ${quoteForMessage(each)} on the way to ${purpose} is owned by uid ${stats.uid}, neither you nor root: its owner could replace the token file`,
+        'keep token files in a directory you own, below directories owned by you or root (e.g. mkdir -m 700 ~/.agentscm)',
+      );
     }
     // A sticky directory lets others add names but not rename or remove yours (e.g. /tmp).
     if ((stats.mode & 0o022) !== 0 && (stats.mode & 0o1000) === 0) {
-      throw unsafe(`the directory ${quoteForMessage(each)} on the way to ${purpose} has mode ${modeOf(stats)}: group or others can write it and it is not sticky, so they could replace the token file`, `keep token files in a directory only you can write (e.g. chmod 700 ${each === dir ? 'DIR' : 'the directory'}, or chmod go-w)`);
+      throw unsafe(
+        `the directory ${quoteForMessage(each)} on the way to ${purpose} has mode ${modeOf(stats)}: group or others can write it and it is not sticky, so they could replace the token file`,
+        `keep token files in a directory only you can write (e.g. chmod 700 ${each === dir ? 'DIR' : 'the directory'}, or chmod go-w)`,
+      );
     }
   }
 }
@@ -98,7 +112,10 @@ function checkTokenDirectory(dir: string): void {
     throw ioError('use the directory', dir, error);
   }
   if (!stats.isDirectory()) {
-    throw unsafe(`${quoteForMessage(dir)} is not a directory`, 'write the token file into an existing directory you own');
+    throw unsafe(
+      `${quoteForMessage(dir)} is not a directory`,
+      'write the token file into an existing directory you own',
+    );
   }
   checkDirectoryChain(dir, 'the new token file');
 }
@@ -155,7 +172,11 @@ export function readTokenFile(path: string): string {
   }
   // A token file that is a symbolic link: the directories of what it names count too.
   if (target !== null && dirname(target) !== dirname(absolute)) checkDirectoryChain(dirname(target), 'the token file');
-  const bytes = readBoundedInput(path, { limit: TOKEN_FILE_MAX_BYTES, what: 'the token file', tooLargeHint: 'a token file holds one token' });
+  const bytes = readBoundedInput(path, {
+    limit: TOKEN_FILE_MAX_BYTES,
+    what: 'the token file',
+    tooLargeHint: 'a token file holds one token',
+  });
   let stats: Stats;
   try {
     stats = statSync(path);
@@ -163,17 +184,27 @@ export function readTokenFile(path: string): string {
     throw ioError('inspect', path, error);
   }
   if (!trustedOwner(stats.uid, callerUid())) {
-    throw unsafe(`the token file ${quoteForMessage(path)} is owned by uid ${stats.uid}, neither you nor root: its owner could change the token`, 'use a token file you own (the one `grant create` wrote for you)');
+    throw unsafe(
+      `the token file ${quoteForMessage(path)} is owned by uid ${stats.uid}, neither you nor root: its owner could change the token`,
+      'use a token file you own (the one `grant create` wrote for you)',
+    );
   }
   if ((stats.mode & 0o077) !== 0) {
-    throw unsafe(`the token file ${quoteForMessage(path)} has mode ${modeOf(stats)}; group and others must have no access`, 'run: chmod 600 on the token file');
+    throw unsafe(
+      `the token file ${quoteForMessage(path)} has mode ${modeOf(stats)}; group and others must have no access`,
+      'run: chmod 600 on the token file',
+    );
   }
   let text = bytes.toString('latin1');
   if (text.endsWith('\n')) text = text.slice(0, -1);
   if (text.length !== GRANT_TOKEN_LENGTH || !isGrantToken(text)) {
-    throw new AgentscmError('GRANT_TOKEN_INVALID', `the token file ${quoteForMessage(path)} does not hold one grant token`, {
-      hint: 'pass the file written by `agentscm grant create` or `grant rotate`, unchanged',
-    });
+    throw new AgentscmError(
+      'GRANT_TOKEN_INVALID',
+      `the token file ${quoteForMessage(path)} does not hold one grant token`,
+      {
+        hint: 'pass the file written by `agentscm grant create` or `grant rotate`, unchanged',
+      },
+    );
   }
   return text;
 }

@@ -8,16 +8,21 @@
  * (src/tasks/grant-guard.ts).
  */
 import { randomBytes } from 'node:crypto';
+
 import { AgentscmError } from '../contracts/errors.js';
-import type { GrantOrigin, GrantScope } from '../contracts/grant.js';
-import { GRANT_TOKEN_BYTES, formatGrantToken, grantTokenSha256 } from '../contracts/grant.js';
+import {
+  formatGrantToken,
+  GRANT_TOKEN_BYTES,
+  grantTokenSha256,
+  type GrantOrigin,
+  type GrantScope,
+} from '../contracts/grant.js';
 import { validateId } from '../contracts/ids.js';
 import type { AgentRef } from '../contracts/task-common.js';
-import { removeTokenFile, writeTokenFile, checkNewTokenFile } from './grant-token-file.js';
+import { checkNewTokenFile, removeTokenFile, writeTokenFile } from './grant-token-file.js';
 import { resolveRepository } from './repositories.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
-import { openAuthority, prepared, readTransaction, writeTransaction } from './store.js';
-import type { Authority } from './store.js';
+import { openAuthority, prepared, readTransaction, writeTransaction, type Authority } from './store.js';
 
 /** A grant as the authority holds it (no token, no hash). */
 export interface Grant {
@@ -47,10 +52,12 @@ interface GrantRow {
   changed_at_ms: number;
 }
 
-const GRANT_COLUMNS = 'g.grant_id, g.repository, g.owner_id, g.agent_id, g.scope, g.generation, g.revoked, g.created_at_ms, g.changed_at_ms';
+const GRANT_COLUMNS =
+  'g.grant_id, g.repository, g.owner_id, g.agent_id, g.scope, g.generation, g.revoked, g.created_at_ms, g.changed_at_ms';
 
 function grantOf(row: GrantRow): Grant {
-  if (row.scope !== 'agent' && row.scope !== 'reader') throw new AgentscmError('STORE_CORRUPT', `grant ${row.grant_id} has an unknown scope`);
+  if (row.scope !== 'agent' && row.scope !== 'reader')
+    throw new AgentscmError('STORE_CORRUPT', `grant ${row.grant_id} has an unknown scope`);
   return {
     grant_id: row.grant_id,
     repository: row.repository,
@@ -71,15 +78,24 @@ export function grantActor(grant: Grant): AgentRef {
 
 /** The live origin a grant gives the operations it authenticates (docs/wire.md "Collector descriptor" `origin`). */
 export function grantOrigin(grant: Grant): GrantOrigin {
-  return { owner_id: grant.owner_id, agent_id: grant.agent_id, grant_id: grant.grant_id, grant_generation: grant.generation };
+  return {
+    owner_id: grant.owner_id,
+    agent_id: grant.agent_id,
+    grant_id: grant.grant_id,
+    grant_generation: grant.generation,
+  };
 }
 
 /** One grant by id (GRANT_NOT_FOUND). */
 export function getGrant(auth: Authority, grantId: string): Grant {
   validateId(grantId, 'grant id');
   return readTransaction(auth, () => {
-    const row = prepared(auth, `SELECT ${GRANT_COLUMNS} FROM grants g WHERE g.grant_id = ?`).get(grantId) as GrantRow | undefined;
-    if (row === undefined) throw new AgentscmError('GRANT_NOT_FOUND', `no grant ${grantId} in the native store`, { hint: 'list the grants with `agentscm grant list`' });
+    const row = prepared(auth, `SELECT ${GRANT_COLUMNS} FROM grants g WHERE g.grant_id = ?`).get(grantId) as
+      GrantRow | undefined;
+    if (row === undefined)
+      throw new AgentscmError('GRANT_NOT_FOUND', `no grant ${grantId} in the native store`, {
+        hint: 'list the grants with `agentscm grant list`',
+      });
     return grantOf(row);
   });
 }
@@ -90,7 +106,9 @@ export function listGrants(auth: Authority, repository: string | null): Grant[] 
     const rows =
       repository === null
         ? (prepared(auth, `SELECT ${GRANT_COLUMNS} FROM grants g ORDER BY g.seq`).all() as GrantRow[])
-        : (prepared(auth, `SELECT ${GRANT_COLUMNS} FROM grants g WHERE g.repository = ? ORDER BY g.seq`).all(repository) as GrantRow[]);
+        : (prepared(auth, `SELECT ${GRANT_COLUMNS} FROM grants g WHERE g.repository = ? ORDER BY g.seq`).all(
+            repository,
+          ) as GrantRow[]);
     return rows.map(grantOf);
   });
 }
@@ -102,7 +120,10 @@ function rejected(reason: 'unknown' | 'rotated' | 'revoked', grantId: string | n
     revoked: `grant ${grantId ?? ''} was revoked`,
   };
   return new AgentscmError('GRANT_TOKEN_REJECTED', messages[reason], {
-    hint: reason === 'rotated' ? 'use the token file written by the latest `grant rotate`' : 'ask the operator for a grant (`agentscm grant create`)',
+    hint:
+      reason === 'rotated'
+        ? 'use the token file written by the latest `grant rotate`'
+        : 'ask the operator for a grant (`agentscm grant create`)',
     details: { reason, ...(grantId === null ? {} : { grant_id: grantId }) },
   });
 }
@@ -116,9 +137,10 @@ function rejected(reason: 'unknown' | 'rotated' | 'revoked', grantId: string | n
 export function authenticateToken(auth: Authority, token: string): LiveGrant {
   const hash = grantTokenSha256(token);
   return readTransaction(auth, () => {
-    const row = prepared(auth, `SELECT ${GRANT_COLUMNS}, t.generation AS token_generation FROM grant_tokens t JOIN grants g ON g.grant_id = t.grant_id WHERE t.token_sha256 = ?`).get(hash) as
-      | (GrantRow & { token_generation: string })
-      | undefined;
+    const row = prepared(
+      auth,
+      `SELECT ${GRANT_COLUMNS}, t.generation AS token_generation FROM grant_tokens t JOIN grants g ON g.grant_id = t.grant_id WHERE t.token_sha256 = ?`,
+    ).get(hash) as (GrantRow & { token_generation: string }) | undefined;
     if (row === undefined) throw rejected('unknown', null);
     const grant = grantOf(row);
     if (grant.state === 'revoked') throw rejected('revoked', grant.grant_id);
@@ -138,7 +160,9 @@ export function requireLiveOrigin(auth: Authority, origin: GrantOrigin): LiveGra
     grant = getGrant(auth, origin.grant_id);
   } catch (error) {
     if (error instanceof AgentscmError && error.code === 'GRANT_NOT_FOUND') {
-      throw new AgentscmError('GRANT_NOT_LIVE', `origin grant ${origin.grant_id} does not exist in this authority`, { details: { grant_id: origin.grant_id } });
+      throw new AgentscmError('GRANT_NOT_LIVE', `origin grant ${origin.grant_id} does not exist in this authority`, {
+        details: { grant_id: origin.grant_id },
+      });
     }
     throw error;
   }
@@ -207,14 +231,30 @@ export function createGrant(auth: Authority, input: CreateGrantInput): GrantWith
   return withNewTokenFile(input.tokenFile, (hash, file) =>
     writeTransaction(auth, () => {
       resolveRepository(auth, repository);
-      const seq = (prepared(auth, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM grants').get() as { next: number }).next;
+      const seq = (prepared(auth, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM grants').get() as { next: number })
+        .next;
       const generation = u64ToSql(1n);
       prepared(
         auth,
         `INSERT INTO grants (grant_id, repository, owner_id, agent_id, scope, generation, token_sha256, revoked, created_at_ms, changed_at_ms, seq)
          VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
-      ).run(grantId, repository, input.actor.owner_id, input.actor.agent_id, input.scope, generation, hash, input.nowMs, input.nowMs, seq);
-      prepared(auth, 'INSERT INTO grant_tokens (token_sha256, grant_id, generation) VALUES (?, ?, ?)').run(hash, grantId, generation);
+      ).run(
+        grantId,
+        repository,
+        input.actor.owner_id,
+        input.actor.agent_id,
+        input.scope,
+        generation,
+        hash,
+        input.nowMs,
+        input.nowMs,
+        seq,
+      );
+      prepared(auth, 'INSERT INTO grant_tokens (token_sha256, grant_id, generation) VALUES (?, ?, ?)').run(
+        hash,
+        grantId,
+        generation,
+      );
       return { grant: getGrant(auth, grantId), token_file: file };
     }),
   );
@@ -233,17 +273,31 @@ export function rotateGrant(auth: Authority, grantId: string, tokenFile: string,
     writeTransaction(auth, () => {
       const current = getGrant(auth, grantId);
       if (current.state === 'revoked') throw revokedGrant(grantId);
-      if (current.generation === 18446744073709551615n) throw new AgentscmError('INTERNAL', 'grant generation exhausted');
+      if (current.generation === 18446744073709551615n)
+        throw new AgentscmError('INTERNAL', 'grant generation exhausted');
       const generation = u64ToSql(current.generation + 1n);
-      prepared(auth, 'UPDATE grants SET generation = ?, token_sha256 = ?, changed_at_ms = ? WHERE grant_id = ?').run(generation, hash, nowMs, grantId);
-      prepared(auth, 'INSERT INTO grant_tokens (token_sha256, grant_id, generation) VALUES (?, ?, ?)').run(hash, grantId, generation);
+      prepared(auth, 'UPDATE grants SET generation = ?, token_sha256 = ?, changed_at_ms = ? WHERE grant_id = ?').run(
+        generation,
+        hash,
+        nowMs,
+        grantId,
+      );
+      prepared(auth, 'INSERT INTO grant_tokens (token_sha256, grant_id, generation) VALUES (?, ?, ?)').run(
+        hash,
+        grantId,
+        generation,
+      );
       return { grant: getGrant(auth, grantId), token_file: file, previous_generation: current.generation };
     }),
   );
 }
 
 function revokedGrant(grantId: string): AgentscmError {
-  return new AgentscmError('GRANT_REVOKED', `grant ${grantId} was revoked; a revoked grant is never rotated or used again`, { hint: 'create a new grant' });
+  return new AgentscmError(
+    'GRANT_REVOKED',
+    `grant ${grantId} was revoked; a revoked grant is never rotated or used again`,
+    { hint: 'create a new grant' },
+  );
 }
 
 export interface RevokeGrantResult {
@@ -292,6 +346,8 @@ export function revokeGrantInDataDir(dataDir: string, grantId: string, nowMs: nu
 /** `agentscm grant list` (read-only). */
 export function listGrantsInDataDir(dataDir: string, repository: string | undefined): Grant[] {
   return withAuthority(dataDir, 'read', (auth) =>
-    readTransaction(auth, () => listGrants(auth, repository === undefined ? null : resolveRepository(auth, repository).id)),
+    readTransaction(auth, () =>
+      listGrants(auth, repository === undefined ? null : resolveRepository(auth, repository).id),
+    ),
   );
 }

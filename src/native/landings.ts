@@ -9,8 +9,7 @@ import { AgentscmError } from '../contracts/errors.js';
 import type { Approval, ReceiptKind } from './approvals.js';
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
-import { prepared } from './store.js';
-import type { Authority } from './store.js';
+import { prepared, type Authority } from './store.js';
 import { moveTarget } from './targets.js';
 
 export interface Landing {
@@ -32,7 +31,8 @@ interface LandingRow extends Omit<Landing, 'change_version'> {
   change_version: string;
 }
 
-const COLUMNS = 'landing_id, repository, target, previous_revision, revision, change_id, change_version, approval_id, receipt_kind, receipt_digest, landed_by, landed_at_ms';
+const COLUMNS =
+  'landing_id, repository, target, previous_revision, revision, change_id, change_version, approval_id, receipt_kind, receipt_digest, landed_by, landed_at_ms';
 
 function landingOf(row: LandingRow): Landing {
   return { ...row, change_version: u64FromSql(row.change_version) };
@@ -64,7 +64,13 @@ export function isAncestor(auth: Authority, ancestor: string, revision: string):
  * the caller's writer transaction. A target that moved meanwhile is LAND_BASE_MISMATCH; an
  * approval lands once (the row's approval_id is unique).
  */
-export function recordLanding(auth: Authority, approval: Approval, from: string, landedBy: string, nowMs: number): Landing {
+export function recordLanding(
+  auth: Authority,
+  approval: Approval,
+  from: string,
+  landedBy: string,
+  nowMs: number,
+): Landing {
   checkRepositoryId(approval.repository);
   checkGenericId(approval.target, 'target name');
   if (!moveTarget(auth, approval.repository, approval.target, from, approval.revision)) {
@@ -76,15 +82,29 @@ export function recordLanding(auth: Authority, approval: Approval, from: string,
     auth,
     `INSERT INTO landings (repository, target, previous_revision, revision, change_id, change_version, approval_id, receipt_kind, receipt_digest, landed_by, landed_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(approval.repository, approval.target, from, approval.revision, approval.change_id, u64ToSql(approval.change_version), approval.approval_id, approval.receipt_kind, approval.receipt_digest, landedBy, nowMs);
-  const row = prepared(auth, `SELECT ${COLUMNS} FROM landings WHERE approval_id = ?`).get(approval.approval_id) as LandingRow | undefined;
+  ).run(
+    approval.repository,
+    approval.target,
+    from,
+    approval.revision,
+    approval.change_id,
+    u64ToSql(approval.change_version),
+    approval.approval_id,
+    approval.receipt_kind,
+    approval.receipt_digest,
+    landedBy,
+    nowMs,
+  );
+  const row = prepared(auth, `SELECT ${COLUMNS} FROM landings WHERE approval_id = ?`).get(approval.approval_id) as
+    LandingRow | undefined;
   if (row === undefined) throw new AgentscmError('INTERNAL', 'the landing just recorded is not readable');
   return landingOf(row);
 }
 
 /** The landing of an approval, or null. */
 export function findLandingOfApproval(auth: Authority, approvalId: number): Landing | null {
-  const row = prepared(auth, `SELECT ${COLUMNS} FROM landings WHERE approval_id = ?`).get(approvalId) as LandingRow | undefined;
+  const row = prepared(auth, `SELECT ${COLUMNS} FROM landings WHERE approval_id = ?`).get(approvalId) as
+    LandingRow | undefined;
   return row === undefined ? null : landingOf(row);
 }
 
@@ -92,5 +112,10 @@ export function findLandingOfApproval(auth: Authority, approvalId: number): Land
 export function listLandings(auth: Authority, repository: string, target: string, limit = 100): Landing[] {
   checkRepositoryId(repository);
   checkGenericId(target, 'target name');
-  return (prepared(auth, `SELECT ${COLUMNS} FROM landings WHERE repository = ? AND target = ? ORDER BY landing_id DESC LIMIT ?`).all(repository, target, limit) as LandingRow[]).map(landingOf);
+  return (
+    prepared(
+      auth,
+      `SELECT ${COLUMNS} FROM landings WHERE repository = ? AND target = ? ORDER BY landing_id DESC LIMIT ?`,
+    ).all(repository, target, limit) as LandingRow[]
+  ).map(landingOf);
 }

@@ -4,14 +4,11 @@
  * carrying the repository's name beside its ID. Without --repository every repository is listed.
  */
 import { getChange, listChanges } from './changes.js';
-import { listRegistrations } from './executor-registry.js';
-import type { RegistrationState } from './executor-registry.js';
-import { listRepositories, resolveRepository } from './repositories.js';
-import type { Repository } from './repositories.js';
+import { listRegistrations, type RegistrationState } from './executor-registry.js';
+import { listRepositories, resolveRepository, type Repository } from './repositories.js';
 import { findTargetRequirement } from './requirements.js';
 import { listRevisions } from './revisions.js';
-import { openAuthority, readTransaction } from './store.js';
-import type { Authority } from './store.js';
+import { openAuthority, readTransaction, type Authority } from './store.js';
 import { listTargets } from './targets.js';
 
 export interface ListQuery {
@@ -69,7 +66,9 @@ export interface RevisionListRow {
 }
 
 /** Every revision a repository recorded, oldest first; with a Change, that Change's versions in order. */
-export function listRevisionsInStore(query: ListQuery & { readonly change?: string | undefined }): { revisions: RevisionListRow[] } {
+export function listRevisionsInStore(query: ListQuery & { readonly change?: string | undefined }): {
+  revisions: RevisionListRow[];
+} {
   return read(query.dataDir, (auth) => {
     if (query.change !== undefined) {
       const repository = resolveRepository(auth, query.repository);
@@ -93,7 +92,13 @@ export function listRevisionsInStore(query: ListQuery & { readonly change?: stri
     }
     return {
       revisions: repositoriesOf(auth, query.repository).flatMap((repository) =>
-        listRevisions(auth, repository.id).map((revision) => ({ repository: repository.id, repository_name: repository.name, ...revision, change: null, version: null })),
+        listRevisions(auth, repository.id).map((revision) => ({
+          repository: repository.id,
+          repository_name: repository.name,
+          ...revision,
+          change: null,
+          version: null,
+        })),
       ),
     };
   });
@@ -129,7 +134,10 @@ export type RegistrationListItem = RegistrationState & { readonly repository_nam
 export function listRegistrationsInStore(query: ListQuery): { registrations: RegistrationListItem[] } {
   return read(query.dataDir, (auth) => ({
     registrations: repositoriesOf(auth, query.repository).flatMap((repository) =>
-      listRegistrations(auth, repository.id).map((registration) => ({ ...registration, repository_name: repository.name })),
+      listRegistrations(auth, repository.id).map((registration) => ({
+        ...registration,
+        repository_name: repository.name,
+      })),
     ),
   }));
 }

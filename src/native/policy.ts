@@ -3,8 +3,7 @@ import { AgentscmError } from '../contracts/errors.js';
 import { U64_MAX } from '../contracts/json-value.js';
 import { checkRepositoryId } from './checks.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
-import { prepared, writeTransaction } from './store.js';
-import type { Authority } from './store.js';
+import { prepared, writeTransaction, type Authority } from './store.js';
 
 export interface PolicyBump {
   readonly repository: string;
@@ -20,8 +19,10 @@ export function initPolicyEpoch(auth: Authority, repository: string): void {
 /** The repository's current policy epoch (REPOSITORY_NOT_FOUND if unknown). */
 export function currentPolicyEpoch(auth: Authority, repository: string): bigint {
   checkRepositoryId(repository);
-  const row = prepared(auth, 'SELECT epoch FROM policy_epochs WHERE repository = ?').get(repository) as { epoch: string } | undefined;
-  if (row === undefined) throw new AgentscmError('REPOSITORY_NOT_FOUND', `no repository ${repository} in the native store`);
+  const row = prepared(auth, 'SELECT epoch FROM policy_epochs WHERE repository = ?').get(repository) as
+    { epoch: string } | undefined;
+  if (row === undefined)
+    throw new AgentscmError('REPOSITORY_NOT_FOUND', `no repository ${repository} in the native store`);
   return u64FromSql(row.epoch);
 }
 
@@ -33,7 +34,10 @@ export function bumpPolicyEpoch(auth: Authority, repository: string): PolicyBump
   return writeTransaction(auth, () => {
     const previous = currentPolicyEpoch(auth, repository);
     if (previous >= U64_MAX) {
-      throw new AgentscmError('POLICY_EPOCH_EXHAUSTED', `policy epoch of ${repository} is at the u64 maximum and cannot be bumped`);
+      throw new AgentscmError(
+        'POLICY_EPOCH_EXHAUSTED',
+        `policy epoch of ${repository} is at the u64 maximum and cannot be bumped`,
+      );
     }
     const next = previous + 1n;
     prepared(auth, 'UPDATE policy_epochs SET epoch = ? WHERE repository = ?').run(u64ToSql(next), repository);

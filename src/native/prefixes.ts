@@ -5,9 +5,8 @@
  * caller's not-found code, each with the number of candidates; a shorter or non-hex value is
  * ID_INVALID. A full 64-hex value is returned unchanged, for the caller's own lookup.
  */
-import { AgentscmError } from '../contracts/errors.js';
+import { AgentscmError, type ErrorCode } from '../contracts/errors.js';
 import { quoteForMessage } from '../contracts/message-text.js';
-import type { ErrorCode } from '../contracts/errors.js';
 
 /** The shortest prefix accepted. */
 export const MIN_PREFIX_HEX = 8;
@@ -31,17 +30,25 @@ export function resolveHexPrefix(value: string, lookup: PrefixLookup): string {
   if (FULL.test(value)) return value;
   if (!PREFIX.test(value)) {
     const shown = value.length > 80 ? `${quoteForMessage(value.slice(0, 80))}…` : quoteForMessage(value);
-    throw new AgentscmError('ID_INVALID', `${lookup.what} ${shown} is neither 64 lowercase hex digits nor a prefix of at least ${MIN_PREFIX_HEX} of them`, {
-      hint: lookup.listHint,
-      details: { what: lookup.what },
-    });
+    throw new AgentscmError(
+      'ID_INVALID',
+      `${lookup.what} ${shown} is neither 64 lowercase hex digits nor a prefix of at least ${MIN_PREFIX_HEX} of them`,
+      {
+        hint: lookup.listHint,
+        details: { what: lookup.what },
+      },
+    );
   }
   const { count, first } = lookup.candidates(value);
   if (count === 0 || first === null) {
-    throw new AgentscmError(lookup.notFound, `no ${lookup.what} starts with ${value} (0 candidates)`, { hint: lookup.listHint });
+    throw new AgentscmError(lookup.notFound, `no ${lookup.what} starts with ${value} (0 candidates)`, {
+      hint: lookup.listHint,
+    });
   }
   if (count > 1) {
-    throw new AgentscmError('ID_PREFIX_AMBIGUOUS', `${lookup.what} prefix ${value} matches ${count} candidates`, { hint: `give more digits; ${lookup.listHint}` });
+    throw new AgentscmError('ID_PREFIX_AMBIGUOUS', `${lookup.what} prefix ${value} matches ${count} candidates`, {
+      hint: `give more digits; ${lookup.listHint}`,
+    });
   }
   return first;
 }

@@ -7,11 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { quoteForMessage } from '../contracts/message-text.js';
 
 function ioError(what: string, path: string, error: unknown): AgentscmError {
-  return new AgentscmError('IO_ERROR', `cannot ${what} ${quoteForMessage(path)}: ${(error as Error).message}`, { cause: error });
+  return new AgentscmError('IO_ERROR', `cannot ${what} ${quoteForMessage(path)}: ${(error as Error).message}`, {
+    cause: error,
+  });
 }
 
 /** fsync a directory so that a name just linked or renamed into it survives a crash; best effort. */

@@ -1,10 +1,10 @@
 /** Repositories of the native authority: a random 32-hex ID and a unique name (issue 2 §3). */
 import { randomBytes } from 'node:crypto';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { checkGenericId, checkRepositoryId, isRepositoryId } from './checks.js';
 import { initPolicyEpoch } from './policy.js';
-import { nextSeq, prepared, readTransaction, writeTransaction } from './store.js';
-import type { Authority } from './store.js';
+import { nextSeq, prepared, readTransaction, writeTransaction, type Authority } from './store.js';
 
 export interface Repository {
   /** 32 lowercase hex. */
@@ -31,7 +31,9 @@ export function getRepository(auth: Authority, id: string): Repository {
   checkRepositoryId(id);
   const row = prepared(auth, 'SELECT id, name FROM repositories WHERE id = ?').get(id) as RepositoryRow | undefined;
   if (row === undefined) {
-    throw new AgentscmError('REPOSITORY_NOT_FOUND', `no repository ${id} in the native store`, { hint: 'check the repository ID and --data-dir' });
+    throw new AgentscmError('REPOSITORY_NOT_FOUND', `no repository ${id} in the native store`, {
+      hint: 'check the repository ID and --data-dir',
+    });
   }
   return toRepository(row);
 }
@@ -57,17 +59,23 @@ export function resolveRepository(auth: Authority, reference: string | undefined
     if (isRepositoryId(reference)) return getRepository(auth, reference);
     const byName = findRepositoryByName(auth, reference);
     if (byName === null) {
-      throw new AgentscmError('REPOSITORY_NOT_FOUND', `no repository named ${reference} in the native store`, { hint: 'pass a repository ID or an existing name' });
+      throw new AgentscmError('REPOSITORY_NOT_FOUND', `no repository named ${reference} in the native store`, {
+        hint: 'pass a repository ID or an existing name',
+      });
     }
     return byName;
   }
   const all = readTransaction(auth, () => listRepositories(auth));
   const [only] = all;
   if (only === undefined) {
-    throw new AgentscmError('REPOSITORY_NOT_FOUND', 'the native store has no repository yet', { hint: 'run `agentscm init-repo PATH --name NAME` first' });
+    throw new AgentscmError('REPOSITORY_NOT_FOUND', 'the native store has no repository yet', {
+      hint: 'run `agentscm init-repo PATH --name NAME` first',
+    });
   }
   if (all.length > 1) {
-    throw new AgentscmError('USAGE', `the native store holds ${all.length} repositories; say which one`, { hint: 'pass --repository ID_OR_NAME' });
+    throw new AgentscmError('USAGE', `the native store holds ${all.length} repositories; say which one`, {
+      hint: 'pass --repository ID_OR_NAME',
+    });
   }
   return only;
 }
@@ -81,11 +89,17 @@ export function createRepository(auth: Authority, name: string, id: string = new
   checkRepositoryId(id);
   return writeTransaction(auth, () => {
     if (findRepositoryByName(auth, name) !== null) {
-      throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${name} already exists in this store`, { hint: 'choose another --name' });
+      throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${name} already exists in this store`, {
+        hint: 'choose another --name',
+      });
     }
     const taken = prepared(auth, 'SELECT 1 FROM repositories WHERE id = ?').get(id);
     if (taken !== undefined) throw new AgentscmError('REPOSITORY_EXISTS', `repository ID ${id} is already registered`);
-    prepared(auth, 'INSERT INTO repositories (id, name, seq) VALUES (?, ?, ?)').run(id, name, nextSeq(auth, 'repositories'));
+    prepared(auth, 'INSERT INTO repositories (id, name, seq) VALUES (?, ?, ?)').run(
+      id,
+      name,
+      nextSeq(auth, 'repositories'),
+    );
     initPolicyEpoch(auth, id);
     return { id, name };
   });

@@ -9,8 +9,7 @@ import { AgentscmError } from '../contracts/errors.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
-import { prepared, readTransaction, writeTransaction } from './store.js';
-import type { Authority } from './store.js';
+import { prepared, readTransaction, writeTransaction, type Authority } from './store.js';
 import { getTarget } from './targets.js';
 
 /** One installed definition, immutable. */
@@ -60,15 +59,22 @@ interface RequirementRow {
 
 function toStored(row: RequirementRow): StoredRequirement {
   if (sha256Hex(row.definition) !== row.definition_sha256) {
-    throw new AgentscmError('STORE_CORRUPT', `requirement ${row.requirement_digest} does not match its stored definition bytes`);
+    throw new AgentscmError(
+      'STORE_CORRUPT',
+      `requirement ${row.requirement_digest} does not match its stored definition bytes`,
+    );
   }
   return { ...row, policy_epoch: u64FromSql(row.policy_epoch) };
 }
 
 function notFound(repository: string, what: string, target = 'TARGET'): AgentscmError {
-  return new AgentscmError('REQUIREMENT_NOT_FOUND', `repository ${repository} has no installed workflow requirement ${what}`, {
-    hint: `install one with \`agentscm requirement install --target ${target} FILE\``,
-  });
+  return new AgentscmError(
+    'REQUIREMENT_NOT_FOUND',
+    `repository ${repository} has no installed workflow requirement ${what}`,
+    {
+      hint: `install one with \`agentscm requirement install --target ${target} FILE\``,
+    },
+  );
 }
 
 /**
@@ -77,7 +83,10 @@ function notFound(repository: string, what: string, target = 'TARGET'): Agentscm
  * caller's write transaction or its own. Reinstalling the current requirement changes nothing; returns whether the
  * target's requirement changed.
  */
-export function installRequirement(auth: Authority, input: InstallRequirementInput): { requirement: TargetRequirement; changed: boolean } {
+export function installRequirement(
+  auth: Authority,
+  input: InstallRequirementInput,
+): { requirement: TargetRequirement; changed: boolean } {
   checkRepositoryId(input.repository);
   checkGenericId(input.target, 'target name');
   checkDigest(input.requirementDigest, 'requirement digest');
@@ -85,19 +94,31 @@ export function installRequirement(auth: Authority, input: InstallRequirementInp
     getTarget(auth, input.repository, input.target);
     const definition = Buffer.from(input.definition);
     const definitionSha256 = sha256Hex(definition);
-    const existing = prepared(auth, 'SELECT * FROM requirements WHERE repository = ? AND requirement_digest = ?').get(input.repository, input.requirementDigest) as
-      | RequirementRow
-      | undefined;
+    const existing = prepared(auth, 'SELECT * FROM requirements WHERE repository = ? AND requirement_digest = ?').get(
+      input.repository,
+      input.requirementDigest,
+    ) as RequirementRow | undefined;
     if (existing === undefined) {
       prepared(
         auth,
         `INSERT INTO requirements (repository, requirement_digest, name, definition, definition_sha256, skill_digest, revision, policy_epoch, created_at_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(input.repository, input.requirementDigest, input.name, definition, definitionSha256, input.skillDigest, input.revision, u64ToSql(input.policyEpoch), input.nowMs);
+      ).run(
+        input.repository,
+        input.requirementDigest,
+        input.name,
+        definition,
+        definitionSha256,
+        input.skillDigest,
+        input.revision,
+        u64ToSql(input.policyEpoch),
+        input.nowMs,
+      );
     }
-    const current = prepared(auth, 'SELECT requirement_digest FROM target_requirements WHERE repository = ? AND target = ?').get(input.repository, input.target) as
-      | { requirement_digest: string }
-      | undefined;
+    const current = prepared(
+      auth,
+      'SELECT requirement_digest FROM target_requirements WHERE repository = ? AND target = ?',
+    ).get(input.repository, input.target) as { requirement_digest: string } | undefined;
     const changed = current?.requirement_digest !== input.requirementDigest;
     if (changed) {
       prepared(
@@ -151,10 +172,17 @@ export function getTargetRequirement(auth: Authority, repository: string, target
 }
 
 /** An installed definition by its requirement digest, current or not (agent-task spec "Identity and requests": the subject names the installed requirement); REQUIREMENT_NOT_FOUND otherwise. */
-export function getRequirementByDigest(auth: Authority, repository: string, requirementDigest: string): StoredRequirement {
+export function getRequirementByDigest(
+  auth: Authority,
+  repository: string,
+  requirementDigest: string,
+): StoredRequirement {
   checkRepositoryId(repository);
   checkDigest(requirementDigest, 'requirement digest');
-  const row = prepared(auth, 'SELECT * FROM requirements WHERE repository = ? AND requirement_digest = ?').get(repository, requirementDigest) as RequirementRow | undefined;
+  const row = prepared(auth, 'SELECT * FROM requirements WHERE repository = ? AND requirement_digest = ?').get(
+    repository,
+    requirementDigest,
+  ) as RequirementRow | undefined;
   if (row === undefined) throw notFound(repository, requirementDigest);
   return toStored(row);
 }

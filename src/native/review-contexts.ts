@@ -7,19 +7,24 @@
  */
 import { commandRecipeDigest, decodeCommandRecipe, RECIPE_LIMITS } from '../contracts/command-recipe.js';
 import { AgentscmError } from '../contracts/errors.js';
-import { validateRelativePath } from '../contracts/paths.js';
-import { buildReviewContext, decodeReviewContext, encodeReviewContext, reviewContextDigest, reviewContextJson } from '../contracts/review-context.js';
 import type { JsonObject } from '../contracts/json-value.js';
-import type { ReviewContext } from '../contracts/review-context.js';
+import { validateRelativePath } from '../contracts/paths.js';
+import {
+  buildReviewContext,
+  decodeReviewContext,
+  encodeReviewContext,
+  reviewContextDigest,
+  reviewContextJson,
+  type ReviewContext,
+} from '../contracts/review-context.js';
 import { getChange } from './changes.js';
-import { prefixRange, resolveHexPrefix } from './prefixes.js';
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
 import { currentPolicyEpoch } from './policy.js';
+import { prefixRange, resolveHexPrefix } from './prefixes.js';
 import { resolveRepository } from './repositories.js';
 import { readRevisionFile } from './revisions.js';
 import { u64ToSql } from './sqlite.js';
-import { openAuthority, prepared, readTransaction, writeTransaction } from './store.js';
-import type { Authority } from './store.js';
+import { openAuthority, prepared, readTransaction, writeTransaction, type Authority } from './store.js';
 
 export interface StoredReviewContext {
   readonly context_digest: string;
@@ -37,14 +42,19 @@ export interface CreateReviewContextInput {
  * Create (or find, when identical) the command/v1 context of the Change's current version
  * (spec "Source-bound skill workflows", command action: the ReviewContext binding).
  */
-export function createReviewContext(auth: Authority, input: CreateReviewContextInput): StoredReviewContext & { created: boolean } {
+export function createReviewContext(
+  auth: Authority,
+  input: CreateReviewContextInput,
+): StoredReviewContext & { created: boolean } {
   checkRepositoryId(input.repository);
   checkGenericId(input.changeId, 'Change ID');
   const runnerPath = validateRelativePath(input.runnerPath, '--runner');
   return writeTransaction(auth, () => {
     const change = getChange(auth, input.repository, input.changeId);
     const epoch = currentPolicyEpoch(auth, input.repository);
-    const bytes = readRevisionFile(auth, input.repository, change.current_revision, runnerPath, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
+    const bytes = readRevisionFile(auth, input.repository, change.current_revision, runnerPath, {
+      maxBytes: RECIPE_LIMITS.maxRecipeBytes,
+    });
     const recipe = decodeCommandRecipe(bytes);
     const context = buildReviewContext({
       repository: input.repository,
@@ -81,10 +91,17 @@ export function createReviewContext(auth: Authority, input: CreateReviewContextI
 }
 
 /** The stored context, or null. Its canonical bytes are decoded strictly and re-digested. */
-export function findReviewContext(auth: Authority, repository: string, contextDigest: string): StoredReviewContext | null {
+export function findReviewContext(
+  auth: Authority,
+  repository: string,
+  contextDigest: string,
+): StoredReviewContext | null {
   checkRepositoryId(repository);
   checkDigest(contextDigest, 'context digest');
-  const row = prepared(auth, 'SELECT canonical FROM review_contexts WHERE repository = ? AND context_digest = ?').get(repository, contextDigest) as { canonical: Buffer } | undefined;
+  const row = prepared(auth, 'SELECT canonical FROM review_contexts WHERE repository = ? AND context_digest = ?').get(
+    repository,
+    contextDigest,
+  ) as { canonical: Buffer } | undefined;
   if (row === undefined) return null;
   const context = decodeReviewContext(row.canonical);
   if (reviewContextDigest(context) !== contextDigest) {
@@ -117,7 +134,10 @@ export function resolveContextRef(auth: Authority, repository: string, reference
     listHint: '`agentscm context create` prints the context_digest',
     candidates: (prefix) => {
       const [low, high] = prefixRange(prefix);
-      const row = prepared(auth, 'SELECT count(*) AS n, min(context_digest) AS first FROM review_contexts WHERE repository = ? AND context_digest >= ? AND context_digest < ?').get(repository, low, high) as {
+      const row = prepared(
+        auth,
+        'SELECT count(*) AS n, min(context_digest) AS first FROM review_contexts WHERE repository = ? AND context_digest >= ? AND context_digest < ?',
+      ).get(repository, low, high) as {
         n: number;
         first: string | null;
       };
@@ -133,7 +153,10 @@ export function resolveContextRef(auth: Authority, repository: string, reference
  */
 export function soleCurrentContext(auth: Authority, repository: string, changeId: string): string {
   const change = getChange(auth, repository, changeId);
-  const rows = prepared(auth, 'SELECT context_digest FROM review_contexts WHERE repository = ? AND change_id = ? AND change_version = ? AND revision = ? AND policy_epoch = ? ORDER BY context_digest LIMIT 2').all(
+  const rows = prepared(
+    auth,
+    'SELECT context_digest FROM review_contexts WHERE repository = ? AND change_id = ? AND change_version = ? AND revision = ? AND policy_epoch = ? ORDER BY context_digest LIMIT 2',
+  ).all(
     repository,
     change.id,
     u64ToSql(change.current_version),
@@ -142,14 +165,22 @@ export function soleCurrentContext(auth: Authority, repository: string, changeId
   ) as { context_digest: string }[];
   const [first, second] = rows;
   if (first === undefined) {
-    throw new AgentscmError('CONTEXT_NOT_FOUND', `Change ${change.id} has no review context for its current version ${change.current_version}`, {
-      hint: 'create one with `agentscm context create --change ID --runner PATH`, or pass --context DIGEST',
-    });
+    throw new AgentscmError(
+      'CONTEXT_NOT_FOUND',
+      `Change ${change.id} has no review context for its current version ${change.current_version}`,
+      {
+        hint: 'create one with `agentscm context create --change ID --runner PATH`, or pass --context DIGEST',
+      },
+    );
   }
   if (second !== undefined) {
-    throw new AgentscmError('USAGE', `Change ${change.id} has more than one review context for its current version ${change.current_version}`, {
-      hint: 'pass --context DIGEST to name the subject to qualify',
-    });
+    throw new AgentscmError(
+      'USAGE',
+      `Change ${change.id} has more than one review context for its current version ${change.current_version}`,
+      {
+        hint: 'pass --context DIGEST to name the subject to qualify',
+      },
+    );
   }
   return first.context_digest;
 }
@@ -195,7 +226,8 @@ export function checkCommandContext(auth: Authority, expected: ExpectedCommandCo
     const c = stored.context;
     const mismatches: string[] = [];
     if (c.repository !== expected.repository) mismatches.push('repository');
-    if (c.change.repository !== expected.change.repository || c.change.id !== expected.change.id) mismatches.push('change');
+    if (c.change.repository !== expected.change.repository || c.change.id !== expected.change.id)
+      mismatches.push('change');
     if (c.change_version !== expected.changeVersion) mismatches.push('change_version');
     if (c.revision !== expected.revision) mismatches.push('revision');
     if (c.policy_epoch !== expected.policyEpoch) mismatches.push('policy_epoch');
@@ -204,18 +236,30 @@ export function checkCommandContext(auth: Authority, expected: ExpectedCommandCo
     if (c.environment !== expected.environment) mismatches.push('environment');
     if (expected.recipePath !== undefined && c.recipe_path !== expected.recipePath) mismatches.push('recipe_path');
     if (mismatches.length > 0) {
-      throw new AgentscmError('CONTEXT_MISMATCH', `review context ${expected.contextDigest} binds a different ${mismatches.join(', ')}`, {
-        hint: 'create a context for this exact revision and recipe with `agentscm context create`',
-        details: { fields: mismatches },
-      });
+      throw new AgentscmError(
+        'CONTEXT_MISMATCH',
+        `review context ${expected.contextDigest} binds a different ${mismatches.join(', ')}`,
+        {
+          hint: 'create a context for this exact revision and recipe with `agentscm context create`',
+          details: { fields: mismatches },
+        },
+      );
     }
     const change = getChange(auth, c.change.repository, c.change.id);
     const epoch = currentPolicyEpoch(auth, c.repository);
-    if (change.current_version !== c.change_version || change.current_revision !== c.revision || epoch !== c.policy_epoch) {
-      throw new AgentscmError('CONTEXT_STALE', `review context ${expected.contextDigest} binds Change ${c.change.id} version ${c.change_version} at policy epoch ${c.policy_epoch}; the Change is at version ${change.current_version} and the policy epoch is ${epoch}`, {
-        hint: 'create a new context for the current version with `agentscm context create`',
-        details: { current_version: change.current_version.toString(), policy_epoch: epoch.toString() },
-      });
+    if (
+      change.current_version !== c.change_version ||
+      change.current_revision !== c.revision ||
+      epoch !== c.policy_epoch
+    ) {
+      throw new AgentscmError(
+        'CONTEXT_STALE',
+        `review context ${expected.contextDigest} binds Change ${c.change.id} version ${c.change_version} at policy epoch ${c.policy_epoch}; the Change is at version ${change.current_version} and the policy epoch is ${epoch}`,
+        {
+          hint: 'create a new context for the current version with `agentscm context create`',
+          details: { current_version: change.current_version.toString(), policy_epoch: epoch.toString() },
+        },
+      );
     }
     return stored;
   });
@@ -228,12 +272,25 @@ export interface CreatedContextView {
 }
 
 /** `agentscm context create`: open the store, resolve the repository, create the context. */
-export function createReviewContextInStore(input: { dataDir: string; repository: string | undefined; change: string; runner: string }): CreatedContextView {
+export function createReviewContextInStore(input: {
+  dataDir: string;
+  repository: string | undefined;
+  change: string;
+  runner: string;
+}): CreatedContextView {
   const auth = openAuthority(input.dataDir, { mode: 'write' });
   try {
     const repository = resolveRepository(auth, input.repository);
-    const created = createReviewContext(auth, { repository: repository.id, changeId: input.change, runnerPath: input.runner });
-    return { context_digest: created.context_digest, created: created.created, context: reviewContextJson(created.context) };
+    const created = createReviewContext(auth, {
+      repository: repository.id,
+      changeId: input.change,
+      runnerPath: input.runner,
+    });
+    return {
+      context_digest: created.context_digest,
+      created: created.created,
+      context: reviewContextJson(created.context),
+    };
   } finally {
     auth.close();
   }

@@ -7,16 +7,13 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { compareUtf8, validateWorkspacePath } from '../contracts/paths.js';
-import { buildTrees, revisionIdOf } from '../contracts/tree.js';
-import type { BuiltTree, FlatEntry } from '../contracts/tree.js';
+import { buildTrees, revisionIdOf, type BuiltTree, type FlatEntry } from '../contracts/tree.js';
 import { readBlob, streamBlob } from './blobs.js';
 import { checkDigest, checkRepositoryId } from './checks.js';
 import { prefixRange, resolveHexPrefix } from './prefixes.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
-import { nextSeq, prepared, readTransaction, writeTransaction } from './store.js';
-import type { Authority } from './store.js';
-import { diffTrees, lookupTreePath, readSubtrees, storeTrees, walkTree } from './trees.js';
-import type { TreeChange } from './trees.js';
+import { nextSeq, prepared, readTransaction, writeTransaction, type Authority } from './store.js';
+import { diffTrees, lookupTreePath, readSubtrees, storeTrees, walkTree, type TreeChange } from './trees.js';
 
 export type EntryMode = 'file' | 'executable' | 'symlink';
 
@@ -57,11 +54,21 @@ export interface PreparedRevision {
  * `known` gives the digests of directories already stored whose files are unchanged
  * (unchangedDirectories); they are not rebuilt.
  */
-export function prepareRevision(parent: string | null, entries: readonly RevisionEntry[], known?: ReadonlyMap<string, string>): PreparedRevision {
+export function prepareRevision(
+  parent: string | null,
+  entries: readonly RevisionEntry[],
+  known?: ReadonlyMap<string, string>,
+): PreparedRevision {
   const built = buildTrees(entries, known === undefined ? undefined : (dir) => known.get(dir));
   let total = 0n;
   for (const entry of entries) total += entry.size;
-  return { id: revisionIdOf(parent, built.root), tree: built.root, trees: built.trees, entryCount: entries.length, totalBytes: total };
+  return {
+    id: revisionIdOf(parent, built.root),
+    tree: built.root,
+    trees: built.trees,
+    entryCount: entries.length,
+    totalBytes: total,
+  };
 }
 
 /**
@@ -77,7 +84,13 @@ export function prepareRevisionFromChanged(
   totals: { readonly entryCount: number; readonly totalBytes: bigint },
 ): PreparedRevision {
   const built = buildTrees(files, (dir) => known.get(dir));
-  return { id: revisionIdOf(parent, built.root), tree: built.root, trees: built.trees, entryCount: totals.entryCount, totalBytes: totals.totalBytes };
+  return {
+    id: revisionIdOf(parent, built.root),
+    tree: built.root,
+    trees: built.trees,
+    entryCount: totals.entryCount,
+    totalBytes: totals.totalBytes,
+  };
 }
 
 /**
@@ -86,11 +99,17 @@ export function prepareRevisionFromChanged(
  * directory does: with them prepareRevision hashes only the directories on a changed path.
  * Directories below such a directory are not listed (their parent's digest covers them).
  */
-export function unchangedDirectories(auth: Authority, repository: string, revision: string, changedPaths: readonly string[]): Map<string, string> {
+export function unchangedDirectories(
+  auth: Authority,
+  repository: string,
+  revision: string,
+  changedPaths: readonly string[],
+): Map<string, string> {
   checkRepositoryId(repository);
   const onChangedPath = new Set<string>(['']);
   for (const path of changedPaths) {
-    for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) onChangedPath.add(path.slice(0, slash));
+    for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1))
+      onChangedPath.add(path.slice(0, slash));
   }
   const known = new Map<string, string>();
   readTransaction(auth, () => {
@@ -142,7 +161,10 @@ export function resolveRevisionRef(auth: Authority, repository: string, referenc
     listHint: '`agentscm revision list` shows the revisions',
     candidates: (prefix) => {
       const [low, high] = prefixRange(prefix);
-      const row = prepared(auth, 'SELECT count(*) AS n, min(revision) AS first FROM repository_revisions WHERE repository = ? AND revision >= ? AND revision < ?').get(repository, low, high) as {
+      const row = prepared(
+        auth,
+        'SELECT count(*) AS n, min(revision) AS first FROM repository_revisions WHERE repository = ? AND revision >= ? AND revision < ?',
+      ).get(repository, low, high) as {
         n: number;
         first: string | null;
       };
@@ -166,12 +188,22 @@ export function listRevisions(auth: Authority, repository: string): RevisionList
     `SELECT r.id, r.parent, r.entry_count, r.total_bytes FROM repository_revisions rr JOIN revisions r ON r.id = rr.revision
      WHERE rr.repository = ? ORDER BY rr.seq`,
   ).all(repository) as RevisionRow[];
-  return rows.map((row) => ({ id: row.id, parent: row.parent, entry_count: row.entry_count, total_bytes: u64FromSql(row.total_bytes) }));
+  return rows.map((row) => ({
+    id: row.id,
+    parent: row.parent,
+    entry_count: row.entry_count,
+    total_bytes: u64FromSql(row.total_bytes),
+  }));
 }
 
 /** True when the repository has recorded this revision. */
 export function hasRevision(auth: Authority, repository: string, revision: string): boolean {
-  return prepared(auth, 'SELECT 1 FROM repository_revisions WHERE repository = ? AND revision = ?').get(repository, revision) !== undefined;
+  return (
+    prepared(auth, 'SELECT 1 FROM repository_revisions WHERE repository = ? AND revision = ?').get(
+      repository,
+      revision,
+    ) !== undefined
+  );
 }
 
 /** A revision of the repository (REVISION_NOT_FOUND otherwise). */
@@ -184,14 +216,21 @@ export function getRevision(auth: Authority, repository: string, revision: strin
      WHERE rr.repository = ? AND rr.revision = ?`,
   ).get(repository, revision) as RevisionRow | undefined;
   if (row === undefined) throw revisionNotFound(repository, revision);
-  return { id: row.id, repository, parent: row.parent, entry_count: row.entry_count, total_bytes: u64FromSql(row.total_bytes) };
+  return {
+    id: row.id,
+    repository,
+    parent: row.parent,
+    entry_count: row.entry_count,
+    total_bytes: u64FromSql(row.total_bytes),
+  };
 }
 
 /** Rowid of the root tree of a revision recorded for the repository (REVISION_NOT_FOUND otherwise). */
 function rootTree(auth: Authority, repository: string, revision: string): number {
   getRevision(auth, repository, revision);
   const row = prepared(auth, 'SELECT tree FROM revisions WHERE id = ?').get(revision) as { tree: number } | undefined;
-  if (row === undefined) throw new AgentscmError('STORE_CORRUPT', `revision ${revision} is recorded for a repository but has no tree`);
+  if (row === undefined)
+    throw new AgentscmError('STORE_CORRUPT', `revision ${revision} is recorded for a repository but has no tree`);
   return row.tree;
 }
 
@@ -205,12 +244,21 @@ export function listRevisionEntries(auth: Authority, repository: string, revisio
 }
 
 /** Visit every entry of a revision in path order, one directory at a time (inside the caller's read transaction). */
-export function* iterateRevisionEntries(auth: Authority, repository: string, revision: string): Generator<RevisionEntry, void, undefined> {
+export function* iterateRevisionEntries(
+  auth: Authority,
+  repository: string,
+  revision: string,
+): Generator<RevisionEntry, void, undefined> {
   for (const file of walkTree(auth, rootTree(auth, repository, revision))) yield toEntry(file);
 }
 
 /** The entry at `path`, or null when the revision has no file there (one lookup per path component). */
-export function statRevisionPath(auth: Authority, repository: string, revision: string, path: string): RevisionEntry | null {
+export function statRevisionPath(
+  auth: Authority,
+  repository: string,
+  revision: string,
+  path: string,
+): RevisionEntry | null {
   validateWorkspacePath(path);
   return readTransaction(auth, () => {
     const entry = lookupTreePath(auth, rootTree(auth, repository, revision), path);
@@ -231,12 +279,15 @@ export function revisionHasDirectory(auth: Authority, repository: string, revisi
 
 /** The files that differ between two revisions of the repository, in path order (`revision diff`). */
 export function diffRevisions(auth: Authority, repository: string, from: string, to: string): TreeChange[] {
-  return readTransaction(auth, () => [...diffTrees(auth, rootTree(auth, repository, from), rootTree(auth, repository, to))]);
+  return readTransaction(auth, () => [
+    ...diffTrees(auth, rootTree(auth, repository, from), rootTree(auth, repository, to)),
+  ]);
 }
 
 function entryOrThrow(auth: Authority, repository: string, revision: string, path: string): RevisionEntry {
   const entry = statRevisionPath(auth, repository, revision, path);
-  if (entry === null) throw new AgentscmError('PATH_NOT_FOUND', `revision ${revision} has no file at ${JSON.stringify(path)}`);
+  if (entry === null)
+    throw new AgentscmError('PATH_NOT_FOUND', `revision ${revision} has no file at ${JSON.stringify(path)}`);
   return entry;
 }
 
@@ -244,18 +295,32 @@ function entryOrThrow(auth: Authority, repository: string, revision: string, pat
  * The exact bytes of one file of a revision (a symlink gives its target). The stored size is
  * checked against maxBytes BEFORE reading (INPUT_TOO_LARGE); content is verified by digest.
  */
-export function readRevisionFile(auth: Authority, repository: string, revision: string, path: string, options: { maxBytes: number }): Buffer {
+export function readRevisionFile(
+  auth: Authority,
+  repository: string,
+  revision: string,
+  path: string,
+  options: { maxBytes: number },
+): Buffer {
   return readTransaction(auth, () => {
     const entry = entryOrThrow(auth, repository, revision, path);
     if (entry.size > BigInt(options.maxBytes)) {
-      throw new AgentscmError('INPUT_TOO_LARGE', `${path} in revision ${revision} has ${entry.size} bytes, more than the limit of ${options.maxBytes}`);
+      throw new AgentscmError(
+        'INPUT_TOO_LARGE',
+        `${path} in revision ${revision} has ${entry.size} bytes, more than the limit of ${options.maxBytes}`,
+      );
     }
     return readBlob(auth, entry.blob, options.maxBytes);
   });
 }
 
 /** Stream one file of a revision chunk by chunk (see streamBlob); returns its entry first. */
-export function openRevisionFile(auth: Authority, repository: string, revision: string, path: string): { entry: RevisionEntry; chunks: Iterable<Buffer> } {
+export function openRevisionFile(
+  auth: Authority,
+  repository: string,
+  revision: string,
+  path: string,
+): { entry: RevisionEntry; chunks: Iterable<Buffer> } {
   const entry = entryOrThrow(auth, repository, revision, path);
   return { entry, chunks: streamBlob(auth, entry.blob) };
 }
@@ -293,7 +358,11 @@ export function recordRevision(
         u64ToSql(encoded.totalBytes),
       );
     }
-    prepared(auth, 'INSERT INTO repository_revisions (repository, revision, seq) VALUES (?, ?, ?)').run(repository, id, nextSeq(auth, 'repository_revisions'));
+    prepared(auth, 'INSERT INTO repository_revisions (repository, revision, seq) VALUES (?, ?, ?)').run(
+      repository,
+      id,
+      nextSeq(auth, 'repository_revisions'),
+    );
     return { id, created: true, trees_created: treesCreated };
   });
 }

@@ -8,8 +8,7 @@
  */
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
-import { prepared } from './store.js';
-import type { Authority } from './store.js';
+import { prepared, type Authority } from './store.js';
 
 export interface ServerRunReceiptRow {
   readonly receipt_digest: string;
@@ -29,9 +28,13 @@ export interface ServerRunReceiptRow {
   readonly recorded_at_ms: number;
 }
 
-type SqlRow = Omit<ServerRunReceiptRow, 'change_version' | 'policy_epoch'> & { change_version: string; policy_epoch: string };
+type SqlRow = Omit<ServerRunReceiptRow, 'change_version' | 'policy_epoch'> & {
+  change_version: string;
+  policy_epoch: string;
+};
 
-const COLUMNS = 'receipt_digest, repository, change_id, change_version, revision, context_digest, policy_epoch, target, requirement_digest, plan_digest, run_id, state, receipt, recorded_at_ms';
+const COLUMNS =
+  'receipt_digest, repository, change_id, change_version, revision, context_digest, policy_epoch, target, requirement_digest, plan_digest, run_id, state, receipt, recorded_at_ms';
 
 function rowOf(row: SqlRow): ServerRunReceiptRow {
   return { ...row, change_version: u64FromSql(row.change_version), policy_epoch: u64FromSql(row.policy_epoch) };
@@ -39,18 +42,31 @@ function rowOf(row: SqlRow): ServerRunReceiptRow {
 
 /** The row of a receipt digest, or null. */
 export function findServerRunReceipt(auth: Authority, receiptDigest: string): ServerRunReceiptRow | null {
-  const row = prepared(auth, `SELECT ${COLUMNS} FROM server_run_receipts WHERE receipt_digest = ?`).get(receiptDigest) as SqlRow | undefined;
+  const row = prepared(auth, `SELECT ${COLUMNS} FROM server_run_receipts WHERE receipt_digest = ?`).get(
+    receiptDigest,
+  ) as SqlRow | undefined;
   return row === undefined ? null : rowOf(row);
 }
 
 /** The receipts recorded for a Change version, oldest first. */
-export function listServerRunReceipts(auth: Authority, repository: string, changeId: string, changeVersion: bigint): ServerRunReceiptRow[] {
-  const rows = prepared(auth, `SELECT ${COLUMNS} FROM server_run_receipts WHERE repository = ? AND change_id = ? AND change_version = ? ORDER BY recorded_at_ms, receipt_digest`).all(repository, changeId, u64ToSql(changeVersion)) as SqlRow[];
+export function listServerRunReceipts(
+  auth: Authority,
+  repository: string,
+  changeId: string,
+  changeVersion: bigint,
+): ServerRunReceiptRow[] {
+  const rows = prepared(
+    auth,
+    `SELECT ${COLUMNS} FROM server_run_receipts WHERE repository = ? AND change_id = ? AND change_version = ? ORDER BY recorded_at_ms, receipt_digest`,
+  ).all(repository, changeId, u64ToSql(changeVersion)) as SqlRow[];
   return rows.map(rowOf);
 }
 
 /** Record a receipt in the caller's writer transaction; the same digest again records nothing (`created: false`). */
-export function recordServerRunReceipt(auth: Authority, row: ServerRunReceiptRow): { readonly row: ServerRunReceiptRow; readonly created: boolean } {
+export function recordServerRunReceipt(
+  auth: Authority,
+  row: ServerRunReceiptRow,
+): { readonly row: ServerRunReceiptRow; readonly created: boolean } {
   checkDigest(row.receipt_digest, 'receipt digest');
   checkRepositoryId(row.repository);
   checkGenericId(row.change_id, 'Change id');

@@ -4,8 +4,7 @@
  * authority, the workflow journal, a workspace's state). No I/O and no SQLite import, so that
  * the CLI's error handler can classify an escaped SQLite error without loading the driver.
  */
-import { AgentscmError } from '../contracts/errors.js';
-import type { ErrorCode } from '../contracts/errors.js';
+import { AgentscmError, type ErrorCode } from '../contracts/errors.js';
 
 /**
  * The agentscm code of each primary SQLite result code. Extended codes
@@ -31,7 +30,8 @@ const SQLITE_CODES: Readonly<Record<string, ErrorCode>> = {
 export const SQLITE_ERROR_HINTS = {
   STORE_BUSY: 'retry after the other operation finishes',
   STORE_CORRUPT: 'restore the file from a backup; agentscm never re-initializes or repairs a damaged database',
-  DATABASE_ACCESS_DENIED: 'run as the user that owns the files, or let this user write the database directory (SQLite writes -wal/-shm files even to read)',
+  DATABASE_ACCESS_DENIED:
+    'run as the user that owns the files, or let this user write the database directory (SQLite writes -wal/-shm files even to read)',
 } as const satisfies Partial<Record<ErrorCode, string>>;
 
 /** True for an error raised by SQLite (better-sqlite3's SqliteError: its name and a SQLITE_ code). */
@@ -53,6 +53,13 @@ export function classifySqliteError(error: Error & { code: string }, what: strin
   const subject = what ?? 'a database of agentscm';
   const hint: string | undefined = (SQLITE_ERROR_HINTS as Partial<Record<ErrorCode, string>>)[code];
   const message =
-    code === 'STORE_BUSY' ? `${subject} is busy with another writer` : code === 'STORE_CORRUPT' ? `${subject} is damaged: ${error.message}` : `${subject}: ${error.message}`;
-  return new AgentscmError(code, `${message}${code === 'INTERNAL' ? ` (${error.code})` : ''}`, { ...(hint === undefined ? {} : { hint }), cause: error });
+    code === 'STORE_BUSY'
+      ? `${subject} is busy with another writer`
+      : code === 'STORE_CORRUPT'
+        ? `${subject} is damaged: ${error.message}`
+        : `${subject}: ${error.message}`;
+  return new AgentscmError(code, `${message}${code === 'INTERNAL' ? ` (${error.code})` : ''}`, {
+    ...(hint === undefined ? {} : { hint }),
+    cause: error,
+  });
 }

@@ -7,10 +7,9 @@
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
-import type { Database as Db, Statement } from 'better-sqlite3';
-import { AgentscmError } from '../contracts/errors.js';
-import type { ErrorCode } from '../contracts/errors.js';
+import Database, { type Database as Db, type Statement } from 'better-sqlite3';
+
+import { AgentscmError, type ErrorCode } from '../contracts/errors.js';
 import { classifySqliteError, isSqliteError, SQLITE_ERROR_HINTS } from './sqlite-errors.js';
 
 export type SqliteDatabase = Db;
@@ -41,7 +40,13 @@ function nativeAddonPath(): string | undefined {
     addonPath = null;
     try {
       const resolveFrom = createRequire(import.meta.url);
-      const candidate = join(dirname(resolveFrom.resolve('better-sqlite3')), '..', 'build', 'Release', 'better_sqlite3.node');
+      const candidate = join(
+        dirname(resolveFrom.resolve('better-sqlite3')),
+        '..',
+        'build',
+        'Release',
+        'better_sqlite3.node',
+      );
       if (existsSync(candidate)) addonPath = candidate;
     } catch {
       // The `bindings` search finds it, or reports why not.
@@ -90,9 +95,14 @@ function checkDatabaseFile(path: string, what: string): void {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw damaged(what, 'its store is initialized but the database file is missing');
     if (code === 'EACCES' || code === 'EPERM') {
-      throw new AgentscmError('DATABASE_ACCESS_DENIED', `${what}: cannot open ${path}: ${code}`, { hint: SQLITE_ERROR_HINTS.DATABASE_ACCESS_DENIED, cause: error });
+      throw new AgentscmError('DATABASE_ACCESS_DENIED', `${what}: cannot open ${path}: ${code}`, {
+        hint: SQLITE_ERROR_HINTS.DATABASE_ACCESS_DENIED,
+        cause: error,
+      });
     }
-    throw new AgentscmError('IO_ERROR', `${what}: cannot read ${path}: ${code ?? (error as Error).message}`, { cause: error });
+    throw new AgentscmError('IO_ERROR', `${what}: cannot read ${path}: ${code ?? (error as Error).message}`, {
+      cause: error,
+    });
   }
   if (length === 0) throw damaged(what, 'the database file is empty');
   if (length < head.length || !head.equals(SQLITE_MAGIC)) throw damaged(what, 'the file is not a SQLite database');
@@ -110,7 +120,12 @@ export interface OpenOptions {
  * Open (creating if needed) a database for writing and bring it to the newest schema.
  * Refuses a database newer than this build (STORE_SCHEMA_UNSUPPORTED).
  */
-export function openWritable(path: string, migrations: readonly Migration[], what: string, options: OpenOptions = {}): SqliteDatabase {
+export function openWritable(
+  path: string,
+  migrations: readonly Migration[],
+  what: string,
+  options: OpenOptions = {},
+): SqliteDatabase {
   if (options.initialized === true) checkDatabaseFile(path, what);
   let db: SqliteDatabase;
   try {
@@ -135,9 +150,13 @@ function migrate(db: SqliteDatabase, migrations: readonly Migration[], what: str
   const current = db.pragma('user_version', { simple: true }) as number;
   if (initialized && current === 0) throw damaged(what, 'its store is initialized but the database holds no schema');
   if (current > migrations.length) {
-    throw new AgentscmError('STORE_SCHEMA_UNSUPPORTED', `${what} has schema version ${current}; this build knows ${migrations.length}`, {
-      hint: 'use the agentscm build that wrote this store',
-    });
+    throw new AgentscmError(
+      'STORE_SCHEMA_UNSUPPORTED',
+      `${what} has schema version ${current}; this build knows ${migrations.length}`,
+      {
+        hint: 'use the agentscm build that wrote this store',
+      },
+    );
   }
   if (current === migrations.length) return;
   immediate(db, what, () => {
@@ -164,7 +183,9 @@ export function openReadOnly(
   options: OpenOptions = {},
 ): SqliteDatabase {
   if (!existsSync(path)) {
-    throw new AgentscmError(missingCode, `${what} does not exist`, { hint: 'initialize it first; read commands never create it' });
+    throw new AgentscmError(missingCode, `${what} does not exist`, {
+      hint: 'initialize it first; read commands never create it',
+    });
   }
   if (options.initialized === true) checkDatabaseFile(path, what);
   let db: SqliteDatabase;
@@ -183,10 +204,15 @@ export function openReadOnly(
   }
   if (version !== expectedVersion) {
     db.close();
-    if (options.initialized === true && version === 0) throw damaged(what, 'its store is initialized but the database holds no schema');
-    throw new AgentscmError('STORE_SCHEMA_UNSUPPORTED', `${what} has schema version ${version}, expected ${expectedVersion}`, {
-      hint: 'run a writing command of the same agentscm build to migrate it, or use the build that wrote it',
-    });
+    if (options.initialized === true && version === 0)
+      throw damaged(what, 'its store is initialized but the database holds no schema');
+    throw new AgentscmError(
+      'STORE_SCHEMA_UNSUPPORTED',
+      `${what} has schema version ${version}, expected ${expectedVersion}`,
+      {
+        hint: 'run a writing command of the same agentscm build to migrate it, or use the build that wrote it',
+      },
+    );
   }
   return db;
 }
@@ -268,7 +294,8 @@ export function u64ToSql(value: bigint): string {
 }
 
 export function u64FromSql(text: unknown): bigint {
-  if (typeof text !== 'string' || !/^[0-9]{20}$/.test(text)) throw new AgentscmError('INTERNAL', 'stored u64 is malformed');
+  if (typeof text !== 'string' || !/^[0-9]{20}$/.test(text))
+    throw new AgentscmError('INTERNAL', 'stored u64 is malformed');
   return BigInt(text);
 }
 
@@ -289,7 +316,11 @@ export interface DatabaseInspection {
  * file is STORE_CORRUPT, one this user cannot open DATABASE_ACCESS_DENIED (mapSqliteError).
  * As openReadOnly, SQLite may touch the -wal/-shm sidecars of a WAL database.
  */
-export function inspectDatabase(path: string, what: string, bounds: { readonly maxCheckBytes: number; readonly maxProblems: number }): DatabaseInspection {
+export function inspectDatabase(
+  path: string,
+  what: string,
+  bounds: { readonly maxCheckBytes: number; readonly maxProblems: number },
+): DatabaseInspection {
   checkDatabaseFile(path, what);
   let db: SqliteDatabase;
   try {

@@ -3,13 +3,13 @@
  * marks an initialized store (docs/architecture.md "Storage"). Readers open existing files only,
  * read-only and without migration; only init-repo creates a store.
  */
-import { closeSync, existsSync, mkdirSync, openSync, writeSync, fsyncSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { Statement } from 'better-sqlite3';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { AUTHORITY_MIGRATIONS } from './migrations/index.js';
-import { cachedStatement, immediate, openReadOnly, openWritable, readSnapshot } from './sqlite.js';
-import type { SqliteDatabase } from './sqlite.js';
-import type { Statement } from 'better-sqlite3';
+import { cachedStatement, immediate, openReadOnly, openWritable, readSnapshot, type SqliteDatabase } from './sqlite.js';
 
 export interface NativePaths {
   /** D/native */
@@ -71,9 +71,13 @@ function wrap(db: SqliteDatabase, dataDir: string, paths: NativePaths, mode: Aut
  * damage to report, never a missing store to create again (docs/native-store.md).
  */
 function databaseMissing(paths: NativePaths): AgentscmError {
-  return new AgentscmError('STORE_CORRUPT', `${AUTHORITY_WHAT} is damaged: ${paths.lock} marks the store initialized but ${paths.db} is missing`, {
-    hint: 'restore the data directory from a backup; agentscm never re-initializes a store whose lock file exists',
-  });
+  return new AgentscmError(
+    'STORE_CORRUPT',
+    `${AUTHORITY_WHAT} is damaged: ${paths.lock} marks the store initialized but ${paths.db} is missing`,
+    {
+      hint: 'restore the data directory from a backup; agentscm never re-initializes a store whose lock file exists',
+    },
+  );
 }
 
 /**
@@ -87,7 +91,9 @@ export function openAuthority(dataDir: string, options: { mode: AuthorityMode })
   if (!existsSync(paths.lock)) throw notInitialized(dataDir);
   if (!existsSync(paths.db)) throw databaseMissing(paths);
   if (options.mode === 'read') {
-    const db = openReadOnly(paths.db, AUTHORITY_MIGRATIONS.length, AUTHORITY_WHAT, 'STORE_NOT_INITIALIZED', { initialized: true });
+    const db = openReadOnly(paths.db, AUTHORITY_MIGRATIONS.length, AUTHORITY_WHAT, 'STORE_NOT_INITIALIZED', {
+      initialized: true,
+    });
     return wrap(db, dataDir, paths, 'read');
   }
   const db = openWritable(paths.db, AUTHORITY_MIGRATIONS, AUTHORITY_WHAT, { initialized: true });
@@ -132,7 +138,8 @@ export function prepared(auth: Authority, sql: string): Statement {
 
 /** Run a writer transaction (BEGIN IMMEDIATE); contention is STORE_BUSY (exit 3). */
 export function writeTransaction<T>(auth: Authority, fn: () => T): T {
-  if (auth.mode !== 'write') throw new AgentscmError('INTERNAL', 'a write transaction needs an authority opened for writing');
+  if (auth.mode !== 'write')
+    throw new AgentscmError('INTERNAL', 'a write transaction needs an authority opened for writing');
   return immediate(auth.db, AUTHORITY_WHAT, fn);
 }
 
@@ -159,7 +166,10 @@ export function withBulkBlobWrites<T>(auth: Authority, fn: () => T): T {
 }
 
 /** Next store-local creation order number for a table with a `seq` column. */
-export function nextSeq(auth: Authority, table: 'repositories' | 'repository_revisions' | 'changes' | 'change_versions'): number {
+export function nextSeq(
+  auth: Authority,
+  table: 'repositories' | 'repository_revisions' | 'changes' | 'change_versions',
+): number {
   const row = prepared(auth, `SELECT coalesce(max(seq), 0) + 1 AS next FROM ${table}`).get() as { next: number };
   return row.next;
 }

@@ -1,8 +1,7 @@
 /** Targets: a per-repository name → revision pointer; init-repo sets `main` (issue 2 §3). */
 import { AgentscmError } from '../contracts/errors.js';
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
-import { prepared, writeTransaction } from './store.js';
-import type { Authority } from './store.js';
+import { prepared, writeTransaction, type Authority } from './store.js';
 
 export interface Target {
   readonly name: string;
@@ -13,7 +12,10 @@ export interface Target {
 export function getTarget(auth: Authority, repository: string, name: string): Target {
   checkRepositoryId(repository);
   checkGenericId(name, 'target name');
-  const row = prepared(auth, 'SELECT name, revision FROM targets WHERE repository = ? AND name = ?').get(repository, name) as Target | undefined;
+  const row = prepared(auth, 'SELECT name, revision FROM targets WHERE repository = ? AND name = ?').get(
+    repository,
+    name,
+  ) as Target | undefined;
   if (row === undefined) throw new AgentscmError('TARGET_NOT_FOUND', `repository ${repository} has no target ${name}`);
   return { name: row.name, revision: row.revision };
 }
@@ -21,7 +23,9 @@ export function getTarget(auth: Authority, repository: string, name: string): Ta
 /** Every target of the repository, by name. */
 export function listTargets(auth: Authority, repository: string): Target[] {
   checkRepositoryId(repository);
-  return (prepared(auth, 'SELECT name, revision FROM targets WHERE repository = ? ORDER BY name').all(repository) as Target[]).map((row) => ({
+  return (
+    prepared(auth, 'SELECT name, revision FROM targets WHERE repository = ? ORDER BY name').all(repository) as Target[]
+  ).map((row) => ({
     name: row.name,
     revision: row.revision,
   }));
@@ -33,13 +37,16 @@ export function setTarget(auth: Authority, repository: string, name: string, rev
   checkGenericId(name, 'target name');
   checkDigest(revision, 'revision');
   return writeTransaction(auth, () => {
-    const known = prepared(auth, 'SELECT 1 FROM repository_revisions WHERE repository = ? AND revision = ?').get(repository, revision);
-    if (known === undefined) throw new AgentscmError('REVISION_NOT_FOUND', `repository ${repository} has no revision ${revision}`);
-    prepared(auth, 'INSERT INTO targets (repository, name, revision) VALUES (?, ?, ?) ON CONFLICT (repository, name) DO UPDATE SET revision = excluded.revision').run(
+    const known = prepared(auth, 'SELECT 1 FROM repository_revisions WHERE repository = ? AND revision = ?').get(
       repository,
-      name,
       revision,
     );
+    if (known === undefined)
+      throw new AgentscmError('REVISION_NOT_FOUND', `repository ${repository} has no revision ${revision}`);
+    prepared(
+      auth,
+      'INSERT INTO targets (repository, name, revision) VALUES (?, ?, ?) ON CONFLICT (repository, name) DO UPDATE SET revision = excluded.revision',
+    ).run(repository, name, revision);
     return { name, revision };
   });
 }
@@ -54,7 +61,18 @@ export function moveTarget(auth: Authority, repository: string, name: string, fr
   checkGenericId(name, 'target name');
   checkDigest(from, 'revision');
   checkDigest(to, 'revision');
-  const known = prepared(auth, 'SELECT 1 FROM repository_revisions WHERE repository = ? AND revision = ?').get(repository, to);
-  if (known === undefined) throw new AgentscmError('REVISION_NOT_FOUND', `repository ${repository} has no revision ${to}`);
-  return prepared(auth, 'UPDATE targets SET revision = ? WHERE repository = ? AND name = ? AND revision = ?').run(to, repository, name, from).changes === 1;
+  const known = prepared(auth, 'SELECT 1 FROM repository_revisions WHERE repository = ? AND revision = ?').get(
+    repository,
+    to,
+  );
+  if (known === undefined)
+    throw new AgentscmError('REVISION_NOT_FOUND', `repository ${repository} has no revision ${to}`);
+  return (
+    prepared(auth, 'UPDATE targets SET revision = ? WHERE repository = ? AND name = ? AND revision = ?').run(
+      to,
+      repository,
+      name,
+      from,
+    ).changes === 1
+  );
 }

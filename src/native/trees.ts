@@ -6,11 +6,9 @@
  * never loading a whole revision to answer for one path.
  */
 import { AgentscmError } from '../contracts/errors.js';
-import { compareTreeEntries } from '../contracts/tree.js';
-import type { BuiltTree, TreeEntry, TreeEntryKind } from '../contracts/tree.js';
+import { compareTreeEntries, type BuiltTree, type TreeEntry, type TreeEntryKind } from '../contracts/tree.js';
 import { u64FromSql } from './sqlite.js';
-import { prepared } from './store.js';
-import type { Authority } from './store.js';
+import { prepared, type Authority } from './store.js';
 
 /** One entry of a stored tree, with what readers need of its object. */
 export interface StoredTreeEntry extends TreeEntry {
@@ -34,7 +32,10 @@ export function storedTreeKey(auth: Authority, digest: string): number | null {
 export function storeTrees(auth: Authority, trees: readonly BuiltTree[]): { root: number; created: number } {
   const keys = new Map<string, number>();
   const insertTree = prepared(auth, 'INSERT INTO trees (digest, entry_count) VALUES (?, ?)');
-  const insertBlobEntry = prepared(auth, 'INSERT INTO tree_entries (tree, name, kind, object) SELECT ?, ?, ?, rowid FROM blobs WHERE digest = ?');
+  const insertBlobEntry = prepared(
+    auth,
+    'INSERT INTO tree_entries (tree, name, kind, object) SELECT ?, ?, ?, rowid FROM blobs WHERE digest = ?',
+  );
   const insertTreeEntry = prepared(auth, 'INSERT INTO tree_entries (tree, name, kind, object) VALUES (?, ?, ?, ?)');
   let created = 0;
   let root = 0;
@@ -45,7 +46,8 @@ export function storeTrees(auth: Authority, trees: readonly BuiltTree[]): { root
       for (const entry of tree.entries) {
         if (entry.kind === 'directory') {
           const child = keys.get(entry.digest) ?? storedTreeKey(auth, entry.digest);
-          if (child === null) throw new AgentscmError('INTERNAL', `tree ${tree.digest} names tree ${entry.digest}, which is not stored`);
+          if (child === null)
+            throw new AgentscmError('INTERNAL', `tree ${tree.digest} names tree ${entry.digest}, which is not stored`);
           insertTreeEntry.run(key, entry.name, entry.kind, child);
         } else if (insertBlobEntry.run(key, entry.name, entry.kind, entry.digest).changes !== 1) {
           const path = tree.path === '' ? entry.name : `${tree.path}/${entry.name}`;
@@ -70,7 +72,11 @@ const ENTRIES_SQL = `SELECT e.name, e.kind, e.object, b.digest, b.size, t.digest
 function toStored(row: EntryRow, tree: number): StoredTreeEntry {
   const [name, kind, object, blobDigest, size, treeDigest] = row;
   const digest = kind === 'directory' ? treeDigest : blobDigest;
-  if (digest === null) throw new AgentscmError('STORE_CORRUPT', `tree ${tree} has an entry ${JSON.stringify(name)} whose ${kind === 'directory' ? 'tree' : 'blob'} is not stored`);
+  if (digest === null)
+    throw new AgentscmError(
+      'STORE_CORRUPT',
+      `tree ${tree} has an entry ${JSON.stringify(name)} whose ${kind === 'directory' ? 'tree' : 'blob'} is not stored`,
+    );
   return { name, kind, digest, object, size: kind === 'directory' || size === null ? null : u64FromSql(size) };
 }
 
@@ -82,7 +88,10 @@ export function readTreeEntries(auth: Authority, tree: number): StoredTreeEntry[
 
 /** The directory entries of one stored tree (name and tree digest), in no particular order: no file's blob is looked up. */
 export function readSubtrees(auth: Authority, tree: number): { name: string; digest: string }[] {
-  return prepared(auth, "SELECT e.name, t.digest FROM tree_entries e JOIN trees t ON t.rowid = e.object WHERE e.tree = ? AND e.kind = 'directory'").all(tree) as {
+  return prepared(
+    auth,
+    "SELECT e.name, t.digest FROM tree_entries e JOIN trees t ON t.rowid = e.object WHERE e.tree = ? AND e.kind = 'directory'",
+  ).all(tree) as {
     name: string;
     digest: string;
   }[];
@@ -146,7 +155,12 @@ export interface TreeChange {
  * The files that differ between two trees, in whole-path byte order. Subtrees with the same
  * digest are skipped without being read, so the cost follows the change, not the tree.
  */
-export function* diffTrees(auth: Authority, a: number | null, b: number | null, prefix = ''): Generator<TreeChange, void, undefined> {
+export function* diffTrees(
+  auth: Authority,
+  a: number | null,
+  b: number | null,
+  prefix = '',
+): Generator<TreeChange, void, undefined> {
   if (a === b) return;
   const left = a === null ? [] : readTreeEntries(auth, a);
   const right = b === null ? [] : readTreeEntries(auth, b);
@@ -158,7 +172,8 @@ export function* diffTrees(auth: Authority, a: number | null, b: number | null, 
   const visits: { entry: StoredTreeEntry; side: 'before' | 'after' | 'both' }[] = [];
   for (const [, pair] of byName) {
     const { before, after } = pair;
-    if (before !== undefined && after !== undefined && (before.kind === 'directory') === (after.kind === 'directory')) visits.push({ entry: before, side: 'both' });
+    if (before !== undefined && after !== undefined && (before.kind === 'directory') === (after.kind === 'directory'))
+      visits.push({ entry: before, side: 'both' });
     else {
       if (before !== undefined) visits.push({ entry: before, side: 'before' });
       if (after !== undefined) visits.push({ entry: after, side: 'after' });
@@ -176,9 +191,13 @@ export function* diffTrees(auth: Authority, a: number | null, b: number | null, 
     }
     const before = side === 'after' ? undefined : pair.before;
     const after = side === 'before' ? undefined : pair.after;
-    const kindOf = (e: StoredTreeEntry | undefined): Exclude<TreeEntryKind, 'directory'> | null => (e === undefined || e.kind === 'directory' ? null : e.kind);
-    if (before === undefined || before.kind === 'directory') yield { path, change: 'added', before: null, after: kindOf(after) };
-    else if (after === undefined || after.kind === 'directory') yield { path, change: 'deleted', before: kindOf(before), after: null };
-    else if (before.digest !== after.digest || before.kind !== after.kind) yield { path, change: 'modified', before: before.kind, after: after.kind };
+    const kindOf = (e: StoredTreeEntry | undefined): Exclude<TreeEntryKind, 'directory'> | null =>
+      e === undefined || e.kind === 'directory' ? null : e.kind;
+    if (before === undefined || before.kind === 'directory')
+      yield { path, change: 'added', before: null, after: kindOf(after) };
+    else if (after === undefined || after.kind === 'directory')
+      yield { path, change: 'deleted', before: kindOf(before), after: null };
+    else if (before.digest !== after.digest || before.kind !== after.kind)
+      yield { path, change: 'modified', before: before.kind, after: after.kind };
   }
 }

@@ -5,18 +5,23 @@
 import { AgentscmError } from '../contracts/errors.js';
 import { authorityId } from './authority-identity.js';
 import { BLOB_CHUNK_BYTES, streamBlob } from './blobs.js';
-import { getChange } from './changes.js';
-import type { Change } from './changes.js';
-import { bumpPolicyEpoch, currentPolicyEpoch } from './policy.js';
-import type { PolicyBump } from './policy.js';
+import { getChange, type Change } from './changes.js';
+import { bumpPolicyEpoch, currentPolicyEpoch, type PolicyBump } from './policy.js';
 import { resolveRepository } from './repositories.js';
-import { diffRevisions, getRevision, listRevisionEntries, openRevisionFile, readRevisionFile, resolveRevisionRef, statRevisionPath } from './revisions.js';
+import {
+  diffRevisions,
+  getRevision,
+  listRevisionEntries,
+  openRevisionFile,
+  readRevisionFile,
+  resolveRevisionRef,
+  statRevisionPath,
+  type Revision,
+  type RevisionEntry,
+} from './revisions.js';
+import { openAuthority, readTransaction, type Authority, type AuthorityMode } from './store.js';
+import { listTargets, type Target } from './targets.js';
 import type { TreeChange } from './trees.js';
-import type { Revision, RevisionEntry } from './revisions.js';
-import { openAuthority, readTransaction } from './store.js';
-import type { Authority, AuthorityMode } from './store.js';
-import { listTargets } from './targets.js';
-import type { Target } from './targets.js';
 
 /** Largest file `revision cat --json` returns inline (base64 in one JSON document). */
 export const CAT_JSON_MAX_BYTES = 16 * 1024 * 1024;
@@ -113,7 +118,8 @@ export function catRevisionFileJson(query: CatQuery): CatJsonView {
       const revision = resolveRevisionRef(auth, repository.id, query.revision);
       const bytes = readRevisionFile(auth, repository.id, revision, query.path, { maxBytes: CAT_JSON_MAX_BYTES });
       const entry = statRevisionPath(auth, repository.id, revision, query.path);
-      if (entry === null) throw new AgentscmError('PATH_NOT_FOUND', `revision ${revision} has no file at ${JSON.stringify(query.path)}`);
+      if (entry === null)
+        throw new AgentscmError('PATH_NOT_FOUND', `revision ${revision} has no file at ${JSON.stringify(query.path)}`);
       return {
         repository: repository.id,
         revision,
@@ -151,7 +157,13 @@ export function showPolicy(query: RepositoryQuery): PolicyView {
   return withAuthority(query.dataDir, 'read', (auth) =>
     readTransaction(auth, () => {
       const repository = resolveRepository(auth, query.repository);
-      return { authority_id: authorityId(auth), repository: repository.id, name: repository.name, policy_epoch: currentPolicyEpoch(auth, repository.id), targets: listTargets(auth, repository.id) };
+      return {
+        authority_id: authorityId(auth),
+        repository: repository.id,
+        name: repository.name,
+        policy_epoch: currentPolicyEpoch(auth, repository.id),
+        targets: listTargets(auth, repository.id),
+      };
     }),
   );
 }

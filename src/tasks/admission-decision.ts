@@ -29,11 +29,19 @@
  * re-read"). Both read the same rows otherwise.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
+import { domainDigest, DOMAINS } from '../contracts/digest.js';
 import { AgentscmError, ERROR_CODES, EXIT } from '../contracts/errors.js';
 import { isJsonObject } from '../contracts/json-value.js';
-import type { QualificationAnswer, QualificationFailure, QualificationFailureCode, QualificationNext, QualificationTask, QualificationTaskState } from '../contracts/qualification.js';
-import { MAX_QUALIFICATION_FAILURES, checkQualificationAnswer } from '../contracts/qualification.js';
-import { DOMAINS, domainDigest } from '../contracts/digest.js';
+import {
+  checkQualificationAnswer,
+  MAX_QUALIFICATION_FAILURES,
+  type QualificationAnswer,
+  type QualificationFailure,
+  type QualificationFailureCode,
+  type QualificationNext,
+  type QualificationTask,
+  type QualificationTaskState,
+} from '../contracts/qualification.js';
 import { encodeReceiptV2 } from '../contracts/receipt-v2.js';
 import { reviewBudgetsToJson } from '../contracts/review-policy.js';
 import { sha256Hex } from '../crypto/sha256.js';
@@ -44,13 +52,11 @@ import { findReviewContext } from '../native/review-contexts.js';
 import { u64ToSql } from '../native/sqlite.js';
 import type { Authority } from '../native/store.js';
 import { findCommandAttemptForStep } from '../workflows/command-attempts.js';
-import type { Journal, StepRecord } from '../workflows/journal.js';
-import { findRun, journalStatement, listSteps } from '../workflows/journal.js';
+import { findRun, journalStatement, listSteps, type Journal, type StepRecord } from '../workflows/journal.js';
 import { assessCapability } from '../workflows/require-capability.js';
 import { stepResultValue } from '../workflows/run-model.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
-import { collectorAuthorizationHolds, findCollectorAttempt } from './collector-attempts.js';
-import type { CollectorAttemptRow } from './collector-attempts.js';
+import { collectorAuthorizationHolds, findCollectorAttempt, type CollectorAttemptRow } from './collector-attempts.js';
 import { buildReceipt, findReceipt, findTransferOfTask, readRetainedEnvelope } from './collector-receipts.js';
 import type { DerivedSubject, DerivedTask } from './derive.js';
 import { currentAttempt, findAssertion, olderUnresolvedTask, retainedSeqOf } from './journal-rows.js';
@@ -92,7 +98,9 @@ interface TaskEvaluation {
 
 /** The outcome of an attempt's validated import, or null when it has none (one indexed read). */
 function importedOutcome(journal: Journal, attemptId: string): string | null {
-  const row = journalStatement(journal, 'SELECT outcome FROM collector_transfers WHERE attempt_id = ?').get(attemptId) as { outcome: string } | undefined;
+  const row = journalStatement(journal, 'SELECT outcome FROM collector_transfers WHERE attempt_id = ?').get(
+    attemptId,
+  ) as { outcome: string } | undefined;
   return row === undefined ? null : row.outcome;
 }
 
@@ -109,36 +117,55 @@ function claimsOf(journal: Journal | null): Claims {
 }
 
 const ok = (state: QualificationTaskState): TaskEvaluation => ({ state, failure: null, next: null });
-const failing = (state: QualificationTaskState, failure: QualificationFailureCode, next: QualificationNext | null = null): TaskEvaluation => ({ state, failure, next });
+const failing = (
+  state: QualificationTaskState,
+  failure: QualificationFailureCode,
+  next: QualificationNext | null = null,
+): TaskEvaluation => ({ state, failure, next });
 
 /**
  * A task an operator-enrolled collector finishes: a command task, or a review task collected
  * under a finite-review profile (an imported review record that is not `passed` is
  * `review_not_passed`).
  */
-function evaluateCollected(auth: Authority, journal: Journal | null, claims: Claims, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
+function evaluateCollected(
+  auth: Authority,
+  journal: Journal | null,
+  claims: Claims,
+  derived: DerivedSubject,
+  entry: DerivedTask,
+  nowMs: number,
+): TaskEvaluation {
   const taskId = entry.task.task_id;
   const seq = journal === null ? null : retainedSeqOf(journal, taskId);
   if (journal !== null) {
     // The claim path refuses a fresh claim while an older subject's attempt of the same Change,
     // profile and step is unresolved: reconcile that one first.
     const older = olderUnresolvedTask(journal, entry.task, seq).task_id;
-    if (older !== null) return failing('blocked', 'prior_subject_unresolved', { operation: 'reconcile', task_id: older });
+    if (older !== null)
+      return failing('blocked', 'prior_subject_unresolved', { operation: 'reconcile', task_id: older });
   }
   const attempt = journal === null || seq === null ? null : currentAttempt(journal, { seq });
   if (journal === null || attempt === null) {
-    if (firstIncompleteDependency(auth, journal, derived, entry) !== null) return failing('blocked', 'dependency_incomplete');
+    if (firstIncompleteDependency(auth, journal, derived, entry) !== null)
+      return failing('blocked', 'dependency_incomplete');
     return failing('pending', 'task_pending', { operation: 'collector_claim', task_id: taskId });
   }
   const claim = claims(attempt.attempt.attempt_id);
   const view = observeAttempt(attempt, nowMs);
-  if (view === 'expired' || view === 'cancelled') return failing('uncertain', 'attempt_uncertain', { operation: 'reconcile', task_id: taskId });
-  if (view === 'leased') return failing('claimed', claim !== null && !collectorAuthorizationHolds(auth, claim) ? 'authorization_changed' : 'attempt_in_progress');
+  if (view === 'expired' || view === 'cancelled')
+    return failing('uncertain', 'attempt_uncertain', { operation: 'reconcile', task_id: taskId });
+  if (view === 'leased')
+    return failing(
+      'claimed',
+      claim !== null && !collectorAuthorizationHolds(auth, claim) ? 'authorization_changed' : 'attempt_in_progress',
+    );
   if (view === 'replaced') return failing('pending', 'task_pending', { operation: 'collector_claim', task_id: taskId });
   // Finished: by its validated import (a collector attempt) or by a retained result assertion.
   const outcome = importedOutcome(journal, attempt.attempt.attempt_id);
   if (outcome !== null && claim !== null) {
-    if (outcome !== 'passed') return failing('failed', entry.step.action.kind === 'review' ? 'review_not_passed' : 'collector_not_passed');
+    if (outcome !== 'passed')
+      return failing('failed', entry.step.action.kind === 'review' ? 'review_not_passed' : 'collector_not_passed');
     if (!collectorAuthorizationHolds(auth, claim)) return failing('blocked', 'authorization_changed');
     return ok('succeeded');
   }
@@ -148,12 +175,25 @@ function evaluateCollected(auth: Authority, journal: Journal | null, claims: Cla
   return failing('blocked', 'result_not_qualifying');
 }
 
-function evaluateTask(auth: Authority, journal: Journal | null, claims: Claims, derived: DerivedSubject, entry: DerivedTask, nowMs: number): TaskEvaluation {
+function evaluateTask(
+  auth: Authority,
+  journal: Journal | null,
+  claims: Claims,
+  derived: DerivedSubject,
+  entry: DerivedTask,
+  nowMs: number,
+): TaskEvaluation {
   const action = entry.step.action;
   if (action.kind === 'source_paths') {
-    return checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state === 'succeeded' ? ok('succeeded') : failing('failed', 'source_paths_failed');
+    return checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state ===
+      'succeeded'
+      ? ok('succeeded')
+      : failing('failed', 'source_paths_failed');
   }
-  if (action.kind === 'require_capability') return assessCapability(action.capability).available ? ok('succeeded') : failing('blocked', 'capability_unavailable');
+  if (action.kind === 'require_capability')
+    return assessCapability(action.capability).available
+      ? ok('succeeded')
+      : failing('blocked', 'capability_unavailable');
   return evaluateCollected(auth, journal, claims, derived, entry, nowMs);
 }
 
@@ -184,17 +224,28 @@ function retainedTransfersHold(auth: Authority, journal: Journal, claims: Claims
  * (source_paths recomputed; capabilities assessed; each envelope checked as `envelopes` says)
  * gives exactly the stored canonical bytes, and those bytes have the stored digest.
  */
-function receiptHolds(auth: Authority, journal: Journal, claims: Claims, derived: DerivedSubject, stored: { readonly receipt_digest: string; readonly receipt: Buffer }, envelopes: EnvelopeCheck): boolean {
+function receiptHolds(
+  auth: Authority,
+  journal: Journal,
+  claims: Claims,
+  derived: DerivedSubject,
+  stored: { readonly receipt_digest: string; readonly receipt: Buffer },
+  envelopes: EnvelopeCheck,
+): boolean {
   try {
     if (envelopes === 'digest' && !retainedTransfersHold(auth, journal, claims, derived)) return false;
     const rebuilt = buildReceipt(auth, journal, derived, envelopes === 'signature');
     if (!('receipt' in rebuilt)) return false;
     // The stored bytes must be the rebuilt receipt's canonical bytes (which decode strictly, as
     // they were built from decoded parts and checked), so they need no decoding of their own.
-    return encodeReceiptV2(rebuilt.receipt).equals(stored.receipt) && domainDigest(DOMAINS.receipt, stored.receipt) === stored.receipt_digest;
+    return (
+      encodeReceiptV2(rebuilt.receipt).equals(stored.receipt) &&
+      domainDigest(DOMAINS.receipt, stored.receipt) === stored.receipt_digest
+    );
   } catch (error) {
     // Evidence that no longer holds is an answer; a busy or unavailable store is not.
-    if (error instanceof AgentscmError && error.code !== 'INTERNAL' && ERROR_CODES[error.code].exit === EXIT.INVALID) return false;
+    if (error instanceof AgentscmError && error.code !== 'INTERNAL' && ERROR_CODES[error.code].exit === EXIT.INVALID)
+      return false;
     if (error instanceof AgentscmError && error.code === 'TASK_JOURNAL_INCONSISTENT') return false;
     throw error;
   }
@@ -209,9 +260,18 @@ interface TaskEvidence {
   readonly receipt_digest: string | null;
 }
 
-function taskEvidence(auth: Authority, journal: Journal | null, derived: DerivedSubject, nowMs: number, envelopes: EnvelopeCheck): TaskEvidence {
+function taskEvidence(
+  auth: Authority,
+  journal: Journal | null,
+  derived: DerivedSubject,
+  nowMs: number,
+  envelopes: EnvelopeCheck,
+): TaskEvidence {
   const claims = claimsOf(journal);
-  const evaluations = derived.tasks.map((entry) => ({ entry, evaluation: evaluateTask(auth, journal, claims, derived, entry, nowMs) }));
+  const evaluations = derived.tasks.map((entry) => ({
+    entry,
+    evaluation: evaluateTask(auth, journal, claims, derived, entry, nowMs),
+  }));
   const stored = journal === null ? null : findReceipt(journal, derived);
   // A required task's failure always counts. An optional task's outcome is recorded in the
   // receipt as an omission, so it counts here only while it keeps the receipt from being written
@@ -219,11 +279,21 @@ function taskEvidence(auth: Authority, journal: Journal | null, derived: Derived
   // imported task counts, since admission rechecks every task the receipt names. (An optional
   // command that did not pass is refused later by the command check, `commandGaps`.)
   const counts = (entry: DerivedTask, failure: QualificationFailureCode): boolean =>
-    entry.task.required || failure === 'authorization_changed' || (stored === null && (entry.step.action.kind === 'command' || entry.step.action.kind === 'review') && failure !== 'collector_not_passed' && failure !== 'review_not_passed');
+    entry.task.required ||
+    failure === 'authorization_changed' ||
+    (stored === null &&
+      (entry.step.action.kind === 'command' || entry.step.action.kind === 'review') &&
+      failure !== 'collector_not_passed' &&
+      failure !== 'review_not_passed');
   const failures: QualificationFailure[] = evaluations
     .filter(({ entry, evaluation }) => evaluation.failure !== null && counts(entry, evaluation.failure))
-    .map(({ entry, evaluation }) => ({ task_id: entry.task.task_id, code: evaluation.failure as QualificationFailureCode }));
-  let next: QualificationNext = evaluations.find(({ evaluation }) => evaluation.next !== null)?.evaluation.next ?? { operation: 'none' };
+    .map(({ entry, evaluation }) => ({
+      task_id: entry.task.task_id,
+      code: evaluation.failure as QualificationFailureCode,
+    }));
+  let next: QualificationNext = evaluations.find(({ evaluation }) => evaluation.next !== null)?.evaluation.next ?? {
+    operation: 'none',
+  };
   let receiptDigest: string | null = null;
   const anchor = evaluations.find(({ entry }) => entry.step.action.kind === 'command')?.entry ?? derived.tasks[0];
   if (failures.length === 0 && anchor !== undefined) {
@@ -250,14 +320,20 @@ function taskEvidence(auth: Authority, journal: Journal | null, derived: Derived
  * command steps without one, in plan order.
  */
 function commandGaps(evidence: TaskEvidence): { readonly entry: DerivedTask; readonly evaluation: TaskEvaluation }[] {
-  return evidence.evaluations.filter(({ entry, evaluation }) => entry.step.action.kind === 'command' && evaluation.state !== 'succeeded');
+  return evidence.evaluations.filter(
+    ({ entry, evaluation }) => entry.step.action.kind === 'command' && evaluation.state !== 'succeeded',
+  );
 }
 
 function commandRequired(derived: DerivedSubject, entry: DerivedTask): AgentscmError {
-  return new AgentscmError('ADMISSION_COMMAND_REQUIRED', `command step "${entry.step.id}"${entry.step.required ? '' : ' (optional in the graph)'} of Change ${derived.base.change_id} has no exact successful command for its command/v1 context`, {
-    hint: 'an optional flag cannot waive a command its context requires: fix the cause, checkpoint a new version and collect every command step',
-    details: { task_id: entry.task.task_id, step_id: entry.step.id },
-  });
+  return new AgentscmError(
+    'ADMISSION_COMMAND_REQUIRED',
+    `command step "${entry.step.id}"${entry.step.required ? '' : ' (optional in the graph)'} of Change ${derived.base.change_id} has no exact successful command for its command/v1 context`,
+    {
+      hint: 'an optional flag cannot waive a command its context requires: fix the cause, checkpoint a new version and collect every command step',
+      details: { task_id: entry.task.task_id, step_id: entry.step.id },
+    },
+  );
 }
 
 function profileChanged(message: string, taskId: string): AgentscmError {
@@ -274,7 +350,11 @@ function profileChanged(message: string, taskId: string): AgentscmError {
  * context's toolchain and environment (a finite-review profile: the step's policy, coverage and
  * budgets). Null when every imported task's profile is current.
  */
-function profileGap(auth: Authority, journal: Journal, derived: DerivedSubject): { readonly task_id: string; readonly refusal: AgentscmError } | null {
+function profileGap(
+  auth: Authority,
+  journal: Journal,
+  derived: DerivedSubject,
+): { readonly task_id: string; readonly refusal: AgentscmError } | null {
   const context = findReviewContext(auth, derived.base.repository, derived.base.context_digest)?.context;
   for (const entry of derived.tasks) {
     const action = entry.step.action;
@@ -283,7 +363,10 @@ function profileGap(auth: Authority, journal: Journal, derived: DerivedSubject):
     const transfer = findTransferOfTask(journal, taskId);
     const claim = transfer === null ? null : findCollectorAttempt(journal, transfer.attempt_id);
     if (claim === null) continue;
-    const gap = (message: string): { task_id: string; refusal: AgentscmError } => ({ task_id: taskId, refusal: profileChanged(message, taskId) });
+    const gap = (message: string): { task_id: string; refusal: AgentscmError } => ({
+      task_id: taskId,
+      refusal: profileChanged(message, taskId),
+    });
     const profileId = claim.descriptor.collector_profile_id;
     let registrationId: string;
     try {
@@ -292,20 +375,41 @@ function profileGap(auth: Authority, journal: Journal, derived: DerivedSubject):
       const profile = current.installed.profile;
       if (profile.kind === 'finite_review') {
         // A review profile pins what the step's plan action binds (fixture bases never decode).
-        const fits = action.kind === 'review' && profile.policy_sha256 === action.policy_sha256 && encodeCanonical(profile.coverage as string[]).equals(encodeCanonical(action.coverage as string[])) && encodeCanonical(reviewBudgetsToJson(profile.budgets)).equals(encodeCanonical(reviewBudgetsToJson(action.budgets)));
-        if (!fits) return gap(`finite-review profile ${profileId} of task ${taskId} does not pin the policy, coverage and budgets of the step's review`);
-      } else if (context === undefined || profile.recipe_digest !== context.recipe_digest || profile.recipe.toolchain !== context.toolchain || profile.recipe.environment !== context.environment) {
-        return gap(`collector profile ${profileId} of task ${taskId} does not pin the recipe, toolchain and environment of the subject's context`);
+        const fits =
+          action.kind === 'review' &&
+          profile.policy_sha256 === action.policy_sha256 &&
+          encodeCanonical(profile.coverage as string[]).equals(encodeCanonical(action.coverage as string[])) &&
+          encodeCanonical(reviewBudgetsToJson(profile.budgets)).equals(
+            encodeCanonical(reviewBudgetsToJson(action.budgets)),
+          );
+        if (!fits)
+          return gap(
+            `finite-review profile ${profileId} of task ${taskId} does not pin the policy, coverage and budgets of the step's review`,
+          );
+      } else if (
+        context === undefined ||
+        profile.recipe_digest !== context.recipe_digest ||
+        profile.recipe.toolchain !== context.toolchain ||
+        profile.recipe.environment !== context.environment
+      ) {
+        return gap(
+          `collector profile ${profileId} of task ${taskId} does not pin the recipe, toolchain and environment of the subject's context`,
+        );
       }
     } catch (error) {
-      if (error instanceof AgentscmError && (error.code === 'COLLECTOR_PROFILE_NOT_FOUND' || error.code === 'REGISTRATION_NOT_CURRENT')) {
+      if (
+        error instanceof AgentscmError &&
+        (error.code === 'COLLECTOR_PROFILE_NOT_FOUND' || error.code === 'REGISTRATION_NOT_CURRENT')
+      ) {
         return gap(`collector profile ${profileId} of task ${taskId} is no longer current: ${error.message}`);
       }
       throw error;
     }
     const newest = listProfilesOfRegistration(auth, registrationId).at(-1);
     if (newest !== undefined && newest.collector_profile_id !== profileId) {
-      return gap(`collector profile ${profileId} of task ${taskId} was replaced by profile ${newest.collector_profile_id} for step "${entry.step.id}"`);
+      return gap(
+        `collector profile ${profileId} of task ${taskId} was replaced by profile ${newest.collector_profile_id} for step "${entry.step.id}"`,
+      );
     }
   }
   return null;
@@ -360,17 +464,39 @@ function passedReviewDigest(step: StepRecord): string | null {
  * passed and its retained record still has its digest, every required review step has a passed
  * review record, and the source paths and capabilities recomputed now (`now`) hold.
  */
-export function serverRunReceipt(auth: Authority, journal: Journal, derived: DerivedSubject, now: (taskId: string) => QualificationTaskState | undefined, runId: string): ServerRunReceipt | null {
+export function serverRunReceipt(
+  auth: Authority,
+  journal: Journal,
+  derived: DerivedSubject,
+  now: (taskId: string) => QualificationTaskState | undefined,
+  runId: string,
+): ServerRunReceipt | null {
   const run = findRun(journal, runId);
   const b = derived.base;
-  if (run === null || run.halted_reason !== null || (run.state !== 'completed' && run.state !== 'completed_with_omissions')) return null;
-  if (run.plan_digest !== b.plan_digest || run.repository !== b.repository || run.revision !== b.revision || run.policy_epoch !== b.policy_epoch) return null;
+  if (
+    run === null ||
+    run.halted_reason !== null ||
+    (run.state !== 'completed' && run.state !== 'completed_with_omissions')
+  )
+    return null;
+  if (
+    run.plan_digest !== b.plan_digest ||
+    run.repository !== b.repository ||
+    run.revision !== b.revision ||
+    run.policy_epoch !== b.policy_epoch
+  )
+    return null;
   const steps = listSteps(journal, runId);
   const rows: ServerRunStep[] = [];
   for (const entry of derived.tasks) {
     const step = steps.find((s) => s.step_id === entry.step.id);
     if (step === undefined) return null;
-    const row = { step_id: step.step_id, required: entry.step.required, state: step.state, result_sha256: step.result_sha256 };
+    const row = {
+      step_id: step.step_id,
+      required: entry.step.required,
+      state: step.state,
+      result_sha256: step.result_sha256,
+    };
     const kind = entry.step.action.kind;
     if (kind === 'review') {
       // A review counts only as a passed record; the receipt names its record digest.
@@ -382,7 +508,13 @@ export function serverRunReceipt(auth: Authority, journal: Journal, derived: Der
     if (kind === 'command') {
       if (step.state !== 'succeeded') return null;
       const attempt = findCommandAttemptForStep(journal.db, runId, step.step_id);
-      if (attempt?.state !== 'succeeded' || attempt.outcome !== 'passed' || attempt.record_json === null || attempt.record_digest !== sha256Hex(attempt.record_json)) return null;
+      if (
+        attempt?.state !== 'succeeded' ||
+        attempt.outcome !== 'passed' ||
+        attempt.record_json === null ||
+        attempt.record_digest !== sha256Hex(attempt.record_json)
+      )
+        return null;
       rows.push({ ...row, attempt_id: attempt.attempt_id, record_digest: attempt.record_digest });
       continue;
     }
@@ -418,7 +550,12 @@ export function serverRunReceipt(auth: Authority, journal: Journal, derived: Der
 }
 
 /** The newest (of at most 8) completed server-executed runs of the subject's plan that gives a receipt, or null. */
-function serverRunEvidence(auth: Authority, journal: Journal, derived: DerivedSubject, now: (taskId: string) => QualificationTaskState | undefined): ServerRunReceipt | null {
+function serverRunEvidence(
+  auth: Authority,
+  journal: Journal,
+  derived: DerivedSubject,
+  now: (taskId: string) => QualificationTaskState | undefined,
+): ServerRunReceipt | null {
   const b = derived.base;
   const runs = journalStatement(
     journal,
@@ -440,22 +577,29 @@ function missingReview(journal: Journal | null, derived: DerivedSubject): Derive
   if (reviews.length === 0) return null;
   if (journal === null) return reviews[0] ?? null;
   const b = derived.base;
-  const runs = journalStatement(journal, 'SELECT run_id FROM workflow_runs WHERE plan_digest = ? AND repository = ? AND revision = ? AND policy_epoch = ? ORDER BY updated_at_ms DESC, run_id LIMIT 8').all(
-    b.plan_digest,
-    b.repository,
-    b.revision,
-    u64ToSql(b.policy_epoch),
-  ) as { run_id: string }[];
+  const runs = journalStatement(
+    journal,
+    'SELECT run_id FROM workflow_runs WHERE plan_digest = ? AND repository = ? AND revision = ? AND policy_epoch = ? ORDER BY updated_at_ms DESC, run_id LIMIT 8',
+  ).all(b.plan_digest, b.repository, b.revision, u64ToSql(b.policy_epoch)) as { run_id: string }[];
   const stepsOf = runs.map(({ run_id }) => listSteps(journal, run_id));
-  return reviews.find((entry) => !stepsOf.some((steps) => steps.some((s) => s.step_id === entry.step.id && passedReviewDigest(s) !== null))) ?? null;
+  return (
+    reviews.find(
+      (entry) =>
+        !stepsOf.some((steps) => steps.some((s) => s.step_id === entry.step.id && passedReviewDigest(s) !== null)),
+    ) ?? null
+  );
 }
 
 function reviewRequired(derived: DerivedSubject, entry: DerivedTask): AgentscmError {
   const change = derived.base.change_id;
-  return new AgentscmError('ADMISSION_REVIEW_REQUIRED', `review step "${entry.step.id}" of Change ${change} at revision ${derived.base.revision} has no passed review record: no imported review transfer qualifies it and no completed server-executed run of its plan passed it`, {
-    hint: 'collect the review task with a finite-review collector (`agentscm agent-task claim --profile` then `agent-task collect`), or run the requirement with the review flags (`agentscm skill-workflow stop` or `run`, docs/review.md); a failed, incomplete or uncertain review needs a fix and a new checkpoint',
-    details: { task_id: entry.task.task_id, step_id: entry.step.id },
-  });
+  return new AgentscmError(
+    'ADMISSION_REVIEW_REQUIRED',
+    `review step "${entry.step.id}" of Change ${change} at revision ${derived.base.revision} has no passed review record: no imported review transfer qualifies it and no completed server-executed run of its plan passed it`,
+    {
+      hint: 'collect the review task with a finite-review collector (`agentscm agent-task claim --profile` then `agent-task collect`), or run the requirement with the review flags (`agentscm skill-workflow stop` or `run`, docs/review.md); a failed, incomplete or uncertain review needs a fix and a new checkpoint',
+      details: { task_id: entry.task.task_id, step_id: entry.step.id },
+    },
+  );
 }
 
 /** The step to take for a qualification `next`, in words (the answer itself stays data). */
@@ -477,22 +621,36 @@ function nextStepOf(next: QualificationNext, change: string): string {
 function notQualified(answer: QualificationAnswer, change: string): AgentscmError {
   const failures = answer.failures.map((failure) => `${failure.code} (task ${failure.task_id})`);
   if (answer.failures.some((failure) => failure.code === 'authorization_changed')) {
-    return new AgentscmError('ADMISSION_AUTHORIZATION_CHANGED', `Change ${change} at revision ${answer.revision} no longer passes the live origin and executor checks: ${failures.join(', ')}`, {
-      hint: 'an origin grant or executor registration was revoked, rotated or re-enrolled after the receipt; checkpoint a new version and collect it under current authorization',
-      details: { failures: answer.failures.map((failure) => ({ ...failure })) },
-    });
+    return new AgentscmError(
+      'ADMISSION_AUTHORIZATION_CHANGED',
+      `Change ${change} at revision ${answer.revision} no longer passes the live origin and executor checks: ${failures.join(', ')}`,
+      {
+        hint: 'an origin grant or executor registration was revoked, rotated or re-enrolled after the receipt; checkpoint a new version and collect it under current authorization',
+        details: { failures: answer.failures.map((failure) => ({ ...failure })) },
+      },
+    );
   }
-  return new AgentscmError('ADMISSION_NOT_QUALIFIED', `Change ${change} at revision ${answer.revision} does not qualify: ${failures.length === 0 ? 'no receipt' : failures.join(', ')}`, {
-    hint: nextStepOf(answer.next, change),
-    details: { failures: answer.failures.map((failure) => ({ ...failure })), next: { ...answer.next } },
-  });
+  return new AgentscmError(
+    'ADMISSION_NOT_QUALIFIED',
+    `Change ${change} at revision ${answer.revision} does not qualify: ${failures.length === 0 ? 'no receipt' : failures.join(', ')}`,
+    {
+      hint: nextStepOf(answer.next, change),
+      details: { failures: answer.failures.map((failure) => ({ ...failure })), next: { ...answer.next } },
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 // The decision
 // ---------------------------------------------------------------------------------------------
 
-function answerOf(derived: DerivedSubject, tasks: QualificationTask[], failures: readonly QualificationFailure[], next: QualificationNext, receiptDigest: string | null): QualificationAnswer {
+function answerOf(
+  derived: DerivedSubject,
+  tasks: QualificationTask[],
+  failures: readonly QualificationFailure[],
+  next: QualificationNext,
+  receiptDigest: string | null,
+): QualificationAnswer {
   const answer: QualificationAnswer = {
     qualified: receiptDigest !== null,
     subject_current: true,
@@ -507,7 +665,11 @@ function answerOf(derived: DerivedSubject, tasks: QualificationTask[], failures:
 }
 
 function refused(answer: QualificationAnswer, refusal: AgentscmError): SubjectDecision {
-  if (answer.qualified || answer.failures.length === 0) throw new AgentscmError('INTERNAL', `admission refused with ${refusal.code} but the qualification answer names no failure`);
+  if (answer.qualified || answer.failures.length === 0)
+    throw new AgentscmError(
+      'INTERNAL',
+      `admission refused with ${refusal.code} but the qualification answer names no failure`,
+    );
   return { answer, admitted: null, refusal };
 }
 
@@ -516,7 +678,13 @@ function refused(answer: QualificationAnswer, refusal: AgentscmError): SubjectDe
  * inside it (the caller derived the subject in that authority snapshot and checked it current).
  * Qualification returns `answer`; admission admits `admitted` or throws `refusal`.
  */
-export function decideSubject(auth: Authority, journal: Journal | null, derived: DerivedSubject, nowMs: number, envelopes: EnvelopeCheck): SubjectDecision {
+export function decideSubject(
+  auth: Authority,
+  journal: Journal | null,
+  derived: DerivedSubject,
+  nowMs: number,
+  envelopes: EnvelopeCheck,
+): SubjectDecision {
   const evidence = taskEvidence(auth, journal, derived, nowMs, envelopes);
   const tasks: QualificationTask[] = evidence.evaluations.map(({ entry, evaluation }) => ({
     task_id: entry.task.task_id,
@@ -530,17 +698,32 @@ export function decideSubject(auth: Authority, journal: Journal | null, derived:
     const gaps = commandGaps(evidence);
     const first = gaps[0];
     if (first !== undefined) {
-      const failures = gaps.map(({ entry, evaluation }) => ({ task_id: entry.task.task_id, code: evaluation.failure ?? 'collector_not_passed' }));
-      return refused(answerOf(derived, tasks, failures, first.evaluation.next ?? { operation: 'none' }, null), commandRequired(derived, first.entry));
+      const failures = gaps.map(({ entry, evaluation }) => ({
+        task_id: entry.task.task_id,
+        code: evaluation.failure ?? 'collector_not_passed',
+      }));
+      return refused(
+        answerOf(derived, tasks, failures, first.evaluation.next ?? { operation: 'none' }, null),
+        commandRequired(derived, first.entry),
+      );
     }
     const profile = profileGap(auth, journal, derived);
-    if (profile !== null) return refused(answerOf(derived, tasks, [{ task_id: profile.task_id, code: 'profile_changed' }], { operation: 'none' }, null), profile.refusal);
-    return { answer: answerOf(derived, tasks, [], { operation: 'none' }, evidence.receipt_digest), admitted: { receipt_kind: 'imported', receipt_digest: evidence.receipt_digest, run_id: null }, refusal: null };
+    if (profile !== null)
+      return refused(
+        answerOf(derived, tasks, [{ task_id: profile.task_id, code: 'profile_changed' }], { operation: 'none' }, null),
+        profile.refusal,
+      );
+    return {
+      answer: answerOf(derived, tasks, [], { operation: 'none' }, evidence.receipt_digest),
+      admitted: { receipt_kind: 'imported', receipt_digest: evidence.receipt_digest, run_id: null },
+      refusal: null,
+    };
   }
   const answer = answerOf(derived, tasks, evidence.failures, evidence.next, null);
   // A revoked origin or executor refuses the subject whatever else might admit it.
   if (journal !== null && !evidence.failures.some((failure) => failure.code === 'authorization_changed')) {
-    const stateOf = (taskId: string): QualificationTaskState | undefined => tasks.find((task) => task.task_id === taskId)?.state;
+    const stateOf = (taskId: string): QualificationTaskState | undefined =>
+      tasks.find((task) => task.task_id === taskId)?.state;
     const run = serverRunEvidence(auth, journal, derived, stateOf);
     if (run !== null) {
       // The run's own step states (a succeeded step of the run is a succeeded task).
@@ -548,7 +731,11 @@ export function decideSubject(auth: Authority, journal: Journal | null, derived:
         const state = run.steps.get(task.step_id);
         return state === 'succeeded' || state === 'failed' ? { ...task, state } : task;
       });
-      return { answer: answerOf(derived, runTasks, [], { operation: 'none' }, run.receipt_digest), admitted: { receipt_kind: 'server_run', receipt_digest: run.receipt_digest, run_id: run.run_id }, refusal: null };
+      return {
+        answer: answerOf(derived, runTasks, [], { operation: 'none' }, run.receipt_digest),
+        admitted: { receipt_kind: 'server_run', receipt_digest: run.receipt_digest, run_id: run.run_id },
+        refusal: null,
+      };
     }
   }
   const review = missingReview(journal, derived);
@@ -561,7 +748,13 @@ export function decideSubject(auth: Authority, journal: Journal | null, derived:
  * check as the server-executed path of `decideSubject`, for this run, with the source paths and
  * capabilities recomputed now (what the server-executed Stop loop copies into the authority).
  */
-export function completedRunReceipt(auth: Authority, journal: Journal, derived: DerivedSubject, runId: string, nowMs: number): ServerRunReceipt | null {
+export function completedRunReceipt(
+  auth: Authority,
+  journal: Journal,
+  derived: DerivedSubject,
+  runId: string,
+  nowMs: number,
+): ServerRunReceipt | null {
   const claims = claimsOf(journal);
   const now = (taskId: string): QualificationTaskState | undefined => {
     const entry = derived.tasks.find((task) => task.task.task_id === taskId);

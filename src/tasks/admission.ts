@@ -20,24 +20,26 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import type { AgentRef } from '../contracts/task-common.js';
-import { findApproval, latestApproval, recordApproval } from '../native/approvals.js';
-import type { Approval, ApprovalSubject, ReceiptKind } from '../native/approvals.js';
+import {
+  findApproval,
+  latestApproval,
+  recordApproval,
+  type Approval,
+  type ApprovalSubject,
+  type ReceiptKind,
+} from '../native/approvals.js';
 import { getChange } from '../native/changes.js';
-import { isAncestor, recordLanding } from '../native/landings.js';
-import type { Landing } from '../native/landings.js';
+import { isAncestor, recordLanding, type Landing } from '../native/landings.js';
 import { resolveRepository } from '../native/repositories.js';
 import { resolveContextRef } from '../native/review-contexts.js';
-import { openAuthority, writeTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
+import { recordServerRunReceipt, type ServerRunReceiptRow } from '../native/server-run-receipts.js';
+import { openAuthority, writeTransaction, type Authority } from '../native/store.js';
 import { getTarget } from '../native/targets.js';
-import { recordServerRunReceipt } from '../native/server-run-receipts.js';
-import type { ServerRunReceiptRow } from '../native/server-run-receipts.js';
 import { pauseAtTestPoint } from '../native/test-pause.js';
 import type { Journal } from '../workflows/journal.js';
 import { completedRunReceipt, decideSubject } from './admission-decision.js';
 import { trustedLocalGuard } from './context.js';
-import type { DerivedSubject } from './derive.js';
-import { deriveSubject } from './derive.js';
+import { deriveSubject, type DerivedSubject } from './derive.js';
 import { soleCurrentContext } from './qualification-local.js';
 import { readJournal } from './transition.js';
 
@@ -82,9 +84,16 @@ function staleSubject(message: string, change: string): AgentscmError {
 /** The current subject of a Change and context, or ADMISSION_SUBJECT_STALE when the context is no longer the current one. */
 function deriveCurrent(auth: Authority, selection: AdmissionSelection, contextDigest: string): DerivedSubject {
   try {
-    return deriveSubject(auth, { repository: selection.repository, profile: selection.profile, target: selection.target, change_id: selection.change, context_digest: contextDigest });
+    return deriveSubject(auth, {
+      repository: selection.repository,
+      profile: selection.profile,
+      target: selection.target,
+      change_id: selection.change,
+      context_digest: contextDigest,
+    });
   } catch (error) {
-    if (error instanceof AgentscmError && error.code === 'TASK_STALE') throw staleSubject(`the subject is no longer current: ${error.message}`, selection.change);
+    if (error instanceof AgentscmError && error.code === 'TASK_STALE')
+      throw staleSubject(`the subject is no longer current: ${error.message}`, selection.change);
     throw error;
   }
 }
@@ -94,7 +103,13 @@ function deriveCurrent(auth: Authority, selection: AdmissionSelection, contextDi
  * and one journal snapshot inside it (docs/admission.md "What is rechecked, and why"). Returns the
  * receipt that admits the subject, or throws the refusal with its code and next step.
  */
-export function admitSubject(auth: Authority, journal: Journal | null, selection: AdmissionSelection, contextDigest: string, nowMs: number): Admitted {
+export function admitSubject(
+  auth: Authority,
+  journal: Journal | null,
+  selection: AdmissionSelection,
+  contextDigest: string,
+  nowMs: number,
+): Admitted {
   const derived = deriveCurrent(auth, selection, contextDigest);
   const decision = decideSubject(auth, journal, derived, nowMs, 'signature');
   if (decision.refusal !== null) throw decision.refusal;
@@ -122,7 +137,14 @@ function approvalSubjectOf(admitted: Admitted): ApprovalSubject {
 /** One journal read snapshot for the operator's local admission (none when the data directory has no journal). */
 function withJournal<T>(selection: AdmissionSelection, body: (journal: Journal | null) => T): T {
   return readJournal(
-    { dataDir: selection.dataDir, actor: OPERATOR, repository: selection.repository, profile: selection.profile, target: selection.target, guard: trustedLocalGuard },
+    {
+      dataDir: selection.dataDir,
+      actor: OPERATOR,
+      repository: selection.repository,
+      profile: selection.profile,
+      target: selection.target,
+      guard: trustedLocalGuard,
+    },
     () => body(null),
     (journal) => body(journal),
   );
@@ -156,10 +178,20 @@ export interface ApproveResult {
 export function approveChange(input: ApproveInput): ApproveResult {
   return withWriter(input.dataDir, (auth) => {
     const repository = resolveRepository(auth, input.repository).id;
-    const contextDigest = input.context === undefined ? soleCurrentContext(auth, repository, input.change) : resolveContextRef(auth, repository, input.context);
+    const contextDigest =
+      input.context === undefined
+        ? soleCurrentContext(auth, repository, input.change)
+        : resolveContextRef(auth, repository, input.context);
     const selection = { ...input, repository };
-    const admitted = withJournal(selection, (journal) => admitSubject(auth, journal, selection, contextDigest, input.nowMs ?? Date.now()));
-    const { approval, created } = recordApproval(auth, approvalSubjectOf(admitted), OPERATOR_NAME, input.nowMs ?? Date.now());
+    const admitted = withJournal(selection, (journal) =>
+      admitSubject(auth, journal, selection, contextDigest, input.nowMs ?? Date.now()),
+    );
+    const { approval, created } = recordApproval(
+      auth,
+      approvalSubjectOf(admitted),
+      OPERATOR_NAME,
+      input.nowMs ?? Date.now(),
+    );
     return { approval, created, run_id: admitted.run_id };
   });
 }
@@ -172,15 +204,23 @@ export interface LandResult {
 /** The target's current revision must be the base the Change's revision descends from. */
 function requireBase(auth: Authority, approval: Approval, targetRevision: string): void {
   if (targetRevision === approval.revision) {
-    throw new AgentscmError('LAND_BASE_MISMATCH', `target ${approval.target} already is at revision ${approval.revision} of Change ${approval.change_id}`, {
-      hint: 'nothing to land: the target already has this revision; checkpoint new work on it to land more',
-    });
+    throw new AgentscmError(
+      'LAND_BASE_MISMATCH',
+      `target ${approval.target} already is at revision ${approval.revision} of Change ${approval.change_id}`,
+      {
+        hint: 'nothing to land: the target already has this revision; checkpoint new work on it to land more',
+      },
+    );
   }
   if (!isAncestor(auth, targetRevision, approval.revision)) {
-    throw new AgentscmError('LAND_BASE_MISMATCH', `Change ${approval.change_id} version ${approval.change_version} (revision ${approval.revision}) does not descend from target ${approval.target}'s current revision ${targetRevision}`, {
-      hint: `checkpoint the Change on the target's new revision ${targetRevision}, then qualify, approve and land it`,
-      details: { target_revision: targetRevision },
-    });
+    throw new AgentscmError(
+      'LAND_BASE_MISMATCH',
+      `Change ${approval.change_id} version ${approval.change_version} (revision ${approval.revision}) does not descend from target ${approval.target}'s current revision ${targetRevision}`,
+      {
+        hint: `checkpoint the Change on the target's new revision ${targetRevision}, then qualify, approve and land it`,
+        details: { target_revision: targetRevision },
+      },
+    );
   }
 }
 
@@ -198,19 +238,32 @@ export function landChange(input: AdmissionSelection): LandResult {
     const change = getChange(auth, repository, input.change);
     const approved = latestApproval(auth, repository, change.id, input.profile, input.target);
     if (approved === null) {
-      throw new AgentscmError('APPROVAL_NOT_FOUND', `Change ${change.id} has no approval for target ${input.target} and profile ${input.profile}`, {
-        hint: `check \`agentscm qualification --change ${change.id}\`, then \`agentscm approve --change ${change.id} --target ${input.target}\``,
-      });
+      throw new AgentscmError(
+        'APPROVAL_NOT_FOUND',
+        `Change ${change.id} has no approval for target ${input.target} and profile ${input.profile}`,
+        {
+          hint: `check \`agentscm qualification --change ${change.id}\`, then \`agentscm approve --change ${change.id} --target ${input.target}\``,
+        },
+      );
     }
     if (approved.change_version !== change.current_version || approved.revision !== change.current_revision) {
-      throw staleSubject(`the approval names Change ${change.id} version ${approved.change_version}; the Change is at version ${change.current_version}`, change.id);
+      throw staleSubject(
+        `the approval names Change ${change.id} version ${approved.change_version}; the Change is at version ${change.current_version}`,
+        change.id,
+      );
     }
-    const admitted = withJournal(selection, (journal) => admitSubject(auth, journal, selection, approved.context_digest, input.nowMs ?? Date.now()));
+    const admitted = withJournal(selection, (journal) =>
+      admitSubject(auth, journal, selection, approved.context_digest, input.nowMs ?? Date.now()),
+    );
     const approval = findApproval(auth, approvalSubjectOf(admitted));
     if (approval === null) {
-      throw new AgentscmError('APPROVAL_NOT_FOUND', `no approval binds Change ${change.id}'s current subject with the ${admitted.receipt_kind} receipt ${admitted.receipt_digest} that admits it now`, {
-        hint: `approve the current subject again: \`agentscm approve --change ${change.id} --target ${input.target}\``,
-      });
+      throw new AgentscmError(
+        'APPROVAL_NOT_FOUND',
+        `no approval binds Change ${change.id}'s current subject with the ${admitted.receipt_kind} receipt ${admitted.receipt_digest} that admits it now`,
+        {
+          hint: `approve the current subject again: \`agentscm approve --change ${change.id} --target ${input.target}\``,
+        },
+      );
     }
     requireBase(auth, approval, target.revision);
     const landing = recordLanding(auth, approval, target.revision, OPERATOR_NAME, input.nowMs ?? Date.now());
@@ -240,12 +293,23 @@ export interface ServerRunReceiptInput {
  * the row commit together: a process killed before the commit leaves neither. Null when the run
  * gives no receipt (nothing is written).
  */
-export function recordStopRunReceipt(input: ServerRunReceiptInput): { readonly row: ServerRunReceiptRow; readonly created: boolean } | null {
+export function recordStopRunReceipt(
+  input: ServerRunReceiptInput,
+): { readonly row: ServerRunReceiptRow; readonly created: boolean } | null {
   const nowMs = input.nowMs ?? Date.now();
   return withWriter(input.dataDir, (auth) => {
-    const selection: AdmissionSelection = { dataDir: input.dataDir, repository: input.repository, profile: SERVER_RUN_PROFILE, target: input.target, change: input.change, nowMs };
+    const selection: AdmissionSelection = {
+      dataDir: input.dataDir,
+      repository: input.repository,
+      profile: SERVER_RUN_PROFILE,
+      target: input.target,
+      change: input.change,
+      nowMs,
+    };
     const derived = deriveCurrent(auth, selection, input.contextDigest);
-    const receipt = withJournal(selection, (journal) => (journal === null ? null : completedRunReceipt(auth, journal, derived, input.runId, nowMs)));
+    const receipt = withJournal(selection, (journal) =>
+      journal === null ? null : completedRunReceipt(auth, journal, derived, input.runId, nowMs),
+    );
     if (receipt === null) return null;
     const b = derived.base;
     const recorded = recordServerRunReceipt(auth, {

@@ -6,13 +6,11 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import type { GrantOrigin } from '../contracts/grant.js';
-import type { AnyCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
-import { decodeAnyCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
+import { decodeAnyCollectorDescriptor, type AnyCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
 import { getRegistration } from '../native/executor-registry.js';
 import { requireLiveOrigin } from '../native/grants.js';
 import type { Authority } from '../native/store.js';
-import type { Journal } from '../workflows/journal.js';
-import { journalStatement } from '../workflows/journal.js';
+import { journalStatement, type Journal } from '../workflows/journal.js';
 
 /** A collector claim as the journal retains it. */
 export interface CollectorAttemptRow {
@@ -42,33 +40,50 @@ function rowOf(raw: RawCollectorAttempt): CollectorAttemptRow {
   try {
     descriptor = decodeAnyCollectorDescriptor(raw.descriptor);
   } catch (error) {
-    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained descriptor of attempt ${raw.attempt_id} does not decode`, { cause: error });
+    throw new AgentscmError(
+      'TASK_JOURNAL_INCONSISTENT',
+      `the retained descriptor of attempt ${raw.attempt_id} does not decode`,
+      { cause: error },
+    );
   }
   if (descriptor.attempt.attempt_id !== raw.attempt_id || descriptor.upload_request_id !== raw.upload_request_id) {
-    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained descriptor of attempt ${raw.attempt_id} names another attempt or upload request`);
+    throw new AgentscmError(
+      'TASK_JOURNAL_INCONSISTENT',
+      `the retained descriptor of attempt ${raw.attempt_id} names another attempt or upload request`,
+    );
   }
   return {
     attempt_id: raw.attempt_id,
     task_id: raw.task_id,
     collector_profile_id: raw.collector_profile_id,
-    origin: { owner_id: raw.origin_owner_id, agent_id: raw.origin_agent_id, grant_id: raw.grant_id, grant_generation: BigInt(raw.grant_generation) },
+    origin: {
+      owner_id: raw.origin_owner_id,
+      agent_id: raw.origin_agent_id,
+      grant_id: raw.grant_id,
+      grant_generation: BigInt(raw.grant_generation),
+    },
     upload_request_id: raw.upload_request_id,
     descriptor,
     descriptor_bytes: raw.descriptor,
   };
 }
 
-const COLUMNS = 'attempt_id, task_id, collector_profile_id, origin_owner_id, origin_agent_id, grant_id, grant_generation, upload_request_id, descriptor';
+const COLUMNS =
+  'attempt_id, task_id, collector_profile_id, origin_owner_id, origin_agent_id, grant_id, grant_generation, upload_request_id, descriptor';
 
 /** The collector claim of an attempt, or null. */
 export function findCollectorAttempt(journal: Journal, attemptId: string): CollectorAttemptRow | null {
-  const raw = journalStatement(journal, `SELECT ${COLUMNS} FROM collector_attempts WHERE attempt_id = ?`).get(attemptId) as RawCollectorAttempt | undefined;
+  const raw = journalStatement(journal, `SELECT ${COLUMNS} FROM collector_attempts WHERE attempt_id = ?`).get(
+    attemptId,
+  ) as RawCollectorAttempt | undefined;
   return raw === undefined ? null : rowOf(raw);
 }
 
 /** The collector claim an upload request belongs to, or null. */
 export function findCollectorAttemptByUpload(journal: Journal, uploadRequestId: string): CollectorAttemptRow | null {
-  const raw = journalStatement(journal, `SELECT ${COLUMNS} FROM collector_attempts WHERE upload_request_id = ?`).get(uploadRequestId) as RawCollectorAttempt | undefined;
+  const raw = journalStatement(journal, `SELECT ${COLUMNS} FROM collector_attempts WHERE upload_request_id = ?`).get(
+    uploadRequestId,
+  ) as RawCollectorAttempt | undefined;
   return raw === undefined ? null : rowOf(raw);
 }
 
@@ -82,9 +97,14 @@ export function collectorAuthorizationHolds(auth: Authority, claim: CollectorAtt
     requireLiveOrigin(auth, claim.origin);
     const executor = claim.descriptor.executor;
     const registration = getRegistration(auth, executor.registration_id);
-    return registration.current && registration.registration_epoch === executor.registration_epoch && registration.verification_key_id === executor.verification_key_id;
+    return (
+      registration.current &&
+      registration.registration_epoch === executor.registration_epoch &&
+      registration.verification_key_id === executor.verification_key_id
+    );
   } catch (error) {
-    if (error instanceof AgentscmError && (error.code === 'GRANT_NOT_LIVE' || error.code === 'REGISTRATION_NOT_FOUND')) return false;
+    if (error instanceof AgentscmError && (error.code === 'GRANT_NOT_LIVE' || error.code === 'REGISTRATION_NOT_FOUND'))
+      return false;
     throw error;
   }
 }

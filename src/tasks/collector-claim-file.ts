@@ -7,13 +7,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, openSync, rmSync, writeSync } from 'node:fs';
-import { decodeAnyCollectorDescriptor, encodeAnyCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
+
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
+import {
+  decodeAnyCollectorDescriptor,
+  encodeAnyCollectorDescriptor,
+} from '../contracts/review-collector-descriptor.js';
+import {
+  getCollectorProfile,
+  resolveCollectorProfileRef,
+  type InstalledCollectorProfile,
+} from '../native/collector-profiles.js';
 import { readTokenFile } from '../native/grant-token-file.js';
-import { getCollectorProfile, resolveCollectorProfileRef } from '../native/collector-profiles.js';
-import type { InstalledCollectorProfile } from '../native/collector-profiles.js';
 import { resolveContextArgument } from '../native/review-contexts.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import { collectorClaimOperation } from './collector-claim.js';
@@ -43,10 +50,16 @@ function createExclusive(path: string): number {
     return openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new AgentscmError('IO_ERROR', code === 'EEXIST' ? `--out ${path} already exists; a descriptor file is never overwritten` : `cannot create --out ${path}: ${(error as Error).message}`, {
-      hint: 'name a new file; re-read an earlier descriptor with the collector_descriptor operation',
-      details: { errno: code ?? null },
-    });
+    throw new AgentscmError(
+      'IO_ERROR',
+      code === 'EEXIST'
+        ? `--out ${path} already exists; a descriptor file is never overwritten`
+        : `cannot create --out ${path}: ${(error as Error).message}`,
+      {
+        hint: 'name a new file; re-read an earlier descriptor with the collector_descriptor operation',
+        details: { errno: code ?? null },
+      },
+    );
   }
 }
 
@@ -70,31 +83,44 @@ export function claimToFile(input: ClaimToFileInput): JsonObject {
     repository: authorization.repository,
     profile: installed.profile.workflow_profile,
     target: input.target,
-    subject: { change_id: input.change, context_digest: resolveContextArgument(input.dataDir, authorization.repository, input.context) },
+    subject: {
+      change_id: input.change,
+      context_digest: resolveContextArgument(input.dataDir, authorization.repository, input.context),
+    },
     guard: authorization.guard,
     origin: authorization.origin,
   };
   const derived = deriveCurrent(ctx);
-  const candidates = derived.tasks.filter((t) => t.task.subject.step_id === installed.profile.step_id && (input.taskId === undefined || t.task.task_id === input.taskId));
+  const candidates = derived.tasks.filter(
+    (t) =>
+      t.task.subject.step_id === installed.profile.step_id &&
+      (input.taskId === undefined || t.task.task_id === input.taskId),
+  );
   const entry = candidates[0];
   if (entry === undefined) {
-    throw new AgentscmError('TASK_NOT_FOUND', input.taskId === undefined ? `the subject has no task of step "${installed.profile.step_id}" (the profile's step)` : `the subject has no task ${input.taskId} of step "${installed.profile.step_id}"`, {
-      hint: 'requirements lists the subject\'s tasks; the profile binds one command step',
-    });
+    throw new AgentscmError(
+      'TASK_NOT_FOUND',
+      input.taskId === undefined
+        ? `the subject has no task of step "${installed.profile.step_id}" (the profile's step)`
+        : `the subject has no task ${input.taskId} of step "${installed.profile.step_id}"`,
+      {
+        hint: "requirements lists the subject's tasks; the profile binds one command step",
+      },
+    );
   }
   const fd = createExclusive(input.out);
   let answer: JsonObject;
   try {
     answer = collectorClaimOperation(ctx, {
-    version: 1,
-    request_id: freshId('r'),
-    agent: authorization.actor,
-    collector_profile_id: installed.collector_profile_id,
-    task_id: entry.task.task_id,
-    task_digest: entry.digest,
-    execution_operation_id: freshId('x'),
-    requested_lease_ms: input.leaseMs,
-  }) as JsonObject;
+      version: 1,
+      request_id: freshId('r'),
+      agent: authorization.actor,
+      collector_profile_id: installed.collector_profile_id,
+      task_id: entry.task.task_id,
+      task_digest: entry.digest,
+      execution_operation_id: freshId('x'),
+      requested_lease_ms: input.leaseMs,
+    }) as JsonObject;
     const descriptor = decodeAnyCollectorDescriptor(encodeCanonical(answer.descriptor as JsonObject));
     writeSync(fd, encodeAnyCollectorDescriptor(descriptor));
   } catch (error) {

@@ -10,33 +10,34 @@
  * retry answers the retained bytes.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import type { AnyCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
-import { anyDescriptorToJson } from '../contracts/review-collector-descriptor.js';
-import { reviewBudgetsToJson } from '../contracts/review-policy.js';
+import {
+  collectorClaimRequestDecoder,
+  collectorDescriptorRequestDecoder,
+  type CollectorClaimRequest,
+  type CollectorDescriptorRequest,
+} from '../contracts/collector-requests.js';
 import { domainDigest, mutationDomain } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { GrantOrigin } from '../contracts/grant.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
-import type { ExecutorBinding } from '../contracts/task-common.js';
-import { sameAgent } from '../contracts/task-common.js';
-import type { CollectorClaimRequest, CollectorDescriptorRequest } from '../contracts/collector-requests.js';
-import { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder } from '../contracts/collector-requests.js';
+import { anyDescriptorToJson, type AnyCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
+import { reviewBudgetsToJson } from '../contracts/review-policy.js';
+import { sameAgent, type ExecutorBinding } from '../contracts/task-common.js';
 import type { TaskClaimRequest } from '../contracts/task-requests.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { authorityId } from '../native/authority-identity.js';
-import { requireCurrentCollectorProfile } from '../native/collector-profiles.js';
-import type { InstalledCollectorProfile } from '../native/collector-profiles.js';
-import { getCollectorProfile } from '../native/collector-profiles.js';
+import {
+  getCollectorProfile,
+  requireCurrentCollectorProfile,
+  type InstalledCollectorProfile,
+} from '../native/collector-profiles.js';
 import type { Authority } from '../native/store.js';
 import { journalStatement } from '../workflows/journal.js';
+import { findCollectorAttempt, type CollectorAttemptRow } from './collector-attempts.js';
 import type { TaskContext } from './context.js';
 import type { DerivedTask } from './derive.js';
 import { claimOperation, requireActor } from './operations.js';
-import { findCollectorAttempt } from './collector-attempts.js';
-import type { CollectorAttemptRow } from './collector-attempts.js';
-import { readAuthority, readJournal } from './transition.js';
-import type { TransitionScope } from './transition.js';
-
+import { readAuthority, readJournal, type TransitionScope } from './transition.js';
 
 export { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder };
 export type { CollectorClaimRequest, CollectorDescriptorRequest };
@@ -66,7 +67,12 @@ export function uploadRequestIdOf(attemptDigest: string): string {
 
 function executorOf(installed: InstalledCollectorProfile, executorId: string): ExecutorBinding {
   const p = installed.profile;
-  return { registration_id: p.registration_id, executor_id: executorId, registration_epoch: p.registration_epoch, verification_key_id: p.verification_key_id };
+  return {
+    registration_id: p.registration_id,
+    executor_id: executorId,
+    registration_epoch: p.registration_epoch,
+    verification_key_id: p.verification_key_id,
+  };
 }
 
 /**
@@ -89,20 +95,28 @@ function requireProfileFitsTask(installed: InstalledCollectorProfile, entry: Der
     differences.push(`a ${action.kind} step`);
   } else {
     if (action.policy_sha256 !== p.policy_sha256) differences.push(`policy ${action.policy_sha256}`);
-    if (action.coverage.length !== p.coverage.length || action.coverage.some((path, i) => path !== p.coverage[i])) differences.push('another coverage');
-    if (!encodeCanonical(reviewBudgetsToJson(action.budgets)).equals(encodeCanonical(reviewBudgetsToJson(p.budgets)))) differences.push('other budgets');
+    if (action.coverage.length !== p.coverage.length || action.coverage.some((path, i) => path !== p.coverage[i]))
+      differences.push('another coverage');
+    if (!encodeCanonical(reviewBudgetsToJson(action.budgets)).equals(encodeCanonical(reviewBudgetsToJson(p.budgets))))
+      differences.push('other budgets');
   }
   if (differences.length > 0) {
-    throw new AgentscmError('COLLECTOR_CLAIM_PROFILE_MISMATCH', `collector profile ${installed.collector_profile_id} does not fit task ${entry.task.task_id}: the task has ${differences.join(', ')}`, {
-      hint: 'claim the task of the step the profile binds (requirements lists the tasks), or install a profile for this step',
-      details: { collector_profile_id: installed.collector_profile_id, task_id: entry.task.task_id },
-    });
+    throw new AgentscmError(
+      'COLLECTOR_CLAIM_PROFILE_MISMATCH',
+      `collector profile ${installed.collector_profile_id} does not fit task ${entry.task.task_id}: the task has ${differences.join(', ')}`,
+      {
+        hint: 'claim the task of the step the profile binds (requirements lists the tasks), or install a profile for this step',
+        details: { collector_profile_id: installed.collector_profile_id, task_id: entry.task.task_id },
+      },
+    );
   }
 }
 
 function requireOrigin(ctx: TaskContext): GrantOrigin {
   if (ctx.origin === undefined) {
-    throw new AgentscmError('TASK_NOT_AUTHORIZED', 'a collector claim records its originating grant and needs one', { hint: 'call it with --token-file of an agent grant' });
+    throw new AgentscmError('TASK_NOT_AUTHORIZED', 'a collector claim records its originating grant and needs one', {
+      hint: 'call it with --token-file of an agent grant',
+    });
   }
   return ctx.origin.origin;
 }
@@ -112,7 +126,9 @@ export function collectorClaimOperation(ctx: TaskContext, request: CollectorClai
   requireActor(ctx, request.agent);
   const origin = requireOrigin(ctx);
   const profileAt = (auth: Authority) => requireCurrentCollectorProfile(auth, request.collector_profile_id);
-  const { installed, registration } = readAuthority(ctx, (auth) => ctx.guard(ctx.actor, 'collector_claim', () => profileAt(auth)));
+  const { installed, registration } = readAuthority(ctx, (auth) =>
+    ctx.guard(ctx.actor, 'collector_claim', () => profileAt(auth)),
+  );
   const claim: TaskClaimRequest = {
     version: 1,
     request_id: request.request_id,
@@ -129,7 +145,8 @@ export function collectorClaimOperation(ctx: TaskContext, request: CollectorClai
     check: (entry) => requireProfileFitsTask(installed, entry),
     recheck: (scope) => {
       const now = profileAt(scope.auth);
-      if (now.installed.collector_profile_id !== installed.collector_profile_id) throw new AgentscmError('INTERNAL', 'the profile changed inside its transaction');
+      if (now.installed.collector_profile_id !== installed.collector_profile_id)
+        throw new AgentscmError('INTERNAL', 'the profile changed inside its transaction');
     },
     claimsReview: installed.profile.kind === 'finite_review',
     extend: (scope, claimed, response) => {
@@ -163,14 +180,24 @@ export function collectorClaimOperation(ctx: TaskContext, request: CollectorClai
       const action = claimed.entry.step.action;
       let descriptor: AnyCollectorDescriptor;
       if (profile.kind === 'command') {
-        descriptor = { ...common, recipe: profile.recipe, runtime_identity_digest: profile.runtime_identity_digest, upload_request_id: uploadRequestIdOf(claimed.attempt_digest) };
+        descriptor = {
+          ...common,
+          recipe: profile.recipe,
+          runtime_identity_digest: profile.runtime_identity_digest,
+          upload_request_id: uploadRequestIdOf(claimed.attempt_digest),
+        };
       } else {
         if (action.kind !== 'review') throw new AgentscmError('INTERNAL', 'a finite-review claim names a review task');
         const { policy_path, policy_sha256, ...declared } = action;
         descriptor = {
           ...common,
           review: { policy_path, policy_sha256, action: declared },
-          transport: { basis: 'claude-code', executable_sha256: profile.transport.executable_sha256, provider_scope: profile.transport.provider_scope, model: profile.transport.model },
+          transport: {
+            basis: 'claude-code',
+            executable_sha256: profile.transport.executable_sha256,
+            provider_scope: profile.transport.provider_scope,
+            model: profile.transport.model,
+          },
           upload_request_id: uploadRequestIdOf(claimed.attempt_digest),
         };
       }
@@ -218,10 +245,18 @@ export function collectorDescriptorOperation(ctx: TaskContext, request: Collecto
         const row = findCollectorAttempt(journal, request.attempt_id);
         if (row === null || row.task_id !== request.task_id) throw notFound(request.task_id, request.attempt_id);
         if (ctx.origin !== undefined && row.descriptor.repository_id !== ctx.origin.repository) {
-          throw new AgentscmError('TASK_NOT_AUTHORIZED', `attempt ${request.attempt_id} belongs to repository ${row.descriptor.repository_id}, not the grant's`, { hint: "use a grant for the task's repository" });
+          throw new AgentscmError(
+            'TASK_NOT_AUTHORIZED',
+            `attempt ${request.attempt_id} belongs to repository ${row.descriptor.repository_id}, not the grant's`,
+            { hint: "use a grant for the task's repository" },
+          );
         }
         if (!sameAgent({ owner_id: row.origin.owner_id, agent_id: row.origin.agent_id }, ctx.actor)) {
-          throw new AgentscmError('TASK_ACTOR_MISMATCH', `attempt ${request.attempt_id} was claimed by ${row.origin.owner_id}/${row.origin.agent_id}`, { hint: 'only the claiming actor re-reads its descriptor' });
+          throw new AgentscmError(
+            'TASK_ACTOR_MISMATCH',
+            `attempt ${request.attempt_id} was claimed by ${row.origin.owner_id}/${row.origin.agent_id}`,
+            { hint: 'only the claiming actor re-reads its descriptor' },
+          );
         }
         return anyDescriptorToJson(row.descriptor);
       },
@@ -230,10 +265,14 @@ export function collectorDescriptorOperation(ctx: TaskContext, request: Collecto
 }
 
 function notFound(taskId: string, attemptId: string): AgentscmError {
-  return new AgentscmError('COLLECTOR_ATTEMPT_NOT_FOUND', `no collector claim is retained for task ${taskId} attempt ${attemptId}`, {
-    hint: 'claim the task with collector_claim (agent-task claim --profile); a plain claim has no descriptor',
-    details: { task_id: taskId, attempt_id: attemptId },
-  });
+  return new AgentscmError(
+    'COLLECTOR_ATTEMPT_NOT_FOUND',
+    `no collector claim is retained for task ${taskId} attempt ${attemptId}`,
+    {
+      hint: 'claim the task with collector_claim (agent-task claim --profile); a plain claim has no descriptor',
+      details: { task_id: taskId, attempt_id: attemptId },
+    },
+  );
 }
 
 /** The installed profile of a collector claim (read through the caller's authority connection). */

@@ -8,8 +8,7 @@
  * qualify.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import { recipeToJson } from '../contracts/collector-descriptor.js';
-import type { CollectorDescriptor } from '../contracts/collector-descriptor.js';
+import { recipeToJson, type CollectorDescriptor } from '../contracts/collector-descriptor.js';
 import type { CommandRecipe } from '../contracts/command-recipe.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
@@ -81,7 +80,12 @@ export function transferIsolation(recipe: CommandRecipe): JsonObject {
     user: TRANSFER_CONTAINER_USER,
     capabilities: [],
     no_new_privileges: true,
-    limits: { memory_bytes: recipe.limits.memory_bytes, pids: recipe.limits.pids, cpu_millis: recipe.limits.cpu_millis, scratch_bytes: recipe.limits.scratch_bytes },
+    limits: {
+      memory_bytes: recipe.limits.memory_bytes,
+      pids: recipe.limits.pids,
+      cpu_millis: recipe.limits.cpu_millis,
+      scratch_bytes: recipe.limits.scratch_bytes,
+    },
   };
 }
 
@@ -107,7 +111,10 @@ export function shown(value: JsonValue | undefined): string {
 }
 
 function invalid(message: string, field: string): never {
-  throw new AgentscmError('IMPORT_RECORD_INVALID', message, { hint: 'the collector must send the ExecutionRecord it built, unchanged', details: { field } });
+  throw new AgentscmError('IMPORT_RECORD_INVALID', message, {
+    hint: 'the collector must send the ExecutionRecord it built, unchanged',
+    details: { field },
+  });
 }
 
 /**
@@ -118,9 +125,17 @@ function invalid(message: string, field: string): never {
 export const MAX_TRANSFER_RECORD_BYTES = 64 * 1024;
 
 /** Parse a record's bytes strictly; they must be exactly their canonical encoding. */
-export function parseCanonicalRecord(bytes: Uint8Array, code: 'IMPORT_RECORD_INVALID' | 'IMPORT_REQUEST_MISMATCH', what: string): JsonObject {
+export function parseCanonicalRecord(
+  bytes: Uint8Array,
+  code: 'IMPORT_RECORD_INVALID' | 'IMPORT_REQUEST_MISMATCH',
+  what: string,
+): JsonObject {
   if (bytes.byteLength > MAX_TRANSFER_RECORD_BYTES) {
-    throw new AgentscmError(code, `the ${what} record holds ${bytes.byteLength} bytes, more than the ${MAX_TRANSFER_RECORD_BYTES} a collector record may hold; it was not parsed`, { details: { field: what, limit: MAX_TRANSFER_RECORD_BYTES } });
+    throw new AgentscmError(
+      code,
+      `the ${what} record holds ${bytes.byteLength} bytes, more than the ${MAX_TRANSFER_RECORD_BYTES} a collector record may hold; it was not parsed`,
+      { details: { field: what, limit: MAX_TRANSFER_RECORD_BYTES } },
+    );
   }
   let value: JsonValue;
   try {
@@ -128,7 +143,8 @@ export function parseCanonicalRecord(bytes: Uint8Array, code: 'IMPORT_RECORD_INV
   } catch (error) {
     throw new AgentscmError(code, `the ${what} record is not strict JSON`, { cause: error, details: { field: what } });
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new AgentscmError(code, `the ${what} record is not a JSON object`, { details: { field: what } });
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new AgentscmError(code, `the ${what} record is not a JSON object`, { details: { field: what } });
   if (!encodeCanonical(value).equals(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))) {
     throw new AgentscmError(code, `the ${what} record is not its canonical encoding`, { details: { field: what } });
   }
@@ -136,23 +152,49 @@ export function parseCanonicalRecord(bytes: Uint8Array, code: 'IMPORT_RECORD_INV
 }
 
 function obj(value: JsonValue | undefined, field: string): JsonObject {
-  if (value === null || value === undefined || typeof value !== 'object' || Array.isArray(value)) invalid(`record field ${field} is not an object`, field);
+  if (value === null || value === undefined || typeof value !== 'object' || Array.isArray(value))
+    invalid(`record field ${field} is not an object`, field);
   return value;
 }
 
 /** The members of the collector's ExecutionRecord as a transfer carries it (with its isolation statement). */
 const RECORD_FIELDS = [
-  'version', 'kind', 'attempt_id', 'generation', 'request_digest', 'outcome', 'exit_code', 'oom_killed', 'timed_out', 'cancelled', 'output_limited',
-  'output_limit_bytes', 'stdout', 'stderr', 'container_name', 'container_id', 'image_id', 'started_at', 'finished_at', 'duration_ms', 'cleanup',
-  'recovered', 'previous_record_digest', 'error', 'isolation',
+  'version',
+  'kind',
+  'attempt_id',
+  'generation',
+  'request_digest',
+  'outcome',
+  'exit_code',
+  'oom_killed',
+  'timed_out',
+  'cancelled',
+  'output_limited',
+  'output_limit_bytes',
+  'stdout',
+  'stderr',
+  'container_name',
+  'container_id',
+  'image_id',
+  'started_at',
+  'finished_at',
+  'duration_ms',
+  'cleanup',
+  'recovered',
+  'previous_record_digest',
+  'error',
+  'isolation',
 ] as const;
 const STREAM_FIELDS = ['retained_bytes', 'observed_bytes', 'truncated', 'sha256'] as const;
 const CLEANUP_FIELDS = ['container', 'snapshot', 'confirmed'] as const;
 
 /** A record object holds exactly its declared members: an unknown member is refused, as everywhere on the wire. */
 function closedObject(object: JsonObject, fields: readonly string[], at: string): void {
-  for (const key of Object.keys(object)) if (!fields.includes(key)) invalid(`record member ${JSON.stringify(at + key)} is not a member of the collector's ExecutionRecord`, at + key);
-  for (const key of fields) if (!Object.hasOwn(object, key)) invalid(`record member ${JSON.stringify(at + key)} is missing`, at + key);
+  for (const key of Object.keys(object))
+    if (!fields.includes(key))
+      invalid(`record member ${JSON.stringify(at + key)} is not a member of the collector's ExecutionRecord`, at + key);
+  for (const key of fields)
+    if (!Object.hasOwn(object, key)) invalid(`record member ${JSON.stringify(at + key)} is missing`, at + key);
 }
 
 function int(value: JsonValue | undefined, field: string): bigint {
@@ -167,53 +209,93 @@ function int(value: JsonValue | undefined, field: string): bigint {
  * output within the recipe's bound; the exact isolation statement; confirmed cleanup; the
  * image the runtime identity pins. Returns the outcome a receipt names.
  */
-export function checkTransferRecord(record: JsonObject, request: JsonObject, requestDigest: string, recipe: CommandRecipe): ImportedOutcome {
+export function checkTransferRecord(
+  record: JsonObject,
+  request: JsonObject,
+  requestDigest: string,
+  recipe: CommandRecipe,
+): ImportedOutcome {
   closedObject(record, RECORD_FIELDS, '');
   for (const name of ['stdout', 'stderr']) closedObject(obj(record[name], name), STREAM_FIELDS, `${name}.`);
   closedObject(obj(record.cleanup, 'cleanup'), CLEANUP_FIELDS, 'cleanup.');
   if (record.version !== 1 && record.version !== 1n) invalid('the record version is not 1', 'version');
   if (record.kind !== 'command/v1') invalid('the record kind is not command/v1', 'kind');
-  if (record.attempt_id !== request.attempt_id) invalid(`the record names attempt ${shown(record.attempt_id)}, not ${shown(request.attempt_id)}`, 'attempt_id');
-  if (int(record.generation, 'generation') !== request.generation) invalid('the record names another generation (fence) than the attempt', 'generation');
-  if (record.request_digest !== requestDigest) invalid('the record names another request digest than its execution_request record', 'request_digest');
+  if (record.attempt_id !== request.attempt_id)
+    invalid(`the record names attempt ${shown(record.attempt_id)}, not ${shown(request.attempt_id)}`, 'attempt_id');
+  if (int(record.generation, 'generation') !== request.generation)
+    invalid('the record names another generation (fence) than the attempt', 'generation');
+  if (record.request_digest !== requestDigest)
+    invalid('the record names another request digest than its execution_request record', 'request_digest');
   const outcome = typeof record.outcome === 'string' ? OUTCOMES[record.outcome] : undefined;
-  if (outcome === undefined) invalid(`the record outcome ${JSON.stringify(record.outcome)} is not a collector outcome`, 'outcome');
-  const flags = { timed_out: record.timed_out, oom_killed: record.oom_killed, output_limited: record.output_limited, cancelled: record.cancelled };
-  for (const [field, value] of Object.entries(flags)) if (typeof value !== 'boolean') invalid(`record field ${field} is not a boolean`, field);
-  if (record.outcome === 'passed' && (record.exit_code !== 0 && record.exit_code !== 0n || flags.timed_out === true || flags.oom_killed === true || flags.output_limited === true || flags.cancelled === true)) {
+  if (outcome === undefined)
+    invalid(`the record outcome ${JSON.stringify(record.outcome)} is not a collector outcome`, 'outcome');
+  const flags = {
+    timed_out: record.timed_out,
+    oom_killed: record.oom_killed,
+    output_limited: record.output_limited,
+    cancelled: record.cancelled,
+  };
+  for (const [field, value] of Object.entries(flags))
+    if (typeof value !== 'boolean') invalid(`record field ${field} is not a boolean`, field);
+  if (
+    record.outcome === 'passed' &&
+    ((record.exit_code !== 0 && record.exit_code !== 0n) ||
+      flags.timed_out === true ||
+      flags.oom_killed === true ||
+      flags.output_limited === true ||
+      flags.cancelled === true)
+  ) {
     invalid('the record says passed but its exit status or flags say otherwise', 'outcome');
   }
   const limit = BigInt(recipe.limits.output_bytes);
-  if (int(record.output_limit_bytes, 'output_limit_bytes') !== limit) invalid(`the record's output limit is not the recipe's ${limit} bytes`, 'output_limit_bytes');
+  if (int(record.output_limit_bytes, 'output_limit_bytes') !== limit)
+    invalid(`the record's output limit is not the recipe's ${limit} bytes`, 'output_limit_bytes');
   // The collector keeps at most output_bytes of stdout and stderr together.
   let retainedTotal = 0n;
   for (const name of ['stdout', 'stderr']) {
     const stream = obj(record[name], name);
     const retained = int(stream.retained_bytes, `${name}.retained_bytes`);
     const observed = int(stream.observed_bytes, `${name}.observed_bytes`);
-    if (retained > observed) invalid(`${name} retains ${retained} bytes but observed only ${observed}`, `${name}.retained_bytes`);
+    if (retained > observed)
+      invalid(`${name} retains ${retained} bytes but observed only ${observed}`, `${name}.retained_bytes`);
     retainedTotal += retained;
   }
-  if (retainedTotal > limit) invalid(`stdout and stderr retain ${retainedTotal} bytes together, beyond the recipe's ${limit}-byte bound`, 'stdout.retained_bytes');
+  if (retainedTotal > limit)
+    invalid(
+      `stdout and stderr retain ${retainedTotal} bytes together, beyond the recipe's ${limit}-byte bound`,
+      'stdout.retained_bytes',
+    );
   const isolation = record.isolation;
   if (isolation === undefined || !encodeCanonical(isolation).equals(encodeCanonical(transferIsolation(recipe)))) {
-    throw new AgentscmError('IMPORT_ISOLATION_VIOLATED', 'the record does not state the pinned isolation (network none, read-only source, non-root, no capabilities, the recipe limits)', {
-      hint: 'only the OCI collector with its fixed container configuration produces importable records',
-      details: { expected: transferIsolation(recipe), got: isolation ?? null },
-    });
+    throw new AgentscmError(
+      'IMPORT_ISOLATION_VIOLATED',
+      'the record does not state the pinned isolation (network none, read-only source, non-root, no capabilities, the recipe limits)',
+      {
+        hint: 'only the OCI collector with its fixed container configuration produces importable records',
+        details: { expected: transferIsolation(recipe), got: isolation ?? null },
+      },
+    );
   }
   const cleanup = obj(record.cleanup, 'cleanup');
   const containerGone = cleanup.container === 'removed' || cleanup.container === 'not_created';
   const snapshotGone = cleanup.snapshot === 'removed' || cleanup.snapshot === 'not_created';
   if (cleanup.confirmed !== true || !containerGone || !snapshotGone) {
-    throw new AgentscmError('IMPORT_CLEANUP_UNCONFIRMED', `the record does not confirm cleanup (container ${shown(cleanup.container)}, snapshot ${shown(cleanup.snapshot)}, confirmed ${shown(cleanup.confirmed)})`, {
-      hint: 'remove the container and snapshot, then let the collector record confirmed cleanup',
-    });
+    throw new AgentscmError(
+      'IMPORT_CLEANUP_UNCONFIRMED',
+      `the record does not confirm cleanup (container ${shown(cleanup.container)}, snapshot ${shown(cleanup.snapshot)}, confirmed ${shown(cleanup.confirmed)})`,
+      {
+        hint: 'remove the container and snapshot, then let the collector record confirmed cleanup',
+      },
+    );
   }
   const identity = obj(request.runtime_identity, 'runtime_identity');
   const image = obj(identity.image, 'runtime_identity.image');
   if (record.image_id !== image.id) {
-    throw new AgentscmError('IMPORT_RUNTIME_MISMATCH', `the record ran image ${shown(record.image_id)}, not the pinned ${shown(image.id)}`, { details: { field: 'image_id' } });
+    throw new AgentscmError(
+      'IMPORT_RUNTIME_MISMATCH',
+      `the record ran image ${shown(record.image_id)}, not the pinned ${shown(image.id)}`,
+      { details: { field: 'image_id' } },
+    );
   }
   return outcome;
 }

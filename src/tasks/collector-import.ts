@@ -5,38 +5,37 @@
  * local authority, and the hub's upload route.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
+import type { TransferEnvelope, TransferHeader } from '../contracts/collector-transfer.js';
+import { AgentscmError, isAgentscmError, type ErrorCode } from '../contracts/errors.js';
+import type { JsonObject, JsonValue } from '../contracts/json-value.js';
 import { isReviewDescriptor } from '../contracts/review-collector-descriptor.js';
-import { reviewTransportDigest } from '../contracts/review-request.js';
-import type { ReviewAction } from '../contracts/review-policy.js';
-import { REVIEW_LIMITS } from '../contracts/review-policy.js';
+import { REVIEW_LIMITS, type ReviewAction } from '../contracts/review-policy.js';
 import { checkRecordAgainstProfile } from '../contracts/review-profile.js';
 import { decodeReviewRecord } from '../contracts/review-record.js';
-import type { TransferEnvelope, TransferHeader } from '../contracts/collector-transfer.js';
-import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import type { ErrorCode } from '../contracts/errors.js';
-import type { JsonObject, JsonValue } from '../contracts/json-value.js';
-import { strictJsonParse } from './collector-json.js';
+import { reviewTransportDigest } from '../contracts/review-request.js';
 import { sameAgent, sameExecutor } from '../contracts/task-common.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { getCollectorProfile, requireCurrentCollectorProfile } from '../native/collector-profiles.js';
-import { readRevisionFile } from '../native/revisions.js';
 import { requireLiveOrigin } from '../native/grants.js';
-import type { Journal } from '../workflows/journal.js';
-import { journalStatement } from '../workflows/journal.js';
-import { findCollectorAttemptByUpload } from './collector-attempts.js';
-import type { CollectorAttemptRow } from './collector-attempts.js';
-import { checkTransferRecord, parseCanonicalRecord, shown, transferExecutionRequest, transferRuntimeIdentityDigest } from './collector-execution.js';
+import { readRevisionFile } from '../native/revisions.js';
+import { journalStatement, type Journal } from '../workflows/journal.js';
+import { findCollectorAttemptByUpload, type CollectorAttemptRow } from './collector-attempts.js';
+import {
+  checkTransferRecord,
+  parseCanonicalRecord,
+  shown,
+  transferExecutionRequest,
+  transferRuntimeIdentityDigest,
+} from './collector-execution.js';
+import { strictJsonParse } from './collector-json.js';
 import { writeReceiptIfComplete } from './collector-receipts.js';
+import { isVerifiedTransfer, readVerifiedTransfer, type VerifiedTransfer } from './collector-verified-transfer.js';
 import type { TaskConnections } from './connections.js';
 import type { TaskContext } from './context.js';
-import { deriveSubject, findDerivedTask, requireCurrentSubject } from './derive.js';
-import type { DerivedSubject } from './derive.js';
+import { deriveSubject, findDerivedTask, requireCurrentSubject, type DerivedSubject } from './derive.js';
 import type { GrantAuthorization } from './grant-guard.js';
 import { findRetainedTask, findTaskWithAttempt, updateAttempt } from './journal-rows.js';
-import { isVerifiedTransfer, readVerifiedTransfer } from './collector-verified-transfer.js';
-import type { VerifiedTransfer } from './collector-verified-transfer.js';
-import { readAuthority, readJournal, runTransition } from './transition.js';
-import type { TransitionScope } from './transition.js';
+import { readAuthority, readJournal, runTransition, type TransitionScope } from './transition.js';
 
 export interface CollectorImportOptions {
   /** Milliseconds since the epoch; injectable for tests. */
@@ -85,12 +84,22 @@ function importContext(dataDir: string, grant: GrantAuthorization, options: Coll
  * Read and verify an uploaded envelope once, against the authority of `dataDir` (see
  * collector-verified-transfer.ts): the one parse and the one signature check of an upload.
  */
-export function readUploadedTransfer(dataDir: string, envelopeBytes: Uint8Array, grant: GrantAuthorization, options: CollectorImportOptions = {}): VerifiedTransfer {
+export function readUploadedTransfer(
+  dataDir: string,
+  envelopeBytes: Uint8Array,
+  grant: GrantAuthorization,
+  options: CollectorImportOptions = {},
+): VerifiedTransfer {
   const ctx = importContext(dataDir, grant, options);
   return readVerifiedTransfer(envelopeBytes, (body) => readAuthority(ctx, body));
 }
 
-function verifiedOf(dataDir: string, upload: Uint8Array | VerifiedTransfer, grant: GrantAuthorization, options: CollectorImportOptions): VerifiedTransfer {
+function verifiedOf(
+  dataDir: string,
+  upload: Uint8Array | VerifiedTransfer,
+  grant: GrantAuthorization,
+  options: CollectorImportOptions,
+): VerifiedTransfer {
   return isVerifiedTransfer(upload) ? upload : readUploadedTransfer(dataDir, upload, grant, options);
 }
 
@@ -98,7 +107,12 @@ function verifiedOf(dataDir: string, upload: Uint8Array | VerifiedTransfer, gran
  * Import one upload: its bytes (read and verified here) or the VerifiedTransfer the caller read
  * with readUploadedTransfer (then nothing is parsed or verified again).
  */
-export function importCollectorTransfer(dataDir: string, upload: Uint8Array | VerifiedTransfer, grant: GrantAuthorization, options: CollectorImportOptions = {}): CollectorImportView {
+export function importCollectorTransfer(
+  dataDir: string,
+  upload: Uint8Array | VerifiedTransfer,
+  grant: GrantAuthorization,
+  options: CollectorImportOptions = {},
+): CollectorImportView {
   const ctx = importContext(dataDir, grant, options);
   // 1. The envelope itself: size, magic, header, framing and record digests (pure), then the
   //    signature with the CURRENT registration's key and the audience.
@@ -139,14 +153,27 @@ function claimOf(ctx: TaskContext, transfer: VerifiedTransfer): CollectorAttempt
 }
 
 /** Compile the claim's subject, import under the native writer reservation, then the receipt. */
-function importClaimed(ctx: TaskContext, transfer: VerifiedTransfer, claimed: CollectorAttemptRow, replayed: ReplayedReview | undefined): CollectorImportView {
+function importClaimed(
+  ctx: TaskContext,
+  transfer: VerifiedTransfer,
+  claimed: CollectorAttemptRow,
+  replayed: ReplayedReview | undefined,
+): CollectorImportView {
   const { envelope } = transfer;
-  const selection = { repository: claimed.descriptor.repository_id, profile: claimed.descriptor.workflow_profile, target: claimed.descriptor.subject.target, change_id: claimed.descriptor.subject.change_id, context_digest: claimed.descriptor.subject.context_digest };
+  const selection = {
+    repository: claimed.descriptor.repository_id,
+    profile: claimed.descriptor.workflow_profile,
+    target: claimed.descriptor.subject.target,
+    change_id: claimed.descriptor.subject.change_id,
+    context_digest: claimed.descriptor.subject.context_digest,
+  };
   const derived = readAuthority(ctx, (auth) => deriveSubject(auth, selection));
   const answer = runTransition(
     ctx,
     'collector_upload',
-    (scope) => retainedAnswer(scope.journal, ctx, envelope.header.upload_request_id, transfer.digest) ?? importWithin(scope, ctx, transfer, derived, replayed),
+    (scope) =>
+      retainedAnswer(scope.journal, ctx, envelope.header.upload_request_id, transfer.digest) ??
+      importWithin(scope, ctx, transfer, derived, replayed),
     () => {
       throw uploadUnknown(envelope.header);
     },
@@ -158,9 +185,14 @@ function importClaimed(ctx: TaskContext, transfer: VerifiedTransfer, claimed: Co
   // upload's envelope stays parsed and verified once, above; only finalize re-verifies stored bytes.
   let receipt: JsonObject;
   try {
-    receipt = runTransition(ctx, 'collector_upload', (scope) => writeReceiptIfComplete(scope, derived, false), () => {
-      throw uploadUnknown(envelope.header);
-    });
+    receipt = runTransition(
+      ctx,
+      'collector_upload',
+      (scope) => writeReceiptIfComplete(scope, derived, false),
+      () => {
+        throw uploadUnknown(envelope.header);
+      },
+    );
   } catch (error) {
     if (!isAgentscmError(error)) throw error;
     receipt = { status: 'incomplete', reason: `${error.code}: ${error.message}` };
@@ -199,7 +231,9 @@ export interface PreparedReviewImport {
 }
 
 /** How a review upload goes on: an exact retry's retained answer, or a replay then the import. */
-export type ReviewImportStart = { readonly retained: CollectorImportView; readonly prepared?: undefined } | { readonly retained?: undefined; readonly prepared: PreparedReviewImport };
+export type ReviewImportStart =
+  | { readonly retained: CollectorImportView; readonly prepared?: undefined }
+  | { readonly retained?: undefined; readonly prepared: PreparedReviewImport };
 
 /**
  * The first half of a review transfer's import (spec: "For review it rebuilds immutable sources
@@ -211,7 +245,12 @@ export type ReviewImportStart = { readonly retained: CollectorImportView; readon
  * bytes at the exact revision, and the record checked against every pin of the profile
  * (REVIEW_PROFILE_MISMATCH). Changes nothing.
  */
-export function prepareReviewImport(dataDir: string, upload: Uint8Array | VerifiedTransfer, grant: GrantAuthorization, options: CollectorImportOptions = {}): ReviewImportStart {
+export function prepareReviewImport(
+  dataDir: string,
+  upload: Uint8Array | VerifiedTransfer,
+  grant: GrantAuthorization,
+  options: CollectorImportOptions = {},
+): ReviewImportStart {
   const ctx = importContext(dataDir, grant, options);
   const transfer = verifiedOf(dataDir, upload, grant, options);
   const { envelope, digest } = transfer;
@@ -221,19 +260,42 @@ export function prepareReviewImport(dataDir: string, upload: Uint8Array | Verifi
   const claimed = claimOf(ctx, transfer);
   const d = claimed.descriptor;
   if (!isReviewDescriptor(d)) {
-    refuse('IMPORT_RECORD_INVALID', `the transfer carries review records, but upload request ${h.upload_request_id} belongs to a command claim`, 'upload the transfer the claim\'s own collector kind produces', { field: 'records' });
+    refuse(
+      'IMPORT_RECORD_INVALID',
+      `the transfer carries review records, but upload request ${h.upload_request_id} belongs to a command claim`,
+      "upload the transfer the claim's own collector kind produces",
+      { field: 'records' },
+    );
   }
-  const selection = { repository: d.repository_id, profile: d.workflow_profile, target: d.subject.target, change_id: d.subject.change_id, context_digest: d.subject.context_digest };
+  const selection = {
+    repository: d.repository_id,
+    profile: d.workflow_profile,
+    target: d.subject.target,
+    change_id: d.subject.change_id,
+    context_digest: d.subject.context_digest,
+  };
   const inputs = readAuthority(ctx, (auth): ReviewImportInputs => {
     const profile = getCollectorProfile(auth, d.collector_profile_id).profile;
-    if (profile.kind !== 'finite_review') refuse('IMPORT_PROFILE_MISMATCH', `collector profile ${d.collector_profile_id} is not a finite-review profile`, 'upload review records only under a finite-review profile', { field: 'collector_profile_id' });
+    if (profile.kind !== 'finite_review')
+      refuse(
+        'IMPORT_PROFILE_MISMATCH',
+        `collector profile ${d.collector_profile_id} is not a finite-review profile`,
+        'upload review records only under a finite-review profile',
+        { field: 'collector_profile_id' },
+      );
     const derived = deriveSubject(auth, selection);
     const entry = findDerivedTask(derived, d.task.task_id, d.task.task_digest);
     const action = entry.step.action;
     if (action.kind !== 'review') throw new AgentscmError('INTERNAL', 'a finite-review claim names a review task');
-    const policyBytes = readRevisionFile(auth, d.repository_id, d.subject.revision, action.policy_path, { maxBytes: REVIEW_LIMITS.maxPolicyBytes });
+    const policyBytes = readRevisionFile(auth, d.repository_id, d.subject.revision, action.policy_path, {
+      maxBytes: REVIEW_LIMITS.maxPolicyBytes,
+    });
     if (sha256Hex(policyBytes) !== action.policy_sha256 || action.policy_sha256 !== profile.policy_sha256) {
-      throw new AgentscmError('REVIEW_PROFILE_MISMATCH', `the policy the installed plan binds (${action.policy_sha256}) is not the one finite-review profile ${d.collector_profile_id} pins (${profile.policy_sha256})`, { details: { field: 'policy_sha256' } });
+      throw new AgentscmError(
+        'REVIEW_PROFILE_MISMATCH',
+        `the policy the installed plan binds (${action.policy_sha256}) is not the one finite-review profile ${d.collector_profile_id} pins (${profile.policy_sha256})`,
+        { details: { field: 'policy_sha256' } },
+      );
     }
     const records = envelope.records;
     const recordBytes = Buffer.from((records[records.length - 1] as TransferEnvelope['records'][number]).bytes);
@@ -242,7 +304,12 @@ export function prepareReviewImport(dataDir: string, upload: Uint8Array | Verifi
       record = decodeReviewRecord(recordBytes);
     } catch (error) {
       if (!isAgentscmError(error)) throw error;
-      refuse('IMPORT_RECORD_INVALID', `the review_record does not decode: [${error.code}] ${error.message}`, 'upload the record the review controller wrote, unchanged', { field: 'review_record', cause_code: error.code });
+      refuse(
+        'IMPORT_RECORD_INVALID',
+        `the review_record does not decode: [${error.code}] ${error.message}`,
+        'upload the record the review controller wrote, unchanged',
+        { field: 'review_record', cause_code: error.code },
+      );
     }
     checkRecordAgainstProfile(profile, record);
     const { policy_path: _path, policy_sha256: _sha, ...declared } = action;
@@ -264,9 +331,16 @@ export function prepareReviewImport(dataDir: string, upload: Uint8Array | Verifi
  * (the transfer is not read, verified or looked up again; the transition rechecks the grant and
  * answers a concurrent identical upload's retained view under the writer reservation).
  */
-export function importReviewTransfer(dataDir: string, prepared: PreparedReviewImport, replayed: ReplayedReview, grant: GrantAuthorization, options: CollectorImportOptions = {}): CollectorImportView {
+export function importReviewTransfer(
+  dataDir: string,
+  prepared: PreparedReviewImport,
+  replayed: ReplayedReview,
+  grant: GrantAuthorization,
+  options: CollectorImportOptions = {},
+): CollectorImportView {
   const { transfer } = prepared;
-  if (!isVerifiedTransfer(transfer)) throw new AgentscmError('INTERNAL', 'a review import needs the transfer prepareReviewImport read');
+  if (!isVerifiedTransfer(transfer))
+    throw new AgentscmError('INTERNAL', 'a review import needs the transfer prepareReviewImport read');
   if (!transfer.registrationCurrent) throw registrationNotCurrent(transfer.envelope.header.executor.registration_id);
   return importClaimed(importContext(dataDir, grant, options), transfer, prepared.claimed, replayed);
 }
@@ -276,17 +350,25 @@ function refuse(code: ErrorCode, message: string, hint: string, details: Record<
 }
 
 function uploadUnknown(header: TransferHeader): AgentscmError {
-  return new AgentscmError('IMPORT_UPLOAD_UNKNOWN', `upload request ${header.upload_request_id} names no collector claim of this authority`, {
-    hint: 'upload only the envelope collected for a descriptor of this authority (agent-task claim --profile)',
-    details: { upload_request_id: header.upload_request_id },
-  });
+  return new AgentscmError(
+    'IMPORT_UPLOAD_UNKNOWN',
+    `upload request ${header.upload_request_id} names no collector claim of this authority`,
+    {
+      hint: 'upload only the envelope collected for a descriptor of this authority (agent-task claim --profile)',
+      details: { upload_request_id: header.upload_request_id },
+    },
+  );
 }
 
 function registrationNotCurrent(registrationId: string): AgentscmError {
-  return new AgentscmError('IMPORT_REGISTRATION_NOT_CURRENT', `executor registration ${registrationId} is revoked or superseded by a newer epoch`, {
-    hint: 'enroll again, install a profile for the new epoch, claim and collect again',
-    details: { registration_id: registrationId },
-  });
+  return new AgentscmError(
+    'IMPORT_REGISTRATION_NOT_CURRENT',
+    `executor registration ${registrationId} is revoked or superseded by a newer epoch`,
+    {
+      hint: 'enroll again, install a profile for the new epoch, claim and collect again',
+      details: { registration_id: registrationId },
+    },
+  );
 }
 
 interface RetainedTransfer {
@@ -305,10 +387,20 @@ interface RetainedTransfer {
 function authorizeRetainedUpload(ctx: TaskContext, claim: CollectorAttemptRow): void {
   const d = claim.descriptor;
   if (d.repository_id !== ctx.origin?.repository) {
-    refuse('IMPORT_REPOSITORY_MISMATCH', `upload request ${d.upload_request_id} belongs to repository ${d.repository_id}; the uploading grant is for ${ctx.origin?.repository ?? 'no repository'}`, 'upload with a grant of the repository that claimed the task', { field: 'repository_id' });
+    refuse(
+      'IMPORT_REPOSITORY_MISMATCH',
+      `upload request ${d.upload_request_id} belongs to repository ${d.repository_id}; the uploading grant is for ${ctx.origin?.repository ?? 'no repository'}`,
+      'upload with a grant of the repository that claimed the task',
+      { field: 'repository_id' },
+    );
   }
   if (!sameAgent({ owner_id: claim.origin.owner_id, agent_id: claim.origin.agent_id }, ctx.actor)) {
-    refuse('IMPORT_ORIGIN_MISMATCH', `upload request ${d.upload_request_id} was claimed by ${claim.origin.owner_id}/${claim.origin.agent_id}, not by the uploading actor ${ctx.actor.owner_id}/${ctx.actor.agent_id}`, 'upload (or retry) as the actor whose grant claimed the task', { field: 'origin' });
+    refuse(
+      'IMPORT_ORIGIN_MISMATCH',
+      `upload request ${d.upload_request_id} was claimed by ${claim.origin.owner_id}/${claim.origin.agent_id}, not by the uploading actor ${ctx.actor.owner_id}/${ctx.actor.agent_id}`,
+      'upload (or retry) as the actor whose grant claimed the task',
+      { field: 'origin' },
+    );
   }
 }
 
@@ -316,17 +408,34 @@ function authorizeRetainedUpload(ctx: TaskContext, claim: CollectorAttemptRow): 
  * The historical answer of an identical earlier upload, after the caller is authorized for the
  * claim it belongs to; other bytes under the same upload request conflict.
  */
-function retainedAnswer(journal: Journal, ctx: TaskContext, uploadRequestId: string, digest: string): JsonObject | null {
-  const row = journalStatement(journal, 'SELECT transfer_digest, response FROM collector_transfers WHERE upload_request_id = ?').get(uploadRequestId) as RetainedTransfer | undefined;
+function retainedAnswer(
+  journal: Journal,
+  ctx: TaskContext,
+  uploadRequestId: string,
+  digest: string,
+): JsonObject | null {
+  const row = journalStatement(
+    journal,
+    'SELECT transfer_digest, response FROM collector_transfers WHERE upload_request_id = ?',
+  ).get(uploadRequestId) as RetainedTransfer | undefined;
   if (row === undefined) return null;
   const claim = findCollectorAttemptByUpload(journal, uploadRequestId);
-  if (claim === null) throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained transfer of upload request ${uploadRequestId} has no collector claim`);
+  if (claim === null)
+    throw new AgentscmError(
+      'TASK_JOURNAL_INCONSISTENT',
+      `the retained transfer of upload request ${uploadRequestId} has no collector claim`,
+    );
   authorizeRetainedUpload(ctx, claim);
   if (row.transfer_digest !== digest) {
-    refuse('IMPORT_UPLOAD_CONFLICT', `upload request ${uploadRequestId} already imported a transfer with SHA-256 ${row.transfer_digest}, not ${digest}`, 'retry an upload only with its identical retained bytes (agent-task retry-upload)', {
-      upload_request_id: uploadRequestId,
-      transfer_digest: row.transfer_digest,
-    });
+    refuse(
+      'IMPORT_UPLOAD_CONFLICT',
+      `upload request ${uploadRequestId} already imported a transfer with SHA-256 ${row.transfer_digest}, not ${digest}`,
+      'retry an upload only with its identical retained bytes (agent-task retry-upload)',
+      {
+        upload_request_id: uploadRequestId,
+        transfer_digest: row.transfer_digest,
+      },
+    );
   }
   const value = strictJsonParse(row.response);
   return { ...(value as JsonObject), status: 'retained' };
@@ -342,7 +451,10 @@ function withApplicability(ctx: TaskContext, answer: JsonObject): JsonObject {
   const retained = readJournal(
     ctx,
     () => null,
-    (journal) => ({ task: findRetainedTask(journal, shown(answer.task_id)), claim: findCollectorAttemptByUpload(journal, shown(answer.upload_request_id)) }),
+    (journal) => ({
+      task: findRetainedTask(journal, shown(answer.task_id)),
+      claim: findCollectorAttemptByUpload(journal, shown(answer.upload_request_id)),
+    }),
   );
   return readAuthority(ctx, (auth) => {
     const holds = (check: () => void): boolean => {
@@ -362,7 +474,11 @@ function withApplicability(ctx: TaskContext, answer: JsonObject): JsonObject {
     return {
       ...answer,
       currently_applicable: registrationCurrent && subjectCurrent && originCurrent,
-      applicability: { subject_current: subjectCurrent, registration_current: registrationCurrent, origin_current: originCurrent },
+      applicability: {
+        subject_current: subjectCurrent,
+        registration_current: registrationCurrent,
+        origin_current: originCurrent,
+      },
     };
   });
 }
@@ -372,7 +488,13 @@ function same(a: JsonValue, b: JsonValue): boolean {
 }
 
 /** Every header binding against the claim, the records against the regenerated request; then store. */
-function importWithin(scope: TransitionScope, ctx: TaskContext, transfer: VerifiedTransfer, derived: DerivedSubject, replayed: ReplayedReview | undefined): JsonObject {
+function importWithin(
+  scope: TransitionScope,
+  ctx: TaskContext,
+  transfer: VerifiedTransfer,
+  derived: DerivedSubject,
+  replayed: ReplayedReview | undefined,
+): JsonObject {
   const { journal, auth, nowMs } = scope;
   const { envelope, bytes, digest } = transfer;
   const h = envelope.header;
@@ -381,45 +503,121 @@ function importWithin(scope: TransitionScope, ctx: TaskContext, transfer: Verifi
   const d = claim.descriptor;
   const hint = 'the header must carry exactly the bindings of the descriptor the collector was given';
   if (h.repository_id !== d.repository_id || h.repository_id !== ctx.origin?.repository) {
-    refuse('IMPORT_REPOSITORY_MISMATCH', `the transfer names repository ${h.repository_id}; the claim and grant are for ${d.repository_id}`, hint, { field: 'repository_id' });
+    refuse(
+      'IMPORT_REPOSITORY_MISMATCH',
+      `the transfer names repository ${h.repository_id}; the claim and grant are for ${d.repository_id}`,
+      hint,
+      { field: 'repository_id' },
+    );
   }
-  if (h.collector_profile_id !== d.collector_profile_id) refuse('IMPORT_PROFILE_MISMATCH', `the transfer names collector profile ${h.collector_profile_id}, the claim ${d.collector_profile_id}`, hint, { field: 'collector_profile_id' });
-  if (h.task_id !== d.task.task_id) refuse('IMPORT_TASK_MISMATCH', `the transfer names task ${h.task_id}, the claim ${d.task.task_id}`, hint, { field: 'task_id' });
-  if (h.task_digest !== d.task.task_digest) refuse('IMPORT_TASK_MISMATCH', `the transfer names task digest ${h.task_digest}, the claim ${d.task.task_digest}`, hint, { field: 'task_digest' });
-  if (h.attempt_id !== d.attempt.attempt_id) refuse('IMPORT_ATTEMPT_MISMATCH', `the transfer names attempt ${h.attempt_id}, the claim ${d.attempt.attempt_id}`, hint, { field: 'attempt_id' });
-  if (h.attempt_digest !== d.attempt.attempt_digest) refuse('IMPORT_ATTEMPT_MISMATCH', `the transfer names attempt digest ${h.attempt_digest}, the claim ${d.attempt.attempt_digest}`, hint, { field: 'attempt_digest' });
+  if (h.collector_profile_id !== d.collector_profile_id)
+    refuse(
+      'IMPORT_PROFILE_MISMATCH',
+      `the transfer names collector profile ${h.collector_profile_id}, the claim ${d.collector_profile_id}`,
+      hint,
+      { field: 'collector_profile_id' },
+    );
+  if (h.task_id !== d.task.task_id)
+    refuse('IMPORT_TASK_MISMATCH', `the transfer names task ${h.task_id}, the claim ${d.task.task_id}`, hint, {
+      field: 'task_id',
+    });
+  if (h.task_digest !== d.task.task_digest)
+    refuse(
+      'IMPORT_TASK_MISMATCH',
+      `the transfer names task digest ${h.task_digest}, the claim ${d.task.task_digest}`,
+      hint,
+      { field: 'task_digest' },
+    );
+  if (h.attempt_id !== d.attempt.attempt_id)
+    refuse(
+      'IMPORT_ATTEMPT_MISMATCH',
+      `the transfer names attempt ${h.attempt_id}, the claim ${d.attempt.attempt_id}`,
+      hint,
+      { field: 'attempt_id' },
+    );
+  if (h.attempt_digest !== d.attempt.attempt_digest)
+    refuse(
+      'IMPORT_ATTEMPT_MISMATCH',
+      `the transfer names attempt digest ${h.attempt_digest}, the claim ${d.attempt.attempt_digest}`,
+      hint,
+      { field: 'attempt_digest' },
+    );
   if (h.execution_operation_id !== d.attempt.execution_operation_id) {
-    refuse('IMPORT_EXECUTION_MISMATCH', `the transfer names execution operation ${h.execution_operation_id}, the claim ${d.attempt.execution_operation_id}`, hint, { field: 'execution_operation_id' });
+    refuse(
+      'IMPORT_EXECUTION_MISMATCH',
+      `the transfer names execution operation ${h.execution_operation_id}, the claim ${d.attempt.execution_operation_id}`,
+      hint,
+      { field: 'execution_operation_id' },
+    );
   }
   const found = findTaskWithAttempt(journal, d.task.task_id, d.attempt.attempt_id);
   const retained = found?.attempt?.() ?? null;
-  if (found === null || retained === null || found.task.digest !== d.task.task_digest || retained.digest !== d.attempt.attempt_digest) {
-    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the collector claim of attempt ${d.attempt.attempt_id} has no matching retained attempt`);
+  if (
+    found === null ||
+    retained === null ||
+    found.task.digest !== d.task.task_digest ||
+    retained.digest !== d.attempt.attempt_digest
+  ) {
+    throw new AgentscmError(
+      'TASK_JOURNAL_INCONSISTENT',
+      `the collector claim of attempt ${d.attempt.attempt_id} has no matching retained attempt`,
+    );
   }
   if (h.fence !== d.attempt.fence || retained.state === 'replaced') {
-    refuse('IMPORT_FENCE_STALE', `the transfer carries fence ${h.fence}; attempt ${d.attempt.attempt_id} ${retained.state === 'replaced' ? `was superseded by fence ${retained.superseded_by_fence ?? 0n}` : `holds fence ${d.attempt.fence}`}`, 'the attempt was reconciled: its evidence no longer counts; claim and collect again', {
-      field: 'fence',
-      fence: h.fence.toString(),
-    });
+    refuse(
+      'IMPORT_FENCE_STALE',
+      `the transfer carries fence ${h.fence}; attempt ${d.attempt.attempt_id} ${retained.state === 'replaced' ? `was superseded by fence ${retained.superseded_by_fence ?? 0n}` : `holds fence ${d.attempt.fence}`}`,
+      'the attempt was reconciled: its evidence no longer counts; claim and collect again',
+      {
+        field: 'fence',
+        fence: h.fence.toString(),
+      },
+    );
   }
-  if (retained.state !== 'active') refuse('IMPORT_ATTEMPT_NOT_ACTIVE', `attempt ${d.attempt.attempt_id} is ${retained.state}`, 'claim and collect again', { state: retained.state });
-  if (!same({ ...h.origin }, { ...claim.origin }) || !sameAgent({ owner_id: claim.origin.owner_id, agent_id: claim.origin.agent_id }, ctx.actor)) {
-    refuse('IMPORT_ORIGIN_MISMATCH', `the transfer names origin ${h.origin.owner_id}/${h.origin.agent_id} (grant ${h.origin.grant_id}, generation ${h.origin.grant_generation}); the claim was made by ${claim.origin.owner_id}/${claim.origin.agent_id} (grant ${claim.origin.grant_id}, generation ${claim.origin.grant_generation}) and the upload by ${ctx.actor.owner_id}/${ctx.actor.agent_id}`, 'upload as the actor whose grant claimed the task', { field: 'origin' });
+  if (retained.state !== 'active')
+    refuse(
+      'IMPORT_ATTEMPT_NOT_ACTIVE',
+      `attempt ${d.attempt.attempt_id} is ${retained.state}`,
+      'claim and collect again',
+      { state: retained.state },
+    );
+  if (
+    !same({ ...h.origin }, { ...claim.origin }) ||
+    !sameAgent({ owner_id: claim.origin.owner_id, agent_id: claim.origin.agent_id }, ctx.actor)
+  ) {
+    refuse(
+      'IMPORT_ORIGIN_MISMATCH',
+      `the transfer names origin ${h.origin.owner_id}/${h.origin.agent_id} (grant ${h.origin.grant_id}, generation ${h.origin.grant_generation}); the claim was made by ${claim.origin.owner_id}/${claim.origin.agent_id} (grant ${claim.origin.grant_id}, generation ${claim.origin.grant_generation}) and the upload by ${ctx.actor.owner_id}/${ctx.actor.agent_id}`,
+      'upload as the actor whose grant claimed the task',
+      { field: 'origin' },
+    );
   }
   try {
     requireLiveOrigin(auth, claim.origin);
   } catch (error) {
     if (isAgentscmError(error) && error.code === 'GRANT_NOT_LIVE') {
-      refuse('IMPORT_ORIGIN_NOT_LIVE', `the originating grant ${claim.origin.grant_id} (generation ${claim.origin.grant_generation}) was revoked or rotated since the claim`, 'claim again under the live grant and collect again', { grant_id: claim.origin.grant_id });
+      refuse(
+        'IMPORT_ORIGIN_NOT_LIVE',
+        `the originating grant ${claim.origin.grant_id} (generation ${claim.origin.grant_generation}) was revoked or rotated since the claim`,
+        'claim again under the live grant and collect again',
+        { grant_id: claim.origin.grant_id },
+      );
     }
     throw error;
   }
-  if (!sameExecutor(h.executor, d.executor)) refuse('IMPORT_EXECUTOR_MISMATCH', `the transfer names executor ${h.executor.registration_id}/${h.executor.executor_id} epoch ${h.executor.registration_epoch}; the claim bound ${d.executor.registration_id}/${d.executor.executor_id} epoch ${d.executor.registration_epoch}`, hint, { field: 'executor' });
+  if (!sameExecutor(h.executor, d.executor))
+    refuse(
+      'IMPORT_EXECUTOR_MISMATCH',
+      `the transfer names executor ${h.executor.registration_id}/${h.executor.executor_id} epoch ${h.executor.registration_epoch}; the claim bound ${d.executor.registration_id}/${d.executor.executor_id} epoch ${d.executor.registration_epoch}`,
+      hint,
+      { field: 'executor' },
+    );
   let profile;
   try {
     profile = requireCurrentCollectorProfile(auth, d.collector_profile_id).installed.profile;
   } catch (error) {
-    if (isAgentscmError(error) && error.code === 'REGISTRATION_NOT_CURRENT') throw registrationNotCurrent(d.executor.registration_id);
+    if (isAgentscmError(error) && error.code === 'REGISTRATION_NOT_CURRENT')
+      throw registrationNotCurrent(d.executor.registration_id);
     throw error;
   }
   // The subject compiled before the transaction is still current through the reserved connection.
@@ -429,41 +627,99 @@ function importWithin(scope: TransitionScope, ctx: TaskContext, transfer: Verifi
   const recordBytes = (envelope.records[envelope.records.length - 1] as TransferEnvelope['records'][number]).bytes;
   if (transfer.kind === 'review') {
     if (profile.kind !== 'finite_review' || !isReviewDescriptor(d) || entry.step.action.kind !== 'review') {
-      refuse('IMPORT_RECORD_INVALID', `the transfer carries review records, but collector profile ${d.collector_profile_id} is a ${profile.kind} profile for a ${entry.step.action.kind} step`, 'upload the transfer the profile\'s own collector kind produces', { field: 'records' });
+      refuse(
+        'IMPORT_RECORD_INVALID',
+        `the transfer carries review records, but collector profile ${d.collector_profile_id} is a ${profile.kind} profile for a ${entry.step.action.kind} step`,
+        "upload the transfer the profile's own collector kind produces",
+        { field: 'records' },
+      );
     }
     const transport = reviewTransportDigest(profile.transport);
     if (h.collector.runtime_identity_digest !== transport) {
-      refuse('IMPORT_RUNTIME_MISMATCH', `the collector reports transport identity ${h.collector.runtime_identity_digest}; the finite-review profile pins ${transport}`, 'collect with the executable, provider scope and model the profile pins', { field: 'collector.runtime_identity_digest' });
+      refuse(
+        'IMPORT_RUNTIME_MISMATCH',
+        `the collector reports transport identity ${h.collector.runtime_identity_digest}; the finite-review profile pins ${transport}`,
+        'collect with the executable, provider scope and model the profile pins',
+        { field: 'collector.runtime_identity_digest' },
+      );
     }
-    if (replayed?.transfer_digest !== digest) throw new AgentscmError('INTERNAL', 'a review transfer is imported only after its replay (importCollectorTransferAsync)');
+    if (replayed?.transfer_digest !== digest)
+      throw new AgentscmError(
+        'INTERNAL',
+        'a review transfer is imported only after its replay (importCollectorTransferAsync)',
+      );
     if (h.request_digest !== replayed.review_id) {
-      refuse('IMPORT_REQUEST_MISMATCH', `the header names request digest ${h.request_digest}; the review the authority installs for this task has review id ${replayed.review_id}`, hint, { field: 'request_digest' });
+      refuse(
+        'IMPORT_REQUEST_MISMATCH',
+        `the header names request digest ${h.request_digest}; the review the authority installs for this task has review id ${replayed.review_id}`,
+        hint,
+        { field: 'request_digest' },
+      );
     }
     outcome = replayed.outcome;
   } else {
     if (profile.kind !== 'command' || isReviewDescriptor(d) || entry.step.action.kind !== 'command') {
-      refuse('IMPORT_RECORD_INVALID', `the transfer carries execution records, but collector profile ${d.collector_profile_id} is a ${profile.kind} profile for a ${entry.step.action.kind} step`, 'upload the transfer the profile\'s own collector kind produces', { field: 'records' });
+      refuse(
+        'IMPORT_RECORD_INVALID',
+        `the transfer carries execution records, but collector profile ${d.collector_profile_id} is a ${profile.kind} profile for a ${entry.step.action.kind} step`,
+        "upload the transfer the profile's own collector kind produces",
+        { field: 'records' },
+      );
     }
     if (h.collector.runtime_identity_digest !== profile.runtime_identity_digest) {
-      refuse('IMPORT_RUNTIME_MISMATCH', `the collector reports runtime identity ${h.collector.runtime_identity_digest}; the profile pins ${profile.runtime_identity_digest}`, 'collect with the runtime the profile pins (agent-task runtime-probe)', { field: 'collector.runtime_identity_digest' });
+      refuse(
+        'IMPORT_RUNTIME_MISMATCH',
+        `the collector reports runtime identity ${h.collector.runtime_identity_digest}; the profile pins ${profile.runtime_identity_digest}`,
+        'collect with the runtime the profile pins (agent-task runtime-probe)',
+        { field: 'collector.runtime_identity_digest' },
+      );
     }
     const requestBytes = (envelope.records[0] as TransferEnvelope['records'][number]).bytes;
     const requestDigestValue = sha256Hex(requestBytes);
-    if (h.request_digest !== requestDigestValue) refuse('IMPORT_REQUEST_MISMATCH', `the header names request digest ${h.request_digest}; the execution_request record has SHA-256 ${requestDigestValue}`, hint, { field: 'request_digest' });
+    if (h.request_digest !== requestDigestValue)
+      refuse(
+        'IMPORT_REQUEST_MISMATCH',
+        `the header names request digest ${h.request_digest}; the execution_request record has SHA-256 ${requestDigestValue}`,
+        hint,
+        { field: 'request_digest' },
+      );
     const sent = parseCanonicalRecord(requestBytes, 'IMPORT_REQUEST_MISMATCH', 'execution_request');
     const identity = sent.runtime_identity;
-    if (identity === null || typeof identity !== 'object' || Array.isArray(identity) || transferRuntimeIdentityDigest(identity) !== profile.runtime_identity_digest) {
-      refuse('IMPORT_RUNTIME_MISMATCH', 'the execution request names a runtime identity whose SHA-256 is not the profile\'s runtime_identity_digest', 'collect with the runtime the profile pins', { field: 'runtime_identity' });
+    if (
+      identity === null ||
+      typeof identity !== 'object' ||
+      Array.isArray(identity) ||
+      transferRuntimeIdentityDigest(identity) !== profile.runtime_identity_digest
+    ) {
+      refuse(
+        'IMPORT_RUNTIME_MISMATCH',
+        "the execution request names a runtime identity whose SHA-256 is not the profile's runtime_identity_digest",
+        'collect with the runtime the profile pins',
+        { field: 'runtime_identity' },
+      );
     }
-    if (entry.step.action.kind !== 'command') throw new AgentscmError('INTERNAL', 'a collector claim names a command task');
-    const expected = transferExecutionRequest({ descriptor: d, step_id: profile.step_id, recipe_path: entry.step.action.recipe_path, recipe_digest: profile.recipe_digest, runtime_identity: identity });
+    if (entry.step.action.kind !== 'command')
+      throw new AgentscmError('INTERNAL', 'a collector claim names a command task');
+    const expected = transferExecutionRequest({
+      descriptor: d,
+      step_id: profile.step_id,
+      recipe_path: entry.step.action.recipe_path,
+      recipe_digest: profile.recipe_digest,
+      runtime_identity: identity,
+    });
     if (!encodeCanonical(expected).equals(Buffer.from(requestBytes))) {
-      refuse('IMPORT_REQUEST_MISMATCH', 'the execution_request record is not the request the authority regenerates from the profile recipe, the exact revision and the context', 'collect from the descriptor unchanged', { field: 'execution_request' });
+      refuse(
+        'IMPORT_REQUEST_MISMATCH',
+        'the execution_request record is not the request the authority regenerates from the profile recipe, the exact revision and the context',
+        'collect from the descriptor unchanged',
+        { field: 'execution_request' },
+      );
     }
     const record = parseCanonicalRecord(recordBytes, 'IMPORT_RECORD_INVALID', 'execution_record');
     outcome = checkTransferRecord(record, expected, requestDigestValue, profile.recipe);
   }
-  if (!updateAttempt(journal, retained, ['active'], { state: 'finished' }, nowMs)) throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
+  if (!updateAttempt(journal, retained, ['active'], { state: 'finished' }, nowMs))
+    throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
   const response: JsonObject = {
     status: 'imported',
     upload_request_id: h.upload_request_id,
@@ -477,10 +733,25 @@ function importWithin(scope: TransitionScope, ctx: TaskContext, transfer: Verifi
     outcome,
     record_digest: sha256Hex(recordBytes),
   };
-  const seq = (journalStatement(journal, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM collector_transfers').get() as { next: number }).next;
+  const seq = (
+    journalStatement(journal, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM collector_transfers').get() as {
+      next: number;
+    }
+  ).next;
   journalStatement(
     journal,
     'INSERT INTO collector_transfers (upload_request_id, attempt_id, task_id, transfer_digest, length, envelope, outcome, response, imported_at_ms, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  ).run(h.upload_request_id, d.attempt.attempt_id, d.task.task_id, digest, bytes.byteLength, Buffer.from(bytes), outcome, encodeCanonical(response), nowMs, seq);
+  ).run(
+    h.upload_request_id,
+    d.attempt.attempt_id,
+    d.task.task_id,
+    digest,
+    bytes.byteLength,
+    Buffer.from(bytes),
+    outcome,
+    encodeCanonical(response),
+    nowMs,
+    seq,
+  );
   return response;
 }

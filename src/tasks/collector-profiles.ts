@@ -12,22 +12,35 @@
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { recipeToJson } from '../contracts/collector-descriptor.js';
 import type { CollectorProfile } from '../contracts/collector-profile.js';
-import { REVIEW_LIMITS, reviewBudgetsToJson } from '../contracts/review-policy.js';
-import type { AnyCollectorProfile, ReviewCollectorProfile } from '../contracts/review-profile.js';
-import { MAX_REVIEW_PROFILE_BYTES, anyCollectorProfileToJson, decodeAnyCollectorProfile } from '../contracts/review-profile.js';
-import { sha256Hex } from '../crypto/sha256.js';
-import { RECIPE_LIMITS, commandRecipeDigest, decodeCommandRecipe } from '../contracts/command-recipe.js';
+import { commandRecipeDigest, decodeCommandRecipe, RECIPE_LIMITS } from '../contracts/command-recipe.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
+import { REVIEW_LIMITS, reviewBudgetsToJson } from '../contracts/review-policy.js';
+import {
+  anyCollectorProfileToJson,
+  decodeAnyCollectorProfile,
+  MAX_REVIEW_PROFILE_BYTES,
+  type AnyCollectorProfile,
+  type ReviewCollectorProfile,
+} from '../contracts/review-profile.js';
+import type {
+  WorkflowAction,
+  WorkflowActionKind,
+  WorkflowDefinition,
+  WorkflowStepDefinition,
+} from '../contracts/workflow-definition.js';
+import { sha256Hex } from '../crypto/sha256.js';
 import { readBoundedInput } from '../native/bounded-input.js';
-import { getCollectorProfile, profileRegistration, resolveCollectorProfileRef, storeCollectorProfile } from '../native/collector-profiles.js';
+import {
+  getCollectorProfile,
+  profileRegistration,
+  resolveCollectorProfileRef,
+  storeCollectorProfile,
+} from '../native/collector-profiles.js';
 import { getRepository } from '../native/repositories.js';
-import { findTargetRequirement } from '../native/requirements.js';
-import type { TargetRequirement } from '../native/requirements.js';
-import type { WorkflowAction, WorkflowActionKind, WorkflowDefinition, WorkflowStepDefinition } from '../contracts/workflow-definition.js';
+import { findTargetRequirement, type TargetRequirement } from '../native/requirements.js';
 import { readRevisionFile } from '../native/revisions.js';
-import { openAuthority, readTransaction, writeTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
+import { openAuthority, readTransaction, writeTransaction, type Authority } from '../native/store.js';
 import { listTargets } from '../native/targets.js';
 import { requirementDefinition } from '../workflows/requirement.js';
 import { layoutSkillPackage, resolvePackagePath } from '../workflows/skill-package.js';
@@ -38,7 +51,12 @@ export interface CollectorProfileView {
   readonly profile: JsonObject;
   readonly installed_at_ms: number;
   /** The requirement step that binds the recipe (a command profile) or the policy (a finite-review profile); install only, null for show. */
-  readonly bound_by: { readonly target: string; readonly requirement_digest: string; readonly recipe_path?: string; readonly policy_path?: string } | null;
+  readonly bound_by: {
+    readonly target: string;
+    readonly requirement_digest: string;
+    readonly recipe_path?: string;
+    readonly policy_path?: string;
+  } | null;
   /** Whether the registration is still the newest unrevoked epoch of its scope (read now). */
   readonly registration_current: boolean;
 }
@@ -61,7 +79,12 @@ interface StepCandidate<K extends WorkflowActionKind> {
  * Every target's current requirement whose step `profile.step_id` has an action of `kind`;
  * a step of another kind is noted in `seen` (for the refusal) and skipped.
  */
-function* stepsOfKind<K extends WorkflowActionKind>(auth: Authority, profile: AnyCollectorProfile, kind: K, seen: string[]): Generator<StepCandidate<K>> {
+function* stepsOfKind<K extends WorkflowActionKind>(
+  auth: Authority,
+  profile: AnyCollectorProfile,
+  kind: K,
+  seen: string[],
+): Generator<StepCandidate<K>> {
   for (const target of listTargets(auth, profile.repository_id)) {
     const requirement = findTargetRequirement(auth, profile.repository_id, target.name);
     if (requirement === null) continue;
@@ -92,15 +115,27 @@ function findRecipeBinding(auth: Authority, profile: CollectorProfile): RecipeBi
   const seen: string[] = [];
   for (const { target, requirement, definition, step, action } of stepsOfKind(auth, profile, 'command', seen)) {
     const recipePath = resolvePackagePath(layoutSkillPackage(definition.skill), action.runner);
-    const bytes = readRevisionFile(auth, profile.repository_id, requirement.revision, recipePath, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
+    const bytes = readRevisionFile(auth, profile.repository_id, requirement.revision, recipePath, {
+      maxBytes: RECIPE_LIMITS.maxRecipeBytes,
+    });
     const digest = commandRecipeDigest(bytes);
-    if (digest === profile.recipe_digest) return { target: target.name, requirement_digest: requirement.requirement_digest, recipe_path: recipePath, bytes };
+    if (digest === profile.recipe_digest)
+      return {
+        target: target.name,
+        requirement_digest: requirement.requirement_digest,
+        recipe_path: recipePath,
+        bytes,
+      };
     seen.push(`target ${target.name}: step "${step.id}" binds recipe ${digest}`);
   }
-  throw new AgentscmError('COLLECTOR_PROFILE_STEP_INVALID', `no installed requirement of repository ${profile.repository_id} has a command step "${profile.step_id}" binding recipe ${profile.recipe_digest}${seen.length === 0 ? '' : ` (${seen.join('; ')})`}`, {
-    hint: 'name a command step of an installed requirement and the SHA-256 of its recipe file (requirement show lists the steps)',
-    details: { step_id: profile.step_id },
-  });
+  throw new AgentscmError(
+    'COLLECTOR_PROFILE_STEP_INVALID',
+    `no installed requirement of repository ${profile.repository_id} has a command step "${profile.step_id}" binding recipe ${profile.recipe_digest}${seen.length === 0 ? '' : ` (${seen.join('; ')})`}`,
+    {
+      hint: 'name a command step of an installed requirement and the SHA-256 of its recipe file (requirement show lists the steps)',
+      details: { step_id: profile.step_id },
+    },
+  );
 }
 
 interface PolicyBinding {
@@ -119,16 +154,33 @@ function findPolicyBinding(auth: Authority, profile: ReviewCollectorProfile): Po
   const seen: string[] = [];
   for (const { target, requirement, definition, step, action } of stepsOfKind(auth, profile, 'review', seen)) {
     const policyPath = resolvePackagePath(layoutSkillPackage(definition.skill), action.policy);
-    const digest = sha256Hex(readRevisionFile(auth, profile.repository_id, requirement.revision, policyPath, { maxBytes: REVIEW_LIMITS.maxPolicyBytes }));
+    const digest = sha256Hex(
+      readRevisionFile(auth, profile.repository_id, requirement.revision, policyPath, {
+        maxBytes: REVIEW_LIMITS.maxPolicyBytes,
+      }),
+    );
     if (digest !== profile.policy_sha256) seen.push(`target ${target.name}: step "${step.id}" binds policy ${digest}`);
-    else if (action.coverage.length !== profile.coverage.length || action.coverage.some((path, i) => path !== profile.coverage[i])) seen.push(`target ${target.name}: step "${step.id}" covers other paths`);
-    else if (!encodeCanonical(reviewBudgetsToJson(action.budgets)).equals(encodeCanonical(reviewBudgetsToJson(profile.budgets)))) seen.push(`target ${target.name}: step "${step.id}" has other budgets`);
+    else if (
+      action.coverage.length !== profile.coverage.length ||
+      action.coverage.some((path, i) => path !== profile.coverage[i])
+    )
+      seen.push(`target ${target.name}: step "${step.id}" covers other paths`);
+    else if (
+      !encodeCanonical(reviewBudgetsToJson(action.budgets)).equals(
+        encodeCanonical(reviewBudgetsToJson(profile.budgets)),
+      )
+    )
+      seen.push(`target ${target.name}: step "${step.id}" has other budgets`);
     else return { target: target.name, requirement_digest: requirement.requirement_digest, policy_path: policyPath };
   }
-  throw new AgentscmError('COLLECTOR_PROFILE_STEP_INVALID', `no installed requirement of repository ${profile.repository_id} has a review step "${profile.step_id}" binding policy ${profile.policy_sha256} with the profile's coverage and budgets${seen.length === 0 ? '' : ` (${seen.join('; ')})`}`, {
-    hint: 'name a review step of an installed requirement, the SHA-256 of its policy file, and its coverage and budgets exactly (requirement show lists the steps)',
-    details: { step_id: profile.step_id },
-  });
+  throw new AgentscmError(
+    'COLLECTOR_PROFILE_STEP_INVALID',
+    `no installed requirement of repository ${profile.repository_id} has a review step "${profile.step_id}" binding policy ${profile.policy_sha256} with the profile's coverage and budgets${seen.length === 0 ? '' : ` (${seen.join('; ')})`}`,
+    {
+      hint: 'name a review step of an installed requirement, the SHA-256 of its policy file, and its coverage and budgets exactly (requirement show lists the steps)',
+      details: { step_id: profile.step_id },
+    },
+  );
 }
 
 function viewOf(auth: Authority, id: string, bound: RecipeBinding | PolicyBinding | null): CollectorProfileView {
@@ -144,12 +196,17 @@ function viewOf(auth: Authority, id: string, bound: RecipeBinding | PolicyBindin
         : 'policy_path' in bound
           ? { target: bound.target, requirement_digest: bound.requirement_digest, policy_path: bound.policy_path }
           : { target: bound.target, requirement_digest: bound.requirement_digest, recipe_path: bound.recipe_path },
-    registration_current: registration.current && registration.registration_epoch === installed.profile.registration_epoch,
+    registration_current:
+      registration.current && registration.registration_epoch === installed.profile.registration_epoch,
   };
 }
 
 /** Check a decoded profile against the authority and install it (one write transaction). */
-export function installCollectorProfile(auth: Authority, profile: AnyCollectorProfile, nowMs: number): InstallProfileResult {
+export function installCollectorProfile(
+  auth: Authority,
+  profile: AnyCollectorProfile,
+  nowMs: number,
+): InstallProfileResult {
   return writeTransaction(auth, () => {
     getRepository(auth, profile.repository_id);
     profileRegistration(auth, profile, true);
@@ -160,11 +217,19 @@ export function installCollectorProfile(auth: Authority, profile: AnyCollectorPr
     }
     const bound = findRecipeBinding(auth, profile);
     const recipe = decodeCommandRecipe(bound.bytes);
-    if (!Buffer.from(encodeCanonical(recipeToJson(recipe))).equals(Buffer.from(encodeCanonical(recipeToJson(profile.recipe))))) {
-      throw new AgentscmError('COLLECTOR_PROFILE_RECIPE_MISMATCH', `the profile's recipe is not the recipe ${profile.recipe_digest} (${bound.recipe_path}) decoded`, {
-        hint: 'copy the recipe file into the profile unchanged (same fields, values and env order)',
-        details: { recipe_path: bound.recipe_path },
-      });
+    if (
+      !Buffer.from(encodeCanonical(recipeToJson(recipe))).equals(
+        Buffer.from(encodeCanonical(recipeToJson(profile.recipe))),
+      )
+    ) {
+      throw new AgentscmError(
+        'COLLECTOR_PROFILE_RECIPE_MISMATCH',
+        `the profile's recipe is not the recipe ${profile.recipe_digest} (${bound.recipe_path}) decoded`,
+        {
+          hint: 'copy the recipe file into the profile unchanged (same fields, values and env order)',
+          details: { recipe_path: bound.recipe_path },
+        },
+      );
     }
     const stored = storeCollectorProfile(auth, profile, nowMs);
     return { ...viewOf(auth, stored.profile.collector_profile_id, bound), installed: stored.installed };
@@ -173,7 +238,14 @@ export function installCollectorProfile(auth: Authority, profile: AnyCollectorPr
 
 /** `agentscm agent-task profile install FILE`: read (bounded, regular file), decode strictly, check, install. */
 export function installCollectorProfileFile(dataDir: string, file: string, nowMs: number): InstallProfileResult {
-  const profile = decodeAnyCollectorProfile(readBoundedInput(file, { limit: MAX_REVIEW_PROFILE_BYTES, what: 'the collector profile', tooLargeHint: 'a command profile holds one recipe and its bindings (at most 80 KiB); a finite-review profile its pins and coverage (at most 256 KiB)' }));
+  const profile = decodeAnyCollectorProfile(
+    readBoundedInput(file, {
+      limit: MAX_REVIEW_PROFILE_BYTES,
+      what: 'the collector profile',
+      tooLargeHint:
+        'a command profile holds one recipe and its bindings (at most 80 KiB); a finite-review profile its pins and coverage (at most 256 KiB)',
+    }),
+  );
   const auth = openAuthority(dataDir, { mode: 'write' });
   try {
     return installCollectorProfile(auth, profile, nowMs);

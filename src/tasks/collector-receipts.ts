@@ -11,33 +11,35 @@
  * each stored length checked against 16 MiB before its bytes are read.
  */
 import { encodeCanonical } from '../contracts/canonical-json.js';
+import { collectorFinalizeRequestDecoder, type CollectorFinalizeRequest } from '../contracts/collector-requests.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
-import { MAX_RECEIPT_TASKS, checkReceipt, encodeReceiptV2, receiptOutcomeOf, receiptV2Digest } from '../contracts/receipt-v2.js';
-import type { ReceiptTask, WorkflowReceiptV2 } from '../contracts/receipt-v2.js';
-import type { CollectorFinalizeRequest } from '../contracts/collector-requests.js';
-import { collectorFinalizeRequestDecoder } from '../contracts/collector-requests.js';
+import {
+  checkReceipt,
+  encodeReceiptV2,
+  MAX_RECEIPT_TASKS,
+  receiptOutcomeOf,
+  receiptV2Digest,
+  type ReceiptTask,
+  type WorkflowReceiptV2,
+} from '../contracts/receipt-v2.js';
 import { hexToBytes } from '../contracts/task-common.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { authorityId } from '../native/authority-identity.js';
 import { getRegistration } from '../native/executor-registry.js';
 import { requireLiveOrigin } from '../native/grants.js';
 import type { Authority } from '../native/store.js';
-import type { Journal } from '../workflows/journal.js';
-import { journalStatement } from '../workflows/journal.js';
+import { journalStatement, type Journal } from '../workflows/journal.js';
 import { assessCapability } from '../workflows/require-capability.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
 import { findCollectorAttempt } from './collector-attempts.js';
 import { findTransferOfTask } from './collector-transfers.js';
 import { reverifyRetainedEnvelope } from './collector-verified-transfer.js';
-import { readRetainedEnvelope } from './retained-envelope.js';
-
 import type { TaskContext } from './context.js';
-import type { DerivedSubject } from './derive.js';
-import { requireCurrentSubject } from './derive.js';
+import { requireCurrentSubject, type DerivedSubject } from './derive.js';
 import { deriveCurrent, requireActor } from './operations.js';
-import { runTransition } from './transition.js';
-import type { TransitionScope } from './transition.js';
+import { readRetainedEnvelope } from './retained-envelope.js';
+import { runTransition, type TransitionScope } from './transition.js';
 
 // The row readers live in collector-transfers.ts (no dependency back on the operations); they
 // are re-exported here for callers that read receipts and imports together.
@@ -47,7 +49,11 @@ export type { RetainedTransferRow } from './collector-transfers.js';
 // depending on this module (which depends on operations.ts, which depends on views.ts).
 export { readRetainedEnvelope } from './retained-envelope.js';
 
-function sourcePathsDigest(auth: Authority, derived: DerivedSubject, expectations: Parameters<typeof checkSourcePaths>[3]): string | null {
+function sourcePathsDigest(
+  auth: Authority,
+  derived: DerivedSubject,
+  expectations: Parameters<typeof checkSourcePaths>[3],
+): string | null {
   const result = checkSourcePaths(auth, derived.base.repository, derived.base.revision, expectations);
   if (result.state !== 'succeeded') return null;
   return sha256Hex(encodeCanonical({ state: result.state, observations: result.observations as unknown as JsonValue }));
@@ -60,29 +66,52 @@ export type ReceiptBuild = { readonly receipt: WorkflowReceiptV2 } | { readonly 
  * Build the receipt of a subject from what the journal retains: null reasons name the first task
  * that keeps the graph from completing. `verify` re-reads each imported envelope (finalize).
  */
-export function buildReceipt(auth: Authority, journal: Journal, derived: DerivedSubject, verify: boolean): ReceiptBuild {
+export function buildReceipt(
+  auth: Authority,
+  journal: Journal,
+  derived: DerivedSubject,
+  verify: boolean,
+): ReceiptBuild {
   const rows: ReceiptTask[] = [];
   let imported = 0;
-  if (derived.tasks.length > MAX_RECEIPT_TASKS) return { incomplete: `the plan has ${derived.tasks.length} steps, more than ${MAX_RECEIPT_TASKS}` };
+  if (derived.tasks.length > MAX_RECEIPT_TASKS)
+    return { incomplete: `the plan has ${derived.tasks.length} steps, more than ${MAX_RECEIPT_TASKS}` };
   for (const entry of derived.tasks) {
-    const base = { task_id: entry.task.task_id, task_digest: entry.digest, step_id: entry.task.subject.step_id, required: entry.task.required };
+    const base = {
+      task_id: entry.task.task_id,
+      task_digest: entry.digest,
+      step_id: entry.task.subject.step_id,
+      required: entry.task.required,
+    };
     const action = entry.step.action;
     if (action.kind === 'source_paths') {
       const digest = sourcePathsDigest(auth, derived, action.expectations);
-      rows.push(digest === null ? { ...base, outcome: 'failed' } : { ...base, outcome: 'passed', result_digest: digest });
+      rows.push(
+        digest === null ? { ...base, outcome: 'failed' } : { ...base, outcome: 'passed', result_digest: digest },
+      );
     } else if (action.kind === 'require_capability') {
       rows.push({ ...base, outcome: assessCapability(action.capability).available ? 'passed' : 'unavailable' });
     } else {
       const transfer = findTransferOfTask(journal, entry.task.task_id);
-      if (transfer === null) return { incomplete: `${action.kind} task ${entry.task.task_id} (step "${base.step_id}") has no imported transfer` };
+      if (transfer === null)
+        return {
+          incomplete: `${action.kind} task ${entry.task.task_id} (step "${base.step_id}") has no imported transfer`,
+        };
       const claim = findCollectorAttempt(journal, transfer.attempt_id);
-      if (claim === null) throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `imported transfer ${transfer.upload_request_id} has no collector claim`);
+      if (claim === null)
+        throw new AgentscmError(
+          'TASK_JOURNAL_INCONSISTENT',
+          `imported transfer ${transfer.upload_request_id} has no collector claim`,
+        );
       // The originating grant stays authorizing through finalization (spec "Live
       // originating-actor authorization"): revoked or rotated since the claim, no receipt.
       try {
         requireLiveOrigin(auth, claim.origin);
       } catch (error) {
-        if (isAgentscmError(error) && error.code === 'GRANT_NOT_LIVE') return { incomplete: `the originating grant ${claim.origin.grant_id} of task ${entry.task.task_id}'s transfer is no longer live` };
+        if (isAgentscmError(error) && error.code === 'GRANT_NOT_LIVE')
+          return {
+            incomplete: `the originating grant ${claim.origin.grant_id} of task ${entry.task.task_id}'s transfer is no longer live`,
+          };
         throw error;
       }
       // The executor registration the transfer was signed under is rechecked here too, inside
@@ -90,8 +119,14 @@ export function buildReceipt(auth: Authority, journal: Journal, derived: Derived
       // superseded by a re-enrollment since, no receipt names its transfer.
       const d = claim.descriptor;
       const registration = getRegistration(auth, d.executor.registration_id);
-      if (!registration.current || registration.registration_epoch !== d.executor.registration_epoch || registration.verification_key_id !== d.executor.verification_key_id) {
-        return { incomplete: `the registration ${registration.registration_id} (epoch ${d.executor.registration_epoch}) of task ${entry.task.task_id}'s transfer is no longer current` };
+      if (
+        !registration.current ||
+        registration.registration_epoch !== d.executor.registration_epoch ||
+        registration.verification_key_id !== d.executor.verification_key_id
+      ) {
+        return {
+          incomplete: `the registration ${registration.registration_id} (epoch ${d.executor.registration_epoch}) of task ${entry.task.task_id}'s transfer is no longer current`,
+        };
       }
       if (verify) {
         // The retained bytes must still verify under the registration's key (read one transfer
@@ -122,7 +157,8 @@ export function buildReceipt(auth: Authority, journal: Journal, derived: Derived
       });
     }
     const last = rows[rows.length - 1] as ReceiptTask;
-    if (last.required && last.outcome !== 'passed') return { incomplete: `required task ${last.task_id} (step "${last.step_id}") is ${last.outcome}` };
+    if (last.required && last.outcome !== 'passed')
+      return { incomplete: `required task ${last.task_id} (step "${last.step_id}") is ${last.outcome}` };
   }
   if (imported === 0) return { incomplete: 'no command or review task of the subject was imported' };
   const omissions = rows.some((row) => row.outcome !== 'passed');
@@ -150,16 +186,16 @@ export function buildReceipt(auth: Authority, journal: Journal, derived: Derived
 }
 
 /** The retained receipt of a subject, or null. */
-export function findReceipt(journal: Journal, derived: DerivedSubject): { readonly receipt_digest: string; readonly receipt: Buffer } | null {
+export function findReceipt(
+  journal: Journal,
+  derived: DerivedSubject,
+): { readonly receipt_digest: string; readonly receipt: Buffer } | null {
   const b = derived.base;
-  const row = journalStatement(journal, 'SELECT receipt_digest, receipt FROM collector_receipts WHERE repository = ? AND profile = ? AND target = ? AND change_id = ? AND context_digest = ? AND plan_digest = ?').get(
-    b.repository,
-    b.profile,
-    b.target,
-    b.change_id,
-    b.context_digest,
-    b.plan_digest,
-  ) as { receipt_digest: string; receipt: Buffer } | undefined;
+  const row = journalStatement(
+    journal,
+    'SELECT receipt_digest, receipt FROM collector_receipts WHERE repository = ? AND profile = ? AND target = ? AND change_id = ? AND context_digest = ? AND plan_digest = ?',
+  ).get(b.repository, b.profile, b.target, b.change_id, b.context_digest, b.plan_digest) as
+    { receipt_digest: string; receipt: Buffer } | undefined;
   return row ?? null;
 }
 
@@ -174,17 +210,10 @@ export function writeReceiptIfComplete(scope: TransitionScope, derived: DerivedS
   const bytes = encodeReceiptV2(built.receipt);
   const digest = receiptV2Digest(built.receipt);
   const b = derived.base;
-  journalStatement(scope.journal, 'INSERT INTO collector_receipts (receipt_digest, repository, profile, target, change_id, context_digest, plan_digest, receipt, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-    digest,
-    b.repository,
-    b.profile,
-    b.target,
-    b.change_id,
-    b.context_digest,
-    b.plan_digest,
-    bytes,
-    scope.nowMs,
-  );
+  journalStatement(
+    scope.journal,
+    'INSERT INTO collector_receipts (receipt_digest, repository, profile, target, change_id, context_digest, plan_digest, receipt, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  ).run(digest, b.repository, b.profile, b.target, b.change_id, b.context_digest, b.plan_digest, bytes, scope.nowMs);
   return { status: 'written', receipt_digest: digest, state: built.receipt.state };
 }
 
@@ -199,7 +228,16 @@ export type { CollectorFinalizeRequest };
 export function collectorFinalizeOperation(ctx: TaskContext, request: CollectorFinalizeRequest): JsonValue {
   requireActor(ctx, request.agent);
   const derived = deriveCurrent(ctx);
-  return runTransition(ctx, 'collector_finalize', (scope) => writeReceiptIfComplete(scope, derived, true), () => {
-    throw new AgentscmError('WORKFLOW_JOURNAL_NOT_INITIALIZED', `the workflow journal does not exist in ${ctx.dataDir}; nothing was created`, { hint: 'no task was ever claimed in this data directory' });
-  });
+  return runTransition(
+    ctx,
+    'collector_finalize',
+    (scope) => writeReceiptIfComplete(scope, derived, true),
+    () => {
+      throw new AgentscmError(
+        'WORKFLOW_JOURNAL_NOT_INITIALIZED',
+        `the workflow journal does not exist in ${ctx.dataDir}; nothing was created`,
+        { hint: 'no task was ever claimed in this data directory' },
+      );
+    },
+  );
 }

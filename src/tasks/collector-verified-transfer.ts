@@ -6,8 +6,14 @@
  * header bindings, the stored bytes) works on the VerifiedTransfer this returns, never on the
  * bytes again.
  */
-import { checkTransferSignature, readTransferEnvelope, transferDigest, transferKindOf } from '../contracts/collector-transfer.js';
-import type { TransferEnvelope, TransferKind } from '../contracts/collector-transfer.js';
+import {
+  checkTransferSignature,
+  readTransferEnvelope,
+  transferDigest,
+  transferKindOf,
+  type TransferEnvelope,
+  type TransferKind,
+} from '../contracts/collector-transfer.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { hexToBytes } from '../contracts/task-common.js';
 import { authorityId } from '../native/authority-identity.js';
@@ -53,7 +59,10 @@ export function isVerifiedTransfer(value: unknown): value is VerifiedTransfer {
  * signature with the key of the registration the header names and the audience
  * (IMPORT_AUDIENCE_MISMATCH). The order is the spec's: envelope checks before anything else.
  */
-export function readVerifiedTransfer(bytes: Uint8Array, withAuthority: <T>(body: (auth: Authority) => T) => T): VerifiedTransfer {
+export function readVerifiedTransfer(
+  bytes: Uint8Array,
+  withAuthority: <T>(body: (auth: Authority) => T) => T,
+): VerifiedTransfer {
   verifiedTransferCounts.parsed += 1;
   const envelope = readTransferEnvelope(bytes);
   const digest = transferDigest(bytes);
@@ -63,10 +72,14 @@ export function readVerifiedTransfer(bytes: Uint8Array, withAuthority: <T>(body:
     const keyId = checkTransferSignature(envelope, hexToBytes(registration.public_key));
     const audience = authorityId(auth);
     if (envelope.header.audience !== audience) {
-      throw new AgentscmError('IMPORT_AUDIENCE_MISMATCH', `the transfer is addressed to authority ${envelope.header.audience}, not this one (${audience})`, {
-        hint: 'upload it to the authority that issued its descriptor',
-        details: { audience: envelope.header.audience },
-      });
+      throw new AgentscmError(
+        'IMPORT_AUDIENCE_MISMATCH',
+        `the transfer is addressed to authority ${envelope.header.audience}, not this one (${audience})`,
+        {
+          hint: 'upload it to the authority that issued its descriptor',
+          details: { audience: envelope.header.audience },
+        },
+      );
     }
     return { verificationKeyId: keyId, registrationCurrent: registration.current };
   });

@@ -6,10 +6,9 @@
  * creates it — a read never creates the journal.
  */
 import { existsSync } from 'node:fs';
-import { openAuthority } from '../native/store.js';
-import type { Authority } from '../native/store.js';
-import type { Journal } from '../workflows/journal.js';
-import { journalPaths, openJournal } from '../workflows/journal.js';
+
+import { openAuthority, type Authority } from '../native/store.js';
+import { journalPaths, openJournal, type Journal } from '../workflows/journal.js';
 
 export interface TaskConnections {
   readonly dataDir: string;

@@ -57,7 +57,11 @@ export const trustedLocalGuard: TaskGuard = checkingGuard(() => undefined);
 /** A guard that refuses everything (tests and adapters whose credential was revoked). */
 export function refusingGuard(reason: string): TaskGuard {
   return checkingGuard((actor, operation) => {
-    throw new AgentscmError('TASK_NOT_AUTHORIZED', `${actor.owner_id}/${actor.agent_id} may not call ${operation}: ${reason}`, { hint: 'ask the operator for access' });
+    throw new AgentscmError(
+      'TASK_NOT_AUTHORIZED',
+      `${actor.owner_id}/${actor.agent_id} may not call ${operation}: ${reason}`,
+      { hint: 'ask the operator for access' },
+    );
   });
 }
 

@@ -9,27 +9,21 @@
 import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { InstructionEntrypoint, TaskCriterion, TaskProgression } from '../contracts/instruction-entrypoint.js';
-import type { NamedReference } from '../contracts/named-reference.js';
-import { MAX_REFERENCES } from '../contracts/named-reference.js';
+import { MAX_REFERENCES, type NamedReference } from '../contracts/named-reference.js';
 import { TASK_CAPABILITY } from '../contracts/task-common.js';
-import type { WorkflowTaskSubject } from '../contracts/task-subject.js';
-import { subjectToJson } from '../contracts/task-subject.js';
-import type { WorkflowTask } from '../contracts/task.js';
-import { checkTask, encodeTask } from '../contracts/task.js';
+import { subjectToJson, type WorkflowTaskSubject } from '../contracts/task-subject.js';
+import { checkTask, encodeTask, type WorkflowTask } from '../contracts/task.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { getChange } from '../native/changes.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { resolveRepository } from '../native/repositories.js';
 import { getTargetRequirement } from '../native/requirements.js';
 import { findReviewContext } from '../native/review-contexts.js';
-import { contentToken } from '../native/sqlite.js';
-import type { SqliteDatabase } from '../native/sqlite.js';
-import { readTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
+import { contentToken, type SqliteDatabase } from '../native/sqlite.js';
+import { readTransaction, type Authority } from '../native/store.js';
 import { getTarget } from '../native/targets.js';
 import type { PlanStep } from '../workflows/plan.js';
-import { compileRequirementPlan } from '../workflows/requirement.js';
-import type { CompiledRequirement } from '../workflows/requirement.js';
+import { compileRequirementPlan, type CompiledRequirement } from '../workflows/requirement.js';
 
 /** What selects a subject: the adapter's repository/profile/target plus the Change and its context. */
 export interface SubjectSelection {
@@ -65,11 +59,14 @@ export const ACTION_CLASS_RULES = {
   // finite-review profile reaches it, and only its replayed import completes it (docs/review.md
   // "Collecting a review"); the server-executed path runs it too.
   review: { criterion: 'review', controller_only: true, progression: 'none' },
-} as const satisfies Record<PlanStep['action']['kind'], { criterion: string; controller_only: boolean; progression: TaskProgression }>;
+} as const satisfies Record<
+  PlanStep['action']['kind'],
+  { criterion: string; controller_only: boolean; progression: TaskProgression }
+>;
 
 function stale(message: string, details: Record<string, unknown> = {}): AgentscmError {
   return new AgentscmError('TASK_STALE', message, {
-    hint: 'checkpoint or create a review context for the Change\'s current version, then call next again for the current subject',
+    hint: "checkpoint or create a review context for the Change's current version, then call next again for the current subject",
     details,
   });
 }
@@ -151,7 +148,15 @@ export function buildTasks(base: Omit<WorkflowTaskSubject, 'step_id'>, compiled:
       references: referencesFor(compiled, step),
       progression: ACTION_CLASS_RULES[step.action.kind].progression,
     };
-    const task: WorkflowTask = { version: 1, task_id: taskId, subject, required: step.required, action_kind: step.action.kind, needs: [...step.needs], entrypoint };
+    const task: WorkflowTask = {
+      version: 1,
+      task_id: taskId,
+      subject,
+      required: step.required,
+      action_kind: step.action.kind,
+      needs: [...step.needs],
+      entrypoint,
+    };
     checkTask(task);
     const { canonical, digest } = encodeTask(task);
     return { task, digest, canonical, step };
@@ -205,7 +210,13 @@ function memoOf(auth: Authority): CurrentMemo {
 }
 
 function selectionKey(selection: SubjectSelection): string {
-  return JSON.stringify([selection.repository ?? null, selection.profile, selection.target, selection.change_id, selection.context_digest]);
+  return JSON.stringify([
+    selection.repository ?? null,
+    selection.profile,
+    selection.target,
+    selection.change_id,
+    selection.context_digest,
+  ]);
 }
 
 // Keys by subject object: subjects are immutable, and a session rechecks the same retained
@@ -278,15 +289,27 @@ function deriveFresh(auth: Authority, selection: SubjectSelection): DerivedSubje
   const policyEpoch = currentPolicyEpoch(auth, repository);
   const context = findReviewContext(auth, repository, selection.context_digest);
   if (context === null) {
-    throw new AgentscmError('CONTEXT_NOT_FOUND', `repository ${repository} has no review context ${selection.context_digest}`, {
-      hint: 'create one with `agentscm context create --change ID --runner PATH` and pass its context_digest',
-    });
+    throw new AgentscmError(
+      'CONTEXT_NOT_FOUND',
+      `repository ${repository} has no review context ${selection.context_digest}`,
+      {
+        hint: 'create one with `agentscm context create --change ID --runner PATH` and pass its context_digest',
+      },
+    );
   }
   const c = context.context;
-  if (c.change.id !== change.id || c.change_version !== change.current_version || c.revision !== change.current_revision || c.policy_epoch !== policyEpoch) {
-    throw stale(`review context ${selection.context_digest} binds Change ${c.change.id} version ${c.change_version} at policy epoch ${c.policy_epoch}; Change ${change.id} is at version ${change.current_version} and the policy epoch is ${policyEpoch}`, {
-      context_digest: selection.context_digest,
-    });
+  if (
+    c.change.id !== change.id ||
+    c.change_version !== change.current_version ||
+    c.revision !== change.current_revision ||
+    c.policy_epoch !== policyEpoch
+  ) {
+    throw stale(
+      `review context ${selection.context_digest} binds Change ${c.change.id} version ${c.change_version} at policy epoch ${c.policy_epoch}; Change ${change.id} is at version ${change.current_version} and the policy epoch is ${policyEpoch}`,
+      {
+        context_digest: selection.context_digest,
+      },
+    );
   }
   getTarget(auth, repository, selection.target);
   const requirement = getTargetRequirement(auth, repository, selection.target);
@@ -336,10 +359,14 @@ function deriveFresh(auth: Authority, selection: SubjectSelection): DerivedSubje
 export function findDerivedTask(derived: DerivedSubject, taskId: string, digest?: string): DerivedTask {
   const found = derived.tasks.find((t) => t.task.task_id === taskId);
   if (found === undefined) {
-    throw new AgentscmError('TASK_NOT_FOUND', `task ${taskId} is not a task of the current subject of Change ${derived.base.change_id}`, {
-      hint: 'call requirements or next for the current subject and use a task_id it lists',
-      details: { task_id: taskId },
-    });
+    throw new AgentscmError(
+      'TASK_NOT_FOUND',
+      `task ${taskId} is not a task of the current subject of Change ${derived.base.change_id}`,
+      {
+        hint: 'call requirements or next for the current subject and use a task_id it lists',
+        details: { task_id: taskId },
+      },
+    );
   }
   if (digest !== undefined && digest !== found.digest) {
     throw stale(`task ${taskId} is derived with digest ${found.digest}, not ${digest}`, { task_id: taskId });
@@ -349,7 +376,13 @@ export function findDerivedTask(derived: DerivedSubject, taskId: string, digest?
 
 /** Subject selection of a retained task (its own Change and context). */
 export function selectionOfSubject(subject: WorkflowTaskSubject): SubjectSelection {
-  return { repository: subject.repository, profile: subject.profile, target: subject.target, change_id: subject.change_id, context_digest: subject.context_digest };
+  return {
+    repository: subject.repository,
+    profile: subject.profile,
+    target: subject.target,
+    change_id: subject.change_id,
+    context_digest: subject.context_digest,
+  };
 }
 
 /**
@@ -382,11 +415,17 @@ function driftFresh(auth: Authority, subject: Omit<WorkflowTaskSubject, 'step_id
   const context = findReviewContext(auth, repository, subject.context_digest);
   if (context === null) return 'context_digest';
   const c = context.context;
-  if (c.change.id !== subject.change_id || c.change_version !== subject.change_version || c.revision !== subject.revision || c.policy_epoch !== subject.policy_epoch) {
+  if (
+    c.change.id !== subject.change_id ||
+    c.change_version !== subject.change_version ||
+    c.revision !== subject.revision ||
+    c.policy_epoch !== subject.policy_epoch
+  ) {
     return 'context_digest';
   }
   getTarget(auth, repository, subject.target);
-  if (getTargetRequirement(auth, repository, subject.target).requirement_digest !== subject.requirement_digest) return 'requirement_digest';
+  if (getTargetRequirement(auth, repository, subject.target).requirement_digest !== subject.requirement_digest)
+    return 'requirement_digest';
   return null;
 }
 
@@ -396,7 +435,10 @@ export function requireCurrentSubject(auth: Authority, subject: Omit<WorkflowTas
   try {
     drift = subjectDrift(auth, subject);
   } catch (error) {
-    if (error instanceof AgentscmError && ['CHANGE_NOT_FOUND', 'TARGET_NOT_FOUND', 'REQUIREMENT_NOT_FOUND', 'REPOSITORY_NOT_FOUND'].includes(error.code)) {
+    if (
+      error instanceof AgentscmError &&
+      ['CHANGE_NOT_FOUND', 'TARGET_NOT_FOUND', 'REQUIREMENT_NOT_FOUND', 'REPOSITORY_NOT_FOUND'].includes(error.code)
+    ) {
       throw stale(`the subject is no longer current: ${error.message}`, { cause_code: error.code });
     }
     throw error;

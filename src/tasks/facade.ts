@@ -10,8 +10,19 @@ import type { JsonValue } from '../contracts/json-value.js';
 import { referenceFetchRequestDecoder } from '../contracts/named-reference.js';
 import { capabilitiesResponse } from '../contracts/task-capabilities.js';
 import { recoveredRequestOf, taskRecoveryRequestDecoder } from '../contracts/task-operations.js';
-import { taskClaimRequestDecoder, taskMutationRequestDecoder, taskStatusRequestDecoder } from '../contracts/task-requests.js';
+import {
+  taskClaimRequestDecoder,
+  taskMutationRequestDecoder,
+  taskStatusRequestDecoder,
+} from '../contracts/task-requests.js';
 import { taskResultAssertionDecoder } from '../contracts/task-result.js';
+import {
+  collectorClaimOperation,
+  collectorClaimRequestDecoder,
+  collectorDescriptorOperation,
+  collectorDescriptorRequestDecoder,
+} from './collector-claim.js';
+import { collectorFinalizeOperation, collectorFinalizeRequestDecoder } from './collector-receipts.js';
 import type { TaskContext, TaskOperation } from './context.js';
 import {
   claimOperation,
@@ -23,17 +34,20 @@ import {
   resultOperation,
   statusOperation,
 } from './operations.js';
-import { recoveryOperation } from './recovery.js';
-import { collectorClaimOperation, collectorClaimRequestDecoder, collectorDescriptorOperation, collectorDescriptorRequestDecoder } from './collector-claim.js';
-import { collectorFinalizeOperation, collectorFinalizeRequestDecoder } from './collector-receipts.js';
 import { qualificationOperation } from './qualification.js';
+import { recoveryOperation } from './recovery.js';
 
 /**
  * The operations served beside the phase-two ones: the collector operations (docs/agent-tasks.md
  * "Collector claims"; their request decoders are exported for the hub's registry) and the
  * read-only qualification (docs/qualification.md).
  */
-export const COLLECTOR_TASK_OPERATIONS: readonly TaskOperation[] = ['collector_claim', 'collector_descriptor', 'collector_finalize', 'qualification'];
+export const COLLECTOR_TASK_OPERATIONS: readonly TaskOperation[] = [
+  'collector_claim',
+  'collector_descriptor',
+  'collector_finalize',
+  'qualification',
+];
 export { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder };
 
 /**
@@ -74,7 +88,9 @@ export function isTaskOperation(name: string): name is TaskOperation {
 
 function requireInput(operation: TaskOperation, input: Uint8Array | null): Uint8Array {
   if (input === null) {
-    throw new AgentscmError('USAGE', `operation ${operation} needs an input document`, { hint: 'pass --input FILE or --input - with the request JSON' });
+    throw new AgentscmError('USAGE', `operation ${operation} needs an input document`, {
+      hint: 'pass --input FILE or --input - with the request JSON',
+    });
   }
   return input;
 }
@@ -93,17 +109,25 @@ export interface DecodedTaskCall {
  */
 export function decodeTaskCall(operation: string, input: Uint8Array | null): DecodedTaskCall {
   if (!isTaskOperation(operation)) {
-    throw new AgentscmError('TASK_OPERATION_UNKNOWN', `unknown agent-task operation ${JSON.stringify(operation.slice(0, 64))}`, {
-      hint: `use one of: ${FACADE_OPERATIONS.join(', ')}`,
-    });
+    throw new AgentscmError(
+      'TASK_OPERATION_UNKNOWN',
+      `unknown agent-task operation ${JSON.stringify(operation.slice(0, 64))}`,
+      {
+        hint: `use one of: ${FACADE_OPERATIONS.join(', ')}`,
+      },
+    );
   }
   if (NO_INPUT.includes(operation) && input !== null) {
-    throw new AgentscmError('USAGE', `operation ${operation} takes no input document`, { hint: 'call it without --input' });
+    throw new AgentscmError('USAGE', `operation ${operation} takes no input document`, {
+      hint: 'call it without --input',
+    });
   }
   const call = (run: (ctx: TaskContext) => JsonValue): DecodedTaskCall => ({ operation, run });
   switch (operation) {
     case 'capabilities':
-      return call((ctx) => ctx.guard(ctx.actor, 'capabilities', () => capabilitiesResponse(FACADE_OPERATIONS) as unknown as JsonValue));
+      return call((ctx) =>
+        ctx.guard(ctx.actor, 'capabilities', () => capabilitiesResponse(FACADE_OPERATIONS) as unknown as JsonValue),
+      );
     case 'requirements':
       return call((ctx) => requirementsOperation(ctx));
     case 'next':
@@ -127,7 +151,11 @@ export function decodeTaskCall(operation: string, input: Uint8Array | null): Dec
     case 'reconcile': {
       const request = taskMutationRequestDecoder.decode(requireInput(operation, input));
       if (request.action !== operation) {
-        throw new AgentscmError('TASK_BINDING_MISMATCH', `the request's action is ${request.action}, but the operation called is ${operation}`, { hint: 'call the operation the request names' });
+        throw new AgentscmError(
+          'TASK_BINDING_MISMATCH',
+          `the request's action is ${request.action}, but the operation called is ${operation}`,
+          { hint: 'call the operation the request names' },
+        );
       }
       return call((ctx) => mutationOperation(ctx, request));
     }
@@ -152,7 +180,9 @@ export function decodeTaskCall(operation: string, input: Uint8Array | null): Dec
       return call((ctx) => collectorFinalizeOperation(ctx, request));
     }
     case 'collector_upload':
-      throw new AgentscmError('TASK_OPERATION_UNKNOWN', 'collector uploads are not a facade operation', { hint: 'upload with `agentscm agent-task upload` (importCollectorTransfer)' });
+      throw new AgentscmError('TASK_OPERATION_UNKNOWN', 'collector uploads are not a facade operation', {
+        hint: 'upload with `agentscm agent-task upload` (importCollectorTransfer)',
+      });
     case 'recovery': {
       const recovered = recoveredRequestOf(taskRecoveryRequestDecoder.decode(requireInput(operation, input)));
       return call((ctx) => recoveryOperation(ctx, recovered));

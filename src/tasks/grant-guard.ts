@@ -10,15 +10,12 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
-import type { AgentRef } from '../contracts/task-common.js';
-import { sameAgent } from '../contracts/task-common.js';
+import { sameAgent, type AgentRef } from '../contracts/task-common.js';
 import { readTokenFile } from '../native/grant-token-file.js';
-import { authenticateToken, grantActor, grantOrigin, requireLiveOrigin } from '../native/grants.js';
-import type { LiveGrant } from '../native/grants.js';
+import { authenticateToken, grantActor, grantOrigin, requireLiveOrigin, type LiveGrant } from '../native/grants.js';
 import { resolveRepository } from '../native/repositories.js';
 import { resolveContextArgument } from '../native/review-contexts.js';
-import { openAuthority, readTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
+import { openAuthority, readTransaction, type Authority } from '../native/store.js';
 import type { TaskConnections } from './connections.js';
 import type { TaskContext, TaskGuard, TaskOperation, TaskOrigin } from './context.js';
 import { decodeTaskCall } from './facade.js';
@@ -67,12 +64,18 @@ export function authorizeTaskToken(input: AuthorizeInput): GrantAuthorization {
   const grant = read((auth) => {
     const live = authenticateToken(auth, input.token);
     if (live.scope !== 'agent') {
-      throw notAuthorized(`grant ${live.grant_id} has scope ${live.scope}; task operations need an agent grant`, 'ask the operator for a grant with --scope agent');
+      throw notAuthorized(
+        `grant ${live.grant_id} has scope ${live.scope}; task operations need an agent grant`,
+        'ask the operator for a grant with --scope agent',
+      );
     }
     if (input.repository !== undefined) {
       const asked = resolveRepository(auth, input.repository);
       if (asked.id !== live.repository) {
-        throw notAuthorized(`grant ${live.grant_id} is for repository ${live.repository}, not ${asked.id}`, 'use a grant for that repository, or leave out --repository');
+        throw notAuthorized(
+          `grant ${live.grant_id} is for repository ${live.repository}, not ${asked.id}`,
+          'use a grant for that repository, or leave out --repository',
+        );
       }
     }
     return live;
@@ -80,7 +83,11 @@ export function authorizeTaskToken(input: AuthorizeInput): GrantAuthorization {
   const actor = grantActor(grant);
   const origin = grantOrigin(grant);
   const guard: TaskGuard = <T>(who: AgentRef, _operation: TaskOperation, body: () => T): T => {
-    if (!sameAgent(who, actor)) throw notAuthorized(`the grant authenticates ${actor.owner_id}/${actor.agent_id}, not ${who.owner_id}/${who.agent_id}`, 'call as the actor of your grant');
+    if (!sameAgent(who, actor))
+      throw notAuthorized(
+        `the grant authenticates ${actor.owner_id}/${actor.agent_id}, not ${who.owner_id}/${who.agent_id}`,
+        'call as the actor of your grant',
+      );
     // A token names one generation of one grant, so a token that still authenticates is still
     // the origin's; a rotated or revoked one is GRANT_TOKEN_REJECTED here.
     read((auth) => authenticateToken(auth, input.token));
@@ -129,7 +136,13 @@ export function callWithTokenFile(call: TokenFileCall): JsonValue {
     repository: authorization.repository,
     profile: call.profile,
     target: call.target,
-    subject: call.subject === undefined ? undefined : { ...call.subject, context_digest: resolveContextArgument(call.dataDir, authorization.repository, call.subject.context_digest) },
+    subject:
+      call.subject === undefined
+        ? undefined
+        : {
+            ...call.subject,
+            context_digest: resolveContextArgument(call.dataDir, authorization.repository, call.subject.context_digest),
+          },
     guard: authorization.guard,
     origin: authorization.origin,
   });

@@ -10,8 +10,7 @@ import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../contracts/json-value.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
-import type { ExecutorBinding } from '../contracts/task-common.js';
-import { agentToJson, executorToJson } from '../contracts/task-common.js';
+import { agentToJson, executorToJson, type ExecutorBinding } from '../contracts/task-common.js';
 import { MAX_REQUEST_BYTES } from '../contracts/task-requests.js';
 import { MAX_ASSERTION_BYTES } from '../contracts/task-result.js';
 import { readBoundedInput } from '../native/bounded-input.js';
@@ -25,16 +24,39 @@ export const MAX_INPUT_BYTES = MAX_ASSERTION_BYTES + MAX_REQUEST_BYTES;
 
 /** Read the request document from FILE or `-` (stdin); the size is checked before it is held. */
 export function readTaskInput(source: string): Uint8Array {
-  return readBoundedInput(source, { limit: MAX_INPUT_BYTES, what: 'the request document', tooLargeHint: 'send one request document', stdin: true });
+  return readBoundedInput(source, {
+    limit: MAX_INPUT_BYTES,
+    what: 'the request document',
+    tooLargeHint: 'send one request document',
+    stdin: true,
+  });
 }
 
 /** Operations whose request has an `agent` member (the authenticated actor). */
-const AGENT_OPERATIONS: readonly string[] = ['reference', 'claim', 'heartbeat', 'cancel', 'reconcile', 'result', 'recovery', 'collector_claim', 'collector_descriptor', 'collector_finalize'];
+const AGENT_OPERATIONS: readonly string[] = [
+  'reference',
+  'claim',
+  'heartbeat',
+  'cancel',
+  'reconcile',
+  'result',
+  'recovery',
+  'collector_claim',
+  'collector_descriptor',
+  'collector_finalize',
+];
 /**
  * Operations whose request carries the executor binding of the attempt. The collector
  * operations are not among them: a collector claim's executor is its profile's registration.
  */
-export const EXECUTOR_OPERATIONS: readonly string[] = ['claim', 'heartbeat', 'cancel', 'reconcile', 'result', 'recovery'];
+export const EXECUTOR_OPERATIONS: readonly string[] = [
+  'claim',
+  'heartbeat',
+  'cancel',
+  'reconcile',
+  'result',
+  'recovery',
+];
 
 export interface FillRequest {
   readonly dataDir: string;
@@ -74,15 +96,21 @@ function currentBinding(dataDir: string, repository: string, id: string): Execut
   try {
     const registration = getRegistration(auth, id);
     if (registration.repository !== repository) {
-      throw new AgentscmError('REGISTRATION_NOT_FOUND', `--executor ${id}: the registration is not one of repository ${repository}, the grant's`, {
-        hint: '`agentscm agent-task registration list` shows the registrations of the repository',
-      });
+      throw new AgentscmError(
+        'REGISTRATION_NOT_FOUND',
+        `--executor ${id}: the registration is not one of repository ${repository}, the grant's`,
+        {
+          hint: '`agentscm agent-task registration list` shows the registrations of the repository',
+        },
+      );
     }
     if (!registration.current) {
       throw new AgentscmError(
         'REGISTRATION_NOT_CURRENT',
         `--executor ${id}: registration ${id} (repository ${registration.repository}, profile ${registration.profile}, step ${registration.step}, executor ${registration.executor_id}, epoch ${registration.registration_epoch}) is ${registration.revoked ? 'revoked' : `superseded by epoch ${registration.latest_epoch}`}`,
-        { hint: 'pass --executor with the registration id of the current epoch (`agentscm agent-task registration list`)' },
+        {
+          hint: 'pass --executor with the registration id of the current epoch (`agentscm agent-task registration list`)',
+        },
       );
     }
     return {
@@ -111,7 +139,10 @@ export function fillTaskInput(request: FillRequest): Uint8Array | null {
     });
   }
   if (request.input === null) {
-    if (request.executor !== undefined) throw new AgentscmError('USAGE', '--executor fills a request document, and none was given', { hint: 'pass --input FILE or --input -' });
+    if (request.executor !== undefined)
+      throw new AgentscmError('USAGE', '--executor fills a request document, and none was given', {
+        hint: 'pass --input FILE or --input -',
+      });
     return null;
   }
   if (!AGENT_OPERATIONS.includes(request.operation)) return request.input;
@@ -123,7 +154,11 @@ export function fillTaskInput(request: FillRequest): Uint8Array | null {
   const fillAgent = !Object.hasOwn(target, 'agent');
   if (!fillAgent && request.executor === undefined) return request.input;
 
-  const authorization = authorizeTaskToken({ dataDir: request.dataDir, token: readTokenFile(request.tokenFile), repository: request.repository });
+  const authorization = authorizeTaskToken({
+    dataDir: request.dataDir,
+    token: readTokenFile(request.tokenFile),
+    repository: request.repository,
+  });
   const filled: JsonObject = { ...target };
   if (fillAgent) filled.agent = agentToJson(authorization.actor);
   if (request.executor !== undefined) {
@@ -131,14 +166,19 @@ export function fillTaskInput(request: FillRequest): Uint8Array | null {
     if (Object.hasOwn(target, 'executor')) {
       const held = target.executor as JsonValue;
       if (!encodeCanonical(held).equals(encodeCanonical(binding))) {
-        throw new AgentscmError('TASK_INPUT_CONFLICT', `--executor ${request.executor} names another executor than the request's "executor" (${held === null ? 'null, an agent-only attempt' : 'another binding'})`, {
-          hint: 'leave "executor" out of the document to have --executor fill it, or leave out --executor',
-          details: { pointer: request.operation === 'recovery' ? '/request/executor' : '/executor' },
-        });
+        throw new AgentscmError(
+          'TASK_INPUT_CONFLICT',
+          `--executor ${request.executor} names another executor than the request's "executor" (${held === null ? 'null, an agent-only attempt' : 'another binding'})`,
+          {
+            hint: 'leave "executor" out of the document to have --executor fill it, or leave out --executor',
+            details: { pointer: request.operation === 'recovery' ? '/request/executor' : '/executor' },
+          },
+        );
       }
     }
     filled.executor = binding;
   }
-  const result: JsonObject = request.operation === 'recovery' ? { ...(document as JsonObject), request: filled } : filled;
+  const result: JsonObject =
+    request.operation === 'recovery' ? { ...(document as JsonObject), request: filled } : filled;
   return new Uint8Array(encodeCanonical(result));
 }

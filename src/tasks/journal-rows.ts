@@ -9,17 +9,13 @@ import type { CanonicalEncoding } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import { asParsed, parseStrictJson } from '../contracts/strict-json.js';
+import { attemptDigest, workflowTaskAttemptDecoder, type WorkflowTaskAttempt } from '../contracts/task-attempt.js';
 import type { AgentRef } from '../contracts/task-common.js';
-import type { WorkflowTaskAttempt } from '../contracts/task-attempt.js';
-import { attemptDigest, workflowTaskAttemptDecoder } from '../contracts/task-attempt.js';
-import type { TaskResultAssertion } from '../contracts/task-result.js';
-import { encodeAssertion, taskResultAssertionDecoder } from '../contracts/task-result.js';
-import type { WorkflowTask } from '../contracts/task.js';
-import { encodeTask, taskDigest, workflowTaskDecoder } from '../contracts/task.js';
+import { encodeAssertion, taskResultAssertionDecoder, type TaskResultAssertion } from '../contracts/task-result.js';
+import { encodeTask, taskDigest, workflowTaskDecoder, type WorkflowTask } from '../contracts/task.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { u64FromSql, u64ToSql } from '../native/sqlite.js';
-import type { Journal } from '../workflows/journal.js';
-import { journalStatement } from '../workflows/journal.js';
+import { journalStatement, type Journal } from '../workflows/journal.js';
 
 /** A retained task scan never reads more than this many identities (spec: at most 4096). */
 export const MAX_SCOPE_SCAN = 4096;
@@ -85,8 +81,14 @@ interface TaskRow {
  * decodes to the same checked value, so the strict decode and digest run once per distinct row.
  */
 const DECODED_LIMIT = 256;
-const decodedTasks = new Map<string, { readonly bytes: Buffer; readonly task: WorkflowTask; readonly digest: string }>();
-const decodedAttempts = new Map<string, { readonly bytes: Buffer; readonly attempt: WorkflowTaskAttempt; readonly digest: string }>();
+const decodedTasks = new Map<
+  string,
+  { readonly bytes: Buffer; readonly task: WorkflowTask; readonly digest: string }
+>();
+const decodedAttempts = new Map<
+  string,
+  { readonly bytes: Buffer; readonly attempt: WorkflowTaskAttempt; readonly digest: string }
+>();
 
 function remember<V>(cache: Map<string, V>, key: string, value: V): void {
   cache.delete(key);
@@ -114,7 +116,10 @@ function taskOf(row: TaskRow): RetainedTask {
 
 /** The retained task, or null. */
 export function findRetainedTask(journal: Journal, taskId: string): RetainedTask | null {
-  const row = journalStatement(journal, 'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks WHERE task_id = ?').get(taskId) as TaskRow | undefined;
+  const row = journalStatement(
+    journal,
+    'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks WHERE task_id = ?',
+  ).get(taskId) as TaskRow | undefined;
   return row === undefined ? null : taskOf(row);
 }
 
@@ -135,7 +140,14 @@ export function findRetainedDerivedTask(journal: Journal, taskId: string, digest
  * newest). `canonical` is the task's canonical encoding when the caller already holds it (a
  * derivation encodes each task once to digest it).
  */
-export function insertTask(journal: Journal, task: WorkflowTask, digest: string, lastFence: bigint, nowMs: number, canonicalBytes?: Buffer): RetainedTask {
+export function insertTask(
+  journal: Journal,
+  task: WorkflowTask,
+  digest: string,
+  lastFence: bigint,
+  nowMs: number,
+  canonicalBytes?: Buffer,
+): RetainedTask {
   const canonical = canonicalBytes ?? encodeTask(task).canonical;
   // The next transition reads this row back: remember its decoding now (keyed by the exact
   // bytes, so a rolled-back insert leaves only a correct decoding of bytes never read).
@@ -144,13 +156,27 @@ export function insertTask(journal: Journal, task: WorkflowTask, digest: string,
     journal,
     `INSERT INTO agent_tasks (task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(task.task_id, digest, task.subject.repository, task.subject.change_id, task.subject.profile, task.subject.step_id, canonical, u64ToSql(lastFence), nowMs);
+  ).run(
+    task.task_id,
+    digest,
+    task.subject.repository,
+    task.subject.change_id,
+    task.subject.profile,
+    task.subject.step_id,
+    canonical,
+    u64ToSql(lastFence),
+    nowMs,
+  );
   return { task, digest, last_fence: lastFence, seq: Number(lastInsertRowid) };
 }
 
 /** Raise a task's highest issued fence (write transaction). */
 export function setLastFence(journal: Journal, task: RetainedTask, fence: bigint): void {
-  journalStatement(journal, 'UPDATE agent_tasks SET last_fence = ? WHERE seq = ? AND last_fence < ?').run(u64ToSql(fence), task.seq, u64ToSql(fence));
+  journalStatement(journal, 'UPDATE agent_tasks SET last_fence = ? WHERE seq = ? AND last_fence < ?').run(
+    u64ToSql(fence),
+    task.seq,
+    u64ToSql(fence),
+  );
 }
 
 /**
@@ -161,7 +187,11 @@ export function setLastFence(journal: Journal, task: RetainedTask, fence: bigint
  * (active or cancelled), or null. The bound is written into the SQL: a LIMIT or OFFSET bound as a
  * parameter makes SQLite run these queries several times slower.
  */
-export function olderUnresolvedTask(journal: Journal, task: WorkflowTask, exceptSeq: number | null): { readonly exceeded: boolean; readonly task_id: string | null } {
+export function olderUnresolvedTask(
+  journal: Journal,
+  task: WorkflowTask,
+  exceptSeq: number | null,
+): { readonly exceeded: boolean; readonly task_id: string | null } {
   const s = task.subject;
   const scope = [s.repository, s.change_id, s.profile, s.step_id, exceptSeq ?? -1] as const;
   const row = journalStatement(
@@ -218,7 +248,8 @@ function attemptOf(row: AttemptRow): RetainedAttempt {
     digest = attemptDigest(attempt);
     remember(decodedAttempts, row.attempt_id, { bytes: Buffer.from(row.canonical), attempt, digest });
   }
-  if (digest !== row.attempt_digest || attempt.attempt_id !== row.attempt_id) inconsistent(`retained attempt ${row.attempt_id}`);
+  if (digest !== row.attempt_digest || attempt.attempt_id !== row.attempt_id)
+    inconsistent(`retained attempt ${row.attempt_id}`);
   return {
     task_seq: row.task_seq,
     attempt,
@@ -233,7 +264,10 @@ function attemptOf(row: AttemptRow): RetainedAttempt {
 
 /** The retained attempt `attemptId` of the task, or null. */
 export function findAttempt(journal: Journal, task: RetainedTask, attemptId: string): RetainedAttempt | null {
-  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? AND attempt_id = ?`).get(task.seq, attemptId) as AttemptRow | undefined;
+  const row = journalStatement(
+    journal,
+    `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? AND attempt_id = ?`,
+  ).get(task.seq, attemptId) as AttemptRow | undefined;
   return row === undefined ? null : attemptOf(row);
 }
 
@@ -242,7 +276,11 @@ export function findAttempt(journal: Journal, task: RetainedTask, attemptId: str
  * when the task has no attempt by that id); null when the task is not retained. The attempt row
  * is decoded and checked only when `attempt()` is called, after the caller checked the task.
  */
-export function findTaskWithAttempt(journal: Journal, taskId: string, attemptId: string): { readonly task: RetainedTask; readonly attempt: (() => RetainedAttempt) | null } | null {
+export function findTaskWithAttempt(
+  journal: Journal,
+  taskId: string,
+  attemptId: string,
+): { readonly task: RetainedTask; readonly attempt: (() => RetainedAttempt) | null } | null {
   const row = journalStatement(
     journal,
     `SELECT t.seq, t.task_id, t.task_digest, t.canonical, t.last_fence, ${JOINED_ATTEMPT_COLUMNS}
@@ -259,13 +297,17 @@ export function findTaskWithAttempt(journal: Journal, taskId: string, attemptId:
 
 /** The seq of a retained task (its index entry only, the row is not read), or null. */
 export function retainedSeqOf(journal: Journal, taskId: string): number | null {
-  const row = journalStatement(journal, 'SELECT seq FROM agent_tasks WHERE task_id = ?').get(taskId) as { seq: number } | undefined;
+  const row = journalStatement(journal, 'SELECT seq FROM agent_tasks WHERE task_id = ?').get(taskId) as
+    { seq: number } | undefined;
   return row === undefined ? null : row.seq;
 }
 
 /** The task's attempt that is not replaced (at most one exists), or null. */
 export function currentAttempt(journal: Journal, task: { readonly seq: number }): RetainedAttempt | null {
-  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? AND superseded_by_fence IS NULL`).get(task.seq) as AttemptRow | undefined;
+  const row = journalStatement(
+    journal,
+    `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? AND superseded_by_fence IS NULL`,
+  ).get(task.seq) as AttemptRow | undefined;
   return row === undefined ? null : attemptOf(row);
 }
 
@@ -277,25 +319,44 @@ export function currentAttemptOf(journal: Journal, taskId: string): RetainedAtte
 
 /** The task's newest attempt by fence, or null. */
 export function latestAttempt(journal: Journal, task: RetainedTask): RetainedAttempt | null {
-  const row = journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? ORDER BY fence DESC LIMIT 1`).get(task.seq) as AttemptRow | undefined;
+  const row = journalStatement(
+    journal,
+    `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? ORDER BY fence DESC LIMIT 1`,
+  ).get(task.seq) as AttemptRow | undefined;
   return row === undefined ? null : attemptOf(row);
 }
 
 /** Number of retained attempts of a task. */
 export function attemptCount(journal: Journal, task: RetainedTask): number {
-  return (journalStatement(journal, 'SELECT count(*) AS n FROM agent_task_attempts WHERE task_seq = ?').get(task.seq) as { n: number }).n;
+  return (
+    journalStatement(journal, 'SELECT count(*) AS n FROM agent_task_attempts WHERE task_seq = ?').get(task.seq) as {
+      n: number;
+    }
+  ).n;
 }
 
 /** Whether the task already used an execution operation id (its attempt range, at most MAX_ATTEMPTS_PER_TASK rows). */
 export function executionIdUsed(journal: Journal, task: RetainedTask, executionOperationId: string): boolean {
-  return journalStatement(journal, 'SELECT 1 FROM agent_task_attempts WHERE task_seq = ? AND execution_operation_id = ?').get(task.seq, executionOperationId) !== undefined;
+  return (
+    journalStatement(
+      journal,
+      'SELECT 1 FROM agent_task_attempts WHERE task_seq = ? AND execution_operation_id = ?',
+    ).get(task.seq, executionOperationId) !== undefined
+  );
 }
 
 /**
  * Insert a fresh active attempt of a retained task (write transaction). `canonical` is the
  * attempt's canonical encoding, the bytes its digest covers (encodeAttempt).
  */
-export function insertAttempt(journal: Journal, task: RetainedTask, attempt: WorkflowTaskAttempt, encoded: CanonicalEncoding, leaseExpiresAtMs: number, nowMs: number): void {
+export function insertAttempt(
+  journal: Journal,
+  task: RetainedTask,
+  attempt: WorkflowTaskAttempt,
+  encoded: CanonicalEncoding,
+  leaseExpiresAtMs: number,
+  nowMs: number,
+): void {
   const { canonical, digest } = encoded;
   remember(decodedAttempts, attempt.attempt_id, { bytes: canonical, attempt, digest });
   journalStatement(
@@ -327,7 +388,11 @@ export function updateAttempt(
   journal: Journal,
   retained: RetainedAttempt,
   from: readonly AttemptRowState[],
-  change: { readonly state?: AttemptRowState; readonly lease_expires_at_ms?: number; readonly superseded_by_fence?: bigint },
+  change: {
+    readonly state?: AttemptRowState;
+    readonly lease_expires_at_ms?: number;
+    readonly superseded_by_fence?: bigint;
+  },
   nowMs: number,
 ): boolean {
   const columns: string[] = [];
@@ -371,11 +436,22 @@ export function findAssertion(journal: Journal, retained: RetainedAttempt): Reta
   if (sha256Hex(row.canonical) !== row.canonical_sha256) inconsistent(`retained assertion of attempt ${attemptId}`);
   const assertion = taskResultAssertionDecoder.decode(row.canonical);
   if (assertion.attempt_id !== attemptId) inconsistent(`retained assertion of attempt ${attemptId}`);
-  return { assertion, observation_digest: row.observation_digest, registration_id: row.registration_id, created_at_ms: row.created_at_ms };
+  return {
+    assertion,
+    observation_digest: row.observation_digest,
+    registration_id: row.registration_id,
+    created_at_ms: row.created_at_ms,
+  };
 }
 
 /** Retain a validated assertion of an attempt (write transaction). */
-export function insertAssertion(journal: Journal, retained: RetainedAttempt, assertion: TaskResultAssertion, observationDigest: string | null, nowMs: number): void {
+export function insertAssertion(
+  journal: Journal,
+  retained: RetainedAttempt,
+  assertion: TaskResultAssertion,
+  observationDigest: string | null,
+  nowMs: number,
+): void {
   const { canonical } = encodeAssertion(assertion);
   journalStatement(
     journal,
@@ -414,40 +490,83 @@ export function findRequest(journal: Journal, actor: AgentRef, requestId: string
   ).get(actor.owner_id, actor.agent_id, requestId) as RequestRow | undefined;
   if (row === undefined) return null;
   if (sha256Hex(row.response) !== row.response_sha256) inconsistent(`retained outcome of request ${requestId}`);
-  return { ...row, response: parseStrictJson(row.response, { maxBytes: MAX_RESPONSE_BYTES }), response_bytes: row.response };
+  return {
+    ...row,
+    response: parseStrictJson(row.response, { maxBytes: MAX_RESPONSE_BYTES }),
+    response_bytes: row.response,
+  };
 }
 
 /** Bind a request id to its kind, digest and committed outcome (write transaction); returns the outcome as a retry will read it. */
-export function insertRequest(journal: Journal, actor: AgentRef, requestId: string, kind: RequestKind, requestDigest: string, taskId: string, attemptId: string, response: JsonValue, nowMs: number): JsonValue {
+export function insertRequest(
+  journal: Journal,
+  actor: AgentRef,
+  requestId: string,
+  kind: RequestKind,
+  requestDigest: string,
+  taskId: string,
+  attemptId: string,
+  response: JsonValue,
+  nowMs: number,
+): JsonValue {
   const bytes = encodeCanonical(response);
   // A retained response is read back with this bound (findRequest): never store one it would refuse.
-  if (bytes.byteLength > MAX_RESPONSE_BYTES) throw new AgentscmError('INTERNAL', `a task response encodes to ${bytes.byteLength} bytes, more than ${MAX_RESPONSE_BYTES}`);
+  if (bytes.byteLength > MAX_RESPONSE_BYTES)
+    throw new AgentscmError(
+      'INTERNAL',
+      `a task response encodes to ${bytes.byteLength} bytes, more than ${MAX_RESPONSE_BYTES}`,
+    );
   journalStatement(
     journal,
     `INSERT INTO agent_task_requests (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(actor.owner_id, actor.agent_id, requestId, kind, requestDigest, taskId, attemptId, bytes, sha256Hex(bytes), nowMs);
+  ).run(
+    actor.owner_id,
+    actor.agent_id,
+    requestId,
+    kind,
+    requestDigest,
+    taskId,
+    attemptId,
+    bytes,
+    sha256Hex(bytes),
+    nowMs,
+  );
   // A retry answers with the value parsed from these bytes (findRequest); the first answer is the
   // same value, built without parsing what was just encoded.
   return asParsed(response);
 }
 
 /** One page of retained tasks of a repository (optionally one Change), in retention order after `afterSeq` (docs/dashboard.md). */
-export function listRetainedTasks(journal: Journal, query: { readonly repository: string; readonly change: string | null; readonly afterSeq: number; readonly limit: number }): RetainedTask[] {
+export function listRetainedTasks(
+  journal: Journal,
+  query: {
+    readonly repository: string;
+    readonly change: string | null;
+    readonly afterSeq: number;
+    readonly limit: number;
+  },
+): RetainedTask[] {
   const rows = (
     query.change === null
-      ? journalStatement(journal, 'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks WHERE repository = ? AND seq > ? ORDER BY seq LIMIT ?').all(query.repository, query.afterSeq, query.limit)
-      : journalStatement(journal, 'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks WHERE repository = ? AND change_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(
-          query.repository,
-          query.change,
-          query.afterSeq,
-          query.limit,
-        )
+      ? journalStatement(
+          journal,
+          'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks WHERE repository = ? AND seq > ? ORDER BY seq LIMIT ?',
+        ).all(query.repository, query.afterSeq, query.limit)
+      : journalStatement(
+          journal,
+          'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks WHERE repository = ? AND change_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+        ).all(query.repository, query.change, query.afterSeq, query.limit)
   ) as TaskRow[];
   return rows.map(taskOf);
 }
 
 /** The task's attempts by fence, newest first (at most `limit`). */
 export function listAttempts(journal: Journal, task: { readonly seq: number }, limit: number): RetainedAttempt[] {
-  return (journalStatement(journal, `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? ORDER BY fence DESC LIMIT ?`).all(task.seq, limit) as AttemptRow[]).map(attemptOf);
+  return (
+    journalStatement(
+      journal,
+      `SELECT ${ATTEMPT_COLUMNS} FROM agent_task_attempts WHERE task_seq = ? ORDER BY fence DESC LIMIT ?`,
+    ).all(task.seq, limit) as AttemptRow[]
+  ).map(attemptOf);
 }

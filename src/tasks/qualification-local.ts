@@ -9,9 +9,9 @@ import type { QualificationAnswer } from '../contracts/qualification.js';
 import type { AgentRef } from '../contracts/task-common.js';
 import { resolveRepository } from '../native/repositories.js';
 import { resolveContextRef, soleCurrentContext } from '../native/review-contexts.js';
+import type { TaskConnections } from './connections.js';
 import { trustedLocalGuard } from './context.js';
 import { qualifyResolved } from './qualification.js';
-import type { TaskConnections } from './connections.js';
 
 // The sole-context read is the native layer's (the Stop hook reads it without this module's graph).
 export { soleCurrentContext } from '../native/review-contexts.js';
@@ -50,8 +50,15 @@ export function qualifyLocal(input: LocalQualificationInput): QualificationAnswe
   };
   return qualifyResolved(ctx, (auth) => {
     const reference = input.context;
-    if (reference !== undefined && FULL_DIGEST.test(reference)) return { change_id: input.change, context_digest: reference };
+    if (reference !== undefined && FULL_DIGEST.test(reference))
+      return { change_id: input.change, context_digest: reference };
     const repository = resolveRepository(auth, input.repository).id;
-    return { change_id: input.change, context_digest: reference === undefined ? soleCurrentContext(auth, repository, input.change) : resolveContextRef(auth, repository, reference) };
+    return {
+      change_id: input.change,
+      context_digest:
+        reference === undefined
+          ? soleCurrentContext(auth, repository, input.change)
+          : resolveContextRef(auth, repository, reference),
+    };
   });
 }

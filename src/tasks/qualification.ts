@@ -15,29 +15,39 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
-import type { QualificationAnswer } from '../contracts/qualification.js';
-import { qualificationToJson } from '../contracts/qualification.js';
+import { qualificationToJson, type QualificationAnswer } from '../contracts/qualification.js';
 import { resolveRepository } from '../native/repositories.js';
 import { findReviewContext } from '../native/review-contexts.js';
 import type { Authority } from '../native/store.js';
 import type { Journal } from '../workflows/journal.js';
 import { decideSubject } from './admission-decision.js';
-import type { TaskContext } from './context.js';
-import { nowOf } from './context.js';
-import type { DerivedSubject } from './derive.js';
-import { deriveSubject } from './derive.js';
+import { nowOf, type TaskContext } from './context.js';
+import { deriveSubject, type DerivedSubject } from './derive.js';
 import { readAuthority, readJournal } from './transition.js';
 
 export { boundFailures } from './admission-decision.js';
 
 /** The answer for a current subject: admission's decision with each retained envelope checked by its stored digest. */
-function qualifyDerived(auth: Authority, journal: Journal | null, derived: DerivedSubject, nowMs: number): QualificationAnswer {
+function qualifyDerived(
+  auth: Authority,
+  journal: Journal | null,
+  derived: DerivedSubject,
+  nowMs: number,
+): QualificationAnswer {
   return decideSubject(auth, journal, derived, nowMs, 'digest').answer;
 }
 
 /** The answer for a subject that is no longer current: its own revision, no tasks, checkpoint. */
 function superseded(revision: string): QualificationAnswer {
-  return { qualified: false, subject_current: false, receipt_digest: null, revision, tasks: [], failures: [], next: { operation: 'checkpoint' } };
+  return {
+    qualified: false,
+    subject_current: false,
+    receipt_digest: null,
+    revision,
+    tasks: [],
+    failures: [],
+    next: { operation: 'checkpoint' },
+  };
 }
 
 /** The review context's revision, or null when the store has no such context. */
@@ -56,13 +66,22 @@ export interface QualificationSubject {
  * (the operator's command resolves its default or abbreviated context there); opens nothing for
  * writing and creates no file.
  */
-export function qualifyResolved(ctx: TaskContext, subjectOf: (auth: Authority) => QualificationSubject): QualificationAnswer {
+export function qualifyResolved(
+  ctx: TaskContext,
+  subjectOf: (auth: Authority) => QualificationSubject,
+): QualificationAnswer {
   const nowMs = nowOf(ctx);
   return readAuthority(ctx, (auth) => {
     const subject = subjectOf(auth);
     let derived: DerivedSubject;
     try {
-      derived = deriveSubject(auth, { repository: ctx.repository, profile: ctx.profile, target: ctx.target, change_id: subject.change_id, context_digest: subject.context_digest });
+      derived = deriveSubject(auth, {
+        repository: ctx.repository,
+        profile: ctx.profile,
+        target: ctx.target,
+        change_id: subject.change_id,
+        context_digest: subject.context_digest,
+      });
     } catch (error) {
       if (error instanceof AgentscmError && error.code === 'TASK_STALE') {
         const revision = contextRevision(auth, ctx, subject.context_digest);
@@ -82,9 +101,13 @@ export function qualifyResolved(ctx: TaskContext, subjectOf: (auth: Authority) =
 export function qualify(ctx: TaskContext): QualificationAnswer {
   const subject = ctx.subject;
   if (subject === undefined) {
-    throw new AgentscmError('TASK_SUBJECT_REQUIRED', 'qualification answers for a subject and needs its Change and review context', {
-      hint: 'pass the Change id and the context digest of the version to qualify (--change ID --context DIGEST)',
-    });
+    throw new AgentscmError(
+      'TASK_SUBJECT_REQUIRED',
+      'qualification answers for a subject and needs its Change and review context',
+      {
+        hint: 'pass the Change id and the context digest of the version to qualify (--change ID --context DIGEST)',
+      },
+    );
   }
   return qualifyResolved(ctx, () => subject);
 }

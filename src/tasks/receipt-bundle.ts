@@ -10,20 +10,25 @@
  */
 import { chmodSync, linkSync, lstatSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
-import { encodeReceiptBundle } from '../contracts/receipt-bundle.js';
-import type { BundleRegistration, BundleTransfer } from '../contracts/receipt-bundle.js';
-import { decodeReceiptV2, receiptTaskKind, receiptV2ToJson } from '../contracts/receipt-v2.js';
-import type { ReceiptCollectorEvidence, ReceiptTask, WorkflowReceiptV2 } from '../contracts/receipt-v2.js';
 import { quoteForMessage } from '../contracts/message-text.js';
+import { encodeReceiptBundle, type BundleRegistration, type BundleTransfer } from '../contracts/receipt-bundle.js';
+import {
+  decodeReceiptV2,
+  receiptTaskKind,
+  receiptV2ToJson,
+  type ReceiptCollectorEvidence,
+  type ReceiptTask,
+  type WorkflowReceiptV2,
+} from '../contracts/receipt-v2.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { getRegistration } from '../native/executor-registry.js';
 import { prefixRange, resolveHexPrefix } from '../native/prefixes.js';
 import { syncDirectory, unlinkQuietly, writePrivateTemporary } from '../native/private-files.js';
 import { openAuthority, readTransaction } from '../native/store.js';
-import type { Journal } from '../workflows/journal.js';
-import { journalRead, journalStatement, openJournal } from '../workflows/journal.js';
+import { journalRead, journalStatement, openJournal, type Journal } from '../workflows/journal.js';
 import { readRetainedEnvelope } from './collector-receipts.js';
 import { findTransferOfAttempt } from './collector-transfers.js';
 import { verifyReceiptBundle } from './receipt-bundle-verify.js';
@@ -60,7 +65,10 @@ function resolveReceiptDigest(journal: Journal, reference: string): string {
     listHint: '`agentscm qualification --change ID` prints the receipt digest of a qualified subject',
     candidates: (prefix) => {
       const [low, high] = prefixRange(prefix);
-      const row = journalStatement(journal, 'SELECT count(*) AS n, min(receipt_digest) AS first FROM collector_receipts WHERE receipt_digest >= ? AND receipt_digest < ?').get(low, high) as {
+      const row = journalStatement(
+        journal,
+        'SELECT count(*) AS n, min(receipt_digest) AS first FROM collector_receipts WHERE receipt_digest >= ? AND receipt_digest < ?',
+      ).get(low, high) as {
         n: number;
         first: string | null;
       };
@@ -71,8 +79,14 @@ function resolveReceiptDigest(journal: Journal, reference: string): string {
 
 function readStoredReceipt(journal: Journal, reference: string): StoredReceipt {
   const digest = resolveReceiptDigest(journal, reference);
-  const row = journalStatement(journal, 'SELECT receipt_digest, receipt, created_at_ms FROM collector_receipts WHERE receipt_digest = ?').get(digest) as StoredReceipt | undefined;
-  if (row === undefined) throw new AgentscmError('RECEIPT_NOT_FOUND', `no retained receipt has digest ${digest}`, { hint: '`agentscm qualification --change ID` prints the receipt digest of a qualified subject' });
+  const row = journalStatement(
+    journal,
+    'SELECT receipt_digest, receipt, created_at_ms FROM collector_receipts WHERE receipt_digest = ?',
+  ).get(digest) as StoredReceipt | undefined;
+  if (row === undefined)
+    throw new AgentscmError('RECEIPT_NOT_FOUND', `no retained receipt has digest ${digest}`, {
+      hint: '`agentscm qualification --change ID` prints the receipt digest of a qualified subject',
+    });
   return row;
 }
 
@@ -80,7 +94,11 @@ function decodeStored(stored: StoredReceipt): WorkflowReceiptV2 {
   try {
     return decodeReceiptV2(stored.receipt);
   } catch (error) {
-    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained receipt ${stored.receipt_digest} does not decode`, { cause: error });
+    throw new AgentscmError(
+      'TASK_JOURNAL_INCONSISTENT',
+      `the retained receipt ${stored.receipt_digest} does not decode`,
+      { cause: error },
+    );
   }
 }
 
@@ -103,7 +121,11 @@ function withStores<T>(dataDir: string, fn: (journal: Journal, auth: ReturnType<
 export function showReceipt(dataDir: string, reference: string): ReceiptShowResult {
   return withStores(dataDir, (journal) => {
     const stored = readStoredReceipt(journal, reference);
-    return { receipt_digest: stored.receipt_digest, created_at_ms: stored.created_at_ms, receipt: receiptV2ToJson(decodeStored(stored)) };
+    return {
+      receipt_digest: stored.receipt_digest,
+      created_at_ms: stored.created_at_ms,
+      receipt: receiptV2ToJson(decodeStored(stored)),
+    };
   });
 }
 
@@ -117,7 +139,11 @@ function exists(path: string): boolean {
 }
 
 function bundleExists(out: string): AgentscmError {
-  return new AgentscmError('RECEIPT_BUNDLE_EXISTS', `${quoteForMessage(out)} already exists; a bundle is never written over another file`, { hint: 'name a new file with --out' });
+  return new AgentscmError(
+    'RECEIPT_BUNDLE_EXISTS',
+    `${quoteForMessage(out)} already exists; a bundle is never written over another file`,
+    { hint: 'name a new file with --out' },
+  );
 }
 
 /** Create `out` 0644 with `bytes`: fsynced temporary, link (never replaces), directory fsync. */
@@ -128,7 +154,9 @@ function writeBundleFile(out: string, bytes: Uint8Array): void {
     linkSync(temporary, out);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw bundleExists(out);
-    throw new AgentscmError('IO_ERROR', `cannot create ${quoteForMessage(out)}: ${(error as Error).message}`, { cause: error });
+    throw new AgentscmError('IO_ERROR', `cannot create ${quoteForMessage(out)}: ${(error as Error).message}`, {
+      cause: error,
+    });
   } finally {
     unlinkQuietly(temporary);
   }
@@ -147,7 +175,14 @@ export function exportReceiptBundle(dataDir: string, reference: string, outPath:
   if (exists(out)) throw bundleExists(out);
   const { digest, bundle, transfers, registrations } = buildReceiptBundle(dataDir, reference);
   writeBundleFile(out, bundle);
-  return { receipt_digest: digest, out, length: bundle.byteLength, bundle_sha256: sha256Hex(bundle), transfers, registrations };
+  return {
+    receipt_digest: digest,
+    out,
+    length: bundle.byteLength,
+    bundle_sha256: sha256Hex(bundle),
+    transfers,
+    registrations,
+  };
 }
 
 /** A built and verified receipt bundle, in memory. */
@@ -172,7 +207,10 @@ export function buildReceiptBundle(dataDir: string, reference: string): BuiltRec
     const bundleTransfers: BundleTransfer[] = rows.map((row) => {
       const retained = findTransferOfAttempt(journal, row.attempt_id);
       if (retained?.transfer_digest !== row.transfer_digest) {
-        throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `receipt ${stored.receipt_digest} names transfer ${row.transfer_digest} of attempt ${row.attempt_id}, which the journal does not retain`);
+        throw new AgentscmError(
+          'TASK_JOURNAL_INCONSISTENT',
+          `receipt ${stored.receipt_digest} names transfer ${row.transfer_digest} of attempt ${row.attempt_id}, which the journal does not retain`,
+        );
       }
       // One envelope at a time, its stored length checked against 16 MiB before it is read.
       const envelope = readRetainedEnvelope(journal, retained);
@@ -192,8 +230,18 @@ export function buildReceiptBundle(dataDir: string, reference: string): BuiltRec
         verification_key_id: state.verification_key_id,
       };
     });
-    const manifest = { version: 1, receipt: { receipt_digest: stored.receipt_digest, length: BigInt(stored.receipt.byteLength) }, transfers: bundleTransfers, registrations: bundleRegistrations } as const;
-    return { digest: stored.receipt_digest, bundle: encodeReceiptBundle(manifest, stored.receipt, envelopes), transfers: bundleTransfers.length, registrations: bundleRegistrations.length };
+    const manifest = {
+      version: 1,
+      receipt: { receipt_digest: stored.receipt_digest, length: BigInt(stored.receipt.byteLength) },
+      transfers: bundleTransfers,
+      registrations: bundleRegistrations,
+    } as const;
+    return {
+      digest: stored.receipt_digest,
+      bundle: encodeReceiptBundle(manifest, stored.receipt, envelopes),
+      transfers: bundleTransfers.length,
+      registrations: bundleRegistrations.length,
+    };
   });
   // The bundle must pass the offline checks before it leaves the authority.
   verifyReceiptBundle(built.bundle);

@@ -6,19 +6,31 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
-import type { RecoveredRequest } from '../contracts/task-operations.js';
-import type { ConfirmedEffect, FenceSupersession, ObservedState, RecoveryFacts, RecoveryIdentity, UnresolvedEffect } from '../contracts/task-recovery.js';
-import { buildRecoveryEnvelope, recoveryEnvelopeToJson } from '../contracts/task-recovery.js';
 import { attemptDigest } from '../contracts/task-attempt.js';
-import type { TaskClaimRequest } from '../contracts/task-requests.js';
-import { claimRequestDigest, mutationRequestDigest } from '../contracts/task-requests.js';
+import type { RecoveredRequest } from '../contracts/task-operations.js';
+import {
+  buildRecoveryEnvelope,
+  recoveryEnvelopeToJson,
+  type ConfirmedEffect,
+  type FenceSupersession,
+  type ObservedState,
+  type RecoveryFacts,
+  type RecoveryIdentity,
+  type UnresolvedEffect,
+} from '../contracts/task-recovery.js';
+import { claimRequestDigest, mutationRequestDigest, type TaskClaimRequest } from '../contracts/task-requests.js';
 import { resultRequestDigest } from '../contracts/task-result.js';
-import type { TaskContext } from './context.js';
-import { nowOf } from './context.js';
-import type { RetainedAttempt } from './journal-rows.js';
-import { currentAttempt, findAttempt, findRequest, findRetainedTask, latestAttempt } from './journal-rows.js';
 import type { Journal } from '../workflows/journal.js';
+import { nowOf, type TaskContext } from './context.js';
 import { findDerivedTask } from './derive.js';
+import {
+  currentAttempt,
+  findAttempt,
+  findRequest,
+  findRetainedTask,
+  latestAttempt,
+  type RetainedAttempt,
+} from './journal-rows.js';
 import { attemptForClaim, deriveCurrent, requireActor, requireTaskInScope } from './operations.js';
 import { readJournal } from './transition.js';
 import { executionMayStillRun, observeAttempt } from './views.js';
@@ -71,24 +83,43 @@ function locate(journal: Journal, ctx: TaskContext, recovered: RecoveredRequest)
   const retained = findRequest(journal, ctx.actor, requestId);
   if (retained !== null) {
     if (retained.kind !== recovered.kind || retained.request_digest !== requestDigestOf(recovered)) {
-      throw new AgentscmError('TASK_REQUEST_CONFLICT', `request id ${requestId} was committed as a ${retained.kind} with other bytes`, {
-        hint: 'recovery needs the exact request that was sent',
-        details: { request_id: requestId, retained_kind: retained.kind },
-      });
+      throw new AgentscmError(
+        'TASK_REQUEST_CONFLICT',
+        `request id ${requestId} was committed as a ${retained.kind} with other bytes`,
+        {
+          hint: 'recovery needs the exact request that was sent',
+          details: { request_id: requestId, retained_kind: retained.kind },
+        },
+      );
     }
     const task = findRetainedTask(journal, retained.task_id);
     if (task !== null) requireTaskInScope(ctx, task.task);
-    return { attempt: task === null ? null : findAttempt(journal, task, retained.attempt_id), committed: true, taskKnown: task !== null, lastFence: task?.last_fence ?? null };
+    return {
+      attempt: task === null ? null : findAttempt(journal, task, retained.attempt_id),
+      committed: true,
+      taskKnown: task !== null,
+      lastFence: task?.last_fence ?? null,
+    };
   }
   const task = findRetainedTask(journal, recovered.request.task_id);
   if (task === null || task.digest !== recovered.request.task_digest) return NOT_FOUND;
   requireTaskInScope(ctx, task.task);
   if (recovered.kind === 'claim') {
     // A claim that was never committed: the task's current (or newest) attempt, if any, is observed.
-    return { attempt: currentAttempt(journal, task) ?? latestAttempt(journal, task), committed: false, taskKnown: true, lastFence: task.last_fence };
+    return {
+      attempt: currentAttempt(journal, task) ?? latestAttempt(journal, task),
+      committed: false,
+      taskKnown: true,
+      lastFence: task.last_fence,
+    };
   }
   const attempt = findAttempt(journal, task, recovered.request.attempt_id);
-  return { attempt: attempt !== null && attempt.digest === recovered.request.attempt_digest ? attempt : null, committed: false, taskKnown: true, lastFence: task.last_fence };
+  return {
+    attempt: attempt !== null && attempt.digest === recovered.request.attempt_digest ? attempt : null,
+    committed: false,
+    taskKnown: true,
+    lastFence: task.last_fence,
+  };
 }
 
 /**
@@ -101,7 +132,8 @@ function claimableNow(ctx: TaskContext, request: TaskClaimRequest): boolean {
     const entry = findDerivedTask(deriveCurrent(ctx), request.task_id, request.task_digest);
     return entry.task.entrypoint.progression === 'claim';
   } catch (error) {
-    if (error instanceof AgentscmError && (error.code === 'TASK_NOT_FOUND' || error.code === 'TASK_STALE')) return false;
+    if (error instanceof AgentscmError && (error.code === 'TASK_NOT_FOUND' || error.code === 'TASK_STALE'))
+      return false;
     throw error;
   }
 }
@@ -178,12 +210,20 @@ export function recoveryOperation(ctx: TaskContext, recovered: RecoveredRequest)
       const view = observeAttempt(attempt, nowMs);
       if (executionMayStillRun(view)) unresolved.push('execution_may_still_run');
     }
-    const facts: RecoveryFacts = { observed_state: observed, confirmed_effects: confirmed, unresolved_effects: unresolved, supersession, fence };
+    const facts: RecoveryFacts = {
+      observed_state: observed,
+      confirmed_effects: confirmed,
+      unresolved_effects: unresolved,
+      supersession,
+      fence,
+    };
     return recoveryEnvelopeToJson(buildRecoveryEnvelope(identity, facts));
   });
 }
 
 /** The recorded supersession of a replaced attempt (old fence = the attempt's), else null. */
 function supersessionOf(attempt: RetainedAttempt): FenceSupersession | null {
-  return attempt.state === 'replaced' && attempt.superseded_by_fence !== null ? { old_fence: attempt.attempt.fence, new_fence: attempt.superseded_by_fence } : null;
+  return attempt.state === 'replaced' && attempt.superseded_by_fence !== null
+    ? { old_fence: attempt.attempt.fence, new_fence: attempt.superseded_by_fence }
+    : null;
 }

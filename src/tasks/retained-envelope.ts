@@ -6,8 +6,7 @@
 import { TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import type { Journal } from '../workflows/journal.js';
-import { journalStatement } from '../workflows/journal.js';
+import { journalStatement, type Journal } from '../workflows/journal.js';
 import type { RetainedTransferRow } from './collector-transfers.js';
 
 /**
@@ -16,11 +15,20 @@ import type { RetainedTransferRow } from './collector-transfers.js';
  */
 export function readRetainedEnvelope(journal: Journal, row: RetainedTransferRow): Buffer {
   if (row.length > TRANSFER_LIMITS.maxEnvelopeBytes) {
-    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained transfer ${row.upload_request_id} claims ${row.length} bytes, more than 16 MiB; it was not read`);
+    throw new AgentscmError(
+      'TASK_JOURNAL_INCONSISTENT',
+      `the retained transfer ${row.upload_request_id} claims ${row.length} bytes, more than 16 MiB; it was not read`,
+    );
   }
-  const found = journalStatement(journal, 'SELECT envelope FROM collector_transfers WHERE upload_request_id = ? AND length(envelope) = ?').get(row.upload_request_id, row.length) as { envelope: Buffer } | undefined;
+  const found = journalStatement(
+    journal,
+    'SELECT envelope FROM collector_transfers WHERE upload_request_id = ? AND length(envelope) = ?',
+  ).get(row.upload_request_id, row.length) as { envelope: Buffer } | undefined;
   if (found === undefined || sha256Hex(found.envelope) !== row.transfer_digest) {
-    throw new AgentscmError('TASK_JOURNAL_INCONSISTENT', `the retained transfer ${row.upload_request_id} does not have its stored length and digest`);
+    throw new AgentscmError(
+      'TASK_JOURNAL_INCONSISTENT',
+      `the retained transfer ${row.upload_request_id} does not have its stored length and digest`,
+    );
   }
   return found.envelope;
 }

@@ -12,7 +12,11 @@ import { pauseAtTestPoint } from '../native/test-pause.js';
  *   started here must wait for the commit).
  * With the variable unset a point costs one comparison.
  */
-export const TASK_PAUSE_POINTS = ['task:after-journal-commit', 'task:before-native-reservation', 'task:in-native-reservation'] as const;
+export const TASK_PAUSE_POINTS = [
+  'task:after-journal-commit',
+  'task:before-native-reservation',
+  'task:in-native-reservation',
+] as const;
 export type TaskPausePoint = (typeof TASK_PAUSE_POINTS)[number];
 
 export function taskPausePoint(point: TaskPausePoint): void {

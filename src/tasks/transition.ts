@@ -8,15 +8,20 @@
  * back. Contention on either database is STORE_BUSY (exit 3) and nothing is replayed.
  */
 import { existsSync } from 'node:fs';
+
 import { AgentscmError } from '../contracts/errors.js';
-import { cachedStatement, mapSqliteError, openReadOnly } from '../native/sqlite.js';
-import type { SqliteDatabase } from '../native/sqlite.js';
-import { openAuthority, readTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
-import type { Journal, JournalDurability } from '../workflows/journal.js';
-import { JOURNAL_WHAT, journalPaths, journalRead, journalWrite, openJournal } from '../workflows/journal.js';
-import type { TaskContext, TaskOperation } from './context.js';
-import { nowOf } from './context.js';
+import { cachedStatement, mapSqliteError, openReadOnly, type SqliteDatabase } from '../native/sqlite.js';
+import { openAuthority, readTransaction, type Authority } from '../native/store.js';
+import {
+  JOURNAL_WHAT,
+  journalPaths,
+  journalRead,
+  journalWrite,
+  openJournal,
+  type Journal,
+  type JournalDurability,
+} from '../workflows/journal.js';
+import { nowOf, type TaskContext, type TaskOperation } from './context.js';
 import { taskPausePoint } from './test-hooks.js';
 
 export interface TransitionScope {
@@ -69,7 +74,12 @@ export function journalExists(ctx: TaskContext): boolean {
  * every other transition names a retained task, so it opens an existing journal only and, when
  * there is none, `whenMissing` refuses — a refused request creates nothing.
  */
-export function runTransition<T>(ctx: TaskContext, operation: TaskOperation, body: (scope: TransitionScope) => T, whenMissing: (() => never) | null): T {
+export function runTransition<T>(
+  ctx: TaskContext,
+  operation: TaskOperation,
+  body: (scope: TransitionScope) => T,
+  whenMissing: (() => never) | null,
+): T {
   return ctx.guard(ctx.actor, operation, () => {
     const session = ctx.connections;
     const create = whenMissing === null;
@@ -126,7 +136,12 @@ function openTransitionJournal(dataDir: string, create: boolean): Journal | null
  * lookup reads one row with one statement, which is its own snapshot: a session runs it without
  * an enclosing read transaction.
  */
-export function readJournal<T>(ctx: TaskContext, whenMissing: () => T, body: (journal: Journal) => T, forTransition = false): T {
+export function readJournal<T>(
+  ctx: TaskContext,
+  whenMissing: () => T,
+  body: (journal: Journal) => T,
+  forTransition = false,
+): T {
   if (ctx.connections !== undefined) {
     const journal = ctx.connections.journal(false);
     if (journal === null) return whenMissing();

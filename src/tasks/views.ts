@@ -7,24 +7,29 @@
  */
 import { readTransferEnvelope } from '../contracts/collector-transfer.js';
 import type { JsonObject } from '../contracts/json-value.js';
+import { attemptToJson } from '../contracts/task-attempt.js';
 import type { ObservedState } from '../contracts/task-recovery.js';
 import { validateAssertionForTask } from '../contracts/task-result.js';
-import { attemptToJson } from '../contracts/task-attempt.js';
 import type { WorkflowTask } from '../contracts/task.js';
 import { currentRegistration, getRegistration } from '../native/executor-registry.js';
 import type { Authority } from '../native/store.js';
-import type { Journal } from '../workflows/journal.js';
-import { journalStatement } from '../workflows/journal.js';
-import { checkSourcePaths } from '../workflows/source-paths.js';
-import { parseCanonicalRecord } from './collector-execution.js';
-import { collectorAuthorizationHolds, findCollectorAttempt } from './collector-attempts.js';
-import { findTransferOfAttempt } from './collector-transfers.js';
-import type { RetainedTransferRow } from './collector-transfers.js';
-import { readRetainedEnvelope } from './retained-envelope.js';
+import { journalStatement, type Journal } from '../workflows/journal.js';
 import { assessCapability } from '../workflows/require-capability.js';
+import { checkSourcePaths } from '../workflows/source-paths.js';
+import { collectorAuthorizationHolds, findCollectorAttempt } from './collector-attempts.js';
+import { parseCanonicalRecord } from './collector-execution.js';
+import { findTransferOfAttempt, type RetainedTransferRow } from './collector-transfers.js';
 import type { DerivedSubject, DerivedTask } from './derive.js';
-import type { RetainedAssertion, RetainedAttempt } from './journal-rows.js';
-import { currentAttempt, findAssertion, findRetainedTask, listAttempts, listRetainedTasks } from './journal-rows.js';
+import {
+  currentAttempt,
+  findAssertion,
+  findRetainedTask,
+  listAttempts,
+  listRetainedTasks,
+  type RetainedAssertion,
+  type RetainedAttempt,
+} from './journal-rows.js';
+import { readRetainedEnvelope } from './retained-envelope.js';
 
 /** The attempt state a reader observes now. */
 export type AttemptView = 'leased' | 'expired' | 'finished' | 'cancelled' | 'replaced';
@@ -53,12 +58,27 @@ export function executionMayStillRun(view: AttemptView): boolean {
 export function observationValid(auth: Authority, task: WorkflowTask, retained: RetainedAssertion): boolean | null {
   const executor = retained.assertion.executor;
   if (retained.assertion.trust_class !== 'registered_executor_observation' || executor === null) return null;
-  const state = currentRegistration(auth, { repository: task.subject.repository, profile: task.subject.profile, step: task.subject.step_id, executor: executor.executor_id });
-  return state !== null && state.current && state.registration_id === executor.registration_id && state.registration_epoch === executor.registration_epoch && state.verification_key_id === executor.verification_key_id;
+  const state = currentRegistration(auth, {
+    repository: task.subject.repository,
+    profile: task.subject.profile,
+    step: task.subject.step_id,
+    executor: executor.executor_id,
+  });
+  return (
+    state !== null &&
+    state.current &&
+    state.registration_id === executor.registration_id &&
+    state.registration_epoch === executor.registration_epoch &&
+    state.verification_key_id === executor.verification_key_id
+  );
 }
 
 /** The retained-assertion part of a status view. */
-export function assertionView(auth: Authority | null, task: WorkflowTask, retained: RetainedAssertion | null): JsonObject | null {
+export function assertionView(
+  auth: Authority | null,
+  task: WorkflowTask,
+  retained: RetainedAssertion | null,
+): JsonObject | null {
   if (retained === null) return null;
   const a = retained.assertion;
   return {
@@ -81,7 +101,10 @@ export function attemptView(retained: RetainedAttempt, nowMs: number): JsonObjec
     attempt_digest: retained.digest,
     state: view,
     lease_expires_at_ms: retained.lease_expires_at_ms,
-    supersession: retained.superseded_by_fence === null ? null : { old_fence: retained.attempt.fence, new_fence: retained.superseded_by_fence },
+    supersession:
+      retained.superseded_by_fence === null
+        ? null
+        : { old_fence: retained.attempt.fence, new_fence: retained.superseded_by_fence },
     execution_uncertain: executionMayStillRun(view),
   };
 }
@@ -96,9 +119,17 @@ export function attemptView(retained: RetainedAttempt, nowMs: number): JsonObjec
  * controller-only), a command step also by a retained registered observation that passed and
  * whose registration is still current.
  */
-export function dependencyComplete(auth: Authority, journal: Journal | null, derived: DerivedSubject, needed: DerivedTask): boolean {
+export function dependencyComplete(
+  auth: Authority,
+  journal: Journal | null,
+  derived: DerivedSubject,
+  needed: DerivedTask,
+): boolean {
   const action = needed.step.action;
-  if (action.kind === 'source_paths') return checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state === 'succeeded';
+  if (action.kind === 'source_paths')
+    return (
+      checkSourcePaths(auth, derived.base.repository, derived.base.revision, action.expectations).state === 'succeeded'
+    );
   if (action.kind === 'require_capability') return assessCapability(action.capability).available;
   if (journal === null) return false;
   const retained = findRetainedTask(journal, needed.task.task_id);
@@ -128,7 +159,12 @@ export function dependencyComplete(auth: Authority, journal: Journal | null, der
 }
 
 /** The first step `task` needs that is not complete, or null. */
-export function firstIncompleteDependency(auth: Authority, journal: Journal | null, derived: DerivedSubject, task: DerivedTask): string | null {
+export function firstIncompleteDependency(
+  auth: Authority,
+  journal: Journal | null,
+  derived: DerivedSubject,
+  task: DerivedTask,
+): string | null {
   for (const need of task.task.needs) {
     const needed = derived.tasks.find((t) => t.task.subject.step_id === need);
     if (needed === undefined || !dependencyComplete(auth, journal, derived, needed)) return need;
@@ -177,7 +213,10 @@ function transferView(auth: Authority, journal: Journal, row: RetainedTransferRo
       registration_current: current,
     },
     collector_profile_id: envelope.header.collector_profile_id,
-    execution_record: recordEntry === undefined ? null : parseCanonicalRecord(recordEntry.bytes, 'IMPORT_RECORD_INVALID', 'execution_record'),
+    execution_record:
+      recordEntry === undefined
+        ? null
+        : parseCanonicalRecord(recordEntry.bytes, 'IMPORT_RECORD_INVALID', 'execution_record'),
   };
 }
 
@@ -186,9 +225,18 @@ function transferView(auth: Authority, journal: Journal, row: RetainedTransferRo
  * attempts (fence, lease live/expired/replaced as observed at `nowMs`, retained assertion) and
  * the imported transfer of each attempt with its signer and execution record.
  */
-export function taskPage(auth: Authority, journal: Journal, query: TaskPageQuery): { tasks: JsonObject[]; next_cursor: string | null } {
+export function taskPage(
+  auth: Authority,
+  journal: Journal,
+  query: TaskPageQuery,
+): { tasks: JsonObject[]; next_cursor: string | null } {
   const limit = Math.min(Math.max(query.limit, 1), TASK_PAGE_MAX);
-  const tasks = listRetainedTasks(journal, { repository: query.repository, change: query.change, afterSeq: query.afterSeq, limit: limit + 1 });
+  const tasks = listRetainedTasks(journal, {
+    repository: query.repository,
+    change: query.change,
+    afterSeq: query.afterSeq,
+    limit: limit + 1,
+  });
   const page = tasks.slice(0, limit);
   return {
     tasks: page.map((retained) => {
@@ -227,12 +275,24 @@ export function taskPage(auth: Authority, journal: Journal, query: TaskPageQuery
 export const RECEIPT_PAGE_MAX = 200;
 
 /** One page of a repository's retained receipts in retention order after `afterRow` (the dashboard's Receipts view). */
-export function receiptPage(journal: Journal, query: { readonly repository: string; readonly afterRow: number; readonly limit: number }): { receipts: JsonObject[]; next_cursor: string | null } {
+export function receiptPage(
+  journal: Journal,
+  query: { readonly repository: string; readonly afterRow: number; readonly limit: number },
+): { receipts: JsonObject[]; next_cursor: string | null } {
   const limit = Math.min(Math.max(query.limit, 1), RECEIPT_PAGE_MAX);
   const rows = journalStatement(
     journal,
     'SELECT rowid AS row, receipt_digest, profile, target, change_id, context_digest, plan_digest, created_at_ms FROM collector_receipts WHERE repository = ? AND rowid > ? ORDER BY rowid LIMIT ?',
-  ).all(query.repository, query.afterRow, limit + 1) as { row: number; receipt_digest: string; profile: string; target: string; change_id: string; context_digest: string; plan_digest: string; created_at_ms: number }[];
+  ).all(query.repository, query.afterRow, limit + 1) as {
+    row: number;
+    receipt_digest: string;
+    profile: string;
+    target: string;
+    change_id: string;
+    context_digest: string;
+    plan_digest: string;
+    created_at_ms: number;
+  }[];
   const page = rows.slice(0, limit);
   return {
     receipts: page.map(({ row, ...rest }) => ({ ...rest, seq: row })),

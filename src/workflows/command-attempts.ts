@@ -11,8 +11,7 @@ import { validateId } from '../contracts/ids.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import { immediate, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
-import type { SqliteDatabase } from '../native/sqlite.js';
+import { immediate, readSnapshot, u64FromSql, u64ToSql, type SqliteDatabase } from '../native/sqlite.js';
 import { journalRead, openJournal } from './journal.js';
 
 export type CommandAttemptState = 'running' | 'succeeded' | 'failed' | 'uncertain';
@@ -103,15 +102,23 @@ export interface ReserveCommandAttemptInput {
  * Returns the existing row instead when (run, step, generation) is already reserved; a
  * different request under the same identity is COMMAND_ATTEMPT_CONFLICT.
  */
-export function reserveCommandAttempt(db: SqliteDatabase, input: ReserveCommandAttemptInput): { attempt: CommandAttempt; created: boolean } {
+export function reserveCommandAttempt(
+  db: SqliteDatabase,
+  input: ReserveCommandAttemptInput,
+): { attempt: CommandAttempt; created: boolean } {
   const attemptId = commandAttemptId(input.repository, input.runId, input.stepId, input.generation);
   return immediate(db, WHAT, () => {
-    const existing = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow | undefined;
+    const existing = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as
+      AttemptRow | undefined;
     if (existing !== undefined) {
       if (existing.request_digest !== input.requestDigest && existing.state === 'running') {
-        throw new AgentscmError('COMMAND_ATTEMPT_CONFLICT', `command attempt ${attemptId} was reserved for a different request`, {
-          hint: `recover it first: agentscm skill-workflow recover ${input.runId} ${input.stepId} --docker PATH --docker-socket PATH`,
-        });
+        throw new AgentscmError(
+          'COMMAND_ATTEMPT_CONFLICT',
+          `command attempt ${attemptId} was reserved for a different request`,
+          {
+            hint: `recover it first: agentscm skill-workflow recover ${input.runId} ${input.stepId} --docker PATH --docker-socket PATH`,
+          },
+        );
       }
       return { attempt: toAttempt(existing), created: false };
     }
@@ -119,7 +126,18 @@ export function reserveCommandAttempt(db: SqliteDatabase, input: ReserveCommandA
     db.prepare(
       `INSERT INTO command_attempts (attempt_id, run_id, step_id, generation, state, phase, request_digest, request_json, container_name, snapshot_path, created_at_ms, updated_at_ms)
        VALUES (?, ?, ?, ?, 'running', 'reserved', ?, ?, ?, ?, ?, ?)`,
-    ).run(attemptId, input.runId, input.stepId, u64ToSql(input.generation), input.requestDigest, Buffer.from(input.requestJson), commandContainerName(attemptId), input.snapshotPath, input.nowMs, input.nowMs);
+    ).run(
+      attemptId,
+      input.runId,
+      input.stepId,
+      u64ToSql(input.generation),
+      input.requestDigest,
+      Buffer.from(input.requestJson),
+      commandContainerName(attemptId),
+      input.snapshotPath,
+      input.nowMs,
+      input.nowMs,
+    );
     const row = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow;
     return { attempt: toAttempt(row), created: true };
   });
@@ -129,9 +147,12 @@ export function reserveCommandAttempt(db: SqliteDatabase, input: ReserveCommandA
 export function noteCommandContainer(db: SqliteDatabase, attemptId: string, containerId: string, nowMs: number): void {
   immediate(db, WHAT, () => {
     const result = db
-      .prepare(`UPDATE command_attempts SET container_id = ?, phase = 'container_created', updated_at_ms = ? WHERE attempt_id = ? AND state = 'running'`)
+      .prepare(
+        `UPDATE command_attempts SET container_id = ?, phase = 'container_created', updated_at_ms = ? WHERE attempt_id = ? AND state = 'running'`,
+      )
       .run(containerId, nowMs, attemptId);
-    if (result.changes !== 1) throw new AgentscmError('COMMAND_ATTEMPT_CONFLICT', `command attempt ${attemptId} is no longer running`);
+    if (result.changes !== 1)
+      throw new AgentscmError('COMMAND_ATTEMPT_CONFLICT', `command attempt ${attemptId} is no longer running`);
   });
 }
 
@@ -161,7 +182,8 @@ export function finishCommandAttempt(
   options: { allowUncertain?: boolean; previousRecordDigest?: string | null } = {},
 ): CommandAttempt {
   return immediate(db, WHAT, () => {
-    const row = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow | undefined;
+    const row = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as
+      AttemptRow | undefined;
     if (row === undefined) throw notFound(attemptId);
     const open = row.state === 'running' || (options.allowUncertain === true && row.state === 'uncertain');
     if (!open) {
@@ -170,22 +192,48 @@ export function finishCommandAttempt(
       });
     }
     if (options.previousRecordDigest !== undefined && options.previousRecordDigest !== row.record_digest) {
-      throw new AgentscmError('COMMAND_ATTEMPT_CONFLICT', `command attempt ${attemptId} was reconciled meanwhile (its newest record is ${row.record_digest ?? 'none'})`, {
-        hint: `inspect it: agentscm check-command-show ${attemptId}`,
-      });
+      throw new AgentscmError(
+        'COMMAND_ATTEMPT_CONFLICT',
+        `command attempt ${attemptId} was reconciled meanwhile (its newest record is ${row.record_digest ?? 'none'})`,
+        {
+          hint: `inspect it: agentscm check-command-show ${attemptId}`,
+        },
+      );
     }
-    const last = db.prepare('SELECT max(seq) AS seq FROM command_attempt_records WHERE attempt_id = ?').get(attemptId) as { seq: number | null };
+    const last = db
+      .prepare('SELECT max(seq) AS seq FROM command_attempt_records WHERE attempt_id = ?')
+      .get(attemptId) as { seq: number | null };
     db.prepare(
       `INSERT INTO command_attempt_records (attempt_id, seq, record_json, record_digest, previous_record_digest, state, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ).run(attemptId, (last.seq ?? 0) + 1, Buffer.from(input.recordJson), input.recordDigest, row.record_digest, input.state, input.nowMs);
+    ).run(
+      attemptId,
+      (last.seq ?? 0) + 1,
+      Buffer.from(input.recordJson),
+      input.recordDigest,
+      row.record_digest,
+      input.state,
+      input.nowMs,
+    );
     db.prepare(
       `UPDATE command_attempts SET state = ?, phase = 'finished', outcome = ?, record_json = ?, record_digest = ?, summary = ?, updated_at_ms = ? WHERE attempt_id = ?`,
-    ).run(input.state, input.outcome, Buffer.from(input.recordJson), input.recordDigest, input.summary, input.nowMs, attemptId);
+    ).run(
+      input.state,
+      input.outcome,
+      Buffer.from(input.recordJson),
+      input.recordDigest,
+      input.summary,
+      input.nowMs,
+      attemptId,
+    );
     // The output observed first is the output: a reconciliation never replaces it.
-    const put = db.prepare('INSERT OR IGNORE INTO command_attempt_outputs (attempt_id, stream, bytes) VALUES (?, ?, ?)');
+    const put = db.prepare(
+      'INSERT OR IGNORE INTO command_attempt_outputs (attempt_id, stream, bytes) VALUES (?, ?, ?)',
+    );
     put.run(attemptId, 'stdout', Buffer.from(input.stdout));
     put.run(attemptId, 'stderr', Buffer.from(input.stderr));
-    return toAttempt(db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow);
+    return toAttempt(
+      db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow,
+    );
   });
 }
 
@@ -201,19 +249,22 @@ export interface CommandAttemptRecordEntry {
 /** Every record the attempt was finished or reconciled with, oldest first. */
 export function listCommandAttemptRecords(db: SqliteDatabase, attemptId: string): CommandAttemptRecordEntry[] {
   return db
-    .prepare('SELECT seq, record_digest, previous_record_digest, state, created_at_ms FROM command_attempt_records WHERE attempt_id = ? ORDER BY seq')
+    .prepare(
+      'SELECT seq, record_digest, previous_record_digest, state, created_at_ms FROM command_attempt_records WHERE attempt_id = ? ORDER BY seq',
+    )
     .all(attemptId) as CommandAttemptRecordEntry[];
 }
 
 function notFound(attemptId: string): AgentscmError {
   return new AgentscmError('COMMAND_ATTEMPT_NOT_FOUND', `no command attempt ${attemptId} in the journal`, {
-    hint: 'the attempt ID is shown under the step\'s execution member of `agentscm skill-workflow status RUN_ID --json`',
+    hint: "the attempt ID is shown under the step's execution member of `agentscm skill-workflow status RUN_ID --json`",
   });
 }
 
 /** One attempt with its record (COMMAND_ATTEMPT_NOT_FOUND otherwise). */
 export function getCommandAttempt(db: SqliteDatabase, attemptId: string): CommandAttempt {
-  const row = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow | undefined;
+  const row = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as
+    AttemptRow | undefined;
   if (row === undefined) throw notFound(attemptId);
   return toAttempt(row);
 }
@@ -221,33 +272,60 @@ export function getCommandAttempt(db: SqliteDatabase, attemptId: string): Comman
 /** The retained stdout and stderr of a finished attempt (empty when none were kept). */
 export function getCommandAttemptOutput(db: SqliteDatabase, attemptId: string): { stdout: Buffer; stderr: Buffer } {
   return readSnapshot(db, WHAT, () => {
-    const rows = db.prepare('SELECT stream, bytes FROM command_attempt_outputs WHERE attempt_id = ?').all(attemptId) as { stream: string; bytes: Buffer }[];
+    const rows = db
+      .prepare('SELECT stream, bytes FROM command_attempt_outputs WHERE attempt_id = ?')
+      .all(attemptId) as { stream: string; bytes: Buffer }[];
     const pick = (name: string): Buffer => rows.find((r) => r.stream === name)?.bytes ?? Buffer.alloc(0);
     return { stdout: pick('stdout'), stderr: pick('stderr') };
   });
 }
 
 /** The newest attempt of a step (highest generation), or null: what status and resume read. */
-export function getCommandAttemptForStep(db: SqliteDatabase, runId: string, stepId: string): CommandAttemptSummary | null {
+export function getCommandAttemptForStep(
+  db: SqliteDatabase,
+  runId: string,
+  stepId: string,
+): CommandAttemptSummary | null {
   const row = db
-    .prepare('SELECT attempt_id, generation, state, outcome, record_digest FROM command_attempts WHERE run_id = ? AND step_id = ? ORDER BY generation DESC LIMIT 1')
-    .get(runId, stepId) as Pick<AttemptRow, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest'> | undefined;
+    .prepare(
+      'SELECT attempt_id, generation, state, outcome, record_digest FROM command_attempts WHERE run_id = ? AND step_id = ? ORDER BY generation DESC LIMIT 1',
+    )
+    .get(runId, stepId) as
+    Pick<AttemptRow, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest'> | undefined;
   if (row === undefined) return null;
-  return { attempt_id: row.attempt_id, generation: u64FromSql(row.generation), state: row.state, outcome: row.outcome, record_digest: row.record_digest };
+  return {
+    attempt_id: row.attempt_id,
+    generation: u64FromSql(row.generation),
+    state: row.state,
+    outcome: row.outcome,
+    record_digest: row.record_digest,
+  };
 }
 
 /** The full newest attempt of a step, or null. */
 export function findCommandAttemptForStep(db: SqliteDatabase, runId: string, stepId: string): CommandAttempt | null {
-  const row = db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE run_id = ? AND step_id = ? ORDER BY generation DESC LIMIT 1`).get(runId, stepId) as AttemptRow | undefined;
+  const row = db
+    .prepare(
+      `SELECT ${COLUMNS} FROM command_attempts WHERE run_id = ? AND step_id = ? ORDER BY generation DESC LIMIT 1`,
+    )
+    .get(runId, stepId) as AttemptRow | undefined;
   return row === undefined ? null : toAttempt(row);
 }
 
 /** Attempts of a run that are still running (cancel needs runtime flags only when this is non-empty). */
 export function listRunningCommandAttempts(db: SqliteDatabase, runId: string): CommandAttemptSummary[] {
   const rows = db
-    .prepare("SELECT attempt_id, generation, state, outcome, record_digest FROM command_attempts WHERE run_id = ? AND state = 'running' ORDER BY step_id, generation")
+    .prepare(
+      "SELECT attempt_id, generation, state, outcome, record_digest FROM command_attempts WHERE run_id = ? AND state = 'running' ORDER BY step_id, generation",
+    )
     .all(runId) as Pick<AttemptRow, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest'>[];
-  return rows.map((row) => ({ attempt_id: row.attempt_id, generation: u64FromSql(row.generation), state: row.state, outcome: row.outcome, record_digest: row.record_digest }));
+  return rows.map((row) => ({
+    attempt_id: row.attempt_id,
+    generation: u64FromSql(row.generation),
+    state: row.state,
+    outcome: row.outcome,
+    record_digest: row.record_digest,
+  }));
 }
 
 /** `check-command-show`: one attempt with its request, record and retained output. */
@@ -284,7 +362,11 @@ export function showCommandAttempt(dataDir: string, attemptId: string): CommandA
     return journalRead(journal, () => {
       const attempt = getCommandAttempt(journal.db, attemptId);
       const output = getCommandAttemptOutput(journal.db, attemptId);
-      const stream = (bytes: Buffer): CommandAttemptView['stdout'] => ({ text: bytes.toString('utf8'), bytes: bytes.length, sha256: sha256Hex(bytes) });
+      const stream = (bytes: Buffer): CommandAttemptView['stdout'] => ({
+        text: bytes.toString('utf8'),
+        bytes: bytes.length,
+        sha256: sha256Hex(bytes),
+      });
       return {
         attempt_id: attempt.attempt_id,
         run_id: attempt.run_id,
@@ -301,7 +383,8 @@ export function showCommandAttempt(dataDir: string, attemptId: string): CommandA
         created_at_ms: attempt.created_at_ms,
         updated_at_ms: attempt.updated_at_ms,
         request: parseStrictJson(attempt.request_json, { maxBytes: STORED_JSON_MAX }),
-        record: attempt.record_json === null ? null : parseStrictJson(attempt.record_json, { maxBytes: STORED_JSON_MAX }),
+        record:
+          attempt.record_json === null ? null : parseStrictJson(attempt.record_json, { maxBytes: STORED_JSON_MAX }),
         records: listCommandAttemptRecords(journal.db, attemptId),
         stdout: stream(output.stdout),
         stderr: stream(output.stderr),

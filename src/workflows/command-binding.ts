@@ -3,8 +3,7 @@
  * the immutable revision and requires a real, existing, current Change and command/v1
  * ReviewContext that bind the same revision, policy epoch, recipe, toolchain and environment").
  */
-import type { CommandRecipe } from '../contracts/command-recipe.js';
-import { decodeCommandRecipe } from '../contracts/command-recipe.js';
+import { decodeCommandRecipe, type CommandRecipe } from '../contracts/command-recipe.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { CommandAction, WorkflowSource } from '../contracts/workflow-definition.js';
 import { getChange } from '../native/changes.js';
@@ -24,7 +23,10 @@ export interface CommandBindingInput {
 }
 
 function stale(stepId: string, message: string, hint: string, details: Record<string, unknown> = {}): AgentscmError {
-  return new AgentscmError('WORKFLOW_COMMAND_STALE', `step "${stepId}": ${message}`, { hint, details: { step: stepId, ...details } });
+  return new AgentscmError('WORKFLOW_COMMAND_STALE', `step "${stepId}": ${message}`, {
+    hint,
+    details: { step: stepId, ...details },
+  });
 }
 
 /** Decode the packaged recipe; a malformed recipe is WORKFLOW_COMMAND_INVALID naming the step. */
@@ -33,11 +35,15 @@ export function decodeStepRecipe(stepId: string, recipePath: string, bytes: Uint
     return decodeCommandRecipe(bytes);
   } catch (error) {
     if (!isAgentscmError(error)) throw error;
-    throw new AgentscmError('WORKFLOW_COMMAND_INVALID', `step "${stepId}": recipe "${recipePath}" is not a valid CommandRecipe: [${error.code}] ${error.message}`, {
-      hint: 'fix the recipe resource in the revision; see docs/command-collector.md',
-      details: { step: stepId, recipe_path: recipePath, cause_code: error.code },
-      cause: error,
-    });
+    throw new AgentscmError(
+      'WORKFLOW_COMMAND_INVALID',
+      `step "${stepId}": recipe "${recipePath}" is not a valid CommandRecipe: [${error.code}] ${error.message}`,
+      {
+        hint: 'fix the recipe resource in the revision; see docs/command-collector.md',
+        details: { step: stepId, recipe_path: recipePath, cause_code: error.code },
+        cause: error,
+      },
+    );
   }
 }
 
@@ -46,28 +52,48 @@ export function decodeStepRecipe(stepId: string, recipePath: string, bytes: Uint
  * entry); "." always is. RECIPE_WORKDIR_MISSING otherwise — found when the workflow is
  * planned, not when its container would start. Call inside a read snapshot of the authority.
  */
-export function checkRecipeWorkdir(auth: Authority, repository: string, revision: string, workdir: string, stepId: string | null = null): void {
+export function checkRecipeWorkdir(
+  auth: Authority,
+  repository: string,
+  revision: string,
+  workdir: string,
+  stepId: string | null = null,
+): void {
   if (workdir === '.') return;
   if (revisionHasDirectory(auth, repository, revision, workdir)) return;
-  throw new AgentscmError('RECIPE_WORKDIR_MISSING', `${stepId === null ? '' : `step "${stepId}": `}recipe workdir ${JSON.stringify(workdir)} is not a directory of revision ${revision}`, {
-    hint: 'point workdir at a directory that holds files in the revision, or "."',
-    details: { ...(stepId === null ? {} : { step: stepId }), workdir },
-  });
+  throw new AgentscmError(
+    'RECIPE_WORKDIR_MISSING',
+    `${stepId === null ? '' : `step "${stepId}": `}recipe workdir ${JSON.stringify(workdir)} is not a directory of revision ${revision}`,
+    {
+      hint: 'point workdir at a directory that holds files in the revision, or "."',
+      details: { ...(stepId === null ? {} : { step: stepId }), workdir },
+    },
+  );
 }
 
 /** Check a command step against the authority; call inside the compile read snapshot. */
 export function validateCommandBinding(auth: Authority, input: CommandBindingInput): void {
   const { stepId, source, action } = input;
   const recipe = decodeStepRecipe(stepId, input.recipePath, input.recipeBytes);
-  if (input.checkWorkdir !== false) checkRecipeWorkdir(auth, source.repository, source.revision, recipe.workdir, stepId);
+  if (input.checkWorkdir !== false)
+    checkRecipeWorkdir(auth, source.repository, source.revision, recipe.workdir, stepId);
   const change = getChange(auth, action.change.repository, action.change.id);
   if (change.current_version !== action.change_version) {
-    throw stale(stepId, `Change ${action.change.id} is at version ${change.current_version}, not ${action.change_version}`, 'bind the current Change version', {
-      current_version: change.current_version.toString(),
-    });
+    throw stale(
+      stepId,
+      `Change ${action.change.id} is at version ${change.current_version}, not ${action.change_version}`,
+      'bind the current Change version',
+      {
+        current_version: change.current_version.toString(),
+      },
+    );
   }
   if (change.current_revision !== source.revision) {
-    throw stale(stepId, `Change ${action.change.id} version ${change.current_version} is revision ${change.current_revision}, not the workflow's revision ${source.revision}`, 'bind the workflow to the Change\'s current revision');
+    throw stale(
+      stepId,
+      `Change ${action.change.id} version ${change.current_version} is revision ${change.current_revision}, not the workflow's revision ${source.revision}`,
+      "bind the workflow to the Change's current revision",
+    );
   }
   // CONTEXT_NOT_FOUND / CONTEXT_MISMATCH / CONTEXT_STALE name exactly which binding differs.
   checkCommandContext(auth, {

@@ -2,8 +2,11 @@
  * Read a workflow definition file named on the command line: its size is checked before it
  * is read (spec: every bound enforced before allocation), then it is strictly decoded.
  */
-import type { WorkflowDefinition } from '../contracts/workflow-definition.js';
-import { decodeWorkflowDefinition, WORKFLOW_LIMITS } from '../contracts/workflow-definition.js';
+import {
+  decodeWorkflowDefinition,
+  WORKFLOW_LIMITS,
+  type WorkflowDefinition,
+} from '../contracts/workflow-definition.js';
 import { readBoundedInput } from '../native/bounded-input.js';
 
 /** The exact bytes of a definition file, at most WORKFLOW_LIMITS.maxDefinitionBytes. */

@@ -47,10 +47,14 @@ export function orderSteps(nodes: readonly GraphNode[]): number[] {
       }
       const target = indexOf.get(need);
       if (target === undefined) {
-        throw new AgentscmError('WORKFLOW_GRAPH_INVALID', `step "${node.id}" needs "${need}", which is not a step of this workflow`, {
-          hint: 'name only step ids declared in steps',
-          details: { step: node.id, need },
-        });
+        throw new AgentscmError(
+          'WORKFLOW_GRAPH_INVALID',
+          `step "${node.id}" needs "${need}", which is not a step of this workflow`,
+          {
+            hint: 'name only step ids declared in steps',
+            details: { step: node.id, need },
+          },
+        );
       }
       (dependents[target] as number[]).push(index);
       pendingNeeds[index] = (pendingNeeds[index] as number) + 1;
@@ -69,14 +73,19 @@ export function orderSteps(nodes: readonly GraphNode[]): number[] {
     }
     if (next === -1) {
       const cycle = nodes.filter((_, i) => !placed[i]).map((node) => node.id);
-      throw new AgentscmError('WORKFLOW_GRAPH_INVALID', `the dependencies form a cycle among steps ${cycle.map((id) => `"${id}"`).join(', ')}`, {
-        hint: 'remove a dependency so that the graph is acyclic',
-        details: { steps: cycle },
-      });
+      throw new AgentscmError(
+        'WORKFLOW_GRAPH_INVALID',
+        `the dependencies form a cycle among steps ${cycle.map((id) => `"${id}"`).join(', ')}`,
+        {
+          hint: 'remove a dependency so that the graph is acyclic',
+          details: { steps: cycle },
+        },
+      );
     }
     placed[next] = true;
     order.push(next);
-    for (const dependent of dependents[next] as number[]) pendingNeeds[dependent] = (pendingNeeds[dependent] as number) - 1;
+    for (const dependent of dependents[next] as number[])
+      pendingNeeds[dependent] = (pendingNeeds[dependent] as number) - 1;
   }
   return order;
 }

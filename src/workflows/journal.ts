@@ -6,9 +6,18 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Statement } from 'better-sqlite3';
+
 import { AgentscmError } from '../contracts/errors.js';
-import { cachedStatement, immediate, openReadOnly, openWritable, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
-import type { SqliteDatabase } from '../native/sqlite.js';
+import {
+  cachedStatement,
+  immediate,
+  openReadOnly,
+  openWritable,
+  readSnapshot,
+  u64FromSql,
+  u64ToSql,
+  type SqliteDatabase,
+} from '../native/sqlite.js';
 import { JOURNAL_MIGRATIONS } from './journal-migrations/index.js';
 
 export const JOURNAL_WHAT = 'the workflow journal';
@@ -59,9 +68,13 @@ export function openJournal(dataDir: string, mode: JournalMode | 'create'): Jour
 }
 
 function journalMissing(dataDir: string): AgentscmError {
-  return new AgentscmError('WORKFLOW_JOURNAL_NOT_INITIALIZED', `${JOURNAL_WHAT} does not exist in ${resolve(dataDir)}; nothing was created`, {
-    hint: 'start a run first with `agentscm skill-workflow run RUN_ID FILE`, or pass the right --data-dir',
-  });
+  return new AgentscmError(
+    'WORKFLOW_JOURNAL_NOT_INITIALIZED',
+    `${JOURNAL_WHAT} does not exist in ${resolve(dataDir)}; nothing was created`,
+    {
+      hint: 'start a run first with `agentscm skill-workflow run RUN_ID FILE`, or pass the right --data-dir',
+    },
+  );
 }
 
 function wrap(db: SqliteDatabase, mode: JournalMode, paths: JournalPaths): Journal {
@@ -104,7 +117,8 @@ const openWriteDurability = new WeakMap<SqliteDatabase, JournalDurability>();
  * (command attempts) stays durable. A 'durable' write nested in a 'crash-safe' one is refused.
  */
 export function journalWrite<T>(journal: Journal, fn: () => T, durability: JournalDurability = 'durable'): T {
-  if (journal.mode !== 'write') throw new AgentscmError('INTERNAL', 'a journal write needs a journal opened for writing');
+  if (journal.mode !== 'write')
+    throw new AgentscmError('INTERNAL', 'a journal write needs a journal opened for writing');
   const db = journal.db;
   if (db.inTransaction) {
     if (durability === 'durable' && openWriteDurability.get(db) === 'crash-safe') {
@@ -135,7 +149,13 @@ export type RunState = 'running' | 'completed' | 'completed_with_omissions' | 'f
 export type StepState = 'pending' | 'running' | 'succeeded' | 'failed' | 'unavailable' | 'uncertain' | 'skipped';
 export type StepKind = 'source_paths' | 'command' | 'require_capability' | 'review';
 
-export const TERMINAL_RUN_STATES: readonly RunState[] = ['completed', 'completed_with_omissions', 'failed', 'blocked', 'cancelled'];
+export const TERMINAL_RUN_STATES: readonly RunState[] = [
+  'completed',
+  'completed_with_omissions',
+  'failed',
+  'blocked',
+  'cancelled',
+];
 
 export function isTerminalRunState(state: RunState): boolean {
   return TERMINAL_RUN_STATES.includes(state);
@@ -184,7 +204,8 @@ interface StepRow extends Omit<StepRecord, 'required'> {
 
 /** The run, or null. */
 export function findRun(journal: Journal, runId: string): RunRecord | null {
-  const row = journalStatement(journal, 'SELECT * FROM workflow_runs WHERE run_id = ?').get(runId) as RunRow | undefined;
+  const row = journalStatement(journal, 'SELECT * FROM workflow_runs WHERE run_id = ?').get(runId) as
+    RunRow | undefined;
   return row === undefined ? null : { ...row, policy_epoch: u64FromSql(row.policy_epoch) };
 }
 
@@ -209,19 +230,30 @@ export interface RunHeader {
 
 /** The run's header (WORKFLOW_RUN_NOT_FOUND otherwise). */
 export function getRunHeader(journal: Journal, runId: string): RunHeader {
-  const row = journalStatement(journal, 'SELECT state, state_reason, halted_reason, definition_sha256 FROM workflow_runs WHERE run_id = ?').get(runId) as RunHeader | undefined;
+  const row = journalStatement(
+    journal,
+    'SELECT state, state_reason, halted_reason, definition_sha256 FROM workflow_runs WHERE run_id = ?',
+  ).get(runId) as RunHeader | undefined;
   return row ?? getRun(journal, runId);
 }
 
 /** Every step of the run in execution order. */
 export function listSteps(journal: Journal, runId: string): StepRecord[] {
-  const rows = journalStatement(journal, 'SELECT * FROM workflow_steps WHERE run_id = ? ORDER BY position').all(runId) as StepRow[];
+  const rows = journalStatement(journal, 'SELECT * FROM workflow_steps WHERE run_id = ? ORDER BY position').all(
+    runId,
+  ) as StepRow[];
   return rows.map((row) => ({ ...row, required: row.required === 1 }));
 }
 
 /** Step states only (no results): what the run state is derived from after each commit. */
-export function listStepStates(journal: Journal, runId: string): { step_id: string; required: boolean; state: StepState }[] {
-  const rows = journalStatement(journal, 'SELECT step_id, required, state FROM workflow_steps WHERE run_id = ? ORDER BY position').all(runId) as {
+export function listStepStates(
+  journal: Journal,
+  runId: string,
+): { step_id: string; required: boolean; state: StepState }[] {
+  const rows = journalStatement(
+    journal,
+    'SELECT step_id, required, state FROM workflow_steps WHERE run_id = ? ORDER BY position',
+  ).all(runId) as {
     step_id: string;
     required: number;
     state: StepState;
@@ -268,12 +300,23 @@ export function insertRun(journal: Journal, run: NewRun): void {
     journal,
     `INSERT INTO workflow_steps (run_id, position, step_id, kind, required, state) VALUES (?, ?, ?, ?, ?, 'pending')`,
   );
-  run.steps.forEach((step, position) => insertStep.run(run.run_id, position, step.step_id, step.kind, step.required ? 1 : 0));
+  run.steps.forEach((step, position) =>
+    insertStep.run(run.run_id, position, step.step_id, step.kind, step.required ? 1 : 0),
+  );
 }
 
 /** Set the run state (caller's write transaction). */
-export function updateRunState(journal: Journal, runId: string, state: RunState, reason: string | null, nowMs: number): void {
-  journalStatement(journal, 'UPDATE workflow_runs SET state = ?, state_reason = ?, updated_at_ms = ? WHERE run_id = ?').run(state, reason, nowMs, runId);
+export function updateRunState(
+  journal: Journal,
+  runId: string,
+  state: RunState,
+  reason: string | null,
+  nowMs: number,
+): void {
+  journalStatement(
+    journal,
+    'UPDATE workflow_runs SET state = ?, state_reason = ?, updated_at_ms = ? WHERE run_id = ?',
+  ).run(state, reason, nowMs, runId);
 }
 
 /**
@@ -282,12 +325,10 @@ export function updateRunState(journal: Journal, runId: string, state: RunState,
  */
 export function haltRun(journal: Journal, runId: string, reason: string, nowMs: number): boolean {
   return (
-    journalStatement(journal, "UPDATE workflow_runs SET state = 'blocked', state_reason = ?, halted_reason = ?, updated_at_ms = ? WHERE run_id = ? AND state = 'running'").run(
-      reason,
-      reason,
-      nowMs,
-      runId,
-    ).changes === 1
+    journalStatement(
+      journal,
+      "UPDATE workflow_runs SET state = 'blocked', state_reason = ?, halted_reason = ?, updated_at_ms = ? WHERE run_id = ? AND state = 'running'",
+    ).run(reason, reason, nowMs, runId).changes === 1
   );
 }
 
@@ -307,12 +348,12 @@ export function markStepPendingAgain(journal: Journal, runId: string, stepId: st
 
 /** Mark a pending step running (a command step about to be handed to the runtime). */
 export function markStepRunning(journal: Journal, runId: string, stepId: string, nowMs: number): void {
-  const changed = journalStatement(journal, "UPDATE workflow_steps SET state = 'running', started_at_ms = ? WHERE run_id = ? AND step_id = ? AND state = 'pending'").run(
-    nowMs,
-    runId,
-    stepId,
-  ).changes;
-  if (changed !== 1) throw new AgentscmError('WORKFLOW_JOURNAL_INCONSISTENT', `step "${stepId}" of run "${runId}" is no longer pending`);
+  const changed = journalStatement(
+    journal,
+    "UPDATE workflow_steps SET state = 'running', started_at_ms = ? WHERE run_id = ? AND step_id = ? AND state = 'pending'",
+  ).run(nowMs, runId, stepId).changes;
+  if (changed !== 1)
+    throw new AgentscmError('WORKFLOW_JOURNAL_INCONSISTENT', `step "${stepId}" of run "${runId}" is no longer pending`);
 }
 
 /** Record a step's final state and canonical result (caller's write transaction). */
@@ -333,5 +374,9 @@ export function recordStepResult(
     `UPDATE workflow_steps SET state = ?, result = ?, result_sha256 = ?, started_at_ms = coalesce(started_at_ms, ?), finished_at_ms = ?
      WHERE run_id = ? AND step_id = ? AND state IN (${placeholders})`,
   ).run(state, result, resultSha256, startedAtMs, nowMs, runId, stepId, ...from).changes;
-  if (changed !== 1) throw new AgentscmError('WORKFLOW_JOURNAL_INCONSISTENT', `step "${stepId}" of run "${runId}" changed while its result was being recorded`);
+  if (changed !== 1)
+    throw new AgentscmError(
+      'WORKFLOW_JOURNAL_INCONSISTENT',
+      `step "${stepId}" of run "${runId}" changed while its result was being recorded`,
+    );
 }

@@ -7,9 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+
 import { AgentscmError } from '../contracts/errors.js';
-import { journalStatement } from './journal.js';
-import type { Journal } from './journal.js';
+import { journalStatement, type Journal } from './journal.js';
 
 /** How long a lease lasts without renewal; controllers renew it at every step and while a command runs. */
 export const LEASE_TTL_MS = 60_000;
@@ -56,20 +56,34 @@ export function isLeaseLive(lease: LeaseRow, nowMs: number): boolean {
 
 /** The run's lease row, or null. */
 export function readRunLease(journal: Journal, runId: string): LeaseRow | null {
-  return (journalStatement(journal, 'SELECT * FROM workflow_leases WHERE run_id = ?').get(runId) as LeaseRow | undefined) ?? null;
+  return (
+    (journalStatement(journal, 'SELECT * FROM workflow_leases WHERE run_id = ?').get(runId) as LeaseRow | undefined) ??
+    null
+  );
 }
 
 function activeError(runId: string, lease: LeaseRow): AgentscmError {
-  return new AgentscmError('WORKFLOW_JOURNAL_ACTIVE', `workflow journal is active: run "${runId}" is held by another controller (${lease.operation}, pid ${lease.pid} on ${lease.host})`, {
-    hint: 'retry after that operation finishes',
-    details: { run_id: runId, operation: lease.operation, expires_at_ms: lease.expires_at_ms },
-  });
+  return new AgentscmError(
+    'WORKFLOW_JOURNAL_ACTIVE',
+    `workflow journal is active: run "${runId}" is held by another controller (${lease.operation}, pid ${lease.pid} on ${lease.host})`,
+    {
+      hint: 'retry after that operation finishes',
+      details: { run_id: runId, operation: lease.operation, expires_at_ms: lease.expires_at_ms },
+    },
+  );
 }
 
 /** Take the run's lease (caller's BEGIN IMMEDIATE transaction); a live lease of another holder is WORKFLOW_JOURNAL_ACTIVE. */
-export function acquireRunLease(journal: Journal, runId: string, holder: LeaseHolder, operation: string, nowMs: number): void {
+export function acquireRunLease(
+  journal: Journal,
+  runId: string,
+  holder: LeaseHolder,
+  operation: string,
+  nowMs: number,
+): void {
   const current = readRunLease(journal, runId);
-  if (current !== null && current.holder !== holder.holder && isLeaseLive(current, nowMs)) throw activeError(runId, current);
+  if (current !== null && current.holder !== holder.holder && isLeaseLive(current, nowMs))
+    throw activeError(runId, current);
   journalStatement(
     journal,
     `INSERT INTO workflow_leases (run_id, holder, host, pid, operation, acquired_at_ms, expires_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -82,12 +96,20 @@ export function acquireRunLease(journal: Journal, runId: string, holder: LeaseHo
 export function renewRunLease(journal: Journal, runId: string, holder: LeaseHolder, nowMs: number): void {
   const current = readRunLease(journal, runId);
   if (current === null || current.holder !== holder.holder) {
-    throw new AgentscmError('WORKFLOW_JOURNAL_ACTIVE', `workflow journal is active: this controller lost the lease of run "${runId}" to another controller`, {
-      hint: 'inspect the run with `skill-workflow status`; nothing of this step was recorded',
-      details: { run_id: runId },
-    });
+    throw new AgentscmError(
+      'WORKFLOW_JOURNAL_ACTIVE',
+      `workflow journal is active: this controller lost the lease of run "${runId}" to another controller`,
+      {
+        hint: 'inspect the run with `skill-workflow status`; nothing of this step was recorded',
+        details: { run_id: runId },
+      },
+    );
   }
-  journalStatement(journal, 'UPDATE workflow_leases SET expires_at_ms = ? WHERE run_id = ? AND holder = ?').run(nowMs + LEASE_TTL_MS, runId, holder.holder);
+  journalStatement(journal, 'UPDATE workflow_leases SET expires_at_ms = ? WHERE run_id = ? AND holder = ?').run(
+    nowMs + LEASE_TTL_MS,
+    runId,
+    holder.holder,
+  );
 }
 
 /** Give the lease back (caller's write transaction); a lease held by someone else is left alone. */

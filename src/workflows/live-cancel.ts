@@ -9,9 +9,9 @@
  * ends. This waits, bounded, for that record.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { getCommandAttemptForStep } from './command-attempts.js';
-import { journalRead, listStepStates } from './journal.js';
-import type { Journal } from './journal.js';
+import { journalRead, listStepStates, type Journal } from './journal.js';
 import { isLeaseLive, LEASE_TTL_MS, readRunLease } from './lease.js';
 
 /** How often the stop is repeated and the journal read while waiting for the controller. */

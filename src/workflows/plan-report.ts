@@ -4,17 +4,25 @@
  */
 import { openAuthority } from '../native/store.js';
 import { readDefinitionFile } from './definition-file.js';
-import { compileWorkflow } from './plan.js';
-import type { CompiledPlan } from './plan.js';
+import { compileWorkflow, type CompiledPlan } from './plan.js';
 
 export interface PlanReport {
   readonly name: string;
   readonly plan_digest: string;
   readonly skill_digest: string;
   readonly source: { readonly repository: string; readonly revision: string; readonly policy_epoch: bigint };
-  readonly skill: { readonly entrypoint: string; readonly entries: readonly { readonly path: string; readonly sha256: string; readonly size: number }[] };
+  readonly skill: {
+    readonly entrypoint: string;
+    readonly entries: readonly { readonly path: string; readonly sha256: string; readonly size: number }[];
+  };
   /** Execution order. */
-  readonly steps: readonly { readonly position: number; readonly id: string; readonly kind: string; readonly required: boolean; readonly needs: readonly string[] }[];
+  readonly steps: readonly {
+    readonly position: number;
+    readonly id: string;
+    readonly kind: string;
+    readonly required: boolean;
+    readonly needs: readonly string[];
+  }[];
   readonly admission: 'not_assessed';
 }
 
@@ -24,9 +32,22 @@ export function planReportOf(plan: CompiledPlan): PlanReport {
     name: plan.name,
     plan_digest: plan.digest,
     skill_digest: plan.skill.digest,
-    source: { repository: plan.source.repository, revision: plan.source.revision, policy_epoch: plan.source.policy_epoch },
-    skill: { entrypoint: plan.skill.entrypoint, entries: plan.skill.entries.map((e) => ({ path: e.path, sha256: e.sha256, size: e.size })) },
-    steps: plan.steps.map((s) => ({ position: s.position, id: s.id, kind: s.action.kind, required: s.required, needs: [...s.needs] })),
+    source: {
+      repository: plan.source.repository,
+      revision: plan.source.revision,
+      policy_epoch: plan.source.policy_epoch,
+    },
+    skill: {
+      entrypoint: plan.skill.entrypoint,
+      entries: plan.skill.entries.map((e) => ({ path: e.path, sha256: e.sha256, size: e.size })),
+    },
+    steps: plan.steps.map((s) => ({
+      position: s.position,
+      id: s.id,
+      kind: s.action.kind,
+      required: s.required,
+      needs: [...s.needs],
+    })),
     admission: 'not_assessed',
   };
 }

@@ -9,25 +9,34 @@ import { digestCanonical, DOMAINS } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { validateRelativePath } from '../contracts/paths.js';
-import type {
-  CommandAction,
-  RequireCapabilityAction,
-  SourcePathsAction,
-  WorkflowDefinition,
-  WorkflowSource,
+import {
+  checkCoverageWithinPolicy,
+  decodeReviewPolicy,
+  reviewActionToJson,
+  type ReviewAction,
+} from '../contracts/review-policy.js';
+import {
+  encodeWorkflowDefinition,
+  workflowActionToJson,
+  type CommandAction,
+  type RequireCapabilityAction,
+  type SourcePathsAction,
+  type WorkflowDefinition,
+  type WorkflowSource,
 } from '../contracts/workflow-definition.js';
-import { encodeWorkflowDefinition, workflowActionToJson } from '../contracts/workflow-definition.js';
-import type { ReviewAction } from '../contracts/review-policy.js';
-import { checkCoverageWithinPolicy, decodeReviewPolicy, reviewActionToJson } from '../contracts/review-policy.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { getRepository } from '../native/repositories.js';
 import { getRevision } from '../native/revisions.js';
-import { readTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
+import { readTransaction, type Authority } from '../native/store.js';
 import { validateCommandBinding } from './command-binding.js';
 import { orderSteps } from './graph.js';
-import { layoutSkillPackage, loadSkillPackage, resolvePackagePath } from './skill-package.js';
-import type { SkillPackage, SkillPackageLayout } from './skill-package.js';
+import {
+  layoutSkillPackage,
+  loadSkillPackage,
+  resolvePackagePath,
+  type SkillPackage,
+  type SkillPackageLayout,
+} from './skill-package.js';
 
 /** A command action with its recipe resolved to the exact packaged bytes. */
 export interface PlanCommandAction extends CommandAction {
@@ -90,27 +99,40 @@ export function compileStructure(definition: WorkflowDefinition): StructuralPlan
     if (action.kind === 'review') {
       const policyPath = resolvePackagePath(layout, action.policy);
       if (!resources.has(policyPath)) {
-        throw new AgentscmError('REVIEW_STEP_INVALID', `step "${step.id}": policy "${action.policy}" resolves to "${policyPath}", which is not a declared skill resource`, {
-          hint: 'declare the review policy by its full source path in skill.resources and name it relative to the skill directory in policy',
-          details: { step: step.id, policy_path: policyPath },
-        });
+        throw new AgentscmError(
+          'REVIEW_STEP_INVALID',
+          `step "${step.id}": policy "${action.policy}" resolves to "${policyPath}", which is not a declared skill resource`,
+          {
+            hint: 'declare the review policy by its full source path in skill.resources and name it relative to the skill directory in policy',
+            details: { step: step.id, policy_path: policyPath },
+          },
+        );
       }
     } else if (action.kind === 'source_paths') {
-      for (const expectation of action.expectations) validateRelativePath(expectation.path, `step "${step.id}" expectation path`);
+      for (const expectation of action.expectations)
+        validateRelativePath(expectation.path, `step "${step.id}" expectation path`);
     } else if (action.kind === 'command') {
       validateRelativePath(action.runner, `step "${step.id}" runner`);
       const recipePath = resolvePackagePath(layout, action.runner);
       if (!resources.has(recipePath)) {
-        throw new AgentscmError('WORKFLOW_COMMAND_INVALID', `step "${step.id}": runner "${action.runner}" resolves to "${recipePath}", which is not a declared skill resource`, {
-          hint: 'declare the recipe by its full source path in skill.resources and name it relative to the skill directory in runner',
-          details: { step: step.id, recipe_path: recipePath },
-        });
+        throw new AgentscmError(
+          'WORKFLOW_COMMAND_INVALID',
+          `step "${step.id}": runner "${action.runner}" resolves to "${recipePath}", which is not a declared skill resource`,
+          {
+            hint: 'declare the recipe by its full source path in skill.resources and name it relative to the skill directory in runner',
+            details: { step: step.id, recipe_path: recipePath },
+          },
+        );
       }
       if (action.change.repository !== definition.source.repository) {
-        throw new AgentscmError('WORKFLOW_SOURCE_MISMATCH', `step "${step.id}": its Change belongs to repository ${action.change.repository}, not the workflow's repository ${definition.source.repository}`, {
-          hint: 'bind the command step to a Change of the same repository',
-          details: { step: step.id },
-        });
+        throw new AgentscmError(
+          'WORKFLOW_SOURCE_MISMATCH',
+          `step "${step.id}": its Change belongs to repository ${action.change.repository}, not the workflow's repository ${definition.source.repository}`,
+          {
+            hint: 'bind the command step to a Change of the same repository',
+            details: { step: step.id },
+          },
+        );
       }
     }
   }
@@ -126,10 +148,14 @@ export function compileWorkflow(auth: Authority, definition: WorkflowDefinition)
     getRevision(auth, source.repository, source.revision);
     const epoch = currentPolicyEpoch(auth, source.repository);
     if (epoch !== source.policy_epoch) {
-      throw new AgentscmError('WORKFLOW_POLICY_STALE', `the definition binds policy epoch ${source.policy_epoch}, but repository ${source.repository} is at policy epoch ${epoch}`, {
-        hint: `set source.policy_epoch to ${epoch} after reviewing the workflow against the current policy`,
-        details: { declared: source.policy_epoch.toString(), current: epoch.toString() },
-      });
+      throw new AgentscmError(
+        'WORKFLOW_POLICY_STALE',
+        `the definition binds policy epoch ${source.policy_epoch}, but repository ${source.repository} is at policy epoch ${epoch}`,
+        {
+          hint: `set source.policy_epoch to ${epoch} after reviewing the workflow against the current policy`,
+          details: { declared: source.policy_epoch.toString(), current: epoch.toString() },
+        },
+      );
     }
     const skill = loadSkillPackage(auth, source.repository, source.revision, structure.layout);
     const bytesByPath = new Map(skill.entries.map((entry) => [entry.path, entry]));
@@ -145,11 +171,19 @@ export function compileWorkflow(auth: Authority, definition: WorkflowDefinition)
         const action: PlanReviewAction = { ...declared, policy_path: policyPath, policy_sha256: policy.sha256 };
         return { position, id: step.id, needs: step.needs, required: step.required, action };
       }
-      if (declared.kind !== 'command') return { position, id: step.id, needs: step.needs, required: step.required, action: declared };
+      if (declared.kind !== 'command')
+        return { position, id: step.id, needs: step.needs, required: step.required, action: declared };
       const recipePath = resolvePackagePath(structure.layout, declared.runner);
       const recipe = bytesByPath.get(recipePath);
       if (recipe === undefined) throw new AgentscmError('INTERNAL', `recipe ${recipePath} was not loaded`);
-      validateCommandBinding(auth, { stepId: step.id, source, action: declared, recipePath, recipeBytes: recipe.bytes, recipeSha256: recipe.sha256 });
+      validateCommandBinding(auth, {
+        stepId: step.id,
+        source,
+        action: declared,
+        recipePath,
+        recipeBytes: recipe.bytes,
+        recipeSha256: recipe.sha256,
+      });
       const action: PlanCommandAction = { ...declared, recipe_path: recipePath, recipe_sha256: recipe.sha256 };
       return { position, id: step.id, needs: step.needs, required: step.required, action };
     });
@@ -164,7 +198,8 @@ export function compileWorkflow(auth: Authority, definition: WorkflowDefinition)
 }
 
 function planActionToJson(action: PlanAction): JsonObject {
-  if (action.kind === 'review') return { ...reviewActionToJson(action), policy_path: action.policy_path, policy_sha256: action.policy_sha256 };
+  if (action.kind === 'review')
+    return { ...reviewActionToJson(action), policy_path: action.policy_path, policy_sha256: action.policy_sha256 };
   if (action.kind !== 'command') return workflowActionToJson(action);
   return {
     kind: action.kind,
@@ -190,9 +225,18 @@ export function planToJson(plan: PlanIdentityInput): JsonObject {
     kind: 'skill-workflow-plan',
     version: 1,
     name: plan.name,
-    source: { repository: plan.source.repository, revision: plan.source.revision, policy_epoch: plan.source.policy_epoch },
+    source: {
+      repository: plan.source.repository,
+      revision: plan.source.revision,
+      policy_epoch: plan.source.policy_epoch,
+    },
     skill: { entrypoint: plan.skill.entrypoint, digest: plan.skill.digest },
-    steps: plan.steps.map((step) => ({ id: step.id, needs: [...step.needs], required: step.required, action: planActionToJson(step.action) })),
+    steps: plan.steps.map((step) => ({
+      id: step.id,
+      needs: [...step.needs],
+      required: step.required,
+      action: planActionToJson(step.action),
+    })),
   };
 }
 

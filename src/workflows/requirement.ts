@@ -7,19 +7,25 @@
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json-value.js';
 import { quoteForMessage } from '../contracts/message-text.js';
-import type { WorkflowAction, WorkflowDefinition } from '../contracts/workflow-definition.js';
-import { decodeWorkflowDefinition, workflowDefinitionToJson } from '../contracts/workflow-definition.js';
+import {
+  decodeWorkflowDefinition,
+  workflowDefinitionToJson,
+  type WorkflowAction,
+  type WorkflowDefinition,
+} from '../contracts/workflow-definition.js';
 import { resolveRepository } from '../native/repositories.js';
+import {
+  getRequirementByDigest,
+  getTargetRequirement,
+  installRequirement,
+  type StoredRequirement,
+  type TargetRequirement,
+} from '../native/requirements.js';
+import { openAuthority, readTransaction, writeTransaction, type Authority } from '../native/store.js';
 import { listTargets } from '../native/targets.js';
-import { getRequirementByDigest, getTargetRequirement, installRequirement } from '../native/requirements.js';
-import type { StoredRequirement, TargetRequirement } from '../native/requirements.js';
-import { openAuthority, readTransaction, writeTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
 import { readDefinitionFile } from './definition-file.js';
-import { compileWorkflow } from './plan.js';
-import type { CompiledPlan, PlanStep } from './plan.js';
-import { planReportOf } from './plan-report.js';
-import type { PlanReport } from './plan-report.js';
+import { planReportOf, type PlanReport } from './plan-report.js';
+import { compileWorkflow, type CompiledPlan, type PlanStep } from './plan.js';
 
 export interface RequirementView {
   readonly repository: string;
@@ -59,7 +65,13 @@ function viewOf(requirement: TargetRequirement, steps: PlanReport['steps']): Req
 
 function structuralSteps(definition: WorkflowDefinition, plan: CompiledPlan | null): PlanReport['steps'] {
   if (plan !== null) return planReportOf(plan).steps;
-  return definition.steps.map((s, position) => ({ position, id: s.id, kind: s.action.kind, required: s.required, needs: [...s.needs] }));
+  return definition.steps.map((s, position) => ({
+    position,
+    id: s.id,
+    kind: s.action.kind,
+    required: s.required,
+    needs: [...s.needs],
+  }));
 }
 
 /**
@@ -67,7 +79,15 @@ function structuralSteps(definition: WorkflowDefinition, plan: CompiledPlan | nu
  * the same write transaction, install it for the target. The requirement digest is the plan
  * digest of the compiled definition.
  */
-export function installRequirementFile(dataDir: string, input: { readonly repository?: string | undefined; readonly target: string; readonly file: string; readonly nowMs?: number }): RequirementInstallResult {
+export function installRequirementFile(
+  dataDir: string,
+  input: {
+    readonly repository?: string | undefined;
+    readonly target: string;
+    readonly file: string;
+    readonly nowMs?: number;
+  },
+): RequirementInstallResult {
   const { definition } = readDefinitionFile(input.file);
   const auth = openAuthority(dataDir, { mode: 'write' });
   try {
@@ -75,9 +95,13 @@ export function installRequirementFile(dataDir: string, input: { readonly reposi
       if (input.repository !== undefined) {
         const named = resolveRepository(auth, input.repository);
         if (named.id !== definition.source.repository) {
-          throw new AgentscmError('WORKFLOW_SOURCE_MISMATCH', `the definition binds repository ${definition.source.repository}, not ${named.id} (${named.name})`, {
-            hint: 'install the definition for the repository it names',
-          });
+          throw new AgentscmError(
+            'WORKFLOW_SOURCE_MISMATCH',
+            `the definition binds repository ${definition.source.repository}, not ${named.id} (${named.name})`,
+            {
+              hint: 'install the definition for the repository it names',
+            },
+          );
         }
       }
       const plan = compileWorkflow(auth, definition);
@@ -100,7 +124,10 @@ export function installRequirementFile(dataDir: string, input: { readonly reposi
 }
 
 /** `requirement show --target T`: read-only; REQUIREMENT_NOT_FOUND when the target has none. */
-export function showRequirement(dataDir: string, input: { readonly repository?: string | undefined; readonly target: string }): RequirementView {
+export function showRequirement(
+  dataDir: string,
+  input: { readonly repository?: string | undefined; readonly target: string },
+): RequirementView {
   const auth = openAuthority(dataDir, { mode: 'read' });
   try {
     return readTransaction(auth, () => {
@@ -108,9 +135,13 @@ export function showRequirement(dataDir: string, input: { readonly repository?: 
       // A target that does not exist is not a target without a requirement.
       const targets = listTargets(auth, repository.id).map((target) => target.name);
       if (!targets.includes(input.target)) {
-        throw new AgentscmError('TARGET_NOT_FOUND', `repository ${repository.name} has no target ${quoteForMessage(input.target)}`, {
-          hint: targets.length === 0 ? 'the repository has no targets' : `its targets: ${targets.join(', ')}`,
-        });
+        throw new AgentscmError(
+          'TARGET_NOT_FOUND',
+          `repository ${repository.name} has no target ${quoteForMessage(input.target)}`,
+          {
+            hint: targets.length === 0 ? 'the repository has no targets' : `its targets: ${targets.join(', ')}`,
+          },
+        );
       }
       const requirement = getTargetRequirement(auth, repository.id, input.target);
       const definition = requirementDefinition(requirement);
@@ -142,14 +173,21 @@ export interface RequirementSubject {
  * become the subject's, and every command step binds the subject's Change version and context.
  * Steps, dependencies, expectations and the skill declaration are unchanged.
  */
-export function bindDefinitionToSubject(definition: WorkflowDefinition, subject: RequirementSubject): WorkflowDefinition {
+export function bindDefinitionToSubject(
+  definition: WorkflowDefinition,
+  subject: RequirementSubject,
+): WorkflowDefinition {
   const steps = definition.steps.map((step) => {
     if (step.action.kind !== 'command') return step;
     if (subject.change === undefined) {
-      throw new AgentscmError('WORKFLOW_COMMAND_INVALID', `requirement step "${step.id}" is a command step; compiling it needs the subject's Change version and context`, {
-        hint: 'pass the Change id, version and context digest of the subject',
-        details: { step: step.id },
-      });
+      throw new AgentscmError(
+        'WORKFLOW_COMMAND_INVALID',
+        `requirement step "${step.id}" is a command step; compiling it needs the subject's Change version and context`,
+        {
+          hint: 'pass the Change id, version and context digest of the subject',
+          details: { step: step.id },
+        },
+      );
     }
     const action: WorkflowAction = {
       ...step.action,
@@ -178,26 +216,48 @@ export interface CompiledRequirement {
  * byte-identical to the installed one: candidate-authored skill bytes cannot replace the
  * operator's (WORKFLOW_BINDING_CHANGED otherwise).
  */
-export function compileRequirementPlan(auth: Authority, requirement: StoredRequirement, subject: RequirementSubject): CompiledRequirement {
+export function compileRequirementPlan(
+  auth: Authority,
+  requirement: StoredRequirement,
+  subject: RequirementSubject,
+): CompiledRequirement {
   const bound = bindDefinitionToSubject(requirementDefinition(requirement), subject);
   const plan = compileWorkflow(auth, bound);
   if (plan.skill.digest !== requirement.skill_digest) {
-    throw new AgentscmError('WORKFLOW_BINDING_CHANGED', `the skill package at revision ${subject.revision} is ${plan.skill.digest}, not the installed requirement's ${requirement.skill_digest}`, {
-      hint: 'reinstall the requirement to adopt a changed skill package',
-      details: { requirement_digest: requirement.requirement_digest },
-    });
+    throw new AgentscmError(
+      'WORKFLOW_BINDING_CHANGED',
+      `the skill package at revision ${subject.revision} is ${plan.skill.digest}, not the installed requirement's ${requirement.skill_digest}`,
+      {
+        hint: 'reinstall the requirement to adopt a changed skill package',
+        details: { requirement_digest: requirement.requirement_digest },
+      },
+    );
   }
   return { requirement, plan };
 }
 
 /** The target's current requirement compiled for a subject (REQUIREMENT_NOT_FOUND when none is installed). */
-export function compileTargetRequirement(auth: Authority, repository: string, target: string, subject: RequirementSubject): CompiledRequirement {
-  return readTransaction(auth, () => compileRequirementPlan(auth, getTargetRequirement(auth, repository, target), subject));
+export function compileTargetRequirement(
+  auth: Authority,
+  repository: string,
+  target: string,
+  subject: RequirementSubject,
+): CompiledRequirement {
+  return readTransaction(auth, () =>
+    compileRequirementPlan(auth, getTargetRequirement(auth, repository, target), subject),
+  );
 }
 
 /** An installed requirement by digest compiled for a subject (tasks name requirement_digest). */
-export function compileRequirementByDigest(auth: Authority, repository: string, requirementDigest: string, subject: RequirementSubject): CompiledRequirement {
-  return readTransaction(auth, () => compileRequirementPlan(auth, getRequirementByDigest(auth, repository, requirementDigest), subject));
+export function compileRequirementByDigest(
+  auth: Authority,
+  repository: string,
+  requirementDigest: string,
+  subject: RequirementSubject,
+): CompiledRequirement {
+  return readTransaction(auth, () =>
+    compileRequirementPlan(auth, getRequirementByDigest(auth, repository, requirementDigest), subject),
+  );
 }
 
 /** The steps of a compiled plan in execution order (what tasks are derived from). */

@@ -4,11 +4,11 @@
  * count, oldest first. Read-only: a store without a journal has no runs; nothing is created.
  */
 import { existsSync } from 'node:fs';
+
 import { isAgentscmError } from '../contracts/errors.js';
 import { listRepositories } from '../native/repositories.js';
 import { isStoreInitialized, openAuthority, readTransaction } from '../native/store.js';
-import { journalPaths, journalRead, journalStatement, openJournal } from './journal.js';
-import type { RunState } from './journal.js';
+import { journalPaths, journalRead, journalStatement, openJournal, type RunState } from './journal.js';
 
 export interface RunListItem {
   readonly run_id: string;
@@ -45,7 +45,10 @@ export function listRuns(dataDir: string): { runs: RunListItem[] } {
   const journal = openJournal(dataDir, 'read');
   try {
     const rows = journalRead(journal, () =>
-      journalStatement(journal, 'SELECT run_id, name, repository, revision, state, step_count, created_at_ms, updated_at_ms FROM workflow_runs ORDER BY created_at_ms, run_id').all(),
+      journalStatement(
+        journal,
+        'SELECT run_id, name, repository, revision, state, step_count, created_at_ms, updated_at_ms FROM workflow_runs ORDER BY created_at_ms, run_id',
+      ).all(),
     ) as Omit<RunListItem, 'repository_name'>[];
     const names = repositoryNames(dataDir);
     return { runs: rows.map((row) => ({ ...row, repository_name: names.get(row.repository) ?? null })) };

@@ -7,11 +7,20 @@
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json-value.js';
 import { parseStrictJson } from '../contracts/strict-json.js';
-import type { WorkflowDefinition } from '../contracts/workflow-definition.js';
-import { decodeWorkflowDefinition } from '../contracts/workflow-definition.js';
+import { decodeWorkflowDefinition, type WorkflowDefinition } from '../contracts/workflow-definition.js';
 import { sha256Hex } from '../crypto/sha256.js';
-import { getRun, getRunHeader, listStepStates, listSteps } from './journal.js';
-import type { Journal, RunHeader, RunRecord, RunState, StepRecord, StepState } from './journal.js';
+import {
+  getRun,
+  getRunHeader,
+  listSteps,
+  listStepStates,
+  type Journal,
+  type RunHeader,
+  type RunRecord,
+  type RunState,
+  type StepRecord,
+  type StepState,
+} from './journal.js';
 import { compileStructure } from './plan.js';
 
 export interface RunModelStep extends StepRecord {
@@ -70,7 +79,11 @@ function decodeStored(runId: string, bytes: Buffer, sha256: string): DecodedDefi
  * caller decoded the same definition and encoded `sha256`'s bytes from it, so the first
  * reload need not decode them again. Loads still check the stored bytes against `sha256`.
  */
-export function rememberStoredDefinition(sha256: string, definition: WorkflowDefinition, order: readonly number[]): void {
+export function rememberStoredDefinition(
+  sha256: string,
+  definition: WorkflowDefinition,
+  order: readonly number[],
+): void {
   if (!decodedCache.has(sha256)) cacheDecoded(sha256, { definition, order });
 }
 
@@ -79,7 +92,8 @@ export function rememberStoredDefinition(sha256: string, definition: WorkflowDef
 let verifiedDefinition: { readonly sha256: string; readonly bytes: Buffer } | null = null;
 
 function definitionMatches(bytes: Buffer, sha256: string): boolean {
-  if (verifiedDefinition !== null && verifiedDefinition.sha256 === sha256 && verifiedDefinition.bytes.equals(bytes)) return true;
+  if (verifiedDefinition !== null && verifiedDefinition.sha256 === sha256 && verifiedDefinition.bytes.equals(bytes))
+    return true;
   if (sha256Hex(bytes) !== sha256) return false;
   verifiedDefinition = { sha256, bytes };
   return true;
@@ -88,7 +102,8 @@ function definitionMatches(bytes: Buffer, sha256: string): boolean {
 /** Load a run and check its definition, order and results against each other (read snapshot of the caller). */
 export function loadRunModel(journal: Journal, runId: string): RunModel {
   const run = getRun(journal, runId);
-  if (!definitionMatches(run.definition, run.definition_sha256)) throw inconsistent(runId, 'the stored definition does not match its SHA-256');
+  if (!definitionMatches(run.definition, run.definition_sha256))
+    throw inconsistent(runId, 'the stored definition does not match its SHA-256');
   const { definition, order } = decodeStored(runId, run.definition, run.definition_sha256);
   if (
     definition.name !== run.name ||
@@ -99,17 +114,30 @@ export function loadRunModel(journal: Journal, runId: string): RunModel {
     throw inconsistent(runId, 'the run row does not match its stored definition');
   }
   const records = listSteps(journal, runId);
-  if (records.length !== order.length || records.length !== run.step_count) throw inconsistent(runId, 'the number of recorded steps does not match the definition');
+  if (records.length !== order.length || records.length !== run.step_count)
+    throw inconsistent(runId, 'the number of recorded steps does not match the definition');
   const steps = records.map((record, position): RunModelStep => {
     const declared = definition.steps[order[position] ?? -1];
-    if (declared === undefined || record.position !== position || record.step_id !== declared.id || record.kind !== declared.action.kind || record.required !== declared.required) {
+    if (
+      declared === undefined ||
+      record.position !== position ||
+      record.step_id !== declared.id ||
+      record.kind !== declared.action.kind ||
+      record.required !== declared.required
+    ) {
       throw inconsistent(runId, `step at position ${position} does not match the stored definition's order`);
     }
     const hasResult = record.result !== null;
-    if (hasResult !== (record.result_sha256 !== null)) throw inconsistent(runId, `step "${record.step_id}" has a result without its digest`);
-    if (record.result !== null && sha256Hex(record.result) !== record.result_sha256) throw inconsistent(runId, `the result of step "${record.step_id}" does not match its SHA-256`);
+    if (hasResult !== (record.result_sha256 !== null))
+      throw inconsistent(runId, `step "${record.step_id}" has a result without its digest`);
+    if (record.result !== null && sha256Hex(record.result) !== record.result_sha256)
+      throw inconsistent(runId, `the result of step "${record.step_id}" does not match its SHA-256`);
     const open = record.state === 'pending' || record.state === 'running';
-    if (open === hasResult) throw inconsistent(runId, `step "${record.step_id}" is ${record.state} but ${hasResult ? 'has' : 'has no'} recorded result`);
+    if (open === hasResult)
+      throw inconsistent(
+        runId,
+        `step "${record.step_id}" is ${record.state} but ${hasResult ? 'has' : 'has no'} recorded result`,
+      );
     return { ...record, needs: declared.needs };
   });
   return { run, definition, steps };
@@ -119,14 +147,21 @@ export function loadRunModel(journal: Journal, runId: string): RunModel {
  * The run and its step states with their dependencies, without reading results: enough to
  * derive the run state inside a step commit (the full check runs on every loadRunModel).
  */
-export function loadStepStates(journal: Journal, runId: string): { run: RunHeader; steps: { step_id: string; required: boolean; state: StepState; needs: readonly string[] }[] } {
+export function loadStepStates(
+  journal: Journal,
+  runId: string,
+): { run: RunHeader; steps: { step_id: string; required: boolean; state: StepState; needs: readonly string[] }[] } {
   const run = getRunHeader(journal, runId);
-  const { definition, order } = decodedCache.get(run.definition_sha256) ?? decodeStored(runId, getRun(journal, runId).definition, run.definition_sha256);
+  const { definition, order } =
+    decodedCache.get(run.definition_sha256) ??
+    decodeStored(runId, getRun(journal, runId).definition, run.definition_sha256);
   const states = listStepStates(journal, runId);
-  if (states.length !== order.length) throw inconsistent(runId, 'the number of recorded steps does not match the definition');
+  if (states.length !== order.length)
+    throw inconsistent(runId, 'the number of recorded steps does not match the definition');
   const steps = states.map((step, position) => {
     const declared = definition.steps[order[position] ?? -1];
-    if (declared === undefined || declared.id !== step.step_id) throw inconsistent(runId, `step at position ${position} does not match the stored definition's order`);
+    if (declared === undefined || declared.id !== step.step_id)
+      throw inconsistent(runId, `step at position ${position} does not match the stored definition's order`);
     return { ...step, needs: declared.needs };
   });
   return { run, steps };
@@ -171,7 +206,12 @@ export interface DerivedState {
  */
 export function deriveRunState(
   current: RunState,
-  steps: readonly { readonly step_id: string; readonly required: boolean; readonly state: StepState; readonly needs: readonly string[] }[],
+  steps: readonly {
+    readonly step_id: string;
+    readonly required: boolean;
+    readonly state: StepState;
+    readonly needs: readonly string[];
+  }[],
   haltedReason: string | null = null,
 ): DerivedState {
   if (current === 'cancelled') return { state: 'cancelled', reason: null };
@@ -189,7 +229,10 @@ export function deriveRunState(
     classes.set(step.step_id, cls);
     if (cls === 'open') open = true;
     else if (cls !== 'ok' && step.required) {
-      const text = step.state === 'skipped' ? `required step "${step.step_id}" could not run (a dependency did not succeed)` : `required step "${step.step_id}" is ${step.state}`;
+      const text =
+        step.state === 'skipped'
+          ? `required step "${step.step_id}" could not run (a dependency did not succeed)`
+          : `required step "${step.step_id}" is ${step.state}`;
       if (cls === 'failed') failed ??= text;
       else blocked ??= text;
     } else if (cls !== 'ok') omissions++;
@@ -197,5 +240,7 @@ export function deriveRunState(
   if (failed !== null) return { state: 'failed', reason: failed };
   if (blocked !== null) return { state: 'blocked', reason: blocked };
   if (open) return { state: 'running', reason: null };
-  return omissions === 0 ? { state: 'completed', reason: null } : { state: 'completed_with_omissions', reason: `${omissions} optional step(s) did not succeed` };
+  return omissions === 0
+    ? { state: 'completed', reason: null }
+    : { state: 'completed_with_omissions', reason: `${omissions} optional step(s) did not succeed` };
 }

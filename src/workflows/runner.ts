@@ -6,22 +6,24 @@
  */
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { encodeCanonical } from '../contracts/canonical-json.js';
-import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { RECIPE_LIMITS } from '../contracts/command-recipe.js';
+import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
+import { isJsonObject, type JsonObject } from '../contracts/json-value.js';
 import { REVIEW_LIMITS } from '../contracts/review-policy.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import type { JsonObject } from '../contracts/json-value.js';
-import { decodeWorkflowDefinition, encodeWorkflowDefinition, WORKFLOW_LIMITS } from '../contracts/workflow-definition.js';
+import {
+  decodeWorkflowDefinition,
+  encodeWorkflowDefinition,
+  WORKFLOW_LIMITS,
+} from '../contracts/workflow-definition.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { checkGenericId } from '../native/checks.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { readRevisionFile } from '../native/revisions.js';
-import { openAuthority, readTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
-import { getCommandAttemptForStep } from './command-attempts.js';
+import { openAuthority, readTransaction, type Authority } from '../native/store.js';
+import { getCommandAttemptForStep, type CommandAttemptSummary } from './command-attempts.js';
 import { validateCommandBinding } from './command-binding.js';
-import type { CommandAttemptSummary } from './command-attempts.js';
 import type { CommandStepResult, CommandStepRuntime } from './command-step.js';
 import {
   findRun,
@@ -38,20 +40,42 @@ import {
   openJournal,
   recordStepResult,
   updateRunState,
+  type Journal,
+  type JournalDurability,
+  type RunRecord,
+  type StepState,
 } from './journal.js';
-import type { Journal, JournalDurability, RunRecord, StepState } from './journal.js';
-import { acquireRunLease, LEASE_TTL_MS, newLeaseHolder, releaseRunLease, renewRunLease } from './lease.js';
+import {
+  acquireRunLease,
+  LEASE_TTL_MS,
+  newLeaseHolder,
+  releaseRunLease,
+  renewRunLease,
+  type LeaseHolder,
+} from './lease.js';
 import { liveControllerHolds, stopLiveCommandSteps } from './live-cancel.js';
-import type { LeaseHolder } from './lease.js';
-import { compileWorkflow, planHasCommandSteps, planHasReviewSteps } from './plan.js';
-import type { CompiledPlan, PlanCommandAction, PlanReviewAction, PlanStep } from './plan.js';
+import {
+  compileWorkflow,
+  planHasCommandSteps,
+  planHasReviewSteps,
+  type CompiledPlan,
+  type PlanCommandAction,
+  type PlanReviewAction,
+  type PlanStep,
+} from './plan.js';
 import { assessCapability } from './require-capability.js';
 import type { ReviewStepResult, ReviewStepRuntime } from './review-step.js';
-import { deriveRunState, loadRunModel, loadStepStates, rememberStoredDefinition, stepResultValue } from './run-model.js';
-import type { RunModel, RunModelStep } from './run-model.js';
+import {
+  deriveRunState,
+  loadRunModel,
+  loadStepStates,
+  rememberStoredDefinition,
+  stepResultValue,
+  type RunModel,
+  type RunModelStep,
+} from './run-model.js';
 import { checkSourcePaths } from './source-paths.js';
-import { projectRun } from './status.js';
-import type { RunView } from './status.js';
+import { projectRun, type RunView } from './status.js';
 
 export interface RunnerContext {
   readonly dataDir: string;
@@ -102,18 +126,26 @@ async function testPause(where: 'before-commit' | 'after-commit', stepId: string
 
 function checkBudget(budget: number, minimum: number): void {
   if (!Number.isSafeInteger(budget) || budget < minimum || budget > WORKFLOW_LIMITS.maxBudget) {
-    throw new AgentscmError('USAGE', `the step budget must be an integer from ${minimum} to ${WORKFLOW_LIMITS.maxBudget}, got ${String(budget)}`, {
-      hint: `pass --max-steps between ${Math.max(minimum, 1)} and ${WORKFLOW_LIMITS.maxBudget}`,
-    });
+    throw new AgentscmError(
+      'USAGE',
+      `the step budget must be an integer from ${minimum} to ${WORKFLOW_LIMITS.maxBudget}, got ${String(budget)}`,
+      {
+        hint: `pass --max-steps between ${Math.max(minimum, 1)} and ${WORKFLOW_LIMITS.maxBudget}`,
+      },
+    );
   }
 }
 
 function bindingChanged(runId: string, cause: AgentscmError): AgentscmError {
-  return new AgentscmError('WORKFLOW_BINDING_CHANGED', `run "${runId}" cannot continue: its binding changed — [${cause.code}] ${cause.message}`, {
-    hint: 'recorded observations are kept; start a new run with a definition bound to the current revision and policy epoch',
-    details: { run_id: runId, cause_code: cause.code },
-    cause,
-  });
+  return new AgentscmError(
+    'WORKFLOW_BINDING_CHANGED',
+    `run "${runId}" cannot continue: its binding changed — [${cause.code}] ${cause.message}`,
+    {
+      hint: 'recorded observations are kept; start a new run with a definition bound to the current revision and policy epoch',
+      details: { run_id: runId, cause_code: cause.code },
+      cause,
+    },
+  );
 }
 
 /**
@@ -126,11 +158,18 @@ export function revalidateRun(auth: Authority, run: RunRecord): CompiledPlan {
   try {
     plan = compileWorkflow(auth, decodeWorkflowDefinition(run.definition));
   } catch (error) {
-    if (isAgentscmError(error) && error.code !== 'STORE_BUSY' && error.code !== 'IO_ERROR' && error.code !== 'INTERNAL') throw bindingChanged(run.run_id, error);
+    if (isAgentscmError(error) && error.code !== 'STORE_BUSY' && error.code !== 'IO_ERROR' && error.code !== 'INTERNAL')
+      throw bindingChanged(run.run_id, error);
     throw error;
   }
   if (plan.digest !== run.plan_digest) {
-    throw bindingChanged(run.run_id, new AgentscmError('WORKFLOW_BINDING_CHANGED', `the plan compiles to ${plan.digest}, not the retained ${run.plan_digest}`));
+    throw bindingChanged(
+      run.run_id,
+      new AgentscmError(
+        'WORKFLOW_BINDING_CHANGED',
+        `the plan compiles to ${plan.digest}, not the retained ${run.plan_digest}`,
+      ),
+    );
   }
   return plan;
 }
@@ -179,17 +218,23 @@ function commitStep(
   durability: JournalDurability = 'durable',
 ): boolean {
   const { bytes, sha256 } = stepResultBytes(result);
-  return journalWrite(session.journal, () => {
-    renewRunLease(session.journal, session.runId, session.holder, session.now());
-    const run = getRunHeader(session.journal, session.runId);
-    if (run.state !== 'running' && !recordEvenIfStopped) return false;
-    recordStepResult(session.journal, session.runId, stepId, from, state, bytes, sha256, startedAtMs, session.now());
-    storeDerivedState(session);
-    return true;
-  }, durability);
+  return journalWrite(
+    session.journal,
+    () => {
+      renewRunLease(session.journal, session.runId, session.holder, session.now());
+      const run = getRunHeader(session.journal, session.runId);
+      if (run.state !== 'running' && !recordEvenIfStopped) return false;
+      recordStepResult(session.journal, session.runId, stepId, from, state, bytes, sha256, startedAtMs, session.now());
+      storeDerivedState(session);
+      return true;
+    },
+    durability,
+  );
 }
 
-function commandResultJson(result: Pick<CommandStepResult, 'attemptId' | 'generation' | 'state' | 'outcome' | 'recordDigest' | 'summary'>): JsonObject {
+function commandResultJson(
+  result: Pick<CommandStepResult, 'attemptId' | 'generation' | 'state' | 'outcome' | 'recordDigest' | 'summary'>,
+): JsonObject {
   return {
     attempt_id: result.attemptId,
     generation: result.generation,
@@ -230,7 +275,15 @@ function reconcileFinishedAttempts(session: Session, model: RunModel): void {
     const attempt = getCommandAttemptForStep(session.journal.db, session.runId, step.step_id);
     if (attempt === null || attempt.state === 'running') continue;
     if (step.state === 'uncertain' && attempt.record_digest === recordedDigestOf(step)) continue;
-    commitStep(session, step.step_id, [step.state], attempt.state, attemptToResult(attempt), step.started_at_ms ?? session.now(), true);
+    commitStep(
+      session,
+      step.step_id,
+      [step.state],
+      attempt.state,
+      attemptToResult(attempt),
+      step.started_at_ms ?? session.now(),
+      true,
+    );
   }
 }
 
@@ -252,26 +305,45 @@ function reachableStep(model: RunModel, kind: 'command' | 'review'): RunModelSte
   return null;
 }
 
-async function executeSourcePaths(session: Session, run: RunRecord, step: PlanStep & { action: { kind: 'source_paths' } }): Promise<void> {
+async function executeSourcePaths(
+  session: Session,
+  run: RunRecord,
+  step: PlanStep & { action: { kind: 'source_paths' } },
+): Promise<void> {
   const startedAt = session.now();
   const result = readTransaction(session.auth, () => {
     const epoch = currentPolicyEpoch(session.auth, run.repository);
     if (epoch !== run.policy_epoch) {
-      throw bindingChanged(run.run_id, new AgentscmError('WORKFLOW_POLICY_STALE', `repository ${run.repository} moved to policy epoch ${epoch}; the run is bound to ${run.policy_epoch}`));
+      throw bindingChanged(
+        run.run_id,
+        new AgentscmError(
+          'WORKFLOW_POLICY_STALE',
+          `repository ${run.repository} moved to policy epoch ${epoch}; the run is bound to ${run.policy_epoch}`,
+        ),
+      );
     }
     return checkSourcePaths(session.auth, run.repository, run.revision, step.action.expectations);
   });
   const json: JsonObject = {
     reason: result.reason,
     bytes_read: result.bytes_read,
-    observations: result.observations.map((o) => ({ path: o.path, expected_sha256: o.expected_sha256, actual_sha256: o.actual_sha256, size: o.size, outcome: o.outcome })),
+    observations: result.observations.map((o) => ({
+      path: o.path,
+      expected_sha256: o.expected_sha256,
+      actual_sha256: o.actual_sha256,
+      size: o.size,
+      outcome: o.outcome,
+    })),
   };
   await testPause('before-commit', step.id);
   commitStep(session, step.id, ['pending'], result.state, json, startedAt, false, 'crash-safe');
   await testPause('after-commit', step.id);
 }
 
-async function executeRequireCapability(session: Session, step: PlanStep & { action: { kind: 'require_capability' } }): Promise<void> {
+async function executeRequireCapability(
+  session: Session,
+  step: PlanStep & { action: { kind: 'require_capability' } },
+): Promise<void> {
   const startedAt = session.now();
   const observation = assessCapability(step.action.capability);
   const json: JsonObject = {
@@ -280,7 +352,16 @@ async function executeRequireCapability(session: Session, step: PlanStep & { act
     reason: observation.available ? null : `capability "${observation.capability}" is not available in this profile`,
   };
   await testPause('before-commit', step.id);
-  commitStep(session, step.id, ['pending'], observation.available ? 'succeeded' : 'unavailable', json, startedAt, false, 'crash-safe');
+  commitStep(
+    session,
+    step.id,
+    ['pending'],
+    observation.available ? 'succeeded' : 'unavailable',
+    json,
+    startedAt,
+    false,
+    'crash-safe',
+  );
   await testPause('after-commit', step.id);
 }
 
@@ -303,16 +384,26 @@ function markStepStarted(session: Session, stepId: string, recorded: RunModelSte
 
 /** Renew the run lease every third of its life while a step runs; `onLost` hears a failed renewal. */
 function keepRunLease(session: Session, onLost: (error: unknown) => void): NodeJS.Timeout {
-  return setInterval(() => {
-    try {
-      journalWrite(session.journal, () => renewRunLease(session.journal, session.runId, session.holder, session.now()));
-    } catch (error) {
-      onLost(error);
-    }
-  }, Math.floor(LEASE_TTL_MS / 3));
+  return setInterval(
+    () => {
+      try {
+        journalWrite(session.journal, () =>
+          renewRunLease(session.journal, session.runId, session.holder, session.now()),
+        );
+      } catch (error) {
+        onLost(error);
+      }
+    },
+    Math.floor(LEASE_TTL_MS / 3),
+  );
 }
 
-async function executeCommand(session: Session, run: RunRecord, step: PlanStep & { action: PlanCommandAction }, recorded: RunModelStep): Promise<void> {
+async function executeCommand(
+  session: Session,
+  run: RunRecord,
+  step: PlanStep & { action: PlanCommandAction },
+  recorded: RunModelStep,
+): Promise<void> {
   const runtime = session.ctx.runtime;
   if (runtime === undefined) throw runtimeNotConfigured(step.id);
   const startedAt = markStepStarted(session, step.id, recorded);
@@ -365,17 +456,34 @@ export const MAX_STEP_FINDINGS = 16;
  * call (a reservation without an answer makes the review uncertain). Only a `passed` record
  * makes the step succeed; anything else fails it with the record's reasons.
  */
-async function executeReview(session: Session, run: RunRecord, step: PlanStep & { action: PlanReviewAction }, recorded: RunModelStep): Promise<void> {
+async function executeReview(
+  session: Session,
+  run: RunRecord,
+  step: PlanStep & { action: PlanReviewAction },
+  recorded: RunModelStep,
+): Promise<void> {
   const runtime = session.ctx.reviewRuntime;
   if (runtime === undefined) throw reviewRuntimeNotConfigured(step.id);
   const policyBytes = readTransaction(session.auth, () => {
     const epoch = currentPolicyEpoch(session.auth, run.repository);
     if (epoch !== run.policy_epoch) {
-      throw bindingChanged(run.run_id, new AgentscmError('WORKFLOW_POLICY_STALE', `repository ${run.repository} moved to policy epoch ${epoch}; the run is bound to ${run.policy_epoch}`));
+      throw bindingChanged(
+        run.run_id,
+        new AgentscmError(
+          'WORKFLOW_POLICY_STALE',
+          `repository ${run.repository} moved to policy epoch ${epoch}; the run is bound to ${run.policy_epoch}`,
+        ),
+      );
     }
-    return readRevisionFile(session.auth, run.repository, run.revision, step.action.policy_path, { maxBytes: REVIEW_LIMITS.maxPolicyBytes });
+    return readRevisionFile(session.auth, run.repository, run.revision, step.action.policy_path, {
+      maxBytes: REVIEW_LIMITS.maxPolicyBytes,
+    });
   });
-  if (sha256Hex(policyBytes) !== step.action.policy_sha256) throw new AgentscmError('INTERNAL', `the review policy ${step.action.policy_path} of an immutable revision changed its bytes`);
+  if (sha256Hex(policyBytes) !== step.action.policy_sha256)
+    throw new AgentscmError(
+      'INTERNAL',
+      `the review policy ${step.action.policy_path} of an immutable revision changed its bytes`,
+    );
   const startedAt = markStepStarted(session, step.id, recorded);
   if (startedAt === null) return;
   // A lost lease is seen at the commit below, which renews it in the same transaction.
@@ -407,10 +515,20 @@ async function executeReview(session: Session, run: RunRecord, step: PlanStep & 
     reasons: [...result.reasons],
     calls: result.calls,
     findings_total: result.findings.length,
-    findings: result.findings.slice(0, MAX_STEP_FINDINGS).map((f) => ({ criterion: f.criterion, path: f.path, line: f.line, severity: f.severity, message: f.message })),
+    findings: result.findings
+      .slice(0, MAX_STEP_FINDINGS)
+      .map((f) => ({ criterion: f.criterion, path: f.path, line: f.line, severity: f.severity, message: f.message })),
   };
   await testPause('before-commit', step.id);
-  commitStep(session, step.id, ['running'], result.outcome === 'passed' ? 'succeeded' : 'failed', json, startedAt, true);
+  commitStep(
+    session,
+    step.id,
+    ['running'],
+    result.outcome === 'passed' ? 'succeeded' : 'failed',
+    json,
+    startedAt,
+    true,
+  );
   await testPause('after-commit', step.id);
 }
 
@@ -424,9 +542,14 @@ function recheckCommandBinding(auth: Authority, run: RunRecord, step: PlanStep &
     readTransaction(auth, () => {
       const epoch = currentPolicyEpoch(auth, run.repository);
       if (epoch !== run.policy_epoch) {
-        throw new AgentscmError('WORKFLOW_POLICY_STALE', `repository ${run.repository} moved to policy epoch ${epoch}; the run is bound to ${run.policy_epoch}`);
+        throw new AgentscmError(
+          'WORKFLOW_POLICY_STALE',
+          `repository ${run.repository} moved to policy epoch ${epoch}; the run is bound to ${run.policy_epoch}`,
+        );
       }
-      const recipeBytes = readRevisionFile(auth, run.repository, run.revision, step.action.recipe_path, { maxBytes: RECIPE_LIMITS.maxRecipeBytes });
+      const recipeBytes = readRevisionFile(auth, run.repository, run.revision, step.action.recipe_path, {
+        maxBytes: RECIPE_LIMITS.maxRecipeBytes,
+      });
       validateCommandBinding(auth, {
         stepId: step.id,
         source: { repository: run.repository, revision: run.revision, policy_epoch: run.policy_epoch },
@@ -438,7 +561,8 @@ function recheckCommandBinding(auth: Authority, run: RunRecord, step: PlanStep &
       });
     });
   } catch (error) {
-    if (isAgentscmError(error) && error.code !== 'STORE_BUSY' && error.code !== 'IO_ERROR' && error.code !== 'INTERNAL') throw bindingChanged(run.run_id, error);
+    if (isAgentscmError(error) && error.code !== 'STORE_BUSY' && error.code !== 'IO_ERROR' && error.code !== 'INTERNAL')
+      throw bindingChanged(run.run_id, error);
     throw error;
   }
 }
@@ -451,7 +575,8 @@ function recheckCommandBinding(auth: Authority, run: RunRecord, step: PlanStep &
 function refusedBeforeReservation(session: Session, stepId: string, error: unknown): void {
   journalWrite(session.journal, () => {
     if (!markStepPendingAgain(session.journal, session.runId, stepId)) return;
-    if (isAgentscmError(error) && error.code === 'WORKFLOW_BINDING_CHANGED') haltRun(session.journal, session.runId, haltReason(error), session.now());
+    if (isAgentscmError(error) && error.code === 'WORKFLOW_BINDING_CHANGED')
+      haltRun(session.journal, session.runId, haltReason(error), session.now());
   });
 }
 
@@ -473,21 +598,33 @@ function haltOnBindingChange(session: Session, error: unknown, onBindingChange: 
 type OnBindingChange = 'throw' | 'report';
 
 function runtimeNotConfigured(stepId: string): AgentscmError {
-  return new AgentscmError('WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED', `command runtime not configured: step "${stepId}" is a command step and no container runtime was given`, {
-    hint: 'pass both --docker PATH and --docker-socket PATH; nothing was recorded as run for this step',
-    details: { step: stepId },
-  });
+  return new AgentscmError(
+    'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED',
+    `command runtime not configured: step "${stepId}" is a command step and no container runtime was given`,
+    {
+      hint: 'pass both --docker PATH and --docker-socket PATH; nothing was recorded as run for this step',
+      details: { step: stepId },
+    },
+  );
 }
 
 function reviewRuntimeNotConfigured(stepId: string): AgentscmError {
-  return new AgentscmError('REVIEW_RUNTIME_NOT_CONFIGURED', `review transport not configured: step "${stepId}" is a review step and no review transport was given`, {
-    hint: 'pass --review-executable PATH --review-model NAME --review-provider-scope ID --review-state-dir DIR (and --review-env NAME for each variable the executable needs); nothing was recorded as run for this step',
-    details: { step: stepId },
-  });
+  return new AgentscmError(
+    'REVIEW_RUNTIME_NOT_CONFIGURED',
+    `review transport not configured: step "${stepId}" is a review step and no review transport was given`,
+    {
+      hint: 'pass --review-executable PATH --review-model NAME --review-provider-scope ID --review-state-dir DIR (and --review-env NAME for each variable the executable needs); nothing was recorded as run for this step',
+      details: { step: stepId },
+    },
+  );
 }
 
 function markSkipped(session: Session, step: RunModelStep, failedNeed: RunModelStep): void {
-  const json: JsonObject = { reason: `dependency "${failedNeed.step_id}" is ${failedNeed.state}`, dependency: failedNeed.step_id, dependency_state: failedNeed.state };
+  const json: JsonObject = {
+    reason: `dependency "${failedNeed.step_id}" is ${failedNeed.state}`,
+    dependency: failedNeed.step_id,
+    dependency_state: failedNeed.state,
+  };
   commitStep(session, step.step_id, ['pending'], 'skipped', json, session.now(), false, 'crash-safe');
 }
 
@@ -523,14 +660,23 @@ async function advanceLocked(
       model = journalRead(session.journal, () => loadRunModel(session.journal, session.runId));
       if (model.run.state !== 'running') return { executed, waiting: null };
       const next = model.steps.find((s) => s.state === 'pending' || s.state === 'running');
-      return { executed, waiting: { step: next?.step_id ?? '', reason: 'interrupted', attempt_id: null, message: 'interrupted by a signal before the run ended; resume the run to continue' } };
+      return {
+        executed,
+        waiting: {
+          step: next?.step_id ?? '',
+          reason: 'interrupted',
+          attempt_id: null,
+          message: 'interrupted by a signal before the run ended; resume the run to continue',
+        },
+      };
     }
     model = journalRead(session.journal, () => loadRunModel(session.journal, session.runId));
     if (model.run.state !== 'running') return { executed, waiting: null };
     const next = model.steps.find((s) => s.state === 'pending' || s.state === 'running');
     if (next === undefined) return { executed, waiting: null };
     const planned = byId.get(next.step_id);
-    if (planned === undefined) throw new AgentscmError('WORKFLOW_JOURNAL_INCONSISTENT', `step "${next.step_id}" is not in the compiled plan`);
+    if (planned === undefined)
+      throw new AgentscmError('WORKFLOW_JOURNAL_INCONSISTENT', `step "${next.step_id}" is not in the compiled plan`);
     if (next.state === 'running' && next.kind === 'command') {
       const attempt = getCommandAttemptForStep(session.journal.db, session.runId, next.step_id);
       if (attempt !== null && attempt.state === 'running') {
@@ -545,14 +691,28 @@ async function advanceLocked(
         };
       }
       if (attempt !== null) {
-        commitStep(session, next.step_id, ['running'], attempt.state, attemptToResult(attempt), next.started_at_ms ?? session.now(), true);
+        commitStep(
+          session,
+          next.step_id,
+          ['running'],
+          attempt.state,
+          attemptToResult(attempt),
+          next.started_at_ms ?? session.now(),
+          true,
+        );
         continue;
       }
     }
     const steps = new Map(model.steps.map((s) => [s.step_id, s]));
-    const unmet = next.needs.map((need) => steps.get(need)).find((dep) => dep !== undefined && dep.state !== 'succeeded');
+    const unmet = next.needs
+      .map((need) => steps.get(need))
+      .find((dep) => dep !== undefined && dep.state !== 'succeeded');
     if (unmet !== undefined) {
-      if (unmet.state === 'pending' || unmet.state === 'running') throw new AgentscmError('INTERNAL', `step "${next.step_id}" is ordered before its dependency "${unmet.step_id}"`);
+      if (unmet.state === 'pending' || unmet.state === 'running')
+        throw new AgentscmError(
+          'INTERNAL',
+          `step "${next.step_id}" is ordered before its dependency "${unmet.step_id}"`,
+        );
       markSkipped(session, next, unmet);
       continue;
     }
@@ -586,7 +746,11 @@ function withLease<T>(journal: Journal, runId: string, holder: LeaseHolder, body
   })();
 }
 
-function report(session: Pick<Session, 'journal' | 'runId'>, outcome: { executed: number; waiting: AdvanceWaiting | null }, auth: Authority | null): AdvanceReport {
+function report(
+  session: Pick<Session, 'journal' | 'runId'>,
+  outcome: { executed: number; waiting: AdvanceWaiting | null },
+  auth: Authority | null,
+): AdvanceReport {
   const view = journalRead(session.journal, () => projectRun(session.journal, session.runId, auth));
   return { ...view, executed: outcome.executed, waiting: outcome.waiting };
 }
@@ -595,7 +759,12 @@ function report(session: Pick<Session, 'journal' | 'runId'>, outcome: { executed
  * `skill-workflow run RUN_ID FILE`: start the run, or reopen it when the run ID already holds
  * the same plan (a different plan is WORKFLOW_RUN_CONFLICT), then advance it by `budget` steps.
  */
-export async function runWorkflow(ctx: RunnerContext, runId: string, definitionBytes: Uint8Array, budget: number): Promise<AdvanceReport> {
+export async function runWorkflow(
+  ctx: RunnerContext,
+  runId: string,
+  definitionBytes: Uint8Array,
+  budget: number,
+): Promise<AdvanceReport> {
   checkGenericId(runId, 'run ID');
   checkBudget(budget, WORKFLOW_LIMITS.minBudget);
   const now = ctx.now ?? Date.now;
@@ -610,7 +779,8 @@ export async function runWorkflow(ctx: RunnerContext, runId: string, definitionB
     let plan: CompiledPlan | null = null;
     if (existing === null || !Buffer.from(canonical).equals(existing.definition)) {
       plan = compileWorkflow(auth, definition);
-      if (existing !== null && plan.digest !== existing.plan_digest) throw runConflict(runId, existing.plan_digest, plan.digest);
+      if (existing !== null && plan.digest !== existing.plan_digest)
+        throw runConflict(runId, existing.plan_digest, plan.digest);
     }
     if (existing === null && plan !== null) await preflightNewRun(ctx, plan);
     journal ??= openJournal(ctx.dataDir, 'create');
@@ -621,7 +791,11 @@ export async function runWorkflow(ctx: RunnerContext, runId: string, definitionB
       if (again === null) {
         if (plan === null) throw new AgentscmError('INTERNAL', 'a new run needs its compiled plan');
         const definitionSha256 = sha256Hex(plan.definitionBytes);
-        rememberStoredDefinition(definitionSha256, plan.definition, plan.steps.map((step) => plan.definition.steps.findIndex((declared) => declared.id === step.id)));
+        rememberStoredDefinition(
+          definitionSha256,
+          plan.definition,
+          plan.steps.map((step) => plan.definition.steps.findIndex((declared) => declared.id === step.id)),
+        );
         insertRun(open, {
           run_id: runId,
           name: plan.name,
@@ -676,10 +850,14 @@ async function preflightNewRun(ctx: RunnerContext, plan: CompiledPlan): Promise<
 }
 
 function runConflict(runId: string, retained: string, offered: string): AgentscmError {
-  return new AgentscmError('WORKFLOW_RUN_CONFLICT', `run "${runId}" is bound to plan ${retained}; this definition compiles to plan ${offered}`, {
-    hint: 'use a new run ID for a different workflow, or the original definition to reopen this run',
-    details: { run_id: runId, retained_plan: retained, offered_plan: offered },
-  });
+  return new AgentscmError(
+    'WORKFLOW_RUN_CONFLICT',
+    `run "${runId}" is bound to plan ${retained}; this definition compiles to plan ${offered}`,
+    {
+      hint: 'use a new run ID for a different workflow, or the original definition to reopen this run',
+      details: { run_id: runId, retained_plan: retained, offered_plan: offered },
+    },
+  );
 }
 
 /**
@@ -730,22 +908,34 @@ export async function cancelWorkflow(ctx: RunnerContext, runId: string): Promise
   const journal = openJournal(ctx.dataDir, 'write');
   try {
     const model = journalRead(journal, () => loadRunModel(journal, runId));
-    if (model.run.state === 'cancelled') return { ...journalRead(journal, () => projectRun(journal, runId, null)), cancelled_now: false };
+    if (model.run.state === 'cancelled')
+      return { ...journalRead(journal, () => projectRun(journal, runId, null)), cancelled_now: false };
     if (isTerminalRunState(model.run.state)) throw runTerminal(runId, model.run.state);
     const unfinishedSteps = (steps: readonly RunModelStep[]): RunModelStep[] =>
-      steps.filter((step) => step.kind === 'command' && step.state === 'running' && getCommandAttemptForStep(journal.db, runId, step.step_id)?.state === 'running');
+      steps.filter(
+        (step) =>
+          step.kind === 'command' &&
+          step.state === 'running' &&
+          getCommandAttemptForStep(journal.db, runId, step.step_id)?.state === 'running',
+      );
     let unfinished = unfinishedSteps(model.steps);
     const stop = ctx.runtime?.stop?.bind(ctx.runtime);
-    if (unfinished.length > 0 && stop !== undefined && journalRead(journal, () => liveControllerHolds(journal, runId, now()))) {
+    if (
+      unfinished.length > 0 &&
+      stop !== undefined &&
+      journalRead(journal, () => liveControllerHolds(journal, runId, now()))
+    ) {
       journalWrite(journal, () => cancelRunRow(journal, runId, now()));
       const stopped = await stopLiveCommandSteps({
         journal,
         runId,
         stepIds: unfinished.map((step) => step.step_id),
-        stop: (stepId) => stop({ dataDir: ctx.dataDir, runId, stepId, signal: ctx.signal ?? new AbortController().signal }),
+        stop: (stepId) =>
+          stop({ dataDir: ctx.dataDir, runId, stepId, signal: ctx.signal ?? new AbortController().signal }),
         now,
       });
-      if (stopped !== 'controller_gone') return { ...journalRead(journal, () => projectRun(journal, runId, null)), cancelled_now: true };
+      if (stopped !== 'controller_gone')
+        return { ...journalRead(journal, () => projectRun(journal, runId, null)), cancelled_now: true };
       // The controller died before it recorded the stopped attempts: reconcile them here.
       unfinished = unfinishedSteps(journalRead(journal, () => loadRunModel(journal, runId)).steps);
     }
@@ -757,21 +947,42 @@ export async function cancelWorkflow(ctx: RunnerContext, runId: string): Promise
         const cancel = ctx.runtime?.cancel?.bind(ctx.runtime);
         const first = unfinished[0] as RunModelStep;
         if (cancel === undefined) {
-          throw new AgentscmError('WORKFLOW_COMMAND_ATTEMPT_UNFINISHED', `run "${runId}" has an unfinished command attempt in step "${first.step_id}"; it is not run again and cancel cannot stop it without the runtime`, {
-            hint: `pass --docker PATH --docker-socket PATH, or run \`agentscm skill-workflow recover ${runId} ${first.step_id} --docker PATH --docker-socket PATH\` first`,
-            details: { run_id: runId, step: first.step_id },
-          });
+          throw new AgentscmError(
+            'WORKFLOW_COMMAND_ATTEMPT_UNFINISHED',
+            `run "${runId}" has an unfinished command attempt in step "${first.step_id}"; it is not run again and cancel cannot stop it without the runtime`,
+            {
+              hint: `pass --docker PATH --docker-socket PATH, or run \`agentscm skill-workflow recover ${runId} ${first.step_id} --docker PATH --docker-socket PATH\` first`,
+              details: { run_id: runId, step: first.step_id },
+            },
+          );
         }
         const session: JournalSession = { journal, runId, holder, now };
         const results: { step: RunModelStep; result: CommandStepResult }[] = [];
         for (const step of unfinished) {
-          results.push({ step, result: await cancel({ dataDir: ctx.dataDir, runId, stepId: step.step_id, signal: ctx.signal ?? new AbortController().signal }) });
+          results.push({
+            step,
+            result: await cancel({
+              dataDir: ctx.dataDir,
+              runId,
+              stepId: step.step_id,
+              signal: ctx.signal ?? new AbortController().signal,
+            }),
+          });
         }
         // Cancel first, in the same transaction: a cancelled run stays cancelled whatever the
         // stopped attempts ended as.
         journalWrite(journal, () => {
           cancelRunRow(journal, runId, now());
-          for (const { step, result } of results) commitStep(session, step.step_id, ['running'], result.state, commandResultJson(result), step.started_at_ms ?? now(), true);
+          for (const { step, result } of results)
+            commitStep(
+              session,
+              step.step_id,
+              ['running'],
+              result.state,
+              commandResultJson(result),
+              step.started_at_ms ?? now(),
+              true,
+            );
         });
       });
     } else {
@@ -784,10 +995,14 @@ export async function cancelWorkflow(ctx: RunnerContext, runId: string): Promise
 }
 
 function runTerminal(runId: string, state: string): AgentscmError {
-  return new AgentscmError('WORKFLOW_RUN_TERMINAL', `run "${runId}" already ended as ${state}; cancellation applies only to a running run`, {
-    hint: 'inspect it with `agentscm skill-workflow status RUN_ID`',
-    details: { run_id: runId, state },
-  });
+  return new AgentscmError(
+    'WORKFLOW_RUN_TERMINAL',
+    `run "${runId}" already ended as ${state}; cancellation applies only to a running run`,
+    {
+      hint: 'inspect it with `agentscm skill-workflow status RUN_ID`',
+      details: { run_id: runId, state },
+    },
+  );
 }
 
 function cancelRunRow(journal: Journal, runId: string, nowMs: number): void {

@@ -4,8 +4,7 @@
  * looked up and the action's size bounds are checked before any content is read; a missing
  * path or a mismatch fails the step with that path named.
  */
-import type { SourcePathExpectation } from '../contracts/workflow-definition.js';
-import { WORKFLOW_LIMITS } from '../contracts/workflow-definition.js';
+import { WORKFLOW_LIMITS, type SourcePathExpectation } from '../contracts/workflow-definition.js';
 import { streamBlob } from '../native/blobs.js';
 import { statRevisionPath } from '../native/revisions.js';
 import type { Authority } from '../native/store.js';
@@ -37,11 +36,17 @@ interface Located {
 }
 
 /** Check one source_paths action against a revision. Call inside one authority read snapshot. */
-export function checkSourcePaths(auth: Authority, repository: string, revision: string, expectations: readonly SourcePathExpectation[]): SourcePathsResult {
+export function checkSourcePaths(
+  auth: Authority,
+  repository: string,
+  revision: string,
+  expectations: readonly SourcePathExpectation[],
+): SourcePathsResult {
   const located: Located[] = expectations.map((expectation) => {
     const entry = statRevisionPath(auth, repository, revision, expectation.path);
     if (entry === null) return { expectation, blob: null, size: null, outcome: 'missing' };
-    if (entry.mode === 'symlink') return { expectation, blob: null, size: Number(entry.size), outcome: 'not_regular_file' };
+    if (entry.mode === 'symlink')
+      return { expectation, blob: null, size: Number(entry.size), outcome: 'not_regular_file' };
     return { expectation, blob: entry.blob, size: Number(entry.size), outcome: 'present' };
   });
   // Blobs are stored unencoded, so the stored object size equals the content size and the
@@ -70,8 +75,17 @@ export function checkSourcePaths(auth: Authority, repository: string, revision: 
   const observations = located.map((item): SourcePathObservation => {
     const { path, sha256 } = item.expectation;
     if (item.outcome !== 'present' || item.blob === null) {
-      reason ??= item.outcome === 'missing' ? `path "${path}" does not exist in revision ${revision}` : `path "${path}" is not a regular file in revision ${revision}`;
-      return { path, expected_sha256: sha256, actual_sha256: null, size: item.size, outcome: item.outcome === 'present' ? 'missing' : item.outcome };
+      reason ??=
+        item.outcome === 'missing'
+          ? `path "${path}" does not exist in revision ${revision}`
+          : `path "${path}" is not a regular file in revision ${revision}`;
+      return {
+        path,
+        expected_sha256: sha256,
+        actual_sha256: null,
+        size: item.size,
+        outcome: item.outcome === 'present' ? 'missing' : item.outcome,
+      };
     }
     // streamBlob hashes the exact stored bytes and throws unless they hash to the blob's
     // SHA-256, so the bytes read are proven to have digest item.blob.

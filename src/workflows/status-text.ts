@@ -15,7 +15,8 @@ const MARK: Record<string, string> = {
 
 function reasonOf(result: unknown): string {
   if (typeof result !== 'object' || result === null) return '';
-  const reason = (result as { reason?: unknown; summary?: unknown }).reason ?? (result as { summary?: unknown }).summary;
+  const reason =
+    (result as { reason?: unknown; summary?: unknown }).reason ?? (result as { summary?: unknown }).summary;
   return typeof reason === 'string' ? ` — ${reason}` : '';
 }
 
@@ -30,15 +31,26 @@ export interface RunLineOptions {
 }
 
 export function formatRunLines(view: RunView, options: RunLineOptions = {}): string[] {
-  const lines = [`run ${view.run_id} (${view.name}): ${view.state}${view.state_reason === null ? '' : ` — ${view.state_reason}`}`];
+  const lines = [
+    `run ${view.run_id} (${view.name}): ${view.state}${view.state_reason === null ? '' : ` — ${view.state_reason}`}`,
+  ];
   lines.push(`  plan ${view.plan_digest}  skill ${view.skill_digest}`);
-  lines.push(`  source ${view.source.repository} @ ${view.source.revision} (policy epoch ${view.source.policy_epoch})${view.source_current === false ? ' — no longer current' : ''}`);
-  if (view.controller.active) lines.push(`  another controller is active (${view.controller.operation ?? 'unknown'}, pid ${view.controller.pid ?? '?'})`);
+  lines.push(
+    `  source ${view.source.repository} @ ${view.source.revision} (policy epoch ${view.source.policy_epoch})${view.source_current === false ? ' — no longer current' : ''}`,
+  );
+  if (view.controller.active)
+    lines.push(
+      `  another controller is active (${view.controller.operation ?? 'unknown'}, pid ${view.controller.pid ?? '?'})`,
+    );
   for (const step of view.steps) {
     const execution = step.execution === null ? '' : ` [attempt ${step.execution.attempt_id} ${step.execution.state}]`;
-    lines.push(`  ${MARK[step.state] ?? step.state} ${step.id} (${step.kind}${step.required ? '' : ', optional'})${reasonOf(step.result)}${execution}`);
+    lines.push(
+      `  ${MARK[step.state] ?? step.state} ${step.id} (${step.kind}${step.required ? '' : ', optional'})${reasonOf(step.result)}${execution}`,
+    );
     if (step.execution !== null && step.state !== 'succeeded' && options.dataDir !== undefined) {
-      lines.push(`       its output: agentscm --data-dir ${shellWord(options.dataDir)} check-command-show ${step.execution.attempt_id}`);
+      lines.push(
+        `       its output: agentscm --data-dir ${shellWord(options.dataDir)} check-command-show ${step.execution.attempt_id}`,
+      );
     }
   }
   lines.push('  admission: not_assessed (a run is an observation, never an approval)');
@@ -46,9 +58,15 @@ export function formatRunLines(view: RunView, options: RunLineOptions = {}): str
 }
 
 export function formatPlanLines(report: PlanReport): string[] {
-  const lines = [`plan ${report.plan_digest}`, `skill ${report.skill_digest}`, `workflow ${report.name} on ${report.source.repository} @ ${report.source.revision} (policy epoch ${report.source.policy_epoch})`];
+  const lines = [
+    `plan ${report.plan_digest}`,
+    `skill ${report.skill_digest}`,
+    `workflow ${report.name} on ${report.source.repository} @ ${report.source.revision} (policy epoch ${report.source.policy_epoch})`,
+  ];
   for (const step of report.steps) {
-    lines.push(`  ${step.position + 1}. ${step.id} (${step.kind}${step.required ? '' : ', optional'})${step.needs.length > 0 ? ` after ${step.needs.join(', ')}` : ''}`);
+    lines.push(
+      `  ${step.position + 1}. ${step.id} (${step.kind}${step.required ? '' : ', optional'})${step.needs.length > 0 ? ` after ${step.needs.join(', ')}` : ''}`,
+    );
   }
   return lines;
 }

@@ -11,11 +11,18 @@ import { findChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { hasRevision } from '../native/revisions.js';
-import { isStoreInitialized, openAuthority, readTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
+import { isStoreInitialized, openAuthority, readTransaction, type Authority } from '../native/store.js';
 import { getCommandAttemptForStep } from './command-attempts.js';
-import { isTerminalRunState, journalRead, openJournal } from './journal.js';
-import type { Journal, RunRecord, RunState, StepKind, StepState } from './journal.js';
+import {
+  isTerminalRunState,
+  journalRead,
+  openJournal,
+  type Journal,
+  type RunRecord,
+  type RunState,
+  type StepKind,
+  type StepState,
+} from './journal.js';
 import { isLeaseLive, readRunLease } from './lease.js';
 import { loadRunModel, stepResultValue } from './run-model.js';
 
@@ -78,11 +85,20 @@ function sourceCurrent(auth: Authority | null, run: RunRecord, definition: Workf
   if (auth === null) return null;
   try {
     return readTransaction(auth, () => {
-      if (!hasRevision(auth, run.repository, run.revision) || currentPolicyEpoch(auth, run.repository) !== run.policy_epoch) return false;
+      if (
+        !hasRevision(auth, run.repository, run.revision) ||
+        currentPolicyEpoch(auth, run.repository) !== run.policy_epoch
+      )
+        return false;
       for (const step of definition.steps) {
         if (step.action.kind !== 'command') continue;
         const change = findChange(auth, step.action.change.repository, step.action.change.id);
-        if (change === null || change.current_version !== step.action.change_version || change.current_revision !== run.revision) return false;
+        if (
+          change === null ||
+          change.current_version !== step.action.change_version ||
+          change.current_revision !== run.revision
+        )
+          return false;
       }
       return true;
     });
@@ -97,7 +113,16 @@ export function projectRun(journal: Journal, runId: string, auth: Authority | nu
   const model = loadRunModel(journal, runId);
   const { run } = model;
   const terminal = isTerminalRunState(run.state);
-  const counts: Record<StepState | 'not_run', number> = { pending: 0, running: 0, succeeded: 0, failed: 0, unavailable: 0, uncertain: 0, skipped: 0, not_run: 0 };
+  const counts: Record<StepState | 'not_run', number> = {
+    pending: 0,
+    running: 0,
+    succeeded: 0,
+    failed: 0,
+    unavailable: 0,
+    uncertain: 0,
+    skipped: 0,
+    not_run: 0,
+  };
   const steps = model.steps.map((step): StepView => {
     const state = terminal && step.state === 'pending' ? 'not_run' : step.state;
     counts[state]++;
@@ -105,7 +130,13 @@ export function projectRun(journal: Journal, runId: string, auth: Authority | nu
     if (step.kind === 'command') {
       const attempt = getCommandAttemptForStep(journal.db, runId, step.step_id);
       if (attempt !== null) {
-        execution = { attempt_id: attempt.attempt_id, generation: attempt.generation, state: attempt.state, outcome: attempt.outcome, record_digest: attempt.record_digest };
+        execution = {
+          attempt_id: attempt.attempt_id,
+          generation: attempt.generation,
+          state: attempt.state,
+          outcome: attempt.outcome,
+          record_digest: attempt.record_digest,
+        };
       }
     }
     return {
@@ -167,7 +198,10 @@ export function readRunStatus(dataDir: string, runId: string): RunView {
     return journalRead(journal, () => projectRun(journal, runId, opened));
   } catch (error) {
     if (isAgentscmError(error) && error.code === 'STORE_BUSY') {
-      throw new AgentscmError('STORE_BUSY', `${error.message}: a workflow controller is writing this journal`, { hint: 'retry after that operation finishes', cause: error });
+      throw new AgentscmError('STORE_BUSY', `${error.message}: a workflow controller is writing this journal`, {
+        hint: 'retry after that operation finishes',
+        cause: error,
+      });
     }
     throw error;
   } finally {

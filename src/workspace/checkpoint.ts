@@ -6,20 +6,24 @@
  * workspace. A kill at any point leaves the old or the new state (docs/workspace.md).
  */
 import { counted } from '../contracts/counted.js';
+import { unsafeNames } from '../contracts/display-text.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { appendChangeVersion, findChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';
 import { getRepository } from '../native/repositories.js';
-import { prepareRevisionFromChanged, recordRevision, unchangedDirectories } from '../native/revisions.js';
+import {
+  prepareRevisionFromChanged,
+  recordRevision,
+  unchangedDirectories,
+  type PreparedRevision,
+} from '../native/revisions.js';
 import { openAuthority, withBulkBlobWrites, writeTransaction } from '../native/store.js';
 import { dataDirExclusions } from './exclusions.js';
-import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
 import { boundDataDir, locateWorkspace } from './locate.js';
-import { reconcilePending } from './reconcile.js';
-import type { ReconcileOutcome } from './reconcile.js';
-import type { PreparedRevision } from '../native/revisions.js';
-import { scanBoundsFromEnv, scanWorkspace } from './scan.js';
-import type { ScanBounds } from './scan.js';
+import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
+import { phaseTimer } from './phase-timing.js';
+import { reconcilePending, type ReconcileOutcome } from './reconcile.js';
+import { scanBoundsFromEnv, scanWorkspace, type ScanBounds } from './scan.js';
 import { revisionInput, snapshotAgainstCache } from './snapshot.js';
 import {
   abandonPending,
@@ -28,13 +32,11 @@ import {
   openWorkspaceWritable,
   peekBoundDataDir,
   readWorkspaceRecord,
-  writeLastScan,
   withoutCommitSync,
+  writeLastScan,
   writePending,
 } from './state.js';
 import { pausePoint } from './test-hooks.js';
-import { phaseTimer } from './phase-timing.js';
-import { unsafeNames } from '../contracts/display-text.js';
 
 /** At most this many unsafe names are listed in a checkpoint's result (all are counted). */
 export const MAX_UNSAFE_NAMES_SHOWN = 32;
@@ -96,12 +98,17 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
       timer.mark('open workspace');
       try {
         let record = readWorkspaceRecord(ws);
-        if (record === null || record.data_dir !== dataDir) throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, { hint: 'run `agentscm init-repo` again for it' });
+        if (record === null || record.data_dir !== dataDir)
+          throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, {
+            hint: 'run `agentscm init-repo` again for it',
+          });
         const reconciled = reconcilePending(ws, auth, record, lock);
         record = reconciled.record;
         const baseRevision = record.base_revision;
         if (record.state !== 'ready' || baseRevision === null) {
-          throw new AgentscmError('WORKSPACE_NOT_FOUND', `init-repo did not finish for ${root}`, { hint: 'run the same `agentscm init-repo` again' });
+          throw new AgentscmError('WORKSPACE_NOT_FOUND', `init-repo did not finish for ${root}`, {
+            hint: 'run the same `agentscm init-repo` again',
+          });
         }
         const repository = getRepository(auth, record.repository).id;
         const change = findChange(auth, repository, input.change);
@@ -110,31 +117,61 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
 
         const progress = input.onProgress ?? ((): void => undefined);
         progress(`scanning ${root}`);
-        const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs: dataDirExclusions(root, dataDir) });
+        const scan = scanWorkspace(root, {
+          bounds: input.bounds ?? scanBoundsFromEnv(),
+          excludeDirs: dataDirExclusions(root, dataDir),
+        });
         timer.mark('scan');
-        progress(`scanned ${counted(scan.table.count, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`);
+        progress(
+          `scanned ${counted(scan.table.count, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`,
+        );
         if (!scan.complete) {
           lockedWorkspaceWrite(lock, ws, () =>
-            writeLastScan(ws, { finished_ms: Date.now(), complete: false, file_count: scan.table.count, total_bytes: scan.totalBytes, hashed_files: 0, problem: scan.problem }),
+            writeLastScan(ws, {
+              finished_ms: Date.now(),
+              complete: false,
+              file_count: scan.table.count,
+              total_bytes: scan.totalBytes,
+              hashed_files: 0,
+              problem: scan.problem,
+            }),
           );
-          throw new AgentscmError(scan.problemCode ?? 'WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was checkpointed`, {
-            hint: 'add the offending files to .gitignore or remove them, then checkpoint again',
-          });
+          throw new AgentscmError(
+            scan.problemCode ?? 'WORKSPACE_SCAN_INCOMPLETE',
+            `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was checkpointed`,
+            {
+              hint: 'add the offending files to .gitignore or remove them, then checkpoint again',
+            },
+          );
         }
         pausePoint('checkpoint:after-scan');
         const base = loadBaseCache(ws);
         timer.mark('load stat cache');
         progress(input.full === true ? 'hashing every file' : 'hashing files whose size, mtime or inode changed');
-        const tree = withBulkBlobWrites(auth, () => snapshotAgainstCache(scan, base, { auth, full: input.full === true, onProgress: progress }));
+        const tree = withBulkBlobWrites(auth, () =>
+          snapshotAgainstCache(scan, base, { auth, full: input.full === true, onProgress: progress }),
+        );
         const treeChanged = tree.changes.length > 0;
         timer.mark('compare, hash, blobs');
-        progress(`hashed ${tree.hashedFiles} of ${counted(scan.table.count, 'file')}; ${counted(tree.changes.length, 'changed path')}; recording`);
+        progress(
+          `hashed ${tree.hashedFiles} of ${counted(scan.table.count, 'file')}; ${counted(tree.changes.length, 'changed path')}; recording`,
+        );
         // Only the directories on a changed path are rebuilt and hashed; every other one keeps the
         // base revision's stored tree (the stat cache holds exactly the base revision's files).
         let encoded: PreparedRevision | null = null;
         if (treeChanged) {
-          const known = unchangedDirectories(auth, repository, baseRevision, tree.changes.map((c) => c.path));
-          encoded = prepareRevisionFromChanged(baseRevision, revisionInput(scan.table.paths, tree.view ?? tree.cache, known), known, { entryCount: scan.table.count, totalBytes: tree.totalBytes });
+          const known = unchangedDirectories(
+            auth,
+            repository,
+            baseRevision,
+            tree.changes.map((c) => c.path),
+          );
+          encoded = prepareRevisionFromChanged(
+            baseRevision,
+            revisionInput(scan.table.paths, tree.view ?? tree.cache, known),
+            known,
+            { entryCount: scan.table.count, totalBytes: tree.totalBytes },
+          );
         }
         const revision = encoded === null ? baseRevision : encoded.id;
         timer.mark('prepare revision');
@@ -146,8 +183,17 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
           hashed_files: tree.hashedFiles,
           problem: null,
         };
-        const gained = unsafeNames(tree.changes.filter((c) => c.kind === 'added').map((c) => c.path), MAX_UNSAFE_NAMES_SHOWN);
-        const tail = { workspace: root, files: scan.table.count, hashed_files: tree.hashedFiles, reconciled: reconciled.outcome, unsafe_names: gained };
+        const gained = unsafeNames(
+          tree.changes.filter((c) => c.kind === 'added').map((c) => c.path),
+          MAX_UNSAFE_NAMES_SHOWN,
+        );
+        const tail = {
+          workspace: root,
+          files: scan.table.count,
+          hashed_files: tree.hashedFiles,
+          reconciled: reconciled.outcome,
+          unsafe_names: gained,
+        };
 
         if (change !== null && change.current_revision === revision) {
           // The Change already holds this tree: no new version. The workspace still adopts
@@ -155,7 +201,18 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
           const current = change.versions.find((v) => v.version === change.current_version);
           const generation = revision === baseRevision ? record.generation : record.generation + 1n;
           lockedWorkspaceWrite(lock, ws, () => {
-            writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: null, revision, parent: baseRevision, started_ms: Date.now() }, tree.cache);
+            writePending(
+              ws,
+              {
+                kind: 'checkpoint',
+                change: input.change,
+                expected_version: null,
+                revision,
+                parent: baseRevision,
+                started_ms: Date.now(),
+              },
+              tree.cache,
+            );
             commitPending(ws, revision, generation);
             writeLastScan(ws, lastScan);
           });
@@ -173,25 +230,49 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
         }
 
         lockedWorkspaceWrite(lock, ws, () => {
-          writePending(ws, { kind: 'checkpoint', change: input.change, expected_version: expected, revision, parent: baseRevision, started_ms: Date.now() }, tree.cache);
+          writePending(
+            ws,
+            {
+              kind: 'checkpoint',
+              change: input.change,
+              expected_version: expected,
+              revision,
+              parent: baseRevision,
+              started_ms: Date.now(),
+            },
+            tree.cache,
+          );
         });
         timer.mark('pending (workspace)');
         pausePoint('checkpoint:after-pending');
         let recorded: { version: bigint; previous_revision: string | null; newRevision: boolean };
         try {
           recorded = writeTransaction(auth, () => {
-            const made = encoded !== null ? recordRevision(auth, repository, baseRevision, [], encoded) : { id: revision, created: false };
-            if (made.id !== revision) throw new AgentscmError('INTERNAL', 'revision ID changed between computing and recording');
-            const version = appendChangeVersion(auth, repository, input.change, { expectedCurrent: expected, revision, baseRevision });
+            const made =
+              encoded !== null
+                ? recordRevision(auth, repository, baseRevision, [], encoded)
+                : { id: revision, created: false };
+            if (made.id !== revision)
+              throw new AgentscmError('INTERNAL', 'revision ID changed between computing and recording');
+            const version = appendChangeVersion(auth, repository, input.change, {
+              expectedCurrent: expected,
+              revision,
+              baseRevision,
+            });
             // Last, so that the commit follows the check: a holder whose lock file was replaced
             // records no version (the new writer may already have dropped this operation).
             lock.assertHeld();
             pausePoint('checkpoint:in-authority-transaction');
-            return { version: version.version, previous_revision: version.previous_revision, newRevision: made.created };
+            return {
+              version: version.version,
+              previous_revision: version.previous_revision,
+              newRevision: made.created,
+            };
           });
         } catch (error) {
           // A lost lock means another writer owns the workspace state now: leave it alone.
-          if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST')) lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
+          if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST'))
+            lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
           throw error;
         }
         timer.mark('authority transaction');

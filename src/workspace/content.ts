@@ -5,8 +5,8 @@
  * snapshot: a file written after it was scanned has a different mtime/ctime/size, so it is
  * WORKSPACE_CHANGED rather than a silently mixed blob.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
-import type { Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync, type Stats } from 'node:fs';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { createSha256 } from '../crypto/sha256.js';
 import { BLOB_CHUNK_BYTES } from '../native/blobs.js';
@@ -39,7 +39,9 @@ function openFile(file: ScannedFile): number {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ELOOP' || code === 'EISDIR') throw changed(file.path);
-    throw new AgentscmError('IO_ERROR', `cannot read ${file.path}: ${code ?? (error as Error).message}`, { cause: error });
+    throw new AgentscmError('IO_ERROR', `cannot read ${file.path}: ${code ?? (error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 

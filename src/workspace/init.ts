@@ -7,21 +7,27 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
+
 import { counted } from '../contracts/counted.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { checkGenericId } from '../native/checks.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { createRepository, findRepositoryByName, getRepository, newRepositoryId } from '../native/repositories.js';
 import { prepareRevision, recordRevision } from '../native/revisions.js';
-import { createAuthority, isStoreInitialized, openAuthority, withBulkBlobWrites, writeTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
+import {
+  createAuthority,
+  isStoreInitialized,
+  openAuthority,
+  withBulkBlobWrites,
+  writeTransaction,
+  type Authority,
+} from '../native/store.js';
 import { setTarget } from '../native/targets.js';
 import { dataDirExclusions } from './exclusions.js';
 import { writeInstructionBlocks } from './instruction-block.js';
 import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
 import { reconcilePending } from './reconcile.js';
-import { scanBoundsFromEnv, scanWorkspace } from './scan.js';
-import type { ScanBounds, ScanResult } from './scan.js';
+import { scanBoundsFromEnv, scanWorkspace, type ScanBounds, type ScanResult } from './scan.js';
 import { snapshotTree } from './snapshot.js';
 import {
   abandonPending,
@@ -35,8 +41,8 @@ import {
   writeBindingRecord,
   writeLastScan,
   writePending,
+  type WorkspaceDb,
 } from './state.js';
-import type { WorkspaceDb } from './state.js';
 import { pausePoint } from './test-hooks.js';
 
 export const INITIAL_TARGET = 'main';
@@ -73,9 +79,12 @@ function directoryOf(path: string): string {
   try {
     real = realpathSync(path);
   } catch {
-    throw new AgentscmError('WORKSPACE_NOT_FOUND', `${path} does not exist`, { hint: 'create the directory first, or pass an existing PATH' });
+    throw new AgentscmError('WORKSPACE_NOT_FOUND', `${path} does not exist`, {
+      hint: 'create the directory first, or pass an existing PATH',
+    });
   }
-  if (!statSync(real).isDirectory()) throw new AgentscmError('WORKSPACE_NOT_FOUND', `${real} is not a directory`, { hint: 'pass a directory as PATH' });
+  if (!statSync(real).isDirectory())
+    throw new AgentscmError('WORKSPACE_NOT_FOUND', `${real} is not a directory`, { hint: 'pass a directory as PATH' });
   return real;
 }
 
@@ -114,7 +123,9 @@ function precheck(root: string, input: InitRepoInput): void {
     }
     try {
       if (findRepositoryByName(auth, input.name) !== null) {
-        throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${input.name} already exists in this store`, { hint: 'choose another --name' });
+        throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${input.name} already exists in this store`, {
+          hint: 'choose another --name',
+        });
       }
     } finally {
       auth.close();
@@ -122,9 +133,17 @@ function precheck(root: string, input: InitRepoInput): void {
   }
 }
 
-function finished(auth: Authority, ws: WorkspaceDb, root: string, dataDir: string, resumed: boolean, counts: { files: number; total_bytes: bigint }): InitRepoResult {
+function finished(
+  auth: Authority,
+  ws: WorkspaceDb,
+  root: string,
+  dataDir: string,
+  resumed: boolean,
+  counts: { files: number; total_bytes: bigint },
+): InitRepoResult {
   const record = readWorkspaceRecord(ws);
-  if (record === null || record.base_revision === null) throw new AgentscmError('INTERNAL', 'init-repo finished without a base revision');
+  if (record === null || record.base_revision === null)
+    throw new AgentscmError('INTERNAL', 'init-repo finished without a base revision');
   const repository = getRepository(auth, record.repository);
   return {
     repository: repository.id,
@@ -150,9 +169,13 @@ function realOrResolved(path: string): string {
 }
 
 function incompleteScan(scan: ScanResult): AgentscmError {
-  return new AgentscmError(scan.problemCode ?? 'WORKSPACE_SCAN_INCOMPLETE', `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was registered`, {
-    hint: 'add the offending files to .gitignore or remove them, then run init-repo again',
-  });
+  return new AgentscmError(
+    scan.problemCode ?? 'WORKSPACE_SCAN_INCOMPLETE',
+    `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was registered`,
+    {
+      hint: 'add the offending files to .gitignore or remove them, then run init-repo again',
+    },
+  );
 }
 
 /** What a failed init-repo must undo: the state directory, when this run created it and bound nothing. */
@@ -173,7 +196,9 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
   precheck(root, input);
   const planned = realOrResolved(input.dataDir);
   if (relative(root, planned) === '') {
-    throw new AgentscmError('USAGE', 'the data directory cannot be the workspace itself', { hint: 'pass another --data-dir' });
+    throw new AgentscmError('USAGE', 'the data directory cannot be the workspace itself', {
+      hint: 'pass another --data-dir',
+    });
   }
   const bounds = input.bounds ?? scanBoundsFromEnv();
   const first = scanWorkspace(root, { bounds, excludeDirs: dataDirExclusions(root, planned) });
@@ -195,7 +220,9 @@ function initRepoUnlocked(root: string, input: InitRepoInput, bounds: ScanBounds
   try {
     const dataDir = realpathSync(input.dataDir);
     if (relative(root, dataDir) === '') {
-      throw new AgentscmError('USAGE', 'the data directory cannot be the workspace itself', { hint: 'pass another --data-dir' });
+      throw new AgentscmError('USAGE', 'the data directory cannot be the workspace itself', {
+        hint: 'pass another --data-dir',
+      });
     }
     const excludeDirs = dataDirExclusions(root, dataDir);
     state.createdStateDir = ensureStateDir(root);
@@ -214,23 +241,35 @@ function initRepoUnlocked(root: string, input: InitRepoInput, bounds: ScanBounds
           throw alreadyBound(root, record.repository);
         }
         if (findRepositoryByName(auth, input.name) !== null) {
-          throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${input.name} already exists in this store`, { hint: 'choose another --name' });
+          throw new AgentscmError(
+            'REPOSITORY_EXISTS',
+            `a repository named ${input.name} already exists in this store`,
+            { hint: 'choose another --name' },
+          );
         }
 
         const progress = input.onProgress ?? ((): void => undefined);
         progress(`scanning ${root}`);
         const scan = scanWorkspace(root, { bounds, excludeDirs });
-        progress(`scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`);
+        progress(
+          `scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`,
+        );
         if (!scan.complete) throw incompleteScan(scan);
         progress('hashing and storing every file');
-        const tree = withBulkBlobWrites(auth, () => snapshotTree(scan, new Map(), { auth, full: true, onProgress: progress }));
+        const tree = withBulkBlobWrites(auth, () =>
+          snapshotTree(scan, new Map(), { auth, full: true, onProgress: progress }),
+        );
         progress(`stored ${counted(tree.hashedFiles, 'file')}; recording the first revision`);
         const repositoryId = newRepositoryId();
         const encoded = prepareRevision(null, tree.entries);
         const revision = encoded.id;
         lockedWorkspaceWrite(lock, ws, () => {
           writeBindingRecord(ws, repositoryId, dataDir);
-          writePending(ws, { kind: 'init', change: null, expected_version: null, revision, parent: null, started_ms: Date.now() }, tree.entries);
+          writePending(
+            ws,
+            { kind: 'init', change: null, expected_version: null, revision, parent: null, started_ms: Date.now() },
+            tree.entries,
+          );
         });
         pausePoint('init:after-pending');
         try {
@@ -242,13 +281,21 @@ function initRepoUnlocked(root: string, input: InitRepoInput, bounds: ScanBounds
           });
           state.committed = true;
         } catch (error) {
-          if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST')) lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
+          if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST'))
+            lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
           throw error;
         }
         pausePoint('init:after-authority');
         lockedWorkspaceWrite(lock, ws, () => {
           commitPending(ws, revision, 1n);
-          writeLastScan(ws, { finished_ms: Date.now(), complete: true, file_count: scan.files.length, total_bytes: scan.totalBytes, hashed_files: tree.hashedFiles, problem: null });
+          writeLastScan(ws, {
+            finished_ms: Date.now(),
+            complete: true,
+            file_count: scan.files.length,
+            total_bytes: scan.totalBytes,
+            hashed_files: tree.hashedFiles,
+            problem: null,
+          });
         });
         return finished(auth, ws, root, dataDir, false, { files: scan.files.length, total_bytes: scan.totalBytes });
       } finally {

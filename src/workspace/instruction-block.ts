@@ -10,12 +10,18 @@
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
 
-export const INSTRUCTION_BLOCK_BEGIN = '<!-- agentscm:begin managed block (rewritten by `agentscm instructions write`; edit outside it) -->';
+export const INSTRUCTION_BLOCK_BEGIN =
+  '<!-- agentscm:begin managed block (rewritten by `agentscm instructions write`; edit outside it) -->';
 export const INSTRUCTION_BLOCK_END = '<!-- agentscm:end managed block -->';
 /** The files the block is written into, relative to the workspace root. */
-export const INSTRUCTION_FILES = ['AGENTS.md', '.cursor/rules/agentscm.mdc', '.github/copilot-instructions.md'] as const;
+export const INSTRUCTION_FILES = [
+  'AGENTS.md',
+  '.cursor/rules/agentscm.mdc',
+  '.github/copilot-instructions.md',
+] as const;
 /** Front matter of a new Cursor rule file: the rule applies to every request. */
 const CURSOR_FRONT_MATTER = '---\ndescription: agentscm workflow tasks and Stop hooks\nalwaysApply: true\n---\n\n';
 const BEGIN_PREFIX = '<!-- agentscm:begin';
@@ -62,7 +68,10 @@ function indexesOf(bytes: Buffer, needle: Buffer): number[] {
 }
 
 /** The new bytes of one file (pure): the block replaced in place, appended, or a new file. */
-export function withInstructionBlock(file: string, current: Buffer | null): { bytes: Buffer; action: InstructionFileOutcome['action'] } {
+export function withInstructionBlock(
+  file: string,
+  current: Buffer | null,
+): { bytes: Buffer; action: InstructionFileOutcome['action'] } {
   const block = Buffer.from(INSTRUCTION_BLOCK, 'utf8');
   if (current === null) {
     const head = file.endsWith('.mdc') ? Buffer.from(CURSOR_FRONT_MATTER, 'utf8') : Buffer.alloc(0);
@@ -76,7 +85,8 @@ export function withInstructionBlock(file: string, current: Buffer | null): { by
   }
   const begin = begins[0];
   const end = ends[0];
-  if (begins.length !== 1 || ends.length !== 1 || begin === undefined || end === undefined || end < begin) throw invalid(file, 'its agentscm markers are unbalanced or repeated');
+  if (begins.length !== 1 || ends.length !== 1 || begin === undefined || end === undefined || end < begin)
+    throw invalid(file, 'its agentscm markers are unbalanced or repeated');
   let stop = end + INSTRUCTION_BLOCK_END.length;
   // The block's own line break: LF, or CRLF when the file uses it.
   if (current[stop] === 0x0d && current[stop + 1] === 0x0a) stop += 2;

@@ -1,6 +1,7 @@
 /** Finding the workspace a command acts on, and the data directory it is bound to. */
 import { realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { openWorkspaceReadOnly, readWorkspaceRecord, workspaceExists, workspaceRead } from './state.js';
 
@@ -22,7 +23,9 @@ export function locateWorkspace(explicit: string | undefined, cwd: string = proc
   if (explicit !== undefined) {
     const root = realOrResolved(explicit);
     if (!workspaceExists(root)) {
-      throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} is not an agentscm workspace`, { hint: 'run `agentscm init-repo PATH --name NAME` first' });
+      throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} is not an agentscm workspace`, {
+        hint: 'run `agentscm init-repo PATH --name NAME` first',
+      });
     }
     return root;
   }
@@ -71,9 +74,13 @@ export function canonicalDataDir(dataDir: string): string {
  */
 export function boundDataDir(bound: string, explicit: string | undefined): string {
   if (explicit !== undefined && canonicalDataDir(explicit) !== bound) {
-    throw new AgentscmError('WORKSPACE_DATA_DIR_MISMATCH', `the workspace is bound to the data directory ${bound}, not ${canonicalDataDir(explicit)}`, {
-      hint: 'omit --data-dir, or pass the data directory the workspace was initialized with',
-    });
+    throw new AgentscmError(
+      'WORKSPACE_DATA_DIR_MISMATCH',
+      `the workspace is bound to the data directory ${bound}, not ${canonicalDataDir(explicit)}`,
+      {
+        hint: 'omit --data-dir, or pass the data directory the workspace was initialized with',
+      },
+    );
   }
   return bound;
 }

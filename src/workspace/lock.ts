@@ -13,10 +13,10 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
 import type { Database as SqliteConnection } from 'better-sqlite3';
-import { newDatabase } from '../native/sqlite.js';
+
 import { AgentscmError } from '../contracts/errors.js';
-import { checkStateDir, workspaceStatePaths, workspaceWrite } from './state.js';
-import type { WorkspaceDb } from './state.js';
+import { newDatabase } from '../native/sqlite.js';
+import { checkStateDir, workspaceStatePaths, workspaceWrite, type WorkspaceDb } from './state.js';
 
 /** How long a second writer waits for the first before WORKSPACE_BUSY. */
 export const WORKSPACE_LOCK_WAIT_MS = 15_000;
@@ -58,14 +58,21 @@ function openLockFile(path: string): { fd: number; identity: FileIdentity } {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ELOOP' || code === 'EISDIR' || code === 'ENXIO') {
-      throw new AgentscmError('WORKSPACE_STATE_UNSAFE', `${path} is not a regular file`, { hint: 'remove it and run the command again', cause: error });
+      throw new AgentscmError('WORKSPACE_STATE_UNSAFE', `${path} is not a regular file`, {
+        hint: 'remove it and run the command again',
+        cause: error,
+      });
     }
-    throw new AgentscmError('IO_ERROR', `cannot open the workspace lock ${path}: ${(error as Error).message}`, { cause: error });
+    throw new AgentscmError('IO_ERROR', `cannot open the workspace lock ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const stat = fstatSync(fd);
   if (!stat.isFile()) {
     closeSync(fd);
-    throw new AgentscmError('WORKSPACE_STATE_UNSAFE', `${path} is not a regular file`, { hint: 'remove it and run the command again' });
+    throw new AgentscmError('WORKSPACE_STATE_UNSAFE', `${path} is not a regular file`, {
+      hint: 'remove it and run the command again',
+    });
   }
   return { fd, identity: { dev: stat.dev, ino: stat.ino } };
 }
@@ -77,7 +84,10 @@ function openLockFile(path: string): { fd: number; identity: FileIdentity } {
  */
 export function acquireWorkspaceLock(root: string, waitMs: number = WORKSPACE_LOCK_WAIT_MS): WorkspaceLock {
   const path = workspaceStatePaths(root).lock;
-  if (!checkStateDir(root)) throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} has no ${workspaceStatePaths(root).dir}`, { hint: 'run `agentscm init-repo` for it' });
+  if (!checkStateDir(root))
+    throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} has no ${workspaceStatePaths(root).dir}`, {
+      hint: 'run `agentscm init-repo` for it',
+    });
   const deadline = Date.now() + waitMs;
   for (;;) {
     const { fd, identity } = openLockFile(path);
@@ -95,7 +105,9 @@ export function acquireWorkspaceLock(root: string, waitMs: number = WORKSPACE_LO
       db = newDatabase(path, { timeout: Math.max(0, deadline - Date.now()) });
     } catch (error) {
       closeAll(null);
-      throw new AgentscmError('IO_ERROR', `cannot open the workspace lock ${path}: ${(error as Error).message}`, { cause: error });
+      throw new AgentscmError('IO_ERROR', `cannot open the workspace lock ${path}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     try {
       db.exec('BEGIN EXCLUSIVE');
@@ -105,7 +117,9 @@ export function acquireWorkspaceLock(root: string, waitMs: number = WORKSPACE_LO
       // SQLite refuses to lock a file that was unlinked while it waited (SQLITE_IOERR_FSTAT):
       // the lock file was removed, so lock the one now at the path.
       if (!isSameFile(path, identity) && Date.now() < deadline) continue;
-      throw new AgentscmError('IO_ERROR', `cannot lock the workspace ${root}: ${(error as Error).message}`, { cause: error });
+      throw new AgentscmError('IO_ERROR', `cannot lock the workspace ${root}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     if (!isSameFile(path, identity)) {
       // The file was removed or replaced between opening and locking: this lock excludes nobody.
@@ -118,9 +132,13 @@ export function acquireWorkspaceLock(root: string, waitMs: number = WORKSPACE_LO
     return {
       assertHeld() {
         if (held && isSameFile(path, identity)) return;
-        throw new AgentscmError('WORKSPACE_LOCK_LOST', `the workspace lock ${path} was removed or replaced while this command held it; another command may be writing the workspace`, {
-          hint: 'never remove lock.sqlite while a command runs; run `agentscm status`, then checkpoint again (a version this command already recorded in the store is adopted then)',
-        });
+        throw new AgentscmError(
+          'WORKSPACE_LOCK_LOST',
+          `the workspace lock ${path} was removed or replaced while this command held it; another command may be writing the workspace`,
+          {
+            hint: 'never remove lock.sqlite while a command runs; run `agentscm status`, then checkpoint again (a version this command already recorded in the store is adopted then)',
+          },
+        );
       },
       release() {
         if (!held) return;

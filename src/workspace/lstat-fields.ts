@@ -119,7 +119,8 @@ function loadBinding(): RawLstat | null {
   }
   const lstat = (binding as { lstat?: unknown } | null)?.lstat;
   if (typeof lstat !== 'function') return null;
-  return (path, bigint, req, throwIfNoEntry) => (lstat as (...args: unknown[]) => unknown).call(binding, path, bigint, req, throwIfNoEntry) as Float64Array;
+  return (path, bigint, req, throwIfNoEntry) =>
+    (lstat as (...args: unknown[]) => unknown).call(binding, path, bigint, req, throwIfNoEntry) as Float64Array;
 }
 
 /** The binding gives lstatSync's values for this module's file and directory, and its error for a missing path. */

@@ -7,18 +7,25 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { getChangeVersion } from '../native/changes.js';
+import { writeTransaction, type Authority } from '../native/store.js';
 import { getTarget } from '../native/targets.js';
-import { writeTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
-import { lockedWorkspaceWrite } from './lock.js';
-import type { WorkspaceLock } from './lock.js';
-import { abandonPending, commitPending, readWorkspaceRecord } from './state.js';
-import type { PendingOperation, WorkspaceDb, WorkspaceRecord } from './state.js';
+import { lockedWorkspaceWrite, type WorkspaceLock } from './lock.js';
+import {
+  abandonPending,
+  commitPending,
+  readWorkspaceRecord,
+  type PendingOperation,
+  type WorkspaceDb,
+  type WorkspaceRecord,
+} from './state.js';
 
 export type ReconcileOutcome = 'committed' | 'abandoned';
 
 function isMissing(error: unknown): boolean {
-  return error instanceof AgentscmError && (error.code === 'CHANGE_NOT_FOUND' || error.code === 'TARGET_NOT_FOUND' || error.code === 'REPOSITORY_NOT_FOUND');
+  return (
+    error instanceof AgentscmError &&
+    (error.code === 'CHANGE_NOT_FOUND' || error.code === 'TARGET_NOT_FOUND' || error.code === 'REPOSITORY_NOT_FOUND')
+  );
 }
 
 function authorityHolds(auth: Authority, record: WorkspaceRecord, pending: PendingOperation): boolean {

@@ -12,19 +12,16 @@
  * run tells the user all there is to fix. A bound of the whole tree (files, total bytes) stops it.
  */
 import { isUtf8 } from 'node:buffer';
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
-import type { Dirent } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
-import ignore from 'ignore';
-import type { Ignore } from 'ignore';
-import { isKeyFileName } from '../contracts/key-file-name.js';
+import ignore, { type Ignore } from 'ignore';
+
 import type { ErrorCode } from '../contracts/errors.js';
+import { isKeyFileName } from '../contracts/key-file-name.js';
 import { compareUtf8, MAX_WORKSPACE_PATH_BYTES, workspaceNameProblem } from '../contracts/paths.js';
 import type { EntryMode } from '../native/revisions.js';
-import { fileType, lstatFields } from './lstat-fields.js';
-import type { LstatFields } from './lstat-fields.js';
-import type { StatSnapshot } from './state.js';
-import { WORKSPACE_STATE_DIR } from './state.js';
+import { fileType, lstatFields, type LstatFields } from './lstat-fields.js';
+import { WORKSPACE_STATE_DIR, type StatSnapshot } from './state.js';
 
 export interface ScanBounds {
   /** Most files (regular files and symlinks) one scan accepts. */
@@ -140,8 +137,18 @@ function makeTable(rootPrefix: string, paths: readonly string[], modes: Uint8Arr
     stats,
     file(i) {
       const path = paths[i] as string;
-      const stat: StatSnapshot = { size: stats[4 * i] as number, mtimeMs: stats[4 * i + 1] as number, ctimeMs: stats[4 * i + 2] as number, ino: stats[4 * i + 3] as number };
-      return { path, abs: `${rootPrefix}${sep === '/' ? path : path.replaceAll('/', sep)}`, mode: SCAN_MODES[modes[i] as number] as EntryMode, stat };
+      const stat: StatSnapshot = {
+        size: stats[4 * i] as number,
+        mtimeMs: stats[4 * i + 1] as number,
+        ctimeMs: stats[4 * i + 2] as number,
+        ino: stats[4 * i + 3] as number,
+      };
+      return {
+        path,
+        abs: `${rootPrefix}${sep === '/' ? path : path.replaceAll('/', sep)}`,
+        mode: SCAN_MODES[modes[i] as number] as EntryMode,
+        stat,
+      };
     },
   };
 }
@@ -190,24 +197,33 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
     let dirents: (Dirent | Dirent<Buffer>)[];
     try {
       const named: Dirent[] = readdirSync(absDir, { withFileTypes: true });
-      dirents = named.some((d) => d.name.includes(REPLACEMENT)) ? readdirSync(absDir, { withFileTypes: true, encoding: 'buffer' }) : named;
+      dirents = named.some((d) => d.name.includes(REPLACEMENT))
+        ? readdirSync(absDir, { withFileTypes: true, encoding: 'buffer' })
+        : named;
     } catch (error) {
-      refuse(`cannot read directory ${relDir === '' ? '.' : relDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      refuse(
+        `cannot read directory ${relDir === '' ? '.' : relDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
       return;
     }
     const dirPrefix = absDir.endsWith(sep) ? absDir : `${absDir}${sep}`;
     let levels = parentLevels;
-    const ignoreFile = dirents.find((d) => d.isFile() && (typeof d.name === 'string' ? d.name === '.gitignore' : d.name.equals(GITIGNORE)));
+    const ignoreFile = dirents.find(
+      (d) => d.isFile() && (typeof d.name === 'string' ? d.name === '.gitignore' : d.name.equals(GITIGNORE)),
+    );
     if (ignoreFile !== undefined) {
       const abs = join(absDir, '.gitignore');
       let text: string;
       try {
         const size = lstatSync(abs).size;
-        if (size > bounds.maxIgnoreFileBytes) stop(`${relDir}.gitignore has ${size} bytes, more than ${bounds.maxIgnoreFileBytes}`);
+        if (size > bounds.maxIgnoreFileBytes)
+          stop(`${relDir}.gitignore has ${size} bytes, more than ${bounds.maxIgnoreFileBytes}`);
         text = readFileSync(abs, 'utf8');
       } catch (error) {
         if (error instanceof ScanStop) throw error;
-        return stop(`cannot read ${relDir}.gitignore: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        return stop(
+          `cannot read ${relDir}.gitignore: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        );
       }
       levels = [...parentLevels, { prefix: relDir, rules: ignore().add(text) }];
     }
@@ -223,7 +239,9 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       else if (!isUtf8(raw)) {
         // Not ignorable by pattern: the pattern matcher works on text, and this name has none.
         notUtf8 = true;
-        refuse(`the name ${showBytes(raw)} in ${relDir === '' ? 'the workspace root' : JSON.stringify(relDir.slice(0, -1))} is not valid UTF-8`);
+        refuse(
+          `the name ${showBytes(raw)} in ${relDir === '' ? 'the workspace root' : JSON.stringify(relDir.slice(0, -1))} is not valid UTF-8`,
+        );
         continue;
       } else name = raw.toString('utf8');
       if (name === '.git') continue;
@@ -240,7 +258,10 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       const abs = `${dirPrefix}${name}`;
       if (isIgnored(levels, relPath, isDir)) continue;
       if (isDir && excluded.has(abs)) continue;
-      if (relPath.length > bounds.maxPathBytes || (relPath.length * 3 > bounds.maxPathBytes && Buffer.byteLength(relPath, 'utf8') > bounds.maxPathBytes)) {
+      if (
+        relPath.length > bounds.maxPathBytes ||
+        (relPath.length * 3 > bounds.maxPathBytes && Buffer.byteLength(relPath, 'utf8') > bounds.maxPathBytes)
+      ) {
         refuse(`path ${JSON.stringify(relPath.slice(0, 80))}… is longer than ${bounds.maxPathBytes} bytes`);
         continue;
       }
@@ -275,7 +296,9 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
       }
       // A private signing key is never recorded, whatever else the tree holds (docs/workspace.md).
       if (isKeyFileName(name)) {
-        refuse(`${relPath} is a collector signing key file (private); keep the collector --state-dir outside the workspace`);
+        refuse(
+          `${relPath} is a collector signing key file (private); keep the collector --state-dir outside the workspace`,
+        );
         continue;
       }
       if (paths.length >= bounds.maxFiles) stop(`more than ${bounds.maxFiles} files`);
@@ -303,7 +326,8 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
   const stats = Float64Array.from(statList);
   const table = makeTable(absRoot.endsWith(sep) ? absRoot : `${absRoot}${sep}`, paths, modes, stats);
   const problem = describeProblems(bound, problems, problemCount);
-  const problemCode: ErrorCode | null = problem === null ? null : notUtf8 ? 'WORKSPACE_PATH_NOT_UTF8' : 'WORKSPACE_SCAN_INCOMPLETE';
+  const problemCode: ErrorCode | null =
+    problem === null ? null : notUtf8 ? 'WORKSPACE_PATH_NOT_UTF8' : 'WORKSPACE_SCAN_INCOMPLETE';
   let files: ScannedFile[] | null = null;
   return {
     complete: problem === null,
@@ -341,7 +365,11 @@ const REPLACEMENT = '\ufffd';
 /** A name that is not UTF-8, shown with its printable ASCII bytes as they are and every other byte as \xHH. */
 function showBytes(raw: Buffer): string {
   let text = '';
-  for (const byte of raw.subarray(0, 120)) text += byte >= 0x20 && byte < 0x7f && byte !== 0x5c && byte !== 0x22 ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, '0')}`;
+  for (const byte of raw.subarray(0, 120))
+    text +=
+      byte >= 0x20 && byte < 0x7f && byte !== 0x5c && byte !== 0x22
+        ? String.fromCharCode(byte)
+        : `\\x${byte.toString(16).padStart(2, '0')}`;
   return `"${text}${raw.length > 120 ? '…' : ''}"`;
 }
 
@@ -351,7 +379,9 @@ function describeProblems(bound: string | null, problems: readonly string[], cou
   const parts: string[] = [];
   if (count > 0) {
     const more = count - problems.length;
-    parts.push(`${count} ${count === 1 ? 'path' : 'paths'} cannot be recorded: ${problems.join('; ')}${more > 0 ? `; and ${more} more` : ''}`);
+    parts.push(
+      `${count} ${count === 1 ? 'path' : 'paths'} cannot be recorded: ${problems.join('; ')}${more > 0 ? `; and ${more} more` : ''}`,
+    );
   }
   if (bound !== null) parts.push(bound);
   return parts.join('; ');

@@ -5,15 +5,23 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { compareUtf8 } from '../contracts/paths.js';
+import type { FlatEntry } from '../contracts/tree.js';
 import { BLOB_CHUNK_BYTES, isBlobStored, putChunkedBlob, putSmallBlob } from '../native/blobs.js';
-import { writeTransaction } from '../native/store.js';
-import type { Authority } from '../native/store.js';
+import type { EntryMode } from '../native/revisions.js';
+import { writeTransaction, type Authority } from '../native/store.js';
 import { readFileContent, scratchTarget, streamFileChunks } from './content.js';
 import type { ScannedFile, ScanResult } from './scan.js';
-import type { FlatEntry } from '../contracts/tree.js';
-import type { EntryMode } from '../native/revisions.js';
-import { encodeStatCacheEntry, FLAG_STAT, FLAG_VALID, indexStatCache, joinStatCache, MODE_CODES } from './state.js';
-import type { CachedEntry, StatCacheView, StatSnapshot } from './state.js';
+import {
+  encodeStatCacheEntry,
+  FLAG_STAT,
+  FLAG_VALID,
+  indexStatCache,
+  joinStatCache,
+  MODE_CODES,
+  type CachedEntry,
+  type StatCacheView,
+  type StatSnapshot,
+} from './state.js';
 import { pausePoint } from './test-hooks.js';
 
 /** New small blobs are written in transactions of at most this many bytes (bounds memory). */
@@ -133,7 +141,8 @@ export function snapshotTree(
   options: { auth: Authority | null; full: boolean; onProgress?: (message: string) => void },
 ): TreeSnapshot {
   // An incomplete scan cannot prove a deletion and must never become a revision.
-  if (!scan.complete && options.auth !== null) throw new AgentscmError('INTERNAL', 'only a complete scan can be stored');
+  if (!scan.complete && options.auth !== null)
+    throw new AgentscmError('INTERNAL', 'only a complete scan can be stored');
   const sink = options.auth === null ? null : new BlobSink(options.auth);
   const entries: CachedEntry[] = [];
   const changes: PathChange[] = [];
@@ -145,11 +154,19 @@ export function snapshotTree(
   const step = options.onProgress !== undefined && total >= PROGRESS_MIN_FILES ? Math.ceil(total / 10) : 0;
   let checked = 0;
   for (const file of scan.files) {
-    if (step > 0 && checked > 0 && checked % step === 0) options.onProgress?.(`checked ${checked} of ${total} files, ${hashedFiles} hashed`);
+    if (step > 0 && checked > 0 && checked % step === 0)
+      options.onProgress?.(`checked ${checked} of ${total} files, ${hashedFiles} hashed`);
     checked += 1;
     const previous = base.get(file.path);
     let entry: CachedEntry;
-    if (!options.full && previous !== undefined && previous.cacheValid && previous.stat !== null && previous.mode === file.mode && sameStat(previous.stat, file.stat)) {
+    if (
+      !options.full &&
+      previous !== undefined &&
+      previous.cacheValid &&
+      previous.stat !== null &&
+      previous.mode === file.mode &&
+      sameStat(previous.stat, file.stat)
+    ) {
       entry = previous;
     } else {
       const readStartMs = Date.now();
@@ -157,10 +174,18 @@ export function snapshotTree(
       hashedFiles += 1;
       hashedBytes += content.size;
       if (sink !== null) {
-        if (content.bytes !== null && content.bytes.byteLength <= BLOB_CHUNK_BYTES) sink.small(content.digest, content.bytes, file.mode !== 'symlink');
+        if (content.bytes !== null && content.bytes.byteLength <= BLOB_CHUNK_BYTES)
+          sink.small(content.digest, content.bytes, file.mode !== 'symlink');
         else sink.large(file, content.digest, content.size);
       }
-      entry = { path: file.path, mode: file.mode, size: content.size, blob: content.digest, stat: file.stat, cacheValid: cacheTrustworthy(file.stat, readStartMs) };
+      entry = {
+        path: file.path,
+        mode: file.mode,
+        size: content.size,
+        blob: content.digest,
+        stat: file.stat,
+        cacheValid: cacheTrustworthy(file.stat, readStartMs),
+      };
     }
     entries.push(entry);
     if (previous === undefined) {
@@ -179,7 +204,8 @@ export function snapshotTree(
       deleted.push({ path, kind: 'deleted' });
     }
   }
-  const allChanges = deleted.length === 0 ? changes : [...changes, ...deleted].sort((a, b) => compareUtf8(a.path, b.path));
+  const allChanges =
+    deleted.length === 0 ? changes : [...changes, ...deleted].sort((a, b) => compareUtf8(a.path, b.path));
   return { entries, changes: allChanges, refreshed, hashedFiles, hashedBytes, storedBlobs: sink?.stored ?? 0 };
 }
 
@@ -206,7 +232,11 @@ export interface CacheSnapshot {
  * cache-valid (not racily clean), has a stat snapshot equal to the scan's and the same mode;
  * everything else is hashed (all of it with `full`) and stored.
  */
-export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, options: { auth: Authority; full: boolean; onProgress?: (message: string) => void }): CacheSnapshot {
+export function snapshotAgainstCache(
+  scan: ScanResult,
+  baseCache: Buffer,
+  options: { auth: Authority; full: boolean; onProgress?: (message: string) => void },
+): CacheSnapshot {
   if (!scan.complete) throw new AgentscmError('INTERNAL', 'only a complete scan can be stored');
   const view = indexStatCache(baseCache);
   const { data, count, starts, flagsAt } = view;
@@ -254,7 +284,8 @@ export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, option
   let inPlace = true;
   let ci = 0;
   for (let fi = 0; fi < fileCount; fi++) {
-    if (step > 0 && fi > 0 && fi % step === 0) options.onProgress?.(`checked ${fi} of ${fileCount} files, ${hashedFiles} hashed`);
+    if (step > 0 && fi > 0 && fi % step === 0)
+      options.onProgress?.(`checked ${fi} of ${fileCount} files, ${hashedFiles} hashed`);
     const path = paths[fi] as string;
     const mode = modes[fi] as number;
     // Cache entries before this path are files that are gone.
@@ -297,9 +328,17 @@ export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, option
     const readStartMs = Date.now();
     const content = readFileContent(file, sink.reserve);
     hashedFiles += 1;
-    if (content.bytes !== null && content.bytes.byteLength <= BLOB_CHUNK_BYTES) sink.small(content.digest, content.bytes, file.mode !== 'symlink');
+    if (content.bytes !== null && content.bytes.byteLength <= BLOB_CHUNK_BYTES)
+      sink.small(content.digest, content.bytes, file.mode !== 'symlink');
     else sink.large(file, content.digest, content.size);
-    const entry: CachedEntry = { path: file.path, mode: file.mode, size: content.size, blob: content.digest, stat: file.stat, cacheValid: cacheTrustworthy(file.stat, readStartMs) };
+    const entry: CachedEntry = {
+      path: file.path,
+      mode: file.mode,
+      size: content.size,
+      blob: content.digest,
+      stat: file.stat,
+      cacheValid: cacheTrustworthy(file.stat, readStartMs),
+    };
     endRun();
     const encoded = encodeStatCacheEntry(entry);
     pieces.push(encoded);
@@ -309,7 +348,8 @@ export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, option
       changes.push({ path, kind: 'added' });
       inPlace = false;
     } else {
-      if (((data[at] as number) & 3) !== mode || data.toString('hex', at + 9, at + 41) !== content.digest) changes.push({ path, kind: 'modified' });
+      if (((data[at] as number) & 3) !== mode || data.toString('hex', at + 9, at + 41) !== content.digest)
+        changes.push({ path, kind: 'modified' });
       // Same path, so the same length unless the old entry had no stat snapshot.
       const start = starts[ci] as number;
       if (inPlace && encoded.length === (starts[ci + 1] as number) - start) encoded.copy(data, start);
@@ -324,7 +364,14 @@ export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, option
   endRun();
   sink.flush();
   const cache = inPlace ? data : joinStatCache(fileCount, pieces, length);
-  return { cache, changes, hashedFiles, storedBlobs: sink.stored, totalBytes: BigInt(total) + totalBig, view: inPlace ? view : null };
+  return {
+    cache,
+    changes,
+    hashedFiles,
+    storedBlobs: sink.stored,
+    totalBytes: BigInt(total) + totalBig,
+    view: inPlace ? view : null,
+  };
 }
 
 /**
@@ -334,12 +381,20 @@ export function snapshotAgainstCache(scan: ScanResult, baseCache: Buffer, option
  * known directory (buildTrees opens it to take its digest and looks no further). A directory
  * that is neither is given in full, so the result is the tree a full listing gives.
  */
-export function revisionInput(paths: readonly string[], cache: Buffer | StatCacheView, known: ReadonlyMap<string, string>): FlatEntry[] {
+export function revisionInput(
+  paths: readonly string[],
+  cache: Buffer | StatCacheView,
+  known: ReadonlyMap<string, string>,
+): FlatEntry[] {
   const { data, flagsAt } = Buffer.isBuffer(cache) ? indexStatCache(cache) : cache;
   const out: FlatEntry[] = [];
   const entryAt = (i: number): FlatEntry => {
     const at = flagsAt[i] as number;
-    return { path: paths[i] as string, mode: MODE_CODES[(data[at] as number) & 3] as EntryMode, blob: data.toString('hex', at + 9, at + 41) };
+    return {
+      path: paths[i] as string,
+      mode: MODE_CODES[(data[at] as number) & 3] as EntryMode,
+      blob: data.toString('hex', at + 9, at + 41),
+    };
   };
   // The paths below one directory are one block of the sorted list: found by binary search, so
   // a known directory costs a few comparisons, not a visit of each of its files.
@@ -355,7 +410,7 @@ export function revisionInput(paths: readonly string[], cache: Buffer | StatCach
   };
   // Paths lo..hi all start with `prefix` (a directory and "/", or "" for the root).
   const visit = (lo: number, hi: number, prefix: string): void => {
-    for (let i = lo; i < hi; ) {
+    for (let i = lo; i < hi;) {
       const path = paths[i] as string;
       const slash = path.indexOf('/', prefix.length);
       if (slash < 0) {

@@ -9,14 +9,24 @@
  * commitPending makes that row the base one (`base_cache`) in the same transaction that records
  * the new base revision: the cache is written once, never copied.
  */
-import { existsSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import type { Stats } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, rmSync, writeFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
+
 import { AgentscmError } from '../contracts/errors.js';
 import { compareUtf8 } from '../contracts/paths.js';
 import type { EntryMode, RevisionEntry } from '../native/revisions.js';
-import { immediate, mapSqliteError, newDatabase, openReadOnly, openWritable, readSnapshot, u64FromSql, u64ToSql } from '../native/sqlite.js';
-import type { Migration, SqliteDatabase } from '../native/sqlite.js';
+import {
+  immediate,
+  mapSqliteError,
+  newDatabase,
+  openReadOnly,
+  openWritable,
+  readSnapshot,
+  u64FromSql,
+  u64ToSql,
+  type Migration,
+  type SqliteDatabase,
+} from '../native/sqlite.js';
 
 export const WORKSPACE_STATE_DIR = '.agentscm';
 export const WORKSPACE_DB_NAME = 'workspace.sqlite';
@@ -85,15 +95,38 @@ function migrateWorkspace1(db: SqliteDatabase): void {
  * changes applied), so a pending operation still reconciles.
  */
 function migrateWorkspace2(db: SqliteDatabase): void {
-  type Row = [string, string | null, string | null, string | null, number | null, number | null, number | null, number | null, number];
+  type Row = [
+    string,
+    string | null,
+    string | null,
+    string | null,
+    number | null,
+    number | null,
+    number | null,
+    number | null,
+    number,
+  ];
   const toEntry = (row: Row): CachedEntry | null => {
     const [path, mode, size, blob, stSize, mtimeMs, ctimeMs, ino, valid] = row;
     if (mode === null || size === null || blob === null) return null;
-    const stat = stSize === null || mtimeMs === null || ctimeMs === null || ino === null ? null : { size: stSize, mtimeMs, ctimeMs, ino };
-    return { path, mode: mode as EntryMode, size: u64FromSql(size), blob, stat, cacheValid: valid === 1 && stat !== null };
+    const stat =
+      stSize === null || mtimeMs === null || ctimeMs === null || ino === null
+        ? null
+        : { size: stSize, mtimeMs, ctimeMs, ino };
+    return {
+      path,
+      mode: mode as EntryMode,
+      size: u64FromSql(size),
+      blob,
+      stat,
+      cacheValid: valid === 1 && stat !== null,
+    };
   };
   const base = new Map<string, CachedEntry>();
-  for (const row of db.prepare('SELECT path, mode, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid FROM base_entries').raw(true).all() as Row[]) {
+  for (const row of db
+    .prepare('SELECT path, mode, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid FROM base_entries')
+    .raw(true)
+    .all() as Row[]) {
     const entry = toEntry(row);
     if (entry !== null) base.set(entry.path, entry);
   }
@@ -103,12 +136,19 @@ function migrateWorkspace2(db: SqliteDatabase): void {
       data BLOB NOT NULL
     ) STRICT;
   `);
-  const sorted = (map: Map<string, CachedEntry>): CachedEntry[] => [...map.values()].sort((a, b) => compareUtf8(a.path, b.path));
+  const sorted = (map: Map<string, CachedEntry>): CachedEntry[] =>
+    [...map.values()].sort((a, b) => compareUtf8(a.path, b.path));
   db.prepare("INSERT INTO stat_cache (slot, data) VALUES ('base', ?)").run(encodeStatCache(sorted(base)));
-  const pending = db.prepare('SELECT pending_kind FROM workspace WHERE singleton = 1').get() as { pending_kind: string | null } | undefined;
+  const pending = db.prepare('SELECT pending_kind FROM workspace WHERE singleton = 1').get() as
+    { pending_kind: string | null } | undefined;
   if (pending?.pending_kind !== undefined && pending.pending_kind !== null) {
     const staged = new Map(base);
-    for (const row of db.prepare("SELECT path, CASE op WHEN 'put' THEN mode END, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid FROM staged_entries").raw(true).all() as Row[]) {
+    for (const row of db
+      .prepare(
+        "SELECT path, CASE op WHEN 'put' THEN mode END, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid FROM staged_entries",
+      )
+      .raw(true)
+      .all() as Row[]) {
       const entry = toEntry(row);
       if (entry === null) staged.delete(row[0]);
       else staged.set(entry.path, entry);
@@ -157,7 +197,8 @@ const SAFE_SIZE = BigInt(Number.MAX_SAFE_INTEGER);
 export function encodeStatCache(entries: readonly CachedEntry[]): Buffer {
   // Sized first, then written in place: no intermediate buffer per path.
   let length = 5;
-  for (const entry of entries) length += 2 + Buffer.byteLength(entry.path, 'utf8') + 1 + 8 + 32 + (entry.stat === null ? 0 : 32);
+  for (const entry of entries)
+    length += 2 + Buffer.byteLength(entry.path, 'utf8') + 1 + 8 + 32 + (entry.stat === null ? 0 : 32);
   const out = Buffer.allocUnsafe(length);
   out.writeUInt8(CACHE_FORMAT, 0);
   out.writeUInt32BE(entries.length, 1);
@@ -167,7 +208,10 @@ export function encodeStatCache(entries: readonly CachedEntry[]): Buffer {
     out.writeUInt16BE(pathLength, at);
     at += 2 + pathLength;
     const stat = entry.stat;
-    out[at] = MODE_CODES.indexOf(entry.mode) | (stat === null ? 0 : FLAG_STAT) | (entry.cacheValid && stat !== null ? FLAG_VALID : 0);
+    out[at] =
+      MODE_CODES.indexOf(entry.mode) |
+      (stat === null ? 0 : FLAG_STAT) |
+      (entry.cacheValid && stat !== null ? FLAG_VALID : 0);
     // A size below 2^53 (every real one) is written as two u32 halves without BigInt arithmetic.
     const size = entry.size;
     if (size >= 0n && size <= SAFE_SIZE) {
@@ -189,7 +233,9 @@ export function encodeStatCache(entries: readonly CachedEntry[]): Buffer {
 }
 
 function cacheCorrupt(why: string): AgentscmError {
-  return new AgentscmError('STORE_CORRUPT', `the workspace stat cache is damaged: ${why}`, { hint: 'remove .agentscm/ of this workspace and run `agentscm init-repo` for it again' });
+  return new AgentscmError('STORE_CORRUPT', `the workspace stat cache is damaged: ${why}`, {
+    hint: 'remove .agentscm/ of this workspace and run `agentscm init-repo` for it again',
+  });
 }
 
 /** The entries of an encoded stat cache, keyed by path. */
@@ -212,7 +258,12 @@ export function decodeStatCache(data: Buffer): Map<string, CachedEntry> {
       at += 41;
       let stat: StatSnapshot | null = null;
       if ((flags & FLAG_STAT) !== 0) {
-        stat = { size: data.readDoubleBE(at), mtimeMs: data.readDoubleBE(at + 8), ctimeMs: data.readDoubleBE(at + 16), ino: data.readDoubleBE(at + 24) };
+        stat = {
+          size: data.readDoubleBE(at),
+          mtimeMs: data.readDoubleBE(at + 8),
+          ctimeMs: data.readDoubleBE(at + 16),
+          ino: data.readDoubleBE(at + 24),
+        };
         at += 32;
       }
       map.set(path, { path, mode, size, blob, stat, cacheValid: (flags & FLAG_VALID) !== 0 && stat !== null });
@@ -265,7 +316,8 @@ export function indexStatCache(data: Buffer): StatCacheView {
     flagsAt[i] = flags;
     at = flags + ENTRY_FIXED_BYTES + ((bits & FLAG_STAT) !== 0 ? ENTRY_STAT_BYTES : 0);
   }
-  if (at !== data.length) throw cacheCorrupt(at > data.length ? 'it ends inside an entry' : 'bytes follow the last entry');
+  if (at !== data.length)
+    throw cacheCorrupt(at > data.length ? 'it ends inside an entry' : 'bytes follow the last entry');
   starts[count] = at;
   return { data, count, starts, flagsAt };
 }
@@ -345,9 +397,13 @@ export function workspaceStatePaths(root: string): { dir: string; db: string; lo
 }
 
 function unsafe(path: string, what: string): AgentscmError {
-  return new AgentscmError('WORKSPACE_STATE_UNSAFE', `${path} is ${what}; agentscm reads and writes workspace state only in a real .agentscm directory of the workspace`, {
-    hint: 'remove it (if it is a link, the directory it points to is left alone) and run `agentscm init-repo` for this directory',
-  });
+  return new AgentscmError(
+    'WORKSPACE_STATE_UNSAFE',
+    `${path} is ${what}; agentscm reads and writes workspace state only in a real .agentscm directory of the workspace`,
+    {
+      hint: 'remove it (if it is a link, the directory it points to is left alone) and run `agentscm init-repo` for this directory',
+    },
+  );
 }
 
 function lstatOrNull(path: string): Stats | null {
@@ -372,7 +428,14 @@ export function checkStateDir(root: string): boolean {
   if (dir === null) return false;
   if (dir.isSymbolicLink()) throw unsafe(paths.dir, 'a symbolic link');
   if (!dir.isDirectory()) throw unsafe(paths.dir, 'not a directory');
-  for (const file of [paths.db, `${paths.db}-wal`, `${paths.db}-shm`, `${paths.db}-journal`, paths.lock, `${paths.lock}-journal`]) {
+  for (const file of [
+    paths.db,
+    `${paths.db}-wal`,
+    `${paths.db}-shm`,
+    `${paths.db}-journal`,
+    paths.lock,
+    `${paths.lock}-journal`,
+  ]) {
     const stat = lstatOrNull(file);
     if (stat === null || stat.isFile()) continue;
     throw unsafe(file, stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file');
@@ -386,9 +449,13 @@ export function workspaceExists(root: string): boolean {
 }
 
 function notFound(root: string): AgentscmError {
-  return new AgentscmError('WORKSPACE_NOT_FOUND', `${root} is not an agentscm workspace (no ${WORKSPACE_STATE_DIR}/${WORKSPACE_DB_NAME})`, {
-    hint: 'run `agentscm init-repo PATH --name NAME`, or pass --workspace',
-  });
+  return new AgentscmError(
+    'WORKSPACE_NOT_FOUND',
+    `${root} is not an agentscm workspace (no ${WORKSPACE_STATE_DIR}/${WORKSPACE_DB_NAME})`,
+    {
+      hint: 'run `agentscm init-repo PATH --name NAME`, or pass --workspace',
+    },
+  );
 }
 
 function wrap(db: SqliteDatabase, root: string): WorkspaceDb {
@@ -419,8 +486,12 @@ export function peekBoundDataDir(root: string): string {
   }
   try {
     db.pragma('busy_timeout = 5000');
-    const row = db.prepare('SELECT data_dir FROM workspace WHERE singleton = 1').get() as { data_dir: string } | undefined;
-    if (row === undefined) throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, { hint: 'run `agentscm init-repo` again for it' });
+    const row = db.prepare('SELECT data_dir FROM workspace WHERE singleton = 1').get() as
+      { data_dir: string } | undefined;
+    if (row === undefined)
+      throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, {
+        hint: 'run `agentscm init-repo` again for it',
+      });
     return row.data_dir;
   } catch (error) {
     if (error instanceof AgentscmError) throw error;
@@ -433,7 +504,10 @@ export function peekBoundDataDir(root: string): string {
 /** Open an existing workspace database read-only: no creation, migration or journal change. */
 export function openWorkspaceReadOnly(root: string): WorkspaceDb {
   if (!workspaceExists(root)) throw notFound(root);
-  return wrap(openReadOnly(workspaceStatePaths(root).db, WORKSPACE_MIGRATIONS.length, WHAT, 'WORKSPACE_NOT_FOUND'), root);
+  return wrap(
+    openReadOnly(workspaceStatePaths(root).db, WORKSPACE_MIGRATIONS.length, WHAT, 'WORKSPACE_NOT_FOUND'),
+    root,
+  );
 }
 
 /** Open an existing workspace database for writing (migrated). */
@@ -464,7 +538,9 @@ export function ensureStateDir(root: string): boolean {
     writeFileSync(join(paths.dir, '.gitignore'), '*\n', { mode: 0o600, flag: 'wx' });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-      throw new AgentscmError('IO_ERROR', `cannot create ${paths.dir}/.gitignore: ${(error as Error).message}`, { cause: error });
+      throw new AgentscmError('IO_ERROR', `cannot create ${paths.dir}/.gitignore: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   }
   return created;
@@ -527,7 +603,8 @@ export function readWorkspaceRecord(ws: WorkspaceDb): WorkspaceRecord | null {
   if (row === undefined) return null;
   let pending: PendingOperation | null = null;
   if (row.pending_kind !== null) {
-    if (row.pending_revision === null) throw new AgentscmError('STORE_CORRUPT', 'the workspace pending operation has no revision');
+    if (row.pending_revision === null)
+      throw new AgentscmError('STORE_CORRUPT', 'the workspace pending operation has no revision');
     pending = {
       kind: row.pending_kind,
       change: row.pending_change,
@@ -553,7 +630,9 @@ export function writeBindingRecord(ws: WorkspaceDb, repository: string, dataDir:
   ws.db.prepare('DELETE FROM stat_caches').run();
   ws.db.prepare('DELETE FROM last_scan').run();
   ws.db
-    .prepare("INSERT INTO workspace (singleton, state, repository, data_dir, base_revision, generation) VALUES (1, 'binding', ?, ?, NULL, ?)")
+    .prepare(
+      "INSERT INTO workspace (singleton, state, repository, data_dir, base_revision, generation) VALUES (1, 'binding', ?, ?, NULL, ?)",
+    )
     .run(repository, dataDir, u64ToSql(0n));
 }
 
@@ -561,7 +640,11 @@ export function writeBindingRecord(ws: WorkspaceDb, repository: string, dataDir:
  * Record the pending operation and the stat cache it installs once the authority committed
  * (the whole new tree, sorted by path; one transaction by the caller).
  */
-export function writePending(ws: WorkspaceDb, pending: PendingOperation, entries: readonly CachedEntry[] | Buffer): void {
+export function writePending(
+  ws: WorkspaceDb,
+  pending: PendingOperation,
+  entries: readonly CachedEntry[] | Buffer,
+): void {
   ws.db
     .prepare(
       'UPDATE workspace SET pending_kind = ?, pending_change = ?, pending_expected_version = ?, pending_revision = ?, pending_parent = ?, pending_started_ms = ? WHERE singleton = 1',
@@ -576,7 +659,9 @@ export function writePending(ws: WorkspaceDb, pending: PendingOperation, entries
     );
   // The cache of an earlier pending operation (never adopted: reconciliation ran first) is replaced.
   ws.db.prepare('DELETE FROM stat_caches WHERE id = (SELECT pending_cache FROM workspace WHERE singleton = 1)').run();
-  const id = ws.db.prepare('INSERT INTO stat_caches (data) VALUES (?)').run(Buffer.isBuffer(entries) ? entries : encodeStatCache(entries)).lastInsertRowid;
+  const id = ws.db
+    .prepare('INSERT INTO stat_caches (data) VALUES (?)')
+    .run(Buffer.isBuffer(entries) ? entries : encodeStatCache(entries)).lastInsertRowid;
   ws.db.prepare('UPDATE workspace SET pending_cache = ? WHERE singleton = 1').run(id);
 }
 
@@ -623,12 +708,26 @@ export function writeLastScan(ws: WorkspaceDb, scan: LastScan): void {
     .prepare(
       'INSERT INTO last_scan (singleton, finished_ms, complete, file_count, total_bytes, hashed_files, problem) VALUES (1, ?, ?, ?, ?, ?, ?) ON CONFLICT (singleton) DO UPDATE SET finished_ms = excluded.finished_ms, complete = excluded.complete, file_count = excluded.file_count, total_bytes = excluded.total_bytes, hashed_files = excluded.hashed_files, problem = excluded.problem',
     )
-    .run(scan.finished_ms, scan.complete ? 1 : 0, scan.file_count, u64ToSql(scan.total_bytes), scan.hashed_files, scan.problem);
+    .run(
+      scan.finished_ms,
+      scan.complete ? 1 : 0,
+      scan.file_count,
+      u64ToSql(scan.total_bytes),
+      scan.hashed_files,
+      scan.problem,
+    );
 }
 
 export function readLastScan(ws: WorkspaceDb): LastScan | null {
   const row = ws.db.prepare('SELECT * FROM last_scan WHERE singleton = 1').get() as
-    | { finished_ms: number; complete: number; file_count: number; total_bytes: string; hashed_files: number; problem: string | null }
+    | {
+        finished_ms: number;
+        complete: number;
+        file_count: number;
+        total_bytes: string;
+        hashed_files: number;
+        problem: string | null;
+      }
     | undefined;
   if (row === undefined) return null;
   return {

@@ -5,15 +5,18 @@
  * readWorkspaceStatus directly.
  */
 import { AgentscmError } from '../contracts/errors.js';
-import { boundDataDir, locateWorkspace } from './locate.js';
-import { scanBoundsFromEnv, scanWorkspace } from './scan.js';
-import type { ScanBounds } from './scan.js';
-import { snapshotTree } from './snapshot.js';
-import type { PathChange } from './snapshot.js';
-import { loadBaseEntries, openWorkspaceReadOnly, readWorkspaceRecord, workspaceRead } from './state.js';
-import type { WorkspaceLifecycle } from './state.js';
 import { dataDirExclusions } from './exclusions.js';
+import { boundDataDir, locateWorkspace } from './locate.js';
 import { readRepositoryName } from './repository-name.js';
+import { scanBoundsFromEnv, scanWorkspace, type ScanBounds } from './scan.js';
+import { snapshotTree, type PathChange } from './snapshot.js';
+import {
+  loadBaseEntries,
+  openWorkspaceReadOnly,
+  readWorkspaceRecord,
+  workspaceRead,
+  type WorkspaceLifecycle,
+} from './state.js';
 
 export interface PendingOperationView {
   readonly kind: 'init' | 'checkpoint';
@@ -64,10 +67,15 @@ export function readWorkspaceStatus(input: StatusInput = {}): WorkspaceStatus {
   try {
     const { record, base } = workspaceRead(ws, () => ({ record: readWorkspaceRecord(ws), base: loadBaseEntries(ws) }));
     if (record === null) {
-      throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, { hint: 'run `agentscm init-repo` again for it' });
+      throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, {
+        hint: 'run `agentscm init-repo` again for it',
+      });
     }
     const dataDir = boundDataDir(record.data_dir, input.dataDir);
-    const scan = scanWorkspace(root, { bounds: input.bounds ?? scanBoundsFromEnv(), excludeDirs: dataDirExclusions(root, dataDir) });
+    const scan = scanWorkspace(root, {
+      bounds: input.bounds ?? scanBoundsFromEnv(),
+      excludeDirs: dataDirExclusions(root, dataDir),
+    });
     const tree = snapshotTree(scan, base, { auth: null, full: false });
     const pending = record.pending;
     const clean = scan.complete && tree.changes.length === 0;
@@ -82,7 +90,13 @@ export function readWorkspaceStatus(input: StatusInput = {}): WorkspaceStatus {
       pending_operation:
         pending === null
           ? null
-          : { kind: pending.kind, change: pending.change, expected_version: pending.expected_version, revision: pending.revision, parent: pending.parent },
+          : {
+              kind: pending.kind,
+              change: pending.change,
+              expected_version: pending.expected_version,
+              revision: pending.revision,
+              parent: pending.parent,
+            },
       complete: scan.complete,
       incomplete_reason: scan.problem,
       incomplete_code: scan.problemCode,

@@ -9,16 +9,15 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { before, test } from 'node:test';
-import type { TestContext } from 'node:test';
+import { before, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
+
 import { nativePaths } from '../../src/native/store.js';
 import { SERVER_RUN_RECEIPT_PAUSE_POINT } from '../../src/tasks/admission.js';
 import { journalPaths } from '../../src/workflows/journal.js';
-import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TEST_XDG_DATA_HOME } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
 import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TEST_XDG_DATA_HOME, type CliResult } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 
@@ -39,8 +38,14 @@ async function makeDemo(t: TestContext): Promise<Demo> {
   const dataDir = join(root, 'data');
   mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
   writeFileSync(join(ws, 'status.txt'), 'ok\n');
-  writeFileSync(join(ws, 'skills', 'check', 'SKILL.md'), '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n');
-  writeFileSync(join(ws, 'skills', 'check', 'runner.json'), recipeBytes({ argv: ['/bin/sh', '-c', 'grep -qx ok /src/status.txt'] }));
+  writeFileSync(
+    join(ws, 'skills', 'check', 'SKILL.md'),
+    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
+  );
+  writeFileSync(
+    join(ws, 'skills', 'check', 'runner.json'),
+    recipeBytes({ argv: ['/bin/sh', '-c', 'grep -qx ok /src/status.txt'] }),
+  );
   const cli = (args: string[]): Promise<CliResult> => runCli(['--data-dir', dataDir, ...args]);
   assert.equal((await cli(['init-repo', ws, '--name', 'demo'])).code, 0);
   const cp = await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
@@ -56,7 +61,20 @@ async function makeDemo(t: TestContext): Promise<Demo> {
       name: 'checks',
       source: { repository, revision, policy_epoch: 0 },
       skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
-      steps: [{ id: 'check', needs: [], required: true, action: { kind: 'command', runner: 'runner.json', change: { repository, id: 'c1' }, change_version: version, context_digest: jsonOf<{ context_digest: string }>(context).context_digest } }],
+      steps: [
+        {
+          id: 'check',
+          needs: [],
+          required: true,
+          action: {
+            kind: 'command',
+            runner: 'runner.json',
+            change: { repository, id: 'c1' },
+            change_version: version,
+            context_digest: jsonOf<{ context_digest: string }>(context).context_digest,
+          },
+        },
+      ],
     }),
   );
   assert.equal((await cli(['requirement', 'install', '--target', 'main', workflow])).code, 0);
@@ -68,13 +86,37 @@ function cli(demo: Demo, args: readonly string[]): Promise<CliResult> {
 }
 
 function mainOf(demo: Demo): Promise<string> {
-  return cli(demo, ['target', 'list', '--json']).then((r) => (jsonOf<{ targets: { name: string; revision: string }[] }>(r).targets.find((x) => x.name === 'main') as { revision: string }).revision);
+  return cli(demo, ['target', 'list', '--json']).then(
+    (r) =>
+      (
+        jsonOf<{ targets: { name: string; revision: string }[] }>(r).targets.find((x) => x.name === 'main') as {
+          revision: string;
+        }
+      ).revision,
+  );
 }
 
-const STOP_PAYLOAD = JSON.stringify({ session_id: 'sess-1', transcript_path: '/tmp/t.jsonl', cwd: '/repo', hook_event_name: 'Stop' });
+const STOP_PAYLOAD = JSON.stringify({
+  session_id: 'sess-1',
+  transcript_path: '/tmp/t.jsonl',
+  cwd: '/repo',
+  hook_event_name: 'Stop',
+});
 
 function stopArgs(demo: Demo): string[] {
-  return ['--data-dir', demo.dataDir, 'skill-workflow', 'stop', 'c1', '--workspace', demo.ws, '--docker', DOCKER, '--docker-socket', DOCKER_SOCKET];
+  return [
+    '--data-dir',
+    demo.dataDir,
+    'skill-workflow',
+    'stop',
+    'c1',
+    '--workspace',
+    demo.ws,
+    '--docker',
+    DOCKER,
+    '--docker-socket',
+    DOCKER_SOCKET,
+  ];
 }
 
 interface ReceiptRow {
@@ -110,7 +152,9 @@ async function stopPasses(demo: Demo): Promise<void> {
 test('a completed server-executed run is approved as a server_run receipt and lands: the target moves to the checkpointed revision', async (t) => {
   const demo = await makeDemo(t);
   await stopPasses(demo);
-  const change = jsonOf<{ current_version: number; versions: { revision: string }[] }>(await cli(demo, ['change', 'show', 'c1', '--json']));
+  const change = jsonOf<{ current_version: number; versions: { revision: string }[] }>(
+    await cli(demo, ['change', 'show', 'c1', '--json']),
+  );
   assert.equal(change.current_version, 2);
   const revision = change.versions.at(-1)?.revision;
 
@@ -123,7 +167,9 @@ test('a completed server-executed run is approved as a server_run receipt and la
 
   const landed = await cli(demo, ['land', '--change', 'c1', '--target', 'main', '--json']);
   assert.equal(landed.code, 0, landed.stderr);
-  const landing = jsonOf<{ previous_revision: string; revision: string; receipt_kind: string; receipt_digest: string }>(landed);
+  const landing = jsonOf<{ previous_revision: string; revision: string; receipt_kind: string; receipt_digest: string }>(
+    landed,
+  );
   assert.deepEqual(landing.previous_revision, demo.base);
   assert.equal(landing.revision, revision);
   assert.equal(landing.receipt_kind, 'server_run');
@@ -149,7 +195,9 @@ test('a server-executed run whose retained command record no longer has its dige
 test('the Stop loop copies the exact-subject receipt into the authority; qualification and approve name it (issue #25 items 11 and 12)', async (t) => {
   const demo = await makeDemo(t);
   await stopPasses(demo);
-  const change = jsonOf<{ current_version: number; versions: { revision: string }[] }>(await cli(demo, ['change', 'show', 'c1', '--json']));
+  const change = jsonOf<{ current_version: number; versions: { revision: string }[] }>(
+    await cli(demo, ['change', 'show', 'c1', '--json']),
+  );
   const rows = receiptRows(demo);
   assert.equal(rows.length, 1, 'one receipt row for the completed run');
   const row = rows[0] as ReceiptRow;
@@ -159,23 +207,42 @@ test('the Stop loop copies the exact-subject receipt into the authority; qualifi
   assert.equal(row.target, 'main');
   assert.equal(row.state, 'completed');
   assert.match(row.run_id, /^stop-[0-9a-f]{40}$/);
-  const document = JSON.parse(row.receipt.toString('utf8')) as { subject: { change_id: string; revision: string; context_digest: string }; run_id: string; steps: { step_id: string; record_digest: string }[] };
-  assert.deepEqual([document.subject.change_id, document.subject.revision, document.subject.context_digest, document.run_id], ['c1', row.revision, row.context_digest, row.run_id]);
+  const document = JSON.parse(row.receipt.toString('utf8')) as {
+    subject: { change_id: string; revision: string; context_digest: string };
+    run_id: string;
+    steps: { step_id: string; record_digest: string }[];
+  };
+  assert.deepEqual(
+    [document.subject.change_id, document.subject.revision, document.subject.context_digest, document.run_id],
+    ['c1', row.revision, row.context_digest, row.run_id],
+  );
   assert.equal(document.steps[0]?.step_id, 'check');
   assert.match(document.steps[0]?.record_digest ?? '', /^[0-9a-f]{64}$/);
 
   // Qualification answers from admission's decision: the completed run qualifies the subject.
   const qualification = await cli(demo, ['qualification', '--change', 'c1', '--json']);
   assert.equal(qualification.code, 0, qualification.stdout + qualification.stderr);
-  const answer = jsonOf<{ qualified: boolean; receipt_digest: string; failures: unknown[]; tasks: { state: string }[] }>(qualification);
+  const answer = jsonOf<{
+    qualified: boolean;
+    receipt_digest: string;
+    failures: unknown[];
+    tasks: { state: string }[];
+  }>(qualification);
   assert.equal(answer.qualified, true);
   assert.equal(answer.receipt_digest, row.receipt_digest);
   assert.deepEqual(answer.failures, []);
-  assert.deepEqual(answer.tasks.map((task) => task.state), ['succeeded']);
+  assert.deepEqual(
+    answer.tasks.map((task) => task.state),
+    ['succeeded'],
+  );
 
   const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
   assert.equal(approved.code, 0, approved.stderr);
-  assert.equal(jsonOf<{ receipt_digest: string }>(approved).receipt_digest, row.receipt_digest, 'approve binds the receipt the loop recorded');
+  assert.equal(
+    jsonOf<{ receipt_digest: string }>(approved).receipt_digest,
+    row.receipt_digest,
+    'approve binds the receipt the loop recorded',
+  );
 
   // Stopping again without an edit reopens the same run and records nothing new.
   const again = await runCli(stopArgs(demo), { input: STOP_PAYLOAD });

@@ -8,24 +8,39 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+
+import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
 import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
-import { formatJson } from '../../src/contracts/canonical-json.js';
 import { revokeGrantInDataDir } from '../../src/native/grants.js';
 import { nativePaths, openAuthority } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
+import { LAND_PAUSE_POINT } from '../../src/tasks/admission.js';
 import { transferRuntimeIdentityDigest } from '../../src/tasks/collector-execution.js';
 import { installCollectorProfile } from '../../src/tasks/collector-profiles.js';
-import { LAND_PAUSE_POINT } from '../../src/tasks/admission.js';
-import { jsonOf, runCli, REPO_ROOT, TEST_XDG_DATA_HOME, cliEntryArgv } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
-import { CHANGE_ID, PROFILE, RECIPE, addRevision, bumpPolicy, checkpoint, defaultFiles, enroll, revoke, sha256 } from '../tasks/fixture.js';
-import type { StepSpec } from '../tasks/fixture.js';
-import { RUNTIME_IDENTITY, claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
-import type { Evidence } from '../evidence/fixture.js';
+import {
+  claim,
+  envelopeOf,
+  makeEvidence,
+  RUNTIME_IDENTITY,
+  transferParts,
+  type Evidence,
+} from '../evidence/fixture.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TEST_XDG_DATA_HOME, type CliResult } from '../helpers/cli.js';
+import {
+  addRevision,
+  bumpPolicy,
+  CHANGE_ID,
+  checkpoint,
+  defaultFiles,
+  enroll,
+  PROFILE,
+  RECIPE,
+  revoke,
+  sha256,
+  type StepSpec,
+} from '../tasks/fixture.js';
 import { importEnvelope, qualifyAs } from './fixture.js';
 
 interface Landable {
@@ -98,11 +113,20 @@ async function land(ev: Evidence): Promise<CliResult> {
 }
 
 /** A refusal: the exit status and code, and nothing landed. */
-function assertRefused(l: Landable, result: CliResult, code: string, exit: number): { code: string; message: string; hint?: string } {
+function assertRefused(
+  l: Landable,
+  result: CliResult,
+  code: string,
+  exit: number,
+): { code: string; message: string; hint?: string } {
   assert.equal(result.code, exit, result.stderr);
   const error = errorOf(result);
   assert.equal(error.code, code, error.message);
-  assert.match(result.stderr, new RegExp(`^error\\[${code}\\]: .+; .+`, 'm'), 'the refusal names its code and next step');
+  assert.match(
+    result.stderr,
+    new RegExp(`^error\\[${code}\\]: .+; .+`, 'm'),
+    'the refusal names its code and next step',
+  );
   assert.equal(targetOf(l.ev), l.base, 'the target did not move');
   assert.equal(countOf(l.ev, 'landings'), 0);
   return error;
@@ -127,23 +151,48 @@ test('approve then land: the target moves to the Change revision; the approval a
   assert.equal(approval.receipt_digest, answer.receipt_digest);
   const again = await approve(l.ev, ['--context', l.ev.store.contextDigest.slice(0, 10)]);
   assert.equal(again.code, 0, again.stderr);
-  assert.equal(jsonOf<Record<string, unknown>>(again).created, false, 'approving the same subject again (its context named by a prefix) records nothing new');
+  assert.equal(
+    jsonOf<Record<string, unknown>>(again).created,
+    false,
+    'approving the same subject again (its context named by a prefix) records nothing new',
+  );
   assert.equal(countOf(l.ev, 'approvals'), 1);
 
   const landed = await land(l.ev);
   assert.equal(landed.code, 0, landed.stderr);
   const landing = jsonOf<Record<string, unknown>>(landed);
   assert.deepEqual(
-    { target: landing.target, previous_revision: landing.previous_revision, revision: landing.revision, change_version: landing.change_version, approval_id: landing.approval_id, receipt_kind: landing.receipt_kind, receipt_digest: landing.receipt_digest },
-    { target: 'main', previous_revision: l.base, revision: l.revision, change_version: 2, approval_id: approval.approval_id, receipt_kind: 'imported', receipt_digest: answer.receipt_digest },
+    {
+      target: landing.target,
+      previous_revision: landing.previous_revision,
+      revision: landing.revision,
+      change_version: landing.change_version,
+      approval_id: landing.approval_id,
+      receipt_kind: landing.receipt_kind,
+      receipt_digest: landing.receipt_digest,
+    },
+    {
+      target: 'main',
+      previous_revision: l.base,
+      revision: l.revision,
+      change_version: 2,
+      approval_id: approval.approval_id,
+      receipt_kind: 'imported',
+      receipt_digest: answer.receipt_digest,
+    },
   );
   assert.equal(targetOf(l.ev), l.revision);
 
-  const targets = jsonOf<{ targets: { name: string; revision: string }[] }>(await cli(l.ev, ['target', 'list', '--json'])).targets;
-  assert.deepEqual(targets.map((target) => [target.name, target.revision]), [['main', l.revision]]);
+  const targets = jsonOf<{ targets: { name: string; revision: string }[] }>(
+    await cli(l.ev, ['target', 'list', '--json']),
+  ).targets;
+  assert.deepEqual(
+    targets.map((target) => [target.name, target.revision]),
+    [['main', l.revision]],
+  );
   const shown = await cli(l.ev, ['revision', 'show', l.revision.slice(0, 12), '--json']);
   assert.equal(shown.code, 0, shown.stderr);
-  assert.match(shown.stdout, new RegExp(`"b\\.txt"`), 'the landed revision holds the Change\'s file');
+  assert.match(shown.stdout, new RegExp(`"b\\.txt"`), "the landed revision holds the Change's file");
 
   // Landing the same approval again: the target already is there.
   const twice = await land(l.ev);
@@ -161,7 +210,15 @@ test('land without an approval: APPROVAL_NOT_FOUND naming approve as the next st
 test('approval of a stale subject (an older context after a checkpoint) is refused with ADMISSION_SUBJECT_STALE and records nothing', async (t) => {
   const l = makeLandable(t);
   const old = l.ev.store.contextDigest;
-  checkpoint(l.ev.store, addRevision(l.ev.store.dataDir, l.ev.store.repository, defaultFiles({ 'b.txt': 'beta', 'c.txt': 'gamma' }), l.revision));
+  checkpoint(
+    l.ev.store,
+    addRevision(
+      l.ev.store.dataDir,
+      l.ev.store.repository,
+      defaultFiles({ 'b.txt': 'beta', 'c.txt': 'gamma' }),
+      l.revision,
+    ),
+  );
   pointMain(l.ev, l.base);
   const error = assertRefused(l, await approve(l.ev, ['--context', old]), 'ADMISSION_SUBJECT_STALE', 3);
   assert.match(error.hint ?? '', /qualification --change/);
@@ -179,7 +236,15 @@ test('an unqualified subject (nothing collected) is refused with ADMISSION_NOT_Q
 test('a checkpoint after the approval supersedes it: land is refused with ADMISSION_SUBJECT_STALE', async (t) => {
   const l = makeLandable(t);
   assert.equal((await approve(l.ev)).code, 0);
-  checkpoint(l.ev.store, addRevision(l.ev.store.dataDir, l.ev.store.repository, defaultFiles({ 'b.txt': 'beta', 'c.txt': 'gamma' }), l.revision));
+  checkpoint(
+    l.ev.store,
+    addRevision(
+      l.ev.store.dataDir,
+      l.ev.store.repository,
+      defaultFiles({ 'b.txt': 'beta', 'c.txt': 'gamma' }),
+      l.revision,
+    ),
+  );
   pointMain(l.ev, l.base);
   const error = assertRefused(l, await land(l.ev), 'ADMISSION_SUBJECT_STALE', 3);
   assert.match(error.message, /version 2; the Change is at version 3/);
@@ -244,7 +309,10 @@ test('a newer collector profile installed for the step after the receipt replace
   // Qualification answers from the same decision: not qualified, with the profile_changed code.
   const answer = qualifyAs(l.ev);
   assert.equal(answer.qualified, false);
-  assert.deepEqual(answer.failures.map((failure) => failure.code), ['profile_changed']);
+  assert.deepEqual(
+    answer.failures.map((failure) => failure.code),
+    ['profile_changed'],
+  );
 });
 
 test('an optional command step whose record failed is no waiver: qualification and approve agree — not qualified (collector_not_passed), approve refused with ADMISSION_COMMAND_REQUIRED (issue #25 item 11)', async (t) => {
@@ -302,11 +370,15 @@ test('two land processes at once: one lands, the other is refused with a conflic
 
 /** A land process paused holding the writer lock with its writes made (LAND_PAUSE_POINT), then SIGKILLed there. */
 async function killedLand(ev: Evidence): Promise<void> {
-  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', ev.store.dataDir, 'land', '--change', CHANGE_ID, '--target', 'main'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: LAND_PAUSE_POINT, XDG_DATA_HOME: TEST_XDG_DATA_HOME },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...cliEntryArgv(), '--data-dir', ev.store.dataDir, 'land', '--change', CHANGE_ID, '--target', 'main'],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: LAND_PAUSE_POINT, XDG_DATA_HOME: TEST_XDG_DATA_HOME },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const signal = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
@@ -323,11 +395,20 @@ test('a land that waits for the writer lock held by another land rechecks after 
   const l = makeLandable(t);
   assert.equal((await approve(l.ev)).code, 0);
   const resume = join(l.ev.dir, 'resume-land');
-  const first = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', l.ev.store.dataDir, 'land', '--change', CHANGE_ID, '--target', 'main', '--json'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: LAND_PAUSE_POINT, AGENTSCM_TEST_PAUSE_RESUME_FILE: resume, XDG_DATA_HOME: TEST_XDG_DATA_HOME },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const first = spawn(
+    process.execPath,
+    [...cliEntryArgv(), '--data-dir', l.ev.store.dataDir, 'land', '--change', CHANGE_ID, '--target', 'main', '--json'],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        AGENTSCM_TEST_PAUSE_AT: LAND_PAUSE_POINT,
+        AGENTSCM_TEST_PAUSE_RESUME_FILE: resume,
+        XDG_DATA_HOME: TEST_XDG_DATA_HOME,
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const firstDone = new Promise<number | null>((resolve, reject) => {
     first.on('error', reject);
     first.on('close', (code) => resolve(code));
@@ -373,7 +454,16 @@ test('bad input changes nothing: an unknown Change is CHANGE_NOT_FOUND, a malfor
   assert.equal(errorOf(badTarget).code, 'ID_INVALID');
   assert.equal(countOf(l.ev, 'approvals'), 0);
   assert.equal(targetOf(l.ev), l.base);
-  const missing = await runCli(['--data-dir', join(l.ev.dir, 'absent'), 'land', '--change', CHANGE_ID, '--target', 'main', '--json']);
+  const missing = await runCli([
+    '--data-dir',
+    join(l.ev.dir, 'absent'),
+    'land',
+    '--change',
+    CHANGE_ID,
+    '--target',
+    'main',
+    '--json',
+  ]);
   assert.equal(missing.code, 4, missing.stderr);
   assert.equal(errorOf(missing).code, 'STORE_NOT_INITIALIZED');
 });

@@ -7,15 +7,14 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
-import type { QualificationAnswer } from '../../src/contracts/qualification.js';
-import { qualificationAnswerDecoder } from '../../src/contracts/qualification.js';
+import { qualificationAnswerDecoder, type QualificationAnswer } from '../../src/contracts/qualification.js';
 import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
 import { decodeTaskCall } from '../../src/tasks/facade.js';
-import { PROFILE, CHANGE_ID } from '../tasks/fixture.js';
-import { ALICE, authorization } from '../evidence/fixture.js';
-import type { Evidence } from '../evidence/fixture.js';
+import { ALICE, authorization, type Evidence } from '../evidence/fixture.js';
+import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
 
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
@@ -70,11 +69,15 @@ export function finalize(ev: Evidence): JsonObject {
 export async function killedImport(ev: Evidence, envelope: Buffer): Promise<void> {
   const file = join(ev.dir, `transfer-${Date.now()}.bin`);
   writeFileSync(file, envelope);
-  const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'evidence', 'import-child.ts'), ev.store.dataDir, file, ev.tokenFile], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join('test', 'evidence', 'import-child.ts'), ev.store.dataDir, file, ev.tokenFile],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const signal = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
@@ -84,7 +87,8 @@ export async function killedImport(ev: Evidence, envelope: Buffer): Promise<void
     child.on('error', reject);
     child.on('close', (_code, sig) => resolve(sig));
   });
-  if (signal !== 'SIGKILL') throw new Error(`the import child was not killed at its pause point (signal ${String(signal)})`);
+  if (signal !== 'SIGKILL')
+    throw new Error(`the import child was not killed at its pause point (signal ${String(signal)})`);
 }
 
 /** The state of each task by step id. */

@@ -12,9 +12,9 @@
  * exactly when approve refuses.
  */
 import assert from 'node:assert/strict';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
 import fc from 'fast-check';
+
 import { isAgentscmError } from '../../src/contracts/errors.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { revokeGrantInDataDir } from '../../src/native/grants.js';
@@ -22,16 +22,14 @@ import { currentPolicyEpoch } from '../../src/native/policy.js';
 import { getTargetRequirement } from '../../src/native/requirements.js';
 import { openAuthority, readTransaction } from '../../src/native/store.js';
 import { approveChange } from '../../src/tasks/admission.js';
+import { qualifyLocal } from '../../src/tasks/qualification-local.js';
 import { finishCommandAttempt, reserveCommandAttempt } from '../../src/workflows/command-attempts.js';
 import type { CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../../src/workflows/command-step.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { compileRequirementPlan } from '../../src/workflows/requirement.js';
 import { runWorkflow } from '../../src/workflows/runner.js';
-import { CHANGE_ID, PROFILE, addRevision, checkpoint, defaultFiles } from '../tasks/fixture.js';
-import type { StepSpec } from '../tasks/fixture.js';
-import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
-import type { Evidence } from '../evidence/fixture.js';
-import { qualifyLocal } from '../../src/tasks/qualification-local.js';
+import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
+import { addRevision, CHANGE_ID, checkpoint, defaultFiles, PROFILE, type StepSpec } from '../tasks/fixture.js';
 import { importEnvelope } from './fixture.js';
 
 /** A command runtime that records one durable attempt in the real journal, passing or failing. */
@@ -63,7 +61,14 @@ class RecordingRuntime implements CommandStepRuntime {
         stderr: Buffer.alloc(0),
         nowMs: Date.now(),
       });
-      return Promise.resolve({ state, attemptId: finished.attempt_id, generation: finished.generation, outcome: finished.outcome ?? '', recordDigest: finished.record_digest, summary: state });
+      return Promise.resolve({
+        state,
+        attemptId: finished.attempt_id,
+        generation: finished.generation,
+        outcome: finished.outcome ?? '',
+        recordDigest: finished.record_digest,
+        summary: state,
+      });
     } finally {
       journal.close();
     }
@@ -105,7 +110,12 @@ async function serverRun(ev: Evidence, passes: boolean): Promise<void> {
   } finally {
     auth.close();
   }
-  await runWorkflow({ dataDir: ev.store.dataDir, runtime: new RecordingRuntime(passes) }, `run-${passes ? 'pass' : 'fail'}`, definition, 32);
+  await runWorkflow(
+    { dataDir: ev.store.dataDir, runtime: new RecordingRuntime(passes) },
+    `run-${passes ? 'pass' : 'fail'}`,
+    definition,
+    32,
+  );
 }
 
 async function subjectOf(t: TestContext, c: Case): Promise<Evidence> {
@@ -115,7 +125,12 @@ async function subjectOf(t: TestContext, c: Case): Promise<Evidence> {
   ];
   const ev = makeEvidence(t, steps);
   // Version 2 of the Change: the same a.txt (source paths match) or another one.
-  const revision = addRevision(ev.store.dataDir, ev.store.repository, defaultFiles(c.pathsMatch ? { 'b.txt': 'beta' } : { 'a.txt': 'changed' }), ev.store.revision);
+  const revision = addRevision(
+    ev.store.dataDir,
+    ev.store.repository,
+    defaultFiles(c.pathsMatch ? { 'b.txt': 'beta' } : { 'a.txt': 'changed' }),
+    ev.store.revision,
+  );
   checkpoint(ev.store, revision);
   if (c.collected !== 'none') {
     let descriptor: ReturnType<typeof claim> | null = null;
@@ -139,7 +154,13 @@ async function subjectOf(t: TestContext, c: Case): Promise<Evidence> {
 /** What approve does with the subject: the receipt it binds, or the refusal's code. */
 function approveOutcome(ev: Evidence): { readonly receipt_digest: string } | { readonly refused: string } {
   try {
-    const { approval } = approveChange({ dataDir: ev.store.dataDir, profile: PROFILE, target: 'main', change: CHANGE_ID, context: ev.store.contextDigest });
+    const { approval } = approveChange({
+      dataDir: ev.store.dataDir,
+      profile: PROFILE,
+      target: 'main',
+      change: CHANGE_ID,
+      context: ev.store.contextDigest,
+    });
     return { receipt_digest: approval.receipt_digest };
   } catch (error) {
     if (isAgentscmError(error) && error.code.startsWith('ADMISSION_')) return { refused: error.code };
@@ -153,16 +174,33 @@ test('qualification and approve agree on generated subjects: qualified exactly w
     fc.asyncProperty(cases, async (c) => {
       const ev = await subjectOf(t, c);
       // The operator's question (`agentscm qualification`): the revoked grant cannot ask any more.
-      const answer = qualifyLocal({ dataDir: ev.store.dataDir, profile: PROFILE, target: 'main', change: CHANGE_ID, context: ev.store.contextDigest });
+      const answer = qualifyLocal({
+        dataDir: ev.store.dataDir,
+        profile: PROFILE,
+        target: 'main',
+        change: CHANGE_ID,
+        context: ev.store.contextDigest,
+      });
       const approved = approveOutcome(ev);
       seen.add('refused' in approved ? approved.refused : 'admitted');
       if ('receipt_digest' in approved) {
-        assert.equal(answer.qualified, true, `approve admitted ${JSON.stringify(c)} but qualification says ${JSON.stringify(answer.failures)}`);
+        assert.equal(
+          answer.qualified,
+          true,
+          `approve admitted ${JSON.stringify(c)} but qualification says ${JSON.stringify(answer.failures)}`,
+        );
         assert.equal(answer.receipt_digest, approved.receipt_digest);
         assert.deepEqual(answer.failures, []);
       } else {
-        assert.equal(answer.qualified, false, `approve refused ${JSON.stringify(c)} with ${approved.refused} but qualification says qualified`);
-        assert.ok(answer.failures.length > 0, `approve refused ${JSON.stringify(c)} with ${approved.refused}; qualification must name a failure code`);
+        assert.equal(
+          answer.qualified,
+          false,
+          `approve refused ${JSON.stringify(c)} with ${approved.refused} but qualification says qualified`,
+        );
+        assert.ok(
+          answer.failures.length > 0,
+          `approve refused ${JSON.stringify(c)} with ${approved.refused}; qualification must name a failure code`,
+        );
       }
     }),
     {
@@ -170,12 +208,51 @@ test('qualification and approve agree on generated subjects: qualified exactly w
       // The reproducers of issue #25 item 11 always run: an optional command whose collected record
       // failed, and a completed server-executed run that approve admits.
       examples: [
-        [{ unitRequired: false, pathsRequired: false, pathsMatch: false, collected: 'passed', revokeOrigin: false, serverRun: 'none' }],
-        [{ unitRequired: false, pathsRequired: true, pathsMatch: true, collected: 'failed', revokeOrigin: false, serverRun: 'none' }],
-        [{ unitRequired: true, pathsRequired: true, pathsMatch: true, collected: 'none', revokeOrigin: false, serverRun: 'passed' }],
-        [{ unitRequired: true, pathsRequired: true, pathsMatch: true, collected: 'passed', revokeOrigin: true, serverRun: 'passed' }],
+        [
+          {
+            unitRequired: false,
+            pathsRequired: false,
+            pathsMatch: false,
+            collected: 'passed',
+            revokeOrigin: false,
+            serverRun: 'none',
+          },
+        ],
+        [
+          {
+            unitRequired: false,
+            pathsRequired: true,
+            pathsMatch: true,
+            collected: 'failed',
+            revokeOrigin: false,
+            serverRun: 'none',
+          },
+        ],
+        [
+          {
+            unitRequired: true,
+            pathsRequired: true,
+            pathsMatch: true,
+            collected: 'none',
+            revokeOrigin: false,
+            serverRun: 'passed',
+          },
+        ],
+        [
+          {
+            unitRequired: true,
+            pathsRequired: true,
+            pathsMatch: true,
+            collected: 'passed',
+            revokeOrigin: true,
+            serverRun: 'passed',
+          },
+        ],
       ],
     },
   );
-  assert.ok(seen.has('admitted') && seen.has('ADMISSION_COMMAND_REQUIRED'), `the generated subjects cover admission and the command check (${[...seen].join(', ')})`);
+  assert.ok(
+    seen.has('admitted') && seen.has('ADMISSION_COMMAND_REQUIRED'),
+    `the generated subjects cover admission and the command check (${[...seen].join(', ')})`,
+  );
 });

@@ -7,16 +7,27 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
 import type { JsonObject } from '../../src/contracts/json-value.js';
-import type { QualificationAnswer } from '../../src/contracts/qualification.js';
-import { qualificationAnswerDecoder } from '../../src/contracts/qualification.js';
+import { qualificationAnswerDecoder, type QualificationAnswer } from '../../src/contracts/qualification.js';
 import { hubOperation, toolNameOf } from '../../src/hub/operations.js';
 import { trustedLocalGuard } from '../../src/tasks/context.js';
 import { qualify } from '../../src/tasks/qualification.js';
+import {
+  errorCode,
+  grantFor,
+  hubStore,
+  postTask,
+  REPOSITORY_ID,
+  resultOf,
+  revoke,
+  startTestHub,
+  subjectOf,
+  type HubStore,
+  type TestGrant,
+} from '../hub/fixture.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
-import { assertionRequest, claimRequest, claimedOf, mutationRequest, taskRef } from '../tasks/requests.js';
-import type { HubStore, TestGrant } from '../hub/fixture.js';
-import { REPOSITORY_ID, errorCode, grantFor, hubStore, postTask, resultOf, revoke, startTestHub, subjectOf } from '../hub/fixture.js';
+import { assertionRequest, claimedOf, claimRequest, mutationRequest, taskRef } from '../tasks/requests.js';
 
 function localAnswer(hub: HubStore): QualificationAnswer {
   return qualify({
@@ -30,7 +41,9 @@ function localAnswer(hub: HubStore): QualificationAnswer {
 }
 
 async function qualifyOverHttp(url: string, grant: TestGrant, hub: HubStore): Promise<QualificationAnswer> {
-  return qualificationAnswerDecoder.validate(resultOf(await postTask(url, grant.token, 'qualification', null, subjectOf(hub))) as unknown as JsonObject);
+  return qualificationAnswerDecoder.validate(
+    resultOf(await postTask(url, grant.token, 'qualification', null, subjectOf(hub))) as unknown as JsonObject,
+  );
 }
 
 test('the hub serves qualification on the agent-tasks route and as an MCP tool, with the answer of the in-process facade', async (t) => {
@@ -56,7 +69,11 @@ test('the hub serves qualification on the agent-tasks route and as an MCP tool, 
 
   const client = new Client({ name: 'agentscm-qualification-test', version: '1' });
   const path = `/v1/hub/workspace/mcp?repository=${encodeURIComponent(REPOSITORY_ID)}&profile=${PROFILE}`;
-  await client.connect(new StreamableHTTPClientTransport(new URL(path, running.url), { requestInit: { headers: { authorization: `Bearer ${alice.token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(path, running.url), {
+      requestInit: { headers: { authorization: `Bearer ${alice.token}` } },
+    }),
+  );
   t.after(() => client.close());
   const tools = await client.listTools();
   assert.ok(tools.tools.some((tool) => tool.name === toolNameOf('qualification')));
@@ -81,14 +98,50 @@ test('agent-claimed attempts over the hub: a failed result is result_failed, a p
   const hub = hubStore(t);
   const alice = grantFor(hub, 'alice', 'a1');
   const running = await startTestHub(t, hub);
-  const requirements = resultOf(await postTask(running.url, alice.token, 'requirements', null, subjectOf(hub))) as unknown as JsonObject;
+  const requirements = resultOf(
+    await postTask(running.url, alice.token, 'requirements', null, subjectOf(hub)),
+  ) as unknown as JsonObject;
   const unit = taskRef(requirements, 'unit');
   const lint = taskRef(requirements, 'lint');
 
-  const claimedUnit = claimedOf(resultOf(await postTask(running.url, alice.token, 'claim', claimRequest(alice.actor, unit, 'r-unit', 'e-unit'), subjectOf(hub))) as unknown as JsonObject);
-  resultOf(await postTask(running.url, alice.token, 'result', assertionRequest(alice.actor, claimedUnit, 'r-unit-result', 'failed')));
-  const claimedLint = claimedOf(resultOf(await postTask(running.url, alice.token, 'claim', claimRequest(alice.actor, lint, 'r-lint', 'e-lint'), subjectOf(hub))) as unknown as JsonObject);
-  resultOf(await postTask(running.url, alice.token, 'result', assertionRequest(alice.actor, claimedLint, 'r-lint-result', 'passed')));
+  const claimedUnit = claimedOf(
+    resultOf(
+      await postTask(
+        running.url,
+        alice.token,
+        'claim',
+        claimRequest(alice.actor, unit, 'r-unit', 'e-unit'),
+        subjectOf(hub),
+      ),
+    ) as unknown as JsonObject,
+  );
+  resultOf(
+    await postTask(
+      running.url,
+      alice.token,
+      'result',
+      assertionRequest(alice.actor, claimedUnit, 'r-unit-result', 'failed'),
+    ),
+  );
+  const claimedLint = claimedOf(
+    resultOf(
+      await postTask(
+        running.url,
+        alice.token,
+        'claim',
+        claimRequest(alice.actor, lint, 'r-lint', 'e-lint'),
+        subjectOf(hub),
+      ),
+    ) as unknown as JsonObject,
+  );
+  resultOf(
+    await postTask(
+      running.url,
+      alice.token,
+      'result',
+      assertionRequest(alice.actor, claimedLint, 'r-lint-result', 'passed'),
+    ),
+  );
 
   const finished = await qualifyOverHttp(running.url, alice, hub);
   assert.deepEqual(
@@ -111,15 +164,44 @@ test('agent-claimed attempts over the hub: a failed result is result_failed, a p
   const other = hubStore(t);
   const bob = grantFor(other, 'bob', 'b1');
   const second = await startTestHub(t, other);
-  const lint2 = taskRef(resultOf(await postTask(second.url, bob.token, 'requirements', null, subjectOf(other))) as unknown as JsonObject, 'lint');
-  const claimed = claimedOf(resultOf(await postTask(second.url, bob.token, 'claim', claimRequest(bob.actor, lint2, 'r-claim', 'e-claim'), subjectOf(other))) as unknown as JsonObject);
+  const lint2 = taskRef(
+    resultOf(await postTask(second.url, bob.token, 'requirements', null, subjectOf(other))) as unknown as JsonObject,
+    'lint',
+  );
+  const claimed = claimedOf(
+    resultOf(
+      await postTask(
+        second.url,
+        bob.token,
+        'claim',
+        claimRequest(bob.actor, lint2, 'r-claim', 'e-claim'),
+        subjectOf(other),
+      ),
+    ) as unknown as JsonObject,
+  );
   resultOf(await postTask(second.url, bob.token, 'cancel', mutationRequest(bob.actor, claimed, 'cancel', 'r-cancel')));
   const cancelled = await qualifyOverHttp(second.url, bob, other);
   assert.equal(cancelled.tasks.find((task) => task.step_id === 'lint')?.state, 'uncertain');
-  assert.ok(cancelled.failures.some((failure) => failure.task_id === lint2.task_id && failure.code === 'attempt_uncertain'));
+  assert.ok(
+    cancelled.failures.some((failure) => failure.task_id === lint2.task_id && failure.code === 'attempt_uncertain'),
+  );
   // unit (pending) comes first in plan order; with unit claimed, lint's reconcile is next.
   assert.equal(cancelled.next.operation, 'collector_claim');
-  const unit2 = taskRef(resultOf(await postTask(second.url, bob.token, 'requirements', null, subjectOf(other))) as unknown as JsonObject, 'unit');
-  resultOf(await postTask(second.url, bob.token, 'claim', claimRequest(bob.actor, unit2, 'r-unit', 'e-unit'), subjectOf(other)));
-  assert.deepEqual((await qualifyOverHttp(second.url, bob, other)).next, { operation: 'reconcile', task_id: lint2.task_id });
+  const unit2 = taskRef(
+    resultOf(await postTask(second.url, bob.token, 'requirements', null, subjectOf(other))) as unknown as JsonObject,
+    'unit',
+  );
+  resultOf(
+    await postTask(
+      second.url,
+      bob.token,
+      'claim',
+      claimRequest(bob.actor, unit2, 'r-unit', 'e-unit'),
+      subjectOf(other),
+    ),
+  );
+  assert.deepEqual((await qualifyOverHttp(second.url, bob, other)).next, {
+    operation: 'reconcile',
+    task_id: lint2.task_id,
+  });
 });

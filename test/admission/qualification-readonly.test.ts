@@ -4,16 +4,16 @@
  * `agentscm qualification` prints the same answer and exits 0 only when qualified.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import test from 'node:test';
+
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import { qualificationAnswerDecoder } from '../../src/contracts/qualification.js';
 import { journalPaths } from '../../src/workflows/journal.js';
+import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { CHANGE_ID, sha256 } from '../tasks/fixture.js';
-import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
-import type { Evidence } from '../evidence/fixture.js';
 import { importEnvelope, qualifyAs } from './fixture.js';
 
 /**
@@ -27,7 +27,8 @@ function filesOf(dir: string): Record<string, string> {
     for (const name of readdirSync(at).sort()) {
       const path = join(at, name);
       if (statSync(path).isDirectory()) walk(path);
-      else if (!name.endsWith('-shm') && !(name.endsWith('-wal') && statSync(path).size === 0)) out[relative(dir, path)] = sha256(readFileSync(path));
+      else if (!name.endsWith('-shm') && !(name.endsWith('-wal') && statSync(path).size === 0))
+        out[relative(dir, path)] = sha256(readFileSync(path));
     }
   };
   walk(dir);
@@ -52,7 +53,10 @@ test('on a store with a retained receipt qualification changes no byte of the au
   const ev = makeEvidence(t);
   passedImport(ev);
   const before = filesOf(ev.store.dataDir);
-  assert.ok(Object.keys(before).some((path) => path.includes('state.sqlite')), 'the journal exists');
+  assert.ok(
+    Object.keys(before).some((path) => path.includes('state.sqlite')),
+    'the journal exists',
+  );
   assert.equal(qualifyAs(ev).qualified, true);
   assert.equal(qualifyAs(ev, { now: Date.now() + 10 * 3_600_000 }).qualified, true);
   assert.deepEqual(filesOf(ev.store.dataDir), before);
@@ -68,7 +72,16 @@ test('agentscm qualification: exit 1 with the answer when not qualified, exit 0 
 
   passedImport(ev);
   const before = filesOf(ev.store.dataDir);
-  const qualified = await runCli(['--data-dir', ev.store.dataDir, 'qualification', '--change', CHANGE_ID, '--context', ev.store.contextDigest, '--json']);
+  const qualified = await runCli([
+    '--data-dir',
+    ev.store.dataDir,
+    'qualification',
+    '--change',
+    CHANGE_ID,
+    '--context',
+    ev.store.contextDigest,
+    '--json',
+  ]);
   assert.equal(qualified.code, 0, qualified.stderr);
   const answer = qualificationAnswerDecoder.validate(jsonOf<JsonObject>(qualified));
   assert.deepEqual(answer, qualifyAs(ev));
@@ -85,10 +98,26 @@ test('agentscm qualification: exit 1 with the answer when not qualified, exit 0 
 test('agentscm qualification refuses bad input with a typed error and creates nothing: an unknown Change, an unknown context, a missing store', async (t) => {
   const ev = makeEvidence(t);
   const before = filesOf(ev.store.dataDir);
-  const unknownChange = await runCli(['--data-dir', ev.store.dataDir, 'qualification', '--change', 'no-such-change', '--json']);
+  const unknownChange = await runCli([
+    '--data-dir',
+    ev.store.dataDir,
+    'qualification',
+    '--change',
+    'no-such-change',
+    '--json',
+  ]);
   assert.equal(unknownChange.code, 2);
   assert.equal((jsonOf(unknownChange).error as { code: string }).code, 'CHANGE_NOT_FOUND');
-  const unknownContext = await runCli(['--data-dir', ev.store.dataDir, 'qualification', '--change', CHANGE_ID, '--context', 'f'.repeat(64), '--json']);
+  const unknownContext = await runCli([
+    '--data-dir',
+    ev.store.dataDir,
+    'qualification',
+    '--change',
+    CHANGE_ID,
+    '--context',
+    'f'.repeat(64),
+    '--json',
+  ]);
   assert.equal(unknownContext.code, 2);
   assert.equal((jsonOf(unknownContext).error as { code: string }).code, 'CONTEXT_NOT_FOUND');
   assert.deepEqual(filesOf(ev.store.dataDir), before);
@@ -104,11 +133,42 @@ test('agentscm agent-task call qualification answers as the grant of --token-fil
   const ev = makeEvidence(t);
   passedImport(ev);
   const before = filesOf(ev.store.dataDir);
-  const called = await runCli(['--data-dir', ev.store.dataDir, 'agent-task', 'call', 'qualification', '--token-file', ev.tokenFile, '--change', CHANGE_ID, '--context', ev.store.contextDigest, '--json']);
+  const called = await runCli([
+    '--data-dir',
+    ev.store.dataDir,
+    'agent-task',
+    'call',
+    'qualification',
+    '--token-file',
+    ev.tokenFile,
+    '--change',
+    CHANGE_ID,
+    '--context',
+    ev.store.contextDigest,
+    '--json',
+  ]);
   assert.equal(called.code, 0, called.stderr);
   assert.deepEqual(qualificationAnswerDecoder.validate(jsonOf<JsonObject>(called)), qualifyAs(ev));
   assert.deepEqual(filesOf(ev.store.dataDir), before);
-  const withInput = await runCli(['--data-dir', ev.store.dataDir, 'agent-task', 'call', 'qualification', '--token-file', ev.tokenFile, '--change', CHANGE_ID, '--context', ev.store.contextDigest, '--input', '-', '--json'], { input: '{}' });
+  const withInput = await runCli(
+    [
+      '--data-dir',
+      ev.store.dataDir,
+      'agent-task',
+      'call',
+      'qualification',
+      '--token-file',
+      ev.tokenFile,
+      '--change',
+      CHANGE_ID,
+      '--context',
+      ev.store.contextDigest,
+      '--input',
+      '-',
+      '--json',
+    ],
+    { input: '{}' },
+  );
   assert.equal(withInput.code, 2);
   assert.equal((jsonOf(withInput).error as { code: string }).code, 'USAGE');
 });

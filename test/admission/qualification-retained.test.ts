@@ -9,21 +9,20 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
-import { DOMAINS, domainDigest } from '../../src/contracts/digest.js';
+import { TRANSFER_LIMITS, transferHeaderDigest } from '../../src/contracts/collector-transfer.js';
+import { domainDigest, DOMAINS } from '../../src/contracts/digest.js';
 import { isAgentscmError } from '../../src/contracts/errors.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import { decodeReceiptV2, receiptV2ToJson } from '../../src/contracts/receipt-v2.js';
-import { TRANSFER_LIMITS, transferHeaderDigest } from '../../src/contracts/collector-transfer.js';
 import { hexToBytes } from '../../src/contracts/task-common.js';
 import { generateKeyPair, signDigest } from '../../src/crypto/ed25519.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { approveChange } from '../../src/tasks/admission.js';
-import { openJournal } from '../../src/workflows/journal.js';
-import type { Journal } from '../../src/workflows/journal.js';
+import { openJournal, type Journal } from '../../src/workflows/journal.js';
+import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
-import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
-import type { Evidence } from '../evidence/fixture.js';
 import { importEnvelope, qualifyAs } from './fixture.js';
 
 /** Claim, collect (a passing record) and import: the receipt is written by the import. */
@@ -53,21 +52,35 @@ function rewriteJournal(ev: Evidence, body: (journal: Journal) => void): void {
 function forgeEnvelope(ev: Evidence, receipt: boolean): void {
   const forger = generateKeyPair();
   rewriteJournal(ev, (journal) => {
-    const row = journal.db.prepare('SELECT rowid AS id, envelope, transfer_digest FROM collector_transfers').get() as { id: number; envelope: Buffer; transfer_digest: string };
+    const row = journal.db.prepare('SELECT rowid AS id, envelope, transfer_digest FROM collector_transfers').get() as {
+      id: number;
+      envelope: Buffer;
+      transfer_digest: string;
+    };
     const forged = Buffer.from(row.envelope);
     const headerLength = forged.readUInt32BE(TRANSFER_LIMITS.prefixBytes - 4);
     const header = forged.subarray(TRANSFER_LIMITS.prefixBytes, TRANSFER_LIMITS.prefixBytes + headerLength);
-    forged.set(signDigest(hexToBytes(transferHeaderDigest(header)), forger.privateKey), TRANSFER_LIMITS.prefixBytes + headerLength);
+    forged.set(
+      signDigest(hexToBytes(transferHeaderDigest(header)), forger.privateKey),
+      TRANSFER_LIMITS.prefixBytes + headerLength,
+    );
     assert.notDeepEqual(forged, row.envelope);
-    journal.db.prepare('UPDATE collector_transfers SET envelope = ?, transfer_digest = ? WHERE rowid = ?').run(forged, sha256Hex(forged), row.id);
+    journal.db
+      .prepare('UPDATE collector_transfers SET envelope = ?, transfer_digest = ? WHERE rowid = ?')
+      .run(forged, sha256Hex(forged), row.id);
     if (!receipt) return;
-    const stored = journal.db.prepare('SELECT rowid AS id, receipt FROM collector_receipts').get() as { id: number; receipt: Buffer };
+    const stored = journal.db.prepare('SELECT rowid AS id, receipt FROM collector_receipts').get() as {
+      id: number;
+      receipt: Buffer;
+    };
     const value = receiptV2ToJson(decodeReceiptV2(stored.receipt));
     const task = (value.tasks as JsonObject[]).find((t) => t.transfer_digest === row.transfer_digest);
     assert.ok(task !== undefined, 'the receipt names the retained transfer');
     task.transfer_digest = sha256Hex(forged);
     const bytes = encodeCanonical(value);
-    journal.db.prepare('UPDATE collector_receipts SET receipt = ?, receipt_digest = ? WHERE rowid = ?').run(bytes, domainDigest(DOMAINS.receipt, bytes), stored.id);
+    journal.db
+      .prepare('UPDATE collector_receipts SET receipt = ?, receipt_digest = ? WHERE rowid = ?')
+      .run(bytes, domainDigest(DOMAINS.receipt, bytes), stored.id);
   });
 }
 
@@ -108,7 +121,10 @@ test('retained receipt bytes that are not their canonical encoding, under the st
   const ev = makeEvidence(t);
   imported(ev);
   rewriteJournal(ev, (journal) => {
-    const stored = journal.db.prepare('SELECT rowid AS id, receipt FROM collector_receipts').get() as { id: number; receipt: Buffer };
+    const stored = journal.db.prepare('SELECT rowid AS id, receipt FROM collector_receipts').get() as {
+      id: number;
+      receipt: Buffer;
+    };
     assert.equal(stored.receipt.subarray(0, 1).toString(), '{');
     const spaced = Buffer.concat([Buffer.from('{ '), stored.receipt.subarray(1)]);
     journal.db.prepare('UPDATE collector_receipts SET receipt = ? WHERE rowid = ?').run(spaced, stored.id);

@@ -6,13 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { formatJson } from '../../src/contracts/canonical-json.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import { revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
+import { openJournal } from '../../src/workflows/journal.js';
+import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { makeGrant } from '../grants/fixture.js';
-import { CHANGE_ID, addRevision, bumpPolicy, checkpoint, defaultFiles, enroll, revoke } from '../tasks/fixture.js';
-import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
-import type { Evidence } from '../evidence/fixture.js';
+import { addRevision, bumpPolicy, CHANGE_ID, checkpoint, defaultFiles, enroll, revoke } from '../tasks/fixture.js';
 import { finalize, importEnvelope, killedImport, qualifyAs, statesOf } from './fixture.js';
 
 const BOB = { owner_id: 'bob', agent_id: 'agent-2' };
@@ -107,11 +107,18 @@ test('an import killed before its receipt: receipt_missing and next collector_fi
 });
 
 /** Fault injection beside the real path: flip the last byte of one retained column (its immutability trigger dropped first). */
-function tamper(ev: Evidence, table: 'collector_transfers' | 'collector_receipts', column: 'envelope' | 'receipt'): void {
+function tamper(
+  ev: Evidence,
+  table: 'collector_transfers' | 'collector_receipts',
+  column: 'envelope' | 'receipt',
+): void {
   const journal = openJournal(ev.store.dataDir, 'write');
   try {
     journal.db.exec(`DROP TRIGGER ${table}_immutable`);
-    const row = journal.db.prepare(`SELECT rowid AS id, ${column} AS bytes FROM ${table}`).get() as { id: number; bytes: Buffer };
+    const row = journal.db.prepare(`SELECT rowid AS id, ${column} AS bytes FROM ${table}`).get() as {
+      id: number;
+      bytes: Buffer;
+    };
     const changed = Buffer.from(row.bytes);
     changed[changed.length - 2] = (changed[changed.length - 2] as number) ^ 1;
     journal.db.prepare(`UPDATE ${table} SET ${column} = ? WHERE rowid = ?`).run(changed, row.id);
@@ -121,7 +128,11 @@ function tamper(ev: Evidence, table: 'collector_transfers' | 'collector_receipts
 }
 
 for (const [what, table, column] of [
-  ['a retained envelope changed after its receipt (it no longer has its stored digest)', 'collector_transfers', 'envelope'],
+  [
+    'a retained envelope changed after its receipt (it no longer has its stored digest)',
+    'collector_transfers',
+    'envelope',
+  ],
   ['retained receipt bytes that no longer have the stored digest', 'collector_receipts', 'receipt'],
 ] as const) {
   test(`${what}: receipt_invalid, not qualified`, (t) => {
@@ -160,13 +171,19 @@ test('revocation or rotation of the origin grant after the receipt: authorizatio
   const rotated = rotateGrantInDataDir(ev.store.dataDir, ev.grantId, `${ev.tokenFile}.rotated`, Date.now());
   const afterRotation = qualifyAs(ev, { tokenFile: rotated.token_file });
   assert.equal(afterRotation.qualified, false);
-  assert.deepEqual(afterRotation.failures.map((f) => f.code), ['authorization_changed']);
+  assert.deepEqual(
+    afterRotation.failures.map((f) => f.code),
+    ['authorization_changed'],
+  );
 
   revokeGrantInDataDir(ev.store.dataDir, ev.grantId, Date.now());
   const afterRevocation = qualifyAs(ev, { tokenFile: bob });
   assert.equal(afterRevocation.qualified, false);
   assert.equal(afterRevocation.receipt_digest, null);
-  assert.deepEqual(afterRevocation.failures.map((f) => f.code), ['authorization_changed']);
+  assert.deepEqual(
+    afterRevocation.failures.map((f) => f.code),
+    ['authorization_changed'],
+  );
 });
 
 test('a live collector claim whose origin grant was revoked: claimed, authorization_changed', (t) => {
@@ -184,11 +201,24 @@ test('after a checkpoint: the older subject is superseded (subject_current false
   const old = claim(ev);
   const oldContext = ev.store.contextDigest;
   const oldRevision = ev.store.revision;
-  const revision = addRevision(ev.store.dataDir, ev.store.repository, defaultFiles({ 'b.txt': 'beta' }), ev.store.revision);
+  const revision = addRevision(
+    ev.store.dataDir,
+    ev.store.repository,
+    defaultFiles({ 'b.txt': 'beta' }),
+    ev.store.revision,
+  );
   checkpoint(ev.store, revision);
 
   const superseded = qualifyAs(ev, { contextDigest: oldContext });
-  assert.deepEqual(superseded, { qualified: false, subject_current: false, receipt_digest: null, revision: oldRevision, tasks: [], failures: [], next: { operation: 'checkpoint' } });
+  assert.deepEqual(superseded, {
+    qualified: false,
+    subject_current: false,
+    receipt_digest: null,
+    revision: oldRevision,
+    tasks: [],
+    failures: [],
+    next: { operation: 'checkpoint' },
+  });
 
   const current = qualifyAs(ev);
   assert.equal(current.subject_current, true);
@@ -202,7 +232,12 @@ test('after a checkpoint: the older subject is superseded (subject_current false
 
 test('a revision whose source paths no longer match: source_paths_failed, and the command step that needs it is blocked by dependency_incomplete', (t) => {
   const ev = makeEvidence(t);
-  const revision = addRevision(ev.store.dataDir, ev.store.repository, defaultFiles({ 'a.txt': 'changed' }), ev.store.revision);
+  const revision = addRevision(
+    ev.store.dataDir,
+    ev.store.repository,
+    defaultFiles({ 'a.txt': 'changed' }),
+    ev.store.revision,
+  );
   checkpoint(ev.store, revision);
   const answer = qualifyAs(ev);
   assert.deepEqual(statesOf(answer), { paths: 'failed', unit: 'blocked', cap: 'blocked' });
@@ -230,5 +265,13 @@ test('a policy epoch bump after the receipt supersedes the subject: subject_curr
   passedImport(ev);
   assert.equal(qualifyAs(ev).qualified, true);
   bumpPolicy(ev.store);
-  assert.deepEqual(qualifyAs(ev), { qualified: false, subject_current: false, receipt_digest: null, revision: ev.store.revision, tasks: [], failures: [], next: { operation: 'checkpoint' } });
+  assert.deepEqual(qualifyAs(ev), {
+    qualified: false,
+    subject_current: false,
+    receipt_digest: null,
+    revision: ev.store.revision,
+    tasks: [],
+    failures: [],
+    next: { operation: 'checkpoint' },
+  });
 });

@@ -7,7 +7,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { GUARD_PATH_LIMIT, SCOPE_SNAPSHOT_LIMITS, snapshotChanges, takeMetadataGuard, takeScopeSnapshot } from '../../src/agent-state/fs-snapshot.js';
+
+import {
+  GUARD_PATH_LIMIT,
+  SCOPE_SNAPSHOT_LIMITS,
+  snapshotChanges,
+  takeMetadataGuard,
+  takeScopeSnapshot,
+} from '../../src/agent-state/fs-snapshot.js';
 import { tempDir } from '../helpers/tmp.js';
 
 function files(dir: string, count: number, prefix = 'f'): void {

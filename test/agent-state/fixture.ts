@@ -3,9 +3,16 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
+
 import { tempDir } from '../helpers/tmp.js';
 
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@example.invalid',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@example.invalid',
+};
 
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
@@ -15,7 +22,13 @@ export function git(cwd: string, ...args: string[]): string {
 export function makeRepo(t: TestContext, files: Record<string, string> = {}): string {
   const dir = realpathSync(tempDir(t, 'agentscm-agent-state-'));
   git(dir, 'init', '-q', '-b', 'main');
-  const all = { '.gitignore': '*.log\nbuild/\n', 'src/a.txt': 'a\n', 'docs/readme.md': 'docs\n', 'top.txt': 'top\n', ...files };
+  const all = {
+    '.gitignore': '*.log\nbuild/\n',
+    'src/a.txt': 'a\n',
+    'docs/readme.md': 'docs\n',
+    'top.txt': 'top\n',
+    ...files,
+  };
   for (const [path, text] of Object.entries(all)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);

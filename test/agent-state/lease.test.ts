@@ -6,11 +6,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
 import test from 'node:test';
-import { jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
+
+import { cliEntryArgv, jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { alive, makeRepo } from './fixture.js';
 
@@ -24,7 +25,9 @@ async function waitFor(path: string, ms = 60_000): Promise<void> {
 
 interface RunJson {
   state: { state: string; blocked_reason: string | null; result: { summary: string } | null };
-  observation: { lease: { taken: boolean; path: string; stale: boolean; holder: { agent_id: string; pid: number } | null } | null };
+  observation: {
+    lease: { taken: boolean; path: string; stale: boolean; holder: { agent_id: string; pid: number } | null } | null;
+  };
 }
 
 test('two runs from different subdirectories of one repository: the second is blocked/conflict before it starts', async (t) => {
@@ -32,9 +35,27 @@ test('two runs from different subdirectories of one repository: the second is bl
   const leases = tempDir(t);
   mkdirSync(join(repo, 'docs/deep'), { recursive: true });
   const env = { TMPDIR: leases };
-  const first = runCli(['agent-state', 'run', '--agent', 'first', '--scope', 'src:write', '--json', '--', 'sh', '-c', 'touch started.flag; while [ ! -e release.flag ]; do sleep 0.05; done'], { cwd: join(repo, 'src'), env });
+  const first = runCli(
+    [
+      'agent-state',
+      'run',
+      '--agent',
+      'first',
+      '--scope',
+      'src:write',
+      '--json',
+      '--',
+      'sh',
+      '-c',
+      'touch started.flag; while [ ! -e release.flag ]; do sleep 0.05; done',
+    ],
+    { cwd: join(repo, 'src'), env },
+  );
   await waitFor(join(repo, 'src/started.flag'));
-  const second = await runCli(['agent-state', 'run', '--agent', 'second', '--scope', 'docs:write', '--json', '--', 'touch', 'second-ran.flag'], { cwd: join(repo, 'docs/deep'), env });
+  const second = await runCli(
+    ['agent-state', 'run', '--agent', 'second', '--scope', 'docs:write', '--json', '--', 'touch', 'second-ran.flag'],
+    { cwd: join(repo, 'docs/deep'), env },
+  );
   assert.equal(second.code, 3, second.stderr);
   const blocked = jsonOf<RunJson>(second);
   assert.equal(blocked.state.state, 'blocked');
@@ -45,18 +66,37 @@ test('two runs from different subdirectories of one repository: the second is bl
   mkdirSync(join(repo, 'src/release.flag'));
   const done = await first;
   assert.equal(jsonOf<RunJson>(done).state.state, 'completed', done.stderr);
-  const third = await runCli(['agent-state', 'run', '--agent', 'second', '--scope', 'docs:write', '--', 'touch', 'third.flag'], { cwd: join(repo, 'docs/deep'), env });
+  const third = await runCli(
+    ['agent-state', 'run', '--agent', 'second', '--scope', 'docs:write', '--', 'touch', 'third.flag'],
+    { cwd: join(repo, 'docs/deep'), env },
+  );
   assert.equal(third.code, 0, third.stderr + third.stdout);
 });
 
 test('a lease left by a SIGKILLed run is reported as stale and never removed', async (t) => {
   const repo = makeRepo(t);
   const leases = tempDir(t);
-  const child = spawn(process.execPath, [...cliEntryArgv(), 'agent-state', 'run', '--agent', 'crashed', '--scope', 'src:write', '--', 'sh', '-c', 'echo $$ > src/worker.pid; exec sleep 30'], {
-    cwd: repo,
-    env: { ...process.env, TMPDIR: leases },
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...cliEntryArgv(),
+      'agent-state',
+      'run',
+      '--agent',
+      'crashed',
+      '--scope',
+      'src:write',
+      '--',
+      'sh',
+      '-c',
+      'echo $$ > src/worker.pid; exec sleep 30',
+    ],
+    {
+      cwd: repo,
+      env: { ...process.env, TMPDIR: leases },
+      stdio: 'ignore',
+    },
+  );
   const exited = new Promise((resolve) => child.once('exit', resolve));
   await waitFor(join(repo, 'src/worker.pid'));
   child.kill('SIGKILL');
@@ -67,7 +107,10 @@ test('a lease left by a SIGKILLed run is reported as stale and never removed', a
     if (alive(worker)) process.kill(worker, 'SIGKILL');
   });
 
-  const report = await runCli(['agent-state', 'run', '--agent', 'next', '--scope', 'src:write', '--json', '--', 'touch', 'src/next.flag'], { cwd: repo, env: { TMPDIR: leases } });
+  const report = await runCli(
+    ['agent-state', 'run', '--agent', 'next', '--scope', 'src:write', '--json', '--', 'touch', 'src/next.flag'],
+    { cwd: repo, env: { TMPDIR: leases } },
+  );
   assert.equal(report.code, 3, report.stderr);
   const json = jsonOf<RunJson>(report);
   assert.equal(json.state.state, 'blocked');
@@ -77,19 +120,39 @@ test('a lease left by a SIGKILLed run is reported as stale and never removed', a
   assert.equal(existsSync(join(repo, 'src/next.flag')), false);
   assert.equal(existsSync(json.observation.lease?.path ?? ''), true, 'the stale lease is left in place');
   // Reported again, unchanged, on the next attempt.
-  const again = await runCli(['agent-state', 'run', '--agent', 'next', '--scope', 'src:write', '--', 'true'], { cwd: repo, env: { TMPDIR: leases } });
+  const again = await runCli(['agent-state', 'run', '--agent', 'next', '--scope', 'src:write', '--', 'true'], {
+    cwd: repo,
+    env: { TMPDIR: leases },
+  });
   assert.equal(again.code, 3);
   assert.match(again.stdout, /^blocked\/stale_lease: /);
 });
 
-test('a SIGTERM to agentscm is passed on to the command\'s group; the run still ends, reports and releases its lease', async (t) => {
+test("a SIGTERM to agentscm is passed on to the command's group; the run still ends, reports and releases its lease", async (t) => {
   const repo = makeRepo(t);
   const leases = tempDir(t);
-  const child = spawn(process.execPath, [...cliEntryArgv(), 'agent-state', 'run', '--agent', 'stopped', '--scope', 'src:write', '--json', '--', 'sh', '-c', 'echo $$ > src/worker.pid; exec sleep 30'], {
-    cwd: repo,
-    env: { ...process.env, TMPDIR: leases },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...cliEntryArgv(),
+      'agent-state',
+      'run',
+      '--agent',
+      'stopped',
+      '--scope',
+      'src:write',
+      '--json',
+      '--',
+      'sh',
+      '-c',
+      'echo $$ > src/worker.pid; exec sleep 30',
+    ],
+    {
+      cwd: repo,
+      env: { ...process.env, TMPDIR: leases },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
   const out: Buffer[] = [];
   child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -100,7 +163,10 @@ test('a SIGTERM to agentscm is passed on to the command\'s group; the run still 
   });
   child.kill('SIGTERM');
   assert.equal(await exited, 1);
-  const json = JSON.parse(Buffer.concat(out).toString('utf8')) as RunJson & { state: { result: { signal: string | null } }; observation: { containment: { signals_forwarded: string[] } } };
+  const json = JSON.parse(Buffer.concat(out).toString('utf8')) as RunJson & {
+    state: { result: { signal: string | null } };
+    observation: { containment: { signals_forwarded: string[] } };
+  };
   assert.equal(json.state.state, 'failed');
   assert.equal(json.state.result.signal, 'SIGTERM');
   assert.deepEqual(json.observation.containment.signals_forwarded, ['SIGTERM']);
@@ -127,7 +193,10 @@ test('an invalid agent id or scope is refused before anything runs (exit 2)', as
 
 /** The lease file of a repository, named as the specification's lease (computed here, not by the code under test). */
 function specLeasePath(dir: string, repo: string): string {
-  return join(dir, `botte-mutation-lease-v1-${createHash('sha256').update(realpathSync(repo), 'utf8').digest('hex').slice(0, 32)}.json`);
+  return join(
+    dir,
+    `botte-mutation-lease-v1-${createHash('sha256').update(realpathSync(repo), 'utf8').digest('hex').slice(0, 32)}.json`,
+  );
 }
 
 test('issue #25 item 16: a botte-mutation-lease-v1 written by hand blocks a writer while its holder lives, then reads as stale; the file is never touched', async (t) => {
@@ -140,7 +209,10 @@ test('issue #25 item 16: a botte-mutation-lease-v1 written by hand blocks a writ
   const text = `${JSON.stringify({ kind: 'botte-mutation-lease-v1', agent_id: 'other-writer', pid: holder.pid, hostname: hostname(), acquired_at_ms: Date.now() })}\n`;
   const path = specLeasePath(leases, repo);
   writeFileSync(path, text);
-  const blocked = await runCli(['agent-state', 'run', '--agent', 'mine', '--scope', 'src:write', '--json', '--', 'touch', 'src/ran.flag'], { cwd: join(repo, 'src'), env: { TMPDIR: leases } });
+  const blocked = await runCli(
+    ['agent-state', 'run', '--agent', 'mine', '--scope', 'src:write', '--json', '--', 'touch', 'src/ran.flag'],
+    { cwd: join(repo, 'src'), env: { TMPDIR: leases } },
+  );
   assert.equal(blocked.code, 3, blocked.stderr + blocked.stdout);
   const json = jsonOf<RunJson>(blocked);
   assert.equal(json.state.blocked_reason, 'conflict');
@@ -149,13 +221,19 @@ test('issue #25 item 16: a botte-mutation-lease-v1 written by hand blocks a writ
   assert.equal(existsSync(join(repo, 'src/ran.flag')), false);
   holder.kill('SIGKILL');
   await exited;
-  const stale = await runCli(['agent-state', 'run', '--agent', 'mine', '--scope', 'src:write', '--', 'touch', 'src/ran.flag'], { cwd: repo, env: { TMPDIR: leases } });
+  const stale = await runCli(
+    ['agent-state', 'run', '--agent', 'mine', '--scope', 'src:write', '--', 'touch', 'src/ran.flag'],
+    { cwd: repo, env: { TMPDIR: leases } },
+  );
   assert.equal(stale.code, 3);
   assert.match(stale.stdout, /^blocked\/stale_lease: /);
   assert.equal(readFileSync(path, 'utf8'), text, 'the hand-written lease is left as it was');
   // A file at the lease's name that agentscm cannot read still holds the lease.
   writeFileSync(path, 'held by a writer of another format\n');
-  const unreadable = await runCli(['agent-state', 'run', '--agent', 'mine', '--scope', 'src:write', '--', 'touch', 'src/ran.flag'], { cwd: repo, env: { TMPDIR: leases } });
+  const unreadable = await runCli(
+    ['agent-state', 'run', '--agent', 'mine', '--scope', 'src:write', '--', 'touch', 'src/ran.flag'],
+    { cwd: repo, env: { TMPDIR: leases } },
+  );
   assert.equal(unreadable.code, 3);
   assert.match(unreadable.stdout, /^blocked\/conflict: /);
   assert.equal(existsSync(join(repo, 'src/ran.flag')), false);
@@ -164,15 +242,46 @@ test('issue #25 item 16: a botte-mutation-lease-v1 written by hand blocks a writ
 test('issue #25 item 16: the lease agentscm writes is the file the specification names, in exactly the documented format', async (t) => {
   const repo = makeRepo(t);
   const leases = tempDir(t);
-  const run = runCli(['agent-state', 'run', '--agent', 'writer', '--task', 'task-1', '--scope', 'src:write', '--scope', 'docs:read', '--', 'sh', '-c', 'touch started.flag; while [ ! -e release.flag ]; do sleep 0.05; done'], { cwd: join(repo, 'src'), env: { TMPDIR: leases } });
+  const run = runCli(
+    [
+      'agent-state',
+      'run',
+      '--agent',
+      'writer',
+      '--task',
+      'task-1',
+      '--scope',
+      'src:write',
+      '--scope',
+      'docs:read',
+      '--',
+      'sh',
+      '-c',
+      'touch started.flag; while [ ! -e release.flag ]; do sleep 0.05; done',
+    ],
+    { cwd: join(repo, 'src'), env: { TMPDIR: leases } },
+  );
   await waitFor(join(repo, 'src/started.flag'));
   const path = specLeasePath(leases, repo);
-  assert.deepEqual(readdirSync(leases).filter((name) => name.includes('mutation-lease')), [basename(path)]);
+  assert.deepEqual(
+    readdirSync(leases).filter((name) => name.includes('mutation-lease')),
+    [basename(path)],
+  );
   const text = readFileSync(path, 'utf8');
   assert.equal(statSync(path).mode & 0o777, 0o600);
   assert.match(text, /^\{[^\n]*\}\n$/, 'one JSON object on one line');
   const record = JSON.parse(text) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(record), ['kind', 'git_root', 'agent_id', 'scopes', 'pid', 'hostname', 'process_start', 'acquired_at_ms', 'token']);
+  assert.deepEqual(Object.keys(record), [
+    'kind',
+    'git_root',
+    'agent_id',
+    'scopes',
+    'pid',
+    'hostname',
+    'process_start',
+    'acquired_at_ms',
+    'token',
+  ]);
   assert.equal(record.kind, 'botte-mutation-lease-v1');
   assert.equal(record.git_root, realpathSync(repo));
   assert.equal(record.agent_id, 'writer');

@@ -6,23 +6,53 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import type { ObservedRunInput, ObservedRunReport } from '../../src/agent-state/run.js';
+
 import { reconcileAgentStates } from '../../src/agent-state/operations.js';
-import { observedRunExitCode, runObserved } from '../../src/agent-state/run.js';
+import {
+  observedRunExitCode,
+  runObserved,
+  type ObservedRunInput,
+  type ObservedRunReport,
+} from '../../src/agent-state/run.js';
 import { tempDir } from '../helpers/tmp.js';
 import { alive, git, makeRepo } from './fixture.js';
 
-function run(t: { after: (fn: () => void) => void }, cwd: string, command: string, extra: Partial<ObservedRunInput> = {}): Promise<ObservedRunReport> {
-  return runObserved({ agent_id: 'builder', backend: 'subprocess', task_id: null, scopes: [{ path: 'src', access: 'write' }], command: 'sh', args: ['-c', command], cwd, stdout: 'stderr', ...extra });
+function run(
+  t: { after: (fn: () => void) => void },
+  cwd: string,
+  command: string,
+  extra: Partial<ObservedRunInput> = {},
+): Promise<ObservedRunReport> {
+  return runObserved({
+    agent_id: 'builder',
+    backend: 'subprocess',
+    task_id: null,
+    scopes: [{ path: 'src', access: 'write' }],
+    command: 'sh',
+    args: ['-c', command],
+    cwd,
+    stdout: 'stderr',
+    ...extra,
+  });
 }
 
 test('a change inside the write scope with exit 0 is completed, git-visible and ignored outputs listed', async (t) => {
   const repo = makeRepo(t);
-  const report = await run(t, repo, 'echo b > src/b.txt && echo more >> src/a.txt && mkdir -p src/build && echo o > src/out.log');
+  const report = await run(
+    t,
+    repo,
+    'echo b > src/b.txt && echo more >> src/a.txt && mkdir -p src/build && echo o > src/out.log',
+  );
   assert.equal(report.state.state, 'completed', report.state.result?.summary);
   assert.deepEqual(report.state.result?.changed_paths, ['src/a.txt', 'src/b.txt', 'src/build', 'src/out.log']);
-  assert.deepEqual(report.history.map((s) => s.state), ['queued', 'working', 'completed']);
-  assert.deepEqual(report.history.map((s) => s.revision), [0n, 1n, 2n]);
+  assert.deepEqual(
+    report.history.map((s) => s.state),
+    ['queued', 'working', 'completed'],
+  );
+  assert.deepEqual(
+    report.history.map((s) => s.revision),
+    [0n, 1n, 2n],
+  );
   assert.equal(report.observation.git.stable, true);
   assert.equal(report.observation.lease?.released, true);
   assert.equal(existsSync(report.observation.lease?.path ?? ''), false);
@@ -32,7 +62,11 @@ test('a change inside the write scope with exit 0 is completed, git-visible and 
 test('a commit inside the scope completes; a second edit of an already modified file is seen', async (t) => {
   const repo = makeRepo(t);
   writeFileSync(join(repo, 'src/a.txt'), 'dirty before\n');
-  const report = await run(t, repo, 'echo again >> src/a.txt && echo n > src/n.txt && git add src/n.txt && git -c user.name=t -c user.email=t@x commit -qm n');
+  const report = await run(
+    t,
+    repo,
+    'echo again >> src/a.txt && echo n > src/n.txt && git add src/n.txt && git -c user.name=t -c user.email=t@x commit -qm n',
+  );
   assert.equal(report.state.state, 'completed', report.state.result?.summary);
   assert.deepEqual(report.state.result?.changed_paths, ['src/a.txt', 'src/n.txt']);
   assert.notEqual(report.observation.git.before, report.observation.git.after);
@@ -47,21 +81,35 @@ test('a git-visible change outside every scope is a scope violation even on exit
   assert.equal(readFileSync(join(repo, 'docs/readme.md'), 'utf8'), 'docs\nx\n');
   assert.equal(observedRunExitCode(report), 1);
   // A read scope grants no write.
-  const reader = await run(t, repo, 'echo z >> docs/readme.md', { scopes: [{ path: 'src', access: 'write' }, { path: 'docs', access: 'read' }] });
+  const reader = await run(t, repo, 'echo z >> docs/readme.md', {
+    scopes: [
+      { path: 'src', access: 'write' },
+      { path: 'docs', access: 'read' },
+    ],
+  });
   assert.deepEqual(reader.state.result?.scope_violations, ['docs/readme.md']);
 });
 
 test('an ignored file changed outside every scope is caught by the metadata guard', async (t) => {
   const repo = makeRepo(t, { 'logs/old.log': 'old\n' });
   // A same-size rewrite, an ignored create and an ignored delete: git sees none of them.
-  for (const command of ['printf "new\\n" > logs/old.log', 'echo n > logs/new.log', 'rm logs/old.log', 'chmod 600 logs/old.log', 'mv logs/old.log logs/moved.log']) {
+  for (const command of [
+    'printf "new\\n" > logs/old.log',
+    'echo n > logs/new.log',
+    'rm logs/old.log',
+    'chmod 600 logs/old.log',
+    'mv logs/old.log logs/moved.log',
+  ]) {
     writeFileSync(join(repo, 'logs/old.log'), 'old\n');
     rmSync(join(repo, 'logs/new.log'), { force: true });
     rmSync(join(repo, 'logs/moved.log'), { force: true });
     const report = await run(t, repo, command);
     assert.equal(report.observation.git.changed.length, 0, command);
     assert.equal(report.state.blocked_reason, 'scope_violation', `${command}: ${report.state.result?.summary ?? ''}`);
-    assert.ok(report.observation.metadata_guard?.changed.some((p) => p.startsWith('logs/')), command);
+    assert.ok(
+      report.observation.metadata_guard?.changed.some((p) => p.startsWith('logs/')),
+      command,
+    );
   }
 });
 
@@ -103,7 +151,12 @@ test('a non-zero exit is failed; no git keeps a success idle', async (t) => {
 test('a grandchild that tries to outlive the root is killed with its group, and the evidence recorded', async (t) => {
   const repo = makeRepo(t);
   // The grandchild ignores SIGTERM (and so does its sleep); the root waits until it has said so.
-  const report = await run(t, repo, '(trap "" TERM; touch src/ready; sleep 30; echo late > src/late.txt) & while [ ! -e src/ready ]; do sleep 0.01; done; echo $! > src/grandchild.pid; exit 0', { graceMs: 300 });
+  const report = await run(
+    t,
+    repo,
+    '(trap "" TERM; touch src/ready; sleep 30; echo late > src/late.txt) & while [ ! -e src/ready ]; do sleep 0.01; done; echo $! > src/grandchild.pid; exit 0',
+    { graceMs: 300 },
+  );
   const pid = Number(readFileSync(join(repo, 'src/grandchild.pid'), 'utf8'));
   const c = report.observation.containment;
   assert.ok(c !== null);
@@ -168,7 +221,8 @@ test('an I/O error while a snapshot is taken fails closed: the success stays idl
 
 test('more than 20 write scopes keeps a success out of completed', async (t) => {
   const repo = makeRepo(t);
-  const scopes = (n: number) => Array.from({ length: n }, (_, i) => ({ path: i === 0 ? 'src' : `d${i}`, access: 'write' as const }));
+  const scopes = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ path: i === 0 ? 'src' : `d${i}`, access: 'write' as const }));
   const at = await run(t, repo, 'echo y > src/y.txt', { scopes: scopes(20) });
   assert.equal(at.state.state, 'completed', at.state.result?.summary);
   const past = await run(t, repo, 'echo z > src/z.txt', { scopes: scopes(21) });
@@ -187,7 +241,11 @@ test('without scopes, any change is outside scope and no lease is taken', async 
 
 test('a commit reaching outside the scope is a violation', async (t) => {
   const repo = makeRepo(t);
-  const report = await run(t, repo, 'echo x >> top.txt && git add top.txt && git -c user.name=t -c user.email=t@x commit -qm t');
+  const report = await run(
+    t,
+    repo,
+    'echo x >> top.txt && git add top.txt && git -c user.name=t -c user.email=t@x commit -qm t',
+  );
   assert.deepEqual(report.state.result?.scope_violations, ['top.txt']);
   assert.equal(git(repo, 'status', '--porcelain'), '');
 });

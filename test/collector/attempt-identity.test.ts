@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { commandAttemptId, commandContainerName } from '../../src/workflows/command-attempts.js';
 
 const REPO_A = '0123456789abcdef0123456789abcdef';

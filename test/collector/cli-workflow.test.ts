@@ -6,18 +6,23 @@
  * cancel of an orphaned attempt; runtime-probe.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { before, test } from 'node:test';
-import type { TestContext } from 'node:test';
+import { before, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
-import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { containersOf, createEventsOf, DOCKER_SOCKET, recipeBytes, requireEngine } from './fixture.js';
-import type { RecipeFields } from './fixture.js';
+import {
+  containersOf,
+  createEventsOf,
+  DOCKER_SOCKET,
+  recipeBytes,
+  requireEngine,
+  type RecipeFields,
+} from './fixture.js';
 
 /** The operator-selected executable: docker.io's client when installed, else any executable. */
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
@@ -46,14 +51,25 @@ async function makeDemo(t: TestContext, fields: RecipeFields): Promise<Demo> {
   const dataDir = join(root, 'data');
   mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
   writeFileSync(join(ws, 'hello.txt'), 'hello from the revision\n');
-  writeFileSync(join(ws, 'skills', 'check', 'SKILL.md'), '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n');
+  writeFileSync(
+    join(ws, 'skills', 'check', 'SKILL.md'),
+    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
+  );
   writeFileSync(join(ws, 'skills', 'check', 'runner.json'), recipeBytes(fields));
   const init = await cli({ dataDir }, ['init-repo', ws, '--name', 'demo', '--json']);
   assert.equal(init.code, 0, init.stderr);
   const checkpoint = await cli({ dataDir }, ['checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
   assert.equal(checkpoint.code, 0, checkpoint.stderr);
   const cp = jsonOf<{ repository: string; revision: string; version: number }>(checkpoint);
-  const context = await cli({ dataDir }, ['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json']);
+  const context = await cli({ dataDir }, [
+    'context',
+    'create',
+    '--change',
+    'c1',
+    '--runner',
+    'skills/check/runner.json',
+    '--json',
+  ]);
   assert.equal(context.code, 0, context.stderr);
   const contextDigest = jsonOf<{ context_digest: string }>(context).context_digest;
   assert.match(contextDigest, /^[0-9a-f]{64}$/);
@@ -70,7 +86,13 @@ async function makeDemo(t: TestContext, fields: RecipeFields): Promise<Demo> {
           id: 'check',
           needs: [],
           required: true,
-          action: { kind: 'command', runner: 'runner.json', change: { repository: cp.repository, id: 'c1' }, change_version: cp.version, context_digest: contextDigest },
+          action: {
+            kind: 'command',
+            runner: 'runner.json',
+            change: { repository: cp.repository, id: 'c1' },
+            change_version: cp.version,
+            context_digest: contextDigest,
+          },
         },
       ],
     }),
@@ -81,7 +103,13 @@ async function makeDemo(t: TestContext, fields: RecipeFields): Promise<Demo> {
 interface StepJson {
   id: string;
   state: string;
-  execution: { attempt_id: string; generation: number; state: string; outcome: string | null; record_digest: string | null } | null;
+  execution: {
+    attempt_id: string;
+    generation: number;
+    state: string;
+    outcome: string | null;
+    record_digest: string | null;
+  } | null;
 }
 
 async function stepOf(demo: Demo, runId: string): Promise<StepJson> {
@@ -93,20 +121,28 @@ async function stepOf(demo: Demo, runId: string): Promise<StepJson> {
 }
 
 function spawnRun(demo: Demo, runId: string): ChildProcess & { stderrText: () => string } {
-  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', demo.dataDir, 'skill-workflow', 'run', runId, demo.workflow, ...RUNTIME], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...cliEntryArgv(), '--data-dir', demo.dataDir, 'skill-workflow', 'run', runId, demo.workflow, ...RUNTIME],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const chunks: Buffer[] = [];
   child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
   child.stdout.resume();
   return Object.assign(child, { stderrText: () => Buffer.concat(chunks).toString('utf8') });
 }
 
-async function waitForRunningContainer(attemptId: string, child: ChildProcess & { stderrText: () => string }): Promise<void> {
+async function waitForRunningContainer(
+  attemptId: string,
+  child: ChildProcess & { stderrText: () => string },
+): Promise<void> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the controller exited early (${child.exitCode}): ${child.stderrText()}`);
+    if (child.exitCode !== null)
+      throw new Error(`the controller exited early (${child.exitCode}): ${child.stderrText()}`);
     const containers = await containersOf(attemptId);
     if (containers.some((c) => c.State === 'running')) return;
     await sleep(100);
@@ -116,7 +152,8 @@ async function waitForRunningContainer(attemptId: string, child: ChildProcess & 
 
 function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+    if (child.exitCode !== null || child.signalCode !== null)
+      resolve({ code: child.exitCode, signal: child.signalCode });
     else child.once('exit', (code, signal) => resolve({ code, signal }));
   });
 }
@@ -141,7 +178,12 @@ test('end to end: run executes the command step, status shows the execution memb
 
   const show = await cli(demo, ['check-command-show', step.execution.attempt_id, '--json']);
   assert.equal(show.code, 0, show.stderr);
-  const view = jsonOf<{ record_digest: string; stdout: { text: string }; record: { outcome: string; exit_code: number }; request: { runtime_identity_digest: string; context_digest: string } }>(show);
+  const view = jsonOf<{
+    record_digest: string;
+    stdout: { text: string };
+    record: { outcome: string; exit_code: number };
+    request: { runtime_identity_digest: string; context_digest: string };
+  }>(show);
   assert.equal(view.stdout.text, 'hello from the revision\n');
   assert.equal(view.record_digest, step.execution.record_digest);
   assert.equal(view.record.outcome, 'passed');
@@ -154,24 +196,40 @@ test('end to end: run executes the command step, status shows the execution memb
 
   const probe = await runCli(['agent-task', 'runtime-probe', ...RUNTIME, '--image', 'local/busybox:1', '--json']);
   assert.equal(probe.code, 0, probe.stderr);
-  const identity = jsonOf<{ identity_sha256: string; identity: { image: { id: string }; executable_sha256: string } }>(probe);
-  assert.equal(identity.identity_sha256, view.request.runtime_identity_digest, 'the step ran under the probed runtime identity');
+  const identity = jsonOf<{ identity_sha256: string; identity: { image: { id: string }; executable_sha256: string } }>(
+    probe,
+  );
+  assert.equal(
+    identity.identity_sha256,
+    view.request.runtime_identity_digest,
+    'the step ran under the probed runtime identity',
+  );
   assert.match(identity.identity.image.id, /^sha256:[0-9a-f]{64}$/);
 
   const again = await cli(demo, ['skill-workflow', 'run', 'r1', demo.workflow, ...RUNTIME, '--json']);
   assert.equal(again.code, 0);
-  assert.equal((await stepOf(demo, 'r1')).execution?.record_digest, step.execution.record_digest, 'reopening the run does not run the command again');
+  assert.equal(
+    (await stepOf(demo, 'r1')).execution?.record_digest,
+    step.execution.record_digest,
+    'reopening the run does not run the command again',
+  );
 });
 
 test('the built CLI (bin/run.js over dist/) runs the command step in a container too', async (t) => {
   // The collector runtime is a chunk of its own in the bundle, reached through a dynamic import.
   const demo = await makeDemo(t, { argv: ['/bin/sh', '-c', 'cat /src/hello.txt'] });
-  const run = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'run', 'r-built', demo.workflow, ...RUNTIME, '--json'], { entry: 'built' });
+  const run = await runCli(
+    ['--data-dir', demo.dataDir, 'skill-workflow', 'run', 'r-built', demo.workflow, ...RUNTIME, '--json'],
+    { entry: 'built' },
+  );
   assert.equal(run.code, 0, run.stderr);
   assert.equal(jsonOf<{ state: string }>(run).state, 'completed');
   const step = await stepOf(demo, 'r-built');
   assert.equal(step.execution?.outcome, 'passed');
-  const show = await runCli(['--data-dir', demo.dataDir, 'check-command-show', step.execution?.attempt_id ?? '', '--json'], { entry: 'built' });
+  const show = await runCli(
+    ['--data-dir', demo.dataDir, 'check-command-show', step.execution?.attempt_id ?? '', '--json'],
+    { entry: 'built' },
+  );
   assert.equal(jsonOf<{ stdout: { text: string } }>(show).stdout.text, 'hello from the revision\n');
 });
 
@@ -191,12 +249,21 @@ test('SIGKILL mid-command leaves a running attempt; recover finalizes it without
 
   const resumed = await cli(demo, ['skill-workflow', 'resume', 'r2', ...RUNTIME, '--json']);
   assert.equal(resumed.code, 1, 'resume stops at the unfinished attempt');
-  assert.equal(jsonOf<{ waiting: { reason: string; attempt_id: string } }>(resumed).waiting.reason, 'command_attempt_unfinished');
+  assert.equal(
+    jsonOf<{ waiting: { reason: string; attempt_id: string } }>(resumed).waiting.reason,
+    'command_attempt_unfinished',
+  );
   assert.equal((await containersOf(attemptId)).length, 1, 'resume started nothing');
 
   const recover = await cli(demo, ['skill-workflow', 'recover', 'r2', 'check', ...RUNTIME, '--json']);
   assert.equal(recover.code, 0, recover.stderr);
-  const report = jsonOf<{ state: string; outcome: string; reconciled: boolean; step_state: string; custody: { containers_found: number; confirmed: boolean } }>(recover);
+  const report = jsonOf<{
+    state: string;
+    outcome: string;
+    reconciled: boolean;
+    step_state: string;
+    custody: { containers_found: number; confirmed: boolean };
+  }>(recover);
   assert.equal(report.state, 'failed');
   assert.equal(report.outcome, 'interrupted');
   assert.equal(report.reconciled, true);
@@ -265,7 +332,16 @@ test('runtime flags are a pair; recover requires them; runtime-probe refuses a m
   assert.equal(missing.code, 4);
   assert.equal(jsonOf<{ error: { code: string } }>(missing).error.code, 'IMAGE_NOT_FOUND');
   assert.match(missing.stderr, /local\/not-there:1/);
-  const noSocket = await runCli(['agent-task', 'runtime-probe', '--docker', DOCKER, '--docker-socket', join(dataDir, 'none.sock'), '--image', 'local/busybox:1']);
+  const noSocket = await runCli([
+    'agent-task',
+    'runtime-probe',
+    '--docker',
+    DOCKER,
+    '--docker-socket',
+    join(dataDir, 'none.sock'),
+    '--image',
+    'local/busybox:1',
+  ]);
   assert.equal(noSocket.code, 4);
   assert.match(noSocket.stderr, /error\[RUNTIME_UNAVAILABLE\]/);
 });

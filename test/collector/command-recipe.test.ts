@@ -5,7 +5,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import test from 'node:test';
-import { commandRecipeDigest, containerWorkdir, decodeCommandRecipe, RECIPE_LIMITS } from '../../src/contracts/command-recipe.js';
+
+import {
+  commandRecipeDigest,
+  containerWorkdir,
+  decodeCommandRecipe,
+  RECIPE_LIMITS,
+} from '../../src/contracts/command-recipe.js';
 
 type Recipe = Record<string, unknown> & { limits: Record<string, unknown> };
 
@@ -71,8 +77,24 @@ for (const [field, min, max] of NUMERIC_BOUNDS) {
 }
 
 test('argv: 1..256 entries of at most 4096 bytes; empty refused', () => {
-  assert.equal(code(withField('argv', Array.from({ length: RECIPE_LIMITS.maxArgv }, () => 'x'))), 'OK');
-  assert.equal(code(withField('argv', Array.from({ length: RECIPE_LIMITS.maxArgv + 1 }, () => 'x'))), 'SCHEMA_BOUND');
+  assert.equal(
+    code(
+      withField(
+        'argv',
+        Array.from({ length: RECIPE_LIMITS.maxArgv }, () => 'x'),
+      ),
+    ),
+    'OK',
+  );
+  assert.equal(
+    code(
+      withField(
+        'argv',
+        Array.from({ length: RECIPE_LIMITS.maxArgv + 1 }, () => 'x'),
+      ),
+    ),
+    'SCHEMA_BOUND',
+  );
   assert.equal(code(withField('argv', [])), 'SCHEMA_BOUND');
   assert.equal(code(withField('argv', ['a'.repeat(RECIPE_LIMITS.maxArgBytes)])), 'OK');
   assert.equal(code(withField('argv', ['a'.repeat(RECIPE_LIMITS.maxArgBytes + 1)])), 'SCHEMA_BOUND');
@@ -80,7 +102,8 @@ test('argv: 1..256 entries of at most 4096 bytes; empty refused', () => {
 });
 
 test('env: at most 128 variables with names [A-Za-z_][A-Za-z0-9_]* and values of at most 4096 bytes', () => {
-  const many = (n: number): Record<string, string> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`V${i}`, 'x']));
+  const many = (n: number): Record<string, string> =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`V${i}`, 'x']));
   assert.equal(code(withField('env', many(RECIPE_LIMITS.maxEnv))), 'OK');
   assert.equal(code(withField('env', many(RECIPE_LIMITS.maxEnv + 1))), 'SCHEMA_BOUND');
   assert.equal(code(withField('env', { V: 'v'.repeat(RECIPE_LIMITS.maxEnvValueBytes) })), 'OK');
@@ -90,10 +113,16 @@ test('env: at most 128 variables with names [A-Za-z_][A-Za-z0-9_]* and values of
 });
 
 test('image references: valid forms accepted, length and shape bounded', () => {
-  for (const image of ['busybox', 'local/busybox:1', 'registry.example:5000/team/app:v1.2', `app@sha256:${'a'.repeat(64)}`]) {
+  for (const image of [
+    'busybox',
+    'local/busybox:1',
+    'registry.example:5000/team/app:v1.2',
+    `app@sha256:${'a'.repeat(64)}`,
+  ]) {
     assert.equal(code(withField('image', image)), 'OK', image);
   }
-  for (const image of ['', 'UPPER/case', 'a b', '/leading', `${'a'.repeat(250)}:tag12`]) assert.notEqual(code(withField('image', image)), 'OK', image);
+  for (const image of ['', 'UPPER/case', 'a b', '/leading', `${'a'.repeat(250)}:tag12`])
+    assert.notEqual(code(withField('image', image)), 'OK', image);
 });
 
 test('toolchain and environment identities are bounded at 256 characters', () => {
@@ -104,7 +133,8 @@ test('toolchain and environment identities are bounded at 256 characters', () =>
 
 test('the working directory is "." or a canonical relative path', () => {
   for (const workdir of ['.', 'a', 'a/b-c/d_e']) assert.equal(code(withField('workdir', workdir)), 'OK', workdir);
-  for (const workdir of ['..', '../x', '/abs', 'a//b', 'a/./b', 'a/', 'c:/x', 'a\\b']) assert.equal(code(withField('workdir', workdir)), 'PATH_INVALID', workdir);
+  for (const workdir of ['..', '../x', '/abs', 'a//b', 'a/./b', 'a/', 'c:/x', 'a\\b'])
+    assert.equal(code(withField('workdir', workdir)), 'PATH_INVALID', workdir);
 });
 
 test('strict decoding: unknown fields, missing fields, duplicate keys, other versions, oversize input', () => {
@@ -113,7 +143,10 @@ test('strict decoding: unknown fields, missing fields, duplicate keys, other ver
   const missing = base();
   delete missing.timeout_ms;
   assert.equal(code(missing), 'SCHEMA_MISSING_FIELD');
-  assert.equal(code(Buffer.from(bytes(base()).toString().replace('"version":1', '"version":1,"version":1'))), 'JSON_DUPLICATE_KEY');
+  assert.equal(
+    code(Buffer.from(bytes(base()).toString().replace('"version":1', '"version":1,"version":1'))),
+    'JSON_DUPLICATE_KEY',
+  );
   assert.equal(code(withField('version', 2)), 'SCHEMA_VERSION_UNSUPPORTED');
   const padded = (size: number): Buffer => {
     const text = JSON.stringify(base());

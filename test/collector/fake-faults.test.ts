@@ -6,26 +6,32 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import test from 'node:test';
-import { createCommandStepRuntime } from '../../src/collector/command-step-runtime.js';
-import type { CommandRuntimeHandle } from '../../src/collector/command-step-runtime.js';
+
+import { createCommandStepRuntime, type CommandRuntimeHandle } from '../../src/collector/command-step-runtime.js';
 import { reconcileCommandAttempt } from '../../src/collector/custody.js';
 import { DockerClient, MAX_API_VERSION } from '../../src/collector/docker-client.js';
-import { FakeDockerEngine } from '../../src/collector/fake-transport.js';
-import type { FakeScript } from '../../src/collector/fake-transport.js';
+import { FakeDockerEngine, type FakeScript } from '../../src/collector/fake-transport.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { getCommandAttempt } from '../../src/workflows/command-attempts.js';
 import { openJournal } from '../../src/workflows/journal.js';
-import { DOCKER_EXE, makeRepo, recipeBytes, stepRequest } from './fixture.js';
-import type { Repo } from './fixture.js';
+import { DOCKER_EXE, makeRepo, recipeBytes, stepRequest, type Repo } from './fixture.js';
 
 const IMAGE_ID = `sha256:${'a'.repeat(64)}`;
 
-function fakeEngine(script: FakeScript = { exitCode: 0, stdout: 'ok\n' }, options: { apiVersion?: string; minApiVersion?: string } = {}): FakeDockerEngine {
+function fakeEngine(
+  script: FakeScript = { exitCode: 0, stdout: 'ok\n' },
+  options: { apiVersion?: string; minApiVersion?: string } = {},
+): FakeDockerEngine {
   return new FakeDockerEngine({ images: { 'local/busybox:1': IMAGE_ID }, script: () => script, ...options });
 }
 
 async function runtimeFor(t: test.TestContext, engine: FakeDockerEngine): Promise<CommandRuntimeHandle> {
-  const runtime = await createCommandStepRuntime({ docker: DOCKER_EXE, dockerSocket: '/nonexistent/fake.sock', transport: engine.transport, drainMs: 50 });
+  const runtime = await createCommandStepRuntime({
+    docker: DOCKER_EXE,
+    dockerSocket: '/nonexistent/fake.sock',
+    transport: engine.transport,
+    drainMs: 50,
+  });
   t.after(() => runtime.close());
   return runtime;
 }
@@ -39,7 +45,11 @@ function attemptOf(repo: Repo, attemptId: string): ReturnType<typeof getCommandA
   }
 }
 
-async function reconcile(repo: Repo, engine: FakeDockerEngine, attemptId: string): Promise<Awaited<ReturnType<typeof reconcileCommandAttempt>>> {
+async function reconcile(
+  repo: Repo,
+  engine: FakeDockerEngine,
+  attemptId: string,
+): Promise<Awaited<ReturnType<typeof reconcileCommandAttempt>>> {
   const client = await DockerClient.connect(engine.transport);
   const journal = openJournal(repo.dataDir, 'write');
   try {
@@ -68,7 +78,9 @@ test('a lost result (the wait answer never arrives) is recorded uncertain, never
   assert.equal(recovered.result.outcome, 'interrupted');
   assert.equal(recovered.custody?.confirmed, true);
   assert.equal(engine.created, 1, 'recovery created nothing');
-  const record = parseStrictJson(attemptOf(repo, result.attemptId).record_json ?? Buffer.alloc(0), { maxBytes: 1 << 20 }) as Record<string, unknown>;
+  const record = parseStrictJson(attemptOf(repo, result.attemptId).record_json ?? Buffer.alloc(0), {
+    maxBytes: 1 << 20,
+  }) as Record<string, unknown>;
   assert.equal(record.recovered, true);
   assert.match(String(record.previous_record_digest), /^[0-9a-f]{64}$/);
 });
@@ -78,7 +90,11 @@ test('unknown cleanup (removal refused) keeps the attempt uncertain and the snap
   engine.faults.refuseRemove = true;
   const runtime = await runtimeFor(t, engine);
   const repo = makeRepo(t, { 'a.txt': 'a' });
-  const request = stepRequest(repo, { runId: 'cleanup', change: 'cleanup', recipe: recipeBytes({ argv: ['/bin/true'] }) });
+  const request = stepRequest(repo, {
+    runId: 'cleanup',
+    change: 'cleanup',
+    recipe: recipeBytes({ argv: ['/bin/true'] }),
+  });
   const result = await runtime.run(request);
   assert.equal(result.state, 'uncertain', 'an unconfirmed cleanup is never a success');
   assert.equal(result.outcome, 'passed');
@@ -105,7 +121,9 @@ test('a lost create answer is uncertain; the container is found by name and remo
   engine.faults.loseCreateAnswer = true;
   const runtime = await runtimeFor(t, engine);
   const repo = makeRepo(t, { 'a.txt': 'a' });
-  const result = await runtime.run(stepRequest(repo, { runId: 'create', change: 'create', recipe: recipeBytes({ argv: ['/bin/true'] }) }));
+  const result = await runtime.run(
+    stepRequest(repo, { runId: 'create', change: 'create', recipe: recipeBytes({ argv: ['/bin/true'] }) }),
+  );
   assert.equal(result.state, 'uncertain');
   assert.equal(engine.containers.size, 0);
   assert.ok(!engine.calls.some((call) => call.endsWith('/start')), 'nothing was started');
@@ -116,7 +134,9 @@ test('a command stopped from outside (engine shutdown, docker stop) is uncertain
   engine.faults.stoppedFromOutside = true;
   const runtime = await runtimeFor(t, engine);
   const repo = makeRepo(t, { 'a.txt': 'a' });
-  const result = await runtime.run(stepRequest(repo, { runId: 'outside', change: 'outside', recipe: recipeBytes({ argv: ['/bin/true'] }) }));
+  const result = await runtime.run(
+    stepRequest(repo, { runId: 'outside', change: 'outside', recipe: recipeBytes({ argv: ['/bin/true'] }) }),
+  );
   assert.equal(result.state, 'uncertain');
   assert.equal(result.outcome, 'uncertain');
 });
@@ -124,21 +144,34 @@ test('a command stopped from outside (engine shutdown, docker stop) is uncertain
 test('an engine that never reports the stop ends the wait at timeout + grace: uncertain, not hung', async (t) => {
   const engine = fakeEngine({ exitCode: 0, runMs: 60_000 });
   engine.faults.hangWait = true;
-  const runtime = await createCommandStepRuntime({ docker: DOCKER_EXE, dockerSocket: '/x', transport: engine.transport, drainMs: 50, graceMs: 300 });
+  const runtime = await createCommandStepRuntime({
+    docker: DOCKER_EXE,
+    dockerSocket: '/x',
+    transport: engine.transport,
+    drainMs: 50,
+    graceMs: 300,
+  });
   t.after(() => runtime.close());
   const repo = makeRepo(t, { 'a.txt': 'a' });
   const began = Date.now();
-  const result = await runtime.run(stepRequest(repo, { runId: 'hang', change: 'hang', recipe: recipeBytes({ argv: ['/bin/true'], timeout_ms: 200 }) }));
+  const result = await runtime.run(
+    stepRequest(repo, { runId: 'hang', change: 'hang', recipe: recipeBytes({ argv: ['/bin/true'], timeout_ms: 200 }) }),
+  );
   assert.equal(result.state, 'uncertain');
   assert.ok(Date.now() - began < 10_000, 'the collector did not hang');
-  assert.ok(engine.calls.some((call) => call.includes('/kill')), 'the timeout sent a kill');
+  assert.ok(
+    engine.calls.some((call) => call.includes('/kill')),
+    'the timeout sent a kill',
+  );
 });
 
 test('a finished attempt is final: reconciling it does nothing', async (t) => {
   const engine = fakeEngine({ exitCode: 3, stderr: 'boom\n' });
   const runtime = await runtimeFor(t, engine);
   const repo = makeRepo(t, { 'a.txt': 'a' });
-  const result = await runtime.run(stepRequest(repo, { runId: 'final', change: 'final', recipe: recipeBytes({ argv: ['/bin/false'] }) }));
+  const result = await runtime.run(
+    stepRequest(repo, { runId: 'final', change: 'final', recipe: recipeBytes({ argv: ['/bin/false'] }) }),
+  );
   assert.equal(result.state, 'failed');
   const calls = engine.calls.length;
   const again = await reconcile(repo, engine, result.attemptId);
@@ -149,7 +182,11 @@ test('a finished attempt is final: reconciling it does nothing', async (t) => {
 
 test('the create body carries every isolation setting and the custody labels', async (t) => {
   const repo = makeRepo(t, { 'a.txt': 'a' });
-  const recipe = recipeBytes({ argv: ['/bin/sh', '-c', 'true'], env: { B: '2', A: '1' }, limits: { memory_bytes: 32 * 1024 * 1024, pids: 40, cpu_millis: 250, scratch_bytes: 8192 } });
+  const recipe = recipeBytes({
+    argv: ['/bin/sh', '-c', 'true'],
+    env: { B: '2', A: '1' },
+    limits: { memory_bytes: 32 * 1024 * 1024, pids: 40, cpu_millis: 250, scratch_bytes: 8192 },
+  });
   let spec: Record<string, unknown> | undefined;
   const engine = new FakeDockerEngine({
     images: { 'local/busybox:1': IMAGE_ID },
@@ -178,14 +215,23 @@ test('the create body carries every isolation setting and the custody labels', a
   assert.equal(host.Memory, 32 * 1024 * 1024);
   assert.equal(host.MemorySwap, 32 * 1024 * 1024, 'no swap');
   assert.equal(host.NanoCpus, 250_000_000);
-  assert.deepEqual(host.Tmpfs, { '/tmp': 'rw,exec,nosuid,nodev,mode=1777,size=8192' }, 'scratch is exec and sized by the recipe');
+  assert.deepEqual(
+    host.Tmpfs,
+    { '/tmp': 'rw,exec,nosuid,nodev,mode=1777,size=8192' },
+    'scratch is exec and sized by the recipe',
+  );
   assert.equal(host.IpcMode, 'none', 'no /dev/shm beside scratch');
   assert.deepEqual(host.Ulimits, [{ Name: 'msgqueue', Soft: 0, Hard: 0 }], 'no POSIX message queue can be created');
   const [mount] = host.Mounts as Record<string, unknown>[];
   assert.equal(mount?.Target, '/src');
   assert.equal(mount?.ReadOnly, true);
   assert.match(String(mount?.Source), /\/collector\/snapshots\/[0-9a-f]{64}$/);
-  assert.deepEqual(spec.Labels, { 'io.agentscm.managed': '1', 'io.agentscm.attempt': result.attemptId, 'io.agentscm.run': 'spec', 'io.agentscm.step': 'check' });
+  assert.deepEqual(spec.Labels, {
+    'io.agentscm.managed': '1',
+    'io.agentscm.attempt': result.attemptId,
+    'io.agentscm.run': 'spec',
+    'io.agentscm.step': 'check',
+  });
 });
 
 test('the Engine API version is negotiated: capped at ours, refused below our floor or above the engine range', async () => {
@@ -194,8 +240,14 @@ test('the Engine API version is negotiated: capped at ours, refused below our fl
   assert.equal(client.apiVersion, MAX_API_VERSION);
   await client.info();
   assert.ok(newer.calls.includes(`GET /info`));
-  await assert.rejects(DockerClient.connect(new FakeDockerEngine({ apiVersion: '1.40', minApiVersion: '1.12' }).transport), { code: 'RUNTIME_API_UNSUPPORTED' });
-  await assert.rejects(DockerClient.connect(new FakeDockerEngine({ apiVersion: '1.70', minApiVersion: '1.60' }).transport), { code: 'RUNTIME_API_UNSUPPORTED' });
+  await assert.rejects(
+    DockerClient.connect(new FakeDockerEngine({ apiVersion: '1.40', minApiVersion: '1.12' }).transport),
+    { code: 'RUNTIME_API_UNSUPPORTED' },
+  );
+  await assert.rejects(
+    DockerClient.connect(new FakeDockerEngine({ apiVersion: '1.70', minApiVersion: '1.60' }).transport),
+    { code: 'RUNTIME_API_UNSUPPORTED' },
+  );
   const exact = await DockerClient.connect(new FakeDockerEngine({ apiVersion: '1.41' }).transport);
   assert.equal(exact.apiVersion, '1.41');
 });
@@ -203,11 +255,19 @@ test('the Engine API version is negotiated: capped at ours, refused below our fl
 test('an engine that does not answer is RUNTIME_UNAVAILABLE before anything is reserved', async () => {
   const engine = fakeEngine();
   engine.faults.down = true;
-  await assert.rejects(createCommandStepRuntime({ docker: DOCKER_EXE, dockerSocket: '/x', transport: engine.transport }), { code: 'RUNTIME_UNAVAILABLE' });
+  await assert.rejects(
+    createCommandStepRuntime({ docker: DOCKER_EXE, dockerSocket: '/x', transport: engine.transport }),
+    { code: 'RUNTIME_UNAVAILABLE' },
+  );
 });
 
 test('the runtime pair is validated: the executable must exist', async () => {
   const engine = fakeEngine();
-  await assert.rejects(createCommandStepRuntime({ docker: '/nonexistent/docker', dockerSocket: '/x', transport: engine.transport }), { code: 'RUNTIME_FLAGS_INVALID' });
-  await assert.rejects(createCommandStepRuntime({ docker: '/etc', dockerSocket: '/x', transport: engine.transport }), { code: 'RUNTIME_FLAGS_INVALID' });
+  await assert.rejects(
+    createCommandStepRuntime({ docker: '/nonexistent/docker', dockerSocket: '/x', transport: engine.transport }),
+    { code: 'RUNTIME_FLAGS_INVALID' },
+  );
+  await assert.rejects(createCommandStepRuntime({ docker: '/etc', dockerSocket: '/x', transport: engine.transport }), {
+    code: 'RUNTIME_FLAGS_INVALID',
+  });
 });

@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { Pool } from 'undici';
+
 import { commandRecipeDigest } from '../../src/contracts/command-recipe.js';
-import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
-import { initRepo } from '../../src/workspace/init.js';
 import type { CommandStepRequest } from '../../src/workflows/command-step.js';
 import { openJournal } from '../../src/workflows/journal.js';
+import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
+import { initRepo } from '../../src/workspace/init.js';
 import { tempDir } from '../helpers/tmp.js';
 
 export const DOCKER_SOCKET = process.env.AGENTSCM_TEST_DOCKER_SOCKET ?? '/var/run/docker.sock';
@@ -27,7 +28,13 @@ export interface RecipeFields {
   env?: Record<string, string>;
   workdir?: string;
   timeout_ms?: number;
-  limits?: Partial<{ memory_bytes: number; pids: number; cpu_millis: number; output_bytes: number; scratch_bytes: number }>;
+  limits?: Partial<{
+    memory_bytes: number;
+    pids: number;
+    cpu_millis: number;
+    output_bytes: number;
+    scratch_bytes: number;
+  }>;
   image?: string;
 }
 
@@ -41,7 +48,14 @@ export function recipeBytes(fields: RecipeFields): Buffer {
       env: fields.env ?? {},
       workdir: fields.workdir ?? '.',
       timeout_ms: fields.timeout_ms ?? 20_000,
-      limits: { memory_bytes: 64 * 1024 * 1024, pids: 64, cpu_millis: 1000, output_bytes: 64 * 1024, scratch_bytes: 1024 * 1024, ...fields.limits },
+      limits: {
+        memory_bytes: 64 * 1024 * 1024,
+        pids: 64,
+        cpu_millis: 1000,
+        output_bytes: 64 * 1024,
+        scratch_bytes: 1024 * 1024,
+        ...fields.limits,
+      },
       toolchain: 'busybox-1',
       environment: 'posix-sh-offline',
     }),
@@ -94,7 +108,10 @@ function makeRepoIn(root: string, files: Record<string, string | Buffer>): Repo 
 }
 
 /** The request the workflow runner would send for a recipe in the repo's current tree. */
-export function stepRequest(repo: Repo, input: { runId: string; stepId?: string; change: string; recipe: Buffer; signal?: AbortSignal }): CommandStepRequest {
+export function stepRequest(
+  repo: Repo,
+  input: { runId: string; stepId?: string; change: string; recipe: Buffer; signal?: AbortSignal },
+): CommandStepRequest {
   repo.write(RECIPE_PATH, input.recipe);
   const { revision, version } = repo.checkpoint(input.change);
   return {
@@ -120,11 +137,17 @@ export async function requireEngine(): Promise<void> {
   try {
     const ping = await pool.request({ path: '/_ping', method: 'GET', headersTimeout: 5000 });
     await ping.body.text();
-    const image = await pool.request({ path: `/images/${encodeURIComponent(IMAGE)}/json`, method: 'GET', headersTimeout: 5000 });
+    const image = await pool.request({
+      path: `/images/${encodeURIComponent(IMAGE)}/json`,
+      method: 'GET',
+      headersTimeout: 5000,
+    });
     await image.body.text();
     if (image.statusCode !== 200) throw new Error(`image ${IMAGE} is missing (HTTP ${image.statusCode})`);
   } catch (error) {
-    throw new Error(`the container engine at ${DOCKER_SOCKET} is not usable (${(error as Error).message}); run \`npm run runtime:start\` as root (or set AGENTSCM_TEST_DOCKER_SOCKET)`);
+    throw new Error(
+      `the container engine at ${DOCKER_SOCKET} is not usable (${(error as Error).message}); run \`npm run runtime:start\` as root (or set AGENTSCM_TEST_DOCKER_SOCKET)`,
+    );
   } finally {
     await pool.close();
   }
@@ -152,10 +175,16 @@ export async function containersOf(attemptId: string): Promise<{ Id: string; Sta
 /** How many containers the engine created for an attempt since `sinceSeconds` (from its event log). */
 export async function createEventsOf(attemptId: string, sinceSeconds: number): Promise<number> {
   const until = Math.ceil(Date.now() / 1000) + 1;
-  const filters = encodeURIComponent(JSON.stringify({ type: ['container'], event: ['create'], label: [`io.agentscm.attempt=${attemptId}`] }));
+  const filters = encodeURIComponent(
+    JSON.stringify({ type: ['container'], event: ['create'], label: [`io.agentscm.attempt=${attemptId}`] }),
+  );
   const pool = new Pool('http://localhost', { socketPath: DOCKER_SOCKET });
   try {
-    const response = await pool.request({ path: `/events?since=${sinceSeconds}&until=${until}&filters=${filters}`, method: 'GET', headersTimeout: 10_000 });
+    const response = await pool.request({
+      path: `/events?since=${sinceSeconds}&until=${until}&filters=${filters}`,
+      method: 'GET',
+      headersTimeout: 10_000,
+    });
     const text = await response.body.text();
     return text.split('\n').filter((line) => line.trim().length > 0).length;
   } finally {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+
 import { createCommandStepRuntime } from '../../src/collector/command-step-runtime.js';
 import { reconcileCommandAttempt } from '../../src/collector/custody.js';
 import { DockerClient } from '../../src/collector/docker-client.js';
@@ -79,7 +80,11 @@ test('stopping the engine mid-run records uncertain (never a pass); recover then
       const attempt = getCommandAttempt(journal.db, attemptId);
       assert.equal(attempt.state, 'uncertain');
       assert.ok(attempt.record_json !== null);
-      const record = JSON.parse(attempt.record_json.toString('utf8')) as { outcome: string; cleanup: { confirmed: boolean }; error: string };
+      const record = JSON.parse(attempt.record_json.toString('utf8')) as {
+        outcome: string;
+        cleanup: { confirmed: boolean };
+        error: string;
+      };
       assert.equal(record.outcome, 'uncertain');
       assert.match(record.error, /stopped from outside|did not answer|connect|socket/);
       // Depending on how far the engine's shutdown got, cleanup was confirmed or not; the

@@ -7,15 +7,34 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
+
+import {
+  createCommandStepRuntime,
+  snapshotParentOf,
+  type CommandRuntimeHandle,
+} from '../../src/collector/command-step-runtime.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
-import { createCommandStepRuntime, snapshotParentOf } from '../../src/collector/command-step-runtime.js';
-import type { CommandRuntimeHandle } from '../../src/collector/command-step-runtime.js';
 import { listRevisionEntries } from '../../src/native/revisions.js';
 import { openAuthority } from '../../src/native/store.js';
-import { getCommandAttempt, getCommandAttemptForStep, getCommandAttemptOutput } from '../../src/workflows/command-attempts.js';
+import {
+  getCommandAttempt,
+  getCommandAttemptForStep,
+  getCommandAttemptOutput,
+} from '../../src/workflows/command-attempts.js';
 import { openJournal } from '../../src/workflows/journal.js';
-import { containersOf, createEventsOf, DOCKER_EXE, DOCKER_SOCKET, makeRepo, makeSuiteRepo, recipeBytes, requireEngine, stepRequest } from './fixture.js';
-import type { Repo, RecipeFields } from './fixture.js';
+import {
+  containersOf,
+  createEventsOf,
+  DOCKER_EXE,
+  DOCKER_SOCKET,
+  makeRepo,
+  makeSuiteRepo,
+  recipeBytes,
+  requireEngine,
+  stepRequest,
+  type RecipeFields,
+  type Repo,
+} from './fixture.js';
 
 let runtime: CommandRuntimeHandle;
 let shared: Repo & { remove(): void };
@@ -42,7 +61,11 @@ interface Ran {
 
 async function run(fields: RecipeFields, repo: Repo = shared): Promise<Ran> {
   counter += 1;
-  const request = stepRequest(repo, { runId: `run-${counter}`, change: `change-${counter}`, recipe: recipeBytes(fields) });
+  const request = stepRequest(repo, {
+    runId: `run-${counter}`,
+    change: `change-${counter}`,
+    recipe: recipeBytes(fields),
+  });
   const result = await runtime.run(request);
   const journal = openJournal(repo.dataDir, 'read');
   try {
@@ -50,7 +73,13 @@ async function run(fields: RecipeFields, repo: Repo = shared): Promise<Ran> {
     const output = getCommandAttemptOutput(journal.db, result.attemptId);
     assert.ok(attempt.record_json !== null, 'a finished attempt has a record');
     const record = parseStrictJson(attempt.record_json, { maxBytes: 1 << 20 }) as Record<string, unknown>;
-    return { result, stdout: output.stdout.toString('utf8'), stderr: output.stderr.toString('utf8'), record, revision: request.revision };
+    return {
+      result,
+      stdout: output.stdout.toString('utf8'),
+      stderr: output.stderr.toString('utf8'),
+      record,
+      revision: request.revision,
+    };
   } finally {
     journal.close();
   }
@@ -68,7 +97,16 @@ test('the container sees exactly the bytes of the revision, mounted read-only at
     'deep/er/still/z.txt': 'zeta',
   });
   repo.write('tool.sh', '#!/bin/sh\necho tool\n', 0o755);
-  const ran = await run({ argv: ['/bin/sh', '-c', 'cd /src && find . ! -type d | sort | xargs sha256sum; echo MODE $(stat -c %a tool.sh); ./tool.sh'] }, repo);
+  const ran = await run(
+    {
+      argv: [
+        '/bin/sh',
+        '-c',
+        'cd /src && find . ! -type d | sort | xargs sha256sum; echo MODE $(stat -c %a tool.sh); ./tool.sh',
+      ],
+    },
+    repo,
+  );
   assert.equal(ran.result.state, 'succeeded', ran.stderr);
   const auth = openAuthority(repo.dataDir, { mode: 'read' });
   const entries = listRevisionEntries(auth, repo.repository, ran.revision);
@@ -105,7 +143,8 @@ test('no network, read-only source and root, a writable tmpfs, not root, no capa
   assert.match(ran.stdout, /ROOT-RO/);
   assert.match(ran.stdout, /^scratch$/m);
   assert.match(ran.stdout, /UID=65534 GID=65534/);
-  for (const cap of ['CapEff', 'CapPrm', 'CapBnd']) assert.match(ran.stdout, new RegExp(`^${cap}:\\s+0000000000000000$`, 'm'));
+  for (const cap of ['CapEff', 'CapPrm', 'CapBnd'])
+    assert.match(ran.stdout, new RegExp(`^${cap}:\\s+0000000000000000$`, 'm'));
   assert.match(ran.stdout, /^NoNewPrivs:\s+1$/m);
 });
 
@@ -147,7 +186,10 @@ test('a fork bomb is stopped by the pids limit', async () => {
 });
 
 test('a memory bomb is recorded as OOM-killed and failed', async () => {
-  const ran = await run({ argv: ['/bin/sh', '-c', 'x=0123456789abcdef; while true; do x=$x$x; done'], limits: { memory_bytes: 16 * 1024 * 1024 } });
+  const ran = await run({
+    argv: ['/bin/sh', '-c', 'x=0123456789abcdef; while true; do x=$x$x; done'],
+    limits: { memory_bytes: 16 * 1024 * 1024 },
+  });
   assert.equal(ran.result.state, 'failed');
   assert.equal(ran.result.outcome, 'oom_killed');
   assert.equal(ran.record.oom_killed, true);
@@ -168,7 +210,10 @@ test('an output flood is cut at the bound, recorded as truncated, and stops the 
 });
 
 test('output exactly at the bound is kept whole and not truncated', async () => {
-  const ran = await run({ argv: ['/bin/sh', '-c', 'head -c 1000 /dev/zero | tr "\\0" x'], limits: { output_bytes: 1000 } });
+  const ran = await run({
+    argv: ['/bin/sh', '-c', 'head -c 1000 /dev/zero | tr "\\0" x'],
+    limits: { output_bytes: 1000 },
+  });
   assert.equal(ran.result.state, 'succeeded');
   assert.equal(ran.stdout, 'x'.repeat(1000));
   assert.equal((ran.record.stdout as { truncated: boolean }).truncated, false);
@@ -187,7 +232,11 @@ test('a timeout kills the container and is recorded', async () => {
 test('a finished attempt is never run again: the same step returns its retained result', async () => {
   const repo = shared;
   const since = Math.floor(Date.now() / 1000) - 1;
-  const request = stepRequest(repo, { runId: 'retained', change: 'retained', recipe: recipeBytes({ argv: ['/bin/true'] }) });
+  const request = stepRequest(repo, {
+    runId: 'retained',
+    change: 'retained',
+    recipe: recipeBytes({ argv: ['/bin/true'] }),
+  });
   const first = await runtime.run(request);
   const second = await runtime.run(request);
   assert.equal(first.state, 'succeeded');
@@ -198,8 +247,16 @@ test('a finished attempt is never run again: the same step returns its retained 
 
 test('a missing image is a clear error naming it; nothing is reserved and nothing is pulled', async () => {
   const repo = shared;
-  const request = stepRequest(repo, { runId: 'no-image', change: 'no-image', recipe: recipeBytes({ argv: ['/bin/true'], image: 'local/absent-image:1' }) });
-  await assert.rejects(runtime.run(request), (error: Error & { code?: string }) => error.code === 'IMAGE_NOT_FOUND' && error.message.includes('local/absent-image:1'));
+  const request = stepRequest(repo, {
+    runId: 'no-image',
+    change: 'no-image',
+    recipe: recipeBytes({ argv: ['/bin/true'], image: 'local/absent-image:1' }),
+  });
+  await assert.rejects(
+    runtime.run(request),
+    (error: Error & { code?: string }) =>
+      error.code === 'IMAGE_NOT_FOUND' && error.message.includes('local/absent-image:1'),
+  );
   const journal = openJournal(repo.dataDir, 'read');
   try {
     assert.equal(getCommandAttemptForStep(journal.db, 'no-image', 'check'), null);
@@ -210,7 +267,11 @@ test('a missing image is a clear error naming it; nothing is reserved and nothin
 
 test('a recipe whose bytes differ from the bound digest is refused before any reservation', async () => {
   const repo = shared;
-  const request = stepRequest(repo, { runId: 'digest', change: 'digest', recipe: recipeBytes({ argv: ['/bin/true'] }) });
+  const request = stepRequest(repo, {
+    runId: 'digest',
+    change: 'digest',
+    recipe: recipeBytes({ argv: ['/bin/true'] }),
+  });
   await assert.rejects(runtime.run({ ...request, recipeDigest: 'f'.repeat(64) }), { code: 'RECIPE_DIGEST_MISMATCH' });
   assert.equal(existsSync(snapshotParentOf(repo.dataDir)) ? readdirSync(snapshotParentOf(repo.dataDir)).length : 0, 0);
 });
@@ -219,7 +280,12 @@ test('an already-aborted signal records a cancelled attempt without creating a c
   const repo = shared;
   const controller = new AbortController();
   controller.abort();
-  const request = stepRequest(repo, { runId: 'aborted', change: 'aborted', recipe: recipeBytes({ argv: ['/bin/true'] }), signal: controller.signal });
+  const request = stepRequest(repo, {
+    runId: 'aborted',
+    change: 'aborted',
+    recipe: recipeBytes({ argv: ['/bin/true'] }),
+    signal: controller.signal,
+  });
   const result = await runtime.run(request);
   assert.equal(result.state, 'failed');
   assert.equal(result.outcome, 'cancelled');
@@ -229,7 +295,12 @@ test('an already-aborted signal records a cancelled attempt without creating a c
 test('a signal during the run stops the container and records the cancellation', async () => {
   const repo = shared;
   const controller = new AbortController();
-  const request = stepRequest(repo, { runId: 'cancel-mid', change: 'cancel-mid', recipe: recipeBytes({ argv: ['/bin/sleep', '30'] }), signal: controller.signal });
+  const request = stepRequest(repo, {
+    runId: 'cancel-mid',
+    change: 'cancel-mid',
+    recipe: recipeBytes({ argv: ['/bin/sleep', '30'] }),
+    signal: controller.signal,
+  });
   setTimeout(() => controller.abort(), 1500);
   const began = Date.now();
   const result = await runtime.run(request);

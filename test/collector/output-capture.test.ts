@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import test from 'node:test';
 import fc from 'fast-check';
+
 import { OutputCapture } from '../../src/collector/output-capture.js';
 
 function frame(stream: 1 | 2, body: Buffer): Buffer {
@@ -16,7 +17,11 @@ function frame(stream: 1 | 2, body: Buffer): Buffer {
 }
 
 test('frames split at every byte boundary reassemble into the right streams', () => {
-  const raw = Buffer.concat([frame(1, Buffer.from('out-1\n')), frame(2, Buffer.from('err\n')), frame(1, Buffer.from('out-2\n'))]);
+  const raw = Buffer.concat([
+    frame(1, Buffer.from('out-1\n')),
+    frame(2, Buffer.from('err\n')),
+    frame(1, Buffer.from('out-2\n')),
+  ]);
   for (let cut = 0; cut <= raw.length; cut++) {
     const capture = new OutputCapture(1024);
     capture.push(raw.subarray(0, cut));

@@ -3,21 +3,27 @@
  * in a child process against real files (key permissions as set on disk, a real authority file).
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import { isJsonObject } from '../../src/contracts/json-value.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
-import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
-import type { TaskResultAssertion } from '../../src/contracts/task-result.js';
+import {
+  assertionToJson,
+  taskResultAssertionDecoder,
+  type TaskResultAssertion,
+} from '../../src/contracts/task-result.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { createRepository } from '../../src/native/repositories.js';
 import { createAuthority } from '../../src/native/store.js';
-import { REPO_ROOT, jsonOf, runCli } from '../helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const golden = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-golden-v1.json')), { maxBytes: 1 << 20 });
+const golden = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-golden-v1.json')), {
+  maxBytes: 1 << 20,
+});
 assert.ok(isJsonObject(golden));
 const goldenAssertion = taskResultAssertionDecoder.validate(golden.assertion_unsigned ?? null);
 
@@ -77,7 +83,21 @@ test('enroll, revoke and re-enroll through the CLI; nothing is created without a
   const dataDir = tempDir(t);
   const missing = join(tempDir(t), 'no-store');
   const publicKey = '197f6b23e16c8532c6abc838facd5ea789be0c76b2920334039bfa8b3d368d61';
-  const enrollArgs = ['agent-task', 'enroll', '--repository', 'demo', '--profile', 'default', '--step', 'unit-tests', '--executor', 'ci-box', '--public-key', publicKey, '--json'];
+  const enrollArgs = [
+    'agent-task',
+    'enroll',
+    '--repository',
+    'demo',
+    '--profile',
+    'default',
+    '--step',
+    'unit-tests',
+    '--executor',
+    'ci-box',
+    '--public-key',
+    publicKey,
+    '--json',
+  ];
   const none = await runCli(['--data-dir', missing, ...enrollArgs]);
   assert.equal(none.code, 4);
   assert.equal(existsSync(missing), false);
@@ -92,7 +112,9 @@ test('enroll, revoke and re-enroll through the CLI; nothing is created without a
   assert.equal(one.registration_epoch, 1);
   assert.equal(one.verification_key_id, sha256Hex(Buffer.from(publicKey, 'hex')));
 
-  const revoked = await runCli(['agent-task', 'revoke', one.registration_id, '--reason', 'rotated', '--json'], { env: { AGENTSCM_DATA_DIR: dataDir } });
+  const revoked = await runCli(['agent-task', 'revoke', one.registration_id, '--reason', 'rotated', '--json'], {
+    env: { AGENTSCM_DATA_DIR: dataDir },
+  });
   assert.equal(revoked.code, 0, revoked.stderr);
   assert.deepEqual(jsonOf(revoked), { registration_id: one.registration_id, revoked: true, already_revoked: false });
 
@@ -104,7 +126,14 @@ test('enroll, revoke and re-enroll through the CLI; nothing is created without a
   const unknown = await runCli(['agent-task', 'revoke', 'reg-nope', '--data-dir', dataDir]);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /^error\[REGISTRATION_NOT_FOUND\]/);
-  const badKey = await runCli(['--data-dir', dataDir, ...enrollArgs.slice(0, -3), '--public-key', `01${'00'.repeat(31)}`, '--json']);
+  const badKey = await runCli([
+    '--data-dir',
+    dataDir,
+    ...enrollArgs.slice(0, -3),
+    '--public-key',
+    `01${'00'.repeat(31)}`,
+    '--json',
+  ]);
   assert.equal(badKey.code, 2);
   assert.equal(jsonOf<{ error: { code: string } }>(badKey).error.code, 'PUBLIC_KEY_INVALID');
 });
@@ -132,10 +161,15 @@ test('observation-digest: digest and length as JSON, exact signing bytes with --
 test('sign-observation and verify-observation round trip; wrong key, tampering and an open key file fail', async (t) => {
   const dir = tempDir(t);
   const state = join(dir, 'state');
-  const created = jsonOf<{ key_file: string; public_key: string; verification_key_id: string }>(await runCli(['agent-task', 'key', '--state-dir', state, '--json']));
+  const created = jsonOf<{ key_file: string; public_key: string; verification_key_id: string }>(
+    await runCli(['agent-task', 'key', '--state-dir', state, '--json']),
+  );
   const executor = goldenAssertion.executor;
   assert.ok(executor !== null);
-  const unsigned: TaskResultAssertion = { ...goldenAssertion, executor: { ...executor, verification_key_id: created.verification_key_id } };
+  const unsigned: TaskResultAssertion = {
+    ...goldenAssertion,
+    executor: { ...executor, verification_key_id: created.verification_key_id },
+  };
   const file = join(dir, 'observation.json');
   writeFileSync(file, encodeCanonical(assertionToJson(unsigned)));
 
@@ -147,11 +181,29 @@ test('sign-observation and verify-observation round trip; wrong key, tampering a
   assert.equal(signed.fence, 18446744073709551615n);
   assert.match(signed.executor_provenance?.signature ?? '', /^[0-9a-f]{128}$/);
 
-  const ok = await runCli(['agent-task', 'verify-observation', signedFile, '--public-key', created.public_key, '--json']);
+  const ok = await runCli([
+    'agent-task',
+    'verify-observation',
+    signedFile,
+    '--public-key',
+    created.public_key,
+    '--json',
+  ]);
   assert.equal(ok.code, 0, ok.stderr);
-  assert.deepEqual(jsonOf(ok), { valid: true, observation_digest: signed.executor_provenance?.observation_digest, verification_key_id: created.verification_key_id });
+  assert.deepEqual(jsonOf(ok), {
+    valid: true,
+    observation_digest: signed.executor_provenance?.observation_digest,
+    verification_key_id: created.verification_key_id,
+  });
 
-  const wrongKey = await runCli(['agent-task', 'verify-observation', signedFile, '--public-key', golden.public_key_hex as string, '--json']);
+  const wrongKey = await runCli([
+    'agent-task',
+    'verify-observation',
+    signedFile,
+    '--public-key',
+    golden.public_key_hex as string,
+    '--json',
+  ]);
   assert.equal(wrongKey.code, 1);
   assert.equal(jsonOf<{ error: { code: string } }>(wrongKey).error.code, 'SIGNATURE_INVALID');
 

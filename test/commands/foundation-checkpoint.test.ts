@@ -2,9 +2,18 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { assertError, cliJson, fixture, initProject, integrityOk, makeProject, writeTree } from './foundation-fixtures.js';
+import {
+  assertError,
+  cliJson,
+  fixture,
+  initProject,
+  integrityOk,
+  makeProject,
+  writeTree,
+} from './foundation-fixtures.js';
 
 interface CheckpointJson {
   repository: string;
@@ -35,8 +44,24 @@ test('checkpoint appends versions, status reports changes, and an unchanged tree
 
   const clean = await cliJson<StatusJson>(f, ['status', ...ws]);
   assert.deepEqual(
-    { repository: clean.repository, base: clean.base_revision, generation: clean.generation, clean: clean.clean, complete: clean.complete, ready: clean.ready, changes: clean.changes },
-    { repository: init.repository, base: init.revision, generation: 1, clean: true, complete: true, ready: true, changes: [] },
+    {
+      repository: clean.repository,
+      base: clean.base_revision,
+      generation: clean.generation,
+      clean: clean.clean,
+      complete: clean.complete,
+      ready: clean.ready,
+      changes: clean.changes,
+    },
+    {
+      repository: init.repository,
+      base: init.revision,
+      generation: 1,
+      clean: true,
+      complete: true,
+      ready: true,
+      changes: [],
+    },
   );
 
   writeFileSync(join(f.workspace, 'src/main.ts'), 'export const x = 2;\n');
@@ -56,7 +81,14 @@ test('checkpoint appends versions, status reports changes, and an unchanged tree
 
   const v1 = await cliJson<CheckpointJson>(f, ['checkpoint', '--change', 'c1', ...ws]);
   assert.deepEqual(
-    { repository: v1.repository, change: v1.change, version: v1.version, previous: v1.previous_revision, created: v1.created, generation: v1.generation },
+    {
+      repository: v1.repository,
+      change: v1.change,
+      version: v1.version,
+      previous: v1.previous_revision,
+      created: v1.created,
+      generation: v1.generation,
+    },
     { repository: init.repository, change: 'c1', version: 1, previous: init.revision, created: true, generation: 2 },
   );
   assert.notEqual(v1.revision, init.revision);
@@ -76,7 +108,10 @@ test('checkpoint appends versions, status reports changes, and an unchanged tree
   assert.equal(v2.previous_revision, v1.revision);
   assert.equal(v2.hashed_files, 1, 'the stat cache spares the unchanged files');
 
-  const change = await cliJson<{ current_version: number; versions: { version: number; revision: string; previous_revision: string }[] }>(f, ['change', 'show', 'c1']);
+  const change = await cliJson<{
+    current_version: number;
+    versions: { version: number; revision: string; previous_revision: string }[];
+  }>(f, ['change', 'show', 'c1']);
   assert.equal(change.current_version, 2);
   assert.deepEqual(
     change.versions.map((v) => [v.version, v.revision, v.previous_revision]),
@@ -85,14 +120,21 @@ test('checkpoint appends versions, status reports changes, and an unchanged tree
       [2, v2.revision, v1.revision],
     ],
   );
-  const rev = await cliJson<{ parent: string; entries: { path: string; mode: string }[] }>(f, ['revision', 'show', v2.revision]);
+  const rev = await cliJson<{ parent: string; entries: { path: string; mode: string }[] }>(f, [
+    'revision',
+    'show',
+    v2.revision,
+  ]);
   assert.equal(rev.parent, v1.revision);
   assert.ok(rev.entries.some((e) => e.path === 'bin/run.sh' && e.mode === 'file'));
   assert.ok(!rev.entries.some((e) => e.path === 'README.md'));
 
   // A second Change from the same workspace starts at the current base.
   const other = await cliJson<CheckpointJson>(f, ['checkpoint', '--change', 'c2', ...ws]);
-  assert.deepEqual([other.version, other.revision, other.previous_revision, other.created], [1, v2.revision, v2.revision, true]);
+  assert.deepEqual(
+    [other.version, other.revision, other.previous_revision, other.created],
+    [1, v2.revision, v2.revision, true],
+  );
   integrityOk(f.dataDir);
 });
 
@@ -103,7 +145,14 @@ test('a touched but unchanged file is not a change; --full rehashes everything a
   utimesSync(join(f.workspace, 'src/main.ts'), future, future);
   const status = await cliJson<StatusJson>(f, ['status', '--workspace', f.workspace]);
   assert.equal(status.clean, true);
-  const full = await cliJson<CheckpointJson & { files: number }>(f, ['checkpoint', '--change', 'c', '--workspace', f.workspace, '--full']);
+  const full = await cliJson<CheckpointJson & { files: number }>(f, [
+    'checkpoint',
+    '--change',
+    'c',
+    '--workspace',
+    f.workspace,
+    '--full',
+  ]);
   assert.equal(full.hashed_files, full.files);
   assert.equal(full.version, 1);
 });
@@ -149,14 +198,24 @@ test('an incomplete scan refuses to checkpoint and changes nothing; status repor
   writeTree(f.workspace, { 'src/a.ts': 'a', 'src/b.ts': 'b' });
   // The project now has 10 files (3 of them the instruction files init-repo wrote): at 10 the scan is complete, at 9 it is not.
   const env = { AGENTSCM_SCAN_MAX_FILES: '9' };
-  const refused = await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c', '--workspace', f.workspace, '--json'], { env });
+  const refused = await runCli(
+    ['--data-dir', f.dataDir, 'checkpoint', '--change', 'c', '--workspace', f.workspace, '--json'],
+    { env },
+  );
   assertError(refused, 'WORKSPACE_SCAN_INCOMPLETE', 1);
   assertError(await runCli(['--data-dir', f.dataDir, 'change', 'show', 'c']), 'CHANGE_NOT_FOUND', 2);
-  const status = await cliJson<StatusJson & { incomplete_reason: string }>(f, ['status', '--workspace', f.workspace], 0, env);
+  const status = await cliJson<StatusJson & { incomplete_reason: string }>(
+    f,
+    ['status', '--workspace', f.workspace],
+    0,
+    env,
+  );
   assert.equal(status.complete, false);
   assert.equal(status.clean, false);
   assert.match(status.incomplete_reason, /more than 9 files/);
-  const ok = await cliJson<CheckpointJson>(f, ['checkpoint', '--change', 'c', '--workspace', f.workspace], 0, { AGENTSCM_SCAN_MAX_FILES: '10' });
+  const ok = await cliJson<CheckpointJson>(f, ['checkpoint', '--change', 'c', '--workspace', f.workspace], 0, {
+    AGENTSCM_SCAN_MAX_FILES: '10',
+  });
   assert.equal(ok.version, 1);
 });
 
@@ -164,13 +223,33 @@ test('workspace commands refuse a missing workspace, another data dir and bad Ch
   const f = fixture(t);
   await initProject(f);
   const ws = ['--workspace', f.workspace];
-  assertError(await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c', '--workspace', join(f.root, 'nowhere')]), 'WORKSPACE_NOT_FOUND', 4);
-  assertError(await runCli(['--data-dir', f.dataDir, 'status', '--workspace', f.root, '--json']), 'WORKSPACE_NOT_FOUND', 4);
+  assertError(
+    await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c', '--workspace', join(f.root, 'nowhere')]),
+    'WORKSPACE_NOT_FOUND',
+    4,
+  );
+  assertError(
+    await runCli(['--data-dir', f.dataDir, 'status', '--workspace', f.root, '--json']),
+    'WORKSPACE_NOT_FOUND',
+    4,
+  );
   assert.equal(existsSync(join(f.root, '.agentscm')), false, 'status creates nothing');
-  assertError(await runCli(['--data-dir', join(f.root, 'other'), 'checkpoint', '--change', 'c', ...ws]), 'WORKSPACE_DATA_DIR_MISMATCH', 2);
-  assertError(await runCli(['checkpoint', '--change', 'c', ...ws], { env: { AGENTSCM_DATA_DIR: join(f.root, 'other') } }), 'WORKSPACE_DATA_DIR_MISMATCH', 2);
+  assertError(
+    await runCli(['--data-dir', join(f.root, 'other'), 'checkpoint', '--change', 'c', ...ws]),
+    'WORKSPACE_DATA_DIR_MISMATCH',
+    2,
+  );
+  assertError(
+    await runCli(['checkpoint', '--change', 'c', ...ws], { env: { AGENTSCM_DATA_DIR: join(f.root, 'other') } }),
+    'WORKSPACE_DATA_DIR_MISMATCH',
+    2,
+  );
   assertError(await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'bad/id', ...ws]), 'ID_INVALID', 2);
-  assertError(await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c'.repeat(129), ...ws]), 'ID_INVALID', 2);
+  assertError(
+    await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c'.repeat(129), ...ws]),
+    'ID_INVALID',
+    2,
+  );
   assertError(await runCli(['--data-dir', f.dataDir, 'checkpoint', ...ws]), 'USAGE', 2);
   const at = await cliJson<CheckpointJson>(f, ['checkpoint', '--change', 'c'.repeat(128), ...ws]);
   assert.equal(at.version, 1);

@@ -3,10 +3,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
-import { assertError, cliJson, fixture, initProject, integrityOk } from './foundation-fixtures.js';
-import type { Fixture } from './foundation-fixtures.js';
+
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import { assertError, cliJson, fixture, initProject, integrityOk, type Fixture } from './foundation-fixtures.js';
 
 /** Start the CLI paused at a test hook point, wait until it is there, SIGKILL it. */
 function killAt(point: string, args: readonly string[]): Promise<void> {
@@ -67,19 +66,28 @@ for (const { point, committed, pending } of CHECKPOINT_POINTS) {
     await killAt(point, ['--data-dir', f.dataDir, 'checkpoint', '--change', 'c1', '--workspace', f.workspace]);
     integrityOk(f.dataDir);
 
-    assert.deepEqual(await changeVersions(f, 'c1'), committed ? [1] : null, 'the authority holds the old or the new state, nothing in between');
-    const status = await cliJson<{ pending_operation: { kind: string } | null; ready: boolean; base_revision: string; generation: number }>(f, ['status', '--workspace', f.workspace]);
+    assert.deepEqual(
+      await changeVersions(f, 'c1'),
+      committed ? [1] : null,
+      'the authority holds the old or the new state, nothing in between',
+    );
+    const status = await cliJson<{
+      pending_operation: { kind: string } | null;
+      ready: boolean;
+      base_revision: string;
+      generation: number;
+    }>(f, ['status', '--workspace', f.workspace]);
     assert.equal(status.pending_operation?.kind ?? null, pending ? 'checkpoint' : null);
     assert.equal(status.ready, false);
     assert.equal(status.base_revision, init.revision, 'the workspace still has the old base until reconciled');
 
-    const next = await cliJson<{ version: number; created: boolean; reconciled: string | null; generation: number; revision: string }>(f, [
-      'checkpoint',
-      '--change',
-      'c1',
-      '--workspace',
-      f.workspace,
-    ]);
+    const next = await cliJson<{
+      version: number;
+      created: boolean;
+      reconciled: string | null;
+      generation: number;
+      revision: string;
+    }>(f, ['checkpoint', '--change', 'c1', '--workspace', f.workspace]);
     assert.equal(next.version, 1, 'exactly one version: never lost, never duplicated');
     assert.equal(next.created, !committed);
     assert.equal(next.reconciled, pending ? (committed ? 'committed' : 'abandoned') : null);
@@ -102,13 +110,26 @@ for (const { point, committed } of [
     const f = fixture(t);
     await killAt(point, ['--data-dir', f.dataDir, 'init-repo', f.workspace, '--name', 'demo']);
     integrityOk(f.dataDir);
-    const half = await cliJson<{ state: string; ready: boolean; pending_operation: { kind: string } | null }>(f, ['status', '--workspace', f.workspace]);
+    const half = await cliJson<{ state: string; ready: boolean; pending_operation: { kind: string } | null }>(f, [
+      'status',
+      '--workspace',
+      f.workspace,
+    ]);
     assert.deepEqual([half.state, half.ready, half.pending_operation?.kind], ['binding', false, 'init']);
     if (!committed) {
       // Nothing reached the authority: the half-bound workspace is not usable until init-repo runs again.
-      assertError(await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c', '--workspace', f.workspace]), 'WORKSPACE_NOT_FOUND', 4);
+      assertError(
+        await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c', '--workspace', f.workspace]),
+        'WORKSPACE_NOT_FOUND',
+        4,
+      );
     }
-    const again = await cliJson<{ repository: string; resumed: boolean; revision: string }>(f, ['init-repo', f.workspace, '--name', 'demo']);
+    const again = await cliJson<{ repository: string; resumed: boolean; revision: string }>(f, [
+      'init-repo',
+      f.workspace,
+      '--name',
+      'demo',
+    ]);
     assert.equal(again.resumed, committed);
     const policy = await cliJson<{ repository: string; targets: { revision: string }[] }>(f, ['policy', 'show']);
     assert.equal(policy.repository, again.repository, 'one repository in the store');
@@ -128,7 +149,9 @@ test('two processes checkpointing one workspace at once serialize: one version, 
   writeFileSync(join(f.workspace, 'src/main.ts'), 'concurrent edit\n');
   const args = ['--data-dir', f.dataDir, 'checkpoint', '--change', 'c1', '--workspace', f.workspace, '--json'];
   const results = await Promise.all([start(args), start(args)]);
-  const ok = results.filter((r) => r.code === 0).map((r) => jsonOf<{ version: number; created: boolean; revision: string }>(r));
+  const ok = results
+    .filter((r) => r.code === 0)
+    .map((r) => jsonOf<{ version: number; created: boolean; revision: string }>(r));
   const conflicts = results.filter((r) => r.code === 3);
   assert.equal(ok.length + conflicts.length, 2, results.map((r) => r.stderr).join('\n'));
   assert.equal(ok.filter((r) => r.created).length, 1, 'exactly one process made version 1');

@@ -4,8 +4,8 @@ import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'no
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import { jsonOf, runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+
+import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 export interface Fixture {
@@ -43,15 +43,28 @@ export function fixture(t: TestContext): Fixture {
 }
 
 /** `agentscm --data-dir D <args> --json`, asserting the exit code; returns the parsed document. */
-export async function cliJson<T = Record<string, unknown>>(f: Fixture, args: readonly string[], expectCode = 0, env?: Record<string, string>): Promise<T> {
+export async function cliJson<T = Record<string, unknown>>(
+  f: Fixture,
+  args: readonly string[],
+  expectCode = 0,
+  env?: Record<string, string>,
+): Promise<T> {
   const result = await runCli(['--data-dir', f.dataDir, ...args, '--json'], { env });
-  assert.equal(result.code, expectCode, `exit ${String(result.code)} for ${args.join(' ')}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  assert.equal(
+    result.code,
+    expectCode,
+    `exit ${String(result.code)} for ${args.join(' ')}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+  );
   return jsonOf<T>(result);
 }
 
 /** Assert an error result: exit code, code on stderr and in the --json document. */
 export function assertError(result: CliResult, code: string, exit: number): void {
-  assert.equal(result.code, exit, `expected exit ${exit}, got ${String(result.code)}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  assert.equal(
+    result.code,
+    exit,
+    `expected exit ${exit}, got ${String(result.code)}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+  );
   assert.match(result.stderr, new RegExp(`^error\\[${code}\\]: `, 'm'));
   if (result.stdout.trim().startsWith('{')) {
     assert.equal(jsonOf<{ error: { code: string } }>(result).error.code, code);
@@ -76,6 +89,10 @@ export function integrityOk(dataDir: string): void {
 }
 
 /** runCli with the working directory first. */
-export function runCliIn(cwd: string, args: readonly string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+export function runCliIn(
+  cwd: string,
+  args: readonly string[],
+  env: Record<string, string | undefined> = {},
+): Promise<CliResult> {
   return runCli(args, { cwd, env });
 }

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { CLI_COMMAND, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -24,7 +25,6 @@ function quickstart(env: Record<string, string>): Promise<{ code: number | null;
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
-
 
 // As `npm run quickstart` runs it: bin/run.js over the bundle in dist/ (`npm test` builds first).
 test('the quickstart runs end to end with the built CLI', async (t) => {

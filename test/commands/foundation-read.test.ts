@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { assertError, cliJson, fixture, initProject } from './foundation-fixtures.js';
@@ -34,7 +35,12 @@ test('revision cat writes the exact bytes; --json carries them base64 with the e
   assert.deepEqual(cat.stdoutBytes, bytes);
   const link = await runCli(['--data-dir', f.dataDir, 'revision', 'cat', init.revision, 'main-link']);
   assert.equal(link.stdout, 'src/main.ts');
-  const json = await cliJson<{ mode: string; size: number; content_base64: string; blob: string }>(f, ['revision', 'cat', init.revision, 'bin/run.sh']);
+  const json = await cliJson<{ mode: string; size: number; content_base64: string; blob: string }>(f, [
+    'revision',
+    'cat',
+    init.revision,
+    'bin/run.sh',
+  ]);
   assert.equal(json.mode, 'executable');
   assert.equal(Buffer.from(json.content_base64, 'base64').toString(), '#!/bin/sh\necho run\n');
   assert.equal(json.size, 19);
@@ -66,14 +72,28 @@ test('policy bump increments the epoch by one each time, exactly', async (t) => 
   await initProject(f);
   const first = await cliJson<{ previous_epoch: number; policy_epoch: number }>(f, ['policy', 'bump']);
   assert.deepEqual([first.previous_epoch, first.policy_epoch], [0, 1]);
-  const second = await cliJson<{ previous_epoch: number; policy_epoch: number }>(f, ['policy', 'bump', '--repository', 'demo']);
+  const second = await cliJson<{ previous_epoch: number; policy_epoch: number }>(f, [
+    'policy',
+    'bump',
+    '--repository',
+    'demo',
+  ]);
   assert.deepEqual([second.previous_epoch, second.policy_epoch], [1, 2]);
   const human = await runCli(['--data-dir', f.dataDir, 'policy', 'show']);
   assert.match(human.stdout, /policy epoch 2/);
 });
 
 test('every foundation command has help with a description, examples and flags', async () => {
-  for (const args of [['init-repo'], ['checkpoint'], ['status'], ['revision', 'show'], ['revision', 'cat'], ['change', 'show'], ['policy', 'show'], ['policy', 'bump']]) {
+  for (const args of [
+    ['init-repo'],
+    ['checkpoint'],
+    ['status'],
+    ['revision', 'show'],
+    ['revision', 'cat'],
+    ['change', 'show'],
+    ['policy', 'show'],
+    ['policy', 'bump'],
+  ]) {
     const help = await runCli([...args, '--help']);
     assert.equal(help.code, 0, help.stderr);
     assert.match(help.stdout, /USAGE/);

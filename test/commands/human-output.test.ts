@@ -7,18 +7,18 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { formatJson, encodeCanonical } from '../../src/contracts/canonical-json.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { isJsonObject } from '../../src/contracts/json-value.js';
+
+import { instantLines, isoOfMs } from '../../src/commands/_times.js';
+import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
+import { isJsonObject, type JsonObject } from '../../src/contracts/json-value.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
-import { instantLines, isoOfMs } from '../../src/commands/_times.js';
-import { REPO_ROOT, jsonOf, runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
+import { makeEvidence } from '../evidence/fixture.js';
 import { tokenFileFor } from '../grants/fixture.js';
+import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 import { CHANGE_ID, makeTaskStore } from '../tasks/fixture.js';
 import { claimRequest } from '../tasks/requests.js';
-import { makeEvidence } from '../evidence/fixture.js';
 
 test('init-repo and checkpoint of a one-file project say "1 file", and progress says "1 changed path"', async (t) => {
   const root = tempDir(t);
@@ -26,7 +26,9 @@ test('init-repo and checkpoint of a one-file project say "1 file", and progress 
   mkdirSync(workspace);
   writeFileSync(join(workspace, 'only.txt'), 'x');
   const data = join(root, 'data');
-  const init = await runCli(['--data-dir', data, 'init-repo', workspace, '--name', 'one', '--no-instructions'], { env: { AGENTSCM_PROGRESS: '1' } });
+  const init = await runCli(['--data-dir', data, 'init-repo', workspace, '--name', 'one', '--no-instructions'], {
+    env: { AGENTSCM_PROGRESS: '1' },
+  });
   assert.equal(init.code, 0, init.stderr);
   assert.match(init.stdout, /\(1 file, 1 byte\)/);
   assert.doesNotMatch(init.stdout + init.stderr, /\b1 files\b|\b1 bytes\b/);
@@ -34,7 +36,9 @@ test('init-repo and checkpoint of a one-file project say "1 file", and progress 
   assert.match(init.stderr, /^stored 1 file; recording/m);
 
   writeFileSync(join(workspace, 'only.txt'), 'y');
-  const checkpoint = await runCli(['--data-dir', data, 'checkpoint', '--change', 'c1', '--workspace', workspace], { env: { AGENTSCM_PROGRESS: '1' } });
+  const checkpoint = await runCli(['--data-dir', data, 'checkpoint', '--change', 'c1', '--workspace', workspace], {
+    env: { AGENTSCM_PROGRESS: '1' },
+  });
   assert.equal(checkpoint.code, 0, checkpoint.stderr);
   assert.match(checkpoint.stdout, /1 of 1 file hashed/);
   assert.match(checkpoint.stderr, /hashed 1 of 1 file; 1 changed path; recording/);
@@ -42,7 +46,9 @@ test('init-repo and checkpoint of a one-file project say "1 file", and progress 
 });
 
 test('observation-digest labels the digest and the length of the signing bytes', async (t) => {
-  const golden = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-golden-v1.json')), { maxBytes: 1 << 20 });
+  const golden = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-golden-v1.json')), {
+    maxBytes: 1 << 20,
+  });
   assert.ok(isJsonObject(golden));
   const assertion = taskResultAssertionDecoder.validate(golden.assertion_unsigned ?? null);
   const file = join(tempDir(t), 'observation.json');
@@ -64,7 +70,18 @@ test('a claim in human output shows each *_at_ms instant as ISO 8601 beside the 
   const next = jsonOf(await runCli([...base, 'next', '--token-file', token, ...subject, '--json']));
   const step = next.next as JsonObject;
   const claimFile = join(dir, 'claim.json');
-  writeFileSync(claimFile, formatJson(claimRequest(alice, { task_id: step.task_id as string, task_digest: step.task_digest as string }, 'claim-1', 'op-1', { leaseMs: 3_600_000n })));
+  writeFileSync(
+    claimFile,
+    formatJson(
+      claimRequest(
+        alice,
+        { task_id: step.task_id as string, task_digest: step.task_digest as string },
+        'claim-1',
+        'op-1',
+        { leaseMs: 3_600_000n },
+      ),
+    ),
+  );
   const human = await runCli([...base, 'claim', '--token-file', token, ...subject, '--input', claimFile]);
   assert.equal(human.code, 0, human.stderr);
   const match = /^(\S*lease_expires_at_ms) (\d+) \((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\)$/m.exec(human.stdout);
@@ -77,7 +94,12 @@ test('a claim in human output shows each *_at_ms instant as ISO 8601 beside the 
 });
 
 test('instantLines names every *_at_ms integer by its path, in document order, and only those', () => {
-  const doc: JsonObject = { created_at_ms: 0n, lease_ms: 5n, attempt: { lease_expires_at_ms: 1_764_555_555_000n, note: 'x' }, rows: [{ updated_at_ms: 86_400_000 }] };
+  const doc: JsonObject = {
+    created_at_ms: 0n,
+    lease_ms: 5n,
+    attempt: { lease_expires_at_ms: 1_764_555_555_000n, note: 'x' },
+    rows: [{ updated_at_ms: 86_400_000 }],
+  };
   assert.deepEqual(instantLines(doc), [
     'created_at_ms 0 (1970-01-01T00:00:00.000Z)',
     'attempt.lease_expires_at_ms 1764555555000 (2025-12-01T02:19:15.000Z)',
@@ -89,9 +111,26 @@ test('instantLines names every *_at_ms integer by its path, in document order, a
 test('agent-task claim (a collector claim) shows when its lease expires, in ISO 8601 beside the milliseconds', async (t) => {
   const ev = makeEvidence(t);
   const out = join(ev.dir, 'unit.descriptor.json');
-  const human = await runCli(['--data-dir', ev.store.dataDir, 'agent-task', 'claim', '--profile', ev.profileId, '--change', CHANGE_ID, '--context', ev.store.contextDigest, '--token-file', ev.tokenFile, '--out', out]);
+  const human = await runCli([
+    '--data-dir',
+    ev.store.dataDir,
+    'agent-task',
+    'claim',
+    '--profile',
+    ev.profileId,
+    '--change',
+    CHANGE_ID,
+    '--context',
+    ev.store.contextDigest,
+    '--token-file',
+    ev.tokenFile,
+    '--out',
+    out,
+  ]);
   assert.equal(human.code, 0, human.stderr);
-  const match = /^ {2}attempt\.lease_expires_at_ms (\d+) \((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\)$/m.exec(human.stdout);
+  const match = /^ {2}attempt\.lease_expires_at_ms (\d+) \((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\)$/m.exec(
+    human.stdout,
+  );
   assert.ok(match, `no lease expiry in:\n${human.stdout}`);
   assert.equal(match[2], new Date(Number(match[1])).toISOString());
   const descriptor = JSON.parse(readFileSync(out, 'utf8')) as { attempt: { lease_expires_at_ms: number } };

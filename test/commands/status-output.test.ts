@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { jsonOf, runCli } from '../helpers/cli.js';
-import { fixture, initProject } from './foundation-fixtures.js';
-import type { Fixture } from './foundation-fixtures.js';
+import { fixture, initProject, type Fixture } from './foundation-fixtures.js';
 
 interface StatusJson {
   readonly repository: string;

@@ -10,10 +10,18 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { UNSAFE_TEXT_MARKER, displayJsonText, displayLines, displayOutput, displayText, hasUnsafeText, unsafeNames } from '../../src/contracts/display-text.js';
+
+import {
+  displayJsonText,
+  displayLines,
+  displayOutput,
+  displayText,
+  hasUnsafeText,
+  UNSAFE_TEXT_MARKER,
+  unsafeNames,
+} from '../../src/contracts/display-text.js';
 import { oneLine, quoteForMessage } from '../../src/contracts/message-text.js';
-import { jsonOf, runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
 import { cliJson, fixture, initProject, writeTree } from './foundation-fixtures.js';
 
 const RLO = '\u202e';
@@ -35,7 +43,8 @@ const UNSAFE = [
 ];
 
 function assertNoRaw(text: string, what: string): void {
-  for (const c of UNSAFE.filter((u) => u !== '\n')) assert.ok(!text.includes(c), `${what} holds U+${c.charCodeAt(0).toString(16).padStart(4, '0')} raw`);
+  for (const c of UNSAFE.filter((u) => u !== '\n'))
+    assert.ok(!text.includes(c), `${what} holds U+${c.charCodeAt(0).toString(16).padStart(4, '0')} raw`);
 }
 
 test('displayText: every unsafe character escaped and the text marked; safe text unchanged; backslashes doubled only when marked', () => {
@@ -45,12 +54,22 @@ test('displayText: every unsafe character escaped and the text marked; safe text
     assert.ok(hasUnsafeText(`a${c}b`));
   }
   assert.equal(displayText(EVIL), SHOWN);
-  for (const safe of ['src/main.ts', 'café/naïve.txt', 'emoji-👩‍💻.md', 'a\u200bb', 'dir\\u202e-literally.txt', 'עברית/קובץ.txt']) {
+  for (const safe of [
+    'src/main.ts',
+    'café/naïve.txt',
+    'emoji-👩‍💻.md',
+    'a\u200bb',
+    'dir\\u202e-literally.txt',
+    'עברית/קובץ.txt',
+  ]) {
     assert.equal(displayText(safe), safe, safe);
   }
   // The literal text `\u202e` beside a real U+202E stays distinguishable from it.
   assert.equal(displayText(`x\\u202e${RLO}`), `${UNSAFE_TEXT_MARKER}x\\\\u202e\\u202e`);
-  assert.equal(displayLines(`ok\n\tindented\nbad ${EVIL}`), `ok\n\tindented\n${UNSAFE_TEXT_MARKER}bad src/evil\\u202esj.exe`);
+  assert.equal(
+    displayLines(`ok\n\tindented\nbad ${EVIL}`),
+    `ok\n\tindented\n${UNSAFE_TEXT_MARKER}bad src/evil\\u202esj.exe`,
+  );
   const json = JSON.stringify({ path: EVIL }, null, 2);
   assert.deepEqual(JSON.parse(displayJsonText(json)), { path: EVIL }, 'a JSON text stays the same value');
   assertNoRaw(displayJsonText(json), 'displayJsonText');
@@ -72,27 +91,60 @@ test('a workspace gains src/evil\\u202esj.exe: recorded exact, shown escaped and
   assert.equal(status.code, 0, status.stderr);
   assert.match(status.stdout, new RegExp(`^ {4}added {4}${escapeRegExp(SHOWN)}$`, 'm'));
   assertNoRaw(status.stdout.replaceAll('\n', ''), 'status');
-  const statusJson = await cliJson<{ changes: { path: string; kind: string }[] }>(f, ['status', '--workspace', f.workspace]);
+  const statusJson = await cliJson<{ changes: { path: string; kind: string }[] }>(f, [
+    'status',
+    '--workspace',
+    f.workspace,
+  ]);
   assert.deepEqual(statusJson.changes, [{ path: EVIL, kind: 'added' }], '--json is exact');
 
   const checkpoint = await cli(['checkpoint', '--change', 'c1', '--workspace', f.workspace]);
   assert.equal(checkpoint.code, 0, checkpoint.stderr);
   assertNoRaw(checkpoint.stdout.replaceAll('\n', ''), 'checkpoint stdout');
-  assert.match(checkpoint.stderr, /^warning: this checkpoint adds 1 name with control or bidirectional formatting characters/m);
+  assert.match(
+    checkpoint.stderr,
+    /^warning: this checkpoint adds 1 name with control or bidirectional formatting characters/m,
+  );
   assert.ok(checkpoint.stderr.includes(`\n  ${SHOWN}\n`), checkpoint.stderr);
   assertNoRaw(checkpoint.stderr.replaceAll('\n', ''), 'checkpoint stderr');
 
   // --json: the exact names in unsafe_names, and the warning on stderr as well.
   writeFileSync(join(f.workspace, `second\u2066.txt`), 'x');
-  const second = await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c1', '--workspace', f.workspace, '--json']);
+  const second = await runCli([
+    '--data-dir',
+    f.dataDir,
+    'checkpoint',
+    '--change',
+    'c1',
+    '--workspace',
+    f.workspace,
+    '--json',
+  ]);
   assert.equal(second.code, 0, second.stderr);
-  const result = jsonOf<{ revision: string; previous_revision: string; unsafe_names: { count: number; paths: string[] } }>(second);
-  assert.deepEqual(result.unsafe_names, { count: 1, paths: ['second\u2066.txt'] }, 'only the names this checkpoint adds');
+  const result = jsonOf<{
+    revision: string;
+    previous_revision: string;
+    unsafe_names: { count: number; paths: string[] };
+  }>(second);
+  assert.deepEqual(
+    result.unsafe_names,
+    { count: 1, paths: ['second\u2066.txt'] },
+    'only the names this checkpoint adds',
+  );
   assert.match(second.stderr, /^warning: this checkpoint adds 1 name/m);
   assert.ok(second.stderr.includes(`${UNSAFE_TEXT_MARKER}second\\u2066.txt`));
   // A checkpoint that adds no such name says nothing.
   writeFileSync(join(f.workspace, 'plain.txt'), 'x');
-  const plain = await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c1', '--workspace', f.workspace, '--json']);
+  const plain = await runCli([
+    '--data-dir',
+    f.dataDir,
+    'checkpoint',
+    '--change',
+    'c1',
+    '--workspace',
+    f.workspace,
+    '--json',
+  ]);
   assert.deepEqual(jsonOf<{ unsafe_names: unknown }>(plain).unsafe_names, { count: 0, paths: [] });
   assert.equal(plain.stderr, '');
 
@@ -102,7 +154,10 @@ test('a workspace gains src/evil\\u202esj.exe: recorded exact, shown escaped and
   assert.match(show.stdout, new RegExp(` ${escapeRegExp(`${UNSAFE_TEXT_MARKER}second\\u2066.txt`)}$`, 'm'));
   assertNoRaw(show.stdout.replaceAll('\n', ''), 'revision show');
   const showJson = await cliJson<{ entries: { path: string }[] }>(f, ['revision', 'show', result.revision]);
-  assert.ok(showJson.entries.some((entry) => entry.path === EVIL), 'revision show --json names the exact path');
+  assert.ok(
+    showJson.entries.some((entry) => entry.path === EVIL),
+    'revision show --json names the exact path',
+  );
 
   const diff = await cli(['revision', 'diff', init.revision, result.revision]);
   assert.equal(diff.code, 0, diff.stderr);

@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
-import { encodeCanonical, encodeCanonicalText, formatJson, quoteJsonString } from '../../src/contracts/canonical-json.js';
-import { DOMAINS, domainDigest, mutationDomain } from '../../src/contracts/digest.js';
+
+import {
+  encodeCanonical,
+  encodeCanonicalText,
+  formatJson,
+  quoteJsonString,
+} from '../../src/contracts/canonical-json.js';
+import { domainDigest, DOMAINS, mutationDomain } from '../../src/contracts/digest.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
-import type { JsonValue } from '../../src/contracts/json-value.js';
-import { U64_MAX } from '../../src/contracts/json-value.js';
+import { U64_MAX, type JsonValue } from '../../src/contracts/json-value.js';
 import { asParsed, parseStrictJson } from '../../src/contracts/strict-json.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 
@@ -43,7 +48,11 @@ test('the compact encoder writes every code point exactly as quoteJsonString (ea
   for (let code = 0; code <= 0xffff; code++) {
     if (code >= 0xd800 && code <= 0xdfff) continue;
     const text = `a${String.fromCharCode(code)}b`;
-    if (encodeCanonicalText(text) !== quoteJsonString(text) || encodeCanonicalText({ [text]: 0 }) !== `{${quoteJsonString(text)}:0}`) mismatches.push(code);
+    if (
+      encodeCanonicalText(text) !== quoteJsonString(text) ||
+      encodeCanonicalText({ [text]: 0 }) !== `{${quoteJsonString(text)}:0}`
+    )
+      mismatches.push(code);
   }
   assert.deepEqual(mismatches, []);
   assert.equal(encodeCanonicalText('\ud83d\ude00'), quoteJsonString('\ud83d\ude00'));
@@ -55,20 +64,36 @@ test('control characters use lowercase hex (\\u001f not \\u001F)', () => {
 
 test('non-ASCII is raw UTF-8, not escaped; no normalisation happens', () => {
   const bytes = encodeCanonical(['\u2028', '😀', 'e\u0301', '\u00e9']);
-  assert.equal(Buffer.from(bytes).toString('hex'), Buffer.from('["\u2028","😀","e\u0301","\u00e9"]', 'utf8').toString('hex'));
+  assert.equal(
+    Buffer.from(bytes).toString('hex'),
+    Buffer.from('["\u2028","😀","e\u0301","\u00e9"]', 'utf8').toString('hex'),
+  );
   assert.ok(Buffer.from(bytes).includes(Buffer.from([0xe2, 0x80, 0xa8])));
   assert.ok(Buffer.from(bytes).includes(Buffer.from([0xf0, 0x9f, 0x98, 0x80])));
 });
 
 test('lone surrogates cannot be encoded', () => {
-  assert.throws(() => encodeCanonical('\ud800'), (e: unknown) => e instanceof AgentscmError && e.code === 'JSON_LONE_SURROGATE');
-  assert.throws(() => encodeCanonical({ ['\udc00']: 1 }), (e: unknown) => e instanceof AgentscmError && e.code === 'JSON_LONE_SURROGATE');
+  assert.throws(
+    () => encodeCanonical('\ud800'),
+    (e: unknown) => e instanceof AgentscmError && e.code === 'JSON_LONE_SURROGATE',
+  );
+  assert.throws(
+    () => encodeCanonical({ ['\udc00']: 1 }),
+    (e: unknown) => e instanceof AgentscmError && e.code === 'JSON_LONE_SURROGATE',
+  );
 });
 
 test('integers: 0, safe numbers, 2^53+1 and u64 max exactly; negative, fractional, unsafe and > u64 refused', () => {
-  assert.equal(encodeCanonicalText([0, 1, Number.MAX_SAFE_INTEGER, 9007199254740993n, U64_MAX]), '[0,1,9007199254740991,9007199254740993,18446744073709551615]');
+  assert.equal(
+    encodeCanonicalText([0, 1, Number.MAX_SAFE_INTEGER, 9007199254740993n, U64_MAX]),
+    '[0,1,9007199254740991,9007199254740993,18446744073709551615]',
+  );
   for (const bad of [-1, 1.5, 2 ** 53, Number.NaN, Number.POSITIVE_INFINITY, -1n, U64_MAX + 1n]) {
-    assert.throws(() => encodeCanonical([bad]), (e: unknown) => e instanceof AgentscmError && e.code === 'JSON_NUMBER_INVALID', String(bad));
+    assert.throws(
+      () => encodeCanonical([bad]),
+      (e: unknown) => e instanceof AgentscmError && e.code === 'JSON_NUMBER_INVALID',
+      String(bad),
+    );
   }
 });
 
@@ -78,7 +103,10 @@ test('compact output, declared key order kept (never sorted), null written, empt
 });
 
 test('undefined is refused: every declared field must be written', () => {
-  assert.throws(() => encodeCanonical({ a: undefined } as unknown as JsonValue), (e: unknown) => e instanceof AgentscmError && e.code === 'INTERNAL');
+  assert.throws(
+    () => encodeCanonical({ a: undefined } as unknown as JsonValue),
+    (e: unknown) => e instanceof AgentscmError && e.code === 'INTERNAL',
+  );
 });
 
 test('no BOM, no trailing newline', () => {
@@ -88,7 +116,8 @@ test('no BOM, no trailing newline', () => {
 });
 
 test('round trip: strict parse then canonical encode reproduces canonical bytes', () => {
-  const canonical = '{"version":1,"fence":18446744073709551615,"s":"a\\"\\\\\\b\\t\\n\\f\\r\\u0000/\u007f\u2028😀","arr":[null,true,false,{}],"n":9007199254740993}';
+  const canonical =
+    '{"version":1,"fence":18446744073709551615,"s":"a\\"\\\\\\b\\t\\n\\f\\r\\u0000/\u007f\u2028😀","arr":[null,true,false,{}],"n":9007199254740993}';
   const bytes = Buffer.from(canonical, 'utf8');
   assert.equal(Buffer.from(encodeCanonical(parseStrictJson(bytes, { maxBytes: 4096 }))).toString('utf8'), canonical);
   // Non-canonical input (whitespace, \u escapes of printable characters, escaped /) becomes canonical.
@@ -121,7 +150,11 @@ test('property: parse(encode(v)) re-encodes to the same bytes', () => {
 });
 
 test('property: asParsed(v) equals parse(encode(v)) — integer types included — without changing v', () => {
-  const integer = fc.oneof(fc.bigInt({ min: 0n, max: U64_MAX }), fc.bigInt({ min: 9007199254740980n, max: 9007199254741000n }), fc.nat());
+  const integer = fc.oneof(
+    fc.bigInt({ min: 0n, max: U64_MAX }),
+    fc.bigInt({ min: 9007199254740980n, max: 9007199254741000n }),
+    fc.nat(),
+  );
   const value: fc.Arbitrary<JsonValue> = fc.letrec<{ value: JsonValue }>((tie) => ({
     value: fc.oneof(
       { depthSize: 'small' },
@@ -141,11 +174,16 @@ test('property: asParsed(v) equals parse(encode(v)) — integer types included �
     }),
     { numRuns: 300 },
   );
-  assert.deepStrictEqual(asParsed({ a: [9007199254740991n, 9007199254740992n, 3] }), { a: [9007199254740991, 9007199254740992n, 3] });
+  assert.deepStrictEqual(asParsed({ a: [9007199254740991n, 9007199254740992n, 3] }), {
+    a: [9007199254740991, 9007199254740992n, 3],
+  });
 });
 
 test('formatJson pretty-prints with the same escaping and exact integers', () => {
-  assert.equal(formatJson({ a: [U64_MAX], b: {}, c: '\u2028' }), '{\n  "a": [\n    18446744073709551615\n  ],\n  "b": {},\n  "c": "\u2028"\n}');
+  assert.equal(
+    formatJson({ a: [U64_MAX], b: {}, c: '\u2028' }),
+    '{\n  "a": [\n    18446744073709551615\n  ],\n  "b": {},\n  "c": "\u2028"\n}',
+  );
 });
 
 test('domain digest = SHA-256(domain ‖ 0x00 ‖ u64be(len) ‖ bytes)', () => {
@@ -159,7 +197,10 @@ test('domain digest = SHA-256(domain ‖ 0x00 ‖ u64be(len) ‖ bytes)', () => 
   assert.equal(mutationDomain('heartbeat'), 'agentscm.agent-workflow-mutation.v1.heartbeat');
   assert.notEqual(domainDigest(mutationDomain('heartbeat'), bytes), domainDigest(mutationDomain('cancel'), bytes));
   // The length prefix separates (domain, bytes) pairs that concatenate to the same stream.
-  assert.equal(domainDigest(DOMAINS.task, new Uint8Array()), sha256Hex(Buffer.concat([Buffer.from(DOMAINS.task), Buffer.alloc(9)])));
+  assert.equal(
+    domainDigest(DOMAINS.task, new Uint8Array()),
+    sha256Hex(Buffer.concat([Buffer.from(DOMAINS.task), Buffer.alloc(9)])),
+  );
 });
 
 test('the domain table matches docs/wire.md "Canonical encoding and digests"', () => {

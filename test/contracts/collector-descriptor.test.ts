@@ -10,16 +10,24 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import type { CollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
-import { MAX_COLLECTOR_DESCRIPTOR_BYTES, collectorDescriptorToJson, decodeCollectorDescriptor, encodeCollectorDescriptor, validateCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import { U64_MAX, isJsonObject } from '../../src/contracts/json-value.js';
+import {
+  collectorDescriptorToJson,
+  decodeCollectorDescriptor,
+  encodeCollectorDescriptor,
+  MAX_COLLECTOR_DESCRIPTOR_BYTES,
+  validateCollectorDescriptor,
+  type CollectorDescriptor,
+} from '../../src/contracts/collector-descriptor.js';
+import { isJsonObject, U64_MAX, type JsonObject, type JsonValue } from '../../src/contracts/json-value.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 
-const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'collector-v1.json')), { maxBytes: 1 << 20 });
+const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'collector-v1.json')), {
+  maxBytes: 1 << 20,
+});
 assert.ok(isJsonObject(vector));
 const header = vector.transfer_header as JsonObject;
 const profile = vector.collector_profile as JsonObject;
@@ -125,7 +133,16 @@ test('a descriptor in another key order decodes to the same value and re-encodes
 });
 
 test('an unknown field is refused at the top and in every nested object', () => {
-  for (const path of [[], ['task'], ['attempt'], ['subject'], ['origin'], ['executor'], ['recipe'], ['recipe', 'limits']]) {
+  for (const path of [
+    [],
+    ['task'],
+    ['attempt'],
+    ['subject'],
+    ['origin'],
+    ['executor'],
+    ['recipe'],
+    ['recipe', 'limits'],
+  ]) {
     const value = edited((v) => {
       let node = v;
       for (const key of path) node = node[key] as JsonObject;
@@ -175,9 +192,15 @@ test('other versions, bad identifiers, a zero fence and an invalid recipe are re
 
 test('duplicate keys and oversize input are refused before schema validation', () => {
   const text = encodeCollectorDescriptor(sample).toString('utf8').replace('"version":1,', '"version":1,"version":1,');
-  assert.equal(codeOf(() => decodeCollectorDescriptor(Buffer.from(text))), 'JSON_DUPLICATE_KEY');
+  assert.equal(
+    codeOf(() => decodeCollectorDescriptor(Buffer.from(text))),
+    'JSON_DUPLICATE_KEY',
+  );
   const oversize = Buffer.alloc(MAX_COLLECTOR_DESCRIPTOR_BYTES + 1, 0x20);
-  assert.equal(codeOf(() => decodeCollectorDescriptor(oversize)), 'INPUT_TOO_LARGE');
+  assert.equal(
+    codeOf(() => decodeCollectorDescriptor(oversize)),
+    'INPUT_TOO_LARGE',
+  );
 });
 
 test('validate does not modify the value it is given', () => {

@@ -7,14 +7,16 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'node:test';
+import test, { type TestContext } from 'node:test';
+
 import { isJsonObject } from '../../src/contracts/json-value.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { REPO_ROOT, runCli } from '../helpers/cli.js';
-import type { TestContext } from 'node:test';
 import { tempDir } from '../helpers/tmp.js';
 
-const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'collector-v1.json')), { maxBytes: 1 << 20 });
+const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'collector-v1.json')), {
+  maxBytes: 1 << 20,
+});
 assert.ok(isJsonObject(vector));
 const envelope = Buffer.from(vector.envelope_hex as string, 'hex');
 const publicKeyHex = vector.public_key_hex as string;
@@ -47,11 +49,20 @@ test('without a key it prints the header, records and digests and says the signa
   const { dataDir, good } = setup(t);
   const result = await runCli(['agent-task', 'transfer', 'show', good, '--data-dir', dataDir]);
   assert.equal(result.code, 0, result.stderr);
-  assert.match(result.stdout, new RegExp(`^transfer envelope v1: 1436 bytes, transfer digest ${vector.envelope_sha256 as string}$`, 'm'));
+  assert.match(
+    result.stdout,
+    new RegExp(`^transfer envelope v1: 1436 bytes, transfer digest ${vector.envelope_sha256 as string}$`, 'm'),
+  );
   assert.match(result.stdout, new RegExp(`^header digest ${vector.transfer_header_digest as string}$`, 'm'));
   assert.match(result.stdout, /"fence": 18446744073709551615,/);
-  assert.match(result.stdout, /^ {2}0 execution_request 59 bytes sha256 5c1c6900899820554054c8c976fd42fd7e707be0b48706d253559de73d48069d$/m);
-  assert.match(result.stdout, /^ {2}1 execution_record 48 bytes sha256 d6e66eff184918fbba8388469756a5ebc46929eea40434d550c90543001d14cc$/m);
+  assert.match(
+    result.stdout,
+    /^ {2}0 execution_request 59 bytes sha256 5c1c6900899820554054c8c976fd42fd7e707be0b48706d253559de73d48069d$/m,
+  );
+  assert.match(
+    result.stdout,
+    /^ {2}1 execution_record 48 bytes sha256 d6e66eff184918fbba8388469756a5ebc46929eea40434d550c90543001d14cc$/m,
+  );
   assert.match(result.stdout, /: not checked \(pass --public-key HEX to verify it\)$/m);
   assert.equal(result.stderr, '');
   assert.equal(existsSync(dataDir), false, 'transfer show creates nothing');
@@ -59,7 +70,17 @@ test('without a key it prints the header, records and digests and says the signa
 
 test('with the key and --json it prints one document with the signature verified', async (t) => {
   const { dataDir, good } = setup(t);
-  const result = await runCli(['agent-task', 'transfer', 'show', good, '--public-key', publicKeyHex, '--json', '--data-dir', dataDir]);
+  const result = await runCli([
+    'agent-task',
+    'transfer',
+    'show',
+    good,
+    '--public-key',
+    publicKeyHex,
+    '--json',
+    '--data-dir',
+    dataDir,
+  ]);
   assert.equal(result.code, 0, result.stderr);
   const doc = parseStrictJson(result.stdoutBytes, { maxBytes: 1 << 20 });
   assert.ok(isJsonObject(doc));
@@ -69,7 +90,11 @@ test('with the key and --json it prints one document with the signature verified
   assert.equal(doc.header_digest, vector.transfer_header_digest);
   assert.deepEqual(doc.header, vector.transfer_header);
   assert.deepEqual(doc.records, (vector.transfer_header as { records: unknown }).records);
-  assert.deepEqual(doc.signature, { hex: vector.transfer_signature_hex, check: 'valid', verification_key_id: vector.verification_key_id });
+  assert.deepEqual(doc.signature, {
+    hex: vector.transfer_signature_hex,
+    check: 'valid',
+    verification_key_id: vector.verification_key_id,
+  });
   assert.equal(existsSync(dataDir), false);
 });
 
@@ -84,12 +109,20 @@ test('another key, a bad key and every damaged envelope are refused with exit 2 
   const changedRecord = Buffer.from(envelope);
   changedRecord[envelope.byteLength - 1] = (changedRecord[envelope.byteLength - 1] as number) ^ 1;
   const cases: [string, string[], string][] = [
-    ['another key', [good, '--public-key', '3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29'], 'TRANSFER_SIGNATURE_INVALID'],
+    [
+      'another key',
+      [good, '--public-key', '3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29'],
+      'TRANSFER_SIGNATURE_INVALID',
+    ],
     ['a key that is not hex', [good, '--public-key', 'zz'], 'PUBLIC_KEY_INVALID'],
     ['a changed record', [file('record.agscmtr', changedRecord)], 'TRANSFER_RECORD_DIGEST_MISMATCH'],
     ['a truncated envelope', [file('short.agscmtr', envelope.subarray(0, 1000))], 'TRANSFER_TRUNCATED'],
     ['trailing bytes', [file('long.agscmtr', Buffer.concat([envelope, Buffer.from('\n')]))], 'TRANSFER_TRAILING_BYTES'],
-    ['not an envelope', [file('json.agscmtr', Buffer.from(vector.transfer_header_canonical_utf8 as string))], 'TRANSFER_MAGIC_INVALID'],
+    [
+      'not an envelope',
+      [file('json.agscmtr', Buffer.from(vector.transfer_header_canonical_utf8 as string))],
+      'TRANSFER_MAGIC_INVALID',
+    ],
     ['a directory', [dir], 'INPUT_NOT_REGULAR_FILE'],
   ];
   for (const [name, args, code] of cases) {
@@ -107,5 +140,8 @@ test('a file over 16 MiB is refused from its size before it is read', async (t) 
   const result = await runCli(['agent-task', 'transfer', 'show', path, '--json']);
   assert.equal(result.code, 2, result.stderr);
   assert.equal(errorCodeOf(result.stdout), 'INPUT_TOO_LARGE');
-  assert.match(result.stderr, /is 16777217 bytes, more than the limit of 16777216; it was not read; a collector transfer envelope is at most 16 MiB/);
+  assert.match(
+    result.stderr,
+    /is 16777217 bytes, more than the limit of 16777216; it was not read; a collector transfer envelope is at most 16 MiB/,
+  );
 });

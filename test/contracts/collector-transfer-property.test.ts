@@ -10,8 +10,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import fc from 'fast-check';
-import type { TransferHeader } from '../../src/contracts/collector-transfer.js';
-import { encodeTransferEnvelope, transferRecordEntry, verifyTransferEnvelope } from '../../src/contracts/collector-transfer.js';
+
+import {
+  encodeTransferEnvelope,
+  transferRecordEntry,
+  verifyTransferEnvelope,
+  type TransferHeader,
+} from '../../src/contracts/collector-transfer.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
 import { isJsonObject } from '../../src/contracts/json-value.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
@@ -47,7 +52,10 @@ const caseArb: fc.Arbitrary<Case> = fc
     origin: fc.record({ owner_id: id, agent_id: id, grant_id: id, grant_generation: u64 }),
     executor: fc.record({ registration_id: id, executor_id: id, registration_epoch: u64 }),
     request_digest: hex64,
-    collector: fc.record({ agentscm_version: fc.stringMatching(/^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$/), runtime_identity_digest: hex64 }),
+    collector: fc.record({
+      agentscm_version: fc.stringMatching(/^[0-9A-Za-z][0-9A-Za-z.+-]{0,63}$/),
+      runtime_identity_digest: hex64,
+    }),
     upload_request_id: id,
     request: recordBytes,
     record: recordBytes,
@@ -100,7 +108,14 @@ test('decode(encode(header, records)) gives the same header and the exact record
         records.map((r) => Buffer.from(r)),
       );
       assert.equal(read.length, envelope.byteLength);
-      assert.equal(encodeTransferEnvelope(read.header, read.records.map((r) => r.bytes), key.privateKey).equals(envelope), true);
+      assert.equal(
+        encodeTransferEnvelope(
+          read.header,
+          read.records.map((r) => r.bytes),
+          key.privateKey,
+        ).equals(envelope),
+        true,
+      );
     }),
     { numRuns: 150 },
   );
@@ -121,7 +136,9 @@ test('one changed byte anywhere in a random envelope is refused with a transfer 
 });
 
 test('every single-byte change of the vector envelope is refused', () => {
-  const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'collector-v1.json')), { maxBytes: 1 << 20 });
+  const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'collector-v1.json')), {
+    maxBytes: 1 << 20,
+  });
   assert.ok(isJsonObject(vector));
   const envelope = Buffer.from(vector.envelope_hex as string, 'hex');
   const publicKey = Buffer.from(vector.public_key_hex as string, 'hex');
@@ -136,7 +153,14 @@ test('every single-byte change of the vector envelope is refused', () => {
     }
   }
   // The sweep reaches the magic, length, header, signature and record checks.
-  for (const code of ['TRANSFER_MAGIC_INVALID', 'TRANSFER_HEADER_TOO_LARGE', 'TRANSFER_TRUNCATED', 'TRANSFER_HEADER_INVALID', 'TRANSFER_SIGNATURE_INVALID', 'TRANSFER_RECORD_DIGEST_MISMATCH']) {
+  for (const code of [
+    'TRANSFER_MAGIC_INVALID',
+    'TRANSFER_HEADER_TOO_LARGE',
+    'TRANSFER_TRUNCATED',
+    'TRANSFER_HEADER_INVALID',
+    'TRANSFER_SIGNATURE_INVALID',
+    'TRANSFER_RECORD_DIGEST_MISMATCH',
+  ]) {
     assert.ok(seen.has(code), `${code} in ${[...seen].join(' ')}`);
   }
 });

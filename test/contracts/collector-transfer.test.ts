@@ -9,34 +9,36 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import type { TransferHeader } from '../../src/contracts/collector-transfer.js';
+
+import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
 import {
-  TRANSFER_LIMITS,
   checkTransferSignature,
   decodeTransferHeader,
   encodeTransferEnvelope,
   encodeTransferHeader,
   frameTransferEnvelope,
   readTransferEnvelope,
-  transferKindOf,
   readTransferPrefix,
   signTransferHeader,
+  TRANSFER_LIMITS,
   transferDigest,
   transferHeaderDigest,
   transferHeaderToJson,
+  transferKindOf,
   transferRecordEntry,
   verifyTransferEnvelope,
+  type TransferHeader,
 } from '../../src/contracts/collector-transfer.js';
-import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import { U64_MAX, isJsonObject } from '../../src/contracts/json-value.js';
+import { isJsonObject, U64_MAX, type JsonObject, type JsonValue } from '../../src/contracts/json-value.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { generateKeyPair, publicKeyOf, signDigest, verificationKeyId } from '../../src/crypto/ed25519.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 
-const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'collector-v1.json')), { maxBytes: 1 << 20 });
+const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'collector-v1.json')), {
+  maxBytes: 1 << 20,
+});
 assert.ok(isJsonObject(vector));
 const text = (name: string): string => {
   const value = vector[name];
@@ -163,7 +165,11 @@ test('every header field tampered without re-signing is refused by the signature
 });
 
 test('a tampered version, record kind or record length is refused by its own check', () => {
-  const version = frameTransferEnvelope(editedHeaderBytes((v) => (v.version = 2)), signature, records);
+  const version = frameTransferEnvelope(
+    editedHeaderBytes((v) => (v.version = 2)),
+    signature,
+    records,
+  );
   const versionError = refusal(() => verifyTransferEnvelope(version, publicKey));
   assert.equal(versionError.code, 'TRANSFER_HEADER_INVALID');
   assert.equal(versionError.details?.cause_code, 'SCHEMA_VERSION_UNSUPPORTED');
@@ -173,12 +179,21 @@ test('a tampered version, record kind or record length is refused by its own che
     (list[0] as JsonObject).kind = 'execution_record';
     (list[1] as JsonObject).kind = 'execution_request';
   });
-  assert.equal(codeOf(() => verifyTransferEnvelope(frameTransferEnvelope(swapped, signature, records), publicKey)), 'TRANSFER_RECORDS_INVALID');
+  assert.equal(
+    codeOf(() => verifyTransferEnvelope(frameTransferEnvelope(swapped, signature, records), publicKey)),
+    'TRANSFER_RECORDS_INVALID',
+  );
 
-  const longer = editedHeaderBytes((v) => ((v.records as JsonObject[])[1] as JsonObject).length = 49n);
-  assert.equal(codeOf(() => verifyTransferEnvelope(frameTransferEnvelope(longer, signature, records), publicKey)), 'TRANSFER_TRUNCATED');
-  const shorter = editedHeaderBytes((v) => ((v.records as JsonObject[])[1] as JsonObject).length = 47n);
-  assert.equal(codeOf(() => verifyTransferEnvelope(frameTransferEnvelope(shorter, signature, records), publicKey)), 'TRANSFER_TRAILING_BYTES');
+  const longer = editedHeaderBytes((v) => (((v.records as JsonObject[])[1] as JsonObject).length = 49n));
+  assert.equal(
+    codeOf(() => verifyTransferEnvelope(frameTransferEnvelope(longer, signature, records), publicKey)),
+    'TRANSFER_TRUNCATED',
+  );
+  const shorter = editedHeaderBytes((v) => (((v.records as JsonObject[])[1] as JsonObject).length = 47n));
+  assert.equal(
+    codeOf(() => verifyTransferEnvelope(frameTransferEnvelope(shorter, signature, records), publicKey)),
+    'TRANSFER_TRAILING_BYTES',
+  );
 });
 
 test('a changed signature, another key, or a key the header does not name is refused', () => {
@@ -186,7 +201,11 @@ test('a changed signature, another key, or a key the header does not name is ref
     const forged = Buffer.from(envelope);
     const at = TRANSFER_LIMITS.prefixBytes + headerBytes.byteLength + index;
     forged[at] = (forged[at] as number) ^ 0x01;
-    assert.equal(codeOf(() => verifyTransferEnvelope(forged, publicKey)), 'TRANSFER_SIGNATURE_INVALID', `signature byte ${index}`);
+    assert.equal(
+      codeOf(() => verifyTransferEnvelope(forged, publicKey)),
+      'TRANSFER_SIGNATURE_INVALID',
+      `signature byte ${index}`,
+    );
   }
   const other = generateKeyPair();
   const error = refusal(() => verifyTransferEnvelope(envelope, other.publicKey));
@@ -196,13 +215,25 @@ test('a changed signature, another key, or a key the header does not name is ref
   // Signed by the other key over a header that still names the vector key.
   const foreignSignature = signDigest(Buffer.from(transferHeaderDigest(headerBytes), 'hex'), other.privateKey);
   const foreign = frameTransferEnvelope(headerBytes, foreignSignature, records);
-  assert.equal(codeOf(() => verifyTransferEnvelope(foreign, other.publicKey)), 'TRANSFER_KEY_MISMATCH');
-  assert.equal(codeOf(() => verifyTransferEnvelope(foreign, publicKey)), 'TRANSFER_SIGNATURE_INVALID');
+  assert.equal(
+    codeOf(() => verifyTransferEnvelope(foreign, other.publicKey)),
+    'TRANSFER_KEY_MISMATCH',
+  );
+  assert.equal(
+    codeOf(() => verifyTransferEnvelope(foreign, publicKey)),
+    'TRANSFER_SIGNATURE_INVALID',
+  );
 
   const smallOrder = Buffer.alloc(32);
   smallOrder[0] = 1;
-  assert.equal(codeOf(() => verifyTransferEnvelope(envelope, smallOrder)), 'PUBLIC_KEY_INVALID');
-  assert.equal(codeOf(() => checkTransferSignature(readTransferEnvelope(envelope), publicKey)), 'ok');
+  assert.equal(
+    codeOf(() => verifyTransferEnvelope(envelope, smallOrder)),
+    'PUBLIC_KEY_INVALID',
+  );
+  assert.equal(
+    codeOf(() => checkTransferSignature(readTransferEnvelope(envelope), publicKey)),
+    'ok',
+  );
 });
 
 test('every proper prefix of the envelope is refused as truncated', () => {
@@ -218,18 +249,34 @@ test('bytes after the last record are refused as trailing bytes', () => {
     assert.equal(error.code, 'TRANSFER_TRAILING_BYTES');
     assert.equal(error.details?.declared_length, envelope.byteLength);
   }
-  assert.equal(codeOf(() => readTransferEnvelope(Buffer.concat([envelope, Buffer.from([0])]))), 'TRANSFER_TRAILING_BYTES');
+  assert.equal(
+    codeOf(() => readTransferEnvelope(Buffer.concat([envelope, Buffer.from([0])]))),
+    'TRANSFER_TRAILING_BYTES',
+  );
 });
 
 test('a wrong magic is refused, whichever of its bytes differs', () => {
   for (let index = 0; index < 8; index++) {
     const wrong = Buffer.from(envelope);
     wrong[index] = (wrong[index] as number) ^ 0x20;
-    assert.equal(codeOf(() => verifyTransferEnvelope(wrong, publicKey)), 'TRANSFER_MAGIC_INVALID', `magic byte ${index}`);
+    assert.equal(
+      codeOf(() => verifyTransferEnvelope(wrong, publicKey)),
+      'TRANSFER_MAGIC_INVALID',
+      `magic byte ${index}`,
+    );
   }
-  assert.equal(codeOf(() => readTransferEnvelope(Buffer.from('AGSCMTR2'))), 'TRANSFER_MAGIC_INVALID');
-  assert.equal(codeOf(() => readTransferEnvelope(Buffer.from('{"version":1}'))), 'TRANSFER_MAGIC_INVALID');
-  assert.equal(codeOf(() => readTransferEnvelope(Buffer.from('AG'))), 'TRANSFER_TRUNCATED');
+  assert.equal(
+    codeOf(() => readTransferEnvelope(Buffer.from('AGSCMTR2'))),
+    'TRANSFER_MAGIC_INVALID',
+  );
+  assert.equal(
+    codeOf(() => readTransferEnvelope(Buffer.from('{"version":1}'))),
+    'TRANSFER_MAGIC_INVALID',
+  );
+  assert.equal(
+    codeOf(() => readTransferEnvelope(Buffer.from('AG'))),
+    'TRANSFER_TRUNCATED',
+  );
 });
 
 test('a changed record byte is a record digest mismatch naming the record', () => {
@@ -245,7 +292,10 @@ test('a changed record byte is a record digest mismatch naming the record', () =
     const error = refusal(() => verifyTransferEnvelope(changed, publicKey));
     assert.equal(error.code, 'TRANSFER_RECORD_DIGEST_MISMATCH');
     assert.equal(error.details?.index, index);
-    assert.equal(codeOf(() => readTransferEnvelope(changed)), 'TRANSFER_RECORD_DIGEST_MISMATCH');
+    assert.equal(
+      codeOf(() => readTransferEnvelope(changed)),
+      'TRANSFER_RECORD_DIGEST_MISMATCH',
+    );
   }
 });
 
@@ -254,12 +304,22 @@ test('an envelope over 16 MiB is refused from its declared lengths, from the pre
   const declaring = (total: number): Buffer => {
     let bytes: Buffer = headerBytes;
     for (let round = 0; round < 3; round++) {
-      const length = total - TRANSFER_LIMITS.prefixBytes - bytes.byteLength - TRANSFER_LIMITS.signatureBytes - (records[0] as Buffer).byteLength;
+      const length =
+        total -
+        TRANSFER_LIMITS.prefixBytes -
+        bytes.byteLength -
+        TRANSFER_LIMITS.signatureBytes -
+        (records[0] as Buffer).byteLength;
       bytes = editedHeaderBytes((v) => (((v.records as JsonObject[])[1] as JsonObject).length = BigInt(length)));
     }
     return bytes;
   };
-  const prefixOf = (bytes: Buffer): Buffer => Buffer.concat([Buffer.from('AGSCMTR1'), Buffer.from([0, 0, bytes.byteLength >> 8, bytes.byteLength & 0xff]), bytes]);
+  const prefixOf = (bytes: Buffer): Buffer =>
+    Buffer.concat([
+      Buffer.from('AGSCMTR1'),
+      Buffer.from([0, 0, bytes.byteLength >> 8, bytes.byteLength & 0xff]),
+      bytes,
+    ]);
   const big = declaring(TRANSFER_LIMITS.maxEnvelopeBytes + 1);
   const bigSignature = signDigest(Buffer.from(transferHeaderDigest(big), 'hex'), seed);
   const prefix = prefixOf(big);
@@ -269,18 +329,30 @@ test('an envelope over 16 MiB is refused from its declared lengths, from the pre
   assert.equal(error.details?.declared_length, String(TRANSFER_LIMITS.maxEnvelopeBytes + 1));
   // Given the prefix, the signature and a few bytes, the whole-envelope reader says too large, not truncated.
   const short = Buffer.concat([prefix, bigSignature, records[0] as Buffer]);
-  assert.equal(codeOf(() => verifyTransferEnvelope(short, publicKey)), 'TRANSFER_TOO_LARGE');
+  assert.equal(
+    codeOf(() => verifyTransferEnvelope(short, publicKey)),
+    'TRANSFER_TOO_LARGE',
+  );
   // Exactly 16 MiB declared is within the limit: the same prefix is then merely truncated.
-  assert.equal(readTransferPrefix(prefixOf(declaring(TRANSFER_LIMITS.maxEnvelopeBytes))).declaredLength, TRANSFER_LIMITS.maxEnvelopeBytes);
+  assert.equal(
+    readTransferPrefix(prefixOf(declaring(TRANSFER_LIMITS.maxEnvelopeBytes))).declaredLength,
+    TRANSFER_LIMITS.maxEnvelopeBytes,
+  );
   // A length near the u64 maximum does not wrap around.
-  const huge = editedHeaderBytes((v) => ((v.records as JsonObject[])[0] as JsonObject).length = U64_MAX);
-  assert.equal(codeOf(() => readTransferPrefix(prefixOf(huge))), 'TRANSFER_TOO_LARGE');
+  const huge = editedHeaderBytes((v) => (((v.records as JsonObject[])[0] as JsonObject).length = U64_MAX));
+  assert.equal(
+    codeOf(() => readTransferPrefix(prefixOf(huge))),
+    'TRANSFER_TOO_LARGE',
+  );
 });
 
 test('an input over 16 MiB is refused by its length before its magic is looked at', () => {
   const oversize = Buffer.alloc(TRANSFER_LIMITS.maxEnvelopeBytes + 1);
   envelope.copy(oversize);
-  assert.equal(codeOf(() => verifyTransferEnvelope(oversize, publicKey)), 'TRANSFER_TOO_LARGE');
+  assert.equal(
+    codeOf(() => verifyTransferEnvelope(oversize, publicKey)),
+    'TRANSFER_TOO_LARGE',
+  );
 });
 
 test('a declared header over 64 KiB is refused from the 12-byte prefix, before the header is read', () => {
@@ -292,7 +364,10 @@ test('a declared header over 64 KiB is refused from the 12-byte prefix, before t
     assert.equal(error.code, 'TRANSFER_HEADER_TOO_LARGE');
     assert.equal(error.details?.header_length, length);
   }
-  assert.equal(codeOf(() => frameTransferEnvelope(Buffer.alloc(TRANSFER_LIMITS.maxHeaderBytes + 1), signature, records)), 'TRANSFER_HEADER_TOO_LARGE');
+  assert.equal(
+    codeOf(() => frameTransferEnvelope(Buffer.alloc(TRANSFER_LIMITS.maxHeaderBytes + 1), signature, records)),
+    'TRANSFER_HEADER_TOO_LARGE',
+  );
 });
 
 test('a header that is not strict JSON of its schema is refused, naming the decoding rule', () => {
@@ -301,12 +376,32 @@ test('a header that is not strict JSON of its schema is refused, naming the deco
     ['missing field', editedHeaderBytes((v) => delete v.request_digest), 'SCHEMA_MISSING_FIELD'],
     ['fence 0', editedHeaderBytes((v) => (v.fence = 0n)), 'SCHEMA_BOUND'],
     ['bad audience', editedHeaderBytes((v) => (v.audience = 'FEDCBA9876543210FEDCBA9876543210')), 'ID_INVALID'],
-    ['record length 0', editedHeaderBytes((v) => ((v.records as JsonObject[])[0] as JsonObject).length = 0n), 'SCHEMA_BOUND'],
-    ['34 records', editedHeaderBytes((v) => (v.records as JsonValue[]).push(...Array.from({ length: 32 }, () => structuredClone((v.records as JsonValue[])[1] as JsonValue)))), 'SCHEMA_BOUND'],
+    [
+      'record length 0',
+      editedHeaderBytes((v) => (((v.records as JsonObject[])[0] as JsonObject).length = 0n)),
+      'SCHEMA_BOUND',
+    ],
+    [
+      '34 records',
+      editedHeaderBytes((v) =>
+        (v.records as JsonValue[]).push(
+          ...Array.from({ length: 32 }, () => structuredClone((v.records as JsonValue[])[1] as JsonValue)),
+        ),
+      ),
+      'SCHEMA_BOUND',
+    ],
     ['not JSON', Buffer.from('{"version":1,'), 'JSON_SYNTAX'],
     ['empty', Buffer.alloc(0), 'JSON_SYNTAX'],
-    ['duplicate key', Buffer.from(headerBytes.toString('utf8').replace('{"version":1,', '{"version":1,"version":1,')), 'JSON_DUPLICATE_KEY'],
-    ['invalid UTF-8', Buffer.concat([headerBytes.subarray(0, 20), Buffer.from([0xff]), headerBytes.subarray(21)]), 'JSON_INVALID_UTF8'],
+    [
+      'duplicate key',
+      Buffer.from(headerBytes.toString('utf8').replace('{"version":1,', '{"version":1,"version":1,')),
+      'JSON_DUPLICATE_KEY',
+    ],
+    [
+      'invalid UTF-8',
+      Buffer.concat([headerBytes.subarray(0, 20), Buffer.from([0xff]), headerBytes.subarray(21)]),
+      'JSON_INVALID_UTF8',
+    ],
   ];
   for (const [name, bytes, cause] of cases) {
     const error = refusal(() => verifyTransferEnvelope(frameTransferEnvelope(bytes, signature, records), publicKey));
@@ -325,7 +420,10 @@ test('a header that is valid but not canonical is refused, even when it is signe
   })();
   for (const bytes of [spaced, reordered]) {
     const signed = signDigest(Buffer.from(transferHeaderDigest(bytes), 'hex'), seed);
-    assert.equal(codeOf(() => verifyTransferEnvelope(frameTransferEnvelope(bytes, signed, records), publicKey)), 'TRANSFER_HEADER_NOT_CANONICAL');
+    assert.equal(
+      codeOf(() => verifyTransferEnvelope(frameTransferEnvelope(bytes, signed, records), publicKey)),
+      'TRANSFER_HEADER_NOT_CANONICAL',
+    );
   }
 });
 
@@ -335,35 +433,77 @@ test('the record sequence is a command collection or a finite review; mixed and 
     (list[0] as JsonObject).kind = 'review_request';
     (list[1] as JsonObject).kind = 'review_record';
   });
-  assert.equal(readTransferEnvelope(frameTransferEnvelope(review, signature, records)).header.records[1]?.kind, 'review_record');
+  assert.equal(
+    readTransferEnvelope(frameTransferEnvelope(review, signature, records)).header.records[1]?.kind,
+    'review_record',
+  );
   assert.equal(transferKindOf([{ kind: 'execution_request' }, { kind: 'execution_record' }]), 'command');
   assert.equal(transferKindOf([{ kind: 'review_record' }]), 'review');
-  assert.equal(transferKindOf([...Array<{ kind: 'review_request' }>(32).fill({ kind: 'review_request' }), { kind: 'review_record' }]), 'review');
-  assert.equal(transferKindOf([...Array<{ kind: 'review_request' }>(33).fill({ kind: 'review_request' }), { kind: 'review_record' }]), null);
+  assert.equal(
+    transferKindOf([
+      ...Array<{ kind: 'review_request' }>(32).fill({ kind: 'review_request' }),
+      { kind: 'review_record' },
+    ]),
+    'review',
+  );
+  assert.equal(
+    transferKindOf([
+      ...Array<{ kind: 'review_request' }>(33).fill({ kind: 'review_request' }),
+      { kind: 'review_record' },
+    ]),
+    null,
+  );
   assert.equal(transferKindOf([{ kind: 'review_record' }, { kind: 'review_request' }]), null);
   assert.equal(transferKindOf([{ kind: 'execution_request' }, { kind: 'review_record' }]), null);
   assert.equal(transferKindOf([{ kind: 'review_request' }, { kind: 'execution_record' }]), null);
   const mixed = editedHeaderBytes((v) => (((v.records as JsonObject[])[0] as JsonObject).kind = 'review_request'));
-  assert.equal(codeOf(() => readTransferEnvelope(frameTransferEnvelope(mixed, signature, records))), 'TRANSFER_RECORDS_INVALID');
-  const unknownKind = editedHeaderBytes((v) => ((v.records as JsonObject[])[0] as JsonObject).kind = 'artifact_url');
+  assert.equal(
+    codeOf(() => readTransferEnvelope(frameTransferEnvelope(mixed, signature, records))),
+    'TRANSFER_RECORDS_INVALID',
+  );
+  const unknownKind = editedHeaderBytes((v) => (((v.records as JsonObject[])[0] as JsonObject).kind = 'artifact_url'));
   assert.equal(refusal(() => decodeTransferHeader(unknownKind)).details?.cause_code, 'SCHEMA_TYPE');
   const one = editedHeaderBytes((v) => (v.records as JsonValue[]).pop());
-  assert.equal(codeOf(() => readTransferEnvelope(frameTransferEnvelope(one, signature, records.slice(0, 1)))), 'TRANSFER_RECORDS_INVALID');
+  assert.equal(
+    codeOf(() => readTransferEnvelope(frameTransferEnvelope(one, signature, records.slice(0, 1)))),
+    'TRANSFER_RECORDS_INVALID',
+  );
   const none = editedHeaderBytes((v) => (v.records = []));
-  assert.equal(codeOf(() => readTransferEnvelope(frameTransferEnvelope(none, signature, []))), 'TRANSFER_RECORDS_INVALID');
+  assert.equal(
+    codeOf(() => readTransferEnvelope(frameTransferEnvelope(none, signature, []))),
+    'TRANSFER_RECORDS_INVALID',
+  );
 });
 
 test('the encoder refuses a key the header does not name, records that do not match, and more than 16 MiB', () => {
-  assert.equal(codeOf(() => encodeTransferEnvelope(header, records, generateKeyPair().privateKey)), 'SIGNING_KEY_MISMATCH');
-  assert.equal(codeOf(() => encodeTransferEnvelope(header, [records[0] as Buffer, Buffer.from('{"x":1}')], seed)), 'TRANSFER_RECORD_DIGEST_MISMATCH');
-  assert.equal(codeOf(() => encodeTransferEnvelope(header, records.slice(0, 1), seed)), 'TRANSFER_RECORDS_INVALID');
+  assert.equal(
+    codeOf(() => encodeTransferEnvelope(header, records, generateKeyPair().privateKey)),
+    'SIGNING_KEY_MISMATCH',
+  );
+  assert.equal(
+    codeOf(() => encodeTransferEnvelope(header, [records[0] as Buffer, Buffer.from('{"x":1}')], seed)),
+    'TRANSFER_RECORD_DIGEST_MISMATCH',
+  );
+  assert.equal(
+    codeOf(() => encodeTransferEnvelope(header, records.slice(0, 1), seed)),
+    'TRANSFER_RECORDS_INVALID',
+  );
   const large = Buffer.alloc(TRANSFER_LIMITS.maxEnvelopeBytes, 0x7b);
-  const largeHeader: TransferHeader = { ...header, records: [header.records[0] as TransferHeader['records'][number], transferRecordEntry('execution_record', large)] };
-  assert.equal(codeOf(() => encodeTransferEnvelope(largeHeader, [records[0] as Buffer, large], seed)), 'TRANSFER_TOO_LARGE');
+  const largeHeader: TransferHeader = {
+    ...header,
+    records: [header.records[0] as TransferHeader['records'][number], transferRecordEntry('execution_record', large)],
+  };
+  assert.equal(
+    codeOf(() => encodeTransferEnvelope(largeHeader, [records[0] as Buffer, large], seed)),
+    'TRANSFER_TOO_LARGE',
+  );
 });
 
 test('signDigest signs only the 32 raw digest bytes, never the hex text', () => {
   const digest = text('transfer_header_digest');
   assert.throws(() => signDigest(Buffer.from(digest, 'utf8'), seed), RangeError);
-  assert.equal(Buffer.from(signDigest(Buffer.from(digest, 'hex'), seed)).toString('hex'), text('transfer_signature_hex'));
+  assert.equal(
+    Buffer.from(signDigest(Buffer.from(digest, 'hex'), seed)).toString('hex'),
+    text('transfer_signature_hex'),
+  );
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { ERROR_CODES, EXIT } from '../../src/contracts/errors.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 
@@ -42,7 +43,8 @@ function docRows(): { rows: DocRow[]; headings: string[]; exitTable: Map<number,
         headings.push(section);
       }
       const row = /^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|\s*(\d+)\s*\|/.exec(line);
-      if (row?.[1] !== undefined && row[2] !== undefined) rows.push({ code: row[1], exit: Number(row[2]), section, line: index + 1 });
+      if (row?.[1] !== undefined && row[2] !== undefined)
+        rows.push({ code: row[1], exit: Number(row[2]), section, line: index + 1 });
       const exitRow = /^\|\s*(\d)\s*\|\s*`([A-Z_]+)`\s*\|/.exec(line);
       if (exitRow?.[1] !== undefined && exitRow[2] !== undefined) exitTable.set(Number(exitRow[1]), exitRow[2]);
     });
@@ -68,9 +70,15 @@ test('docs/errors.md documents every error code, under its section, with its exi
 test('docs/errors.md documents no code that no longer exists, and no code twice', () => {
   const { rows } = docRows();
   const stale = rows.filter((row) => !(row.code in ERROR_CODES)).map((row) => `line ${row.line}: ${row.code}`);
-  assert.deepEqual(stale, [], `docs/errors.md documents codes that are not in ERROR_CODES; remove them:\n  ${stale.join('\n  ')}`);
+  assert.deepEqual(
+    stale,
+    [],
+    `docs/errors.md documents codes that are not in ERROR_CODES; remove them:\n  ${stale.join('\n  ')}`,
+  );
   const seen = new Set<string>();
-  const twice = rows.filter((row) => (seen.has(row.code) ? true : (seen.add(row.code), false))).map((row) => `line ${row.line}: ${row.code}`);
+  const twice = rows
+    .filter((row) => (seen.has(row.code) ? true : (seen.add(row.code), false)))
+    .map((row) => `line ${row.line}: ${row.code}`);
   assert.deepEqual(twice, [], `documented twice:\n  ${twice.join('\n  ')}`);
 });
 
@@ -81,16 +89,19 @@ test('documented exit codes and sections agree with src/contracts/errors.ts', ()
   for (const row of rows) {
     const info = (ERROR_CODES as Record<string, { exit: number } | undefined>)[row.code];
     if (info === undefined) continue;
-    if (info.exit !== row.exit) wrong.push(`line ${row.line}: ${row.code} documents exit ${row.exit}, the code table says ${info.exit}`);
+    if (info.exit !== row.exit)
+      wrong.push(`line ${row.line}: ${row.code} documents exit ${row.exit}, the code table says ${info.exit}`);
     const section = sections.get(row.code);
-    if (section !== undefined && section !== row.section) wrong.push(`line ${row.line}: ${row.code} sits under "${row.section}", errors.ts puts it under "${section}"`);
+    if (section !== undefined && section !== row.section)
+      wrong.push(`line ${row.line}: ${row.code} sits under "${row.section}", errors.ts puts it under "${section}"`);
   }
   assert.deepEqual(wrong, [], wrong.join('\n'));
 });
 
 test('docs/errors.md has one section per errors.ts section and the exit-code table of docs/wire.md', () => {
   const { headings, exitTable } = docRows();
-  for (const section of new Set(sourceSections().values())) assert.ok(headings.includes(section), `docs/errors.md needs a "## ${section}" section`);
+  for (const section of new Set(sourceSections().values()))
+    assert.ok(headings.includes(section), `docs/errors.md needs a "## ${section}" section`);
   assert.deepEqual(
     [...exitTable.entries()].sort((a, b) => a[0] - b[0]),
     Object.entries(EXIT)

@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { AgentscmError } from '../../src/contracts/errors.js';
 import {
   DIGEST_SCHEMA,
   ID_SCHEMA,
+  isDigestHex,
+  isId,
   REPOSITORY_ID_SCHEMA,
   SIGNATURE_SCHEMA,
   U64_SCHEMA,
-  isDigestHex,
-  isId,
   validateDigestHex,
   validateId,
   validateRepositoryId,
@@ -18,7 +19,12 @@ import { defineDecoder } from '../../src/contracts/schema.js';
 
 const isIdInvalid = (e: unknown): boolean => e instanceof AgentscmError && e.code === 'ID_INVALID' && e.exitCode === 2;
 
-const CASES: readonly { name: string; check: (v: unknown, what?: string) => string; good: readonly string[]; bad: readonly unknown[] }[] = [
+const CASES: readonly {
+  name: string;
+  check: (v: unknown, what?: string) => string;
+  good: readonly string[];
+  bad: readonly unknown[];
+}[] = [
   {
     name: 'validateId',
     check: validateId,
@@ -29,7 +35,13 @@ const CASES: readonly { name: string; check: (v: unknown, what?: string) => stri
     name: 'validateRepositoryId',
     check: validateRepositoryId,
     good: ['0123456789abcdef0123456789abcdef'],
-    bad: ['0123456789abcdef0123456789abcde', '0123456789abcdef0123456789abcdef0', '0123456789ABCDEF0123456789abcdef', 'g123456789abcdef0123456789abcdef', ''],
+    bad: [
+      '0123456789abcdef0123456789abcde',
+      '0123456789abcdef0123456789abcdef0',
+      '0123456789ABCDEF0123456789abcdef',
+      'g123456789abcdef0123456789abcdef',
+      '',
+    ],
   },
   {
     name: 'validateDigestHex',
@@ -49,7 +61,11 @@ for (const row of CASES) {
   test(`${row.name} accepts the valid forms and refuses the rest with ID_INVALID`, () => {
     for (const value of row.good) assert.equal(row.check(value, 'thing'), value);
     for (const value of row.bad) {
-      assert.throws(() => row.check(value, 'the thing'), (e: unknown) => isIdInvalid(e) && (e as Error).message.startsWith('the thing '), JSON.stringify(value));
+      assert.throws(
+        () => row.check(value, 'the thing'),
+        (e: unknown) => isIdInvalid(e) && (e as Error).message.startsWith('the thing '),
+        JSON.stringify(value),
+      );
     }
   });
 }
@@ -64,7 +80,13 @@ test('isId and isDigestHex agree with the validators', () => {
 test('the schema fragments give ID_INVALID for a malformed id and SCHEMA_BOUND for a wrong length', () => {
   const decoder = defineDecoder<{ id: string; repo: string; digest: string; sig: string; n: bigint }>('test.ids.v1', {
     type: 'object',
-    properties: { id: ID_SCHEMA, repo: REPOSITORY_ID_SCHEMA, digest: DIGEST_SCHEMA, sig: SIGNATURE_SCHEMA, n: U64_SCHEMA },
+    properties: {
+      id: ID_SCHEMA,
+      repo: REPOSITORY_ID_SCHEMA,
+      digest: DIGEST_SCHEMA,
+      sig: SIGNATURE_SCHEMA,
+      n: U64_SCHEMA,
+    },
     required: ['id', 'repo', 'digest', 'sig', 'n'],
     additionalProperties: false,
   });

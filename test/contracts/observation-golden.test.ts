@@ -8,16 +8,27 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { AgentscmError } from '../../src/contracts/errors.js';
 import { isJsonObject } from '../../src/contracts/json-value.js';
-import { observationDigest, observationSigningBytes, signObservation, verifyObservation } from '../../src/contracts/observation.js';
+import {
+  observationDigest,
+  observationSigningBytes,
+  signObservation,
+  verifyObservation,
+} from '../../src/contracts/observation.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
-import type { TaskResultAssertion } from '../../src/contracts/task-result.js';
-import { resultRequestDigest, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
+import {
+  resultRequestDigest,
+  taskResultAssertionDecoder,
+  type TaskResultAssertion,
+} from '../../src/contracts/task-result.js';
 import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 
-const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-golden-v1.json')), { maxBytes: 1 << 20 });
+const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-golden-v1.json')), {
+  maxBytes: 1 << 20,
+});
 assert.ok(isJsonObject(vector));
 const str = (name: string): string => {
   const value = vector[name];
@@ -46,7 +57,21 @@ test('golden: signing bytes equal the independently computed bytes', () => {
   assert.equal(bytes.toString('hex'), str('signing_bytes_hex'));
   assert.equal(bytes.byteLength, Number(vector.signing_bytes_length));
   const text = bytes.toString('utf8');
-  for (const piece of ['\\u0001', '\\u001f', '\\u001b', '\\b\\t\\n\\f\\r', '\\"', '\\\\', 'slash:/', '\u007f', '\u2028', '\u2029', '\u{1F600}', '"fence":18446744073709551615', '"executor_provenance":null']) {
+  for (const piece of [
+    '\\u0001',
+    '\\u001f',
+    '\\u001b',
+    '\\b\\t\\n\\f\\r',
+    '\\"',
+    '\\\\',
+    'slash:/',
+    '\u007f',
+    '\u2028',
+    '\u2029',
+    '\u{1F600}',
+    '"fence":18446744073709551615',
+    '"executor_provenance":null',
+  ]) {
     assert.ok(text.includes(piece), `signing text contains ${JSON.stringify(piece)}`);
   }
 });
@@ -68,41 +93,77 @@ const signed: TaskResultAssertion = signObservation(unsigned, seed);
 
 test('a tampered field of the signed assertion fails verification as digest_mismatch', () => {
   const tampered: TaskResultAssertion = { ...signed, outcome: 'passed' };
-  assert.equal(codeOf(() => verifyObservation(tampered, publicKey)), 'SIGNATURE_INVALID:digest_mismatch');
+  assert.equal(
+    codeOf(() => verifyObservation(tampered, publicKey)),
+    'SIGNATURE_INVALID:digest_mismatch',
+  );
   const reordered: TaskResultAssertion = { ...signed, criteria: [...signed.criteria].reverse() };
-  assert.equal(codeOf(() => verifyObservation(reordered, publicKey)), 'SIGNATURE_INVALID:digest_mismatch');
+  assert.equal(
+    codeOf(() => verifyObservation(reordered, publicKey)),
+    'SIGNATURE_INVALID:digest_mismatch',
+  );
   const finding: TaskResultAssertion = {
     ...signed,
-    criteria: signed.criteria.map((row, i) => (i === 0 ? { ...row, findings: [...row.findings.slice(0, -1), ' '] } : row)),
+    criteria: signed.criteria.map((row, i) =>
+      i === 0 ? { ...row, findings: [...row.findings.slice(0, -1), ' '] } : row,
+    ),
   };
-  assert.equal(codeOf(() => verifyObservation(finding, publicKey)), 'SIGNATURE_INVALID:digest_mismatch');
+  assert.equal(
+    codeOf(() => verifyObservation(finding, publicKey)),
+    'SIGNATURE_INVALID:digest_mismatch',
+  );
 });
 
 test('a tampered signature byte, a digest claimed for other bytes and an unsigned observation fail', () => {
   const provenance = signed.executor_provenance;
   assert.ok(provenance !== null);
   const flipped = `${provenance.signature.slice(0, 10)}${provenance.signature[10] === '0' ? '1' : '0'}${provenance.signature.slice(11)}`;
-  assert.equal(codeOf(() => verifyObservation({ ...signed, executor_provenance: { ...provenance, signature: flipped } }, publicKey)), 'SIGNATURE_INVALID:signature');
   assert.equal(
-    codeOf(() => verifyObservation({ ...signed, executor_provenance: { ...provenance, observation_digest: '0'.repeat(64) } }, publicKey)),
+    codeOf(() =>
+      verifyObservation({ ...signed, executor_provenance: { ...provenance, signature: flipped } }, publicKey),
+    ),
+    'SIGNATURE_INVALID:signature',
+  );
+  assert.equal(
+    codeOf(() =>
+      verifyObservation(
+        { ...signed, executor_provenance: { ...provenance, observation_digest: '0'.repeat(64) } },
+        publicKey,
+      ),
+    ),
     'SIGNATURE_INVALID:digest_mismatch',
   );
-  assert.equal(codeOf(() => verifyObservation(unsigned, publicKey)), 'SIGNATURE_INVALID:unsigned');
+  assert.equal(
+    codeOf(() => verifyObservation(unsigned, publicKey)),
+    'SIGNATURE_INVALID:unsigned',
+  );
 });
 
 test('a wrong key is refused: as key mismatch, and as a bad signature when the binding names it', () => {
   const other = generateKeyPair();
-  assert.equal(codeOf(() => verifyObservation(signed, other.publicKey)), 'SIGNATURE_INVALID:key_mismatch');
+  assert.equal(
+    codeOf(() => verifyObservation(signed, other.publicKey)),
+    'SIGNATURE_INVALID:key_mismatch',
+  );
   const executor = signed.executor;
   assert.ok(executor !== null);
-  const rebound: TaskResultAssertion = { ...signed, executor: { ...executor, verification_key_id: verificationKeyId(other.publicKey) } };
+  const rebound: TaskResultAssertion = {
+    ...signed,
+    executor: { ...executor, verification_key_id: verificationKeyId(other.publicKey) },
+  };
   // The digest covers the binding, so re-pointing it at another key breaks the digest first.
-  assert.equal(codeOf(() => verifyObservation(rebound, other.publicKey)), 'SIGNATURE_INVALID:digest_mismatch');
+  assert.equal(
+    codeOf(() => verifyObservation(rebound, other.publicKey)),
+    'SIGNATURE_INVALID:digest_mismatch',
+  );
 });
 
 test('a small-order public key is refused before any signature check', () => {
   const identity = Buffer.from(`01${'00'.repeat(31)}`, 'hex');
-  assert.equal(codeOf(() => verifyObservation(signed, identity)), 'PUBLIC_KEY_INVALID');
+  assert.equal(
+    codeOf(() => verifyObservation(signed, identity)),
+    'PUBLIC_KEY_INVALID',
+  );
 });
 
 test('a signature with S + L (non-canonical) is refused', () => {
@@ -116,11 +177,25 @@ test('a signature with S + L (non-canonical) is refused', () => {
     sig[i] = Number(s & 0xffn);
     s >>= 8n;
   }
-  assert.equal(codeOf(() => verifyObservation({ ...signed, executor_provenance: { ...provenance, signature: sig.toString('hex') } }, publicKey)), 'SIGNATURE_INVALID:signature');
+  assert.equal(
+    codeOf(() =>
+      verifyObservation(
+        { ...signed, executor_provenance: { ...provenance, signature: sig.toString('hex') } },
+        publicKey,
+      ),
+    ),
+    'SIGNATURE_INVALID:signature',
+  );
 });
 
 test('signing refuses a key other than the bound one and non-observation trust classes', () => {
-  assert.equal(codeOf(() => signObservation(unsigned, generateKeyPair().privateKey)), 'SIGNING_KEY_MISMATCH');
+  assert.equal(
+    codeOf(() => signObservation(unsigned, generateKeyPair().privateKey)),
+    'SIGNING_KEY_MISMATCH',
+  );
   const agentAssertion: TaskResultAssertion = { ...unsigned, trust_class: 'agent_assertion', executor: null };
-  assert.equal(codeOf(() => signObservation(agentAssertion, seed)), 'TRUST_CLASS_INVALID');
+  assert.equal(
+    codeOf(() => signObservation(agentAssertion, seed)),
+    'TRUST_CLASS_INVALID',
+  );
 });

@@ -6,12 +6,22 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { observationDigest, observationSigningBytes, signObservation, verifyObservation } from '../../src/contracts/observation.js';
-import type { CriterionResult, TaskResultAssertion } from '../../src/contracts/task-result.js';
-import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
-import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
+import {
+  observationDigest,
+  observationSigningBytes,
+  signObservation,
+  verifyObservation,
+} from '../../src/contracts/observation.js';
+import {
+  assertionToJson,
+  taskResultAssertionDecoder,
+  type CriterionResult,
+  type TaskResultAssertion,
+} from '../../src/contracts/task-result.js';
+import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
 
 const key = generateKeyPair();
 const keyId = verificationKeyId(key.publicKey);
@@ -53,7 +63,9 @@ const assertionArb: fc.Arbitrary<TaskResultAssertion> = fc
 /** Reference text: JSON.stringify escapes exactly as the spec for well-formed strings; u64 written as exact decimal. */
 function referenceText(a: TaskResultAssertion): string {
   const marker = '\u0000u64:';
-  const text = JSON.stringify(assertionToJson(a, null), (_k, v: unknown) => (typeof v === 'bigint' ? `${marker}${v.toString()}` : v));
+  const text = JSON.stringify(assertionToJson(a, null), (_k, v: unknown) =>
+    typeof v === 'bigint' ? `${marker}${v.toString()}` : v,
+  );
   return text.replace(/"\\u0000u64:([0-9]+)"/g, '$1');
 }
 
@@ -75,7 +87,10 @@ test('decode(encode(assertion)) keeps the digest; signatures verify and a change
       assert.equal(verifyObservation(signed, key.publicKey).observation_digest, observationDigest(a));
       const [first, second] = signed.criteria;
       assert.ok(first !== undefined && second !== undefined);
-      const changed: TaskResultAssertion = { ...signed, criteria: [{ ...first, findings: [...first.findings, extra] }, second] };
+      const changed: TaskResultAssertion = {
+        ...signed,
+        criteria: [{ ...first, findings: [...first.findings, extra] }, second],
+      };
       assert.throws(
         () => verifyObservation(changed, key.publicKey),
         (error: unknown) => error instanceof AgentscmError && error.code === 'SIGNATURE_INVALID',

@@ -7,14 +7,22 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { publicKeyOf } from '../../src/crypto/ed25519.js';
+
 import { isJsonObject } from '../../src/contracts/json-value.js';
-import { observationDigest, observationSigningBytes, signObservation, verifyObservation } from '../../src/contracts/observation.js';
+import {
+  observationDigest,
+  observationSigningBytes,
+  signObservation,
+  verifyObservation,
+} from '../../src/contracts/observation.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
+import { publicKeyOf } from '../../src/crypto/ed25519.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 
-const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-v1.json')), { maxBytes: 1 << 20 });
+const vector = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-v1.json')), {
+  maxBytes: 1 << 20,
+});
 assert.ok(isJsonObject(vector));
 const field = (name: string): string => {
   const value = vector[name];

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { AgentscmError } from '../../src/contracts/errors.js';
-import { MAX_RELATIVE_PATH_BYTES, RELATIVE_PATH_SCHEMA, isRelativePathWithin, joinRelativePath, validateRelativePath } from '../../src/contracts/paths.js';
+import {
+  isRelativePathWithin,
+  joinRelativePath,
+  MAX_RELATIVE_PATH_BYTES,
+  RELATIVE_PATH_SCHEMA,
+  validateRelativePath,
+} from '../../src/contracts/paths.js';
 import { defineDecoder } from '../../src/contracts/schema.js';
 
 const REFUSED: readonly { name: string; path: string; reason: RegExp }[] = [
@@ -38,13 +45,30 @@ for (const row of REFUSED) {
   test(`validateRelativePath refuses ${row.name}`, () => {
     assert.throws(
       () => validateRelativePath(row.path, 'reference path'),
-      (e: unknown) => e instanceof AgentscmError && e.code === 'PATH_INVALID' && e.exitCode === 2 && row.reason.test(e.message) && e.message.startsWith('reference path '),
+      (e: unknown) =>
+        e instanceof AgentscmError &&
+        e.code === 'PATH_INVALID' &&
+        e.exitCode === 2 &&
+        row.reason.test(e.message) &&
+        e.message.startsWith('reference path '),
     );
   });
 }
 
 test('canonical paths are returned unchanged, including the 512-byte bound', () => {
-  for (const path of ['a', 'README.md', 'src/contracts/paths.ts', '.gitignore', 'a/.hidden/b', '...', 'a..b', 'a b/c~d', '-x/_y.z', 'a'.repeat(MAX_RELATIVE_PATH_BYTES), `${'a'.repeat(255)}/${'b'.repeat(256)}`]) {
+  for (const path of [
+    'a',
+    'README.md',
+    'src/contracts/paths.ts',
+    '.gitignore',
+    'a/.hidden/b',
+    '...',
+    'a..b',
+    'a b/c~d',
+    '-x/_y.z',
+    'a'.repeat(MAX_RELATIVE_PATH_BYTES),
+    `${'a'.repeat(255)}/${'b'.repeat(256)}`,
+  ]) {
     assert.equal(validateRelativePath(path), path);
   }
 });
@@ -60,13 +84,25 @@ test('isRelativePathWithin compares whole components', () => {
 test('joinRelativePath validates the joined result', () => {
   assert.equal(joinRelativePath('a', 'b/c'), 'a/b/c');
   assert.equal(joinRelativePath('', 'b'), 'b');
-  assert.throws(() => joinRelativePath('a', '..', 'b'), (e: unknown) => e instanceof AgentscmError && e.code === 'PATH_INVALID');
+  assert.throws(
+    () => joinRelativePath('a', '..', 'b'),
+    (e: unknown) => e instanceof AgentscmError && e.code === 'PATH_INVALID',
+  );
 });
 
 test('RELATIVE_PATH_SCHEMA refuses backslash, colon, control and non-ASCII characters inside a decoder', () => {
-  const decoder = defineDecoder<{ path: string }>('test.path.v1', { type: 'object', properties: { path: RELATIVE_PATH_SCHEMA }, required: ['path'], additionalProperties: false });
+  const decoder = defineDecoder<{ path: string }>('test.path.v1', {
+    type: 'object',
+    properties: { path: RELATIVE_PATH_SCHEMA },
+    required: ['path'],
+    additionalProperties: false,
+  });
   assert.equal(decoder.validate({ path: 'a/b.txt' }).path, 'a/b.txt');
   for (const bad of ['a\\b', 'C:x', 'a\u007f', 'é', 'a\u0001', '', 'a'.repeat(513)]) {
-    assert.throws(() => decoder.validate({ path: bad }), (e: unknown) => e instanceof AgentscmError && (e.code === 'SCHEMA_TYPE' || e.code === 'SCHEMA_BOUND'), JSON.stringify(bad));
+    assert.throws(
+      () => decoder.validate({ path: bad }),
+      (e: unknown) => e instanceof AgentscmError && (e.code === 'SCHEMA_TYPE' || e.code === 'SCHEMA_BOUND'),
+      JSON.stringify(bad),
+    );
   }
 });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import test from 'node:test';
 import { pathToFileURL } from 'node:url';
+
 import { allDecoders } from '../../src/contracts/schema-registry.js';
 import { definedDecoders, metaSchemaProblems } from '../../src/contracts/schema.js';
 import { REPO_ROOT } from '../helpers/cli.js';
@@ -23,7 +24,11 @@ function sourceFiles(dir: string): string[] {
 
 test('docs/schemas matches the schema registry', () => {
   const problems = schemaDifferences();
-  assert.deepEqual(problems, [], `docs/schemas is out of date; run \`${PUBLISH}\` and commit docs/schemas:\n  ${problems.join('\n  ')}`);
+  assert.deepEqual(
+    problems,
+    [],
+    `docs/schemas is out of date; run \`${PUBLISH}\` and commit docs/schemas:\n  ${problems.join('\n  ')}`,
+  );
 });
 
 test('every decoder defined under src/ is registered in src/contracts/schema-registry.ts', async () => {
@@ -72,7 +77,10 @@ test('the up-to-date check reports missing, changed and stale files', (t) => {
   writeFileSync(join(dir, first), `${expected.get(first) ?? ''} `);
   mkdirSync(join(dir, 'old'), { recursive: true });
   writeFileSync(join(dir, 'old', 'gone.v1.schema.json'), '{}');
-  assert.deepEqual(schemaDifferences(dir), [`out of date: docs/schemas/${first}`, 'no longer defined: docs/schemas/old/gone.v1.schema.json']);
+  assert.deepEqual(schemaDifferences(dir), [
+    `out of date: docs/schemas/${first}`,
+    'no longer defined: docs/schemas/old/gone.v1.schema.json',
+  ]);
 });
 
 test('each published schema is valid JSON carrying its id and the decoder schema', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { AgentscmError } from '../../src/contracts/errors.js';
-import type { ErrorCode } from '../../src/contracts/errors.js';
+
+import { AgentscmError, type ErrorCode } from '../../src/contracts/errors.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 
 const LIMIT = 1 << 20;
@@ -10,7 +10,10 @@ function bytesOf(input: string | readonly number[]): Uint8Array {
   return typeof input === 'string' ? Buffer.from(input, 'utf8') : Uint8Array.from(input);
 }
 
-function refusal(input: string | readonly number[], options: { maxBytes?: number; maxDepth?: number } = {}): AgentscmError {
+function refusal(
+  input: string | readonly number[],
+  options: { maxBytes?: number; maxDepth?: number } = {},
+): AgentscmError {
   try {
     parseStrictJson(bytesOf(input), { maxBytes: options.maxBytes ?? LIMIT, maxDepth: options.maxDepth });
   } catch (error) {
@@ -28,7 +31,11 @@ const REFUSALS: readonly { name: string; input: string | readonly number[]; code
   { name: 'overlong NUL (E0 80 80)', input: [0x22, 0xe0, 0x80, 0x80, 0x22], code: 'JSON_INVALID_UTF8' },
   { name: 'UTF-8-encoded high surrogate (ED A0 80)', input: [0x22, 0xed, 0xa0, 0x80, 0x22], code: 'JSON_INVALID_UTF8' },
   { name: 'UTF-8-encoded low surrogate (ED BF BF)', input: [0x22, 0xed, 0xbf, 0xbf, 0x22], code: 'JSON_INVALID_UTF8' },
-  { name: 'code point above U+10FFFF (F4 90 80 80)', input: [0x22, 0xf4, 0x90, 0x80, 0x80, 0x22], code: 'JSON_INVALID_UTF8' },
+  {
+    name: 'code point above U+10FFFF (F4 90 80 80)',
+    input: [0x22, 0xf4, 0x90, 0x80, 0x80, 0x22],
+    code: 'JSON_INVALID_UTF8',
+  },
   { name: 'truncated sequence at end', input: [0x22, 0xe2, 0x82], code: 'JSON_INVALID_UTF8' },
   { name: 'byte FF', input: [0xff], code: 'JSON_INVALID_UTF8' },
   { name: 'UTF-16LE BOM', input: [0xff, 0xfe, 0x7b, 0x00, 0x7d, 0x00], code: 'JSON_INVALID_UTF8' },
@@ -37,12 +44,32 @@ const REFUSALS: readonly { name: string; input: string | readonly number[]; code
   { name: 'high surrogate followed by a non-surrogate escape', input: '"\\ud83d\\u0041"', code: 'JSON_LONE_SURROGATE' },
   { name: 'high surrogate followed by a plain char', input: '"\\ud83dx"', code: 'JSON_LONE_SURROGATE' },
   { name: 'two high surrogates', input: '"\\ud83d\\ud83d"', code: 'JSON_LONE_SURROGATE' },
-  { name: 'lone surrogate in a key at depth', input: '{"a":[{"\\udfff":1}]}', code: 'JSON_LONE_SURROGATE', pointer: '/a/0' },
+  {
+    name: 'lone surrogate in a key at depth',
+    input: '{"a":[{"\\udfff":1}]}',
+    code: 'JSON_LONE_SURROGATE',
+    pointer: '/a/0',
+  },
   { name: 'duplicate key at the top', input: '{"a":1,"a":2}', code: 'JSON_DUPLICATE_KEY', pointer: '/a' },
-  { name: 'duplicate key at depth 3', input: '{"x":[{"y":{"k":1,"j":2,"k":1}}]}', code: 'JSON_DUPLICATE_KEY', pointer: '/x/0/y/k' },
-  { name: 'duplicate key spelled with an escape', input: '{"a":1,"\\u0061":2}', code: 'JSON_DUPLICATE_KEY', pointer: '/a' },
+  {
+    name: 'duplicate key at depth 3',
+    input: '{"x":[{"y":{"k":1,"j":2,"k":1}}]}',
+    code: 'JSON_DUPLICATE_KEY',
+    pointer: '/x/0/y/k',
+  },
+  {
+    name: 'duplicate key spelled with an escape',
+    input: '{"a":1,"\\u0061":2}',
+    code: 'JSON_DUPLICATE_KEY',
+    pointer: '/a',
+  },
   { name: 'duplicate __proto__ key', input: '{"__proto__":1,"__proto__":2}', code: 'JSON_DUPLICATE_KEY' },
-  { name: 'duplicate key that shadows Object.prototype', input: '{"constructor":1,"toString":2,"constructor":3}', code: 'JSON_DUPLICATE_KEY', pointer: '/constructor' },
+  {
+    name: 'duplicate key that shadows Object.prototype',
+    input: '{"constructor":1,"toString":2,"constructor":3}',
+    code: 'JSON_DUPLICATE_KEY',
+    pointer: '/constructor',
+  },
   { name: 'negative number', input: '-1', code: 'JSON_NUMBER_INVALID' },
   { name: 'negative zero', input: '[-0]', code: 'JSON_NUMBER_INVALID', pointer: '/0' },
   { name: 'fraction', input: '1.0', code: 'JSON_NUMBER_INVALID' },
@@ -96,12 +123,17 @@ test('numbers: 0, u64 max, 2^53 - 1 as number, 2^53 + 1 exact as bigint', () => 
 });
 
 test('strings: escapes, surrogate pairs, raw non-ASCII, U+2028 and DEL decode to the same code points', () => {
-  const value = parseStrictJson(bytesOf('["\\"\\\\\\/\\b\\f\\n\\r\\t\\u0000\\u001F","\\ud83d\\ude00","😀","naïve\u2028\u2029\u007f","\\u00E9"]'), { maxBytes: LIMIT });
+  const value = parseStrictJson(
+    bytesOf('["\\"\\\\\\/\\b\\f\\n\\r\\t\\u0000\\u001F","\\ud83d\\ude00","😀","naïve\u2028\u2029\u007f","\\u00E9"]'),
+    { maxBytes: LIMIT },
+  );
   assert.deepEqual(value, ['"\\/\b\f\n\r\t\u0000\u001f', '😀', '😀', 'naïve\u2028\u2029\u007f', 'é']);
 });
 
 test('object member order is kept and __proto__ is an own data field, never the prototype', () => {
-  const value = parseStrictJson(bytesOf('{"z":1,"a":{"__proto__":{"polluted":true}},"m":[true,false,null]}'), { maxBytes: LIMIT });
+  const value = parseStrictJson(bytesOf('{"z":1,"a":{"__proto__":{"polluted":true}},"m":[true,false,null]}'), {
+    maxBytes: LIMIT,
+  });
   assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value));
   assert.deepEqual(Object.keys(value), ['z', 'a', 'm']);
   const inner = value.a as Record<string, unknown>;
@@ -171,5 +203,9 @@ test('a non-integer maxBytes or an out-of-range maxDepth is a programming error,
 test('keys named like Object.prototype members are ordinary own fields', () => {
   const value = parseStrictJson(bytesOf('{"constructor":1,"toString":"x","hasOwnProperty":null}'), { maxBytes: LIMIT });
   assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value));
-  assert.deepEqual(Object.entries(value), [['constructor', 1], ['toString', 'x'], ['hasOwnProperty', null]]);
+  assert.deepEqual(Object.entries(value), [
+    ['constructor', 1],
+    ['toString', 'x'],
+    ['hasOwnProperty', null],
+  ]);
 });

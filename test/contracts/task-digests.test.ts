@@ -5,12 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { DOMAINS, digestCanonical, domainDigest, mutationDomain } from '../../src/contracts/digest.js';
+import { digestCanonical, domainDigest, DOMAINS, mutationDomain } from '../../src/contracts/digest.js';
 import { observationDigest } from '../../src/contracts/observation.js';
-import { taskDigest, taskToJson, workflowTaskDecoder } from '../../src/contracts/task.js';
 import { attemptDigest, attemptToJson, workflowTaskAttemptDecoder } from '../../src/contracts/task-attempt.js';
-import type { TaskMutationRequest } from '../../src/contracts/task-requests.js';
 import {
   claimRequestDigest,
   claimRequestToJson,
@@ -18,17 +17,31 @@ import {
   mutationRequestToJson,
   taskClaimRequestDecoder,
   taskMutationRequestDecoder,
+  type TaskMutationRequest,
 } from '../../src/contracts/task-requests.js';
-import type { TaskResultAssertion } from '../../src/contracts/task-result.js';
-import { assertionToJson, resultRequestDigest, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
-import { PASSING_ROWS, sampleAssertion, sampleAttempt, sampleClaim, sampleMutation, sampleTask } from './task-fixtures.js';
+import {
+  assertionToJson,
+  resultRequestDigest,
+  taskResultAssertionDecoder,
+  type TaskResultAssertion,
+} from '../../src/contracts/task-result.js';
+import { taskDigest, taskToJson, workflowTaskDecoder } from '../../src/contracts/task.js';
+import {
+  PASSING_ROWS,
+  sampleAssertion,
+  sampleAttempt,
+  sampleClaim,
+  sampleMutation,
+  sampleTask,
+} from './task-fixtures.js';
 
 type Path = (string | number)[];
 
 /** Every leaf path of a decoded value (objects and arrays walked; empty arrays count as leaves). */
 function leaves(value: unknown, path: Path = []): Path[] {
   if (Array.isArray(value)) return value.length === 0 ? [path] : value.flatMap((item, i) => leaves(item, [...path, i]));
-  if (typeof value === 'object' && value !== null) return Object.entries(value).flatMap(([k, v]) => leaves(v, [...path, k]));
+  if (typeof value === 'object' && value !== null)
+    return Object.entries(value).flatMap(([k, v]) => leaves(v, [...path, k]));
   return [path];
 }
 
@@ -37,7 +50,8 @@ function changed(value: unknown): unknown {
   if (typeof value === 'number') return value + 1;
   if (typeof value === 'boolean') return !value;
   if (typeof value === 'string') return value.endsWith('0') ? `${value.slice(0, -1)}1` : `${value.slice(0, -1)}0`;
-  if (value === null) return { registration_id: 'r', executor_id: 'e', registration_epoch: 1n, verification_key_id: '0'.repeat(64) };
+  if (value === null)
+    return { registration_id: 'r', executor_id: 'e', registration_epoch: 1n, verification_key_id: '0'.repeat(64) };
   if (Array.isArray(value)) return ['extra'];
   throw new Error(`cannot change a value of type ${typeof value}`);
 }
@@ -52,12 +66,21 @@ function withChange<T>(value: T, path: Path): T {
   return copy as unknown as T;
 }
 
-function checkSensitivity<T>(name: string, value: T, digest: (v: T) => string, skip: (path: Path) => boolean = () => false): number {
+function checkSensitivity<T>(
+  name: string,
+  value: T,
+  digest: (v: T) => string,
+  skip: (path: Path) => boolean = () => false,
+): number {
   const base = digest(value);
   let count = 0;
   for (const path of leaves(value)) {
     if (skip(path)) continue;
-    assert.notEqual(digest(withChange(value, path)), base, `${name}: changing ${path.join('.')} must change the digest`);
+    assert.notEqual(
+      digest(withChange(value, path)),
+      base,
+      `${name}: changing ${path.join('.')} must change the digest`,
+    );
     count++;
   }
   return count;
@@ -66,7 +89,9 @@ function checkSensitivity<T>(name: string, value: T, digest: (v: T) => string, s
 const task = workflowTaskDecoder.validate(taskToJson(sampleTask()));
 const claim = taskClaimRequestDecoder.validate(claimRequestToJson(sampleClaim(task)));
 const attempt = workflowTaskAttemptDecoder.validate(attemptToJson(sampleAttempt(task, claim)));
-const mutation = taskMutationRequestDecoder.validate(mutationRequestToJson({ ...sampleMutation(task, attempt, 'cancel'), reason: 'stop' }));
+const mutation = taskMutationRequestDecoder.validate(
+  mutationRequestToJson({ ...sampleMutation(task, attempt, 'cancel'), reason: 'stop' }),
+);
 const assertion = taskResultAssertionDecoder.validate(assertionToJson(sampleAssertion(task, attempt, PASSING_ROWS)));
 
 test('task digest: every bound input of the task, its subject and its entrypoint changes it', () => {
@@ -83,7 +108,10 @@ test('attempt, claim and mutation digests: every field changes them', () => {
 });
 
 test('result request digest covers every field, the observation digest every field but provenance', () => {
-  const signedLike: TaskResultAssertion = { ...assertion, executor_provenance: { observation_digest: '1'.repeat(64), signature: '2'.repeat(128) } };
+  const signedLike: TaskResultAssertion = {
+    ...assertion,
+    executor_provenance: { observation_digest: '1'.repeat(64), signature: '2'.repeat(128) },
+  };
   assert.ok(checkSensitivity('result', signedLike, resultRequestDigest) >= 20);
   checkSensitivity('observation', signedLike, observationDigest, (p) => p[0] === 'executor_provenance');
   assert.equal(observationDigest(signedLike), observationDigest(assertion));
@@ -95,7 +123,10 @@ test('mutation digests are separated by action: same fields, different domain', 
   assert.equal(new Set(digests).size, 3);
   for (const action of actions) {
     const request = { ...mutation, action };
-    assert.equal(mutationRequestDigest(request), digestCanonical(mutationDomain(action), mutationRequestToJson(request)));
+    assert.equal(
+      mutationRequestDigest(request),
+      digestCanonical(mutationDomain(action), mutationRequestToJson(request)),
+    );
   }
   assert.equal(claimRequestDigest(claim), digestCanonical(mutationDomain('claim'), claimRequestToJson(claim)));
 });
@@ -103,10 +134,20 @@ test('mutation digests are separated by action: same fields, different domain', 
 test('each kind hashes under its own domain (the same bytes give different identities)', () => {
   const bytes = encodeCanonical(taskToJson(task));
   assert.equal(taskDigest(task), domainDigest(DOMAINS.task, bytes));
-  const domains = [DOMAINS.task, DOMAINS.attempt, DOMAINS.result, DOMAINS.observation, mutationDomain('claim'), mutationDomain('heartbeat')];
+  const domains = [
+    DOMAINS.task,
+    DOMAINS.attempt,
+    DOMAINS.result,
+    DOMAINS.observation,
+    mutationDomain('claim'),
+    mutationDomain('heartbeat'),
+  ];
   assert.equal(new Set(domains.map((d) => domainDigest(d, bytes))).size, domains.length);
   assert.equal(attemptDigest(attempt), domainDigest(DOMAINS.attempt, encodeCanonical(attemptToJson(attempt))));
-  assert.equal(resultRequestDigest(assertion), domainDigest(DOMAINS.result, encodeCanonical(assertionToJson(assertion))));
+  assert.equal(
+    resultRequestDigest(assertion),
+    domainDigest(DOMAINS.result, encodeCanonical(assertionToJson(assertion))),
+  );
 });
 
 test('field order of the input does not matter: digests use the declared order', () => {

@@ -1,15 +1,13 @@
 /** Sample agent-task contract values for the contract tests (valid unless a test changes them). */
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import type { JsonValue } from '../../src/contracts/json-value.js';
 import type { TaskCriterion } from '../../src/contracts/instruction-entrypoint.js';
-import type { WorkflowTask } from '../../src/contracts/task.js';
-import { taskDigest } from '../../src/contracts/task.js';
-import type { WorkflowTaskAttempt } from '../../src/contracts/task-attempt.js';
-import { attemptDigest } from '../../src/contracts/task-attempt.js';
+import type { JsonValue } from '../../src/contracts/json-value.js';
+import { attemptDigest, type WorkflowTaskAttempt } from '../../src/contracts/task-attempt.js';
 import type { ExecutorBinding } from '../../src/contracts/task-common.js';
 import type { TaskClaimRequest, TaskMutationRequest } from '../../src/contracts/task-requests.js';
 import type { CriterionResult, TaskResultAssertion } from '../../src/contracts/task-result.js';
 import type { WorkflowTaskSubject } from '../../src/contracts/task-subject.js';
+import { taskDigest, type WorkflowTask } from '../../src/contracts/task.js';
 
 export const hex64 = (c: string): string => c.repeat(64);
 
@@ -61,7 +59,12 @@ export function sampleTask(criteria: readonly TaskCriterion[] = CRITERIA): Workf
   };
 }
 
-export const EXECUTOR: ExecutorBinding = { registration_id: 'reg-1', executor_id: 'ci-box', registration_epoch: 1n, verification_key_id: hex64('9') };
+export const EXECUTOR: ExecutorBinding = {
+  registration_id: 'reg-1',
+  executor_id: 'ci-box',
+  registration_epoch: 1n,
+  verification_key_id: hex64('9'),
+};
 
 export function sampleClaim(task: WorkflowTask, executor: ExecutorBinding | null = EXECUTOR): TaskClaimRequest {
   return {
@@ -91,7 +94,11 @@ export function sampleAttempt(task: WorkflowTask, claim: TaskClaimRequest = samp
   };
 }
 
-export function sampleMutation(task: WorkflowTask, attempt: WorkflowTaskAttempt, action: TaskMutationRequest['action'] = 'heartbeat'): TaskMutationRequest {
+export function sampleMutation(
+  task: WorkflowTask,
+  attempt: WorkflowTaskAttempt,
+  action: TaskMutationRequest['action'] = 'heartbeat',
+): TaskMutationRequest {
   return {
     version: 1,
     request_id: `${action}-1`,
@@ -112,7 +119,12 @@ export function row(criterion: string, outcome: CriterionResult['outcome']): Cri
   return { criterion, outcome, findings: [], evidence_digests: [] };
 }
 
-export function sampleAssertion(task: WorkflowTask, attempt: WorkflowTaskAttempt, rows: readonly CriterionResult[], outcome: TaskResultAssertion['outcome'] = 'passed'): TaskResultAssertion {
+export function sampleAssertion(
+  task: WorkflowTask,
+  attempt: WorkflowTaskAttempt,
+  rows: readonly CriterionResult[],
+  outcome: TaskResultAssertion['outcome'] = 'passed',
+): TaskResultAssertion {
   return {
     version: 1,
     task_id: task.task_id,
@@ -132,7 +144,11 @@ export function sampleAssertion(task: WorkflowTask, attempt: WorkflowTaskAttempt
 }
 
 /** A passing row set for the sample criteria. */
-export const PASSING_ROWS: readonly CriterionResult[] = [row('tests-pass', 'passed'), row('lint-clean', 'passed'), row('independent-review', 'not_claimed')];
+export const PASSING_ROWS: readonly CriterionResult[] = [
+  row('tests-pass', 'passed'),
+  row('lint-clean', 'passed'),
+  row('independent-review', 'not_claimed'),
+];
 
 export function bytesOf(value: JsonValue): Uint8Array {
   return encodeCanonical(value);

@@ -5,10 +5,19 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { instructionEntrypointResponseDecoder, instructionsResponse } from '../../src/contracts/instruction-entrypoint.js';
+import {
+  instructionEntrypointResponseDecoder,
+  instructionsResponse,
+} from '../../src/contracts/instruction-entrypoint.js';
 import type { JsonValue } from '../../src/contracts/json-value.js';
-import { REFERENCE_MAX_BYTES, referenceFetchResponseDecoder, referenceLimit, referenceResponseForBody } from '../../src/contracts/named-reference.js';
+import {
+  REFERENCE_MAX_BYTES,
+  referenceFetchResponseDecoder,
+  referenceLimit,
+  referenceResponseForBody,
+} from '../../src/contracts/named-reference.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { sampleTask } from './task-fixtures.js';
 
@@ -20,19 +29,40 @@ const roundTrip = (value: unknown) => referenceFetchResponseDecoder.decode(encod
 
 test('available: exact digest, UTF-8 body, byte length', () => {
   const answer = referenceResponseForBody(reference, request, body);
-  assert.deepEqual(answer, { status: 'available', name: 'guide', sha256: reference.sha256, byte_length: body.byteLength, content: body.toString('utf8') });
+  assert.deepEqual(answer, {
+    status: 'available',
+    name: 'guide',
+    sha256: reference.sha256,
+    byte_length: body.byteLength,
+    content: body.toString('utf8'),
+  });
   assert.deepEqual(roundTrip(answer), answer);
 });
 
 test('a request for another digest, a changed body or a non-UTF-8 body is denied, never partial', () => {
-  assert.deepEqual(referenceResponseForBody(reference, { ...request, expected_sha256: '0'.repeat(64) }, body), { status: 'denied', name: 'guide', code: 'digest_mismatch' });
-  assert.deepEqual(referenceResponseForBody(reference, request, Buffer.from('# Guide\nchanged\n')), { status: 'denied', name: 'guide', code: 'digest_mismatch' });
-  const binary = Buffer.from([0xff, 0xfe, 0x00]);
-  assert.deepEqual(referenceResponseForBody({ ...reference, sha256: sha256Hex(binary) }, { ...request, expected_sha256: sha256Hex(binary) }, binary), {
+  assert.deepEqual(referenceResponseForBody(reference, { ...request, expected_sha256: '0'.repeat(64) }, body), {
     status: 'denied',
     name: 'guide',
-    code: 'not_utf8',
+    code: 'digest_mismatch',
   });
+  assert.deepEqual(referenceResponseForBody(reference, request, Buffer.from('# Guide\nchanged\n')), {
+    status: 'denied',
+    name: 'guide',
+    code: 'digest_mismatch',
+  });
+  const binary = Buffer.from([0xff, 0xfe, 0x00]);
+  assert.deepEqual(
+    referenceResponseForBody(
+      { ...reference, sha256: sha256Hex(binary) },
+      { ...request, expected_sha256: sha256Hex(binary) },
+      binary,
+    ),
+    {
+      status: 'denied',
+      name: 'guide',
+      code: 'not_utf8',
+    },
+  );
 });
 
 test('128 KiB is available, one byte more is limit (decided from the stored size before reading)', () => {
@@ -41,7 +71,12 @@ test('128 KiB is available, one byte more is limit (decided from the stored size
   assert.equal(referenceResponseForBody(at, { ...request, expected_sha256: at.sha256 }, full).status, 'available');
   assert.equal(referenceLimit('guide', REFERENCE_MAX_BYTES), null);
   const limit = referenceLimit('guide', REFERENCE_MAX_BYTES + 1);
-  assert.deepEqual(limit, { status: 'limit', name: 'guide', byte_length: REFERENCE_MAX_BYTES + 1, limit_bytes: REFERENCE_MAX_BYTES });
+  assert.deepEqual(limit, {
+    status: 'limit',
+    name: 'guide',
+    byte_length: REFERENCE_MAX_BYTES + 1,
+    limit_bytes: REFERENCE_MAX_BYTES,
+  });
   assert.deepEqual(roundTrip(limit), limit);
   assert.equal(referenceLimit('guide', 1n << 62n)?.status, 'limit');
 });
@@ -55,5 +90,8 @@ test('instructions: entrypoint for a caller offering 1, explicit mismatch otherw
   assert.deepEqual(mismatch.supported_schema_versions, [2, 3]);
   assert.deepEqual(mismatch.server_schema_versions, [1]);
   assert.equal(mismatch.required_schema_version, 1);
-  assert.equal(instructionEntrypointResponseDecoder.decode(encodeCanonical(mismatch as unknown as JsonValue)).status, 'schema_mismatch');
+  assert.equal(
+    instructionEntrypointResponseDecoder.decode(encodeCanonical(mismatch as unknown as JsonValue)).status,
+    'schema_mismatch',
+  );
 });

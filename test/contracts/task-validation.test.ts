@@ -4,23 +4,46 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import type { ExecutorEnrollment } from '../../src/contracts/executor-enrollment.js';
-import { bindingOf, matchesBinding, validateScopeAndBinding } from '../../src/contracts/executor-enrollment.js';
-import type { WorkflowTaskAttempt } from '../../src/contracts/task-attempt.js';
-import { validateForClaim } from '../../src/contracts/task-attempt.js';
-import { MAX_LEASE_MS, issuedLeaseMs } from '../../src/contracts/task-requests.js';
-import type { CriterionResult, TaskResultAssertion } from '../../src/contracts/task-result.js';
-import { validateAssertionForTask } from '../../src/contracts/task-result.js';
-import { CRITERIA, EXECUTOR, PASSING_ROWS, hex64, row, sampleAssertion, sampleAttempt, sampleClaim, sampleTask } from './task-fixtures.js';
+
+import {
+  bindingOf,
+  matchesBinding,
+  validateScopeAndBinding,
+  type ExecutorEnrollment,
+} from '../../src/contracts/executor-enrollment.js';
+import { validateForClaim, type WorkflowTaskAttempt } from '../../src/contracts/task-attempt.js';
+import { issuedLeaseMs, MAX_LEASE_MS } from '../../src/contracts/task-requests.js';
+import {
+  validateAssertionForTask,
+  type CriterionResult,
+  type TaskResultAssertion,
+} from '../../src/contracts/task-result.js';
 import { codeOf } from '../helpers/errors.js';
+import {
+  CRITERIA,
+  EXECUTOR,
+  hex64,
+  PASSING_ROWS,
+  row,
+  sampleAssertion,
+  sampleAttempt,
+  sampleClaim,
+  sampleTask,
+} from './task-fixtures.js';
 
 const task = sampleTask();
 const claim = sampleClaim(task);
 const attempt = sampleAttempt(task, claim);
 
 test('validateForClaim accepts the exact binding with a lease up to the requested one', () => {
-  assert.equal(codeOf(() => validateForClaim(attempt, claim)), 'ok');
-  assert.equal(codeOf(() => validateForClaim({ ...attempt, lease_ms: 1n }, claim)), 'ok');
+  assert.equal(
+    codeOf(() => validateForClaim(attempt, claim)),
+    'ok',
+  );
+  assert.equal(
+    codeOf(() => validateForClaim({ ...attempt, lease_ms: 1n }, claim)),
+    'ok',
+  );
 });
 
 test('validateForClaim refuses every changed binding', () => {
@@ -34,30 +57,59 @@ test('validateForClaim refuses every changed binding', () => {
     ['executor', { executor: { ...EXECUTOR, registration_epoch: 2n } }],
     ['executor null', { executor: null }],
   ];
-  for (const [name, change] of cases) assert.equal(codeOf(() => validateForClaim({ ...attempt, ...change }, claim)), 'TASK_BINDING_MISMATCH', name);
+  for (const [name, change] of cases)
+    assert.equal(
+      codeOf(() => validateForClaim({ ...attempt, ...change }, claim)),
+      'TASK_BINDING_MISMATCH',
+      name,
+    );
 });
 
 test('validateForClaim caps the lease at requested_lease_ms and 24 h, and needs a positive fence', () => {
-  assert.equal(codeOf(() => validateForClaim({ ...attempt, lease_ms: claim.requested_lease_ms + 1n }, claim)), 'LEASE_INVALID');
-  assert.equal(codeOf(() => validateForClaim({ ...attempt, lease_ms: 0n }, claim)), 'LEASE_INVALID');
+  assert.equal(
+    codeOf(() => validateForClaim({ ...attempt, lease_ms: claim.requested_lease_ms + 1n }, claim)),
+    'LEASE_INVALID',
+  );
+  assert.equal(
+    codeOf(() => validateForClaim({ ...attempt, lease_ms: 0n }, claim)),
+    'LEASE_INVALID',
+  );
   const longClaim = { ...claim, requested_lease_ms: 86_400_001n };
-  assert.equal(codeOf(() => validateForClaim({ ...attempt, lease_ms: 1000n }, longClaim)), 'LEASE_INVALID');
-  assert.equal(codeOf(() => validateForClaim({ ...attempt, fence: 0n }, claim)), 'SCHEMA_BOUND');
+  assert.equal(
+    codeOf(() => validateForClaim({ ...attempt, lease_ms: 1000n }, longClaim)),
+    'LEASE_INVALID',
+  );
+  assert.equal(
+    codeOf(() => validateForClaim({ ...attempt, fence: 0n }, claim)),
+    'SCHEMA_BOUND',
+  );
 });
 
-const validate = (assertion: TaskResultAssertion, t = task, a = attempt) => codeOf(() => validateAssertionForTask(assertion, t, a));
-const withRows = (rows: readonly CriterionResult[], outcome: TaskResultAssertion['outcome'] = 'passed') => sampleAssertion(task, attempt, rows, outcome);
+const validate = (assertion: TaskResultAssertion, t = task, a = attempt) =>
+  codeOf(() => validateAssertionForTask(assertion, t, a));
+const withRows = (rows: readonly CriterionResult[], outcome: TaskResultAssertion['outcome'] = 'passed') =>
+  sampleAssertion(task, attempt, rows, outcome);
 
 test('a complete passing observation is accepted and its counts are derived, never qualifying', () => {
   const summary = validateAssertionForTask(withRows(PASSING_ROWS), task, attempt);
-  assert.deepEqual(summary, { passed: 2, failed: 0, not_claimed: 1, uncertain: 0, required_complete: true, qualifying: false });
+  assert.deepEqual(summary, {
+    passed: 2,
+    failed: 0,
+    not_claimed: 1,
+    uncertain: 0,
+    required_complete: true,
+    qualifying: false,
+  });
 });
 
 test('criterion matrix: duplicate, unknown and omitted rows are refused', () => {
   assert.equal(validate(withRows([...PASSING_ROWS, row('tests-pass', 'passed')])), 'CRITERION_DUPLICATE');
   assert.equal(validate(withRows([...PASSING_ROWS, row('surprise', 'passed')])), 'CRITERION_UNKNOWN');
   assert.equal(validate(withRows(PASSING_ROWS.slice(0, 2))), 'CRITERION_MISSING');
-  assert.equal(validate(withRows([row('lint-clean', 'passed'), row('independent-review', 'not_claimed')], 'failed')), 'CRITERION_MISSING');
+  assert.equal(
+    validate(withRows([row('lint-clean', 'passed'), row('independent-review', 'not_claimed')], 'failed')),
+    'CRITERION_MISSING',
+  );
 });
 
 test('controller-only rows must be not_claimed, for agents and registered executors alike', () => {
@@ -65,20 +117,55 @@ test('controller-only rows must be not_claimed, for agents and registered execut
     const rows = [row('tests-pass', 'failed'), row('lint-clean', 'failed'), row('independent-review', outcome)];
     assert.equal(validate(withRows(rows, 'failed')), 'CRITERION_CONTROLLER_ONLY', `observation ${outcome}`);
     const agentAttempt = sampleAttempt(task, sampleClaim(task, null));
-    assert.equal(validate(sampleAssertion(task, agentAttempt, rows, 'failed'), task, agentAttempt), 'CRITERION_CONTROLLER_ONLY', `agent ${outcome}`);
+    assert.equal(
+      validate(sampleAssertion(task, agentAttempt, rows, 'failed'), task, agentAttempt),
+      'CRITERION_CONTROLLER_ONLY',
+      `agent ${outcome}`,
+    );
   }
 });
 
 test('pass rules: needs an eligible required criterion, all of them passed, and no failed or uncertain row', () => {
-  assert.equal(validate(withRows([row('tests-pass', 'not_claimed'), row('lint-clean', 'passed'), row('independent-review', 'not_claimed')])), 'ASSERTION_PASS_INELIGIBLE');
-  assert.equal(validate(withRows([row('tests-pass', 'passed'), row('lint-clean', 'failed'), row('independent-review', 'not_claimed')])), 'ASSERTION_PASS_INELIGIBLE');
-  assert.equal(validate(withRows([row('tests-pass', 'passed'), row('lint-clean', 'uncertain'), row('independent-review', 'not_claimed')])), 'ASSERTION_PASS_INELIGIBLE');
-  assert.equal(validate(withRows([row('tests-pass', 'passed'), row('lint-clean', 'not_claimed'), row('independent-review', 'not_claimed')])), 'ok');
+  assert.equal(
+    validate(
+      withRows([
+        row('tests-pass', 'not_claimed'),
+        row('lint-clean', 'passed'),
+        row('independent-review', 'not_claimed'),
+      ]),
+    ),
+    'ASSERTION_PASS_INELIGIBLE',
+  );
+  assert.equal(
+    validate(
+      withRows([row('tests-pass', 'passed'), row('lint-clean', 'failed'), row('independent-review', 'not_claimed')]),
+    ),
+    'ASSERTION_PASS_INELIGIBLE',
+  );
+  assert.equal(
+    validate(
+      withRows([row('tests-pass', 'passed'), row('lint-clean', 'uncertain'), row('independent-review', 'not_claimed')]),
+    ),
+    'ASSERTION_PASS_INELIGIBLE',
+  );
+  assert.equal(
+    validate(
+      withRows([
+        row('tests-pass', 'passed'),
+        row('lint-clean', 'not_claimed'),
+        row('independent-review', 'not_claimed'),
+      ]),
+    ),
+    'ok',
+  );
   // A task whose only required criterion is controller-only cannot be passed by a wire assertion.
   const reviewOnly = sampleTask([CRITERIA[1], CRITERIA[2]].filter((c) => c !== undefined));
   const reviewAttempt = sampleAttempt(reviewOnly);
   const rows = [row('lint-clean', 'passed'), row('independent-review', 'not_claimed')];
-  assert.equal(validate(sampleAssertion(reviewOnly, reviewAttempt, rows), reviewOnly, reviewAttempt), 'ASSERTION_PASS_INELIGIBLE');
+  assert.equal(
+    validate(sampleAssertion(reviewOnly, reviewAttempt, rows), reviewOnly, reviewAttempt),
+    'ASSERTION_PASS_INELIGIBLE',
+  );
   assert.equal(validate(sampleAssertion(reviewOnly, reviewAttempt, rows, 'failed'), reviewOnly, reviewAttempt), 'ok');
 });
 
@@ -111,7 +198,10 @@ test('wrong task, attempt, operation, actor, fence or executor bindings are refu
 
 test('independent_controller_evidence is never accepted as a task result', () => {
   const base = withRows(PASSING_ROWS);
-  assert.equal(validate({ ...base, trust_class: 'independent_controller_evidence', executor: null }), 'TRUST_CLASS_INVALID');
+  assert.equal(
+    validate({ ...base, trust_class: 'independent_controller_evidence', executor: null }),
+    'TRUST_CLASS_INVALID',
+  );
 });
 
 const enrollment: ExecutorEnrollment = {
@@ -127,12 +217,33 @@ const enrollment: ExecutorEnrollment = {
 const scope = { repository: enrollment.repository, profile: 'default', step: 'unit-tests' };
 
 test('ExecutorEnrollment.validateScopeAndBinding: exact scope and binding only', () => {
-  assert.equal(codeOf(() => validateScopeAndBinding(enrollment, scope, EXECUTOR)), 'ok');
-  assert.equal(codeOf(() => validateScopeAndBinding(enrollment, { ...scope, step: 'lint' }, EXECUTOR)), 'TASK_BINDING_MISMATCH');
-  assert.equal(codeOf(() => validateScopeAndBinding(enrollment, { ...scope, profile: 'p2' }, EXECUTOR)), 'TASK_BINDING_MISMATCH');
-  assert.equal(codeOf(() => validateScopeAndBinding(enrollment, { ...scope, repository: 'f'.repeat(32) }, EXECUTOR)), 'TASK_BINDING_MISMATCH');
-  for (const change of [{ registration_id: 'reg-2' }, { executor_id: 'x' }, { registration_epoch: 2n }, { verification_key_id: hex64('7') }]) {
-    assert.equal(codeOf(() => validateScopeAndBinding(enrollment, scope, { ...EXECUTOR, ...change })), 'TASK_BINDING_MISMATCH', JSON.stringify(Object.keys(change)));
+  assert.equal(
+    codeOf(() => validateScopeAndBinding(enrollment, scope, EXECUTOR)),
+    'ok',
+  );
+  assert.equal(
+    codeOf(() => validateScopeAndBinding(enrollment, { ...scope, step: 'lint' }, EXECUTOR)),
+    'TASK_BINDING_MISMATCH',
+  );
+  assert.equal(
+    codeOf(() => validateScopeAndBinding(enrollment, { ...scope, profile: 'p2' }, EXECUTOR)),
+    'TASK_BINDING_MISMATCH',
+  );
+  assert.equal(
+    codeOf(() => validateScopeAndBinding(enrollment, { ...scope, repository: 'f'.repeat(32) }, EXECUTOR)),
+    'TASK_BINDING_MISMATCH',
+  );
+  for (const change of [
+    { registration_id: 'reg-2' },
+    { executor_id: 'x' },
+    { registration_epoch: 2n },
+    { verification_key_id: hex64('7') },
+  ]) {
+    assert.equal(
+      codeOf(() => validateScopeAndBinding(enrollment, scope, { ...EXECUTOR, ...change })),
+      'TASK_BINDING_MISMATCH',
+      JSON.stringify(Object.keys(change)),
+    );
   }
 });
 
@@ -147,8 +258,17 @@ test('issuedLeaseMs gives the request, capped by the service maximum, never abov
   assert.equal(issuedLeaseMs(600_000n), 600_000n);
   assert.equal(issuedLeaseMs(600_000n, 60_000n), 60_000n);
   assert.equal(issuedLeaseMs(MAX_LEASE_MS, MAX_LEASE_MS * 2n), MAX_LEASE_MS);
-  assert.equal(codeOf(() => issuedLeaseMs(0n)), 'LEASE_INVALID');
-  assert.equal(codeOf(() => issuedLeaseMs(MAX_LEASE_MS + 1n)), 'LEASE_INVALID');
+  assert.equal(
+    codeOf(() => issuedLeaseMs(0n)),
+    'LEASE_INVALID',
+  );
+  assert.equal(
+    codeOf(() => issuedLeaseMs(MAX_LEASE_MS + 1n)),
+    'LEASE_INVALID',
+  );
   const claimed = sampleClaim(task);
-  assert.equal(codeOf(() => validateForClaim({ ...attempt, lease_ms: issuedLeaseMs(claimed.requested_lease_ms, 1000n) }, claimed)), 'ok');
+  assert.equal(
+    codeOf(() => validateForClaim({ ...attempt, lease_ms: issuedLeaseMs(claimed.requested_lease_ms, 1000n) }, claimed)),
+    'ok',
+  );
 });

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import test from 'node:test';
 import * as ed from '@noble/ed25519';
+
 import { generateKeyPair, publicKeyOf, signBytes, signDigest, verifyStrict } from '../../src/crypto/ed25519.js';
 
 const hex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));

@@ -6,7 +6,15 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import * as ed from '@noble/ed25519';
-import { generateKeyPair, publicKeyOf, publicKeyProblem, signBytes, verificationKeyId, verifyStrict } from '../../src/crypto/ed25519.js';
+
+import {
+  generateKeyPair,
+  publicKeyOf,
+  publicKeyProblem,
+  signBytes,
+  verificationKeyId,
+  verifyStrict,
+} from '../../src/crypto/ed25519.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 
 const hex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));
@@ -74,7 +82,11 @@ test('small-order public keys are refused, where the permissive default accepts 
   const forged = new Uint8Array(64);
   forged.set(identity, 0);
   const message = hex('deadbeef');
-  assert.equal(ed.verify(forged, message, identity), true, 'the permissive default accepts it (this is why strict mode is used)');
+  assert.equal(
+    ed.verify(forged, message, identity),
+    true,
+    'the permissive default accepts it (this is why strict mode is used)',
+  );
   assert.equal(verifyStrict(forged, message, identity), false);
   assert.match(publicKeyProblem(identity) ?? '', /small order/);
   // y = 0 encodes a point of order 4 (x = sqrt(-1)).

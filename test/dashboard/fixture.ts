@@ -6,23 +6,21 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+
 import type { HubProfile } from '../../src/hub/config.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { appendChangeVersion } from '../../src/native/changes.js';
 import { comparePaths, listRevisionEntries, recordRevision } from '../../src/native/revisions.js';
 import { openAuthority, readTransaction, writeTransaction } from '../../src/native/store.js';
 import { listTargets, setTarget } from '../../src/native/targets.js';
-import { approveChange, landChange } from '../../src/tasks/admission.js';
-import type { LandResult } from '../../src/tasks/admission.js';
+import { approveChange, landChange, type LandResult } from '../../src/tasks/admission.js';
+import { showRequirement } from '../../src/workflows/requirement.js';
 import { importEnvelope } from '../admission/fixture.js';
 import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
-import { showRequirement } from '../../src/workflows/requirement.js';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { REPOSITORY_ID, grantFor, startTestHub } from '../hub/fixture.js';
-import type { HubStore, TestGrant } from '../hub/fixture.js';
-import { makeReceipt } from '../receipts/fixture.js';
-import type { ReceiptFixture } from '../receipts/fixture.js';
-import { CHANGE_ID, PROFILE, addRevision, checkpoint, defaultFiles } from '../tasks/fixture.js';
+import { grantFor, REPOSITORY_ID, startTestHub, type HubStore, type TestGrant } from '../hub/fixture.js';
+import { makeReceipt, type ReceiptFixture } from '../receipts/fixture.js';
+import { addRevision, CHANGE_ID, checkpoint, defaultFiles, PROFILE } from '../tasks/fixture.js';
 
 export interface DashboardHub {
   readonly hub: HubStore;
@@ -48,7 +46,12 @@ export async function dashboardHub(t: TestContext, port = 0): Promise<DashboardH
     target: 'main',
     requirementDigest: showRequirement(store.dataDir, { target: 'main' }).requirement_digest,
   };
-  const hub: HubStore = { dir: receipt.ev.dir, store, profile, config: { host: '127.0.0.1', port, profiles: [profile] } };
+  const hub: HubStore = {
+    dir: receipt.ev.dir,
+    store,
+    profile,
+    config: { host: '127.0.0.1', port, profiles: [profile] },
+  };
   const reader = grantFor(hub, 'ops', 'dashboard', 'reader');
   const agent = grantFor(hub, 'alice', 'agent-1', 'agent');
   const running = await startTestHub(t, hub);
@@ -63,11 +66,17 @@ export function addChangeWithFile(hub: HubStore, changeId: string, path: string,
   const store = hub.store;
   const auth = openAuthority(store.dataDir, { mode: 'write' });
   try {
-    const base = readTransaction(auth, () => listTargets(auth, store.repository).find((target) => target.name === 'main')?.revision);
+    const base = readTransaction(
+      auth,
+      () => listTargets(auth, store.repository).find((target) => target.name === 'main')?.revision,
+    );
     if (base === undefined) throw new Error('no target main');
     const bytes = Buffer.from(content, 'utf8');
     const blob = writeTransaction(auth, () => putSmallBlob(auth, bytes).digest);
-    const entries = [...readTransaction(auth, () => listRevisionEntries(auth, store.repository, base)), { path, mode: 'file' as const, size: BigInt(bytes.byteLength), blob }];
+    const entries = [
+      ...readTransaction(auth, () => listRevisionEntries(auth, store.repository, base)),
+      { path, mode: 'file' as const, size: BigInt(bytes.byteLength), blob },
+    ];
     entries.sort((a, b) => comparePaths(a.path, b.path));
     const { id } = recordRevision(auth, store.repository, base, entries);
     appendChangeVersion(auth, store.repository, changeId, { expectedCurrent: null, revision: id, baseRevision: base });
@@ -91,7 +100,9 @@ export const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run'];
  * A hub over a store where Change version 2 (a child of the target's revision) was collected,
  * approved and landed on main through the admission core, as `agentscm approve` and `land` do.
  */
-export async function landedHub(t: TestContext): Promise<{ url: string; reader: TestGrant; landed: LandResult; receiptDigest: string }> {
+export async function landedHub(
+  t: TestContext,
+): Promise<{ url: string; reader: TestGrant; landed: LandResult; receiptDigest: string }> {
   const ev = makeEvidence(t);
   const base = ev.store.revision;
   checkpoint(ev.store, addRevision(ev.store.dataDir, ev.store.repository, defaultFiles({ 'b.txt': 'beta' }), base));
@@ -113,7 +124,12 @@ export async function landedHub(t: TestContext): Promise<{ url: string; reader: 
     target: 'main',
     requirementDigest: showRequirement(ev.store.dataDir, { target: 'main' }).requirement_digest,
   };
-  const hub: HubStore = { dir: ev.dir, store: ev.store, profile, config: { host: '127.0.0.1', port: 0, profiles: [profile] } };
+  const hub: HubStore = {
+    dir: ev.dir,
+    store: ev.store,
+    profile,
+    config: { host: '127.0.0.1', port: 0, profiles: [profile] },
+  };
   const reader = grantFor(hub, 'ops', 'dashboard', 'reader');
   const running = await startTestHub(t, hub);
   return { url: running.url, reader, landed, receiptDigest };

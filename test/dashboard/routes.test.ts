@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+
 import { sha256Hex } from '../../src/crypto/sha256.js';
-import { errorCode, httpCall } from '../hub/fixture.js';
-import type { HttpAnswer } from '../hub/fixture.js';
+import { errorCode, httpCall, type HttpAnswer } from '../hub/fixture.js';
 import { CHANGE_ID, checkpoint } from '../tasks/fixture.js';
-import { UI_BASE, addChangeWithFile, dashboardHub, landedHub } from './fixture.js';
+import { addChangeWithFile, dashboardHub, landedHub, UI_BASE } from './fixture.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON views read loosely in assertions
 type Loose = any;
@@ -29,18 +29,23 @@ function assertSecurityHeaders(answer: HttpAnswer): void {
 }
 
 function storeDigests(dataDir: string): string[] {
-  return [join(dataDir, 'native', 'authority.sqlite'), join(dataDir, 'skill-workflows', 'state.sqlite')].map((file) => sha256Hex(readFileSync(file)));
+  return [join(dataDir, 'native', 'authority.sqlite'), join(dataDir, 'skill-workflows', 'state.sqlite')].map((file) =>
+    sha256Hex(readFileSync(file)),
+  );
 }
 
 test('dashboard routes: a reader grant reads every view, bounded, with the security headers; nothing changes', async (t) => {
   const d = await dashboardHub(t);
   const before = storeDigests(d.hub.store.dataDir);
-  const get = (path: string, token: string | undefined = d.reader.token): Promise<HttpAnswer> => httpCall(d.url, 'GET', path, token === undefined ? {} : { token });
+  const get = (path: string, token: string | undefined = d.reader.token): Promise<HttpAnswer> =>
+    httpCall(d.url, 'GET', path, token === undefined ? {} : { token });
 
   const profiles = await get('/v1/hub/ui-api/profiles');
   assert.equal(profiles.status, 200, profiles.text);
   assertSecurityHeaders(profiles);
-  assert.deepEqual(profiles.json, { profiles: [{ profile_id: 'default', repository_id: 'acme/widgets', target: 'main' }] });
+  assert.deepEqual(profiles.json, {
+    profiles: [{ profile_id: 'default', repository_id: 'acme/widgets', target: 'main' }],
+  });
 
   const changes = await get(`${d.base}/changes`);
   assert.equal(changes.status, 200, changes.text);
@@ -77,30 +82,47 @@ test('dashboard routes: a reader grant reads every view, bounded, with the secur
   assert.deepEqual(past.json, { next_cursor: null, tasks: [] });
 
   const receipts = await get(`${d.base}/receipts`);
-  assert.deepEqual((receipts.json.receipts as Loose[]).map((r) => r.receipt_digest as string), [d.receipt.receiptDigest]);
+  assert.deepEqual(
+    (receipts.json.receipts as Loose[]).map((r) => r.receipt_digest as string),
+    [d.receipt.receiptDigest],
+  );
   const receipt = await get(`${d.base}/receipts/${d.receipt.receiptDigest.slice(0, 12)}`);
   assert.equal(receipt.json.receipt_digest, d.receipt.receiptDigest);
 
-  const bundle = await new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
-    void import('node:http').then(({ request }) => {
-      const req = request(new URL(`${d.base}/receipts/${d.receipt.receiptDigest}/bundle`, d.url), { headers: { authorization: `Bearer ${d.reader.token}` } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+  const bundle = await new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>(
+    (resolve, reject) => {
+      void import('node:http').then(({ request }) => {
+        const req = request(
+          new URL(`${d.base}/receipts/${d.receipt.receiptDigest}/bundle`, d.url),
+          { headers: { authorization: `Bearer ${d.reader.token}` } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end();
       });
-      req.on('error', reject);
-      req.end();
-    });
-  });
+    },
+  );
   assert.equal(bundle.status, 200);
   assert.equal(bundle.headers['content-type'], 'application/octet-stream');
   assert.match(String(bundle.headers['content-disposition']), /^attachment; filename="receipt-[0-9a-f]{64}\.agscmrb"$/);
   assert.ok(bundle.body.equals(d.receipt.bundle), 'the downloaded bundle is the bundle receipt export writes');
 
   const targets = await get(`${d.base}/targets`);
-  assert.deepEqual((targets.json.targets as Loose[]).map((target) => [target.name as string, target.landings as unknown]), [['main', []]]);
+  assert.deepEqual(
+    (targets.json.targets as Loose[]).map((target) => [target.name as string, target.landings as unknown]),
+    [['main', []]],
+  );
   const registrations = await get(`${d.base}/registrations`);
-  assert.deepEqual((registrations.json.registrations as Loose[]).map((r) => r.registration_id as string), [d.receipt.ev.enrollment.registration_id]);
+  assert.deepEqual(
+    (registrations.json.registrations as Loose[]).map((r) => r.registration_id as string),
+    [d.receipt.ev.enrollment.registration_id],
+  );
   assert.equal((registrations.json.collector_profiles as Loose[])[0]?.collector_profile_id, d.receipt.ev.profileId);
   const runs = await get(`${d.base}/runs`);
   assert.equal(runs.status, 200, runs.text);
@@ -116,23 +138,36 @@ test('dashboard routes: the subject of a Change carries its revision diff agains
   const diff = answer.json.diff as Loose;
   assert.equal(diff.to, revision);
   assert.equal(diff.from, (answer.json.target as Loose).revision);
-  assert.deepEqual([diff.total, diff.changes], [1, [{ path: 'docs/new file.md', change: 'added', before: null, after: 'file' }]]);
+  assert.deepEqual(
+    [diff.total, diff.changes],
+    [1, [{ path: 'docs/new file.md', change: 'added', before: null, after: 'file' }]],
+  );
   // Listed beside the first, in creation order; a Change without a context says why it cannot qualify.
   const page = await httpCall(d.url, 'GET', `${d.base}/changes?limit=1&cursor=1`, { token: d.reader.token });
   const listed = (page.json.changes as Loose[])[0];
-  assert.deepEqual([page.json.total, listed.id, listed.qualification.error.code, page.json.next_cursor], [2, 'change-2', 'CONTEXT_NOT_FOUND', null]);
+  assert.deepEqual(
+    [page.json.total, listed.id, listed.qualification.error.code, page.json.next_cursor],
+    [2, 'change-2', 'CONTEXT_NOT_FOUND', null],
+  );
 
   // A list row carries the newest 5 versions and the count; the subject view the newest 100.
   for (let i = 0; i < 6; i++) checkpoint(d.hub.store, d.hub.store.revision);
-  const first = ((await httpCall(d.url, 'GET', `${d.base}/changes?limit=1`, { token: d.reader.token })).json.changes as Loose[])[0];
-  assert.deepEqual([first.version_count, (first.versions as Loose[]).map((v) => v.version as number)], [7, [7, 6, 5, 4, 3]]);
-  const subject = (await httpCall(d.url, 'GET', `${d.base}/changes/${CHANGE_ID}`, { token: d.reader.token })).json.change as Loose;
+  const first = (
+    (await httpCall(d.url, 'GET', `${d.base}/changes?limit=1`, { token: d.reader.token })).json.changes as Loose[]
+  )[0];
+  assert.deepEqual(
+    [first.version_count, (first.versions as Loose[]).map((v) => v.version as number)],
+    [7, [7, 6, 5, 4, 3]],
+  );
+  const subject = (await httpCall(d.url, 'GET', `${d.base}/changes/${CHANGE_ID}`, { token: d.reader.token })).json
+    .change as Loose;
   assert.deepEqual([subject.version_count, (subject.versions as Loose[]).length], [7, 7]);
 });
 
 test('dashboard routes refuse: no token 401, an agent grant 403, bad queries 400, unknown items 404', async (t) => {
   const d = await dashboardHub(t);
-  const get = (path: string, token: string | undefined): Promise<HttpAnswer> => httpCall(d.url, 'GET', path, token === undefined ? {} : { token });
+  const get = (path: string, token: string | undefined): Promise<HttpAnswer> =>
+    httpCall(d.url, 'GET', path, token === undefined ? {} : { token });
   const cases: [string, string | undefined, number, string][] = [
     [`${d.base}/changes`, undefined, 401, 'HUB_AUTH_REQUIRED'],
     [`${d.base}/changes`, d.agent.token, 403, 'HUB_GRANT_SCOPE_MISMATCH'],
@@ -168,13 +203,24 @@ test('dashboard static files: only the three known files, with content types and
   const script = await httpCall(d.url, 'GET', '/ui/app.js');
   assert.equal(script.status, 200);
   assert.equal(script.headers['content-type'], 'text/javascript; charset=utf-8');
-  assert.doesNotMatch(script.text, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/, 'the bundle never parses HTML from data');
+  assert.doesNotMatch(
+    script.text,
+    /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/,
+    'the bundle never parses HTML from data',
+  );
   assert.doesNotMatch(script.text, /https?:\/\/(?!www\.w3\.org)/, 'no network address outside the hub');
   const css = await httpCall(d.url, 'GET', '/ui/app.css');
   assert.equal(css.headers['content-type'], 'text/css; charset=utf-8');
   const redirect = await httpCall(d.url, 'GET', '/ui');
   assert.deepEqual([redirect.status, redirect.headers.location], [308, '/ui/']);
-  for (const path of ['/ui/../package.json', '/ui/main.ts', '/ui/tsconfig.json', '/ui/app.js.map', '/ui/%2e%2e/package.json', '/ui/constructor']) {
+  for (const path of [
+    '/ui/../package.json',
+    '/ui/main.ts',
+    '/ui/tsconfig.json',
+    '/ui/app.js.map',
+    '/ui/%2e%2e/package.json',
+    '/ui/constructor',
+  ]) {
     const answer = await httpCall(d.url, 'GET', path);
     assert.equal(answer.status, 404, path);
   }

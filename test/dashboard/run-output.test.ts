@@ -9,13 +9,13 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import puppeteer from 'puppeteer-core';
+
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import type { HubProfile } from '../../src/hub/config.js';
 import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { grantFor, httpCall, startTestHub } from '../hub/fixture.js';
-import type { HubStore } from '../hub/fixture.js';
+import { grantFor, httpCall, startTestHub, type HubStore } from '../hub/fixture.js';
 import { BROWSER_ARGS, browserPath } from './fixture.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
@@ -26,67 +26,128 @@ before(async () => {
   await requireEngine();
 });
 
-test('a run view carries the first 64 KiB of a command step output; Chromium shows markup in it as text', { timeout: 180_000 }, async (t) => {
-  const root = tempDir(t, 'agentscm-dashboard-run-');
-  const ws = join(root, 'ws');
-  const data = join(root, 'data');
-  mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
-  writeFileSync(join(ws, 'skills', 'check', 'SKILL.md'), '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n');
-  const script = `printf '%s\\n' '${HOSTILE}'; head -c ${FILLER} /dev/zero | tr '\\0' a`;
-  writeFileSync(join(ws, 'skills', 'check', 'runner.json'), recipeBytes({ argv: ['/bin/sh', '-c', script], limits: { output_bytes: 256 * 1024 } }));
-  const cli = (args: string[]): ReturnType<typeof runCli> => runCli(['--data-dir', data, ...args]);
-  assert.equal((await cli(['init-repo', ws, '--name', 'demo'])).code, 0);
-  const cp = jsonOf<{ repository: string; revision: string; version: number }>(await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json']));
-  const context = jsonOf<{ context_digest: string }>(await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json']));
-  const workflow = join(root, 'workflow.json');
-  writeFileSync(
-    workflow,
-    JSON.stringify({
-      version: 1,
-      name: 'checks',
-      source: { repository: cp.repository, revision: cp.revision, policy_epoch: 0 },
-      skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
-      steps: [{ id: 'check', needs: [], required: true, action: { kind: 'command', runner: 'runner.json', change: { repository: cp.repository, id: 'c1' }, change_version: cp.version, context_digest: context.context_digest } }],
-    }),
-  );
-  const run = await cli(['skill-workflow', 'run', 'r1', workflow, '--docker', DOCKER, '--docker-socket', DOCKER_SOCKET]);
-  assert.equal(run.code, 0, run.stderr + run.stdout);
+test(
+  'a run view carries the first 64 KiB of a command step output; Chromium shows markup in it as text',
+  { timeout: 180_000 },
+  async (t) => {
+    const root = tempDir(t, 'agentscm-dashboard-run-');
+    const ws = join(root, 'ws');
+    const data = join(root, 'data');
+    mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
+    writeFileSync(
+      join(ws, 'skills', 'check', 'SKILL.md'),
+      '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
+    );
+    const script = `printf '%s\\n' '${HOSTILE}'; head -c ${FILLER} /dev/zero | tr '\\0' a`;
+    writeFileSync(
+      join(ws, 'skills', 'check', 'runner.json'),
+      recipeBytes({ argv: ['/bin/sh', '-c', script], limits: { output_bytes: 256 * 1024 } }),
+    );
+    const cli = (args: string[]): ReturnType<typeof runCli> => runCli(['--data-dir', data, ...args]);
+    assert.equal((await cli(['init-repo', ws, '--name', 'demo'])).code, 0);
+    const cp = jsonOf<{ repository: string; revision: string; version: number }>(
+      await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json']),
+    );
+    const context = jsonOf<{ context_digest: string }>(
+      await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json']),
+    );
+    const workflow = join(root, 'workflow.json');
+    writeFileSync(
+      workflow,
+      JSON.stringify({
+        version: 1,
+        name: 'checks',
+        source: { repository: cp.repository, revision: cp.revision, policy_epoch: 0 },
+        skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
+        steps: [
+          {
+            id: 'check',
+            needs: [],
+            required: true,
+            action: {
+              kind: 'command',
+              runner: 'runner.json',
+              change: { repository: cp.repository, id: 'c1' },
+              change_version: cp.version,
+              context_digest: context.context_digest,
+            },
+          },
+        ],
+      }),
+    );
+    const run = await cli([
+      'skill-workflow',
+      'run',
+      'r1',
+      workflow,
+      '--docker',
+      DOCKER,
+      '--docker-socket',
+      DOCKER_SOCKET,
+    ]);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
 
-  const profile: HubProfile = { repositoryId: 'acme/demo', profileId: 'default', nativeRepository: cp.repository, dataDir: data, target: 'main', requirementDigest: '0'.repeat(64) };
-  const hub: HubStore = {
-    dir: root,
-    store: { dataDir: data, repository: cp.repository, revision: cp.revision, contextDigest: context.context_digest, changeVersion: BigInt(cp.version) },
-    profile,
-    config: { host: '127.0.0.1', port: 0, profiles: [profile] },
-  };
-  const reader = grantFor(hub, 'ops', 'dashboard', 'reader');
-  const running = await startTestHub(t, hub);
-  const base = '/v1/hub/ui-api/repositories/acme/demo/profiles/default';
+    const profile: HubProfile = {
+      repositoryId: 'acme/demo',
+      profileId: 'default',
+      nativeRepository: cp.repository,
+      dataDir: data,
+      target: 'main',
+      requirementDigest: '0'.repeat(64),
+    };
+    const hub: HubStore = {
+      dir: root,
+      store: {
+        dataDir: data,
+        repository: cp.repository,
+        revision: cp.revision,
+        contextDigest: context.context_digest,
+        changeVersion: BigInt(cp.version),
+      },
+      profile,
+      config: { host: '127.0.0.1', port: 0, profiles: [profile] },
+    };
+    const reader = grantFor(hub, 'ops', 'dashboard', 'reader');
+    const running = await startTestHub(t, hub);
+    const base = '/v1/hub/ui-api/repositories/acme/demo/profiles/default';
 
-  const answer = await httpCall(running.url, 'GET', `${base}/runs/r1`, { token: reader.token });
-  assert.equal(answer.status, 200, answer.text);
-  const attempts = answer.json.attempts as { step_id: string; stdout: { text: string; bytes: number; sha256: string; truncated: boolean } }[];
-  const stdout = attempts[0]?.stdout;
-  const whole = `${HOSTILE}\n${'a'.repeat(FILLER)}`;
-  assert.deepEqual([attempts.length, stdout?.bytes, stdout?.sha256, stdout?.truncated], [1, Buffer.byteLength(whole), sha256Hex(Buffer.from(whole)), true]);
-  assert.equal(stdout?.text, whole.slice(0, 64 * 1024), 'the first 64 KiB exactly');
-  const missing = await httpCall(running.url, 'GET', `${base}/runs/no-such-run`, { token: reader.token });
-  assert.equal((missing.json.error as { code: string }).code, 'WORKFLOW_RUN_NOT_FOUND');
+    const answer = await httpCall(running.url, 'GET', `${base}/runs/r1`, { token: reader.token });
+    assert.equal(answer.status, 200, answer.text);
+    const attempts = answer.json.attempts as {
+      step_id: string;
+      stdout: { text: string; bytes: number; sha256: string; truncated: boolean };
+    }[];
+    const stdout = attempts[0]?.stdout;
+    const whole = `${HOSTILE}\n${'a'.repeat(FILLER)}`;
+    assert.deepEqual(
+      [attempts.length, stdout?.bytes, stdout?.sha256, stdout?.truncated],
+      [1, Buffer.byteLength(whole), sha256Hex(Buffer.from(whole)), true],
+    );
+    assert.equal(stdout?.text, whole.slice(0, 64 * 1024), 'the first 64 KiB exactly');
+    const missing = await httpCall(running.url, 'GET', `${base}/runs/no-such-run`, { token: reader.token });
+    assert.equal((missing.json.error as { code: string }).code, 'WORKFLOW_RUN_NOT_FOUND');
 
-  const browser = await puppeteer.launch({ executablePath: browserPath(), headless: true, args: BROWSER_ARGS });
-  t.after(() => browser.close());
-  const page = await browser.newPage();
-  await page.goto(`${running.url}/ui/`, { waitUntil: 'load' });
-  await page.evaluate(`sessionStorage.setItem('agentscm.reader_token', ${JSON.stringify(reader.token)}); location.hash = '#/run/r1'`);
-  await page.reload({ waitUntil: 'load' });
-  await page.waitForFunction("document.querySelector('pre')?.textContent?.startsWith('<img') === true", { timeout: 20_000 });
-  const shown = (await page.evaluate("({ pre: document.querySelector('pre').textContent, images: document.querySelectorAll('img').length, pwned: window.__pwned ?? null, main: document.getElementById('main').textContent })")) as {
-    pre: string;
-    images: number;
-    pwned: number | null;
-    main: string;
-  };
-  assert.equal(shown.pre, whole.slice(0, 64 * 1024));
-  assert.deepEqual([shown.images, shown.pwned], [0, null], 'the command output became markup');
-  assert.match(shown.main, /only the first 64 KiB shown/);
-});
+    const browser = await puppeteer.launch({ executablePath: browserPath(), headless: true, args: BROWSER_ARGS });
+    t.after(() => browser.close());
+    const page = await browser.newPage();
+    await page.goto(`${running.url}/ui/`, { waitUntil: 'load' });
+    await page.evaluate(
+      `sessionStorage.setItem('agentscm.reader_token', ${JSON.stringify(reader.token)}); location.hash = '#/run/r1'`,
+    );
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForFunction("document.querySelector('pre')?.textContent?.startsWith('<img') === true", {
+      timeout: 20_000,
+    });
+    const shown = (await page.evaluate(
+      "({ pre: document.querySelector('pre').textContent, images: document.querySelectorAll('img').length, pwned: window.__pwned ?? null, main: document.getElementById('main').textContent })",
+    )) as {
+      pre: string;
+      images: number;
+      pwned: number | null;
+      main: string;
+    };
+    assert.equal(shown.pre, whole.slice(0, 64 * 1024));
+    assert.deepEqual([shown.images, shown.pwned], [0, null], 'the command output became markup');
+    assert.match(shown.main, /only the first 64 KiB shown/);
+  },
+);

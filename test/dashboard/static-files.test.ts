@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+
+import { AgentscmError } from '../../src/contracts/errors.js';
 import { createUiFiles } from '../../src/hub/ui-routes.js';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { AgentscmError } from '../../src/contracts/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 
 test('a built package serves dist/ui/ exactly, and a file that is not built is HUB_ROUTE_NOT_FOUND', async (t) => {
@@ -19,10 +20,21 @@ test('a built package serves dist/ui/ exactly, and a file that is not built is H
   writeFileSync(join(root, 'dist', 'ui', 'index.html'), '<!doctype html><title>built</title>');
   writeFileSync(join(root, 'dist', 'ui', 'app.js'), 'export const built = 1;\n');
   const files = createUiFiles({ root, fromSources: false });
-  assert.deepEqual(await files('/ui/'), { body: Buffer.from('<!doctype html><title>built</title>'), type: 'text/html; charset=utf-8' });
-  assert.deepEqual(await files('/ui/app.js'), { body: Buffer.from('export const built = 1;\n'), type: 'text/javascript; charset=utf-8' });
-  await assert.rejects(files('/ui/app.css'), (error: unknown) => error instanceof AgentscmError && error.code === 'HUB_ROUTE_NOT_FOUND' && /npm run build/.test(error.hint ?? ''));
-  for (const path of ['/ui/main.ts', '/ui/../package.json', '/ui/hasOwnProperty', '/ui/__proto__', '/ui']) assert.equal(await files(path), null, path);
+  assert.deepEqual(await files('/ui/'), {
+    body: Buffer.from('<!doctype html><title>built</title>'),
+    type: 'text/html; charset=utf-8',
+  });
+  assert.deepEqual(await files('/ui/app.js'), {
+    body: Buffer.from('export const built = 1;\n'),
+    type: 'text/javascript; charset=utf-8',
+  });
+  await assert.rejects(
+    files('/ui/app.css'),
+    (error: unknown) =>
+      error instanceof AgentscmError && error.code === 'HUB_ROUTE_NOT_FOUND' && /npm run build/.test(error.hint ?? ''),
+  );
+  for (const path of ['/ui/main.ts', '/ui/../package.json', '/ui/hasOwnProperty', '/ui/__proto__', '/ui'])
+    assert.equal(await files(path), null, path);
 });
 
 test('from the sources, app.js is the bundle of src/hub/ui/main.ts and the HTML and CSS are the source files', async () => {
@@ -32,6 +44,9 @@ test('from the sources, app.js is the bundle of src/hub/ui/main.ts and the HTML 
   const text = script.body.toString('utf8');
   assert.match(text, /agentscm\.reader_token/);
   assert.doesNotMatch(text, /^import /m, 'one self-contained bundle');
-  assert.deepEqual((await files('/ui/index.html'))?.body, readFileSync(join(REPO_ROOT, 'src', 'hub', 'ui', 'index.html')));
+  assert.deepEqual(
+    (await files('/ui/index.html'))?.body,
+    readFileSync(join(REPO_ROOT, 'src', 'hub', 'ui', 'index.html')),
+  );
   assert.deepEqual((await files('/ui/app.css'))?.body, readFileSync(join(REPO_ROOT, 'src', 'hub', 'ui', 'app.css')));
 });

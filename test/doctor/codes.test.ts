@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { DOCTOR_CODES } from '../../src/hub/doctor-finding.js';
 import { checkNode, satisfiesNodeRange } from '../../src/hub/doctor.js';
 import { REPO_ROOT } from '../helpers/cli.js';
@@ -41,12 +42,19 @@ const CASES: [string, string, boolean][] = [
 ];
 
 test('the Node.js range check: the package range and each comparator form', () => {
-  for (const [version, range, expected] of CASES) assert.equal(satisfiesNodeRange(version, range), expected, `${version} in ${range}`);
+  for (const [version, range, expected] of CASES)
+    assert.equal(satisfiesNodeRange(version, range), expected, `${version} in ${range}`);
 });
 
 test('a Node.js outside the range is NODE_UNSUPPORTED with the install fix', () => {
   const unsupported = checkNode('18.19.0', RANGE);
-  assert.deepEqual({ status: unsupported.status, code: unsupported.code }, { status: 'fail', code: 'NODE_UNSUPPORTED' });
-  assert.equal(unsupported.fix, `install a Node.js release in ${RANGE} (e.g. the current Node.js 22 LTS) and run agentscm with it`);
+  assert.deepEqual(
+    { status: unsupported.status, code: unsupported.code },
+    { status: 'fail', code: 'NODE_UNSUPPORTED' },
+  );
+  assert.equal(
+    unsupported.fix,
+    `install a Node.js release in ${RANGE} (e.g. the current Node.js 22 LTS) and run agentscm with it`,
+  );
   assert.equal(checkNode('22.11.0', RANGE).code, 'OK');
 });

@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, lstatSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+
 import { DOCKER_SOCKET } from '../collector/fixture.js';
-import { jsonOf, runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 export { DOCKER_SOCKET };
@@ -44,13 +44,19 @@ export function testHome(t: TestContext): string {
 }
 
 /** Run `agentscm doctor --json ...args` with HOME = home and the live engine's socket unless args name one. */
-export async function doctor(home: string, args: readonly string[], options: { cwd?: string; json?: boolean; defaultSocket?: boolean; env?: Record<string, string | undefined> } = {}): Promise<DoctorRun> {
-  const socket = args.includes('--docker-socket') || options.defaultSocket === true ? [] : ['--docker-socket', DOCKER_SOCKET];
+export async function doctor(
+  home: string,
+  args: readonly string[],
+  options: { cwd?: string; json?: boolean; defaultSocket?: boolean; env?: Record<string, string | undefined> } = {},
+): Promise<DoctorRun> {
+  const socket =
+    args.includes('--docker-socket') || options.defaultSocket === true ? [] : ['--docker-socket', DOCKER_SOCKET];
   const result = await runCli(['doctor', ...(options.json === false ? [] : ['--json']), ...socket, ...args], {
     env: { HOME: home, DOCKER_HOST: undefined, ...options.env },
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   });
-  if (options.json === false) return { result, report: { version: 0, data_dir: '', ok: result.code === 0, counts: {}, findings: [] } };
+  if (options.json === false)
+    return { result, report: { version: 0, data_dir: '', ok: result.code === 0, counts: {}, findings: [] } };
   const report = jsonOf<Report>(result);
   // The exit status is the report's verdict: 0 exactly when nothing fails, else DOCTOR_FAILED (1).
   if (report.ok) assert.equal(result.code, 0, result.stderr);
@@ -94,7 +100,9 @@ export function fingerprint(dir: string): Record<string, string> {
       if (stat.isDirectory()) {
         out[`${full.slice(dir.length)}/`] = mode;
         visit(full);
-      } else out[full.slice(dir.length)] = `${mode} ${stat.size} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
+      } else
+        out[full.slice(dir.length)] =
+          `${mode} ${stat.size} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
     }
   };
   visit(dir);

@@ -9,11 +9,12 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { installStop } from '../../src/hooks/install-stop.js';
-import { showRequirement } from '../../src/workflows/requirement.js';
 import { startHub } from '../../src/hub/server.js';
-import { DEV_BIN } from '../helpers/cli.js';
+import { showRequirement } from '../../src/workflows/requirement.js';
 import { DOCKER_EXE, IMAGE, makeCollection } from '../evidence-collect/fixture.js';
+import { DEV_BIN } from '../helpers/cli.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
 import { doctor, findingOf, fingerprint, problems, testHome } from './fixture.js';
 
@@ -21,7 +22,14 @@ test('a healthy store, key, grant, runtime, hook and hub: every check passes and
   const c = await makeCollection(t);
   const home = testHome(t);
   const requirement = showRequirement(c.dataDir, { target: 'main' });
-  const profile = { repositoryId: 'acme/widgets', profileId: PROFILE, nativeRepository: c.store.repository, dataDir: c.dataDir, target: 'main', requirementDigest: requirement.requirement_digest };
+  const profile = {
+    repositoryId: 'acme/widgets',
+    profileId: PROFILE,
+    nativeRepository: c.store.repository,
+    dataDir: c.dataDir,
+    target: 'main',
+    requirementDigest: requirement.requirement_digest,
+  };
   const hub = await startHub({ host: '127.0.0.1', port: 0, profiles: [profile] }, { accessLog: () => undefined });
   t.after(() => hub.close());
   const config = join(c.dir, 'hub.json');
@@ -30,7 +38,16 @@ test('a healthy store, key, grant, runtime, hook and hub: every check passes and
     JSON.stringify({
       version: 1,
       listen: hub.address,
-      agent_task_profiles: [{ repository_id: 'acme/widgets', profile_id: PROFILE, native_repository: c.store.repository, data_dir: c.dataDir, target: 'main', requirement_digest: requirement.requirement_digest }],
+      agent_task_profiles: [
+        {
+          repository_id: 'acme/widgets',
+          profile_id: PROFILE,
+          native_repository: c.store.repository,
+          data_dir: c.dataDir,
+          target: 'main',
+          requirement_digest: requirement.requirement_digest,
+        },
+      ],
     }),
   );
   installStop({
@@ -48,17 +65,50 @@ test('a healthy store, key, grant, runtime, hook and hub: every check passes and
     home,
   });
   const before = { data: fingerprint(c.dir), home: fingerprint(home) };
-  const { result, report } = await doctor(home, ['--data-dir', c.dataDir, '--state-dir', c.stateDir, '--docker', DOCKER_EXE, '--hub-config', config]);
+  const { result, report } = await doctor(home, [
+    '--data-dir',
+    c.dataDir,
+    '--state-dir',
+    c.stateDir,
+    '--docker',
+    DOCKER_EXE,
+    '--hub-config',
+    config,
+  ]);
   assert.equal(result.code, 0, result.stderr);
   assert.equal(report.ok, true);
   assert.deepEqual(problems(report), []);
   const skipped = report.findings.filter((f) => f.status === 'skip');
   assert.deepEqual(skipped, [], 'a fully set-up machine leaves nothing unchecked');
-  for (const check of ['node', 'store', 'store.journal', 'store.permissions', 'keys.registrations', 'keys.state-dir', 'grants', 'grants.token-file', 'requirements', 'runtime', 'runtime.image', 'runtime.identity', 'hooks', 'hub.config', 'hub.profile', 'hub.listen', 'hub.health']) {
+  for (const check of [
+    'node',
+    'store',
+    'store.journal',
+    'store.permissions',
+    'keys.registrations',
+    'keys.state-dir',
+    'grants',
+    'grants.token-file',
+    'requirements',
+    'runtime',
+    'runtime.image',
+    'runtime.identity',
+    'hooks',
+    'hub.config',
+    'hub.profile',
+    'hub.listen',
+    'hub.health',
+  ]) {
     findingOf(report, check, 'OK');
   }
-  assert.match(findingOf(report, 'runtime.image', 'OK').message, new RegExp(`^image ${IMAGE} \\(sha256:[0-9a-f]{64}\\) is present, pinned by 1 collector profile$`));
-  assert.match(findingOf(report, 'keys.state-dir', 'OK').message, new RegExp(`registration ${c.enrollment.registration_id} \\(epoch 1\\) is current$`));
+  assert.match(
+    findingOf(report, 'runtime.image', 'OK').message,
+    new RegExp(`^image ${IMAGE} \\(sha256:[0-9a-f]{64}\\) is present, pinned by 1 collector profile$`),
+  );
+  assert.match(
+    findingOf(report, 'keys.state-dir', 'OK').message,
+    new RegExp(`registration ${c.enrollment.registration_id} \\(epoch 1\\) is current$`),
+  );
   assert.deepEqual(report.counts, { pass: report.findings.length, warn: 0, fail: 0, skip: 0 });
   assert.deepEqual({ data: fingerprint(c.dir), home: fingerprint(home) }, before);
 });

@@ -9,11 +9,10 @@
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
+
 import { installEditHook } from '../../src/agent-state/install-edit-hook.js';
-import { installStop } from '../../src/hooks/install-stop.js';
-import type { InstallStopInput } from '../../src/hooks/install-stop.js';
+import { installStop, type InstallStopInput } from '../../src/hooks/install-stop.js';
 import { initRepo } from '../../src/workspace/init.js';
 import { makeGrant } from '../grants/fixture.js';
 import { DEV_BIN } from '../helpers/cli.js';
@@ -63,14 +62,31 @@ test('hooks installed for this agentscm pass, and the token file of a task-stop 
   const home = testHome(t);
   taskStop(s, home, DEV_BIN);
   taskStop(s, home, DEV_BIN, { client: 'codex' });
-  installEditHook({ client: 'claude-code', settings: 'user', repo: s.workspace, executable: DEV_BIN, agentId: null, home });
+  installEditHook({
+    client: 'claude-code',
+    settings: 'user',
+    repo: s.workspace,
+    executable: DEV_BIN,
+    agentId: null,
+    home,
+  });
   const before = fingerprint(home);
   const { report } = await doctor(home, ['--data-dir', s.dataDir]);
   const hooks = findingsOf(report, 'hooks');
-  assert.deepEqual(hooks.map((f) => f.code), ['OK', 'OK', 'OK'], JSON.stringify(hooks, null, 2));
-  assert.match(hooks[0]?.message ?? '', new RegExp(`${join(home, '.claude', 'settings.json')} (Stop|PreToolUse) hook runs this agentscm`));
+  assert.deepEqual(
+    hooks.map((f) => f.code),
+    ['OK', 'OK', 'OK'],
+    JSON.stringify(hooks, null, 2),
+  );
+  assert.match(
+    hooks[0]?.message ?? '',
+    new RegExp(`${join(home, '.claude', 'settings.json')} (Stop|PreToolUse) hook runs this agentscm`),
+  );
   const token = findingOf(report, 'grants.token-file', 'OK');
-  assert.match(token.message, new RegExp(`token file ${s.tokenFile} \\(named by ${join(home, '.claude', 'settings.json')}\\): grant .* is live`));
+  assert.match(
+    token.message,
+    new RegExp(`token file ${s.tokenFile} \\(named by ${join(home, '.claude', 'settings.json')}\\): grant .* is live`),
+  );
   assert.equal(report.ok, true);
   assert.deepEqual(fingerprint(home), before);
 });
@@ -104,15 +120,22 @@ test('a project hook running `agentscm` resolves it on PATH; a hook whose store 
   symlinkSync(DEV_BIN, join(bin, 'agentscm'));
   taskStop(s, home, 'agentscm', { scope: 'project' });
   taskStop(s, home, DEV_BIN, { client: 'codex', scope: 'project', dataDir: join(s.dir, 'no-store') });
-  const { report } = await doctor(home, ['--data-dir', s.dataDir, '--workspace', s.workspace], { env: { PATH: `${bin}:${process.env.PATH ?? ''}` } });
+  const { report } = await doctor(home, ['--data-dir', s.dataDir, '--workspace', s.workspace], {
+    env: { PATH: `${bin}:${process.env.PATH ?? ''}` },
+  });
   const [claude, codex] = findingsOf(report, 'hooks');
   assert.equal(claude?.code, 'OK', JSON.stringify(claude));
-  assert.match(claude?.message ?? '', new RegExp(`${join(s.workspace, '.claude', 'settings.json')} Stop hook runs this agentscm`));
+  assert.match(
+    claude?.message ?? '',
+    new RegExp(`${join(s.workspace, '.claude', 'settings.json')} Stop hook runs this agentscm`),
+  );
   assert.equal(codex?.code, 'HOOK_DATA_DIR_MISSING');
   assert.match(codex?.message ?? '', new RegExp(`--data-dir ${join(s.dir, 'no-store')}, which holds no native store`));
 
   // Without agentscm on PATH the same entry names what is missing.
-  const bare = await doctor(home, ['--data-dir', s.dataDir, '--workspace', s.workspace], { env: { PATH: '/usr/bin:/bin' } });
+  const bare = await doctor(home, ['--data-dir', s.dataDir, '--workspace', s.workspace], {
+    env: { PATH: '/usr/bin:/bin' },
+  });
   assert.match(findingsOf(bare.report, 'hooks')[0]?.message ?? '', /runs another agentscm: agentscm is not on PATH/);
 });
 
@@ -134,7 +157,10 @@ test('settings files without agentscm hooks are NO_AGENTSCM_HOOKS, and none at a
   const none = await doctor(home, ['--data-dir', s.dataDir]);
   assert.equal(findingOf(none.report, 'hooks', 'NO_HOOK_FILES').status, 'skip');
   mkdirSync(join(home, '.claude'));
-  writeFileSync(join(home, '.claude', 'settings.json'), JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo done' }] }] } }));
+  writeFileSync(
+    join(home, '.claude', 'settings.json'),
+    JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo done' }] }] } }),
+  );
   const other = await doctor(home, ['--data-dir', s.dataDir]);
   assert.equal(findingOf(other.report, 'hooks', 'NO_AGENTSCM_HOOKS').status, 'skip');
 });

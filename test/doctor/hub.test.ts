@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { hubStore, startTestHub, writeConfigFile } from '../hub/fixture.js';
 import { doctor, findingOf, findingsOf, testHome } from './fixture.js';
 
@@ -58,8 +59,14 @@ test('a live hub passes config, profile, listen and health', async (t) => {
   findingOf(report, 'hub.config', 'OK');
   findingOf(report, 'hub.profile', 'OK');
   findingOf(report, 'hub.listen', 'OK');
-  assert.match(findingOf(report, 'hub.health', 'OK').message, new RegExp(`GET ${running.url}/v1/hub/health answers \\{"status":"ok"\\}`));
-  assert.ok(running.log.some((line) => line.includes('health')), running.log.join('\n'));
+  assert.match(
+    findingOf(report, 'hub.health', 'OK').message,
+    new RegExp(`GET ${running.url}/v1/hub/health answers \\{"status":"ok"\\}`),
+  );
+  assert.ok(
+    running.log.some((line) => line.includes('health')),
+    running.log.join('\n'),
+  );
 });
 
 test('a server on the hub port that does not answer health is HUB_UNHEALTHY; port 0 cannot be probed', async (t) => {
@@ -87,10 +94,16 @@ test('a profile whose target requires another requirement is HUB_REQUIREMENT_CHA
   const changed = writeConfigFile({ ...hub, profile: { ...hub.profile, requirementDigest: 'c'.repeat(64) } });
   const { report } = await doctor(testHome(t), ['--data-dir', hub.store.dataDir, '--hub-config', changed]);
   const moved = findingOf(report, 'hub.profile', 'HUB_REQUIREMENT_CHANGED');
-  assert.match(moved.message, new RegExp(`pins requirement ${'c'.repeat(64)}, but the target requires ${hub.profile.requirementDigest}`));
+  assert.match(
+    moved.message,
+    new RegExp(`pins requirement ${'c'.repeat(64)}, but the target requires ${hub.profile.requirementDigest}`),
+  );
   assert.match(moved.fix ?? '', /update requirement_digest in the hub config/);
 
   const gone = writeConfigFile({ ...hub, profile: { ...hub.profile, dataDir: join(hub.dir, 'no-store') } });
   const second = await doctor(testHome(t), ['--data-dir', hub.store.dataDir, '--hub-config', gone]);
-  assert.match(findingOf(second.report, 'hub.profile', 'HUB_PROFILE_UNAVAILABLE').message, /no native store; the hub does not start/);
+  assert.match(
+    findingOf(second.report, 'hub.profile', 'HUB_PROFILE_UNAVAILABLE').message,
+    /no native store; the hub does not start/,
+  );
 });

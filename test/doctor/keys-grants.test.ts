@@ -9,12 +9,12 @@ import assert from 'node:assert/strict';
 import { chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
+import { createSigningKey } from '../../src/collector/key-store.js';
 import { enrollInDataDir, revokeInDataDir } from '../../src/native/executor-registry.js';
 import { listGrantsInDataDir, revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
-import { createSigningKey } from '../../src/collector/key-store.js';
+import { DOCKER_EXE, makeCollection, STEP, type Collection } from '../evidence-collect/fixture.js';
 import { PROFILE } from '../tasks/fixture.js';
-import { DOCKER_EXE, STEP, makeCollection } from '../evidence-collect/fixture.js';
-import type { Collection } from '../evidence-collect/fixture.js';
 import { doctor, findingOf, findingsOf, fingerprint, testHome } from './fixture.js';
 
 function keyArgs(c: Collection): string[] {
@@ -53,17 +53,29 @@ test('a key whose registration was revoked is KEY_REVOKED with the new-key fix',
   assert.equal(revoked.status, 'fail');
   assert.match(revoked.message, new RegExp(`registration ${c.enrollment.registration_id} is revoked`));
   assert.match(revoked.fix ?? '', /agentscm agent-task key --state-dir NEW_DIR/);
-  assert.match(findingOf(report, 'keys.registrations', 'OK').message, /^1 executor registration: 0 current, 1 revoked, 0 superseded and not revoked$/);
+  assert.match(
+    findingOf(report, 'keys.registrations', 'OK').message,
+    /^1 executor registration: 0 current, 1 revoked, 0 superseded and not revoked$/,
+  );
 });
 
 test('a superseded, unrevoked registration is REGISTRATION_SUPERSEDED with the revoke fix, and its key KEY_SUPERSEDED', async (t) => {
   const c = await makeCollection(t);
   const other = createSigningKey(join(c.dir, 'collector-2'));
-  enrollInDataDir(c.dataDir, { repository: c.store.repository, profile: PROFILE, step: STEP, executor: 'box-1', public_key: other.public_key });
+  enrollInDataDir(c.dataDir, {
+    repository: c.store.repository,
+    profile: PROFILE,
+    step: STEP,
+    executor: 'box-1',
+    public_key: other.public_key,
+  });
   const { report } = await doctor(testHome(t), keyArgs(c));
   const superseded = findingOf(report, 'keys.registrations', 'REGISTRATION_SUPERSEDED');
   assert.equal(superseded.status, 'warn');
-  assert.equal(superseded.fix, `revoke the old epoch: agentscm agent-task revoke ${c.enrollment.registration_id} --reason superseded`);
+  assert.equal(
+    superseded.fix,
+    `revoke the old epoch: agentscm agent-task revoke ${c.enrollment.registration_id} --reason superseded`,
+  );
   assert.equal(findingOf(report, 'keys.state-dir', 'KEY_SUPERSEDED').status, 'warn');
 });
 
@@ -85,7 +97,10 @@ test('a token file of an older generation is GRANT_TOKEN_ROTATED with the latest
   const c = await makeCollection(t);
   rotateGrantInDataDir(c.dataDir, grantIdOf(c), join(c.dir, 'grants', 'rotated.token'), Date.now());
   const { report } = await doctor(testHome(t), keyArgs(c));
-  assert.match(findingOf(report, 'grants.token-file', 'GRANT_TOKEN_ROTATED').fix ?? '', /latest `agentscm grant rotate`/);
+  assert.match(
+    findingOf(report, 'grants.token-file', 'GRANT_TOKEN_ROTATED').fix ?? '',
+    /latest `agentscm grant rotate`/,
+  );
 });
 
 test('a token file others can read is GRANT_TOKEN_FILE_INVALID naming the refusal', async (t) => {

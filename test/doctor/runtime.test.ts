@@ -8,13 +8,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { formatJson } from '../../src/contracts/canonical-json.js';
+
 import { createSigningKey } from '../../src/collector/key-store.js';
+import { formatJson } from '../../src/contracts/canonical-json.js';
 import { enrollInDataDir } from '../../src/native/executor-registry.js';
 import { installCollectorProfileFile } from '../../src/tasks/collector-profiles.js';
+import { busyboxRecipe, DOCKER_EXE, IMAGE, makeCollection, STEP } from '../evidence-collect/fixture.js';
 import { tempDir } from '../helpers/tmp.js';
-import { DOCKER_EXE, IMAGE, STEP, busyboxRecipe, makeCollection } from '../evidence-collect/fixture.js';
-import { PROFILE, RECIPE_PATH, defaultFiles, makeTaskStore, sha256 } from '../tasks/fixture.js';
+import { defaultFiles, makeTaskStore, PROFILE, RECIPE_PATH, sha256 } from '../tasks/fixture.js';
 import { DOCKER_SOCKET, doctor, findingOf, findingsOf, testHome } from './fixture.js';
 
 const ABSENT_IMAGE = 'local/agentscm-doctor-absent:1';
@@ -27,7 +28,13 @@ test('a collector profile pinning an image the engine does not have is IMAGE_MIS
   const recipeText = JSON.stringify(recipe);
   const store = makeTaskStore(dataDir, undefined, defaultFiles({ [RECIPE_PATH]: recipeText }));
   const key = createSigningKey(join(dir, 'collector'));
-  const enrollment = enrollInDataDir(dataDir, { repository: store.repository, profile: PROFILE, step: STEP, executor: 'box-1', public_key: key.public_key });
+  const enrollment = enrollInDataDir(dataDir, {
+    repository: store.repository,
+    profile: PROFILE,
+    step: STEP,
+    executor: 'box-1',
+    public_key: key.public_key,
+  });
   const profileFile = join(dir, 'profile.json');
   writeFileSync(
     profileFile,
@@ -49,7 +56,10 @@ test('a collector profile pinning an image the engine does not have is IMAGE_MIS
   const { report } = await doctor(testHome(t), ['--data-dir', dataDir, '--docker', DOCKER_EXE]);
   const missing = findingOf(report, 'runtime.image', 'IMAGE_MISSING');
   assert.equal(missing.status, 'fail');
-  assert.match(missing.message, new RegExp(`image ${ABSENT_IMAGE}, pinned by 1 collector profile, cannot be used: IMAGE_NOT_FOUND`));
+  assert.match(
+    missing.message,
+    new RegExp(`image ${ABSENT_IMAGE}, pinned by 1 collector profile, cannot be used: IMAGE_NOT_FOUND`),
+  );
   assert.match(missing.fix ?? '', /docker load -i FILE.*agentscm never pulls images/);
   // An identity cannot be observed without the image: nothing is compared for that profile.
   assert.deepEqual(findingsOf(report, 'runtime.identity'), []);
@@ -63,7 +73,13 @@ test('a profile whose pinned runtime identity is no longer the observed one is R
   const changed = findingOf(report, 'runtime.identity', 'RUNTIME_IDENTITY_CHANGED');
   assert.equal(changed.status, 'fail');
   assert.match(changed.message, new RegExp(`pins runtime identity ${'b'.repeat(64)}, but .* give [0-9a-f]{64}`));
-  assert.equal(changed.fix?.startsWith(`probe the runtime (agentscm agent-task runtime-probe --docker ${DOCKER_EXE} --docker-socket ${DOCKER_SOCKET} --image ${IMAGE}) and install a new collector profile`), true, changed.fix ?? '');
+  assert.equal(
+    changed.fix?.startsWith(
+      `probe the runtime (agentscm agent-task runtime-probe --docker ${DOCKER_EXE} --docker-socket ${DOCKER_SOCKET} --image ${IMAGE}) and install a new collector profile`,
+    ),
+    true,
+    changed.fix ?? '',
+  );
   // Without --docker the identity (which hashes the executable) is not compared: a skip with the flag to pass.
   const without = await doctor(testHome(t), ['--data-dir', c.dataDir]);
   assert.equal(findingOf(without.report, 'runtime.identity', 'NO_DOCKER_EXECUTABLE').status, 'skip');
@@ -80,7 +96,10 @@ test('an engine that does not answer fails when profiles are installed, and is o
 
   const bare = tempDir(t, 'agentscm-doctor-');
   makeTaskStore(join(bare, 'data'));
-  const quiet = await doctor(testHome(t), ['--data-dir', join(bare, 'data')], { defaultSocket: true, env: { DOCKER_HOST: `unix://${dead}` } });
+  const quiet = await doctor(testHome(t), ['--data-dir', join(bare, 'data')], {
+    defaultSocket: true,
+    env: { DOCKER_HOST: `unix://${dead}` },
+  });
   assert.equal(findingOf(quiet.report, 'runtime', 'RUNTIME_NOT_CONFIGURED').status, 'warn');
   assert.equal(findingOf(quiet.report, 'runtime.image', 'NO_PROFILES').status, 'skip');
   assert.equal(quiet.report.ok, true);

@@ -4,14 +4,24 @@
  * schema and directories others can enter are findings with their code and fix, never a crash.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
+
 import { AUTHORITY_MIGRATIONS } from '../../src/native/migrations/index.js';
-import { initRepo } from '../../src/workspace/init.js';
 import { openJournal } from '../../src/workflows/journal.js';
+import { initRepo } from '../../src/workspace/init.js';
 import { tempDir } from '../helpers/tmp.js';
 import { makeTaskStore } from '../tasks/fixture.js';
 import { doctor, findingOf, fingerprint, problems, testHome } from './fixture.js';
@@ -53,10 +63,16 @@ test('a healthy store passes every store check, exits 0, and every file stays by
   const { report } = await doctor(home, ['--data-dir', dataDir]);
   assert.equal(report.ok, true);
   assert.deepEqual(problems(report), []);
-  assert.match(findingOf(report, 'store', 'OK').message, new RegExp(`schema version ${AUTHORITY_MIGRATIONS.length} \\(current\\), quick_check ok`));
+  assert.match(
+    findingOf(report, 'store', 'OK').message,
+    new RegExp(`schema version ${AUTHORITY_MIGRATIONS.length} \\(current\\), quick_check ok`),
+  );
   findingOf(report, 'store.journal', 'OK');
   findingOf(report, 'store.permissions', 'OK');
-  assert.match(findingOf(report, 'requirements', 'OK').message, /^target main of demo .*: requirement [0-9a-f]{64} installed$/);
+  assert.match(
+    findingOf(report, 'requirements', 'OK').message,
+    /^target main of demo .*: requirement [0-9a-f]{64} installed$/,
+  );
   findingOf(report, 'runtime', 'OK');
   assert.deepEqual(fingerprint(root), before);
 });
@@ -67,7 +83,10 @@ test('a target without an installed requirement is REQUIREMENT_MISSING (a warnin
   const { report } = await doctor(testHome(t), ['--data-dir', dataDir]);
   const missing = findingOf(report, 'requirements', 'REQUIREMENT_MISSING');
   assert.equal(missing.status, 'warn');
-  assert.equal(missing.fix, `install one: agentscm --data-dir ${dataDir} requirement install --repository demo --target main WORKFLOW.json`);
+  assert.equal(
+    missing.fix,
+    `install one: agentscm --data-dir ${dataDir} requirement install --repository demo --target main WORKFLOW.json`,
+  );
   assert.equal(report.ok, true);
   assert.deepEqual(fingerprint(root), before);
 });
@@ -78,8 +97,18 @@ test('the human form has one line per finding with its mark and fix, and a verdi
   assert.equal(result.code, 1);
   const lines = result.stdout.trimEnd().split('\n');
   assert.match(lines[0] ?? '', /^✓ node: Node\.js /);
-  assert.ok(lines.some((line) => /^✗ store: no native store in .*; fix: create one with `agentscm --data-dir .* init-repo PATH --name NAME`/.test(line)), result.stdout);
-  assert.ok(lines.some((line) => /^- hub\.config: no hub config was named; fix: pass --hub-config FILE/.test(line)), result.stdout);
+  assert.ok(
+    lines.some((line) =>
+      /^✗ store: no native store in .*; fix: create one with `agentscm --data-dir .* init-repo PATH --name NAME`/.test(
+        line,
+      ),
+    ),
+    result.stdout,
+  );
+  assert.ok(
+    lines.some((line) => /^- hub\.config: no hub config was named; fix: pass --hub-config FILE/.test(line)),
+    result.stdout,
+  );
   assert.match(lines.at(-1) ?? '', /^FAILED: \d+ pass, \d+ warn, 1 fail, \d+ skipped$/);
   assert.match(result.stderr, /^error\[DOCTOR_FAILED\]: 1 check failed; /);
 });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 

@@ -6,11 +6,16 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import test from 'node:test';
-import { readTransferEnvelope, transferDigest, verifyTransferEnvelope } from '../../src/contracts/collector-transfer.js';
+
+import {
+  readTransferEnvelope,
+  transferDigest,
+  verifyTransferEnvelope,
+} from '../../src/contracts/collector-transfer.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
-import { jsonOf, runCli } from '../helpers/cli.js';
 import { requireEngine } from '../collector/fixture.js';
+import { jsonOf, runCli } from '../helpers/cli.js';
 import { collectArgs, containersCreated, fakeHub, makeCollection } from './fixture.js';
 
 interface CollectJson {
@@ -28,7 +33,9 @@ test('collect runs the claimed recipe live, retains the signed envelope, then up
   const c = await makeCollection(t);
   const hub = await fakeHub(t, () => ({ status: 200, body: { status: 'imported' } }));
   const since = Math.floor(Date.now() / 1000) - 1;
-  const first = await runCli(collectArgs(c, ['--endpoint', hub.endpoint, '--json']), { env: { AGENTSCM_PROGRESS: '1' } });
+  const first = await runCli(collectArgs(c, ['--endpoint', hub.endpoint, '--json']), {
+    env: { AGENTSCM_PROGRESS: '1' },
+  });
   assert.equal(first.code, 0, first.stderr);
   const result = jsonOf<CollectJson>(first);
   assert.equal(result.ran, true);
@@ -41,7 +48,10 @@ test('collect runs the claimed recipe live, retains the signed envelope, then up
   const retained = readFileSync(result.envelope_file);
   assert.equal(hub.calls.length, 1);
   assert.ok(hub.calls[0]?.body.equals(retained));
-  assert.equal(hub.calls[0]?.path, '/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks/collector-upload');
+  assert.equal(
+    hub.calls[0]?.path,
+    '/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks/collector-upload',
+  );
   assert.equal(hub.calls[0]?.authorization, `Bearer ${readFileSync(c.tokenFile, 'utf8').trim()}`);
   assert.equal(transferDigest(retained), result.transfer_digest);
   // Signed by the enrolled key, bound to the descriptor, carrying the request and a passing record.
@@ -65,7 +75,21 @@ test('collect runs the claimed recipe live, retains the signed envelope, then up
   assert.equal(hub.calls.length, 2);
   assert.ok(hub.calls[1]?.body.equals(retained));
   // retry-upload sends the identical bytes too.
-  const retry = await runCli(['--data-dir', c.dataDir, 'agent-task', 'retry-upload', '--state-dir', c.stateDir, '--upload-request-id', result.upload_request_id, '--token-file', c.tokenFile, '--endpoint', hub.endpoint, '--json']);
+  const retry = await runCli([
+    '--data-dir',
+    c.dataDir,
+    'agent-task',
+    'retry-upload',
+    '--state-dir',
+    c.stateDir,
+    '--upload-request-id',
+    result.upload_request_id,
+    '--token-file',
+    c.tokenFile,
+    '--endpoint',
+    hub.endpoint,
+    '--json',
+  ]);
   assert.equal(retry.code, 0, retry.stderr);
   assert.equal(jsonOf<CollectJson>(retry).transfer_digest, result.transfer_digest);
   assert.ok(hub.calls[2]?.body.equals(retained));

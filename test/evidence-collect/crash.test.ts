@@ -6,21 +6,25 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { revokeGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
-import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { requireEngine } from '../collector/fixture.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { collectArgs, containersCreated, fakeHub, killAtPause, makeCollection } from './fixture.js';
 
 test('SIGKILL after retention and before upload: nothing was sent; retry-upload sends the identical retained bytes and gets the same answer each time', async (t) => {
   await requireEngine();
   const c = await makeCollection(t);
   // The hub answers by the digest of what it receives, so equal answers mean equal bytes.
-  const hub = await fakeHub(t, (call) => ({ status: 200, body: { status: 'imported', transfer_digest: sha256Hex(call.body) } }));
+  const hub = await fakeHub(t, (call) => ({
+    status: 200,
+    body: { status: 'imported', transfer_digest: sha256Hex(call.body) },
+  }));
   const since = Math.floor(Date.now() / 1000) - 1;
   const killed = await killAtPause(collectArgs(c, ['--endpoint', hub.endpoint, '--json']), 'collect:after-retention');
   assert.equal(killed.signal, 'SIGKILL');
@@ -28,21 +32,51 @@ test('SIGKILL after retention and before upload: nothing was sent; retry-upload 
   assert.equal(hub.calls.length, 0, 'nothing was uploaded before the kill');
   const dir = join(c.stateDir, 'collections', sha256Hex(Buffer.from(c.descriptor.upload_request_id)));
   const retained = readFileSync(join(dir, 'envelope.agscmtr'));
-  const retry = ['--data-dir', c.dataDir, 'agent-task', 'retry-upload', '--state-dir', c.stateDir, '--upload-request-id', c.descriptor.upload_request_id, '--token-file', c.tokenFile, '--endpoint', hub.endpoint, '--json'];
+  const retry = [
+    '--data-dir',
+    c.dataDir,
+    'agent-task',
+    'retry-upload',
+    '--state-dir',
+    c.stateDir,
+    '--upload-request-id',
+    c.descriptor.upload_request_id,
+    '--token-file',
+    c.tokenFile,
+    '--endpoint',
+    hub.endpoint,
+    '--json',
+  ];
   const first = await runCli(retry);
   assert.equal(first.code, 0, first.stderr);
   const second = await runCli(retry);
   assert.equal(second.code, 0, second.stderr);
   assert.equal(hub.calls.length, 2);
   for (const call of hub.calls) assert.ok(call.body.equals(retained), 'the retained bytes, unchanged');
-  const answer = jsonOf<{ ran: boolean; transfer_digest: string; upload: { answer: { transfer_digest: string } } }>(first);
+  const answer = jsonOf<{ ran: boolean; transfer_digest: string; upload: { answer: { transfer_digest: string } } }>(
+    first,
+  );
   assert.equal(answer.ran, false);
   assert.equal(answer.upload.answer.transfer_digest, sha256Hex(retained));
   assert.equal(second.stdout, first.stdout, 'the same answer');
   // The command ran once, in the killed process only.
   assert.equal(await containersCreated(c.descriptor.attempt.attempt_id, since), 1);
   // An id the state does not retain is refused.
-  const unknown = await runCli(['--data-dir', c.dataDir, 'agent-task', 'retry-upload', '--state-dir', c.stateDir, '--upload-request-id', 'u-unknown', '--token-file', c.tokenFile, '--endpoint', hub.endpoint, '--json']);
+  const unknown = await runCli([
+    '--data-dir',
+    c.dataDir,
+    'agent-task',
+    'retry-upload',
+    '--state-dir',
+    c.stateDir,
+    '--upload-request-id',
+    'u-unknown',
+    '--token-file',
+    c.tokenFile,
+    '--endpoint',
+    hub.endpoint,
+    '--json',
+  ]);
   assert.equal(unknown.code, 2);
   assert.equal(jsonOf<{ error: { code: string } }>(unknown).error.code, 'COLLECT_NOT_RETAINED');
 });
@@ -70,9 +104,17 @@ test('the authority is rechecked after the run and before signing: a grant revok
   const c = await makeCollection(t);
   const hub = await fakeHub(t, () => ({ status: 200, body: { status: 'imported' } }));
   const resume = join(c.dir, 'resume');
-  const env: NodeJS.ProcessEnv = { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'collect:before-signing', AGENTSCM_TEST_PAUSE_RESUME_FILE: resume };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AGENTSCM_TEST_PAUSE_AT: 'collect:before-signing',
+    AGENTSCM_TEST_PAUSE_RESUME_FILE: resume,
+  };
   delete env.AGENTSCM_DATA_DIR;
-  const child = spawn(process.execPath, [...cliEntryArgv(), ...collectArgs(c, ['--endpoint', hub.endpoint, '--json'])], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [...cliEntryArgv(), ...collectArgs(c, ['--endpoint', hub.endpoint, '--json'])],
+    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {
@@ -93,7 +135,11 @@ test('the authority is rechecked after the run and before signing: a grant revok
   }
   writeFileSync(resume, '');
   assert.equal(await exited, 2, stderr);
-  assert.equal(jsonOf<{ error: { code: string } }>({ code: 2, signal: null, stdout, stderr, stdoutBytes: Buffer.from(stdout) }).error.code, 'GRANT_TOKEN_REJECTED');
+  assert.equal(
+    jsonOf<{ error: { code: string } }>({ code: 2, signal: null, stdout, stderr, stdoutBytes: Buffer.from(stdout) })
+      .error.code,
+    'GRANT_TOKEN_REJECTED',
+  );
   const dir = join(c.stateDir, 'collections', sha256Hex(Buffer.from(c.descriptor.upload_request_id)));
   assert.equal(existsSync(join(dir, 'envelope.agscmtr')), false);
   assert.equal(hub.calls.length, 0);

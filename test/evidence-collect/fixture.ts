@@ -7,22 +7,24 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { Pool } from 'undici';
-import { formatJson } from '../../src/contracts/canonical-json.js';
-import { AgentscmError } from '../../src/contracts/errors.js';
-import { encodeCollectorDescriptor, validateCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
-import type { CollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
+
 import { connectRuntime } from '../../src/collector/command-step-runtime.js';
 import { createSigningKey } from '../../src/collector/key-store.js';
 import { observeRuntimeIdentity, runtimeIdentityDigest } from '../../src/collector/runtime-identity.js';
-import { enrollExecutor } from '../../src/native/executor-registry.js';
-import type { EnrollResult } from '../../src/native/executor-registry.js';
+import { formatJson } from '../../src/contracts/canonical-json.js';
+import {
+  encodeCollectorDescriptor,
+  validateCollectorDescriptor,
+  type CollectorDescriptor,
+} from '../../src/contracts/collector-descriptor.js';
+import { AgentscmError } from '../../src/contracts/errors.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
+import { enrollExecutor, type EnrollResult } from '../../src/native/executor-registry.js';
 import { openAuthority, readTransaction } from '../../src/native/store.js';
 import { installCollectorProfileFile } from '../../src/tasks/collector-profiles.js';
 import { deriveSubject } from '../../src/tasks/derive.js';
@@ -30,10 +32,17 @@ import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { DOCKER_EXE, DOCKER_SOCKET, IMAGE } from '../collector/fixture.js';
 import { makeGrant } from '../grants/fixture.js';
-import { REPO_ROOT, cliEntryArgv } from '../helpers/cli.js';
+import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CHANGE_ID, PROFILE, RECIPE_PATH, defaultFiles, makeTaskStore, sha256 } from '../tasks/fixture.js';
-import type { TaskStore } from '../tasks/fixture.js';
+import {
+  CHANGE_ID,
+  defaultFiles,
+  makeTaskStore,
+  PROFILE,
+  RECIPE_PATH,
+  sha256,
+  type TaskStore,
+} from '../tasks/fixture.js';
 
 export { DOCKER_EXE, DOCKER_SOCKET, IMAGE };
 export const ACTOR = { owner_id: 'alice', agent_id: 'agent-1' } as const;
@@ -47,7 +56,13 @@ export function busyboxRecipe(argv: string[]): JsonObject {
     env: {},
     workdir: '.',
     timeout_ms: 20_000,
-    limits: { memory_bytes: 64 * 1024 * 1024, pids: 64, cpu_millis: 1000, output_bytes: 64 * 1024, scratch_bytes: 1024 * 1024 },
+    limits: {
+      memory_bytes: 64 * 1024 * 1024,
+      pids: 64,
+      cpu_millis: 1000,
+      output_bytes: 64 * 1024,
+      scratch_bytes: 1024 * 1024,
+    },
     toolchain: 'busybox-1',
     environment: 'posix-sh-offline',
   };
@@ -79,11 +94,23 @@ export async function liveRuntimeDigest(): Promise<string> {
 let claims = 0;
 
 /** Claim the lint task under the profile as ACTOR (a real collector_claim) and write its descriptor. */
-export function claimDescriptor(dir: string, store: TaskStore, tokenFile: string, profileId: string): { descriptor: CollectorDescriptor; file: string } {
+export function claimDescriptor(
+  dir: string,
+  store: TaskStore,
+  tokenFile: string,
+  profileId: string,
+): { descriptor: CollectorDescriptor; file: string } {
   const auth = openAuthority(store.dataDir, { mode: 'read' });
   let task: { task_id: string; task_digest: string };
   try {
-    const derived = readTransaction(auth, () => deriveSubject(auth, { profile: PROFILE, target: 'main', change_id: CHANGE_ID, context_digest: store.contextDigest }));
+    const derived = readTransaction(auth, () =>
+      deriveSubject(auth, {
+        profile: PROFILE,
+        target: 'main',
+        change_id: CHANGE_ID,
+        context_digest: store.contextDigest,
+      }),
+    );
     const entry = derived.tasks.find((t) => t.task.subject.step_id === STEP);
     if (entry === undefined) throw new Error('no lint task');
     task = { task_id: entry.task.task_id, task_digest: entry.digest };
@@ -91,8 +118,24 @@ export function claimDescriptor(dir: string, store: TaskStore, tokenFile: string
     auth.close();
   }
   claims += 1;
-  const request = { version: 1, request_id: `claim-${claims}`, agent: ACTOR, collector_profile_id: profileId, ...task, execution_operation_id: `exec-${claims}`, requested_lease_ms: 600_000 };
-  const answer = callWithTokenFile({ dataDir: store.dataDir, tokenFile, operation: 'collector_claim', input: Buffer.from(JSON.stringify(request)), profile: PROFILE, target: 'main', subject: { change_id: CHANGE_ID, context_digest: store.contextDigest } }) as JsonObject;
+  const request = {
+    version: 1,
+    request_id: `claim-${claims}`,
+    agent: ACTOR,
+    collector_profile_id: profileId,
+    ...task,
+    execution_operation_id: `exec-${claims}`,
+    requested_lease_ms: 600_000,
+  };
+  const answer = callWithTokenFile({
+    dataDir: store.dataDir,
+    tokenFile,
+    operation: 'collector_claim',
+    input: Buffer.from(JSON.stringify(request)),
+    profile: PROFILE,
+    target: 'main',
+    subject: { change_id: CHANGE_ID, context_digest: store.contextDigest },
+  }) as JsonObject;
   const descriptor = validateCollectorDescriptor(answer.descriptor as JsonValue);
   const file = join(dir, `descriptor-${claims}.json`);
   writeFileSync(file, encodeCollectorDescriptor(descriptor));
@@ -100,7 +143,10 @@ export function claimDescriptor(dir: string, store: TaskStore, tokenFile: string
 }
 
 /** A store, a key enrolled for step lint, a profile for the live engine, a grant and a claimed descriptor. */
-export async function makeCollection(t: TestContext, options: { readonly argv?: string[]; readonly runtimeDigest?: string } = {}): Promise<Collection> {
+export async function makeCollection(
+  t: TestContext,
+  options: { readonly argv?: string[]; readonly runtimeDigest?: string } = {},
+): Promise<Collection> {
   const argv = options.argv ?? ['sh', '-c', 'test -f /src/a.txt'];
   const dir = tempDir(t, 'agentscm-collect-');
   const dataDir = join(dir, 'data');
@@ -110,7 +156,15 @@ export async function makeCollection(t: TestContext, options: { readonly argv?: 
   const store = makeTaskStore(dataDir, undefined, defaultFiles({ [RECIPE_PATH]: recipeText }));
   const stateDir = join(dir, 'collector');
   const key = createSigningKey(stateDir);
-  const enrollment = withWrite(dataDir, (auth) => enrollExecutor(auth, { repository: store.repository, profile: PROFILE, step: STEP, executor: 'box-1', public_key: key.public_key }));
+  const enrollment = withWrite(dataDir, (auth) =>
+    enrollExecutor(auth, {
+      repository: store.repository,
+      profile: PROFILE,
+      step: STEP,
+      executor: 'box-1',
+      public_key: key.public_key,
+    }),
+  );
   const profile = {
     version: 1,
     kind: 'command',
@@ -131,7 +185,18 @@ export async function makeCollection(t: TestContext, options: { readonly argv?: 
   mkdirSync(grantDir, { mode: 0o700 });
   const tokenFile = makeGrant(dataDir, grantDir, ACTOR).token_file;
   const claimed = claimDescriptor(dir, store, tokenFile, profileId);
-  return { dir, store, dataDir, stateDir, keyFile: key.key_file, tokenFile, enrollment, profileId, descriptor: claimed.descriptor, descriptorFile: claimed.file };
+  return {
+    dir,
+    store,
+    dataDir,
+    stateDir,
+    keyFile: key.key_file,
+    tokenFile,
+    enrollment,
+    profileId,
+    descriptor: claimed.descriptor,
+    descriptorFile: claimed.file,
+  };
 }
 
 function withWrite<T>(dataDir: string, fn: (auth: ReturnType<typeof openAuthority>) => T): T {
@@ -155,7 +220,25 @@ export function journalExists(dataDir: string): boolean {
 
 /** The flags of `agent-task collect` for a collection. */
 export function collectArgs(c: Collection, extra: readonly string[] = []): string[] {
-  return ['--data-dir', c.dataDir, 'agent-task', 'collect', '--descriptor', c.descriptorFile, '--key', c.keyFile, '--state-dir', c.stateDir, '--docker', DOCKER_EXE, '--docker-socket', DOCKER_SOCKET, '--token-file', c.tokenFile, ...extra];
+  return [
+    '--data-dir',
+    c.dataDir,
+    'agent-task',
+    'collect',
+    '--descriptor',
+    c.descriptorFile,
+    '--key',
+    c.keyFile,
+    '--state-dir',
+    c.stateDir,
+    '--docker',
+    DOCKER_EXE,
+    '--docker-socket',
+    DOCKER_SOCKET,
+    '--token-file',
+    c.tokenFile,
+    ...extra,
+  ];
 }
 
 export interface UploadCall {
@@ -165,7 +248,10 @@ export interface UploadCall {
 }
 
 /** A loopback server answering the upload route: each call is recorded, `answer` decides the reply. */
-export async function fakeHub(t: TestContext, answer: (call: UploadCall) => { status: number; body: JsonValue }): Promise<{ endpoint: string; calls: UploadCall[] }> {
+export async function fakeHub(
+  t: TestContext,
+  answer: (call: UploadCall) => { status: number; body: JsonValue },
+): Promise<{ endpoint: string; calls: UploadCall[] }> {
   const calls: UploadCall[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -181,16 +267,27 @@ export async function fakeHub(t: TestContext, answer: (call: UploadCall) => { st
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const port = (server.address() as AddressInfo).port;
-  return { endpoint: `http://127.0.0.1:${port}/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks`, calls };
+  return {
+    endpoint: `http://127.0.0.1:${port}/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks`,
+    calls,
+  };
 }
 
 /** How many containers the engine created with the attempt's custody label since `sinceSeconds`. */
 export async function containersCreated(attemptId: string, sinceSeconds: number): Promise<number> {
   const pool = new Pool('http://localhost', { socketPath: DOCKER_SOCKET });
   try {
-    const filters = JSON.stringify({ type: ['container'], event: ['create'], label: [`io.agentscm.attempt=${attemptId}`] });
+    const filters = JSON.stringify({
+      type: ['container'],
+      event: ['create'],
+      label: [`io.agentscm.attempt=${attemptId}`],
+    });
     const until = Math.ceil(Date.now() / 1000) + 1;
-    const response = await pool.request({ path: `/events?since=${sinceSeconds}&until=${until}&filters=${encodeURIComponent(filters)}`, method: 'GET', headersTimeout: 10_000 });
+    const response = await pool.request({
+      path: `/events?since=${sinceSeconds}&until=${until}&filters=${encodeURIComponent(filters)}`,
+      method: 'GET',
+      headersTimeout: 10_000,
+    });
     const text = await response.body.text();
     return text.split('\n').filter((line) => line.trim() !== '').length;
   } finally {
@@ -199,7 +296,10 @@ export async function containersCreated(attemptId: string, sinceSeconds: number)
 }
 
 /** Spawn the CLI with a test pause point and SIGKILL it as soon as it pauses there; resolves with the stdout it wrote. */
-export function killAtPause(args: readonly string[], point: string): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+export function killAtPause(
+  args: readonly string[],
+  point: string,
+): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, AGENTSCM_TEST_PAUSE_AT: point };
     delete env.AGENTSCM_DATA_DIR;

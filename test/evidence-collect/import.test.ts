@@ -9,9 +9,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { sha256Hex } from '../../src/crypto/sha256.js';
-import { jsonOf, runCli } from '../helpers/cli.js';
 import { requireEngine } from '../collector/fixture.js';
+import { jsonOf, runCli } from '../helpers/cli.js';
 import { collectArgs, fakeHub, makeCollection } from './fixture.js';
 
 interface CollectJson {
@@ -42,13 +43,37 @@ test('claim, collect and import into the local authority; collecting again and r
   assert.equal(second.ran, false);
   assert.equal(second.upload.answer.status, 'retained');
   assert.equal(second.upload.answer.transfer_digest, result.transfer_digest);
-  const retry = await runCli(['--data-dir', c.dataDir, 'agent-task', 'retry-upload', '--state-dir', c.stateDir, '--upload-request-id', c.descriptor.upload_request_id, '--token-file', c.tokenFile, '--json']);
+  const retry = await runCli([
+    '--data-dir',
+    c.dataDir,
+    'agent-task',
+    'retry-upload',
+    '--state-dir',
+    c.stateDir,
+    '--upload-request-id',
+    c.descriptor.upload_request_id,
+    '--token-file',
+    c.tokenFile,
+    '--json',
+  ]);
   assert.equal(retry.code, 0, retry.stderr);
   assert.equal(jsonOf<CollectJson>(retry).upload.answer.status, 'retained');
   // upload sends a file as it is: the same bytes are the same retained import.
-  const upload = await runCli(['--data-dir', c.dataDir, 'agent-task', 'upload', result.envelope_file, '--token-file', c.tokenFile, '--json']);
+  const upload = await runCli([
+    '--data-dir',
+    c.dataDir,
+    'agent-task',
+    'upload',
+    result.envelope_file,
+    '--token-file',
+    c.tokenFile,
+    '--json',
+  ]);
   assert.equal(upload.code, 0, upload.stderr);
-  assert.equal(jsonOf<{ transfer_digest: string; upload: { answer: { status: string } } }>(upload).upload.answer.status, 'retained');
+  assert.equal(
+    jsonOf<{ transfer_digest: string; upload: { answer: { status: string } } }>(upload).upload.answer.status,
+    'retained',
+  );
 });
 
 test('a failing check completes the collection: exit 0, a typed failed record imported, the verdict printed as a hint', async (t) => {
@@ -67,20 +92,54 @@ test('a failing check completes the collection: exit 0, a typed failed record im
 test('a hub without the upload route is UPLOAD_ROUTE_MISSING (exit 4); the envelope stays retained and retry-upload imports it locally', async (t) => {
   await requireEngine();
   const c = await makeCollection(t);
-  const hub = await fakeHub(t, () => ({ status: 404, body: { error: { code: 'HUB_ROUTE_NOT_FOUND', message: 'no hub route' } } }));
+  const hub = await fakeHub(t, () => ({
+    status: 404,
+    body: { error: { code: 'HUB_ROUTE_NOT_FOUND', message: 'no hub route' } },
+  }));
   const run = await runCli(collectArgs(c, ['--endpoint', hub.endpoint, '--json']));
   assert.equal(run.code, 4, run.stderr);
   assert.equal(jsonOf<{ error: { code: string } }>(run).error.code, 'UPLOAD_ROUTE_MISSING');
   assert.equal(hub.calls.length, 1);
-  const envelope = join(c.stateDir, 'collections', sha256Hex(Buffer.from(c.descriptor.upload_request_id)), 'envelope.agscmtr');
+  const envelope = join(
+    c.stateDir,
+    'collections',
+    sha256Hex(Buffer.from(c.descriptor.upload_request_id)),
+    'envelope.agscmtr',
+  );
   assert.ok(existsSync(envelope));
   assert.ok(readFileSync(envelope).equals(hub.calls[0]?.body ?? Buffer.alloc(0)));
-  const retry = await runCli(['--data-dir', c.dataDir, 'agent-task', 'retry-upload', '--state-dir', c.stateDir, '--upload-request-id', c.descriptor.upload_request_id, '--token-file', c.tokenFile, '--json']);
+  const retry = await runCli([
+    '--data-dir',
+    c.dataDir,
+    'agent-task',
+    'retry-upload',
+    '--state-dir',
+    c.stateDir,
+    '--upload-request-id',
+    c.descriptor.upload_request_id,
+    '--token-file',
+    c.tokenFile,
+    '--json',
+  ]);
   assert.equal(retry.code, 0, retry.stderr);
   assert.equal(jsonOf<CollectJson>(retry).upload.answer.status, 'imported');
   // A hub error with a code keeps it.
-  const refusing = await fakeHub(t, () => ({ status: 409, body: { error: { code: 'IMPORT_UPLOAD_CONFLICT', message: 'other bytes', hint: 'retry with the retained bytes' } } }));
-  const refused = await runCli(['--data-dir', c.dataDir, 'agent-task', 'upload', envelope, '--token-file', c.tokenFile, '--endpoint', refusing.endpoint, '--json']);
+  const refusing = await fakeHub(t, () => ({
+    status: 409,
+    body: { error: { code: 'IMPORT_UPLOAD_CONFLICT', message: 'other bytes', hint: 'retry with the retained bytes' } },
+  }));
+  const refused = await runCli([
+    '--data-dir',
+    c.dataDir,
+    'agent-task',
+    'upload',
+    envelope,
+    '--token-file',
+    c.tokenFile,
+    '--endpoint',
+    refusing.endpoint,
+    '--json',
+  ]);
   assert.equal(refused.code, 3);
   assert.equal(jsonOf<{ error: { code: string } }>(refused).error.code, 'IMPORT_UPLOAD_CONFLICT');
 });

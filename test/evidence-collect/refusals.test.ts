@@ -9,10 +9,11 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { collect } from '../../src/collector/collect.js';
 import { createSigningKey } from '../../src/collector/key-store.js';
-import { collectorDescriptorToJson } from '../../src/contracts/collector-descriptor.js';
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+import { collectorDescriptorToJson } from '../../src/contracts/collector-descriptor.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import { enrollExecutor } from '../../src/native/executor-registry.js';
@@ -20,10 +21,12 @@ import { openAuthority } from '../../src/native/store.js';
 import { requireEngine } from '../collector/fixture.js';
 import { makeGrant } from '../grants/fixture.js';
 import { PROFILE } from '../tasks/fixture.js';
-import { ACTOR, DOCKER_EXE, DOCKER_SOCKET, containersCreated, makeCollection } from './fixture.js';
-import type { Collection } from './fixture.js';
+import { ACTOR, containersCreated, DOCKER_EXE, DOCKER_SOCKET, makeCollection, type Collection } from './fixture.js';
 
-function collectInput(c: Collection, overrides: { descriptorFile?: string; keyFile?: string; tokenFile?: string } = {}): Parameters<typeof collect>[0] {
+function collectInput(
+  c: Collection,
+  overrides: { descriptorFile?: string; keyFile?: string; tokenFile?: string } = {},
+): Parameters<typeof collect>[0] {
   return {
     dataDir: c.dataDir,
     descriptorFile: overrides.descriptorFile ?? c.descriptorFile,
@@ -70,16 +73,61 @@ test('a descriptor that differs from the authority in any field, a key of anothe
   const cases: [string, (d: JsonObject) => void, string, string | null][] = [
     ['authority_id', (d) => (d.authority_id = '0'.repeat(32)), 'COLLECT_DESCRIPTOR_MISMATCH', 'authority_id'],
     ['recipe argv', (d) => (sub(d, 'recipe').argv = ['sh', '-c', 'true']), 'COLLECT_DESCRIPTOR_MISMATCH', 'recipe'],
-    ['runtime identity', (d) => (d.runtime_identity_digest = 'e'.repeat(64)), 'COLLECT_DESCRIPTOR_MISMATCH', 'runtime_identity_digest'],
-    ['task digest', (d) => (sub(d, 'task').task_digest = '1'.repeat(64)), 'COLLECT_DESCRIPTOR_MISMATCH', 'task.task_digest'],
-    ['attempt digest', (d) => (sub(d, 'attempt').attempt_digest = '2'.repeat(64)), 'COLLECT_DESCRIPTOR_MISMATCH', 'attempt.attempt_digest'],
+    [
+      'runtime identity',
+      (d) => (d.runtime_identity_digest = 'e'.repeat(64)),
+      'COLLECT_DESCRIPTOR_MISMATCH',
+      'runtime_identity_digest',
+    ],
+    [
+      'task digest',
+      (d) => (sub(d, 'task').task_digest = '1'.repeat(64)),
+      'COLLECT_DESCRIPTOR_MISMATCH',
+      'task.task_digest',
+    ],
+    [
+      'attempt digest',
+      (d) => (sub(d, 'attempt').attempt_digest = '2'.repeat(64)),
+      'COLLECT_DESCRIPTOR_MISMATCH',
+      'attempt.attempt_digest',
+    ],
     ['fence', (d) => (sub(d, 'attempt').fence = 2n), 'COLLECT_DESCRIPTOR_MISMATCH', 'attempt.fence'],
-    ['execution operation', (d) => (sub(d, 'attempt').execution_operation_id = 'exec-other'), 'COLLECT_DESCRIPTOR_MISMATCH', 'attempt.execution_operation_id'],
-    ['subject revision', (d) => (sub(d, 'subject').revision = '3'.repeat(64)), 'COLLECT_DESCRIPTOR_MISMATCH', 'subject.revision'],
-    ['subject context', (d) => (sub(d, 'subject').context_digest = '4'.repeat(64)), 'COLLECT_DESCRIPTOR_MISMATCH', 'subject.context_digest'],
-    ['requirement', (d) => (sub(d, 'subject').requirement_digest = '5'.repeat(64)), 'COLLECT_DESCRIPTOR_MISMATCH', 'subject.requirement_digest'],
-    ['executor id', (d) => (sub(d, 'executor').executor_id = 'box-2'), 'COLLECT_DESCRIPTOR_MISMATCH', 'executor.executor_id'],
-    ['registration epoch', (d) => (sub(d, 'executor').registration_epoch = 9n), 'COLLECT_DESCRIPTOR_MISMATCH', 'executor.registration_epoch'],
+    [
+      'execution operation',
+      (d) => (sub(d, 'attempt').execution_operation_id = 'exec-other'),
+      'COLLECT_DESCRIPTOR_MISMATCH',
+      'attempt.execution_operation_id',
+    ],
+    [
+      'subject revision',
+      (d) => (sub(d, 'subject').revision = '3'.repeat(64)),
+      'COLLECT_DESCRIPTOR_MISMATCH',
+      'subject.revision',
+    ],
+    [
+      'subject context',
+      (d) => (sub(d, 'subject').context_digest = '4'.repeat(64)),
+      'COLLECT_DESCRIPTOR_MISMATCH',
+      'subject.context_digest',
+    ],
+    [
+      'requirement',
+      (d) => (sub(d, 'subject').requirement_digest = '5'.repeat(64)),
+      'COLLECT_DESCRIPTOR_MISMATCH',
+      'subject.requirement_digest',
+    ],
+    [
+      'executor id',
+      (d) => (sub(d, 'executor').executor_id = 'box-2'),
+      'COLLECT_DESCRIPTOR_MISMATCH',
+      'executor.executor_id',
+    ],
+    [
+      'registration epoch',
+      (d) => (sub(d, 'executor').registration_epoch = 9n),
+      'COLLECT_DESCRIPTOR_MISMATCH',
+      'executor.registration_epoch',
+    ],
     ['workflow profile', (d) => (d.workflow_profile = 'other'), 'COLLECT_DESCRIPTOR_MISMATCH', 'workflow_profile'],
     ['another profile', (d) => (d.collector_profile_id = 'f'.repeat(64)), 'COLLECTOR_PROFILE_NOT_FOUND', null],
     ['upload request', (d) => (d.upload_request_id = 'u-other'), 'COLLECT_DESCRIPTOR_MISMATCH', 'upload_request_id'],
@@ -94,7 +142,13 @@ test('a descriptor that differs from the authority in any field, a key of anothe
   const otherKey = createSigningKey(join(c.dir, 'other-collector'));
   const auth = openAuthority(c.dataDir, { mode: 'write' });
   try {
-    enrollExecutor(auth, { repository: c.store.repository, profile: PROFILE, step: 'unit', executor: 'box-1', public_key: otherKey.public_key });
+    enrollExecutor(auth, {
+      repository: c.store.repository,
+      profile: PROFILE,
+      step: 'unit',
+      executor: 'box-1',
+      public_key: otherKey.public_key,
+    });
   } finally {
     auth.close();
   }

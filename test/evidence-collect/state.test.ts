@@ -8,26 +8,46 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { collectionIsolation } from '../../src/collector/collect-request.js';
-import { collectionDir, openCollectState, readRetainedEnvelope, reserveCollection, retainEnvelope } from '../../src/collector/collect-state.js';
+import {
+  collectionDir,
+  openCollectState,
+  readRetainedEnvelope,
+  reserveCollection,
+  retainEnvelope,
+} from '../../src/collector/collect-state.js';
 import { containerSpec } from '../../src/collector/oci-command-collector.js';
 import { uploadUrl } from '../../src/collector/upload-client.js';
 import { decodeCommandRecipe } from '../../src/contracts/command-recipe.js';
+import { makeRepo } from '../collector/fixture.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { makeRepo } from '../collector/fixture.js';
 import { busyboxRecipe } from './fixture.js';
 
 test('a state directory inside a workspace, overlapping the data directory or open to others is COLLECT_STATE_UNSAFE', (t) => {
   const repo = makeRepo(t, { 'a.txt': 'alpha' });
-  assert.equal(codeOf(() => openCollectState(join(repo.workspace, 'collector'), repo.dataDir)), 'COLLECT_STATE_UNSAFE');
-  assert.equal(codeOf(() => openCollectState(join(repo.dataDir, 'collector'), repo.dataDir)), 'COLLECT_STATE_UNSAFE');
+  assert.equal(
+    codeOf(() => openCollectState(join(repo.workspace, 'collector'), repo.dataDir)),
+    'COLLECT_STATE_UNSAFE',
+  );
+  assert.equal(
+    codeOf(() => openCollectState(join(repo.dataDir, 'collector'), repo.dataDir)),
+    'COLLECT_STATE_UNSAFE',
+  );
   const dir = tempDir(t);
-  assert.equal(codeOf(() => openCollectState(dir, join(dir, 'data'))), 'COLLECT_STATE_UNSAFE', 'the data directory inside the state directory');
+  assert.equal(
+    codeOf(() => openCollectState(dir, join(dir, 'data'))),
+    'COLLECT_STATE_UNSAFE',
+    'the data directory inside the state directory',
+  );
   const open = join(dir, 'open');
   mkdirSync(open);
   chmodSync(open, 0o755);
-  assert.equal(codeOf(() => openCollectState(open, join(dir, 'data'))), 'COLLECT_STATE_UNSAFE');
+  assert.equal(
+    codeOf(() => openCollectState(open, join(dir, 'data'))),
+    'COLLECT_STATE_UNSAFE',
+  );
   const state = openCollectState(join(dir, 'state'), join(dir, 'data'));
   assert.equal(state.snapshots, join(dir, 'state', 'snapshots'));
 });
@@ -37,12 +57,21 @@ test('a reservation names one descriptor and a retained envelope is never replac
   const state = openCollectState(join(dir, 'state'), join(dir, 'data'));
   const descriptor = Buffer.from('{"descriptor":1}');
   assert.deepEqual(reserveCollection(state, 'u-1', descriptor), { created: true, state: 'reserved' });
-  assert.equal(codeOf(() => reserveCollection(state, 'u-1', Buffer.from('{"descriptor":2}'))), 'COLLECT_STATE_CONFLICT');
-  assert.equal(codeOf(() => reserveCollection(state, 'u-1', descriptor)), 'COLLECT_INTERRUPTED');
+  assert.equal(
+    codeOf(() => reserveCollection(state, 'u-1', Buffer.from('{"descriptor":2}'))),
+    'COLLECT_STATE_CONFLICT',
+  );
+  assert.equal(
+    codeOf(() => reserveCollection(state, 'u-1', descriptor)),
+    'COLLECT_INTERRUPTED',
+  );
   const envelope = Buffer.from('AGSCMTR1 bytes');
   retainEnvelope(state, 'u-1', envelope);
   retainEnvelope(state, 'u-1', envelope);
-  assert.equal(codeOf(() => retainEnvelope(state, 'u-1', Buffer.from('AGSCMTR1 other'))), 'COLLECT_STATE_CONFLICT');
+  assert.equal(
+    codeOf(() => retainEnvelope(state, 'u-1', Buffer.from('AGSCMTR1 other'))),
+    'COLLECT_STATE_CONFLICT',
+  );
   const reopened = reserveCollection(state, 'u-1', descriptor);
   assert.equal(reopened.state, 'retained');
   assert.ok(reopened.state === 'retained' && reopened.envelope.equals(envelope));
@@ -56,16 +85,42 @@ test('a reservation names one descriptor and a retained envelope is never replac
 test('--endpoint must be the http(s) agent-tasks URL of a hub profile, without credentials, query or fragment', () => {
   const base = 'http://127.0.0.1:8080/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks';
   assert.equal(uploadUrl(base).href, `${base}/collector-upload`);
-  for (const bad of ['not a url', 'ftp://127.0.0.1/agent-tasks', 'http://u:p@127.0.0.1/x/agent-tasks', `${base}?x=1`, `${base}#f`, 'http://127.0.0.1:8080/v1/hub/health']) {
-    assert.equal(codeOf(() => uploadUrl(bad)), 'UPLOAD_ENDPOINT_INVALID', bad);
+  for (const bad of [
+    'not a url',
+    'ftp://127.0.0.1/agent-tasks',
+    'http://u:p@127.0.0.1/x/agent-tasks',
+    `${base}?x=1`,
+    `${base}#f`,
+    'http://127.0.0.1:8080/v1/hub/health',
+  ]) {
+    assert.equal(
+      codeOf(() => uploadUrl(bad)),
+      'UPLOAD_ENDPOINT_INVALID',
+      bad,
+    );
   }
 });
 
 test('the isolation statement a record carries is what every collector container is given', () => {
   const recipe = decodeCommandRecipe(Buffer.from(JSON.stringify(busyboxRecipe(['true']))));
   const spec = containerSpec({ recipe, imageId: 'sha256:x', snapshotPath: '/s', labels: {} });
-  const host = spec.HostConfig as { NetworkMode: string; CapDrop: string[]; SecurityOpt: string[]; Memory: number; PidsLimit: number; NanoCpus: number; Mounts: { ReadOnly: boolean }[] };
-  const isolation = collectionIsolation(recipe) as { network: string; source_read_only: boolean; user: string; capabilities: string[]; no_new_privileges: boolean; limits: { memory_bytes: number; pids: number; cpu_millis: number } };
+  const host = spec.HostConfig as {
+    NetworkMode: string;
+    CapDrop: string[];
+    SecurityOpt: string[];
+    Memory: number;
+    PidsLimit: number;
+    NanoCpus: number;
+    Mounts: { ReadOnly: boolean }[];
+  };
+  const isolation = collectionIsolation(recipe) as {
+    network: string;
+    source_read_only: boolean;
+    user: string;
+    capabilities: string[];
+    no_new_privileges: boolean;
+    limits: { memory_bytes: number; pids: number; cpu_millis: number };
+  };
   assert.equal(isolation.user, spec.User);
   assert.equal(isolation.network, host.NetworkMode);
   assert.deepEqual(host.CapDrop, ['ALL']);

@@ -9,18 +9,18 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import { decodeReceiptV2 } from '../../src/contracts/receipt-v2.js';
-import { openJournal } from '../../src/workflows/journal.js';
-import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
-import { CHANGE_ID, revoke } from '../tasks/fixture.js';
-import { makeGrant } from '../grants/fixture.js';
 import { revokeGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
-import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from './fixture.js';
-import type { Evidence } from './fixture.js';
 import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
+import { openJournal } from '../../src/workflows/journal.js';
+import { makeGrant } from '../grants/fixture.js';
+import { CHANGE_ID, revoke } from '../tasks/fixture.js';
+import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts, type Evidence } from './fixture.js';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
@@ -49,11 +49,15 @@ function finalize(ev: Evidence): JsonObject {
 async function killedImport(ev: Evidence, envelope: Buffer): Promise<void> {
   const file = join(ev.dir, 'transfer.bin');
   writeFileSync(file, envelope);
-  const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'evidence', 'import-child.ts'), ev.store.dataDir, file, ev.tokenFile], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join('test', 'evidence', 'import-child.ts'), ev.store.dataDir, file, ev.tokenFile],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const killed = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
@@ -118,11 +122,19 @@ test('the grant revoked between the import and its receipt: the import answers i
   const file = join(ev.dir, 'transfer.bin');
   writeFileSync(file, envelope);
   const resume = join(ev.dir, 'resume');
-  const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'evidence', 'import-child.ts'), ev.store.dataDir, file, ev.tokenFile], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit', AGENTSCM_TEST_PAUSE_RESUME_FILE: resume },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join('test', 'evidence', 'import-child.ts'), ev.store.dataDir, file, ev.tokenFile],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit',
+        AGENTSCM_TEST_PAUSE_RESUME_FILE: resume,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const code = await new Promise<number | null>((resolve, reject) => {

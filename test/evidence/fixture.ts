@@ -3,32 +3,45 @@
  * collector key store enrolled for it, an installed collector profile, a live grant, a real
  * collector claim (its descriptor), and envelopes built and signed with the transfer encoder.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import type { CollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
-import { validateCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
-import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
-import type { TransferHeader } from '../../src/contracts/collector-transfer.js';
-import { encodeTransferEnvelope, transferRecordEntry } from '../../src/contracts/collector-transfer.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
+
 import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
+import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+import { validateCollectorDescriptor, type CollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
+import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
+import {
+  encodeTransferEnvelope,
+  transferRecordEntry,
+  type TransferHeader,
+} from '../../src/contracts/collector-transfer.js';
+import type { JsonObject } from '../../src/contracts/json-value.js';
 import type { SigningKey } from '../../src/contracts/key-file.js';
-import { enrollExecutor } from '../../src/native/executor-registry.js';
-import type { EnrollResult } from '../../src/native/executor-registry.js';
+import type { AgentRef } from '../../src/contracts/task-common.js';
+import { enrollExecutor, type EnrollResult } from '../../src/native/executor-registry.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { openAuthority } from '../../src/native/store.js';
 import { claimToFile } from '../../src/tasks/collector-claim-file.js';
-import { transferExecutionRequest, transferIsolation, transferRuntimeIdentityDigest } from '../../src/tasks/collector-execution.js';
+import {
+  transferExecutionRequest,
+  transferIsolation,
+  transferRuntimeIdentityDigest,
+} from '../../src/tasks/collector-execution.js';
 import { installCollectorProfile } from '../../src/tasks/collector-profiles.js';
-import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
-import type { GrantAuthorization } from '../../src/tasks/grant-guard.js';
-import { readFileSync } from 'node:fs';
-import { tempDir } from '../helpers/tmp.js';
+import { authorizeTaskToken, type GrantAuthorization } from '../../src/tasks/grant-guard.js';
 import { makeGrant } from '../grants/fixture.js';
-import { CHANGE_ID, PROFILE, RECIPE, RECIPE_PATH, makeTaskStore, sha256 } from '../tasks/fixture.js';
-import type { StepSpec, TaskStore } from '../tasks/fixture.js';
+import { tempDir } from '../helpers/tmp.js';
+import {
+  CHANGE_ID,
+  makeTaskStore,
+  PROFILE,
+  RECIPE,
+  RECIPE_PATH,
+  sha256,
+  type StepSpec,
+  type TaskStore,
+} from '../tasks/fixture.js';
 
 export const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'agent-1' };
 
@@ -72,9 +85,19 @@ function withWrite<T>(dataDir: string, fn: (auth: ReturnType<typeof openAuthorit
 }
 
 /** Enroll `key` for step unit and install a profile for that epoch; returns the profile id. */
-export function enrollAndInstall(store: TaskStore, key: SigningKey, executor = 'box-1'): { enrollment: EnrollResult; profileId: string } {
+export function enrollAndInstall(
+  store: TaskStore,
+  key: SigningKey,
+  executor = 'box-1',
+): { enrollment: EnrollResult; profileId: string } {
   return withWrite(store.dataDir, (auth) => {
-    const enrollment = enrollExecutor(auth, { repository: store.repository, profile: PROFILE, step: 'unit', executor, public_key: key.publicKeyHex });
+    const enrollment = enrollExecutor(auth, {
+      repository: store.repository,
+      profile: PROFILE,
+      step: 'unit',
+      executor,
+      public_key: key.publicKeyHex,
+    });
     const profile = decodeCollectorProfile(
       encodeCanonical({
         version: 1,
@@ -110,7 +133,16 @@ let outs = 0;
 export function claim(ev: Evidence, tokenFile = ev.tokenFile): CollectorDescriptor {
   outs += 1;
   const out = join(ev.dir, `descriptor-${outs}.json`);
-  claimToFile({ dataDir: ev.store.dataDir, tokenFile, profileId: ev.profileId, change: CHANGE_ID, context: ev.store.contextDigest, leaseMs: 3_600_000n, out, target: 'main' });
+  claimToFile({
+    dataDir: ev.store.dataDir,
+    tokenFile,
+    profileId: ev.profileId,
+    change: CHANGE_ID,
+    context: ev.store.contextDigest,
+    leaseMs: 3_600_000n,
+    out,
+    target: 'main',
+  });
   return validateCollectorDescriptor(JSON.parse(readFileSync(out, 'utf8')) as JsonObject);
 }
 
@@ -126,7 +158,13 @@ export interface TransferParts {
 
 /** The request, a passing record and the header a collector would send for `descriptor`. */
 export function transferParts(descriptor: CollectorDescriptor): TransferParts {
-  const request = transferExecutionRequest({ descriptor, step_id: 'unit', recipe_path: RECIPE_PATH, recipe_digest: sha256(JSON.stringify(RECIPE)), runtime_identity: RUNTIME_IDENTITY });
+  const request = transferExecutionRequest({
+    descriptor,
+    step_id: 'unit',
+    recipe_path: RECIPE_PATH,
+    recipe_digest: sha256(JSON.stringify(RECIPE)),
+    runtime_identity: RUNTIME_IDENTITY,
+  });
   const requestBytes = encodeCanonical(request);
   const record: JsonObject = {
     version: 1,
@@ -175,17 +213,27 @@ function headerFor(descriptor: CollectorDescriptor, requestBytes: Buffer, record
     request_digest: sha256(requestBytes),
     collector: { agentscm_version: '0.2.0', runtime_identity_digest: descriptor.runtime_identity_digest },
     upload_request_id: descriptor.upload_request_id,
-    records: [transferRecordEntry('execution_request', requestBytes), transferRecordEntry('execution_record', recordBytes)],
+    records: [
+      transferRecordEntry('execution_request', requestBytes),
+      transferRecordEntry('execution_record', recordBytes),
+    ],
   };
 }
 
 /** Sign and frame: the header's record entries are recomputed from the (possibly changed) records unless `keepHeaderRecords`. */
-export function envelopeOf(key: SigningKey, parts: TransferParts, headerOverride: Partial<TransferHeader> = {}): Buffer {
+export function envelopeOf(
+  key: SigningKey,
+  parts: TransferParts,
+  headerOverride: Partial<TransferHeader> = {},
+): Buffer {
   const requestBytes = encodeCanonical(parts.request);
   const recordBytes = encodeCanonical(parts.record);
   const header: TransferHeader = {
     ...parts.header,
-    records: [transferRecordEntry('execution_request', requestBytes), transferRecordEntry('execution_record', recordBytes)],
+    records: [
+      transferRecordEntry('execution_request', requestBytes),
+      transferRecordEntry('execution_record', recordBytes),
+    ],
     ...headerOverride,
   };
   return encodeTransferEnvelope(header, [requestBytes, recordBytes], key.privateKey);

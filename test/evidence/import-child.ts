@@ -3,6 +3,7 @@
  * tests that SIGKILL an import at a test pause point: argv = data dir, envelope file, token file.
  */
 import { readFileSync } from 'node:fs';
+
 import { formatJson } from '../../src/contracts/canonical-json.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { importCollectorTransfer } from '../../src/tasks/collector-import.js';

@@ -5,23 +5,35 @@
  * own code and changes nothing; tampered without re-signing it is a signature refusal.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import test from 'node:test';
+
+import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import type { TransferHeader } from '../../src/contracts/collector-transfer.js';
-import { encodeTransferHeader, frameTransferEnvelope, readTransferEnvelope } from '../../src/contracts/collector-transfer.js';
-import { decodeReceiptV2 } from '../../src/contracts/receipt-v2.js';
+import {
+  encodeTransferHeader,
+  frameTransferEnvelope,
+  readTransferEnvelope,
+  type TransferHeader,
+} from '../../src/contracts/collector-transfer.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
-import { rotateGrant, revokeGrant } from '../../src/native/grants.js';
+import { decodeReceiptV2 } from '../../src/contracts/receipt-v2.js';
+import { revokeGrant, rotateGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
+import { openJournal } from '../../src/workflows/journal.js';
 import { codeOf } from '../helpers/errors.js';
 import { checkpoint, revoke, sha256 } from '../tasks/fixture.js';
-import { authorization, claim, envelopeOf, enrollAndInstall, makeEvidence, transferParts } from './fixture.js';
-import type { Evidence } from './fixture.js';
-import { join } from 'node:path';
-import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
+import {
+  authorization,
+  claim,
+  enrollAndInstall,
+  envelopeOf,
+  makeEvidence,
+  transferParts,
+  type Evidence,
+} from './fixture.js';
 
 function importAs(ev: Evidence, envelope: Uint8Array, tokenFile = ev.tokenFile): JsonObject {
   return importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, tokenFile));
@@ -39,7 +51,9 @@ function transferCount(ev: Evidence): number {
 function receipts(ev: Evidence): Buffer[] {
   const journal = openJournal(ev.store.dataDir, 'read');
   try {
-    return (journal.db.prepare('SELECT receipt FROM collector_receipts').all() as { receipt: Buffer }[]).map((r) => r.receipt);
+    return (journal.db.prepare('SELECT receipt FROM collector_receipts').all() as { receipt: Buffer }[]).map(
+      (r) => r.receipt,
+    );
   } finally {
     journal.close();
   }
@@ -83,7 +97,10 @@ test('a valid transfer imports, finishes the attempt and writes the v2 receipt n
   assert.equal(retry.currently_applicable, true);
   // The retained view survives drift: after revocation the retry still answers, not applicable.
   const changed = envelopeOf(ev.key, { ...parts, record: { ...parts.record, duration_ms: 1001 } });
-  assert.equal(codeOf(() => importAs(ev, changed)), 'IMPORT_UPLOAD_CONFLICT');
+  assert.equal(
+    codeOf(() => importAs(ev, changed)),
+    'IMPORT_UPLOAD_CONFLICT',
+  );
   revoke(ev.store, ev.enrollment.registration_id);
   const late = importAs(ev, envelope);
   assert.equal(late.status, 'retained');
@@ -109,28 +126,56 @@ test('each header binding tampered and re-signed with the enrolled key is refuse
     ['origin', { origin: { ...h.origin, grant_generation: 2n } }, 'IMPORT_ORIGIN_MISMATCH'],
     ['executor', { executor: { ...h.executor, executor_id: 'box-9' } }, 'IMPORT_EXECUTOR_MISMATCH'],
     ['request_digest', { request_digest: 'a'.repeat(64) }, 'IMPORT_REQUEST_MISMATCH'],
-    ['collector', { collector: { ...h.collector, runtime_identity_digest: 'a'.repeat(64) } }, 'IMPORT_RUNTIME_MISMATCH'],
+    [
+      'collector',
+      { collector: { ...h.collector, runtime_identity_digest: 'a'.repeat(64) } },
+      'IMPORT_RUNTIME_MISMATCH',
+    ],
     ['upload_request_id', { upload_request_id: 'u-other' }, 'IMPORT_UPLOAD_UNKNOWN'],
   ];
   const signed = envelopeOf(ev.key, parts);
   const original = readTransferEnvelope(signed);
   for (const [field, override, code] of cases) {
     // Re-signed with the enrolled key: the binding check refuses it.
-    assert.equal(codeOf(() => importAs(ev, envelopeOf(ev.key, parts, override))), code, `re-signed ${field}`);
+    assert.equal(
+      codeOf(() => importAs(ev, envelopeOf(ev.key, parts, override))),
+      code,
+      `re-signed ${field}`,
+    );
     // The same change under the original signature: the signature no longer covers the header.
-    const unsigned = frameTransferEnvelope(encodeTransferHeader({ ...original.header, ...override }), original.signature, original.records.map((r) => r.bytes));
-    assert.equal(codeOf(() => importAs(ev, unsigned)), 'TRANSFER_SIGNATURE_INVALID', `unsigned ${field}`);
+    const unsigned = frameTransferEnvelope(
+      encodeTransferHeader({ ...original.header, ...override }),
+      original.signature,
+      original.records.map((r) => r.bytes),
+    );
+    assert.equal(
+      codeOf(() => importAs(ev, unsigned)),
+      'TRANSFER_SIGNATURE_INVALID',
+      `unsigned ${field}`,
+    );
   }
   assert.equal(transferCount(ev), 0);
   // One header byte changed in place (same length) fails the signature.
   const at = signed.indexOf(Buffer.from(descriptor.attempt.execution_operation_id));
   const flipped = Buffer.from(signed);
   flipped[at + 2] = flipped[at + 2] === 0x61 ? 0x62 : 0x61;
-  assert.equal(codeOf(() => importAs(ev, flipped)), 'TRANSFER_SIGNATURE_INVALID');
+  assert.equal(
+    codeOf(() => importAs(ev, flipped)),
+    'TRANSFER_SIGNATURE_INVALID',
+  );
   // Truncated and extended envelopes.
-  assert.equal(codeOf(() => importAs(ev, signed.subarray(0, signed.length - 1))), 'TRANSFER_TRUNCATED');
-  assert.equal(codeOf(() => importAs(ev, Buffer.concat([signed, Buffer.from([0])]))), 'TRANSFER_TRAILING_BYTES');
-  assert.equal(codeOf(() => importAs(ev, Buffer.alloc(16 * 1024 * 1024 + 1))), 'TRANSFER_TOO_LARGE');
+  assert.equal(
+    codeOf(() => importAs(ev, signed.subarray(0, signed.length - 1))),
+    'TRANSFER_TRUNCATED',
+  );
+  assert.equal(
+    codeOf(() => importAs(ev, Buffer.concat([signed, Buffer.from([0])]))),
+    'TRANSFER_TRAILING_BYTES',
+  );
+  assert.equal(
+    codeOf(() => importAs(ev, Buffer.alloc(16 * 1024 * 1024 + 1))),
+    'TRANSFER_TOO_LARGE',
+  );
   assert.equal(transferCount(ev), 0);
   // The untampered envelope still imports.
   assert.equal(importAs(ev, signed).status, 'imported');
@@ -143,11 +188,26 @@ test('records: a record claiming network, unconfirmed cleanup, another image, a 
   const isolation = parts.record.isolation as JsonObject;
   const recordCases: [string, JsonObject, string][] = [
     ['network', { ...parts.record, isolation: { ...isolation, network: 'bridge' } }, 'IMPORT_ISOLATION_VIOLATED'],
-    ['capabilities', { ...parts.record, isolation: { ...isolation, capabilities: ['NET_ADMIN'] } }, 'IMPORT_ISOLATION_VIOLATED'],
-    ['cleanup', { ...parts.record, cleanup: { container: 'unconfirmed', snapshot: 'removed', confirmed: false } }, 'IMPORT_CLEANUP_UNCONFIRMED'],
+    [
+      'capabilities',
+      { ...parts.record, isolation: { ...isolation, capabilities: ['NET_ADMIN'] } },
+      'IMPORT_ISOLATION_VIOLATED',
+    ],
+    [
+      'cleanup',
+      { ...parts.record, cleanup: { container: 'unconfirmed', snapshot: 'removed', confirmed: false } },
+      'IMPORT_CLEANUP_UNCONFIRMED',
+    ],
     ['image', { ...parts.record, image_id: `sha256:${'0'.repeat(64)}` }, 'IMPORT_RUNTIME_MISMATCH'],
     ['exit', { ...parts.record, exit_code: 1 }, 'IMPORT_RECORD_INVALID'],
-    ['output', { ...parts.record, stdout: { retained_bytes: 70_000, observed_bytes: 70_000, truncated: false, sha256: 'a'.repeat(64) } }, 'IMPORT_RECORD_INVALID'],
+    [
+      'output',
+      {
+        ...parts.record,
+        stdout: { retained_bytes: 70_000, observed_bytes: 70_000, truncated: false, sha256: 'a'.repeat(64) },
+      },
+      'IMPORT_RECORD_INVALID',
+    ],
     [
       'output together',
       {
@@ -157,22 +217,54 @@ test('records: a record claiming network, unconfirmed cleanup, another image, a 
       },
       'IMPORT_RECORD_INVALID',
     ],
-    ['retained beyond observed', { ...parts.record, stdout: { retained_bytes: 3, observed_bytes: 2, truncated: false, sha256: 'a'.repeat(64) } }, 'IMPORT_RECORD_INVALID'],
+    [
+      'retained beyond observed',
+      { ...parts.record, stdout: { retained_bytes: 3, observed_bytes: 2, truncated: false, sha256: 'a'.repeat(64) } },
+      'IMPORT_RECORD_INVALID',
+    ],
   ];
   for (const [name, record, code] of recordCases) {
-    assert.equal(codeOf(() => importAs(ev, envelopeOf(ev.key, { ...parts, record }))), code, name);
+    assert.equal(
+      codeOf(() => importAs(ev, envelopeOf(ev.key, { ...parts, record }))),
+      code,
+      name,
+    );
   }
   const recipe = parts.request.recipe as JsonObject;
   const request = { ...parts.request, recipe: { ...recipe, argv: ['sh', '-c', 'true'] } };
   const record = { ...parts.record, request_digest: '' };
   const requestBytes = encodeCanonical(request);
   record.request_digest = sha256(requestBytes);
-  assert.equal(codeOf(() => importAs(ev, envelopeOf(ev.key, { request, record, header: parts.header }, { request_digest: String(record.request_digest) }))), 'IMPORT_REQUEST_MISMATCH');
+  assert.equal(
+    codeOf(() =>
+      importAs(
+        ev,
+        envelopeOf(
+          ev.key,
+          { request, record, header: parts.header },
+          { request_digest: String(record.request_digest) },
+        ),
+      ),
+    ),
+    'IMPORT_REQUEST_MISMATCH',
+  );
   const identity = { ...(parts.request.runtime_identity as JsonObject), engine_version: '99' };
   const otherRuntime = { ...parts.request, runtime_identity: identity };
   const otherDigest = sha256(encodeCanonical(otherRuntime));
   const otherRecord = { ...parts.record, request_digest: otherDigest };
-  assert.equal(codeOf(() => importAs(ev, envelopeOf(ev.key, { request: otherRuntime, record: otherRecord, header: parts.header }, { request_digest: otherDigest }))), 'IMPORT_RUNTIME_MISMATCH');
+  assert.equal(
+    codeOf(() =>
+      importAs(
+        ev,
+        envelopeOf(
+          ev.key,
+          { request: otherRuntime, record: otherRecord, header: parts.header },
+          { request_digest: otherDigest },
+        ),
+      ),
+    ),
+    'IMPORT_RUNTIME_MISMATCH',
+  );
   assert.equal(transferCount(ev), 0);
 });
 
@@ -180,25 +272,40 @@ test('between claim and upload: executor revoked, re-enrolled (new epoch), grant
   const revoked = makeEvidence(t);
   const d1 = claim(revoked);
   revoke(revoked.store, revoked.enrollment.registration_id);
-  assert.equal(codeOf(() => importAs(revoked, envelopeOf(revoked.key, transferParts(d1)))), 'IMPORT_REGISTRATION_NOT_CURRENT');
+  assert.equal(
+    codeOf(() => importAs(revoked, envelopeOf(revoked.key, transferParts(d1)))),
+    'IMPORT_REGISTRATION_NOT_CURRENT',
+  );
 
   const reenrolled = makeEvidence(t);
   const d2 = claim(reenrolled);
   const newKey = loadSigningKey(createSigningKey(join(reenrolled.dir, 'state-2')).key_file);
   enrollAndInstall(reenrolled.store, newKey);
-  assert.equal(codeOf(() => importAs(reenrolled, envelopeOf(reenrolled.key, transferParts(d2)))), 'IMPORT_REGISTRATION_NOT_CURRENT');
+  assert.equal(
+    codeOf(() => importAs(reenrolled, envelopeOf(reenrolled.key, transferParts(d2)))),
+    'IMPORT_REGISTRATION_NOT_CURRENT',
+  );
 
   const rotated = makeEvidence(t);
   const d3 = claim(rotated);
   const newToken = join(rotated.dir, 'rotated.token');
   withWrite(rotated, (auth) => rotateGrant(auth, rotated.grantId, newToken, Date.now()));
-  assert.equal(codeOf(() => importAs(rotated, envelopeOf(rotated.key, transferParts(d3)))), 'GRANT_TOKEN_REJECTED');
-  assert.equal(codeOf(() => importAs(rotated, envelopeOf(rotated.key, transferParts(d3)), newToken)), 'IMPORT_ORIGIN_NOT_LIVE');
+  assert.equal(
+    codeOf(() => importAs(rotated, envelopeOf(rotated.key, transferParts(d3)))),
+    'GRANT_TOKEN_REJECTED',
+  );
+  assert.equal(
+    codeOf(() => importAs(rotated, envelopeOf(rotated.key, transferParts(d3)), newToken)),
+    'IMPORT_ORIGIN_NOT_LIVE',
+  );
 
   const grantRevoked = makeEvidence(t);
   const d4 = claim(grantRevoked);
   withWrite(grantRevoked, (auth) => revokeGrant(auth, grantRevoked.grantId, Date.now()));
-  assert.equal(codeOf(() => importAs(grantRevoked, envelopeOf(grantRevoked.key, transferParts(d4)))), 'GRANT_TOKEN_REJECTED');
+  assert.equal(
+    codeOf(() => importAs(grantRevoked, envelopeOf(grantRevoked.key, transferParts(d4)))),
+    'GRANT_TOKEN_REJECTED',
+  );
 
   for (const ev of [revoked, reenrolled, rotated, grantRevoked]) assert.equal(transferCount(ev), 0);
 });
@@ -220,8 +327,18 @@ test("old fence after reconcile: the superseded attempt's transfer is IMPORT_FEN
     fence: descriptor.attempt.fence,
     reason: 'collector lost',
   };
-  callWithTokenFile({ dataDir: ev.store.dataDir, tokenFile: ev.tokenFile, operation: 'reconcile', input: encodeCanonical(reconcile), profile: 'default', target: 'main' });
-  assert.equal(codeOf(() => importAs(ev, envelopeOf(ev.key, transferParts(descriptor)))), 'IMPORT_FENCE_STALE');
+  callWithTokenFile({
+    dataDir: ev.store.dataDir,
+    tokenFile: ev.tokenFile,
+    operation: 'reconcile',
+    input: encodeCanonical(reconcile),
+    profile: 'default',
+    target: 'main',
+  });
+  assert.equal(
+    codeOf(() => importAs(ev, envelopeOf(ev.key, transferParts(descriptor)))),
+    'IMPORT_FENCE_STALE',
+  );
   assert.equal(transferCount(ev), 0);
   const fresh = claim(ev);
   assert.equal(fresh.attempt.fence, 3n, 'the reconcile issued fence 2; the fresh claim the next');
@@ -232,7 +349,10 @@ test('a transfer for a subject that moved (a new Change version after the claim)
   const ev = makeEvidence(t);
   const descriptor = claim(ev);
   checkpoint(ev.store, ev.store.revision);
-  assert.equal(codeOf(() => importAs(ev, envelopeOf(ev.key, transferParts(descriptor)))), 'TASK_STALE');
+  assert.equal(
+    codeOf(() => importAs(ev, envelopeOf(ev.key, transferParts(descriptor)))),
+    'TASK_STALE',
+  );
   assert.equal(transferCount(ev), 0);
 });
 
@@ -263,7 +383,11 @@ test('records are closed and bounded: an unknown or missing member at any depth,
     ['past the bound', { ...parts.record, error: 'x'.repeat(64 * 1024) }],
   ];
   for (const [name, record] of cases) {
-    assert.equal(codeOf(() => importAs(ev, envelopeOf(ev.key, { ...parts, record }))), 'IMPORT_RECORD_INVALID', name);
+    assert.equal(
+      codeOf(() => importAs(ev, envelopeOf(ev.key, { ...parts, record }))),
+      'IMPORT_RECORD_INVALID',
+      name,
+    );
   }
   assert.equal(transferCount(ev), 0);
   const answer = importAs(ev, envelopeOf(ev.key, parts));

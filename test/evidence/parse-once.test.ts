@@ -10,22 +10,21 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
+
 import { importTransfer } from '../../src/collector/review-import.js';
+import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
+import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { verifiedTransferCounts } from '../../src/tasks/collector-verified-transfer.js';
 import { authorizeTaskToken, callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openJournal } from '../../src/workflows/journal.js';
-import { readTokenFile } from '../../src/native/grant-token-file.js';
-import { verifiedTransferCounts } from '../../src/tasks/collector-verified-transfer.js';
-import { REPO_ROOT, jsonOf, runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerJson, BUDGETS, installFixture, POLICY } from '../review/fixture.js';
 import { fixtureEnv, reviewStepAction } from '../review/review-run-fixture.js';
 import { CHANGE_ID } from '../tasks/fixture.js';
-import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from './fixture.js';
-import type { Evidence } from './fixture.js';
+import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts, type Evidence } from './fixture.js';
 
 const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 
@@ -33,7 +32,11 @@ const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(b
 async function counted<T>(run: () => Promise<T>): Promise<{ answer: T; parsed: number; signaturesChecked: number }> {
   const before = { ...verifiedTransferCounts };
   const answer = await run();
-  return { answer, parsed: verifiedTransferCounts.parsed - before.parsed, signaturesChecked: verifiedTransferCounts.signaturesChecked - before.signaturesChecked };
+  return {
+    answer,
+    parsed: verifiedTransferCounts.parsed - before.parsed,
+    signaturesChecked: verifiedTransferCounts.signaturesChecked - before.signaturesChecked,
+  };
 }
 
 test('a command upload that completes the graph and writes the receipt, and its exact retry, each parse the envelope once and check its signature once', async (t) => {
@@ -63,7 +66,11 @@ test('the counters count the receipt path: collector_finalize re-verifies the re
     journal.close();
   }
   const finalized = await counted(() => Promise.resolve(finalize(ev)));
-  assert.deepEqual(finalized.answer, { status: 'written', receipt_digest: receipt.receipt_digest, state: receipt.state }, 'the same receipt bytes');
+  assert.deepEqual(
+    finalized.answer,
+    { status: 'written', receipt_digest: receipt.receipt_digest, state: receipt.state },
+    'the same receipt bytes',
+  );
   assert.deepEqual([finalized.parsed, finalized.signaturesChecked], [1, 1]);
 });
 
@@ -91,15 +98,36 @@ test('a review upload (prepare, replay, import) and its exact retry each parse t
   mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
   mkdirSync(join(ws, 'src'));
   writeFileSync(join(ws, 'src', 'a.ts'), 'export const a = 0;\n');
-  writeFileSync(join(ws, 'skills', 'check', 'SKILL.md'), '---\nname: check\ndescription: review the change\n---\nReview it.\n');
+  writeFileSync(
+    join(ws, 'skills', 'check', 'SKILL.md'),
+    '---\nname: check\ndescription: review the change\n---\nReview it.\n',
+  );
   writeFileSync(join(ws, 'skills', 'check', 'review-policy.json'), encodeCanonical(POLICY));
   const limits = { memory_bytes: 67108864, pids: 64, cpu_millis: 1000, output_bytes: 65536, scratch_bytes: 1048576 };
-  writeFileSync(join(ws, 'skills', 'check', 'runner.json'), JSON.stringify({ version: 1, image: 'local/busybox:1', argv: ['true'], env: {}, workdir: '.', timeout_ms: 1000, limits, toolchain: 'busybox-1', environment: 'posix-sh-offline' }));
-  const cli = (args: string[], env: Record<string, string> = {}): Promise<CliResult> => runCli(['--data-dir', dataDir, ...args], { env });
+  writeFileSync(
+    join(ws, 'skills', 'check', 'runner.json'),
+    JSON.stringify({
+      version: 1,
+      image: 'local/busybox:1',
+      argv: ['true'],
+      env: {},
+      workdir: '.',
+      timeout_ms: 1000,
+      limits,
+      toolchain: 'busybox-1',
+      environment: 'posix-sh-offline',
+    }),
+  );
+  const cli = (args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
+    runCli(['--data-dir', dataDir, ...args], { env });
   ok(await cli(['init-repo', ws, '--name', 'demo', '--json']));
   writeFileSync(join(ws, 'src', 'a.ts'), 'export const a = 2;\n');
-  const cp = jsonOf<{ repository: string; revision: string }>(ok(await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json'])));
-  const context = jsonOf<{ context_digest: string }>(ok(await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json'])));
+  const cp = jsonOf<{ repository: string; revision: string }>(
+    ok(await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json'])),
+  );
+  const context = jsonOf<{ context_digest: string }>(
+    ok(await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json'])),
+  );
   const workflow = join(root, 'workflow.json');
   writeFileSync(
     workflow,
@@ -107,7 +135,10 @@ test('a review upload (prepare, replay, import) and its exact retry each parse t
       version: 1,
       name: 'reviewed',
       source: { repository: cp.repository, revision: cp.revision, policy_epoch: 0 },
-      skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/review-policy.json', 'skills/check/runner.json'] },
+      skill: {
+        entrypoint: 'skills/check/SKILL.md',
+        resources: ['skills/check/review-policy.json', 'skills/check/runner.json'],
+      },
       steps: [{ id: 'review', needs: [], required: true, action: reviewStepAction(['src/a.ts']) }],
     }),
   );
@@ -119,7 +150,19 @@ test('a review upload (prepare, replay, import) and its exact retry each parse t
   const keyFile = join(stateDir, 'signing-key.json');
   const publicKey = (JSON.parse(readFileSync(keyFile, 'utf8')) as { public_key: string }).public_key;
   const enrolled = jsonOf<{ registration_id: string; registration_epoch: number; verification_key_id: string }>(
-    ok(await cli(['agent-task', 'enroll', '--step', 'review', '--executor', 'reviewer-1', '--public-key', publicKey, '--json'])),
+    ok(
+      await cli([
+        'agent-task',
+        'enroll',
+        '--step',
+        'review',
+        '--executor',
+        'reviewer-1',
+        '--public-key',
+        publicKey,
+        '--json',
+      ]),
+    ),
   );
   const fixture = installFixture(t, [{ mode: 'answer', response: answerJson() }]);
   const profileFile = join(root, 'review-profile.json');
@@ -134,25 +177,71 @@ test('a review upload (prepare, replay, import) and its exact retry each parse t
       registration_id: enrolled.registration_id,
       registration_epoch: enrolled.registration_epoch,
       verification_key_id: enrolled.verification_key_id,
-      transport: { basis: 'claude-code', executable_sha256: sha256(readFileSync(fixture.executable)), provider_scope: 'test-org', model: 'claude-sonnet-4-5' },
+      transport: {
+        basis: 'claude-code',
+        executable_sha256: sha256(readFileSync(fixture.executable)),
+        provider_scope: 'test-org',
+        model: 'claude-sonnet-4-5',
+      },
       policy_sha256: sha256(encodeCanonical(POLICY)),
       coverage: ['src/a.ts'],
       budgets: BUDGETS as never,
     }),
   );
-  const profileId = jsonOf<{ collector_profile_id: string }>(ok(await cli(['agent-task', 'profile', 'install', profileFile, '--json']))).collector_profile_id;
+  const profileId = jsonOf<{ collector_profile_id: string }>(
+    ok(await cli(['agent-task', 'profile', 'install', profileFile, '--json'])),
+  ).collector_profile_id;
   const descriptorFile = join(root, 'review.descriptor.json');
-  ok(await cli(['agent-task', 'claim', '--profile', profileId, '--change', 'c1', '--context', context.context_digest, '--token-file', tokenFile, '--out', descriptorFile, '--json']));
+  ok(
+    await cli([
+      'agent-task',
+      'claim',
+      '--profile',
+      profileId,
+      '--change',
+      'c1',
+      '--context',
+      context.context_digest,
+      '--token-file',
+      tokenFile,
+      '--out',
+      descriptorFile,
+      '--json',
+    ]),
+  );
   // Collect without uploading (the endpoint refuses), to get the signed envelope.
   const offline = await cli(
-    ['agent-task', 'collect', '--descriptor', descriptorFile, '--key', keyFile, '--state-dir', stateDir, '--token-file', tokenFile, '--review-executable', fixture.executable,
-      '--review-env', 'PATH', '--review-env', 'FIXTURE_PLAN', '--review-env', 'FIXTURE_LOG', '--endpoint', 'http://127.0.0.1:9/none', '--json'],
+    [
+      'agent-task',
+      'collect',
+      '--descriptor',
+      descriptorFile,
+      '--key',
+      keyFile,
+      '--state-dir',
+      stateDir,
+      '--token-file',
+      tokenFile,
+      '--review-executable',
+      fixture.executable,
+      '--review-env',
+      'PATH',
+      '--review-env',
+      'FIXTURE_PLAN',
+      '--review-env',
+      'FIXTURE_LOG',
+      '--endpoint',
+      'http://127.0.0.1:9/none',
+      '--json',
+    ],
     fixtureEnv(fixture),
   );
   assert.notEqual(offline.code, 0);
-  const uploadRequestId = (JSON.parse(readFileSync(descriptorFile, 'utf8')) as { upload_request_id: string }).upload_request_id;
+  const uploadRequestId = (JSON.parse(readFileSync(descriptorFile, 'utf8')) as { upload_request_id: string })
+    .upload_request_id;
   const envelope = readFileSync(join(stateDir, 'collections', sha256(uploadRequestId), 'envelope.agscmtr'));
-  const grant = (): ReturnType<typeof authorizeTaskToken> => authorizeTaskToken({ dataDir, token: readTokenFile(tokenFile) });
+  const grant = (): ReturnType<typeof authorizeTaskToken> =>
+    authorizeTaskToken({ dataDir, token: readTokenFile(tokenFile) });
 
   const first = await counted(() => importTransfer(dataDir, envelope, grant()));
   assert.equal(first.answer.status, 'imported');
@@ -164,9 +253,18 @@ test('a review upload (prepare, replay, import) and its exact retry each parse t
 });
 
 test('the import and receipt modules read and verify an envelope only through collector-verified-transfer.ts', () => {
-  for (const file of ['src/tasks/collector-import.ts', 'src/collector/review-import.ts', 'src/tasks/collector-receipts.ts']) {
+  for (const file of [
+    'src/tasks/collector-import.ts',
+    'src/collector/review-import.ts',
+    'src/tasks/collector-receipts.ts',
+  ]) {
     const source = readFileSync(join(REPO_ROOT, file), 'utf8');
-    for (const direct of ['readTransferEnvelope', 'checkTransferSignature', 'verifyTransferEnvelope', 'transferDigest(']) {
+    for (const direct of [
+      'readTransferEnvelope',
+      'checkTransferSignature',
+      'verifyTransferEnvelope',
+      'transferDigest(',
+    ]) {
       assert.ok(!source.includes(direct), `${file} calls ${direct} itself; go through collector-verified-transfer.ts`);
     }
   }

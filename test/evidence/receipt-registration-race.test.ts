@@ -13,14 +13,14 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import type { JsonObject } from '../../src/contracts/json-value.js';
+
 import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
+import type { JsonObject } from '../../src/contracts/json-value.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { finalize } from '../admission/fixture.js';
-import { REPO_ROOT, cliEntryArgv } from '../helpers/cli.js';
+import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';
 import { revoke } from '../tasks/fixture.js';
-import { claim, enrollAndInstall, envelopeOf, makeEvidence, transferParts } from './fixture.js';
-import type { Evidence } from './fixture.js';
+import { claim, enrollAndInstall, envelopeOf, makeEvidence, transferParts, type Evidence } from './fixture.js';
 
 function receiptCount(ev: Evidence): number {
   const journal = openJournal(ev.store.dataDir, 'read');
@@ -36,11 +36,29 @@ async function uploadPausedAfterImport(ev: Evidence, envelope: Buffer, between: 
   const file = join(ev.dir, 'envelope.agscmtr');
   writeFileSync(file, envelope);
   const resume = join(ev.dir, 'resume');
-  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', ev.store.dataDir, 'agent-task', 'upload', file, '--token-file', ev.tokenFile, '--json'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit', AGENTSCM_TEST_PAUSE_RESUME_FILE: resume },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...cliEntryArgv(),
+      '--data-dir',
+      ev.store.dataDir,
+      'agent-task',
+      'upload',
+      file,
+      '--token-file',
+      ev.tokenFile,
+      '--json',
+    ],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit',
+        AGENTSCM_TEST_PAUSE_RESUME_FILE: resume,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -60,25 +78,42 @@ async function uploadPausedAfterImport(ev: Evidence, envelope: Buffer, between: 
   return (JSON.parse(stdout) as { upload: { answer: JsonObject } }).upload.answer;
 }
 
-test('a registration revoked between the import and its receipt transaction: the import stands, no receipt names its transfer', { timeout: 120_000 }, async (t) => {
-  const ev = makeEvidence(t);
-  const answer = await uploadPausedAfterImport(ev, envelopeOf(ev.key, transferParts(claim(ev))), () => revoke(ev.store, ev.enrollment.registration_id));
-  assert.equal(answer.status, 'imported');
-  const receipt = answer.receipt as JsonObject;
-  assert.equal(receipt.status, 'incomplete', `a receipt was written under a revoked registration: ${JSON.stringify(receipt)}`);
-  assert.match(receipt.reason as string, new RegExp(`registration ${ev.enrollment.registration_id} .*no longer current`));
-  assert.equal(receiptCount(ev), 0);
-  // Finalization later refuses the same way.
-  assert.equal(finalize(ev).status, 'incomplete');
-  assert.equal(receiptCount(ev), 0);
-});
+test(
+  'a registration revoked between the import and its receipt transaction: the import stands, no receipt names its transfer',
+  { timeout: 120_000 },
+  async (t) => {
+    const ev = makeEvidence(t);
+    const answer = await uploadPausedAfterImport(ev, envelopeOf(ev.key, transferParts(claim(ev))), () =>
+      revoke(ev.store, ev.enrollment.registration_id),
+    );
+    assert.equal(answer.status, 'imported');
+    const receipt = answer.receipt as JsonObject;
+    assert.equal(
+      receipt.status,
+      'incomplete',
+      `a receipt was written under a revoked registration: ${JSON.stringify(receipt)}`,
+    );
+    assert.match(
+      receipt.reason as string,
+      new RegExp(`registration ${ev.enrollment.registration_id} .*no longer current`),
+    );
+    assert.equal(receiptCount(ev), 0);
+    // Finalization later refuses the same way.
+    assert.equal(finalize(ev).status, 'incomplete');
+    assert.equal(receiptCount(ev), 0);
+  },
+);
 
-test('a re-enrollment (a new epoch) between the import and its receipt transaction: no receipt names the superseded registration', { timeout: 120_000 }, async (t) => {
-  const ev = makeEvidence(t);
-  const answer = await uploadPausedAfterImport(ev, envelopeOf(ev.key, transferParts(claim(ev))), () => {
-    enrollAndInstall(ev.store, loadSigningKey(createSigningKey(join(ev.dir, 'state-2')).key_file));
-  });
-  assert.equal(answer.status, 'imported');
-  assert.equal((answer.receipt as JsonObject).status, 'incomplete');
-  assert.equal(receiptCount(ev), 0);
-});
+test(
+  'a re-enrollment (a new epoch) between the import and its receipt transaction: no receipt names the superseded registration',
+  { timeout: 120_000 },
+  async (t) => {
+    const ev = makeEvidence(t);
+    const answer = await uploadPausedAfterImport(ev, envelopeOf(ev.key, transferParts(claim(ev))), () => {
+      enrollAndInstall(ev.store, loadSigningKey(createSigningKey(join(ev.dir, 'state-2')).key_file));
+    });
+    assert.equal(answer.status, 'imported');
+    assert.equal((answer.receipt as JsonObject).status, 'incomplete');
+    assert.equal(receiptCount(ev), 0);
+  },
+);

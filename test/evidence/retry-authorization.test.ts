@@ -16,17 +16,17 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
 import { rotateGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { makeGrant } from '../grants/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
-import { makeGrant } from '../grants/fixture.js';
 import { CHANGE_ID } from '../tasks/fixture.js';
-import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from './fixture.js';
-import type { Evidence } from './fixture.js';
+import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts, type Evidence } from './fixture.js';
 
 const BOB: AgentRef = { owner_id: 'bob', agent_id: 'agent-2' };
 
@@ -45,48 +45,73 @@ function assertRefused(result: Awaited<ReturnType<typeof runCli>>, code: string,
   assert.doesNotMatch(result.stdout, /retained|transfer_digest/, `${what}: nothing of the retained upload is shown`);
 }
 
-test("another agent's exact retry is refused before and after the origin's grant is revoked; the origin actor under a live grant gets the retained view, not applicable, as qualification says", { timeout: 240_000 }, async (t) => {
-  const ev = makeEvidence(t);
-  const bobToken = makeGrant(ev.store.dataDir, ev.dir, BOB).token_file;
-  const descriptor = claim(ev);
-  const file = join(ev.dir, 'envelope.agscmtr');
-  writeFileSync(file, envelopeOf(ev.key, transferParts(descriptor)));
+test(
+  "another agent's exact retry is refused before and after the origin's grant is revoked; the origin actor under a live grant gets the retained view, not applicable, as qualification says",
+  { timeout: 240_000 },
+  async (t) => {
+    const ev = makeEvidence(t);
+    const bobToken = makeGrant(ev.store.dataDir, ev.dir, BOB).token_file;
+    const descriptor = claim(ev);
+    const file = join(ev.dir, 'envelope.agscmtr');
+    writeFileSync(file, envelopeOf(ev.key, transferParts(descriptor)));
 
-  const first = await upload(ev, file, ev.tokenFile);
-  assert.equal(first.code, 0, first.stderr);
-  const imported = jsonOf<UploadJson>(first).upload.answer;
-  assert.equal(imported.status, 'imported');
+    const first = await upload(ev, file, ev.tokenFile);
+    assert.equal(first.code, 0, first.stderr);
+    const imported = jsonOf<UploadJson>(first).upload.answer;
+    assert.equal(imported.status, 'imported');
 
-  // While the origin is live: another agent's grant is not authorized for alice's upload.
-  assertRefused(await upload(ev, file, bobToken), 'IMPORT_ORIGIN_MISMATCH', 2, "bob's retry while alice's grant is live");
+    // While the origin is live: another agent's grant is not authorized for alice's upload.
+    assertRefused(
+      await upload(ev, file, bobToken),
+      'IMPORT_ORIGIN_MISMATCH',
+      2,
+      "bob's retry while alice's grant is live",
+    );
 
-  // The origin's grant is revoked (alice keeps a second, live grant).
-  const aliceLater = makeGrant(ev.store.dataDir, ev.dir, ALICE).token_file;
-  const revoked = await runCli(['--data-dir', ev.store.dataDir, 'grant', 'revoke', ev.grantId, '--json']);
-  assert.equal(revoked.code, 0, revoked.stderr);
+    // The origin's grant is revoked (alice keeps a second, live grant).
+    const aliceLater = makeGrant(ev.store.dataDir, ev.dir, ALICE).token_file;
+    const revoked = await runCli(['--data-dir', ev.store.dataDir, 'grant', 'revoke', ev.grantId, '--json']);
+    assert.equal(revoked.code, 0, revoked.stderr);
 
-  // The issue's reproducer: before, this answered retained, currently_applicable true, exit 0.
-  assertRefused(await upload(ev, file, bobToken), 'IMPORT_ORIGIN_MISMATCH', 2, "bob's retry after alice's grant was revoked");
-  // The caller's own authorization comes first: the revoked token itself is refused.
-  assertRefused(await upload(ev, file, ev.tokenFile), 'GRANT_TOKEN_REJECTED', 2, "the revoked grant's own token");
+    // The issue's reproducer: before, this answered retained, currently_applicable true, exit 0.
+    assertRefused(
+      await upload(ev, file, bobToken),
+      'IMPORT_ORIGIN_MISMATCH',
+      2,
+      "bob's retry after alice's grant was revoked",
+    );
+    // The caller's own authorization comes first: the revoked token itself is refused.
+    assertRefused(await upload(ev, file, ev.tokenFile), 'GRANT_TOKEN_REJECTED', 2, "the revoked grant's own token");
 
-  // The originating actor under a live grant: the historical view, with the origin's live state beside it.
-  const late = await upload(ev, file, aliceLater);
-  assert.equal(late.code, 0, late.stderr);
-  const retained = jsonOf<UploadJson>(late).upload.answer;
-  assert.equal(retained.status, 'retained');
-  assert.equal(retained.transfer_digest, imported.transfer_digest);
-  assert.equal(retained.outcome, 'passed');
-  assert.equal(retained.currently_applicable, false);
-  assert.deepEqual(retained.applicability, { subject_current: true, registration_current: true, origin_current: false });
+    // The originating actor under a live grant: the historical view, with the origin's live state beside it.
+    const late = await upload(ev, file, aliceLater);
+    assert.equal(late.code, 0, late.stderr);
+    const retained = jsonOf<UploadJson>(late).upload.answer;
+    assert.equal(retained.status, 'retained');
+    assert.equal(retained.transfer_digest, imported.transfer_digest);
+    assert.equal(retained.outcome, 'passed');
+    assert.equal(retained.currently_applicable, false);
+    assert.deepEqual(retained.applicability, {
+      subject_current: true,
+      registration_current: true,
+      origin_current: false,
+    });
 
-  // qualification agrees: the transfer no longer counts because its origin's authorization changed.
-  const qualification = await runCli(['--data-dir', ev.store.dataDir, 'qualification', '--change', CHANGE_ID, '--json']);
-  assert.equal(qualification.code, 1, qualification.stderr);
-  const answer = jsonOf<{ qualified: boolean; failures: { task_id: string; code: string }[] }>(qualification);
-  assert.equal(answer.qualified, false);
-  assert.deepEqual(answer.failures, [{ task_id: descriptor.task.task_id, code: 'authorization_changed' }]);
-});
+    // qualification agrees: the transfer no longer counts because its origin's authorization changed.
+    const qualification = await runCli([
+      '--data-dir',
+      ev.store.dataDir,
+      'qualification',
+      '--change',
+      CHANGE_ID,
+      '--json',
+    ]);
+    assert.equal(qualification.code, 1, qualification.stderr);
+    const answer = jsonOf<{ qualified: boolean; failures: { task_id: string; code: string }[] }>(qualification);
+    assert.equal(answer.qualified, false);
+    assert.deepEqual(answer.failures, [{ task_id: descriptor.task.task_id, code: 'authorization_changed' }]);
+  },
+);
 
 test('a rotated origin grant: the old token is refused, the rotated one gets the retained view with origin_current false; another repository-mate still gets nothing', (t) => {
   const ev = makeEvidence(t);
@@ -106,10 +131,16 @@ test('a rotated origin grant: the old token is refused, the rotated one gets the
   } finally {
     auth.close();
   }
-  assert.equal(codeOf(() => authorization(ev)), 'GRANT_TOKEN_REJECTED');
+  assert.equal(
+    codeOf(() => authorization(ev)),
+    'GRANT_TOKEN_REJECTED',
+  );
   const rotated = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, rotatedToken));
   assert.equal(rotated.status, 'retained');
   assert.equal(rotated.currently_applicable, false);
   assert.deepEqual(rotated.applicability, { subject_current: true, registration_current: true, origin_current: false });
-  assert.equal(codeOf(() => importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, bobToken))), 'IMPORT_ORIGIN_MISMATCH');
+  assert.equal(
+    codeOf(() => importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, bobToken))),
+    'IMPORT_ORIGIN_MISMATCH',
+  );
 });

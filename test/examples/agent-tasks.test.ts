@@ -7,26 +7,44 @@
  * byte), and a flag that contradicts the body is TASK_INPUT_CONFLICT with nothing claimed.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
+import {
+  buildDemoStore,
+  DEMO,
+  EXAMPLES_DIR,
+  generateExamples,
+  type DemoStore,
+} from '../../examples/agent-tasks/generate.js';
 import { instructionRequestDecoder } from '../../src/contracts/instruction-entrypoint.js';
 import { referenceFetchRequestDecoder } from '../../src/contracts/named-reference.js';
-import { taskRecoveryRequestDecoder, recoveredRequestOf } from '../../src/contracts/task-operations.js';
-import { taskClaimRequestDecoder, taskMutationRequestDecoder, taskStatusRequestDecoder } from '../../src/contracts/task-requests.js';
-import { taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
 import type { TaskDecoder } from '../../src/contracts/task-common.js';
+import { recoveredRequestOf, taskRecoveryRequestDecoder } from '../../src/contracts/task-operations.js';
+import {
+  taskClaimRequestDecoder,
+  taskMutationRequestDecoder,
+  taskStatusRequestDecoder,
+} from '../../src/contracts/task-requests.js';
+import { taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
 import { revokeRegistration } from '../../src/native/executor-registry.js';
 import { openAuthority } from '../../src/native/store.js';
-import { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder } from '../../src/tasks/facade.js';
-import { DEMO, EXAMPLES_DIR, buildDemoStore, generateExamples } from '../../examples/agent-tasks/generate.js';
-import type { DemoStore } from '../../examples/agent-tasks/generate.js';
-import { jsonOf, runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+import {
+  collectorClaimRequestDecoder,
+  collectorDescriptorRequestDecoder,
+  collectorFinalizeRequestDecoder,
+} from '../../src/tasks/facade.js';
+import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** The walk of the README, in order: file, operation, and what its answer says. */
-const WALK: readonly { file: string; operation: string; member: string; value: string | ((store: DemoStore) => string) }[] = [
+const WALK: readonly {
+  file: string;
+  operation: string;
+  member: string;
+  value: string | ((store: DemoStore) => string);
+}[] = [
   { file: 'instructions.json', operation: 'instructions', member: 'status', value: 'entrypoint' },
   { file: 'reference.json', operation: 'reference', member: 'status', value: 'available' },
   { file: 'claim.json', operation: 'claim', member: 'status', value: 'claimed' },
@@ -38,7 +56,12 @@ const WALK: readonly { file: string; operation: string; member: string; value: s
   { file: 'cancel.json', operation: 'cancel', member: 'status', value: 'cancelled' },
   { file: 'reconcile.json', operation: 'reconcile', member: 'status', value: 'reconciled' },
   { file: 'collector-claim.json', operation: 'collector_claim', member: 'status', value: 'collector_claimed' },
-  { file: 'collector-descriptor.json', operation: 'collector_descriptor', member: 'collector_profile_id', value: (store) => store.collectorProfileId },
+  {
+    file: 'collector-descriptor.json',
+    operation: 'collector_descriptor',
+    member: 'collector_profile_id',
+    value: (store) => store.collectorProfileId,
+  },
   { file: 'collector-finalize.json', operation: 'collector_finalize', member: 'status', value: 'incomplete' },
 ];
 
@@ -70,7 +93,21 @@ function demoStore(dir: string): DemoStore {
 }
 
 function callArgs(store: DemoStore, operation: string, extra: readonly string[]): string[] {
-  return ['--data-dir', store.dataDir, 'agent-task', 'call', operation, '--token-file', store.tokenFile, '--change', DEMO.change, '--context', store.contextDigest, ...extra, '--json'];
+  return [
+    '--data-dir',
+    store.dataDir,
+    'agent-task',
+    'call',
+    operation,
+    '--token-file',
+    store.tokenFile,
+    '--change',
+    DEMO.change,
+    '--context',
+    store.contextDigest,
+    ...extra,
+    '--json',
+  ];
 }
 
 function errorCode(result: CliResult): unknown {
@@ -88,10 +125,19 @@ function withoutBindings(file: string): string {
 test('the committed examples are exactly what the generator writes, and each decodes strictly', (t) => {
   const out = tempDir(t);
   const written = generateExamples(out).sort();
-  const inFolder = readdirSync(EXAMPLES_DIR).filter((name) => name !== 'generate.ts').sort();
-  assert.deepEqual(inFolder, written, 'examples/agent-tasks/ holds exactly the generated files (run npm run examples:agent-tasks)');
+  const inFolder = readdirSync(EXAMPLES_DIR)
+    .filter((name) => name !== 'generate.ts')
+    .sort();
+  assert.deepEqual(
+    inFolder,
+    written,
+    'examples/agent-tasks/ holds exactly the generated files (run npm run examples:agent-tasks)',
+  );
   for (const file of written) {
-    assert.ok(readFileSync(join(out, file)).equals(committed(file)), `${file} differs from what the generator writes; run npm run examples:agent-tasks`);
+    assert.ok(
+      readFileSync(join(out, file)).equals(committed(file)),
+      `${file} differs from what the generator writes; run npm run examples:agent-tasks`,
+    );
   }
   assert.deepEqual(WALK.map((step) => step.file).sort(), written.filter((file) => file.endsWith('.json')).sort());
   for (const step of WALK) {
@@ -99,7 +145,8 @@ test('the committed examples are exactly what the generator writes, and each dec
     assert.ok(decoder !== undefined, step.operation);
     const decoded = decoder.decode(committed(step.file));
     if (step.operation === 'recovery') recoveredRequestOf(decoded as Parameters<typeof recoveredRequestOf>[0]);
-    if (step.operation === 'heartbeat' || step.operation === 'cancel' || step.operation === 'reconcile') assert.equal((decoded as { action: string }).action, step.operation);
+    if (step.operation === 'heartbeat' || step.operation === 'cancel' || step.operation === 'reconcile')
+      assert.equal((decoded as { action: string }).action, step.operation);
   }
 });
 
@@ -107,7 +154,11 @@ test('sent in order through agent-task call against a fresh demo store, each exa
   const store = demoStore(tempDir(t));
   const readme = committed('README.md').toString('utf8');
   for (const step of WALK) {
-    assert.ok(readme.includes(`[\`${step.file}\`](${step.file}) |`) && readme.includes(`\`${step.member}: ${expected(step, store)}\``), `the README lists ${step.file}`);
+    assert.ok(
+      readme.includes(`[\`${step.file}\`](${step.file}) |`) &&
+        readme.includes(`\`${step.member}: ${expected(step, store)}\``),
+      `the README lists ${step.file}`,
+    );
     const result = await runCli(callArgs(store, step.operation, ['--input', join(EXAMPLES_DIR, step.file)]));
     assert.equal(result.code, 0, `${step.file}: ${result.stderr}`);
     assert.equal(jsonOf(result)[step.member], expected(step, store), `${step.file}: ${result.stdout}`);
@@ -117,7 +168,9 @@ test('sent in order through agent-task call against a fresh demo store, each exa
 test('--executor and an omitted agent fill the request: the same request as the full body, and a contradicting flag is TASK_INPUT_CONFLICT', async (t) => {
   const store = demoStore(tempDir(t));
   // claim.json holds "executor": null (an agent's own attempt): --executor contradicts it.
-  const conflict = await runCli(callArgs(store, 'claim', ['--input', join(EXAMPLES_DIR, 'claim.json'), '--executor', store.registrationId]));
+  const conflict = await runCli(
+    callArgs(store, 'claim', ['--input', join(EXAMPLES_DIR, 'claim.json'), '--executor', store.registrationId]),
+  );
   assert.equal(conflict.code, 2, conflict.stderr);
   assert.equal(errorCode(conflict), 'TASK_INPUT_CONFLICT');
   // Nothing was claimed: the committed claim still claims fence 1.
@@ -125,7 +178,9 @@ test('--executor and an omitted agent fill the request: the same request as the 
   assert.equal(claim.code, 0, claim.stderr);
   assert.equal((jsonOf(claim).attempt as { fence: number }).fence, 1);
   // The lint claim without agent and executor, filled from the grant and --executor ...
-  const filled = await runCli(callArgs(store, 'claim', ['--input', '-', '--executor', store.registrationId]), { input: withoutBindings('claim-executor.json') });
+  const filled = await runCli(callArgs(store, 'claim', ['--input', '-', '--executor', store.registrationId]), {
+    input: withoutBindings('claim-executor.json'),
+  });
   assert.equal(filled.code, 0, filled.stderr);
   assert.equal(jsonOf(filled).status, 'claimed');
   assert.deepEqual((jsonOf(filled).attempt as { agent: unknown }).agent, DEMO.actor);
@@ -135,7 +190,12 @@ test('--executor and an omitted agent fill the request: the same request as the 
   assert.equal(full.stdout, filled.stdout);
   // A heartbeat without agent and executor is filled the same way and renews the executor's attempt.
   const heartbeat = await runCli(callArgs(store, 'heartbeat', ['--input', '-', '--executor', store.registrationId]), {
-    input: JSON.stringify({ ...JSON.parse(withoutBindings('cancel.json')), request_id: 'demo-heartbeat-2', action: 'heartbeat', reason: null }),
+    input: JSON.stringify({
+      ...JSON.parse(withoutBindings('cancel.json')),
+      request_id: 'demo-heartbeat-2',
+      action: 'heartbeat',
+      reason: null,
+    }),
   });
   assert.equal(heartbeat.code, 0, heartbeat.stderr);
   assert.equal(jsonOf(heartbeat).status, 'renewed');
@@ -144,10 +204,15 @@ test('--executor and an omitted agent fill the request: the same request as the 
   assert.equal(missing.code, 2);
   assert.equal(errorCode(missing), 'SCHEMA_MISSING_FIELD');
   // --executor on an operation whose request has no executor, and an unknown registration.
-  const status = await runCli(callArgs(store, 'status', ['--input', join(EXAMPLES_DIR, 'status.json'), '--executor', store.registrationId]));
+  const status = await runCli(
+    callArgs(store, 'status', ['--input', join(EXAMPLES_DIR, 'status.json'), '--executor', store.registrationId]),
+  );
   assert.equal(status.code, 2);
   assert.equal(errorCode(status), 'USAGE');
-  const unknown = await runCli(callArgs(store, 'cancel', ['--input', '-', '--executor', 'reg-00000000000000000000000000000000']), { input: withoutBindings('cancel.json') });
+  const unknown = await runCli(
+    callArgs(store, 'cancel', ['--input', '-', '--executor', 'reg-00000000000000000000000000000000']),
+    { input: withoutBindings('cancel.json') },
+  );
   assert.equal(unknown.code, 2);
   assert.equal(errorCode(unknown), 'REGISTRATION_NOT_FOUND');
   // The committed cancel still applies: the refusals changed nothing.
@@ -158,7 +223,14 @@ test('--executor and an omitted agent fill the request: the same request as the 
   const finalize = await runCli(callArgs(store, 'collector_finalize', ['--input', '-']), { input: '{"version":1}' });
   assert.equal(finalize.code, 0, finalize.stderr);
   assert.equal(jsonOf(finalize).status, 'incomplete');
-  const collectorClaim = await runCli(callArgs(store, 'collector_claim', ['--input', join(EXAMPLES_DIR, 'collector-claim.json'), '--executor', store.registrationId]));
+  const collectorClaim = await runCli(
+    callArgs(store, 'collector_claim', [
+      '--input',
+      join(EXAMPLES_DIR, 'collector-claim.json'),
+      '--executor',
+      store.registrationId,
+    ]),
+  );
   assert.equal(collectorClaim.code, 2);
   assert.equal(errorCode(collectorClaim), 'USAGE');
 });
@@ -166,9 +238,25 @@ test('--executor and an omitted agent fill the request: the same request as the 
 test('--executor of a revoked registration is REGISTRATION_NOT_CURRENT, and a malformed body is refused by its decoder before the token file is read', async (t) => {
   const dir = tempDir(t);
   const store = demoStore(dir);
-  const malformed = await runCli(['--data-dir', store.dataDir, 'agent-task', 'call', 'claim', '--token-file', join(dir, 'no-such.token'), '--input', '-', '--executor', store.registrationId, '--json'], {
-    input: `{"version":${' '.repeat(20_000)}`,
-  });
+  const malformed = await runCli(
+    [
+      '--data-dir',
+      store.dataDir,
+      'agent-task',
+      'call',
+      'claim',
+      '--token-file',
+      join(dir, 'no-such.token'),
+      '--input',
+      '-',
+      '--executor',
+      store.registrationId,
+      '--json',
+    ],
+    {
+      input: `{"version":${' '.repeat(20_000)}`,
+    },
+  );
   // The claim decoder's own order: its 16 KiB bound before the syntax, and no token file read.
   assert.equal(malformed.code, 2);
   assert.equal(errorCode(malformed), 'INPUT_TOO_LARGE');
@@ -178,9 +266,14 @@ test('--executor of a revoked registration is REGISTRATION_NOT_CURRENT, and a ma
   } finally {
     auth.close();
   }
-  const revoked = await runCli(callArgs(store, 'claim', ['--input', '-', '--executor', store.registrationId]), { input: withoutBindings('claim-executor.json') });
+  const revoked = await runCli(callArgs(store, 'claim', ['--input', '-', '--executor', store.registrationId]), {
+    input: withoutBindings('claim-executor.json'),
+  });
   assert.equal(revoked.code, 3, revoked.stderr);
   assert.equal(errorCode(revoked), 'REGISTRATION_NOT_CURRENT');
   // Named as the flag's registration, before the request is run.
-  assert.match(revoked.stderr, /^error\[REGISTRATION_NOT_CURRENT\]: --executor reg-[0-9a-f]{32}: registration .* is revoked/);
+  assert.match(
+    revoked.stderr,
+    /^error\[REGISTRATION_NOT_CURRENT\]: --executor reg-[0-9a-f]{32}: registration .* is revoked/,
+  );
 });

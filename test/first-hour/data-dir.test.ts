@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { jsonOf, runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+
+import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 function ok(result: CliResult): CliResult {
@@ -27,7 +27,9 @@ test('with nothing named, init-repo puts the store under $XDG_DATA_HOME/agentscm
   const root = tempDir(t);
   const dir = project(root);
   const env = { XDG_DATA_HOME: join(root, 'xdg'), HOME: join(root, 'home') };
-  const init = jsonOf<{ data_dir: string; files: number }>(ok(await runCli(['init-repo', '--name', 'demo', '--json'], { cwd: dir, env })));
+  const init = jsonOf<{ data_dir: string; files: number }>(
+    ok(await runCli(['init-repo', '--name', 'demo', '--json'], { cwd: dir, env })),
+  );
   assert.equal(init.data_dir, join(root, 'xdg', 'agentscm'));
   assert.ok(existsSync(join(root, 'xdg', 'agentscm', 'native', 'authority.sqlite')));
   // The project holds no store: only its own files, the workspace state and what init-repo writes on purpose.
@@ -44,7 +46,9 @@ test('without XDG_DATA_HOME (or with a relative one) the store is ~/.local/share
     mkdirSync(dir);
     writeFileSync(join(dir, 'a.txt'), 'a');
     const env = { XDG_DATA_HOME: xdg, HOME: home };
-    const init = jsonOf<{ data_dir: string }>(ok(await runCli(['init-repo', '--name', `n${String(xdg !== undefined)}`, '--json'], { cwd: dir, env })));
+    const init = jsonOf<{ data_dir: string }>(
+      ok(await runCli(['init-repo', '--name', `n${String(xdg !== undefined)}`, '--json'], { cwd: dir, env })),
+    );
     assert.equal(init.data_dir, join(home, '.local', 'share', 'agentscm'));
   }
   assert.equal(existsSync(join(root, 'p-true', 'relative')), false);
@@ -59,10 +63,16 @@ test('every command run inside a bound workspace uses the store it is bound to, 
   writeFileSync(join(dir, 'src', 'main.ts'), 'export const x = 1;\n');
   const sub = join(dir, 'src');
   // A write and several reads from a subdirectory, none naming the store.
-  const checkpoint = jsonOf<{ revision: string }>(ok(await runCli(['checkpoint', '--change', 'fix-1', '--json'], { cwd: sub, env })));
-  const change = jsonOf<{ current_revision: string }>(ok(await runCli(['change', 'show', 'fix-1', '--json'], { cwd: sub, env })));
+  const checkpoint = jsonOf<{ revision: string }>(
+    ok(await runCli(['checkpoint', '--change', 'fix-1', '--json'], { cwd: sub, env })),
+  );
+  const change = jsonOf<{ current_revision: string }>(
+    ok(await runCli(['change', 'show', 'fix-1', '--json'], { cwd: sub, env })),
+  );
   assert.equal(change.current_revision, checkpoint.revision);
-  const shown = jsonOf<{ id: string }>(ok(await runCli(['revision', 'show', checkpoint.revision, '--json'], { cwd: sub, env })));
+  const shown = jsonOf<{ id: string }>(
+    ok(await runCli(['revision', 'show', checkpoint.revision, '--json'], { cwd: sub, env })),
+  );
   assert.equal(shown.id, checkpoint.revision);
   const policy = jsonOf<{ name: string }>(ok(await runCli(['policy', 'show', '--json'], { cwd: sub, env })));
   assert.equal(policy.name, 'demo');
@@ -81,9 +91,15 @@ test('AGENTSCM_DATA_DIR wins over the workspace binding, and --data-dir over AGE
   mkdirSync(outside);
   writeFileSync(join(outside, 'b.txt'), 'b');
   ok(await runCli(['--data-dir', other, 'init-repo', outside, '--name', 'other']));
-  const viaEnv = jsonOf<{ name: string }>(ok(await runCli(['policy', 'show', '--json'], { cwd: dir, env: { AGENTSCM_DATA_DIR: other } })));
+  const viaEnv = jsonOf<{ name: string }>(
+    ok(await runCli(['policy', 'show', '--json'], { cwd: dir, env: { AGENTSCM_DATA_DIR: other } })),
+  );
   assert.equal(viaEnv.name, 'other');
-  const viaFlag = jsonOf<{ name: string }>(ok(await runCli(['--data-dir', bound, 'policy', 'show', '--json'], { cwd: dir, env: { AGENTSCM_DATA_DIR: other } })));
+  const viaFlag = jsonOf<{ name: string }>(
+    ok(
+      await runCli(['--data-dir', bound, 'policy', 'show', '--json'], { cwd: dir, env: { AGENTSCM_DATA_DIR: other } }),
+    ),
+  );
   assert.equal(viaFlag.name, 'demo');
   const viaBinding = jsonOf<{ name: string }>(ok(await runCli(['policy', 'show', '--json'], { cwd: dir })));
   assert.equal(viaBinding.name, 'demo');

@@ -7,8 +7,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { runCli, cliEntryArgv } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+
+import { cliEntryArgv, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 function assertCode(result: CliResult, code: string, exit: number): void {
@@ -27,7 +27,10 @@ test('init-repo names every offending path, bounded, and creates nothing', async
   const data = join(root, 'data');
   const result = await runCli(['--data-dir', data, 'init-repo', dir, '--name', 'demo', '--json']);
   assertCode(result, 'WORKSPACE_SCAN_INCOMPLETE', 1);
-  assert.match(result.stderr, /25 paths cannot be recorded: path "line\\nname" cannot be recorded: it contains the control character 0x0a/);
+  assert.match(
+    result.stderr,
+    /25 paths cannot be recorded: path "line\\nname" cannot be recorded: it contains the control character 0x0a/,
+  );
   assert.match(result.stderr, /path "sub\/bad\\t00" cannot be recorded: it contains the control character 0x09/);
   assert.match(result.stderr, /; and 5 more; nothing was registered/);
   assert.equal(result.stderr.split('\n').length, 2, 'one line');
@@ -36,8 +39,14 @@ test('init-repo names every offending path, bounded, and creates nothing', async
   assert.equal(existsSync(data), false);
 });
 
-function spawnPaused(args: readonly string[], env: Record<string, string>): { done: Promise<CliResult>; paused: Promise<void> } {
-  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnPaused(
+  args: readonly string[],
+  env: Record<string, string>,
+): { done: Promise<CliResult>; paused: Promise<void> } {
+  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   let stdout = '';
   let onPaused: () => void = () => undefined;
@@ -48,7 +57,15 @@ function spawnPaused(args: readonly string[], env: Record<string, string>): { do
     if (stderr.includes('agentscm-test-paused:')) onPaused();
   });
   const done = new Promise<CliResult>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr: stderr.replace(/^agentscm-test-(paused|resumed):.*\n/gm, ''), stdoutBytes: Buffer.from(stdout) })),
+    child.on('close', (code, signal) =>
+      resolve({
+        code,
+        signal,
+        stdout,
+        stderr: stderr.replace(/^agentscm-test-(paused|resumed):.*\n/gm, ''),
+        stdoutBytes: Buffer.from(stdout),
+      }),
+    ),
   );
   return { done, paused };
 }

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { jsonOf, runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+
+import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 function ok(result: CliResult): CliResult {
@@ -37,7 +37,11 @@ test('agent-task key refuses a state directory inside a workspace and creates no
   assertCode(relative, 'KEY_STATE_DIR_IN_WORKSPACE', 2);
   assert.match(relative.stderr, /inside the agentscm workspace/);
   assert.equal(jsonOf<{ error: { code: string } }>(relative).error.code, 'KEY_STATE_DIR_IN_WORKSPACE');
-  assertCode(await runCli(['agent-task', 'key', '--state-dir', join(dir, 'src', 'deep', 'keys')]), 'KEY_STATE_DIR_IN_WORKSPACE', 2);
+  assertCode(
+    await runCli(['agent-task', 'key', '--state-dir', join(dir, 'src', 'deep', 'keys')]),
+    'KEY_STATE_DIR_IN_WORKSPACE',
+    2,
+  );
   assert.equal(existsSync(join(dir, 'collector-state')), false);
   assert.equal(existsSync(join(dir, 'src', 'deep')), false);
   // Outside the workspace the same command works.
@@ -55,20 +59,32 @@ test('a key file in the tree is never checkpointed: checkpoint refuses and recor
   writeFileSync(join(dir, 'collector-state', '.signing-key.json.123.abcd.tmp'), 'x');
   const refused = await runCli(['--data-dir', data, 'checkpoint', '--change', 'fix-1', '--workspace', dir]);
   assertCode(refused, 'WORKSPACE_SCAN_INCOMPLETE', 1);
-  assert.match(refused.stderr, /2 paths cannot be recorded: collector-state\/\.signing-key\.json\.123\.abcd\.tmp is a collector signing key file/);
+  assert.match(
+    refused.stderr,
+    /2 paths cannot be recorded: collector-state\/\.signing-key\.json\.123\.abcd\.tmp is a collector signing key file/,
+  );
   assert.match(refused.stderr, /collector-state\/signing-key\.json is a collector signing key file/);
   assertCode(await runCli(['--data-dir', data, 'change', 'show', 'fix-1']), 'CHANGE_NOT_FOUND', 2);
   // status says the same, without writing.
-  const status = jsonOf<{ complete: boolean; incomplete_reason: string }>(await runCli(['status', '--workspace', dir, '--json']));
+  const status = jsonOf<{ complete: boolean; incomplete_reason: string }>(
+    await runCli(['status', '--workspace', dir, '--json']),
+  );
   assert.equal(status.complete, false);
   assert.match(status.incomplete_reason, /signing-key\.json is a collector signing key file/);
   // Ignored by .gitignore, it is not scanned at all.
   writeFileSync(join(dir, '.gitignore'), 'collector-state/\n');
-  const done = jsonOf<{ revision: string }>(ok(await runCli(['--data-dir', data, 'checkpoint', '--change', 'fix-1', '--workspace', dir, '--json'])));
-  const shown = jsonOf<{ entries: { path: string }[] }>(ok(await runCli(['--data-dir', data, 'revision', 'show', done.revision, '--json'])));
+  const done = jsonOf<{ revision: string }>(
+    ok(await runCli(['--data-dir', data, 'checkpoint', '--change', 'fix-1', '--workspace', dir, '--json'])),
+  );
+  const shown = jsonOf<{ entries: { path: string }[] }>(
+    ok(await runCli(['--data-dir', data, 'revision', 'show', done.revision, '--json'])),
+  );
   const paths = shown.entries.map((e) => e.path);
   assert.ok(paths.includes('.gitignore') && paths.includes('src/main.ts'), paths.join(' '));
-  assert.deepEqual(paths.filter((p) => p.startsWith('collector-state')), []);
+  assert.deepEqual(
+    paths.filter((p) => p.startsWith('collector-state')),
+    [],
+  );
 });
 
 test('init-repo around an existing state directory refuses and leaves nothing behind', async (t) => {

@@ -6,16 +6,19 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import { isJsonObject } from '../../src/contracts/json-value.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
 import { createRepository } from '../../src/native/repositories.js';
 import { createAuthority } from '../../src/native/store.js';
-import { REPO_ROOT, jsonOf, runCli } from '../helpers/cli.js';
+import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const golden = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-golden-v1.json')), { maxBytes: 1 << 20 });
+const golden = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-golden-v1.json')), {
+  maxBytes: 1 << 20,
+});
 assert.ok(isJsonObject(golden));
 const goldenAssertion = taskResultAssertionDecoder.validate(golden.assertion_unsigned ?? null);
 
@@ -27,7 +30,15 @@ test('verify-observation with another key says which verification_key_id each si
   const executor = goldenAssertion.executor;
   assert.ok(executor !== null);
   const file = join(dir, 'observation.json');
-  writeFileSync(file, encodeCanonical(assertionToJson({ ...goldenAssertion, executor: { ...executor, verification_key_id: signer.verification_key_id } })));
+  writeFileSync(
+    file,
+    encodeCanonical(
+      assertionToJson({
+        ...goldenAssertion,
+        executor: { ...executor, verification_key_id: signer.verification_key_id },
+      }),
+    ),
+  );
   const signed = await runCli(['agent-task', 'sign-observation', file, '--key', signer.key_file]);
   assert.equal(signed.code, 0, signed.stderr);
   const signedFile = join(dir, 'signed.json');
@@ -47,6 +58,9 @@ test('an invalid identifier states its rule once, with no hint that repeats it',
   auth.close();
   const result = await runCli(['--data-dir', data, 'change', 'show', 'bad id!', '--json']);
   assert.equal(result.code, 2);
-  assert.equal(result.stderr, 'error[ID_INVALID]: Change ID "bad id!" is not valid: it must be 1 to 128 characters of A-Z a-z 0-9 . _ -\n');
+  assert.equal(
+    result.stderr,
+    'error[ID_INVALID]: Change ID "bad id!" is not valid: it must be 1 to 128 characters of A-Z a-z 0-9 . _ -\n',
+  );
   assert.equal(jsonOf<{ error: { hint?: string } }>(result).error.hint, undefined);
 });

@@ -10,10 +10,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
-import { jsonOf, runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
-import { CHANGE_ID } from '../tasks/fixture.js';
+
 import { makeEvidence } from '../evidence/fixture.js';
+import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
+import { CHANGE_ID } from '../tasks/fixture.js';
 
 function assertCode(result: CliResult, code: string): string {
   assert.equal(result.code, 2, result.stderr);
@@ -32,14 +32,44 @@ test('a unique prefix of 8 hex digits names the review context and the collector
   const context = ev.store.contextDigest;
   const profile = ev.profileId;
   const cli = (args: string[]): Promise<CliResult> => runCli(['--data-dir', data, ...args]);
-  const call = (ctx: string): Promise<CliResult> => cli(['agent-task', 'call', 'requirements', '--token-file', ev.tokenFile, '--change', CHANGE_ID, '--context', ctx, '--json']);
-  const qualification = (ctx: string): Promise<CliResult> => cli(['qualification', '--change', CHANGE_ID, '--context', ctx, '--json']);
+  const call = (ctx: string): Promise<CliResult> =>
+    cli([
+      'agent-task',
+      'call',
+      'requirements',
+      '--token-file',
+      ev.tokenFile,
+      '--change',
+      CHANGE_ID,
+      '--context',
+      ctx,
+      '--json',
+    ]);
+  const qualification = (ctx: string): Promise<CliResult> =>
+    cli(['qualification', '--change', CHANGE_ID, '--context', ctx, '--json']);
   const show = (id: string): Promise<CliResult> => cli(['agent-task', 'profile', 'show', id, '--json']);
   let outs = 0;
   const claim = (id: string, ctx: string): { out: string; run: Promise<CliResult> } => {
     outs += 1;
     const out = join(ev.dir, `d-${outs}.json`);
-    return { out, run: cli(['agent-task', 'claim', '--profile', id, '--change', CHANGE_ID, '--context', ctx, '--token-file', ev.tokenFile, '--out', out, '--json']) };
+    return {
+      out,
+      run: cli([
+        'agent-task',
+        'claim',
+        '--profile',
+        id,
+        '--change',
+        CHANGE_ID,
+        '--context',
+        ctx,
+        '--token-file',
+        ev.tokenFile,
+        '--out',
+        out,
+        '--json',
+      ]),
+    };
   };
 
   // A unique 8-digit prefix answers exactly what the full value answers.
@@ -63,9 +93,15 @@ test('a unique prefix of 8 hex digits names the review context and the collector
   // Unknown prefixes: the not-found code with 0 candidates, and nothing claimed or written.
   const noContext = unknownPrefix([context]);
   const noProfile = unknownPrefix([profile]);
-  assert.match(assertCode(await call(noContext), 'CONTEXT_NOT_FOUND'), /no review context starts with [0-9a-f]{8} \(0 candidates\)/);
+  assert.match(
+    assertCode(await call(noContext), 'CONTEXT_NOT_FOUND'),
+    /no review context starts with [0-9a-f]{8} \(0 candidates\)/,
+  );
   assert.match(assertCode(await qualification(noContext), 'CONTEXT_NOT_FOUND'), /\(0 candidates\)/);
-  assert.match(assertCode(await show(noProfile), 'COLLECTOR_PROFILE_NOT_FOUND'), /no collector profile starts with [0-9a-f]{8} \(0 candidates\)/);
+  assert.match(
+    assertCode(await show(noProfile), 'COLLECTOR_PROFILE_NOT_FOUND'),
+    /no collector profile starts with [0-9a-f]{8} \(0 candidates\)/,
+  );
   const unknownClaimContext = claim(profile, noContext);
   assert.match(assertCode(await unknownClaimContext.run, 'CONTEXT_NOT_FOUND'), /\(0 candidates\)/);
   assert.equal(existsSync(unknownClaimContext.out), false);
@@ -85,7 +121,10 @@ test('a unique prefix of 8 hex digits names the review context and the collector
   const claimed = claim(profile.slice(0, 8), context.slice(0, 8));
   const claimedRun = await claimed.run;
   assert.equal(claimedRun.code, 0, claimedRun.stderr);
-  const descriptor = JSON.parse(readFileSync(claimed.out, 'utf8')) as { collector_profile_id: string; subject: { context_digest: string } };
+  const descriptor = JSON.parse(readFileSync(claimed.out, 'utf8')) as {
+    collector_profile_id: string;
+    subject: { context_digest: string };
+  };
   assert.equal(descriptor.collector_profile_id, profile);
   assert.equal(descriptor.subject.context_digest, context);
 
@@ -93,15 +132,25 @@ test('a unique prefix of 8 hex digits names the review context and the collector
   const db = new Database(join(data, 'native', 'authority.sqlite'));
   try {
     for (const digit of ['1', '2']) {
-      db.prepare(`INSERT INTO review_contexts SELECT repository, ?, change_id, change_version, revision, policy_epoch, recipe_path, recipe_digest, toolchain, environment, canonical, created_at_ms FROM review_contexts WHERE context_digest = ?`).run(`deadbeef${digit.repeat(56)}`, context);
-      db.prepare(`INSERT INTO collector_profiles SELECT ?, repository, workflow_profile, step, registration_id, canonical, installed_at_ms, (SELECT max(seq) + 1 FROM collector_profiles) FROM collector_profiles WHERE collector_profile_id = ?`).run(`deadbeef${digit.repeat(56)}`, profile);
+      db.prepare(
+        `INSERT INTO review_contexts SELECT repository, ?, change_id, change_version, revision, policy_epoch, recipe_path, recipe_digest, toolchain, environment, canonical, created_at_ms FROM review_contexts WHERE context_digest = ?`,
+      ).run(`deadbeef${digit.repeat(56)}`, context);
+      db.prepare(
+        `INSERT INTO collector_profiles SELECT ?, repository, workflow_profile, step, registration_id, canonical, installed_at_ms, (SELECT max(seq) + 1 FROM collector_profiles) FROM collector_profiles WHERE collector_profile_id = ?`,
+      ).run(`deadbeef${digit.repeat(56)}`, profile);
     }
   } finally {
     db.close();
   }
-  assert.match(assertCode(await call('deadbeef'), 'ID_PREFIX_AMBIGUOUS'), /review context prefix deadbeef matches 2 candidates; give more digits/);
+  assert.match(
+    assertCode(await call('deadbeef'), 'ID_PREFIX_AMBIGUOUS'),
+    /review context prefix deadbeef matches 2 candidates; give more digits/,
+  );
   assert.match(assertCode(await qualification('deadbeef'), 'ID_PREFIX_AMBIGUOUS'), /matches 2 candidates/);
-  assert.match(assertCode(await show('deadbeef'), 'ID_PREFIX_AMBIGUOUS'), /collector profile prefix deadbeef matches 2 candidates; give more digits/);
+  assert.match(
+    assertCode(await show('deadbeef'), 'ID_PREFIX_AMBIGUOUS'),
+    /collector profile prefix deadbeef matches 2 candidates; give more digits/,
+  );
   const ambiguousClaim = claim('deadbeef', context);
   assert.match(assertCode(await ambiguousClaim.run, 'ID_PREFIX_AMBIGUOUS'), /matches 2 candidates/);
   assert.equal(existsSync(ambiguousClaim.out), false);

@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import test from 'node:test';
 import Database from 'better-sqlite3';
+
 import { AUTHORITY_MIGRATIONS } from '../../src/native/migrations/index.js';
 import { createAuthority, nativePaths } from '../../src/native/store.js';
-import { runCli } from '../helpers/cli.js';
 import { assertError, cliJson, fixture, initProject } from '../commands/foundation-fixtures.js';
+import { runCli } from '../helpers/cli.js';
 
 test('policy show names a random authority_id fixed at creation; human output prints it too', async (t) => {
   const a = fixture(t);
@@ -20,7 +21,11 @@ test('policy show names a random authority_id fixed at creation; human output pr
   const first = await cliJson<{ authority_id: string }>(a, ['policy', 'show']);
   assert.match(first.authority_id, /^[0-9a-f]{32}$/);
   await cliJson(a, ['policy', 'bump']);
-  assert.equal((await cliJson<{ authority_id: string }>(a, ['policy', 'show'])).authority_id, first.authority_id, 'a writing command keeps it');
+  assert.equal(
+    (await cliJson<{ authority_id: string }>(a, ['policy', 'show'])).authority_id,
+    first.authority_id,
+    'a writing command keeps it',
+  );
   const other = await cliJson<{ authority_id: string }>(b, ['policy', 'show']);
   assert.notEqual(other.authority_id, first.authority_id, 'each store has its own');
   const human = await runCli(['--data-dir', a.dataDir, 'policy', 'show']);

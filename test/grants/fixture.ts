@@ -1,15 +1,20 @@
 /** Grants for tests: a live grant created through the native library, and its token file. */
 import { join } from 'node:path';
+
 import type { GrantScope } from '../../src/contracts/grant.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
-import { createGrant } from '../../src/native/grants.js';
-import type { GrantWithTokenFile } from '../../src/native/grants.js';
+import { createGrant, type GrantWithTokenFile } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
 
 let counter = 0;
 
 /** Create a grant for `actor` in the store of `dataDir`; its token file goes into `dir` (owner-private). */
-export function makeGrant(dataDir: string, dir: string, actor: AgentRef, options: { readonly scope?: GrantScope; readonly repository?: string } = {}): GrantWithTokenFile {
+export function makeGrant(
+  dataDir: string,
+  dir: string,
+  actor: AgentRef,
+  options: { readonly scope?: GrantScope; readonly repository?: string } = {},
+): GrantWithTokenFile {
   const auth = openAuthority(dataDir, { mode: 'write' });
   try {
     counter += 1;

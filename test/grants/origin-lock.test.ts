@@ -10,18 +10,24 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { openJournal } from '../../src/workflows/journal.js';
-import { runCli, cliEntryArgv } from '../helpers/cli.js';
+
 import { qualifyLocal } from '../../src/tasks/qualification-local.js';
+import { openJournal } from '../../src/workflows/journal.js';
+import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
+import { cliEntryArgv, runCli } from '../helpers/cli.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
-import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
-import type { Evidence } from '../evidence/fixture.js';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
 /** The operator's own read (the agent's token is revoked by then). */
 function qualifyAs(ev: Evidence): ReturnType<typeof qualifyLocal> {
-  return qualifyLocal({ dataDir: ev.store.dataDir, profile: PROFILE, target: 'main', change: CHANGE_ID, context: ev.store.contextDigest });
+  return qualifyLocal({
+    dataDir: ev.store.dataDir,
+    profile: PROFILE,
+    target: 'main',
+    change: CHANGE_ID,
+    context: ev.store.contextDigest,
+  });
 }
 
 function transfers(ev: Evidence): number {
@@ -42,16 +48,24 @@ interface Child {
 function importChild(ev: Evidence, envelope: Buffer, pauseAt: string, resumeFile: string): Child {
   const file = join(ev.dir, `transfer-${pauseAt.replace(/[^a-z]/g, '')}.bin`);
   writeFileSync(file, envelope);
-  const child = spawn(process.execPath, ['--import', 'tsx', join('test', 'evidence', 'import-child.ts'), ev.store.dataDir, file, ev.tokenFile], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: pauseAt, AGENTSCM_TEST_PAUSE_RESUME_FILE: resumeFile },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join('test', 'evidence', 'import-child.ts'), ev.store.dataDir, file, ev.tokenFile],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: pauseAt, AGENTSCM_TEST_PAUSE_RESUME_FILE: resumeFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return { exit: new Promise((resolve) => child.on('close', (code) => resolve(code))), stdout: () => stdout, stderr: () => stderr };
+  return {
+    exit: new Promise((resolve) => child.on('close', (code) => resolve(code))),
+    stdout: () => stdout,
+    stderr: () => stderr,
+  };
 }
 
 async function until(what: string, check: () => boolean, detail: () => string): Promise<void> {
@@ -62,48 +76,73 @@ async function until(what: string, check: () => boolean, detail: () => string): 
   }
 }
 
-test('a revocation started while an import holds its reservation waits for the import to commit; the subject then does not qualify', { timeout: 90_000 }, async (t) => {
-  const ev = makeEvidence(t);
-  const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
-  const resume = join(ev.dir, 'resume');
-  const child = importChild(ev, envelope, 'task:in-native-reservation', resume);
-  await until('the import to hold its reservation', () => child.stderr().includes('agentscm-test-paused:task:in-native-reservation'), () => child.stderr());
+test(
+  'a revocation started while an import holds its reservation waits for the import to commit; the subject then does not qualify',
+  { timeout: 90_000 },
+  async (t) => {
+    const ev = makeEvidence(t);
+    const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
+    const resume = join(ev.dir, 'resume');
+    const child = importChild(ev, envelope, 'task:in-native-reservation', resume);
+    await until(
+      'the import to hold its reservation',
+      () => child.stderr().includes('agentscm-test-paused:task:in-native-reservation'),
+      () => child.stderr(),
+    );
 
-  const revoke = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', ev.store.dataDir, 'grant', 'revoke', ev.grantId, '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let revokeOut = '';
-  revoke.stdout.on('data', (chunk: Buffer) => (revokeOut += chunk.toString()));
-  revoke.stderr.on('data', (chunk: Buffer) => (revokeOut += chunk.toString()));
-  let revoked = false;
-  const revokeExit = new Promise<number | null>((resolve) => revoke.on('close', (code) => {
-    revoked = true;
-    resolve(code);
-  }));
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  assert.equal(revoked, false, `the revocation waits for the import's reservation: ${revokeOut}`);
-  assert.equal(transfers(ev), 0);
+    const revoke = spawn(
+      process.execPath,
+      [...cliEntryArgv(), '--data-dir', ev.store.dataDir, 'grant', 'revoke', ev.grantId, '--json'],
+      { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let revokeOut = '';
+    revoke.stdout.on('data', (chunk: Buffer) => (revokeOut += chunk.toString()));
+    revoke.stderr.on('data', (chunk: Buffer) => (revokeOut += chunk.toString()));
+    let revoked = false;
+    const revokeExit = new Promise<number | null>((resolve) =>
+      revoke.on('close', (code) => {
+        revoked = true;
+        resolve(code);
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    assert.equal(revoked, false, `the revocation waits for the import's reservation: ${revokeOut}`);
+    assert.equal(transfers(ev), 0);
 
-  writeFileSync(resume, '');
-  assert.equal(await child.exit, 0, child.stderr());
-  assert.equal((JSON.parse(child.stdout()) as { status: string }).status, 'imported');
-  assert.equal(await revokeExit, 0);
-  assert.equal(transfers(ev), 1, 'the import committed before the revocation');
+    writeFileSync(resume, '');
+    assert.equal(await child.exit, 0, child.stderr());
+    assert.equal((JSON.parse(child.stdout()) as { status: string }).status, 'imported');
+    assert.equal(await revokeExit, 0);
+    assert.equal(transfers(ev), 1, 'the import committed before the revocation');
 
-  const answer = qualifyAs(ev);
-  assert.equal(answer.qualified, false);
-  assert.ok(answer.failures.some((failure) => failure.code === 'authorization_changed'), JSON.stringify(answer.failures));
-});
+    const answer = qualifyAs(ev);
+    assert.equal(answer.qualified, false);
+    assert.ok(
+      answer.failures.some((failure) => failure.code === 'authorization_changed'),
+      JSON.stringify(answer.failures),
+    );
+  },
+);
 
-test('a revocation committed before the import takes its reservation refuses the import and retains nothing', { timeout: 90_000 }, async (t) => {
-  const ev = makeEvidence(t);
-  const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
-  const resume = join(ev.dir, 'resume');
-  const child = importChild(ev, envelope, 'task:before-native-reservation', resume);
-  await until('the import to pause before its reservation', () => child.stderr().includes('agentscm-test-paused:task:before-native-reservation'), () => child.stderr());
-  const revoked = await runCli(['--data-dir', ev.store.dataDir, 'grant', 'revoke', ev.grantId, '--json']);
-  assert.equal(revoked.code, 0, revoked.stderr);
-  writeFileSync(resume, '');
-  assert.notEqual(await child.exit, 0, "the import is refused");
-  assert.equal(transfers(ev), 0, 'nothing retained');
-  assert.match(child.stderr(), /IMPORT_ORIGIN_NOT_LIVE|GRANT_NOT_LIVE/);
-  assert.equal(qualifyAs(ev).qualified, false);
-});
+test(
+  'a revocation committed before the import takes its reservation refuses the import and retains nothing',
+  { timeout: 90_000 },
+  async (t) => {
+    const ev = makeEvidence(t);
+    const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
+    const resume = join(ev.dir, 'resume');
+    const child = importChild(ev, envelope, 'task:before-native-reservation', resume);
+    await until(
+      'the import to pause before its reservation',
+      () => child.stderr().includes('agentscm-test-paused:task:before-native-reservation'),
+      () => child.stderr(),
+    );
+    const revoked = await runCli(['--data-dir', ev.store.dataDir, 'grant', 'revoke', ev.grantId, '--json']);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    writeFileSync(resume, '');
+    assert.notEqual(await child.exit, 0, 'the import is refused');
+    assert.equal(transfers(ev), 0, 'nothing retained');
+    assert.match(child.stderr(), /IMPORT_ORIGIN_NOT_LIVE|GRANT_NOT_LIVE/);
+    assert.equal(qualifyAs(ev).qualified, false);
+  },
+);

@@ -6,11 +6,11 @@
  * started while the reservation is held it waits for the journal commit.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { formatJson } from '../../src/contracts/canonical-json.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
@@ -20,12 +20,11 @@ import { createRepository } from '../../src/native/repositories.js';
 import { openAuthority, writeTransaction } from '../../src/native/store.js';
 import type { TaskContext, TaskGuard } from '../../src/tasks/context.js';
 import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
-import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CHANGE_ID, FakeClock, PROFILE, context, makeTaskStore } from '../tasks/fixture.js';
-import type { TaskStore } from '../tasks/fixture.js';
-import { call, claimRequest, claimedOf, statusRequest, taskRef } from '../tasks/requests.js';
+import { CHANGE_ID, context, FakeClock, makeTaskStore, PROFILE, type TaskStore } from '../tasks/fixture.js';
+import { call, claimedOf, claimRequest, statusRequest, taskRef } from '../tasks/requests.js';
 import { makeGrant } from './fixture.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
@@ -41,7 +40,12 @@ function withAuthority<T>(dataDir: string, fn: (auth: ReturnType<typeof openAuth
 }
 
 /** The context the CLI builds from a token: the grant's actor, repository, guard and origin. */
-function grantContext(store: TaskStore, tokenFile: string, clock: FakeClock, wrap: (guard: TaskGuard) => TaskGuard = (g) => g): TaskContext {
+function grantContext(
+  store: TaskStore,
+  tokenFile: string,
+  clock: FakeClock,
+  wrap: (guard: TaskGuard) => TaskGuard = (g) => g,
+): TaskContext {
   const authorization = authorizeTaskToken({ dataDir: store.dataDir, token: readTokenFile(tokenFile) });
   return {
     dataDir: store.dataDir,
@@ -78,10 +82,23 @@ test('a grant revoked or rotated after authorization and before the native reser
     const task = taskRef(call(trusted, 'requirements'), 'lint');
     // claim enters the guard three times: retry lookup, precheck, transition. The grant changes
     // on the third entry, after its authentication: only the recheck inside the reservation sees it.
-    const ctx = grantContext(store, granted.token_file, clock, actOnEntry(3, () => {
-      withAuthority(dir, (auth) => (change === 'revoke' ? revokeGrant(auth, granted.grant.grant_id, 1) : rotateGrant(auth, granted.grant.grant_id, join(dir, 'rotated.token'), 1)));
-    }));
-    assert.equal(codeOf(() => call(ctx, 'claim', claimRequest(ALICE, task, 'claim-1', 'op-1', { leaseMs: HOUR }))), 'GRANT_NOT_LIVE', change);
+    const ctx = grantContext(
+      store,
+      granted.token_file,
+      clock,
+      actOnEntry(3, () => {
+        withAuthority(dir, (auth) =>
+          change === 'revoke'
+            ? revokeGrant(auth, granted.grant.grant_id, 1)
+            : rotateGrant(auth, granted.grant.grant_id, join(dir, 'rotated.token'), 1),
+        );
+      }),
+    );
+    assert.equal(
+      codeOf(() => call(ctx, 'claim', claimRequest(ALICE, task, 'claim-1', 'op-1', { leaseMs: HOUR }))),
+      'GRANT_NOT_LIVE',
+      change,
+    );
     const row = (call(trusted, 'requirements').tasks as JsonObject[]).find((r) => r.task_id === task.task_id);
     assert.equal(row?.state, 'pending', `${change}: no attempt was retained`);
     assert.equal(row?.attempt_id, null);
@@ -98,24 +115,60 @@ test('the token selects actor and repository: another actor in the request, a re
   assert.equal(ctx.repository, store.repository);
   const task = taskRef(call(ctx, 'requirements'), 'lint');
   // The request names bob: request JSON never selects the actor.
-  assert.equal(codeOf(() => call(ctx, 'claim', claimRequest({ owner_id: 'bob', agent_id: 'b1' }, task, 'claim-b', 'op-b'))), 'TASK_ACTOR_MISMATCH');
+  assert.equal(
+    codeOf(() => call(ctx, 'claim', claimRequest({ owner_id: 'bob', agent_id: 'b1' }, task, 'claim-b', 'op-b'))),
+    'TASK_ACTOR_MISMATCH',
+  );
   const claimed = claimedOf(call(ctx, 'claim', claimRequest(ALICE, task, 'claim-1', 'op-1', { leaseMs: HOUR })));
   assert.equal(call(ctx, 'status', statusRequest(claimed)).state, 'leased');
   // A reader grant runs no task operation.
   const reader = makeGrant(dir, dir, ALICE, { scope: 'reader' });
-  assert.equal(codeOf(() => authorizeTaskToken({ dataDir: dir, token: readTokenFile(reader.token_file) })), 'TASK_NOT_AUTHORIZED');
+  assert.equal(
+    codeOf(() => authorizeTaskToken({ dataDir: dir, token: readTokenFile(reader.token_file) })),
+    'TASK_NOT_AUTHORIZED',
+  );
   // A grant for another repository of the store: neither that repository's name nor the
   // retained tasks of this one are open to it.
   withAuthority(dir, (auth) => writeTransaction(auth, () => createRepository(auth, 'other')));
   const other = makeGrant(dir, dir, ALICE, { repository: 'other' });
-  assert.equal(codeOf(() => authorizeTaskToken({ dataDir: dir, token: readTokenFile(other.token_file), repository: 'demo' })), 'TASK_NOT_AUTHORIZED');
+  assert.equal(
+    codeOf(() => authorizeTaskToken({ dataDir: dir, token: readTokenFile(other.token_file), repository: 'demo' })),
+    'TASK_NOT_AUTHORIZED',
+  );
   const otherCtx = grantContext(store, other.token_file, clock);
-  assert.equal(codeOf(() => call(otherCtx, 'status', statusRequest(claimed))), 'TASK_NOT_AUTHORIZED');
-  assert.equal(codeOf(() => call(otherCtx, 'heartbeat', { version: 1, request_id: 'hb-x', action: 'heartbeat', task_id: claimed.task_id, task_digest: claimed.task_digest, attempt_id: claimed.attempt_id, attempt_digest: claimed.attempt_digest, execution_operation_id: 'op-1', agent: { owner_id: 'alice', agent_id: 'a1' }, executor: null, fence: claimed.fence, reason: null })), 'TASK_NOT_AUTHORIZED');
+  assert.equal(
+    codeOf(() => call(otherCtx, 'status', statusRequest(claimed))),
+    'TASK_NOT_AUTHORIZED',
+  );
+  assert.equal(
+    codeOf(() =>
+      call(otherCtx, 'heartbeat', {
+        version: 1,
+        request_id: 'hb-x',
+        action: 'heartbeat',
+        task_id: claimed.task_id,
+        task_digest: claimed.task_digest,
+        attempt_id: claimed.attempt_id,
+        attempt_digest: claimed.attempt_digest,
+        execution_operation_id: 'op-1',
+        agent: { owner_id: 'alice', agent_id: 'a1' },
+        executor: null,
+        fence: claimed.fence,
+        reason: null,
+      }),
+    ),
+    'TASK_NOT_AUTHORIZED',
+  );
   // Revoked: the next guard entry refuses the token itself.
   withAuthority(dir, (auth) => revokeGrant(auth, alice.grant.grant_id, 2));
-  assert.equal(codeOf(() => call(ctx, 'status', statusRequest(claimed))), 'GRANT_TOKEN_REJECTED');
-  assert.equal(codeOf(() => authorizeTaskToken({ dataDir: dir, token: readTokenFile(alice.token_file) })), 'GRANT_TOKEN_REJECTED');
+  assert.equal(
+    codeOf(() => call(ctx, 'status', statusRequest(claimed))),
+    'GRANT_TOKEN_REJECTED',
+  );
+  assert.equal(
+    codeOf(() => authorizeTaskToken({ dataDir: dir, token: readTokenFile(alice.token_file) })),
+    'GRANT_TOKEN_REJECTED',
+  );
 });
 
 function writeJson(dir: string, name: string, value: JsonValue): string {
@@ -130,8 +183,15 @@ function withoutDataDir(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return copy;
 }
 
-function spawnCli(args: readonly string[], env: Record<string, string>): { child: ChildProcess; stdout: () => string; stderr: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], { cwd: REPO_ROOT, env: { ...withoutDataDir(process.env), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnCli(
+  args: readonly string[],
+  env: Record<string, string>,
+): { child: ChildProcess; stdout: () => string; stderr: () => string; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], {
+    cwd: REPO_ROOT,
+    env: { ...withoutDataDir(process.env), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -162,26 +222,61 @@ test('agent-task call --token-file: a revocation before the reservation refuses 
   const first = makeGrant(dir, dir, ALICE);
   const resume1 = join(dir, 'resume-1');
   const claim1 = spawnCli(
-    ['--data-dir', dir, 'agent-task', 'call', 'claim', '--token-file', first.token_file, ...subject, '--input', writeJson(dir, 'claim-1.json', claimRequest(ALICE, lint, 'claim-1', 'op-1', { leaseMs: HOUR })), '--json'],
+    [
+      '--data-dir',
+      dir,
+      'agent-task',
+      'call',
+      'claim',
+      '--token-file',
+      first.token_file,
+      ...subject,
+      '--input',
+      writeJson(dir, 'claim-1.json', claimRequest(ALICE, lint, 'claim-1', 'op-1', { leaseMs: HOUR })),
+      '--json',
+    ],
     { AGENTSCM_TEST_PAUSE_AT: 'task:before-native-reservation', AGENTSCM_TEST_PAUSE_RESUME_FILE: resume1 },
   );
-  await until('the claim to pause', () => claim1.stderr().includes('agentscm-test-paused:task:before-native-reservation'), () => claim1.stderr() + claim1.stdout());
+  await until(
+    'the claim to pause',
+    () => claim1.stderr().includes('agentscm-test-paused:task:before-native-reservation'),
+    () => claim1.stderr() + claim1.stdout(),
+  );
   const revoke1 = await runCli(['--data-dir', dir, 'grant', 'revoke', first.grant.grant_id, '--json']);
   assert.equal(revoke1.code, 0, revoke1.stderr);
   writeFileSync(resume1, '');
   assert.equal(await claim1.exit, 3, claim1.stderr());
   assert.equal((JSON.parse(claim1.stdout()) as { error: { code: string } }).error.code, 'GRANT_NOT_LIVE');
-  assert.equal((call(trusted, 'requirements').tasks as JsonObject[]).find((r) => r.task_id === lint.task_id)?.state, 'pending');
+  assert.equal(
+    (call(trusted, 'requirements').tasks as JsonObject[]).find((r) => r.task_id === lint.task_id)?.state,
+    'pending',
+  );
 
   // 2. Revoked while the claim holds its reservation: the revocation waits, the claim commits,
   // then the revocation commits and the token is dead.
   const second = makeGrant(dir, dir, ALICE);
   const resume2 = join(dir, 'resume-2');
   const claim2 = spawnCli(
-    ['--data-dir', dir, 'agent-task', 'call', 'claim', '--token-file', second.token_file, ...subject, '--input', writeJson(dir, 'claim-2.json', claimRequest(ALICE, lint, 'claim-2', 'op-2', { leaseMs: HOUR })), '--json'],
+    [
+      '--data-dir',
+      dir,
+      'agent-task',
+      'call',
+      'claim',
+      '--token-file',
+      second.token_file,
+      ...subject,
+      '--input',
+      writeJson(dir, 'claim-2.json', claimRequest(ALICE, lint, 'claim-2', 'op-2', { leaseMs: HOUR })),
+      '--json',
+    ],
     { AGENTSCM_TEST_PAUSE_AT: 'task:in-native-reservation', AGENTSCM_TEST_PAUSE_RESUME_FILE: resume2 },
   );
-  await until('the claim to pause', () => claim2.stderr().includes('agentscm-test-paused:task:in-native-reservation'), () => claim2.stderr() + claim2.stdout());
+  await until(
+    'the claim to pause',
+    () => claim2.stderr().includes('agentscm-test-paused:task:in-native-reservation'),
+    () => claim2.stderr() + claim2.stdout(),
+  );
   const revoke2 = spawnCli(['--data-dir', dir, 'grant', 'revoke', second.grant.grant_id, '--json'], {});
   let revokeDone = false;
   void revoke2.exit.then(() => (revokeDone = true));
@@ -191,7 +286,16 @@ test('agent-task call --token-file: a revocation before the reservation refuses 
   assert.equal(await claim2.exit, 0, claim2.stderr());
   assert.equal((JSON.parse(claim2.stdout()) as { status: string }).status, 'claimed');
   assert.equal(await revoke2.exit, 0, revoke2.stderr());
-  const after = await runCli(['--data-dir', dir, 'agent-task', 'call', 'capabilities', '--token-file', second.token_file, '--json']);
+  const after = await runCli([
+    '--data-dir',
+    dir,
+    'agent-task',
+    'call',
+    'capabilities',
+    '--token-file',
+    second.token_file,
+    '--json',
+  ]);
   assert.equal(after.code, 2);
   assert.equal(jsonOf<{ error: { code: string } }>(after).error.code, 'GRANT_TOKEN_REJECTED');
 });

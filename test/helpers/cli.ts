@@ -59,7 +59,12 @@ export const TEST_XDG_DATA_HOME = join(tmpdir(), `agentscm-test-xdg-${process.pi
  * XDG_DATA_HOME points at TEST_XDG_DATA_HOME unless the options give them.
  */
 export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
-  const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, XDG_DATA_HOME: TEST_XDG_DATA_HOME, ...options.env };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    AGENTSCM_DATA_DIR: undefined,
+    XDG_DATA_HOME: TEST_XDG_DATA_HOME,
+    ...options.env,
+  };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((resolve, reject) => {
     const argv = [...cliEntryArgv(options.entry), ...args];
@@ -76,7 +81,13 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
     child.on('error', reject);
     child.on('close', (code, signal) => {
       const stdoutBytes = Buffer.concat(out);
-      resolve({ code, signal, stdout: stdoutBytes.toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), stdoutBytes });
+      resolve({
+        code,
+        signal,
+        stdout: stdoutBytes.toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        stdoutBytes,
+      });
     });
     child.stdin.end(options.input ?? '');
   });
@@ -87,6 +98,8 @@ export function jsonOf<T = Record<string, unknown>>(result: CliResult): T {
   try {
     return JSON.parse(result.stdout) as T;
   } catch {
-    throw new Error(`stdout is not one JSON document (exit ${String(result.code)}):\n${result.stdout}\nstderr:\n${result.stderr}`);
+    throw new Error(
+      `stdout is not one JSON document (exit ${String(result.code)}):\n${result.stdout}\nstderr:\n${result.stderr}`,
+    );
   }
 }

@@ -8,7 +8,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import { Ajv } from 'ajv';
-import { CLAUDE_SETTINGS_HOOKS_SCHEMA, CODEX_HOOKS_CONFIG_SCHEMA } from '../../src/agent-state/hook-settings-schemas.js';
+
+import {
+  CLAUDE_SETTINGS_HOOKS_SCHEMA,
+  CODEX_HOOKS_CONFIG_SCHEMA,
+} from '../../src/agent-state/hook-settings-schemas.js';
 import { CODEX_STOP_INPUT_SCHEMA, CODEX_STOP_OUTPUT_SCHEMA } from '../../src/hooks/codex-stop-schemas.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 

@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { INSTRUCTION_BLOCK, INSTRUCTION_BLOCK_BEGIN, INSTRUCTION_BLOCK_END, withInstructionBlock } from '../../src/workspace/instruction-block.js';
+
+import {
+  INSTRUCTION_BLOCK,
+  INSTRUCTION_BLOCK_BEGIN,
+  INSTRUCTION_BLOCK_END,
+  withInstructionBlock,
+} from '../../src/workspace/instruction-block.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -16,7 +22,20 @@ test('the block: short, between its markers, with the discover-then-fetch flow a
   assert.ok(INSTRUCTION_BLOCK.startsWith(`${INSTRUCTION_BLOCK_BEGIN}\n`));
   assert.ok(INSTRUCTION_BLOCK.endsWith(`${INSTRUCTION_BLOCK_END}\n`));
   assert.ok(INSTRUCTION_BLOCK.split('\n').length <= 30, 'a short block');
-  for (const word of ['Workflow tasks', '`capabilities`', '`next`', '`instructions`', '`reference`', '`claim`', 'agent-task collect', '`qualification`', 'Stop hook', 'next_action', 'checkpoint', 'schema_mismatch']) {
+  for (const word of [
+    'Workflow tasks',
+    '`capabilities`',
+    '`next`',
+    '`instructions`',
+    '`reference`',
+    '`claim`',
+    'agent-task collect',
+    '`qualification`',
+    'Stop hook',
+    'next_action',
+    'checkpoint',
+    'schema_mismatch',
+  ]) {
     assert.ok(INSTRUCTION_BLOCK.includes(word), word);
   }
 });
@@ -33,12 +52,22 @@ test('replace in place keeps every other byte; append keeps the file; a new Curs
   const appended = withInstructionBlock('AGENTS.md', latin1);
   assert.equal(appended.action, 'appended');
   assert.deepEqual(appended.bytes.subarray(0, latin1.length), latin1, 'bytes that are not UTF-8 survive');
-  assert.deepEqual(withInstructionBlock('AGENTS.md', Buffer.from('no newline')).bytes.toString(), `no newline\n\n${INSTRUCTION_BLOCK}`);
+  assert.deepEqual(
+    withInstructionBlock('AGENTS.md', Buffer.from('no newline')).bytes.toString(),
+    `no newline\n\n${INSTRUCTION_BLOCK}`,
+  );
   const cursor = withInstructionBlock('.cursor/rules/agentscm.mdc', null);
   assert.equal(cursor.action, 'created');
   assert.match(cursor.bytes.toString(), /^---\ndescription: [^\n]+\nalwaysApply: true\n---\n\n<!-- agentscm:begin/);
-  for (const broken of [`${INSTRUCTION_BLOCK_BEGIN}\nno end\n`, `${INSTRUCTION_BLOCK_END}\n${INSTRUCTION_BLOCK_BEGIN}\n`, `${INSTRUCTION_BLOCK}${INSTRUCTION_BLOCK}`]) {
-    assert.throws(() => withInstructionBlock('AGENTS.md', Buffer.from(broken)), (e: Error & { code?: string }) => e.code === 'INSTRUCTION_BLOCK_INVALID');
+  for (const broken of [
+    `${INSTRUCTION_BLOCK_BEGIN}\nno end\n`,
+    `${INSTRUCTION_BLOCK_END}\n${INSTRUCTION_BLOCK_BEGIN}\n`,
+    `${INSTRUCTION_BLOCK}${INSTRUCTION_BLOCK}`,
+  ]) {
+    assert.throws(
+      () => withInstructionBlock('AGENTS.md', Buffer.from(broken)),
+      (e: Error & { code?: string }) => e.code === 'INSTRUCTION_BLOCK_INVALID',
+    );
   }
 });
 
@@ -57,12 +86,18 @@ test('init-repo writes the block into the first revision; instructions write rep
   assert.equal(readFileSync(join(ws, '.github', 'copilot-instructions.md'), 'utf8'), INSTRUCTION_BLOCK);
   const shown = await runCli(['--data-dir', data, 'revision', 'show', revision, '--json']);
   const paths = jsonOf<{ entries: { path: string }[] }>(shown).entries.map((e) => e.path);
-  assert.deepEqual(paths.filter((p) => p !== 'main.ts'), ['.cursor/rules/agentscm.mdc', '.github/copilot-instructions.md', 'AGENTS.md']);
+  assert.deepEqual(
+    paths.filter((p) => p !== 'main.ts'),
+    ['.cursor/rules/agentscm.mdc', '.github/copilot-instructions.md', 'AGENTS.md'],
+  );
   const status = await runCli(['--data-dir', data, 'status', '--workspace', ws, '--json']);
   assert.equal(jsonOf<{ clean: boolean }>(status).clean, true, 'the block is part of the first revision');
 
   // The user edits around the block and damages it; instructions write restores it in place.
-  const edited = readFileSync(join(ws, 'AGENTS.md'), 'utf8').replace('Run the recipe', 'x').replace('## Workflow tasks (agentscm)', '## hacked') + '\nAfter the block.\n';
+  const edited =
+    readFileSync(join(ws, 'AGENTS.md'), 'utf8')
+      .replace('Run the recipe', 'x')
+      .replace('## Workflow tasks (agentscm)', '## hacked') + '\nAfter the block.\n';
   writeFileSync(join(ws, 'AGENTS.md'), edited);
   const written = await runCli(['--data-dir', data, 'instructions', 'write', '--workspace', ws, '--json']);
   assert.equal(written.code, 0, written.stderr);
@@ -91,7 +126,16 @@ test('init-repo --no-instructions leaves the tree as it is', async (t) => {
   const ws = join(root, 'ws');
   mkdirSync(ws);
   writeFileSync(join(ws, 'main.ts'), 'x\n');
-  const init = await runCli(['--data-dir', join(root, 'data'), 'init-repo', ws, '--name', 'plain', '--no-instructions', '--json']);
+  const init = await runCli([
+    '--data-dir',
+    join(root, 'data'),
+    'init-repo',
+    ws,
+    '--name',
+    'plain',
+    '--no-instructions',
+    '--json',
+  ]);
   assert.equal(init.code, 0, init.stderr);
   assert.equal(jsonOf<{ files: number }>(init).files, 1);
   assert.throws(() => readFileSync(join(ws, 'AGENTS.md')), /ENOENT/);

@@ -4,11 +4,10 @@
  * head, and the connection is the call's own — closed when the call ends, never kept alive.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
+
 import { isAgentscmError } from '../../src/contracts/errors.js';
 import { requestQualification } from '../../src/hooks/qualification-client.js';
 
@@ -21,7 +20,12 @@ async function listen(t: TestContext, server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const REQUEST = { repository: 'acme/widgets', profile: 'default', token: 't'.repeat(43), subject: { change_id: 'c1', context_digest: 'a'.repeat(64) } };
+const REQUEST = {
+  repository: 'acme/widgets',
+  profile: 'default',
+  token: 't'.repeat(43),
+  subject: { change_id: 'c1', context_digest: 'a'.repeat(64) },
+};
 
 test('a body that stops half-way is a failed request at the time limit, and the connection is closed', async (t) => {
   let socket: Socket | undefined;
@@ -32,7 +36,10 @@ test('a body that stops half-way is a failed request at the time limit, and the 
   });
   const endpoint = await listen(t, server);
   const started = Date.now();
-  await assert.rejects(requestQualification({ ...REQUEST, endpoint, timeoutMs: 400 }), (error: unknown) => isAgentscmError(error) && error.code === 'HOOK_QUALIFICATION_FAILED');
+  await assert.rejects(
+    requestQualification({ ...REQUEST, endpoint, timeoutMs: 400 }),
+    (error: unknown) => isAgentscmError(error) && error.code === 'HOOK_QUALIFICATION_FAILED',
+  );
   const elapsed = Date.now() - started;
   assert.ok(elapsed >= 350 && elapsed < 10_000, `ended at the limit (${elapsed} ms)`);
   assert.ok(socket !== undefined);
@@ -53,7 +60,10 @@ test('the request asks for no keep-alive and the server sees its connection end 
   });
   server.on('connection', (socket: Socket) => socket.on('close', () => closed++));
   const endpoint = await listen(t, server);
-  await assert.rejects(requestQualification({ ...REQUEST, endpoint }), (error: unknown) => isAgentscmError(error) && error.code === 'HOOK_QUALIFICATION_FAILED');
+  await assert.rejects(
+    requestQualification({ ...REQUEST, endpoint }),
+    (error: unknown) => isAgentscmError(error) && error.code === 'HOOK_QUALIFICATION_FAILED',
+  );
   await new Promise<void>((resolve) => {
     const wait = (): void => void (closed === 1 ? resolve() : setTimeout(wait, 10));
     wait();

@@ -11,30 +11,38 @@
  * hook passes.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import test from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { formatJson } from '../../src/contracts/canonical-json.js';
+
 import { createSigningKey } from '../../src/collector/key-store.js';
+import { formatJson } from '../../src/contracts/canonical-json.js';
 import type { HubProfile } from '../../src/hub/config.js';
 import { enrollExecutor } from '../../src/native/executor-registry.js';
 import { createReviewContext } from '../../src/native/review-contexts.js';
 import { openAuthority } from '../../src/native/store.js';
 import { installCollectorProfileFile } from '../../src/tasks/collector-profiles.js';
-import { INSTRUCTION_BLOCK } from '../../src/workspace/instruction-block.js';
+import { showRequirement } from '../../src/workflows/requirement.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import { initRepo } from '../../src/workspace/init.js';
-import { showRequirement } from '../../src/workflows/requirement.js';
-import { DOCKER_EXE, DOCKER_SOCKET, busyboxRecipe, liveRuntimeDigest } from '../evidence-collect/fixture.js';
+import { INSTRUCTION_BLOCK } from '../../src/workspace/instruction-block.js';
+import { busyboxRecipe, DOCKER_EXE, DOCKER_SOCKET, liveRuntimeDigest } from '../evidence-collect/fixture.js';
 import { makeGrant } from '../grants/fixture.js';
-import { runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { startTestHub } from '../hub/fixture.js';
-import type { HubStore } from '../hub/fixture.js';
-import { CHANGE_ID, PROFILE, RECIPE_PATH, SKILL_PATH, SKILL_TEXT, NOTES_PATH, installRequirement, sha256 } from '../tasks/fixture.js';
-import type { TaskStore } from '../tasks/fixture.js';
+import { startTestHub, type HubStore } from '../hub/fixture.js';
+import {
+  CHANGE_ID,
+  installRequirement,
+  NOTES_PATH,
+  PROFILE,
+  RECIPE_PATH,
+  sha256,
+  SKILL_PATH,
+  SKILL_TEXT,
+  type TaskStore,
+} from '../tasks/fixture.js';
 import { writeTree } from './task-stop-fixture.js';
 
 const REPOSITORY_ID = 'acme/widgets';
@@ -59,7 +67,12 @@ async function operatorSetup(t: test.TestContext): Promise<Handout & { readonly 
   mkdirSync(workspace);
   const recipe = busyboxRecipe(['sh', '-c', 'grep -q fixed /src/a.txt']);
   const recipeText = JSON.stringify(recipe);
-  writeTree(workspace, { [SKILL_PATH]: SKILL_TEXT, [RECIPE_PATH]: recipeText, [NOTES_PATH]: 'notes', 'a.txt': 'broken\n' });
+  writeTree(workspace, {
+    [SKILL_PATH]: SKILL_TEXT,
+    [RECIPE_PATH]: recipeText,
+    [NOTES_PATH]: 'notes',
+    'a.txt': 'broken\n',
+  });
   // init-repo writes the managed instruction block into AGENTS.md before the first revision.
   const init = initRepo({ path: workspace, name: 'widgets', dataDir });
   // The requirement is installed against an operator's Change of the first revision.
@@ -70,12 +83,28 @@ async function operatorSetup(t: test.TestContext): Promise<Handout & { readonly 
   const stateDir = join(dir, 'collector');
   const key = createSigningKey(stateDir);
   try {
-    contextDigest = createReviewContext(auth, { repository: init.repository, changeId: CHANGE_ID, runnerPath: RECIPE_PATH }).context_digest;
-    enrollment = enrollExecutor(auth, { repository: init.repository, profile: PROFILE, step: 'unit', executor: 'box-1', public_key: key.public_key });
+    contextDigest = createReviewContext(auth, {
+      repository: init.repository,
+      changeId: CHANGE_ID,
+      runnerPath: RECIPE_PATH,
+    }).context_digest;
+    enrollment = enrollExecutor(auth, {
+      repository: init.repository,
+      profile: PROFILE,
+      step: 'unit',
+      executor: 'box-1',
+      public_key: key.public_key,
+    });
   } finally {
     auth.close();
   }
-  const store: TaskStore = { dataDir, repository: init.repository, revision: setup.revision, contextDigest, changeVersion: setup.version };
+  const store: TaskStore = {
+    dataDir,
+    repository: init.repository,
+    revision: setup.revision,
+    contextDigest,
+    changeVersion: setup.version,
+  };
   installRequirement(store, dir, [{ id: 'unit', kind: 'command' }]);
   const profileFile = join(dir, 'collector-profile.json');
   writeFileSync(
@@ -98,10 +127,27 @@ async function operatorSetup(t: test.TestContext): Promise<Handout & { readonly 
   const grants = join(dir, 'grants');
   mkdirSync(grants, { mode: 0o700 });
   const tokenFile = makeGrant(dataDir, grants, AGENT).token_file;
-  const profile: HubProfile = { repositoryId: REPOSITORY_ID, profileId: PROFILE, nativeRepository: init.repository, dataDir, target: 'main', requirementDigest: showRequirement(dataDir, { target: 'main' }).requirement_digest };
+  const profile: HubProfile = {
+    repositoryId: REPOSITORY_ID,
+    profileId: PROFILE,
+    nativeRepository: init.repository,
+    dataDir,
+    target: 'main',
+    requirementDigest: showRequirement(dataDir, { target: 'main' }).requirement_digest,
+  };
   const hub: HubStore = { dir, store, profile, config: { host: '127.0.0.1', port: 0, profiles: [profile] } };
   const running = await startTestHub(t, hub);
-  return { dataDir, workspace, change: 'fix-1', hubUrl: running.url, tokenFile, collectorProfile, keyFile: key.key_file, stateDir, hub };
+  return {
+    dataDir,
+    workspace,
+    change: 'fix-1',
+    hubUrl: running.url,
+    tokenFile,
+    collectorProfile,
+    keyFile: key.key_file,
+    stateDir,
+    hub,
+  };
 }
 
 function ok(result: CliResult, what: string): CliResult {
@@ -131,68 +177,154 @@ interface Feedback {
   next: { operation: string; task_id?: string };
 }
 
-test('a scripted agent takes a fresh Change from an edit to a passing Stop by following the hook\'s next', { timeout: 300_000 }, async (t) => {
-  const handout = await operatorSetup(t);
+test(
+  "a scripted agent takes a fresh Change from an edit to a passing Stop by following the hook's next",
+  { timeout: 300_000 },
+  async (t) => {
+    const handout = await operatorSetup(t);
 
-  // What the agent reads: the instruction block in AGENTS.md, and the MCP tools with their descriptions.
-  const agents = readFileSync(join(handout.workspace, 'AGENTS.md'), 'utf8');
-  assert.ok(agents.includes(INSTRUCTION_BLOCK), 'AGENTS.md holds the managed block');
-  assert.match(agents, /next_action/);
-  const client = new Client({ name: 'scripted-agent', version: '1' });
-  const mcpPath = `/v1/hub/workspace/mcp?repository=${encodeURIComponent(REPOSITORY_ID)}&profile=${PROFILE}`;
-  await client.connect(new StreamableHTTPClientTransport(new URL(mcpPath, handout.hubUrl), { requestInit: { headers: { authorization: `Bearer ${readFileSync(handout.tokenFile, 'utf8').trim()}` } } }));
-  t.after(() => client.close());
-  const tools = new Map((await client.listTools()).tools.map((tool) => [tool.name, tool.description ?? '']));
-  assert.match(tools.get('agentscm_task_collector_claim') ?? '', /agentscm agent-task collect/);
-  assert.match(tools.get('agentscm_task_qualification') ?? '', /after every collection/);
+    // What the agent reads: the instruction block in AGENTS.md, and the MCP tools with their descriptions.
+    const agents = readFileSync(join(handout.workspace, 'AGENTS.md'), 'utf8');
+    assert.ok(agents.includes(INSTRUCTION_BLOCK), 'AGENTS.md holds the managed block');
+    assert.match(agents, /next_action/);
+    const client = new Client({ name: 'scripted-agent', version: '1' });
+    const mcpPath = `/v1/hub/workspace/mcp?repository=${encodeURIComponent(REPOSITORY_ID)}&profile=${PROFILE}`;
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(mcpPath, handout.hubUrl), {
+        requestInit: { headers: { authorization: `Bearer ${readFileSync(handout.tokenFile, 'utf8').trim()}` } },
+      }),
+    );
+    t.after(() => client.close());
+    const tools = new Map((await client.listTools()).tools.map((tool) => [tool.name, tool.description ?? '']));
+    assert.match(tools.get('agentscm_task_collector_claim') ?? '', /agentscm agent-task collect/);
+    assert.match(tools.get('agentscm_task_qualification') ?? '', /after every collection/);
 
-  // The edit that fixes what the check looks for.
-  writeFileSync(join(handout.workspace, 'a.txt'), 'fixed\n');
+    // The edit that fixes what the check looks for.
+    writeFileSync(join(handout.workspace, 'a.txt'), 'fixed\n');
 
-  const base = ['--data-dir', handout.dataDir];
-  const stopArgs = [...base, 'skill-workflow', 'task-stop', handout.change, '--endpoint', handout.hubUrl, '--repository', REPOSITORY_ID, '--profile', PROFILE, '--token-file', handout.tokenFile, '--workspace', handout.workspace];
-  const followed: string[] = [];
-  let context: string | null = null;
-  let passed = false;
-  for (let turn = 0; turn < 8 && !passed; turn += 1) {
-    const payload = JSON.stringify({ session_id: 'e2e', hook_event_name: 'Stop', stop_hook_active: turn > 0, transcript_path: null, cwd: handout.workspace });
-    const stop = ok(await runCli(stopArgs, { input: payload }), 'task-stop');
-    if (stop.stdout === '') {
-      passed = true;
-      break;
-    }
-    const reason = (JSON.parse(stop.stdout) as { decision: string; reason: string }).reason;
-    const feedback = JSON.parse(reason.split('\n').at(-1) ?? '') as Feedback;
-    followed.push(feedback.next.operation);
-    switch (feedback.next.operation) {
-      case 'checkpoint': {
-        ok(await runCli([...base, 'checkpoint', '--change', handout.change, '--workspace', handout.workspace]), 'checkpoint');
-        const created = ok(await runCli([...base, 'context', 'create', '--change', handout.change, '--runner', findRecipe(handout.workspace), '--json']), 'context create');
-        context = (JSON.parse(created.stdout) as { context_digest: string }).context_digest;
+    const base = ['--data-dir', handout.dataDir];
+    const stopArgs = [
+      ...base,
+      'skill-workflow',
+      'task-stop',
+      handout.change,
+      '--endpoint',
+      handout.hubUrl,
+      '--repository',
+      REPOSITORY_ID,
+      '--profile',
+      PROFILE,
+      '--token-file',
+      handout.tokenFile,
+      '--workspace',
+      handout.workspace,
+    ];
+    const followed: string[] = [];
+    let context: string | null = null;
+    let passed = false;
+    for (let turn = 0; turn < 8 && !passed; turn += 1) {
+      const payload = JSON.stringify({
+        session_id: 'e2e',
+        hook_event_name: 'Stop',
+        stop_hook_active: turn > 0,
+        transcript_path: null,
+        cwd: handout.workspace,
+      });
+      const stop = ok(await runCli(stopArgs, { input: payload }), 'task-stop');
+      if (stop.stdout === '') {
+        passed = true;
         break;
       }
-      case 'collector_claim': {
-        assert.ok(context !== null && feedback.next.task_id !== undefined, reason);
-        const descriptor = join(handout.stateDir, '..', `descriptor-${turn}.json`);
-        ok(
-          await runCli([...base, 'agent-task', 'claim', '--profile', handout.collectorProfile, '--change', handout.change, '--context', context, '--task', feedback.next.task_id, '--token-file', handout.tokenFile, '--out', descriptor]),
-          'agent-task claim',
-        );
-        const endpoint = `${handout.hubUrl}/v1/hub/workspace/repositories/${REPOSITORY_ID}/profiles/${PROFILE}/agent-tasks`;
-        const collected = ok(
-          await runCli([...base, 'agent-task', 'collect', '--descriptor', descriptor, '--key', handout.keyFile, '--state-dir', handout.stateDir, '--docker', DOCKER_EXE, '--docker-socket', DOCKER_SOCKET, '--token-file', handout.tokenFile, '--endpoint', endpoint, '--json']),
-          'agent-task collect',
-        );
-        assert.equal((JSON.parse(collected.stdout) as { outcome: string }).outcome, 'passed', collected.stdout);
-        // The instruction block: qualification tells whether the checkpointed revision qualifies.
-        const answer = await client.callTool({ name: 'agentscm_task_qualification', arguments: { subject: { change_id: handout.change, context_digest: context } } });
-        assert.equal((answer.structuredContent as { qualified: boolean }).qualified, true, JSON.stringify(answer.structuredContent));
-        break;
+      const reason = (JSON.parse(stop.stdout) as { decision: string; reason: string }).reason;
+      const feedback = JSON.parse(reason.split('\n').at(-1) ?? '') as Feedback;
+      followed.push(feedback.next.operation);
+      switch (feedback.next.operation) {
+        case 'checkpoint': {
+          ok(
+            await runCli([...base, 'checkpoint', '--change', handout.change, '--workspace', handout.workspace]),
+            'checkpoint',
+          );
+          const created = ok(
+            await runCli([
+              ...base,
+              'context',
+              'create',
+              '--change',
+              handout.change,
+              '--runner',
+              findRecipe(handout.workspace),
+              '--json',
+            ]),
+            'context create',
+          );
+          context = (JSON.parse(created.stdout) as { context_digest: string }).context_digest;
+          break;
+        }
+        case 'collector_claim': {
+          assert.ok(context !== null && feedback.next.task_id !== undefined, reason);
+          const descriptor = join(handout.stateDir, '..', `descriptor-${turn}.json`);
+          ok(
+            await runCli([
+              ...base,
+              'agent-task',
+              'claim',
+              '--profile',
+              handout.collectorProfile,
+              '--change',
+              handout.change,
+              '--context',
+              context,
+              '--task',
+              feedback.next.task_id,
+              '--token-file',
+              handout.tokenFile,
+              '--out',
+              descriptor,
+            ]),
+            'agent-task claim',
+          );
+          const endpoint = `${handout.hubUrl}/v1/hub/workspace/repositories/${REPOSITORY_ID}/profiles/${PROFILE}/agent-tasks`;
+          const collected = ok(
+            await runCli([
+              ...base,
+              'agent-task',
+              'collect',
+              '--descriptor',
+              descriptor,
+              '--key',
+              handout.keyFile,
+              '--state-dir',
+              handout.stateDir,
+              '--docker',
+              DOCKER_EXE,
+              '--docker-socket',
+              DOCKER_SOCKET,
+              '--token-file',
+              handout.tokenFile,
+              '--endpoint',
+              endpoint,
+              '--json',
+            ]),
+            'agent-task collect',
+          );
+          assert.equal((JSON.parse(collected.stdout) as { outcome: string }).outcome, 'passed', collected.stdout);
+          // The instruction block: qualification tells whether the checkpointed revision qualifies.
+          const answer = await client.callTool({
+            name: 'agentscm_task_qualification',
+            arguments: { subject: { change_id: handout.change, context_digest: context } },
+          });
+          assert.equal(
+            (answer.structuredContent as { qualified: boolean }).qualified,
+            true,
+            JSON.stringify(answer.structuredContent),
+          );
+          break;
+        }
+        default:
+          assert.fail(`the scripted agent cannot follow next ${JSON.stringify(feedback.next)}: ${reason}`);
       }
-      default:
-        assert.fail(`the scripted agent cannot follow next ${JSON.stringify(feedback.next)}: ${reason}`);
     }
-  }
-  assert.ok(passed, `the Stop hook passed (followed ${followed.join(' → ')})`);
-  assert.deepEqual(followed, ['checkpoint', 'collector_claim']);
-});
+    assert.ok(passed, `the Stop hook passed (followed ${followed.join(' → ')})`);
+    assert.deepEqual(followed, ['checkpoint', 'collector_claim']);
+  },
+);

@@ -9,10 +9,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import test from 'node:test';
 import { Ajv } from 'ajv';
+
 import { stopCounterFile } from '../../src/hooks/stop-counter.js';
 import { guardStop } from '../../src/hooks/stop-guard.js';
-import type { StopDecision } from '../../src/hooks/stop-output.js';
-import { renderStopOutput } from '../../src/hooks/stop-output.js';
+import { renderStopOutput, type StopDecision } from '../../src/hooks/stop-output.js';
 import { decodeStopPayload } from '../../src/hooks/stop-payload.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -31,7 +31,17 @@ function codexInputs(): Record<string, unknown>[] {
   for (const permission_mode of ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions']) {
     for (const nullable of [null, '', 'text with "quotes" and \u00e9']) {
       for (const stop_hook_active of [true, false]) {
-        out.push({ cwd: '/repo', hook_event_name: 'Stop', last_assistant_message: nullable, model: 'gpt-5', permission_mode, session_id: 's-1', stop_hook_active, transcript_path: nullable, turn_id: 't-1' });
+        out.push({
+          cwd: '/repo',
+          hook_event_name: 'Stop',
+          last_assistant_message: nullable,
+          model: 'gpt-5',
+          permission_mode,
+          session_id: 's-1',
+          stop_hook_active,
+          transcript_path: nullable,
+          turn_id: 't-1',
+        });
       }
     }
   }
@@ -59,23 +69,60 @@ test('every input valid under the Codex input schema is accepted; anything else 
     ['invalid UTF-8', Buffer.from([0x7b, 0xff, 0x7d])],
   ];
   for (const [name, input] of invalid) {
-    assert.throws(() => decodeStopPayload('codex', input), (e: Error & { code?: string }) => e.code === 'HOOK_PAYLOAD_INVALID', name);
+    assert.throws(
+      () => decodeStopPayload('codex', input),
+      (e: Error & { code?: string }) => e.code === 'HOOK_PAYLOAD_INVALID',
+      name,
+    );
   }
 });
 
 test('Claude Code payloads with and without stop_hook_active; extra client fields are ignored; a wrong shape is refused', () => {
-  const base = { session_id: 'abc', transcript_path: '/home/u/.claude/t.jsonl', cwd: '/repo', hook_event_name: 'Stop', permission_mode: 'default' };
-  assert.deepEqual(decodeStopPayload('claude-code', bytes(base)), { client: 'claude-code', session_id: 'abc', stop_hook_active: false });
-  assert.deepEqual(decodeStopPayload('claude-code', bytes({ ...base, stop_hook_active: true })), { client: 'claude-code', session_id: 'abc', stop_hook_active: true });
-  assert.deepEqual(decodeStopPayload('claude-code', bytes({ ...base, stop_hook_active: false })), { client: 'claude-code', session_id: 'abc', stop_hook_active: false });
-  for (const bad of [{ ...base, stop_hook_active: 'yes' }, { ...base, session_id: 7 }, { ...base, hook_event_name: 'SubagentStop' }, { cwd: '/repo', hook_event_name: 'Stop' }, { ...base, cwd: 3 }]) {
-    assert.throws(() => decodeStopPayload('claude-code', bytes(bad)), (e: Error & { code?: string }) => e.code === 'HOOK_PAYLOAD_INVALID', JSON.stringify(bad));
+  const base = {
+    session_id: 'abc',
+    transcript_path: '/home/u/.claude/t.jsonl',
+    cwd: '/repo',
+    hook_event_name: 'Stop',
+    permission_mode: 'default',
+  };
+  assert.deepEqual(decodeStopPayload('claude-code', bytes(base)), {
+    client: 'claude-code',
+    session_id: 'abc',
+    stop_hook_active: false,
+  });
+  assert.deepEqual(decodeStopPayload('claude-code', bytes({ ...base, stop_hook_active: true })), {
+    client: 'claude-code',
+    session_id: 'abc',
+    stop_hook_active: true,
+  });
+  assert.deepEqual(decodeStopPayload('claude-code', bytes({ ...base, stop_hook_active: false })), {
+    client: 'claude-code',
+    session_id: 'abc',
+    stop_hook_active: false,
+  });
+  for (const bad of [
+    { ...base, stop_hook_active: 'yes' },
+    { ...base, session_id: 7 },
+    { ...base, hook_event_name: 'SubagentStop' },
+    { cwd: '/repo', hook_event_name: 'Stop' },
+    { ...base, cwd: 3 },
+  ]) {
+    assert.throws(
+      () => decodeStopPayload('claude-code', bytes(bad)),
+      (e: Error & { code?: string }) => e.code === 'HOOK_PAYLOAD_INVALID',
+      JSON.stringify(bad),
+    );
   }
 });
 
 const BLOCK: StopDecision = {
   decision: 'block',
-  feedback: { lines: ['step "tests" failed: exit status 1', '  last output: FAIL'], failures: [{ task_id: 'tests', code: 'step_failed' }], next_action: 'Fix it, then finish again.', next: { operation: 'checkpoint' } },
+  feedback: {
+    lines: ['step "tests" failed: exit status 1', '  last output: FAIL'],
+    failures: [{ task_id: 'tests', code: 'step_failed' }],
+    next_action: 'Fix it, then finish again.',
+    next: { operation: 'checkpoint' },
+  },
 };
 
 test('outputs: Claude Code block object / empty pass; Codex answers validate against its output schema; TEXT ends with the one JSON line', () => {
@@ -85,7 +132,11 @@ test('outputs: Claude Code block object / empty pass; Codex answers validate aga
   assert.deepEqual(Object.keys(parsed), ['decision', 'reason']);
   assert.equal(parsed.decision, 'block');
   const lines = parsed.reason.split('\n');
-  assert.deepEqual(JSON.parse(lines[lines.length - 1] ?? ''), { failures: [{ task_id: 'tests', code: 'step_failed' }], next_action: 'Fix it, then finish again.', next: { operation: 'checkpoint' } });
+  assert.deepEqual(JSON.parse(lines[lines.length - 1] ?? ''), {
+    failures: [{ task_id: 'tests', code: 'step_failed' }],
+    next_action: 'Fix it, then finish again.',
+    next: { operation: 'checkpoint' },
+  });
   assert.equal(lines[0], 'step "tests" failed: exit status 1');
   assert.deepEqual(renderStopOutput('claude-code', { decision: 'pass' }), { stdout: '', exitCode: 0 });
   for (const decision of [BLOCK, { decision: 'pass' } as const]) {
@@ -93,14 +144,31 @@ test('outputs: Claude Code block object / empty pass; Codex answers validate aga
     assert.equal(codex.exitCode, 0);
     assert.ok(validOutput(JSON.parse(codex.stdout)), JSON.stringify(validOutput.errors));
   }
-  const many = renderStopOutput('claude-code', { decision: 'block', feedback: { ...BLOCK.feedback, failures: Array.from({ length: 40 }, (_, i) => ({ task_id: `t ${i}`, code: 'a/b' })), next: { operation: 'reconcile', task_id: 't-1' } } });
-  const last = JSON.parse((JSON.parse(many.stdout) as { reason: string }).reason.split('\n').at(-1) ?? '') as { failures: { task_id: string; code: string }[]; next: unknown };
+  const many = renderStopOutput('claude-code', {
+    decision: 'block',
+    feedback: {
+      ...BLOCK.feedback,
+      failures: Array.from({ length: 40 }, (_, i) => ({ task_id: `t ${i}`, code: 'a/b' })),
+      next: { operation: 'reconcile', task_id: 't-1' },
+    },
+  });
+  const last = JSON.parse((JSON.parse(many.stdout) as { reason: string }).reason.split('\n').at(-1) ?? '') as {
+    failures: { task_id: string; code: string }[];
+    next: unknown;
+  };
   assert.equal(last.failures.length, 32, 'at most 32 failures');
   assert.deepEqual(last.failures[0], { task_id: 't_0', code: 'a_b' }, 'ids and codes keep to [A-Za-z0-9._-]');
   assert.deepEqual(last.next, { operation: 'reconcile', task_id: 't-1' });
 });
 
-const claudeStop = (active?: boolean): Buffer => bytes({ session_id: 'sess', transcript_path: null, cwd: '/repo', hook_event_name: 'Stop', ...(active === undefined ? {} : { stop_hook_active: active }) });
+const claudeStop = (active?: boolean): Buffer =>
+  bytes({
+    session_id: 'sess',
+    transcript_path: null,
+    cwd: '/repo',
+    hook_event_name: 'Stop',
+    ...(active === undefined ? {} : { stop_hook_active: active }),
+  });
 
 test('the counter: 8 blocks in a row, then continuation ends without running the work; a fresh stop starts again; a pass forgets', async (t) => {
   const dataDir = tempDir(t);
@@ -127,7 +195,13 @@ test('the counter: 8 blocks in a row, then continuation ends without running the
   // Another Change of the same session has its own count; a fresh stop starts from 0.
   await guardStop({ client: 'claude-code', dataDir, change: 'c2', payload: claudeStop(false), work });
   assert.equal(calls, 9);
-  const passed = await guardStop({ client: 'codex', dataDir, change: 'c1', payload: bytes(codexInputs()[1]), work: () => Promise.resolve({ decision: 'pass' }) });
+  const passed = await guardStop({
+    client: 'codex',
+    dataDir,
+    change: 'c1',
+    payload: bytes(codexInputs()[1]),
+    work: () => Promise.resolve({ decision: 'pass' }),
+  });
   assert.deepEqual(passed, { stdout: '{}\n', stderr: '', exitCode: 0 });
   assert.deepEqual(readdirSync(dataDir), ['agent-stop'], 'the counter is the only thing created');
 });
@@ -139,7 +213,13 @@ test('malformed stdin and an unreadable or unwritable counter exit 1 (non-blocki
     calls += 1;
     return Promise.resolve(BLOCK);
   };
-  const malformed = await guardStop({ client: 'claude-code', dataDir, change: 'c1', payload: Buffer.from('{"session_id":'), work });
+  const malformed = await guardStop({
+    client: 'claude-code',
+    dataDir,
+    change: 'c1',
+    payload: Buffer.from('{"session_id":'),
+    work,
+  });
   assert.equal(malformed.exitCode, 1);
   assert.equal(malformed.stdout, '');
   assert.match(malformed.stderr, /^error\[HOOK_PAYLOAD_INVALID\]/);
@@ -153,7 +233,13 @@ test('malformed stdin and an unreadable or unwritable counter exit 1 (non-blocki
   assert.equal(calls, 0);
   // A data directory that does not exist is never created for the counter.
   const missing = join(dataDir, 'nope');
-  const unwritable = await guardStop({ client: 'claude-code', dataDir: missing, change: 'c1', payload: claudeStop(), work });
+  const unwritable = await guardStop({
+    client: 'claude-code',
+    dataDir: missing,
+    change: 'c1',
+    payload: claudeStop(),
+    work,
+  });
   assert.equal(unwritable.exitCode, 1);
   assert.match(unwritable.stderr, /^error\[HOOK_COUNTER_UNAVAILABLE\]/);
   assert.equal(existsSync(missing), false);

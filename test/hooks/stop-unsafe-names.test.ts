@@ -10,17 +10,23 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Ajv } from 'ajv';
-import { UNSAFE_TEXT_MARKER, hasUnsafeText } from '../../src/contracts/display-text.js';
+
+import { hasUnsafeText, UNSAFE_TEXT_MARKER } from '../../src/contracts/display-text.js';
 import { renderStopOutput, stopReasonText } from '../../src/hooks/stop-output.js';
+import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
 
 const RLO = '\u202e';
 const EVIL = `evil${RLO}sj.exe`;
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 const validCodexOutput = new Ajv({ strict: false, allowUnionTypes: true }).compile(
-  JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'schemas', 'external', 'codex-hooks', 'stop.command.output.schema.json'), 'utf8')) as object,
+  JSON.parse(
+    readFileSync(
+      join(REPO_ROOT, 'docs', 'schemas', 'external', 'codex-hooks', 'stop.command.output.schema.json'),
+      'utf8',
+    ),
+  ) as object,
 );
 
 /** A raw unsafe character in `text` (line breaks between lines aside). */
@@ -37,8 +43,16 @@ test('the renderer: every human line escaped and marked, the JSON line intact, b
   };
   const text = stopReasonText(feedback);
   assert.ok(!rawUnsafe(text), text);
-  assert.deepEqual(text.split('\n').slice(0, 3), [feedback.lines[0], `${UNSAFE_TEXT_MARKER}  stdout: src/evil\\u202esj.exe`, 'plain line']);
-  assert.deepEqual(JSON.parse(text.split('\n').at(-1) ?? ''), { failures: feedback.failures, next_action: 'Fix it.', next: { operation: 'checkpoint' } });
+  assert.deepEqual(text.split('\n').slice(0, 3), [
+    feedback.lines[0],
+    `${UNSAFE_TEXT_MARKER}  stdout: src/evil\\u202esj.exe`,
+    'plain line',
+  ]);
+  assert.deepEqual(JSON.parse(text.split('\n').at(-1) ?? ''), {
+    failures: feedback.failures,
+    next_action: 'Fix it.',
+    next: { operation: 'checkpoint' },
+  });
   for (const client of ['claude-code', 'codex'] as const) {
     const out = renderStopOutput(client, { decision: 'block', feedback });
     assert.ok(!rawUnsafe(out.stdout.trimEnd()), client);
@@ -55,8 +69,14 @@ test('a server-executed Stop whose failing command lists src/evil\\u202esj.exe: 
   mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
   mkdirSync(join(ws, 'src'));
   writeFileSync(join(ws, 'src', 'ok.txt'), 'ok\n');
-  writeFileSync(join(ws, 'skills', 'check', 'SKILL.md'), '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n');
-  writeFileSync(join(ws, 'skills', 'check', 'runner.json'), recipeBytes({ argv: ['/bin/sh', '-c', 'for f in /src/src/*; do echo "$f"; done; exit 3'] }));
+  writeFileSync(
+    join(ws, 'skills', 'check', 'SKILL.md'),
+    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
+  );
+  writeFileSync(
+    join(ws, 'skills', 'check', 'runner.json'),
+    recipeBytes({ argv: ['/bin/sh', '-c', 'for f in /src/src/*; do echo "$f"; done; exit 3'] }),
+  );
   const cli = (args: string[]): ReturnType<typeof runCli> => runCli(['--data-dir', dataDir, ...args]);
   assert.equal((await cli(['init-repo', ws, '--name', 'demo'])).code, 0);
   const cp = await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
@@ -72,15 +92,55 @@ test('a server-executed Stop whose failing command lists src/evil\\u202esj.exe: 
       name: 'checks',
       source: { repository, revision, policy_epoch: 0 },
       skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
-      steps: [{ id: 'check', needs: [], required: true, action: { kind: 'command', runner: 'runner.json', change: { repository, id: 'c1' }, change_version: version, context_digest: jsonOf<{ context_digest: string }>(context).context_digest } }],
+      steps: [
+        {
+          id: 'check',
+          needs: [],
+          required: true,
+          action: {
+            kind: 'command',
+            runner: 'runner.json',
+            change: { repository, id: 'c1' },
+            change_version: version,
+            context_digest: jsonOf<{ context_digest: string }>(context).context_digest,
+          },
+        },
+      ],
     }),
   );
   assert.equal((await cli(['requirement', 'install', '--target', 'main', workflow])).code, 0);
 
   // The agent adds the file; the Stop hook checkpoints it and runs the check, which lists it.
   writeFileSync(join(ws, 'src', EVIL), 'MZ');
-  const payload = JSON.stringify({ cwd: '/repo', hook_event_name: 'Stop', last_assistant_message: 'done', model: 'gpt-5', permission_mode: 'default', session_id: 's-unsafe', stop_hook_active: false, transcript_path: null, turn_id: 't1' });
-  const blocked = await runCli(['--data-dir', dataDir, 'skill-workflow', 'stop', 'c1', '--workspace', ws, '--client', 'codex', '--docker', DOCKER, '--docker-socket', DOCKER_SOCKET], { input: payload });
+  const payload = JSON.stringify({
+    cwd: '/repo',
+    hook_event_name: 'Stop',
+    last_assistant_message: 'done',
+    model: 'gpt-5',
+    permission_mode: 'default',
+    session_id: 's-unsafe',
+    stop_hook_active: false,
+    transcript_path: null,
+    turn_id: 't1',
+  });
+  const blocked = await runCli(
+    [
+      '--data-dir',
+      dataDir,
+      'skill-workflow',
+      'stop',
+      'c1',
+      '--workspace',
+      ws,
+      '--client',
+      'codex',
+      '--docker',
+      DOCKER,
+      '--docker-socket',
+      DOCKER_SOCKET,
+    ],
+    { input: payload },
+  );
   assert.equal(blocked.code, 0, blocked.stderr);
   assert.ok(!rawUnsafe(blocked.stdout.trimEnd()), 'no raw character on stdout');
   const answer = JSON.parse(blocked.stdout) as { decision: string; reason: string };
@@ -92,5 +152,7 @@ test('a server-executed Stop whose failing command lists src/evil\\u202esj.exe: 
     lines.some((line) => line.startsWith(UNSAFE_TEXT_MARKER) && line.includes('evil\\u202esj.exe')),
     `the output tail shows the name escaped and marked:\n${answer.reason}`,
   );
-  assert.deepEqual((JSON.parse(lines.at(-1) ?? '') as { failures: unknown }).failures, [{ task_id: 'check', code: 'command_failed' }]);
+  assert.deepEqual((JSON.parse(lines.at(-1) ?? '') as { failures: unknown }).failures, [
+    { task_id: 'check', code: 'command_failed' },
+  ]);
 });

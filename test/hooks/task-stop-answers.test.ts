@@ -9,13 +9,14 @@
  * without stop_hook_active.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, renameSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import test from 'node:test';
-import Database from 'better-sqlite3';
-import { Ajv } from 'ajv';
+import { existsSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join, relative } from 'node:path';
+import test from 'node:test';
+import { Ajv } from 'ajv';
+import Database from 'better-sqlite3';
+
 import { MAX_QUALIFICATION_RESPONSE_BYTES, QUALIFICATION_TIMEOUT_MS } from '../../src/hooks/qualification-client.js';
 import { MAX_STOP_CONTINUATIONS, STOP_COUNTER_DIR } from '../../src/hooks/stop-counter.js';
 import { TASK_STOP_NEXT_ACTIONS } from '../../src/hooks/task-stop.js';
@@ -23,15 +24,31 @@ import { nativePaths } from '../../src/native/store.js';
 import { workspaceStatePaths } from '../../src/workspace/state.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { sha256 } from '../tasks/fixture.js';
-import type { StopWorld } from './task-stop-fixture.js';
-import { blockOf, claudePayload, codexPayload, makeStopWorld, qualifyWorld, runHook, startFakeService } from './task-stop-fixture.js';
+import {
+  blockOf,
+  claudePayload,
+  codexPayload,
+  makeStopWorld,
+  qualifyWorld,
+  runHook,
+  startFakeService,
+  type StopWorld,
+} from './task-stop-fixture.js';
 
 const EXTERNAL = join(REPO_ROOT, 'docs', 'schemas', 'external', 'codex-hooks');
 const ajv = new Ajv({ strict: false, allowUnionTypes: true });
-const validInput = ajv.compile(JSON.parse(readFileSync(join(EXTERNAL, 'stop.command.input.schema.json'), 'utf8')) as object);
-const validOutput = ajv.compile(JSON.parse(readFileSync(join(EXTERNAL, 'stop.command.output.schema.json'), 'utf8')) as object);
+const validInput = ajv.compile(
+  JSON.parse(readFileSync(join(EXTERNAL, 'stop.command.input.schema.json'), 'utf8')) as object,
+);
+const validOutput = ajv.compile(
+  JSON.parse(readFileSync(join(EXTERNAL, 'stop.command.output.schema.json'), 'utf8')) as object,
+);
 
-const MALFORMED = { failures: [{ task_id: 'stop_hook', code: 'malformed_response' }], next_action: TASK_STOP_NEXT_ACTIONS.none, next: { operation: 'none' } };
+const MALFORMED = {
+  failures: [{ task_id: 'stop_hook', code: 'malformed_response' }],
+  next_action: TASK_STOP_NEXT_ACTIONS.none,
+  next: { operation: 'none' },
+};
 
 function envelope(result: unknown): string {
   return JSON.stringify({ capability: 'agentscm.agent-workflow-tasks/v1', schema_version: 1, result });
@@ -39,7 +56,15 @@ function envelope(result: unknown): string {
 
 /** A well-formed qualified answer for `revision` (the fake service returns variations of it). */
 function qualifiedAnswer(revision: string): Record<string, unknown> {
-  return { qualified: true, subject_current: true, receipt_digest: 'e'.repeat(64), revision, tasks: [], failures: [], next: { operation: 'none' } };
+  return {
+    qualified: true,
+    subject_current: true,
+    receipt_digest: 'e'.repeat(64),
+    revision,
+    tasks: [],
+    failures: [],
+    next: { operation: 'none' },
+  };
 }
 
 function unqualified(revision: string, extra: Record<string, unknown>): Record<string, unknown> {
@@ -52,19 +77,70 @@ test('malformed answers from a fake service block as malformed_response with nex
   const failure = { task_id: 'task-1', code: 'task_pending' };
   const bodies: [string, string][] = [
     ['not JSON', '{"capability":'],
-    ['duplicate key', `{"capability":"agentscm.agent-workflow-tasks/v1","schema_version":1,"schema_version":1,"result":${JSON.stringify(qualifiedAnswer(revision))}}`],
-    ['another capability', JSON.stringify({ capability: 'other/v1', schema_version: 1, result: qualifiedAnswer(revision) })],
-    ['another schema version', JSON.stringify({ capability: 'agentscm.agent-workflow-tasks/v1', schema_version: 2, result: qualifiedAnswer(revision) })],
-    ['an extra envelope field', JSON.stringify({ capability: 'agentscm.agent-workflow-tasks/v1', schema_version: 1, result: qualifiedAnswer(revision), extra: true })],
-    ['next.operation claim', envelope(unqualified(revision, { failures: [failure], next: { operation: 'claim', task_id: 'task-1' } }))],
-    ['collector_claim without task_id', envelope(unqualified(revision, { failures: [failure], next: { operation: 'collector_claim' } }))],
-    ['reconcile without task_id', envelope(unqualified(revision, { failures: [failure], next: { operation: 'reconcile' } }))],
-    ['none with a task_id', envelope(unqualified(revision, { failures: [failure], next: { operation: 'none', task_id: 'task-1' } }))],
-    ['a task_id outside the id pattern', envelope(unqualified(revision, { failures: [failure], next: { operation: 'collector_claim', task_id: 'task 1' } }))],
-    ['a failure code of 129 characters', envelope(unqualified(revision, { failures: [{ task_id: 'task-1', code: 'c'.repeat(129) }] }))],
-    ['a failure code with a character outside [A-Za-z0-9._-]', envelope(unqualified(revision, { failures: [{ task_id: 'task-1', code: 'made up' }] }))],
+    [
+      'duplicate key',
+      `{"capability":"agentscm.agent-workflow-tasks/v1","schema_version":1,"schema_version":1,"result":${JSON.stringify(qualifiedAnswer(revision))}}`,
+    ],
+    [
+      'another capability',
+      JSON.stringify({ capability: 'other/v1', schema_version: 1, result: qualifiedAnswer(revision) }),
+    ],
+    [
+      'another schema version',
+      JSON.stringify({
+        capability: 'agentscm.agent-workflow-tasks/v1',
+        schema_version: 2,
+        result: qualifiedAnswer(revision),
+      }),
+    ],
+    [
+      'an extra envelope field',
+      JSON.stringify({
+        capability: 'agentscm.agent-workflow-tasks/v1',
+        schema_version: 1,
+        result: qualifiedAnswer(revision),
+        extra: true,
+      }),
+    ],
+    [
+      'next.operation claim',
+      envelope(unqualified(revision, { failures: [failure], next: { operation: 'claim', task_id: 'task-1' } })),
+    ],
+    [
+      'collector_claim without task_id',
+      envelope(unqualified(revision, { failures: [failure], next: { operation: 'collector_claim' } })),
+    ],
+    [
+      'reconcile without task_id',
+      envelope(unqualified(revision, { failures: [failure], next: { operation: 'reconcile' } })),
+    ],
+    [
+      'none with a task_id',
+      envelope(unqualified(revision, { failures: [failure], next: { operation: 'none', task_id: 'task-1' } })),
+    ],
+    [
+      'a task_id outside the id pattern',
+      envelope(
+        unqualified(revision, { failures: [failure], next: { operation: 'collector_claim', task_id: 'task 1' } }),
+      ),
+    ],
+    [
+      'a failure code of 129 characters',
+      envelope(unqualified(revision, { failures: [{ task_id: 'task-1', code: 'c'.repeat(129) }] })),
+    ],
+    [
+      'a failure code with a character outside [A-Za-z0-9._-]',
+      envelope(unqualified(revision, { failures: [{ task_id: 'task-1', code: 'made up' }] })),
+    ],
     ['an empty failure code', envelope(unqualified(revision, { failures: [{ task_id: 'task-1', code: '' }] }))],
-    ['33 failures', envelope(unqualified(revision, { failures: Array.from({ length: 33 }, (_v, i) => ({ task_id: `task-${i}`, code: 'task_pending' })) }))],
+    [
+      '33 failures',
+      envelope(
+        unqualified(revision, {
+          failures: Array.from({ length: 33 }, (_v, i) => ({ task_id: `task-${i}`, code: 'task_pending' })),
+        }),
+      ),
+    ],
     ['an uppercase receipt digest', envelope({ ...qualifiedAnswer(revision), receipt_digest: 'E'.repeat(64) })],
     ['a short revision', envelope(qualifiedAnswer(revision.slice(0, 63)))],
     ['qualified with failures', envelope({ ...qualifiedAnswer(revision), failures: [failure] })],
@@ -92,9 +168,15 @@ test('a failure code this hook does not know, from a newer hub, is accepted when
     { task_id: 'task-2', code: longest },
     { task_id: 'task-3', code: 'task_pending' },
   ];
-  const endpoint = await startFakeService(t, { body: envelope(unqualified(revision, { failures, next: { operation: 'collector_claim', task_id: 'task-3' } })) });
+  const endpoint = await startFakeService(t, {
+    body: envelope(unqualified(revision, { failures, next: { operation: 'collector_claim', task_id: 'task-3' } })),
+  });
   const block = blockOf(await runHook(world, { input: { endpoint } }));
-  assert.deepEqual(block.json, { failures, next_action: TASK_STOP_NEXT_ACTIONS.collector_claim, next: { operation: 'collector_claim', task_id: 'task-3' } });
+  assert.deepEqual(block.json, {
+    failures,
+    next_action: TASK_STOP_NEXT_ACTIONS.collector_claim,
+    next: { operation: 'collector_claim', task_id: 'task-3' },
+  });
   assert.match(block.reason, /is not qualified yet \(3 failures\)/);
   assert.match(block.reason, /^failure of task task-1: quota_exhausted\.v2$/m);
   assert.match(block.reason, new RegExp(`^failure of task task-2: ${longest}$`, 'm'));
@@ -103,13 +185,23 @@ test('a failure code this hook does not know, from a newer hub, is accepted when
 test('an oversize answer is refused: a declared length past the bound before any byte is read, a chunked one while streaming', async (t) => {
   const world = await makeStopWorld(t);
   // Declares 100 MiB and sends almost nothing: buffering it would wait for the timeout.
-  const declared = await startFakeService(t, { body: '{"capability":', headers: { 'content-length': String(100 * 1024 * 1024) }, chunked: true });
+  const declared = await startFakeService(t, {
+    body: '{"capability":',
+    headers: { 'content-length': String(100 * 1024 * 1024) },
+    chunked: true,
+  });
   const started = Date.now();
   const first = await runHook(world, { input: { endpoint: declared, timeoutMs: 20_000 } });
   assert.ok(Date.now() - started < 10_000, 'refused without waiting for the body');
   assert.deepEqual(blockOf(first).json, MALFORMED);
-  const streamed = await startFakeService(t, { body: Buffer.alloc(MAX_QUALIFICATION_RESPONSE_BYTES + 1, 0x20), chunked: true });
-  assert.deepEqual(blockOf(await runHook(world, { input: { endpoint: streamed }, payload: claudePayload('s-2') })).json, MALFORMED);
+  const streamed = await startFakeService(t, {
+    body: Buffer.alloc(MAX_QUALIFICATION_RESPONSE_BYTES + 1, 0x20),
+    chunked: true,
+  });
+  assert.deepEqual(
+    blockOf(await runHook(world, { input: { endpoint: streamed }, payload: claudePayload('s-2') })).json,
+    MALFORMED,
+  );
 });
 
 test('a service that never answers is a failed request once the time limit passes (service_request_failed, next none)', async (t) => {
@@ -124,14 +216,27 @@ test('a service that never answers is a failed request once the time limit passe
   const started = Date.now();
   const block = blockOf(await runHook(world, { input: { endpoint, timeoutMs: 500 } }));
   assert.ok(Date.now() - started < 10_000, 'the call ended at its limit');
-  assert.deepEqual(block.json, { failures: [{ task_id: 'stop_hook', code: 'service_request_failed' }], next_action: TASK_STOP_NEXT_ACTIONS.none, next: { operation: 'none' } });
+  assert.deepEqual(block.json, {
+    failures: [{ task_id: 'stop_hook', code: 'service_request_failed' }],
+    next_action: TASK_STOP_NEXT_ACTIONS.none,
+    next: { operation: 'none' },
+  });
   assert.equal(QUALIFICATION_TIMEOUT_MS, 30_000);
 });
 
 test('error statuses: 401 and 403 are token_rejected, 404, 409 and 503 are service_request_failed; no server text reaches the feedback', async (t) => {
   const world = await makeStopWorld(t);
-  for (const [status, code] of [[401, 'token_rejected'], [403, 'token_rejected'], [404, 'service_request_failed'], [409, 'service_request_failed'], [503, 'service_request_failed']] as const) {
-    const endpoint = await startFakeService(t, { status, body: JSON.stringify({ error: { code: 'SERVER_SECRET_CODE', message: 'server text /srv/secret/path' } }) });
+  for (const [status, code] of [
+    [401, 'token_rejected'],
+    [403, 'token_rejected'],
+    [404, 'service_request_failed'],
+    [409, 'service_request_failed'],
+    [503, 'service_request_failed'],
+  ] as const) {
+    const endpoint = await startFakeService(t, {
+      status,
+      body: JSON.stringify({ error: { code: 'SERVER_SECRET_CODE', message: 'server text /srv/secret/path' } }),
+    });
     const block = blockOf(await runHook(world, { input: { endpoint }, payload: claudePayload(`s-${status}`) }));
     assert.deepEqual(block.json.failures, [{ task_id: 'stop_hook', code }], String(status));
     assert.deepEqual(block.json.next, { operation: 'none' });
@@ -149,7 +254,8 @@ function filesOf(dir: string): Record<string, string> {
     for (const name of readdirSync(at).sort()) {
       const path = join(at, name);
       if (statSync(path).isDirectory()) walk(path);
-      else if (!name.endsWith('-shm') && !(name.endsWith('-wal') && statSync(path).size === 0)) out[relative(dir, path)] = sha256(readFileSync(path));
+      else if (!name.endsWith('-shm') && !(name.endsWith('-wal') && statSync(path).size === 0))
+        out[relative(dir, path)] = sha256(readFileSync(path));
     }
   };
   walk(dir);
@@ -168,7 +274,11 @@ test('read-only: a pass and a block leave every file of the store and the worksp
   blockOf(await runHook(world));
   const storeAfter = filesOf(world.dataDir);
   assert.deepEqual(withoutCounter(storeAfter), storeBefore);
-  assert.deepEqual(Object.keys(storeAfter).filter((path) => path.startsWith(`${STOP_COUNTER_DIR}/`)).length, 1, 'exactly one counter file');
+  assert.deepEqual(
+    Object.keys(storeAfter).filter((path) => path.startsWith(`${STOP_COUNTER_DIR}/`)).length,
+    1,
+    'exactly one counter file',
+  );
   assert.deepEqual(filesOf(world.workspace), workspaceBefore);
 
   qualifyWorld(world);
@@ -207,7 +317,11 @@ test('a workspace database of another schema version blocks as workspace_unavail
   raw.close();
   const before = readFileSync(db);
   const block = blockOf(await runHook(world));
-  assert.deepEqual(block.json, { failures: [{ task_id: 'stop_hook', code: 'workspace_unavailable' }], next_action: TASK_STOP_NEXT_ACTIONS.none, next: { operation: 'none' } });
+  assert.deepEqual(block.json, {
+    failures: [{ task_id: 'stop_hook', code: 'workspace_unavailable' }],
+    next_action: TASK_STOP_NEXT_ACTIONS.none,
+    next: { operation: 'none' },
+  });
   assert.ok(readFileSync(db).equals(before), 'the workspace database is byte-identical');
 });
 
@@ -215,7 +329,8 @@ test('counter: 8 blocks in a row, then a continuation passes without asking the 
   const world = await makeStopWorld(t);
   const asked = (): number => world.log.length;
   blockOf(await runHook(world, { payload: claudePayload('s-count') }));
-  for (let i = 1; i < MAX_STOP_CONTINUATIONS; i += 1) blockOf(await runHook(world, { payload: claudePayload('s-count', true) }));
+  for (let i = 1; i < MAX_STOP_CONTINUATIONS; i += 1)
+    blockOf(await runHook(world, { payload: claudePayload('s-count', true) }));
   assert.equal(asked(), MAX_STOP_CONTINUATIONS, 'each block asked the hub once');
   const exhausted = await runHook(world, { payload: claudePayload('s-count', true) });
   assert.equal(exhausted.stdout, '');
@@ -234,7 +349,17 @@ function codexInputs(): Record<string, unknown>[] {
   for (const permission_mode of ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions']) {
     for (const nullable of [null, '', 'text with "quotes" and \u00e9']) {
       for (const stop_hook_active of [true, false]) {
-        out.push({ cwd: '/repo', hook_event_name: 'Stop', last_assistant_message: nullable, model: 'gpt-5', permission_mode, session_id: `s-${out.length}`, stop_hook_active, transcript_path: nullable, turn_id: 't-1' });
+        out.push({
+          cwd: '/repo',
+          hook_event_name: 'Stop',
+          last_assistant_message: nullable,
+          model: 'gpt-5',
+          permission_mode,
+          session_id: `s-${out.length}`,
+          stop_hook_active,
+          transcript_path: nullable,
+          turn_id: 't-1',
+        });
       }
     }
   }
@@ -261,10 +386,17 @@ test('Codex: every input valid under its input schema is accepted; every block a
   qualifyWorld(world);
   const passes = await codexOutputs(world);
   assert.ok(passes.every((output) => JSON.stringify(output) === '{}'));
-  const invalid = await runHook(world, { client: 'codex', payload: Buffer.from(JSON.stringify({ ...codexInputs()[0], extra: 1 })) });
+  const invalid = await runHook(world, {
+    client: 'codex',
+    payload: Buffer.from(JSON.stringify({ ...codexInputs()[0], extra: 1 })),
+  });
   assert.equal(invalid.exitCode, 1);
   assert.equal(invalid.stdout, '');
   assert.match(invalid.stderr, /^error\[HOOK_PAYLOAD_INVALID\]/);
   // Claude Code ignores fields that are not its own: a payload with Codex's extra fields is accepted.
-  assert.deepEqual(await runHook(world, { client: 'claude-code', payload: codexPayload() }), { stdout: '', stderr: '', exitCode: 0 });
+  assert.deepEqual(await runHook(world, { client: 'claude-code', payload: codexPayload() }), {
+    stdout: '',
+    stderr: '',
+    exitCode: 0,
+  });
 });

@@ -11,32 +11,35 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import type { TestContext } from 'node:test';
+
 import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
-import type { CollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
-import { validateCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
+import { validateCollectorDescriptor, type CollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
-import { claimToFile } from '../../src/tasks/collector-claim-file.js';
-import type { HubProfile } from '../../src/hub/config.js';
-import { guardStop } from '../../src/hooks/stop-guard.js';
-import type { StopHookResult } from '../../src/hooks/stop-guard.js';
+import { guardStop, type StopHookResult } from '../../src/hooks/stop-guard.js';
 import type { StopClient } from '../../src/hooks/stop-payload.js';
-import { runTaskStop } from '../../src/hooks/task-stop.js';
-import type { TaskStopInput } from '../../src/hooks/task-stop.js';
+import { runTaskStop, type TaskStopInput } from '../../src/hooks/task-stop.js';
+import type { HubProfile } from '../../src/hub/config.js';
 import { createReviewContext } from '../../src/native/review-contexts.js';
 import { openAuthority, writeTransaction } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
+import { claimToFile } from '../../src/tasks/collector-claim-file.js';
+import { showRequirement } from '../../src/workflows/requirement.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import { initRepo } from '../../src/workspace/init.js';
-import { showRequirement } from '../../src/workflows/requirement.js';
-import { ALICE, EVIDENCE_STEPS, claim, enrollAndInstall, envelopeOf, transferParts } from '../evidence/fixture.js';
-import type { Evidence } from '../evidence/fixture.js';
 import { importEnvelope } from '../admission/fixture.js';
+import {
+  ALICE,
+  claim,
+  enrollAndInstall,
+  envelopeOf,
+  EVIDENCE_STEPS,
+  transferParts,
+  type Evidence,
+} from '../evidence/fixture.js';
 import { makeGrant } from '../grants/fixture.js';
-import { REPOSITORY_ID, startTestHub } from '../hub/fixture.js';
-import type { HubStore } from '../hub/fixture.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CHANGE_ID, PROFILE, RECIPE_PATH, defaultFiles, installRequirement } from '../tasks/fixture.js';
-import type { TaskStore } from '../tasks/fixture.js';
+import { REPOSITORY_ID, startTestHub, type HubStore } from '../hub/fixture.js';
+import { CHANGE_ID, defaultFiles, installRequirement, PROFILE, RECIPE_PATH, type TaskStore } from '../tasks/fixture.js';
 
 export { CHANGE_ID, PROFILE, REPOSITORY_ID };
 
@@ -80,17 +83,35 @@ export async function makeStopWorld(t: TestContext, options: StopWorldOptions = 
   const auth = openAuthority(dataDir, { mode: 'write' });
   let contextDigest: string;
   try {
-    contextDigest = createReviewContext(auth, { repository: init.repository, changeId: CHANGE_ID, runnerPath: RECIPE_PATH }).context_digest;
+    contextDigest = createReviewContext(auth, {
+      repository: init.repository,
+      changeId: CHANGE_ID,
+      runnerPath: RECIPE_PATH,
+    }).context_digest;
     if (target !== 'main') writeTransaction(auth, () => setTarget(auth, init.repository, target, cp.revision));
   } finally {
     auth.close();
   }
-  const store: TaskStore = { dataDir, repository: init.repository, revision: cp.revision, contextDigest, changeVersion: cp.version };
+  const store: TaskStore = {
+    dataDir,
+    repository: init.repository,
+    revision: cp.revision,
+    contextDigest,
+    changeVersion: cp.version,
+  };
   installRequirement(store, dir, EVIDENCE_STEPS, defaultFiles(), target);
   const key = loadSigningKey(createSigningKey(join(dir, 'state')).key_file);
   const { enrollment, profileId } = enrollAndInstall(store, key);
   const grant = makeGrant(dataDir, dir, ALICE);
-  const ev: Evidence = { dir, store, key, enrollment, profileId, tokenFile: grant.token_file, grantId: grant.grant.grant_id };
+  const ev: Evidence = {
+    dir,
+    store,
+    key,
+    enrollment,
+    profileId,
+    tokenFile: grant.token_file,
+    grantId: grant.grant.grant_id,
+  };
   const profile: HubProfile = {
     repositoryId: REPOSITORY_ID,
     profileId: PROFILE,
@@ -106,14 +127,26 @@ export async function makeStopWorld(t: TestContext, options: StopWorldOptions = 
 
 /** Claim unit and import a signed passing transfer: the import writes the receipt, the subject qualifies. */
 export function qualifyWorld(world: StopWorld): void {
-  importEnvelope(world.ev, envelopeOf(world.ev.key, transferParts(world.target === 'main' ? claim(world.ev) : claimFor(world))));
+  importEnvelope(
+    world.ev,
+    envelopeOf(world.ev.key, transferParts(world.target === 'main' ? claim(world.ev) : claimFor(world))),
+  );
 }
 
 /** A real collector claim (the core of `agent-task claim`) against the world's target. */
 function claimFor(world: StopWorld): CollectorDescriptor {
   const { ev } = world;
   const out = join(ev.dir, `descriptor-${world.target}-${Date.now()}.json`);
-  claimToFile({ dataDir: ev.store.dataDir, tokenFile: ev.tokenFile, profileId: ev.profileId, change: CHANGE_ID, context: ev.store.contextDigest, leaseMs: 3_600_000n, out, target: world.target });
+  claimToFile({
+    dataDir: ev.store.dataDir,
+    tokenFile: ev.tokenFile,
+    profileId: ev.profileId,
+    change: CHANGE_ID,
+    context: ev.store.contextDigest,
+    leaseMs: 3_600_000n,
+    out,
+    target: world.target,
+  });
   return validateCollectorDescriptor(JSON.parse(readFileSync(out, 'utf8')) as JsonObject);
 }
 
@@ -132,17 +165,38 @@ export function stopInput(world: StopWorld, overrides: Partial<TaskStopInput> = 
 }
 
 export function claudePayload(session = 's-1', active?: boolean): Buffer {
-  return Buffer.from(JSON.stringify({ session_id: session, hook_event_name: 'Stop', transcript_path: null, cwd: '/repo', ...(active === undefined ? {} : { stop_hook_active: active }) }));
+  return Buffer.from(
+    JSON.stringify({
+      session_id: session,
+      hook_event_name: 'Stop',
+      transcript_path: null,
+      cwd: '/repo',
+      ...(active === undefined ? {} : { stop_hook_active: active }),
+    }),
+  );
 }
 
 export function codexPayload(session = 's-1', active = false): Buffer {
   return Buffer.from(
-    JSON.stringify({ cwd: '/repo', hook_event_name: 'Stop', last_assistant_message: null, model: 'gpt-5', permission_mode: 'default', session_id: session, stop_hook_active: active, transcript_path: null, turn_id: 't-1' }),
+    JSON.stringify({
+      cwd: '/repo',
+      hook_event_name: 'Stop',
+      last_assistant_message: null,
+      model: 'gpt-5',
+      permission_mode: 'default',
+      session_id: session,
+      stop_hook_active: active,
+      transcript_path: null,
+      turn_id: 't-1',
+    }),
   );
 }
 
 /** One hook invocation in process: the guard frame around runTaskStop. */
-export function runHook(world: StopWorld, options: { client?: StopClient; payload?: Buffer; input?: Partial<TaskStopInput> } = {}): Promise<StopHookResult> {
+export function runHook(
+  world: StopWorld,
+  options: { client?: StopClient; payload?: Buffer; input?: Partial<TaskStopInput> } = {},
+): Promise<StopHookResult> {
   const client = options.client ?? 'claude-code';
   const input = stopInput(world, options.input);
   return guardStop({
@@ -156,7 +210,11 @@ export function runHook(world: StopWorld, options: { client?: StopClient; payloa
 
 export interface BlockFeedback {
   readonly reason: string;
-  readonly json: { failures: { task_id: string; code: string }[]; next_action: string; next: { operation: string; task_id?: string } };
+  readonly json: {
+    failures: { task_id: string; code: string }[];
+    next_action: string;
+    next: { operation: string; task_id?: string };
+  };
 }
 
 /** The block answer of a hook's stdout: its reason and the reason's last line as JSON. */
@@ -187,7 +245,11 @@ export function snapshotFiles(root: string): Map<string, Buffer> {
  * while the hook's call is in flight), then goes to the hub unchanged and its answer comes back
  * unchanged. Not a fake: every answer is the hub's own.
  */
-export async function startInFlightProxy(t: TestContext, target: string, during: () => void | Promise<void>): Promise<{ url: string; requests: () => number }> {
+export async function startInFlightProxy(
+  t: TestContext,
+  target: string,
+  during: () => void | Promise<void>,
+): Promise<{ url: string; requests: () => number }> {
   let count = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -196,10 +258,14 @@ export async function startInFlightProxy(t: TestContext, target: string, during:
       count += 1;
       void (async () => {
         await during();
-        const forwarded = httpRequest(new URL(req.url ?? '/', target), { method: req.method, headers: { ...req.headers, host: new URL(target).host }, agent: false }, (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
+        const forwarded = httpRequest(
+          new URL(req.url ?? '/', target),
+          { method: req.method, headers: { ...req.headers, host: new URL(target).host }, agent: false },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
         forwarded.on('error', () => res.destroy());
         forwarded.end(Buffer.concat(chunks));
       })();
@@ -212,12 +278,19 @@ export async function startInFlightProxy(t: TestContext, target: string, during:
 }
 
 /** A fake service on loopback that answers every request with `status`, `headers` and `body` (malformed-answer cases only). */
-export async function startFakeService(t: TestContext, answer: { status?: number; headers?: Record<string, string>; body: string | Buffer; chunked?: boolean }): Promise<string> {
+export async function startFakeService(
+  t: TestContext,
+  answer: { status?: number; headers?: Record<string, string>; body: string | Buffer; chunked?: boolean },
+): Promise<string> {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       const body = Buffer.isBuffer(answer.body) ? answer.body : Buffer.from(answer.body);
-      res.writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...(answer.chunked === true ? {} : { 'content-length': String(body.length) }), ...answer.headers });
+      res.writeHead(answer.status ?? 200, {
+        'content-type': 'application/json',
+        ...(answer.chunked === true ? {} : { 'content-length': String(body.length) }),
+        ...answer.headers,
+      });
       res.end(body);
     });
   });

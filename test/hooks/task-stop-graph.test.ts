@@ -10,11 +10,13 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import test from 'node:test';
+
 import { REPO_ROOT } from '../helpers/cli.js';
 
 const SRC = join(REPO_ROOT, 'src');
 /** Static value imports and re-exports, and side-effect imports (not `import type`, not import()). */
-const STATIC_IMPORT = /^\s*(?:import|export)\s+(?!type\b)[^'";]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm;
+const STATIC_IMPORT =
+  /^\s*(?:import|export)\s+(?!type\b)[^'";]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]/gm;
 
 interface Graph {
   /** Modules under src/, relative to src/. */
@@ -50,11 +52,23 @@ for (const entry of ['commands/skill-workflow/task-stop.ts', 'commands/skill-wor
   test(`${entry} loads only what the hook needs: no HTTP library, no tasks/workflows/collector/hub layer, no settings merge`, () => {
     const { modules, packages } = staticGraph(entry);
     // The hook's own work is in the graph (the walk follows the imports that matter).
-    for (const needed of ['hooks/task-stop.ts', 'hooks/qualification-client.ts', 'hooks/stop-guard.ts', 'native/review-contexts.ts', 'workspace/status.ts', 'contracts/qualification.ts']) {
+    for (const needed of [
+      'hooks/task-stop.ts',
+      'hooks/qualification-client.ts',
+      'hooks/stop-guard.ts',
+      'native/review-contexts.ts',
+      'workspace/status.ts',
+      'contracts/qualification.ts',
+    ]) {
       assert.ok(modules.has(needed), `${needed} is not in the graph of ${entry}`);
     }
     for (const heavy of ['undici', 'execa', 'esbuild']) assert.ok(!packages.has(heavy), `${entry} loads ${heavy}`);
-    const higher = [...modules].filter((m) => /^(tasks|workflows|collector|hub)\//.test(m) || m === 'agent-state/hook-settings.ts' || m === 'hooks/install-stop.ts');
+    const higher = [...modules].filter(
+      (m) =>
+        /^(tasks|workflows|collector|hub)\//.test(m) ||
+        m === 'agent-state/hook-settings.ts' ||
+        m === 'hooks/install-stop.ts',
+    );
     assert.deepEqual(higher, [], `${entry} loads modules the hook does not need`);
   });
 }

@@ -11,6 +11,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
+
 import { formatJson } from '../../src/contracts/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
@@ -18,24 +19,37 @@ import { taskRecoveryEnvelopeDecoder } from '../../src/contracts/task-recovery.j
 import { openTaskConnections } from '../../src/tasks/connections.js';
 import type { TaskContext } from '../../src/tasks/context.js';
 import { journalPaths } from '../../src/workflows/journal.js';
+import { tokenFileFor } from '../grants/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { tokenFileFor } from '../grants/fixture.js';
-import { CHANGE_ID, FakeClock, NOTES_PATH, addRevision, checkpoint, context, defaultFiles, enroll, makeTaskStore, sha256 } from '../tasks/fixture.js';
-import type { StepSpec, TaskStore } from '../tasks/fixture.js';
+import {
+  addRevision,
+  CHANGE_ID,
+  checkpoint,
+  context,
+  defaultFiles,
+  enroll,
+  FakeClock,
+  makeTaskStore,
+  NOTES_PATH,
+  sha256,
+  type StepSpec,
+  type TaskStore,
+} from '../tasks/fixture.js';
 import {
   assertionRequest,
   call,
-  claimRequest,
   claimedOf,
+  claimRequest,
   mutationRequest,
   observationRequest,
   recoveryRequest,
   statusRequest,
   taskRef,
+  type Claimed,
+  type TaskRef,
 } from '../tasks/requests.js';
-import type { Claimed, TaskRef } from '../tasks/requests.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 const BOB: AgentRef = { owner_id: 'bob', agent_id: 'b1' };
@@ -66,7 +80,8 @@ test('an optional step offers a criterion its task requires, so it can pass', (t
   const lintRow = (requirements.tasks as JsonObject[]).find((row) => row.step_id === 'lint');
   assert.equal(lintRow?.required, false);
   const lint = taskRef(requirements, 'lint');
-  const entrypoint = call(ctx, 'instructions', { version: 1, task_id: lint.task_id, supported_schema_versions: [1] }).entrypoint as JsonObject;
+  const entrypoint = call(ctx, 'instructions', { version: 1, task_id: lint.task_id, supported_schema_versions: [1] })
+    .entrypoint as JsonObject;
   assert.deepEqual(
     (entrypoint.criteria as JsonObject[]).map((row) => [row.criterion, row.required, row.controller_only]),
     [['command', true, false]],
@@ -86,7 +101,10 @@ test('a required step that needs an optional one is claimable once a registered 
   const lint = taskRef(requirements, 'lint');
   const deploy = taskRef(requirements, 'deploy');
   assert.deepEqual(call(ctx, 'next').next, { operation: 'claim', ...lint });
-  assert.equal(codeOf(() => call(ctx, 'claim', claimRequest(ALICE, deploy, 'd0', 'op-d0'))), 'TASK_DEPENDENCY_INCOMPLETE');
+  assert.equal(
+    codeOf(() => call(ctx, 'claim', claimRequest(ALICE, deploy, 'd0', 'op-d0'))),
+    'TASK_DEPENDENCY_INCOMPLETE',
+  );
   const executor = enroll(store, 'lint');
   const claimed = claimedOf(call(ctx, 'claim', claimRequest(ALICE, lint, 'c1', 'op-1', { executor })));
   const retained = call(ctx, 'result', observationRequest(ALICE, claimed, executor, 'obs-1', 'passed'));
@@ -101,7 +119,15 @@ test('a required step that needs an optional one is claimable once a registered 
 // ---------------------------------------------------------------- item 20: reference outcomes
 
 function referenceRequest(task: TaskRef, name: string, expected: string, actor: AgentRef = ALICE): JsonObject {
-  return { version: 1, task_id: task.task_id, task_digest: task.task_digest, name, expected_sha256: expected, expected_schema_version: 1, agent: { owner_id: actor.owner_id, agent_id: actor.agent_id } };
+  return {
+    version: 1,
+    task_id: task.task_id,
+    task_digest: task.task_digest,
+    name,
+    expected_sha256: expected,
+    expected_schema_version: 1,
+    agent: { owner_id: actor.owner_id, agent_id: actor.agent_id },
+  };
 }
 
 test('a reference body that is not UTF-8 is denied/not_utf8, not uncertain', (t) => {
@@ -109,7 +135,11 @@ test('a reference body that is not UTF-8 is denied/not_utf8, not uncertain', (t)
   const store = makeTaskStore(tempDir(t), undefined, defaultFiles({ [NOTES_PATH]: binary }));
   const ctx = context(store, ALICE, new FakeClock());
   const lint = taskRef(call(ctx, 'requirements'), 'lint');
-  assert.deepEqual(call(ctx, 'reference', referenceRequest(lint, 'resource-2', sha256(binary))), { status: 'denied', name: 'resource-2', code: 'not_utf8' });
+  assert.deepEqual(call(ctx, 'reference', referenceRequest(lint, 'resource-2', sha256(binary))), {
+    status: 'denied',
+    name: 'resource-2',
+    code: 'not_utf8',
+  });
 });
 
 test('a reference body that does not hash to the stored reference is denied/digest_mismatch, not uncertain', (t) => {
@@ -122,12 +152,18 @@ test('a reference body that does not hash to the stored reference is denied/dige
   const db = new Database(join(store.dataDir, 'native', 'authority.sqlite'));
   try {
     const other = db.prepare("SELECT object FROM tree_entries WHERE name = 'a.txt'").get() as { object: number };
-    const changed = db.prepare('UPDATE tree_entries SET object = ? WHERE name = ?').run(other.object, NOTES_PATH.slice(NOTES_PATH.lastIndexOf('/') + 1));
+    const changed = db
+      .prepare('UPDATE tree_entries SET object = ? WHERE name = ?')
+      .run(other.object, NOTES_PATH.slice(NOTES_PATH.lastIndexOf('/') + 1));
     assert.equal(changed.changes, 1);
   } finally {
     db.close();
   }
-  assert.deepEqual(call(ctx, 'reference', referenceRequest(lint, 'resource-2', sha256('notes'))), { status: 'denied', name: 'resource-2', code: 'digest_mismatch' });
+  assert.deepEqual(call(ctx, 'reference', referenceRequest(lint, 'resource-2', sha256('notes'))), {
+    status: 'denied',
+    name: 'resource-2',
+    code: 'digest_mismatch',
+  });
 });
 
 test('a reference read of an unknown task answers denied/not_in_task; of a stale subject, uncertain/subject_changed', (t) => {
@@ -135,16 +171,24 @@ test('a reference read of an unknown task answers denied/not_in_task; of a stale
   const ctx = context(store, ALICE, new FakeClock());
   const lint = taskRef(call(ctx, 'requirements'), 'lint');
   const unknown = { task_id: `t-${'0'.repeat(40)}`, task_digest: 'a'.repeat(64) };
-  assert.deepEqual(call(ctx, 'reference', referenceRequest(unknown, 'skill', sha256('x'))), { status: 'denied', name: 'skill', code: 'not_in_task' });
+  assert.deepEqual(call(ctx, 'reference', referenceRequest(unknown, 'skill', sha256('x'))), {
+    status: 'denied',
+    name: 'skill',
+    code: 'not_in_task',
+  });
   // A checkpoint moves the Change on: the context the caller names is no longer current.
   checkpoint(store, addRevision(store.dataDir, store.repository, defaultFiles({ 'b.txt': 'beta' }), store.revision));
-  assert.deepEqual(call(ctx, 'reference', referenceRequest(lint, 'skill', sha256('x'))), { status: 'uncertain', name: 'skill', code: 'subject_changed' });
+  assert.deepEqual(call(ctx, 'reference', referenceRequest(lint, 'skill', sha256('x'))), {
+    status: 'uncertain',
+    name: 'skill',
+    code: 'subject_changed',
+  });
   assert.equal(journalExists(store), false);
 });
 
 // ---------------------------------------------------------------- item 21: recovery
 
-test('recovery of a claim that never committed names its own attempt and execution identity, not the holder\'s', (t) => {
+test("recovery of a claim that never committed names its own attempt and execution identity, not the holder's", (t) => {
   const store = makeTaskStore(tempDir(t));
   const clock = new FakeClock();
   const alice = context(store, ALICE, clock);
@@ -152,7 +196,10 @@ test('recovery of a claim that never committed names its own attempt and executi
   const lint = taskRef(call(alice, 'requirements'), 'lint');
   const held: Claimed = claimedOf(call(alice, 'claim', claimRequest(ALICE, lint, 'claim-a', 'op-alice')));
   const refused = claimRequest(BOB, lint, 'claim-b', 'op-bob');
-  assert.equal(codeOf(() => call(bob, 'claim', refused)), 'TASK_ALREADY_CLAIMED');
+  assert.equal(
+    codeOf(() => call(bob, 'claim', refused)),
+    'TASK_ALREADY_CLAIMED',
+  );
   const e = envelope(bob, 'claim', refused);
   assert.equal(e.request_id, 'claim-b');
   assert.equal(e.execution_operation_id, 'op-bob');
@@ -191,12 +238,20 @@ test('recovery of a claim naming a task that does not exist, or another digest, 
   }
   // A retained task named with another digest is not that task either.
   call(ctx, 'claim', claimRequest(ALICE, lint, 'c1', 'op-1'));
-  const e = envelope(ctx, 'claim', claimRequest(ALICE, { task_id: lint.task_id, task_digest: 'c'.repeat(64) }, 'claim-y', 'op-y'));
+  const e = envelope(
+    ctx,
+    'claim',
+    claimRequest(ALICE, { task_id: lint.task_id, task_digest: 'c'.repeat(64) }, 'claim-y', 'op-y'),
+  );
   assert.equal(e.observed_state, 'unknown');
   assert.deepEqual(e.permitted_actions, ['inspect', 'stop']);
   // Without a subject in the context a task that is not retained cannot be checked.
   const noSubject: TaskContext = { ...context(store, ALICE, new FakeClock()), subject: undefined };
-  const unchecked = envelope(noSubject, 'claim', claimRequest(ALICE, taskRef(call(ctx, 'requirements'), 'unit'), 'claim-z', 'op-z'));
+  const unchecked = envelope(
+    noSubject,
+    'claim',
+    claimRequest(ALICE, taskRef(call(ctx, 'requirements'), 'unit'), 'claim-z', 'op-z'),
+  );
   assert.equal(unchecked.observed_state, 'unknown');
   // The real, claimable, unretained task still permits its identical retry.
   const unit = taskRef(call(ctx, 'requirements'), 'unit');
@@ -205,13 +260,16 @@ test('recovery of a claim naming a task that does not exist, or another digest, 
   assert.deepEqual(pending.permitted_actions, ['inspect', 'stop', 'retry_identical']);
 });
 
-test('recovery of a mutation that never committed reports the request\'s own execution identity and fence', (t) => {
+test("recovery of a mutation that never committed reports the request's own execution identity and fence", (t) => {
   const store = makeTaskStore(tempDir(t));
   const ctx = context(store, ALICE, new FakeClock());
   const lint = taskRef(call(ctx, 'requirements'), 'lint');
   const claimed = claimedOf(call(ctx, 'claim', claimRequest(ALICE, lint, 'c1', 'op-1')));
   const wrongOp = mutationRequest(ALICE, claimed, 'heartbeat', 'hb-x', { execution_operation_id: 'op-forged' });
-  assert.equal(codeOf(() => call(ctx, 'heartbeat', wrongOp)), 'TASK_BINDING_MISMATCH');
+  assert.equal(
+    codeOf(() => call(ctx, 'heartbeat', wrongOp)),
+    'TASK_BINDING_MISMATCH',
+  );
   const e = envelope(ctx, 'heartbeat', wrongOp);
   assert.equal(e.execution_operation_id, 'op-forged');
   assert.equal(e.disposition, 'conclusive_rejection');
@@ -237,16 +295,29 @@ test('refused heartbeat, cancel, reconcile and result on a fresh store create no
     executor: null,
   };
   for (const action of ['heartbeat', 'cancel', 'reconcile'] as const) {
-    assert.equal(codeOf(() => call(ctx, action, mutationRequest(ALICE, forged, action, `${action}-1`))), 'TASK_NOT_FOUND', action);
+    assert.equal(
+      codeOf(() => call(ctx, action, mutationRequest(ALICE, forged, action, `${action}-1`))),
+      'TASK_NOT_FOUND',
+      action,
+    );
   }
-  assert.equal(codeOf(() => call(ctx, 'result', assertionRequest(ALICE, forged, 'r-1'))), 'TASK_NOT_FOUND');
-  assert.equal(codeOf(() => call(ctx, 'status', statusRequest(forged))), 'WORKFLOW_JOURNAL_NOT_INITIALIZED');
+  assert.equal(
+    codeOf(() => call(ctx, 'result', assertionRequest(ALICE, forged, 'r-1'))),
+    'TASK_NOT_FOUND',
+  );
+  assert.equal(
+    codeOf(() => call(ctx, 'status', statusRequest(forged))),
+    'WORKFLOW_JOURNAL_NOT_INITIALIZED',
+  );
   assert.equal(journalExists(store), false);
   // The same through a session that keeps its connections open.
   const session = openTaskConnections(store.dataDir);
   t.after(() => session.close());
   const inSession: TaskContext = { ...ctx, connections: session };
-  assert.equal(codeOf(() => call(inSession, 'heartbeat', mutationRequest(ALICE, forged, 'heartbeat', 'hb-s'))), 'TASK_NOT_FOUND');
+  assert.equal(
+    codeOf(() => call(inSession, 'heartbeat', mutationRequest(ALICE, forged, 'heartbeat', 'hb-s'))),
+    'TASK_NOT_FOUND',
+  );
   assert.equal(journalExists(store), false);
 });
 
@@ -260,13 +331,22 @@ test('a refused claim on a fresh store creates no journal; an accepted one does'
   const requirements = call(ctx, 'requirements');
   const blocked = taskRef(requirements, 'blocked');
   const lint = taskRef(requirements, 'lint');
-  assert.equal(codeOf(() => call(ctx, 'claim', claimRequest(ALICE, blocked, 'c1', 'op-1'))), 'TASK_DEPENDENCY_INCOMPLETE');
+  assert.equal(
+    codeOf(() => call(ctx, 'claim', claimRequest(ALICE, blocked, 'c1', 'op-1'))),
+    'TASK_DEPENDENCY_INCOMPLETE',
+  );
   const stranger = enroll(store, 'cap');
-  assert.equal(codeOf(() => call(ctx, 'claim', claimRequest(ALICE, lint, 'c2', 'op-2', { executor: stranger }))), 'REGISTRATION_NOT_CURRENT');
+  assert.equal(
+    codeOf(() => call(ctx, 'claim', claimRequest(ALICE, lint, 'c2', 'op-2', { executor: stranger }))),
+    'REGISTRATION_NOT_CURRENT',
+  );
   assert.equal(journalExists(store), false);
   const session = openTaskConnections(store.dataDir);
   t.after(() => session.close());
-  assert.equal(codeOf(() => call({ ...ctx, connections: session }, 'claim', claimRequest(ALICE, blocked, 'c3', 'op-3'))), 'TASK_DEPENDENCY_INCOMPLETE');
+  assert.equal(
+    codeOf(() => call({ ...ctx, connections: session }, 'claim', claimRequest(ALICE, blocked, 'c3', 'op-3'))),
+    'TASK_DEPENDENCY_INCOMPLETE',
+  );
   assert.equal(journalExists(store), false);
   call(ctx, 'claim', claimRequest(ALICE, lint, 'c4', 'op-4'));
   assert.equal(journalExists(store), true);
@@ -291,7 +371,22 @@ test('agent-task call heartbeat on a fresh store: TASK_NOT_FOUND, and skill-work
   };
   const file = join(dir, 'heartbeat.json');
   writeFileSync(file, JSON.stringify(forged));
-  const result = await runCli(['--data-dir', dir, 'agent-task', 'call', 'heartbeat', '--token-file', tokenFileFor(dir, dir, { owner_id: 'alice', agent_id: 'a1' }), '--change', CHANGE_ID, '--context', store.contextDigest, '--input', file, '--json']);
+  const result = await runCli([
+    '--data-dir',
+    dir,
+    'agent-task',
+    'call',
+    'heartbeat',
+    '--token-file',
+    tokenFileFor(dir, dir, { owner_id: 'alice', agent_id: 'a1' }),
+    '--change',
+    CHANGE_ID,
+    '--context',
+    store.contextDigest,
+    '--input',
+    file,
+    '--json',
+  ]);
   assert.equal(result.code, 2, result.stderr);
   assert.equal(jsonOf<{ error: { code: string } }>(result).error.code, 'TASK_NOT_FOUND');
   assert.equal(existsSync(join(dir, 'skill-workflows', 'state.sqlite')), false);

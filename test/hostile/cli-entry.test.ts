@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import test from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { Config } from '@oclif/core';
-import { jsonOf, REPO_ROOT, runCli, TSX_LOADER } from '../helpers/cli.js';
-import type { CliOptions, CliResult } from '../helpers/cli.js';
+
+import { jsonOf, REPO_ROOT, runCli, TSX_LOADER, type CliOptions, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 interface EvilDataDir {
@@ -28,9 +28,27 @@ function evilDataDir(t: test.TestContext): EvilDataDir {
   const marker = join(base, 'pwned');
   const plugin = join(dir, 'node_modules', 'evil');
   mkdirSync(plugin, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, oclif: { schema: 1, plugins: [{ type: 'user', name: 'evil' }] }, dependencies: { evil: '1.0.0' } }));
-  writeFileSync(join(plugin, 'package.json'), JSON.stringify({ name: 'evil', version: '1.0.0', type: 'module', oclif: { commands: './commands', hooks: { init: './hook.js' } } }));
-  writeFileSync(join(plugin, 'hook.js'), `import { writeFileSync } from 'node:fs';\nexport default async function () { writeFileSync(${JSON.stringify(marker)}, 'ran'); }\n`);
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({
+      private: true,
+      oclif: { schema: 1, plugins: [{ type: 'user', name: 'evil' }] },
+      dependencies: { evil: '1.0.0' },
+    }),
+  );
+  writeFileSync(
+    join(plugin, 'package.json'),
+    JSON.stringify({
+      name: 'evil',
+      version: '1.0.0',
+      type: 'module',
+      oclif: { commands: './commands', hooks: { init: './hook.js' } },
+    }),
+  );
+  writeFileSync(
+    join(plugin, 'hook.js'),
+    `import { writeFileSync } from 'node:fs';\nexport default async function () { writeFileSync(${JSON.stringify(marker)}, 'ran'); }\n`,
+  );
   return { dir, marker };
 }
 
@@ -50,7 +68,11 @@ test('the reproducer is live: oclif with its defaults loads the user plugin of t
   assert.equal(readFileSync(evil.marker, 'utf8'), 'ran');
 });
 
-const INVOCATIONS: readonly { readonly label: string; args(dir: string): string[]; env(dir: string): Record<string, string> }[] = [
+const INVOCATIONS: readonly {
+  readonly label: string;
+  args(dir: string): string[];
+  env(dir: string): Record<string, string>;
+}[] = [
   { label: '--data-dir D policy show', args: (d) => ['--data-dir', d, 'policy', 'show'], env: () => ({}) },
   { label: '--data-dir=D --version', args: (d) => [`--data-dir=${d}`, '--version'], env: () => ({}) },
   { label: 'AGENTSCM_DATA_DIR=D policy show', args: () => ['policy', 'show'], env: (d) => ({ AGENTSCM_DATA_DIR: d }) },
@@ -75,14 +97,20 @@ test('no user plugin of the data directory loads, through the sources', async (t
 
 test('no user plugin of the data directory loads, through the built CLI', async (t) => {
   const entry = join(REPO_ROOT, 'dist', 'commands', '_execute.js');
-  assert.ok(existsSync(entry) && readFileSync(entry, 'utf8').includes('runAgentscm'), 'dist/ is missing or stale: run `npm run build` first');
+  assert.ok(
+    existsSync(entry) && readFileSync(entry, 'utf8').includes('runAgentscm'),
+    'dist/ is missing or stale: run `npm run build` first',
+  );
   await expectNoPluginRuns(t, 'built');
 });
 
 test('a data directory that is a regular file gives the command its one error line and no ENOTDIR warning', async (t) => {
   const file = join(tempDir(t), 'not-a-dir');
   writeFileSync(file, 'x');
-  for (const options of [{ args: ['--data-dir', file, 'policy', 'show'], env: {} }, { args: ['policy', 'show'], env: { AGENTSCM_DATA_DIR: file } }]) {
+  for (const options of [
+    { args: ['--data-dir', file, 'policy', 'show'], env: {} },
+    { args: ['policy', 'show'], env: { AGENTSCM_DATA_DIR: file } },
+  ]) {
     const result = await runCli(options.args, { env: options.env });
     assert.equal(result.code, 4, result.stderr);
     assert.match(result.stderr, /^error\[STORE_NOT_INITIALIZED\]: [^\n]*\n$/);
@@ -105,19 +133,38 @@ test('a leading word that only starts with --data-dir is a usage error, not a da
 test('an empty data directory is a usage error in every form', async () => {
   assertUsage(await runCli(['--data-dir=', 'policy', 'show']), /--data-dir needs a directory, not an empty value/);
   assertUsage(await runCli(['--data-dir', '', 'policy', 'show']), /--data-dir needs a directory, not an empty value/);
-  assertUsage(await runCli(['policy', 'show'], { env: { AGENTSCM_DATA_DIR: '' } }), /AGENTSCM_DATA_DIR is set but empty/);
-  assertUsage(await runCli(['policy', 'show', '--data-dir='], { env: {} }), /--data-dir needs a directory, not an empty value/);
+  assertUsage(
+    await runCli(['policy', 'show'], { env: { AGENTSCM_DATA_DIR: '' } }),
+    /AGENTSCM_DATA_DIR is set but empty/,
+  );
+  assertUsage(
+    await runCli(['policy', 'show', '--data-dir='], { env: {} }),
+    /--data-dir needs a directory, not an empty value/,
+  );
 });
 
 test('a repeated --data-dir is a usage error, before and after the command', async () => {
-  assertUsage(await runCli(['--data-dir', 'a', '--data-dir', 'b', 'policy', 'show']), /--data-dir is given more than once/);
-  assertUsage(await runCli(['--data-dir', 'a', 'policy', 'show', '--data-dir', 'b']), /--data-dir is given more than once/);
-  assertUsage(await runCli(['policy', 'show', '--data-dir', 'a', '--data-dir', 'b']), /--data-dir is given more than once/);
+  assertUsage(
+    await runCli(['--data-dir', 'a', '--data-dir', 'b', 'policy', 'show']),
+    /--data-dir is given more than once/,
+  );
+  assertUsage(
+    await runCli(['--data-dir', 'a', 'policy', 'show', '--data-dir', 'b']),
+    /--data-dir is given more than once/,
+  );
+  assertUsage(
+    await runCli(['policy', 'show', '--data-dir', 'a', '--data-dir', 'b']),
+    /--data-dir is given more than once/,
+  );
 });
 
 test('the leading --data-dir reaches the command like the flag after it', async (t) => {
   const dir = join(tempDir(t), 'store');
-  for (const args of [['--data-dir', dir, 'policy', 'show', '--json'], [`--data-dir=${dir}`, 'policy', 'show', '--json'], ['policy', 'show', '--data-dir', dir, '--json']]) {
+  for (const args of [
+    ['--data-dir', dir, 'policy', 'show', '--json'],
+    [`--data-dir=${dir}`, 'policy', 'show', '--json'],
+    ['policy', 'show', '--data-dir', dir, '--json'],
+  ]) {
     const result = await runCli(args);
     assert.equal(result.code, 4);
     assert.equal(jsonOf<{ error: { code: string; message: string } }>(result).error.code, 'STORE_NOT_INITIALIZED');

@@ -11,19 +11,29 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
+
 import { createCommandStepRuntime } from '../../src/collector/command-step-runtime.js';
 import { FakeDockerEngine } from '../../src/collector/fake-transport.js';
 import { recoverCommandStep } from '../../src/collector/recover.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { showCommandAttempt } from '../../src/workflows/command-attempts.js';
-import { journalPaths, openJournal } from '../../src/workflows/journal.js';
 import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
+import { journalPaths, openJournal } from '../../src/workflows/journal.js';
 import { runWorkflow } from '../../src/workflows/runner.js';
 import { readRunStatus } from '../../src/workflows/status.js';
 import { DOCKER_EXE } from '../collector/fixture.js';
 import { tempDir } from '../helpers/tmp.js';
-import { commandAction, definition, makeCommandBinding, makeStore, RECIPE, RECIPE_PATH, SKILL_PATH, SKILL_TEXT } from '../workflows/fixture.js';
+import {
+  commandAction,
+  definition,
+  makeCommandBinding,
+  makeStore,
+  RECIPE,
+  RECIPE_PATH,
+  SKILL_PATH,
+  SKILL_TEXT,
+} from '../workflows/fixture.js';
 
 const IMAGE_ID = `sha256:${'a'.repeat(64)}`;
 const OUTPUT_BOUND = 64;
@@ -44,13 +54,25 @@ test('recover of an uncertain attempt appends records that name their predecesso
     [RECIPE_PATH]: JSON.stringify({ ...RECIPE, limits: { ...RECIPE.limits, output_bytes: OUTPUT_BOUND } }),
   });
   const binding = await makeCommandBinding(store);
-  const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'cmd', action: commandAction(store, binding) }], { resources: [RECIPE_PATH] })));
+  const bytes = Buffer.from(
+    JSON.stringify(
+      definition(store, [{ id: 'cmd', action: commandAction(store, binding) }], { resources: [RECIPE_PATH] }),
+    ),
+  );
 
   // The command writes past its output bound and the engine refuses to remove the container:
   // the output limit is observed, the cleanup is not confirmed, so the attempt is uncertain.
-  const engine = new FakeDockerEngine({ images: { [RECIPE.image]: IMAGE_ID }, script: () => ({ exitCode: 0, stdout: STDOUT, runMs: 30 }) });
+  const engine = new FakeDockerEngine({
+    images: { [RECIPE.image]: IMAGE_ID },
+    script: () => ({ exitCode: 0, stdout: STDOUT, runMs: 30 }),
+  });
   engine.faults.refuseRemove = true;
-  const runtime = await createCommandStepRuntime({ docker: DOCKER_EXE, dockerSocket: '/nonexistent/fake.sock', transport: engine.transport, drainMs: 50 });
+  const runtime = await createCommandStepRuntime({
+    docker: DOCKER_EXE,
+    dockerSocket: '/nonexistent/fake.sock',
+    transport: engine.transport,
+    drainMs: 50,
+  });
   t.after(() => runtime.close());
   const run = await runWorkflow({ dataDir: store.dataDir, runtime }, 'rec', bytes, 32);
   assert.equal(run.state, 'blocked');
@@ -66,7 +88,14 @@ test('recover of an uncertain attempt appends records that name their predecesso
   assert.equal(firstRaw.length, 1);
 
   const recover = (): ReturnType<typeof recoverCommandStep> =>
-    recoverCommandStep({ dataDir: store.dataDir, runId: 'rec', stepId: 'cmd', docker: DOCKER_EXE, dockerSocket: '/nonexistent/fake.sock', transport: engine.transport });
+    recoverCommandStep({
+      dataDir: store.dataDir,
+      runId: 'rec',
+      stepId: 'cmd',
+      docker: DOCKER_EXE,
+      dockerSocket: '/nonexistent/fake.sock',
+      transport: engine.transport,
+    });
 
   // Still refused: a second record, still uncertain, naming the first.
   const still = await recover();
@@ -87,7 +116,8 @@ test('recover of an uncertain attempt appends records that name their predecesso
     assert.equal(recordOf(entry.record_json).previous_record_digest, index === 0 ? null : previous);
   }
   const newest = recordOf(raw[2]?.record_json ?? null);
-  for (const stream of ['stdout', 'stderr'] as const) assert.deepEqual(newest[stream], firstRecord[stream], `${stream}: truncation and observed bytes carried over`);
+  for (const stream of ['stdout', 'stderr'] as const)
+    assert.deepEqual(newest[stream], firstRecord[stream], `${stream}: truncation and observed bytes carried over`);
   assert.equal(newest.duration_ms, firstRecord.duration_ms);
   assert.equal(newest.started_at, firstRecord.started_at);
   assert.equal(newest.exit_code, firstRecord.exit_code);
@@ -120,7 +150,11 @@ interface RawRecord {
 function rawRecords(dataDir: string, attemptId: string): RawRecord[] {
   const db = new Database(journalPaths(dataDir).db, { readonly: true });
   try {
-    return db.prepare('SELECT seq, record_json, record_digest, previous_record_digest FROM command_attempt_records WHERE attempt_id = ? ORDER BY seq').all(attemptId) as RawRecord[];
+    return db
+      .prepare(
+        'SELECT seq, record_json, record_digest, previous_record_digest FROM command_attempt_records WHERE attempt_id = ? ORDER BY seq',
+      )
+      .all(attemptId) as RawRecord[];
   } finally {
     db.close();
   }
@@ -134,14 +168,18 @@ test('journal schema step 5 keeps the record of every attempt finished under ste
   JOURNAL_MIGRATIONS.slice(0, 4).forEach((step) => step(old));
   old.pragma('user_version = 4');
   const record = Buffer.from('{"kind":"command/v1"}');
-  old.prepare(
-    `INSERT INTO command_attempts (attempt_id, run_id, step_id, generation, state, phase, outcome, request_digest, request_json, container_name, snapshot_path, record_json, record_digest, summary, created_at_ms, updated_at_ms)
+  old
+    .prepare(
+      `INSERT INTO command_attempts (attempt_id, run_id, step_id, generation, state, phase, outcome, request_digest, request_json, container_name, snapshot_path, record_json, record_digest, summary, created_at_ms, updated_at_ms)
      VALUES ('cmd-a', 'r', 's', '00000000000000000001', 'failed', 'finished', 'failed', ?, X'7B7D', 'agentscm-cmd-a', '/x', ?, ?, 'done', 1, 2)`,
-  ).run('0'.repeat(64), record, sha256Hex(record));
-  old.prepare(
-    `INSERT INTO command_attempts (attempt_id, run_id, step_id, generation, state, phase, request_digest, request_json, container_name, snapshot_path, created_at_ms, updated_at_ms)
+    )
+    .run('0'.repeat(64), record, sha256Hex(record));
+  old
+    .prepare(
+      `INSERT INTO command_attempts (attempt_id, run_id, step_id, generation, state, phase, request_digest, request_json, container_name, snapshot_path, created_at_ms, updated_at_ms)
      VALUES ('cmd-b', 'r', 't', '00000000000000000001', 'running', 'reserved', ?, X'7B7D', 'agentscm-cmd-b', '/y', 1, 1)`,
-  ).run('0'.repeat(64));
+    )
+    .run('0'.repeat(64));
   old.close();
 
   openJournal(dir, 'write').close();

@@ -8,12 +8,20 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createCommandStepRuntime } from '../../src/collector/command-step-runtime.js';
-import type { CommandRuntimeHandle } from '../../src/collector/command-step-runtime.js';
+
+import { createCommandStepRuntime, type CommandRuntimeHandle } from '../../src/collector/command-step-runtime.js';
 import { getCommandAttemptOutput } from '../../src/workflows/command-attempts.js';
 import { openJournal } from '../../src/workflows/journal.js';
-import { DOCKER_EXE, DOCKER_SOCKET, makeSuiteRepo, recipeBytes, requireEngine, stepRequest } from '../collector/fixture.js';
-import type { Repo, RecipeFields } from '../collector/fixture.js';
+import {
+  DOCKER_EXE,
+  DOCKER_SOCKET,
+  makeSuiteRepo,
+  recipeBytes,
+  requireEngine,
+  stepRequest,
+  type RecipeFields,
+  type Repo,
+} from '../collector/fixture.js';
 
 let runtime: CommandRuntimeHandle;
 let repo: Repo & { remove(): void };
@@ -32,11 +40,18 @@ after(async () => {
 
 async function run(fields: RecipeFields): Promise<{ state: string; outcome: string; stdout: string; stderr: string }> {
   counter += 1;
-  const result = await runtime.run(stepRequest(repo, { runId: `sandbox-${counter}`, change: `sandbox-${counter}`, recipe: recipeBytes(fields) }));
+  const result = await runtime.run(
+    stepRequest(repo, { runId: `sandbox-${counter}`, change: `sandbox-${counter}`, recipe: recipeBytes(fields) }),
+  );
   const journal = openJournal(repo.dataDir, 'read');
   try {
     const output = getCommandAttemptOutput(journal.db, result.attemptId);
-    return { state: result.state, outcome: result.outcome, stdout: output.stdout.toString('utf8'), stderr: output.stderr.toString('utf8') };
+    return {
+      state: result.state,
+      outcome: result.outcome,
+      stdout: output.stdout.toString('utf8'),
+      stderr: output.stderr.toString('utf8'),
+    };
   } finally {
     journal.close();
   }
@@ -54,7 +69,11 @@ test('an executable the suite writes to scratch runs (exit 0, not 126), through 
   const ran = await run({ argv: ['/bin/sh', '-c', script] });
   assert.equal(ran.state, 'succeeded', ran.stderr);
   assert.match(ran.stdout, /^HOME=\/tmp TMPDIR=\/tmp$/m);
-  assert.match(ran.stdout, /^direct-exit=0$/m, `a script in /tmp ran (126 = noexec scratch): ${ran.stdout}${ran.stderr}`);
+  assert.match(
+    ran.stdout,
+    /^direct-exit=0$/m,
+    `a script in /tmp ran (126 = noexec scratch): ${ran.stdout}${ran.stderr}`,
+  );
   assert.match(ran.stdout, /^tmp-exit=0$/m, `the script ran: ${ran.stdout}${ran.stderr}`);
   assert.match(ran.stdout, /^home-exit=0$/m);
   assert.equal(ran.stdout.match(/^built-and-ran$/gm)?.length, 2);
@@ -62,7 +81,10 @@ test('an executable the suite writes to scratch runs (exit 0, not 126), through 
 });
 
 test('a recipe that names HOME or TMPDIR keeps its own values', async () => {
-  const ran = await run({ argv: ['/bin/sh', '-c', 'echo "HOME=$HOME TMPDIR=$TMPDIR"'], env: { HOME: '/tmp/home', TMPDIR: '/tmp/t' } });
+  const ran = await run({
+    argv: ['/bin/sh', '-c', 'echo "HOME=$HOME TMPDIR=$TMPDIR"'],
+    env: { HOME: '/tmp/home', TMPDIR: '/tmp/t' },
+  });
   assert.equal(ran.state, 'succeeded', ran.stderr);
   assert.match(ran.stdout, /^HOME=\/tmp\/home TMPDIR=\/tmp\/t$/m);
 });

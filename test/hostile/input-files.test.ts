@@ -9,19 +9,22 @@ import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, constants, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import test from 'node:test';
+import { pathToFileURL } from 'node:url';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import { isJsonObject } from '../../src/contracts/json-value.js';
 import { observationDigest } from '../../src/contracts/observation.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
 import { readBoundedInput } from '../../src/native/bounded-input.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TSX_LOADER } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
-import { REPO_ROOT, TSX_LOADER, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const golden = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-golden-v1.json')), { maxBytes: 1 << 20 });
+const golden = parseStrictJson(readFileSync(join(REPO_ROOT, 'test', 'vectors', 'observation-golden-v1.json')), {
+  maxBytes: 1 << 20,
+});
 assert.ok(isJsonObject(golden));
 const PUBLIC_KEY = golden.public_key_hex as string;
 
@@ -63,7 +66,12 @@ async function expectEveryReader(t: test.TestContext, file: string, code: string
 test('a FIFO with no writer is refused as not a regular file by every command that reads a file, without waiting', async (t) => {
   const fifo = join(tempDir(t), 'input.fifo');
   mkfifo(fifo);
-  await expectEveryReader(t, fifo, 'INPUT_NOT_REGULAR_FILE', /^error\[INPUT_NOT_REGULAR_FILE\]: the [a-z ]+ ".*input\.fifo" is a FIFO, not a regular file; it was not read/);
+  await expectEveryReader(
+    t,
+    fifo,
+    'INPUT_NOT_REGULAR_FILE',
+    /^error\[INPUT_NOT_REGULAR_FILE\]: the [a-z ]+ ".*input\.fifo" is a FIFO, not a regular file; it was not read/,
+  );
 });
 
 test('a directory is refused with the same code by every reader', async (t) => {
@@ -72,12 +80,22 @@ test('a directory is refused with the same code by every reader', async (t) => {
 });
 
 test('/proc/self/mem is IO_ERROR in every reader (a read failure is never INTERNAL)', async (t) => {
-  await expectEveryReader(t, '/proc/self/mem', 'IO_ERROR', /^error\[IO_ERROR\]: cannot read the [a-z ]+ "\/proc\/self\/mem": input\/output error \(EIO\)/);
+  await expectEveryReader(
+    t,
+    '/proc/self/mem',
+    'IO_ERROR',
+    /^error\[IO_ERROR\]: cannot read the [a-z ]+ "\/proc\/self\/mem": input\/output error \(EIO\)/,
+  );
 });
 
 test('a file name with a newline and an escape sequence is shown escaped, on one line', async (t) => {
   const file = join(tempDir(t), 'evil\nerror[OK]: \u001b[2Jfine');
-  await expectEveryReader(t, file, 'IO_ERROR', /"[^"\n]*evil\\nerror\[OK\]: \\u001b\[2Jfine": no such file or directory \(ENOENT\)\n$/);
+  await expectEveryReader(
+    t,
+    file,
+    'IO_ERROR',
+    /"[^"\n]*evil\\nerror\[OK\]: \\u001b\[2Jfine": no such file or directory \(ENOENT\)\n$/,
+  );
 });
 
 test('the reader refuses a FIFO even when a writer has data ready, and takes - as a file name unless stdin is allowed', (t) => {
@@ -90,12 +108,18 @@ test('the reader refuses a FIFO even when a writer has data ready, and takes - a
     closeSync(reader);
   });
   writeSync(writer, '{}');
-  assert.equal(codeOf(() => readBoundedInput(fifo, { limit: 10, what: 'the input' })), 'INPUT_NOT_REGULAR_FILE');
+  assert.equal(
+    codeOf(() => readBoundedInput(fifo, { limit: 10, what: 'the input' })),
+    'INPUT_NOT_REGULAR_FILE',
+  );
   // Without the stdin option, "-" is a file name like any other.
   const cwd = process.cwd();
   process.chdir(tempDir(t));
   try {
-    assert.equal(codeOf(() => readBoundedInput('-', { limit: 10, what: 'the input' })), 'IO_ERROR');
+    assert.equal(
+      codeOf(() => readBoundedInput('-', { limit: 10, what: 'the input' })),
+      'IO_ERROR',
+    );
   } finally {
     process.chdir(cwd);
   }
@@ -106,9 +130,15 @@ test('a regular file at the bound is read; one byte more is INPUT_TOO_LARGE, als
   writeFileSync(join(dir, 'at'), Buffer.alloc(16, 0x20));
   writeFileSync(join(dir, 'past'), Buffer.alloc(17, 0x20));
   assert.equal(readBoundedInput(join(dir, 'at'), { limit: 16, what: 'the input' }).byteLength, 16);
-  assert.equal(codeOf(() => readBoundedInput(join(dir, 'past'), { limit: 16, what: 'the input' })), 'INPUT_TOO_LARGE');
+  assert.equal(
+    codeOf(() => readBoundedInput(join(dir, 'past'), { limit: 16, what: 'the input' })),
+    'INPUT_TOO_LARGE',
+  );
   // /proc files report size 0: the read itself is bounded.
-  assert.equal(codeOf(() => readBoundedInput('/proc/self/maps', { limit: 16, what: 'the input' })), 'INPUT_TOO_LARGE');
+  assert.equal(
+    codeOf(() => readBoundedInput('/proc/self/maps', { limit: 16, what: 'the input' })),
+    'INPUT_TOO_LARGE',
+  );
 });
 
 interface NonBlockingStdin {
@@ -160,9 +190,19 @@ interface ChildResult {
 }
 
 /** Spawn node with `args` and the given stdin fd; feed it `data` once `delayMs` passed after `ready` shows on stderr. */
-function runWithLateStdin(stdin: NonBlockingStdin, args: readonly string[], data: Buffer, ready: RegExp, delayMs: number): Promise<ChildResult> {
+function runWithLateStdin(
+  stdin: NonBlockingStdin,
+  args: readonly string[],
+  data: Buffer,
+  ready: RegExp,
+  delayMs: number,
+): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: [stdin.stdinFd, 'pipe', 'pipe'], timeout: 120_000 });
+    const child = spawn(process.execPath, args, {
+      cwd: REPO_ROOT,
+      stdio: [stdin.stdinFd, 'pipe', 'pipe'],
+      timeout: 120_000,
+    });
     let stdout = '';
     let stderr = '';
     let fed = false;
@@ -195,7 +235,13 @@ test('a non-blocking stdin without data is waited for without spinning on EAGAIN
     const used = process.cpuUsage(before);
     process.stdout.write(JSON.stringify({ text: bytes.toString(), cpuMs: (used.user + used.system) / 1000, wallMs: Date.now() - started }));
   `;
-  const result = await runWithLateStdin(stdin, ['--import', TSX_LOADER, '--input-type=module', '-e', script], Buffer.from('late data'), /reading\n/, 2000);
+  const result = await runWithLateStdin(
+    stdin,
+    ['--import', TSX_LOADER, '--input-type=module', '-e', script],
+    Buffer.from('late data'),
+    /reading\n/,
+    2000,
+  );
   assert.equal(result.code, 0, result.stderr);
   const out = JSON.parse(result.stdout) as { text: string; cpuMs: number; wallMs: number };
   assert.equal(out.text, 'late data');
@@ -209,7 +255,13 @@ test('observation-digest reads a non-blocking stdin whose data arrives late', as
   const assertion = taskResultAssertionDecoder.validate(golden.assertion_unsigned ?? null);
   const unsigned = encodeCanonical(assertionToJson(assertion));
   const expected = observationDigest(assertion);
-  const result = await runWithLateStdin(stdin, [...cliEntryArgv(), 'agent-task', 'observation-digest', '-', '--json'], unsigned, /^/, 2000);
+  const result = await runWithLateStdin(
+    stdin,
+    [...cliEntryArgv(), 'agent-task', 'observation-digest', '-', '--json'],
+    unsigned,
+    /^/,
+    2000,
+  );
   assert.equal(result.code, 0, result.stderr);
   assert.equal((JSON.parse(result.stdout) as { digest: string }).digest, expected);
 });

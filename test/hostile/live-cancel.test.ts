@@ -7,22 +7,28 @@
  * record the attempt as cancelled (not uncertain) and end with the run cancelled.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { before, test } from 'node:test';
-import type { TestContext } from 'node:test';
+import { before, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { DockerClient } from '../../src/collector/docker-client.js';
 import { createUnixSocketTransport } from '../../src/collector/docker-transport.js';
 import { LABELS, runContainer } from '../../src/collector/oci-command-collector.js';
 import { decodeCommandRecipe } from '../../src/contracts/command-recipe.js';
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
 import { journalWrite, openJournal, updateRunState } from '../../src/workflows/journal.js';
-import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
+import {
+  containersOf,
+  createEventsOf,
+  DOCKER_SOCKET,
+  IMAGE,
+  recipeBytes,
+  requireEngine,
+} from '../collector/fixture.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { containersOf, createEventsOf, DOCKER_SOCKET, IMAGE, recipeBytes, requireEngine } from '../collector/fixture.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 const RUNTIME = ['--docker', DOCKER, '--docker-socket', DOCKER_SOCKET];
@@ -47,13 +53,27 @@ async function makeDemo(t: TestContext): Promise<Demo> {
   const ws = join(root, 'ws');
   const dataDir = join(root, 'data');
   mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
-  writeFileSync(join(ws, 'skills', 'check', 'SKILL.md'), '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n');
-  writeFileSync(join(ws, 'skills', 'check', 'runner.json'), recipeBytes({ argv: ['/bin/sleep', '60'], timeout_ms: 120_000 }));
+  writeFileSync(
+    join(ws, 'skills', 'check', 'SKILL.md'),
+    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
+  );
+  writeFileSync(
+    join(ws, 'skills', 'check', 'runner.json'),
+    recipeBytes({ argv: ['/bin/sleep', '60'], timeout_ms: 120_000 }),
+  );
   assert.equal((await cli({ dataDir }, ['init-repo', ws, '--name', 'demo', '--json'])).code, 0);
   const checkpoint = await cli({ dataDir }, ['checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
   assert.equal(checkpoint.code, 0, checkpoint.stderr);
   const cp = jsonOf<{ repository: string; revision: string; version: number }>(checkpoint);
-  const context = await cli({ dataDir }, ['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json']);
+  const context = await cli({ dataDir }, [
+    'context',
+    'create',
+    '--change',
+    'c1',
+    '--runner',
+    'skills/check/runner.json',
+    '--json',
+  ]);
   assert.equal(context.code, 0, context.stderr);
   const contextDigest = jsonOf<{ context_digest: string }>(context).context_digest;
   const workflow = join(root, 'workflow.json');
@@ -69,7 +89,13 @@ async function makeDemo(t: TestContext): Promise<Demo> {
           id: 'check',
           needs: [],
           required: true,
-          action: { kind: 'command', runner: 'runner.json', change: { repository: cp.repository, id: 'c1' }, change_version: cp.version, context_digest: contextDigest },
+          action: {
+            kind: 'command',
+            runner: 'runner.json',
+            change: { repository: cp.repository, id: 'c1' },
+            change_version: cp.version,
+            context_digest: contextDigest,
+          },
         },
       ],
     }),
@@ -84,22 +110,41 @@ interface Controller extends ChildProcess {
 }
 
 function spawnController(demo: Demo, runId: string): Controller {
-  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', demo.dataDir, 'skill-workflow', 'run', runId, demo.workflow, ...RUNTIME, '--json'], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...cliEntryArgv(),
+      '--data-dir',
+      demo.dataDir,
+      'skill-workflow',
+      'run',
+      runId,
+      demo.workflow,
+      ...RUNTIME,
+      '--json',
+    ],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
   const done = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return Object.assign(child, { stdoutText: () => Buffer.concat(out).toString('utf8'), stderrText: () => Buffer.concat(err).toString('utf8'), done });
+  return Object.assign(child, {
+    stdoutText: () => Buffer.concat(out).toString('utf8'),
+    stderrText: () => Buffer.concat(err).toString('utf8'),
+    done,
+  });
 }
 
 async function waitForRunningContainer(attemptId: string, child: Controller): Promise<void> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the controller exited early (${child.exitCode}): ${child.stderrText()}`);
+    if (child.exitCode !== null)
+      throw new Error(`the controller exited early (${child.exitCode}): ${child.stderrText()}`);
     if ((await containersOf(attemptId)).some((c) => c.State === 'running')) return;
     await sleep(100);
   }
@@ -134,7 +179,13 @@ test('cancel with the runtime flags from another process stops a live command; t
   // The controller saw its container stopped by the cancellation and ended on its own.
   const code = await controller.done;
   assert.equal(code, 1, controller.stderrText());
-  const report = jsonOf<{ state: string; waiting: unknown }>({ code, signal: null, stdout: controller.stdoutText(), stderr: controller.stderrText(), stdoutBytes: Buffer.alloc(0) });
+  const report = jsonOf<{ state: string; waiting: unknown }>({
+    code,
+    signal: null,
+    stdout: controller.stdoutText(),
+    stderr: controller.stderrText(),
+    stdoutBytes: Buffer.alloc(0),
+  });
   assert.equal(report.state, 'cancelled');
   assert.equal(report.waiting, null);
 
@@ -149,7 +200,9 @@ test('cancel with the runtime flags from another process stops a live command; t
 
   const show = await cli(demo, ['check-command-show', attemptId, '--json']);
   assert.equal(show.code, 0, show.stderr);
-  const record = jsonOf<{ record: { outcome: string; cancelled: boolean; recovered: boolean; cleanup: { confirmed: boolean } } }>(show).record;
+  const record = jsonOf<{
+    record: { outcome: string; cancelled: boolean; recovered: boolean; cleanup: { confirmed: boolean } };
+  }>(show).record;
   assert.equal(record.outcome, 'cancelled');
   assert.equal(record.cancelled, true);
   assert.equal(record.recovered, false, 'the live controller wrote the record, not a reconciliation');
@@ -240,7 +293,9 @@ test('a cancellation recorded while the command runs stops it even when the canc
   const began = Date.now();
   assert.equal(await controller.done, 1, controller.stderrText());
   assert.ok(Date.now() - began < 30_000, 'the controller stopped the command itself, long before its 60 s sleep ended');
-  const status = jsonOf<{ state: string; steps: StepJson[] }>(await cli(demo, ['skill-workflow', 'status', runId, '--json']));
+  const status = jsonOf<{ state: string; steps: StepJson[] }>(
+    await cli(demo, ['skill-workflow', 'status', runId, '--json']),
+  );
   assert.equal(status.state, 'cancelled');
   assert.equal(status.steps.find((s) => s.id === 'check')?.execution?.outcome, 'cancelled');
   assert.deepEqual(await containersOf(attemptId), []);
@@ -261,7 +316,10 @@ test('cancel without the runtime flags cannot stop a live command: refused, and 
   assert.equal(jsonOf<{ error: { code: string } }>(bare).error.code, 'WORKFLOW_JOURNAL_ACTIVE');
   const status = jsonOf<{ state: string }>(await cli(demo, ['skill-workflow', 'status', runId, '--json']));
   assert.equal(status.state, 'running');
-  assert.ok((await containersOf(attemptId)).some((c) => c.State === 'running'), 'the command still runs');
+  assert.ok(
+    (await containersOf(attemptId)).some((c) => c.State === 'running'),
+    'the command still runs',
+  );
 
   controller.kill('SIGTERM');
   assert.equal(await controller.done, 1);

@@ -13,23 +13,25 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { AgentscmError } from '../../src/contracts/errors.js';
-import { cliEntryArgv, REPO_ROOT, TSX_LOADER, runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+import { cliEntryArgv, REPO_ROOT, runCli, TSX_LOADER, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { checkSeeds, failed, reportLines, runCampaign, runsFromEnv, seedFromEnv } from './fuzz/campaign.js';
-import type { FuzzCase } from './fuzz/mutations.js';
-import { buildCase, MUTATION_KINDS } from './fuzz/mutations.js';
+import { buildCase, MUTATION_KINDS, type FuzzCase } from './fuzz/mutations.js';
 import { effectiveExpectation } from './fuzz/oracle.js';
-import type { WireType } from './fuzz/wire-types.js';
-import { uncoveredDecoders, wireTypes } from './fuzz/wire-types.js';
+import { uncoveredDecoders, wireTypes, type WireType } from './fuzz/wire-types.js';
 
 const RUNS = runsFromEnv(1000);
 const SEED = seedFromEnv();
 const TYPES = wireTypes();
 
 test('the campaign covers every registered wire type, and every seed document decodes', () => {
-  assert.deepEqual(uncoveredDecoders(), [], 'add an entry with valid seed documents for each to test/hostile/fuzz/wire-types.ts');
+  assert.deepEqual(
+    uncoveredDecoders(),
+    [],
+    'add an entry with valid seed documents for each to test/hostile/fuzz/wire-types.ts',
+  );
   assert.ok(TYPES.length >= 20, `only ${TYPES.length} wire types`);
   for (const type of TYPES) {
     assert.ok(type.seeds.length > 0, `${type.id} has no seed`);
@@ -40,9 +42,22 @@ test('the campaign covers every registered wire type, and every seed document de
 for (const type of TYPES) {
   test(`${type.id}: ${RUNS} malformed inputs, no crash, hang, wrong code or wrongly accepted input (seed ${SEED})`, () => {
     const report = runCampaign(type, RUNS, SEED);
-    assert.ok(!failed(report), `${reportLines(report).join('\n')}\nreplay the whole type with FUZZ_SEED=${SEED} FUZZ_TYPE=${type.id} npm run fuzz`);
+    assert.ok(
+      !failed(report),
+      `${reportLines(report).join('\n')}\nreplay the whole type with FUZZ_SEED=${SEED} FUZZ_TYPE=${type.id} npm run fuzz`,
+    );
     // Every mutation kind was drawn: a generator that never finds a place would test nothing.
-    if (RUNS >= 1000) for (const kind of ['unknown-field', 'missing-field', 'wrong-type', 'duplicate-key', 'bad-number', 'random-bytes', 'random-json']) assert.ok((report.kinds[kind] ?? 0) > 0, `${type.id}: no ${kind} case`);
+    if (RUNS >= 1000)
+      for (const kind of [
+        'unknown-field',
+        'missing-field',
+        'wrong-type',
+        'duplicate-key',
+        'bad-number',
+        'random-bytes',
+        'random-json',
+      ])
+        assert.ok((report.kinds[kind] ?? 0) > 0, `${type.id}: no ${kind} case`);
   });
 }
 
@@ -80,7 +95,9 @@ test('the campaign counts a decoder that crashes, accepts everything, reports on
       try {
         return real.decode(bytes);
       } catch (error) {
-        throw error instanceof AgentscmError && error.code === 'SCHEMA_UNKNOWN_FIELD' ? new AgentscmError('SCHEMA_TYPE', 'unknown field reported as a type error') : error;
+        throw error instanceof AgentscmError && error.code === 'SCHEMA_UNKNOWN_FIELD'
+          ? new AgentscmError('SCHEMA_TYPE', 'unknown field reported as a type error')
+          : error;
       }
     }),
     300,
@@ -109,7 +126,10 @@ test('the campaign counts a decoder that crashes, accepts everything, reports on
 /** Exit status of every code, from the rows of docs/errors.md. */
 function documentedExits(): Map<string, number> {
   const rows = new Map<string, number>();
-  for (const match of readFileSync(join(REPO_ROOT, 'docs', 'errors.md'), 'utf8').matchAll(/^\| `([A-Z0-9_]+)` \| (\d) \|/gm)) rows.set(match[1] as string, Number(match[2]));
+  for (const match of readFileSync(join(REPO_ROOT, 'docs', 'errors.md'), 'utf8').matchAll(
+    /^\| `([A-Z0-9_]+)` \| (\d) \|/gm,
+  ))
+    rows.set(match[1] as string, Number(match[2]));
   return rows;
 }
 
@@ -127,7 +147,8 @@ function snapshot(dir: string): Record<string, string> {
       const stat = statSync(full);
       if (name.endsWith('.sqlite-shm') || (name.endsWith('.sqlite-wal') && stat.size === 0)) continue;
       if (stat.isDirectory()) visit(full);
-      else out[full.slice(dir.length)] = `${stat.size} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
+      else
+        out[full.slice(dir.length)] = `${stat.size} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
     }
   };
   visit(dir);
@@ -146,13 +167,48 @@ interface Reader {
 }
 
 const READERS: readonly Reader[] = [
-  { name: 'skill-workflow plan', type: 'skill-workflow-definition', args: ['skill-workflow', 'plan', 'FILE'], stdin: false },
-  { name: 'skill-workflow run', type: 'skill-workflow-definition', args: ['skill-workflow', 'run', 'run-1', 'FILE'], stdin: false },
-  { name: 'requirement install', type: 'skill-workflow-definition', args: ['requirement', 'install', '--target', 'main', 'FILE'], stdin: false },
-  { name: 'agent-task call --input', type: 'agent-task.claim-request', args: ['agent-task', 'call', 'claim', '--token-file', 'TOKENFILE', '--input', 'FILE'], stdin: true },
-  { name: 'agent-task observation-digest', type: 'agent-task.task-result-assertion', args: ['agent-task', 'observation-digest', 'FILE'], stdin: true },
-  { name: 'agent-task sign-observation', type: 'agent-task.task-result-assertion', args: ['agent-task', 'sign-observation', 'FILE', '--key', 'KEYFILE'], stdin: true },
-  { name: 'agent-task verify-observation', type: 'agent-task.task-result-assertion', args: ['agent-task', 'verify-observation', 'FILE', '--public-key', PUBLIC_KEY], stdin: true },
+  {
+    name: 'skill-workflow plan',
+    type: 'skill-workflow-definition',
+    args: ['skill-workflow', 'plan', 'FILE'],
+    stdin: false,
+  },
+  {
+    name: 'skill-workflow run',
+    type: 'skill-workflow-definition',
+    args: ['skill-workflow', 'run', 'run-1', 'FILE'],
+    stdin: false,
+  },
+  {
+    name: 'requirement install',
+    type: 'skill-workflow-definition',
+    args: ['requirement', 'install', '--target', 'main', 'FILE'],
+    stdin: false,
+  },
+  {
+    name: 'agent-task call --input',
+    type: 'agent-task.claim-request',
+    args: ['agent-task', 'call', 'claim', '--token-file', 'TOKENFILE', '--input', 'FILE'],
+    stdin: true,
+  },
+  {
+    name: 'agent-task observation-digest',
+    type: 'agent-task.task-result-assertion',
+    args: ['agent-task', 'observation-digest', 'FILE'],
+    stdin: true,
+  },
+  {
+    name: 'agent-task sign-observation',
+    type: 'agent-task.task-result-assertion',
+    args: ['agent-task', 'sign-observation', 'FILE', '--key', 'KEYFILE'],
+    stdin: true,
+  },
+  {
+    name: 'agent-task verify-observation',
+    type: 'agent-task.task-result-assertion',
+    args: ['agent-task', 'verify-observation', 'FILE', '--public-key', PUBLIC_KEY],
+    stdin: true,
+  },
 ];
 
 /** What one hostile input must give (docs/cli.md "File arguments and stdin", docs/strict-json.md). */
@@ -181,7 +237,11 @@ const BATCH = join(REPO_ROOT, 'test', 'hostile', 'fuzz', 'cli-batch.ts');
  */
 function runNode(argv: readonly string[], timeoutMs: number, input?: Uint8Array): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'], timeout: timeoutMs });
+    const child = spawn(process.execPath, argv, {
+      cwd: REPO_ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: timeoutMs,
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -192,7 +252,13 @@ function runNode(argv: readonly string[], timeoutMs: number, input?: Uint8Array)
     child.on('error', reject);
     child.on('close', (code, signal) => {
       const stdoutBytes = Buffer.concat(out);
-      resolve({ code, signal, stdout: stdoutBytes.toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), stdoutBytes });
+      resolve({
+        code,
+        signal,
+        stdout: stdoutBytes.toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        stdoutBytes,
+      });
     });
     child.stdin.end(input === undefined ? '' : Buffer.from(input));
   });
@@ -215,17 +281,37 @@ async function runBatched(argvs: readonly string[][], dir: string): Promise<Map<
     let started = -1;
     for (const line of readFileSync(resultsFile, 'utf8').split('\n')) {
       if (line === '') continue;
-      const row = JSON.parse(line) as { index: number; started?: true; exit?: number; stderr?: string; stdout?: string };
+      const row = JSON.parse(line) as {
+        index: number;
+        started?: true;
+        exit?: number;
+        stderr?: string;
+        stdout?: string;
+      };
       if (row.started === true) started = row.index;
-      else results.set(from + row.index, { code: row.exit ?? null, signal: null, stdout: row.stdout ?? '', stderr: row.stderr ?? '', stdoutBytes: Buffer.from(row.stdout ?? '') });
+      else
+        results.set(from + row.index, {
+          code: row.exit ?? null,
+          signal: null,
+          stdout: row.stdout ?? '',
+          stderr: row.stderr ?? '',
+          stdoutBytes: Buffer.from(row.stdout ?? ''),
+        });
     }
     if (started < 0) throw new Error(`the batch did not start: exit ${String(batch.code)}\n${batch.stderr}`);
     const stuck = from + started;
     if (results.has(stuck)) {
-      if (started !== argvs.length - from - 1) throw new Error(`the batch stopped after invocation ${stuck}: exit ${String(batch.code)}\n${batch.stderr}`);
+      if (started !== argvs.length - from - 1)
+        throw new Error(`the batch stopped after invocation ${stuck}: exit ${String(batch.code)}\n${batch.stderr}`);
       break;
     }
-    results.set(stuck, { code: null, signal: 'SIGTERM', stdout: '', stderr: batch.stderr, stdoutBytes: Buffer.alloc(0) });
+    results.set(stuck, {
+      code: null,
+      signal: 'SIGTERM',
+      stdout: '',
+      stderr: batch.stderr,
+      stdoutBytes: Buffer.alloc(0),
+    });
     from = stuck + 1;
   }
   return results;
@@ -248,7 +334,9 @@ function assertRefused(result: CliResult, hostile: Hostile, reader: Reader, exit
 /** A few generated malformed documents of a type, each with the code the oracle predicts. */
 function generatedCases(type: WireType, count: number, seed: number): FuzzCase[] {
   const out: FuzzCase[] = [];
-  const kinds = MUTATION_KINDS.filter((k) => !['whitespace', 'reordered', 'escaped', 'bound-at', 'oversize'].includes(k));
+  const kinds = MUTATION_KINDS.filter(
+    (k) => !['whitespace', 'reordered', 'escaped', 'bound-at', 'oversize'].includes(k),
+  );
   for (let i = 0; out.length < count && i < 1000; i++) {
     const kind = kinds[(seed + i) % kinds.length] as (typeof kinds)[number];
     const c = buildCase(type, { kind, seed: seed + i, pick: seed * 7 + i * 13, variant: seed + i * 5 });
@@ -257,88 +345,122 @@ function generatedCases(type: WireType, count: number, seed: number): FuzzCase[]
   return out;
 }
 
-test('the file-reading commands refuse hostile files and stdin with a documented code and change nothing', { timeout: 15 * 60_000 }, async (t) => {
-  const exits = documentedExits();
-  const root = tempDir(t);
-  const dataDir = join(root, 'data');
-  const workspace = join(root, 'ws');
-  mkdirSync(workspace);
-  writeFileSync(join(workspace, 'README.md'), '# demo\n');
-  const init = await runCli(['--data-dir', dataDir, 'init-repo', workspace, '--name', 'demo', '--json']);
-  assert.equal(init.code, 0, init.stderr);
-  // agent-task call runs as the actor of a live grant: a real one, so that the input is what is refused.
-  const tokenFile = join(root, 'alice.token');
-  const grant = await runCli(['--data-dir', dataDir, 'grant', 'create', '--actor', 'alice/claude-1', '--token-file', tokenFile, '--json']);
-  assert.equal(grant.code, 0, grant.stderr);
-  const before = snapshot(dataDir);
+test(
+  'the file-reading commands refuse hostile files and stdin with a documented code and change nothing',
+  { timeout: 15 * 60_000 },
+  async (t) => {
+    const exits = documentedExits();
+    const root = tempDir(t);
+    const dataDir = join(root, 'data');
+    const workspace = join(root, 'ws');
+    mkdirSync(workspace);
+    writeFileSync(join(workspace, 'README.md'), '# demo\n');
+    const init = await runCli(['--data-dir', dataDir, 'init-repo', workspace, '--name', 'demo', '--json']);
+    assert.equal(init.code, 0, init.stderr);
+    // agent-task call runs as the actor of a live grant: a real one, so that the input is what is refused.
+    const tokenFile = join(root, 'alice.token');
+    const grant = await runCli([
+      '--data-dir',
+      dataDir,
+      'grant',
+      'create',
+      '--actor',
+      'alice/claude-1',
+      '--token-file',
+      tokenFile,
+      '--json',
+    ]);
+    assert.equal(grant.code, 0, grant.stderr);
+    const before = snapshot(dataDir);
 
-  const files = join(root, 'files');
-  mkdirSync(files);
-  const write = (name: string, content: string | Uint8Array): string => {
-    const path = join(files, name);
-    writeFileSync(path, content);
-    return path;
-  };
-  const duplicate = write('duplicate.json', '{"version":1,"a":1,"a":2}');
-  const fifo = join(files, 'fifo');
-  execFileSync('mkfifo', [fifo]);
-  const linkToDuplicate = join(files, 'link.json');
-  symlinkSync(duplicate, linkToDuplicate);
-  const dangling = join(files, 'dangling.json');
-  symlinkSync(join(files, 'absent.json'), dangling);
-  const loop = join(files, 'loop.json');
-  symlinkSync(loop, loop);
-  const linkToDir = join(files, 'dir-link');
-  symlinkSync(files, linkToDir);
-  const keyFile = write('key.json', '{"version":1}');
+    const files = join(root, 'files');
+    mkdirSync(files);
+    const write = (name: string, content: string | Uint8Array): string => {
+      const path = join(files, name);
+      writeFileSync(path, content);
+      return path;
+    };
+    const duplicate = write('duplicate.json', '{"version":1,"a":1,"a":2}');
+    const fifo = join(files, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const linkToDuplicate = join(files, 'link.json');
+    symlinkSync(duplicate, linkToDuplicate);
+    const dangling = join(files, 'dangling.json');
+    symlinkSync(join(files, 'absent.json'), dangling);
+    const loop = join(files, 'loop.json');
+    symlinkSync(loop, loop);
+    const linkToDir = join(files, 'dir-link');
+    symlinkSync(files, linkToDir);
+    const keyFile = write('key.json', '{"version":1}');
 
-  const environment: Hostile[] = [
-    { what: 'an empty file', path: write('empty.json', ''), code: 'JSON_SYNTAX' },
-    { what: 'a file of 17 MiB', path: write('big.json', Buffer.alloc(17 * 1024 * 1024, 0x20)), code: 'INPUT_TOO_LARGE' },
-    { what: 'a directory', path: files, code: 'INPUT_NOT_REGULAR_FILE' },
-    { what: 'a symlink to a directory', path: linkToDir, code: 'INPUT_NOT_REGULAR_FILE' },
-    { what: 'a FIFO with no writer', path: fifo, code: 'INPUT_NOT_REGULAR_FILE' },
-    { what: '/dev/zero', path: '/dev/zero', code: 'INPUT_NOT_REGULAR_FILE' },
-    // A /proc file reports size 0 and is read to its end: its text is not JSON.
-    { what: '/proc/self/status', path: '/proc/self/status', code: 'JSON_SYNTAX' },
-    { what: '/proc/self/mem (EIO on read)', path: '/proc/self/mem', code: 'IO_ERROR' },
-    { what: 'a symlink to a file with a duplicate key', path: linkToDuplicate, code: 'JSON_DUPLICATE_KEY' },
-    { what: 'a dangling symlink', path: dangling, code: 'IO_ERROR' },
-    { what: 'a symlink loop', path: loop, code: 'IO_ERROR' },
-    { what: 'a file that does not exist', path: join(files, 'absent.json'), code: 'IO_ERROR' },
-  ];
+    const environment: Hostile[] = [
+      { what: 'an empty file', path: write('empty.json', ''), code: 'JSON_SYNTAX' },
+      {
+        what: 'a file of 17 MiB',
+        path: write('big.json', Buffer.alloc(17 * 1024 * 1024, 0x20)),
+        code: 'INPUT_TOO_LARGE',
+      },
+      { what: 'a directory', path: files, code: 'INPUT_NOT_REGULAR_FILE' },
+      { what: 'a symlink to a directory', path: linkToDir, code: 'INPUT_NOT_REGULAR_FILE' },
+      { what: 'a FIFO with no writer', path: fifo, code: 'INPUT_NOT_REGULAR_FILE' },
+      { what: '/dev/zero', path: '/dev/zero', code: 'INPUT_NOT_REGULAR_FILE' },
+      // A /proc file reports size 0 and is read to its end: its text is not JSON.
+      { what: '/proc/self/status', path: '/proc/self/status', code: 'JSON_SYNTAX' },
+      { what: '/proc/self/mem (EIO on read)', path: '/proc/self/mem', code: 'IO_ERROR' },
+      { what: 'a symlink to a file with a duplicate key', path: linkToDuplicate, code: 'JSON_DUPLICATE_KEY' },
+      { what: 'a dangling symlink', path: dangling, code: 'IO_ERROR' },
+      { what: 'a symlink loop', path: loop, code: 'IO_ERROR' },
+      { what: 'a file that does not exist', path: join(files, 'absent.json'), code: 'IO_ERROR' },
+    ];
 
-  const jobs: Job[] = [];
-  for (const [index, reader] of READERS.entries()) {
-    const type = TYPES.find((x) => x.id === reader.type);
-    assert.ok(type !== undefined, reader.type);
-    for (const hostile of environment) jobs.push({ reader, hostile, spawn: false });
-    for (const [n, c] of generatedCases(type, 4, SEED + index).entries()) {
-      const expect = effectiveExpectation(type, c);
-      assert.ok(expect.outcome === 'refuse');
-      const path = write(`generated-${index}-${n}.json`, c.bytes);
-      // The first generated file of each command also goes through a process of its own (bin/dev.js).
-      jobs.push({ reader, hostile: { what: `[${c.kind}] ${c.what}`, path, code: expect.code }, spawn: n === 0 });
-      if (reader.stdin && n === 0) jobs.push({ reader, hostile: { what: `stdin: [${c.kind}] ${c.what}`, path: '-', code: expect.code, stdinBytes: c.bytes }, spawn: true });
+    const jobs: Job[] = [];
+    for (const [index, reader] of READERS.entries()) {
+      const type = TYPES.find((x) => x.id === reader.type);
+      assert.ok(type !== undefined, reader.type);
+      for (const hostile of environment) jobs.push({ reader, hostile, spawn: false });
+      for (const [n, c] of generatedCases(type, 4, SEED + index).entries()) {
+        const expect = effectiveExpectation(type, c);
+        assert.ok(expect.outcome === 'refuse');
+        const path = write(`generated-${index}-${n}.json`, c.bytes);
+        // The first generated file of each command also goes through a process of its own (bin/dev.js).
+        jobs.push({ reader, hostile: { what: `[${c.kind}] ${c.what}`, path, code: expect.code }, spawn: n === 0 });
+        if (reader.stdin && n === 0)
+          jobs.push({
+            reader,
+            hostile: { what: `stdin: [${c.kind}] ${c.what}`, path: '-', code: expect.code, stdinBytes: c.bytes },
+            spawn: true,
+          });
+      }
     }
-  }
-  const argsOf = ({ reader, hostile }: Job): string[] => ['--data-dir', dataDir, ...reader.args.map((a) => (a === 'FILE' ? hostile.path : a === 'KEYFILE' ? keyFile : a === 'TOKENFILE' ? tokenFile : a))];
+    const argsOf = ({ reader, hostile }: Job): string[] => [
+      '--data-dir',
+      dataDir,
+      ...reader.args.map((a) =>
+        a === 'FILE' ? hostile.path : a === 'KEYFILE' ? keyFile : a === 'TOKENFILE' ? tokenFile : a,
+      ),
+    ];
 
-  const failures: string[] = [];
-  const check = (job: Job, result: CliResult): void => {
-    try {
-      assertRefused(result, job.hostile, job.reader, exits);
-    } catch (error) {
-      failures.push((error as Error).message);
+    const failures: string[] = [];
+    const check = (job: Job, result: CliResult): void => {
+      try {
+        assertRefused(result, job.hostile, job.reader, exits);
+      } catch (error) {
+        failures.push((error as Error).message);
+      }
+    };
+    // Most cases run in one process through the CLI entry (test/hostile/fuzz/cli-batch.ts).
+    const batched = jobs.filter((j) => !j.spawn);
+    for (const [job, result] of await runBatched(batched.map(argsOf), join(root, 'batch')))
+      check(batched[job] as Job, result);
+    for (const job of jobs.filter((j) => j.spawn)) {
+      check(job, await runNode([...cliEntryArgv(), ...argsOf(job)], CLI_TIMEOUT_MS, job.hostile.stdinBytes));
     }
-  };
-  // Most cases run in one process through the CLI entry (test/hostile/fuzz/cli-batch.ts).
-  const batched = jobs.filter((j) => !j.spawn);
-  for (const [job, result] of await runBatched(batched.map(argsOf), join(root, 'batch'))) check(batched[job] as Job, result);
-  for (const job of jobs.filter((j) => j.spawn)) {
-    check(job, await runNode([...cliEntryArgv(), ...argsOf(job)], CLI_TIMEOUT_MS, job.hostile.stdinBytes));
-  }
-  assert.ok(existsSync(dataDir));
-  assert.deepEqual(snapshot(dataDir), before, 'the data directory changed');
-  assert.deepEqual(failures, [], `${failures.length} of ${jobs.length} hostile inputs were not refused as documented:\n${failures.join('\n\n')}`);
-});
+    assert.ok(existsSync(dataDir));
+    assert.deepEqual(snapshot(dataDir), before, 'the data directory changed');
+    assert.deepEqual(
+      failures,
+      [],
+      `${failures.length} of ${jobs.length} hostile inputs were not refused as documented:\n${failures.join('\n\n')}`,
+    );
+  },
+);

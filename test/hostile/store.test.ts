@@ -12,14 +12,20 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, write
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
+
 import { toAgentscmError } from '../../src/commands/_base.js';
-import { hasBlob, putChunkedBlob, BLOB_CHUNK_BYTES } from '../../src/native/blobs.js';
-import { createAuthority, openAuthority, writeTransaction } from '../../src/native/store.js';
 import { createSha256 } from '../../src/crypto/sha256.js';
-import { assertError, cliJson, fixture, initProject, integrityOk } from '../commands/foundation-fixtures.js';
-import type { Fixture } from '../commands/foundation-fixtures.js';
-import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+import { BLOB_CHUNK_BYTES, hasBlob, putChunkedBlob } from '../../src/native/blobs.js';
+import { createAuthority, openAuthority, writeTransaction } from '../../src/native/store.js';
+import {
+  assertError,
+  cliJson,
+  fixture,
+  initProject,
+  integrityOk,
+  type Fixture,
+} from '../commands/foundation-fixtures.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -67,7 +73,9 @@ async function damagedStore(t: test.TestContext): Promise<{ f: Fixture; other: s
 test('an authority truncated to zero bytes is STORE_CORRUPT for every command and is never re-initialized', async (t) => {
   const { f, other, db } = await damagedStore(t);
   writeFileSync(db, '');
-  await expectDamaged(f, other, () => assert.equal(statSync(db).size, 0, 'still empty: no fresh schema was written into it'));
+  await expectDamaged(f, other, () =>
+    assert.equal(statSync(db).size, 0, 'still empty: no fresh schema was written into it'),
+  );
 });
 
 test('an authority whose header is not SQLite is STORE_CORRUPT (not USAGE) and left as it is', async (t) => {
@@ -103,9 +111,18 @@ test('a lock file without its authority is STORE_CORRUPT: the store is not creat
 test('the library refuses a damaged store too: createAuthority never re-initializes an initialized store', async (t) => {
   const { f, db } = await damagedStore(t);
   writeFileSync(db, '');
-  assert.equal(codeOf(() => createAuthority(f.dataDir).close()), 'STORE_CORRUPT');
-  assert.equal(codeOf(() => openAuthority(f.dataDir, { mode: 'write' }).close()), 'STORE_CORRUPT');
-  assert.equal(codeOf(() => openAuthority(f.dataDir, { mode: 'read' }).close()), 'STORE_CORRUPT');
+  assert.equal(
+    codeOf(() => createAuthority(f.dataDir).close()),
+    'STORE_CORRUPT',
+  );
+  assert.equal(
+    codeOf(() => openAuthority(f.dataDir, { mode: 'write' }).close()),
+    'STORE_CORRUPT',
+  );
+  assert.equal(
+    codeOf(() => openAuthority(f.dataDir, { mode: 'read' }).close()),
+    'STORE_CORRUPT',
+  );
   assert.equal(statSync(db).size, 0);
 });
 
@@ -126,7 +143,11 @@ test('a damaged workspace database and a damaged workflow journal are STORE_CORR
   const journal = join(f.dataDir, 'skill-workflows', 'state.sqlite');
   mkdirSync(join(f.dataDir, 'skill-workflows'), { recursive: true });
   writeFileSync(journal, garbage);
-  assertError(await runCli(['--data-dir', f.dataDir, 'skill-workflow', 'status', 'run-1', '--json']), 'STORE_CORRUPT', 4);
+  assertError(
+    await runCli(['--data-dir', f.dataDir, 'skill-workflow', 'status', 'run-1', '--json']),
+    'STORE_CORRUPT',
+    4,
+  );
   assert.deepEqual(readFileSync(journal), garbage);
 });
 
@@ -150,8 +171,15 @@ test('a SQLite error that reaches the CLI error handler gets its documented code
 function runAsOtherUser(args: readonly string[], cwd: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string> = {};
-    for (const [key, value] of Object.entries(process.env)) if (value !== undefined && key !== 'AGENTSCM_DATA_DIR') env[key] = value;
-    const child = spawn(process.execPath, [...cliEntryArgv(), ...args], { cwd, env: { ...env, HOME: cwd }, uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const [key, value] of Object.entries(process.env))
+      if (value !== undefined && key !== 'AGENTSCM_DATA_DIR') env[key] = value;
+    const child = spawn(process.execPath, [...cliEntryArgv(), ...args], {
+      cwd,
+      env: { ...env, HOME: cwd },
+      uid: 65534,
+      gid: 65534,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -159,7 +187,13 @@ function runAsOtherUser(args: readonly string[], cwd: string): Promise<CliResult
     child.on('error', reject);
     child.on('close', (code, signal) => {
       const stdoutBytes = Buffer.concat(out);
-      resolve({ code, signal, stdout: stdoutBytes.toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), stdoutBytes });
+      resolve({
+        code,
+        signal,
+        stdout: stdoutBytes.toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        stdoutBytes,
+      });
     });
   });
 }
@@ -199,7 +233,9 @@ test('storing a large blob that another connection stored since it was looked up
   const size = BigInt(content.byteLength);
   assert.equal(hasBlob(first, digest), false, 'the first writer looks it up and finds nothing');
   assert.equal(
-    writeTransaction(second, () => putChunkedBlob(second, digest, size, [content.subarray(0, BLOB_CHUNK_BYTES), content.subarray(BLOB_CHUNK_BYTES)])),
+    writeTransaction(second, () =>
+      putChunkedBlob(second, digest, size, [content.subarray(0, BLOB_CHUNK_BYTES), content.subarray(BLOB_CHUNK_BYTES)]),
+    ),
     true,
   );
   let consumed = false;
@@ -207,14 +243,26 @@ test('storing a large blob that another connection stored since it was looked up
     consumed = true;
     yield content;
   })();
-  assert.equal(writeTransaction(first, () => putChunkedBlob(first, digest, size, source)), false, 'already stored: not new');
+  assert.equal(
+    writeTransaction(first, () => putChunkedBlob(first, digest, size, source)),
+    false,
+    'already stored: not new',
+  );
   assert.equal(consumed, false, 'the source is not read for a blob that is stored');
   assert.equal(hasBlob(first, digest), true);
 });
 
 /** Start the CLI paused at `point`; `resume` lets it run on once it is there. */
-function startPaused(point: string, args: readonly string[], resumeFile: string): { paused: Promise<void>; done: Promise<CliResult> } {
-  const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_TEST_PAUSE_AT: point, AGENTSCM_TEST_PAUSE_RESUME_FILE: resumeFile };
+function startPaused(
+  point: string,
+  args: readonly string[],
+  resumeFile: string,
+): { paused: Promise<void>; done: Promise<CliResult> } {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    AGENTSCM_TEST_PAUSE_AT: point,
+    AGENTSCM_TEST_PAUSE_RESUME_FILE: resumeFile,
+  };
   delete env.AGENTSCM_DATA_DIR;
   const child = spawn(process.execPath, [...cliEntryArgv(), ...args], {
     cwd: REPO_ROOT,
@@ -237,7 +285,10 @@ function startPaused(point: string, args: readonly string[], resumeFile: string)
       resolve({ code, signal, stdout: stdoutBytes.toString('utf8'), stderr, stdoutBytes });
     });
   });
-  return { paused: Promise.race([paused, done.then((r) => Promise.reject(new Error(`ended before ${point}: ${r.stderr}`)))]), done };
+  return {
+    paused: Promise.race([paused, done.then((r) => Promise.reject(new Error(`ended before ${point}: ${r.stderr}`)))]),
+    done,
+  };
 }
 
 test('two workspaces of one store checkpointing the same 30 large files at once both succeed (no UNIQUE failure on blobs)', async (t) => {
@@ -248,7 +299,7 @@ test('two workspaces of one store checkpointing the same 30 large files at once 
   writeFileSync(join(second, 'README.md'), 'second\n');
   await cliJson(f, ['init-repo', second, '--name', 'two']);
   const content = Buffer.alloc(2 * 1024 * 1024);
-  for (let i = 0; i < content.length; i += 4) content.writeUInt32LE(i * 2654435761 >>> 0, i);
+  for (let i = 0; i < content.length; i += 4) content.writeUInt32LE((i * 2654435761) >>> 0, i);
   for (const root of [f.workspace, second]) {
     mkdirSync(join(root, 'large'));
     for (let i = 0; i < 30; i++) writeFileSync(join(root, 'large', `copy-${i}.bin`), content);
@@ -257,7 +308,11 @@ test('two workspaces of one store checkpointing the same 30 large files at once 
   // blobs before either stores them.
   const resume = join(f.root, 'resume');
   const runs = [f.workspace, second].map((root) =>
-    startPaused('checkpoint:after-scan', ['--data-dir', f.dataDir, 'checkpoint', '--change', 'big', '--workspace', root, '--json'], resume),
+    startPaused(
+      'checkpoint:after-scan',
+      ['--data-dir', f.dataDir, 'checkpoint', '--change', 'big', '--workspace', root, '--json'],
+      resume,
+    ),
   );
   await Promise.all(runs.map((r) => r.paused));
   writeFileSync(resume, '');
@@ -270,11 +325,21 @@ test('two workspaces of one store checkpointing the same 30 large files at once 
   const db = new Database(authorityPath(f.dataDir), { readonly: true });
   t.after(() => db.close());
   const digest = createSha256().update(content).digest('hex');
-  const row = db.prepare('SELECT chunk_count FROM blobs WHERE digest = ?').get(digest) as { chunk_count: number } | undefined;
+  const row = db.prepare('SELECT chunk_count FROM blobs WHERE digest = ?').get(digest) as
+    { chunk_count: number } | undefined;
   assert.equal(row?.chunk_count, 2, 'stored once, complete');
   for (const result of results) {
     const revision = jsonOf<{ revision: string; repository: string }>(result);
-    const cat = await runCli(['--data-dir', f.dataDir, 'revision', 'cat', revision.revision, 'large/copy-29.bin', '--repository', revision.repository]);
+    const cat = await runCli([
+      '--data-dir',
+      f.dataDir,
+      'revision',
+      'cat',
+      revision.revision,
+      'large/copy-29.bin',
+      '--repository',
+      revision.repository,
+    ]);
     assert.equal(cat.code, 0, cat.stderr);
     assert.ok(cat.stdoutBytes.equals(content));
   }

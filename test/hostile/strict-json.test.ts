@@ -8,18 +8,21 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { AgentscmError } from '../../src/contracts/errors.js';
-import { escapePointerToken, parseStrictJson } from '../../src/contracts/strict-json.js';
-import { isJsonObject } from '../../src/contracts/json-value.js';
-import type { JsonValue } from '../../src/contracts/json-value.js';
+import { isJsonObject, type JsonValue } from '../../src/contracts/json-value.js';
 import { signObservation } from '../../src/contracts/observation.js';
+import { escapePointerToken, parseStrictJson } from '../../src/contracts/strict-json.js';
 import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
 import { validateWorkflowDefinition, WORKFLOW_LIMITS } from '../../src/contracts/workflow-definition.js';
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** Every document with one object member removed, with the pointer of that member. */
-function* withOneMemberRemoved(value: JsonValue, pointer = ''): Generator<{ pointer: string; document: (root: JsonValue) => JsonValue }> {
+function* withOneMemberRemoved(
+  value: JsonValue,
+  pointer = '',
+): Generator<{ pointer: string; document: (root: JsonValue) => JsonValue }> {
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
       for (const inner of withOneMemberRemoved(item, `${pointer}/${i}`)) yield inner;
@@ -35,10 +38,14 @@ function* withOneMemberRemoved(value: JsonValue, pointer = ''): Generator<{ poin
 
 function removeAt(root: JsonValue, pointer: string): JsonValue {
   const copy = structuredClone(root);
-  const tokens = pointer.split('/').slice(1).map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const tokens = pointer
+    .split('/')
+    .slice(1)
+    .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
   const last = tokens.pop() as string;
   let node: JsonValue = copy;
-  for (const token of tokens) node = (Array.isArray(node) ? node[Number(token)] : (node as Record<string, JsonValue>)[token]) as JsonValue;
+  for (const token of tokens)
+    node = (Array.isArray(node) ? node[Number(token)] : (node as Record<string, JsonValue>)[token]) as JsonValue;
   delete (node as Record<string, JsonValue>)[last];
   return copy;
 }
@@ -65,11 +72,14 @@ function checkEveryRemoval(name: string, valid: JsonValue, validate: (value: Jso
   return refused;
 }
 
-const readJson = (...path: string[]): JsonValue => parseStrictJson(readFileSync(join(REPO_ROOT, ...path)), { maxBytes: 1 << 20 });
+const readJson = (...path: string[]): JsonValue =>
+  parseStrictJson(readFileSync(join(REPO_ROOT, ...path)), { maxBytes: 1 << 20 });
 
 test('every required member of a workflow definition, when absent, is SCHEMA_MISSING_FIELD at its pointer (the action of a step included)', () => {
   for (const file of ['verify-native-workflow.json', 'verify-with-omission.json']) {
-    const refused = checkEveryRemoval(file, readJson('examples', 'workflows', file), (v) => validateWorkflowDefinition(v));
+    const refused = checkEveryRemoval(file, readJson('examples', 'workflows', file), (v) =>
+      validateWorkflowDefinition(v),
+    );
     assert.ok(refused > 10, `${file}: only ${refused} required members`);
   }
 });
@@ -81,7 +91,10 @@ test('every required member of a result assertion, signed or not, when absent, i
   // Signed, executor_provenance is the object branch of "null or object".
   const signed = signObservation(unsigned, Buffer.from(golden.test_private_key_seed_hex as string, 'hex'));
   assert.ok(signed.executor_provenance !== null);
-  for (const [name, assertion] of [['unsigned', unsigned], ['signed', signed]] as const) {
+  for (const [name, assertion] of [
+    ['unsigned', unsigned],
+    ['signed', signed],
+  ] as const) {
     assert.ok(checkEveryRemoval(name, assertionToJson(assertion), (v) => taskResultAssertionDecoder.validate(v)) > 10);
   }
 });

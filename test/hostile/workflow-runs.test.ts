@@ -6,20 +6,25 @@
  * hardening issue gives (items 7, 16, 17 and 18).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { before, test } from 'node:test';
-import type { TestContext } from 'node:test';
+import { before, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
+
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
-import { containersOf, createEventsOf, DOCKER_SOCKET, IMAGE, recipeBytes, requireEngine } from '../collector/fixture.js';
-import type { RecipeFields } from '../collector/fixture.js';
-import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+import {
+  containersOf,
+  createEventsOf,
+  DOCKER_SOCKET,
+  IMAGE,
+  recipeBytes,
+  requireEngine,
+  type RecipeFields,
+} from '../collector/fixture.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { bumpPolicy } from '../workflows/fixture.js';
 
@@ -41,7 +46,11 @@ interface Demo {
   readonly repository: string;
 }
 
-function cli(demo: Pick<Demo, 'dataDir'>, args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+function cli(
+  demo: Pick<Demo, 'dataDir'>,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<CliResult> {
   return runCli(['--data-dir', demo.dataDir, ...args], { env });
 }
 
@@ -55,25 +64,50 @@ async function makeDemo(t: TestContext, fields: RecipeFields, options: { source?
   const dataDir = join(root, 'data');
   mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
   writeFileSync(join(ws, 'hello.txt'), 'hello from the revision\n');
-  writeFileSync(join(ws, 'skills', 'check', 'SKILL.md'), '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n');
+  writeFileSync(
+    join(ws, 'skills', 'check', 'SKILL.md'),
+    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
+  );
   writeFileSync(join(ws, 'skills', 'check', 'runner.json'), recipeBytes(fields));
   const init = await cli({ dataDir }, ['init-repo', ws, '--name', 'demo', '--json']);
   assert.equal(init.code, 0, init.stderr);
   const checkpoint = await cli({ dataDir }, ['checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
   assert.equal(checkpoint.code, 0, checkpoint.stderr);
   const cp = jsonOf<{ repository: string; revision: string; version: number }>(checkpoint);
-  const context = await cli({ dataDir }, ['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json']);
+  const context = await cli({ dataDir }, [
+    'context',
+    'create',
+    '--change',
+    'c1',
+    '--runner',
+    'skills/check/runner.json',
+    '--json',
+  ]);
   assert.equal(context.code, 0, context.stderr);
   const contextDigest = jsonOf<{ context_digest: string }>(context).context_digest;
   const steps: unknown[] = [];
   if (options.source === true) {
-    steps.push({ id: 'read', needs: [], required: true, action: { kind: 'source_paths', expectations: [{ path: 'hello.txt', sha256: sha256Of('hello from the revision\n') }] } });
+    steps.push({
+      id: 'read',
+      needs: [],
+      required: true,
+      action: {
+        kind: 'source_paths',
+        expectations: [{ path: 'hello.txt', sha256: sha256Of('hello from the revision\n') }],
+      },
+    });
   }
   steps.push({
     id: 'check',
     needs: options.source === true ? ['read'] : [],
     required: true,
-    action: { kind: 'command', runner: 'runner.json', change: { repository: cp.repository, id: 'c1' }, change_version: cp.version, context_digest: contextDigest },
+    action: {
+      kind: 'command',
+      runner: 'runner.json',
+      change: { repository: cp.repository, id: 'c1' },
+      change_version: cp.version,
+      context_digest: contextDigest,
+    },
   });
   const workflow = join(root, 'workflow.json');
   writeFileSync(
@@ -136,7 +170,10 @@ async function engineCall(method: 'POST' | 'DELETE', path: string): Promise<numb
 
 /** Give the test image a second, test-owned name (a local tag: nothing is pulled). */
 async function tagImage(repo: string, tag: string): Promise<void> {
-  assert.equal(await engineCall('POST', `/images/${encodeURIComponent(IMAGE)}/tag?repo=${encodeURIComponent(repo)}&tag=${tag}`), 201);
+  assert.equal(
+    await engineCall('POST', `/images/${encodeURIComponent(IMAGE)}/tag?repo=${encodeURIComponent(repo)}&tag=${tag}`),
+    201,
+  );
 }
 
 async function untagImage(reference: string): Promise<void> {
@@ -158,7 +195,10 @@ function spawnCli(demo: Demo, args: readonly string[], env: Record<string, strin
   const err: Buffer[] = [];
   child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-  return Object.assign(child, { stderrText: () => Buffer.concat(err).toString('utf8'), stdoutText: () => Buffer.concat(out).toString('utf8') });
+  return Object.assign(child, {
+    stderrText: () => Buffer.concat(err).toString('utf8'),
+    stdoutText: () => Buffer.concat(out).toString('utf8'),
+  });
 }
 
 function exited(child: ChildProcess): Promise<number | null> {
@@ -172,7 +212,8 @@ async function waitFor(what: string, child: Spawned, ready: () => boolean | Prom
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (await ready()) return;
-    if (child.exitCode !== null) throw new Error(`the controller exited before ${what} (${child.exitCode}): ${child.stderrText()}`);
+    if (child.exitCode !== null)
+      throw new Error(`the controller exited before ${what} (${child.exitCode}): ${child.stderrText()}`);
     await sleep(50);
   }
   throw new Error(`timed out waiting for ${what}: ${child.stderrText()}`);
@@ -212,11 +253,31 @@ test('a run refused for missing runtime flags creates nothing: no journal, and n
 test('runtime flags on a source-only run never touch the engine: a dead socket does not matter', async (t) => {
   const demo = await makeSourceDemo(t);
   const deadSocket = join(demo.root, 'no-engine.sock');
-  const run = await cli(demo, ['skill-workflow', 'run', 'r-src', demo.workflow, '--docker', DOCKER, '--docker-socket', deadSocket, '--json']);
+  const run = await cli(demo, [
+    'skill-workflow',
+    'run',
+    'r-src',
+    demo.workflow,
+    '--docker',
+    DOCKER,
+    '--docker-socket',
+    deadSocket,
+    '--json',
+  ]);
   assert.equal(run.code, 0, run.stderr);
   assert.equal(jsonOf<Loose>(run).state, 'completed');
   // The pair itself is still validated up front.
-  const bad = await cli(demo, ['skill-workflow', 'run', 'r-src2', demo.workflow, '--docker', join(demo.root, 'no-docker'), '--docker-socket', deadSocket, '--json']);
+  const bad = await cli(demo, [
+    'skill-workflow',
+    'run',
+    'r-src2',
+    demo.workflow,
+    '--docker',
+    join(demo.root, 'no-docker'),
+    '--docker-socket',
+    deadSocket,
+    '--json',
+  ]);
   assert.equal(bad.code, 2, bad.stderr);
   assert.equal(jsonOf<Loose>(bad).error.code, 'RUNTIME_FLAGS_INVALID');
 });
@@ -252,7 +313,16 @@ test('an image that disappears after the run started leaves the command step pen
     await engineCall('DELETE', `/images/${encodeURIComponent(`${repo}:${tag}`)}?noprune=1`);
   });
   const demo = await makeDemo(t, { argv: ['/bin/true'], image: `${repo}:${tag}` }, { source: true });
-  const first = await cli(demo, ['skill-workflow', 'run', 'r-vanish', demo.workflow, ...RUNTIME, '--max-steps', '1', '--json']);
+  const first = await cli(demo, [
+    'skill-workflow',
+    'run',
+    'r-vanish',
+    demo.workflow,
+    ...RUNTIME,
+    '--max-steps',
+    '1',
+    '--json',
+  ]);
   assert.equal(first.code, 0, first.stderr);
   await untagImage(`${repo}:${tag}`);
 
@@ -318,7 +388,9 @@ for (const drift of ['policy', 'change'] as const) {
       AGENTSCM_WORKFLOW_TEST_RELEASE: release,
     });
     t.after(() => child.kill('SIGKILL'));
-    await waitFor('the pause after the source step', child, () => child.stderrText().includes('agentscm-test-pause after-commit read'));
+    await waitFor('the pause after the source step', child, () =>
+      child.stderrText().includes('agentscm-test-pause after-commit read'),
+    );
     if (drift === 'policy') bumpPolicy(demo.dataDir, demo.repository);
     else {
       writeFileSync(join(demo.ws, 'hello.txt'), 'the Change moved on\n');
@@ -343,7 +415,9 @@ test('SIGINT during a command: the report says what the run ended as and does no
   const attemptId = commandAttemptId(demo.repository, 'r-int', 'check', 1n);
   const child = spawnCli(demo, ['skill-workflow', 'run', 'r-int', demo.workflow, ...RUNTIME, '--json']);
   t.after(() => child.kill('SIGKILL'));
-  await waitFor('a running container', child, async () => (await containersOf(attemptId)).some((c) => c.State === 'running'));
+  await waitFor('a running container', child, async () =>
+    (await containersOf(attemptId)).some((c) => c.State === 'running'),
+  );
   child.kill('SIGINT');
   const code = await exited(child);
   assert.equal(code, 1, child.stderrText());

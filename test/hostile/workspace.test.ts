@@ -7,14 +7,30 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import test from 'node:test';
+
 import { dataDirExclusions } from '../../src/workspace/exclusions.js';
-import { assertError, cliJson, fixture, initProject, integrityOk } from '../commands/foundation-fixtures.js';
-import type { Fixture } from '../commands/foundation-fixtures.js';
-import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+import {
+  assertError,
+  cliJson,
+  fixture,
+  initProject,
+  integrityOk,
+  type Fixture,
+} from '../commands/foundation-fixtures.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 
 interface StatusJson {
   ready: boolean;
@@ -32,7 +48,10 @@ function listTree(dir: string): string[] {
 // --- a .agentscm that is not a real directory -------------------------------------------
 
 for (const { name, make } of [
-  { name: 'a link to another directory', make: (f: Fixture, state: string) => symlinkSync(join(f.root, 'elsewhere'), state) },
+  {
+    name: 'a link to another directory',
+    make: (f: Fixture, state: string) => symlinkSync(join(f.root, 'elsewhere'), state),
+  },
   { name: 'a dangling link', make: (f: Fixture, state: string) => symlinkSync(join(f.root, 'nowhere'), state) },
   { name: 'a regular file', make: (_f: Fixture, state: string) => writeFileSync(state, 'not a directory\n') },
 ]) {
@@ -84,13 +103,25 @@ test('a workspace database or lock that is a link inside a real .agentscm is ref
   writeTree(other);
   mkdirSync(join(other, '.agentscm'));
   symlinkSync(join(f.workspace, '.agentscm', 'workspace.sqlite'), join(other, '.agentscm', 'workspace.sqlite'));
-  assertError(await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c1', '--workspace', other, '--json']), 'WORKSPACE_STATE_UNSAFE', 4);
-  assertError(await runCli(['--data-dir', f.dataDir, 'status', '--workspace', other, '--json']), 'WORKSPACE_STATE_UNSAFE', 4);
+  assertError(
+    await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c1', '--workspace', other, '--json']),
+    'WORKSPACE_STATE_UNSAFE',
+    4,
+  );
+  assertError(
+    await runCli(['--data-dir', f.dataDir, 'status', '--workspace', other, '--json']),
+    'WORKSPACE_STATE_UNSAFE',
+    4,
+  );
 
   const lock = join(f.workspace, '.agentscm', 'lock.sqlite');
   rmSync(lock, { force: true });
   symlinkSync(join(f.root, 'lock-target'), lock);
-  assertError(await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c1', '--workspace', f.workspace, '--json']), 'WORKSPACE_STATE_UNSAFE', 4);
+  assertError(
+    await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'c1', '--workspace', f.workspace, '--json']),
+    'WORKSPACE_STATE_UNSAFE',
+    4,
+  );
   assert.equal(existsSync(join(f.root, 'lock-target')), false, 'no lock file was created through the link');
   assert.equal(readlinkSync(lock), join(f.root, 'lock-target'));
 });
@@ -114,12 +145,18 @@ test('a data directory inside the workspace named ..store is excluded from every
     [],
     'the store is not recorded in the revision',
   );
-  const status = jsonOf<StatusJson>(await runCli(['--data-dir', dataDir, 'status', '--workspace', f.workspace, '--json']));
+  const status = jsonOf<StatusJson>(
+    await runCli(['--data-dir', dataDir, 'status', '--workspace', f.workspace, '--json']),
+  );
   assert.equal(status.clean, true, JSON.stringify(status.changes));
   assert.equal(status.ready, true);
-  const again = jsonOf<{ created: boolean }>(await runCli(['--data-dir', dataDir, 'checkpoint', '--change', 'c1', '--workspace', f.workspace, '--json']));
+  const again = jsonOf<{ created: boolean }>(
+    await runCli(['--data-dir', dataDir, 'checkpoint', '--change', 'c1', '--workspace', f.workspace, '--json']),
+  );
   assert.equal(again.created, true);
-  const clean = jsonOf<StatusJson>(await runCli(['--data-dir', dataDir, 'status', '--workspace', f.workspace, '--json']));
+  const clean = jsonOf<StatusJson>(
+    await runCli(['--data-dir', dataDir, 'status', '--workspace', f.workspace, '--json']),
+  );
   assert.equal(clean.clean, true, 'the store written by the checkpoint is not a change either');
 });
 
@@ -143,9 +180,17 @@ interface Paused {
 
 /** Start the CLI paused at `point`; it runs on once `resumeFile` exists. */
 function startPaused(point: string, args: readonly string[], resumeFile: string): Paused {
-  const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_TEST_PAUSE_AT: point, AGENTSCM_TEST_PAUSE_RESUME_FILE: resumeFile };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    AGENTSCM_TEST_PAUSE_AT: point,
+    AGENTSCM_TEST_PAUSE_RESUME_FILE: resumeFile,
+  };
   delete env.AGENTSCM_DATA_DIR;
-  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const out: Buffer[] = [];
   let stderr = '';
   let onPaused: () => void = () => undefined;
@@ -162,7 +207,10 @@ function startPaused(point: string, args: readonly string[], resumeFile: string)
       resolve({ code, signal, stdout: stdoutBytes.toString('utf8'), stderr, stdoutBytes });
     });
   });
-  const paused = Promise.race([reached, done.then((r) => Promise.reject(new Error(`ended before ${point}: ${r.stderr}`)))]);
+  const paused = Promise.race([
+    reached,
+    done.then((r) => Promise.reject(new Error(`ended before ${point}: ${r.stderr}`))),
+  ]);
   assert.ok(child.pid !== undefined);
   return { pid: child.pid, paused, done };
 }
@@ -187,13 +235,23 @@ test('lock file removed while a checkpoint waits after recording its pending ope
   await initProject(f);
   const resume = join(f.root, 'resume');
   writeFileSync(join(f.workspace, 'src/main.ts'), 'first writer\n');
-  const first = startPaused('checkpoint:after-pending', ['--data-dir', f.dataDir, 'checkpoint', '--change', 'a', '--workspace', f.workspace, '--json'], resume);
+  const first = startPaused(
+    'checkpoint:after-pending',
+    ['--data-dir', f.dataDir, 'checkpoint', '--change', 'a', '--workspace', f.workspace, '--json'],
+    resume,
+  );
   t.after(() => release(resume));
   await first.paused;
 
   rmSync(lockPath(f));
   writeFileSync(join(f.workspace, 'src/main.ts'), 'second writer\n');
-  const second = await cliJson<{ revision: string; generation: number; reconciled: string | null }>(f, ['checkpoint', '--change', 'b', '--workspace', f.workspace]);
+  const second = await cliJson<{ revision: string; generation: number; reconciled: string | null }>(f, [
+    'checkpoint',
+    '--change',
+    'b',
+    '--workspace',
+    f.workspace,
+  ]);
   assert.equal(second.reconciled, 'abandoned', 'the first writer had not reached the authority');
 
   writeFileSync(resume, '');
@@ -213,19 +271,20 @@ test('lock file removed while a checkpoint waits after its authority commit: the
   await initProject(f);
   const resume = join(f.root, 'resume');
   writeFileSync(join(f.workspace, 'src/main.ts'), 'first writer\n');
-  const first = startPaused('checkpoint:after-authority', ['--data-dir', f.dataDir, 'checkpoint', '--change', 'a', '--workspace', f.workspace, '--json'], resume);
+  const first = startPaused(
+    'checkpoint:after-authority',
+    ['--data-dir', f.dataDir, 'checkpoint', '--change', 'a', '--workspace', f.workspace, '--json'],
+    resume,
+  );
   t.after(() => release(resume));
   await first.paused;
 
   rmSync(lockPath(f));
   writeFileSync(join(f.workspace, 'src/main.ts'), 'second writer\n');
-  const second = await cliJson<{ revision: string; version: number; generation: number; reconciled: string | null }>(f, [
-    'checkpoint',
-    '--change',
-    'a',
-    '--workspace',
-    f.workspace,
-  ]);
+  const second = await cliJson<{ revision: string; version: number; generation: number; reconciled: string | null }>(
+    f,
+    ['checkpoint', '--change', 'a', '--workspace', f.workspace],
+  );
   assert.deepEqual([second.reconciled, second.version, second.generation], ['committed', 2, 3]);
 
   writeFileSync(resume, '');
@@ -241,22 +300,42 @@ test('lock file removed while a checkpoint is inside its authority transaction: 
   const init = await initProject(f);
   const resume = join(f.root, 'resume');
   writeFileSync(join(f.workspace, 'src/main.ts'), 'first writer\n');
-  const first = startPaused('checkpoint:in-authority-transaction', ['--data-dir', f.dataDir, 'checkpoint', '--change', 'a', '--workspace', f.workspace, '--json'], resume);
+  const first = startPaused(
+    'checkpoint:in-authority-transaction',
+    ['--data-dir', f.dataDir, 'checkpoint', '--change', 'a', '--workspace', f.workspace, '--json'],
+    resume,
+  );
   t.after(() => release(resume));
   await first.paused;
 
   rmSync(lockPath(f));
   // The first writer passed its lock check and holds the authority's writer lock: reconciling
   // its pending operation must wait for that transaction, not read around it.
-  assertError(await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'b', '--workspace', f.workspace, '--json']), 'STORE_BUSY', 3);
+  assertError(
+    await runCli(['--data-dir', f.dataDir, 'checkpoint', '--change', 'b', '--workspace', f.workspace, '--json']),
+    'STORE_BUSY',
+    3,
+  );
   const waiting = await cliJson<StatusJson>(f, ['status', '--workspace', f.workspace]);
-  assert.deepEqual(waiting.pending_operation, { kind: 'checkpoint', change: 'a', expected_version: null, revision: (waiting.pending_operation as { revision: string }).revision, parent: init.revision });
+  assert.deepEqual(waiting.pending_operation, {
+    kind: 'checkpoint',
+    change: 'a',
+    expected_version: null,
+    revision: (waiting.pending_operation as { revision: string }).revision,
+    parent: init.revision,
+  });
 
   writeFileSync(resume, '');
   assertError(await first.done, 'WORKSPACE_LOCK_LOST', 3);
 
   // The authority recorded the first writer's version; the next checkpoint adopts it.
-  const next = await cliJson<{ reconciled: string | null; version: number; created: boolean; revision: string }>(f, ['checkpoint', '--change', 'a', '--workspace', f.workspace]);
+  const next = await cliJson<{ reconciled: string | null; version: number; created: boolean; revision: string }>(f, [
+    'checkpoint',
+    '--change',
+    'a',
+    '--workspace',
+    f.workspace,
+  ]);
   assert.deepEqual([next.reconciled, next.version, next.created], ['committed', 1, false]);
   const status = await cliJson<StatusJson>(f, ['status', '--workspace', f.workspace]);
   assert.deepEqual([status.base_revision, status.generation, status.ready], [next.revision, 2, true]);
@@ -305,7 +384,16 @@ for (const { how, replace } of [
       release(resumeFirst);
       release(resumeSecond);
     });
-    const args = (change: string): string[] => ['--data-dir', f.dataDir, 'checkpoint', '--change', change, '--workspace', f.workspace, '--json'];
+    const args = (change: string): string[] => [
+      '--data-dir',
+      f.dataDir,
+      'checkpoint',
+      '--change',
+      change,
+      '--workspace',
+      f.workspace,
+      '--json',
+    ];
     const first = startPaused('checkpoint:after-scan', args('a'), resumeFirst);
     await first.paused;
     const second = startPaused('checkpoint:after-scan', args('b'), resumeSecond);

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
-import { Client, SdkHttpError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { CallToolResult } from '@modelcontextprotocol/client';
+import { Client, SdkHttpError, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+
 import { AGENT_STATE_OPERATIONS } from '../../src/agent-state/operations.js';
 import {
   agentStateConflictsDecoder,
@@ -21,13 +21,17 @@ import {
 } from '../../src/contracts/agent-state.js';
 import { plainJsonSchema } from '../../src/hub/mcp.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
-import { REPOSITORY_ID, grantFor, hubStore, startTestHub } from './fixture.js';
+import { grantFor, hubStore, REPOSITORY_ID, startTestHub } from './fixture.js';
 
 const WORKSPACE_MCP = `/v1/hub/workspace/mcp?repository=${encodeURIComponent(REPOSITORY_ID)}&profile=default`;
 
 async function connect(t: test.TestContext, url: string, token: string, path = WORKSPACE_MCP): Promise<Client> {
   const client = new Client({ name: 'agentscm-agent-state-test', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(path, url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(path, url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
   t.after(() => client.close());
   return client;
 }
@@ -65,11 +69,21 @@ test('agent_state over workspace MCP: listed with the published schemas, and eve
   const tool = tools.find((entry) => entry.name === 'agent_state');
   assert.ok(tool !== undefined, tools.map((entry) => entry.name).join(', '));
   assert.ok((tool.description ?? '').length > 60);
-  const schema = tool.inputSchema as { type: string; required: string[]; properties: { operation: { enum: string[] }; input: { anyOf: Record<string, unknown>[] } } };
+  const schema = tool.inputSchema as {
+    type: string;
+    required: string[];
+    properties: { operation: { enum: string[] }; input: { anyOf: Record<string, unknown>[] } };
+  };
   assert.equal(schema.type, 'object');
   assert.deepEqual(schema.required, ['operation', 'input']);
   assert.deepEqual(schema.properties.operation.enum, [...AGENT_STATE_OPERATIONS]);
-  const published = [agentStateCreateDecoder, agentStateDecoder, agentStateReconcileDecoder, agentStateEligibleDecoder, agentStateConflictsDecoder];
+  const published = [
+    agentStateCreateDecoder,
+    agentStateDecoder,
+    agentStateReconcileDecoder,
+    agentStateEligibleDecoder,
+    agentStateConflictsDecoder,
+  ];
   assert.deepEqual(
     schema.properties.input.anyOf.map(({ title, description, ...rest }) => {
       assert.equal(description, `the input of operation ${String(title)}`);
@@ -78,13 +92,23 @@ test('agent_state over workspace MCP: listed with the published schemas, and eve
     published.map((decoder, i) => [AGENT_STATE_OPERATIONS[i], plainJsonSchema(decoder.schema)]),
   );
 
-  const call = (operation: string, input: unknown) => client.callTool({ name: 'agent_state', arguments: { operation, input } });
+  const call = (operation: string, input: unknown) =>
+    client.callTool({ name: 'agent_state', arguments: { operation, input } });
   const envelope = answerOf(await call('create', BUILDER));
-  const reviewer = { ...envelope, agent_id: 'reviewer', scopes: [{ path: 'skills', access: 'write' }], capabilities: { ...(envelope.capabilities as object), send_message: 'unknown' } };
+  const reviewer = {
+    ...envelope,
+    agent_id: 'reviewer',
+    scopes: [{ path: 'skills', access: 'write' }],
+    capabilities: { ...(envelope.capabilities as object), send_message: 'unknown' },
+  };
   const cases: [string, unknown, number][] = [
     ['create', BUILDER, 0],
     ['validate', envelope, 0],
-    ['reconcile', { observations: [{ ...envelope, state_source: 'terminal', revision: 9, state: 'idle' }, envelope] }, 0],
+    [
+      'reconcile',
+      { observations: [{ ...envelope, state_source: 'terminal', revision: 9, state: 'idle' }, envelope] },
+      0,
+    ],
     ['eligible', { agents: [envelope, reviewer], require: { send_message: true } }, 0],
     // A blocking answer (exit 1 in the CLI) is an answer here, not a tool error.
     ['eligible', { agents: [reviewer], require: { send_message: true } }, 1],
@@ -103,7 +127,7 @@ test('agent_state over workspace MCP: listed with the published schemas, and eve
   assert.equal((answerOf(await call('conflicts', { agents: [envelope, reviewer] })).conflicts as unknown[]).length, 1);
 });
 
-test('agent_state refusals are tool errors with the CLI\'s codes; reader grants never reach the tool', async (t) => {
+test("agent_state refusals are tool errors with the CLI's codes; reader grants never reach the tool", async (t) => {
   const hub = hubStore(t);
   const alice = grantFor(hub, 'alice', 'a1');
   const running = await startTestHub(t, hub);
@@ -120,10 +144,24 @@ test('agent_state refusals are tool errors with the CLI\'s codes; reader grants 
   assert.equal(cli.code, 3);
   assert.equal(jsonOf<{ error: { code: string } }>(cli).error.code, 'AGENT_STATE_CONFLICT');
 
-  assert.equal(refusalOf(await call({ operation: 'validate', input: { ...envelope, state: 'blocked' } })), 'AGENT_STATE_INVALID');
-  assert.equal(refusalOf(await call({ operation: 'create', input: { ...BUILDER, capabilities: { teleport: 'native' } } })), 'SCHEMA_UNKNOWN_FIELD');
-  assert.equal(refusalOf(await call({ operation: 'validate', input: { ...envelope, scopes: [{ path: './src', access: 'write' }] } })), 'PATH_INVALID');
-  assert.equal(refusalOf(await call({ operation: 'validate', input: { ...envelope, revision: 2 ** 60 } })), 'JSON_NUMBER_INVALID');
+  assert.equal(
+    refusalOf(await call({ operation: 'validate', input: { ...envelope, state: 'blocked' } })),
+    'AGENT_STATE_INVALID',
+  );
+  assert.equal(
+    refusalOf(await call({ operation: 'create', input: { ...BUILDER, capabilities: { teleport: 'native' } } })),
+    'SCHEMA_UNKNOWN_FIELD',
+  );
+  assert.equal(
+    refusalOf(
+      await call({ operation: 'validate', input: { ...envelope, scopes: [{ path: './src', access: 'write' }] } }),
+    ),
+    'PATH_INVALID',
+  );
+  assert.equal(
+    refusalOf(await call({ operation: 'validate', input: { ...envelope, revision: 2 ** 60 } })),
+    'JSON_NUMBER_INVALID',
+  );
   assert.equal(refusalOf(await call({ operation: 'merge', input: {} })), 'USAGE');
   assert.equal(refusalOf(await call({ operation: 'create', input: BUILDER, actor: 'bob' })), 'SCHEMA_UNKNOWN_FIELD');
   assert.equal(refusalOf(await call({ operation: 'create' })), 'SCHEMA_MISSING_FIELD');
@@ -134,7 +172,13 @@ test('agent_state refusals are tool errors with the CLI\'s codes; reader grants 
   // by the workspace endpoint before MCP.
   const reader = grantFor(hub, 'carol', 'c1', 'reader');
   const legacy = await connect(t, running.url, reader.token, '/mcp');
-  assert.deepEqual((await legacy.listTools()).tools.map((entry) => entry.name), ['agentscm_workflow_status']);
+  assert.deepEqual(
+    (await legacy.listTools()).tools.map((entry) => entry.name),
+    ['agentscm_workflow_status'],
+  );
   await assert.rejects(legacy.callTool({ name: 'agent_state', arguments: { operation: 'create', input: BUILDER } }));
-  await assert.rejects(connect(t, running.url, reader.token), (error: unknown) => error instanceof SdkHttpError && error.status === 403);
+  await assert.rejects(
+    connect(t, running.url, reader.token),
+    (error: unknown) => error instanceof SdkHttpError && error.status === 403,
+  );
 });

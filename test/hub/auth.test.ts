@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { AgentscmError } from '../../src/contracts/errors.js';
 import { ProfileAuthorizations } from '../../src/hub/auth.js';
 import { openTaskConnections } from '../../src/tasks/connections.js';
@@ -45,15 +46,27 @@ test('a revocation, a rotation or a new requirement committed elsewhere is seen 
   for (const grant of [alice, bob, carol]) authorizations.authorize(hub.profile, grant.token, connections);
 
   revoke(hub, alice);
-  assert.throws(() => authorizations.authorize(hub.profile, alice.token, connections), refusedWith('GRANT_TOKEN_REJECTED'));
+  assert.throws(
+    () => authorizations.authorize(hub.profile, alice.token, connections),
+    refusedWith('GRANT_TOKEN_REJECTED'),
+  );
   const rotated = rotate(hub, bob);
-  assert.throws(() => authorizations.authorize(hub.profile, bob.token, connections), refusedWith('GRANT_TOKEN_REJECTED'));
+  assert.throws(
+    () => authorizations.authorize(hub.profile, bob.token, connections),
+    refusedWith('GRANT_TOKEN_REJECTED'),
+  );
   assert.deepEqual(authorizations.authorize(hub.profile, rotated, connections).actor, bob.actor);
   // A refusal is never kept: the same dead token is refused again by the same reads.
-  assert.throws(() => authorizations.authorize(hub.profile, alice.token, connections), refusedWith('GRANT_TOKEN_REJECTED'));
+  assert.throws(
+    () => authorizations.authorize(hub.profile, alice.token, connections),
+    refusedWith('GRANT_TOKEN_REJECTED'),
+  );
 
   const before = authorizations.authorize(hub.profile, carol.token, connections);
   assert.equal(authorizations.authorize(hub.profile, carol.token, connections), before);
   installRequirement(hub.store, hub.dir, [{ id: 'lint', kind: 'command' }]);
-  assert.throws(() => authorizations.authorize(hub.profile, carol.token, connections), refusedWith('HUB_REQUIREMENT_CHANGED'));
+  assert.throws(
+    () => authorizations.authorize(hub.profile, carol.token, connections),
+    refusedWith('HUB_REQUIREMENT_CHANGED'),
+  );
 });

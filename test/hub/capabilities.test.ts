@@ -7,9 +7,10 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
 import { hubOperations, toolNameOf } from '../../src/hub/operations.js';
 import { FACADE_OPERATIONS } from '../../src/tasks/facade.js';
-import { REPOSITORY_ID, errorCode, grantFor, hubStore, postTask, resultOf, startTestHub } from './fixture.js';
+import { errorCode, grantFor, hubStore, postTask, REPOSITORY_ID, resultOf, startTestHub } from './fixture.js';
 
 test('capabilities lists exactly the operations the hub serves, on the route and as MCP tools', async (t) => {
   const hub = hubStore(t);
@@ -20,19 +21,25 @@ test('capabilities lists exactly the operations the hub serves, on the route and
   const overHttp = resultOf(await postTask(running.url, alice.token, 'capabilities', null));
   assert.deepEqual(overHttp.operations, served);
   assert.deepEqual(served, [...FACADE_OPERATIONS]);
-  for (const name of ['collector_claim', 'collector_descriptor', 'collector_finalize']) assert.ok(served.includes(name), name);
+  for (const name of ['collector_claim', 'collector_descriptor', 'collector_finalize'])
+    assert.ok(served.includes(name), name);
 
   const client = new Client({ name: 'agentscm-capabilities-test', version: '1' });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`/v1/hub/workspace/mcp?repository=${encodeURIComponent(REPOSITORY_ID)}&profile=default`, running.url), {
-      requestInit: { headers: { authorization: `Bearer ${alice.token}` } },
-    }),
+    new StreamableHTTPClientTransport(
+      new URL(`/v1/hub/workspace/mcp?repository=${encodeURIComponent(REPOSITORY_ID)}&profile=default`, running.url),
+      {
+        requestInit: { headers: { authorization: `Bearer ${alice.token}` } },
+      },
+    ),
   );
   t.after(() => client.close());
   const overMcp = await client.callTool({ name: toolNameOf('capabilities'), arguments: {} });
   assert.notEqual(overMcp.isError, true);
   assert.deepEqual((overMcp.structuredContent as { operations: string[] }).operations, served);
-  const taskTools = (await client.listTools()).tools.map((tool) => tool.name).filter((name) => name.startsWith('agentscm_task_'));
+  const taskTools = (await client.listTools()).tools
+    .map((tool) => tool.name)
+    .filter((name) => name.startsWith('agentscm_task_'));
   assert.deepEqual(taskTools, served.map(toolNameOf));
 
   // Every listed name reaches the facade: none is refused as unknown (an empty input is refused

@@ -3,26 +3,27 @@
  * whose profile pins the installed requirement, and a hub listening on a loopback port — or the
  * CLI `agentscm hub serve` as a child process.
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+
 import { encodeCanonicalText } from '../../src/contracts/canonical-json.js';
+import { grantTokenSha256, type GrantScope } from '../../src/contracts/grant.js';
 import type { JsonValue } from '../../src/contracts/json-value.js';
-import { grantTokenSha256 } from '../../src/contracts/grant.js';
-import type { GrantScope } from '../../src/contracts/grant.js';
 import type { HubConfig, HubProfile } from '../../src/hub/config.js';
-import { startHub } from '../../src/hub/server.js';
-import type { HubServerOptions, RunningHub } from '../../src/hub/server.js';
-import { createGrantInDataDir, revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
-import type { Grant } from '../../src/native/grants.js';
+import { startHub, type HubServerOptions, type RunningHub } from '../../src/hub/server.js';
+import {
+  createGrantInDataDir,
+  revokeGrantInDataDir,
+  rotateGrantInDataDir,
+  type Grant,
+} from '../../src/native/grants.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
-import { REPO_ROOT, cliEntryArgv } from '../helpers/cli.js';
+import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CHANGE_ID, PROFILE, makeTaskStore } from '../tasks/fixture.js';
-import type { StepSpec, TaskStore } from '../tasks/fixture.js';
+import { CHANGE_ID, makeTaskStore, PROFILE, type StepSpec, type TaskStore } from '../tasks/fixture.js';
 
 export const REPOSITORY_ID = 'acme/widgets';
 
@@ -58,10 +59,22 @@ export function hubStore(t: TestContext, steps?: readonly StepSpec[]): HubStore 
 let grantSeq = 0;
 
 /** A live grant for `owner/agent` and its token (read from the new token file). */
-export function grantFor(hub: HubStore, owner: string, agent: string, scope: GrantScope = 'agent', repository?: string): TestGrant {
+export function grantFor(
+  hub: HubStore,
+  owner: string,
+  agent: string,
+  scope: GrantScope = 'agent',
+  repository?: string,
+): TestGrant {
   grantSeq += 1;
   const file = join(hub.dir, `grant-${grantSeq}.token`);
-  const created = createGrantInDataDir(hub.store.dataDir, { repository: repository ?? hub.store.repository, actor: { owner_id: owner, agent_id: agent }, scope, tokenFile: file, nowMs: Date.now() });
+  const created = createGrantInDataDir(hub.store.dataDir, {
+    repository: repository ?? hub.store.repository,
+    actor: { owner_id: owner, agent_id: agent },
+    scope,
+    tokenFile: file,
+    nowMs: Date.now(),
+  });
   const token = readFileSync(file, 'utf8').trim();
   if (grantTokenSha256(token).length !== 64) throw new Error('token file holds no token');
   return { grant: created.grant, token, actor: { owner_id: owner, agent_id: agent } };
@@ -80,7 +93,11 @@ export function revoke(hub: HubStore, grant: TestGrant): void {
 }
 
 /** A started hub, closed after the test; its access log lines are collected. */
-export async function startTestHub(t: TestContext, hub: HubStore, options: HubServerOptions = {}): Promise<RunningHub & { readonly log: string[] }> {
+export async function startTestHub(
+  t: TestContext,
+  hub: HubStore,
+  options: HubServerOptions = {},
+): Promise<RunningHub & { readonly log: string[] }> {
   const log: string[] = [];
   const running = await startHub(hub.config, { accessLog: (line) => log.push(line), ...options });
   t.after(() => running.close());
@@ -103,7 +120,12 @@ export interface HttpAnswer {
 }
 
 /** One HTTP request over a fresh loopback connection. */
-export function httpCall(url: string, method: string, path: string, options: { token?: string; body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<HttpAnswer> {
+export function httpCall(
+  url: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
@@ -131,14 +153,24 @@ export function httpCall(url: string, method: string, path: string, options: { t
 }
 
 /** POST one operation to the agent-tasks route. */
-export function postTask(url: string, token: string, operation: string, input: unknown, subject?: unknown, path = tasksPath()): Promise<HttpAnswer> {
+export function postTask(
+  url: string,
+  token: string,
+  operation: string,
+  input: unknown,
+  subject?: unknown,
+  path = tasksPath(),
+): Promise<HttpAnswer> {
   const envelope = { operation, input, ...(subject === undefined ? {} : { subject }) } as JsonValue;
   return httpCall(url, 'POST', path, { token, body: encodeCanonicalText(envelope) });
 }
 
 /** The error code of a refusal answer. */
 export function errorCode(answer: HttpAnswer): string {
-  return (answer.json.error as { code?: string } | undefined)?.code ?? `(no error: ${answer.status} ${answer.text.slice(0, 200)})`;
+  return (
+    (answer.json.error as { code?: string } | undefined)?.code ??
+    `(no error: ${answer.status} ${answer.text.slice(0, 200)})`
+  );
 }
 
 /** The `result` of a successful answer. */
@@ -190,7 +222,11 @@ export interface HubProcess {
  * `built`, from the built CLI (bin/run.js); resolves once the first line is printed, rejects
  * when the process ends before. SIGKILLed when the test ends.
  */
-export async function spawnHubServe(t: TestContext, hub: HubStore, options: { readonly built?: boolean; readonly env?: NodeJS.ProcessEnv } = {}): Promise<HubProcess> {
+export async function spawnHubServe(
+  t: TestContext,
+  hub: HubStore,
+  options: { readonly built?: boolean; readonly env?: NodeJS.ProcessEnv } = {},
+): Promise<HubProcess> {
   const entry = cliEntryArgv(options.built === true ? 'built' : undefined);
   const child = spawn(process.execPath, [...entry, 'hub', 'serve', '--config', writeConfigFile(hub), '--json'], {
     cwd: REPO_ROOT,

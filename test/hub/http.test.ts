@@ -9,11 +9,32 @@ import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
-import { installRequirement } from '../tasks/fixture.js';
-import { assertionRequest, claimRequest, claimedOf, mutationRequest, recoveryRequest, statusRequest, taskRef } from '../tasks/requests.js';
+
 import type { JsonObject } from '../../src/contracts/json-value.js';
-import type { HttpAnswer } from './fixture.js';
-import { errorCode, grantFor, httpCall, hubStore, postTask, resultOf, revoke, rotate, startTestHub, subjectOf, tasksPath } from './fixture.js';
+import { installRequirement } from '../tasks/fixture.js';
+import {
+  assertionRequest,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  recoveryRequest,
+  statusRequest,
+  taskRef,
+} from '../tasks/requests.js';
+import {
+  errorCode,
+  grantFor,
+  httpCall,
+  hubStore,
+  postTask,
+  resultOf,
+  revoke,
+  rotate,
+  startTestHub,
+  subjectOf,
+  tasksPath,
+  type HttpAnswer,
+} from './fixture.js';
 
 test('the agent-tasks route runs the task cycle through the facade and wraps each answer', async (t) => {
   const hub = hubStore(t);
@@ -28,13 +49,34 @@ test('the agent-tasks route runs the task cycle through the facade and wraps eac
   const lint = taskRef(requirements as unknown as JsonObject, 'lint');
   const next = resultOf(await postTask(running.url, alice.token, 'next', null, subjectOf(hub)));
   assert.equal((next.next as { operation: string }).operation, 'claim');
-  const claimed = claimedOf(resultOf(await postTask(running.url, alice.token, 'claim', claimRequest(alice.actor, lint, 'r-claim', 'e-1'), subjectOf(hub))) as unknown as JsonObject);
+  const claimed = claimedOf(
+    resultOf(
+      await postTask(
+        running.url,
+        alice.token,
+        'claim',
+        claimRequest(alice.actor, lint, 'r-claim', 'e-1'),
+        subjectOf(hub),
+      ),
+    ) as unknown as JsonObject,
+  );
   assert.equal(claimed.fence, 1n);
-  resultOf(await postTask(running.url, alice.token, 'heartbeat', mutationRequest(alice.actor, claimed, 'heartbeat', 'r-hb')));
-  resultOf(await postTask(running.url, alice.token, 'result', assertionRequest(alice.actor, claimed, 'r-result', 'failed')));
+  resultOf(
+    await postTask(running.url, alice.token, 'heartbeat', mutationRequest(alice.actor, claimed, 'heartbeat', 'r-hb')),
+  );
+  resultOf(
+    await postTask(running.url, alice.token, 'result', assertionRequest(alice.actor, claimed, 'r-result', 'failed')),
+  );
   const status = resultOf(await postTask(running.url, alice.token, 'status', statusRequest(claimed)));
   assert.equal(status.state, 'finished');
-  const recovered = resultOf(await postTask(running.url, alice.token, 'recovery', recoveryRequest('claim', claimRequest(alice.actor, lint, 'r-claim', 'e-1'))));
+  const recovered = resultOf(
+    await postTask(
+      running.url,
+      alice.token,
+      'recovery',
+      recoveryRequest('claim', claimRequest(alice.actor, lint, 'r-claim', 'e-1')),
+    ),
+  );
   assert.equal(typeof recovered, 'object');
   // The access log: one line per request, method/route/status/code/timing, never the token or a body.
   assert.equal(running.log.length, 8);
@@ -54,28 +96,114 @@ test('every error status of the hub with its code', async (t) => {
   const running = await startTestHub(t, hub);
   const requirements = resultOf(await postTask(running.url, alice.token, 'requirements', null, subjectOf(hub)));
   const lint = taskRef(requirements as unknown as JsonObject, 'lint');
-  resultOf(await postTask(running.url, alice.token, 'claim', claimRequest(alice.actor, lint, 'r-1', 'e-1'), subjectOf(hub)));
+  resultOf(
+    await postTask(running.url, alice.token, 'claim', claimRequest(alice.actor, lint, 'r-1', 'e-1'), subjectOf(hub)),
+  );
 
   const cases: [string, Promise<HttpAnswer>, number, string][] = [
-    ['no Authorization header', httpCall(running.url, 'POST', tasksPath(), { body: '{"operation":"capabilities","input":null}' }), 401, 'HUB_AUTH_REQUIRED'],
-    ['not a Bearer header', httpCall(running.url, 'POST', tasksPath(), { body: '{}', headers: { authorization: `Basic ${alice.token}` } }), 401, 'HUB_AUTH_REQUIRED'],
-    ['a token of no grant', postTask(running.url, `agentscm_${'A'.repeat(43)}`, 'capabilities', null), 401, 'GRANT_TOKEN_REJECTED'],
-    ['a reader grant on the task route', postTask(running.url, reader.token, 'capabilities', null), 403, 'TASK_NOT_AUTHORIZED'],
-    ['an agent grant on the legacy endpoint', httpCall(running.url, 'POST', '/mcp', { token: alice.token, body: '{}' }), 403, 'HUB_GRANT_SCOPE_MISMATCH'],
-    ['another actor in the request', postTask(running.url, bob.token, 'claim', claimRequest(alice.actor, lint, 'r-2', 'e-2')), 403, 'TASK_ACTOR_MISMATCH'],
-    ['an unknown route', httpCall(running.url, 'POST', '/v1/hub/nothing', { token: alice.token, body: '{}' }), 404, 'HUB_ROUTE_NOT_FOUND'],
-    ['GET on the task route', httpCall(running.url, 'GET', tasksPath(), { token: alice.token }), 404, 'HUB_ROUTE_NOT_FOUND'],
-    ['an unknown profile', postTask(running.url, alice.token, 'capabilities', null, undefined, tasksPath('acme/widgets', 'nope')), 404, 'HUB_PROFILE_NOT_FOUND'],
-    ['an unknown repository', postTask(running.url, alice.token, 'capabilities', null, undefined, tasksPath('acme/other')), 404, 'HUB_PROFILE_NOT_FOUND'],
-    ['malformed JSON', httpCall(running.url, 'POST', tasksPath(), { token: alice.token, body: '{"operation":' }), 400, 'JSON_SYNTAX'],
-    ['a duplicate key', httpCall(running.url, 'POST', tasksPath(), { token: alice.token, body: '{"operation":"next","operation":"next","input":null}' }), 400, 'JSON_DUPLICATE_KEY'],
-    ['an unknown envelope field', httpCall(running.url, 'POST', tasksPath(), { token: alice.token, body: '{"operation":"next","input":null,"actor":"bob/b1"}' }), 400, 'SCHEMA_UNKNOWN_FIELD'],
+    [
+      'no Authorization header',
+      httpCall(running.url, 'POST', tasksPath(), { body: '{"operation":"capabilities","input":null}' }),
+      401,
+      'HUB_AUTH_REQUIRED',
+    ],
+    [
+      'not a Bearer header',
+      httpCall(running.url, 'POST', tasksPath(), { body: '{}', headers: { authorization: `Basic ${alice.token}` } }),
+      401,
+      'HUB_AUTH_REQUIRED',
+    ],
+    [
+      'a token of no grant',
+      postTask(running.url, `agentscm_${'A'.repeat(43)}`, 'capabilities', null),
+      401,
+      'GRANT_TOKEN_REJECTED',
+    ],
+    [
+      'a reader grant on the task route',
+      postTask(running.url, reader.token, 'capabilities', null),
+      403,
+      'TASK_NOT_AUTHORIZED',
+    ],
+    [
+      'an agent grant on the legacy endpoint',
+      httpCall(running.url, 'POST', '/mcp', { token: alice.token, body: '{}' }),
+      403,
+      'HUB_GRANT_SCOPE_MISMATCH',
+    ],
+    [
+      'another actor in the request',
+      postTask(running.url, bob.token, 'claim', claimRequest(alice.actor, lint, 'r-2', 'e-2')),
+      403,
+      'TASK_ACTOR_MISMATCH',
+    ],
+    [
+      'an unknown route',
+      httpCall(running.url, 'POST', '/v1/hub/nothing', { token: alice.token, body: '{}' }),
+      404,
+      'HUB_ROUTE_NOT_FOUND',
+    ],
+    [
+      'GET on the task route',
+      httpCall(running.url, 'GET', tasksPath(), { token: alice.token }),
+      404,
+      'HUB_ROUTE_NOT_FOUND',
+    ],
+    [
+      'an unknown profile',
+      postTask(running.url, alice.token, 'capabilities', null, undefined, tasksPath('acme/widgets', 'nope')),
+      404,
+      'HUB_PROFILE_NOT_FOUND',
+    ],
+    [
+      'an unknown repository',
+      postTask(running.url, alice.token, 'capabilities', null, undefined, tasksPath('acme/other')),
+      404,
+      'HUB_PROFILE_NOT_FOUND',
+    ],
+    [
+      'malformed JSON',
+      httpCall(running.url, 'POST', tasksPath(), { token: alice.token, body: '{"operation":' }),
+      400,
+      'JSON_SYNTAX',
+    ],
+    [
+      'a duplicate key',
+      httpCall(running.url, 'POST', tasksPath(), {
+        token: alice.token,
+        body: '{"operation":"next","operation":"next","input":null}',
+      }),
+      400,
+      'JSON_DUPLICATE_KEY',
+    ],
+    [
+      'an unknown envelope field',
+      httpCall(running.url, 'POST', tasksPath(), {
+        token: alice.token,
+        body: '{"operation":"next","input":null,"actor":"bob/b1"}',
+      }),
+      400,
+      'SCHEMA_UNKNOWN_FIELD',
+    ],
     ['an unknown operation', postTask(running.url, alice.token, 'launch', null), 400, 'TASK_OPERATION_UNKNOWN'],
     ['an input for next', postTask(running.url, alice.token, 'next', { change_id: 'x' }), 400, 'USAGE'],
     ['an input that is not an object', postTask(running.url, alice.token, 'claim', [1]), 400, 'SCHEMA_TYPE'],
     ['next without a subject', postTask(running.url, alice.token, 'next', null), 400, 'TASK_SUBJECT_REQUIRED'],
-    ['a claim of a claimed task', postTask(running.url, bob.token, 'claim', claimRequest(bob.actor, lint, 'r-3', 'e-3'), subjectOf(hub)), 409, ''],
-    ['a body over 512 KiB', httpCall(running.url, 'POST', tasksPath(), { token: alice.token, body: `{"operation":"next","input":null,"pad":"${'x'.repeat(512 * 1024)}"}` }), 413, 'HUB_BODY_TOO_LARGE'],
+    [
+      'a claim of a claimed task',
+      postTask(running.url, bob.token, 'claim', claimRequest(bob.actor, lint, 'r-3', 'e-3'), subjectOf(hub)),
+      409,
+      '',
+    ],
+    [
+      'a body over 512 KiB',
+      httpCall(running.url, 'POST', tasksPath(), {
+        token: alice.token,
+        body: `{"operation":"next","input":null,"pad":"${'x'.repeat(512 * 1024)}"}`,
+      }),
+      413,
+      'HUB_BODY_TOO_LARGE',
+    ],
   ];
   for (const [name, pending, status, code] of cases) {
     const answer = await pending;
@@ -133,8 +261,21 @@ test('64 concurrent claimers of one task over HTTP: exactly one attempt', async 
   const running = await startTestHub(t, hub);
   const first = grants[0];
   assert.ok(first !== undefined);
-  const lint = taskRef(resultOf(await postTask(running.url, first.token, 'requirements', null, subjectOf(hub))) as unknown as JsonObject, 'lint');
-  const answers = await Promise.all(grants.map((grant, i) => postTask(running.url, grant.token, 'claim', claimRequest(grant.actor, lint, `claim-${i}`, `exec-${i}`), subjectOf(hub))));
+  const lint = taskRef(
+    resultOf(await postTask(running.url, first.token, 'requirements', null, subjectOf(hub))) as unknown as JsonObject,
+    'lint',
+  );
+  const answers = await Promise.all(
+    grants.map((grant, i) =>
+      postTask(
+        running.url,
+        grant.token,
+        'claim',
+        claimRequest(grant.actor, lint, `claim-${i}`, `exec-${i}`),
+        subjectOf(hub),
+      ),
+    ),
+  );
   const won = answers.filter((answer) => answer.status === 200);
   assert.equal(won.length, 1, answers.map((a) => `${a.status} ${errorCode(a)}`).join(', '));
   for (const answer of answers.filter((a) => a.status !== 200)) {
@@ -143,7 +284,10 @@ test('64 concurrent claimers of one task over HTTP: exactly one attempt', async 
   }
   const winner = claimedOf(resultOf(won[0] as never) as unknown as JsonObject);
   assert.equal(winner.fence, 1n);
-  const rows = resultOf(await postTask(running.url, first.token, 'requirements', null, subjectOf(hub))).tasks as { step_id: string; state: string }[];
+  const rows = resultOf(await postTask(running.url, first.token, 'requirements', null, subjectOf(hub))).tasks as {
+    step_id: string;
+    state: string;
+  }[];
   assert.equal(rows.find((row) => row.step_id === 'lint')?.state, 'leased');
   const journal = new Database(join(hub.store.dataDir, 'skill-workflows', 'state.sqlite'), { readonly: true });
   try {
@@ -158,7 +302,10 @@ test('a request JSON cannot choose the data directory, repository, profile or ta
   const alice = grantFor(hub, 'alice', 'a1');
   const running = await startTestHub(t, hub);
   for (const field of ['data_dir', 'repository', 'profile', 'target', 'actor', 'executable', 'model']) {
-    const answer = await httpCall(running.url, 'POST', tasksPath(), { token: alice.token, body: JSON.stringify({ operation: 'capabilities', input: null, [field]: 'x' }) });
+    const answer = await httpCall(running.url, 'POST', tasksPath(), {
+      token: alice.token,
+      body: JSON.stringify({ operation: 'capabilities', input: null, [field]: 'x' }),
+    });
     assert.equal(answer.status, 400, field);
     assert.equal(errorCode(answer), 'SCHEMA_UNKNOWN_FIELD', field);
   }

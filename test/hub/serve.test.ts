@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { grantFor, httpCall, hubStore, spawnHubServe, tasksPath } from './fixture.js';
@@ -41,7 +42,9 @@ test('hub serve: first line the address, access log on stderr, SIGTERM finishes 
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
   });
-  socket.write(`POST ${tasksPath()} HTTP/1.1\r\nHost: hub\r\nAuthorization: Bearer ${alice.token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+  socket.write(
+    `POST ${tasksPath()} HTTP/1.1\r\nHost: hub\r\nAuthorization: Bearer ${alice.token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+  );
   await new Promise((resolve) => setTimeout(resolve, 200));
   child.kill('SIGTERM');
   await new Promise((resolve) => setTimeout(resolve, 200));
@@ -67,12 +70,18 @@ test('hub serve refuses a bad config with its code and exit status before listen
   const relative = await runCli(['hub', 'serve', '--config', file, '--json']);
   assert.equal(relative.code, 2, relative.stderr);
   assert.equal(jsonOf<{ error: { code: string } }>(relative).error.code, 'HUB_CONFIG_DATA_DIR_RELATIVE');
-  writeFileSync(file, JSON.stringify({ version: 1, agent_task_profiles: [{ ...PROFILE, data_dir: join(dir, 'missing') }] }));
+  writeFileSync(
+    file,
+    JSON.stringify({ version: 1, agent_task_profiles: [{ ...PROFILE, data_dir: join(dir, 'missing') }] }),
+  );
   const missing = await runCli(['hub', 'serve', '--config', file]);
   assert.equal(missing.code, 4, missing.stderr);
   assert.match(missing.stderr, /^error\[HUB_PROFILE_UNAVAILABLE\]/);
   assert.equal(missing.stdout, '');
-  writeFileSync(file, JSON.stringify({ version: 1, agent_task_profiles: [{ ...PROFILE, publish_forge_status: true }] }));
+  writeFileSync(
+    file,
+    JSON.stringify({ version: 1, agent_task_profiles: [{ ...PROFILE, publish_forge_status: true }] }),
+  );
   const forge = await runCli(['hub', 'serve', '--config', file]);
   assert.equal(forge.code, 2);
   assert.match(forge.stderr, /^error\[HUB_CONFIG_FORGE_INVALID\]: .*names no forge/);

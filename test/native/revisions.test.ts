@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
+
 import { encodeCanonicalText } from '../../src/contracts/canonical-json.js';
 import { digestCanonical, DOMAINS } from '../../src/contracts/digest.js';
 import { U64_MAX } from '../../src/contracts/json-value.js';
@@ -8,8 +9,13 @@ import { encodeRevision, encodeTree, revisionIdOf, treeDigest } from '../../src/
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { bumpPolicyEpoch } from '../../src/native/policy.js';
 import { createRepository } from '../../src/native/repositories.js';
-import { computeRevisionId, getRevision, listRevisionEntries, recordRevision } from '../../src/native/revisions.js';
-import type { RevisionEntry } from '../../src/native/revisions.js';
+import {
+  computeRevisionId,
+  getRevision,
+  listRevisionEntries,
+  recordRevision,
+  type RevisionEntry,
+} from '../../src/native/revisions.js';
 import { u64ToSql } from '../../src/native/sqlite.js';
 import { createAuthority, writeTransaction } from '../../src/native/store.js';
 import { codeOf } from '../helpers/errors.js';
@@ -62,13 +68,35 @@ test('recording refuses unsorted entries, missing blobs and foreign parents; rev
     { path: 'a', mode: 'file', size: 1n, blob: digest },
     { path: 'b', mode: 'symlink', size: 1n, blob: digest },
   ];
-  assert.equal(codeOf(() => recordRevision(auth, one.id, null, [entries[0]!, { path: 'a/b', mode: 'file', size: 1n, blob: digest }])), 'INTERNAL', 'a path both a file and a directory');
-  assert.equal(codeOf(() => recordRevision(auth, one.id, null, [...entries].reverse())), 'INTERNAL');
-  assert.equal(codeOf(() => recordRevision(auth, one.id, null, [{ path: 'a', mode: 'file', size: 1n, blob: BLOB }])), 'INTERNAL');
+  assert.equal(
+    codeOf(() =>
+      recordRevision(auth, one.id, null, [entries[0]!, { path: 'a/b', mode: 'file', size: 1n, blob: digest }]),
+    ),
+    'INTERNAL',
+    'a path both a file and a directory',
+  );
+  assert.equal(
+    codeOf(() => recordRevision(auth, one.id, null, [...entries].reverse())),
+    'INTERNAL',
+  );
+  assert.equal(
+    codeOf(() => recordRevision(auth, one.id, null, [{ path: 'a', mode: 'file', size: 1n, blob: BLOB }])),
+    'INTERNAL',
+  );
   const first = recordRevision(auth, one.id, null, entries);
-  assert.equal(recordRevision(auth, one.id, null, entries).created, false, 'recording the same revision again is a no-op');
-  assert.equal(codeOf(() => getRevision(auth, two.id, first.id)), 'REVISION_NOT_FOUND');
-  assert.equal(codeOf(() => recordRevision(auth, two.id, first.id, entries)), 'REVISION_NOT_FOUND');
+  assert.equal(
+    recordRevision(auth, one.id, null, entries).created,
+    false,
+    'recording the same revision again is a no-op',
+  );
+  assert.equal(
+    codeOf(() => getRevision(auth, two.id, first.id)),
+    'REVISION_NOT_FOUND',
+  );
+  assert.equal(
+    codeOf(() => recordRevision(auth, two.id, first.id, entries)),
+    'REVISION_NOT_FOUND',
+  );
   // The same manifest recorded by a second repository shares the stored tree.
   assert.equal(recordRevision(auth, two.id, null, entries).id, first.id);
   assert.deepEqual(listRevisionEntries(auth, two.id, first.id), entries);
@@ -80,5 +108,8 @@ test('the policy epoch stops at the u64 maximum', (t) => {
   const repo = createRepository(auth, 'r');
   auth.db.prepare('UPDATE policy_epochs SET epoch = ? WHERE repository = ?').run(u64ToSql(U64_MAX - 1n), repo.id);
   assert.equal(bumpPolicyEpoch(auth, repo.id).policy_epoch, U64_MAX);
-  assert.equal(codeOf(() => bumpPolicyEpoch(auth, repo.id)), 'POLICY_EPOCH_EXHAUSTED');
+  assert.equal(
+    codeOf(() => bumpPolicyEpoch(auth, repo.id)),
+    'POLICY_EPOCH_EXHAUSTED',
+  );
 });

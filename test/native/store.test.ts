@@ -3,11 +3,26 @@ import { existsSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
+
 import { AgentscmError } from '../../src/contracts/errors.js';
-import { BLOB_CHUNK_BYTES, hasBlob, putChunkedBlob, putSmallBlob, readBlob, streamBlob } from '../../src/native/blobs.js';
+import { sha256Hex } from '../../src/crypto/sha256.js';
+import {
+  BLOB_CHUNK_BYTES,
+  hasBlob,
+  putChunkedBlob,
+  putSmallBlob,
+  readBlob,
+  streamBlob,
+} from '../../src/native/blobs.js';
 import { appendChangeVersion, findChange, getChange } from '../../src/native/changes.js';
 import { bumpPolicyEpoch, currentPolicyEpoch } from '../../src/native/policy.js';
-import { createRepository, findRepositoryByName, getRepository, listRepositories, resolveRepository } from '../../src/native/repositories.js';
+import {
+  createRepository,
+  findRepositoryByName,
+  getRepository,
+  listRepositories,
+  resolveRepository,
+} from '../../src/native/repositories.js';
 import {
   computeRevisionId,
   getRevision,
@@ -15,12 +30,16 @@ import {
   readRevisionFile,
   recordRevision,
   statRevisionPath,
+  type RevisionEntry,
 } from '../../src/native/revisions.js';
-import type { RevisionEntry } from '../../src/native/revisions.js';
-import { createAuthority, nativePaths, openAuthority, writeTransaction } from '../../src/native/store.js';
-import type { Authority } from '../../src/native/store.js';
+import {
+  createAuthority,
+  nativePaths,
+  openAuthority,
+  writeTransaction,
+  type Authority,
+} from '../../src/native/store.js';
 import { getTarget, setTarget } from '../../src/native/targets.js';
-import { sha256Hex } from '../../src/crypto/sha256.js';
 import { tempDir } from '../helpers/tmp.js';
 
 function codeOf(fn: () => unknown): string {
@@ -42,8 +61,14 @@ function storeFile(auth: Authority, path: string, text: string, mode: RevisionEn
 test('a reader of a missing store gets STORE_NOT_INITIALIZED and nothing is created', (t) => {
   const root = tempDir(t);
   const dir = join(root, 'absent', 'data');
-  assert.equal(codeOf(() => openAuthority(dir, { mode: 'read' })), 'STORE_NOT_INITIALIZED');
-  assert.equal(codeOf(() => openAuthority(dir, { mode: 'write' })), 'STORE_NOT_INITIALIZED');
+  assert.equal(
+    codeOf(() => openAuthority(dir, { mode: 'read' })),
+    'STORE_NOT_INITIALIZED',
+  );
+  assert.equal(
+    codeOf(() => openAuthority(dir, { mode: 'write' })),
+    'STORE_NOT_INITIALIZED',
+  );
   assert.equal(existsSync(join(root, 'absent')), false);
   assert.equal(existsSync(dir), false);
 });
@@ -56,7 +81,10 @@ test('a store without its lock file is not initialized, even when the database e
   assert.ok(existsSync(paths.lock));
   // a store whose lock was never written counts as unfinished
   unlinkSync(paths.lock);
-  assert.equal(codeOf(() => openAuthority(dir, { mode: 'read' })), 'STORE_NOT_INITIALIZED');
+  assert.equal(
+    codeOf(() => openAuthority(dir, { mode: 'read' })),
+    'STORE_NOT_INITIALIZED',
+  );
 });
 
 test('repositories, revisions, Changes, policy and targets survive a reopen', (t) => {
@@ -64,7 +92,10 @@ test('repositories, revisions, Changes, policy and targets survive a reopen', (t
   const auth = createAuthority(dir);
   const repo = createRepository(auth, 'demo');
   assert.match(repo.id, /^[0-9a-f]{32}$/);
-  assert.equal(codeOf(() => createRepository(auth, 'demo')), 'REPOSITORY_EXISTS');
+  assert.equal(
+    codeOf(() => createRepository(auth, 'demo')),
+    'REPOSITORY_EXISTS',
+  );
   const a = storeFile(auth, 'a.txt', 'alpha\n');
   const b = storeFile(auth, 'bin/run', '#!/bin/sh\n', 'executable');
   const entries = [a, b];
@@ -72,14 +103,23 @@ test('repositories, revisions, Changes, policy and targets survive a reopen', (t
   assert.equal(first.created, true);
   assert.equal(first.id, computeRevisionId(null, entries));
   setTarget(auth, repo.id, 'main', first.id);
-  const v1 = appendChangeVersion(auth, repo.id, 'c1', { expectedCurrent: null, revision: first.id, baseRevision: null });
+  const v1 = appendChangeVersion(auth, repo.id, 'c1', {
+    expectedCurrent: null,
+    revision: first.id,
+    baseRevision: null,
+  });
   assert.equal(v1.version, 1n);
   const c = storeFile(auth, 'c.txt', 'gamma');
   const second = recordRevision(auth, repo.id, first.id, [a, b, c]);
   const v2 = appendChangeVersion(auth, repo.id, 'c1', { expectedCurrent: 1n, revision: second.id, baseRevision: null });
   assert.equal(v2.version, 2n);
   assert.equal(v2.previous_revision, first.id);
-  assert.equal(codeOf(() => appendChangeVersion(auth, repo.id, 'c1', { expectedCurrent: 1n, revision: second.id, baseRevision: null })), 'CHANGE_CONFLICT');
+  assert.equal(
+    codeOf(() =>
+      appendChangeVersion(auth, repo.id, 'c1', { expectedCurrent: 1n, revision: second.id, baseRevision: null }),
+    ),
+    'CHANGE_CONFLICT',
+  );
   assert.equal(bumpPolicyEpoch(auth, repo.id).policy_epoch, 1n);
   auth.close();
 
@@ -102,8 +142,14 @@ test('repositories, revisions, Changes, policy and targets survive a reopen', (t
   assert.equal(statRevisionPath(reader, repo.id, second.id, 'bin/run')?.mode, 'executable');
   assert.equal(statRevisionPath(reader, repo.id, second.id, 'nope'), null);
   assert.equal(readRevisionFile(reader, repo.id, second.id, 'c.txt', { maxBytes: 5 }).toString(), 'gamma');
-  assert.equal(codeOf(() => readRevisionFile(reader, repo.id, second.id, 'c.txt', { maxBytes: 4 })), 'INPUT_TOO_LARGE');
-  assert.equal(codeOf(() => readRevisionFile(reader, repo.id, second.id, 'zzz', { maxBytes: 4 })), 'PATH_NOT_FOUND');
+  assert.equal(
+    codeOf(() => readRevisionFile(reader, repo.id, second.id, 'c.txt', { maxBytes: 4 })),
+    'INPUT_TOO_LARGE',
+  );
+  assert.equal(
+    codeOf(() => readRevisionFile(reader, repo.id, second.id, 'zzz', { maxBytes: 4 })),
+    'PATH_NOT_FOUND',
+  );
   const change = getChange(reader, repo.id, 'c1');
   assert.equal(change.current_version, 2n);
   assert.deepEqual(
@@ -114,12 +160,30 @@ test('repositories, revisions, Changes, policy and targets survive a reopen', (t
     ],
   );
   assert.equal(findChange(reader, repo.id, 'other'), null);
-  assert.equal(codeOf(() => getChange(reader, repo.id, 'other')), 'CHANGE_NOT_FOUND');
-  assert.equal(codeOf(() => getTarget(reader, repo.id, 'release')), 'TARGET_NOT_FOUND');
-  assert.equal(codeOf(() => getRevision(reader, repo.id, 'f'.repeat(64))), 'REVISION_NOT_FOUND');
-  assert.equal(codeOf(() => getRevision(reader, repo.id, 'F'.repeat(64))), 'ID_INVALID');
-  assert.equal(codeOf(() => getRepository(reader, '0'.repeat(32))), 'REPOSITORY_NOT_FOUND');
-  assert.equal(codeOf(() => bumpPolicyEpoch(reader, repo.id)), 'INTERNAL');
+  assert.equal(
+    codeOf(() => getChange(reader, repo.id, 'other')),
+    'CHANGE_NOT_FOUND',
+  );
+  assert.equal(
+    codeOf(() => getTarget(reader, repo.id, 'release')),
+    'TARGET_NOT_FOUND',
+  );
+  assert.equal(
+    codeOf(() => getRevision(reader, repo.id, 'f'.repeat(64))),
+    'REVISION_NOT_FOUND',
+  );
+  assert.equal(
+    codeOf(() => getRevision(reader, repo.id, 'F'.repeat(64))),
+    'ID_INVALID',
+  );
+  assert.equal(
+    codeOf(() => getRepository(reader, '0'.repeat(32))),
+    'REPOSITORY_NOT_FOUND',
+  );
+  assert.equal(
+    codeOf(() => bumpPolicyEpoch(reader, repo.id)),
+    'INTERNAL',
+  );
 });
 
 test('a blob larger than one chunk is stored in chunks and read back exactly', (t) => {
@@ -129,13 +193,23 @@ test('a blob larger than one chunk is stored in chunks and read back exactly', (
   const big = Buffer.alloc(BLOB_CHUNK_BYTES * 2 + 17);
   for (let i = 0; i < big.length; i++) big[i] = (i * 31) % 251;
   const digest = sha256Hex(big);
-  const chunks = [big.subarray(0, BLOB_CHUNK_BYTES), big.subarray(BLOB_CHUNK_BYTES, 2 * BLOB_CHUNK_BYTES), big.subarray(2 * BLOB_CHUNK_BYTES)];
+  const chunks = [
+    big.subarray(0, BLOB_CHUNK_BYTES),
+    big.subarray(BLOB_CHUNK_BYTES, 2 * BLOB_CHUNK_BYTES),
+    big.subarray(2 * BLOB_CHUNK_BYTES),
+  ];
   writeTransaction(auth, () => putChunkedBlob(auth, digest, BigInt(big.length), chunks));
   assert.ok(hasBlob(auth, digest));
   assert.deepEqual(readBlob(auth, digest, big.length), big);
-  assert.equal(codeOf(() => readBlob(auth, digest, big.length - 1)), 'INPUT_TOO_LARGE');
+  assert.equal(
+    codeOf(() => readBlob(auth, digest, big.length - 1)),
+    'INPUT_TOO_LARGE',
+  );
   assert.equal([...streamBlob(auth, digest)].length, 3);
   const wrong = sha256Hex(Buffer.from('x'));
-  assert.equal(codeOf(() => writeTransaction(auth, () => putChunkedBlob(auth, wrong, 1n, [Buffer.from('y')]))), 'WORKSPACE_CHANGED');
+  assert.equal(
+    codeOf(() => writeTransaction(auth, () => putChunkedBlob(auth, wrong, 1n, [Buffer.from('y')]))),
+    'WORKSPACE_CHANGED',
+  );
   assert.equal(hasBlob(auth, wrong), false);
 });

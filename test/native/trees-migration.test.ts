@@ -10,10 +10,16 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
+
 import { AUTHORITY_MIGRATIONS } from '../../src/native/migrations/index.js';
 import { openWritable, u64ToSql } from '../../src/native/sqlite.js';
 import { nativePaths, openAuthority } from '../../src/native/store.js';
-import { loadBaseEntries, openWorkspaceWritable, WORKSPACE_MIGRATIONS, workspaceStatePaths } from '../../src/workspace/state.js';
+import {
+  loadBaseEntries,
+  openWorkspaceWritable,
+  WORKSPACE_MIGRATIONS,
+  workspaceStatePaths,
+} from '../../src/workspace/state.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -37,13 +43,33 @@ function previousStore(dataDir: string, withRevision: boolean): void {
       const blob = createHash('sha256').update(content).digest('hex');
       db.prepare('INSERT INTO repositories (id, name, seq) VALUES (?, ?, 1)').run(REPOSITORY, 'old');
       db.prepare('INSERT INTO policy_epochs (repository, epoch) VALUES (?, ?)').run(REPOSITORY, u64ToSql(1n));
-      db.prepare('INSERT INTO blobs (digest, size, chunk_count, data) VALUES (?, ?, 0, ?)').run(blob, u64ToSql(6n), content);
-      const key = db.prepare('INSERT INTO revisions (id, parent, entry_count, total_bytes) VALUES (?, NULL, 1, ?)').run(OLD_REVISION, u64ToSql(6n)).lastInsertRowid;
-      db.prepare("INSERT INTO revision_entries (revision, path, mode, size, blob) VALUES (?, 'a.txt', 'file', ?, ?)").run(key, u64ToSql(6n), blob);
-      db.prepare('INSERT INTO repository_revisions (repository, revision, seq) VALUES (?, ?, 1)').run(REPOSITORY, OLD_REVISION);
-      db.prepare('INSERT INTO changes (repository, id, current_version, seq) VALUES (?, ?, ?, 1)').run(REPOSITORY, 'fix-1', u64ToSql(1n));
-      db.prepare('INSERT INTO change_versions (repository, change, version, revision, previous_revision, seq) VALUES (?, ?, ?, ?, NULL, 1)').run(REPOSITORY, 'fix-1', u64ToSql(1n), OLD_REVISION);
-      db.prepare("INSERT INTO targets (repository, name, revision) VALUES (?, 'main', ?)").run(REPOSITORY, OLD_REVISION);
+      db.prepare('INSERT INTO blobs (digest, size, chunk_count, data) VALUES (?, ?, 0, ?)').run(
+        blob,
+        u64ToSql(6n),
+        content,
+      );
+      const key = db
+        .prepare('INSERT INTO revisions (id, parent, entry_count, total_bytes) VALUES (?, NULL, 1, ?)')
+        .run(OLD_REVISION, u64ToSql(6n)).lastInsertRowid;
+      db.prepare(
+        "INSERT INTO revision_entries (revision, path, mode, size, blob) VALUES (?, 'a.txt', 'file', ?, ?)",
+      ).run(key, u64ToSql(6n), blob);
+      db.prepare('INSERT INTO repository_revisions (repository, revision, seq) VALUES (?, ?, 1)').run(
+        REPOSITORY,
+        OLD_REVISION,
+      );
+      db.prepare('INSERT INTO changes (repository, id, current_version, seq) VALUES (?, ?, ?, 1)').run(
+        REPOSITORY,
+        'fix-1',
+        u64ToSql(1n),
+      );
+      db.prepare(
+        'INSERT INTO change_versions (repository, change, version, revision, previous_revision, seq) VALUES (?, ?, ?, ?, NULL, 1)',
+      ).run(REPOSITORY, 'fix-1', u64ToSql(1n), OLD_REVISION);
+      db.prepare("INSERT INTO targets (repository, name, revision) VALUES (?, 'main', ?)").run(
+        REPOSITORY,
+        OLD_REVISION,
+      );
     }
   } finally {
     db.close();
@@ -58,15 +84,15 @@ function previousWorkspace(root: string, dataDir: string): void {
   writeFileSync(join(root, 'a.txt'), 'hello\n');
   const db = openWritable(paths.db, WORKSPACE_MIGRATIONS.slice(0, 1), 'the previous workspace');
   try {
-    db.prepare("INSERT INTO workspace (singleton, state, repository, data_dir, base_revision, generation) VALUES (1, 'ready', ?, ?, ?, ?)").run(REPOSITORY, dataDir, OLD_REVISION, u64ToSql(1n));
-    db.prepare("INSERT INTO base_entries (path, mode, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid) VALUES ('a.txt', 'file', ?, ?, 6, 1.5, 2.5, 77, 1)").run(
-      u64ToSql(6n),
-      'cd'.repeat(32),
-    );
-    db.prepare("INSERT INTO base_entries (path, mode, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid) VALUES ('caf\u00e9', 'symlink', ?, ?, NULL, NULL, NULL, NULL, 0)").run(
-      u64ToSql(1n),
-      'ef'.repeat(32),
-    );
+    db.prepare(
+      "INSERT INTO workspace (singleton, state, repository, data_dir, base_revision, generation) VALUES (1, 'ready', ?, ?, ?, ?)",
+    ).run(REPOSITORY, dataDir, OLD_REVISION, u64ToSql(1n));
+    db.prepare(
+      "INSERT INTO base_entries (path, mode, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid) VALUES ('a.txt', 'file', ?, ?, 6, 1.5, 2.5, 77, 1)",
+    ).run(u64ToSql(6n), 'cd'.repeat(32));
+    db.prepare(
+      "INSERT INTO base_entries (path, mode, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid) VALUES ('caf\u00e9', 'symlink', ?, ?, NULL, NULL, NULL, NULL, 0)",
+    ).run(u64ToSql(1n), 'ef'.repeat(32));
   } finally {
     db.close();
   }
@@ -82,7 +108,16 @@ test('a store of flat revisions is refused with STORE_REVISIONS_OUTDATED by writ
   const paths = nativePaths(dataDir);
   const before = { store: sha256(paths.db), workspace: sha256(workspaceStatePaths(ws).db) };
 
-  const checkpoint = await runCli(['--data-dir', dataDir, 'checkpoint', '--change', 'fix-1', '--workspace', ws, '--json']);
+  const checkpoint = await runCli([
+    '--data-dir',
+    dataDir,
+    'checkpoint',
+    '--change',
+    'fix-1',
+    '--workspace',
+    ws,
+    '--json',
+  ]);
   assert.equal(checkpoint.code, 4, checkpoint.stderr);
   assert.equal(jsonOf<{ error: { code: string } }>(checkpoint).error.code, 'STORE_REVISIONS_OUTDATED');
   assert.match(checkpoint.stderr, /holds 1 revisions of the flat-manifest format/);
@@ -96,7 +131,11 @@ test('a store of flat revisions is refused with STORE_REVISIONS_OUTDATED by writ
   const list = await runCli(['--data-dir', dataDir, 'revision', 'list', '--json']);
   assert.equal(jsonOf<{ error: { code: string } }>(list).error.code, 'STORE_SCHEMA_UNSUPPORTED');
 
-  assert.deepEqual({ store: sha256(paths.db), workspace: sha256(workspaceStatePaths(ws).db) }, before, 'no byte of the store or the workspace changed');
+  assert.deepEqual(
+    { store: sha256(paths.db), workspace: sha256(workspaceStatePaths(ws).db) },
+    before,
+    'no byte of the store or the workspace changed',
+  );
   const db = new Database(paths.db, { readonly: true });
   try {
     assert.equal(db.pragma('user_version', { simple: true }), PREVIOUS_VERSION);
@@ -108,7 +147,11 @@ test('a store of flat revisions is refused with STORE_REVISIONS_OUTDATED by writ
   }
   const wsDb = new Database(workspaceStatePaths(ws).db, { readonly: true });
   try {
-    assert.equal(wsDb.pragma('user_version', { simple: true }), 1, 'the workspace keeps the schema the previous build reads');
+    assert.equal(
+      wsDb.pragma('user_version', { simple: true }),
+      1,
+      'the workspace keeps the schema the previous build reads',
+    );
   } finally {
     wsDb.close();
   }
@@ -120,7 +163,12 @@ test('a store of the previous schema with no revision migrates to trees', (t) =>
   const auth = openAuthority(dataDir, { mode: 'write' });
   try {
     assert.equal(auth.db.pragma('user_version', { simple: true }), AUTHORITY_MIGRATIONS.length);
-    const tables = auth.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('trees', 'tree_entries', 'revision_entries') ORDER BY name").pluck().all();
+    const tables = auth.db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('trees', 'tree_entries', 'revision_entries') ORDER BY name",
+      )
+      .pluck()
+      .all();
     assert.deepEqual(tables, ['tree_entries', 'trees']);
   } finally {
     auth.close();
@@ -133,10 +181,20 @@ test('a workspace of the previous schema keeps its stat cache (and a staged one)
   const ws = openWorkspaceWritable(root);
   try {
     const base = loadBaseEntries(ws);
-    assert.deepEqual([...base.values()], [
-      { path: 'a.txt', mode: 'file', size: 6n, blob: 'cd'.repeat(32), stat: { size: 6, mtimeMs: 1.5, ctimeMs: 2.5, ino: 77 }, cacheValid: true },
-      { path: 'caf\u00e9', mode: 'symlink', size: 1n, blob: 'ef'.repeat(32), stat: null, cacheValid: false },
-    ]);
+    assert.deepEqual(
+      [...base.values()],
+      [
+        {
+          path: 'a.txt',
+          mode: 'file',
+          size: 6n,
+          blob: 'cd'.repeat(32),
+          stat: { size: 6, mtimeMs: 1.5, ctimeMs: 2.5, ino: 77 },
+          cacheValid: true,
+        },
+        { path: 'caf\u00e9', mode: 'symlink', size: 1n, blob: 'ef'.repeat(32), stat: null, cacheValid: false },
+      ],
+    );
     const rows = ws.db.prepare('SELECT count(*) FROM stat_caches').pluck().get();
     assert.equal(rows, 1, 'one row for the whole cache');
   } finally {

@@ -1,6 +1,7 @@
 /** Revisions as content-addressed trees (docs/native-store.md "Revisions"): sharing, IDs across stores, readers. */
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { buildTrees } from '../../src/contracts/tree.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { createRepository } from '../../src/native/repositories.js';
@@ -12,10 +13,9 @@ import {
   recordRevision,
   revisionHasDirectory,
   statRevisionPath,
+  type RevisionEntry,
 } from '../../src/native/revisions.js';
-import type { RevisionEntry } from '../../src/native/revisions.js';
-import { createAuthority, readTransaction, writeTransaction } from '../../src/native/store.js';
-import type { Authority } from '../../src/native/store.js';
+import { createAuthority, readTransaction, writeTransaction, type Authority } from '../../src/native/store.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -46,17 +46,28 @@ test('a one-file change stores only the trees on its path; unchanged directories
   const first = listing(auth, 10, 10);
   const one = recordRevision(auth, repo.id, null, first);
   // 10 directory trees + the root; 100 file rows + 10 directory rows.
-  assert.deepEqual({ trees: count(auth, 'trees'), entries: count(auth, 'tree_entries'), created: one.trees_created }, { trees: 11, entries: 110, created: 11 });
+  assert.deepEqual(
+    { trees: count(auth, 'trees'), entries: count(auth, 'tree_entries'), created: one.trees_created },
+    { trees: 11, entries: 110, created: 11 },
+  );
 
-  const changed = first.map((e) => (e.path === 'd03/f07.txt' ? { ...e, blob: blob(auth, 'new content'), size: 11n } : e));
+  const changed = first.map((e) =>
+    e.path === 'd03/f07.txt' ? { ...e, blob: blob(auth, 'new content'), size: 11n } : e,
+  );
   const two = recordRevision(auth, repo.id, one.id, changed);
   // Only d03 and the root are new: 10 + 10 rows.
-  assert.deepEqual({ trees: count(auth, 'trees'), entries: count(auth, 'tree_entries'), created: two.trees_created }, { trees: 13, entries: 130, created: 2 });
+  assert.deepEqual(
+    { trees: count(auth, 'trees'), entries: count(auth, 'tree_entries'), created: two.trees_created },
+    { trees: 13, entries: 130, created: 2 },
+  );
 
   // Going back to the first tree under another parent shares every tree: no tree row at all.
   const three = recordRevision(auth, repo.id, two.id, first);
   assert.notEqual(three.id, one.id, 'the parent is part of the ID');
-  assert.deepEqual({ trees: count(auth, 'trees'), entries: count(auth, 'tree_entries'), created: three.trees_created }, { trees: 13, entries: 130, created: 0 });
+  assert.deepEqual(
+    { trees: count(auth, 'trees'), entries: count(auth, 'tree_entries'), created: three.trees_created },
+    { trees: 13, entries: 130, created: 0 },
+  );
   assert.deepEqual(listRevisionEntries(auth, repo.id, three.id), first);
   assert.deepEqual(listRevisionEntries(auth, repo.id, two.id), changed);
 });
@@ -76,7 +87,11 @@ test('the same tree and parent give the same revision ID in two stores, whatever
   const inB = recordRevision(b, rb.id, null, listing(b, 5, 5));
   assert.equal(inA.id, inB.id);
   const root = (auth: Authority, id: string): string =>
-    (auth.db.prepare('SELECT t.digest FROM revisions r JOIN trees t ON t.rowid = r.tree WHERE r.id = ?').get(id) as { digest: string }).digest;
+    (
+      auth.db.prepare('SELECT t.digest FROM revisions r JOIN trees t ON t.rowid = r.tree WHERE r.id = ?').get(id) as {
+        digest: string;
+      }
+    ).digest;
   assert.equal(root(a, inA.id), root(b, inB.id));
 });
 
@@ -104,8 +119,12 @@ test('a rename, a mode change, a retargeted symlink each give a new revision; di
     { path: 'a.txt', change: 'deleted', before: 'file', after: null },
     { path: 'b.txt', change: 'added', before: null, after: 'file' },
   ]);
-  assert.deepEqual(diffRevisions(auth, repo.id, r0, r2), [{ path: 'bin/run', change: 'modified', before: 'file', after: 'executable' }]);
-  assert.deepEqual(diffRevisions(auth, repo.id, r0, r3), [{ path: 'link', change: 'modified', before: 'symlink', after: 'symlink' }]);
+  assert.deepEqual(diffRevisions(auth, repo.id, r0, r2), [
+    { path: 'bin/run', change: 'modified', before: 'file', after: 'executable' },
+  ]);
+  assert.deepEqual(diffRevisions(auth, repo.id, r0, r3), [
+    { path: 'link', change: 'modified', before: 'symlink', after: 'symlink' },
+  ]);
   assert.deepEqual(diffRevisions(auth, repo.id, r0, r0), []);
   assert.equal(statRevisionPath(auth, repo.id, r3, 'link')?.blob, target2);
   assert.equal(readRevisionFile(auth, repo.id, r3, 'link', { maxBytes: 10 }).toString(), 'b.txt');
@@ -137,6 +156,12 @@ test('a file that becomes a directory and back: diff keeps path order; empty tre
   const empty = buildTrees([]);
   assert.equal(empty.trees.length, 1);
   const r2 = recordRevision(auth, repo.id, r1, []).id;
-  assert.deepEqual(diffRevisions(auth, repo.id, r1, r2).map((c) => `${c.change} ${c.path}`), ['deleted a-b', 'deleted a/inner']);
-  assert.equal(codeOf(() => recordRevision(auth, repo.id, null, [file('a'), file('a')])), 'INTERNAL');
+  assert.deepEqual(
+    diffRevisions(auth, repo.id, r1, r2).map((c) => `${c.change} ${c.path}`),
+    ['deleted a-b', 'deleted a/inner'],
+  );
+  assert.equal(
+    codeOf(() => recordRevision(auth, repo.id, null, [file('a'), file('a')])),
+    'INTERNAL',
+  );
 });

@@ -8,18 +8,28 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
+import { formatJson } from '../../src/contracts/canonical-json.js';
 import { collectorProfileId, validateCollectorProfile } from '../../src/contracts/collector-profile.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import { formatJson } from '../../src/contracts/canonical-json.js';
 import { listProfilesOfRegistration, requireCurrentCollectorProfile } from '../../src/native/collector-profiles.js';
-import { openAuthority } from '../../src/native/store.js';
-import type { Authority } from '../../src/native/store.js';
+import { openAuthority, type Authority } from '../../src/native/store.js';
 import { installCollectorProfileFile, showCollectorProfile } from '../../src/tasks/collector-profiles.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { PROFILE, RECIPE, RECIPE_PATH, defaultFiles, enroll, makeTaskStore, revoke, sha256 } from '../tasks/fixture.js';
-import type { Executor, TaskStore } from '../tasks/fixture.js';
+import {
+  defaultFiles,
+  enroll,
+  makeTaskStore,
+  PROFILE,
+  RECIPE,
+  RECIPE_PATH,
+  revoke,
+  sha256,
+  type Executor,
+  type TaskStore,
+} from '../tasks/fixture.js';
 
 const RUNTIME = 'ab'.repeat(32);
 
@@ -63,12 +73,21 @@ test('profile install and show: the id is the profile digest; installing again c
   const store = makeTaskStore(dir);
   const executor = enroll(store, 'unit');
   // Enrollment alone makes no collector.
-  assert.deepEqual(withRead(dir, (auth) => listProfilesOfRegistration(auth, executor.enrollment.registration_id)), []);
+  assert.deepEqual(
+    withRead(dir, (auth) => listProfilesOfRegistration(auth, executor.enrollment.registration_id)),
+    [],
+  );
   const profile = profileFor(store, executor);
   const file = writeProfile(dir, profile);
   const installed = await runCli(['--data-dir', dir, 'agent-task', 'profile', 'install', file, '--json']);
   assert.equal(installed.code, 0, installed.stderr);
-  const result = jsonOf<{ collector_profile_id: string; installed: boolean; registration_current: boolean; profile: JsonObject; bound_by: { target: string; recipe_path: string } }>(installed);
+  const result = jsonOf<{
+    collector_profile_id: string;
+    installed: boolean;
+    registration_current: boolean;
+    profile: JsonObject;
+    bound_by: { target: string; recipe_path: string };
+  }>(installed);
   const id = collectorProfileId(validateCollectorProfile(profile));
   assert.equal(result.collector_profile_id, id);
   assert.equal(result.installed, true);
@@ -82,7 +101,10 @@ test('profile install and show: the id is the profile digest; installing again c
   const shown = await runCli(['--data-dir', dir, 'agent-task', 'profile', 'show', id, '--json']);
   assert.equal(shown.code, 0, shown.stderr);
   assert.deepEqual(jsonOf<{ profile: JsonObject }>(shown).profile, result.profile);
-  assert.equal(withRead(dir, (auth) => listProfilesOfRegistration(auth, executor.enrollment.registration_id)).length, 1);
+  assert.equal(
+    withRead(dir, (auth) => listProfilesOfRegistration(auth, executor.enrollment.registration_id)).length,
+    1,
+  );
   assert.equal(withRead(dir, (auth) => requireCurrentCollectorProfile(auth, id)).installed.collector_profile_id, id);
   // Immutable.
   const auth = openAuthority(dir, { mode: 'write' });
@@ -96,7 +118,10 @@ test('profile install and show: the id is the profile digest; installing again c
   // the new epoch is another profile.
   const renewed = enroll(store, 'unit');
   assert.equal(showCollectorProfile(dir, id).registration_current, false);
-  assert.equal(codeOf(() => withRead(dir, (auth2) => requireCurrentCollectorProfile(auth2, id))), 'REGISTRATION_NOT_CURRENT');
+  assert.equal(
+    codeOf(() => withRead(dir, (auth2) => requireCurrentCollectorProfile(auth2, id))),
+    'REGISTRATION_NOT_CURRENT',
+  );
   const next = installCollectorProfileFile(dir, writeProfile(dir, profileFor(store, renewed)), 1);
   assert.notEqual(next.collector_profile_id, id);
   revoke(store, renewed.enrollment.registration_id);
@@ -104,7 +129,10 @@ test('profile install and show: the id is the profile digest; installing again c
   const missing = await runCli(['--data-dir', dir, 'agent-task', 'profile', 'show', 'f'.repeat(64), '--json']);
   assert.equal(missing.code, 2);
   assert.equal(jsonOf<{ error: { code: string } }>(missing).error.code, 'COLLECTOR_PROFILE_NOT_FOUND');
-  assert.equal(codeOf(() => showCollectorProfile(dir, 'nope')), 'ID_INVALID');
+  assert.equal(
+    codeOf(() => showCollectorProfile(dir, 'nope')),
+    'ID_INVALID',
+  );
 });
 
 test('profile install refuses every binding that is not the current registration, a command step binding the recipe, or that recipe', (t) => {
@@ -112,17 +140,42 @@ test('profile install refuses every binding that is not the current registration
   const store = makeTaskStore(dir);
   const unit = enroll(store, 'unit');
   const paths = enroll(store, 'paths');
-  const install = (profile: JsonObject): string => codeOf(() => installCollectorProfileFile(dir, writeProfile(dir, profile), 1));
+  const install = (profile: JsonObject): string =>
+    codeOf(() => installCollectorProfileFile(dir, writeProfile(dir, profile), 1));
   const cases: [string, JsonObject, string][] = [
-    ['unknown registration', profileFor(store, unit, 'unit', { registration_id: 'reg-unknown' }), 'REGISTRATION_NOT_FOUND'],
-    ['another epoch', profileFor(store, unit, 'unit', { registration_epoch: 2n }), 'COLLECTOR_PROFILE_BINDING_MISMATCH'],
-    ['another key', profileFor(store, unit, 'unit', { verification_key_id: '0'.repeat(64) }), 'COLLECTOR_PROFILE_BINDING_MISMATCH'],
+    [
+      'unknown registration',
+      profileFor(store, unit, 'unit', { registration_id: 'reg-unknown' }),
+      'REGISTRATION_NOT_FOUND',
+    ],
+    [
+      'another epoch',
+      profileFor(store, unit, 'unit', { registration_epoch: 2n }),
+      'COLLECTOR_PROFILE_BINDING_MISMATCH',
+    ],
+    [
+      'another key',
+      profileFor(store, unit, 'unit', { verification_key_id: '0'.repeat(64) }),
+      'COLLECTOR_PROFILE_BINDING_MISMATCH',
+    ],
     ['another step than the registration', profileFor(store, unit, 'lint'), 'COLLECTOR_PROFILE_BINDING_MISMATCH'],
-    ['another workflow profile', profileFor(store, unit, 'unit', { workflow_profile: 'other' }), 'COLLECTOR_PROFILE_BINDING_MISMATCH'],
+    [
+      'another workflow profile',
+      profileFor(store, unit, 'unit', { workflow_profile: 'other' }),
+      'COLLECTOR_PROFILE_BINDING_MISMATCH',
+    ],
     ['another repository', profileFor(store, unit, 'unit', { repository_id: 'f'.repeat(32) }), 'REPOSITORY_NOT_FOUND'],
     ['a source_paths step', profileFor(store, paths, 'paths'), 'COLLECTOR_PROFILE_STEP_INVALID'],
-    ['another recipe digest', profileFor(store, unit, 'unit', { recipe_digest: '1'.repeat(64) }), 'COLLECTOR_PROFILE_STEP_INVALID'],
-    ['another recipe', profileFor(store, unit, 'unit', { recipe: { ...RECIPE, argv: ['sh', '-c', 'true'] } as unknown as JsonValue }), 'COLLECTOR_PROFILE_RECIPE_MISMATCH'],
+    [
+      'another recipe digest',
+      profileFor(store, unit, 'unit', { recipe_digest: '1'.repeat(64) }),
+      'COLLECTOR_PROFILE_STEP_INVALID',
+    ],
+    [
+      'another recipe',
+      profileFor(store, unit, 'unit', { recipe: { ...RECIPE, argv: ['sh', '-c', 'true'] } as unknown as JsonValue }),
+      'COLLECTOR_PROFILE_RECIPE_MISMATCH',
+    ],
     ['an unknown field', { ...profileFor(store, unit), collector: 'x' }, 'SCHEMA_UNKNOWN_FIELD'],
     ['a review kind', profileFor(store, unit, 'unit', { kind: 'review' }), 'SCHEMA_TYPE'],
   ];
@@ -145,8 +198,14 @@ test("the profile's recipe must be the recipe file decoded, env order included",
   const store = makeTaskStore(dir, undefined, defaultFiles({ [RECIPE_PATH]: JSON.stringify(recipe) }));
   const unit = enroll(store, 'unit');
   const digest = sha256(JSON.stringify(recipe));
-  const reordered = profileFor(store, unit, 'unit', { recipe: { ...RECIPE, env: { A: '1', B: '2' } } as unknown as JsonValue, recipe_digest: digest });
-  assert.equal(codeOf(() => installCollectorProfileFile(dir, writeProfile(dir, reordered), 1)), 'COLLECTOR_PROFILE_RECIPE_MISMATCH');
+  const reordered = profileFor(store, unit, 'unit', {
+    recipe: { ...RECIPE, env: { A: '1', B: '2' } } as unknown as JsonValue,
+    recipe_digest: digest,
+  });
+  assert.equal(
+    codeOf(() => installCollectorProfileFile(dir, writeProfile(dir, reordered), 1)),
+    'COLLECTOR_PROFILE_RECIPE_MISMATCH',
+  );
   const exact = profileFor(store, unit, 'unit', { recipe: recipe as unknown as JsonValue, recipe_digest: digest });
   assert.equal(installCollectorProfileFile(dir, writeProfile(dir, exact), 1).installed, true);
 });

@@ -6,13 +6,14 @@
  * unknown-version bundles.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
-import { RECEIPT_BUNDLE_LIMITS, decodeReceiptBundle } from '../../src/contracts/receipt-bundle.js';
+import { decodeReceiptBundle, RECEIPT_BUNDLE_LIMITS } from '../../src/contracts/receipt-bundle.js';
 import { generateKeyPair } from '../../src/crypto/ed25519.js';
 import { verifyReceiptBundle } from '../../src/tasks/receipt-bundle-verify.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
@@ -42,7 +43,10 @@ test('receipt show prints the retained receipt by full digest or 8-hex prefix; a
   const dataDir = ev.store.dataDir;
   const full = await runCli(['--data-dir', dataDir, 'receipt', 'show', receiptDigest, '--json']);
   assert.equal(full.code, 0, full.stderr);
-  const shown = jsonOf<{ receipt_digest: string; receipt: { state: string; tasks: { step_id: string; transfer_digest?: string }[] } }>(full);
+  const shown = jsonOf<{
+    receipt_digest: string;
+    receipt: { state: string; tasks: { step_id: string; transfer_digest?: string }[] };
+  }>(full);
   assert.equal(shown.receipt_digest, receiptDigest);
   assert.equal(shown.receipt.state, 'completed_with_omissions');
   assert.match(shown.receipt.tasks.find((row) => row.step_id === 'unit')?.transfer_digest ?? '', /^[0-9a-f]{64}$/);
@@ -64,14 +68,40 @@ test('receipt show prints the retained receipt by full digest or 8-hex prefix; a
 test('receipt export writes the bundle 0644 (whatever the umask), the same bytes as the export core, and never over an existing file', async (t) => {
   const { ev, receiptDigest, bundle } = makeReceipt(t);
   const out = join(ev.dir, 'cli.agscmrb');
-  const first = await runCli(['--data-dir', ev.store.dataDir, 'receipt', 'export', receiptDigest.slice(0, 10), '--out', out, '--json']);
+  const first = await runCli([
+    '--data-dir',
+    ev.store.dataDir,
+    'receipt',
+    'export',
+    receiptDigest.slice(0, 10),
+    '--out',
+    out,
+    '--json',
+  ]);
   assert.equal(first.code, 0, first.stderr);
-  const answer = jsonOf<{ receipt_digest: string; out: string; length: number; transfers: number; registrations: number }>(first);
-  assert.deepEqual([answer.receipt_digest, answer.out, answer.length, answer.transfers, answer.registrations], [receiptDigest, out, bundle.byteLength, 1, 1]);
+  const answer = jsonOf<{
+    receipt_digest: string;
+    out: string;
+    length: number;
+    transfers: number;
+    registrations: number;
+  }>(first);
+  assert.deepEqual(
+    [answer.receipt_digest, answer.out, answer.length, answer.transfers, answer.registrations],
+    [receiptDigest, out, bundle.byteLength, 1, 1],
+  );
   assert.equal(statSync(out).mode & 0o777, 0o644);
   assert.ok(readFileSync(out).equals(bundle), 'the export is deterministic');
   writeFileSync(join(ev.dir, 'taken.agscmrb'), 'mine\n');
-  const again = await runCli(['--data-dir', ev.store.dataDir, 'receipt', 'export', receiptDigest, '--out', join(ev.dir, 'taken.agscmrb')]);
+  const again = await runCli([
+    '--data-dir',
+    ev.store.dataDir,
+    'receipt',
+    'export',
+    receiptDigest,
+    '--out',
+    join(ev.dir, 'taken.agscmrb'),
+  ]);
   assert.equal(again.code, 3);
   assert.match(again.stderr, /^error\[RECEIPT_BUNDLE_EXISTS\]/);
   assert.equal(readFileSync(join(ev.dir, 'taken.agscmrb'), 'utf8'), 'mine\n');
@@ -87,21 +117,41 @@ test('receipt verify runs with no store, no data directory and an empty HOME: ex
   const where = storeless(ev.dir);
   const ok = await runCli(['receipt', 'verify', bundleFile, '--json'], { cwd: where.cwd, env: where.env });
   assert.equal(ok.code, 0, ok.stderr);
-  const result = jsonOf<{ verified: boolean; receipt_digest: string; transfers: unknown[]; public_keys_pinned: boolean }>(ok);
-  assert.deepEqual([result.verified, result.receipt_digest, result.transfers.length, result.public_keys_pinned], [true, receiptDigest, 1, false]);
+  const result = jsonOf<{
+    verified: boolean;
+    receipt_digest: string;
+    transfers: unknown[];
+    public_keys_pinned: boolean;
+  }>(ok);
+  assert.deepEqual(
+    [result.verified, result.receipt_digest, result.transfers.length, result.public_keys_pinned],
+    [true, receiptDigest, 1, false],
+  );
   assert.deepEqual(readdirSync(where.home), [], 'nothing was created in HOME');
   assert.deepEqual(readdirSync(where.cwd), [], 'nothing was created in the working directory');
 
-  const pinned = await runCli(['receipt', 'verify', bundleFile, '--public-key', ev.key.publicKeyHex], { cwd: where.cwd, env: where.env });
+  const pinned = await runCli(['receipt', 'verify', bundleFile, '--public-key', ev.key.publicKeyHex], {
+    cwd: where.cwd,
+    env: where.env,
+  });
   assert.equal(pinned.code, 0, pinned.stderr);
   assert.match(pinned.stdout, new RegExp(`^verified: receipt ${receiptDigest}`));
   const other = Buffer.from(generateKeyPair().publicKey).toString('hex');
-  const wrong = await runCli(['receipt', 'verify', bundleFile, '--public-key', other, '--json'], { cwd: where.cwd, env: where.env });
+  const wrong = await runCli(['receipt', 'verify', bundleFile, '--public-key', other, '--json'], {
+    cwd: where.cwd,
+    env: where.env,
+  });
   assert.equal(wrong.code, 1);
   assert.equal(jsonOf<{ error: { code: string } }>(wrong).error.code, 'RECEIPT_BUNDLE_KEY_NOT_PINNED');
-  const both = await runCli(['receipt', 'verify', bundleFile, '--public-key', other, '--public-key', ev.key.publicKeyHex], { cwd: where.cwd, env: where.env });
+  const both = await runCli(
+    ['receipt', 'verify', bundleFile, '--public-key', other, '--public-key', ev.key.publicKeyHex],
+    { cwd: where.cwd, env: where.env },
+  );
   assert.equal(both.code, 0, both.stderr);
-  const malformed = await runCli(['receipt', 'verify', bundleFile, '--public-key', 'abc'], { cwd: where.cwd, env: where.env });
+  const malformed = await runCli(['receipt', 'verify', bundleFile, '--public-key', 'abc'], {
+    cwd: where.cwd,
+    env: where.env,
+  });
   assert.equal(malformed.code, 2);
   assert.match(malformed.stderr, /^error\[PUBLIC_KEY_INVALID\]/);
 });
@@ -116,10 +166,16 @@ test('receipt verify refuses a tampered bundle with exit 1 and the check, a trun
   };
   const tampered = Buffer.from(bundle);
   tampered[tampered.byteLength - 1] = (tampered[tampered.byteLength - 1] as number) ^ 0x01;
-  const bad = await runCli(['receipt', 'verify', file('tampered.agscmrb', tampered)], { cwd: where.cwd, env: where.env });
+  const bad = await runCli(['receipt', 'verify', file('tampered.agscmrb', tampered)], {
+    cwd: where.cwd,
+    env: where.env,
+  });
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /^error\[RECEIPT_BUNDLE_TRANSFER_DIGEST_MISMATCH\]/);
-  const cut = await runCli(['receipt', 'verify', file('cut.agscmrb', bundle.subarray(0, bundle.byteLength - 1)), '--json'], { cwd: where.cwd, env: where.env });
+  const cut = await runCli(
+    ['receipt', 'verify', file('cut.agscmrb', bundle.subarray(0, bundle.byteLength - 1)), '--json'],
+    { cwd: where.cwd, env: where.env },
+  );
   assert.equal(cut.code, 2);
   assert.equal(jsonOf<{ error: { code: string } }>(cut).error.code, 'RECEIPT_BUNDLE_TRUNCATED');
   // A sparse file one byte over the limit: refused from its size, before a byte is read.
@@ -131,7 +187,17 @@ test('receipt verify refuses a tampered bundle with exit 1 and the check, a trun
   assert.match(oversize.stderr, /^error\[INPUT_TOO_LARGE\]/);
   const open = openBundle(bundle);
   open.manifest.version = 2;
-  const future = await runCli(['receipt', 'verify', file('v2.agscmrb', frameBundle(encodeCanonical(open.manifest), decodeReceiptBundle(bundle).receiptBytes, open.envelopes))], { cwd: where.cwd, env: where.env });
+  const future = await runCli(
+    [
+      'receipt',
+      'verify',
+      file(
+        'v2.agscmrb',
+        frameBundle(encodeCanonical(open.manifest), decodeReceiptBundle(bundle).receiptBytes, open.envelopes),
+      ),
+    ],
+    { cwd: where.cwd, env: where.env },
+  );
   assert.equal(future.code, 2);
   assert.match(future.stderr, /^error\[RECEIPT_BUNDLE_VERSION_UNSUPPORTED\]/);
 });
@@ -139,20 +205,37 @@ test('receipt verify refuses a tampered bundle with exit 1 and the check, a trun
 test('the frame is checked before anything is held: every truncation point, trailing bytes, another magic, a non-canonical or oversize manifest, and a manifest declaring 32 × 16 MiB in a small file', (t) => {
   const { bundle } = makeReceipt(t);
   // Inside the prefix, the manifest, the receipt or an envelope: each cut is a truncation, never a parse of partial bytes.
-  for (let length = 0; length < bundle.byteLength; length++) assert.equal(codeOf(bundle.subarray(0, length)), 'RECEIPT_BUNDLE_TRUNCATED', `cut at ${length}`);
+  for (let length = 0; length < bundle.byteLength; length++)
+    assert.equal(codeOf(bundle.subarray(0, length)), 'RECEIPT_BUNDLE_TRUNCATED', `cut at ${length}`);
   assert.equal(codeOf(Buffer.concat([bundle, Buffer.from([0])])), 'RECEIPT_BUNDLE_TRAILING_BYTES');
   const open = openBundle(bundle);
   const receiptBytes = decodeReceiptBundle(bundle).receiptBytes;
-  assert.equal(codeOf(frameBundle(encodeCanonical(open.manifest), receiptBytes, open.envelopes, 'AGSCMRB2')), 'RECEIPT_BUNDLE_MAGIC_INVALID');
-  assert.equal(codeOf(frameBundle(encodeCanonical(open.manifest), receiptBytes, open.envelopes, 'AGSCMTR1')), 'RECEIPT_BUNDLE_MAGIC_INVALID');
+  assert.equal(
+    codeOf(frameBundle(encodeCanonical(open.manifest), receiptBytes, open.envelopes, 'AGSCMRB2')),
+    'RECEIPT_BUNDLE_MAGIC_INVALID',
+  );
+  assert.equal(
+    codeOf(frameBundle(encodeCanonical(open.manifest), receiptBytes, open.envelopes, 'AGSCMTR1')),
+    'RECEIPT_BUNDLE_MAGIC_INVALID',
+  );
   const spaced = Buffer.from(JSON.stringify(JSON.parse(encodeCanonical(open.manifest).toString('utf8')), null, 1));
   assert.equal(codeOf(frameBundle(spaced, receiptBytes, open.envelopes)), 'RECEIPT_BUNDLE_MANIFEST_INVALID');
   const longManifest = Buffer.from(bundle);
   longManifest.writeUInt32BE(RECEIPT_BUNDLE_LIMITS.maxManifestBytes + 1, 8);
   assert.equal(codeOf(longManifest), 'RECEIPT_BUNDLE_MANIFEST_INVALID');
   const transfer = (open.manifest.transfers as JsonObject[])[0] as JsonObject;
-  open.manifest.transfers = Array.from({ length: 32 }, (_, i) => ({ ...transfer, task_id: `t-${i}`, length: BigInt(RECEIPT_BUNDLE_LIMITS.maxEnvelopeBytes) }));
-  assert.equal(codeOf(frameBundle(encodeCanonical(open.manifest), receiptBytes, open.envelopes)), 'RECEIPT_BUNDLE_TRUNCATED');
+  open.manifest.transfers = Array.from({ length: 32 }, (_, i) => ({
+    ...transfer,
+    task_id: `t-${i}`,
+    length: BigInt(RECEIPT_BUNDLE_LIMITS.maxEnvelopeBytes),
+  }));
+  assert.equal(
+    codeOf(frameBundle(encodeCanonical(open.manifest), receiptBytes, open.envelopes)),
+    'RECEIPT_BUNDLE_TRUNCATED',
+  );
   open.manifest.transfers = Array.from({ length: 33 }, (_, i) => ({ ...transfer, task_id: `t-${i}` }));
-  assert.equal(codeOf(frameBundle(encodeCanonical(open.manifest), receiptBytes, open.envelopes)), 'RECEIPT_BUNDLE_MANIFEST_INVALID');
+  assert.equal(
+    codeOf(frameBundle(encodeCanonical(open.manifest), receiptBytes, open.envelopes)),
+    'RECEIPT_BUNDLE_MANIFEST_INVALID',
+  );
 });

@@ -10,20 +10,25 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+
+import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { frameTransferEnvelope, readTransferEnvelope, transferHeaderDigest, transferHeaderToJson } from '../../src/contracts/collector-transfer.js';
-import { DOMAINS, domainDigest } from '../../src/contracts/digest.js';
+import { validateCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
+import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
+import {
+  frameTransferEnvelope,
+  readTransferEnvelope,
+  transferHeaderDigest,
+  transferHeaderToJson,
+} from '../../src/contracts/collector-transfer.js';
+import { domainDigest, DOMAINS } from '../../src/contracts/digest.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import { RECEIPT_BUNDLE_MAGIC, bundleManifestToJson, decodeReceiptBundle } from '../../src/contracts/receipt-bundle.js';
+import type { SigningKey } from '../../src/contracts/key-file.js';
+import { bundleManifestToJson, decodeReceiptBundle, RECEIPT_BUNDLE_MAGIC } from '../../src/contracts/receipt-bundle.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { hexToBytes } from '../../src/contracts/task-common.js';
 import { signDigest } from '../../src/crypto/ed25519.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
-import { exportReceiptBundle } from '../../src/tasks/receipt-bundle.js';
-import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
-import { validateCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
-import type { SigningKey } from '../../src/contracts/key-file.js';
-import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
 import { enrollExecutor } from '../../src/native/executor-registry.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { openAuthority } from '../../src/native/store.js';
@@ -31,14 +36,20 @@ import { claimToFile } from '../../src/tasks/collector-claim-file.js';
 import { transferRuntimeIdentityDigest } from '../../src/tasks/collector-execution.js';
 import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
 import { installCollectorProfile } from '../../src/tasks/collector-profiles.js';
-import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
-import type { GrantAuthorization } from '../../src/tasks/grant-guard.js';
+import { authorizeTaskToken, type GrantAuthorization } from '../../src/tasks/grant-guard.js';
+import { exportReceiptBundle } from '../../src/tasks/receipt-bundle.js';
 import { importEnvelope } from '../admission/fixture.js';
-import { ALICE, RUNTIME_IDENTITY, claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
+import {
+  ALICE,
+  claim,
+  envelopeOf,
+  makeEvidence,
+  RUNTIME_IDENTITY,
+  transferParts,
+  type Evidence,
+} from '../evidence/fixture.js';
 import { makeGrant } from '../grants/fixture.js';
-import { CHANGE_ID, PROFILE, RECIPE, makeTaskStore, sha256 } from '../tasks/fixture.js';
-import type { TaskStore } from '../tasks/fixture.js';
-import type { Evidence } from '../evidence/fixture.js';
+import { CHANGE_ID, makeTaskStore, PROFILE, RECIPE, sha256, type TaskStore } from '../tasks/fixture.js';
 
 export interface WideReceipt {
   readonly dataDir: string;
@@ -56,16 +67,26 @@ export interface WideReceipt {
 export function makeWideReceipt(dir: string, steps: number): WideReceipt {
   const dataDir = join(dir, 'data');
   const ids = Array.from({ length: steps }, (_, i) => `s${String(i).padStart(2, '0')}`);
-  const store = makeTaskStore(dataDir, ids.map((id) => ({ id, kind: 'command' as const })));
+  const store = makeTaskStore(
+    dataDir,
+    ids.map((id) => ({ id, kind: 'command' as const })),
+  );
   const key = loadSigningKey(createSigningKey(join(dir, 'state')).key_file);
   const grant = makeGrant(dataDir, dir, ALICE);
-  const authorizationOf = (): GrantAuthorization => authorizeTaskToken({ dataDir, token: readTokenFile(grant.token_file) });
+  const authorizationOf = (): GrantAuthorization =>
+    authorizeTaskToken({ dataDir, token: readTokenFile(grant.token_file) });
   let receiptDigest: string | null = null;
   ids.forEach((step, index) => {
     const auth = openAuthority(dataDir, { mode: 'write' });
     let profileId: string;
     try {
-      const enrollment = enrollExecutor(auth, { repository: store.repository, profile: PROFILE, step, executor: 'box-1', public_key: key.publicKeyHex });
+      const enrollment = enrollExecutor(auth, {
+        repository: store.repository,
+        profile: PROFILE,
+        step,
+        executor: 'box-1',
+        public_key: key.publicKeyHex,
+      });
       const profile = decodeCollectorProfile(
         encodeCanonical({
           version: 1,
@@ -86,14 +107,27 @@ export function makeWideReceipt(dir: string, steps: number): WideReceipt {
       auth.close();
     }
     const out = join(dir, `descriptor-${step}.json`);
-    claimToFile({ dataDir, tokenFile: grant.token_file, profileId, change: CHANGE_ID, context: store.contextDigest, leaseMs: 3_600_000n, out, target: 'main' });
+    claimToFile({
+      dataDir,
+      tokenFile: grant.token_file,
+      profileId,
+      change: CHANGE_ID,
+      context: store.contextDigest,
+      leaseMs: 3_600_000n,
+      out,
+      target: 'main',
+    });
     const descriptor = validateCollectorDescriptor(parse(readFileSync(out)));
     // The evidence fixture's passing collection, for this step's request.
     const parts = transferParts(descriptor);
     parts.request.step_id = step;
     const requestDigest = sha256Hex(encodeCanonical(parts.request));
     parts.record.request_digest = requestDigest;
-    const answer = importCollectorTransfer(dataDir, envelopeOf(key, parts, { request_digest: requestDigest }), authorizationOf());
+    const answer = importCollectorTransfer(
+      dataDir,
+      envelopeOf(key, parts, { request_digest: requestDigest }),
+      authorizationOf(),
+    );
     const receipt = answer.receipt as JsonObject;
     if (index === steps - 1) {
       assert.equal(receipt.status, 'written', `the last import wrote no receipt: ${JSON.stringify(receipt)}`);
@@ -143,7 +177,12 @@ export function openBundle(bundle: Uint8Array): OpenBundle {
 }
 
 /** Frame parts as they are (magic, u32be manifest length, manifest, receipt, envelopes). */
-export function frameBundle(manifestBytes: Uint8Array, receiptBytes: Uint8Array, envelopes: readonly Uint8Array[], magic = RECEIPT_BUNDLE_MAGIC): Buffer {
+export function frameBundle(
+  manifestBytes: Uint8Array,
+  receiptBytes: Uint8Array,
+  envelopes: readonly Uint8Array[],
+  magic = RECEIPT_BUNDLE_MAGIC,
+): Buffer {
   const length = Buffer.alloc(4);
   length.writeUInt32BE(manifestBytes.byteLength);
   return Buffer.concat([Buffer.from(magic, 'ascii'), length, manifestBytes, receiptBytes, ...envelopes]);
@@ -165,12 +204,20 @@ function collectorRows(receipt: JsonObject): JsonObject[] {
 /** Reassemble an opened bundle, repairing the digests outside the part under test. */
 export function sealBundle(open: OpenBundle, options: SealOptions = {}): Buffer {
   const rows = collectorRows(open.receipt);
-  if (options.repairTransferDigests ?? true) rows.forEach((row, index) => (row.transfer_digest = sha256Hex(open.envelopes[index] ?? Buffer.alloc(0))));
+  if (options.repairTransferDigests ?? true)
+    rows.forEach((row, index) => (row.transfer_digest = sha256Hex(open.envelopes[index] ?? Buffer.alloc(0))));
   const receiptBytes = encodeCanonical(open.receipt);
   if (options.repairManifest ?? true) {
     const exported = (open.manifest.receipt as JsonObject).receipt_digest as string;
-    open.manifest.receipt = { receipt_digest: (options.repairReceiptDigest ?? true) ? domainDigest(DOMAINS.receipt, receiptBytes) : exported, length: BigInt(receiptBytes.byteLength) };
-    open.manifest.transfers = rows.map((row, index) => ({ task_id: row.task_id as string, transfer_digest: row.transfer_digest as string, length: BigInt(open.envelopes[index]?.byteLength ?? 0) }));
+    open.manifest.receipt = {
+      receipt_digest: (options.repairReceiptDigest ?? true) ? domainDigest(DOMAINS.receipt, receiptBytes) : exported,
+      length: BigInt(receiptBytes.byteLength),
+    };
+    open.manifest.transfers = rows.map((row, index) => ({
+      task_id: row.task_id as string,
+      transfer_digest: row.transfer_digest as string,
+      length: BigInt(open.envelopes[index]?.byteLength ?? 0),
+    }));
   }
   return frameBundle(encodeCanonical(open.manifest), receiptBytes, open.envelopes);
 }
@@ -202,7 +249,10 @@ export function editEnvelope(envelope: Uint8Array, edit: EnvelopeEdit): Buffer {
   }
   edit.header?.(header);
   const headerBytes = encodeCanonical(header);
-  const signature = edit.signWith === undefined ? read.signature : signDigest(hexToBytes(transferHeaderDigest(headerBytes)), edit.signWith);
+  const signature =
+    edit.signWith === undefined
+      ? read.signature
+      : signDigest(hexToBytes(transferHeaderDigest(headerBytes)), edit.signWith);
   return frameTransferEnvelope(headerBytes, signature, [requestBytes, recordBytes]);
 }
 
@@ -227,7 +277,8 @@ export function leaves(object: JsonObject, prefix = ''): { path: string; parent:
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) out.push(...leaves(value, path));
     else if (Array.isArray(value)) {
       value.forEach((item, index) => {
-        if (item !== null && typeof item === 'object' && !Array.isArray(item)) out.push(...leaves(item, `${path}.${index}`));
+        if (item !== null && typeof item === 'object' && !Array.isArray(item))
+          out.push(...leaves(item, `${path}.${index}`));
         else out.push({ path: `${path}.${index}`, parent: value as unknown as JsonObject, key: String(index) });
       });
     } else out.push({ path, parent: object, key });

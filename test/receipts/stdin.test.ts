@@ -7,12 +7,12 @@
  * its stdin.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import test from 'node:test';
-import { RECEIPT_BUNDLE_LIMITS, decodeReceiptBundle } from '../../src/contracts/receipt-bundle.js';
-import { REPO_ROOT, TEST_XDG_DATA_HOME, cliEntryArgv, jsonOf, runCli } from '../helpers/cli.js';
+
+import { decodeReceiptBundle, RECEIPT_BUNDLE_LIMITS } from '../../src/contracts/receipt-bundle.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TEST_XDG_DATA_HOME } from '../helpers/cli.js';
 import { makeReceipt } from './fixture.js';
 
 const GNU_TIME = '/usr/bin/time';
@@ -25,7 +25,8 @@ interface Finished {
 
 function cliEnv(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && key !== 'AGENTSCM_DATA_DIR') env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (value !== undefined && key !== 'AGENTSCM_DATA_DIR') env[key] = value;
   env.XDG_DATA_HOME = TEST_XDG_DATA_HOME;
   return env;
 }
@@ -33,7 +34,13 @@ function cliEnv(): Record<string, string> {
 /** `agentscm receipt verify - --json` with the given stdin, optionally under GNU time (`%M`: peak RSS in KiB, last stderr line). */
 function verifyStdin(stdin: 'pipe' | number, timed = false): { child: ChildProcess; finished: Promise<Finished> } {
   const argv = [...cliEntryArgv(), 'receipt', 'verify', '-', '--json'];
-  const child = timed ? spawn(GNU_TIME, ['-f', '%M', process.execPath, ...argv], { cwd: REPO_ROOT, env: cliEnv(), stdio: [stdin, 'pipe', 'pipe'] }) : spawn(process.execPath, argv, { cwd: REPO_ROOT, env: cliEnv(), stdio: [stdin, 'pipe', 'pipe'] });
+  const child = timed
+    ? spawn(GNU_TIME, ['-f', '%M', process.execPath, ...argv], {
+        cwd: REPO_ROOT,
+        env: cliEnv(),
+        stdio: [stdin, 'pipe', 'pipe'],
+      })
+    : spawn(process.execPath, argv, { cwd: REPO_ROOT, env: cliEnv(), stdio: [stdin, 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -47,7 +54,8 @@ function verifyStdin(stdin: 'pipe' | number, timed = false): { child: ChildProce
 }
 
 function errorCode(result: Finished): string {
-  return jsonOf<{ error: { code: string } }>({ ...result, signal: null, stdoutBytes: Buffer.from(result.stdout) }).error.code;
+  return jsonOf<{ error: { code: string } }>({ ...result, signal: null, stdoutBytes: Buffer.from(result.stdout) }).error
+    .code;
 }
 
 /** Write `head` then zeros up to `total` bytes into the child's stdin, with backpressure; resolves with the bytes the child took. */
@@ -98,7 +106,10 @@ test('receipt verify - answers a pipe that sent 8 bytes of another magic and sta
   const { child, finished } = verifyStdin('pipe');
   child.stdin?.write(Buffer.from('AGSCMTR1'));
   // The pipe is never closed: before, the reader waited for end of input.
-  const result = await Promise.race([finished, new Promise<null>((resolve) => setTimeout(() => resolve(null), 90_000))]);
+  const result = await Promise.race([
+    finished,
+    new Promise<null>((resolve) => setTimeout(() => resolve(null), 90_000)),
+  ]);
   child.stdin?.destroy();
   if (result === null) {
     child.kill('SIGKILL');
@@ -117,7 +128,10 @@ test('receipt verify - verifies a valid bundle on stdin, and takes a stream of e
   // A valid frame head (magic, manifest, receipt) followed by zeros: every head check passes, so
   // the stream is read to its end or to the bound.
   const parts = decodeReceiptBundle(bundle);
-  const head = bundle.subarray(0, RECEIPT_BUNDLE_LIMITS.prefixBytes + parts.manifestBytes.byteLength + parts.receiptBytes.byteLength);
+  const head = bundle.subarray(
+    0,
+    RECEIPT_BUNDLE_LIMITS.prefixBytes + parts.manifestBytes.byteLength + parts.receiptBytes.byteLength,
+  );
   const limit = RECEIPT_BUNDLE_LIMITS.maxBundleBytes;
 
   const at = verifyStdin('pipe');

@@ -10,15 +10,24 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { AgentscmError, ERROR_CODES } from '../../src/contracts/errors.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
+import { BUNDLE_CHECKS, verifyReceiptBundle, type VerifyBundleOptions } from '../../src/tasks/receipt-bundle-verify.js';
 import { exportReceiptBundle } from '../../src/tasks/receipt-bundle.js';
-import { BUNDLE_CHECKS, verifyReceiptBundle } from '../../src/tasks/receipt-bundle-verify.js';
-import type { VerifyBundleOptions } from '../../src/tasks/receipt-bundle-verify.js';
 import { tempDir } from '../helpers/tmp.js';
-import { changed, editEnvelope, leafAt, leaves, makeReceipt, makeWideReceipt, openBundle, sealBundle } from './fixture.js';
-import type { OpenBundle } from './fixture.js';
+import {
+  changed,
+  editEnvelope,
+  leafAt,
+  leaves,
+  makeReceipt,
+  makeWideReceipt,
+  openBundle,
+  sealBundle,
+  type OpenBundle,
+} from './fixture.js';
 
 function codeOf(bytes: Uint8Array, options: VerifyBundleOptions = {}): string {
   try {
@@ -70,9 +79,16 @@ test('every byte of the bundle, flipped, is refused; inside an envelope by its t
     assert.ok(code.startsWith('RECEIPT_BUNDLE_'), `byte ${i}: ${code}`);
     refused.set(code, (refused.get(code) ?? 0) + 1);
     if (i >= receiptEnd) assert.equal(code, 'RECEIPT_BUNDLE_TRANSFER_DIGEST_MISMATCH', `envelope byte ${i}`);
-    else if (i >= manifestEnd) assert.ok(['RECEIPT_BUNDLE_RECEIPT_INVALID', 'RECEIPT_BUNDLE_RECEIPT_DIGEST_MISMATCH'].includes(code), `receipt byte ${i}: ${code}`);
+    else if (i >= manifestEnd)
+      assert.ok(
+        ['RECEIPT_BUNDLE_RECEIPT_INVALID', 'RECEIPT_BUNDLE_RECEIPT_DIGEST_MISMATCH'].includes(code),
+        `receipt byte ${i}: ${code}`,
+      );
   }
-  assert.ok(refused.has('RECEIPT_BUNDLE_MAGIC_INVALID') && refused.has('RECEIPT_BUNDLE_MANIFEST_INVALID'), JSON.stringify([...refused]));
+  assert.ok(
+    refused.has('RECEIPT_BUNDLE_MAGIC_INVALID') && refused.has('RECEIPT_BUNDLE_MANIFEST_INVALID'),
+    JSON.stringify([...refused]),
+  );
 });
 
 // Receipt fields and the check that refuses each once the forger repairs the manifest.
@@ -116,7 +132,10 @@ test('every receipt field changed: refused by its receipt digest as exported, an
     const leaf = leafAt(open.receipt, field);
     leaf.parent[leaf.key] = changed(leaf.parent[leaf.key]);
     const asExported = codeOf(sealBundle(open, { repairTransferDigests: false, repairReceiptDigest: false }));
-    assert.ok(['RECEIPT_BUNDLE_RECEIPT_DIGEST_MISMATCH', 'RECEIPT_BUNDLE_RECEIPT_INVALID'].includes(asExported), `${field} with the manifest as exported: ${asExported}`);
+    assert.ok(
+      ['RECEIPT_BUNDLE_RECEIPT_DIGEST_MISMATCH', 'RECEIPT_BUNDLE_RECEIPT_INVALID'].includes(asExported),
+      `${field} with the manifest as exported: ${asExported}`,
+    );
     const forged = sealBundle(open, { repairTransferDigests: false });
     const expected = RECEIPT_FIELD_CHECKS[field];
     if (expected !== undefined) {
@@ -130,7 +149,10 @@ test('every receipt field changed: refused by its receipt digest as exported, an
     }
   }
   // What the signed evidence does not carry (documented in docs/receipts.md).
-  assert.deepEqual(unsignedOnly.filter((f) => !f.startsWith('tasks.0.') && !f.startsWith('tasks.2.')), ['subject.target', 'subject.requirement_digest', 'subject.plan_digest', 'tasks.1.required']);
+  assert.deepEqual(
+    unsignedOnly.filter((f) => !f.startsWith('tasks.0.') && !f.startsWith('tasks.2.')),
+    ['subject.target', 'subject.requirement_digest', 'subject.plan_digest', 'tasks.1.required'],
+  );
 });
 
 test('every signed header field changed without re-signing is RECEIPT_BUNDLE_SIGNATURE_INVALID; re-signed with the enrolled key, each field the receipt names is RECEIPT_BUNDLE_HEADER_MISMATCH naming it', (t) => {
@@ -169,10 +191,17 @@ test('every signed header field changed without re-signing is RECEIPT_BUNDLE_SIG
     const unsignedCode = codeOf(sealBundle(unsigned));
     // A header that no longer decodes (another version, a record kind out of order) or frames its records (a record length) is refused by the framing check first.
     const framing = field === 'version' || field.endsWith('.kind') || field.endsWith('.length');
-    assert.equal(unsignedCode, framing ? 'RECEIPT_BUNDLE_TRANSFER_INVALID' : 'RECEIPT_BUNDLE_SIGNATURE_INVALID', `${field} unsigned`);
+    assert.equal(
+      unsignedCode,
+      framing ? 'RECEIPT_BUNDLE_TRANSFER_INVALID' : 'RECEIPT_BUNDLE_SIGNATURE_INVALID',
+      `${field} unsigned`,
+    );
     if (field === 'executor.verification_key_id') continue; // no signature under a key the forger does not hold
     const resigned = openBundle(bundle);
-    resigned.envelopes[0] = editEnvelope(resigned.envelopes[0] as Buffer, { header: change, signWith: ev.key.privateKey });
+    resigned.envelopes[0] = editEnvelope(resigned.envelopes[0] as Buffer, {
+      header: change,
+      signWith: ev.key.privateKey,
+    });
     let error: AgentscmError | null = null;
     try {
       verifyReceiptBundle(sealBundle(resigned));
@@ -188,7 +217,10 @@ test('every signed header field changed without re-signing is RECEIPT_BUNDLE_SIG
     } else if (field === 'request_digest' || field === 'collector.runtime_identity_digest') {
       assert.equal(error?.code, 'RECEIPT_BUNDLE_REQUEST_MISMATCH', field);
     } else if (field.startsWith('records.')) {
-      assert.ok(['RECEIPT_BUNDLE_RECORD_DIGEST_MISMATCH', 'RECEIPT_BUNDLE_TRANSFER_INVALID'].includes(error?.code ?? ''), `${field}: ${error?.code ?? 'verified'}`);
+      assert.ok(
+        ['RECEIPT_BUNDLE_RECORD_DIGEST_MISMATCH', 'RECEIPT_BUNDLE_TRANSFER_INVALID'].includes(error?.code ?? ''),
+        `${field}: ${error?.code ?? 'verified'}`,
+      );
     } else {
       // execution_operation_id, upload_request_id, collector.agentscm_version: what the executor's key attests, not the receipt.
       assert.equal(error, null, `${field}: ${error?.message ?? ''}`);
@@ -200,8 +232,26 @@ test('every field of both records changed without re-signing is RECEIPT_BUNDLE_R
   const { bundle, ev } = makeReceipt(t);
   let request: JsonObject = {};
   let record: JsonObject = {};
-  editEnvelope(openBundle(bundle).envelopes[0] as Buffer, { request: (r) => (request = r), record: (r) => (record = r) });
-  const requestBound = ['version', 'kind', 'attempt_id', 'generation', 'run_id', 'step_id', 'repository', 'revision', 'policy_epoch', 'change.repository', 'change.id', 'change_version', 'context_digest', 'runtime_identity_digest'];
+  editEnvelope(openBundle(bundle).envelopes[0] as Buffer, {
+    request: (r) => (request = r),
+    record: (r) => (record = r),
+  });
+  const requestBound = [
+    'version',
+    'kind',
+    'attempt_id',
+    'generation',
+    'run_id',
+    'step_id',
+    'repository',
+    'revision',
+    'policy_epoch',
+    'change.repository',
+    'change.id',
+    'change_version',
+    'context_digest',
+    'runtime_identity_digest',
+  ];
   for (const [which, fields] of [
     ['request', leaves(request).map((l) => l.path)],
     ['record', leaves(record).map((l) => l.path)],
@@ -215,14 +265,29 @@ test('every field of both records changed without re-signing is RECEIPT_BUNDLE_R
       const original = unsigned.envelopes[0] as Buffer;
       unsigned.envelopes[0] = editEnvelope(original, which === 'request' ? { request: edit } : { record: edit });
       // Same length: the framing holds and the record digest refuses; another length breaks the framing the signed header declares.
-      const expected = unsigned.envelopes[0].byteLength === original.byteLength ? 'RECEIPT_BUNDLE_RECORD_DIGEST_MISMATCH' : 'RECEIPT_BUNDLE_TRANSFER_INVALID';
+      const expected =
+        unsigned.envelopes[0].byteLength === original.byteLength
+          ? 'RECEIPT_BUNDLE_RECORD_DIGEST_MISMATCH'
+          : 'RECEIPT_BUNDLE_TRANSFER_INVALID';
       assert.equal(codeOf(sealBundle(unsigned)), expected, `${which}.${field} unsigned`);
       const resigned = openBundle(bundle);
-      resigned.envelopes[0] = editEnvelope(resigned.envelopes[0] as Buffer, { ...(which === 'request' ? { request: edit } : { record: edit }), signWith: ev.key.privateKey });
+      resigned.envelopes[0] = editEnvelope(resigned.envelopes[0] as Buffer, {
+        ...(which === 'request' ? { request: edit } : { record: edit }),
+        signWith: ev.key.privateKey,
+      });
       const code = codeOf(sealBundle(resigned));
-      if (which === 'request' && (requestBound.includes(field) || field.startsWith('runtime_identity.'))) assert.equal(code, 'RECEIPT_BUNDLE_REQUEST_MISMATCH', `request.${field}`);
-      else if (which === 'request' && field.startsWith('recipe.')) assert.ok(['RECEIPT_BUNDLE_REQUEST_MISMATCH', 'RECEIPT_BUNDLE_RECORD_INVALID', 'VERIFIED'].includes(code), `request.${field}: ${code}`);
-      else assert.ok(['RECEIPT_BUNDLE_RECORD_INVALID', 'VERIFIED', 'RECEIPT_BUNDLE_REQUEST_MISMATCH'].includes(code), `${which}.${field}: ${code}`);
+      if (which === 'request' && (requestBound.includes(field) || field.startsWith('runtime_identity.')))
+        assert.equal(code, 'RECEIPT_BUNDLE_REQUEST_MISMATCH', `request.${field}`);
+      else if (which === 'request' && field.startsWith('recipe.'))
+        assert.ok(
+          ['RECEIPT_BUNDLE_REQUEST_MISMATCH', 'RECEIPT_BUNDLE_RECORD_INVALID', 'VERIFIED'].includes(code),
+          `request.${field}: ${code}`,
+        );
+      else
+        assert.ok(
+          ['RECEIPT_BUNDLE_RECORD_INVALID', 'VERIFIED', 'RECEIPT_BUNDLE_REQUEST_MISMATCH'].includes(code),
+          `${which}.${field}: ${code}`,
+        );
     }
   }
   // The record's own checks, re-signed by the enrolled key: the record names another attempt, claims network, or did not clean up.
@@ -299,12 +364,21 @@ test('a forgery re-keyed throughout (its own key, registration, header and recei
   registration.public_key = Buffer.from(forger.publicKey).toString('hex');
   registration.verification_key_id = keyId;
   unitRow(open).verification_key_id = keyId;
-  open.envelopes[0] = editEnvelope(open.envelopes[0] as Buffer, { header: (h) => ((h.executor as JsonObject).verification_key_id = keyId), signWith: forger.privateKey });
+  open.envelopes[0] = editEnvelope(open.envelopes[0] as Buffer, {
+    header: (h) => ((h.executor as JsonObject).verification_key_id = keyId),
+    signWith: forger.privateKey,
+  });
   const forged = sealBundle(open);
   assert.notEqual(digestOf(forged), receiptDigest);
   assert.equal(codeOf(forged, { publicKeys: [ev.key.publicKeyHex] }), 'RECEIPT_BUNDLE_KEY_NOT_PINNED');
-  assert.equal(codeOf(bundle, { publicKeys: [Buffer.from(forger.publicKey).toString('hex')] }), 'RECEIPT_BUNDLE_KEY_NOT_PINNED');
-  assert.equal(digestOf(bundle, { publicKeys: [Buffer.from(forger.publicKey).toString('hex'), ev.key.publicKeyHex] }), receiptDigest);
+  assert.equal(
+    codeOf(bundle, { publicKeys: [Buffer.from(forger.publicKey).toString('hex')] }),
+    'RECEIPT_BUNDLE_KEY_NOT_PINNED',
+  );
+  assert.equal(
+    digestOf(bundle, { publicKeys: [Buffer.from(forger.publicKey).toString('hex'), ev.key.publicKeyHex] }),
+    receiptDigest,
+  );
 });
 
 test('the transfer and registration lists must be exactly what the receipt names', (t) => {
@@ -318,12 +392,22 @@ test('the transfer and registration lists must be exactly what the receipt names
   open.envelopes.push(Buffer.from(open.envelopes[0] as Buffer));
   assert.equal(codeOf(sealBundle(open, { repairManifest: false })), 'RECEIPT_BUNDLE_TRANSFER_SET_MISMATCH');
   open = openBundle(bundle);
-  (open.manifest.registrations as JsonObject[]).push({ ...((open.manifest.registrations as JsonObject[])[0] as JsonObject), registration_id: 'reg-extra' });
+  (open.manifest.registrations as JsonObject[]).push({
+    ...((open.manifest.registrations as JsonObject[])[0] as JsonObject),
+    registration_id: 'reg-extra',
+  });
   assert.equal(codeOf(sealBundle(open)), 'RECEIPT_BUNDLE_REGISTRATION_SET_MISMATCH');
 });
 
 test('every verification code is exit 1 and every frame or manifest code exit 2 (docs/errors.md "receipt bundles")', () => {
-  const frame = ['RECEIPT_BUNDLE_TOO_LARGE', 'RECEIPT_BUNDLE_MAGIC_INVALID', 'RECEIPT_BUNDLE_TRUNCATED', 'RECEIPT_BUNDLE_TRAILING_BYTES', 'RECEIPT_BUNDLE_MANIFEST_INVALID', 'RECEIPT_BUNDLE_VERSION_UNSUPPORTED'] as const;
+  const frame = [
+    'RECEIPT_BUNDLE_TOO_LARGE',
+    'RECEIPT_BUNDLE_MAGIC_INVALID',
+    'RECEIPT_BUNDLE_TRUNCATED',
+    'RECEIPT_BUNDLE_TRAILING_BYTES',
+    'RECEIPT_BUNDLE_MANIFEST_INVALID',
+    'RECEIPT_BUNDLE_VERSION_UNSUPPORTED',
+  ] as const;
   for (const [code, info] of Object.entries(ERROR_CODES)) {
     if (!code.startsWith('RECEIPT_BUNDLE_') || code === 'RECEIPT_BUNDLE_EXISTS') continue;
     assert.equal(info.exit, (frame as readonly string[]).includes(code) ? 2 : 1, code);

@@ -1,11 +1,23 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { DOMAINS, digestCanonical } from '../../src/contracts/digest.js';
+import { digestCanonical, DOMAINS } from '../../src/contracts/digest.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
 import type { JsonValue } from '../../src/contracts/json-value.js';
-import { checkCoverageWithinPolicy, decodeReviewAction, decodeReviewPolicy, REVIEW_LIMITS, reviewActionToJson } from '../../src/contracts/review-policy.js';
-import { decodeReviewRecord, MAX_REVIEW_RECORD_BYTES, reviewRecordDigest, reviewRecordToJson } from '../../src/contracts/review-record.js';
+import {
+  checkCoverageWithinPolicy,
+  decodeReviewAction,
+  decodeReviewPolicy,
+  REVIEW_LIMITS,
+  reviewActionToJson,
+} from '../../src/contracts/review-policy.js';
+import {
+  decodeReviewRecord,
+  MAX_REVIEW_RECORD_BYTES,
+  reviewRecordDigest,
+  reviewRecordToJson,
+} from '../../src/contracts/review-record.js';
 import {
   decodeReviewRequest,
   decodeReviewResponse,
@@ -50,22 +62,56 @@ test('digests are domain-separated: the request, ticket and record digests use t
 });
 
 test('unknown fields, duplicate keys and an oversize record are refused, the size before parsing', () => {
-  assert.equal(code(() => decodeReviewRequest(bytes({ ...SEED_REQUEST, budget: 99 }))), 'SCHEMA_UNKNOWN_FIELD');
-  assert.equal(code(() => decodeReviewResponse(Buffer.from('{"version":1,"version":1,"verdicts":[],"findings":[]}'), 1024)), 'JSON_DUPLICATE_KEY');
+  assert.equal(
+    code(() => decodeReviewRequest(bytes({ ...SEED_REQUEST, budget: 99 }))),
+    'SCHEMA_UNKNOWN_FIELD',
+  );
+  assert.equal(
+    code(() => decodeReviewResponse(Buffer.from('{"version":1,"version":1,"verdicts":[],"findings":[]}'), 1024)),
+    'JSON_DUPLICATE_KEY',
+  );
   // A response may not extend anything: a budget member is an unknown field, not an instruction.
-  assert.equal(code(() => decodeReviewResponse(bytes({ ...SEED_RESPONSE, budgets: { model_calls: 64 } }), 4096)), 'SCHEMA_UNKNOWN_FIELD');
+  assert.equal(
+    code(() => decodeReviewResponse(bytes({ ...SEED_RESPONSE, budgets: { model_calls: 64 } }), 4096)),
+    'SCHEMA_UNKNOWN_FIELD',
+  );
   // The response bound is the caller's remaining output budget.
-  assert.equal(code(() => decodeReviewResponse(bytes(SEED_RESPONSE), 10)), 'INPUT_TOO_LARGE');
+  assert.equal(
+    code(() => decodeReviewResponse(bytes(SEED_RESPONSE), 10)),
+    'INPUT_TOO_LARGE',
+  );
   const huge = Buffer.alloc(MAX_REVIEW_RECORD_BYTES + 1, 0x20);
-  assert.equal(code(() => decodeReviewRecord(huge)), 'INPUT_TOO_LARGE');
+  assert.equal(
+    code(() => decodeReviewRecord(huge)),
+    'INPUT_TOO_LARGE',
+  );
 });
 
 test('a review action with a repeated coverage path or criterion, or a non-canonical path, is refused', () => {
-  assert.equal(code(() => decodeReviewAction(bytes({ ...SEED_ACTION, coverage: ['src/a.ts', 'src/a.ts'] }))), 'SCHEMA_TYPE');
+  assert.equal(
+    code(() => decodeReviewAction(bytes({ ...SEED_ACTION, coverage: ['src/a.ts', 'src/a.ts'] }))),
+    'SCHEMA_TYPE',
+  );
   const criteria = SEED_ACTION.criteria as JsonValue[];
-  assert.equal(code(() => decodeReviewAction(bytes({ ...SEED_ACTION, criteria: [criteria[0] ?? null, criteria[0] ?? null] }))), 'SCHEMA_TYPE');
-  assert.equal(code(() => decodeReviewAction(bytes({ ...SEED_ACTION, coverage: ['src/../etc/passwd'] }))), 'PATH_INVALID');
-  assert.equal(code(() => decodeReviewAction(bytes({ ...SEED_ACTION, budgets: { ...(SEED_ACTION.budgets as object), model_calls: REVIEW_LIMITS.maxModelCalls + 1 } }))), 'SCHEMA_BOUND');
+  assert.equal(
+    code(() => decodeReviewAction(bytes({ ...SEED_ACTION, criteria: [criteria[0] ?? null, criteria[0] ?? null] }))),
+    'SCHEMA_TYPE',
+  );
+  assert.equal(
+    code(() => decodeReviewAction(bytes({ ...SEED_ACTION, coverage: ['src/../etc/passwd'] }))),
+    'PATH_INVALID',
+  );
+  assert.equal(
+    code(() =>
+      decodeReviewAction(
+        bytes({
+          ...SEED_ACTION,
+          budgets: { ...(SEED_ACTION.budgets as object), model_calls: REVIEW_LIMITS.maxModelCalls + 1 },
+        }),
+      ),
+    ),
+    'SCHEMA_BOUND',
+  );
 });
 
 test('coverage outside the policy exposure is REVIEW_COVERAGE_OUTSIDE_POLICY', () => {
@@ -73,11 +119,24 @@ test('coverage outside the policy exposure is REVIEW_COVERAGE_OUTSIDE_POLICY', (
   const inside = decodeReviewAction(bytes(SEED_ACTION));
   checkCoverageWithinPolicy(inside, policy);
   const outside = decodeReviewAction(bytes({ ...SEED_ACTION, coverage: ['src/a.ts', 'secrets/key.pem', 'srcx/b.ts'] }));
-  assert.equal(code(() => checkCoverageWithinPolicy(outside, policy)), 'REVIEW_COVERAGE_OUTSIDE_POLICY');
+  assert.equal(
+    code(() => checkCoverageWithinPolicy(outside, policy)),
+    'REVIEW_COVERAGE_OUTSIDE_POLICY',
+  );
 });
 
 test('a transport identity with a malformed model is REVIEW_TRANSPORT_INVALID', () => {
-  assert.equal(code(() => validateTransportIdentity({ basis: 'claude-code', executable_sha256: null, provider_scope: 'p', model: '--dangerously-skip-permissions' })), 'REVIEW_TRANSPORT_INVALID');
+  assert.equal(
+    code(() =>
+      validateTransportIdentity({
+        basis: 'claude-code',
+        executable_sha256: null,
+        provider_scope: 'p',
+        model: '--dangerously-skip-permissions',
+      }),
+    ),
+    'REVIEW_TRANSPORT_INVALID',
+  );
 });
 
 test('a definition with a review step decodes, re-encodes and compiles structurally; a policy that is not a declared resource is REVIEW_STEP_INVALID', () => {
@@ -85,9 +144,20 @@ test('a definition with a review step decodes, re-encodes and compiles structura
   assert.equal(definition.steps[0]?.action.kind, 'review');
   assert.deepEqual(Buffer.from(encodeWorkflowDefinition(definition)), bytes(SEED_REVIEW_DEFINITION));
   assert.deepEqual(compileStructure(definition).order, [0]);
-  const undeclared = decodeWorkflowDefinition(bytes({ ...SEED_REVIEW_DEFINITION, skill: { entrypoint: 'skills/review/SKILL.md', resources: [] } }));
-  assert.equal(code(() => compileStructure(undeclared)), 'REVIEW_STEP_INVALID');
+  const undeclared = decodeWorkflowDefinition(
+    bytes({ ...SEED_REVIEW_DEFINITION, skill: { entrypoint: 'skills/review/SKILL.md', resources: [] } }),
+  );
+  assert.equal(
+    code(() => compileStructure(undeclared)),
+    'REVIEW_STEP_INVALID',
+  );
   // The action's own rules apply inside a definition, at the step's pointer.
-  const repeated = { ...SEED_REVIEW_DEFINITION, steps: [{ id: 'review', needs: [], required: true, action: { ...SEED_ACTION, coverage: ['a', 'a'] } }] };
-  assert.throws(() => decodeWorkflowDefinition(bytes(repeated)), (error: AgentscmError) => error.code === 'SCHEMA_TYPE' && error.details?.pointer === '/steps/0/action/coverage/1');
+  const repeated = {
+    ...SEED_REVIEW_DEFINITION,
+    steps: [{ id: 'review', needs: [], required: true, action: { ...SEED_ACTION, coverage: ['a', 'a'] } }],
+  };
+  assert.throws(
+    () => decodeWorkflowDefinition(bytes(repeated)),
+    (error: AgentscmError) => error.code === 'SCHEMA_TYPE' && error.details?.pointer === '/steps/0/action/coverage/1',
+  );
 });

@@ -1,27 +1,45 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { decodeReviewRecord, reviewRecordPasses, reviewRecordToJson } from '../../src/contracts/review-record.js';
-import type { ReviewRecord } from '../../src/contracts/review-record.js';
-import { decodeReviewRequest } from '../../src/contracts/review-request.js';
-import type { ReviewAction } from '../../src/contracts/review-policy.js';
+import test, { type TestContext } from 'node:test';
+
 import { runReview } from '../../src/collector/review-controller.js';
 import { listJournalRequests, openReviewJournal } from '../../src/collector/review-journal.js';
-import type { FixtureAnswer } from '../../src/collector/review-transports.js';
-import { assertQualifiedTransport, createFixtureTransport, isFixtureTransport, isQualifiedTransport } from '../../src/collector/review-transports.js';
+import {
+  assertQualifiedTransport,
+  createFixtureTransport,
+  isFixtureTransport,
+  isQualifiedTransport,
+  type FixtureAnswer,
+} from '../../src/collector/review-transports.js';
+import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+import type { ReviewAction } from '../../src/contracts/review-policy.js';
+import {
+  decodeReviewRecord,
+  reviewRecordPasses,
+  reviewRecordToJson,
+  type ReviewRecord,
+} from '../../src/contracts/review-record.js';
+import { decodeReviewRequest } from '../../src/contracts/review-request.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { answerText, policyBytes, reviewAction, reviewStore } from './fixture.js';
-import type { ReviewStore } from './fixture.js';
+import { answerText, policyBytes, reviewAction, reviewStore, type ReviewStore } from './fixture.js';
 
-async function review(t: TestContext, store: ReviewStore, action: ReviewAction, answers: readonly FixtureAnswer[], stateDir = tempDir(t), policy = policyBytes()) {
+async function review(
+  t: TestContext,
+  store: ReviewStore,
+  action: ReviewAction,
+  answers: readonly FixtureAnswer[],
+  stateDir = tempDir(t),
+  policy = policyBytes(),
+) {
   const transport = createFixtureTransport(answers);
   const journal = openReviewJournal(stateDir);
   try {
-    const record = await runReview({ repository: store.repository, revision: store.revision, action, policyBytes: policy }, { sources: store.sources, transport, journal });
+    const record = await runReview(
+      { repository: store.repository, revision: store.revision, action, policyBytes: policy },
+      { sources: store.sources, transport, journal },
+    );
     return { record, transport, stateDir, requests: listJournalRequests(journal, record.review_id) };
   } finally {
     journal.close();
@@ -37,16 +55,28 @@ test('every coverage path exposed in bounded excerpts and answered pass: the rec
   assert.equal(record.outcome, 'passed');
   assert.ok(reviewRecordPasses(record));
   assert.deepEqual(record.reasons, []);
-  assert.deepEqual(record.coverage.map((c) => c.state), ['covered', 'covered', 'covered']);
+  assert.deepEqual(
+    record.coverage.map((c) => c.state),
+    ['covered', 'covered', 'covered'],
+  );
   // src/c.ts (320 bytes) does not fit one 256-byte excerpt: it is cut, and every byte is covered.
   const excerpts = requests.map((bytes) => decodeReviewRequest(bytes).excerpts).flat();
   assert.ok(excerpts.every((e) => Buffer.byteLength(e.text) === e.length && e.length <= 256));
-  assert.deepEqual(excerpts.filter((e) => e.path === 'src/c.ts').map((e) => [e.offset, e.length]), [[0, 256], [256, 64]]);
+  assert.deepEqual(
+    excerpts.filter((e) => e.path === 'src/c.ts').map((e) => [e.offset, e.length]),
+    [
+      [0, 256],
+      [256, 64],
+    ],
+  );
   assert.equal(transport.dispatched.length, requests.length);
   // Each dispatched request is exactly the retained canonical request.
   transport.dispatched.forEach((call, index) => assert.deepEqual(call.request, requests[index]));
   assert.equal(record.usage.model_calls, requests.length);
-  assert.equal(record.usage.input_bytes, requests.reduce((sum, r) => sum + r.length, 0));
+  assert.equal(
+    record.usage.input_bytes,
+    requests.reduce((sum, r) => sum + r.length, 0),
+  );
   // The record decodes strictly and re-encodes to the same bytes.
   assert.deepEqual(bytesOf(decodeReviewRecord(bytesOf(record))), bytesOf(record));
 });
@@ -54,15 +84,26 @@ test('every coverage path exposed in bounded excerpts and answered pass: the rec
 test('same sources, policy and recorded responses give byte-identical requests and a byte-identical record', async (t) => {
   const store = reviewStore(t);
   // Call 0 exposes src/a.ts and src/b.ts; calls 1 and 2 the two excerpts of src/c.ts.
-  const failing = { response: answerText(['correctness'], [{ criterion: 'correctness', path: 'src/b.ts', line: 2, severity: 'blocking', message: 'naïve ✓' }]) };
+  const failing = {
+    response: answerText(
+      ['correctness'],
+      [{ criterion: 'correctness', path: 'src/b.ts', line: 2, severity: 'blocking', message: 'naïve ✓' }],
+    ),
+  };
   const first = await review(t, store, reviewAction(), [failing, PASS, PASS]);
   const second = await review(t, store, reviewAction(), [failing, PASS, PASS]);
   assert.deepEqual(second.requests, first.requests);
   assert.deepEqual(bytesOf(second.record), bytesOf(first.record));
   assert.equal(first.record.outcome, 'failed');
   assert.deepEqual(first.record.reasons, ['criterion_failed']);
-  assert.deepEqual(first.record.findings.map((f) => [f.call_index, f.path, f.line]), [[0, 'src/b.ts', 2]]);
-  assert.deepEqual(first.record.coverage.map((c) => c.state), ['covered', 'covered', 'covered']);
+  assert.deepEqual(
+    first.record.findings.map((f) => [f.call_index, f.path, f.line]),
+    [[0, 'src/b.ts', 2]],
+  );
+  assert.deepEqual(
+    first.record.coverage.map((c) => c.state),
+    ['covered', 'covered', 'covered'],
+  );
 });
 
 test('a model-call budget that runs out stops the review: not passing, the remaining paths uncovered, never truncated', async (t) => {
@@ -71,7 +112,10 @@ test('a model-call budget that runs out stops the review: not passing, the remai
   assert.equal(transport.dispatched.length, 1);
   assert.equal(record.outcome, 'incomplete');
   assert.deepEqual(record.reasons, ['coverage_incomplete', 'budget_exhausted']);
-  assert.deepEqual(record.coverage.map((c) => c.state), ['covered', 'covered', 'not_covered']);
+  assert.deepEqual(
+    record.coverage.map((c) => c.state),
+    ['covered', 'covered', 'not_covered'],
+  );
 });
 
 test('input-bytes, files-exposed, output-bytes and wall-time budgets each stop the review before the call that would exceed them', async (t) => {
@@ -88,32 +132,73 @@ test('input-bytes, files-exposed, output-bytes and wall-time budgets each stop t
   assert.equal(output.record.calls[0]?.observation.status, 'output_limit');
   assert.equal(output.record.calls[0]?.observation.response, null);
   assert.deepEqual(output.record.reasons, ['coverage_incomplete', 'budget_exhausted']);
-  const wall = await review(t, store, reviewAction(undefined, { wall_time_ms: 50 }), [{ response: answerText(), elapsedMs: 60 }, PASS, PASS]);
+  const wall = await review(t, store, reviewAction(undefined, { wall_time_ms: 50 }), [
+    { response: answerText(), elapsedMs: 60 },
+    PASS,
+    PASS,
+  ]);
   assert.equal(wall.transport.dispatched.length, 1);
   assert.deepEqual(wall.record.reasons, ['coverage_incomplete', 'budget_exhausted']);
   assert.equal(wall.record.outcome, 'incomplete');
 });
 
 test('a missing path, a non-UTF-8 file and an invalid answer leave coverage incomplete and the record not passing', async (t) => {
-  const store = reviewStore(t, { 'src/a.ts': 'a\n', 'src/bin.dat': Buffer.from([0xff, 0xfe, 0x00]), 'src/c.ts': 'c\n' });
-  const { record } = await review(t, store, reviewAction(['src/a.ts', 'src/bin.dat', 'src/gone.ts', 'src/c.ts']), [{ response: '```json\n{"version":1}\n```' }]);
-  assert.deepEqual(record.coverage.map((c) => c.state), ['not_covered', 'not_utf8', 'missing', 'not_covered']);
-  assert.deepEqual(record.calls.map((c) => c.effect), ['response_invalid']);
+  const store = reviewStore(t, {
+    'src/a.ts': 'a\n',
+    'src/bin.dat': Buffer.from([0xff, 0xfe, 0x00]),
+    'src/c.ts': 'c\n',
+  });
+  const { record } = await review(t, store, reviewAction(['src/a.ts', 'src/bin.dat', 'src/gone.ts', 'src/c.ts']), [
+    { response: '```json\n{"version":1}\n```' },
+  ]);
+  assert.deepEqual(
+    record.coverage.map((c) => c.state),
+    ['not_covered', 'not_utf8', 'missing', 'not_covered'],
+  );
+  assert.deepEqual(
+    record.calls.map((c) => c.effect),
+    ['response_invalid'],
+  );
   assert.equal(record.outcome, 'incomplete');
   assert.deepEqual(record.reasons, ['coverage_incomplete', 'response_invalid']);
-  assert.deepEqual(record.criteria.map((c) => c.outcome), ['not_assessed', 'not_assessed']);
+  assert.deepEqual(
+    record.criteria.map((c) => c.outcome),
+    ['not_assessed', 'not_assessed'],
+  );
 });
 
 test('model output is data: a finding on a path outside its request, a missing verdict or an extra field is not accepted', async (t) => {
   const store = reviewStore(t);
-  const outside = await review(t, store, reviewAction(['src/a.ts']), [{ response: answerText([], [{ criterion: 'correctness', path: 'secrets/key.pem', line: null, severity: 'advisory', message: 'see also' }]) }]);
-  assert.deepEqual(outside.record.calls.map((c) => c.effect), ['out_of_policy']);
+  const outside = await review(t, store, reviewAction(['src/a.ts']), [
+    {
+      response: answerText(
+        [],
+        [{ criterion: 'correctness', path: 'secrets/key.pem', line: null, severity: 'advisory', message: 'see also' }],
+      ),
+    },
+  ]);
+  assert.deepEqual(
+    outside.record.calls.map((c) => c.effect),
+    ['out_of_policy'],
+  );
   assert.deepEqual(outside.record.reasons, ['coverage_incomplete', 'out_of_policy']);
   assert.deepEqual(outside.record.findings, []);
-  const oneVerdict = await review(t, store, reviewAction(['src/a.ts']), [{ response: JSON.stringify({ version: 1, verdicts: [{ criterion: 'correctness', verdict: 'pass' }], findings: [] }) }]);
-  assert.deepEqual(oneVerdict.record.calls.map((c) => c.effect), ['response_invalid']);
-  const extended = await review(t, store, reviewAction(['src/a.ts']), [{ response: JSON.stringify({ ...JSON.parse(answerText()), budgets: { model_calls: 64 } }) }]);
-  assert.deepEqual(extended.record.calls.map((c) => c.effect), ['response_invalid']);
+  const oneVerdict = await review(t, store, reviewAction(['src/a.ts']), [
+    {
+      response: JSON.stringify({ version: 1, verdicts: [{ criterion: 'correctness', verdict: 'pass' }], findings: [] }),
+    },
+  ]);
+  assert.deepEqual(
+    oneVerdict.record.calls.map((c) => c.effect),
+    ['response_invalid'],
+  );
+  const extended = await review(t, store, reviewAction(['src/a.ts']), [
+    { response: JSON.stringify({ ...JSON.parse(answerText()), budgets: { model_calls: 64 } }) },
+  ]);
+  assert.deepEqual(
+    extended.record.calls.map((c) => c.effect),
+    ['response_invalid'],
+  );
   assert.equal(extended.record.action.budgets.model_calls, 8);
 });
 
@@ -121,7 +206,13 @@ test('reopening retained state never repeats a model call and derives the identi
   const store = reviewStore(t);
   const stateDir = tempDir(t);
   const first = await review(t, store, reviewAction(), [PASS, PASS, PASS], stateDir);
-  const again = await review(t, store, reviewAction(), [{ status: 'failed' }, { status: 'failed' }, { status: 'failed' }], stateDir);
+  const again = await review(
+    t,
+    store,
+    reviewAction(),
+    [{ status: 'failed' }, { status: 'failed' }, { status: 'failed' }],
+    stateDir,
+  );
   assert.equal(again.transport.dispatched.length, 0);
   assert.deepEqual(bytesOf(again.record), bytesOf(first.record));
 });
@@ -132,8 +223,19 @@ test('a reservation without an observation is uncertain on reopening and is neve
   // The transport fails inside the call (after the reservation committed) as a crash would.
   const crashing = createFixtureTransport([PASS]);
   const journal = openReviewJournal(stateDir);
-  const input = { repository: store.repository, revision: store.revision, action: reviewAction(), policyBytes: policyBytes() };
-  await assert.rejects(runReview(input, { sources: store.sources, transport: { identity: crashing.identity, dispatch: () => Promise.reject(new Error('process died')) }, journal }));
+  const input = {
+    repository: store.repository,
+    revision: store.revision,
+    action: reviewAction(),
+    policyBytes: policyBytes(),
+  };
+  await assert.rejects(
+    runReview(input, {
+      sources: store.sources,
+      transport: { identity: crashing.identity, dispatch: () => Promise.reject(new Error('process died')) },
+      journal,
+    }),
+  );
   journal.close();
   const { record, transport } = await review(t, store, reviewAction(), [PASS, PASS, PASS], stateDir);
   assert.equal(transport.dispatched.length, 0);
@@ -149,20 +251,32 @@ test('coverage outside the policy is refused before the journal exists; the fixt
   const transport = createFixtureTransport([PASS]);
   const action = reviewAction(['src/a.ts', 'secrets/key.pem']);
   await assert.rejects(
-    (async () => runReview({ repository: store.repository, revision: store.revision, action, policyBytes: policyBytes() }, { sources: store.sources, transport, journal: openReviewJournal(tempDir(t)) }))(),
+    (async () =>
+      runReview(
+        { repository: store.repository, revision: store.revision, action, policyBytes: policyBytes() },
+        { sources: store.sources, transport, journal: openReviewJournal(tempDir(t)) },
+      ))(),
     (error: { code?: string }) => error.code === 'REVIEW_COVERAGE_OUTSIDE_POLICY',
   );
   assert.equal(transport.dispatched.length, 0);
   assert.equal(existsSync(stateDir), false);
   assert.ok(isFixtureTransport(transport));
   assert.equal(isQualifiedTransport(transport.identity), false);
-  assert.equal(codeOf(() => assertQualifiedTransport(transport.identity)), 'REVIEW_TRANSPORT_NOT_QUALIFIED');
+  assert.equal(
+    codeOf(() => assertQualifiedTransport(transport.identity)),
+    'REVIEW_TRANSPORT_NOT_QUALIFIED',
+  );
 });
 
 test('a second controller on the same journal never makes a call another controller has reserved', async (t) => {
   const store = reviewStore(t);
   const stateDir = tempDir(t);
-  const input = { repository: store.repository, revision: store.revision, action: reviewAction(), policyBytes: policyBytes() };
+  const input = {
+    repository: store.repository,
+    revision: store.revision,
+    action: reviewAction(),
+    policyBytes: policyBytes(),
+  };
   const first = createFixtureTransport([PASS, PASS, PASS]);
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
@@ -202,11 +316,17 @@ test('answers and sources of control characters (six bytes each when encoded) st
   const ctl = '\u0002'.repeat(250 * 1024);
   const store = reviewStore(t, { 'src/a.ts': 'a\n', 'src/ctl1.txt': ctl, 'src/ctl2.txt': ctl, 'src/ctl3.txt': ctl });
   const stateDir = tempDir(t);
-  const action = reviewAction(['src/a.ts', 'src/ctl1.txt', 'src/ctl2.txt', 'src/ctl3.txt'], { output_bytes: 1024 * 1024, input_bytes: 6 * 1024 * 1024 });
+  const action = reviewAction(['src/a.ts', 'src/ctl1.txt', 'src/ctl2.txt', 'src/ctl3.txt'], {
+    output_bytes: 1024 * 1024,
+    input_bytes: 6 * 1024 * 1024,
+  });
   const policy = policyBytes({ max_excerpt_bytes: 256 * 1024, max_call_excerpt_bytes: 256 * 1024 });
   const answers = [{ response: control }, { response: control }, { response: control }];
   const first = await review(t, store, action, answers, stateDir, policy);
-  assert.deepEqual(first.record.calls.map((c) => c.effect), ['response_invalid', 'response_invalid', 'response_invalid']);
+  assert.deepEqual(
+    first.record.calls.map((c) => c.effect),
+    ['response_invalid', 'response_invalid', 'response_invalid'],
+  );
   assert.ok(bytesOf(first.record).length > 4 * 1024 * 1024);
   // The record, every retained request and (on reopening) every retained observation decode.
   assert.deepEqual(bytesOf(decodeReviewRecord(bytesOf(first.record))), bytesOf(first.record));

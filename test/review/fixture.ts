@@ -5,17 +5,15 @@
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+
+import { revisionReviewSources, type ReviewSources } from '../../src/collector/review-controller.js';
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
 import type { ReviewAction, ReviewBudgets } from '../../src/contracts/review-policy.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { createRepository } from '../../src/native/repositories.js';
-import { comparePaths, recordRevision } from '../../src/native/revisions.js';
-import type { RevisionEntry } from '../../src/native/revisions.js';
-import type { Authority } from '../../src/native/store.js';
-import { createAuthority, writeTransaction } from '../../src/native/store.js';
-import type { ReviewSources } from '../../src/collector/review-controller.js';
-import { revisionReviewSources } from '../../src/collector/review-controller.js';
+import { comparePaths, recordRevision, type RevisionEntry } from '../../src/native/revisions.js';
+import { createAuthority, writeTransaction, type Authority } from '../../src/native/store.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -36,7 +34,11 @@ export const FILES: Readonly<Record<string, string>> = {
 };
 
 /** A native store in a temporary data directory holding one revision of `files`. */
-export function reviewStore(t: TestContext, files: Readonly<Record<string, string | Buffer>> = FILES, dataDir = tempDir(t)): ReviewStore {
+export function reviewStore(
+  t: TestContext,
+  files: Readonly<Record<string, string | Buffer>> = FILES,
+  dataDir = tempDir(t),
+): ReviewStore {
   const auth = createAuthority(dataDir);
   t.after(() => auth.close());
   const repository = createRepository(auth, 'review-demo').id;
@@ -69,10 +71,25 @@ export const CRITERIA = [
   { criterion: 'no-secrets', description: 'No credential is committed.' },
 ];
 
-export const BUDGETS: ReviewBudgets = { model_calls: 8, input_bytes: 64 * 1024, output_bytes: 16 * 1024, files_exposed: 8, wall_time_ms: 60_000 };
+export const BUDGETS: ReviewBudgets = {
+  model_calls: 8,
+  input_bytes: 64 * 1024,
+  output_bytes: 16 * 1024,
+  files_exposed: 8,
+  wall_time_ms: 60_000,
+};
 
-export function reviewAction(coverage: readonly string[] = ['src/a.ts', 'src/b.ts', 'src/c.ts'], budgets: Partial<ReviewBudgets> = {}): ReviewAction {
-  return { kind: 'review', policy: 'review-policy.json', coverage, criteria: CRITERIA, budgets: { ...BUDGETS, ...budgets } };
+export function reviewAction(
+  coverage: readonly string[] = ['src/a.ts', 'src/b.ts', 'src/c.ts'],
+  budgets: Partial<ReviewBudgets> = {},
+): ReviewAction {
+  return {
+    kind: 'review',
+    policy: 'review-policy.json',
+    coverage,
+    criteria: CRITERIA,
+    budgets: { ...BUDGETS, ...budgets },
+  };
 }
 
 /** A model answer: one verdict per criterion (pass unless named in `failing`) and the given findings. */
@@ -81,7 +98,14 @@ export function answerText(failing: readonly string[] = [], findings: readonly J
 }
 
 export function answerJson(failing: readonly string[] = [], findings: readonly JsonValue[] = []): JsonObject {
-  return { version: 1, verdicts: CRITERIA.map((c) => ({ criterion: c.criterion, verdict: failing.includes(c.criterion) ? 'fail' : 'pass' })), findings: [...findings] };
+  return {
+    version: 1,
+    verdicts: CRITERIA.map((c) => ({
+      criterion: c.criterion,
+      verdict: failing.includes(c.criterion) ? 'fail' : 'pass',
+    })),
+    findings: [...findings],
+  };
 }
 
 export interface InstalledFixture {
@@ -127,7 +151,13 @@ export function installFixture(t: TestContext, plan: readonly JsonValue[]): Inst
       read(log)
         .split('\n')
         .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as { call_index: number; argv: string[]; cwd: string; env: string[]; mode: string }),
-    started: () => read(`${log}.started`).split('\n').filter((line) => line !== '').length,
+        .map(
+          (line) =>
+            JSON.parse(line) as { call_index: number; argv: string[]; cwd: string; env: string[]; mode: string },
+        ),
+    started: () =>
+      read(`${log}.started`)
+        .split('\n')
+        .filter((line) => line !== '').length,
   };
 }

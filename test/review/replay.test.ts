@@ -1,20 +1,30 @@
 import assert from 'node:assert/strict';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
+
+import { runReview, type ReviewTransport } from '../../src/collector/review-controller.js';
+import { listJournalRequests, openReviewJournal } from '../../src/collector/review-journal.js';
+import { replayReviewRecord } from '../../src/collector/review-replay.js';
+import {
+  createClaudeCodeTransport,
+  createFixtureTransport,
+  type FixtureAnswer,
+} from '../../src/collector/review-transports.js';
 import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import type { ReviewAction } from '../../src/contracts/review-policy.js';
 import { reviewRecordToJson } from '../../src/contracts/review-record.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
-import type { ReviewTransport } from '../../src/collector/review-controller.js';
-import { runReview } from '../../src/collector/review-controller.js';
-import { listJournalRequests, openReviewJournal } from '../../src/collector/review-journal.js';
-import { replayReviewRecord } from '../../src/collector/review-replay.js';
-import { createClaudeCodeTransport, createFixtureTransport } from '../../src/collector/review-transports.js';
-import type { FixtureAnswer } from '../../src/collector/review-transports.js';
 import { tempDir } from '../helpers/tmp.js';
-import { answerJson, answerText, FILES, installFixture, policyBytes, reviewAction, reviewStore } from './fixture.js';
-import type { ReviewStore } from './fixture.js';
+import {
+  answerJson,
+  answerText,
+  FILES,
+  installFixture,
+  policyBytes,
+  reviewAction,
+  reviewStore,
+  type ReviewStore,
+} from './fixture.js';
 
 interface Recorded {
   readonly store: ReviewStore;
@@ -23,11 +33,24 @@ interface Recorded {
   readonly requests: Buffer[];
 }
 
-async function record(t: TestContext, transport: ReviewTransport, action: ReviewAction = reviewAction(), store = reviewStore(t)): Promise<Recorded> {
+async function record(
+  t: TestContext,
+  transport: ReviewTransport,
+  action: ReviewAction = reviewAction(),
+  store = reviewStore(t),
+): Promise<Recorded> {
   const journal = openReviewJournal(tempDir(t));
   try {
-    const result = await runReview({ repository: store.repository, revision: store.revision, action, policyBytes: policyBytes() }, { sources: store.sources, transport, journal });
-    return { store, action, record: encodeCanonical(reviewRecordToJson(result)), requests: listJournalRequests(journal, result.review_id) };
+    const result = await runReview(
+      { repository: store.repository, revision: store.revision, action, policyBytes: policyBytes() },
+      { sources: store.sources, transport, journal },
+    );
+    return {
+      store,
+      action,
+      record: encodeCanonical(reviewRecordToJson(result)),
+      requests: listJournalRequests(journal, result.review_id),
+    };
   } finally {
     journal.close();
   }
@@ -35,7 +58,15 @@ async function record(t: TestContext, transport: ReviewTransport, action: Review
 
 function replay(r: Recorded, changes: { record?: Buffer; requests?: Buffer[]; store?: ReviewStore } = {}) {
   const store = changes.store ?? r.store;
-  return replayReviewRecord({ repository: store.repository, revision: store.revision, action: r.action, policyBytes: policyBytes(), sources: store.sources, requests: changes.requests ?? r.requests, record: changes.record ?? r.record });
+  return replayReviewRecord({
+    repository: store.repository,
+    revision: store.revision,
+    action: r.action,
+    policyBytes: policyBytes(),
+    sources: store.sources,
+    requests: changes.requests ?? r.requests,
+    record: changes.record ?? r.record,
+  });
 }
 
 function edit(r: Recorded, change: (json: JsonObject) => void): Buffer {
@@ -49,7 +80,12 @@ function calls(json: JsonObject): JsonObject[] {
 }
 
 const PASS: FixtureAnswer = { response: answerText() };
-const FAILING: FixtureAnswer = { response: answerText(['no-secrets'], [{ criterion: 'no-secrets', path: 'src/a.ts', line: 1, severity: 'blocking', message: 'a token' }]) };
+const FAILING: FixtureAnswer = {
+  response: answerText(
+    ['no-secrets'],
+    [{ criterion: 'no-secrets', path: 'src/a.ts', line: 1, severity: 'blocking', message: 'a token' }],
+  ),
+};
 
 async function refusal(promise: Promise<unknown>): Promise<string> {
   try {
@@ -61,8 +97,18 @@ async function refusal(promise: Promise<unknown>): Promise<string> {
 }
 
 test('replaying a recorded run of the Claude Code transport gives the byte-identical record without calling anything', async (t) => {
-  const fixture = installFixture(t, [{ mode: 'answer', response: answerJson() }, { mode: 'garbage' }, { mode: 'answer', response: answerJson(['correctness']) }]);
-  const transport = createClaudeCodeTransport({ executable: fixture.executable, workDir: fixture.workDir, env: fixture.env, model: 'claude-sonnet-4-5', providerScope: 'team-a' });
+  const fixture = installFixture(t, [
+    { mode: 'answer', response: answerJson() },
+    { mode: 'garbage' },
+    { mode: 'answer', response: answerJson(['correctness']) },
+  ]);
+  const transport = createClaudeCodeTransport({
+    executable: fixture.executable,
+    workDir: fixture.workDir,
+    env: fixture.env,
+    model: 'claude-sonnet-4-5',
+    providerScope: 'team-a',
+  });
   const recorded = await record(t, transport);
   assert.equal(fixture.calls().length, 3);
   const derived = await replay(recorded);
@@ -75,14 +121,30 @@ test('an uncertain record (a reservation never answered) replays to the same unc
   const store = reviewStore(t);
   const stateDir = tempDir(t);
   const fixture = createFixtureTransport([PASS, PASS, PASS]);
-  const input = { repository: store.repository, revision: store.revision, action: reviewAction(), policyBytes: policyBytes() };
+  const input = {
+    repository: store.repository,
+    revision: store.revision,
+    action: reviewAction(),
+    policyBytes: policyBytes(),
+  };
   const first = openReviewJournal(stateDir);
-  await assert.rejects(runReview(input, { sources: store.sources, transport: { identity: fixture.identity, dispatch: () => Promise.reject(new Error('killed')) }, journal: first }));
+  await assert.rejects(
+    runReview(input, {
+      sources: store.sources,
+      transport: { identity: fixture.identity, dispatch: () => Promise.reject(new Error('killed')) },
+      journal: first,
+    }),
+  );
   first.close();
   const journal = openReviewJournal(stateDir);
   t.after(() => journal.close());
   const reopened = await runReview(input, { sources: store.sources, transport: fixture, journal });
-  const recorded: Recorded = { store, action: reviewAction(), record: encodeCanonical(reviewRecordToJson(reopened)), requests: listJournalRequests(journal, reopened.review_id) };
+  const recorded: Recorded = {
+    store,
+    action: reviewAction(),
+    record: encodeCanonical(reviewRecordToJson(reopened)),
+    requests: listJournalRequests(journal, reopened.review_id),
+  };
   const derived = await replay(recorded);
   assert.equal(derived.outcome, 'uncertain');
   assert.deepEqual(encodeCanonical(reviewRecordToJson(derived)), recorded.record);
@@ -113,16 +175,26 @@ test('replay refuses a reordered call, a changed request, a missing request and 
     const list = calls(json);
     json.calls = [list[1] ?? null, list[0] ?? null, list[2] ?? null];
   });
-  assert.equal(await refusal(replay(recorded, { record: reordered, requests: [r1, r0, r2] })), 'REVIEW_REPLAY_REQUEST_MISMATCH');
+  assert.equal(
+    await refusal(replay(recorded, { record: reordered, requests: [r1, r0, r2] })),
+    'REVIEW_REPLAY_REQUEST_MISMATCH',
+  );
   const changed = Buffer.from(r0.toString('utf8').replace('Review the excerpts', 'Approve the excerpts'));
   assert.equal(await refusal(replay(recorded, { requests: [changed, r1, r2] })), 'REVIEW_REPLAY_REQUEST_MISMATCH');
   assert.equal(await refusal(replay(recorded, { requests: [r0, r1] })), 'REVIEW_REPLAY_TRACE_MISMATCH');
   // A record that names a call the controller stops before (the model-call budget is 2).
-  const short = await record(t, createFixtureTransport([PASS, PASS, PASS]), reviewAction(undefined, { model_calls: 2 }));
+  const short = await record(
+    t,
+    createFixtureTransport([PASS, PASS, PASS]),
+    reviewAction(undefined, { model_calls: 2 }),
+  );
   const extra = edit(short, (json) => {
     json.calls = [...calls(json), calls(JSON.parse(recorded.record.toString('utf8')) as JsonObject)[2] ?? null];
   });
-  assert.equal(await refusal(replay(short, { record: extra, requests: [...short.requests, r2] })), 'REVIEW_REPLAY_TRACE_MISMATCH');
+  assert.equal(
+    await refusal(replay(short, { record: extra, requests: [...short.requests, r2] })),
+    'REVIEW_REPLAY_TRACE_MISMATCH',
+  );
 });
 
 test('replay refuses a changed outcome, coverage or usage, a record that is not canonical, and other sources', async (t) => {
@@ -147,7 +219,15 @@ test('replay refuses a changed outcome, coverage or usage, a record that is not 
 test('replay refuses coverage outside the installed policy and a record naming another transport than its requests', async (t) => {
   const recorded = await record(t, createFixtureTransport([PASS, PASS, PASS]));
   const narrow = policyBytes({ exposure: ['src/a.ts'] });
-  const outside = replayReviewRecord({ repository: recorded.store.repository, revision: recorded.store.revision, action: recorded.action, policyBytes: narrow, sources: recorded.store.sources, requests: recorded.requests, record: recorded.record });
+  const outside = replayReviewRecord({
+    repository: recorded.store.repository,
+    revision: recorded.store.revision,
+    action: recorded.action,
+    policyBytes: narrow,
+    sources: recorded.store.sources,
+    requests: recorded.requests,
+    record: recorded.record,
+  });
   assert.equal(await refusal(outside), 'REVIEW_COVERAGE_OUTSIDE_POLICY');
   const otherModel = edit(recorded, (json) => {
     (json.transport as JsonObject).model = 'another-model';

@@ -7,17 +7,15 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { before, test } from 'node:test';
-import type { TestContext } from 'node:test';
+import { before, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import { journalPaths } from '../../src/workflows/journal.js';
-import { jsonOf, runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
 import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
-import { answerJson, installFixture, POLICY } from './fixture.js';
-import type { InstalledFixture } from './fixture.js';
+import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+import { answerJson, installFixture, POLICY, type InstalledFixture } from './fixture.js';
 import { fixtureEnv, reviewArgs, reviewStepAction } from './review-run-fixture.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
@@ -43,8 +41,14 @@ async function makeDemo(t: TestContext): Promise<Demo> {
   mkdirSync(join(ws, 'src'));
   writeFileSync(join(ws, 'status.txt'), 'ok\n');
   writeFileSync(join(ws, 'src', 'a.ts'), 'export const a = 1;\n');
-  writeFileSync(join(ws, 'skills', 'check', 'SKILL.md'), '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n');
-  writeFileSync(join(ws, 'skills', 'check', 'runner.json'), recipeBytes({ argv: ['/bin/sh', '-c', 'grep -qx ok /src/status.txt'] }));
+  writeFileSync(
+    join(ws, 'skills', 'check', 'SKILL.md'),
+    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
+  );
+  writeFileSync(
+    join(ws, 'skills', 'check', 'runner.json'),
+    recipeBytes({ argv: ['/bin/sh', '-c', 'grep -qx ok /src/status.txt'] }),
+  );
   writeFileSync(join(ws, 'skills', 'check', 'review-policy.json'), encodeCanonical(POLICY));
   const cli = (args: string[]): Promise<CliResult> => runCli(['--data-dir', dataDir, ...args]);
   assert.equal((await cli(['init-repo', ws, '--name', 'demo'])).code, 0);
@@ -60,9 +64,23 @@ async function makeDemo(t: TestContext): Promise<Demo> {
       version: 1,
       name: 'checks',
       source: { repository, revision, policy_epoch: 0 },
-      skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/review-policy.json', 'skills/check/runner.json'] },
+      skill: {
+        entrypoint: 'skills/check/SKILL.md',
+        resources: ['skills/check/review-policy.json', 'skills/check/runner.json'],
+      },
       steps: [
-        { id: 'check', needs: [], required: true, action: { kind: 'command', runner: 'runner.json', change: { repository, id: 'c1' }, change_version: version, context_digest: jsonOf<{ context_digest: string }>(context).context_digest } },
+        {
+          id: 'check',
+          needs: [],
+          required: true,
+          action: {
+            kind: 'command',
+            runner: 'runner.json',
+            change: { repository, id: 'c1' },
+            change_version: version,
+            context_digest: jsonOf<{ context_digest: string }>(context).context_digest,
+          },
+        },
         { id: 'review', needs: [], required: true, action: reviewStepAction(['src/a.ts']) },
       ],
     }),
@@ -78,15 +96,43 @@ function cli(demo: Demo, args: readonly string[]): Promise<CliResult> {
 }
 
 function mainOf(demo: Demo): Promise<string> {
-  return cli(demo, ['target', 'list', '--json']).then((r) => (jsonOf<{ targets: { name: string; revision: string }[] }>(r).targets.find((x) => x.name === 'main') as { revision: string }).revision);
+  return cli(demo, ['target', 'list', '--json']).then(
+    (r) =>
+      (
+        jsonOf<{ targets: { name: string; revision: string }[] }>(r).targets.find((x) => x.name === 'main') as {
+          revision: string;
+        }
+      ).revision,
+  );
 }
 
 /** Edit the workspace and let the server-executed Stop hook checkpoint it and run the requirement. */
 async function stopWith(demo: Demo, answer: ReturnType<typeof answerJson>, edit: string): Promise<CliResult> {
   writeFileSync(join(demo.ws, 'notes.txt'), edit);
   writeFileSync(demo.fixture.plan, JSON.stringify([{ mode: 'answer', response: answer }]));
-  const payload = JSON.stringify({ session_id: 'sess-1', transcript_path: '/tmp/t.jsonl', cwd: '/repo', hook_event_name: 'Stop' });
-  const stop = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'stop', 'c1', '--workspace', demo.ws, '--docker', DOCKER, '--docker-socket', DOCKER_SOCKET, ...reviewArgs(demo.fixture, demo.stateDir)], { input: payload, env: fixtureEnv(demo.fixture) });
+  const payload = JSON.stringify({
+    session_id: 'sess-1',
+    transcript_path: '/tmp/t.jsonl',
+    cwd: '/repo',
+    hook_event_name: 'Stop',
+  });
+  const stop = await runCli(
+    [
+      '--data-dir',
+      demo.dataDir,
+      'skill-workflow',
+      'stop',
+      'c1',
+      '--workspace',
+      demo.ws,
+      '--docker',
+      DOCKER,
+      '--docker-socket',
+      DOCKER_SOCKET,
+      ...reviewArgs(demo.fixture, demo.stateDir),
+    ],
+    { input: payload, env: fixtureEnv(demo.fixture) },
+  );
   assert.equal(stop.code, 0, stop.stderr);
   return stop;
 }
@@ -104,7 +150,14 @@ test('landing needs a passed review: refused while the review is missing or fail
   assert.equal(errorCode(missing), 'ADMISSION_REVIEW_REQUIRED');
 
   // The command passes, the review fails: the Stop blocks and approval is refused.
-  const failed = await stopWith(demo, answerJson(['correctness'], [{ criterion: 'correctness', path: 'src/a.ts', line: 1, severity: 'blocking', message: 'wrong' }]), 'first\n');
+  const failed = await stopWith(
+    demo,
+    answerJson(
+      ['correctness'],
+      [{ criterion: 'correctness', path: 'src/a.ts', line: 1, severity: 'blocking', message: 'wrong' }],
+    ),
+    'first\n',
+  );
   assert.match(failed.stdout, /"decision":"block"/);
   const refused = await cli(demo, ['approve', '--change', 'c1', '--json']);
   assert.equal(refused.code, 1, refused.stderr);
@@ -117,10 +170,17 @@ test('landing needs a passed review: refused while the review is missing or fail
   // The agent-owned answer names the review task as pending: a finite-review collector claims it.
   const qualification = await cli(demo, ['qualification', '--change', 'c1', '--json']);
   assert.equal(qualification.code, 1, qualification.stderr);
-  const answer = jsonOf<{ qualified: boolean; tasks: { step_id: string; state: string }[]; failures: { code: string }[] }>(qualification);
+  const answer = jsonOf<{
+    qualified: boolean;
+    tasks: { step_id: string; state: string }[];
+    failures: { code: string }[];
+  }>(qualification);
   assert.equal(answer.qualified, false);
   assert.equal(answer.tasks.find((task) => task.step_id === 'review')?.state, 'pending');
-  assert.ok(answer.failures.some((failure) => failure.code === 'task_pending'), JSON.stringify(answer.failures));
+  assert.ok(
+    answer.failures.some((failure) => failure.code === 'task_pending'),
+    JSON.stringify(answer.failures),
+  );
 
   // A new version whose review passes is approved and lands.
   const passed = await stopWith(demo, answerJson(), 'second\n');
@@ -142,7 +202,9 @@ test('an approved subject whose retained review result no longer has its digest 
   assert.equal(approved.code, 0, approved.stderr);
   const db = new Database(journalPaths(demo.dataDir).db);
   try {
-    const row = db.prepare("SELECT result FROM workflow_steps WHERE kind = 'review' AND state = 'succeeded'").get() as { result: Buffer };
+    const row = db.prepare("SELECT result FROM workflow_steps WHERE kind = 'review' AND state = 'succeeded'").get() as {
+      result: Buffer;
+    };
     const forged = Buffer.from(row.result.toString('utf8').replace('"outcome":"passed"', '"outcome":"passed" '));
     db.prepare("UPDATE workflow_steps SET result = ? WHERE kind = 'review'").run(forged);
   } finally {

@@ -11,19 +11,20 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
-import type { TestContext } from 'node:test';
-import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
-import { encodeTransferEnvelope, readTransferEnvelope } from '../../src/contracts/collector-transfer.js';
-import type { TransferHeader } from '../../src/contracts/collector-transfer.js';
-import { transferRecordEntry } from '../../src/contracts/collector-transfer.js';
-import { decodeReviewRecord, reviewRecordToJson } from '../../src/contracts/review-record.js';
+import { test, type TestContext } from 'node:test';
+
 import { loadSigningKey } from '../../src/collector/key-store.js';
-import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
+import {
+  encodeTransferEnvelope,
+  readTransferEnvelope,
+  transferRecordEntry,
+  type TransferHeader,
+} from '../../src/contracts/collector-transfer.js';
+import { decodeReviewRecord, reviewRecordToJson } from '../../src/contracts/review-record.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { answerJson, BUDGETS, installFixture, POLICY } from './fixture.js';
-import type { InstalledFixture } from './fixture.js';
+import { answerJson, BUDGETS, installFixture, POLICY, type InstalledFixture } from './fixture.js';
 import { fixtureEnv, reviewStepAction } from './review-run-fixture.js';
 
 interface Demo {
@@ -57,21 +58,45 @@ function errorCode(result: CliResult): string {
  * agent grant, a collector key enrolled for the review step, and the finite-review profile file
  * pinning the stand-in executable (not installed yet).
  */
-async function makeDemo(t: TestContext, plan: readonly unknown[] = [{ mode: 'answer', response: answerJson() }], withCheck = false): Promise<Demo> {
+async function makeDemo(
+  t: TestContext,
+  plan: readonly unknown[] = [{ mode: 'answer', response: answerJson() }],
+  withCheck = false,
+): Promise<Demo> {
   const root = tempDir(t, 'agentscm-review-collect-');
   const ws = join(root, 'ws');
   const dataDir = join(root, 'data');
   mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
   mkdirSync(join(ws, 'src'));
   writeFileSync(join(ws, 'src', 'a.ts'), 'export const a = 0;\n');
-  writeFileSync(join(ws, 'skills', 'check', 'SKILL.md'), '---\nname: check\ndescription: review the change\n---\nReview it.\n');
-  writeFileSync(join(ws, 'skills', 'check', 'runner.json'), JSON.stringify({ version: 1, image: 'local/busybox:1', argv: ['true'], env: {}, workdir: '.', timeout_ms: 1000, limits: { memory_bytes: 67108864, pids: 64, cpu_millis: 1000, output_bytes: 65536, scratch_bytes: 1048576 }, toolchain: 'busybox-1', environment: 'posix-sh-offline' }));
+  writeFileSync(
+    join(ws, 'skills', 'check', 'SKILL.md'),
+    '---\nname: check\ndescription: review the change\n---\nReview it.\n',
+  );
+  writeFileSync(
+    join(ws, 'skills', 'check', 'runner.json'),
+    JSON.stringify({
+      version: 1,
+      image: 'local/busybox:1',
+      argv: ['true'],
+      env: {},
+      workdir: '.',
+      timeout_ms: 1000,
+      limits: { memory_bytes: 67108864, pids: 64, cpu_millis: 1000, output_bytes: 65536, scratch_bytes: 1048576 },
+      toolchain: 'busybox-1',
+      environment: 'posix-sh-offline',
+    }),
+  );
   writeFileSync(join(ws, 'skills', 'check', 'review-policy.json'), encodeCanonical(POLICY));
   const cli = (args: string[]): Promise<CliResult> => runCli(['--data-dir', dataDir, ...args]);
   const init = jsonOf<{ revision: string }>(ok(await cli(['init-repo', ws, '--name', 'demo', '--json'])));
   writeFileSync(join(ws, 'src', 'a.ts'), 'export const a = 2;\n');
-  const cp = jsonOf<{ repository: string; revision: string; version: number }>(ok(await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json'])));
-  const context = jsonOf<{ context_digest: string }>(ok(await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json'])));
+  const cp = jsonOf<{ repository: string; revision: string; version: number }>(
+    ok(await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json'])),
+  );
+  const context = jsonOf<{ context_digest: string }>(
+    ok(await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json'])),
+  );
   const workflow = join(root, 'workflow.json');
   writeFileSync(
     workflow,
@@ -79,12 +104,28 @@ async function makeDemo(t: TestContext, plan: readonly unknown[] = [{ mode: 'ans
       version: 1,
       name: 'reviewed',
       source: { repository: cp.repository, revision: cp.revision, policy_epoch: 0 },
-      skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/review-policy.json', 'skills/check/runner.json'] },
+      skill: {
+        entrypoint: 'skills/check/SKILL.md',
+        resources: ['skills/check/review-policy.json', 'skills/check/runner.json'],
+      },
       steps: [
         { id: 'review', needs: [], required: true, action: reviewStepAction(['src/a.ts']) },
         // With `withCheck`, a command step after the review: it waits for the review's import.
         ...(withCheck
-          ? [{ id: 'check', needs: ['review'], required: true, action: { kind: 'command', runner: 'runner.json', change: { repository: cp.repository, id: 'c1' }, change_version: cp.version, context_digest: context.context_digest } }]
+          ? [
+              {
+                id: 'check',
+                needs: ['review'],
+                required: true,
+                action: {
+                  kind: 'command',
+                  runner: 'runner.json',
+                  change: { repository: cp.repository, id: 'c1' },
+                  change_version: cp.version,
+                  context_digest: context.context_digest,
+                },
+              },
+            ]
           : []),
       ],
     }),
@@ -97,7 +138,19 @@ async function makeDemo(t: TestContext, plan: readonly unknown[] = [{ mode: 'ans
   const keyFile = join(stateDir, 'signing-key.json');
   const publicKey = (JSON.parse(readFileSync(keyFile, 'utf8')) as { public_key: string }).public_key;
   const enrolled = jsonOf<{ registration_id: string; registration_epoch: number; verification_key_id: string }>(
-    ok(await cli(['agent-task', 'enroll', '--step', 'review', '--executor', 'reviewer-1', '--public-key', publicKey, '--json'])),
+    ok(
+      await cli([
+        'agent-task',
+        'enroll',
+        '--step',
+        'review',
+        '--executor',
+        'reviewer-1',
+        '--public-key',
+        publicKey,
+        '--json',
+      ]),
+    ),
   );
   const fixture = installFixture(t, plan as never);
   const profile = {
@@ -109,14 +162,31 @@ async function makeDemo(t: TestContext, plan: readonly unknown[] = [{ mode: 'ans
     registration_id: enrolled.registration_id,
     registration_epoch: enrolled.registration_epoch,
     verification_key_id: enrolled.verification_key_id,
-    transport: { basis: 'claude-code', executable_sha256: sha256(readFileSync(fixture.executable)), provider_scope: 'test-org', model: 'claude-sonnet-4-5' },
+    transport: {
+      basis: 'claude-code',
+      executable_sha256: sha256(readFileSync(fixture.executable)),
+      provider_scope: 'test-org',
+      model: 'claude-sonnet-4-5',
+    },
     policy_sha256: sha256(encodeCanonical(POLICY)),
     coverage: ['src/a.ts'],
     budgets: BUDGETS,
   };
   const profileFile = join(root, 'review-profile.json');
   writeFileSync(profileFile, formatJson(profile as never));
-  return { root, dataDir, ws, base: init.revision, contextDigest: context.context_digest, stateDir, keyFile, tokenFile, profileFile, profile, fixture };
+  return {
+    root,
+    dataDir,
+    ws,
+    base: init.revision,
+    contextDigest: context.context_digest,
+    stateDir,
+    keyFile,
+    tokenFile,
+    profileFile,
+    profile,
+    fixture,
+  };
 }
 
 function cli(demo: Demo, args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
@@ -124,42 +194,90 @@ function cli(demo: Demo, args: readonly string[], env: Record<string, string> = 
 }
 
 async function installProfile(demo: Demo): Promise<string> {
-  return jsonOf<{ collector_profile_id: string }>(ok(await cli(demo, ['agent-task', 'profile', 'install', demo.profileFile, '--json']))).collector_profile_id;
+  return jsonOf<{ collector_profile_id: string }>(
+    ok(await cli(demo, ['agent-task', 'profile', 'install', demo.profileFile, '--json'])),
+  ).collector_profile_id;
 }
 
 async function claim(demo: Demo, profileId: string, out: string): Promise<Record<string, unknown>> {
-  return jsonOf(ok(await cli(demo, ['agent-task', 'claim', '--profile', profileId, '--change', 'c1', '--context', demo.contextDigest, '--token-file', demo.tokenFile, '--out', out, '--json'])));
+  return jsonOf(
+    ok(
+      await cli(demo, [
+        'agent-task',
+        'claim',
+        '--profile',
+        profileId,
+        '--change',
+        'c1',
+        '--context',
+        demo.contextDigest,
+        '--token-file',
+        demo.tokenFile,
+        '--out',
+        out,
+        '--json',
+      ]),
+    ),
+  );
 }
 
 function collectArgs(demo: Demo, descriptorFile: string, extra: readonly string[] = []): string[] {
   return [
-    'agent-task', 'collect', '--descriptor', descriptorFile, '--key', demo.keyFile, '--state-dir', demo.stateDir, '--token-file', demo.tokenFile,
-    '--review-executable', demo.fixture.executable, '--review-env', 'PATH', '--review-env', 'FIXTURE_PLAN', '--review-env', 'FIXTURE_LOG', '--json', ...extra,
+    'agent-task',
+    'collect',
+    '--descriptor',
+    descriptorFile,
+    '--key',
+    demo.keyFile,
+    '--state-dir',
+    demo.stateDir,
+    '--token-file',
+    demo.tokenFile,
+    '--review-executable',
+    demo.fixture.executable,
+    '--review-env',
+    'PATH',
+    '--review-env',
+    'FIXTURE_PLAN',
+    '--review-env',
+    'FIXTURE_LOG',
+    '--json',
+    ...extra,
   ];
 }
 
 test('a finite-review collector claims, collects and uploads; the import replays it; the subject qualifies, is approved and lands', async (t) => {
   const demo = await makeDemo(t);
   const profileId = await installProfile(demo);
-  const shown = jsonOf<{ profile: { kind: string } }>(ok(await cli(demo, ['agent-task', 'profile', 'show', profileId.slice(0, 12), '--json'])));
+  const shown = jsonOf<{ profile: { kind: string } }>(
+    ok(await cli(demo, ['agent-task', 'profile', 'show', profileId.slice(0, 12), '--json'])),
+  );
   assert.equal(shown.profile.kind, 'finite_review');
 
   // Before any claim the review task is pending, and the next step is a collector claim.
-  const before = jsonOf<{ qualified: boolean; tasks: { step_id: string; state: string }[] }>(await cli(demo, ['qualification', '--change', 'c1', '--json']));
+  const before = jsonOf<{ qualified: boolean; tasks: { step_id: string; state: string }[] }>(
+    await cli(demo, ['qualification', '--change', 'c1', '--json']),
+  );
   assert.equal(before.qualified, false);
   assert.equal(before.tasks.find((task) => task.step_id === 'review')?.state, 'pending');
 
   const descriptorFile = join(demo.root, 'review.descriptor.json');
   const claimed = await claim(demo, profileId, descriptorFile);
-  const descriptor = JSON.parse(readFileSync(descriptorFile, 'utf8')) as { subject: { revision: string }; review: { policy_path: string; action: { coverage: string[] } }; transport: { model: string } };
+  const descriptor = JSON.parse(readFileSync(descriptorFile, 'utf8')) as {
+    subject: { revision: string };
+    review: { policy_path: string; action: { coverage: string[] } };
+    transport: { model: string };
+  };
   assert.equal(descriptor.review.policy_path, 'skills/check/review-policy.json');
   assert.deepEqual(descriptor.review.action.coverage, ['src/a.ts']);
   assert.equal(descriptor.transport.model, 'claude-sonnet-4-5');
   assert.ok(claimed);
 
-  const collected = jsonOf<{ ran: boolean; outcome: string; upload: { answer: { status: string; outcome: string; receipt: { status: string } } } }>(
-    ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))),
-  );
+  const collected = jsonOf<{
+    ran: boolean;
+    outcome: string;
+    upload: { answer: { status: string; outcome: string; receipt: { status: string } } };
+  }>(ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))));
   assert.equal(collected.ran, true);
   assert.equal(collected.outcome, 'passed');
   assert.equal(collected.upload.answer.status, 'imported');
@@ -170,19 +288,27 @@ test('a finite-review collector claims, collects and uploads; the import replays
   assert.deepEqual(demo.fixture.calls()[0]?.env.sort(), ['FIXTURE_LOG', 'FIXTURE_PLAN', 'PATH']);
 
   // Collecting again never calls the model again: the retained envelope is uploaded as it is.
-  const again = jsonOf<{ ran: boolean; upload: { answer: { status: string } } }>(ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))));
+  const again = jsonOf<{ ran: boolean; upload: { answer: { status: string } } }>(
+    ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))),
+  );
   assert.equal(again.ran, false);
   assert.equal(again.upload.answer.status, 'retained');
   assert.equal(demo.fixture.calls().length, 1);
 
-  const qualification = jsonOf<{ qualified: boolean; receipt_digest: string | null }>(ok(await cli(demo, ['qualification', '--change', 'c1', '--json'])));
+  const qualification = jsonOf<{ qualified: boolean; receipt_digest: string | null }>(
+    ok(await cli(demo, ['qualification', '--change', 'c1', '--json'])),
+  );
   assert.equal(qualification.qualified, true);
   assert.ok(qualification.receipt_digest);
-  const approved = jsonOf<{ receipt_kind: string; receipt_digest: string }>(ok(await cli(demo, ['approve', '--change', 'c1', '--json'])));
+  const approved = jsonOf<{ receipt_kind: string; receipt_digest: string }>(
+    ok(await cli(demo, ['approve', '--change', 'c1', '--json'])),
+  );
   assert.equal(approved.receipt_kind, 'imported');
   assert.equal(approved.receipt_digest, qualification.receipt_digest);
   ok(await cli(demo, ['land', '--change', 'c1', '--target', 'main', '--json']));
-  const targets = jsonOf<{ targets: { name: string; revision: string }[] }>(ok(await cli(demo, ['target', 'list', '--json'])));
+  const targets = jsonOf<{ targets: { name: string; revision: string }[] }>(
+    ok(await cli(demo, ['target', 'list', '--json'])),
+  );
   const landed = targets.targets.find((x) => x.name === 'main')?.revision;
   assert.notEqual(landed, demo.base);
   assert.equal(landed, descriptor.subject.revision);
@@ -197,7 +323,12 @@ test('a finite-review collector claims, collects and uploads; the import replays
 test('a step that needs the review waits for its replayed import, then is offered to its collector', async (t) => {
   const demo = await makeDemo(t, undefined, true);
   const profileId = await installProfile(demo);
-  type Answer = { qualified: boolean; tasks: { task_id: string; step_id: string; state: string }[]; failures: { task_id: string; code: string }[]; next: { operation: string; task_id?: string } };
+  type Answer = {
+    qualified: boolean;
+    tasks: { task_id: string; step_id: string; state: string }[];
+    failures: { task_id: string; code: string }[];
+    next: { operation: string; task_id?: string };
+  };
   const failuresOf = (answer: Answer, step: string): string[] => {
     const id = answer.tasks.find((task) => task.step_id === step)?.task_id;
     return answer.failures.filter((f) => f.task_id === id).map((f) => f.code);
@@ -208,7 +339,9 @@ test('a step that needs the review waits for its replayed import, then is offere
 
   const descriptorFile = join(demo.root, 'review.descriptor.json');
   await claim(demo, profileId, descriptorFile);
-  const collected = jsonOf<{ upload: { answer: { status: string; outcome: string } } }>(ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))));
+  const collected = jsonOf<{ upload: { answer: { status: string; outcome: string } } }>(
+    ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))),
+  );
   assert.equal(collected.upload.answer.status, 'imported');
   assert.equal(collected.upload.answer.outcome, 'passed');
 
@@ -219,7 +352,10 @@ test('a step that needs the review waits for its replayed import, then is offere
   assert.equal(after.tasks.find((task) => task.step_id === 'check')?.state, 'pending');
   assert.deepEqual(failuresOf(after, 'check'), ['task_pending']);
   assert.deepEqual(failuresOf(after, 'review'), []);
-  assert.deepEqual(after.next, { operation: 'collector_claim', task_id: after.tasks.find((task) => task.step_id === 'check')?.task_id });
+  assert.deepEqual(after.next, {
+    operation: 'collector_claim',
+    task_id: after.tasks.find((task) => task.step_id === 'check')?.task_id,
+  });
 
   // Revoking the reviewer's registration takes the review's evidence, and so the dependency, back.
   ok(await cli(demo, ['agent-task', 'revoke', String(demo.profile.registration_id), '--reason', 'key rotated']));
@@ -230,25 +366,40 @@ test('a step that needs the review waits for its replayed import, then is offere
 });
 
 test('a failed review is imported as not passed: the subject does not qualify and approve is refused', async (t) => {
-  const failing = answerJson(['correctness'], [{ criterion: 'correctness', path: 'src/a.ts', line: 1, severity: 'blocking', message: 'wrong' }]);
+  const failing = answerJson(
+    ['correctness'],
+    [{ criterion: 'correctness', path: 'src/a.ts', line: 1, severity: 'blocking', message: 'wrong' }],
+  );
   const demo = await makeDemo(t, [{ mode: 'answer', response: failing }]);
   const profileId = await installProfile(demo);
   const descriptorFile = join(demo.root, 'd.json');
   await claim(demo, profileId, descriptorFile);
-  const collected = jsonOf<{ outcome: string; upload: { answer: { outcome: string } } }>(ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))));
+  const collected = jsonOf<{ outcome: string; upload: { answer: { outcome: string } } }>(
+    ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))),
+  );
   assert.equal(collected.outcome, 'failed');
   assert.equal(collected.upload.answer.outcome, 'failed');
-  const answer = jsonOf<{ qualified: boolean; tasks: { step_id: string; state: string }[]; failures: { code: string }[] }>(await cli(demo, ['qualification', '--change', 'c1', '--json']));
+  const answer = jsonOf<{
+    qualified: boolean;
+    tasks: { step_id: string; state: string }[];
+    failures: { code: string }[];
+  }>(await cli(demo, ['qualification', '--change', 'c1', '--json']));
   assert.equal(answer.qualified, false);
   assert.equal(answer.tasks.find((task) => task.step_id === 'review')?.state, 'failed');
-  assert.ok(answer.failures.some((failure) => failure.code === 'review_not_passed'), JSON.stringify(answer.failures));
+  assert.ok(
+    answer.failures.some((failure) => failure.code === 'review_not_passed'),
+    JSON.stringify(answer.failures),
+  );
   const refused = await cli(demo, ['approve', '--change', 'c1', '--json']);
   assert.equal(refused.code, 1, refused.stderr);
 });
 
 test('installation refuses a fixture or HTTP basis and a profile that does not fit the review step; collect refuses another executable', async (t) => {
   const demo = await makeDemo(t);
-  for (const [basis, code] of [['fixture', 'REVIEW_TRANSPORT_NOT_QUALIFIED'], ['http', 'REVIEW_TRANSPORT_NOT_QUALIFIED']] as const) {
+  for (const [basis, code] of [
+    ['fixture', 'REVIEW_TRANSPORT_NOT_QUALIFIED'],
+    ['http', 'REVIEW_TRANSPORT_NOT_QUALIFIED'],
+  ] as const) {
     const file = join(demo.root, `${basis}.json`);
     writeFileSync(file, formatJson({ ...demo.profile, transport: { ...(demo.profile.transport as object), basis } }));
     assert.equal(errorCode(await cli(demo, ['agent-task', 'profile', 'install', file, '--json'])), code);
@@ -261,7 +412,11 @@ test('installation refuses a fixture or HTTP basis and a profile that does not f
   for (const [name, change] of misfits) {
     const file = join(demo.root, `misfit-${name}.json`);
     writeFileSync(file, formatJson({ ...demo.profile, ...change } as never));
-    assert.equal(errorCode(await cli(demo, ['agent-task', 'profile', 'install', file, '--json'])), 'COLLECTOR_PROFILE_STEP_INVALID', name);
+    assert.equal(
+      errorCode(await cli(demo, ['agent-task', 'profile', 'install', file, '--json'])),
+      'COLLECTOR_PROFILE_STEP_INVALID',
+      name,
+    );
   }
   const profileId = await installProfile(demo);
   const descriptorFile = join(demo.root, 'd.json');
@@ -272,7 +427,19 @@ test('installation refuses a fixture or HTTP basis and a profile that does not f
   const args = collectArgs(demo, descriptorFile).map((arg) => (arg === demo.fixture.executable ? other : arg));
   assert.equal(errorCode(await cli(demo, args, fixtureEnv(demo.fixture))), 'COLLECT_RUNTIME_MISMATCH');
   // Without an executable the review is not configured; nothing falls back.
-  const none = ['agent-task', 'collect', '--descriptor', descriptorFile, '--key', demo.keyFile, '--state-dir', demo.stateDir, '--token-file', demo.tokenFile, '--json'];
+  const none = [
+    'agent-task',
+    'collect',
+    '--descriptor',
+    descriptorFile,
+    '--key',
+    demo.keyFile,
+    '--state-dir',
+    demo.stateDir,
+    '--token-file',
+    demo.tokenFile,
+    '--json',
+  ];
   assert.equal(errorCode(await cli(demo, none)), 'REVIEW_RUNTIME_NOT_CONFIGURED');
   assert.equal(demo.fixture.calls().length, 0);
 });
@@ -282,7 +449,10 @@ function resigned(envelope: Buffer, keyFile: string, edit: (records: Buffer[]) =
   const read = readTransferEnvelope(envelope);
   const records = edit(read.records.map((r) => Buffer.from(r.bytes)));
   const last = records.length - 1;
-  const header: TransferHeader = { ...read.header, records: records.map((bytes, i) => transferRecordEntry(i === last ? 'review_record' : 'review_request', bytes)) };
+  const header: TransferHeader = {
+    ...read.header,
+    records: records.map((bytes, i) => transferRecordEntry(i === last ? 'review_record' : 'review_request', bytes)),
+  };
   return encodeTransferEnvelope(header, records, loadSigningKey(keyFile).privateKey);
 }
 
@@ -299,29 +469,71 @@ test('import replays every review transfer: a tampered response, a changed recor
   const descriptorFile = join(demo.root, 'd.json');
   await claim(demo, profileId, descriptorFile);
   // Collect without uploading (the endpoint refuses), to get the signed envelope.
-  const offline = await cli(demo, collectArgs(demo, descriptorFile, ['--endpoint', 'http://127.0.0.1:9/none']), fixtureEnv(demo.fixture));
+  const offline = await cli(
+    demo,
+    collectArgs(demo, descriptorFile, ['--endpoint', 'http://127.0.0.1:9/none']),
+    fixtureEnv(demo.fixture),
+  );
   assert.notEqual(offline.code, 0);
   const descriptor = JSON.parse(readFileSync(descriptorFile, 'utf8')) as { upload_request_id: string };
-  const envelope = readFileSync(join(demo.stateDir, 'collections', sha256(descriptor.upload_request_id), 'envelope.agscmtr'));
+  const envelope = readFileSync(
+    join(demo.stateDir, 'collections', sha256(descriptor.upload_request_id), 'envelope.agscmtr'),
+  );
   const tryUpload = async (bytes: Buffer): Promise<CliResult> => {
     const file = join(demo.root, `e-${sha256(bytes).slice(0, 8)}.agscmtr`);
     writeFileSync(file, bytes);
     return cli(demo, ['agent-task', 'upload', file, '--token-file', demo.tokenFile, '--json']);
   };
   const cases: [string, Buffer, string][] = [
-    ['tampered response', resigned(envelope, demo.keyFile, (r) => editRecord(r, (rec) => {
-      const calls = rec.calls as { observation: { response: string } }[];
-      (calls[0] as { observation: { response: string } }).observation.response = JSON.stringify(answerJson(['correctness']));
-    })), 'REVIEW_REPLAY_RESPONSE_TAMPERED'],
-    ['changed outcome', resigned(envelope, demo.keyFile, (r) => editRecord(r, (rec) => {
-      rec.findings = [{ call_index: 0, criterion: 'correctness', path: 'src/a.ts', line: 1, severity: 'advisory', message: 'added' }];
-    })), 'REVIEW_REPLAY_RECORD_MISMATCH'],
+    [
+      'tampered response',
+      resigned(envelope, demo.keyFile, (r) =>
+        editRecord(r, (rec) => {
+          const calls = rec.calls as { observation: { response: string } }[];
+          (calls[0] as { observation: { response: string } }).observation.response = JSON.stringify(
+            answerJson(['correctness']),
+          );
+        }),
+      ),
+      'REVIEW_REPLAY_RESPONSE_TAMPERED',
+    ],
+    [
+      'changed outcome',
+      resigned(envelope, demo.keyFile, (r) =>
+        editRecord(r, (rec) => {
+          rec.findings = [
+            {
+              call_index: 0,
+              criterion: 'correctness',
+              path: 'src/a.ts',
+              line: 1,
+              severity: 'advisory',
+              message: 'added',
+            },
+          ];
+        }),
+      ),
+      'REVIEW_REPLAY_RECORD_MISMATCH',
+    ],
     ['missing request', resigned(envelope, demo.keyFile, (r) => r.slice(1)), 'REVIEW_REPLAY_TRACE_MISMATCH'],
     ['extra request', resigned(envelope, demo.keyFile, (r) => [r[0] as Buffer, ...r]), 'REVIEW_REPLAY_TRACE_MISMATCH'],
-    ['changed request', resigned(envelope, demo.keyFile, (r) => [Buffer.from((r[0] as Buffer).toString('utf8').replace('export const a = 2;', 'export const a = 3;')), ...r.slice(1)]), 'REVIEW_REPLAY_REQUEST_MISMATCH'],
-    ['other model', resigned(envelope, demo.keyFile, (r) => editRecord(r, (rec) => {
-      (rec.transport as { model: string }).model = 'other-model';
-    })), 'REVIEW_PROFILE_MISMATCH'],
+    [
+      'changed request',
+      resigned(envelope, demo.keyFile, (r) => [
+        Buffer.from((r[0] as Buffer).toString('utf8').replace('export const a = 2;', 'export const a = 3;')),
+        ...r.slice(1),
+      ]),
+      'REVIEW_REPLAY_REQUEST_MISMATCH',
+    ],
+    [
+      'other model',
+      resigned(envelope, demo.keyFile, (r) =>
+        editRecord(r, (rec) => {
+          (rec.transport as { model: string }).model = 'other-model';
+        }),
+      ),
+      'REVIEW_PROFILE_MISMATCH',
+    ],
   ];
   for (const [name, bytes, code] of cases) {
     const refused = await tryUpload(bytes);
@@ -363,29 +575,45 @@ test('SIGKILL of agent-task collect during a model call: collecting again never 
       }
     }
   });
-  const demo = await makeDemo(t, [{ mode: 'slow', ms: 60_000, response: answerJson() }, { mode: 'answer', response: answerJson() }]);
+  const demo = await makeDemo(t, [
+    { mode: 'slow', ms: 60_000, response: answerJson() },
+    { mode: 'answer', response: answerJson() },
+  ]);
   startedFile = `${demo.fixture.log}.started`;
   const profileId = await installProfile(demo);
   const descriptorFile = join(demo.root, 'd.json');
   await claim(demo, profileId, descriptorFile);
   const env: NodeJS.ProcessEnv = { ...process.env, ...fixtureEnv(demo.fixture) };
   delete env.AGENTSCM_DATA_DIR;
-  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', demo.dataDir, ...collectArgs(demo, descriptorFile)], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [...cliEntryArgv(), '--data-dir', demo.dataDir, ...collectArgs(demo, descriptorFile)],
+    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-  await until(() => demo.fixture.started() === 1, 60_000).catch((error: Error) => assert.fail(`${error.message}: ${stderr}`));
+  await until(() => demo.fixture.started() === 1, 60_000).catch((error: Error) =>
+    assert.fail(`${error.message}: ${stderr}`),
+  );
   child.kill('SIGKILL');
   assert.equal(await exited, 'SIGKILL');
 
-  const reopened = jsonOf<{ ran: boolean; outcome: string; upload: { answer: { status: string; outcome: string } } }>(ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))));
+  const reopened = jsonOf<{ ran: boolean; outcome: string; upload: { answer: { status: string; outcome: string } } }>(
+    ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))),
+  );
   assert.equal(reopened.ran, true);
   assert.equal(reopened.outcome, 'uncertain');
   assert.equal(reopened.upload.answer.status, 'imported');
   assert.equal(reopened.upload.answer.outcome, 'uncertain');
   // The call in flight at the kill was never made again.
   assert.equal(demo.fixture.started(), 1);
-  const answer = jsonOf<{ qualified: boolean; failures: { code: string }[] }>(await cli(demo, ['qualification', '--change', 'c1', '--json']));
+  const answer = jsonOf<{ qualified: boolean; failures: { code: string }[] }>(
+    await cli(demo, ['qualification', '--change', 'c1', '--json']),
+  );
   assert.equal(answer.qualified, false);
-  assert.ok(answer.failures.some((failure) => failure.code === 'review_not_passed'), JSON.stringify(answer.failures));
+  assert.ok(
+    answer.failures.some((failure) => failure.code === 'review_not_passed'),
+    JSON.stringify(answer.failures),
+  );
 });

@@ -7,18 +7,24 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
+
 import type { JsonValue } from '../../src/contracts/json-value.js';
 import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
 import { journalPaths } from '../../src/workflows/journal.js';
-import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { definition, sourcePaths, writeDefinition } from '../workflows/fixture.js';
-import { answerJson, BUDGETS, installFixture } from './fixture.js';
-import type { InstalledFixture } from './fixture.js';
-import { fixtureEnv, POLICY_PATH, reviewArgs, reviewRunStore, reviewStepAction, reviewWorkflow } from './review-run-fixture.js';
+import { answerJson, BUDGETS, installFixture, type InstalledFixture } from './fixture.js';
+import {
+  fixtureEnv,
+  POLICY_PATH,
+  reviewArgs,
+  reviewRunStore,
+  reviewStepAction,
+  reviewWorkflow,
+} from './review-run-fixture.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;
@@ -32,24 +38,60 @@ test('a workflow with a source_paths step and a review step runs end to end; the
   const fixture = installFixture(t, PASSING);
   const file = reviewWorkflow(store, dir);
   const stateDir = join(tempDir(t), 'state');
-  const run = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', 'review-1', file, '--json', ...reviewArgs(fixture, stateDir)], { env: fixtureEnv(fixture) });
+  const run = await runCli(
+    [
+      '--data-dir',
+      store.dataDir,
+      'skill-workflow',
+      'run',
+      'review-1',
+      file,
+      '--json',
+      ...reviewArgs(fixture, stateDir),
+    ],
+    { env: fixtureEnv(fixture) },
+  );
   assert.equal(run.code, 0, run.stderr);
   const report = jsonOf<Loose>(run);
   assert.equal(report.state, 'completed');
-  assert.deepEqual(report.steps.map((s: Loose): string[] => [String(s.id), String(s.kind), String(s.state)]), [['sources', 'source_paths', 'succeeded'], ['review', 'review', 'succeeded']]);
+  assert.deepEqual(
+    report.steps.map((s: Loose): string[] => [String(s.id), String(s.kind), String(s.state)]),
+    [
+      ['sources', 'source_paths', 'succeeded'],
+      ['review', 'review', 'succeeded'],
+    ],
+  );
   const result = report.steps[1].result;
   assert.equal(result.outcome, 'passed');
   assert.deepEqual(result.reasons, []);
   assert.equal(result.calls, 3);
   assert.match(result.record_digest, /^[0-9a-f]{64}$/);
   assert.match(result.review_id, /^[0-9a-f]{64}$/);
-  assert.deepEqual(fixture.calls().map((c) => c.call_index), [0, 1, 2]);
+  assert.deepEqual(
+    fixture.calls().map((c) => c.call_index),
+    [0, 1, 2],
+  );
   // Only the named variables reach the executable, and the journal lives in the state directory.
-  assert.deepEqual(fixture.calls()[0]?.env.filter((name) => !name.startsWith('__')), ['FIXTURE_LOG', 'FIXTURE_PLAN', 'PATH']);
+  assert.deepEqual(
+    fixture.calls()[0]?.env.filter((name) => !name.startsWith('__')),
+    ['FIXTURE_LOG', 'FIXTURE_PLAN', 'PATH'],
+  );
   assert.ok(existsSync(join(stateDir, 'review', 'journal.sqlite')));
 
   // Reopening the completed run calls nothing again.
-  const again = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', 'review-1', file, '--json', ...reviewArgs(fixture, stateDir)], { env: fixtureEnv(fixture) });
+  const again = await runCli(
+    [
+      '--data-dir',
+      store.dataDir,
+      'skill-workflow',
+      'run',
+      'review-1',
+      file,
+      '--json',
+      ...reviewArgs(fixture, stateDir),
+    ],
+    { env: fixtureEnv(fixture) },
+  );
   assert.equal(again.code, 0, again.stderr);
   assert.deepEqual(jsonOf<Loose>(again).steps[1].result, result);
   assert.equal(fixture.calls().length, 3);
@@ -58,10 +100,32 @@ test('a workflow with a source_paths step and a review step runs end to end; the
 test('a review that does not pass fails its step with the reasons and findings; the run fails', async (t) => {
   const dir = tempDir(t);
   const store = reviewRunStore(join(dir, 'data'));
-  const finding = { criterion: 'correctness', path: 'src/a.ts', line: 1, severity: 'blocking', message: 'a is never used\u001b[31m' };
-  const fixture = installFixture(t, [{ mode: 'answer', response: answerJson(['correctness'], [finding]) }, { mode: 'answer', response: answerJson() }, { mode: 'answer', response: answerJson() }]);
+  const finding = {
+    criterion: 'correctness',
+    path: 'src/a.ts',
+    line: 1,
+    severity: 'blocking',
+    message: 'a is never used\u001b[31m',
+  };
+  const fixture = installFixture(t, [
+    { mode: 'answer', response: answerJson(['correctness'], [finding]) },
+    { mode: 'answer', response: answerJson() },
+    { mode: 'answer', response: answerJson() },
+  ]);
   const file = reviewWorkflow(store, dir);
-  const run = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', 'review-2', file, '--json', ...reviewArgs(fixture, join(tempDir(t), 'state'))], { env: fixtureEnv(fixture) });
+  const run = await runCli(
+    [
+      '--data-dir',
+      store.dataDir,
+      'skill-workflow',
+      'run',
+      'review-2',
+      file,
+      '--json',
+      ...reviewArgs(fixture, join(tempDir(t), 'state')),
+    ],
+    { env: fixtureEnv(fixture) },
+  );
   assert.equal(run.code, 1, run.stderr);
   const report = jsonOf<Loose>(run);
   assert.equal(report.state, 'failed');
@@ -69,7 +133,9 @@ test('a review that does not pass fails its step with the reasons and findings; 
   assert.equal(step.state, 'failed');
   assert.equal(step.result.outcome, 'failed');
   assert.deepEqual(step.result.reasons, ['criterion_failed']);
-  assert.deepEqual(step.result.findings, [{ criterion: 'correctness', path: 'src/a.ts', line: 1, severity: 'blocking', message: 'a is never used\u001b[31m' }]);
+  assert.deepEqual(step.result.findings, [
+    { criterion: 'correctness', path: 'src/a.ts', line: 1, severity: 'blocking', message: 'a is never used\u001b[31m' },
+  ]);
   assert.equal(step.result.findings_total, 1);
 });
 
@@ -77,10 +143,26 @@ test('a budget that cannot hold the review fails the step (budget_exhausted), ne
   const dir = tempDir(t);
   const store = reviewRunStore(join(dir, 'data'));
   const fixture = installFixture(t, PASSING);
-  const file = writeDefinition(dir, 'wf.json', definition(store, [
-    { id: 'review', action: { ...reviewStepAction(), budgets: { ...BUDGETS, model_calls: 2 } } },
-  ], { resources: [POLICY_PATH] }));
-  const run = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', 'review-3', file, '--json', ...reviewArgs(fixture, join(tempDir(t), 'state'))], { env: fixtureEnv(fixture) });
+  const file = writeDefinition(
+    dir,
+    'wf.json',
+    definition(store, [{ id: 'review', action: { ...reviewStepAction(), budgets: { ...BUDGETS, model_calls: 2 } } }], {
+      resources: [POLICY_PATH],
+    }),
+  );
+  const run = await runCli(
+    [
+      '--data-dir',
+      store.dataDir,
+      'skill-workflow',
+      'run',
+      'review-3',
+      file,
+      '--json',
+      ...reviewArgs(fixture, join(tempDir(t), 'state')),
+    ],
+    { env: fixtureEnv(fixture) },
+  );
   assert.equal(run.code, 1, run.stderr);
   const step = jsonOf<Loose>(run).steps[0];
   assert.equal(step.state, 'failed');
@@ -100,7 +182,17 @@ test('without the review flags a new run with a review step is refused before an
   assert.equal(error.details.step, 'review');
   assert.equal(existsSync(journalPaths(store.dataDir).db), false);
 
-  const partial = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', 'review-4', file, '--json', '--review-model', 'm']);
+  const partial = await runCli([
+    '--data-dir',
+    store.dataDir,
+    'skill-workflow',
+    'run',
+    'review-4',
+    file,
+    '--json',
+    '--review-model',
+    'm',
+  ]);
   assert.equal(partial.code, 2, partial.stderr);
   assert.equal(jsonOf<Loose>(partial).error.code, 'USAGE');
 });
@@ -119,7 +211,19 @@ test('a review state directory inside the data directory is refused and nothing 
   const store = reviewRunStore(join(dir, 'data'));
   const fixture = installFixture(t, PASSING);
   const file = reviewWorkflow(store, dir);
-  const run = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', 'review-5', file, '--json', ...reviewArgs(fixture, join(store.dataDir, 'review-state'))], { env: fixtureEnv(fixture) });
+  const run = await runCli(
+    [
+      '--data-dir',
+      store.dataDir,
+      'skill-workflow',
+      'run',
+      'review-5',
+      file,
+      '--json',
+      ...reviewArgs(fixture, join(store.dataDir, 'review-state')),
+    ],
+    { env: fixtureEnv(fixture) },
+  );
   assert.equal(run.code, 2, run.stderr);
   assert.equal(jsonOf<Loose>(run).error.code, 'COLLECT_STATE_UNSAFE');
   assert.equal(fixture.calls().length, 0);
@@ -158,26 +262,63 @@ function killStarted(t: TestContext, fixture: InstalledFixture): void {
 test('SIGKILL of skill-workflow run mid-review: resume reuses the answered call, never calls again, and the review is uncertain', async (t) => {
   const dir = tempDir(t);
   const store = reviewRunStore(join(dir, 'data'));
-  const fixture = installFixture(t, [{ mode: 'answer', response: answerJson() }, { mode: 'slow', ms: 60_000, response: answerJson() }, { mode: 'answer', response: answerJson() }]);
+  const fixture = installFixture(t, [
+    { mode: 'answer', response: answerJson() },
+    { mode: 'slow', ms: 60_000, response: answerJson() },
+    { mode: 'answer', response: answerJson() },
+  ]);
   killStarted(t, fixture);
   const file = reviewWorkflow(store, dir);
   const stateDir = join(tempDir(t), 'state');
-  const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, ...fixtureEnv(fixture) };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    AGENTSCM_DATA_DIR: undefined,
+    ...fixtureEnv(fixture),
+  };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const child = spawn(process.execPath, [...cliEntryArgv(), '--data-dir', store.dataDir, 'skill-workflow', 'run', 'review-kill', file, ...reviewArgs(fixture, stateDir)], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      ...cliEntryArgv(),
+      '--data-dir',
+      store.dataDir,
+      'skill-workflow',
+      'run',
+      'review-kill',
+      file,
+      ...reviewArgs(fixture, stateDir),
+    ],
+    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-  await until(() => fixture.started() === 1, 60_000).catch((error: Error) => assert.fail(`${error.message}: ${stderr}`));
+  await until(() => fixture.started() === 1, 60_000).catch((error: Error) =>
+    assert.fail(`${error.message}: ${stderr}`),
+  );
   child.kill('SIGKILL');
   assert.equal(await exited, 'SIGKILL');
-  assert.deepEqual(fixture.calls().map((c) => c.call_index), [0, 1]);
+  assert.deepEqual(
+    fixture.calls().map((c) => c.call_index),
+    [0, 1],
+  );
 
   const status = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'status', 'review-kill', '--json']);
   assert.equal(status.code, 0, status.stderr);
   assert.equal(jsonOf<Loose>(status).steps[1].state, 'running');
 
-  const resumed = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'resume', 'review-kill', '--json', ...reviewArgs(fixture, stateDir)], { env: fixtureEnv(fixture) });
+  const resumed = await runCli(
+    [
+      '--data-dir',
+      store.dataDir,
+      'skill-workflow',
+      'resume',
+      'review-kill',
+      '--json',
+      ...reviewArgs(fixture, stateDir),
+    ],
+    { env: fixtureEnv(fixture) },
+  );
   assert.equal(resumed.code, 1, resumed.stderr);
   const report = jsonOf<Loose>(resumed);
   assert.equal(report.state, 'failed');
@@ -187,14 +328,21 @@ test('SIGKILL of skill-workflow run mid-review: resume reuses the answered call,
   assert.ok(step.result.reasons.includes('call_uncertain'), JSON.stringify(step.result.reasons));
   // Call 0 was answered before the kill and reused; call 1 was reserved and is never made again;
   // the uncertain call stops the review, so call 2 is never made.
-  assert.deepEqual(fixture.calls().map((c) => c.call_index), [0, 1]);
+  assert.deepEqual(
+    fixture.calls().map((c) => c.call_index),
+    [0, 1],
+  );
 });
 
 test('a journal of schema step 6 is migrated to accept review steps, every retained run and step kept', async (t) => {
   const dir = tempDir(t);
   const store = reviewRunStore(join(dir, 'data'));
   // A source-only run recorded by the previous schema.
-  const file = writeDefinition(dir, 'old.json', definition(store, [{ id: 'sources', action: sourcePaths(store, ['src/a.ts']) }]));
+  const file = writeDefinition(
+    dir,
+    'old.json',
+    definition(store, [{ id: 'sources', action: sourcePaths(store, ['src/a.ts']) }]),
+  );
   const paths = journalPaths(store.dataDir);
   mkdirSync(dirname(paths.db), { recursive: true, mode: 0o700 });
   const old = new Database(paths.db);
@@ -212,10 +360,28 @@ test('a journal of schema step 6 is migrated to accept review steps, every retai
 
   // Migrated in place: the old run reopens unchanged and a review step can be recorded beside it.
   const fixture = installFixture(t, PASSING);
-  const run = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', 'review-new', reviewWorkflow(store, dir), '--json', ...reviewArgs(fixture, join(tempDir(t), 'state'))], { env: fixtureEnv(fixture) });
+  const run = await runCli(
+    [
+      '--data-dir',
+      store.dataDir,
+      'skill-workflow',
+      'run',
+      'review-new',
+      reviewWorkflow(store, dir),
+      '--json',
+      ...reviewArgs(fixture, join(tempDir(t), 'state')),
+    ],
+    { env: fixtureEnv(fixture) },
+  );
   assert.equal(run.code, 0, run.stderr);
   const after = new Database(paths.db, { readonly: true });
-  assert.deepEqual(after.prepare("SELECT * FROM workflow_steps WHERE run_id = 'old-run' ORDER BY position").all(), rows);
-  assert.deepEqual(after.prepare("SELECT kind FROM workflow_steps WHERE run_id = 'review-new' ORDER BY position").all(), [{ kind: 'source_paths' }, { kind: 'review' }]);
+  assert.deepEqual(
+    after.prepare("SELECT * FROM workflow_steps WHERE run_id = 'old-run' ORDER BY position").all(),
+    rows,
+  );
+  assert.deepEqual(
+    after.prepare("SELECT kind FROM workflow_steps WHERE run_id = 'review-new' ORDER BY position").all(),
+    [{ kind: 'source_paths' }, { kind: 'review' }],
+  );
   after.close();
 });

@@ -3,10 +3,25 @@
  * samples of the review contract tests.
  */
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import { decodeReviewAction, decodeReviewPolicy, REVIEW_ACTION_DECODER, REVIEW_LIMITS } from '../../src/contracts/review-policy.js';
+import {
+  decodeReviewAction,
+  decodeReviewPolicy,
+  REVIEW_ACTION_DECODER,
+  REVIEW_LIMITS,
+} from '../../src/contracts/review-policy.js';
 import { decodeReviewCollectorProfile, MAX_REVIEW_PROFILE_BYTES } from '../../src/contracts/review-profile.js';
-import { decodeReviewObservation, decodeReviewRecord, MAX_REVIEW_OBSERVATION_BYTES, MAX_REVIEW_RECORD_BYTES } from '../../src/contracts/review-record.js';
-import { decodeReviewRequest, decodeReviewResponse, MAX_REVIEW_REQUEST_BYTES, REVIEW_RESPONSE_FORMAT } from '../../src/contracts/review-request.js';
+import {
+  decodeReviewObservation,
+  decodeReviewRecord,
+  MAX_REVIEW_OBSERVATION_BYTES,
+  MAX_REVIEW_RECORD_BYTES,
+} from '../../src/contracts/review-record.js';
+import {
+  decodeReviewRequest,
+  decodeReviewResponse,
+  MAX_REVIEW_REQUEST_BYTES,
+  REVIEW_RESPONSE_FORMAT,
+} from '../../src/contracts/review-request.js';
 import { allDecoders } from '../../src/contracts/schema-registry.js';
 
 const hex = (c: string): string => c.repeat(64);
@@ -31,7 +46,12 @@ export const SEED_POLICY: JsonObject = {
   call_timeout_ms: 30000,
 };
 
-const IDENTITY: JsonObject = { basis: 'claude-code', executable_sha256: hex('e'), provider_scope: 'team-a', model: 'claude-sonnet-4-5' };
+const IDENTITY: JsonObject = {
+  basis: 'claude-code',
+  executable_sha256: hex('e'),
+  provider_scope: 'team-a',
+  model: 'claude-sonnet-4-5',
+};
 
 export const SEED_REQUEST: JsonObject = {
   version: 1,
@@ -44,7 +64,9 @@ export const SEED_REQUEST: JsonObject = {
   transport: IDENTITY,
   instructions: 'Review.',
   criteria: [{ criterion: 'correctness', description: 'Correct.' }],
-  excerpts: [{ path: 'src/a.ts', file_sha256: hex('c'), file_bytes: 12, offset: 0, length: 12, text: 'let a = 1;\n\u2028' }],
+  excerpts: [
+    { path: 'src/a.ts', file_sha256: hex('c'), file_bytes: 12, offset: 0, length: 12, text: 'let a = 1;\n\u2028' },
+  ],
   response_format: REVIEW_RESPONSE_FORMAT,
 };
 
@@ -76,13 +98,29 @@ export const SEED_RECORD: JsonObject = {
   action: SEED_ACTION,
   transport: IDENTITY,
   calls: [
-    { call_index: 0, request_digest: hex('2'), ticket: hex('3'), exposed: ['src/a.ts'], observation: SEED_OBSERVATION, effect: 'response_invalid' },
+    {
+      call_index: 0,
+      request_digest: hex('2'),
+      ticket: hex('3'),
+      exposed: ['src/a.ts'],
+      observation: SEED_OBSERVATION,
+      effect: 'response_invalid',
+    },
     {
       call_index: 1,
       request_digest: hex('4'),
       ticket: hex('5'),
       exposed: [],
-      observation: { ...SEED_OBSERVATION, status: 'uncertain', response: null, response_sha256: null, response_bytes: 0, exit_code: null, executable_after: null, detail: 'reserved, never answered' },
+      observation: {
+        ...SEED_OBSERVATION,
+        status: 'uncertain',
+        response: null,
+        response_sha256: null,
+        response_bytes: 0,
+        exit_code: null,
+        executable_after: null,
+        detail: 'reserved, never answered',
+      },
       effect: 'not_answered',
     },
   ],
@@ -135,14 +173,70 @@ function registered(id: string, maxBytes: number): (bytes: Uint8Array) => unknow
 /** The review wire types of the malformed-input campaign, each through its public decode. */
 export function reviewWireTypes(): readonly SeedType[] {
   return [
-    { id: 'review-policy', decode: decodeReviewPolicy, maxBytes: REVIEW_LIMITS.maxPolicyBytes, versionField: 'version', schema: {}, seeds: [SEED_POLICY] },
-    { id: 'review-request', decode: decodeReviewRequest, maxBytes: MAX_REVIEW_REQUEST_BYTES, versionField: 'version', schema: {}, seeds: [SEED_REQUEST] },
-    { id: 'review-response', decode: (bytes) => decodeReviewResponse(bytes, REVIEW_LIMITS.maxResponseBytes), maxBytes: REVIEW_LIMITS.maxResponseBytes, versionField: 'version', schema: {}, seeds: [SEED_RESPONSE, { version: 1, verdicts: [{ criterion: 'c', verdict: 'pass' }], findings: [] }] },
-    { id: 'review-record', decode: decodeReviewRecord, maxBytes: MAX_REVIEW_RECORD_BYTES, versionField: 'version', schema: {}, seeds: [SEED_RECORD] },
-    { id: 'review-call-observation', decode: decodeReviewObservation, maxBytes: MAX_REVIEW_OBSERVATION_BYTES, versionField: undefined, schema: {}, seeds: [SEED_OBSERVATION] },
-    { id: 'review-transport-identity', decode: registered('review-transport-identity', 4096), maxBytes: 4096, versionField: undefined, schema: {}, seeds: [IDENTITY, { ...IDENTITY, basis: 'fixture', executable_sha256: null }] },
-    { id: 'agent-task.review-collector-profile', decode: decodeReviewCollectorProfile, maxBytes: MAX_REVIEW_PROFILE_BYTES, versionField: 'version', schema: {}, seeds: [SEED_PROFILE] },
-    { id: REVIEW_ACTION_DECODER.id, decode: decodeReviewAction, maxBytes: REVIEW_LIMITS.maxPolicyBytes + 64 * 1024, versionField: undefined, schema: {}, seeds: [SEED_ACTION] },
+    {
+      id: 'review-policy',
+      decode: decodeReviewPolicy,
+      maxBytes: REVIEW_LIMITS.maxPolicyBytes,
+      versionField: 'version',
+      schema: {},
+      seeds: [SEED_POLICY],
+    },
+    {
+      id: 'review-request',
+      decode: decodeReviewRequest,
+      maxBytes: MAX_REVIEW_REQUEST_BYTES,
+      versionField: 'version',
+      schema: {},
+      seeds: [SEED_REQUEST],
+    },
+    {
+      id: 'review-response',
+      decode: (bytes) => decodeReviewResponse(bytes, REVIEW_LIMITS.maxResponseBytes),
+      maxBytes: REVIEW_LIMITS.maxResponseBytes,
+      versionField: 'version',
+      schema: {},
+      seeds: [SEED_RESPONSE, { version: 1, verdicts: [{ criterion: 'c', verdict: 'pass' }], findings: [] }],
+    },
+    {
+      id: 'review-record',
+      decode: decodeReviewRecord,
+      maxBytes: MAX_REVIEW_RECORD_BYTES,
+      versionField: 'version',
+      schema: {},
+      seeds: [SEED_RECORD],
+    },
+    {
+      id: 'review-call-observation',
+      decode: decodeReviewObservation,
+      maxBytes: MAX_REVIEW_OBSERVATION_BYTES,
+      versionField: undefined,
+      schema: {},
+      seeds: [SEED_OBSERVATION],
+    },
+    {
+      id: 'review-transport-identity',
+      decode: registered('review-transport-identity', 4096),
+      maxBytes: 4096,
+      versionField: undefined,
+      schema: {},
+      seeds: [IDENTITY, { ...IDENTITY, basis: 'fixture', executable_sha256: null }],
+    },
+    {
+      id: 'agent-task.review-collector-profile',
+      decode: decodeReviewCollectorProfile,
+      maxBytes: MAX_REVIEW_PROFILE_BYTES,
+      versionField: 'version',
+      schema: {},
+      seeds: [SEED_PROFILE],
+    },
+    {
+      id: REVIEW_ACTION_DECODER.id,
+      decode: decodeReviewAction,
+      maxBytes: REVIEW_LIMITS.maxPolicyBytes + 64 * 1024,
+      versionField: undefined,
+      schema: {},
+      seeds: [SEED_ACTION],
+    },
   ];
 }
 

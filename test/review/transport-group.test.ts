@@ -7,13 +7,12 @@
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
-import type { ReviewCallObservation } from '../../src/contracts/review-record.js';
-import { runReview } from '../../src/collector/review-controller.js';
-import type { ReviewTransport } from '../../src/collector/review-controller.js';
+import test, { type TestContext } from 'node:test';
+
+import { runReview, type ReviewTransport } from '../../src/collector/review-controller.js';
 import { openReviewJournal } from '../../src/collector/review-journal.js';
 import { createClaudeCodeTransport } from '../../src/collector/review-transports.js';
+import type { ReviewCallObservation } from '../../src/contracts/review-record.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerText, policyBytes, reviewAction, reviewStore } from './fixture.js';
 
@@ -37,7 +36,13 @@ function wrapper(t: TestContext, body: string): Wrapper {
   const workDir = join(root, 'work');
   mkdirSync(workDir, { mode: 0o700 });
   const pidFile = join(root, 'pids');
-  const transport = createClaudeCodeTransport({ executable, workDir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PIDS: pidFile }, model: 'claude-sonnet-4-5', providerScope: 'team-a' });
+  const transport = createClaudeCodeTransport({
+    executable,
+    workDir,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PIDS: pidFile },
+    model: 'claude-sonnet-4-5',
+    providerScope: 'team-a',
+  });
   const pids = (): number[] =>
     existsSync(pidFile)
       ? readFileSync(pidFile, 'utf8')
@@ -92,24 +97,42 @@ async function settledRunning(pids: readonly number[]): Promise<number[]> {
 /** Without the group kill these calls last 30 s or more (days, for the review): each test then fails at this limit. */
 const LIMIT = { timeout: 20_000 };
 
-function dispatch(transport: ReviewTransport, timeoutMs: number, maxResponseBytes = 4096): Promise<ReviewCallObservation> {
-  return transport.dispatch({ callIndex: 0, request: Buffer.from('{}'), requestDigest: 'a'.repeat(64), ticket: 'b'.repeat(64), maxResponseBytes, timeoutMs });
+function dispatch(
+  transport: ReviewTransport,
+  timeoutMs: number,
+  maxResponseBytes = 4096,
+): Promise<ReviewCallObservation> {
+  return transport.dispatch({
+    callIndex: 0,
+    request: Buffer.from('{}'),
+    requestDigest: 'a'.repeat(64),
+    ticket: 'b'.repeat(64),
+    maxResponseBytes,
+    timeoutMs,
+  });
 }
 
-test('a wrapper waiting on a descendant past the call timeout: timed_out within 2.5 s and no process of the call survives', LIMIT, async (t) => {
-  // `sleep` runs as a child of the shell (no exec); the shell waits for it, then answers.
-  const { transport, pids } = wrapper(t, `sleep 30 &\necho $! >> "$PIDS"\nwait\nprintf '%s' ${envelope(answerText())}`);
-  const started = performance.now();
-  const observation = await dispatch(transport, 2000);
-  const elapsed = performance.now() - started;
-  assert.equal(observation.status, 'timed_out');
-  assert.ok(elapsed < 2500, `the call took ${Math.round(elapsed)} ms`);
-  assert.equal(observation.response, null);
-  assert.match(observation.detail ?? '', /no answer within 2000 ms; the process group was killed/);
-  const written = pids();
-  assert.equal(written.length, 2, 'the wrapper and its sleep both started');
-  assert.deepEqual(await settledRunning(written), []);
-});
+test(
+  'a wrapper waiting on a descendant past the call timeout: timed_out within 2.5 s and no process of the call survives',
+  LIMIT,
+  async (t) => {
+    // `sleep` runs as a child of the shell (no exec); the shell waits for it, then answers.
+    const { transport, pids } = wrapper(
+      t,
+      `sleep 30 &\necho $! >> "$PIDS"\nwait\nprintf '%s' ${envelope(answerText())}`,
+    );
+    const started = performance.now();
+    const observation = await dispatch(transport, 2000);
+    const elapsed = performance.now() - started;
+    assert.equal(observation.status, 'timed_out');
+    assert.ok(elapsed < 2500, `the call took ${Math.round(elapsed)} ms`);
+    assert.equal(observation.response, null);
+    assert.match(observation.detail ?? '', /no answer within 2000 ms; the process group was killed/);
+    const written = pids();
+    assert.equal(written.length, 2, 'the wrapper and its sleep both started');
+    assert.deepEqual(await settledRunning(written), []);
+  },
+);
 
 test('a descendant that left the group and holds stdout open cannot hold the call past the timer', LIMIT, async (t) => {
   // The descendant leaves the group (its own session), keeping the call's stdout open: the call
@@ -134,28 +157,53 @@ test('the output limit kills the whole group at once', LIMIT, async (t) => {
   assert.deepEqual(await settledRunning(pids()), []);
 });
 
-test('a normal exit ends what the executable left running: the answer is used at once and no descendant survives', LIMIT, async (t) => {
-  // The background sleep keeps the inherited stdout open: before, the call waited for it.
-  const { transport, pids } = wrapper(t, `sleep 30 &\necho $! >> "$PIDS"\nprintf '%s' ${envelope(answerText())}\nexit 0`);
-  const started = performance.now();
-  const observation = await dispatch(transport, 10_000);
-  assert.equal(observation.status, 'answered', observation.detail ?? '');
-  assert.equal(observation.exit_code, 0);
-  assert.equal(observation.response, answerText());
-  assert.ok(performance.now() - started < 5000);
-  assert.deepEqual(await settledRunning(pids()), []);
-});
+test(
+  'a normal exit ends what the executable left running: the answer is used at once and no descendant survives',
+  LIMIT,
+  async (t) => {
+    // The background sleep keeps the inherited stdout open: before, the call waited for it.
+    const { transport, pids } = wrapper(
+      t,
+      `sleep 30 &\necho $! >> "$PIDS"\nprintf '%s' ${envelope(answerText())}\nexit 0`,
+    );
+    const started = performance.now();
+    const observation = await dispatch(transport, 10_000);
+    assert.equal(observation.status, 'answered', observation.detail ?? '');
+    assert.equal(observation.exit_code, 0);
+    assert.equal(observation.response, answerText());
+    assert.ok(performance.now() - started < 5000);
+    assert.deepEqual(await settledRunning(pids()), []);
+  },
+);
 
-test('a review whose calls hang in a descendant ends within its call timeout, not when the descendant ends', LIMIT, async (t) => {
-  const store = reviewStore(t);
-  const { transport, pids } = wrapper(t, `sleep 1000000 &\necho $! >> "$PIDS"\nwait\nprintf '%s' ${envelope(answerText())}`);
-  const journal = openReviewJournal(tempDir(t));
-  t.after(() => journal.close());
-  const started = performance.now();
-  const record = await runReview({ repository: store.repository, revision: store.revision, action: reviewAction(), policyBytes: policyBytes({ call_timeout_ms: 2000 }) }, { sources: store.sources, transport, journal });
-  assert.ok(performance.now() - started < 4000);
-  assert.deepEqual(record.calls.map((c) => c.observation.status), ['timed_out']);
-  assert.equal(record.outcome, 'incomplete');
-  assert.ok(record.reasons.includes('timed_out'));
-  assert.deepEqual(await settledRunning(pids()), []);
-});
+test(
+  'a review whose calls hang in a descendant ends within its call timeout, not when the descendant ends',
+  LIMIT,
+  async (t) => {
+    const store = reviewStore(t);
+    const { transport, pids } = wrapper(
+      t,
+      `sleep 1000000 &\necho $! >> "$PIDS"\nwait\nprintf '%s' ${envelope(answerText())}`,
+    );
+    const journal = openReviewJournal(tempDir(t));
+    t.after(() => journal.close());
+    const started = performance.now();
+    const record = await runReview(
+      {
+        repository: store.repository,
+        revision: store.revision,
+        action: reviewAction(),
+        policyBytes: policyBytes({ call_timeout_ms: 2000 }),
+      },
+      { sources: store.sources, transport, journal },
+    );
+    assert.ok(performance.now() - started < 4000);
+    assert.deepEqual(
+      record.calls.map((c) => c.observation.status),
+      ['timed_out'],
+    );
+    assert.equal(record.outcome, 'incomplete');
+    assert.ok(record.reasons.includes('timed_out'));
+    assert.deepEqual(await settledRunning(pids()), []);
+  },
+);

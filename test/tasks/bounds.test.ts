@@ -8,14 +8,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
-import { u64ToSql } from '../../src/native/sqlite.js';
+
 import type { AgentRef } from '../../src/contracts/task-common.js';
+import { u64ToSql } from '../../src/native/sqlite.js';
 import { MAX_INPUT_BYTES, readTaskInput } from '../../src/tasks/input.js';
 import { MAX_ATTEMPTS_PER_TASK } from '../../src/tasks/journal-rows.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { tempDir } from '../helpers/tmp.js';
-import { FakeClock, context, makeTaskStore } from './fixture.js';
-import { call, claimRequest, claimedOf, mutationRequest, taskRef } from './requests.js';
+import { context, FakeClock, makeTaskStore } from './fixture.js';
+import { call, claimedOf, claimRequest, mutationRequest, taskRef } from './requests.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 
@@ -38,7 +39,14 @@ test(`a task retains at most ${MAX_ATTEMPTS_PER_TASK} attempts`, (t) => {
     db.transaction(() => {
       for (let i = 0; i < MAX_ATTEMPTS_PER_TASK - 2; i++) {
         const fence = 100n + BigInt(i);
-        insert.run(`filler-${i}`, lint.task_id, 'b'.repeat(64), u64ToSql(fence), `op-filler-${i}`, u64ToSql(fence + 1n));
+        insert.run(
+          `filler-${i}`,
+          lint.task_id,
+          'b'.repeat(64),
+          u64ToSql(fence),
+          `op-filler-${i}`,
+          u64ToSql(fence + 1n),
+        );
       }
       db.prepare('UPDATE agent_tasks SET last_fence = ? WHERE task_id = ?').run(u64ToSql(top + 1n), lint.task_id);
     })();

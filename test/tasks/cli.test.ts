@@ -9,14 +9,14 @@ import { spawn } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { formatJson } from '../../src/contracts/canonical-json.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import { REPO_ROOT, jsonOf, runCli, cliEntryArgv } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
 import { tokenFileFor } from '../grants/fixture.js';
-import { CHANGE_ID, FakeClock, context, makeTaskStore } from './fixture.js';
-import type { TaskStore } from './fixture.js';
-import { call, claimRequest, claimedOf, mutationRequest, recoveryRequest, statusRequest, taskRef } from './requests.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+import { CHANGE_ID, context, FakeClock, makeTaskStore, type TaskStore } from './fixture.js';
+import { call, claimedOf, claimRequest, mutationRequest, recoveryRequest, statusRequest, taskRef } from './requests.js';
 
 const ALICE = { owner_id: 'alice', agent_id: 'a1' };
 // Real processes on a loaded machine: leases long enough never to expire during the test.
@@ -42,30 +42,87 @@ test('agent-task call: capabilities, next, claim, heartbeat from stdin, byte-ide
   assert.deepEqual(jsonOf(capabilities), {
     capability: 'agentscm.agent-workflow-tasks/v1',
     supported_schema_versions: [1],
-    operations: ['cancel', 'capabilities', 'claim', 'collector_claim', 'collector_descriptor', 'collector_finalize', 'heartbeat', 'instructions', 'next', 'qualification', 'reconcile', 'recovery', 'reference', 'requirements', 'result', 'status'],
+    operations: [
+      'cancel',
+      'capabilities',
+      'claim',
+      'collector_claim',
+      'collector_descriptor',
+      'collector_finalize',
+      'heartbeat',
+      'instructions',
+      'next',
+      'qualification',
+      'reconcile',
+      'recovery',
+      'reference',
+      'requirements',
+      'result',
+      'status',
+    ],
   });
   const next = await runCli([...base, 'next', '--token-file', TOKEN, ...subjectFlags(store), '--json']);
   assert.equal(next.code, 0, next.stderr);
-  const step = (jsonOf(next).next as JsonObject);
+  const step = jsonOf(next).next as JsonObject;
   assert.equal(step.operation, 'claim');
   const task = { task_id: step.task_id as string, task_digest: step.task_digest as string };
   const claimFile = writeJson(dir, 'claim.json', claimRequest(ALICE, task, 'claim-1', 'op-1', { leaseMs: HOUR }));
-  const claim = await runCli([...base, 'claim', '--token-file', TOKEN, ...subjectFlags(store), '--input', claimFile, '--json']);
+  const claim = await runCli([
+    ...base,
+    'claim',
+    '--token-file',
+    TOKEN,
+    ...subjectFlags(store),
+    '--input',
+    claimFile,
+    '--json',
+  ]);
   assert.equal(claim.code, 0, claim.stderr);
-  const again = await runCli([...base, 'claim', '--token-file', TOKEN, ...subjectFlags(store), '--input', claimFile, '--json']);
+  const again = await runCli([
+    ...base,
+    'claim',
+    '--token-file',
+    TOKEN,
+    ...subjectFlags(store),
+    '--input',
+    claimFile,
+    '--json',
+  ]);
   assert.equal(again.code, 0, again.stderr);
   assert.equal(again.stdout, claim.stdout);
   const claimed = claimedOf(jsonOf(claim));
-  const heartbeat = await runCli([...base, 'heartbeat', '--token-file', TOKEN, '--input', '-', '--json'], { input: formatJson(mutationRequest(ALICE, claimed, 'heartbeat', 'hb-1')) });
+  const heartbeat = await runCli([...base, 'heartbeat', '--token-file', TOKEN, '--input', '-', '--json'], {
+    input: formatJson(mutationRequest(ALICE, claimed, 'heartbeat', 'hb-1')),
+  });
   assert.equal(heartbeat.code, 0, heartbeat.stderr);
   assert.equal(jsonOf(heartbeat).status, 'renewed');
   // Changed bytes under the same request id: conflict, exit 3, one JSON error document.
-  const conflict = await runCli([...base, 'claim', '--token-file', TOKEN, ...subjectFlags(store), '--input', writeJson(dir, 'c2.json', claimRequest(ALICE, task, 'claim-1', 'op-2', { leaseMs: HOUR })), '--json']);
+  const conflict = await runCli([
+    ...base,
+    'claim',
+    '--token-file',
+    TOKEN,
+    ...subjectFlags(store),
+    '--input',
+    writeJson(dir, 'c2.json', claimRequest(ALICE, task, 'claim-1', 'op-2', { leaseMs: HOUR })),
+    '--json',
+  ]);
   assert.equal(conflict.code, 3);
   assert.equal((jsonOf(conflict).error as JsonObject).code, 'TASK_REQUEST_CONFLICT');
   assert.match(conflict.stderr, /^error\[TASK_REQUEST_CONFLICT\]/);
   // The request's actor is not the authenticated one: exit 2.
-  const foreign = await runCli([...base, 'heartbeat', '--token-file', tokenFileFor(dir, dir, { owner_id: 'bob', agent_id: 'b1' }), '--input', '-', '--json'], { input: formatJson(mutationRequest(ALICE, claimed, 'heartbeat', 'hb-2')) });
+  const foreign = await runCli(
+    [
+      ...base,
+      'heartbeat',
+      '--token-file',
+      tokenFileFor(dir, dir, { owner_id: 'bob', agent_id: 'b1' }),
+      '--input',
+      '-',
+      '--json',
+    ],
+    { input: formatJson(mutationRequest(ALICE, claimed, 'heartbeat', 'hb-2')) },
+  );
   assert.equal(foreign.code, 2);
   assert.equal((jsonOf(foreign).error as JsonObject).code, 'TASK_ACTOR_MISMATCH');
   // Unknown operation, a token file without a token, unknown field: exit 2.
@@ -75,18 +132,35 @@ test('agent-task call: capabilities, next, claim, heartbeat from stdin, byte-ide
   const malformed = await runCli([...base, 'capabilities', '--token-file', noToken, '--json']);
   assert.equal(malformed.code, 2);
   assert.equal((jsonOf(malformed).error as JsonObject).code, 'GRANT_TOKEN_INVALID');
-  const unknownField = await runCli([...base, 'status', '--token-file', TOKEN, '--input', '-', '--json'], { input: JSON.stringify({ ...statusRequest(claimed), fence: 1 }) });
+  const unknownField = await runCli([...base, 'status', '--token-file', TOKEN, '--input', '-', '--json'], {
+    input: JSON.stringify({ ...statusRequest(claimed), fence: 1 }),
+  });
   assert.equal(unknownField.code, 2);
   assert.equal((jsonOf(unknownField).error as JsonObject).code, 'SCHEMA_UNKNOWN_FIELD');
   // Human mode prints the same document first (then one line per *_at_ms instant).
-  const human = await runCli([...base, 'status', '--token-file', TOKEN, '--input', '-'], { input: formatJson(statusRequest(claimed)) });
+  const human = await runCli([...base, 'status', '--token-file', TOKEN, '--input', '-'], {
+    input: formatJson(statusRequest(claimed)),
+  });
   assert.equal(human.code, 0, human.stderr);
   const documentEnd = human.stdout.indexOf('\n}\n') + 2;
   assert.ok(documentEnd > 2, human.stdout);
   assert.equal((JSON.parse(human.stdout.slice(0, documentEnd)) as JsonObject).state, 'leased');
   // A missing store: exit 4, nothing created.
   const empty = tempDir(t);
-  const missing = await runCli(['--data-dir', empty, 'agent-task', 'call', 'next', '--token-file', TOKEN, '--change', 'c', '--context', 'a'.repeat(64), '--json']);
+  const missing = await runCli([
+    '--data-dir',
+    empty,
+    'agent-task',
+    'call',
+    'next',
+    '--token-file',
+    TOKEN,
+    '--change',
+    'c',
+    '--context',
+    'a'.repeat(64),
+    '--json',
+  ]);
   assert.equal(missing.code, 4);
 });
 
@@ -97,8 +171,25 @@ test('SIGKILL between the journal commit and the response: the identical retry r
   const ctx = context(store, ALICE, new FakeClock());
   const task = taskRef(call(ctx, 'requirements'), 'lint');
   const claimFile = writeJson(dir, 'claim.json', claimRequest(ALICE, task, 'claim-1', 'op-1', { leaseMs: HOUR }));
-  const args = [...cliEntryArgv(), '--data-dir', dir, 'agent-task', 'call', 'claim', '--token-file', TOKEN, ...subjectFlags(store), '--input', claimFile, '--json'];
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [
+    ...cliEntryArgv(),
+    '--data-dir',
+    dir,
+    'agent-task',
+    'call',
+    'claim',
+    '--token-file',
+    TOKEN,
+    ...subjectFlags(store),
+    '--input',
+    claimFile,
+    '--json',
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, AGENTSCM_TEST_PAUSE_AT: 'task:after-journal-commit' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const killed = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
@@ -113,24 +204,63 @@ test('SIGKILL between the journal commit and the response: the identical retry r
   assert.equal(killed, 'SIGKILL');
   assert.equal(stdout, '', 'the killed claim answered nothing');
   // The commit survived the kill; recovery confirms it without replaying anything.
-  const recovery = await runCli(['--data-dir', dir, 'agent-task', 'call', 'recovery', '--token-file', TOKEN, '--input', '-', '--json'], {
-    input: formatJson(recoveryRequest('claim', claimRequest(ALICE, task, 'claim-1', 'op-1', { leaseMs: HOUR }))),
-  });
+  const recovery = await runCli(
+    ['--data-dir', dir, 'agent-task', 'call', 'recovery', '--token-file', TOKEN, '--input', '-', '--json'],
+    {
+      input: formatJson(recoveryRequest('claim', claimRequest(ALICE, task, 'claim-1', 'op-1', { leaseMs: HOUR }))),
+    },
+  );
   assert.equal(recovery.code, 0, recovery.stderr);
   assert.equal(jsonOf(recovery).disposition, 'confirmed');
-  const retry = await runCli(['--data-dir', dir, 'agent-task', 'call', 'claim', '--token-file', TOKEN, ...subjectFlags(store), '--input', claimFile, '--json']);
+  const retry = await runCli([
+    '--data-dir',
+    dir,
+    'agent-task',
+    'call',
+    'claim',
+    '--token-file',
+    TOKEN,
+    ...subjectFlags(store),
+    '--input',
+    claimFile,
+    '--json',
+  ]);
   assert.equal(retry.code, 0, retry.stderr);
   const answer = jsonOf(retry);
   assert.equal(answer.status, 'claimed');
   assert.equal(answer.fence, 1);
   assert.equal((answer.attempt as JsonObject).execution_operation_id, 'op-1');
   assert.equal(jsonOf(recovery).attempt_id, (answer.attempt as JsonObject).attempt_id);
-  const second = await runCli(['--data-dir', dir, 'agent-task', 'call', 'claim', '--token-file', TOKEN, ...subjectFlags(store), '--input', claimFile, '--json']);
+  const second = await runCli([
+    '--data-dir',
+    dir,
+    'agent-task',
+    'call',
+    'claim',
+    '--token-file',
+    TOKEN,
+    ...subjectFlags(store),
+    '--input',
+    claimFile,
+    '--json',
+  ]);
   assert.equal(second.stdout, retry.stdout);
   // Exactly one attempt exists: the retry did not claim again.
   const status = call(ctx, 'status', statusRequest(claimedOf(answer as JsonObject)));
   assert.equal(status.state, 'leased');
-  const other = await runCli(['--data-dir', dir, 'agent-task', 'call', 'claim', '--token-file', TOKEN, ...subjectFlags(store), '--input', writeJson(dir, 'c3.json', claimRequest(ALICE, task, 'claim-3', 'op-3', { leaseMs: HOUR })), '--json']);
+  const other = await runCli([
+    '--data-dir',
+    dir,
+    'agent-task',
+    'call',
+    'claim',
+    '--token-file',
+    TOKEN,
+    ...subjectFlags(store),
+    '--input',
+    writeJson(dir, 'c3.json', claimRequest(ALICE, task, 'claim-3', 'op-3', { leaseMs: HOUR })),
+    '--json',
+  ]);
   assert.equal(other.code, 3);
   assert.equal((jsonOf(other).error as JsonObject).code, 'TASK_ALREADY_CLAIMED');
 });

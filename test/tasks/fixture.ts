@@ -9,24 +9,21 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
+import type { AgentRef } from '../../src/contracts/task-common.js';
+import { generateKeyPair } from '../../src/crypto/ed25519.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { appendChangeVersion } from '../../src/native/changes.js';
-import { enrollExecutor, revokeRegistration } from '../../src/native/executor-registry.js';
-import type { EnrollResult } from '../../src/native/executor-registry.js';
+import { enrollExecutor, revokeRegistration, type EnrollResult } from '../../src/native/executor-registry.js';
 import { bumpPolicyEpoch } from '../../src/native/policy.js';
 import { createRepository } from '../../src/native/repositories.js';
-import { comparePaths, recordRevision } from '../../src/native/revisions.js';
-import { RECIPE } from '../workflows/fixture.js';
-import type { RevisionEntry } from '../../src/native/revisions.js';
 import { createReviewContext } from '../../src/native/review-contexts.js';
-import { createAuthority, openAuthority, writeTransaction } from '../../src/native/store.js';
-import type { Authority } from '../../src/native/store.js';
+import { comparePaths, recordRevision, type RevisionEntry } from '../../src/native/revisions.js';
+import { createAuthority, openAuthority, writeTransaction, type Authority } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
+import { trustedLocalGuard, type TaskContext, type TaskGuard } from '../../src/tasks/context.js';
 import { installRequirementFile } from '../../src/workflows/requirement.js';
-import { generateKeyPair } from '../../src/crypto/ed25519.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
-import type { TaskContext, TaskGuard } from '../../src/tasks/context.js';
-import { trustedLocalGuard } from '../../src/tasks/context.js';
+import { RECIPE } from '../workflows/fixture.js';
 
 export const SKILL_DIR = 'skills/check';
 export const SKILL_PATH = `${SKILL_DIR}/SKILL.md`;
@@ -60,11 +57,22 @@ function withWrite<T>(dataDir: string, fn: (auth: Authority) => T): T {
 }
 
 export function defaultFiles(extra: Readonly<Record<string, string | Buffer>> = {}): Record<string, string | Buffer> {
-  return { [SKILL_PATH]: SKILL_TEXT, [RECIPE_PATH]: JSON.stringify(RECIPE), [NOTES_PATH]: 'notes', 'a.txt': 'alpha', ...extra };
+  return {
+    [SKILL_PATH]: SKILL_TEXT,
+    [RECIPE_PATH]: JSON.stringify(RECIPE),
+    [NOTES_PATH]: 'notes',
+    'a.txt': 'alpha',
+    ...extra,
+  };
 }
 
 /** Record a revision of `files` in the repository (target main follows it). */
-export function addRevision(dataDir: string, repository: string, files: Readonly<Record<string, string | Buffer>>, parent: string | null): string {
+export function addRevision(
+  dataDir: string,
+  repository: string,
+  files: Readonly<Record<string, string | Buffer>>,
+  parent: string | null,
+): string {
   return withWrite(dataDir, (auth) => {
     const entries: RevisionEntry[] = writeTransaction(auth, () =>
       Object.entries(files).map(([path, raw]) => {
@@ -84,8 +92,16 @@ export function addRevision(dataDir: string, repository: string, files: Readonly
 /** A new Change version at `revision` and its command/v1 context. */
 export function checkpoint(store: TaskStore, revision: string): void {
   withWrite(store.dataDir, (auth) => {
-    const version = appendChangeVersion(auth, store.repository, CHANGE_ID, { expectedCurrent: store.changeVersion === 0n ? null : store.changeVersion, revision, baseRevision: null }).version;
-    const context = createReviewContext(auth, { repository: store.repository, changeId: CHANGE_ID, runnerPath: RECIPE_PATH });
+    const version = appendChangeVersion(auth, store.repository, CHANGE_ID, {
+      expectedCurrent: store.changeVersion === 0n ? null : store.changeVersion,
+      revision,
+      baseRevision: null,
+    }).version;
+    const context = createReviewContext(auth, {
+      repository: store.repository,
+      changeId: CHANGE_ID,
+      runnerPath: RECIPE_PATH,
+    });
     store.revision = revision;
     store.changeVersion = version;
     store.contextDigest = context.context_digest;
@@ -107,7 +123,13 @@ export const DEFAULT_STEPS: readonly StepSpec[] = [
 ];
 
 /** Install the requirement for target main (definition bound to the store's current subject). */
-export function installRequirement(store: TaskStore, dir: string, steps: readonly StepSpec[] = DEFAULT_STEPS, files: Record<string, string | Buffer> = defaultFiles(), target = 'main'): void {
+export function installRequirement(
+  store: TaskStore,
+  dir: string,
+  steps: readonly StepSpec[] = DEFAULT_STEPS,
+  files: Record<string, string | Buffer> = defaultFiles(),
+  target = 'main',
+): void {
   const definition = {
     version: 1,
     name: 'checks',
@@ -121,7 +143,13 @@ export function installRequirement(store: TaskStore, dir: string, steps: readonl
         step.kind === 'source_paths'
           ? { kind: 'source_paths', expectations: [{ path: 'a.txt', sha256: sha256(files['a.txt'] ?? '') }] }
           : step.kind === 'command'
-            ? { kind: 'command', runner: 'runner.json', change: { repository: store.repository, id: CHANGE_ID }, change_version: Number(store.changeVersion), context_digest: store.contextDigest }
+            ? {
+                kind: 'command',
+                runner: 'runner.json',
+                change: { repository: store.repository, id: CHANGE_ID },
+                change_version: Number(store.changeVersion),
+                context_digest: store.contextDigest,
+              }
             : { kind: 'require_capability', capability: 'human-review' },
     })),
   };
@@ -143,7 +171,11 @@ export function bumpPolicy(store: TaskStore): bigint {
 }
 
 /** A store with repository, revision, Change version 1, context and the default requirement. */
-export function makeTaskStore(dataDir: string, steps: readonly StepSpec[] = DEFAULT_STEPS, files: Record<string, string | Buffer> = defaultFiles()): TaskStore {
+export function makeTaskStore(
+  dataDir: string,
+  steps: readonly StepSpec[] = DEFAULT_STEPS,
+  files: Record<string, string | Buffer> = defaultFiles(),
+): TaskStore {
   epochCache = new WeakMap();
   const auth = createAuthority(dataDir);
   let repository: string;
@@ -169,7 +201,9 @@ export interface Executor {
 export function enroll(store: TaskStore, step: string, executor = 'box-1'): Executor {
   const pair = generateKeyPair();
   const publicKeyHex = Buffer.from(pair.publicKey).toString('hex');
-  const enrollment = withWrite(store.dataDir, (auth) => enrollExecutor(auth, { repository: store.repository, profile: PROFILE, step, executor, public_key: publicKeyHex }));
+  const enrollment = withWrite(store.dataDir, (auth) =>
+    enrollExecutor(auth, { repository: store.repository, profile: PROFILE, step, executor, public_key: publicKeyHex }),
+  );
   return { privateKey: pair.privateKey, publicKeyHex, enrollment };
 }
 
@@ -186,7 +220,12 @@ export class FakeClock {
   }
 }
 
-export function context(store: TaskStore, actor: AgentRef, clock: FakeClock, guard: TaskGuard = trustedLocalGuard): TaskContext {
+export function context(
+  store: TaskStore,
+  actor: AgentRef,
+  clock: FakeClock,
+  guard: TaskGuard = trustedLocalGuard,
+): TaskContext {
   return {
     dataDir: store.dataDir,
     actor,

@@ -5,18 +5,25 @@
  * another actor, plus cross-kind reuse and retries after the subject moved on.
  */
 import assert from 'node:assert/strict';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
 import type { TaskContext } from '../../src/tasks/context.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { FakeClock, addRevision, checkpoint, context, defaultFiles, makeTaskStore } from './fixture.js';
-import type { TaskStore } from './fixture.js';
-import { assertionRequest, call, claimRequest, claimedOf, mutationRequest, taskRef } from './requests.js';
-import type { Claimed, TaskRef } from './requests.js';
+import { addRevision, checkpoint, context, defaultFiles, FakeClock, makeTaskStore, type TaskStore } from './fixture.js';
+import {
+  assertionRequest,
+  call,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  taskRef,
+  type Claimed,
+  type TaskRef,
+} from './requests.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 const ALICE2: AgentRef = { owner_id: 'alice', agent_id: 'a2' };
@@ -42,7 +49,6 @@ function bytes(value: JsonObject): string {
   return Buffer.from(encodeCanonical(value)).toString('hex');
 }
 
-
 type Kind = 'claim' | 'heartbeat' | 'cancel' | 'reconcile' | 'result';
 
 interface Case {
@@ -55,7 +61,8 @@ interface Case {
 
 const CASES: Record<Kind, Case> = {
   claim: {
-    request: (w, actor, id) => claimRequest(actor, actor === ALICE ? w.lint : w.unit, id, `op-${actor.owner_id}-${actor.agent_id}`),
+    request: (w, actor, id) =>
+      claimRequest(actor, actor === ALICE ? w.lint : w.unit, id, `op-${actor.owner_id}-${actor.agent_id}`),
     changed: (r) => ({ ...r, requested_lease_ms: 59_000n }),
     needsClaim: false,
   },
@@ -76,7 +83,11 @@ const CASES: Record<Kind, Case> = {
   },
   result: {
     request: (_w, actor, id, claimed) => assertionRequest(actor, claimed as Claimed, id, 'failed'),
-    changed: (r) => ({ ...r, outcome: 'uncertain', criteria: [{ criterion: 'command', outcome: 'uncertain', findings: [], evidence_digests: [] }] }),
+    changed: (r) => ({
+      ...r,
+      outcome: 'uncertain',
+      criteria: [{ criterion: 'command', outcome: 'uncertain', findings: [], evidence_digests: [] }],
+    }),
     needsClaim: true,
   },
 };
@@ -97,18 +108,29 @@ for (const kind of Object.keys(CASES) as Kind[]) {
     const again = call(w.ctx(ALICE), kind, request);
     assert.equal(bytes(again), bytes(first));
     // Changed bytes under the same id: conflict, nothing changes.
-    assert.equal(codeOf(() => call(w.ctx(ALICE), kind, spec.changed(request))), 'TASK_REQUEST_CONFLICT');
+    assert.equal(
+      codeOf(() => call(w.ctx(ALICE), kind, spec.changed(request))),
+      'TASK_REQUEST_CONFLICT',
+    );
     assert.equal(bytes(call(w.ctx(ALICE), kind, request)), bytes(first));
     // Another kind under the same id: conflict.
     const otherKind: Kind = kind === 'heartbeat' ? 'cancel' : 'heartbeat';
     const crossClaim = claimed ?? claimedOf(first);
-    const cross = otherKind === 'cancel' ? mutationRequest(ALICE, crossClaim, 'cancel', 'req-1') : mutationRequest(ALICE, crossClaim, 'heartbeat', 'req-1');
-    assert.equal(codeOf(() => call(w.ctx(ALICE), otherKind, cross)), 'TASK_REQUEST_CONFLICT');
+    const cross =
+      otherKind === 'cancel'
+        ? mutationRequest(ALICE, crossClaim, 'cancel', 'req-1')
+        : mutationRequest(ALICE, crossClaim, 'heartbeat', 'req-1');
+    assert.equal(
+      codeOf(() => call(w.ctx(ALICE), otherKind, cross)),
+      'TASK_REQUEST_CONFLICT',
+    );
     // The same id by other actors (another agent of the same owner, another owner): independent.
     for (const [index, actor] of [ALICE2, BOB].entries()) {
       const task = actor === ALICE2 ? w.unit : w.lint;
       if (kind === 'claim' && actor === BOB) continue; // lint is Alice's; covered through ALICE2 on unit.
-      const theirClaim = spec.needsClaim ? claimFor(w, actor, index === 0 ? w.unit : task, `${actor.owner_id}-${actor.agent_id}`) : null;
+      const theirClaim = spec.needsClaim
+        ? claimFor(w, actor, index === 0 ? w.unit : task, `${actor.owner_id}-${actor.agent_id}`)
+        : null;
       if (spec.needsClaim && theirClaim === null) continue;
       const theirs = spec.request(w, actor, 'req-1', theirClaim);
       const answer = call(w.ctx(actor), kind, theirs);
@@ -117,7 +139,10 @@ for (const kind of Object.keys(CASES) as Kind[]) {
       if (spec.needsClaim) break; // one other actor per mutation kind is enough: the task has one current attempt.
     }
     // A request naming another actor than the authenticated one is refused outright.
-    assert.equal(codeOf(() => call(w.ctx(BOB), kind, request)), 'TASK_ACTOR_MISMATCH');
+    assert.equal(
+      codeOf(() => call(w.ctx(BOB), kind, request)),
+      'TASK_ACTOR_MISMATCH',
+    );
   });
 }
 
@@ -132,5 +157,8 @@ test('an exact committed retry returns its retained outcome after the subject mo
   assert.equal(bytes(call(w.ctx(ALICE), 'claim', claim)), bytes(first));
   assert.equal(bytes(call(w.ctx(ALICE), 'heartbeat', heartbeat)), bytes(renewed));
   // A new heartbeat under a fresh id needs the current subject.
-  assert.equal(codeOf(() => call(w.ctx(ALICE), 'heartbeat', mutationRequest(ALICE, claimedOf(first), 'heartbeat', 'h-2'))), 'TASK_STALE');
+  assert.equal(
+    codeOf(() => call(w.ctx(ALICE), 'heartbeat', mutationRequest(ALICE, claimedOf(first), 'heartbeat', 'h-2'))),
+    'TASK_STALE',
+  );
 });

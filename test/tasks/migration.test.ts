@@ -9,24 +9,37 @@ import assert from 'node:assert/strict';
 import { renameSync, rmSync } from 'node:fs';
 import test from 'node:test';
 import Database from 'better-sqlite3';
+
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
-import { journalPaths } from '../../src/workflows/journal.js';
 import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
+import { journalPaths } from '../../src/workflows/journal.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { FakeClock, context, makeTaskStore } from './fixture.js';
-import { assertionRequest, call, claimRequest, claimedOf, mutationRequest, recoveryRequest, statusRequest, taskRef } from './requests.js';
+import { context, FakeClock, makeTaskStore } from './fixture.js';
+import {
+  assertionRequest,
+  call,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  recoveryRequest,
+  statusRequest,
+  taskRef,
+} from './requests.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
-
 
 /** Every retained row in a layout-independent form (tasks in retention order). */
 function retainedRows(path: string): unknown {
   const db = new Database(path, { readonly: true });
   try {
     return {
-      tasks: db.prepare('SELECT task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, created_at_ms FROM agent_tasks ORDER BY seq').all(),
+      tasks: db
+        .prepare(
+          'SELECT task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, created_at_ms FROM agent_tasks ORDER BY seq',
+        )
+        .all(),
       attempts: db
         .prepare(
           `SELECT t.task_id, a.attempt_id, a.attempt_digest, a.canonical, a.fence, a.execution_operation_id, a.owner_id, a.agent_id, a.state,
@@ -41,7 +54,9 @@ function retainedRows(path: string): unknown {
         )
         .all(),
       requests: db
-        .prepare('SELECT owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms FROM agent_task_requests ORDER BY request_id')
+        .prepare(
+          'SELECT owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms FROM agent_task_requests ORDER BY request_id',
+        )
         .all(),
     };
   } finally {
@@ -102,7 +117,10 @@ test('a journal of schema step 3 is migrated by the first transition with every 
   const retained = call(ctx, 'result', result);
   const reconcile = mutationRequest(ALICE, unitClaimed, 'reconcile', 'rc-unit');
   const reconciled = call(ctx, 'reconcile', reconcile);
-  const statusBefore = [call(ctx, 'status', statusRequest(lintClaimed)), call(ctx, 'status', statusRequest(unitClaimed))];
+  const statusBefore = [
+    call(ctx, 'status', statusRequest(lintClaimed)),
+    call(ctx, 'status', statusRequest(unitClaimed)),
+  ];
   const rowsBefore = retainedRows(journalPaths(dir).db);
   assert.deepEqual(
     (rowsBefore as { tasks: { task_id: string }[] }).tasks.map((row) => row.task_id),
@@ -116,7 +134,10 @@ test('a journal of schema step 3 is migrated by the first transition with every 
   v3.close();
 
   // Reads never migrate: the journal of an older schema is refused until a transition migrates it.
-  assert.equal(codeOf(() => call(ctx, 'status', statusRequest(lintClaimed))), 'STORE_SCHEMA_UNSUPPORTED');
+  assert.equal(
+    codeOf(() => call(ctx, 'status', statusRequest(lintClaimed))),
+    'STORE_SCHEMA_UNSUPPORTED',
+  );
   const still = new Database(journalPaths(dir).db, { readonly: true });
   assert.equal(still.pragma('user_version', { simple: true }), 3);
   still.close();
@@ -132,17 +153,30 @@ test('a journal of schema step 3 is migrated by the first transition with every 
     'the schema-3 tables are gone',
   );
   migrated.close();
-  assert.deepEqual(retainedRows(journalPaths(dir).db), rowsBefore, 'every row is kept byte for byte, tasks in retention order');
+  assert.deepEqual(
+    retainedRows(journalPaths(dir).db),
+    rowsBefore,
+    'every row is kept byte for byte, tasks in retention order',
+  );
   assert.deepEqual(call(ctx, 'result', result), retained);
   assert.deepEqual(call(ctx, 'reconcile', reconcile), reconciled);
   assert.deepEqual(call(ctx, 'claim', lintClaim).attempt, lintClaimed.attempt);
-  assert.deepEqual([call(ctx, 'status', statusRequest(lintClaimed)), call(ctx, 'status', statusRequest(unitClaimed))], statusBefore);
+  assert.deepEqual(
+    [call(ctx, 'status', statusRequest(lintClaimed)), call(ctx, 'status', statusRequest(unitClaimed))],
+    statusBefore,
+  );
   assert.equal(call(ctx, 'recovery', recoveryRequest('reconcile', reconcile)).disposition, 'uncertain_effect');
 
   // The finished attempt is still the task's current one; the replaced one is not, and the next
   // fence is above the one the reconcile reserved.
-  assert.equal(codeOf(() => call(ctx, 'claim', claimRequest(ALICE, lint, 'c-lint-2', 'op-lint-2'))), 'TASK_ALREADY_CLAIMED');
-  assert.equal(codeOf(() => call(ctx, 'claim', claimRequest(ALICE, unit, 'c-unit-2', 'op-unit'))), 'TASK_EXECUTION_ID_REUSED');
+  assert.equal(
+    codeOf(() => call(ctx, 'claim', claimRequest(ALICE, lint, 'c-lint-2', 'op-lint-2'))),
+    'TASK_ALREADY_CLAIMED',
+  );
+  assert.equal(
+    codeOf(() => call(ctx, 'claim', claimRequest(ALICE, unit, 'c-unit-2', 'op-unit'))),
+    'TASK_EXECUTION_ID_REUSED',
+  );
   const again = claimedOf(call(ctx, 'claim', claimRequest(ALICE, unit, 'c-unit-2', 'op-unit-2')));
   assert.equal(again.fence, 3n);
   const states = (call(ctx, 'requirements').tasks as JsonObject[]).map((row) => [row.step_id, row.state]);

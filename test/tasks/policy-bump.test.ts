@@ -8,12 +8,13 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import type { JsonObject } from '../../src/contracts/json-value.js';
+
 import { AgentscmError } from '../../src/contracts/errors.js';
+import type { JsonObject } from '../../src/contracts/json-value.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { FakeClock, bumpPolicy, checkpoint, context, makeTaskStore } from './fixture.js';
-import { call, claimRequest, claimedOf, taskRef } from './requests.js';
+import { bumpPolicy, checkpoint, context, FakeClock, makeTaskStore } from './fixture.js';
+import { call, claimedOf, claimRequest, taskRef } from './requests.js';
 
 const ALICE = { owner_id: 'alice', agent_id: 'a1' };
 
@@ -41,7 +42,10 @@ test('after a policy bump, tasks derive at the new epoch under the installed req
 
   assert.equal(bumpPolicy(store), 1n);
   // The subject bound to epoch 0 is stale at once.
-  assert.equal(codeOf(() => call(context(store, ALICE, clock), 'requirements')), 'TASK_STALE');
+  assert.equal(
+    codeOf(() => call(context(store, ALICE, clock), 'requirements')),
+    'TASK_STALE',
+  );
   // The requirement stays the target's requirement: no reinstall, same digest.
   const after = await runCli(['--data-dir', dir, 'requirement', 'show', '--target', 'main', '--json']);
   assert.equal(after.code, 0, after.stderr);

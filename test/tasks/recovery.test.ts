@@ -5,16 +5,24 @@
  * disposition and permitted actions are asserted.
  */
 import assert from 'node:assert/strict';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
+
 import { formatJson } from '../../src/contracts/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json-value.js';
-import { taskRecoveryEnvelopeDecoder } from '../../src/contracts/task-recovery.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
+import { taskRecoveryEnvelopeDecoder } from '../../src/contracts/task-recovery.js';
 import { tempDir } from '../helpers/tmp.js';
-import { FakeClock, context, makeTaskStore } from './fixture.js';
-import { assertionRequest, call, claimRequest, claimedOf, mutationRequest, recoveryRequest, taskRef } from './requests.js';
-import type { Claimed } from './requests.js';
+import { context, FakeClock, makeTaskStore } from './fixture.js';
+import {
+  assertionRequest,
+  call,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  recoveryRequest,
+  taskRef,
+  type Claimed,
+} from './requests.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 
@@ -34,27 +42,63 @@ function envelope(ctx: Parameters<typeof call>[0], kind: string, request: JsonOb
 }
 
 function summary(e: JsonObject) {
-  return { disposition: e.disposition, observed_state: e.observed_state, confirmed: e.confirmed_effects, unresolved: e.unresolved_effects, actions: e.permitted_actions };
+  return {
+    disposition: e.disposition,
+    observed_state: e.observed_state,
+    confirmed: e.confirmed_effects,
+    unresolved: e.unresolved_effects,
+    actions: e.permitted_actions,
+  };
 }
 
 type State = 'leased' | 'expired' | 'finished' | 'cancelled' | 'replaced';
 
 /** Drive a fresh claim of lint into `state`; returns the claim request and the attempt. */
-function drive(ctx: Parameters<typeof call>[0], clock: FakeClock, lint: ReturnType<typeof taskRef>, state: State): { claim: JsonObject; claimed: Claimed } {
+function drive(
+  ctx: Parameters<typeof call>[0],
+  clock: FakeClock,
+  lint: ReturnType<typeof taskRef>,
+  state: State,
+): { claim: JsonObject; claimed: Claimed } {
   const claim = claimRequest(ALICE, lint, 'claim-1', 'op-1', { leaseMs: 1000n });
   const claimed = claimedOf(call(ctx, 'claim', claim));
   if (state === 'expired') clock.advance(1000);
   if (state === 'finished') call(ctx, 'result', assertionRequest(ALICE, claimed, 'res-1'));
-  if (state === 'cancelled' || state === 'replaced') call(ctx, 'cancel', mutationRequest(ALICE, claimed, 'cancel', 'cancel-1'));
+  if (state === 'cancelled' || state === 'replaced')
+    call(ctx, 'cancel', mutationRequest(ALICE, claimed, 'cancel', 'cancel-1'));
   if (state === 'replaced') call(ctx, 'reconcile', mutationRequest(ALICE, claimed, 'reconcile', 'rec-1'));
   return { claim, claimed };
 }
 
 const COMMITTED_CLAIM: Record<State, ReturnType<typeof summary>> = {
-  leased: { disposition: 'confirmed', observed_state: 'leased', confirmed: ['attempt_claimed'], unresolved: [], actions: ['inspect', 'stop'] },
-  finished: { disposition: 'confirmed', observed_state: 'finished', confirmed: ['attempt_claimed'], unresolved: [], actions: ['inspect', 'stop'] },
-  expired: { disposition: 'uncertain_effect', observed_state: 'expired', confirmed: ['attempt_claimed'], unresolved: ['execution_may_still_run'], actions: ['inspect', 'stop', 'reconcile'] },
-  cancelled: { disposition: 'uncertain_effect', observed_state: 'cancelled', confirmed: ['attempt_claimed'], unresolved: ['execution_may_still_run'], actions: ['inspect', 'stop', 'reconcile'] },
+  leased: {
+    disposition: 'confirmed',
+    observed_state: 'leased',
+    confirmed: ['attempt_claimed'],
+    unresolved: [],
+    actions: ['inspect', 'stop'],
+  },
+  finished: {
+    disposition: 'confirmed',
+    observed_state: 'finished',
+    confirmed: ['attempt_claimed'],
+    unresolved: [],
+    actions: ['inspect', 'stop'],
+  },
+  expired: {
+    disposition: 'uncertain_effect',
+    observed_state: 'expired',
+    confirmed: ['attempt_claimed'],
+    unresolved: ['execution_may_still_run'],
+    actions: ['inspect', 'stop', 'reconcile'],
+  },
+  cancelled: {
+    disposition: 'uncertain_effect',
+    observed_state: 'cancelled',
+    confirmed: ['attempt_claimed'],
+    unresolved: ['execution_may_still_run'],
+    actions: ['inspect', 'stop', 'reconcile'],
+  },
   replaced: {
     disposition: 'uncertain_effect',
     observed_state: 'replaced',
@@ -92,7 +136,13 @@ test('pending: a claim that never committed may be retried identically, and only
   const { ctx, lint } = setup(t);
   const claim = claimRequest(ALICE, lint, 'claim-1', 'op-1');
   const e = envelope(ctx, 'claim', claim);
-  assert.deepEqual(summary(e), { disposition: 'conclusive_rejection', observed_state: 'pending', confirmed: [], unresolved: [], actions: ['inspect', 'stop', 'retry_identical'] });
+  assert.deepEqual(summary(e), {
+    disposition: 'conclusive_rejection',
+    observed_state: 'pending',
+    confirmed: [],
+    unresolved: [],
+    actions: ['inspect', 'stop', 'retry_identical'],
+  });
   // The identical retry is then issued exactly the attempt the envelope named.
   const claimed = claimedOf(call(ctx, 'claim', claim));
   assert.equal(claimed.attempt_id, e.attempt_id);
@@ -103,7 +153,13 @@ test('unknown: a mutation naming an attempt the journal does not have', (t) => {
   const { ctx, lint } = setup(t);
   const claimed = claimedOf(call(ctx, 'claim', claimRequest(ALICE, lint, 'claim-1', 'op-1')));
   const e = envelope(ctx, 'cancel', mutationRequest(ALICE, claimed, 'cancel', 'c-9', { attempt_id: 'a-missing' }));
-  assert.deepEqual(summary(e), { disposition: 'conclusive_rejection', observed_state: 'unknown', confirmed: [], unresolved: [], actions: ['inspect', 'stop'] });
+  assert.deepEqual(summary(e), {
+    disposition: 'conclusive_rejection',
+    observed_state: 'unknown',
+    confirmed: [],
+    unresolved: [],
+    actions: ['inspect', 'stop'],
+  });
 });
 
 test('committed cancel, reconcile and result report their own confirmed effects', (t) => {
@@ -131,9 +187,27 @@ test('committed cancel, reconcile and result report their own confirmed effects'
   const fresh = claimedOf(call(ctx, 'claim', claimRequest(ALICE, lint, 'claim-2', 'op-2')));
   const result = assertionRequest(ALICE, fresh, 'res-1');
   call(ctx, 'result', result);
-  assert.deepEqual(summary(envelope(ctx, 'result', result)), { disposition: 'confirmed', observed_state: 'finished', confirmed: ['assertion_retained'], unresolved: [], actions: ['inspect', 'stop'] });
+  assert.deepEqual(summary(envelope(ctx, 'result', result)), {
+    disposition: 'confirmed',
+    observed_state: 'finished',
+    confirmed: ['assertion_retained'],
+    unresolved: [],
+    actions: ['inspect', 'stop'],
+  });
   // Changed bytes under a committed id are a conflict, not an envelope; a kind that does not fit the request is refused.
-  assert.throws(() => call(ctx, 'recovery', recoveryRequest('result', { ...result, outcome: 'uncertain', criteria: [{ criterion: 'command', outcome: 'uncertain', findings: [], evidence_digests: [] }] })), { code: 'TASK_REQUEST_CONFLICT' });
+  assert.throws(
+    () =>
+      call(
+        ctx,
+        'recovery',
+        recoveryRequest('result', {
+          ...result,
+          outcome: 'uncertain',
+          criteria: [{ criterion: 'command', outcome: 'uncertain', findings: [], evidence_digests: [] }],
+        }),
+      ),
+    { code: 'TASK_REQUEST_CONFLICT' },
+  );
   assert.throws(() => call(ctx, 'recovery', recoveryRequest('heartbeat', cancel)), { code: 'TASK_BINDING_MISMATCH' });
   assert.throws(() => call(ctx, 'recovery', recoveryRequest('claim', cancel)), { code: 'TASK_BINDING_MISMATCH' });
 });

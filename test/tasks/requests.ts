@@ -2,9 +2,12 @@
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
 import { signObservation } from '../../src/contracts/observation.js';
-import type { TaskResultAssertion } from '../../src/contracts/task-result.js';
-import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
+import {
+  assertionToJson,
+  taskResultAssertionDecoder,
+  type TaskResultAssertion,
+} from '../../src/contracts/task-result.js';
 import type { TaskContext } from '../../src/tasks/context.js';
 import { callTaskOperation } from '../../src/tasks/facade.js';
 import type { Executor } from './fixture.js';
@@ -21,7 +24,12 @@ export function agentJson(actor: AgentRef): JsonObject {
 export function executorJson(executor: Executor | null): JsonValue {
   if (executor === null) return null;
   const e = executor.enrollment;
-  return { registration_id: e.registration_id, executor_id: e.executor_id, registration_epoch: e.registration_epoch, verification_key_id: e.verification_key_id };
+  return {
+    registration_id: e.registration_id,
+    executor_id: e.executor_id,
+    registration_epoch: e.registration_epoch,
+    verification_key_id: e.verification_key_id,
+  };
 }
 
 export interface TaskRef {
@@ -29,7 +37,13 @@ export interface TaskRef {
   readonly task_digest: string;
 }
 
-export function claimRequest(actor: AgentRef, task: TaskRef, requestId: string, executionId: string, options: { leaseMs?: bigint; executor?: Executor | null } = {}): JsonObject {
+export function claimRequest(
+  actor: AgentRef,
+  task: TaskRef,
+  requestId: string,
+  executionId: string,
+  options: { leaseMs?: bigint; executor?: Executor | null } = {},
+): JsonObject {
   return {
     version: 1,
     request_id: requestId,
@@ -68,7 +82,13 @@ export function claimedOf(response: JsonObject): Claimed {
   };
 }
 
-export function mutationRequest(actor: AgentRef, claimed: Claimed, action: 'heartbeat' | 'cancel' | 'reconcile', requestId: string, overrides: JsonObject = {}): JsonObject {
+export function mutationRequest(
+  actor: AgentRef,
+  claimed: Claimed,
+  action: 'heartbeat' | 'cancel' | 'reconcile',
+  requestId: string,
+  overrides: JsonObject = {},
+): JsonObject {
   return {
     version: 1,
     request_id: requestId,
@@ -87,11 +107,23 @@ export function mutationRequest(actor: AgentRef, claimed: Claimed, action: 'hear
 }
 
 export function statusRequest(claimed: Claimed): JsonObject {
-  return { version: 1, task_id: claimed.task_id, task_digest: claimed.task_digest, attempt_id: claimed.attempt_id, attempt_digest: claimed.attempt_digest };
+  return {
+    version: 1,
+    task_id: claimed.task_id,
+    task_digest: claimed.task_digest,
+    attempt_id: claimed.attempt_id,
+    attempt_digest: claimed.attempt_digest,
+  };
 }
 
 /** An agent assertion for the default command task (one criterion "command"). */
-export function assertionRequest(actor: AgentRef, claimed: Claimed, requestId: string, outcome: 'passed' | 'failed' | 'uncertain' = 'failed', criteria?: JsonValue): JsonObject {
+export function assertionRequest(
+  actor: AgentRef,
+  claimed: Claimed,
+  requestId: string,
+  outcome: 'passed' | 'failed' | 'uncertain' = 'failed',
+  criteria?: JsonValue,
+): JsonObject {
   return {
     version: 1,
     task_id: claimed.task_id,
@@ -105,14 +137,31 @@ export function assertionRequest(actor: AgentRef, claimed: Claimed, requestId: s
     fence: claimed.fence,
     trust_class: 'agent_assertion',
     outcome,
-    criteria: criteria ?? [{ criterion: 'command', outcome: outcome === 'passed' ? 'passed' : outcome, findings: outcome === 'passed' ? [] : ['exit status 1'], evidence_digests: [] }],
+    criteria: criteria ?? [
+      {
+        criterion: 'command',
+        outcome: outcome === 'passed' ? 'passed' : outcome,
+        findings: outcome === 'passed' ? [] : ['exit status 1'],
+        evidence_digests: [],
+      },
+    ],
     executor_provenance: null,
   };
 }
 
 /** A signed registered observation of an executor attempt. */
-export function observationRequest(actor: AgentRef, claimed: Claimed, executor: Executor, requestId: string, outcome: 'passed' | 'failed' = 'passed'): JsonObject {
-  const unsigned = { ...assertionRequest(actor, claimed, requestId, outcome), trust_class: 'registered_executor_observation', executor: executorJson(executor) };
+export function observationRequest(
+  actor: AgentRef,
+  claimed: Claimed,
+  executor: Executor,
+  requestId: string,
+  outcome: 'passed' | 'failed' = 'passed',
+): JsonObject {
+  const unsigned = {
+    ...assertionRequest(actor, claimed, requestId, outcome),
+    trust_class: 'registered_executor_observation',
+    executor: executorJson(executor),
+  };
   const typed: TaskResultAssertion = taskResultAssertionDecoder.decode(encodeCanonical(unsigned));
   return assertionToJson(signObservation(typed, executor.privateKey));
 }

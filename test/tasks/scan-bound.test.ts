@@ -4,15 +4,15 @@
  * Change, profile and step are scanned; one more fails closed (TASK_SCAN_LIMIT) without a claim.
  */
 import assert from 'node:assert/strict';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
+
 import type { AgentRef } from '../../src/contracts/task-common.js';
 import { MAX_SCOPE_SCAN } from '../../src/tasks/journal-rows.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CHANGE_ID, FakeClock, PROFILE, context, makeTaskStore } from './fixture.js';
-import { call, claimRequest, claimedOf, taskRef } from './requests.js';
+import { CHANGE_ID, context, FakeClock, makeTaskStore, PROFILE } from './fixture.js';
+import { call, claimedOf, claimRequest, taskRef } from './requests.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 
@@ -45,5 +45,9 @@ test(`a fresh claim scans ${MAX_SCOPE_SCAN} older retained identities`, (t) => {
 test(`one identity past ${MAX_SCOPE_SCAN} fails closed`, (t) => {
   const { ctx, unit } = storeWithOlder(t, MAX_SCOPE_SCAN + 1);
   assert.throws(() => call(ctx, 'claim', claimRequest(ALICE, unit, 'c-unit', 'op-unit')), { code: 'TASK_SCAN_LIMIT' });
-  assert.equal((call(ctx, 'requirements').tasks as { step_id: string; state: string }[]).find((row) => row.step_id === 'unit')?.state, 'pending');
+  assert.equal(
+    (call(ctx, 'requirements').tasks as { step_id: string; state: string }[]).find((row) => row.step_id === 'unit')
+      ?.state,
+    'pending',
+  );
 });

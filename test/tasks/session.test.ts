@@ -6,25 +6,42 @@
  * still sees the change.
  */
 import assert from 'node:assert/strict';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
+
 import type { JsonObject } from '../../src/contracts/json-value.js';
 import type { AgentRef } from '../../src/contracts/task-common.js';
-import { contentToken } from '../../src/native/sqlite.js';
 import { bumpPolicyEpoch } from '../../src/native/policy.js';
+import { contentToken } from '../../src/native/sqlite.js';
 import { openAuthority } from '../../src/native/store.js';
-import { openTaskConnections } from '../../src/tasks/connections.js';
-import type { TaskConnections } from '../../src/tasks/connections.js';
-import type { TaskContext, TaskGuard, TaskOperation } from '../../src/tasks/context.js';
-import { trustedLocalGuard } from '../../src/tasks/context.js';
+import { openTaskConnections, type TaskConnections } from '../../src/tasks/connections.js';
+import { trustedLocalGuard, type TaskContext, type TaskGuard, type TaskOperation } from '../../src/tasks/context.js';
 import { tempDir } from '../helpers/tmp.js';
-import { FakeClock, bumpPolicy, checkpoint, context, enroll, makeTaskStore, revoke } from './fixture.js';
-import type { TaskStore } from './fixture.js';
-import { assertionRequest, call, claimRequest, claimedOf, mutationRequest, statusRequest, taskRef } from './requests.js';
+import {
+  bumpPolicy,
+  checkpoint,
+  context,
+  enroll,
+  FakeClock,
+  makeTaskStore,
+  revoke,
+  type TaskStore,
+} from './fixture.js';
+import {
+  assertionRequest,
+  call,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  statusRequest,
+  taskRef,
+} from './requests.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 
-function session(t: TestContext, guard: TaskGuard = trustedLocalGuard): { store: TaskStore; clock: FakeClock; connections: TaskConnections; ctx: () => TaskContext } {
+function session(
+  t: TestContext,
+  guard: TaskGuard = trustedLocalGuard,
+): { store: TaskStore; clock: FakeClock; connections: TaskConnections; ctx: () => TaskContext } {
   const store = makeTaskStore(tempDir(t));
   const clock = new FakeClock();
   const connections = openTaskConnections(store.dataDir);
@@ -42,7 +59,7 @@ function errorOf(fn: () => unknown): { code: string; details?: Record<string, un
   return { code: 'no error' };
 }
 
-test('content token: changes on another connection\'s commit and on this connection\'s own row changes, and holds within one snapshot', (t) => {
+test("content token: changes on another connection's commit and on this connection's own row changes, and holds within one snapshot", (t) => {
   const store = makeTaskStore(tempDir(t));
   const mine = openAuthority(store.dataDir, { mode: 'write' });
   t.after(() => mine.close());
@@ -98,17 +115,20 @@ test('session: a new Change version by another connection is seen by the next de
   assert.notEqual(taskRef(after, 'lint').task_id, taskRef(before, 'lint').task_id);
 });
 
-test('session: a commit through the session\'s own authority connection is seen too', (t) => {
+test("session: a commit through the session's own authority connection is seen too", (t) => {
   const { store, connections, ctx } = session(t);
   const requirements = call(ctx(), 'requirements');
   const claimed = claimedOf(call(ctx(), 'claim', claimRequest(ALICE, taskRef(requirements, 'lint'), 'c-1', 'op-1')));
   assert.equal(call(ctx(), 'heartbeat', mutationRequest(ALICE, claimed, 'heartbeat', 'h-1')).status, 'renewed');
   bumpPolicyEpoch(connections.authority(), store.repository);
-  assert.equal(errorOf(() => call(ctx(), 'heartbeat', mutationRequest(ALICE, claimed, 'heartbeat', 'h-2'))).code, 'TASK_STALE');
+  assert.equal(
+    errorOf(() => call(ctx(), 'heartbeat', mutationRequest(ALICE, claimed, 'heartbeat', 'h-2'))).code,
+    'TASK_STALE',
+  );
   assert.equal(errorOf(() => call(ctx(), 'result', assertionRequest(ALICE, claimed, 'r-1'))).code, 'TASK_STALE');
 });
 
-test('session: a commit between the claim\'s derivation and its transition is caught by the recheck inside the reservation', (t) => {
+test("session: a commit between the claim's derivation and its transition is caught by the recheck inside the reservation", (t) => {
   let claims = 0;
   let bump: (() => void) | null = null;
   // The claim's guard runs twice: the exact-retry lookup, then the transition (after the
@@ -137,8 +157,13 @@ test('session: a revoked enrollment is refused on the next heartbeat even while 
   const { store, ctx } = session(t);
   const executor = enroll(store, 'lint');
   const requirements = call(ctx(), 'requirements');
-  const claimed = claimedOf(call(ctx(), 'claim', claimRequest(ALICE, taskRef(requirements, 'lint'), 'c-1', 'op-1', { executor })));
+  const claimed = claimedOf(
+    call(ctx(), 'claim', claimRequest(ALICE, taskRef(requirements, 'lint'), 'c-1', 'op-1', { executor })),
+  );
   assert.equal(call(ctx(), 'heartbeat', mutationRequest(ALICE, claimed, 'heartbeat', 'h-1')).status, 'renewed');
   revoke(store, executor.enrollment.registration_id);
-  assert.equal(errorOf(() => call(ctx(), 'heartbeat', mutationRequest(ALICE, claimed, 'heartbeat', 'h-2'))).code, 'REGISTRATION_NOT_CURRENT');
+  assert.equal(
+    errorOf(() => call(ctx(), 'heartbeat', mutationRequest(ALICE, claimed, 'heartbeat', 'h-2'))).code,
+    'REGISTRATION_NOT_CURRENT',
+  );
 });

@@ -5,9 +5,10 @@
  *   node --import tsx test/tools/publish-schemas.ts          write docs/schemas/
  *   node --import tsx test/tools/publish-schemas.ts --check  exit 1 and list the differences
  */
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { allDecoders } from '../../src/contracts/schema-registry.js';
 import type { Decoder } from '../../src/contracts/schema.js';
 
@@ -17,7 +18,10 @@ const SUFFIX = '.schema.json';
 /** The published text of one decoder's schema. */
 export function publishedText(decoder: Decoder<unknown>): string {
   const { versionField, supportedVersions } = decoder.options;
-  const version = versionField === undefined ? '' : ` Field "${versionField}" is checked first; supported: ${(supportedVersions ?? []).map(String).join(', ')}.`;
+  const version =
+    versionField === undefined
+      ? ''
+      : ` Field "${versionField}" is checked first; supported: ${(supportedVersions ?? []).map(String).join(', ')}.`;
   const document = {
     $schema: 'http://json-schema.org/draft-07/schema#',
     $id: `${decoder.id}${SUFFIX}`,
@@ -61,7 +65,8 @@ export function schemaDifferences(dir = SCHEMA_DIR): string[] {
     if (!existsSync(path)) problems.push(`missing: docs/schemas/${name}`);
     else if (readFileSync(path, 'utf8') !== text) problems.push(`out of date: docs/schemas/${name}`);
   }
-  for (const name of listPublished(dir)) if (!expected.has(name)) problems.push(`no longer defined: docs/schemas/${name}`);
+  for (const name of listPublished(dir))
+    if (!expected.has(name)) problems.push(`no longer defined: docs/schemas/${name}`);
   return problems;
 }
 

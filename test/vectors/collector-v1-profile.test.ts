@@ -6,10 +6,15 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import test from 'node:test';
 import { fileURLToPath } from 'node:url';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { collectorProfileId, collectorProfileToJson, decodeCollectorProfile, validateCollectorProfile } from '../../src/contracts/collector-profile.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import { isJsonObject } from '../../src/contracts/json-value.js';
+import {
+  collectorProfileId,
+  collectorProfileToJson,
+  decodeCollectorProfile,
+  validateCollectorProfile,
+} from '../../src/contracts/collector-profile.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../src/contracts/json-value.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 import { codeOf } from '../helpers/errors.js';
 
@@ -43,9 +48,26 @@ test('collector-v1 vector: any changed binding changes the identity; unknown fie
     { ...base, recipe: { ...base.recipe, argv: ['/bin/sh', '-c', 'make check'] } },
   ];
   for (const profile of changed) assert.notEqual(collectorProfileId(profile), vector.collector_profile_id);
-  assert.equal(codeOf(() => validateCollectorProfile({ ...profileJson, extra: 1 })), 'SCHEMA_UNKNOWN_FIELD');
-  assert.equal(codeOf(() => validateCollectorProfile({ ...profileJson, kind: 'review' })), 'SCHEMA_TYPE');
-  assert.equal(codeOf(() => validateCollectorProfile({ ...profileJson, version: 2 })), 'SCHEMA_VERSION_UNSUPPORTED');
-  assert.equal(codeOf(() => validateCollectorProfile({ ...profileJson, registration_epoch: 0 })), 'SCHEMA_BOUND');
-  assert.equal(codeOf(() => validateCollectorProfile({ ...profileJson, recipe: { ...objectOf(profileJson.recipe), workdir: '../x' } })), 'PATH_INVALID');
+  assert.equal(
+    codeOf(() => validateCollectorProfile({ ...profileJson, extra: 1 })),
+    'SCHEMA_UNKNOWN_FIELD',
+  );
+  assert.equal(
+    codeOf(() => validateCollectorProfile({ ...profileJson, kind: 'review' })),
+    'SCHEMA_TYPE',
+  );
+  assert.equal(
+    codeOf(() => validateCollectorProfile({ ...profileJson, version: 2 })),
+    'SCHEMA_VERSION_UNSUPPORTED',
+  );
+  assert.equal(
+    codeOf(() => validateCollectorProfile({ ...profileJson, registration_epoch: 0 })),
+    'SCHEMA_BOUND',
+  );
+  assert.equal(
+    codeOf(() =>
+      validateCollectorProfile({ ...profileJson, recipe: { ...objectOf(profileJson.recipe), workdir: '../x' } }),
+    ),
+    'PATH_INVALID',
+  );
 });

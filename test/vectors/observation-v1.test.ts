@@ -6,10 +6,10 @@ import { dirname, join } from 'node:path';
 import test from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { getPublicKeyAsync, verifyAsync } from '@noble/ed25519';
+
 import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { DOMAINS, domainDigest } from '../../src/contracts/digest.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import { isJsonObject } from '../../src/contracts/json-value.js';
+import { domainDigest, DOMAINS } from '../../src/contracts/digest.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../src/contracts/json-value.js';
 import { parseStrictJson } from '../../src/contracts/strict-json.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -87,7 +87,10 @@ test('observation-v1 negative: the same bytes under another domain give another 
   const vector = loadVector();
   const bytes = encodeCanonical(signedAssertion(vector));
   assert.notEqual(domainDigest(DOMAINS.task, bytes), vector.digest);
-  assert.notEqual(domainDigest('agentscm.agent-workflow-observation.v1' as const, bytes.subarray(0, bytes.length - 1)), vector.digest);
+  assert.notEqual(
+    domainDigest('agentscm.agent-workflow-observation.v1' as const, bytes.subarray(0, bytes.length - 1)),
+    vector.digest,
+  );
 });
 
 test('observation-v1: the vector signature verifies over the 32 raw digest bytes under strict RFC 8032', async () => {
@@ -98,7 +101,10 @@ test('observation-v1: the vector signature verifies over the 32 raw digest bytes
   };
   const digest = hex(vector.digest);
   assert.equal(digest.byteLength, 32);
-  assert.equal(Buffer.from(await getPublicKeyAsync(hex(vector.test_private_key_seed_hex))).toString('hex'), vector.public_key_hex);
+  assert.equal(
+    Buffer.from(await getPublicKeyAsync(hex(vector.test_private_key_seed_hex))).toString('hex'),
+    vector.public_key_hex,
+  );
   assert.ok(await verifyAsync(hex(vector.signature), digest, hex(vector.public_key_hex), { zip215: false }));
   const other = Buffer.from(digest);
   other[0] = (other[0] ?? 0) ^ 0x01;

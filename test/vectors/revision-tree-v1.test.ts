@@ -8,12 +8,12 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { buildTrees } from '../../src/contracts/tree.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { createRepository } from '../../src/native/repositories.js';
 import { recordRevision } from '../../src/native/revisions.js';
-import { createAuthority, writeTransaction } from '../../src/native/store.js';
-import type { Authority } from '../../src/native/store.js';
+import { createAuthority, writeTransaction, type Authority } from '../../src/native/store.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -31,9 +31,15 @@ test('the tree vector of docs/native-store.md is what the encoder gives, hashed 
     const bytes = Buffer.from(text, 'utf8');
     const length = Buffer.alloc(8);
     length.writeBigUInt64BE(BigInt(bytes.length));
-    return createHash('sha256').update(Buffer.concat([Buffer.from(domain), Buffer.from([0]), length, bytes])).digest('hex');
+    return createHash('sha256')
+      .update(Buffer.concat([Buffer.from(domain), Buffer.from([0]), length, bytes]))
+      .digest('hex');
   };
-  const files = vector.files.map((f) => ({ path: f.path, mode: f.mode, blob: createHash('sha256').update(f.content, 'utf8').digest('hex') }));
+  const files = vector.files.map((f) => ({
+    path: f.path,
+    mode: f.mode,
+    blob: createHash('sha256').update(f.content, 'utf8').digest('hex'),
+  }));
   const built = buildTrees(files);
   assert.deepEqual(
     built.trees.map((tree) => tree.path),
@@ -49,7 +55,12 @@ test('the tree vector of docs/native-store.md is what the encoder gives, hashed 
   const auth = createAuthority(tempDir(t));
   try {
     const repo = createRepository(auth, 'v');
-    const entries = vector.files.map((f) => ({ path: f.path, mode: f.mode, size: BigInt(Buffer.byteLength(f.content)), blob: blob(auth, f.content) }));
+    const entries = vector.files.map((f) => ({
+      path: f.path,
+      mode: f.mode,
+      size: BigInt(Buffer.byteLength(f.content)),
+      blob: blob(auth, f.content),
+    }));
     assert.equal(recordRevision(auth, repo.id, null, entries).id, vector.revision.id);
   } finally {
     auth.close();

@@ -4,16 +4,14 @@
  * while a controller is between steps, and SIGTERM.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
-import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
+import test, { type TestContext } from 'node:test';
+
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { definition, makeStore, SKILL_PATH, SKILL_TEXT, sourcePaths, writeDefinition } from './fixture.js';
-import type { Store } from './fixture.js';
+import { definition, makeStore, SKILL_PATH, SKILL_TEXT, sourcePaths, writeDefinition, type Store } from './fixture.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;
@@ -27,9 +25,18 @@ interface Controller {
 }
 
 function startController(t: TestContext, args: readonly string[], pause: string, release?: string): Controller {
-  const env: Record<string, string | undefined> = { ...process.env, AGENTSCM_DATA_DIR: undefined, AGENTSCM_WORKFLOW_TEST_PAUSE: pause, AGENTSCM_WORKFLOW_TEST_RELEASE: release };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    AGENTSCM_DATA_DIR: undefined,
+    AGENTSCM_WORKFLOW_TEST_PAUSE: pause,
+    AGENTSCM_WORKFLOW_TEST_RELEASE: release,
+  };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
-  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...cliEntryArgv(), ...args], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   child.stdin.end();
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -45,21 +52,33 @@ function startController(t: TestContext, args: readonly string[], pause: string,
     child.on('close', () => reject(new Error(`controller exited before pausing:\n${stderr}`)));
   });
   paused.catch(() => undefined);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => {
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve) => {
+      child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    },
+  );
   return { child, paused, exited };
 }
 
 function fourSteps(t: TestContext): { store: Store; file: string; release: string } {
   const dir = tempDir(t);
-  const store = makeStore(join(dir, 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c', 'd.txt': 'd' });
-  const file = writeDefinition(dir, 'wf.json', definition(store, [
-    { id: 's1', action: sourcePaths(store, ['a.txt']) },
-    { id: 's2', needs: ['s1'], action: sourcePaths(store, ['b.txt']) },
-    { id: 's3', needs: ['s2'], action: sourcePaths(store, ['c.txt']) },
-    { id: 's4', action: sourcePaths(store, ['d.txt']) },
-  ]));
+  const store = makeStore(join(dir, 'data'), {
+    [SKILL_PATH]: SKILL_TEXT,
+    'a.txt': 'a',
+    'b.txt': 'b',
+    'c.txt': 'c',
+    'd.txt': 'd',
+  });
+  const file = writeDefinition(
+    dir,
+    'wf.json',
+    definition(store, [
+      { id: 's1', action: sourcePaths(store, ['a.txt']) },
+      { id: 's2', needs: ['s1'], action: sourcePaths(store, ['b.txt']) },
+      { id: 's3', needs: ['s2'], action: sourcePaths(store, ['c.txt']) },
+      { id: 's4', action: sourcePaths(store, ['d.txt']) },
+    ]),
+  );
   return { store, file, release: join(dir, 'release') };
 }
 
@@ -71,7 +90,11 @@ async function status(store: Store, runId: string): Promise<Loose> {
 
 test('SIGKILL after a step commit: a second controller meets the lease; reopening runs no recorded step again', async (t) => {
   const { store, file } = fourSteps(t);
-  const controller = startController(t, ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'crash-1', file], 'after-commit:s2');
+  const controller = startController(
+    t,
+    ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'crash-1', file],
+    'after-commit:s2',
+  );
   await controller.paused;
 
   const second = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', 'crash-1', file, '--json']);
@@ -80,7 +103,10 @@ test('SIGKILL after a step commit: a second controller meets the lease; reopenin
   assert.match(second.stderr, /workflow journal is active/);
   const during = await status(store, 'crash-1');
   assert.equal(during.controller.active, true);
-  assert.deepEqual(during.steps.map((s: Loose) => String(s.state)), ['succeeded', 'succeeded', 'pending', 'pending']);
+  assert.deepEqual(
+    during.steps.map((s: Loose) => String(s.state)),
+    ['succeeded', 'succeeded', 'pending', 'pending'],
+  );
 
   controller.child.kill('SIGKILL');
   const killed = await controller.exited;
@@ -88,7 +114,16 @@ test('SIGKILL after a step commit: a second controller meets the lease; reopenin
 
   const after = await status(store, 'crash-1');
   assert.equal(after.controller.active, false, 'a dead local holder does not keep the lease');
-  const resumed = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'resume', 'crash-1', '--max-steps', '32', '--json']);
+  const resumed = await runCli([
+    '--data-dir',
+    store.dataDir,
+    'skill-workflow',
+    'resume',
+    'crash-1',
+    '--max-steps',
+    '32',
+    '--json',
+  ]);
   assert.equal(resumed.code, 0, resumed.stderr);
   const done = jsonOf<Loose>(resumed);
   assert.equal(done.state, 'completed');
@@ -99,12 +134,19 @@ test('SIGKILL after a step commit: a second controller meets the lease; reopenin
 
 test('SIGKILL before a step commit: the step is not marked done and runs once on reopen', async (t) => {
   const { store, file } = fourSteps(t);
-  const controller = startController(t, ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'crash-2', file], 'before-commit:s2');
+  const controller = startController(
+    t,
+    ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'crash-2', file],
+    'before-commit:s2',
+  );
   await controller.paused;
   controller.child.kill('SIGKILL');
   await controller.exited;
   const after = await status(store, 'crash-2');
-  assert.deepEqual(after.steps.map((s: Loose) => String(s.state)), ['succeeded', 'pending', 'pending', 'pending']);
+  assert.deepEqual(
+    after.steps.map((s: Loose) => String(s.state)),
+    ['succeeded', 'pending', 'pending', 'pending'],
+  );
   assert.equal(after.steps[1].result, null);
   const resumed = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', 'crash-2', file, '--json']);
   assert.equal(resumed.code, 0, resumed.stderr);
@@ -116,7 +158,12 @@ test('SIGKILL before a step commit: the step is not marked done and runs once on
 
 test('cancel while a controller is between steps: the controller stops before its next step', async (t) => {
   const { store, file, release } = fourSteps(t);
-  const controller = startController(t, ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'cancel-1', file, '--json'], 'after-commit:s1', release);
+  const controller = startController(
+    t,
+    ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'cancel-1', file, '--json'],
+    'after-commit:s1',
+    release,
+  );
   await controller.paused;
   const cancel = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'cancel', 'cancel-1', '--json']);
   assert.equal(cancel.code, 0, cancel.stderr);
@@ -127,12 +174,20 @@ test('cancel while a controller is between steps: the controller stops before it
   const report: Loose = JSON.parse(finished.stdout);
   assert.equal(report.state, 'cancelled');
   assert.equal(report.executed, 1);
-  assert.deepEqual(report.steps.map((s: Loose) => String(s.state)), ['succeeded', 'not_run', 'not_run', 'not_run']);
+  assert.deepEqual(
+    report.steps.map((s: Loose) => String(s.state)),
+    ['succeeded', 'not_run', 'not_run', 'not_run'],
+  );
 });
 
 test('SIGTERM: the controller finishes the current step, records it, and stops with the run still running', async (t) => {
   const { store, file, release } = fourSteps(t);
-  const controller = startController(t, ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'term-1', file, '--json'], 'after-commit:s1', release);
+  const controller = startController(
+    t,
+    ['--data-dir', store.dataDir, 'skill-workflow', 'run', 'term-1', file, '--json'],
+    'after-commit:s1',
+    release,
+  );
   await controller.paused;
   controller.child.kill('SIGTERM');
   await new Promise((resolve) => setTimeout(resolve, 500));
@@ -143,7 +198,10 @@ test('SIGTERM: the controller finishes the current step, records it, and stops w
   const report: Loose = JSON.parse(finished.stdout);
   assert.equal(report.state, 'running');
   assert.equal(report.waiting.reason, 'interrupted');
-  assert.deepEqual(report.steps.map((s: Loose) => String(s.state)), ['succeeded', 'pending', 'pending', 'pending']);
+  assert.deepEqual(
+    report.steps.map((s: Loose) => String(s.state)),
+    ['succeeded', 'pending', 'pending', 'pending'],
+  );
   const after = await status(store, 'term-1');
   assert.equal(after.controller.active, false, 'the lease was released');
 });

@@ -4,8 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
+
 import { AgentscmError } from '../../src/contracts/errors.js';
-import { decodeWorkflowDefinition, encodeWorkflowDefinition, WORKFLOW_LIMITS } from '../../src/contracts/workflow-definition.js';
+import {
+  decodeWorkflowDefinition,
+  encodeWorkflowDefinition,
+  WORKFLOW_LIMITS,
+} from '../../src/contracts/workflow-definition.js';
 import { compileStructure } from '../../src/workflows/plan.js';
 
 // Fixtures mutate nested JSON and inspect thrown errors freely.
@@ -20,7 +25,14 @@ function base(): Loose {
     name: 'verify-native-source',
     source: { repository: '0123456789abcdef0123456789abcdef', revision: '0'.repeat(64), policy_epoch: 0 },
     skill: { entrypoint: 'skills/native-workflow/SKILL.md', resources: [] },
-    steps: [{ id: 'verify-guide', needs: [], required: true, action: { kind: 'source_paths', expectations: [{ path: 'docs/guide.md', sha256: HEX64 }] } }],
+    steps: [
+      {
+        id: 'verify-guide',
+        needs: [],
+        required: true,
+        action: { kind: 'source_paths', expectations: [{ path: 'docs/guide.md', sha256: HEX64 }] },
+      },
+    ],
   };
 }
 
@@ -41,7 +53,12 @@ function refusal(value: unknown, code: string, pattern?: RegExp): void {
 }
 
 function steps(count: number): Record<string, unknown>[] {
-  return Array.from({ length: count }, (_, i) => ({ id: `s${i}`, needs: [], required: true, action: { kind: 'source_paths', expectations: [{ path: `f${i}`, sha256: HEX64 }] } }));
+  return Array.from({ length: count }, (_, i) => ({
+    id: `s${i}`,
+    needs: [],
+    required: true,
+    action: { kind: 'source_paths', expectations: [{ path: `f${i}`, sha256: HEX64 }] },
+  }));
 }
 
 test('the spec example decodes, keeps u64 exact and round-trips through canonical bytes', () => {
@@ -51,7 +68,10 @@ test('the spec example decodes, keeps u64 exact and round-trips through canonica
   assert.equal(definition.source.policy_epoch, 18446744073709551615n);
   const again = decodeWorkflowDefinition(encodeWorkflowDefinition(definition));
   assert.deepEqual(again, definition);
-  assert.equal(Buffer.from(encodeWorkflowDefinition(again)).toString(), Buffer.from(encodeWorkflowDefinition(definition)).toString());
+  assert.equal(
+    Buffer.from(encodeWorkflowDefinition(again)).toString(),
+    Buffer.from(encodeWorkflowDefinition(definition)).toString(),
+  );
 });
 
 test('unknown fields are refused at every depth', () => {
@@ -66,8 +86,15 @@ test('unknown fields are refused at every depth', () => {
 
 test('version other than 1, duplicate keys, a BOM and a fraction are refused with their own codes', () => {
   refusal({ ...base(), version: 2 }, 'SCHEMA_VERSION_UNSUPPORTED');
-  refusal(JSON.stringify(base()).replace('"name":"verify-native-source"', '"name":"a","name":"b"'), 'JSON_DUPLICATE_KEY');
-  assert.throws(() => decodeWorkflowDefinition(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(base()))])), { code: 'JSON_BOM' });
+  refusal(
+    JSON.stringify(base()).replace('"name":"verify-native-source"', '"name":"a","name":"b"'),
+    'JSON_DUPLICATE_KEY',
+  );
+  assert.throws(
+    () =>
+      decodeWorkflowDefinition(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(base()))])),
+    { code: 'JSON_BOM' },
+  );
   refusal(JSON.stringify(base()).replace('"policy_epoch":0', '"policy_epoch":1.5'), 'JSON_NUMBER_INVALID');
 });
 
@@ -138,7 +165,12 @@ test('identifiers, digests and the action kind are checked', () => {
   kind.steps[0].action = { kind: 'shell', script: 'rm -rf /' };
   refusal(kind, 'SCHEMA_TYPE', /action\/kind/);
   const missing = base();
-  missing.steps[0].action = { kind: 'command', change: { repository: '0123456789abcdef0123456789abcdef', id: 'c' }, change_version: 1, context_digest: HEX64 };
+  missing.steps[0].action = {
+    kind: 'command',
+    change: { repository: '0123456789abcdef0123456789abcdef', id: 'c' },
+    change_version: 1,
+    context_digest: HEX64,
+  };
   refusal(missing, 'SCHEMA_MISSING_FIELD', /action\/runner/);
   const capability = base();
   capability.steps[0].action = { kind: 'require_capability', capability: 'network', reason: 'x' };

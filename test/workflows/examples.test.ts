@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { makeStore, sha256, writeDefinition } from './fixture.js';
@@ -38,7 +39,10 @@ test('the example definitions plan and run end to end against a store holding th
     'skills/native-workflow/checks.md': readFileSync(join(SKILL_SOURCE, 'checks.md')),
     'README.md': '# demo\n',
   });
-  const expected: Record<string, string> = { 'verify-native-workflow.json': 'completed', 'verify-with-omission.json': 'completed_with_omissions' };
+  const expected: Record<string, string> = {
+    'verify-native-workflow.json': 'completed',
+    'verify-with-omission.json': 'completed_with_omissions',
+  };
   for (const [name, state] of Object.entries(expected)) {
     const value = example(name);
     value.source.repository = store.repository;
@@ -46,7 +50,15 @@ test('the example definitions plan and run end to end against a store holding th
     const file = writeDefinition(dir, name, value);
     const plan = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'plan', file, '--json']);
     assert.equal(plan.code, 0, plan.stderr);
-    const run = await runCli(['--data-dir', store.dataDir, 'skill-workflow', 'run', name.replace('.json', ''), file, '--json']);
+    const run = await runCli([
+      '--data-dir',
+      store.dataDir,
+      'skill-workflow',
+      'run',
+      name.replace('.json', ''),
+      file,
+      '--json',
+    ]);
     assert.equal(run.code, 0, run.stderr);
     const report = jsonOf<Loose>(run);
     assert.equal(report.state, state, name);

@@ -5,12 +5,12 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { putChunkedBlob, putSmallBlob, BLOB_CHUNK_BYTES } from '../../src/native/blobs.js';
+
+import { BLOB_CHUNK_BYTES, putChunkedBlob, putSmallBlob } from '../../src/native/blobs.js';
 import { appendChangeVersion } from '../../src/native/changes.js';
 import { bumpPolicyEpoch } from '../../src/native/policy.js';
 import { createRepository } from '../../src/native/repositories.js';
-import { comparePaths, recordRevision } from '../../src/native/revisions.js';
-import type { EntryMode, RevisionEntry } from '../../src/native/revisions.js';
+import { comparePaths, recordRevision, type EntryMode, type RevisionEntry } from '../../src/native/revisions.js';
 import { createAuthority, openAuthority, writeTransaction } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
 
@@ -28,7 +28,12 @@ export function sha256(bytes: string | Buffer): string {
 }
 
 /** Record a revision of `files` (and make it the `main` target) in the store's repository. */
-export function addRevision(dataDir: string, repository: string, files: Readonly<Record<string, FileSpec>>, parent: string | null = null): { revision: string; digests: Record<string, string> } {
+export function addRevision(
+  dataDir: string,
+  repository: string,
+  files: Readonly<Record<string, FileSpec>>,
+  parent: string | null = null,
+): { revision: string; digests: Record<string, string> } {
   const auth = openAuthority(dataDir, { mode: 'write' });
   try {
     const digests: Record<string, string> = {};
@@ -41,7 +46,8 @@ export function addRevision(dataDir: string, repository: string, files: Readonly
         if (bytes.byteLength <= BLOB_CHUNK_BYTES) putSmallBlob(auth, bytes, digest);
         else {
           const chunks: Buffer[] = [];
-          for (let at = 0; at < bytes.byteLength; at += BLOB_CHUNK_BYTES) chunks.push(bytes.subarray(at, at + BLOB_CHUNK_BYTES));
+          for (let at = 0; at < bytes.byteLength; at += BLOB_CHUNK_BYTES)
+            chunks.push(bytes.subarray(at, at + BLOB_CHUNK_BYTES));
           putChunkedBlob(auth, digest, BigInt(bytes.byteLength), chunks);
         }
         digests[path] = digest;
@@ -79,7 +85,13 @@ export function bumpPolicy(dataDir: string, repository: string): bigint {
   }
 }
 
-export function addChangeVersion(dataDir: string, repository: string, changeId: string, revision: string, expectedCurrent: bigint | null): bigint {
+export function addChangeVersion(
+  dataDir: string,
+  repository: string,
+  changeId: string,
+  revision: string,
+  expectedCurrent: bigint | null,
+): bigint {
   const auth = openAuthority(dataDir, { mode: 'write' });
   try {
     return appendChangeVersion(auth, repository, changeId, { expectedCurrent, revision, baseRevision: null }).version;
@@ -100,18 +112,34 @@ export interface StepSpec {
 }
 
 /** A definition object (plain JSON) bound to the store. */
-export function definition(store: Store, steps: readonly StepSpec[], extra: { name?: string; resources?: readonly string[]; policyEpoch?: number; entrypoint?: string } = {}): Record<string, unknown> {
+export function definition(
+  store: Store,
+  steps: readonly StepSpec[],
+  extra: { name?: string; resources?: readonly string[]; policyEpoch?: number; entrypoint?: string } = {},
+): Record<string, unknown> {
   return {
     version: 1,
     name: extra.name ?? 'test-workflow',
     source: { repository: store.repository, revision: store.revision, policy_epoch: extra.policyEpoch ?? 0 },
     skill: { entrypoint: extra.entrypoint ?? SKILL_PATH, resources: [...(extra.resources ?? [])] },
-    steps: steps.map((step) => ({ id: step.id, needs: [...(step.needs ?? [])], required: step.required ?? true, action: step.action })),
+    steps: steps.map((step) => ({
+      id: step.id,
+      needs: [...(step.needs ?? [])],
+      required: step.required ?? true,
+      action: step.action,
+    })),
   };
 }
 
-export function sourcePaths(store: Store, paths: readonly string[], override: Record<string, string> = {}): Record<string, unknown> {
-  return { kind: 'source_paths', expectations: paths.map((path) => ({ path, sha256: override[path] ?? store.digests[path] ?? '0'.repeat(64) })) };
+export function sourcePaths(
+  store: Store,
+  paths: readonly string[],
+  override: Record<string, string> = {},
+): Record<string, unknown> {
+  return {
+    kind: 'source_paths',
+    expectations: paths.map((path) => ({ path, sha256: override[path] ?? store.digests[path] ?? '0'.repeat(64) })),
+  };
 }
 
 export function writeDefinition(dir: string, name: string, value: unknown): string {
@@ -135,7 +163,10 @@ export const RECIPE = {
 export const RECIPE_PATH = `${SKILL_DIR}/runner.json`;
 
 /** Create Change `changeId` at the store's revision and its command/v1 context for RECIPE_PATH. */
-export async function makeCommandBinding(store: Store, changeId = 'change-1'): Promise<{ changeVersion: bigint; contextDigest: string }> {
+export async function makeCommandBinding(
+  store: Store,
+  changeId = 'change-1',
+): Promise<{ changeVersion: bigint; contextDigest: string }> {
   const changeVersion = addChangeVersion(store.dataDir, store.repository, changeId, store.revision, null);
   const { createReviewContext } = await import('../../src/native/review-contexts.js');
   const auth = openAuthority(store.dataDir, { mode: 'write' });
@@ -147,7 +178,11 @@ export async function makeCommandBinding(store: Store, changeId = 'change-1'): P
   }
 }
 
-export function commandAction(store: Store, binding: { changeVersion: bigint; contextDigest: string }, changeId = 'change-1'): Record<string, unknown> {
+export function commandAction(
+  store: Store,
+  binding: { changeVersion: bigint; contextDigest: string },
+  changeId = 'change-1',
+): Record<string, unknown> {
   return {
     kind: 'command',
     runner: 'runner.json',

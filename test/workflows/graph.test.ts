@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
+
 import { orderSteps } from '../../src/workflows/graph.js';
 
 // Fixtures mutate nested JSON and inspect thrown errors freely.
@@ -32,37 +33,65 @@ test('a dependency declared later moves before its dependent; ties keep declarat
 
 test('duplicate ids, duplicate needs, self needs, unknown needs and cycles are WORKFLOW_GRAPH_INVALID', () => {
   const cases: [{ id: string; needs: string[] }[], RegExp][] = [
-    [[{ id: 'a', needs: [] }, { id: 'a', needs: [] }], /declared more than once/],
-    [[{ id: 'a', needs: [] }, { id: 'b', needs: ['a', 'a'] }], /twice/],
+    [
+      [
+        { id: 'a', needs: [] },
+        { id: 'a', needs: [] },
+      ],
+      /declared more than once/,
+    ],
+    [
+      [
+        { id: 'a', needs: [] },
+        { id: 'b', needs: ['a', 'a'] },
+      ],
+      /twice/,
+    ],
     [[{ id: 'a', needs: ['a'] }], /itself/],
     [[{ id: 'a', needs: ['missing'] }], /"missing", which is not a step/],
-    [[{ id: 'a', needs: ['c'] }, { id: 'b', needs: ['a'] }, { id: 'c', needs: ['b'] }, { id: 'd', needs: [] }], /cycle among steps "a", "b", "c"/],
+    [
+      [
+        { id: 'a', needs: ['c'] },
+        { id: 'b', needs: ['a'] },
+        { id: 'c', needs: ['b'] },
+        { id: 'd', needs: [] },
+      ],
+      /cycle among steps "a", "b", "c"/,
+    ],
   ];
   for (const [nodes, message] of cases) {
-    assert.throws(() => orderSteps(nodes), (error: Loose) => error.code === 'WORKFLOW_GRAPH_INVALID' && message.test(error.message));
+    assert.throws(
+      () => orderSteps(nodes),
+      (error: Loose) => error.code === 'WORKFLOW_GRAPH_INVALID' && message.test(error.message),
+    );
   }
 });
 
 test('property: for any DAG in any declaration order, the order respects every dependency and is deterministic', () => {
-  const dag = fc
-    .integer({ min: 1, max: 32 })
-    .chain((n) =>
-      fc.tuple(
-        fc.constant(n),
-        fc.array(fc.array(fc.nat({ max: 31 }), { maxLength: 6 }), { minLength: n, maxLength: n }),
-        fc.shuffledSubarray(Array.from({ length: n }, (_, i) => i), { minLength: n, maxLength: n }),
+  const dag = fc.integer({ min: 1, max: 32 }).chain((n) =>
+    fc.tuple(
+      fc.constant(n),
+      fc.array(fc.array(fc.nat({ max: 31 }), { maxLength: 6 }), { minLength: n, maxLength: n }),
+      fc.shuffledSubarray(
+        Array.from({ length: n }, (_, i) => i),
+        { minLength: n, maxLength: n },
       ),
-    );
+    ),
+  );
   fc.assert(
     fc.property(dag, ([n, rawNeeds, permutation]) => {
       // Node i may only need nodes < i in the hidden order: acyclic by construction.
-      const hidden = Array.from({ length: n }, (_, i) => ({ id: `n${i}`, needs: [...new Set((rawNeeds[i] ?? []).filter((j) => j < i))].map((j) => `n${j}`) }));
+      const hidden = Array.from({ length: n }, (_, i) => ({
+        id: `n${i}`,
+        needs: [...new Set((rawNeeds[i] ?? []).filter((j) => j < i))].map((j) => `n${j}`),
+      }));
       const declared = permutation.map((i) => hidden[i] as { id: string; needs: string[] });
       const order = orderSteps(declared);
       assert.deepEqual(orderSteps(declared), order);
       assert.equal(new Set(order).size, n);
       const position = new Map(order.map((index, at) => [(declared[index] as { id: string }).id, at]));
-      for (const node of declared) for (const need of node.needs) assert.ok((position.get(need) ?? -1) < (position.get(node.id) ?? -1));
+      for (const node of declared)
+        for (const need of node.needs) assert.ok((position.get(need) ?? -1) < (position.get(node.id) ?? -1));
     }),
     { numRuns: 300 },
   );

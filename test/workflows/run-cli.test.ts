@@ -5,12 +5,24 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
+
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { bumpPolicy, commandAction, definition, makeCommandBinding, makeStore, RECIPE, RECIPE_PATH, SKILL_PATH, SKILL_TEXT, sourcePaths, writeDefinition } from './fixture.js';
-import type { Store } from './fixture.js';
+import {
+  bumpPolicy,
+  commandAction,
+  definition,
+  makeCommandBinding,
+  makeStore,
+  RECIPE,
+  RECIPE_PATH,
+  SKILL_PATH,
+  SKILL_TEXT,
+  sourcePaths,
+  writeDefinition,
+  type Store,
+} from './fixture.js';
 
 // Run reports and status views are plain JSON documents.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -23,7 +35,13 @@ interface Setup {
 
 function setup(t: TestContext): Setup {
   const dir = tempDir(t);
-  const store = makeStore(join(dir, 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha', 'b.txt': 'beta', 'c.txt': 'gamma', [RECIPE_PATH]: JSON.stringify(RECIPE) });
+  const store = makeStore(join(dir, 'data'), {
+    [SKILL_PATH]: SKILL_TEXT,
+    'a.txt': 'alpha',
+    'b.txt': 'beta',
+    'c.txt': 'gamma',
+    [RECIPE_PATH]: JSON.stringify(RECIPE),
+  });
   return { dir, store };
 }
 
@@ -46,16 +64,23 @@ function stepOf(view: { readonly steps: readonly StepJson[] }, id: string): Step
 
 test('plan prints the identities and writes nothing; run completes; the same run ID and plan return the retained run; another plan conflicts', async (t) => {
   const s = setup(t);
-  const file = writeDefinition(s.dir, 'wf.json', definition(s.store, [
-    { id: 'one', action: sourcePaths(s.store, ['a.txt']) },
-    { id: 'two', needs: ['one'], action: sourcePaths(s.store, ['b.txt', 'c.txt']) },
-  ]));
+  const file = writeDefinition(
+    s.dir,
+    'wf.json',
+    definition(s.store, [
+      { id: 'one', action: sourcePaths(s.store, ['a.txt']) },
+      { id: 'two', needs: ['one'], action: sourcePaths(s.store, ['b.txt', 'c.txt']) },
+    ]),
+  );
   const plan = await cli(s, 'skill-workflow', 'plan', file, '--json');
   assert.equal(plan.code, 0, plan.stderr);
   const report = jsonOf<Loose>(plan);
   assert.match(report.plan_digest, /^[0-9a-f]{64}$/);
   assert.match(report.skill_digest, /^[0-9a-f]{64}$/);
-  assert.deepEqual(report.steps.map((step: Loose) => String(step.id)), ['one', 'two']);
+  assert.deepEqual(
+    report.steps.map((step: Loose) => String(step.id)),
+    ['one', 'two'],
+  );
   assert.equal(existsSync(join(s.store.dataDir, 'skill-workflows')), false, 'plan must not create the journal');
 
   const run = await cli(s, 'skill-workflow', 'run', 'run-1', file, '--json');
@@ -66,7 +91,10 @@ test('plan prints the identities and writes nothing; run completes; the same run
   assert.equal(first.plan_digest, report.plan_digest);
   assert.equal(first.admission, 'not_assessed');
   assert.equal(stepOf(first, 'two').result.observations.length, 2);
-  assert.deepEqual(stepOf(first, 'two').result.observations.map((o: Loose) => String(o.outcome)), ['matched', 'matched']);
+  assert.deepEqual(
+    stepOf(first, 'two').result.observations.map((o: Loose) => String(o.outcome)),
+    ['matched', 'matched'],
+  );
 
   const again = await cli(s, 'skill-workflow', 'run', 'run-1', file, '--json');
   assert.equal(again.code, 0, again.stderr);
@@ -74,7 +102,11 @@ test('plan prints the identities and writes nothing; run completes; the same run
   assert.equal(retained.executed, 0);
   assert.deepEqual(retained.steps, first.steps);
 
-  const other = writeDefinition(s.dir, 'other.json', definition(s.store, [{ id: 'one', action: sourcePaths(s.store, ['c.txt']) }]));
+  const other = writeDefinition(
+    s.dir,
+    'other.json',
+    definition(s.store, [{ id: 'one', action: sourcePaths(s.store, ['c.txt']) }]),
+  );
   const conflict = await cli(s, 'skill-workflow', 'run', 'run-1', other, '--json');
   assert.equal(conflict.code, 3);
   assert.equal(jsonOf<Loose>(conflict).error.code, 'WORKFLOW_RUN_CONFLICT');
@@ -91,11 +123,15 @@ test('plan prints the identities and writes nothing; run completes; the same run
 
 test('a mismatch or a missing path fails its step naming the path; a failed required step fails the run and its dependents do not run', async (t) => {
   const s = setup(t);
-  const file = writeDefinition(s.dir, 'wf.json', definition(s.store, [
-    { id: 'check', action: sourcePaths(s.store, ['a.txt', 'missing.txt', 'b.txt'], { 'b.txt': 'f'.repeat(64) }) },
-    { id: 'after', needs: ['check'], action: sourcePaths(s.store, ['c.txt']) },
-    { id: 'independent', action: sourcePaths(s.store, ['c.txt']) },
-  ]));
+  const file = writeDefinition(
+    s.dir,
+    'wf.json',
+    definition(s.store, [
+      { id: 'check', action: sourcePaths(s.store, ['a.txt', 'missing.txt', 'b.txt'], { 'b.txt': 'f'.repeat(64) }) },
+      { id: 'after', needs: ['check'], action: sourcePaths(s.store, ['c.txt']) },
+      { id: 'independent', action: sourcePaths(s.store, ['c.txt']) },
+    ]),
+  );
   const run = await cli(s, 'skill-workflow', 'run', 'run-f', file, '--json');
   assert.equal(run.code, 1, run.stderr);
   const view = jsonOf<Loose>(run);
@@ -104,7 +140,14 @@ test('a mismatch or a missing path fails its step naming the path; a failed requ
   const check = stepOf(view, 'check');
   assert.equal(check.state, 'failed');
   assert.match(check.result.reason, /path "missing\.txt" does not exist/);
-  assert.deepEqual(check.result.observations.map((o: Loose) => [String(o.path), String(o.outcome)]), [['a.txt', 'matched'], ['missing.txt', 'missing'], ['b.txt', 'mismatch']]);
+  assert.deepEqual(
+    check.result.observations.map((o: Loose) => [String(o.path), String(o.outcome)]),
+    [
+      ['a.txt', 'matched'],
+      ['missing.txt', 'missing'],
+      ['b.txt', 'mismatch'],
+    ],
+  );
   assert.equal(check.result.observations[2].actual_sha256, s.store.digests['b.txt']);
   assert.equal(stepOf(view, 'after').state, 'not_run');
   assert.equal(stepOf(view, 'after').result, null);
@@ -113,12 +156,16 @@ test('a mismatch or a missing path fails its step naming the path; a failed requ
 
 test('optional failures and unavailable capabilities: omissions, blocked runs', async (t) => {
   const s = setup(t);
-  const omissions = writeDefinition(s.dir, 'omit.json', definition(s.store, [
-    { id: 'opt', required: false, action: sourcePaths(s.store, ['b.txt'], { 'b.txt': 'f'.repeat(64) }) },
-    { id: 'after-opt', required: false, needs: ['opt'], action: sourcePaths(s.store, ['c.txt']) },
-    { id: 'gpu', required: false, action: { kind: 'require_capability', capability: 'gpu' } },
-    { id: 'main', action: sourcePaths(s.store, ['a.txt']) },
-  ]));
+  const omissions = writeDefinition(
+    s.dir,
+    'omit.json',
+    definition(s.store, [
+      { id: 'opt', required: false, action: sourcePaths(s.store, ['b.txt'], { 'b.txt': 'f'.repeat(64) }) },
+      { id: 'after-opt', required: false, needs: ['opt'], action: sourcePaths(s.store, ['c.txt']) },
+      { id: 'gpu', required: false, action: { kind: 'require_capability', capability: 'gpu' } },
+      { id: 'main', action: sourcePaths(s.store, ['a.txt']) },
+    ]),
+  );
   const run = await cli(s, 'skill-workflow', 'run', 'run-o', omissions, '--json');
   assert.equal(run.code, 0, run.stderr);
   const view = jsonOf<Loose>(run);
@@ -129,11 +176,15 @@ test('optional failures and unavailable capabilities: omissions, blocked runs', 
   assert.equal(stepOf(view, 'gpu').result.available, false);
   assert.equal(stepOf(view, 'main').state, 'succeeded');
 
-  const blocked = writeDefinition(s.dir, 'blocked.json', definition(s.store, [
-    { id: 'first', action: sourcePaths(s.store, ['a.txt']) },
-    { id: 'net', action: { kind: 'require_capability', capability: 'network' } },
-    { id: 'last', action: sourcePaths(s.store, ['b.txt']) },
-  ]));
+  const blocked = writeDefinition(
+    s.dir,
+    'blocked.json',
+    definition(s.store, [
+      { id: 'first', action: sourcePaths(s.store, ['a.txt']) },
+      { id: 'net', action: { kind: 'require_capability', capability: 'network' } },
+      { id: 'last', action: sourcePaths(s.store, ['b.txt']) },
+    ]),
+  );
   const result = await cli(s, 'skill-workflow', 'run', 'run-b', blocked, '--json');
   assert.equal(result.code, 1, result.stderr);
   const b = jsonOf<Loose>(result);
@@ -144,11 +195,15 @@ test('optional failures and unavailable capabilities: omissions, blocked runs', 
 
 test('step budgets: 1..32 accepted, 0 and 33 refused; a partial run exits 0 while running; a policy bump stops resume and keeps observations', async (t) => {
   const s = setup(t);
-  const file = writeDefinition(s.dir, 'wf.json', definition(s.store, [
-    { id: 'one', action: sourcePaths(s.store, ['a.txt']) },
-    { id: 'two', action: sourcePaths(s.store, ['b.txt']) },
-    { id: 'three', action: sourcePaths(s.store, ['c.txt']) },
-  ]));
+  const file = writeDefinition(
+    s.dir,
+    'wf.json',
+    definition(s.store, [
+      { id: 'one', action: sourcePaths(s.store, ['a.txt']) },
+      { id: 'two', action: sourcePaths(s.store, ['b.txt']) },
+      { id: 'three', action: sourcePaths(s.store, ['c.txt']) },
+    ]),
+  );
   for (const budget of ['0', '33']) {
     const refused = await cli(s, 'skill-workflow', 'run', 'run-p', file, '--max-steps', budget);
     assert.equal(refused.code, 2, refused.stderr);
@@ -163,7 +218,10 @@ test('step budgets: 1..32 accepted, 0 and 33 refused; a partial run exits 0 whil
   assert.equal(resumed.code, 0, resumed.stderr);
   const middle = jsonOf<Loose>(resumed);
   assert.equal(middle.state, 'running');
-  assert.deepEqual(middle.steps.map((step: Loose) => String(step.state)), ['succeeded', 'succeeded', 'pending']);
+  assert.deepEqual(
+    middle.steps.map((step: Loose) => String(step.state)),
+    ['succeeded', 'succeeded', 'pending'],
+  );
 
   bumpPolicy(s.store.dataDir, s.store.repository);
   const stopped = await cli(s, 'skill-workflow', 'resume', 'run-p', '--max-steps', '32', '--json');
@@ -179,10 +237,14 @@ test('step budgets: 1..32 accepted, 0 and 33 refused; a partial run exits 0 whil
 
 test('cancel is terminal and keeps observations; cancelling again is a no-op; a finished run cannot be cancelled', async (t) => {
   const s = setup(t);
-  const file = writeDefinition(s.dir, 'wf.json', definition(s.store, [
-    { id: 'one', action: sourcePaths(s.store, ['a.txt']) },
-    { id: 'two', action: sourcePaths(s.store, ['b.txt']) },
-  ]));
+  const file = writeDefinition(
+    s.dir,
+    'wf.json',
+    definition(s.store, [
+      { id: 'one', action: sourcePaths(s.store, ['a.txt']) },
+      { id: 'two', action: sourcePaths(s.store, ['b.txt']) },
+    ]),
+  );
   assert.equal((await cli(s, 'skill-workflow', 'run', 'run-c', file, '--max-steps', '1')).code, 0);
   const cancel = await cli(s, 'skill-workflow', 'cancel', 'run-c', '--json');
   assert.equal(cancel.code, 0, cancel.stderr);
@@ -207,15 +269,28 @@ test('cancel is terminal and keeps observations; cancelling again is a no-op; a 
 
 test('read paths never create a missing journal or store', async (t) => {
   const s = setup(t);
-  const file = writeDefinition(s.dir, 'wf.json', definition(s.store, [{ id: 'one', action: sourcePaths(s.store, ['a.txt']) }]));
-  for (const args of [['skill-workflow', 'status', 'r'], ['skill-workflow', 'resume', 'r', '--max-steps', '1'], ['skill-workflow', 'cancel', 'r']]) {
+  const file = writeDefinition(
+    s.dir,
+    'wf.json',
+    definition(s.store, [{ id: 'one', action: sourcePaths(s.store, ['a.txt']) }]),
+  );
+  for (const args of [
+    ['skill-workflow', 'status', 'r'],
+    ['skill-workflow', 'resume', 'r', '--max-steps', '1'],
+    ['skill-workflow', 'cancel', 'r'],
+  ]) {
     const result = await cli(s, ...args);
     assert.equal(result.code, 4, `${args.join(' ')}: ${result.stderr}`);
     assert.match(result.stderr, /^error\[WORKFLOW_JOURNAL_NOT_INITIALIZED\]/);
   }
   assert.equal(existsSync(join(s.store.dataDir, 'skill-workflows')), false);
   const empty = join(s.dir, 'empty');
-  for (const args of [['skill-workflow', 'plan', file], ['skill-workflow', 'run', 'r', file], ['skill-workflow', 'status', 'r'], ['requirement', 'show', '--target', 'main']]) {
+  for (const args of [
+    ['skill-workflow', 'plan', file],
+    ['skill-workflow', 'run', 'r', file],
+    ['skill-workflow', 'status', 'r'],
+    ['requirement', 'show', '--target', 'main'],
+  ]) {
     const result = await runCli(['--data-dir', empty, ...args]);
     assert.equal(result.code, 4, `${args.join(' ')}: ${result.stderr}`);
   }
@@ -229,16 +304,28 @@ test('read paths never create a missing journal or store', async (t) => {
 test('a reachable command step without the runtime pair is refused and nothing is recorded as run; the flags are accepted only as a pair', async (t) => {
   const s = setup(t);
   const binding = await makeCommandBinding(s.store);
-  const file = writeDefinition(s.dir, 'cmd.json', definition(s.store, [
-    { id: 'source', action: sourcePaths(s.store, ['a.txt']) },
-    { id: 'cmd', needs: ['source'], action: commandAction(s.store, binding) },
-  ], { resources: [RECIPE_PATH] }));
+  const file = writeDefinition(
+    s.dir,
+    'cmd.json',
+    definition(
+      s.store,
+      [
+        { id: 'source', action: sourcePaths(s.store, ['a.txt']) },
+        { id: 'cmd', needs: ['source'], action: commandAction(s.store, binding) },
+      ],
+      { resources: [RECIPE_PATH] },
+    ),
+  );
   const refused = await cli(s, 'skill-workflow', 'run', 'run-x', file, '--json');
   assert.equal(refused.code, 4, refused.stderr);
   assert.equal(jsonOf<Loose>(refused).error.code, 'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED');
   assert.match(refused.stderr, /command runtime not configured/);
   const status = await cli(s, 'skill-workflow', 'status', 'run-x', '--json');
-  assert.equal(jsonOf<Loose>(status).error.code, 'WORKFLOW_JOURNAL_NOT_INITIALIZED', 'the refused run created nothing, not even the journal');
+  assert.equal(
+    jsonOf<Loose>(status).error.code,
+    'WORKFLOW_JOURNAL_NOT_INITIALIZED',
+    'the refused run created nothing, not even the journal',
+  );
   const half = await cli(s, 'skill-workflow', 'run', 'run-x', file, '--docker', '/bin/true');
   assert.equal(half.code, 2);
   assert.match(half.stderr, /^error\[USAGE\]: --docker and --docker-socket are accepted only as a pair/);

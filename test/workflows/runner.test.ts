@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
+
 import { WORKFLOW_LIMITS } from '../../src/contracts/workflow-definition.js';
 import { finishCommandAttempt, reserveCommandAttempt } from '../../src/workflows/command-attempts.js';
 import type { CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../../src/workflows/command-step.js';
@@ -15,8 +15,19 @@ import { journalPaths, openJournal } from '../../src/workflows/journal.js';
 import { advance, cancelWorkflow, resumeWorkflow, runWorkflow } from '../../src/workflows/runner.js';
 import { readRunStatus } from '../../src/workflows/status.js';
 import { tempDir } from '../helpers/tmp.js';
-import { bumpPolicy, commandAction, definition, makeCommandBinding, makeStore, RECIPE, RECIPE_PATH, SKILL_PATH, SKILL_TEXT, sourcePaths } from './fixture.js';
-import type { Store } from './fixture.js';
+import {
+  bumpPolicy,
+  commandAction,
+  definition,
+  makeCommandBinding,
+  makeStore,
+  RECIPE,
+  RECIPE_PATH,
+  SKILL_PATH,
+  SKILL_TEXT,
+  sourcePaths,
+  type Store,
+} from './fixture.js';
 
 type Mode = 'succeed' | 'fail' | 'uncertain' | 'crash';
 
@@ -51,7 +62,14 @@ class FakeRuntime implements CommandStepRuntime {
         stderr: Buffer.alloc(0),
         nowMs: Date.now(),
       });
-      return Promise.resolve({ state, attemptId: finished.attempt_id, generation: finished.generation, outcome: finished.outcome ?? '', recordDigest: finished.record_digest, summary: finished.summary ?? '' });
+      return Promise.resolve({
+        state,
+        attemptId: finished.attempt_id,
+        generation: finished.generation,
+        outcome: finished.outcome ?? '',
+        recordDigest: finished.record_digest,
+        summary: finished.summary ?? '',
+      });
     } finally {
       journal.close();
     }
@@ -59,13 +77,21 @@ class FakeRuntime implements CommandStepRuntime {
 }
 
 async function commandSetup(t: TestContext): Promise<{ store: Store; bytes: Buffer }> {
-  const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha', [RECIPE_PATH]: JSON.stringify(RECIPE) });
+  const store = makeStore(join(tempDir(t), 'data'), {
+    [SKILL_PATH]: SKILL_TEXT,
+    'a.txt': 'alpha',
+    [RECIPE_PATH]: JSON.stringify(RECIPE),
+  });
   const binding = await makeCommandBinding(store);
-  const value = definition(store, [
-    { id: 'source', action: sourcePaths(store, ['a.txt']) },
-    { id: 'cmd', needs: ['source'], action: commandAction(store, binding) },
-    { id: 'after', needs: ['cmd'], action: sourcePaths(store, ['a.txt']) },
-  ], { resources: [RECIPE_PATH] });
+  const value = definition(
+    store,
+    [
+      { id: 'source', action: sourcePaths(store, ['a.txt']) },
+      { id: 'cmd', needs: ['source'], action: commandAction(store, binding) },
+      { id: 'after', needs: ['cmd'], action: sourcePaths(store, ['a.txt']) },
+    ],
+    { resources: [RECIPE_PATH] },
+  );
   return { store, bytes: Buffer.from(JSON.stringify(value)) };
 }
 
@@ -95,11 +121,21 @@ test('a command step runs once through the runtime with its full binding; status
 
 test('a failed command fails the run; an uncertain required command blocks it â€” never a success', async (t) => {
   const failed = await commandSetup(t);
-  const a = await runWorkflow({ dataDir: failed.store.dataDir, runtime: new FakeRuntime('fail') }, 'cmd-fail', failed.bytes, 32);
+  const a = await runWorkflow(
+    { dataDir: failed.store.dataDir, runtime: new FakeRuntime('fail') },
+    'cmd-fail',
+    failed.bytes,
+    32,
+  );
   assert.equal(a.state, 'failed');
   assert.equal(a.steps.find((s) => s.id === 'after')?.state, 'not_run');
   const uncertain = await commandSetup(t);
-  const b = await runWorkflow({ dataDir: uncertain.store.dataDir, runtime: new FakeRuntime('uncertain') }, 'cmd-unc', uncertain.bytes, 32);
+  const b = await runWorkflow(
+    { dataDir: uncertain.store.dataDir, runtime: new FakeRuntime('uncertain') },
+    'cmd-unc',
+    uncertain.bytes,
+    32,
+  );
   assert.equal(b.state, 'blocked');
   assert.equal(b.steps.find((s) => s.id === 'cmd')?.state, 'uncertain');
 });
@@ -107,7 +143,10 @@ test('a failed command fails the run; an uncertain required command blocks it â€
 test('an interrupted command attempt is never run again: resume waits for recover; the recovered result is recorded without running', async (t) => {
   const { store, bytes } = await commandSetup(t);
   const crashing = new FakeRuntime('crash');
-  await assert.rejects(runWorkflow({ dataDir: store.dataDir, runtime: crashing }, 'cmd-crash', bytes, 32), /controller lost/);
+  await assert.rejects(
+    runWorkflow({ dataDir: store.dataDir, runtime: crashing }, 'cmd-crash', bytes, 32),
+    /controller lost/,
+  );
   const before = readRunStatus(store.dataDir, 'cmd-crash');
   assert.equal(before.steps.find((s) => s.id === 'cmd')?.state, 'running');
   assert.equal(before.steps.find((s) => s.id === 'cmd')?.execution?.state, 'running');
@@ -119,13 +158,22 @@ test('an interrupted command attempt is never run again: resume waits for recove
   assert.equal(waiting.waiting?.reason, 'command_attempt_unfinished');
   assert.match(waiting.waiting?.message ?? '', /skill-workflow recover cmd-crash cmd/);
 
-  await assert.rejects(cancelWorkflow({ dataDir: store.dataDir }, 'cmd-crash'), { code: 'WORKFLOW_COMMAND_ATTEMPT_UNFINISHED' });
+  await assert.rejects(cancelWorkflow({ dataDir: store.dataDir }, 'cmd-crash'), {
+    code: 'WORKFLOW_COMMAND_ATTEMPT_UNFINISHED',
+  });
 
   // What `skill-workflow recover` does: finalize the retained attempt.
   const journal = openJournal(store.dataDir, 'write');
   const attemptId = before.steps.find((s) => s.id === 'cmd')?.execution?.attempt_id ?? '';
   finishCommandAttempt(journal.db, attemptId, {
-    state: 'succeeded', outcome: 'passed', recordJson: Buffer.from('{}'), recordDigest: 'e'.repeat(64), summary: 'recovered', stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), nowMs: Date.now(),
+    state: 'succeeded',
+    outcome: 'passed',
+    recordJson: Buffer.from('{}'),
+    recordDigest: 'e'.repeat(64),
+    summary: 'recovered',
+    stdout: Buffer.alloc(0),
+    stderr: Buffer.alloc(0),
+    nowMs: Date.now(),
   });
   journal.close();
 
@@ -143,13 +191,22 @@ test('an interrupted command attempt is never run again: resume waits for recove
 
 test('cancel with an unfinished attempt uses the runtime cancel when there is one', async (t) => {
   const { store, bytes } = await commandSetup(t);
-  await assert.rejects(runWorkflow({ dataDir: store.dataDir, runtime: new FakeRuntime('crash') }, 'cmd-cancel', bytes, 32));
+  await assert.rejects(
+    runWorkflow({ dataDir: store.dataDir, runtime: new FakeRuntime('crash') }, 'cmd-cancel', bytes, 32),
+  );
   const cancels: string[] = [];
   const runtime: CommandStepRuntime = {
     run: () => Promise.reject(new Error('must not run')),
     cancel: (request) => {
       cancels.push(request.stepId);
-      return Promise.resolve({ state: 'uncertain', attemptId: 'cmd-x', generation: 1n, outcome: 'cancelled', recordDigest: null, summary: 'stopped' });
+      return Promise.resolve({
+        state: 'uncertain',
+        attemptId: 'cmd-x',
+        generation: 1n,
+        outcome: 'cancelled',
+        recordDigest: null,
+        summary: 'stopped',
+      });
     },
   };
   const report = await cancelWorkflow({ dataDir: store.dataDir, runtime }, 'cmd-cancel');
@@ -160,7 +217,14 @@ test('cancel with an unfinished attempt uses the runtime cancel when there is on
 
 test('advance(..., 0) runs nothing on a running run and reconciles an all-terminal one', async (t) => {
   const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha' });
-  const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'one', action: sourcePaths(store, ['a.txt']) }, { id: 'two', action: sourcePaths(store, ['a.txt']) }])));
+  const bytes = Buffer.from(
+    JSON.stringify(
+      definition(store, [
+        { id: 'one', action: sourcePaths(store, ['a.txt']) },
+        { id: 'two', action: sourcePaths(store, ['a.txt']) },
+      ]),
+    ),
+  );
   await runWorkflow({ dataDir: store.dataDir }, 'adv', bytes, 1);
   const idle = await advance({ dataDir: store.dataDir }, 'adv', 0);
   assert.equal(idle.executed, 0);
@@ -185,27 +249,44 @@ test('source_paths content bound: 8 MiB aggregate accepted, one byte more fails 
     'big2.bin': Buffer.alloc(half, 2),
     'one.bin': Buffer.alloc(1, 3),
   });
-  const bytes = Buffer.from(JSON.stringify(definition(store, [
-    { id: 'at-limit', required: false, action: sourcePaths(store, ['big1.bin', 'big2.bin']) },
-    { id: 'past-limit', required: false, action: sourcePaths(store, ['big1.bin', 'big2.bin', 'one.bin']) },
-  ])));
+  const bytes = Buffer.from(
+    JSON.stringify(
+      definition(store, [
+        { id: 'at-limit', required: false, action: sourcePaths(store, ['big1.bin', 'big2.bin']) },
+        { id: 'past-limit', required: false, action: sourcePaths(store, ['big1.bin', 'big2.bin', 'one.bin']) },
+      ]),
+    ),
+  );
   const report = await runWorkflow({ dataDir: store.dataDir }, 'bounds', bytes, 32);
   const at = report.steps.find((s) => s.id === 'at-limit');
   const past = report.steps.find((s) => s.id === 'past-limit');
   assert.equal(at?.state, 'succeeded');
   assert.equal((at?.result as { bytes_read: number }).bytes_read, WORKFLOW_LIMITS.maxAggregateContentBytes);
   assert.equal(past?.state, 'failed');
-  assert.match((past?.result as { reason: string }).reason, /aggregate file-content limit of 8388608 bytes; nothing was read/);
+  assert.match(
+    (past?.result as { reason: string }).reason,
+    /aggregate file-content limit of 8388608 bytes; nothing was read/,
+  );
   assert.equal((past?.result as { bytes_read: number }).bytes_read, 0);
 });
 
 test('the journal lease: a live foreign lease is active, an expired one is taken over', async (t) => {
   const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha' });
-  const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'one', action: sourcePaths(store, ['a.txt']) }, { id: 'two', action: sourcePaths(store, ['a.txt']) }])));
+  const bytes = Buffer.from(
+    JSON.stringify(
+      definition(store, [
+        { id: 'one', action: sourcePaths(store, ['a.txt']) },
+        { id: 'two', action: sourcePaths(store, ['a.txt']) },
+      ]),
+    ),
+  );
   await runWorkflow({ dataDir: store.dataDir }, 'lease', bytes, 1);
   const db = new Database(journalPaths(store.dataDir).db);
   const now = Date.now();
-  db.prepare("INSERT INTO workflow_leases VALUES ('lease', 'other-host:1:x', 'other-host', 1, 'run', ?, ?)").run(now, now + 60_000);
+  db.prepare("INSERT INTO workflow_leases VALUES ('lease', 'other-host:1:x', 'other-host', 1, 'run', ?, ?)").run(
+    now,
+    now + 60_000,
+  );
   db.close();
   await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'lease', 1), { code: 'WORKFLOW_JOURNAL_ACTIVE' });
   assert.equal(readRunStatus(store.dataDir, 'lease').controller.active, true);
@@ -215,33 +296,58 @@ test('the journal lease: a live foreign lease is active, an expired one is taken
 
 test('journal consistency: a tampered observation is refused by status and resume, and nothing changes', async (t) => {
   const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha' });
-  const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'one', action: sourcePaths(store, ['a.txt']) }, { id: 'two', action: sourcePaths(store, ['a.txt']) }])));
+  const bytes = Buffer.from(
+    JSON.stringify(
+      definition(store, [
+        { id: 'one', action: sourcePaths(store, ['a.txt']) },
+        { id: 'two', action: sourcePaths(store, ['a.txt']) },
+      ]),
+    ),
+  );
   await runWorkflow({ dataDir: store.dataDir }, 'tamper', bytes, 1);
   const db = new Database(journalPaths(store.dataDir).db);
-  db.prepare("UPDATE workflow_steps SET result = CAST(replace(CAST(result AS TEXT), 'matched', 'MATCHED') AS BLOB) WHERE run_id = 'tamper' AND step_id = 'one'").run();
+  db.prepare(
+    "UPDATE workflow_steps SET result = CAST(replace(CAST(result AS TEXT), 'matched', 'MATCHED') AS BLOB) WHERE run_id = 'tamper' AND step_id = 'one'",
+  ).run();
   db.close();
   assert.throws(() => readRunStatus(store.dataDir, 'tamper'), { code: 'WORKFLOW_JOURNAL_INCONSISTENT' });
-  await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'tamper', 1), { code: 'WORKFLOW_JOURNAL_INCONSISTENT' });
+  await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'tamper', 1), {
+    code: 'WORKFLOW_JOURNAL_INCONSISTENT',
+  });
   const check = new Database(journalPaths(store.dataDir).db, { readonly: true });
-  const two = check.prepare("SELECT state FROM workflow_steps WHERE run_id = 'tamper' AND step_id = 'two'").get() as { state: string };
+  const two = check.prepare("SELECT state FROM workflow_steps WHERE run_id = 'tamper' AND step_id = 'two'").get() as {
+    state: string;
+  };
   check.close();
   assert.equal(two.state, 'pending');
 });
 
 test('after a policy bump, a finished attempt is still recorded by advance(..., 0); new work needs the current binding', async (t) => {
   const { store, bytes } = await commandSetup(t);
-  await assert.rejects(runWorkflow({ dataDir: store.dataDir, runtime: new FakeRuntime('crash') }, 'cmd-policy', bytes, 32));
-  const attemptId = readRunStatus(store.dataDir, 'cmd-policy').steps.find((s) => s.id === 'cmd')?.execution?.attempt_id ?? '';
+  await assert.rejects(
+    runWorkflow({ dataDir: store.dataDir, runtime: new FakeRuntime('crash') }, 'cmd-policy', bytes, 32),
+  );
+  const attemptId =
+    readRunStatus(store.dataDir, 'cmd-policy').steps.find((s) => s.id === 'cmd')?.execution?.attempt_id ?? '';
   const journal = openJournal(store.dataDir, 'write');
   finishCommandAttempt(journal.db, attemptId, {
-    state: 'succeeded', outcome: 'passed', recordJson: Buffer.from('{}'), recordDigest: 'e'.repeat(64), summary: 'recovered', stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), nowMs: Date.now(),
+    state: 'succeeded',
+    outcome: 'passed',
+    recordJson: Buffer.from('{}'),
+    recordDigest: 'e'.repeat(64),
+    summary: 'recovered',
+    stdout: Buffer.alloc(0),
+    stderr: Buffer.alloc(0),
+    nowMs: Date.now(),
   });
   journal.close();
   bumpPolicy(store.dataDir, store.repository);
   const reconciled = await advance({ dataDir: store.dataDir }, 'cmd-policy', 0);
   assert.equal(reconciled.steps.find((s) => s.id === 'cmd')?.state, 'succeeded');
   assert.equal(reconciled.source_current, false);
-  await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'cmd-policy', 1), { code: 'WORKFLOW_BINDING_CHANGED' });
+  await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'cmd-policy', 1), {
+    code: 'WORKFLOW_BINDING_CHANGED',
+  });
   const after = readRunStatus(store.dataDir, 'cmd-policy');
   assert.equal(after.state, 'blocked');
   assert.equal(after.steps.find((s) => s.id === 'after')?.state, 'not_run');
@@ -258,7 +364,14 @@ test('run IDs: 128 characters accepted, 129 refused before anything is opened', 
 
 test('journal consistency: step rows that no longer follow the stored definition order are refused', async (t) => {
   const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha' });
-  const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'one', action: sourcePaths(store, ['a.txt']) }, { id: 'two', action: sourcePaths(store, ['a.txt']) }])));
+  const bytes = Buffer.from(
+    JSON.stringify(
+      definition(store, [
+        { id: 'one', action: sourcePaths(store, ['a.txt']) },
+        { id: 'two', action: sourcePaths(store, ['a.txt']) },
+      ]),
+    ),
+  );
   await runWorkflow({ dataDir: store.dataDir }, 'order', bytes, 1);
   const db = new Database(journalPaths(store.dataDir).db);
   db.prepare("UPDATE workflow_steps SET position = 31 WHERE run_id = 'order' AND step_id = 'one'").run();

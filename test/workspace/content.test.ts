@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, chmodSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { AgentscmError } from '../../src/contracts/errors.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { BLOB_CHUNK_BYTES } from '../../src/native/blobs.js';
@@ -41,8 +42,14 @@ test('a file written after it was scanned is WORKSPACE_CHANGED, not a mixed blob
   writeFileSync(join(root, 'a.txt'), 'before');
   const file = only(root, 'a.txt');
   appendFileSync(join(root, 'a.txt'), ' and after');
-  assert.throws(() => readFileContent(file, scratchTarget), (e: unknown) => e instanceof AgentscmError && e.code === 'WORKSPACE_CHANGED');
+  assert.throws(
+    () => readFileContent(file, scratchTarget),
+    (e: unknown) => e instanceof AgentscmError && e.code === 'WORKSPACE_CHANGED',
+  );
   const again = only(root, 'a.txt');
   chmodSync(join(root, 'a.txt'), 0o755);
-  assert.throws(() => readFileContent(again, scratchTarget), (e: unknown) => e instanceof AgentscmError && e.code === 'WORKSPACE_CHANGED');
+  assert.throws(
+    () => readFileContent(again, scratchTarget),
+    (e: unknown) => e instanceof AgentscmError && e.code === 'WORKSPACE_CHANGED',
+  );
 });

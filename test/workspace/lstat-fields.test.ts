@@ -4,11 +4,12 @@
  * the same scan as the lstatSync fallback.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, mkdirSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { chmodSync, lstatSync, mkdirSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+import { fileURLToPath } from 'node:url';
+
 import { fileType, lstatFields, lstatFieldsFast, useLstatFallback } from '../../src/workspace/lstat-fields.js';
 import { scanWorkspace } from '../../src/workspace/scan.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -63,7 +64,11 @@ test('on this Node the scan reads the fs binding, and it gives lstatSync’s num
     const path = join(root, rel);
     const stat = lstatSync(path);
     const got = { ...lstatFields(path) };
-    assert.deepEqual(got, { mode: stat.mode, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino }, rel);
+    assert.deepEqual(
+      got,
+      { mode: stat.mode, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino },
+      rel,
+    );
     assert.equal(fileType(got.mode), kindOf(path), rel);
   }
 });
@@ -76,7 +81,11 @@ test('errors are lstatSync’s: a missing path, a path through a file, a NUL byt
     assert.notEqual(expected, 'no error');
     for (const fallback of [false, true]) {
       useLstatFallback(fallback);
-      assert.equal(errorCodeOf(() => lstatFields(path)), expected, `${path} (fallback ${String(fallback)})`);
+      assert.equal(
+        errorCodeOf(() => lstatFields(path)),
+        expected,
+        `${path} (fallback ${String(fallback)})`,
+      );
     }
   }
   useLstatFallback(false);
@@ -91,7 +100,13 @@ test('the scan of a tree is the same through the binding and through the lstatSy
     useLstatFallback(fallback);
     assert.equal(lstatFieldsFast(), !fallback);
     const scan = scanWorkspace(root);
-    return { complete: scan.complete, problem: scan.problem, paths: scan.table.paths, modes: [...scan.table.modes], stats: [...scan.table.stats] };
+    return {
+      complete: scan.complete,
+      problem: scan.problem,
+      paths: scan.table.paths,
+      modes: [...scan.table.modes],
+      stats: [...scan.table.stats],
+    };
   });
   useLstatFallback(false);
   assert.equal(scans[0]?.complete, false, 'the fifo and the 8 GiB file make the scan incomplete');
@@ -103,8 +118,13 @@ test('the scan of a tree is the same through the binding and through the lstatSy
 
 test('reading the binding prints no deprecation warning, even under --pending-deprecation --throw-deprecation', () => {
   const root = fileURLToPath(new URL('../..', import.meta.url));
-  const script = "import { lstatFieldsFast } from './src/workspace/lstat-fields.ts'; process.stdout.write(String(lstatFieldsFast()));";
-  const result = spawnSync(process.execPath, ['--pending-deprecation', '--throw-deprecation', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+  const script =
+    "import { lstatFieldsFast } from './src/workspace/lstat-fields.ts'; process.stdout.write(String(lstatFieldsFast()));";
+  const result = spawnSync(
+    process.execPath,
+    ['--pending-deprecation', '--throw-deprecation', '--import', 'tsx', '--input-type=module', '-e', script],
+    { cwd: root, encoding: 'utf8' },
+  );
   assert.equal(result.status, 0, result.stderr);
   assert.equal(result.stdout, 'true');
   assert.doesNotMatch(result.stderr, /DEP0111|DeprecationWarning/);

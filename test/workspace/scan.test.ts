@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import test from 'node:test';
+
 import { DEFAULT_SCAN_BOUNDS, scanBoundsFromEnv, scanWorkspace } from '../../src/workspace/scan.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -51,7 +52,14 @@ test('.gitignore files apply at every level with git precedence, negation and di
   put(root, 'src/other.log');
   put(root, 'src/local-only/x.txt');
   put(root, 'src/main.ts');
-  assert.deepEqual(paths(root), ['.gitignore', 'deep/rooted.txt', 'keep.log', 'src/.gitignore', 'src/important.log', 'src/main.ts']);
+  assert.deepEqual(paths(root), [
+    '.gitignore',
+    'deep/rooted.txt',
+    'keep.log',
+    'src/.gitignore',
+    'src/important.log',
+    'src/main.ts',
+  ]);
 });
 
 test('a file inside an ignored directory cannot be re-included (git semantics)', (t) => {
@@ -72,7 +80,24 @@ test('paths sort by bytes, so a.txt comes before a/b', (t) => {
 
 test('the walk meets every path in byte order: directories whose names are prefixes, separators below "/", and non-ASCII names', (t) => {
   const root = tempDir(t);
-  const files = ['a/x', 'a-b', 'a.txt', 'a0', 'ab/c', 'ab/c.d/e', 'ab/c-d', 'ab/c0', 'a b/z', 'é/1', 'e\u0301', 'z', '日本/語', '😀/x', '\uff5e', 'deep/a/b/c/d/e'];
+  const files = [
+    'a/x',
+    'a-b',
+    'a.txt',
+    'a0',
+    'ab/c',
+    'ab/c.d/e',
+    'ab/c-d',
+    'ab/c0',
+    'a b/z',
+    'é/1',
+    'e\u0301',
+    'z',
+    '日本/語',
+    '😀/x',
+    '\uff5e',
+    'deep/a/b/c/d/e',
+  ];
   for (const file of files) put(root, file);
   mkdirSync(join(root, 'empty-dir'));
   symlinkSync('a', join(root, 'a-link'));
@@ -101,7 +126,10 @@ test('the single-file and total byte bounds: at the bound complete, one past inc
   const root = tempDir(t);
   put(root, 'a', '12345');
   put(root, 'b', '123');
-  assert.equal(scanWorkspace(root, { bounds: { ...DEFAULT_SCAN_BOUNDS, maxFileBytes: 5, maxTotalBytes: 8 } }).complete, true);
+  assert.equal(
+    scanWorkspace(root, { bounds: { ...DEFAULT_SCAN_BOUNDS, maxFileBytes: 5, maxTotalBytes: 8 } }).complete,
+    true,
+  );
   const big = scanWorkspace(root, { bounds: { ...DEFAULT_SCAN_BOUNDS, maxFileBytes: 4 } });
   assert.equal(big.complete, false);
   assert.match(big.problem ?? '', /a has 5 bytes, more than 4/);
@@ -129,7 +157,15 @@ test('any valid UTF-8 name is recorded byte-exact: accented, CJK, emoji, NFC and
   const root = tempDir(t);
   const nfc = 'caf\u00e9.txt';
   const nfd = 'cafe\u0301.txt';
-  const names = ['ok.txt', nfc, nfd, '\u6f22\u5b57/\u6587\u4ef6.md', 'emoji-\u{1f600}.txt', 'pua-\uff5e.txt', 'back\\slash:colon.txt'];
+  const names = [
+    'ok.txt',
+    nfc,
+    nfd,
+    '\u6f22\u5b57/\u6587\u4ef6.md',
+    'emoji-\u{1f600}.txt',
+    'pua-\uff5e.txt',
+    'back\\slash:colon.txt',
+  ];
   for (const name of names) put(root, name, name);
   const scan = scanWorkspace(root);
   assert.equal(scan.complete, true, scan.problem ?? '');
@@ -140,7 +176,11 @@ test('any valid UTF-8 name is recorded byte-exact: accented, CJK, emoji, NFC and
   assert.deepEqual(got, byBytes);
   assert.ok(got.includes(nfc) && got.includes(nfd), 'the NFC and NFD spellings are two files');
   const nfdEntry = scan.files.find((f) => f.path === nfd);
-  assert.deepEqual(Buffer.from(nfdEntry?.path ?? '', 'utf8'), Buffer.from('cafe\u0301.txt', 'utf8'), 'no normalization');
+  assert.deepEqual(
+    Buffer.from(nfdEntry?.path ?? '', 'utf8'),
+    Buffer.from('cafe\u0301.txt', 'utf8'),
+    'no normalization',
+  );
 });
 
 test('a name that is not UTF-8 makes the scan incomplete with WORKSPACE_PATH_NOT_UTF8; other refusals keep WORKSPACE_SCAN_INCOMPLETE', (t) => {
@@ -202,5 +242,8 @@ test('names are read as text, and a directory where that replaced bytes is read 
   put(clean, '\ufffd');
   const alone = scanWorkspace(clean);
   assert.equal(alone.complete, true);
-  assert.deepEqual(alone.files.map((f) => f.path), ['\ufffd']);
+  assert.deepEqual(
+    alone.files.map((f) => f.path),
+    ['\ufffd'],
+  );
 });

@@ -5,16 +5,30 @@
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { decodeStatCache, encodeStatCache } from '../../src/workspace/state.js';
-import type { CachedEntry } from '../../src/workspace/state.js';
+
+import { decodeStatCache, encodeStatCache, type CachedEntry } from '../../src/workspace/state.js';
 import { codeOf } from '../helpers/errors.js';
 
 const DIGEST = 'ab'.repeat(32);
 
 test('the stat cache encoding: byte layout and round trip of every field', () => {
   const entries: CachedEntry[] = [
-    { path: 'a', mode: 'file', size: 0n, blob: DIGEST, stat: { size: 0, mtimeMs: 1.5, ctimeMs: 2.25, ino: 7 }, cacheValid: true },
-    { path: 'b/é€😀.txt', mode: 'executable', size: 2n ** 32n + 5n, blob: '00'.repeat(32), stat: { size: 2 ** 32 + 5, mtimeMs: 1e12, ctimeMs: 1e12 + 0.5, ino: 2 ** 40 }, cacheValid: false },
+    {
+      path: 'a',
+      mode: 'file',
+      size: 0n,
+      blob: DIGEST,
+      stat: { size: 0, mtimeMs: 1.5, ctimeMs: 2.25, ino: 7 },
+      cacheValid: true,
+    },
+    {
+      path: 'b/é€😀.txt',
+      mode: 'executable',
+      size: 2n ** 32n + 5n,
+      blob: '00'.repeat(32),
+      stat: { size: 2 ** 32 + 5, mtimeMs: 1e12, ctimeMs: 1e12 + 0.5, ino: 2 ** 40 },
+      cacheValid: false,
+    },
     { path: 'c', mode: 'symlink', size: 2n ** 53n + 1n, blob: 'ff'.repeat(32), stat: null, cacheValid: false },
     { path: 'd', mode: 'file', size: 2n ** 64n - 1n, blob: DIGEST, stat: null, cacheValid: false },
   ];
@@ -33,9 +47,18 @@ test('the stat cache encoding: byte layout and round trip of every field', () =>
 
   const decoded = decodeStatCache(data);
   assert.deepEqual([...decoded.values()], entries);
-  assert.deepEqual([...decoded.keys()], entries.map((e) => e.path));
+  assert.deepEqual(
+    [...decoded.keys()],
+    entries.map((e) => e.path),
+  );
 
   // One byte more or less is damage, never a silently different cache.
-  assert.equal(codeOf(() => decodeStatCache(Buffer.concat([data, Buffer.from([0])]))), 'STORE_CORRUPT');
-  assert.equal(codeOf(() => decodeStatCache(data.subarray(0, data.length - 1))), 'STORE_CORRUPT');
+  assert.equal(
+    codeOf(() => decodeStatCache(Buffer.concat([data, Buffer.from([0])]))),
+    'STORE_CORRUPT',
+  );
+  assert.equal(
+    codeOf(() => decodeStatCache(data.subarray(0, data.length - 1))),
+    'STORE_CORRUPT',
+  );
 });

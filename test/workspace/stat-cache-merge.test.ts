@@ -7,16 +7,25 @@
 import assert from 'node:assert/strict';
 import { chmodSync, lstatSync, mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'node:test';
-import type { TestContext } from 'node:test';
+import test, { type TestContext } from 'node:test';
+
 import { createRepository } from '../../src/native/repositories.js';
-import { prepareRevision, prepareRevisionFromChanged, recordRevision, unchangedDirectories } from '../../src/native/revisions.js';
-import { createAuthority, withBulkBlobWrites } from '../../src/native/store.js';
-import type { Authority } from '../../src/native/store.js';
+import {
+  prepareRevision,
+  prepareRevisionFromChanged,
+  recordRevision,
+  unchangedDirectories,
+} from '../../src/native/revisions.js';
+import { createAuthority, withBulkBlobWrites, type Authority } from '../../src/native/store.js';
 import { scanWorkspace } from '../../src/workspace/scan.js';
 import { cacheTrustworthy, revisionInput, snapshotAgainstCache, snapshotTree } from '../../src/workspace/snapshot.js';
-import { decodeStatCache, EMPTY_STAT_CACHE, encodeStatCache, indexStatCache } from '../../src/workspace/state.js';
-import type { CachedEntry } from '../../src/workspace/state.js';
+import {
+  decodeStatCache,
+  EMPTY_STAT_CACHE,
+  encodeStatCache,
+  indexStatCache,
+  type CachedEntry,
+} from '../../src/workspace/state.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -48,7 +57,8 @@ function snapshot(auth: Authority, root: string, cache: Buffer, full = false): R
 test('the in-place comparison gives the changes and stat cache of the decoding one, and the revision of a full rebuild', async (t) => {
   const { root, auth } = workspaceAndStore(t);
   const repo = createRepository(auth, 'r');
-  for (const d of ['a/b/c', 'a/b/d', 'a/e', 'f', 'g/h']) for (let i = 0; i < 4; i++) write(root, `${d}/x${i}.txt`, `${d} ${i}`);
+  for (const d of ['a/b/c', 'a/b/d', 'a/e', 'f', 'g/h'])
+    for (let i = 0; i < 4; i++) write(root, `${d}/x${i}.txt`, `${d} ${i}`);
   write(root, 'top.txt', 'top');
   write(root, 'g.txt', 'g');
   write(root, 'a.b', 'sorts before a/');
@@ -67,17 +77,23 @@ test('the in-place comparison gives the changes and stat cache of the decoding o
   const steady = snapshot(auth, root, again.cache);
   assert.equal(steady.hashedFiles, 0);
   assert.ok(steady.cache.equals(again.cache));
-  assert.equal(steady.totalBytes, baseEntries.reduce((sum, e) => sum + e.size, 0n));
+  assert.equal(
+    steady.totalBytes,
+    baseEntries.reduce((sum, e) => sum + e.size, 0n),
+  );
 
   // Files modified only (no file added or removed): the cache is rewritten in place and equals
   // the one the decoding path builds.
   write(root, 'f/x2.txt', 'changed in place');
-  const modifiedOnly = withBulkBlobWrites(auth, () => snapshotTree(scanWorkspace(root), decodeStatCache(steady.cache), { auth, full: false }));
+  const modifiedOnly = withBulkBlobWrites(auth, () =>
+    snapshotTree(scanWorkspace(root), decodeStatCache(steady.cache), { auth, full: false }),
+  );
   const loaded = Buffer.from(steady.cache);
   const inPlace = snapshot(auth, root, loaded);
   assert.deepEqual(inPlace.changes, [{ path: 'f/x2.txt', kind: 'modified' }]);
   assert.equal(inPlace.cache, loaded, 'no new buffer for an edit that keeps the layout');
-  const stripValid = (entries: Iterable<CachedEntry>): unknown[] => [...entries].map(({ cacheValid: _valid, ...rest }) => rest);
+  const stripValid = (entries: Iterable<CachedEntry>): unknown[] =>
+    [...entries].map(({ cacheValid: _valid, ...rest }) => rest);
   assert.deepEqual(stripValid(decodeStatCache(inPlace.cache).values()), stripValid(modifiedOnly.entries));
   write(root, 'f/x2.txt', 'f 2');
 
@@ -92,7 +108,9 @@ test('the in-place comparison gives the changes and stat cache of the decoding o
   rmSync(join(root, 'top.txt'));
   write(root, 'top.txt/z', 'z');
 
-  const decoded = withBulkBlobWrites(auth, () => snapshotTree(scanWorkspace(root), decodeStatCache(steady.cache), { auth, full: false }));
+  const decoded = withBulkBlobWrites(auth, () =>
+    snapshotTree(scanWorkspace(root), decodeStatCache(steady.cache), { auth, full: false }),
+  );
   const merged = snapshot(auth, root, steady.cache);
   assert.deepEqual(merged.changes, decoded.changes);
   assert.deepEqual(
@@ -113,14 +131,26 @@ test('the in-place comparison gives the changes and stat cache of the decoding o
   assert.equal(merged.hashedFiles, decoded.hashedFiles);
   // The new cache is the one the decoding path would install (cache validity aside: it depends
   // on the moment each file was read).
-  const strip = (entries: Iterable<CachedEntry>): unknown[] => [...entries].map(({ cacheValid: _valid, ...rest }) => rest);
+  const strip = (entries: Iterable<CachedEntry>): unknown[] =>
+    [...entries].map(({ cacheValid: _valid, ...rest }) => rest);
   assert.deepEqual(strip(decodeStatCache(merged.cache).values()), strip(decoded.entries));
-  assert.equal(merged.totalBytes, decoded.entries.reduce((sum, e) => sum + e.size, 0n));
+  assert.equal(
+    merged.totalBytes,
+    decoded.entries.reduce((sum, e) => sum + e.size, 0n),
+  );
 
   const scan = scanWorkspace(root);
-  const known = unchangedDirectories(auth, repo.id, base.id, merged.changes.map((c) => c.path));
+  const known = unchangedDirectories(
+    auth,
+    repo.id,
+    base.id,
+    merged.changes.map((c) => c.path),
+  );
   const input = revisionInput(scan.table.paths, merged.cache, known);
-  const partial = prepareRevisionFromChanged(base.id, input, known, { entryCount: scan.files.length, totalBytes: merged.totalBytes });
+  const partial = prepareRevisionFromChanged(base.id, input, known, {
+    entryCount: scan.files.length,
+    totalBytes: merged.totalBytes,
+  });
   const whole = prepareRevision(base.id, decoded.entries);
   assert.equal(partial.id, whole.id);
   assert.equal(partial.entryCount, whole.entryCount);
@@ -128,11 +158,16 @@ test('the in-place comparison gives the changes and stat cache of the decoding o
   // Only the files of the directories on a changed path, and one file per untouched directory.
   assert.ok(input.length < scan.files.length, `${input.length} of ${scan.files.length}`);
   assert.deepEqual(
-    input.filter((e) => e.path.startsWith('a/b/d/') || e.path.startsWith('a/e/') || e.path.startsWith('f/')).map((e) => e.path),
+    input
+      .filter((e) => e.path.startsWith('a/b/d/') || e.path.startsWith('a/e/') || e.path.startsWith('f/'))
+      .map((e) => e.path),
     ['a/b/d/x0.txt', 'a/e/x0.txt', 'f/x0.txt'],
   );
   // Without known directories every file is given and the tree is the same.
-  assert.equal(prepareRevisionFromChanged(base.id, revisionInput(scan.table.paths, merged.cache, new Map()), new Map(), whole).id, whole.id);
+  assert.equal(
+    prepareRevisionFromChanged(base.id, revisionInput(scan.table.paths, merged.cache, new Map()), new Map(), whole).id,
+    whole.id,
+  );
 });
 
 test('an entry hashed within the racy margin is hashed again even when its stat snapshot matches', async (t) => {
@@ -199,11 +234,29 @@ test('a file whose mtime is a whole second (as an archive sets it) is trusted af
 });
 
 test('a damaged stat cache is refused when indexed, as when decoded', () => {
-  const data = encodeStatCache([{ path: 'a', mode: 'file', size: 1n, blob: '00'.repeat(32), stat: { size: 1, mtimeMs: 1, ctimeMs: 1, ino: 1 }, cacheValid: true }]);
+  const data = encodeStatCache([
+    {
+      path: 'a',
+      mode: 'file',
+      size: 1n,
+      blob: '00'.repeat(32),
+      stat: { size: 1, mtimeMs: 1, ctimeMs: 1, ino: 1 },
+      cacheValid: true,
+    },
+  ]);
   assert.equal(indexStatCache(data).count, 1);
-  assert.equal(codeOf(() => indexStatCache(Buffer.concat([data, Buffer.from([0])]))), 'STORE_CORRUPT');
-  assert.equal(codeOf(() => indexStatCache(data.subarray(0, data.length - 1))), 'STORE_CORRUPT');
+  assert.equal(
+    codeOf(() => indexStatCache(Buffer.concat([data, Buffer.from([0])]))),
+    'STORE_CORRUPT',
+  );
+  assert.equal(
+    codeOf(() => indexStatCache(data.subarray(0, data.length - 1))),
+    'STORE_CORRUPT',
+  );
   const badMode = Buffer.from(data);
   badMode[5 + 2 + 1] = 3;
-  assert.equal(codeOf(() => indexStatCache(badMode)), 'STORE_CORRUPT');
+  assert.equal(
+    codeOf(() => indexStatCache(badMode)),
+    'STORE_CORRUPT',
+  );
 });

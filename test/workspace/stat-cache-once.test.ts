@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import test from 'node:test';
+
 import { openWritable, u64ToSql } from '../../src/native/sqlite.js';
 import {
   abandonPending,
@@ -22,8 +23,10 @@ import {
   workspaceWrite,
   writeBindingRecord,
   writePending,
+  type CachedEntry,
+  type PendingOperation,
+  type WorkspaceDb,
 } from '../../src/workspace/state.js';
-import type { CachedEntry, PendingOperation, WorkspaceDb } from '../../src/workspace/state.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const REPOSITORY = 'b2'.repeat(16);
@@ -31,15 +34,33 @@ const REVISION = 'a1'.repeat(32);
 const NEXT = 'c3'.repeat(32);
 
 function cacheOf(path: string, digit: string): CachedEntry[] {
-  return [{ path, mode: 'file', size: 1n, blob: digit.repeat(64), stat: { size: 1, mtimeMs: 1.5, ctimeMs: 2.5, ino: 3 }, cacheValid: true }];
+  return [
+    {
+      path,
+      mode: 'file',
+      size: 1n,
+      blob: digit.repeat(64),
+      stat: { size: 1, mtimeMs: 1.5, ctimeMs: 2.5, ino: 3 },
+      cacheValid: true,
+    },
+  ];
 }
 
 function pointers(ws: WorkspaceDb): { base: number | null; pending: number | null; rows: number[] } {
-  const row = ws.db.prepare('SELECT base_cache AS base, pending_cache AS pending FROM workspace WHERE singleton = 1').get() as { base: number | null; pending: number | null };
+  const row = ws.db
+    .prepare('SELECT base_cache AS base, pending_cache AS pending FROM workspace WHERE singleton = 1')
+    .get() as { base: number | null; pending: number | null };
   return { ...row, rows: ws.db.prepare('SELECT id FROM stat_caches ORDER BY id').pluck().all() as number[] };
 }
 
-const pending = (revision: string): PendingOperation => ({ kind: 'checkpoint', change: 'c', expected_version: null, revision, parent: REVISION, started_ms: 1 });
+const pending = (revision: string): PendingOperation => ({
+  kind: 'checkpoint',
+  change: 'c',
+  expected_version: null,
+  revision,
+  parent: REVISION,
+  started_ms: 1,
+});
 
 test('a pending operation writes its stat cache once: adopting it moves the pointer, dropping it removes the row', (t) => {
   const root = tempDir(t);
@@ -86,7 +107,10 @@ test('workspace schema step 3 carries the base and the staged stat cache of step
     db.prepare(
       "INSERT INTO workspace (singleton, state, repository, data_dir, base_revision, generation, pending_kind, pending_change, pending_revision, pending_parent, pending_started_ms) VALUES (1, 'ready', ?, '/data', ?, ?, 'checkpoint', 'c', ?, ?, 1)",
     ).run(REPOSITORY, REVISION, u64ToSql(1n), NEXT, REVISION);
-    db.prepare("INSERT OR REPLACE INTO stat_cache (slot, data) VALUES ('base', ?), ('staged', ?)").run(encodeStatCache(cacheOf('a', '1')), encodeStatCache(cacheOf('b', '2')));
+    db.prepare("INSERT OR REPLACE INTO stat_cache (slot, data) VALUES ('base', ?), ('staged', ?)").run(
+      encodeStatCache(cacheOf('a', '1')),
+      encodeStatCache(cacheOf('b', '2')),
+    );
   } finally {
     db.close();
   }
@@ -96,7 +120,11 @@ test('workspace schema step 3 carries the base and the staged stat cache of step
   assert.deepEqual([...loadBaseEntries(ws).keys()], ['a']);
   const { base, pending: staged } = pointers(ws);
   assert.notEqual(staged, null);
-  assert.ok((ws.db.prepare('SELECT data FROM stat_caches WHERE id = ?').pluck().get(staged) as Buffer).equals(encodeStatCache(cacheOf('b', '2'))));
+  assert.ok(
+    (ws.db.prepare('SELECT data FROM stat_caches WHERE id = ?').pluck().get(staged) as Buffer).equals(
+      encodeStatCache(cacheOf('b', '2')),
+    ),
+  );
   // The pending operation still reconciles onto the staged cache.
   workspaceWrite(ws, () => commitPending(ws, NEXT, 2n));
   assert.deepEqual([...loadBaseEntries(ws).keys()], ['b']);

@@ -8,8 +8,8 @@ import { chmodSync, mkdirSync, renameSync, symlinkSync, unlinkSync, writeFileSyn
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
-import { jsonOf, runCli } from '../helpers/cli.js';
-import type { CliResult } from '../helpers/cli.js';
+
+import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 interface Checkpoint {
@@ -42,14 +42,21 @@ test('rename, mode change, retargeted symlink and empty directory through checkp
   writeFileSync(join(ws, 'run.sh'), '#!/bin/sh\n');
   symlinkSync('src/old.ts', join(ws, 'link'));
   const cli = (args: string[]): Promise<CliResult> => runCli(['--data-dir', data, ...args]);
-  const init = jsonOf<{ revision: string }>(ok(await cli(['init-repo', ws, '--name', 'p', '--no-instructions', '--json'])));
-  const checkpoint = async (): Promise<Checkpoint> => jsonOf<Checkpoint>(ok(await cli(['checkpoint', '--change', 'c', '--workspace', ws, '--json'])));
-  const diff = async (a: string, b: string): Promise<Diff> => jsonOf<Diff>(ok(await cli(['revision', 'diff', a, b, '--json'])));
+  const init = jsonOf<{ revision: string }>(
+    ok(await cli(['init-repo', ws, '--name', 'p', '--no-instructions', '--json'])),
+  );
+  const checkpoint = async (): Promise<Checkpoint> =>
+    jsonOf<Checkpoint>(ok(await cli(['checkpoint', '--change', 'c', '--workspace', ws, '--json'])));
+  const diff = async (a: string, b: string): Promise<Diff> =>
+    jsonOf<Diff>(ok(await cli(['revision', 'diff', a, b, '--json'])));
 
   const treeRows = (): { trees: number; entries: number } => {
     const db = new Database(join(data, 'native', 'authority.sqlite'), { readonly: true });
     try {
-      return { trees: db.prepare('SELECT count(*) FROM trees').pluck().get() as number, entries: db.prepare('SELECT count(*) FROM tree_entries').pluck().get() as number };
+      return {
+        trees: db.prepare('SELECT count(*) FROM trees').pluck().get() as number,
+        entries: db.prepare('SELECT count(*) FROM tree_entries').pluck().get() as number,
+      };
     } finally {
       db.close();
     }
@@ -70,29 +77,45 @@ test('rename, mode change, retargeted symlink and empty directory through checkp
 
   chmodSync(join(ws, 'run.sh'), 0o755);
   const moded = await checkpoint();
-  assert.deepEqual((await diff(renamed.revision, moded.revision)).changes, [{ path: 'run.sh', change: 'modified', before: 'file', after: 'executable' }]);
+  assert.deepEqual((await diff(renamed.revision, moded.revision)).changes, [
+    { path: 'run.sh', change: 'modified', before: 'file', after: 'executable' },
+  ]);
 
   unlinkSync(join(ws, 'link'));
   symlinkSync('src/new.ts', join(ws, 'link'));
   const retargeted = await checkpoint();
-  assert.deepEqual((await diff(moded.revision, retargeted.revision)).changes, [{ path: 'link', change: 'modified', before: 'symlink', after: 'symlink' }]);
+  assert.deepEqual((await diff(moded.revision, retargeted.revision)).changes, [
+    { path: 'link', change: 'modified', before: 'symlink', after: 'symlink' },
+  ]);
   const cat = ok(await cli(['revision', 'cat', retargeted.revision, 'link']));
   assert.equal(cat.stdout, 'src/new.ts');
 
   // An empty directory is not recorded: the tree is unchanged, so no new version.
   mkdirSync(join(ws, 'empty'));
   const same = await checkpoint();
-  assert.deepEqual({ created: same.created, revision: same.revision }, { created: false, revision: retargeted.revision });
+  assert.deepEqual(
+    { created: same.created, revision: same.revision },
+    { created: false, revision: retargeted.revision },
+  );
   // A file in it makes it a tree.
   writeFileSync(join(ws, 'empty/now.txt'), 'x');
   const filled = await checkpoint();
-  assert.deepEqual((await diff(retargeted.revision, filled.revision)).changes, [{ path: 'empty/now.txt', change: 'added', before: null, after: 'file' }]);
+  assert.deepEqual((await diff(retargeted.revision, filled.revision)).changes, [
+    { path: 'empty/now.txt', change: 'added', before: null, after: 'file' },
+  ]);
 
   // Prefixes are accepted like the other revision commands; human output marks each path.
   const human = ok(await cli(['revision', 'diff', init.revision.slice(0, 8), filled.revision.slice(0, 10)]));
   assert.equal(
     human.stdout,
-    ['A empty/now.txt (file)', 'M link (symlink)', 'M run.sh (file -> executable)', 'A src/new.ts (file)', 'D src/old.ts (file)', ''].join('\n'),
+    [
+      'A empty/now.txt (file)',
+      'M link (symlink)',
+      'M run.sh (file -> executable)',
+      'A src/new.ts (file)',
+      'D src/old.ts (file)',
+      '',
+    ].join('\n'),
   );
   const unknown = await cli(['revision', 'diff', init.revision, '0'.repeat(64), '--json']);
   assert.equal(unknown.code, 2);

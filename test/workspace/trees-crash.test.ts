@@ -9,7 +9,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
-import { jsonOf, REPO_ROOT, runCli, cliEntryArgv } from '../helpers/cli.js';
+
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 function killAt(point: string, args: readonly string[]): Promise<void> {
@@ -24,7 +25,9 @@ function killAt(point: string, args: readonly string[]): Promise<void> {
       stderr += chunk.toString();
       if (stderr.includes(`agentscm-test-paused:${point}`)) child.kill('SIGKILL');
     });
-    child.on('close', (_code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`did not pause at ${point}: ${stderr}`))));
+    child.on('close', (_code, signal) =>
+      signal === 'SIGKILL' ? resolve() : reject(new Error(`did not pause at ${point}: ${stderr}`)),
+    );
   });
 }
 
@@ -35,10 +38,16 @@ function rows(dataDir: string): { trees: number; entries: number; revisions: num
     assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
     // Every entry names a stored blob or tree: nothing half-written.
     assert.equal(
-      n("SELECT count(*) FROM tree_entries e WHERE (e.kind = 'directory' AND NOT EXISTS (SELECT 1 FROM trees t WHERE t.rowid = e.object)) OR (e.kind <> 'directory' AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.rowid = e.object))"),
+      n(
+        "SELECT count(*) FROM tree_entries e WHERE (e.kind = 'directory' AND NOT EXISTS (SELECT 1 FROM trees t WHERE t.rowid = e.object)) OR (e.kind <> 'directory' AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.rowid = e.object))",
+      ),
       0,
     );
-    return { trees: n('SELECT count(*) FROM trees'), entries: n('SELECT count(*) FROM tree_entries'), revisions: n('SELECT count(*) FROM revisions') };
+    return {
+      trees: n('SELECT count(*) FROM trees'),
+      entries: n('SELECT count(*) FROM tree_entries'),
+      revisions: n('SELECT count(*) FROM revisions'),
+    };
   } finally {
     db.close();
   }
@@ -61,11 +70,17 @@ for (const { point, committed } of [
     writeFileSync(join(ws, 'd2', 'f3'), 'changed');
     await killAt(point, ['--data-dir', data, 'checkpoint', '--change', 'c', '--workspace', ws]);
     // The new revision writes two trees (d2 and the root) and a revision row, or nothing.
-    assert.deepEqual(rows(data), committed ? { trees: before.trees + 2, entries: before.entries + 5 + 4, revisions: 2 } : before);
+    assert.deepEqual(
+      rows(data),
+      committed ? { trees: before.trees + 2, entries: before.entries + 5 + 4, revisions: 2 } : before,
+    );
     const next = await runCli(['--data-dir', data, 'checkpoint', '--change', 'c', '--workspace', ws, '--json']);
     assert.equal(next.code, 0, next.stderr);
     const result = jsonOf<{ created: boolean; reconciled: string; hashed_files: number }>(next);
-    assert.deepEqual({ created: result.created, reconciled: result.reconciled }, { created: !committed, reconciled: committed ? 'committed' : 'abandoned' });
+    assert.deepEqual(
+      { created: result.created, reconciled: result.reconciled },
+      { created: !committed, reconciled: committed ? 'committed' : 'abandoned' },
+    );
     assert.deepEqual(rows(data), { trees: before.trees + 2, entries: before.entries + 5 + 4, revisions: 2 });
     const status = jsonOf<{ clean: boolean; ready: boolean }>(await runCli(['status', '--workspace', ws, '--json']));
     assert.deepEqual(status, { ...status, clean: true, ready: true });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+
 import { relativePathProblem, workspacePathProblem } from '../../src/contracts/paths.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -20,18 +21,40 @@ test('init-repo, checkpoint, status and revision cat take accented, CJK, emoji, 
   for (const name of [NFC, NFD, CJK, EMOJI]) writeFileSync(join(ws, name), `content of ${name}\n`);
   const init = await runCli(['--data-dir', data, 'init-repo', ws, '--name', 'utf8', '--no-instructions', '--json']);
   assert.equal(init.code, 0, init.stderr);
-  const show = jsonOf<{ entries: { path: string }[] }>(await runCli(['--data-dir', data, 'revision', 'show', jsonOf<{ revision: string }>(init).revision, '--repository', 'utf8', '--json']));
+  const show = jsonOf<{ entries: { path: string }[] }>(
+    await runCli([
+      '--data-dir',
+      data,
+      'revision',
+      'show',
+      jsonOf<{ revision: string }>(init).revision,
+      '--repository',
+      'utf8',
+      '--json',
+    ]),
+  );
   assert.deepEqual(
     show.entries.map((e) => e.path),
     [NFC, NFD, EMOJI, CJK].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))),
   );
   for (const name of [NFC, NFD, CJK, EMOJI]) {
-    const cat = await runCli(['--data-dir', data, 'revision', 'cat', jsonOf<{ revision: string }>(init).revision, name, '--repository', 'utf8']);
+    const cat = await runCli([
+      '--data-dir',
+      data,
+      'revision',
+      'cat',
+      jsonOf<{ revision: string }>(init).revision,
+      name,
+      '--repository',
+      'utf8',
+    ]);
     assert.equal(cat.code, 0, cat.stderr);
     assert.equal(cat.stdout, `content of ${name}\n`, `the bytes of ${name}, not of its other normalization`);
   }
   writeFileSync(join(ws, NFD), 'changed\n');
-  const status = jsonOf<{ changes: { path: string; kind: string }[] }>(await runCli(['status', '--workspace', ws, '--json']));
+  const status = jsonOf<{ changes: { path: string; kind: string }[] }>(
+    await runCli(['status', '--workspace', ws, '--json']),
+  );
   assert.deepEqual(status.changes, [{ path: NFD, kind: 'modified' }]);
   const cp = await runCli(['--data-dir', data, 'checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
   assert.equal(cp.code, 0, cp.stderr);
@@ -54,10 +77,18 @@ test('a name that is not UTF-8 refuses init-repo and checkpoint with WORKSPACE_P
 
   const { rmSync } = await import('node:fs');
   rmSync(latin1);
-  assert.equal((await runCli(['--data-dir', data, 'init-repo', ws, '--name', 'bad', '--no-instructions', '--json'])).code, 0);
+  assert.equal(
+    (await runCli(['--data-dir', data, 'init-repo', ws, '--name', 'bad', '--no-instructions', '--json'])).code,
+    0,
+  );
   writeFileSync(latin1, 'x');
-  const status = jsonOf<{ complete: boolean; incomplete_code: string }>(await runCli(['status', '--workspace', ws, '--json']));
-  assert.deepEqual({ complete: status.complete, code: status.incomplete_code }, { complete: false, code: 'WORKSPACE_PATH_NOT_UTF8' });
+  const status = jsonOf<{ complete: boolean; incomplete_code: string }>(
+    await runCli(['status', '--workspace', ws, '--json']),
+  );
+  assert.deepEqual(
+    { complete: status.complete, code: status.incomplete_code },
+    { complete: false, code: 'WORKSPACE_PATH_NOT_UTF8' },
+  );
   const cp = await runCli(['--data-dir', data, 'checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
   assert.equal(cp.code, 1);
   assert.equal(jsonOf<{ error: { code: string } }>(cp).error.code, 'WORKSPACE_PATH_NOT_UTF8');

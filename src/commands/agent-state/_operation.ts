@@ -4,9 +4,9 @@
  * reports a blocking state (conflicts found, no agent eligible).
  */
 import { Args } from '@oclif/core';
+
 import { readAgentStateInput } from '../../agent-state/input.js';
-import type { AgentStateOperation } from '../../agent-state/operations.js';
-import { callAgentStateOperation } from '../../agent-state/operations.js';
+import { callAgentStateOperation, type AgentStateOperation } from '../../agent-state/operations.js';
 import { formatJson } from '../../contracts/canonical-json.js';
 import type { JsonValue } from '../../contracts/json-value.js';
 

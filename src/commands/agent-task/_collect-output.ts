@@ -1,6 +1,6 @@
 /** What `agent-task collect` and `retry-upload` print (human lines and the --json document). */
-import { formatJson } from '../../contracts/canonical-json.js';
 import type { CollectResult } from '../../collector/collect.js';
+import { formatJson } from '../../contracts/canonical-json.js';
 import type { JsonObject } from '../../contracts/json-value.js';
 
 export function collectResultJson(result: CollectResult): JsonObject {
@@ -19,8 +19,14 @@ export function collectResultJson(result: CollectResult): JsonObject {
 }
 
 export function printCollectResult(log: (line: string) => void, result: CollectResult): void {
-  log(`${result.ran ? 'collected' : 'uploaded the retained envelope of'} task ${result.task_id} attempt ${result.attempt_id} (upload request ${result.upload_request_id})`);
+  log(
+    `${result.ran ? 'collected' : 'uploaded the retained envelope of'} task ${result.task_id} attempt ${result.attempt_id} (upload request ${result.upload_request_id})`,
+  );
   log(`transfer ${result.transfer_digest}, ${result.envelope_bytes} bytes, retained at ${result.envelope_file}`);
-  log(`uploaded to ${result.upload.target === 'local' ? 'the local authority' : 'the hub'}: ${formatJson(result.upload.answer).replaceAll('\n', '\n  ')}`);
-  log(`hint: the check's verdict is ${result.outcome}${result.exit_code === null ? '' : ` (exit ${result.exit_code})`}; whether it counts is for qualification to decide`);
+  log(
+    `uploaded to ${result.upload.target === 'local' ? 'the local authority' : 'the hub'}: ${formatJson(result.upload.answer).replaceAll('\n', '\n  ')}`,
+  );
+  log(
+    `hint: the check's verdict is ${result.outcome}${result.exit_code === null ? '' : ` (exit ${result.exit_code})`}; whether it counts is for qualification to decide`,
+  );
 }

@@ -1,10 +1,11 @@
 import { Args, Flags } from '@oclif/core';
+
+import { BaseCommand } from '../_base.js';
+import { instantLines } from '../_times.js';
 import { formatJson } from '../../contracts/canonical-json.js';
 import type { JsonValue } from '../../contracts/json-value.js';
 import { callWithTokenFile } from '../../tasks/grant-guard.js';
 import { fillTaskInput, readTaskInput } from '../../tasks/input.js';
-import { BaseCommand } from '../_base.js';
-import { instantLines } from '../_times.js';
 
 export default class AgentTaskCall extends BaseCommand {
   static override summary = 'Run one typed agent-task operation against the local data directory.';
@@ -21,15 +22,36 @@ export default class AgentTaskCall extends BaseCommand {
     operation: Args.string({ description: 'Operation name (see capabilities).', required: true }),
   };
   static override flags = {
-    'token-file': Flags.string({ description: 'Token file of the grant to act under (written by `grant create` or `grant rotate`; mode 0600).', required: true, helpValue: 'FILE' }),
+    'token-file': Flags.string({
+      description: 'Token file of the grant to act under (written by `grant create` or `grant rotate`; mode 0600).',
+      required: true,
+      helpValue: 'FILE',
+    }),
     profile: Flags.string({ description: 'Workflow task profile id.', default: 'default', helpValue: 'ID' }),
-    target: Flags.string({ description: 'Protected target whose installed requirement the tasks come from.', default: 'main', helpValue: 'NAME' }),
-    repository: Flags.string({ description: "Repository ID or name; it must be the grant's (default: the grant's repository).", helpValue: 'ID_OR_NAME' }),
-    change: Flags.string({ description: 'Change id of the subject (requirements, next; claim, instructions and reference of a task not yet retained).', helpValue: 'ID', dependsOn: ['context'] }),
-    context: Flags.string({ description: "Digest of the review context of the Change's current version (with --change).", helpValue: 'DIGEST', dependsOn: ['change'] }),
+    target: Flags.string({
+      description: 'Protected target whose installed requirement the tasks come from.',
+      default: 'main',
+      helpValue: 'NAME',
+    }),
+    repository: Flags.string({
+      description: "Repository ID or name; it must be the grant's (default: the grant's repository).",
+      helpValue: 'ID_OR_NAME',
+    }),
+    change: Flags.string({
+      description:
+        'Change id of the subject (requirements, next; claim, instructions and reference of a task not yet retained).',
+      helpValue: 'ID',
+      dependsOn: ['context'],
+    }),
+    context: Flags.string({
+      description: "Digest of the review context of the Change's current version (with --change).",
+      helpValue: 'DIGEST',
+      dependsOn: ['change'],
+    }),
     input: Flags.string({ description: 'Request JSON file, or - for stdin.', helpValue: 'FILE|-' }),
     executor: Flags.string({
-      description: "Fill the request's executor binding from this current registration (claim, heartbeat, cancel, reconcile, result, recovery); an omitted agent is always filled from the grant.",
+      description:
+        "Fill the request's executor binding from this current registration (claim, heartbeat, cancel, reconcile, result, recovery); an omitted agent is always filled from the grant.",
       helpValue: 'REGISTRATION_ID',
     }),
   };
@@ -38,7 +60,14 @@ export default class AgentTaskCall extends BaseCommand {
     const { args, flags } = await this.parse(AgentTaskCall);
     const dataDir = this.resolveDataDir(flags['data-dir']);
     const read = flags.input === undefined ? null : readTaskInput(flags.input);
-    const input = fillTaskInput({ dataDir, tokenFile: flags['token-file'], operation: args.operation, input: read, repository: flags.repository, executor: flags.executor });
+    const input = fillTaskInput({
+      dataDir,
+      tokenFile: flags['token-file'],
+      operation: args.operation,
+      input: read,
+      repository: flags.repository,
+      executor: flags.executor,
+    });
     const result = callWithTokenFile({
       dataDir,
       tokenFile: flags['token-file'],
@@ -47,7 +76,10 @@ export default class AgentTaskCall extends BaseCommand {
       repository: flags.repository,
       profile: flags.profile,
       target: flags.target,
-      subject: flags.change === undefined || flags.context === undefined ? undefined : { change_id: flags.change, context_digest: flags.context },
+      subject:
+        flags.change === undefined || flags.context === undefined
+          ? undefined
+          : { change_id: flags.change, context_digest: flags.context },
     });
     this.log(formatJson(result));
     for (const line of instantLines(result)) this.log(line);

@@ -1,27 +1,58 @@
 import { Flags } from '@oclif/core';
+
+import { BaseCommand } from '../_base.js';
+import { instantLines } from '../_times.js';
 import type { JsonObject } from '../../contracts/json-value.js';
 import { claimToFile } from '../../tasks/collector-claim-file.js';
 import { shown } from '../../tasks/collector-execution.js';
-import { BaseCommand } from '../_base.js';
-import { instantLines } from '../_times.js';
 
 export default class AgentTaskClaim extends BaseCommand {
-  static override summary = 'Claim a command task under an installed collector profile and write its collector descriptor.';
+  static override summary =
+    'Claim a command task under an installed collector profile and write its collector descriptor.';
   static override description =
-    "The collector claim (operation collector_claim) of one subject, as the actor of the live grant in --token-file: the command task of the profile's step (or --task) is claimed with a fresh request id, execution identity, fence and lease, the executor binding is the profile's enrolled epoch, and the attempt records the originating grant and its generation, the profile and a fresh upload_request_id. The descriptor (docs/wire.md \"Collector descriptor\", canonical JSON) is written to --out, created with mode 0600; an existing file is never overwritten. Hand it to `agent-task collect`. The claim is refused, changing nothing, when the profile is not installed, its registration is no longer current, the profile does not fit the task, the task is already claimed or a needed step is incomplete (docs/agent-tasks.md \"agent-task claim\").";
+    'The collector claim (operation collector_claim) of one subject, as the actor of the live grant in --token-file: the command task of the profile\'s step (or --task) is claimed with a fresh request id, execution identity, fence and lease, the executor binding is the profile\'s enrolled epoch, and the attempt records the originating grant and its generation, the profile and a fresh upload_request_id. The descriptor (docs/wire.md "Collector descriptor", canonical JSON) is written to --out, created with mode 0600; an existing file is never overwritten. Hand it to `agent-task collect`. The claim is refused, changing nothing, when the profile is not installed, its registration is no longer current, the profile does not fit the task, the task is already claimed or a needed step is incomplete (docs/agent-tasks.md "agent-task claim").';
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data agent-task claim --profile 3f1c…9a --change fix-parser --context 5f3c…e2 --token-file ./alice.token --out unit.descriptor.json',
     '<%= config.bin %> agent-task claim --profile 3f1c…9a --change fix-parser --context 5f3c…e2 --task t-0f1e… --token-file ./alice.token --out d.json --json',
   ];
   static override flags = {
-    profile: Flags.string({ description: 'collector_profile_id of the installed collector profile (agent-task profile install).', required: true, helpValue: 'ID' }),
+    profile: Flags.string({
+      description: 'collector_profile_id of the installed collector profile (agent-task profile install).',
+      required: true,
+      helpValue: 'ID',
+    }),
     change: Flags.string({ description: 'Change id of the subject.', required: true, helpValue: 'ID' }),
-    context: Flags.string({ description: "Digest of the review context of the Change's current version.", required: true, helpValue: 'DIGEST' }),
-    task: Flags.string({ description: "Task id to claim (default: the subject's task of the profile's step).", helpValue: 'ID' }),
-    target: Flags.string({ description: 'Protected target whose installed requirement the tasks come from.', default: 'main', helpValue: 'NAME' }),
-    'lease-ms': Flags.integer({ description: 'Requested lease in milliseconds (1 to 86400000).', default: 3_600_000, min: 1, max: 86_400_000, helpValue: 'MS' }),
-    'token-file': Flags.string({ description: 'Token file of the grant to act under (mode 0600).', required: true, helpValue: 'FILE' }),
-    out: Flags.string({ description: 'Descriptor file to create (mode 0600; never overwritten).', required: true, helpValue: 'FILE' }),
+    context: Flags.string({
+      description: "Digest of the review context of the Change's current version.",
+      required: true,
+      helpValue: 'DIGEST',
+    }),
+    task: Flags.string({
+      description: "Task id to claim (default: the subject's task of the profile's step).",
+      helpValue: 'ID',
+    }),
+    target: Flags.string({
+      description: 'Protected target whose installed requirement the tasks come from.',
+      default: 'main',
+      helpValue: 'NAME',
+    }),
+    'lease-ms': Flags.integer({
+      description: 'Requested lease in milliseconds (1 to 86400000).',
+      default: 3_600_000,
+      min: 1,
+      max: 86_400_000,
+      helpValue: 'MS',
+    }),
+    'token-file': Flags.string({
+      description: 'Token file of the grant to act under (mode 0600).',
+      required: true,
+      helpValue: 'FILE',
+    }),
+    out: Flags.string({
+      description: 'Descriptor file to create (mode 0600; never overwritten).',
+      required: true,
+      helpValue: 'FILE',
+    }),
   };
 
   async run(): Promise<JsonObject> {
@@ -40,7 +71,9 @@ export default class AgentTaskClaim extends BaseCommand {
     const d = result.descriptor as JsonObject;
     const attempt = d.attempt as JsonObject;
     const task = d.task as JsonObject;
-    this.log(`claimed task ${shown(task.task_id)} attempt ${shown(attempt.attempt_id)} (fence ${shown(attempt.fence)}) for collection`);
+    this.log(
+      `claimed task ${shown(task.task_id)} attempt ${shown(attempt.attempt_id)} (fence ${shown(attempt.fence)}) for collection`,
+    );
     this.log(`  descriptor written to ${flags.out}; upload request ${shown(d.upload_request_id)}`);
     for (const line of instantLines(d)) this.log(`  ${line}`);
     return result;

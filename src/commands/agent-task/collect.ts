@@ -1,11 +1,13 @@
 import { Flags } from '@oclif/core';
+
+import { BaseCommand } from '../_base.js';
 import { collect } from '../../collector/collect.js';
 import type { JsonObject } from '../../contracts/json-value.js';
-import { BaseCommand } from '../_base.js';
 import { collectResultJson, printCollectResult } from './_collect-output.js';
 
 export default class AgentTaskCollect extends BaseCommand {
-  static override summary = 'Run a claimed command or review task as an operator-enrolled collector and upload the signed transfer.';
+  static override summary =
+    'Run a claimed command or review task as an operator-enrolled collector and upload the signed transfer.';
   static override description =
     'Reads the collector descriptor written by `agent-task claim --out`, recompiles it against the authority of --data-dir (any difference is refused: profile, registration, key, subject, recipe, runtime identity, task, attempt, fence, origin grant) and rechecks the grant, task and attempt before the run and again before signing. It reserves the collection durably in --state-dir before any container exists, materializes the exact revision, runs the recipe with the OCI command collector (network none, read-only source, non-root, no capabilities, limits), builds the ExecutionRequest and ExecutionRecord, signs the transfer envelope with --key, retains the envelope in --state-dir and only then uploads it: into the local authority, or to the hub when --endpoint is given. Running it again for the same descriptor never runs the command again; it uploads the retained envelope. A failed check is a completed collection (exit 0): its verdict is printed, qualification decides what it means. A review descriptor (a task claimed under a finite-review profile) runs the finite review controller instead: --review-executable names the Claude Code executable, whose SHA-256 must be the one the profile pins (model and provider scope come from the profile), --review-env names each variable it may see (nothing else is passed); every model call is reserved in --state-dir before it is made, and running it again never repeats a call. --docker and --docker-socket are then not needed. Progress goes to stderr when it is a terminal and --json is not given, or with AGENTSCM_PROGRESS=1.';
 
@@ -16,15 +18,53 @@ export default class AgentTaskCollect extends BaseCommand {
   ];
 
   static override flags = {
-    descriptor: Flags.string({ description: 'Collector descriptor file written by `agent-task claim --out`.', required: true, helpValue: 'FILE' }),
-    key: Flags.string({ description: 'Key file of the enrolled registration the descriptor names (written by `agent-task key`).', required: true, helpValue: 'KEYFILE' }),
-    'state-dir': Flags.string({ description: 'Owner-private (0700) collector state directory outside every workspace: the reservation, snapshot and retained envelope live here.', required: true, helpValue: 'DIR' }),
-    docker: Flags.string({ description: 'The operator-selected docker executable; hashed into the runtime identity, never run (a command descriptor needs it).', helpValue: 'PATH' }),
-    'docker-socket': Flags.string({ description: 'Unix socket of the Docker Engine API (a command descriptor needs it).', helpValue: 'PATH' }),
-    'token-file': Flags.string({ description: 'Token file of the grant that claimed the task (the descriptor origin); also the upload bearer token.', required: true, helpValue: 'FILE' }),
-    endpoint: Flags.string({ description: "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead of the local authority.", helpValue: 'URL' }),
-    'review-executable': Flags.string({ description: 'A review descriptor: absolute path of the Claude Code executable (a symlink is not followed); its SHA-256 must be the one the finite-review profile pins.', helpValue: 'PATH' }),
-    'review-env': Flags.string({ description: 'A review descriptor: name of an environment variable passed to the executable (repeatable); nothing else of the environment is inherited.', multiple: true, helpValue: 'NAME' }),
+    descriptor: Flags.string({
+      description: 'Collector descriptor file written by `agent-task claim --out`.',
+      required: true,
+      helpValue: 'FILE',
+    }),
+    key: Flags.string({
+      description: 'Key file of the enrolled registration the descriptor names (written by `agent-task key`).',
+      required: true,
+      helpValue: 'KEYFILE',
+    }),
+    'state-dir': Flags.string({
+      description:
+        'Owner-private (0700) collector state directory outside every workspace: the reservation, snapshot and retained envelope live here.',
+      required: true,
+      helpValue: 'DIR',
+    }),
+    docker: Flags.string({
+      description:
+        'The operator-selected docker executable; hashed into the runtime identity, never run (a command descriptor needs it).',
+      helpValue: 'PATH',
+    }),
+    'docker-socket': Flags.string({
+      description: 'Unix socket of the Docker Engine API (a command descriptor needs it).',
+      helpValue: 'PATH',
+    }),
+    'token-file': Flags.string({
+      description:
+        'Token file of the grant that claimed the task (the descriptor origin); also the upload bearer token.',
+      required: true,
+      helpValue: 'FILE',
+    }),
+    endpoint: Flags.string({
+      description:
+        "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead of the local authority.",
+      helpValue: 'URL',
+    }),
+    'review-executable': Flags.string({
+      description:
+        'A review descriptor: absolute path of the Claude Code executable (a symlink is not followed); its SHA-256 must be the one the finite-review profile pins.',
+      helpValue: 'PATH',
+    }),
+    'review-env': Flags.string({
+      description:
+        'A review descriptor: name of an environment variable passed to the executable (repeatable); nothing else of the environment is inherited.',
+      multiple: true,
+      helpValue: 'NAME',
+    }),
   };
 
   async run(): Promise<JsonObject> {

@@ -1,8 +1,8 @@
 import { Flags } from '@oclif/core';
-import type { EnrollResult } from '../../native/executor-registry.js';
-import { enrollInDataDir } from '../../native/executor-registry.js';
-import { DEFAULT_TASK_PROFILE } from '../../contracts/executor-enrollment.js';
+
 import { BaseCommand } from '../_base.js';
+import { DEFAULT_TASK_PROFILE } from '../../contracts/executor-enrollment.js';
+import { enrollInDataDir, type EnrollResult } from '../../native/executor-registry.js';
 
 export default class AgentTaskEnroll extends BaseCommand {
   static override summary = 'Enroll an executor public key for one repository, profile and step.';
@@ -12,11 +12,26 @@ export default class AgentTaskEnroll extends BaseCommand {
     '<%= config.bin %> --data-dir ./agentscm-data agent-task enroll --repository demo --step unit-tests --executor ci-box --public-key 3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29',
   ];
   static override flags = {
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
-    profile: Flags.string({ description: 'Workflow task profile id the enrollment is scoped to (the same default as `agent-task call`).', default: DEFAULT_TASK_PROFILE, helpValue: 'ID' }),
-    step: Flags.string({ description: 'Workflow step id the enrollment is scoped to.', required: true, helpValue: 'ID' }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
+    profile: Flags.string({
+      description: 'Workflow task profile id the enrollment is scoped to (the same default as `agent-task call`).',
+      default: DEFAULT_TASK_PROFILE,
+      helpValue: 'ID',
+    }),
+    step: Flags.string({
+      description: 'Workflow step id the enrollment is scoped to.',
+      required: true,
+      helpValue: 'ID',
+    }),
     executor: Flags.string({ description: 'Executor id.', required: true, helpValue: 'ID' }),
-    'public-key': Flags.string({ description: 'Ed25519 public key, 64 lowercase hex (as printed by `agent-task key`).', required: true, helpValue: 'HEX' }),
+    'public-key': Flags.string({
+      description: 'Ed25519 public key, 64 lowercase hex (as printed by `agent-task key`).',
+      required: true,
+      helpValue: 'HEX',
+    }),
   };
 
   async run(): Promise<EnrollResult> {

@@ -1,14 +1,18 @@
 import { Args, Flags } from '@oclif/core';
-import { AgentscmError } from '../../contracts/errors.js';
+
+import { BaseCommand } from '../_base.js';
 import { digestObservationFile } from '../../collector/observation-files.js';
 import { counted } from '../../contracts/counted.js';
-import { BaseCommand } from '../_base.js';
+import { AgentscmError } from '../../contracts/errors.js';
 
 export default class AgentTaskObservationDigest extends BaseCommand {
   static override summary = 'Print the observation digest (or the exact signing bytes) of a result assertion.';
   static override description =
     'Decodes the assertion strictly, sets executor_provenance to null, encodes it in declared field order and prints the domain-separated SHA-256 digest and the byte length. With --bytes, writes the exact signing bytes to stdout instead.';
-  static override examples = ['<%= config.bin %> agent-task observation-digest observation.json --json', '<%= config.bin %> agent-task observation-digest observation.json --bytes | xxd | head'];
+  static override examples = [
+    '<%= config.bin %> agent-task observation-digest observation.json --json',
+    '<%= config.bin %> agent-task observation-digest observation.json --bytes | xxd | head',
+  ];
   static override args = {
     file: Args.string({ description: 'Assertion JSON file, or - for stdin.', required: true }),
   };
@@ -19,7 +23,9 @@ export default class AgentTaskObservationDigest extends BaseCommand {
   async run(): Promise<{ digest: string; length: number }> {
     const { args, flags } = await this.parse(AgentTaskObservationDigest);
     if (flags.bytes && this.jsonEnabled()) {
-      throw new AgentscmError('USAGE', '--bytes writes the raw signing bytes and cannot be combined with --json', { hint: 'use one of --bytes or --json' });
+      throw new AgentscmError('USAGE', '--bytes writes the raw signing bytes and cannot be combined with --json', {
+        hint: 'use one of --bytes or --json',
+      });
     }
     const result = digestObservationFile(args.file);
     if (flags.bytes) process.stdout.write(result.bytes);

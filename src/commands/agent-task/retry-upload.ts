@@ -1,7 +1,8 @@
 import { Flags } from '@oclif/core';
+
+import { BaseCommand } from '../_base.js';
 import { retryUpload } from '../../collector/collect.js';
 import type { JsonObject } from '../../contracts/json-value.js';
-import { BaseCommand } from '../_base.js';
 import { collectResultJson, printCollectResult } from './_collect-output.js';
 
 export default class AgentTaskRetryUpload extends BaseCommand {
@@ -15,10 +16,26 @@ export default class AgentTaskRetryUpload extends BaseCommand {
   ];
 
   static override flags = {
-    'state-dir': Flags.string({ description: 'The collector state directory the collection used.', required: true, helpValue: 'DIR' }),
-    'upload-request-id': Flags.string({ description: 'The upload_request_id of the collection (printed by collect; in its descriptor).', required: true, helpValue: 'ID' }),
-    'token-file': Flags.string({ description: 'Token file of the grant to upload as (the bearer token).', required: true, helpValue: 'FILE' }),
-    endpoint: Flags.string({ description: "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead of the local authority.", helpValue: 'URL' }),
+    'state-dir': Flags.string({
+      description: 'The collector state directory the collection used.',
+      required: true,
+      helpValue: 'DIR',
+    }),
+    'upload-request-id': Flags.string({
+      description: 'The upload_request_id of the collection (printed by collect; in its descriptor).',
+      required: true,
+      helpValue: 'ID',
+    }),
+    'token-file': Flags.string({
+      description: 'Token file of the grant to upload as (the bearer token).',
+      required: true,
+      helpValue: 'FILE',
+    }),
+    endpoint: Flags.string({
+      description:
+        "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead of the local authority.",
+      helpValue: 'URL',
+    }),
   };
 
   async run(): Promise<JsonObject> {

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
-import { probeRuntime } from '../../collector/runtime-probe.js';
-import type { RuntimeProbeResult } from '../../collector/runtime-probe.js';
+
 import { BaseCommand } from '../_base.js';
+import { probeRuntime, type RuntimeProbeResult } from '../../collector/runtime-probe.js';
 
 export default class AgentTaskRuntimeProbe extends BaseCommand {
   static override description =
@@ -13,16 +13,34 @@ export default class AgentTaskRuntimeProbe extends BaseCommand {
   ];
 
   static override flags = {
-    docker: Flags.string({ description: 'The operator-selected docker executable; hashed into the identity, never run.', required: true, helpValue: 'PATH' }),
-    'docker-socket': Flags.string({ description: 'Unix socket of the Docker Engine API.', required: true, helpValue: 'PATH' }),
-    image: Flags.string({ description: 'Image reference to pin by its ID; it must already be present.', required: true, helpValue: 'REF' }),
+    docker: Flags.string({
+      description: 'The operator-selected docker executable; hashed into the identity, never run.',
+      required: true,
+      helpValue: 'PATH',
+    }),
+    'docker-socket': Flags.string({
+      description: 'Unix socket of the Docker Engine API.',
+      required: true,
+      helpValue: 'PATH',
+    }),
+    image: Flags.string({
+      description: 'Image reference to pin by its ID; it must already be present.',
+      required: true,
+      helpValue: 'REF',
+    }),
   };
 
   async run(): Promise<RuntimeProbeResult> {
     const { flags } = await this.parse(AgentTaskRuntimeProbe);
-    const result = await probeRuntime({ docker: flags.docker, dockerSocket: flags['docker-socket'], image: flags.image });
+    const result = await probeRuntime({
+      docker: flags.docker,
+      dockerSocket: flags['docker-socket'],
+      image: flags.image,
+    });
     const id = result.identity;
-    this.log(`engine ${id.engine_version} (Engine API ${id.api_version}) ${id.os}/${id.arch}, cgroup v${id.cgroup_version}`);
+    this.log(
+      `engine ${id.engine_version} (Engine API ${id.api_version}) ${id.os}/${id.arch}, cgroup v${id.cgroup_version}`,
+    );
     this.log(`security options: ${id.security_options.join(', ') || '(none)'}`);
     this.log(`image ${id.image.reference} = ${id.image.id}`);
     this.log(`executable sha256 ${id.executable_sha256}`);

@@ -1,8 +1,9 @@
 import { Args, Flags } from '@oclif/core';
+
+import { BaseCommand } from '../_base.js';
 import { uploadEnvelopeFile } from '../../collector/collect.js';
 import { formatJson } from '../../contracts/canonical-json.js';
 import type { JsonObject } from '../../contracts/json-value.js';
-import { BaseCommand } from '../_base.js';
 
 export default class AgentTaskUpload extends BaseCommand {
   static override summary = 'Upload a collector transfer envelope file as it is.';
@@ -19,15 +20,34 @@ export default class AgentTaskUpload extends BaseCommand {
   };
 
   static override flags = {
-    'token-file': Flags.string({ description: 'Token file of the grant to upload as (the bearer token).', required: true, helpValue: 'FILE' }),
-    endpoint: Flags.string({ description: "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead of the local authority.", helpValue: 'URL' }),
+    'token-file': Flags.string({
+      description: 'Token file of the grant to upload as (the bearer token).',
+      required: true,
+      helpValue: 'FILE',
+    }),
+    endpoint: Flags.string({
+      description:
+        "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead of the local authority.",
+      helpValue: 'URL',
+    }),
   };
 
   async run(): Promise<JsonObject> {
     const { args, flags } = await this.parse(AgentTaskUpload);
-    const result = await uploadEnvelopeFile({ dataDir: this.resolveDataDir(flags['data-dir']), envelopeFile: args.envelope, tokenFile: flags['token-file'], endpoint: flags.endpoint });
-    this.log(`uploaded transfer ${result.transfer_digest} (${result.envelope_bytes} bytes) to ${result.upload.target === 'local' ? 'the local authority' : 'the hub'}`);
+    const result = await uploadEnvelopeFile({
+      dataDir: this.resolveDataDir(flags['data-dir']),
+      envelopeFile: args.envelope,
+      tokenFile: flags['token-file'],
+      endpoint: flags.endpoint,
+    });
+    this.log(
+      `uploaded transfer ${result.transfer_digest} (${result.envelope_bytes} bytes) to ${result.upload.target === 'local' ? 'the local authority' : 'the hub'}`,
+    );
     this.log(formatJson(result.upload.answer));
-    return { transfer_digest: result.transfer_digest, envelope_bytes: result.envelope_bytes, upload: { target: result.upload.target, answer: result.upload.answer } };
+    return {
+      transfer_digest: result.transfer_digest,
+      envelope_bytes: result.envelope_bytes,
+      upload: { target: result.upload.target, answer: result.upload.answer },
+    };
   }
 }

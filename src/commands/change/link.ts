@@ -1,14 +1,15 @@
 import { Flags } from '@oclif/core';
+
+import { BaseCommand } from '../_base.js';
 import { AgentscmError } from '../../contracts/errors.js';
 import { FORGE_KINDS } from '../../contracts/hub-config.js';
-import { linkChange, unlinkChange } from '../../hub/forge-links.js';
-import type { ForgeLink } from '../../hub/forge-links.js';
-import { BaseCommand } from '../_base.js';
+import { linkChange, unlinkChange, type ForgeLink } from '../../hub/forge-links.js';
 
 export default class ChangeLink extends BaseCommand {
-  static override summary = 'Link a Change to the forge commit it is the candidate of, so the hub publishes its qualification there.';
+  static override summary =
+    'Link a Change to the forge commit it is the candidate of, so the hub publishes its qualification there.';
   static override description =
-    'Records that the Change is the candidate of a pull request (GitHub) or merge request (GitLab) whose head commit is --sha in --project. A hub profile with publish_forge_status: true then publishes the Change\'s qualification state (pending, success or failure, context agentscm/qualification) as a commit status on that commit, and again whenever it changes. Linking again replaces the Change\'s link (e.g. after a new push); --remove takes it out. The link is operator metadata kept in DATA_DIR/forge/links.sqlite: it is not evidence and admission never reads it.';
+    "Records that the Change is the candidate of a pull request (GitHub) or merge request (GitLab) whose head commit is --sha in --project. A hub profile with publish_forge_status: true then publishes the Change's qualification state (pending, success or failure, context agentscm/qualification) as a commit status on that commit, and again whenever it changes. Linking again replaces the Change's link (e.g. after a new push); --remove takes it out. The link is operator metadata kept in DATA_DIR/forge/links.sqlite: it is not evidence and admission never reads it.";
   static override examples = [
     '<%= config.bin %> change link --change fix-parser --forge github --project acme/widgets --sha 3f786850e387550fdab836ed7e6dc881de23001b',
     '<%= config.bin %> change link --change fix-parser --forge gitlab --project platform/tools/widgets --sha "$(git rev-parse HEAD)" --json',
@@ -17,10 +18,19 @@ export default class ChangeLink extends BaseCommand {
   static override flags = {
     change: Flags.string({ description: 'The Change ID.', required: true, helpValue: 'ID' }),
     forge: Flags.string({ description: 'The forge that holds the pull or merge request.', options: [...FORGE_KINDS] }),
-    project: Flags.string({ description: 'GitHub: OWNER/NAME; GitLab: the project path (GROUP/NAME, subgroups allowed) or its numeric ID.', helpValue: 'PROJECT' }),
-    sha: Flags.string({ description: 'The full lowercase hex SHA of the pull or merge request head commit.', helpValue: 'SHA' }),
-    remove: Flags.boolean({ description: 'Remove the Change\'s link instead of recording one.', default: false }),
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+    project: Flags.string({
+      description: 'GitHub: OWNER/NAME; GitLab: the project path (GROUP/NAME, subgroups allowed) or its numeric ID.',
+      helpValue: 'PROJECT',
+    }),
+    sha: Flags.string({
+      description: 'The full lowercase hex SHA of the pull or merge request head commit.',
+      helpValue: 'SHA',
+    }),
+    remove: Flags.boolean({ description: "Remove the Change's link instead of recording one.", default: false }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<ForgeLink | { change_id: string; removed: boolean }> {
@@ -28,16 +38,27 @@ export default class ChangeLink extends BaseCommand {
     const dataDir = this.resolveDataDir(flags['data-dir']);
     if (flags.remove) {
       if (flags.forge !== undefined || flags.project !== undefined || flags.sha !== undefined) {
-        throw new AgentscmError('USAGE', '--remove takes no --forge, --project or --sha', { hint: 'run `agentscm change link --change ID --remove`' });
+        throw new AgentscmError('USAGE', '--remove takes no --forge, --project or --sha', {
+          hint: 'run `agentscm change link --change ID --remove`',
+        });
       }
       const removed = unlinkChange({ dataDir, repository: flags.repository, change: flags.change });
       this.log(removed ? `Change ${flags.change}: forge link removed` : `Change ${flags.change} had no forge link`);
       return { change_id: flags.change, removed };
     }
     if (flags.forge === undefined || flags.project === undefined || flags.sha === undefined) {
-      throw new AgentscmError('USAGE', 'linking needs --forge, --project and --sha', { hint: 'pass all three, or --remove to take a link out' });
+      throw new AgentscmError('USAGE', 'linking needs --forge, --project and --sha', {
+        hint: 'pass all three, or --remove to take a link out',
+      });
     }
-    const link = linkChange({ dataDir, repository: flags.repository, change: flags.change, forge: flags.forge as (typeof FORGE_KINDS)[number], project: flags.project, sha: flags.sha });
+    const link = linkChange({
+      dataDir,
+      repository: flags.repository,
+      change: flags.change,
+      forge: flags.forge as (typeof FORGE_KINDS)[number],
+      project: flags.project,
+      sha: flags.sha,
+    });
     this.log(`Change ${link.change_id} is the candidate of ${link.forge} ${link.project}@${link.sha}`);
     return link;
   }

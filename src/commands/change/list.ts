@@ -1,21 +1,30 @@
 import { Flags } from '@oclif/core';
-import { listChangesInStore } from '../../native/listings.js';
-import type { ChangeListItem } from '../../native/listings.js';
+
 import { BaseCommand } from '../_base.js';
+import { listChangesInStore, type ChangeListItem } from '../../native/listings.js';
 
 export default class ChangeList extends BaseCommand {
   static override summary = 'List the Changes of the store.';
-  static override description = 'Read-only: every Change with its repository (name and ID), current version and current revision, by repository and creation order.';
-  static override examples = ['<%= config.bin %> change list', '<%= config.bin %> change list --repository demo --json'];
+  static override description =
+    'Read-only: every Change with its repository (name and ID), current version and current revision, by repository and creation order.';
+  static override examples = [
+    '<%= config.bin %> change list',
+    '<%= config.bin %> change list --repository demo --json',
+  ];
   static override flags = {
-    repository: Flags.string({ description: 'Only this repository (ID or name; default: every repository of the store).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({
+      description: 'Only this repository (ID or name; default: every repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<{ changes: ChangeListItem[] }> {
     const { flags } = await this.parse(ChangeList);
     const list = listChangesInStore({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
-    if (list.changes.length === 0) this.log('no Changes (a Change is created by its first `agentscm checkpoint --change ID`)');
-    for (const c of list.changes) this.log(`${c.repository_name} (${c.repository})  ${c.id}  v${c.current_version}  ${c.current_revision}`);
+    if (list.changes.length === 0)
+      this.log('no Changes (a Change is created by its first `agentscm checkpoint --change ID`)');
+    for (const c of list.changes)
+      this.log(`${c.repository_name} (${c.repository})  ${c.id}  v${c.current_version}  ${c.current_revision}`);
     return list;
   }
 }

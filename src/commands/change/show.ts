@@ -1,24 +1,36 @@
 import { Args, Flags } from '@oclif/core';
+
+import { BaseCommand } from '../_base.js';
 import type { Change } from '../../native/changes.js';
 import { showChange } from '../../native/views.js';
-import { BaseCommand } from '../_base.js';
 
 export default class ChangeShow extends BaseCommand {
-  static override description = 'Show a Change: its current version and every version with its revision and the revision it replaced.';
+  static override description =
+    'Show a Change: its current version and every version with its revision and the revision it replaced.';
 
-  static override examples = ['<%= config.bin %> change show fix-parser', '<%= config.bin %> change show fix-parser --repository demo --json'];
+  static override examples = [
+    '<%= config.bin %> change show fix-parser',
+    '<%= config.bin %> change show fix-parser --repository demo --json',
+  ];
 
   static override args = {
     id: Args.string({ description: 'Change ID.', required: true }),
   };
 
   static override flags = {
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<Change> {
     const { args, flags } = await this.parse(ChangeShow);
-    const change = showChange({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository, change: args.id });
+    const change = showChange({
+      dataDir: this.resolveDataDir(flags['data-dir']),
+      repository: flags.repository,
+      change: args.id,
+    });
     this.log(`Change ${change.id} of repository ${change.repository}: current version ${change.current_version}`);
     for (const version of change.versions) {
       this.log(`  v${version.version} ${version.revision} (previous ${version.previous_revision ?? 'none'})`);

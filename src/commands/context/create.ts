@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
-import { createReviewContextInStore } from '../../native/review-contexts.js';
-import type { CreatedContextView } from '../../native/review-contexts.js';
+
 import { BaseCommand } from '../_base.js';
+import { createReviewContextInStore, type CreatedContextView } from '../../native/review-contexts.js';
 
 export default class ContextCreate extends BaseCommand {
   static override description =
@@ -13,18 +13,31 @@ export default class ContextCreate extends BaseCommand {
   ];
 
   static override flags = {
-    change: Flags.string({ description: 'Change ID; its current version and revision are bound.', required: true, helpValue: 'ID' }),
+    change: Flags.string({
+      description: 'Change ID; its current version and revision are bound.',
+      required: true,
+      helpValue: 'ID',
+    }),
     runner: Flags.string({
-      description: "The recipe's full native source path in the Change's current revision (e.g. skills/tests/runner.json), not the path relative to the skill.",
+      description:
+        "The recipe's full native source path in the Change's current revision (e.g. skills/tests/runner.json), not the path relative to the skill.",
       required: true,
       helpValue: 'PATH',
     }),
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<CreatedContextView> {
     const { flags } = await this.parse(ContextCreate);
-    const view = createReviewContextInStore({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository, change: flags.change, runner: flags.runner });
+    const view = createReviewContextInStore({
+      dataDir: this.resolveDataDir(flags['data-dir']),
+      repository: flags.repository,
+      change: flags.change,
+      runner: flags.runner,
+    });
     this.log(view.context_digest);
     return view;
   }

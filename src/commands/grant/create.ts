@@ -1,22 +1,38 @@
 import { Flags } from '@oclif/core';
-import { parseActor, parseGrantScope } from '../../contracts/grant.js';
-import type { GrantWithTokenFile } from '../../native/grants.js';
-import { createGrantInDataDir } from '../../native/grants.js';
+
 import { BaseCommand } from '../_base.js';
+import { parseActor, parseGrantScope } from '../../contracts/grant.js';
+import { createGrantInDataDir, type GrantWithTokenFile } from '../../native/grants.js';
 
 export default class GrantCreate extends BaseCommand {
   static override summary = 'Create a grant for one actor on one repository and write its token to a new file.';
   static override description =
-    'Every agent-task operation runs as the actor of a live grant. This records a grant {grant_id, repository, owner, agent, scope, generation 1} and writes its bearer token (agentscm_ and 43 base64url characters, 256 random bits) to a NEW file, mode 0600, in a directory that group and others cannot write; an existing file is never overwritten. The authority keeps only the token\'s SHA-256, and no command prints the token.';
+    "Every agent-task operation runs as the actor of a live grant. This records a grant {grant_id, repository, owner, agent, scope, generation 1} and writes its bearer token (agentscm_ and 43 base64url characters, 256 random bits) to a NEW file, mode 0600, in a directory that group and others cannot write; an existing file is never overwritten. The authority keeps only the token's SHA-256, and no command prints the token.";
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data grant create --actor alice/claude-1 --token-file ~/.agentscm/alice.token',
     '<%= config.bin %> grant create --repository demo --actor alice/claude-1 --token-file ./alice.token --json',
   ];
   static override flags = {
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
-    actor: Flags.string({ description: 'The actor the grant authenticates, OWNER/AGENT.', required: true, helpValue: 'OWNER/AGENT' }),
-    'token-file': Flags.string({ description: 'New file to write the token to (created 0600; refused if it exists).', required: true, helpValue: 'PATH' }),
-    scope: Flags.string({ description: 'agent (task operations) or reader (read-only hub routes).', default: 'agent', options: ['agent', 'reader'], helpValue: 'agent|reader' }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
+    actor: Flags.string({
+      description: 'The actor the grant authenticates, OWNER/AGENT.',
+      required: true,
+      helpValue: 'OWNER/AGENT',
+    }),
+    'token-file': Flags.string({
+      description: 'New file to write the token to (created 0600; refused if it exists).',
+      required: true,
+      helpValue: 'PATH',
+    }),
+    scope: Flags.string({
+      description: 'agent (task operations) or reader (read-only hub routes).',
+      default: 'agent',
+      options: ['agent', 'reader'],
+      helpValue: 'agent|reader',
+    }),
   };
 
   async run(): Promise<GrantWithTokenFile> {
@@ -29,7 +45,9 @@ export default class GrantCreate extends BaseCommand {
       nowMs: Date.now(),
     });
     const { grant } = result;
-    this.log(`grant ${grant.grant_id}: ${grant.owner_id}/${grant.agent_id} on repository ${grant.repository}, scope ${grant.scope}, generation ${grant.generation}`);
+    this.log(
+      `grant ${grant.grant_id}: ${grant.owner_id}/${grant.agent_id} on repository ${grant.repository}, scope ${grant.scope}, generation ${grant.generation}`,
+    );
     this.log(`token written to ${result.token_file} (mode 0600)`);
     return result;
   }

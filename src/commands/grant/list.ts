@@ -1,21 +1,31 @@
 import { Flags } from '@oclif/core';
-import type { Grant } from '../../native/grants.js';
-import { listGrantsInDataDir } from '../../native/grants.js';
+
 import { BaseCommand } from '../_base.js';
+import { listGrantsInDataDir, type Grant } from '../../native/grants.js';
 
 export default class GrantList extends BaseCommand {
   static override summary = 'List grants with their actor, scope, generation and state (never a token).';
-  static override description = 'Reads the native authority only. Without --repository every grant of the store is listed, oldest first.';
-  static override examples = ['<%= config.bin %> --data-dir ./agentscm-data grant list', '<%= config.bin %> grant list --repository demo --json'];
+  static override description =
+    'Reads the native authority only. Without --repository every grant of the store is listed, oldest first.';
+  static override examples = [
+    '<%= config.bin %> --data-dir ./agentscm-data grant list',
+    '<%= config.bin %> grant list --repository demo --json',
+  ];
   static override flags = {
-    repository: Flags.string({ description: 'Only the grants of this repository (ID or name).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({
+      description: 'Only the grants of this repository (ID or name).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<{ grants: Grant[] }> {
     const { flags } = await this.parse(GrantList);
     const grants = listGrantsInDataDir(this.resolveDataDir(flags['data-dir']), flags.repository);
     if (grants.length === 0) this.log('no grants');
-    for (const g of grants) this.log(`${g.grant_id}  ${g.owner_id}/${g.agent_id}  repository ${g.repository}  scope ${g.scope}  generation ${g.generation}  ${g.state}`);
+    for (const g of grants)
+      this.log(
+        `${g.grant_id}  ${g.owner_id}/${g.agent_id}  repository ${g.repository}  scope ${g.scope}  generation ${g.generation}  ${g.state}`,
+      );
     return { grants };
   }
 }

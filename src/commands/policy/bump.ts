@@ -1,15 +1,23 @@
 import { Flags } from '@oclif/core';
+
+import { BaseCommand } from '../_base.js';
 import type { PolicyBump } from '../../native/policy.js';
 import { bumpPolicy } from '../../native/views.js';
-import { BaseCommand } from '../_base.js';
 
 export default class PolicyBumpCommand extends BaseCommand {
-  static override description = "Increment a repository's policy epoch by one; evidence bound to an older epoch stops being current.";
+  static override description =
+    "Increment a repository's policy epoch by one; evidence bound to an older epoch stops being current.";
 
-  static override examples = ['<%= config.bin %> policy bump', '<%= config.bin %> policy bump --repository demo --json'];
+  static override examples = [
+    '<%= config.bin %> policy bump',
+    '<%= config.bin %> policy bump --repository demo --json',
+  ];
 
   static override flags = {
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<PolicyBump> {

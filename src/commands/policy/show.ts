@@ -1,15 +1,21 @@
 import { Flags } from '@oclif/core';
-import { showPolicy } from '../../native/views.js';
-import type { PolicyView } from '../../native/views.js';
+
 import { BaseCommand } from '../_base.js';
+import { showPolicy, type PolicyView } from '../../native/views.js';
 
 export default class PolicyShow extends BaseCommand {
   static override description = "Show the store's authority_id, a repository's current policy epoch and its targets.";
 
-  static override examples = ['<%= config.bin %> policy show', '<%= config.bin %> policy show --repository demo --json'];
+  static override examples = [
+    '<%= config.bin %> policy show',
+    '<%= config.bin %> policy show --repository demo --json',
+  ];
 
   static override flags = {
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<PolicyView> {

@@ -1,26 +1,40 @@
 import { Args, Flags } from '@oclif/core';
-import { catRevisionFile, catRevisionFileJson } from '../../native/views.js';
-import type { CatJsonView } from '../../native/views.js';
+
 import { BaseCommand } from '../_base.js';
+import { catRevisionFile, catRevisionFileJson, type CatJsonView } from '../../native/views.js';
 
 export default class RevisionCat extends BaseCommand {
   static override description =
     'Write the exact bytes of one file of a revision to stdout (a symlink gives its target). With --json, the file comes base64-encoded in one document (at most 16 MiB).';
 
-  static override examples = ['<%= config.bin %> revision cat REV src/main.ts > main.ts', '<%= config.bin %> revision cat REV README.md --json'];
+  static override examples = [
+    '<%= config.bin %> revision cat REV src/main.ts > main.ts',
+    '<%= config.bin %> revision cat REV README.md --json',
+  ];
 
   static override args = {
-    revision: Args.string({ description: 'Revision ID (64 lowercase hex), or a unique prefix of at least 8 hex digits.', required: true }),
+    revision: Args.string({
+      description: 'Revision ID (64 lowercase hex), or a unique prefix of at least 8 hex digits.',
+      required: true,
+    }),
     path: Args.string({ description: 'Canonical relative path of the file.', required: true }),
   };
 
   static override flags = {
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<CatJsonView | undefined> {
     const { args, flags } = await this.parse(RevisionCat);
-    const query = { dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository, revision: args.revision, path: args.path };
+    const query = {
+      dataDir: this.resolveDataDir(flags['data-dir']),
+      repository: flags.repository,
+      revision: args.revision,
+      path: args.path,
+    };
     if (this.jsonEnabled()) return catRevisionFileJson(query);
     catRevisionFile(query, (chunk) => process.stdout.write(chunk));
     return undefined;

@@ -1,30 +1,50 @@
 import { Args, Flags } from '@oclif/core';
-import { displayText } from '../../contracts/display-text.js';
-import { diffRevisionView } from '../../native/views.js';
-import type { RevisionDiffView } from '../../native/views.js';
+
 import { BaseCommand } from '../_base.js';
+import { displayText } from '../../contracts/display-text.js';
+import { diffRevisionView, type RevisionDiffView } from '../../native/views.js';
 
 export default class RevisionDiff extends BaseCommand {
   static override description =
     'List the files that differ between two revisions: added, deleted, or modified (content or kind: file, executable, symlink), in path order. Directories whose trees are equal are not read.';
 
-  static override examples = ['<%= config.bin %> revision diff 3f9c12ab 7d01e5c2', '<%= config.bin %> revision diff FROM TO --repository demo --json'];
+  static override examples = [
+    '<%= config.bin %> revision diff 3f9c12ab 7d01e5c2',
+    '<%= config.bin %> revision diff FROM TO --repository demo --json',
+  ];
 
   static override args = {
-    from: Args.string({ description: 'Revision to compare from (64 lowercase hex, or a unique prefix of at least 8 hex digits).', required: true }),
-    to: Args.string({ description: 'Revision to compare to (64 lowercase hex, or a unique prefix of at least 8 hex digits).', required: true }),
+    from: Args.string({
+      description: 'Revision to compare from (64 lowercase hex, or a unique prefix of at least 8 hex digits).',
+      required: true,
+    }),
+    to: Args.string({
+      description: 'Revision to compare to (64 lowercase hex, or a unique prefix of at least 8 hex digits).',
+      required: true,
+    }),
   };
 
   static override flags = {
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<RevisionDiffView> {
     const { args, flags } = await this.parse(RevisionDiff);
-    const view = diffRevisionView({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository, from: args.from, to: args.to });
+    const view = diffRevisionView({
+      dataDir: this.resolveDataDir(flags['data-dir']),
+      repository: flags.repository,
+      from: args.from,
+      to: args.to,
+    });
     const mark = { added: 'A', deleted: 'D', modified: 'M' } as const;
     for (const change of view.changes) {
-      const kinds = change.change === 'modified' && change.before !== change.after ? ` (${change.before ?? ''} -> ${change.after ?? ''})` : ` (${change.after ?? change.before ?? ''})`;
+      const kinds =
+        change.change === 'modified' && change.before !== change.after
+          ? ` (${change.before ?? ''} -> ${change.after ?? ''})`
+          : ` (${change.after ?? change.before ?? ''})`;
       this.log(`${mark[change.change]} ${displayText(change.path)}${kinds}`);
     }
     if (view.changes.length === 0) this.log('no differences');

@@ -1,30 +1,45 @@
 import { Args, Flags } from '@oclif/core';
-import { displayText } from '../../contracts/display-text.js';
-import { showRevision } from '../../native/views.js';
-import type { RevisionView } from '../../native/views.js';
+
 import { BaseCommand } from '../_base.js';
+import { displayText } from '../../contracts/display-text.js';
+import { showRevision, type RevisionView } from '../../native/views.js';
 
 export default class RevisionShow extends BaseCommand {
-  static override description = 'Show an immutable revision: parent, size and every entry (path, mode, size, blob digest).';
+  static override description =
+    'Show an immutable revision: parent, size and every entry (path, mode, size, blob digest).';
 
-  static override examples = ['<%= config.bin %> revision show 3f9c…e1 --json', '<%= config.bin %> revision show REV --repository demo'];
+  static override examples = [
+    '<%= config.bin %> revision show 3f9c…e1 --json',
+    '<%= config.bin %> revision show REV --repository demo',
+  ];
 
   static override args = {
-    revision: Args.string({ description: 'Revision ID (64 lowercase hex), or a unique prefix of at least 8 hex digits.', required: true }),
+    revision: Args.string({
+      description: 'Revision ID (64 lowercase hex), or a unique prefix of at least 8 hex digits.',
+      required: true,
+    }),
   };
 
   static override flags = {
-    repository: Flags.string({ description: 'Repository ID or name (default: the only repository of the store).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<RevisionView> {
     const { args, flags } = await this.parse(RevisionShow);
-    const view = showRevision({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository, revision: args.revision });
+    const view = showRevision({
+      dataDir: this.resolveDataDir(flags['data-dir']),
+      repository: flags.repository,
+      revision: args.revision,
+    });
     this.log(`revision ${view.id}`);
     this.log(`repository ${view.repository}`);
     this.log(`parent ${view.parent ?? '(none)'}`);
     this.log(`${view.entry_count} entries, ${view.total_bytes} bytes`);
-    for (const entry of view.entries) this.log(`${entry.mode.padEnd(10)} ${String(entry.size).padStart(10)} ${entry.blob} ${displayText(entry.path)}`);
+    for (const entry of view.entries)
+      this.log(`${entry.mode.padEnd(10)} ${String(entry.size).padStart(10)} ${entry.blob} ${displayText(entry.path)}`);
     return view;
   }
 }

@@ -5,6 +5,7 @@
  * the exit status of a run report.
  */
 import { Flags } from '@oclif/core';
+
 import { AgentscmError } from '../../contracts/errors.js';
 import type { CommandStepRuntime } from '../../workflows/command-step.js';
 import type { ReviewStepRuntime } from '../../workflows/review-step.js';
@@ -12,7 +13,8 @@ import type { AdvanceReport } from '../../workflows/runner.js';
 
 export const runtimeFlags = {
   docker: Flags.string({
-    description: 'Docker executable selected by the operator (with --docker-socket; needed when a command step is reachable).',
+    description:
+      'Docker executable selected by the operator (with --docker-socket; needed when a command step is reachable).',
     helpValue: 'PATH',
   }),
   'docker-socket': Flags.string({
@@ -24,17 +26,26 @@ export const runtimeFlags = {
 /** The operator's review transport (docs/review.md "Review steps in runs"): all four or none. */
 export const reviewFlags = {
   'review-executable': Flags.string({
-    description: 'Claude Code executable that answers review steps: an absolute path to the resolved file, hashed before and after every call (with --review-model, --review-provider-scope and --review-state-dir; needed when a review step is reachable).',
+    description:
+      'Claude Code executable that answers review steps: an absolute path to the resolved file, hashed before and after every call (with --review-model, --review-provider-scope and --review-state-dir; needed when a review step is reachable).',
     helpValue: 'PATH',
   }),
-  'review-model': Flags.string({ description: 'Model the review executable is asked for (pinned in the review identity).', helpValue: 'NAME' }),
-  'review-provider-scope': Flags.string({ description: 'Label of the provider account or organisation the review runs under (pinned in the review identity).', helpValue: 'ID' }),
+  'review-model': Flags.string({
+    description: 'Model the review executable is asked for (pinned in the review identity).',
+    helpValue: 'NAME',
+  }),
+  'review-provider-scope': Flags.string({
+    description: 'Label of the provider account or organisation the review runs under (pinned in the review identity).',
+    helpValue: 'ID',
+  }),
   'review-state-dir': Flags.string({
-    description: 'Owner-private (0700) state directory of the review journal and working directory, outside every workspace and the data directory.',
+    description:
+      'Owner-private (0700) state directory of the review journal and working directory, outside every workspace and the data directory.',
     helpValue: 'DIR',
   }),
   'review-env': Flags.string({
-    description: 'Name of an environment variable passed to the review executable (repeatable); nothing else of the environment is passed.',
+    description:
+      'Name of an environment variable passed to the review executable (repeatable); nothing else of the environment is passed.',
     helpValue: 'NAME',
     multiple: true,
   }),
@@ -59,7 +70,11 @@ export const maxStepsFlag = Flags.integer({
 /** Run `body` with the runtime of the flag pair (if given) and a signal fired by SIGINT/SIGTERM. */
 export async function withRuntime<T>(
   flags: { readonly docker?: string | undefined; readonly 'docker-socket'?: string | undefined } & ReviewFlagValues,
-  body: (runtime: CommandStepRuntime | undefined, signal: AbortSignal, reviewRuntime: ReviewStepRuntime | undefined) => Promise<T>,
+  body: (
+    runtime: CommandStepRuntime | undefined,
+    signal: AbortSignal,
+    reviewRuntime: ReviewStepRuntime | undefined,
+  ) => Promise<T>,
 ): Promise<T> {
   if ((flags.docker === undefined) !== (flags['docker-socket'] === undefined)) {
     throw new AgentscmError('USAGE', '--docker and --docker-socket are accepted only as a pair', {
@@ -69,12 +84,18 @@ export async function withRuntime<T>(
   const reviewNames = ['review-executable', 'review-model', 'review-provider-scope', 'review-state-dir'] as const;
   const given = reviewNames.filter((name) => flags[name] !== undefined);
   if (given.length !== 0 && given.length !== reviewNames.length) {
-    throw new AgentscmError('USAGE', `--${reviewNames.join(', --')} are accepted only together (missing: --${reviewNames.filter((name) => flags[name] === undefined).join(', --')})`, {
-      hint: 'pass all four to run review steps, or none for workflows without review steps',
-    });
+    throw new AgentscmError(
+      'USAGE',
+      `--${reviewNames.join(', --')} are accepted only together (missing: --${reviewNames.filter((name) => flags[name] === undefined).join(', --')})`,
+      {
+        hint: 'pass all four to run review steps, or none for workflows without review steps',
+      },
+    );
   }
   if (given.length === 0 && (flags['review-env'] ?? []).length > 0) {
-    throw new AgentscmError('USAGE', '--review-env is accepted only with the review transport flags', { hint: 'pass --review-executable, --review-model, --review-provider-scope and --review-state-dir too' });
+    throw new AgentscmError('USAGE', '--review-env is accepted only with the review transport flags', {
+      hint: 'pass --review-executable, --review-model, --review-provider-scope and --review-state-dir too',
+    });
   }
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -98,7 +119,13 @@ export async function withRuntime<T>(
     if (executable !== undefined && model !== undefined && providerScope !== undefined && stateDir !== undefined) {
       // The executable is hashed and the journal opened on the first review step.
       const { createLazyReviewStepRuntime } = await import('../../collector/review-step-runtime.js');
-      review = createLazyReviewStepRuntime({ executable, model, providerScope, stateDir, envNames: flags['review-env'] ?? [] });
+      review = createLazyReviewStepRuntime({
+        executable,
+        model,
+        providerScope,
+        stateDir,
+        envNames: flags['review-env'] ?? [],
+      });
     }
     return await body(handle, controller.signal, review);
   } finally {
@@ -112,5 +139,7 @@ export async function withRuntime<T>(
 /** 0 while the run is running or completed (with or without omissions); 1 for failed, blocked, cancelled or a stop that needs recovery. */
 export function runExitCode(report: Pick<AdvanceReport, 'state' | 'waiting'>): 0 | 1 {
   if (report.waiting !== null) return 1;
-  return report.state === 'running' || report.state === 'completed' || report.state === 'completed_with_omissions' ? 0 : 1;
+  return report.state === 'running' || report.state === 'completed' || report.state === 'completed_with_omissions'
+    ? 0
+    : 1;
 }

@@ -1,8 +1,8 @@
 import { Args } from '@oclif/core';
-import type { CancelReport } from '../../workflows/runner.js';
-import { cancelWorkflow } from '../../workflows/runner.js';
-import { formatRunLines } from '../../workflows/status-text.js';
+
 import { BaseCommand } from '../_base.js';
+import { cancelWorkflow, type CancelReport } from '../../workflows/runner.js';
+import { formatRunLines } from '../../workflows/status-text.js';
 import { runtimeFlags, withRuntime } from './_runtime.js';
 
 export default class SkillWorkflowCancel extends BaseCommand {
@@ -21,7 +21,9 @@ export default class SkillWorkflowCancel extends BaseCommand {
   async run(): Promise<CancelReport> {
     const { args, flags } = await this.parse(SkillWorkflowCancel);
     const dataDir = this.resolveDataDir(flags['data-dir']);
-    const report = await withRuntime(flags, (runtime, signal) => cancelWorkflow({ dataDir, runtime, signal }, args['run-id']));
+    const report = await withRuntime(flags, (runtime, signal) =>
+      cancelWorkflow({ dataDir, runtime, signal }, args['run-id']),
+    );
     for (const line of formatRunLines(report, { dataDir })) this.log(line);
     return report;
   }

@@ -1,6 +1,5 @@
-import { listRuns } from '../../workflows/run-list.js';
-import type { RunListItem } from '../../workflows/run-list.js';
 import { BaseCommand } from '../_base.js';
+import { listRuns, type RunListItem } from '../../workflows/run-list.js';
 
 export default class SkillWorkflowList extends BaseCommand {
   static override summary = 'List the workflow runs of the journal.';
@@ -13,7 +12,9 @@ export default class SkillWorkflowList extends BaseCommand {
     const list = listRuns(this.resolveDataDir(flags['data-dir']));
     if (list.runs.length === 0) this.log('no workflow runs');
     for (const r of list.runs) {
-      this.log(`${r.run_id}  ${r.state}  ${r.name}  ${r.repository_name ?? '?'} (${r.repository})  revision ${r.revision}  ${r.step_count} ${r.step_count === 1 ? 'step' : 'steps'}`);
+      this.log(
+        `${r.run_id}  ${r.state}  ${r.name}  ${r.repository_name ?? '?'} (${r.repository})  revision ${r.revision}  ${r.step_count} ${r.step_count === 1 ? 'step' : 'steps'}`,
+      );
     }
     return list;
   }

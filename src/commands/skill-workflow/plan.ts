@@ -1,14 +1,17 @@
 import { Args } from '@oclif/core';
-import type { PlanReport } from '../../workflows/plan-report.js';
-import { planWorkflowFile } from '../../workflows/plan-report.js';
-import { formatPlanLines } from '../../workflows/status-text.js';
+
 import { BaseCommand } from '../_base.js';
+import { planWorkflowFile, type PlanReport } from '../../workflows/plan-report.js';
+import { formatPlanLines } from '../../workflows/status-text.js';
 
 export default class SkillWorkflowPlan extends BaseCommand {
   static override summary = 'Validate a workflow definition and print its plan and skill identities.';
   static override description =
     'Compiles the definition against the read-only native authority of --data-dir: repository, revision, current policy epoch, packaged skill bytes, dependency graph, source expectations and command bindings. Runs nothing and writes nothing.';
-  static override examples = ['<%= config.bin %> --data-dir ./agentscm-data skill-workflow plan workflow.json', '<%= config.bin %> skill-workflow plan workflow.json --json'];
+  static override examples = [
+    '<%= config.bin %> --data-dir ./agentscm-data skill-workflow plan workflow.json',
+    '<%= config.bin %> skill-workflow plan workflow.json --json',
+  ];
   static override args = {
     file: Args.string({ description: 'Workflow definition JSON file.', required: true }),
   };

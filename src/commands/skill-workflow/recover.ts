@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
-import { recoverCommandStep } from '../../collector/recover.js';
-import type { RecoverReport } from '../../collector/recover.js';
+
 import { BaseCommand } from '../_base.js';
+import { recoverCommandStep, type RecoverReport } from '../../collector/recover.js';
 
 export default class SkillWorkflowRecover extends BaseCommand {
   static override summary = 'Reconcile an interrupted command step without running its command again.';
@@ -19,7 +19,11 @@ export default class SkillWorkflowRecover extends BaseCommand {
   };
 
   static override flags = {
-    docker: Flags.string({ description: 'Docker executable selected by the operator (hashed, never run).', required: true, helpValue: 'PATH' }),
+    docker: Flags.string({
+      description: 'Docker executable selected by the operator (hashed, never run).',
+      required: true,
+      helpValue: 'PATH',
+    }),
     'docker-socket': Flags.string({ description: 'Docker Engine API Unix socket.', required: true, helpValue: 'PATH' }),
   };
 
@@ -32,9 +36,13 @@ export default class SkillWorkflowRecover extends BaseCommand {
       docker: flags.docker,
       dockerSocket: flags['docker-socket'],
     });
-    this.log(`attempt ${report.attempt_id}: ${report.state} (${report.outcome})${report.reconciled ? '' : ' — already final, nothing reconciled'}`);
+    this.log(
+      `attempt ${report.attempt_id}: ${report.state} (${report.outcome})${report.reconciled ? '' : ' — already final, nothing reconciled'}`,
+    );
     if (report.custody !== null) {
-      this.log(`  containers found ${report.custody.containers_found}, removed ${report.custody.containers_removed}; snapshot ${report.custody.snapshot_cleanup}; cleanup ${report.custody.confirmed ? 'confirmed' : 'NOT confirmed'}`);
+      this.log(
+        `  containers found ${report.custody.containers_found}, removed ${report.custody.containers_removed}; snapshot ${report.custody.snapshot_cleanup}; cleanup ${report.custody.confirmed ? 'confirmed' : 'NOT confirmed'}`,
+      );
     }
     this.log(`  step ${report.step_id}: ${report.step_state}; run ${report.run_id}: ${report.run_state}`);
     if (report.state === 'uncertain') process.exitCode = 1;

@@ -1,8 +1,8 @@
 import { Args } from '@oclif/core';
-import type { AdvanceReport } from '../../workflows/runner.js';
-import { resumeWorkflow } from '../../workflows/runner.js';
-import { formatRunLines } from '../../workflows/status-text.js';
+
 import { BaseCommand } from '../_base.js';
+import { resumeWorkflow, type AdvanceReport } from '../../workflows/runner.js';
+import { formatRunLines } from '../../workflows/status-text.js';
 import { maxStepsFlag, reviewFlags, runExitCode, runtimeFlags, withRuntime } from './_runtime.js';
 
 export default class SkillWorkflowResume extends BaseCommand {
@@ -21,7 +21,13 @@ export default class SkillWorkflowResume extends BaseCommand {
   async run(): Promise<AdvanceReport> {
     const { args, flags } = await this.parse(SkillWorkflowResume);
     const dataDir = this.resolveDataDir(flags['data-dir']);
-    const report = await withRuntime(flags, (runtime, signal, reviewRuntime) => resumeWorkflow({ dataDir, runtime, reviewRuntime, signal, onProgress: this.progressSink }, args['run-id'], flags['max-steps']));
+    const report = await withRuntime(flags, (runtime, signal, reviewRuntime) =>
+      resumeWorkflow(
+        { dataDir, runtime, reviewRuntime, signal, onProgress: this.progressSink },
+        args['run-id'],
+        flags['max-steps'],
+      ),
+    );
     for (const line of formatRunLines(report, { dataDir })) this.log(line);
     if (report.waiting !== null) this.logToStderr(report.waiting.message);
     process.exitCode = runExitCode(report);

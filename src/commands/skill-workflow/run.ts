@@ -1,9 +1,9 @@
 import { Args } from '@oclif/core';
-import { readDefinitionBytes } from '../../workflows/definition-file.js';
-import type { AdvanceReport } from '../../workflows/runner.js';
-import { runWorkflow } from '../../workflows/runner.js';
-import { formatRunLines } from '../../workflows/status-text.js';
+
 import { BaseCommand } from '../_base.js';
+import { readDefinitionBytes } from '../../workflows/definition-file.js';
+import { runWorkflow, type AdvanceReport } from '../../workflows/runner.js';
+import { formatRunLines } from '../../workflows/status-text.js';
 import { maxStepsFlag, reviewFlags, runExitCode, runtimeFlags, withRuntime } from './_runtime.js';
 
 export default class SkillWorkflowRun extends BaseCommand {
@@ -26,7 +26,14 @@ export default class SkillWorkflowRun extends BaseCommand {
     const { args, flags } = await this.parse(SkillWorkflowRun);
     const dataDir = this.resolveDataDir(flags['data-dir']);
     const bytes = readDefinitionBytes(args.file);
-    const report = await withRuntime(flags, (runtime, signal, reviewRuntime) => runWorkflow({ dataDir, runtime, reviewRuntime, signal, onProgress: this.progressSink }, args['run-id'], bytes, flags['max-steps']));
+    const report = await withRuntime(flags, (runtime, signal, reviewRuntime) =>
+      runWorkflow(
+        { dataDir, runtime, reviewRuntime, signal, onProgress: this.progressSink },
+        args['run-id'],
+        bytes,
+        flags['max-steps'],
+      ),
+    );
     for (const line of formatRunLines(report, { dataDir })) this.log(line);
     if (report.waiting !== null) this.logToStderr(report.waiting.message);
     process.exitCode = runExitCode(report);

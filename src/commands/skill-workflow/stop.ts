@@ -1,16 +1,17 @@
 import { resolve } from 'node:path';
 import { Args, Flags } from '@oclif/core';
+
+import { BaseCommand } from '../_base.js';
 import { validateId } from '../../contracts/ids.js';
 import { runServerStop } from '../../hooks/server-stop.js';
 import { guardStop } from '../../hooks/stop-guard.js';
-import { STOP_CLIENTS } from '../../hooks/stop-payload.js';
-import type { StopClient } from '../../hooks/stop-payload.js';
+import { STOP_CLIENTS, type StopClient } from '../../hooks/stop-payload.js';
 import { readStopStdin } from '../../hooks/stop-stdin.js';
-import { BaseCommand } from '../_base.js';
 import { reviewFlags, runtimeFlags, withRuntime } from './_runtime.js';
 
 export default class SkillWorkflowStop extends BaseCommand {
-  static override summary = 'Stop hook (Claude Code, Codex), server-executed: checkpoint the workspace, run the target\'s requirement on that revision, block with the failures.';
+  static override summary =
+    "Stop hook (Claude Code, Codex), server-executed: checkpoint the workspace, run the target's requirement on that revision, block with the failures.";
   static override description =
     'Reads the client\'s Stop payload on stdin. Checkpoints the workspace as the Change\'s next version, runs the target\'s installed workflow requirement on that exact revision (source paths in process, command steps in isolated containers: pass --docker and --docker-socket when the requirement has command steps; review steps through the review controller: pass --review-executable, --review-model, --review-provider-scope and --review-state-dir when it has review steps) and passes when the run completed. Otherwise it blocks: exit 0 with {"decision":"block","reason":TEXT}, where TEXT names each failing step, its exit status and the last lines of its output (a failed review: its outcome, reasons and first findings), and ends with one JSON line {"failures":[{task_id,code}],"next_action":…,"next":{"operation":"checkpoint"}}. Claude Code passes with nothing on stdout, Codex with {}. After 8 blocks in a row for one session the hook passes without running again. Malformed stdin, a bad command line or a counter error exit 1, which the client treats as non-blocking. Install it with `agentscm install-stop --mode stop`.';
   static override examples = [
@@ -19,12 +20,27 @@ export default class SkillWorkflowStop extends BaseCommand {
   ];
   static override enableJsonFlag = false;
   static override args = {
-    change: Args.string({ description: 'Change ID the workspace is checkpointed onto ([A-Za-z0-9._-]{1,128}).', required: true }),
+    change: Args.string({
+      description: 'Change ID the workspace is checkpointed onto ([A-Za-z0-9._-]{1,128}).',
+      required: true,
+    }),
   };
   static override flags = {
-    workspace: Flags.string({ description: 'Workspace directory (an initialized agentscm workspace).', required: true, helpValue: 'PATH' }),
-    target: Flags.string({ description: 'Target whose installed requirement is run.', default: 'main', helpValue: 'NAME' }),
-    client: Flags.string({ description: 'The client that runs the hook: its payload and output shapes.', options: [...STOP_CLIENTS], default: 'claude-code' }),
+    workspace: Flags.string({
+      description: 'Workspace directory (an initialized agentscm workspace).',
+      required: true,
+      helpValue: 'PATH',
+    }),
+    target: Flags.string({
+      description: 'Target whose installed requirement is run.',
+      default: 'main',
+      helpValue: 'NAME',
+    }),
+    client: Flags.string({
+      description: 'The client that runs the hook: its payload and output shapes.',
+      options: [...STOP_CLIENTS],
+      default: 'claude-code',
+    }),
     ...runtimeFlags,
     ...reviewFlags,
   };
@@ -41,7 +57,17 @@ export default class SkillWorkflowStop extends BaseCommand {
         dataDir,
         change,
         payload,
-        work: () => runServerStop({ dataDir, workspace, change, target: flags.target, signal, onProgress: this.progressSink, ...(runtime === undefined ? {} : { runtime }), ...(reviewRuntime === undefined ? {} : { reviewRuntime }) }),
+        work: () =>
+          runServerStop({
+            dataDir,
+            workspace,
+            change,
+            target: flags.target,
+            signal,
+            onProgress: this.progressSink,
+            ...(runtime === undefined ? {} : { runtime }),
+            ...(reviewRuntime === undefined ? {} : { reviewRuntime }),
+          }),
       }),
     );
     if (result.stderr !== '') process.stderr.write(result.stderr);

@@ -1,14 +1,21 @@
 import { Flags } from '@oclif/core';
-import { listTargetsInStore } from '../../native/listings.js';
-import type { TargetListItem } from '../../native/listings.js';
+
 import { BaseCommand } from '../_base.js';
+import { listTargetsInStore, type TargetListItem } from '../../native/listings.js';
 
 export default class TargetList extends BaseCommand {
   static override summary = 'List the protected targets of the store.';
-  static override description = 'Read-only: every target with its repository (name and ID), the revision it points at and its installed workflow requirement (or none).';
-  static override examples = ['<%= config.bin %> target list', '<%= config.bin %> target list --repository demo --json'];
+  static override description =
+    'Read-only: every target with its repository (name and ID), the revision it points at and its installed workflow requirement (or none).';
+  static override examples = [
+    '<%= config.bin %> target list',
+    '<%= config.bin %> target list --repository demo --json',
+  ];
   static override flags = {
-    repository: Flags.string({ description: 'Only this repository (ID or name; default: every repository of the store).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({
+      description: 'Only this repository (ID or name; default: every repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<{ targets: TargetListItem[] }> {
@@ -16,7 +23,9 @@ export default class TargetList extends BaseCommand {
     const list = listTargetsInStore({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
     if (list.targets.length === 0) this.log('no targets');
     for (const t of list.targets) {
-      this.log(`${t.repository_name} (${t.repository})  ${t.name}  ${t.revision}  requirement ${t.requirement_digest ?? '(none)'}`);
+      this.log(
+        `${t.repository_name} (${t.repository})  ${t.name}  ${t.revision}  requirement ${t.requirement_digest ?? '(none)'}`,
+      );
     }
     return list;
   }

@@ -21,7 +21,8 @@ export function h(tag: string, attrs: Readonly<Record<string, string>> = {}, ...
 }
 
 /** What a marked text says on hover. */
-const UNSAFE_TITLE = 'This text holds control or bidirectional formatting characters, which can make it read as something else; they are shown escaped (\\uXXXX).';
+const UNSAFE_TITLE =
+  'This text holds control or bidirectional formatting characters, which can make it read as something else; they are shown escaped (\\uXXXX).';
 
 export function append(element: Element, children: readonly Child[]): void {
   for (const child of children) {
@@ -34,7 +35,9 @@ export function append(element: Element, children: readonly Child[]): void {
     // escaped and marked [!], never raw (src/contracts/display-text.ts; docs/dashboard.md).
     const raw = String(child);
     const shown = displayLines(raw);
-    element.append(shown === raw ? document.createTextNode(raw) : h('span', { class: 'unsafe-text', title: UNSAFE_TITLE }, shown));
+    element.append(
+      shown === raw ? document.createTextNode(raw) : h('span', { class: 'unsafe-text', title: UNSAFE_TITLE }, shown),
+    );
   }
 }
 
@@ -42,7 +45,11 @@ export function append(element: Element, children: readonly Child[]): void {
 export function time(ms: unknown): HTMLElement {
   if (typeof ms !== 'number' || !Number.isFinite(ms)) return h('span', { class: 'muted' }, 'none');
   const date = new Date(ms);
-  return h('time', { datetime: date.toISOString(), title: `${ms} ms since 1970-01-01 UTC (${date.toISOString()})` }, date.toLocaleString());
+  return h(
+    'time',
+    { datetime: date.toISOString(), title: `${ms} ms since 1970-01-01 UTC (${date.toISOString()})` },
+    date.toLocaleString(),
+  );
 }
 
 /** Any JSON value as display text: scalars as they are, null as "none", objects as JSON. */

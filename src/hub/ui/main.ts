@@ -4,8 +4,7 @@
  * views, polling for refresh, and a "reconnecting" status while the hub does not answer. It only
  * ever sends GET requests. Every value is rendered through dom.ts as text.
  */
-import { attemptWords, failureWords, h, id, link, nextWords, table, text as asText, time } from './dom.js';
-import type { Child } from './dom.js';
+import { text as asText, attemptWords, failureWords, h, id, link, nextWords, table, time, type Child } from './dom.js';
 
 type Json = Record<string, unknown>;
 
@@ -50,7 +49,13 @@ async function request(path: string): Promise<Response> {
   if (bearer === null) throw new HubRefused(401, 'HUB_AUTH_REQUIRED', 'no token');
   let response: Response;
   try {
-    response = await fetch(path, { method: 'GET', headers: { authorization: `Bearer ${bearer}` }, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer' });
+    response = await fetch(path, {
+      method: 'GET',
+      headers: { authorization: `Bearer ${bearer}` },
+      cache: 'no-store',
+      credentials: 'omit',
+      referrerPolicy: 'no-referrer',
+    });
   } catch {
     throw new HubUnavailable('the hub does not answer');
   }
@@ -76,7 +81,8 @@ async function getText(path: string): Promise<string> {
 
 function profileBase(): string {
   const profile = profiles[profileIndex];
-  if (profile === undefined) throw new HubRefused(404, 'HUB_PROFILE_NOT_FOUND', 'this grant can read no profile of the hub');
+  if (profile === undefined)
+    throw new HubRefused(404, 'HUB_PROFILE_NOT_FOUND', 'this grant can read no profile of the hub');
   const [owner = '', name = ''] = String(profile.repository_id).split('/');
   return `${API}/repositories/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/profiles/${encodeURIComponent(String(profile.profile_id))}`;
 }
@@ -94,23 +100,40 @@ function words(value: unknown): string {
 function failureSummary(failures: readonly Json[]): Child {
   const counts = new Map<string, number>();
   for (const failure of failures) counts.set(asText(failure.code), (counts.get(asText(failure.code)) ?? 0) + 1);
-  return h('ul', {}, ...[...counts].map(([code, count]) => h('li', {}, failureWords(code), count > 1 ? ` — ${count} tasks` : '')));
+  return h(
+    'ul',
+    {},
+    ...[...counts].map(([code, count]) => h('li', {}, failureWords(code), count > 1 ? ` — ${count} tasks` : '')),
+  );
 }
 
 function qualificationCell(q: Json | undefined, grouped = false): Child {
   if (q === undefined) return 'unknown';
   const error = q.error as Json | undefined;
-  if (error !== undefined) return h('span', { class: 'muted' }, `not qualified: ${String(error.message)} (${String(error.code)})`);
+  if (error !== undefined)
+    return h('span', { class: 'muted' }, `not qualified: ${String(error.message)} (${String(error.code)})`);
   if (q.qualified === true) return h('span', { class: 'good' }, 'qualified');
   const failures = (q.failures as Json[] | undefined) ?? [];
   if (failures.length === 0) return h('span', { class: 'bad' }, 'not qualified');
-  return h('span', {}, h('span', { class: 'bad' }, 'not qualified'), grouped ? failureSummary(failures) : h('ul', {}, ...failures.map((f) => h('li', {}, failureWords(f.code), ' — ', id(f.task_id)))));
+  return h(
+    'span',
+    {},
+    h('span', { class: 'bad' }, 'not qualified'),
+    grouped
+      ? failureSummary(failures)
+      : h('ul', {}, ...failures.map((f) => h('li', {}, failureWords(f.code), ' — ', id(f.task_id)))),
+  );
 }
 
 function nextCell(q: Json | undefined): Child {
   const next = q?.next as Json | undefined;
   if (next === undefined) return 'none';
-  return h('span', {}, nextWords(next.operation), next.task_id === undefined ? null : h('span', {}, ' for ', id(next.task_id)));
+  return h(
+    'span',
+    {},
+    nextWords(next.operation),
+    next.task_id === undefined ? null : h('span', {}, ' for ', id(next.task_id)),
+  );
 }
 
 function pager(route: string, cursor: unknown): Child {
@@ -137,7 +160,13 @@ async function changesView(cursor: string): Promise<Rendered> {
         ['Change', 'Version', 'Revision', 'Qualification', 'Next'],
         changes.map((c) => {
           const q = c.qualification as Json | undefined;
-          return [link(`/change/${encodeURIComponent(String(c.id))}`, String(c.id)), words(c.current_version), id(c.current_revision), qualificationCell(q, true), nextCell(q)];
+          return [
+            link(`/change/${encodeURIComponent(String(c.id))}`, String(c.id)),
+            words(c.current_version),
+            id(c.current_revision),
+            qualificationCell(q, true),
+            nextCell(q),
+          ];
         }),
       ),
       pager('/changes', data.next_cursor),
@@ -151,7 +180,13 @@ function taskSection(t: Json): HTMLElement {
     'section',
     { class: 'task' },
     h('h3', {}, `Step ${String(t.step_id)}`, ' ', id(t.task_id)),
-    h('p', {}, `Change ${String(t.change_id)} version ${String(t.change_version)}, revision `, id(t.revision), `, policy epoch ${String(t.policy_epoch)}, highest fence ${String(t.last_fence)}, ${t.required === true ? 'required' : 'optional'}`),
+    h(
+      'p',
+      {},
+      `Change ${String(t.change_id)} version ${String(t.change_version)}, revision `,
+      id(t.revision),
+      `, policy epoch ${String(t.policy_epoch)}, highest fence ${String(t.last_fence)}, ${t.required === true ? 'required' : 'optional'}`,
+    ),
     attempts.length === 0
       ? h('p', { class: 'muted' }, 'No attempt yet.')
       : table(
@@ -170,10 +205,22 @@ function taskSection(t: Json): HTMLElement {
               attemptWords(a.state),
               time(a.lease_expires_at_ms),
               time(a.created_at_ms),
-              transfer !== null && transfer !== undefined ? `imported: ${String(transfer.outcome)}` : assertion !== null ? `${String(assertion.trust_class)}: ${String(assertion.outcome)}` : 'none',
+              transfer !== null && transfer !== undefined
+                ? `imported: ${String(transfer.outcome)}`
+                : assertion !== null
+                  ? `${String(assertion.trust_class)}: ${String(assertion.outcome)}`
+                  : 'none',
               signer === undefined
                 ? 'none'
-                : h('span', {}, `${String(signer.executor_id)}, registration `, id(signer.registration_id), ` epoch ${String(signer.registration_epoch)}, key `, id(signer.verification_key_id), signer.registration_current === true ? ' (current)' : ' (no longer current)'),
+                : h(
+                    'span',
+                    {},
+                    `${String(signer.executor_id)}, registration `,
+                    id(signer.registration_id),
+                    ` epoch ${String(signer.registration_epoch)}, key `,
+                    id(signer.verification_key_id),
+                    signer.registration_current === true ? ' (current)' : ' (no longer current)',
+                  ),
               record === null || record === undefined ? 'none' : recordView(record),
             ];
           }),
@@ -184,13 +231,19 @@ function taskSection(t: Json): HTMLElement {
 function recordView(record: Json): HTMLElement {
   const stream = (name: string): string => {
     const s = record[name] as Json | undefined;
-    return s === undefined ? 'none' : `${String(s.retained_bytes)} of ${String(s.observed_bytes)} bytes retained${s.truncated === true ? ' (truncated)' : ''}, sha256 ${String(s.sha256)}`;
+    return s === undefined
+      ? 'none'
+      : `${String(s.retained_bytes)} of ${String(s.observed_bytes)} bytes retained${s.truncated === true ? ' (truncated)' : ''}, sha256 ${String(s.sha256)}`;
   };
   return h(
     'dl',
     {},
     h('dt', {}, 'outcome'),
-    h('dd', {}, `${String(record.outcome)}, exit ${String(record.exit_code)}${record.timed_out === true ? ', timed out' : ''}${record.oom_killed === true ? ', out of memory' : ''}`),
+    h(
+      'dd',
+      {},
+      `${String(record.outcome)}, exit ${String(record.exit_code)}${record.timed_out === true ? ', timed out' : ''}${record.oom_killed === true ? ', out of memory' : ''}`,
+    ),
     h('dt', {}, 'stdout'),
     h('dd', {}, stream('stdout')),
     h('dt', {}, 'stderr'),
@@ -216,14 +269,30 @@ function diffView(diff: Json | null): Child {
   return h(
     'div',
     {},
-    h('p', {}, 'From the target at ', id(diff.from), ' to the Change at ', id(diff.to), `: ${total === 0 ? 'no file differs' : `${total} file${total === 1 ? ' differs' : 's differ'}`}${total > changes.length ? ` (the first ${changes.length} shown)` : ''}.`),
-    changes.length === 0 ? null : table(['Path', 'Change', 'Before', 'After'], changes.map((c) => [h('code', {}, asText(c.path)), asText(c.change), asText(c.before), asText(c.after)])),
+    h(
+      'p',
+      {},
+      'From the target at ',
+      id(diff.from),
+      ' to the Change at ',
+      id(diff.to),
+      `: ${total === 0 ? 'no file differs' : `${total} file${total === 1 ? ' differs' : 's differ'}`}${total > changes.length ? ` (the first ${changes.length} shown)` : ''}.`,
+    ),
+    changes.length === 0
+      ? null
+      : table(
+          ['Path', 'Change', 'Before', 'After'],
+          changes.map((c) => [h('code', {}, asText(c.path)), asText(c.change), asText(c.before), asText(c.after)]),
+        ),
   );
 }
 
 async function changeView(changeId: string): Promise<Rendered> {
   const base = profileBase();
-  const [text, tasksText] = await Promise.all([getText(`${base}/changes/${encodeURIComponent(changeId)}`), getText(`${base}/tasks?change=${encodeURIComponent(changeId)}`)]);
+  const [text, tasksText] = await Promise.all([
+    getText(`${base}/changes/${encodeURIComponent(changeId)}`),
+    getText(`${base}/tasks?change=${encodeURIComponent(changeId)}`),
+  ]);
   const data = JSON.parse(text) as Json;
   const change = data.change as Json;
   const q = data.qualification as Json;
@@ -251,10 +320,18 @@ async function changeView(changeId: string): Promise<Rendered> {
       ),
       h('h3', {}, 'Revision against its target'),
       diffView(data.diff as Json | null),
-      h('h3', {}, `Versions (${asText(change.version_count)}${Number(change.version_count) > ((change.versions as Json[] | undefined) ?? []).length ? ', the newest 100 shown' : ''})`),
+      h(
+        'h3',
+        {},
+        `Versions (${asText(change.version_count)}${Number(change.version_count) > ((change.versions as Json[] | undefined) ?? []).length ? ', the newest 100 shown' : ''})`,
+      ),
       table(
         ['Version', 'Revision', 'Previous revision'],
-        ((change.versions as Json[] | undefined) ?? []).map((v) => [words(v.version), id(v.revision), v.previous_revision === null ? 'none' : id(v.previous_revision)]),
+        ((change.versions as Json[] | undefined) ?? []).map((v) => [
+          words(v.version),
+          id(v.revision),
+          v.previous_revision === null ? 'none' : id(v.previous_revision),
+        ]),
       ),
       h('h3', {}, `Tasks (${tasks.length})`),
       ...tasks.map(taskSection),
@@ -265,7 +342,10 @@ async function changeView(changeId: string): Promise<Rendered> {
 async function tasksView(cursor: string): Promise<Rendered> {
   const text = await getText(`${profileBase()}/tasks?cursor=${encodeURIComponent(cursor)}`);
   const data = JSON.parse(text) as Json;
-  return { signature: text, nodes: () => [h('h2', {}, 'Tasks'), ...(data.tasks as Json[]).map(taskSection), pager('/tasks', data.next_cursor)] };
+  return {
+    signature: text,
+    nodes: () => [h('h2', {}, 'Tasks'), ...(data.tasks as Json[]).map(taskSection), pager('/tasks', data.next_cursor)],
+  };
 }
 
 async function receiptsView(cursor: string): Promise<Rendered> {
@@ -277,7 +357,13 @@ async function receiptsView(cursor: string): Promise<Rendered> {
       h('h2', {}, 'Receipts'),
       table(
         ['Receipt', 'Change', 'Target', 'Context', 'Written'],
-        (data.receipts as Json[]).map((r) => [link(`/receipt/${String(r.receipt_digest)}`, id(r.receipt_digest)), String(r.change_id), String(r.target), id(r.context_digest), time(r.created_at_ms)]),
+        (data.receipts as Json[]).map((r) => [
+          link(`/receipt/${String(r.receipt_digest)}`, id(r.receipt_digest)),
+          String(r.change_id),
+          String(r.target),
+          id(r.context_digest),
+          time(r.created_at_ms),
+        ]),
       ),
       pager('/receipts', data.next_cursor),
     ],
@@ -314,7 +400,11 @@ async function receiptView(digest: string): Promise<Rendered> {
   return {
     signature: text,
     nodes: () => {
-      const button = h('button', { type: 'button', id: 'download-bundle' }, 'Download offline bundle') as HTMLButtonElement;
+      const button = h(
+        'button',
+        { type: 'button', id: 'download-bundle' },
+        'Download offline bundle',
+      ) as HTMLButtonElement;
       button.addEventListener('click', () => void downloadBundle(String(data.receipt_digest), button));
       return [
         h('h2', {}, 'Receipt ', id(data.receipt_digest)),
@@ -337,17 +427,29 @@ async function targetsView(): Promise<Rendered> {
       h('h2', {}, 'Targets'),
       ...(data.targets as Json[]).flatMap((t) => [
         h('h3', {}, `Target ${String(t.name)}`),
-        h('p', {}, 'At revision ', id(t.revision), ', requirement ', t.requirement_digest === null ? 'none' : id(t.requirement_digest)),
+        h(
+          'p',
+          {},
+          'At revision ',
+          id(t.revision),
+          ', requirement ',
+          t.requirement_digest === null ? 'none' : id(t.requirement_digest),
+        ),
         ((t.landings as Json[] | undefined) ?? []).length === 0
           ? h('p', { class: 'muted' }, 'Nothing landed yet.')
           : table(
               ['Landed', 'Change', 'Revision', 'From', 'Receipt', 'By'],
               (t.landings as Json[]).map((l) => [
                 time(l.landed_at_ms),
-                link(`/change/${encodeURIComponent(String(l.change_id))}`, `${String(l.change_id)} v${String(l.change_version)}`),
+                link(
+                  `/change/${encodeURIComponent(String(l.change_id))}`,
+                  `${String(l.change_id)} v${String(l.change_version)}`,
+                ),
                 id(l.revision),
                 id(l.previous_revision),
-                l.receipt_kind === 'imported' ? link(`/receipt/${String(l.receipt_digest)}`, id(l.receipt_digest)) : h('span', {}, `${String(l.receipt_kind)} `, id(l.receipt_digest)),
+                l.receipt_kind === 'imported'
+                  ? link(`/receipt/${String(l.receipt_digest)}`, id(l.receipt_digest))
+                  : h('span', {}, `${String(l.receipt_kind)} `, id(l.receipt_digest)),
                 String(l.landed_by),
               ]),
             ),
@@ -364,7 +466,13 @@ async function registrationsView(): Promise<Rendered> {
     signature: text,
     nodes: () => [
       h('h2', {}, 'Registrations and profiles'),
-      h('p', {}, `Hub profile ${String(hub.profile_id)} of ${String(hub.repository_id)} on target ${String(hub.target)}, requirement `, id(hub.requirement_digest), `, policy epoch ${String(hub.policy_epoch)}`),
+      h(
+        'p',
+        {},
+        `Hub profile ${String(hub.profile_id)} of ${String(hub.repository_id)} on target ${String(hub.target)}, requirement `,
+        id(hub.requirement_digest),
+        `, policy epoch ${String(hub.policy_epoch)}`,
+      ),
       h('h3', {}, 'Executor registrations'),
       table(
         ['Registration', 'Step', 'Executor', 'Epoch', 'Key', 'State', 'Revocation reason'],
@@ -374,14 +482,24 @@ async function registrationsView(): Promise<Rendered> {
           String(r.executor_id),
           `${String(r.registration_epoch)} of ${String(r.latest_epoch)}`,
           id(r.verification_key_id),
-          r.revoked === true ? h('span', { class: 'bad' }, 'revoked') : r.current === true ? h('span', { class: 'good' }, 'current') : 'superseded',
+          r.revoked === true
+            ? h('span', { class: 'bad' }, 'revoked')
+            : r.current === true
+              ? h('span', { class: 'good' }, 'current')
+              : 'superseded',
           asText(r.revocation_reason),
         ]),
       ),
       h('h3', {}, 'Collector profiles'),
       table(
         ['Profile', 'Step', 'Registration', 'Epoch', 'Installed'],
-        (data.collector_profiles as Json[]).map((p) => [id(p.collector_profile_id), String(p.step_id), id(p.registration_id), words(p.registration_epoch), time(p.installed_at_ms)]),
+        (data.collector_profiles as Json[]).map((p) => [
+          id(p.collector_profile_id),
+          String(p.step_id),
+          id(p.registration_id),
+          words(p.registration_epoch),
+          time(p.installed_at_ms),
+        ]),
       ),
     ],
   };
@@ -396,7 +514,15 @@ async function runsView(cursor: string): Promise<Rendered> {
       h('h2', {}, `Skill-workflow runs (${String(data.total)})`),
       table(
         ['Run', 'Name', 'Revision', 'State', 'Steps', 'Started', 'Updated'],
-        (data.runs as Json[]).map((r) => [link(`/run/${encodeURIComponent(String(r.run_id))}`, String(r.run_id)), String(r.name), id(r.revision), String(r.state), words(r.step_count), time(r.created_at_ms), time(r.updated_at_ms)]),
+        (data.runs as Json[]).map((r) => [
+          link(`/run/${encodeURIComponent(String(r.run_id))}`, String(r.run_id)),
+          String(r.name),
+          id(r.revision),
+          String(r.state),
+          words(r.step_count),
+          time(r.created_at_ms),
+          time(r.updated_at_ms),
+        ]),
       ),
       pager('/runs', data.next_cursor),
     ],
@@ -419,10 +545,25 @@ async function runView(runId: string): Promise<Rendered> {
     signature: text,
     nodes: () => [
       h('h2', {}, `Run ${String(run.run_id)} (${String(run.name)})`),
-      h('p', {}, `State ${String(run.state)}${run.state_reason === null ? '' : `: ${asText(run.state_reason)}`}; revision `, id(source.revision), `, policy epoch ${String(source.policy_epoch)}; started `, time(run.created_at_ms), ', updated ', time(run.updated_at_ms)),
+      h(
+        'p',
+        {},
+        `State ${String(run.state)}${run.state_reason === null ? '' : `: ${asText(run.state_reason)}`}; revision `,
+        id(source.revision),
+        `, policy epoch ${String(source.policy_epoch)}; started `,
+        time(run.created_at_ms),
+        ', updated ',
+        time(run.updated_at_ms),
+      ),
       table(
         ['Step', 'Kind', 'State', 'Started', 'Finished'],
-        ((run.steps as Json[] | undefined) ?? []).map((s) => [String(s.id), String(s.kind), String(s.state), time(s.started_at_ms), time(s.finished_at_ms)]),
+        ((run.steps as Json[] | undefined) ?? []).map((s) => [
+          String(s.id),
+          String(s.kind),
+          String(s.state),
+          time(s.started_at_ms),
+          time(s.finished_at_ms),
+        ]),
       ),
       ...attempts.flatMap((a) => [
         h('h3', {}, `Command step ${String(a.step_id)}: attempt `, id(a.attempt_id)),
@@ -438,7 +579,10 @@ async function runView(runId: string): Promise<Rendered> {
 
 function route(): Promise<Rendered> {
   const hash = location.hash.replace(/^#/, '') || '/changes';
-  const parts = hash.split('/').slice(1).map((part) => decodeURIComponent(part));
+  const parts = hash
+    .split('/')
+    .slice(1)
+    .map((part) => decodeURIComponent(part));
   const [view = 'changes', arg, cursor] = parts;
   const pageCursor = arg === 'page' && cursor !== undefined && /^[0-9]{1,16}$/.test(cursor) ? cursor : '0';
   switch (view) {
@@ -488,7 +632,8 @@ async function refresh(navigated: boolean): Promise<void> {
     if (navigated || rendered.signature !== lastSignature) {
       lastSignature = rendered.signature;
       main.replaceChildren();
-      for (const node of rendered.nodes()) if (node !== null && node !== undefined) main.append(node instanceof Node ? node : String(node));
+      for (const node of rendered.nodes())
+        if (node !== null && node !== undefined) main.append(node instanceof Node ? node : String(node));
       if (navigated) main.focus();
       // User Timing entries for whoever measures the dashboard (bench/dashboard.bench.ts).
       performance.clearMeasures('agentscm:view');
@@ -552,7 +697,13 @@ function renderNav(): void {
   ];
   const children: Child[] = views.map(([path, label]) => link(path, label));
   if (profiles.length > 1) {
-    const select = h('select', { 'aria-label': 'Profile' }, ...profiles.map((p, index) => h('option', { value: String(index) }, `${String(p.repository_id)} / ${String(p.profile_id)}`))) as HTMLSelectElement;
+    const select = h(
+      'select',
+      { 'aria-label': 'Profile' },
+      ...profiles.map((p, index) =>
+        h('option', { value: String(index) }, `${String(p.repository_id)} / ${String(p.profile_id)}`),
+      ),
+    ) as HTMLSelectElement;
     select.value = String(profileIndex);
     select.addEventListener('change', () => {
       profileIndex = Number(select.value);
@@ -560,7 +711,9 @@ function renderNav(): void {
     });
     children.push(select);
   } else if (profiles[0] !== undefined) {
-    children.push(h('span', { class: 'muted' }, `${String(profiles[0].repository_id)} / ${String(profiles[0].profile_id)}`));
+    children.push(
+      h('span', { class: 'muted' }, `${String(profiles[0].repository_id)} / ${String(profiles[0].profile_id)}`),
+    );
   }
   const signOut = h('button', { type: 'button' }, 'Forget token');
   signOut.addEventListener('click', () => {
@@ -569,7 +722,8 @@ function renderNav(): void {
   });
   children.push(' ', signOut);
   nav.replaceChildren();
-  for (const child of children) if (child !== null && child !== undefined) nav.append(child instanceof Node ? child : String(child));
+  for (const child of children)
+    if (child !== null && child !== undefined) nav.append(child instanceof Node ? child : String(child));
   nav.hidden = false;
 }
 
@@ -578,12 +732,23 @@ function showTokenForm(message: string | null): void {
   generation += 1;
   nav.hidden = true;
   lastSignature = '';
-  const input = h('input', { type: 'password', id: 'token', name: 'token', autocomplete: 'off', required: '', size: '70' }) as HTMLInputElement;
+  const input = h('input', {
+    type: 'password',
+    id: 'token',
+    name: 'token',
+    autocomplete: 'off',
+    required: '',
+    size: '70',
+  }) as HTMLInputElement;
   const form = h(
     'form',
     { id: 'token-form' },
     h('h2', {}, 'Reader token'),
-    h('p', {}, 'Paste the token of a reader grant (agentscm grant create --scope reader --actor OWNER/AGENT --token-file FILE). It is kept in this tab only (sessionStorage) and sent as an Authorization header.'),
+    h(
+      'p',
+      {},
+      'Paste the token of a reader grant (agentscm grant create --scope reader --actor OWNER/AGENT --token-file FILE). It is kept in this tab only (sessionStorage) and sent as an Authorization header.',
+    ),
     message === null ? null : h('p', { class: 'bad', role: 'alert' }, message),
     h('label', { for: 'token' }, 'Token'),
     input,

@@ -1,5 +1,6 @@
 /** Authority schema step 005: the store's authority_id (docs/wire.md "Authority identity and grants"). Owned by src/native/authority-identity.ts. */
 import { randomBytes } from 'node:crypto';
+
 import type { SqliteDatabase } from '../sqlite.js';
 
 // One row, written once: a store created by this build gets its identity at creation, an older
@@ -17,5 +18,7 @@ export function migrateAuthorityIdentity(db: SqliteDatabase): void {
     CREATE TRIGGER authority_identity_immutable_delete BEFORE DELETE ON authority_identity
       BEGIN SELECT RAISE(ABORT, 'the authority identity is immutable'); END;
   `);
-  db.prepare('INSERT INTO authority_identity (singleton, authority_id) VALUES (1, ?)').run(randomBytes(16).toString('hex'));
+  db.prepare('INSERT INTO authority_identity (singleton, authority_id) VALUES (1, ?)').run(
+    randomBytes(16).toString('hex'),
+  );
 }

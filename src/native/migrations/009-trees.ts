@@ -15,9 +15,13 @@ import type { SqliteDatabase } from '../sqlite.js';
 export function migrateTrees(db: SqliteDatabase): void {
   const held = db.prepare('SELECT count(*) AS n FROM revisions').get() as { n: number };
   if (held.n > 0) {
-    throw new AgentscmError('STORE_REVISIONS_OUTDATED', `this store holds ${held.n} revisions of the flat-manifest format that revision trees replaced; it was left unchanged`, {
-      hint: 'keep using the agentscm build that wrote it, or start a new --data-dir and run `agentscm init-repo` for each workspace (docs/native-store.md "Stores made before revision trees")',
-    });
+    throw new AgentscmError(
+      'STORE_REVISIONS_OUTDATED',
+      `this store holds ${held.n} revisions of the flat-manifest format that revision trees replaced; it was left unchanged`,
+      {
+        hint: 'keep using the agentscm build that wrote it, or start a new --data-dir and run `agentscm init-repo` for each workspace (docs/native-store.md "Stores made before revision trees")',
+      },
+    );
   }
   // The referencing tables name revisions(id) by table name: with no revision stored, the
   // table is replaced and every reference keeps pointing at the new one.

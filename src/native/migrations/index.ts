@@ -14,4 +14,15 @@ import { migrateApprovals } from './008-approvals.js';
 import { migrateTrees } from './009-trees.js';
 import { migrateServerRunReceipts } from './010-server-run-receipts.js';
 
-export const AUTHORITY_MIGRATIONS: readonly Migration[] = [migrateStore, migrateRequirements, migrateReviewContexts, migrateExecutorRegistry, migrateAuthorityIdentity, migrateGrants, migrateCollectorProfiles, migrateApprovals, migrateTrees, migrateServerRunReceipts];
+export const AUTHORITY_MIGRATIONS: readonly Migration[] = [
+  migrateStore,
+  migrateRequirements,
+  migrateReviewContexts,
+  migrateExecutorRegistry,
+  migrateAuthorityIdentity,
+  migrateGrants,
+  migrateCollectorProfiles,
+  migrateApprovals,
+  migrateTrees,
+  migrateServerRunReceipts,
+];

@@ -11,4 +11,12 @@ import { migrateAttemptRecords } from './005-attempt-records.js';
 import { migrateCollectorTransfers } from './006-collector-transfers.js';
 import { migrateReviewSteps } from './007-review-steps.js';
 
-export const JOURNAL_MIGRATIONS: readonly Migration[] = [migrateRuns, migrateCommandAttempts, migrateTasks, migrateTaskRows, migrateAttemptRecords, migrateCollectorTransfers, migrateReviewSteps];
+export const JOURNAL_MIGRATIONS: readonly Migration[] = [
+  migrateRuns,
+  migrateCommandAttempts,
+  migrateTasks,
+  migrateTaskRows,
+  migrateAttemptRecords,
+  migrateCollectorTransfers,
+  migrateReviewSteps,
+];

@@ -5,12 +5,19 @@
  * hangs, wrong codes and wrongly accepted inputs come back with a replayable seed and path.
  */
 import fc from 'fast-check';
+
 import type { JsonValue } from '../../../src/contracts/json-value.js';
 import { writeJson } from './json-text.js';
-import type { FuzzCase } from './mutations.js';
-import { buildCase, planArbitrary } from './mutations.js';
-import type { Outcome, Verdict } from './oracle.js';
-import { judge, randomJsonExpectation, rawBytesExpectation, setSeedWriter, stableText } from './oracle.js';
+import { buildCase, planArbitrary, type FuzzCase } from './mutations.js';
+import {
+  judge,
+  randomJsonExpectation,
+  rawBytesExpectation,
+  setSeedWriter,
+  stableText,
+  type Outcome,
+  type Verdict,
+} from './oracle.js';
 import type { WireType } from './wire-types.js';
 
 setSeedWriter((seed: JsonValue) => writeJson(seed));
@@ -20,7 +27,8 @@ export function runsFromEnv(fallback: number): number {
   const text = process.env.FUZZ_RUNS;
   if (text === undefined || text === '') return fallback;
   const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`FUZZ_RUNS must be a positive integer, got ${JSON.stringify(text)}`);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new Error(`FUZZ_RUNS must be a positive integer, got ${JSON.stringify(text)}`);
   return n;
 }
 
@@ -35,25 +43,45 @@ export function seedFromEnv(): number {
 
 /** Arbitrary of the cases for a type: mostly mutations of valid seeds, then random bytes and random JSON. */
 export function caseArbitrary(type: WireType): fc.Arbitrary<FuzzCase> {
-  const mutation = planArbitrary.map((plan) => buildCase(type, plan) ?? (buildCase(type, { ...plan, kind: 'whitespace' }) as FuzzCase));
+  const mutation = planArbitrary.map(
+    (plan) => buildCase(type, plan) ?? (buildCase(type, { ...plan, kind: 'whitespace' }) as FuzzCase),
+  );
   const bytes = fc
     .oneof(
       fc.uint8Array({ maxLength: 256 }),
       fc.string({ unit: 'binary', maxLength: 128 }).map((s) => new Uint8Array(Buffer.from(s, 'utf8'))),
       fc.json({ maxDepth: 3 }).map((s) => new Uint8Array(Buffer.from(s, 'utf8'))),
     )
-    .map((b): FuzzCase => ({ kind: 'random-bytes', what: `random bytes ${Buffer.from(b).toString('hex').slice(0, 120)}`, bytes: b, expect: rawBytesExpectation(type, b) }));
-  const json = fc
-    .jsonValue({ maxDepth: 4 })
-    .map((value): FuzzCase => {
-      const text = JSON.stringify(value) ?? 'null';
-      return { kind: 'random-json', what: `random JSON ${text.slice(0, 120)}`, bytes: new Uint8Array(Buffer.from(text, 'utf8')), expect: randomJsonExpectation(value) };
-    });
+    .map((b): FuzzCase => ({
+      kind: 'random-bytes',
+      what: `random bytes ${Buffer.from(b).toString('hex').slice(0, 120)}`,
+      bytes: b,
+      expect: rawBytesExpectation(type, b),
+    }));
+  const json = fc.jsonValue({ maxDepth: 4 }).map((value): FuzzCase => {
+    const text = JSON.stringify(value) ?? 'null';
+    return {
+      kind: 'random-json',
+      what: `random JSON ${text.slice(0, 120)}`,
+      bytes: new Uint8Array(Buffer.from(text, 'utf8')),
+      expect: randomJsonExpectation(value),
+    };
+  });
   const deepJson = fc.integer({ min: 60, max: 70 }).map((depth): FuzzCase => {
     const text = `${'['.repeat(depth)}${']'.repeat(depth)}`;
-    return { kind: 'random-json', what: `${depth} nested arrays`, bytes: new Uint8Array(Buffer.from(text)), expect: randomJsonExpectation(JSON.parse(text)) };
+    return {
+      kind: 'random-json',
+      what: `${depth} nested arrays`,
+      bytes: new Uint8Array(Buffer.from(text)),
+      expect: randomJsonExpectation(JSON.parse(text)),
+    };
   });
-  return fc.oneof({ arbitrary: mutation, weight: 16 }, { arbitrary: bytes, weight: 2 }, { arbitrary: json, weight: 2 }, { arbitrary: deepJson, weight: 1 });
+  return fc.oneof(
+    { arbitrary: mutation, weight: 16 },
+    { arbitrary: bytes, weight: 2 },
+    { arbitrary: json, weight: 2 },
+    { arbitrary: deepJson, weight: 1 },
+  );
 }
 
 export interface Failure {
@@ -93,7 +121,9 @@ export function checkSeeds(type: WireType): void {
     try {
       type.decode(Buffer.from(writeJson(seed)));
     } catch (error) {
-      throw new Error(`seed of ${type.id} does not decode: ${(error as Error).message}\n${stableText(seed)}`, { cause: error });
+      throw new Error(`seed of ${type.id} does not decode: ${(error as Error).message}\n${stableText(seed)}`, {
+        cause: error,
+      });
     }
   }
 }
@@ -112,7 +142,13 @@ function failureOf(c: FuzzCase, outcome: Outcome): Failure {
 }
 
 /** Run `runs` cases of one type from `seed`; with `path`, replay only the case fast-check reported there. */
-export function runCampaign(type: WireType, runs: number, seed: number, path?: string, settings: { checkSeeds?: boolean } = {}): TypeReport {
+export function runCampaign(
+  type: WireType,
+  runs: number,
+  seed: number,
+  path?: string,
+  settings: { checkSeeds?: boolean } = {},
+): TypeReport {
   if (settings.checkSeeds !== false) checkSeeds(type);
   const started = performance.now();
   const counts = { crash: 0, hang: 0, 'wrong-code': 0, 'wrongly-accepted': 0 };
@@ -126,15 +162,27 @@ export function runCampaign(type: WireType, runs: number, seed: number, path?: s
       const outcome = judge(type, c);
       if (outcome.verdict !== 'ok') {
         counts[outcome.verdict]++;
-        if (failures.filter((f) => f.verdict === outcome.verdict).length < KEEP_PER_VERDICT) failures.push(failureOf(c, outcome));
+        if (failures.filter((f) => f.verdict === outcome.verdict).length < KEEP_PER_VERDICT)
+          failures.push(failureOf(c, outcome));
       }
       return true;
     }),
     options,
   );
   // The counting property never fails; a failure here is the campaign's own error.
-  if (counted.failed) throw new Error(`the campaign of ${type.id} failed (seed ${seed}): ${String(counted.errorInstance)}`, { cause: counted.errorInstance });
-  const report: TypeReport = { type: type.id, runs: path === undefined ? runs : 1, seed, counts, kinds, failures, ms: Math.round(performance.now() - started) };
+  if (counted.failed)
+    throw new Error(`the campaign of ${type.id} failed (seed ${seed}): ${String(counted.errorInstance)}`, {
+      cause: counted.errorInstance,
+    });
+  const report: TypeReport = {
+    type: type.id,
+    runs: path === undefined ? runs : 1,
+    seed,
+    counts,
+    kinds,
+    failures,
+    ms: Math.round(performance.now() - started),
+  };
   if (!failed(report) || path !== undefined) return report;
   // A second pass with the same seed stops at the first failure and shrinks it to a small case.
   let smallest: Failure | undefined;
@@ -158,7 +206,8 @@ export function reportLines(report: TypeReport): string[] {
   const lines = [
     `${report.type.padEnd(44)} runs ${String(report.runs).padStart(6)}  crashes ${c.crash}  hangs ${c.hang}  wrong codes ${c['wrong-code']}  wrongly accepted ${c['wrongly-accepted']}  (${report.ms} ms, seed ${report.seed})`,
   ];
-  for (const f of report.failures) lines.push(`    ${f.verdict} [${f.kind}] ${f.what}: expected ${f.expected}, got ${f.got} (${f.ms} ms)`);
+  for (const f of report.failures)
+    lines.push(`    ${f.verdict} [${f.kind}] ${f.what}: expected ${f.expected}, got ${f.got} (${f.ms} ms)`);
   if (report.counterexample !== undefined) {
     const f = report.counterexample.failure;
     lines.push(`    smallest: ${f.verdict} [${f.kind}] ${f.what}: expected ${f.expected}, got ${f.got}`);

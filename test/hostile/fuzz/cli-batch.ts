@@ -11,6 +11,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Interfaces } from '@oclif/core';
+
 import { runAgentscm } from '../../../src/commands/_execute.js';
 
 const [jobsFile, resultsFile] = process.argv.slice(2);
@@ -19,7 +20,11 @@ const jobs = JSON.parse(readFileSync(jobsFile, 'utf8')) as string[][];
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Interfaces.PJSON;
-pjson.oclif.commands = { strategy: 'pattern', target: './commands', globPatterns: ['**/*.ts', '!**/*.d.ts', '!**/_*.ts'] };
+pjson.oclif.commands = {
+  strategy: 'pattern',
+  target: './commands',
+  globPatterns: ['**/*.ts', '!**/*.d.ts', '!**/_*.ts'],
+};
 
 // Each invocation's final flush listens once for 'drain' on stdout: many invocations in one
 // process are not a leak to warn about (the warning would land in the next one's stderr).
@@ -32,14 +37,14 @@ for (const [index, argv] of jobs.entries()) {
   appendFileSync(resultsFile, `${JSON.stringify({ index, started: true })}\n`);
   let out = '';
   let err = '';
-  process.stdout.write = ((chunk: string | Uint8Array): boolean => {
+  process.stdout.write = (chunk: string | Uint8Array): boolean => {
     out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
     return true;
-  });
-  process.stderr.write = ((chunk: string | Uint8Array): boolean => {
+  };
+  process.stderr.write = (chunk: string | Uint8Array): boolean => {
     err += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
     return true;
-  });
+  };
   process.exitCode = 0;
   try {
     await runAgentscm({ argv, root: join(root, 'src'), pjson });

@@ -4,12 +4,22 @@
  * the published schema, following docs/strict-json.md, never from the decoder's answer).
  */
 import fc from 'fast-check';
+
 import type { ErrorCode } from '../../../src/contracts/errors.js';
 import type { JsonValue } from '../../../src/contracts/json-value.js';
-import type { Path, Tree, TreeObject } from './json-text.js';
-import { Raw, copyTree, nodeAt, removeAt, replaceAt, setMember, writeJson } from './json-text.js';
-import type { Location, SchemaNode } from './schema-walk.js';
-import { allowedTypes, jsonTypeOf, keyIsDeclared, locations } from './schema-walk.js';
+import {
+  copyTree,
+  nodeAt,
+  Raw,
+  removeAt,
+  replaceAt,
+  setMember,
+  writeJson,
+  type Path,
+  type Tree,
+  type TreeObject,
+} from './json-text.js';
+import { allowedTypes, jsonTypeOf, keyIsDeclared, locations, type Location, type SchemaNode } from './schema-walk.js';
 import type { WireType } from './wire-types.js';
 
 const U64_MAX = 18446744073709551615n;
@@ -88,7 +98,20 @@ interface Context {
 
 // --- schema-level mutations -------------------------------------------------------------------
 
-const UNKNOWN_KEYS = ['unexpected', 'x-extra', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'Version', 'naïve', '😀', '', ' version', 'version '];
+const UNKNOWN_KEYS = [
+  'unexpected',
+  'x-extra',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'Version',
+  'naïve',
+  '😀',
+  '',
+  ' version',
+  'version ',
+];
 const ANY_VALUES: readonly Tree[] = [1, 'x', null, true, [], {}, 18446744073709551615n];
 
 function unknownField(c: Context): FuzzCase | undefined {
@@ -102,15 +125,31 @@ function unknownField(c: Context): FuzzCase | undefined {
   const object = copyTree(loc.value) as TreeObject;
   setMember(object, key, ANY_VALUES[c.plan.variant % ANY_VALUES.length] as Tree);
   const max = loc.resolved.maxProperties;
-  const code: ErrorCode = typeof max === 'number' && Object.keys(object).length > max ? 'SCHEMA_BOUND' : 'SCHEMA_UNKNOWN_FIELD';
-  return { kind: 'unknown-field', what: `add ${JSON.stringify(key)} at ${show(loc.path)}`, bytes: utf8(writeJson(replaceAt(c.seed, loc.path, object))), expect: refuse(code) };
+  const code: ErrorCode =
+    typeof max === 'number' && Object.keys(object).length > max ? 'SCHEMA_BOUND' : 'SCHEMA_UNKNOWN_FIELD';
+  return {
+    kind: 'unknown-field',
+    what: `add ${JSON.stringify(key)} at ${show(loc.path)}`,
+    bytes: utf8(writeJson(replaceAt(c.seed, loc.path, object))),
+    expect: refuse(code),
+  };
 }
 
 function missingField(c: Context): FuzzCase | undefined {
-  const members = c.locs.filter((l) => l.memberOf !== undefined && Array.isArray(l.memberOf.required) && (l.memberOf.required as string[]).includes(String(l.path[l.path.length - 1])));
+  const members = c.locs.filter(
+    (l) =>
+      l.memberOf !== undefined &&
+      Array.isArray(l.memberOf.required) &&
+      (l.memberOf.required as string[]).includes(String(l.path[l.path.length - 1])),
+  );
   const loc = choose(members, c.plan.pick);
   if (loc === undefined) return undefined;
-  return { kind: 'missing-field', what: `remove required ${show(loc.path)}`, bytes: utf8(writeJson(removeAt(c.seed, loc.path))), expect: refuse('SCHEMA_MISSING_FIELD') };
+  return {
+    kind: 'missing-field',
+    what: `remove required ${show(loc.path)}`,
+    bytes: utf8(writeJson(removeAt(c.seed, loc.path))),
+    expect: refuse('SCHEMA_MISSING_FIELD'),
+  };
 }
 
 const SAMPLES: readonly Tree[] = ['x', 7, true, null, [], {}, 0, '', [1], { a: 1 }];
@@ -120,7 +159,8 @@ function wrongType(c: Context): FuzzCase | undefined {
   for (const loc of c.locs) {
     const types = allowedTypes(loc.declared);
     if (types === undefined) continue;
-    for (const sample of SAMPLES) if (!types.has(jsonTypeOf(sample as JsonValue))) candidates.push({ loc, value: sample });
+    for (const sample of SAMPLES)
+      if (!types.has(jsonTypeOf(sample as JsonValue))) candidates.push({ loc, value: sample });
   }
   const chosen = choose(candidates, c.plan.pick);
   if (chosen === undefined) return undefined;
@@ -192,37 +232,76 @@ function boundEdits(loc: Location): BoundEdit[] {
       const lengthBound = length + 1 > maxLength;
       if (length <= maxLength && bytes <= maxBytes && fits(at)) {
         const pastValue = lengthBound || fits(past) ? past : undefined;
-        edits.push({ path: loc.path, what: `string ${show(loc.path)} of ${length} code points / ${bytes} bytes, and one more ${JSON.stringify(pad)}`, at, past: pastValue, pastCode: 'SCHEMA_BOUND' });
+        edits.push({
+          path: loc.path,
+          what: `string ${show(loc.path)} of ${length} code points / ${bytes} bytes, and one more ${JSON.stringify(pad)}`,
+          at,
+          past: pastValue,
+          pastCode: 'SCHEMA_BOUND',
+        });
       }
     }
     if (typeof node.minLength === 'number' && node.minLength >= 1 && codePoints(value) >= node.minLength) {
       const below = [...value].slice(0, node.minLength - 1).join('');
-      edits.push({ path: loc.path, what: `string ${show(loc.path)} cut to ${node.minLength - 1} code points`, at: undefined, past: below, pastCode: 'SCHEMA_BOUND' });
+      edits.push({
+        path: loc.path,
+        what: `string ${show(loc.path)} cut to ${node.minLength - 1} code points`,
+        at: undefined,
+        past: below,
+        pastCode: 'SCHEMA_BOUND',
+      });
     }
   } else if (Array.isArray(value)) {
     if (typeof node.maxItems === 'number' && value.length > 0) {
       const max = node.maxItems;
       const at = Array.from({ length: max }, (_, i) => copyTree(value[i % value.length] as Tree));
       const past = [...at, copyTree(value[0] as Tree)];
-      edits.push({ path: loc.path, what: `array ${show(loc.path)} with ${max} items, and ${max + 1}`, at, past, pastCode: 'SCHEMA_BOUND' });
+      edits.push({
+        path: loc.path,
+        what: `array ${show(loc.path)} with ${max} items, and ${max + 1}`,
+        at,
+        past,
+        pastCode: 'SCHEMA_BOUND',
+      });
     }
     if (typeof node.minItems === 'number' && node.minItems >= 1 && value.length >= node.minItems) {
-      edits.push({ path: loc.path, what: `array ${show(loc.path)} cut to ${node.minItems - 1} items`, at: undefined, past: value.slice(0, node.minItems - 1).map(copyTree), pastCode: 'SCHEMA_BOUND' });
+      edits.push({
+        path: loc.path,
+        what: `array ${show(loc.path)} cut to ${node.minItems - 1} items`,
+        at: undefined,
+        past: value.slice(0, node.minItems - 1).map(copyTree),
+        pastCode: 'SCHEMA_BOUND',
+      });
     }
   } else if (typeof value === 'number' || typeof value === 'bigint') {
     let range = u64Range(node);
     // A plain integer field without a maximum is bounded by 2^53 - 1; above it is SCHEMA_TYPE (docs/strict-json.md "Numbers").
     let overCode: ErrorCode | undefined;
     if (range === undefined && (typeof node.minimum === 'number' || typeof node.maximum === 'number')) {
-      range = [BigInt(typeof node.minimum === 'number' ? node.minimum : 0), BigInt(typeof node.maximum === 'number' ? node.maximum : Number.MAX_SAFE_INTEGER)];
+      range = [
+        BigInt(typeof node.minimum === 'number' ? node.minimum : 0),
+        BigInt(typeof node.maximum === 'number' ? node.maximum : Number.MAX_SAFE_INTEGER),
+      ];
       if (typeof node.maximum !== 'number') overCode = 'SCHEMA_TYPE';
     }
     if (range !== undefined) {
       const [min, max] = range;
       const over = numberPast(max + 1n);
-      edits.push({ path: loc.path, what: `integer ${show(loc.path)} = ${max}, and ${max + 1n}`, at: max, past: over.tree, pastCode: over.code === 'SCHEMA_BOUND' ? (overCode ?? 'SCHEMA_BOUND') : over.code });
+      edits.push({
+        path: loc.path,
+        what: `integer ${show(loc.path)} = ${max}, and ${max + 1n}`,
+        at: max,
+        past: over.tree,
+        pastCode: over.code === 'SCHEMA_BOUND' ? (overCode ?? 'SCHEMA_BOUND') : over.code,
+      });
       const under = numberPast(min - 1n);
-      edits.push({ path: loc.path, what: `integer ${show(loc.path)} = ${min}, and ${min - 1n}`, at: min, past: under.tree, pastCode: under.code });
+      edits.push({
+        path: loc.path,
+        what: `integer ${show(loc.path)} = ${min}, and ${min - 1n}`,
+        at: min,
+        past: under.tree,
+        pastCode: under.code,
+      });
     }
   } else if (typeof value === 'object' && value !== null && typeof node.maxProperties === 'number' && isNodeMap(node)) {
     const pattern = Object.keys(node.patternProperties as object)[0];
@@ -233,7 +312,13 @@ function boundEdits(loc: Location): BoundEdit[] {
       for (let i = 0; i < node.maxProperties; i++) setMember(at, key(i), copyTree(sample));
       const past = copyTree(at) as TreeObject;
       setMember(past, key(node.maxProperties), copyTree(sample));
-      edits.push({ path: loc.path, what: `map ${show(loc.path)} with ${node.maxProperties} members, and one more`, at, past, pastCode: 'SCHEMA_BOUND' });
+      edits.push({
+        path: loc.path,
+        what: `map ${show(loc.path)} with ${node.maxProperties} members, and one more`,
+        at,
+        past,
+        pastCode: 'SCHEMA_BOUND',
+      });
     }
   }
   return edits;
@@ -249,13 +334,26 @@ function bound(c: Context, at: boolean): FuzzCase | undefined {
     .flatMap(boundEdits)
     .map((e): BoundEdit =>
       // The version field is checked before the schema: a u64 out of its range there is an unsupported version.
-      e.path.length === 1 && e.path[0] === versionPath && e.pastCode === 'SCHEMA_BOUND' ? { ...e, pastCode: 'SCHEMA_VERSION_UNSUPPORTED' } : e,
+      e.path.length === 1 && e.path[0] === versionPath && e.pastCode === 'SCHEMA_BOUND'
+        ? { ...e, pastCode: 'SCHEMA_VERSION_UNSUPPORTED' }
+        : e,
     )
     .filter((e) => (at ? e.at !== undefined : e.past !== undefined));
   const edit = choose(edits, c.plan.pick);
   if (edit === undefined) return undefined;
-  if (at) return { kind: 'bound-at', what: `at the bound: ${edit.what}`, bytes: utf8(writeJson(replaceAt(c.seed, edit.path, edit.at as Tree))), expect: { outcome: 'pass-schema' } };
-  return { kind: 'bound-past', what: `past the bound: ${edit.what}`, bytes: utf8(writeJson(replaceAt(c.seed, edit.path, edit.past as Tree))), expect: refuse(edit.pastCode) };
+  if (at)
+    return {
+      kind: 'bound-at',
+      what: `at the bound: ${edit.what}`,
+      bytes: utf8(writeJson(replaceAt(c.seed, edit.path, edit.at as Tree))),
+      expect: { outcome: 'pass-schema' },
+    };
+  return {
+    kind: 'bound-past',
+    what: `past the bound: ${edit.what}`,
+    bytes: utf8(writeJson(replaceAt(c.seed, edit.path, edit.past as Tree))),
+    expect: refuse(edit.pastCode),
+  };
 }
 
 // --- lexical mutations ---------------------------------------------------------------------------
@@ -280,10 +378,24 @@ function duplicateKey(c: Context): FuzzCase | undefined {
   const position = Math.max(where, keys.indexOf(key) + 1);
   members.splice(position, 0, again);
   const tree = replaceAt(c.seed, loc.path, new Raw(`{${members.join(',')}}`));
-  return { kind: 'duplicate-key', what: `repeat ${JSON.stringify(key)} at ${show(loc.path)}`, bytes: utf8(writeJson(tree)), expect: refuse('JSON_DUPLICATE_KEY') };
+  return {
+    kind: 'duplicate-key',
+    what: `repeat ${JSON.stringify(key)} at ${show(loc.path)}`,
+    bytes: utf8(writeJson(tree)),
+    expect: refuse('JSON_DUPLICATE_KEY'),
+  };
 }
 
-const LONE = ['\\ud800', '\\udbff', '\\udc00', '\\udfff', '\\ud83d\\u0041', '\\ud83dx', '\\uDE00\\uD83D', '\\ud83d\\ud83d'];
+const LONE = [
+  '\\ud800',
+  '\\udbff',
+  '\\udc00',
+  '\\udfff',
+  '\\ud83d\\u0041',
+  '\\ud83dx',
+  '\\uDE00\\uD83D',
+  '\\ud83d\\ud83d',
+];
 
 function loneSurrogate(c: Context): FuzzCase | undefined {
   const strings = c.locs.filter((l) => typeof l.value === 'string');
@@ -292,14 +404,19 @@ function loneSurrogate(c: Context): FuzzCase | undefined {
   const text = JSON.stringify(loc.value).slice(1, -1);
   // Insert between escapes, never inside one.
   const cuts = [0];
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     i += text[i] === '\\' ? (text[i + 1] === 'u' ? 6 : 2) : 1;
     cuts.push(i);
   }
   const cut = cuts[c.plan.variant % cuts.length] as number;
   const lone = LONE[c.plan.variant % LONE.length] as string;
   const tree = replaceAt(c.seed, loc.path, new Raw(`"${text.slice(0, cut)}${lone}${text.slice(cut)}"`));
-  return { kind: 'lone-surrogate', what: `put ${lone} into the string at ${show(loc.path)}`, bytes: utf8(writeJson(tree)), expect: refuse('JSON_LONE_SURROGATE') };
+  return {
+    kind: 'lone-surrogate',
+    what: `put ${lone} into the string at ${show(loc.path)}`,
+    bytes: utf8(writeJson(tree)),
+    expect: refuse('JSON_LONE_SURROGATE'),
+  };
 }
 
 const INVALID_UTF8: readonly (readonly number[])[] = [
@@ -324,11 +441,17 @@ const INVALID_UTF8: readonly (readonly number[])[] = [
 function invalidUtf8(c: Context): FuzzCase | undefined {
   const text = Buffer.from(writeJson(c.seed));
   const boundaries: number[] = [];
-  for (let i = 0; i <= text.length; i++) if (i === text.length || ((text[i] as number) & 0xc0) !== 0x80) boundaries.push(i);
+  for (let i = 0; i <= text.length; i++)
+    if (i === text.length || ((text[i] as number) & 0xc0) !== 0x80) boundaries.push(i);
   const at = boundaries[c.plan.pick % boundaries.length] as number;
   const bad = INVALID_UTF8[c.plan.variant % INVALID_UTF8.length] as readonly number[];
   const bytes = Buffer.concat([text.subarray(0, at), Buffer.from(bad), text.subarray(at)]);
-  return { kind: 'invalid-utf8', what: `insert ${Buffer.from(bad).toString('hex')} at byte ${at}`, bytes, expect: refuse('JSON_INVALID_UTF8') };
+  return {
+    kind: 'invalid-utf8',
+    what: `insert ${Buffer.from(bad).toString('hex')} at byte ${at}`,
+    bytes,
+    expect: refuse('JSON_INVALID_UTF8'),
+  };
 }
 
 function bom(c: Context): FuzzCase {
@@ -336,22 +459,60 @@ function bom(c: Context): FuzzCase {
   const BOM = '\ufeff';
   switch (c.plan.variant % 3) {
     case 0:
-      return { kind: 'bom', what: 'UTF-8 BOM before the document', bytes: utf8(BOM + text), expect: refuse('JSON_BOM') };
+      return {
+        kind: 'bom',
+        what: 'UTF-8 BOM before the document',
+        bytes: utf8(BOM + text),
+        expect: refuse('JSON_BOM'),
+      };
     case 1:
-      return { kind: 'bom', what: 'UTF-8 BOM and a newline before the document', bytes: utf8(`${BOM}\n${text}`), expect: refuse('JSON_BOM') };
+      return {
+        kind: 'bom',
+        what: 'UTF-8 BOM and a newline before the document',
+        bytes: utf8(`${BOM}\n${text}`),
+        expect: refuse('JSON_BOM'),
+      };
     default:
       // After leading whitespace U+FEFF is a character where a token must start.
-      return { kind: 'bom', what: 'U+FEFF after a leading space', bytes: utf8(` ${BOM}${text}`), expect: refuse('JSON_SYNTAX') };
+      return {
+        kind: 'bom',
+        what: 'U+FEFF after a leading space',
+        bytes: utf8(` ${BOM}${text}`),
+        expect: refuse('JSON_SYNTAX'),
+      };
   }
 }
 
-const BAD_NUMBERS = ['-1', '-0', '1.0', '0.5', '1e3', '1E3', '1e-3', '01', '00', '007', '18446744073709551616', '99999999999999999999', '-18446744073709551615', '1' + '0'.repeat(400), '1.5e300', '-0.0', '0e0'];
+const BAD_NUMBERS = [
+  '-1',
+  '-0',
+  '1.0',
+  '0.5',
+  '1e3',
+  '1E3',
+  '1e-3',
+  '01',
+  '00',
+  '007',
+  '18446744073709551616',
+  '99999999999999999999',
+  '-18446744073709551615',
+  '1' + '0'.repeat(400),
+  '1.5e300',
+  '-0.0',
+  '0e0',
+];
 
 function badNumber(c: Context): FuzzCase | undefined {
   const loc = choose(c.locs, c.plan.pick);
   if (loc === undefined) return undefined;
   const number = BAD_NUMBERS[c.plan.variant % BAD_NUMBERS.length] as string;
-  return { kind: 'bad-number', what: `replace ${show(loc.path)} with ${number.slice(0, 30)}`, bytes: utf8(writeJson(replaceAt(c.seed, loc.path, new Raw(number)))), expect: refuse('JSON_NUMBER_INVALID') };
+  return {
+    kind: 'bad-number',
+    what: `replace ${show(loc.path)} with ${number.slice(0, 30)}`,
+    bytes: utf8(writeJson(replaceAt(c.seed, loc.path, new Raw(number)))),
+    expect: refuse('JSON_NUMBER_INVALID'),
+  };
 }
 
 function deepNesting(c: Context): FuzzCase | undefined {
@@ -377,8 +538,20 @@ function oversize(c: Context): FuzzCase {
   const size = c.type.maxBytes + over;
   const padded = Buffer.alloc(Math.max(size, text.length), 0x20);
   text.copy(padded, c.plan.pick % 2 === 0 ? 0 : padded.length - text.length);
-  if (over === 0) return { kind: 'oversize', what: `padded with spaces to the limit of ${c.type.maxBytes} bytes`, bytes: padded, expect: { outcome: 'accept-same' }, seed: c.seed };
-  return { kind: 'oversize', what: `padded with spaces to ${padded.length} bytes (limit ${c.type.maxBytes})`, bytes: padded, expect: refuse('INPUT_TOO_LARGE') };
+  if (over === 0)
+    return {
+      kind: 'oversize',
+      what: `padded with spaces to the limit of ${c.type.maxBytes} bytes`,
+      bytes: padded,
+      expect: { outcome: 'accept-same' },
+      seed: c.seed,
+    };
+  return {
+    kind: 'oversize',
+    what: `padded with spaces to ${padded.length} bytes (limit ${c.type.maxBytes})`,
+    bytes: padded,
+    expect: refuse('INPUT_TOO_LARGE'),
+  };
 }
 
 const TRAILING = [',', 'x', '{}', '[]', '0', '"', 'null', '\u0000', '/', '}'];
@@ -390,10 +563,20 @@ function truncatedOrTrailing(c: Context): FuzzCase {
     const cut = c.plan.pick % chars.length;
     const prefix = chars.slice(0, cut).join('');
     // A cut right after a high-surrogate escape would be a lone surrogate; the seeds write no such escapes.
-    return { kind: 'truncated-or-trailing', what: `cut after ${cut} of ${chars.length} characters`, bytes: utf8(prefix), expect: refuse('JSON_SYNTAX') };
+    return {
+      kind: 'truncated-or-trailing',
+      what: `cut after ${cut} of ${chars.length} characters`,
+      bytes: utf8(prefix),
+      expect: refuse('JSON_SYNTAX'),
+    };
   }
   const tail = TRAILING[c.plan.pick % TRAILING.length] as string;
-  return { kind: 'truncated-or-trailing', what: `append ${JSON.stringify(tail)}`, bytes: utf8(`${text} ${tail}`), expect: refuse('JSON_SYNTAX') };
+  return {
+    kind: 'truncated-or-trailing',
+    what: `append ${JSON.stringify(tail)}`,
+    bytes: utf8(`${text} ${tail}`),
+    expect: refuse('JSON_SYNTAX'),
+  };
 }
 
 // --- mutations that keep the document valid ------------------------------------------------------
@@ -406,7 +589,13 @@ function whitespace(c: Context): FuzzCase {
     state = (state * 1103515245 + 12345) % 2147483648;
     return GAPS[state % GAPS.length] as string;
   };
-  return { kind: 'whitespace', what: 'whitespace between tokens', bytes: utf8(writeJson(c.seed, { gap })), expect: { outcome: 'accept-same' }, seed: c.seed };
+  return {
+    kind: 'whitespace',
+    what: 'whitespace between tokens',
+    bytes: utf8(writeJson(c.seed, { gap })),
+    expect: { outcome: 'accept-same' },
+    seed: c.seed,
+  };
 }
 
 function reordered(c: Context): FuzzCase | undefined {
@@ -419,7 +608,13 @@ function reordered(c: Context): FuzzCase | undefined {
   const order = c.plan.variant % 3 === 0 ? [...keys].reverse() : [...keys.slice(shift), ...keys.slice(0, shift)];
   const moved: TreeObject = {};
   for (const key of order) setMember(moved, key, copyTree(object[key] as Tree));
-  return { kind: 'reordered', what: `members of ${show(loc.path)} in the order ${order.join(',')}`, bytes: utf8(writeJson(replaceAt(c.seed, loc.path, moved))), expect: { outcome: 'accept-same' }, seed: c.seed };
+  return {
+    kind: 'reordered',
+    what: `members of ${show(loc.path)} in the order ${order.join(',')}`,
+    bytes: utf8(writeJson(replaceAt(c.seed, loc.path, moved))),
+    expect: { outcome: 'accept-same' },
+    seed: c.seed,
+  };
 }
 
 function escapeAll(text: string, every: number): string {
@@ -429,7 +624,8 @@ function escapeAll(text: string, every: number): string {
     const cp = ch.codePointAt(0) as number;
     if (n++ % every !== 0) out += JSON.stringify(ch).slice(1, -1);
     else if (ch === '/') out += '\\/';
-    else if (cp > 0xffff) out += [ch.charCodeAt(0), ch.charCodeAt(1)].map((unit) => `\\u${unit.toString(16).toUpperCase()}`).join('');
+    else if (cp > 0xffff)
+      out += [ch.charCodeAt(0), ch.charCodeAt(1)].map((unit) => `\\u${unit.toString(16).toUpperCase()}`).join('');
     else out += `\\u${cp.toString(16).padStart(4, '0')}`;
   }
   return `"${out}"`;
@@ -441,7 +637,13 @@ function escaped(c: Context): FuzzCase | undefined {
   if (loc === undefined) return undefined;
   const every = 1 + (c.plan.variant % 3);
   const tree = replaceAt(c.seed, loc.path, new Raw(escapeAll(loc.value as string, every)));
-  return { kind: 'escaped', what: `string ${show(loc.path)} written with \\u escapes (every ${every})`, bytes: utf8(writeJson(tree)), expect: { outcome: 'accept-same' }, seed: c.seed };
+  return {
+    kind: 'escaped',
+    what: `string ${show(loc.path)} written with \\u escapes (every ${every})`,
+    bytes: utf8(writeJson(tree)),
+    expect: { outcome: 'accept-same' },
+    seed: c.seed,
+  };
 }
 
 const BUILDERS: Record<MutationKind, (c: Context) => FuzzCase | undefined> = {

@@ -4,8 +4,8 @@
  * than the bound), a wrong code, or an input accepted that should have been refused.
  */
 import { isUtf8 } from 'node:buffer';
-import { AgentscmError } from '../../../src/contracts/errors.js';
-import type { ErrorCode } from '../../../src/contracts/errors.js';
+
+import { AgentscmError, type ErrorCode } from '../../../src/contracts/errors.js';
 import type { JsonValue } from '../../../src/contracts/json-value.js';
 import type { Expectation, FuzzCase } from './mutations.js';
 import type { WireType } from './wire-types.js';
@@ -39,8 +39,22 @@ const STAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'SCHEMA_VERSION_UNSUPPORTED',
 ]);
 
-const LEXICAL: readonly ErrorCode[] = ['JSON_SYNTAX', 'JSON_DUPLICATE_KEY', 'JSON_LONE_SURROGATE', 'JSON_NUMBER_INVALID', 'JSON_TOO_DEEP'];
-const SCHEMA: readonly ErrorCode[] = ['SCHEMA_UNKNOWN_FIELD', 'SCHEMA_MISSING_FIELD', 'SCHEMA_TYPE', 'SCHEMA_BOUND', 'SCHEMA_VERSION_UNSUPPORTED', 'ID_INVALID', 'PATH_INVALID'];
+const LEXICAL: readonly ErrorCode[] = [
+  'JSON_SYNTAX',
+  'JSON_DUPLICATE_KEY',
+  'JSON_LONE_SURROGATE',
+  'JSON_NUMBER_INVALID',
+  'JSON_TOO_DEEP',
+];
+const SCHEMA: readonly ErrorCode[] = [
+  'SCHEMA_UNKNOWN_FIELD',
+  'SCHEMA_MISSING_FIELD',
+  'SCHEMA_TYPE',
+  'SCHEMA_BOUND',
+  'SCHEMA_VERSION_UNSUPPORTED',
+  'ID_INVALID',
+  'PATH_INVALID',
+];
 
 type Result = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
 
@@ -61,7 +75,11 @@ function attempt(fn: () => unknown): { result: Result; ms: number } {
  * the mutation predicts.
  */
 function codeOfError(type: WireType, error: unknown): { code: string; crash: boolean } {
-  if (!(error instanceof AgentscmError)) return { code: error instanceof Error ? `${error.constructor.name}: ${error.message.slice(0, 200)}` : String(error), crash: true };
+  if (!(error instanceof AgentscmError))
+    return {
+      code: error instanceof Error ? `${error.constructor.name}: ${error.message.slice(0, 200)}` : String(error),
+      crash: true,
+    };
   if (error.code === 'INTERNAL') return { code: `INTERNAL: ${error.message.slice(0, 200)}`, crash: true };
   if (type.wrapperCode !== undefined && error.code === type.wrapperCode) {
     const cause = error.cause;
@@ -80,7 +98,8 @@ export function stableText(value: unknown): string {
     if (v instanceof Uint8Array) return Buffer.from(v).toString('hex');
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
       const sorted: Record<string, unknown> = {};
-      for (const key of Object.keys(v).sort()) Object.defineProperty(sorted, key, { value: (v as Record<string, unknown>)[key], enumerable: true });
+      for (const key of Object.keys(v).sort())
+        Object.defineProperty(sorted, key, { value: (v as Record<string, unknown>)[key], enumerable: true });
       return sorted;
     }
     return v;
@@ -113,7 +132,12 @@ export function judge(type: WireType, c: FuzzCase): Outcome {
   const expect = effectiveExpectation(type, c);
   const expected = expectedText(expect);
   const { result, ms } = attempt(() => type.decode(c.bytes));
-  const make = (verdict: Verdict, got: string): Outcome => ({ verdict: ms > HANG_MS ? 'hang' : verdict, got, expected, ms });
+  const make = (verdict: Verdict, got: string): Outcome => ({
+    verdict: ms > HANG_MS ? 'hang' : verdict,
+    got,
+    expected,
+    ms,
+  });
   if (!result.ok) {
     const { code, crash } = codeOfError(type, result.error);
     if (crash) return make('crash', code);
@@ -150,7 +174,8 @@ export function judge(type: WireType, c: FuzzCase): Outcome {
       let reference = references.get(seed);
       if (reference === undefined) {
         const decoded = attempt(() => type.decode(Buffer.from(writeSeed(seed))));
-        if (!decoded.result.ok) return make('wrong-code', `the seed itself is refused (${codeOfError(type, decoded.result.error).code})`);
+        if (!decoded.result.ok)
+          return make('wrong-code', `the seed itself is refused (${codeOfError(type, decoded.result.error).code})`);
         reference = stableText(decoded.result.value);
         references.set(seed, reference);
       }

@@ -17,17 +17,25 @@ if (types.length === 0) {
   process.exit(2);
 }
 
-console.log(`malformed-input campaign: ${types.length} wire types, ${path === undefined ? runs : 1} cases each, seed ${seed}${path === undefined ? '' : `, path ${path}`}`);
+console.log(
+  `malformed-input campaign: ${types.length} wire types, ${path === undefined ? runs : 1} cases each, seed ${seed}${path === undefined ? '' : `, path ${path}`}`,
+);
 let failing = 0;
 const uncovered = only === '' ? uncoveredDecoders() : [];
 if (uncovered.length > 0) {
   failing++;
-  console.log(`registered decoders without seeds in test/hostile/fuzz/wire-types.ts (not fuzzed): ${uncovered.join(', ')}`);
+  console.log(
+    `registered decoders without seeds in test/hostile/fuzz/wire-types.ts (not fuzzed): ${uncovered.join(', ')}`,
+  );
 }
 for (const type of types) {
   const report = runCampaign(type, runs, seed, path);
   if (failed(report)) failing++;
   for (const line of reportLines(report)) console.log(line);
 }
-console.log(failing === 0 ? 'all counts are zero' : `${failing} failing (of ${types.length} wire types${uncovered.length > 0 ? ', and the uncovered decoders' : ''})`);
+console.log(
+  failing === 0
+    ? 'all counts are zero'
+    : `${failing} failing (of ${types.length} wire types${uncovered.length > 0 ? ', and the uncovered decoders' : ''})`,
+);
 process.exitCode = failing === 0 ? 0 : 1;

@@ -36,7 +36,7 @@ export function jsonTypeOf(value: JsonValue): JsonType {
 
 /** The JSON types a schema node admits (undefined: it says nothing about types). */
 export function allowedTypes(node: SchemaNode): Set<JsonType> | undefined {
-  const union = (node.anyOf ?? node.oneOf);
+  const union = node.anyOf ?? node.oneOf;
   if (Array.isArray(union)) {
     const out = new Set<JsonType>();
     for (const branch of union) {
@@ -66,8 +66,20 @@ function branchFits(branch: SchemaNode, value: JsonValue): boolean {
   if (jsonTypeOf(value) === 'object' && isNode(branch.properties)) {
     const object = value as Record<string, JsonValue>;
     for (const [key, child] of Object.entries(branch.properties)) {
-      if (isNode(child) && 'const' in child && Object.hasOwn(object, key) && JSON.stringify(child.const) !== JSON.stringify(object[key])) return false;
-      if (isNode(child) && Array.isArray(child.enum) && Object.hasOwn(object, key) && !child.enum.some((e) => JSON.stringify(e) === JSON.stringify(object[key]))) return false;
+      if (
+        isNode(child) &&
+        'const' in child &&
+        Object.hasOwn(object, key) &&
+        JSON.stringify(child.const) !== JSON.stringify(object[key])
+      )
+        return false;
+      if (
+        isNode(child) &&
+        Array.isArray(child.enum) &&
+        Object.hasOwn(object, key) &&
+        !child.enum.some((e) => JSON.stringify(e) === JSON.stringify(object[key]))
+      )
+        return false;
     }
     const required = Array.isArray(branch.required) ? (branch.required as string[]) : [];
     if (!required.every((key) => Object.hasOwn(object, key))) return false;
@@ -80,10 +92,13 @@ function branchFits(branch: SchemaNode, value: JsonValue): boolean {
 
 /** The branch of a union that a valid value belongs to (the node itself when it is no union). */
 export function resolveBranch(node: SchemaNode, value: JsonValue): SchemaNode {
-  const union = (node.anyOf ?? node.oneOf);
+  const union = node.anyOf ?? node.oneOf;
   if (!Array.isArray(union)) return node;
   const branch = union.find((b): b is SchemaNode => isNode(b) && branchFits(b, value));
-  if (branch === undefined) throw new Error(`no branch of ${JSON.stringify(node).slice(0, 200)} fits ${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)).slice(0, 200)}`);
+  if (branch === undefined)
+    throw new Error(
+      `no branch of ${JSON.stringify(node).slice(0, 200)} fits ${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)).slice(0, 200)}`,
+    );
   return resolveBranch(branch, value);
 }
 
@@ -95,7 +110,8 @@ export function childSchema(node: SchemaNode, key: string | number): SchemaNode 
     return isNode(child) ? child : undefined;
   }
   if (isNode(node.patternProperties)) {
-    for (const [pattern, child] of Object.entries(node.patternProperties)) if (new RegExp(pattern, 'u').test(key) && isNode(child)) return child;
+    for (const [pattern, child] of Object.entries(node.patternProperties))
+      if (new RegExp(pattern, 'u').test(key) && isNode(child)) return child;
   }
   return undefined;
 }
@@ -108,7 +124,13 @@ export function keyIsDeclared(node: SchemaNode, key: string): boolean {
 /** Every value of a valid document with its schema nodes, in document order. */
 export function locations(root: JsonValue, schema: SchemaNode): Location[] {
   const out: Location[] = [];
-  const visit = (value: JsonValue, declared: SchemaNode, path: Path, memberOf: SchemaNode | undefined, unions: number): void => {
+  const visit = (
+    value: JsonValue,
+    declared: SchemaNode,
+    path: Path,
+    memberOf: SchemaNode | undefined,
+    unions: number,
+  ): void => {
     const isUnion = Array.isArray(declared.anyOf) || Array.isArray(declared.oneOf);
     const resolved = resolveBranch(declared, value);
     const depth = unions + (isUnion ? 1 : 0);

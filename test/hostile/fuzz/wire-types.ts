@@ -4,13 +4,20 @@
  * type's byte limit and valid seed documents built from the contract fixtures and examples/.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { callAgentStateOperation, createAgentState } from '../../../src/agent-state/operations.js';
 import { MAX_AGENT_STATE_INPUT_BYTES } from '../../../src/contracts/agent-state.js';
-import { join } from 'node:path';
-import { decodeCollectorDescriptor, MAX_COLLECTOR_DESCRIPTOR_BYTES } from '../../../src/contracts/collector-descriptor.js';
+import {
+  decodeCollectorDescriptor,
+  MAX_COLLECTOR_DESCRIPTOR_BYTES,
+} from '../../../src/contracts/collector-descriptor.js';
 import { decodeCollectorProfile, MAX_COLLECTOR_PROFILE_BYTES } from '../../../src/contracts/collector-profile.js';
-import { qualificationAnswerDecoder } from '../../../src/contracts/qualification.js';
-import { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder } from '../../../src/contracts/collector-requests.js';
+import {
+  collectorClaimRequestDecoder,
+  collectorDescriptorRequestDecoder,
+  collectorFinalizeRequestDecoder,
+} from '../../../src/contracts/collector-requests.js';
 import { decodeCommandRecipe, RECIPE_LIMITS } from '../../../src/contracts/command-recipe.js';
 import type { ErrorCode } from '../../../src/contracts/errors.js';
 import {
@@ -20,27 +27,59 @@ import {
   instructionRequestDecoder,
 } from '../../../src/contracts/instruction-entrypoint.js';
 import type { JsonObject, JsonValue } from '../../../src/contracts/json-value.js';
-import { decodeKeyFile, KEY_FILE_MAX_BYTES } from '../../../src/contracts/key-file.js';
-import { referenceFetchRequestDecoder, referenceFetchResponseDecoder, referenceLimit, schemaMismatch } from '../../../src/contracts/named-reference.js';
-import { decodeReviewContext, MAX_REVIEW_CONTEXT_BYTES, reviewContextJson } from '../../../src/contracts/review-context.js';
-import type { Decoder } from '../../../src/contracts/schema.js';
+import { decodeKeyFile, encodeKeyFile, KEY_FILE_MAX_BYTES } from '../../../src/contracts/key-file.js';
+import {
+  referenceFetchRequestDecoder,
+  referenceFetchResponseDecoder,
+  referenceLimit,
+  schemaMismatch,
+} from '../../../src/contracts/named-reference.js';
+import { qualificationAnswerDecoder } from '../../../src/contracts/qualification.js';
+import {
+  decodeReviewCollectorDescriptor,
+  MAX_REVIEW_DESCRIPTOR_BYTES,
+} from '../../../src/contracts/review-collector-descriptor.js';
+import {
+  decodeReviewContext,
+  MAX_REVIEW_CONTEXT_BYTES,
+  reviewContextJson,
+} from '../../../src/contracts/review-context.js';
 import { allDecoders } from '../../../src/contracts/schema-registry.js';
+import type { Decoder } from '../../../src/contracts/schema.js';
 import { parseStrictJson } from '../../../src/contracts/strict-json.js';
-import { taskToJson, workflowTaskDecoder } from '../../../src/contracts/task.js';
 import { attemptToJson, workflowTaskAttemptDecoder } from '../../../src/contracts/task-attempt.js';
 import { capabilitiesResponse, capabilitiesResponseDecoder } from '../../../src/contracts/task-capabilities.js';
 import type { TaskDecoder } from '../../../src/contracts/task-common.js';
 import { taskRecoveryRequestDecoder } from '../../../src/contracts/task-operations.js';
-import { buildRecoveryEnvelope, recoveryEnvelopeToJson, taskRecoveryEnvelopeDecoder } from '../../../src/contracts/task-recovery.js';
-import { claimRequestToJson, mutationRequestToJson, taskClaimRequestDecoder, taskMutationRequestDecoder, taskStatusRequestDecoder } from '../../../src/contracts/task-requests.js';
+import {
+  buildRecoveryEnvelope,
+  recoveryEnvelopeToJson,
+  taskRecoveryEnvelopeDecoder,
+} from '../../../src/contracts/task-recovery.js';
+import {
+  claimRequestToJson,
+  mutationRequestToJson,
+  taskClaimRequestDecoder,
+  taskMutationRequestDecoder,
+  taskStatusRequestDecoder,
+} from '../../../src/contracts/task-requests.js';
 import { assertionToJson, taskResultAssertionDecoder } from '../../../src/contracts/task-result.js';
 import { subjectToJson, workflowTaskSubjectDecoder } from '../../../src/contracts/task-subject.js';
+import { taskToJson, workflowTaskDecoder } from '../../../src/contracts/task.js';
 import { decodeWorkflowDefinition, WORKFLOW_LIMITS } from '../../../src/contracts/workflow-definition.js';
-import { encodeKeyFile } from '../../../src/contracts/key-file.js';
+import {
+  CRITERIA,
+  hex64,
+  PASSING_ROWS,
+  sampleAssertion,
+  sampleAttempt,
+  sampleClaim,
+  sampleMutation,
+  sampleSubject,
+  sampleTask,
+} from '../../contracts/task-fixtures.js';
 import { REPO_ROOT } from '../../helpers/cli.js';
 import { reviewWireTypes, SEED_ACTION, SEED_REVIEW_DEFINITION } from '../../review/seeds.js';
-import { decodeReviewCollectorDescriptor, MAX_REVIEW_DESCRIPTOR_BYTES } from '../../../src/contracts/review-collector-descriptor.js';
-import { CRITERIA, PASSING_ROWS, hex64, sampleAssertion, sampleAttempt, sampleClaim, sampleMutation, sampleSubject, sampleTask } from '../../contracts/task-fixtures.js';
 
 export interface WireType {
   /** The registry id (docs/schemas/<id>.schema.json). */
@@ -67,11 +106,21 @@ const claim = sampleClaim(task);
 const attempt = sampleAttempt(task, claim);
 const noExecutorClaim = sampleClaim(task, null);
 const assertion = sampleAssertion(task, attempt, PASSING_ROWS);
-const agentAssertion = sampleAssertion(task, sampleAttempt(task, noExecutorClaim), [
-  { criterion: 'tests-pass', outcome: 'failed', findings: ['exit status 1', 'naïve — ✓ 😀'], evidence_digests: [hex64('3')] },
-  { criterion: 'lint-clean', outcome: 'passed', findings: [], evidence_digests: [] },
-  { criterion: 'independent-review', outcome: 'not_claimed', findings: [], evidence_digests: [] },
-], 'failed');
+const agentAssertion = sampleAssertion(
+  task,
+  sampleAttempt(task, noExecutorClaim),
+  [
+    {
+      criterion: 'tests-pass',
+      outcome: 'failed',
+      findings: ['exit status 1', 'naïve — ✓ 😀'],
+      evidence_digests: [hex64('3')],
+    },
+    { criterion: 'lint-clean', outcome: 'passed', findings: [], evidence_digests: [] },
+    { criterion: 'independent-review', outcome: 'not_claimed', findings: [], evidence_digests: [] },
+  ],
+  'failed',
+);
 
 const recoveryIdentity = {
   request_id: 'claim-1',
@@ -84,7 +133,9 @@ const recoveryIdentity = {
 };
 
 function exampleDefinition(name: string): JsonValue {
-  return parseStrictJson(readFileSync(join(REPO_ROOT, 'examples', 'workflows', name)), { maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes });
+  return parseStrictJson(readFileSync(join(REPO_ROOT, 'examples', 'workflows', name)), {
+    maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes,
+  });
 }
 
 const COMMAND_ACTION: JsonObject = {
@@ -101,7 +152,12 @@ const commandDefinition: JsonObject = {
   source: { repository: '0123456789abcdef0123456789abcdef', revision: hex64('a'), policy_epoch: 18446744073709551615n },
   skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
   steps: [
-    { id: 'guide', needs: [], required: true, action: { kind: 'source_paths', expectations: [{ path: 'skills/check/SKILL.md', sha256: hex64('c') }] } },
+    {
+      id: 'guide',
+      needs: [],
+      required: true,
+      action: { kind: 'source_paths', expectations: [{ path: 'skills/check/SKILL.md', sha256: hex64('c') }] },
+    },
     { id: 'unit-tests', needs: ['guide'], required: true, action: COMMAND_ACTION },
     { id: 'network', needs: [], required: false, action: { kind: 'require_capability', capability: 'network' } },
   ],
@@ -114,14 +170,25 @@ const RECIPE: JsonObject = {
   env: { LANG: 'C.UTF-8', _X1: '' },
   workdir: 'packages/app',
   timeout_ms: 20_000,
-  limits: { memory_bytes: 64 * 1024 * 1024, pids: 64, cpu_millis: 1000, output_bytes: 64 * 1024, scratch_bytes: 1024 * 1024 },
+  limits: {
+    memory_bytes: 64 * 1024 * 1024,
+    pids: 64,
+    cpu_millis: 1000,
+    output_bytes: 64 * 1024,
+    scratch_bytes: 1024 * 1024,
+  },
   toolchain: 'busybox-1',
   environment: 'posix-sh-offline',
 };
 
 const U64_MAX = 18446744073709551615n;
 const ORIGIN: JsonObject = { owner_id: 'alice', agent_id: 'agent-1', grant_id: 'g-1', grant_generation: 2n };
-const COLLECTOR_EXECUTOR: JsonObject = { registration_id: 'reg-9', executor_id: 'ci-box', registration_epoch: 3n, verification_key_id: hex64('e') };
+const COLLECTOR_EXECUTOR: JsonObject = {
+  registration_id: 'reg-9',
+  executor_id: 'ci-box',
+  registration_epoch: 3n,
+  verification_key_id: hex64('e'),
+};
 
 const COLLECTOR_DESCRIPTOR: JsonObject = {
   version: 1,
@@ -130,8 +197,22 @@ const COLLECTOR_DESCRIPTOR: JsonObject = {
   workflow_profile: 'default',
   collector_profile_id: hex64('b'),
   task: { task_id: 't-unit-tests', task_digest: hex64('1') },
-  attempt: { attempt_id: 'a-1', attempt_digest: hex64('2'), fence: U64_MAX, execution_operation_id: 'op-1', lease_expires_at_ms: 1_800_000_000_000n },
-  subject: { change_id: 'fix-1', change_version: 4n, revision: hex64('4'), context_digest: hex64('5'), policy_epoch: 7n, target: 'main', requirement_digest: hex64('6') },
+  attempt: {
+    attempt_id: 'a-1',
+    attempt_digest: hex64('2'),
+    fence: U64_MAX,
+    execution_operation_id: 'op-1',
+    lease_expires_at_ms: 1_800_000_000_000n,
+  },
+  subject: {
+    change_id: 'fix-1',
+    change_version: 4n,
+    revision: hex64('4'),
+    context_digest: hex64('5'),
+    policy_epoch: 7n,
+    target: 'main',
+    requirement_digest: hex64('6'),
+  },
   origin: ORIGIN,
   executor: COLLECTOR_EXECUTOR,
   recipe: { ...RECIPE, env: {}, workdir: '.' },
@@ -145,7 +226,12 @@ const REVIEW_COLLECTOR_DESCRIPTOR: JsonObject = (() => {
   return {
     ...common,
     review: { policy_path: 'skills/review/review-policy.json', policy_sha256: hex64('c'), action: SEED_ACTION },
-    transport: { basis: 'claude-code', executable_sha256: hex64('e'), provider_scope: 'team-a', model: 'claude-sonnet-4-5' },
+    transport: {
+      basis: 'claude-code',
+      executable_sha256: hex64('e'),
+      provider_scope: 'team-a',
+      model: 'claude-sonnet-4-5',
+    },
     upload_request_id: upload_request_id as JsonValue,
   };
 })();
@@ -205,7 +291,14 @@ const RECEIPT: JsonObject = {
   subject: RECEIPT_SUBJECT,
   state: 'completed',
   tasks: [
-    { task_id: 't-src', task_digest: hex64('8'), step_id: 'sources', required: true, outcome: 'passed', result_digest: hex64('9') },
+    {
+      task_id: 't-src',
+      task_digest: hex64('8'),
+      step_id: 'sources',
+      required: true,
+      outcome: 'passed',
+      result_digest: hex64('9'),
+    },
     {
       task_id: 't-unit-tests',
       task_digest: hex64('1'),
@@ -227,8 +320,19 @@ const RECEIPT: JsonObject = {
 
 const KEY_SEED = new Uint8Array(32).map((_, i) => (i * 37 + 11) & 0xff);
 
-function taskType(decoder: TaskDecoder<unknown>, seeds: readonly JsonValue[], versionField: string | undefined = 'version'): Omit<WireType, 'schemaStage'> {
-  return { id: decoder.id, decode: (bytes) => decoder.decode(bytes), maxBytes: decoder.maxBytes, versionField, schema: decoder.schema, seeds };
+function taskType(
+  decoder: TaskDecoder<unknown>,
+  seeds: readonly JsonValue[],
+  versionField: string | undefined = 'version',
+): Omit<WireType, 'schemaStage'> {
+  return {
+    id: decoder.id,
+    decode: (bytes) => decoder.decode(bytes),
+    maxBytes: decoder.maxBytes,
+    versionField,
+    schema: decoder.schema,
+    seeds,
+  };
 }
 
 const builder = createAgentState({
@@ -238,33 +342,89 @@ const builder = createAgentState({
   state: 'working',
   blocked_reason: null,
   state_source: 'native',
-  scopes: [{ path: 'src/app', access: 'write' }, { path: '.', access: 'read' }],
+  scopes: [
+    { path: 'src/app', access: 'write' },
+    { path: '.', access: 'read' },
+  ],
   capabilities: { resume: 'native', fork: 'adapter' },
 }) as unknown as JsonObject;
 const finished = {
-  ...(createAgentState({ agent_id: 'reviewer', backend: 'claude', state: 'completed', state_source: 'terminal' }) as unknown as JsonObject),
-  result: { outcome: 'succeeded', exit_code: 0, signal: null, changed_paths: ['docs/a.md'], scope_violations: [], summary: 'naïve ✓' },
+  ...(createAgentState({
+    agent_id: 'reviewer',
+    backend: 'claude',
+    state: 'completed',
+    state_source: 'terminal',
+  }) as unknown as JsonObject),
+  result: {
+    outcome: 'succeeded',
+    exit_code: 0,
+    signal: null,
+    changed_paths: ['docs/a.md'],
+    scope_violations: [],
+    summary: 'naïve ✓',
+  },
 };
-const interrupted = { ...finished, agent_id: 'killed', state: 'failed', result: { outcome: 'failed', exit_code: null, signal: 'SIGKILL', changed_paths: [], scope_violations: ['x/y'], summary: '' } };
+const interrupted = {
+  ...finished,
+  agent_id: 'killed',
+  state: 'failed',
+  result: {
+    outcome: 'failed',
+    exit_code: null,
+    signal: 'SIGKILL',
+    changed_paths: [],
+    scope_violations: ['x/y'],
+    summary: '',
+  },
+};
 
 function agentStateType(id: string, operation: string, seeds: readonly JsonValue[]): Omit<WireType, 'schemaStage'> {
-  return { id, decode: (bytes) => callAgentStateOperation(operation, bytes), maxBytes: MAX_AGENT_STATE_INPUT_BYTES, versionField: undefined, schema: {}, seeds };
+  return {
+    id,
+    decode: (bytes) => callAgentStateOperation(operation, bytes),
+    maxBytes: MAX_AGENT_STATE_INPUT_BYTES,
+    versionField: undefined,
+    schema: {},
+    seeds,
+  };
 }
 
 const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
   agentStateType('agent-state-conflicts-v1', 'conflicts', [{ agents: [builder, finished] }, { agents: [] }]),
   agentStateType('agent-state-create-v1', 'create', [
-    { agent_id: 'builder', backend: 'codex', task_id: 'task-1', state: 'blocked', blocked_reason: 'conflict', state_source: 'adapter', scopes: [{ path: 'src', access: 'write' }], capabilities: { resume: 'native' } },
+    {
+      agent_id: 'builder',
+      backend: 'codex',
+      task_id: 'task-1',
+      state: 'blocked',
+      blocked_reason: 'conflict',
+      state_source: 'adapter',
+      scopes: [{ path: 'src', access: 'write' }],
+      capabilities: { resume: 'native' },
+    },
     { agent_id: 'a', backend: 'b', state: 'queued' },
   ]),
   agentStateType('agent-state-eligible-v1', 'eligible', [{ agents: [builder, finished], require: { resume: true } }]),
-  agentStateType('agent-state-reconcile-v1', 'reconcile', [{ observations: [builder, { ...builder, revision: 2n, state: 'idle' }] }]),
+  agentStateType('agent-state-reconcile-v1', 'reconcile', [
+    { observations: [builder, { ...builder, revision: 2n, state: 'idle' }] },
+  ]),
   agentStateType('agent-state-v1', 'validate', [builder, finished, interrupted]),
   taskType(capabilitiesResponseDecoder, [capabilitiesResponse() as unknown as JsonValue], undefined),
   taskType(collectorClaimRequestDecoder, [
-    { version: 1, request_id: 'collect-1', agent: { owner_id: 'alice', agent_id: 'claude-1' }, collector_profile_id: hex64('b'), task_id: 't-1', task_digest: hex64('1'), execution_operation_id: 'op-1', requested_lease_ms: 60_000n },
+    {
+      version: 1,
+      request_id: 'collect-1',
+      agent: { owner_id: 'alice', agent_id: 'claude-1' },
+      collector_profile_id: hex64('b'),
+      task_id: 't-1',
+      task_digest: hex64('1'),
+      execution_operation_id: 'op-1',
+      requested_lease_ms: 60_000n,
+    },
   ]),
-  taskType(collectorDescriptorRequestDecoder, [{ version: 1, agent: { owner_id: 'alice', agent_id: 'claude-1' }, task_id: 't-1', attempt_id: 'a-1' }]),
+  taskType(collectorDescriptorRequestDecoder, [
+    { version: 1, agent: { owner_id: 'alice', agent_id: 'claude-1' }, task_id: 't-1', attempt_id: 'a-1' },
+  ]),
   taskType(
     qualificationAnswerDecoder,
     [
@@ -286,17 +446,57 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
         failures: [{ task_id: 't-1', code: 'task_pending' }],
         next: { operation: 'collector_claim', task_id: 't-1' },
       },
-      { qualified: false, subject_current: false, receipt_digest: null, revision: hex64('4'), tasks: [], failures: [], next: { operation: 'checkpoint' } },
+      {
+        qualified: false,
+        subject_current: false,
+        receipt_digest: null,
+        revision: hex64('4'),
+        tasks: [],
+        failures: [],
+        next: { operation: 'checkpoint' },
+      },
     ],
     undefined,
   ),
   taskType(collectorFinalizeRequestDecoder, [{ version: 1, agent: { owner_id: 'alice', agent_id: 'claude-1' } }]),
-  { id: 'agent-task.collector-descriptor', decode: decodeCollectorDescriptor, maxBytes: MAX_COLLECTOR_DESCRIPTOR_BYTES, versionField: 'version', schema: {}, seeds: [COLLECTOR_DESCRIPTOR] },
-  { id: 'agent-task.review-collector-descriptor', decode: decodeReviewCollectorDescriptor, maxBytes: MAX_REVIEW_DESCRIPTOR_BYTES, versionField: 'version', schema: {}, seeds: [REVIEW_COLLECTOR_DESCRIPTOR] },
-  { id: 'agent-task.collector-profile', decode: decodeCollectorProfile, maxBytes: MAX_COLLECTOR_PROFILE_BYTES, versionField: 'version', schema: {}, seeds: [COLLECTOR_PROFILE] },
+  {
+    id: 'agent-task.collector-descriptor',
+    decode: decodeCollectorDescriptor,
+    maxBytes: MAX_COLLECTOR_DESCRIPTOR_BYTES,
+    versionField: 'version',
+    schema: {},
+    seeds: [COLLECTOR_DESCRIPTOR],
+  },
+  {
+    id: 'agent-task.review-collector-descriptor',
+    decode: decodeReviewCollectorDescriptor,
+    maxBytes: MAX_REVIEW_DESCRIPTOR_BYTES,
+    versionField: 'version',
+    schema: {},
+    seeds: [REVIEW_COLLECTOR_DESCRIPTOR],
+  },
+  {
+    id: 'agent-task.collector-profile',
+    decode: decodeCollectorProfile,
+    maxBytes: MAX_COLLECTOR_PROFILE_BYTES,
+    versionField: 'version',
+    schema: {},
+    seeds: [COLLECTOR_PROFILE],
+  },
   taskType(taskClaimRequestDecoder, [claimRequestToJson(claim), claimRequestToJson(noExecutorClaim)]),
-  taskType(instructionEntrypointResponseDecoder, [{ status: 'entrypoint', entrypoint: entrypointToJson(task.entrypoint) }, schemaMismatch([2, 3], 1, [1]) as unknown as JsonValue], undefined),
-  taskType(instructionEntrypointDecoder, [entrypointToJson(task.entrypoint), entrypointToJson(sampleTask(CRITERIA.slice(0, 1)).entrypoint)], 'schema_version'),
+  taskType(
+    instructionEntrypointResponseDecoder,
+    [
+      { status: 'entrypoint', entrypoint: entrypointToJson(task.entrypoint) },
+      schemaMismatch([2, 3], 1, [1]) as unknown as JsonValue,
+    ],
+    undefined,
+  ),
+  taskType(
+    instructionEntrypointDecoder,
+    [entrypointToJson(task.entrypoint), entrypointToJson(sampleTask(CRITERIA.slice(0, 1)).entrypoint)],
+    'schema_version',
+  ),
   taskType(instructionRequestDecoder, [{ version: 1, task_id: 't', supported_schema_versions: [1, 2] }]),
   {
     id: 'agent-task.key-file',
@@ -307,20 +507,49 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
     seeds: [parseStrictJson(encodeKeyFile(KEY_SEED), { maxBytes: KEY_FILE_MAX_BYTES })],
     wrapperCode: 'KEY_FILE_INVALID',
   },
-  taskType(taskMutationRequestDecoder, [mutationRequestToJson(sampleMutation(task, attempt, 'cancel')), mutationRequestToJson(sampleMutation(task, attempt, 'heartbeat'))]),
+  taskType(taskMutationRequestDecoder, [
+    mutationRequestToJson(sampleMutation(task, attempt, 'cancel')),
+    mutationRequestToJson(sampleMutation(task, attempt, 'heartbeat')),
+  ]),
   taskType(taskRecoveryEnvelopeDecoder, [
     recoveryEnvelopeToJson(
-      buildRecoveryEnvelope(recoveryIdentity, { observed_state: 'replaced', confirmed_effects: [], unresolved_effects: ['execution_may_still_run'], supersession: { old_fence: 3n, new_fence: 4n }, fence: 3n }),
+      buildRecoveryEnvelope(recoveryIdentity, {
+        observed_state: 'replaced',
+        confirmed_effects: [],
+        unresolved_effects: ['execution_may_still_run'],
+        supersession: { old_fence: 3n, new_fence: 4n },
+        fence: 3n,
+      }),
     ),
-    recoveryEnvelopeToJson(buildRecoveryEnvelope(recoveryIdentity, { observed_state: 'leased', confirmed_effects: ['attempt_claimed'], unresolved_effects: [], supersession: null, fence: 7n })),
+    recoveryEnvelopeToJson(
+      buildRecoveryEnvelope(recoveryIdentity, {
+        observed_state: 'leased',
+        confirmed_effects: ['attempt_claimed'],
+        unresolved_effects: [],
+        supersession: null,
+        fence: 7n,
+      }),
+    ),
   ]),
   taskType(taskRecoveryRequestDecoder, [
     { version: 1, request_kind: 'claim', request: claimRequestToJson(claim) },
-    { version: 1, request_kind: 'heartbeat', request: mutationRequestToJson(sampleMutation(task, attempt, 'heartbeat')) },
+    {
+      version: 1,
+      request_kind: 'heartbeat',
+      request: mutationRequestToJson(sampleMutation(task, attempt, 'heartbeat')),
+    },
     { version: 1, request_kind: 'result', request: assertionToJson(assertion) },
   ]),
   taskType(referenceFetchRequestDecoder, [
-    { version: 1, task_id: 't', task_digest: hex64('1'), name: 'guide', expected_sha256: hex64('2'), expected_schema_version: 1, agent: { owner_id: 'o', agent_id: 'a' } },
+    {
+      version: 1,
+      task_id: 't',
+      task_digest: hex64('1'),
+      name: 'guide',
+      expected_sha256: hex64('2'),
+      expected_schema_version: 1,
+      agent: { owner_id: 'o', agent_id: 'a' },
+    },
   ]),
   taskType(
     referenceFetchResponseDecoder,
@@ -334,12 +563,21 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
     ],
     undefined,
   ),
-  taskType(taskStatusRequestDecoder, [{ version: 1, task_id: 't', task_digest: hex64('1'), attempt_id: 'a', attempt_digest: hex64('2') }]),
+  taskType(taskStatusRequestDecoder, [
+    { version: 1, task_id: 't', task_digest: hex64('1'), attempt_id: 'a', attempt_digest: hex64('2') },
+  ]),
   taskType(taskResultAssertionDecoder, [assertionToJson(assertion), assertionToJson(agentAssertion)]),
   taskType(workflowTaskAttemptDecoder, [attemptToJson(attempt), attemptToJson(sampleAttempt(task, noExecutorClaim))]),
   taskType(workflowTaskSubjectDecoder, [subjectToJson(sampleSubject())]),
   taskType(workflowTaskDecoder, [taskToJson(task)]),
-  { id: 'command-recipe', decode: decodeCommandRecipe, maxBytes: RECIPE_LIMITS.maxRecipeBytes, versionField: 'version', schema: {}, seeds: [RECIPE, { ...RECIPE, env: {}, workdir: '.' }] },
+  {
+    id: 'command-recipe',
+    decode: decodeCommandRecipe,
+    maxBytes: RECIPE_LIMITS.maxRecipeBytes,
+    versionField: 'version',
+    schema: {},
+    seeds: [RECIPE, { ...RECIPE, env: {}, workdir: '.' }],
+  },
   {
     id: 'review-context',
     decode: decodeReviewContext,
@@ -361,7 +599,14 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
     ],
   },
   // The action schemas are reached through the definition; alone they have the definition's limit.
-  { id: 'skill-workflow-action-command', decode: actionStage('skill-workflow-action-command'), maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes, versionField: undefined, schema: {}, seeds: [COMMAND_ACTION] },
+  {
+    id: 'skill-workflow-action-command',
+    decode: actionStage('skill-workflow-action-command'),
+    maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes,
+    versionField: undefined,
+    schema: {},
+    seeds: [COMMAND_ACTION],
+  },
   {
     id: 'skill-workflow-action-require-capability',
     decode: actionStage('skill-workflow-action-require-capability'),
@@ -376,7 +621,15 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
     maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes,
     versionField: undefined,
     schema: {},
-    seeds: [{ kind: 'source_paths', expectations: [{ path: 'a/b.txt', sha256: hex64('e') }, { path: 'SKILL.md', sha256: hex64('f') }] }],
+    seeds: [
+      {
+        kind: 'source_paths',
+        expectations: [
+          { path: 'a/b.txt', sha256: hex64('e') },
+          { path: 'SKILL.md', sha256: hex64('f') },
+        ],
+      },
+    ],
   },
   {
     id: 'skill-workflow-definition',
@@ -384,7 +637,12 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
     maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes,
     versionField: 'version',
     schema: {},
-    seeds: [exampleDefinition('verify-native-workflow.json'), exampleDefinition('verify-with-omission.json'), commandDefinition, SEED_REVIEW_DEFINITION],
+    seeds: [
+      exampleDefinition('verify-native-workflow.json'),
+      exampleDefinition('verify-with-omission.json'),
+      commandDefinition,
+      SEED_REVIEW_DEFINITION,
+    ],
   },
 ];
 
@@ -407,7 +665,11 @@ function actionStage(id: string): (bytes: Uint8Array) => unknown {
  */
 const SCHEMA_ONLY: readonly { id: string; maxBytes: number; seeds: readonly JsonValue[] }[] = [
   { id: 'agent-task.collector-transfer-header', maxBytes: 65_536, seeds: [TRANSFER_HEADER] },
-  { id: 'agent-task.workflow-receipt-v2', maxBytes: 64 * 1024, seeds: [RECEIPT, { ...RECEIPT, tasks: (RECEIPT.tasks as JsonObject[]).slice(0, 1) }] },
+  {
+    id: 'agent-task.workflow-receipt-v2',
+    maxBytes: 64 * 1024,
+    seeds: [RECEIPT, { ...RECEIPT, tasks: (RECEIPT.tasks as JsonObject[]).slice(0, 1) }],
+  },
   // The receipt bundle's manifest (RECEIPT_BUNDLE_LIMITS.maxManifestBytes); its canonical-form rule sits in decodeBundleManifest.
   {
     id: 'receipt-bundle',
@@ -418,7 +680,16 @@ const SCHEMA_ONLY: readonly { id: string; maxBytes: number; seeds: readonly Json
         receipt: { receipt_digest: hex64('c'), length: 1234n },
         transfers: [{ task_id: 't-unit-tests', transfer_digest: hex64('a'), length: 16n * 1024n * 1024n }],
         registrations: [
-          { registration_id: 'reg-9', repository_id: '0123456789abcdef0123456789abcdef', workflow_profile: 'default', step_id: 'unit-tests', executor_id: 'ci-box', registration_epoch: 3n, public_key: hex64('d'), verification_key_id: hex64('e') },
+          {
+            registration_id: 'reg-9',
+            repository_id: '0123456789abcdef0123456789abcdef',
+            workflow_profile: 'default',
+            step_id: 'unit-tests',
+            executor_id: 'ci-box',
+            registration_epoch: 3n,
+            public_key: hex64('d'),
+            verification_key_id: hex64('e'),
+          },
         ],
       },
       { version: 1, receipt: { receipt_digest: hex64('c'), length: 65_536n }, transfers: [], registrations: [] },
@@ -428,7 +699,11 @@ const SCHEMA_ONLY: readonly { id: string; maxBytes: number; seeds: readonly Json
     id: 'hub.agent-task-request',
     maxBytes: 512 * 1024,
     seeds: [
-      { operation: 'claim', input: claimRequestToJson(claim), subject: { change_id: 'change-1', context_digest: hex64('b') } },
+      {
+        operation: 'claim',
+        input: claimRequestToJson(claim),
+        subject: { change_id: 'change-1', context_digest: hex64('b') },
+      },
       { operation: 'capabilities', input: null },
     ],
   },
@@ -440,10 +715,30 @@ const SCHEMA_ONLY: readonly { id: string; maxBytes: number; seeds: readonly Json
         version: 1,
         listen: '127.0.0.1:8080',
         agent_task_profiles: [
-          { repository_id: 'alice/demo', profile_id: 'default', native_repository: '0123456789abcdef0123456789abcdef', data_dir: '/srv/agentscm', target: 'main', requirement_digest: hex64('c'), publish_forge_status: false },
+          {
+            repository_id: 'alice/demo',
+            profile_id: 'default',
+            native_repository: '0123456789abcdef0123456789abcdef',
+            data_dir: '/srv/agentscm',
+            target: 'main',
+            requirement_digest: hex64('c'),
+            publish_forge_status: false,
+          },
         ],
       },
-      { version: 1, agent_task_profiles: [{ repository_id: 'a/b', profile_id: 'p', native_repository: '0123456789abcdef0123456789abcdef', data_dir: '/d', target: 't', requirement_digest: hex64('d') }] },
+      {
+        version: 1,
+        agent_task_profiles: [
+          {
+            repository_id: 'a/b',
+            profile_id: 'p',
+            native_repository: '0123456789abcdef0123456789abcdef',
+            data_dir: '/d',
+            target: 't',
+            requirement_digest: hex64('d'),
+          },
+        ],
+      },
     ],
   },
 ];
@@ -479,7 +774,12 @@ export function wireTypes(): readonly WireType[] {
     .filter((t) => registered.has(t.id))
     .map((t) => {
       const decoder = registryDecoder(t.id);
-      return { ...t, schema: decoder.schema, versionField: decoder.options.versionField, schemaStage: (bytes: Uint8Array) => decoder.decode(bytes, t.maxBytes) };
+      return {
+        ...t,
+        schema: decoder.schema,
+        versionField: decoder.options.versionField,
+        schemaStage: (bytes: Uint8Array) => decoder.decode(bytes, t.maxBytes),
+      };
     })
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -1,24 +1,36 @@
 import { Flags } from '@oclif/core';
-import { listRegistrationsInStore } from '../../../native/listings.js';
-import type { RegistrationListItem } from '../../../native/listings.js';
+
 import { BaseCommand } from '../../_base.js';
+import { listRegistrationsInStore, type RegistrationListItem } from '../../../native/listings.js';
 
 export default class AgentTaskRegistrationList extends BaseCommand {
   static override summary = 'List executor registrations.';
   static override description =
     'Read-only: every executor registration, oldest first, with its repository (name and ID), workflow profile, step, executor, epoch, verification key ID and state (current, superseded or revoked).';
-  static override examples = ['<%= config.bin %> agent-task registration list', '<%= config.bin %> agent-task registration list --repository demo --json'];
+  static override examples = [
+    '<%= config.bin %> agent-task registration list',
+    '<%= config.bin %> agent-task registration list --repository demo --json',
+  ];
   static override flags = {
-    repository: Flags.string({ description: 'Only this repository (ID or name; default: every repository of the store).', helpValue: 'ID_OR_NAME' }),
+    repository: Flags.string({
+      description: 'Only this repository (ID or name; default: every repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
   };
 
   async run(): Promise<{ registrations: RegistrationListItem[] }> {
     const { flags } = await this.parse(AgentTaskRegistrationList);
-    const list = listRegistrationsInStore({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
-    if (list.registrations.length === 0) this.log('no executor registrations (`agentscm agent-task enroll` records one)');
+    const list = listRegistrationsInStore({
+      dataDir: this.resolveDataDir(flags['data-dir']),
+      repository: flags.repository,
+    });
+    if (list.registrations.length === 0)
+      this.log('no executor registrations (`agentscm agent-task enroll` records one)');
     for (const r of list.registrations) {
       const state = r.revoked ? 'revoked' : r.current ? 'current' : 'superseded';
-      this.log(`${r.repository_name} (${r.repository})  profile ${r.profile}  step ${r.step}  executor ${r.executor_id}  epoch ${r.registration_epoch}  ${state}  ${r.registration_id}`);
+      this.log(
+        `${r.repository_name} (${r.repository})  profile ${r.profile}  step ${r.step}  executor ${r.executor_id}  epoch ${r.registration_epoch}  ${state}  ${r.registration_id}`,
+      );
     }
     return list;
   }

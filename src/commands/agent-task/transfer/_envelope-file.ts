@@ -4,8 +4,14 @@
  * framing or a record digest is wrong, check the signature only against a key the operator
  * names, and describe it. Nothing is uploaded, imported or written.
  */
-import type { TransferEnvelope } from '../../../contracts/collector-transfer.js';
-import { TRANSFER_LIMITS, readTransferEnvelope, transferDigest, transferHeaderToJson, verifyTransferEnvelope } from '../../../contracts/collector-transfer.js';
+import {
+  readTransferEnvelope,
+  TRANSFER_LIMITS,
+  transferDigest,
+  transferHeaderToJson,
+  verifyTransferEnvelope,
+  type TransferEnvelope,
+} from '../../../contracts/collector-transfer.js';
 import type { JsonObject } from '../../../contracts/json-value.js';
 import { parsePublicKeyHex } from '../../../contracts/key-file.js';
 import { readBoundedInput } from '../../../native/bounded-input.js';
