@@ -26,9 +26,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { qualifyLocal } from '../src/tasks/qualification-local.js';
-import { verifyReceiptBundle } from '../src/tasks/receipt-bundle-verify.js';
-import { exportReceiptBundle } from '../src/tasks/receipt-bundle.js';
+import { qualifyLocal } from '../src/tasks/admission/qualification-local.js';
+import { verifyReceiptBundle } from '../src/tasks/admission/receipt-bundle-verify.js';
+import { exportReceiptBundle } from '../src/tasks/admission/receipt-bundle.js';
 import { makeWideReceipt } from '../test/receipts/fixture.js';
 import { CHANGE_ID } from '../test/tasks/fixture.js';
 

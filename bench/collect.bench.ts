@@ -50,24 +50,24 @@ import {
   runtimeIdentityDigest,
   type RuntimeIdentity,
 } from '../src/collector/runtime-identity.js';
-import { encodeCanonical, formatJson } from '../src/contracts/canonical-json.js';
-import { decodeCollectorDescriptor, type CollectorDescriptor } from '../src/contracts/collector-descriptor.js';
+import { decodeCollectorDescriptor, type CollectorDescriptor } from '../src/contracts/collector/descriptor.js';
 import {
   checkTransferSignature,
   encodeTransferEnvelope,
   readTransferEnvelope,
   transferDigest,
-} from '../src/contracts/collector-transfer.js';
+} from '../src/contracts/collector/transfer.js';
 import { isAgentscmError } from '../src/contracts/errors.js';
-import type { JsonObject } from '../src/contracts/json-value.js';
-import { parseStrictJson } from '../src/contracts/strict-json.js';
+import { encodeCanonical, formatJson } from '../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../src/contracts/json/strict-json.js';
 import { sha256Hex } from '../src/crypto/sha256.js';
 import { enrollExecutor } from '../src/native/executor-registry.js';
 import { readTokenFile } from '../src/native/grant-token-file.js';
 import { openAuthority } from '../src/native/store.js';
-import { claimToFile } from '../src/tasks/collector-claim-file.js';
-import { importCollectorTransfer } from '../src/tasks/collector-import.js';
-import { installCollectorProfileFile } from '../src/tasks/collector-profiles.js';
+import { claimToFile } from '../src/tasks/collector/claim-file.js';
+import { importCollectorTransfer } from '../src/tasks/collector/import.js';
+import { installCollectorProfileFile } from '../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, callWithTokenFile } from '../src/tasks/grant-guard.js';
 import { busyboxRecipe } from '../test/evidence-collect/fixture.js';
 import { makeGrant } from '../test/grants/fixture.js';

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 
 import { createCommandStepRuntime } from '../src/collector/command-step-runtime.js';
 import { materializeSnapshot, removeSnapshot } from '../src/collector/snapshot.js';
-import { commandRecipeDigest } from '../src/contracts/command-recipe.js';
+import { commandRecipeDigest } from '../src/contracts/collector/command-recipe.js';
 import { sha256Hex } from '../src/crypto/sha256.js';
 import { openAuthority } from '../src/native/store.js';
 import { openJournal } from '../src/workflows/journal.js';

@@ -18,8 +18,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
 
-import { encodeCanonical } from '../src/contracts/canonical-json.js';
-import type { JsonObject, JsonValue } from '../src/contracts/json-value.js';
+import { encodeCanonical } from '../src/contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../src/contracts/json/json-value.js';
 import { startHub } from '../src/hub/server.js';
 import { appendChangeVersion } from '../src/native/changes.js';
 import { createReviewContext } from '../src/native/review-contexts.js';

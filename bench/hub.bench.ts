@@ -21,8 +21,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 
-import { encodeCanonical, encodeCanonicalText } from '../src/contracts/canonical-json.js';
-import type { JsonObject, JsonValue } from '../src/contracts/json-value.js';
+import { encodeCanonical, encodeCanonicalText } from '../src/contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../src/contracts/json/json-value.js';
 import { openTaskConnections, type TaskConnections } from '../src/tasks/connections.js';
 import { callTaskOperation } from '../src/tasks/facade.js';
 import { authorizeTaskToken } from '../src/tasks/grant-guard.js';

@@ -23,9 +23,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
-import { encodeCanonical } from '../src/contracts/canonical-json.js';
-import type { JsonObject } from '../src/contracts/json-value.js';
-import type { AgentRef } from '../src/contracts/task-common.js';
+import { encodeCanonical } from '../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../src/contracts/json/json-value.js';
+import type { AgentRef } from '../src/contracts/task/common.js';
 import { openTaskConnections } from '../src/tasks/connections.js';
 import { callTaskOperation } from '../src/tasks/facade.js';
 import { checkpoint, context, FakeClock, makeTaskStore, type StepSpec } from '../test/tasks/fixture.js';

@@ -164,7 +164,7 @@ test('the import scanner sees every relative import of src/', () => {
   const known: ReadonlyArray<readonly [string, string, string]> = [
     ['import', 'src/tasks/views.ts', 'src/tasks/journal-rows.ts'],
     ['import type', 'src/tasks/views.ts', 'src/tasks/derive.ts'],
-    ['export … from', 'src/tasks/collector-receipts.ts', 'src/tasks/retained-envelope.ts'],
+    ['export … from', 'src/tasks/collector/receipts.ts', 'src/tasks/collector/retained-envelope.ts'],
     ['import()', 'src/commands/skill-workflow/_runtime.ts', 'src/collector/command-step-runtime.ts'],
   ];
   for (const [form, from, to] of known) assert.ok(graph.get(from)?.includes(to), `${form}: ${from} -> ${to} not seen`);

@@ -12,6 +12,7 @@ import { REPO_ROOT } from './helpers/cli.js';
 /** Higher number = higher layer. */
 const RANK: Record<string, number> = {
   commands: 10,
+  doctor: 9.5,
   hub: 9,
   hooks: 8,
   collector: 7,

@@ -16,8 +16,8 @@ import {
   MAX_AGENT_STATE_INPUT_BYTES,
   scopePathProblem,
 } from '../contracts/agent-state.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json-value.js';
-import { parseStrictJson } from '../contracts/strict-json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json/json-value.js';
+import { parseStrictJson } from '../contracts/json/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { holderAlive, leasePathFor, readLeaseHolder } from './lease.js';
 import { scopeConflicts } from './operations.js';

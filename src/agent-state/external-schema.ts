@@ -2,11 +2,11 @@
  * Validation against the agent clients' own JSON Schemas (docs/schemas/external/). Those are
  * not agentscm's schemas and do not follow its strict-mode conventions (annotations such as
  * `default` beside `$ref`, untyped `if` branches), so they get their own Ajv instance, non-strict,
- * created on first use; agentscm's own contracts keep the strict one of src/contracts/schema.ts.
+ * created on first use; agentscm's own contracts keep the strict one of src/contracts/json/schema.ts.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 
-import type { JsonValue } from '../contracts/json-value.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
 
 let ajv: Ajv | null = null;
 const compiled = new Map<object, ValidateFunction>();

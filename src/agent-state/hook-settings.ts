@@ -19,10 +19,10 @@ import {
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-import { formatJson } from '../contracts/canonical-json.js';
 import { AgentscmError, type ErrorCode } from '../contracts/errors.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json-value.js';
-import { parseStrictJson } from '../contracts/strict-json.js';
+import { formatJson } from '../contracts/json/canonical-json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json/json-value.js';
+import { parseStrictJson } from '../contracts/json/strict-json.js';
 import { externalSchemaProblem } from './external-schema.js';
 import { CLAUDE_SETTINGS_HOOKS_SCHEMA, CODEX_HOOKS_CONFIG_SCHEMA } from './hook-settings-schemas.js';
 

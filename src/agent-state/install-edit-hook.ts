@@ -6,7 +6,7 @@
  * agentscm can rewrite exactly, or that does not conform to the client's schema, is refused and
  * left untouched.
  */
-import type { JsonObject } from '../contracts/json-value.js';
+import type { JsonObject } from '../contracts/json/json-value.js';
 import { editHookSettings, HOOK_CLIENTS, hookSettingsFile, quoteShellArg } from './hook-settings.js';
 
 export const EDIT_HOOK_CLIENTS = HOOK_CLIENTS;

@@ -15,8 +15,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 import { AgentscmError } from '../contracts/errors.js';
-import { isJsonObject } from '../contracts/json-value.js';
-import { parseStrictJson } from '../contracts/strict-json.js';
+import { isJsonObject } from '../contracts/json/json-value.js';
+import { parseStrictJson } from '../contracts/json/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
 
 export const LEASE_KIND = 'botte-mutation-lease-v1';

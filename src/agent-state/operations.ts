@@ -23,10 +23,10 @@ import {
   type LifecycleState,
   type Scope,
 } from '../contracts/agent-state.js';
-import { encodeCanonicalText } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { validateId } from '../contracts/ids.js';
-import type { JsonValue } from '../contracts/json-value.js';
+import { encodeCanonicalText } from '../contracts/json/canonical-json.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
 
 /** The operation names, as the CLI and the MCP tool `agent_state` take them. */
 export const AGENT_STATE_OPERATIONS = ['create', 'validate', 'reconcile', 'eligible', 'conflicts'] as const;

@@ -11,13 +11,13 @@
  * TASK_ATTEMPT_NOT_ACTIVE, REGISTRATION_NOT_CURRENT, GRANT_TOKEN_REJECTED, GRANT_NOT_LIVE).
  * Read-only: nothing is changed in the authority or the journal.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
-import { recipeToJson, type CollectorDescriptor } from '../contracts/collector-descriptor.js';
-import { commandRecipeDigest, RECIPE_LIMITS, type CommandRecipe } from '../contracts/command-recipe.js';
+import { commandRecipeDigest, RECIPE_LIMITS, type CommandRecipe } from '../contracts/collector/command-recipe.js';
+import { recipeToJson, type CollectorDescriptor } from '../contracts/collector/descriptor.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
-import { REVIEW_LIMITS, reviewActionToJson, reviewBudgetsToJson } from '../contracts/review-policy.js';
-import type { AnyCollectorProfile } from '../contracts/review-profile.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contracts/review/collector-descriptor.js';
+import { REVIEW_LIMITS, reviewActionToJson, reviewBudgetsToJson } from '../contracts/review/policy.js';
+import type { AnyCollectorProfile } from '../contracts/review/profile.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { authorityId } from '../native/authority-identity.js';
 import { requireCurrentCollectorProfile } from '../native/collector-profiles.js';
@@ -25,7 +25,7 @@ import { authenticateToken, requireLiveOrigin, type LiveGrant } from '../native/
 import { findTargetRequirement } from '../native/requirements.js';
 import { readRevisionFile } from '../native/revisions.js';
 import { openAuthority, readTransaction, type Authority } from '../native/store.js';
-import { findCollectorAttempt } from '../tasks/collector-attempts.js';
+import { findCollectorAttempt } from '../tasks/collector/attempts.js';
 import { requireCurrentSubject } from '../tasks/derive.js';
 import { findTaskWithAttempt } from '../tasks/journal-rows.js';
 import { journalRead, openJournal, type Journal } from '../workflows/journal.js';

@@ -5,14 +5,14 @@
  * recipe file the authority binds, and the runtime identity observed now, by the same function
  * the authority rebuilds it with before it compares the bytes. Pure.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
-import type { CollectorDescriptor } from '../contracts/collector-descriptor.js';
-import { transferRecordEntry, type TransferHeader } from '../contracts/collector-transfer.js';
-import type { CommandRecipe } from '../contracts/command-recipe.js';
-import type { JsonObject } from '../contracts/json-value.js';
-import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contracts/review-collector-descriptor.js';
-import { reviewTransportDigest } from '../contracts/review-request.js';
-import { transferExecutionRequest, transferIsolation } from '../tasks/collector-execution.js';
+import type { CommandRecipe } from '../contracts/collector/command-recipe.js';
+import type { CollectorDescriptor } from '../contracts/collector/descriptor.js';
+import { transferRecordEntry, type TransferHeader } from '../contracts/collector/transfer.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import type { JsonObject } from '../contracts/json/json-value.js';
+import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contracts/review/collector-descriptor.js';
+import { reviewTransportDigest } from '../contracts/review/request.js';
+import { transferExecutionRequest, transferIsolation } from '../tasks/collector/execution.js';
 import { requestDigest, type ExecutionRecord, type ExecutionRequest } from './execution-record.js';
 import type { RuntimeIdentity } from './runtime-identity.js';
 
@@ -25,7 +25,7 @@ export interface RequestBinding {
 
 /**
  * The ExecutionRequest of a collection, built by the one function the authority's import also
- * rebuilds it with (src/tasks/collector-execution.ts): attempt_id the claimed attempt,
+ * rebuilds it with (src/tasks/collector/execution.ts): attempt_id the claimed attempt,
  * generation its fence, run_id the task id, step_id the profile's step, recipe_path and
  * recipe_digest the step's recipe file, recipe the descriptor's (the profile's) recipe, the
  * descriptor's subject, and the runtime identity observed now.

@@ -16,7 +16,7 @@
 import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 
-import { TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
+import { TRANSFER_LIMITS } from '../contracts/collector/transfer.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { createPrivateFileOnce, syncDirectory, unlinkQuietly, writePrivateTemporary } from '../native/private-files.js';

@@ -18,15 +18,16 @@
  */
 import { dirname, join, resolve } from 'node:path';
 
-import { encodeCanonical } from '../contracts/canonical-json.js';
 import {
   encodeTransferEnvelope,
   readTransferEnvelope,
   TRANSFER_LIMITS,
   transferDigest,
-} from '../contracts/collector-transfer.js';
+} from '../contracts/collector/transfer.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json-value.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json/json-value.js';
+import { parseStrictJson } from '../contracts/json/strict-json.js';
 import {
   decodeAnyCollectorDescriptor,
   encodeAnyCollectorDescriptor,
@@ -34,9 +35,8 @@ import {
   MAX_REVIEW_DESCRIPTOR_BYTES,
   type AnyCollectorDescriptor,
   type ReviewCollectorDescriptor,
-} from '../contracts/review-collector-descriptor.js';
-import { reviewRecordToJson } from '../contracts/review-record.js';
-import { parseStrictJson } from '../contracts/strict-json.js';
+} from '../contracts/review/collector-descriptor.js';
+import { reviewRecordToJson } from '../contracts/review/record.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { readBoundedInput } from '../native/bounded-input.js';
 import { readTokenFile } from '../native/grant-token-file.js';
@@ -67,10 +67,10 @@ import type { DockerTransport } from './docker-transport.js';
 import { buildExecutionRecord, requestDigest, type ExecutionRecord } from './execution-record.js';
 import { loadSigningKey } from './key-store.js';
 import { LABELS, runContainer, type ContainerCleanup, type ContainerRunObservation } from './oci-command-collector.js';
-import { revisionReviewSources, runReview } from './review-controller.js';
-import { importTransfer } from './review-import.js';
-import { listJournalRequests, openReviewJournal } from './review-journal.js';
-import { createClaudeCodeTransport, pickEnvironment } from './review-transports.js';
+import { revisionReviewSources, runReview } from './review/controller.js';
+import { importTransfer } from './review/import.js';
+import { listJournalRequests, openReviewJournal } from './review/journal.js';
+import { createClaudeCodeTransport, pickEnvironment } from './review/transports.js';
 import { observeRuntimeIdentity, runtimeIdentityDigest } from './runtime-identity.js';
 import { materializeSnapshot, removeSnapshot, snapshotPathFor } from './snapshot.js';
 import { postEnvelope } from './upload-client.js';

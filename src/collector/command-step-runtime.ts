@@ -9,14 +9,14 @@
  */
 import { join } from 'node:path';
 
-import { encodeCanonical } from '../contracts/canonical-json.js';
 import {
   commandRecipeDigest,
   decodeCommandRecipe,
   RECIPE_LIMITS,
   type CommandRecipe,
-} from '../contracts/command-recipe.js';
+} from '../contracts/collector/command-recipe.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { readRevisionFile } from '../native/revisions.js';
 import { openAuthority, type Authority } from '../native/store.js';

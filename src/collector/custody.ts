@@ -6,10 +6,10 @@
  * with a record marked `recovered`. Nothing is created or started. Cleanup that cannot be
  * confirmed leaves the attempt uncertain, and recover can be run again.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
-import { parseStrictJson } from '../contracts/strict-json.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import { isJsonObject, type JsonValue } from '../contracts/json/json-value.js';
+import { parseStrictJson } from '../contracts/json/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import {
   commandContainerName,

@@ -4,10 +4,10 @@
  * is fixed before any container exists, the record after cleanup. Their digests are SHA-256
  * over the canonical bytes.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
-import { recipeToJson } from '../contracts/collector-descriptor.js';
-import type { CommandRecipe } from '../contracts/command-recipe.js';
-import type { JsonObject } from '../contracts/json-value.js';
+import type { CommandRecipe } from '../contracts/collector/command-recipe.js';
+import { recipeToJson } from '../contracts/collector/descriptor.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import type { JsonObject } from '../contracts/json/json-value.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import type { CommandAttempt } from '../workflows/command-attempts.js';
 import type { CommandStepResult } from '../workflows/command-step.js';

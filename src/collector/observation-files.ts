@@ -2,17 +2,17 @@
  * Observation debugging for operators and agents (`agentscm agent-task observation-digest |
  * sign-observation | verify-observation`): read one assertion file (or stdin for `-`), bounded
  * at 256 KiB before it is parsed, and run the pure signing functions of
- * src/contracts/observation.ts over it.
+ * src/contracts/collector/observation.ts over it.
  */
-import { parsePublicKeyHex } from '../contracts/key-file.js';
 import {
   observationDigest,
   observationSigningBytes,
   signObservation,
   verifyObservation,
   type ObservationVerification,
-} from '../contracts/observation.js';
-import { MAX_ASSERTION_BYTES, taskResultAssertionDecoder, type TaskResultAssertion } from '../contracts/task-result.js';
+} from '../contracts/collector/observation.js';
+import { parsePublicKeyHex } from '../contracts/key-file.js';
+import { MAX_ASSERTION_BYTES, taskResultAssertionDecoder, type TaskResultAssertion } from '../contracts/task/result.js';
 import { readBoundedInput } from '../native/bounded-input.js';
 import { loadSigningKey } from './key-store.js';
 

@@ -7,7 +7,7 @@
  * and bounded; exit code, OOM kill and timings are observed; the container is removed and its
  * removal confirmed. Anything the engine could not confirm makes the outcome uncertain.
  */
-import { containerWorkdir, SOURCE_MOUNT, type CommandRecipe } from '../contracts/command-recipe.js';
+import { containerWorkdir, SOURCE_MOUNT, type CommandRecipe } from '../contracts/collector/command-recipe.js';
 import { isAgentscmError } from '../contracts/errors.js';
 import type { DockerClient } from './docker-client.js';
 import { OutputCapture, type CapturedStream } from './output-capture.js';

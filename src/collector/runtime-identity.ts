@@ -7,9 +7,9 @@
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 
-import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { JsonObject } from '../contracts/json-value.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import type { JsonObject } from '../contracts/json/json-value.js';
 import { createSha256, sha256Hex } from '../crypto/sha256.js';
 import type { DockerClient, ImageInfo } from './docker-client.js';
 

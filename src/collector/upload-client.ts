@@ -9,8 +9,8 @@
 import { request } from 'undici';
 
 import { AgentscmError, ERROR_CODES, type ErrorCode } from '../contracts/errors.js';
-import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
-import { parseStrictJson } from '../contracts/strict-json.js';
+import { isJsonObject, type JsonValue } from '../contracts/json/json-value.js';
+import { parseStrictJson } from '../contracts/json/strict-json.js';
 
 /** The path appended to the agent-tasks route of a profile. */
 export const UPLOAD_ROUTE_SUFFIX = '/collector-upload';

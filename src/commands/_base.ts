@@ -7,10 +7,10 @@
 import { resolve } from 'node:path';
 import { Command, Flags } from '@oclif/core';
 
-import { formatJson } from '../contracts/canonical-json.js';
 import { displayOutput } from '../contracts/display-text.js';
 import { AgentscmError, ERROR_CODES, isAgentscmError, type ErrorCode } from '../contracts/errors.js';
-import type { JsonValue } from '../contracts/json-value.js';
+import { formatJson } from '../contracts/json/canonical-json.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
 import { oneLine } from '../contracts/message-text.js';
 import { classifySqliteError, isSqliteError } from '../native/sqlite-errors.js';
 import { defaultDataDir } from './_data-dir.js';

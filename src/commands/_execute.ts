@@ -14,8 +14,8 @@
  */
 import { Config, flush, run, type Interfaces } from '@oclif/core';
 
-import { formatJson } from '../contracts/canonical-json.js';
 import { AgentscmError, ERROR_CODES } from '../contracts/errors.js';
+import { formatJson } from '../contracts/json/canonical-json.js';
 import { oneLine, quoteForMessage } from '../contracts/message-text.js';
 import { toAgentscmError } from './_base.js';
 import { takeLeadingDataDir } from './_leading-flags.js';

@@ -3,7 +3,7 @@
  * in Unix milliseconds (a lease expiry, a creation time); people read ISO 8601, programs read the
  * exact integer, so human output shows both and --json keeps only the integer.
  */
-import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
+import { isJsonObject, type JsonValue } from '../contracts/json/json-value.js';
 
 /** Largest instant a JavaScript Date holds (ECMAScript: ±8.64e15 ms around the epoch). */
 const MAX_DATE_MS = 8_640_000_000_000_000n;

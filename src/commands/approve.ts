@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 
-import type { JsonObject } from '../contracts/json-value.js';
-import { approveChange } from '../tasks/admission.js';
+import type { JsonObject } from '../contracts/json/json-value.js';
+import { approveChange } from '../tasks/admission/admission.js';
 import { BaseCommand } from './_base.js';
 
 export default class Approve extends BaseCommand {

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 
-import { counted } from '../contracts/counted.js';
 import { displayText, UNSAFE_TEXT_MARKER } from '../contracts/display-text.js';
+import { counted } from '../contracts/json/counted.js';
 import { checkpointWorkspace, type CheckpointResult } from '../workspace/checkpoint.js';
 import { BaseCommand } from './_base.js';
 

@@ -4,7 +4,7 @@ import { Flags } from '@oclif/core';
 
 import { AgentscmError, ERROR_CODES } from '../contracts/errors.js';
 import { oneLine } from '../contracts/message-text.js';
-import { runDoctor, type DoctorReport } from '../hub/doctor.js';
+import { runDoctor, type DoctorReport } from '../doctor/doctor.js';
 import { findEnclosingWorkspace, locateWorkspace } from '../workspace/locate.js';
 import { BaseCommand } from './_base.js';
 

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 
-import { counted } from '../contracts/counted.js';
+import { counted } from '../contracts/json/counted.js';
 import { initRepo, type InitRepoResult } from '../workspace/init.js';
 import { BaseCommand } from './_base.js';
 

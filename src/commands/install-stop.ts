@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import { Flags } from '@oclif/core';
 
 import { HOOK_CLIENTS, type HookClient } from '../agent-state/hook-settings.js';
-import { formatJson } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
+import { formatJson } from '../contracts/json/canonical-json.js';
 import {
   installStop,
   STOP_MODES,

@@ -1,8 +1,8 @@
 import { Flags } from '@oclif/core';
 
-import type { JsonValue } from '../contracts/json-value.js';
-import { qualificationToJson } from '../contracts/qualification.js';
-import { qualifyLocal } from '../tasks/qualification-local.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
+import { qualificationToJson } from '../contracts/task/qualification.js';
+import { qualifyLocal } from '../tasks/admission/qualification-local.js';
 import { BaseCommand } from './_base.js';
 
 export default class Qualification extends BaseCommand {

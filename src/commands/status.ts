@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 
-import { counted } from '../contracts/counted.js';
 import { displayText } from '../contracts/display-text.js';
+import { counted } from '../contracts/json/counted.js';
 import { readWorkspaceStatus, type WorkspaceStatus } from '../workspace/status.js';
 import { BaseCommand } from './_base.js';
 

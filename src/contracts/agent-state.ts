@@ -6,7 +6,7 @@
  */
 import { AgentscmError } from './errors.js';
 import { ID_SCHEMA } from './ids.js';
-import { defineDecoder } from './schema.js';
+import { defineDecoder } from './json/schema.js';
 
 /** Lifecycle states (spec "agent-state" "backend-neutral lifecycle state"). */
 export const LIFECYCLE_STATES = ['queued', 'working', 'idle', 'blocked', 'completed', 'failed', 'cancelled'] as const;

@@ -3,8 +3,8 @@
  * written as 64 lowercase hex. One domain string per kind, listed here and nowhere else.
  */
 import { sha256Hex } from '../crypto/sha256.js';
-import { encodeCanonical } from './canonical-json.js';
-import type { JsonValue } from './json-value.js';
+import { encodeCanonical } from './json/canonical-json.js';
+import type { JsonValue } from './json/json-value.js';
 
 export const DOMAINS = {
   observation: 'agentscm.agent-workflow-observation.v1',

@@ -7,7 +7,7 @@
 import { sha256Hex } from '../crypto/sha256.js';
 import { AgentscmError } from './errors.js';
 import { validateId } from './ids.js';
-import type { AgentRef } from './task-common.js';
+import type { AgentRef } from './task/common.js';
 
 /** Every token starts with this prefix, so that a leaked token is recognizable. */
 export const GRANT_TOKEN_PREFIX = 'agentscm_';

@@ -5,8 +5,8 @@
  * Schema cannot state (absolute data_dir, unique profiles, listen address) are in src/hub/config.ts.
  */
 import { DIGEST_SCHEMA, ID_SCHEMA, REPOSITORY_ID_SCHEMA } from './ids.js';
-import type { JsonValue } from './json-value.js';
-import { defineDecoder, type Decoder } from './schema.js';
+import type { JsonValue } from './json/json-value.js';
+import { defineDecoder, type Decoder } from './json/schema.js';
 
 /** Largest execution config accepted, in bytes. */
 export const HUB_CONFIG_MAX_BYTES = 256 * 1024;

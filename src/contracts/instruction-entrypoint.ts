@@ -5,7 +5,7 @@
  * obligation: every criterion, required or not, is carried here.
  */
 import { AgentscmError } from './errors.js';
-import type { JsonObject } from './json-value.js';
+import type { JsonObject } from './json/json-value.js';
 import {
   checkNamedReferences,
   MAX_OFFERED_SCHEMA_VERSIONS,
@@ -27,7 +27,7 @@ import {
   TASK_CAPABILITY,
   TASK_CONTRACT_VERSION,
   type TaskDecoder,
-} from './task-common.js';
+} from './task/common.js';
 
 /** At most this many criteria per task (the same bound as a result assertion). */
 export const MAX_CRITERIA = 64;

@@ -6,10 +6,10 @@
  * crypto/, because decoding needs the strict JSON decoder and the error table.)
  */
 import { publicKeyOf, publicKeyProblem, verificationKeyId } from '../crypto/ed25519.js';
-import { encodeCanonicalText } from './canonical-json.js';
 import { AgentscmError, isAgentscmError } from './errors.js';
 import { DIGEST_SCHEMA } from './ids.js';
-import { defineDecoder } from './schema.js';
+import { encodeCanonicalText } from './json/canonical-json.js';
+import { defineDecoder } from './json/schema.js';
 
 export { KEY_FILE_NAME, isKeyFileName } from './key-file-name.js';
 

@@ -6,7 +6,7 @@
  */
 import { sha256Hex } from '../crypto/sha256.js';
 import { AgentscmError } from './errors.js';
-import type { JsonObject } from './json-value.js';
+import type { JsonObject } from './json/json-value.js';
 import { validateRelativePath } from './paths.js';
 import {
   AGENT_SCHEMA,
@@ -20,7 +20,7 @@ import {
   VERSION_SCHEMA,
   type AgentRef,
   type TaskDecoder,
-} from './task-common.js';
+} from './task/common.js';
 
 /** A reference body is refused above this many bytes, before it is read (spec: 128 KiB). */
 export const REFERENCE_MAX_BYTES = 128 * 1024;

@@ -13,9 +13,9 @@
  * A revision is {"version":2,"parent":<revision or null>,"tree":<root tree digest>}, its ID the
  * domain digest DOMAINS.revision. Pure computation: no I/O.
  */
-import { quoteJsonString } from './canonical-json.js';
 import { domainDigest, DOMAINS } from './digest.js';
 import { AgentscmError } from './errors.js';
+import { quoteJsonString } from './json/canonical-json.js';
 import { compareUtf8 } from './paths.js';
 
 export type TreeEntryKind = 'file' | 'executable' | 'symlink' | 'directory';

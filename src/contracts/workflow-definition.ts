@@ -1,15 +1,15 @@
 /**
  * The skill workflow definition (spec "Source-bound skill workflows", "Definition"): strict
  * JSON, version 1, a source binding, a packaged skill and 1-32 steps whose actions are
- * source_paths, command, require_capability or review (src/contracts/review-policy.ts). Pure: bounds, shapes and identifiers only; the
+ * source_paths, command, require_capability or review (src/contracts/review/policy.ts). Pure: bounds, shapes and identifiers only; the
  * graph, package and source checks are in src/workflows/.
  */
-import { encodeCanonical } from './canonical-json.js';
 import { AgentscmError } from './errors.js';
-import { isJsonObject, type JsonObject, type JsonValue } from './json-value.js';
-import { checkReviewAction, REVIEW_ACTION_SCHEMA, reviewActionToJson, type ReviewAction } from './review-policy.js';
-import { defineDecoder } from './schema.js';
-import { parseStrictJson } from './strict-json.js';
+import { encodeCanonical } from './json/canonical-json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from './json/json-value.js';
+import { defineDecoder } from './json/schema.js';
+import { parseStrictJson } from './json/strict-json.js';
+import { checkReviewAction, REVIEW_ACTION_SCHEMA, reviewActionToJson, type ReviewAction } from './review/policy.js';
 
 /** Every bound of the profile, in one place (spec "Definition" and "Local CLI"). */
 export const WORKFLOW_LIMITS = {

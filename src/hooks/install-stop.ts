@@ -11,8 +11,8 @@ import { isAbsolute } from 'node:path';
 import { editHookSettings, hookSettingsFile, quoteShellArg, type HookClient } from '../agent-state/hook-settings.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { validateId } from '../contracts/ids.js';
-import type { JsonObject } from '../contracts/json-value.js';
-import { checkTaskStopTarget, type TaskStopTarget } from './stop-target.js';
+import type { JsonObject } from '../contracts/json/json-value.js';
+import { checkTaskStopTarget, type TaskStopTarget } from './stop/target.js';
 
 export const STOP_MODES = ['task-stop', 'stop'] as const;
 export type StopMode = (typeof STOP_MODES)[number];

@@ -4,7 +4,7 @@
  * `{"operation":"qualification","input":null,"subject":…}` to the hub's agent-tasks route of the
  * repository and profile, with the grant's token as `Authorization: Bearer`. The answer is read
  * bounded (a declared length past the bound is refused before any byte is buffered), decoded
- * strictly and validated with the decoder every client uses (src/contracts/qualification.ts).
+ * strictly and validated with the decoder every client uses (src/contracts/task/qualification.ts).
  * Failures are three fixed categories, never with server text: the request failed (network,
  * timeout, an error status other than 401/403), the token was rejected (401/403), the answer is
  * malformed.
@@ -17,14 +17,14 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
 import { AgentscmError } from '../contracts/errors.js';
-import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
+import { isJsonObject, type JsonValue } from '../contracts/json/json-value.js';
+import { parseStrictJson } from '../contracts/json/strict-json.js';
+import { TASK_CAPABILITY, TASK_CONTRACT_VERSION } from '../contracts/task/common.js';
 import {
   MAX_QUALIFICATION_BYTES,
   qualificationAnswerDecoder,
   type QualificationAnswer,
-} from '../contracts/qualification.js';
-import { parseStrictJson } from '../contracts/strict-json.js';
-import { TASK_CAPABILITY, TASK_CONTRACT_VERSION } from '../contracts/task-common.js';
+} from '../contracts/task/qualification.js';
 
 /** The whole call (connect, headers, body) must finish within this. */
 export const QUALIFICATION_TIMEOUT_MS = 30_000;

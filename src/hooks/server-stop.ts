@@ -14,14 +14,14 @@
  * `recordStopRunReceipt`, one authority transaction that observes the run and writes the row).
  */
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json-value.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json/json-value.js';
 import { oneLine, quoteForMessage } from '../contracts/message-text.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { getTargetRequirement } from '../native/requirements.js';
 import { createReviewContext } from '../native/review-contexts.js';
 import { openAuthority, readTransaction } from '../native/store.js';
-import { recordStopRunReceipt } from '../tasks/admission.js';
+import { recordStopRunReceipt } from '../tasks/admission/admission.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
 import type { CommandStepRuntime } from '../workflows/command-step.js';
 import { compileStructure } from '../workflows/plan.js';
@@ -31,7 +31,7 @@ import { runWorkflow, type AdvanceReport } from '../workflows/runner.js';
 import { resolvePackagePath } from '../workflows/skill-package.js';
 import type { StepView } from '../workflows/status.js';
 import { checkpointWorkspace, type CheckpointResult } from '../workspace/checkpoint.js';
-import { stopToken, type StopDecision, type StopFailure, type StopFeedback } from './stop-output.js';
+import { stopToken, type StopDecision, type StopFailure, type StopFeedback } from './stop/output.js';
 
 /** Output kept per failing command step: the last lines of stdout and stderr. */
 export const STOP_TAIL_LINES = 20;

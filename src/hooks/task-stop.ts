@@ -20,7 +20,7 @@
  * (the counter is the frame's).
  */
 import { isAgentscmError, type ErrorCode } from '../contracts/errors.js';
-import type { QualificationAnswer } from '../contracts/qualification.js';
+import type { QualificationAnswer } from '../contracts/task/qualification.js';
 import { getChange } from '../native/changes.js';
 import { readTokenFile } from '../native/grant-token-file.js';
 import { currentPolicyEpoch } from '../native/policy.js';
@@ -29,8 +29,8 @@ import { soleCurrentContext } from '../native/review-contexts.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import { readWorkspaceStatus, type WorkspaceStatus } from '../workspace/status.js';
 import { requestQualification } from './qualification-client.js';
-import type { StopDecision, StopFailure, StopNext, StopNextOperation } from './stop-output.js';
-import { DEFAULT_TASK_STOP_TARGET } from './stop-target.js';
+import type { StopDecision, StopFailure, StopNext, StopNextOperation } from './stop/output.js';
+import { DEFAULT_TASK_STOP_TARGET } from './stop/target.js';
 
 /** The fixed sentence of each next.operation (docs/stop-hooks.md "Block causes and feedback"). */
 export const TASK_STOP_NEXT_ACTIONS: Readonly<Record<StopNextOperation, string>> = {

@@ -17,9 +17,9 @@ import {
   agentStateEligibleDecoder,
   agentStateReconcileDecoder,
 } from '../contracts/agent-state.js';
-import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
-import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import { isJsonObject, type JsonValue } from '../contracts/json/json-value.js';
 
 export const AGENT_STATE_TOOL = 'agent_state';
 

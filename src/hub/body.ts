@@ -8,7 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 
-import { readTransferPrefix, TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
+import { readTransferPrefix, TRANSFER_LIMITS } from '../contracts/collector/transfer.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 
 function tooLarge(limit: number, seen: string): AgentscmError {

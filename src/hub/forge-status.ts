@@ -4,7 +4,7 @@
  * link`) is published as a commit status — pending, success or failure, context
  * `agentscm/qualification`, the failure codes in the description — on the linked commit.
  *
- * It only reads: qualification is the operator's read-only answer (src/tasks/qualification-local.ts),
+ * It only reads: qualification is the operator's read-only answer (src/tasks/admission/qualification-local.ts),
  * so a forge that is slow, down or refusing never changes task state. A pass runs shortly after
  * every task request of the profile and every `intervalMs` (to see what the CLI changed); a
  * status is sent only when it differs from the last one the forge accepted for that commit. A
@@ -13,7 +13,7 @@
  */
 import { isAgentscmError } from '../contracts/errors.js';
 import type { HubForgeConfig } from '../contracts/hub-config.js';
-import { qualifyLocal } from '../tasks/qualification-local.js';
+import { qualifyLocal } from '../tasks/admission/qualification-local.js';
 import type { HubProfile } from './config.js';
 import { sendForgeStatus, type ForgeStatus } from './forge-client.js';
 import { listForgeLinks, type ForgeLink } from './forge-links.js';

@@ -23,12 +23,12 @@ import {
   type McpHttpHandler,
 } from '@modelcontextprotocol/server';
 
-import { encodeCanonicalText } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { HUB_JSON_BODY_MAX_BYTES, HUB_SUBJECT_SCHEMA, type HubSubjectSelection } from '../contracts/hub-config.js';
 import { ID_SCHEMA } from '../contracts/ids.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json-value.js';
-import { asParsed } from '../contracts/strict-json.js';
+import { encodeCanonicalText } from '../contracts/json/canonical-json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json/json-value.js';
+import { asParsed } from '../contracts/json/strict-json.js';
 import {
   AGENT_STATE_TOOL,
   AGENT_STATE_TOOL_DESCRIPTION,

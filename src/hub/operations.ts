@@ -10,13 +10,13 @@
 import { HUB_SUBJECT_SCHEMA } from '../contracts/hub-config.js';
 import { instructionRequestDecoder } from '../contracts/instruction-entrypoint.js';
 import { referenceFetchRequestDecoder } from '../contracts/named-reference.js';
-import { taskRecoveryRequestDecoder } from '../contracts/task-operations.js';
+import { taskRecoveryRequestDecoder } from '../contracts/task/operations.js';
 import {
   taskClaimRequestDecoder,
   taskMutationRequestDecoder,
   taskStatusRequestDecoder,
-} from '../contracts/task-requests.js';
-import { taskResultAssertionDecoder } from '../contracts/task-result.js';
+} from '../contracts/task/requests.js';
+import { taskResultAssertionDecoder } from '../contracts/task/result.js';
 import {
   collectorClaimRequestDecoder,
   collectorDescriptorRequestDecoder,

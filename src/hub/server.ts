@@ -16,7 +16,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 
-import { TRANSFER_LIMITS } from '../contracts/collector-transfer.js';
+import { TRANSFER_LIMITS } from '../contracts/collector/transfer.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { HUB_JSON_BODY_MAX_BYTES, hubTaskRequestDecoder } from '../contracts/hub-config.js';
 import { getRepository } from '../native/repositories.js';

@@ -5,11 +5,11 @@
  * the context is built from the profile and the authenticated grant alone — request JSON never
  * selects the actor, the data directory, the repository, the profile or the target.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { HubSubjectSelection } from '../contracts/hub-config.js';
-import { isJsonObject, type JsonValue } from '../contracts/json-value.js';
-import { TASK_CAPABILITY, TASK_CONTRACT_VERSION } from '../contracts/task-common.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import { isJsonObject, type JsonValue } from '../contracts/json/json-value.js';
+import { TASK_CAPABILITY, TASK_CONTRACT_VERSION } from '../contracts/task/common.js';
 import type { TaskConnections } from '../tasks/connections.js';
 import type { TaskContext } from '../tasks/context.js';
 import { callTaskOperation } from '../tasks/facade.js';

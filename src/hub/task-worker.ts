@@ -13,10 +13,10 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 
-import { importTransfer } from '../collector/review-import.js';
-import { encodeCanonicalText } from '../contracts/canonical-json.js';
+import { importTransfer } from '../collector/review/import.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { JsonValue } from '../contracts/json-value.js';
+import { encodeCanonicalText } from '../contracts/json/canonical-json.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
 import { setBusyTimeoutForNewConnections } from '../native/sqlite.js';
 import { openAuthority, prepared, readTransaction } from '../native/store.js';
 import { openTaskConnections, type TaskConnections } from '../tasks/connections.js';

@@ -6,10 +6,10 @@
  * skill-workflow list) or a task/receipt page function of src/tasks/views.ts; every list is
  * bounded by a limit and a cursor or a documented maximum. Nothing here writes.
  */
-import { encodeCanonicalText } from '../contracts/canonical-json.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import type { JsonObject, JsonValue } from '../contracts/json-value.js';
-import { qualificationToJson } from '../contracts/qualification.js';
+import { encodeCanonicalText } from '../contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../contracts/json/json-value.js';
+import { qualificationToJson } from '../contracts/task/qualification.js';
 import { getChange, listChanges } from '../native/changes.js';
 import { listCollectorProfiles } from '../native/collector-profiles.js';
 import type { LiveGrant } from '../native/grants.js';
@@ -18,9 +18,9 @@ import { listRegistrationsInStore, listTargetsInStore } from '../native/listings
 import { soleCurrentContext } from '../native/review-contexts.js';
 import { openAuthority, readTransaction } from '../native/store.js';
 import { diffRevisionView, showChange, showPolicy } from '../native/views.js';
+import { qualifyLocal } from '../tasks/admission/qualification-local.js';
+import { buildReceiptBundle, showReceipt } from '../tasks/admission/receipt-bundle.js';
 import type { TaskConnections } from '../tasks/connections.js';
-import { qualifyLocal } from '../tasks/qualification-local.js';
-import { buildReceiptBundle, showReceipt } from '../tasks/receipt-bundle.js';
 import { RECEIPT_PAGE_MAX, receiptPage, TASK_PAGE_MAX, taskPage } from '../tasks/views.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
 import { journalRead, type Journal } from '../workflows/journal.js';

@@ -3,7 +3,7 @@
  * recheck"; docs/admission.md): one immutable row binding the operator's decision to the exact
  * subject — Change id and version, revision, review context, policy epoch, workflow profile,
  * target, installed requirement — and the receipt that qualified it. Admission's checks run in
- * the caller's transaction (src/tasks/admission.ts); this module only stores and reads rows.
+ * the caller's transaction (src/tasks/admission/admission.ts); this module only stores and reads rows.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';

@@ -4,7 +4,7 @@
  * version 1 the parent the work started from) and a store-local creation order.
  */
 import { AgentscmError } from '../contracts/errors.js';
-import { U64_MAX } from '../contracts/json-value.js';
+import { U64_MAX } from '../contracts/json/json-value.js';
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
 import { hasRevision } from './revisions.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';

@@ -2,19 +2,19 @@
  * Installed collector profiles (spec "Operator-enrolled collector transfer": "installing a
  * profile is a separate act and never silently promotes an ordinary executor. Profiles are
  * immutable"). The authority keeps each profile's exact canonical bytes under its
- * collector_profile_id. Installation checks live in src/tasks/collector-profiles.ts (they compile
+ * collector_profile_id. Installation checks live in src/tasks/collector/profiles.ts (they compile
  * the installed requirement); this module stores, reads and checks currency.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
-import type { CollectorProfile } from '../contracts/collector-profile.js';
+import type { CollectorProfile } from '../contracts/collector/profile.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { validateDigestHex } from '../contracts/ids.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
 import {
   anyCollectorProfileId,
   anyCollectorProfileToJson,
   decodeAnyCollectorProfile,
   type AnyCollectorProfile,
-} from '../contracts/review-profile.js';
+} from '../contracts/review/profile.js';
 import { getRegistration, type RegistrationState } from './executor-registry.js';
 import { prefixRange, resolveHexPrefix } from './prefixes.js';
 import { prepared, readTransaction, writeTransaction, type Authority } from './store.js';

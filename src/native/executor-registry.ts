@@ -6,19 +6,19 @@
  * no caller-provided epoch or revocation can establish currency, and re-enrollment (a new epoch)
  * never rehabilitates evidence bound to an older one.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
-import { AgentscmError } from '../contracts/errors.js';
 import {
   bindingOf,
   validateScopeAndBinding,
   type ExecutorEnrollment,
   type ExecutorScope,
-} from '../contracts/executor-enrollment.js';
+} from '../contracts/collector/executor-enrollment.js';
+import { verifyObservation, type ObservationVerification } from '../contracts/collector/observation.js';
+import { AgentscmError } from '../contracts/errors.js';
 import { validateId } from '../contracts/ids.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
 import { parsePublicKeyHex } from '../contracts/key-file.js';
-import { verifyObservation, type ObservationVerification } from '../contracts/observation.js';
-import { sameExecutor, type ExecutorBinding } from '../contracts/task-common.js';
-import type { TaskResultAssertion } from '../contracts/task-result.js';
+import { sameExecutor, type ExecutorBinding } from '../contracts/task/common.js';
+import type { TaskResultAssertion } from '../contracts/task/result.js';
 import { decodeWorkflowDefinition } from '../contracts/workflow-definition.js';
 import { verificationKeyId } from '../crypto/ed25519.js';
 import { sha256Hex } from '../crypto/sha256.js';

@@ -18,7 +18,7 @@ import {
   type GrantScope,
 } from '../contracts/grant.js';
 import { validateId } from '../contracts/ids.js';
-import type { AgentRef } from '../contracts/task-common.js';
+import type { AgentRef } from '../contracts/task/common.js';
 import { checkNewTokenFile, removeTokenFile, writeTokenFile } from './grant-token-file.js';
 import { resolveRepository } from './repositories.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';

@@ -2,7 +2,7 @@
  * Landings (spec "Approval and integration recheck"; docs/admission.md, `agentscm land`): the target
  * moves to the Change's revision and one immutable row records what landed, from which revision,
  * when, on which approval and receipt. Both writes run in the caller's writer transaction, after
- * admission's rechecks in the same transaction (src/tasks/admission.ts), so a crash leaves the
+ * admission's rechecks in the same transaction (src/tasks/admission/admission.ts), so a crash leaves the
  * target at its old revision without a row, or at the new one with its row.
  */
 import { AgentscmError } from '../contracts/errors.js';

@@ -1,6 +1,6 @@
 /** Policy epochs: one u64 counter per repository, starting at 0 (issue 2 §3). */
 import { AgentscmError } from '../contracts/errors.js';
-import { U64_MAX } from '../contracts/json-value.js';
+import { U64_MAX } from '../contracts/json/json-value.js';
 import { checkRepositoryId } from './checks.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
 import { prepared, writeTransaction, type Authority } from './store.js';

@@ -5,9 +5,9 @@
  * Change's current version, the repository's current policy epoch and the recipe bytes at a
  * native source path of that version's revision; it is immutable and keyed by its digest.
  */
-import { commandRecipeDigest, decodeCommandRecipe, RECIPE_LIMITS } from '../contracts/command-recipe.js';
+import { commandRecipeDigest, decodeCommandRecipe, RECIPE_LIMITS } from '../contracts/collector/command-recipe.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { JsonObject } from '../contracts/json-value.js';
+import type { JsonObject } from '../contracts/json/json-value.js';
 import { validateRelativePath } from '../contracts/paths.js';
 import {
   buildReviewContext,
@@ -16,7 +16,7 @@ import {
   reviewContextDigest,
   reviewContextJson,
   type ReviewContext,
-} from '../contracts/review-context.js';
+} from '../contracts/review/context.js';
 import { getChange } from './changes.js';
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
 import { currentPolicyEpoch } from './policy.js';

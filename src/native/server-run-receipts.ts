@@ -3,7 +3,7 @@
  * workflows": the optional required-target loop "revalidates the graph and copies an
  * exact-subject receipt into native authority"; docs/admission.md "The server-executed path").
  * One immutable row per receipt digest, with the exact subject it binds and its canonical bytes.
- * What the receipt says and when it may be written is decided by src/tasks/admission-decision.ts;
+ * What the receipt says and when it may be written is decided by src/tasks/admission/decision.ts;
  * this module only stores and reads rows, in the caller's transaction.
  */
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';

@@ -6,7 +6,7 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import type { GrantOrigin } from '../contracts/grant.js';
-import type { AgentRef } from '../contracts/task-common.js';
+import type { AgentRef } from '../contracts/task/common.js';
 import type { Authority } from '../native/store.js';
 import type { TaskConnections } from './connections.js';
 

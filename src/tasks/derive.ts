@@ -6,13 +6,13 @@
  * requirement — and every step of the compiled plan becomes one task. The rules are in
  * docs/agent-tasks.md "Derivation rules".
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { InstructionEntrypoint, TaskCriterion, TaskProgression } from '../contracts/instruction-entrypoint.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
 import { MAX_REFERENCES, type NamedReference } from '../contracts/named-reference.js';
-import { TASK_CAPABILITY } from '../contracts/task-common.js';
-import { subjectToJson, type WorkflowTaskSubject } from '../contracts/task-subject.js';
-import { checkTask, encodeTask, type WorkflowTask } from '../contracts/task.js';
+import { TASK_CAPABILITY } from '../contracts/task/common.js';
+import { subjectToJson, type WorkflowTaskSubject } from '../contracts/task/subject.js';
+import { checkTask, encodeTask, type WorkflowTask } from '../contracts/task/task.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { getChange } from '../native/changes.js';
 import { currentPolicyEpoch } from '../native/policy.js';

@@ -6,23 +6,24 @@
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { instructionRequestDecoder } from '../contracts/instruction-entrypoint.js';
-import type { JsonValue } from '../contracts/json-value.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
 import { referenceFetchRequestDecoder } from '../contracts/named-reference.js';
-import { capabilitiesResponse } from '../contracts/task-capabilities.js';
-import { recoveredRequestOf, taskRecoveryRequestDecoder } from '../contracts/task-operations.js';
+import { capabilitiesResponse } from '../contracts/task/capabilities.js';
+import { recoveredRequestOf, taskRecoveryRequestDecoder } from '../contracts/task/operations.js';
 import {
   taskClaimRequestDecoder,
   taskMutationRequestDecoder,
   taskStatusRequestDecoder,
-} from '../contracts/task-requests.js';
-import { taskResultAssertionDecoder } from '../contracts/task-result.js';
+} from '../contracts/task/requests.js';
+import { taskResultAssertionDecoder } from '../contracts/task/result.js';
+import { qualificationOperation } from './admission/qualification.js';
 import {
   collectorClaimOperation,
   collectorClaimRequestDecoder,
   collectorDescriptorOperation,
   collectorDescriptorRequestDecoder,
-} from './collector-claim.js';
-import { collectorFinalizeOperation, collectorFinalizeRequestDecoder } from './collector-receipts.js';
+} from './collector/claim.js';
+import { collectorFinalizeOperation, collectorFinalizeRequestDecoder } from './collector/receipts.js';
 import type { TaskContext, TaskOperation } from './context.js';
 import {
   claimOperation,
@@ -34,7 +35,6 @@ import {
   resultOperation,
   statusOperation,
 } from './operations.js';
-import { qualificationOperation } from './qualification.js';
 import { recoveryOperation } from './recovery.js';
 
 /**

@@ -9,8 +9,8 @@
  * transition's journal commit.
  */
 import { AgentscmError } from '../contracts/errors.js';
-import type { JsonValue } from '../contracts/json-value.js';
-import { sameAgent, type AgentRef } from '../contracts/task-common.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
+import { sameAgent, type AgentRef } from '../contracts/task/common.js';
 import { readTokenFile } from '../native/grant-token-file.js';
 import { authenticateToken, grantActor, grantOrigin, requireLiveOrigin, type LiveGrant } from '../native/grants.js';
 import { resolveRepository } from '../native/repositories.js';

@@ -6,13 +6,13 @@
  * with that actor (spec "Agent assertion": the server supplies the authenticated actor), and
  * --executor fills the executor binding from the current registration it names.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { JsonObject, JsonValue } from '../contracts/json-value.js';
-import { parseStrictJson } from '../contracts/strict-json.js';
-import { agentToJson, executorToJson, type ExecutorBinding } from '../contracts/task-common.js';
-import { MAX_REQUEST_BYTES } from '../contracts/task-requests.js';
-import { MAX_ASSERTION_BYTES } from '../contracts/task-result.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../contracts/json/json-value.js';
+import { parseStrictJson } from '../contracts/json/strict-json.js';
+import { agentToJson, executorToJson, type ExecutorBinding } from '../contracts/task/common.js';
+import { MAX_REQUEST_BYTES } from '../contracts/task/requests.js';
+import { MAX_ASSERTION_BYTES } from '../contracts/task/result.js';
 import { readBoundedInput } from '../native/bounded-input.js';
 import { getRegistration } from '../native/executor-registry.js';
 import { readTokenFile } from '../native/grant-token-file.js';

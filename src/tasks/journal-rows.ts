@@ -4,15 +4,15 @@
  * bytes; reading a row decodes them strictly and checks them against the stored digest
  * (TASK_JOURNAL_INCONSISTENT otherwise), so status and retries return integrity-checked data.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
 import type { CanonicalEncoding } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { JsonValue } from '../contracts/json-value.js';
-import { asParsed, parseStrictJson } from '../contracts/strict-json.js';
-import { attemptDigest, workflowTaskAttemptDecoder, type WorkflowTaskAttempt } from '../contracts/task-attempt.js';
-import type { AgentRef } from '../contracts/task-common.js';
-import { encodeAssertion, taskResultAssertionDecoder, type TaskResultAssertion } from '../contracts/task-result.js';
-import { encodeTask, taskDigest, workflowTaskDecoder, type WorkflowTask } from '../contracts/task.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
+import { asParsed, parseStrictJson } from '../contracts/json/strict-json.js';
+import { attemptDigest, workflowTaskAttemptDecoder, type WorkflowTaskAttempt } from '../contracts/task/attempt.js';
+import type { AgentRef } from '../contracts/task/common.js';
+import { encodeAssertion, taskResultAssertionDecoder, type TaskResultAssertion } from '../contracts/task/result.js';
+import { encodeTask, taskDigest, workflowTaskDecoder, type WorkflowTask } from '../contracts/task/task.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { u64FromSql, u64ToSql } from '../native/sqlite.js';
 import { journalStatement, type Journal } from '../workflows/journal.js';

@@ -7,7 +7,7 @@
  * Request ids are scoped to the authenticated owner and agent and bound to their kind and exact
  * canonical bytes; an identical committed retry returns the retained outcome bytes.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
+import { verifyObservation } from '../contracts/collector/observation.js';
 import { AgentscmError } from '../contracts/errors.js';
 import {
   entrypointToJson,
@@ -15,7 +15,8 @@ import {
   type InstructionEntrypointResponse,
   type InstructionRequest,
 } from '../contracts/instruction-entrypoint.js';
-import type { JsonObject, JsonValue } from '../contracts/json-value.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../contracts/json/json-value.js';
 import {
   REFERENCE_MAX_BYTES,
   referenceResponseForBody,
@@ -23,8 +24,7 @@ import {
   type ReferenceFetchRequest,
   type ReferenceFetchResponse,
 } from '../contracts/named-reference.js';
-import { verifyObservation } from '../contracts/observation.js';
-import { attemptToJson, encodeAttempt, validateForClaim, type WorkflowTaskAttempt } from '../contracts/task-attempt.js';
+import { attemptToJson, encodeAttempt, validateForClaim, type WorkflowTaskAttempt } from '../contracts/task/attempt.js';
 import {
   hexToBytes,
   sameAgent,
@@ -33,17 +33,17 @@ import {
   TASK_CONTRACT_VERSION,
   type AgentRef,
   type ExecutorBinding,
-} from '../contracts/task-common.js';
+} from '../contracts/task/common.js';
 import {
   claimRequestDigest,
   mutationRequestDigest,
   type TaskClaimRequest,
   type TaskMutationRequest,
   type TaskStatusRequest,
-} from '../contracts/task-requests.js';
-import { resultRequestDigest, validateAssertionForTask, type TaskResultAssertion } from '../contracts/task-result.js';
-import { subjectToJson } from '../contracts/task-subject.js';
-import { taskToJson, type WorkflowTask } from '../contracts/task.js';
+} from '../contracts/task/requests.js';
+import { resultRequestDigest, validateAssertionForTask, type TaskResultAssertion } from '../contracts/task/result.js';
+import { subjectToJson } from '../contracts/task/subject.js';
+import { taskToJson, type WorkflowTask } from '../contracts/task/task.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { getChange } from '../native/changes.js';
 import { requireCurrentRegistration } from '../native/executor-registry.js';
@@ -749,7 +749,7 @@ function precheckWithoutJournal(
  * bounded scan of older subjects, a fresh execution identity, then the next fence.
  */
 /**
- * What a collector claim (src/tasks/collector-claim.ts) adds to a claim: the operation the guard
+ * What a collector claim (src/tasks/collector/claim.ts) adds to a claim: the operation the guard
  * sees, the digest the request id is bound to (it covers the collector request, not only the
  * claim), a check of the derived task before anything is opened for writing, a recheck inside
  * the transition, and the rows and answer written in the same journal transaction.

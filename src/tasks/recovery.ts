@@ -5,9 +5,9 @@
  * actions from the contract's rule functions. It never dispatches, replays or creates anything.
  */
 import { AgentscmError } from '../contracts/errors.js';
-import type { JsonValue } from '../contracts/json-value.js';
-import { attemptDigest } from '../contracts/task-attempt.js';
-import type { RecoveredRequest } from '../contracts/task-operations.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
+import { attemptDigest } from '../contracts/task/attempt.js';
+import type { RecoveredRequest } from '../contracts/task/operations.js';
 import {
   buildRecoveryEnvelope,
   recoveryEnvelopeToJson,
@@ -17,9 +17,9 @@ import {
   type RecoveryFacts,
   type RecoveryIdentity,
   type UnresolvedEffect,
-} from '../contracts/task-recovery.js';
-import { claimRequestDigest, mutationRequestDigest, type TaskClaimRequest } from '../contracts/task-requests.js';
-import { resultRequestDigest } from '../contracts/task-result.js';
+} from '../contracts/task/recovery.js';
+import { claimRequestDigest, mutationRequestDigest, type TaskClaimRequest } from '../contracts/task/requests.js';
+import { resultRequestDigest } from '../contracts/task/result.js';
 import type { Journal } from '../workflows/journal.js';
 import { nowOf, type TaskContext } from './context.js';
 import { findDerivedTask } from './derive.js';

@@ -5,20 +5,21 @@
  * is valid only while its registration is the current, unrevoked one; a dependency is complete
  * only through the authority's own recomputation or a valid task-bound registered observation.
  */
-import { readTransferEnvelope } from '../contracts/collector-transfer.js';
-import type { JsonObject } from '../contracts/json-value.js';
-import { attemptToJson } from '../contracts/task-attempt.js';
-import type { ObservedState } from '../contracts/task-recovery.js';
-import { validateAssertionForTask } from '../contracts/task-result.js';
-import type { WorkflowTask } from '../contracts/task.js';
+import { readTransferEnvelope } from '../contracts/collector/transfer.js';
+import type { JsonObject } from '../contracts/json/json-value.js';
+import { attemptToJson } from '../contracts/task/attempt.js';
+import type { ObservedState } from '../contracts/task/recovery.js';
+import { validateAssertionForTask } from '../contracts/task/result.js';
+import type { WorkflowTask } from '../contracts/task/task.js';
 import { currentRegistration, getRegistration } from '../native/executor-registry.js';
 import type { Authority } from '../native/store.js';
 import { journalStatement, type Journal } from '../workflows/journal.js';
 import { assessCapability } from '../workflows/require-capability.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
-import { collectorAuthorizationHolds, findCollectorAttempt } from './collector-attempts.js';
-import { parseCanonicalRecord } from './collector-execution.js';
-import { findTransferOfAttempt, type RetainedTransferRow } from './collector-transfers.js';
+import { collectorAuthorizationHolds, findCollectorAttempt } from './collector/attempts.js';
+import { parseCanonicalRecord } from './collector/execution.js';
+import { readRetainedEnvelope } from './collector/retained-envelope.js';
+import { findTransferOfAttempt, type RetainedTransferRow } from './collector/transfers.js';
 import type { DerivedSubject, DerivedTask } from './derive.js';
 import {
   currentAttempt,
@@ -29,7 +30,6 @@ import {
   type RetainedAssertion,
   type RetainedAttempt,
 } from './journal-rows.js';
-import { readRetainedEnvelope } from './retained-envelope.js';
 
 /** The attempt state a reader observes now. */
 export type AttemptView = 'leased' | 'expired' | 'finished' | 'cancelled' | 'replaced';

@@ -5,11 +5,11 @@
  * when the engine names the container; it is finished exactly once with its execution record.
  * A running attempt is never executed again: only `skill-workflow recover` finalizes it.
  */
-import { encodeCanonical } from '../contracts/canonical-json.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { validateId } from '../contracts/ids.js';
-import type { JsonValue } from '../contracts/json-value.js';
-import { parseStrictJson } from '../contracts/strict-json.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
+import { parseStrictJson } from '../contracts/json/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { immediate, readSnapshot, u64FromSql, u64ToSql, type SqliteDatabase } from '../native/sqlite.js';
 import { journalRead, openJournal } from './journal.js';

@@ -3,7 +3,7 @@
  * the immutable revision and requires a real, existing, current Change and command/v1
  * ReviewContext that bind the same revision, policy epoch, recipe, toolchain and environment").
  */
-import { decodeCommandRecipe, type CommandRecipe } from '../contracts/command-recipe.js';
+import { decodeCommandRecipe, type CommandRecipe } from '../contracts/collector/command-recipe.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { CommandAction, WorkflowSource } from '../contracts/workflow-definition.js';
 import { getChange } from '../native/changes.js';

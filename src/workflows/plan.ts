@@ -7,14 +7,14 @@
  */
 import { digestCanonical, DOMAINS } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { JsonObject } from '../contracts/json-value.js';
+import type { JsonObject } from '../contracts/json/json-value.js';
 import { validateRelativePath } from '../contracts/paths.js';
 import {
   checkCoverageWithinPolicy,
   decodeReviewPolicy,
   reviewActionToJson,
   type ReviewAction,
-} from '../contracts/review-policy.js';
+} from '../contracts/review/policy.js';
 import {
   encodeWorkflowDefinition,
   workflowActionToJson,

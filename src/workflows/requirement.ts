@@ -5,7 +5,7 @@
  * state machine derives its tasks from (docs/requirements.md).
  */
 import { AgentscmError } from '../contracts/errors.js';
-import type { JsonObject } from '../contracts/json-value.js';
+import type { JsonObject } from '../contracts/json/json-value.js';
 import { quoteForMessage } from '../contracts/message-text.js';
 import {
   decodeWorkflowDefinition,

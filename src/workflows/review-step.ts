@@ -3,7 +3,7 @@
  * "Review steps in runs"). The runner is a lower layer than src/collector, so it only knows
  * this interface; the command files wire the controller and the operator's transport in.
  */
-import type { ReviewAction } from '../contracts/review-policy.js';
+import type { ReviewAction } from '../contracts/review/policy.js';
 
 /** One review step, bound by the compiled plan, handed to the review runtime. */
 export interface ReviewStepRequest {

@@ -5,8 +5,8 @@
  * observations"), and the run state derived from the step states.
  */
 import { AgentscmError } from '../contracts/errors.js';
-import type { JsonValue } from '../contracts/json-value.js';
-import { parseStrictJson } from '../contracts/strict-json.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
+import { parseStrictJson } from '../contracts/json/strict-json.js';
 import { decodeWorkflowDefinition, type WorkflowDefinition } from '../contracts/workflow-definition.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import {

@@ -7,11 +7,11 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { encodeCanonical } from '../contracts/canonical-json.js';
-import { RECIPE_LIMITS } from '../contracts/command-recipe.js';
+import { RECIPE_LIMITS } from '../contracts/collector/command-recipe.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import { isJsonObject, type JsonObject } from '../contracts/json-value.js';
-import { REVIEW_LIMITS } from '../contracts/review-policy.js';
+import { encodeCanonical } from '../contracts/json/canonical-json.js';
+import { isJsonObject, type JsonObject } from '../contracts/json/json-value.js';
+import { REVIEW_LIMITS } from '../contracts/review/policy.js';
 import {
   decodeWorkflowDefinition,
   encodeWorkflowDefinition,

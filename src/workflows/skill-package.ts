@@ -5,7 +5,7 @@
  */
 import { digestCanonical, DOMAINS } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { JsonObject } from '../contracts/json-value.js';
+import type { JsonObject } from '../contracts/json/json-value.js';
 import { validateRelativePath } from '../contracts/paths.js';
 import { SKILL_ENTRYPOINT_NAME, WORKFLOW_LIMITS, type WorkflowSkill } from '../contracts/workflow-definition.js';
 import { sha256Hex } from '../crypto/sha256.js';

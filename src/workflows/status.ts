@@ -5,7 +5,7 @@
  * applicability). Nothing here writes.
  */
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import type { JsonValue } from '../contracts/json-value.js';
+import type { JsonValue } from '../contracts/json/json-value.js';
 import type { WorkflowDefinition } from '../contracts/workflow-definition.js';
 import { findChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';

@@ -5,9 +5,9 @@
  * workspace → one authority transaction (revision + Change version) → apply it to the
  * workspace. A kill at any point leaves the old or the new state (docs/workspace.md).
  */
-import { counted } from '../contracts/counted.js';
 import { unsafeNames } from '../contracts/display-text.js';
 import { AgentscmError } from '../contracts/errors.js';
+import { counted } from '../contracts/json/counted.js';
 import { appendChangeVersion, findChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';
 import { getRepository } from '../native/repositories.js';

@@ -8,8 +8,8 @@
 import { realpathSync, statSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 
-import { counted } from '../contracts/counted.js';
 import { AgentscmError } from '../contracts/errors.js';
+import { counted } from '../contracts/json/counted.js';
 import { checkGenericId } from '../native/checks.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { createRepository, findRepositoryByName, getRepository, newRepositoryId } from '../native/repositories.js';

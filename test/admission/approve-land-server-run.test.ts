@@ -13,7 +13,7 @@ import { before, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
 import { nativePaths } from '../../src/native/store.js';
-import { SERVER_RUN_RECEIPT_PAUSE_POINT } from '../../src/tasks/admission.js';
+import { SERVER_RUN_RECEIPT_PAUSE_POINT } from '../../src/tasks/admission/admission.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TEST_XDG_DATA_HOME, type CliResult } from '../helpers/cli.js';

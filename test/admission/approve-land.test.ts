@@ -11,14 +11,14 @@ import { join } from 'node:path';
 import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
-import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
-import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
+import { decodeCollectorProfile } from '../../src/contracts/collector/profile.js';
+import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
 import { revokeGrantInDataDir } from '../../src/native/grants.js';
 import { nativePaths, openAuthority } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
-import { LAND_PAUSE_POINT } from '../../src/tasks/admission.js';
-import { transferRuntimeIdentityDigest } from '../../src/tasks/collector-execution.js';
-import { installCollectorProfile } from '../../src/tasks/collector-profiles.js';
+import { LAND_PAUSE_POINT } from '../../src/tasks/admission/admission.js';
+import { transferRuntimeIdentityDigest } from '../../src/tasks/collector/execution.js';
+import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import {
   claim,
   envelopeOf,

@@ -8,10 +8,10 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { qualificationAnswerDecoder, type QualificationAnswer } from '../../src/contracts/qualification.js';
-import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { qualificationAnswerDecoder, type QualificationAnswer } from '../../src/contracts/task/qualification.js';
+import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { decodeTaskCall } from '../../src/tasks/facade.js';
 import { ALICE, authorization, type Evidence } from '../evidence/fixture.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';

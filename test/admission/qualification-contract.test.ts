@@ -7,15 +7,15 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import {
   MAX_QUALIFICATION_FAILURES,
   qualificationAnswerDecoder,
   qualificationToJson,
   type QualificationFailure,
-} from '../../src/contracts/qualification.js';
-import { boundFailures, qualify } from '../../src/tasks/qualification.js';
+} from '../../src/contracts/task/qualification.js';
+import { boundFailures, qualify } from '../../src/tasks/admission/qualification.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { context, FakeClock, makeTaskStore, type StepSpec } from '../tasks/fixture.js';

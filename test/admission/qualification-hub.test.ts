@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { qualificationAnswerDecoder, type QualificationAnswer } from '../../src/contracts/qualification.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { qualificationAnswerDecoder, type QualificationAnswer } from '../../src/contracts/task/qualification.js';
 import { hubOperation, toolNameOf } from '../../src/hub/operations.js';
+import { qualify } from '../../src/tasks/admission/qualification.js';
 import { trustedLocalGuard } from '../../src/tasks/context.js';
-import { qualify } from '../../src/tasks/qualification.js';
 import {
   errorCode,
   grantFor,

@@ -8,8 +8,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import test from 'node:test';
 
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { qualificationAnswerDecoder } from '../../src/contracts/qualification.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { qualificationAnswerDecoder } from '../../src/contracts/task/qualification.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';

@@ -10,16 +10,16 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
-import { TRANSFER_LIMITS, transferHeaderDigest } from '../../src/contracts/collector-transfer.js';
+import { TRANSFER_LIMITS, transferHeaderDigest } from '../../src/contracts/collector/transfer.js';
 import { domainDigest, DOMAINS } from '../../src/contracts/digest.js';
 import { isAgentscmError } from '../../src/contracts/errors.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { decodeReceiptV2, receiptV2ToJson } from '../../src/contracts/receipt-v2.js';
-import { hexToBytes } from '../../src/contracts/task-common.js';
+import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { decodeReceiptV2, receiptV2ToJson } from '../../src/contracts/receipt/receipt-v2.js';
+import { hexToBytes } from '../../src/contracts/task/common.js';
 import { generateKeyPair, signDigest } from '../../src/crypto/ed25519.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
-import { approveChange } from '../../src/tasks/admission.js';
+import { approveChange } from '../../src/tasks/admission/admission.js';
 import { openJournal, type Journal } from '../../src/workflows/journal.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';

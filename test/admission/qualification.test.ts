@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { formatJson } from '../../src/contracts/canonical-json.js';
+import { formatJson } from '../../src/contracts/json/canonical-json.js';
 import { revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';

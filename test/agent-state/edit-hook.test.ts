@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { createAgentState } from '../../src/agent-state/operations.js';
-import { encodeCanonicalText } from '../../src/contracts/canonical-json.js';
-import type { JsonValue } from '../../src/contracts/json-value.js';
+import { encodeCanonicalText } from '../../src/contracts/json/canonical-json.js';
+import type { JsonValue } from '../../src/contracts/json/json-value.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { makeRepo } from './fixture.js';

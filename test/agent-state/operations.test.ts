@@ -24,8 +24,8 @@ import {
   type AgentStateCreateInput,
   type Authority,
 } from '../../src/contracts/agent-state.js';
-import { encodeCanonicalText } from '../../src/contracts/canonical-json.js';
-import type { JsonValue } from '../../src/contracts/json-value.js';
+import { encodeCanonicalText } from '../../src/contracts/json/canonical-json.js';
+import type { JsonValue } from '../../src/contracts/json/json-value.js';
 import { codeOf } from '../helpers/errors.js';
 
 function build(overrides: Partial<AgentStateCreateInput> = {}): AgentState {

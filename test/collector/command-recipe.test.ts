@@ -11,7 +11,7 @@ import {
   containerWorkdir,
   decodeCommandRecipe,
   RECIPE_LIMITS,
-} from '../../src/contracts/command-recipe.js';
+} from '../../src/contracts/collector/command-recipe.js';
 
 type Recipe = Record<string, unknown> & { limits: Record<string, unknown> };
 

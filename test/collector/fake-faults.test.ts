@@ -11,7 +11,7 @@ import { createCommandStepRuntime, type CommandRuntimeHandle } from '../../src/c
 import { reconcileCommandAttempt } from '../../src/collector/custody.js';
 import { DockerClient, MAX_API_VERSION } from '../../src/collector/docker-client.js';
 import { FakeDockerEngine, type FakeScript } from '../../src/collector/fake-transport.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { getCommandAttempt } from '../../src/workflows/command-attempts.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { DOCKER_EXE, makeRepo, recipeBytes, stepRequest, type Repo } from './fixture.js';

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { Pool } from 'undici';
 
-import { commandRecipeDigest } from '../../src/contracts/command-recipe.js';
+import { commandRecipeDigest } from '../../src/contracts/collector/command-recipe.js';
 import type { CommandStepRequest } from '../../src/workflows/command-step.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';

@@ -13,7 +13,7 @@ import {
   snapshotParentOf,
   type CommandRuntimeHandle,
 } from '../../src/collector/command-step-runtime.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { listRevisionEntries } from '../../src/native/revisions.js';
 import { openAuthority } from '../../src/native/store.js';
 import {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import test from 'node:test';
 
-import { commandRecipeDigest } from '../../src/contracts/command-recipe.js';
+import { commandRecipeDigest } from '../../src/contracts/collector/command-recipe.js';
 import { bumpPolicyEpoch } from '../../src/native/policy.js';
 import {
   checkCommandContext,

@@ -7,14 +7,14 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { isJsonObject } from '../../src/contracts/json-value.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import { isJsonObject } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import {
   assertionToJson,
   taskResultAssertionDecoder,
   type TaskResultAssertion,
-} from '../../src/contracts/task-result.js';
+} from '../../src/contracts/task/result.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { createRepository } from '../../src/native/repositories.js';
 import { createAuthority } from '../../src/native/store.js';

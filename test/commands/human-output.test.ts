@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { instantLines, isoOfMs } from '../../src/commands/_times.js';
-import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
-import { isJsonObject, type JsonObject } from '../../src/contracts/json-value.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
-import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
+import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
+import { isJsonObject, type JsonObject } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
+import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task/result.js';
 import { makeEvidence } from '../evidence/fixture.js';
 import { tokenFileFor } from '../grants/fixture.js';
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';

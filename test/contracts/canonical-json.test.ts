@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
 
+import { domainDigest, DOMAINS, mutationDomain } from '../../src/contracts/digest.js';
+import { AgentscmError } from '../../src/contracts/errors.js';
 import {
   encodeCanonical,
   encodeCanonicalText,
   formatJson,
   quoteJsonString,
-} from '../../src/contracts/canonical-json.js';
-import { domainDigest, DOMAINS, mutationDomain } from '../../src/contracts/digest.js';
-import { AgentscmError } from '../../src/contracts/errors.js';
-import { U64_MAX, type JsonValue } from '../../src/contracts/json-value.js';
-import { asParsed, parseStrictJson } from '../../src/contracts/strict-json.js';
+} from '../../src/contracts/json/canonical-json.js';
+import { U64_MAX, type JsonValue } from '../../src/contracts/json/json-value.js';
+import { asParsed, parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 
 const ESCAPES: readonly [string, string][] = [

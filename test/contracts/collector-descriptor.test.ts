@@ -11,7 +11,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import {
   collectorDescriptorToJson,
   decodeCollectorDescriptor,
@@ -19,9 +18,10 @@ import {
   MAX_COLLECTOR_DESCRIPTOR_BYTES,
   validateCollectorDescriptor,
   type CollectorDescriptor,
-} from '../../src/contracts/collector-descriptor.js';
-import { isJsonObject, U64_MAX, type JsonObject, type JsonValue } from '../../src/contracts/json-value.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+} from '../../src/contracts/collector/descriptor.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import { isJsonObject, U64_MAX, type JsonObject, type JsonValue } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 

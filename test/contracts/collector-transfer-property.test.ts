@@ -16,10 +16,10 @@ import {
   transferRecordEntry,
   verifyTransferEnvelope,
   type TransferHeader,
-} from '../../src/contracts/collector-transfer.js';
+} from '../../src/contracts/collector/transfer.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
-import { isJsonObject } from '../../src/contracts/json-value.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+import { isJsonObject } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 

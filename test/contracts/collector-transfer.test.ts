@@ -10,7 +10,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
 import {
   checkTransferSignature,
   decodeTransferHeader,
@@ -28,10 +27,11 @@ import {
   transferRecordEntry,
   verifyTransferEnvelope,
   type TransferHeader,
-} from '../../src/contracts/collector-transfer.js';
+} from '../../src/contracts/collector/transfer.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
-import { isJsonObject, U64_MAX, type JsonObject, type JsonValue } from '../../src/contracts/json-value.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
+import { isJsonObject, U64_MAX, type JsonObject, type JsonValue } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { generateKeyPair, publicKeyOf, signDigest, verificationKeyId } from '../../src/crypto/ed25519.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';

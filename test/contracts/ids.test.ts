@@ -15,7 +15,7 @@ import {
   validateRepositoryId,
   validateSignatureHex,
 } from '../../src/contracts/ids.js';
-import { defineDecoder } from '../../src/contracts/schema.js';
+import { defineDecoder } from '../../src/contracts/json/schema.js';
 
 const isIdInvalid = (e: unknown): boolean => e instanceof AgentscmError && e.code === 'ID_INVALID' && e.exitCode === 2;
 

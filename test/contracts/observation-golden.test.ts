@@ -9,20 +9,20 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { AgentscmError } from '../../src/contracts/errors.js';
-import { isJsonObject } from '../../src/contracts/json-value.js';
 import {
   observationDigest,
   observationSigningBytes,
   signObservation,
   verifyObservation,
-} from '../../src/contracts/observation.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+} from '../../src/contracts/collector/observation.js';
+import { AgentscmError } from '../../src/contracts/errors.js';
+import { isJsonObject } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import {
   resultRequestDigest,
   taskResultAssertionDecoder,
   type TaskResultAssertion,
-} from '../../src/contracts/task-result.js';
+} from '../../src/contracts/task/result.js';
 import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 

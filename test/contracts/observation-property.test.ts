@@ -7,20 +7,20 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { AgentscmError } from '../../src/contracts/errors.js';
 import {
   observationDigest,
   observationSigningBytes,
   signObservation,
   verifyObservation,
-} from '../../src/contracts/observation.js';
+} from '../../src/contracts/collector/observation.js';
+import { AgentscmError } from '../../src/contracts/errors.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import {
   assertionToJson,
   taskResultAssertionDecoder,
   type CriterionResult,
   type TaskResultAssertion,
-} from '../../src/contracts/task-result.js';
+} from '../../src/contracts/task/result.js';
 import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
 
 const key = generateKeyPair();

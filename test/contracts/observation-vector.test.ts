@@ -8,15 +8,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { isJsonObject } from '../../src/contracts/json-value.js';
 import {
   observationDigest,
   observationSigningBytes,
   signObservation,
   verifyObservation,
-} from '../../src/contracts/observation.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
-import { taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
+} from '../../src/contracts/collector/observation.js';
+import { isJsonObject } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
+import { taskResultAssertionDecoder } from '../../src/contracts/task/result.js';
 import { publicKeyOf } from '../../src/crypto/ed25519.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import { AgentscmError } from '../../src/contracts/errors.js';
+import { defineDecoder } from '../../src/contracts/json/schema.js';
 import {
   isRelativePathWithin,
   joinRelativePath,
@@ -9,7 +10,6 @@ import {
   RELATIVE_PATH_SCHEMA,
   validateRelativePath,
 } from '../../src/contracts/paths.js';
-import { defineDecoder } from '../../src/contracts/schema.js';
 
 const REFUSED: readonly { name: string; path: string; reason: RegExp }[] = [
   { name: 'empty', path: '', reason: /empty/ },

@@ -10,9 +10,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { transferDigest } from '../../src/contracts/collector-transfer.js';
-import { isJsonObject, U64_MAX, type JsonObject, type JsonValue } from '../../src/contracts/json-value.js';
+import { transferDigest } from '../../src/contracts/collector/transfer.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import { isJsonObject, U64_MAX, type JsonObject, type JsonValue } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import {
   decodeReceiptV2,
   encodeReceiptV2,
@@ -23,8 +24,7 @@ import {
   receiptV2ToJson,
   validateReceiptV2,
   type WorkflowReceiptV2,
-} from '../../src/contracts/receipt-v2.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+} from '../../src/contracts/receipt/receipt-v2.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 

@@ -4,8 +4,8 @@ import { join, relative } from 'node:path';
 import test from 'node:test';
 import { pathToFileURL } from 'node:url';
 
-import { allDecoders } from '../../src/contracts/schema-registry.js';
-import { definedDecoders, metaSchemaProblems } from '../../src/contracts/schema.js';
+import { allDecoders } from '../../src/contracts/json/schema-registry.js';
+import { definedDecoders, metaSchemaProblems } from '../../src/contracts/json/schema.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { expectedFiles, schemaDifferences } from '../tools/publish-schemas.js';
@@ -31,7 +31,7 @@ test('docs/schemas matches the schema registry', () => {
   );
 });
 
-test('every decoder defined under src/ is registered in src/contracts/schema-registry.ts', async () => {
+test('every decoder defined under src/ is registered in src/contracts/json/schema-registry.ts', async () => {
   const registered = new Set(allDecoders().map((d) => d.id));
   const missing: string[] = [];
   const callsDefine = /\bdefine\w*Decoder\s*[<(]/;
@@ -51,7 +51,7 @@ test('every decoder defined under src/ is registered in src/contracts/schema-reg
   assert.deepEqual(
     missing,
     [],
-    `add one import line per module to src/contracts/schema-registry.ts, then run \`${PUBLISH}\`:\n  ${missing.join('\n  ')}`,
+    `add one import line per module to src/contracts/json/schema-registry.ts, then run \`${PUBLISH}\`:\n  ${missing.join('\n  ')}`,
   );
 });
 
@@ -98,6 +98,6 @@ test('every registered schema compiles under ajv strict mode (schemas compile la
 });
 
 test('every registered schema is valid against the draft-07 meta-schema and the custom keyword meta-schemas', () => {
-  // The run-time ajv instance skips this check to start faster (src/contracts/schema.ts createAjv).
+  // The run-time ajv instance skips this check to start faster (src/contracts/json/schema.ts createAjv).
   for (const decoder of allDecoders()) assert.equal(metaSchemaProblems(decoder.schema), null, decoder.id);
 });

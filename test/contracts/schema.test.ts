@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import { AgentscmError, type ErrorCode } from '../../src/contracts/errors.js';
-import type { JsonValue } from '../../src/contracts/json-value.js';
-import { defineDecoder, metaSchemaProblems } from '../../src/contracts/schema.js';
+import type { JsonValue } from '../../src/contracts/json/json-value.js';
+import { defineDecoder, metaSchemaProblems } from '../../src/contracts/json/schema.js';
 
 interface Sample {
   version: number;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import { AgentscmError, type ErrorCode } from '../../src/contracts/errors.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 
 const LIMIT = 1 << 20;
 

@@ -6,28 +6,28 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import {
   entrypointToJson,
   instructionEntrypointDecoder,
   instructionEntrypointResponseDecoder,
   instructionRequestDecoder,
 } from '../../src/contracts/instruction-entrypoint.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
 import {
   REFERENCE_MAX_BYTES,
   referenceFetchRequestDecoder,
   referenceFetchResponseDecoder,
   schemaMismatch,
 } from '../../src/contracts/named-reference.js';
-import { attemptToJson, workflowTaskAttemptDecoder } from '../../src/contracts/task-attempt.js';
-import { capabilitiesResponse, capabilitiesResponseDecoder } from '../../src/contracts/task-capabilities.js';
-import type { TaskDecoder } from '../../src/contracts/task-common.js';
+import { attemptToJson, workflowTaskAttemptDecoder } from '../../src/contracts/task/attempt.js';
+import { capabilitiesResponse, capabilitiesResponseDecoder } from '../../src/contracts/task/capabilities.js';
+import type { TaskDecoder } from '../../src/contracts/task/common.js';
 import {
   buildRecoveryEnvelope,
   recoveryEnvelopeToJson,
   taskRecoveryEnvelopeDecoder,
-} from '../../src/contracts/task-recovery.js';
+} from '../../src/contracts/task/recovery.js';
 import {
   claimRequestToJson,
   mutationRequestToJson,
@@ -35,10 +35,10 @@ import {
   taskClaimRequestDecoder,
   taskMutationRequestDecoder,
   taskStatusRequestDecoder,
-} from '../../src/contracts/task-requests.js';
-import { assertionToJson, MAX_ASSERTION_BYTES, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
-import { subjectToJson, workflowTaskSubjectDecoder } from '../../src/contracts/task-subject.js';
-import { taskToJson, workflowTaskDecoder } from '../../src/contracts/task.js';
+} from '../../src/contracts/task/requests.js';
+import { assertionToJson, MAX_ASSERTION_BYTES, taskResultAssertionDecoder } from '../../src/contracts/task/result.js';
+import { subjectToJson, workflowTaskSubjectDecoder } from '../../src/contracts/task/subject.js';
+import { taskToJson, workflowTaskDecoder } from '../../src/contracts/task/task.js';
 import { codeOf } from '../helpers/errors.js';
 import {
   hex64,

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+import { observationDigest } from '../../src/contracts/collector/observation.js';
 import { digestCanonical, domainDigest, DOMAINS, mutationDomain } from '../../src/contracts/digest.js';
-import { observationDigest } from '../../src/contracts/observation.js';
-import { attemptDigest, attemptToJson, workflowTaskAttemptDecoder } from '../../src/contracts/task-attempt.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import { attemptDigest, attemptToJson, workflowTaskAttemptDecoder } from '../../src/contracts/task/attempt.js';
 import {
   claimRequestDigest,
   claimRequestToJson,
@@ -18,14 +18,14 @@ import {
   taskClaimRequestDecoder,
   taskMutationRequestDecoder,
   type TaskMutationRequest,
-} from '../../src/contracts/task-requests.js';
+} from '../../src/contracts/task/requests.js';
 import {
   assertionToJson,
   resultRequestDigest,
   taskResultAssertionDecoder,
   type TaskResultAssertion,
-} from '../../src/contracts/task-result.js';
-import { taskDigest, taskToJson, workflowTaskDecoder } from '../../src/contracts/task.js';
+} from '../../src/contracts/task/result.js';
+import { taskDigest, taskToJson, workflowTaskDecoder } from '../../src/contracts/task/task.js';
 import {
   PASSING_ROWS,
   sampleAssertion,

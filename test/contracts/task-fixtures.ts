@@ -1,13 +1,13 @@
 /** Sample agent-task contract values for the contract tests (valid unless a test changes them). */
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import type { TaskCriterion } from '../../src/contracts/instruction-entrypoint.js';
-import type { JsonValue } from '../../src/contracts/json-value.js';
-import { attemptDigest, type WorkflowTaskAttempt } from '../../src/contracts/task-attempt.js';
-import type { ExecutorBinding } from '../../src/contracts/task-common.js';
-import type { TaskClaimRequest, TaskMutationRequest } from '../../src/contracts/task-requests.js';
-import type { CriterionResult, TaskResultAssertion } from '../../src/contracts/task-result.js';
-import type { WorkflowTaskSubject } from '../../src/contracts/task-subject.js';
-import { taskDigest, type WorkflowTask } from '../../src/contracts/task.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonValue } from '../../src/contracts/json/json-value.js';
+import { attemptDigest, type WorkflowTaskAttempt } from '../../src/contracts/task/attempt.js';
+import type { ExecutorBinding } from '../../src/contracts/task/common.js';
+import type { TaskClaimRequest, TaskMutationRequest } from '../../src/contracts/task/requests.js';
+import type { CriterionResult, TaskResultAssertion } from '../../src/contracts/task/result.js';
+import type { WorkflowTaskSubject } from '../../src/contracts/task/subject.js';
+import { taskDigest, type WorkflowTask } from '../../src/contracts/task/task.js';
 
 export const hex64 = (c: string): string => c.repeat(64);
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import {
   buildRecoveryEnvelope,
   classifyRecovery,
@@ -22,7 +22,7 @@ import {
   type RecoveryAction,
   type RecoveryFacts,
   type UnresolvedEffect,
-} from '../../src/contracts/task-recovery.js';
+} from '../../src/contracts/task/recovery.js';
 import { codeOf } from '../helpers/errors.js';
 import { hex64 } from './task-fixtures.js';
 

@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import {
   instructionEntrypointResponseDecoder,
   instructionsResponse,
 } from '../../src/contracts/instruction-entrypoint.js';
-import type { JsonValue } from '../../src/contracts/json-value.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonValue } from '../../src/contracts/json/json-value.js';
 import {
   REFERENCE_MAX_BYTES,
   referenceFetchResponseDecoder,

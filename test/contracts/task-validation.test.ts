@@ -10,14 +10,14 @@ import {
   matchesBinding,
   validateScopeAndBinding,
   type ExecutorEnrollment,
-} from '../../src/contracts/executor-enrollment.js';
-import { validateForClaim, type WorkflowTaskAttempt } from '../../src/contracts/task-attempt.js';
-import { issuedLeaseMs, MAX_LEASE_MS } from '../../src/contracts/task-requests.js';
+} from '../../src/contracts/collector/executor-enrollment.js';
+import { validateForClaim, type WorkflowTaskAttempt } from '../../src/contracts/task/attempt.js';
+import { issuedLeaseMs, MAX_LEASE_MS } from '../../src/contracts/task/requests.js';
 import {
   validateAssertionForTask,
   type CriterionResult,
   type TaskResultAssertion,
-} from '../../src/contracts/task-result.js';
+} from '../../src/contracts/task/result.js';
 import { codeOf } from '../helpers/errors.js';
 import {
   CRITERIA,

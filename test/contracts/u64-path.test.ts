@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { encodeCanonicalText, formatJson } from '../../src/contracts/canonical-json.js';
 import { U64_SCHEMA } from '../../src/contracts/ids.js';
-import { defineDecoder } from '../../src/contracts/schema.js';
+import { encodeCanonicalText, formatJson } from '../../src/contracts/json/canonical-json.js';
+import { defineDecoder } from '../../src/contracts/json/schema.js';
 import { openWritable, u64FromSql, u64ToSql } from '../../src/native/sqlite.js';
 import { tempDir } from '../helpers/tmp.js';
 

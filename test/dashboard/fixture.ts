@@ -13,7 +13,7 @@ import { appendChangeVersion } from '../../src/native/changes.js';
 import { comparePaths, listRevisionEntries, recordRevision } from '../../src/native/revisions.js';
 import { openAuthority, readTransaction, writeTransaction } from '../../src/native/store.js';
 import { listTargets, setTarget } from '../../src/native/targets.js';
-import { approveChange, landChange, type LandResult } from '../../src/tasks/admission.js';
+import { approveChange, landChange, type LandResult } from '../../src/tasks/admission/admission.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { importEnvelope } from '../admission/fixture.js';
 import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';

@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { DOCTOR_CODES } from '../../src/hub/doctor-finding.js';
-import { checkNode, satisfiesNodeRange } from '../../src/hub/doctor.js';
+import { checkNode, satisfiesNodeRange } from '../../src/doctor/doctor.js';
+import { DOCTOR_CODES } from '../../src/doctor/finding.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 
 test('docs/doctor.md has one row per finding code, with its status', () => {

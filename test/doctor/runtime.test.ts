@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { createSigningKey } from '../../src/collector/key-store.js';
-import { formatJson } from '../../src/contracts/canonical-json.js';
+import { formatJson } from '../../src/contracts/json/canonical-json.js';
 import { enrollInDataDir } from '../../src/native/executor-registry.js';
-import { installCollectorProfileFile } from '../../src/tasks/collector-profiles.js';
+import { installCollectorProfileFile } from '../../src/tasks/collector/profiles.js';
 import { busyboxRecipe, DOCKER_EXE, IMAGE, makeCollection, STEP } from '../evidence-collect/fixture.js';
 import { tempDir } from '../helpers/tmp.js';
 import { defaultFiles, makeTaskStore, PROFILE, RECIPE_PATH, sha256 } from '../tasks/fixture.js';

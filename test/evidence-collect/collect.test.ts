@@ -11,9 +11,9 @@ import {
   readTransferEnvelope,
   transferDigest,
   verifyTransferEnvelope,
-} from '../../src/contracts/collector-transfer.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+} from '../../src/contracts/collector/transfer.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { requireEngine } from '../collector/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { collectArgs, containersCreated, fakeHub, makeCollection } from './fixture.js';

@@ -16,17 +16,17 @@ import { Pool } from 'undici';
 import { connectRuntime } from '../../src/collector/command-step-runtime.js';
 import { createSigningKey } from '../../src/collector/key-store.js';
 import { observeRuntimeIdentity, runtimeIdentityDigest } from '../../src/collector/runtime-identity.js';
-import { formatJson } from '../../src/contracts/canonical-json.js';
 import {
   encodeCollectorDescriptor,
   validateCollectorDescriptor,
   type CollectorDescriptor,
-} from '../../src/contracts/collector-descriptor.js';
+} from '../../src/contracts/collector/descriptor.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
+import { formatJson } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
 import { enrollExecutor, type EnrollResult } from '../../src/native/executor-registry.js';
 import { openAuthority, readTransaction } from '../../src/native/store.js';
-import { installCollectorProfileFile } from '../../src/tasks/collector-profiles.js';
+import { installCollectorProfileFile } from '../../src/tasks/collector/profiles.js';
 import { deriveSubject } from '../../src/tasks/derive.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openJournal } from '../../src/workflows/journal.js';

@@ -12,10 +12,10 @@ import test from 'node:test';
 
 import { collect } from '../../src/collector/collect.js';
 import { createSigningKey } from '../../src/collector/key-store.js';
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { collectorDescriptorToJson } from '../../src/contracts/collector-descriptor.js';
+import { collectorDescriptorToJson } from '../../src/contracts/collector/descriptor.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { enrollExecutor } from '../../src/native/executor-registry.js';
 import { openAuthority } from '../../src/native/store.js';
 import { requireEngine } from '../collector/fixture.js';

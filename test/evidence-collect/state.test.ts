@@ -19,7 +19,7 @@ import {
 } from '../../src/collector/collect-state.js';
 import { containerSpec } from '../../src/collector/oci-command-collector.js';
 import { uploadUrl } from '../../src/collector/upload-client.js';
-import { decodeCommandRecipe } from '../../src/contracts/command-recipe.js';
+import { decodeCommandRecipe } from '../../src/contracts/collector/command-recipe.js';
 import { makeRepo } from '../collector/fixture.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';

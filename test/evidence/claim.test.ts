@@ -7,10 +7,10 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { decodeCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { decodeCollectorDescriptor } from '../../src/contracts/collector/descriptor.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';

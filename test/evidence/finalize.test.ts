@@ -10,12 +10,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { decodeReceiptV2 } from '../../src/contracts/receipt-v2.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { decodeReceiptV2 } from '../../src/contracts/receipt/receipt-v2.js';
 import { revokeGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
-import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { makeGrant } from '../grants/fixture.js';

@@ -8,27 +8,27 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 
 import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { validateCollectorDescriptor, type CollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
-import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
+import { validateCollectorDescriptor, type CollectorDescriptor } from '../../src/contracts/collector/descriptor.js';
+import { decodeCollectorProfile } from '../../src/contracts/collector/profile.js';
 import {
   encodeTransferEnvelope,
   transferRecordEntry,
   type TransferHeader,
-} from '../../src/contracts/collector-transfer.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
+} from '../../src/contracts/collector/transfer.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import type { SigningKey } from '../../src/contracts/key-file.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
 import { enrollExecutor, type EnrollResult } from '../../src/native/executor-registry.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { openAuthority } from '../../src/native/store.js';
-import { claimToFile } from '../../src/tasks/collector-claim-file.js';
+import { claimToFile } from '../../src/tasks/collector/claim-file.js';
 import {
   transferExecutionRequest,
   transferIsolation,
   transferRuntimeIdentityDigest,
-} from '../../src/tasks/collector-execution.js';
-import { installCollectorProfile } from '../../src/tasks/collector-profiles.js';
+} from '../../src/tasks/collector/execution.js';
+import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, type GrantAuthorization } from '../../src/tasks/grant-guard.js';
 import { makeGrant } from '../grants/fixture.js';
 import { tempDir } from '../helpers/tmp.js';

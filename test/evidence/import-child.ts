@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 
-import { formatJson } from '../../src/contracts/canonical-json.js';
+import { formatJson } from '../../src/contracts/json/canonical-json.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
-import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
 
 const [dataDir, envelopeFile, tokenFile] = process.argv.slice(2) as [string, string, string];

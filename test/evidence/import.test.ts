@@ -9,18 +9,18 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import {
   encodeTransferHeader,
   frameTransferEnvelope,
   readTransferEnvelope,
   type TransferHeader,
-} from '../../src/contracts/collector-transfer.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { decodeReceiptV2 } from '../../src/contracts/receipt-v2.js';
+} from '../../src/contracts/collector/transfer.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { decodeReceiptV2 } from '../../src/contracts/receipt/receipt-v2.js';
 import { revokeGrant, rotateGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
-import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { codeOf } from '../helpers/errors.js';

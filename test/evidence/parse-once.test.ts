@@ -11,12 +11,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { importTransfer } from '../../src/collector/review-import.js';
-import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
+import { importTransfer } from '../../src/collector/review/import.js';
+import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
-import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
-import { verifiedTransferCounts } from '../../src/tasks/collector-verified-transfer.js';
+import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
+import { verifiedTransferCounts } from '../../src/tasks/collector/verified-transfer.js';
 import { authorizeTaskToken, callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
@@ -254,9 +254,9 @@ test('a review upload (prepare, replay, import) and its exact retry each parse t
 
 test('the import and receipt modules read and verify an envelope only through collector-verified-transfer.ts', () => {
   for (const file of [
-    'src/tasks/collector-import.ts',
-    'src/collector/review-import.ts',
-    'src/tasks/collector-receipts.ts',
+    'src/tasks/collector/import.ts',
+    'src/collector/review/import.ts',
+    'src/tasks/collector/receipts.ts',
   ]) {
     const source = readFileSync(join(REPO_ROOT, file), 'utf8');
     for (const direct of [

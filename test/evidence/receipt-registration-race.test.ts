@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { finalize } from '../admission/fixture.js';
 import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';

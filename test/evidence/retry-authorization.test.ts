@@ -17,11 +17,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
 import { rotateGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
-import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
+import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { makeGrant } from '../grants/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';

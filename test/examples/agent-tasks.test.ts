@@ -20,14 +20,14 @@ import {
 } from '../../examples/agent-tasks/generate.js';
 import { instructionRequestDecoder } from '../../src/contracts/instruction-entrypoint.js';
 import { referenceFetchRequestDecoder } from '../../src/contracts/named-reference.js';
-import type { TaskDecoder } from '../../src/contracts/task-common.js';
-import { recoveredRequestOf, taskRecoveryRequestDecoder } from '../../src/contracts/task-operations.js';
+import type { TaskDecoder } from '../../src/contracts/task/common.js';
+import { recoveredRequestOf, taskRecoveryRequestDecoder } from '../../src/contracts/task/operations.js';
 import {
   taskClaimRequestDecoder,
   taskMutationRequestDecoder,
   taskStatusRequestDecoder,
-} from '../../src/contracts/task-requests.js';
-import { taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
+} from '../../src/contracts/task/requests.js';
+import { taskResultAssertionDecoder } from '../../src/contracts/task/result.js';
 import { revokeRegistration } from '../../src/native/executor-registry.js';
 import { openAuthority } from '../../src/native/store.js';
 import {

@@ -7,10 +7,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { isJsonObject } from '../../src/contracts/json-value.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
-import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import { isJsonObject } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
+import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task/result.js';
 import { createRepository } from '../../src/native/repositories.js';
 import { createAuthority } from '../../src/native/store.js';
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';

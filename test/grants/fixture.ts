@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 
 import type { GrantScope } from '../../src/contracts/grant.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
 import { createGrant, type GrantWithTokenFile } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
 

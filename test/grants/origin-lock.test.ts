@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { qualifyLocal } from '../../src/tasks/qualification-local.js';
+import { qualifyLocal } from '../../src/tasks/admission/qualification-local.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { cliEntryArgv, runCli } from '../helpers/cli.js';

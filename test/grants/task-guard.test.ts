@@ -11,9 +11,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { formatJson } from '../../src/contracts/canonical-json.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
+import { formatJson } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { revokeGrant, rotateGrant } from '../../src/native/grants.js';
 import { createRepository } from '../../src/native/repositories.js';

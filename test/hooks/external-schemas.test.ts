@@ -13,7 +13,7 @@ import {
   CLAUDE_SETTINGS_HOOKS_SCHEMA,
   CODEX_HOOKS_CONFIG_SCHEMA,
 } from '../../src/agent-state/hook-settings-schemas.js';
-import { CODEX_STOP_INPUT_SCHEMA, CODEX_STOP_OUTPUT_SCHEMA } from '../../src/hooks/codex-stop-schemas.js';
+import { CODEX_STOP_INPUT_SCHEMA, CODEX_STOP_OUTPUT_SCHEMA } from '../../src/hooks/stop/codex-schemas.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 
 const CASES: [string, object][] = [

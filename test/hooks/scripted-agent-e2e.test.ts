@@ -17,12 +17,12 @@ import test from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 import { createSigningKey } from '../../src/collector/key-store.js';
-import { formatJson } from '../../src/contracts/canonical-json.js';
+import { formatJson } from '../../src/contracts/json/canonical-json.js';
 import type { HubProfile } from '../../src/hub/config.js';
 import { enrollExecutor } from '../../src/native/executor-registry.js';
 import { createReviewContext } from '../../src/native/review-contexts.js';
 import { openAuthority } from '../../src/native/store.js';
-import { installCollectorProfileFile } from '../../src/tasks/collector-profiles.js';
+import { installCollectorProfileFile } from '../../src/tasks/collector/profiles.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import { initRepo } from '../../src/workspace/init.js';

@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import test from 'node:test';
 import { Ajv } from 'ajv';
 
-import { stopCounterFile } from '../../src/hooks/stop-counter.js';
-import { guardStop } from '../../src/hooks/stop-guard.js';
-import { renderStopOutput, type StopDecision } from '../../src/hooks/stop-output.js';
-import { decodeStopPayload } from '../../src/hooks/stop-payload.js';
+import { stopCounterFile } from '../../src/hooks/stop/counter.js';
+import { guardStop } from '../../src/hooks/stop/guard.js';
+import { renderStopOutput, type StopDecision } from '../../src/hooks/stop/output.js';
+import { decodeStopPayload } from '../../src/hooks/stop/payload.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 

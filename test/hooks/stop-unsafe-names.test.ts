@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { Ajv } from 'ajv';
 
 import { hasUnsafeText, UNSAFE_TEXT_MARKER } from '../../src/contracts/display-text.js';
-import { renderStopOutput, stopReasonText } from '../../src/hooks/stop-output.js';
+import { renderStopOutput, stopReasonText } from '../../src/hooks/stop/output.js';
 import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -18,7 +18,7 @@ import { Ajv } from 'ajv';
 import Database from 'better-sqlite3';
 
 import { MAX_QUALIFICATION_RESPONSE_BYTES, QUALIFICATION_TIMEOUT_MS } from '../../src/hooks/qualification-client.js';
-import { MAX_STOP_CONTINUATIONS, STOP_COUNTER_DIR } from '../../src/hooks/stop-counter.js';
+import { MAX_STOP_CONTINUATIONS, STOP_COUNTER_DIR } from '../../src/hooks/stop/counter.js';
 import { TASK_STOP_NEXT_ACTIONS } from '../../src/hooks/task-stop.js';
 import { nativePaths } from '../../src/native/store.js';
 import { workspaceStatePaths } from '../../src/workspace/state.js';

@@ -55,10 +55,10 @@ for (const entry of ['commands/skill-workflow/task-stop.ts', 'commands/skill-wor
     for (const needed of [
       'hooks/task-stop.ts',
       'hooks/qualification-client.ts',
-      'hooks/stop-guard.ts',
+      'hooks/stop/guard.ts',
       'native/review-contexts.ts',
       'workspace/status.ts',
-      'contracts/qualification.ts',
+      'contracts/task/qualification.ts',
     ]) {
       assert.ok(modules.has(needed), `${needed} is not in the graph of ${entry}`);
     }

@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
 
-import { formatJson } from '../../src/contracts/canonical-json.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
-import { taskRecoveryEnvelopeDecoder } from '../../src/contracts/task-recovery.js';
+import { formatJson } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
+import { taskRecoveryEnvelopeDecoder } from '../../src/contracts/task/recovery.js';
 import { openTaskConnections } from '../../src/tasks/connections.js';
 import type { TaskContext } from '../../src/tasks/context.js';
 import { journalPaths } from '../../src/workflows/journal.js';

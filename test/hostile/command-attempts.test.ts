@@ -15,7 +15,7 @@ import Database from 'better-sqlite3';
 import { createCommandStepRuntime } from '../../src/collector/command-step-runtime.js';
 import { FakeDockerEngine } from '../../src/collector/fake-transport.js';
 import { recoverCommandStep } from '../../src/collector/recover.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { showCommandAttempt } from '../../src/workflows/command-attempts.js';
 import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';

@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import test from 'node:test';
 import { pathToFileURL } from 'node:url';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { isJsonObject } from '../../src/contracts/json-value.js';
-import { observationDigest } from '../../src/contracts/observation.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
-import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
+import { observationDigest } from '../../src/contracts/collector/observation.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import { isJsonObject } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
+import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task/result.js';
 import { readBoundedInput } from '../../src/native/bounded-input.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TSX_LOADER } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';

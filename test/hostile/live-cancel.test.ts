@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DockerClient } from '../../src/collector/docker-client.js';
 import { createUnixSocketTransport } from '../../src/collector/docker-transport.js';
 import { LABELS, runContainer } from '../../src/collector/oci-command-collector.js';
-import { decodeCommandRecipe } from '../../src/contracts/command-recipe.js';
+import { decodeCommandRecipe } from '../../src/contracts/collector/command-recipe.js';
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
 import { journalWrite, openJournal, updateRunState } from '../../src/workflows/journal.js';
 import {

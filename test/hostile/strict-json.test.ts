@@ -9,11 +9,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
+import { signObservation } from '../../src/contracts/collector/observation.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
-import { isJsonObject, type JsonValue } from '../../src/contracts/json-value.js';
-import { signObservation } from '../../src/contracts/observation.js';
-import { escapePointerToken, parseStrictJson } from '../../src/contracts/strict-json.js';
-import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task-result.js';
+import { isJsonObject, type JsonValue } from '../../src/contracts/json/json-value.js';
+import { escapePointerToken, parseStrictJson } from '../../src/contracts/json/strict-json.js';
+import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task/result.js';
 import { validateWorkflowDefinition, WORKFLOW_LIMITS } from '../../src/contracts/workflow-definition.js';
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -9,9 +9,9 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 
-import { encodeCanonicalText } from '../../src/contracts/canonical-json.js';
 import { grantTokenSha256, type GrantScope } from '../../src/contracts/grant.js';
-import type { JsonValue } from '../../src/contracts/json-value.js';
+import { encodeCanonicalText } from '../../src/contracts/json/canonical-json.js';
+import type { JsonValue } from '../../src/contracts/json/json-value.js';
 import type { HubConfig, HubProfile } from '../../src/hub/config.js';
 import { startHub, type HubServerOptions, type RunningHub } from '../../src/hub/server.js';
 import {

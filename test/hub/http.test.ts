@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
 
-import type { JsonObject } from '../../src/contracts/json-value.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { installRequirement } from '../tasks/fixture.js';
 import {
   assertionRequest,

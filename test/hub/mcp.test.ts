@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import test from 'node:test';
 import { Client, SdkHttpError, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import { asParsed } from '../../src/contracts/strict-json.js';
-import { TASK_OPERATIONS } from '../../src/contracts/task-capabilities.js';
-import { taskClaimRequestDecoder } from '../../src/contracts/task-requests.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
+import { asParsed } from '../../src/contracts/json/strict-json.js';
+import { TASK_OPERATIONS } from '../../src/contracts/task/capabilities.js';
+import { taskClaimRequestDecoder } from '../../src/contracts/task/requests.js';
 import { plainJsonSchema } from '../../src/hub/mcp.js';
 import { hubOperations, toolNameOf } from '../../src/hub/operations.js';
 import { createRepository } from '../../src/native/repositories.js';

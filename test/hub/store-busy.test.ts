@@ -15,8 +15,8 @@ import test, { type TestContext } from 'node:test';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import Database from 'better-sqlite3';
 
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { asParsed } from '../../src/contracts/strict-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { asParsed } from '../../src/contracts/json/strict-json.js';
 import type { HubProfile } from '../../src/hub/config.js';
 import { toolNameOf } from '../../src/hub/operations.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { AgentscmError } from '../../src/contracts/errors.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { errorOfWire, wireErrorOf } from '../../src/hub/task-worker-protocol.js';
 import { claimedOf, claimRequest, taskRef } from '../tasks/requests.js';
 import {

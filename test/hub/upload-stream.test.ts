@@ -15,7 +15,7 @@ import { connect } from 'node:net';
 import test from 'node:test';
 
 import { postEnvelope } from '../../src/collector/upload-client.js';
-import { encodeTransferHeader, TRANSFER_MAGIC } from '../../src/contracts/collector-transfer.js';
+import { encodeTransferHeader, TRANSFER_MAGIC } from '../../src/contracts/collector/transfer.js';
 import { UPLOAD_BUDGET } from '../../src/hub/body.js';
 import type { HubProfile } from '../../src/hub/config.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';

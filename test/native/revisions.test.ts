@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';
 
-import { encodeCanonicalText } from '../../src/contracts/canonical-json.js';
 import { digestCanonical, DOMAINS } from '../../src/contracts/digest.js';
-import { U64_MAX } from '../../src/contracts/json-value.js';
+import { encodeCanonicalText } from '../../src/contracts/json/canonical-json.js';
+import { U64_MAX } from '../../src/contracts/json/json-value.js';
 import { encodeRevision, encodeTree, revisionIdOf, treeDigest } from '../../src/contracts/tree.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { bumpPolicyEpoch } from '../../src/native/policy.js';

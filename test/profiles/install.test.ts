@@ -9,12 +9,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { formatJson } from '../../src/contracts/canonical-json.js';
-import { collectorProfileId, validateCollectorProfile } from '../../src/contracts/collector-profile.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
+import { collectorProfileId, validateCollectorProfile } from '../../src/contracts/collector/profile.js';
+import { formatJson } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
 import { listProfilesOfRegistration, requireCurrentCollectorProfile } from '../../src/native/collector-profiles.js';
 import { openAuthority, type Authority } from '../../src/native/store.js';
-import { installCollectorProfileFile, showCollectorProfile } from '../../src/tasks/collector-profiles.js';
+import { installCollectorProfileFile, showCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';

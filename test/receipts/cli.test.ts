@@ -10,12 +10,12 @@ import { mkdirSync, readdirSync, readFileSync, statSync, truncateSync, writeFile
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { decodeReceiptBundle, RECEIPT_BUNDLE_LIMITS } from '../../src/contracts/receipt-bundle.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { decodeReceiptBundle, RECEIPT_BUNDLE_LIMITS } from '../../src/contracts/receipt/bundle.js';
 import { generateKeyPair } from '../../src/crypto/ed25519.js';
-import { verifyReceiptBundle } from '../../src/tasks/receipt-bundle-verify.js';
+import { verifyReceiptBundle } from '../../src/tasks/admission/receipt-bundle-verify.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { frameBundle, makeReceipt, openBundle } from './fixture.js';
 

@@ -12,32 +12,32 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 
 import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import { validateCollectorDescriptor } from '../../src/contracts/collector-descriptor.js';
-import { decodeCollectorProfile } from '../../src/contracts/collector-profile.js';
+import { validateCollectorDescriptor } from '../../src/contracts/collector/descriptor.js';
+import { decodeCollectorProfile } from '../../src/contracts/collector/profile.js';
 import {
   frameTransferEnvelope,
   readTransferEnvelope,
   transferHeaderDigest,
   transferHeaderToJson,
-} from '../../src/contracts/collector-transfer.js';
+} from '../../src/contracts/collector/transfer.js';
 import { domainDigest, DOMAINS } from '../../src/contracts/digest.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import type { SigningKey } from '../../src/contracts/key-file.js';
-import { bundleManifestToJson, decodeReceiptBundle, RECEIPT_BUNDLE_MAGIC } from '../../src/contracts/receipt-bundle.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
-import { hexToBytes } from '../../src/contracts/task-common.js';
+import { bundleManifestToJson, decodeReceiptBundle, RECEIPT_BUNDLE_MAGIC } from '../../src/contracts/receipt/bundle.js';
+import { hexToBytes } from '../../src/contracts/task/common.js';
 import { signDigest } from '../../src/crypto/ed25519.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { enrollExecutor } from '../../src/native/executor-registry.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { openAuthority } from '../../src/native/store.js';
-import { claimToFile } from '../../src/tasks/collector-claim-file.js';
-import { transferRuntimeIdentityDigest } from '../../src/tasks/collector-execution.js';
-import { importCollectorTransfer } from '../../src/tasks/collector-import.js';
-import { installCollectorProfile } from '../../src/tasks/collector-profiles.js';
+import { exportReceiptBundle } from '../../src/tasks/admission/receipt-bundle.js';
+import { claimToFile } from '../../src/tasks/collector/claim-file.js';
+import { transferRuntimeIdentityDigest } from '../../src/tasks/collector/execution.js';
+import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
+import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, type GrantAuthorization } from '../../src/tasks/grant-guard.js';
-import { exportReceiptBundle } from '../../src/tasks/receipt-bundle.js';
 import { importEnvelope } from '../admission/fixture.js';
 import {
   ALICE,

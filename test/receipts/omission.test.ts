@@ -11,8 +11,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { decodeReceiptV2 } from '../../src/contracts/receipt-v2.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { decodeReceiptV2 } from '../../src/contracts/receipt/receipt-v2.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { importEnvelope } from '../admission/fixture.js';
 import { ALICE, claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';

@@ -12,10 +12,14 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { AgentscmError, ERROR_CODES } from '../../src/contracts/errors.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
-import { BUNDLE_CHECKS, verifyReceiptBundle, type VerifyBundleOptions } from '../../src/tasks/receipt-bundle-verify.js';
-import { exportReceiptBundle } from '../../src/tasks/receipt-bundle.js';
+import {
+  BUNDLE_CHECKS,
+  verifyReceiptBundle,
+  type VerifyBundleOptions,
+} from '../../src/tasks/admission/receipt-bundle-verify.js';
+import { exportReceiptBundle } from '../../src/tasks/admission/receipt-bundle.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
   changed,

@@ -1,23 +1,23 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import { digestCanonical, DOMAINS } from '../../src/contracts/digest.js';
 import { AgentscmError } from '../../src/contracts/errors.js';
-import type { JsonValue } from '../../src/contracts/json-value.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonValue } from '../../src/contracts/json/json-value.js';
 import {
   checkCoverageWithinPolicy,
   decodeReviewAction,
   decodeReviewPolicy,
   REVIEW_LIMITS,
   reviewActionToJson,
-} from '../../src/contracts/review-policy.js';
+} from '../../src/contracts/review/policy.js';
 import {
   decodeReviewRecord,
   MAX_REVIEW_RECORD_BYTES,
   reviewRecordDigest,
   reviewRecordToJson,
-} from '../../src/contracts/review-record.js';
+} from '../../src/contracts/review/record.js';
 import {
   decodeReviewRequest,
   decodeReviewResponse,
@@ -25,7 +25,7 @@ import {
   reviewRequestToJson,
   reviewTicket,
   validateTransportIdentity,
-} from '../../src/contracts/review-request.js';
+} from '../../src/contracts/review/request.js';
 import { decodeWorkflowDefinition, encodeWorkflowDefinition } from '../../src/contracts/workflow-definition.js';
 import { compileStructure } from '../../src/workflows/plan.js';
 import { SEED_ACTION, SEED_POLICY, SEED_RECORD, SEED_REQUEST, SEED_RESPONSE, SEED_REVIEW_DEFINITION } from './seeds.js';

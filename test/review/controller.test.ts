@@ -3,24 +3,24 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import test, { type TestContext } from 'node:test';
 
-import { runReview } from '../../src/collector/review-controller.js';
-import { listJournalRequests, openReviewJournal } from '../../src/collector/review-journal.js';
+import { runReview } from '../../src/collector/review/controller.js';
+import { listJournalRequests, openReviewJournal } from '../../src/collector/review/journal.js';
 import {
   assertQualifiedTransport,
   createFixtureTransport,
   isFixtureTransport,
   isQualifiedTransport,
   type FixtureAnswer,
-} from '../../src/collector/review-transports.js';
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import type { ReviewAction } from '../../src/contracts/review-policy.js';
+} from '../../src/collector/review/transports.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { ReviewAction } from '../../src/contracts/review/policy.js';
 import {
   decodeReviewRecord,
   reviewRecordPasses,
   reviewRecordToJson,
   type ReviewRecord,
-} from '../../src/contracts/review-record.js';
-import { decodeReviewRequest } from '../../src/contracts/review-request.js';
+} from '../../src/contracts/review/record.js';
+import { decodeReviewRequest } from '../../src/contracts/review/request.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerText, policyBytes, reviewAction, reviewStore, type ReviewStore } from './fixture.js';

@@ -6,10 +6,10 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 
-import { revisionReviewSources, type ReviewSources } from '../../src/collector/review-controller.js';
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import type { ReviewAction, ReviewBudgets } from '../../src/contracts/review-policy.js';
+import { revisionReviewSources, type ReviewSources } from '../../src/collector/review/controller.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
+import type { ReviewAction, ReviewBudgets } from '../../src/contracts/review/policy.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { createRepository } from '../../src/native/repositories.js';
 import { comparePaths, recordRevision, type RevisionEntry } from '../../src/native/revisions.js';

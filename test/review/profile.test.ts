@@ -1,20 +1,20 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { runReview, type ReviewTransport } from '../../src/collector/review-controller.js';
-import { openReviewJournal } from '../../src/collector/review-journal.js';
-import { createClaudeCodeTransport, createFixtureTransport } from '../../src/collector/review-transports.js';
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+import { runReview, type ReviewTransport } from '../../src/collector/review/controller.js';
+import { openReviewJournal } from '../../src/collector/review/journal.js';
+import { createClaudeCodeTransport, createFixtureTransport } from '../../src/collector/review/transports.js';
 import { digestCanonical, DOMAINS } from '../../src/contracts/digest.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import { reviewPolicyDigest } from '../../src/contracts/review-policy.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import { reviewPolicyDigest } from '../../src/contracts/review/policy.js';
 import {
   checkRecordAgainstProfile,
   decodeReviewCollectorProfile,
   reviewCollectorProfileId,
   reviewCollectorProfileToJson,
   type ReviewCollectorProfile,
-} from '../../src/contracts/review-profile.js';
+} from '../../src/contracts/review/profile.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerJson, answerText, BUDGETS, installFixture, policyBytes, reviewAction, reviewStore } from './fixture.js';

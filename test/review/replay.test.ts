@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import test, { type TestContext } from 'node:test';
 
-import { runReview, type ReviewTransport } from '../../src/collector/review-controller.js';
-import { listJournalRequests, openReviewJournal } from '../../src/collector/review-journal.js';
-import { replayReviewRecord } from '../../src/collector/review-replay.js';
+import { runReview, type ReviewTransport } from '../../src/collector/review/controller.js';
+import { listJournalRequests, openReviewJournal } from '../../src/collector/review/journal.js';
+import { replayReviewRecord } from '../../src/collector/review/replay.js';
 import {
   createClaudeCodeTransport,
   createFixtureTransport,
   type FixtureAnswer,
-} from '../../src/collector/review-transports.js';
-import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import type { ReviewAction } from '../../src/contracts/review-policy.js';
-import { reviewRecordToJson } from '../../src/contracts/review-record.js';
+} from '../../src/collector/review/transports.js';
+import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import type { ReviewAction } from '../../src/contracts/review/policy.js';
+import { reviewRecordToJson } from '../../src/contracts/review/record.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { tempDir } from '../helpers/tmp.js';
 import {

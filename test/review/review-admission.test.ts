@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { before, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
 import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';

@@ -14,14 +14,14 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 
 import { loadSigningKey } from '../../src/collector/key-store.js';
-import { encodeCanonical, formatJson } from '../../src/contracts/canonical-json.js';
 import {
   encodeTransferEnvelope,
   readTransferEnvelope,
   transferRecordEntry,
   type TransferHeader,
-} from '../../src/contracts/collector-transfer.js';
-import { decodeReviewRecord, reviewRecordToJson } from '../../src/contracts/review-record.js';
+} from '../../src/contracts/collector/transfer.js';
+import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
+import { decodeReviewRecord, reviewRecordToJson } from '../../src/contracts/review/record.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerJson, BUDGETS, installFixture, POLICY, type InstalledFixture } from './fixture.js';

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
-import type { JsonValue } from '../../src/contracts/json-value.js';
+import type { JsonValue } from '../../src/contracts/json/json-value.js';
 import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test, { type TestContext } from 'node:test';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerJson, installFixture, POLICY, type InstalledFixture } from './fixture.js';

@@ -2,27 +2,27 @@
  * Valid review documents: the seeds of the malformed-input campaign (test/hostile/fuzz) and the
  * samples of the review contract tests.
  */
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
+import { allDecoders } from '../../src/contracts/json/schema-registry.js';
 import {
   decodeReviewAction,
   decodeReviewPolicy,
   REVIEW_ACTION_DECODER,
   REVIEW_LIMITS,
-} from '../../src/contracts/review-policy.js';
-import { decodeReviewCollectorProfile, MAX_REVIEW_PROFILE_BYTES } from '../../src/contracts/review-profile.js';
+} from '../../src/contracts/review/policy.js';
+import { decodeReviewCollectorProfile, MAX_REVIEW_PROFILE_BYTES } from '../../src/contracts/review/profile.js';
 import {
   decodeReviewObservation,
   decodeReviewRecord,
   MAX_REVIEW_OBSERVATION_BYTES,
   MAX_REVIEW_RECORD_BYTES,
-} from '../../src/contracts/review-record.js';
+} from '../../src/contracts/review/record.js';
 import {
   decodeReviewRequest,
   decodeReviewResponse,
   MAX_REVIEW_REQUEST_BYTES,
   REVIEW_RESPONSE_FORMAT,
-} from '../../src/contracts/review-request.js';
-import { allDecoders } from '../../src/contracts/schema-registry.js';
+} from '../../src/contracts/review/request.js';
 
 const hex = (c: string): string => c.repeat(64);
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
 
-import type { AgentRef } from '../../src/contracts/task-common.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
 import { u64ToSql } from '../../src/native/sqlite.js';
 import { MAX_INPUT_BYTES, readTaskInput } from '../../src/tasks/input.js';
 import { MAX_ATTEMPTS_PER_TASK } from '../../src/tasks/journal-rows.js';

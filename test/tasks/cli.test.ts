@@ -10,8 +10,8 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { formatJson } from '../../src/contracts/canonical-json.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
+import { formatJson } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
 import { tokenFileFor } from '../grants/fixture.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';

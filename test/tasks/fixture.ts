@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { AgentRef } from '../../src/contracts/task-common.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
 import { generateKeyPair } from '../../src/crypto/ed25519.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { appendChangeVersion } from '../../src/native/changes.js';

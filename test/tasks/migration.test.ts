@@ -10,8 +10,8 @@ import { renameSync, rmSync } from 'node:fs';
 import test from 'node:test';
 import Database from 'better-sqlite3';
 
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
 import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { codeOf } from '../helpers/errors.js';

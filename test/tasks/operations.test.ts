@@ -8,10 +8,10 @@ import { existsSync, mkdirSync } from 'node:fs';
 import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
-import type { JsonObject } from '../../src/contracts/json-value.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { REFERENCE_MAX_BYTES } from '../../src/contracts/named-reference.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
-import { encodeTask, workflowTaskDecoder } from '../../src/contracts/task.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
+import { encodeTask, workflowTaskDecoder } from '../../src/contracts/task/task.js';
 import { openAuthority } from '../../src/native/store.js';
 import { refusingGuard, type TaskGuard, type TaskOperation } from '../../src/tasks/context.js';
 import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import { AgentscmError } from '../../src/contracts/errors.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { bumpPolicy, checkpoint, context, FakeClock, makeTaskStore } from './fixture.js';

@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 
 import { isAgentscmError } from '../../src/contracts/errors.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { context, FakeClock, makeTaskStore } from './fixture.js';
 import {

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import test, { type TestContext } from 'node:test';
 
-import { formatJson } from '../../src/contracts/canonical-json.js';
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
-import { taskRecoveryEnvelopeDecoder } from '../../src/contracts/task-recovery.js';
+import { formatJson } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
+import { taskRecoveryEnvelopeDecoder } from '../../src/contracts/task/recovery.js';
 import { tempDir } from '../helpers/tmp.js';
 import { context, FakeClock, makeTaskStore } from './fixture.js';
 import {

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import test, { type TestContext } from 'node:test';
 
-import { bindingOf, scopeOfSubject } from '../../src/contracts/executor-enrollment.js';
-import { signObservation } from '../../src/contracts/observation.js';
+import { bindingOf, scopeOfSubject } from '../../src/contracts/collector/executor-enrollment.js';
+import { signObservation } from '../../src/contracts/collector/observation.js';
 import { generateKeyPair, verificationKeyId } from '../../src/crypto/ed25519.js';
 import {
   currentRegistration,

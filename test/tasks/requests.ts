@@ -1,13 +1,13 @@
 /** Request builders and a facade caller for agent-task tests (plain JSON, as a client sends it). */
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
-import type { JsonObject, JsonValue } from '../../src/contracts/json-value.js';
-import { signObservation } from '../../src/contracts/observation.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
+import { signObservation } from '../../src/contracts/collector/observation.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
 import {
   assertionToJson,
   taskResultAssertionDecoder,
   type TaskResultAssertion,
-} from '../../src/contracts/task-result.js';
+} from '../../src/contracts/task/result.js';
 import type { TaskContext } from '../../src/tasks/context.js';
 import { callTaskOperation } from '../../src/tasks/facade.js';
 import type { Executor } from './fixture.js';

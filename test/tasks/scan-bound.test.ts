@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
-import type { AgentRef } from '../../src/contracts/task-common.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
 import { MAX_SCOPE_SCAN } from '../../src/tasks/journal-rows.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { tempDir } from '../helpers/tmp.js';

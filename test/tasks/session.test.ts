@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import test, { type TestContext } from 'node:test';
 
-import type { JsonObject } from '../../src/contracts/json-value.js';
-import type { AgentRef } from '../../src/contracts/task-common.js';
+import type { JsonObject } from '../../src/contracts/json/json-value.js';
+import type { AgentRef } from '../../src/contracts/task/common.js';
 import { bumpPolicyEpoch } from '../../src/native/policy.js';
 import { contentToken } from '../../src/native/sqlite.js';
 import { openAuthority } from '../../src/native/store.js';

@@ -1,5 +1,5 @@
 /**
- * Writes docs/schemas/<id>.schema.json for every decoder in src/contracts/schema-registry.ts
+ * Writes docs/schemas/<id>.schema.json for every decoder in src/contracts/json/schema-registry.ts
  * and removes published files whose decoder no longer exists.
  *
  *   node --import tsx test/tools/publish-schemas.ts          write docs/schemas/
@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { allDecoders } from '../../src/contracts/schema-registry.js';
-import type { Decoder } from '../../src/contracts/schema.js';
+import { allDecoders } from '../../src/contracts/json/schema-registry.js';
+import type { Decoder } from '../../src/contracts/json/schema.js';
 
 export const SCHEMA_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'schemas');
 const SUFFIX = '.schema.json';

@@ -7,15 +7,15 @@ import { dirname, join } from 'node:path';
 import test from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import {
   collectorProfileId,
   collectorProfileToJson,
   decodeCollectorProfile,
   validateCollectorProfile,
-} from '../../src/contracts/collector-profile.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../../src/contracts/json-value.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+} from '../../src/contracts/collector/profile.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { codeOf } from '../helpers/errors.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -7,10 +7,10 @@ import test from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { getPublicKeyAsync, verifyAsync } from '@noble/ed25519';
 
-import { encodeCanonical } from '../../src/contracts/canonical-json.js';
 import { domainDigest, DOMAINS } from '../../src/contracts/digest.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../../src/contracts/json-value.js';
-import { parseStrictJson } from '../../src/contracts/strict-json.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../src/contracts/json/json-value.js';
+import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 

@@ -7,8 +7,8 @@ import { Args } from '@oclif/core';
 
 import { readAgentStateInput } from '../../agent-state/input.js';
 import { callAgentStateOperation, type AgentStateOperation } from '../../agent-state/operations.js';
-import { formatJson } from '../../contracts/canonical-json.js';
-import type { JsonValue } from '../../contracts/json-value.js';
+import { formatJson } from '../../contracts/json/canonical-json.js';
+import type { JsonValue } from '../../contracts/json/json-value.js';
 
 export const inputArg = {
   file: Args.string({ description: 'Input JSON file, or - for stdin (the default).', default: '-', ignoreStdin: true }),

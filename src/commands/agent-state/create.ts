@@ -1,5 +1,5 @@
 import { BaseCommand } from '../_base.js';
-import type { JsonValue } from '../../contracts/json-value.js';
+import type { JsonValue } from '../../contracts/json/json-value.js';
 import { inputArg, runOperation } from './_operation.js';
 
 export default class AgentStateCreate extends BaseCommand {

@@ -5,7 +5,7 @@ import { observedRunExitCode, runObserved, type ObservedRunReport } from '../../
 import type { Scope } from '../../contracts/agent-state.js';
 import { displayText } from '../../contracts/display-text.js';
 import { AgentscmError } from '../../contracts/errors.js';
-import type { JsonValue } from '../../contracts/json-value.js';
+import type { JsonValue } from '../../contracts/json/json-value.js';
 
 function parseScope(text: string): Scope {
   const colon = text.lastIndexOf(':');

@@ -1,7 +1,7 @@
 /** What `agent-task collect` and `retry-upload` print (human lines and the --json document). */
 import type { CollectResult } from '../../collector/collect.js';
-import { formatJson } from '../../contracts/canonical-json.js';
-import type { JsonObject } from '../../contracts/json-value.js';
+import { formatJson } from '../../contracts/json/canonical-json.js';
+import type { JsonObject } from '../../contracts/json/json-value.js';
 
 export function collectResultJson(result: CollectResult): JsonObject {
   return {

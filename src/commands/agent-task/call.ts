@@ -2,8 +2,8 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { instantLines } from '../_times.js';
-import { formatJson } from '../../contracts/canonical-json.js';
-import type { JsonValue } from '../../contracts/json-value.js';
+import { formatJson } from '../../contracts/json/canonical-json.js';
+import type { JsonValue } from '../../contracts/json/json-value.js';
 import { callWithTokenFile } from '../../tasks/grant-guard.js';
 import { fillTaskInput, readTaskInput } from '../../tasks/input.js';
 

@@ -2,9 +2,9 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { instantLines } from '../_times.js';
-import type { JsonObject } from '../../contracts/json-value.js';
-import { claimToFile } from '../../tasks/collector-claim-file.js';
-import { shown } from '../../tasks/collector-execution.js';
+import type { JsonObject } from '../../contracts/json/json-value.js';
+import { claimToFile } from '../../tasks/collector/claim-file.js';
+import { shown } from '../../tasks/collector/execution.js';
 
 export default class AgentTaskClaim extends BaseCommand {
   static override summary =

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { collect } from '../../collector/collect.js';
-import type { JsonObject } from '../../contracts/json-value.js';
+import type { JsonObject } from '../../contracts/json/json-value.js';
 import { collectResultJson, printCollectResult } from './_collect-output.js';
 
 export default class AgentTaskCollect extends BaseCommand {

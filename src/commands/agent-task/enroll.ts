@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { DEFAULT_TASK_PROFILE } from '../../contracts/executor-enrollment.js';
+import { DEFAULT_TASK_PROFILE } from '../../contracts/collector/executor-enrollment.js';
 import { enrollInDataDir, type EnrollResult } from '../../native/executor-registry.js';
 
 export default class AgentTaskEnroll extends BaseCommand {

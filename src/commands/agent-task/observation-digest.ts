@@ -2,8 +2,8 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { digestObservationFile } from '../../collector/observation-files.js';
-import { counted } from '../../contracts/counted.js';
 import { AgentscmError } from '../../contracts/errors.js';
+import { counted } from '../../contracts/json/counted.js';
 
 export default class AgentTaskObservationDigest extends BaseCommand {
   static override summary = 'Print the observation digest (or the exact signing bytes) of a result assertion.';

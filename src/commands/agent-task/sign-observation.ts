@@ -2,9 +2,9 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { signObservationFile } from '../../collector/observation-files.js';
-import { formatJson } from '../../contracts/canonical-json.js';
-import type { JsonObject } from '../../contracts/json-value.js';
-import { assertionToJson } from '../../contracts/task-result.js';
+import { formatJson } from '../../contracts/json/canonical-json.js';
+import type { JsonObject } from '../../contracts/json/json-value.js';
+import { assertionToJson } from '../../contracts/task/result.js';
 
 export default class AgentTaskSignObservation extends BaseCommand {
   static override summary = 'Sign a registered observation with an executor key file.';

@@ -2,8 +2,8 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { uploadEnvelopeFile } from '../../collector/collect.js';
-import { formatJson } from '../../contracts/canonical-json.js';
-import type { JsonObject } from '../../contracts/json-value.js';
+import { formatJson } from '../../contracts/json/canonical-json.js';
+import type { JsonObject } from '../../contracts/json/json-value.js';
 
 export default class AgentTaskUpload extends BaseCommand {
   static override summary = 'Upload a collector transfer envelope file as it is.';

@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { verifyObservationFile } from '../../collector/observation-files.js';
-import type { ObservationVerification } from '../../contracts/observation.js';
+import type { ObservationVerification } from '../../contracts/collector/observation.js';
 
 export default class AgentTaskVerifyObservation extends BaseCommand {
   static override summary = 'Verify the signature of a registered observation (exit 0 valid, 1 invalid).';

@@ -7,9 +7,9 @@
  */
 import { isAgentscmError } from '../../contracts/errors.js';
 import { parsePublicKeyHex } from '../../contracts/key-file.js';
-import { decodeReceiptBundle, RECEIPT_BUNDLE_LIMITS } from '../../contracts/receipt-bundle.js';
+import { decodeReceiptBundle, RECEIPT_BUNDLE_LIMITS } from '../../contracts/receipt/bundle.js';
 import { readBoundedInput } from '../../native/bounded-input.js';
-import { verifyReceiptBundle, type ReceiptBundleVerification } from '../../tasks/receipt-bundle-verify.js';
+import { verifyReceiptBundle, type ReceiptBundleVerification } from '../../tasks/admission/receipt-bundle-verify.js';
 
 /**
  * The frame checks the first bytes of a bundle allow, by the one bundle decoder: a prefix that is

@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { exportReceiptBundle, type ReceiptExportResult } from '../../tasks/receipt-bundle.js';
+import { exportReceiptBundle, type ReceiptExportResult } from '../../tasks/admission/receipt-bundle.js';
 
 export default class ReceiptExport extends BaseCommand {
   static override summary = 'Export a receipt with its signed evidence as a bundle for offline verification.';

@@ -1,8 +1,8 @@
 import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { formatJson } from '../../contracts/canonical-json.js';
-import { showReceipt, type ReceiptShowResult } from '../../tasks/receipt-bundle.js';
+import { formatJson } from '../../contracts/json/canonical-json.js';
+import { showReceipt, type ReceiptShowResult } from '../../tasks/admission/receipt-bundle.js';
 
 export default class ReceiptShow extends BaseCommand {
   static override summary = 'Show a retained v2 receipt.';

@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import type { ReceiptBundleVerification } from '../../tasks/receipt-bundle-verify.js';
+import type { ReceiptBundleVerification } from '../../tasks/admission/receipt-bundle-verify.js';
 import { verifyReceiptBundleFile } from './_bundle-file.js';
 
 export default class ReceiptVerify extends BaseCommand {

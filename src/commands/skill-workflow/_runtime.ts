@@ -118,7 +118,7 @@ export async function withRuntime<T>(
     const stateDir = flags['review-state-dir'];
     if (executable !== undefined && model !== undefined && providerScope !== undefined && stateDir !== undefined) {
       // The executable is hashed and the journal opened on the first review step.
-      const { createLazyReviewStepRuntime } = await import('../../collector/review-step-runtime.js');
+      const { createLazyReviewStepRuntime } = await import('../../collector/review/step-runtime.js');
       review = createLazyReviewStepRuntime({
         executable,
         model,

@@ -4,9 +4,9 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../_base.js';
 import { validateId } from '../../contracts/ids.js';
 import { runServerStop } from '../../hooks/server-stop.js';
-import { guardStop } from '../../hooks/stop-guard.js';
-import { STOP_CLIENTS, type StopClient } from '../../hooks/stop-payload.js';
-import { readStopStdin } from '../../hooks/stop-stdin.js';
+import { guardStop } from '../../hooks/stop/guard.js';
+import { STOP_CLIENTS, type StopClient } from '../../hooks/stop/payload.js';
+import { readStopStdin } from '../../hooks/stop/stdin.js';
 import { reviewFlags, runtimeFlags, withRuntime } from './_runtime.js';
 
 export default class SkillWorkflowStop extends BaseCommand {

@@ -1,4 +1,4 @@
-import type { StopClient } from '../../hooks/stop-payload.js';
+import type { StopClient } from '../../hooks/stop/payload.js';
 import SkillWorkflowTaskStop from './task-stop.js';
 
 export default class SkillWorkflowTaskCodexStop extends SkillWorkflowTaskStop {

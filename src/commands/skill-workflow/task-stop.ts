@@ -3,10 +3,10 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { validateId } from '../../contracts/ids.js';
-import { guardStop } from '../../hooks/stop-guard.js';
-import type { StopClient } from '../../hooks/stop-payload.js';
-import { readStopStdin } from '../../hooks/stop-stdin.js';
-import { checkTaskStopTarget, DEFAULT_TASK_STOP_TARGET } from '../../hooks/stop-target.js';
+import { guardStop } from '../../hooks/stop/guard.js';
+import type { StopClient } from '../../hooks/stop/payload.js';
+import { readStopStdin } from '../../hooks/stop/stdin.js';
+import { checkTaskStopTarget, DEFAULT_TASK_STOP_TARGET } from '../../hooks/stop/target.js';
 import { runTaskStop } from '../../hooks/task-stop.js';
 
 export default class SkillWorkflowTaskStop extends BaseCommand {

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 
-import type { JsonValue } from '../../../src/contracts/json-value.js';
+import type { JsonValue } from '../../../src/contracts/json/json-value.js';
 import { writeJson } from './json-text.js';
 import { buildCase, planArbitrary, type FuzzCase } from './mutations.js';
 import {

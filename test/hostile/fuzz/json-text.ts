@@ -3,7 +3,7 @@
  * can splice raw text in place of any value (bad numbers, deep nesting, duplicate members) and
  * can put whitespace between tokens.
  */
-import type { JsonValue } from '../../../src/contracts/json-value.js';
+import type { JsonValue } from '../../../src/contracts/json/json-value.js';
 
 /** Text written as is where a value goes. */
 export class Raw {

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 
 import type { ErrorCode } from '../../../src/contracts/errors.js';
-import type { JsonValue } from '../../../src/contracts/json-value.js';
+import type { JsonValue } from '../../../src/contracts/json/json-value.js';
 import {
   copyTree,
   nodeAt,

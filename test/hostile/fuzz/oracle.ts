@@ -6,7 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 
 import { AgentscmError, type ErrorCode } from '../../../src/contracts/errors.js';
-import type { JsonValue } from '../../../src/contracts/json-value.js';
+import type { JsonValue } from '../../../src/contracts/json/json-value.js';
 import type { Expectation, FuzzCase } from './mutations.js';
 import type { WireType } from './wire-types.js';
 

@@ -3,7 +3,7 @@
  * schema node that governs it (for a union, the branch the valid value belongs to). The
  * campaign's oracle predicts error codes from these nodes, not from the decoder's own code.
  */
-import type { JsonValue } from '../../../src/contracts/json-value.js';
+import type { JsonValue } from '../../../src/contracts/json/json-value.js';
 import type { Path } from './json-text.js';
 
 export type SchemaNode = Record<string, unknown>;

@@ -8,17 +8,17 @@ import { join } from 'node:path';
 
 import { callAgentStateOperation, createAgentState } from '../../../src/agent-state/operations.js';
 import { MAX_AGENT_STATE_INPUT_BYTES } from '../../../src/contracts/agent-state.js';
+import { decodeCommandRecipe, RECIPE_LIMITS } from '../../../src/contracts/collector/command-recipe.js';
 import {
   decodeCollectorDescriptor,
   MAX_COLLECTOR_DESCRIPTOR_BYTES,
-} from '../../../src/contracts/collector-descriptor.js';
-import { decodeCollectorProfile, MAX_COLLECTOR_PROFILE_BYTES } from '../../../src/contracts/collector-profile.js';
+} from '../../../src/contracts/collector/descriptor.js';
+import { decodeCollectorProfile, MAX_COLLECTOR_PROFILE_BYTES } from '../../../src/contracts/collector/profile.js';
 import {
   collectorClaimRequestDecoder,
   collectorDescriptorRequestDecoder,
   collectorFinalizeRequestDecoder,
-} from '../../../src/contracts/collector-requests.js';
-import { decodeCommandRecipe, RECIPE_LIMITS } from '../../../src/contracts/command-recipe.js';
+} from '../../../src/contracts/collector/requests.js';
 import type { ErrorCode } from '../../../src/contracts/errors.js';
 import {
   entrypointToJson,
@@ -26,7 +26,10 @@ import {
   instructionEntrypointResponseDecoder,
   instructionRequestDecoder,
 } from '../../../src/contracts/instruction-entrypoint.js';
-import type { JsonObject, JsonValue } from '../../../src/contracts/json-value.js';
+import type { JsonObject, JsonValue } from '../../../src/contracts/json/json-value.js';
+import { allDecoders } from '../../../src/contracts/json/schema-registry.js';
+import type { Decoder } from '../../../src/contracts/json/schema.js';
+import { parseStrictJson } from '../../../src/contracts/json/strict-json.js';
 import { decodeKeyFile, encodeKeyFile, KEY_FILE_MAX_BYTES } from '../../../src/contracts/key-file.js';
 import {
   referenceFetchRequestDecoder,
@@ -34,38 +37,35 @@ import {
   referenceLimit,
   schemaMismatch,
 } from '../../../src/contracts/named-reference.js';
-import { qualificationAnswerDecoder } from '../../../src/contracts/qualification.js';
 import {
   decodeReviewCollectorDescriptor,
   MAX_REVIEW_DESCRIPTOR_BYTES,
-} from '../../../src/contracts/review-collector-descriptor.js';
+} from '../../../src/contracts/review/collector-descriptor.js';
 import {
   decodeReviewContext,
   MAX_REVIEW_CONTEXT_BYTES,
   reviewContextJson,
-} from '../../../src/contracts/review-context.js';
-import { allDecoders } from '../../../src/contracts/schema-registry.js';
-import type { Decoder } from '../../../src/contracts/schema.js';
-import { parseStrictJson } from '../../../src/contracts/strict-json.js';
-import { attemptToJson, workflowTaskAttemptDecoder } from '../../../src/contracts/task-attempt.js';
-import { capabilitiesResponse, capabilitiesResponseDecoder } from '../../../src/contracts/task-capabilities.js';
-import type { TaskDecoder } from '../../../src/contracts/task-common.js';
-import { taskRecoveryRequestDecoder } from '../../../src/contracts/task-operations.js';
+} from '../../../src/contracts/review/context.js';
+import { attemptToJson, workflowTaskAttemptDecoder } from '../../../src/contracts/task/attempt.js';
+import { capabilitiesResponse, capabilitiesResponseDecoder } from '../../../src/contracts/task/capabilities.js';
+import type { TaskDecoder } from '../../../src/contracts/task/common.js';
+import { taskRecoveryRequestDecoder } from '../../../src/contracts/task/operations.js';
+import { qualificationAnswerDecoder } from '../../../src/contracts/task/qualification.js';
 import {
   buildRecoveryEnvelope,
   recoveryEnvelopeToJson,
   taskRecoveryEnvelopeDecoder,
-} from '../../../src/contracts/task-recovery.js';
+} from '../../../src/contracts/task/recovery.js';
 import {
   claimRequestToJson,
   mutationRequestToJson,
   taskClaimRequestDecoder,
   taskMutationRequestDecoder,
   taskStatusRequestDecoder,
-} from '../../../src/contracts/task-requests.js';
-import { assertionToJson, taskResultAssertionDecoder } from '../../../src/contracts/task-result.js';
-import { subjectToJson, workflowTaskSubjectDecoder } from '../../../src/contracts/task-subject.js';
-import { taskToJson, workflowTaskDecoder } from '../../../src/contracts/task.js';
+} from '../../../src/contracts/task/requests.js';
+import { assertionToJson, taskResultAssertionDecoder } from '../../../src/contracts/task/result.js';
+import { subjectToJson, workflowTaskSubjectDecoder } from '../../../src/contracts/task/subject.js';
+import { taskToJson, workflowTaskDecoder } from '../../../src/contracts/task/task.js';
 import { decodeWorkflowDefinition, WORKFLOW_LIMITS } from '../../../src/contracts/workflow-definition.js';
 import {
   CRITERIA,

@@ -1,7 +1,7 @@
 import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../../_base.js';
-import { installCollectorProfileFile, type InstallProfileResult } from '../../../tasks/collector-profiles.js';
+import { installCollectorProfileFile, type InstallProfileResult } from '../../../tasks/collector/profiles.js';
 
 export default class AgentTaskProfileInstall extends BaseCommand {
   static override summary =

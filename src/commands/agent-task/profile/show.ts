@@ -1,8 +1,8 @@
 import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../../_base.js';
-import { formatJson } from '../../../contracts/canonical-json.js';
-import { showCollectorProfile, type CollectorProfileView } from '../../../tasks/collector-profiles.js';
+import { formatJson } from '../../../contracts/json/canonical-json.js';
+import { showCollectorProfile, type CollectorProfileView } from '../../../tasks/collector/profiles.js';
 
 export default class AgentTaskProfileShow extends BaseCommand {
   static override summary = 'Show an installed collector profile and whether its registration is still current.';

@@ -11,8 +11,8 @@ import {
   transferHeaderToJson,
   verifyTransferEnvelope,
   type TransferEnvelope,
-} from '../../../contracts/collector-transfer.js';
-import type { JsonObject } from '../../../contracts/json-value.js';
+} from '../../../contracts/collector/transfer.js';
+import type { JsonObject } from '../../../contracts/json/json-value.js';
 import { parsePublicKeyHex } from '../../../contracts/key-file.js';
 import { readBoundedInput } from '../../../native/bounded-input.js';
 

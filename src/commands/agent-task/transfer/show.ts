@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../../_base.js';
-import { formatJson } from '../../../contracts/canonical-json.js';
+import { formatJson } from '../../../contracts/json/canonical-json.js';
 import { showTransferEnvelopeFile, type TransferShowResult } from './_envelope-file.js';
 
 export default class AgentTaskTransferShow extends BaseCommand {

@@ -1,0 +1,133 @@
+/**
+ * The public exports of the contracts/review family (docs/architecture.md "Layers"). Modules of
+ * src/ import the file they need directly, so a command loads only what it uses; this list is the
+ * family's surface at a glance and what a consumer outside src/ imports.
+ */
+export {
+  MAX_REVIEW_DESCRIPTOR_BYTES,
+  REVIEW_COLLECTOR_DESCRIPTOR_SCHEMA,
+  anyDescriptorToJson,
+  decodeAnyCollectorDescriptor,
+  decodeReviewCollectorDescriptor,
+  encodeAnyCollectorDescriptor,
+  isReviewDescriptor,
+  reviewDescriptorToJson,
+} from './collector-descriptor.js';
+export type { AnyCollectorDescriptor, DescriptorReview, ReviewCollectorDescriptor } from './collector-descriptor.js';
+export {
+  MAX_REVIEW_CONTEXT_BYTES,
+  REVIEW_CONTEXT_DECODER,
+  REVIEW_CONTEXT_KIND,
+  REVIEW_CONTEXT_SCHEMA,
+  REVIEW_CONTEXT_VERSION,
+  buildReviewContext,
+  decodeReviewContext,
+  encodeReviewContext,
+  reviewContextDigest,
+  reviewContextJson,
+} from './context.js';
+export type { ReviewContext } from './context.js';
+export {
+  REVIEW_ACTION_DECODER,
+  REVIEW_ACTION_SCHEMA,
+  REVIEW_BUDGETS_SCHEMA,
+  REVIEW_CRITERIA_SCHEMA,
+  REVIEW_LIMITS,
+  REVIEW_POLICY_DECODER,
+  REVIEW_POLICY_SCHEMA,
+  REVIEW_POLICY_VERSION,
+  checkCoverageWithinPolicy,
+  checkReviewAction,
+  decodeReviewAction,
+  decodeReviewPolicy,
+  policyExposes,
+  reviewActionToJson,
+  reviewBudgetsToJson,
+  reviewPolicyDigest,
+} from './policy.js';
+export type { ReviewAction, ReviewBudgets, ReviewCriterion, ReviewPolicy } from './policy.js';
+export {
+  MAX_REVIEW_PROFILE_BYTES,
+  QUALIFIED_BASIS,
+  REVIEW_PROFILE_DECODER,
+  REVIEW_PROFILE_SCHEMA,
+  REVIEW_PROFILE_VERSION,
+  anyCollectorProfileId,
+  anyCollectorProfileToJson,
+  checkRecordAgainstProfile,
+  decodeAnyCollectorProfile,
+  decodeReviewCollectorProfile,
+  isReviewProfile,
+  reviewCollectorProfileId,
+  reviewCollectorProfileToJson,
+} from './profile.js';
+export type { AnyCollectorProfile, ReviewCollectorProfile } from './profile.js';
+export {
+  CALL_EFFECTS,
+  CALL_STATUSES,
+  COVERAGE_STATES,
+  MAX_OBSERVATION_DETAIL_BYTES,
+  MAX_RECORD_FINDINGS,
+  MAX_REVIEW_OBSERVATION_BYTES,
+  MAX_REVIEW_RECORD_BYTES,
+  REVIEW_OBSERVATION_DECODER,
+  REVIEW_OBSERVATION_SCHEMA,
+  REVIEW_OUTCOMES,
+  REVIEW_REASONS,
+  REVIEW_RECORD_DECODER,
+  REVIEW_RECORD_SCHEMA,
+  REVIEW_RECORD_VERSION,
+  decodeReviewObservation,
+  decodeReviewRecord,
+  observationToJson,
+  reviewRecordDigest,
+  reviewRecordPasses,
+  reviewRecordToJson,
+} from './record.js';
+export type {
+  CallEffect,
+  CallStatus,
+  CoverageState,
+  ReviewCallObservation,
+  ReviewCallRecord,
+  ReviewCoverage,
+  ReviewOutcome,
+  ReviewReason,
+  ReviewRecord,
+  ReviewRecordFinding,
+} from './record.js';
+export {
+  MAX_FINDING_MESSAGE_BYTES,
+  MAX_REQUEST_EXCERPTS,
+  MAX_REVIEW_FINDINGS,
+  MAX_REVIEW_REQUEST_BYTES,
+  REVIEW_REQUEST_DECODER,
+  REVIEW_REQUEST_SCHEMA,
+  REVIEW_REQUEST_VERSION,
+  REVIEW_RESPONSE_DECODER,
+  REVIEW_RESPONSE_FORMAT,
+  REVIEW_RESPONSE_SCHEMA,
+  REVIEW_RESPONSE_VERSION,
+  SIZE_SCHEMA,
+  TRANSPORT_BASES,
+  TRANSPORT_IDENTITY_SCHEMA,
+  decodeReviewRequest,
+  decodeReviewResponse,
+  reviewRequestDigest,
+  reviewRequestToJson,
+  reviewResponseToJson,
+  reviewTicket,
+  reviewTransportDigest,
+  transportIdentityToJson,
+  validateTransportIdentity,
+} from './request.js';
+export type {
+  FindingSeverity,
+  ReviewExcerpt,
+  ReviewFinding,
+  ReviewRequest,
+  ReviewResponse,
+  ReviewTransportIdentity,
+  ReviewVerdict,
+  TransportBasis,
+} from './request.js';

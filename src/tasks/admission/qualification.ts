@@ -1,0 +1,118 @@
+/**
+ * `qualification` (spec "Instruction entrypoint", the qualification paragraph;
+ * docs/qualification.md): whether the exact subject `next` would work on qualifies now. Read-only
+ * — it never finalizes, writes a receipt or changes a task — and advisory, since landing rechecks.
+ * Subject currency and evidence come from one read snapshot (one authority read transaction with
+ * one journal read transaction inside it): the subject is derived and checked current, then
+ * admission's own decision (`decideSubject`, src/tasks/admission/decision.ts) answers — every
+ * task's state and failure, the live origin grant and executor registration of every imported
+ * task, the retained receipt rebuilt from the retained transfers, the command and profile checks,
+ * and the server-executed path — so that qualification and approval never disagree. Each
+ * retained envelope is checked against its stored length and SHA-256, which the receipt names;
+ * its signature was verified strictly at import, and admission verifies it again before
+ * approving or landing (`'signature'`), so the advisory answer skips that re-verification
+ * (docs/qualification.md "Evidence: what is re-read").
+ */
+import { AgentscmError } from '../../contracts/errors.js';
+import type { JsonValue } from '../../contracts/json/json-value.js';
+import { qualificationToJson, type QualificationAnswer } from '../../contracts/task/qualification.js';
+import { resolveRepository } from '../../native/repositories.js';
+import { findReviewContext } from '../../native/review-contexts.js';
+import type { Authority } from '../../native/store.js';
+import type { Journal } from '../../workflows/journal.js';
+import { nowOf, type TaskContext } from '../context.js';
+import { deriveSubject, type DerivedSubject } from '../derive.js';
+import { readAuthority, readJournal } from '../transition.js';
+import { decideSubject } from './decision.js';
+
+export { boundFailures } from './decision.js';
+
+/** The answer for a current subject: admission's decision with each retained envelope checked by its stored digest. */
+function qualifyDerived(
+  auth: Authority,
+  journal: Journal | null,
+  derived: DerivedSubject,
+  nowMs: number,
+): QualificationAnswer {
+  return decideSubject(auth, journal, derived, nowMs, 'digest').answer;
+}
+
+/** The answer for a subject that is no longer current: its own revision, no tasks, checkpoint. */
+function superseded(revision: string): QualificationAnswer {
+  return {
+    qualified: false,
+    subject_current: false,
+    receipt_digest: null,
+    revision,
+    tasks: [],
+    failures: [],
+    next: { operation: 'checkpoint' },
+  };
+}
+
+/** The review context's revision, or null when the store has no such context. */
+function contextRevision(auth: Authority, ctx: TaskContext, contextDigest: string): string | null {
+  return findReviewContext(auth, resolveRepository(auth, ctx.repository).id, contextDigest)?.context.revision ?? null;
+}
+
+/** The Change and review context a qualification answers for. */
+export interface QualificationSubject {
+  readonly change_id: string;
+  readonly context_digest: string;
+}
+
+/**
+ * Qualify the subject `subjectOf` names, read inside the same authority snapshot as the answer
+ * (the operator's command resolves its default or abbreviated context there); opens nothing for
+ * writing and creates no file.
+ */
+export function qualifyResolved(
+  ctx: TaskContext,
+  subjectOf: (auth: Authority) => QualificationSubject,
+): QualificationAnswer {
+  const nowMs = nowOf(ctx);
+  return readAuthority(ctx, (auth) => {
+    const subject = subjectOf(auth);
+    let derived: DerivedSubject;
+    try {
+      derived = deriveSubject(auth, {
+        repository: ctx.repository,
+        profile: ctx.profile,
+        target: ctx.target,
+        change_id: subject.change_id,
+        context_digest: subject.context_digest,
+      });
+    } catch (error) {
+      if (error instanceof AgentscmError && error.code === 'TASK_STALE') {
+        const revision = contextRevision(auth, ctx, subject.context_digest);
+        if (revision !== null) return superseded(revision);
+      }
+      throw error;
+    }
+    return readJournal(
+      ctx,
+      () => qualifyDerived(auth, null, derived, nowMs),
+      (journal) => qualifyDerived(auth, journal, derived, nowMs),
+    );
+  });
+}
+
+/** Qualify the context's subject (ctx.subject) from one read snapshot; opens nothing for writing and creates no file. */
+export function qualify(ctx: TaskContext): QualificationAnswer {
+  const subject = ctx.subject;
+  if (subject === undefined) {
+    throw new AgentscmError(
+      'TASK_SUBJECT_REQUIRED',
+      'qualification answers for a subject and needs its Change and review context',
+      {
+        hint: 'pass the Change id and the context digest of the version to qualify (--change ID --context DIGEST)',
+      },
+    );
+  }
+  return qualifyResolved(ctx, () => subject);
+}
+
+/** The facade operation: the answer as JSON, under the caller's guard. */
+export function qualificationOperation(ctx: TaskContext): JsonValue {
+  return ctx.guard(ctx.actor, 'qualification', () => qualificationToJson(qualify(ctx)));
+}

@@ -1,0 +1,626 @@
+/**
+ * Offline verification of a receipt bundle (issue "Admission", "Offline verification";
+ * docs/receipts.md "What verify checks"). Pure: bytes in, a typed answer or an AgentscmError out —
+ * no store, no network, no clock — so `agentscm receipt verify`, the hub or a dashboard call the
+ * same function. It proves that the receipt's evidence rows rest on transfers signed (strict
+ * Ed25519) by the keys of the registrations in the bundle, that every signed header and record
+ * says what the receipt says, and that every row's outcome is its signed record's (a passed row
+ * rests on a passed record, an omission on the record that made it one); it does not prove that a
+ * registration or grant is still current (that is the authority's business when it lands).
+ *
+ * The checks run in a fixed order and each failure has its own code (docs/errors.md "receipt
+ * bundles"); the record checks are the import's own (checkTransferRecord), not a second copy.
+ */
+import { decodeCommandRecipe, type CommandRecipe } from '../../contracts/collector/command-recipe.js';
+import {
+  transferKindOf,
+  verifyTransferEnvelope,
+  type TransferHeader,
+  type VerifiedTransferEnvelope,
+} from '../../contracts/collector/transfer.js';
+import { domainDigest, DOMAINS } from '../../contracts/digest.js';
+import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
+import { encodeCanonical } from '../../contracts/json/canonical-json.js';
+import type { JsonObject, JsonValue } from '../../contracts/json/json-value.js';
+import {
+  decodeReceiptBundle,
+  type BundleRegistration,
+  type ReceiptBundleErrorCode,
+} from '../../contracts/receipt/bundle.js';
+import {
+  decodeReceiptV2,
+  encodeReceiptV2,
+  receiptOutcomeOf,
+  receiptTaskKind,
+  receiptV2ToJson,
+  type ReceiptCollectorEvidence,
+  type ReceiptTask,
+  type WorkflowReceiptV2,
+} from '../../contracts/receipt/receipt-v2.js';
+import { decodeReviewRecord, reviewRecordToJson, type ReviewRecord } from '../../contracts/review/record.js';
+import {
+  decodeReviewRequest,
+  reviewRequestDigest,
+  reviewRequestToJson,
+  reviewTransportDigest,
+} from '../../contracts/review/request.js';
+import { hexToBytes } from '../../contracts/task/common.js';
+import { verificationKeyId } from '../../crypto/ed25519.js';
+import { sha256Hex } from '../../crypto/sha256.js';
+import { checkTransferRecord, parseCanonicalRecord, transferRuntimeIdentityDigest } from '../collector/execution.js';
+
+/** The checks in the order they run; `checks` of a verified bundle lists them all. */
+export const BUNDLE_CHECKS = [
+  'receipt_decodes',
+  'receipt_digest',
+  'transfer_set',
+  'registration_set',
+  'registration_key',
+  'public_key_pinned',
+  'registration_binding',
+  'transfer_digest',
+  'envelope_framing',
+  'envelope_signature',
+  'header_binding',
+  'record_digest',
+  'request_binding',
+  'record_valid',
+  'record_outcome',
+] as const;
+
+export interface VerifyBundleOptions {
+  /** Pinned public keys (64 lowercase hex): when given, every registration's key must be one of them. */
+  readonly publicKeys?: readonly string[] | undefined;
+}
+
+/** One receipt row backed by a signed transfer. */
+export interface VerifiedTransferRow extends JsonObject {
+  task_id: string;
+  step_id: string;
+  required: boolean;
+  transfer_digest: string;
+  registration_id: string;
+  verification_key_id: string;
+  record_outcome: string;
+}
+
+/** What a verified bundle shows (the --json document of `receipt verify`). */
+export interface ReceiptBundleVerification extends JsonObject {
+  verified: true;
+  receipt_digest: string;
+  bundle_length: number;
+  receipt: JsonObject;
+  /** Rows whose evidence is a signed transfer, in receipt order. */
+  transfers: VerifiedTransferRow[];
+  /** Rows without signed evidence (native source_paths results, capabilities, omitted optional steps): bound only by the receipt digest. */
+  unsigned_rows: { task_id: string; step_id: string; required: boolean; outcome: string; evidence: string }[];
+  registrations: {
+    registration_id: string;
+    executor_id: string;
+    registration_epoch: bigint;
+    verification_key_id: string;
+    pinned: boolean;
+  }[];
+  public_keys_pinned: boolean;
+  checks: string[];
+}
+
+function fail(
+  code: ReceiptBundleErrorCode,
+  message: string,
+  hint: string,
+  details: Record<string, unknown> = {},
+  cause?: unknown,
+): never {
+  throw new AgentscmError(code, message, { hint, details, ...(cause === undefined ? {} : { cause }) });
+}
+
+function wrapped(
+  code: ReceiptBundleErrorCode,
+  error: AgentscmError,
+  prefix: string,
+  hint: string,
+  details: Record<string, unknown>,
+): never {
+  return fail(
+    code,
+    `${prefix}: [${error.code}] ${error.message}`,
+    hint,
+    { ...details, cause_code: error.code, ...(error.details === undefined ? {} : { cause_details: error.details }) },
+    error,
+  );
+}
+
+type CollectorRow = ReceiptTask & ReceiptCollectorEvidence;
+
+function decodeReceipt(bytes: Uint8Array): WorkflowReceiptV2 {
+  let receipt: WorkflowReceiptV2;
+  try {
+    receipt = decodeReceiptV2(bytes);
+  } catch (error) {
+    if (!isAgentscmError(error)) throw error;
+    return wrapped(
+      'RECEIPT_BUNDLE_RECEIPT_INVALID',
+      error,
+      'the bundled receipt is not a valid v2 receipt',
+      'the receipt bytes must be the canonical v2 receipt the authority wrote',
+      {},
+    );
+  }
+  if (!encodeReceiptV2(receipt).equals(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))) {
+    fail(
+      'RECEIPT_BUNDLE_RECEIPT_INVALID',
+      'the bundled receipt is valid JSON but not its canonical encoding',
+      'a receipt has exactly one byte form; export the bundle again',
+      { cause_code: 'NOT_CANONICAL' },
+    );
+  }
+  return receipt;
+}
+
+/** Registration ↔ key, pinning, and registration ↔ receipt row (scope, epoch, key). */
+function checkRegistrations(
+  receipt: WorkflowReceiptV2,
+  rows: readonly CollectorRow[],
+  registrations: readonly BundleRegistration[],
+  pinned: ReadonlySet<string> | null,
+): Map<string, BundleRegistration> {
+  const named = [...new Set(rows.map((row) => row.registration_id))];
+  const given = registrations.map((r) => r.registration_id);
+  if (named.length !== given.length || named.some((id, index) => id !== given[index])) {
+    fail(
+      'RECEIPT_BUNDLE_REGISTRATION_SET_MISMATCH',
+      `the bundle holds registrations [${given.join(', ')}]; the receipt names [${named.join(', ')}] (each once, in first-row order)`,
+      'a bundle holds exactly the registrations its receipt rows name',
+      {
+        named,
+        given,
+      },
+    );
+  }
+  const byId = new Map<string, BundleRegistration>();
+  registrations.forEach((registration, index) => {
+    const keyId = verificationKeyId(hexToBytes(registration.public_key));
+    if (keyId !== registration.verification_key_id) {
+      fail(
+        'RECEIPT_BUNDLE_REGISTRATION_KEY_MISMATCH',
+        `registration ${registration.registration_id} gives verification_key_id ${registration.verification_key_id}, but its public key's SHA-256 is ${keyId}`,
+        'a verification_key_id is the SHA-256 of the 32 raw public-key bytes',
+        {
+          index,
+          registration_id: registration.registration_id,
+        },
+      );
+    }
+    if (pinned !== null && !pinned.has(registration.public_key)) {
+      fail(
+        'RECEIPT_BUNDLE_KEY_NOT_PINNED',
+        `registration ${registration.registration_id} has public key ${registration.public_key}, which is not among the --public-key values`,
+        'pin the enrolled key you expect with --public-key HEX (agentscm agent-task registration list shows them)',
+        {
+          registration_id: registration.registration_id,
+          verification_key_id: keyId,
+        },
+      );
+    }
+    byId.set(registration.registration_id, registration);
+  });
+  for (const row of rows) {
+    const registration = byId.get(row.registration_id) as BundleRegistration;
+    const expected: [string, unknown, unknown][] = [
+      ['repository_id', registration.repository_id, receipt.repository_id],
+      ['workflow_profile', registration.workflow_profile, receipt.workflow_profile],
+      ['step_id', registration.step_id, row.step_id],
+      ['registration_epoch', registration.registration_epoch, row.registration_epoch],
+      ['verification_key_id', registration.verification_key_id, row.verification_key_id],
+    ];
+    const wrong = expected.find(([, got, want]) => got !== want);
+    if (wrong !== undefined) {
+      fail(
+        'RECEIPT_BUNDLE_REGISTRATION_MISMATCH',
+        `registration ${registration.registration_id} has ${wrong[0]} ${String(wrong[1])}; task ${row.task_id}'s receipt row needs ${String(wrong[2])}`,
+        "the registration must be the one the authority enrolled for the row's repository, workflow profile and step",
+        {
+          task_id: row.task_id,
+          registration_id: registration.registration_id,
+          field: wrong[0],
+        },
+      );
+    }
+  }
+  return byId;
+}
+
+/** Header ↔ receipt: every header field the receipt row (or the receipt) also names. */
+function checkHeaderBinding(
+  receipt: WorkflowReceiptV2,
+  row: CollectorRow,
+  registration: BundleRegistration,
+  header: TransferHeader,
+): void {
+  const pairs: [string, unknown, unknown][] = [
+    ['audience', header.audience, receipt.authority_id],
+    ['repository_id', header.repository_id, receipt.repository_id],
+    ['collector_profile_id', header.collector_profile_id, row.collector_profile_id],
+    ['task_id', header.task_id, row.task_id],
+    ['task_digest', header.task_digest, row.task_digest],
+    ['attempt_id', header.attempt_id, row.attempt_id],
+    ['attempt_digest', header.attempt_digest, row.attempt_digest],
+    ['fence', header.fence, row.fence],
+    ['origin.owner_id', header.origin.owner_id, row.origin.owner_id],
+    ['origin.agent_id', header.origin.agent_id, row.origin.agent_id],
+    ['origin.grant_id', header.origin.grant_id, row.origin.grant_id],
+    ['origin.grant_generation', header.origin.grant_generation, row.origin.grant_generation],
+    ['executor.registration_id', header.executor.registration_id, row.registration_id],
+    ['executor.executor_id', header.executor.executor_id, registration.executor_id],
+    ['executor.registration_epoch', header.executor.registration_epoch, row.registration_epoch],
+    ['executor.verification_key_id', header.executor.verification_key_id, row.verification_key_id],
+  ];
+  const wrong = pairs.find(([, got, want]) => got !== want);
+  if (wrong !== undefined) {
+    fail(
+      'RECEIPT_BUNDLE_HEADER_MISMATCH',
+      `the signed header of task ${row.task_id}'s transfer has ${wrong[0]} ${String(wrong[1])}; the receipt says ${String(wrong[2])}`,
+      'the receipt must name exactly what the signed transfer header says',
+      {
+        task_id: row.task_id,
+        field: `header.${wrong[0]}`,
+      },
+    );
+  }
+}
+
+function requestMismatch(row: CollectorRow, field: string, message: string, cause?: unknown): never {
+  return fail(
+    'RECEIPT_BUNDLE_REQUEST_MISMATCH',
+    `the execution_request of task ${row.task_id}'s transfer ${message}`,
+    "the signed ExecutionRequest must be the request of the receipt's exact subject, task and attempt",
+    { task_id: row.task_id, field },
+    cause,
+  );
+}
+
+/** The signed ExecutionRequest ↔ the receipt subject, task, attempt and header; returns it with its recipe. */
+function checkRequest(
+  receipt: WorkflowReceiptV2,
+  row: CollectorRow,
+  envelope: VerifiedTransferEnvelope,
+): { request: JsonObject; recipe: CommandRecipe; digest: string } {
+  const bytes = (envelope.records[0] as VerifiedTransferEnvelope['records'][number]).bytes;
+  const digest = sha256Hex(bytes);
+  if (envelope.header.request_digest !== digest)
+    requestMismatch(
+      row,
+      'header.request_digest',
+      `has SHA-256 ${digest}; the signed header names request_digest ${envelope.header.request_digest}`,
+    );
+  let request: JsonObject;
+  try {
+    request = parseCanonicalRecord(bytes, 'IMPORT_REQUEST_MISMATCH', 'execution_request');
+  } catch (error) {
+    if (!isAgentscmError(error)) throw error;
+    return requestMismatch(row, 'execution_request', `is not canonical strict JSON: ${error.message}`, error);
+  }
+  const s = receipt.subject;
+  const pairs: [string, JsonValue | undefined, JsonValue][] = [
+    ['version', request.version, 1n],
+    ['kind', request.kind, 'command/v1'],
+    ['attempt_id', request.attempt_id, row.attempt_id],
+    ['generation', request.generation, row.fence],
+    ['run_id', request.run_id, row.task_id],
+    ['step_id', request.step_id, row.step_id],
+    ['repository', request.repository, receipt.repository_id],
+    ['revision', request.revision, s.revision],
+    ['policy_epoch', request.policy_epoch, s.policy_epoch],
+    ['change', request.change, { repository: receipt.repository_id, id: s.change_id }],
+    ['change_version', request.change_version, s.change_version],
+    ['context_digest', request.context_digest, s.context_digest],
+    ['runtime_identity_digest', request.runtime_identity_digest, envelope.header.collector.runtime_identity_digest],
+  ];
+  for (const [field, got, want] of pairs) {
+    const same =
+      got !== undefined &&
+      (typeof got === 'number' && typeof want === 'bigint'
+        ? BigInt(got) === want
+        : encodeCanonical(got).equals(encodeCanonical(want)));
+    if (!same)
+      requestMismatch(
+        row,
+        field,
+        `names ${field} ${got === undefined ? 'nothing' : encodeCanonical(got).toString('utf8')}; the receipt needs ${encodeCanonical(want).toString('utf8')}`,
+      );
+  }
+  const identity = request.runtime_identity;
+  if (
+    identity === null ||
+    typeof identity !== 'object' ||
+    Array.isArray(identity) ||
+    transferRuntimeIdentityDigest(identity) !== envelope.header.collector.runtime_identity_digest
+  ) {
+    requestMismatch(
+      row,
+      'runtime_identity',
+      'names a runtime identity whose SHA-256 is not the runtime_identity_digest of its signed header',
+    );
+  }
+  let recipe: CommandRecipe;
+  try {
+    recipe = decodeCommandRecipe(encodeCanonical(request.recipe ?? null));
+  } catch (error) {
+    if (!isAgentscmError(error)) throw error;
+    return requestMismatch(row, 'recipe', `holds no valid command recipe: ${error.message}`, error);
+  }
+  return { request, recipe, digest };
+}
+
+/** One transfer: bytes ↔ digest, framing, signature, header binding, record digests, request, record, outcome. */
+function checkTransfer(
+  receipt: WorkflowReceiptV2,
+  row: CollectorRow,
+  registration: BundleRegistration,
+  bytes: Uint8Array,
+): VerifiedTransferRow {
+  const actual = sha256Hex(bytes);
+  if (actual !== row.transfer_digest) {
+    fail(
+      'RECEIPT_BUNDLE_TRANSFER_DIGEST_MISMATCH',
+      `the envelope bundled for task ${row.task_id} has SHA-256 ${actual}; the receipt names transfer_digest ${row.transfer_digest}`,
+      'the envelope bytes must be exactly the transfer the authority imported',
+      {
+        task_id: row.task_id,
+        actual,
+      },
+    );
+  }
+  const details = { task_id: row.task_id, transfer_digest: row.transfer_digest };
+  let envelope: VerifiedTransferEnvelope;
+  try {
+    // Size, magic, header and exact framing first (their own refusals), then the strict
+    // signature under the registration's key, then the record digests.
+    envelope = verifyTransferEnvelope(bytes, hexToBytes(registration.public_key));
+  } catch (error) {
+    if (!isAgentscmError(error)) throw error;
+    if (
+      error.code === 'TRANSFER_SIGNATURE_INVALID' ||
+      error.code === 'TRANSFER_KEY_MISMATCH' ||
+      error.code === 'PUBLIC_KEY_INVALID'
+    ) {
+      return wrapped(
+        'RECEIPT_BUNDLE_SIGNATURE_INVALID',
+        error,
+        `task ${row.task_id}'s transfer is not signed by registration ${registration.registration_id}'s key`,
+        'the header or signature changed after signing, or another key signed it',
+        details,
+      );
+    }
+    if (error.code === 'TRANSFER_RECORD_DIGEST_MISMATCH') {
+      return wrapped(
+        'RECEIPT_BUNDLE_RECORD_DIGEST_MISMATCH',
+        error,
+        `a record of task ${row.task_id}'s transfer is not the one its signed header names`,
+        'the record bytes changed after signing',
+        details,
+      );
+    }
+    return wrapped(
+      'RECEIPT_BUNDLE_TRANSFER_INVALID',
+      error,
+      `task ${row.task_id}'s transfer is not a well-formed envelope`,
+      'the envelope must be a collector transfer envelope v1 exactly as it was imported',
+      details,
+    );
+  }
+  checkHeaderBinding(receipt, row, registration, envelope.header);
+  const outcome =
+    transferKindOf(envelope.header.records) === 'review'
+      ? reviewOutcome(receipt, row, envelope)
+      : commandOutcome(receipt, row, envelope);
+  // The row's outcome is the record's, mapped as the authority maps it when it writes the row
+  // (a passed row needs a passed record; an omission names the record that made it one).
+  if (receiptOutcomeOf(outcome) !== row.outcome) {
+    fail(
+      'RECEIPT_BUNDLE_OUTCOME_MISMATCH',
+      `the signed record of task ${row.task_id} (step "${row.step_id}"${row.required ? ', required' : ''}) has outcome ${outcome}; the receipt says ${row.outcome}`,
+      "a receipt row with a transfer names its signed record's outcome",
+      {
+        ...details,
+        record_outcome: outcome,
+      },
+    );
+  }
+  return {
+    task_id: row.task_id,
+    step_id: row.step_id,
+    required: row.required,
+    transfer_digest: row.transfer_digest,
+    registration_id: row.registration_id,
+    verification_key_id: row.verification_key_id,
+    record_outcome: outcome,
+  };
+}
+
+/** A command transfer: the request binding, then the import's record checks; returns the record's outcome. */
+function commandOutcome(receipt: WorkflowReceiptV2, row: CollectorRow, envelope: VerifiedTransferEnvelope): string {
+  const details = { task_id: row.task_id, transfer_digest: row.transfer_digest };
+  const { request, recipe, digest } = checkRequest(receipt, row, envelope);
+  let outcome: string;
+  try {
+    const record = parseCanonicalRecord(
+      (envelope.records[1] as VerifiedTransferEnvelope['records'][number]).bytes,
+      'IMPORT_RECORD_INVALID',
+      'execution_record',
+    );
+    // The request's generation was checked equal to the row's fence; the record check compares it as a u64.
+    outcome = checkTransferRecord(record, { ...request, generation: row.fence }, digest, recipe);
+  } catch (error) {
+    if (!isAgentscmError(error)) throw error;
+    return wrapped(
+      'RECEIPT_BUNDLE_RECORD_INVALID',
+      error,
+      `the execution_record of task ${row.task_id}'s transfer fails the import's record checks`,
+      'only a record the authority would import is evidence',
+      details,
+    );
+  }
+  return outcome;
+}
+
+/**
+ * A review transfer (docs/receipts.md "What verify checks"): the ReviewRecord decodes strictly in
+ * its canonical form and names the receipt's repository and revision; its review id is the
+ * header's request_digest and its transport the header's collector identity; every
+ * ReviewRequest decodes in canonical form, belongs to that review and has its call's request
+ * digest. The replay against the revision's sources happened at import (the bundle carries no
+ * sources); returns the record's outcome.
+ */
+function reviewOutcome(receipt: WorkflowReceiptV2, row: CollectorRow, envelope: VerifiedTransferEnvelope): string {
+  const details = { task_id: row.task_id, transfer_digest: row.transfer_digest };
+  const records = envelope.records;
+  const recordBytes = (records[records.length - 1] as VerifiedTransferEnvelope['records'][number]).bytes;
+  let record: ReviewRecord;
+  try {
+    record = decodeReviewRecord(recordBytes);
+    if (!encodeCanonical(reviewRecordToJson(record)).equals(Buffer.from(recordBytes)))
+      throw new AgentscmError('REVIEW_REPLAY_RECORD_MISMATCH', 'the review record is not in its canonical encoding');
+  } catch (error) {
+    if (!isAgentscmError(error)) throw error;
+    return wrapped(
+      'RECEIPT_BUNDLE_RECORD_INVALID',
+      error,
+      `the review_record of task ${row.task_id}'s transfer does not decode`,
+      'only a record the authority would import is evidence',
+      details,
+    );
+  }
+  const pairs: [string, string, string][] = [
+    ['repository', record.repository, receipt.repository_id],
+    ['revision', record.revision, receipt.subject.revision],
+    ['review_id', record.review_id, envelope.header.request_digest],
+    ['transport', reviewTransportDigest(record.transport), envelope.header.collector.runtime_identity_digest],
+  ];
+  const wrong = pairs.find(([, got, want]) => got !== want);
+  if (wrong !== undefined)
+    requestMismatch(
+      row,
+      wrong[0],
+      `holds a review record with ${wrong[0]} ${wrong[1]}; the receipt and signed header need ${wrong[2]}`,
+    );
+  if (records.length - 1 !== record.calls.length)
+    requestMismatch(
+      row,
+      'review_request',
+      `carries ${records.length - 1} review request(s) for ${record.calls.length} recorded call(s)`,
+    );
+  record.calls.forEach((call, index) => {
+    const bytes = (records[index] as VerifiedTransferEnvelope['records'][number]).bytes;
+    let request;
+    try {
+      request = decodeReviewRequest(bytes);
+    } catch (error) {
+      if (!isAgentscmError(error)) throw error;
+      return requestMismatch(
+        row,
+        'review_request',
+        `has a review request ${index} that does not decode: ${error.message}`,
+        error,
+      );
+    }
+    if (
+      !encodeCanonical(reviewRequestToJson(request)).equals(Buffer.from(bytes)) ||
+      request.review_id !== record.review_id ||
+      request.call_index !== call.call_index ||
+      reviewRequestDigest(request) !== call.request_digest
+    ) {
+      requestMismatch(
+        row,
+        'review_request',
+        `has a review request ${index} that is not the canonical request of recorded call ${call.call_index}`,
+      );
+    }
+  });
+  return record.outcome;
+}
+
+/**
+ * Verify a receipt bundle's bytes (docs/receipts.md "What verify checks"): the frame and manifest
+ * (exit 2 codes), then the receipt, its digest, the transfer and registration sets, each
+ * registration's key (and pinning), each registration against its rows, and for each transfer in
+ * receipt order its digest, framing, strict Ed25519 signature, header binding, record digests,
+ * request binding, record checks and outcome (exit 1 codes). Returns what was verified.
+ */
+export function verifyReceiptBundle(bytes: Uint8Array, options: VerifyBundleOptions = {}): ReceiptBundleVerification {
+  const parts = decodeReceiptBundle(bytes);
+  const { manifest } = parts;
+  const receipt = decodeReceipt(parts.receiptBytes);
+  const digest = domainDigest(DOMAINS.receipt, parts.receiptBytes);
+  if (digest !== manifest.receipt.receipt_digest) {
+    fail(
+      'RECEIPT_BUNDLE_RECEIPT_DIGEST_MISMATCH',
+      `the bundled receipt has digest ${digest}; the manifest names ${manifest.receipt.receipt_digest}`,
+      'the receipt bytes changed after export; compare the digest with the one the authority reported',
+      {
+        receipt_digest: manifest.receipt.receipt_digest,
+        actual: digest,
+      },
+    );
+  }
+  const rows = receipt.tasks.filter((task): task is CollectorRow => receiptTaskKind(task) === 'collector');
+  const given = manifest.transfers;
+  const setProblem =
+    rows.length === 0
+      ? 'the receipt names no transfer, so nothing in it is signed'
+      : given.length !== rows.length
+        ? `the bundle holds ${given.length} transfers; the receipt names ${rows.length}`
+        : (() => {
+            const index = given.findIndex(
+              (t, i) => t.task_id !== rows[i]?.task_id || t.transfer_digest !== rows[i]?.transfer_digest,
+            );
+            return index < 0
+              ? null
+              : `manifest transfer ${index} names task ${given[index]?.task_id ?? ''} and digest ${given[index]?.transfer_digest ?? ''}; receipt row ${rows[index]?.task_id ?? ''} names ${rows[index]?.transfer_digest ?? ''}`;
+          })();
+  if (setProblem !== null) {
+    fail(
+      'RECEIPT_BUNDLE_TRANSFER_SET_MISMATCH',
+      setProblem,
+      'a bundle holds exactly the transfers its receipt names, in receipt row order',
+      { named: rows.length, given: given.length },
+    );
+  }
+  const pinned =
+    options.publicKeys === undefined || options.publicKeys.length === 0 ? null : new Set(options.publicKeys);
+  const registrations = checkRegistrations(receipt, rows, manifest.registrations, pinned);
+  const transfers = rows.map((row, index) =>
+    checkTransfer(
+      receipt,
+      row,
+      registrations.get(row.registration_id) as BundleRegistration,
+      parts.envelopes[index] as Uint8Array,
+    ),
+  );
+  return {
+    verified: true,
+    receipt_digest: digest,
+    bundle_length: parts.length,
+    receipt: receiptV2ToJson(receipt),
+    transfers,
+    unsigned_rows: receipt.tasks
+      .filter((task) => receiptTaskKind(task) !== 'collector')
+      .map((task) => ({
+        task_id: task.task_id,
+        step_id: task.step_id,
+        required: task.required,
+        outcome: task.outcome,
+        evidence: receiptTaskKind(task) === 'source_paths' ? 'result_digest' : 'none',
+      })),
+    registrations: manifest.registrations.map((r) => ({
+      registration_id: r.registration_id,
+      executor_id: r.executor_id,
+      registration_epoch: r.registration_epoch,
+      verification_key_id: r.verification_key_id,
+      pinned: pinned !== null,
+    })),
+    public_keys_pinned: pinned !== null,
+    checks: [...BUNDLE_CHECKS],
+  };
+}
