@@ -18,7 +18,8 @@ import { commandUsageError } from './_usage.js';
 
 export const dataDirFlag = Flags.string({
   description:
-    'Native data directory (also accepted before the command, or as AGENTSCM_DATA_DIR; default: the store of the enclosing workspace, else $XDG_DATA_HOME/agentscm or ~/.local/share/agentscm).',
+    'Native data directory (also accepted before the command, or as AGENTSCM_DATA_DIR; default: the store of the ' +
+    'enclosing workspace, else $XDG_DATA_HOME/agentscm or ~/.local/share/agentscm).',
   env: 'AGENTSCM_DATA_DIR',
   helpValue: 'DIR',
 });

@@ -9,7 +9,10 @@ import { isAbsolute, join, resolve } from 'node:path';
 
 import { enclosingWorkspaceDataDir } from '../workspace/locate.js';
 
-/** `$XDG_DATA_HOME/agentscm`, else `~/.local/share/agentscm` (a relative XDG_DATA_HOME is ignored, as the convention says). */
+/**
+ * `$XDG_DATA_HOME/agentscm`, else `~/.local/share/agentscm` (a relative XDG_DATA_HOME is ignored, as the convention
+ * says).
+ */
 export function userDataDir(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env.XDG_DATA_HOME;
   const base = xdg !== undefined && xdg !== '' && isAbsolute(xdg) ? xdg : join(homedir(), '.local', 'share');

@@ -66,7 +66,9 @@ function report(error: AgentscmError, argv: readonly string[]): void {
   process.stderr.write(`error[${error.code}]: ${oneLine(error.message)}${oneLine(hint)}\n`);
   if (argv.includes('--json')) {
     process.stdout.write(
-      `${formatJson({ error: { code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) } })}\n`,
+      `${formatJson({
+        error: { code: error.code, message: error.message, ...(error.hint === undefined ? {} : { hint: error.hint }) },
+      })}\n`,
     );
   }
   process.exitCode = ERROR_CODES[error.code].exit;

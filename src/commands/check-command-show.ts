@@ -5,7 +5,8 @@ import { BaseCommand } from './_base.js';
 
 export default class CheckCommandShow extends BaseCommand {
   static override description =
-    'Show one durable command attempt: state, outcome, the exact request, the execution record with its digest, and the retained stdout and stderr. Reads the journal read-only.';
+    'Show one durable command attempt: state, outcome, the exact request, the execution record with its digest, ' +
+    'and the retained stdout and stderr. Reads the journal read-only.';
 
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data check-command-show cmd-3f2a…',

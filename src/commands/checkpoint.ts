@@ -7,7 +7,10 @@ import { BaseCommand } from './_base.js';
 
 export default class Checkpoint extends BaseCommand {
   static override description =
-    'Record the workspace as an immutable revision and append it to a Change as its next version (the first use creates the Change at version 1). An unchanged tree makes no new version. File names are recorded byte-exact; a name added with a control or bidirectional formatting character (e.g. U+202E) is reported on stderr, escaped and marked [!], and in the unsafe_names field of --json.';
+    'Record the workspace as an immutable revision and append it to a Change as its next version (the first use ' +
+    'creates the Change at version 1). An unchanged tree makes no new version. File names are recorded ' +
+    'byte-exact; a name added with a control or bidirectional formatting character (e.g. U+202E) is reported on ' +
+    'stderr, escaped and marked [!], and in the unsafe_names field of --json.';
 
   static override examples = [
     '<%= config.bin %> checkpoint --change fix-parser',
@@ -40,11 +43,13 @@ export default class Checkpoint extends BaseCommand {
     if (result.created) {
       this.log(`Change ${result.change} version ${result.version}: revision ${result.revision}`);
       this.log(
-        `  previous revision ${result.previous_revision ?? '(none)'}; generation ${result.generation}; ${result.hashed_files} of ${counted(result.files, 'file')} hashed`,
+        `  previous revision ${result.previous_revision ?? '(none)'}; generation ${result.generation}; ` +
+          `${result.hashed_files} of ${counted(result.files, 'file')} hashed`,
       );
     } else {
       this.log(
-        `Change ${result.change} already at this tree: version ${result.version}, revision ${result.revision} (no new version)`,
+        `Change ${result.change} already at this tree: version ${result.version}, revision ${result.revision} ` +
+          `(no new version)`,
       );
     }
     this.warnUnsafeNames(result.unsafe_names);
@@ -59,7 +64,8 @@ export default class Checkpoint extends BaseCommand {
   private warnUnsafeNames(unsafe: CheckpointResult['unsafe_names']): void {
     if (unsafe.count === 0) return;
     const lines = [
-      `warning: this checkpoint adds ${counted(unsafe.count, 'name')} with control or bidirectional formatting characters, which can make a name read as another; shown escaped and marked ${UNSAFE_TEXT_MARKER}:`,
+      `warning: this checkpoint adds ${counted(unsafe.count, 'name')} with control or bidirectional formatting ` +
+        `characters, which can make a name read as another; shown escaped and marked ${UNSAFE_TEXT_MARKER}:`,
       ...unsafe.paths.map((path) => `  ${displayText(path)}`),
       ...(unsafe.count > unsafe.paths.length ? [`  … and ${unsafe.count - unsafe.paths.length} more`] : []),
     ];

@@ -18,11 +18,14 @@ const MARKS = { pass: '✓', warn: '!', fail: '✗', skip: '-' } as const;
 
 export default class Doctor extends BaseCommand {
   static override description =
-    'Check, without changing anything, what this machine needs: Node.js, the store (schema, integrity, permissions), keys, grants, requirements, the container runtime and pinned images, installed hooks and the hub; one line per finding with its fix. Exit 1 when a check fails.';
+    'Check, without changing anything, what this machine needs: Node.js, the store (schema, integrity, ' +
+    'permissions), keys, grants, requirements, the container runtime and pinned images, installed hooks and the ' +
+    'hub; one line per finding with its fix. Exit 1 when a check fails.';
 
   static override examples = [
     '<%= config.bin %> doctor',
-    '<%= config.bin %> --data-dir ./agentscm-data doctor --state-dir ~/.agentscm-collector --docker /usr/bin/docker --docker-socket /var/run/docker.sock',
+    '<%= config.bin %> --data-dir ./agentscm-data doctor --state-dir ~/.agentscm-collector --docker ' +
+      '/usr/bin/docker --docker-socket /var/run/docker.sock',
     '<%= config.bin %> doctor --hub-config hub.json --token-file ~/.agentscm/alice.token --json',
   ];
 
@@ -96,9 +99,11 @@ export default class Doctor extends BaseCommand {
     const { pass, warn, fail, skip } = report.counts;
     this.log(`${report.ok ? 'ok' : 'FAILED'}: ${pass} pass, ${warn} warn, ${fail} fail, ${skip} skipped`);
     if (!report.ok) {
-      // The findings are the answer (with --json the one document on stdout); the error line and the exit status say it failed.
+      // The findings are the answer (with --json the one document on stdout); the error line and the exit status say it
+      // failed.
       process.stderr.write(
-        `error[DOCTOR_FAILED]: ${fail} check${fail === 1 ? '' : 's'} failed; fix each ✗ line and run agentscm doctor again\n`,
+        `error[DOCTOR_FAILED]: ${fail} check${fail === 1 ? '' : 's'} failed; fix each ✗ line and run agentscm ` +
+          `doctor again\n`,
       );
       process.exitCode = ERROR_CODES.DOCTOR_FAILED.exit;
     }

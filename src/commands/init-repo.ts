@@ -6,7 +6,10 @@ import { BaseCommand } from './_base.js';
 
 export default class InitRepo extends BaseCommand {
   static override description =
-    'Create the native store if absent, register a repository, bind PATH as its workspace and checkpoint it onto target main. Unless --no-instructions is given, the managed agentscm instruction block is first written into AGENTS.md, .cursor/rules/agentscm.mdc and .github/copilot-instructions.md (replaced in place, other content kept), so the first revision holds it.';
+    'Create the native store if absent, register a repository, bind PATH as its workspace and checkpoint it onto ' +
+    'target main. Unless --no-instructions is given, the managed agentscm instruction block is first written ' +
+    'into AGENTS.md, .cursor/rules/agentscm.mdc and .github/copilot-instructions.md (replaced in place, other ' +
+    'content kept), so the first revision holds it.';
 
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data init-repo ./my-project --name my-project',
@@ -28,7 +31,8 @@ export default class InitRepo extends BaseCommand {
     }),
     instructions: Flags.boolean({
       description:
-        'Write the managed agentscm instruction block into AGENTS.md, .cursor/rules/agentscm.mdc and .github/copilot-instructions.md before the first revision (--no-instructions: leave the tree as it is).',
+        'Write the managed agentscm instruction block into AGENTS.md, .cursor/rules/agentscm.mdc and ' +
+        '.github/copilot-instructions.md before the first revision (--no-instructions: leave the tree as it is).',
       allowNo: true,
       default: true,
     }),
@@ -49,7 +53,8 @@ export default class InitRepo extends BaseCommand {
     this.log(`  workspace  ${result.workspace}`);
     this.log(`  data dir   ${result.data_dir}`);
     this.log(
-      `  revision   ${result.revision} on target ${result.target} (${counted(result.files, 'file')}, ${counted(result.total_bytes, 'byte')})`,
+      `  revision   ${result.revision} on target ${result.target} (${counted(result.files, 'file')}, ` +
+        `${counted(result.total_bytes, 'byte')})`,
     );
     this.log(`  policy epoch ${result.policy_epoch}`);
     return result;

@@ -13,7 +13,13 @@ import { BaseCommand } from './_base.js';
 export default class InstallEditHook extends BaseCommand {
   static override summary = 'Install `agentscm agent-state edit-hook` as a Claude Code or Codex PreToolUse hook.';
   static override description =
-    'Merges one PreToolUse command hook into the client\'s settings, leaving every other entry as it is; installing it again changes nothing. Claude Code: .claude/settings.json (--settings project), .claude/settings.local.json (local) or ~/.claude/settings.json (user), matcher "Edit|MultiEdit|Write|NotebookEdit". Codex: .codex/hooks.json (project) or ~/.codex/hooks.json (user), no matcher (the hook ignores tool calls that edit no file). The hook only warns and always lets the edit through. A settings file that is not a JSON object agentscm can rewrite exactly is refused (AGENT_STATE_HOOK_SETTINGS_INVALID) and left untouched.';
+    "Merges one PreToolUse command hook into the client's settings, leaving every other entry as it is; " +
+    'installing it again changes nothing. Claude Code: .claude/settings.json (--settings project), ' +
+    '.claude/settings.local.json (local) or ~/.claude/settings.json (user), matcher ' +
+    '"Edit|MultiEdit|Write|NotebookEdit". Codex: .codex/hooks.json (project) or ~/.codex/hooks.json (user), no ' +
+    'matcher (the hook ignores tool calls that edit no file). The hook only warns and always lets the edit ' +
+    'through. A settings file that is not a JSON object agentscm can rewrite exactly is refused ' +
+    '(AGENT_STATE_HOOK_SETTINGS_INVALID) and left untouched.';
   static override examples = [
     '<%= config.bin %> install-edit-hook --client claude-code --agent claude-1',
     '<%= config.bin %> install-edit-hook --client codex --settings user --agent codex-1 --json',
@@ -27,7 +33,8 @@ export default class InstallEditHook extends BaseCommand {
     }),
     settings: Flags.string({
       description:
-        'Which settings: project (shared, in the repository), local (personal, in the repository; Claude Code only) or user (home directory).',
+        'Which settings: project (shared, in the repository), local (personal, in the repository; Claude Code ' +
+        'only) or user (home directory).',
       options: [...EDIT_HOOK_SETTINGS],
       default: 'project',
     }),

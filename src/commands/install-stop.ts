@@ -18,11 +18,23 @@ export default class InstallStop extends BaseCommand {
   static override summary =
     'Install an agentscm Stop hook for Claude Code or Codex (server-executed `stop` or agent-owned `task-stop`).';
   static override description =
-    "Merges one Stop command hook into .claude/settings.json or .codex/hooks.json of the project (--scope project, under --repo) or ~/.claude/settings.json or ~/.codex/hooks.json (--scope user), leaving every other setting and hook as it was. --mode stop runs `agentscm --data-dir D skill-workflow stop CHANGE --workspace PATH` (checkpoint, run the target's requirement, block with the failures); --mode task-stop runs `skill-workflow task-stop` (Claude Code) or `task-codex-stop` (Codex) against a hub with --endpoint, --repository, --profile and --token-file (an absolute path) and, when the hub profile pins a target other than main, --target, which pass only when the hub qualifies exactly the checkpointed, clean workspace. Installing again replaces agentscm's own Stop entry instead of adding a second; --remove takes it out; --dry-run prints the resulting file without writing it. A file that is not strict JSON valid under the client's own schema is refused (HOOK_SETTINGS_INVALID) and left untouched.";
+    'Merges one Stop command hook into .claude/settings.json or .codex/hooks.json of the project (--scope ' +
+    'project, under --repo) or ~/.claude/settings.json or ~/.codex/hooks.json (--scope user), leaving every ' +
+    'other setting and hook as it was. --mode stop runs `agentscm --data-dir D skill-workflow stop CHANGE ' +
+    "--workspace PATH` (checkpoint, run the target's requirement, block with the failures); --mode task-stop " +
+    'runs `skill-workflow task-stop` (Claude Code) or `task-codex-stop` (Codex) against a hub with --endpoint, ' +
+    '--repository, --profile and --token-file (an absolute path) and, when the hub profile pins a target other ' +
+    'than main, --target, which pass only when the hub qualifies exactly the checkpointed, clean workspace. ' +
+    "Installing again replaces agentscm's own Stop entry instead of adding a second; --remove takes it out; " +
+    '--dry-run prints the resulting file without writing it. A file that is not strict JSON valid under the ' +
+    "client's own schema is refused (HOOK_SETTINGS_INVALID) and left untouched.";
   static override examples = [
-    '<%= config.bin %> --data-dir /srv/agentscm install-stop --client claude-code --mode stop --change fix-parser --workspace . --docker /usr/bin/docker --docker-socket /var/run/docker.sock',
-    '<%= config.bin %> install-stop --client codex --mode task-stop --change fix-parser --workspace . --endpoint https://hub.example:8443 --repository acme/widgets --profile ci --token-file /home/me/.config/agentscm/token',
-    '<%= config.bin %> install-stop --client claude-code --mode stop --change fix-parser --workspace . --remove --dry-run',
+    '<%= config.bin %> --data-dir /srv/agentscm install-stop --client claude-code --mode stop --change ' +
+      'fix-parser --workspace . --docker /usr/bin/docker --docker-socket /var/run/docker.sock',
+    '<%= config.bin %> install-stop --client codex --mode task-stop --change fix-parser --workspace . --endpoint ' +
+      'https://hub.example:8443 --repository acme/widgets --profile ci --token-file /home/me/.config/agentscm/token',
+    '<%= config.bin %> install-stop --client claude-code --mode stop --change fix-parser --workspace . --remove ' +
+      '--dry-run',
   ];
   static override flags = {
     client: Flags.string({
@@ -32,7 +44,8 @@ export default class InstallStop extends BaseCommand {
     }),
     mode: Flags.string({
       description:
-        'stop: server-executed (checkpoint and run the requirement locally); task-stop: agent-owned tasks qualified by a hub.',
+        'stop: server-executed (checkpoint and run the requirement locally); task-stop: agent-owned tasks ' +
+        'qualified by a hub.',
       options: [...STOP_MODES],
       required: true,
     }),
@@ -62,7 +75,8 @@ export default class InstallStop extends BaseCommand {
     }),
     target: Flags.string({
       description:
-        'The target whose installed requirement the hook uses (default main). stop: the requirement it runs; task-stop: the target the hub profile pins, written into the hook command as --target.',
+        'The target whose installed requirement the hook uses (default main). stop: the requirement it runs; ' +
+        'task-stop: the target the hub profile pins, written into the hook command as --target.',
       helpValue: 'NAME',
     }),
     docker: Flags.string({
@@ -116,7 +130,8 @@ export default class InstallStop extends BaseCommand {
     if (outcome.dry_run) {
       this.log(
         outcome.changed
-          ? `dry run: would ${outcome.action === 'removed' ? 'remove the entry from' : 'write'} ${outcome.settings_file}`
+          ? `dry run: would ${outcome.action === 'removed' ? 'remove the entry from' : 'write'} ` +
+              `${outcome.settings_file}`
           : `dry run: ${outcome.settings_file} would not change`,
       );
       this.log(

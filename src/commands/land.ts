@@ -8,7 +8,14 @@ export default class Land extends BaseCommand {
   static override summary =
     "Move a target to an approved Change's revision after rechecking everything under the authority lock.";
   static override description =
-    "Under the native authority's writer lock (docs/admission.md) rechecks the exact current subject of the Change's newest approval, the installed policy and requirement, the retained signed transfers and their records, the collector profiles, executor registrations and revocations, the live origin grant of every imported task, every command step of the command/v1 context, and that the approval binds exactly this subject and receipt; then moves the target to the Change's revision and records the landing (what landed, from which revision, when, on which approval and receipt). The target must be at the base the Change's revision descends from, otherwise the landing is a conflict (exit 3) whose hint says to checkpoint on the new target. Every refusal names its code and next step, and changes nothing.";
+    "Under the native authority's writer lock (docs/admission.md) rechecks the exact current subject of the " +
+    "Change's newest approval, the installed policy and requirement, the retained signed transfers and their " +
+    'records, the collector profiles, executor registrations and revocations, the live origin grant of every ' +
+    'imported task, every command step of the command/v1 context, and that the approval binds exactly this ' +
+    "subject and receipt; then moves the target to the Change's revision and records the landing (what landed, " +
+    "from which revision, when, on which approval and receipt). The target must be at the base the Change's " +
+    'revision descends from, otherwise the landing is a conflict (exit 3) whose hint says to checkpoint on the ' +
+    'new target. Every refusal names its code and next step, and changes nothing.';
   static override examples = [
     '<%= config.bin %> land --change fix-parser --target main',
     '<%= config.bin %> --data-dir ./agentscm-data land --change fix-parser --target main --json',
@@ -37,10 +44,12 @@ export default class Land extends BaseCommand {
       change: flags.change,
     });
     this.log(
-      `landed: Change ${landing.change_id} version ${landing.change_version} moved target ${landing.target} from ${landing.previous_revision} to ${landing.revision}`,
+      `landed: Change ${landing.change_id} version ${landing.change_version} moved target ${landing.target} from ` +
+        `${landing.previous_revision} to ${landing.revision}`,
     );
     this.log(
-      `  approval ${landing.approval_id}, ${landing.receipt_kind} receipt ${landing.receipt_digest} (landing ${landing.landing_id})`,
+      `  approval ${landing.approval_id}, ${landing.receipt_kind} receipt ${landing.receipt_digest} (landing ` +
+        `${landing.landing_id})`,
     );
     return { ...landing };
   }

@@ -8,7 +8,14 @@ import { BaseCommand } from './_base.js';
 export default class Qualification extends BaseCommand {
   static override summary = "Say whether a Change's exact subject qualifies now (read-only, advisory).";
   static override description =
-    "The operator's view of the agent-task operation `qualification` (docs/qualification.md): for the Change's subject — its current version and the review context --context names (default: the only context of that version) — prints whether it is qualified, whether the subject is still current, the receipt digest (only when qualified), the subject revision, each task's state (pending, claimed, succeeded, failed, uncertain, blocked), at most 32 typed failures (task id and a stable code) and the next step as data (collector_claim or reconcile with a task id, collector_finalize, checkpoint, none). It opens the existing stores read-only and never finalizes, writes a receipt or changes a task; landing rechecks everything. Exit status: 0 when qualified, 1 when not (the answer is printed either way), 2 for bad input, 4 when a store is unavailable.";
+    "The operator's view of the agent-task operation `qualification` (docs/qualification.md): for the Change's " +
+    'subject — its current version and the review context --context names (default: the only context of that ' +
+    'version) — prints whether it is qualified, whether the subject is still current, the receipt digest (only ' +
+    "when qualified), the subject revision, each task's state (pending, claimed, succeeded, failed, uncertain, " +
+    'blocked), at most 32 typed failures (task id and a stable code) and the next step as data (collector_claim ' +
+    'or reconcile with a task id, collector_finalize, checkpoint, none). It opens the existing stores read-only ' +
+    'and never finalizes, writes a receipt or changes a task; landing rechecks everything. Exit status: 0 when ' +
+    'qualified, 1 when not (the answer is printed either way), 2 for bad input, 4 when a store is unavailable.';
   static override examples = [
     '<%= config.bin %> qualification --change fix-parser',
     '<%= config.bin %> --data-dir ./agentscm-data qualification --change fix-parser --context 5f3c…e2 --json',
@@ -17,7 +24,8 @@ export default class Qualification extends BaseCommand {
     change: Flags.string({ description: 'Change id of the subject.', required: true, helpValue: 'ID' }),
     context: Flags.string({
       description:
-        "Digest of the review context of the Change's current version (default: the only one at the current policy epoch).",
+        "Digest of the review context of the Change's current version (default: the only one at the current " +
+        'policy epoch).',
       helpValue: 'DIGEST',
     }),
     profile: Flags.string({ description: 'Workflow task profile id.', default: 'default', helpValue: 'ID' }),
@@ -43,7 +51,8 @@ export default class Qualification extends BaseCommand {
       context: flags.context,
     });
     this.log(
-      `${answer.qualified ? 'qualified' : 'not qualified'}: Change ${flags.change} at revision ${answer.revision}${answer.subject_current ? '' : ' (subject superseded)'}`,
+      `${answer.qualified ? 'qualified' : 'not qualified'}: Change ${flags.change} at revision ` +
+        `${answer.revision}${answer.subject_current ? '' : ' (subject superseded)'}`,
     );
     if (answer.receipt_digest !== null) this.log(`  receipt ${answer.receipt_digest}`);
     for (const task of answer.tasks)

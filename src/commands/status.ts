@@ -7,7 +7,8 @@ import { BaseCommand } from './_base.js';
 
 export default class Status extends BaseCommand {
   static override description =
-    'Compare the workspace with its base revision without writing anything: clean or dirty with the changed paths, base revision, generation, pending operation, scan completeness.';
+    'Compare the workspace with its base revision without writing anything: clean or dirty with the changed ' +
+    'paths, base revision, generation, pending operation, scan completeness.';
 
   static override examples = ['<%= config.bin %> status', '<%= config.bin %> status --workspace ./my-project --json'];
 

@@ -22,19 +22,31 @@ export default class AgentStateRun extends BaseCommand {
   static override summary =
     'Run a command under the agent-state contract: lease, observed changes, scope check, contained process group.';
   static override description = [
-    'Writers (at least one PATH:write scope) first take the mutation lease botte-mutation-lease-v1 of the git root, whichever subdirectory they start from; a lease held by another live run makes the state blocked/conflict and one left by a process that is gone blocked/stale_lease (reported, never removed), both before the command starts (exit 3).',
-    'The command runs in a new process group, confirmed before it starts; every process left in the group when the root exits or times out is terminated (SIGTERM, then SIGKILL), with the evidence in the report.',
-    'Git (HEAD and git-visible changes before and after), a hashed snapshot of the write scopes (at most 20 scopes, 1,000 files, 64 MiB; symlinks never followed, .git never read) and, with any scope declared, a metadata guard over every other path including ignored files (at most 20,000 paths) observe what changed.',
-    'The final state is completed only with git, stable revisions, complete snapshots, exit 0 and every change inside a write scope (exit 0); failed on a non-zero exit, a signal or a time-out; blocked/scope_violation when anything changed outside every write scope (detection only: nothing is rolled back); idle for a success that cannot be verified. Those exit 1.',
-    "Scope paths are relative to the git root (to the working directory without git). With --json the command's stdout goes to stderr so that stdout stays one JSON document.",
+    'Writers (at least one PATH:write scope) first take the mutation lease botte-mutation-lease-v1 of the git ' +
+      'root, whichever subdirectory they start from; a lease held by another live run makes the state ' +
+      'blocked/conflict and one left by a process that is gone blocked/stale_lease (reported, never removed), both ' +
+      'before the command starts (exit 3).',
+    'The command runs in a new process group, confirmed before it starts; every process left in the group when ' +
+      'the root exits or times out is terminated (SIGTERM, then SIGKILL), with the evidence in the report.',
+    'Git (HEAD and git-visible changes before and after), a hashed snapshot of the write scopes (at most 20 ' +
+      'scopes, 1,000 files, 64 MiB; symlinks never followed, .git never read) and, with any scope declared, a ' +
+      'metadata guard over every other path including ignored files (at most 20,000 paths) observe what changed.',
+    'The final state is completed only with git, stable revisions, complete snapshots, exit 0 and every change ' +
+      'inside a write scope (exit 0); failed on a non-zero exit, a signal or a time-out; blocked/scope_violation ' +
+      'when anything changed outside every write scope (detection only: nothing is rolled back); idle for a ' +
+      'success that cannot be verified. Those exit 1.',
+    "Scope paths are relative to the git root (to the working directory without git). With --json the command's " +
+      'stdout goes to stderr so that stdout stays one JSON document.',
   ].join('\n\n');
   static override examples = [
     '<%= config.bin %> agent-state run --agent builder --scope src/parser:write --scope docs:read -- npm run build',
-    '<%= config.bin %> agent-state run --agent builder --task task-1 --backend codex --scope src:write --timeout 600 --json -- ./agent.sh',
+    '<%= config.bin %> agent-state run --agent builder --task task-1 --backend codex --scope src:write --timeout ' +
+      '600 --json -- ./agent.sh',
     '<%= config.bin %> agent-state run --agent probe -- true',
   ];
   static override usage =
-    '<%= command.id %> --agent ID [--scope PATH:ACCESS...] [--backend NAME] [--task ID] [--timeout SECONDS] [--grace MS] [--json] -- COMMAND [ARG...]';
+    '<%= command.id %> --agent ID [--scope PATH:ACCESS...] [--backend NAME] [--task ID] [--timeout SECONDS] ' +
+    '[--grace MS] [--json] -- COMMAND [ARG...]';
   static override strict = false;
   static override flags = {
     agent: Flags.string({

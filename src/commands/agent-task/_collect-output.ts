@@ -20,13 +20,17 @@ export function collectResultJson(result: CollectResult): JsonObject {
 
 export function printCollectResult(log: (line: string) => void, result: CollectResult): void {
   log(
-    `${result.ran ? 'collected' : 'uploaded the retained envelope of'} task ${result.task_id} attempt ${result.attempt_id} (upload request ${result.upload_request_id})`,
+    `${result.ran ? 'collected' : 'uploaded the retained envelope of'} task ${result.task_id} attempt ` +
+      `${result.attempt_id} (upload request ${result.upload_request_id})`,
   );
   log(`transfer ${result.transfer_digest}, ${result.envelope_bytes} bytes, retained at ${result.envelope_file}`);
   log(
-    `uploaded to ${result.upload.target === 'local' ? 'the local authority' : 'the hub'}: ${formatJson(result.upload.answer).replaceAll('\n', '\n  ')}`,
+    `uploaded to ${result.upload.target === 'local' ? 'the local authority' : 'the hub'}: ` +
+      `${formatJson(result.upload.answer).replaceAll('\n', '\n  ')}`,
   );
   log(
-    `hint: the check's verdict is ${result.outcome}${result.exit_code === null ? '' : ` (exit ${result.exit_code})`}; whether it counts is for qualification to decide`,
+    `hint: the check's verdict is ` +
+      `${result.outcome}${result.exit_code === null ? '' : ` (exit ${result.exit_code})`}; whether it counts is ` +
+      `for qualification to decide`,
   );
 }

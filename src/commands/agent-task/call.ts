@@ -10,13 +10,23 @@ import { fillTaskInput, readTaskInput } from '../../tasks/input.js';
 export default class AgentTaskCall extends BaseCommand {
   static override summary = 'Run one typed agent-task operation against the local data directory.';
   static override description =
-    'The local adapter of the agent-task service: runs OPERATION (capabilities, requirements, next, instructions, reference, claim, heartbeat, status, cancel, reconcile, result, recovery) through the same facade the hub serves over HTTP and MCP. The operation runs as the actor of the live grant whose token is in --token-file (see `agentscm grant create`); request JSON never selects the actor, and a request naming another actor is refused. A request that leaves out `agent` gets the grant actor; --executor fills `executor` from a current registration (examples/agent-tasks/ holds one body per operation). The grant is rechecked inside every transition, so a revoked or rotated grant changes nothing. Requests are strict JSON (--input FILE, or - for stdin); the answer is one JSON document.';
+    'The local adapter of the agent-task service: runs OPERATION (capabilities, requirements, next, ' +
+    'instructions, reference, claim, heartbeat, status, cancel, reconcile, result, recovery) through the same ' +
+    'facade the hub serves over HTTP and MCP. The operation runs as the actor of the live grant whose token is ' +
+    'in --token-file (see `agentscm grant create`); request JSON never selects the actor, and a request naming ' +
+    'another actor is refused. A request that leaves out `agent` gets the grant actor; --executor fills ' +
+    '`executor` from a current registration (examples/agent-tasks/ holds one body per operation). The grant is ' +
+    'rechecked inside every transition, so a revoked or rotated grant changes nothing. Requests are strict JSON ' +
+    '(--input FILE, or - for stdin); the answer is one JSON document.';
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data agent-task call capabilities --token-file ~/.agentscm/alice.token --json',
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task call capabilities --token-file ' +
+      '~/.agentscm/alice.token --json',
     '<%= config.bin %> agent-task call next --token-file ./alice.token --change fix-parser --context 5f3c…e2 --json',
-    '<%= config.bin %> agent-task call claim --token-file ./alice.token --change fix-parser --context 5f3c…e2 --input claim.json --json',
+    '<%= config.bin %> agent-task call claim --token-file ./alice.token --change fix-parser --context 5f3c…e2 ' +
+      '--input claim.json --json',
     'cat heartbeat.json | <%= config.bin %> agent-task call heartbeat --token-file ./alice.token --input - --json',
-    '<%= config.bin %> agent-task call claim --token-file ./alice.token --change fix-parser --context 5f3c…e2 --executor reg-0f3a… --input claim.json --json',
+    '<%= config.bin %> agent-task call claim --token-file ./alice.token --change fix-parser --context 5f3c…e2 ' +
+      '--executor reg-0f3a… --input claim.json --json',
   ];
   static override args = {
     operation: Args.string({ description: 'Operation name (see capabilities).', required: true }),
@@ -51,7 +61,8 @@ export default class AgentTaskCall extends BaseCommand {
     input: Flags.string({ description: 'Request JSON file, or - for stdin.', helpValue: 'FILE|-' }),
     executor: Flags.string({
       description:
-        "Fill the request's executor binding from this current registration (claim, heartbeat, cancel, reconcile, result, recovery); an omitted agent is always filled from the grant.",
+        "Fill the request's executor binding from this current registration (claim, heartbeat, cancel, " +
+        'reconcile, result, recovery); an omitted agent is always filled from the grant.',
       helpValue: 'REGISTRATION_ID',
     }),
   };

@@ -10,10 +10,20 @@ export default class AgentTaskClaim extends BaseCommand {
   static override summary =
     'Claim a command task under an installed collector profile and write its collector descriptor.';
   static override description =
-    'The collector claim (operation collector_claim) of one subject, as the actor of the live grant in --token-file: the command task of the profile\'s step (or --task) is claimed with a fresh request id, execution identity, fence and lease, the executor binding is the profile\'s enrolled epoch, and the attempt records the originating grant and its generation, the profile and a fresh upload_request_id. The descriptor (docs/wire.md "Collector descriptor", canonical JSON) is written to --out, created with mode 0600; an existing file is never overwritten. Hand it to `agent-task collect`. The claim is refused, changing nothing, when the profile is not installed, its registration is no longer current, the profile does not fit the task, the task is already claimed or a needed step is incomplete (docs/agent-tasks.md "agent-task claim").';
+    'The collector claim (operation collector_claim) of one subject, as the actor of the live grant in ' +
+    "--token-file: the command task of the profile's step (or --task) is claimed with a fresh request id, " +
+    "execution identity, fence and lease, the executor binding is the profile's enrolled epoch, and the attempt " +
+    'records the originating grant and its generation, the profile and a fresh upload_request_id. The descriptor ' +
+    '(docs/wire.md "Collector descriptor", canonical JSON) is written to --out, created with mode 0600; an ' +
+    'existing file is never overwritten. Hand it to `agent-task collect`. The claim is refused, changing ' +
+    'nothing, when the profile is not installed, its registration is no longer current, the profile does not fit ' +
+    'the task, the task is already claimed or a needed step is incomplete (docs/agent-tasks.md "agent-task ' +
+    'claim").';
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data agent-task claim --profile 3f1c…9a --change fix-parser --context 5f3c…e2 --token-file ./alice.token --out unit.descriptor.json',
-    '<%= config.bin %> agent-task claim --profile 3f1c…9a --change fix-parser --context 5f3c…e2 --task t-0f1e… --token-file ./alice.token --out d.json --json',
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task claim --profile 3f1c…9a --change fix-parser ' +
+      '--context 5f3c…e2 --token-file ./alice.token --out unit.descriptor.json',
+    '<%= config.bin %> agent-task claim --profile 3f1c…9a --change fix-parser --context 5f3c…e2 --task t-0f1e… ' +
+      '--token-file ./alice.token --out d.json --json',
   ];
   static override flags = {
     profile: Flags.string({
@@ -72,7 +82,8 @@ export default class AgentTaskClaim extends BaseCommand {
     const attempt = d.attempt as JsonObject;
     const task = d.task as JsonObject;
     this.log(
-      `claimed task ${shown(task.task_id)} attempt ${shown(attempt.attempt_id)} (fence ${shown(attempt.fence)}) for collection`,
+      `claimed task ${shown(task.task_id)} attempt ${shown(attempt.attempt_id)} (fence ${shown(attempt.fence)}) ` +
+        `for collection`,
     );
     this.log(`  descriptor written to ${flags.out}; upload request ${shown(d.upload_request_id)}`);
     for (const line of instantLines(d)) this.log(`  ${line}`);

@@ -9,12 +9,34 @@ export default class AgentTaskCollect extends BaseCommand {
   static override summary =
     'Run a claimed command or review task as an operator-enrolled collector and upload the signed transfer.';
   static override description =
-    'Reads the collector descriptor written by `agent-task claim --out`, recompiles it against the authority of --data-dir (any difference is refused: profile, registration, key, subject, recipe, runtime identity, task, attempt, fence, origin grant) and rechecks the grant, task and attempt before the run and again before signing. It reserves the collection durably in --state-dir before any container exists, materializes the exact revision, runs the recipe with the OCI command collector (network none, read-only source, non-root, no capabilities, limits), builds the ExecutionRequest and ExecutionRecord, signs the transfer envelope with --key, retains the envelope in --state-dir and only then uploads it: into the local authority, or to the hub when --endpoint is given. Running it again for the same descriptor never runs the command again; it uploads the retained envelope. A failed check is a completed collection (exit 0): its verdict is printed, qualification decides what it means. A review descriptor (a task claimed under a finite-review profile) runs the finite review controller instead: --review-executable names the Claude Code executable, whose SHA-256 must be the one the profile pins (model and provider scope come from the profile), --review-env names each variable it may see (nothing else is passed); every model call is reserved in --state-dir before it is made, and running it again never repeats a call. --docker and --docker-socket are then not needed. Progress goes to stderr when it is a terminal and --json is not given, or with AGENTSCM_PROGRESS=1.';
+    'Reads the collector descriptor written by `agent-task claim --out`, recompiles it against the authority of ' +
+    '--data-dir (any difference is refused: profile, registration, key, subject, recipe, runtime identity, task, ' +
+    'attempt, fence, origin grant) and rechecks the grant, task and attempt before the run and again before ' +
+    'signing. It reserves the collection durably in --state-dir before any container exists, materializes the ' +
+    'exact revision, runs the recipe with the OCI command collector (network none, read-only source, non-root, ' +
+    'no capabilities, limits), builds the ExecutionRequest and ExecutionRecord, signs the transfer envelope with ' +
+    '--key, retains the envelope in --state-dir and only then uploads it: into the local authority, or to the ' +
+    'hub when --endpoint is given. Running it again for the same descriptor never runs the command again; it ' +
+    'uploads the retained envelope. A failed check is a completed collection (exit 0): its verdict is printed, ' +
+    'qualification decides what it means. A review descriptor (a task claimed under a finite-review profile) ' +
+    'runs the finite review controller instead: --review-executable names the Claude Code executable, whose ' +
+    'SHA-256 must be the one the profile pins (model and provider scope come from the profile), --review-env ' +
+    'names each variable it may see (nothing else is passed); every model call is reserved in --state-dir before ' +
+    'it is made, and running it again never repeats a call. --docker and --docker-socket are then not needed. ' +
+    'Progress goes to stderr when it is a terminal and --json is not given, or with AGENTSCM_PROGRESS=1.';
 
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data agent-task collect --descriptor unit.descriptor.json --key ~/.agentscm-collector/signing-key.json --state-dir ~/.agentscm-collector --docker /usr/bin/docker --docker-socket /var/run/docker.sock --token-file ./collector.token',
-    '<%= config.bin %> agent-task collect --descriptor unit.descriptor.json --key ~/.agentscm-collector/signing-key.json --state-dir ~/.agentscm-collector --docker /usr/bin/docker --docker-socket /var/run/docker.sock --token-file ./collector.token --endpoint http://127.0.0.1:8080/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks --json',
-    '<%= config.bin %> agent-task collect --descriptor review.descriptor.json --key ~/.agentscm-review/signing-key.json --state-dir ~/.agentscm-review --token-file ./collector.token --review-executable "$(readlink -f "$(command -v claude)")" --review-env HOME --review-env PATH --review-env ANTHROPIC_API_KEY',
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task collect --descriptor unit.descriptor.json --key ' +
+      '~/.agentscm-collector/signing-key.json --state-dir ~/.agentscm-collector --docker /usr/bin/docker ' +
+      '--docker-socket /var/run/docker.sock --token-file ./collector.token',
+    '<%= config.bin %> agent-task collect --descriptor unit.descriptor.json --key ' +
+      '~/.agentscm-collector/signing-key.json --state-dir ~/.agentscm-collector --docker /usr/bin/docker ' +
+      '--docker-socket /var/run/docker.sock --token-file ./collector.token --endpoint ' +
+      'http://127.0.0.1:8080/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks --json',
+    '<%= config.bin %> agent-task collect --descriptor review.descriptor.json --key ' +
+      '~/.agentscm-review/signing-key.json --state-dir ~/.agentscm-review --token-file ./collector.token ' +
+      '--review-executable "$(readlink -f "$(command -v claude)")" --review-env HOME --review-env PATH ' +
+      '--review-env ANTHROPIC_API_KEY',
   ];
 
   static override flags = {
@@ -30,13 +52,15 @@ export default class AgentTaskCollect extends BaseCommand {
     }),
     'state-dir': Flags.string({
       description:
-        'Owner-private (0700) collector state directory outside every workspace: the reservation, snapshot and retained envelope live here.',
+        'Owner-private (0700) collector state directory outside every workspace: the reservation, snapshot and ' +
+        'retained envelope live here.',
       required: true,
       helpValue: 'DIR',
     }),
     docker: Flags.string({
       description:
-        'The operator-selected docker executable; hashed into the runtime identity, never run (a command descriptor needs it).',
+        'The operator-selected docker executable; hashed into the runtime identity, never run (a command ' +
+        'descriptor needs it).',
       helpValue: 'PATH',
     }),
     'docker-socket': Flags.string({
@@ -51,17 +75,20 @@ export default class AgentTaskCollect extends BaseCommand {
     }),
     endpoint: Flags.string({
       description:
-        "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead of the local authority.",
+        "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead " +
+        'of the local authority.',
       helpValue: 'URL',
     }),
     'review-executable': Flags.string({
       description:
-        'A review descriptor: absolute path of the Claude Code executable (a symlink is not followed); its SHA-256 must be the one the finite-review profile pins.',
+        'A review descriptor: absolute path of the Claude Code executable (a symlink is not followed); its ' +
+        'SHA-256 must be the one the finite-review profile pins.',
       helpValue: 'PATH',
     }),
     'review-env': Flags.string({
       description:
-        'A review descriptor: name of an environment variable passed to the executable (repeatable); nothing else of the environment is inherited.',
+        'A review descriptor: name of an environment variable passed to the executable (repeatable); nothing ' +
+        'else of the environment is inherited.',
       multiple: true,
       helpValue: 'NAME',
     }),

@@ -7,9 +7,14 @@ import { enrollInDataDir, type EnrollResult } from '../../native/executor-regist
 export default class AgentTaskEnroll extends BaseCommand {
   static override summary = 'Enroll an executor public key for one repository, profile and step.';
   static override description =
-    'Records an operator-supplied Ed25519 public key as a new immutable registration epoch in the native authority (one above the newest epoch of the same repository/profile/step/executor). Generates no keys or credentials. Warns (stderr, and "warnings" in JSON) when no installed requirement of the repository has the step. Enrollment grants no execution, source access or landing permission; observations it signs stay nonpassing.';
+    'Records an operator-supplied Ed25519 public key as a new immutable registration epoch in the native ' +
+    'authority (one above the newest epoch of the same repository/profile/step/executor). Generates no keys or ' +
+    'credentials. Warns (stderr, and "warnings" in JSON) when no installed requirement of the repository has the ' +
+    'step. Enrollment grants no execution, source access or landing permission; observations it signs stay ' +
+    'nonpassing.';
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data agent-task enroll --repository demo --step unit-tests --executor ci-box --public-key 3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29',
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task enroll --repository demo --step unit-tests ' +
+      '--executor ci-box --public-key 3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29',
   ];
   static override flags = {
     repository: Flags.string({

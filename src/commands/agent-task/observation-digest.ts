@@ -8,7 +8,9 @@ import { counted } from '../../contracts/json/counted.js';
 export default class AgentTaskObservationDigest extends BaseCommand {
   static override summary = 'Print the observation digest (or the exact signing bytes) of a result assertion.';
   static override description =
-    'Decodes the assertion strictly, sets executor_provenance to null, encodes it in declared field order and prints the domain-separated SHA-256 digest and the byte length. With --bytes, writes the exact signing bytes to stdout instead.';
+    'Decodes the assertion strictly, sets executor_provenance to null, encodes it in declared field order and ' +
+    'prints the domain-separated SHA-256 digest and the byte length. With --bytes, writes the exact signing ' +
+    'bytes to stdout instead.';
   static override examples = [
     '<%= config.bin %> agent-task observation-digest observation.json --json',
     '<%= config.bin %> agent-task observation-digest observation.json --bytes | xxd | head',

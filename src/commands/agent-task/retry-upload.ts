@@ -8,11 +8,17 @@ import { collectResultJson, printCollectResult } from './_collect-output.js';
 export default class AgentTaskRetryUpload extends BaseCommand {
   static override summary = 'Send the signed envelope a collection retained again, byte for byte.';
   static override description =
-    'Reads the envelope `agent-task collect` retained in --state-dir for --upload-request-id and uploads the identical bytes again: into the local authority of --data-dir, or to the hub when --endpoint is given. Nothing runs and nothing is signed again; an authority that already imported those bytes answers its retained view. COLLECT_NOT_RETAINED when the state directory holds no signed envelope for that id.';
+    'Reads the envelope `agent-task collect` retained in --state-dir for --upload-request-id and uploads the ' +
+    'identical bytes again: into the local authority of --data-dir, or to the hub when --endpoint is given. ' +
+    'Nothing runs and nothing is signed again; an authority that already imported those bytes answers its ' +
+    'retained view. COLLECT_NOT_RETAINED when the state directory holds no signed envelope for that id.';
 
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data agent-task retry-upload --state-dir ~/.agentscm-collector --upload-request-id up-7 --token-file ./collector.token',
-    '<%= config.bin %> agent-task retry-upload --state-dir ~/.agentscm-collector --upload-request-id up-7 --token-file ./collector.token --endpoint http://127.0.0.1:8080/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks --json',
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task retry-upload --state-dir ~/.agentscm-collector ' +
+      '--upload-request-id up-7 --token-file ./collector.token',
+    '<%= config.bin %> agent-task retry-upload --state-dir ~/.agentscm-collector --upload-request-id up-7 ' +
+      '--token-file ./collector.token --endpoint ' +
+      'http://127.0.0.1:8080/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks --json',
   ];
 
   static override flags = {
@@ -33,7 +39,8 @@ export default class AgentTaskRetryUpload extends BaseCommand {
     }),
     endpoint: Flags.string({
       description:
-        "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead of the local authority.",
+        "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead " +
+        'of the local authority.',
       helpValue: 'URL',
     }),
   };

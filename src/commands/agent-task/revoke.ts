@@ -6,9 +6,12 @@ import { revokeInDataDir, type RevokeResult } from '../../native/executor-regist
 export default class AgentTaskRevoke extends BaseCommand {
   static override summary = 'Revoke an executor registration.';
   static override description =
-    'Records an immutable revocation in the native authority. Observations under the registration stop counting even if they were retained earlier; enrolling again makes a new epoch and never rehabilitates them. Revoking twice changes nothing.';
+    'Records an immutable revocation in the native authority. Observations under the registration stop counting ' +
+    'even if they were retained earlier; enrolling again makes a new epoch and never rehabilitates them. ' +
+    'Revoking twice changes nothing.';
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data agent-task revoke reg-0123456789abcdef0123456789abcdef --reason "key rotated"',
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task revoke reg-0123456789abcdef0123456789abcdef ' +
+      '--reason "key rotated"',
   ];
   static override args = {
     registration_id: Args.string({ description: 'Registration id printed by `agent-task enroll`.', required: true }),

@@ -5,11 +5,15 @@ import { probeRuntime, type RuntimeProbeResult } from '../../collector/runtime-p
 
 export default class AgentTaskRuntimeProbe extends BaseCommand {
   static override description =
-    'Observe the container runtime identity a command collector would use: engine and Engine API version, OS and architecture, security options, cgroup version, the image ID of --image (never pulled) and the SHA-256 of the --docker executable; prints the identity and its SHA-256.';
+    'Observe the container runtime identity a command collector would use: engine and Engine API version, OS and ' +
+    'architecture, security options, cgroup version, the image ID of --image (never pulled) and the SHA-256 of ' +
+    'the --docker executable; prints the identity and its SHA-256.';
 
   static override examples = [
-    '<%= config.bin %> agent-task runtime-probe --docker /usr/bin/docker --docker-socket /var/run/docker.sock --image local/busybox:1',
-    '<%= config.bin %> agent-task runtime-probe --docker /usr/bin/docker --docker-socket /var/run/docker.sock --image local/busybox:1 --json',
+    '<%= config.bin %> agent-task runtime-probe --docker /usr/bin/docker --docker-socket /var/run/docker.sock ' +
+      '--image local/busybox:1',
+    '<%= config.bin %> agent-task runtime-probe --docker /usr/bin/docker --docker-socket /var/run/docker.sock ' +
+      '--image local/busybox:1 --json',
   ];
 
   static override flags = {

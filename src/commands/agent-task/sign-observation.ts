@@ -9,9 +9,12 @@ import { assertionToJson } from '../../contracts/task/result.js';
 export default class AgentTaskSignObservation extends BaseCommand {
   static override summary = 'Sign a registered observation with an executor key file.';
   static override description =
-    'Decodes the assertion strictly, checks that the key file is owner-private and that its key is the verification_key_id the executor binding names, then prints the assertion with executor_provenance (observation_digest, signature) filled.';
+    'Decodes the assertion strictly, checks that the key file is owner-private and that its key is the ' +
+    'verification_key_id the executor binding names, then prints the assertion with executor_provenance ' +
+    '(observation_digest, signature) filled.';
   static override examples = [
-    '<%= config.bin %> agent-task sign-observation observation.json --key ~/.agentscm-collector/signing-key.json > signed.json',
+    '<%= config.bin %> agent-task sign-observation observation.json --key ~/.agentscm-collector/signing-key.json ' +
+      '> signed.json',
   ];
   static override args = {
     file: Args.string({

@@ -8,11 +8,16 @@ import type { JsonObject } from '../../contracts/json/json-value.js';
 export default class AgentTaskUpload extends BaseCommand {
   static override summary = 'Upload a collector transfer envelope file as it is.';
   static override description =
-    'Reads ENVELOPE (a regular file, or - for stdin; at most 16 MiB), checks its framing and record digests as `agent-task transfer show` does, and uploads its exact bytes: into the local authority of --data-dir, or to the hub when --endpoint is given. The authority then checks the signature, every binding and the records. For operators debugging a transfer; collections upload themselves.';
+    'Reads ENVELOPE (a regular file, or - for stdin; at most 16 MiB), checks its framing and record digests as ' +
+    '`agent-task transfer show` does, and uploads its exact bytes: into the local authority of --data-dir, or to ' +
+    'the hub when --endpoint is given. The authority then checks the signature, every binding and the records. ' +
+    'For operators debugging a transfer; collections upload themselves.';
 
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data agent-task upload ~/.agentscm-collector/collections/3f…/envelope.agscmtr --token-file ./collector.token',
-    '<%= config.bin %> agent-task upload transfer.agscmtr --token-file ./collector.token --endpoint http://127.0.0.1:8080/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks --json',
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task upload ' +
+      '~/.agentscm-collector/collections/3f…/envelope.agscmtr --token-file ./collector.token',
+    '<%= config.bin %> agent-task upload transfer.agscmtr --token-file ./collector.token --endpoint ' +
+      'http://127.0.0.1:8080/v1/hub/workspace/repositories/acme/demo/profiles/default/agent-tasks --json',
   ];
 
   static override args = {
@@ -27,7 +32,8 @@ export default class AgentTaskUpload extends BaseCommand {
     }),
     endpoint: Flags.string({
       description:
-        "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead of the local authority.",
+        "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead " +
+        'of the local authority.',
       helpValue: 'URL',
     }),
   };
@@ -41,7 +47,8 @@ export default class AgentTaskUpload extends BaseCommand {
       endpoint: flags.endpoint,
     });
     this.log(
-      `uploaded transfer ${result.transfer_digest} (${result.envelope_bytes} bytes) to ${result.upload.target === 'local' ? 'the local authority' : 'the hub'}`,
+      `uploaded transfer ${result.transfer_digest} (${result.envelope_bytes} bytes) to ` +
+        `${result.upload.target === 'local' ? 'the local authority' : 'the hub'}`,
     );
     this.log(formatJson(result.upload.answer));
     return {

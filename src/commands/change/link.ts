@@ -9,10 +9,17 @@ export default class ChangeLink extends BaseCommand {
   static override summary =
     'Link a Change to the forge commit it is the candidate of, so the hub publishes its qualification there.';
   static override description =
-    "Records that the Change is the candidate of a pull request (GitHub) or merge request (GitLab) whose head commit is --sha in --project. A hub profile with publish_forge_status: true then publishes the Change's qualification state (pending, success or failure, context agentscm/qualification) as a commit status on that commit, and again whenever it changes. Linking again replaces the Change's link (e.g. after a new push); --remove takes it out. The link is operator metadata kept in DATA_DIR/forge/links.sqlite: it is not evidence and admission never reads it.";
+    'Records that the Change is the candidate of a pull request (GitHub) or merge request (GitLab) whose head ' +
+    "commit is --sha in --project. A hub profile with publish_forge_status: true then publishes the Change's " +
+    'qualification state (pending, success or failure, context agentscm/qualification) as a commit status on ' +
+    "that commit, and again whenever it changes. Linking again replaces the Change's link (e.g. after a new " +
+    'push); --remove takes it out. The link is operator metadata kept in DATA_DIR/forge/links.sqlite: it is not ' +
+    'evidence and admission never reads it.';
   static override examples = [
-    '<%= config.bin %> change link --change fix-parser --forge github --project acme/widgets --sha 3f786850e387550fdab836ed7e6dc881de23001b',
-    '<%= config.bin %> change link --change fix-parser --forge gitlab --project platform/tools/widgets --sha "$(git rev-parse HEAD)" --json',
+    '<%= config.bin %> change link --change fix-parser --forge github --project acme/widgets --sha ' +
+      '3f786850e387550fdab836ed7e6dc881de23001b',
+    '<%= config.bin %> change link --change fix-parser --forge gitlab --project platform/tools/widgets --sha ' +
+      '"$(git rev-parse HEAD)" --json',
     '<%= config.bin %> change link --change fix-parser --remove',
   ];
   static override flags = {

@@ -6,7 +6,8 @@ import { listChangesInStore, type ChangeListItem } from '../../native/listings.j
 export default class ChangeList extends BaseCommand {
   static override summary = 'List the Changes of the store.';
   static override description =
-    'Read-only: every Change with its repository (name and ID), current version and current revision, by repository and creation order.';
+    'Read-only: every Change with its repository (name and ID), current version and current revision, by ' +
+    'repository and creation order.';
   static override examples = [
     '<%= config.bin %> change list',
     '<%= config.bin %> change list --repository demo --json',

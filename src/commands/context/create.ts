@@ -5,11 +5,14 @@ import { createReviewContextInStore, type CreatedContextView } from '../../nativ
 
 export default class ContextCreate extends BaseCommand {
   static override description =
-    "Create the command/v1 review context of a Change's current version: it binds the repository, Change and version, revision, current policy epoch, the recipe's digest and its toolchain and environment. Prints the context_digest a command step names.";
+    "Create the command/v1 review context of a Change's current version: it binds the repository, Change and " +
+    "version, revision, current policy epoch, the recipe's digest and its toolchain and environment. Prints the " +
+    'context_digest a command step names.';
 
   static override examples = [
     '<%= config.bin %> context create --change fix-parser --runner skills/tests/runner.json',
-    '<%= config.bin %> --data-dir ./agentscm-data context create --change fix-parser --runner skills/tests/runner.json --json',
+    '<%= config.bin %> --data-dir ./agentscm-data context create --change fix-parser --runner ' +
+      'skills/tests/runner.json --json',
   ];
 
   static override flags = {
@@ -20,7 +23,8 @@ export default class ContextCreate extends BaseCommand {
     }),
     runner: Flags.string({
       description:
-        "The recipe's full native source path in the Change's current revision (e.g. skills/tests/runner.json), not the path relative to the skill.",
+        "The recipe's full native source path in the Change's current revision (e.g. skills/tests/runner.json), " +
+        'not the path relative to the skill.',
       required: true,
       helpValue: 'PATH',
     }),

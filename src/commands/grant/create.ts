@@ -7,9 +7,13 @@ import { createGrantInDataDir, type GrantWithTokenFile } from '../../native/gran
 export default class GrantCreate extends BaseCommand {
   static override summary = 'Create a grant for one actor on one repository and write its token to a new file.';
   static override description =
-    "Every agent-task operation runs as the actor of a live grant. This records a grant {grant_id, repository, owner, agent, scope, generation 1} and writes its bearer token (agentscm_ and 43 base64url characters, 256 random bits) to a NEW file, mode 0600, in a directory that group and others cannot write; an existing file is never overwritten. The authority keeps only the token's SHA-256, and no command prints the token.";
+    'Every agent-task operation runs as the actor of a live grant. This records a grant {grant_id, repository, ' +
+    'owner, agent, scope, generation 1} and writes its bearer token (agentscm_ and 43 base64url characters, 256 ' +
+    'random bits) to a NEW file, mode 0600, in a directory that group and others cannot write; an existing file ' +
+    "is never overwritten. The authority keeps only the token's SHA-256, and no command prints the token.";
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data grant create --actor alice/claude-1 --token-file ~/.agentscm/alice.token',
+    '<%= config.bin %> --data-dir ./agentscm-data grant create --actor alice/claude-1 --token-file ' +
+      '~/.agentscm/alice.token',
     '<%= config.bin %> grant create --repository demo --actor alice/claude-1 --token-file ./alice.token --json',
   ];
   static override flags = {
@@ -46,7 +50,8 @@ export default class GrantCreate extends BaseCommand {
     });
     const { grant } = result;
     this.log(
-      `grant ${grant.grant_id}: ${grant.owner_id}/${grant.agent_id} on repository ${grant.repository}, scope ${grant.scope}, generation ${grant.generation}`,
+      `grant ${grant.grant_id}: ${grant.owner_id}/${grant.agent_id} on repository ${grant.repository}, scope ` +
+        `${grant.scope}, generation ${grant.generation}`,
     );
     this.log(`token written to ${result.token_file} (mode 0600)`);
     return result;

@@ -24,7 +24,8 @@ export default class GrantList extends BaseCommand {
     if (grants.length === 0) this.log('no grants');
     for (const g of grants)
       this.log(
-        `${g.grant_id}  ${g.owner_id}/${g.agent_id}  repository ${g.repository}  scope ${g.scope}  generation ${g.generation}  ${g.state}`,
+        `${g.grant_id}  ${g.owner_id}/${g.agent_id}  repository ${g.repository}  scope ${g.scope}  generation ` +
+          `${g.generation}  ${g.state}`,
       );
     return { grants };
   }

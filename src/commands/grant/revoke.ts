@@ -6,7 +6,9 @@ import { revokeGrantInDataDir, type RevokeGrantResult } from '../../native/grant
 export default class GrantRevoke extends BaseCommand {
   static override summary = 'Revoke a grant: every token of it stops working at once, for good.';
   static override description =
-    'Marks the grant revoked in one authority transaction. A task operation that authenticated before the revocation is refused at its authorization recheck inside its own transaction, so nothing commits under a revoked grant. Revocation is final; revoking twice changes nothing and says so.';
+    'Marks the grant revoked in one authority transaction. A task operation that authenticated before the ' +
+    'revocation is refused at its authorization recheck inside its own transaction, so nothing commits under a ' +
+    'revoked grant. Revocation is final; revoking twice changes nothing and says so.';
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data grant revoke g-0123456789abcdef0123456789abcdef --json',
   ];

@@ -7,7 +7,19 @@ import { startHub } from '../../hub/server.js';
 export default class HubServe extends BaseCommand {
   static override summary = 'Serve the agent-task facade over authenticated HTTP and MCP until SIGTERM or SIGINT.';
   static override description =
-    'Reads the strict execution config v1 (--config: version, listen HOST:PORT — loopback 127.0.0.1 with a system-chosen port when absent — and agent_task_profiles pinning repository_id OWNER/NAME, profile_id, native_repository, an absolute data_dir, target and requirement_digest), checks each profile\'s store, listens, and prints the bound address as the first line on stdout ({"listen","url"} with --json). Routes: POST /v1/hub/workspace/repositories/OWNER/NAME/profiles/PROFILE/agent-tasks with {"operation","input","subject"?}; POST …/agent-tasks/collector-upload with one signed transfer envelope (at most 16 MiB); POST /v1/hub/workspace/mcp?repository=OWNER/NAME&profile=PROFILE (MCP, one agentscm_task_<operation> tool per operation); POST /mcp (legacy read-only MCP for reader grants: agentscm_workflow_status); GET /v1/hub/health (storage ping, no authentication). Every other request needs Authorization: Bearer with a grant token (`agentscm grant create`); the actor comes from the grant, never from the request. JSON bodies are bounded to 512 KiB (413). One JSON access-log line per request goes to stderr, without tokens or bodies. SIGTERM or SIGINT stops accepting, lets in-flight requests finish and exits 0. The --data-dir flag is not used: each profile names its data_dir.';
+    'Reads the strict execution config v1 (--config: version, listen HOST:PORT — loopback 127.0.0.1 with a ' +
+    'system-chosen port when absent — and agent_task_profiles pinning repository_id OWNER/NAME, profile_id, ' +
+    "native_repository, an absolute data_dir, target and requirement_digest), checks each profile's store, " +
+    'listens, and prints the bound address as the first line on stdout ({"listen","url"} with --json). Routes: ' +
+    'POST /v1/hub/workspace/repositories/OWNER/NAME/profiles/PROFILE/agent-tasks with ' +
+    '{"operation","input","subject"?}; POST …/agent-tasks/collector-upload with one signed transfer envelope (at ' +
+    'most 16 MiB); POST /v1/hub/workspace/mcp?repository=OWNER/NAME&profile=PROFILE (MCP, one ' +
+    'agentscm_task_<operation> tool per operation); POST /mcp (legacy read-only MCP for reader grants: ' +
+    'agentscm_workflow_status); GET /v1/hub/health (storage ping, no authentication). Every other request needs ' +
+    'Authorization: Bearer with a grant token (`agentscm grant create`); the actor comes from the grant, never ' +
+    'from the request. JSON bodies are bounded to 512 KiB (413). One JSON access-log line per request goes to ' +
+    'stderr, without tokens or bodies. SIGTERM or SIGINT stops accepting, lets in-flight requests finish and ' +
+    'exits 0. The --data-dir flag is not used: each profile names its data_dir.';
   static override examples = [
     '<%= config.bin %> hub serve --config /etc/agentscm/hub.json',
     '<%= config.bin %> hub serve --config ./hub.json --json',

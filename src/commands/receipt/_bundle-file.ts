@@ -35,13 +35,17 @@ export function readReceiptBundleInput(file: string): Buffer {
   return readBoundedInput(file, {
     limit: RECEIPT_BUNDLE_LIMITS.maxBundleBytes,
     what: 'the receipt bundle',
-    tooLargeHint: `a receipt bundle is at most ${RECEIPT_BUNDLE_LIMITS.maxBundleBytes} bytes (32 transfers of 16 MiB with its manifest and receipt)`,
+    tooLargeHint:
+      `a receipt bundle is at most ${RECEIPT_BUNDLE_LIMITS.maxBundleBytes} bytes (32 transfers of 16 MiB with its ` +
+      `manifest and receipt)`,
     stdin: true,
     head: { at: RECEIPT_BUNDLE_LIMITS.magicBytes, check: checkBundleHead },
   });
 }
 
-/** Verify the bundle in FILE; every --public-key is checked (64 hex, a usable Ed25519 point) before the file is read. */
+/**
+ * Verify the bundle in FILE; every --public-key is checked (64 hex, a usable Ed25519 point) before the file is read.
+ */
 export function verifyReceiptBundleFile(file: string, publicKeys: readonly string[]): ReceiptBundleVerification {
   for (const key of publicKeys) parsePublicKeyHex(key);
   return verifyReceiptBundle(readReceiptBundleInput(file), { publicKeys });

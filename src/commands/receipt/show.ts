@@ -7,7 +7,10 @@ import { showReceipt, type ReceiptShowResult } from '../../tasks/admission/recei
 export default class ReceiptShow extends BaseCommand {
   static override summary = 'Show a retained v2 receipt.';
   static override description =
-    'Reads the stores of --data-dir read-only and prints the v2 receipt DIGEST names (64 lowercase hex, or a unique prefix of at least 8): its subject, state and one row per plan step, with the transfer, attempt, fence, registration and origin of every imported collector task. `agentscm qualification` prints the digest of a qualified subject; `receipt export` writes the receipt with its evidence for offline verification.';
+    'Reads the stores of --data-dir read-only and prints the v2 receipt DIGEST names (64 lowercase hex, or a ' +
+    'unique prefix of at least 8): its subject, state and one row per plan step, with the transfer, attempt, ' +
+    'fence, registration and origin of every imported collector task. `agentscm qualification` prints the digest ' +
+    'of a qualified subject; `receipt export` writes the receipt with its evidence for offline verification.';
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data receipt show 5f3ce2a1',
     '<%= config.bin %> receipt show 5f3ce2a1b0c4d9e8 --json',

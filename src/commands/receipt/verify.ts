@@ -7,10 +7,21 @@ import { verifyReceiptBundleFile } from './_bundle-file.js';
 export default class ReceiptVerify extends BaseCommand {
   static override summary = 'Verify a receipt bundle offline: no store, no network.';
   static override description =
-    "Reads BUNDLE (a file `agentscm receipt export` wrote, or - for stdin; at most 537001996 bytes) and checks, in order: the frame and manifest, that the receipt decodes and has the digest the manifest names, that the bundle holds exactly the transfers and registrations the receipt names, that each registration's key id is its public key's SHA-256 (and, with --public-key, that the key is one of those pinned) and that it is scoped to the rows it backs, then for each transfer its SHA-256, its framing, its strict Ed25519 signature under the registration's key, every header field against the receipt, every record digest, the ExecutionRequest against the receipt's subject, task and attempt, the ExecutionRecord with the import's own checks, and that the record's outcome is the one its row names (a passed row needs a passed record; an omitted optional step names the record that made it one). Any change to any byte is refused with the failing check's code (docs/receipts.md). It needs no --data-dir and reads no store. Exit status: 0 verified, 1 a check failed, 2 an unreadable or malformed bundle or key.";
+    'Reads BUNDLE (a file `agentscm receipt export` wrote, or - for stdin; at most 537001996 bytes) and checks, ' +
+    'in order: the frame and manifest, that the receipt decodes and has the digest the manifest names, that the ' +
+    "bundle holds exactly the transfers and registrations the receipt names, that each registration's key id is " +
+    "its public key's SHA-256 (and, with --public-key, that the key is one of those pinned) and that it is " +
+    'scoped to the rows it backs, then for each transfer its SHA-256, its framing, its strict Ed25519 signature ' +
+    "under the registration's key, every header field against the receipt, every record digest, the " +
+    "ExecutionRequest against the receipt's subject, task and attempt, the ExecutionRecord with the import's own " +
+    "checks, and that the record's outcome is the one its row names (a passed row needs a passed record; an " +
+    'omitted optional step names the record that made it one). Any change to any byte is refused with the ' +
+    "failing check's code (docs/receipts.md). It needs no --data-dir and reads no store. Exit status: 0 " +
+    'verified, 1 a check failed, 2 an unreadable or malformed bundle or key.';
   static override examples = [
     '<%= config.bin %> receipt verify receipt.agscmrb',
-    '<%= config.bin %> receipt verify receipt.agscmrb --public-key ea4a6c63e29c520abef5507b132ec5f9954776aebebe7b92421eea691446d22c --json',
+    '<%= config.bin %> receipt verify receipt.agscmrb --public-key ' +
+      'ea4a6c63e29c520abef5507b132ec5f9954776aebebe7b92421eea691446d22c --json',
   ];
 
   static override args = {
@@ -20,7 +31,8 @@ export default class ReceiptVerify extends BaseCommand {
   static override flags = {
     'public-key': Flags.string({
       description:
-        'Pin an expected signer: an Ed25519 public key (64 lowercase hex); repeat it for several. When given, a registration whose key is not listed is refused.',
+        'Pin an expected signer: an Ed25519 public key (64 lowercase hex); repeat it for several. When given, a ' +
+        'registration whose key is not listed is refused.',
       helpValue: 'HEX',
       multiple: true,
     }),
@@ -30,15 +42,18 @@ export default class ReceiptVerify extends BaseCommand {
     const { args, flags } = await this.parse(ReceiptVerify);
     const result = verifyReceiptBundleFile(args.bundle, flags['public-key'] ?? []);
     this.log(
-      `verified: receipt ${result.receipt_digest} (${result.receipt.state as string}), ${result.transfers.length} signed transfer(s), ${result.bundle_length} bytes`,
+      `verified: receipt ${result.receipt_digest} (${result.receipt.state as string}), ` +
+        `${result.transfers.length} signed transfer(s), ${result.bundle_length} bytes`,
     );
     for (const row of result.transfers)
       this.log(
-        `  signed   ${row.step_id}${row.required ? '' : ' (optional)'} ${row.task_id}: record ${row.record_outcome}, transfer ${row.transfer_digest}, key ${row.verification_key_id}`,
+        `  signed   ${row.step_id}${row.required ? '' : ' (optional)'} ${row.task_id}: record ` +
+          `${row.record_outcome}, transfer ${row.transfer_digest}, key ${row.verification_key_id}`,
       );
     for (const row of result.unsigned_rows)
       this.log(
-        `  unsigned ${row.step_id}${row.required ? '' : ' (optional)'} ${row.task_id}: ${row.outcome}${row.evidence === 'result_digest' ? ' (native result digest)' : ''}`,
+        `  unsigned ${row.step_id}${row.required ? '' : ' (optional)'} ${row.task_id}: ` +
+          `${row.outcome}${row.evidence === 'result_digest' ? ' (native result digest)' : ''}`,
       );
     this.log(
       result.public_keys_pinned

@@ -7,7 +7,10 @@ export default class RequirementInstall extends BaseCommand {
   static override summary =
     "Install a workflow definition as a target's required workflow and print its requirement digest.";
   static override description =
-    'Compiles the definition against the native authority exactly as `skill-workflow plan` does (repository, revision, current policy epoch, packaged skill bytes, graph, command bindings) and, in the same authority transaction, makes it the required workflow of the target. The requirement digest is the plan digest of the compiled definition. Reinstalling the same definition changes nothing.';
+    'Compiles the definition against the native authority exactly as `skill-workflow plan` does (repository, ' +
+    'revision, current policy epoch, packaged skill bytes, graph, command bindings) and, in the same authority ' +
+    'transaction, makes it the required workflow of the target. The requirement digest is the plan digest of the ' +
+    'compiled definition. Reinstalling the same definition changes nothing.';
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data requirement install --target main workflow.json',
     '<%= config.bin %> requirement install --target main workflow.json --json',
@@ -36,7 +39,8 @@ export default class RequirementInstall extends BaseCommand {
     });
     this.log(`requirement_digest: ${result.requirement_digest}`);
     this.log(
-      `target ${result.target} of ${result.repository} requires workflow ${result.name} (${result.steps.length} steps)${result.changed ? '' : ' — unchanged'}`,
+      `target ${result.target} of ${result.repository} requires workflow ${result.name} (${result.steps.length} ` +
+        `steps)${result.changed ? '' : ' — unchanged'}`,
     );
     return result;
   }

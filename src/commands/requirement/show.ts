@@ -6,7 +6,8 @@ import { showRequirement, type RequirementView } from '../../workflows/requireme
 export default class RequirementShow extends BaseCommand {
   static override summary = "Show a target's installed workflow requirement.";
   static override description =
-    'Read-only: prints the requirement digest, the retained definition and its steps. A target without a requirement is REQUIREMENT_NOT_FOUND (exit 2).';
+    'Read-only: prints the requirement digest, the retained definition and its steps. A target without a ' +
+    'requirement is REQUIREMENT_NOT_FOUND (exit 2).';
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data requirement show --target main',
     '<%= config.bin %> requirement show --target main --json',
@@ -27,7 +28,8 @@ export default class RequirementShow extends BaseCommand {
     });
     this.log(`requirement_digest: ${view.requirement_digest}`);
     this.log(
-      `target ${view.target} of ${view.repository}: workflow ${view.name}, installed at policy epoch ${view.source.policy_epoch}`,
+      `target ${view.target} of ${view.repository}: workflow ${view.name}, installed at policy epoch ` +
+        `${view.source.policy_epoch}`,
     );
     for (const step of view.steps)
       this.log(`  ${step.position + 1}. ${step.id} (${step.kind}${step.required ? '' : ', optional'})`);

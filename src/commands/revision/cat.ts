@@ -5,7 +5,8 @@ import { catRevisionFile, catRevisionFileJson, type CatJsonView } from '../../na
 
 export default class RevisionCat extends BaseCommand {
   static override description =
-    'Write the exact bytes of one file of a revision to stdout (a symlink gives its target). With --json, the file comes base64-encoded in one document (at most 16 MiB).';
+    'Write the exact bytes of one file of a revision to stdout (a symlink gives its target). With --json, the ' +
+    'file comes base64-encoded in one document (at most 16 MiB).';
 
   static override examples = [
     '<%= config.bin %> revision cat REV src/main.ts > main.ts',

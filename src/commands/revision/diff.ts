@@ -6,7 +6,8 @@ import { diffRevisionView, type RevisionDiffView } from '../../native/views.js';
 
 export default class RevisionDiff extends BaseCommand {
   static override description =
-    'List the files that differ between two revisions: added, deleted, or modified (content or kind: file, executable, symlink), in path order. Directories whose trees are equal are not read.';
+    'List the files that differ between two revisions: added, deleted, or modified (content or kind: file, ' +
+    'executable, symlink), in path order. Directories whose trees are equal are not read.';
 
   static override examples = [
     '<%= config.bin %> revision diff 3f9c12ab 7d01e5c2',

@@ -6,7 +6,8 @@ import { listRevisionsInStore, type RevisionListRow } from '../../native/listing
 export default class RevisionList extends BaseCommand {
   static override summary = 'List the revisions of the store, or the versions of one Change.';
   static override description =
-    "Read-only: every revision a repository recorded, oldest first, with its parent, entry count and size; with --change, that Change's versions in order. Each row names the repository by name and ID.";
+    'Read-only: every revision a repository recorded, oldest first, with its parent, entry count and size; with ' +
+    "--change, that Change's versions in order. Each row names the repository by name and ID.";
   static override examples = [
     '<%= config.bin %> revision list',
     '<%= config.bin %> revision list --change fix-parser --json',
@@ -30,7 +31,8 @@ export default class RevisionList extends BaseCommand {
     for (const r of list.revisions) {
       const version = r.version === null ? '' : `${r.change ?? ''} v${r.version}  `;
       this.log(
-        `${r.repository_name} (${r.repository})  ${version}${r.id}  parent ${r.parent ?? '(none)'}  ${r.entry_count} ${r.entry_count === 1 ? 'entry' : 'entries'}`,
+        `${r.repository_name} (${r.repository})  ${version}${r.id}  parent ${r.parent ?? '(none)'}  ` +
+          `${r.entry_count} ${r.entry_count === 1 ? 'entry' : 'entries'}`,
       );
     }
     return list;

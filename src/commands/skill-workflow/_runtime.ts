@@ -27,7 +27,9 @@ export const runtimeFlags = {
 export const reviewFlags = {
   'review-executable': Flags.string({
     description:
-      'Claude Code executable that answers review steps: an absolute path to the resolved file, hashed before and after every call (with --review-model, --review-provider-scope and --review-state-dir; needed when a review step is reachable).',
+      'Claude Code executable that answers review steps: an absolute path to the resolved file, hashed before ' +
+      'and after every call (with --review-model, --review-provider-scope and --review-state-dir; needed when a ' +
+      'review step is reachable).',
     helpValue: 'PATH',
   }),
   'review-model': Flags.string({
@@ -40,12 +42,14 @@ export const reviewFlags = {
   }),
   'review-state-dir': Flags.string({
     description:
-      'Owner-private (0700) state directory of the review journal and working directory, outside every workspace and the data directory.',
+      'Owner-private (0700) state directory of the review journal and working directory, outside every workspace ' +
+      'and the data directory.',
     helpValue: 'DIR',
   }),
   'review-env': Flags.string({
     description:
-      'Name of an environment variable passed to the review executable (repeatable); nothing else of the environment is passed.',
+      'Name of an environment variable passed to the review executable (repeatable); nothing else of the ' +
+      'environment is passed.',
     helpValue: 'NAME',
     multiple: true,
   }),
@@ -78,7 +82,9 @@ export async function withRuntime<T>(
 ): Promise<T> {
   if ((flags.docker === undefined) !== (flags['docker-socket'] === undefined)) {
     throw new AgentscmError('USAGE', '--docker and --docker-socket are accepted only as a pair', {
-      hint: 'pass both, e.g. --docker /usr/local/bin/docker --docker-socket /var/run/docker.sock, or neither for source-only workflows',
+      hint:
+        'pass both, e.g. --docker /usr/local/bin/docker --docker-socket /var/run/docker.sock, or neither for ' +
+        'source-only workflows',
     });
   }
   const reviewNames = ['review-executable', 'review-model', 'review-provider-scope', 'review-state-dir'] as const;
@@ -86,7 +92,8 @@ export async function withRuntime<T>(
   if (given.length !== 0 && given.length !== reviewNames.length) {
     throw new AgentscmError(
       'USAGE',
-      `--${reviewNames.join(', --')} are accepted only together (missing: --${reviewNames.filter((name) => flags[name] === undefined).join(', --')})`,
+      `--${reviewNames.join(', --')} are accepted only together (missing: ` +
+        `--${reviewNames.filter((name) => flags[name] === undefined).join(', --')})`,
       {
         hint: 'pass all four to run review steps, or none for workflows without review steps',
       },
@@ -136,7 +143,10 @@ export async function withRuntime<T>(
   }
 }
 
-/** 0 while the run is running or completed (with or without omissions); 1 for failed, blocked, cancelled or a stop that needs recovery. */
+/**
+ * 0 while the run is running or completed (with or without omissions); 1 for failed, blocked, cancelled or a stop that
+ * needs recovery.
+ */
 export function runExitCode(report: Pick<AdvanceReport, 'state' | 'waiting'>): 0 | 1 {
   if (report.waiting !== null) return 1;
   return report.state === 'running' || report.state === 'completed' || report.state === 'completed_with_omissions'

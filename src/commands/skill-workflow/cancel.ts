@@ -1,17 +1,20 @@
 import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { cancelWorkflow, type CancelReport } from '../../workflows/runner.js';
+import { cancelWorkflow, type CancelReport } from '../../workflows/cancel.js';
 import { formatRunLines } from '../../workflows/status-text.js';
 import { runtimeFlags, withRuntime } from './_runtime.js';
 
 export default class SkillWorkflowCancel extends BaseCommand {
   static override summary = 'Cancel a workflow run; cancellation is terminal and keeps recorded observations.';
   static override description =
-    'A controller that is between steps stops before its next step. The runtime flags are needed only while a command attempt of the run is still running. Cancelling a cancelled run is a no-op; a run that already ended otherwise is a conflict (exit 3).';
+    'A controller that is between steps stops before its next step. The runtime flags are needed only while a ' +
+    'command attempt of the run is still running. Cancelling a cancelled run is a no-op; a run that already ' +
+    'ended otherwise is a conflict (exit 3).';
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data skill-workflow cancel local-run-1',
-    '<%= config.bin %> skill-workflow cancel local-run-1 --docker /usr/local/bin/docker --docker-socket /var/run/docker.sock',
+    '<%= config.bin %> skill-workflow cancel local-run-1 --docker /usr/local/bin/docker --docker-socket ' +
+      '/var/run/docker.sock',
   ];
   static override args = {
     'run-id': Args.string({ description: 'Run ID.', required: true }),

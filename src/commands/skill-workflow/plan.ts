@@ -7,7 +7,9 @@ import { formatPlanLines } from '../../workflows/status-text.js';
 export default class SkillWorkflowPlan extends BaseCommand {
   static override summary = 'Validate a workflow definition and print its plan and skill identities.';
   static override description =
-    'Compiles the definition against the read-only native authority of --data-dir: repository, revision, current policy epoch, packaged skill bytes, dependency graph, source expectations and command bindings. Runs nothing and writes nothing.';
+    'Compiles the definition against the read-only native authority of --data-dir: repository, revision, current ' +
+    'policy epoch, packaged skill bytes, dependency graph, source expectations and command bindings. Runs ' +
+    'nothing and writes nothing.';
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data skill-workflow plan workflow.json',
     '<%= config.bin %> skill-workflow plan workflow.json --json',

@@ -6,11 +6,16 @@ import { recoverCommandStep, type RecoverReport } from '../../collector/recover.
 export default class SkillWorkflowRecover extends BaseCommand {
   static override summary = 'Reconcile an interrupted command step without running its command again.';
   static override description =
-    "Finds every container of the step's durable command attempt by its custody label, removes it and confirms it is gone, removes the snapshot, and finalizes the attempt (interrupted, or uncertain when cleanup cannot be confirmed); then records the step from the attempt. Holds the workflow journal lease while it reconciles. Exit 1 when the attempt stays uncertain.";
+    "Finds every container of the step's durable command attempt by its custody label, removes it and confirms " +
+    'it is gone, removes the snapshot, and finalizes the attempt (interrupted, or uncertain when cleanup cannot ' +
+    'be confirmed); then records the step from the attempt. Holds the workflow journal lease while it ' +
+    'reconciles. Exit 1 when the attempt stays uncertain.';
 
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data skill-workflow recover local-run-1 run-command --docker /usr/local/bin/docker --docker-socket /var/run/docker.sock',
-    '<%= config.bin %> skill-workflow recover local-run-1 run-command --docker /usr/bin/docker --docker-socket /var/run/docker.sock --json',
+    '<%= config.bin %> --data-dir ./agentscm-data skill-workflow recover local-run-1 run-command --docker ' +
+      '/usr/local/bin/docker --docker-socket /var/run/docker.sock',
+    '<%= config.bin %> skill-workflow recover local-run-1 run-command --docker /usr/bin/docker --docker-socket ' +
+      '/var/run/docker.sock --json',
   ];
 
   static override args = {
@@ -37,11 +42,14 @@ export default class SkillWorkflowRecover extends BaseCommand {
       dockerSocket: flags['docker-socket'],
     });
     this.log(
-      `attempt ${report.attempt_id}: ${report.state} (${report.outcome})${report.reconciled ? '' : ' — already final, nothing reconciled'}`,
+      `attempt ${report.attempt_id}: ${report.state} ` +
+        `(${report.outcome})${report.reconciled ? '' : ' — already final, nothing reconciled'}`,
     );
     if (report.custody !== null) {
       this.log(
-        `  containers found ${report.custody.containers_found}, removed ${report.custody.containers_removed}; snapshot ${report.custody.snapshot_cleanup}; cleanup ${report.custody.confirmed ? 'confirmed' : 'NOT confirmed'}`,
+        `  containers found ${report.custody.containers_found}, removed ${report.custody.containers_removed}; ` +
+          `snapshot ${report.custody.snapshot_cleanup}; cleanup ` +
+          `${report.custody.confirmed ? 'confirmed' : 'NOT confirmed'}`,
       );
     }
     this.log(`  step ${report.step_id}: ${report.step_state}; run ${report.run_id}: ${report.run_state}`);

@@ -8,10 +8,15 @@ import { maxStepsFlag, reviewFlags, runExitCode, runtimeFlags, withRuntime } fro
 export default class SkillWorkflowResume extends BaseCommand {
   static override summary = 'Revalidate a run and continue it by at most --max-steps steps.';
   static override description =
-    'Recompiles the stored definition against the current native repository, revision, policy epoch and packaged skill bytes; a changed binding stops continuation (exit 3) and keeps every recorded observation. A partial resume exits 0 while the state is still running: read the state, not the exit status. A command attempt that did not finish is never run again, and a review call reserved in the review journal is never made again (the review is then uncertain).';
+    'Recompiles the stored definition against the current native repository, revision, policy epoch and packaged ' +
+    'skill bytes; a changed binding stops continuation (exit 3) and keeps every recorded observation. A partial ' +
+    'resume exits 0 while the state is still running: read the state, not the exit status. A command attempt ' +
+    'that did not finish is never run again, and a review call reserved in the review journal is never made ' +
+    'again (the review is then uncertain).';
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data skill-workflow resume local-run-1 --max-steps 1',
-    '<%= config.bin %> skill-workflow resume local-run-1 --max-steps 1 --docker /usr/local/bin/docker --docker-socket /var/run/docker.sock --json',
+    '<%= config.bin %> skill-workflow resume local-run-1 --max-steps 1 --docker /usr/local/bin/docker ' +
+      '--docker-socket /var/run/docker.sock --json',
   ];
   static override args = {
     'run-id': Args.string({ description: 'Run ID.', required: true }),

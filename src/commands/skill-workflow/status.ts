@@ -7,7 +7,9 @@ import { readRunStatus, type RunView } from '../../workflows/status.js';
 export default class SkillWorkflowStatus extends BaseCommand {
   static override summary = 'Show a workflow run: state, step results and observations, command executions.';
   static override description =
-    'Read-only: never creates a missing journal or store, and says when another controller is active. The JSON form includes "admission": "not_assessed" — a run is an observation, never an approval — and, for command steps, the durable attempt under "execution".';
+    'Read-only: never creates a missing journal or store, and says when another controller is active. The JSON ' +
+    'form includes "admission": "not_assessed" — a run is an observation, never an approval — and, for command ' +
+    'steps, the durable attempt under "execution".';
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data skill-workflow status local-run-1',
     '<%= config.bin %> skill-workflow status local-run-1 --json',

@@ -11,12 +11,24 @@ import { reviewFlags, runtimeFlags, withRuntime } from './_runtime.js';
 
 export default class SkillWorkflowStop extends BaseCommand {
   static override summary =
-    "Stop hook (Claude Code, Codex), server-executed: checkpoint the workspace, run the target's requirement on that revision, block with the failures.";
+    "Stop hook (Claude Code, Codex), server-executed: checkpoint the workspace, run the target's requirement on " +
+    'that revision, block with the failures.';
   static override description =
-    'Reads the client\'s Stop payload on stdin. Checkpoints the workspace as the Change\'s next version, runs the target\'s installed workflow requirement on that exact revision (source paths in process, command steps in isolated containers: pass --docker and --docker-socket when the requirement has command steps; review steps through the review controller: pass --review-executable, --review-model, --review-provider-scope and --review-state-dir when it has review steps) and passes when the run completed. Otherwise it blocks: exit 0 with {"decision":"block","reason":TEXT}, where TEXT names each failing step, its exit status and the last lines of its output (a failed review: its outcome, reasons and first findings), and ends with one JSON line {"failures":[{task_id,code}],"next_action":…,"next":{"operation":"checkpoint"}}. Claude Code passes with nothing on stdout, Codex with {}. After 8 blocks in a row for one session the hook passes without running again. Malformed stdin, a bad command line or a counter error exit 1, which the client treats as non-blocking. Install it with `agentscm install-stop --mode stop`.';
+    "Reads the client's Stop payload on stdin. Checkpoints the workspace as the Change's next version, runs " +
+    "the target's installed workflow requirement on that exact revision (source paths in process, command steps " +
+    'in isolated containers: pass --docker and --docker-socket when the requirement has command steps; review ' +
+    'steps through the review controller: pass --review-executable, --review-model, --review-provider-scope and ' +
+    '--review-state-dir when it has review steps) and passes when the run completed. Otherwise it blocks: exit 0 ' +
+    'with {"decision":"block","reason":TEXT}, where TEXT names each failing step, its exit status and the last ' +
+    'lines of its output (a failed review: its outcome, reasons and first findings), and ends with one JSON line ' +
+    '{"failures":[{task_id,code}],"next_action":…,"next":{"operation":"checkpoint"}}. Claude Code passes with ' +
+    'nothing on stdout, Codex with {}. After 8 blocks in a row for one session the hook passes without running ' +
+    'again. Malformed stdin, a bad command line or a counter error exit 1, which the client treats as ' +
+    'non-blocking. Install it with `agentscm install-stop --mode stop`.';
   static override examples = [
     '<%= config.bin %> --data-dir /srv/agentscm skill-workflow stop fix-parser --workspace /repo < stop-payload.json',
-    '<%= config.bin %> --data-dir /srv/agentscm skill-workflow stop fix-parser --workspace /repo --client codex --docker /usr/bin/docker --docker-socket /var/run/docker.sock',
+    '<%= config.bin %> --data-dir /srv/agentscm skill-workflow stop fix-parser --workspace /repo --client codex ' +
+      '--docker /usr/bin/docker --docker-socket /var/run/docker.sock',
   ];
   static override enableJsonFlag = false;
   static override args = {

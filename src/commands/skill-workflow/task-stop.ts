@@ -11,11 +11,23 @@ import { runTaskStop } from '../../hooks/task-stop.js';
 
 export default class SkillWorkflowTaskStop extends BaseCommand {
   static override summary =
-    'Stop hook for Claude Code, agent-owned: pass only when the hub qualifies exactly the checkpointed, clean workspace.';
+    'Stop hook for Claude Code, agent-owned: pass only when the hub qualifies exactly the checkpointed, clean ' +
+    'workspace.';
   static override description =
-    'Reads the Claude Code Stop payload on stdin. Reads the Change\'s subject (current version, revision, review context, installed requirement of --target, default main: the target the hub profile pins) from the local store and the workspace, both read-only; asks the hub\'s qualification for that subject with the token of --token-file (30 s); reads both again. Passes (exit 0, nothing on stdout) only when the answer is qualified and current for exactly the local revision and the workspace is clean at that revision throughout. Otherwise it blocks: exit 0 with {"decision":"block","reason":TEXT}, TEXT ending with one JSON line {"failures":[{task_id,code}],"next_action":…,"next":{operation[,task_id]}}. It never claims, collects, uploads, finalizes, reconciles or checkpoints, and writes nothing but its continuation counter. After 8 blocks in a row for one session it passes without asking. Malformed stdin, a bad command line or a counter error exit 1 (non-blocking). Install it with `agentscm install-stop --mode task-stop`.';
+    "Reads the Claude Code Stop payload on stdin. Reads the Change's subject (current version, revision, review " +
+    'context, installed requirement of --target, default main: the target the hub profile pins) from the local ' +
+    "store and the workspace, both read-only; asks the hub's qualification for that subject with the token of " +
+    '--token-file (30 s); reads both again. Passes (exit 0, nothing on stdout) only when the answer is qualified ' +
+    'and current for exactly the local revision and the workspace is clean at that revision throughout. ' +
+    'Otherwise it blocks: exit 0 with {"decision":"block","reason":TEXT}, TEXT ending with one JSON line ' +
+    '{"failures":[{task_id,code}],"next_action":…,"next":{operation[,task_id]}}. It never claims, collects, ' +
+    'uploads, finalizes, reconciles or checkpoints, and writes nothing but its continuation counter. After 8 ' +
+    'blocks in a row for one session it passes without asking. Malformed stdin, a bad command line or a counter ' +
+    'error exit 1 (non-blocking). Install it with `agentscm install-stop --mode task-stop`.';
   static override examples = [
-    '<%= config.bin %> --data-dir /srv/agentscm skill-workflow task-stop fix-parser --endpoint http://127.0.0.1:8787 --repository acme/widgets --profile default --token-file /home/me/.config/agentscm/agent.token --workspace /repo < stop-payload.json',
+    '<%= config.bin %> --data-dir /srv/agentscm skill-workflow task-stop fix-parser --endpoint ' +
+      'http://127.0.0.1:8787 --repository acme/widgets --profile default --token-file ' +
+      '/home/me/.config/agentscm/agent.token --workspace /repo < stop-payload.json',
   ];
   static override enableJsonFlag = false;
   static override args = {

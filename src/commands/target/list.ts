@@ -6,7 +6,8 @@ import { listTargetsInStore, type TargetListItem } from '../../native/listings.j
 export default class TargetList extends BaseCommand {
   static override summary = 'List the protected targets of the store.';
   static override description =
-    'Read-only: every target with its repository (name and ID), the revision it points at and its installed workflow requirement (or none).';
+    'Read-only: every target with its repository (name and ID), the revision it points at and its installed ' +
+    'workflow requirement (or none).';
   static override examples = [
     '<%= config.bin %> target list',
     '<%= config.bin %> target list --repository demo --json',
@@ -24,7 +25,8 @@ export default class TargetList extends BaseCommand {
     if (list.targets.length === 0) this.log('no targets');
     for (const t of list.targets) {
       this.log(
-        `${t.repository_name} (${t.repository})  ${t.name}  ${t.revision}  requirement ${t.requirement_digest ?? '(none)'}`,
+        `${t.repository_name} (${t.repository})  ${t.name}  ${t.revision}  requirement ` +
+          `${t.requirement_digest ?? '(none)'}`,
       );
     }
     return list;

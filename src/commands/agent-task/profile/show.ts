@@ -7,9 +7,12 @@ import { showCollectorProfile, type CollectorProfileView } from '../../../tasks/
 export default class AgentTaskProfileShow extends BaseCommand {
   static override summary = 'Show an installed collector profile and whether its registration is still current.';
   static override description =
-    'Reads the native authority only. Prints the profile in its declared order, when it was installed, and registration_current: false once its executor registration was revoked or superseded by re-enrollment (the profile then authorizes nothing).';
+    'Reads the native authority only. Prints the profile in its declared order, when it was installed, and ' +
+    'registration_current: false once its executor registration was revoked or superseded by re-enrollment (the ' +
+    'profile then authorizes nothing).';
   static override examples = [
-    '<%= config.bin %> --data-dir ./agentscm-data agent-task profile show b712a244d3606edc42c95db42fbd9ea93f6aa147752be44e2f29173f4ecb8e17 --json',
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task profile show ' +
+      'b712a244d3606edc42c95db42fbd9ea93f6aa147752be44e2f29173f4ecb8e17 --json',
   ];
   static override args = {
     id: Args.string({
@@ -22,7 +25,8 @@ export default class AgentTaskProfileShow extends BaseCommand {
     const { args, flags } = await this.parse(AgentTaskProfileShow);
     const view = showCollectorProfile(this.resolveDataDir(flags['data-dir']), args.id);
     this.log(
-      `collector profile ${view.collector_profile_id} (registration ${view.registration_current ? 'current' : 'NOT current: revoked or superseded'})`,
+      `collector profile ${view.collector_profile_id} (registration ` +
+        `${view.registration_current ? 'current' : 'NOT current: revoked or superseded'})`,
     );
     this.log(formatJson(view.profile));
     return view;

@@ -6,7 +6,8 @@ import { listRegistrationsInStore, type RegistrationListItem } from '../../../na
 export default class AgentTaskRegistrationList extends BaseCommand {
   static override summary = 'List executor registrations.';
   static override description =
-    'Read-only: every executor registration, oldest first, with its repository (name and ID), workflow profile, step, executor, epoch, verification key ID and state (current, superseded or revoked).';
+    'Read-only: every executor registration, oldest first, with its repository (name and ID), workflow profile, ' +
+    'step, executor, epoch, verification key ID and state (current, superseded or revoked).';
   static override examples = [
     '<%= config.bin %> agent-task registration list',
     '<%= config.bin %> agent-task registration list --repository demo --json',
@@ -29,7 +30,8 @@ export default class AgentTaskRegistrationList extends BaseCommand {
     for (const r of list.registrations) {
       const state = r.revoked ? 'revoked' : r.current ? 'current' : 'superseded';
       this.log(
-        `${r.repository_name} (${r.repository})  profile ${r.profile}  step ${r.step}  executor ${r.executor_id}  epoch ${r.registration_epoch}  ${state}  ${r.registration_id}`,
+        `${r.repository_name} (${r.repository})  profile ${r.profile}  step ${r.step}  executor ${r.executor_id} ` +
+          ` epoch ${r.registration_epoch}  ${state}  ${r.registration_id}`,
       );
     }
     return list;

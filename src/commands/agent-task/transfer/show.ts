@@ -8,11 +8,19 @@ export default class AgentTaskTransferShow extends BaseCommand {
   static override summary =
     'Print the header, records and signature check of a collector transfer envelope, without uploading it.';
   static override description =
-    'Reads a collector transfer envelope v1 (at most 16 MiB), checks its framing (magic AGSCMTR1, header length, header, exact length, nothing after the last record) and the SHA-256 of every record against its header, and prints the header, each record (kind, length, digest), the header digest, the transfer digest (SHA-256 of the whole envelope) and the signature. With --public-key the signature is verified with strict Ed25519 over the header digest and must be made by the key the header names; without it the signature is reported as not checked. Nothing is uploaded, imported or written; a signature that verifies is still not evidence until the authority imports the transfer. Each refusal has its own TRANSFER_* code (docs/collector-transfer.md).';
+    'Reads a collector transfer envelope v1 (at most 16 MiB), checks its framing (magic AGSCMTR1, header length, ' +
+    'header, exact length, nothing after the last record) and the SHA-256 of every record against its header, ' +
+    'and prints the header, each record (kind, length, digest), the header digest, the transfer digest (SHA-256 ' +
+    'of the whole envelope) and the signature. With --public-key the signature is verified with strict Ed25519 ' +
+    'over the header digest and must be made by the key the header names; without it the signature is reported ' +
+    'as not checked. Nothing is uploaded, imported or written; a signature that verifies is still not evidence ' +
+    'until the authority imports the transfer. Each refusal has its own TRANSFER_* code ' +
+    '(docs/collector-transfer.md).';
 
   static override examples = [
     '<%= config.bin %> agent-task transfer show retained.agscmtr',
-    '<%= config.bin %> agent-task transfer show retained.agscmtr --public-key ea4a6c63e29c520abef5507b132ec5f9954776aebebe7b92421eea691446d22c --json',
+    '<%= config.bin %> agent-task transfer show retained.agscmtr --public-key ' +
+      'ea4a6c63e29c520abef5507b132ec5f9954776aebebe7b92421eea691446d22c --json',
   ];
 
   static override args = {
