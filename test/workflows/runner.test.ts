@@ -9,10 +9,11 @@ import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
 import { WORKFLOW_LIMITS } from '../../src/contracts/workflow-definition.js';
+import { cancelWorkflow } from '../../src/workflows/cancel.js';
 import { finishCommandAttempt, reserveCommandAttempt } from '../../src/workflows/command-attempts.js';
 import type { CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../../src/workflows/command-step.js';
 import { journalPaths, openJournal } from '../../src/workflows/journal.js';
-import { advance, cancelWorkflow, resumeWorkflow, runWorkflow } from '../../src/workflows/runner.js';
+import { advance, resumeWorkflow, runWorkflow } from '../../src/workflows/runner.js';
 import { readRunStatus } from '../../src/workflows/status.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
