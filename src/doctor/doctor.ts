@@ -14,7 +14,7 @@ import { Agent, request } from 'undici';
 
 import type { JsonObject } from '../contracts/json/json-value.js';
 import { readHubConfig } from '../hub/config.js';
-import { HEALTH_PATH } from '../hub/server.js';
+import { HEALTH_PATH } from '../hub/routes/health.js';
 import { describeError, DOCTOR_STATUSES, finding, passed, type DoctorFinding, type DoctorStatus } from './finding.js';
 import { agentscmEntries, checkHooks } from './hooks.js';
 import { checkRuntime } from './runtime.js';

@@ -9,7 +9,8 @@ import test from 'node:test';
 
 import { postEnvelope } from '../../src/collector/upload-client.js';
 import type { HubProfile } from '../../src/hub/config.js';
-import { startHub, UPLOAD_BODY_MAX_BYTES } from '../../src/hub/server.js';
+import { UPLOAD_BODY_MAX_BYTES } from '../../src/hub/routes/upload.js';
+import { startHub } from '../../src/hub/server.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
