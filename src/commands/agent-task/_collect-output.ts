@@ -1,5 +1,5 @@
 /** What `agent-task collect` and `retry-upload` print (human lines and the --json document). */
-import type { CollectResult } from '../../collector/collect.js';
+import type { CollectResult } from '../../collector/collect-upload.js';
 import { formatJson } from '../../contracts/json/canonical-json.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
 

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { retryUpload } from '../../collector/collect.js';
+import { retryUpload } from '../../collector/collect-upload.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
 import { collectResultJson, printCollectResult } from './_collect-output.js';
 

@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { uploadEnvelopeFile } from '../../collector/collect.js';
+import { uploadEnvelopeFile } from '../../collector/collect-upload.js';
 import { formatJson } from '../../contracts/json/canonical-json.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
 
