@@ -1,0 +1,156 @@
+/**
+ * An upload's exact retry (docs/collector-transfer.md "Import"): the retained answer of an
+ * identical earlier upload, after the combined caller/origin authorization, with its
+ * applicability read now; and the collector claim an upload request names.
+ */
+import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
+import type { JsonObject } from '../../contracts/json/json-value.js';
+import { sameAgent } from '../../contracts/task/common.js';
+import { requireCurrentCollectorProfile } from '../../native/collector-profiles.js';
+import { requireLiveOrigin } from '../../native/grants.js';
+import { journalStatement, type Journal } from '../../workflows/journal.js';
+import type { TaskContext } from '../context.js';
+import { requireCurrentSubject } from '../derive.js';
+import { findRetainedTask } from '../journal-rows.js';
+import { readAuthority, readJournal } from '../transition.js';
+import { findCollectorAttemptByUpload, type CollectorAttemptRow } from './attempts.js';
+import { shown } from './execution.js';
+import { refuse, uploadUnknown } from './import-refusals.js';
+import { strictJsonParse } from './json.js';
+import { type VerifiedTransfer } from './verified-transfer.js';
+
+/** The guard, then the exact-retry lookup: the retained answer of an identical upload, or null. */
+export function retainedUpload(ctx: TaskContext, transfer: VerifiedTransfer): JsonObject | null {
+  return ctx.guard(ctx.actor, 'collector_upload', () =>
+    readJournal(
+      ctx,
+      () => null,
+      (journal) => retainedAnswer(journal, ctx, transfer.envelope.header.upload_request_id, transfer.digest),
+      true,
+    ),
+  );
+}
+
+/** The collector claim the upload request names (IMPORT_UPLOAD_UNKNOWN when none). */
+export function claimOf(ctx: TaskContext, transfer: VerifiedTransfer): CollectorAttemptRow {
+  const h = transfer.envelope.header;
+  const claimed = readJournal(
+    ctx,
+    () => null,
+    (journal) => findCollectorAttemptByUpload(journal, h.upload_request_id),
+  );
+  if (claimed === null) throw uploadUnknown(h);
+  return claimed;
+}
+
+interface RetainedTransfer {
+  transfer_digest: string;
+  response: Buffer;
+}
+
+/**
+ * The caller half of the combined caller/origin authorization of a retained upload (spec "An
+ * exact committed upload retry is looked up after current combined caller/origin
+ * authorization"): the guard has authenticated the caller's grant again; the retained upload is
+ * answered only on the repository of that grant and only to the actor whose grant claimed it —
+ * the same refusals as a first upload by anyone else. Whether the originating grant itself is
+ * still live is the answer's applicability (`origin_current`), read now beside it.
+ */
+function authorizeRetainedUpload(ctx: TaskContext, claim: CollectorAttemptRow): void {
+  const d = claim.descriptor;
+  if (d.repository_id !== ctx.origin?.repository) {
+    refuse(
+      'IMPORT_REPOSITORY_MISMATCH',
+      `upload request ${d.upload_request_id} belongs to repository ${d.repository_id}; the uploading grant is for ${ctx.origin?.repository ?? 'no repository'}`,
+      'upload with a grant of the repository that claimed the task',
+      { field: 'repository_id' },
+    );
+  }
+  if (!sameAgent({ owner_id: claim.origin.owner_id, agent_id: claim.origin.agent_id }, ctx.actor)) {
+    refuse(
+      'IMPORT_ORIGIN_MISMATCH',
+      `upload request ${d.upload_request_id} was claimed by ${claim.origin.owner_id}/${claim.origin.agent_id}, not by the uploading actor ${ctx.actor.owner_id}/${ctx.actor.agent_id}`,
+      'upload (or retry) as the actor whose grant claimed the task',
+      { field: 'origin' },
+    );
+  }
+}
+
+/**
+ * The historical answer of an identical earlier upload, after the caller is authorized for the
+ * claim it belongs to; other bytes under the same upload request conflict.
+ */
+export function retainedAnswer(
+  journal: Journal,
+  ctx: TaskContext,
+  uploadRequestId: string,
+  digest: string,
+): JsonObject | null {
+  const row = journalStatement(
+    journal,
+    'SELECT transfer_digest, response FROM collector_transfers WHERE upload_request_id = ?',
+  ).get(uploadRequestId) as RetainedTransfer | undefined;
+  if (row === undefined) return null;
+  const claim = findCollectorAttemptByUpload(journal, uploadRequestId);
+  if (claim === null)
+    throw new AgentscmError(
+      'TASK_JOURNAL_INCONSISTENT',
+      `the retained transfer of upload request ${uploadRequestId} has no collector claim`,
+    );
+  authorizeRetainedUpload(ctx, claim);
+  if (row.transfer_digest !== digest) {
+    refuse(
+      'IMPORT_UPLOAD_CONFLICT',
+      `upload request ${uploadRequestId} already imported a transfer with SHA-256 ${row.transfer_digest}, not ${digest}`,
+      'retry an upload only with its identical retained bytes (agent-task retry-upload)',
+      {
+        upload_request_id: uploadRequestId,
+        transfer_digest: row.transfer_digest,
+      },
+    );
+  }
+  const value = strictJsonParse(row.response);
+  return { ...(value as JsonObject), status: 'retained' };
+}
+
+/**
+ * The retained view with its applicability read now, reported beside it: whether the task's
+ * subject is still current, the profile's registration still current and the originating grant
+ * still live at its claimed generation (not revoked, not rotated). A stale answer is still the
+ * historical answer of that upload; `currently_applicable` is true only when all three hold.
+ */
+export function withApplicability(ctx: TaskContext, answer: JsonObject): JsonObject {
+  const retained = readJournal(
+    ctx,
+    () => null,
+    (journal) => ({
+      task: findRetainedTask(journal, shown(answer.task_id)),
+      claim: findCollectorAttemptByUpload(journal, shown(answer.upload_request_id)),
+    }),
+  );
+  return readAuthority(ctx, (auth) => {
+    const holds = (check: () => void): boolean => {
+      try {
+        check();
+        return true;
+      } catch (error) {
+        if (!isAgentscmError(error)) throw error;
+        return false;
+      }
+    };
+    const registrationCurrent = holds(() => requireCurrentCollectorProfile(auth, shown(answer.collector_profile_id)));
+    const task = retained?.task ?? null;
+    const claim = retained?.claim ?? null;
+    const subjectCurrent = task !== null && holds(() => requireCurrentSubject(auth, task.task.subject));
+    const originCurrent = claim !== null && holds(() => requireLiveOrigin(auth, claim.origin));
+    return {
+      ...answer,
+      currently_applicable: registrationCurrent && subjectCurrent && originCurrent,
+      applicability: {
+        subject_current: subjectCurrent,
+        registration_current: registrationCurrent,
+        origin_current: originCurrent,
+      },
+    };
+  });
+}
