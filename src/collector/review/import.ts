@@ -12,10 +12,9 @@
  * derived outcome. Imported success flags alone never qualify.
  */
 import { openAuthority } from '../../native/store.js';
+import { importReviewTransfer, prepareReviewImport } from '../../tasks/collector/import-review.js';
 import {
   importCollectorTransfer,
-  importReviewTransfer,
-  prepareReviewImport,
   readUploadedTransfer,
   type CollectorImportOptions,
   type CollectorImportView,
