@@ -228,7 +228,7 @@ export async function runContainer(input: ContainerRunInput): Promise<ContainerR
     containerId = await client.createContainer(input.containerName, containerSpec(input));
   } catch (error) {
     errors.push(describeError(error));
-    if (lostEngine(error) || (isAgentscmError(error) && error.details?.status === 409)) {
+    if (lostEngine(error) || (isAgentscmError(error, 'RUNTIME_API_ERROR') && error.details?.status === 409)) {
       // The engine may have created it before the answer was lost: look for it by name.
       const cleanup = await removeAndConfirm(client, input.containerName);
       if (cleanup.error !== null) errors.push(cleanup.error);

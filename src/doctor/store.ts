@@ -8,7 +8,7 @@
 import { existsSync, lstatSync } from 'node:fs';
 
 import { inspectKeyStateDir } from '../collector/key-store.js';
-import { AgentscmError } from '../contracts/errors.js';
+import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { HubProfile } from '../hub/config.js';
 import { listRegistrations, type RegistrationState } from '../native/executor-registry.js';
 import { readTokenFile } from '../native/grant-token-file.js';
@@ -370,7 +370,7 @@ export function checkGrants(auth: Authority | null, tokenFiles: readonly TokenFi
         ),
       );
     } catch (error) {
-      if (!(error instanceof AgentscmError) || error.code !== 'GRANT_TOKEN_REJECTED') throw error;
+      if (!isAgentscmError(error, 'GRANT_TOKEN_REJECTED')) throw error;
       const reason = error.details?.reason;
       const code: DoctorCode =
         reason === 'revoked'

@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 
-import { AgentscmError, type ErrorCode } from '../contracts/errors.js';
+import { AgentscmError, isAgentscmError, type ErrorCode } from '../contracts/errors.js';
 import { grantTokenSha256 } from '../contracts/grant.js';
 import { authenticateToken, type LiveGrant } from '../native/grants.js';
 import { findTargetRequirement } from '../native/requirements.js';
@@ -184,10 +184,10 @@ function authorizeReaderIn(
       }
       return { grant, dataDir };
     } catch (error) {
-      if (!(error instanceof AgentscmError) || error.code !== 'GRANT_TOKEN_REJECTED') throw error;
+      if (!isAgentscmError(error, 'GRANT_TOKEN_REJECTED')) throw error;
       // A token this authority does not know may be another's; one it knows as revoked or
       // rotated is final.
-      if ((error.details as { reason?: string } | undefined)?.reason !== 'unknown') throw error;
+      if (error.details?.reason !== 'unknown') throw error;
       lastRejection = error;
     } finally {
       auth.close();

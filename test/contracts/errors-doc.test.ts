@@ -3,11 +3,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { ERROR_CODES, EXIT } from '../../src/contracts/errors.js';
+import { ERROR_CODES, ERROR_SECTIONS, EXIT } from '../../src/contracts/errors.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 
 const DOC_PATH = join(REPO_ROOT, 'docs', 'errors.md');
-const SOURCE_PATH = join(REPO_ROOT, 'src', 'contracts', 'errors.ts');
 
 interface DocRow {
   readonly code: string;
@@ -16,16 +15,11 @@ interface DocRow {
   readonly line: number;
 }
 
-/** Sections of ERROR_CODES as written in errors.ts (`// --- name ---` comments). */
+/** The section of every code: the title of its family in ERROR_SECTIONS (src/contracts/errors/). */
 function sourceSections(): Map<string, string> {
   const sections = new Map<string, string>();
-  let section = '';
-  for (const line of readFileSync(SOURCE_PATH, 'utf8').split('\n')) {
-    const heading = /^\s*\/\/ --- (.+?) ---\s*$/.exec(line);
-    if (heading?.[1] !== undefined) section = heading[1];
-    const code = /^\s+([A-Z][A-Z0-9_]*): \{ exit:/.exec(line);
-    if (code?.[1] !== undefined) sections.set(code[1], section);
-  }
+  for (const section of ERROR_SECTIONS)
+    for (const code of Object.keys(section.codes)) sections.set(code, section.title);
   return sections;
 }
 
@@ -56,6 +50,19 @@ function rowFor(code: keyof typeof ERROR_CODES): string {
   return `| \`${code}\` | ${info.exit} | ${info.summary} |`;
 }
 
+test('every code sits in exactly one family of src/contracts/errors/', () => {
+  const seen = new Map<string, string>();
+  const twice: string[] = [];
+  for (const section of ERROR_SECTIONS)
+    for (const code of Object.keys(section.codes)) {
+      const earlier = seen.get(code);
+      if (earlier !== undefined) twice.push(`${code} in "${earlier}" and "${section.title}"`);
+      seen.set(code, section.title);
+    }
+  assert.deepEqual(twice, [], `codes declared in two families:\n  ${twice.join('\n  ')}`);
+  assert.deepEqual([...seen.keys()], Object.keys(ERROR_CODES));
+});
+
 test('docs/errors.md documents every error code, under its section, with its exit code', () => {
   const { rows } = docRows();
   const sections = sourceSections();
@@ -82,7 +89,7 @@ test('docs/errors.md documents no code that no longer exists, and no code twice'
   assert.deepEqual(twice, [], `documented twice:\n  ${twice.join('\n  ')}`);
 });
 
-test('documented exit codes and sections agree with src/contracts/errors.ts', () => {
+test('documented exit codes and sections agree with src/contracts/errors/', () => {
   const { rows } = docRows();
   const sections = sourceSections();
   const wrong: string[] = [];
@@ -93,12 +100,12 @@ test('documented exit codes and sections agree with src/contracts/errors.ts', ()
       wrong.push(`line ${row.line}: ${row.code} documents exit ${row.exit}, the code table says ${info.exit}`);
     const section = sections.get(row.code);
     if (section !== undefined && section !== row.section)
-      wrong.push(`line ${row.line}: ${row.code} sits under "${row.section}", errors.ts puts it under "${section}"`);
+      wrong.push(`line ${row.line}: ${row.code} sits under "${row.section}", its family is "${section}"`);
   }
   assert.deepEqual(wrong, [], wrong.join('\n'));
 });
 
-test('docs/errors.md has one section per errors.ts section and the exit-code table of docs/wire.md', () => {
+test('docs/errors.md has one section per family of error codes and the exit-code table of docs/wire.md', () => {
   const { headings, exitTable } = docRows();
   for (const section of new Set(sourceSections().values()))
     assert.ok(headings.includes(section), `docs/errors.md needs a "## ${section}" section`);

@@ -1,0 +1,56 @@
+/**
+ * Grants and collector profiles.
+ * The rows of docs/errors.md "grants and collector profiles".
+ */
+import { EXIT, type ErrorSection } from './exit.js';
+
+export const GRANT_ERRORS = {
+  title: 'grants and collector profiles',
+  codes: {
+    GRANT_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No grant with that id in the native store.' },
+    GRANT_REVOKED: { exit: EXIT.CONFLICT, summary: 'The grant was revoked; it can be neither rotated nor used again.' },
+    GRANT_TOKEN_INVALID: {
+      exit: EXIT.INVALID,
+      summary:
+        'The token file does not hold exactly one token (agentscm_ and 43 base64url characters, optionally one ' +
+        'newline).',
+    },
+    GRANT_TOKEN_REJECTED: {
+      exit: EXIT.INVALID,
+      summary:
+        'The token belongs to no live grant: unknown, rotated away, or its grant revoked; nothing was read or changed.',
+    },
+    GRANT_TOKEN_FILE_EXISTS: {
+      exit: EXIT.CONFLICT,
+      summary: 'The token file already exists; a token file is never overwritten.',
+    },
+    GRANT_TOKEN_FILE_UNSAFE: {
+      exit: EXIT.INVALID,
+      summary:
+        'A token file is accessible to group or others, or it or a directory on its path could be replaced by ' +
+        'another user (owned by neither you nor root, or writable by group or others without the sticky bit), or ' +
+        'the directory of a new token file is not a directory; nothing was read or written.',
+    },
+    GRANT_NOT_LIVE: {
+      exit: EXIT.CONFLICT,
+      summary: 'The originating grant was revoked or rotated since the operation began; nothing was changed.',
+    },
+    COLLECTOR_PROFILE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No installed collector profile with that id.' },
+    COLLECTOR_PROFILE_BINDING_MISMATCH: {
+      exit: EXIT.INVALID,
+      summary:
+        'The profile names a registration whose repository, workflow profile, step, epoch or key differs from ' +
+        'the profile.',
+    },
+    COLLECTOR_PROFILE_STEP_INVALID: {
+      exit: EXIT.INVALID,
+      summary:
+        'The profile step is not a command step of an installed requirement of the repository that binds the ' +
+        'profile recipe_digest.',
+    },
+    COLLECTOR_PROFILE_RECIPE_MISMATCH: {
+      exit: EXIT.INVALID,
+      summary: 'The profile recipe is not the recipe its recipe_digest names, decoded.',
+    },
+  },
+} as const satisfies ErrorSection;

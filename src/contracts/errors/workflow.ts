@@ -1,0 +1,70 @@
+/**
+ * Skill workflows: definitions, plans, journal, runs, requirements (src/workflows/).
+ * The rows of docs/errors.md "skill workflows (definitions, plans, journal, runs, requirements)".
+ */
+import { EXIT, type ErrorSection } from './exit.js';
+
+export const WORKFLOW_ERRORS = {
+  title: 'skill workflows (definitions, plans, journal, runs, requirements)',
+  codes: {
+    WORKFLOW_GRAPH_INVALID: {
+      exit: EXIT.INVALID,
+      summary: 'Workflow step ids or dependencies are duplicated, unknown or cyclic.',
+    },
+    WORKFLOW_SKILL_INVALID: {
+      exit: EXIT.INVALID,
+      summary:
+        'The skill package is invalid: entrypoint not SKILL.md, resource outside its directory, duplicate, ' +
+        'missing or not a regular file.',
+    },
+    WORKFLOW_SOURCE_MISMATCH: {
+      exit: EXIT.INVALID,
+      summary: 'A workflow binding names a different repository than its source.',
+    },
+    WORKFLOW_POLICY_STALE: {
+      exit: EXIT.CONFLICT,
+      summary: 'The definition names a policy epoch that is not the current one.',
+    },
+    WORKFLOW_COMMAND_INVALID: {
+      exit: EXIT.INVALID,
+      summary: 'A command step is malformed: its runner is not a declared resource or its recipe is invalid.',
+    },
+    WORKFLOW_COMMAND_STALE: {
+      exit: EXIT.CONFLICT,
+      summary: 'A command step binds a Change or review context that is not current or does not match the workflow.',
+    },
+    WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED: {
+      exit: EXIT.UNAVAILABLE,
+      summary: 'A command step is reachable but no command runtime was configured (--docker and --docker-socket).',
+    },
+    WORKFLOW_RUN_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No workflow run with that id exists in the journal.' },
+    WORKFLOW_RUN_CONFLICT: { exit: EXIT.CONFLICT, summary: 'The run id is already bound to a different plan.' },
+    WORKFLOW_RUN_TERMINAL: {
+      exit: EXIT.CONFLICT,
+      summary: 'The run already ended (completed, failed or blocked) and cannot be cancelled.',
+    },
+    WORKFLOW_COMMAND_ATTEMPT_UNFINISHED: {
+      exit: EXIT.CONFLICT,
+      summary: 'A command attempt of the run did not finish; it is never run again and must be recovered first.',
+    },
+    WORKFLOW_BINDING_CHANGED: {
+      exit: EXIT.CONFLICT,
+      summary:
+        "The run's repository, revision, policy epoch or skill bytes changed; continuation stopped, recorded " +
+        'observations kept.',
+    },
+    WORKFLOW_JOURNAL_ACTIVE: {
+      exit: EXIT.CONFLICT,
+      summary: 'Another controller holds the workflow journal lease for this run.',
+    },
+    WORKFLOW_JOURNAL_NOT_INITIALIZED: {
+      exit: EXIT.UNAVAILABLE,
+      summary: 'The workflow journal does not exist in --data-dir; nothing was created.',
+    },
+    WORKFLOW_JOURNAL_INCONSISTENT: {
+      exit: EXIT.FAILED,
+      summary: 'Retained run records do not match their stored definition, order or digests.',
+    },
+    REQUIREMENT_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The target has no installed workflow requirement.' },
+  },
+} as const satisfies ErrorSection;
