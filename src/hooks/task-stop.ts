@@ -21,6 +21,7 @@
  */
 import { isAgentscmError, type ErrorCode } from '../contracts/errors.js';
 import type { QualificationAnswer } from '../contracts/task/qualification.js';
+import type { Subject } from '../contracts/task/subject.js';
 import { getChange } from '../native/changes.js';
 import { readTokenFile } from '../native/grant-token-file.js';
 import { currentPolicyEpoch } from '../native/policy.js';
@@ -79,13 +80,8 @@ export interface TaskStopInput {
 }
 
 /** The local Change subject the hook asks about and compares after the call. */
-export interface LocalSubject {
+export interface LocalSubject extends Subject {
   readonly repository: string;
-  readonly change_id: string;
-  readonly change_version: bigint;
-  readonly revision: string;
-  readonly context_digest: string;
-  readonly policy_epoch: bigint;
   /** The digest of the requirement installed for the hook's target. */
   readonly requirement_digest: string;
 }

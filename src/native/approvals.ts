@@ -6,6 +6,7 @@
  * the caller's transaction (src/tasks/admission/admission.ts); this module only stores and reads rows.
  */
 import { AgentscmError } from '../contracts/errors.js';
+import type { TargetSubject } from '../contracts/task/subject.js';
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
 import { prepared, type Authority } from './store.js';
@@ -13,16 +14,9 @@ import { prepared, type Authority } from './store.js';
 export type ReceiptKind = 'imported' | 'server_run';
 
 /** The subject and receipt an approval binds (every field compared exactly at landing). */
-export interface ApprovalSubject {
+export interface ApprovalSubject extends TargetSubject {
   readonly repository: string;
-  readonly change_id: string;
-  readonly change_version: bigint;
-  readonly revision: string;
-  readonly context_digest: string;
-  readonly policy_epoch: bigint;
   readonly profile: string;
-  readonly target: string;
-  readonly requirement_digest: string;
   readonly receipt_kind: ReceiptKind;
   readonly receipt_digest: string;
 }

@@ -23,6 +23,7 @@ import {
   U64_SCHEMA,
   type ExecutorBinding,
 } from '../task/common.js';
+import { SUBJECT_BASE_FIELDS, SUBJECT_BASE_PROPERTIES, type TargetSubject } from '../task/subject.js';
 import { COMMAND_RECIPE_SCHEMA, RECIPE_LIMITS, type CommandRecipe } from './command-recipe.js';
 
 export const COLLECTOR_DESCRIPTOR_VERSION = 1;
@@ -90,15 +91,8 @@ export interface DescriptorAttempt {
   readonly lease_expires_at_ms: bigint;
 }
 
-export interface DescriptorSubject {
-  readonly change_id: string;
-  readonly change_version: bigint;
-  readonly revision: string;
-  readonly context_digest: string;
-  readonly policy_epoch: bigint;
-  readonly target: string;
-  readonly requirement_digest: string;
-}
+/** The descriptor's subject: the target subject, in declared order base fields first. */
+export type DescriptorSubject = TargetSubject;
 
 /** docs/wire.md "Collector descriptor", fields in declared (encoding) order. */
 export interface CollectorDescriptor {
@@ -162,21 +156,9 @@ export const COLLECTOR_DESCRIPTOR_SCHEMA = {
     subject: {
       type: 'object',
       additionalProperties: false,
-      required: [
-        'change_id',
-        'change_version',
-        'revision',
-        'context_digest',
-        'policy_epoch',
-        'target',
-        'requirement_digest',
-      ],
+      required: [...SUBJECT_BASE_FIELDS, 'target', 'requirement_digest'],
       properties: {
-        change_id: ID_SCHEMA,
-        change_version: U64_SCHEMA,
-        revision: HEX64_SCHEMA,
-        context_digest: HEX64_SCHEMA,
-        policy_epoch: U64_SCHEMA,
+        ...SUBJECT_BASE_PROPERTIES,
         target: ID_SCHEMA,
         requirement_digest: HEX64_SCHEMA,
       },

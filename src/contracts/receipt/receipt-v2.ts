@@ -18,6 +18,7 @@ import { encodeCanonical } from '../json/canonical-json.js';
 import type { JsonObject, JsonValue } from '../json/json-value.js';
 import { defineDecoder } from '../json/schema.js';
 import { HEX64_SCHEMA, ID_SCHEMA, POSITIVE_U64_SCHEMA, REPOSITORY_SCHEMA, U64_SCHEMA } from '../task/common.js';
+import { SUBJECT_BASE_FIELDS, SUBJECT_BASE_PROPERTIES, type TargetSubject } from '../task/subject.js';
 
 export const RECEIPT_VERSION = 2;
 /** One row per plan step; a plan has at most 32 steps (docs/skill-workflows.md). */
@@ -55,14 +56,8 @@ export function receiptOutcomeOf(recordOutcome: string): ReceiptTaskOutcome {
   );
 }
 
-export interface ReceiptSubject {
-  readonly change_id: string;
-  readonly change_version: bigint;
-  readonly revision: string;
-  readonly context_digest: string;
-  readonly policy_epoch: bigint;
-  readonly target: string;
-  readonly requirement_digest: string;
+/** The receipt's subject: the target subject and the compiled plan it completed. */
+export interface ReceiptSubject extends TargetSubject {
   readonly plan_digest: string;
 }
 
@@ -136,22 +131,9 @@ export const RECEIPT_V2_SCHEMA = {
     subject: {
       type: 'object',
       additionalProperties: false,
-      required: [
-        'change_id',
-        'change_version',
-        'revision',
-        'context_digest',
-        'policy_epoch',
-        'target',
-        'requirement_digest',
-        'plan_digest',
-      ],
+      required: [...SUBJECT_BASE_FIELDS, 'target', 'requirement_digest', 'plan_digest'],
       properties: {
-        change_id: ID_SCHEMA,
-        change_version: U64_SCHEMA,
-        revision: HEX64_SCHEMA,
-        context_digest: HEX64_SCHEMA,
-        policy_epoch: U64_SCHEMA,
+        ...SUBJECT_BASE_PROPERTIES,
         target: ID_SCHEMA,
         requirement_digest: HEX64_SCHEMA,
         plan_digest: HEX64_SCHEMA,

@@ -1,5 +1,6 @@
 /**
- * WorkflowTaskSubject (spec "Identity and requests"): everything one task is bound to — the
+ * The Subject base every subject variant extends, and WorkflowTaskSubject (docs/agent-task-contract.md
+ * "Types (declared field order)"): everything one task is bound to — the
  * repository, execution profile, protected target, immutable revision, Change and context,
  * policy epoch, installed requirement, compiled plan, immutable skill and workflow step.
  */
@@ -14,23 +15,54 @@ import {
   type TaskDecoder,
 } from './common.js';
 
-export interface WorkflowTaskSubject {
+/**
+ * What every subject names: one Change version, its review context, its revision and the policy
+ * epoch it is judged under. Every subject variant (task, collector descriptor, receipt, approval,
+ * hook) extends it; its fields are the ones compared exactly across them.
+ */
+export interface Subject {
+  readonly change_id: string;
+  readonly change_version: bigint;
+  /** Immutable revision (64 lowercase hex). */
+  readonly revision: string;
+  /** Digest of the exact current review context of the Change version. */
+  readonly context_digest: string;
+  readonly policy_epoch: bigint;
+}
+
+/** The base fields in the order wire objects that start with them declare them. */
+export const SUBJECT_BASE_FIELDS = [
+  'change_id',
+  'change_version',
+  'revision',
+  'context_digest',
+  'policy_epoch',
+] as const;
+
+/** The JSON schema of each base field; variants compose their schemas from it. */
+export const SUBJECT_BASE_PROPERTIES = {
+  change_id: ID_SCHEMA,
+  change_version: U64_SCHEMA,
+  revision: HEX64_SCHEMA,
+  context_digest: HEX64_SCHEMA,
+  policy_epoch: U64_SCHEMA,
+} as const;
+
+/** A subject bound to a protected target and its installed requirement. */
+export interface TargetSubject extends Subject {
+  /** Protected target name. */
+  readonly target: string;
+  /** Digest of the installed target workflow requirement. */
+  readonly requirement_digest: string;
+}
+
+/** The subject of one task: the target subject plus repository, profile, plan, skill and step. */
+export interface WorkflowTaskSubject extends TargetSubject {
   readonly version: 1;
   /** Native repository id (32 lowercase hex). */
   readonly repository: string;
   /** Execution (workflow task) profile id. */
   readonly profile: string;
-  /** Protected target name. */
-  readonly target: string;
-  /** Immutable revision (64 lowercase hex). */
-  readonly revision: string;
-  readonly change_id: string;
-  readonly change_version: bigint;
-  /** Digest of the exact current review context of the Change version. */
-  readonly context_digest: string;
-  readonly policy_epoch: bigint;
-  /** Digest of the installed target workflow requirement. */
-  readonly requirement_digest: string;
   /** Digest of the compiled immutable plan. */
   readonly plan_digest: string;
   /** Digest of the immutable skill package (entrypoint plus resources). */
@@ -65,11 +97,11 @@ export const SUBJECT_SCHEMA = {
     repository: REPOSITORY_SCHEMA,
     profile: ID_SCHEMA,
     target: ID_SCHEMA,
-    revision: HEX64_SCHEMA,
-    change_id: ID_SCHEMA,
-    change_version: U64_SCHEMA,
-    context_digest: HEX64_SCHEMA,
-    policy_epoch: U64_SCHEMA,
+    revision: SUBJECT_BASE_PROPERTIES.revision,
+    change_id: SUBJECT_BASE_PROPERTIES.change_id,
+    change_version: SUBJECT_BASE_PROPERTIES.change_version,
+    context_digest: SUBJECT_BASE_PROPERTIES.context_digest,
+    policy_epoch: SUBJECT_BASE_PROPERTIES.policy_epoch,
     requirement_digest: HEX64_SCHEMA,
     plan_digest: HEX64_SCHEMA,
     skill_digest: HEX64_SCHEMA,
@@ -101,7 +133,7 @@ export function sameSubject(a: WorkflowTaskSubject, b: WorkflowTaskSubject): boo
   return SUBJECT_FIELDS.every((field) => a[field] === b[field]);
 }
 
-/** Strict decoder for a standalone subject (spec "Identity and requests"). */
+/** Strict decoder for a standalone subject (docs/agent-task-contract.md "Types (declared field order)"). */
 export const workflowTaskSubjectDecoder: TaskDecoder<WorkflowTaskSubject> = defineTaskDecoder<WorkflowTaskSubject>(
   'agent-task.workflow-task-subject',
   SUBJECT_SCHEMA,

@@ -16,6 +16,7 @@
 import { AgentscmError } from '../../contracts/errors.js';
 import type { JsonValue } from '../../contracts/json/json-value.js';
 import { qualificationToJson, type QualificationAnswer } from '../../contracts/task/qualification.js';
+import type { Subject } from '../../contracts/task/subject.js';
 import { resolveRepository } from '../../native/repositories.js';
 import { findReviewContext } from '../../native/review-contexts.js';
 import type { Authority } from '../../native/store.js';
@@ -56,10 +57,7 @@ function contextRevision(auth: Authority, ctx: TaskContext, contextDigest: strin
 }
 
 /** The Change and review context a qualification answers for. */
-export interface QualificationSubject {
-  readonly change_id: string;
-  readonly context_digest: string;
-}
+export type QualificationSubject = Pick<Subject, 'change_id' | 'context_digest'>;
 
 /**
  * Qualify the subject `subjectOf` names, read inside the same authority snapshot as the answer
