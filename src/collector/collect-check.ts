@@ -24,11 +24,12 @@ import { requireCurrentCollectorProfile } from '../native/collector-profiles.js'
 import { authenticateToken, requireLiveOrigin, type LiveGrant } from '../native/grants.js';
 import { findTargetRequirement } from '../native/requirements.js';
 import { readRevisionFile } from '../native/revisions.js';
-import { openAuthority, readTransaction, type Authority } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
+import { readTransaction, type Authority } from '../native/store.js';
 import { findCollectorAttempt } from '../tasks/collector/attempts.js';
 import { requireCurrentSubject } from '../tasks/derive.js';
 import { findTaskWithAttempt } from '../tasks/journal-rows.js';
-import { journalRead, openJournal, type Journal } from '../workflows/journal.js';
+import { journalRead, type Journal } from '../workflows/journal.js';
 import { requirementDefinition } from '../workflows/requirement.js';
 import { layoutSkillPackage, resolvePackagePath } from '../workflows/skill-package.js';
 
@@ -189,59 +190,54 @@ function checkTask(auth: Authority, journal: Journal, descriptor: AnyCollectorDe
   requireCurrentSubject(auth, subject);
 }
 
-/** Open the authority and journal of `dataDir` and check the bindings every descriptor has, then `body`, in one read snapshot. */
+/**
+ * Check the bindings every descriptor has, then `body`, in one read snapshot of the store's
+ * authority and journal.
+ */
 function withChecked<T>(
-  dataDir: string,
+  store: Store,
   descriptor: AnyCollectorDescriptor,
   token: string,
   body: (auth: Authority, journal: Journal, grant: LiveGrant) => T,
 ): T {
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  try {
-    const journal = openJournal(dataDir, 'read');
-    try {
-      return readTransaction(auth, () =>
-        journalRead(journal, () => {
-          same('authority_id', authorityId(auth), descriptor.authority_id);
-          const grant = authenticateToken(auth, token);
-          const { origin } = descriptor;
-          if (
-            grant.grant_id !== origin.grant_id ||
-            grant.generation !== origin.grant_generation ||
-            grant.owner_id !== origin.owner_id ||
-            grant.agent_id !== origin.agent_id
-          ) {
-            throw new AgentscmError(
-              'COLLECT_ORIGIN_MISMATCH',
-              `the token authenticates grant ${grant.grant_id} generation ${grant.generation} (${grant.owner_id}/${grant.agent_id}), not the origin grant ${origin.grant_id} generation ${origin.grant_generation} (${origin.owner_id}/${origin.agent_id}) the descriptor names`,
-              {
-                hint: 'pass the token file of the grant that claimed the task',
-              },
-            );
-          }
-          same('repository_id', grant.repository, descriptor.repository_id);
-          requireLiveOrigin(auth, origin);
-          return body(auth, journal, grant);
-        }),
-      );
-    } finally {
-      journal.close();
-    }
-  } finally {
-    auth.close();
-  }
+  const auth = store.authority();
+  const journal = store.requireJournal();
+  return readTransaction(auth, () =>
+    journalRead(journal, () => {
+      same('authority_id', authorityId(auth), descriptor.authority_id);
+      const grant = authenticateToken(auth, token);
+      const { origin } = descriptor;
+      if (
+        grant.grant_id !== origin.grant_id ||
+        grant.generation !== origin.grant_generation ||
+        grant.owner_id !== origin.owner_id ||
+        grant.agent_id !== origin.agent_id
+      ) {
+        throw new AgentscmError(
+          'COLLECT_ORIGIN_MISMATCH',
+          `the token authenticates grant ${grant.grant_id} generation ${grant.generation} (${grant.owner_id}/${grant.agent_id}), not the origin grant ${origin.grant_id} generation ${origin.grant_generation} (${origin.owner_id}/${origin.agent_id}) the descriptor names`,
+          {
+            hint: 'pass the token file of the grant that claimed the task',
+          },
+        );
+      }
+      same('repository_id', grant.repository, descriptor.repository_id);
+      requireLiveOrigin(auth, origin);
+      return body(auth, journal, grant);
+    }),
+  );
 }
 
 /**
- * Check `descriptor` against the authority of `dataDir`, as the grant whose `token` the caller
+ * Check `descriptor` against the store's authority, as the grant whose `token` the caller
  * holds (see module comment). Run before dispatch and again before signing.
  */
 export function checkDescriptorAgainstAuthority(
-  dataDir: string,
+  store: Store,
   descriptor: CollectorDescriptor,
   token: string,
 ): AuthorityBinding {
-  return withChecked(dataDir, descriptor, token, (auth, journal, grant) => {
+  return withChecked(store, descriptor, token, (auth, journal, grant) => {
     const { stepId, recipeDigest } = checkProfile(auth, descriptor);
     checkTask(auth, journal, descriptor, stepId);
     const recipePath = checkRecipeFile(auth, descriptor, stepId, recipeDigest);
@@ -263,11 +259,11 @@ export interface ReviewAuthorityBinding {
  * subject's revision and the declared action — exactly as the descriptor carries them.
  */
 export function checkReviewDescriptorAgainstAuthority(
-  dataDir: string,
+  store: Store,
   descriptor: ReviewCollectorDescriptor,
   token: string,
 ): ReviewAuthorityBinding {
-  return withChecked(dataDir, descriptor, token, (auth, journal, grant) => {
+  return withChecked(store, descriptor, token, (auth, journal, grant) => {
     const profile = checkProfileBindings(auth, descriptor);
     if (profile.kind !== 'finite_review')
       throw mismatch('collector_profile_id', 'a command profile', 'a review descriptor');

@@ -9,7 +9,6 @@ import { AgentscmError } from '../contracts/errors.js';
 import { encodeCanonical } from '../contracts/json/canonical-json.js';
 import type { ReviewCollectorDescriptor } from '../contracts/review/collector-descriptor.js';
 import { reviewRecordToJson } from '../contracts/review/record.js';
-import { openAuthority } from '../native/store.js';
 import { pauseAtTestPoint } from '../native/test-pause.js';
 import { checkReviewDescriptorAgainstAuthority } from './collect-check.js';
 import { reviewCollectionHeader } from './collect-request.js';
@@ -58,7 +57,7 @@ export async function collectReview(
   progress(
     `checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`,
   );
-  const binding = checkReviewDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
+  const binding = checkReviewDescriptorAgainstAuthority(input.store, descriptor, target.token);
   const transport = createClaudeCodeTransport({
     executable: input.reviewExecutable,
     workDir: join(state.root, 'review', 'work'),
@@ -83,33 +82,28 @@ export async function collectReview(
   const journal = openReviewJournal(state.root);
   let envelope: Buffer;
   try {
-    const auth = openAuthority(input.dataDir, { mode: 'read' });
-    let record;
-    try {
-      progress(
-        `reviewing ${descriptor.review.action.coverage.length} path(s) of revision ${descriptor.subject.revision} with ${descriptor.transport.model}`,
-      );
-      record = await runReview(
-        {
-          repository: descriptor.repository_id,
-          revision: descriptor.subject.revision,
-          action: descriptor.review.action,
-          policyBytes: binding.policyBytes,
-        },
-        {
-          sources: revisionReviewSources(auth, descriptor.repository_id, descriptor.subject.revision),
-          transport,
-          journal,
-        },
-      );
-    } finally {
-      auth.close();
-    }
+    const auth = input.store.authority();
+    progress(
+      `reviewing ${descriptor.review.action.coverage.length} path(s) of revision ${descriptor.subject.revision} with ${descriptor.transport.model}`,
+    );
+    const record = await runReview(
+      {
+        repository: descriptor.repository_id,
+        revision: descriptor.subject.revision,
+        action: descriptor.review.action,
+        policyBytes: binding.policyBytes,
+      },
+      {
+        sources: revisionReviewSources(auth, descriptor.repository_id, descriptor.subject.revision),
+        transport,
+        journal,
+      },
+    );
     progress(
       `the review finished: ${record.outcome} after ${record.calls.length} call(s); rechecking the authority before signing`,
     );
     pauseAtTestPoint('collect:before-signing');
-    checkReviewDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
+    checkReviewDescriptorAgainstAuthority(input.store, descriptor, target.token);
     const requests = listJournalRequests(journal, record.review_id);
     if (requests.length !== record.calls.length)
       throw new AgentscmError(

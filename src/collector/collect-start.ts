@@ -9,6 +9,7 @@ import { dirname, resolve } from 'node:path';
 import { AgentscmError } from '../contracts/errors.js';
 import { encodeAnyCollectorDescriptor, type AnyCollectorDescriptor } from '../contracts/review/collector-descriptor.js';
 import { readTokenFile } from '../native/grant-token-file.js';
+import type { Store } from '../native/store-handle.js';
 import { findEnclosingWorkspace } from '../workspace/locate.js';
 import { openCollectState, type CollectState } from './collect-state.js';
 import type { UploadTarget } from './collect-upload.js';
@@ -16,7 +17,10 @@ import type { DockerTransport } from './docker-transport.js';
 import { loadSigningKey } from './key-store.js';
 
 export interface CollectInput {
-  readonly dataDir: string;
+  /** The Store of --data-dir opened for reading: the descriptor is checked against its authority and journal. */
+  readonly store: Store;
+  /** The Store of --data-dir opened for writing, which a local upload imports into (untouched with --endpoint). */
+  readonly uploadStore: Store;
   readonly descriptorFile: string;
   readonly keyFile: string;
   readonly stateDir: string;
@@ -75,12 +79,12 @@ export function openCollection(input: CollectInput, descriptor: AnyCollectorDesc
   const descriptorBytes = encodeAnyCollectorDescriptor(descriptor);
   const privateKey = keyOf(input.keyFile, descriptor);
   const token = readTokenFile(input.tokenFile);
-  const state = openCollectState(input.stateDir, input.dataDir);
+  const state = openCollectState(input.stateDir, input.store);
   return {
     descriptorBytes,
     privateKey,
     state,
-    target: { dataDir: input.dataDir, endpoint: input.endpoint, token },
+    target: { store: input.uploadStore, endpoint: input.endpoint, token },
     id: descriptor.upload_request_id,
   };
 }

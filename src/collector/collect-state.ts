@@ -20,6 +20,7 @@ import { TRANSFER_LIMITS } from '../contracts/collector/transfer.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { createPrivateFileOnce, syncDirectory, unlinkQuietly, writePrivateTemporary } from '../native/private-files.js';
+import type { Store } from '../native/store-handle.js';
 import { findEnclosingWorkspace } from '../workspace/locate.js';
 import { ensurePrivateDir } from './snapshot.js';
 
@@ -58,10 +59,12 @@ export function isWithin(path: string, dir: string): boolean {
 /**
  * Open (creating when missing) the state directory: outside every workspace (a checkpoint would
  * record it) and outside the data directory, owner-private (0700, owned by this user, no symlink
- * on its path), with its collections and snapshots directories.
+ * on its path), with its collections and snapshots directories. Only the store's data directory
+ * is read (no database is opened).
  */
-export function openCollectState(stateDir: string, dataDir: string): CollectState {
+export function openCollectState(stateDir: string, store: Pick<Store, 'dataDir'>): CollectState {
   const root = resolve(stateDir);
+  const dataDir = store.dataDir;
   const workspace = findEnclosingWorkspace(root);
   if (workspace !== null)
     throw unsafe(

@@ -14,6 +14,7 @@ import { parseStrictJson } from '../contracts/json/strict-json.js';
 import { decodeAnyCollectorDescriptor, type AnyCollectorDescriptor } from '../contracts/review/collector-descriptor.js';
 import { readBoundedInput } from '../native/bounded-input.js';
 import { readTokenFile } from '../native/grant-token-file.js';
+import type { Store } from '../native/store-handle.js';
 import { authorizeTaskToken } from '../tasks/grant-guard.js';
 import {
   collectionDir,
@@ -28,7 +29,8 @@ import { postEnvelope } from './upload-client.js';
 
 /** Where an envelope goes: the local authority of the data directory, or a hub endpoint. */
 export interface UploadTarget {
-  readonly dataDir: string;
+  /** The Store of the data directory opened for writing: a local upload imports into it (untouched with an endpoint). */
+  readonly store: Store;
   readonly endpoint?: string | undefined;
   /** The grant's bearer token. */
   readonly token: string;
@@ -59,8 +61,8 @@ export async function uploadEnvelope(target: UploadTarget, envelope: Buffer): Pr
     const answer = await postEnvelope({ endpoint: target.endpoint, token: target.token, envelope });
     return { target: 'endpoint', answer: answer.answer };
   }
-  const authorization = authorizeTaskToken({ dataDir: target.dataDir, token: target.token });
-  return { target: 'local', answer: await importTransfer(target.dataDir, envelope, authorization) };
+  const authorization = authorizeTaskToken({ dataDir: target.store.dataDir, token: target.token });
+  return { target: 'local', answer: await importTransfer(target.store.dataDir, envelope, authorization) };
 }
 
 /** The verdict an envelope carries. */
@@ -116,7 +118,8 @@ export async function finishUpload(
   };
 }
 export interface RetryUploadInput {
-  readonly dataDir: string;
+  /** The Store of --data-dir opened for writing (a local upload imports into it). */
+  readonly store: Store;
   readonly stateDir: string;
   readonly uploadRequestId: string;
   readonly tokenFile: string;
@@ -127,7 +130,7 @@ export interface RetryUploadInput {
 /** `agentscm agent-task retry-upload`: send the identical retained bytes again. */
 export async function retryUpload(input: RetryUploadInput): Promise<CollectResult> {
   const token = readTokenFile(input.tokenFile);
-  const state = openCollectState(input.stateDir, input.dataDir);
+  const state = openCollectState(input.stateDir, input.store);
   const descriptorBytes = readReservedDescriptor(state, input.uploadRequestId);
   const envelope = descriptorBytes === null ? null : readRetainedEnvelope(state, input.uploadRequestId);
   if (descriptorBytes === null || envelope === null) {
@@ -144,7 +147,7 @@ export async function retryUpload(input: RetryUploadInput): Promise<CollectResul
   return finishUpload(
     state,
     descriptor,
-    { dataDir: input.dataDir, endpoint: input.endpoint, token },
+    { store: input.store, endpoint: input.endpoint, token },
     envelope,
     false,
     input.onProgress ?? ((): void => undefined),
@@ -152,7 +155,8 @@ export async function retryUpload(input: RetryUploadInput): Promise<CollectResul
 }
 
 export interface UploadFileInput {
-  readonly dataDir: string;
+  /** The Store of --data-dir opened for writing (a local upload imports into it). */
+  readonly store: Store;
   readonly envelopeFile: string;
   readonly tokenFile: string;
   readonly endpoint?: string | undefined;
@@ -174,6 +178,6 @@ export async function uploadEnvelopeFile(input: UploadFileInput): Promise<Upload
   });
   readTransferEnvelope(envelope);
   const token = readTokenFile(input.tokenFile);
-  const upload = await uploadEnvelope({ dataDir: input.dataDir, endpoint: input.endpoint, token }, envelope);
+  const upload = await uploadEnvelope({ store: input.store, endpoint: input.endpoint, token }, envelope);
   return { transfer_digest: transferDigest(envelope), envelope_bytes: envelope.byteLength, upload };
 }

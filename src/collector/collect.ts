@@ -26,7 +26,6 @@ import {
 } from '../contracts/review/collector-descriptor.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { readBoundedInput } from '../native/bounded-input.js';
-import { openAuthority } from '../native/store.js';
 import { pauseAtTestPoint } from '../native/test-pause.js';
 import { checkDescriptorAgainstAuthority } from './collect-check.js';
 import { collectionHeader, collectionIsolation, collectionRecords, collectionRequest } from './collect-request.js';
@@ -104,7 +103,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
   progress(
     `checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`,
   );
-  const binding = checkDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
+  const binding = checkDescriptorAgainstAuthority(input.store, descriptor, target.token);
   const { client, executableSha256 } = await connectRuntime({
     docker,
     dockerSocket,
@@ -134,9 +133,8 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
     let observation: ContainerRunObservation | null = null;
     let snapshotCleanup: ContainerCleanup;
     progress(`materializing revision ${descriptor.subject.revision}`);
-    const auth = openAuthority(input.dataDir, { mode: 'read' });
     try {
-      materializeSnapshot(auth, {
+      materializeSnapshot(input.store.authority(), {
         repository: descriptor.repository_id,
         revision: descriptor.subject.revision,
         parent: state.snapshots,
@@ -144,8 +142,6 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
       });
     } catch (error) {
       observation = noContainer(isAgentscmError(error) ? `${error.code}: ${error.message}` : String(error));
-    } finally {
-      auth.close();
     }
     const containerName = `agentscm-collect-${sha256Hex(Buffer.from(id, 'utf8')).slice(0, 40)}`;
     if (observation === null) {
@@ -187,7 +183,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
       `the command finished: ${record.outcome}${record.exit_code === null ? '' : ` (exit ${record.exit_code})`}; rechecking the authority before signing`,
     );
     pauseAtTestPoint('collect:before-signing');
-    checkDescriptorAgainstAuthority(input.dataDir, descriptor, target.token);
+    checkDescriptorAgainstAuthority(input.store, descriptor, target.token);
     const records = collectionRecords(request, record);
     envelope = encodeTransferEnvelope(
       collectionHeader(descriptor, request, records, input.agentscmVersion),

@@ -19,7 +19,8 @@ import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { encodeCanonical } from '../contracts/json/canonical-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { readRevisionFile } from '../native/revisions.js';
-import { openAuthority, type Authority } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
+import type { Authority } from '../native/store.js';
 import {
   commandAttemptId,
   commandContainerName,
@@ -35,7 +36,7 @@ import type {
   CommandStepResult,
   CommandStepRuntime,
 } from '../workflows/command-step.js';
-import { getRunHeader, journalRead, openJournal, type Journal } from '../workflows/journal.js';
+import { getRunHeader, journalRead, type Journal } from '../workflows/journal.js';
 import { cancelCommandStep, stopCommandStep } from './custody.js';
 import { DockerClient } from './docker-client.js';
 import { createUnixSocketTransport, type DockerTransport } from './docker-transport.js';
@@ -83,8 +84,8 @@ export const CANCEL_WATCH_MS = 500;
 export const FIRST_GENERATION = 1n;
 
 /** D/collector/snapshots: the owner-private parent of every workflow snapshot. */
-export function snapshotParentOf(dataDir: string): string {
-  return join(dataDir, 'collector', 'snapshots');
+export function snapshotParentOf(store: Pick<Store, 'dataDir'>): string {
+  return join(store.dataDir, 'collector', 'snapshots');
 }
 
 /** Connect to the engine behind a validated --docker / --docker-socket pair. */
@@ -193,13 +194,7 @@ function loadRecipe(
  * (IMAGE_NOT_FOUND; images are never pulled). Nothing is reserved or created.
  */
 export async function preflightCommandStep(client: DockerClient, request: CommandStepPreflight): Promise<void> {
-  const auth = openAuthority(request.dataDir, { mode: 'read' });
-  let recipe: CommandRecipe;
-  try {
-    recipe = loadRecipe(auth, request);
-  } finally {
-    auth.close();
-  }
+  const recipe = loadRecipe(request.store.authority(), request);
   try {
     await client.inspectImage(recipe.image);
   } catch (error) {
@@ -223,86 +218,75 @@ interface RuntimeContext {
 
 /** Run one command step (see module comment). */
 export async function runCommandStep(context: RuntimeContext, request: CommandStepRequest): Promise<CommandStepResult> {
-  const journal = openJournal(request.dataDir, 'write');
-  try {
-    const existing = findCommandAttemptForStep(journal.db, request.runId, request.stepId);
-    if (existing !== null) {
-      if (existing.state === 'running') throw runningError(request, existing.attempt_id);
-      return stepResultOf(existing);
-    }
-    const auth = openAuthority(request.dataDir, { mode: 'read' });
-    let recipe: CommandRecipe;
-    let prepared: { request: ExecutionRequest; digest: string; snapshotPath: string };
-    try {
-      recipe = loadRecipe(auth, request);
-      // The image is looked up before the reservation: a missing image is an error with no attempt.
-      const { identity } = await observeRuntimeIdentity(context.client, {
-        image: recipe.image,
-        executableSha256: context.executableSha256,
-      });
-      const attemptId = commandAttemptId(request.repository, request.runId, request.stepId, FIRST_GENERATION);
-      const parent = snapshotParentOf(request.dataDir);
-      ensurePrivateDir(join(request.dataDir, 'collector'));
-      ensurePrivateDir(parent);
-      const execution: ExecutionRequest = {
-        version: 1,
-        kind: 'command/v1',
-        attempt_id: attemptId,
-        generation: FIRST_GENERATION,
-        run_id: request.runId,
-        step_id: request.stepId,
-        repository: request.repository,
-        revision: request.revision,
-        policy_epoch: request.policyEpoch,
-        change: { repository: request.change.repository, id: request.change.id },
-        change_version: request.changeVersion,
-        context_digest: request.contextDigest,
-        recipe_path: request.recipePath,
-        recipe_digest: request.recipeDigest,
-        recipe: recipeJson(recipe),
-        runtime_identity: identity,
-        runtime_identity_digest: runtimeIdentityDigest(identity),
-      };
-      prepared = {
-        request: execution,
-        digest: requestDigest(execution),
-        snapshotPath: snapshotPathFor(parent, sha256Hex(attemptId)),
-      };
-      const reserved = reserveCommandAttempt(journal.db, {
-        repository: request.repository,
-        runId: request.runId,
-        stepId: request.stepId,
-        generation: FIRST_GENERATION,
-        requestDigest: prepared.digest,
-        requestJson: encodeCanonical(execution),
-        snapshotPath: prepared.snapshotPath,
-        nowMs: Date.now(),
-        ...(request.recheckBinding === undefined ? {} : { recheck: request.recheckBinding }),
-      });
-      if (!reserved.created) {
-        if (reserved.attempt.state === 'running') throw runningError(request, reserved.attempt.attempt_id);
-        return stepResultOf(reserved.attempt);
-      }
-      // From here on the attempt exists: every path ends in a finished attempt or leaves it
-      // running for recover (a crash), never in a silent retry.
-      const snapshotError = materialize(auth, request, prepared.snapshotPath);
-      auth.close();
-      if (snapshotError !== null) {
-        return finish(
-          journal,
-          prepared,
-          recipe,
-          noContainer('runtime_error', snapshotError),
-          removeSnapshot(prepared.snapshotPath) ? 'removed' : 'unconfirmed',
-        );
-      }
-    } finally {
-      auth.close();
-    }
-    return await execute(context, journal, prepared, recipe, request.signal);
-  } finally {
-    journal.close();
+  const journal = request.store.requireJournal();
+  const existing = findCommandAttemptForStep(journal.db, request.runId, request.stepId);
+  if (existing !== null) {
+    if (existing.state === 'running') throw runningError(request, existing.attempt_id);
+    return stepResultOf(existing);
   }
+  const auth = request.store.authority();
+  const recipe = loadRecipe(auth, request);
+  // The image is looked up before the reservation: a missing image is an error with no attempt.
+  const { identity } = await observeRuntimeIdentity(context.client, {
+    image: recipe.image,
+    executableSha256: context.executableSha256,
+  });
+  const attemptId = commandAttemptId(request.repository, request.runId, request.stepId, FIRST_GENERATION);
+  const parent = snapshotParentOf(request.store);
+  ensurePrivateDir(join(request.store.dataDir, 'collector'));
+  ensurePrivateDir(parent);
+  const execution: ExecutionRequest = {
+    version: 1,
+    kind: 'command/v1',
+    attempt_id: attemptId,
+    generation: FIRST_GENERATION,
+    run_id: request.runId,
+    step_id: request.stepId,
+    repository: request.repository,
+    revision: request.revision,
+    policy_epoch: request.policyEpoch,
+    change: { repository: request.change.repository, id: request.change.id },
+    change_version: request.changeVersion,
+    context_digest: request.contextDigest,
+    recipe_path: request.recipePath,
+    recipe_digest: request.recipeDigest,
+    recipe: recipeJson(recipe),
+    runtime_identity: identity,
+    runtime_identity_digest: runtimeIdentityDigest(identity),
+  };
+  const prepared = {
+    request: execution,
+    digest: requestDigest(execution),
+    snapshotPath: snapshotPathFor(parent, sha256Hex(attemptId)),
+  };
+  const reserved = reserveCommandAttempt(journal.db, {
+    repository: request.repository,
+    runId: request.runId,
+    stepId: request.stepId,
+    generation: FIRST_GENERATION,
+    requestDigest: prepared.digest,
+    requestJson: encodeCanonical(execution),
+    snapshotPath: prepared.snapshotPath,
+    nowMs: Date.now(),
+    ...(request.recheckBinding === undefined ? {} : { recheck: request.recheckBinding }),
+  });
+  if (!reserved.created) {
+    if (reserved.attempt.state === 'running') throw runningError(request, reserved.attempt.attempt_id);
+    return stepResultOf(reserved.attempt);
+  }
+  // From here on the attempt exists: every path ends in a finished attempt or leaves it
+  // running for recover (a crash), never in a silent retry.
+  const snapshotError = materialize(auth, request, prepared.snapshotPath);
+  if (snapshotError !== null) {
+    return finish(
+      journal,
+      prepared,
+      recipe,
+      noContainer('runtime_error', snapshotError),
+      removeSnapshot(prepared.snapshotPath) ? 'removed' : 'unconfirmed',
+    );
+  }
+  return await execute(context, journal, prepared, recipe, request.signal);
 }
 
 function materialize(auth: Authority, request: CommandStepRequest, snapshotPath: string): string | null {

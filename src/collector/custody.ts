@@ -19,7 +19,7 @@ import {
   type CommandAttempt,
 } from '../workflows/command-attempts.js';
 import type { CommandStepCancelRequest, CommandStepResult } from '../workflows/command-step.js';
-import { journalRead, openJournal, type Journal } from '../workflows/journal.js';
+import { journalRead, type Journal } from '../workflows/journal.js';
 import type { ContainerState, DockerClient } from './docker-client.js';
 import {
   attemptStateOf,
@@ -248,13 +248,8 @@ export async function reconcileCommandAttempt(
  * (as cancelled, since the run is). Returns how many containers were stopped.
  */
 export async function stopCommandStep(client: DockerClient, request: CommandStepCancelRequest): Promise<number> {
-  const journal = openJournal(request.dataDir, 'read');
-  let attempt: CommandAttempt | null;
-  try {
-    attempt = journalRead(journal, () => findCommandAttemptForStep(journal.db, request.runId, request.stepId));
-  } finally {
-    journal.close();
-  }
+  const journal = request.store.requireJournal();
+  const attempt = journalRead(journal, () => findCommandAttemptForStep(journal.db, request.runId, request.stepId));
   if (attempt === null || attempt.state !== 'running') return 0;
   let stopped = 0;
   for (const container of await client.listContainersByLabel(LABELS.attempt, attempt.attempt_id)) {
@@ -270,18 +265,14 @@ export async function cancelCommandStep(
   client: DockerClient,
   request: CommandStepCancelRequest,
 ): Promise<CommandStepResult> {
-  const journal = openJournal(request.dataDir, 'write');
-  try {
-    const attempt = findCommandAttemptForStep(journal.db, request.runId, request.stepId);
-    if (attempt === null) {
-      throw new AgentscmError(
-        'COMMAND_ATTEMPT_NOT_FOUND',
-        `step "${request.stepId}" of run "${request.runId}" has no command attempt to cancel`,
-      );
-    }
-    if (attempt.state !== 'running' && attempt.state !== 'uncertain') return stepResultOf(attempt);
-    return (await reconcileCommandAttempt(client, journal, attempt, 'cancelled')).result;
-  } finally {
-    journal.close();
+  const journal = request.store.requireJournal();
+  const attempt = findCommandAttemptForStep(journal.db, request.runId, request.stepId);
+  if (attempt === null) {
+    throw new AgentscmError(
+      'COMMAND_ATTEMPT_NOT_FOUND',
+      `step "${request.stepId}" of run "${request.runId}" has no command attempt to cancel`,
+    );
   }
+  if (attempt.state !== 'running' && attempt.state !== 'uncertain') return stepResultOf(attempt);
+  return (await reconcileCommandAttempt(client, journal, attempt, 'cancelled')).result;
 }

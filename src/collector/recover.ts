@@ -1,16 +1,17 @@
 /**
  * `skill-workflow recover RUN_ID STEP_ID` and the runtime's cancel of an unfinished attempt
- * (spec "Local CLI": "Use recover only for an interrupted command step; its backend flags are
- * required. Recovery reconciles the retained container custody before finalizing the attempt
- * and does not rerun the command." and "Cancellation and recovery hold the workflow journal
- * lease while reconciling container cleanup"). After the attempt is final, the runner's
- * budget-0 advance records the step from the retained attempt.
+ * (docs/skill-workflows.md "Command steps at run time" and "The lease and crash safety"): only
+ * an interrupted command step is recovered, with its backend flags; the retained container
+ * custody is reconciled under the run's journal lease before the attempt is finalized, and the
+ * command never runs again. After the attempt is final, the runner's budget-0 advance records
+ * the step from the retained attempt.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { checkGenericId } from '../native/checks.js';
+import type { Store } from '../native/store-handle.js';
 import { findCommandAttemptForStep } from '../workflows/command-attempts.js';
 import type { CommandStepResult } from '../workflows/command-step.js';
-import { getRun, journalRead, journalWrite, openJournal, type RunState } from '../workflows/journal.js';
+import { getRun, journalRead, journalWrite, type RunState } from '../workflows/journal.js';
 import { acquireRunLease, newLeaseHolder, releaseRunLease } from '../workflows/lease.js';
 import { advance } from '../workflows/runner.js';
 import { connectRuntime } from './command-step-runtime.js';
@@ -19,7 +20,8 @@ import type { DockerTransport } from './docker-transport.js';
 import { stepResultOf } from './execution-record.js';
 
 export interface RecoverInput {
-  readonly dataDir: string;
+  /** The command's Store ('write'): the journal and the runner's advance come from it. */
+  readonly store: Store;
   readonly runId: string;
   readonly stepId: string;
   readonly docker: string;
@@ -65,7 +67,7 @@ export async function recoverCommandStep(input: RecoverInput): Promise<RecoverRe
   let custody: CustodyReport | null = null;
   let reconciled = false;
   let result: CommandStepResult;
-  const journal = openJournal(input.dataDir, 'write');
+  const journal = input.store.requireJournal();
   try {
     journalRead(journal, () => getRun(journal, input.runId));
     const attempt = findCommandAttemptForStep(journal.db, input.runId, input.stepId);
@@ -86,11 +88,10 @@ export async function recoverCommandStep(input: RecoverInput): Promise<RecoverRe
       result = stepResultOf(attempt);
     }
   } finally {
-    journal.close();
     await client.close();
   }
   // Budget 0: executes nothing, records finished attempts into their steps.
-  const report = await advance({ dataDir: input.dataDir }, input.runId, 0);
+  const report = await advance({ store: input.store }, input.runId, 0);
   const step = report.steps.find((s) => s.id === input.stepId);
   return {
     run_id: input.runId,

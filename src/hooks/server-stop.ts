@@ -20,7 +20,8 @@ import { sha256Hex } from '../crypto/sha256.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { getTargetRequirement } from '../native/requirements.js';
 import { createReviewContext } from '../native/review-contexts.js';
-import { openAuthority, readTransaction } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
+import { readTransaction } from '../native/store.js';
 import { recordStopRunReceipt } from '../tasks/admission/admission.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
 import type { CommandStepRuntime } from '../workflows/command-step.js';
@@ -43,7 +44,8 @@ const LOCAL_NEXT_ACTION =
   'The Stop hook could not check this work (see the first lines); fix the cause or ask the operator, then finish again.';
 
 export interface ServerStopInput {
-  readonly dataDir: string;
+  /** The command's Store ('write'): the requirement is compiled and the run recorded through it. */
+  readonly store: Store;
   readonly workspace: string;
   readonly change: string;
   readonly target: string;
@@ -91,49 +93,45 @@ interface PreparedRun {
 
 /** The context, compiled requirement and run ID of the subject the checkpoint made. */
 function prepareRun(input: ServerStopInput, checkpoint: CheckpointResult): PreparedRun {
-  const auth = openAuthority(input.dataDir, { mode: 'write' });
-  try {
-    const requirement = readTransaction(auth, () => getTargetRequirement(auth, checkpoint.repository, input.target));
-    // A requirement with command steps binds them to a review context of this exact version.
-    const structure = compileStructure(requirementDefinition(requirement));
-    const recipes = [
-      ...new Set(
-        structure.definition.steps.flatMap((s) =>
-          s.action.kind === 'command' ? [resolvePackagePath(structure.layout, s.action.runner)] : [],
-        ),
+  const auth = input.store.authority();
+  const requirement = readTransaction(auth, () => getTargetRequirement(auth, checkpoint.repository, input.target));
+  // A requirement with command steps binds them to a review context of this exact version.
+  const structure = compileStructure(requirementDefinition(requirement));
+  const recipes = [
+    ...new Set(
+      structure.definition.steps.flatMap((s) =>
+        s.action.kind === 'command' ? [resolvePackagePath(structure.layout, s.action.runner)] : [],
       ),
-    ];
-    const first = recipes[0];
-    const contextDigest =
-      first === undefined
-        ? null
-        : createReviewContext(auth, {
-            repository: checkpoint.repository,
-            changeId: checkpoint.change,
-            runnerPath: first,
-          }).context_digest;
-    const compiled = readTransaction(auth, () =>
-      compileRequirementPlan(auth, requirement, {
-        revision: checkpoint.revision,
-        policyEpoch: currentPolicyEpoch(auth, checkpoint.repository),
-        ...(contextDigest === null
-          ? {}
-          : { change: { id: checkpoint.change, version: checkpoint.version, contextDigest } }),
-      }),
-    );
-    const runId = `stop-${sha256Hex(`agentscm.stop-run.v1\0${checkpoint.repository}\0${checkpoint.change}\0${checkpoint.version}\0${compiled.plan.digest}`).slice(0, 40)}`;
-    return { runId, definitionBytes: compiled.plan.definitionBytes, contextDigest };
-  } finally {
-    auth.close();
-  }
+    ),
+  ];
+  const first = recipes[0];
+  const contextDigest =
+    first === undefined
+      ? null
+      : createReviewContext(auth, {
+          repository: checkpoint.repository,
+          changeId: checkpoint.change,
+          runnerPath: first,
+        }).context_digest;
+  const compiled = readTransaction(auth, () =>
+    compileRequirementPlan(auth, requirement, {
+      revision: checkpoint.revision,
+      policyEpoch: currentPolicyEpoch(auth, checkpoint.repository),
+      ...(contextDigest === null
+        ? {}
+        : { change: { id: checkpoint.change, version: checkpoint.version, contextDigest } }),
+    }),
+  );
+  const runId = `stop-${sha256Hex(`agentscm.stop-run.v1\0${checkpoint.repository}\0${checkpoint.change}\0${checkpoint.version}\0${compiled.plan.digest}`).slice(0, 40)}`;
+  return { runId, definitionBytes: compiled.plan.definitionBytes, contextDigest };
 }
 
-function stepLines(dataDir: string, step: StepView): { lines: string[]; failure: StopFailure } {
+function stepLines(store: Store, step: StepView): { lines: string[]; failure: StopFailure } {
   const lines = [`step "${step.id}" (${step.kind}${step.required ? ', required' : ''}): ${step.state}`];
   let code = `step_${step.state}`;
   if (step.execution !== null) {
     try {
-      const attempt = showCommandAttempt(dataDir, step.execution.attempt_id);
+      const attempt = showCommandAttempt(store.dataDir, step.execution.attempt_id);
       const record = isJsonObject(attempt.record) ? attempt.record : {};
       const exit =
         typeof record.exit_code === 'number' || typeof record.exit_code === 'bigint'
@@ -155,7 +153,7 @@ function stepLines(dataDir: string, step: StepView): { lines: string[]; failure:
             .map((l) => `    ${l}`),
         );
       }
-      lines.push(`  full record: agentscm --data-dir ${dataDir} check-command-show ${attempt.attempt_id}`);
+      lines.push(`  full record: agentscm --data-dir ${store.dataDir} check-command-show ${attempt.attempt_id}`);
     } catch (error) {
       lines.push(`  (its command record cannot be read: ${isAgentscmError(error) ? error.code : 'error'})`);
     }
@@ -201,7 +199,7 @@ function reviewLines(result: JsonObject): { lines: string[]; code: string } {
 }
 
 /** Block feedback for a run that did not complete. */
-export function runFeedback(dataDir: string, report: AdvanceReport): StopFeedback {
+export function runFeedback(store: Store, report: AdvanceReport): StopFeedback {
   const lines = [
     `agentscm Stop hook: run ${report.run_id} of "${report.name}" on revision ${report.source.revision} is ${report.state}${report.state_reason === null ? '' : ` (${oneLine(report.state_reason)})`}.`,
   ];
@@ -214,7 +212,7 @@ export function runFeedback(dataDir: string, report: AdvanceReport): StopFeedbac
     if (step.state === 'succeeded' || step.state === 'skipped' || step.state === 'pending' || step.state === 'not_run')
       continue;
     if (report.waiting !== null && step.id === report.waiting.step) continue;
-    const { lines: more, failure } = stepLines(dataDir, step);
+    const { lines: more, failure } = stepLines(store, step);
     lines.push(...more);
     failures.push(failure);
   }
@@ -228,7 +226,7 @@ export async function runServerStop(input: ServerStopInput): Promise<StopDecisio
     checkpoint = checkpointWorkspace({
       change: input.change,
       workspace: input.workspace,
-      dataDir: input.dataDir,
+      dataDir: input.store.dataDir,
       ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
     });
   } catch (error) {
@@ -244,7 +242,7 @@ export async function runServerStop(input: ServerStopInput): Promise<StopDecisio
   try {
     report = await runWorkflow(
       {
-        dataDir: input.dataDir,
+        store: input.store,
         ...(input.runtime === undefined ? {} : { runtime: input.runtime }),
         ...(input.reviewRuntime === undefined ? {} : { reviewRuntime: input.reviewRuntime }),
         ...(input.signal === undefined ? {} : { signal: input.signal }),
@@ -258,13 +256,13 @@ export async function runServerStop(input: ServerStopInput): Promise<StopDecisio
     return localBlock('run', error);
   }
   if (report.waiting !== null || (report.state !== 'completed' && report.state !== 'completed_with_omissions'))
-    return { decision: 'block', feedback: runFeedback(input.dataDir, report) };
+    return { decision: 'block', feedback: runFeedback(input.store, report) };
   // A requirement without command steps binds no review context, so there is no exact subject
   // to approve and no receipt to copy: the completed run is the answer.
   if (prepared.contextDigest === null) return { decision: 'pass' };
   try {
     const recorded = recordStopRunReceipt({
-      dataDir: input.dataDir,
+      dataDir: input.store.dataDir,
       repository: checkpoint.repository,
       target: input.target,
       change: checkpoint.change,
@@ -280,7 +278,7 @@ export async function runServerStop(input: ServerStopInput): Promise<StopDecisio
   } catch (error) {
     return localBlock('receipt', error);
   }
-  return { decision: 'block', feedback: noReceiptFeedback(input.dataDir, report) };
+  return { decision: 'block', feedback: noReceiptFeedback(input.store, report) };
 }
 
 /**
@@ -288,8 +286,8 @@ export async function runServerStop(input: ServerStopInput): Promise<StopDecisio
  * server-executed check refuses it): most often an optional command step that did not pass —
  * an optional flag never waives a command its context requires (docs/admission.md).
  */
-function noReceiptFeedback(dataDir: string, report: AdvanceReport): StopFeedback {
-  const feedback = runFeedback(dataDir, report);
+function noReceiptFeedback(store: Store, report: AdvanceReport): StopFeedback {
+  const feedback = runFeedback(store, report);
   return {
     ...feedback,
     lines: [

@@ -27,7 +27,8 @@ import { readTokenFile } from '../native/grant-token-file.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { getTargetRequirement } from '../native/requirements.js';
 import { soleCurrentContext } from '../native/review-contexts.js';
-import { openAuthority, readTransaction } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
+import { readTransaction } from '../native/store.js';
 import { readWorkspaceStatus, type WorkspaceStatus } from '../workspace/status.js';
 import { requestQualification } from './qualification-client.js';
 import type { StopDecision, StopFailure, StopNext, StopNextOperation } from './stop/output.js';
@@ -66,7 +67,8 @@ const CATEGORY_LINES = {
 type Category = keyof typeof CATEGORY_LINES;
 
 export interface TaskStopInput {
-  readonly dataDir: string;
+  /** The command's Store ('read'): the subject is read from its authority, never written. */
+  readonly store: Store;
   readonly workspace: string;
   readonly change: string;
   readonly endpoint: string;
@@ -86,30 +88,26 @@ export interface LocalSubject extends Subject {
   readonly requirement_digest: string;
 }
 
-/** Read the Change's subject in one read snapshot of the authority (existing-only, read-only). */
+/** Read the Change's subject in one read snapshot of the store's authority. */
 export function readLocalSubject(
-  dataDir: string,
+  store: Store,
   repository: string,
   changeId: string,
   target: string = DEFAULT_TASK_STOP_TARGET,
 ): LocalSubject {
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  try {
-    return readTransaction(auth, () => {
-      const change = getChange(auth, repository, changeId);
-      return {
-        repository,
-        change_id: change.id,
-        change_version: change.current_version,
-        revision: change.current_revision,
-        context_digest: soleCurrentContext(auth, repository, change.id),
-        policy_epoch: currentPolicyEpoch(auth, repository),
-        requirement_digest: getTargetRequirement(auth, repository, target).requirement_digest,
-      };
-    });
-  } finally {
-    auth.close();
-  }
+  const auth = store.authority();
+  return readTransaction(auth, () => {
+    const change = getChange(auth, repository, changeId);
+    return {
+      repository,
+      change_id: change.id,
+      change_version: change.current_version,
+      revision: change.current_revision,
+      context_digest: soleCurrentContext(auth, repository, change.id),
+      policy_epoch: currentPolicyEpoch(auth, repository),
+      requirement_digest: getTargetRequirement(auth, repository, target).requirement_digest,
+    };
+  });
 }
 
 function sameSubject(a: LocalSubject, b: LocalSubject): boolean {
@@ -191,7 +189,7 @@ function answerBlock(answer: QualificationAnswer): StopDecision {
 /** One agent-owned Stop (see the module comment): pass only for qualified, current, clean, exact bytes. */
 export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
   const readWorkspace = (): WorkspaceStatus =>
-    readWorkspaceStatus({ workspace: input.workspace, dataDir: input.dataDir });
+    readWorkspaceStatus({ workspace: input.workspace, dataDir: input.store.dataDir });
   let before: WorkspaceStatus;
   try {
     before = readWorkspace();
@@ -201,7 +199,7 @@ export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
   const target = input.target ?? DEFAULT_TASK_STOP_TARGET;
   let subject: LocalSubject;
   try {
-    subject = readLocalSubject(input.dataDir, before.repository, input.change, target);
+    subject = readLocalSubject(input.store, before.repository, input.change, target);
   } catch (error) {
     return subjectUnreadable(error, before);
   }
@@ -233,7 +231,7 @@ export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
   }
   let subjectAfter: LocalSubject;
   try {
-    subjectAfter = readLocalSubject(input.dataDir, after.repository, input.change, target);
+    subjectAfter = readLocalSubject(input.store, after.repository, input.change, target);
   } catch (error) {
     return isAgentscmError(error) && SUBJECT_MISSING.has(error.code)
       ? block('subject_changed', CHECKPOINT)

@@ -11,6 +11,7 @@ import type { TestContext } from 'node:test';
 import { Pool } from 'undici';
 
 import { commandRecipeDigest } from '../../src/contracts/collector/command-recipe.js';
+import { openStore, type Store } from '../../src/tasks/store.js';
 import type { CommandStepRequest } from '../../src/workflows/command-step.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
@@ -64,6 +65,8 @@ export function recipeBytes(fields: RecipeFields): Buffer {
 
 export interface Repo {
   readonly dataDir: string;
+  /** The Store ('write') a step request carries, as the runner's; closed with the repository. */
+  readonly store: Store;
   readonly workspace: string;
   readonly repository: string;
   /** Checkpoint the workspace (after writing files) onto a Change; returns its revision. */
@@ -73,13 +76,22 @@ export interface Repo {
 
 /** A native store with one repository whose workspace starts with `files` (removed after the test). */
 export function makeRepo(t: TestContext, files: Record<string, string | Buffer>): Repo {
-  return makeRepoIn(tempDir(t, 'agentscm-collector-'), files);
+  const repo = makeRepoIn(tempDir(t, 'agentscm-collector-'), files);
+  t.after(() => repo.store.close());
+  return repo;
 }
 
 /** A repository shared by every test of a file: the caller removes `root`. */
 export function makeSuiteRepo(files: Record<string, string | Buffer>): Repo & { remove(): void } {
   const root = mkdtempSync(join(tmpdir(), 'agentscm-collector-'));
-  return { ...makeRepoIn(root, files), remove: () => rmSync(root, { recursive: true, force: true }) };
+  const repo = makeRepoIn(root, files);
+  return {
+    ...repo,
+    remove: () => {
+      repo.store.close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
 }
 
 function makeRepoIn(root: string, files: Record<string, string | Buffer>): Repo {
@@ -97,6 +109,7 @@ function makeRepoIn(root: string, files: Record<string, string | Buffer>): Repo 
   openJournal(dataDir, 'create').close();
   return {
     dataDir,
+    store: openStore(dataDir, { mode: 'write' }),
     workspace,
     repository: init.repository,
     write,
@@ -115,7 +128,7 @@ export function stepRequest(
   repo.write(RECIPE_PATH, input.recipe);
   const { revision, version } = repo.checkpoint(input.change);
   return {
-    dataDir: repo.dataDir,
+    store: repo.store,
     runId: input.runId,
     stepId: input.stepId ?? 'check',
     repository: repo.repository,

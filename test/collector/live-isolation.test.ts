@@ -120,7 +120,7 @@ test('the container sees exactly the bytes of the revision, mounted read-only at
   assert.match(ran.stdout, /^MODE 755$/m);
   assert.match(ran.stdout, /^tool$/m);
   cleanupConfirmed(ran.record);
-  assert.equal(readdirSync(snapshotParentOf(repo.dataDir)).length, 0, 'the snapshot was removed');
+  assert.equal(readdirSync(snapshotParentOf(repo)).length, 0, 'the snapshot was removed');
 });
 
 test('no network, read-only source and root, a writable tmpfs, not root, no capabilities', async () => {
@@ -273,7 +273,7 @@ test('a recipe whose bytes differ from the bound digest is refused before any re
     recipe: recipeBytes({ argv: ['/bin/true'] }),
   });
   await assert.rejects(runtime.run({ ...request, recipeDigest: 'f'.repeat(64) }), { code: 'RECIPE_DIGEST_MISMATCH' });
-  assert.equal(existsSync(snapshotParentOf(repo.dataDir)) ? readdirSync(snapshotParentOf(repo.dataDir)).length : 0, 0);
+  assert.equal(existsSync(snapshotParentOf(repo)) ? readdirSync(snapshotParentOf(repo)).length : 0, 0);
 });
 
 test('an already-aborted signal records a cancelled attempt without creating a container', async () => {

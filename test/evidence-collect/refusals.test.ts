@@ -18,6 +18,7 @@ import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { enrollExecutor } from '../../src/native/executor-registry.js';
 import { openAuthority } from '../../src/native/store.js';
+import { openStore } from '../../src/tasks/store.js';
 import { requireEngine } from '../collector/fixture.js';
 import { makeGrant } from '../grants/fixture.js';
 import { PROFILE } from '../tasks/fixture.js';
@@ -28,7 +29,8 @@ function collectInput(
   overrides: { descriptorFile?: string; keyFile?: string; tokenFile?: string } = {},
 ): Parameters<typeof collect>[0] {
   return {
-    dataDir: c.dataDir,
+    store: openStore(c.dataDir, { mode: 'read' }),
+    uploadStore: openStore(c.dataDir, { mode: 'write' }),
     descriptorFile: overrides.descriptorFile ?? c.descriptorFile,
     keyFile: overrides.keyFile ?? c.keyFile,
     stateDir: c.stateDir,
@@ -46,6 +48,9 @@ async function refusal(input: Parameters<typeof collect>[0]): Promise<AgentscmEr
   } catch (error) {
     if (error instanceof AgentscmError) return error;
     throw error;
+  } finally {
+    input.uploadStore.close();
+    input.store.close();
   }
   throw new Error('collect did not refuse');
 }

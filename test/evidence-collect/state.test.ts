@@ -28,16 +28,16 @@ import { busyboxRecipe } from './fixture.js';
 test('a state directory inside a workspace, overlapping the data directory or open to others is COLLECT_STATE_UNSAFE', (t) => {
   const repo = makeRepo(t, { 'a.txt': 'alpha' });
   assert.equal(
-    codeOf(() => openCollectState(join(repo.workspace, 'collector'), repo.dataDir)),
+    codeOf(() => openCollectState(join(repo.workspace, 'collector'), { dataDir: repo.dataDir })),
     'COLLECT_STATE_UNSAFE',
   );
   assert.equal(
-    codeOf(() => openCollectState(join(repo.dataDir, 'collector'), repo.dataDir)),
+    codeOf(() => openCollectState(join(repo.dataDir, 'collector'), { dataDir: repo.dataDir })),
     'COLLECT_STATE_UNSAFE',
   );
   const dir = tempDir(t);
   assert.equal(
-    codeOf(() => openCollectState(dir, join(dir, 'data'))),
+    codeOf(() => openCollectState(dir, { dataDir: join(dir, 'data') })),
     'COLLECT_STATE_UNSAFE',
     'the data directory inside the state directory',
   );
@@ -45,16 +45,16 @@ test('a state directory inside a workspace, overlapping the data directory or op
   mkdirSync(open);
   chmodSync(open, 0o755);
   assert.equal(
-    codeOf(() => openCollectState(open, join(dir, 'data'))),
+    codeOf(() => openCollectState(open, { dataDir: join(dir, 'data') })),
     'COLLECT_STATE_UNSAFE',
   );
-  const state = openCollectState(join(dir, 'state'), join(dir, 'data'));
+  const state = openCollectState(join(dir, 'state'), { dataDir: join(dir, 'data') });
   assert.equal(state.snapshots, join(dir, 'state', 'snapshots'));
 });
 
 test('a reservation names one descriptor and a retained envelope is never replaced', (t) => {
   const dir = tempDir(t);
-  const state = openCollectState(join(dir, 'state'), join(dir, 'data'));
+  const state = openCollectState(join(dir, 'state'), { dataDir: join(dir, 'data') });
   const descriptor = Buffer.from('{"descriptor":1}');
   assert.deepEqual(reserveCollection(state, 'u-1', descriptor), { created: true, state: 'reserved' });
   assert.equal(

@@ -177,27 +177,49 @@ test('the counter: 8 blocks in a row, then continuation ends without running the
     calls += 1;
     return Promise.resolve(BLOCK);
   };
-  const first = await guardStop({ client: 'claude-code', dataDir, change: 'c1', payload: claudeStop(), work });
+  const first = await guardStop({
+    client: 'claude-code',
+    store: { dataDir },
+    change: 'c1',
+    payload: claudeStop(),
+    work,
+  });
   assert.equal(first.exitCode, 0);
   assert.equal(JSON.parse(first.stdout).decision, 'block');
   for (let i = 2; i <= 8; i += 1) {
-    const next = await guardStop({ client: 'claude-code', dataDir, change: 'c1', payload: claudeStop(true), work });
+    const next = await guardStop({
+      client: 'claude-code',
+      store: { dataDir },
+      change: 'c1',
+      payload: claudeStop(true),
+      work,
+    });
     assert.equal(JSON.parse(next.stdout).decision, 'block', `block ${i}`);
   }
   assert.equal(calls, 8);
-  const file = stopCounterFile(dataDir, { client: 'claude-code', session_id: 'sess', stop_hook_active: true }, 'c1');
+  const file = stopCounterFile(
+    { dataDir },
+    { client: 'claude-code', session_id: 'sess', stop_hook_active: true },
+    'c1',
+  );
   assert.equal(readFileSync(file, 'utf8'), '8\n');
-  const ended = await guardStop({ client: 'claude-code', dataDir, change: 'c1', payload: claudeStop(true), work });
+  const ended = await guardStop({
+    client: 'claude-code',
+    store: { dataDir },
+    change: 'c1',
+    payload: claudeStop(true),
+    work,
+  });
   assert.deepEqual({ stdout: ended.stdout, exitCode: ended.exitCode }, { stdout: '', exitCode: 0 });
   assert.match(ended.stderr, /8 times in a row/);
   assert.equal(calls, 8, 'an exhausted counter does not run the work');
   assert.equal(existsSync(file), false);
   // Another Change of the same session has its own count; a fresh stop starts from 0.
-  await guardStop({ client: 'claude-code', dataDir, change: 'c2', payload: claudeStop(false), work });
+  await guardStop({ client: 'claude-code', store: { dataDir }, change: 'c2', payload: claudeStop(false), work });
   assert.equal(calls, 9);
   const passed = await guardStop({
     client: 'codex',
-    dataDir,
+    store: { dataDir },
     change: 'c1',
     payload: bytes(codexInputs()[1]),
     work: () => Promise.resolve({ decision: 'pass' }),
@@ -215,7 +237,7 @@ test('malformed stdin and an unreadable or unwritable counter exit 1 (non-blocki
   };
   const malformed = await guardStop({
     client: 'claude-code',
-    dataDir,
+    store: { dataDir },
     change: 'c1',
     payload: Buffer.from('{"session_id":'),
     work,
@@ -223,10 +245,20 @@ test('malformed stdin and an unreadable or unwritable counter exit 1 (non-blocki
   assert.equal(malformed.exitCode, 1);
   assert.equal(malformed.stdout, '');
   assert.match(malformed.stderr, /^error\[HOOK_PAYLOAD_INVALID\]/);
-  const file = stopCounterFile(dataDir, { client: 'claude-code', session_id: 'sess', stop_hook_active: true }, 'c1');
+  const file = stopCounterFile(
+    { dataDir },
+    { client: 'claude-code', session_id: 'sess', stop_hook_active: true },
+    'c1',
+  );
   mkdirSync(join(dataDir, 'agent-stop'));
   writeFileSync(file, 'eight\n');
-  const unreadable = await guardStop({ client: 'claude-code', dataDir, change: 'c1', payload: claudeStop(true), work });
+  const unreadable = await guardStop({
+    client: 'claude-code',
+    store: { dataDir },
+    change: 'c1',
+    payload: claudeStop(true),
+    work,
+  });
   assert.equal(unreadable.exitCode, 1);
   assert.equal(unreadable.stdout, '');
   assert.match(unreadable.stderr, /^error\[HOOK_COUNTER_UNAVAILABLE\]/);
@@ -235,7 +267,7 @@ test('malformed stdin and an unreadable or unwritable counter exit 1 (non-blocki
   const missing = join(dataDir, 'nope');
   const unwritable = await guardStop({
     client: 'claude-code',
-    dataDir: missing,
+    store: { dataDir: missing },
     change: 'c1',
     payload: claudeStop(),
     work,

@@ -23,6 +23,7 @@ import { createReviewContext } from '../../src/native/review-contexts.js';
 import { openAuthority, writeTransaction } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
 import { claimToFile } from '../../src/tasks/collector/claim-file.js';
+import { openStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import { initRepo } from '../../src/workspace/init.js';
@@ -151,9 +152,11 @@ function claimFor(world: StopWorld): CollectorDescriptor {
 }
 
 /** The hook's input for the world (endpoint overridable: a fake or stopped server). */
-export function stopInput(world: StopWorld, overrides: Partial<TaskStopInput> = {}): TaskStopInput {
+export function stopInput(
+  world: StopWorld,
+  overrides: Partial<TaskStopInput> & Pick<TaskStopInput, 'store'>,
+): TaskStopInput {
   return {
-    dataDir: world.dataDir,
     workspace: world.workspace,
     change: CHANGE_ID,
     endpoint: world.url,
@@ -198,14 +201,16 @@ export function runHook(
   options: { client?: StopClient; payload?: Buffer; input?: Partial<TaskStopInput> } = {},
 ): Promise<StopHookResult> {
   const client = options.client ?? 'claude-code';
-  const input = stopInput(world, options.input);
+  // As the command: one Store ('read') for the invocation, closed when it ends.
+  const store = openStore(world.dataDir, { mode: 'read' });
+  const input = stopInput(world, { store, ...options.input });
   return guardStop({
     client,
-    dataDir: world.dataDir,
+    store,
     change: CHANGE_ID,
     payload: options.payload ?? (client === 'codex' ? codexPayload() : claudePayload()),
     work: () => runTaskStop(input),
-  });
+  }).finally(() => store.close());
 }
 
 export interface BlockFeedback {

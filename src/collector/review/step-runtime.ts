@@ -8,7 +8,6 @@
 import { join } from 'node:path';
 
 import { reviewRecordDigest } from '../../contracts/review/record.js';
-import { openAuthority } from '../../native/store.js';
 import type { ReviewStepRequest, ReviewStepResult, ReviewStepRuntime } from '../../workflows/review-step.js';
 import { openCollectState } from '../collect-state.js';
 import { revisionReviewSources, runReview, type ReviewTransport } from './controller.js';
@@ -37,7 +36,7 @@ export function createLazyReviewStepRuntime(options: ReviewRuntimeOptions): Revi
   return {
     async run(request: ReviewStepRequest): Promise<ReviewStepResult> {
       if (transport === null || journal === null) {
-        const state = openCollectState(options.stateDir, request.dataDir);
+        const state = openCollectState(options.stateDir, request.store);
         transport = createClaudeCodeTransport({
           executable: options.executable,
           workDir: join(state.root, 'review', 'work'),
@@ -47,34 +46,30 @@ export function createLazyReviewStepRuntime(options: ReviewRuntimeOptions): Revi
         });
         journal = openReviewJournal(state.root);
       }
-      const auth = openAuthority(request.dataDir, { mode: 'read' });
-      try {
-        const record = await runReview(
-          {
-            repository: request.repository,
-            revision: request.revision,
-            action: request.action,
-            policyBytes: request.policyBytes,
-          },
-          { sources: revisionReviewSources(auth, request.repository, request.revision), transport, journal },
-        );
-        return {
-          reviewId: record.review_id,
-          recordDigest: reviewRecordDigest(record),
-          outcome: record.outcome,
-          reasons: record.reasons,
-          calls: record.calls.length,
-          findings: record.findings.map((f) => ({
-            criterion: f.criterion,
-            path: f.path,
-            line: f.line,
-            severity: f.severity,
-            message: f.message,
-          })),
-        };
-      } finally {
-        auth.close();
-      }
+      const auth = request.store.authority();
+      const record = await runReview(
+        {
+          repository: request.repository,
+          revision: request.revision,
+          action: request.action,
+          policyBytes: request.policyBytes,
+        },
+        { sources: revisionReviewSources(auth, request.repository, request.revision), transport, journal },
+      );
+      return {
+        reviewId: record.review_id,
+        recordDigest: reviewRecordDigest(record),
+        outcome: record.outcome,
+        reasons: record.reasons,
+        calls: record.calls.length,
+        findings: record.findings.map((f) => ({
+          criterion: f.criterion,
+          path: f.path,
+          line: f.line,
+          severity: f.severity,
+          message: f.message,
+        })),
+      };
     },
     close(): void {
       journal?.close();

@@ -1,8 +1,10 @@
 import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import type { CollectResult } from '../../collector/collect-upload.js';
 import { collect } from '../../collector/collect.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
+import { openStore } from '../../tasks/store.js';
 import { collectResultJson, printCollectResult } from './_collect-output.js';
 
 export default class AgentTaskCollect extends BaseCommand {
@@ -96,20 +98,31 @@ export default class AgentTaskCollect extends BaseCommand {
 
   async run(): Promise<JsonObject> {
     const { flags } = await this.parse(AgentTaskCollect);
-    const result = await collect({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      descriptorFile: flags.descriptor,
-      keyFile: flags.key,
-      stateDir: flags['state-dir'],
-      docker: flags.docker,
-      dockerSocket: flags['docker-socket'],
-      tokenFile: flags['token-file'],
-      endpoint: flags.endpoint,
-      reviewExecutable: flags['review-executable'],
-      reviewEnv: flags['review-env'],
-      agentscmVersion: this.config.version,
-      onProgress: this.progressSink,
-    });
+    const dataDir = this.resolveDataDir(flags['data-dir']);
+    // Both open nothing until used: the checks read, a local upload imports (nothing with --endpoint).
+    const store = openStore(dataDir, { mode: 'read' });
+    const uploadStore = openStore(dataDir, { mode: 'write' });
+    let result: CollectResult;
+    try {
+      result = await collect({
+        store,
+        uploadStore,
+        descriptorFile: flags.descriptor,
+        keyFile: flags.key,
+        stateDir: flags['state-dir'],
+        docker: flags.docker,
+        dockerSocket: flags['docker-socket'],
+        tokenFile: flags['token-file'],
+        endpoint: flags.endpoint,
+        reviewExecutable: flags['review-executable'],
+        reviewEnv: flags['review-env'],
+        agentscmVersion: this.config.version,
+        onProgress: this.progressSink,
+      });
+    } finally {
+      uploadStore.close();
+      store.close();
+    }
     printCollectResult((line) => this.log(line), result);
     return collectResultJson(result);
   }

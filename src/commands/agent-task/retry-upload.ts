@@ -1,8 +1,9 @@
 import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { retryUpload } from '../../collector/collect-upload.js';
+import { retryUpload, type CollectResult } from '../../collector/collect-upload.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
+import { openStore } from '../../tasks/store.js';
 import { collectResultJson, printCollectResult } from './_collect-output.js';
 
 export default class AgentTaskRetryUpload extends BaseCommand {
@@ -47,14 +48,20 @@ export default class AgentTaskRetryUpload extends BaseCommand {
 
   async run(): Promise<JsonObject> {
     const { flags } = await this.parse(AgentTaskRetryUpload);
-    const result = await retryUpload({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      stateDir: flags['state-dir'],
-      uploadRequestId: flags['upload-request-id'],
-      tokenFile: flags['token-file'],
-      endpoint: flags.endpoint,
-      onProgress: this.progressSink,
-    });
+    const store = openStore(this.resolveDataDir(flags['data-dir']), { mode: 'write' });
+    let result: CollectResult;
+    try {
+      result = await retryUpload({
+        store,
+        stateDir: flags['state-dir'],
+        uploadRequestId: flags['upload-request-id'],
+        tokenFile: flags['token-file'],
+        endpoint: flags.endpoint,
+        onProgress: this.progressSink,
+      });
+    } finally {
+      store.close();
+    }
     printCollectResult((line) => this.log(line), result);
     return collectResultJson(result);
   }

@@ -1,9 +1,10 @@
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { uploadEnvelopeFile } from '../../collector/collect-upload.js';
+import { uploadEnvelopeFile, type UploadFileResult } from '../../collector/collect-upload.js';
 import { formatJson } from '../../contracts/json/canonical-json.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
+import { openStore } from '../../tasks/store.js';
 
 export default class AgentTaskUpload extends BaseCommand {
   static override summary = 'Upload a collector transfer envelope file as it is.';
@@ -40,12 +41,18 @@ export default class AgentTaskUpload extends BaseCommand {
 
   async run(): Promise<JsonObject> {
     const { args, flags } = await this.parse(AgentTaskUpload);
-    const result = await uploadEnvelopeFile({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      envelopeFile: args.envelope,
-      tokenFile: flags['token-file'],
-      endpoint: flags.endpoint,
-    });
+    const store = openStore(this.resolveDataDir(flags['data-dir']), { mode: 'write' });
+    let result: UploadFileResult;
+    try {
+      result = await uploadEnvelopeFile({
+        store,
+        envelopeFile: args.envelope,
+        tokenFile: flags['token-file'],
+        endpoint: flags.endpoint,
+      });
+    } finally {
+      store.close();
+    }
     this.log(
       `uploaded transfer ${result.transfer_digest} (${result.envelope_bytes} bytes) to ` +
         `${result.upload.target === 'local' ? 'the local authority' : 'the hub'}`,

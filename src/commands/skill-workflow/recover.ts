@@ -2,6 +2,7 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { recoverCommandStep, type RecoverReport } from '../../collector/recover.js';
+import { openStore } from '../../tasks/store.js';
 
 export default class SkillWorkflowRecover extends BaseCommand {
   static override summary = 'Reconcile an interrupted command step without running its command again.';
@@ -34,13 +35,19 @@ export default class SkillWorkflowRecover extends BaseCommand {
 
   async run(): Promise<RecoverReport> {
     const { args, flags } = await this.parse(SkillWorkflowRecover);
-    const report = await recoverCommandStep({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      runId: args['run-id'],
-      stepId: args['step-id'],
-      docker: flags.docker,
-      dockerSocket: flags['docker-socket'],
-    });
+    const store = openStore(this.resolveDataDir(flags['data-dir']), { mode: 'write' });
+    let report: RecoverReport;
+    try {
+      report = await recoverCommandStep({
+        store,
+        runId: args['run-id'],
+        stepId: args['step-id'],
+        docker: flags.docker,
+        dockerSocket: flags['docker-socket'],
+      });
+    } finally {
+      store.close();
+    }
     this.log(
       `attempt ${report.attempt_id}: ${report.state} ` +
         `(${report.outcome})${report.reconciled ? '' : ' — already final, nothing reconciled'}`,

@@ -4,9 +4,10 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../_base.js';
 import { validateId } from '../../contracts/ids.js';
 import { runServerStop } from '../../hooks/server-stop.js';
-import { guardStop } from '../../hooks/stop/guard.js';
+import { guardStop, type StopHookResult } from '../../hooks/stop/guard.js';
 import { STOP_CLIENTS, type StopClient } from '../../hooks/stop/payload.js';
 import { readStopStdin } from '../../hooks/stop/stdin.js';
+import { openStore } from '../../tasks/store.js';
 import { reviewFlags, runtimeFlags, withRuntime } from './_runtime.js';
 
 export default class SkillWorkflowStop extends BaseCommand {
@@ -63,25 +64,31 @@ export default class SkillWorkflowStop extends BaseCommand {
     const workspace = resolve(flags.workspace);
     const dataDir = this.resolveDataDir(flags['data-dir'], workspace);
     const payload = await readStopStdin();
-    const result = await withRuntime(flags, (runtime, signal, reviewRuntime) =>
-      guardStop({
-        client: flags.client as StopClient,
-        dataDir,
-        change,
-        payload,
-        work: () =>
-          runServerStop({
-            dataDir,
-            workspace,
-            change,
-            target: flags.target,
-            signal,
-            onProgress: this.progressSink,
-            ...(runtime === undefined ? {} : { runtime }),
-            ...(reviewRuntime === undefined ? {} : { reviewRuntime }),
-          }),
-      }),
-    );
+    const store = openStore(dataDir, { mode: 'write' });
+    let result: StopHookResult;
+    try {
+      result = await withRuntime(flags, (runtime, signal, reviewRuntime) =>
+        guardStop({
+          client: flags.client as StopClient,
+          store,
+          change,
+          payload,
+          work: () =>
+            runServerStop({
+              store,
+              workspace,
+              change,
+              target: flags.target,
+              signal,
+              onProgress: this.progressSink,
+              ...(runtime === undefined ? {} : { runtime }),
+              ...(reviewRuntime === undefined ? {} : { reviewRuntime }),
+            }),
+        }),
+      );
+    } finally {
+      store.close();
+    }
     if (result.stderr !== '') process.stderr.write(result.stderr);
     process.stdout.write(result.stdout);
     process.exitCode = result.exitCode;

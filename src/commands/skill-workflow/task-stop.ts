@@ -3,11 +3,12 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { validateId } from '../../contracts/ids.js';
-import { guardStop } from '../../hooks/stop/guard.js';
+import { guardStop, type StopHookResult } from '../../hooks/stop/guard.js';
 import type { StopClient } from '../../hooks/stop/payload.js';
 import { readStopStdin } from '../../hooks/stop/stdin.js';
 import { checkTaskStopTarget, DEFAULT_TASK_STOP_TARGET } from '../../hooks/stop/target.js';
 import { runTaskStop } from '../../hooks/task-stop.js';
+import { openStore } from '../../tasks/store.js';
 
 export default class SkillWorkflowTaskStop extends BaseCommand {
   static override summary =
@@ -78,13 +79,19 @@ export default class SkillWorkflowTaskStop extends BaseCommand {
     const workspace = resolve(flags.workspace);
     const dataDir = this.resolveDataDir(flags['data-dir'], workspace);
     const payload = await readStopStdin();
-    const result = await guardStop({
-      client: this.client,
-      dataDir,
-      change,
-      payload,
-      work: () => runTaskStop({ dataDir, workspace, change, ...target }),
-    });
+    const store = openStore(dataDir, { mode: 'read' });
+    let result: StopHookResult;
+    try {
+      result = await guardStop({
+        client: this.client,
+        store,
+        change,
+        payload,
+        work: () => runTaskStop({ store, workspace, change, ...target }),
+      });
+    } finally {
+      store.close();
+    }
     if (result.stderr !== '') process.stderr.write(result.stderr);
     process.stdout.write(result.stdout);
     process.exitCode = result.exitCode;

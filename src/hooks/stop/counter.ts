@@ -13,6 +13,7 @@ import { join } from 'node:path';
 
 import { AgentscmError } from '../../contracts/errors.js';
 import { sha256Hex } from '../../crypto/sha256.js';
+import type { Store } from '../../native/store-handle.js';
 import type { StopPayload } from './payload.js';
 
 /** Blocks in a row after which a Stop hook lets the agent stop. */
@@ -34,15 +35,18 @@ function unavailable(why: string, cause?: unknown): AgentscmError {
   });
 }
 
-/** The counter file of a session and Change: the key is a digest, so no payload text reaches a path. */
-export function stopCounterFile(dataDir: string, payload: StopPayload, change: string): string {
+/**
+ * The counter file of a session and Change under the store's data directory (a file location: no
+ * database is opened); the key is a digest, so no payload text reaches a path.
+ */
+export function stopCounterFile(store: Pick<Store, 'dataDir'>, payload: StopPayload, change: string): string {
   const key = sha256Hex(`agentscm.stop-counter.v1\0${payload.client}\0${payload.session_id}\0${change}`).slice(0, 32);
-  return join(dataDir, STOP_COUNTER_DIR, key);
+  return join(store.dataDir, STOP_COUNTER_DIR, key);
 }
 
 /** Read the counter for this stop (HOOK_COUNTER_UNAVAILABLE when unreadable). */
-export function readStopCounter(dataDir: string, payload: StopPayload, change: string): StopCounter {
-  const file = stopCounterFile(dataDir, payload, change);
+export function readStopCounter(store: Pick<Store, 'dataDir'>, payload: StopPayload, change: string): StopCounter {
+  const file = stopCounterFile(store, payload, change);
   if (!payload.stop_hook_active) return { file, blocks: 0, exhausted: false };
   let text: string;
   try {

@@ -8,6 +8,7 @@
  */
 import { isAgentscmError } from '../../contracts/errors.js';
 import { oneLine } from '../../contracts/message-text.js';
+import type { Store } from '../../native/store-handle.js';
 import {
   clearStopCounter,
   countStopBlock,
@@ -26,7 +27,8 @@ export interface StopHookResult {
 
 export interface StopGuardInput {
   readonly client: StopClient;
-  readonly dataDir: string;
+  /** The command's Store: only its data directory is used, for the counter file (no database is opened). */
+  readonly store: Pick<Store, 'dataDir'>;
   readonly change: string;
   readonly payload: Uint8Array;
   /** The hook's own work: pass or block. Called only when continuation may go on. */
@@ -46,7 +48,7 @@ export async function guardStop(input: StopGuardInput): Promise<StopHookResult> 
   let counter: StopCounter;
   try {
     payload = decodeStopPayload(input.client, input.payload);
-    counter = readStopCounter(input.dataDir, payload, input.change);
+    counter = readStopCounter(input.store, payload, input.change);
     if (counter.exhausted) {
       clearStopCounter(counter);
       const out = renderStopOutput(input.client, { decision: 'pass' });
