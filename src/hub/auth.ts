@@ -13,8 +13,8 @@ import { grantTokenSha256 } from '../contracts/grant.js';
 import { authenticateToken, type LiveGrant } from '../native/grants.js';
 import { findTargetRequirement } from '../native/requirements.js';
 import { contentToken } from '../native/sqlite.js';
-import { openAuthority, readTransaction } from '../native/store.js';
-import type { TaskConnections } from '../tasks/connections.js';
+import type { Store } from '../native/store-handle.js';
+import { readTransaction } from '../native/store.js';
 import { authorizeTaskToken, type GrantAuthorization } from '../tasks/grant-guard.js';
 import type { HubProfile } from './config.js';
 
@@ -74,14 +74,14 @@ export function authenticationFailure(error: unknown): AgentscmError {
  * TASK_NOT_AUTHORIZED for a reader grant or another repository), then the profile's pinned
  * requirement (HUB_REQUIREMENT_CHANGED): only an authenticated caller learns whether it moved.
  */
-export function authorizeProfile(profile: HubProfile, token: string, connections: TaskConnections): GrantAuthorization {
+export function authorizeProfile(profile: HubProfile, token: string, store: Store): GrantAuthorization {
   const authorization = authorizeTaskToken({
     dataDir: profile.dataDir,
     token,
     repository: profile.nativeRepository,
-    connections,
+    connections: store,
   });
-  requirePinnedRequirement(profile, connections);
+  requirePinnedRequirement(profile, store);
   return authorization;
 }
 
@@ -105,17 +105,17 @@ export class ProfileAuthorizations {
   private readonly known = new Map<string, GrantAuthorization>();
 
   /** authorizeProfile, or the authorization it answered under the current content token. */
-  authorize(profile: HubProfile, bearer: string, connections: TaskConnections): GrantAuthorization {
+  authorize(profile: HubProfile, bearer: string, store: Store): GrantAuthorization {
     try {
-      return this.authorizeKnown(profile, bearer, connections);
+      return this.authorizeKnown(profile, bearer, store);
     } catch (error) {
       throw authenticationFailure(error);
     }
   }
 
-  private authorizeKnown(profile: HubProfile, bearer: string, connections: TaskConnections): GrantAuthorization {
-    const db = connections.authority().db;
-    if (db.inTransaction) return authorizeProfile(profile, bearer, connections);
+  private authorizeKnown(profile: HubProfile, bearer: string, store: Store): GrantAuthorization {
+    const db = store.authority().db;
+    if (db.inTransaction) return authorizeProfile(profile, bearer, store);
     const token = contentToken(db);
     if (token !== this.token) {
       this.known.clear();
@@ -124,7 +124,7 @@ export class ProfileAuthorizations {
     const key = `${profile.repositoryId}\u0000${profile.profileId}\u0000${grantTokenSha256(bearer)}`;
     const known = this.known.get(key);
     if (known !== undefined) return known;
-    const authorization = authorizeProfile(profile, bearer, connections);
+    const authorization = authorizeProfile(profile, bearer, store);
     // Kept under the token read before the reads above: a commit in between changes the token
     // the next request reads, and that request authorizes afresh.
     if (this.known.size >= AUTHORIZATIONS_LIMIT) this.known.clear();
@@ -134,8 +134,8 @@ export class ProfileAuthorizations {
 }
 
 /** The target's installed requirement is still the one the profile pins. */
-export function requirePinnedRequirement(profile: HubProfile, connections: TaskConnections): void {
-  const auth = connections.authority();
+export function requirePinnedRequirement(profile: HubProfile, store: Store): void {
+  const auth = store.authority();
   const installed = readTransaction(auth, () => findTargetRequirement(auth, profile.nativeRepository, profile.target));
   if (installed?.requirement_digest !== profile.requirementDigest) {
     throw new AgentscmError(
@@ -147,31 +147,32 @@ export function requirePinnedRequirement(profile: HubProfile, connections: TaskC
 }
 
 /**
- * A reader grant for the legacy endpoint, looked up in each configured data directory in turn
- * (a token is 256 random bits, so at most one authority knows it). An agent grant is
- * HUB_GRANT_SCOPE_MISMATCH: reader and agent credentials never reach each other's tools.
+ * A reader grant for the legacy endpoint, looked up in the read-only Store of each configured
+ * data directory in turn (a token is 256 random bits, so at most one authority knows it); the
+ * answer names the Store that knew it. An agent grant is HUB_GRANT_SCOPE_MISMATCH: reader and
+ * agent credentials never reach each other's tools.
  */
 export function authorizeReader(
-  dataDirs: readonly string[],
+  readers: ReadonlyMap<string, Store>,
   token: string,
   endpoint = 'the legacy /mcp endpoint',
-): { grant: LiveGrant; dataDir: string } {
+): { grant: LiveGrant; store: Store } {
   try {
-    return authorizeReaderIn(dataDirs, token, endpoint);
+    return authorizeReaderIn(readers, token, endpoint);
   } catch (error) {
     throw authenticationFailure(error);
   }
 }
 
 function authorizeReaderIn(
-  dataDirs: readonly string[],
+  readers: ReadonlyMap<string, Store>,
   token: string,
   endpoint: string,
-): { grant: LiveGrant; dataDir: string } {
+): { grant: LiveGrant; store: Store } {
   let lastRejection: AgentscmError | null = null;
-  for (const dataDir of dataDirs) {
-    const auth = openAuthority(dataDir, { mode: 'read' });
+  for (const store of readers.values()) {
     try {
+      const auth = store.authority();
       const grant = readTransaction(auth, () => authenticateToken(auth, token));
       if (grant.scope !== 'reader') {
         throw new AgentscmError(
@@ -182,15 +183,13 @@ function authorizeReaderIn(
           },
         );
       }
-      return { grant, dataDir };
+      return { grant, store };
     } catch (error) {
       if (!isAgentscmError(error, 'GRANT_TOKEN_REJECTED')) throw error;
       // A token this authority does not know may be another's; one it knows as revoked or
       // rotated is final.
       if (error.details?.reason !== 'unknown') throw error;
       lastRejection = error;
-    } finally {
-      auth.close();
     }
   }
   throw (

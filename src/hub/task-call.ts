@@ -10,7 +10,7 @@ import type { HubSubjectSelection } from '../contracts/hub-config.js';
 import { encodeCanonical } from '../contracts/json/canonical-json.js';
 import { isJsonObject, type JsonValue } from '../contracts/json/json-value.js';
 import { TASK_CAPABILITY, TASK_CONTRACT_VERSION } from '../contracts/task/common.js';
-import type { TaskConnections } from '../tasks/connections.js';
+import type { Store } from '../native/store-handle.js';
 import type { TaskContext } from '../tasks/context.js';
 import { callTaskOperation } from '../tasks/facade.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
@@ -36,12 +36,12 @@ export function callHubTask(
   profile: HubProfile,
   authorization: GrantAuthorization,
   call: HubTaskCall,
-  connections?: TaskConnections,
+  store: Store,
 ): JsonValue {
   const operation = hubOperation(call.operation);
   if (operation === undefined) {
     // The facade names the operations it knows; an unregistered one is refused the same way.
-    return callTaskOperation(contextOf(profile, authorization, undefined, connections), call.operation, null);
+    return callTaskOperation(contextOf(profile, authorization, undefined, store), call.operation, null);
   }
   if (call.input !== null && !isJsonObject(call.input)) {
     throw new AgentscmError('SCHEMA_TYPE', `the input of ${operation.name} must be an object or null`, {
@@ -57,14 +57,14 @@ export function callHubTask(
     });
   }
   const bytes = call.input === null ? null : encodeCanonical(call.input);
-  return callTaskOperation(contextOf(profile, authorization, call.subject, connections), operation.name, bytes);
+  return callTaskOperation(contextOf(profile, authorization, call.subject, store), operation.name, bytes);
 }
 
 function contextOf(
   profile: HubProfile,
   authorization: GrantAuthorization,
   subject: HubSubjectSelection | undefined,
-  connections: TaskConnections | undefined,
+  store: Store,
 ): TaskContext {
   return {
     dataDir: profile.dataDir,
@@ -76,7 +76,7 @@ function contextOf(
       subject === undefined ? undefined : { change_id: subject.change_id, context_digest: subject.context_digest },
     guard: authorization.guard,
     origin: authorization.origin,
-    connections,
+    connections: store,
   };
 }
 

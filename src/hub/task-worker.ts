@@ -1,9 +1,9 @@
 /**
  * The hub's task worker (docs/hub.md "The task worker"): the one worker thread that runs the
  * agent-tasks route's facade work — the authorization of src/hub/auth.ts and callHubTask of
- * src/hub/task-call.ts — for the hub's life, while the main thread does the HTTP. It owns its own
- * connections and ProfileAuthorizations per data directory (a SQLite connection belongs to the
- * thread that opened it) and answers the requests of src/hub/task-worker-protocol.ts one at a
+ * src/hub/task-call.ts — for the hub's life, while the main thread does the HTTP. It is a
+ * composition root: it owns one Store and ProfileAuthorizations per data directory (a SQLite
+ * connection belongs to the thread that opened it) and answers the requests of src/hub/task-worker-protocol.ts one at a
  * time, in the order they arrive: the facade is synchronous, so the calls stay serial as they
  * were on the main thread.
  *
@@ -18,9 +18,9 @@ import { AgentscmError } from '../contracts/errors.js';
 import { encodeCanonicalText } from '../contracts/json/canonical-json.js';
 import type { JsonValue } from '../contracts/json/json-value.js';
 import { setBusyTimeoutForNewConnections } from '../native/sqlite.js';
-import { openAuthority, prepared, readTransaction } from '../native/store.js';
-import { openTaskConnections, type TaskConnections } from '../tasks/connections.js';
+import { prepared, readTransaction } from '../native/store.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
+import { openStore, type Store } from '../tasks/store.js';
 import { readRunStatus } from '../workflows/status.js';
 import { authenticationFailure, authorizeReader, ProfileAuthorizations } from './auth.js';
 import type { HubProfile } from './config.js';
@@ -42,13 +42,13 @@ const HELD_LIMIT = 4096;
 export const INJECTED_EXIT_CODE = 70;
 
 interface Session {
-  readonly connections: TaskConnections;
+  readonly store: Store;
   readonly authorizations: ProfileAuthorizations;
 }
 
 type Served = Exclude<TaskWorkerRequest, { kind: 'close' } | { kind: 'release' }>;
 
-/** The worker's state: its connections and authorizations per data directory, and the held authorizations. */
+/** The worker's state: its Store and authorizations per data directory, and the held authorizations. */
 export class TaskCallRunner {
   private readonly sessions = new Map<string, Session>();
   private readonly held = new Map<number, GrantAuthorization>();
@@ -80,7 +80,7 @@ export class TaskCallRunner {
 
   close(): void {
     this.held.clear();
-    for (const session of this.sessions.values()) session.connections.close();
+    for (const session of this.sessions.values()) session.store.close();
     this.sessions.clear();
   }
 
@@ -102,7 +102,7 @@ export class TaskCallRunner {
         const profile = this.profileOf(request.profile);
         if (request.call.operation === this.data.exitOnOperation) process.exit(INJECTED_EXIT_CODE);
         const authorization = this.heldOr(request.held, profile, request.token);
-        const result = callHubTask(profile, authorization, request.call, this.sessionOf(profile).connections);
+        const result = callHubTask(profile, authorization, request.call, this.sessionOf(profile).store);
         return answer(
           encodeCanonicalText((request.answer === 'route' ? taskAnswer(result) : result) as unknown as JsonValue),
         );
@@ -111,16 +111,16 @@ export class TaskCallRunner {
         const profile = this.profileOf(request.profile);
         const authorization = this.heldOr(request.held, profile, request.token);
         const view = await importTransfer(profile.dataDir, request.envelope, authorization, {
-          connections: this.sessionOf(profile).connections,
+          connections: this.sessionOf(profile).store,
         });
         return answer(encodeCanonicalText(view));
       }
       case 'reader':
-        authorizeReader(this.dataDirs, request.token, request.endpoint);
+        this.withReaders((readers) => authorizeReader(readers, request.token, request.endpoint));
         return answer(null);
       case 'workflow-status': {
-        const { grant, dataDir } = authorizeReader(this.dataDirs, request.token);
-        const view = readRunStatus(dataDir, request.runId);
+        const { grant, store } = this.withReaders((readers) => authorizeReader(readers, request.token));
+        const view = readRunStatus(store.dataDir, request.runId);
         // A run of another repository is reported exactly as a missing one: a reader grant
         // learns nothing outside its repository.
         if (view.source.repository !== grant.repository)
@@ -129,13 +129,13 @@ export class TaskCallRunner {
       }
       case 'ui': {
         const { pathname, search, nowMs } = request.request;
-        const ui = serveUiApi(
-          this.data.profiles,
-          request.token,
-          pathname,
-          search,
-          nowMs,
-          (profile) => this.sessionOf(profile).connections,
+        const ui = this.withReaders((readers) =>
+          serveUiApi(
+            this.data.profiles,
+            request.token,
+            { pathname, search, nowMs },
+            { readers, storeOf: (profile) => this.sessionOf(profile).store },
+          ),
         );
         return answer(
           null,
@@ -144,11 +144,12 @@ export class TaskCallRunner {
       }
       case 'ping':
         for (const dataDir of this.dataDirs) {
-          const auth = openAuthority(dataDir, { mode: 'read' });
+          const store = openStore(dataDir, { mode: 'read' });
           try {
+            const auth = store.authority();
             readTransaction(auth, () => prepared(auth, 'SELECT 1').get());
           } finally {
-            auth.close();
+            store.close();
           }
         }
         return answer(null);
@@ -168,15 +169,28 @@ export class TaskCallRunner {
     return profile;
   }
 
-  /** The session of the profile's data directory, its connections waiting at most the request's busy timeout. */
+  /**
+   * `fn` with a read-only Store per configured data_dir (for reader grants), each opened on first
+   * use and all closed after it.
+   */
+  private withReaders<T>(fn: (readers: ReadonlyMap<string, Store>) => T): T {
+    const readers = new Map(this.dataDirs.map((dataDir) => [dataDir, openStore(dataDir, { mode: 'read' })]));
+    try {
+      return fn(readers);
+    } finally {
+      for (const store of readers.values()) store.close();
+    }
+  }
+
+  /** The session of the profile's data directory, its Store waiting at most the request's busy timeout. */
   private sessionOf(profile: HubProfile): Session {
     let session = this.sessions.get(profile.dataDir);
     if (session === undefined) {
-      session = { connections: openTaskConnections(profile.dataDir), authorizations: new ProfileAuthorizations() };
+      session = { store: openStore(profile.dataDir, { mode: 'write' }), authorizations: new ProfileAuthorizations() };
       this.sessions.set(profile.dataDir, session);
     }
-    session.connections.authority().db.pragma(`busy_timeout = ${this.busyMs}`);
-    session.connections.journal(false)?.db.pragma(`busy_timeout = ${this.busyMs}`);
+    session.store.authority().db.pragma(`busy_timeout = ${this.busyMs}`);
+    session.store.journal(false)?.db.pragma(`busy_timeout = ${this.busyMs}`);
     return session;
   }
 
@@ -187,7 +201,7 @@ export class TaskCallRunner {
     } catch (error) {
       throw authenticationFailure(error);
     }
-    return session.authorizations.authorize(profile, token, session.connections);
+    return session.authorizations.authorize(profile, token, session.store);
   }
 }
 

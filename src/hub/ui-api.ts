@@ -16,11 +16,11 @@ import type { LiveGrant } from '../native/grants.js';
 import { listLandings } from '../native/landings.js';
 import { listRegistrationsInStore, listTargetsInStore } from '../native/listings.js';
 import { soleCurrentContext } from '../native/review-contexts.js';
-import { openAuthority, readTransaction } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
+import { readTransaction } from '../native/store.js';
 import { diffRevisionView, showChange, showPolicy } from '../native/views.js';
 import { qualifyLocal } from '../tasks/admission/qualification-local.js';
 import { buildReceiptBundle, showReceipt } from '../tasks/admission/receipt-bundle.js';
-import type { TaskConnections } from '../tasks/connections.js';
 import { RECEIPT_PAGE_MAX, receiptPage, TASK_PAGE_MAX, taskPage } from '../tasks/views.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
 import { journalRead, type Journal } from '../workflows/journal.js';
@@ -66,8 +66,8 @@ export interface UiRequest {
   readonly bundle: boolean;
   readonly query: URLSearchParams;
   readonly nowMs: number;
-  /** The hub's connections to the profile's store, kept open across requests; read snapshots only. */
-  readonly connections: TaskConnections;
+  /** The worker's Store of the profile's data directory, kept open across requests; read snapshots only. */
+  readonly store: Store;
 }
 
 function invalidQuery(message: string): AgentscmError {
@@ -116,14 +116,17 @@ function refusal(error: unknown): JsonObject {
   return { error: { code: error.code, message: error.message } };
 }
 
-/** `fn` in one journal read snapshot over the hub's connections; `empty` when the store never ran a task (nothing is created). */
-function withJournal<T>(connections: TaskConnections, empty: T, fn: (journal: Journal) => T): T {
-  const journal = connections.journal(false);
+/**
+ * `fn` in one journal read snapshot over the worker's Store; `empty` when the store never ran a task
+ * (nothing is created).
+ */
+function withJournal<T>(store: Store, empty: T, fn: (journal: Journal) => T): T {
+  const journal = store.journal(false);
   if (journal === null) return empty;
   return journalRead(journal, () => fn(journal));
 }
 
-function qualificationOf(profile: HubProfile, change: string, connections: TaskConnections): JsonObject {
+function qualificationOf(profile: HubProfile, change: string, store: Store): JsonObject {
   try {
     return qualificationToJson(
       qualifyLocal({
@@ -132,7 +135,7 @@ function qualificationOf(profile: HubProfile, change: string, connections: TaskC
         profile: profile.profileId,
         target: profile.target,
         change,
-        connections,
+        connections: store,
       }),
     );
   } catch (error) {
@@ -141,8 +144,8 @@ function qualificationOf(profile: HubProfile, change: string, connections: TaskC
 }
 
 /** The review context of the Change's current version at the current epoch, or why there is none. */
-function contextOf(connections: TaskConnections, repository: string, change: string): JsonObject {
-  const auth = connections.authority();
+function contextOf(store: Store, repository: string, change: string): JsonObject {
+  const auth = store.authority();
   try {
     return { context_digest: readTransaction(auth, () => soleCurrentContext(auth, repository, change)) };
   } catch (error) {
@@ -178,9 +181,9 @@ function changesView(request: UiRequest): UiAnswer {
         version_count: change.versions.length,
       },
       policy_epoch: policy.policy_epoch,
-      context: contextOf(request.connections, profile.nativeRepository, change.id),
+      context: contextOf(request.store, profile.nativeRepository, change.id),
       target: { name: profile.target, revision: target?.revision ?? null },
-      qualification: qualificationOf(profile, change.id, request.connections),
+      qualification: qualificationOf(profile, change.id, request.store),
       diff:
         diff === null
           ? null
@@ -195,7 +198,7 @@ function changesView(request: UiRequest): UiAnswer {
   const { limit, cursor } = page(request.query, CHANGE_PAGE_MAX);
   // One snapshot for the page's Changes (change list and change show read the same rows); the
   // whole Change is read for this page only.
-  const auth = request.connections.authority();
+  const auth = request.store.authority();
   const { total, changes } = readTransaction(auth, () => {
     const all = listChanges(auth, profile.nativeRepository);
     return {
@@ -211,7 +214,7 @@ function changesView(request: UiRequest): UiAnswer {
       current_revision: change.current_revision,
       version_count: change.versions.length,
       versions: newestVersions(change.versions, CHANGE_LIST_VERSIONS),
-      qualification: qualificationOf(profile, change.id, request.connections),
+      qualification: qualificationOf(profile, change.id, request.store),
     })),
     next_cursor: cursor + limit < total ? String(cursor + limit) : null,
   });
@@ -227,9 +230,9 @@ function tasksView(request: UiRequest): UiAnswer {
   const change = request.query.get('change');
   if (change !== null && (change.length === 0 || change.length > 128))
     throw invalidQuery('change must be a Change id of 1 to 128 characters');
-  const auth = request.connections.authority();
+  const auth = request.store.authority();
   return json(
-    withJournal(request.connections, { tasks: [], next_cursor: null }, (journal) =>
+    withJournal(request.store, { tasks: [], next_cursor: null }, (journal) =>
       readTransaction(auth, () =>
         taskPage(auth, journal, {
           repository: profile.nativeRepository,
@@ -313,8 +316,12 @@ function receiptsView(request: UiRequest): UiAnswer {
   }
   const { limit, cursor } = page(request.query, RECEIPT_PAGE_MAX);
   return json(
-    withJournal(request.connections, { receipts: [], next_cursor: null }, (journal) =>
-      receiptPage(journal, { repository: profile.nativeRepository, afterRow: cursor, limit }),
+    withJournal(request.store, { receipts: [], next_cursor: null }, () =>
+      receiptPage(request.store.authority(), {
+        repository: profile.nativeRepository,
+        afterRow: cursor,
+        limit,
+      }),
     ),
   );
 }
@@ -323,19 +330,15 @@ function targetsView(request: UiRequest): UiAnswer {
   const { profile } = request;
   checkQuery(request.query, []);
   const { targets } = listTargetsInStore({ dataDir: profile.dataDir, repository: profile.nativeRepository });
-  const auth = openAuthority(profile.dataDir, { mode: 'read' });
-  try {
-    return json({
-      targets: readTransaction(auth, () =>
-        targets.map((target) => ({
-          ...target,
-          landings: listLandings(auth, profile.nativeRepository, target.name, TARGET_LANDINGS_MAX),
-        })),
-      ),
-    });
-  } finally {
-    auth.close();
-  }
+  const auth = request.store.authority();
+  return json({
+    targets: readTransaction(auth, () =>
+      targets.map((target) => ({
+        ...target,
+        landings: listLandings(auth, profile.nativeRepository, target.name, TARGET_LANDINGS_MAX),
+      })),
+    ),
+  });
 }
 
 function registrationsView(request: UiRequest): UiAnswer {
@@ -346,31 +349,27 @@ function registrationsView(request: UiRequest): UiAnswer {
     repository: profile.nativeRepository,
   });
   const policy = showPolicy({ dataDir: profile.dataDir, repository: profile.nativeRepository });
-  const auth = openAuthority(profile.dataDir, { mode: 'read' });
-  try {
-    const collectorProfiles = readTransaction(auth, () => listCollectorProfiles(auth)).filter(
-      (p) => p.profile.repository_id === profile.nativeRepository,
-    );
-    return json({
-      hub_profile: {
-        repository_id: profile.repositoryId,
-        profile_id: profile.profileId,
-        target: profile.target,
-        requirement_digest: profile.requirementDigest,
-        policy_epoch: policy.policy_epoch,
-      },
-      registrations,
-      collector_profiles: collectorProfiles.map((p) => ({
-        collector_profile_id: p.collector_profile_id,
-        step_id: p.profile.step_id,
-        registration_id: p.profile.registration_id,
-        registration_epoch: p.profile.registration_epoch,
-        installed_at_ms: p.installed_at_ms,
-      })),
-    });
-  } finally {
-    auth.close();
-  }
+  const auth = request.store.authority();
+  const collectorProfiles = readTransaction(auth, () => listCollectorProfiles(auth)).filter(
+    (p) => p.profile.repository_id === profile.nativeRepository,
+  );
+  return json({
+    hub_profile: {
+      repository_id: profile.repositoryId,
+      profile_id: profile.profileId,
+      target: profile.target,
+      requirement_digest: profile.requirementDigest,
+      policy_epoch: policy.policy_epoch,
+    },
+    registrations,
+    collector_profiles: collectorProfiles.map((p) => ({
+      collector_profile_id: p.collector_profile_id,
+      step_id: p.profile.step_id,
+      registration_id: p.profile.registration_id,
+      registration_epoch: p.profile.registration_epoch,
+      installed_at_ms: p.installed_at_ms,
+    })),
+  });
 }
 
 /** Answer one dashboard view request (the caller authenticated the reader grant for the profile). */
@@ -391,9 +390,24 @@ export function answerUiRequest(request: UiRequest): UiAnswer {
   }
 }
 
-/** The hub profiles a reader grant may view: those of its data directory and repository. */
-export function readableProfiles(profiles: readonly HubProfile[], grant: LiveGrant, dataDir: string): HubProfile[] {
-  return profiles.filter((profile) => profile.dataDir === dataDir && profile.nativeRepository === grant.repository);
+/** The Stores a dashboard request reads through (the worker thread owns and closes them). */
+export interface UiStores {
+  /** One read-only Store per configured data_dir, keyed by it: the reader grant is looked up in each. */
+  readonly readers: ReadonlyMap<string, Store>;
+  /** The worker's Store of a profile's data directory, kept open across requests. */
+  storeOf(profile: HubProfile): Store;
+}
+
+/** The hub profiles a reader grant may view: those of the store that knew it (`reader`) and of its repository. */
+export function readableProfiles(
+  profiles: readonly HubProfile[],
+  grant: LiveGrant,
+  readers: UiStores['readers'],
+  reader: Store,
+): HubProfile[] {
+  return profiles.filter(
+    (profile) => readers.get(profile.dataDir) === reader && profile.nativeRepository === grant.repository,
+  );
 }
 
 /** `GET /v1/hub/ui-api/profiles`: what the dashboard offers to open. */
@@ -420,20 +434,19 @@ export function isUiApiPath(pathname: string): boolean {
 /**
  * One dashboard JSON route, run in a hub worker thread (docs/hub.md "A busy store"): the reader
  * grant first (nothing about a store or a profile is answered before it), then the profile, then
- * the view. `connectionsOf` gives the worker's connections to a profile's store.
+ * the view.
  */
 export function serveUiApi(
   profiles: readonly HubProfile[],
   token: string,
-  pathname: string,
-  search: string,
-  nowMs: number,
-  connectionsOf: (profile: HubProfile) => TaskConnections,
+  request: { readonly pathname: string; readonly search: string; readonly nowMs: number },
+  stores: UiStores,
 ): UiAnswer {
-  const dataDirs = [...new Set(profiles.map((profile) => profile.dataDir))];
+  const { pathname, search, nowMs } = request;
   const query = new URLSearchParams(search);
-  const { grant, dataDir } = authorizeReader(dataDirs, token, 'the dashboard routes');
-  if (pathname === UI_API_PROFILES_PATH) return profilesAnswer(readableProfiles(profiles, grant, dataDir), query);
+  const { grant, store } = authorizeReader(stores.readers, token, 'the dashboard routes');
+  const readable = (of: readonly HubProfile[]): HubProfile[] => readableProfiles(of, grant, stores.readers, store);
+  if (pathname === UI_API_PROFILES_PATH) return profilesAnswer(readable(profiles), query);
   const match = UI_API_VIEW_ROUTE.exec(pathname);
   const [owner, name, profileId] = [
     decodeSegment(match?.[1] ?? ''),
@@ -454,7 +467,7 @@ export function serveUiApi(
   }
   const profile = profiles.find((p) => p.repositoryId === `${owner}/${name}` && p.profileId === profileId);
   // A profile of another store or repository is one this grant cannot see: not found.
-  if (profile === undefined || !readableProfiles([profile], grant, dataDir).includes(profile)) {
+  if (profile === undefined || !readable([profile]).includes(profile)) {
     throw new AgentscmError(
       'HUB_PROFILE_NOT_FOUND',
       `no profile ${profileId.slice(0, 128)} for repository ${`${owner}/${name}`.slice(0, 300)} that this reader grant can see`,
@@ -470,6 +483,6 @@ export function serveUiApi(
     bundle: match[6] !== undefined,
     query,
     nowMs,
-    connections: connectionsOf(profile),
+    store: stores.storeOf(profile),
   });
 }

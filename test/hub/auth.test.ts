@@ -9,7 +9,7 @@ import test from 'node:test';
 
 import { AgentscmError } from '../../src/contracts/errors.js';
 import { ProfileAuthorizations } from '../../src/hub/auth.js';
-import { openTaskConnections } from '../../src/tasks/connections.js';
+import { openStore } from '../../src/tasks/store.js';
 import { installRequirement } from '../tasks/fixture.js';
 import { grantFor, hubStore, revoke, rotate } from './fixture.js';
 
@@ -21,18 +21,18 @@ test('an unchanged authority answers the same authorization again, per profile a
   const hub = hubStore(t);
   const alice = grantFor(hub, 'alice', 'a1');
   const bob = grantFor(hub, 'bob', 'b1');
-  const connections = openTaskConnections(hub.store.dataDir);
-  t.after(() => connections.close());
+  const store = openStore(hub.store.dataDir, { mode: 'write' });
+  t.after(() => store.close());
   const authorizations = new ProfileAuthorizations();
-  const first = authorizations.authorize(hub.profile, alice.token, connections);
-  assert.equal(authorizations.authorize(hub.profile, alice.token, connections), first);
-  const other = authorizations.authorize(hub.profile, bob.token, connections);
+  const first = authorizations.authorize(hub.profile, alice.token, store);
+  assert.equal(authorizations.authorize(hub.profile, alice.token, store), first);
+  const other = authorizations.authorize(hub.profile, bob.token, store);
   assert.notEqual(other, first);
   assert.deepEqual(other.actor, bob.actor);
   // Another profile of the same store is authorized on its own (its repository and pin).
   const second = { ...hub.profile, profileId: 'other-profile' };
-  assert.notEqual(authorizations.authorize(second, alice.token, connections), first);
-  assert.equal(authorizations.authorize(hub.profile, alice.token, connections), first);
+  assert.notEqual(authorizations.authorize(second, alice.token, store), first);
+  assert.equal(authorizations.authorize(hub.profile, alice.token, store), first);
 });
 
 test('a revocation, a rotation or a new requirement committed elsewhere is seen by the next authorization', (t) => {
@@ -40,33 +40,24 @@ test('a revocation, a rotation or a new requirement committed elsewhere is seen 
   const alice = grantFor(hub, 'alice', 'a1');
   const bob = grantFor(hub, 'bob', 'b1');
   const carol = grantFor(hub, 'carol', 'c1');
-  const connections = openTaskConnections(hub.store.dataDir);
-  t.after(() => connections.close());
+  const store = openStore(hub.store.dataDir, { mode: 'write' });
+  t.after(() => store.close());
   const authorizations = new ProfileAuthorizations();
-  for (const grant of [alice, bob, carol]) authorizations.authorize(hub.profile, grant.token, connections);
+  for (const grant of [alice, bob, carol]) authorizations.authorize(hub.profile, grant.token, store);
 
   revoke(hub, alice);
-  assert.throws(
-    () => authorizations.authorize(hub.profile, alice.token, connections),
-    refusedWith('GRANT_TOKEN_REJECTED'),
-  );
+  assert.throws(() => authorizations.authorize(hub.profile, alice.token, store), refusedWith('GRANT_TOKEN_REJECTED'));
   const rotated = rotate(hub, bob);
-  assert.throws(
-    () => authorizations.authorize(hub.profile, bob.token, connections),
-    refusedWith('GRANT_TOKEN_REJECTED'),
-  );
-  assert.deepEqual(authorizations.authorize(hub.profile, rotated, connections).actor, bob.actor);
+  assert.throws(() => authorizations.authorize(hub.profile, bob.token, store), refusedWith('GRANT_TOKEN_REJECTED'));
+  assert.deepEqual(authorizations.authorize(hub.profile, rotated, store).actor, bob.actor);
   // A refusal is never kept: the same dead token is refused again by the same reads.
-  assert.throws(
-    () => authorizations.authorize(hub.profile, alice.token, connections),
-    refusedWith('GRANT_TOKEN_REJECTED'),
-  );
+  assert.throws(() => authorizations.authorize(hub.profile, alice.token, store), refusedWith('GRANT_TOKEN_REJECTED'));
 
-  const before = authorizations.authorize(hub.profile, carol.token, connections);
-  assert.equal(authorizations.authorize(hub.profile, carol.token, connections), before);
+  const before = authorizations.authorize(hub.profile, carol.token, store);
+  assert.equal(authorizations.authorize(hub.profile, carol.token, store), before);
   installRequirement(hub.store, hub.dir, [{ id: 'lint', kind: 'command' }]);
   assert.throws(
-    () => authorizations.authorize(hub.profile, carol.token, connections),
+    () => authorizations.authorize(hub.profile, carol.token, store),
     refusedWith('HUB_REQUIREMENT_CHANGED'),
   );
 });
