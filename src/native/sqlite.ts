@@ -7,12 +7,17 @@
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import Database, { type Database as Db, type Statement } from 'better-sqlite3';
+import Database, { type Statement as BetterStatement, type Database as Db } from 'better-sqlite3';
 
 import { AgentscmError, type ErrorCode } from '../contracts/errors.js';
 import { classifySqliteError, isSqliteError, SQLITE_ERROR_HINTS } from './sqlite-errors.js';
 
+/**
+ * A connection and a prepared statement. Only src/native/ imports 'better-sqlite3' (test/layering.test.ts);
+ * every other module names these types.
+ */
 export type SqliteDatabase = Db;
+export type Statement = BetterStatement;
 
 /** One migration step: migrations[i] brings user_version from i to i + 1. */
 export type Migration = (db: SqliteDatabase) => void;

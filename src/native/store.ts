@@ -5,11 +5,18 @@
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Statement } from 'better-sqlite3';
 
 import { AgentscmError } from '../contracts/errors.js';
 import { AUTHORITY_MIGRATIONS } from './migrations/index.js';
-import { cachedStatement, immediate, openReadOnly, openWritable, readSnapshot, type SqliteDatabase } from './sqlite.js';
+import {
+  cachedStatement,
+  immediate,
+  openReadOnly,
+  openWritable,
+  readSnapshot,
+  type SqliteDatabase,
+  type Statement,
+} from './sqlite.js';
 
 export interface NativePaths {
   /** D/native */

@@ -1,94 +1,38 @@
 /**
- * The workflow journal D/skill-workflows/state.sqlite (docs/architecture.md "Storage"): the one
- * module that opens it and owns the run, step and lease tables. Writers migrate and may create
- * it; readers open an existing file only, read-only, without migration, and never create it.
+ * The workflow journal D/skill-workflows/state.sqlite (docs/architecture.md "Storage"): the run,
+ * step and lease tables and their statement helpers. The file itself is opened by
+ * src/native/journal-db.ts; readers open an existing file only, read-only, without migration,
+ * and never create it.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import type { Statement } from 'better-sqlite3';
-
 import { AgentscmError } from '../contracts/errors.js';
+import {
+  JOURNAL_WHAT,
+  journalPaths,
+  openJournalDatabase,
+  type Journal,
+  type JournalMode,
+  type JournalPaths,
+} from '../native/journal-db.js';
 import {
   cachedStatement,
   immediate,
-  openReadOnly,
-  openWritable,
   readSnapshot,
   u64FromSql,
   u64ToSql,
   type SqliteDatabase,
+  type Statement,
 } from '../native/sqlite.js';
 import { JOURNAL_MIGRATIONS } from './journal-migrations/index.js';
 
-export const JOURNAL_WHAT = 'the workflow journal';
-
-export interface JournalPaths {
-  /** D/skill-workflows */
-  readonly dir: string;
-  /** D/skill-workflows/state.sqlite */
-  readonly db: string;
-}
-
-export type JournalMode = 'read' | 'write';
-
-export interface Journal {
-  readonly db: SqliteDatabase;
-  readonly mode: JournalMode;
-  readonly paths: JournalPaths;
-  close(): void;
-}
-
-/** Paths of the journal under a data directory. */
-export function journalPaths(dataDir: string): JournalPaths {
-  const dir = join(resolve(dataDir), 'skill-workflows');
-  return { dir, db: join(dir, 'state.sqlite') };
-}
+export { JOURNAL_WHAT, journalPaths, type Journal, type JournalMode, type JournalPaths };
 
 /**
- * Open the journal. 'read': existing file only, read-only, no migration
- * (WORKFLOW_JOURNAL_NOT_INITIALIZED when absent). 'write': existing file, migrated.
- * 'create': as 'write', creating D/skill-workflows (0700) and the file when absent.
+ * Open the journal (src/native/journal-db.ts) with this build's journal migrations. 'read':
+ * existing file only, read-only, no migration (WORKFLOW_JOURNAL_NOT_INITIALIZED when absent).
+ * 'write': existing file, migrated. 'create': as 'write', creating it when absent.
  */
 export function openJournal(dataDir: string, mode: JournalMode | 'create'): Journal {
-  const paths = journalPaths(dataDir);
-  if (mode === 'read') {
-    if (!existsSync(paths.db)) throw journalMissing(dataDir);
-    const db = openReadOnly(paths.db, JOURNAL_MIGRATIONS.length, JOURNAL_WHAT, 'WORKFLOW_JOURNAL_NOT_INITIALIZED');
-    return wrap(db, 'read', paths);
-  }
-  if (!existsSync(paths.db)) {
-    if (mode === 'write') throw journalMissing(dataDir);
-    try {
-      mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
-    } catch (error) {
-      throw new AgentscmError('IO_ERROR', `cannot create ${paths.dir}: ${(error as Error).message}`, { cause: error });
-    }
-  }
-  return wrap(openWritable(paths.db, JOURNAL_MIGRATIONS, JOURNAL_WHAT), 'write', paths);
-}
-
-function journalMissing(dataDir: string): AgentscmError {
-  return new AgentscmError(
-    'WORKFLOW_JOURNAL_NOT_INITIALIZED',
-    `${JOURNAL_WHAT} does not exist in ${resolve(dataDir)}; nothing was created`,
-    {
-      hint: 'start a run first with `agentscm skill-workflow run RUN_ID FILE`, or pass the right --data-dir',
-    },
-  );
-}
-
-function wrap(db: SqliteDatabase, mode: JournalMode, paths: JournalPaths): Journal {
-  let open = true;
-  return {
-    db,
-    mode,
-    paths,
-    close() {
-      if (!open) return;
-      open = false;
-      db.close();
-    },
-  };
+  return openJournalDatabase(dataDir, mode, JOURNAL_MIGRATIONS);
 }
 
 /** A statement prepared once per journal connection. */

@@ -12,10 +12,9 @@
  * anything more, and the new writer's state stands (docs/workspace.md "Concurrency").
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
-import type { Database as SqliteConnection } from 'better-sqlite3';
 
 import { AgentscmError } from '../contracts/errors.js';
-import { newDatabase } from '../native/sqlite.js';
+import { newDatabase, type SqliteDatabase as SqliteConnection } from '../native/sqlite.js';
 import { checkStateDir, workspaceStatePaths, workspaceWrite, type WorkspaceDb } from './state.js';
 
 /** How long a second writer waits for the first before WORKSPACE_BUSY. */
