@@ -25,16 +25,12 @@ import {
 } from './collector/claim.js';
 import { collectorFinalizeOperation, collectorFinalizeRequestDecoder } from './collector/receipts.js';
 import type { TaskContext, TaskOperation } from './context.js';
-import {
-  claimOperation,
-  instructionsOperation,
-  mutationOperation,
-  nextOperation,
-  referenceOperation,
-  requirementsOperation,
-  resultOperation,
-  statusOperation,
-} from './operations.js';
+import { claimOperation } from './operations/claim.js';
+import { mutationOperation } from './operations/mutation.js';
+import { nextOperation, requirementsOperation } from './operations/reads.js';
+import { instructionsOperation, referenceOperation } from './operations/references.js';
+import { resultOperation } from './operations/result.js';
+import { statusOperation } from './operations/status.js';
 import { recoveryOperation } from './recovery.js';
 
 /**

@@ -31,7 +31,9 @@ import {
   latestAttempt,
   type RetainedAttempt,
 } from './journal-rows.js';
-import { attemptForClaim, deriveCurrent, requireActor, requireTaskInScope } from './operations.js';
+import { requireActor, requireTaskInScope } from './operations/checks.js';
+import { attemptForClaim } from './operations/claim.js';
+import { deriveCurrent } from './operations/lookups.js';
 import { readJournal } from './transition.js';
 import { executionMayStillRun, observeAttempt } from './views.js';
 

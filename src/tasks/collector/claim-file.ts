@@ -25,7 +25,7 @@ import { resolveContextArgument } from '../../native/review-contexts.js';
 import { openAuthority, readTransaction } from '../../native/store.js';
 import type { TaskContext } from '../context.js';
 import { authorizeTaskToken } from '../grant-guard.js';
-import { deriveCurrent } from '../operations.js';
+import { deriveCurrent } from '../operations/lookups.js';
 import { collectorClaimOperation } from './claim.js';
 
 export interface ClaimToFileInput {

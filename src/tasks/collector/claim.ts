@@ -35,7 +35,8 @@ import type { Authority } from '../../native/store.js';
 import { journalStatement } from '../../workflows/journal.js';
 import type { TaskContext } from '../context.js';
 import type { DerivedTask } from '../derive.js';
-import { claimOperation, requireActor } from '../operations.js';
+import { requireActor } from '../operations/checks.js';
+import { claimOperation } from '../operations/claim.js';
 import { readAuthority, readJournal, type TransitionScope } from '../transition.js';
 import { findCollectorAttempt, type CollectorAttemptRow } from './attempts.js';
 

@@ -28,15 +28,17 @@ import { sha256Hex } from '../../crypto/sha256.js';
 import { authorityId } from '../../native/authority-identity.js';
 import { getRegistration } from '../../native/executor-registry.js';
 import { requireLiveOrigin } from '../../native/grants.js';
-import type { Authority } from '../../native/store.js';
-import { journalStatement, type Journal } from '../../workflows/journal.js';
+import { prepared, type Authority } from '../../native/store.js';
+import type { Journal } from '../../workflows/journal.js';
 import { assessCapability } from '../../workflows/require-capability.js';
 import { checkSourcePaths } from '../../workflows/source-paths.js';
 import type { TaskContext } from '../context.js';
 import { requireCurrentSubject, type DerivedSubject } from '../derive.js';
-import { deriveCurrent, requireActor } from '../operations.js';
+import { requireActor } from '../operations/checks.js';
+import { deriveCurrent } from '../operations/lookups.js';
 import { runTransition, type TransitionScope } from '../transition.js';
 import { findCollectorAttempt } from './attempts.js';
+import { commitAuthority } from './authority-commit.js';
 import { readRetainedEnvelope } from './retained-envelope.js';
 import { findTransferOfTask } from './transfers.js';
 import { reverifyRetainedEnvelope } from './verified-transfer.js';
@@ -92,7 +94,7 @@ export function buildReceipt(
     } else if (action.kind === 'require_capability') {
       rows.push({ ...base, outcome: assessCapability(action.capability).available ? 'passed' : 'unavailable' });
     } else {
-      const transfer = findTransferOfTask(journal, entry.task.task_id);
+      const transfer = findTransferOfTask(auth, entry.task.task_id);
       if (transfer === null)
         return {
           incomplete: `${action.kind} task ${entry.task.task_id} (step "${base.step_id}") has no imported transfer`,
@@ -136,7 +138,7 @@ export function buildReceipt(
         // (readVerifiedTransfer), and no row here reads an envelope at all — every field of a
         // row comes from the claim and the transfer row, and an earlier upload's envelope was
         // verified by its own import (docs/collector-transfer.md "Receipts and collector_finalize").
-        reverifyRetainedEnvelope(readRetainedEnvelope(journal, transfer), hexToBytes(registration.public_key));
+        reverifyRetainedEnvelope(readRetainedEnvelope(auth, transfer), hexToBytes(registration.public_key));
       }
       imported++;
       // Every imported task's row names its transfer, whatever its outcome (spec: "The resulting
@@ -187,13 +189,14 @@ export function buildReceipt(
 
 /** The retained receipt of a subject, or null. */
 export function findReceipt(
-  journal: Journal,
+  auth: Authority,
   derived: DerivedSubject,
 ): { readonly receipt_digest: string; readonly receipt: Buffer } | null {
   const b = derived.base;
-  const row = journalStatement(
-    journal,
-    'SELECT receipt_digest, receipt FROM collector_receipts WHERE repository = ? AND profile = ? AND target = ? AND change_id = ? AND context_digest = ? AND plan_digest = ?',
+  const row = prepared(
+    auth,
+    'SELECT receipt_digest, receipt FROM collector_receipts WHERE repository = ? AND profile = ? AND target = ? ' +
+      'AND change_id = ? AND context_digest = ? AND plan_digest = ?',
   ).get(b.repository, b.profile, b.target, b.change_id, b.context_digest, b.plan_digest) as
     { receipt_digest: string; receipt: Buffer } | undefined;
   return row ?? null;
@@ -203,17 +206,21 @@ export function findReceipt(
 export function writeReceiptIfComplete(scope: TransitionScope, derived: DerivedSubject, verify: boolean): JsonObject {
   // The subject compiled before the transaction is still current through the reserved connection.
   requireCurrentSubject(scope.auth, derived.base);
-  const existing = findReceipt(scope.journal, derived);
+  const existing = findReceipt(scope.auth, derived);
   if (existing !== null) return { status: 'retained', receipt_digest: existing.receipt_digest };
   const built = buildReceipt(scope.auth, scope.journal, derived, verify);
   if ('incomplete' in built) return { status: 'incomplete', reason: built.incomplete };
   const bytes = encodeReceiptV2(built.receipt);
   const digest = receiptV2Digest(built.receipt);
   const b = derived.base;
-  journalStatement(
-    scope.journal,
-    'INSERT INTO collector_receipts (receipt_digest, repository, profile, target, change_id, context_digest, plan_digest, receipt, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  prepared(
+    scope.auth,
+    'INSERT INTO collector_receipts (receipt_digest, repository, profile, target, change_id, context_digest, ' +
+      'plan_digest, receipt, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   ).run(digest, b.repository, b.profile, b.target, b.change_id, b.context_digest, b.plan_digest, bytes, scope.nowMs);
+  // The receipt is an authority row: it commits with the writer reservation, before the
+  // transition's (empty) journal commit (docs/collector-transfer.md "Where transfers and receipts live").
+  commitAuthority(scope);
   return { status: 'written', receipt_digest: digest, state: built.receipt.state };
 }
 

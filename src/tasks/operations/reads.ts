@@ -1,0 +1,124 @@
+/**
+ * The side-effect-free reads of the current subject: `requirements` (every task with its local
+ * state) and `next` (the one next thing to do).
+ */
+import type { JsonObject, JsonValue } from '../../contracts/json/json-value.js';
+import { subjectToJson } from '../../contracts/task/subject.js';
+import { taskToJson } from '../../contracts/task/task.js';
+import type { Authority } from '../../native/store.js';
+import type { Journal } from '../../workflows/journal.js';
+import { nowOf, type TaskContext } from '../context.js';
+import type { DerivedSubject, DerivedTask } from '../derive.js';
+import { currentAttempt, currentAttemptOf, olderUnresolvedTask, retainedSeqOf } from '../journal-rows.js';
+import { readAuthority, readJournal } from '../transition.js';
+import { firstIncompleteDependency, observeAttempt } from '../views.js';
+import { deriveCurrent } from './lookups.js';
+
+/** One task row of a requirements answer (state is the read-time local view). */
+function taskRow(
+  auth: Authority,
+  journal: Journal | null,
+  derived: DerivedSubject,
+  entry: DerivedTask,
+  nowMs: number,
+): JsonObject {
+  const attempt = journal === null ? null : currentAttemptOf(journal, entry.task.task_id);
+  const view = attempt === null ? null : observeAttempt(attempt, nowMs);
+  const claimable = entry.task.entrypoint.progression === 'claim';
+  const state = !claimable ? 'controller_only' : view === null ? 'pending' : view;
+  const blockedBy = claimable && view === null ? firstIncompleteDependency(auth, journal, derived, entry) : null;
+  return {
+    task_id: entry.task.task_id,
+    task_digest: entry.digest,
+    step_id: entry.task.subject.step_id,
+    action_kind: entry.task.action_kind,
+    required: entry.task.required,
+    progression: entry.task.entrypoint.progression,
+    needs: [...entry.task.needs],
+    state,
+    waiting_for: blockedBy,
+    attempt_id: attempt === null ? null : attempt.attempt.attempt_id,
+    qualifying: false,
+  };
+}
+
+/** `requirements`: every task of the current subject with its local state (side-effect free). */
+export function requirementsOperation(ctx: TaskContext): JsonValue {
+  return ctx.guard(ctx.actor, 'requirements', () => {
+    const derived = deriveCurrent(ctx);
+    const nowMs = nowOf(ctx);
+    return readAuthority(ctx, (auth) =>
+      readJournal(
+        ctx,
+        () =>
+          subjectAnswer(
+            derived,
+            derived.tasks.map((entry) => taskRow(auth, null, derived, entry, nowMs)),
+          ),
+        (journal) =>
+          subjectAnswer(
+            derived,
+            derived.tasks.map((entry) => taskRow(auth, journal, derived, entry, nowMs)),
+          ),
+      ),
+    );
+  });
+}
+
+/** The subject fields shared by every task of a derivation (each task adds its step_id). */
+function subjectBaseJson(derived: DerivedSubject): JsonObject {
+  const { step_id: _step, ...base } = subjectToJson({ ...derived.base, step_id: 'x' });
+  return base;
+}
+
+function subjectAnswer(derived: DerivedSubject, tasks: JsonObject[]): JsonObject {
+  return {
+    subject: subjectBaseJson(derived),
+    tasks,
+  };
+}
+
+/**
+ * `next`: the one next thing to do for the current subject, as typed data — reconcile an
+ * unresolved older subject or attempt, claim the first claimable pending task whose dependencies
+ * are complete, or none.
+ */
+export function nextOperation(ctx: TaskContext): JsonValue {
+  return ctx.guard(ctx.actor, 'next', () => {
+    const derived = deriveCurrent(ctx);
+    const nowMs = nowOf(ctx);
+    const choose = (auth: Authority, journal: Journal | null): JsonObject => {
+      for (const entry of derived.tasks) {
+        if (entry.task.entrypoint.progression !== 'claim') continue;
+        const seq = journal === null ? null : retainedSeqOf(journal, entry.task.task_id);
+        if (journal !== null) {
+          const older = olderUnresolvedTask(journal, entry.task, seq).task_id;
+          if (older !== null) return { operation: 'reconcile', task_id: older, reason: 'prior_subject_unresolved' };
+        }
+        const attempt = journal === null || seq === null ? null : currentAttempt(journal, { seq });
+        if (attempt !== null) {
+          const view = observeAttempt(attempt, nowMs);
+          if (view === 'expired' || view === 'cancelled')
+            return { operation: 'reconcile', task_id: entry.task.task_id, reason: `attempt_${view}` };
+          continue;
+        }
+        if (firstIncompleteDependency(auth, journal, derived, entry) !== null) continue;
+        return { operation: 'claim', task_id: entry.task.task_id, task_digest: entry.digest };
+      }
+      return { operation: 'none' };
+    };
+    const next = readAuthority(ctx, (auth) =>
+      readJournal(
+        ctx,
+        () => choose(auth, null),
+        (journal) => choose(auth, journal),
+      ),
+    );
+    const chosen = next.operation === 'claim' ? derived.tasks.find((t) => t.task.task_id === next.task_id) : undefined;
+    return {
+      subject: subjectBaseJson(derived),
+      next,
+      task: chosen === undefined ? null : taskToJson(chosen.task),
+    };
+  });
+}
