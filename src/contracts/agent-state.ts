@@ -258,7 +258,9 @@ export function validateScopePath(path: string, what = 'scope path'): string {
       'PATH_INVALID',
       `${what} ${shown} is not a canonical repository-relative path: ${problem}`,
       {
-        hint: 'write the path relative to the repository root, / between components, without ., .. or a trailing /; "." is the whole repository',
+        hint:
+          'write the path relative to the repository root, / between components, without ., .. or a trailing /; ' +
+          '"." is the whole repository',
         details: { what, reason: problem },
       },
     );

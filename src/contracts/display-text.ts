@@ -84,7 +84,10 @@ export function displayJsonText(json: string): string {
     .join('\n');
 }
 
-/** Human output of a printer: a JSON document (it starts with `{` or `[`) through displayJsonText, any other text through displayLines. */
+/**
+ * Human output of a printer: a JSON document (it starts with `{` or `[`) through displayJsonText, any other text
+ * through displayLines.
+ */
 export function displayOutput(text: string): string {
   if (!hasUnsafeText(text)) return text;
   const first = text.trimStart()[0];

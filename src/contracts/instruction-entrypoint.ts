@@ -225,7 +225,10 @@ export function offersSupportedSchema(offered: readonly number[]): boolean {
   return offered.includes(TASK_CONTRACT_VERSION);
 }
 
-/** The instructions answer: the entrypoint when the caller reads schema 1, else an explicit mismatch (never an empty task). */
+/**
+ * The instructions answer: the entrypoint when the caller reads schema 1, else an explicit mismatch (never an empty
+ * task).
+ */
 export function instructionsResponse(
   entrypoint: InstructionEntrypoint,
   offered: readonly number[],

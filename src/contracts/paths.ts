@@ -47,7 +47,10 @@ export function relativePathProblem(path: string): string | undefined {
   return undefined;
 }
 
-/** Validate a canonical relative path (spec: named references; 512-byte package path bound) → the path, or PATH_INVALID. */
+/**
+ * Validate a canonical relative path (docs/wire.md "Workspace paths"; 512-byte package path
+ * bound) → the path, or PATH_INVALID.
+ */
 export function validateRelativePath(path: string, what = 'path'): string {
   if (typeof path !== 'string') {
     throw new AgentscmError('PATH_INVALID', `${what} must be a string`);
@@ -56,7 +59,9 @@ export function validateRelativePath(path: string, what = 'path'): string {
   if (problem !== undefined) {
     const shown = path.length > 80 ? `${JSON.stringify(path.slice(0, 80))}…` : JSON.stringify(path);
     throw new AgentscmError('PATH_INVALID', `${what} ${shown} is not a canonical relative path: ${problem}`, {
-      hint: `use ASCII components joined by /, without ., .., \\, : or control characters, at most ${MAX_RELATIVE_PATH_BYTES} bytes`,
+      hint:
+        `use ASCII components joined by /, without ., .., \\, : or control characters, at most ` +
+        `${MAX_RELATIVE_PATH_BYTES} bytes`,
       details: { what, reason: problem },
     });
   }
@@ -123,7 +128,9 @@ export function validateWorkspacePath(path: string, what = 'path'): string {
   if (problem !== undefined) {
     const shown = path.length > 80 ? `${JSON.stringify(path.slice(0, 80))}…` : JSON.stringify(path);
     throw new AgentscmError('PATH_INVALID', `${what} ${shown} is not a workspace path: ${problem}`, {
-      hint: `use UTF-8 names joined by /, without empty, . or .. components or control characters, at most ${MAX_WORKSPACE_PATH_BYTES} bytes`,
+      hint:
+        `use UTF-8 names joined by /, without empty, . or .. components or control characters, at most ` +
+        `${MAX_WORKSPACE_PATH_BYTES} bytes`,
       details: { what, reason: problem },
     });
   }

@@ -115,7 +115,8 @@ export function buildTrees(files: readonly FlatEntry[], known?: (dirPath: string
     if (dir.known !== undefined || dir.skipped) return;
     if (dir.names.has(entry.name))
       throw notSorted(
-        `name ${JSON.stringify(dir.path === '' ? entry.name : `${dir.path}/${entry.name}`)} both as a file and a directory, or twice`,
+        `name ${JSON.stringify(dir.path === '' ? entry.name : `${dir.path}/${entry.name}`)} ` +
+          'both as a file and a directory, or twice',
       );
     dir.names.add(entry.name);
     dir.entries.push(entry);

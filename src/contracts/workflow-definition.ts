@@ -1,8 +1,8 @@
 /**
  * The skill workflow definition (spec "Source-bound skill workflows", "Definition"): strict
  * JSON, version 1, a source binding, a packaged skill and 1-32 steps whose actions are
- * source_paths, command, require_capability or review (src/contracts/review/policy.ts). Pure: bounds, shapes and identifiers only; the
- * graph, package and source checks are in src/workflows/.
+ * source_paths, command, require_capability or review (src/contracts/review/policy.ts). Pure:
+ * bounds, shapes and identifiers only; the graph, package and source checks are in src/workflows/.
  */
 import { AgentscmError } from './errors.js';
 import { encodeCanonical } from './json/canonical-json.js';
@@ -256,7 +256,8 @@ function rediagnoseAction(value: JsonValue, error: AgentscmError): AgentscmError
     const pointerOfKind = `${prefix}/kind`;
     return new AgentscmError(
       kind === undefined ? 'SCHEMA_MISSING_FIELD' : 'SCHEMA_TYPE',
-      `skill-workflow-definition: ${pointerOfKind} must be one of "source_paths", "command", "require_capability", "review"`,
+      `skill-workflow-definition: ${pointerOfKind} must be one of "source_paths", "command", "require_capability", ` +
+        `"review"`,
       {
         hint: 'use one of the four action kinds of this profile',
         details: { schema: 'skill-workflow-definition', pointer: pointerOfKind },
@@ -340,7 +341,10 @@ export function workflowDefinitionToJson(definition: WorkflowDefinition): JsonOb
   };
 }
 
-/** Canonical bytes of a definition (spec "Local CLI": resume revalidates the stored definition); retained in the journal and the authority. */
+/**
+ * Canonical bytes of a definition (spec "Local CLI": resume revalidates the stored definition); retained in the journal
+ * and the authority.
+ */
 export function encodeWorkflowDefinition(definition: WorkflowDefinition): Uint8Array {
   return encodeCanonical(workflowDefinitionToJson(definition));
 }

@@ -95,7 +95,8 @@ export const COMMAND_RECIPE_SCHEMA = {
       maxLength: RECIPE_LIMITS.maxImageBytes,
       // name[:tag][@sha256:digest], lowercase path components as the engine accepts them.
       pattern:
-        '^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]{1,5})?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$',
+        '^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]{1,5})?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*' +
+        '(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$',
     },
     argv: {
       type: 'array',

@@ -187,7 +187,8 @@ function checkDescriptor(descriptor: CollectorDescriptor): CollectorDescriptor {
   if (problem !== undefined) {
     throw new AgentscmError(
       'PATH_INVALID',
-      `descriptor recipe workdir ${JSON.stringify(workdir.slice(0, 80))} is not "." or a canonical relative path: ${problem}`,
+      `descriptor recipe workdir ${JSON.stringify(workdir.slice(0, 80))} is not "." or a canonical relative path: ` +
+        `${problem}`,
       {
         hint: 'the descriptor carries the recipe of the installed collector profile; claim again to get it unchanged',
         details: { pointer: '/recipe/workdir' },

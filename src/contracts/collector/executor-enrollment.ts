@@ -64,7 +64,8 @@ export function validateScopeAndBinding(
   if (scopeField !== undefined) {
     throw new AgentscmError(
       'TASK_BINDING_MISMATCH',
-      `registration ${enrollment.registration_id} is scoped to ${scopeField} ${enrollment[scopeField]}, not ${scope[scopeField]}`,
+      `registration ${enrollment.registration_id} is scoped to ${scopeField} ${enrollment[scopeField]}, not ` +
+        `${scope[scopeField]}`,
       {
         details: { field: scopeField },
       },

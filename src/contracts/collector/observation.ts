@@ -44,7 +44,8 @@ export function signObservation(assertion: TaskResultAssertion, privateKey: Uint
   if (assertion.executor?.verification_key_id !== keyId) {
     throw new AgentscmError(
       'SIGNING_KEY_MISMATCH',
-      `the key ${keyId} is not the verification key ${assertion.executor?.verification_key_id ?? 'null'} the observation names`,
+      `the key ${keyId} is not the verification key ${assertion.executor?.verification_key_id ?? 'null'} the ` +
+        `observation names`,
       {
         hint: 'sign with the key file whose public key was enrolled for this registration',
       },
@@ -88,7 +89,8 @@ export function verifyObservation(assertion: TaskResultAssertion, publicKey: Uin
   if (assertion.executor?.verification_key_id !== keyId) {
     invalid(
       'key_mismatch',
-      `the observation names verification_key_id ${assertion.executor?.verification_key_id ?? 'null'}, but the given public key's verification_key_id is ${keyId}`,
+      `the observation names verification_key_id ${assertion.executor?.verification_key_id ?? 'null'}, but the given ` +
+        `public key's verification_key_id is ${keyId}`,
     );
   }
   const digest = observationDigest(assertion);

@@ -91,7 +91,8 @@ function checkProfile(profile: CollectorProfile): CollectorProfile {
   if (problem !== undefined) {
     throw new AgentscmError(
       'PATH_INVALID',
-      `profile recipe workdir ${JSON.stringify(workdir.slice(0, 80))} is not "." or a canonical relative path: ${problem}`,
+      `profile recipe workdir ${JSON.stringify(workdir.slice(0, 80))} is not "." or a canonical relative path: ` +
+        `${problem}`,
       {
         hint: 'copy the recipe of the requirement step unchanged',
         details: { pointer: '/recipe/workdir' },

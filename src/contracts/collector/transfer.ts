@@ -256,8 +256,11 @@ function checkRecordKinds(header: TransferHeader): void {
     const kinds = header.records.map((record) => record.kind);
     refuse(
       'TRANSFER_RECORDS_INVALID',
-      `the header lists records [${kinds.join(', ')}]; a transfer carries exactly [${ACCEPTED_RECORD_SEQUENCE.join(', ')}] or 0–${MAX_REVIEW_TRANSFER_REQUESTS} review_request then one review_record`,
-      'send the ExecutionRequest and then the ExecutionRecord of one collection, or the ReviewRequests and then the ReviewRecord of one review',
+      `the header lists records [${kinds.join(', ')}]; a transfer carries exactly ` +
+        `[${ACCEPTED_RECORD_SEQUENCE.join(', ')}] or 0–${MAX_REVIEW_TRANSFER_REQUESTS} review_request then one ` +
+        `review_record`,
+      'send the ExecutionRequest and then the ExecutionRecord of one collection, or the ReviewRequests and then the ' +
+        'ReviewRecord of one review',
       { kinds },
     );
   }
@@ -289,7 +292,9 @@ export function decodeTransferHeader(headerBytes: Uint8Array): TransferHeader {
       'TRANSFER_HEADER_INVALID',
       `the transfer header is invalid: [${error.code}] ${error.message}`,
       {
-        hint: 'the header must be the canonical JSON of docs/wire.md "Collector transfer envelope v1" (docs/collector-transfer.md)',
+        hint:
+          'the header must be the canonical JSON of docs/wire.md "Collector transfer envelope v1" ' +
+          '(docs/collector-transfer.md)',
         cause: error,
         details: { cause_code: error.code, ...(error.details === undefined ? {} : { cause_details: error.details }) },
       },
@@ -359,7 +364,8 @@ export function readTransferPrefix(bytes: Uint8Array): TransferPrefix {
   if (headerLength > TRANSFER_LIMITS.maxHeaderBytes) {
     refuse(
       'TRANSFER_HEADER_TOO_LARGE',
-      `the envelope declares a header of ${headerLength} bytes, more than ${TRANSFER_LIMITS.maxHeaderBytes}; it was not read`,
+      `the envelope declares a header of ${headerLength} bytes, more than ${TRANSFER_LIMITS.maxHeaderBytes}; it was ` +
+        `not read`,
       'a transfer header is at most 64 KiB',
       {
         header_length: headerLength,
@@ -386,7 +392,8 @@ export function readTransferPrefix(bytes: Uint8Array): TransferPrefix {
   if (declared > BigInt(TRANSFER_LIMITS.maxEnvelopeBytes)) {
     refuse(
       'TRANSFER_TOO_LARGE',
-      `the header declares an envelope of ${declared} bytes, more than ${TRANSFER_LIMITS.maxEnvelopeBytes} (16 MiB); it was refused before its records were read`,
+      `the header declares an envelope of ${declared} bytes, more than ${TRANSFER_LIMITS.maxEnvelopeBytes} (16 MiB); ` +
+        `it was refused before its records were read`,
       'a transfer is at most 16 MiB in all',
       {
         declared_length: declared.toString(),
@@ -450,7 +457,8 @@ function frame(
   if (bytes.byteLength > declaredLength) {
     refuse(
       'TRANSFER_TRAILING_BYTES',
-      `the envelope has ${bytes.byteLength - declaredLength} bytes after its last record (declared ${declaredLength}, got ${bytes.byteLength})`,
+      `the envelope has ${bytes.byteLength - declaredLength} bytes after its last record (declared ` +
+        `${declaredLength}, got ${bytes.byteLength})`,
       'nothing may follow the last record; send the envelope exactly as it was framed',
       {
         length: bytes.byteLength,
@@ -529,7 +537,8 @@ export function checkTransferSignature(
   if (!verifyDigestStrict(envelope.signature, hexToBytes(envelope.headerDigest), publicKey)) {
     refuse(
       'TRANSFER_SIGNATURE_INVALID',
-      `the envelope signature does not verify under key ${keyId} over header digest ${envelope.headerDigest} (strict Ed25519)`,
+      `the envelope signature does not verify under key ${keyId} over header digest ${envelope.headerDigest} (strict ` +
+        `Ed25519)`,
       'the header or signature changed after signing, or another key signed it',
       {
         header_digest: envelope.headerDigest,
@@ -540,7 +549,8 @@ export function checkTransferSignature(
   if (envelope.header.executor.verification_key_id !== keyId) {
     refuse(
       'TRANSFER_KEY_MISMATCH',
-      `the envelope verifies under key ${keyId} but its header names verification key ${envelope.header.executor.verification_key_id}`,
+      `the envelope verifies under key ${keyId} but its header names verification key ` +
+        `${envelope.header.executor.verification_key_id}`,
       'the collector signed with a key other than the one its header names',
       {
         verification_key_id: keyId,
@@ -655,7 +665,8 @@ export function encodeTransferEnvelope(
     if (BigInt(bytes.byteLength) !== entry.length || sha256Hex(bytes) !== entry.digest) {
       refuse(
         'TRANSFER_RECORD_DIGEST_MISMATCH',
-        `record ${index} (${entry.kind}) is not the ${entry.length}-byte record with SHA-256 ${entry.digest} its header entry names`,
+        `record ${index} (${entry.kind}) is not the ${entry.length}-byte record with SHA-256 ${entry.digest} its ` +
+          `header entry names`,
         'build the header entries from the record bytes (transferRecordEntry)',
         {
           index,

@@ -123,7 +123,8 @@ function indented(value: JsonValue | undefined, indent: string, depth: number): 
   }
   const keys = Object.keys(container);
   if (keys.length === 0) return '{}';
-  return `{${keys.map((key) => `${inner}${quote(key)}: ${indented(container[key], indent, depth + 1)}`).join(',')}${close}}`;
+  const members = keys.map((key) => `${inner}${quote(key)}: ${indented(container[key], indent, depth + 1)}`);
+  return `{${members.join(',')}${close}}`;
 }
 
 /** Canonical compact text (see module comment). */

@@ -1,9 +1,9 @@
 /**
  * The strict JSON decoder of docs/wire.md "Strict JSON decoding". Every untrusted input goes through
- * here before ajv sees it; the order (docs/strict-json.md "Order of checks") is: byte-length check, BOM, fatal UTF-8 decode,
- * then a hand-written parser that refuses duplicate keys, lone surrogate escapes and any number
- * that is not an exact u64. `JSON.parse` is not used: it keeps the last duplicate key silently
- * and turns large integers into floating point.
+ * here before ajv sees it; the order (docs/strict-json.md "Order of checks") is: byte-length
+ * check, BOM, fatal UTF-8 decode, then a hand-written parser that refuses duplicate keys, lone
+ * surrogate escapes and any number that is not an exact u64. `JSON.parse` is not used: it keeps
+ * the last duplicate key silently and turns large integers into floating point.
  */
 import { AgentscmError } from '../errors.js';
 import { U64_MAX, type JsonObject, type JsonValue } from './json-value.js';

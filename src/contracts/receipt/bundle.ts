@@ -205,7 +205,9 @@ export function decodeBundleManifest(bytes: Uint8Array): ReceiptBundleManifest {
         'RECEIPT_BUNDLE_VERSION_UNSUPPORTED',
         `the bundle manifest has an unsupported version: ${error.message}`,
         {
-          hint: `this build reads receipt bundle version ${RECEIPT_BUNDLE_VERSION}; export the bundle again with this build`,
+          hint:
+            `this build reads receipt bundle version ${RECEIPT_BUNDLE_VERSION}; export the bundle again with ` +
+            `this build`,
           cause: error,
           details: { cause_code: error.code, supported: [String(RECEIPT_BUNDLE_VERSION)] },
         },
@@ -337,7 +339,8 @@ export function decodeReceiptBundle(bytes: Uint8Array): ReceiptBundleParts {
   if (view.byteLength > declared) {
     refuse(
       'RECEIPT_BUNDLE_TRAILING_BYTES',
-      `the bundle has ${view.byteLength - declared} bytes after its last envelope (declared ${declared}, got ${view.byteLength})`,
+      `the bundle has ${view.byteLength - declared} bytes after its last envelope (declared ${declared}, got ` +
+        `${view.byteLength})`,
       'nothing may follow the last envelope; export the bundle again',
       {
         length: view.byteLength,

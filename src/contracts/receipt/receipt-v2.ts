@@ -222,7 +222,8 @@ export function checkReceipt(receipt: WorkflowReceiptV2): WorkflowReceiptV2 {
       invalid(
         `a row with a transfer has outcome ${task.outcome}`,
         at,
-        'a collector row is passed, failed, unavailable or uncertain: its transfer was imported, so the step was not skipped',
+        'a collector row is passed, failed, unavailable or uncertain: its transfer was imported, so the step was not ' +
+          'skipped',
       );
     }
     if (taskIds.has(task.task_id))

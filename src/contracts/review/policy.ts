@@ -229,9 +229,12 @@ export function checkCoverageWithinPolicy(action: ReviewAction, policy: ReviewPo
   if (outside.length === 0) return;
   throw new AgentscmError(
     'REVIEW_COVERAGE_OUTSIDE_POLICY',
-    `${outside.length} coverage path(s) lie outside the policy's exposure, e.g. ${JSON.stringify(outside[0]?.slice(0, 80))}`,
+    `${outside.length} coverage path(s) lie outside the policy's exposure, e.g. ` +
+      `${JSON.stringify(outside[0]?.slice(0, 80))}`,
     {
-      hint: 'cover only paths below an exposure prefix of the installed review policy, or install a policy that exposes them',
+      hint:
+        'cover only paths below an exposure prefix of the installed review policy, or install a policy that ' +
+        'exposes them',
       details: { paths: outside.slice(0, 8) },
     },
   );

@@ -113,9 +113,12 @@ function checkProfile(profile: ReviewCollectorProfile): ReviewCollectorProfile {
   if (profile.transport.basis !== QUALIFIED_BASIS) {
     throw new AgentscmError(
       'REVIEW_TRANSPORT_NOT_QUALIFIED',
-      `a finite-review profile pins the transport basis ${JSON.stringify(profile.transport.basis)}; only ${QUALIFIED_BASIS} can qualify`,
+      `a finite-review profile pins the transport basis ${JSON.stringify(profile.transport.basis)}; only ` +
+        `${QUALIFIED_BASIS} can qualify`,
       {
-        hint: 'pin the claude-code transport: the SHA-256 of the operator-selected executable, the provider scope and the model; fixture and HTTP bases are for tests only',
+        hint:
+          'pin the claude-code transport: the SHA-256 of the operator-selected executable, the provider scope ' +
+          'and the model; fixture and HTTP bases are for tests only',
         details: { pointer: '/transport/basis', basis: profile.transport.basis },
       },
     );
@@ -134,7 +137,10 @@ function checkProfile(profile: ReviewCollectorProfile): ReviewCollectorProfile {
   return profile;
 }
 
-/** Strict decoding of a finite-review profile file; a fixture, HTTP or any other basis is REVIEW_TRANSPORT_NOT_QUALIFIED. */
+/**
+ * Strict decoding of a finite-review profile file; a fixture, HTTP or any other basis is
+ * REVIEW_TRANSPORT_NOT_QUALIFIED.
+ */
 export function decodeReviewCollectorProfile(bytes: Uint8Array): ReviewCollectorProfile {
   return checkProfile(profileDecoder.decode(bytes, MAX_REVIEW_PROFILE_BYTES));
 }
@@ -173,7 +179,9 @@ export function checkRecordAgainstProfile(profile: ReviewCollectorProfile, recor
       'REVIEW_PROFILE_MISMATCH',
       `the review record's ${field} is not the one the finite-review profile pins`,
       {
-        hint: 'a review record qualifies only under the transport, policy, coverage and budgets its profile pins; candidate data cannot select them',
+        hint:
+          'a review record qualifies only under the transport, policy, coverage and budgets its profile pins; ' +
+          'candidate data cannot select them',
         details: { field },
       },
     );

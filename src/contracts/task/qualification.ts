@@ -67,7 +67,10 @@ export interface QualificationTask {
 
 export interface QualificationFailure {
   readonly task_id: string;
-  /** One of QUALIFICATION_FAILURE_CODES when this hub wrote it; a decoded answer may carry any id-shaped code (a newer hub's). */
+  /**
+   * One of QUALIFICATION_FAILURE_CODES when this hub wrote it; a decoded answer may carry any id-shaped code (a newer
+   * hub's).
+   */
   readonly code: string;
 }
 
@@ -141,7 +144,10 @@ function invalid(message: string): AgentscmError {
   });
 }
 
-/** Rules the schema cannot express: a qualified answer is current, names a receipt and has no failures; a superseded one has no tasks and says checkpoint. */
+/**
+ * Rules the schema cannot express: a qualified answer is current, names a receipt and has no failures; a superseded one
+ * has no tasks and says checkpoint.
+ */
 export function checkQualificationAnswer(answer: QualificationAnswer): void {
   if (
     answer.qualified &&
