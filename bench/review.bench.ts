@@ -19,10 +19,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { createClaudeCodeTransport } from '../src/collector/review/claude-code-transport.js';
 import { revisionReviewSources, runReview, type ReviewTransport } from '../src/collector/review/controller.js';
 import { listJournalRequests, openReviewJournal } from '../src/collector/review/journal.js';
 import { replayReviewRecord } from '../src/collector/review/replay.js';
-import { createClaudeCodeTransport, createFixtureTransport } from '../src/collector/review/transports.js';
+import { createFixtureTransport } from '../src/collector/review/transports.js';
 import { encodeCanonical } from '../src/contracts/json/canonical-json.js';
 import type { ReviewAction } from '../src/contracts/review/policy.js';
 import { reviewRecordToJson } from '../src/contracts/review/record.js';

@@ -3,14 +3,14 @@ import { appendFileSync, chmodSync, mkdirSync, symlinkSync, writeFileSync } from
 import { join } from 'node:path';
 import test, { type TestContext } from 'node:test';
 
-import { runReview, type ReviewTransport } from '../../src/collector/review/controller.js';
-import { openReviewJournal } from '../../src/collector/review/journal.js';
 import {
   claudeCodeArguments,
   createClaudeCodeTransport,
   hashExecutable,
-  isQualifiedTransport,
-} from '../../src/collector/review/transports.js';
+} from '../../src/collector/review/claude-code-transport.js';
+import { runReview, type ReviewTransport } from '../../src/collector/review/controller.js';
+import { openReviewJournal } from '../../src/collector/review/journal.js';
+import { isQualifiedTransport } from '../../src/collector/review/transports.js';
 import type { JsonValue } from '../../src/contracts/json/json-value.js';
 import type { ReviewAction } from '../../src/contracts/review/policy.js';
 import { codeOf } from '../helpers/errors.js';

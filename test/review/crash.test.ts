@@ -4,9 +4,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
+import { createClaudeCodeTransport } from '../../src/collector/review/claude-code-transport.js';
 import { runReview } from '../../src/collector/review/controller.js';
 import { getJournalCall, openReviewJournal } from '../../src/collector/review/journal.js';
-import { createClaudeCodeTransport } from '../../src/collector/review/transports.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerJson, installFixture, policyBytes, reviewAction, reviewStore } from './fixture.js';

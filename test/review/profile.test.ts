@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
+import { createClaudeCodeTransport } from '../../src/collector/review/claude-code-transport.js';
 import { runReview, type ReviewTransport } from '../../src/collector/review/controller.js';
 import { openReviewJournal } from '../../src/collector/review/journal.js';
-import { createClaudeCodeTransport, createFixtureTransport } from '../../src/collector/review/transports.js';
+import { createFixtureTransport } from '../../src/collector/review/transports.js';
 import { digestCanonical, DOMAINS } from '../../src/contracts/digest.js';
 import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';

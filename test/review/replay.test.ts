@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
 import test, { type TestContext } from 'node:test';
 
+import { createClaudeCodeTransport } from '../../src/collector/review/claude-code-transport.js';
 import { runReview, type ReviewTransport } from '../../src/collector/review/controller.js';
 import { listJournalRequests, openReviewJournal } from '../../src/collector/review/journal.js';
 import { replayReviewRecord } from '../../src/collector/review/replay.js';
-import {
-  createClaudeCodeTransport,
-  createFixtureTransport,
-  type FixtureAnswer,
-} from '../../src/collector/review/transports.js';
+import { createFixtureTransport, type FixtureAnswer } from '../../src/collector/review/transports.js';
 import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import type { ReviewAction } from '../../src/contracts/review/policy.js';

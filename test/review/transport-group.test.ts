@@ -9,9 +9,9 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import test, { type TestContext } from 'node:test';
 
+import { createClaudeCodeTransport } from '../../src/collector/review/claude-code-transport.js';
 import { runReview, type ReviewTransport } from '../../src/collector/review/controller.js';
 import { openReviewJournal } from '../../src/collector/review/journal.js';
-import { createClaudeCodeTransport } from '../../src/collector/review/transports.js';
 import type { ReviewCallObservation } from '../../src/contracts/review/record.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerText, policyBytes, reviewAction, reviewStore } from './fixture.js';
