@@ -12,8 +12,8 @@ import type { ObservedState } from '../contracts/task/recovery.js';
 import { validateAssertionForTask } from '../contracts/task/result.js';
 import type { WorkflowTask } from '../contracts/task/task.js';
 import { currentRegistration, getRegistration } from '../native/executor-registry.js';
-import type { Authority } from '../native/store.js';
-import { journalStatement, type Journal } from '../workflows/journal.js';
+import { prepared, type Authority } from '../native/store.js';
+import type { Journal } from '../workflows/journal.js';
 import { assessCapability } from '../workflows/require-capability.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
 import { collectorAuthorizationHolds, findCollectorAttempt } from './collector/attempts.js';
@@ -137,7 +137,7 @@ export function dependencyComplete(
   const attempt = currentAttempt(journal, retained);
   if (attempt === null || attempt.state !== 'finished') return false;
   // A collector attempt is finished by its validated import (docs/collector-transfer.md "Import").
-  const imported = findTransferOfAttempt(journal, attempt.attempt.attempt_id);
+  const imported = findTransferOfAttempt(auth, attempt.attempt.attempt_id);
   if (imported !== null) {
     if (imported.outcome !== 'passed') return false;
     // The live checks qualification and admission make: a revoked or rotated origin grant, or a
@@ -192,7 +192,7 @@ export interface TaskPageQuery {
  * execution_record record parsed strictly (sizes, digests and flags, never the output itself).
  */
 function transferView(auth: Authority, journal: Journal, row: RetainedTransferRow): JsonObject {
-  const envelope = readTransferEnvelope(readRetainedEnvelope(journal, row));
+  const envelope = readTransferEnvelope(readRetainedEnvelope(auth, row));
   const executor = envelope.header.executor;
   let current: boolean | null = null;
   try {
@@ -256,7 +256,7 @@ export function taskPage(
         action_kind: task.action_kind,
         last_fence: retained.last_fence,
         attempts: listAttempts(journal, retained, TASK_PAGE_ATTEMPTS).map((attempt) => {
-          const transfer = findTransferOfAttempt(journal, attempt.attempt.attempt_id);
+          const transfer = findTransferOfAttempt(auth, attempt.attempt.attempt_id);
           return {
             ...attemptView(attempt, query.nowMs),
             created_at_ms: attempt.created_at_ms,
@@ -276,13 +276,14 @@ export const RECEIPT_PAGE_MAX = 200;
 
 /** One page of a repository's retained receipts in retention order after `afterRow` (the dashboard's Receipts view). */
 export function receiptPage(
-  journal: Journal,
+  auth: Authority,
   query: { readonly repository: string; readonly afterRow: number; readonly limit: number },
 ): { receipts: JsonObject[]; next_cursor: string | null } {
   const limit = Math.min(Math.max(query.limit, 1), RECEIPT_PAGE_MAX);
-  const rows = journalStatement(
-    journal,
-    'SELECT rowid AS row, receipt_digest, profile, target, change_id, context_digest, plan_digest, created_at_ms FROM collector_receipts WHERE repository = ? AND rowid > ? ORDER BY rowid LIMIT ?',
+  const rows = prepared(
+    auth,
+    'SELECT rowid AS row, receipt_digest, profile, target, change_id, context_digest, plan_digest, created_at_ms ' +
+      'FROM collector_receipts WHERE repository = ? AND rowid > ? ORDER BY rowid LIMIT ?',
   ).all(query.repository, query.afterRow, limit + 1) as {
     row: number;
     receipt_digest: string;

@@ -19,8 +19,8 @@ import { decodeReceiptV2, receiptV2ToJson } from '../../src/contracts/receipt/re
 import { hexToBytes } from '../../src/contracts/task/common.js';
 import { generateKeyPair, signDigest } from '../../src/crypto/ed25519.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
+import { openAuthority, type Authority } from '../../src/native/store.js';
 import { approveChange } from '../../src/tasks/admission/admission.js';
-import { openJournal, type Journal } from '../../src/workflows/journal.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
 import { importEnvelope, qualifyAs } from './fixture.js';
@@ -32,9 +32,9 @@ function imported(ev: Evidence): void {
   assert.equal(qualifyAs(ev).qualified, true);
 }
 
-/** Fault injection: rewrite the journal directly, its immutability triggers dropped first. */
-function rewriteJournal(ev: Evidence, body: (journal: Journal) => void): void {
-  const journal = openJournal(ev.store.dataDir, 'write');
+/** Fault injection: rewrite the authority's transfer and receipt rows directly, their immutability triggers dropped first. */
+function rewriteJournal(ev: Evidence, body: (journal: Authority) => void): void {
+  const journal = openAuthority(ev.store.dataDir, { mode: 'write' });
   try {
     journal.db.exec('DROP TRIGGER IF EXISTS collector_transfers_immutable');
     journal.db.exec('DROP TRIGGER IF EXISTS collector_receipts_immutable');

@@ -9,7 +9,7 @@ import test from 'node:test';
 
 import { formatJson } from '../../src/contracts/json/canonical-json.js';
 import { revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
-import { openJournal } from '../../src/workflows/journal.js';
+import { openAuthority } from '../../src/native/store.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { makeGrant } from '../grants/fixture.js';
 import { addRevision, bumpPolicy, CHANGE_ID, checkpoint, defaultFiles, enroll, revoke } from '../tasks/fixture.js';
@@ -112,7 +112,7 @@ function tamper(
   table: 'collector_transfers' | 'collector_receipts',
   column: 'envelope' | 'receipt',
 ): void {
-  const journal = openJournal(ev.store.dataDir, 'write');
+  const journal = openAuthority(ev.store.dataDir, { mode: 'write' });
   try {
     journal.db.exec(`DROP TRIGGER ${table}_immutable`);
     const row = journal.db.prepare(`SELECT rowid AS id, ${column} AS bytes FROM ${table}`).get() as {

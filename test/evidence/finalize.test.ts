@@ -17,7 +17,6 @@ import { revokeGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import { makeGrant } from '../grants/fixture.js';
 import { CHANGE_ID, revoke } from '../tasks/fixture.js';
 import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts, type Evidence } from './fixture.js';
@@ -25,7 +24,7 @@ import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts, t
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
 function receiptCount(ev: Evidence): number {
-  const journal = openJournal(ev.store.dataDir, 'read');
+  const journal = openAuthority(ev.store.dataDir, { mode: 'read' });
   try {
     return (journal.db.prepare('SELECT count(*) AS n FROM collector_receipts').get() as { n: number }).n;
   } finally {
@@ -88,7 +87,7 @@ test('SIGKILL after the import commits and before its receipt: no partial receip
   const written = finalize(ev);
   assert.equal(written.status, 'written');
   assert.equal(receiptCount(ev), 1);
-  const journal = openJournal(ev.store.dataDir, 'read');
+  const journal = openAuthority(ev.store.dataDir, { mode: 'read' });
   const stored = journal.db.prepare('SELECT receipt FROM collector_receipts').get() as { receipt: Buffer };
   journal.close();
   const receipt = decodeReceiptV2(stored.receipt);

@@ -22,7 +22,6 @@ import { revokeGrant, rotateGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import { codeOf } from '../helpers/errors.js';
 import { checkpoint, revoke, sha256 } from '../tasks/fixture.js';
 import {
@@ -40,7 +39,7 @@ function importAs(ev: Evidence, envelope: Uint8Array, tokenFile = ev.tokenFile):
 }
 
 function transferCount(ev: Evidence): number {
-  const journal = openJournal(ev.store.dataDir, 'read');
+  const journal = openAuthority(ev.store.dataDir, { mode: 'read' });
   try {
     return (journal.db.prepare('SELECT count(*) AS n FROM collector_transfers').get() as { n: number }).n;
   } finally {
@@ -49,7 +48,7 @@ function transferCount(ev: Evidence): number {
 }
 
 function receipts(ev: Evidence): Buffer[] {
-  const journal = openJournal(ev.store.dataDir, 'read');
+  const journal = openAuthority(ev.store.dataDir, { mode: 'read' });
   try {
     return (journal.db.prepare('SELECT receipt FROM collector_receipts').all() as { receipt: Buffer }[]).map(
       (r) => r.receipt,

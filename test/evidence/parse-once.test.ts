@@ -15,10 +15,10 @@ import { importTransfer } from '../../src/collector/review/import.js';
 import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
+import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { verifiedTransferCounts } from '../../src/tasks/collector/verified-transfer.js';
 import { authorizeTaskToken, callWithTokenFile } from '../../src/tasks/grant-guard.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import { jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerJson, BUDGETS, installFixture, POLICY } from '../review/fixture.js';
@@ -59,7 +59,7 @@ test('the counters count the receipt path: collector_finalize re-verifies the re
   const receipt = first.receipt as JsonObject;
   assert.equal(receipt.status, 'written');
   // The state a process killed between the import and its receipt leaves (test/evidence/finalize.test.ts).
-  const journal = openJournal(ev.store.dataDir, 'write');
+  const journal = openAuthority(ev.store.dataDir, { mode: 'write' });
   try {
     assert.equal(journal.db.prepare('DELETE FROM collector_receipts').run().changes, 1);
   } finally {

@@ -16,14 +16,14 @@ import test from 'node:test';
 
 import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
-import { openJournal } from '../../src/workflows/journal.js';
+import { openAuthority } from '../../src/native/store.js';
 import { finalize } from '../admission/fixture.js';
 import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';
 import { revoke } from '../tasks/fixture.js';
 import { claim, enrollAndInstall, envelopeOf, makeEvidence, transferParts, type Evidence } from './fixture.js';
 
 function receiptCount(ev: Evidence): number {
-  const journal = openJournal(ev.store.dataDir, 'read');
+  const journal = openAuthority(ev.store.dataDir, { mode: 'read' });
   try {
     return (journal.db.prepare('SELECT count(*) AS n FROM collector_receipts').get() as { n: number }).n;
   } finally {

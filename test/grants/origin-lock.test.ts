@@ -11,8 +11,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
+import { openAuthority } from '../../src/native/store.js';
 import { qualifyLocal } from '../../src/tasks/admission/qualification-local.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { cliEntryArgv, runCli } from '../helpers/cli.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
@@ -31,7 +31,7 @@ function qualifyAs(ev: Evidence): ReturnType<typeof qualifyLocal> {
 }
 
 function transfers(ev: Evidence): number {
-  const journal = openJournal(ev.store.dataDir, 'read');
+  const journal = openAuthority(ev.store.dataDir, { mode: 'read' });
   try {
     return (journal.db.prepare('SELECT count(*) AS n FROM collector_transfers').get() as { n: number }).n;
   } finally {

@@ -13,7 +13,7 @@ import test from 'node:test';
 
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { decodeReceiptV2 } from '../../src/contracts/receipt/receipt-v2.js';
-import { openJournal } from '../../src/workflows/journal.js';
+import { openAuthority } from '../../src/native/store.js';
 import { importEnvelope } from '../admission/fixture.js';
 import { ALICE, claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
@@ -51,7 +51,7 @@ test(
     assert.equal(written.status, 'written', JSON.stringify(written));
     assert.equal(written.state, 'completed_with_omissions');
 
-    const journal = openJournal(ev.store.dataDir, 'read');
+    const journal = openAuthority(ev.store.dataDir, { mode: 'read' });
     let stored: Buffer;
     try {
       stored = (

@@ -13,6 +13,7 @@ import { migrateCollectorProfiles } from './007-collector-profiles.js';
 import { migrateApprovals } from './008-approvals.js';
 import { migrateTrees } from './009-trees.js';
 import { migrateServerRunReceipts } from './010-server-run-receipts.js';
+import { migrateCollectorEvidence } from './011-collector-evidence.js';
 
 export const AUTHORITY_MIGRATIONS: readonly Migration[] = [
   migrateStore,
@@ -25,4 +26,5 @@ export const AUTHORITY_MIGRATIONS: readonly Migration[] = [
   migrateApprovals,
   migrateTrees,
   migrateServerRunReceipts,
+  migrateCollectorEvidence,
 ];

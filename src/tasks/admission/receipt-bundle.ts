@@ -27,8 +27,8 @@ import { sha256Hex } from '../../crypto/sha256.js';
 import { getRegistration } from '../../native/executor-registry.js';
 import { prefixRange, resolveHexPrefix } from '../../native/prefixes.js';
 import { syncDirectory, unlinkQuietly, writePrivateTemporary } from '../../native/private-files.js';
-import { openAuthority, readTransaction } from '../../native/store.js';
-import { journalRead, journalStatement, openJournal, type Journal } from '../../workflows/journal.js';
+import { openAuthority, prepared, readTransaction, type Authority } from '../../native/store.js';
+import { journalRead, openJournal, type Journal } from '../../workflows/journal.js';
 import { readRetainedEnvelope } from '../collector/receipts.js';
 import { findTransferOfAttempt } from '../collector/transfers.js';
 import { verifyReceiptBundle } from './receipt-bundle-verify.js';
@@ -58,16 +58,17 @@ interface StoredReceipt {
   readonly created_at_ms: number;
 }
 
-function resolveReceiptDigest(journal: Journal, reference: string): string {
+function resolveReceiptDigest(auth: Authority, reference: string): string {
   return resolveHexPrefix(reference, {
     what: 'receipt',
     notFound: 'RECEIPT_NOT_FOUND',
     listHint: '`agentscm qualification --change ID` prints the receipt digest of a qualified subject',
     candidates: (prefix) => {
       const [low, high] = prefixRange(prefix);
-      const row = journalStatement(
-        journal,
-        'SELECT count(*) AS n, min(receipt_digest) AS first FROM collector_receipts WHERE receipt_digest >= ? AND receipt_digest < ?',
+      const row = prepared(
+        auth,
+        'SELECT count(*) AS n, min(receipt_digest) AS first FROM collector_receipts ' +
+          'WHERE receipt_digest >= ? AND receipt_digest < ?',
       ).get(low, high) as {
         n: number;
         first: string | null;
@@ -77,10 +78,10 @@ function resolveReceiptDigest(journal: Journal, reference: string): string {
   });
 }
 
-function readStoredReceipt(journal: Journal, reference: string): StoredReceipt {
-  const digest = resolveReceiptDigest(journal, reference);
-  const row = journalStatement(
-    journal,
+function readStoredReceipt(auth: Authority, reference: string): StoredReceipt {
+  const digest = resolveReceiptDigest(auth, reference);
+  const row = prepared(
+    auth,
     'SELECT receipt_digest, receipt, created_at_ms FROM collector_receipts WHERE receipt_digest = ?',
   ).get(digest) as StoredReceipt | undefined;
   if (row === undefined)
@@ -119,8 +120,8 @@ function withStores<T>(dataDir: string, fn: (journal: Journal, auth: ReturnType<
 
 /** `receipt show`: the retained receipt a digest or unique prefix names (RECEIPT_NOT_FOUND, ID_PREFIX_AMBIGUOUS, ID_INVALID). */
 export function showReceipt(dataDir: string, reference: string): ReceiptShowResult {
-  return withStores(dataDir, (journal) => {
-    const stored = readStoredReceipt(journal, reference);
+  return withStores(dataDir, (_journal, auth) => {
+    const stored = readStoredReceipt(auth, reference);
     return {
       receipt_digest: stored.receipt_digest,
       created_at_ms: stored.created_at_ms,
@@ -199,21 +200,21 @@ export interface BuiltReceiptBundle {
  * hub's dashboard route sends it as a download (docs/dashboard.md).
  */
 export function buildReceiptBundle(dataDir: string, reference: string): BuiltReceiptBundle {
-  const built = withStores(dataDir, (journal, auth) => {
-    const stored = readStoredReceipt(journal, reference);
+  const built = withStores(dataDir, (_journal, auth) => {
+    const stored = readStoredReceipt(auth, reference);
     const receipt = decodeStored(stored);
     const rows = receipt.tasks.filter((task): task is CollectorRow => receiptTaskKind(task) === 'collector');
     const envelopes: Buffer[] = [];
     const bundleTransfers: BundleTransfer[] = rows.map((row) => {
-      const retained = findTransferOfAttempt(journal, row.attempt_id);
+      const retained = findTransferOfAttempt(auth, row.attempt_id);
       if (retained?.transfer_digest !== row.transfer_digest) {
         throw new AgentscmError(
           'TASK_JOURNAL_INCONSISTENT',
-          `receipt ${stored.receipt_digest} names transfer ${row.transfer_digest} of attempt ${row.attempt_id}, which the journal does not retain`,
+          `receipt ${stored.receipt_digest} names transfer ${row.transfer_digest} of attempt ${row.attempt_id}, which the authority does not retain`,
         );
       }
       // One envelope at a time, its stored length checked against 16 MiB before it is read.
-      const envelope = readRetainedEnvelope(journal, retained);
+      const envelope = readRetainedEnvelope(auth, retained);
       envelopes.push(envelope);
       return { task_id: row.task_id, transfer_digest: row.transfer_digest, length: BigInt(envelope.byteLength) };
     });

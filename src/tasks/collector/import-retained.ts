@@ -8,27 +8,86 @@ import type { JsonObject } from '../../contracts/json/json-value.js';
 import { sameAgent } from '../../contracts/task/common.js';
 import { requireCurrentCollectorProfile } from '../../native/collector-profiles.js';
 import { requireLiveOrigin } from '../../native/grants.js';
-import { journalStatement, type Journal } from '../../workflows/journal.js';
+import { prepared, type Authority } from '../../native/store.js';
+import type { Journal } from '../../workflows/journal.js';
 import type { TaskContext } from '../context.js';
 import { requireCurrentSubject } from '../derive.js';
-import { findRetainedTask } from '../journal-rows.js';
-import { readAuthority, readJournal } from '../transition.js';
+import { findRetainedTask, findTaskWithAttempt, updateAttempt, type RetainedAttempt } from '../journal-rows.js';
+import { readAuthority, readJournal, runTransition, type TransitionScope } from '../transition.js';
 import { findCollectorAttemptByUpload, type CollectorAttemptRow } from './attempts.js';
 import { shown } from './execution.js';
 import { refuse, uploadUnknown } from './import-refusals.js';
 import { strictJsonParse } from './json.js';
 import { type VerifiedTransfer } from './verified-transfer.js';
 
-/** The guard, then the exact-retry lookup: the retained answer of an identical upload, or null. */
+/**
+ * The guard, then the exact-retry lookup: the retained answer of an identical upload, or null.
+ * The transfer row is read from the authority, its claim from the journal; a retained transfer
+ * whose attempt is still active (a crash between the import's authority commit and its journal
+ * commit) has that attempt finished now, in a transition of its own (settleRetained).
+ */
 export function retainedUpload(ctx: TaskContext, transfer: VerifiedTransfer): JsonObject | null {
-  return ctx.guard(ctx.actor, 'collector_upload', () =>
-    readJournal(
+  const id = transfer.envelope.header.upload_request_id;
+  const answer = ctx.guard(ctx.actor, 'collector_upload', () => {
+    const row = readAuthority(ctx, (auth) => retainedRow(auth, id));
+    if (row === null) return null;
+    return readJournal(
       ctx,
-      () => null,
-      (journal) => retainedAnswer(journal, ctx, transfer.envelope.header.upload_request_id, transfer.digest),
+      () => {
+        throw claimMissing(id);
+      },
+      (journal) => answerOf(journal, ctx, id, transfer.digest, row),
       true,
-    ),
+    );
+  });
+  if (answer === null) return null;
+  const active = readJournal(
+    ctx,
+    () => false,
+    (journal) => activeAttemptOf(journal, answer) !== null,
   );
+  if (active)
+    runTransition(
+      ctx,
+      'collector_upload',
+      (scope) => settleRetained(scope, answer),
+      () => {
+        throw claimMissing(id);
+      },
+    );
+  return answer;
+}
+
+/** The attempt a retained answer names, when the journal still holds it active; else null. */
+function activeAttemptOf(journal: Journal, answer: JsonObject): RetainedAttempt | null {
+  const found = findTaskWithAttempt(journal, shown(answer.task_id), shown(answer.attempt_id));
+  const attempt = found?.attempt?.() ?? null;
+  return attempt !== null && attempt.state === 'active' ? attempt : null;
+}
+
+/**
+ * Finish the attempt of a retained transfer that is still active: the import's journal half,
+ * lost to a crash after its authority commit (docs/collector-transfer.md "Where transfers and
+ * receipts live"). Inside a transition; idempotent (an attempt no longer active is left as is).
+ */
+export function settleRetained(scope: TransitionScope, answer: JsonObject): void {
+  const attempt = activeAttemptOf(scope.journal, answer);
+  if (attempt !== null) updateAttempt(scope.journal, attempt, ['active'], { state: 'finished' }, scope.nowMs);
+}
+
+function claimMissing(uploadRequestId: string): AgentscmError {
+  return new AgentscmError(
+    'TASK_JOURNAL_INCONSISTENT',
+    `the retained transfer of upload request ${uploadRequestId} has no collector claim`,
+  );
+}
+
+function retainedRow(auth: Authority, uploadRequestId: string): RetainedTransfer | null {
+  const row = prepared(
+    auth,
+    'SELECT transfer_digest, response FROM collector_transfers WHERE upload_request_id = ?',
+  ).get(uploadRequestId) as RetainedTransfer | undefined;
+  return row ?? null;
 }
 
 /** The collector claim the upload request names (IMPORT_UPLOAD_UNKNOWN when none). */
@@ -81,27 +140,33 @@ function authorizeRetainedUpload(ctx: TaskContext, claim: CollectorAttemptRow): 
  * claim it belongs to; other bytes under the same upload request conflict.
  */
 export function retainedAnswer(
-  journal: Journal,
+  scope: TransitionScope,
   ctx: TaskContext,
   uploadRequestId: string,
   digest: string,
 ): JsonObject | null {
-  const row = journalStatement(
-    journal,
-    'SELECT transfer_digest, response FROM collector_transfers WHERE upload_request_id = ?',
-  ).get(uploadRequestId) as RetainedTransfer | undefined;
-  if (row === undefined) return null;
+  const row = retainedRow(scope.auth, uploadRequestId);
+  if (row === null) return null;
+  const answer = answerOf(scope.journal, ctx, uploadRequestId, digest, row);
+  settleRetained(scope, answer);
+  return answer;
+}
+
+function answerOf(
+  journal: Journal,
+  ctx: TaskContext,
+  uploadRequestId: string,
+  digest: string,
+  row: RetainedTransfer,
+): JsonObject {
   const claim = findCollectorAttemptByUpload(journal, uploadRequestId);
-  if (claim === null)
-    throw new AgentscmError(
-      'TASK_JOURNAL_INCONSISTENT',
-      `the retained transfer of upload request ${uploadRequestId} has no collector claim`,
-    );
+  if (claim === null) throw claimMissing(uploadRequestId);
   authorizeRetainedUpload(ctx, claim);
   if (row.transfer_digest !== digest) {
     refuse(
       'IMPORT_UPLOAD_CONFLICT',
-      `upload request ${uploadRequestId} already imported a transfer with SHA-256 ${row.transfer_digest}, not ${digest}`,
+      `upload request ${uploadRequestId} already imported a transfer with SHA-256 ${row.transfer_digest}, ` +
+        `not ${digest}`,
       'retry an upload only with its identical retained bytes (agent-task retry-upload)',
       {
         upload_request_id: uploadRequestId,

@@ -14,12 +14,13 @@ import { sameAgent, sameExecutor } from '../../contracts/task/common.js';
 import { sha256Hex } from '../../crypto/sha256.js';
 import { requireCurrentCollectorProfile } from '../../native/collector-profiles.js';
 import { requireLiveOrigin } from '../../native/grants.js';
-import { journalStatement } from '../../workflows/journal.js';
+import { prepared } from '../../native/store.js';
 import type { TaskContext } from '../context.js';
 import { findDerivedTask, requireCurrentSubject, type DerivedSubject } from '../derive.js';
 import { findTaskWithAttempt, updateAttempt } from '../journal-rows.js';
 import { type TransitionScope } from '../transition.js';
 import { findCollectorAttemptByUpload, type CollectorAttemptRow } from './attempts.js';
+import { commitAuthority } from './authority-commit.js';
 import {
   checkTransferRecord,
   parseCanonicalRecord,
@@ -290,14 +291,17 @@ export function importWithin(
     outcome,
     record_digest: sha256Hex(recordBytes),
   };
+  // The transfer row is the authority's: written through the reserved connection and committed
+  // before the journal's attempt update (docs/collector-transfer.md "Where transfers and receipts live").
   const seq = (
-    journalStatement(journal, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM collector_transfers').get() as {
+    prepared(auth, 'SELECT coalesce(max(seq), 0) + 1 AS next FROM collector_transfers').get() as {
       next: number;
     }
   ).next;
-  journalStatement(
-    journal,
-    'INSERT INTO collector_transfers (upload_request_id, attempt_id, task_id, transfer_digest, length, envelope, outcome, response, imported_at_ms, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  prepared(
+    auth,
+    'INSERT INTO collector_transfers (upload_request_id, attempt_id, task_id, transfer_digest, length, envelope, ' +
+      'outcome, response, imported_at_ms, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   ).run(
     h.upload_request_id,
     d.attempt.attempt_id,
@@ -310,5 +314,6 @@ export function importWithin(
     nowMs,
     seq,
   );
+  commitAuthority(scope);
   return response;
 }

@@ -6,7 +6,8 @@
  */
 import { isAgentscmError } from '../../contracts/errors.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
-import type { TaskConnections } from '../connections.js';
+import type { Store } from '../../native/store-handle.js';
+import { withStore } from '../store.js';
 import type { TaskContext } from '../context.js';
 import { deriveSubject } from '../derive.js';
 import type { GrantAuthorization } from '../grant-guard.js';
@@ -23,8 +24,8 @@ export type { ReplayedReview } from './import-within.js';
 export interface CollectorImportOptions {
   /** Milliseconds since the epoch; injectable for tests. */
   readonly now?: (() => number) | undefined;
-  /** Connections kept open by an in-process adapter; absent → the import opens its own. */
-  readonly connections?: TaskConnections | undefined;
+  /** The Store kept open by an in-process adapter; absent → the import opens one for writing. */
+  readonly store?: Store | undefined;
 }
 
 /**
@@ -54,8 +55,9 @@ export function importContext(
   grant: GrantAuthorization,
   options: CollectorImportOptions,
 ): TaskContext {
+  if (options.store === undefined) throw new AgentscmError('INTERNAL', 'an import runs with a Store');
   return {
-    dataDir,
+    store: options.store,
     actor: grant.actor,
     repository: grant.repository,
     profile: 'default',
@@ -63,7 +65,6 @@ export function importContext(
     guard: grant.guard,
     origin: grant.origin,
     now: options.now,
-    connections: options.connections,
   };
 }
 
@@ -77,6 +78,9 @@ export function readUploadedTransfer(
   grant: GrantAuthorization,
   options: CollectorImportOptions = {},
 ): VerifiedTransfer {
+  if (options.store === undefined) {
+    return withStore(dataDir, 'write', (store) => readUploadedTransfer(dataDir, envelopeBytes, grant, { ...options, store }));
+  }
   const ctx = importContext(dataDir, grant, options);
   return readVerifiedTransfer(envelopeBytes, (body) => readAuthority(ctx, body));
 }
@@ -100,6 +104,9 @@ export function importCollectorTransfer(
   grant: GrantAuthorization,
   options: CollectorImportOptions = {},
 ): CollectorImportView {
+  if (options.store === undefined) {
+    return withStore(dataDir, 'write', (store) => importCollectorTransfer(dataDir, upload, grant, { ...options, store }));
+  }
   const ctx = importContext(dataDir, grant, options);
   // 1. The envelope itself: size, magic, header, framing and record digests (pure), then the
   //    signature with the CURRENT registration's key and the audience.
@@ -135,7 +142,7 @@ export function importClaimed(
     ctx,
     'collector_upload',
     (scope) =>
-      retainedAnswer(scope.journal, ctx, envelope.header.upload_request_id, transfer.digest) ??
+      retainedAnswer(scope, ctx, envelope.header.upload_request_id, transfer.digest) ??
       importWithin(scope, ctx, transfer, derived, replayed),
     () => {
       throw uploadUnknown(envelope.header);

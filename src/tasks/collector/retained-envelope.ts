@@ -1,27 +1,27 @@
 /**
- * The envelope bytes of an imported transfer (`collector_transfers`, schema step 6), read one at a
+ * The envelope bytes of an imported transfer (`collector_transfers`, authority step 011), read one at a
  * time and checked against the row that names them. Views, receipts and receipt bundles read
  * envelopes through this module, which depends on no task operation.
  */
 import { TRANSFER_LIMITS } from '../../contracts/collector/transfer.js';
 import { AgentscmError } from '../../contracts/errors.js';
 import { sha256Hex } from '../../crypto/sha256.js';
-import { journalStatement, type Journal } from '../../workflows/journal.js';
+import { prepared, type Authority } from '../../native/store.js';
 import type { RetainedTransferRow } from './transfers.js';
 
 /**
  * Read a retained envelope one at a time: its stored length is checked against 16 MiB before
  * its bytes are read, and the bytes must still have the stored SHA-256.
  */
-export function readRetainedEnvelope(journal: Journal, row: RetainedTransferRow): Buffer {
+export function readRetainedEnvelope(auth: Authority, row: RetainedTransferRow): Buffer {
   if (row.length > TRANSFER_LIMITS.maxEnvelopeBytes) {
     throw new AgentscmError(
       'TASK_JOURNAL_INCONSISTENT',
       `the retained transfer ${row.upload_request_id} claims ${row.length} bytes, more than 16 MiB; it was not read`,
     );
   }
-  const found = journalStatement(
-    journal,
+  const found = prepared(
+    auth,
     'SELECT envelope FROM collector_transfers WHERE upload_request_id = ? AND length(envelope) = ?',
   ).get(row.upload_request_id, row.length) as { envelope: Buffer } | undefined;
   if (found === undefined || sha256Hex(found.envelope) !== row.transfer_digest) {
