@@ -4,13 +4,13 @@
  * function that every upload path calls: `agent-task collect` and `agent-task upload` into the
  * local authority, and the hub's upload route.
  */
-import { isAgentscmError } from '../../contracts/errors.js';
+import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
 import type { Store } from '../../native/store-handle.js';
-import { withStore } from '../store.js';
 import type { TaskContext } from '../context.js';
 import { deriveSubject } from '../derive.js';
 import type { GrantAuthorization } from '../grant-guard.js';
+import { withStore } from '../store.js';
 import { readAuthority, runTransition } from '../transition.js';
 import { type CollectorAttemptRow } from './attempts.js';
 import { registrationNotCurrent, uploadUnknown } from './import-refusals.js';
@@ -79,7 +79,9 @@ export function readUploadedTransfer(
   options: CollectorImportOptions = {},
 ): VerifiedTransfer {
   if (options.store === undefined) {
-    return withStore(dataDir, 'write', (store) => readUploadedTransfer(dataDir, envelopeBytes, grant, { ...options, store }));
+    return withStore(dataDir, 'write', (store) =>
+      readUploadedTransfer(dataDir, envelopeBytes, grant, { ...options, store }),
+    );
   }
   const ctx = importContext(dataDir, grant, options);
   return readVerifiedTransfer(envelopeBytes, (body) => readAuthority(ctx, body));
@@ -105,7 +107,9 @@ export function importCollectorTransfer(
   options: CollectorImportOptions = {},
 ): CollectorImportView {
   if (options.store === undefined) {
-    return withStore(dataDir, 'write', (store) => importCollectorTransfer(dataDir, upload, grant, { ...options, store }));
+    return withStore(dataDir, 'write', (store) =>
+      importCollectorTransfer(dataDir, upload, grant, { ...options, store }),
+    );
   }
   const ctx = importContext(dataDir, grant, options);
   // 1. The envelope itself: size, magic, header, framing and record digests (pure), then the
