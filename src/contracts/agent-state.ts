@@ -1,5 +1,5 @@
 /**
- * The agent-state envelope v1 and the inputs of its operations (spec "agent-state": lifecycle
+ * The agent-state envelope v1 and the inputs of its operations (docs/agent-state.md "The envelope (v1)": lifecycle
  * state, state authority, declared scopes, a complete capability matrix, revision, an optional
  * completion result). Wire schemas live here so that the registry publishes them as
  * docs/schemas/agent-state-*.schema.json; the operations are in src/agent-state/.
@@ -8,7 +8,7 @@ import { AgentscmError } from './errors.js';
 import { ID_SCHEMA } from './ids.js';
 import { defineDecoder } from './json/schema.js';
 
-/** Lifecycle states (spec "agent-state" "backend-neutral lifecycle state"). */
+/** Lifecycle states (docs/agent-state.md "The envelope (v1)" "backend-neutral lifecycle state"). */
 export const LIFECYCLE_STATES = ['queued', 'working', 'idle', 'blocked', 'completed', 'failed', 'cancelled'] as const;
 export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
 

@@ -1,6 +1,6 @@
 /**
- * The hub's wire documents (docs/wire.md "Hub"; spec "Workspace HTTP and MCP adapter" and "Selected
- * task-only operating profile"): the strict execution config v1 an operator starts
+ * The hub's wire documents (docs/wire.md "Hub"; docs/hub.md "MCP" and
+ * "Execution config"): the strict execution config v1 an operator starts
  * `agentscm hub serve` with, and the body of the agent-tasks route. Schemas only; the rules JSON
  * Schema cannot state (absolute data_dir, unique profiles, listen address) are in src/hub/config.ts.
  */

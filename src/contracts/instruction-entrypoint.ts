@@ -1,5 +1,5 @@
 /**
- * InstructionEntrypoint and its response (spec "Instructions and named references"): the
+ * InstructionEntrypoint and its response (docs/agent-task-contract.md "Types (declared field order)"): the
  * capability and schema version, workflow and policy digests, every criterion inline, the named
  * references and the one permitted workflow progression. Progressive loading cannot hide an
  * obligation: every criterion, required or not, is carried here.
@@ -150,7 +150,7 @@ export function entrypointToJson(entrypoint: InstructionEntrypoint): JsonObject 
   };
 }
 
-/** Strict decoder of an entrypoint (spec "Instructions and named references"). */
+/** Strict decoder of an entrypoint (docs/agent-task-contract.md "Types (declared field order)"). */
 export const instructionEntrypointDecoder: TaskDecoder<InstructionEntrypoint> =
   defineTaskDecoder<InstructionEntrypoint>('agent-task.instruction-entrypoint', ENTRYPOINT_SCHEMA, {
     maxBytes: 512 * 1024,

@@ -1,5 +1,5 @@
 /**
- * Named references and their fetch (spec "Instructions and named references"): a reference is
+ * Named references and their fetch (docs/agent-task-contract.md "Types (declared field order)"): a reference is
  * only a name, an expected SHA-256 and a canonical relative path; a fetch names the exact task
  * and reference, never a path, and its answer keeps available, missing, denied, uncertain and
  * limit apart — there is no partial success.
@@ -110,7 +110,7 @@ export function referenceFetchRequestToJson(request: ReferenceFetchRequest): Jso
   };
 }
 
-/** Strict decoder of a reference fetch (spec "Instructions and named references"). */
+/** Strict decoder of a reference fetch (docs/agent-task-contract.md "Types (declared field order)"). */
 export const referenceFetchRequestDecoder: TaskDecoder<ReferenceFetchRequest> =
   defineTaskDecoder<ReferenceFetchRequest>('agent-task.reference-fetch-request', REFERENCE_FETCH_REQUEST_SCHEMA, {
     maxBytes: 8 * 1024,
@@ -135,7 +135,7 @@ export type ReferenceFetchResponse =
   | { readonly status: 'limit'; readonly name: string; readonly byte_length: number; readonly limit_bytes: number }
   | ReferenceSchemaMismatch;
 
-/** The explicit schema mismatch of spec "Workspace HTTP and MCP adapter" (never an empty answer). */
+/** The explicit schema mismatch of docs/hub.md "MCP" (never an empty answer). */
 export interface ReferenceSchemaMismatch {
   readonly status: 'schema_mismatch';
   readonly capability: typeof TASK_CAPABILITY;
@@ -293,8 +293,8 @@ export function referenceLimit(name: string, storedSize: number | bigint): Refer
 }
 
 /**
- * The answer for a body read from the task's immutable revision (spec "ReferenceFetchResponse"):
- * available only when the request names the stored reference's digest, the body is within
+ * The answer for a body read from the task's immutable revision (docs/agent-task-contract.md "Types (declared field
+ * order)"): available only when the request names the stored reference's digest, the body is within
  * 128 KiB, its SHA-256 equals that digest and it is UTF-8. No partial success.
  */
 export function referenceResponseForBody(

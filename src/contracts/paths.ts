@@ -1,5 +1,5 @@
 /**
- * Canonical relative paths (spec "Instructions and named references": ASCII, `/` the only
+ * Canonical relative paths (docs/wire.md "Workspace paths": ASCII, `/` the only
  * separator, no empty, `.` or `..` component, no leading `/`, no backslash, no control
  * character including NUL and DEL, no `:` drive or prefix form; skill packages: at most 512
  * bytes). One definition for every area that keeps the ASCII rule: named references, skill
@@ -23,7 +23,7 @@ export const RELATIVE_PATH_SCHEMA = {
   pattern: '^[\\x20-\\x39\\x3b-\\x5b\\x5d-\\x7e]+$',
 } as const;
 
-/** Why a path is not a canonical relative path (spec "Instructions and named references"), or undefined when it is. */
+/** Why a path is not a canonical relative path (docs/wire.md "Workspace paths"), or undefined when it is. */
 export function relativePathProblem(path: string): string | undefined {
   if (path.length === 0) return 'it is empty';
   // Length before the per-character scan, so an oversize input costs nothing more.
@@ -74,7 +74,7 @@ export function isRelativePathWithin(dir: string, path: string): boolean {
   return path === dir || (path.startsWith(dir) && path.charCodeAt(dir.length) === 0x2f);
 }
 
-/** Join components into one canonical relative path (spec "Instructions and named references"), validated. */
+/** Join components into one canonical relative path (docs/wire.md "Workspace paths"), validated. */
 export function joinRelativePath(...components: readonly string[]): string {
   return validateRelativePath(components.filter((c) => c !== '').join('/'));
 }

@@ -1,5 +1,5 @@
 /**
- * The skill workflow definition (spec "Source-bound skill workflows", "Definition"): strict
+ * The skill workflow definition (docs/skill-workflows.md "The definition"): strict
  * JSON, version 1, a source binding, a packaged skill and 1-32 steps whose actions are
  * source_paths, command, require_capability or review (src/contracts/review/policy.ts). Pure:
  * bounds, shapes and identifiers only; the graph, package and source checks are in src/workflows/.
@@ -11,7 +11,7 @@ import { defineDecoder } from './json/schema.js';
 import { parseStrictJson } from './json/strict-json.js';
 import { checkReviewAction, REVIEW_ACTION_SCHEMA, reviewActionToJson, type ReviewAction } from './review/policy.js';
 
-/** Every bound of the profile, in one place (spec "Definition" and "Local CLI"). */
+/** Every bound of the profile, in one place (docs/skill-workflows.md "The definition" and "Runs"). */
 export const WORKFLOW_LIMITS = {
   /** Whole definition file; refused before parsing. */
   maxDefinitionBytes: 1024 * 1024,
@@ -280,13 +280,16 @@ function rediagnoseAction(value: JsonValue, error: AgentscmError): AgentscmError
   return error;
 }
 
-/** Strictly decode definition bytes (spec "Definition": unknown fields are rejected). */
+/** Strictly decode definition bytes (docs/skill-workflows.md "The definition": unknown fields are rejected). */
 export function decodeWorkflowDefinition(bytes: Uint8Array): WorkflowDefinition {
   const value = parseStrictJson(bytes, { maxBytes: WORKFLOW_LIMITS.maxDefinitionBytes });
   return validateWorkflowDefinition(value);
 }
 
-/** Validate an already parsed definition value (spec "Definition"); the caller's value is not modified. */
+/**
+ * Validate an already parsed definition value (docs/skill-workflows.md "The definition"); the
+ * caller's value is not modified.
+ */
 export function validateWorkflowDefinition(value: JsonValue): WorkflowDefinition {
   let definition: WorkflowDefinition;
   try {
@@ -301,7 +304,10 @@ export function validateWorkflowDefinition(value: JsonValue): WorkflowDefinition
   return definition;
 }
 
-/** An action as a JSON value in declared field order (spec "Definition", docs/wire.md canonical encoding). */
+/**
+ * An action as a JSON value in declared field order (docs/skill-workflows.md "The definition",
+ * docs/wire.md canonical encoding).
+ */
 export function workflowActionToJson(action: WorkflowAction): JsonObject {
   switch (action.kind) {
     case 'source_paths':
@@ -321,7 +327,10 @@ export function workflowActionToJson(action: WorkflowAction): JsonObject {
   }
 }
 
-/** The definition as a JSON value in declared field order (spec "Definition"); what is stored and re-decoded. */
+/**
+ * The definition as a JSON value in declared field order (docs/skill-workflows.md "The
+ * definition"); what is stored and re-decoded.
+ */
 export function workflowDefinitionToJson(definition: WorkflowDefinition): JsonObject {
   return {
     version: definition.version,
@@ -342,8 +351,8 @@ export function workflowDefinitionToJson(definition: WorkflowDefinition): JsonOb
 }
 
 /**
- * Canonical bytes of a definition (spec "Local CLI": resume revalidates the stored definition); retained in the journal
- * and the authority.
+ * Canonical bytes of a definition (docs/skill-workflows.md "Runs": resume revalidates the stored definition); retained
+ * in the journal and the authority.
  */
 export function encodeWorkflowDefinition(definition: WorkflowDefinition): Uint8Array {
   return encodeCanonical(workflowDefinitionToJson(definition));

@@ -1,5 +1,5 @@
 /**
- * CommandRecipe (spec "Source-bound skill workflows": "A command action names a strict
+ * CommandRecipe (docs/command-collector.md "The recipe": "A command action names a strict
  * CommandRecipe JSON resource packaged beside SKILL.md"): the image, argv (no implicit shell),
  * an explicit environment (nothing inherited from the host), the working directory, timeout,
  * limits, and the toolchain and environment identities a review context binds. Pure: shape and
@@ -163,7 +163,7 @@ function checkWorkdir(workdir: string): void {
   }
 }
 
-/** Decode a recipe from its exact bytes (spec "command action": strict CommandRecipe JSON). */
+/** Decode a recipe from its exact bytes (docs/command-collector.md "The recipe": strict CommandRecipe JSON). */
 export function decodeCommandRecipe(bytes: Uint8Array): CommandRecipe {
   const recipe = RECIPE_DECODER.decode(bytes, RECIPE_LIMITS.maxRecipeBytes);
   checkWorkdir(recipe.workdir);

@@ -1,5 +1,5 @@
 /**
- * The collector descriptor (spec "Operator-enrolled collector transfer": the "server-derived
+ * The collector descriptor (docs/collector-transfer.md "Collector descriptor": the "server-derived
  * claimed descriptor matching that installed profile"; docs/wire.md "Collector descriptor"): the
  * answer of `collector_claim` and `collector_descriptor`, and the input of `agent-task collect`.
  * It names the authority, the installed collector profile, the claimed task and attempt with

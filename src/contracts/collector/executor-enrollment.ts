@@ -1,5 +1,5 @@
 /**
- * ExecutorEnrollment and ExecutorRevocation as plain data (spec "Trust and criterion results"):
+ * ExecutorEnrollment and ExecutorRevocation as plain data (docs/wire.md "TaskResultAssertion"):
  * validateScopeAndBinding checks only structural repository/profile/step scope and exact
  * binding; matchesBinding only compares identities. Neither is admission — currency comes from
  * the native registry lookup (src/native/executor-registry.ts), never from caller data.

@@ -1,5 +1,5 @@
 /**
- * Observation signing bytes (spec "Observation signing bytes"): clone the validated assertion,
+ * Observation signing bytes (docs/keys-and-enrollment.md "Observation signatures"): clone the validated assertion,
  * set executor_provenance to null (written, not omitted), encode canonically in declared field
  * order, digest with domain agentscm.agent-workflow-observation.v1, and sign the 32 raw digest
  * bytes with Ed25519 (signature 128 lowercase hex). Verification is strict.

@@ -1,5 +1,5 @@
 /**
- * CollectorProfile v1 (spec "Operator-enrolled collector transfer"; docs/wire.md "CollectorProfile
+ * CollectorProfile v1 (docs/collector-profiles.md "CollectorProfile v1"; docs/wire.md "CollectorProfile
  * v1"): an operator-installed, immutable authorization for one exact executor registration
  * epoch, repository, workflow profile and command step to transfer original typed records. It
  * pins the complete CommandRecipe, the SHA-256 of the recipe file's exact bytes as a plan binds

@@ -1,5 +1,5 @@
 /**
- * The collector transfer envelope v1 (spec "Operator-enrolled collector transfer": "a distinct
+ * The collector transfer envelope v1 (docs/collector-transfer.md "Transfer envelope v1": "a distinct
  * signed capability with a 16 MiB envelope limit"; docs/wire.md "Collector transfer envelope v1"):
  *
  *     "AGSCMTR1" ‖ u32be header_length (≤ 65536) ‖ header ‖ signature (64) ‖ record bytes…
@@ -562,7 +562,7 @@ export function checkTransferSignature(
 }
 
 /**
- * Read and verify an envelope (spec "Envelope checks before anything else"): size, magic,
+ * Read and verify an envelope (docs/collector-transfer.md "Reading order and refusals"): size, magic,
  * header, exact framing, the signature under `publicKey` and the header's key, then each
  * record's digest. Every refusal has its own code (docs/collector-transfer.md).
  */

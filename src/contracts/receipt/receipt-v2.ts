@@ -1,5 +1,5 @@
 /**
- * Receipt v2 (spec "Operator-enrolled collector transfer": "The resulting v2 receipt names every
+ * Receipt v2 (docs/collector-transfer.md "Receipt v2": "The resulting v2 receipt names every
  * transfer, task, attempt, fence, registration epoch/key/profile and originating actor/grant";
  * docs/wire.md "Receipt v2"): the authority's record that the compiled workflow graph of one exact
  * subject completed, one row per plan step in plan order. An imported collector task's row

@@ -1,5 +1,5 @@
 /**
- * The finite-review collector descriptor (spec "Operator-enrolled collector transfer": the
+ * The finite-review collector descriptor (docs/review.md "Collecting a review": the
  * "server-derived claimed descriptor matching that installed profile"; docs/review.md "Collecting
  * a review"): the answer of `collector_claim` / `collector_descriptor` for a review task claimed
  * under a finite-review profile, and the input of `agent-task collect`. It has every binding of

@@ -1,5 +1,5 @@
 /**
- * ReviewContext command/v1 (spec "Source-bound skill workflows": the compiler "requires a real,
+ * ReviewContext command/v1 (docs/command-collector.md "Review contexts": the compiler "requires a real,
  * existing, current Change and command/v1 ReviewContext that bind the same revision, policy
  * epoch, recipe, toolchain and environment"). The context digest is the domain digest
  * (DOMAINS.reviewContext) of the canonical encoding in the declared field order below.

@@ -1,7 +1,7 @@
 /**
  * The `review` action of the skill workflow definition and the review policy resource it names
- * (spec "Source-bound skill workflows": every required step must pass, "including review"; spec
- * "Operator-enrolled collector transfer": a finite-review profile pins the installed policy
+ * (docs/review.md "The policy": every required step must pass, "including review"; docs/review.md
+ * "The finite-review collector profile": a finite-review profile pins the installed policy
  * digest, required path coverage and finite budgets). The action says which revision paths must
  * be covered, the criteria and the finite budgets; the policy (a packaged skill resource,
  * identified by the SHA-256 of its exact bytes) says which paths may ever be exposed, how large

@@ -1,5 +1,5 @@
 /**
- * The finite-review CollectorProfile (spec "Operator-enrolled collector transfer": "A
+ * The finite-review CollectorProfile (docs/review.md "The finite-review collector profile": "A
  * finite-review profile pins the executable digest, provider scope, Claude Code transport basis,
  * model, installed policy digest, required path coverage and finite budgets. Fixture and
  * unqualified HTTP bases are rejected at installation, import and native admission. Every

@@ -1,5 +1,5 @@
 /**
- * ReviewRecord (spec "Operator-enrolled collector transfer": import "compares the complete derived
+ * ReviewRecord (docs/review.md "The record": import "compares the complete derived
  * review record, coverage, findings and outcome"): every call of one review with its request
  * digest, ticket and retained observation, then what the controller alone derived from them —
  * budget usage, per-path coverage, per-criterion outcome, findings, the outcome and its reasons.

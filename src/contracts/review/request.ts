@@ -1,5 +1,5 @@
 /**
- * ReviewRequest and the model response envelope (spec "Operator-enrolled collector transfer": a
+ * ReviewRequest and the model response envelope (docs/review.md "Collecting a review": a
  * transfer carries "ReviewRequest plus ReviewRecord"; the finite controller exposes bounded
  * source excerpts "one canonical request at a time"). A request is the complete canonical text
  * one model call sees: the review, its call index, the exact revision, the policy digest, the

@@ -1,6 +1,6 @@
 /**
- * WorkflowTaskAttempt (spec "Identity and requests"): one fresh execution of a task — task id
- * and digest, fresh attempt id, immutable claim_request_id and execution operation id, the
+ * WorkflowTaskAttempt (docs/agent-task-contract.md "Types (declared field order)"): one fresh execution of a task —
+ * task id and digest, fresh attempt id, immutable claim_request_id and execution operation id, the
  * authenticated owner and agent, the executor registration, a positive bounded lease and the
  * fence. The attempt is immutable: lease renewals are journal state, not part of its digest.
  */
@@ -117,8 +117,8 @@ function mismatch(field: string, attemptValue: string, requestValue: string): ne
 }
 
 /**
- * validate_for_claim (spec "Identity and requests"): the attempt is bound to the exact claim
- * request — its request_id, task, execution identity, actor and executor — and its issued lease
+ * validate_for_claim (docs/agent-task-contract.md "Types (declared field order)"): the attempt is bound to the exact
+ * claim request — its request_id, task, execution identity, actor and executor — and its issued lease
  * is positive and at most the claim's requested_lease_ms; the fence is positive.
  */
 export function validateForClaim(attempt: WorkflowTaskAttempt, claim: TaskClaimRequest): void {

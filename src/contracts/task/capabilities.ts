@@ -1,5 +1,5 @@
 /**
- * Schema discovery (spec "Workspace HTTP and MCP adapter": capabilities needs no subject and
+ * Schema discovery (docs/hub.md "MCP": capabilities needs no subject and
  * returns {"capability","supported_schema_versions":[1],"operations":[...sorted...]}).
  */
 import { defineTaskDecoder, SUPPORTED_SCHEMA_VERSIONS, TASK_CAPABILITY, type TaskDecoder } from './common.js';

@@ -1,6 +1,6 @@
 /**
- * Pieces shared by every agent-task v1 contract type (spec "Identity and requests"; docs/wire.md
- * "Identifiers"): identifier and digest schema fragments, the agent and executor bindings, the
+ * Pieces shared by every agent-task v1 contract type (docs/agent-task-contract.md "Types (declared field order)";
+ * docs/wire.md "Identifiers"): identifier and digest schema fragments, the agent and executor bindings, the
  * strict decoder wrapper, and UTF-8 byte-bound checks for values built in code rather than decoded.
  */
 import { AgentscmError } from '../errors.js';

@@ -1,6 +1,6 @@
 /**
  * Operation inputs of the agent-task facade that have no type of their own in the contract
- * (spec "Phase-two local state machine": recovery projections). A recovery read names the
+ * (docs/agent-tasks.md "State machine": recovery projections). A recovery read names the
  * request kind and carries the exact original request, so that the service can bind the
  * envelope to the request and execution identities even when the original response was lost.
  */
@@ -86,7 +86,10 @@ function checkRecoveryRequest(value: TaskRecoveryRequest): void {
   recoveredRequestOf(value);
 }
 
-/** Strict decoder of a recovery read (spec "Recovery"; the size bound is the assertion's plus the wrapper). */
+/**
+ * Strict decoder of a recovery read (docs/agent-tasks.md "Status and recovery"; the size bound is
+ * the assertion's plus the wrapper).
+ */
 export const taskRecoveryRequestDecoder: TaskDecoder<TaskRecoveryRequest> = defineTaskDecoder<TaskRecoveryRequest>(
   'agent-task.recovery-request',
   RECOVERY_REQUEST_SCHEMA,

@@ -1,5 +1,5 @@
 /**
- * The answer of the read-only `qualification` operation (spec "Instruction entrypoint", the
+ * The answer of the read-only `qualification` operation (docs/qualification.md "The answer", the
  * qualification paragraph; docs/qualification.md): whether the exact subject qualifies now, the
  * per-task states, at most 32 typed failures and a typed `next` — data, never a command. The
  * strict decoder is what Stop hooks and other clients validate an answer with: `next.operation`

@@ -1,6 +1,6 @@
 /**
- * TaskRecoveryEnvelope (spec "Recovery"): binds the request and immutable execution identities,
- * the exact task and attempt digests and the old fence, and reports one of three dispositions —
+ * TaskRecoveryEnvelope (docs/agent-tasks.md "Status and recovery"): binds the request and immutable execution
+ * identities, the exact task and attempt digests and the old fence, and reports one of three dispositions —
  * confirmed, conclusive_rejection, uncertain_effect — with the observed attempt state, typed
  * effects, an explicit fence supersession and the actions that remain permitted. It carries no
  * executable command, credential or filesystem path. The rules are pure functions here; the
@@ -163,8 +163,8 @@ function invalid(message: string): never {
 }
 
 /**
- * Check the facts alone (spec "Recovery"): a supersession records the envelope's fence as old and
- * a strictly greater new fence, and only a replaced attempt has one (expiry never implies
+ * Check the facts alone (docs/agent-tasks.md "Status and recovery"): a supersession records the envelope's fence as
+ * old and a strictly greater new fence, and only a replaced attempt has one (expiry never implies
  * supersession); a retained assertion is confirmed only for a finished attempt.
  */
 export function checkRecoveryFacts(facts: RecoveryFacts): void {
@@ -187,7 +187,7 @@ export function checkRecoveryFacts(facts: RecoveryFacts): void {
 }
 
 /**
- * The disposition (spec "Recovery"): any unresolved effect → uncertain_effect; otherwise any
+ * The disposition (docs/agent-tasks.md "Status and recovery"): any unresolved effect → uncertain_effect; otherwise any
  * confirmed effect → confirmed; otherwise conclusive_rejection (the request had no effect).
  */
 export function classifyRecovery(
@@ -199,7 +199,7 @@ export function classifyRecovery(
 }
 
 /**
- * The permitted actions (spec "Recovery"), in RECOVERY_ACTIONS order:
+ * The permitted actions (docs/agent-tasks.md "Status and recovery"), in RECOVERY_ACTIONS order:
  * - confirmed: inspect, stop only;
  * - conclusive_rejection: inspect, stop in every observed state; retry_identical only for pending;
  * - uncertain_effect: inspect, stop, reconcile, never retry_identical; prepare_fresh_attempt only for
@@ -297,7 +297,7 @@ export function recoveryEnvelopeToJson(envelope: TaskRecoveryEnvelope): JsonObje
   };
 }
 
-/** Strict decoder of an envelope (schema, then every rule of spec "Recovery"). */
+/** Strict decoder of an envelope (schema, then every rule of docs/agent-tasks.md "Status and recovery"). */
 export const taskRecoveryEnvelopeDecoder: TaskDecoder<TaskRecoveryEnvelope> = defineTaskDecoder<TaskRecoveryEnvelope>(
   'agent-task.recovery-envelope',
   RECOVERY_ENVELOPE_SCHEMA,

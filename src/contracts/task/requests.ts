@@ -1,6 +1,6 @@
 /**
- * Task requests (spec "Identity and requests"): TaskClaimRequest (new execution identity and
- * requested bounded lease), TaskMutationRequest (heartbeat, cancel, reconcile — exact task and
+ * Task requests (docs/agent-task-contract.md "Types (declared field order)"): TaskClaimRequest (new execution identity
+ * and requested bounded lease), TaskMutationRequest (heartbeat, cancel, reconcile — exact task and
  * attempt digests, execution identity, actor, executor and fence) and TaskStatusRequest (an
  * exact-attempt read with no idempotency key). Every mutation has its own request_id; its
  * canonical digest is domain-separated by action.
@@ -205,7 +205,10 @@ export function mutationRequestToJson(request: TaskMutationRequest): JsonObject 
   };
 }
 
-/** Mutation request identity, domain-separated by action (spec "Identity and requests"). */
+/**
+ * Mutation request identity, domain-separated by action (docs/agent-task-contract.md "Types
+ * (declared field order)").
+ */
 export function mutationRequestDigest(request: TaskMutationRequest): string {
   return digestCanonical(mutationDomain(request.action), mutationRequestToJson(request));
 }

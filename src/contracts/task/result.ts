@@ -1,8 +1,8 @@
 /**
- * TaskResultAssertion (spec "Trust and criterion results"; docs/wire.md "TaskResultAssertion"): one
+ * TaskResultAssertion (docs/wire.md "TaskResultAssertion"): one
  * unique row per task criterion with a bounded outcome, findings and evidence commitments.
  * Counts and completeness are derived here, never submitted. Declared field order is the
- * signing order of spec "Observation signing bytes".
+ * signing order of docs/keys-and-enrollment.md "Observation signatures".
  */
 import { DOMAINS, encodedOncePerValue, type CanonicalEncoding } from '../digest.js';
 import { AgentscmError } from '../errors.js';
@@ -264,7 +264,7 @@ function bindingMismatch(field: string, message: string): never {
 }
 
 /**
- * Task-aware validation (spec "Trust and criterion results"): exact task/attempt/fence/actor/
+ * Task-aware validation (docs/wire.md "TaskResultAssertion"): exact task/attempt/fence/actor/
  * executor binding; one row per task criterion (duplicate, unknown and omitted refused);
  * controller-only rows not_claimed; a pass needs an eligible required criterion and every eligible
  * required row passed, with no failed or uncertain row. Returns the derived counts.

@@ -1,5 +1,5 @@
 /**
- * WorkflowTask (spec "Identity and requests"): a subject plus a logical task id, the
+ * WorkflowTask (docs/agent-task-contract.md "Types (declared field order)"): a subject plus a logical task id, the
  * required/optional graph status and a compact instruction entrypoint. Its digest
  * (DOMAINS.task, canonical declared-order JSON, subject embedded) changes with every bound input.
  */
@@ -47,8 +47,8 @@ export const TASK_SCHEMA = {
 } as const;
 
 /**
- * Structural rules of a task (spec "Identity and requests"): at least one criterion, unique
- * criteria, the entrypoint names the same task and step, no self-dependency.
+ * Structural rules of a task (docs/agent-task-contract.md "Types (declared field order)"): at least one criterion,
+ * unique criteria, the entrypoint names the same task and step, no self-dependency.
  */
 export function checkTask(task: WorkflowTask): void {
   checkEntrypoint(task.entrypoint);
@@ -83,7 +83,10 @@ export function taskToJson(task: WorkflowTask): JsonObject {
   };
 }
 
-/** Task digest (spec "Identity and requests"; docs/wire.md domain agentscm.agent-workflow-task.v1). */
+/**
+ * Task digest (docs/agent-task-contract.md "Types (declared field order)"; docs/wire.md domain
+ * agentscm.agent-workflow-task.v1).
+ */
 export function taskDigest(task: WorkflowTask): string {
   return encodeTask(task).digest;
 }
