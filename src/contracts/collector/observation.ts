@@ -69,8 +69,9 @@ function invalid(reason: string, message: string): never {
 }
 
 /**
- * Verify a registered observation under `publicKey` (spec "Registered observations are accepted
- * only after ... strict Ed25519 verification over the specified observation digest"): the key is
+ * Verify a registered observation under `publicKey` (docs/keys-and-enrollment.md
+ * "Observation signatures": registered observations are accepted only after strict Ed25519
+ * verification over the observation digest): the key is
  * valid and is the one the executor binding names, observation_digest equals the recomputed
  * digest, and the signature verifies strictly over the 32 raw digest bytes. Throws
  * SIGNATURE_INVALID (exit 1) otherwise. This is not admission: enrollment currency is separate.
