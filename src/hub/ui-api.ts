@@ -135,7 +135,7 @@ function qualificationOf(profile: HubProfile, change: string, store: Store): Jso
         profile: profile.profileId,
         target: profile.target,
         change,
-        connections: store,
+        store,
       }),
     );
   } catch (error) {
@@ -161,15 +161,17 @@ function changesView(request: UiRequest): UiAnswer {
   const { profile } = request;
   if (request.item !== null) {
     checkQuery(request.query, []);
-    const change = showChange({ dataDir: profile.dataDir, repository: profile.nativeRepository, change: request.item });
-    const policy = showPolicy({ dataDir: profile.dataDir, repository: profile.nativeRepository });
+    const change = showChange(request.store.authority(), {
+      repository: profile.nativeRepository,
+      change: request.item,
+    });
+    const policy = showPolicy(request.store.authority(), { repository: profile.nativeRepository });
     const target = policy.targets.find((t) => t.name === profile.target) ?? null;
     // `revision diff TARGET CHANGE`: the cost follows the change (shared subtrees are skipped).
     const diff =
       target === null
         ? null
-        : diffRevisionView({
-            dataDir: profile.dataDir,
+        : diffRevisionView(request.store.authority(), {
             repository: profile.nativeRepository,
             from: target.revision,
             to: change.current_revision,
@@ -329,7 +331,7 @@ function receiptsView(request: UiRequest): UiAnswer {
 function targetsView(request: UiRequest): UiAnswer {
   const { profile } = request;
   checkQuery(request.query, []);
-  const { targets } = listTargetsInStore({ dataDir: profile.dataDir, repository: profile.nativeRepository });
+  const { targets } = listTargetsInStore(request.store.authority(), { repository: profile.nativeRepository });
   const auth = request.store.authority();
   return json({
     targets: readTransaction(auth, () =>
@@ -344,11 +346,10 @@ function targetsView(request: UiRequest): UiAnswer {
 function registrationsView(request: UiRequest): UiAnswer {
   const { profile } = request;
   checkQuery(request.query, []);
-  const { registrations } = listRegistrationsInStore({
-    dataDir: profile.dataDir,
+  const { registrations } = listRegistrationsInStore(request.store.authority(), {
     repository: profile.nativeRepository,
   });
-  const policy = showPolicy({ dataDir: profile.dataDir, repository: profile.nativeRepository });
+  const policy = showPolicy(request.store.authority(), { repository: profile.nativeRepository });
   const auth = request.store.authority();
   const collectorProfiles = readTransaction(auth, () => listCollectorProfiles(auth)).filter(
     (p) => p.profile.repository_id === profile.nativeRepository,

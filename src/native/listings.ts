@@ -8,22 +8,12 @@ import { listRegistrations, type RegistrationState } from './executor-registry.j
 import { listRepositories, resolveRepository, type Repository } from './repositories.js';
 import { findTargetRequirement } from './requirements.js';
 import { listRevisions } from './revisions.js';
-import { openAuthority, readTransaction, type Authority } from './store.js';
+import { readTransaction, type Authority } from './store.js';
 import { listTargets } from './targets.js';
 
 export interface ListQuery {
-  readonly dataDir: string;
   /** 32-hex ID or name; omitted: every repository of the store. */
   readonly repository?: string | undefined;
-}
-
-function read<T>(dataDir: string, fn: (auth: Authority) => T): T {
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  try {
-    return readTransaction(auth, () => fn(auth));
-  } finally {
-    auth.close();
-  }
 }
 
 function repositoriesOf(auth: Authority, reference: string | undefined): Repository[] {
@@ -39,8 +29,8 @@ export interface ChangeListItem {
 }
 
 /** Every Change, by repository then creation order. */
-export function listChangesInStore(query: ListQuery): { changes: ChangeListItem[] } {
-  return read(query.dataDir, (auth) => ({
+export function listChangesInStore(auth: Authority, query: ListQuery): { changes: ChangeListItem[] } {
+  return readTransaction(auth, () => ({
     changes: repositoriesOf(auth, query.repository).flatMap((repository) =>
       listChanges(auth, repository.id).map((change) => ({
         repository: repository.id,
@@ -66,10 +56,13 @@ export interface RevisionListRow {
 }
 
 /** Every revision a repository recorded, oldest first; with a Change, that Change's versions in order. */
-export function listRevisionsInStore(query: ListQuery & { readonly change?: string | undefined }): {
+export function listRevisionsInStore(
+  auth: Authority,
+  query: ListQuery & { readonly change?: string | undefined },
+): {
   revisions: RevisionListRow[];
 } {
-  return read(query.dataDir, (auth) => {
+  return readTransaction(auth, () => {
     if (query.change !== undefined) {
       const repository = resolveRepository(auth, query.repository);
       const change = getChange(auth, repository.id, query.change);
@@ -114,8 +107,8 @@ export interface TargetListItem {
 }
 
 /** Every target with its revision and installed requirement. */
-export function listTargetsInStore(query: ListQuery): { targets: TargetListItem[] } {
-  return read(query.dataDir, (auth) => ({
+export function listTargetsInStore(auth: Authority, query: ListQuery): { targets: TargetListItem[] } {
+  return readTransaction(auth, () => ({
     targets: repositoriesOf(auth, query.repository).flatMap((repository) =>
       listTargets(auth, repository.id).map((target) => ({
         repository: repository.id,
@@ -131,8 +124,8 @@ export function listTargetsInStore(query: ListQuery): { targets: TargetListItem[
 export type RegistrationListItem = RegistrationState & { readonly repository_name: string };
 
 /** Every executor registration, current, superseded or revoked. */
-export function listRegistrationsInStore(query: ListQuery): { registrations: RegistrationListItem[] } {
-  return read(query.dataDir, (auth) => ({
+export function listRegistrationsInStore(auth: Authority, query: ListQuery): { registrations: RegistrationListItem[] } {
+  return readTransaction(auth, () => ({
     registrations: repositoriesOf(auth, query.repository).flatMap((repository) =>
       listRegistrations(auth, repository.id).map((registration) => ({
         ...registration,

@@ -1,6 +1,6 @@
 /**
- * The native commands' core: each opens the authority (read-only for reads), resolves the
- * repository, does one thing and closes. CLI commands call exactly one of these.
+ * The native commands' core: each takes the authority of the command's Store (read-only for
+ * reads), resolves the repository and does one thing. CLI commands call exactly one of these.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { authorityId } from './authority-identity.js';
@@ -19,7 +19,7 @@ import {
   type Revision,
   type RevisionEntry,
 } from './revisions.js';
-import { openAuthority, readTransaction, type Authority, type AuthorityMode } from './store.js';
+import { readTransaction, type Authority } from './store.js';
 import { listTargets, type Target } from './targets.js';
 import type { TreeChange } from './trees.js';
 
@@ -27,18 +27,8 @@ import type { TreeChange } from './trees.js';
 export const CAT_JSON_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface RepositoryQuery {
-  readonly dataDir: string;
   /** 32-hex ID or name; omitted when the store holds exactly one repository. */
   readonly repository?: string;
-}
-
-function withAuthority<T>(dataDir: string, mode: AuthorityMode, fn: (auth: Authority) => T): T {
-  const auth = openAuthority(dataDir, { mode });
-  try {
-    return fn(auth);
-  } finally {
-    auth.close();
-  }
 }
 
 export interface RevisionView extends Revision {
@@ -46,15 +36,13 @@ export interface RevisionView extends Revision {
 }
 
 /** `revision show`: the revision and its entries, from one read snapshot. */
-export function showRevision(query: RepositoryQuery & { revision: string }): RevisionView {
-  return withAuthority(query.dataDir, 'read', (auth) =>
-    readTransaction(auth, () => {
-      const repository = resolveRepository(auth, query.repository);
-      const id = resolveRevisionRef(auth, repository.id, query.revision);
-      const revision = getRevision(auth, repository.id, id);
-      return { ...revision, entries: listRevisionEntries(auth, repository.id, id) };
-    }),
-  );
+export function showRevision(auth: Authority, query: RepositoryQuery & { revision: string }): RevisionView {
+  return readTransaction(auth, () => {
+    const repository = resolveRepository(auth, query.repository);
+    const id = resolveRevisionRef(auth, repository.id, query.revision);
+    const revision = getRevision(auth, repository.id, id);
+    return { ...revision, entries: listRevisionEntries(auth, repository.id, id) };
+  });
 }
 
 export interface RevisionDiffView {
@@ -66,15 +54,16 @@ export interface RevisionDiffView {
 }
 
 /** `revision diff A B`: the files that differ between two revisions (prefixes resolved), from one read snapshot. */
-export function diffRevisionView(query: RepositoryQuery & { from: string; to: string }): RevisionDiffView {
-  return withAuthority(query.dataDir, 'read', (auth) =>
-    readTransaction(auth, () => {
-      const repository = resolveRepository(auth, query.repository);
-      const from = resolveRevisionRef(auth, repository.id, query.from);
-      const to = resolveRevisionRef(auth, repository.id, query.to);
-      return { repository: repository.id, from, to, changes: diffRevisions(auth, repository.id, from, to) };
-    }),
-  );
+export function diffRevisionView(
+  auth: Authority,
+  query: RepositoryQuery & { from: string; to: string },
+): RevisionDiffView {
+  return readTransaction(auth, () => {
+    const repository = resolveRepository(auth, query.repository);
+    const from = resolveRevisionRef(auth, repository.id, query.from);
+    const to = resolveRevisionRef(auth, repository.id, query.to);
+    return { repository: repository.id, from, to, changes: diffRevisions(auth, repository.id, from, to) };
+  });
 }
 
 export interface CatQuery extends RepositoryQuery {
@@ -83,21 +72,19 @@ export interface CatQuery extends RepositoryQuery {
 }
 
 /** `revision cat`: stream the exact bytes of one file to `write`, chunk by chunk; returns its entry. */
-export function catRevisionFile(query: CatQuery, write: (chunk: Buffer) => void): RevisionEntry {
-  return withAuthority(query.dataDir, 'read', (auth) =>
-    readTransaction(auth, () => {
-      const repository = resolveRepository(auth, query.repository);
-      const revision = resolveRevisionRef(auth, repository.id, query.revision);
-      const opened = openRevisionFile(auth, repository.id, revision, query.path);
-      if (opened.entry.size > BigInt(BLOB_CHUNK_BYTES)) {
-        // A chunked blob is verified to the end before its first byte goes out, so a corrupt
-        // blob yields STORE_CORRUPT and no output rather than a truncated file.
-        for (const chunk of streamBlob(auth, opened.entry.blob)) void chunk;
-      }
-      for (const chunk of opened.chunks) write(chunk);
-      return opened.entry;
-    }),
-  );
+export function catRevisionFile(auth: Authority, query: CatQuery, write: (chunk: Buffer) => void): RevisionEntry {
+  return readTransaction(auth, () => {
+    const repository = resolveRepository(auth, query.repository);
+    const revision = resolveRevisionRef(auth, repository.id, query.revision);
+    const opened = openRevisionFile(auth, repository.id, revision, query.path);
+    if (opened.entry.size > BigInt(BLOB_CHUNK_BYTES)) {
+      // A chunked blob is verified to the end before its first byte goes out, so a corrupt
+      // blob yields STORE_CORRUPT and no output rather than a truncated file.
+      for (const chunk of streamBlob(auth, opened.entry.blob)) void chunk;
+    }
+    for (const chunk of opened.chunks) write(chunk);
+    return opened.entry;
+  });
 }
 
 export interface CatJsonView {
@@ -111,36 +98,32 @@ export interface CatJsonView {
 }
 
 /** `revision cat --json`: the file inline as base64, refused above CAT_JSON_MAX_BYTES before reading. */
-export function catRevisionFileJson(query: CatQuery): CatJsonView {
-  return withAuthority(query.dataDir, 'read', (auth) =>
-    readTransaction(auth, () => {
-      const repository = resolveRepository(auth, query.repository);
-      const revision = resolveRevisionRef(auth, repository.id, query.revision);
-      const bytes = readRevisionFile(auth, repository.id, revision, query.path, { maxBytes: CAT_JSON_MAX_BYTES });
-      const entry = statRevisionPath(auth, repository.id, revision, query.path);
-      if (entry === null)
-        throw new AgentscmError('PATH_NOT_FOUND', `revision ${revision} has no file at ${JSON.stringify(query.path)}`);
-      return {
-        repository: repository.id,
-        revision,
-        path: entry.path,
-        mode: entry.mode,
-        size: entry.size,
-        blob: entry.blob,
-        content_base64: bytes.toString('base64'),
-      };
-    }),
-  );
+export function catRevisionFileJson(auth: Authority, query: CatQuery): CatJsonView {
+  return readTransaction(auth, () => {
+    const repository = resolveRepository(auth, query.repository);
+    const revision = resolveRevisionRef(auth, repository.id, query.revision);
+    const bytes = readRevisionFile(auth, repository.id, revision, query.path, { maxBytes: CAT_JSON_MAX_BYTES });
+    const entry = statRevisionPath(auth, repository.id, revision, query.path);
+    if (entry === null)
+      throw new AgentscmError('PATH_NOT_FOUND', `revision ${revision} has no file at ${JSON.stringify(query.path)}`);
+    return {
+      repository: repository.id,
+      revision,
+      path: entry.path,
+      mode: entry.mode,
+      size: entry.size,
+      blob: entry.blob,
+      content_base64: bytes.toString('base64'),
+    };
+  });
 }
 
 /** `change show`. */
-export function showChange(query: RepositoryQuery & { change: string }): Change {
-  return withAuthority(query.dataDir, 'read', (auth) =>
-    readTransaction(auth, () => {
-      const repository = resolveRepository(auth, query.repository);
-      return getChange(auth, repository.id, query.change);
-    }),
-  );
+export function showChange(auth: Authority, query: RepositoryQuery & { change: string }): Change {
+  return readTransaction(auth, () => {
+    const repository = resolveRepository(auth, query.repository);
+    return getChange(auth, repository.id, query.change);
+  });
 }
 
 export interface PolicyView {
@@ -153,25 +136,21 @@ export interface PolicyView {
 }
 
 /** `policy show`: the store's authority_id and the repository's current policy epoch (and its targets). */
-export function showPolicy(query: RepositoryQuery): PolicyView {
-  return withAuthority(query.dataDir, 'read', (auth) =>
-    readTransaction(auth, () => {
-      const repository = resolveRepository(auth, query.repository);
-      return {
-        authority_id: authorityId(auth),
-        repository: repository.id,
-        name: repository.name,
-        policy_epoch: currentPolicyEpoch(auth, repository.id),
-        targets: listTargets(auth, repository.id),
-      };
-    }),
-  );
+export function showPolicy(auth: Authority, query: RepositoryQuery): PolicyView {
+  return readTransaction(auth, () => {
+    const repository = resolveRepository(auth, query.repository);
+    return {
+      authority_id: authorityId(auth),
+      repository: repository.id,
+      name: repository.name,
+      policy_epoch: currentPolicyEpoch(auth, repository.id),
+      targets: listTargets(auth, repository.id),
+    };
+  });
 }
 
 /** `policy bump`: increment the epoch by one in a writer transaction. */
-export function bumpPolicy(query: RepositoryQuery): PolicyBump {
-  return withAuthority(query.dataDir, 'write', (auth) => {
-    const repository = resolveRepository(auth, query.repository);
-    return bumpPolicyEpoch(auth, repository.id);
-  });
+export function bumpPolicy(auth: Authority, query: RepositoryQuery): PolicyBump {
+  const repository = resolveRepository(auth, query.repository);
+  return bumpPolicyEpoch(auth, repository.id);
 }

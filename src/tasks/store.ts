@@ -12,3 +12,13 @@ export type { Store, StoreMode };
 export function openStore(dataDir: string, options: { readonly mode: StoreMode }): Store {
   return openNativeStore(dataDir, { mode: options.mode, journalMigrations: JOURNAL_MIGRATIONS });
 }
+
+/** Run `fn` with the Store of `dataDir` opened in `mode`, closing it afterwards (a command's one store). */
+export function withStore<T>(dataDir: string, mode: StoreMode, fn: (store: Store) => T): T {
+  const store = openStore(dataDir, { mode });
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
+}

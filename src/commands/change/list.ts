@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { listChangesInStore, type ChangeListItem } from '../../native/listings.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class ChangeList extends BaseCommand {
   static override summary = 'List the Changes of the store.';
@@ -21,7 +22,9 @@ export default class ChangeList extends BaseCommand {
 
   async run(): Promise<{ changes: ChangeListItem[] }> {
     const { flags } = await this.parse(ChangeList);
-    const list = listChangesInStore({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
+    const list = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      listChangesInStore(store.authority(), { repository: flags.repository }),
+    );
     if (list.changes.length === 0)
       this.log('no Changes (a Change is created by its first `agentscm checkpoint --change ID`)');
     for (const c of list.changes)

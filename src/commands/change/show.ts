@@ -3,6 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../_base.js';
 import type { Change } from '../../native/changes.js';
 import { showChange } from '../../native/views.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class ChangeShow extends BaseCommand {
   static override description =
@@ -26,11 +27,9 @@ export default class ChangeShow extends BaseCommand {
 
   async run(): Promise<Change> {
     const { args, flags } = await this.parse(ChangeShow);
-    const change = showChange({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      repository: flags.repository,
-      change: args.id,
-    });
+    const change = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      showChange(store.authority(), { repository: flags.repository, change: args.id }),
+    );
     this.log(`Change ${change.id} of repository ${change.repository}: current version ${change.current_version}`);
     for (const version of change.versions) {
       this.log(`  v${version.version} ${version.revision} (previous ${version.previous_revision ?? 'none'})`);

@@ -3,6 +3,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../_base.js';
 import type { PolicyBump } from '../../native/policy.js';
 import { bumpPolicy } from '../../native/views.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class PolicyBumpCommand extends BaseCommand {
   static override description =
@@ -22,7 +23,9 @@ export default class PolicyBumpCommand extends BaseCommand {
 
   async run(): Promise<PolicyBump> {
     const { flags } = await this.parse(PolicyBumpCommand);
-    const bump = bumpPolicy({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
+    const bump = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      bumpPolicy(store.authority(), { repository: flags.repository }),
+    );
     this.log(`policy epoch of ${bump.repository}: ${bump.previous_epoch} → ${bump.policy_epoch}`);
     return bump;
   }

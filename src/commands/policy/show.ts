@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { showPolicy, type PolicyView } from '../../native/views.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class PolicyShow extends BaseCommand {
   static override description = "Show the store's authority_id, a repository's current policy epoch and its targets.";
@@ -20,7 +21,9 @@ export default class PolicyShow extends BaseCommand {
 
   async run(): Promise<PolicyView> {
     const { flags } = await this.parse(PolicyShow);
-    const view = showPolicy({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
+    const view = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      showPolicy(store.authority(), { repository: flags.repository }),
+    );
     this.log(`authority ${view.authority_id}`);
     this.log(`repository ${view.name} (${view.repository}): policy epoch ${view.policy_epoch}`);
     for (const target of view.targets) this.log(`  target ${target.name} → ${target.revision}`);

@@ -2,6 +2,7 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { catRevisionFile, catRevisionFileJson, type CatJsonView } from '../../native/views.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class RevisionCat extends BaseCommand {
   static override description =
@@ -30,14 +31,11 @@ export default class RevisionCat extends BaseCommand {
 
   async run(): Promise<CatJsonView | undefined> {
     const { args, flags } = await this.parse(RevisionCat);
-    const query = {
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      repository: flags.repository,
-      revision: args.revision,
-      path: args.path,
-    };
-    if (this.jsonEnabled()) return catRevisionFileJson(query);
-    catRevisionFile(query, (chunk) => process.stdout.write(chunk));
-    return undefined;
+    const query = { repository: flags.repository, revision: args.revision, path: args.path };
+    return withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) => {
+      if (this.jsonEnabled()) return catRevisionFileJson(store.authority(), query);
+      catRevisionFile(store.authority(), query, (chunk) => process.stdout.write(chunk));
+      return undefined;
+    });
   }
 }

@@ -3,6 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../_base.js';
 import { displayText } from '../../contracts/display-text.js';
 import { diffRevisionView, type RevisionDiffView } from '../../native/views.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class RevisionDiff extends BaseCommand {
   static override description =
@@ -34,12 +35,9 @@ export default class RevisionDiff extends BaseCommand {
 
   async run(): Promise<RevisionDiffView> {
     const { args, flags } = await this.parse(RevisionDiff);
-    const view = diffRevisionView({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      repository: flags.repository,
-      from: args.from,
-      to: args.to,
-    });
+    const view = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      diffRevisionView(store.authority(), { repository: flags.repository, from: args.from, to: args.to }),
+    );
     const mark = { added: 'A', deleted: 'D', modified: 'M' } as const;
     for (const change of view.changes) {
       const kinds =

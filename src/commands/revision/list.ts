@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { listRevisionsInStore, type RevisionListRow } from '../../native/listings.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class RevisionList extends BaseCommand {
   static override summary = 'List the revisions of the store, or the versions of one Change.';
@@ -22,11 +23,9 @@ export default class RevisionList extends BaseCommand {
 
   async run(): Promise<{ revisions: RevisionListRow[] }> {
     const { flags } = await this.parse(RevisionList);
-    const list = listRevisionsInStore({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      repository: flags.repository,
-      change: flags.change,
-    });
+    const list = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      listRevisionsInStore(store.authority(), { repository: flags.repository, change: flags.change }),
+    );
     if (list.revisions.length === 0) this.log('no revisions');
     for (const r of list.revisions) {
       const version = r.version === null ? '' : `${r.change ?? ''} v${r.version}  `;

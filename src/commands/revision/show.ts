@@ -3,6 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../_base.js';
 import { displayText } from '../../contracts/display-text.js';
 import { showRevision, type RevisionView } from '../../native/views.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class RevisionShow extends BaseCommand {
   static override description =
@@ -29,11 +30,9 @@ export default class RevisionShow extends BaseCommand {
 
   async run(): Promise<RevisionView> {
     const { args, flags } = await this.parse(RevisionShow);
-    const view = showRevision({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      repository: flags.repository,
-      revision: args.revision,
-    });
+    const view = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      showRevision(store.authority(), { repository: flags.repository, revision: args.revision }),
+    );
     this.log(`revision ${view.id}`);
     this.log(`repository ${view.repository}`);
     this.log(`parent ${view.parent ?? '(none)'}`);

@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { listTargetsInStore, type TargetListItem } from '../../native/listings.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class TargetList extends BaseCommand {
   static override summary = 'List the protected targets of the store.';
@@ -21,7 +22,9 @@ export default class TargetList extends BaseCommand {
 
   async run(): Promise<{ targets: TargetListItem[] }> {
     const { flags } = await this.parse(TargetList);
-    const list = listTargetsInStore({ dataDir: this.resolveDataDir(flags['data-dir']), repository: flags.repository });
+    const list = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      listTargetsInStore(store.authority(), { repository: flags.repository }),
+    );
     if (list.targets.length === 0) this.log('no targets');
     for (const t of list.targets) {
       this.log(

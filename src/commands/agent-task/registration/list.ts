@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../../_base.js';
 import { listRegistrationsInStore, type RegistrationListItem } from '../../../native/listings.js';
+import { withStore } from '../../../tasks/store.js';
 
 export default class AgentTaskRegistrationList extends BaseCommand {
   static override summary = 'List executor registrations.';
@@ -21,10 +22,9 @@ export default class AgentTaskRegistrationList extends BaseCommand {
 
   async run(): Promise<{ registrations: RegistrationListItem[] }> {
     const { flags } = await this.parse(AgentTaskRegistrationList);
-    const list = listRegistrationsInStore({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      repository: flags.repository,
-    });
+    const list = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      listRegistrationsInStore(store.authority(), { repository: flags.repository }),
+    );
     if (list.registrations.length === 0)
       this.log('no executor registrations (`agentscm agent-task enroll` records one)');
     for (const r of list.registrations) {
