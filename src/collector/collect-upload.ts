@@ -61,8 +61,8 @@ export async function uploadEnvelope(target: UploadTarget, envelope: Buffer): Pr
     const answer = await postEnvelope({ endpoint: target.endpoint, token: target.token, envelope });
     return { target: 'endpoint', answer: answer.answer };
   }
-  const authorization = authorizeTaskToken({ dataDir: target.store.dataDir, token: target.token });
-  return { target: 'local', answer: await importTransfer(target.store.dataDir, envelope, authorization) };
+  const authorization = authorizeTaskToken({ store: target.store, token: target.token });
+  return { target: 'local', answer: await importTransfer(target.store, envelope, authorization) };
 }
 
 /** The verdict an envelope carries. */

@@ -261,8 +261,7 @@ export async function runServerStop(input: ServerStopInput): Promise<StopDecisio
   // to approve and no receipt to copy: the completed run is the answer.
   if (prepared.contextDigest === null) return { decision: 'pass' };
   try {
-    const recorded = recordStopRunReceipt({
-      dataDir: input.store.dataDir,
+    const recorded = recordStopRunReceipt(input.store, {
       repository: checkpoint.repository,
       target: input.target,
       change: checkpoint.change,

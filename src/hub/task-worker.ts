@@ -110,9 +110,7 @@ export class TaskCallRunner {
       case 'upload': {
         const profile = this.profileOf(request.profile);
         const authorization = this.heldOr(request.held, profile, request.token);
-        const view = await importTransfer(profile.dataDir, request.envelope, authorization, {
-          connections: this.sessionOf(profile).store,
-        });
+        const view = await importTransfer(this.sessionOf(profile).store, request.envelope, authorization);
         return answer(encodeCanonicalText(view));
       }
       case 'reader':

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 
 import { importTransfer } from '../../src/collector/review/import.js';
 import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
@@ -19,6 +19,7 @@ import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { verifiedTransferCounts } from '../../src/tasks/collector/verified-transfer.js';
 import { authorizeTaskToken, callWithTokenFile } from '../../src/tasks/grant-guard.js';
+import { openStore, type Store } from '../../src/tasks/store.js';
 import { jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { answerJson, BUDGETS, installFixture, POLICY } from '../review/fixture.js';
@@ -39,15 +40,23 @@ async function counted<T>(run: () => Promise<T>): Promise<{ answer: T; parsed: n
   };
 }
 
+/** The Store ('write') an import runs with, closed after the test. */
+function writeStore(t: TestContext, dataDir: string): Store {
+  const store = openStore(dataDir, { mode: 'write' });
+  t.after(() => store.close());
+  return store;
+}
+
 test('a command upload that completes the graph and writes the receipt, and its exact retry, each parse the envelope once and check its signature once', async (t) => {
   const ev = makeEvidence(t);
   const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
-  const first = await counted(() => importTransfer(ev.store.dataDir, envelope, authorization(ev)));
+  const store = writeStore(t, ev.store.dataDir);
+  const first = await counted(() => importTransfer(store, envelope, authorization(ev)));
   assert.equal(first.answer.status, 'imported');
   // The upload completed the graph: its receipt was written in the same call, and counted.
   assert.equal((first.answer.receipt as JsonObject).status, 'written');
   assert.deepEqual([first.parsed, first.signaturesChecked], [1, 1]);
-  const retry = await counted(() => importTransfer(ev.store.dataDir, envelope, authorization(ev)));
+  const retry = await counted(() => importTransfer(store, envelope, authorization(ev)));
   assert.equal(retry.answer.status, 'retained');
   assert.deepEqual([retry.parsed, retry.signaturesChecked], [1, 1]);
 });
@@ -240,14 +249,15 @@ test('a review upload (prepare, replay, import) and its exact retry each parse t
   const uploadRequestId = (JSON.parse(readFileSync(descriptorFile, 'utf8')) as { upload_request_id: string })
     .upload_request_id;
   const envelope = readFileSync(join(stateDir, 'collections', sha256(uploadRequestId), 'envelope.agscmtr'));
+  const store = writeStore(t, dataDir);
   const grant = (): ReturnType<typeof authorizeTaskToken> =>
-    authorizeTaskToken({ dataDir, token: readTokenFile(tokenFile) });
+    authorizeTaskToken({ store, token: readTokenFile(tokenFile) });
 
-  const first = await counted(() => importTransfer(dataDir, envelope, grant()));
+  const first = await counted(() => importTransfer(store, envelope, grant()));
   assert.equal(first.answer.status, 'imported');
   assert.equal(first.answer.outcome, 'passed');
   assert.deepEqual([first.parsed, first.signaturesChecked], [1, 1]);
-  const retry = await counted(() => importTransfer(dataDir, envelope, grant()));
+  const retry = await counted(() => importTransfer(store, envelope, grant()));
   assert.equal(retry.answer.status, 'retained');
   assert.deepEqual([retry.parsed, retry.signaturesChecked], [1, 1]);
 });

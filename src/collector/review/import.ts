@@ -11,7 +11,7 @@
  * record reaches the import, which binds the replay to the transfer's digest and stores the
  * derived outcome. Imported success flags alone never qualify.
  */
-import { openAuthority } from '../../native/store.js';
+import type { Store } from '../../native/store-handle.js';
 import { importReviewTransfer, prepareReviewImport } from '../../tasks/collector/import-review.js';
 import {
   importCollectorTransfer,
@@ -28,39 +28,32 @@ import { replayReviewRecord } from './replay.js';
  * read and its signature verified once (readUploadedTransfer); both kinds import that value.
  */
 export async function importTransfer(
-  dataDir: string,
+  store: Store,
   envelopeBytes: Uint8Array,
   grant: GrantAuthorization,
-  options: CollectorImportOptions = {},
+  importOptions: Omit<CollectorImportOptions, 'store'> = {},
 ): Promise<CollectorImportView> {
+  const options: CollectorImportOptions = { ...importOptions, store };
+  const dataDir = store.dataDir;
   const transfer = readUploadedTransfer(dataDir, envelopeBytes, grant, options);
   if (transfer.kind !== 'review') return importCollectorTransfer(dataDir, transfer, grant, options);
   const start = prepareReviewImport(dataDir, transfer, grant, options);
   // An exact retry is answered from what the first import retained; nothing is replayed again.
   if (start.retained !== undefined) return start.retained;
   const { inputs } = start.prepared;
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  let reviewId: string;
-  let outcome: string;
-  try {
-    const derived = await replayReviewRecord({
-      repository: inputs.repository,
-      revision: inputs.revision,
-      action: inputs.action,
-      policyBytes: inputs.policyBytes,
-      sources: revisionReviewSources(auth, inputs.repository, inputs.revision),
-      requests: inputs.requests,
-      record: inputs.record,
-    });
-    reviewId = derived.review_id;
-    outcome = derived.outcome;
-  } finally {
-    auth.close();
-  }
+  const derived = await replayReviewRecord({
+    repository: inputs.repository,
+    revision: inputs.revision,
+    action: inputs.action,
+    policyBytes: inputs.policyBytes,
+    sources: revisionReviewSources(store.authority(), inputs.repository, inputs.revision),
+    requests: inputs.requests,
+    record: inputs.record,
+  });
   return importReviewTransfer(
     dataDir,
     start.prepared,
-    { transfer_digest: inputs.transfer_digest, review_id: reviewId, outcome },
+    { transfer_digest: inputs.transfer_digest, review_id: derived.review_id, outcome: derived.outcome },
     grant,
     options,
   );
