@@ -15,18 +15,13 @@ import { Agent, request } from 'undici';
 import type { JsonObject } from '../contracts/json/json-value.js';
 import { readHubConfig } from '../hub/config.js';
 import { HEALTH_PATH } from '../hub/routes/health.js';
+import { openStore } from '../tasks/store.js';
 import { describeError, DOCTOR_STATUSES, finding, passed, type DoctorFinding, type DoctorStatus } from './finding.js';
 import { agentscmEntries, checkHooks } from './hooks.js';
+import { checkHubProfile } from './hub-profiles.js';
 import { checkRuntime } from './runtime.js';
-import {
-  checkGrants,
-  checkHubProfiles,
-  checkKeys,
-  checkRegistrations,
-  checkRequirements,
-  checkStore,
-  type TokenFileRef,
-} from './store.js';
+import { checkGrants, checkKeys, checkRegistrations, checkRequirements, type TokenFileRef } from './store-contents.js';
+import { checkStore } from './store.js';
 
 /** How long the hub probe waits to connect, and then for the answer. */
 export const HUB_PROBE_TIMEOUT_MS = 2000;
@@ -151,7 +146,14 @@ export async function checkHub(configFile: string | undefined): Promise<DoctorFi
       `${configFile} is valid: ${config.profiles.length} profile${config.profiles.length === 1 ? '' : 's'}, listen ${config.host}:${config.port}`,
     ),
   ];
-  findings.push(...checkHubProfiles(config.profiles));
+  for (const profile of config.profiles) {
+    const store = openStore(profile.dataDir, { mode: 'read' });
+    try {
+      findings.push(checkHubProfile(profile, store));
+    } finally {
+      store.close();
+    }
+  }
   const { host, loopback } = probeHost(config.host);
   if (config.port === 0) {
     findings.push(
@@ -236,8 +238,9 @@ export async function checkHub(configFile: string | undefined): Promise<DoctorFi
 /** Run every check (see the module comment); never throws for what it finds. */
 export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
   const findings: DoctorFinding[] = [checkNode(input.nodeVersion, input.nodeRange)];
-  const store = checkStore(input.dataDir);
+  const opened = openStore(input.dataDir, { mode: 'read' });
   try {
+    const store = checkStore(opened);
     findings.push(...store.findings);
     findings.push(...checkRegistrations(store.auth));
     findings.push(...checkKeys(store.auth, input.stateDirs));
@@ -258,7 +261,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
     );
     findings.push(...hooks.findings);
   } finally {
-    store.auth?.close();
+    opened.close();
   }
   findings.push(...(await checkHub(input.hubConfig)));
   const counts = Object.fromEntries(

@@ -21,7 +21,7 @@ import { isEditHookCommand } from '../agent-state/install-edit-hook.js';
 import { isStopHookCommand } from '../hooks/install-stop.js';
 import { isStoreInitialized } from '../native/store.js';
 import { describeError, finding, passed, type DoctorFinding } from './finding.js';
-import type { TokenFileRef } from './store.js';
+import type { TokenFileRef } from './store-contents.js';
 
 export interface HookCheckInput {
   /** The workspace whose project files are read, or null (then only the home files). */

@@ -1,27 +1,18 @@
 /**
- * The store side of `agentscm doctor` (docs/doctor.md "store", "keys", "grants", "requirements"):
- * the authority and the journal of a data directory inspected read-only (header, schema version,
- * a bounded PRAGMA quick_check), the privacy of their directories, executor registrations and
- * collector keys, grants and token files, and the requirement of every target. Nothing here
- * creates, migrates or writes a file; a token is never printed.
+ * The store side of `agentscm doctor` (docs/doctor.md "store"): the authority and the journal of a
+ * data directory inspected read-only (header, schema version, a bounded PRAGMA quick_check) and the
+ * privacy of their directories; the authority is then read through the Store for the other checks
+ * (src/doctor/store-contents.ts). Nothing here creates, migrates or writes a file.
  */
 import { existsSync, lstatSync } from 'node:fs';
 
-import { inspectKeyStateDir } from '../collector/key-store.js';
-import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
-import type { HubProfile } from '../hub/config.js';
-import { listRegistrations, type RegistrationState } from '../native/executor-registry.js';
-import { readTokenFile } from '../native/grant-token-file.js';
-import { authenticateToken, listGrants } from '../native/grants.js';
 import { AUTHORITY_MIGRATIONS } from '../native/migrations/index.js';
-import { getRepository, listRepositories } from '../native/repositories.js';
-import { findTargetRequirement } from '../native/requirements.js';
 import { inspectDatabase } from '../native/sqlite.js';
-import { isStoreInitialized, nativePaths, openAuthority, readTransaction, type Authority } from '../native/store.js';
-import { listTargets } from '../native/targets.js';
+import type { Store } from '../native/store-handle.js';
+import { isStoreInitialized, nativePaths, type Authority } from '../native/store.js';
 import { JOURNAL_MIGRATIONS } from '../workflows/journal-migrations/index.js';
 import { JOURNAL_WHAT, journalPaths } from '../workflows/journal.js';
-import { describeError, finding, passed, type DoctorCode, type DoctorFinding } from './finding.js';
+import { describeError, finding, passed, type DoctorFinding } from './finding.js';
 
 /** quick_check runs on databases up to this size; a larger one is reported as not checked. */
 export const MAX_QUICK_CHECK_BYTES = 1024 * 1024 * 1024;
@@ -31,10 +22,6 @@ export const MAX_QUICK_CHECK_PROBLEMS = 10;
 const AUTHORITY_WHAT = 'the native authority';
 const RESTORE_FIX =
   'restore the data directory from a backup; agentscm never repairs or re-initializes a damaged database';
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
 
 /** One database: header, schema version against this build's, bounded quick_check. */
 function checkDatabase(check: string, path: string, what: string, expected: number): DoctorFinding {
@@ -101,7 +88,8 @@ function checkDatabase(check: string, path: string, what: string, expected: numb
 }
 
 /** Directories of the store that group or others can enter, and files they can read. */
-function checkPermissions(dataDir: string): DoctorFinding {
+function checkPermissions(store: Store): DoctorFinding {
+  const { dataDir } = store;
   const open: string[] = [];
   const fixes: string[] = [];
   const native = nativePaths(dataDir);
@@ -132,12 +120,13 @@ function checkPermissions(dataDir: string): DoctorFinding {
 
 export interface StoreCheck {
   readonly findings: DoctorFinding[];
-  /** A read-only authority connection when the store is healthy enough to read; the caller closes it. */
+  /** The Store's read-only authority when the store is healthy enough to read; closed with the Store. */
   readonly auth: Authority | null;
 }
 
-/** The authority, the journal and their permissions; opens the authority read-only for the later checks. */
-export function checkStore(dataDir: string): StoreCheck {
+/** The authority, the journal and their permissions; opens the read Store's authority for the later checks. */
+export function checkStore(store: Store): StoreCheck {
+  const { dataDir } = store;
   const paths = nativePaths(dataDir);
   if (!isStoreInitialized(dataDir)) {
     return {
@@ -177,11 +166,11 @@ export function checkStore(dataDir: string): StoreCheck {
         'nothing to do: the first workflow run or collector claim creates it',
       ),
     );
-  findings.push(checkPermissions(dataDir));
+  findings.push(checkPermissions(store));
   let auth: Authority | null = null;
   if (findings[0]?.status === 'pass') {
     try {
-      auth = openAuthority(dataDir, { mode: 'read' });
+      auth = store.authority();
     } catch (error) {
       const { code, message } = describeError(error);
       findings[0] = finding(
@@ -193,285 +182,4 @@ export function checkStore(dataDir: string): StoreCheck {
     }
   }
   return { findings, auth };
-}
-
-function allRegistrations(auth: Authority): RegistrationState[] {
-  return readTransaction(auth, () =>
-    listRepositories(auth).flatMap((repository) => listRegistrations(auth, repository.id)),
-  );
-}
-
-/** Every executor registration is either current or revoked; a superseded, unrevoked epoch is reported. */
-export function checkRegistrations(auth: Authority | null): DoctorFinding[] {
-  if (auth === null)
-    return [
-      finding(
-        'keys.registrations',
-        'NO_STORE',
-        'executor registrations were not checked: the store cannot be read',
-        'fix the store findings above first',
-      ),
-    ];
-  const registrations = allRegistrations(auth);
-  const current = registrations.filter((r) => r.current).length;
-  const revoked = registrations.filter((r) => r.revoked).length;
-  const superseded = registrations.filter((r) => !r.current && !r.revoked);
-  const findings: DoctorFinding[] = [
-    passed(
-      'keys.registrations',
-      `${plural(registrations.length, 'executor registration')}: ${current} current, ${revoked} revoked, ${superseded.length} superseded and not revoked`,
-    ),
-  ];
-  for (const r of superseded) {
-    findings.push(
-      finding(
-        'keys.registrations',
-        'REGISTRATION_SUPERSEDED',
-        `registration ${r.registration_id} (profile ${r.profile}, step ${r.step}, executor ${r.executor_id}, epoch ${r.registration_epoch}) is superseded by epoch ${r.latest_epoch} but not revoked`,
-        `revoke the old epoch: agentscm agent-task revoke ${r.registration_id} --reason superseded`,
-      ),
-    );
-  }
-  return findings;
-}
-
-const KEY_STATE_CODES = {
-  dir_missing: 'KEY_STATE_DIR_MISSING',
-  dir_not_private: 'KEY_STATE_DIR_NOT_PRIVATE',
-  key_missing: 'KEY_FILE_MISSING',
-  key_not_private: 'KEY_FILE_NOT_PRIVATE',
-  key_invalid: 'KEY_FILE_INVALID',
-} as const satisfies Record<string, DoctorCode>;
-
-/** Each collector state directory: private, its key file 0600 and valid, its key enrolled and current. */
-export function checkKeys(auth: Authority | null, stateDirs: readonly string[]): DoctorFinding[] {
-  if (stateDirs.length === 0)
-    return [
-      finding(
-        'keys.state-dir',
-        'NOT_REQUESTED',
-        'no collector state directory was named',
-        'pass --state-dir DIR (repeatable) to check collector keys',
-      ),
-    ];
-  const registrations = auth === null ? null : allRegistrations(auth);
-  return stateDirs.map((stateDir): DoctorFinding => {
-    const inspection = inspectKeyStateDir(stateDir);
-    if (inspection.state !== 'ok') {
-      return finding(
-        'keys.state-dir',
-        KEY_STATE_CODES[inspection.state],
-        inspection.problem,
-        inspection.hint ?? 'create a key with `agentscm agent-task key --state-dir DIR`',
-      );
-    }
-    const subject = `key ${inspection.keyFile} (verification key ${inspection.verificationKeyId.slice(0, 16)}…)`;
-    if (registrations === null)
-      return passed(
-        'keys.state-dir',
-        `${subject} is private and valid; its enrollment was not checked (no readable store)`,
-      );
-    const mine = registrations.filter((r) => r.verification_key_id === inspection.verificationKeyId);
-    const current = mine.find((r) => r.current);
-    if (current !== undefined)
-      return passed(
-        'keys.state-dir',
-        `${subject} is private and valid; registration ${current.registration_id} (epoch ${current.registration_epoch}) is current`,
-      );
-    const enrollFix = `enroll it: agentscm agent-task enroll --profile PROFILE --step STEP --executor EXECUTOR --public-key ${inspection.publicKey}`;
-    if (mine.length === 0)
-      return finding(
-        'keys.state-dir',
-        'KEY_NOT_ENROLLED',
-        `${subject} is enrolled in no registration of ${auth?.dataDir ?? 'the store'}`,
-        enrollFix,
-      );
-    const revoked = mine.filter((r) => r.revoked);
-    if (revoked.length > 0) {
-      return finding(
-        'keys.state-dir',
-        'KEY_REVOKED',
-        `${subject}: its registration ${revoked.map((r) => r.registration_id).join(', ')} is revoked and no current registration has it; records it signs are refused`,
-        'create a new key in a new state directory (agentscm agent-task key --state-dir NEW_DIR), enroll it, install a collector profile for the new epoch, and delete the old key',
-      );
-    }
-    return finding(
-      'keys.state-dir',
-      'KEY_SUPERSEDED',
-      `${subject}: its registration ${mine.map((r) => r.registration_id).join(', ')} is superseded by a newer epoch`,
-      'use the key of the newest epoch, or enroll this key again and install a collector profile for that epoch',
-    );
-  });
-}
-
-/** Where a token file to check was named. */
-export interface TokenFileRef {
-  readonly path: string;
-  /** `--token-file`, or the hook settings file that names it. */
-  readonly source: string;
-}
-
-const TOKEN_FIX =
-  'ask the operator for a grant (`agentscm grant create --actor OWNER/AGENT --token-file FILE`) and use its token file; delete this one';
-
-/** Grants of the store (live, revoked; grants do not expire) and every named token file authenticated. */
-export function checkGrants(auth: Authority | null, tokenFiles: readonly TokenFileRef[]): DoctorFinding[] {
-  if (auth === null)
-    return [
-      finding(
-        'grants',
-        'NO_STORE',
-        'grants were not checked: the store cannot be read',
-        'fix the store findings above first',
-      ),
-    ];
-  const grants = readTransaction(auth, () => listGrants(auth, null));
-  const live = grants.filter((g) => g.state === 'live').length;
-  const findings: DoctorFinding[] = [
-    passed(
-      'grants',
-      `${plural(grants.length, 'grant')}: ${live} live, ${grants.length - live} revoked (grants do not expire)`,
-    ),
-  ];
-  if (tokenFiles.length === 0) {
-    findings.push(
-      finding(
-        'grants.token-file',
-        'NOT_REQUESTED',
-        'no token file was named or found in an installed hook',
-        'pass --token-file FILE (repeatable) to check that a token still authenticates',
-      ),
-    );
-    return findings;
-  }
-  for (const ref of tokenFiles) {
-    const subject = `token file ${ref.path} (${ref.source})`;
-    let token: string;
-    try {
-      token = readTokenFile(ref.path);
-    } catch (error) {
-      const { code, message } = describeError(error);
-      findings.push(
-        finding(
-          'grants.token-file',
-          'GRANT_TOKEN_FILE_INVALID',
-          `${subject}: ${code}: ${message}`,
-          'keep the file written by `agentscm grant create` or `grant rotate` unchanged and private (chmod 600)',
-        ),
-      );
-      continue;
-    }
-    try {
-      const grant = authenticateToken(auth, token);
-      findings.push(
-        passed(
-          'grants.token-file',
-          `${subject}: grant ${grant.grant_id} (${grant.scope}, ${grant.owner_id}/${grant.agent_id}) is live at generation ${grant.generation}`,
-        ),
-      );
-    } catch (error) {
-      if (!isAgentscmError(error, 'GRANT_TOKEN_REJECTED')) throw error;
-      const reason = error.details?.reason;
-      const code: DoctorCode =
-        reason === 'revoked'
-          ? 'GRANT_TOKEN_REVOKED'
-          : reason === 'rotated'
-            ? 'GRANT_TOKEN_ROTATED'
-            : 'GRANT_TOKEN_UNKNOWN';
-      const fix =
-        reason === 'rotated'
-          ? 'use the token file written by the latest `agentscm grant rotate` of this grant; delete this one'
-          : TOKEN_FIX;
-      findings.push(finding('grants.token-file', code, `${subject}: ${error.message}`, fix));
-    }
-  }
-  return findings;
-}
-
-/** Every target of every repository has an installed requirement. */
-export function checkRequirements(auth: Authority | null): DoctorFinding[] {
-  if (auth === null)
-    return [
-      finding(
-        'requirements',
-        'NO_STORE',
-        'target requirements were not checked: the store cannot be read',
-        'fix the store findings above first',
-      ),
-    ];
-  return readTransaction(auth, () => {
-    const findings: DoctorFinding[] = [];
-    for (const repository of listRepositories(auth)) {
-      for (const target of listTargets(auth, repository.id)) {
-        const requirement = findTargetRequirement(auth, repository.id, target.name);
-        const subject = `target ${target.name} of ${repository.name} (${repository.id})`;
-        if (requirement === null) {
-          findings.push(
-            finding(
-              'requirements',
-              'REQUIREMENT_MISSING',
-              `${subject} has no installed requirement: nothing is checked before it lands`,
-              `install one: agentscm --data-dir ${auth.dataDir} requirement install --repository ${repository.name} --target ${target.name} WORKFLOW.json`,
-            ),
-          );
-        } else {
-          findings.push(passed('requirements', `${subject}: requirement ${requirement.requirement_digest} installed`));
-        }
-      }
-    }
-    if (findings.length === 0) findings.push(passed('requirements', 'the store has no protected target yet'));
-    return findings;
-  });
-}
-
-/**
- * Each profile of a hub config: its data_dir holds a store with its native repository (else the
- * hub does not start, HUB_PROFILE_UNAVAILABLE), and its target's installed requirement is still the
- * requirement_digest it pins (else every task call is HUB_REQUIREMENT_CHANGED).
- */
-export function checkHubProfiles(profiles: readonly HubProfile[]): DoctorFinding[] {
-  return profiles.map((profile): DoctorFinding => {
-    const subject = `profile ${profile.repositoryId} ${profile.profileId} (data_dir ${profile.dataDir}, target ${profile.target})`;
-    const unavailable = (why: string): DoctorFinding =>
-      finding(
-        'hub.profile',
-        'HUB_PROFILE_UNAVAILABLE',
-        `${subject}: ${why}; the hub does not start`,
-        'point data_dir and native_repository at an existing store and repository (agentscm doctor --data-dir DIR checks the store)',
-      );
-    if (!isStoreInitialized(profile.dataDir)) return unavailable('no native store');
-    let auth: Authority;
-    try {
-      auth = openAuthority(profile.dataDir, { mode: 'read' });
-    } catch (error) {
-      const { code, message } = describeError(error);
-      return unavailable(`the store cannot be opened: ${code}: ${message}`);
-    }
-    try {
-      return readTransaction(auth, () => {
-        try {
-          getRepository(auth, profile.nativeRepository);
-        } catch (error) {
-          if (error instanceof AgentscmError && error.code === 'REPOSITORY_NOT_FOUND')
-            return unavailable(`the store has no repository ${profile.nativeRepository}`);
-          throw error;
-        }
-        const installed = findTargetRequirement(auth, profile.nativeRepository, profile.target);
-        if (installed?.requirement_digest !== profile.requirementDigest) {
-          return finding(
-            'hub.profile',
-            'HUB_REQUIREMENT_CHANGED',
-            `${subject} pins requirement ${profile.requirementDigest}, but the target requires ${installed === null ? 'nothing' : installed.requirement_digest}; every task call is refused`,
-            'update requirement_digest in the hub config to the installed requirement (agentscm requirement show --target T) and restart the hub',
-          );
-        }
-        return passed(
-          'hub.profile',
-          `${subject}: the store, repository and pinned requirement ${profile.requirementDigest} are in place`,
-        );
-      });
-    } finally {
-      auth.close();
-    }
-  });
 }

@@ -67,7 +67,7 @@ function contextOf(
   store: Store,
 ): TaskContext {
   return {
-    dataDir: profile.dataDir,
+    store,
     actor: authorization.actor,
     repository: profile.nativeRepository,
     profile: profile.profileId,
@@ -76,7 +76,6 @@ function contextOf(
       subject === undefined ? undefined : { change_id: subject.change_id, context_digest: subject.context_digest },
     guard: authorization.guard,
     origin: authorization.origin,
-    connections: store,
   };
 }
 
