@@ -120,7 +120,8 @@ function authorizeRetainedUpload(ctx: TaskContext, claim: CollectorAttemptRow): 
   if (d.repository_id !== ctx.origin?.repository) {
     refuse(
       'IMPORT_REPOSITORY_MISMATCH',
-      `upload request ${d.upload_request_id} belongs to repository ${d.repository_id}; the uploading grant is for ${ctx.origin?.repository ?? 'no repository'}`,
+      `upload request ${d.upload_request_id} belongs to repository ${d.repository_id}; the uploading grant is ` +
+        `for ${ctx.origin?.repository ?? 'no repository'}`,
       'upload with a grant of the repository that claimed the task',
       { field: 'repository_id' },
     );
@@ -128,7 +129,8 @@ function authorizeRetainedUpload(ctx: TaskContext, claim: CollectorAttemptRow): 
   if (!sameAgent({ owner_id: claim.origin.owner_id, agent_id: claim.origin.agent_id }, ctx.actor)) {
     refuse(
       'IMPORT_ORIGIN_MISMATCH',
-      `upload request ${d.upload_request_id} was claimed by ${claim.origin.owner_id}/${claim.origin.agent_id}, not by the uploading actor ${ctx.actor.owner_id}/${ctx.actor.agent_id}`,
+      `upload request ${d.upload_request_id} was claimed by ${claim.origin.owner_id}/${claim.origin.agent_id}, ` +
+        `not by the uploading actor ${ctx.actor.owner_id}/${ctx.actor.agent_id}`,
       'upload (or retry) as the actor whose grant claimed the task',
       { field: 'origin' },
     );

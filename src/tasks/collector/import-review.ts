@@ -108,7 +108,8 @@ export function prepareReviewImport(
     if (sha256Hex(policyBytes) !== action.policy_sha256 || action.policy_sha256 !== profile.policy_sha256) {
       throw new AgentscmError(
         'REVIEW_PROFILE_MISMATCH',
-        `the policy the installed plan binds (${action.policy_sha256}) is not the one finite-review profile ${d.collector_profile_id} pins (${profile.policy_sha256})`,
+        `the policy the installed plan binds (${action.policy_sha256}) is not the one finite-review profile ` +
+          `${d.collector_profile_id} pins (${profile.policy_sha256})`,
         { details: { field: 'policy_sha256' } },
       );
     }

@@ -103,7 +103,8 @@ export function importWithin(
   if (h.execution_operation_id !== d.attempt.execution_operation_id) {
     refuse(
       'IMPORT_EXECUTION_MISMATCH',
-      `the transfer names execution operation ${h.execution_operation_id}, the claim ${d.attempt.execution_operation_id}`,
+      `the transfer names execution operation ${h.execution_operation_id}, the claim ` +
+        `${d.attempt.execution_operation_id}`,
       hint,
       { field: 'execution_operation_id' },
     );
@@ -124,7 +125,10 @@ export function importWithin(
   if (h.fence !== d.attempt.fence || retained.state === 'replaced') {
     refuse(
       'IMPORT_FENCE_STALE',
-      `the transfer carries fence ${h.fence}; attempt ${d.attempt.attempt_id} ${retained.state === 'replaced' ? `was superseded by fence ${retained.superseded_by_fence ?? 0n}` : `holds fence ${d.attempt.fence}`}`,
+      `the transfer carries fence ${h.fence}; attempt ${d.attempt.attempt_id} ` +
+        (retained.state === 'replaced'
+          ? `was superseded by fence ${retained.superseded_by_fence ?? 0n}`
+          : `holds fence ${d.attempt.fence}`),
       'the attempt was reconciled: its evidence no longer counts; claim and collect again',
       {
         field: 'fence',
@@ -145,7 +149,10 @@ export function importWithin(
   ) {
     refuse(
       'IMPORT_ORIGIN_MISMATCH',
-      `the transfer names origin ${h.origin.owner_id}/${h.origin.agent_id} (grant ${h.origin.grant_id}, generation ${h.origin.grant_generation}); the claim was made by ${claim.origin.owner_id}/${claim.origin.agent_id} (grant ${claim.origin.grant_id}, generation ${claim.origin.grant_generation}) and the upload by ${ctx.actor.owner_id}/${ctx.actor.agent_id}`,
+      `the transfer names origin ${h.origin.owner_id}/${h.origin.agent_id} (grant ${h.origin.grant_id}, ` +
+        `generation ${h.origin.grant_generation}); the claim was made by ` +
+        `${claim.origin.owner_id}/${claim.origin.agent_id} (grant ${claim.origin.grant_id}, generation ` +
+        `${claim.origin.grant_generation}) and the upload by ${ctx.actor.owner_id}/${ctx.actor.agent_id}`,
       'upload as the actor whose grant claimed the task',
       { field: 'origin' },
     );
@@ -156,7 +163,8 @@ export function importWithin(
     if (isAgentscmError(error) && error.code === 'GRANT_NOT_LIVE') {
       refuse(
         'IMPORT_ORIGIN_NOT_LIVE',
-        `the originating grant ${claim.origin.grant_id} (generation ${claim.origin.grant_generation}) was revoked or rotated since the claim`,
+        `the originating grant ${claim.origin.grant_id} (generation ${claim.origin.grant_generation}) was ` +
+          `revoked or rotated since the claim`,
         'claim again under the live grant and collect again',
         { grant_id: claim.origin.grant_id },
       );
@@ -166,7 +174,9 @@ export function importWithin(
   if (!sameExecutor(h.executor, d.executor))
     refuse(
       'IMPORT_EXECUTOR_MISMATCH',
-      `the transfer names executor ${h.executor.registration_id}/${h.executor.executor_id} epoch ${h.executor.registration_epoch}; the claim bound ${d.executor.registration_id}/${d.executor.executor_id} epoch ${d.executor.registration_epoch}`,
+      `the transfer names executor ${h.executor.registration_id}/${h.executor.executor_id} epoch ` +
+        `${h.executor.registration_epoch}; the claim bound ${d.executor.registration_id}/${d.executor.executor_id} ` +
+        `epoch ${d.executor.registration_epoch}`,
       hint,
       { field: 'executor' },
     );
@@ -187,7 +197,8 @@ export function importWithin(
     if (profile.kind !== 'finite_review' || !isReviewDescriptor(d) || entry.step.action.kind !== 'review') {
       refuse(
         'IMPORT_RECORD_INVALID',
-        `the transfer carries review records, but collector profile ${d.collector_profile_id} is a ${profile.kind} profile for a ${entry.step.action.kind} step`,
+        `the transfer carries review records, but collector profile ${d.collector_profile_id} is a ` +
+          `${profile.kind} profile for a ${entry.step.action.kind} step`,
         "upload the transfer the profile's own collector kind produces",
         { field: 'records' },
       );
@@ -196,7 +207,8 @@ export function importWithin(
     if (h.collector.runtime_identity_digest !== transport) {
       refuse(
         'IMPORT_RUNTIME_MISMATCH',
-        `the collector reports transport identity ${h.collector.runtime_identity_digest}; the finite-review profile pins ${transport}`,
+        `the collector reports transport identity ${h.collector.runtime_identity_digest}; the finite-review ` +
+          `profile pins ${transport}`,
         'collect with the executable, provider scope and model the profile pins',
         { field: 'collector.runtime_identity_digest' },
       );
@@ -209,7 +221,8 @@ export function importWithin(
     if (h.request_digest !== replayed.review_id) {
       refuse(
         'IMPORT_REQUEST_MISMATCH',
-        `the header names request digest ${h.request_digest}; the review the authority installs for this task has review id ${replayed.review_id}`,
+        `the header names request digest ${h.request_digest}; the review the authority installs for this task ` +
+          `has review id ${replayed.review_id}`,
         hint,
         { field: 'request_digest' },
       );
@@ -219,7 +232,8 @@ export function importWithin(
     if (profile.kind !== 'command' || isReviewDescriptor(d) || entry.step.action.kind !== 'command') {
       refuse(
         'IMPORT_RECORD_INVALID',
-        `the transfer carries execution records, but collector profile ${d.collector_profile_id} is a ${profile.kind} profile for a ${entry.step.action.kind} step`,
+        `the transfer carries execution records, but collector profile ${d.collector_profile_id} is a ` +
+          `${profile.kind} profile for a ${entry.step.action.kind} step`,
         "upload the transfer the profile's own collector kind produces",
         { field: 'records' },
       );
@@ -227,7 +241,8 @@ export function importWithin(
     if (h.collector.runtime_identity_digest !== profile.runtime_identity_digest) {
       refuse(
         'IMPORT_RUNTIME_MISMATCH',
-        `the collector reports runtime identity ${h.collector.runtime_identity_digest}; the profile pins ${profile.runtime_identity_digest}`,
+        `the collector reports runtime identity ${h.collector.runtime_identity_digest}; the profile pins ` +
+          `${profile.runtime_identity_digest}`,
         'collect with the runtime the profile pins (agent-task runtime-probe)',
         { field: 'collector.runtime_identity_digest' },
       );
@@ -237,7 +252,8 @@ export function importWithin(
     if (h.request_digest !== requestDigestValue)
       refuse(
         'IMPORT_REQUEST_MISMATCH',
-        `the header names request digest ${h.request_digest}; the execution_request record has SHA-256 ${requestDigestValue}`,
+        `the header names request digest ${h.request_digest}; the execution_request record has SHA-256 ` +
+          `${requestDigestValue}`,
         hint,
         { field: 'request_digest' },
       );
@@ -268,7 +284,8 @@ export function importWithin(
     if (!encodeCanonical(expected).equals(Buffer.from(requestBytes))) {
       refuse(
         'IMPORT_REQUEST_MISMATCH',
-        'the execution_request record is not the request the authority regenerates from the profile recipe, the exact revision and the context',
+        'the execution_request record is not the request the authority regenerates from the profile recipe, the ' +
+          'exact revision and the context',
         'collect from the descriptor unchanged',
         { field: 'execution_request' },
       );
