@@ -51,9 +51,9 @@ export type ReviewImportStart =
   | { readonly retained?: undefined; readonly prepared: PreparedReviewImport };
 
 /**
- * The first half of a review transfer's import (spec: "For review it rebuilds immutable sources
- * and the installed request, then runs the existing finite controller against a validation-only
- * replay transport and journal"): the envelope's signature with the current registration's key
+ * The first half of a review transfer's import (docs/review.md "Replay (validation only)": the
+ * immutable sources and the installed request are rebuilt, then the finite controller runs against
+ * a validation-only replay transport and journal): the envelope's signature with the current registration's key
  * and the audience (done once, by readUploadedTransfer, when given bytes), the grant, then —
  * unless this is an exact retry (answered with its retained view) — the claim, the
  * finite-review profile, the task's review step in the current compiled subject, the policy

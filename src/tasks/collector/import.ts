@@ -1,6 +1,6 @@
 /**
- * Authority-side import of a collector transfer (spec "Operator-enrolled collector transfer";
- * docs/wire.md "Collector transfer envelope v1"; docs/collector-transfer.md "Import"). One core
+ * Authority-side import of a collector transfer (docs/wire.md "Collector transfer envelope v1";
+ * docs/collector-transfer.md "Import"). One core
  * function that every upload path calls: `agent-task collect` and `agent-task upload` into the
  * local authority, and the hub's upload route.
  */
