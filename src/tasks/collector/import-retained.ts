@@ -112,8 +112,9 @@ interface RetainedTransfer {
  * (docs/collector-transfer.md "Import": an exact committed upload retry is looked up after
  * current combined caller/origin authorization): the guard has authenticated the caller's grant
  * again; the retained upload is answered only on the repository of that grant and only to the
- * actor whose grant claimed it — the same refusals as a first upload by anyone else. Whether the originating grant itself is
- * still live is the answer's applicability (`origin_current`), read now beside it.
+ * actor whose grant claimed it — the same refusals as a first upload by anyone else. Whether the
+ * originating grant itself is still live is the answer's applicability (`origin_current`), read
+ * now beside it.
  */
 function authorizeRetainedUpload(ctx: TaskContext, claim: CollectorAttemptRow): void {
   const d = claim.descriptor;
