@@ -17,7 +17,8 @@ import type { AddressInfo } from 'node:net';
 
 import { AgentscmError } from '../contracts/errors.js';
 import { getRepository } from '../native/repositories.js';
-import { isStoreInitialized, openAuthority, readTransaction } from '../native/store.js';
+import { isStoreInitialized, readTransaction } from '../native/store.js';
+import { openStore } from '../tasks/store.js';
 import { UploadBudget } from './body.js';
 import type { HubConfig } from './config.js';
 import { ForgePublisher, type ForgePublisherOptions } from './forge-status.js';
@@ -67,15 +68,16 @@ function checkProfiles(config: HubConfig): void {
         hint: 'point data_dir at the native data directory that holds native_repository',
       });
     if (!isStoreInitialized(profile.dataDir)) throw unavailable(`no native store in ${profile.dataDir}`);
-    const auth = openAuthority(profile.dataDir, { mode: 'read' });
+    const store = openStore(profile.dataDir, { mode: 'read' });
     try {
+      const auth = store.authority();
       readTransaction(auth, () => getRepository(auth, profile.nativeRepository));
     } catch (error) {
       if (error instanceof AgentscmError && error.code === 'REPOSITORY_NOT_FOUND')
         throw unavailable(`the store has no repository ${profile.nativeRepository}`);
       throw error;
     } finally {
-      auth.close();
+      store.close();
     }
   }
 }
