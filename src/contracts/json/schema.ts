@@ -1,4 +1,6 @@
 /**
+ * Over 400 lines: one decoder pipeline (ajv setup, keyword extensions, error mapping) that only works whole.
+ *
  * Typed decoders: the strict JSON parser followed by ajv (strict mode) over one JSON Schema
  * (docs/wire.md "Strict JSON decoding"). The decoder owns the rules JSON Schema cannot state on its
  * own: exact u64 integers (`u64: true`, normalised to bigint), UTF-8 byte bounds

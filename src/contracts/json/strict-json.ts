@@ -1,4 +1,6 @@
 /**
+ * Over 400 lines: one hand-written parser; its checks run in one pass and are not separable.
+ *
  * The strict JSON decoder of docs/wire.md "Strict JSON decoding". Every untrusted input goes through
  * here before ajv sees it; the order (docs/strict-json.md "Order of checks") is: byte-length
  * check, BOM, fatal UTF-8 decode, then a hand-written parser that refuses duplicate keys, lone
