@@ -29,6 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { qualifyLocal } from '../src/tasks/admission/qualification-local.js';
 import { verifyReceiptBundle } from '../src/tasks/admission/receipt-bundle-verify.js';
 import { exportReceiptBundle } from '../src/tasks/admission/receipt-bundle.js';
+import { withStore } from '../src/tasks/store.js';
 import { makeWideReceipt } from '../test/receipts/fixture.js';
 import { CHANGE_ID } from '../test/tasks/fixture.js';
 
@@ -76,7 +77,9 @@ export function main(): Promise<void> {
     const exported = exportReceiptBundle(wide.dataDir, wide.receiptDigest, bundleFile);
     const bundle = readFileSync(bundleFile);
     const qualify = (): void => {
-      const answer = qualifyLocal({ dataDir: wide.dataDir, profile: 'default', target: 'main', change: CHANGE_ID });
+      const answer = withStore(wide.dataDir, 'read', (store) =>
+        qualifyLocal(store, { profile: 'default', target: 'main', change: CHANGE_ID }),
+      );
       if (!answer.qualified || answer.receipt_digest !== wide.receiptDigest)
         throw new Error('the subject does not qualify with its receipt');
     };

@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 
 import type { JsonObject } from '../contracts/json/json-value.js';
 import { approveChange } from '../tasks/admission/admission.js';
+import { withStore } from '../tasks/store.js';
 import { BaseCommand } from './_base.js';
 
 export default class Approve extends BaseCommand {
@@ -40,14 +41,15 @@ export default class Approve extends BaseCommand {
 
   async run(): Promise<JsonObject> {
     const { flags } = await this.parse(Approve);
-    const { approval, created, run_id } = approveChange({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      repository: flags.repository,
-      profile: flags.profile,
-      target: flags.target,
-      change: flags.change,
-      context: flags.context,
-    });
+    const { approval, created, run_id } = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      approveChange(store, {
+        repository: flags.repository,
+        profile: flags.profile,
+        target: flags.target,
+        change: flags.change,
+        context: flags.context,
+      }),
+    );
     this.log(
       `${created ? 'approved' : 'already approved'}: Change ${approval.change_id} version ` +
         `${approval.change_version} at revision ${approval.revision} for target ${approval.target} (approval ` +

@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 
 import type { JsonObject } from '../contracts/json/json-value.js';
 import { landChange } from '../tasks/admission/admission.js';
+import { withStore } from '../tasks/store.js';
 import { BaseCommand } from './_base.js';
 
 export default class Land extends BaseCommand {
@@ -36,13 +37,14 @@ export default class Land extends BaseCommand {
 
   async run(): Promise<JsonObject> {
     const { flags } = await this.parse(Land);
-    const { landing } = landChange({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      repository: flags.repository,
-      profile: flags.profile,
-      target: flags.target,
-      change: flags.change,
-    });
+    const { landing } = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      landChange(store, {
+        repository: flags.repository,
+        profile: flags.profile,
+        target: flags.target,
+        change: flags.change,
+      }),
+    );
     this.log(
       `landed: Change ${landing.change_id} version ${landing.change_version} moved target ${landing.target} from ` +
         `${landing.previous_revision} to ${landing.revision}`,

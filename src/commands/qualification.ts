@@ -3,6 +3,7 @@ import { Flags } from '@oclif/core';
 import type { JsonValue } from '../contracts/json/json-value.js';
 import { qualificationToJson } from '../contracts/task/qualification.js';
 import { qualifyLocal } from '../tasks/admission/qualification-local.js';
+import { withStore } from '../tasks/store.js';
 import { BaseCommand } from './_base.js';
 
 export default class Qualification extends BaseCommand {
@@ -42,14 +43,15 @@ export default class Qualification extends BaseCommand {
 
   async run(): Promise<JsonValue> {
     const { flags } = await this.parse(Qualification);
-    const answer = qualifyLocal({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      repository: flags.repository,
-      profile: flags.profile,
-      target: flags.target,
-      change: flags.change,
-      context: flags.context,
-    });
+    const answer = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      qualifyLocal(store, {
+        repository: flags.repository,
+        profile: flags.profile,
+        target: flags.target,
+        change: flags.change,
+        context: flags.context,
+      }),
+    );
     this.log(
       `${answer.qualified ? 'qualified' : 'not qualified'}: Change ${flags.change} at revision ` +
         `${answer.revision}${answer.subject_current ? '' : ' (subject superseded)'}`,

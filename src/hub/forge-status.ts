@@ -14,6 +14,7 @@
 import { isAgentscmError } from '../contracts/errors.js';
 import type { HubForgeConfig } from '../contracts/hub-config.js';
 import { qualifyLocal } from '../tasks/admission/qualification-local.js';
+import { withStore } from '../tasks/store.js';
 import type { HubProfile } from './config.js';
 import { sendForgeStatus, type ForgeStatus } from './forge-client.js';
 import { listForgeLinks, type ForgeLink } from './forge-links.js';
@@ -35,13 +36,14 @@ export interface ForgePublisherOptions {
 export function forgeStatusOf(profile: HubProfile, changeId: string): ForgeStatus {
   let answer;
   try {
-    answer = qualifyLocal({
-      dataDir: profile.dataDir,
-      repository: profile.nativeRepository,
-      profile: profile.profileId,
-      target: profile.target,
-      change: changeId,
-    });
+    answer = withStore(profile.dataDir, 'read', (store) =>
+      qualifyLocal(store, {
+        repository: profile.nativeRepository,
+        profile: profile.profileId,
+        target: profile.target,
+        change: changeId,
+      }),
+    );
   } catch (error) {
     // No review context yet, the Change gone, the store busy: nothing qualifies, nothing failed.
     return {

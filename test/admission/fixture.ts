@@ -13,6 +13,7 @@ import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { qualificationAnswerDecoder, type QualificationAnswer } from '../../src/contracts/task/qualification.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { decodeTaskCall } from '../../src/tasks/facade.js';
+import { withStore } from '../../src/tasks/store.js';
 import { ALICE, authorization, type Evidence } from '../evidence/fixture.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
 
@@ -28,17 +29,19 @@ export interface QualifyOptions {
 export function qualifyAs(ev: Evidence, options: QualifyOptions = {}): QualificationAnswer {
   const grant = authorization(ev, options.tokenFile ?? ev.tokenFile);
   const now = options.now;
-  const answer = decodeTaskCall('qualification', null).run({
-    dataDir: ev.store.dataDir,
-    actor: grant.actor,
-    repository: grant.repository,
-    profile: PROFILE,
-    target: 'main',
-    subject: { change_id: CHANGE_ID, context_digest: options.contextDigest ?? ev.store.contextDigest },
-    guard: grant.guard,
-    origin: grant.origin,
-    now: now === undefined ? undefined : () => now,
-  });
+  const answer = withStore(ev.store.dataDir, 'read', (store) =>
+    decodeTaskCall('qualification', null).run({
+      store,
+      actor: grant.actor,
+      repository: grant.repository,
+      profile: PROFILE,
+      target: 'main',
+      subject: { change_id: CHANGE_ID, context_digest: options.contextDigest ?? ev.store.contextDigest },
+      guard: grant.guard,
+      origin: grant.origin,
+      now: now === undefined ? undefined : () => now,
+    }),
+  );
   return qualificationAnswerDecoder.validate(answer);
 }
 
@@ -50,16 +53,18 @@ export function importEnvelope(ev: Evidence, envelope: Buffer, tokenFile = ev.to
 /** collector_finalize as the evidence grant. */
 export function finalize(ev: Evidence): JsonObject {
   const grant = authorization(ev);
-  return decodeTaskCall('collector_finalize', encodeCanonical({ version: 1, agent: { ...ALICE } })).run({
-    dataDir: ev.store.dataDir,
-    actor: grant.actor,
-    repository: grant.repository,
-    profile: PROFILE,
-    target: 'main',
-    subject: { change_id: CHANGE_ID, context_digest: ev.store.contextDigest },
-    guard: grant.guard,
-    origin: grant.origin,
-  }) as JsonObject;
+  return withStore(ev.store.dataDir, 'write', (store) =>
+    decodeTaskCall('collector_finalize', encodeCanonical({ version: 1, agent: { ...ALICE } })).run({
+      store,
+      actor: grant.actor,
+      repository: grant.repository,
+      profile: PROFILE,
+      target: 'main',
+      subject: { change_id: CHANGE_ID, context_digest: ev.store.contextDigest },
+      guard: grant.guard,
+      origin: grant.origin,
+    }),
+  ) as JsonObject;
 }
 
 /**

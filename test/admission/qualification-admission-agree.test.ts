@@ -23,9 +23,9 @@ import { getTargetRequirement } from '../../src/native/requirements.js';
 import { openAuthority, readTransaction } from '../../src/native/store.js';
 import { approveChange } from '../../src/tasks/admission/admission.js';
 import { qualifyLocal } from '../../src/tasks/admission/qualification-local.js';
+import { openStore, withStore } from '../../src/tasks/store.js';
 import { finishCommandAttempt, reserveCommandAttempt } from '../../src/workflows/command-attempts.js';
 import type { CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../../src/workflows/command-step.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import { compileRequirementPlan } from '../../src/workflows/requirement.js';
 import { runWorkflow } from '../../src/workflows/runner.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
@@ -37,41 +37,38 @@ class RecordingRuntime implements CommandStepRuntime {
   constructor(private readonly passes: boolean) {}
 
   run(request: CommandStepRequest): Promise<CommandStepResult> {
-    const journal = openJournal(request.dataDir, 'write');
-    try {
-      const { attempt } = reserveCommandAttempt(journal.db, {
-        repository: request.repository,
-        runId: request.runId,
-        stepId: request.stepId,
-        generation: 1n,
-        requestDigest: request.recipeDigest,
-        requestJson: Buffer.from('{}'),
-        snapshotPath: '/nonexistent',
-        nowMs: Date.now(),
-      });
-      const record = Buffer.from(JSON.stringify({ exit_code: this.passes ? 0 : 1 }));
-      const state = this.passes ? 'succeeded' : 'failed';
-      const finished = finishCommandAttempt(journal.db, attempt.attempt_id, {
-        state,
-        outcome: this.passes ? 'passed' : 'exit_nonzero',
-        recordJson: record,
-        recordDigest: sha256Hex(record),
-        summary: state,
-        stdout: Buffer.alloc(0),
-        stderr: Buffer.alloc(0),
-        nowMs: Date.now(),
-      });
-      return Promise.resolve({
-        state,
-        attemptId: finished.attempt_id,
-        generation: finished.generation,
-        outcome: finished.outcome ?? '',
-        recordDigest: finished.record_digest,
-        summary: state,
-      });
-    } finally {
-      journal.close();
-    }
+    // The runner's own journal connection, as the collector runtime uses it.
+    const journal = request.store.requireJournal();
+    const { attempt } = reserveCommandAttempt(journal.db, {
+      repository: request.repository,
+      runId: request.runId,
+      stepId: request.stepId,
+      generation: 1n,
+      requestDigest: request.recipeDigest,
+      requestJson: Buffer.from('{}'),
+      snapshotPath: '/nonexistent',
+      nowMs: Date.now(),
+    });
+    const record = Buffer.from(JSON.stringify({ exit_code: this.passes ? 0 : 1 }));
+    const state = this.passes ? 'succeeded' : 'failed';
+    const finished = finishCommandAttempt(journal.db, attempt.attempt_id, {
+      state,
+      outcome: this.passes ? 'passed' : 'exit_nonzero',
+      recordJson: record,
+      recordDigest: sha256Hex(record),
+      summary: state,
+      stdout: Buffer.alloc(0),
+      stderr: Buffer.alloc(0),
+      nowMs: Date.now(),
+    });
+    return Promise.resolve({
+      state,
+      attemptId: finished.attempt_id,
+      generation: finished.generation,
+      outcome: finished.outcome ?? '',
+      recordDigest: finished.record_digest,
+      summary: state,
+    });
   }
 }
 
@@ -110,12 +107,17 @@ async function serverRun(ev: Evidence, passes: boolean): Promise<void> {
   } finally {
     auth.close();
   }
-  await runWorkflow(
-    { dataDir: ev.store.dataDir, runtime: new RecordingRuntime(passes) },
-    `run-${passes ? 'pass' : 'fail'}`,
-    definition,
-    32,
-  );
+  const store = openStore(ev.store.dataDir, { mode: 'write' });
+  try {
+    await runWorkflow(
+      { store, runtime: new RecordingRuntime(passes) },
+      `run-${passes ? 'pass' : 'fail'}`,
+      definition,
+      32,
+    );
+  } finally {
+    store.close();
+  }
 }
 
 async function subjectOf(t: TestContext, c: Case): Promise<Evidence> {
@@ -154,13 +156,9 @@ async function subjectOf(t: TestContext, c: Case): Promise<Evidence> {
 /** What approve does with the subject: the receipt it binds, or the refusal's code. */
 function approveOutcome(ev: Evidence): { readonly receipt_digest: string } | { readonly refused: string } {
   try {
-    const { approval } = approveChange({
-      dataDir: ev.store.dataDir,
-      profile: PROFILE,
-      target: 'main',
-      change: CHANGE_ID,
-      context: ev.store.contextDigest,
-    });
+    const { approval } = withStore(ev.store.dataDir, 'write', (store) =>
+      approveChange(store, { profile: PROFILE, target: 'main', change: CHANGE_ID, context: ev.store.contextDigest }),
+    );
     return { receipt_digest: approval.receipt_digest };
   } catch (error) {
     if (isAgentscmError(error) && error.code.startsWith('ADMISSION_')) return { refused: error.code };
@@ -174,13 +172,9 @@ test('qualification and approve agree on generated subjects: qualified exactly w
     fc.asyncProperty(cases, async (c) => {
       const ev = await subjectOf(t, c);
       // The operator's question (`agentscm qualification`): the revoked grant cannot ask any more.
-      const answer = qualifyLocal({
-        dataDir: ev.store.dataDir,
-        profile: PROFILE,
-        target: 'main',
-        change: CHANGE_ID,
-        context: ev.store.contextDigest,
-      });
+      const answer = withStore(ev.store.dataDir, 'read', (store) =>
+        qualifyLocal(store, { profile: PROFILE, target: 'main', change: CHANGE_ID, context: ev.store.contextDigest }),
+      );
       const approved = approveOutcome(ev);
       seen.add('refused' in approved ? approved.refused : 'admitted');
       if ('receipt_digest' in approved) {

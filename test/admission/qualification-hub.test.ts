@@ -13,6 +13,7 @@ import { qualificationAnswerDecoder, type QualificationAnswer } from '../../src/
 import { hubOperation, toolNameOf } from '../../src/hub/operations.js';
 import { qualify } from '../../src/tasks/admission/qualification.js';
 import { trustedLocalGuard } from '../../src/tasks/context.js';
+import { withStore } from '../../src/tasks/store.js';
 import {
   errorCode,
   grantFor,
@@ -30,14 +31,16 @@ import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
 import { assertionRequest, claimedOf, claimRequest, mutationRequest, taskRef } from '../tasks/requests.js';
 
 function localAnswer(hub: HubStore): QualificationAnswer {
-  return qualify({
-    dataDir: hub.store.dataDir,
-    actor: { owner_id: 'operator', agent_id: 'local' },
-    profile: PROFILE,
-    target: 'main',
-    subject: { change_id: CHANGE_ID, context_digest: hub.store.contextDigest },
-    guard: trustedLocalGuard,
-  });
+  return withStore(hub.store.dataDir, 'read', (store) =>
+    qualify({
+      store,
+      actor: { owner_id: 'operator', agent_id: 'local' },
+      profile: PROFILE,
+      target: 'main',
+      subject: { change_id: CHANGE_ID, context_digest: hub.store.contextDigest },
+      guard: trustedLocalGuard,
+    }),
+  );
 }
 
 async function qualifyOverHttp(url: string, grant: TestGrant, hub: HubStore): Promise<QualificationAnswer> {

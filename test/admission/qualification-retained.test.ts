@@ -21,6 +21,7 @@ import { generateKeyPair, signDigest } from '../../src/crypto/ed25519.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { openAuthority, type Authority } from '../../src/native/store.js';
 import { approveChange } from '../../src/tasks/admission/admission.js';
+import { withStore } from '../../src/tasks/store.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
 import { importEnvelope, qualifyAs } from './fixture.js';
@@ -86,7 +87,9 @@ function forgeEnvelope(ev: Evidence, receipt: boolean): void {
 
 function approve(ev: Evidence): unknown {
   try {
-    return approveChange({ dataDir: ev.store.dataDir, profile: PROFILE, target: 'main', change: CHANGE_ID });
+    return withStore(ev.store.dataDir, 'write', (store) =>
+      approveChange(store, { profile: PROFILE, target: 'main', change: CHANGE_ID }),
+    );
   } catch (error) {
     return error;
   }

@@ -14,6 +14,7 @@ import { comparePaths, listRevisionEntries, recordRevision } from '../../src/nat
 import { openAuthority, readTransaction, writeTransaction } from '../../src/native/store.js';
 import { listTargets, setTarget } from '../../src/native/targets.js';
 import { approveChange, landChange, type LandResult } from '../../src/tasks/admission/admission.js';
+import { withStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { importEnvelope } from '../admission/fixture.js';
 import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
@@ -114,8 +115,10 @@ export async function landedHub(
   }
   const imported = importEnvelope(ev, envelopeOf(ev.key, transferParts(claim(ev))));
   const receiptDigest = (imported.receipt as { receipt_digest: string }).receipt_digest;
-  approveChange({ dataDir: ev.store.dataDir, profile: PROFILE, target: 'main', change: CHANGE_ID });
-  const landed = landChange({ dataDir: ev.store.dataDir, profile: PROFILE, target: 'main', change: CHANGE_ID });
+  const landed = withStore(ev.store.dataDir, 'write', (store) => {
+    approveChange(store, { profile: PROFILE, target: 'main', change: CHANGE_ID });
+    return landChange(store, { profile: PROFILE, target: 'main', change: CHANGE_ID });
+  });
   const profile: HubProfile = {
     repositoryId: REPOSITORY_ID,
     profileId: PROFILE,

@@ -13,6 +13,7 @@ import test from 'node:test';
 
 import { openAuthority } from '../../src/native/store.js';
 import { qualifyLocal } from '../../src/tasks/admission/qualification-local.js';
+import { withStore } from '../../src/tasks/store.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { cliEntryArgv, runCli } from '../helpers/cli.js';
 import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
@@ -21,13 +22,9 @@ const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
 /** The operator's own read (the agent's token is revoked by then). */
 function qualifyAs(ev: Evidence): ReturnType<typeof qualifyLocal> {
-  return qualifyLocal({
-    dataDir: ev.store.dataDir,
-    profile: PROFILE,
-    target: 'main',
-    change: CHANGE_ID,
-    context: ev.store.contextDigest,
-  });
+  return withStore(ev.store.dataDir, 'read', (store) =>
+    qualifyLocal(store, { profile: PROFILE, target: 'main', change: CHANGE_ID, context: ev.store.contextDigest }),
+  );
 }
 
 function transfers(ev: Evidence): number {

@@ -1,6 +1,6 @@
 /**
- * Admission: approval and landing (spec "Operator-enrolled collector transfer", "Approval and
- * integration recheck", and the admission column of "Capability matrix"; docs/admission.md).
+ * Admission: approval and landing (docs/admission.md; docs/collector-transfer.md for the
+ * operator-enrolled collector transfer it rechecks).
  *
  * `admitSubject` is admission's one check, run inside the caller's authority transaction with
  * one journal read snapshot inside it: the subject is derived from the authority and must be
@@ -33,7 +33,8 @@ import { isAncestor, recordLanding, type Landing } from '../../native/landings.j
 import { resolveRepository } from '../../native/repositories.js';
 import { resolveContextRef } from '../../native/review-contexts.js';
 import { recordServerRunReceipt, type ServerRunReceiptRow } from '../../native/server-run-receipts.js';
-import { openAuthority, writeTransaction, type Authority } from '../../native/store.js';
+import type { Store } from '../../native/store-handle.js';
+import { writeTransaction, type Authority } from '../../native/store.js';
 import { getTarget } from '../../native/targets.js';
 import { pauseAtTestPoint } from '../../native/test-pause.js';
 import type { Journal } from '../../workflows/journal.js';
@@ -41,6 +42,7 @@ import { trustedLocalGuard } from '../context.js';
 import { deriveSubject, type DerivedSubject } from '../derive.js';
 import { readJournal } from '../transition.js';
 import { completedRunReceipt, decideSubject } from './decision.js';
+import { exactSubjectBinding } from './exact-subject.js';
 import { soleCurrentContext } from './qualification-local.js';
 
 /** Test pause point (src/native/test-pause.ts): holding the writer lock, the target moved and the landing recorded, before the commit. */
@@ -57,7 +59,6 @@ const OPERATOR_NAME = `${OPERATOR.owner_id}/${OPERATOR.agent_id}`;
 
 /** The adapter fields that select a subject. */
 export interface AdmissionSelection {
-  readonly dataDir: string;
   /** Repository id or name; undefined → the only repository of the store. */
   readonly repository?: string | undefined;
   readonly profile: string;
@@ -121,24 +122,18 @@ function approvalSubjectOf(admitted: Admitted): ApprovalSubject {
   const b = admitted.derived.base;
   return {
     repository: b.repository,
-    change_id: b.change_id,
-    change_version: b.change_version,
-    revision: b.revision,
-    context_digest: b.context_digest,
-    policy_epoch: b.policy_epoch,
+    ...exactSubjectBinding(b),
     profile: b.profile,
-    target: b.target,
-    requirement_digest: b.requirement_digest,
     receipt_kind: admitted.receipt_kind,
     receipt_digest: admitted.receipt_digest,
   };
 }
 
 /** One journal read snapshot for the operator's local admission (none when the data directory has no journal). */
-function withJournal<T>(selection: AdmissionSelection, body: (journal: Journal | null) => T): T {
+function withJournal<T>(store: Store, selection: AdmissionSelection, body: (journal: Journal | null) => T): T {
   return readJournal(
     {
-      dataDir: selection.dataDir,
+      store,
       actor: OPERATOR,
       repository: selection.repository,
       profile: selection.profile,
@@ -150,13 +145,10 @@ function withJournal<T>(selection: AdmissionSelection, body: (journal: Journal |
   );
 }
 
-function withWriter<T>(dataDir: string, body: (auth: Authority) => T): T {
-  const auth = openAuthority(dataDir, { mode: 'write' });
-  try {
-    return writeTransaction(auth, () => body(auth));
-  } finally {
-    auth.close();
-  }
+/** The body in the authority's writer transaction (the store is the caller's, opened for writing). */
+function withWriter<T>(store: Store, body: (auth: Authority) => T): T {
+  const auth = store.authority();
+  return writeTransaction(auth, () => body(auth));
 }
 
 export interface ApproveInput extends AdmissionSelection {
@@ -175,15 +167,15 @@ export interface ApproveResult {
  * `agentscm approve`: run admission's checks on the Change's current subject in the authority's
  * writer transaction and record the operator's approval of it and its receipt.
  */
-export function approveChange(input: ApproveInput): ApproveResult {
-  return withWriter(input.dataDir, (auth) => {
+export function approveChange(store: Store, input: ApproveInput): ApproveResult {
+  return withWriter(store, (auth) => {
     const repository = resolveRepository(auth, input.repository).id;
     const contextDigest =
       input.context === undefined
         ? soleCurrentContext(auth, repository, input.change)
         : resolveContextRef(auth, repository, input.context);
     const selection = { ...input, repository };
-    const admitted = withJournal(selection, (journal) =>
+    const admitted = withJournal(store, selection, (journal) =>
       admitSubject(auth, journal, selection, contextDigest, input.nowMs ?? Date.now()),
     );
     const { approval, created } = recordApproval(
@@ -230,8 +222,8 @@ function requireBase(auth: Authority, approval: Approval, targetRevision: string
  * bind exactly the current subject and the receipt that admits it now, require the target at the
  * Change's base, then move the target and record the landing in the same transaction.
  */
-export function landChange(input: AdmissionSelection): LandResult {
-  return withWriter(input.dataDir, (auth) => {
+export function landChange(store: Store, input: AdmissionSelection): LandResult {
+  return withWriter(store, (auth) => {
     const repository = resolveRepository(auth, input.repository).id;
     const selection = { ...input, repository };
     const target = getTarget(auth, repository, input.target);
@@ -252,7 +244,7 @@ export function landChange(input: AdmissionSelection): LandResult {
         change.id,
       );
     }
-    const admitted = withJournal(selection, (journal) =>
+    const admitted = withJournal(store, selection, (journal) =>
       admitSubject(auth, journal, selection, approved.context_digest, input.nowMs ?? Date.now()),
     );
     const approval = findApproval(auth, approvalSubjectOf(admitted));
@@ -273,7 +265,6 @@ export function landChange(input: AdmissionSelection): LandResult {
 }
 
 export interface ServerRunReceiptInput {
-  readonly dataDir: string;
   readonly repository: string;
   readonly target: string;
   readonly change: string;
@@ -284,8 +275,8 @@ export interface ServerRunReceiptInput {
 }
 
 /**
- * The server-executed Stop loop's receipt (spec "Source-bound skill workflows": the loop
- * "revalidates the graph and copies an exact-subject receipt into native authority"): in one
+ * The server-executed Stop loop's receipt (docs/admission.md "The server-executed path": the
+ * loop copies an exact-subject receipt into the native authority): in one
  * authority writer transaction, with one journal read snapshot inside it, derive the Change's
  * current subject (ADMISSION_SUBJECT_STALE when the context is no longer current), observe that
  * the run completed for exactly that subject's compiled plan and gives a receipt (admission's
@@ -294,12 +285,12 @@ export interface ServerRunReceiptInput {
  * gives no receipt (nothing is written).
  */
 export function recordStopRunReceipt(
+  store: Store,
   input: ServerRunReceiptInput,
 ): { readonly row: ServerRunReceiptRow; readonly created: boolean } | null {
   const nowMs = input.nowMs ?? Date.now();
-  return withWriter(input.dataDir, (auth) => {
+  return withWriter(store, (auth) => {
     const selection: AdmissionSelection = {
-      dataDir: input.dataDir,
       repository: input.repository,
       profile: SERVER_RUN_PROFILE,
       target: input.target,
@@ -307,7 +298,7 @@ export function recordStopRunReceipt(
       nowMs,
     };
     const derived = deriveCurrent(auth, selection, input.contextDigest);
-    const receipt = withJournal(selection, (journal) =>
+    const receipt = withJournal(store, selection, (journal) =>
       journal === null ? null : completedRunReceipt(auth, journal, derived, input.runId, nowMs),
     );
     if (receipt === null) return null;
@@ -315,13 +306,7 @@ export function recordStopRunReceipt(
     const recorded = recordServerRunReceipt(auth, {
       receipt_digest: receipt.receipt_digest,
       repository: b.repository,
-      change_id: b.change_id,
-      change_version: b.change_version,
-      revision: b.revision,
-      context_digest: b.context_digest,
-      policy_epoch: b.policy_epoch,
-      target: b.target,
-      requirement_digest: b.requirement_digest,
+      ...exactSubjectBinding(b),
       plan_digest: b.plan_digest,
       run_id: receipt.run_id,
       state: receipt.state,

@@ -9,7 +9,7 @@ import type { AgentRef } from '../../contracts/task/common.js';
 import type { QualificationAnswer } from '../../contracts/task/qualification.js';
 import { resolveRepository } from '../../native/repositories.js';
 import { resolveContextRef, soleCurrentContext } from '../../native/review-contexts.js';
-import type { TaskConnections } from '../connections.js';
+import type { Store } from '../../native/store-handle.js';
 import { trustedLocalGuard } from '../context.js';
 import { qualifyResolved } from './qualification.js';
 
@@ -23,30 +23,27 @@ const OPERATOR: AgentRef = { owner_id: 'operator', agent_id: 'local' };
 const FULL_DIGEST = /^[0-9a-f]{64}$/;
 
 export interface LocalQualificationInput {
-  readonly dataDir: string;
   readonly repository?: string | undefined;
   readonly profile: string;
   readonly target: string;
   readonly change: string;
   /** Review context digest; undefined → the one context of the Change's current version. */
   readonly context?: string | undefined;
-  /** Connections kept open by an in-process adapter (the hub's dashboard); read snapshots only. */
-  readonly connections?: TaskConnections | undefined;
 }
 
 /**
- * Qualify a subject of the operator's data directory (read-only; opens existing stores only). The
- * default or abbreviated context is resolved in the same authority snapshot as the answer.
+ * Qualify a subject of the operator's store (read snapshots only: a command opens the store for
+ * reading, so existing files only; the hub's dashboard passes its own). The default or abbreviated
+ * context is resolved in the same authority snapshot as the answer.
  */
-export function qualifyLocal(input: LocalQualificationInput): QualificationAnswer {
+export function qualifyLocal(store: Store, input: LocalQualificationInput): QualificationAnswer {
   const ctx = {
-    dataDir: input.dataDir,
+    store,
     actor: OPERATOR,
     repository: input.repository,
     profile: input.profile,
     target: input.target,
     guard: trustedLocalGuard,
-    ...(input.connections === undefined ? {} : { connections: input.connections }),
   };
   return qualifyResolved(ctx, (auth) => {
     const reference = input.context;
