@@ -6,8 +6,9 @@
 import type { ServerResponse } from 'node:http';
 
 import { bearerToken } from '../auth.js';
-import { isUiApiPath, type UiAnswer } from '../ui-api.js';
+import { isUiApiPath } from '../ui-api.js';
 import { UI_PREFIX, UI_SECURITY_HEADERS, uiFile } from '../ui-routes.js';
+import type { UiAnswer } from '../ui-views.js';
 import type { HubContext, HubRoute } from './context.js';
 
 function sendUi(res: ServerResponse, answer: UiAnswer): void {
