@@ -12,6 +12,7 @@ import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
+import { openStore } from '../../src/tasks/store.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { CHANGE_ID, DEFAULT_STEPS, PROFILE, revoke } from '../tasks/fixture.js';
@@ -50,7 +51,7 @@ test('agent-task claim writes the descriptor 0600 with the profile, origin grant
   assert.equal(answer.status, 'collector_claimed');
 
   const reread = callWithTokenFile({
-    dataDir: ev.store.dataDir,
+    store: openStore(ev.store.dataDir, { mode: 'write' }),
     tokenFile: ev.tokenFile,
     operation: 'collector_descriptor',
     input: Buffer.from(
@@ -136,7 +137,7 @@ test('collector_descriptor of an attempt that was never collector-claimed is COL
   assert.equal(
     codeOf(() =>
       callWithTokenFile({
-        dataDir: ev.store.dataDir,
+        store: openStore(ev.store.dataDir, { mode: 'write' }),
         tokenFile: ev.tokenFile,
         operation: 'collector_descriptor',
         input: Buffer.from(
@@ -165,7 +166,7 @@ test('a collector-claimed attempt is never finished by a result assertion: COLLE
   };
   const result = (outcome: 'passed' | 'failed') => () =>
     callWithTokenFile({
-      dataDir: ev.store.dataDir,
+      store: openStore(ev.store.dataDir, { mode: 'write' }),
       tokenFile: ev.tokenFile,
       operation: 'result',
       input: encodeCanonical(assertionRequest(ALICE, claimed, `r-${outcome}`, outcome)),
@@ -184,7 +185,7 @@ test('collector_claim through the facade: an identical retry answers the same de
   const ev = makeEvidence(t, DEFAULT_STEPS);
   const call = (operation: string, input: JsonObject) =>
     callWithTokenFile({
-      dataDir: ev.store.dataDir,
+      store: openStore(ev.store.dataDir, { mode: 'write' }),
       tokenFile: ev.tokenFile,
       operation,
       input: encodeCanonical(input),
@@ -193,7 +194,7 @@ test('collector_claim through the facade: an identical retry answers the same de
       subject: { change_id: CHANGE_ID, context_digest: ev.store.contextDigest },
     }) as JsonObject;
   const requirements = callWithTokenFile({
-    dataDir: ev.store.dataDir,
+    store: openStore(ev.store.dataDir, { mode: 'write' }),
     tokenFile: ev.tokenFile,
     operation: 'requirements',
     input: null,

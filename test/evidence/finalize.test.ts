@@ -17,6 +17,7 @@ import { revokeGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
+import { openStore } from '../../src/tasks/store.js';
 import { makeGrant } from '../grants/fixture.js';
 import { CHANGE_ID, revoke } from '../tasks/fixture.js';
 import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts, type Evidence } from './fixture.js';
@@ -34,7 +35,7 @@ function receiptCount(ev: Evidence): number {
 
 function finalize(ev: Evidence): JsonObject {
   return callWithTokenFile({
-    dataDir: ev.store.dataDir,
+    store: openStore(ev.store.dataDir, { mode: 'write' }),
     tokenFile: ev.tokenFile,
     operation: 'collector_finalize',
     input: encodeCanonical({ version: 1, agent: { ...ALICE } }),

@@ -30,6 +30,7 @@ import {
 } from '../../src/tasks/collector/execution.js';
 import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, type GrantAuthorization } from '../../src/tasks/grant-guard.js';
+import { openStore } from '../../src/tasks/store.js';
 import { makeGrant } from '../grants/fixture.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
@@ -147,7 +148,8 @@ export function claim(ev: Evidence, tokenFile = ev.tokenFile): CollectorDescript
 }
 
 export function authorization(ev: Evidence, tokenFile = ev.tokenFile): GrantAuthorization {
-  return authorizeTaskToken({ dataDir: ev.store.dataDir, token: readTokenFile(tokenFile) });
+  // The grant's guard reads through this Store on every later check: it stays open for the test.
+  return authorizeTaskToken({ store: openStore(ev.store.dataDir, { mode: 'write' }), token: readTokenFile(tokenFile) });
 }
 
 export interface TransferParts {

@@ -22,6 +22,7 @@ import { revokeGrant, rotateGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
+import { openStore } from '../../src/tasks/store.js';
 import { codeOf } from '../helpers/errors.js';
 import { checkpoint, revoke, sha256 } from '../tasks/fixture.js';
 import {
@@ -327,7 +328,7 @@ test("old fence after reconcile: the superseded attempt's transfer is IMPORT_FEN
     reason: 'collector lost',
   };
   callWithTokenFile({
-    dataDir: ev.store.dataDir,
+    store: openStore(ev.store.dataDir, { mode: 'write' }),
     tokenFile: ev.tokenFile,
     operation: 'reconcile',
     input: encodeCanonical(reconcile),

@@ -85,7 +85,7 @@ test('the counters count the receipt path: collector_finalize re-verifies the re
 
 function finalize(ev: Evidence): JsonObject {
   return callWithTokenFile({
-    dataDir: ev.store.dataDir,
+    store: openStore(ev.store.dataDir, { mode: 'write' }),
     tokenFile: ev.tokenFile,
     operation: 'collector_finalize',
     input: encodeCanonical({ version: 1, agent: { ...ALICE } }),
