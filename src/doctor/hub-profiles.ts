@@ -8,9 +8,10 @@ import { isStoreInitialized, readTransaction, type Authority } from '../native/s
 import { describeError, finding, passed, type DoctorFinding } from './finding.js';
 
 /**
- * A profile of a hub config, read through its read-only Store: its data_dir holds a store with its native repository (else the
- * hub does not start, HUB_PROFILE_UNAVAILABLE), and its target's installed requirement is still the
- * requirement_digest it pins (else every task call is HUB_REQUIREMENT_CHANGED).
+ * A profile of a hub config, read through its read-only Store: its data_dir holds a store with its
+ * native repository (else the hub does not start, HUB_PROFILE_UNAVAILABLE), and its target's
+ * installed requirement is still the requirement_digest it pins (else every task call is
+ * HUB_REQUIREMENT_CHANGED).
  */
 export function checkHubProfile(profile: HubProfile, store: Store): DoctorFinding {
   const subject = `profile ${profile.repositoryId} ${profile.profileId} (data_dir ${profile.dataDir}, target ${profile.target})`;

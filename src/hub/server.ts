@@ -82,7 +82,10 @@ function checkProfiles(config: HubConfig): void {
   }
 }
 
-/** The filesystem paths of the config that no answer may name: each data_dir (and its real path), each forge token file. */
+/**
+ * The filesystem paths of the config that no answer may name: each data_dir (and its real path),
+ * each forge token file.
+ */
 function privatePathsOf(config: HubConfig): string[] {
   const paths: string[] = [];
   for (const profile of config.profiles) {

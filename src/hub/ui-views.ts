@@ -34,7 +34,10 @@ export const CHANGE_PAGE_MAX = 100;
 export const RUN_PAGE_MAX = 200;
 /** Bytes of each retained output stream (stdout, stderr) a run view carries; the rest is counted, not sent. */
 export const RUN_OUTPUT_MAX_BYTES = 64 * 1024;
-/** Versions a Change's subject view carries, newest first (`version_count` counts all); a list row carries the newest 5. */
+/**
+ * Versions a Change's subject view carries, newest first (`version_count` counts all); a list row
+ * carries the newest 5.
+ */
 export const CHANGE_VERSIONS_MAX = 100;
 export const CHANGE_LIST_VERSIONS = 5;
 /** Changed paths shown in a Change's revision diff (the total is counted). */
@@ -248,7 +251,10 @@ function boundedOutput(stream: { readonly text: string; readonly bytes: number; 
   };
 }
 
-/** One run (`skill-workflow status`) and, for each command step, its attempt (`check-command-show`) with bounded output. */
+/**
+ * One run (`skill-workflow status`) and, for each command step, its attempt (`check-command-show`)
+ * with bounded output.
+ */
 function runView(profile: HubProfile, runId: string): UiAnswer {
   const view = readRunStatus(profile.dataDir, runId);
   if (view.source.repository !== profile.nativeRepository) {

@@ -1,4 +1,6 @@
 /**
+ * Over 400 lines: the dashboard's one browser bundle entry, one render function per view sharing its state.
+ *
  * The read-only dashboard (docs/dashboard.md): a reader grant's token entered once and kept in
  * sessionStorage (sent only as an Authorization header, never in a URL), hash routes for the
  * views, polling for refresh, and a "reconnecting" status while the hub does not answer. It only
