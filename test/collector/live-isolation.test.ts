@@ -8,11 +8,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 
-import {
-  createCommandStepRuntime,
-  snapshotParentOf,
-  type CommandRuntimeHandle,
-} from '../../src/collector/command-step-runtime.js';
+import { snapshotParentOf } from '../../src/collector/command-step-run.js';
+import { createCommandStepRuntime, type CommandRuntimeHandle } from '../../src/collector/command-step-runtime.js';
 import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { listRevisionEntries } from '../../src/native/revisions.js';
 import { openAuthority } from '../../src/native/store.js';
