@@ -1,8 +1,7 @@
 /**
- * The one decision behind `qualification`, `approve` and `land` (spec "Instruction entrypoint",
- * the qualification paragraph: qualification "runs admission's current-subject check … and its
- * evidence checks"; "Operator-enrolled collector transfer", "Approval and integration recheck";
- * "Source-bound skill workflows"; docs/admission.md "What is rechecked, and why").
+ * The one decision behind `qualification`, `approve` and `land` (docs/qualification.md: it runs
+ * admission's current-subject check and its evidence checks; docs/admission.md "What is
+ * rechecked, and why", "The server-executed path").
  *
  * `decideSubject` takes a current derived subject, one authority snapshot and one journal
  * snapshot inside it, and answers both questions at once: the qualification answer, and either

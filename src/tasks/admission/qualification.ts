@@ -1,6 +1,5 @@
 /**
- * `qualification` (spec "Instruction entrypoint", the qualification paragraph;
- * docs/qualification.md): whether the exact subject `next` would work on qualifies now. Read-only
+ * `qualification` (docs/qualification.md): whether the exact subject `next` would work on qualifies now. Read-only
  * — it never finalizes, writes a receipt or changes a task — and advisory, since landing rechecks.
  * Subject currency and evidence come from one read snapshot (one authority read transaction with
  * one journal read transaction inside it): the subject is derived and checked current, then
