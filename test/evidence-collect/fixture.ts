@@ -29,6 +29,7 @@ import { openAuthority, readTransaction } from '../../src/native/store.js';
 import { installCollectorProfileFile } from '../../src/tasks/collector/profiles.js';
 import { deriveSubject } from '../../src/tasks/derive.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
+import { openStore } from '../../src/tasks/store.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { DOCKER_EXE, DOCKER_SOCKET, IMAGE } from '../collector/fixture.js';
 import { makeGrant } from '../grants/fixture.js';
@@ -128,7 +129,7 @@ export function claimDescriptor(
     requested_lease_ms: 600_000,
   };
   const answer = callWithTokenFile({
-    dataDir: store.dataDir,
+    store: openStore(store.dataDir, { mode: 'write' }),
     tokenFile,
     operation: 'collector_claim',
     input: Buffer.from(JSON.stringify(request)),
