@@ -69,6 +69,7 @@ import { claimToFile } from '../src/tasks/collector/claim-file.js';
 import { importCollectorTransfer } from '../src/tasks/collector/import.js';
 import { installCollectorProfileFile } from '../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, callWithTokenFile } from '../src/tasks/grant-guard.js';
+import { openStore, type Store } from '../src/tasks/store.js';
 import { busyboxRecipe } from '../test/evidence-collect/fixture.js';
 import { makeGrant } from '../test/grants/fixture.js';
 import {
@@ -102,6 +103,30 @@ const MIB16 = 16 * 1024 * 1024;
 const IMPORT_BYTES = Number(process.env.AGENTSCM_BENCH_IMPORT_BYTES ?? MIB16);
 /** The size as the output names it: "16 MiB", or the byte count of a smaller sample. */
 const IMPORT_LABEL = IMPORT_BYTES === MIB16 ? '16 MiB' : `${IMPORT_BYTES} B`;
+
+/** agent-task collect as its command runs it: a read Store for the checks, a write Store for a local upload. */
+async function collectWithStores(
+  dataDir: string,
+  input: Omit<Parameters<typeof collect>[0], 'store' | 'uploadStore'>,
+): ReturnType<typeof collect> {
+  const store = openStore(dataDir, { mode: 'read' });
+  const uploadStore = openStore(dataDir, { mode: 'write' });
+  try {
+    return await collect({ ...input, store, uploadStore });
+  } finally {
+    uploadStore.close();
+    store.close();
+  }
+}
+
+function withReadStore<T>(dataDir: string, fn: (store: Store) => T): T {
+  const store = openStore(dataDir, { mode: 'read' });
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
+}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -320,8 +345,7 @@ async function inProcessCycle(b: Bench, split?: Split): Promise<void> {
     const phase = PHASES.findIndex(([, prefix], index) => index > 0 && message.startsWith(prefix));
     if (phase > 0) marks[phase] = performance.now();
   };
-  const result = await collect({
-    dataDir: data,
+  const result = await collectWithStores(data, {
     descriptorFile: out,
     keyFile: b.keyFile,
     stateDir: b.stateDir,
@@ -507,7 +531,9 @@ function paddedEnvelope(
     target: 'main',
   });
   const descriptor = decodeCollectorDescriptor(readFileSync(out));
-  const binding = checkDescriptorAgainstAuthority(b.store.dataDir, descriptor, readTokenFile(b.tokenFile));
+  const binding = withReadStore(b.store.dataDir, (store) =>
+    checkDescriptorAgainstAuthority(store, descriptor, readTokenFile(b.tokenFile)),
+  );
   if (b.identity === null) throw new Error('no runtime identity');
   const request = collectionRequest(descriptor, binding, b.identity);
   const requestBytes = encodeCanonical(request);
@@ -602,8 +628,7 @@ async function benchImport(root: string): Promise<void> {
     out: first,
     target: 'main',
   });
-  const collected = await collect({
-    dataDir: b.store.dataDir,
+  const collected = await collectWithStores(b.store.dataDir, {
     descriptorFile: first,
     keyFile: b.keyFile,
     stateDir: b.stateDir,
