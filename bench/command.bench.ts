@@ -16,6 +16,7 @@ import { materializeSnapshot, removeSnapshot } from '../src/collector/snapshot.j
 import { commandRecipeDigest } from '../src/contracts/collector/command-recipe.js';
 import { sha256Hex } from '../src/crypto/sha256.js';
 import { openAuthority } from '../src/native/store.js';
+import { openStore } from '../src/tasks/store.js';
 import { openJournal } from '../src/workflows/journal.js';
 import { checkpointWorkspace } from '../src/workspace/checkpoint.js';
 import { initRepo } from '../src/workspace/init.js';
@@ -84,21 +85,24 @@ async function benchTrueStep(root: string): Promise<void> {
   let n = 0;
   const step = async (): Promise<void> => {
     n += 1;
-    const result = await runtime.run({
-      dataDir: repo.dataDir,
-      runId: `bench-${n}`,
-      stepId: 'check',
-      repository: repo.repository,
-      revision: checkpoint.revision,
-      policyEpoch: 0n,
-      runner: 'runner.json',
-      recipePath: 'skills/check/runner.json',
-      recipeDigest: commandRecipeDigest(recipe),
-      change: { repository: repo.repository, id: 'bench' },
-      changeVersion: checkpoint.version,
-      contextDigest: '0'.repeat(64),
-      signal: new AbortController().signal,
-    });
+    const store = openStore(repo.dataDir, { mode: 'write' });
+    const result = await runtime
+      .run({
+        store,
+        runId: `bench-${n}`,
+        stepId: 'check',
+        repository: repo.repository,
+        revision: checkpoint.revision,
+        policyEpoch: 0n,
+        runner: 'runner.json',
+        recipePath: 'skills/check/runner.json',
+        recipeDigest: commandRecipeDigest(recipe),
+        change: { repository: repo.repository, id: 'bench' },
+        changeVersion: checkpoint.version,
+        contextDigest: '0'.repeat(64),
+        signal: new AbortController().signal,
+      })
+      .finally(() => store.close());
     if (result.state !== 'succeeded') throw new Error(`bench step ended ${result.state}: ${result.summary}`);
   };
   const baseline = async (): Promise<void> => {

@@ -29,6 +29,7 @@ import { putSmallBlob } from '../src/native/blobs.js';
 import { createRepository } from '../src/native/repositories.js';
 import { comparePaths, recordRevision, type RevisionEntry } from '../src/native/revisions.js';
 import { createAuthority, openAuthority, writeTransaction } from '../src/native/store.js';
+import { openStore } from '../src/tasks/store.js';
 import { compileWorkflow } from '../src/workflows/plan.js';
 import { runWorkflow } from '../src/workflows/runner.js';
 
@@ -177,7 +178,13 @@ export async function main(): Promise<void> {
       } finally {
         read.close();
       }
-      const library = await runWorkflow({ dataDir }, `bench-lib-${run}`, definitionBytes, STEPS);
+      const store = openStore(dataDir, { mode: 'write' });
+      let library;
+      try {
+        library = await runWorkflow({ store }, `bench-lib-${run}`, definitionBytes, STEPS);
+      } finally {
+        store.close();
+      }
       inProcess.push((performance.now() - started) / 1000);
       if (library.state !== 'completed' || library.executed !== STEPS)
         throw new Error(`library run ended ${library.state} after ${library.executed} steps`);

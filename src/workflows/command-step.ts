@@ -1,12 +1,14 @@
 /**
- * The seam between the workflow runner and the command collector (spec "Source-bound skill
- * workflows", command action). The runner is a lower layer than src/collector, so it only
- * knows this interface; the command files wire the collector's implementation in.
+ * The seam between the workflow runner and the command collector (docs/skill-workflows.md
+ * "Command steps at run time"). The runner is a lower layer than src/collector, so it only
+ * knows this interface; the command files wire the collector's implementation in. Every
+ * request carries the caller's open Store: the runtime opens no database of its own.
  */
+import type { Store } from '../native/store-handle.js';
 
 /** One command step, fully bound by the compiled plan, handed to the collector runtime. */
 export interface CommandStepRequest {
-  readonly dataDir: string;
+  readonly store: Store;
   readonly runId: string;
   readonly stepId: string;
   readonly repository: string;
@@ -33,7 +35,7 @@ export interface CommandStepRequest {
 
 /** What a runtime checks before a run that can reach the step is created. */
 export interface CommandStepPreflight {
-  readonly dataDir: string;
+  readonly store: Store;
   readonly stepId: string;
   readonly repository: string;
   readonly revision: string;
@@ -53,7 +55,7 @@ export interface CommandStepResult {
 
 /** Cancellation of a step whose durable attempt is still running and has no live controller. */
 export interface CommandStepCancelRequest {
-  readonly dataDir: string;
+  readonly store: Store;
   readonly runId: string;
   readonly stepId: string;
   readonly signal: AbortSignal;

@@ -2,12 +2,14 @@
  * The seam between the workflow runner and the finite review controller (docs/review.md
  * "Review steps in runs"). The runner is a lower layer than src/collector, so it only knows
  * this interface; the command files wire the controller and the operator's transport in.
+ * The request carries the caller's open Store.
  */
 import type { ReviewAction } from '../contracts/review/policy.js';
+import type { Store } from '../native/store-handle.js';
 
 /** One review step, bound by the compiled plan, handed to the review runtime. */
 export interface ReviewStepRequest {
-  readonly dataDir: string;
+  readonly store: Store;
   readonly runId: string;
   readonly stepId: string;
   readonly repository: string;

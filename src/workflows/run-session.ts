@@ -11,6 +11,7 @@ import { isAgentscmError, type AgentscmError } from '../contracts/errors.js';
 import { encodeCanonical } from '../contracts/json/canonical-json.js';
 import type { JsonObject } from '../contracts/json/json-value.js';
 import { sha256Hex } from '../crypto/sha256.js';
+import type { Store } from '../native/store-handle.js';
 import type { Authority } from '../native/store.js';
 import type { CommandStepRuntime } from './command-step.js';
 import {
@@ -30,7 +31,8 @@ import type { ReviewStepRuntime } from './review-step.js';
 import { deriveRunState, loadStepStates, type RunModelStep } from './run-model.js';
 
 export interface RunnerContext {
-  readonly dataDir: string;
+  /** The caller's open Store ('write'): the runner takes the authority and the journal from it. */
+  readonly store: Store;
   /** The command collector runtime; without it a reachable command step is refused. */
   readonly runtime?: CommandStepRuntime;
   /** The review runtime (controller and transport); without it a reachable review step is refused. */

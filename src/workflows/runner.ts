@@ -4,8 +4,6 @@
  * steps under the journal lease (advance.ts, one module per step executor under steps/);
  * cancellation is cancel.ts.
  */
-import { existsSync } from 'node:fs';
-
 import { AgentscmError } from '../contracts/errors.js';
 import {
   decodeWorkflowDefinition,
@@ -14,18 +12,9 @@ import {
 } from '../contracts/workflow-definition.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { checkGenericId } from '../native/checks.js';
-import { openAuthority, type Authority } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
 import { advanceLocked, report, withLease, type AdvanceReport } from './advance.js';
-import {
-  findRun,
-  getRun,
-  insertRun,
-  journalPaths,
-  journalRead,
-  journalWrite,
-  openJournal,
-  type Journal,
-} from './journal.js';
+import { findRun, getRun, insertRun, journalRead, journalWrite, type Journal } from './journal.js';
 import { acquireRunLease, newLeaseHolder } from './lease.js';
 import { compileWorkflow, planHasCommandSteps, planHasReviewSteps, type CompiledPlan } from './plan.js';
 import { reviewRuntimeNotConfigured, runConflict, runtimeNotConfigured } from './run-errors.js';
@@ -62,57 +51,57 @@ export async function runWorkflow(
   const now = ctx.now ?? Date.now;
   const definition = decodeWorkflowDefinition(definitionBytes);
   const canonical = encodeWorkflowDefinition(definition);
-  const auth = openAuthority(ctx.dataDir, { mode: 'read' });
-  let journal: Journal | null = null;
-  try {
-    const exists = existsSync(journalPaths(ctx.dataDir).db);
-    if (exists) journal = openJournal(ctx.dataDir, 'write');
-    const existing = journal === null ? null : journalRead(journal, () => findRun(journal as Journal, runId));
-    let plan: CompiledPlan | null = null;
-    if (existing === null || !Buffer.from(canonical).equals(existing.definition)) {
-      plan = compileWorkflow(auth, definition);
-      if (existing !== null && plan.digest !== existing.plan_digest)
-        throw runConflict(runId, existing.plan_digest, plan.digest);
-    }
-    if (existing === null && plan !== null) await preflightNewRun(ctx, plan);
-    journal ??= openJournal(ctx.dataDir, 'create');
-    const open = journal;
-    const holder = newLeaseHolder();
-    journalWrite(open, () => {
-      const again = findRun(open, runId);
-      if (again === null) {
-        if (plan === null) throw new AgentscmError('INTERNAL', 'a new run needs its compiled plan');
-        const definitionSha256 = sha256Hex(plan.definitionBytes);
-        rememberStoredDefinition(
-          definitionSha256,
-          plan.definition,
-          plan.steps.map((step) => plan.definition.steps.findIndex((declared) => declared.id === step.id)),
-        );
-        insertRun(open, {
-          run_id: runId,
-          name: plan.name,
-          plan_digest: plan.digest,
-          skill_digest: plan.skill.digest,
-          definition: plan.definitionBytes,
-          definition_sha256: definitionSha256,
-          repository: plan.source.repository,
-          revision: plan.source.revision,
-          policy_epoch: plan.source.policy_epoch,
-          steps: plan.steps.map((step) => ({ step_id: step.id, kind: step.action.kind, required: step.required })),
-          now_ms: now(),
-        });
-      } else if (plan !== null && again.plan_digest !== plan.digest) {
-        throw runConflict(runId, again.plan_digest, plan.digest);
-      }
-      acquireRunLease(open, runId, holder, 'run', now());
-    });
-    const session: Session = { ctx, journal: open, auth, runId, holder, now };
-    const outcome = await withLease(open, runId, holder, () => advanceLocked(session, budget, plan, 'report'));
-    return report(session, outcome, auth);
-  } finally {
-    journal?.close();
-    auth.close();
+  const auth = ctx.store.authority();
+  const journal = ctx.store.journal(false);
+  const existing = journal === null ? null : journalRead(journal, () => findRun(journal, runId));
+  let plan: CompiledPlan | null = null;
+  if (existing === null || !Buffer.from(canonical).equals(existing.definition)) {
+    plan = compileWorkflow(auth, definition);
+    if (existing !== null && plan.digest !== existing.plan_digest)
+      throw runConflict(runId, existing.plan_digest, plan.digest);
   }
+  if (existing === null && plan !== null) await preflightNewRun(ctx, plan);
+  // Created only now, once the definition compiled and the runtime accepted every command step.
+  const open = journal ?? createdJournal(ctx.store);
+  const holder = newLeaseHolder();
+  journalWrite(open, () => {
+    const again = findRun(open, runId);
+    if (again === null) {
+      if (plan === null) throw new AgentscmError('INTERNAL', 'a new run needs its compiled plan');
+      const definitionSha256 = sha256Hex(plan.definitionBytes);
+      rememberStoredDefinition(
+        definitionSha256,
+        plan.definition,
+        plan.steps.map((step) => plan.definition.steps.findIndex((declared) => declared.id === step.id)),
+      );
+      insertRun(open, {
+        run_id: runId,
+        name: plan.name,
+        plan_digest: plan.digest,
+        skill_digest: plan.skill.digest,
+        definition: plan.definitionBytes,
+        definition_sha256: definitionSha256,
+        repository: plan.source.repository,
+        revision: plan.source.revision,
+        policy_epoch: plan.source.policy_epoch,
+        steps: plan.steps.map((step) => ({ step_id: step.id, kind: step.action.kind, required: step.required })),
+        now_ms: now(),
+      });
+    } else if (plan !== null && again.plan_digest !== plan.digest) {
+      throw runConflict(runId, again.plan_digest, plan.digest);
+    }
+    acquireRunLease(open, runId, holder, 'run', now());
+  });
+  const session: Session = { ctx, journal: open, auth, runId, holder, now };
+  const outcome = await withLease(open, runId, holder, () => advanceLocked(session, budget, plan, 'report'));
+  return report(session, outcome, auth);
+}
+
+/** The journal, created when absent (a 'write' Store). */
+function createdJournal(store: Store): Journal {
+  const journal = store.journal(true);
+  if (journal === null) throw new AgentscmError('INTERNAL', 'the journal was not created');
+  return journal;
 }
 
 /**
@@ -131,7 +120,7 @@ async function preflightNewRun(ctx: RunnerContext, plan: CompiledPlan): Promise<
     if (step.action.kind !== 'command') continue;
     if (runtime === undefined) throw runtimeNotConfigured(step.id);
     await runtime.preflight?.({
-      dataDir: ctx.dataDir,
+      store: ctx.store,
       stepId: step.id,
       repository: plan.source.repository,
       revision: plan.source.revision,
@@ -150,20 +139,14 @@ export async function advance(ctx: RunnerContext, runId: string, budget: number)
   checkGenericId(runId, 'run ID');
   checkBudget(budget, 0);
   const now = ctx.now ?? Date.now;
-  const journal = openJournal(ctx.dataDir, 'write');
-  let auth: Authority | null = null;
-  try {
-    journalRead(journal, () => getRun(journal, runId));
-    auth = openAuthority(ctx.dataDir, { mode: 'read' });
-    const holder = newLeaseHolder();
-    journalWrite(journal, () => acquireRunLease(journal, runId, holder, budget === 0 ? 'reconcile' : 'resume', now()));
-    const session: Session = { ctx, journal, auth, runId, holder, now };
-    const outcome = await withLease(journal, runId, holder, () => advanceLocked(session, budget, null, 'throw'));
-    return report(session, outcome, auth);
-  } finally {
-    journal.close();
-    auth?.close();
-  }
+  const journal = ctx.store.requireJournal();
+  journalRead(journal, () => getRun(journal, runId));
+  const auth = ctx.store.authority();
+  const holder = newLeaseHolder();
+  journalWrite(journal, () => acquireRunLease(journal, runId, holder, budget === 0 ? 'reconcile' : 'resume', now()));
+  const session: Session = { ctx, journal, auth, runId, holder, now };
+  const outcome = await withLease(journal, runId, holder, () => advanceLocked(session, budget, null, 'throw'));
+  return report(session, outcome, auth);
 }
 
 /** `skill-workflow resume RUN_ID --max-steps N` (budget 1..32). */

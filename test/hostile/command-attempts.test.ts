@@ -17,6 +17,7 @@ import { FakeDockerEngine } from '../../src/collector/fake-transport.js';
 import { recoverCommandStep } from '../../src/collector/recover.js';
 import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
+import { openStore } from '../../src/tasks/store.js';
 import { showCommandAttempt } from '../../src/workflows/command-attempts.js';
 import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
 import { journalPaths, openJournal } from '../../src/workflows/journal.js';
@@ -74,7 +75,9 @@ test('recover of an uncertain attempt appends records that name their predecesso
     drainMs: 50,
   });
   t.after(() => runtime.close());
-  const run = await runWorkflow({ dataDir: store.dataDir, runtime }, 'rec', bytes, 32);
+  const handle = openStore(store.dataDir, { mode: 'write' });
+  t.after(() => handle.close());
+  const run = await runWorkflow({ store: handle, runtime }, 'rec', bytes, 32);
   assert.equal(run.state, 'blocked');
   const attemptId = run.steps[0]?.execution?.attempt_id ?? '';
   const first = showCommandAttempt(store.dataDir, attemptId);
@@ -87,15 +90,21 @@ test('recover of an uncertain attempt appends records that name their predecesso
   const firstRaw = rawRecords(store.dataDir, attemptId);
   assert.equal(firstRaw.length, 1);
 
-  const recover = (): ReturnType<typeof recoverCommandStep> =>
-    recoverCommandStep({
-      dataDir: store.dataDir,
-      runId: 'rec',
-      stepId: 'cmd',
-      docker: DOCKER_EXE,
-      dockerSocket: '/nonexistent/fake.sock',
-      transport: engine.transport,
-    });
+  const recover = async (): ReturnType<typeof recoverCommandStep> => {
+    const handle = openStore(store.dataDir, { mode: 'write' });
+    try {
+      return await recoverCommandStep({
+        store: handle,
+        runId: 'rec',
+        stepId: 'cmd',
+        docker: DOCKER_EXE,
+        dockerSocket: '/nonexistent/fake.sock',
+        transport: engine.transport,
+      });
+    } finally {
+      handle.close();
+    }
+  };
 
   // Still refused: a second record, still uncertain, naming the first.
   const still = await recover();

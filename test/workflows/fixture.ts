@@ -13,6 +13,7 @@ import { createRepository } from '../../src/native/repositories.js';
 import { comparePaths, recordRevision, type EntryMode, type RevisionEntry } from '../../src/native/revisions.js';
 import { createAuthority, openAuthority, writeTransaction } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
+import { openStore, type Store as StoreHandle } from '../../src/tasks/store.js';
 
 export type FileSpec = string | Buffer | { readonly bytes: string | Buffer; readonly mode: EntryMode };
 
@@ -21,6 +22,19 @@ export interface Store {
   readonly repository: string;
   readonly revision: string;
   readonly digests: Readonly<Record<string, string>>;
+}
+
+/**
+ * Run `body` with a Store opened for writing on `dataDir` and closed after it, as a command's
+ * `run` method does around one runner call.
+ */
+export async function inStore<T>(dataDir: string, body: (store: StoreHandle) => Promise<T>): Promise<T> {
+  const store = openStore(dataDir, { mode: 'write' });
+  try {
+    return await body(store);
+  } finally {
+    store.close();
+  }
 }
 
 export function sha256(bytes: string | Buffer): string {

@@ -20,6 +20,7 @@ import {
   bumpPolicy,
   commandAction,
   definition,
+  inStore,
   makeCommandBinding,
   makeStore,
   RECIPE,
@@ -39,41 +40,38 @@ class FakeRuntime implements CommandStepRuntime {
 
   run(request: CommandStepRequest): Promise<CommandStepResult> {
     this.calls.push(request);
-    const journal = openJournal(request.dataDir, 'write');
-    try {
-      const { attempt } = reserveCommandAttempt(journal.db, {
-        repository: request.repository,
-        runId: request.runId,
-        stepId: request.stepId,
-        generation: 1n,
-        requestDigest: request.recipeDigest,
-        requestJson: Buffer.from('{}'),
-        snapshotPath: '/nonexistent',
-        nowMs: Date.now(),
-      });
-      if (this.mode === 'crash') return Promise.reject(new Error('controller lost while the container ran'));
-      const state = this.mode === 'succeed' ? 'succeeded' : this.mode === 'fail' ? 'failed' : 'uncertain';
-      const finished = finishCommandAttempt(journal.db, attempt.attempt_id, {
-        state,
-        outcome: state === 'succeeded' ? 'passed' : state === 'failed' ? 'exit_nonzero' : 'cleanup_unknown',
-        recordJson: Buffer.from('{"fake":true}'),
-        recordDigest: 'd'.repeat(64),
-        summary: `fake ${state}`,
-        stdout: Buffer.alloc(0),
-        stderr: Buffer.alloc(0),
-        nowMs: Date.now(),
-      });
-      return Promise.resolve({
-        state,
-        attemptId: finished.attempt_id,
-        generation: finished.generation,
-        outcome: finished.outcome ?? '',
-        recordDigest: finished.record_digest,
-        summary: finished.summary ?? '',
-      });
-    } finally {
-      journal.close();
-    }
+    // The runner's own journal connection, as the collector runtime uses it.
+    const journal = request.store.requireJournal();
+    const { attempt } = reserveCommandAttempt(journal.db, {
+      repository: request.repository,
+      runId: request.runId,
+      stepId: request.stepId,
+      generation: 1n,
+      requestDigest: request.recipeDigest,
+      requestJson: Buffer.from('{}'),
+      snapshotPath: '/nonexistent',
+      nowMs: Date.now(),
+    });
+    if (this.mode === 'crash') return Promise.reject(new Error('controller lost while the container ran'));
+    const state = this.mode === 'succeed' ? 'succeeded' : this.mode === 'fail' ? 'failed' : 'uncertain';
+    const finished = finishCommandAttempt(journal.db, attempt.attempt_id, {
+      state,
+      outcome: state === 'succeeded' ? 'passed' : state === 'failed' ? 'exit_nonzero' : 'cleanup_unknown',
+      recordJson: Buffer.from('{"fake":true}'),
+      recordDigest: 'd'.repeat(64),
+      summary: `fake ${state}`,
+      stdout: Buffer.alloc(0),
+      stderr: Buffer.alloc(0),
+      nowMs: Date.now(),
+    });
+    return Promise.resolve({
+      state,
+      attemptId: finished.attempt_id,
+      generation: finished.generation,
+      outcome: finished.outcome ?? '',
+      recordDigest: finished.record_digest,
+      summary: finished.summary ?? '',
+    });
   }
 }
 
@@ -99,7 +97,7 @@ async function commandSetup(t: TestContext): Promise<{ store: Store; bytes: Buff
 test('a command step runs once through the runtime with its full binding; status shows its durable attempt', async (t) => {
   const { store, bytes } = await commandSetup(t);
   const runtime = new FakeRuntime('succeed');
-  const report = await runWorkflow({ dataDir: store.dataDir, runtime }, 'cmd-ok', bytes, 32);
+  const report = await inStore(store.dataDir, (handle) => runWorkflow({ store: handle, runtime }, 'cmd-ok', bytes, 32));
   assert.equal(report.state, 'completed');
   assert.equal(runtime.calls.length, 1);
   const request = runtime.calls[0] as CommandStepRequest;
@@ -116,26 +114,20 @@ test('a command step runs once through the runtime with its full binding; status
   assert.equal(cmd.execution.record_digest, 'd'.repeat(64));
   assert.equal(view.steps.find((s) => s.id === 'source')?.execution, null);
   // Reopening the finished run calls nothing.
-  await runWorkflow({ dataDir: store.dataDir, runtime }, 'cmd-ok', bytes, 32);
+  await inStore(store.dataDir, (handle) => runWorkflow({ store: handle, runtime }, 'cmd-ok', bytes, 32));
   assert.equal(runtime.calls.length, 1);
 });
 
 test('a failed command fails the run; an uncertain required command blocks it — never a success', async (t) => {
   const failed = await commandSetup(t);
-  const a = await runWorkflow(
-    { dataDir: failed.store.dataDir, runtime: new FakeRuntime('fail') },
-    'cmd-fail',
-    failed.bytes,
-    32,
+  const a = await inStore(failed.store.dataDir, (handle) =>
+    runWorkflow({ store: handle, runtime: new FakeRuntime('fail') }, 'cmd-fail', failed.bytes, 32),
   );
   assert.equal(a.state, 'failed');
   assert.equal(a.steps.find((s) => s.id === 'after')?.state, 'not_run');
   const uncertain = await commandSetup(t);
-  const b = await runWorkflow(
-    { dataDir: uncertain.store.dataDir, runtime: new FakeRuntime('uncertain') },
-    'cmd-unc',
-    uncertain.bytes,
-    32,
+  const b = await inStore(uncertain.store.dataDir, (handle) =>
+    runWorkflow({ store: handle, runtime: new FakeRuntime('uncertain') }, 'cmd-unc', uncertain.bytes, 32),
   );
   assert.equal(b.state, 'blocked');
   assert.equal(b.steps.find((s) => s.id === 'cmd')?.state, 'uncertain');
@@ -145,7 +137,7 @@ test('an interrupted command attempt is never run again: resume waits for recove
   const { store, bytes } = await commandSetup(t);
   const crashing = new FakeRuntime('crash');
   await assert.rejects(
-    runWorkflow({ dataDir: store.dataDir, runtime: crashing }, 'cmd-crash', bytes, 32),
+    inStore(store.dataDir, (handle) => runWorkflow({ store: handle, runtime: crashing }, 'cmd-crash', bytes, 32)),
     /controller lost/,
   );
   const before = readRunStatus(store.dataDir, 'cmd-crash');
@@ -153,15 +145,20 @@ test('an interrupted command attempt is never run again: resume waits for recove
   assert.equal(before.steps.find((s) => s.id === 'cmd')?.execution?.state, 'running');
 
   const fresh = new FakeRuntime('succeed');
-  const waiting = await resumeWorkflow({ dataDir: store.dataDir, runtime: fresh }, 'cmd-crash', 32);
+  const waiting = await inStore(store.dataDir, (handle) =>
+    resumeWorkflow({ store: handle, runtime: fresh }, 'cmd-crash', 32),
+  );
   assert.equal(fresh.calls.length, 0, 'a reserved attempt must not be run again');
   assert.equal(waiting.state, 'running');
   assert.equal(waiting.waiting?.reason, 'command_attempt_unfinished');
   assert.match(waiting.waiting?.message ?? '', /skill-workflow recover cmd-crash cmd/);
 
-  await assert.rejects(cancelWorkflow({ dataDir: store.dataDir }, 'cmd-crash'), {
-    code: 'WORKFLOW_COMMAND_ATTEMPT_UNFINISHED',
-  });
+  await assert.rejects(
+    inStore(store.dataDir, (handle) => cancelWorkflow({ store: handle }, 'cmd-crash')),
+    {
+      code: 'WORKFLOW_COMMAND_ATTEMPT_UNFINISHED',
+    },
+  );
 
   // What `skill-workflow recover` does: finalize the retained attempt.
   const journal = openJournal(store.dataDir, 'write');
@@ -179,12 +176,12 @@ test('an interrupted command attempt is never run again: resume waits for recove
   journal.close();
 
   // advance(..., 0) records the finished attempt and runs nothing new.
-  const reconciled = await advance({ dataDir: store.dataDir }, 'cmd-crash', 0);
+  const reconciled = await inStore(store.dataDir, (handle) => advance({ store: handle }, 'cmd-crash', 0));
   assert.equal(reconciled.executed, 0);
   assert.equal(reconciled.steps.find((s) => s.id === 'cmd')?.state, 'succeeded');
   assert.equal(reconciled.steps.find((s) => s.id === 'after')?.state, 'pending');
   // No command step is reachable any more, so source steps continue without the runtime.
-  const done = await resumeWorkflow({ dataDir: store.dataDir }, 'cmd-crash', 32);
+  const done = await inStore(store.dataDir, (handle) => resumeWorkflow({ store: handle }, 'cmd-crash', 32));
   assert.equal(done.state, 'completed');
   assert.equal(done.executed, 1);
   assert.equal(fresh.calls.length + crashing.calls.length, 1);
@@ -193,7 +190,9 @@ test('an interrupted command attempt is never run again: resume waits for recove
 test('cancel with an unfinished attempt uses the runtime cancel when there is one', async (t) => {
   const { store, bytes } = await commandSetup(t);
   await assert.rejects(
-    runWorkflow({ dataDir: store.dataDir, runtime: new FakeRuntime('crash') }, 'cmd-cancel', bytes, 32),
+    inStore(store.dataDir, (handle) =>
+      runWorkflow({ store: handle, runtime: new FakeRuntime('crash') }, 'cmd-cancel', bytes, 32),
+    ),
   );
   const cancels: string[] = [];
   const runtime: CommandStepRuntime = {
@@ -210,7 +209,7 @@ test('cancel with an unfinished attempt uses the runtime cancel when there is on
       });
     },
   };
-  const report = await cancelWorkflow({ dataDir: store.dataDir, runtime }, 'cmd-cancel');
+  const report = await inStore(store.dataDir, (handle) => cancelWorkflow({ store: handle, runtime }, 'cmd-cancel'));
   assert.deepEqual(cancels, ['cmd']);
   assert.equal(report.state, 'cancelled');
   assert.equal(report.steps.find((s) => s.id === 'cmd')?.state, 'uncertain');
@@ -226,18 +225,21 @@ test('advance(..., 0) runs nothing on a running run and reconciles an all-termin
       ]),
     ),
   );
-  await runWorkflow({ dataDir: store.dataDir }, 'adv', bytes, 1);
-  const idle = await advance({ dataDir: store.dataDir }, 'adv', 0);
+  await inStore(store.dataDir, (handle) => runWorkflow({ store: handle }, 'adv', bytes, 1));
+  const idle = await inStore(store.dataDir, (handle) => advance({ store: handle }, 'adv', 0));
   assert.equal(idle.executed, 0);
   assert.equal(idle.state, 'running');
-  await assert.rejects(advance({ dataDir: store.dataDir }, 'adv', 33), { code: 'USAGE' });
-  await resumeWorkflow({ dataDir: store.dataDir }, 'adv', 32);
+  await assert.rejects(
+    inStore(store.dataDir, (handle) => advance({ store: handle }, 'adv', 33)),
+    { code: 'USAGE' },
+  );
+  await inStore(store.dataDir, (handle) => resumeWorkflow({ store: handle }, 'adv', 32));
   // An older controller left the run state behind its steps.
   const db = new Database(journalPaths(store.dataDir).db);
   db.prepare("UPDATE workflow_runs SET state = 'running' WHERE run_id = 'adv'").run();
   db.close();
   assert.equal(readRunStatus(store.dataDir, 'adv').state, 'running');
-  const reconciled = await advance({ dataDir: store.dataDir }, 'adv', 0);
+  const reconciled = await inStore(store.dataDir, (handle) => advance({ store: handle }, 'adv', 0));
   assert.equal(reconciled.executed, 0);
   assert.equal(reconciled.state, 'completed');
 });
@@ -258,7 +260,7 @@ test('source_paths content bound: 8 MiB aggregate accepted, one byte more fails 
       ]),
     ),
   );
-  const report = await runWorkflow({ dataDir: store.dataDir }, 'bounds', bytes, 32);
+  const report = await inStore(store.dataDir, (handle) => runWorkflow({ store: handle }, 'bounds', bytes, 32));
   const at = report.steps.find((s) => s.id === 'at-limit');
   const past = report.steps.find((s) => s.id === 'past-limit');
   assert.equal(at?.state, 'succeeded');
@@ -281,7 +283,7 @@ test('the journal lease: a live foreign lease is active, an expired one is taken
       ]),
     ),
   );
-  await runWorkflow({ dataDir: store.dataDir }, 'lease', bytes, 1);
+  await inStore(store.dataDir, (handle) => runWorkflow({ store: handle }, 'lease', bytes, 1));
   const db = new Database(journalPaths(store.dataDir).db);
   const now = Date.now();
   db.prepare("INSERT INTO workflow_leases VALUES ('lease', 'other-host:1:x', 'other-host', 1, 'run', ?, ?)").run(
@@ -289,9 +291,14 @@ test('the journal lease: a live foreign lease is active, an expired one is taken
     now + 60_000,
   );
   db.close();
-  await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'lease', 1), { code: 'WORKFLOW_JOURNAL_ACTIVE' });
+  await assert.rejects(
+    inStore(store.dataDir, (handle) => resumeWorkflow({ store: handle }, 'lease', 1)),
+    { code: 'WORKFLOW_JOURNAL_ACTIVE' },
+  );
   assert.equal(readRunStatus(store.dataDir, 'lease').controller.active, true);
-  const later = await resumeWorkflow({ dataDir: store.dataDir, now: () => now + 61_000 }, 'lease', 1);
+  const later = await inStore(store.dataDir, (handle) =>
+    resumeWorkflow({ store: handle, now: () => now + 61_000 }, 'lease', 1),
+  );
   assert.equal(later.state, 'completed');
 });
 
@@ -305,16 +312,19 @@ test('journal consistency: a tampered observation is refused by status and resum
       ]),
     ),
   );
-  await runWorkflow({ dataDir: store.dataDir }, 'tamper', bytes, 1);
+  await inStore(store.dataDir, (handle) => runWorkflow({ store: handle }, 'tamper', bytes, 1));
   const db = new Database(journalPaths(store.dataDir).db);
   db.prepare(
     "UPDATE workflow_steps SET result = CAST(replace(CAST(result AS TEXT), 'matched', 'MATCHED') AS BLOB) WHERE run_id = 'tamper' AND step_id = 'one'",
   ).run();
   db.close();
   assert.throws(() => readRunStatus(store.dataDir, 'tamper'), { code: 'WORKFLOW_JOURNAL_INCONSISTENT' });
-  await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'tamper', 1), {
-    code: 'WORKFLOW_JOURNAL_INCONSISTENT',
-  });
+  await assert.rejects(
+    inStore(store.dataDir, (handle) => resumeWorkflow({ store: handle }, 'tamper', 1)),
+    {
+      code: 'WORKFLOW_JOURNAL_INCONSISTENT',
+    },
+  );
   const check = new Database(journalPaths(store.dataDir).db, { readonly: true });
   const two = check.prepare("SELECT state FROM workflow_steps WHERE run_id = 'tamper' AND step_id = 'two'").get() as {
     state: string;
@@ -326,7 +336,9 @@ test('journal consistency: a tampered observation is refused by status and resum
 test('after a policy bump, a finished attempt is still recorded by advance(..., 0); new work needs the current binding', async (t) => {
   const { store, bytes } = await commandSetup(t);
   await assert.rejects(
-    runWorkflow({ dataDir: store.dataDir, runtime: new FakeRuntime('crash') }, 'cmd-policy', bytes, 32),
+    inStore(store.dataDir, (handle) =>
+      runWorkflow({ store: handle, runtime: new FakeRuntime('crash') }, 'cmd-policy', bytes, 32),
+    ),
   );
   const attemptId =
     readRunStatus(store.dataDir, 'cmd-policy').steps.find((s) => s.id === 'cmd')?.execution?.attempt_id ?? '';
@@ -343,12 +355,15 @@ test('after a policy bump, a finished attempt is still recorded by advance(..., 
   });
   journal.close();
   bumpPolicy(store.dataDir, store.repository);
-  const reconciled = await advance({ dataDir: store.dataDir }, 'cmd-policy', 0);
+  const reconciled = await inStore(store.dataDir, (handle) => advance({ store: handle }, 'cmd-policy', 0));
   assert.equal(reconciled.steps.find((s) => s.id === 'cmd')?.state, 'succeeded');
   assert.equal(reconciled.source_current, false);
-  await assert.rejects(resumeWorkflow({ dataDir: store.dataDir }, 'cmd-policy', 1), {
-    code: 'WORKFLOW_BINDING_CHANGED',
-  });
+  await assert.rejects(
+    inStore(store.dataDir, (handle) => resumeWorkflow({ store: handle }, 'cmd-policy', 1)),
+    {
+      code: 'WORKFLOW_BINDING_CHANGED',
+    },
+  );
   const after = readRunStatus(store.dataDir, 'cmd-policy');
   assert.equal(after.state, 'blocked');
   assert.equal(after.steps.find((s) => s.id === 'after')?.state, 'not_run');
@@ -358,9 +373,12 @@ test('after a policy bump, a finished attempt is still recorded by advance(..., 
 test('run IDs: 128 characters accepted, 129 refused before anything is opened', async (t) => {
   const store = makeStore(join(tempDir(t), 'data'), { [SKILL_PATH]: SKILL_TEXT, 'a.txt': 'alpha' });
   const bytes = Buffer.from(JSON.stringify(definition(store, [{ id: 'one', action: sourcePaths(store, ['a.txt']) }])));
-  const ok = await runWorkflow({ dataDir: store.dataDir }, 'r'.repeat(128), bytes, 1);
+  const ok = await inStore(store.dataDir, (handle) => runWorkflow({ store: handle }, 'r'.repeat(128), bytes, 1));
   assert.equal(ok.state, 'completed');
-  await assert.rejects(runWorkflow({ dataDir: store.dataDir }, 'r'.repeat(129), bytes, 1), { code: 'ID_INVALID' });
+  await assert.rejects(
+    inStore(store.dataDir, (handle) => runWorkflow({ store: handle }, 'r'.repeat(129), bytes, 1)),
+    { code: 'ID_INVALID' },
+  );
 });
 
 test('journal consistency: step rows that no longer follow the stored definition order are refused', async (t) => {
@@ -373,7 +391,7 @@ test('journal consistency: step rows that no longer follow the stored definition
       ]),
     ),
   );
-  await runWorkflow({ dataDir: store.dataDir }, 'order', bytes, 1);
+  await inStore(store.dataDir, (handle) => runWorkflow({ store: handle }, 'order', bytes, 1));
   const db = new Database(journalPaths(store.dataDir).db);
   db.prepare("UPDATE workflow_steps SET position = 31 WHERE run_id = 'order' AND step_id = 'one'").run();
   db.prepare("UPDATE workflow_steps SET position = 0 WHERE run_id = 'order' AND step_id = 'two'").run();

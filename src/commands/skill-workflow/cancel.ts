@@ -1,6 +1,7 @@
 import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import { openStore } from '../../tasks/store.js';
 import { cancelWorkflow, type CancelReport } from '../../workflows/cancel.js';
 import { formatRunLines } from '../../workflows/status-text.js';
 import { runtimeFlags, withRuntime } from './_runtime.js';
@@ -24,9 +25,15 @@ export default class SkillWorkflowCancel extends BaseCommand {
   async run(): Promise<CancelReport> {
     const { args, flags } = await this.parse(SkillWorkflowCancel);
     const dataDir = this.resolveDataDir(flags['data-dir']);
-    const report = await withRuntime(flags, (runtime, signal) =>
-      cancelWorkflow({ dataDir, runtime, signal }, args['run-id']),
-    );
+    const store = openStore(dataDir, { mode: 'write' });
+    let report: CancelReport;
+    try {
+      report = await withRuntime(flags, (runtime, signal) =>
+        cancelWorkflow({ store, runtime, signal }, args['run-id']),
+      );
+    } finally {
+      store.close();
+    }
     for (const line of formatRunLines(report, { dataDir })) this.log(line);
     return report;
   }

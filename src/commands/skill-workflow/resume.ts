@@ -1,6 +1,7 @@
 import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import { openStore } from '../../tasks/store.js';
 import { resumeWorkflow, type AdvanceReport } from '../../workflows/runner.js';
 import { formatRunLines } from '../../workflows/status-text.js';
 import { maxStepsFlag, reviewFlags, runExitCode, runtimeFlags, withRuntime } from './_runtime.js';
@@ -26,13 +27,19 @@ export default class SkillWorkflowResume extends BaseCommand {
   async run(): Promise<AdvanceReport> {
     const { args, flags } = await this.parse(SkillWorkflowResume);
     const dataDir = this.resolveDataDir(flags['data-dir']);
-    const report = await withRuntime(flags, (runtime, signal, reviewRuntime) =>
-      resumeWorkflow(
-        { dataDir, runtime, reviewRuntime, signal, onProgress: this.progressSink },
-        args['run-id'],
-        flags['max-steps'],
-      ),
-    );
+    const store = openStore(dataDir, { mode: 'write' });
+    let report: AdvanceReport;
+    try {
+      report = await withRuntime(flags, (runtime, signal, reviewRuntime) =>
+        resumeWorkflow(
+          { store, runtime, reviewRuntime, signal, onProgress: this.progressSink },
+          args['run-id'],
+          flags['max-steps'],
+        ),
+      );
+    } finally {
+      store.close();
+    }
     for (const line of formatRunLines(report, { dataDir })) this.log(line);
     if (report.waiting !== null) this.logToStderr(report.waiting.message);
     process.exitCode = runExitCode(report);

@@ -1,6 +1,7 @@
 import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import { openStore } from '../../tasks/store.js';
 import { readDefinitionBytes } from '../../workflows/definition-file.js';
 import { runWorkflow, type AdvanceReport } from '../../workflows/runner.js';
 import { formatRunLines } from '../../workflows/status-text.js';
@@ -34,14 +35,20 @@ export default class SkillWorkflowRun extends BaseCommand {
     const { args, flags } = await this.parse(SkillWorkflowRun);
     const dataDir = this.resolveDataDir(flags['data-dir']);
     const bytes = readDefinitionBytes(args.file);
-    const report = await withRuntime(flags, (runtime, signal, reviewRuntime) =>
-      runWorkflow(
-        { dataDir, runtime, reviewRuntime, signal, onProgress: this.progressSink },
-        args['run-id'],
-        bytes,
-        flags['max-steps'],
-      ),
-    );
+    const store = openStore(dataDir, { mode: 'write' });
+    let report: AdvanceReport;
+    try {
+      report = await withRuntime(flags, (runtime, signal, reviewRuntime) =>
+        runWorkflow(
+          { store, runtime, reviewRuntime, signal, onProgress: this.progressSink },
+          args['run-id'],
+          bytes,
+          flags['max-steps'],
+        ),
+      );
+    } finally {
+      store.close();
+    }
     for (const line of formatRunLines(report, { dataDir })) this.log(line);
     if (report.waiting !== null) this.logToStderr(report.waiting.message);
     process.exitCode = runExitCode(report);

@@ -71,7 +71,7 @@ export async function executeCommand(
   let result: CommandStepResult;
   try {
     result = await runtime.run({
-      dataDir: session.ctx.dataDir,
+      store: session.ctx.store,
       runId: session.runId,
       stepId: step.id,
       repository: run.repository,

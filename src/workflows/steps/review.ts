@@ -59,7 +59,7 @@ export async function executeReview(
   try {
     const { policy_path: _path, policy_sha256: _sha256, ...action } = step.action;
     result = await runtime.run({
-      dataDir: session.ctx.dataDir,
+      store: session.ctx.store,
       runId: session.runId,
       stepId: step.id,
       repository: run.repository,
