@@ -593,7 +593,7 @@ function reconcileAttempt(b: Bench, descriptor: CollectorDescriptor): void {
     reason: 'the bench transfer was not imported',
   };
   const answer = callWithTokenFile({
-    dataDir: b.store.dataDir,
+    store: openStore(b.store.dataDir, { mode: 'write' }),
     tokenFile: b.tokenFile,
     operation: 'reconcile',
     input: encodeCanonical(request),
@@ -646,7 +646,10 @@ async function benchImport(root: string): Promise<void> {
   );
   const key = loadSigningKey(b.keyFile);
   const publicKey = key.publicKey;
-  const grant = authorizeTaskToken({ dataDir: b.store.dataDir, token: readTokenFile(b.tokenFile) });
+  const grant = authorizeTaskToken({
+    store: openStore(b.store.dataDir, { mode: 'write' }),
+    token: readTokenFile(b.tokenFile),
+  });
   // Floor of storing the envelope, no agentscm code: one blob of the same size inserted in a write
   // transaction of a WAL, synchronous=FULL file (the import keeps the original signed bytes).
   const raw = new Database(join(b.dir, 'raw.sqlite'));

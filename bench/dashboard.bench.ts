@@ -24,9 +24,9 @@ import { startHub } from '../src/hub/server.js';
 import { appendChangeVersion } from '../src/native/changes.js';
 import { createReviewContext } from '../src/native/review-contexts.js';
 import { openAuthority } from '../src/native/store.js';
-import { openTaskConnections } from '../src/tasks/connections.js';
 import { callTaskOperation } from '../src/tasks/facade.js';
 import { authorizeTaskToken } from '../src/tasks/grant-guard.js';
+import { openStore } from '../src/tasks/store.js';
 import { BROWSER_ARGS, browserPath, UI_BASE } from '../test/dashboard/fixture.js';
 import { grantFor, hubStore } from '../test/hub/fixture.js';
 import { CHANGE_ID, checkpoint, PROFILE, RECIPE_PATH, type StepSpec } from '../test/tasks/fixture.js';
@@ -79,17 +79,16 @@ export async function main(): Promise<void> {
     const store = hub.store;
     const agent = grantFor(hub, 'owner', 'agent');
     const reader = grantFor(hub, 'ops', 'dashboard', 'reader');
-    const connections = openTaskConnections(store.dataDir);
+    const connections = openStore(store.dataDir, { mode: 'write' });
     const auth0 = authorizeTaskToken({
-      dataDir: store.dataDir,
+      store: connections,
       token: agent.token,
       repository: store.repository,
-      connections,
     });
     const call = (operation: string, input: JsonValue | null): JsonObject =>
       callTaskOperation(
         {
-          dataDir: store.dataDir,
+          store: connections,
           actor: auth0.actor,
           repository: store.repository,
           profile: PROFILE,
@@ -97,7 +96,6 @@ export async function main(): Promise<void> {
           subject: { change_id: CHANGE_ID, context_digest: store.contextDigest },
           guard: auth0.guard,
           origin: auth0.origin,
-          connections,
         },
         operation,
         input === null ? null : encodeCanonical(input),

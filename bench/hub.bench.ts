@@ -23,9 +23,9 @@ import { Pool } from 'undici';
 
 import { encodeCanonical, encodeCanonicalText } from '../src/contracts/json/canonical-json.js';
 import type { JsonObject, JsonValue } from '../src/contracts/json/json-value.js';
-import { openTaskConnections, type TaskConnections } from '../src/tasks/connections.js';
 import { callTaskOperation } from '../src/tasks/facade.js';
 import { authorizeTaskToken } from '../src/tasks/grant-guard.js';
+import { openStore, type Store } from '../src/tasks/store.js';
 import { BUILT_BIN, DEV_BIN, REPO_ROOT, TSX_LOADER } from '../test/helpers/cli.js';
 import {
   grantFor,
@@ -52,26 +52,26 @@ function benchContext(): Parameters<typeof hubStore>[0] {
 interface Side {
   readonly hub: HubStore;
   readonly grants: readonly TestGrant[];
-  /** Kept open across calls, as the hub keeps its own (src/tasks/connections.ts). */
-  readonly connections: TaskConnections;
+  /** Kept open across calls, as the hub keeps its own (src/tasks/store.ts). */
+  readonly connections: Store;
 }
 
 function makeSide(): Side {
   const hub = hubStore(benchContext(), STEPS);
   const grants = Array.from({ length: CLIENTS }, (_, i) => grantFor(hub, `owner${i}`, `agent${i}`));
-  return { hub, grants, connections: openTaskConnections(hub.store.dataDir) };
+  return { hub, grants, connections: openStore(hub.store.dataDir, { mode: 'write' }) };
 }
 
 /** The 32 tasks of the store's current subject, in step order (untimed). */
 function freshTasks(side: Side, token: string): TaskRef[] {
   const authorization = authorizeTaskToken({
-    dataDir: side.hub.store.dataDir,
+    store: openStore(side.hub.store.dataDir, { mode: 'write' }),
     token,
     repository: side.hub.store.repository,
   });
   const answer = callTaskOperation(
     {
-      dataDir: side.hub.store.dataDir,
+      store: openStore(side.hub.store.dataDir, { mode: 'write' }),
       actor: authorization.actor,
       repository: side.hub.store.repository,
       profile: PROFILE,
@@ -116,14 +116,13 @@ async function freshTasksOverHttp(pool: Pool, side: Side, token: string): Promis
 function facadeCycle(side: Side, grant: TestGrant, task: TaskRef, n: number): void {
   const run = (operation: string, input: JsonValue): JsonObject => {
     const authorization = authorizeTaskToken({
-      dataDir: side.hub.store.dataDir,
+      store: side.connections,
       token: grant.token,
       repository: side.hub.store.repository,
-      connections: side.connections,
     });
     return callTaskOperation(
       {
-        dataDir: side.hub.store.dataDir,
+        store: side.connections,
         actor: authorization.actor,
         repository: side.hub.store.repository,
         profile: PROFILE,
@@ -131,7 +130,6 @@ function facadeCycle(side: Side, grant: TestGrant, task: TaskRef, n: number): vo
         subject: { change_id: CHANGE_ID, context_digest: side.hub.store.contextDigest },
         guard: authorization.guard,
         origin: authorization.origin,
-        connections: side.connections,
       },
       operation,
       encodeCanonical(input),

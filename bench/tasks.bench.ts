@@ -26,8 +26,8 @@ import Database from 'better-sqlite3';
 import { encodeCanonical } from '../src/contracts/json/canonical-json.js';
 import type { JsonObject } from '../src/contracts/json/json-value.js';
 import type { AgentRef } from '../src/contracts/task/common.js';
-import { openTaskConnections } from '../src/tasks/connections.js';
 import { callTaskOperation } from '../src/tasks/facade.js';
+import { openStore } from '../src/tasks/store.js';
 import { checkpoint, context, FakeClock, makeTaskStore, type StepSpec } from '../test/tasks/fixture.js';
 import { assertionRequest, call, claimedOf, claimRequest, mutationRequest } from '../test/tasks/requests.js';
 import { leanFloorRunner } from './tasks-floor.js';
@@ -56,8 +56,8 @@ function facadeRunner(dir: string): {
 } {
   const store = makeTaskStore(dir, STEPS);
   const clock = new FakeClock();
-  const connections = openTaskConnections(store.dataDir);
-  const session = () => ({ ...context(store, ALICE, clock), connections });
+  const connections = openStore(store.dataDir, { mode: 'write' });
+  const session = () => ({ ...context(store, ALICE, clock), store: connections });
   let ctx = session();
   const fresh = () =>
     (call(ctx, 'requirements').tasks as JsonObject[]).map((row) => ({

@@ -40,6 +40,7 @@ import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import type { TaskContext } from '../../src/tasks/context.js';
 import { callTaskOperation } from '../../src/tasks/facade.js';
 import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
+import { openStore } from '../../src/tasks/store.js';
 import { installRequirementFile } from '../../src/workflows/requirement.js';
 
 export const EXAMPLES_DIR = dirname(fileURLToPath(import.meta.url));
@@ -248,9 +249,12 @@ function member(answer: JsonValue, name: string): JsonValue {
  */
 export function runDemoWalk(store: DemoStore): Example[] {
   // As `agent-task call` runs them: as the actor of the demo grant, under its guard and origin.
-  const grant = authorizeTaskToken({ dataDir: store.dataDir, token: readTokenFile(store.tokenFile) });
+  const grant = authorizeTaskToken({
+    store: openStore(store.dataDir, { mode: 'write' }),
+    token: readTokenFile(store.tokenFile),
+  });
   const ctx: TaskContext = {
-    dataDir: store.dataDir,
+    store: openStore(store.dataDir, { mode: 'write' }),
     actor: grant.actor,
     repository: grant.repository,
     profile: DEMO.profile,

@@ -76,10 +76,9 @@ export function authenticationFailure(error: unknown): AgentscmError {
  */
 export function authorizeProfile(profile: HubProfile, token: string, store: Store): GrantAuthorization {
   const authorization = authorizeTaskToken({
-    dataDir: profile.dataDir,
+    store,
     token,
     repository: profile.nativeRepository,
-    connections: store,
   });
   requirePinnedRequirement(profile, store);
   return authorization;

@@ -1,5 +1,5 @@
 /**
- * What every agent-task operation runs with (spec "Phase-two local state machine"): the
+ * What every agent-task operation runs with (docs/agent-tasks.md "One core, thin adapters"): the
  * authenticated actor, the adapter's repository/profile/target and optional subject selection,
  * the caller-supplied authorization guard and a clock. Adapters (CLI now, HTTP and MCP later)
  * build one TaskContext and call the facade; none of them holds task logic.
@@ -7,8 +7,8 @@
 import { AgentscmError } from '../contracts/errors.js';
 import type { GrantOrigin } from '../contracts/grant.js';
 import type { AgentRef } from '../contracts/task/common.js';
+import type { Store } from '../native/store-handle.js';
 import type { Authority } from '../native/store.js';
-import type { TaskConnections } from './connections.js';
 
 /** The facade's operation names (the capabilities list). */
 export type TaskOperation =
@@ -31,11 +31,11 @@ export type TaskOperation =
   | 'status';
 
 /**
- * The authorization guard (spec: "Every selection and read invokes a caller-supplied current
- * authorization guard"). It checks that `actor` may perform `operation` now and, holding its own
- * lock (the workspace lock of the hub adapter), runs `body` and returns its value; it throws to
- * refuse. For new transitions `body` is the short journal + native transition, never external
- * execution.
+ * The authorization guard (docs/agent-tasks.md "Authorization guard and lock order": every
+ * selection and read invokes a caller-supplied current authorization guard). It checks that
+ * `actor` may perform `operation` now and, holding its own lock (the workspace lock of the hub
+ * adapter), runs `body` and returns its value; it throws to refuse. For new transitions `body`
+ * is the short journal + native transition, never external execution.
  */
 export type TaskGuard = <T>(actor: AgentRef, operation: TaskOperation, body: () => T) => T;
 
@@ -66,8 +66,8 @@ export function refusingGuard(reason: string): TaskGuard {
 }
 
 /**
- * The live grant an operation runs under (spec "Live originating-actor authorization", the grant
- * part of the "combined authorization callback"). Every transition calls `recheck` inside its
+ * The live grant an operation runs under (docs/agent-tasks.md "The grant guard and revocation"),
+ * the grant part of the combined authorization callback. Every transition calls `recheck` inside its
  * native writer reservation, after the journal transaction began: a grant revoked or rotated
  * before that point refuses the transition, and a revocation or rotation that comes later waits
  * for the reservation, so nothing commits under a dead grant.
@@ -81,7 +81,11 @@ export interface TaskOrigin {
 }
 
 export interface TaskContext {
-  readonly dataDir: string;
+  /**
+   * The one Store of the caller (a command opens it for the operation's mode, the hub keeps one
+   * open across calls); every read and transition goes through it.
+   */
+  readonly store: Store;
   /** The authenticated actor (never taken from request JSON). */
   readonly actor: AgentRef;
   /** Repository id or name; undefined → the only repository of the store. */
@@ -90,15 +94,16 @@ export interface TaskContext {
   readonly profile: string;
   /** Protected target whose installed requirement tasks are derived from. */
   readonly target: string;
-  /** The Change and review context of the subject; needed by requirements, next, and by claim, instructions and reference of a task not yet retained. */
+  /**
+   * The Change and review context of the subject; needed by requirements, next, and by claim,
+   * instructions and reference of a task not yet retained.
+   */
   readonly subject?: { readonly change_id: string; readonly context_digest: string } | undefined;
   readonly guard: TaskGuard;
   /** The grant the actor was authenticated by; absent only for the in-process guard. */
   readonly origin?: TaskOrigin | undefined;
   /** Milliseconds since the epoch; injectable so that lease expiry is tested without sleeping. */
   readonly now?: (() => number) | undefined;
-  /** Connections kept open across calls by an in-process adapter; absent → each call opens its own. */
-  readonly connections?: TaskConnections | undefined;
 }
 
 export function nowOf(ctx: TaskContext): number {

@@ -16,6 +16,7 @@ import {
   taskStatusRequestDecoder,
 } from '../contracts/task/requests.js';
 import { taskResultAssertionDecoder } from '../contracts/task/result.js';
+import type { StoreMode } from '../native/store-handle.js';
 import { qualificationOperation } from './admission/qualification.js';
 import {
   collectorClaimOperation,
@@ -76,6 +77,22 @@ export const FACADE_OPERATIONS: readonly string[] = Object.keys(SERVED).sort();
 
 /** Operations that take no input document. */
 const NO_INPUT: readonly TaskOperation[] = ['capabilities', 'requirements', 'next', 'qualification'];
+
+/** Operations that write the journal: a command opens its Store for writing for these only. */
+const WRITES: readonly TaskOperation[] = [
+  'claim',
+  'heartbeat',
+  'cancel',
+  'reconcile',
+  'result',
+  'collector_claim',
+  'collector_finalize',
+];
+
+/** The mode a command opens its Store in for `operation` (an unknown one reads: it is refused first). */
+export function taskStoreMode(operation: string): StoreMode {
+  return WRITES.includes(operation as TaskOperation) ? 'write' : 'read';
+}
 
 /** Whether `name` is one of the facade's operations. */
 export function isTaskOperation(name: string): name is TaskOperation {

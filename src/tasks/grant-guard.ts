@@ -1,10 +1,10 @@
 /**
- * The grant guard of the local adapter (spec "Live originating-actor authorization"; docs/wire.md
- * "Authority identity and grants": the local adapter derives the actor from --token-file, and
+ * The grant guard of the local adapter (docs/agent-tasks.md "The grant guard and revocation";
+ * docs/wire.md "Authority identity and grants": the local adapter derives the actor from --token-file, and
  * request JSON never selects it). A token is authenticated before the operation starts, again at
  * every guard entry, and the grant is rechecked inside every transition's native writer
  * reservation (TaskOrigin.recheck, called by transition.ts), which is the grant part of the
- * spec's combined authorization callback: `grant revoke` and `grant rotate` are native writers,
+ * combined authorization callback: `grant revoke` and `grant rotate` are native writers,
  * so each either commits before that recheck — and the transition is refused — or waits for the
  * transition's journal commit.
  */
@@ -15,8 +15,8 @@ import { readTokenFile } from '../native/grant-token-file.js';
 import { authenticateToken, grantActor, grantOrigin, requireLiveOrigin, type LiveGrant } from '../native/grants.js';
 import { resolveRepository } from '../native/repositories.js';
 import { resolveContextArgument } from '../native/review-contexts.js';
-import { openAuthority, readTransaction, type Authority } from '../native/store.js';
-import type { TaskConnections } from './connections.js';
+import type { Store } from '../native/store-handle.js';
+import { readTransaction, type Authority } from '../native/store.js';
 import type { TaskContext, TaskGuard, TaskOperation, TaskOrigin } from './context.js';
 import { decodeTaskCall } from './facade.js';
 
@@ -31,12 +31,12 @@ export interface GrantAuthorization {
 }
 
 export interface AuthorizeInput {
-  readonly dataDir: string;
+  /** The caller's Store: the grant is authenticated through its authority. */
+  readonly store: Store;
   /** The bearer token (read from --token-file by the caller). */
   readonly token: string;
   /** Repository id or name the caller asked for; it must be the grant's. */
   readonly repository?: string | undefined;
-  readonly connections?: TaskConnections | undefined;
 }
 
 function notAuthorized(message: string, hint: string): AgentscmError {
@@ -44,22 +44,14 @@ function notAuthorized(message: string, hint: string): AgentscmError {
 }
 
 /**
- * Authenticate `token` against the authority of `dataDir` (GRANT_TOKEN_REJECTED for a dead
+ * Authenticate `token` against the Store's authority (GRANT_TOKEN_REJECTED for a dead
  * token; TASK_NOT_AUTHORIZED for a reader grant or another repository) and build the guard and
  * origin every operation of this caller runs with.
  */
 export function authorizeTaskToken(input: AuthorizeInput): GrantAuthorization {
   const read = <T>(fn: (auth: Authority) => T): T => {
-    if (input.connections !== undefined) {
-      const auth = input.connections.authority();
-      return readTransaction(auth, () => fn(auth));
-    }
-    const auth = openAuthority(input.dataDir, { mode: 'read' });
-    try {
-      return readTransaction(auth, () => fn(auth));
-    } finally {
-      auth.close();
-    }
+    const auth = input.store.authority();
+    return readTransaction(auth, () => fn(auth));
   };
   const grant = read((auth) => {
     const live = authenticateToken(auth, input.token);
@@ -109,7 +101,7 @@ export function authorizeTaskToken(input: AuthorizeInput): GrantAuthorization {
 }
 
 export interface TokenFileCall {
-  readonly dataDir: string;
+  readonly store: Store;
   /** --token-file: the grant's token file. */
   readonly tokenFile: string;
   readonly operation: string;
@@ -129,9 +121,9 @@ export interface TokenFileCall {
 export function callWithTokenFile(call: TokenFileCall): JsonValue {
   const decoded = decodeTaskCall(call.operation, call.input);
   const token = readTokenFile(call.tokenFile);
-  const authorization = authorizeTaskToken({ dataDir: call.dataDir, token, repository: call.repository });
+  const authorization = authorizeTaskToken({ store: call.store, token, repository: call.repository });
   return decoded.run({
-    dataDir: call.dataDir,
+    store: call.store,
     actor: authorization.actor,
     repository: authorization.repository,
     profile: call.profile,
@@ -141,7 +133,11 @@ export function callWithTokenFile(call: TokenFileCall): JsonValue {
         ? undefined
         : {
             ...call.subject,
-            context_digest: resolveContextArgument(call.dataDir, authorization.repository, call.subject.context_digest),
+            context_digest: resolveContextArgument(
+              call.store.dataDir,
+              authorization.repository,
+              call.subject.context_digest,
+            ),
           },
     guard: authorization.guard,
     origin: authorization.origin,

@@ -16,7 +16,7 @@ import { MAX_ASSERTION_BYTES } from '../contracts/task/result.js';
 import { readBoundedInput } from '../native/bounded-input.js';
 import { getRegistration } from '../native/executor-registry.js';
 import { readTokenFile } from '../native/grant-token-file.js';
-import { openAuthority } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
 import { authorizeTaskToken } from './grant-guard.js';
 
 /** The largest request document any operation accepts (a recovery read wrapping a full assertion). */
@@ -59,7 +59,7 @@ export const EXECUTOR_OPERATIONS: readonly string[] = [
 ];
 
 export interface FillRequest {
-  readonly dataDir: string;
+  readonly store: Store;
   readonly tokenFile: string;
   readonly operation: string;
   /** The request document as read, or null. */
@@ -91,37 +91,32 @@ function requestObject(operation: string, document: JsonObject): JsonObject | nu
 }
 
 /** The current binding of registration `id` in the grant's repository (REGISTRATION_NOT_FOUND / _NOT_CURRENT). */
-function currentBinding(dataDir: string, repository: string, id: string): ExecutorBinding {
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  try {
-    const registration = getRegistration(auth, id);
-    if (registration.repository !== repository) {
-      throw new AgentscmError(
-        'REGISTRATION_NOT_FOUND',
-        `--executor ${id}: the registration is not one of repository ${repository}, the grant's`,
-        {
-          hint: '`agentscm agent-task registration list` shows the registrations of the repository',
-        },
-      );
-    }
-    if (!registration.current) {
-      throw new AgentscmError(
-        'REGISTRATION_NOT_CURRENT',
-        `--executor ${id}: registration ${id} (repository ${registration.repository}, profile ${registration.profile}, step ${registration.step}, executor ${registration.executor_id}, epoch ${registration.registration_epoch}) is ${registration.revoked ? 'revoked' : `superseded by epoch ${registration.latest_epoch}`}`,
-        {
-          hint: 'pass --executor with the registration id of the current epoch (`agentscm agent-task registration list`)',
-        },
-      );
-    }
-    return {
-      registration_id: registration.registration_id,
-      executor_id: registration.executor_id,
-      registration_epoch: registration.registration_epoch,
-      verification_key_id: registration.verification_key_id,
-    };
-  } finally {
-    auth.close();
+function currentBinding(store: Store, repository: string, id: string): ExecutorBinding {
+  const registration = getRegistration(store.authority(), id);
+  if (registration.repository !== repository) {
+    throw new AgentscmError(
+      'REGISTRATION_NOT_FOUND',
+      `--executor ${id}: the registration is not one of repository ${repository}, the grant's`,
+      {
+        hint: '`agentscm agent-task registration list` shows the registrations of the repository',
+      },
+    );
   }
+  if (!registration.current) {
+    throw new AgentscmError(
+      'REGISTRATION_NOT_CURRENT',
+      `--executor ${id}: registration ${id} (repository ${registration.repository}, profile ${registration.profile}, step ${registration.step}, executor ${registration.executor_id}, epoch ${registration.registration_epoch}) is ${registration.revoked ? 'revoked' : `superseded by epoch ${registration.latest_epoch}`}`,
+      {
+        hint: 'pass --executor with the registration id of the current epoch (`agentscm agent-task registration list`)',
+      },
+    );
+  }
+  return {
+    registration_id: registration.registration_id,
+    executor_id: registration.executor_id,
+    registration_epoch: registration.registration_epoch,
+    verification_key_id: registration.verification_key_id,
+  };
 }
 
 /**
@@ -155,14 +150,14 @@ export function fillTaskInput(request: FillRequest): Uint8Array | null {
   if (!fillAgent && request.executor === undefined) return request.input;
 
   const authorization = authorizeTaskToken({
-    dataDir: request.dataDir,
+    store: request.store,
     token: readTokenFile(request.tokenFile),
     repository: request.repository,
   });
   const filled: JsonObject = { ...target };
   if (fillAgent) filled.agent = agentToJson(authorization.actor);
   if (request.executor !== undefined) {
-    const binding = executorToJson(currentBinding(request.dataDir, authorization.repository, request.executor));
+    const binding = executorToJson(currentBinding(request.store, authorization.repository, request.executor));
     if (Object.hasOwn(target, 'executor')) {
       const held = target.executor as JsonValue;
       if (!encodeCanonical(held).equals(encodeCanonical(binding))) {

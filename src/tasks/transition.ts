@@ -1,7 +1,7 @@
 /**
- * The lock order of a new task transition (spec "Phase-two local state machine": "actor/workspace
- * guard, journal lease/transaction, native authority writer reservation"). Inside the guard the
- * journal takes BEGIN IMMEDIATE, then the authority takes BEGIN IMMEDIATE and writes nothing —
+ * The lock order of a new task transition (docs/agent-tasks.md "Authorization guard and lock
+ * order"): actor/workspace guard, journal lease/transaction, native authority writer reservation.
+ * Inside the guard the journal takes BEGIN IMMEDIATE, then the authority takes BEGIN IMMEDIATE and writes nothing —
  * the writer reservation: every native writer (checkpoint, policy bump, revocation, requirement
  * install) waits until it is released, so the rechecks made through that connection stay true
  * until the journal commits. The journal commits first, then the native reservation is rolled
@@ -11,13 +11,12 @@ import { existsSync } from 'node:fs';
 
 import { AgentscmError } from '../contracts/errors.js';
 import { cachedStatement, mapSqliteError, openReadOnly, type SqliteDatabase } from '../native/sqlite.js';
-import { openAuthority, readTransaction, type Authority } from '../native/store.js';
+import { readTransaction, type Authority } from '../native/store.js';
 import {
   JOURNAL_WHAT,
   journalPaths,
   journalRead,
   journalWrite,
-  openJournal,
   type Journal,
   type JournalDurability,
 } from '../workflows/journal.js';
@@ -61,18 +60,18 @@ export function transitionDurability(operation: TaskOperation): JournalDurabilit
   return operation === 'heartbeat' || operation === 'result' ? 'crash-safe' : 'durable';
 }
 
-/** Whether the journal file exists (a session's open journal counts); opens nothing new. */
+/** Whether the journal file exists (opens nothing). */
 export function journalExists(ctx: TaskContext): boolean {
-  if (ctx.connections !== undefined) return ctx.connections.journal(false) !== null;
-  return existsSync(journalPaths(ctx.dataDir).db);
+  return existsSync(journalPaths(ctx.store.dataDir).db);
 }
 
 /**
  * Run `body` as one transition under the guard: journal BEGIN IMMEDIATE → native writer
- * reservation → the grant recheck of ctx.origin → body (rechecks and journal writes) → journal COMMIT (at the operation's
- * durability) → native release. Only a claim creates an absent journal (`whenMissing` null);
- * every other transition names a retained task, so it opens an existing journal only and, when
- * there is none, `whenMissing` refuses — a refused request creates nothing.
+ * reservation → the grant recheck of ctx.origin → body (rechecks and journal writes) → journal
+ * COMMIT (at the operation's durability) → native release. Only a claim creates an absent journal
+ * (`whenMissing` null); every other transition names a retained task, so it opens an existing
+ * journal only and, when there is none, `whenMissing` refuses — a refused request creates nothing.
+ * The Store must be open for writing.
  */
 export function runTransition<T>(
   ctx: TaskContext,
@@ -81,60 +80,46 @@ export function runTransition<T>(
   whenMissing: (() => never) | null,
 ): T {
   return ctx.guard(ctx.actor, operation, () => {
-    const session = ctx.connections;
-    const create = whenMissing === null;
-    const auth = session === undefined ? openAuthority(ctx.dataDir, { mode: 'write' }) : session.authority();
-    try {
-      const journal = session === undefined ? openTransitionJournal(ctx.dataDir, create) : session.journal(create);
-      if (journal === null) {
-        if (whenMissing !== null) whenMissing();
-        throw new AgentscmError('INTERNAL', 'the journal was not created');
-      }
-      try {
-        let result: T;
-        try {
-          result = journalWrite(
-            journal,
-            () => {
-              taskPausePoint('task:before-native-reservation');
-              begin(auth.db, 'the native authority');
-              // The grant part of the combined authorization callback: rechecked through the
-              // reserved connection, so a revocation or rotation either refuses this transition
-              // or waits until its journal commit.
-              ctx.origin?.recheck(auth);
-              taskPausePoint('task:in-native-reservation');
-              return body({ journal, auth, nowMs: nowOf(ctx) });
-            },
-            transitionDurability(operation),
-          );
-        } finally {
-          rollbackQuietly(auth.db);
-        }
-        taskPausePoint('task:after-journal-commit');
-        return result;
-      } finally {
-        if (session === undefined) journal.close();
-      }
-    } finally {
-      if (session === undefined) auth.close();
+    const store = ctx.store;
+    if (store.mode !== 'write') throw new AgentscmError('INTERNAL', `${operation} needs a store opened for writing`);
+    const auth = store.authority();
+    const journal = store.journal(whenMissing === null);
+    if (journal === null) {
+      if (whenMissing !== null) whenMissing();
+      throw new AgentscmError('INTERNAL', 'the journal was not created');
     }
+    let result: T;
+    try {
+      result = journalWrite(
+        journal,
+        () => {
+          taskPausePoint('task:before-native-reservation');
+          begin(auth.db, 'the native authority');
+          // The grant part of the combined authorization callback: rechecked through the
+          // reserved connection, so a revocation or rotation either refuses this transition
+          // or waits until its journal commit.
+          ctx.origin?.recheck(auth);
+          taskPausePoint('task:in-native-reservation');
+          return body({ journal, auth, nowMs: nowOf(ctx) });
+        },
+        transitionDurability(operation),
+      );
+    } finally {
+      rollbackQuietly(auth.db);
+    }
+    taskPausePoint('task:after-journal-commit');
+    return result;
   });
 }
 
-/** Open the journal of a transition: created when `create`, else existing only (null when absent). */
-function openTransitionJournal(dataDir: string, create: boolean): Journal | null {
-  if (create) return openJournal(dataDir, 'create');
-  if (!existsSync(journalPaths(dataDir).db)) return null;
-  return openJournal(dataDir, 'write');
-}
-
 /**
- * Read the journal if it exists (read-only, no migration, never created); `whenMissing` answers
- * for a data directory without a journal. `forTransition` (the exact-retry lookup of a request
- * about to write) opens an existing journal for writing, so that a journal of an older schema is
- * migrated by the transition that would migrate it anyway; it still never creates one. That
- * lookup reads one row with one statement, which is its own snapshot: a session runs it without
- * an enclosing read transaction.
+ * Read the journal if it exists (never created); `whenMissing` answers for a data directory
+ * without a journal. A Store opened for reading opens it read-only without migration, and a
+ * journal of a schema older than the task tables answers as missing. `forTransition` (the
+ * exact-retry lookup of a request about to write, in a Store opened for writing) opens an
+ * existing journal for writing, so that a journal of an older schema is migrated by the
+ * transition that would migrate it anyway. That lookup reads one row with one statement, which
+ * is its own snapshot: it runs without an enclosing read transaction.
  */
 export function readJournal<T>(
   ctx: TaskContext,
@@ -142,28 +127,21 @@ export function readJournal<T>(
   body: (journal: Journal) => T,
   forTransition = false,
 ): T {
-  if (ctx.connections !== undefined) {
-    const journal = ctx.connections.journal(false);
-    if (journal === null) return whenMissing();
-    return forTransition ? body(journal) : journalRead(journal, () => body(journal));
-  }
-  if (!existsSync(journalPaths(ctx.dataDir).db)) return whenMissing();
-  if (!forTransition && journalPredatesTasks(ctx.dataDir)) return whenMissing();
-  const journal = openJournal(ctx.dataDir, forTransition ? 'write' : 'read');
-  try {
-    return journalRead(journal, () => body(journal));
-  } finally {
-    journal.close();
-  }
+  const store = ctx.store;
+  if (store.mode === 'read' && journalPredatesTasks(store.dataDir)) return whenMissing();
+  const journal = store.journal(false);
+  if (journal === null) return whenMissing();
+  return forTransition ? body(journal) : journalRead(journal, () => body(journal));
 }
 
 /**
- * A journal written before the agent-task tables existed retains no task: reads answer as for a
- * missing journal and leave it unmigrated (the first transition migrates it). A journal of an
- * unknown newer schema is still refused by openJournal.
+ * A journal written before the agent-task tables existed retains no task: reads of a Store opened
+ * for reading answer as for a missing journal and leave it unmigrated (the first transition
+ * migrates it). A journal of an unknown newer schema is still refused when it is opened.
  */
 function journalPredatesTasks(dataDir: string): boolean {
   const path = journalPaths(dataDir).db;
+  if (!existsSync(path)) return false;
   for (let version = TASK_TABLES_VERSION - 1; version >= 0; version--) {
     let db: SqliteDatabase;
     try {
@@ -181,16 +159,8 @@ function journalPredatesTasks(dataDir: string): boolean {
 /** Journal schema step that adds the agent-task tables (003-tasks). */
 const TASK_TABLES_VERSION = 3;
 
-/** Read the native authority (read-only, existing store only) in one snapshot. */
+/** Read the native authority of the Store in one snapshot. */
 export function readAuthority<T>(ctx: TaskContext, body: (auth: Authority) => T): T {
-  if (ctx.connections !== undefined) {
-    const auth = ctx.connections.authority();
-    return readTransaction(auth, () => body(auth));
-  }
-  const auth = openAuthority(ctx.dataDir, { mode: 'read' });
-  try {
-    return readTransaction(auth, () => body(auth));
-  } finally {
-    auth.close();
-  }
+  const auth = ctx.store.authority();
+  return readTransaction(auth, () => body(auth));
 }

@@ -20,6 +20,7 @@ import { createRepository } from '../../src/native/repositories.js';
 import { openAuthority, writeTransaction } from '../../src/native/store.js';
 import type { TaskContext, TaskGuard } from '../../src/tasks/context.js';
 import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
+import { openStore } from '../../src/tasks/store.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -46,9 +47,12 @@ function grantContext(
   clock: FakeClock,
   wrap: (guard: TaskGuard) => TaskGuard = (g) => g,
 ): TaskContext {
-  const authorization = authorizeTaskToken({ dataDir: store.dataDir, token: readTokenFile(tokenFile) });
+  const authorization = authorizeTaskToken({
+    store: openStore(store.dataDir, { mode: 'write' }),
+    token: readTokenFile(tokenFile),
+  });
   return {
-    dataDir: store.dataDir,
+    store: openStore(store.dataDir, { mode: 'write' }),
     actor: authorization.actor,
     repository: authorization.repository,
     profile: PROFILE,
@@ -124,7 +128,9 @@ test('the token selects actor and repository: another actor in the request, a re
   // A reader grant runs no task operation.
   const reader = makeGrant(dir, dir, ALICE, { scope: 'reader' });
   assert.equal(
-    codeOf(() => authorizeTaskToken({ dataDir: dir, token: readTokenFile(reader.token_file) })),
+    codeOf(() =>
+      authorizeTaskToken({ store: openStore(dir, { mode: 'write' }), token: readTokenFile(reader.token_file) }),
+    ),
     'TASK_NOT_AUTHORIZED',
   );
   // A grant for another repository of the store: neither that repository's name nor the
@@ -132,7 +138,13 @@ test('the token selects actor and repository: another actor in the request, a re
   withAuthority(dir, (auth) => writeTransaction(auth, () => createRepository(auth, 'other')));
   const other = makeGrant(dir, dir, ALICE, { repository: 'other' });
   assert.equal(
-    codeOf(() => authorizeTaskToken({ dataDir: dir, token: readTokenFile(other.token_file), repository: 'demo' })),
+    codeOf(() =>
+      authorizeTaskToken({
+        store: openStore(dir, { mode: 'write' }),
+        token: readTokenFile(other.token_file),
+        repository: 'demo',
+      }),
+    ),
     'TASK_NOT_AUTHORIZED',
   );
   const otherCtx = grantContext(store, other.token_file, clock);
@@ -166,7 +178,9 @@ test('the token selects actor and repository: another actor in the request, a re
     'GRANT_TOKEN_REJECTED',
   );
   assert.equal(
-    codeOf(() => authorizeTaskToken({ dataDir: dir, token: readTokenFile(alice.token_file) })),
+    codeOf(() =>
+      authorizeTaskToken({ store: openStore(dir, { mode: 'write' }), token: readTokenFile(alice.token_file) }),
+    ),
     'GRANT_TOKEN_REJECTED',
   );
 });

@@ -16,8 +16,8 @@ import { formatJson } from '../../src/contracts/json/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import type { AgentRef } from '../../src/contracts/task/common.js';
 import { taskRecoveryEnvelopeDecoder } from '../../src/contracts/task/recovery.js';
-import { openTaskConnections } from '../../src/tasks/connections.js';
 import type { TaskContext } from '../../src/tasks/context.js';
+import { openStore } from '../../src/tasks/store.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { tokenFileFor } from '../grants/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
@@ -311,9 +311,9 @@ test('refused heartbeat, cancel, reconcile and result on a fresh store create no
   );
   assert.equal(journalExists(store), false);
   // The same through a session that keeps its connections open.
-  const session = openTaskConnections(store.dataDir);
+  const session = openStore(store.dataDir, { mode: 'write' });
   t.after(() => session.close());
-  const inSession: TaskContext = { ...ctx, connections: session };
+  const inSession: TaskContext = { ...ctx, store: session };
   assert.equal(
     codeOf(() => call(inSession, 'heartbeat', mutationRequest(ALICE, forged, 'heartbeat', 'hb-s'))),
     'TASK_NOT_FOUND',
@@ -341,10 +341,10 @@ test('a refused claim on a fresh store creates no journal; an accepted one does'
     'REGISTRATION_NOT_CURRENT',
   );
   assert.equal(journalExists(store), false);
-  const session = openTaskConnections(store.dataDir);
+  const session = openStore(store.dataDir, { mode: 'write' });
   t.after(() => session.close());
   assert.equal(
-    codeOf(() => call({ ...ctx, connections: session }, 'claim', claimRequest(ALICE, blocked, 'c3', 'op-3'))),
+    codeOf(() => call({ ...ctx, store: session }, 'claim', claimRequest(ALICE, blocked, 'c3', 'op-3'))),
     'TASK_DEPENDENCY_INCOMPLETE',
   );
   assert.equal(journalExists(store), false);

@@ -38,6 +38,7 @@ import { transferRuntimeIdentityDigest } from '../../src/tasks/collector/executi
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, type GrantAuthorization } from '../../src/tasks/grant-guard.js';
+import { openStore } from '../../src/tasks/store.js';
 import { importEnvelope } from '../admission/fixture.js';
 import {
   ALICE,
@@ -74,7 +75,7 @@ export function makeWideReceipt(dir: string, steps: number): WideReceipt {
   const key = loadSigningKey(createSigningKey(join(dir, 'state')).key_file);
   const grant = makeGrant(dataDir, dir, ALICE);
   const authorizationOf = (): GrantAuthorization =>
-    authorizeTaskToken({ dataDir, token: readTokenFile(grant.token_file) });
+    authorizeTaskToken({ store: openStore(dataDir, { mode: 'write' }), token: readTokenFile(grant.token_file) });
   let receiptDigest: string | null = null;
   ids.forEach((step, index) => {
     const auth = openAuthority(dataDir, { mode: 'write' });

@@ -22,6 +22,7 @@ import { comparePaths, recordRevision, type RevisionEntry } from '../../src/nati
 import { createAuthority, openAuthority, writeTransaction, type Authority } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
 import { trustedLocalGuard, type TaskContext, type TaskGuard } from '../../src/tasks/context.js';
+import { openStore, type Store } from '../../src/tasks/store.js';
 import { installRequirementFile } from '../../src/workflows/requirement.js';
 import { RECIPE } from '../workflows/fixture.js';
 
@@ -220,14 +221,23 @@ export class FakeClock {
   }
 }
 
+/**
+ * Stores of fixture contexts: `call` (requests.ts) replaces one by a Store of its own per call,
+ * opened in the operation's mode and closed after it, as `agent-task call` does; a context that
+ * carries another Store (a session) keeps it.
+ */
+export const PER_CALL_STORES = new WeakSet<Store>();
+
 export function context(
   store: TaskStore,
   actor: AgentRef,
   clock: FakeClock,
   guard: TaskGuard = trustedLocalGuard,
 ): TaskContext {
+  const handle = openStore(store.dataDir, { mode: 'write' });
+  PER_CALL_STORES.add(handle);
   return {
-    dataDir: store.dataDir,
+    store: handle,
     actor,
     profile: PROFILE,
     target: 'main',

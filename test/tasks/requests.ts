@@ -9,12 +9,19 @@ import {
   type TaskResultAssertion,
 } from '../../src/contracts/task/result.js';
 import type { TaskContext } from '../../src/tasks/context.js';
-import { callTaskOperation } from '../../src/tasks/facade.js';
-import type { Executor } from './fixture.js';
+import { callTaskOperation, taskStoreMode } from '../../src/tasks/facade.js';
+import { withStore } from '../../src/tasks/store.js';
+import { PER_CALL_STORES, type Executor } from './fixture.js';
 
 /** Call the facade with a JSON value (encoded canonically, bigints exact). */
 export function call(ctx: TaskContext, operation: string, input: JsonValue | null = null): JsonObject {
-  return callTaskOperation(ctx, operation, input === null ? null : encodeCanonical(input)) as JsonObject;
+  const bytes = input === null ? null : encodeCanonical(input);
+  if (!PER_CALL_STORES.has(ctx.store)) return callTaskOperation(ctx, operation, bytes) as JsonObject;
+  return withStore(
+    ctx.store.dataDir,
+    taskStoreMode(operation),
+    (store) => callTaskOperation({ ...ctx, store }, operation, bytes) as JsonObject,
+  );
 }
 
 export function agentJson(actor: AgentRef): JsonObject {

@@ -1,5 +1,5 @@
 /**
- * A long-lived session (`connections`, as the hub and the benchmark use it) remembers the
+ * A long-lived session (one Store kept open, as the hub and the benchmark use it) remembers the
  * subjects it found current under the authority connection's content token
  * (docs/agent-tasks.md "Rechecks"). These tests commit to the authority between facade calls —
  * through another connection and through the session's own one — and check that every recheck
@@ -13,8 +13,8 @@ import type { AgentRef } from '../../src/contracts/task/common.js';
 import { bumpPolicyEpoch } from '../../src/native/policy.js';
 import { contentToken } from '../../src/native/sqlite.js';
 import { openAuthority } from '../../src/native/store.js';
-import { openTaskConnections, type TaskConnections } from '../../src/tasks/connections.js';
 import { trustedLocalGuard, type TaskContext, type TaskGuard, type TaskOperation } from '../../src/tasks/context.js';
+import { openStore, type Store } from '../../src/tasks/store.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
   bumpPolicy,
@@ -41,13 +41,13 @@ const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 function session(
   t: TestContext,
   guard: TaskGuard = trustedLocalGuard,
-): { store: TaskStore; clock: FakeClock; connections: TaskConnections; ctx: () => TaskContext } {
+): { store: TaskStore; clock: FakeClock; connections: Store; ctx: () => TaskContext } {
   const store = makeTaskStore(tempDir(t));
   const clock = new FakeClock();
-  const connections = openTaskConnections(store.dataDir);
+  const connections = openStore(store.dataDir, { mode: 'write' });
   t.after(() => connections.close());
   // Rebuilt per call: a checkpoint gives the store a new context digest.
-  return { store, clock, connections, ctx: () => ({ ...context(store, ALICE, clock, guard), connections }) };
+  return { store, clock, connections, ctx: () => ({ ...context(store, ALICE, clock, guard), store: connections }) };
 }
 
 function errorOf(fn: () => unknown): { code: string; details?: Record<string, unknown> } {

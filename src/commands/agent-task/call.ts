@@ -4,8 +4,10 @@ import { BaseCommand } from '../_base.js';
 import { instantLines } from '../_times.js';
 import { formatJson } from '../../contracts/json/canonical-json.js';
 import type { JsonValue } from '../../contracts/json/json-value.js';
+import { taskStoreMode } from '../../tasks/facade.js';
 import { callWithTokenFile } from '../../tasks/grant-guard.js';
 import { fillTaskInput, readTaskInput } from '../../tasks/input.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class AgentTaskCall extends BaseCommand {
   static override summary = 'Run one typed agent-task operation against the local data directory.';
@@ -71,26 +73,28 @@ export default class AgentTaskCall extends BaseCommand {
     const { args, flags } = await this.parse(AgentTaskCall);
     const dataDir = this.resolveDataDir(flags['data-dir']);
     const read = flags.input === undefined ? null : readTaskInput(flags.input);
-    const input = fillTaskInput({
-      dataDir,
-      tokenFile: flags['token-file'],
-      operation: args.operation,
-      input: read,
-      repository: flags.repository,
-      executor: flags.executor,
-    });
-    const result = callWithTokenFile({
-      dataDir,
-      tokenFile: flags['token-file'],
-      operation: args.operation,
-      input,
-      repository: flags.repository,
-      profile: flags.profile,
-      target: flags.target,
-      subject:
-        flags.change === undefined || flags.context === undefined
-          ? undefined
-          : { change_id: flags.change, context_digest: flags.context },
+    const result = withStore(dataDir, taskStoreMode(args.operation), (store) => {
+      const input = fillTaskInput({
+        store,
+        tokenFile: flags['token-file'],
+        operation: args.operation,
+        input: read,
+        repository: flags.repository,
+        executor: flags.executor,
+      });
+      return callWithTokenFile({
+        store,
+        tokenFile: flags['token-file'],
+        operation: args.operation,
+        input,
+        repository: flags.repository,
+        profile: flags.profile,
+        target: flags.target,
+        subject:
+          flags.change === undefined || flags.context === undefined
+            ? undefined
+            : { change_id: flags.change, context_digest: flags.context },
+      });
     });
     this.log(formatJson(result));
     for (const line of instantLines(result)) this.log(line);

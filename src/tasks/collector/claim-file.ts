@@ -22,10 +22,12 @@ import {
 } from '../../native/collector-profiles.js';
 import { readTokenFile } from '../../native/grant-token-file.js';
 import { resolveContextArgument } from '../../native/review-contexts.js';
+import type { Store } from '../../native/store-handle.js';
 import { openAuthority, readTransaction } from '../../native/store.js';
 import type { TaskContext } from '../context.js';
 import { authorizeTaskToken } from '../grant-guard.js';
 import { deriveCurrent } from '../operations/lookups.js';
+import { withStore } from '../store.js';
 import { collectorClaimOperation } from './claim.js';
 
 export interface ClaimToFileInput {
@@ -75,10 +77,14 @@ function readProfile(dataDir: string, profileId: string): InstalledCollectorProf
 /** Claim and write the descriptor; answers the claim's JSON (with the descriptor) and the file written. */
 export function claimToFile(input: ClaimToFileInput): JsonObject {
   const token = readTokenFile(input.tokenFile);
-  const authorization = authorizeTaskToken({ dataDir: input.dataDir, token });
+  return withStore(input.dataDir, 'write', (store) => claimWithStore(input, store, token));
+}
+
+function claimWithStore(input: ClaimToFileInput, store: Store, token: string): JsonObject {
+  const authorization = authorizeTaskToken({ store, token });
   const installed = readProfile(input.dataDir, input.profileId);
   const ctx: TaskContext = {
-    dataDir: input.dataDir,
+    store,
     actor: authorization.actor,
     repository: authorization.repository,
     profile: installed.profile.workflow_profile,

@@ -242,7 +242,7 @@ export function collectorFinalizeOperation(ctx: TaskContext, request: CollectorF
     () => {
       throw new AgentscmError(
         'WORKFLOW_JOURNAL_NOT_INITIALIZED',
-        `the workflow journal does not exist in ${ctx.dataDir}; nothing was created`,
+        `the workflow journal does not exist in ${ctx.store.dataDir}; nothing was created`,
         { hint: 'no task was ever claimed in this data directory' },
       );
     },
