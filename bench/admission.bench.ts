@@ -8,7 +8,7 @@
  *
  * each against the floor of any CLI run, `agentscm --version` (one Node start with the CLI
  * framework), measured in the same run, alternating, medians. The subject is built through the
- * real cores (enroll, profile install, claim, signed transfer, import; test/receipts/fixture.ts).
+ * real cores (enroll, profile install, claim, signed transfer, import; test/support/receipts.ts).
  * Also printed, for information: the same two operations in process (qualify, verifyReceiptBundle),
  * where no process start is paid. The last line is one JSON summary.
  *
@@ -30,8 +30,8 @@ import { qualifyLocal } from '../src/tasks/admission/qualification-local.js';
 import { verifyReceiptBundle } from '../src/tasks/admission/receipt-bundle-verify.js';
 import { exportReceiptBundle } from '../src/tasks/admission/receipt-bundle.js';
 import { withStore } from '../src/tasks/store.js';
-import { makeWideReceipt } from '../test/receipts/fixture.js';
-import { CHANGE_ID } from '../test/tasks/fixture.js';
+import { makeWideReceipt } from '../test/support/receipts.js';
+import { CHANGE_ID } from '../test/support/tasks.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
 const SOURCES = process.env.AGENTSCM_BENCH_SOURCES === '1';

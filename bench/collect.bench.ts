@@ -70,8 +70,8 @@ import { importCollectorTransfer } from '../src/tasks/collector/import.js';
 import { installCollectorProfileFile } from '../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, callWithTokenFile } from '../src/tasks/grant-guard.js';
 import { openStore, type Store } from '../src/tasks/store.js';
-import { busyboxRecipe } from '../test/evidence-collect/fixture.js';
-import { makeGrant } from '../test/grants/fixture.js';
+import { busyboxRecipe } from '../test/support/evidence-collect.js';
+import { makeGrant } from '../test/support/grants.js';
 import {
   CHANGE_ID,
   checkpoint,
@@ -81,7 +81,7 @@ import {
   RECIPE_PATH,
   sha256,
   type TaskStore,
-} from '../test/tasks/fixture.js';
+} from '../test/support/tasks.js';
 
 const run = promisify(execFile);
 const SOCKET = process.env.AGENTSCM_TEST_DOCKER_SOCKET ?? '/var/run/docker.sock';

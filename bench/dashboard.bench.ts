@@ -27,10 +27,10 @@ import { openAuthority } from '../src/native/store.js';
 import { callTaskOperation } from '../src/tasks/facade.js';
 import { authorizeTaskToken } from '../src/tasks/grant-guard.js';
 import { openStore } from '../src/tasks/store.js';
-import { BROWSER_ARGS, browserPath, UI_BASE } from '../test/dashboard/fixture.js';
-import { grantFor, hubStore } from '../test/hub/fixture.js';
-import { CHANGE_ID, checkpoint, PROFILE, RECIPE_PATH, type StepSpec } from '../test/tasks/fixture.js';
-import { assertionRequest, claimedOf, claimRequest } from '../test/tasks/requests.js';
+import { BROWSER_ARGS, browserPath, UI_BASE } from '../test/support/dashboard.js';
+import { grantFor, hubStore } from '../test/support/hub.js';
+import { assertionRequest, claimedOf, claimRequest } from '../test/support/task-requests.js';
+import { CHANGE_ID, checkpoint, PROFILE, RECIPE_PATH, type StepSpec } from '../test/support/tasks.js';
 
 const CHANGES = Number(process.env.AGENTSCM_BENCH_DASHBOARD_CHANGES ?? 1000);
 const TASKS = Number(process.env.AGENTSCM_BENCH_DASHBOARD_TASKS ?? 10000);

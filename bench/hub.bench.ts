@@ -35,9 +35,15 @@ import {
   writeConfigFile,
   type HubStore,
   type TestGrant,
-} from '../test/hub/fixture.js';
-import { CHANGE_ID, checkpoint, PROFILE, type StepSpec } from '../test/tasks/fixture.js';
-import { assertionRequest, claimedOf, claimRequest, mutationRequest, type TaskRef } from '../test/tasks/requests.js';
+} from '../test/support/hub.js';
+import {
+  assertionRequest,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  type TaskRef,
+} from '../test/support/task-requests.js';
+import { CHANGE_ID, checkpoint, PROFILE, type StepSpec } from '../test/support/tasks.js';
 
 const CLIENTS = 32;
 const ROUNDS = Number(process.env.AGENTSCM_BENCH_HUB_ROUNDS ?? 20);

@@ -8,7 +8,7 @@
  * in process (guardStop around runTaskStop), where no process start is paid. The last line is one
  * JSON summary.
  *
- * The world is the tests' (test/hooks/task-stop-fixture.ts): a workspace bound by init-repo, a
+ * The world is the tests' (test/support/task-stop.ts): a workspace bound by init-repo, a
  * Change with its review context, an installed requirement, an enrolled collector key, a grant,
  * a passing signed transfer imported through the real import path, and a hub in this process.
  * The CLI figures run the built CLI (bin/run.js over dist/, made by `npm run bench`);
@@ -33,7 +33,7 @@ import {
   REPOSITORY_ID,
   runHook,
   type StopWorld,
-} from '../test/hooks/task-stop-fixture.js';
+} from '../test/support/task-stop.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
 const SOURCES = process.env.AGENTSCM_BENCH_SOURCES === '1';

@@ -28,8 +28,8 @@ import type { JsonObject } from '../src/contracts/json/json-value.js';
 import type { AgentRef } from '../src/contracts/task/common.js';
 import { callTaskOperation } from '../src/tasks/facade.js';
 import { openStore } from '../src/tasks/store.js';
-import { checkpoint, context, FakeClock, makeTaskStore, type StepSpec } from '../test/tasks/fixture.js';
-import { assertionRequest, call, claimedOf, claimRequest, mutationRequest } from '../test/tasks/requests.js';
+import { assertionRequest, call, claimedOf, claimRequest, mutationRequest } from '../test/support/task-requests.js';
+import { checkpoint, context, FakeClock, makeTaskStore, type StepSpec } from '../test/support/tasks.js';
 import { leanFloorRunner } from './tasks-floor.js';
 
 const CYCLES = Number(process.env.AGENTSCM_BENCH_TASK_CYCLES ?? 200);

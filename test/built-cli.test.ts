@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
-import { DOCKER_SOCKET, requireEngine } from './collector/fixture.js';
 import { jsonOf, REPO_ROOT, runCli, type CliOptions } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
-import { errorCode, grantFor, hubStore, postTask, spawnHubServe } from './hub/fixture.js';
+import { DOCKER_SOCKET, requireEngine } from './support/collector.js';
+import { errorCode, grantFor, hubStore, postTask, spawnHubServe } from './support/hub.js';
 
 const DIST = join(REPO_ROOT, 'dist');
 

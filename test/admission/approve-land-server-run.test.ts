@@ -15,9 +15,9 @@ import Database from 'better-sqlite3';
 import { nativePaths } from '../../src/native/store.js';
 import { SERVER_RUN_RECEIPT_PAUSE_POINT } from '../../src/tasks/admission/admission.js';
 import { journalPaths } from '../../src/workflows/journal.js';
-import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TEST_XDG_DATA_HOME, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../support/collector.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 

@@ -19,6 +19,8 @@ import { setTarget } from '../../src/native/targets.js';
 import { LAND_PAUSE_POINT } from '../../src/tasks/admission/admission.js';
 import { transferRuntimeIdentityDigest } from '../../src/tasks/collector/execution.js';
 import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TEST_XDG_DATA_HOME, type CliResult } from '../helpers/cli.js';
+import { importEnvelope, qualifyAs } from '../support/admission.js';
 import {
   claim,
   envelopeOf,
@@ -26,8 +28,7 @@ import {
   RUNTIME_IDENTITY,
   transferParts,
   type Evidence,
-} from '../evidence/fixture.js';
-import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TEST_XDG_DATA_HOME, type CliResult } from '../helpers/cli.js';
+} from '../support/evidence.js';
 import {
   addRevision,
   bumpPolicy,
@@ -40,8 +41,7 @@ import {
   revoke,
   sha256,
   type StepSpec,
-} from '../tasks/fixture.js';
-import { importEnvelope, qualifyAs } from './fixture.js';
+} from '../support/tasks.js';
 
 interface Landable {
   readonly ev: Evidence;

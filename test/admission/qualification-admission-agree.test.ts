@@ -28,9 +28,9 @@ import { finishCommandAttempt, reserveCommandAttempt } from '../../src/workflows
 import type { CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../../src/workflows/command-step.js';
 import { compileRequirementPlan } from '../../src/workflows/requirement.js';
 import { runWorkflow } from '../../src/workflows/runner.js';
-import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
-import { addRevision, CHANGE_ID, checkpoint, defaultFiles, PROFILE, type StepSpec } from '../tasks/fixture.js';
-import { importEnvelope } from './fixture.js';
+import { importEnvelope } from '../support/admission.js';
+import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../support/evidence.js';
+import { addRevision, CHANGE_ID, checkpoint, defaultFiles, PROFILE, type StepSpec } from '../support/tasks.js';
 
 /** A command runtime that records one durable attempt in the real journal, passing or failing. */
 class RecordingRuntime implements CommandStepRuntime {

@@ -18,7 +18,7 @@ import {
 import { boundFailures, qualify } from '../../src/tasks/admission/qualification.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { context, FakeClock, makeTaskStore, type StepSpec } from '../tasks/fixture.js';
+import { context, FakeClock, makeTaskStore, type StepSpec } from '../support/tasks.js';
 
 const ALICE = { owner_id: 'alice', agent_id: 'agent-1' };
 const HEX = 'a'.repeat(64);

@@ -26,9 +26,9 @@ import {
   subjectOf,
   type HubStore,
   type TestGrant,
-} from '../hub/fixture.js';
-import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
-import { assertionRequest, claimedOf, claimRequest, mutationRequest, taskRef } from '../tasks/requests.js';
+} from '../support/hub.js';
+import { assertionRequest, claimedOf, claimRequest, mutationRequest, taskRef } from '../support/task-requests.js';
+import { CHANGE_ID, PROFILE } from '../support/tasks.js';
 
 function localAnswer(hub: HubStore): QualificationAnswer {
   return withStore(hub.store.dataDir, 'read', (store) =>

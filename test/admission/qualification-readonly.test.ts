@@ -11,10 +11,10 @@ import test from 'node:test';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { qualificationAnswerDecoder } from '../../src/contracts/task/qualification.js';
 import { journalPaths } from '../../src/workflows/journal.js';
-import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
-import { CHANGE_ID, sha256 } from '../tasks/fixture.js';
-import { importEnvelope, qualifyAs } from './fixture.js';
+import { importEnvelope, qualifyAs } from '../support/admission.js';
+import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../support/evidence.js';
+import { CHANGE_ID, sha256 } from '../support/tasks.js';
 
 /**
  * Every file under the data directory with the SHA-256 of its bytes. SQLite's -shm index is left

@@ -22,9 +22,9 @@ import { sha256Hex } from '../../src/crypto/sha256.js';
 import { openAuthority, type Authority } from '../../src/native/store.js';
 import { approveChange } from '../../src/tasks/admission/admission.js';
 import { withStore } from '../../src/tasks/store.js';
-import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
-import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
-import { importEnvelope, qualifyAs } from './fixture.js';
+import { importEnvelope, qualifyAs } from '../support/admission.js';
+import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../support/evidence.js';
+import { CHANGE_ID, PROFILE } from '../support/tasks.js';
 
 /** Claim, collect (a passing record) and import: the receipt is written by the import. */
 function imported(ev: Evidence): void {

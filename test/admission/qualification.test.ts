@@ -10,10 +10,10 @@ import test from 'node:test';
 import { formatJson } from '../../src/contracts/json/canonical-json.js';
 import { revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
-import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
-import { makeGrant } from '../grants/fixture.js';
-import { addRevision, bumpPolicy, CHANGE_ID, checkpoint, defaultFiles, enroll, revoke } from '../tasks/fixture.js';
-import { finalize, importEnvelope, killedImport, qualifyAs, statesOf } from './fixture.js';
+import { finalize, importEnvelope, killedImport, qualifyAs, statesOf } from '../support/admission.js';
+import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../support/evidence.js';
+import { makeGrant } from '../support/grants.js';
+import { addRevision, bumpPolicy, CHANGE_ID, checkpoint, defaultFiles, enroll, revoke } from '../support/tasks.js';
 
 const BOB = { owner_id: 'bob', agent_id: 'agent-2' };
 

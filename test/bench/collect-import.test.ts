@@ -11,9 +11,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { requireEngine } from '../collector/fixture.js';
 import { REPO_ROOT, TSX_LOADER } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { requireEngine } from '../support/collector.js';
 
 interface ImportSummary {
   bench: string;

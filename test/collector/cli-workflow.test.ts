@@ -22,7 +22,7 @@ import {
   recipeBytes,
   requireEngine,
   type RecipeFields,
-} from './fixture.js';
+} from '../support/collector.js';
 
 /** The operator-selected executable: docker.io's client when installed, else any executable. */
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';

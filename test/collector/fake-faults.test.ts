@@ -14,7 +14,7 @@ import { FakeDockerEngine, type FakeScript } from '../../src/collector/fake-tran
 import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { getCommandAttempt } from '../../src/workflows/command-attempts.js';
 import { openJournal } from '../../src/workflows/journal.js';
-import { DOCKER_EXE, makeRepo, recipeBytes, stepRequest, type Repo } from './fixture.js';
+import { DOCKER_EXE, makeRepo, recipeBytes, stepRequest, type Repo } from '../support/collector.js';
 
 const IMAGE_ID = `sha256:${'a'.repeat(64)}`;
 

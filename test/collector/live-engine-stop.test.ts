@@ -19,7 +19,7 @@ import { createUnixSocketTransport } from '../../src/collector/docker-transport.
 import { commandAttemptId, getCommandAttempt } from '../../src/workflows/command-attempts.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { DOCKER_EXE, makeSuiteRepo, recipeBytes, requireEngine, stepRequest } from './fixture.js';
+import { DOCKER_EXE, makeSuiteRepo, recipeBytes, requireEngine, stepRequest } from '../support/collector.js';
 
 const run = promisify(execFile);
 /** Kept between runs so the image import happens once per machine. */

@@ -31,7 +31,7 @@ import {
   stepRequest,
   type RecipeFields,
   type Repo,
-} from './fixture.js';
+} from '../support/collector.js';
 
 let runtime: CommandRuntimeHandle;
 let shared: Repo & { remove(): void };

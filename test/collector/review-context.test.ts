@@ -17,7 +17,7 @@ import {
 } from '../../src/native/review-contexts.js';
 import { openAuthority } from '../../src/native/store.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
-import { makeRepo, RECIPE_PATH, recipeBytes } from './fixture.js';
+import { makeRepo, RECIPE_PATH, recipeBytes } from '../support/collector.js';
 
 const RECIPE = recipeBytes({ argv: ['/bin/true'] });
 

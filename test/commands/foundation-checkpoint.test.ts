@@ -13,7 +13,7 @@ import {
   integrityOk,
   makeProject,
   writeTree,
-} from './foundation-fixtures.js';
+} from '../support/foundation.js';
 
 interface CheckpointJson {
   repository: string;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
-import { assertError, cliJson, fixture, initProject, integrityOk, type Fixture } from './foundation-fixtures.js';
+import { assertError, cliJson, fixture, initProject, integrityOk, type Fixture } from '../support/foundation.js';
 
 /** Start the CLI paused at a test hook point, wait until it is there, SIGKILL it. */
 function killAt(point: string, args: readonly string[]): Promise<void> {

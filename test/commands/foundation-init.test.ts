@@ -13,7 +13,7 @@ import {
   integrityOk,
   makeProject,
   runCliIn,
-} from './foundation-fixtures.js';
+} from '../support/foundation.js';
 
 test('init-repo creates the store, registers the repository, binds the workspace and sets main', async (t) => {
   const f = fixture(t);

@@ -5,7 +5,7 @@ import test from 'node:test';
 
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { assertError, cliJson, fixture, initProject } from './foundation-fixtures.js';
+import { assertError, cliJson, fixture, initProject } from '../support/foundation.js';
 
 const REV = 'a'.repeat(64);
 

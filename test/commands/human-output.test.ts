@@ -13,12 +13,12 @@ import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-
 import { isJsonObject, type JsonObject } from '../../src/contracts/json/json-value.js';
 import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { assertionToJson, taskResultAssertionDecoder } from '../../src/contracts/task/result.js';
-import { makeEvidence } from '../evidence/fixture.js';
-import { tokenFileFor } from '../grants/fixture.js';
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CHANGE_ID, makeTaskStore } from '../tasks/fixture.js';
-import { claimRequest } from '../tasks/requests.js';
+import { makeEvidence } from '../support/evidence.js';
+import { tokenFileFor } from '../support/grants.js';
+import { claimRequest } from '../support/task-requests.js';
+import { CHANGE_ID, makeTaskStore } from '../support/tasks.js';
 
 test('init-repo and checkpoint of a one-file project say "1 file", and progress says "1 changed path"', async (t) => {
   const root = tempDir(t);

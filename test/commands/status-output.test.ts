@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { jsonOf, runCli } from '../helpers/cli.js';
-import { fixture, initProject, type Fixture } from './foundation-fixtures.js';
+import { fixture, initProject, type Fixture } from '../support/foundation.js';
 
 interface StatusJson {
   readonly repository: string;

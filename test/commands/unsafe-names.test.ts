@@ -22,7 +22,7 @@ import {
 } from '../../src/contracts/display-text.js';
 import { oneLine, quoteForMessage } from '../../src/contracts/message-text.js';
 import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
-import { cliJson, fixture, initProject, writeTree } from './foundation-fixtures.js';
+import { cliJson, fixture, initProject, writeTree } from '../support/foundation.js';
 
 const RLO = '\u202e';
 const EVIL = `src/evil${RLO}sj.exe`;

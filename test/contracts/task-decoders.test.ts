@@ -50,7 +50,7 @@ import {
   sampleMutation,
   sampleSubject,
   sampleTask,
-} from './task-fixtures.js';
+} from '../support/task-contracts.js';
 
 const task = sampleTask();
 const claim = sampleClaim(task);

@@ -33,7 +33,7 @@ import {
   sampleClaim,
   sampleMutation,
   sampleTask,
-} from './task-fixtures.js';
+} from '../support/task-contracts.js';
 
 type Path = (string | number)[];
 

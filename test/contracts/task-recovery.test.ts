@@ -24,7 +24,7 @@ import {
   type UnresolvedEffect,
 } from '../../src/contracts/task/recovery.js';
 import { codeOf } from '../helpers/errors.js';
-import { hex64 } from './task-fixtures.js';
+import { hex64 } from '../support/task-contracts.js';
 
 const FENCE = 5n;
 const identity = {

@@ -19,7 +19,7 @@ import {
   referenceResponseForBody,
 } from '../../src/contracts/named-reference.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
-import { sampleTask } from './task-fixtures.js';
+import { sampleTask } from '../support/task-contracts.js';
 
 const body = Buffer.from('# Guide\nnaïve — ok\n');
 const reference = { name: 'guide', sha256: sha256Hex(body), path: 'docs/guide.md' };

@@ -29,7 +29,7 @@ import {
   sampleAttempt,
   sampleClaim,
   sampleTask,
-} from './task-fixtures.js';
+} from '../support/task-contracts.js';
 
 const task = sampleTask();
 const claim = sampleClaim(task);

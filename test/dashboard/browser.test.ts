@@ -16,9 +16,9 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { revokeInDataDir } from '../../src/native/executor-registry.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { startTestHub } from '../hub/fixture.js';
-import { CHANGE_ID } from '../tasks/fixture.js';
-import { addChangeWithFile, BROWSER_ARGS, browserPath, dashboardHub, landedHub } from './fixture.js';
+import { addChangeWithFile, BROWSER_ARGS, browserPath, dashboardHub, landedHub } from '../support/dashboard.js';
+import { startTestHub } from '../support/hub.js';
+import { CHANGE_ID } from '../support/tasks.js';
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts', 'dashboard');

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { sha256Hex } from '../../src/crypto/sha256.js';
-import { errorCode, httpCall, type HttpAnswer } from '../hub/fixture.js';
-import { CHANGE_ID, checkpoint } from '../tasks/fixture.js';
-import { addChangeWithFile, dashboardHub, landedHub, UI_BASE } from './fixture.js';
+import { addChangeWithFile, dashboardHub, landedHub, UI_BASE } from '../support/dashboard.js';
+import { errorCode, httpCall, type HttpAnswer } from '../support/hub.js';
+import { CHANGE_ID, checkpoint } from '../support/tasks.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON views read loosely in assertions
 type Loose = any;

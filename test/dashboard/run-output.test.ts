@@ -12,11 +12,11 @@ import puppeteer from 'puppeteer-core';
 
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import type { HubProfile } from '../../src/hub/config.js';
-import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { grantFor, httpCall, startTestHub, type HubStore } from '../hub/fixture.js';
-import { BROWSER_ARGS, browserPath } from './fixture.js';
+import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../support/collector.js';
+import { BROWSER_ARGS, browserPath } from '../support/dashboard.js';
+import { grantFor, httpCall, startTestHub, type HubStore } from '../support/hub.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';

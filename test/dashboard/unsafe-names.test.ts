@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import puppeteer, { type Browser } from 'puppeteer-core';
 
 import { UNSAFE_TEXT_MARKER } from '../../src/contracts/display-text.js';
-import { addChangeWithFile, BROWSER_ARGS, browserPath, dashboardHub } from './fixture.js';
+import { addChangeWithFile, BROWSER_ARGS, browserPath, dashboardHub } from '../support/dashboard.js';
 
 const EVIL = 'src/evil\u202esj.exe';
 const SHOWN = `${UNSAFE_TEXT_MARKER}src/evil\\u202esj.exe`;

@@ -9,9 +9,9 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 
-import { DOCKER_SOCKET } from '../collector/fixture.js';
 import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { DOCKER_SOCKET } from '../support/collector.js';
 
 export { DOCKER_SOCKET };
 

@@ -13,9 +13,9 @@ import test from 'node:test';
 import { installStop } from '../../src/hooks/install-stop.js';
 import { startHub } from '../../src/hub/server.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
-import { DOCKER_EXE, IMAGE, makeCollection } from '../evidence-collect/fixture.js';
 import { DEV_BIN } from '../helpers/cli.js';
-import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
+import { DOCKER_EXE, IMAGE, makeCollection } from '../support/evidence-collect.js';
+import { CHANGE_ID, PROFILE } from '../support/tasks.js';
 import { doctor, findingOf, fingerprint, problems, testHome } from './fixture.js';
 
 test('a healthy store, key, grant, runtime, hook and hub: every check passes and doctor exits 0', async (t) => {

@@ -14,10 +14,10 @@ import test, { type TestContext } from 'node:test';
 import { installEditHook } from '../../src/agent-state/install-edit-hook.js';
 import { installStop, type InstallStopInput } from '../../src/hooks/install-stop.js';
 import { initRepo } from '../../src/workspace/init.js';
-import { makeGrant } from '../grants/fixture.js';
 import { DEV_BIN } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { makeTaskStore } from '../tasks/fixture.js';
+import { makeGrant } from '../support/grants.js';
+import { makeTaskStore } from '../support/tasks.js';
 import { doctor, findingOf, findingsOf, fingerprint, testHome } from './fixture.js';
 
 interface HookSetup {

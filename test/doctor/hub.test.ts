@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { hubStore, startTestHub, writeConfigFile } from '../hub/fixture.js';
+import { hubStore, startTestHub, writeConfigFile } from '../support/hub.js';
 import { doctor, findingOf, findingsOf, testHome } from './fixture.js';
 
 /** A loopback port nothing listens on (bound, then closed). */

@@ -1,6 +1,6 @@
 /**
  * `agentscm doctor` on collector keys, executor registrations, grants and token files, over a
- * real collection set-up (test/evidence-collect/fixture.ts: a store, a key enrolled for step
+ * real collection set-up (test/support/evidence-collect.ts: a store, a key enrolled for step
  * lint, a collector profile pinning the live engine's identity, an agent grant): a key file or
  * state directory others can read, a revoked or superseded registration, a revoked or rotated
  * grant — each with its code and fix, the token never printed, and the store left unchanged.
@@ -13,8 +13,8 @@ import test from 'node:test';
 import { createSigningKey } from '../../src/collector/key-store.js';
 import { enrollInDataDir, revokeInDataDir } from '../../src/native/executor-registry.js';
 import { listGrantsInDataDir, revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
-import { DOCKER_EXE, makeCollection, STEP, type Collection } from '../evidence-collect/fixture.js';
-import { PROFILE } from '../tasks/fixture.js';
+import { DOCKER_EXE, makeCollection, STEP, type Collection } from '../support/evidence-collect.js';
+import { PROFILE } from '../support/tasks.js';
 import { doctor, findingOf, findingsOf, fingerprint, testHome } from './fixture.js';
 
 function keyArgs(c: Collection): string[] {

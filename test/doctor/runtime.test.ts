@@ -13,9 +13,9 @@ import { createSigningKey } from '../../src/collector/key-store.js';
 import { formatJson } from '../../src/contracts/json/canonical-json.js';
 import { enrollInDataDir } from '../../src/native/executor-registry.js';
 import { installCollectorProfileFile } from '../../src/tasks/collector/profiles.js';
-import { busyboxRecipe, DOCKER_EXE, IMAGE, makeCollection, STEP } from '../evidence-collect/fixture.js';
 import { tempDir } from '../helpers/tmp.js';
-import { defaultFiles, makeTaskStore, PROFILE, RECIPE_PATH, sha256 } from '../tasks/fixture.js';
+import { busyboxRecipe, DOCKER_EXE, IMAGE, makeCollection, STEP } from '../support/evidence-collect.js';
+import { defaultFiles, makeTaskStore, PROFILE, RECIPE_PATH, sha256 } from '../support/tasks.js';
 import { DOCKER_SOCKET, doctor, findingOf, findingsOf, testHome } from './fixture.js';
 
 const ABSENT_IMAGE = 'local/agentscm-doctor-absent:1';

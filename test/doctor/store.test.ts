@@ -23,7 +23,7 @@ import { AUTHORITY_MIGRATIONS } from '../../src/native/migrations/index.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { initRepo } from '../../src/workspace/init.js';
 import { tempDir } from '../helpers/tmp.js';
-import { makeTaskStore } from '../tasks/fixture.js';
+import { makeTaskStore } from '../support/tasks.js';
 import { doctor, findingOf, fingerprint, problems, testHome } from './fixture.js';
 
 /** A store made by init-repo, with a journal, in a fresh directory. */

@@ -14,9 +14,9 @@ import {
 } from '../../src/contracts/collector/transfer.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
-import { requireEngine } from '../collector/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
-import { collectArgs, containersCreated, fakeHub, makeCollection } from './fixture.js';
+import { requireEngine } from '../support/collector.js';
+import { collectArgs, containersCreated, fakeHub, makeCollection } from '../support/evidence-collect.js';
 
 interface CollectJson {
   upload_request_id: string;

@@ -13,9 +13,9 @@ import test from 'node:test';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { revokeGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
-import { requireEngine } from '../collector/fixture.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
-import { collectArgs, containersCreated, fakeHub, killAtPause, makeCollection } from './fixture.js';
+import { requireEngine } from '../support/collector.js';
+import { collectArgs, containersCreated, fakeHub, killAtPause, makeCollection } from '../support/evidence-collect.js';
 
 test('SIGKILL after retention and before upload: nothing was sent; retry-upload sends the identical retained bytes and gets the same answer each time', async (t) => {
   await requireEngine();

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { sha256Hex } from '../../src/crypto/sha256.js';
-import { requireEngine } from '../collector/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
-import { collectArgs, fakeHub, makeCollection } from './fixture.js';
+import { requireEngine } from '../support/collector.js';
+import { collectArgs, fakeHub, makeCollection } from '../support/evidence-collect.js';
 
 interface CollectJson {
   ran: boolean;

@@ -19,10 +19,17 @@ import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { enrollExecutor } from '../../src/native/executor-registry.js';
 import { openAuthority } from '../../src/native/store.js';
 import { openStore } from '../../src/tasks/store.js';
-import { requireEngine } from '../collector/fixture.js';
-import { makeGrant } from '../grants/fixture.js';
-import { PROFILE } from '../tasks/fixture.js';
-import { ACTOR, containersCreated, DOCKER_EXE, DOCKER_SOCKET, makeCollection, type Collection } from './fixture.js';
+import { requireEngine } from '../support/collector.js';
+import {
+  ACTOR,
+  containersCreated,
+  DOCKER_EXE,
+  DOCKER_SOCKET,
+  makeCollection,
+  type Collection,
+} from '../support/evidence-collect.js';
+import { makeGrant } from '../support/grants.js';
+import { PROFILE } from '../support/tasks.js';
 
 function collectInput(
   c: Collection,

@@ -20,10 +20,10 @@ import {
 import { containerSpec } from '../../src/collector/oci-command-collector.js';
 import { uploadUrl } from '../../src/collector/upload-client.js';
 import { decodeCommandRecipe } from '../../src/contracts/collector/command-recipe.js';
-import { makeRepo } from '../collector/fixture.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { busyboxRecipe } from './fixture.js';
+import { makeRepo } from '../support/collector.js';
+import { busyboxRecipe } from '../support/evidence-collect.js';
 
 test('a state directory inside a workspace, overlapping the data directory or open to others is COLLECT_STATE_UNSAFE', (t) => {
   const repo = makeRepo(t, { 'a.txt': 'alpha' });

@@ -15,9 +15,9 @@ import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openStore } from '../../src/tasks/store.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
-import { CHANGE_ID, DEFAULT_STEPS, PROFILE, revoke } from '../tasks/fixture.js';
-import { assertionRequest } from '../tasks/requests.js';
-import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from './fixture.js';
+import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
+import { assertionRequest } from '../support/task-requests.js';
+import { CHANGE_ID, DEFAULT_STEPS, PROFILE, revoke } from '../support/tasks.js';
 
 test('agent-task claim writes the descriptor 0600 with the profile, origin grant and a fresh upload request; collector_descriptor re-reads it; a second claim is refused', async (t) => {
   const ev = makeEvidence(t);

@@ -18,9 +18,17 @@ import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openStore } from '../../src/tasks/store.js';
-import { makeGrant } from '../grants/fixture.js';
-import { CHANGE_ID, revoke } from '../tasks/fixture.js';
-import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts, type Evidence } from './fixture.js';
+import {
+  ALICE,
+  authorization,
+  claim,
+  envelopeOf,
+  makeEvidence,
+  transferParts,
+  type Evidence,
+} from '../support/evidence.js';
+import { makeGrant } from '../support/grants.js';
+import { CHANGE_ID, revoke } from '../support/tasks.js';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 

@@ -24,7 +24,6 @@ import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openStore } from '../../src/tasks/store.js';
 import { codeOf } from '../helpers/errors.js';
-import { checkpoint, revoke, sha256 } from '../tasks/fixture.js';
 import {
   authorization,
   claim,
@@ -33,7 +32,8 @@ import {
   makeEvidence,
   transferParts,
   type Evidence,
-} from './fixture.js';
+} from '../support/evidence.js';
+import { checkpoint, revoke, sha256 } from '../support/tasks.js';
 
 function importAs(ev: Evidence, envelope: Uint8Array, tokenFile = ev.tokenFile): JsonObject {
   return importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, tokenFile));

@@ -22,10 +22,18 @@ import { authorizeTaskToken, callWithTokenFile } from '../../src/tasks/grant-gua
 import { openStore, type Store } from '../../src/tasks/store.js';
 import { jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { answerJson, BUDGETS, installFixture, POLICY } from '../review/fixture.js';
-import { fixtureEnv, reviewStepAction } from '../review/review-run-fixture.js';
-import { CHANGE_ID } from '../tasks/fixture.js';
-import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts, type Evidence } from './fixture.js';
+import {
+  ALICE,
+  authorization,
+  claim,
+  envelopeOf,
+  makeEvidence,
+  transferParts,
+  type Evidence,
+} from '../support/evidence.js';
+import { fixtureEnv, reviewStepAction } from '../support/review-run.js';
+import { answerJson, BUDGETS, installFixture, POLICY } from '../support/review.js';
+import { CHANGE_ID } from '../support/tasks.js';
 
 const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 

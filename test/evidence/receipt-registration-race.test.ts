@@ -17,10 +17,17 @@ import test from 'node:test';
 import { createSigningKey, loadSigningKey } from '../../src/collector/key-store.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { openAuthority } from '../../src/native/store.js';
-import { finalize } from '../admission/fixture.js';
 import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';
-import { revoke } from '../tasks/fixture.js';
-import { claim, enrollAndInstall, envelopeOf, makeEvidence, transferParts, type Evidence } from './fixture.js';
+import { finalize } from '../support/admission.js';
+import {
+  claim,
+  enrollAndInstall,
+  envelopeOf,
+  makeEvidence,
+  transferParts,
+  type Evidence,
+} from '../support/evidence.js';
+import { revoke } from '../support/tasks.js';
 
 function receiptCount(ev: Evidence): number {
   const journal = openAuthority(ev.store.dataDir, { mode: 'read' });

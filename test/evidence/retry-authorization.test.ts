@@ -22,11 +22,19 @@ import type { AgentRef } from '../../src/contracts/task/common.js';
 import { rotateGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
-import { makeGrant } from '../grants/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
-import { CHANGE_ID } from '../tasks/fixture.js';
-import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts, type Evidence } from './fixture.js';
+import {
+  ALICE,
+  authorization,
+  claim,
+  envelopeOf,
+  makeEvidence,
+  transferParts,
+  type Evidence,
+} from '../support/evidence.js';
+import { makeGrant } from '../support/grants.js';
+import { CHANGE_ID } from '../support/tasks.js';
 
 const BOB: AgentRef = { owner_id: 'bob', agent_id: 'agent-2' };
 

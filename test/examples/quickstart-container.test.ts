@@ -9,9 +9,9 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 
-import { DOCKER_SOCKET, requireEngine } from '../collector/fixture.js';
 import { CLI_COMMAND, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { DOCKER_SOCKET, requireEngine } from '../support/collector.js';
 
 before(async () => {
   await requireEngine();

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import test from 'node:test';
 import Database from 'better-sqlite3';
 
-import { makeEvidence } from '../evidence/fixture.js';
 import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
-import { CHANGE_ID } from '../tasks/fixture.js';
+import { makeEvidence } from '../support/evidence.js';
+import { CHANGE_ID } from '../support/tasks.js';
 
 function assertCode(result: CliResult, code: string): string {
   assert.equal(result.code, 2, result.stderr);

@@ -10,8 +10,8 @@ import Database from 'better-sqlite3';
 
 import { AUTHORITY_MIGRATIONS } from '../../src/native/migrations/index.js';
 import { createAuthority, nativePaths } from '../../src/native/store.js';
-import { assertError, cliJson, fixture, initProject } from '../commands/foundation-fixtures.js';
 import { runCli } from '../helpers/cli.js';
+import { assertError, cliJson, fixture, initProject } from '../support/foundation.js';
 
 test('policy show names a random authority_id fixed at creation; human output prints it too', async (t) => {
   const a = fixture(t);

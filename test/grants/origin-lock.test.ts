@@ -14,9 +14,9 @@ import test from 'node:test';
 import { openAuthority } from '../../src/native/store.js';
 import { qualifyLocal } from '../../src/tasks/admission/qualification-local.js';
 import { withStore } from '../../src/tasks/store.js';
-import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { cliEntryArgv, runCli } from '../helpers/cli.js';
-import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
+import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../support/evidence.js';
+import { CHANGE_ID, PROFILE } from '../support/tasks.js';
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..');
 

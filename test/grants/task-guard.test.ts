@@ -24,9 +24,9 @@ import { openStore } from '../../src/tasks/store.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CHANGE_ID, context, FakeClock, makeTaskStore, PROFILE, type TaskStore } from '../tasks/fixture.js';
-import { call, claimedOf, claimRequest, statusRequest, taskRef } from '../tasks/requests.js';
-import { makeGrant } from './fixture.js';
+import { makeGrant } from '../support/grants.js';
+import { call, claimedOf, claimRequest, statusRequest, taskRef } from '../support/task-requests.js';
+import { CHANGE_ID, context, FakeClock, makeTaskStore, PROFILE, type TaskStore } from '../support/tasks.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 const HOUR = 3_600_000n;

@@ -27,11 +27,12 @@ import { showRequirement } from '../../src/workflows/requirement.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import { initRepo } from '../../src/workspace/init.js';
 import { INSTRUCTION_BLOCK } from '../../src/workspace/instruction-block.js';
-import { busyboxRecipe, DOCKER_EXE, DOCKER_SOCKET, liveRuntimeDigest } from '../evidence-collect/fixture.js';
-import { makeGrant } from '../grants/fixture.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { startTestHub, type HubStore } from '../hub/fixture.js';
+import { busyboxRecipe, DOCKER_EXE, DOCKER_SOCKET, liveRuntimeDigest } from '../support/evidence-collect.js';
+import { makeGrant } from '../support/grants.js';
+import { startTestHub, type HubStore } from '../support/hub.js';
+import { writeTree } from '../support/task-stop.js';
 import {
   CHANGE_ID,
   installRequirement,
@@ -42,8 +43,7 @@ import {
   SKILL_PATH,
   SKILL_TEXT,
   type TaskStore,
-} from '../tasks/fixture.js';
-import { writeTree } from './task-stop-fixture.js';
+} from '../support/tasks.js';
 
 const REPOSITORY_ID = 'acme/widgets';
 const AGENT = { owner_id: 'alice', agent_id: 'agent-1' };

@@ -13,9 +13,9 @@ import { before, test, type TestContext } from 'node:test';
 import { Ajv } from 'ajv';
 
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
-import { containersOf, DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { containersOf, DOCKER_SOCKET, recipeBytes, requireEngine } from '../support/collector.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 const RUNTIME = ['--docker', DOCKER, '--docker-socket', DOCKER_SOCKET];

@@ -13,9 +13,9 @@ import { Ajv } from 'ajv';
 
 import { hasUnsafeText, UNSAFE_TEXT_MARKER } from '../../src/contracts/display-text.js';
 import { renderStopOutput, stopReasonText } from '../../src/hooks/stop/output.js';
-import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../support/collector.js';
 
 const RLO = '\u202e';
 const EVIL = `evil${RLO}sj.exe`;

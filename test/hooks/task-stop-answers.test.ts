@@ -23,7 +23,6 @@ import { TASK_STOP_NEXT_ACTIONS } from '../../src/hooks/task-stop.js';
 import { nativePaths } from '../../src/native/store.js';
 import { workspaceStatePaths } from '../../src/workspace/state.js';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { sha256 } from '../tasks/fixture.js';
 import {
   blockOf,
   claudePayload,
@@ -33,7 +32,8 @@ import {
   runHook,
   startFakeService,
   type StopWorld,
-} from './task-stop-fixture.js';
+} from '../support/task-stop.js';
+import { sha256 } from '../support/tasks.js';
 
 const EXTERNAL = join(REPO_ROOT, 'docs', 'schemas', 'external', 'codex-hooks');
 const ajv = new Ajv({ strict: false, allowUnionTypes: true });

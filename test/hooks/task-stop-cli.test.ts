@@ -16,7 +16,7 @@ import {
   qualifyWorld,
   REPOSITORY_ID,
   type StopWorld,
-} from './task-stop-fixture.js';
+} from '../support/task-stop.js';
 
 function argv(world: StopWorld, command: string, overrides: Record<string, string> = {}): string[] {
   const flags: Record<string, string> = {

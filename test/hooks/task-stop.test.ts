@@ -15,7 +15,6 @@ import { revokeGrantInDataDir } from '../../src/native/grants.js';
 import { createReviewContext } from '../../src/native/review-contexts.js';
 import { openAuthority } from '../../src/native/store.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
-import { bumpPolicy, CHANGE_ID, RECIPE_PATH } from '../tasks/fixture.js';
 import {
   blockOf,
   claudePayload,
@@ -23,7 +22,8 @@ import {
   qualifyWorld,
   runHook,
   startInFlightProxy,
-} from './task-stop-fixture.js';
+} from '../support/task-stop.js';
+import { bumpPolicy, CHANGE_ID, RECIPE_PATH } from '../support/tasks.js';
 
 test('a qualified, current subject at the clean workspace base passes: Claude Code prints nothing, Codex prints {}', async (t) => {
   const world = await makeStopWorld(t);

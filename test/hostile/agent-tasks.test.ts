@@ -19,10 +19,23 @@ import { taskRecoveryEnvelopeDecoder } from '../../src/contracts/task/recovery.j
 import type { TaskContext } from '../../src/tasks/context.js';
 import { openStore } from '../../src/tasks/store.js';
 import { journalPaths } from '../../src/workflows/journal.js';
-import { tokenFileFor } from '../grants/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
+import { tokenFileFor } from '../support/grants.js';
+import {
+  assertionRequest,
+  call,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  observationRequest,
+  recoveryRequest,
+  statusRequest,
+  taskRef,
+  type Claimed,
+  type TaskRef,
+} from '../support/task-requests.js';
 import {
   addRevision,
   CHANGE_ID,
@@ -36,20 +49,7 @@ import {
   sha256,
   type StepSpec,
   type TaskStore,
-} from '../tasks/fixture.js';
-import {
-  assertionRequest,
-  call,
-  claimedOf,
-  claimRequest,
-  mutationRequest,
-  observationRequest,
-  recoveryRequest,
-  statusRequest,
-  taskRef,
-  type Claimed,
-  type TaskRef,
-} from '../tasks/requests.js';
+} from '../support/tasks.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 const BOB: AgentRef = { owner_id: 'bob', agent_id: 'b1' };

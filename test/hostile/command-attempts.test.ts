@@ -23,8 +23,8 @@ import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index
 import { journalPaths, openJournal } from '../../src/workflows/journal.js';
 import { runWorkflow } from '../../src/workflows/runner.js';
 import { readRunStatus } from '../../src/workflows/status.js';
-import { DOCKER_EXE } from '../collector/fixture.js';
 import { tempDir } from '../helpers/tmp.js';
+import { DOCKER_EXE } from '../support/collector.js';
 import {
   commandAction,
   definition,
@@ -34,7 +34,7 @@ import {
   RECIPE_PATH,
   SKILL_PATH,
   SKILL_TEXT,
-} from '../workflows/fixture.js';
+} from '../support/workflows.js';
 
 const IMAGE_ID = `sha256:${'a'.repeat(64)}`;
 const OUTPUT_BOUND = 64;

@@ -21,7 +21,7 @@ import {
   stepRequest,
   type RecipeFields,
   type Repo,
-} from '../collector/fixture.js';
+} from '../support/collector.js';
 
 let runtime: CommandRuntimeHandle;
 let repo: Repo & { remove(): void };

@@ -19,6 +19,8 @@ import { LABELS, runContainer } from '../../src/collector/oci-command-collector.
 import { decodeCommandRecipe } from '../../src/contracts/collector/command-recipe.js';
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
 import { journalWrite, openJournal, updateRunState } from '../../src/workflows/journal.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 import {
   containersOf,
   createEventsOf,
@@ -26,9 +28,7 @@ import {
   IMAGE,
   recipeBytes,
   requireEngine,
-} from '../collector/fixture.js';
-import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
+} from '../support/collector.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 const RUNTIME = ['--docker', DOCKER, '--docker-socket', DOCKER_SOCKET];

@@ -17,17 +17,10 @@ import { toAgentscmError } from '../../src/commands/_base.js';
 import { createSha256 } from '../../src/crypto/sha256.js';
 import { BLOB_CHUNK_BYTES, hasBlob, putChunkedBlob } from '../../src/native/blobs.js';
 import { createAuthority, openAuthority, writeTransaction } from '../../src/native/store.js';
-import {
-  assertError,
-  cliJson,
-  fixture,
-  initProject,
-  integrityOk,
-  type Fixture,
-} from '../commands/foundation-fixtures.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
+import { assertError, cliJson, fixture, initProject, integrityOk, type Fixture } from '../support/foundation.js';
 
 function authorityPath(dataDir: string): string {
   return join(dataDir, 'native', 'authority.sqlite');

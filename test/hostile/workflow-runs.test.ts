@@ -15,6 +15,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
+import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 import {
   containersOf,
   createEventsOf,
@@ -23,10 +25,8 @@ import {
   recipeBytes,
   requireEngine,
   type RecipeFields,
-} from '../collector/fixture.js';
-import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
-import { bumpPolicy } from '../workflows/fixture.js';
+} from '../support/collector.js';
+import { bumpPolicy } from '../support/workflows.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 const RUNTIME = ['--docker', DOCKER, '--docker-socket', DOCKER_SOCKET];

@@ -22,15 +22,8 @@ import { dirname, join } from 'node:path';
 import test from 'node:test';
 
 import { dataDirExclusions } from '../../src/workspace/exclusions.js';
-import {
-  assertError,
-  cliJson,
-  fixture,
-  initProject,
-  integrityOk,
-  type Fixture,
-} from '../commands/foundation-fixtures.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
+import { assertError, cliJson, fixture, initProject, integrityOk, type Fixture } from '../support/foundation.js';
 
 interface StatusJson {
   ready: boolean;

@@ -21,7 +21,7 @@ import {
 } from '../../src/contracts/agent-state.js';
 import { plainJsonSchema } from '../../src/hub/mcp.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
-import { grantFor, hubStore, REPOSITORY_ID, startTestHub } from './fixture.js';
+import { grantFor, hubStore, REPOSITORY_ID, startTestHub } from '../support/hub.js';
 
 const WORKSPACE_MCP = `/v1/hub/workspace/mcp?repository=${encodeURIComponent(REPOSITORY_ID)}&profile=default`;
 

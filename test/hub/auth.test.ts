@@ -10,8 +10,8 @@ import test from 'node:test';
 import { AgentscmError } from '../../src/contracts/errors.js';
 import { ProfileAuthorizations } from '../../src/hub/auth.js';
 import { openStore } from '../../src/tasks/store.js';
-import { installRequirement } from '../tasks/fixture.js';
-import { grantFor, hubStore, revoke, rotate } from './fixture.js';
+import { grantFor, hubStore, revoke, rotate } from '../support/hub.js';
+import { installRequirement } from '../support/tasks.js';
 
 function refusedWith(code: string): (error: unknown) => boolean {
   return (error: unknown) => error instanceof AgentscmError && error.code === code;

@@ -10,7 +10,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 
 import { hubOperations, toolNameOf } from '../../src/hub/operations.js';
 import { FACADE_OPERATIONS } from '../../src/tasks/facade.js';
-import { errorCode, grantFor, hubStore, postTask, REPOSITORY_ID, resultOf, startTestHub } from './fixture.js';
+import { errorCode, grantFor, hubStore, postTask, REPOSITORY_ID, resultOf, startTestHub } from '../support/hub.js';
 
 test('capabilities lists exactly the operations the hub serves, on the route and as MCP tools', async (t) => {
   const hub = hubStore(t);

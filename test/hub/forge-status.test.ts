@@ -17,11 +17,11 @@ import { forgeRequest } from '../../src/hub/forge-client.js';
 import { forgeLinksPath, listForgeLinks } from '../../src/hub/forge-links.js';
 import { startHub } from '../../src/hub/server.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
-import { importEnvelope } from '../admission/fixture.js';
-import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../evidence/fixture.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
-import { grantFor, postTask, REPOSITORY_ID, resultOf } from './fixture.js';
+import { importEnvelope } from '../support/admission.js';
+import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../support/evidence.js';
+import { grantFor, postTask, REPOSITORY_ID, resultOf } from '../support/hub.js';
+import { CHANGE_ID, PROFILE } from '../support/tasks.js';
 
 const SHA = '3f786850e387550fdab836ed7e6dc881de23001b';
 

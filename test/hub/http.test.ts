@@ -11,16 +11,6 @@ import test from 'node:test';
 import Database from 'better-sqlite3';
 
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
-import { installRequirement } from '../tasks/fixture.js';
-import {
-  assertionRequest,
-  claimedOf,
-  claimRequest,
-  mutationRequest,
-  recoveryRequest,
-  statusRequest,
-  taskRef,
-} from '../tasks/requests.js';
 import {
   errorCode,
   grantFor,
@@ -34,7 +24,17 @@ import {
   subjectOf,
   tasksPath,
   type HttpAnswer,
-} from './fixture.js';
+} from '../support/hub.js';
+import {
+  assertionRequest,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  recoveryRequest,
+  statusRequest,
+  taskRef,
+} from '../support/task-requests.js';
+import { installRequirement } from '../support/tasks.js';
 
 test('the agent-tasks route runs the task cycle through the facade and wraps each answer', async (t) => {
   const hub = hubStore(t);

@@ -9,7 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import test from 'node:test';
 
-import { grantFor, httpCall, hubStore, startTestHub, tasksPath } from './fixture.js';
+import { grantFor, httpCall, hubStore, startTestHub, tasksPath } from '../support/hub.js';
 
 function openSocket(url: string): Promise<Socket> {
   const { hostname, port } = new URL(url);

@@ -12,7 +12,7 @@ import test from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 import { sendWebResponse } from '../../src/hub/web-response.js';
-import { grantFor, hubStore, REPOSITORY_ID, startTestHub } from './fixture.js';
+import { grantFor, hubStore, REPOSITORY_ID, startTestHub } from '../support/hub.js';
 
 const MODERN = '2026-07-28';
 const WORKSPACE = `/v1/hub/workspace/mcp?repository=${encodeURIComponent(REPOSITORY_ID)}&profile=default`;

@@ -11,7 +11,7 @@ import test from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 
-import { grantFor, hubStore, REPOSITORY_ID, startTestHub } from './fixture.js';
+import { grantFor, hubStore, REPOSITORY_ID, startTestHub } from '../support/hub.js';
 
 /** Every tool's input schema from tools/list of one endpoint. */
 async function listedSchemas(

@@ -21,16 +21,6 @@ import { createRepository } from '../../src/native/repositories.js';
 import { openAuthority, writeTransaction } from '../../src/native/store.js';
 import { COLLECTOR_TASK_OPERATIONS } from '../../src/tasks/facade.js';
 import { runCli } from '../helpers/cli.js';
-import { defaultFiles, sha256, SKILL_PATH } from '../tasks/fixture.js';
-import {
-  assertionRequest,
-  claimedOf,
-  claimRequest,
-  mutationRequest,
-  recoveryRequest,
-  statusRequest,
-  type TaskRef,
-} from '../tasks/requests.js';
 import {
   grantFor,
   hubStore,
@@ -40,7 +30,17 @@ import {
   subjectOf,
   type HubStore,
   type TestGrant,
-} from './fixture.js';
+} from '../support/hub.js';
+import {
+  assertionRequest,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  recoveryRequest,
+  statusRequest,
+  type TaskRef,
+} from '../support/task-requests.js';
+import { defaultFiles, sha256, SKILL_PATH } from '../support/tasks.js';
 
 async function connectClient(
   t: test.TestContext,

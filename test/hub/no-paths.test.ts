@@ -11,8 +11,8 @@ import { realpathSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
-import { PROFILE } from '../tasks/fixture.js';
-import { grantFor, httpCall, hubStore, startTestHub, tasksPath, type HttpAnswer } from './fixture.js';
+import { grantFor, httpCall, hubStore, startTestHub, tasksPath, type HttpAnswer } from '../support/hub.js';
+import { PROFILE } from '../support/tasks.js';
 
 const BOGUS = `agentscm_${'Q'.repeat(43)}`;
 const MCP_INIT = JSON.stringify({

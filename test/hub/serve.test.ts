@@ -12,7 +12,7 @@ import test from 'node:test';
 
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { grantFor, httpCall, hubStore, spawnHubServe, tasksPath } from './fixture.js';
+import { grantFor, httpCall, hubStore, spawnHubServe, tasksPath } from '../support/hub.js';
 
 const PROFILE = {
   repository_id: 'acme/widgets',

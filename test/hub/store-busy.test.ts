@@ -22,10 +22,8 @@ import { toolNameOf } from '../../src/hub/operations.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { nativePaths } from '../../src/native/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
-import { ALICE, claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { CHANGE_ID, DEFAULT_STEPS, PROFILE } from '../tasks/fixture.js';
-import { claimRequest, taskRef } from '../tasks/requests.js';
+import { ALICE, claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
 import {
   grantFor,
   httpCall,
@@ -36,7 +34,9 @@ import {
   tasksPath,
   type HttpAnswer,
   type HubStore,
-} from './fixture.js';
+} from '../support/hub.js';
+import { claimRequest, taskRef } from '../support/task-requests.js';
+import { CHANGE_ID, DEFAULT_STEPS, PROFILE } from '../support/tasks.js';
 
 /** The bound every health and dashboard answer is held to while the store is busy. */
 const FAST_MS = 200;

@@ -13,7 +13,6 @@ import test from 'node:test';
 import { AgentscmError } from '../../src/contracts/errors.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { errorOfWire, wireErrorOf } from '../../src/hub/task-worker-protocol.js';
-import { claimedOf, claimRequest, taskRef } from '../tasks/requests.js';
 import {
   errorCode,
   grantFor,
@@ -24,7 +23,8 @@ import {
   spawnHubServe,
   startTestHub,
   subjectOf,
-} from './fixture.js';
+} from '../support/hub.js';
+import { claimedOf, claimRequest, taskRef } from '../support/task-requests.js';
 
 test('a refusal crosses the thread boundary as the same error: code, message, hint and details', () => {
   const error = new AgentscmError('TASK_ALREADY_CLAIMED', 'task lint is claimed', {

@@ -20,10 +20,10 @@ import { UPLOAD_BUDGET } from '../../src/hub/body.js';
 import type { HubProfile } from '../../src/hub/config.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
-import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
 import { TEST_CLI } from '../helpers/cli.js';
-import { PROFILE } from '../tasks/fixture.js';
-import { REPOSITORY_ID, spawnHubServe, tasksPath, type HubStore } from './fixture.js';
+import { claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
+import { REPOSITORY_ID, spawnHubServe, tasksPath, type HubStore } from '../support/hub.js';
+import { PROFILE } from '../support/tasks.js';
 
 const UPLOAD_PATH = `${tasksPath()}/collector-upload`;
 const MIB = 1024 * 1024;

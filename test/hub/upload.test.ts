@@ -13,10 +13,10 @@ import { UPLOAD_BODY_MAX_BYTES } from '../../src/hub/routes/upload.js';
 import { startHub } from '../../src/hub/server.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
-import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
 import { codeOf } from '../helpers/errors.js';
-import { PROFILE } from '../tasks/fixture.js';
-import { errorCode, httpCall, REPOSITORY_ID, tasksPath } from './fixture.js';
+import { claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
+import { errorCode, httpCall, REPOSITORY_ID, tasksPath } from '../support/hub.js';
+import { PROFILE } from '../support/tasks.js';
 
 const UPLOAD_PATH = `${tasksPath()}/collector-upload`;
 

@@ -29,7 +29,7 @@ import {
   sha256,
   type Executor,
   type TaskStore,
-} from '../tasks/fixture.js';
+} from '../support/tasks.js';
 
 const RUNTIME = 'ab'.repeat(32);
 

@@ -17,7 +17,7 @@ import { decodeReceiptBundle, RECEIPT_BUNDLE_LIMITS } from '../../src/contracts/
 import { generateKeyPair } from '../../src/crypto/ed25519.js';
 import { verifyReceiptBundle } from '../../src/tasks/admission/receipt-bundle-verify.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
-import { frameBundle, makeReceipt, openBundle } from './fixture.js';
+import { frameBundle, makeReceipt, openBundle } from '../support/receipts.js';
 
 function codeOf(bytes: Uint8Array): string {
   try {

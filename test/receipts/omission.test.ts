@@ -14,10 +14,10 @@ import test from 'node:test';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { decodeReceiptV2 } from '../../src/contracts/receipt/receipt-v2.js';
 import { openAuthority } from '../../src/native/store.js';
-import { importEnvelope } from '../admission/fixture.js';
-import { ALICE, claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
-import { openBundle, sealBundle } from './fixture.js';
+import { importEnvelope } from '../support/admission.js';
+import { ALICE, claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
+import { openBundle, sealBundle } from '../support/receipts.js';
 
 interface VerifyJson {
   verified: boolean;

@@ -13,7 +13,7 @@ import test from 'node:test';
 
 import { decodeReceiptBundle, RECEIPT_BUNDLE_LIMITS } from '../../src/contracts/receipt/bundle.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TEST_XDG_DATA_HOME } from '../helpers/cli.js';
-import { makeReceipt } from './fixture.js';
+import { makeReceipt } from '../support/receipts.js';
 
 const GNU_TIME = '/usr/bin/time';
 

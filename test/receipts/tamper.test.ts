@@ -31,7 +31,7 @@ import {
   openBundle,
   sealBundle,
   type OpenBundle,
-} from './fixture.js';
+} from '../support/receipts.js';
 
 function codeOf(bytes: Uint8Array, options: VerifyBundleOptions = {}): string {
   try {

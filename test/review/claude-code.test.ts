@@ -22,7 +22,7 @@ import {
   reviewAction,
   reviewStore,
   type InstalledFixture,
-} from './fixture.js';
+} from '../support/review.js';
 
 function transportOf(fixture: InstalledFixture, model = 'claude-sonnet-4-5'): ReviewTransport {
   return createClaudeCodeTransport({

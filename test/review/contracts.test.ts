@@ -28,7 +28,14 @@ import {
 } from '../../src/contracts/review/request.js';
 import { decodeWorkflowDefinition, encodeWorkflowDefinition } from '../../src/contracts/workflow-definition.js';
 import { compileStructure } from '../../src/workflows/plan.js';
-import { SEED_ACTION, SEED_POLICY, SEED_RECORD, SEED_REQUEST, SEED_RESPONSE, SEED_REVIEW_DEFINITION } from './seeds.js';
+import {
+  SEED_ACTION,
+  SEED_POLICY,
+  SEED_RECORD,
+  SEED_REQUEST,
+  SEED_RESPONSE,
+  SEED_REVIEW_DEFINITION,
+} from '../support/review-seeds.js';
 
 const bytes = (value: JsonValue): Buffer => encodeCanonical(value);
 

@@ -23,7 +23,7 @@ import {
 import { decodeReviewRequest } from '../../src/contracts/review/request.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { answerText, policyBytes, reviewAction, reviewStore, type ReviewStore } from './fixture.js';
+import { answerText, policyBytes, reviewAction, reviewStore, type ReviewStore } from '../support/review.js';
 
 async function review(
   t: TestContext,

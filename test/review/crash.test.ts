@@ -9,7 +9,7 @@ import { runReview } from '../../src/collector/review/controller.js';
 import { getJournalCall, openReviewJournal } from '../../src/collector/review/journal.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { answerJson, installFixture, policyBytes, reviewAction, reviewStore } from './fixture.js';
+import { answerJson, installFixture, policyBytes, reviewAction, reviewStore } from '../support/review.js';
 
 const CHILD = join(REPO_ROOT, 'test', 'review', 'fixtures', 'review-child.ts');
 

@@ -18,8 +18,16 @@ import {
 } from '../../src/contracts/review/profile.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { answerJson, answerText, BUDGETS, installFixture, policyBytes, reviewAction, reviewStore } from './fixture.js';
-import { SEED_PROFILE } from './seeds.js';
+import { SEED_PROFILE } from '../support/review-seeds.js';
+import {
+  answerJson,
+  answerText,
+  BUDGETS,
+  installFixture,
+  policyBytes,
+  reviewAction,
+  reviewStore,
+} from '../support/review.js';
 
 const bytes = (value: JsonObject): Buffer => encodeCanonical(value);
 

@@ -21,7 +21,7 @@ import {
   reviewAction,
   reviewStore,
   type ReviewStore,
-} from './fixture.js';
+} from '../support/review.js';
 
 interface Recorded {
   readonly store: ReviewStore;

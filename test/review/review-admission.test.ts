@@ -12,11 +12,11 @@ import Database from 'better-sqlite3';
 
 import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import { journalPaths } from '../../src/workflows/journal.js';
-import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../collector/fixture.js';
 import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { answerJson, installFixture, POLICY, type InstalledFixture } from './fixture.js';
-import { fixtureEnv, reviewArgs, reviewStepAction } from './review-run-fixture.js';
+import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../support/collector.js';
+import { fixtureEnv, reviewArgs, reviewStepAction } from '../support/review-run.js';
+import { answerJson, installFixture, POLICY, type InstalledFixture } from '../support/review.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 

@@ -24,8 +24,8 @@ import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-
 import { decodeReviewRecord, reviewRecordToJson } from '../../src/contracts/review/record.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { answerJson, BUDGETS, installFixture, POLICY, type InstalledFixture } from './fixture.js';
-import { fixtureEnv, reviewStepAction } from './review-run-fixture.js';
+import { fixtureEnv, reviewStepAction } from '../support/review-run.js';
+import { answerJson, BUDGETS, installFixture, POLICY, type InstalledFixture } from '../support/review.js';
 
 interface Demo {
   readonly root: string;

@@ -15,8 +15,6 @@ import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index
 import { journalPaths } from '../../src/workflows/journal.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { definition, sourcePaths, writeDefinition } from '../workflows/fixture.js';
-import { answerJson, BUDGETS, installFixture, type InstalledFixture } from './fixture.js';
 import {
   fixtureEnv,
   POLICY_PATH,
@@ -24,7 +22,9 @@ import {
   reviewRunStore,
   reviewStepAction,
   reviewWorkflow,
-} from './review-run-fixture.js';
+} from '../support/review-run.js';
+import { answerJson, BUDGETS, installFixture, type InstalledFixture } from '../support/review.js';
+import { definition, sourcePaths, writeDefinition } from '../support/workflows.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;

@@ -11,8 +11,8 @@ import test, { type TestContext } from 'node:test';
 import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { answerJson, installFixture, POLICY, type InstalledFixture } from './fixture.js';
-import { fixtureEnv, reviewArgs, reviewStepAction } from './review-run-fixture.js';
+import { fixtureEnv, reviewArgs, reviewStepAction } from '../support/review-run.js';
+import { answerJson, installFixture, POLICY, type InstalledFixture } from '../support/review.js';
 
 interface Demo {
   readonly dataDir: string;

@@ -14,7 +14,7 @@ import { runReview, type ReviewTransport } from '../../src/collector/review/cont
 import { openReviewJournal } from '../../src/collector/review/journal.js';
 import type { ReviewCallObservation } from '../../src/contracts/review/record.js';
 import { tempDir } from '../helpers/tmp.js';
-import { answerText, policyBytes, reviewAction, reviewStore } from './fixture.js';
+import { answerText, policyBytes, reviewAction, reviewStore } from '../support/review.js';
 
 interface Wrapper {
   readonly transport: ReviewTransport;

@@ -15,8 +15,8 @@ import { MAX_INPUT_BYTES, readTaskInput } from '../../src/tasks/input.js';
 import { MAX_ATTEMPTS_PER_TASK } from '../../src/tasks/journal-rows.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { tempDir } from '../helpers/tmp.js';
-import { context, FakeClock, makeTaskStore } from './fixture.js';
-import { call, claimedOf, claimRequest, mutationRequest, taskRef } from './requests.js';
+import { call, claimedOf, claimRequest, mutationRequest, taskRef } from '../support/task-requests.js';
+import { context, FakeClock, makeTaskStore } from '../support/tasks.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 

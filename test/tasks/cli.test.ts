@@ -12,11 +12,19 @@ import test from 'node:test';
 
 import { formatJson } from '../../src/contracts/json/canonical-json.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
-import { tokenFileFor } from '../grants/fixture.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CHANGE_ID, context, FakeClock, makeTaskStore, type TaskStore } from './fixture.js';
-import { call, claimedOf, claimRequest, mutationRequest, recoveryRequest, statusRequest, taskRef } from './requests.js';
+import { tokenFileFor } from '../support/grants.js';
+import {
+  call,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  recoveryRequest,
+  statusRequest,
+  taskRef,
+} from '../support/task-requests.js';
+import { CHANGE_ID, context, FakeClock, makeTaskStore, type TaskStore } from '../support/tasks.js';
 
 const ALICE = { owner_id: 'alice', agent_id: 'a1' };
 // Real processes on a loaded machine: leases long enough never to expire during the test.

@@ -13,7 +13,6 @@ import type { AgentRef } from '../../src/contracts/task/common.js';
 import type { TaskContext } from '../../src/tasks/context.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { addRevision, checkpoint, context, defaultFiles, FakeClock, makeTaskStore, type TaskStore } from './fixture.js';
 import {
   assertionRequest,
   call,
@@ -23,7 +22,16 @@ import {
   taskRef,
   type Claimed,
   type TaskRef,
-} from './requests.js';
+} from '../support/task-requests.js';
+import {
+  addRevision,
+  checkpoint,
+  context,
+  defaultFiles,
+  FakeClock,
+  makeTaskStore,
+  type TaskStore,
+} from '../support/tasks.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 const ALICE2: AgentRef = { owner_id: 'alice', agent_id: 'a2' };

@@ -16,7 +16,6 @@ import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index
 import { journalPaths } from '../../src/workflows/journal.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
-import { context, FakeClock, makeTaskStore } from './fixture.js';
 import {
   assertionRequest,
   call,
@@ -26,7 +25,8 @@ import {
   recoveryRequest,
   statusRequest,
   taskRef,
-} from './requests.js';
+} from '../support/task-requests.js';
+import { context, FakeClock, makeTaskStore } from '../support/tasks.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 

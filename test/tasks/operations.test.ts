@@ -19,6 +19,16 @@ import { journalPaths, openJournal } from '../../src/workflows/journal.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
+  assertionRequest,
+  call,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  observationRequest,
+  statusRequest,
+  taskRef,
+} from '../support/task-requests.js';
+import {
   addRevision,
   bumpPolicy,
   checkpoint,
@@ -31,17 +41,7 @@ import {
   revoke,
   sha256,
   type TaskStore,
-} from './fixture.js';
-import {
-  assertionRequest,
-  call,
-  claimedOf,
-  claimRequest,
-  mutationRequest,
-  observationRequest,
-  statusRequest,
-  taskRef,
-} from './requests.js';
+} from '../support/tasks.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 const BOB: AgentRef = { owner_id: 'bob', agent_id: 'b1' };

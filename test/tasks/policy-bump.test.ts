@@ -13,8 +13,8 @@ import { AgentscmError } from '../../src/contracts/errors.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { bumpPolicy, checkpoint, context, FakeClock, makeTaskStore } from './fixture.js';
-import { call, claimedOf, claimRequest, taskRef } from './requests.js';
+import { call, claimedOf, claimRequest, taskRef } from '../support/task-requests.js';
+import { bumpPolicy, checkpoint, context, FakeClock, makeTaskStore } from '../support/tasks.js';
 
 const ALICE = { owner_id: 'alice', agent_id: 'a1' };
 

@@ -16,7 +16,6 @@ import fc from 'fast-check';
 import { isAgentscmError } from '../../src/contracts/errors.js';
 import type { AgentRef } from '../../src/contracts/task/common.js';
 import { journalPaths } from '../../src/workflows/journal.js';
-import { context, FakeClock, makeTaskStore } from './fixture.js';
 import {
   assertionRequest,
   call,
@@ -26,7 +25,8 @@ import {
   taskRef,
   type Claimed,
   type TaskRef,
-} from './requests.js';
+} from '../support/task-requests.js';
+import { context, FakeClock, makeTaskStore } from '../support/tasks.js';
 
 type Step =
   | { readonly op: 'claim'; readonly actor: number; readonly task: number; readonly leaseMs: number }

@@ -12,7 +12,6 @@ import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import type { AgentRef } from '../../src/contracts/task/common.js';
 import { taskRecoveryEnvelopeDecoder } from '../../src/contracts/task/recovery.js';
 import { tempDir } from '../helpers/tmp.js';
-import { context, FakeClock, makeTaskStore } from './fixture.js';
 import {
   assertionRequest,
   call,
@@ -22,7 +21,8 @@ import {
   recoveryRequest,
   taskRef,
   type Claimed,
-} from './requests.js';
+} from '../support/task-requests.js';
+import { context, FakeClock, makeTaskStore } from '../support/tasks.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 

@@ -19,9 +19,9 @@ import {
 } from '../../src/native/executor-registry.js';
 import { createRepository } from '../../src/native/repositories.js';
 import { createAuthority, type Authority } from '../../src/native/store.js';
-import { PASSING_ROWS, sampleAssertion, sampleAttempt, sampleClaim, sampleTask } from '../contracts/task-fixtures.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
+import { PASSING_ROWS, sampleAssertion, sampleAttempt, sampleClaim, sampleTask } from '../support/task-contracts.js';
 
 const hexKey = (): string => Buffer.from(generateKeyPair().publicKey).toString('hex');
 

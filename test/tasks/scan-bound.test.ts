@@ -11,8 +11,8 @@ import type { AgentRef } from '../../src/contracts/task/common.js';
 import { MAX_SCOPE_SCAN } from '../../src/tasks/journal-rows.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CHANGE_ID, context, FakeClock, makeTaskStore, PROFILE } from './fixture.js';
-import { call, claimedOf, claimRequest, taskRef } from './requests.js';
+import { call, claimedOf, claimRequest, taskRef } from '../support/task-requests.js';
+import { CHANGE_ID, context, FakeClock, makeTaskStore, PROFILE } from '../support/tasks.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 

@@ -17,6 +17,15 @@ import { trustedLocalGuard, type TaskContext, type TaskGuard, type TaskOperation
 import { openStore, type Store } from '../../src/tasks/store.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
+  assertionRequest,
+  call,
+  claimedOf,
+  claimRequest,
+  mutationRequest,
+  statusRequest,
+  taskRef,
+} from '../support/task-requests.js';
+import {
   bumpPolicy,
   checkpoint,
   context,
@@ -25,16 +34,7 @@ import {
   makeTaskStore,
   revoke,
   type TaskStore,
-} from './fixture.js';
-import {
-  assertionRequest,
-  call,
-  claimedOf,
-  claimRequest,
-  mutationRequest,
-  statusRequest,
-  taskRef,
-} from './requests.js';
+} from '../support/tasks.js';
 
 const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'a1' };
 

@@ -25,7 +25,7 @@ import {
   SKILL_TEXT,
   sourcePaths,
   type Store,
-} from './fixture.js';
+} from '../support/workflows.js';
 
 // Fixtures mutate nested JSON and inspect thrown errors freely.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -11,7 +11,15 @@ import test, { type TestContext } from 'node:test';
 
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { definition, makeStore, SKILL_PATH, SKILL_TEXT, sourcePaths, writeDefinition, type Store } from './fixture.js';
+import {
+  definition,
+  makeStore,
+  SKILL_PATH,
+  SKILL_TEXT,
+  sourcePaths,
+  writeDefinition,
+  type Store,
+} from '../support/workflows.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;

@@ -10,7 +10,7 @@ import test from 'node:test';
 
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { makeStore, sha256, writeDefinition } from './fixture.js';
+import { makeStore, sha256, writeDefinition } from '../support/workflows.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;

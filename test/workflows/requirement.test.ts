@@ -31,7 +31,7 @@ import {
   SKILL_TEXT,
   sourcePaths,
   writeDefinition,
-} from './fixture.js';
+} from '../support/workflows.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;

@@ -22,7 +22,7 @@ import {
   sourcePaths,
   writeDefinition,
   type Store,
-} from './fixture.js';
+} from '../support/workflows.js';
 
 // Run reports and status views are plain JSON documents.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -29,7 +29,7 @@ import {
   SKILL_TEXT,
   sourcePaths,
   type Store,
-} from './fixture.js';
+} from '../support/workflows.js';
 
 type Mode = 'succeed' | 'fail' | 'uncertain' | 'crash';
 

@@ -67,6 +67,8 @@ import { assertionToJson, taskResultAssertionDecoder } from '../../../src/contra
 import { subjectToJson, workflowTaskSubjectDecoder } from '../../../src/contracts/task/subject.js';
 import { taskToJson, workflowTaskDecoder } from '../../../src/contracts/task/task.js';
 import { decodeWorkflowDefinition, WORKFLOW_LIMITS } from '../../../src/contracts/workflow-definition.js';
+import { REPO_ROOT } from '../../helpers/cli.js';
+import { reviewWireTypes, SEED_ACTION, SEED_REVIEW_DEFINITION } from '../../support/review-seeds.js';
 import {
   CRITERIA,
   hex64,
@@ -77,9 +79,7 @@ import {
   sampleMutation,
   sampleSubject,
   sampleTask,
-} from '../../contracts/task-fixtures.js';
-import { REPO_ROOT } from '../../helpers/cli.js';
-import { reviewWireTypes, SEED_ACTION, SEED_REVIEW_DEFINITION } from '../../review/seeds.js';
+} from '../../support/task-contracts.js';
 
 export interface WireType {
   /** The registry id (docs/schemas/<id>.schema.json). */

@@ -27,7 +27,8 @@ import { openStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import { initRepo } from '../../src/workspace/init.js';
-import { importEnvelope } from '../admission/fixture.js';
+import { tempDir } from '../helpers/tmp.js';
+import { importEnvelope } from './admission.js';
 import {
   ALICE,
   claim,
@@ -36,11 +37,10 @@ import {
   EVIDENCE_STEPS,
   transferParts,
   type Evidence,
-} from '../evidence/fixture.js';
-import { makeGrant } from '../grants/fixture.js';
-import { tempDir } from '../helpers/tmp.js';
-import { REPOSITORY_ID, startTestHub, type HubStore } from '../hub/fixture.js';
-import { CHANGE_ID, defaultFiles, installRequirement, PROFILE, RECIPE_PATH, type TaskStore } from '../tasks/fixture.js';
+} from './evidence.js';
+import { makeGrant } from './grants.js';
+import { REPOSITORY_ID, startTestHub, type HubStore } from './hub.js';
+import { CHANGE_ID, defaultFiles, installRequirement, PROFILE, RECIPE_PATH, type TaskStore } from './tasks.js';
 
 export { CHANGE_ID, PROFILE, REPOSITORY_ID };
 

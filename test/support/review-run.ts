@@ -2,6 +2,7 @@
  * Shared setup of the review-step run and Stop tests: a store whose revision holds a skill with a
  * review policy, a review step action, and the review flags naming the stand-in executable.
  */
+import { BUDGETS, CRITERIA, FILES, policyBytes, type InstalledFixture } from './review.js';
 import {
   definition,
   makeStore,
@@ -11,8 +12,7 @@ import {
   sourcePaths,
   writeDefinition,
   type Store,
-} from '../workflows/fixture.js';
-import { BUDGETS, CRITERIA, FILES, policyBytes, type InstalledFixture } from './fixture.js';
+} from './workflows.js';
 
 export const POLICY_PATH = `${SKILL_DIR}/review-policy.json`;
 

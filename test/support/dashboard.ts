@@ -1,5 +1,5 @@
 /**
- * A hub over a store with one real v2 receipt (test/receipts/fixture.ts: the real evidence chain
+ * A hub over a store with one real v2 receipt (test/support/receipts.ts: the real evidence chain
  * — enrolled key, installed collector profile, claim, signed transfer, import), and reader and
  * agent grants of its repository, for the dashboard's route and browser tests.
  */
@@ -16,12 +16,12 @@ import { listTargets, setTarget } from '../../src/native/targets.js';
 import { approveChange, landChange, type LandResult } from '../../src/tasks/admission/admission.js';
 import { withStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
-import { importEnvelope } from '../admission/fixture.js';
-import { claim, envelopeOf, makeEvidence, transferParts } from '../evidence/fixture.js';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { grantFor, REPOSITORY_ID, startTestHub, type HubStore, type TestGrant } from '../hub/fixture.js';
-import { makeReceipt, type ReceiptFixture } from '../receipts/fixture.js';
-import { addRevision, CHANGE_ID, checkpoint, defaultFiles, PROFILE } from '../tasks/fixture.js';
+import { importEnvelope } from './admission.js';
+import { claim, envelopeOf, makeEvidence, transferParts } from './evidence.js';
+import { grantFor, REPOSITORY_ID, startTestHub, type HubStore, type TestGrant } from './hub.js';
+import { makeReceipt, type ReceiptFixture } from './receipts.js';
+import { addRevision, CHANGE_ID, checkpoint, defaultFiles, PROFILE } from './tasks.js';
 
 export interface DashboardHub {
   readonly hub: HubStore;

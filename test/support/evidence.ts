@@ -31,8 +31,8 @@ import {
 import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, type GrantAuthorization } from '../../src/tasks/grant-guard.js';
 import { openStore } from '../../src/tasks/store.js';
-import { makeGrant } from '../grants/fixture.js';
 import { tempDir } from '../helpers/tmp.js';
+import { makeGrant } from './grants.js';
 import {
   CHANGE_ID,
   makeTaskStore,
@@ -42,7 +42,7 @@ import {
   sha256,
   type StepSpec,
   type TaskStore,
-} from '../tasks/fixture.js';
+} from './tasks.js';
 
 export const ALICE: AgentRef = { owner_id: 'alice', agent_id: 'agent-1' };
 

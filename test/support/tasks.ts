@@ -24,7 +24,7 @@ import { setTarget } from '../../src/native/targets.js';
 import { trustedLocalGuard, type TaskContext, type TaskGuard } from '../../src/tasks/context.js';
 import { openStore, type Store } from '../../src/tasks/store.js';
 import { installRequirementFile } from '../../src/workflows/requirement.js';
-import { RECIPE } from '../workflows/fixture.js';
+import { RECIPE } from './workflows.js';
 
 export const SKILL_DIR = 'skills/check';
 export const SKILL_PATH = `${SKILL_DIR}/SKILL.md`;

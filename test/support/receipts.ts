@@ -1,5 +1,5 @@
 /**
- * Receipts in tests: a real v2 receipt through the real evidence chain (test/evidence/fixture.ts:
+ * Receipts in tests: a real v2 receipt through the real evidence chain (test/support/evidence.ts:
  * real store, enrolled key from the collector key store, installed profile, live grant, a real
  * collector claim, a signed envelope imported by the authority's import), exported by the export
  * core; and a forger's tools, which rewrite any part of a bundle and then repair every digest
@@ -39,18 +39,10 @@ import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, type GrantAuthorization } from '../../src/tasks/grant-guard.js';
 import { openStore } from '../../src/tasks/store.js';
-import { importEnvelope } from '../admission/fixture.js';
-import {
-  ALICE,
-  claim,
-  envelopeOf,
-  makeEvidence,
-  RUNTIME_IDENTITY,
-  transferParts,
-  type Evidence,
-} from '../evidence/fixture.js';
-import { makeGrant } from '../grants/fixture.js';
-import { CHANGE_ID, makeTaskStore, PROFILE, RECIPE, sha256, type TaskStore } from '../tasks/fixture.js';
+import { importEnvelope } from './admission.js';
+import { ALICE, claim, envelopeOf, makeEvidence, RUNTIME_IDENTITY, transferParts, type Evidence } from './evidence.js';
+import { makeGrant } from './grants.js';
+import { CHANGE_ID, makeTaskStore, PROFILE, RECIPE, sha256, type TaskStore } from './tasks.js';
 
 export interface WideReceipt {
   readonly dataDir: string;

@@ -1,5 +1,5 @@
 /**
- * Real hubs for tests: a task store (test/tasks/fixture.ts), grants with token files, a config
+ * Real hubs for tests: a task store (test/support/tasks.ts), grants with token files, a config
  * whose profile pins the installed requirement, and a hub listening on a loopback port — or the
  * CLI `agentscm hub serve` as a child process.
  */
@@ -23,7 +23,7 @@ import {
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CHANGE_ID, makeTaskStore, PROFILE, type StepSpec, type TaskStore } from '../tasks/fixture.js';
+import { CHANGE_ID, makeTaskStore, PROFILE, type StepSpec, type TaskStore } from './tasks.js';
 
 export const REPOSITORY_ID = 'acme/widgets';
 

@@ -1,5 +1,5 @@
 /**
- * Shared set-up of the collection tests: a real task store (test/tasks/fixture.ts) whose command
+ * Shared set-up of the collection tests: a real task store (test/support/tasks.ts) whose command
  * steps run a busybox recipe on the live engine, a collector key created in an owner-private
  * state directory and enrolled for step "lint", a collector profile pinning the runtime identity
  * observed now, an agent grant, and a real `collector_claim` through the facade whose descriptor
@@ -31,19 +31,11 @@ import { deriveSubject } from '../../src/tasks/derive.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openStore } from '../../src/tasks/store.js';
 import { openJournal } from '../../src/workflows/journal.js';
-import { DOCKER_EXE, DOCKER_SOCKET, IMAGE } from '../collector/fixture.js';
-import { makeGrant } from '../grants/fixture.js';
 import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import {
-  CHANGE_ID,
-  defaultFiles,
-  makeTaskStore,
-  PROFILE,
-  RECIPE_PATH,
-  sha256,
-  type TaskStore,
-} from '../tasks/fixture.js';
+import { DOCKER_EXE, DOCKER_SOCKET, IMAGE } from './collector.js';
+import { makeGrant } from './grants.js';
+import { CHANGE_ID, defaultFiles, makeTaskStore, PROFILE, RECIPE_PATH, sha256, type TaskStore } from './tasks.js';
 
 export { DOCKER_EXE, DOCKER_SOCKET, IMAGE };
 export const ACTOR = { owner_id: 'alice', agent_id: 'agent-1' } as const;

@@ -1,5 +1,5 @@
 /**
- * Qualification in tests: the evidence chain of test/evidence/fixture.ts (real store, enrolled
+ * Qualification in tests: the evidence chain of test/support/evidence.ts (real store, enrolled
  * key, installed collector profile, live grant, real collector claims and signed envelopes) and
  * one call of the facade operation as the grant's actor, its answer checked with the strict
  * decoder every client uses.
@@ -14,8 +14,8 @@ import { qualificationAnswerDecoder, type QualificationAnswer } from '../../src/
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { decodeTaskCall } from '../../src/tasks/facade.js';
 import { withStore } from '../../src/tasks/store.js';
-import { ALICE, authorization, type Evidence } from '../evidence/fixture.js';
-import { CHANGE_ID, PROFILE } from '../tasks/fixture.js';
+import { ALICE, authorization, type Evidence } from './evidence.js';
+import { CHANGE_ID, PROFILE } from './tasks.js';
 
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 

@@ -11,7 +11,7 @@ import {
 import type { TaskContext } from '../../src/tasks/context.js';
 import { callTaskOperation, taskStoreMode } from '../../src/tasks/facade.js';
 import { withStore } from '../../src/tasks/store.js';
-import { PER_CALL_STORES, type Executor } from './fixture.js';
+import { PER_CALL_STORES, type Executor } from './tasks.js';
 
 /** Call the facade with a JSON value (encoded canonically, bigints exact). */
 export function call(ctx: TaskContext, operation: string, input: JsonValue | null = null): JsonObject {
