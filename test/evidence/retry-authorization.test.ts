@@ -1,10 +1,10 @@
 /**
- * The exact upload retry after the combined caller/origin authorization (spec "Operator-enrolled
- * collector transfer": "An exact committed upload retry is looked up after current combined
- * caller/origin authorization and before current compilation or replay. It returns the
- * historical retained view with separate applicability"; docs/collector-transfer.md "Import",
- * step 2). `agentscm agent-task upload` is spawned as a user runs it, against a real store with
- * real grants, a real enrolled key and a signed envelope:
+ * The exact upload retry after the combined caller/origin authorization (docs/collector-transfer.md
+ * "Import", step 2: an exact committed upload retry is looked up after the current combined
+ * caller/origin authorization and before compilation or replay, and answers the historical
+ * retained view with its applicability reported beside it). `agentscm agent-task upload` is
+ * spawned as a user runs it, against a real store with real grants, a real enrolled key and a
+ * signed envelope:
  * - another agent's grant, live or not, never receives someone else's retained upload
  *   (IMPORT_ORIGIN_MISMATCH, exit 2), before or after the origin's grant is revoked;
  * - a revoked or rotated-away token is refused before anything is looked up (GRANT_TOKEN_REJECTED);
@@ -54,7 +54,8 @@ function assertRefused(result: Awaited<ReturnType<typeof runCli>>, code: string,
 }
 
 test(
-  "another agent's exact retry is refused before and after the origin's grant is revoked; the origin actor under a live grant gets the retained view, not applicable, as qualification says",
+  "another agent's exact retry is refused before and after the origin's grant is revoked; " +
+    'the origin actor under a live grant gets the retained view, not applicable, as qualification says',
   { timeout: 240_000 },
   async (t) => {
     const ev = makeEvidence(t);
@@ -121,34 +122,42 @@ test(
   },
 );
 
-test('a rotated origin grant: the old token is refused, the rotated one gets the retained view with origin_current false; another repository-mate still gets nothing', (t) => {
-  const ev = makeEvidence(t);
-  const bobToken = makeGrant(ev.store.dataDir, ev.dir, BOB).token_file;
-  const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
-  const first = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev));
-  assert.equal(first.status, 'imported');
-  const live = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev));
-  assert.equal(live.status, 'retained');
-  assert.equal(live.currently_applicable, true);
-  assert.deepEqual(live.applicability, { subject_current: true, registration_current: true, origin_current: true });
+test(
+  'a rotated origin grant: the old token is refused, the rotated one gets the retained view with ' +
+    'origin_current false; another repository-mate still gets nothing',
+  (t) => {
+    const ev = makeEvidence(t);
+    const bobToken = makeGrant(ev.store.dataDir, ev.dir, BOB).token_file;
+    const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
+    const first = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev));
+    assert.equal(first.status, 'imported');
+    const live = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev));
+    assert.equal(live.status, 'retained');
+    assert.equal(live.currently_applicable, true);
+    assert.deepEqual(live.applicability, { subject_current: true, registration_current: true, origin_current: true });
 
-  const rotatedToken = join(ev.dir, 'rotated.token');
-  const auth = openAuthority(ev.store.dataDir, { mode: 'write' });
-  try {
-    rotateGrant(auth, ev.grantId, rotatedToken, Date.now());
-  } finally {
-    auth.close();
-  }
-  assert.equal(
-    codeOf(() => authorization(ev)),
-    'GRANT_TOKEN_REJECTED',
-  );
-  const rotated = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, rotatedToken));
-  assert.equal(rotated.status, 'retained');
-  assert.equal(rotated.currently_applicable, false);
-  assert.deepEqual(rotated.applicability, { subject_current: true, registration_current: true, origin_current: false });
-  assert.equal(
-    codeOf(() => importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, bobToken))),
-    'IMPORT_ORIGIN_MISMATCH',
-  );
-});
+    const rotatedToken = join(ev.dir, 'rotated.token');
+    const auth = openAuthority(ev.store.dataDir, { mode: 'write' });
+    try {
+      rotateGrant(auth, ev.grantId, rotatedToken, Date.now());
+    } finally {
+      auth.close();
+    }
+    assert.equal(
+      codeOf(() => authorization(ev)),
+      'GRANT_TOKEN_REJECTED',
+    );
+    const rotated = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, rotatedToken));
+    assert.equal(rotated.status, 'retained');
+    assert.equal(rotated.currently_applicable, false);
+    assert.deepEqual(rotated.applicability, {
+      subject_current: true,
+      registration_current: true,
+      origin_current: false,
+    });
+    assert.equal(
+      codeOf(() => importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, bobToken))),
+      'IMPORT_ORIGIN_MISMATCH',
+    );
+  },
+);

@@ -1,10 +1,10 @@
 /**
- * A receipt names every transfer (issue #25 item 10; spec "The resulting v2 receipt names every
- * transfer"; docs/collector-transfer.md "Receipt v2"): an optional command step whose imported
- * record failed is an omission of a `completed_with_omissions` receipt, and its row still names
- * its attempt, fence, transfer, profile, registration and origin. `receipt export` puts that
- * transfer in the bundle, and `receipt verify` (spawned as a user runs it) checks it like any
- * other and binds the row's outcome to the signed record's.
+ * A receipt names every transfer (issue #25 item 10; docs/collector-transfer.md "Receipt v2"): an
+ * optional command step whose imported record failed is an omission of a
+ * `completed_with_omissions` receipt, and its row still names its attempt, fence, transfer,
+ * profile, registration and origin. `receipt export` puts that transfer in the bundle, and
+ * `receipt verify` (spawned as a user runs it) checks it like any other and binds the row's
+ * outcome to the signed record's.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
