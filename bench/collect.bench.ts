@@ -69,7 +69,7 @@ import { claimToFile } from '../src/tasks/collector/claim-file.js';
 import { importCollectorTransfer } from '../src/tasks/collector/import.js';
 import { installCollectorProfileFile } from '../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, callWithTokenFile } from '../src/tasks/grant-guard.js';
-import { openStore, type Store } from '../src/tasks/store.js';
+import { openStore, withStore, type Store } from '../src/tasks/store.js';
 import { busyboxRecipe } from '../test/support/evidence-collect.js';
 import { makeGrant } from '../test/support/grants.js';
 import {
@@ -217,7 +217,9 @@ async function setUp(dir: string, docker: string): Promise<Bench> {
       runtime_identity_digest: runtimeIdentityDigest(identity),
     }),
   );
-  const profileId = installCollectorProfileFile(dataDir, profileFile, Date.now()).collector_profile_id;
+  const profileId = withStore(dataDir, 'write', (held) =>
+    installCollectorProfileFile(held, profileFile, Date.now()),
+  ).collector_profile_id;
   const grants = join(dir, 'grants');
   mkdirSync(grants, { mode: 0o700 });
   const tokenFile = makeGrant(dataDir, grants, ACTOR).token_file;
@@ -331,16 +333,18 @@ async function inProcessCycle(b: Bench, split?: Split): Promise<void> {
   const out = nextDescriptorFile(b);
   const data = b.store.dataDir;
   const marks: number[] = [performance.now()];
-  claimToFile({
-    dataDir: data,
-    tokenFile: b.tokenFile,
-    profileId: b.profileId,
-    change: CHANGE_ID,
-    context: b.store.contextDigest,
-    leaseMs: 3_600_000n,
-    out,
-    target: 'main',
-  });
+  withStore(data, 'write', (held) =>
+    claimToFile({
+      store: held,
+      tokenFile: b.tokenFile,
+      profileId: b.profileId,
+      change: CHANGE_ID,
+      context: b.store.contextDigest,
+      leaseMs: 3_600_000n,
+      out,
+      target: 'main',
+    }),
+  );
   const onProgress = (message: string): void => {
     const phase = PHASES.findIndex(([, prefix], index) => index > 0 && message.startsWith(prefix));
     if (phase > 0) marks[phase] = performance.now();
@@ -520,16 +524,18 @@ function paddedEnvelope(
 ): { envelope: Buffer; descriptor: CollectorDescriptor } {
   freshSubject(b);
   const out = nextDescriptorFile(b);
-  claimToFile({
-    dataDir: b.store.dataDir,
-    tokenFile: b.tokenFile,
-    profileId: b.profileId,
-    change: CHANGE_ID,
-    context: b.store.contextDigest,
-    leaseMs: 3_600_000n,
-    out,
-    target: 'main',
-  });
+  withStore(b.store.dataDir, 'write', (held) =>
+    claimToFile({
+      store: held,
+      tokenFile: b.tokenFile,
+      profileId: b.profileId,
+      change: CHANGE_ID,
+      context: b.store.contextDigest,
+      leaseMs: 3_600_000n,
+      out,
+      target: 'main',
+    }),
+  );
   const descriptor = decodeCollectorDescriptor(readFileSync(out));
   const binding = withReadStore(b.store.dataDir, (store) =>
     checkDescriptorAgainstAuthority(store, descriptor, readTokenFile(b.tokenFile)),
@@ -618,16 +624,18 @@ async function benchImport(root: string): Promise<void> {
   // One real collection gives the ExecutionRecord of a passing `true` run.
   freshSubject(b);
   const first = nextDescriptorFile(b);
-  claimToFile({
-    dataDir: b.store.dataDir,
-    tokenFile: b.tokenFile,
-    profileId: b.profileId,
-    change: CHANGE_ID,
-    context: b.store.contextDigest,
-    leaseMs: 3_600_000n,
-    out: first,
-    target: 'main',
-  });
+  withStore(b.store.dataDir, 'write', (held) =>
+    claimToFile({
+      store: held,
+      tokenFile: b.tokenFile,
+      profileId: b.profileId,
+      change: CHANGE_ID,
+      context: b.store.contextDigest,
+      leaseMs: 3_600_000n,
+      out: first,
+      target: 'main',
+    }),
+  );
   const collected = await collectWithStores(b.store.dataDir, {
     descriptorFile: first,
     keyFile: b.keyFile,
@@ -673,7 +681,7 @@ async function benchImport(root: string): Promise<void> {
     if (refusal === null) {
       const start = performance.now();
       try {
-        const answer = importCollectorTransfer(b.store.dataDir, envelope, grant);
+        const answer = withStore(b.store.dataDir, 'write', (held) => importCollectorTransfer(held, envelope, grant));
         if (answer.status !== 'imported')
           throw new Error(`${IMPORT_LABEL} import answered ${JSON.stringify(answer.status ?? null)}`);
         imports.push(performance.now() - start);

@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 
 import { AgentscmError } from '../contracts/errors.js';
 import { cachedStatement, mapSqliteError, openReadOnly, type SqliteDatabase } from '../native/sqlite.js';
+import type { Store } from '../native/store-handle.js';
 import { readTransaction, type Authority } from '../native/store.js';
 import {
   JOURNAL_WHAT,
@@ -128,7 +129,7 @@ export function readJournal<T>(
   forTransition = false,
 ): T {
   const store = ctx.store;
-  if (store.mode === 'read' && journalPredatesTasks(store.dataDir)) return whenMissing();
+  if (store.mode === 'read' && journalPredatesTasks(store)) return whenMissing();
   const journal = store.journal(false);
   if (journal === null) return whenMissing();
   return forTransition ? body(journal) : journalRead(journal, () => body(journal));
@@ -139,8 +140,8 @@ export function readJournal<T>(
  * for reading answer as for a missing journal and leave it unmigrated (the first transition
  * migrates it). A journal of an unknown newer schema is still refused when it is opened.
  */
-function journalPredatesTasks(dataDir: string): boolean {
-  const path = journalPaths(dataDir).db;
+function journalPredatesTasks(store: Store): boolean {
+  const path = journalPaths(store.dataDir).db;
   if (!existsSync(path)) return false;
   for (let version = TASK_TABLES_VERSION - 1; version >= 0; version--) {
     let db: SqliteDatabase;

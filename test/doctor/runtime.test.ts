@@ -13,6 +13,7 @@ import { createSigningKey } from '../../src/collector/key-store.js';
 import { formatJson } from '../../src/contracts/json/canonical-json.js';
 import { enrollInDataDir } from '../../src/native/executor-registry.js';
 import { installCollectorProfileFile } from '../../src/tasks/collector/profiles.js';
+import { withStore } from '../../src/tasks/store.js';
 import { tempDir } from '../helpers/tmp.js';
 import { busyboxRecipe, DOCKER_EXE, IMAGE, makeCollection, STEP } from '../support/evidence-collect.js';
 import { defaultFiles, makeTaskStore, PROFILE, RECIPE_PATH, sha256 } from '../support/tasks.js';
@@ -52,7 +53,7 @@ test('a collector profile pinning an image the engine does not have is IMAGE_MIS
       runtime_identity_digest: 'a'.repeat(64),
     }),
   );
-  installCollectorProfileFile(dataDir, profileFile, Date.now());
+  withStore(dataDir, 'write', (held) => installCollectorProfileFile(held, profileFile, Date.now()));
   const { report } = await doctor(testHome(t), ['--data-dir', dataDir, '--docker', DOCKER_EXE]);
   const missing = findingOf(report, 'runtime.image', 'IMAGE_MISSING');
   assert.equal(missing.status, 'fail');

@@ -12,7 +12,7 @@ import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
-import { openStore } from '../../src/tasks/store.js';
+import { openStore, withStore } from '../../src/tasks/store.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { ALICE, authorization, claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
@@ -176,7 +176,9 @@ test('a collector-claimed attempt is never finished by a result assertion: COLLE
   assert.equal(codeOf(result('failed')), 'COLLECTOR_ATTEMPT_RESULT_REFUSED');
   assert.equal(codeOf(result('passed')), 'COLLECTOR_ATTEMPT_RESULT_REFUSED');
   assert.equal(
-    importCollectorTransfer(ev.store.dataDir, envelopeOf(ev.key, transferParts(descriptor)), authorization(ev)).status,
+    withStore(ev.store.dataDir, 'write', (held) =>
+      importCollectorTransfer(held, envelopeOf(ev.key, transferParts(descriptor)), authorization(ev)),
+    ).status,
     'imported',
   );
 });

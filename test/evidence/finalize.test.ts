@@ -17,7 +17,7 @@ import { revokeGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
-import { openStore } from '../../src/tasks/store.js';
+import { openStore, withStore } from '../../src/tasks/store.js';
 import {
   ALICE,
   authorization,
@@ -88,7 +88,9 @@ test('SIGKILL after the import commits and before its receipt: no partial receip
   await killedImport(ev, envelope);
   assert.equal(receiptCount(ev), 0, 'no receipt was written by the killed import');
 
-  const retry = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev));
+  const retry = withStore(ev.store.dataDir, 'write', (held) =>
+    importCollectorTransfer(held, envelope, authorization(ev)),
+  );
   assert.equal(retry.status, 'retained');
   assert.equal(retry.outcome, 'passed');
   assert.equal(receiptCount(ev), 0);

@@ -22,7 +22,7 @@ import { revokeGrant, rotateGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
-import { openStore } from '../../src/tasks/store.js';
+import { openStore, withStore } from '../../src/tasks/store.js';
 import { codeOf } from '../helpers/errors.js';
 import {
   authorization,
@@ -36,7 +36,9 @@ import {
 import { checkpoint, revoke, sha256 } from '../support/tasks.js';
 
 function importAs(ev: Evidence, envelope: Uint8Array, tokenFile = ev.tokenFile): JsonObject {
-  return importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, tokenFile));
+  return withStore(ev.store.dataDir, 'write', (held) =>
+    importCollectorTransfer(held, envelope, authorization(ev, tokenFile)),
+  );
 }
 
 function transferCount(ev: Evidence): number {

@@ -19,7 +19,7 @@ import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { verifiedTransferCounts } from '../../src/tasks/collector/verified-transfer.js';
 import { authorizeTaskToken, callWithTokenFile } from '../../src/tasks/grant-guard.js';
-import { openStore, type Store } from '../../src/tasks/store.js';
+import { openStore, withStore, type Store } from '../../src/tasks/store.js';
 import { jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
@@ -72,7 +72,9 @@ test('a command upload that completes the graph and writes the receipt, and its 
 test('the counters count the receipt path: collector_finalize re-verifies the retained envelope once, by design', async (t) => {
   const ev = makeEvidence(t);
   const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
-  const first = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev));
+  const first = withStore(ev.store.dataDir, 'write', (held) =>
+    importCollectorTransfer(held, envelope, authorization(ev)),
+  );
   const receipt = first.receipt as JsonObject;
   assert.equal(receipt.status, 'written');
   // The state a process killed between the import and its receipt leaves (test/evidence/finalize.test.ts).

@@ -22,6 +22,7 @@ import type { AgentRef } from '../../src/contracts/task/common.js';
 import { rotateGrant } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
+import { withStore } from '../../src/tasks/store.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import {
@@ -129,9 +130,13 @@ test(
     const ev = makeEvidence(t);
     const bobToken = makeGrant(ev.store.dataDir, ev.dir, BOB).token_file;
     const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
-    const first = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev));
+    const first = withStore(ev.store.dataDir, 'write', (held) =>
+      importCollectorTransfer(held, envelope, authorization(ev)),
+    );
     assert.equal(first.status, 'imported');
-    const live = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev));
+    const live = withStore(ev.store.dataDir, 'write', (held) =>
+      importCollectorTransfer(held, envelope, authorization(ev)),
+    );
     assert.equal(live.status, 'retained');
     assert.equal(live.currently_applicable, true);
     assert.deepEqual(live.applicability, { subject_current: true, registration_current: true, origin_current: true });
@@ -147,7 +152,9 @@ test(
       codeOf(() => authorization(ev)),
       'GRANT_TOKEN_REJECTED',
     );
-    const rotated = importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, rotatedToken));
+    const rotated = withStore(ev.store.dataDir, 'write', (held) =>
+      importCollectorTransfer(held, envelope, authorization(ev, rotatedToken)),
+    );
     assert.equal(rotated.status, 'retained');
     assert.equal(rotated.currently_applicable, false);
     assert.deepEqual(rotated.applicability, {
@@ -156,7 +163,11 @@ test(
       origin_current: false,
     });
     assert.equal(
-      codeOf(() => importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, bobToken))),
+      codeOf(() =>
+        withStore(ev.store.dataDir, 'write', (held) =>
+          importCollectorTransfer(held, envelope, authorization(ev, bobToken)),
+        ),
+      ),
       'IMPORT_ORIGIN_MISMATCH',
     );
   },

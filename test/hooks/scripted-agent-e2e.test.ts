@@ -23,6 +23,7 @@ import { enrollExecutor } from '../../src/native/executor-registry.js';
 import { createReviewContext } from '../../src/native/review-contexts.js';
 import { openAuthority } from '../../src/native/store.js';
 import { installCollectorProfileFile } from '../../src/tasks/collector/profiles.js';
+import { withStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import { initRepo } from '../../src/workspace/init.js';
@@ -123,7 +124,9 @@ async function operatorSetup(t: test.TestContext): Promise<Handout & { readonly 
       runtime_identity_digest: await liveRuntimeDigest(),
     }),
   );
-  const collectorProfile = installCollectorProfileFile(dataDir, profileFile, Date.now()).collector_profile_id;
+  const collectorProfile = withStore(dataDir, 'write', (held) =>
+    installCollectorProfileFile(held, profileFile, Date.now()),
+  ).collector_profile_id;
   const grants = join(dir, 'grants');
   mkdirSync(grants, { mode: 0o700 });
   const tokenFile = makeGrant(dataDir, grants, AGENT).token_file;

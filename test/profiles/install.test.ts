@@ -15,6 +15,7 @@ import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.
 import { listProfilesOfRegistration, requireCurrentCollectorProfile } from '../../src/native/collector-profiles.js';
 import { openAuthority, type Authority } from '../../src/native/store.js';
 import { installCollectorProfileFile, showCollectorProfile } from '../../src/tasks/collector/profiles.js';
+import { withStore } from '../../src/tasks/store.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -117,20 +118,25 @@ test('profile install and show: the id is the profile digest; installing again c
   // Re-enrollment supersedes the epoch: the profile stays, authorizes nothing, and a profile for
   // the new epoch is another profile.
   const renewed = enroll(store, 'unit');
-  assert.equal(showCollectorProfile(dir, id).registration_current, false);
+  assert.equal(withStore(dir, 'read', (held) => showCollectorProfile(held, id)).registration_current, false);
   assert.equal(
     codeOf(() => withRead(dir, (auth2) => requireCurrentCollectorProfile(auth2, id))),
     'REGISTRATION_NOT_CURRENT',
   );
-  const next = installCollectorProfileFile(dir, writeProfile(dir, profileFor(store, renewed)), 1);
+  const next = withStore(dir, 'write', (held) =>
+    installCollectorProfileFile(held, writeProfile(dir, profileFor(store, renewed)), 1),
+  );
   assert.notEqual(next.collector_profile_id, id);
   revoke(store, renewed.enrollment.registration_id);
-  assert.equal(showCollectorProfile(dir, next.collector_profile_id).registration_current, false);
+  assert.equal(
+    withStore(dir, 'read', (held) => showCollectorProfile(held, next.collector_profile_id)).registration_current,
+    false,
+  );
   const missing = await runCli(['--data-dir', dir, 'agent-task', 'profile', 'show', 'f'.repeat(64), '--json']);
   assert.equal(missing.code, 2);
   assert.equal(jsonOf<{ error: { code: string } }>(missing).error.code, 'COLLECTOR_PROFILE_NOT_FOUND');
   assert.equal(
-    codeOf(() => showCollectorProfile(dir, 'nope')),
+    codeOf(() => withStore(dir, 'read', (held) => showCollectorProfile(held, 'nope'))),
     'ID_INVALID',
   );
 });
@@ -141,7 +147,7 @@ test('profile install refuses every binding that is not the current registration
   const unit = enroll(store, 'unit');
   const paths = enroll(store, 'paths');
   const install = (profile: JsonObject): string =>
-    codeOf(() => installCollectorProfileFile(dir, writeProfile(dir, profile), 1));
+    codeOf(() => withStore(dir, 'write', (held) => installCollectorProfileFile(held, writeProfile(dir, profile), 1)));
   const cases: [string, JsonObject, string][] = [
     [
       'unknown registration',
@@ -203,9 +209,12 @@ test("the profile's recipe must be the recipe file decoded, env order included",
     recipe_digest: digest,
   });
   assert.equal(
-    codeOf(() => installCollectorProfileFile(dir, writeProfile(dir, reordered), 1)),
+    codeOf(() => withStore(dir, 'write', (held) => installCollectorProfileFile(held, writeProfile(dir, reordered), 1))),
     'COLLECTOR_PROFILE_RECIPE_MISMATCH',
   );
   const exact = profileFor(store, unit, 'unit', { recipe: recipe as unknown as JsonValue, recipe_digest: digest });
-  assert.equal(installCollectorProfileFile(dir, writeProfile(dir, exact), 1).installed, true);
+  assert.equal(
+    withStore(dir, 'write', (held) => installCollectorProfileFile(held, writeProfile(dir, exact), 1)).installed,
+    true,
+  );
 });

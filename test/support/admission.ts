@@ -47,7 +47,9 @@ export function qualifyAs(ev: Evidence, options: QualifyOptions = {}): Qualifica
 
 /** Import an envelope as the evidence grant (what `agent-task upload` does locally). */
 export function importEnvelope(ev: Evidence, envelope: Buffer, tokenFile = ev.tokenFile): JsonObject {
-  return importCollectorTransfer(ev.store.dataDir, envelope, authorization(ev, tokenFile));
+  return withStore(ev.store.dataDir, 'write', (held) =>
+    importCollectorTransfer(held, envelope, authorization(ev, tokenFile)),
+  );
 }
 
 /** collector_finalize as the evidence grant. */

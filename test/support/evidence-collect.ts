@@ -29,7 +29,7 @@ import { openAuthority, readTransaction } from '../../src/native/store.js';
 import { installCollectorProfileFile } from '../../src/tasks/collector/profiles.js';
 import { deriveSubject } from '../../src/tasks/derive.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
-import { openStore } from '../../src/tasks/store.js';
+import { openStore, withStore } from '../../src/tasks/store.js';
 import { openJournal } from '../../src/workflows/journal.js';
 import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -173,7 +173,9 @@ export async function makeCollection(
   };
   const profileFile = join(dir, 'profile.json');
   writeFileSync(profileFile, formatJson(profile));
-  const profileId = installCollectorProfileFile(dataDir, profileFile, Date.now()).collector_profile_id;
+  const profileId = withStore(dataDir, 'write', (held) =>
+    installCollectorProfileFile(held, profileFile, Date.now()),
+  ).collector_profile_id;
   const grantDir = join(dir, 'grants');
   mkdirSync(grantDir, { mode: 0o700 });
   const tokenFile = makeGrant(dataDir, grantDir, ACTOR).token_file;

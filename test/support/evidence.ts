@@ -30,7 +30,7 @@ import {
 } from '../../src/tasks/collector/execution.js';
 import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, type GrantAuthorization } from '../../src/tasks/grant-guard.js';
-import { openStore } from '../../src/tasks/store.js';
+import { openStore, withStore } from '../../src/tasks/store.js';
 import { tempDir } from '../helpers/tmp.js';
 import { makeGrant } from './grants.js';
 import {
@@ -134,16 +134,18 @@ let outs = 0;
 export function claim(ev: Evidence, tokenFile = ev.tokenFile): CollectorDescriptor {
   outs += 1;
   const out = join(ev.dir, `descriptor-${outs}.json`);
-  claimToFile({
-    dataDir: ev.store.dataDir,
-    tokenFile,
-    profileId: ev.profileId,
-    change: CHANGE_ID,
-    context: ev.store.contextDigest,
-    leaseMs: 3_600_000n,
-    out,
-    target: 'main',
-  });
+  withStore(ev.store.dataDir, 'write', (held) =>
+    claimToFile({
+      store: held,
+      tokenFile,
+      profileId: ev.profileId,
+      change: CHANGE_ID,
+      context: ev.store.contextDigest,
+      leaseMs: 3_600_000n,
+      out,
+      target: 'main',
+    }),
+  );
   return validateCollectorDescriptor(JSON.parse(readFileSync(out, 'utf8')) as JsonObject);
 }
 

@@ -38,7 +38,7 @@ import { transferRuntimeIdentityDigest } from '../../src/tasks/collector/executi
 import { importCollectorTransfer } from '../../src/tasks/collector/import.js';
 import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, type GrantAuthorization } from '../../src/tasks/grant-guard.js';
-import { openStore } from '../../src/tasks/store.js';
+import { openStore, withStore } from '../../src/tasks/store.js';
 import { importEnvelope } from './admission.js';
 import { ALICE, claim, envelopeOf, makeEvidence, RUNTIME_IDENTITY, transferParts, type Evidence } from './evidence.js';
 import { makeGrant } from './grants.js';
@@ -100,26 +100,26 @@ export function makeWideReceipt(dir: string, steps: number): WideReceipt {
       auth.close();
     }
     const out = join(dir, `descriptor-${step}.json`);
-    claimToFile({
-      dataDir,
-      tokenFile: grant.token_file,
-      profileId,
-      change: CHANGE_ID,
-      context: store.contextDigest,
-      leaseMs: 3_600_000n,
-      out,
-      target: 'main',
-    });
+    withStore(dataDir, 'write', (held) =>
+      claimToFile({
+        store: held,
+        tokenFile: grant.token_file,
+        profileId,
+        change: CHANGE_ID,
+        context: store.contextDigest,
+        leaseMs: 3_600_000n,
+        out,
+        target: 'main',
+      }),
+    );
     const descriptor = validateCollectorDescriptor(parse(readFileSync(out)));
     // The evidence fixture's passing collection, for this step's request.
     const parts = transferParts(descriptor);
     parts.request.step_id = step;
     const requestDigest = sha256Hex(encodeCanonical(parts.request));
     parts.record.request_digest = requestDigest;
-    const answer = importCollectorTransfer(
-      dataDir,
-      envelopeOf(key, parts, { request_digest: requestDigest }),
-      authorizationOf(),
+    const answer = withStore(dataDir, 'write', (held) =>
+      importCollectorTransfer(held, envelopeOf(key, parts, { request_digest: requestDigest }), authorizationOf()),
     );
     const receipt = answer.receipt as JsonObject;
     if (index === steps - 1) {

@@ -23,7 +23,7 @@ import { createReviewContext } from '../../src/native/review-contexts.js';
 import { openAuthority, writeTransaction } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
 import { claimToFile } from '../../src/tasks/collector/claim-file.js';
-import { openStore } from '../../src/tasks/store.js';
+import { openStore, withStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import { initRepo } from '../../src/workspace/init.js';
@@ -138,16 +138,18 @@ export function qualifyWorld(world: StopWorld): void {
 function claimFor(world: StopWorld): CollectorDescriptor {
   const { ev } = world;
   const out = join(ev.dir, `descriptor-${world.target}-${Date.now()}.json`);
-  claimToFile({
-    dataDir: ev.store.dataDir,
-    tokenFile: ev.tokenFile,
-    profileId: ev.profileId,
-    change: CHANGE_ID,
-    context: ev.store.contextDigest,
-    leaseMs: 3_600_000n,
-    out,
-    target: world.target,
-  });
+  withStore(ev.store.dataDir, 'write', (held) =>
+    claimToFile({
+      store: held,
+      tokenFile: ev.tokenFile,
+      profileId: ev.profileId,
+      change: CHANGE_ID,
+      context: ev.store.contextDigest,
+      leaseMs: 3_600_000n,
+      out,
+      target: world.target,
+    }),
+  );
   return validateCollectorDescriptor(JSON.parse(readFileSync(out, 'utf8')) as JsonObject);
 }
 

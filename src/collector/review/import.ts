@@ -31,13 +31,11 @@ export async function importTransfer(
   store: Store,
   envelopeBytes: Uint8Array,
   grant: GrantAuthorization,
-  importOptions: Omit<CollectorImportOptions, 'store'> = {},
+  options: CollectorImportOptions = {},
 ): Promise<CollectorImportView> {
-  const options: CollectorImportOptions = { ...importOptions, store };
-  const dataDir = store.dataDir;
-  const transfer = readUploadedTransfer(dataDir, envelopeBytes, grant, options);
-  if (transfer.kind !== 'review') return importCollectorTransfer(dataDir, transfer, grant, options);
-  const start = prepareReviewImport(dataDir, transfer, grant, options);
+  const transfer = readUploadedTransfer(store, envelopeBytes, grant, options);
+  if (transfer.kind !== 'review') return importCollectorTransfer(store, transfer, grant, options);
+  const start = prepareReviewImport(store, transfer, grant, options);
   // An exact retry is answered from what the first import retained; nothing is replayed again.
   if (start.retained !== undefined) return start.retained;
   const { inputs } = start.prepared;
@@ -51,7 +49,7 @@ export async function importTransfer(
     record: inputs.record,
   });
   return importReviewTransfer(
-    dataDir,
+    store,
     start.prepared,
     { transfer_digest: inputs.transfer_digest, review_id: derived.review_id, outcome: derived.outcome },
     grant,

@@ -5,6 +5,7 @@ import { instantLines } from '../_times.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
 import { claimToFile } from '../../tasks/collector/claim-file.js';
 import { shown } from '../../tasks/collector/execution.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class AgentTaskClaim extends BaseCommand {
   static override summary =
@@ -67,17 +68,19 @@ export default class AgentTaskClaim extends BaseCommand {
 
   async run(): Promise<JsonObject> {
     const { flags } = await this.parse(AgentTaskClaim);
-    const result = claimToFile({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      tokenFile: flags['token-file'],
-      profileId: flags.profile,
-      change: flags.change,
-      context: flags.context,
-      taskId: flags.task,
-      leaseMs: BigInt(flags['lease-ms']),
-      out: flags.out,
-      target: flags.target,
-    });
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      claimToFile({
+        store,
+        tokenFile: flags['token-file'],
+        profileId: flags.profile,
+        change: flags.change,
+        context: flags.context,
+        taskId: flags.task,
+        leaseMs: BigInt(flags['lease-ms']),
+        out: flags.out,
+        target: flags.target,
+      }),
+    );
     const d = result.descriptor as JsonObject;
     const attempt = d.attempt as JsonObject;
     const task = d.task as JsonObject;

@@ -23,15 +23,15 @@ import {
 import { readTokenFile } from '../../native/grant-token-file.js';
 import { resolveContextArgument } from '../../native/review-contexts.js';
 import type { Store } from '../../native/store-handle.js';
-import { openAuthority, readTransaction } from '../../native/store.js';
+import { readTransaction } from '../../native/store.js';
 import type { TaskContext } from '../context.js';
 import { authorizeTaskToken } from '../grant-guard.js';
 import { deriveCurrent } from '../operations/lookups.js';
-import { withStore } from '../store.js';
 import { collectorClaimOperation } from './claim.js';
 
 export interface ClaimToFileInput {
-  readonly dataDir: string;
+  /** Opened for writing by the root. */
+  readonly store: Store;
   readonly tokenFile: string;
   readonly profileId: string;
   readonly change: string;
@@ -65,24 +65,17 @@ function createExclusive(path: string): number {
   }
 }
 
-function readProfile(dataDir: string, profileId: string): InstalledCollectorProfile {
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  try {
-    return readTransaction(auth, () => getCollectorProfile(auth, resolveCollectorProfileRef(auth, profileId)));
-  } finally {
-    auth.close();
-  }
+function readProfile(store: Store, profileId: string): InstalledCollectorProfile {
+  const auth = store.authority();
+  return readTransaction(auth, () => getCollectorProfile(auth, resolveCollectorProfileRef(auth, profileId)));
 }
 
 /** Claim and write the descriptor; answers the claim's JSON (with the descriptor) and the file written. */
 export function claimToFile(input: ClaimToFileInput): JsonObject {
   const token = readTokenFile(input.tokenFile);
-  return withStore(input.dataDir, 'write', (store) => claimWithStore(input, store, token));
-}
-
-function claimWithStore(input: ClaimToFileInput, store: Store, token: string): JsonObject {
+  const store = input.store;
   const authorization = authorizeTaskToken({ store, token });
-  const installed = readProfile(input.dataDir, input.profileId);
+  const installed = readProfile(store, input.profileId);
   const ctx: TaskContext = {
     store,
     actor: authorization.actor,
@@ -91,7 +84,7 @@ function claimWithStore(input: ClaimToFileInput, store: Store, token: string): J
     target: input.target,
     subject: {
       change_id: input.change,
-      context_digest: resolveContextArgument(input.dataDir, authorization.repository, input.context),
+      context_digest: resolveContextArgument(store, authorization.repository, input.context),
     },
     guard: authorization.guard,
     origin: authorization.origin,

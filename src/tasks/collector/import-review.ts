@@ -11,6 +11,7 @@ import { decodeReviewRecord } from '../../contracts/review/record.js';
 import { sha256Hex } from '../../crypto/sha256.js';
 import { getCollectorProfile } from '../../native/collector-profiles.js';
 import { readRevisionFile } from '../../native/revisions.js';
+import type { Store } from '../../native/store-handle.js';
 import { deriveSubject, findDerivedTask } from '../derive.js';
 import type { GrantAuthorization } from '../grant-guard.js';
 import { readAuthority } from '../transition.js';
@@ -61,13 +62,13 @@ export type ReviewImportStart =
  * (REVIEW_PROFILE_MISMATCH). Changes nothing.
  */
 export function prepareReviewImport(
-  dataDir: string,
+  store: Store,
   upload: Uint8Array | VerifiedTransfer,
   grant: GrantAuthorization,
   options: CollectorImportOptions = {},
 ): ReviewImportStart {
-  const ctx = importContext(dataDir, grant, options);
-  const transfer = verifiedOf(dataDir, upload, grant, options);
+  const ctx = importContext(store, grant, options);
+  const transfer = verifiedOf(store, upload, grant, options);
   const { envelope, digest } = transfer;
   const h = envelope.header;
   const retry = retainedUpload(ctx, transfer);
@@ -148,7 +149,7 @@ export function prepareReviewImport(
  * answers a concurrent identical upload's retained view under the writer reservation).
  */
 export function importReviewTransfer(
-  dataDir: string,
+  store: Store,
   prepared: PreparedReviewImport,
   replayed: ReplayedReview,
   grant: GrantAuthorization,
@@ -158,5 +159,5 @@ export function importReviewTransfer(
   if (!isVerifiedTransfer(transfer))
     throw new AgentscmError('INTERNAL', 'a review import needs the transfer prepareReviewImport read');
   if (!transfer.registrationCurrent) throw registrationNotCurrent(transfer.envelope.header.executor.registration_id);
-  return importClaimed(importContext(dataDir, grant, options), transfer, prepared.claimed, replayed);
+  return importClaimed(importContext(store, grant, options), transfer, prepared.claimed, replayed);
 }

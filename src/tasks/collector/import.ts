@@ -4,13 +4,12 @@
  * function that every upload path calls: `agent-task collect` and `agent-task upload` into the
  * local authority, and the hub's upload route.
  */
-import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
+import { isAgentscmError } from '../../contracts/errors.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
 import type { Store } from '../../native/store-handle.js';
 import type { TaskContext } from '../context.js';
 import { deriveSubject } from '../derive.js';
 import type { GrantAuthorization } from '../grant-guard.js';
-import { withStore } from '../store.js';
 import { readAuthority, runTransition } from '../transition.js';
 import { type CollectorAttemptRow } from './attempts.js';
 import { registrationNotCurrent, uploadUnknown } from './import-refusals.js';
@@ -24,8 +23,6 @@ export type { ReplayedReview } from './import-within.js';
 export interface CollectorImportOptions {
   /** Milliseconds since the epoch; injectable for tests. */
   readonly now?: (() => number) | undefined;
-  /** The Store kept open by an in-process adapter; absent → the import opens one for writing. */
-  readonly store?: Store | undefined;
 }
 
 /**
@@ -38,7 +35,8 @@ export interface CollectorImportOptions {
 export type CollectorImportView = JsonObject;
 
 /**
- * Import one signed transfer envelope as the grant's actor into the authority of `dataDir`.
+ * Import one signed transfer envelope as the grant's actor into the authority of `store` (opened
+ * for writing by the root).
  *
  * Order: the envelope is read and its signature verified with the CURRENT registration's key
  * and audience = this authority before anything else; then, under the grant guard, an exact
@@ -50,14 +48,9 @@ export type CollectorImportView = JsonObject;
  * written when the graph completes. Every refusal is an AgentscmError with a stable code
  * (docs/errors.md "collector import") and changes nothing.
  */
-export function importContext(
-  dataDir: string,
-  grant: GrantAuthorization,
-  options: CollectorImportOptions,
-): TaskContext {
-  if (options.store === undefined) throw new AgentscmError('INTERNAL', 'an import runs with a Store');
+export function importContext(store: Store, grant: GrantAuthorization, options: CollectorImportOptions): TaskContext {
   return {
-    store: options.store,
+    store,
     actor: grant.actor,
     repository: grant.repository,
     profile: 'default',
@@ -69,31 +62,26 @@ export function importContext(
 }
 
 /**
- * Read and verify an uploaded envelope once, against the authority of `dataDir` (see
- * collector-verified-transfer.ts): the one parse and the one signature check of an upload.
+ * Read and verify an uploaded envelope once, against the authority of `store` (see
+ * verified-transfer.ts): the one parse and the one signature check of an upload.
  */
 export function readUploadedTransfer(
-  dataDir: string,
+  store: Store,
   envelopeBytes: Uint8Array,
   grant: GrantAuthorization,
   options: CollectorImportOptions = {},
 ): VerifiedTransfer {
-  if (options.store === undefined) {
-    return withStore(dataDir, 'write', (store) =>
-      readUploadedTransfer(dataDir, envelopeBytes, grant, { ...options, store }),
-    );
-  }
-  const ctx = importContext(dataDir, grant, options);
+  const ctx = importContext(store, grant, options);
   return readVerifiedTransfer(envelopeBytes, (body) => readAuthority(ctx, body));
 }
 
 export function verifiedOf(
-  dataDir: string,
+  store: Store,
   upload: Uint8Array | VerifiedTransfer,
   grant: GrantAuthorization,
   options: CollectorImportOptions,
 ): VerifiedTransfer {
-  return isVerifiedTransfer(upload) ? upload : readUploadedTransfer(dataDir, upload, grant, options);
+  return isVerifiedTransfer(upload) ? upload : readUploadedTransfer(store, upload, grant, options);
 }
 
 /**
@@ -101,20 +89,15 @@ export function verifiedOf(
  * with readUploadedTransfer (then nothing is parsed or verified again).
  */
 export function importCollectorTransfer(
-  dataDir: string,
+  store: Store,
   upload: Uint8Array | VerifiedTransfer,
   grant: GrantAuthorization,
   options: CollectorImportOptions = {},
 ): CollectorImportView {
-  if (options.store === undefined) {
-    return withStore(dataDir, 'write', (store) =>
-      importCollectorTransfer(dataDir, upload, grant, { ...options, store }),
-    );
-  }
-  const ctx = importContext(dataDir, grant, options);
+  const ctx = importContext(store, grant, options);
   // 1. The envelope itself: size, magic, header, framing and record digests (pure), then the
   //    signature with the CURRENT registration's key and the audience.
-  const transfer = verifiedOf(dataDir, upload, grant, options);
+  const transfer = verifiedOf(store, upload, grant, options);
   // 2. The combined caller/origin authorization (the guard authenticates the caller's grant
   //    again; a retained upload is answered only to its claim's originating actor), then the
   //    exact-retry lookup, before any compilation.

@@ -40,7 +40,8 @@ import {
 import { getRepository } from '../../native/repositories.js';
 import { findTargetRequirement, type TargetRequirement } from '../../native/requirements.js';
 import { readRevisionFile } from '../../native/revisions.js';
-import { openAuthority, readTransaction, writeTransaction, type Authority } from '../../native/store.js';
+import type { Store } from '../../native/store-handle.js';
+import { readTransaction, writeTransaction, type Authority } from '../../native/store.js';
 import { listTargets } from '../../native/targets.js';
 import { requirementDefinition } from '../../workflows/requirement.js';
 import { layoutSkillPackage, resolvePackagePath } from '../../workflows/skill-package.js';
@@ -237,7 +238,7 @@ export function installCollectorProfile(
 }
 
 /** `agentscm agent-task profile install FILE`: read (bounded, regular file), decode strictly, check, install. */
-export function installCollectorProfileFile(dataDir: string, file: string, nowMs: number): InstallProfileResult {
+export function installCollectorProfileFile(store: Store, file: string, nowMs: number): InstallProfileResult {
   const profile = decodeAnyCollectorProfile(
     readBoundedInput(file, {
       limit: MAX_REVIEW_PROFILE_BYTES,
@@ -246,20 +247,11 @@ export function installCollectorProfileFile(dataDir: string, file: string, nowMs
         'a command profile holds one recipe and its bindings (at most 80 KiB); a finite-review profile its pins and coverage (at most 256 KiB)',
     }),
   );
-  const auth = openAuthority(dataDir, { mode: 'write' });
-  try {
-    return installCollectorProfile(auth, profile, nowMs);
-  } finally {
-    auth.close();
-  }
+  return installCollectorProfile(store.authority(), profile, nowMs);
 }
 
 /** `agentscm agent-task profile show ID` (read-only). */
-export function showCollectorProfile(dataDir: string, profileId: string): CollectorProfileView {
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  try {
-    return readTransaction(auth, () => viewOf(auth, resolveCollectorProfileRef(auth, profileId), null));
-  } finally {
-    auth.close();
-  }
+export function showCollectorProfile(store: Store, profileId: string): CollectorProfileView {
+  const auth = store.authority();
+  return readTransaction(auth, () => viewOf(auth, resolveCollectorProfileRef(auth, profileId), null));
 }

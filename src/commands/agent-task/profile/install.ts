@@ -2,6 +2,7 @@ import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../../_base.js';
 import { installCollectorProfileFile, type InstallProfileResult } from '../../../tasks/collector/profiles.js';
+import { withStore } from '../../../tasks/store.js';
 
 export default class AgentTaskProfileInstall extends BaseCommand {
   static override summary =
@@ -24,7 +25,9 @@ export default class AgentTaskProfileInstall extends BaseCommand {
 
   async run(): Promise<InstallProfileResult> {
     const { args, flags } = await this.parse(AgentTaskProfileInstall);
-    const result = installCollectorProfileFile(this.resolveDataDir(flags['data-dir']), args.file, Date.now());
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      installCollectorProfileFile(store, args.file, Date.now()),
+    );
     this.log(
       `${result.installed ? 'installed' : 'already installed'} collector profile ${result.collector_profile_id}`,
     );

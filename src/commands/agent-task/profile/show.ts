@@ -3,6 +3,7 @@ import { Args } from '@oclif/core';
 import { BaseCommand } from '../../_base.js';
 import { formatJson } from '../../../contracts/json/canonical-json.js';
 import { showCollectorProfile, type CollectorProfileView } from '../../../tasks/collector/profiles.js';
+import { withStore } from '../../../tasks/store.js';
 
 export default class AgentTaskProfileShow extends BaseCommand {
   static override summary = 'Show an installed collector profile and whether its registration is still current.';
@@ -23,7 +24,9 @@ export default class AgentTaskProfileShow extends BaseCommand {
 
   async run(): Promise<CollectorProfileView> {
     const { args, flags } = await this.parse(AgentTaskProfileShow);
-    const view = showCollectorProfile(this.resolveDataDir(flags['data-dir']), args.id);
+    const view = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      showCollectorProfile(store, args.id),
+    );
     this.log(
       `collector profile ${view.collector_profile_id} (registration ` +
         `${view.registration_current ? 'current' : 'NOT current: revoked or superseded'})`,
