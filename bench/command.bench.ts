@@ -16,8 +16,7 @@ import { materializeSnapshot, removeSnapshot } from '../src/collector/snapshot.j
 import { commandRecipeDigest } from '../src/contracts/collector/command-recipe.js';
 import { sha256Hex } from '../src/crypto/sha256.js';
 import { openAuthority } from '../src/native/store.js';
-import { openStore } from '../src/tasks/store.js';
-import { openJournal } from '../src/workflows/journal.js';
+import { openStore, withStore } from '../src/tasks/store.js';
 import { checkpointWorkspace } from '../src/workspace/checkpoint.js';
 import { initRepo } from '../src/workspace/init.js';
 
@@ -53,8 +52,8 @@ function setUp(
     mkdirSync(join(workspace, path, '..'), { recursive: true });
     writeFileSync(join(workspace, path), content);
   }
-  const init = initRepo({ path: workspace, name: 'bench', dataDir });
-  openJournal(dataDir, 'create').close();
+  const init = withStore(dataDir, 'write', (store) => initRepo(store, { path: workspace, name: 'bench' }));
+  withStore(dataDir, 'write', (store) => store.journal(true));
   return { dataDir, workspace, repository: init.repository };
 }
 
@@ -79,7 +78,9 @@ async function benchTrueStep(root: string): Promise<void> {
     }),
   );
   const repo = setUp(join(root, 'step'), { 'skills/check/runner.json': recipe.toString(), 'README.md': 'bench\n' });
-  const checkpoint = checkpointWorkspace({ change: 'bench', workspace: repo.workspace, dataDir: repo.dataDir });
+  const checkpoint = withStore(repo.dataDir, 'write', (store) =>
+    checkpointWorkspace(store, { change: 'bench', workspace: repo.workspace }),
+  );
   const runtime = await createCommandStepRuntime({ docker: '/bin/true', dockerSocket: SOCKET });
   const docker = dockerCli();
   let n = 0;
@@ -141,7 +142,9 @@ async function benchSnapshot(root: string): Promise<void> {
   const files: Record<string, string> = {};
   for (let i = 0; i < 1000; i++) files[`d${i % 20}/sub${i % 7}/file-${i}.txt`] = `file ${i}\n${'x'.repeat(i % 2048)}\n`;
   const repo = setUp(join(root, 'snap'), files);
-  const checkpoint = checkpointWorkspace({ change: 'snap', workspace: repo.workspace, dataDir: repo.dataDir });
+  const checkpoint = withStore(repo.dataDir, 'write', (store) =>
+    checkpointWorkspace(store, { change: 'snap', workspace: repo.workspace }),
+  );
   const parent = join(root, 'snapshots');
   mkdirSync(parent, { mode: 0o700 });
   const auth = openAuthority(repo.dataDir, { mode: 'read' });

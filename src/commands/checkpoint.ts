@@ -2,7 +2,9 @@ import { Flags } from '@oclif/core';
 
 import { displayText, UNSAFE_TEXT_MARKER } from '../contracts/display-text.js';
 import { counted } from '../contracts/json/counted.js';
+import { withStore } from '../tasks/store.js';
 import { checkpointWorkspace, type CheckpointResult } from '../workspace/checkpoint.js';
+import { workspaceDataDir } from '../workspace/locate.js';
 import { BaseCommand } from './_base.js';
 
 export default class Checkpoint extends BaseCommand {
@@ -29,13 +31,15 @@ export default class Checkpoint extends BaseCommand {
   async run(): Promise<CheckpointResult> {
     const { flags } = await this.parse(Checkpoint);
     const explicitDataDir = flags['data-dir'] === undefined ? undefined : this.resolveDataDir(flags['data-dir']);
-    const result = checkpointWorkspace({
-      change: flags.change,
-      workspace: flags.workspace,
-      dataDir: explicitDataDir,
-      full: flags.full,
-      onProgress: this.progressSink,
-    });
+    const dataDir = explicitDataDir ?? workspaceDataDir(flags.workspace);
+    const result = withStore(dataDir, 'write', (store) =>
+      checkpointWorkspace(store, {
+        change: flags.change,
+        workspace: flags.workspace,
+        full: flags.full,
+        onProgress: this.progressSink,
+      }),
+    );
     if (result.reconciled !== null)
       this.log(
         `An interrupted earlier operation was ${result.reconciled === 'committed' ? 'completed' : 'discarded'}.`,

@@ -1,6 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 
 import { counted } from '../contracts/json/counted.js';
+import { withStore } from '../tasks/store.js';
 import { initRepo, type InitRepoResult } from '../workspace/init.js';
 import { BaseCommand } from './_base.js';
 
@@ -40,13 +41,15 @@ export default class InitRepo extends BaseCommand {
 
   async run(): Promise<InitRepoResult> {
     const { args, flags } = await this.parse(InitRepo);
-    const result = initRepo({
-      path: args.path ?? process.cwd(),
-      name: flags.name,
-      dataDir: this.resolveDataDir(flags['data-dir'], args.path ?? process.cwd()),
-      instructions: flags.instructions,
-      onProgress: this.progressSink,
-    });
+    const dataDir = this.resolveDataDir(flags['data-dir'], args.path ?? process.cwd());
+    const result = withStore(dataDir, 'write', (store) =>
+      initRepo(store, {
+        path: args.path ?? process.cwd(),
+        name: flags.name,
+        instructions: flags.instructions,
+        onProgress: this.progressSink,
+      }),
+    );
     this.log(
       `${result.resumed ? 'Adopted the finished' : 'Initialized'} repository ${result.name} (${result.repository})`,
     );

@@ -2,6 +2,8 @@ import { Flags } from '@oclif/core';
 
 import { displayText } from '../contracts/display-text.js';
 import { counted } from '../contracts/json/counted.js';
+import { withStore } from '../tasks/store.js';
+import { workspaceDataDir } from '../workspace/locate.js';
 import { readWorkspaceStatus, type WorkspaceStatus } from '../workspace/status.js';
 import { BaseCommand } from './_base.js';
 
@@ -22,7 +24,8 @@ export default class Status extends BaseCommand {
   async run(): Promise<WorkspaceStatus> {
     const { flags } = await this.parse(Status);
     const explicitDataDir = flags['data-dir'] === undefined ? undefined : this.resolveDataDir(flags['data-dir']);
-    const status = readWorkspaceStatus({ workspace: flags.workspace, dataDir: explicitDataDir });
+    const dataDir = explicitDataDir ?? workspaceDataDir(flags.workspace);
+    const status = withStore(dataDir, 'read', (store) => readWorkspaceStatus(store, { workspace: flags.workspace }));
     for (const line of statusLines(status)) this.log(line);
     return status;
   }

@@ -39,9 +39,11 @@ export const STOP_TAIL_LINES = 20;
 export const STOP_TAIL_BYTES = 2048;
 /** The fixed sentence of a server-executed block (next is always checkpoint: this hook checkpoints). */
 export const SERVER_STOP_NEXT_ACTION =
-  'Fix what the failing steps report in the workspace, then finish again: the Stop hook checkpoints the workspace and runs the requirement on the new version.';
+  'Fix what the failing steps report in the workspace, then finish again: the Stop hook checkpoints the workspace ' +
+  'and runs the requirement on the new version.';
 const LOCAL_NEXT_ACTION =
-  'The Stop hook could not check this work (see the first lines); fix the cause or ask the operator, then finish again.';
+  'The Stop hook could not check this work (see the first lines); fix the cause or ask the operator, then finish ' +
+  'again.';
 
 export interface ServerStopInput {
   /** The command's Store ('write'): the requirement is compiled and the run recorded through it. */
@@ -84,7 +86,10 @@ function localBlock(stage: string, error: unknown): StopDecision {
   };
 }
 
-/** The run ID and compiled definition of the subject the checkpoint made, and the review context its command steps bind (null without command steps). */
+/**
+ * The run ID and compiled definition of the subject the checkpoint made, and the review context its command steps bind
+ * (null without command steps).
+ */
 interface PreparedRun {
   readonly runId: string;
   readonly definitionBytes: Uint8Array;
@@ -122,7 +127,8 @@ function prepareRun(input: ServerStopInput, checkpoint: CheckpointResult): Prepa
         : { change: { id: checkpoint.change, version: checkpoint.version, contextDigest } }),
     }),
   );
-  const runId = `stop-${sha256Hex(`agentscm.stop-run.v1\0${checkpoint.repository}\0${checkpoint.change}\0${checkpoint.version}\0${compiled.plan.digest}`).slice(0, 40)}`;
+  const runKey = [checkpoint.repository, checkpoint.change, checkpoint.version, compiled.plan.digest].join('\0');
+  const runId = `stop-${sha256Hex(`agentscm.stop-run.v1\0${runKey}`).slice(0, 40)}`;
   return { runId, definitionBytes: compiled.plan.definitionBytes, contextDigest };
 }
 
@@ -131,14 +137,15 @@ function stepLines(store: Store, step: StepView): { lines: string[]; failure: St
   let code = `step_${step.state}`;
   if (step.execution !== null) {
     try {
-      const attempt = showCommandAttempt(store.dataDir, step.execution.attempt_id);
+      const attempt = showCommandAttempt(store, step.execution.attempt_id);
       const record = isJsonObject(attempt.record) ? attempt.record : {};
       const exit =
         typeof record.exit_code === 'number' || typeof record.exit_code === 'bigint'
           ? String(record.exit_code)
           : 'none';
       lines.push(
-        `  outcome ${attempt.outcome ?? 'none'}, exit status ${exit}${attempt.summary === null ? '' : `: ${oneLine(attempt.summary)}`}`,
+        `  outcome ${attempt.outcome ?? 'none'}, exit status ` +
+          `${exit}${attempt.summary === null ? '' : `: ${oneLine(attempt.summary)}`}`,
       );
       if (attempt.outcome !== null) code = `command_${attempt.outcome}`;
       for (const [name, stream] of [
@@ -180,7 +187,8 @@ function reviewLines(result: JsonObject): { lines: string[]; code: string } {
   const outcome = text(result.outcome);
   const reasons = Array.isArray(result.reasons) ? result.reasons.map((r) => text(r)).filter((r) => r !== '') : [];
   const lines = [
-    `  review ${outcome}${reasons.length === 0 ? '' : ` (${reasons.join(', ')})`}, record ${text(result.record_digest)}`,
+    `  review ${outcome}${reasons.length === 0 ? '' : ` (${reasons.join(', ')})`}, record ` +
+      `${text(result.record_digest)}`,
   ];
   const findings = Array.isArray(result.findings) ? result.findings.filter(isJsonObject) : [];
   const total =
@@ -190,7 +198,8 @@ function reviewLines(result: JsonObject): { lines: string[]; code: string } {
   for (const finding of findings.slice(0, STOP_REVIEW_FINDINGS)) {
     const line = typeof finding.line === 'number' || typeof finding.line === 'bigint' ? `:${String(finding.line)}` : '';
     lines.push(
-      `  finding (${oneLine(text(finding.severity))}, ${oneLine(text(finding.criterion))}) ${quoteForMessage(text(finding.path), 256)}${line}: ${quoteForMessage(text(finding.message), 512)}`,
+      `  finding (${oneLine(text(finding.severity))}, ${oneLine(text(finding.criterion))}) ` +
+        `${quoteForMessage(text(finding.path), 256)}${line}: ${quoteForMessage(text(finding.message), 512)}`,
     );
   }
   if (total > Math.min(findings.length, STOP_REVIEW_FINDINGS))
@@ -201,7 +210,8 @@ function reviewLines(result: JsonObject): { lines: string[]; code: string } {
 /** Block feedback for a run that did not complete. */
 export function runFeedback(store: Store, report: AdvanceReport): StopFeedback {
   const lines = [
-    `agentscm Stop hook: run ${report.run_id} of "${report.name}" on revision ${report.source.revision} is ${report.state}${report.state_reason === null ? '' : ` (${oneLine(report.state_reason)})`}.`,
+    `agentscm Stop hook: run ${report.run_id} of "${report.name}" on revision ${report.source.revision} is ` +
+      `${report.state}${report.state_reason === null ? '' : ` (${oneLine(report.state_reason)})`}.`,
   ];
   const failures: StopFailure[] = [];
   if (report.waiting !== null) {
@@ -223,10 +233,9 @@ export function runFeedback(store: Store, report: AdvanceReport): StopFeedback {
 export async function runServerStop(input: ServerStopInput): Promise<StopDecision> {
   let checkpoint: CheckpointResult;
   try {
-    checkpoint = checkpointWorkspace({
+    checkpoint = checkpointWorkspace(input.store, {
       change: input.change,
       workspace: input.workspace,
-      dataDir: input.store.dataDir,
       ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
     });
   } catch (error) {
@@ -270,7 +279,8 @@ export async function runServerStop(input: ServerStopInput): Promise<StopDecisio
     });
     if (recorded !== null) {
       input.onProgress?.(
-        `receipt ${recorded.row.receipt_digest} of run ${prepared.runId} ${recorded.created ? 'recorded' : 'already recorded'} in the authority`,
+        `receipt ${recorded.row.receipt_digest} of run ${prepared.runId} ` +
+          `${recorded.created ? 'recorded' : 'already recorded'} in the authority`,
       );
       return { decision: 'pass' };
     }
@@ -291,7 +301,8 @@ function noReceiptFeedback(store: Store, report: AdvanceReport): StopFeedback {
     ...feedback,
     lines: [
       ...feedback.lines,
-      'the completed run gives no receipt for the exact subject: every command step (optional or not) must pass, and every required step must succeed again now',
+      'the completed run gives no receipt for the exact subject: every command step (optional or not) must pass, ' +
+        'and every required step must succeed again now',
     ],
     failures: [...feedback.failures, { task_id: 'receipt', code: 'receipt_not_written' }],
   };

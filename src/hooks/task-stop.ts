@@ -37,13 +37,20 @@ import { DEFAULT_TASK_STOP_TARGET } from './stop/target.js';
 /** The fixed sentence of each next.operation (docs/stop-hooks.md "Block causes and feedback"). */
 export const TASK_STOP_NEXT_ACTIONS: Readonly<Record<StopNextOperation, string>> = {
   collector_claim:
-    'Claim the task named in next with collector_claim (MCP tool or `agentscm agent-task claim`), run it with `agentscm agent-task collect`, ask qualification, then finish again.',
+    'Claim the task named in next with collector_claim (MCP tool or `agentscm agent-task claim`), run it with ' +
+    '`agentscm agent-task collect`, ask qualification, then finish again.',
   reconcile:
-    'Reconcile the unresolved attempt of the task named in next (reconcile), ask qualification and follow its next, then finish again.',
+    'Reconcile the unresolved attempt of the task named in next (reconcile), ask qualification and follow its ' +
+    'next, then finish again.',
   collector_finalize: 'Finalize the collected evidence with collector_finalize, ask qualification, then finish again.',
   checkpoint:
-    "Checkpoint the workspace onto this Change (`agentscm checkpoint --change CHANGE`) and create the review context of the new version (`agentscm context create --change CHANGE --runner RECIPE_PATH`), then follow qualification's next and finish again.",
-  none: 'No task operation moves this subject forward now: a failed check needs an edit and a new checkpoint, an attempt in progress needs its collector to finish, and a store, token or service failure needs the operator; then finish again.',
+    'Checkpoint the workspace onto this Change (`agentscm checkpoint --change CHANGE`) and create the review ' +
+    'context of the new version (`agentscm context create --change CHANGE --runner RECIPE_PATH`), then follow ' +
+    "qualification's next and finish again.",
+  none:
+    'No task operation moves this subject forward now: a failed check needs an edit and a new checkpoint, an ' +
+    'attempt in progress needs its collector to finish, and a store, token or service failure needs the ' +
+    'operator; then finish again.',
 };
 
 /** What the hook's own failures say (fixed text: no path, no server text). */
@@ -51,7 +58,8 @@ const CATEGORY_LINES = {
   workspace_unavailable:
     'the workspace cannot be read (missing, bound to another data directory, or its schema is not current)',
   local_store_unavailable:
-    "the local store cannot give the Change's subject (missing store, several review contexts of its current version, or no installed requirement)",
+    "the local store cannot give the Change's subject (missing store, several review contexts of its current " +
+    'version, or no installed requirement)',
   subject_missing: 'the Change has no checkpointed version yet, or its current version has no review context',
   token_unavailable: 'the token file cannot be read (missing, not a single token, or readable by group or others)',
   workspace_not_clean:
@@ -145,10 +153,14 @@ function block(
 const CHECKPOINT: StopNext = { operation: 'checkpoint' };
 const NONE: StopNext = { operation: 'none' };
 
-/** A Change not checkpointed yet, or a version without its review context: what a checkpoint (and context create) makes. */
+/**
+ * A Change not checkpointed yet, or a version without its review context: what a checkpoint (and context create) makes.
+ */
 const SUBJECT_MISSING: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['CHANGE_NOT_FOUND', 'CONTEXT_NOT_FOUND']);
 
-/** The block when the subject cannot be read before the call: edits first, then a subject still to make, then the store. */
+/**
+ * The block when the subject cannot be read before the call: edits first, then a subject still to make, then the store.
+ */
 function subjectUnreadable(error: unknown, workspace: WorkspaceStatus): StopDecision {
   if (!workspace.ready) return block('workspace_not_clean', CHECKPOINT);
   if (isAgentscmError(error) && SUBJECT_MISSING.has(error.code)) return block('subject_missing', CHECKPOINT);
@@ -166,7 +178,8 @@ function callCategory(error: unknown): Category {
 function answerBlock(answer: QualificationAnswer): StopDecision {
   const lines = [
     answer.subject_current
-      ? `agentscm Stop hook: revision ${answer.revision} is not qualified yet (${answer.failures.length} failure${answer.failures.length === 1 ? '' : 's'}).`
+      ? `agentscm Stop hook: revision ${answer.revision} is not qualified yet (${answer.failures.length} ` +
+        `failure${answer.failures.length === 1 ? '' : 's'}).`
       : `agentscm Stop hook: the subject of revision ${answer.revision} is superseded.`,
     ...answer.tasks.map(
       (task) => `task ${task.task_id} (step ${task.step_id}${task.required ? ', required' : ''}): ${task.state}`,
@@ -188,8 +201,7 @@ function answerBlock(answer: QualificationAnswer): StopDecision {
 
 /** One agent-owned Stop (see the module comment): pass only for qualified, current, clean, exact bytes. */
 export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
-  const readWorkspace = (): WorkspaceStatus =>
-    readWorkspaceStatus({ workspace: input.workspace, dataDir: input.store.dataDir });
+  const readWorkspace = (): WorkspaceStatus => readWorkspaceStatus(input.store, { workspace: input.workspace });
   let before: WorkspaceStatus;
   try {
     before = readWorkspace();

@@ -17,7 +17,8 @@ import {
   unchangedDirectories,
   type PreparedRevision,
 } from '../native/revisions.js';
-import { openAuthority, withBulkBlobWrites, writeTransaction } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
+import { withBulkBlobWrites, writeTransaction } from '../native/store.js';
 import { dataDirExclusions } from './exclusions.js';
 import { boundDataDir, locateWorkspace } from './locate.js';
 import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
@@ -45,8 +46,6 @@ export interface CheckpointInput {
   readonly change: string;
   readonly workspace?: string;
   readonly cwd?: string;
-  /** An explicitly chosen data directory; refused if the workspace is bound to another. */
-  readonly dataDir?: string;
   /** Rehash every file instead of trusting the stat cache. */
   readonly full?: boolean;
   readonly bounds?: ScanBounds;
@@ -78,8 +77,12 @@ export interface CheckpointResult {
   readonly unsafe_names: { readonly count: number; readonly paths: string[] };
 }
 
-/** Checkpoint the workspace onto a Change (created at version 1 on first use). */
-export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
+/**
+ * Checkpoint the workspace onto a Change (created at version 1 on first use). The Store, opened
+ * in 'write' mode, must be of the data directory the workspace is bound to
+ * (WORKSPACE_DATA_DIR_MISMATCH otherwise); its authority is first used under the workspace lock.
+ */
+export function checkpointWorkspace(store: Store, input: CheckpointInput): CheckpointResult {
   const timer = phaseTimer('checkpoint');
   checkGenericId(input.change, 'Change ID');
   const root = locateWorkspace(input.workspace, input.cwd);
@@ -89,222 +92,217 @@ export function checkpointWorkspace(input: CheckpointInput): CheckpointResult {
   try {
     // The authority is opened (and migrated) before the workspace database: a store this build
     // refuses (STORE_REVISIONS_OUTDATED) leaves the workspace as the build that wrote it left it.
-    const dataDir = boundDataDir(peekBoundDataDir(root), input.dataDir);
+    const dataDir = boundDataDir(peekBoundDataDir(root), store);
     timer.mark('peek data dir');
-    const auth = openAuthority(dataDir, { mode: 'write' });
+    const auth = store.authority();
     timer.mark('open authority');
+    const ws = openWorkspaceWritable(root);
+    timer.mark('open workspace');
     try {
-      const ws = openWorkspaceWritable(root);
-      timer.mark('open workspace');
-      try {
-        let record = readWorkspaceRecord(ws);
-        if (record === null || record.data_dir !== dataDir)
-          throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, {
-            hint: 'run `agentscm init-repo` again for it',
-          });
-        const reconciled = reconcilePending(ws, auth, record, lock);
-        record = reconciled.record;
-        const baseRevision = record.base_revision;
-        if (record.state !== 'ready' || baseRevision === null) {
-          throw new AgentscmError('WORKSPACE_NOT_FOUND', `init-repo did not finish for ${root}`, {
-            hint: 'run the same `agentscm init-repo` again',
-          });
-        }
-        const repository = getRepository(auth, record.repository).id;
-        const change = findChange(auth, repository, input.change);
-        const expected = change?.current_version ?? null;
-        timer.mark('record, reconcile, Change');
-
-        const progress = input.onProgress ?? ((): void => undefined);
-        progress(`scanning ${root}`);
-        const scan = scanWorkspace(root, {
-          bounds: input.bounds ?? scanBoundsFromEnv(),
-          excludeDirs: dataDirExclusions(root, dataDir),
+      let record = readWorkspaceRecord(ws);
+      if (record === null || record.data_dir !== dataDir)
+        throw new AgentscmError('WORKSPACE_NOT_FOUND', `${root} was never bound to a repository`, {
+          hint: 'run `agentscm init-repo` again for it',
         });
-        timer.mark('scan');
-        progress(
-          `scanned ${counted(scan.table.count, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`,
-        );
-        if (!scan.complete) {
-          lockedWorkspaceWrite(lock, ws, () =>
-            writeLastScan(ws, {
-              finished_ms: Date.now(),
-              complete: false,
-              file_count: scan.table.count,
-              total_bytes: scan.totalBytes,
-              hashed_files: 0,
-              problem: scan.problem,
-            }),
-          );
-          throw new AgentscmError(
-            scan.problemCode ?? 'WORKSPACE_SCAN_INCOMPLETE',
-            `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was checkpointed`,
-            {
-              hint: 'add the offending files to .gitignore or remove them, then checkpoint again',
-            },
-          );
-        }
-        pausePoint('checkpoint:after-scan');
-        const base = loadBaseCache(ws);
-        timer.mark('load stat cache');
-        progress(input.full === true ? 'hashing every file' : 'hashing files whose size, mtime or inode changed');
-        const tree = withBulkBlobWrites(auth, () =>
-          snapshotAgainstCache(scan, base, { auth, full: input.full === true, onProgress: progress }),
-        );
-        const treeChanged = tree.changes.length > 0;
-        timer.mark('compare, hash, blobs');
-        progress(
-          `hashed ${tree.hashedFiles} of ${counted(scan.table.count, 'file')}; ${counted(tree.changes.length, 'changed path')}; recording`,
-        );
-        // Only the directories on a changed path are rebuilt and hashed; every other one keeps the
-        // base revision's stored tree (the stat cache holds exactly the base revision's files).
-        let encoded: PreparedRevision | null = null;
-        if (treeChanged) {
-          const known = unchangedDirectories(
-            auth,
-            repository,
-            baseRevision,
-            tree.changes.map((c) => c.path),
-          );
-          encoded = prepareRevisionFromChanged(
-            baseRevision,
-            revisionInput(scan.table.paths, tree.view ?? tree.cache, known),
-            known,
-            { entryCount: scan.table.count, totalBytes: tree.totalBytes },
-          );
-        }
-        const revision = encoded === null ? baseRevision : encoded.id;
-        timer.mark('prepare revision');
-        const lastScan = {
-          finished_ms: Date.now(),
-          complete: true,
-          file_count: scan.table.count,
-          total_bytes: scan.totalBytes,
-          hashed_files: tree.hashedFiles,
-          problem: null,
-        };
-        const gained = unsafeNames(
-          tree.changes.filter((c) => c.kind === 'added').map((c) => c.path),
-          MAX_UNSAFE_NAMES_SHOWN,
-        );
-        const tail = {
-          workspace: root,
-          files: scan.table.count,
-          hashed_files: tree.hashedFiles,
-          reconciled: reconciled.outcome,
-          unsafe_names: gained,
-        };
+      const reconciled = reconcilePending(ws, auth, record, lock);
+      record = reconciled.record;
+      const baseRevision = record.base_revision;
+      if (record.state !== 'ready' || baseRevision === null) {
+        throw new AgentscmError('WORKSPACE_NOT_FOUND', `init-repo did not finish for ${root}`, {
+          hint: 'run the same `agentscm init-repo` again',
+        });
+      }
+      const repository = getRepository(auth, record.repository).id;
+      const change = findChange(auth, repository, input.change);
+      const expected = change?.current_version ?? null;
+      timer.mark('record, reconcile, Change');
 
-        if (change !== null && change.current_revision === revision) {
-          // The Change already holds this tree: no new version. The workspace still adopts
-          // the revision (it may come from another workspace with the same base and edits).
-          const current = change.versions.find((v) => v.version === change.current_version);
-          const generation = revision === baseRevision ? record.generation : record.generation + 1n;
-          lockedWorkspaceWrite(lock, ws, () => {
-            writePending(
-              ws,
-              {
-                kind: 'checkpoint',
-                change: input.change,
-                expected_version: null,
-                revision,
-                parent: baseRevision,
-                started_ms: Date.now(),
-              },
-              tree.cache,
-            );
-            commitPending(ws, revision, generation);
-            writeLastScan(ws, lastScan);
-          });
-          return {
-            repository,
-            change: input.change,
-            version: change.current_version,
-            revision,
-            previous_revision: current?.previous_revision ?? null,
-            created: false,
-            new_revision: false,
-            generation,
-            ...tail,
-          };
-        }
+      const progress = input.onProgress ?? ((): void => undefined);
+      progress(`scanning ${root}`);
+      const scan = scanWorkspace(root, {
+        bounds: input.bounds ?? scanBoundsFromEnv(),
+        excludeDirs: dataDirExclusions(root, { dataDir }),
+      });
+      timer.mark('scan');
+      progress(
+        `scanned ${counted(scan.table.count, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`,
+      );
+      if (!scan.complete) {
+        lockedWorkspaceWrite(lock, ws, () =>
+          writeLastScan(ws, {
+            finished_ms: Date.now(),
+            complete: false,
+            file_count: scan.table.count,
+            total_bytes: scan.totalBytes,
+            hashed_files: 0,
+            problem: scan.problem,
+          }),
+        );
+        throw new AgentscmError(
+          scan.problemCode ?? 'WORKSPACE_SCAN_INCOMPLETE',
+          `the workspace scan is incomplete: ${scan.problem ?? 'unknown reason'}; nothing was checkpointed`,
+          {
+            hint: 'add the offending files to .gitignore or remove them, then checkpoint again',
+          },
+        );
+      }
+      pausePoint('checkpoint:after-scan');
+      const base = loadBaseCache(ws);
+      timer.mark('load stat cache');
+      progress(input.full === true ? 'hashing every file' : 'hashing files whose size, mtime or inode changed');
+      const tree = withBulkBlobWrites(auth, () =>
+        snapshotAgainstCache(scan, base, { auth, full: input.full === true, onProgress: progress }),
+      );
+      const treeChanged = tree.changes.length > 0;
+      timer.mark('compare, hash, blobs');
+      progress(
+        `hashed ${tree.hashedFiles} of ${counted(scan.table.count, 'file')}; ${counted(tree.changes.length, 'changed path')}; recording`,
+      );
+      // Only the directories on a changed path are rebuilt and hashed; every other one keeps the
+      // base revision's stored tree (the stat cache holds exactly the base revision's files).
+      let encoded: PreparedRevision | null = null;
+      if (treeChanged) {
+        const known = unchangedDirectories(
+          auth,
+          repository,
+          baseRevision,
+          tree.changes.map((c) => c.path),
+        );
+        encoded = prepareRevisionFromChanged(
+          baseRevision,
+          revisionInput(scan.table.paths, tree.view ?? tree.cache, known),
+          known,
+          { entryCount: scan.table.count, totalBytes: tree.totalBytes },
+        );
+      }
+      const revision = encoded === null ? baseRevision : encoded.id;
+      timer.mark('prepare revision');
+      const lastScan = {
+        finished_ms: Date.now(),
+        complete: true,
+        file_count: scan.table.count,
+        total_bytes: scan.totalBytes,
+        hashed_files: tree.hashedFiles,
+        problem: null,
+      };
+      const gained = unsafeNames(
+        tree.changes.filter((c) => c.kind === 'added').map((c) => c.path),
+        MAX_UNSAFE_NAMES_SHOWN,
+      );
+      const tail = {
+        workspace: root,
+        files: scan.table.count,
+        hashed_files: tree.hashedFiles,
+        reconciled: reconciled.outcome,
+        unsafe_names: gained,
+      };
 
+      if (change !== null && change.current_revision === revision) {
+        // The Change already holds this tree: no new version. The workspace still adopts
+        // the revision (it may come from another workspace with the same base and edits).
+        const current = change.versions.find((v) => v.version === change.current_version);
+        const generation = revision === baseRevision ? record.generation : record.generation + 1n;
         lockedWorkspaceWrite(lock, ws, () => {
           writePending(
             ws,
             {
               kind: 'checkpoint',
               change: input.change,
-              expected_version: expected,
+              expected_version: null,
               revision,
               parent: baseRevision,
               started_ms: Date.now(),
             },
             tree.cache,
           );
+          commitPending(ws, revision, generation);
+          writeLastScan(ws, lastScan);
         });
-        timer.mark('pending (workspace)');
-        pausePoint('checkpoint:after-pending');
-        let recorded: { version: bigint; previous_revision: string | null; newRevision: boolean };
-        try {
-          recorded = writeTransaction(auth, () => {
-            const made =
-              encoded !== null
-                ? recordRevision(auth, repository, baseRevision, [], encoded)
-                : { id: revision, created: false };
-            if (made.id !== revision)
-              throw new AgentscmError('INTERNAL', 'revision ID changed between computing and recording');
-            const version = appendChangeVersion(auth, repository, input.change, {
-              expectedCurrent: expected,
-              revision,
-              baseRevision,
-            });
-            // Last, so that the commit follows the check: a holder whose lock file was replaced
-            // records no version (the new writer may already have dropped this operation).
-            lock.assertHeld();
-            pausePoint('checkpoint:in-authority-transaction');
-            return {
-              version: version.version,
-              previous_revision: version.previous_revision,
-              newRevision: made.created,
-            };
-          });
-        } catch (error) {
-          // A lost lock means another writer owns the workspace state now: leave it alone.
-          if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST'))
-            lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
-          throw error;
-        }
-        timer.mark('authority transaction');
-        pausePoint('checkpoint:after-authority');
-        const generation = record.generation + 1n;
-        // The authority holds the operation now: losing this commit to a power cut leaves the
-        // pending operation, which the next writer adopts, so it needs no sync of its own.
-        withoutCommitSync(ws, () =>
-          lockedWorkspaceWrite(lock, ws, () => {
-            commitPending(ws, revision, generation);
-            writeLastScan(ws, lastScan);
-          }),
-        );
-        timer.mark('adopt (workspace)');
         return {
           repository,
           change: input.change,
-          version: recorded.version,
+          version: change.current_version,
           revision,
-          previous_revision: recorded.previous_revision,
-          created: true,
-          new_revision: recorded.newRevision,
+          previous_revision: current?.previous_revision ?? null,
+          created: false,
+          new_revision: false,
           generation,
           ...tail,
         };
-      } finally {
-        ws.close();
-        timer.mark('close workspace');
       }
+
+      lockedWorkspaceWrite(lock, ws, () => {
+        writePending(
+          ws,
+          {
+            kind: 'checkpoint',
+            change: input.change,
+            expected_version: expected,
+            revision,
+            parent: baseRevision,
+            started_ms: Date.now(),
+          },
+          tree.cache,
+        );
+      });
+      timer.mark('pending (workspace)');
+      pausePoint('checkpoint:after-pending');
+      let recorded: { version: bigint; previous_revision: string | null; newRevision: boolean };
+      try {
+        recorded = writeTransaction(auth, () => {
+          const made =
+            encoded !== null
+              ? recordRevision(auth, repository, baseRevision, [], encoded)
+              : { id: revision, created: false };
+          if (made.id !== revision)
+            throw new AgentscmError('INTERNAL', 'revision ID changed between computing and recording');
+          const version = appendChangeVersion(auth, repository, input.change, {
+            expectedCurrent: expected,
+            revision,
+            baseRevision,
+          });
+          // Last, so that the commit follows the check: a holder whose lock file was replaced
+          // records no version (the new writer may already have dropped this operation).
+          lock.assertHeld();
+          pausePoint('checkpoint:in-authority-transaction');
+          return {
+            version: version.version,
+            previous_revision: version.previous_revision,
+            newRevision: made.created,
+          };
+        });
+      } catch (error) {
+        // A lost lock means another writer owns the workspace state now: leave it alone.
+        if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST'))
+          lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
+        throw error;
+      }
+      timer.mark('authority transaction');
+      pausePoint('checkpoint:after-authority');
+      const generation = record.generation + 1n;
+      // The authority holds the operation now: losing this commit to a power cut leaves the
+      // pending operation, which the next writer adopts, so it needs no sync of its own.
+      withoutCommitSync(ws, () =>
+        lockedWorkspaceWrite(lock, ws, () => {
+          commitPending(ws, revision, generation);
+          writeLastScan(ws, lastScan);
+        }),
+      );
+      timer.mark('adopt (workspace)');
+      return {
+        repository,
+        change: input.change,
+        version: recorded.version,
+        revision,
+        previous_revision: recorded.previous_revision,
+        created: true,
+        new_revision: recorded.newRevision,
+        generation,
+        ...tail,
+      };
     } finally {
-      auth.close();
-      timer.mark('close authority');
+      ws.close();
+      timer.mark('close workspace');
     }
   } finally {
     lock.release();

@@ -11,7 +11,7 @@ import { AgentscmError } from '../contracts/errors.js';
 import { createSha256 } from '../crypto/sha256.js';
 import { BLOB_CHUNK_BYTES } from '../native/blobs.js';
 import type { ScannedFile } from './scan.js';
-import type { StatSnapshot } from './state.js';
+import type { StatSnapshot } from './stat-cache.js';
 
 export interface FileContent {
   readonly digest: string;

@@ -3,7 +3,9 @@
  * directory as its workspace and make the first checkpoint onto target `main`. Like a
  * checkpoint it records a pending operation in the workspace before the one authority
  * transaction (repository + policy epoch 0 + revision + target), so a crash leaves either
- * nothing or a finished repository that the next run adopts.
+ * nothing or a finished repository that the next run adopts. It works on the command's Store
+ * (opened in 'write' mode); the store's files are created here, the one place that creates
+ * them (createAuthority), and from then on the authority is the Store's.
  */
 import { realpathSync, statSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
@@ -14,10 +16,10 @@ import { checkGenericId } from '../native/checks.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { createRepository, findRepositoryByName, getRepository, newRepositoryId } from '../native/repositories.js';
 import { prepareRevision, recordRevision } from '../native/revisions.js';
+import type { Store } from '../native/store-handle.js';
 import {
   createAuthority,
   isStoreInitialized,
-  openAuthority,
   withBulkBlobWrites,
   writeTransaction,
   type Authority,
@@ -29,15 +31,13 @@ import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
 import { reconcilePending } from './reconcile.js';
 import { scanBoundsFromEnv, scanWorkspace, type ScanBounds, type ScanResult } from './scan.js';
 import { snapshotTree } from './snapshot.js';
+import { ensureStateDir, removeStateDir, workspaceExists } from './state-dir.js';
 import {
   abandonPending,
   commitPending,
   createWorkspaceDb,
-  ensureStateDir,
   openWorkspaceReadOnly,
   readWorkspaceRecord,
-  removeStateDir,
-  workspaceExists,
   writeBindingRecord,
   writeLastScan,
   writePending,
@@ -51,7 +51,6 @@ export interface InitRepoInput {
   /** The directory to bind (default: the current directory). */
   readonly path: string;
   readonly name: string;
-  readonly dataDir: string;
   readonly bounds?: ScanBounds;
   /** Write the managed instruction block before the first revision (default true; docs/stop-hooks.md). */
   readonly instructions?: boolean;
@@ -98,7 +97,7 @@ function alreadyBound(root: string, repository: string): AgentscmError {
  * Refuse before changing anything: an unsafe state directory (workspaceExists checks it), a
  * bound directory, a taken name, a damaged store.
  */
-function precheck(root: string, input: InitRepoInput): void {
+function precheck(store: Store, root: string, input: InitRepoInput): void {
   if (workspaceExists(root)) {
     const ws = openWorkspaceReadOnly(root);
     try {
@@ -111,24 +110,14 @@ function precheck(root: string, input: InitRepoInput): void {
       ws.close();
     }
   }
-  if (isStoreInitialized(input.dataDir)) {
-    let auth: Authority;
-    try {
-      auth = openAuthority(input.dataDir, { mode: 'read' });
-    } catch (error) {
-      // A store of an older schema: init-repo writes to it anyway, so it migrates it here (or
-      // is refused, STORE_REVISIONS_OUTDATED) before anything is created.
-      if (!(error instanceof AgentscmError && error.code === 'STORE_SCHEMA_UNSUPPORTED')) throw error;
-      auth = openAuthority(input.dataDir, { mode: 'write' });
-    }
-    try {
-      if (findRepositoryByName(auth, input.name) !== null) {
-        throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${input.name} already exists in this store`, {
-          hint: 'choose another --name',
-        });
-      }
-    } finally {
-      auth.close();
+  if (isStoreInitialized(store.dataDir)) {
+    // The Store's authority is opened for writing: a store of an older schema is migrated here
+    // (or refused, STORE_REVISIONS_OUTDATED) before anything is created, since init-repo writes
+    // to it anyway.
+    if (findRepositoryByName(store.authority(), input.name) !== null) {
+      throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${input.name} already exists in this store`, {
+        hint: 'choose another --name',
+      });
     }
   }
 }
@@ -137,7 +126,6 @@ function finished(
   auth: Authority,
   ws: WorkspaceDb,
   root: string,
-  dataDir: string,
   resumed: boolean,
   counts: { files: number; total_bytes: bigint },
 ): InitRepoResult {
@@ -152,7 +140,7 @@ function finished(
     target: INITIAL_TARGET,
     workspace: root,
     policy_epoch: currentPolicyEpoch(auth, repository.id),
-    data_dir: dataDir,
+    data_dir: record.data_dir,
     generation: record.generation,
     files: counts.files,
     total_bytes: counts.total_bytes,
@@ -190,24 +178,24 @@ interface InitProgress {
  * store, no `.agentscm/` and no repository; any later failure removes the `.agentscm/` this run
  * created, unless the repository was registered (docs/workspace.md).
  */
-export function initRepo(input: InitRepoInput): InitRepoResult {
+export function initRepo(store: Store, input: InitRepoInput): InitRepoResult {
   checkGenericId(input.name, 'repository name');
   const root = directoryOf(input.path);
-  precheck(root, input);
-  const planned = realOrResolved(input.dataDir);
+  precheck(store, root, input);
+  const planned = realOrResolved(store.dataDir);
   if (relative(root, planned) === '') {
     throw new AgentscmError('USAGE', 'the data directory cannot be the workspace itself', {
       hint: 'pass another --data-dir',
     });
   }
   const bounds = input.bounds ?? scanBoundsFromEnv();
-  const first = scanWorkspace(root, { bounds, excludeDirs: dataDirExclusions(root, planned) });
+  const first = scanWorkspace(root, { bounds, excludeDirs: dataDirExclusions(root, { dataDir: planned }) });
   if (!first.complete) throw incompleteScan(first);
   // The managed instruction block is part of the first revision (docs/stop-hooks.md).
   if (input.instructions !== false) writeInstructionBlocks(root);
   const state: InitProgress = { createdStateDir: false, committed: false };
   try {
-    return initRepoUnlocked(root, input, bounds, state);
+    return initRepoUnlocked(store, root, input, bounds, state);
   } catch (error) {
     const lost = error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST';
     if (state.createdStateDir && !state.committed && !lost) removeStateDir(root);
@@ -215,96 +203,98 @@ export function initRepo(input: InitRepoInput): InitRepoResult {
   }
 }
 
-function initRepoUnlocked(root: string, input: InitRepoInput, bounds: ScanBounds, state: InitProgress): InitRepoResult {
-  const auth = createAuthority(input.dataDir);
+function initRepoUnlocked(
+  store: Store,
+  root: string,
+  input: InitRepoInput,
+  bounds: ScanBounds,
+  state: InitProgress,
+): InitRepoResult {
+  // The store's files, created if absent (its lock file last); the connection is the Store's.
+  if (!isStoreInitialized(store.dataDir)) createAuthority(store.dataDir).close();
+  const auth = store.authority();
+  const dataDir = realpathSync(store.dataDir);
+  if (relative(root, dataDir) === '') {
+    throw new AgentscmError('USAGE', 'the data directory cannot be the workspace itself', {
+      hint: 'pass another --data-dir',
+    });
+  }
+  const excludeDirs = dataDirExclusions(root, { dataDir });
+  state.createdStateDir = ensureStateDir(root);
+  const lock = acquireWorkspaceLock(root);
   try {
-    const dataDir = realpathSync(input.dataDir);
-    if (relative(root, dataDir) === '') {
-      throw new AgentscmError('USAGE', 'the data directory cannot be the workspace itself', {
-        hint: 'pass another --data-dir',
-      });
-    }
-    const excludeDirs = dataDirExclusions(root, dataDir);
-    state.createdStateDir = ensureStateDir(root);
-    const lock = acquireWorkspaceLock(root);
+    const ws = createWorkspaceDb(root);
     try {
-      const ws = createWorkspaceDb(root);
-      try {
-        let record = readWorkspaceRecord(ws);
-        if (record !== null && record.pending !== null) record = reconcilePending(ws, auth, record, lock).record;
-        if (record !== null && record.state === 'ready') {
-          const repository = getRepository(auth, record.repository);
-          // An interrupted init-repo of this very name finished in the authority: adopt it.
-          if (repository.name === input.name && record.data_dir === dataDir) {
-            return finished(auth, ws, root, dataDir, true, { files: 0, total_bytes: 0n });
-          }
-          throw alreadyBound(root, record.repository);
+      let record = readWorkspaceRecord(ws);
+      if (record !== null && record.pending !== null) record = reconcilePending(ws, auth, record, lock).record;
+      if (record !== null && record.state === 'ready') {
+        const repository = getRepository(auth, record.repository);
+        // An interrupted init-repo of this very name finished in the authority: adopt it.
+        if (repository.name === input.name && record.data_dir === dataDir) {
+          return finished(auth, ws, root, true, { files: 0, total_bytes: 0n });
         }
-        if (findRepositoryByName(auth, input.name) !== null) {
-          throw new AgentscmError(
-            'REPOSITORY_EXISTS',
-            `a repository named ${input.name} already exists in this store`,
-            { hint: 'choose another --name' },
-          );
-        }
-
-        const progress = input.onProgress ?? ((): void => undefined);
-        progress(`scanning ${root}`);
-        const scan = scanWorkspace(root, { bounds, excludeDirs });
-        progress(
-          `scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`,
-        );
-        if (!scan.complete) throw incompleteScan(scan);
-        progress('hashing and storing every file');
-        const tree = withBulkBlobWrites(auth, () =>
-          snapshotTree(scan, new Map(), { auth, full: true, onProgress: progress }),
-        );
-        progress(`stored ${counted(tree.hashedFiles, 'file')}; recording the first revision`);
-        const repositoryId = newRepositoryId();
-        const encoded = prepareRevision(null, tree.entries);
-        const revision = encoded.id;
-        lockedWorkspaceWrite(lock, ws, () => {
-          writeBindingRecord(ws, repositoryId, dataDir);
-          writePending(
-            ws,
-            { kind: 'init', change: null, expected_version: null, revision, parent: null, started_ms: Date.now() },
-            tree.entries,
-          );
-        });
-        pausePoint('init:after-pending');
-        try {
-          writeTransaction(auth, () => {
-            createRepository(auth, input.name, repositoryId);
-            recordRevision(auth, repositoryId, null, tree.entries, encoded);
-            setTarget(auth, repositoryId, INITIAL_TARGET, revision);
-            lock.assertHeld();
-          });
-          state.committed = true;
-        } catch (error) {
-          if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST'))
-            lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
-          throw error;
-        }
-        pausePoint('init:after-authority');
-        lockedWorkspaceWrite(lock, ws, () => {
-          commitPending(ws, revision, 1n);
-          writeLastScan(ws, {
-            finished_ms: Date.now(),
-            complete: true,
-            file_count: scan.files.length,
-            total_bytes: scan.totalBytes,
-            hashed_files: tree.hashedFiles,
-            problem: null,
-          });
-        });
-        return finished(auth, ws, root, dataDir, false, { files: scan.files.length, total_bytes: scan.totalBytes });
-      } finally {
-        ws.close();
+        throw alreadyBound(root, record.repository);
       }
+      if (findRepositoryByName(auth, input.name) !== null) {
+        throw new AgentscmError('REPOSITORY_EXISTS', `a repository named ${input.name} already exists in this store`, {
+          hint: 'choose another --name',
+        });
+      }
+
+      const progress = input.onProgress ?? ((): void => undefined);
+      progress(`scanning ${root}`);
+      const scan = scanWorkspace(root, { bounds, excludeDirs });
+      progress(
+        `scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`,
+      );
+      if (!scan.complete) throw incompleteScan(scan);
+      progress('hashing and storing every file');
+      const tree = withBulkBlobWrites(auth, () =>
+        snapshotTree(scan, new Map(), { auth, full: true, onProgress: progress }),
+      );
+      progress(`stored ${counted(tree.hashedFiles, 'file')}; recording the first revision`);
+      const repositoryId = newRepositoryId();
+      const encoded = prepareRevision(null, tree.entries);
+      const revision = encoded.id;
+      lockedWorkspaceWrite(lock, ws, () => {
+        writeBindingRecord(ws, { repository: repositoryId, data_dir: dataDir });
+        writePending(
+          ws,
+          { kind: 'init', change: null, expected_version: null, revision, parent: null, started_ms: Date.now() },
+          tree.entries,
+        );
+      });
+      pausePoint('init:after-pending');
+      try {
+        writeTransaction(auth, () => {
+          createRepository(auth, input.name, repositoryId);
+          recordRevision(auth, repositoryId, null, tree.entries, encoded);
+          setTarget(auth, repositoryId, INITIAL_TARGET, revision);
+          lock.assertHeld();
+        });
+        state.committed = true;
+      } catch (error) {
+        if (!(error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST'))
+          lockedWorkspaceWrite(lock, ws, () => abandonPending(ws));
+        throw error;
+      }
+      pausePoint('init:after-authority');
+      lockedWorkspaceWrite(lock, ws, () => {
+        commitPending(ws, revision, 1n);
+        writeLastScan(ws, {
+          finished_ms: Date.now(),
+          complete: true,
+          file_count: scan.files.length,
+          total_bytes: scan.totalBytes,
+          hashed_files: tree.hashedFiles,
+          problem: null,
+        });
+      });
+      return finished(auth, ws, root, false, { files: scan.files.length, total_bytes: scan.totalBytes });
     } finally {
-      lock.release();
+      ws.close();
     }
   } finally {
-    auth.close();
+    lock.release();
   }
 }

@@ -3,7 +3,9 @@ import { realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 import { AgentscmError } from '../contracts/errors.js';
-import { openWorkspaceReadOnly, readWorkspaceRecord, workspaceExists, workspaceRead } from './state.js';
+import type { Store } from '../native/store-handle.js';
+import { workspaceExists } from './state-dir.js';
+import { openWorkspaceReadOnly, peekBoundDataDir, readWorkspaceRecord, workspaceRead } from './state.js';
 
 function realOrResolved(path: string): string {
   try {
@@ -63,20 +65,30 @@ export function enclosingWorkspaceDataDir(start: string): string | null {
   }
 }
 
-/** Canonical form of a data directory for comparisons (realpath when it exists). */
-export function canonicalDataDir(dataDir: string): string {
-  return realOrResolved(dataDir);
+/** Canonical form of a data directory's path for comparisons (realpath when it exists). */
+export function canonicalDataDir(path: string): string {
+  return realOrResolved(path);
 }
 
 /**
- * The data directory a workspace command uses: the one the workspace is bound to. An explicit
- * --data-dir (flag, leading flag or AGENTSCM_DATA_DIR) naming another store is refused.
+ * The data directory a workspace command opens its Store on when no --data-dir is given: the
+ * one the workspace (`--workspace PATH` or the nearest one) is bound to, read without writing
+ * or migrating anything. The workspace operation checks it again (boundDataDir).
  */
-export function boundDataDir(bound: string, explicit: string | undefined): string {
-  if (explicit !== undefined && canonicalDataDir(explicit) !== bound) {
+export function workspaceDataDir(workspace: string | undefined, cwd?: string): string {
+  return peekBoundDataDir(locateWorkspace(workspace, cwd));
+}
+
+/**
+ * The data directory a workspace command uses: the one the workspace is bound to. A Store
+ * opened on another store (an explicit --data-dir, leading flag or AGENTSCM_DATA_DIR naming
+ * it) is refused; one opened on the bound directory itself always matches.
+ */
+export function boundDataDir(bound: string, store: Pick<Store, 'dataDir'>): string {
+  if (store.dataDir !== bound && canonicalDataDir(store.dataDir) !== bound) {
     throw new AgentscmError(
       'WORKSPACE_DATA_DIR_MISMATCH',
-      `the workspace is bound to the data directory ${bound}, not ${canonicalDataDir(explicit)}`,
+      `the workspace is bound to the data directory ${bound}, not ${canonicalDataDir(store.dataDir)}`,
       {
         hint: 'omit --data-dir, or pass the data directory the workspace was initialized with',
       },

@@ -15,7 +15,8 @@ import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
 
 import { AgentscmError } from '../contracts/errors.js';
 import { newDatabase, type SqliteDatabase as SqliteConnection } from '../native/sqlite.js';
-import { checkStateDir, workspaceStatePaths, workspaceWrite, type WorkspaceDb } from './state.js';
+import { checkStateDir, workspaceStatePaths } from './state-dir.js';
+import { workspaceWrite, type WorkspaceDb } from './state.js';
 
 /** How long a second writer waits for the first before WORKSPACE_BUSY. */
 export const WORKSPACE_LOCK_WAIT_MS = 15_000;

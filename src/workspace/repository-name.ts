@@ -1,16 +1,18 @@
 /**
- * The name of a workspace's repository, for status output. Read-only: the authority is opened
- * for reading with no migration, and a store that cannot be read (moved, not initialized,
- * damaged) gives null rather than failing a status that needs only the workspace database.
+ * The name of a workspace's repository, for status output. Read-only on the caller's Store
+ * (a status opens it in 'read' mode: no migration), and a store that cannot be read (moved, not
+ * initialized, damaged) gives null rather than failing a status that needs only the workspace
+ * database.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { getRepository } from '../native/repositories.js';
-import { openAuthority, readTransaction } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
+import { readTransaction, type Authority } from '../native/store.js';
 
-export function readRepositoryName(dataDir: string, repository: string): string | null {
-  let auth;
+export function readRepositoryName(store: Store, repository: string): string | null {
+  let auth: Authority;
   try {
-    auth = openAuthority(dataDir, { mode: 'read' });
+    auth = store.authority();
   } catch (error) {
     if (error instanceof AgentscmError) return null;
     throw error;
@@ -20,7 +22,5 @@ export function readRepositoryName(dataDir: string, repository: string): string 
   } catch (error) {
     if (error instanceof AgentscmError && error.code === 'REPOSITORY_NOT_FOUND') return null;
     throw error;
-  } finally {
-    auth.close();
   }
 }

@@ -5,7 +5,8 @@
  * honours `.gitignore` files at every level with git's precedence (the `ignore` package does
  * the pattern matching). Names are read as bytes: a valid UTF-8 name is recorded byte-exact (no
  * normalization, docs/wire.md "Workspace paths"); a name that is not UTF-8 makes the scan
- * incomplete with its own code (WORKSPACE_PATH_NOT_UTF8). Bounds (docs/workspace.md) are checked while walking, before any
+ * incomplete with its own code (WORKSPACE_PATH_NOT_UTF8). Bounds (docs/workspace.md) are checked while walking, before
+ * any
  * file content is read. A path that cannot be recorded (an invalid name, a file that is not
  * regular, a file over the size bound, a collector signing key file) does not stop the walk:
  * every such path is reported, the first MAX_REPORTED_PROBLEMS of them by name, so that one
@@ -21,7 +22,8 @@ import { isKeyFileName } from '../contracts/key-file-name.js';
 import { compareUtf8, MAX_WORKSPACE_PATH_BYTES, workspaceNameProblem } from '../contracts/paths.js';
 import type { EntryMode } from '../native/revisions.js';
 import { fileType, lstatFields, type LstatFields } from './lstat-fields.js';
-import { WORKSPACE_STATE_DIR, type StatSnapshot } from './state.js';
+import type { StatSnapshot } from './stat-cache.js';
+import { WORKSPACE_STATE_DIR } from './state-dir.js';
 
 export interface ScanBounds {
   /** Most files (regular files and symlinks) one scan accepts. */

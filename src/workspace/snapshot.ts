@@ -21,7 +21,7 @@ import {
   type CachedEntry,
   type StatCacheView,
   type StatSnapshot,
-} from './state.js';
+} from './stat-cache.js';
 import { pausePoint } from './test-hooks.js';
 
 /** New small blobs are written in transactions of at most this many bytes (bounds memory). */

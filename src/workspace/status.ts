@@ -1,10 +1,11 @@
 /**
  * Workspace status (issue 2 §4), strictly read-only: the workspace database is opened
- * read-only with no migration, nothing is created or written, and the authority is opened
- * read-only only to name the repository. A read-only caller such as the Stop hook can call
- * readWorkspaceStatus directly.
+ * read-only with no migration, nothing is created or written, and the caller's Store (opened
+ * in 'read' mode) is used only to name the repository. A read-only caller such as the Stop hook
+ * can call readWorkspaceStatus directly.
  */
 import { AgentscmError } from '../contracts/errors.js';
+import type { Store } from '../native/store-handle.js';
 import { dataDirExclusions } from './exclusions.js';
 import { boundDataDir, locateWorkspace } from './locate.js';
 import { readRepositoryName } from './repository-name.js';
@@ -41,7 +42,10 @@ export interface WorkspaceStatus {
   readonly complete: boolean;
   /** Why the scan is incomplete, or null. */
   readonly incomplete_reason: string | null;
-  /** The code a checkpoint of this scan would be refused with (WORKSPACE_PATH_NOT_UTF8 or WORKSPACE_SCAN_INCOMPLETE), or null. */
+  /**
+   * The code a checkpoint of this scan would be refused with (WORKSPACE_PATH_NOT_UTF8 or
+   * WORKSPACE_SCAN_INCOMPLETE), or null.
+   */
   readonly incomplete_code: string | null;
   /** The scan is complete and the files equal the base tree (content and mode). */
   readonly clean: boolean;
@@ -55,13 +59,14 @@ export interface WorkspaceStatus {
 export interface StatusInput {
   readonly workspace?: string;
   readonly cwd?: string;
-  /** An explicitly chosen data directory; refused if the workspace is bound to another. */
-  readonly dataDir?: string;
   readonly bounds?: ScanBounds;
 }
 
-/** Read the workspace state and compare a fresh scan with the base tree, writing nothing. */
-export function readWorkspaceStatus(input: StatusInput = {}): WorkspaceStatus {
+/**
+ * Read the workspace state and compare a fresh scan with the base tree, writing nothing. The
+ * Store must be of the data directory the workspace is bound to (WORKSPACE_DATA_DIR_MISMATCH).
+ */
+export function readWorkspaceStatus(store: Store, input: StatusInput = {}): WorkspaceStatus {
   const root = locateWorkspace(input.workspace, input.cwd);
   const ws = openWorkspaceReadOnly(root);
   try {
@@ -71,10 +76,10 @@ export function readWorkspaceStatus(input: StatusInput = {}): WorkspaceStatus {
         hint: 'run `agentscm init-repo` again for it',
       });
     }
-    const dataDir = boundDataDir(record.data_dir, input.dataDir);
+    const dataDir = boundDataDir(record.data_dir, store);
     const scan = scanWorkspace(root, {
       bounds: input.bounds ?? scanBoundsFromEnv(),
-      excludeDirs: dataDirExclusions(root, dataDir),
+      excludeDirs: dataDirExclusions(root, { dataDir }),
     });
     const tree = snapshotTree(scan, base, { auth: null, full: false });
     const pending = record.pending;
@@ -82,7 +87,7 @@ export function readWorkspaceStatus(input: StatusInput = {}): WorkspaceStatus {
     return {
       workspace: root,
       repository: record.repository,
-      repository_name: readRepositoryName(dataDir, record.repository),
+      repository_name: readRepositoryName(store, record.repository),
       data_dir: dataDir,
       state: record.state,
       base_revision: record.base_revision,

@@ -13,6 +13,7 @@ import test, { type TestContext } from 'node:test';
 
 import { installEditHook } from '../../src/agent-state/install-edit-hook.js';
 import { installStop, type InstallStopInput } from '../../src/hooks/install-stop.js';
+import { withStore } from '../../src/tasks/store.js';
 import { initRepo } from '../../src/workspace/init.js';
 import { DEV_BIN } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -114,7 +115,7 @@ test('a project hook running `agentscm` resolves it on PATH; a hook whose store 
   const s = setup(t);
   const home = testHome(t);
   writeFileSync(join(s.workspace, 'README.md'), 'demo\n');
-  initRepo({ path: s.workspace, name: 'demo', dataDir: join(s.dir, 'ws-data') });
+  withStore(join(s.dir, 'ws-data'), 'write', (store) => initRepo(store, { path: s.workspace, name: 'demo' }));
   const bin = join(s.dir, 'bin');
   mkdirSync(bin);
   symlinkSync(DEV_BIN, join(bin, 'agentscm'));

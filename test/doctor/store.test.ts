@@ -20,9 +20,10 @@ import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
 import { AUTHORITY_MIGRATIONS } from '../../src/native/migrations/index.js';
-import { openJournal } from '../../src/workflows/journal.js';
+import { withStore } from '../../src/tasks/store.js';
 import { initRepo } from '../../src/workspace/init.js';
 import { tempDir } from '../helpers/tmp.js';
+import { openJournal } from '../support/journal.js';
 import { makeTaskStore } from '../support/tasks.js';
 import { doctor, findingOf, fingerprint, problems, testHome } from './fixture.js';
 
@@ -33,7 +34,7 @@ function makeStore(t: TestContext): { root: string; dataDir: string } {
   const dataDir = join(root, 'data');
   mkdirSync(workspace);
   writeFileSync(join(workspace, 'README.md'), 'demo\n');
-  initRepo({ path: workspace, name: 'demo', dataDir });
+  withStore(dataDir, 'write', (store) => initRepo(store, { path: workspace, name: 'demo' }));
   openJournal(dataDir, 'create').close();
   return { root, dataDir };
 }

@@ -75,9 +75,9 @@ async function operatorSetup(t: test.TestContext): Promise<Handout & { readonly 
     'a.txt': 'broken\n',
   });
   // init-repo writes the managed instruction block into AGENTS.md before the first revision.
-  const init = initRepo({ path: workspace, name: 'widgets', dataDir });
+  const init = withStore(dataDir, 'write', (store) => initRepo(store, { path: workspace, name: 'widgets' }));
   // The requirement is installed against an operator's Change of the first revision.
-  const setup = checkpointWorkspace({ change: CHANGE_ID, workspace, dataDir });
+  const setup = withStore(dataDir, 'write', (store) => checkpointWorkspace(store, { change: CHANGE_ID, workspace }));
   const auth = openAuthority(dataDir, { mode: 'write' });
   let contextDigest: string;
   let enrollment: ReturnType<typeof enrollExecutor>;
@@ -136,7 +136,7 @@ async function operatorSetup(t: test.TestContext): Promise<Handout & { readonly 
     nativeRepository: init.repository,
     dataDir,
     target: 'main',
-    requirementDigest: showRequirement(dataDir, { target: 'main' }).requirement_digest,
+    requirementDigest: withStore(dataDir, 'read', (s) => showRequirement(s, { target: 'main' })).requirement_digest,
   };
   const hub: HubStore = { dir, store, profile, config: { host: '127.0.0.1', port: 0, profiles: [profile] } };
   const running = await startTestHub(t, hub);

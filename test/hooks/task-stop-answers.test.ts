@@ -21,7 +21,7 @@ import { MAX_QUALIFICATION_RESPONSE_BYTES, QUALIFICATION_TIMEOUT_MS } from '../.
 import { MAX_STOP_CONTINUATIONS, STOP_COUNTER_DIR } from '../../src/hooks/stop/counter.js';
 import { TASK_STOP_NEXT_ACTIONS } from '../../src/hooks/task-stop.js';
 import { nativePaths } from '../../src/native/store.js';
-import { workspaceStatePaths } from '../../src/workspace/state.js';
+import { workspaceStatePaths } from '../../src/workspace/state-dir.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import {
   blockOf,

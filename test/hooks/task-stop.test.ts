@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { TASK_STOP_NEXT_ACTIONS } from '../../src/hooks/task-stop.js';
-import { revokeGrantInDataDir } from '../../src/native/grants.js';
+import { revokeGrantInStore } from '../../src/native/grants.js';
 import { createReviewContext } from '../../src/native/review-contexts.js';
 import { openAuthority } from '../../src/native/store.js';
+import { withStore } from '../../src/tasks/store.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import {
   blockOf,
@@ -62,7 +63,9 @@ test("a workspace whose base is not the Change's revision blocks with base_misma
   const world = await makeStopWorld(t);
   qualifyWorld(world);
   writeFileSync(join(world.workspace, 'b.txt'), 'other work');
-  checkpointWorkspace({ change: 'other-change', workspace: world.workspace, dataDir: world.dataDir });
+  withStore(world.dataDir, 'write', (store) =>
+    checkpointWorkspace(store, { change: 'other-change', workspace: world.workspace }),
+  );
   const block = blockOf(await runHook(world));
   assert.deepEqual(block.json, {
     failures: [{ task_id: 'stop_hook', code: 'base_mismatch' }],
@@ -130,7 +133,7 @@ test('a token revoked while the call is in flight: the hub answers 401 and the h
   const world = await makeStopWorld(t);
   qualifyWorld(world);
   const proxy = await startInFlightProxy(t, world.url, () => {
-    revokeGrantInDataDir(world.dataDir, world.ev.grantId, Date.now());
+    withStore(world.dataDir, 'write', (s) => revokeGrantInStore(s, world.ev.grantId, Date.now()));
   });
   const block = blockOf(await runHook(world, { input: { endpoint: proxy.url } }));
   assert.deepEqual(block.json, {
@@ -157,7 +160,9 @@ test('a Change not checkpointed yet blocks with next checkpoint: workspace_not_c
     blockOf(await runHook(world, { input: { change: 'fresh-change' } })).json,
     expected('workspace_not_clean'),
   );
-  checkpointWorkspace({ change: 'fresh-change', workspace: world.workspace, dataDir: world.dataDir });
+  withStore(world.dataDir, 'write', (store) =>
+    checkpointWorkspace(store, { change: 'fresh-change', workspace: world.workspace }),
+  );
   assert.deepEqual(
     blockOf(await runHook(world, { input: { change: 'fresh-change' } })).json,
     expected('subject_missing'),

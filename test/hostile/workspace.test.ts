@@ -155,12 +155,12 @@ test('a data directory inside the workspace named ..store is excluded from every
 
 test('dataDirExclusions: only `..` and paths below it are outside the workspace', () => {
   const root = '/w/project';
-  assert.deepEqual(dataDirExclusions(root, '/w/project/..store'), ['/w/project/..store']);
-  assert.deepEqual(dataDirExclusions(root, '/w/project/..'), []);
-  assert.deepEqual(dataDirExclusions(root, '/w/project/a/..b'), ['/w/project/a/..b']);
-  assert.deepEqual(dataDirExclusions(root, '/w/data'), []);
-  assert.deepEqual(dataDirExclusions(root, '/w/..data'), []);
-  assert.deepEqual(dataDirExclusions(root, '/w/project'), []);
+  assert.deepEqual(dataDirExclusions(root, { dataDir: '/w/project/..store' }), ['/w/project/..store']);
+  assert.deepEqual(dataDirExclusions(root, { dataDir: '/w/project/..' }), []);
+  assert.deepEqual(dataDirExclusions(root, { dataDir: '/w/project/a/..b' }), ['/w/project/a/..b']);
+  assert.deepEqual(dataDirExclusions(root, { dataDir: '/w/data' }), []);
+  assert.deepEqual(dataDirExclusions(root, { dataDir: '/w/..data' }), []);
+  assert.deepEqual(dataDirExclusions(root, { dataDir: '/w/project' }), []);
 });
 
 // --- the writer lock file removed under a live writer -----------------------------------

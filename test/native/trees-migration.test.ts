@@ -14,12 +14,9 @@ import Database from 'better-sqlite3';
 import { AUTHORITY_MIGRATIONS } from '../../src/native/migrations/index.js';
 import { openWritable, u64ToSql } from '../../src/native/sqlite.js';
 import { nativePaths, openAuthority } from '../../src/native/store.js';
-import {
-  loadBaseEntries,
-  openWorkspaceWritable,
-  WORKSPACE_MIGRATIONS,
-  workspaceStatePaths,
-} from '../../src/workspace/state.js';
+import { workspaceStatePaths } from '../../src/workspace/state-dir.js';
+import { WORKSPACE_MIGRATIONS } from '../../src/workspace/state-migrations.js';
+import { loadBaseEntries, openWorkspaceWritable } from '../../src/workspace/state.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 

@@ -11,12 +11,12 @@ import type { TestContext } from 'node:test';
 import { Pool } from 'undici';
 
 import { commandRecipeDigest } from '../../src/contracts/collector/command-recipe.js';
-import { openStore, type Store } from '../../src/tasks/store.js';
+import { openStore, withStore, type Store } from '../../src/tasks/store.js';
 import type { CommandStepRequest } from '../../src/workflows/command-step.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
 import { initRepo } from '../../src/workspace/init.js';
 import { tempDir } from '../helpers/tmp.js';
+import { openJournal } from './journal.js';
 
 export const DOCKER_SOCKET = process.env.AGENTSCM_TEST_DOCKER_SOCKET ?? '/var/run/docker.sock';
 export const IMAGE = 'local/busybox:1';
@@ -104,7 +104,7 @@ function makeRepoIn(root: string, files: Record<string, string | Buffer>): Repo 
     writeFileSync(full, content, mode === undefined ? undefined : { mode });
   };
   for (const [path, content] of Object.entries(files)) write(path, content);
-  const init = initRepo({ path: workspace, name: 'demo', dataDir });
+  const init = withStore(dataDir, 'write', (store) => initRepo(store, { path: workspace, name: 'demo' }));
   // The workflow runner creates the journal before any command step; so does this fixture.
   openJournal(dataDir, 'create').close();
   return {
@@ -114,7 +114,7 @@ function makeRepoIn(root: string, files: Record<string, string | Buffer>): Repo 
     repository: init.repository,
     write,
     checkpoint(change) {
-      const result = checkpointWorkspace({ change, workspace, dataDir });
+      const result = withStore(dataDir, 'write', (store) => checkpointWorkspace(store, { change, workspace }));
       return { revision: result.revision, version: result.version };
     },
   };

@@ -79,8 +79,10 @@ export async function makeStopWorld(t: TestContext, options: StopWorldOptions = 
   const dataDir = join(dir, 'data');
   mkdirSync(workspace);
   writeTree(workspace, defaultFiles());
-  const init = initRepo({ path: workspace, name: 'demo', dataDir, instructions: false });
-  const cp = checkpointWorkspace({ change: CHANGE_ID, workspace, dataDir });
+  const init = withStore(dataDir, 'write', (store) =>
+    initRepo(store, { path: workspace, name: 'demo', instructions: false }),
+  );
+  const cp = withStore(dataDir, 'write', (store) => checkpointWorkspace(store, { change: CHANGE_ID, workspace }));
   const auth = openAuthority(dataDir, { mode: 'write' });
   let contextDigest: string;
   try {
@@ -119,7 +121,7 @@ export async function makeStopWorld(t: TestContext, options: StopWorldOptions = 
     nativeRepository: init.repository,
     dataDir,
     target,
-    requirementDigest: showRequirement(dataDir, { target }).requirement_digest,
+    requirementDigest: withStore(dataDir, 'read', (s) => showRequirement(s, { target })).requirement_digest,
   };
   const hub: HubStore = { dir, store, profile, config: { host: '127.0.0.1', port: 0, profiles: [profile] } };
   const running = await startTestHub(t, hub);

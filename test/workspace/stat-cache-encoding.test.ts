@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { decodeStatCache, encodeStatCache, type CachedEntry } from '../../src/workspace/state.js';
+import { decodeStatCache, encodeStatCache, type CachedEntry } from '../../src/workspace/stat-cache.js';
 import { codeOf } from '../helpers/errors.js';
 
 const DIGEST = 'ab'.repeat(32);

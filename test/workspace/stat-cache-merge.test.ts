@@ -25,7 +25,7 @@ import {
   encodeStatCache,
   indexStatCache,
   type CachedEntry,
-} from '../../src/workspace/state.js';
+} from '../../src/workspace/stat-cache.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
 

@@ -9,21 +9,20 @@ import { mkdirSync } from 'node:fs';
 import test from 'node:test';
 
 import { openWritable, u64ToSql } from '../../src/native/sqlite.js';
+import { encodeStatCache, type CachedEntry } from '../../src/workspace/stat-cache.js';
+import { workspaceStatePaths } from '../../src/workspace/state-dir.js';
+import { WORKSPACE_MIGRATIONS } from '../../src/workspace/state-migrations.js';
 import {
   abandonPending,
   commitPending,
   createWorkspaceDb,
-  encodeStatCache,
   loadBaseCache,
   loadBaseEntries,
   openWorkspaceWritable,
   readWorkspaceRecord,
-  WORKSPACE_MIGRATIONS,
-  workspaceStatePaths,
   workspaceWrite,
   writeBindingRecord,
   writePending,
-  type CachedEntry,
   type PendingOperation,
   type WorkspaceDb,
 } from '../../src/workspace/state.js';
@@ -67,7 +66,7 @@ test('a pending operation writes its stat cache once: adopting it moves the poin
   const ws = createWorkspaceDb(root);
   t.after(() => ws.close());
   workspaceWrite(ws, () => {
-    writeBindingRecord(ws, REPOSITORY, '/data');
+    writeBindingRecord(ws, { repository: REPOSITORY, data_dir: '/data' });
     writePending(ws, { ...pending(REVISION), kind: 'init', change: null, parent: null }, cacheOf('a', '1'));
     commitPending(ws, REVISION, 1n);
   });
