@@ -21,19 +21,14 @@ import {
 import { claimRequestDigest, mutationRequestDigest, type TaskClaimRequest } from '../contracts/task/requests.js';
 import { resultRequestDigest } from '../contracts/task/result.js';
 import type { Journal } from '../workflows/journal.js';
+import { currentAttempt, findAttempt, latestAttempt, type RetainedAttempt } from './attempt-rows.js';
 import { nowOf, type TaskContext } from './context.js';
 import { findDerivedTask } from './derive.js';
-import {
-  currentAttempt,
-  findAttempt,
-  findRequest,
-  findRetainedTask,
-  latestAttempt,
-  type RetainedAttempt,
-} from './journal-rows.js';
+import { findRetainedTask } from './journal-rows.js';
 import { requireActor, requireTaskInScope } from './operations/checks.js';
 import { attemptForClaim } from './operations/claim.js';
 import { deriveCurrent } from './operations/lookups.js';
+import { findRequest } from './request-rows.js';
 import { readJournal } from './transition.js';
 import { executionMayStillRun, observeAttempt } from './views.js';
 

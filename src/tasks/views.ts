@@ -16,20 +16,14 @@ import { prepared, type Authority } from '../native/store.js';
 import type { Journal } from '../workflows/journal.js';
 import { assessCapability } from '../workflows/require-capability.js';
 import { checkSourcePaths } from '../workflows/source-paths.js';
+import { findAssertion, type RetainedAssertion } from './assertion-rows.js';
+import { currentAttempt, listAttempts, type RetainedAttempt } from './attempt-rows.js';
 import { collectorAuthorizationHolds, findCollectorAttempt } from './collector/attempts.js';
 import { parseCanonicalRecord } from './collector/execution.js';
 import { readRetainedEnvelope } from './collector/retained-envelope.js';
 import { findTransferOfAttempt, type RetainedTransferRow } from './collector/transfers.js';
 import type { DerivedSubject, DerivedTask } from './derive.js';
-import {
-  currentAttempt,
-  findAssertion,
-  findRetainedTask,
-  listAttempts,
-  listRetainedTasks,
-  type RetainedAssertion,
-  type RetainedAttempt,
-} from './journal-rows.js';
+import { findRetainedTask, listRetainedTasks } from './journal-rows.js';
 
 /** The attempt state a reader observes now. */
 export type AttemptView = 'leased' | 'expired' | 'finished' | 'cancelled' | 'replaced';

@@ -11,8 +11,8 @@ import Database from 'better-sqlite3';
 
 import type { AgentRef } from '../../src/contracts/task/common.js';
 import { u64ToSql } from '../../src/native/sqlite.js';
+import { MAX_ATTEMPTS_PER_TASK } from '../../src/tasks/attempt-rows.js';
 import { MAX_INPUT_BYTES, readTaskInput } from '../../src/tasks/input.js';
-import { MAX_ATTEMPTS_PER_TASK } from '../../src/tasks/journal-rows.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { tempDir } from '../helpers/tmp.js';
 import { call, claimedOf, claimRequest, mutationRequest, taskRef } from '../support/task-requests.js';

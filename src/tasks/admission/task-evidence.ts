@@ -19,10 +19,12 @@ import { prepared, type Authority } from '../../native/store.js';
 import type { Journal } from '../../workflows/journal.js';
 import { assessCapability } from '../../workflows/require-capability.js';
 import { checkSourcePaths } from '../../workflows/source-paths.js';
+import { findAssertion } from '../assertion-rows.js';
+import { currentAttempt } from '../attempt-rows.js';
 import { collectorAuthorizationHolds, findCollectorAttempt, type CollectorAttemptRow } from '../collector/attempts.js';
 import { buildReceipt, findReceipt, findTransferOfTask, readRetainedEnvelope } from '../collector/receipts.js';
 import type { DerivedSubject, DerivedTask } from '../derive.js';
-import { currentAttempt, findAssertion, olderUnresolvedTask, retainedSeqOf } from '../journal-rows.js';
+import { olderUnresolvedTask, retainedSeqOf } from '../journal-rows.js';
 import { firstIncompleteDependency, observeAttempt } from '../views.js';
 
 /**

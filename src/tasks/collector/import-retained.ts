@@ -10,9 +10,10 @@ import { requireCurrentCollectorProfile } from '../../native/collector-profiles.
 import { requireLiveOrigin } from '../../native/grants.js';
 import { prepared, type Authority } from '../../native/store.js';
 import type { Journal } from '../../workflows/journal.js';
+import { findTaskWithAttempt, updateAttempt, type RetainedAttempt } from '../attempt-rows.js';
 import type { TaskContext } from '../context.js';
 import { requireCurrentSubject } from '../derive.js';
-import { findRetainedTask, findTaskWithAttempt, updateAttempt, type RetainedAttempt } from '../journal-rows.js';
+import { findRetainedTask } from '../journal-rows.js';
 import { readAuthority, readJournal, runTransition, type TransitionScope } from '../transition.js';
 import { findCollectorAttemptByUpload, type CollectorAttemptRow } from './attempts.js';
 import { shown } from './execution.js';

@@ -9,8 +9,9 @@ import { getChange } from '../../native/changes.js';
 import { requireCurrentRegistration } from '../../native/executor-registry.js';
 import { resolveRepository } from '../../native/repositories.js';
 import type { Authority } from '../../native/store.js';
+import type { RetainedAttempt } from '../attempt-rows.js';
 import type { TaskContext } from '../context.js';
-import type { RetainedAttempt, RetainedTask } from '../journal-rows.js';
+import type { RetainedTask } from '../journal-rows.js';
 
 /** The request's actor must be the authenticated one: request JSON never selects an actor. */
 export function requireActor(ctx: TaskContext, agent: AgentRef): void {

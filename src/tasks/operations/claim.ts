@@ -16,16 +16,18 @@ import { claimRequestDigest, type TaskClaimRequest } from '../../contracts/task/
 import { sha256Hex } from '../../crypto/sha256.js';
 import type { Authority } from '../../native/store.js';
 import type { Journal } from '../../workflows/journal.js';
-import type { TaskContext, TaskOperation } from '../context.js';
-import { findDerivedTask, requireCurrentSubject, type DerivedSubject, type DerivedTask } from '../derive.js';
 import {
   attemptCount,
   currentAttempt,
   executionIdUsed,
-  findRetainedDerivedTask,
   insertAttempt,
-  insertTask,
   MAX_ATTEMPTS_PER_TASK,
+} from '../attempt-rows.js';
+import type { TaskContext, TaskOperation } from '../context.js';
+import { findDerivedTask, requireCurrentSubject, type DerivedSubject, type DerivedTask } from '../derive.js';
+import {
+  findRetainedDerivedTask,
+  insertTask,
   MAX_SCOPE_SCAN,
   olderUnresolvedTask,
   setLastFence,

@@ -8,7 +8,7 @@ import type { JsonObject, JsonValue } from '../../contracts/json/json-value.js';
 import type { AgentRef } from '../../contracts/task/common.js';
 import type { Journal } from '../../workflows/journal.js';
 import type { TaskContext, TaskOperation } from '../context.js';
-import { findRequest, insertRequest, type RequestKind } from '../journal-rows.js';
+import { findRequest, insertRequest, type RequestKind } from '../request-rows.js';
 import { readJournal, runTransition, type TransitionScope } from '../transition.js';
 import { taskNotRetained } from './checks.js';
 

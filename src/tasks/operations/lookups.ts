@@ -5,9 +5,10 @@
 import { AgentscmError } from '../../contracts/errors.js';
 import type { WorkflowTask } from '../../contracts/task/task.js';
 import type { Journal } from '../../workflows/journal.js';
+import { findTaskWithAttempt, type RetainedAttempt } from '../attempt-rows.js';
 import type { TaskContext } from '../context.js';
 import { deriveSubject, findDerivedTask, type DerivedSubject } from '../derive.js';
-import { findRetainedTask, findTaskWithAttempt, type RetainedAttempt, type RetainedTask } from '../journal-rows.js';
+import { findRetainedTask, type RetainedTask } from '../journal-rows.js';
 import { readAuthority, readJournal } from '../transition.js';
 import { requireAttempt, requireTaskDigest, requireTaskInScope, taskNotRetained } from './checks.js';
 

@@ -5,9 +5,11 @@ import { AgentscmError } from '../../contracts/errors.js';
 import type { JsonObject, JsonValue } from '../../contracts/json/json-value.js';
 import { sameExecutor } from '../../contracts/task/common.js';
 import { mutationRequestDigest, type TaskMutationRequest } from '../../contracts/task/requests.js';
+import { updateAttempt } from '../attempt-rows.js';
 import type { TaskContext } from '../context.js';
 import { requireCurrentSubject } from '../derive.js';
-import { setLastFence, updateAttempt, type RequestKind } from '../journal-rows.js';
+import { setLastFence } from '../journal-rows.js';
+import { type RequestKind } from '../request-rows.js';
 import { observeAttempt } from '../views.js';
 import {
   leaseExpired,

@@ -11,9 +11,10 @@ import {
   type TaskResultAssertion,
 } from '../../contracts/task/result.js';
 import { journalStatement, type Journal } from '../../workflows/journal.js';
+import { insertAssertion } from '../assertion-rows.js';
+import { updateAttempt } from '../attempt-rows.js';
 import type { TaskContext } from '../context.js';
 import { requireCurrentSubject } from '../derive.js';
-import { insertAssertion, updateAttempt } from '../journal-rows.js';
 import { observeAttempt } from '../views.js';
 import { leaseExpired, notActive, requireActor, requireExecutor, requireFence, requireHolder } from './checks.js';
 import { commitOutcome, notRetainedWithoutJournal, transition } from './idempotency.js';
