@@ -74,7 +74,7 @@ export function main(): Promise<void> {
     process.stderr.write(`building a subject of ${TASKS} imported command tasks…\n`);
     const wide = makeWideReceipt(dir, TASKS);
     const bundleFile = join(dir, 'receipt.agscmrb');
-    const exported = exportReceiptBundle(wide.dataDir, wide.receiptDigest, bundleFile);
+    const exported = withStore(wide.dataDir, 'read', (s) => exportReceiptBundle(s, wide.receiptDigest, bundleFile));
     const bundle = readFileSync(bundleFile);
     const qualify = (): void => {
       const answer = withStore(wide.dataDir, 'read', (store) =>

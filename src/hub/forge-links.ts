@@ -21,7 +21,8 @@ import {
   type Migration,
   type SqliteDatabase,
 } from '../native/sqlite.js';
-import { openAuthority, readTransaction } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
+import { readTransaction } from '../native/store.js';
 
 const WHAT = 'the forge link database';
 
@@ -57,8 +58,9 @@ export interface ForgeLink {
   readonly linked_at: string;
 }
 
-export function forgeLinksPath(dataDir: string): string {
-  return join(dataDir, 'forge', 'links.sqlite');
+/** Where the links of a store live (only the store's data directory is used). */
+export function forgeLinksPath(store: Pick<Store, 'dataDir'>): string {
+  return join(store.dataDir, 'forge', 'links.sqlite');
 }
 
 /** Refuse a project or SHA the named forge cannot have (FORGE_LINK_INVALID). */
@@ -103,7 +105,8 @@ function rowToLink(row: {
 }
 
 export interface LinkChangeInput {
-  readonly dataDir: string;
+  /** The command's Store: its authority (read) names the Change; the links sit in its data directory. */
+  readonly store: Store;
   readonly repository?: string | undefined;
   readonly change: string;
   readonly forge: ForgeKind;
@@ -115,19 +118,13 @@ export interface LinkChangeInput {
 /** Record (or replace) the forge commit a Change is the candidate of; the Change must exist. */
 export function linkChange(input: LinkChangeInput): ForgeLink {
   checkForgeLink(input.forge, input.project, input.sha);
-  const auth = openAuthority(input.dataDir, { mode: 'read' });
-  let repository: string;
-  let changeId: string;
-  try {
-    ({ repository, changeId } = readTransaction(auth, () => {
-      const repo = resolveRepository(auth, input.repository).id;
-      return { repository: repo, changeId: getChange(auth, repo, input.change).id };
-    }));
-  } finally {
-    auth.close();
-  }
-  mkdirSync(join(input.dataDir, 'forge'), { recursive: true, mode: 0o700 });
-  const db = openWritable(forgeLinksPath(input.dataDir), MIGRATIONS, WHAT);
+  const auth = input.store.authority();
+  const { repository, changeId } = readTransaction(auth, () => {
+    const repo = resolveRepository(auth, input.repository).id;
+    return { repository: repo, changeId: getChange(auth, repo, input.change).id };
+  });
+  mkdirSync(join(input.store.dataDir, 'forge'), { recursive: true, mode: 0o700 });
+  const db = openWritable(forgeLinksPath(input.store), MIGRATIONS, WHAT);
   try {
     return immediate(db, WHAT, () => {
       const count = (
@@ -166,18 +163,13 @@ export function linkChange(input: LinkChangeInput): ForgeLink {
 
 /** Remove a Change's link; answers whether there was one. */
 export function unlinkChange(input: {
-  readonly dataDir: string;
+  readonly store: Store;
   readonly repository?: string | undefined;
   readonly change: string;
 }): boolean {
-  const auth = openAuthority(input.dataDir, { mode: 'read' });
-  let repository: string;
-  try {
-    repository = readTransaction(auth, () => resolveRepository(auth, input.repository).id);
-  } finally {
-    auth.close();
-  }
-  const db = openExisting(input.dataDir, 'write');
+  const auth = input.store.authority();
+  const repository = readTransaction(auth, () => resolveRepository(auth, input.repository).id);
+  const db = openExisting(input.store, 'write');
   if (db === null) return false;
   try {
     return immediate(
@@ -194,8 +186,8 @@ export function unlinkChange(input: {
   }
 }
 
-function openExisting(dataDir: string, mode: 'read' | 'write'): SqliteDatabase | null {
-  const path = forgeLinksPath(dataDir);
+function openExisting(store: Pick<Store, 'dataDir'>, mode: 'read' | 'write'): SqliteDatabase | null {
+  const path = forgeLinksPath(store);
   if (!existsSync(path)) return null;
   return mode === 'read'
     ? openReadOnly(path, MIGRATIONS.length, WHAT)
@@ -203,8 +195,8 @@ function openExisting(dataDir: string, mode: 'read' | 'write'): SqliteDatabase |
 }
 
 /** The links of one native repository (read-only; none when nothing was ever linked). */
-export function listForgeLinks(dataDir: string, repository: string): ForgeLink[] {
-  const db = openExisting(dataDir, 'read');
+export function listForgeLinks(store: Pick<Store, 'dataDir'>, repository: string): ForgeLink[] {
+  const db = openExisting(store, 'read');
   if (db === null) return [];
   try {
     return readSnapshot(db, WHAT, () =>

@@ -13,8 +13,8 @@
  */
 import { isAgentscmError } from '../contracts/errors.js';
 import type { HubForgeConfig } from '../contracts/hub-config.js';
+import type { Store } from '../native/store-handle.js';
 import { qualifyLocal } from '../tasks/admission/qualification-local.js';
-import { withStore } from '../tasks/store.js';
 import type { HubProfile } from './config.js';
 import { sendForgeStatus, type ForgeStatus } from './forge-client.js';
 import { listForgeLinks, type ForgeLink } from './forge-links.js';
@@ -30,20 +30,23 @@ export interface ForgePublisherOptions {
   readonly retryMaxMs?: number;
   /** Where the publisher's JSON log lines go (the hub's access log). */
   readonly log: (line: string) => void;
+  /**
+   * A read Store of the profile's data directory, from the hub (src/hub/server.ts): one per pass,
+   * closed by the publisher when the pass has looked at every link.
+   */
+  readonly readStore: (profile: HubProfile) => Store;
 }
 
-/** The status a Change's qualification answer shows on the forge. */
-export function forgeStatusOf(profile: HubProfile, changeId: string): ForgeStatus {
+/** The status a Change's qualification answer shows on the forge (`store`: the profile's read Store). */
+export function forgeStatusOf(profile: HubProfile, store: Store, changeId: string): ForgeStatus {
   let answer;
   try {
-    answer = withStore(profile.dataDir, 'read', (store) =>
-      qualifyLocal(store, {
-        repository: profile.nativeRepository,
-        profile: profile.profileId,
-        target: profile.target,
-        change: changeId,
-      }),
-    );
+    answer = qualifyLocal(store, {
+      repository: profile.nativeRepository,
+      profile: profile.profileId,
+      target: profile.target,
+      change: changeId,
+    });
   } catch (error) {
     // No review context yet, the Change gone, the store busy: nothing qualifies, nothing failed.
     return {
@@ -134,7 +137,7 @@ export class ForgePublisher {
     if (this.closed) return;
     let links: ForgeLink[];
     try {
-      links = listForgeLinks(profile.dataDir, profile.nativeRepository);
+      links = listForgeLinks(profile, profile.nativeRepository);
     } catch (error) {
       this.log({
         repository: profile.repositoryId,
@@ -144,10 +147,16 @@ export class ForgePublisher {
       });
       return;
     }
-    for (const link of links) this.consider(profile, link);
+    if (links.length === 0) return;
+    const store = this.options.readStore(profile);
+    try {
+      for (const link of links) this.consider(profile, store, link);
+    } finally {
+      store.close();
+    }
   }
 
-  private consider(profile: HubProfile & { forge: HubForgeConfig }, link: ForgeLink): void {
+  private consider(profile: HubProfile & { forge: HubForgeConfig }, store: Store, link: ForgeLink): void {
     const key = `${profile.repositoryId}\u0000${profile.profileId}\u0000${link.change_id}`;
     let state = this.states.get(key);
     if (state === undefined) {
@@ -155,7 +164,7 @@ export class ForgePublisher {
       this.states.set(key, state);
     }
     if (state.sending || Date.now() < state.retryAtMs) return;
-    const status = forgeStatusOf(profile, link.change_id);
+    const status = forgeStatusOf(profile, store, link.change_id);
     const wanted = JSON.stringify([link.forge, link.project, link.sha, status.state, status.description]);
     if (wanted === state.published) return;
     if (link.forge !== profile.forge.kind) {

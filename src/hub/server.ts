@@ -44,7 +44,7 @@ export interface HubServerOptions {
   /** Where the access log goes, one JSON line per request; default stderr. */
   readonly accessLog?: (line: string) => void;
   /** Timing of the forge publisher (profiles with publish_forge_status); defaults in src/hub/forge-status.ts. */
-  readonly forge?: Omit<ForgePublisherOptions, 'log'>;
+  readonly forge?: Omit<ForgePublisherOptions, 'log' | 'readStore'>;
   /** Test fault injection of the task worker (src/hub/task-worker-client.ts). */
   readonly taskWorker?: TaskWorkerOptions;
   /** What upload bodies in flight may take (default UPLOAD_BUDGET, src/hub/body.ts); past it HUB_UPLOAD_BUSY. */
@@ -108,7 +108,11 @@ export async function startHub(config: HubConfig, options: HubServerOptions = {}
   const requestTimeout = Math.max(options.requestTimeoutMs ?? 30_000, headersTimeout);
   const log = options.accessLog ?? ((line: string) => process.stderr.write(`${line}\n`));
   const mcp = createHubMcpHandler(() => undefined);
-  const forge = new ForgePublisher(config.profiles, { ...options.forge, log });
+  const forge = new ForgePublisher(config.profiles, {
+    ...options.forge,
+    log,
+    readStore: (profile) => openStore(profile.dataDir, { mode: 'read' }),
+  });
   let closing = false;
   const uploads = new UploadBudget(options.uploadBudget);
   // No route runs store work on this thread (docs/hub.md "A busy store"): the task worker takes

@@ -306,10 +306,10 @@ function receiptsView(request: UiRequest): UiAnswer {
   if (request.item !== null) {
     checkQuery(request.query, []);
     if (request.bundle) {
-      const built = buildReceiptBundle(profile.dataDir, request.item);
+      const built = buildReceiptBundle(request.store, request.item);
       return { kind: 'download', body: built.bundle, filename: `receipt-${built.digest}.agscmrb` };
     }
-    return json(showReceipt(profile.dataDir, request.item));
+    return json(showReceipt(request.store, request.item));
   }
   const { limit, cursor } = page(request.query, RECEIPT_PAGE_MAX);
   return json(

@@ -25,7 +25,7 @@ import { sha256Hex } from '../crypto/sha256.js';
 import { getRepository, resolveRepository, type Repository } from './repositories.js';
 import { listTargetRequirements } from './requirements.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
-import { openAuthority, prepared, readTransaction, writeTransaction, type Authority } from './store.js';
+import { prepared, readTransaction, writeTransaction, type Authority } from './store.js';
 
 /** An enrollment plus its authoritative revocation and supersession state. */
 export interface RegistrationState extends ExecutorEnrollment {
@@ -345,24 +345,4 @@ export function listRegistrations(auth: Authority, repository: string): Registra
       stateOf,
     ),
   );
-}
-
-/** `agentscm agent-task enroll`: open the existing store for writing, enroll, close. */
-export function enrollInDataDir(dataDir: string, input: EnrollInput): EnrollResult {
-  const auth = openAuthority(dataDir, { mode: 'write' });
-  try {
-    return enrollExecutor(auth, input);
-  } finally {
-    auth.close();
-  }
-}
-
-/** `agentscm agent-task revoke`: open the existing store for writing, revoke, close. */
-export function revokeInDataDir(dataDir: string, registrationId: string, reason: string | null): RevokeResult {
-  const auth = openAuthority(dataDir, { mode: 'write' });
-  try {
-    return revokeRegistration(auth, registrationId, reason);
-  } finally {
-    auth.close();
-  }
 }

@@ -22,7 +22,8 @@ import type { AgentRef } from '../contracts/task/common.js';
 import { checkNewTokenFile, removeTokenFile, writeTokenFile } from './grant-token-file.js';
 import { resolveRepository } from './repositories.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
-import { openAuthority, prepared, readTransaction, writeTransaction, type Authority } from './store.js';
+import type { Store } from './store-handle.js';
+import { prepared, readTransaction, writeTransaction, type Authority } from './store.js';
 
 /** A grant as the authority holds it (no token, no hash). */
 export interface Grant {
@@ -317,37 +318,30 @@ export function revokeGrant(auth: Authority, grantId: string, nowMs: number): Re
   });
 }
 
-function withAuthority<T>(dataDir: string, mode: 'read' | 'write', fn: (auth: Authority) => T): T {
-  const auth = openAuthority(dataDir, { mode });
-  try {
-    return fn(auth);
-  } finally {
-    auth.close();
-  }
+/**
+ * `agentscm grant create` on the command's write Store. The authority is opened on first use,
+ * so the checks of the input come before STORE_NOT_INITIALIZED as they always did.
+ */
+export function createGrantInStore(store: Store, input: CreateGrantInput): GrantWithTokenFile {
+  return createGrant(store.authority(), input);
 }
 
-/** `agentscm grant create`. */
-export function createGrantInDataDir(dataDir: string, input: CreateGrantInput): GrantWithTokenFile {
-  return withAuthority(dataDir, 'write', (auth) => createGrant(auth, input));
-}
-
-/** `agentscm grant rotate`. */
-export function rotateGrantInDataDir(dataDir: string, grantId: string, tokenFile: string, nowMs: number): RotateResult {
+/** `agentscm grant rotate` on the command's write Store (the grant id is checked before the store is opened). */
+export function rotateGrantInStore(store: Store, grantId: string, tokenFile: string, nowMs: number): RotateResult {
   validateId(grantId, 'grant id');
-  return withAuthority(dataDir, 'write', (auth) => rotateGrant(auth, grantId, tokenFile, nowMs));
+  return rotateGrant(store.authority(), grantId, tokenFile, nowMs);
 }
 
-/** `agentscm grant revoke`. */
-export function revokeGrantInDataDir(dataDir: string, grantId: string, nowMs: number): RevokeGrantResult {
+/** `agentscm grant revoke` on the command's write Store (the grant id is checked before the store is opened). */
+export function revokeGrantInStore(store: Store, grantId: string, nowMs: number): RevokeGrantResult {
   validateId(grantId, 'grant id');
-  return withAuthority(dataDir, 'write', (auth) => revokeGrant(auth, grantId, nowMs));
+  return revokeGrant(store.authority(), grantId, nowMs);
 }
 
-/** `agentscm grant list` (read-only). */
-export function listGrantsInDataDir(dataDir: string, repository: string | undefined): Grant[] {
-  return withAuthority(dataDir, 'read', (auth) =>
-    readTransaction(auth, () =>
-      listGrants(auth, repository === undefined ? null : resolveRepository(auth, repository).id),
-    ),
+/** `agentscm grant list` on the command's read Store. */
+export function listGrantsInStore(store: Store, repository: string | undefined): Grant[] {
+  const auth = store.authority();
+  return readTransaction(auth, () =>
+    listGrants(auth, repository === undefined ? null : resolveRepository(auth, repository).id),
   );
 }

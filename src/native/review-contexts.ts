@@ -24,7 +24,8 @@ import { prefixRange, resolveHexPrefix } from './prefixes.js';
 import { resolveRepository } from './repositories.js';
 import { readRevisionFile } from './revisions.js';
 import { u64ToSql } from './sqlite.js';
-import { openAuthority, prepared, readTransaction, writeTransaction, type Authority } from './store.js';
+import type { Store } from './store-handle.js';
+import { prepared, readTransaction, writeTransaction, type Authority } from './store.js';
 
 export interface StoredReviewContext {
   readonly context_digest: string;
@@ -190,14 +191,10 @@ export function soleCurrentContext(auth: Authority, repository: string, changeId
  * qualification): a full digest is returned as given, without opening the store; a prefix is
  * resolved against the repository (an ID or name; undefined is the only repository).
  */
-export function resolveContextArgument(dataDir: string, repository: string | undefined, reference: string): string {
+export function resolveContextArgument(store: Store, repository: string | undefined, reference: string): string {
   if (/^[0-9a-f]{64}$/.test(reference)) return reference;
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  try {
-    return readTransaction(auth, () => resolveContextRef(auth, resolveRepository(auth, repository).id, reference));
-  } finally {
-    auth.close();
-  }
+  const auth = store.authority();
+  return readTransaction(auth, () => resolveContextRef(auth, resolveRepository(auth, repository).id, reference));
 }
 
 /** What a command step expects its context to bind. */
@@ -271,27 +268,23 @@ export interface CreatedContextView {
   readonly context: JsonObject;
 }
 
-/** `agentscm context create`: open the store, resolve the repository, create the context. */
+/** `agentscm context create` on the command's write Store: resolve the repository, create the context. */
 export function createReviewContextInStore(input: {
-  dataDir: string;
+  store: Store;
   repository: string | undefined;
   change: string;
   runner: string;
 }): CreatedContextView {
-  const auth = openAuthority(input.dataDir, { mode: 'write' });
-  try {
-    const repository = resolveRepository(auth, input.repository);
-    const created = createReviewContext(auth, {
-      repository: repository.id,
-      changeId: input.change,
-      runnerPath: input.runner,
-    });
-    return {
-      context_digest: created.context_digest,
-      created: created.created,
-      context: reviewContextJson(created.context),
-    };
-  } finally {
-    auth.close();
-  }
+  const auth = input.store.authority();
+  const repository = resolveRepository(auth, input.repository);
+  const created = createReviewContext(auth, {
+    repository: repository.id,
+    changeId: input.change,
+    runnerPath: input.runner,
+  });
+  return {
+    context_digest: created.context_digest,
+    created: created.created,
+    context: reviewContextJson(created.context),
+  };
 }

@@ -133,11 +133,7 @@ export function callWithTokenFile(call: TokenFileCall): JsonValue {
         ? undefined
         : {
             ...call.subject,
-            context_digest: resolveContextArgument(
-              call.store.dataDir,
-              authorization.repository,
-              call.subject.context_digest,
-            ),
+            context_digest: resolveContextArgument(call.store, authorization.repository, call.subject.context_digest),
           },
     guard: authorization.guard,
     origin: authorization.origin,

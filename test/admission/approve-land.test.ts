@@ -13,12 +13,13 @@ import Database from 'better-sqlite3';
 
 import { decodeCollectorProfile } from '../../src/contracts/collector/profile.js';
 import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
-import { revokeGrantInDataDir } from '../../src/native/grants.js';
+import { revokeGrantInStore } from '../../src/native/grants.js';
 import { nativePaths, openAuthority } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
 import { LAND_PAUSE_POINT } from '../../src/tasks/admission/admission.js';
 import { transferRuntimeIdentityDigest } from '../../src/tasks/collector/execution.js';
 import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
+import { withStore } from '../../src/tasks/store.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TEST_XDG_DATA_HOME, type CliResult } from '../helpers/cli.js';
 import { importEnvelope, qualifyAs } from '../support/admission.js';
 import {
@@ -261,7 +262,7 @@ test('revocation of the executor registration between receipt and landing: quali
 test('revocation of the origin grant between receipt and landing: land refused with ADMISSION_AUTHORIZATION_CHANGED', async (t) => {
   const l = makeLandable(t);
   assert.equal((await approve(l.ev)).code, 0);
-  revokeGrantInDataDir(l.ev.store.dataDir, l.ev.grantId, Date.now());
+  withStore(l.ev.store.dataDir, 'write', (s) => revokeGrantInStore(s, l.ev.grantId, Date.now()));
   assertRefused(l, await land(l.ev), 'ADMISSION_AUTHORIZATION_CHANGED', 1);
 });
 

@@ -17,7 +17,7 @@ import fc from 'fast-check';
 
 import { isAgentscmError } from '../../src/contracts/errors.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
-import { revokeGrantInDataDir } from '../../src/native/grants.js';
+import { revokeGrantInStore } from '../../src/native/grants.js';
 import { currentPolicyEpoch } from '../../src/native/policy.js';
 import { getTargetRequirement } from '../../src/native/requirements.js';
 import { openAuthority, readTransaction } from '../../src/native/store.js';
@@ -149,7 +149,7 @@ async function subjectOf(t: TestContext, c: Case): Promise<Evidence> {
     }
   }
   if (c.serverRun !== 'none') await serverRun(ev, c.serverRun === 'passed');
-  if (c.revokeOrigin) revokeGrantInDataDir(ev.store.dataDir, ev.grantId, Date.now());
+  if (c.revokeOrigin) withStore(ev.store.dataDir, 'write', (s) => revokeGrantInStore(s, ev.grantId, Date.now()));
   return ev;
 }
 

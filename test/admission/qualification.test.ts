@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import { formatJson } from '../../src/contracts/json/canonical-json.js';
-import { revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
+import { revokeGrantInStore, rotateGrantInStore } from '../../src/native/grants.js';
 import { openAuthority } from '../../src/native/store.js';
+import { withStore } from '../../src/tasks/store.js';
 import { finalize, importEnvelope, killedImport, qualifyAs, statesOf } from '../support/admission.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../support/evidence.js';
 import { makeGrant } from '../support/grants.js';
@@ -168,7 +169,9 @@ test('revocation or rotation of the origin grant after the receipt: authorizatio
   assert.equal(qualifyAs(ev, { tokenFile: bob }).qualified, true);
 
   // Rotation: the origin generation the claim recorded is no longer live.
-  const rotated = rotateGrantInDataDir(ev.store.dataDir, ev.grantId, `${ev.tokenFile}.rotated`, Date.now());
+  const rotated = withStore(ev.store.dataDir, 'write', (s) =>
+    rotateGrantInStore(s, ev.grantId, `${ev.tokenFile}.rotated`, Date.now()),
+  );
   const afterRotation = qualifyAs(ev, { tokenFile: rotated.token_file });
   assert.equal(afterRotation.qualified, false);
   assert.deepEqual(
@@ -176,7 +179,7 @@ test('revocation or rotation of the origin grant after the receipt: authorizatio
     ['authorization_changed'],
   );
 
-  revokeGrantInDataDir(ev.store.dataDir, ev.grantId, Date.now());
+  withStore(ev.store.dataDir, 'write', (s) => revokeGrantInStore(s, ev.grantId, Date.now()));
   const afterRevocation = qualifyAs(ev, { tokenFile: bob });
   assert.equal(afterRevocation.qualified, false);
   assert.equal(afterRevocation.receipt_digest, null);
@@ -190,7 +193,7 @@ test('a live collector claim whose origin grant was revoked: claimed, authorizat
   const ev = makeEvidence(t);
   const descriptor = claim(ev);
   const bob = makeGrant(ev.store.dataDir, ev.dir, BOB).token_file;
-  revokeGrantInDataDir(ev.store.dataDir, ev.grantId, Date.now());
+  withStore(ev.store.dataDir, 'write', (s) => revokeGrantInStore(s, ev.grantId, Date.now()));
   const answer = qualifyAs(ev, { tokenFile: bob });
   assert.equal(statesOf(answer).unit, 'claimed');
   assert.deepEqual(answer.failures, [{ task_id: descriptor.task.task_id, code: 'authorization_changed' }]);

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 
-import { revokeInDataDir } from '../../src/native/executor-registry.js';
+import { revokeRegistration } from '../../src/native/executor-registry.js';
+import { withStore } from '../../src/tasks/store.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { addChangeWithFile, BROWSER_ARGS, browserPath, dashboardHub, landedHub } from '../support/dashboard.js';
@@ -60,7 +61,9 @@ test(
   { timeout: 180_000 },
   async (t) => {
     const d = await dashboardHub(t);
-    revokeInDataDir(d.hub.store.dataDir, d.receipt.ev.enrollment.registration_id, HOSTILE);
+    withStore(d.hub.store.dataDir, 'write', (s) =>
+      revokeRegistration(s.authority(), d.receipt.ev.enrollment.registration_id, HOSTILE),
+    );
     // A file name is any UTF-8: one that is markup, in a Change's diff against its target.
     addChangeWithFile(d.hub, 'change-2', `${HOSTILE}.md`, 'x');
     const downloads = tempDir(t, 'agentscm-dashboard-downloads-');

@@ -11,8 +11,9 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { createSigningKey } from '../../src/collector/key-store.js';
-import { enrollInDataDir, revokeInDataDir } from '../../src/native/executor-registry.js';
-import { listGrantsInDataDir, revokeGrantInDataDir, rotateGrantInDataDir } from '../../src/native/grants.js';
+import { enrollExecutor, revokeRegistration } from '../../src/native/executor-registry.js';
+import { listGrantsInStore, revokeGrantInStore, rotateGrantInStore } from '../../src/native/grants.js';
+import { withStore } from '../../src/tasks/store.js';
 import { DOCKER_EXE, makeCollection, STEP, type Collection } from '../support/evidence-collect.js';
 import { PROFILE } from '../support/tasks.js';
 import { doctor, findingOf, findingsOf, fingerprint, testHome } from './fixture.js';
@@ -22,7 +23,7 @@ function keyArgs(c: Collection): string[] {
 }
 
 function grantIdOf(c: Collection): string {
-  const [grant] = listGrantsInDataDir(c.dataDir, undefined);
+  const [grant] = withStore(c.dataDir, 'read', (s) => listGrantsInStore(s, undefined));
   assert.ok(grant);
   return grant.grant_id;
 }
@@ -47,7 +48,7 @@ test('a state directory that group or others can enter is KEY_STATE_DIR_NOT_PRIV
 
 test('a key whose registration was revoked is KEY_REVOKED with the new-key fix', async (t) => {
   const c = await makeCollection(t);
-  revokeInDataDir(c.dataDir, c.enrollment.registration_id, 'lost laptop');
+  withStore(c.dataDir, 'write', (s) => revokeRegistration(s.authority(), c.enrollment.registration_id, 'lost laptop'));
   const { report } = await doctor(testHome(t), keyArgs(c));
   const revoked = findingOf(report, 'keys.state-dir', 'KEY_REVOKED');
   assert.equal(revoked.status, 'fail');
@@ -62,13 +63,15 @@ test('a key whose registration was revoked is KEY_REVOKED with the new-key fix',
 test('a superseded, unrevoked registration is REGISTRATION_SUPERSEDED with the revoke fix, and its key KEY_SUPERSEDED', async (t) => {
   const c = await makeCollection(t);
   const other = createSigningKey(join(c.dir, 'collector-2'));
-  enrollInDataDir(c.dataDir, {
-    repository: c.store.repository,
-    profile: PROFILE,
-    step: STEP,
-    executor: 'box-1',
-    public_key: other.public_key,
-  });
+  withStore(c.dataDir, 'write', (s) =>
+    enrollExecutor(s.authority(), {
+      repository: c.store.repository,
+      profile: PROFILE,
+      step: STEP,
+      executor: 'box-1',
+      public_key: other.public_key,
+    }),
+  );
   const { report } = await doctor(testHome(t), keyArgs(c));
   const superseded = findingOf(report, 'keys.registrations', 'REGISTRATION_SUPERSEDED');
   assert.equal(superseded.status, 'warn');
@@ -82,7 +85,7 @@ test('a superseded, unrevoked registration is REGISTRATION_SUPERSEDED with the r
 test('a token file of a revoked grant is GRANT_TOKEN_REVOKED, and the token is never printed', async (t) => {
   const c = await makeCollection(t);
   const token = readFileSync(c.tokenFile, 'utf8').trim();
-  revokeGrantInDataDir(c.dataDir, grantIdOf(c), Date.now());
+  withStore(c.dataDir, 'write', (s) => revokeGrantInStore(s, grantIdOf(c), Date.now()));
   const { result, report } = await doctor(testHome(t), keyArgs(c));
   const revoked = findingOf(report, 'grants.token-file', 'GRANT_TOKEN_REVOKED');
   assert.equal(revoked.status, 'fail');
@@ -95,7 +98,9 @@ test('a token file of a revoked grant is GRANT_TOKEN_REVOKED, and the token is n
 
 test('a token file of an older generation is GRANT_TOKEN_ROTATED with the latest-token fix', async (t) => {
   const c = await makeCollection(t);
-  rotateGrantInDataDir(c.dataDir, grantIdOf(c), join(c.dir, 'grants', 'rotated.token'), Date.now());
+  withStore(c.dataDir, 'write', (s) =>
+    rotateGrantInStore(s, grantIdOf(c), join(c.dir, 'grants', 'rotated.token'), Date.now()),
+  );
   const { report } = await doctor(testHome(t), keyArgs(c));
   assert.match(
     findingOf(report, 'grants.token-file', 'GRANT_TOKEN_ROTATED').fix ?? '',

@@ -11,7 +11,7 @@ import test from 'node:test';
 
 import { createSigningKey } from '../../src/collector/key-store.js';
 import { formatJson } from '../../src/contracts/json/canonical-json.js';
-import { enrollInDataDir } from '../../src/native/executor-registry.js';
+import { enrollExecutor } from '../../src/native/executor-registry.js';
 import { installCollectorProfileFile } from '../../src/tasks/collector/profiles.js';
 import { withStore } from '../../src/tasks/store.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -29,13 +29,15 @@ test('a collector profile pinning an image the engine does not have is IMAGE_MIS
   const recipeText = JSON.stringify(recipe);
   const store = makeTaskStore(dataDir, undefined, defaultFiles({ [RECIPE_PATH]: recipeText }));
   const key = createSigningKey(join(dir, 'collector'));
-  const enrollment = enrollInDataDir(dataDir, {
-    repository: store.repository,
-    profile: PROFILE,
-    step: STEP,
-    executor: 'box-1',
-    public_key: key.public_key,
-  });
+  const enrollment = withStore(dataDir, 'write', (s) =>
+    enrollExecutor(s.authority(), {
+      repository: store.repository,
+      profile: PROFILE,
+      step: STEP,
+      executor: 'box-1',
+      public_key: key.public_key,
+    }),
+  );
   const profileFile = join(dir, 'profile.json');
   writeFileSync(
     profileFile,

@@ -144,7 +144,7 @@ test("change link: records, replaces and removes a Change's link; a bad project 
   const missing = await link(ev, ['--forge', 'github']);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /^error\[USAGE\]/);
-  assert.equal(existsSync(forgeLinksPath(ev.store.dataDir)), false, 'a refused link creates nothing');
+  assert.equal(existsSync(forgeLinksPath(ev.store)), false, 'a refused link creates nothing');
 
   const first = await link(ev, ['--forge', 'github', '--project', 'acme/widgets', '--sha', SHA, '--json']);
   assert.equal(first.code, 0, first.stderr);
@@ -153,12 +153,12 @@ test("change link: records, replaces and removes a Change's link; a bad project 
   const again = await link(ev, ['--forge', 'gitlab', '--project', '4242', '--sha', other]);
   assert.equal(again.code, 0, again.stderr);
   assert.deepEqual(
-    listForgeLinks(ev.store.dataDir, ev.store.repository).map((l) => [l.change_id, l.forge, l.project, l.sha]),
+    listForgeLinks(ev.store, ev.store.repository).map((l) => [l.change_id, l.forge, l.project, l.sha]),
     [[CHANGE_ID, 'gitlab', '4242', other]],
   );
   const removed = await link(ev, ['--remove', '--json']);
   assert.deepEqual(JSON.parse(removed.stdout), { change_id: CHANGE_ID, removed: true });
-  assert.deepEqual(listForgeLinks(ev.store.dataDir, ev.store.repository), []);
+  assert.deepEqual(listForgeLinks(ev.store, ev.store.repository), []);
 });
 
 test(

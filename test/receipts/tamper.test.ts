@@ -20,6 +20,7 @@ import {
   type VerifyBundleOptions,
 } from '../../src/tasks/admission/receipt-bundle-verify.js';
 import { exportReceiptBundle } from '../../src/tasks/admission/receipt-bundle.js';
+import { withStore } from '../../src/tasks/store.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
   changed,
@@ -422,7 +423,7 @@ test('a receipt of 32 imported command tasks (the plan limit) exports one bundle
   const dir = tempDir(t);
   const wide = makeWideReceipt(dir, 32);
   const out = join(dir, 'wide.agscmrb');
-  const exported = exportReceiptBundle(wide.dataDir, wide.receiptDigest, out);
+  const exported = withStore(wide.dataDir, 'read', (s) => exportReceiptBundle(s, wide.receiptDigest, out));
   assert.deepEqual([exported.transfers, exported.registrations], [32, 32]);
   const result = verifyReceiptBundle(readFileSync(out), { publicKeys: [wide.key.publicKeyHex] });
   assert.equal(result.receipt_digest, wide.receiptDigest);

@@ -14,12 +14,8 @@ import { encodeCanonicalText } from '../../src/contracts/json/canonical-json.js'
 import type { JsonValue } from '../../src/contracts/json/json-value.js';
 import type { HubConfig, HubProfile } from '../../src/hub/config.js';
 import { startHub, type HubServerOptions, type RunningHub } from '../../src/hub/server.js';
-import {
-  createGrantInDataDir,
-  revokeGrantInDataDir,
-  rotateGrantInDataDir,
-  type Grant,
-} from '../../src/native/grants.js';
+import { createGrantInStore, revokeGrantInStore, rotateGrantInStore, type Grant } from '../../src/native/grants.js';
+import { withStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -68,13 +64,15 @@ export function grantFor(
 ): TestGrant {
   grantSeq += 1;
   const file = join(hub.dir, `grant-${grantSeq}.token`);
-  const created = createGrantInDataDir(hub.store.dataDir, {
-    repository: repository ?? hub.store.repository,
-    actor: { owner_id: owner, agent_id: agent },
-    scope,
-    tokenFile: file,
-    nowMs: Date.now(),
-  });
+  const created = withStore(hub.store.dataDir, 'write', (s) =>
+    createGrantInStore(s, {
+      repository: repository ?? hub.store.repository,
+      actor: { owner_id: owner, agent_id: agent },
+      scope,
+      tokenFile: file,
+      nowMs: Date.now(),
+    }),
+  );
   const token = readFileSync(file, 'utf8').trim();
   if (grantTokenSha256(token).length !== 64) throw new Error('token file holds no token');
   return { grant: created.grant, token, actor: { owner_id: owner, agent_id: agent } };
@@ -84,12 +82,12 @@ export function grantFor(
 export function rotate(hub: HubStore, grant: TestGrant): string {
   grantSeq += 1;
   const file = join(hub.dir, `grant-${grantSeq}.token`);
-  rotateGrantInDataDir(hub.store.dataDir, grant.grant.grant_id, file, Date.now());
+  withStore(hub.store.dataDir, 'write', (s) => rotateGrantInStore(s, grant.grant.grant_id, file, Date.now()));
   return readFileSync(file, 'utf8').trim();
 }
 
 export function revoke(hub: HubStore, grant: TestGrant): void {
-  revokeGrantInDataDir(hub.store.dataDir, grant.grant.grant_id, Date.now());
+  withStore(hub.store.dataDir, 'write', (s) => revokeGrantInStore(s, grant.grant.grant_id, Date.now()));
 }
 
 /** A started hub, closed after the test; its access log lines are collected. */

@@ -145,7 +145,7 @@ export function makeReceipt(t: TestContext): ReceiptFixture {
   assert.equal(receipt.status, 'written', `the import wrote no receipt: ${JSON.stringify(receipt)}`);
   const receiptDigest = receipt.receipt_digest as string;
   const bundleFile = join(ev.dir, 'receipt.agscmrb');
-  exportReceiptBundle(ev.store.dataDir, receiptDigest, bundleFile);
+  withStore(ev.store.dataDir, 'read', (s) => exportReceiptBundle(s, receiptDigest, bundleFile));
   return { ev, receiptDigest, bundleFile, bundle: readFileSync(bundleFile) };
 }
 

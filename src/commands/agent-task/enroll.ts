@@ -2,7 +2,8 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { DEFAULT_TASK_PROFILE } from '../../contracts/collector/executor-enrollment.js';
-import { enrollInDataDir, type EnrollResult } from '../../native/executor-registry.js';
+import { enrollExecutor, type EnrollResult } from '../../native/executor-registry.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class AgentTaskEnroll extends BaseCommand {
   static override summary = 'Enroll an executor public key for one repository, profile and step.';
@@ -41,13 +42,15 @@ export default class AgentTaskEnroll extends BaseCommand {
 
   async run(): Promise<EnrollResult> {
     const { flags } = await this.parse(AgentTaskEnroll);
-    const result = enrollInDataDir(this.resolveDataDir(flags['data-dir']), {
-      repository: flags.repository,
-      profile: flags.profile,
-      step: flags.step,
-      executor: flags.executor,
-      public_key: flags['public-key'],
-    });
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      enrollExecutor(store.authority(), {
+        repository: flags.repository,
+        profile: flags.profile,
+        step: flags.step,
+        executor: flags.executor,
+        public_key: flags['public-key'],
+      }),
+    );
     // Warnings go to stderr (and the JSON warnings member), so the printed fields stay parseable.
     for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
     this.log(`registration_id: ${result.registration_id}`);

@@ -1,7 +1,8 @@
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { revokeInDataDir, type RevokeResult } from '../../native/executor-registry.js';
+import { revokeRegistration, type RevokeResult } from '../../native/executor-registry.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class AgentTaskRevoke extends BaseCommand {
   static override summary = 'Revoke an executor registration.';
@@ -22,7 +23,9 @@ export default class AgentTaskRevoke extends BaseCommand {
 
   async run(): Promise<RevokeResult> {
     const { args, flags } = await this.parse(AgentTaskRevoke);
-    const result = revokeInDataDir(this.resolveDataDir(flags['data-dir']), args.registration_id, flags.reason ?? null);
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      revokeRegistration(store.authority(), args.registration_id, flags.reason ?? null),
+    );
     this.log(
       result.already_revoked ? `${result.registration_id} was already revoked` : `revoked ${result.registration_id}`,
     );

@@ -4,6 +4,7 @@ import { BaseCommand } from '../_base.js';
 import { AgentscmError } from '../../contracts/errors.js';
 import { FORGE_KINDS } from '../../contracts/hub-config.js';
 import { linkChange, unlinkChange, type ForgeLink } from '../../hub/forge-links.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class ChangeLink extends BaseCommand {
   static override summary =
@@ -49,7 +50,9 @@ export default class ChangeLink extends BaseCommand {
           hint: 'run `agentscm change link --change ID --remove`',
         });
       }
-      const removed = unlinkChange({ dataDir, repository: flags.repository, change: flags.change });
+      const removed = withStore(dataDir, 'read', (store) =>
+        unlinkChange({ store, repository: flags.repository, change: flags.change }),
+      );
       this.log(removed ? `Change ${flags.change}: forge link removed` : `Change ${flags.change} had no forge link`);
       return { change_id: flags.change, removed };
     }
@@ -58,14 +61,11 @@ export default class ChangeLink extends BaseCommand {
         hint: 'pass all three, or --remove to take a link out',
       });
     }
-    const link = linkChange({
-      dataDir,
-      repository: flags.repository,
-      change: flags.change,
-      forge: flags.forge as (typeof FORGE_KINDS)[number],
-      project: flags.project,
-      sha: flags.sha,
-    });
+    const forge = flags.forge as (typeof FORGE_KINDS)[number];
+    const { project, sha } = flags;
+    const link = withStore(dataDir, 'read', (store) =>
+      linkChange({ store, repository: flags.repository, change: flags.change, forge, project, sha }),
+    );
     this.log(`Change ${link.change_id} is the candidate of ${link.forge} ${link.project}@${link.sha}`);
     return link;
   }

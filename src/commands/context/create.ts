@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { createReviewContextInStore, type CreatedContextView } from '../../native/review-contexts.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class ContextCreate extends BaseCommand {
   static override description =
@@ -36,12 +37,9 @@ export default class ContextCreate extends BaseCommand {
 
   async run(): Promise<CreatedContextView> {
     const { flags } = await this.parse(ContextCreate);
-    const view = createReviewContextInStore({
-      dataDir: this.resolveDataDir(flags['data-dir']),
-      repository: flags.repository,
-      change: flags.change,
-      runner: flags.runner,
-    });
+    const view = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      createReviewContextInStore({ store, repository: flags.repository, change: flags.change, runner: flags.runner }),
+    );
     this.log(view.context_digest);
     return view;
   }

@@ -2,7 +2,8 @@ import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { parseActor, parseGrantScope } from '../../contracts/grant.js';
-import { createGrantInDataDir, type GrantWithTokenFile } from '../../native/grants.js';
+import { createGrantInStore, type GrantWithTokenFile } from '../../native/grants.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class GrantCreate extends BaseCommand {
   static override summary = 'Create a grant for one actor on one repository and write its token to a new file.';
@@ -41,13 +42,16 @@ export default class GrantCreate extends BaseCommand {
 
   async run(): Promise<GrantWithTokenFile> {
     const { flags } = await this.parse(GrantCreate);
-    const result = createGrantInDataDir(this.resolveDataDir(flags['data-dir']), {
+    const input = {
       repository: flags.repository,
       actor: parseActor(flags.actor),
       scope: parseGrantScope(flags.scope),
       tokenFile: flags['token-file'],
       nowMs: Date.now(),
-    });
+    };
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      createGrantInStore(store, input),
+    );
     const { grant } = result;
     this.log(
       `grant ${grant.grant_id}: ${grant.owner_id}/${grant.agent_id} on repository ${grant.repository}, scope ` +

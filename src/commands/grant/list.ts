@@ -1,7 +1,8 @@
 import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { listGrantsInDataDir, type Grant } from '../../native/grants.js';
+import { listGrantsInStore, type Grant } from '../../native/grants.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class GrantList extends BaseCommand {
   static override summary = 'List grants with their actor, scope, generation and state (never a token).';
@@ -20,7 +21,9 @@ export default class GrantList extends BaseCommand {
 
   async run(): Promise<{ grants: Grant[] }> {
     const { flags } = await this.parse(GrantList);
-    const grants = listGrantsInDataDir(this.resolveDataDir(flags['data-dir']), flags.repository);
+    const grants = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      listGrantsInStore(store, flags.repository),
+    );
     if (grants.length === 0) this.log('no grants');
     for (const g of grants)
       this.log(

@@ -1,7 +1,8 @@
 import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { revokeGrantInDataDir, type RevokeGrantResult } from '../../native/grants.js';
+import { revokeGrantInStore, type RevokeGrantResult } from '../../native/grants.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class GrantRevoke extends BaseCommand {
   static override summary = 'Revoke a grant: every token of it stops working at once, for good.';
@@ -18,7 +19,9 @@ export default class GrantRevoke extends BaseCommand {
 
   async run(): Promise<RevokeGrantResult> {
     const { args, flags } = await this.parse(GrantRevoke);
-    const result = revokeGrantInDataDir(this.resolveDataDir(flags['data-dir']), args.grant_id, Date.now());
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      revokeGrantInStore(store, args.grant_id, Date.now()),
+    );
     this.log(
       result.already_revoked
         ? `grant ${result.grant.grant_id} was already revoked`

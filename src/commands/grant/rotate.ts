@@ -1,7 +1,8 @@
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { rotateGrantInDataDir, type RotateResult } from '../../native/grants.js';
+import { rotateGrantInStore, type RotateResult } from '../../native/grants.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class GrantRotate extends BaseCommand {
   static override summary = 'Give a grant a new token (generation + 1); the old token stops working at once.';
@@ -27,11 +28,8 @@ export default class GrantRotate extends BaseCommand {
 
   async run(): Promise<RotateResult> {
     const { args, flags } = await this.parse(GrantRotate);
-    const result = rotateGrantInDataDir(
-      this.resolveDataDir(flags['data-dir']),
-      args.grant_id,
-      flags['token-file'],
-      Date.now(),
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      rotateGrantInStore(store, args.grant_id, flags['token-file'], Date.now()),
     );
     this.log(
       `grant ${result.grant.grant_id}: generation ${result.previous_generation} → ${result.grant.generation}; ` +

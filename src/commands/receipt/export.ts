@@ -2,6 +2,7 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { exportReceiptBundle, type ReceiptExportResult } from '../../tasks/admission/receipt-bundle.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class ReceiptExport extends BaseCommand {
   static override summary = 'Export a receipt with its signed evidence as a bundle for offline verification.';
@@ -32,7 +33,9 @@ export default class ReceiptExport extends BaseCommand {
 
   async run(): Promise<ReceiptExportResult> {
     const { args, flags } = await this.parse(ReceiptExport);
-    const result = exportReceiptBundle(this.resolveDataDir(flags['data-dir']), args.digest, flags.out);
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      exportReceiptBundle(store, args.digest, flags.out),
+    );
     this.log(
       `exported receipt ${result.receipt_digest} to ${result.out}: ${result.length} bytes, ${result.transfers} ` +
         `transfer(s), ${result.registrations} registration(s), sha256 ${result.bundle_sha256}`,

@@ -3,6 +3,7 @@ import { Args } from '@oclif/core';
 import { BaseCommand } from '../_base.js';
 import { formatJson } from '../../contracts/json/canonical-json.js';
 import { showReceipt, type ReceiptShowResult } from '../../tasks/admission/receipt-bundle.js';
+import { withStore } from '../../tasks/store.js';
 
 export default class ReceiptShow extends BaseCommand {
   static override summary = 'Show a retained v2 receipt.';
@@ -24,7 +25,9 @@ export default class ReceiptShow extends BaseCommand {
 
   async run(): Promise<ReceiptShowResult> {
     const { args, flags } = await this.parse(ReceiptShow);
-    const result = showReceipt(this.resolveDataDir(flags['data-dir']), args.digest);
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      showReceipt(store, args.digest),
+    );
     this.log(`receipt ${result.receipt_digest}`);
     this.log(formatJson(result.receipt));
     return result;

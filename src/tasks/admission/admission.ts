@@ -129,8 +129,11 @@ function approvalSubjectOf(admitted: Admitted): ApprovalSubject {
   };
 }
 
-/** One journal read snapshot for the operator's local admission (none when the data directory has no journal). */
-function withJournal<T>(store: Store, selection: AdmissionSelection, body: (journal: Journal | null) => T): T {
+/**
+ * `body` in one journal read snapshot of the caller's Store, as the local operator (journal null
+ * when the data directory has none); it opens nothing of its own.
+ */
+function inOperatorSnapshot<T>(store: Store, selection: AdmissionSelection, body: (journal: Journal | null) => T): T {
   return readJournal(
     {
       store,
@@ -175,7 +178,7 @@ export function approveChange(store: Store, input: ApproveInput): ApproveResult 
         ? soleCurrentContext(auth, repository, input.change)
         : resolveContextRef(auth, repository, input.context);
     const selection = { ...input, repository };
-    const admitted = withJournal(store, selection, (journal) =>
+    const admitted = inOperatorSnapshot(store, selection, (journal) =>
       admitSubject(auth, journal, selection, contextDigest, input.nowMs ?? Date.now()),
     );
     const { approval, created } = recordApproval(
@@ -244,7 +247,7 @@ export function landChange(store: Store, input: AdmissionSelection): LandResult 
         change.id,
       );
     }
-    const admitted = withJournal(store, selection, (journal) =>
+    const admitted = inOperatorSnapshot(store, selection, (journal) =>
       admitSubject(auth, journal, selection, approved.context_digest, input.nowMs ?? Date.now()),
     );
     const approval = findApproval(auth, approvalSubjectOf(admitted));
@@ -298,7 +301,7 @@ export function recordStopRunReceipt(
       nowMs,
     };
     const derived = deriveCurrent(auth, selection, input.contextDigest);
-    const receipt = withJournal(store, selection, (journal) =>
+    const receipt = inOperatorSnapshot(store, selection, (journal) =>
       journal === null ? null : completedRunReceipt(auth, journal, derived, input.runId, nowMs),
     );
     if (receipt === null) return null;

@@ -4,7 +4,7 @@
  * every digest argument), and export it with everything it rests on — its canonical bytes, every
  * transfer envelope it names (the exact signed bytes the authority retained) and the executor
  * registrations whose keys verified them — as one receipt bundle v1 (src/contracts/receipt/bundle.ts).
- * Both open the existing stores read-only and change nothing. The export verifies the bundle it
+ * Both read the caller's Store (opened read-only) and change nothing. The export verifies the bundle it
  * built with the same pure verifier as `receipt verify` before writing it, and writes it 0644,
  * atomically (temporary file, fsync, link), never over an existing file.
  */
@@ -27,8 +27,9 @@ import { sha256Hex } from '../../crypto/sha256.js';
 import { getRegistration } from '../../native/executor-registry.js';
 import { prefixRange, resolveHexPrefix } from '../../native/prefixes.js';
 import { syncDirectory, unlinkQuietly, writePrivateTemporary } from '../../native/private-files.js';
-import { openAuthority, prepared, readTransaction, type Authority } from '../../native/store.js';
-import { journalRead, openJournal, type Journal } from '../../workflows/journal.js';
+import type { Store } from '../../native/store-handle.js';
+import { prepared, readTransaction, type Authority } from '../../native/store.js';
+import { journalRead } from '../../workflows/journal.js';
 import { readRetainedEnvelope } from '../collector/receipts.js';
 import { findTransferOfAttempt } from '../collector/transfers.js';
 import { verifyReceiptBundle } from './receipt-bundle-verify.js';
@@ -103,24 +104,19 @@ function decodeStored(stored: StoredReceipt): WorkflowReceiptV2 {
   }
 }
 
-/** Open the authority (STORE_NOT_INITIALIZED when absent) and the journal read-only, run `fn` in one journal snapshot. */
-function withStores<T>(dataDir: string, fn: (journal: Journal, auth: ReturnType<typeof openAuthority>) => T): T {
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  try {
-    const journal = openJournal(dataDir, 'read');
-    try {
-      return journalRead(journal, () => readTransaction(auth, () => fn(journal, auth)));
-    } finally {
-      journal.close();
-    }
-  } finally {
-    auth.close();
-  }
+/**
+ * Run `fn` on the authority (STORE_NOT_INITIALIZED when absent) inside one snapshot of the
+ * journal (WORKFLOW_JOURNAL_NOT_INITIALIZED when absent), both of the caller's Store.
+ */
+function inSnapshot<T>(store: Store, fn: (auth: Authority) => T): T {
+  const auth = store.authority();
+  const journal = store.requireJournal();
+  return journalRead(journal, () => readTransaction(auth, () => fn(auth)));
 }
 
 /** `receipt show`: the retained receipt a digest or unique prefix names (RECEIPT_NOT_FOUND, ID_PREFIX_AMBIGUOUS, ID_INVALID). */
-export function showReceipt(dataDir: string, reference: string): ReceiptShowResult {
-  return withStores(dataDir, (_journal, auth) => {
+export function showReceipt(store: Store, reference: string): ReceiptShowResult {
+  return inSnapshot(store, (auth) => {
     const stored = readStoredReceipt(auth, reference);
     return {
       receipt_digest: stored.receipt_digest,
@@ -171,10 +167,10 @@ type CollectorRow = ReceiptTask & ReceiptCollectorEvidence;
  * retain (one read snapshot), verify it, and write it to `out` (RECEIPT_BUNDLE_EXISTS when the
  * name is taken; nothing is read before that check).
  */
-export function exportReceiptBundle(dataDir: string, reference: string, outPath: string): ReceiptExportResult {
+export function exportReceiptBundle(store: Store, reference: string, outPath: string): ReceiptExportResult {
   const out = resolve(outPath);
   if (exists(out)) throw bundleExists(out);
-  const { digest, bundle, transfers, registrations } = buildReceiptBundle(dataDir, reference);
+  const { digest, bundle, transfers, registrations } = buildReceiptBundle(store, reference);
   writeBundleFile(out, bundle);
   return {
     receipt_digest: digest,
@@ -199,8 +195,8 @@ export interface BuiltReceiptBundle {
  * snapshot) and verified by the offline verifier: `receipt export` writes it to a file, the
  * hub's dashboard route sends it as a download (docs/dashboard.md).
  */
-export function buildReceiptBundle(dataDir: string, reference: string): BuiltReceiptBundle {
-  const built = withStores(dataDir, (_journal, auth) => {
+export function buildReceiptBundle(store: Store, reference: string): BuiltReceiptBundle {
+  const built = inSnapshot(store, (auth) => {
     const stored = readStoredReceipt(auth, reference);
     const receipt = decodeStored(stored);
     const rows = receipt.tasks.filter((task): task is CollectorRow => receiptTaskKind(task) === 'collector');
