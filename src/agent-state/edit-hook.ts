@@ -180,14 +180,16 @@ export function runEditHook(input: Uint8Array, options: EditHookOptions): EditHo
       if (owners.length === 0) continue;
       warned.add(path);
       messages.push(
-        `agentscm: ${path} lies in the write scope of another active agent: ${owners.join('; ')}. Coordinate before editing it.`,
+        `agentscm: ${path} lies in the write scope of another active agent: ${owners.join('; ')}. Coordinate ` +
+          'before editing it.',
       );
     }
     if (memory !== null && messages.length > 0) writeMemory(memory, warned);
     return say(messages);
   } catch (error) {
     return say([
-      `agentscm edit-hook could not check this edit for contention (${error instanceof Error ? error.message : 'unknown error'}); the edit is allowed.`,
+      'agentscm edit-hook could not check this edit for contention ' +
+        `(${error instanceof Error ? error.message : 'unknown error'}); the edit is allowed.`,
     ]);
   }
 }

@@ -208,10 +208,8 @@ export function takeMetadataGuard(
           entries.set(path, `d:${st.mode}`);
           visit(path);
         } else {
-          entries.set(
-            path,
-            `${st.isSymbolicLink() ? 'l' : st.isFile() ? 'f' : 'o'}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`,
-          );
+          const type = st.isSymbolicLink() ? 'l' : st.isFile() ? 'f' : 'o';
+          entries.set(path, `${type}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`);
         }
       }
     };

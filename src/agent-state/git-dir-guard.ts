@@ -10,7 +10,8 @@
  * `logs/`, `packed-refs`, `HEAD` and the other `*_HEAD` / `*_MSG` / `*_EDITMSG` state files,
  * `BISECT_*`, `MERGE_MODE`, `MERGE_RR`, `shallow`, `rebase-merge/`, `rebase-apply/`,
  * `sequencer/`, `rr-cache/`, `gc.pid`, `gc.log`, `fsmonitor--daemon*`, `info/refs` (written by
- * `git gc` for dumb HTTP), and a `NAME.lock` of any of them. The same rule applies inside each submodule git directory under `modules/` and each
+ * `git gc` for dumb HTTP), and a `NAME.lock` of any of them. The same rule applies inside each submodule git directory
+ * under `modules/` and each
  * linked-worktree directory under `worktrees/`. Everything else — `config`, `config.worktree`,
  * `hooks/`, `info/`, `description`, `commondir`, `gitdir`, `branches/`, `remotes/`, tool
  * directories such as `lfs/`, any unknown name — is watched: type, mode, size, inode, times, a

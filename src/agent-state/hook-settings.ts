@@ -28,7 +28,9 @@ import { CLAUDE_SETTINGS_HOOKS_SCHEMA, CODEX_HOOKS_CONFIG_SCHEMA } from './hook-
 
 export const HOOK_CLIENTS = ['claude-code', 'codex'] as const;
 export type HookClient = (typeof HOOK_CLIENTS)[number];
-/** project (shared, in the repository), local (personal, in the repository; Claude Code only), user (home directory). */
+/**
+ * project (shared, in the repository), local (personal, in the repository; Claude Code only), user (home directory).
+ */
 export type HookSettingsLevel = 'project' | 'local' | 'user';
 
 const MAX_SETTINGS_BYTES = 4 * 1024 * 1024;
@@ -80,7 +82,9 @@ export interface HookSettingsOutcome {
 
 function refuse(code: ErrorCode, file: string, why: string, cause?: unknown): AgentscmError {
   return new AgentscmError(code, `${file}: ${why}; it was not changed`, {
-    hint: 'fix the file by hand (a JSON object valid for the client; "hooks" an object of arrays of matcher groups), then install again',
+    hint:
+      'fix the file by hand (a JSON object valid for the client; "hooks" an object of arrays of matcher ' +
+      'groups), then install again',
     ...(cause === undefined ? {} : { cause }),
   });
 }

@@ -42,7 +42,8 @@ function invalid(message: string, details: Record<string, unknown>, hint?: strin
 export function checkAgentState(state: AgentState, at = '/'): AgentState {
   if ((state.state === 'blocked') !== (state.blocked_reason !== null)) {
     throw invalid(
-      `${at}: blocked_reason must be set exactly when the state is blocked (state ${state.state}, blocked_reason ${String(state.blocked_reason)})`,
+      `${at}: blocked_reason must be set exactly when the state is blocked (state ${state.state}, blocked_reason ` +
+        `${String(state.blocked_reason)})`,
       { pointer: at, state: state.state },
       'give a blocked_reason with state blocked, and null otherwise',
     );
@@ -147,7 +148,8 @@ export function reconcileAgentStates(observations: readonly AgentState[]): Recon
       if (observation[field] !== first[field]) {
         throw new AgentscmError(
           'AGENT_STATE_MISMATCH',
-          `/observations/${i}: ${field} ${JSON.stringify(observation[field])} differs from ${JSON.stringify(first[field])} of /observations/0`,
+          `/observations/${i}: ${field} ${JSON.stringify(observation[field])} differs from ` +
+            `${JSON.stringify(first[field])} of /observations/0`,
           { hint: 'reconcile the observations of one agent, backend and task at a time', details: { index: i, field } },
         );
       }
@@ -171,7 +173,8 @@ export function reconcileAgentStates(observations: readonly AgentState[]): Recon
       if (encodeCanonicalText(observation as unknown as JsonValue) !== bestText) {
         throw new AgentscmError(
           'AGENT_STATE_CONFLICT',
-          `/observations/${i} and /observations/${winner} are both ${observation.state_source} observations of revision ${revision} and disagree`,
+          `/observations/${i} and /observations/${winner} are both ${observation.state_source} observations of ` +
+            `revision ${revision} and disagree`,
           {
             hint: 'a source must raise the revision whenever it reports a change',
             details: { indices: [winner, i], state_source: observation.state_source, revision: revision.toString() },

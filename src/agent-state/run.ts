@@ -102,7 +102,10 @@ export interface ObservedRunReport {
     };
     readonly scope_snapshot: SnapshotReport | null;
     readonly metadata_guard: SnapshotReport | null;
-    /** The git directory guard: `.git` entries git does not write for ordinary work (docs/agent-state.md "The git directory"). */
+    /**
+     * The git directory guard: `.git` entries git does not write for ordinary work (docs/agent-state.md "The git
+     * directory").
+     */
     readonly git_dir: SnapshotReport | null;
     readonly scope_violations: readonly string[];
     readonly scope_violations_truncated: boolean;
@@ -183,7 +186,8 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
         changed_paths: [],
         scope_violations: [],
         summary: stale
-          ? `not started: the mutation lease ${attempt.path} was left by ${holder}, which is gone; it is not removed automatically`
+          ? `not started: the mutation lease ${attempt.path} was left by ${holder}, which is gone; it is not ` +
+            'removed automatically'
           : `not started: ${holder} holds the mutation lease of ${root}`,
       };
       const state = observe('blocked', stale ? 'stale_lease' : 'conflict', result);
@@ -360,7 +364,9 @@ export async function runObserved(input: ObservedRunInput): Promise<ObservedRunR
       reasons.splice(
         1,
         0,
-        `the command changed the git directory (${gitDirChanged.slice(0, 5).join(', ')}${gitDirChanged.length > 5 ? ', …' : ''}): configuration, hooks or info planted there run with any later git command; review and remove them before running git`,
+        'the command changed the git directory ' +
+          `(${gitDirChanged.slice(0, 5).join(', ')}${gitDirChanged.length > 5 ? ', …' : ''}): configuration, ` +
+          'hooks or info planted there run with any later git command; review and remove them before running git',
       );
   } else if (reasons.length > 0) {
     state = 'idle';

@@ -102,7 +102,10 @@ function execGit(cwd: string, argv: readonly string[], maxBuffer: number): Promi
   });
 }
 
-/** A filter driver name that can be overridden on the command line (`-c filter.NAME.clean=`): no `=`, no control character. */
+/**
+ * A filter driver name that can be overridden on the command line (`-c filter.NAME.clean=`): no `=`, no control
+ * character.
+ */
 function overridableDriver(name: string): boolean {
   return (
     name.length > 0 &&
@@ -174,7 +177,8 @@ export function runGitSync(cwd: string, args: readonly string[]): GitResult {
 }
 
 const UNTRUSTED_HINT =
-  'agentscm runs git only where .git is a plain directory owned by you: run it from the main work tree of a repository you own (not a linked worktree or a submodule checkout); check `ls -ld .git .git/config`';
+  'agentscm runs git only where .git is a plain directory owned by you: run it from the main work tree of a ' +
+  'repository you own (not a linked worktree or a submodule checkout); check `ls -ld .git .git/config`';
 
 function untrusted(message: string, root: string): AgentscmError {
   return new AgentscmError('GIT_DIR_UNTRUSTED', message, { hint: UNTRUSTED_HINT, details: { root } });
@@ -192,20 +196,23 @@ export function checkGitDir(root: string): string {
     st = lstatSync(dotGit);
   } catch (error) {
     throw untrusted(
-      `${dotGit} cannot be examined (${(error as NodeJS.ErrnoException).code ?? 'error'}); git's repository there is not trusted`,
+      `${dotGit} cannot be examined (${(error as NodeJS.ErrnoException).code ?? 'error'}); git's repository there ` +
+        'is not trusted',
       root,
     );
   }
   if (st.isSymbolicLink()) throw untrusted(`${dotGit} is a symlink; agentscm does not run git through it`, root);
   if (st.isFile())
     throw untrusted(
-      `${dotGit} is a file (a linked worktree or a submodule checkout points elsewhere); agentscm does not run git through it`,
+      `${dotGit} is a file (a linked worktree or a submodule checkout points elsewhere); agentscm does not run git ` +
+        'through it',
       root,
     );
   if (!st.isDirectory()) throw untrusted(`${dotGit} is not a directory`, root);
   if (!ownedByCaller(st))
     throw untrusted(
-      `${dotGit} is owned by uid ${st.uid}, not by this user (uid ${String(process.getuid?.())}); its configuration could run programs as you`,
+      `${dotGit} is owned by uid ${st.uid}, not by this user (uid ${String(process.getuid?.())}); its ` +
+        'configuration could run programs as you',
       root,
     );
   const config = join(dotGit, 'config');
@@ -246,7 +253,8 @@ function topLevelOf(out: GitResult, candidate: string): string | null {
   const root = realpathSync(text);
   if (root !== candidate)
     throw untrusted(
-      `git names ${root} as the work tree of ${join(candidate, '.git')} (core.worktree); agentscm observes only the directory that holds .git`,
+      `git names ${root} as the work tree of ${join(candidate, '.git')} (core.worktree); agentscm observes only ` +
+        'the directory that holds .git',
       candidate,
     );
   return root;

@@ -49,13 +49,16 @@ export async function collectReview(
       'REVIEW_RUNTIME_NOT_CONFIGURED',
       `the descriptor names review task ${descriptor.task.task_id}, and no review executable was given`,
       {
-        hint: 'pass --review-executable with the absolute path of the Claude Code executable whose SHA-256 the profile pins (and --review-env for each variable it needs)',
+        hint:
+          'pass --review-executable with the absolute path of the Claude Code executable whose SHA-256 the ' +
+          'profile pins (and --review-env for each variable it needs)',
         details: { task_id: descriptor.task.task_id },
       },
     );
   }
   progress(
-    `checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`,
+    `checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ` +
+      `${descriptor.attempt.attempt_id})`,
   );
   const binding = checkReviewDescriptorAgainstAuthority(input.store, descriptor, target.token);
   const transport = createClaudeCodeTransport({
@@ -68,9 +71,13 @@ export async function collectReview(
   if (transport.identity.executable_sha256 !== descriptor.transport.executable_sha256) {
     throw new AgentscmError(
       'COLLECT_RUNTIME_MISMATCH',
-      `the review executable ${input.reviewExecutable} has SHA-256 ${String(transport.identity.executable_sha256)}; the finite-review profile pins ${descriptor.transport.executable_sha256}`,
+      `the review executable ${input.reviewExecutable} has SHA-256 ` +
+        `${String(transport.identity.executable_sha256)}; the finite-review profile pins ` +
+        `${descriptor.transport.executable_sha256}`,
       {
-        hint: 'run the exact executable the profile pins (readlink -f "$(command -v claude)"), or install a profile pinning this one',
+        hint:
+          'run the exact executable the profile pins (readlink -f "$(command -v claude)"), or install a ' +
+          'profile pinning this one',
         details: { observed: transport.identity.executable_sha256 },
       },
     );
@@ -84,7 +91,8 @@ export async function collectReview(
   try {
     const auth = input.store.authority();
     progress(
-      `reviewing ${descriptor.review.action.coverage.length} path(s) of revision ${descriptor.subject.revision} with ${descriptor.transport.model}`,
+      `reviewing ${descriptor.review.action.coverage.length} path(s) of revision ${descriptor.subject.revision} ` +
+        `with ${descriptor.transport.model}`,
     );
     const record = await runReview(
       {
@@ -100,7 +108,8 @@ export async function collectReview(
       },
     );
     progress(
-      `the review finished: ${record.outcome} after ${record.calls.length} call(s); rechecking the authority before signing`,
+      `the review finished: ${record.outcome} after ${record.calls.length} call(s); rechecking the authority ` +
+        'before signing',
     );
     pauseAtTestPoint('collect:before-signing');
     checkReviewDescriptorAgainstAuthority(input.store, descriptor, target.token);

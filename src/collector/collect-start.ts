@@ -45,7 +45,8 @@ function keyOf(keyFile: string, descriptor: AnyCollectorDescriptor): Uint8Array 
   if (workspace !== null) {
     throw new AgentscmError(
       'COLLECT_STATE_UNSAFE',
-      `the key file ${resolve(keyFile)} is inside the agentscm workspace ${workspace}, where a checkpoint would record it`,
+      `the key file ${resolve(keyFile)} is inside the agentscm workspace ${workspace}, where a checkpoint would ` +
+        'record it',
       {
         hint: 'keep the key in a state directory outside every workspace',
       },
@@ -56,9 +57,12 @@ function keyOf(keyFile: string, descriptor: AnyCollectorDescriptor): Uint8Array 
   if (keyId !== descriptor.executor.verification_key_id) {
     throw new AgentscmError(
       'COLLECT_KEY_MISMATCH',
-      `the key file holds key ${keyId}, not the key ${descriptor.executor.verification_key_id} of registration ${descriptor.executor.registration_id} the descriptor names`,
+      `the key file holds key ${keyId}, not the key ${descriptor.executor.verification_key_id} of registration ` +
+        `${descriptor.executor.registration_id} the descriptor names`,
       {
-        hint: 'pass the key file that was enrolled for this registration (agentscm agent-task key --state-dir, then enroll its public key)',
+        hint:
+          'pass the key file that was enrolled for this registration (agentscm agent-task key --state-dir, ' +
+          'then enroll its public key)',
         details: { registration_id: descriptor.executor.registration_id },
       },
     );
@@ -74,7 +78,9 @@ export interface OpenedCollection {
   readonly id: string;
 }
 
-/** What both kinds of collection start from: the descriptor's bytes, the key, the state directory and the upload target. */
+/**
+ * What both kinds of collection start from: the descriptor's bytes, the key, the state directory and the upload target.
+ */
 export function openCollection(input: CollectInput, descriptor: AnyCollectorDescriptor): OpenedCollection {
   const descriptorBytes = encodeAnyCollectorDescriptor(descriptor);
   const privateKey = keyOf(input.keyFile, descriptor);

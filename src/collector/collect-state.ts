@@ -40,7 +40,9 @@ export interface CollectState {
 
 function unsafe(message: string, cause?: unknown): AgentscmError {
   return new AgentscmError('COLLECT_STATE_UNSAFE', message, {
-    hint: 'pass a --state-dir outside every workspace and data directory, owned by you with mode 0700, e.g. ~/.agentscm-collector',
+    hint:
+      'pass a --state-dir outside every workspace and data directory, owned by you with mode 0700, e.g. ' +
+      '~/.agentscm-collector',
     ...(cause === undefined ? {} : { cause }),
   });
 }
@@ -151,7 +153,9 @@ export function reserveCollection(
       'COLLECT_STATE_CONFLICT',
       `the state directory already holds another descriptor for upload request ${uploadRequestId}`,
       {
-        hint: 'an upload request id names one collection; claim again for a fresh one, or use the descriptor that collection was made from',
+        hint:
+          'an upload request id names one collection; claim again for a fresh one, or use the descriptor that ' +
+          'collection was made from',
         details: { upload_request_id: uploadRequestId },
       },
     );
@@ -162,9 +166,12 @@ export function reserveCollection(
   if (options.reopen === true) return { created: false, state: 'reserved' };
   throw new AgentscmError(
     'COLLECT_INTERRUPTED',
-    `the collection for upload request ${uploadRequestId} was reserved but retains no signed envelope: an earlier collect stopped while the command ran or before it signed`,
+    `the collection for upload request ${uploadRequestId} was reserved but retains no signed envelope: an earlier ` +
+      'collect stopped while the command ran or before it signed',
     {
-      hint: 'a reserved collection never runs its command again; claim the task again (reconcile the attempt first) for a fresh collection',
+      hint:
+        'a reserved collection never runs its command again; claim the task again (reconcile the attempt ' +
+        'first) for a fresh collection',
       details: { upload_request_id: uploadRequestId },
     },
   );

@@ -29,7 +29,9 @@ import { postEnvelope } from './upload-client.js';
 
 /** Where an envelope goes: the local authority of the data directory, or a hub endpoint. */
 export interface UploadTarget {
-  /** The Store of the data directory opened for writing: a local upload imports into it (untouched with an endpoint). */
+  /**
+   * The Store of the data directory opened for writing: a local upload imports into it (untouched with an endpoint).
+   */
   readonly store: Store;
   readonly endpoint?: string | undefined;
   /** The grant's bearer token. */
@@ -73,7 +75,10 @@ export interface EnvelopeVerdict {
   readonly attempt_id: string;
 }
 
-/** The typed record an envelope carries (its last record: the ExecutionRecord or ReviewRecord), for the verdict a command prints. */
+/**
+ * The typed record an envelope carries (its last record: the ExecutionRecord or ReviewRecord), for the verdict a
+ * command prints.
+ */
 export function envelopeVerdict(envelope: Buffer): EnvelopeVerdict {
   const read = readTransferEnvelope(envelope);
   const record = read.records[read.records.length - 1];
@@ -99,7 +104,8 @@ export async function finishUpload(
 ): Promise<CollectResult> {
   const digest = transferDigest(envelope);
   progress(
-    `uploading transfer ${digest} (${envelope.byteLength} bytes) to ${target.endpoint === undefined ? 'the local authority' : target.endpoint}`,
+    `uploading transfer ${digest} (${envelope.byteLength} bytes) to ` +
+      `${target.endpoint === undefined ? 'the local authority' : target.endpoint}`,
   );
   const upload = await uploadEnvelope(target, envelope);
   recordUploadAnswer(state, descriptor.upload_request_id, encodeCanonical(upload.answer));
@@ -136,9 +142,12 @@ export async function retryUpload(input: RetryUploadInput): Promise<CollectResul
   if (descriptorBytes === null || envelope === null) {
     throw new AgentscmError(
       'COLLECT_NOT_RETAINED',
-      `the state directory retains no signed envelope for upload request ${input.uploadRequestId}${descriptorBytes === null ? '' : ' (it was reserved, but its collection never signed)'}`,
+      `the state directory retains no signed envelope for upload request ${input.uploadRequestId}` +
+        (descriptorBytes === null ? '' : ' (it was reserved, but its collection never signed)'),
       {
-        hint: 'name the upload_request_id of a collection this state directory completed (agent-task collect prints it)',
+        hint:
+          'name the upload_request_id of a collection this state directory completed (agent-task collect ' +
+          'prints it)',
         details: { upload_request_id: input.uploadRequestId },
       },
     );

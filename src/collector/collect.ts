@@ -101,7 +101,8 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
   }
 
   progress(
-    `checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ${descriptor.attempt.attempt_id})`,
+    `checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ` +
+      `${descriptor.attempt.attempt_id})`,
   );
   const binding = checkDescriptorAgainstAuthority(input.store, descriptor, target.token);
   const { client, executableSha256 } = await connectRuntime({
@@ -116,9 +117,12 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
     if (observed !== descriptor.runtime_identity_digest) {
       throw new AgentscmError(
         'COLLECT_RUNTIME_MISMATCH',
-        `the runtime identity observed now has SHA-256 ${observed}; the collector profile pins ${descriptor.runtime_identity_digest}`,
+        `the runtime identity observed now has SHA-256 ${observed}; the collector profile pins ` +
+          `${descriptor.runtime_identity_digest}`,
         {
-          hint: 'run on the engine, image and docker executable the profile was made for (agentscm agent-task runtime-probe shows the identity)',
+          hint:
+            'run on the engine, image and docker executable the profile was made for (agentscm agent-task ' +
+            'runtime-probe shows the identity)',
           details: { observed },
         },
       );
@@ -180,7 +184,8 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
       isolation: collectionIsolation(descriptor.recipe),
     };
     progress(
-      `the command finished: ${record.outcome}${record.exit_code === null ? '' : ` (exit ${record.exit_code})`}; rechecking the authority before signing`,
+      `the command finished: ${record.outcome}${record.exit_code === null ? '' : ` (exit ${record.exit_code})`}; ` +
+        'rechecking the authority before signing',
     );
     pauseAtTestPoint('collect:before-signing');
     checkDescriptorAgainstAuthority(input.store, descriptor, target.token);

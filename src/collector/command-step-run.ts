@@ -61,9 +61,12 @@ export function snapshotParentOf(store: Pick<Store, 'dataDir'>): string {
 function runningError(request: Pick<CommandStepRequest, 'runId' | 'stepId'>, attemptId: string): AgentscmError {
   return new AgentscmError(
     'COMMAND_ATTEMPT_RUNNING',
-    `command attempt ${attemptId} of step "${request.stepId}" did not finish (its controller stopped); it is never run again`,
+    `command attempt ${attemptId} of step "${request.stepId}" did not finish (its controller stopped); it is never ` +
+      'run again',
     {
-      hint: `reconcile it: agentscm skill-workflow recover ${request.runId} ${request.stepId} --docker PATH --docker-socket PATH`,
+      hint:
+        `reconcile it: agentscm skill-workflow recover ${request.runId} ${request.stepId} --docker PATH ` +
+        '--docker-socket PATH',
       details: { attempt_id: attemptId },
     },
   );
@@ -80,7 +83,8 @@ function loadRecipe(
   if (digest !== request.recipeDigest) {
     throw new AgentscmError(
       'RECIPE_DIGEST_MISMATCH',
-      `recipe ${request.recipePath} in revision ${request.revision} has SHA-256 ${digest}, the plan bound ${request.recipeDigest}`,
+      `recipe ${request.recipePath} in revision ${request.revision} has SHA-256 ${digest}, the plan bound ` +
+        `${request.recipeDigest}`,
       {
         hint: 'plan the workflow again against the current revision',
       },

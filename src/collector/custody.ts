@@ -76,7 +76,9 @@ function stringOrNull(value: JsonValue | undefined): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** The retained bytes of a stream with the observed count and truncation its record gave (none: the bytes themselves). */
+/**
+ * The retained bytes of a stream with the observed count and truncation its record gave (none: the bytes themselves).
+ */
 function capturedOf(bytes: Buffer, recorded: JsonValue | undefined): ContainerRunObservation['stdout'] {
   const observed = numberOrNull(field(recorded, 'observed_bytes'));
   return {
@@ -231,7 +233,8 @@ export async function reconcileCommandAttempt(
       outcome: record.outcome,
       recordJson: encodeCanonical(record),
       recordDigest: recordDigest(record),
-      summary: `${reason === 'cancelled' ? 'cancelled' : 'recovered'} without running again: ${summarizeRecord(record)}`,
+      summary:
+        `${reason === 'cancelled' ? 'cancelled' : 'recovered'} without running again: ` + `${summarizeRecord(record)}`,
       stdout: output.stdout,
       stderr: output.stderr,
       nowMs: Date.now(),

@@ -82,7 +82,8 @@ function checkPrivateFile(path: string, stats: Stats): void {
 
 /**
  * Generate a key into STATE_DIR/signing-key.json (`agentscm agent-task key`): refuses a
- * directory inside a workspace (KEY_STATE_DIR_IN_WORKSPACE), creates the directory 0700 if absent, refuses an accessible directory (KEY_PERMISSIONS) and an existing
+ * directory inside a workspace (KEY_STATE_DIR_IN_WORKSPACE), creates the directory 0700 if absent, refuses an
+ * accessible directory (KEY_PERMISSIONS) and an existing
  * key file (KEY_FILE_EXISTS; link() never replaces, so a concurrent writer cannot be overwritten either).
  */
 export function createSigningKey(stateDir: string): CreatedKey {
@@ -93,7 +94,8 @@ export function createSigningKey(stateDir: string): CreatedKey {
   if (workspace !== null) {
     throw new AgentscmError(
       'KEY_STATE_DIR_IN_WORKSPACE',
-      `the state directory ${dir} is inside the agentscm workspace ${workspace}, where a checkpoint would record the private key`,
+      `the state directory ${dir} is inside the agentscm workspace ${workspace}, where a checkpoint would record ` +
+        'the private key',
       {
         hint: 'pass a --state-dir outside every workspace, e.g. ~/.agentscm-collector',
       },

@@ -61,7 +61,9 @@ export function hashExecutable(path: string): string {
       'RUNTIME_FLAGS_INVALID',
       `--docker ${path} is not an executable file: ${(error as Error).message}`,
       {
-        hint: 'pass the path of the docker executable the operator selected (it is hashed into the runtime identity, not run)',
+        hint:
+          'pass the path of the docker executable the operator selected (it is hashed into the runtime ' +
+          'identity, not run)',
         details: { absolute: isAbsolute(path) },
       },
     );

@@ -86,7 +86,8 @@ export function materializeSnapshot(
   ) {
     throw new AgentscmError(
       'INPUT_TOO_LARGE',
-      `revision ${input.revision} has ${revision.entry_count} files and ${revision.total_bytes} bytes; a snapshot holds at most ${SNAPSHOT_LIMITS.maxEntries} files and ${SNAPSHOT_LIMITS.maxTotalBytes} bytes`,
+      `revision ${input.revision} has ${revision.entry_count} files and ${revision.total_bytes} bytes; a snapshot ` +
+        `holds at most ${SNAPSHOT_LIMITS.maxEntries} files and ${SNAPSHOT_LIMITS.maxTotalBytes} bytes`,
     );
   }
   const parent = ensurePrivateDir(input.parent);

@@ -19,14 +19,19 @@ export const MAX_UPLOAD_ANSWER_BYTES = 512 * 1024;
 /** How long an upload may take in all. */
 export const UPLOAD_TIMEOUT_MS = 120_000;
 
-/** The upload URL for an agent-tasks endpoint (`http(s)://HOST/v1/hub/workspace/repositories/O/N/profiles/P/agent-tasks`). */
+/**
+ * The upload URL for an agent-tasks endpoint
+ * (`http(s)://HOST/v1/hub/workspace/repositories/O/N/profiles/P/agent-tasks`).
+ */
 export function uploadUrl(endpoint: string): URL {
   let url: URL;
   try {
     url = new URL(endpoint);
   } catch (error) {
     throw new AgentscmError('UPLOAD_ENDPOINT_INVALID', `--endpoint ${endpoint.slice(0, 200)} is not a URL`, {
-      hint: 'pass the hub agent-tasks URL of the profile, e.g. http://127.0.0.1:8080/v1/hub/workspace/repositories/OWNER/NAME/profiles/default/agent-tasks',
+      hint:
+        'pass the hub agent-tasks URL of the profile, e.g. ' +
+        'http://127.0.0.1:8080/v1/hub/workspace/repositories/OWNER/NAME/profiles/default/agent-tasks',
       cause: error,
     });
   }
@@ -87,7 +92,9 @@ function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
 }
 
-/** The hub's error document as an AgentscmError with the hub's code (UPLOAD_REFUSED when it has none this build knows). */
+/**
+ * The hub's error document as an AgentscmError with the hub's code (UPLOAD_REFUSED when it has none this build knows).
+ */
 function hubError(status: number, answer: JsonValue | null): AgentscmError {
   const error = answer !== null && isJsonObject(answer) && isJsonObject(answer.error) ? answer.error : null;
   const message = typeof error?.message === 'string' ? error.message.slice(0, 2048) : `the hub answered HTTP ${status}`;
@@ -143,7 +150,9 @@ export async function postEnvelope(input: {
       'UPLOAD_ROUTE_MISSING',
       `the hub at ${url.origin} has no collector upload route (${url.pathname.slice(0, 200)} answered 404)`,
       {
-        hint: 'upload into the local authority instead (leave out --endpoint and pass --data-dir), or use a hub that serves …/agent-tasks/collector-upload; the envelope stays retained',
+        hint:
+          'upload into the local authority instead (leave out --endpoint and pass --data-dir), or use a hub ' +
+          'that serves …/agent-tasks/collector-upload; the envelope stays retained',
         details: { http_status: 404 },
       },
     );

@@ -143,7 +143,8 @@ export async function checkHub(configFile: string | undefined): Promise<DoctorFi
   const findings: DoctorFinding[] = [
     passed(
       'hub.config',
-      `${configFile} is valid: ${config.profiles.length} profile${config.profiles.length === 1 ? '' : 's'}, listen ${config.host}:${config.port}`,
+      `${configFile} is valid: ${config.profiles.length} profile${config.profiles.length === 1 ? '' : 's'}, listen ` +
+        `${config.host}:${config.port}`,
     ),
   ];
   for (const profile of config.profiles) {
@@ -204,7 +205,8 @@ export async function checkHub(configFile: string | undefined): Promise<DoctorFi
           'hub.health',
           'HUB_UNHEALTHY',
           `GET ${url} answered HTTP ${answer.statusCode}: ${JSON.stringify(text)}`,
-          "read the hub's error lines on its stderr; the health route reads every configured store, so check them with `agentscm doctor --data-dir DIR` for each data_dir",
+          "read the hub's error lines on its stderr; the health route reads every configured store, so check them " +
+            'with `agentscm doctor --data-dir DIR` for each data_dir',
         ),
       );
   } catch (error) {
@@ -224,7 +226,8 @@ export async function checkHub(configFile: string | undefined): Promise<DoctorFi
         finding(
           'hub.health',
           'HUB_UNHEALTHY',
-          `GET ${url} failed: ${typeof code === 'string' ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}`,
+          `GET ${url} failed: ` +
+            `${typeof code === 'string' ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}`,
           'check that the process on that port is `agentscm hub serve` and that it is not stuck; restart it',
         ),
       );

@@ -105,7 +105,8 @@ export function checkHooks(input: HookCheckInput): HookCheck {
   const findings: DoctorFinding[] = [];
   const tokenFiles: TokenFileRef[] = [];
   const reinstall =
-    "install it again with this agentscm: agentscm install-stop … --executable PATH (or install-edit-hook … --executable PATH), PATH being this installation's bin/run.js or the agentscm on PATH";
+    'install it again with this agentscm: agentscm install-stop … --executable PATH (or install-edit-hook … ' +
+    "--executable PATH), PATH being this installation's bin/run.js or the agentscm on PATH";
   let seen = 0;
   for (const settings of settingsFiles(input)) {
     let commands;
@@ -133,7 +134,8 @@ export function checkHooks(input: HookCheckInput): HookCheck {
           'hooks',
           'NO_AGENTSCM_HOOKS',
           `${settings.file} (${settings.client}, ${settings.level}) holds no agentscm hook`,
-          'nothing to do unless agents should run agentscm hooks here (agentscm install-stop, agentscm install-edit-hook)',
+          'nothing to do unless agents should run agentscm hooks here (agentscm install-stop, agentscm ' +
+            'install-edit-hook)',
         ),
       );
       continue;

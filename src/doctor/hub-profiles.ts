@@ -14,13 +14,15 @@ import { describeError, finding, passed, type DoctorFinding } from './finding.js
  * HUB_REQUIREMENT_CHANGED).
  */
 export function checkHubProfile(profile: HubProfile, store: Store): DoctorFinding {
-  const subject = `profile ${profile.repositoryId} ${profile.profileId} (data_dir ${profile.dataDir}, target ${profile.target})`;
+  const subject =
+    `profile ${profile.repositoryId} ${profile.profileId} (data_dir ${profile.dataDir}, target ` + `${profile.target})`;
   const unavailable = (why: string): DoctorFinding =>
     finding(
       'hub.profile',
       'HUB_PROFILE_UNAVAILABLE',
       `${subject}: ${why}; the hub does not start`,
-      'point data_dir and native_repository at an existing store and repository (agentscm doctor --data-dir DIR checks the store)',
+      'point data_dir and native_repository at an existing store and repository (agentscm doctor --data-dir DIR ' +
+        'checks the store)',
     );
   if (!isStoreInitialized(store.dataDir)) return unavailable('no native store');
   let auth: Authority;
@@ -43,8 +45,10 @@ export function checkHubProfile(profile: HubProfile, store: Store): DoctorFindin
       return finding(
         'hub.profile',
         'HUB_REQUIREMENT_CHANGED',
-        `${subject} pins requirement ${profile.requirementDigest}, but the target requires ${installed === null ? 'nothing' : installed.requirement_digest}; every task call is refused`,
-        'update requirement_digest in the hub config to the installed requirement (agentscm requirement show --target T) and restart the hub',
+        `${subject} pins requirement ${profile.requirementDigest}, but the target requires ` +
+          `${installed === null ? 'nothing' : installed.requirement_digest}; every task call is refused`,
+        'update requirement_digest in the hub config to the installed requirement (agentscm requirement show ' +
+          '--target T) and restart the hub',
       );
     }
     return passed(

@@ -33,11 +33,15 @@ export interface RuntimeCheckInput {
 }
 
 const START_FIX =
-  'start the container engine (in a checkout: npm run runtime:start as root; else e.g. systemctl start docker), or pass --docker-socket PATH';
+  'start the container engine (in a checkout: npm run runtime:start as root; else e.g. systemctl start docker), or ' +
+  'pass --docker-socket PATH';
 
 function profileName(installed: InstalledCollectorProfile): string {
   const p = installed.profile;
-  return `collector profile ${installed.collector_profile_id.slice(0, 12)} (profile ${p.workflow_profile}, step ${p.step_id})`;
+  return (
+    `collector profile ${installed.collector_profile_id.slice(0, 12)} (profile ${p.workflow_profile}, step ` +
+    `${p.step_id})`
+  );
 }
 
 /** Socket, API version, pinned images and runtime identities. */
@@ -53,7 +57,8 @@ export async function checkRuntime(input: RuntimeCheckInput): Promise<DoctorFind
       findings.push(
         passed(
           'runtime',
-          `the engine at unix://${socket} answers: engine ${client.engine.version}, API ${client.apiVersion} (engine ${client.engine.apiVersion})`,
+          `the engine at unix://${socket} answers: engine ${client.engine.version}, API ${client.apiVersion} ` +
+            `(engine ${client.engine.apiVersion})`,
         ),
       );
     } catch (error) {
@@ -123,8 +128,10 @@ export async function checkRuntime(input: RuntimeCheckInput): Promise<DoctorFind
           finding(
             'runtime.image',
             'IMAGE_MISSING',
-            `image ${image}, pinned by ${users} collector profile${users === 1 ? '' : 's'}, cannot be used: ${code}: ${message}`,
-            `load the image into the engine (docker load -i FILE, or docker build -t ${image} …); agentscm never pulls images`,
+            `image ${image}, pinned by ${users} collector profile${users === 1 ? '' : 's'}, cannot be used: ` +
+              `${code}: ${message}`,
+            `load the image into the engine (docker load -i FILE, or docker build -t ${image} …); agentscm never ` +
+              'pulls images',
           ),
         );
       }
@@ -134,7 +141,8 @@ export async function checkRuntime(input: RuntimeCheckInput): Promise<DoctorFind
         finding(
           'runtime.identity',
           'NO_DOCKER_EXECUTABLE',
-          'runtime identities were not compared: the identity includes the digest of the operator-selected docker executable',
+          'runtime identities were not compared: the identity includes the digest of the operator-selected docker ' +
+            'executable',
           'pass --docker PATH (the executable the profiles were probed with) to compare them',
         ),
       );
@@ -189,8 +197,11 @@ export async function checkRuntime(input: RuntimeCheckInput): Promise<DoctorFind
           finding(
             'runtime.identity',
             'RUNTIME_IDENTITY_CHANGED',
-            `${profileName(installed)} pins runtime identity ${installed.profile.runtime_identity_digest}, but the engine, image and executable observed now give ${digest}; records it collects are refused`,
-            `probe the runtime (agentscm agent-task runtime-probe --docker ${input.docker} --docker-socket ${socket} --image ${image}) and install a new collector profile pinning its identity_sha256, or restore the engine, image and executable the profile pinned`,
+            `${profileName(installed)} pins runtime identity ${installed.profile.runtime_identity_digest}, but the ` +
+              `engine, image and executable observed now give ${digest}; records it collects are refused`,
+            `probe the runtime (agentscm agent-task runtime-probe --docker ${input.docker} --docker-socket ` +
+              `${socket} --image ${image}) and install a new collector profile pinning its identity_sha256, or ` +
+              'restore the engine, image and executable the profile pinned',
           ),
         );
       }

@@ -42,7 +42,8 @@ export function checkRegistrations(auth: Authority | null): DoctorFinding[] {
   const findings: DoctorFinding[] = [
     passed(
       'keys.registrations',
-      `${plural(registrations.length, 'executor registration')}: ${current} current, ${revoked} revoked, ${superseded.length} superseded and not revoked`,
+      `${plural(registrations.length, 'executor registration')}: ${current} current, ${revoked} revoked, ` +
+        `${superseded.length} superseded and not revoked`,
     ),
   ];
   for (const r of superseded) {
@@ -50,7 +51,8 @@ export function checkRegistrations(auth: Authority | null): DoctorFinding[] {
       finding(
         'keys.registrations',
         'REGISTRATION_SUPERSEDED',
-        `registration ${r.registration_id} (profile ${r.profile}, step ${r.step}, executor ${r.executor_id}, epoch ${r.registration_epoch}) is superseded by epoch ${r.latest_epoch} but not revoked`,
+        `registration ${r.registration_id} (profile ${r.profile}, step ${r.step}, executor ${r.executor_id}, epoch ` +
+          `${r.registration_epoch}) is superseded by epoch ${r.latest_epoch} but not revoked`,
         `revoke the old epoch: agentscm agent-task revoke ${r.registration_id} --reason superseded`,
       ),
     );
@@ -99,9 +101,12 @@ export function checkKeys(auth: Authority | null, stateDirs: readonly string[]):
     if (current !== undefined)
       return passed(
         'keys.state-dir',
-        `${subject} is private and valid; registration ${current.registration_id} (epoch ${current.registration_epoch}) is current`,
+        `${subject} is private and valid; registration ${current.registration_id} (epoch ` +
+          `${current.registration_epoch}) is current`,
       );
-    const enrollFix = `enroll it: agentscm agent-task enroll --profile PROFILE --step STEP --executor EXECUTOR --public-key ${inspection.publicKey}`;
+    const enrollFix =
+      'enroll it: agentscm agent-task enroll --profile PROFILE --step STEP --executor EXECUTOR ' +
+      `--public-key ${inspection.publicKey}`;
     if (mine.length === 0)
       return finding(
         'keys.state-dir',
@@ -114,8 +119,10 @@ export function checkKeys(auth: Authority | null, stateDirs: readonly string[]):
       return finding(
         'keys.state-dir',
         'KEY_REVOKED',
-        `${subject}: its registration ${revoked.map((r) => r.registration_id).join(', ')} is revoked and no current registration has it; records it signs are refused`,
-        'create a new key in a new state directory (agentscm agent-task key --state-dir NEW_DIR), enroll it, install a collector profile for the new epoch, and delete the old key',
+        `${subject}: its registration ${revoked.map((r) => r.registration_id).join(', ')} is revoked and no ` +
+          'current registration has it; records it signs are refused',
+        'create a new key in a new state directory (agentscm agent-task key --state-dir NEW_DIR), enroll it, ' +
+          'install a collector profile for the new epoch, and delete the old key',
       );
     }
     return finding(
@@ -135,7 +142,8 @@ export interface TokenFileRef {
 }
 
 const TOKEN_FIX =
-  'ask the operator for a grant (`agentscm grant create --actor OWNER/AGENT --token-file FILE`) and use its token file; delete this one';
+  'ask the operator for a grant (`agentscm grant create --actor OWNER/AGENT --token-file FILE`) and use its token ' +
+  'file; delete this one';
 
 /** Grants of the store (live, revoked; grants do not expire) and every named token file authenticated. */
 export function checkGrants(auth: Authority | null, tokenFiles: readonly TokenFileRef[]): DoctorFinding[] {
@@ -189,7 +197,8 @@ export function checkGrants(auth: Authority | null, tokenFiles: readonly TokenFi
       findings.push(
         passed(
           'grants.token-file',
-          `${subject}: grant ${grant.grant_id} (${grant.scope}, ${grant.owner_id}/${grant.agent_id}) is live at generation ${grant.generation}`,
+          `${subject}: grant ${grant.grant_id} (${grant.scope}, ${grant.owner_id}/${grant.agent_id}) is live at ` +
+            `generation ${grant.generation}`,
         ),
       );
     } catch (error) {
@@ -234,7 +243,8 @@ export function checkRequirements(auth: Authority | null): DoctorFinding[] {
               'requirements',
               'REQUIREMENT_MISSING',
               `${subject} has no installed requirement: nothing is checked before it lands`,
-              `install one: agentscm --data-dir ${auth.dataDir} requirement install --repository ${repository.name} --target ${target.name} WORKFLOW.json`,
+              `install one: agentscm --data-dir ${auth.dataDir} requirement install --repository ` +
+                `${repository.name} --target ${target.name} WORKFLOW.json`,
             ),
           );
         } else {

@@ -23,7 +23,8 @@ export type StopScope = (typeof STOP_SCOPES)[number];
 export const STOP_TIMEOUT_SECONDS: Readonly<Record<StopMode, number>> = { stop: 900, 'task-stop': 60 };
 /** Where an agent finds the workflow-task guidance (printed in task-stop mode). */
 export const TASK_GUIDANCE_POINTER =
-  'the "Workflow tasks" section of the agentscm block in AGENTS.md (written by `agentscm init-repo` or `agentscm instructions write`), and docs/stop-hooks.md';
+  'the "Workflow tasks" section of the agentscm block in AGENTS.md (written by `agentscm init-repo` or `agentscm ' +
+  'instructions write`), and docs/stop-hooks.md';
 
 const OWN_COMMAND = /(^|\s)skill-workflow (stop|task-stop|task-codex-stop)(\s|$)/;
 

@@ -46,7 +46,8 @@ export interface QualificationRequest {
 export function agentTasksUrl(endpoint: string, repository: string, profile: string): URL {
   const url = new URL(endpoint);
   const [owner = '', name = ''] = repository.split('/');
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/hub/workspace/repositories/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/profiles/${encodeURIComponent(profile)}/agent-tasks`;
+  const route = `${encodeURIComponent(owner)}/${encodeURIComponent(name)}/profiles/${encodeURIComponent(profile)}`;
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/hub/workspace/repositories/${route}/agent-tasks`;
   return url;
 }
 
@@ -134,7 +135,10 @@ function post(url: URL, headers: Record<string, string>, body: string, signal: A
   });
 }
 
-/** Ask the hub whether the subject qualifies (HOOK_QUALIFICATION_FAILED, HOOK_TOKEN_REJECTED or HOOK_ANSWER_MALFORMED otherwise). */
+/**
+ * Ask the hub whether the subject qualifies (HOOK_QUALIFICATION_FAILED, HOOK_TOKEN_REJECTED or HOOK_ANSWER_MALFORMED
+ * otherwise).
+ */
 export async function requestQualification(input: QualificationRequest): Promise<QualificationAnswer> {
   const url = agentTasksUrl(input.endpoint, input.repository, input.profile);
   const timeoutMs = input.timeoutMs ?? QUALIFICATION_TIMEOUT_MS;

@@ -24,7 +24,13 @@ import { isJsonObject, type JsonValue } from '../contracts/json/json-value.js';
 export const AGENT_STATE_TOOL = 'agent_state';
 
 export const AGENT_STATE_TOOL_DESCRIPTION =
-  'Agent-state contract for concurrent agents (lifecycle state, declared capabilities, write scopes); reads and writes no store. Arguments {"operation","input"}: create (input: the builder\'s arguments {agent_id, backend, state, ...}) answers an envelope v1; validate (input: an envelope) answers {valid, state}; reconcile ({observations:[envelope...]}) merges observations of one agent by authority native > adapter > terminal > unknown; eligible ({agents, require:{capability:true}}) lists the agents declaring every required capability; conflicts ({agents}) lists pairs of active agents whose write scopes overlap. An empty eligible list or a non-empty conflicts list is an answer, not an error.';
+  'Agent-state contract for concurrent agents (lifecycle state, declared capabilities, write scopes); reads and ' +
+  'writes no store. Arguments {"operation","input"}: create (input: the builder\'s arguments {agent_id, ' +
+  'backend, state, ...}) answers an envelope v1; validate (input: an envelope) answers {valid, state}; ' +
+  'reconcile ({observations:[envelope...]}) merges observations of one agent by authority native > adapter > ' +
+  'terminal > unknown; eligible ({agents, require:{capability:true}}) lists the agents declaring every ' +
+  'required capability; conflicts ({agents}) lists pairs of active agents whose write scopes overlap. An empty ' +
+  'eligible list or a non-empty conflicts list is an answer, not an error.';
 
 /** The published schema of each operation's input (docs/schemas/agent-state-*.schema.json). */
 const INPUT_SCHEMAS: Record<AgentStateOperation, object> = {

@@ -139,7 +139,9 @@ export function requirePinnedRequirement(profile: HubProfile, store: Store): voi
   if (installed?.requirement_digest !== profile.requirementDigest) {
     throw new AgentscmError(
       'HUB_REQUIREMENT_CHANGED',
-      `target ${profile.target} of profile ${profile.profileId} requires ${installed === null ? 'nothing' : installed.requirement_digest}, not the pinned ${profile.requirementDigest}`,
+      `target ${profile.target} of profile ${profile.profileId} requires ` +
+        `${installed === null ? 'nothing' : installed.requirement_digest}, not the pinned ` +
+        `${profile.requirementDigest}`,
       { hint: 'the operator updates requirement_digest in the hub config and restarts the hub' },
     );
   }
@@ -178,7 +180,9 @@ function authorizeReaderIn(
           'HUB_GRANT_SCOPE_MISMATCH',
           `grant ${grant.grant_id} has scope ${grant.scope}; only reader grants reach ${endpoint}`,
           {
-            hint: 'use the workspace MCP endpoint /v1/hub/workspace/mcp with an agent grant, or a grant created with --scope reader here',
+            hint:
+              'use the workspace MCP endpoint /v1/hub/workspace/mcp with an agent grant, or a grant created ' +
+              'with --scope reader here',
           },
         );
       }

@@ -134,7 +134,8 @@ export async function readTransferBody(
       const code = sent < declaredLength ? 'TRANSFER_TRUNCATED' : 'TRANSFER_TRAILING_BYTES';
       throw new AgentscmError(
         code,
-        `the request declares a body of ${sent} bytes but the envelope's header declares ${declaredLength}; it was refused before its records were read`,
+        `the request declares a body of ${sent} bytes but the envelope's header declares ${declaredLength}; it was ` +
+          'refused before its records were read',
         {
           hint: 'send the envelope exactly as agent-task collect retained it',
           details: { length: sent, declared_length: declaredLength },
@@ -250,12 +251,15 @@ export class UploadBudget {
 
   constructor(readonly limit: { readonly bytes: number; readonly uploads: number } = UPLOAD_BUDGET) {}
 
-  /** Take `bytes` for one upload (HUB_UPLOAD_BUSY when they do not fit); the returned function gives them back, once. */
+  /**
+   * Take `bytes` for one upload (HUB_UPLOAD_BUSY when they do not fit); the returned function gives them back, once.
+   */
   take(bytes: number): () => void {
     if (this.uploads >= this.limit.uploads || this.bytes + bytes > this.limit.bytes) {
       throw new AgentscmError(
         'HUB_UPLOAD_BUSY',
-        `the hub is already reading ${this.uploads} collector uploads (${this.bytes} bytes), as much as it takes at once; this one (${bytes} bytes) was not read`,
+        `the hub is already reading ${this.uploads} collector uploads (${this.bytes} bytes), as much as it takes ` +
+          `at once; this one (${bytes} bytes) was not read`,
         {
           hint: `retry after ${UPLOAD_RETRY_AFTER_S} s (Retry-After)`,
           details: {

@@ -74,7 +74,9 @@ export function parseHubConfig(bytes: Uint8Array): HubConfig {
         'HUB_CONFIG_DATA_DIR_RELATIVE',
         `${where}.data_dir ${JSON.stringify(entry.data_dir.slice(0, 300))} is not an absolute path`,
         {
-          hint: 'name the native data directory by its absolute path; the hub never resolves a path against its working directory',
+          hint:
+            'name the native data directory by its absolute path; the hub never resolves a path against its ' +
+            'working directory',
         },
       );
     }
@@ -95,7 +97,9 @@ export function parseHubConfig(bytes: Uint8Array): HubConfig {
         'HUB_CONFIG_FORGE_INVALID',
         `${where}.publish_forge_status is true but the entry names no forge`,
         {
-          hint: 'add "forge": {"kind": "github"|"gitlab", "base_url": URL, "token_file": ABS_PATH}, or set publish_forge_status to false',
+          hint:
+            'add "forge": {"kind": "github"|"gitlab", "base_url": URL, "token_file": ABS_PATH}, or set ' +
+            'publish_forge_status to false',
         },
       );
     }

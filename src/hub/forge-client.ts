@@ -96,7 +96,8 @@ export function readForgeToken(file: string, where = 'forge'): string {
   } catch (error) {
     if (error instanceof AgentscmError && error.code === 'HUB_CONFIG_FORGE_INVALID') throw error;
     throw forgeInvalid(
-      `${where}.forge.token_file ${quoteForMessage(file)} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+      `${where}.forge.token_file ${quoteForMessage(file)} cannot be read: ` +
+        `${error instanceof Error ? error.message : String(error)}`,
       'create it with the forge token on one line, mode 0600',
     );
   }

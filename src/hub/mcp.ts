@@ -249,7 +249,8 @@ export function toolAnswerOfText(text: string): CallToolResult {
 /** A refusal as a tool error carrying its stable code. */
 export function toolError(error: unknown): CallToolResult {
   const refused = asAgentscmError(error);
-  // The same public message as an HTTP refusal: a store failure names no file (docs/hub.md "What an answer never says").
+  // The same public message as an HTTP refusal: a store failure names no file (docs/hub.md "What an answer never
+  // says").
   const body = { error: { code: refused.code, message: publicMessage(refused) } };
   return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
 }
@@ -340,7 +341,9 @@ export function legacyServer(runStatus: (runId: string) => Promise<CallToolResul
     LEGACY_STATUS_TOOL,
     {
       description:
-        'Read-only status of a skill-workflow run of your repository: its state, each step\'s result and observations, and whether its source is still current. Arguments: {"run_id"}. A run is an observation, never an approval.',
+        "Read-only status of a skill-workflow run of your repository: its state, each step's result and " +
+        'observations, and whether its source is still current. Arguments: {"run_id"}. A run is an ' +
+        'observation, never an approval.',
       inputSchema: fromJsonSchema(STATUS_INPUT_SCHEMA as JsonSchemaType, PASS_THROUGH),
     },
     async (args: unknown): Promise<CallToolResult> => {

@@ -76,7 +76,8 @@ const document = (decoder: { readonly id: string; readonly schema: object }): Hu
 });
 
 const SUBJECT_NOTE =
-  'The subject is the Change and the digest of the review context of its current version ({"change_id","context_digest"}).';
+  'The subject is the Change and the digest of the review context of its current version ' +
+  '({"change_id","context_digest"}).';
 const AGENT_NOTE =
   "The agent field must be your own actor (the grant's owner and agent); the hub never lets a request choose another.";
 
@@ -85,66 +86,94 @@ const PHASE_TWO: readonly HubOperation[] = [
     name: 'capabilities',
     input: { kind: 'none' },
     description:
-      'Schema discovery: the capability name, the schema versions this service speaks and the sorted operation names. Call it first, with no arguments; it needs no subject and changes nothing.',
+      'Schema discovery: the capability name, the schema versions this service speaks and the sorted operation ' +
+      'names. Call it first, with no arguments; it needs no subject and changes nothing.',
   },
   {
     name: 'requirements',
     input: { kind: 'subject' },
-    description: `Every task the installed requirement derives for a subject, with each task's id, digest, step, whether it is required and its state. Read-only. ${SUBJECT_NOTE}`,
+    description:
+      `Every task the installed requirement derives for a subject, with each task's id, digest, step, ` +
+      `whether it is required and its state. Read-only. ${SUBJECT_NOTE}`,
   },
   {
     name: 'next',
     input: { kind: 'subject' },
-    description: `The one next thing to do for a subject, as data: {"operation":"claim","task_id",...} to claim a pending task, {"operation":"reconcile","task_id",...} to resolve an unresolved attempt, or {"operation":"none"} when nothing is left. Call it after every step and follow "next"; it never runs anything itself. ${SUBJECT_NOTE}`,
+    description:
+      'The one next thing to do for a subject, as data: {"operation":"claim","task_id",...} to claim a ' +
+      'pending task, {"operation":"reconcile","task_id",...} to resolve an unresolved attempt, or ' +
+      '{"operation":"none"} when nothing is left. Call it after every step and follow "next"; it never runs ' +
+      `anything itself. ${SUBJECT_NOTE}`,
   },
   {
     name: 'instructions',
     input: document(instructionRequestDecoder),
     description:
-      'The instructions of a task: the skill entrypoint with its required criteria inline and the named references it may fetch. Call it after claiming, before working. An unsupported expected schema version answers status schema_mismatch with the versions the server speaks, not an error.',
+      'The instructions of a task: the skill entrypoint with its required criteria inline and the named references ' +
+      'it may fetch. Call it after claiming, before working. An unsupported expected schema version answers ' +
+      'status schema_mismatch with the versions the server speaks, not an error.',
   },
   {
     name: 'reference',
     input: document(referenceFetchRequestDecoder),
     description:
-      'Fetch one named reference of a task by name and sha256 (status available with the bytes, denied, uncertain, or schema_mismatch with server_schema_versions). Call it only when the instructions name a reference you need.',
+      'Fetch one named reference of a task by name and sha256 (status available with the bytes, denied, uncertain, ' +
+      'or schema_mismatch with server_schema_versions). Call it only when the instructions name a reference ' +
+      'you need.',
   },
   {
     name: 'claim',
     input: document(taskClaimRequestDecoder),
-    description: `Claim a task that next offered: creates one attempt with a lease and a fence. Exactly one of concurrent claimers wins; the others are refused with a conflict code. Use a fresh request_id and execution_operation_id per claim; retrying the identical request returns the same answer. ${AGENT_NOTE}`,
+    description:
+      'Claim a task that next offered: creates one attempt with a lease and a fence. Exactly one of ' +
+      'concurrent claimers wins; the others are refused with a conflict code. Use a fresh request_id and ' +
+      `execution_operation_id per claim; retrying the identical request returns the same answer. ${AGENT_NOTE}`,
   },
   {
     name: 'heartbeat',
     input: document(taskMutationRequestDecoder),
-    description: `Extend the lease of your live attempt (action "heartbeat", the attempt's fence). Call it before the lease expires while you work; an expired lease leaves the attempt uncertain until reconciled. ${AGENT_NOTE}`,
+    description:
+      `Extend the lease of your live attempt (action "heartbeat", the attempt's fence). Call it before ` +
+      'the lease expires while you work; an expired lease leaves the attempt uncertain until reconciled. ' +
+      `${AGENT_NOTE}`,
   },
   {
     name: 'result',
     input: document(taskResultAssertionDecoder),
-    description: `Record the outcome of your attempt (passed, failed or uncertain, with the criteria). An agent assertion is always non-passing for admission: it records what you claim, not evidence. Then call next. ${AGENT_NOTE}`,
+    description:
+      'Record the outcome of your attempt (passed, failed or uncertain, with the criteria). An agent ' +
+      'assertion is always non-passing for admission: it records what you claim, not evidence. Then call next. ' +
+      `${AGENT_NOTE}`,
   },
   {
     name: 'status',
     input: document(taskStatusRequestDecoder),
     description:
-      'Read one exact attempt: its state, lease, fence and outcome. Read-only; use it to check an attempt after a lost answer.',
+      'Read one exact attempt: its state, lease, fence and outcome. Read-only; use it to check an attempt after a ' +
+      'lost answer.',
   },
   {
     name: 'cancel',
     input: document(taskMutationRequestDecoder),
-    description: `Give up your live attempt (action "cancel", with a reason); the task becomes claimable again only through reconcile or a new subject. ${AGENT_NOTE}`,
+    description:
+      'Give up your live attempt (action "cancel", with a reason); the task becomes claimable again ' +
+      `only through reconcile or a new subject. ${AGENT_NOTE}`,
   },
   {
     name: 'reconcile',
     input: document(taskMutationRequestDecoder),
-    description: `Resolve an attempt that next reported as unresolved (expired, cancelled, or of an older subject), with a reason, so that the task can move on. Call it when next says {"operation":"reconcile"}. ${AGENT_NOTE}`,
+    description:
+      'Resolve an attempt that next reported as unresolved (expired, cancelled, or of an older ' +
+      'subject), with a reason, so that the task can move on. Call it when next says {"operation":"reconcile"}. ' +
+      `${AGENT_NOTE}`,
   },
   {
     name: 'recovery',
     input: document(taskRecoveryRequestDecoder),
     description:
-      'Recover the answer of a claim, heartbeat, cancel, reconcile or result whose response was lost: send the request kind and the exact original request; the answer says whether it committed and whether it still applies. Changes nothing.',
+      'Recover the answer of a claim, heartbeat, cancel, reconcile or result whose response was lost: send the ' +
+      'request kind and the exact original request; the answer says whether it committed and whether it still ' +
+      'applies. Changes nothing.',
   },
 ];
 
@@ -153,18 +182,27 @@ const COLLECTOR: readonly HubOperation[] = [
   {
     name: 'collector_claim',
     input: document(collectorClaimRequestDecoder),
-    description: `Claim a command task that next offered for an operator-installed collector profile (collector_profile_id) instead of an agent claim: the attempt is leased to the profile's enrolled executor and the exact collector descriptor is recorded. The hub never runs the collector: the operator's host runs \`agentscm agent-task collect\` with that descriptor and uploads the signed transfer. ${AGENT_NOTE}`,
+    description:
+      'Claim a command task that next offered for an operator-installed collector profile ' +
+      `(collector_profile_id) instead of an agent claim: the attempt is leased to the profile's enrolled ` +
+      `executor and the exact collector descriptor is recorded. The hub never runs the collector: the operator's ` +
+      `host runs \`agentscm agent-task collect\` with that descriptor and uploads the signed transfer. ` +
+      `${AGENT_NOTE}`,
   },
   {
     name: 'collector_descriptor',
     input: document(collectorDescriptorRequestDecoder),
     description:
-      'Re-read the exact collector descriptor of an earlier collector_claim (task_id, attempt_id): the input of `agentscm agent-task collect`. Read-only.',
+      'Re-read the exact collector descriptor of an earlier collector_claim (task_id, attempt_id): the input of ' +
+      '`agentscm agent-task collect`. Read-only.',
   },
   {
     name: 'collector_finalize',
     input: document(collectorFinalizeRequestDecoder),
-    description: `After the collector's signed transfers were uploaded, write the receipt of the subject from the retained transfers (status written, retained or incomplete); it runs nothing. Needs the subject. Then call next. ${AGENT_NOTE}`,
+    description:
+      `After the collector's signed transfers were uploaded, write the receipt of the subject from the ` +
+      'retained transfers (status written, retained or incomplete); it runs nothing. Needs the subject. Then ' +
+      `call next. ${AGENT_NOTE}`,
   },
 ];
 
@@ -172,7 +210,12 @@ for (const operation of [...PHASE_TWO, ...COLLECTOR]) registerHubOperation(opera
 registerHubOperation({
   name: 'qualification',
   input: { kind: 'subject' },
-  description: `Read-only, advisory: whether the exact subject qualifies now — qualified, subject_current, receipt_digest (null unless qualified), revision, each task's state (pending, claimed, succeeded, failed, uncertain, blocked), at most 32 typed failures {task_id, code} and next as data: collector_claim or reconcile with a task_id, collector_finalize, checkpoint or none. Call it after every collection and upload; it never finalizes, writes a receipt or changes a task. ${SUBJECT_NOTE}`,
+  description:
+    'Read-only, advisory: whether the exact subject qualifies now — qualified, subject_current, ' +
+    `receipt_digest (null unless qualified), revision, each task's state (pending, claimed, succeeded, failed, ` +
+    'uncertain, blocked), at most 32 typed failures {task_id, code} and next as data: collector_claim or ' +
+    'reconcile with a task_id, collector_finalize, checkpoint or none. Call it after every collection and ' +
+    `upload; it never finalizes, writes a receipt or changes a task. ${SUBJECT_NOTE}`,
 });
 
 /** The subject selection schema (requirements and next). */

@@ -35,7 +35,10 @@ import {
 export interface TaskWorkerOptions {
   /** Test fault injection: each worker thread exits when asked to call this operation. */
   readonly exitOnOperation?: string | undefined;
-  /** How long a request's store work may wait for another writer's lock, counted from when it was sent (default BUSY_BUDGET_MS). */
+  /**
+   * How long a request's store work may wait for another writer's lock, counted from when it was sent (default
+   * BUSY_BUDGET_MS).
+   */
   readonly busyBudgetMs?: number | undefined;
 }
 
@@ -90,7 +93,10 @@ export class TaskWorkerClient {
     await this.ready;
   }
 
-  /** Authorize `token` for the profile (by its index in the config) in the worker; resolves to the handle of the held authorization. */
+  /**
+   * Authorize `token` for the profile (by its index in the config) in the worker; resolves to the handle of the held
+   * authorization.
+   */
   async authorize(profile: number, token: string): Promise<number> {
     let handle = 0;
     await this.send((id, sentAt) => {
@@ -116,7 +122,9 @@ export class TaskWorkerClient {
     );
   }
 
-  /** Import a collector transfer envelope under the authorization held under `held`; resolves to the view's JSON text. */
+  /**
+   * Import a collector transfer envelope under the authorization held under `held`; resolves to the view's JSON text.
+   */
   async upload(held: number, profile: number, token: string, envelope: Uint8Array): Promise<string> {
     // The envelope's buffer moves to the worker rather than being copied (up to 16 MiB per upload);
     // it is empty here afterwards.
@@ -221,7 +229,8 @@ export class TaskWorkerClient {
         if (this.worker === worker) this.worker = null;
         const stopped = new AgentscmError(
           'INTERNAL',
-          `${this.name} stopped (exit code ${code}${failure === null ? '' : `: ${failure}`}) ${loaded ? 'before it answered' : 'before it was ready'}`,
+          `${this.name} stopped (exit code ${code}${failure === null ? '' : `: ${failure}`}) ` +
+            `${loaded ? 'before it answered' : 'before it was ready'}`,
           {
             hint: 'the next request starts a fresh worker; see the hub log',
           },

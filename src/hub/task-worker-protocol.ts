@@ -35,7 +35,10 @@ export interface TaskWorkerData {
   readonly exitOnOperation?: string | undefined;
 }
 
-/** What a `call` answers: the agent-tasks route's whole JSON text, or the JSON text of the facade's result alone (an MCP tool). */
+/**
+ * What a `call` answers: the agent-tasks route's whole JSON text, or the JSON text of the facade's result alone (an MCP
+ * tool).
+ */
 export type CallAnswer = 'route' | 'tool';
 
 /** A dashboard request as the main thread received it (src/hub/ui-api.ts serves it in the worker). */
@@ -74,7 +77,10 @@ export type TaskWorkerRequest =
       readonly call: HubTaskCall;
       readonly answer: CallAnswer;
     }
-  /** Import a collector transfer envelope (the upload route) under the held authorization, as `call` does; answered with the view's JSON text. */
+  /**
+   * Import a collector transfer envelope (the upload route) under the held authorization, as `call` does; answered with
+   * the view's JSON text.
+   */
   | {
       readonly kind: 'upload';
       readonly id: number;
@@ -84,7 +90,10 @@ export type TaskWorkerRequest =
       readonly token: string;
       readonly envelope: Uint8Array;
     }
-  /** Authenticate a reader grant (legacy /mcp); answered with the index of its data directory in the profiles' distinct data directories. */
+  /**
+   * Authenticate a reader grant (legacy /mcp); answered with the index of its data directory in the profiles' distinct
+   * data directories.
+   */
   | {
       readonly kind: 'reader';
       readonly id: number;

@@ -14,8 +14,10 @@ import { answerUiRequest, checkQuery, json, type UiAnswer, type UiView } from '.
 export const UI_API_PREFIX = '/v1/hub/ui-api';
 export const UI_API_PROFILES_PATH = `${UI_API_PREFIX}/profiles`;
 /** `…/repositories/{owner}/{name}/profiles/{profile}/{view}[/{id}[/bundle]]` */
-export const UI_API_VIEW_ROUTE =
-  /^\/v1\/hub\/ui-api\/repositories\/([^/]+)\/([^/]+)\/profiles\/([^/]+)\/(changes|tasks|runs|receipts|targets|registrations)(?:\/([^/]+))?(?:\/(bundle))?$/;
+export const UI_API_VIEW_ROUTE = new RegExp(
+  String.raw`^/v1/hub/ui-api/repositories/([^/]+)/([^/]+)/profiles/([^/]+)/` +
+    String.raw`(changes|tasks|runs|receipts|targets|registrations)(?:/([^/]+))?(?:/(bundle))?$`,
+);
 /** The Stores a dashboard request reads through (the worker thread owns and closes them). */
 export interface UiStores {
   /** One read-only Store per configured data_dir, keyed by it: the reader grant is looked up in each. */
@@ -96,7 +98,8 @@ export function serveUiApi(
   if (profile === undefined || !readable([profile]).includes(profile)) {
     throw new AgentscmError(
       'HUB_PROFILE_NOT_FOUND',
-      `no profile ${profileId.slice(0, 128)} for repository ${`${owner}/${name}`.slice(0, 300)} that this reader grant can see`,
+      `no profile ${profileId.slice(0, 128)} for repository ${`${owner}/${name}`.slice(0, 300)} that this reader ` +
+        'grant can see',
       {
         hint: 'GET /v1/hub/ui-api/profiles lists the profiles of the grant',
       },

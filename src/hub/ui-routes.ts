@@ -20,7 +20,8 @@ export const UI_PREFIX = '/ui/';
 /** Headers of every dashboard answer, static or JSON (docs/dashboard.md "Security headers"). */
 export const UI_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'none'; " +
+    "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
@@ -97,7 +98,9 @@ export function createUiFiles(source: UiSource): (path: string) => Promise<UiFil
 
 let packaged: ((path: string) => Promise<UiFile | null>) | null = null;
 
-/** The known dashboard file at `path` of this package (built or from sources), or null when the path is not one of them. */
+/**
+ * The known dashboard file at `path` of this package (built or from sources), or null when the path is not one of them.
+ */
 export async function uiFile(path: string): Promise<UiFile | null> {
   packaged ??= createUiFiles(packageSource());
   return packaged(path);

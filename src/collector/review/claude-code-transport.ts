@@ -19,9 +19,13 @@ import type { ReviewDispatch, ReviewTransport } from './controller.js';
 
 /** Said before the request on stdin: what the answer must be (the request names its format). */
 export const CLAUDE_CODE_PREAMBLE = [
-  'You are a code reviewer. The JSON document after this paragraph is a review request: judge every excerpt against every criterion.',
-  'Answer with exactly one JSON object and nothing else (no prose, no code fence): {"version":1,"verdicts":[{"criterion":ID,"verdict":"pass"|"fail"}, one per criterion in the request\'s order],',
-  '"findings":[{"criterion":ID,"path":PATH,"line":N|null,"severity":"blocking"|"advisory","message":TEXT}]}, at most 16 findings, each naming a path of the request\'s excerpts.',
+  'You are a code reviewer. The JSON document after this paragraph is a review request: judge every excerpt ' +
+    'against every criterion.',
+  'Answer with exactly one JSON object and nothing else (no prose, no code fence): ' +
+    '{"version":1,"verdicts":[{"criterion":ID,"verdict":"pass"|"fail"}, one per criterion in the request\'s ' +
+    'order],',
+  '"findings":[{"criterion":ID,"path":PATH,"line":N|null,"severity":"blocking"|"advisory","message":TEXT}]}, at ' +
+    "most 16 findings, each naming a path of the request's excerpts.",
   '',
 ].join('\n');
 
@@ -178,7 +182,8 @@ export function createClaudeCodeTransport(options: ClaudeCodeTransportOptions): 
     stats = lstatSync(options.executable);
   } catch (error) {
     throw invalid(
-      `cannot inspect the review executable ${options.executable}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      `cannot inspect the review executable ${options.executable}: ` +
+        `${(error as NodeJS.ErrnoException).code ?? String(error)}`,
       'name an existing executable file',
     );
   }
@@ -338,7 +343,9 @@ export function createClaudeCodeTransport(options: ClaudeCodeTransportOptions): 
               ...base,
               ...common,
               status: 'output_limit',
-              detail: `the answer has ${answer.length} bytes, more than the ${call.maxResponseBytes} left in the output budget`,
+              detail:
+                `the answer has ${answer.length} bytes, more than the ${call.maxResponseBytes} left in the ` +
+                'output budget',
             };
           }
           return {

@@ -243,7 +243,9 @@ interface CallJudgement {
   readonly response: ReviewResponse | null;
 }
 
-/** What the controller makes of one answer: only paths of this request, only its criteria, one verdict each in order. */
+/**
+ * What the controller makes of one answer: only paths of this request, only its criteria, one verdict each in order.
+ */
 function judge(observation: ReviewCallObservation, request: ReviewRequest, maxResponseBytes: number): CallJudgement {
   if (observation.status !== 'answered' || observation.response === null)
     return { effect: 'not_answered', response: null };

@@ -98,7 +98,9 @@ function mismatch(reviewId: string, callIndex: number, why: string): AgentscmErr
     'REVIEW_JOURNAL_MISMATCH',
     `the review journal retains call ${callIndex} of review ${reviewId.slice(0, 12)} with ${why}`,
     {
-      hint: 'a retained review is never called again with other inputs; review the changed sources, policy or transport as a new review (another revision or policy gives another review id)',
+      hint:
+        'a retained review is never called again with other inputs; review the changed sources, policy or ' +
+        'transport as a new review (another revision or policy gives another review id)',
       details: { review_id: reviewId, call_index: callIndex },
     },
   );
@@ -129,7 +131,8 @@ export function reserveJournalCall(
     }
     cachedStatement(
       journal.db,
-      'INSERT INTO review_calls (review_id, call_index, request_digest, ticket, request, observation) VALUES (?, ?, ?, ?, ?, NULL)',
+      'INSERT INTO review_calls (review_id, call_index, request_digest, ticket, request, observation) VALUES (?, ' +
+        '?, ?, ?, ?, NULL)',
     ).run(reviewId, callIndex, call.requestDigest, call.ticket, call.request);
     return true;
   });

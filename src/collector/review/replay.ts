@@ -89,7 +89,8 @@ export async function replayReviewRecord(input: ReplayInput): Promise<ReviewReco
   if (!encodeCanonical(reviewRecordToJson(derived)).equals(input.record)) {
     throw refuse(
       'REVIEW_REPLAY_RECORD_MISMATCH',
-      'the record derived from the recorded responses differs from the given record (coverage, findings, outcome, usage or identity)',
+      'the record derived from the recorded responses differs from the given record (coverage, findings, outcome, ' +
+        'usage or identity)',
     );
   }
   return derived;

@@ -97,7 +97,9 @@ export function assertQualifiedTransport(identity: ReviewTransportIdentity): voi
     'REVIEW_TRANSPORT_NOT_QUALIFIED',
     `a review transport of basis ${identity.basis} cannot qualify`,
     {
-      hint: 'only the claude-code transport with a pinned executable digest qualifies; the fixture transport is for tests',
+      hint:
+        'only the claude-code transport with a pinned executable digest qualifies; the fixture transport is ' +
+        'for tests',
       details: { basis: identity.basis },
     },
   );

@@ -109,7 +109,8 @@ export const CODEX_STOP_OUTPUT_SCHEMA = {
     reason: {
       default: null,
       description:
-        'Claude requires `reason` when `decision` is `block`; we enforce that semantic rule during output parsing rather than in the JSON schema.',
+        'Claude requires `reason` when `decision` is `block`; we enforce that semantic rule during output parsing ' +
+        'rather than in the JSON schema.',
       type: ['string', 'null'],
     },
     stopReason: {

@@ -30,7 +30,9 @@ export interface StopCounter {
 
 function unavailable(why: string, cause?: unknown): AgentscmError {
   return new AgentscmError('HOOK_COUNTER_UNAVAILABLE', `the Stop hook counter ${why}`, {
-    hint: `remove the file under the data directory's ${STOP_COUNTER_DIR}/ folder if it is damaged; the hook did nothing`,
+    hint:
+      `remove the file under the data directory's ${STOP_COUNTER_DIR}/ folder if it is damaged; the hook did ` +
+      'nothing',
     ...(cause === undefined ? {} : { cause }),
   });
 }

@@ -54,7 +54,9 @@ export async function guardStop(input: StopGuardInput): Promise<StopHookResult> 
       const out = renderStopOutput(input.client, { decision: 'pass' });
       return {
         stdout: out.stdout,
-        stderr: `agentscm: the Stop hook blocked ${MAX_STOP_CONTINUATIONS} times in a row; continuation ends here without running it again\n`,
+        stderr:
+          `agentscm: the Stop hook blocked ${MAX_STOP_CONTINUATIONS} times in a row; continuation ends here ` +
+          'without running it again\n',
         exitCode: 0,
       };
     }

@@ -22,7 +22,8 @@ export function h(tag: string, attrs: Readonly<Record<string, string>> = {}, ...
 
 /** What a marked text says on hover. */
 const UNSAFE_TITLE =
-  'This text holds control or bidirectional formatting characters, which can make it read as something else; they are shown escaped (\\uXXXX).';
+  'This text holds control or bidirectional formatting characters, which can make it read as something else; they ' +
+  'are shown escaped (\\uXXXX).';
 
 export function append(element: Element, children: readonly Child[]): void {
   for (const child of children) {

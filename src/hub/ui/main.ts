@@ -86,7 +86,8 @@ function profileBase(): string {
   if (profile === undefined)
     throw new HubRefused(404, 'HUB_PROFILE_NOT_FOUND', 'this grant can read no profile of the hub');
   const [owner = '', name = ''] = String(profile.repository_id).split('/');
-  return `${API}/repositories/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/profiles/${encodeURIComponent(String(profile.profile_id))}`;
+  const repository = `${encodeURIComponent(owner)}/${encodeURIComponent(name)}`;
+  return `${API}/repositories/${repository}/profiles/${encodeURIComponent(String(profile.profile_id))}`;
 }
 
 function setStatus(text: string, reconnecting: boolean): void {
@@ -187,7 +188,8 @@ function taskSection(t: Json): HTMLElement {
       {},
       `Change ${String(t.change_id)} version ${String(t.change_version)}, revision `,
       id(t.revision),
-      `, policy epoch ${String(t.policy_epoch)}, highest fence ${String(t.last_fence)}, ${t.required === true ? 'required' : 'optional'}`,
+      `, policy epoch ${String(t.policy_epoch)}, highest fence ${String(t.last_fence)}, ` +
+        `${t.required === true ? 'required' : 'optional'}`,
     ),
     attempts.length === 0
       ? h('p', { class: 'muted' }, 'No attempt yet.')
@@ -235,7 +237,8 @@ function recordView(record: Json): HTMLElement {
     const s = record[name] as Json | undefined;
     return s === undefined
       ? 'none'
-      : `${String(s.retained_bytes)} of ${String(s.observed_bytes)} bytes retained${s.truncated === true ? ' (truncated)' : ''}, sha256 ${String(s.sha256)}`;
+      : `${String(s.retained_bytes)} of ${String(s.observed_bytes)} bytes ` +
+          `retained${s.truncated === true ? ' (truncated)' : ''}, sha256 ${String(s.sha256)}`;
   };
   return h(
     'dl',
@@ -244,7 +247,8 @@ function recordView(record: Json): HTMLElement {
     h(
       'dd',
       {},
-      `${String(record.outcome)}, exit ${String(record.exit_code)}${record.timed_out === true ? ', timed out' : ''}${record.oom_killed === true ? ', out of memory' : ''}`,
+      `${String(record.outcome)}, exit ${String(record.exit_code)}` +
+        `${record.timed_out === true ? ', timed out' : ''}${record.oom_killed === true ? ', out of memory' : ''}`,
     ),
     h('dt', {}, 'stdout'),
     h('dd', {}, stream('stdout')),
@@ -278,7 +282,8 @@ function diffView(diff: Json | null): Child {
       id(diff.from),
       ' to the Change at ',
       id(diff.to),
-      `: ${total === 0 ? 'no file differs' : `${total} file${total === 1 ? ' differs' : 's differ'}`}${total > changes.length ? ` (the first ${changes.length} shown)` : ''}.`,
+      `: ${total === 0 ? 'no file differs' : `${total} file${total === 1 ? ' differs' : 's differ'}`}` +
+        `${total > changes.length ? ` (the first ${changes.length} shown)` : ''}.`,
     ),
     changes.length === 0
       ? null
@@ -300,6 +305,7 @@ async function changeView(changeId: string): Promise<Rendered> {
   const q = data.qualification as Json;
   const target = data.target as Json;
   const tasks = (JSON.parse(tasksText) as Json).tasks as Json[];
+  const versions = (change.versions as Json[] | undefined) ?? [];
   return {
     signature: text + tasksText,
     nodes: () => [
@@ -325,11 +331,12 @@ async function changeView(changeId: string): Promise<Rendered> {
       h(
         'h3',
         {},
-        `Versions (${asText(change.version_count)}${Number(change.version_count) > ((change.versions as Json[] | undefined) ?? []).length ? ', the newest 100 shown' : ''})`,
+        `Versions (${asText(change.version_count)}` +
+          `${Number(change.version_count) > versions.length ? ', the newest 100 shown' : ''})`,
       ),
       table(
         ['Version', 'Revision', 'Previous revision'],
-        ((change.versions as Json[] | undefined) ?? []).map((v) => [
+        versions.map((v) => [
           words(v.version),
           id(v.revision),
           v.previous_revision === null ? 'none' : id(v.previous_revision),
@@ -471,7 +478,8 @@ async function registrationsView(): Promise<Rendered> {
       h(
         'p',
         {},
-        `Hub profile ${String(hub.profile_id)} of ${String(hub.repository_id)} on target ${String(hub.target)}, requirement `,
+        `Hub profile ${String(hub.profile_id)} of ${String(hub.repository_id)} on target ${String(hub.target)}, ` +
+          'requirement ',
         id(hub.requirement_digest),
         `, policy epoch ${String(hub.policy_epoch)}`,
       ),
@@ -533,7 +541,9 @@ async function runsView(cursor: string): Promise<Rendered> {
 
 function outputBlock(name: string, stream: Json | undefined): Child[] {
   if (stream === undefined) return [];
-  const note = `${name}: ${String(stream.bytes)} bytes retained, sha256 ${String(stream.sha256)}${stream.truncated === true ? ' (only the first 64 KiB shown)' : ''}`;
+  const note =
+    `${name}: ${String(stream.bytes)} bytes retained, sha256 ` +
+    `${String(stream.sha256)}${stream.truncated === true ? ' (only the first 64 KiB shown)' : ''}`;
   return [h('p', { class: 'muted' }, note), h('pre', { 'aria-label': `${name} output` }, asText(stream.text))];
 }
 
@@ -749,7 +759,8 @@ function showTokenForm(message: string | null): void {
     h(
       'p',
       {},
-      'Paste the token of a reader grant (agentscm grant create --scope reader --actor OWNER/AGENT --token-file FILE). It is kept in this tab only (sessionStorage) and sent as an Authorization header.',
+      'Paste the token of a reader grant (agentscm grant create --scope reader --actor OWNER/AGENT --token-file ' +
+        'FILE). It is kept in this tab only (sessionStorage) and sent as an Authorization header.',
     ),
     message === null ? null : h('p', { class: 'bad', role: 'alert' }, message),
     h('label', { for: 'token' }, 'Token'),
