@@ -40,7 +40,7 @@ import { installCollectorProfile } from '../../src/tasks/collector/profiles.js';
 import type { TaskContext } from '../../src/tasks/context.js';
 import { callTaskOperation } from '../../src/tasks/facade.js';
 import { authorizeTaskToken } from '../../src/tasks/grant-guard.js';
-import { openStore } from '../../src/tasks/store.js';
+import { openStore, withStore } from '../../src/tasks/store.js';
 import { installRequirementFile } from '../../src/workflows/requirement.js';
 
 export const EXAMPLES_DIR = dirname(fileURLToPath(import.meta.url));
@@ -174,7 +174,7 @@ export function buildDemoStore(dataDir: string, tokenFile: string): DemoStore {
   };
   const definitionFile = join(dirname(dataDir), 'demo-requirement.json');
   writeFileSync(definitionFile, `${formatJson(definition)}\n`);
-  installRequirementFile(dataDir, { target: DEMO.target, file: definitionFile });
+  withStore(dataDir, 'write', (store) => installRequirementFile(store, { target: DEMO.target, file: definitionFile }));
   return withAuthority((auth) => {
     const enrollment = enrollExecutor(auth, {
       repository: DEMO.repositoryId,

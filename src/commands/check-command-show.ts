@@ -1,5 +1,6 @@
 import { Args } from '@oclif/core';
 
+import { withStore } from '../tasks/store.js';
 import { showCommandAttempt, type CommandAttemptView } from '../workflows/command-attempts.js';
 import { BaseCommand } from './_base.js';
 
@@ -22,7 +23,9 @@ export default class CheckCommandShow extends BaseCommand {
 
   async run(): Promise<CommandAttemptView> {
     const { args, flags } = await this.parse(CheckCommandShow);
-    const view = showCommandAttempt(this.resolveDataDir(flags['data-dir']), args.attempt);
+    const view = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      showCommandAttempt(store, args.attempt),
+    );
     this.log(`attempt ${view.attempt_id} (run ${view.run_id}, step ${view.step_id}, generation ${view.generation})`);
     // The summary starts with the outcome ("outcome failed, exit 3, …"); without one, say the outcome alone.
     this.log(`  state ${view.state}; ${view.summary ?? `outcome ${view.outcome ?? '(none yet)'}`}`);

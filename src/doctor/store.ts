@@ -10,7 +10,7 @@ import { AUTHORITY_MIGRATIONS } from '../native/migrations/index.js';
 import { inspectDatabase } from '../native/sqlite.js';
 import type { Store } from '../native/store-handle.js';
 import { isStoreInitialized, nativePaths, type Authority } from '../native/store.js';
-import { JOURNAL_MIGRATIONS } from '../workflows/journal-migrations/index.js';
+import { JOURNAL_MIGRATIONS } from '../tasks/store.js';
 import { JOURNAL_WHAT, journalPaths } from '../workflows/journal.js';
 import { describeError, finding, passed, type DoctorFinding } from './finding.js';
 

@@ -118,7 +118,7 @@ export class TaskCallRunner {
         return answer(null);
       case 'workflow-status': {
         const { grant, store } = this.withReaders((readers) => authorizeReader(readers, request.token));
-        const view = readRunStatus(store.dataDir, request.runId);
+        const view = readRunStatus(store, request.runId);
         // A run of another repository is reported exactly as a missing one: a reader grant
         // learns nothing outside its repository.
         if (view.source.repository !== grant.repository)

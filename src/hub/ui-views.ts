@@ -255,8 +255,8 @@ function boundedOutput(stream: { readonly text: string; readonly bytes: number; 
  * One run (`skill-workflow status`) and, for each command step, its attempt (`check-command-show`)
  * with bounded output.
  */
-function runView(profile: HubProfile, runId: string): UiAnswer {
-  const view = readRunStatus(profile.dataDir, runId);
+function runView(profile: HubProfile, store: Store, runId: string): UiAnswer {
+  const view = readRunStatus(store, runId);
   if (view.source.repository !== profile.nativeRepository) {
     throw new AgentscmError('WORKFLOW_RUN_NOT_FOUND', `no workflow run "${runId}" of this profile's repository`, {
       hint: 'list the runs of the repository first',
@@ -264,7 +264,7 @@ function runView(profile: HubProfile, runId: string): UiAnswer {
   }
   const attempts = view.steps.flatMap((step) => {
     if (step.execution === null) return [];
-    const attempt = showCommandAttempt(profile.dataDir, step.execution.attempt_id);
+    const attempt = showCommandAttempt(store, step.execution.attempt_id);
     return [
       {
         step_id: step.id,
@@ -288,12 +288,10 @@ function runView(profile: HubProfile, runId: string): UiAnswer {
 function runsView(request: UiRequest): UiAnswer {
   if (request.item !== null) {
     checkQuery(request.query, []);
-    return runView(request.profile, request.item);
+    return runView(request.profile, request.store, request.item);
   }
   const { limit, cursor } = page(request.query, RUN_PAGE_MAX);
-  const runs = listRuns(request.profile.dataDir).runs.filter(
-    (run) => run.repository === request.profile.nativeRepository,
-  );
+  const runs = listRuns(request.store).runs.filter((run) => run.repository === request.profile.nativeRepository);
   return json({
     total: runs.length,
     runs: runs.slice(cursor, cursor + limit),

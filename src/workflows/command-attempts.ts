@@ -12,7 +12,8 @@ import type { JsonValue } from '../contracts/json/json-value.js';
 import { parseStrictJson } from '../contracts/json/strict-json.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { immediate, readSnapshot, u64FromSql, u64ToSql, type SqliteDatabase } from '../native/sqlite.js';
-import { journalRead, openJournal } from './journal.js';
+import type { Store } from '../native/store-handle.js';
+import { journalRead } from './journal.js';
 
 export type CommandAttemptState = 'running' | 'succeeded' | 'failed' | 'uncertain';
 export type CommandAttemptPhase = 'reserved' | 'container_created' | 'finished';
@@ -354,43 +355,38 @@ export interface CommandAttemptView {
 
 const STORED_JSON_MAX = 4 * 1024 * 1024;
 
-/** Read one attempt from an existing journal, read-only (it never creates the journal). */
-export function showCommandAttempt(dataDir: string, attemptId: string): CommandAttemptView {
+/** Read one attempt from the store's existing journal (it never creates the journal). */
+export function showCommandAttempt(store: Store, attemptId: string): CommandAttemptView {
   validateId(attemptId, 'attempt ID');
-  const journal = openJournal(dataDir, 'read');
-  try {
-    return journalRead(journal, () => {
-      const attempt = getCommandAttempt(journal.db, attemptId);
-      const output = getCommandAttemptOutput(journal.db, attemptId);
-      const stream = (bytes: Buffer): CommandAttemptView['stdout'] => ({
-        text: bytes.toString('utf8'),
-        bytes: bytes.length,
-        sha256: sha256Hex(bytes),
-      });
-      return {
-        attempt_id: attempt.attempt_id,
-        run_id: attempt.run_id,
-        step_id: attempt.step_id,
-        generation: attempt.generation,
-        state: attempt.state,
-        phase: attempt.phase,
-        outcome: attempt.outcome,
-        summary: attempt.summary,
-        request_digest: attempt.request_digest,
-        record_digest: attempt.record_digest,
-        container_name: attempt.container_name,
-        container_id: attempt.container_id,
-        created_at_ms: attempt.created_at_ms,
-        updated_at_ms: attempt.updated_at_ms,
-        request: parseStrictJson(attempt.request_json, { maxBytes: STORED_JSON_MAX }),
-        record:
-          attempt.record_json === null ? null : parseStrictJson(attempt.record_json, { maxBytes: STORED_JSON_MAX }),
-        records: listCommandAttemptRecords(journal.db, attemptId),
-        stdout: stream(output.stdout),
-        stderr: stream(output.stderr),
-      };
+  const journal = store.requireJournal();
+  return journalRead(journal, () => {
+    const attempt = getCommandAttempt(journal.db, attemptId);
+    const output = getCommandAttemptOutput(journal.db, attemptId);
+    const stream = (bytes: Buffer): CommandAttemptView['stdout'] => ({
+      text: bytes.toString('utf8'),
+      bytes: bytes.length,
+      sha256: sha256Hex(bytes),
     });
-  } finally {
-    journal.close();
-  }
+    return {
+      attempt_id: attempt.attempt_id,
+      run_id: attempt.run_id,
+      step_id: attempt.step_id,
+      generation: attempt.generation,
+      state: attempt.state,
+      phase: attempt.phase,
+      outcome: attempt.outcome,
+      summary: attempt.summary,
+      request_digest: attempt.request_digest,
+      record_digest: attempt.record_digest,
+      container_name: attempt.container_name,
+      container_id: attempt.container_id,
+      created_at_ms: attempt.created_at_ms,
+      updated_at_ms: attempt.updated_at_ms,
+      request: parseStrictJson(attempt.request_json, { maxBytes: STORED_JSON_MAX }),
+      record: attempt.record_json === null ? null : parseStrictJson(attempt.record_json, { maxBytes: STORED_JSON_MAX }),
+      records: listCommandAttemptRecords(journal.db, attemptId),
+      stdout: stream(output.stdout),
+      stderr: stream(output.stderr),
+    };
+  });
 }

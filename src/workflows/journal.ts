@@ -5,14 +5,7 @@
  * and never create it.
  */
 import { AgentscmError } from '../contracts/errors.js';
-import {
-  JOURNAL_WHAT,
-  journalPaths,
-  openJournalDatabase,
-  type Journal,
-  type JournalMode,
-  type JournalPaths,
-} from '../native/journal-db.js';
+import { JOURNAL_WHAT, journalPaths, type Journal, type JournalMode, type JournalPaths } from '../native/journal-db.js';
 import {
   cachedStatement,
   immediate,
@@ -22,18 +15,8 @@ import {
   type SqliteDatabase,
   type Statement,
 } from '../native/sqlite.js';
-import { JOURNAL_MIGRATIONS } from './journal-migrations/index.js';
 
 export { JOURNAL_WHAT, journalPaths, type Journal, type JournalMode, type JournalPaths };
-
-/**
- * Open the journal (src/native/journal-db.ts) with this build's journal migrations. 'read':
- * existing file only, read-only, no migration (WORKFLOW_JOURNAL_NOT_INITIALIZED when absent).
- * 'write': existing file, migrated. 'create': as 'write', creating it when absent.
- */
-export function openJournal(dataDir: string, mode: JournalMode | 'create'): Journal {
-  return openJournalDatabase(dataDir, mode, JOURNAL_MIGRATIONS);
-}
 
 /** A statement prepared once per journal connection. */
 export function journalStatement(journal: Journal, sql: string): Statement {

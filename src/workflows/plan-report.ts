@@ -2,7 +2,7 @@
  * `skill-workflow plan FILE`: validate a definition against the read-only authority and report
  * its plan and skill identities, running nothing (spec "Local CLI").
  */
-import { openAuthority } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
 import { readDefinitionFile } from './definition-file.js';
 import { compileWorkflow, type CompiledPlan } from './plan.js';
 
@@ -52,13 +52,8 @@ export function planReportOf(plan: CompiledPlan): PlanReport {
   };
 }
 
-/** Compile a definition file against D/native (opened read-only; nothing is created or written). */
-export function planWorkflowFile(dataDir: string, file: string): PlanReport {
+/** Compile a definition file against the store's authority (nothing is created or written). */
+export function planWorkflowFile(store: Store, file: string): PlanReport {
   const { definition } = readDefinitionFile(file);
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  try {
-    return planReportOf(compileWorkflow(auth, definition));
-  } finally {
-    auth.close();
-  }
+  return planReportOf(compileWorkflow(store.authority(), definition));
 }

@@ -21,7 +21,8 @@ import {
   type StoredRequirement,
   type TargetRequirement,
 } from '../native/requirements.js';
-import { openAuthority, readTransaction, writeTransaction, type Authority } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
+import { readTransaction, writeTransaction, type Authority } from '../native/store.js';
 import { listTargets } from '../native/targets.js';
 import { readDefinitionFile } from './definition-file.js';
 import { planReportOf, type PlanReport } from './plan-report.js';
@@ -80,7 +81,7 @@ function structuralSteps(definition: WorkflowDefinition, plan: CompiledPlan | nu
  * digest of the compiled definition.
  */
 export function installRequirementFile(
-  dataDir: string,
+  store: Store,
   input: {
     readonly repository?: string | undefined;
     readonly target: string;
@@ -89,75 +90,67 @@ export function installRequirementFile(
   },
 ): RequirementInstallResult {
   const { definition } = readDefinitionFile(input.file);
-  const auth = openAuthority(dataDir, { mode: 'write' });
-  try {
-    return writeTransaction(auth, () => {
-      if (input.repository !== undefined) {
-        const named = resolveRepository(auth, input.repository);
-        if (named.id !== definition.source.repository) {
-          throw new AgentscmError(
-            'WORKFLOW_SOURCE_MISMATCH',
-            `the definition binds repository ${definition.source.repository}, not ${named.id} (${named.name})`,
-            {
-              hint: 'install the definition for the repository it names',
-            },
-          );
-        }
+  const auth = store.authority();
+  return writeTransaction(auth, () => {
+    if (input.repository !== undefined) {
+      const named = resolveRepository(auth, input.repository);
+      if (named.id !== definition.source.repository) {
+        throw new AgentscmError(
+          'WORKFLOW_SOURCE_MISMATCH',
+          `the definition binds repository ${definition.source.repository}, not ${named.id} (${named.name})`,
+          {
+            hint: 'install the definition for the repository it names',
+          },
+        );
       }
-      const plan = compileWorkflow(auth, definition);
-      const { requirement, changed } = installRequirement(auth, {
-        repository: plan.source.repository,
-        target: input.target,
-        requirementDigest: plan.digest,
-        name: plan.name,
-        definition: plan.definitionBytes,
-        skillDigest: plan.skill.digest,
-        revision: plan.source.revision,
-        policyEpoch: plan.source.policy_epoch,
-        nowMs: input.nowMs ?? Date.now(),
-      });
-      return { ...viewOf(requirement, structuralSteps(definition, plan)), changed };
+    }
+    const plan = compileWorkflow(auth, definition);
+    const { requirement, changed } = installRequirement(auth, {
+      repository: plan.source.repository,
+      target: input.target,
+      requirementDigest: plan.digest,
+      name: plan.name,
+      definition: plan.definitionBytes,
+      skillDigest: plan.skill.digest,
+      revision: plan.source.revision,
+      policyEpoch: plan.source.policy_epoch,
+      nowMs: input.nowMs ?? Date.now(),
     });
-  } finally {
-    auth.close();
-  }
+    return { ...viewOf(requirement, structuralSteps(definition, plan)), changed };
+  });
 }
 
 /** `requirement show --target T`: read-only; REQUIREMENT_NOT_FOUND when the target has none. */
 export function showRequirement(
-  dataDir: string,
+  store: Store,
   input: { readonly repository?: string | undefined; readonly target: string },
 ): RequirementView {
-  const auth = openAuthority(dataDir, { mode: 'read' });
-  try {
-    return readTransaction(auth, () => {
-      const repository = resolveRepository(auth, input.repository);
-      // A target that does not exist is not a target without a requirement.
-      const targets = listTargets(auth, repository.id).map((target) => target.name);
-      if (!targets.includes(input.target)) {
-        throw new AgentscmError(
-          'TARGET_NOT_FOUND',
-          `repository ${repository.name} has no target ${quoteForMessage(input.target)}`,
-          {
-            hint: targets.length === 0 ? 'the repository has no targets' : `its targets: ${targets.join(', ')}`,
-          },
-        );
-      }
-      const requirement = getTargetRequirement(auth, repository.id, input.target);
-      const definition = requirementDefinition(requirement);
-      let plan: CompiledPlan | null = null;
-      try {
-        plan = compileWorkflow(auth, definition);
-      } catch {
-        // A requirement installed under an older policy epoch no longer compiles as is; its
-        // retained definition is still shown, in declared order.
-        plan = null;
-      }
-      return viewOf(requirement, structuralSteps(definition, plan));
-    });
-  } finally {
-    auth.close();
-  }
+  const auth = store.authority();
+  return readTransaction(auth, () => {
+    const repository = resolveRepository(auth, input.repository);
+    // A target that does not exist is not a target without a requirement.
+    const targets = listTargets(auth, repository.id).map((target) => target.name);
+    if (!targets.includes(input.target)) {
+      throw new AgentscmError(
+        'TARGET_NOT_FOUND',
+        `repository ${repository.name} has no target ${quoteForMessage(input.target)}`,
+        {
+          hint: targets.length === 0 ? 'the repository has no targets' : `its targets: ${targets.join(', ')}`,
+        },
+      );
+    }
+    const requirement = getTargetRequirement(auth, repository.id, input.target);
+    const definition = requirementDefinition(requirement);
+    let plan: CompiledPlan | null = null;
+    try {
+      plan = compileWorkflow(auth, definition);
+    } catch {
+      // A requirement installed under an older policy epoch no longer compiles as is; its
+      // retained definition is still shown, in declared order.
+      plan = null;
+    }
+    return viewOf(requirement, structuralSteps(definition, plan));
+  });
 }
 
 /** What an installed requirement is compiled against: the exact subject of a Change version. */

@@ -3,12 +3,11 @@
  * its repository (name beside ID when the native store can say it), revision, state and step
  * count, oldest first. Read-only: a store without a journal has no runs; nothing is created.
  */
-import { existsSync } from 'node:fs';
-
 import { isAgentscmError } from '../contracts/errors.js';
 import { listRepositories } from '../native/repositories.js';
-import { isStoreInitialized, openAuthority, readTransaction } from '../native/store.js';
-import { journalPaths, journalRead, journalStatement, openJournal, type RunState } from './journal.js';
+import type { Store } from '../native/store-handle.js';
+import { isStoreInitialized, readTransaction } from '../native/store.js';
+import { journalRead, journalStatement, type RunState } from './journal.js';
 
 export interface RunListItem {
   readonly run_id: string;
@@ -23,15 +22,11 @@ export interface RunListItem {
   readonly updated_at_ms: number;
 }
 
-function repositoryNames(dataDir: string): Map<string, string> {
-  if (!isStoreInitialized(dataDir)) return new Map();
+function repositoryNames(store: Store): Map<string, string> {
+  if (!isStoreInitialized(store.dataDir)) return new Map();
   try {
-    const auth = openAuthority(dataDir, { mode: 'read' });
-    try {
-      return new Map(readTransaction(auth, () => listRepositories(auth)).map((r) => [r.id, r.name]));
-    } finally {
-      auth.close();
-    }
+    const auth = store.authority();
+    return new Map(readTransaction(auth, () => listRepositories(auth)).map((r) => [r.id, r.name]));
   } catch (error) {
     if (isAgentscmError(error)) return new Map();
     throw error;
@@ -39,20 +34,17 @@ function repositoryNames(dataDir: string): Map<string, string> {
 }
 
 /** Every run, oldest first. */
-export function listRuns(dataDir: string): { runs: RunListItem[] } {
+export function listRuns(store: Store): { runs: RunListItem[] } {
   // A store that never ran a workflow has no journal: no runs, and nothing is created.
-  if (isStoreInitialized(dataDir) && !existsSync(journalPaths(dataDir).db)) return { runs: [] };
-  const journal = openJournal(dataDir, 'read');
-  try {
-    const rows = journalRead(journal, () =>
-      journalStatement(
-        journal,
-        'SELECT run_id, name, repository, revision, state, step_count, created_at_ms, updated_at_ms FROM workflow_runs ORDER BY created_at_ms, run_id',
-      ).all(),
-    ) as Omit<RunListItem, 'repository_name'>[];
-    const names = repositoryNames(dataDir);
-    return { runs: rows.map((row) => ({ ...row, repository_name: names.get(row.repository) ?? null })) };
-  } finally {
-    journal.close();
-  }
+  const journal = isStoreInitialized(store.dataDir) ? store.journal() : store.requireJournal();
+  if (journal === null) return { runs: [] };
+  const rows = journalRead(journal, () =>
+    journalStatement(
+      journal,
+      'SELECT run_id, name, repository, revision, state, step_count, created_at_ms, updated_at_ms' +
+        ' FROM workflow_runs ORDER BY created_at_ms, run_id',
+    ).all(),
+  ) as Omit<RunListItem, 'repository_name'>[];
+  const names = repositoryNames(store);
+  return { runs: rows.map((row) => ({ ...row, repository_name: names.get(row.repository) ?? null })) };
 }

@@ -11,12 +11,12 @@ import { findChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { hasRevision } from '../native/revisions.js';
-import { isStoreInitialized, openAuthority, readTransaction, type Authority } from '../native/store.js';
+import type { Store } from '../native/store-handle.js';
+import { isStoreInitialized, readTransaction, type Authority } from '../native/store.js';
 import { getCommandAttemptForStep } from './command-attempts.js';
 import {
   isTerminalRunState,
   journalRead,
-  openJournal,
   type Journal,
   type RunRecord,
   type RunState,
@@ -181,14 +181,14 @@ export function projectRun(journal: Journal, runId: string, auth: Authority | nu
  * `skill-workflow status RUN_ID`: read-only. A missing journal is WORKFLOW_JOURNAL_NOT_INITIALIZED
  * and nothing is created; the native store is consulted only when it exists.
  */
-export function readRunStatus(dataDir: string, runId: string): RunView {
+export function readRunStatus(store: Store, runId: string): RunView {
   checkGenericId(runId, 'run ID');
-  const journal = openJournal(dataDir, 'read');
+  const journal = store.requireJournal();
   let auth: Authority | null = null;
   try {
-    if (isStoreInitialized(dataDir)) {
+    if (isStoreInitialized(store.dataDir)) {
       try {
-        auth = openAuthority(dataDir, { mode: 'read' });
+        auth = store.authority();
       } catch (error) {
         if (!isAgentscmError(error)) throw error;
         auth = null;
@@ -204,8 +204,5 @@ export function readRunStatus(dataDir: string, runId: string): RunView {
       });
     }
     throw error;
-  } finally {
-    journal.close();
-    auth?.close();
   }
 }

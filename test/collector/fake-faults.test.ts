@@ -13,8 +13,8 @@ import { DockerClient, MAX_API_VERSION } from '../../src/collector/docker-client
 import { FakeDockerEngine, type FakeScript } from '../../src/collector/fake-transport.js';
 import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { getCommandAttempt } from '../../src/workflows/command-attempts.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import { DOCKER_EXE, makeRepo, recipeBytes, stepRequest, type Repo } from '../support/collector.js';
+import { openJournal } from '../support/journal.js';
 
 const IMAGE_ID = `sha256:${'a'.repeat(64)}`;
 

@@ -17,9 +17,9 @@ import { reconcileCommandAttempt } from '../../src/collector/custody.js';
 import { DockerClient } from '../../src/collector/docker-client.js';
 import { createUnixSocketTransport } from '../../src/collector/docker-transport.js';
 import { commandAttemptId, getCommandAttempt } from '../../src/workflows/command-attempts.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { DOCKER_EXE, makeSuiteRepo, recipeBytes, requireEngine, stepRequest } from '../support/collector.js';
+import { openJournal } from '../support/journal.js';
 
 const run = promisify(execFile);
 /** Kept between runs so the image import happens once per machine. */

@@ -18,7 +18,6 @@ import {
   getCommandAttemptForStep,
   getCommandAttemptOutput,
 } from '../../src/workflows/command-attempts.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import {
   containersOf,
   createEventsOf,
@@ -32,6 +31,7 @@ import {
   type RecipeFields,
   type Repo,
 } from '../support/collector.js';
+import { openJournal } from '../support/journal.js';
 
 let runtime: CommandRuntimeHandle;
 let shared: Repo & { remove(): void };

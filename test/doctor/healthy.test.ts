@@ -12,6 +12,7 @@ import test from 'node:test';
 
 import { installStop } from '../../src/hooks/install-stop.js';
 import { startHub } from '../../src/hub/server.js';
+import { withStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { DEV_BIN } from '../helpers/cli.js';
 import { DOCKER_EXE, IMAGE, makeCollection } from '../support/evidence-collect.js';
@@ -21,7 +22,7 @@ import { doctor, findingOf, fingerprint, problems, testHome } from './fixture.js
 test('a healthy store, key, grant, runtime, hook and hub: every check passes and doctor exits 0', async (t) => {
   const c = await makeCollection(t);
   const home = testHome(t);
-  const requirement = showRequirement(c.dataDir, { target: 'main' });
+  const requirement = withStore(c.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }));
   const profile = {
     repositoryId: 'acme/widgets',
     profileId: PROFILE,

@@ -17,14 +17,14 @@ import { FakeDockerEngine } from '../../src/collector/fake-transport.js';
 import { recoverCommandStep } from '../../src/collector/recover.js';
 import { parseStrictJson } from '../../src/contracts/json/strict-json.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
-import { openStore } from '../../src/tasks/store.js';
+import { JOURNAL_MIGRATIONS, openStore, withStore } from '../../src/tasks/store.js';
 import { showCommandAttempt } from '../../src/workflows/command-attempts.js';
-import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
-import { journalPaths, openJournal } from '../../src/workflows/journal.js';
+import { journalPaths } from '../../src/workflows/journal.js';
 import { runWorkflow } from '../../src/workflows/runner.js';
 import { readRunStatus } from '../../src/workflows/status.js';
 import { tempDir } from '../helpers/tmp.js';
 import { DOCKER_EXE } from '../support/collector.js';
+import { openJournal } from '../support/journal.js';
 import {
   commandAction,
   definition,
@@ -80,7 +80,7 @@ test('recover of an uncertain attempt appends records that name their predecesso
   const run = await runWorkflow({ store: handle, runtime }, 'rec', bytes, 32);
   assert.equal(run.state, 'blocked');
   const attemptId = run.steps[0]?.execution?.attempt_id ?? '';
-  const first = showCommandAttempt(store.dataDir, attemptId);
+  const first = withStore(store.dataDir, 'read', (s) => showCommandAttempt(s, attemptId));
   assert.equal(first.state, 'uncertain');
   const firstRecord = recordOf(Buffer.from(JSON.stringify(first.record)));
   assert.equal(firstRecord.outcome, 'output_limit');
@@ -132,7 +132,7 @@ test('recover of an uncertain attempt appends records that name their predecesso
   assert.equal(newest.exit_code, firstRecord.exit_code);
   assert.equal(newest.recovered, true);
 
-  const view = showCommandAttempt(store.dataDir, attemptId);
+  const view = withStore(store.dataDir, 'read', (s) => showCommandAttempt(s, attemptId));
   assert.deepEqual(
     view.records.map((r) => r.record_digest),
     raw.map((r) => r.record_digest),
@@ -140,7 +140,7 @@ test('recover of an uncertain attempt appends records that name their predecesso
   assert.equal(view.record_digest, raw[2]?.record_digest);
 
   // Status agrees with itself: the step recorded the newest record, and the run follows the step.
-  const status = readRunStatus(store.dataDir, 'rec');
+  const status = withStore(store.dataDir, 'read', (s) => readRunStatus(s, 'rec'));
   const step = status.steps[0];
   assert.equal(step?.state, 'failed');
   assert.equal((step?.result as Loose).record_digest, step?.execution?.record_digest);

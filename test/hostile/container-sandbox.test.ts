@@ -11,7 +11,6 @@ import { after, before, test } from 'node:test';
 
 import { createCommandStepRuntime, type CommandRuntimeHandle } from '../../src/collector/command-step-runtime.js';
 import { getCommandAttemptOutput } from '../../src/workflows/command-attempts.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import {
   DOCKER_EXE,
   DOCKER_SOCKET,
@@ -22,6 +21,7 @@ import {
   type RecipeFields,
   type Repo,
 } from '../support/collector.js';
+import { openJournal } from '../support/journal.js';
 
 let runtime: CommandRuntimeHandle;
 let repo: Repo & { remove(): void };

@@ -18,7 +18,7 @@ import { createUnixSocketTransport } from '../../src/collector/docker-transport.
 import { LABELS, runContainer } from '../../src/collector/oci-command-collector.js';
 import { decodeCommandRecipe } from '../../src/contracts/collector/command-recipe.js';
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
-import { journalWrite, openJournal, updateRunState } from '../../src/workflows/journal.js';
+import { journalWrite, updateRunState } from '../../src/workflows/journal.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
@@ -29,6 +29,7 @@ import {
   recipeBytes,
   requireEngine,
 } from '../support/collector.js';
+import { openJournal } from '../support/journal.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 const RUNTIME = ['--docker', DOCKER, '--docker-socket', DOCKER_SOCKET];

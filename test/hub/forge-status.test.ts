@@ -16,6 +16,7 @@ import { parseHubConfig, type HubProfile } from '../../src/hub/config.js';
 import { forgeRequest } from '../../src/hub/forge-client.js';
 import { forgeLinksPath, listForgeLinks } from '../../src/hub/forge-links.js';
 import { startHub } from '../../src/hub/server.js';
+import { withStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { importEnvelope } from '../support/admission.js';
@@ -71,7 +72,8 @@ function profileOf(ev: Evidence, forge: HubProfile['forge']): HubProfile {
     nativeRepository: ev.store.repository,
     dataDir: ev.store.dataDir,
     target: 'main',
-    requirementDigest: showRequirement(ev.store.dataDir, { target: 'main' }).requirement_digest,
+    requirementDigest: withStore(ev.store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
+      .requirement_digest,
     forge,
   };
 }

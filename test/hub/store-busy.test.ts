@@ -21,6 +21,7 @@ import type { HubProfile } from '../../src/hub/config.js';
 import { toolNameOf } from '../../src/hub/operations.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { nativePaths } from '../../src/native/store.js';
+import { withStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { ALICE, claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
@@ -51,7 +52,8 @@ function evidenceHub(t: TestContext): { hub: HubStore; envelope: Buffer; tokenFi
     nativeRepository: ev.store.repository,
     dataDir: ev.store.dataDir,
     target: 'main',
-    requirementDigest: showRequirement(ev.store.dataDir, { target: 'main' }).requirement_digest,
+    requirementDigest: withStore(ev.store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
+      .requirement_digest,
   };
   return {
     hub: { dir: ev.dir, store: ev.store, profile, config: { host: '127.0.0.1', port: 0, profiles: [profile] } },

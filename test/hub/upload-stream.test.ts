@@ -19,6 +19,7 @@ import { encodeTransferHeader, TRANSFER_MAGIC } from '../../src/contracts/collec
 import { UPLOAD_BUDGET } from '../../src/hub/body.js';
 import type { HubProfile } from '../../src/hub/config.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
+import { withStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { TEST_CLI } from '../helpers/cli.js';
 import { claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
@@ -129,7 +130,8 @@ test(
       nativeRepository: ev.store.repository,
       dataDir: ev.store.dataDir,
       target: 'main',
-      requirementDigest: showRequirement(ev.store.dataDir, { target: 'main' }).requirement_digest,
+      requirementDigest: withStore(ev.store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
+        .requirement_digest,
     };
     const hubStore: HubStore = {
       dir: ev.dir,

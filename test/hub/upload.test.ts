@@ -12,6 +12,7 @@ import type { HubProfile } from '../../src/hub/config.js';
 import { UPLOAD_BODY_MAX_BYTES } from '../../src/hub/routes/upload.js';
 import { startHub } from '../../src/hub/server.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
+import { withStore } from '../../src/tasks/store.js';
 import { showRequirement } from '../../src/workflows/requirement.js';
 import { codeOf } from '../helpers/errors.js';
 import { claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
@@ -31,7 +32,8 @@ test(
       nativeRepository: ev.store.repository,
       dataDir: ev.store.dataDir,
       target: 'main',
-      requirementDigest: showRequirement(ev.store.dataDir, { target: 'main' }).requirement_digest,
+      requirementDigest: withStore(ev.store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
+        .requirement_digest,
     };
     const log: string[] = [];
     const hub = await startHub(

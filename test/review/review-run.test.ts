@@ -11,7 +11,7 @@ import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
 import type { JsonValue } from '../../src/contracts/json/json-value.js';
-import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
+import { JOURNAL_MIGRATIONS } from '../../src/tasks/store.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';

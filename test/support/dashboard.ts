@@ -45,7 +45,8 @@ export async function dashboardHub(t: TestContext, port = 0): Promise<DashboardH
     nativeRepository: store.repository,
     dataDir: store.dataDir,
     target: 'main',
-    requirementDigest: showRequirement(store.dataDir, { target: 'main' }).requirement_digest,
+    requirementDigest: withStore(store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
+      .requirement_digest,
   };
   const hub: HubStore = {
     dir: receipt.ev.dir,
@@ -125,7 +126,8 @@ export async function landedHub(
     nativeRepository: ev.store.repository,
     dataDir: ev.store.dataDir,
     target: 'main',
-    requirementDigest: showRequirement(ev.store.dataDir, { target: 'main' }).requirement_digest,
+    requirementDigest: withStore(ev.store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
+      .requirement_digest,
   };
   const hub: HubStore = {
     dir: ev.dir,

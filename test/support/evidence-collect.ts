@@ -30,11 +30,11 @@ import { installCollectorProfileFile } from '../../src/tasks/collector/profiles.
 import { deriveSubject } from '../../src/tasks/derive.js';
 import { callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openStore, withStore } from '../../src/tasks/store.js';
-import { openJournal } from '../../src/workflows/journal.js';
 import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { DOCKER_EXE, DOCKER_SOCKET, IMAGE } from './collector.js';
 import { makeGrant } from './grants.js';
+import { openJournal } from './journal.js';
 import { CHANGE_ID, defaultFiles, makeTaskStore, PROFILE, RECIPE_PATH, sha256, type TaskStore } from './tasks.js';
 
 export { DOCKER_EXE, DOCKER_SOCKET, IMAGE };

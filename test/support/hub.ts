@@ -40,7 +40,7 @@ export interface TestGrant {
 export function hubStore(t: TestContext, steps?: readonly StepSpec[]): HubStore {
   const dir = tempDir(t, 'agentscm-hub-');
   const store = makeTaskStore(join(dir, 'data'), steps);
-  const requirement = showRequirement(store.dataDir, { target: 'main' });
+  const requirement = withStore(store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }));
   const profile: HubProfile = {
     repositoryId: REPOSITORY_ID,
     profileId: PROFILE,

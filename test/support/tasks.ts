@@ -22,7 +22,7 @@ import { comparePaths, recordRevision, type RevisionEntry } from '../../src/nati
 import { createAuthority, openAuthority, writeTransaction, type Authority } from '../../src/native/store.js';
 import { setTarget } from '../../src/native/targets.js';
 import { trustedLocalGuard, type TaskContext, type TaskGuard } from '../../src/tasks/context.js';
-import { openStore, type Store } from '../../src/tasks/store.js';
+import { openStore, withStore, type Store } from '../../src/tasks/store.js';
 import { installRequirementFile } from '../../src/workflows/requirement.js';
 import { RECIPE } from './workflows.js';
 
@@ -156,7 +156,7 @@ export function installRequirement(
   };
   const file = join(dir, `requirement-${Date.now()}-${Math.random().toString(16).slice(2)}.json`);
   writeFileSync(file, JSON.stringify(definition));
-  installRequirementFile(store.dataDir, { target, file });
+  withStore(store.dataDir, 'write', (s) => installRequirementFile(s, { target, file }));
 }
 
 let epochCache = new WeakMap<TaskStore, bigint>();

@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import type { AgentRef } from '../../src/contracts/task/common.js';
-import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
+import { JOURNAL_MIGRATIONS } from '../../src/tasks/store.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -14,10 +14,11 @@ import type { AgentRef } from '../../src/contracts/task/common.js';
 import { encodeTask, workflowTaskDecoder } from '../../src/contracts/task/task.js';
 import { openAuthority } from '../../src/native/store.js';
 import { refusingGuard, type TaskGuard, type TaskOperation } from '../../src/tasks/context.js';
-import { JOURNAL_MIGRATIONS } from '../../src/workflows/journal-migrations/index.js';
-import { journalPaths, openJournal } from '../../src/workflows/journal.js';
+import { JOURNAL_MIGRATIONS } from '../../src/tasks/store.js';
+import { journalPaths } from '../../src/workflows/journal.js';
 import { codeOf } from '../helpers/errors.js';
 import { tempDir } from '../helpers/tmp.js';
+import { openJournal } from '../support/journal.js';
 import {
   assertionRequest,
   call,

@@ -9,13 +9,15 @@ import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
 import { WORKFLOW_LIMITS } from '../../src/contracts/workflow-definition.js';
+import { withStore } from '../../src/tasks/store.js';
 import { cancelWorkflow } from '../../src/workflows/cancel.js';
 import { finishCommandAttempt, reserveCommandAttempt } from '../../src/workflows/command-attempts.js';
 import type { CommandStepRequest, CommandStepResult, CommandStepRuntime } from '../../src/workflows/command-step.js';
-import { journalPaths, openJournal } from '../../src/workflows/journal.js';
+import { journalPaths } from '../../src/workflows/journal.js';
 import { advance, resumeWorkflow, runWorkflow } from '../../src/workflows/runner.js';
 import { readRunStatus } from '../../src/workflows/status.js';
 import { tempDir } from '../helpers/tmp.js';
+import { openJournal } from '../support/journal.js';
 import {
   bumpPolicy,
   commandAction,
@@ -105,7 +107,7 @@ test('a command step runs once through the runtime with its full binding; status
   assert.equal(request.recipeDigest, store.digests[RECIPE_PATH]);
   assert.equal(request.revision, store.revision);
   assert.equal(request.changeVersion, 1n);
-  const view = readRunStatus(store.dataDir, 'cmd-ok');
+  const view = withStore(store.dataDir, 'read', (s) => readRunStatus(s, 'cmd-ok'));
   const cmd = view.steps.find((s) => s.id === 'cmd');
   assert.ok(cmd?.execution);
   assert.match(cmd.execution.attempt_id, /^cmd-[0-9a-f]{64}$/);
@@ -140,7 +142,7 @@ test('an interrupted command attempt is never run again: resume waits for recove
     inStore(store.dataDir, (handle) => runWorkflow({ store: handle, runtime: crashing }, 'cmd-crash', bytes, 32)),
     /controller lost/,
   );
-  const before = readRunStatus(store.dataDir, 'cmd-crash');
+  const before = withStore(store.dataDir, 'read', (s) => readRunStatus(s, 'cmd-crash'));
   assert.equal(before.steps.find((s) => s.id === 'cmd')?.state, 'running');
   assert.equal(before.steps.find((s) => s.id === 'cmd')?.execution?.state, 'running');
 
@@ -238,7 +240,7 @@ test('advance(..., 0) runs nothing on a running run and reconciles an all-termin
   const db = new Database(journalPaths(store.dataDir).db);
   db.prepare("UPDATE workflow_runs SET state = 'running' WHERE run_id = 'adv'").run();
   db.close();
-  assert.equal(readRunStatus(store.dataDir, 'adv').state, 'running');
+  assert.equal(withStore(store.dataDir, 'read', (s) => readRunStatus(s, 'adv')).state, 'running');
   const reconciled = await inStore(store.dataDir, (handle) => advance({ store: handle }, 'adv', 0));
   assert.equal(reconciled.executed, 0);
   assert.equal(reconciled.state, 'completed');
@@ -295,7 +297,7 @@ test('the journal lease: a live foreign lease is active, an expired one is taken
     inStore(store.dataDir, (handle) => resumeWorkflow({ store: handle }, 'lease', 1)),
     { code: 'WORKFLOW_JOURNAL_ACTIVE' },
   );
-  assert.equal(readRunStatus(store.dataDir, 'lease').controller.active, true);
+  assert.equal(withStore(store.dataDir, 'read', (s) => readRunStatus(s, 'lease')).controller.active, true);
   const later = await inStore(store.dataDir, (handle) =>
     resumeWorkflow({ store: handle, now: () => now + 61_000 }, 'lease', 1),
   );
@@ -318,7 +320,9 @@ test('journal consistency: a tampered observation is refused by status and resum
     "UPDATE workflow_steps SET result = CAST(replace(CAST(result AS TEXT), 'matched', 'MATCHED') AS BLOB) WHERE run_id = 'tamper' AND step_id = 'one'",
   ).run();
   db.close();
-  assert.throws(() => readRunStatus(store.dataDir, 'tamper'), { code: 'WORKFLOW_JOURNAL_INCONSISTENT' });
+  assert.throws(() => withStore(store.dataDir, 'read', (s) => readRunStatus(s, 'tamper')), {
+    code: 'WORKFLOW_JOURNAL_INCONSISTENT',
+  });
   await assert.rejects(
     inStore(store.dataDir, (handle) => resumeWorkflow({ store: handle }, 'tamper', 1)),
     {
@@ -341,7 +345,8 @@ test('after a policy bump, a finished attempt is still recorded by advance(..., 
     ),
   );
   const attemptId =
-    readRunStatus(store.dataDir, 'cmd-policy').steps.find((s) => s.id === 'cmd')?.execution?.attempt_id ?? '';
+    withStore(store.dataDir, 'read', (held) => readRunStatus(held, 'cmd-policy')).steps.find((s) => s.id === 'cmd')
+      ?.execution?.attempt_id ?? '';
   const journal = openJournal(store.dataDir, 'write');
   finishCommandAttempt(journal.db, attemptId, {
     state: 'succeeded',
@@ -364,7 +369,7 @@ test('after a policy bump, a finished attempt is still recorded by advance(..., 
       code: 'WORKFLOW_BINDING_CHANGED',
     },
   );
-  const after = readRunStatus(store.dataDir, 'cmd-policy');
+  const after = withStore(store.dataDir, 'read', (s) => readRunStatus(s, 'cmd-policy'));
   assert.equal(after.state, 'blocked');
   assert.equal(after.steps.find((s) => s.id === 'after')?.state, 'not_run');
   assert.equal(after.steps.find((s) => s.id === 'cmd')?.state, 'succeeded');
@@ -397,5 +402,7 @@ test('journal consistency: step rows that no longer follow the stored definition
   db.prepare("UPDATE workflow_steps SET position = 0 WHERE run_id = 'order' AND step_id = 'two'").run();
   db.prepare("UPDATE workflow_steps SET position = 1 WHERE run_id = 'order' AND step_id = 'one'").run();
   db.close();
-  assert.throws(() => readRunStatus(store.dataDir, 'order'), { code: 'WORKFLOW_JOURNAL_INCONSISTENT' });
+  assert.throws(() => withStore(store.dataDir, 'read', (s) => readRunStatus(s, 'order')), {
+    code: 'WORKFLOW_JOURNAL_INCONSISTENT',
+  });
 });

@@ -1,6 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import { withStore } from '../../tasks/store.js';
 import { installRequirementFile, type RequirementInstallResult } from '../../workflows/requirement.js';
 
 export default class RequirementInstall extends BaseCommand {
@@ -32,11 +33,9 @@ export default class RequirementInstall extends BaseCommand {
 
   async run(): Promise<RequirementInstallResult> {
     const { args, flags } = await this.parse(RequirementInstall);
-    const result = installRequirementFile(this.resolveDataDir(flags['data-dir']), {
-      repository: flags.repository,
-      target: flags.target,
-      file: args.file,
-    });
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      installRequirementFile(store, { repository: flags.repository, target: flags.target, file: args.file }),
+    );
     this.log(`requirement_digest: ${result.requirement_digest}`);
     this.log(
       `target ${result.target} of ${result.repository} requires workflow ${result.name} (${result.steps.length} ` +

@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import { withStore } from '../../tasks/store.js';
 import { showRequirement, type RequirementView } from '../../workflows/requirement.js';
 
 export default class RequirementShow extends BaseCommand {
@@ -22,10 +23,9 @@ export default class RequirementShow extends BaseCommand {
 
   async run(): Promise<RequirementView> {
     const { flags } = await this.parse(RequirementShow);
-    const view = showRequirement(this.resolveDataDir(flags['data-dir']), {
-      repository: flags.repository,
-      target: flags.target,
-    });
+    const view = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      showRequirement(store, { repository: flags.repository, target: flags.target }),
+    );
     this.log(`requirement_digest: ${view.requirement_digest}`);
     this.log(
       `target ${view.target} of ${view.repository}: workflow ${view.name}, installed at policy epoch ` +

@@ -1,4 +1,5 @@
 import { BaseCommand } from '../_base.js';
+import { withStore } from '../../tasks/store.js';
 import { listRuns, type RunListItem } from '../../workflows/run-list.js';
 
 export default class SkillWorkflowList extends BaseCommand {
@@ -10,7 +11,7 @@ export default class SkillWorkflowList extends BaseCommand {
 
   async run(): Promise<{ runs: RunListItem[] }> {
     const { flags } = await this.parse(SkillWorkflowList);
-    const list = listRuns(this.resolveDataDir(flags['data-dir']));
+    const list = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) => listRuns(store));
     if (list.runs.length === 0) this.log('no workflow runs');
     for (const r of list.runs) {
       this.log(

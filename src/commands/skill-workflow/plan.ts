@@ -1,6 +1,7 @@
 import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import { withStore } from '../../tasks/store.js';
 import { planWorkflowFile, type PlanReport } from '../../workflows/plan-report.js';
 import { formatPlanLines } from '../../workflows/status-text.js';
 
@@ -20,7 +21,9 @@ export default class SkillWorkflowPlan extends BaseCommand {
 
   async run(): Promise<PlanReport> {
     const { args, flags } = await this.parse(SkillWorkflowPlan);
-    const report = planWorkflowFile(this.resolveDataDir(flags['data-dir']), args.file);
+    const report = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
+      planWorkflowFile(store, args.file),
+    );
     for (const line of formatPlanLines(report)) this.log(line);
     return report;
   }

@@ -1,6 +1,7 @@
 import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import { withStore } from '../../tasks/store.js';
 import { formatRunLines } from '../../workflows/status-text.js';
 import { readRunStatus, type RunView } from '../../workflows/status.js';
 
@@ -21,7 +22,7 @@ export default class SkillWorkflowStatus extends BaseCommand {
   async run(): Promise<RunView> {
     const { args, flags } = await this.parse(SkillWorkflowStatus);
     const dataDir = this.resolveDataDir(flags['data-dir']);
-    const view = readRunStatus(dataDir, args['run-id']);
+    const view = withStore(dataDir, 'read', (store) => readRunStatus(store, args['run-id']));
     for (const line of formatRunLines(view, { dataDir })) this.log(line);
     return view;
   }
