@@ -125,7 +125,8 @@ export function checkpointWorkspace(store: Store, input: CheckpointInput): Check
       });
       timer.mark('scan');
       progress(
-        `scanned ${counted(scan.table.count, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`,
+        `scanned ${counted(scan.table.count, 'file')} (${counted(scan.totalBytes, 'byte')})` +
+          (scan.complete ? '' : ', incomplete'),
       );
       if (!scan.complete) {
         lockedWorkspaceWrite(lock, ws, () =>
@@ -156,7 +157,8 @@ export function checkpointWorkspace(store: Store, input: CheckpointInput): Check
       const treeChanged = tree.changes.length > 0;
       timer.mark('compare, hash, blobs');
       progress(
-        `hashed ${tree.hashedFiles} of ${counted(scan.table.count, 'file')}; ${counted(tree.changes.length, 'changed path')}; recording`,
+        `hashed ${tree.hashedFiles} of ${counted(scan.table.count, 'file')}; ` +
+          `${counted(tree.changes.length, 'changed path')}; recording`,
       );
       // Only the directories on a changed path are rebuilt and hashed; every other one keeps the
       // base revision's stored tree (the stat cache holds exactly the base revision's files).

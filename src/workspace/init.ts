@@ -245,7 +245,8 @@ function initRepoUnlocked(
       progress(`scanning ${root}`);
       const scan = scanWorkspace(root, { bounds, excludeDirs });
       progress(
-        `scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})${scan.complete ? '' : ', incomplete'}`,
+        `scanned ${counted(scan.files.length, 'file')} (${counted(scan.totalBytes, 'byte')})` +
+          (scan.complete ? '' : ', incomplete'),
       );
       if (!scan.complete) throw incompleteScan(scan);
       progress('hashing and storing every file');

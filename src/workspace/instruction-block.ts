@@ -1,9 +1,9 @@
 /**
- * The managed instruction block (spec "Instruction entrypoint"; docs/stop-hooks.md "The managed
- * instruction block"): a short "Workflow tasks" section between two marker lines in AGENTS.md,
- * .cursor/rules/agentscm.mdc and .github/copilot-instructions.md. Writing replaces the block in
- * place, or appends it to a file that has none, and leaves every other byte of the file as it
- * was (the edit is done on bytes, so line endings and encodings outside the block survive). A
+ * The managed instruction block (docs/stop-hooks.md "The managed instruction block"): a short
+ * "Workflow tasks" section between two marker lines in AGENTS.md, .cursor/rules/agentscm.mdc
+ * and .github/copilot-instructions.md. Writing replaces the block in place, or appends it to a
+ * file that has none, and leaves every other byte of the file as it was (the edit is done on
+ * bytes, so line endings and encodings outside the block survive). A
  * file whose markers are not exactly one begin line followed by one end line is refused
  * (INSTRUCTION_BLOCK_INVALID) before any file is written. It lives beside init-repo, which
  * writes it into the tree before the first revision is recorded.
@@ -57,7 +57,9 @@ export interface InstructionFileOutcome {
 
 function invalid(file: string, why: string): AgentscmError {
   return new AgentscmError('INSTRUCTION_BLOCK_INVALID', `${file}: ${why}; no instruction file was changed`, {
-    hint: `leave exactly one "${BEGIN_PREFIX} …" line followed by one "${INSTRUCTION_BLOCK_END}" line (or neither), then run again`,
+    hint:
+      `leave exactly one "${BEGIN_PREFIX} …" line followed by one "${INSTRUCTION_BLOCK_END}" line ` +
+      '(or neither), then run again',
   });
 }
 

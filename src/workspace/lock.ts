@@ -134,9 +134,12 @@ export function acquireWorkspaceLock(root: string, waitMs: number = WORKSPACE_LO
         if (held && isSameFile(path, identity)) return;
         throw new AgentscmError(
           'WORKSPACE_LOCK_LOST',
-          `the workspace lock ${path} was removed or replaced while this command held it; another command may be writing the workspace`,
+          `the workspace lock ${path} was removed or replaced while this command held it; another command ` +
+            'may be writing the workspace',
           {
-            hint: 'never remove lock.sqlite while a command runs; run `agentscm status`, then checkpoint again (a version this command already recorded in the store is adopted then)',
+            hint:
+              'never remove lock.sqlite while a command runs; run `agentscm status`, then checkpoint again ' +
+              '(a version this command already recorded in the store is adopted then)',
           },
         );
       },

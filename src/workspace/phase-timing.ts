@@ -24,7 +24,8 @@ export function phaseTimer(label: string, env: NodeJS.ProcessEnv = process.env):
   let wall = performance.now();
   let cpu = process.cpuUsage();
   lines.push(
-    `timing ${label}: started ${wall.toFixed(1)} ms after the process (${((cpu.user + cpu.system) / 1000).toFixed(1)} ms cpu)`,
+    `timing ${label}: started ${wall.toFixed(1)} ms after the process ` +
+      `(${((cpu.user + cpu.system) / 1000).toFixed(1)} ms cpu)`,
   );
   return {
     mark(name) {
@@ -32,7 +33,8 @@ export function phaseTimer(label: string, env: NodeJS.ProcessEnv = process.env):
       const nowCpu = process.cpuUsage();
       const cpuMs = (nowCpu.user - cpu.user + nowCpu.system - cpu.system) / 1000;
       lines.push(
-        `timing ${label}: ${name.padEnd(24)} ${(nowWall - wall).toFixed(1).padStart(7)} ms wall ${cpuMs.toFixed(1).padStart(7)} ms cpu`,
+        `timing ${label}: ${name.padEnd(24)} ${(nowWall - wall).toFixed(1).padStart(7)} ms wall ` +
+          `${cpuMs.toFixed(1).padStart(7)} ms cpu`,
       );
       wall = nowWall;
       cpu = nowCpu;
@@ -40,7 +42,8 @@ export function phaseTimer(label: string, env: NodeJS.ProcessEnv = process.env):
     report() {
       const end = process.cpuUsage();
       lines.push(
-        `timing ${label}: ended ${performance.now().toFixed(1)} ms after the process (${((end.user + end.system) / 1000).toFixed(1)} ms cpu)`,
+        `timing ${label}: ended ${performance.now().toFixed(1)} ms after the process ` +
+          `(${((end.user + end.system) / 1000).toFixed(1)} ms cpu)`,
       );
       process.stderr.write(`${lines.join('\n')}\n`);
       lines.length = 0;

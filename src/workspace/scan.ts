@@ -32,7 +32,7 @@ export interface ScanBounds {
   readonly maxFileBytes: number;
   /** Largest sum of file sizes, in bytes. */
   readonly maxTotalBytes: number;
-  /** Longest relative path, in bytes (the spec's canonical path bound). */
+  /** Longest relative path, in bytes (the canonical path bound; docs/workspace.md "Bounds"). */
   readonly maxPathBytes: number;
   /** Largest `.gitignore` file that is read. */
   readonly maxIgnoreFileBytes: number;
@@ -204,7 +204,8 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
         : named;
     } catch (error) {
       refuse(
-        `cannot read directory ${relDir === '' ? '.' : relDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        `cannot read directory ${relDir === '' ? '.' : relDir}: ` +
+          `${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
       );
       return;
     }
@@ -242,7 +243,8 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
         // Not ignorable by pattern: the pattern matcher works on text, and this name has none.
         notUtf8 = true;
         refuse(
-          `the name ${showBytes(raw)} in ${relDir === '' ? 'the workspace root' : JSON.stringify(relDir.slice(0, -1))} is not valid UTF-8`,
+          `the name ${showBytes(raw)} in ` +
+            `${relDir === '' ? 'the workspace root' : JSON.stringify(relDir.slice(0, -1))} is not valid UTF-8`,
         );
         continue;
       } else name = raw.toString('utf8');
@@ -382,7 +384,8 @@ function describeProblems(bound: string | null, problems: readonly string[], cou
   if (count > 0) {
     const more = count - problems.length;
     parts.push(
-      `${count} ${count === 1 ? 'path' : 'paths'} cannot be recorded: ${problems.join('; ')}${more > 0 ? `; and ${more} more` : ''}`,
+      `${count} ${count === 1 ? 'path' : 'paths'} cannot be recorded: ${problems.join('; ')}` +
+        (more > 0 ? `; and ${more} more` : ''),
     );
   }
   if (bound !== null) parts.push(bound);

@@ -1,7 +1,9 @@
 /**
  * From a complete scan to a tree: reuse the stat cache where it proves a file unchanged, hash
  * everything else (all of it with `full`), store new blobs in bounded batches, and work out
- * how the tree differs from the workspace base.
+ * how the tree differs from the workspace base. Over 400 lines on purpose: its two paths (a
+ * decoded base for init-repo and status, the encoded cache for checkpoint) share the cache's
+ * trust rules and are read side by side.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { compareUtf8 } from '../contracts/paths.js';

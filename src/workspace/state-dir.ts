@@ -21,7 +21,9 @@ function unsafe(path: string, what: string): AgentscmError {
     'WORKSPACE_STATE_UNSAFE',
     `${path} is ${what}; agentscm reads and writes workspace state only in a real .agentscm directory of the workspace`,
     {
-      hint: 'remove it (if it is a link, the directory it points to is left alone) and run `agentscm init-repo` for this directory',
+      hint:
+        'remove it (if it is a link, the directory it points to is left alone) and run `agentscm init-repo` ' +
+        'for this directory',
     },
   );
 }

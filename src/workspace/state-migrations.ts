@@ -121,7 +121,8 @@ function migrateWorkspace2(db: SqliteDatabase): void {
     const staged = new Map(base);
     for (const row of db
       .prepare(
-        "SELECT path, CASE op WHEN 'put' THEN mode END, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino, cache_valid FROM staged_entries",
+        `SELECT path, CASE op WHEN 'put' THEN mode END, size, blob, st_size, st_mtime_ms, st_ctime_ms, st_ino,
+           cache_valid FROM staged_entries`,
       )
       .raw(true)
       .all() as Row[]) {

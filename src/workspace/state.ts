@@ -219,7 +219,8 @@ export function writeBindingRecord(ws: WorkspaceDb, binding: Pick<WorkspaceRecor
   ws.db.prepare('DELETE FROM last_scan').run();
   ws.db
     .prepare(
-      "INSERT INTO workspace (singleton, state, repository, data_dir, base_revision, generation) VALUES (1, 'binding', ?, ?, NULL, ?)",
+      `INSERT INTO workspace (singleton, state, repository, data_dir, base_revision, generation)
+       VALUES (1, 'binding', ?, ?, NULL, ?)`,
     )
     .run(binding.repository, binding.data_dir, u64ToSql(0n));
 }
@@ -235,7 +236,8 @@ export function writePending(
 ): void {
   ws.db
     .prepare(
-      'UPDATE workspace SET pending_kind = ?, pending_change = ?, pending_expected_version = ?, pending_revision = ?, pending_parent = ?, pending_started_ms = ? WHERE singleton = 1',
+      `UPDATE workspace SET pending_kind = ?, pending_change = ?, pending_expected_version = ?, pending_revision = ?,
+       pending_parent = ?, pending_started_ms = ? WHERE singleton = 1`,
     )
     .run(
       pending.kind,
@@ -262,8 +264,9 @@ export function commitPending(ws: WorkspaceDb, baseRevision: string, generation:
   ws.db.prepare('DELETE FROM stat_caches WHERE id = (SELECT base_cache FROM workspace WHERE singleton = 1)').run();
   ws.db
     .prepare(
-      `UPDATE workspace SET state = 'ready', base_revision = ?, generation = ?, base_cache = pending_cache, pending_cache = NULL, pending_kind = NULL, pending_change = NULL,
-       pending_expected_version = NULL, pending_revision = NULL, pending_parent = NULL, pending_started_ms = NULL WHERE singleton = 1`,
+      `UPDATE workspace SET state = 'ready', base_revision = ?, generation = ?, base_cache = pending_cache,
+       pending_cache = NULL, pending_kind = NULL, pending_change = NULL, pending_expected_version = NULL,
+       pending_revision = NULL, pending_parent = NULL, pending_started_ms = NULL WHERE singleton = 1`,
     )
     .run(baseRevision, u64ToSql(generation));
 }
@@ -272,8 +275,9 @@ export function commitPending(ws: WorkspaceDb, baseRevision: string, generation:
 export function abandonPending(ws: WorkspaceDb): void {
   ws.db.exec(`
     DELETE FROM stat_caches WHERE id = (SELECT pending_cache FROM workspace WHERE singleton = 1);
-    UPDATE workspace SET pending_cache = NULL, pending_kind = NULL, pending_change = NULL, pending_expected_version = NULL, pending_revision = NULL,
-      pending_parent = NULL, pending_started_ms = NULL WHERE singleton = 1;
+    UPDATE workspace SET pending_cache = NULL, pending_kind = NULL, pending_change = NULL,
+      pending_expected_version = NULL, pending_revision = NULL, pending_parent = NULL, pending_started_ms = NULL
+      WHERE singleton = 1;
   `);
 }
 
@@ -294,7 +298,11 @@ export function loadBaseEntries(ws: WorkspaceDb): Map<string, CachedEntry> {
 export function writeLastScan(ws: WorkspaceDb, scan: LastScan): void {
   ws.db
     .prepare(
-      'INSERT INTO last_scan (singleton, finished_ms, complete, file_count, total_bytes, hashed_files, problem) VALUES (1, ?, ?, ?, ?, ?, ?) ON CONFLICT (singleton) DO UPDATE SET finished_ms = excluded.finished_ms, complete = excluded.complete, file_count = excluded.file_count, total_bytes = excluded.total_bytes, hashed_files = excluded.hashed_files, problem = excluded.problem',
+      `INSERT INTO last_scan (singleton, finished_ms, complete, file_count, total_bytes, hashed_files, problem)
+       VALUES (1, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (singleton) DO UPDATE SET finished_ms = excluded.finished_ms, complete = excluded.complete,
+         file_count = excluded.file_count, total_bytes = excluded.total_bytes, hashed_files = excluded.hashed_files,
+         problem = excluded.problem`,
     )
     .run(
       scan.finished_ms,
