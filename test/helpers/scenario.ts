@@ -7,7 +7,8 @@
  * collector key, its enrollment for the step and, on request, the collector profile that binds
  * them (probing the live container runtime for its identity).
  *
- * Tests that need a different workflow pass `steps`; tests that need other files pass `files`.
+ * Tests that need a different workflow pass `steps`; tests that need other files pass `files`; a
+ * review-only world passes `command: false`, a world before any requirement `requirement: false`.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -62,16 +63,28 @@ export function commandStepAction(binding: ScenarioBinding): Record<string, unkn
 export interface ScenarioOptions {
   /** The recipe's argv (default: a check that passes when the edited file is in the revision). */
   readonly argv?: readonly string[];
+  /** The recipe's timeout (default 20 s). */
+  readonly timeoutMs?: number;
   /** Extra workspace files (path → text), written before init-repo. */
   readonly files?: Readonly<Record<string, string>>;
+  /** The edit checkpointed as the Change (path → text; default `src/a.txt` becomes `edited`). */
+  readonly edits?: Readonly<Record<string, string>>;
   /** Extra skill resources the workflow names besides the recipe (paths in the workspace). */
   readonly resources?: readonly string[];
   /** The workflow's steps (default: one required command step `check`). */
   readonly steps?: (binding: ScenarioBinding) => readonly Record<string, unknown>[];
-  /** The step the collector key is enrolled for (default `check`; null: no key, no enrollment). */
+  /** The step the collector key is enrolled for (default `check`; null: no enrollment). */
   readonly enrollStep?: string | null;
+  /** The executor the key is enrolled as (default `box-1`). */
+  readonly executor?: string;
   /** Install the command collector profile for the enrolled step (probes the live runtime). */
   readonly profile?: boolean;
+  /** The workflow's name (default `checks`). */
+  readonly name?: string;
+  /** Write the command recipe and create the Change's context (default true; false: contextDigest ''). */
+  readonly command?: boolean;
+  /** Install the workflow as the requirement of `main` (default true; false: requirementDigest ''). */
+  readonly requirement?: boolean;
 }
 
 export interface Scenario extends ScenarioBinding {
@@ -80,6 +93,7 @@ export interface Scenario extends ScenarioBinding {
   readonly dataDir: string;
   /** The revision init-repo recorded (before the edit). */
   readonly base: string;
+  /** The workflow definition (written even when `requirement` is false). */
   readonly workflowFile: string;
   readonly requirementDigest: string;
   readonly recipe: Record<string, unknown>;
@@ -96,7 +110,7 @@ export interface Scenario extends ScenarioBinding {
   /** The installed collector profile's ID, or null without `profile`. */
   readonly profileId: string | null;
   /** `agentscm --data-dir DATA ...args`. */
-  cli(args: readonly string[], options?: CliOptions): Promise<CliResult>;
+  readonly cli: (args: readonly string[], options?: CliOptions) => Promise<CliResult>;
 }
 
 function ok(result: CliResult, what: string): CliResult {
@@ -113,10 +127,11 @@ export async function buildScenario(t: TestContext, options: ScenarioOptions = {
   const root = tempDir(t, 'agentscm-scenario-');
   const ws = join(root, 'ws');
   const dataDir = join(root, 'data');
-  const recipe = scenarioRecipe(options.argv ?? ['/bin/sh', '-c', 'grep -q edited /src/src/a.txt']);
+  const recipe = scenarioRecipe(options.argv ?? ['/bin/sh', '-c', 'grep -q edited /src/src/a.txt'], options.timeoutMs);
+  const command = options.command ?? true;
   const files: Record<string, string> = {
     [SCENARIO_SKILL]: '---\nname: check\ndescription: run the check\n---\n\nRun the check.\n',
-    [SCENARIO_RECIPE]: JSON.stringify(recipe),
+    ...(command ? { [SCENARIO_RECIPE]: JSON.stringify(recipe) } : {}),
     'src/a.txt': 'original\n',
     ...options.files,
   };
@@ -128,16 +143,20 @@ export async function buildScenario(t: TestContext, options: ScenarioOptions = {
     runCli(['--data-dir', dataDir, ...args], cliOptions);
 
   const init = jsonOf<{ revision: string }>(ok(await cli(['init-repo', ws, '--name', 'demo', '--json']), 'init-repo'));
-  writeFileSync(join(ws, 'src', 'a.txt'), 'edited\n');
+  for (const [path, text] of Object.entries(options.edits ?? { 'src/a.txt': 'edited\n' })) {
+    writeFileSync(join(ws, path), text);
+  }
   const cp = jsonOf<{ repository: string; revision: string; version: number }>(
     ok(await cli(['checkpoint', '--change', SCENARIO_CHANGE, '--workspace', ws, '--json']), 'checkpoint'),
   );
-  const context = jsonOf<{ context_digest: string }>(
-    ok(
-      await cli(['context', 'create', '--change', SCENARIO_CHANGE, '--runner', SCENARIO_RECIPE, '--json']),
-      'context create',
-    ),
-  );
+  const context = command
+    ? jsonOf<{ context_digest: string }>(
+        ok(
+          await cli(['context', 'create', '--change', SCENARIO_CHANGE, '--runner', SCENARIO_RECIPE, '--json']),
+          'context create',
+        ),
+      )
+    : { context_digest: '' };
   const binding: ScenarioBinding = {
     repository: cp.repository,
     revision: cp.revision,
@@ -153,15 +172,21 @@ export async function buildScenario(t: TestContext, options: ScenarioOptions = {
     workflowFile,
     JSON.stringify({
       version: 1,
-      name: 'checks',
+      name: options.name ?? 'checks',
       source: { repository: cp.repository, revision: cp.revision, policy_epoch: 0 },
-      skill: { entrypoint: SCENARIO_SKILL, resources: [...(options.resources ?? []), SCENARIO_RECIPE] },
+      skill: {
+        entrypoint: SCENARIO_SKILL,
+        resources: [...(options.resources ?? []), ...(command ? [SCENARIO_RECIPE] : [])],
+      },
       steps,
     }),
   );
-  const installed = jsonOf<{ requirement_digest: string }>(
-    ok(await cli(['requirement', 'install', '--target', 'main', workflowFile, '--json']), 'requirement install'),
-  );
+  const installed =
+    options.requirement === false
+      ? { requirement_digest: '' }
+      : jsonOf<{ requirement_digest: string }>(
+          ok(await cli(['requirement', 'install', '--target', 'main', workflowFile, '--json']), 'requirement install'),
+        );
   const tokenFile = join(root, 'alice.token');
   ok(await cli(['grant', 'create', '--actor', SCENARIO_ACTOR, '--token-file', tokenFile]), 'grant create');
   const stateDir = join(root, 'collector');
@@ -181,7 +206,7 @@ export async function buildScenario(t: TestContext, options: ScenarioOptions = {
               '--step',
               enrollStep,
               '--executor',
-              'box-1',
+              options.executor ?? 'box-1',
               '--public-key',
               publicKey,
               '--json',
@@ -193,6 +218,7 @@ export async function buildScenario(t: TestContext, options: ScenarioOptions = {
   let profileId: string | null = null;
   if (options.profile === true) {
     assert.ok(registration !== null && enrollStep !== null, 'a collector profile needs an enrolled step');
+    assert.ok(command, 'a command collector profile needs the command recipe');
     const probe = jsonOf<{ identity_sha256: string }>(
       ok(
         await runCli(['agent-task', 'runtime-probe', ...RUNTIME_FLAGS, '--image', IMAGE, '--json']),
