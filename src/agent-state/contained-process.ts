@@ -1,5 +1,5 @@
 /**
- * runContainedProcess (spec "agent-state" "Controlled subprocesses"): on POSIX the command runs
+ * runContainedProcess (docs/agent-state.md "Containment"): on POSIX the command runs
  * in a new process group, held behind a bootstrap until the group is confirmed, and the whole
  * group is terminated after the root exits or times out, so descendants cannot outlive the
  * observation window. An attachment failure keeps the real command from starting. The result

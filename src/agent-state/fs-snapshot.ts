@@ -1,5 +1,5 @@
 /**
- * The two file-system snapshots of an observed run (spec "agent-state"):
+ * The two file-system snapshots of an observed run (docs/agent-state.md "What is observed"):
  *
  * - the scope snapshot: the declared write scopes, hashed, so that git-ignored outputs inside a
  *   scope count as changes; at most 20 scopes, 1,000 files and 64 MiB; never follows a

@@ -1,10 +1,10 @@
 /**
- * The git observer of an observed run (spec "agent-state": "stable before/after revisions,
- * Git-visible changed paths"). One snapshot is one `git status --porcelain=v2 -z --branch
- * --untracked-files=all` (HEAD and every git-visible entry) plus one `git rev-parse HEAD` that
- * must name the same commit: otherwise HEAD moved while the snapshot was taken and it is not
- * stable. Entries already dirty keep their file metadata, so a second edit of a modified file
- * still counts as a change.
+ * The git observer of an observed run (docs/agent-state.md "What is observed": stable before/after
+ * revisions, Git-visible changed paths). One snapshot is one
+ * `git status --porcelain=v2 -z --branch --untracked-files=all` (HEAD and every git-visible entry)
+ * plus one `git rev-parse HEAD` that must name the same commit: otherwise HEAD moved while the
+ * snapshot was taken and it is not stable. Entries already dirty keep their file metadata, so a
+ * second edit of a modified file still counts as a change.
  */
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';

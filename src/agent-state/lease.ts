@@ -1,13 +1,12 @@
 /**
- * The mutation lease `botte-mutation-lease-v1` (spec "agent-state": "Confirmed writers also
- * acquire an atomic `botte-mutation-lease-v1` in the local temporary directory"): one writer per
- * git root, whichever subdirectory it starts from. The lease is the file
+ * The mutation lease `botte-mutation-lease-v1` (docs/agent-state.md "The mutation lease": confirmed
+ * writers also acquire an atomic `botte-mutation-lease-v1` in the local temporary directory): one
+ * writer per git root, whichever subdirectory it starts from. The lease is the file
  * `botte-mutation-lease-v1-<first 32 hex of SHA-256 of the root's real path>.json` in the local
- * temporary directory, one JSON object of kind `botte-mutation-lease-v1` naming its holder
- * (docs/agent-state.md "The mutation lease" gives the format), created complete and atomically
- * (written aside, then hard-linked to its name, which fails when it exists). Any file at that
- * name holds the lease, whoever wrote it; one whose holder process is gone is reported as stale
- * and never removed here.
+ * temporary directory, one JSON object of kind `botte-mutation-lease-v1` naming its holder (the
+ * same section gives the format), created complete and atomically (written aside, then hard-linked
+ * to its name, which fails when it exists). Any file at that name holds the lease, whoever wrote
+ * it; one whose holder process is gone is reported as stale and never removed here.
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';

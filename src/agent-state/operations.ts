@@ -1,8 +1,8 @@
 /**
- * The agent-state operations (spec "agent-state": `create`, `validate`, `reconcile`,
- * `eligible`, `conflicts`), one pure function each, plus callAgentStateOperation, the one entry
- * a transport (the CLI today, the hub's MCP tool `agent_state` later) calls with the operation
- * name and the input bytes. No I/O here.
+ * The agent-state operations (docs/agent-state.md "Operations": `create`, `validate`, `reconcile`,
+ * `eligible`, `conflicts`), one pure function each, plus callAgentStateOperation, the one entry a
+ * transport (the CLI today, the hub's MCP tool `agent_state` later) calls with the operation name
+ * and the input bytes. No I/O here.
  */
 import {
   ACTIVE_STATES,
@@ -85,7 +85,7 @@ export function completeCapabilities(declared: Partial<CapabilityMatrix> = {}): 
   return matrix;
 }
 
-/** `create`: build an envelope v1 from the builder's arguments (spec "agent-state", Python API). */
+/** `create`: build an envelope v1 from the builder's arguments (docs/agent-state.md "Operations"). */
 export function createAgentState(input: AgentStateCreateInput): AgentState {
   // In-process callers (agent-state run, a hub) skip the decoder: check the identifiers here.
   validateId(input.agent_id, 'agent_id');

@@ -1,9 +1,9 @@
 /**
- * runObserved: a subprocess run under the agent-state contract (spec "agent-state", the
- * "legacy subprocess" paragraphs; docs/agent-state.md "Observed runs"). In order: the mutation
- * lease of the git root (writers only; a held or stale lease blocks before the command starts),
- * the before-snapshots (git, declared write scopes, metadata guard), the contained process, the
- * after-snapshots, the lease released, and the classification:
+ * runObserved: a subprocess run under the agent-state contract
+ * (docs/agent-state.md "Observed runs"). In order: the mutation lease of the git root (writers
+ * only; a held or stale lease blocks before the command starts), the before-snapshots (git,
+ * declared write scopes, metadata guard), the contained process, the after-snapshots, the lease
+ * released, and the classification:
  *
  * - `completed` only with git, stable revisions, complete snapshots, every change inside a write
  *   scope and exit 0;

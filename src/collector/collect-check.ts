@@ -1,15 +1,15 @@
 /**
- * Recompile a collector descriptor against the exact authority (spec "Operator-enrolled
- * collector transfer": the collector works only from the "server-derived claimed descriptor
- * matching that installed profile", and rechecks authenticated status before dispatch and
- * before signing). Every field must equal what the authority holds now: its id, the installed
- * profile and its current registration (epoch and key), the recipe and runtime identity the
- * profile pins, the retained task and its active attempt (digests, fence, execution operation,
- * actor, executor), the subject, and the live origin grant that the token authenticates. A field
- * that differs is COLLECT_DESCRIPTOR_MISMATCH naming it; a descriptor that was right but is no
- * longer current keeps the state machine's own codes (TASK_STALE, TASK_FENCE_STALE,
- * TASK_ATTEMPT_NOT_ACTIVE, REGISTRATION_NOT_CURRENT, GRANT_TOKEN_REJECTED, GRANT_NOT_LIVE).
- * Read-only: nothing is changed in the authority or the journal.
+ * Recompile a collector descriptor against the exact authority
+ * (docs/collect.md "What collect checks against the authority": the collector works only from the
+ * server-derived claimed descriptor matching that installed profile, and rechecks authenticated
+ * status before dispatch and before signing). Every field must equal what the authority holds now:
+ * its id, the installed profile and its current registration (epoch and key), the recipe and
+ * runtime identity the profile pins, the retained task and its active attempt (digests, fence,
+ * execution operation, actor, executor), the subject, and the live origin grant that the token
+ * authenticates. A field that differs is COLLECT_DESCRIPTOR_MISMATCH naming it; a descriptor that
+ * was right but is no longer current keeps the state machine's own codes (TASK_STALE,
+ * TASK_FENCE_STALE, TASK_ATTEMPT_NOT_ACTIVE, REGISTRATION_NOT_CURRENT, GRANT_TOKEN_REJECTED,
+ * GRANT_NOT_LIVE). Read-only: nothing is changed in the authority or the journal.
  */
 import { commandRecipeDigest, RECIPE_LIMITS, type CommandRecipe } from '../contracts/collector/command-recipe.js';
 import { recipeToJson, type CollectorDescriptor } from '../contracts/collector/descriptor.js';
@@ -50,7 +50,9 @@ function mismatch(field: string, held: unknown, given: unknown): AgentscmError {
     'COLLECT_DESCRIPTOR_MISMATCH',
     `the descriptor's ${field} is ${show(given)}, the authority holds ${show(held)}`,
     {
-      hint: 'collect only from the descriptor `agent-task claim --out` wrote for this authority; claim again to get a current one',
+      hint:
+        'collect only from the descriptor `agent-task claim --out` wrote for this authority; claim again to ' +
+        'get a current one',
       details: { field },
     },
   );
@@ -111,7 +113,8 @@ function checkRecipeFile(
   if (digest !== recipeDigest) {
     throw new AgentscmError(
       'RECIPE_DIGEST_MISMATCH',
-      `recipe ${recipePath} in revision ${subject.revision} has SHA-256 ${digest}, the collector profile pins ${recipeDigest}`,
+      `recipe ${recipePath} in revision ${subject.revision} has SHA-256 ${digest}, the collector profile pins ` +
+        `${recipeDigest}`,
       {
         hint: 'the revision under test must carry the recipe file the profile binds, byte for byte',
       },
@@ -172,7 +175,8 @@ function checkTask(auth: Authority, journal: Journal, descriptor: AnyCollectorDe
   if (found.task.last_fence !== attempt.fence) {
     throw new AgentscmError(
       'TASK_FENCE_STALE',
-      `attempt ${attempt.attempt_id} holds fence ${attempt.fence}; the task's current fence is ${found.task.last_fence}`,
+      `attempt ${attempt.attempt_id} holds fence ${attempt.fence}; the task's current fence is ` +
+        `${found.task.last_fence}`,
       {
         hint: 'the attempt was superseded; claim again for a current descriptor',
       },
@@ -215,7 +219,9 @@ function withChecked<T>(
       ) {
         throw new AgentscmError(
           'COLLECT_ORIGIN_MISMATCH',
-          `the token authenticates grant ${grant.grant_id} generation ${grant.generation} (${grant.owner_id}/${grant.agent_id}), not the origin grant ${origin.grant_id} generation ${origin.grant_generation} (${origin.owner_id}/${origin.agent_id}) the descriptor names`,
+          `the token authenticates grant ${grant.grant_id} generation ${grant.generation} ` +
+            `(${grant.owner_id}/${grant.agent_id}), not the origin grant ${origin.grant_id} generation ` +
+            `${origin.grant_generation} (${origin.owner_id}/${origin.agent_id}) the descriptor names`,
           {
             hint: 'pass the token file of the grant that claimed the task',
           },

@@ -1,8 +1,8 @@
 /**
- * The collector's state directory journal (spec "Operator-enrolled collector transfer": the
- * collector "durably reserves" an execution before any container exists and retains the signed
- * transfer before upload; collector state is owner-private and non-symlink). One collection per
- * upload request id lives in S/collections/<sha256(upload_request_id)>/:
+ * The collector's state directory journal (docs/collect.md "The state directory": the collector
+ * durably reserves an execution before any container exists and retains the signed transfer before
+ * upload; collector state is owner-private and non-symlink). One collection per upload request id
+ * lives in S/collections/<sha256(upload_request_id)>/:
  * - `descriptor.json`: the canonical descriptor bytes, written before any container exists; its
  *   presence is the reservation, so reopening the state never runs the command again;
  * - `envelope.agscmtr`: the signed transfer envelope, retained before the first upload and never

@@ -1,6 +1,6 @@
 /**
- * `agent-task collect`, `retry-upload` and `upload` (spec "Operator-enrolled collector
- * transfer"; docs/collect.md). A collection runs, in this order:
+ * `agent-task collect`, `retry-upload` and `upload` (docs/collect.md "What collect does, in order").
+ * A collection runs, in this order:
  * 1. decode the descriptor strictly; load the key (it must be the key the descriptor's executor
  *    names); open the owner-private state directory;
  * 2. a collection already reserved under the descriptor's upload request id is never run again:

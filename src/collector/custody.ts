@@ -1,10 +1,11 @@
 /**
- * Custody reconciliation of an interrupted command attempt (spec "Local CLI": "Recovery
- * reconciles the retained container custody before finalizing the attempt and does not rerun
- * the command"). Every container labelled with the attempt (or carrying its deterministic
- * name) is removed and its absence confirmed; the snapshot is removed; the attempt is finished
- * with a record marked `recovered`. Nothing is created or started. Cleanup that cannot be
- * confirmed leaves the attempt uncertain, and recover can be run again.
+ * Custody reconciliation of an interrupted command attempt
+ * (docs/command-collector.md "Cancellation, crashes and recovery": recovery reconciles the retained
+ * container custody before finalizing the attempt and does not rerun the command). Every container
+ * labelled with the attempt (or carrying its deterministic name) is removed and its absence
+ * confirmed; the snapshot is removed; the attempt is finished with a record marked `recovered`.
+ * Nothing is created or started. Cleanup that cannot be confirmed leaves the attempt uncertain, and
+ * recover can be run again.
  */
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { encodeCanonical } from '../contracts/json/canonical-json.js';

@@ -4,10 +4,10 @@
  * and listing by label for custody reconciliation. Requests go through a DockerTransport
  * (the real Unix-socket one, or the fake one for fault injection).
  *
- * Engine answers are parsed with JSON.parse behind a byte bound: the local engine is inside
- * the trusted boundary (spec: "the local owner, controller and Docker daemon remain trusted"),
- * and its documents use signed integers the strict wire decoder refuses by design. Every field
- * used is type-checked before use.
+ * Engine answers are parsed with JSON.parse behind a byte bound: the local engine is inside the
+ * trusted boundary (the local owner, controller and Docker daemon remain trusted:
+ * docs/command-collector.md "Execution"), and its documents use signed integers the strict wire
+ * decoder refuses by design. Every field used is type-checked before use.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import type { DockerTransport, TransportResponse } from './docker-transport.js';

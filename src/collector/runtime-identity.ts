@@ -1,8 +1,9 @@
 /**
- * The observed runtime identity of the OCI backend (spec "Operator-enrolled collector
- * transfer": a command profile pins "SHA-256 of the concrete OCI backend's observed runtime
- * identity"): engine and API version, OS and architecture, security options, cgroup version,
- * the image pinned by ID, and the digest of the operator-selected `--docker` executable.
+ * The observed runtime identity of the OCI backend
+ * (docs/command-collector.md "Runtime identity and `runtime-probe`": a command profile pins the
+ * SHA-256 of the concrete OCI backend's observed runtime identity): engine and API version, OS and
+ * architecture, security options, cgroup version, the image pinned by ID, and the digest of the
+ * operator-selected `--docker` executable.
  */
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';

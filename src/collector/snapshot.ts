@@ -1,7 +1,7 @@
 /**
  * Materialize one immutable native revision as a directory the container mounts read-only
- * (issue 4 "Execution"; spec: "Collector state and snapshot parents must be owner-private and
- * non-symlink, and attempt-derived snapshot paths use a single digest component").
+ * (docs/command-collector.md "Snapshots": collector state and snapshot parents are owner-private
+ * and non-symlink, and attempt-derived snapshot paths use a single digest component).
  *
  * The parent is 0700, owned by this user, not a symlink and reached through no symlink; the
  * snapshot itself is parent/<64 hex>. Inside it, directories are 0755 and files 0644/0755 so

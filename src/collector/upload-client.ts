@@ -1,7 +1,7 @@
 /**
- * The client side of the hub's collector upload route (spec "Operator-enrolled collector
- * transfer"; docs/hub.md: `POST …/agent-tasks/collector-upload`, 16 MiB): the envelope bytes are
- * sent as they are, with the grant's token as `Authorization: Bearer`. The answer is read
+ * The client side of the hub's collector upload route (docs/collect.md "Uploading";
+ * docs/hub.md "The upload route": `POST …/agent-tasks/collector-upload`, 16 MiB): the envelope
+ * bytes are sent as they are, with the grant's token as `Authorization: Bearer`. The answer is read
  * bounded and decoded strictly; an error document of the hub keeps its code. A hub without the
  * route (404) is UPLOAD_ROUTE_MISSING; one that cannot be reached is UPLOAD_UNAVAILABLE. The
  * envelope stays retained either way, so the same bytes can be sent again.

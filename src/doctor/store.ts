@@ -62,14 +62,16 @@ function checkDatabase(check: string, path: string, what: string, expected: numb
       check,
       'STORE_SCHEMA_OLD',
       `${what} (${path}) has schema version ${version}; this build writes ${expected}`,
-      'run any writing agentscm command of this build against the store (it migrates the schema first); read commands refuse an old schema',
+      'run any writing agentscm command of this build against the store (it migrates the schema first); read ' +
+        'commands refuse an old schema',
     );
   }
   if (inspection.integrity === 'skipped') {
     return finding(
       check,
       'STORE_CHECK_SKIPPED',
-      `${what} (${path}) has schema version ${version} (current); it has ${inspection.bytes} bytes, more than the ${MAX_QUICK_CHECK_BYTES} doctor checks`,
+      `${what} (${path}) has schema version ${version} (current); it has ${inspection.bytes} bytes, more than the ` +
+        `${MAX_QUICK_CHECK_BYTES} doctor checks`,
       `check a copy offline: sqlite3 COPY 'PRAGMA quick_check'`,
     );
   }
@@ -135,7 +137,8 @@ export function checkStore(store: Store): StoreCheck {
           'store',
           'STORE_MISSING',
           `no native store in ${dataDir} (${paths.lock} does not exist); nothing was created`,
-          `create one with \`agentscm --data-dir ${dataDir} init-repo PATH --name NAME\`, or pass the store's --data-dir`,
+          `create one with \`agentscm --data-dir ${dataDir} init-repo PATH --name NAME\`, or pass the store's ` +
+            '--data-dir',
         ),
       ],
       auth: null,

@@ -1,6 +1,6 @@
 /**
- * The Stop hook's one service call (spec "Stop hook (agent-owned mode)": "calls qualification with
- * the token file (30 second limit)"; docs/stop-hooks.md "Agent-owned mode"): POST
+ * The Stop hook's one service call (docs/stop-hooks.md "Agent-owned mode": it calls qualification
+ * with the token file, 30 second limit): POST
  * `{"operation":"qualification","input":null,"subject":…}` to the hub's agent-tasks route of the
  * repository and profile, with the grant's token as `Authorization: Bearer`. The answer is read
  * bounded (a declared length past the bound is refused before any byte is buffered), decoded

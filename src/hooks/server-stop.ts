@@ -1,17 +1,17 @@
 /**
- * The server-executed Stop loop (spec "Agent hooks, execution and admission": "The optional
- * Claude Code Stop loop separately checkpoints source, runs isolated tests and bounded review,
- * returns failure feedback"; docs/stop-hooks.md "Server-executed mode"): checkpoint the workspace
- * as the Change's next version, run the target's installed requirement on that exact revision
- * through the workflow runner (source paths in process, command steps in isolated containers,
- * review steps through the finite review controller), and pass when the run completed, else
- * block with each failing step, its exit status and a bounded tail of its output, or a failed
- * review's outcome, reasons and first findings. The run ID is derived from the Change version and the plan, so
- * stopping again without an edit reopens the same run instead of running it twice. A completed
- * run passes only once the loop has revalidated it against the Change's current subject and
- * copied its exact-subject receipt into the authority (spec "Source-bound skill workflows": the
- * loop "revalidates the graph and copies an exact-subject receipt into native authority";
- * `recordStopRunReceipt`, one authority transaction that observes the run and writes the row).
+ * The server-executed Stop loop (docs/stop-hooks.md "Server-executed mode": the optional Claude
+ * Code Stop loop separately checkpoints source, runs isolated tests and bounded review, and returns
+ * failure feedback): checkpoint the workspace as the Change's next version, run the target's
+ * installed requirement on that exact revision through the workflow runner (source paths in
+ * process, command steps in isolated containers, review steps through the finite review
+ * controller), and pass when the run completed, else block with each failing step, its exit status
+ * and a bounded tail of its output, or a failed review's outcome, reasons and first findings. The
+ * run ID is derived from the Change version and the plan, so stopping again without an edit reopens
+ * the same run instead of running it twice. A completed run passes only once the loop has
+ * revalidated it against the Change's current subject and copied its exact-subject receipt into the
+ * authority (docs/admission.md "The server-executed path": the loop revalidates the graph and
+ * copies an exact-subject receipt into native authority; `recordStopRunReceipt`, one authority
+ * transaction that observes the run and writes the row).
  */
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json/json-value.js';

@@ -1,7 +1,7 @@
 /**
- * The agent-owned Stop hook, `skill-workflow task-stop` (Claude Code) and `task-codex-stop`
- * (Codex) (spec "Stop hook (agent-owned mode)"; docs/stop-hooks.md "Agent-owned mode"). Inside
- * the frame of every Stop hook (stop-guard.ts: payload, counter, output) it:
+ * The agent-owned Stop hook, `skill-workflow task-stop` (Claude Code) and `task-codex-stop` (Codex)
+ * (docs/stop-hooks.md "Agent-owned mode"). Inside the frame of every Stop hook (stop-guard.ts:
+ * payload, counter, output) it:
  *
  * 1. reads the workspace read-only (no migration, no journal-mode change; a schema that is not
  *    current blocks) and the local Change subject — current version, revision, the review

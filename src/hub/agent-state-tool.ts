@@ -1,9 +1,10 @@
 /**
- * The workspace MCP tool `agent_state` (spec "agent-state": "the hub exposes the same as the MCP
- * tool `agent_state` with an `operation` argument"): `{operation, input}` handed to
- * callAgentStateOperation, the entry the `agentscm agent-state` commands call, so the answer is
- * the JSON those commands print with --json. Transport facts only — the argument frame and the
- * input schema built from each operation's published schema; mcp.ts registers the tool.
+ * The workspace MCP tool `agent_state` (docs/hub.md "The `agent_state` tool": the hub exposes the
+ * agent-state operations as the MCP tool `agent_state` with an `operation` argument):
+ * `{operation, input}` handed to callAgentStateOperation, the entry the `agentscm agent-state`
+ * commands call, so the answer is the JSON those commands print with --json. Transport facts only —
+ * the argument frame and the input schema built from each operation's published schema; mcp.ts
+ * registers the tool.
  */
 import {
   AGENT_STATE_OPERATIONS,

@@ -1,10 +1,10 @@
 /**
- * Authentication of hub requests (docs/wire.md "Hub" and "Authority identity and grants"; spec
- * "Workspace HTTP and MCP adapter": the server derives the task actor and live origin grant from
- * the workspace bearer credential). Every request is authenticated anew against the authority,
- * so a revoked or rotated token fails the very next request, in or out of an MCP session. The
- * grant guard of src/tasks/grant-guard.ts does the grant part; this module adds the transport
- * rules: the bearer header, the profile's repository, the legacy endpoint's reader scope.
+ * Authentication of hub requests (docs/wire.md "Hub" and "Authority identity and grants";
+ * docs/hub.md "Authentication": the server derives the task actor and live origin grant from the
+ * workspace bearer credential). Every request is authenticated anew against the authority, so a
+ * revoked or rotated token fails the very next request, in or out of an MCP session. The grant
+ * guard of src/tasks/grant-guard.ts does the grant part; this module adds the transport rules: the
+ * bearer header, the profile's repository, the legacy endpoint's reader scope.
  */
 import type { IncomingMessage } from 'node:http';
 

@@ -1,6 +1,6 @@
 /**
- * The hub's strict execution config v1 (docs/wire.md "Hub"; spec "Workspace HTTP and MCP adapter":
- * each entry pins only repository_id, profile_id, native_repository, absolute data_dir, target and
+ * The hub's strict execution config v1 (docs/wire.md "Hub"; docs/hub.md "Execution config": each
+ * entry pins only repository_id, profile_id, native_repository, absolute data_dir, target and
  * requirement_digest, plus publish_forge_status). Decoded by the published schema
  * (docs/schemas/hub.execution-config.schema.json: unknown fields at any depth refused), then the
  * rules a schema cannot state: data_dir absolute, one entry per repository/profile pair, a listen

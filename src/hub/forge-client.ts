@@ -1,11 +1,10 @@
 /**
- * One forge commit status, sent (docs/hub.md "Forge status"; spec "Selected task-only operating
- * profile": publish_forge_status makes the hub publish a commit status for candidate pull
- * requests (GitHub) or merge requests (GitLab)). GitHub: `POST {base}/repos/{owner}/{repo}/statuses/{sha}`
- * with `{state, context, description}`; GitLab: `POST {base}/projects/{id}/statuses/{sha}` with
- * `{state, name, description}`. The forge token is read from its file at every publication, so
- * an operator replaces it without restarting the hub; it goes into one request header and
- * nowhere else.
+ * One forge commit status, sent (docs/hub.md "Forge status": publish_forge_status makes the hub
+ * publish a commit status for candidate pull requests (GitHub) or merge requests (GitLab)). GitHub:
+ * `POST {base}/repos/{owner}/{repo}/statuses/{sha}` with `{state, context, description}`; GitLab:
+ * `POST {base}/projects/{id}/statuses/{sha}` with `{state, name, description}`. The forge token is
+ * read from its file at every publication, so an operator replaces it without restarting the hub;
+ * it goes into one request header and nowhere else.
  */
 import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';

@@ -1,9 +1,9 @@
 /**
- * The hub's MCP endpoints (docs/wire.md "Hub"; spec "Workspace HTTP and MCP adapter"), built with the
- * official TypeScript SDK: Streamable HTTP, stateless — a fresh server per HTTP request, so every
- * request is authenticated anew and no session outlives a revoked token. The SDK's entry serves
- * every protocol revision it negotiates (the 2026-07-28 per-request envelope and the 2025-era
- * initialize handshake through its stateless fallback).
+ * The hub's MCP endpoints (docs/wire.md "Hub"; docs/hub.md "MCP"), built with the official
+ * TypeScript SDK: Streamable HTTP, stateless — a fresh server per HTTP request, so every request is
+ * authenticated anew and no session outlives a revoked token. The SDK's entry serves every protocol
+ * revision it negotiates (the 2026-07-28 per-request envelope and the 2025-era initialize handshake
+ * through its stateless fallback).
  *
  * Workspace MCP: one tool `agentscm_task_<operation>` per registered operation (operations.ts),
  * calling the same path as the HTTP route (task-call.ts); the structured output is the same JSON

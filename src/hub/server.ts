@@ -1,8 +1,8 @@
 /**
- * `agentscm hub serve` (docs/wire.md "Hub"; spec "Workspace HTTP and MCP adapter" and "Selected
- * task-only operating profile"): Node's own `http` server with five routes and no router — the
- * route table is a handful of fixed paths, and owning the socket keeps the body bound, the
- * timeouts and the access log in one place (docs/hub.md "Why Node's http and not a router").
+ * `agentscm hub serve` (docs/wire.md "Hub"; docs/hub.md "Routes" and "Running the hub"): Node's own
+ * `http` server with five routes and no router — the route table is a handful of fixed paths, and
+ * owning the socket keeps the body bound, the timeouts and the access log in one place
+ * (docs/hub.md "Why Node's http and not a router").
  *
  * Order of every authenticated request: route → bearer header (401) → declared body size (413)
  * → profile (404) → grant (401/403) → body, streamed and bounded (413) → strict decoding (400)

@@ -1,9 +1,10 @@
 /**
- * The one call path of both hub transports into the task facade (spec "Workspace HTTP and MCP
- * adapter": every route and tool goes "through the same facade"). The HTTP route and the MCP
- * tools differ only in how they frame the operation, its input and the subject; from here on
- * the context is built from the profile and the authenticated grant alone — request JSON never
- * selects the actor, the data directory, the repository, the profile or the target.
+ * The one call path of both hub transports into the task facade
+ * (docs/agent-tasks.md "One core, thin adapters": every route and tool goes through the same
+ * facade). The HTTP route and the MCP tools differ only in how they frame the operation, its input
+ * and the subject; from here on the context is built from the profile and the authenticated grant
+ * alone — request JSON never selects the actor, the data directory, the repository, the profile or
+ * the target.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import type { HubSubjectSelection } from '../contracts/hub-config.js';

@@ -76,7 +76,8 @@ export function checkQuery(query: URLSearchParams, allowed: readonly string[]): 
   for (const name of query.keys()) {
     if (!allowed.includes(name))
       throw invalidQuery(
-        `unknown query parameter ${JSON.stringify(name.slice(0, 64))}; this route takes ${allowed.length === 0 ? 'none' : allowed.join(', ')}`,
+        `unknown query parameter ${JSON.stringify(name.slice(0, 64))}; this route takes ` +
+          `${allowed.length === 0 ? 'none' : allowed.join(', ')}`,
       );
     if (seen.has(name)) throw invalidQuery(`query parameter ${name} is repeated`);
     seen.add(name);

@@ -1,7 +1,7 @@
 /**
- * Domain-separated identities (spec "Identity and requests"; docs/wire.md domains): every leaf of the
- * decoded value — enumerated from the decoded object, so a field the digest forgot is caught —
- * changes the digest when it changes; each kind uses its own domain and mutations one per action.
+ * Domain-separated identities (docs/wire.md "Canonical encoding and digests": domains): every leaf
+ * of the decoded value — enumerated from the decoded object, so a field the digest forgot is caught
+ * — changes the digest when it changes; each kind uses its own domain and mutations one per action.
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';

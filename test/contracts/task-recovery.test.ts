@@ -1,7 +1,8 @@
 /**
- * Recovery rules (spec "Recovery"), exhaustively: every observed state × every set of unresolved
- * effects × representative confirmed effects × supersession shapes, checked against the rules
- * restated directly from the spec, plus named cases for each disposition in each state.
+ * Recovery rules (docs/agent-tasks.md "Status and recovery"), exhaustively: every observed state ×
+ * every set of unresolved effects × representative confirmed effects × supersession shapes, checked
+ * against the rules restated directly from the spec, plus named cases for each disposition in each
+ * state.
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';

@@ -1,7 +1,7 @@
 /**
- * Named reference answers (spec "Instructions and named references"): available only for the
- * exact stored digest, within 128 KiB and UTF-8; limit decided from the stored size before
- * reading; instructions answer an entrypoint or an explicit schema mismatch.
+ * Named reference answers (docs/agent-task-contract.md "Types"): available only for the exact
+ * stored digest, within 128 KiB and UTF-8; limit decided from the stored size before reading;
+ * instructions answer an entrypoint or an explicit schema mismatch.
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';

@@ -1,6 +1,6 @@
 /**
- * validate_for_claim and task-aware assertion validation (spec "Identity and requests", "Trust
- * and criterion results"): every binding, the lease cap, and the criterion matrix.
+ * validate_for_claim and task-aware assertion validation (docs/agent-tasks.md "State machine" and
+ * docs/wire.md "TaskResultAssertion"): every binding, the lease cap, and the criterion matrix.
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';

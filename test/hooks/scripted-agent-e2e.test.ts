@@ -1,14 +1,13 @@
 /**
- * End to end, the agent-owned loop (spec "Stop hook (agent-owned mode)" and "Instruction
- * entrypoint"; docs/stop-hooks.md): an operator sets up a store, a workspace with the managed
- * instruction block, a requirement whose one command step runs a busybox check on the live
- * engine, an enrolled collector key and profile, a grant and a hub on loopback. A scripted agent
- * that knows only the instruction block, the MCP tool descriptions (listed by a real MCP client)
- * and the Stop hook's feedback — plus the operator's handout (store, token file, collector
- * profile, key and engine) — takes a fresh Change from an edit to a passing Stop: it runs the real
- * `task-stop` process, parses the last JSON line of its reason and follows `next` (checkpoint →
- * collector_claim → `agentscm agent-task collect` on the real engine → qualification) until the
- * hook passes.
+ * End to end, the agent-owned loop (docs/stop-hooks.md "Agent-owned mode" and "The managed
+ * instruction block"): an operator sets up a store, a workspace with the managed instruction block,
+ * a requirement whose one command step runs a busybox check on the live engine, an enrolled
+ * collector key and profile, a grant and a hub on loopback. A scripted agent that knows only the
+ * instruction block, the MCP tool descriptions (listed by a real MCP client) and the Stop hook's
+ * feedback — plus the operator's handout (store, token file, collector profile, key and engine) —
+ * takes a fresh Change from an edit to a passing Stop: it runs the real `task-stop` process, parses
+ * the last JSON line of its reason and follows `next` (checkpoint → collector_claim →
+ * `agentscm agent-task collect` on the real engine → qualification) until the hook passes.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';

@@ -1,8 +1,8 @@
 /**
- * The capabilities answer lists every operation the hub serves (spec "Capability matrix": schema
+ * The capabilities answer lists every operation the hub serves (docs/hub.md "Routes": schema
  * discovery reports the operation names), over the agent-tasks route and the workspace MCP tool
- * alike, and each listed name is one the route accepts: an operation cannot be served without
- * being listed, nor listed without being served.
+ * alike, and each listed name is one the route accepts: an operation cannot be served without being
+ * listed, nor listed without being served.
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';

@@ -1,8 +1,7 @@
 /**
- * The finite review controller (spec "Operator-enrolled collector transfer": the collector "uses
- * the existing OCI command collector or finite review controller"; import "runs the existing
- * finite controller against a validation-only replay transport and journal"). Deterministic, so
- * that it can be replayed:
+ * The finite review controller (docs/review.md "How the controller works"; the collector runs it,
+ * and import runs it again against a validation-only replay transport and journal:
+ * docs/collector-transfer.md "Import"). Deterministic, so that it can be replayed:
  * - the requests are a pure function of the exact revision's bytes, the policy, the action and
  *   the pinned transport identity: excerpts of at most the policy's bounds, packed in coverage
  *   order, one canonical request per model call;

@@ -1,12 +1,12 @@
 /**
- * The review journal (spec "Operator-enrolled collector transfer": the collector "durably
- * reserves local executions and review calls before external effects"; "Reopening retained
- * state does not rerun a command or model call"). One small SQLite database of its own,
- * S/review/journal.sqlite inside the collector state directory (owner-private), with one row per
- * model call: the canonical request bytes, their digest and the ticket are committed (synchronous
- * FULL) before the call is made; the transport's observation is attached to that row afterwards.
- * A row without an observation is a call that may have reached the model: it is never made again.
- * Import and replay use a validation-only journal in memory with the same rules.
+ * The review journal (docs/review.md "The journal": the collector durably reserves review calls
+ * before external effects, and reopening retained state does not rerun a model call). One small
+ * SQLite database of its own, S/review/journal.sqlite inside the collector state directory
+ * (owner-private), with one row per model call: the canonical request bytes, their digest and the
+ * ticket are committed (synchronous FULL) before the call is made; the transport's observation is
+ * attached to that row afterwards. A row without an observation is a call that may have reached the
+ * model: it is never made again. Import and replay use a validation-only journal in memory with the
+ * same rules.
  */
 import { join } from 'node:path';
 

@@ -1,9 +1,9 @@
 /**
- * Validation-only replay of a review (spec "Operator-enrolled collector transfer": "For review it
- * rebuilds immutable sources and the installed request, then runs the existing finite controller
- * against a validation-only replay transport and journal. Replay checks every prepared canonical
+ * Validation-only replay of a review (docs/review.md "Replay": for a review, import rebuilds the
+ * immutable sources and the installed request, then runs the existing finite controller against a
+ * validation-only replay transport and journal; replay checks every prepared canonical
  * reservation/request, ticket, source exposure and retained observation and compares the complete
- * derived review record"). The record is decoded strictly and must be in canonical form; every
+ * derived review record). The record is decoded strictly and must be in canonical form; every
  * retained response must have its recorded SHA-256 and length; the controller then runs over the
  * same sources, policy and action with the replay transport and an in-memory journal, every
  * recorded call must be made exactly once with a byte-identical request, and the derived record

@@ -1,8 +1,9 @@
 /**
- * The one canonical encoder (docs/wire.md "Canonical encoding and digests"; spec: "Observation
- * signing bytes"): compact JSON in declared (insertion) field order, short escapes for
- * " \ \b \t \n \f \r, other U+0000-U+001F as lowercase \u00xx, every other character as raw
- * UTF-8, integers as plain base-10, null written. Not RFC 8785; keys are never sorted.
+ * The one canonical encoder (docs/wire.md "Canonical encoding and digests"; the observation signing
+ * bytes of docs/keys-and-enrollment.md "Observation signatures"): compact JSON in declared
+ * (insertion) field order, short escapes for " \ \b \t \n \f \r, other U+0000-U+001F as lowercase
+ * \u00xx, every other character as raw UTF-8, integers as plain base-10, null written. Not RFC
+ * 8785; keys are never sorted.
  */
 import { AgentscmError } from '../errors.js';
 import { U64_MAX, type JsonObject, type JsonValue } from './json-value.js';

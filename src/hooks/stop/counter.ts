@@ -1,12 +1,12 @@
 /**
- * The 8-continuation counter of the Stop hooks (spec "Stop hook (agent-owned mode)";
- * docs/stop-hooks.md "The continuation counter"): how many times in a row a hook blocked one
- * session's stop for one Change. A fresh stop (stop_hook_active false or absent) starts again
- * from 0; a continuation with 8 blocks already counted ends continuation (the hook passes
- * without doing its work), as Claude Code itself stops honouring blocks after 8 in a row. The
- * counter is the only file a Stop hook creates: D/agent-stop/<key>, text "N\n", written
- * atomically, removed on a pass. A counter that cannot be read, parsed or written is
- * HOOK_COUNTER_UNAVAILABLE, which the hook reports with exit 1 (non-blocking).
+ * The 8-continuation counter of the Stop hooks (docs/stop-hooks.md "The continuation counter"): how
+ * many times in a row a hook blocked one session's stop for one Change. A fresh stop
+ * (stop_hook_active false or absent) starts again from 0; a continuation with 8 blocks already
+ * counted ends continuation (the hook passes without doing its work), as Claude Code itself stops
+ * honouring blocks after 8 in a row. The counter is the only file a Stop hook creates:
+ * D/agent-stop/<key>, text "N\n", written atomically, removed on a pass. A counter that cannot be
+ * read, parsed or written is HOOK_COUNTER_UNAVAILABLE, which the hook reports with exit 1
+ * (non-blocking).
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,10 +1,9 @@
 /**
- * The frame every Stop hook runs in (spec "Stop hook (agent-owned mode)": the Stop hooks share
- * the payload decoding, the 8-continuation counter and the output shapes; docs/stop-hooks.md):
- * decode the payload, consult the counter, run the hook's work only when continuation may go on,
- * count a block or forget the count on a pass, and render the decision for the client. Malformed
- * stdin and counter errors exit 1, which both clients treat as a non-blocking error; an
- * exhausted counter passes without running the work.
+ * The frame every Stop hook runs in (docs/stop-hooks.md: the Stop hooks share the payload decoding,
+ * the 8-continuation counter and the output shapes): decode the payload, consult the counter, run
+ * the hook's work only when continuation may go on, count a block or forget the count on a pass,
+ * and render the decision for the client. Malformed stdin and counter errors exit 1, which both
+ * clients treat as a non-blocking error; an exhausted counter passes without running the work.
  */
 import { isAgentscmError } from '../../contracts/errors.js';
 import { oneLine } from '../../contracts/message-text.js';

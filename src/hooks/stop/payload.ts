@@ -1,10 +1,9 @@
 /**
- * The Stop hook payload (spec "Stop hook (agent-owned mode)": the Stop hooks share the payload
- * decoding; docs/stop-hooks.md "Input"). Bytes → size check → fatal UTF-8 → strict JSON → shape.
- * Claude Code: an object with session_id (string), hook_event_name "Stop" and, when present,
- * stop_hook_active (boolean), cwd and transcript_path (string or null); other fields are the
- * client's and are ignored. Codex: exactly its published input schema (every valid input is
- * accepted, nothing else).
+ * The Stop hook payload (docs/stop-hooks.md "Input": the Stop hooks share the payload decoding).
+ * Bytes → size check → fatal UTF-8 → strict JSON → shape. Claude Code: an object with session_id
+ * (string), hook_event_name "Stop" and, when present, stop_hook_active (boolean), cwd and
+ * transcript_path (string or null); other fields are the client's and are ignored. Codex: exactly
+ * its published input schema (every valid input is accepted, nothing else).
  */
 import { externalSchemaProblem } from '../../agent-state/external-schema.js';
 import { AgentscmError } from '../../contracts/errors.js';
