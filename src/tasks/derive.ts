@@ -1,19 +1,12 @@
 /**
- * Task derivation (spec "Phase-two local state machine": tasks are derived "only from the
+ * Task derivation (docs/agent-tasks.md "Derivation rules": tasks are derived only from the
  * installed WorkflowRequirement, a compiled immutable current context and fixed action-class
- * rules"). The subject is read from the authority — the Change's current version and revision,
+ * rules). The subject is read from the authority — the Change's current version and revision,
  * the exact stored review context, the current policy epoch, the target and its installed
- * requirement — and every step of the compiled plan becomes one task. The rules are in
- * docs/agent-tasks.md "Derivation rules".
+ * requirement — and every step of the compiled plan becomes one task (src/tasks/task-build.ts).
  */
 import { AgentscmError } from '../contracts/errors.js';
-import type { InstructionEntrypoint, TaskCriterion, TaskProgression } from '../contracts/instruction-entrypoint.js';
-import { encodeCanonical } from '../contracts/json/canonical-json.js';
-import { MAX_REFERENCES, type NamedReference } from '../contracts/named-reference.js';
-import { TASK_CAPABILITY } from '../contracts/task/common.js';
-import { subjectToJson, type WorkflowTaskSubject } from '../contracts/task/subject.js';
-import { checkTask, encodeTask, type WorkflowTask } from '../contracts/task/task.js';
-import { sha256Hex } from '../crypto/sha256.js';
+import type { WorkflowTaskSubject } from '../contracts/task/subject.js';
 import { getChange } from '../native/changes.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { resolveRepository } from '../native/repositories.js';
@@ -22,8 +15,10 @@ import { findReviewContext } from '../native/review-contexts.js';
 import { contentToken, type SqliteDatabase } from '../native/sqlite.js';
 import { readTransaction, type Authority } from '../native/store.js';
 import { getTarget } from '../native/targets.js';
-import type { PlanStep } from '../workflows/plan.js';
-import { compileRequirementPlan, type CompiledRequirement } from '../workflows/requirement.js';
+import { compileRequirementPlan } from '../workflows/requirement.js';
+import { buildTasks, type DerivedTask } from './task-build.js';
+
+export type { DerivedTask } from './task-build.js';
 
 /** What selects a subject: the adapter's repository/profile/target plus the Change and its context. */
 export interface SubjectSelection {
@@ -35,14 +30,6 @@ export interface SubjectSelection {
   readonly context_digest: string;
 }
 
-export interface DerivedTask {
-  readonly task: WorkflowTask;
-  readonly digest: string;
-  /** The task's canonical encoding (what the digest covers and the journal retains). */
-  readonly canonical: Buffer;
-  readonly step: PlanStep;
-}
-
 export interface DerivedSubject {
   /** The subject fields common to every task (step_id is per task). */
   readonly base: Omit<WorkflowTaskSubject, 'step_id'>;
@@ -50,116 +37,12 @@ export interface DerivedSubject {
   readonly tasks: readonly DerivedTask[];
 }
 
-/** Fixed criterion, progression and summary of each action class (docs/agent-tasks.md). */
-export const ACTION_CLASS_RULES = {
-  source_paths: { criterion: 'source-paths', controller_only: true, progression: 'none' },
-  command: { criterion: 'command', controller_only: false, progression: 'claim' },
-  require_capability: { criterion: 'capability', controller_only: true, progression: 'none' },
-  // Controller-only: no agent claims or asserts a review; only a collector claim under a
-  // finite-review profile reaches it, and only its replayed import completes it (docs/review.md
-  // "Collecting a review"); the server-executed path runs it too.
-  review: { criterion: 'review', controller_only: true, progression: 'none' },
-} as const satisfies Record<
-  PlanStep['action']['kind'],
-  { criterion: string; controller_only: boolean; progression: TaskProgression }
->;
-
 function stale(message: string, details: Record<string, unknown> = {}): AgentscmError {
   return new AgentscmError('TASK_STALE', message, {
-    hint: "checkpoint or create a review context for the Change's current version, then call next again for the current subject",
+    hint:
+      "checkpoint or create a review context for the Change's current version, then call next again for the " +
+      'current subject',
     details,
-  });
-}
-
-/**
- * The task id of a subject (its step included): a digest prefix, so that one subject always
- * names the same task and any changed subject field names another one.
- */
-export function taskIdOf(subject: WorkflowTaskSubject): string {
-  return `t-${sha256Hex(encodeCanonical(['agentscm.agent-workflow-task-id.v1', subjectToJson(subject)])).slice(0, 40)}`;
-}
-
-function criterionFor(step: PlanStep, revision: string): TaskCriterion {
-  const action = step.action;
-  const rule = ACTION_CLASS_RULES[action.kind];
-  let description: string;
-  switch (action.kind) {
-    case 'source_paths':
-      description = `The authority recomputes the SHA-256 of ${action.expectations.length} source path(s) from revision ${revision}; report this criterion not_claimed.`;
-      break;
-    case 'command':
-      description = `Run the command recipe ${action.recipe_path} (sha256 ${action.recipe_sha256}) against revision ${revision} in an isolated container and report its outcome.`;
-      break;
-    case 'require_capability':
-      description = `Needs the capability ${JSON.stringify(action.capability).slice(0, 256)}, which only the controller can perform; report this criterion not_claimed.`;
-      break;
-    case 'review':
-      description = `A bounded review of ${action.coverage.length} revision path(s) by the review controller under policy ${action.policy_path} (sha256 ${action.policy_sha256}); only the controller can perform it; report this criterion not_claimed.`;
-      break;
-  }
-  // A criterion's `required` says whether the task's own pass needs it, not whether the step is
-  // required by the workflow (that is the task's `required`): the one criterion of an optional
-  // step is required of its task, so a claimable optional step can pass and complete the steps
-  // that need it.
-  return { criterion: rule.criterion, required: true, controller_only: rule.controller_only, description };
-}
-
-function summaryFor(step: PlanStep): string {
-  const kind = step.action.kind;
-  const role = ACTION_CLASS_RULES[kind].controller_only ? 'controller-only' : 'claimable';
-  return `${step.required ? 'Required' : 'Optional'} ${role} ${kind} step "${step.id}" of the installed workflow requirement.`;
-}
-
-/**
- * Named references of a step: SKILL.md ("skill"), the command recipe ("recipe") for a command
- * step, then the other packaged resources ("resource-N", N = declared position) while at most
- * MAX_REFERENCES fit. Hashes come from the bounded compilation; nothing is read again.
- */
-function referencesFor(compiled: CompiledRequirement, step: PlanStep): NamedReference[] {
-  const entries = compiled.plan.skill.entries;
-  const references: NamedReference[] = [];
-  const used = new Set<string>();
-  const add = (name: string, path: string, sha256: string): void => {
-    if (references.length >= MAX_REFERENCES || used.has(path)) return;
-    used.add(path);
-    references.push({ name, sha256, path });
-  };
-  const entrypoint = entries[0];
-  if (entrypoint !== undefined) add('skill', entrypoint.path, entrypoint.sha256);
-  if (step.action.kind === 'command') add('recipe', step.action.recipe_path, step.action.recipe_sha256);
-  entries.slice(1).forEach((entry, index) => add(`resource-${index + 1}`, entry.path, entry.sha256));
-  return references;
-}
-
-/** Build the tasks of a compiled subject (pure). */
-export function buildTasks(base: Omit<WorkflowTaskSubject, 'step_id'>, compiled: CompiledRequirement): DerivedTask[] {
-  return compiled.plan.steps.map((step): DerivedTask => {
-    const subject: WorkflowTaskSubject = { ...base, step_id: step.id };
-    const taskId = taskIdOf(subject);
-    const entrypoint: InstructionEntrypoint = {
-      capability: TASK_CAPABILITY,
-      schema_version: 1,
-      task_id: taskId,
-      step_id: step.id,
-      workflow_digest: compiled.plan.digest,
-      policy_digest: compiled.requirement.requirement_digest,
-      summary: summaryFor(step),
-      criteria: [criterionFor(step, base.revision)],
-      references: referencesFor(compiled, step),
-      progression: ACTION_CLASS_RULES[step.action.kind].progression,
-    };
-    const task: WorkflowTask = {
-      version: 1,
-      task_id: taskId,
-      subject,
-      required: step.required,
-      action_kind: step.action.kind,
-      needs: [...step.needs],
-      entrypoint,
-    };
-    checkTask(task);
-    const { canonical, digest } = encodeTask(task);
-    return { task, digest, canonical, step };
   });
 }
 
@@ -251,7 +134,7 @@ function bounded<V>(collection: Map<string, V> | Set<string>): void {
 }
 
 /**
- * Derive the current subject and its tasks (spec "Phase-two local state machine"). The review
+ * Derive the current subject and its tasks (docs/agent-tasks.md "Derivation rules"). The review
  * context must be the exact stored one of the Change's current version, revision and the
  * current policy epoch (TASK_STALE otherwise). Runs in one authority read snapshot.
  *
@@ -305,7 +188,9 @@ function deriveFresh(auth: Authority, selection: SubjectSelection): DerivedSubje
     c.policy_epoch !== policyEpoch
   ) {
     throw stale(
-      `review context ${selection.context_digest} binds Change ${c.change.id} version ${c.change_version} at policy epoch ${c.policy_epoch}; Change ${change.id} is at version ${change.current_version} and the policy epoch is ${policyEpoch}`,
+      `review context ${selection.context_digest} binds Change ${c.change.id} version ${c.change_version} at ` +
+        `policy epoch ${c.policy_epoch}; Change ${change.id} is at version ${change.current_version} and the ` +
+        `policy epoch is ${policyEpoch}`,
       {
         context_digest: selection.context_digest,
       },
