@@ -33,8 +33,11 @@ export interface Store {
 
 export interface NativeStoreOptions {
   readonly mode: StoreMode;
-  /** The journal's schema steps (composed by the layers that own its tables). */
-  readonly journalMigrations: readonly Migration[];
+  /**
+   * The journal's schema steps (composed by the layers that own its tables); null for a Store
+   * that only reads the authority (the Stop hooks), whose journal() and requireJournal() are INTERNAL.
+   */
+  readonly journalMigrations: readonly Migration[] | null;
 }
 
 /**
@@ -49,6 +52,9 @@ export function openNativeStore(dataDir: string, options: NativeStoreOptions): S
   let authority: Authority | null = null;
   let journal: Journal | null = null;
   const openJournalIn = (journalMode: 'read' | 'write' | 'create'): Journal => {
+    if (journalMigrations === null) {
+      throw new AgentscmError('INTERNAL', 'this store was opened for the authority only and has no journal');
+    }
     journal = openJournalDatabase(absolute, journalMode, journalMigrations);
     return journal;
   };
@@ -64,7 +70,7 @@ export function openNativeStore(dataDir: string, options: NativeStoreOptions): S
       if (create && mode === 'read') {
         throw new AgentscmError('INTERNAL', 'a store opened for reading never creates the journal');
       }
-      if (!create && !existsSync(journalPaths(absolute).db)) return null;
+      if (!create && journalMigrations !== null && !existsSync(journalPaths(absolute).db)) return null;
       return openJournalIn(create ? 'create' : mode);
     },
     requireJournal(): Journal {
@@ -77,4 +83,12 @@ export function openNativeStore(dataDir: string, options: NativeStoreOptions): S
       for (const connection of opened) connection?.close();
     },
   };
+}
+
+/**
+ * A 'read' Store of the authority only: it loads no journal schema, so a command that must start
+ * fast (the Stop hooks, docs/stop-hooks.md "Performance") opens it without the layers above.
+ */
+export function openAuthorityReadStore(dataDir: string): Store {
+  return openNativeStore(dataDir, { mode: 'read', journalMigrations: null });
 }

@@ -8,7 +8,7 @@ import type { StopClient } from '../../hooks/stop/payload.js';
 import { readStopStdin } from '../../hooks/stop/stdin.js';
 import { checkTaskStopTarget, DEFAULT_TASK_STOP_TARGET } from '../../hooks/stop/target.js';
 import { runTaskStop } from '../../hooks/task-stop.js';
-import { openStore } from '../../tasks/store.js';
+import { openAuthorityReadStore } from '../../native/store-handle.js';
 
 export default class SkillWorkflowTaskStop extends BaseCommand {
   static override summary =
@@ -79,7 +79,7 @@ export default class SkillWorkflowTaskStop extends BaseCommand {
     const workspace = resolve(flags.workspace);
     const dataDir = this.resolveDataDir(flags['data-dir'], workspace);
     const payload = await readStopStdin();
-    const store = openStore(dataDir, { mode: 'read' });
+    const store = openAuthorityReadStore(dataDir);
     let result: StopHookResult;
     try {
       result = await guardStop({
