@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 
 import { displayText, UNSAFE_TEXT_MARKER } from '../contracts/display-text.js';
 import { counted } from '../contracts/json/counted.js';
+import { checkGenericId } from '../native/checks.js';
 import { withStore } from '../tasks/store.js';
 import { checkpointWorkspace, type CheckpointResult } from '../workspace/checkpoint.js';
 import { workspaceDataDir } from '../workspace/locate.js';
@@ -31,6 +32,8 @@ export default class Checkpoint extends BaseCommand {
   async run(): Promise<CheckpointResult> {
     const { flags } = await this.parse(Checkpoint);
     const explicitDataDir = flags['data-dir'] === undefined ? undefined : this.resolveDataDir(flags['data-dir']);
+    // The Change ID is refused before the workspace is looked for, as checkpointWorkspace does.
+    checkGenericId(flags.change, 'Change ID');
     const dataDir = explicitDataDir ?? workspaceDataDir(flags.workspace);
     const result = withStore(dataDir, 'write', (store) =>
       checkpointWorkspace(store, {
