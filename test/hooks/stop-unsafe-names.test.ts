@@ -6,16 +6,16 @@
  * valid under Codex's output schema. Plus the renderer itself for both clients.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Ajv } from 'ajv';
 
 import { hasUnsafeText, UNSAFE_TEXT_MARKER } from '../../src/contracts/display-text.js';
 import { renderStopOutput, stopReasonText } from '../../src/hooks/stop/output.js';
-import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
-import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../support/collector.js';
+import { REPO_ROOT, runCli } from '../helpers/cli.js';
+import { buildScenario } from '../helpers/scenario.js';
+import { DOCKER_SOCKET, requireEngine } from '../support/collector.js';
 
 const RLO = '\u202e';
 const EVIL = `evil${RLO}sj.exe`;
@@ -61,98 +61,60 @@ test('the renderer: every human line escaped and marked, the JSON line intact, b
   }
 });
 
-test('a server-executed Stop whose failing command lists src/evil\\u202esj.exe: the feedback shows the name escaped and marked, never raw', async (t) => {
-  await requireEngine();
-  const root = tempDir(t, 'agentscm-stop-unsafe-');
-  const ws = join(root, 'ws');
-  const dataDir = join(root, 'data');
-  mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
-  mkdirSync(join(ws, 'src'));
-  writeFileSync(join(ws, 'src', 'ok.txt'), 'ok\n');
-  writeFileSync(
-    join(ws, 'skills', 'check', 'SKILL.md'),
-    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
-  );
-  writeFileSync(
-    join(ws, 'skills', 'check', 'runner.json'),
-    recipeBytes({ argv: ['/bin/sh', '-c', 'for f in /src/src/*; do echo "$f"; done; exit 3'] }),
-  );
-  const cli = (args: string[]): ReturnType<typeof runCli> => runCli(['--data-dir', dataDir, ...args]);
-  assert.equal((await cli(['init-repo', ws, '--name', 'demo'])).code, 0);
-  const cp = await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
-  assert.equal(cp.code, 0, cp.stderr);
-  const { repository, revision, version } = jsonOf<{ repository: string; revision: string; version: number }>(cp);
-  const context = await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json']);
-  assert.equal(context.code, 0, context.stderr);
-  const workflow = join(root, 'workflow.json');
-  writeFileSync(
-    workflow,
-    JSON.stringify({
-      version: 1,
-      name: 'checks',
-      source: { repository, revision, policy_epoch: 0 },
-      skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
-      steps: [
-        {
-          id: 'check',
-          needs: [],
-          required: true,
-          action: {
-            kind: 'command',
-            runner: 'runner.json',
-            change: { repository, id: 'c1' },
-            change_version: version,
-            context_digest: jsonOf<{ context_digest: string }>(context).context_digest,
-          },
-        },
-      ],
-    }),
-  );
-  assert.equal((await cli(['requirement', 'install', '--target', 'main', workflow])).code, 0);
+test(
+  'a server-executed Stop whose failing command lists src/evil\\u202esj.exe: the feedback shows ' +
+    'the name escaped and marked, never raw',
+  async (t) => {
+    await requireEngine();
+    const { dataDir, ws } = await buildScenario(t, {
+      argv: ['/bin/sh', '-c', 'for f in /src/src/*; do echo "$f"; done; exit 3'],
+      enrollStep: null,
+    });
 
-  // The agent adds the file; the Stop hook checkpoints it and runs the check, which lists it.
-  writeFileSync(join(ws, 'src', EVIL), 'MZ');
-  const payload = JSON.stringify({
-    cwd: '/repo',
-    hook_event_name: 'Stop',
-    last_assistant_message: 'done',
-    model: 'gpt-5',
-    permission_mode: 'default',
-    session_id: 's-unsafe',
-    stop_hook_active: false,
-    transcript_path: null,
-    turn_id: 't1',
-  });
-  const blocked = await runCli(
-    [
-      '--data-dir',
-      dataDir,
-      'skill-workflow',
-      'stop',
-      'c1',
-      '--workspace',
-      ws,
-      '--client',
-      'codex',
-      '--docker',
-      DOCKER,
-      '--docker-socket',
-      DOCKER_SOCKET,
-    ],
-    { input: payload },
-  );
-  assert.equal(blocked.code, 0, blocked.stderr);
-  assert.ok(!rawUnsafe(blocked.stdout.trimEnd()), 'no raw character on stdout');
-  const answer = JSON.parse(blocked.stdout) as { decision: string; reason: string };
-  assert.ok(validCodexOutput(answer), JSON.stringify(validCodexOutput.errors));
-  assert.equal(answer.decision, 'block');
-  assert.ok(!rawUnsafe(answer.reason), answer.reason);
-  const lines = answer.reason.split('\n');
-  assert.ok(
-    lines.some((line) => line.startsWith(UNSAFE_TEXT_MARKER) && line.includes('evil\\u202esj.exe')),
-    `the output tail shows the name escaped and marked:\n${answer.reason}`,
-  );
-  assert.deepEqual((JSON.parse(lines.at(-1) ?? '') as { failures: unknown }).failures, [
-    { task_id: 'check', code: 'command_failed' },
-  ]);
-});
+    // The agent adds the file; the Stop hook checkpoints it and runs the check, which lists it.
+    writeFileSync(join(ws, 'src', EVIL), 'MZ');
+    const payload = JSON.stringify({
+      cwd: '/repo',
+      hook_event_name: 'Stop',
+      last_assistant_message: 'done',
+      model: 'gpt-5',
+      permission_mode: 'default',
+      session_id: 's-unsafe',
+      stop_hook_active: false,
+      transcript_path: null,
+      turn_id: 't1',
+    });
+    const blocked = await runCli(
+      [
+        '--data-dir',
+        dataDir,
+        'skill-workflow',
+        'stop',
+        'c1',
+        '--workspace',
+        ws,
+        '--client',
+        'codex',
+        '--docker',
+        DOCKER,
+        '--docker-socket',
+        DOCKER_SOCKET,
+      ],
+      { input: payload },
+    );
+    assert.equal(blocked.code, 0, blocked.stderr);
+    assert.ok(!rawUnsafe(blocked.stdout.trimEnd()), 'no raw character on stdout');
+    const answer = JSON.parse(blocked.stdout) as { decision: string; reason: string };
+    assert.ok(validCodexOutput(answer), JSON.stringify(validCodexOutput.errors));
+    assert.equal(answer.decision, 'block');
+    assert.ok(!rawUnsafe(answer.reason), answer.reason);
+    const lines = answer.reason.split('\n');
+    assert.ok(
+      lines.some((line) => line.startsWith(UNSAFE_TEXT_MARKER) && line.includes('evil\\u202esj.exe')),
+      `the output tail shows the name escaped and marked:\n${answer.reason}`,
+    );
+    assert.deepEqual((JSON.parse(lines.at(-1) ?? '') as { failures: unknown }).failures, [
+      { task_id: 'check', code: 'command_failed' },
+    ]);
+  },
+);
