@@ -1,4 +1,6 @@
 /**
+ * Over 400 lines: runObserved is one ordered sequence (lease, snapshots, process, classification).
+ *
  * runObserved: a subprocess run under the agent-state contract
  * (docs/agent-state.md "Observed runs"). In order: the mutation lease of the git root (writers
  * only; a held or stale lease blocks before the command starts), the before-snapshots (git,

@@ -1,4 +1,6 @@
 /**
+ * Over 400 lines: one Engine API client; every call shares its transport, byte bound and field checks.
+ *
  * A small Docker Engine API client: version negotiation through /_ping and /version, image
  * inspection (never pull), container create / attach / start / wait / inspect / kill / remove,
  * and listing by label for custody reconciliation. Requests go through a DockerTransport

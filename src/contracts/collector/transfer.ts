@@ -1,4 +1,6 @@
 /**
+ * Over 400 lines: one wire format; header, digests, signature and envelope decoding are read together.
+ *
  * The collector transfer envelope v1 (docs/collector-transfer.md "Transfer envelope v1": "a distinct
  * signed capability with a 16 MiB envelope limit"; docs/wire.md "Collector transfer envelope v1"):
  *

@@ -1,4 +1,6 @@
 /**
+ * Over 400 lines: one wire format; the bundle, its manifest and their strict decoders belong together.
+ *
  * Receipt bundle v1 (issue "Admission", offline verification; docs/receipts.md "Bundle format"):
  * everything a v2 receipt rests on, in one file that a verifier with no store and no network
  * checks — the receipt's canonical bytes, every collector transfer envelope it names (exact
