@@ -5,13 +5,12 @@
  * with no --data-dir too) and states the outcome once.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { before, test } from 'node:test';
 
 import { jsonOf, runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
-import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../support/collector.js';
+import { buildScenario } from '../helpers/scenario.js';
+import { DOCKER_SOCKET, requireEngine } from '../support/collector.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 
@@ -20,52 +19,12 @@ before(async () => {
 });
 
 test('a failed container step points at its output, and check-command-show says the outcome once', async (t) => {
-  const root = tempDir(t, 'agentscm-first-hour-');
-  const ws = join(root, 'ws');
-  const data = join(root, 'data');
-  mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
-  writeFileSync(join(ws, 'hello.txt'), 'hello\n');
-  writeFileSync(
-    join(ws, 'skills', 'check', 'SKILL.md'),
-    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
-  );
-  writeFileSync(
-    join(ws, 'skills', 'check', 'runner.json'),
-    recipeBytes({ argv: ['/bin/sh', '-c', 'echo to-stdout; echo to-stderr >&2; exit 3'] }),
-  );
-  const cli = (args: string[], cwd?: string): ReturnType<typeof runCli> =>
-    runCli(['--data-dir', data, ...args], cwd === undefined ? {} : { cwd });
-  assert.equal((await cli(['init-repo', ws, '--name', 'demo'])).code, 0);
-  const cp = jsonOf<{ repository: string; revision: string; version: number }>(
-    await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json']),
-  );
-  const context = jsonOf<{ context_digest: string }>(
-    await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json']),
-  );
-  const workflow = join(root, 'workflow.json');
-  writeFileSync(
-    workflow,
-    JSON.stringify({
-      version: 1,
-      name: 'checks',
-      source: { repository: cp.repository, revision: cp.revision, policy_epoch: 0 },
-      skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
-      steps: [
-        {
-          id: 'check',
-          needs: [],
-          required: true,
-          action: {
-            kind: 'command',
-            runner: 'runner.json',
-            change: { repository: cp.repository, id: 'c1' },
-            change_version: cp.version,
-            context_digest: context.context_digest,
-          },
-        },
-      ],
-    }),
-  );
+  const s = await buildScenario(t, {
+    argv: ['/bin/sh', '-c', 'echo to-stdout; echo to-stderr >&2; exit 3'],
+    enrollStep: null,
+    requirement: false,
+  });
+  const { root, ws, dataDir: data, workflowFile: workflow, cli } = s;
   const run = await cli([
     'skill-workflow',
     'run',
