@@ -28,7 +28,8 @@ interface AssertionRow {
 export function findAssertion(journal: Journal, retained: RetainedAttempt): RetainedAssertion | null {
   const row = journalStatement(
     journal,
-    'SELECT canonical, canonical_sha256, observation_digest, registration_id, created_at_ms FROM agent_task_assertions WHERE task_seq = ? AND fence = ?',
+    'SELECT canonical, canonical_sha256, observation_digest, registration_id, created_at_ms FROM ' +
+      'agent_task_assertions WHERE task_seq = ? AND fence = ?',
   ).get(retained.task_seq, u64ToSql(retained.attempt.fence)) as AssertionRow | undefined;
   if (row === undefined) return null;
   const attemptId = retained.attempt.attempt_id;
@@ -54,7 +55,8 @@ export function insertAssertion(
   const { canonical } = encodeAssertion(assertion);
   journalStatement(
     journal,
-    `INSERT INTO agent_task_assertions (task_seq, fence, attempt_id, task_id, request_id, trust_class, outcome, canonical, canonical_sha256, observation_digest, registration_id, created_at_ms)
+    `INSERT INTO agent_task_assertions (task_seq, fence, attempt_id, task_id, request_id, trust_class, outcome,
+      canonical, canonical_sha256, observation_digest, registration_id, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     retained.task_seq,

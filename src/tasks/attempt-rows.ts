@@ -177,7 +177,8 @@ export function insertAttempt(
   remember(decodedAttempts, attempt.attempt_id, { bytes: canonical, attempt, digest });
   journalStatement(
     journal,
-    `INSERT INTO agent_task_attempts (task_seq, fence, attempt_id, attempt_digest, canonical, execution_operation_id, owner_id, agent_id, state,
+    `INSERT INTO agent_task_attempts (task_seq, fence, attempt_id, attempt_digest, canonical,
+      execution_operation_id, owner_id, agent_id, state,
        lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, NULL, ?, ?)`,
   ).run(
@@ -228,7 +229,8 @@ export function updateAttempt(
   const placeholders = from.map(() => '?').join(', ');
   const result = journalStatement(
     journal,
-    `UPDATE agent_task_attempts SET ${columns.join(', ')}, updated_at_ms = ? WHERE task_seq = ? AND fence = ? AND state IN (${placeholders})`,
+    `UPDATE agent_task_attempts SET ${columns.join(', ')}, updated_at_ms = ? WHERE task_seq = ? AND fence = ? AND ` +
+      `state IN (${placeholders})`,
   ).run(...values, nowMs, retained.task_seq, u64ToSql(retained.attempt.fence), ...from);
   return result.changes === 1;
 }

@@ -1,6 +1,6 @@
 /**
- * The one typed entry of the agent-task service (spec "Phase-two local state machine": a shared
- * core "for later thin service adapters"). The trusted-local CLI calls it now; the hub's HTTP
+ * The one typed entry of the agent-task service (docs/agent-tasks.md "One core, thin adapters": a
+ * shared core for the thin service adapters). The trusted-local CLI calls it now; the hub's HTTP
  * and MCP adapters call it later with their own guard. Input bytes are decoded strictly by the
  * operation's contract decoder; the answer is a JSON value (u64 fields exact).
  */
@@ -48,8 +48,8 @@ export const COLLECTOR_TASK_OPERATIONS: readonly TaskOperation[] = [
 export { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder };
 
 /**
- * Every operation the facade serves, in one place (spec "Capability matrix": schema discovery
- * reports the operation names): isTaskOperation and the capabilities answer both read it. Keyed
+ * Every operation the facade serves, in one place (docs/agent-tasks.md "One core, thin adapters":
+ * `capabilities` reports the operation names): isTaskOperation and the capabilities answer both read it. Keyed
  * by TaskOperation, so an operation added to that type does not compile until it is listed here;
  * collector_upload is the upload route's, not an operation of this entry.
  */
@@ -203,7 +203,7 @@ export function decodeTaskCall(operation: string, input: Uint8Array | null): Dec
   }
 }
 
-/** Run one operation for `ctx.actor` (spec "Phase-two local state machine"): decode, then run. */
+/** Run one operation for `ctx.actor` (docs/agent-tasks.md "State machine"): decode, then run. */
 export function callTaskOperation(ctx: TaskContext, operation: string, input: Uint8Array | null): JsonValue {
   return decodeTaskCall(operation, input).run(ctx);
 }

@@ -3,8 +3,8 @@
  * file or stdin, bounded before it is read into memory, and the fields the adapter fills in
  * (docs/agent-tasks.md "Filling agent and executor"). The actor is never an input: it comes
  * from the grant of --token-file (src/tasks/grant-guard.ts); an omitted `agent` member is filled
- * with that actor (spec "Agent assertion": the server supplies the authenticated actor), and
- * --executor fills the executor binding from the current registration it names.
+ * with that actor (the server supplies the authenticated actor), and --executor fills the
+ * executor binding from the current registration it names.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { encodeCanonical } from '../contracts/json/canonical-json.js';
@@ -105,7 +105,10 @@ function currentBinding(store: Store, repository: string, id: string): ExecutorB
   if (!registration.current) {
     throw new AgentscmError(
       'REGISTRATION_NOT_CURRENT',
-      `--executor ${id}: registration ${id} (repository ${registration.repository}, profile ${registration.profile}, step ${registration.step}, executor ${registration.executor_id}, epoch ${registration.registration_epoch}) is ${registration.revoked ? 'revoked' : `superseded by epoch ${registration.latest_epoch}`}`,
+      `--executor ${id}: registration ${id} (repository ${registration.repository}, profile ` +
+        `${registration.profile}, step ${registration.step}, executor ${registration.executor_id}, epoch ` +
+        `${registration.registration_epoch}) is ` +
+        (registration.revoked ? 'revoked' : `superseded by epoch ${registration.latest_epoch}`),
       {
         hint: 'pass --executor with the registration id of the current epoch (`agentscm agent-task registration list`)',
       },
@@ -163,7 +166,8 @@ export function fillTaskInput(request: FillRequest): Uint8Array | null {
       if (!encodeCanonical(held).equals(encodeCanonical(binding))) {
         throw new AgentscmError(
           'TASK_INPUT_CONFLICT',
-          `--executor ${request.executor} names another executor than the request's "executor" (${held === null ? 'null, an agent-only attempt' : 'another binding'})`,
+          `--executor ${request.executor} names another executor than the request's "executor" ` +
+            `(${held === null ? 'null, an agent-only attempt' : 'another binding'})`,
           {
             hint: 'leave "executor" out of the document to have --executor fill it, or leave out --executor',
             details: { pointer: request.operation === 'recovery' ? '/request/executor' : '/executor' },

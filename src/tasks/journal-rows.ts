@@ -108,7 +108,8 @@ export function insertTask(
   remember(decodedTasks, task.task_id, { bytes: canonical, task, digest });
   const { lastInsertRowid } = journalStatement(
     journal,
-    `INSERT INTO agent_tasks (task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, created_at_ms)
+    `INSERT INTO agent_tasks (task_id, task_digest, repository, change_id, profile, step_id, canonical,
+      last_fence, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     task.task_id,
@@ -134,8 +135,9 @@ export function setLastFence(journal: Journal, task: RetainedTask, fence: bigint
 }
 
 /**
- * The bounded scan before a fresh claim (spec: at most MAX_SCOPE_SCAN older subjects), in one
- * statement over the other retained identities of the same repository, Change, profile and step
+ * The bounded scan before a fresh claim (docs/agent-tasks.md "State machine": at most
+ * MAX_SCOPE_SCAN older subjects), in one statement over the other retained identities of the same repository, Change,
+ * profile and step
  * (`exceptSeq` is the task's own seq when it is retained): `exceeded` when there are more than
  * MAX_SCOPE_SCAN of them, and the newest of the newest MAX_SCOPE_SCAN whose attempt is unresolved
  * (active or cancelled), or null. The bound is written into the SQL: a LIMIT or OFFSET bound as a
@@ -151,12 +153,18 @@ export function olderUnresolvedTask(
   const row = journalStatement(
     journal,
     `SELECT EXISTS (
-         SELECT 1 FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ? LIMIT 1 OFFSET ${MAX_SCOPE_SCAN}
+         SELECT 1 FROM agent_tasks
+         WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ?
+         LIMIT 1 OFFSET ${MAX_SCOPE_SCAN}
        ) AS exceeded,
        (SELECT (SELECT task_id FROM agent_tasks WHERE seq = o.seq) FROM (
-          SELECT seq FROM agent_tasks WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ? ORDER BY seq DESC LIMIT ${MAX_SCOPE_SCAN}
+          SELECT seq FROM agent_tasks
+          WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ?
+          ORDER BY seq DESC LIMIT ${MAX_SCOPE_SCAN}
         ) o
-        WHERE EXISTS (SELECT 1 FROM agent_task_attempts a WHERE a.task_seq = o.seq AND a.state IN ('active', 'cancelled'))
+        WHERE EXISTS (
+          SELECT 1 FROM agent_task_attempts a WHERE a.task_seq = o.seq AND a.state IN ('active', 'cancelled')
+        )
         ORDER BY o.seq DESC LIMIT 1) AS task_id`,
   ).get(...scope, ...scope) as { exceeded: number; task_id: string | null };
   return { exceeded: row.exceeded === 1, task_id: row.task_id };
@@ -169,7 +177,10 @@ export function retainedSeqOf(journal: Journal, taskId: string): number | null {
   return row === undefined ? null : row.seq;
 }
 
-/** One page of retained tasks of a repository (optionally one Change), in retention order after `afterSeq` (docs/dashboard.md). */
+/**
+ * One page of retained tasks of a repository (optionally one Change), in retention order after `afterSeq`
+ * (docs/dashboard.md).
+ */
 export function listRetainedTasks(
   journal: Journal,
   query: {
@@ -183,11 +194,13 @@ export function listRetainedTasks(
     query.change === null
       ? journalStatement(
           journal,
-          'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks WHERE repository = ? AND seq > ? ORDER BY seq LIMIT ?',
+          'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks ' +
+            'WHERE repository = ? AND seq > ? ORDER BY seq LIMIT ?',
         ).all(query.repository, query.afterSeq, query.limit)
       : journalStatement(
           journal,
-          'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks WHERE repository = ? AND change_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+          'SELECT seq, task_id, task_digest, canonical, last_fence FROM agent_tasks ' +
+            'WHERE repository = ? AND change_id = ? AND seq > ? ORDER BY seq LIMIT ?',
         ).all(query.repository, query.change, query.afterSeq, query.limit)
   ) as TaskRow[];
   return rows.map(taskOf);

@@ -1,5 +1,5 @@
 /**
- * Recovery projections (spec "Recovery"): a side-effect-free read that tells the caller what
+ * Recovery projections (docs/agent-tasks.md "Status and recovery"): a side-effect-free read that tells the caller what
  * became of one request it sent — confirmed, conclusive_rejection or uncertain_effect — with the
  * observed state of the attempt, typed effects, an explicit fence supersession and the permitted
  * actions from the contract's rule functions. It never dispatches, replays or creates anything.
@@ -136,7 +136,7 @@ function claimableNow(ctx: TaskContext, request: TaskClaimRequest): boolean {
 }
 
 /**
- * `recovery`: the envelope of one request (spec "Recovery"). A committed request reports its
+ * `recovery`: the envelope of one request (docs/agent-tasks.md "Status and recovery"). A committed request reports its
  * confirmed effect; an expired, cancelled or replaced attempt adds execution_may_still_run; a
  * replaced attempt carries its supersession (old and strictly greater new fence). A request
  * that never committed is a conclusive rejection whose only retry permission is for pending.

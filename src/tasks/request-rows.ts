@@ -39,7 +39,8 @@ interface RequestRow {
 export function findRequest(journal: Journal, actor: AgentRef, requestId: string): RetainedRequest | null {
   const row = journalStatement(
     journal,
-    'SELECT kind, request_digest, task_id, attempt_id, response, response_sha256 FROM agent_task_requests WHERE owner_id = ? AND agent_id = ? AND request_id = ?',
+    'SELECT kind, request_digest, task_id, attempt_id, response, response_sha256 FROM agent_task_requests WHERE ' +
+      'owner_id = ? AND agent_id = ? AND request_id = ?',
   ).get(actor.owner_id, actor.agent_id, requestId) as RequestRow | undefined;
   if (row === undefined) return null;
   if (sha256Hex(row.response) !== row.response_sha256) inconsistent(`retained outcome of request ${requestId}`);
@@ -50,7 +51,10 @@ export function findRequest(journal: Journal, actor: AgentRef, requestId: string
   };
 }
 
-/** Bind a request id to its kind, digest and committed outcome (write transaction); returns the outcome as a retry will read it. */
+/**
+ * Bind a request id to its kind, digest and committed outcome (write transaction); returns the outcome as a retry will
+ * read it.
+ */
 export function insertRequest(
   journal: Journal,
   actor: AgentRef,
@@ -71,7 +75,8 @@ export function insertRequest(
     );
   journalStatement(
     journal,
-    `INSERT INTO agent_task_requests (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms)
+    `INSERT INTO agent_task_requests (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id,
+      response, response_sha256, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     actor.owner_id,

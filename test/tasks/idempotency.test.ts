@@ -1,5 +1,5 @@
 /**
- * The idempotency matrix (spec "Phase-two local state machine": request identities are scoped
+ * The idempotency matrix (docs/agent-tasks.md "Idempotency": request identities are scoped
  * to the exact owner and agent; one request id cannot change bytes or cross kinds; an exact
  * committed retry returns the retained outcome): every kind × identical retry / changed bytes /
  * another actor, plus cross-kind reuse and retries after the subject moved on.

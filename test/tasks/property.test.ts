@@ -1,7 +1,7 @@
 /**
  * Property: random interleavings of 2–8 actors claiming, heartbeating, cancelling, reconciling
  * and reporting two tasks, with the clock jumping past leases, never yield two live attempts for
- * one task nor a fence that goes backward (spec "Phase-two local state machine": claims
+ * one task nor a fence that goes backward (docs/agent-tasks.md "State machine": claims
  * serialize per logical task; fences increase monotonically; only explicit reconciliation
  * supersedes). Every refusal must be a typed AgentscmError other than INTERNAL.
  */

@@ -1,5 +1,5 @@
 /**
- * Recovery envelopes (spec "Recovery") for every observed state — pending, leased, expired,
+ * Recovery envelopes (docs/agent-tasks.md "Status and recovery") for every observed state — pending, leased, expired,
  * finished, replaced, cancelled, unknown — for a request that committed and one that did not.
  * Every envelope is checked by the contract's own rules (checkRecoveryEnvelope) and its
  * disposition and permitted actions are asserted.

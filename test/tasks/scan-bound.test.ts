@@ -1,7 +1,8 @@
 /**
- * The bounded scan before a fresh claim (spec: "a bounded scan of at most 4096 retained task
- * identities refuses unresolved older subjects"): 4096 older identities of the same repository,
- * Change, profile and step are scanned; one more fails closed (TASK_SCAN_LIMIT) without a claim.
+ * The bounded scan before a fresh claim (docs/agent-tasks.md "State machine": a bounded scan
+ * of at most 4096 retained task identities refuses unresolved older subjects): 4096 older
+ * identities of the same repository, Change, profile and step are scanned; one more fails closed
+ * (TASK_SCAN_LIMIT) without a claim.
  */
 import assert from 'node:assert/strict';
 import test, { type TestContext } from 'node:test';

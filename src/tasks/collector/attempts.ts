@@ -72,7 +72,8 @@ function rowOf(raw: RawCollectorAttempt): CollectorAttemptRow {
 }
 
 const COLUMNS =
-  'attempt_id, task_id, collector_profile_id, origin_owner_id, origin_agent_id, grant_id, grant_generation, upload_request_id, descriptor';
+  'attempt_id, task_id, collector_profile_id, origin_owner_id, origin_agent_id, grant_id, grant_generation, ' +
+  'upload_request_id, descriptor';
 
 /** The collector claim of an attempt, or null. */
 export function findCollectorAttempt(journal: Journal, attemptId: string): CollectorAttemptRow | null {

@@ -1,7 +1,7 @@
 /**
- * `collector_claim` and `collector_descriptor` (spec "Operator-enrolled collector transfer": the
- * "server-derived claimed descriptor matching that installed profile"; docs/wire.md "Collector
- * descriptor"; docs/agent-tasks.md "Collector claims"). A collector claim is a phase-two claim
+ * `collector_claim` and `collector_descriptor` (docs/agent-tasks.md "Collector claims": the
+ * server-derived claimed descriptor matching the installed profile; docs/wire.md "Collector
+ * descriptor"). A collector claim is a phase-two claim
  * (request id, fence, lease, older-subject scan, fresh execution identity: operations.ts) of a
  * command task under an installed collector profile whose registration is current; the
  * executor binding is the profile's, never the request's. In the same journal transaction it
@@ -104,9 +104,12 @@ function requireProfileFitsTask(installed: InstalledCollectorProfile, entry: Der
   if (differences.length > 0) {
     throw new AgentscmError(
       'COLLECTOR_CLAIM_PROFILE_MISMATCH',
-      `collector profile ${installed.collector_profile_id} does not fit task ${entry.task.task_id}: the task has ${differences.join(', ')}`,
+      `collector profile ${installed.collector_profile_id} does not fit task ${entry.task.task_id}: the task has ` +
+        `${differences.join(', ')}`,
       {
-        hint: 'claim the task of the step the profile binds (requirements lists the tasks), or install a profile for this step',
+        hint:
+          'claim the task of the step the profile binds (requirements lists the tasks), or install a profile ' +
+          'for this step',
         details: { collector_profile_id: installed.collector_profile_id, task_id: entry.task.task_id },
       },
     );
@@ -208,13 +211,14 @@ export function collectorClaimOperation(ctx: TaskContext, request: CollectorClai
   });
 }
 
-// ---------------------------------------------------------------- the collector attempt row (read back in collector-attempts.ts)
+// ------------------------------------------- the collector attempt row (read back in attempts.ts)
 
 function insertCollectorAttempt(scope: TransitionScope, descriptor: AnyCollectorDescriptor): void {
   const bytes = encodeCanonical(anyDescriptorToJson(descriptor));
   journalStatement(
     scope.journal,
-    `INSERT INTO collector_attempts (attempt_id, task_id, collector_profile_id, origin_owner_id, origin_agent_id, grant_id, grant_generation, upload_request_id, descriptor, created_at_ms)
+    `INSERT INTO collector_attempts (attempt_id, task_id, collector_profile_id, origin_owner_id, origin_agent_id,
+      grant_id, grant_generation, upload_request_id, descriptor, created_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     descriptor.attempt.attempt_id,

@@ -18,7 +18,10 @@ import { sha256Hex } from '../../crypto/sha256.js';
 /** The user every collector container runs as (not root). */
 export const TRANSFER_CONTAINER_USER = '65534:65534';
 
-/** The inputs of a transfer's ExecutionRequest beyond the descriptor (read from the installed profile and the task's plan step). */
+/**
+ * The inputs of a transfer's ExecutionRequest beyond the descriptor (read from the installed profile and the task's
+ * plan step).
+ */
 export interface TransferRequestInput {
   readonly descriptor: CollectorDescriptor;
   /** The step the profile binds. */
@@ -133,7 +136,8 @@ export function parseCanonicalRecord(
   if (bytes.byteLength > MAX_TRANSFER_RECORD_BYTES) {
     throw new AgentscmError(
       code,
-      `the ${what} record holds ${bytes.byteLength} bytes, more than the ${MAX_TRANSFER_RECORD_BYTES} a collector record may hold; it was not parsed`,
+      `the ${what} record holds ${bytes.byteLength} bytes, more than the ${MAX_TRANSFER_RECORD_BYTES} a collector ` +
+        `record may hold; it was not parsed`,
       { details: { field: what, limit: MAX_TRANSFER_RECORD_BYTES } },
     );
   }
@@ -269,7 +273,8 @@ export function checkTransferRecord(
   if (isolation === undefined || !encodeCanonical(isolation).equals(encodeCanonical(transferIsolation(recipe)))) {
     throw new AgentscmError(
       'IMPORT_ISOLATION_VIOLATED',
-      'the record does not state the pinned isolation (network none, read-only source, non-root, no capabilities, the recipe limits)',
+      'the record does not state the pinned isolation (network none, read-only source, non-root, no capabilities, ' +
+        'the recipe limits)',
       {
         hint: 'only the OCI collector with its fixed container configuration produces importable records',
         details: { expected: transferIsolation(recipe), got: isolation ?? null },
@@ -282,7 +287,8 @@ export function checkTransferRecord(
   if (cleanup.confirmed !== true || !containerGone || !snapshotGone) {
     throw new AgentscmError(
       'IMPORT_CLEANUP_UNCONFIRMED',
-      `the record does not confirm cleanup (container ${shown(cleanup.container)}, snapshot ${shown(cleanup.snapshot)}, confirmed ${shown(cleanup.confirmed)})`,
+      `the record does not confirm cleanup (container ${shown(cleanup.container)}, snapshot ` +
+        `${shown(cleanup.snapshot)}, confirmed ${shown(cleanup.confirmed)})`,
       {
         hint: 'remove the container and snapshot, then let the collector record confirmed cleanup',
       },

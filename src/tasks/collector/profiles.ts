@@ -1,5 +1,5 @@
 /**
- * `agent-task profile install` / `profile show` (spec "Operator-enrolled collector transfer";
+ * `agent-task profile install` / `profile show` (docs/collector-profiles.md "Installing";
  * docs/wire.md "CollectorProfile v1"). Installing is the operator's separate act that makes one exact
  * enrollment epoch a collector for one repository, workflow profile and command step; enrolling
  * alone never does. In one authority write transaction the profile must name:
@@ -51,7 +51,10 @@ export interface CollectorProfileView {
   readonly collector_profile_id: string;
   readonly profile: JsonObject;
   readonly installed_at_ms: number;
-  /** The requirement step that binds the recipe (a command profile) or the policy (a finite-review profile); install only, null for show. */
+  /**
+   * The requirement step that binds the recipe (a command profile) or the policy (a finite-review profile); install
+   * only, null for show.
+   */
   readonly bound_by: {
     readonly target: string;
     readonly requirement_digest: string;
@@ -131,9 +134,12 @@ function findRecipeBinding(auth: Authority, profile: CollectorProfile): RecipeBi
   }
   throw new AgentscmError(
     'COLLECTOR_PROFILE_STEP_INVALID',
-    `no installed requirement of repository ${profile.repository_id} has a command step "${profile.step_id}" binding recipe ${profile.recipe_digest}${seen.length === 0 ? '' : ` (${seen.join('; ')})`}`,
+    `no installed requirement of repository ${profile.repository_id} has a command step "${profile.step_id}" ` +
+      `binding recipe ${profile.recipe_digest}${seen.length === 0 ? '' : ` (${seen.join('; ')})`}`,
     {
-      hint: 'name a command step of an installed requirement and the SHA-256 of its recipe file (requirement show lists the steps)',
+      hint:
+        'name a command step of an installed requirement and the SHA-256 of its recipe file (requirement show ' +
+        'lists the steps)',
       details: { step_id: profile.step_id },
     },
   );
@@ -176,9 +182,13 @@ function findPolicyBinding(auth: Authority, profile: ReviewCollectorProfile): Po
   }
   throw new AgentscmError(
     'COLLECTOR_PROFILE_STEP_INVALID',
-    `no installed requirement of repository ${profile.repository_id} has a review step "${profile.step_id}" binding policy ${profile.policy_sha256} with the profile's coverage and budgets${seen.length === 0 ? '' : ` (${seen.join('; ')})`}`,
+    `no installed requirement of repository ${profile.repository_id} has a review step "${profile.step_id}" ` +
+      `binding policy ${profile.policy_sha256} with the profile's coverage and budgets` +
+      (seen.length === 0 ? '' : ` (${seen.join('; ')})`),
     {
-      hint: 'name a review step of an installed requirement, the SHA-256 of its policy file, and its coverage and budgets exactly (requirement show lists the steps)',
+      hint:
+        'name a review step of an installed requirement, the SHA-256 of its policy file, and its coverage and ' +
+        'budgets exactly (requirement show lists the steps)',
       details: { step_id: profile.step_id },
     },
   );
@@ -244,7 +254,8 @@ export function installCollectorProfileFile(store: Store, file: string, nowMs: n
       limit: MAX_REVIEW_PROFILE_BYTES,
       what: 'the collector profile',
       tooLargeHint:
-        'a command profile holds one recipe and its bindings (at most 80 KiB); a finite-review profile its pins and coverage (at most 256 KiB)',
+        'a command profile holds one recipe and its bindings (at most 80 KiB); a finite-review profile its pins ' +
+        'and coverage (at most 256 KiB)',
     }),
   );
   return installCollectorProfile(store.authority(), profile, nowMs);

@@ -1,6 +1,6 @@
 /**
- * Receipts v2 and `collector_finalize` (spec "Operator-enrolled collector transfer"; docs/wire.md
- * "Receipt v2"; docs/collector-transfer.md "Receipts and collector_finalize"). A subject's receipt is written when its
+ * Receipts v2 and `collector_finalize` (docs/wire.md "Receipt v2"; docs/collector-transfer.md
+ * "Receipts and collector_finalize"). A subject's receipt is written when its
  * compiled graph completes with imported command tasks: every required task passed, every
  * command task has a validated import, native source_paths results are recomputed from the
  * immutable revision and capabilities assessed now. It names every transfer, task, attempt,
@@ -105,14 +105,16 @@ export function buildReceipt(
           'TASK_JOURNAL_INCONSISTENT',
           `imported transfer ${transfer.upload_request_id} has no collector claim`,
         );
-      // The originating grant stays authorizing through finalization (spec "Live
-      // originating-actor authorization"): revoked or rotated since the claim, no receipt.
+      // The originating grant stays authorizing through finalization (docs/grants.md "Task
+      // operations under a grant"): revoked or rotated since the claim, no receipt.
       try {
         requireLiveOrigin(auth, claim.origin);
       } catch (error) {
         if (isAgentscmError(error) && error.code === 'GRANT_NOT_LIVE')
           return {
-            incomplete: `the originating grant ${claim.origin.grant_id} of task ${entry.task.task_id}'s transfer is no longer live`,
+            incomplete:
+              `the originating grant ${claim.origin.grant_id} of task ${entry.task.task_id}'s transfer ` +
+              `is no longer live`,
           };
         throw error;
       }
@@ -127,7 +129,9 @@ export function buildReceipt(
         registration.verification_key_id !== d.executor.verification_key_id
       ) {
         return {
-          incomplete: `the registration ${registration.registration_id} (epoch ${d.executor.registration_epoch}) of task ${entry.task.task_id}'s transfer is no longer current`,
+          incomplete:
+            `the registration ${registration.registration_id} (epoch ${d.executor.registration_epoch}) ` +
+            `of task ${entry.task.task_id}'s transfer is no longer current`,
         };
       }
       if (verify) {
@@ -141,8 +145,8 @@ export function buildReceipt(
         reverifyRetainedEnvelope(readRetainedEnvelope(auth, transfer), hexToBytes(registration.public_key));
       }
       imported++;
-      // Every imported task's row names its transfer, whatever its outcome (spec: "The resulting
-      // v2 receipt names every transfer"): an optional task that did not pass is an omission
+      // Every imported task's row names its transfer, whatever its outcome (docs/collector-transfer.md
+      // "Receipt v2": the receipt names every transfer): an optional task that did not pass is an omission
       // that still says which signed record made it one.
       rows.push({
         ...base,

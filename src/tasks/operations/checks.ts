@@ -18,7 +18,8 @@ export function requireActor(ctx: TaskContext, agent: AgentRef): void {
   if (!sameAgent(agent, ctx.actor)) {
     throw new AgentscmError(
       'TASK_ACTOR_MISMATCH',
-      `the request names ${agent.owner_id}/${agent.agent_id}, but the authenticated actor is ${ctx.actor.owner_id}/${ctx.actor.agent_id}`,
+      `the request names ${agent.owner_id}/${agent.agent_id}, but the authenticated actor is ` +
+        `${ctx.actor.owner_id}/${ctx.actor.agent_id}`,
       {
         hint: 'send the request as the actor it names; request JSON never selects the actor',
       },
@@ -34,7 +35,8 @@ export function requireTaskInScope(ctx: TaskContext, task: WorkflowTask): void {
   if (ctx.origin !== undefined && task.subject.repository !== ctx.origin.repository) {
     throw new AgentscmError(
       'TASK_NOT_AUTHORIZED',
-      `task ${task.task_id} belongs to repository ${task.subject.repository}, not to the grant's repository ${ctx.origin.repository}`,
+      `task ${task.task_id} belongs to repository ${task.subject.repository}, not to the grant's repository ` +
+        `${ctx.origin.repository}`,
       {
         hint: "use a grant for the task's repository",
       },
@@ -97,7 +99,8 @@ export function requireFence(retained: RetainedAttempt, fence: bigint): void {
   if (retained.state === 'replaced') {
     throw new AgentscmError(
       'TASK_FENCE_STALE',
-      `attempt ${retained.attempt.attempt_id} (fence ${retained.attempt.fence}) was superseded by fence ${retained.superseded_by_fence ?? 0n}`,
+      `attempt ${retained.attempt.attempt_id} (fence ${retained.attempt.fence}) was superseded by fence ` +
+        `${retained.superseded_by_fence ?? 0n}`,
       {
         hint: 'the attempt was reconciled; stop its execution and claim again with a fresh execution identity',
         details: { fence: fence.toString(), new_fence: (retained.superseded_by_fence ?? 0n).toString() },
@@ -120,7 +123,8 @@ export function requireHolder(ctx: TaskContext, retained: RetainedAttempt): void
   if (!sameAgent(retained.attempt.agent, ctx.actor)) {
     throw new AgentscmError(
       'TASK_ACTOR_MISMATCH',
-      `attempt ${retained.attempt.attempt_id} is held by ${retained.attempt.agent.owner_id}/${retained.attempt.agent.agent_id}`,
+      `attempt ${retained.attempt.attempt_id} is held by ` +
+        `${retained.attempt.agent.owner_id}/${retained.attempt.agent.agent_id}`,
       {
         hint: 'only the holder heartbeats, cancels or reports an attempt; an authorized actor may reconcile it',
       },
@@ -141,7 +145,8 @@ export function notActive(retained: RetainedAttempt, view: string): never {
 export function leaseExpired(retained: RetainedAttempt): never {
   throw new AgentscmError(
     'TASK_LEASE_EXPIRED',
-    `the lease of attempt ${retained.attempt.attempt_id} expired at ${retained.lease_expires_at_ms} ms; expiry does not prove that execution stopped`,
+    `the lease of attempt ${retained.attempt.attempt_id} expired at ${retained.lease_expires_at_ms} ms; expiry ` +
+      `does not prove that execution stopped`,
     {
       hint: 'the attempt stays uncertain until an authorized reconcile supersedes it',
       details: { lease_expires_at_ms: retained.lease_expires_at_ms },

@@ -41,7 +41,15 @@ import { deriveCurrent } from './lookups.js';
 
 /** Deterministic attempt id of a claim (the service issues it; a retry gets the same one). */
 export function attemptIdOf(taskDigestValue: string, actor: AgentRef, requestId: string, fence: bigint): string {
-  return `a-${sha256Hex(encodeCanonical(['agentscm.agent-workflow-attempt-id.v1', taskDigestValue, actor.owner_id, actor.agent_id, requestId, fence])).slice(0, 40)}`;
+  const identity = [
+    'agentscm.agent-workflow-attempt-id.v1',
+    taskDigestValue,
+    actor.owner_id,
+    actor.agent_id,
+    requestId,
+    fence,
+  ];
+  return `a-${sha256Hex(encodeCanonical(identity)).slice(0, 40)}`;
 }
 
 /** The attempt a claim issues at `fence` (lease = the requested lease). */
@@ -113,7 +121,7 @@ export interface ClaimExtension {
   readonly digest: string;
   /**
    * A finite-review collector claim: the controller-only review task is claimed for the review
-   * collector (spec "Operator-enrolled collector transfer"); no other claim reaches one.
+   * collector (docs/review.md "Collecting a review"); no other claim reaches one.
    */
   readonly claimsReview?: boolean;
   check(entry: DerivedTask): void;
@@ -147,7 +155,8 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest, exte
   if (entry.task.entrypoint.progression !== 'claim' && !reviewCollection) {
     throw new AgentscmError(
       'TASK_CONTROLLER_ONLY',
-      `task ${entry.task.task_id} (${entry.task.action_kind} step "${entry.task.subject.step_id}") is controller-only and cannot be claimed`,
+      `task ${entry.task.task_id} (${entry.task.action_kind} step "${entry.task.subject.step_id}") is ` +
+        `controller-only and cannot be claimed`,
       {
         hint: 'the authority evaluates this step itself; claim a task whose progression is claim',
       },
@@ -190,7 +199,8 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest, exte
       if (unresolved.exceeded) {
         throw new AgentscmError(
           'TASK_SCAN_LIMIT',
-          `more than ${MAX_SCOPE_SCAN} retained tasks share Change ${entry.task.subject.change_id}, profile ${entry.task.subject.profile} and step ${entry.task.subject.step_id}`,
+          `more than ${MAX_SCOPE_SCAN} retained tasks share Change ${entry.task.subject.change_id}, profile ` +
+            `${entry.task.subject.profile} and step ${entry.task.subject.step_id}`,
           {
             hint: 'the claim fails closed; the operator must inspect the journal',
             details: { limit: MAX_SCOPE_SCAN },
@@ -200,7 +210,8 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest, exte
       if (unresolved.task_id !== null) {
         throw new AgentscmError(
           'TASK_PRIOR_SUBJECT_UNRESOLVED',
-          `an older subject's task ${unresolved.task_id} for the same Change, profile and step has an unresolved attempt`,
+          `an older subject's task ${unresolved.task_id} for the same Change, profile and step has an unresolved ` +
+            `attempt`,
           {
             hint: `reconcile task ${unresolved.task_id} first`,
             details: { task_id: unresolved.task_id },

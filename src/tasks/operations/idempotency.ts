@@ -40,7 +40,8 @@ function retainedOutcome(
 
 /**
  * An exact committed retry is looked up after current authorization and before any compilation
- * (spec: it returns the retained view even after source, policy or enrollment drift).
+ * (docs/agent-tasks.md "Idempotency": it returns the retained view even after source, policy or
+ * enrollment drift).
  */
 export function lookupRetry(
   ctx: TaskContext,

@@ -18,7 +18,9 @@ function subjectSelection(ctx: TaskContext) {
       'TASK_SUBJECT_REQUIRED',
       'this operation derives the tasks of a subject and needs its Change and review context',
       {
-        hint: 'pass the Change id and the context digest of its current version (agent-task call --change ID --context DIGEST)',
+        hint:
+          'pass the Change id and the context digest of its current version (agent-task call --change ID ' +
+          '--context DIGEST)',
       },
     );
   }

@@ -24,8 +24,8 @@ import { commitOutcome, notRetainedWithoutJournal, transition } from './idempote
 import { retainedTaskAndAttempt } from './lookups.js';
 
 /**
- * `heartbeat`, `cancel`, `reconcile` (spec "Identity and requests", "Phase-two local state
- * machine"): exact task/attempt/execution/executor/fence binding. A heartbeat renews a live
+ * `heartbeat`, `cancel`, `reconcile` (docs/agent-tasks.md "Idempotency", "State machine"): exact
+ * task/attempt/execution/executor/fence binding. A heartbeat renews a live
  * lease of the current subject and enrollment; cancel stops the holder's attempt (execution
  * stays uncertain); reconcile — any authorized actor — supersedes an unfinished attempt with a
  * strictly greater fence and records both fences.
@@ -48,7 +48,8 @@ export function mutationOperation(ctx: TaskContext, request: TaskMutationRequest
       if (request.execution_operation_id !== retained.attempt.execution_operation_id) {
         throw new AgentscmError(
           'TASK_BINDING_MISMATCH',
-          `attempt ${retained.attempt.attempt_id} has execution operation ${retained.attempt.execution_operation_id}, not ${request.execution_operation_id}`,
+          `attempt ${retained.attempt.attempt_id} has execution operation ` +
+            `${retained.attempt.execution_operation_id}, not ${request.execution_operation_id}`,
           { details: { field: 'execution_operation_id' } },
         );
       }

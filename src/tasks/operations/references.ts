@@ -44,8 +44,8 @@ export function instructionsOperation(
 /**
  * The task a reference read names, or the bounded answer when there is none: an id that is
  * neither retained nor a task of the current subject is `denied/not_in_task`, and a subject that
- * is no longer current is `uncertain/subject_changed` (spec "ReferenceFetchResponse": every
- * outcome distinct and bounded).
+ * is no longer current is `uncertain/subject_changed` (docs/agent-tasks.md "One core, thin
+ * adapters": every `reference` outcome distinct and bounded).
  */
 function locateReferencedTask(
   ctx: TaskContext,
