@@ -1,6 +1,6 @@
 /**
- * Durable command attempts in the journal (spec "Source-bound skill workflows": "The runtime
- * creates a deterministic durable command attempt"; issue 4 "Execution"). An attempt is
+ * Durable command attempts in the journal (docs/skill-workflows.md "Command steps at run time": the
+ * runtime creates a deterministic durable command attempt; issue 4 "Execution"). An attempt is
  * reserved BEFORE any container exists, with its exact request; its container custody is noted
  * when the engine names the container; it is finished exactly once with its execution record.
  * A running attempt is never executed again: only `skill-workflow recover` finalizes it.
@@ -64,7 +64,8 @@ interface AttemptRow {
 
 const WHAT = 'the workflow journal';
 const COLUMNS =
-  'attempt_id, run_id, step_id, generation, state, phase, outcome, request_digest, request_json, container_name, container_id, snapshot_path, record_json, record_digest, summary, created_at_ms, updated_at_ms';
+  'attempt_id, run_id, step_id, generation, state, phase, outcome, request_digest, request_json, container_name, ' +
+  'container_id, snapshot_path, record_json, record_digest, summary, created_at_ms, updated_at_ms';
 
 function toAttempt(row: AttemptRow): CommandAttempt {
   return { ...row, generation: u64FromSql(row.generation) };
@@ -117,7 +118,9 @@ export function reserveCommandAttempt(
           'COMMAND_ATTEMPT_CONFLICT',
           `command attempt ${attemptId} was reserved for a different request`,
           {
-            hint: `recover it first: agentscm skill-workflow recover ${input.runId} ${input.stepId} --docker PATH --docker-socket PATH`,
+            hint:
+              `recover it first: agentscm skill-workflow recover ${input.runId} ${input.stepId} ` +
+              '--docker PATH --docker-socket PATH',
           },
         );
       }
@@ -125,7 +128,8 @@ export function reserveCommandAttempt(
     }
     input.recheck?.();
     db.prepare(
-      `INSERT INTO command_attempts (attempt_id, run_id, step_id, generation, state, phase, request_digest, request_json, container_name, snapshot_path, created_at_ms, updated_at_ms)
+      `INSERT INTO command_attempts (attempt_id, run_id, step_id, generation, state, phase, request_digest,
+         request_json, container_name, snapshot_path, created_at_ms, updated_at_ms)
        VALUES (?, ?, ?, ?, 'running', 'reserved', ?, ?, ?, ?, ?, ?)`,
     ).run(
       attemptId,
@@ -149,7 +153,8 @@ export function noteCommandContainer(db: SqliteDatabase, attemptId: string, cont
   immediate(db, WHAT, () => {
     const result = db
       .prepare(
-        `UPDATE command_attempts SET container_id = ?, phase = 'container_created', updated_at_ms = ? WHERE attempt_id = ? AND state = 'running'`,
+        `UPDATE command_attempts SET container_id = ?, phase = 'container_created', updated_at_ms = ?
+         WHERE attempt_id = ? AND state = 'running'`,
       )
       .run(containerId, nowMs, attemptId);
     if (result.changes !== 1)
@@ -205,7 +210,8 @@ export function finishCommandAttempt(
       .prepare('SELECT max(seq) AS seq FROM command_attempt_records WHERE attempt_id = ?')
       .get(attemptId) as { seq: number | null };
     db.prepare(
-      `INSERT INTO command_attempt_records (attempt_id, seq, record_json, record_digest, previous_record_digest, state, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO command_attempt_records (attempt_id, seq, record_json, record_digest, previous_record_digest,
+         state, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       attemptId,
       (last.seq ?? 0) + 1,
@@ -216,7 +222,8 @@ export function finishCommandAttempt(
       input.nowMs,
     );
     db.prepare(
-      `UPDATE command_attempts SET state = ?, phase = 'finished', outcome = ?, record_json = ?, record_digest = ?, summary = ?, updated_at_ms = ? WHERE attempt_id = ?`,
+      `UPDATE command_attempts SET state = ?, phase = 'finished', outcome = ?, record_json = ?, record_digest = ?,
+         summary = ?, updated_at_ms = ? WHERE attempt_id = ?`,
     ).run(
       input.state,
       input.outcome,
@@ -251,7 +258,8 @@ export interface CommandAttemptRecordEntry {
 export function listCommandAttemptRecords(db: SqliteDatabase, attemptId: string): CommandAttemptRecordEntry[] {
   return db
     .prepare(
-      'SELECT seq, record_digest, previous_record_digest, state, created_at_ms FROM command_attempt_records WHERE attempt_id = ? ORDER BY seq',
+      `SELECT seq, record_digest, previous_record_digest, state, created_at_ms FROM command_attempt_records
+       WHERE attempt_id = ? ORDER BY seq`,
     )
     .all(attemptId) as CommandAttemptRecordEntry[];
 }
@@ -289,7 +297,8 @@ export function getCommandAttemptForStep(
 ): CommandAttemptSummary | null {
   const row = db
     .prepare(
-      'SELECT attempt_id, generation, state, outcome, record_digest FROM command_attempts WHERE run_id = ? AND step_id = ? ORDER BY generation DESC LIMIT 1',
+      `SELECT attempt_id, generation, state, outcome, record_digest FROM command_attempts
+       WHERE run_id = ? AND step_id = ? ORDER BY generation DESC LIMIT 1`,
     )
     .get(runId, stepId) as
     Pick<AttemptRow, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest'> | undefined;
@@ -317,7 +326,8 @@ export function findCommandAttemptForStep(db: SqliteDatabase, runId: string, ste
 export function listRunningCommandAttempts(db: SqliteDatabase, runId: string): CommandAttemptSummary[] {
   const rows = db
     .prepare(
-      "SELECT attempt_id, generation, state, outcome, record_digest FROM command_attempts WHERE run_id = ? AND state = 'running' ORDER BY step_id, generation",
+      `SELECT attempt_id, generation, state, outcome, record_digest FROM command_attempts
+       WHERE run_id = ? AND state = 'running' ORDER BY step_id, generation`,
     )
     .all(runId) as Pick<AttemptRow, 'attempt_id' | 'generation' | 'state' | 'outcome' | 'record_digest'>[];
   return rows.map((row) => ({

@@ -63,7 +63,8 @@ export function checkRecipeWorkdir(
   if (revisionHasDirectory(auth, repository, revision, workdir)) return;
   throw new AgentscmError(
     'RECIPE_WORKDIR_MISSING',
-    `${stepId === null ? '' : `step "${stepId}": `}recipe workdir ${JSON.stringify(workdir)} is not a directory of revision ${revision}`,
+    `${stepId === null ? '' : `step "${stepId}": `}recipe workdir ${JSON.stringify(workdir)} ` +
+      `is not a directory of revision ${revision}`,
     {
       hint: 'point workdir at a directory that holds files in the revision, or "."',
       details: { ...(stepId === null ? {} : { step: stepId }), workdir },
@@ -91,7 +92,8 @@ export function validateCommandBinding(auth: Authority, input: CommandBindingInp
   if (change.current_revision !== source.revision) {
     throw stale(
       stepId,
-      `Change ${action.change.id} version ${change.current_version} is revision ${change.current_revision}, not the workflow's revision ${source.revision}`,
+      `Change ${action.change.id} version ${change.current_version} is revision ${change.current_revision}, ` +
+        `not the workflow's revision ${source.revision}`,
       "bind the workflow to the Change's current revision",
     );
   }

@@ -1,6 +1,7 @@
 /**
- * The dependency graph of a workflow definition (spec "Definition": dependencies must exist,
- * be unique and form an acyclic graph; the compiler uses a stable topological order).
+ * The dependency graph of a workflow definition (docs/skill-workflows.md "The definition":
+ * dependencies must exist, be unique and form an acyclic graph; the compiler uses a stable
+ * topological order).
  * Pure: no I/O, so the same order is derived by plan, run, resume and requirement compile.
  */
 import { AgentscmError } from '../contracts/errors.js';

@@ -206,8 +206,8 @@ export interface NewRun {
 export function insertRun(journal: Journal, run: NewRun): void {
   journalStatement(
     journal,
-    `INSERT INTO workflow_runs (run_id, name, plan_digest, skill_digest, definition, definition_sha256, repository, revision, policy_epoch,
-       step_count, state, state_reason, created_at_ms, updated_at_ms)
+    `INSERT INTO workflow_runs (run_id, name, plan_digest, skill_digest, definition, definition_sha256, repository,
+       revision, policy_epoch, step_count, state, state_reason, created_at_ms, updated_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', NULL, ?, ?)`,
   ).run(
     run.run_id,
@@ -254,7 +254,8 @@ export function haltRun(journal: Journal, runId: string, reason: string, nowMs: 
   return (
     journalStatement(
       journal,
-      "UPDATE workflow_runs SET state = 'blocked', state_reason = ?, halted_reason = ?, updated_at_ms = ? WHERE run_id = ? AND state = 'running'",
+      `UPDATE workflow_runs SET state = 'blocked', state_reason = ?, halted_reason = ?, updated_at_ms = ?
+       WHERE run_id = ? AND state = 'running'`,
     ).run(reason, reason, nowMs, runId).changes === 1
   );
 }
@@ -267,7 +268,8 @@ export function markStepPendingAgain(journal: Journal, runId: string, stepId: st
   return (
     journalStatement(
       journal,
-      `UPDATE workflow_steps SET state = 'pending', started_at_ms = NULL WHERE run_id = ? AND step_id = ? AND state = 'running'
+      `UPDATE workflow_steps SET state = 'pending', started_at_ms = NULL
+       WHERE run_id = ? AND step_id = ? AND state = 'running'
          AND NOT EXISTS (SELECT 1 FROM command_attempts WHERE run_id = ? AND step_id = ?)`,
     ).run(runId, stepId, runId, stepId).changes === 1
   );
@@ -277,7 +279,8 @@ export function markStepPendingAgain(journal: Journal, runId: string, stepId: st
 export function markStepRunning(journal: Journal, runId: string, stepId: string, nowMs: number): void {
   const changed = journalStatement(
     journal,
-    "UPDATE workflow_steps SET state = 'running', started_at_ms = ? WHERE run_id = ? AND step_id = ? AND state = 'pending'",
+    `UPDATE workflow_steps SET state = 'running', started_at_ms = ?
+     WHERE run_id = ? AND step_id = ? AND state = 'pending'`,
   ).run(nowMs, runId, stepId).changes;
   if (changed !== 1)
     throw new AgentscmError('WORKFLOW_JOURNAL_INCONSISTENT', `step "${stepId}" of run "${runId}" is no longer pending`);
@@ -298,7 +301,8 @@ export function recordStepResult(
   const placeholders = from.map(() => '?').join(', ');
   const changed = journalStatement(
     journal,
-    `UPDATE workflow_steps SET state = ?, result = ?, result_sha256 = ?, started_at_ms = coalesce(started_at_ms, ?), finished_at_ms = ?
+    `UPDATE workflow_steps SET state = ?, result = ?, result_sha256 = ?, started_at_ms = coalesce(started_at_ms, ?),
+       finished_at_ms = ?
      WHERE run_id = ? AND step_id = ? AND state IN (${placeholders})`,
   ).run(state, result, resultSha256, startedAtMs, nowMs, runId, stepId, ...from).changes;
   if (changed !== 1)

@@ -1,9 +1,9 @@
 /**
- * The journal lease (spec "Local CLI": two controllers on one run — the loser gets "workflow
- * journal is active", never a half-written step). One row per run names its holder and an
- * expiry; it is taken, renewed and checked inside BEGIN IMMEDIATE transactions, and every step
- * commit checks it again. A lease is stale once expired, or at once when its holder was a
- * process on this host that no longer exists (a SIGKILLed controller).
+ * The journal lease (docs/skill-workflows.md "The lease and crash safety": two controllers on one
+ * run — the loser gets "workflow journal is active", never a half-written step). One row per run
+ * names its holder and an expiry; it is taken, renewed and checked inside BEGIN IMMEDIATE
+ * transactions, and every step commit checks it again. A lease is stale once expired, or at once
+ * when its holder was a process on this host that no longer exists (a SIGKILLed controller).
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -65,7 +65,8 @@ export function readRunLease(journal: Journal, runId: string): LeaseRow | null {
 function activeError(runId: string, lease: LeaseRow): AgentscmError {
   return new AgentscmError(
     'WORKFLOW_JOURNAL_ACTIVE',
-    `workflow journal is active: run "${runId}" is held by another controller (${lease.operation}, pid ${lease.pid} on ${lease.host})`,
+    `workflow journal is active: run "${runId}" is held by another controller ` +
+      `(${lease.operation}, pid ${lease.pid} on ${lease.host})`,
     {
       hint: 'retry after that operation finishes',
       details: { run_id: runId, operation: lease.operation, expires_at_ms: lease.expires_at_ms },
@@ -73,7 +74,10 @@ function activeError(runId: string, lease: LeaseRow): AgentscmError {
   );
 }
 
-/** Take the run's lease (caller's BEGIN IMMEDIATE transaction); a live lease of another holder is WORKFLOW_JOURNAL_ACTIVE. */
+/**
+ * Take the run's lease (caller's BEGIN IMMEDIATE transaction); a live lease of another holder is
+ * WORKFLOW_JOURNAL_ACTIVE.
+ */
 export function acquireRunLease(
   journal: Journal,
   runId: string,
@@ -86,9 +90,11 @@ export function acquireRunLease(
     throw activeError(runId, current);
   journalStatement(
     journal,
-    `INSERT INTO workflow_leases (run_id, holder, host, pid, operation, acquired_at_ms, expires_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (run_id) DO UPDATE SET holder = excluded.holder, host = excluded.host, pid = excluded.pid, operation = excluded.operation,
-       acquired_at_ms = excluded.acquired_at_ms, expires_at_ms = excluded.expires_at_ms`,
+    `INSERT INTO workflow_leases (run_id, holder, host, pid, operation, acquired_at_ms, expires_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (run_id) DO UPDATE SET holder = excluded.holder, host = excluded.host, pid = excluded.pid,
+       operation = excluded.operation, acquired_at_ms = excluded.acquired_at_ms,
+       expires_at_ms = excluded.expires_at_ms`,
   ).run(runId, holder.holder, holder.host, holder.pid, operation, nowMs, nowMs + LEASE_TTL_MS);
 }
 

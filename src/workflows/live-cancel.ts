@@ -1,11 +1,11 @@
 /**
- * Cancellation of a command step whose controller is alive (spec "Local CLI": "SIGINT and
- * SIGTERM request collector cancellation and cleanup"; cancellation is terminal and "the same
- * as the underlying command/v1 collector"). The controller holds the journal lease for the
- * whole command, so `skill-workflow cancel` from another process cannot take it. Instead the
- * cancel records the run as cancelled (no lease needed, as for a controller between steps),
- * then the runtime stops the attempt's containers by custody label, and the controller, which
- * sees its container stopped and the run cancelled, records the attempt as `cancelled` and
+ * Cancellation of a command step whose controller is alive (docs/skill-workflows.md "Command steps
+ * at run time": SIGINT and SIGTERM request collector cancellation and cleanup; cancellation is
+ * terminal and the same as the underlying command/v1 collector's). The controller holds the journal
+ * lease for the whole command, so `skill-workflow cancel` from another process cannot take it.
+ * Instead the cancel records the run as cancelled (no lease needed, as for a controller between
+ * steps), then the runtime stops the attempt's containers by custody label, and the controller,
+ * which sees its container stopped and the run cancelled, records the attempt as `cancelled` and
  * ends. This waits, bounded, for that record.
  */
 import { setTimeout as sleep } from 'node:timers/promises';

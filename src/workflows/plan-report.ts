@@ -1,6 +1,6 @@
 /**
  * `skill-workflow plan FILE`: validate a definition against the read-only authority and report
- * its plan and skill identities, running nothing (spec "Local CLI").
+ * its plan and skill identities, running nothing (docs/skill-workflows.md "Identities").
  */
 import type { Store } from '../native/store-handle.js';
 import { readDefinitionFile } from './definition-file.js';

@@ -1,8 +1,8 @@
 /**
- * Compile a workflow definition into a plan (spec "Definition": the revision, policy epoch,
- * skill paths, dependency graph and source expectations must all validate before a plan is
- * produced). compileStructure is pure; compileWorkflow adds the checks against the native
- * authority and the packaged skill bytes. The plan identity is a plan-domain digest over the
+ * Compile a workflow definition into a plan (docs/skill-workflows.md "The definition": the
+ * revision, policy epoch, skill paths, dependency graph and source expectations must all validate
+ * before a plan is produced). compileStructure is pure; compileWorkflow adds the checks against the
+ * native authority and the packaged skill bytes. The plan identity is a plan-domain digest over the
  * canonical plan object (docs/skill-workflows.md "Identities").
  */
 import { digestCanonical, DOMAINS } from '../contracts/digest.js';
@@ -87,8 +87,9 @@ export interface CompiledPlan {
 }
 
 /**
- * The structural half of compilation (spec "Definition"): step graph, package layout, and the
- * path and binding rules of each action. Pure, so every caller derives the same order.
+ * The structural half of compilation (docs/skill-workflows.md "The definition"): step graph,
+ * package layout, and the path and binding rules of each action. Pure, so every caller derives the
+ * same order.
  */
 export function compileStructure(definition: WorkflowDefinition): StructuralPlan {
   const layout = layoutSkillPackage(definition.skill);
@@ -101,9 +102,12 @@ export function compileStructure(definition: WorkflowDefinition): StructuralPlan
       if (!resources.has(policyPath)) {
         throw new AgentscmError(
           'REVIEW_STEP_INVALID',
-          `step "${step.id}": policy "${action.policy}" resolves to "${policyPath}", which is not a declared skill resource`,
+          `step "${step.id}": policy "${action.policy}" resolves to "${policyPath}", ` +
+            'which is not a declared skill resource',
           {
-            hint: 'declare the review policy by its full source path in skill.resources and name it relative to the skill directory in policy',
+            hint:
+              'declare the review policy by its full source path in skill.resources and name it relative to ' +
+              'the skill directory in policy',
             details: { step: step.id, policy_path: policyPath },
           },
         );
@@ -117,9 +121,12 @@ export function compileStructure(definition: WorkflowDefinition): StructuralPlan
       if (!resources.has(recipePath)) {
         throw new AgentscmError(
           'WORKFLOW_COMMAND_INVALID',
-          `step "${step.id}": runner "${action.runner}" resolves to "${recipePath}", which is not a declared skill resource`,
+          `step "${step.id}": runner "${action.runner}" resolves to "${recipePath}", ` +
+            'which is not a declared skill resource',
           {
-            hint: 'declare the recipe by its full source path in skill.resources and name it relative to the skill directory in runner',
+            hint:
+              'declare the recipe by its full source path in skill.resources and name it relative to ' +
+              'the skill directory in runner',
             details: { step: step.id, recipe_path: recipePath },
           },
         );
@@ -127,7 +134,8 @@ export function compileStructure(definition: WorkflowDefinition): StructuralPlan
       if (action.change.repository !== definition.source.repository) {
         throw new AgentscmError(
           'WORKFLOW_SOURCE_MISMATCH',
-          `step "${step.id}": its Change belongs to repository ${action.change.repository}, not the workflow's repository ${definition.source.repository}`,
+          `step "${step.id}": its Change belongs to repository ${action.change.repository}, ` +
+            `not the workflow's repository ${definition.source.repository}`,
           {
             hint: 'bind the command step to a Change of the same repository',
             details: { step: step.id },
@@ -150,7 +158,8 @@ export function compileWorkflow(auth: Authority, definition: WorkflowDefinition)
     if (epoch !== source.policy_epoch) {
       throw new AgentscmError(
         'WORKFLOW_POLICY_STALE',
-        `the definition binds policy epoch ${source.policy_epoch}, but repository ${source.repository} is at policy epoch ${epoch}`,
+        `the definition binds policy epoch ${source.policy_epoch}, ` +
+          `but repository ${source.repository} is at policy epoch ${epoch}`,
         {
           hint: `set source.policy_epoch to ${epoch} after reviewing the workflow against the current policy`,
           details: { declared: source.policy_epoch.toString(), current: epoch.toString() },

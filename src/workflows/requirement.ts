@@ -219,7 +219,8 @@ export function compileRequirementPlan(
   if (plan.skill.digest !== requirement.skill_digest) {
     throw new AgentscmError(
       'WORKFLOW_BINDING_CHANGED',
-      `the skill package at revision ${subject.revision} is ${plan.skill.digest}, not the installed requirement's ${requirement.skill_digest}`,
+      `the skill package at revision ${subject.revision} is ${plan.skill.digest}, not the installed ` +
+        `requirement's ${requirement.skill_digest}`,
       {
         hint: 'reinstall the requirement to adopt a changed skill package',
         details: { requirement_digest: requirement.requirement_digest },

@@ -1,7 +1,8 @@
 /**
- * The packaged skill (spec "Definition"): SKILL.md plus explicitly named resources below its
- * directory, read from the immutable revision only — never from the host filesystem. The
- * package identity is a digest over its (path, sha256) entries (docs/skill-workflows.md).
+ * The packaged skill (docs/skill-workflows.md "The skill package"): SKILL.md plus explicitly named
+ * resources below its directory, read from the immutable revision only — never from the host
+ * filesystem. The package identity is a digest over its (path, sha256) entries
+ * (docs/skill-workflows.md).
  */
 import { digestCanonical, DOMAINS } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
@@ -56,14 +57,16 @@ function checkPackagePath(path: string, what: string): void {
 }
 
 /**
- * Validate the package declaration alone (spec "Definition": the entrypoint's file name is
- * exactly SKILL.md, resources are within its directory, at most 63 of them). No source access.
+ * Validate the package declaration alone (docs/skill-workflows.md "The skill package": the
+ * entrypoint's file name is exactly SKILL.md, resources are within its directory, at most 63 of
+ * them). No source access.
  */
 export function layoutSkillPackage(skill: WorkflowSkill): SkillPackageLayout {
   if (skill.resources.length > WORKFLOW_LIMITS.maxResources) {
     throw new AgentscmError(
       'SCHEMA_BOUND',
-      `the skill names ${skill.resources.length} resources; at most ${WORKFLOW_LIMITS.maxResources} are allowed (${WORKFLOW_LIMITS.maxPackageEntries} package entries with SKILL.md)`,
+      `the skill names ${skill.resources.length} resources; at most ${WORKFLOW_LIMITS.maxResources} are allowed ` +
+        `(${WORKFLOW_LIMITS.maxPackageEntries} package entries with SKILL.md)`,
       {
         hint: 'package fewer resources',
       },

@@ -57,9 +57,12 @@ export function checkSourcePaths(
   const overEncoded = content > WORKFLOW_LIMITS.maxEncodedReadBytes;
   if (overContent || overEncoded) {
     const limit = overEncoded ? WORKFLOW_LIMITS.maxEncodedReadBytes : WORKFLOW_LIMITS.maxAggregateContentBytes;
+    const ceiling = overEncoded ? 'encoded-object read ceiling' : 'aggregate file-content limit';
     return {
       state: 'failed',
-      reason: `the files of this step hold ${content} bytes, more than the ${overEncoded ? 'encoded-object read ceiling' : 'aggregate file-content limit'} of ${limit} bytes; nothing was read`,
+      reason:
+        `the files of this step hold ${content} bytes, more than the ${ceiling} of ${limit} bytes; ` +
+        'nothing was read',
       observations: located.map((item) => ({
         path: item.expectation.path,
         expected_sha256: item.expectation.sha256,

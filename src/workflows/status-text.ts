@@ -26,7 +26,10 @@ export function shellWord(word: string): string {
 }
 
 export interface RunLineOptions {
-  /** The data directory the run lives in: with it, a command step that did not succeed gets the command that shows its output. */
+  /**
+   * The data directory the run lives in: with it, a command step that did not succeed gets the
+   * command that shows its output.
+   */
   readonly dataDir?: string;
 }
 
@@ -35,8 +38,10 @@ export function formatRunLines(view: RunView, options: RunLineOptions = {}): str
     `run ${view.run_id} (${view.name}): ${view.state}${view.state_reason === null ? '' : ` — ${view.state_reason}`}`,
   ];
   lines.push(`  plan ${view.plan_digest}  skill ${view.skill_digest}`);
+  const noLongerCurrent = view.source_current === false ? ' — no longer current' : '';
   lines.push(
-    `  source ${view.source.repository} @ ${view.source.revision} (policy epoch ${view.source.policy_epoch})${view.source_current === false ? ' — no longer current' : ''}`,
+    `  source ${view.source.repository} @ ${view.source.revision} ` +
+      `(policy epoch ${view.source.policy_epoch})${noLongerCurrent}`,
   );
   if (view.controller.active)
     lines.push(
@@ -44,12 +49,14 @@ export function formatRunLines(view: RunView, options: RunLineOptions = {}): str
     );
   for (const step of view.steps) {
     const execution = step.execution === null ? '' : ` [attempt ${step.execution.attempt_id} ${step.execution.state}]`;
+    const optional = step.required ? '' : ', optional';
     lines.push(
-      `  ${MARK[step.state] ?? step.state} ${step.id} (${step.kind}${step.required ? '' : ', optional'})${reasonOf(step.result)}${execution}`,
+      `  ${MARK[step.state] ?? step.state} ${step.id} (${step.kind}${optional})${reasonOf(step.result)}${execution}`,
     );
     if (step.execution !== null && step.state !== 'succeeded' && options.dataDir !== undefined) {
       lines.push(
-        `       its output: agentscm --data-dir ${shellWord(options.dataDir)} check-command-show ${step.execution.attempt_id}`,
+        `       its output: agentscm --data-dir ${shellWord(options.dataDir)} ` +
+          `check-command-show ${step.execution.attempt_id}`,
       );
     }
   }
@@ -61,12 +68,13 @@ export function formatPlanLines(report: PlanReport): string[] {
   const lines = [
     `plan ${report.plan_digest}`,
     `skill ${report.skill_digest}`,
-    `workflow ${report.name} on ${report.source.repository} @ ${report.source.revision} (policy epoch ${report.source.policy_epoch})`,
+    `workflow ${report.name} on ${report.source.repository} @ ${report.source.revision} ` +
+      `(policy epoch ${report.source.policy_epoch})`,
   ];
   for (const step of report.steps) {
-    lines.push(
-      `  ${step.position + 1}. ${step.id} (${step.kind}${step.required ? '' : ', optional'})${step.needs.length > 0 ? ` after ${step.needs.join(', ')}` : ''}`,
-    );
+    const optional = step.required ? '' : ', optional';
+    const after = step.needs.length > 0 ? ` after ${step.needs.join(', ')}` : '';
+    lines.push(`  ${step.position + 1}. ${step.id} (${step.kind}${optional})${after}`);
   }
   return lines;
 }

@@ -1,8 +1,8 @@
 /**
- * The read-only run projection (spec "Local CLI": status shows state, per-step results and
- * observations, the execution member of command steps and "admission": "not_assessed"; it
- * never creates a missing journal or store; historical state is kept apart from present source
- * applicability). Nothing here writes.
+ * The read-only run projection (docs/skill-workflows.md "Status view": status shows state,
+ * per-step results and observations, the execution member of command steps and "admission":
+ * "not_assessed"; it never creates a missing journal or store; historical state is kept apart
+ * from present source applicability). Nothing here writes.
  */
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json/json-value.js';
@@ -62,12 +62,15 @@ export interface RunView {
   readonly name: string;
   readonly state: RunState;
   readonly state_reason: string | null;
-  /** A standalone run is an observation, never an approval (spec "Agent hooks, execution and admission"). */
+  /** A standalone run is an observation, never an approval (docs/skill-workflows.md "Status view"). */
   readonly admission: 'not_assessed';
   readonly plan_digest: string;
   readonly skill_digest: string;
   readonly source: { readonly repository: string; readonly revision: string; readonly policy_epoch: bigint };
-  /** Present applicability: the revision still exists and the policy epoch is current; null when the store cannot be read. */
+  /**
+   * Present applicability: the revision still exists and the policy epoch is current; null when the
+   * store cannot be read.
+   */
   readonly source_current: boolean | null;
   readonly controller: ControllerView;
   readonly counts: Readonly<Record<StepState | 'not_run', number>>;

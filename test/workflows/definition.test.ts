@@ -1,6 +1,7 @@
 /**
  * The definition contract: strict decoding, every bound at the limit and one past it, and the
- * stable codes of each refusal (spec "Definition"; docs/wire.md "Strict JSON decoding").
+ * stable codes of each refusal (docs/skill-workflows.md "The definition";
+ * docs/wire.md "Strict JSON decoding").
  */
 import assert from 'node:assert/strict';
 import test from 'node:test';

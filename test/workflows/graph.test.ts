@@ -1,4 +1,7 @@
-/** Step graph: uniqueness, existence, acyclicity and a stable topological order (spec "Definition"). */
+/**
+ * Step graph: uniqueness, existence, acyclicity and a stable topological order
+ * (docs/skill-workflows.md "The definition").
+ */
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import fc from 'fast-check';

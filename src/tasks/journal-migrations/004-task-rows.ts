@@ -114,21 +114,28 @@ export function migrateTaskRows(db: SqliteDatabase): void {
       UNIQUE (owner_id, agent_id, request_id)
     ) STRICT;
 
-    INSERT INTO agent_tasks (seq, task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, created_at_ms)
-      SELECT row_number() OVER (ORDER BY seq, task_id), task_id, task_digest, repository, change_id, profile, step_id, canonical, last_fence, created_at_ms
+    INSERT INTO agent_tasks (seq, task_id, task_digest, repository, change_id, profile, step_id, canonical,
+        last_fence, created_at_ms)
+      SELECT row_number() OVER (ORDER BY seq, task_id), task_id, task_digest, repository, change_id, profile,
+        step_id, canonical, last_fence, created_at_ms
       FROM agent_tasks_v3;
-    INSERT INTO agent_task_attempts (task_seq, fence, attempt_id, attempt_digest, canonical, execution_operation_id, owner_id, agent_id, state,
-        lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms)
-      SELECT t.seq, a.fence, a.attempt_id, a.attempt_digest, a.canonical, a.execution_operation_id, a.owner_id, a.agent_id, a.state,
-        a.lease_expires_at_ms, a.superseded_by_fence, a.created_at_ms, a.updated_at_ms
+    INSERT INTO agent_task_attempts (task_seq, fence, attempt_id, attempt_digest, canonical, execution_operation_id,
+        owner_id, agent_id, state, lease_expires_at_ms, superseded_by_fence, created_at_ms, updated_at_ms)
+      SELECT t.seq, a.fence, a.attempt_id, a.attempt_digest, a.canonical, a.execution_operation_id, a.owner_id,
+        a.agent_id, a.state, a.lease_expires_at_ms, a.superseded_by_fence, a.created_at_ms, a.updated_at_ms
       FROM agent_task_attempts_v3 a JOIN agent_tasks t ON t.task_id = a.task_id ORDER BY t.seq, a.fence;
-    INSERT INTO agent_task_assertions (task_seq, fence, attempt_id, task_id, request_id, trust_class, outcome, canonical, canonical_sha256,
-        observation_digest, registration_id, created_at_ms)
-      SELECT t.seq, a.fence, s.attempt_id, s.task_id, s.request_id, s.trust_class, s.outcome, s.canonical, s.canonical_sha256,
-        s.observation_digest, s.registration_id, s.created_at_ms
-      FROM agent_task_assertions_v3 s JOIN agent_task_attempts_v3 a ON a.attempt_id = s.attempt_id JOIN agent_tasks t ON t.task_id = a.task_id ORDER BY t.seq, a.fence;
-    INSERT INTO agent_task_requests (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms)
-      SELECT owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256, created_at_ms
+    INSERT INTO agent_task_assertions (task_seq, fence, attempt_id, task_id, request_id, trust_class, outcome,
+        canonical, canonical_sha256, observation_digest, registration_id, created_at_ms)
+      SELECT t.seq, a.fence, s.attempt_id, s.task_id, s.request_id, s.trust_class, s.outcome, s.canonical,
+        s.canonical_sha256, s.observation_digest, s.registration_id, s.created_at_ms
+      FROM agent_task_assertions_v3 s
+        JOIN agent_task_attempts_v3 a ON a.attempt_id = s.attempt_id
+        JOIN agent_tasks t ON t.task_id = a.task_id
+      ORDER BY t.seq, a.fence;
+    INSERT INTO agent_task_requests (owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id,
+        response, response_sha256, created_at_ms)
+      SELECT owner_id, agent_id, request_id, kind, request_digest, task_id, attempt_id, response, response_sha256,
+        created_at_ms
       FROM agent_task_requests_v3 ORDER BY created_at_ms, owner_id, agent_id, request_id;
 
     DROP TABLE agent_task_requests_v3;

@@ -1,6 +1,10 @@
 /** Journal schema step 001: runs, steps, observations and the journal lease (skill workflows). */
 import type { SqliteDatabase } from '../../native/sqlite.js';
 
+// The CHECK lists of run and step states, interpolated: the stored schema text keeps them on one line.
+const RUN_STATES = "'running', 'completed', 'completed_with_omissions', 'failed', 'blocked', 'cancelled'";
+const STEP_STATES = "'pending', 'running', 'succeeded', 'failed', 'unavailable', 'uncertain', 'skipped'";
+
 // A run retains the canonical definition it was started with and the plan/skill identities
 // compiled from it; steps are stored in execution order (position) with their canonical
 // result bytes and a digest of them, so a reopened journal can check its own records.
@@ -18,7 +22,7 @@ export function migrateRuns(db: SqliteDatabase): void {
       revision TEXT NOT NULL CHECK (length(revision) = 64),
       policy_epoch TEXT NOT NULL CHECK (length(policy_epoch) = 20),
       step_count INTEGER NOT NULL CHECK (step_count BETWEEN 1 AND 32),
-      state TEXT NOT NULL CHECK (state IN ('running', 'completed', 'completed_with_omissions', 'failed', 'blocked', 'cancelled')),
+      state TEXT NOT NULL CHECK (state IN (${RUN_STATES})),
       state_reason TEXT,
       created_at_ms INTEGER NOT NULL,
       updated_at_ms INTEGER NOT NULL
@@ -30,7 +34,7 @@ export function migrateRuns(db: SqliteDatabase): void {
       step_id TEXT NOT NULL,
       kind TEXT NOT NULL CHECK (kind IN ('source_paths', 'command', 'require_capability')),
       required INTEGER NOT NULL CHECK (required IN (0, 1)),
-      state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'succeeded', 'failed', 'unavailable', 'uncertain', 'skipped')),
+      state TEXT NOT NULL CHECK (state IN (${STEP_STATES})),
       result BLOB,
       result_sha256 TEXT CHECK (result_sha256 IS NULL OR length(result_sha256) = 64),
       started_at_ms INTEGER,

@@ -25,7 +25,8 @@ export function migrateAttemptRecords(db: SqliteDatabase): void {
       PRIMARY KEY (attempt_id, seq),
       UNIQUE (attempt_id, record_digest)
     ) STRICT;
-    INSERT INTO command_attempt_records (attempt_id, seq, record_json, record_digest, previous_record_digest, state, created_at_ms)
+    INSERT INTO command_attempt_records (attempt_id, seq, record_json, record_digest, previous_record_digest, state,
+        created_at_ms)
       SELECT attempt_id, 1, record_json, record_digest, NULL, state, updated_at_ms FROM command_attempts
       WHERE state <> 'running' AND record_json IS NOT NULL AND record_digest IS NOT NULL AND length(record_digest) = 64;
     ALTER TABLE workflow_runs ADD COLUMN halted_reason TEXT;

@@ -5,6 +5,9 @@
  */
 import type { SqliteDatabase } from '../../native/sqlite.js';
 
+// Interpolated: the stored schema text keeps the list on one line, as step 001 wrote it.
+const STEP_STATES = "'pending', 'running', 'succeeded', 'failed', 'unavailable', 'uncertain', 'skipped'";
+
 export function migrateReviewSteps(db: SqliteDatabase): void {
   db.exec(`
     CREATE TABLE workflow_steps_007 (
@@ -13,7 +16,7 @@ export function migrateReviewSteps(db: SqliteDatabase): void {
       step_id TEXT NOT NULL,
       kind TEXT NOT NULL CHECK (kind IN ('source_paths', 'command', 'require_capability', 'review')),
       required INTEGER NOT NULL CHECK (required IN (0, 1)),
-      state TEXT NOT NULL CHECK (state IN ('pending', 'running', 'succeeded', 'failed', 'unavailable', 'uncertain', 'skipped')),
+      state TEXT NOT NULL CHECK (state IN (${STEP_STATES})),
       result BLOB,
       result_sha256 TEXT CHECK (result_sha256 IS NULL OR length(result_sha256) = 64),
       started_at_ms INTEGER,
@@ -21,8 +24,10 @@ export function migrateReviewSteps(db: SqliteDatabase): void {
       PRIMARY KEY (run_id, step_id),
       UNIQUE (run_id, position)
     ) STRICT;
-    INSERT INTO workflow_steps_007 (run_id, position, step_id, kind, required, state, result, result_sha256, started_at_ms, finished_at_ms)
-      SELECT run_id, position, step_id, kind, required, state, result, result_sha256, started_at_ms, finished_at_ms FROM workflow_steps;
+    INSERT INTO workflow_steps_007 (run_id, position, step_id, kind, required, state, result, result_sha256,
+        started_at_ms, finished_at_ms)
+      SELECT run_id, position, step_id, kind, required, state, result, result_sha256, started_at_ms, finished_at_ms
+      FROM workflow_steps;
     DROP TABLE workflow_steps;
     ALTER TABLE workflow_steps_007 RENAME TO workflow_steps;
   `);
