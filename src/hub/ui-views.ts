@@ -106,7 +106,24 @@ export function json(value: unknown): UiAnswer {
 }
 
 /** A refusal as data inside a view (a Change without a review context still lists). */
-function refusal(error: unknown): JsonObject {
+interface UiRefusal {
+  readonly error: { readonly code: string; readonly message: string };
+}
+
+/** The review context of a Change's current version, as a view shows it. */
+interface UiContext {
+  readonly context_digest: string;
+}
+
+/** A command attempt's stdout or stderr, cut to RUN_OUTPUT_MAX_BYTES for the run view. */
+interface UiBoundedOutput {
+  readonly text: string;
+  readonly bytes: number;
+  readonly sha256: string;
+  readonly truncated: boolean;
+}
+
+function refusal(error: unknown): UiRefusal {
   if (!isAgentscmError(error)) throw error;
   return { error: { code: error.code, message: error.message } };
 }
@@ -121,7 +138,7 @@ function withJournal<T>(store: Store, empty: T, fn: (journal: Journal) => T): T 
   return journalRead(journal, () => fn(journal));
 }
 
-function qualificationOf(profile: HubProfile, change: string, store: Store): JsonObject {
+function qualificationOf(profile: HubProfile, change: string, store: Store): JsonObject | UiRefusal {
   try {
     return qualificationToJson(
       qualifyLocal(store, {
@@ -137,7 +154,7 @@ function qualificationOf(profile: HubProfile, change: string, store: Store): Jso
 }
 
 /** The review context of the Change's current version at the current epoch, or why there is none. */
-function contextOf(store: Store, repository: string, change: string): JsonObject {
+function contextOf(store: Store, repository: string, change: string): UiContext | UiRefusal {
   const auth = store.authority();
   try {
     return { context_digest: readTransaction(auth, () => soleCurrentContext(auth, repository, change)) };
@@ -241,7 +258,11 @@ function tasksView(request: UiRequest): UiAnswer {
   );
 }
 
-function boundedOutput(stream: { readonly text: string; readonly bytes: number; readonly sha256: string }): JsonObject {
+function boundedOutput(stream: {
+  readonly text: string;
+  readonly bytes: number;
+  readonly sha256: string;
+}): UiBoundedOutput {
   const bytes = Buffer.from(stream.text, 'utf8');
   const truncated = bytes.byteLength > RUN_OUTPUT_MAX_BYTES;
   return {
