@@ -68,20 +68,20 @@ export function checkForgeLink(forge: ForgeKind, project: string, sha: string): 
   const projectOk =
     forge === 'github' ? GITHUB_PROJECT.test(project) : GITLAB_PROJECT.test(project) && project.length <= 1024;
   if (!projectOk) {
-    throw new AgentscmError(
-      'FORGE_LINK_INVALID',
-      `${JSON.stringify(project.slice(0, 300))} is not a ${forge === 'github' ? 'GitHub repository (OWNER/NAME)' : 'GitLab project (a path like group/name or a numeric ID)'}`,
-      {
-        hint:
-          forge === 'github'
-            ? 'pass --project OWNER/NAME'
-            : 'pass --project GROUP/NAME (subgroups allowed) or the numeric project ID',
-      },
-    );
+    const expected =
+      forge === 'github' ? 'GitHub repository (OWNER/NAME)' : 'GitLab project (a path like group/name or a numeric ID)';
+    throw new AgentscmError('FORGE_LINK_INVALID', `${JSON.stringify(project.slice(0, 300))} is not a ${expected}`, {
+      hint:
+        forge === 'github'
+          ? 'pass --project OWNER/NAME'
+          : 'pass --project GROUP/NAME (subgroups allowed) or the numeric project ID',
+    });
   }
   if (!COMMIT_SHA.test(sha)) {
     throw new AgentscmError('FORGE_LINK_INVALID', `${JSON.stringify(sha.slice(0, 300))} is not a full commit SHA`, {
-      hint: 'pass the full 40-digit (or 64-digit) lowercase hex SHA of the pull or merge request head, e.g. from `git rev-parse HEAD`',
+      hint:
+        'pass the full 40-digit (or 64-digit) lowercase hex SHA of the pull or merge request head, e.g. from ' +
+        '`git rev-parse HEAD`',
     });
   }
 }
@@ -145,7 +145,9 @@ export function linkChange(input: LinkChangeInput): ForgeLink {
       const nowMs = input.nowMs ?? Date.now();
       cachedStatement(
         db,
-        'INSERT INTO forge_links (repository, change_id, forge, project, sha, linked_at_ms) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (repository, change_id) DO UPDATE SET forge = excluded.forge, project = excluded.project, sha = excluded.sha, linked_at_ms = excluded.linked_at_ms',
+        'INSERT INTO forge_links (repository, change_id, forge, project, sha, linked_at_ms) ' +
+          'VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (repository, change_id) DO UPDATE SET forge = excluded.forge, ' +
+          'project = excluded.project, sha = excluded.sha, linked_at_ms = excluded.linked_at_ms',
       ).run(repository, changeId, input.forge, input.project, input.sha, nowMs);
       return {
         repository,
@@ -203,7 +205,8 @@ export function listForgeLinks(store: Pick<Store, 'dataDir'>, repository: string
       (
         cachedStatement(
           db,
-          'SELECT repository, change_id, forge, project, sha, linked_at_ms FROM forge_links WHERE repository = ? ORDER BY change_id LIMIT ?',
+          'SELECT repository, change_id, forge, project, sha, linked_at_ms FROM forge_links WHERE repository = ? ' +
+            'ORDER BY change_id LIMIT ?',
         ).all(repository, MAX_FORGE_LINKS_PER_REPOSITORY) as Parameters<typeof rowToLink>[0][]
       ).map(rowToLink),
     );

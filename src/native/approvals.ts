@@ -1,9 +1,9 @@
 /**
- * Operator approvals (spec "Operator-enrolled collector transfer", "Approval and integration
- * recheck"; docs/admission.md): one immutable row binding the operator's decision to the exact
- * subject — Change id and version, revision, review context, policy epoch, workflow profile,
- * target, installed requirement — and the receipt that qualified it. Admission's checks run in
- * the caller's transaction (src/tasks/admission/admission.ts); this module only stores and reads rows.
+ * Operator approvals (docs/admission.md "What is rechecked, and why"): one immutable row binding
+ * the operator's decision to the exact subject — Change id and version, revision, review context,
+ * policy epoch, workflow profile, target, installed requirement — and the receipt that qualified
+ * it. Admission's checks run in the caller's transaction (src/tasks/admission/admission.ts); this
+ * module only stores and reads rows.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import type { TargetSubject } from '../contracts/task/subject.js';
@@ -45,7 +45,8 @@ interface ApprovalRow {
 }
 
 const COLUMNS =
-  'approval_id, repository, change_id, change_version, revision, context_digest, policy_epoch, profile, target, requirement_digest, receipt_kind, receipt_digest, approved_by, approved_at_ms';
+  'approval_id, repository, change_id, change_version, revision, context_digest, policy_epoch, profile, target, ' +
+  'requirement_digest, receipt_kind, receipt_digest, approved_by, approved_at_ms';
 
 function approvalOf(row: ApprovalRow): Approval {
   return { ...row, change_version: u64FromSql(row.change_version), policy_epoch: u64FromSql(row.policy_epoch) };
@@ -103,13 +104,15 @@ export function recordApproval(
   const find = (): ApprovalRow | undefined =>
     prepared(
       auth,
-      `SELECT ${COLUMNS} FROM approvals WHERE repository = ? AND change_id = ? AND change_version = ? AND context_digest = ? AND profile = ? AND target = ? AND requirement_digest = ? AND receipt_digest = ?`,
+      `SELECT ${COLUMNS} FROM approvals WHERE repository = ? AND change_id = ? AND change_version = ? AND ` +
+        `context_digest = ? AND profile = ? AND target = ? AND requirement_digest = ? AND receipt_digest = ?`,
     ).get(...key) as ApprovalRow | undefined;
   const known = find();
   if (known !== undefined) return { approval: approvalOf(known), created: false };
   prepared(
     auth,
-    `INSERT INTO approvals (repository, change_id, change_version, revision, context_digest, policy_epoch, profile, target, requirement_digest, receipt_kind, receipt_digest, approved_by, approved_at_ms)
+    `INSERT INTO approvals (repository, change_id, change_version, revision, context_digest, policy_epoch, profile,
+      target, requirement_digest, receipt_kind, receipt_digest, approved_by, approved_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(...subjectColumns(subject), approvedBy, nowMs);
   const row = find();
@@ -129,7 +132,8 @@ export function latestApproval(
   checkGenericId(changeId, 'Change ID');
   const row = prepared(
     auth,
-    `SELECT ${COLUMNS} FROM approvals WHERE repository = ? AND change_id = ? AND profile = ? AND target = ? ORDER BY approval_id DESC LIMIT 1`,
+    `SELECT ${COLUMNS} FROM approvals WHERE repository = ? AND change_id = ? AND profile = ? AND target = ? ` +
+      `ORDER BY approval_id DESC LIMIT 1`,
   ).get(repository, changeId, profile, target) as ApprovalRow | undefined;
   return row === undefined ? null : approvalOf(row);
 }
@@ -139,7 +143,9 @@ export function findApproval(auth: Authority, subject: ApprovalSubject): Approva
   checkSubject(subject);
   const row = prepared(
     auth,
-    `SELECT ${COLUMNS} FROM approvals WHERE repository = ? AND change_id = ? AND change_version = ? AND revision = ? AND context_digest = ? AND policy_epoch = ? AND profile = ? AND target = ? AND requirement_digest = ? AND receipt_kind = ? AND receipt_digest = ? ORDER BY approval_id DESC LIMIT 1`,
+    `SELECT ${COLUMNS} FROM approvals WHERE repository = ? AND change_id = ? AND change_version = ? AND ` +
+      `revision = ? AND context_digest = ? AND policy_epoch = ? AND profile = ? AND target = ? AND ` +
+      `requirement_digest = ? AND receipt_kind = ? AND receipt_digest = ? ORDER BY approval_id DESC LIMIT 1`,
   ).get(...subjectColumns(subject)) as ApprovalRow | undefined;
   return row === undefined ? null : approvalOf(row);
 }

@@ -8,7 +8,7 @@ import { prepared, readTransaction, type Authority } from './store.js';
 
 const AUTHORITY_ID = /^[0-9a-f]{32}$/;
 
-/** The store's authority_id (spec "Operator-enrolled collector transfer": the transfer's audience). */
+/** The store's authority_id (docs/grants.md "Authority identity": the transfer's audience). */
 export function authorityId(auth: Authority): string {
   return readTransaction(auth, () => {
     const row = prepared(auth, 'SELECT authority_id FROM authority_identity WHERE singleton = 1').get() as

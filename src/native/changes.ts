@@ -52,7 +52,8 @@ export function findChange(auth: Authority, repository: string, id: string): Cha
     if (head === undefined) return null;
     const rows = prepared(
       auth,
-      'SELECT version, revision, previous_revision, seq FROM change_versions WHERE repository = ? AND change = ? ORDER BY version',
+      'SELECT version, revision, previous_revision, seq FROM change_versions WHERE repository = ? AND change = ? ' +
+        'ORDER BY version',
     ).all(repository, id) as VersionRow[];
     const versions = rows.map((row) => ({
       version: u64FromSql(row.version),
@@ -82,7 +83,8 @@ export function getChangeVersion(auth: Authority, repository: string, id: string
   if (version < 1n || version > U64_MAX) throw changeNotFound(repository, id);
   const row = prepared(
     auth,
-    'SELECT version, revision, previous_revision, seq FROM change_versions WHERE repository = ? AND change = ? AND version = ?',
+    'SELECT version, revision, previous_revision, seq FROM change_versions WHERE repository = ? AND change = ? ' +
+      'AND version = ?',
   ).get(repository, id, u64ToSql(version)) as VersionRow | undefined;
   if (row === undefined)
     throw new AgentscmError('CHANGE_NOT_FOUND', `Change ${id} of repository ${repository} has no version ${version}`);
@@ -108,7 +110,9 @@ export interface AppendVersionInput {
   /** The current version the caller based its work on; null when it expects no Change yet. */
   readonly expectedCurrent: bigint | null;
   readonly revision: string;
-  /** Recorded as version 1's previous_revision (where the work started); later versions record the version they replace. */
+  /**
+   * Recorded as version 1's previous_revision (where the work started); later versions record the version they replace.
+   */
   readonly baseRevision: string | null;
 }
 
@@ -163,7 +167,8 @@ export function appendChangeVersion(
     }
     prepared(
       auth,
-      'INSERT INTO change_versions (repository, change, version, revision, previous_revision, seq) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO change_versions (repository, change, version, revision, previous_revision, seq) ' +
+        'VALUES (?, ?, ?, ?, ?, ?)',
     ).run(repository, id, u64ToSql(version), input.revision, previousRevision, seq);
     return { version, revision: input.revision, previous_revision: previousRevision, created_order: seq };
   });

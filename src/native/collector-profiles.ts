@@ -1,9 +1,9 @@
 /**
- * Installed collector profiles (spec "Operator-enrolled collector transfer": "installing a
- * profile is a separate act and never silently promotes an ordinary executor. Profiles are
- * immutable"). The authority keeps each profile's exact canonical bytes under its
- * collector_profile_id. Installation checks live in src/tasks/collector/profiles.ts (they compile
- * the installed requirement); this module stores, reads and checks currency.
+ * Installed collector profiles (docs/collector-profiles.md "Installing": installing a profile is a
+ * separate act and never silently promotes an ordinary executor; profiles are immutable). The
+ * authority keeps each profile's exact canonical bytes under its collector_profile_id. Installation
+ * checks live in src/tasks/collector/profiles.ts (they compile the installed requirement); this
+ * module stores, reads and checks currency.
  */
 import type { CollectorProfile } from '../contracts/collector/profile.js';
 import { AgentscmError } from '../contracts/errors.js';
@@ -94,7 +94,8 @@ export function resolveCollectorProfileRef(auth: Authority, reference: string): 
       const [low, high] = prefixRange(prefix);
       const row = prepared(
         auth,
-        'SELECT count(*) AS n, min(collector_profile_id) AS first FROM collector_profiles WHERE collector_profile_id >= ? AND collector_profile_id < ?',
+        'SELECT count(*) AS n, min(collector_profile_id) AS first FROM collector_profiles WHERE ' +
+          'collector_profile_id >= ? AND collector_profile_id < ?',
       ).get(low, high) as {
         n: number;
         first: string | null;
@@ -109,7 +110,9 @@ export function getCollectorProfile(auth: Authority, profileId: string): Install
   const found = findCollectorProfile(auth, profileId);
   if (found === null) {
     throw new AgentscmError('COLLECTOR_PROFILE_NOT_FOUND', `no collector profile ${profileId} is installed`, {
-      hint: 'install one with `agentscm agent-task profile install FILE`; enrollment alone never makes an executor a collector',
+      hint:
+        'install one with `agentscm agent-task profile install FILE`; enrollment alone never makes an ' +
+        'executor a collector',
     });
   }
   return found;
@@ -121,13 +124,17 @@ export function listProfilesOfRegistration(auth: Authority, registrationId: stri
     (
       prepared(
         auth,
-        'SELECT collector_profile_id, canonical, installed_at_ms FROM collector_profiles WHERE registration_id = ? ORDER BY seq',
+        'SELECT collector_profile_id, canonical, installed_at_ms FROM collector_profiles WHERE ' +
+          'registration_id = ? ORDER BY seq',
       ).all(registrationId) as ProfileRow[]
     ).map(installedOf),
   );
 }
 
-/** Every installed profile of the store, oldest first (`agentscm doctor` checks the images and runtime identities they pin). */
+/**
+ * Every installed profile of the store, oldest first (`agentscm doctor` checks the images and runtime identities they
+ * pin).
+ */
 export function listCollectorProfiles(auth: Authority): InstalledCollectorProfile[] {
   return readTransaction(auth, () =>
     (
@@ -158,7 +165,8 @@ export function storeCollectorProfile(
     ).next;
     prepared(
       auth,
-      `INSERT INTO collector_profiles (collector_profile_id, repository, workflow_profile, step, registration_id, canonical, installed_at_ms, seq)
+      `INSERT INTO collector_profiles (collector_profile_id, repository, workflow_profile, step, registration_id,
+        canonical, installed_at_ms, seq)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       id,
@@ -199,7 +207,9 @@ export function profileRegistration(
       'COLLECTOR_PROFILE_BINDING_MISMATCH',
       `registration ${profile.registration_id} is bound to ${differences.join(', ')}, not what the profile names`,
       {
-        hint: 'copy repository_id, workflow_profile, step_id, registration_epoch and verification_key_id from `agent-task enroll`',
+        hint:
+          'copy repository_id, workflow_profile, step_id, registration_epoch and verification_key_id from ' +
+          '`agent-task enroll`',
         details: { registration_id: profile.registration_id },
       },
     );
@@ -207,9 +217,12 @@ export function profileRegistration(
   if (requireCurrent && !registration.current) {
     throw new AgentscmError(
       'REGISTRATION_NOT_CURRENT',
-      `executor registration ${profile.registration_id} is not current: ${registration.revoked ? 'it was revoked' : `superseded by epoch ${registration.latest_epoch}`}`,
+      `executor registration ${profile.registration_id} is not current: ` +
+        `${registration.revoked ? 'it was revoked' : `superseded by epoch ${registration.latest_epoch}`}`,
       {
-        hint: 'a profile binds the exact current registration epoch; enroll again and install a profile for the new epoch',
+        hint:
+          'a profile binds the exact current registration epoch; enroll again and install a profile for ' +
+          'the new epoch',
         details: { registration_id: profile.registration_id },
       },
     );

@@ -1,5 +1,5 @@
 /**
- * The executor registry of the native authority (spec "Trust and criterion results"): bounded
+ * The executor registry of the native authority (docs/keys-and-enrollment.md "Enroll and revoke"): bounded
  * operator-supplied Ed25519 public keys, immutable repository/profile/step-scoped enrollment
  * epochs and revocations. These administrative methods generate no keys or credentials. The
  * current-registration lookup reads the full binding and revocation state from the authority;
@@ -91,7 +91,8 @@ const SELECT_STATE = `
          r.public_key, r.verification_key_id,
          (v.registration_id IS NOT NULL) AS revoked, v.reason AS reason,
          (SELECT max(l.registration_epoch) FROM executor_registrations l
-           WHERE l.repository = r.repository AND l.profile = r.profile AND l.step = r.step AND l.executor_id = r.executor_id) AS latest_epoch
+           WHERE l.repository = r.repository AND l.profile = r.profile AND l.step = r.step
+             AND l.executor_id = r.executor_id) AS latest_epoch
     FROM executor_registrations r
     LEFT JOIN executor_revocations v ON v.registration_id = r.registration_id`;
 
@@ -124,8 +125,9 @@ function registrationIdOf(repository: string, profile: string, step: string, exe
 }
 
 /**
- * Enroll an operator-supplied public key for one repository/profile/step/executor scope (spec
- * "Trust and criterion results"): a new immutable epoch, one above the newest of that scope.
+ * Enroll an operator-supplied public key for one repository/profile/step/executor scope
+ * (docs/keys-and-enrollment.md "Enroll and revoke"): a new immutable epoch, one above the newest
+ * of that scope.
  */
 export function enrollExecutor(auth: Authority, input: EnrollInput): EnrollResult {
   const profile = validateId(input.profile, 'profile');
@@ -139,7 +141,8 @@ export function enrollExecutor(auth: Authority, input: EnrollInput): EnrollResul
     const warnings = stepWarnings(auth, record, step);
     const latest = prepared(
       auth,
-      'SELECT max(registration_epoch) AS epoch FROM executor_registrations WHERE repository = ? AND profile = ? AND step = ? AND executor_id = ?',
+      'SELECT max(registration_epoch) AS epoch FROM executor_registrations WHERE repository = ? AND profile = ? ' +
+        'AND step = ? AND executor_id = ?',
     ).get(repository, profile, step, executor) as { epoch: string | null };
     const previous = latest.epoch === null ? null : u64FromSql(latest.epoch);
     if (previous === 18446744073709551615n) throw new AgentscmError('INTERNAL', 'registration epoch exhausted');
@@ -150,7 +153,8 @@ export function enrollExecutor(auth: Authority, input: EnrollInput): EnrollResul
     ).next;
     prepared(
       auth,
-      `INSERT INTO executor_registrations (registration_id, repository, profile, step, executor_id, registration_epoch, public_key, verification_key_id, seq)
+      `INSERT INTO executor_registrations (registration_id, repository, profile, step, executor_id,
+        registration_epoch, public_key, verification_key_id, seq)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(registrationId, repository, profile, step, executor, u64ToSql(epoch), input.public_key, keyId, seq);
     return {
@@ -187,7 +191,8 @@ function stepWarnings(auth: Authority, repository: Repository, step: string): st
   const where =
     installed.length === 0
       ? `repository ${repository.name} has no installed workflow requirement`
-      : `no installed workflow requirement of repository ${repository.name} has a step "${step}" (its steps: ${known.join(', ')})`;
+      : `no installed workflow requirement of repository ${repository.name} has a step "${step}" (its steps: ` +
+        `${known.join(', ')})`;
   return [
     `${where}; the registration is recorded, but no task uses it until a requirement with step "${step}" is installed`,
   ];
@@ -259,7 +264,8 @@ export function currentRegistration(
   return readTransaction(auth, () => {
     const row = prepared(
       auth,
-      `${SELECT_STATE} WHERE r.repository = ? AND r.profile = ? AND r.step = ? AND r.executor_id = ? ORDER BY r.registration_epoch DESC LIMIT 1`,
+      `${SELECT_STATE} WHERE r.repository = ? AND r.profile = ? AND r.step = ? AND r.executor_id = ? ORDER BY ` +
+        `r.registration_epoch DESC LIMIT 1`,
     ).get(scope.repository, scope.profile, scope.step, scope.executor) as RegistrationRow | undefined;
     return row === undefined ? null : stateOf(row);
   });
@@ -286,9 +292,12 @@ export function requireCurrentRegistration(
   const notCurrent = (why: string): never => {
     throw new AgentscmError(
       'REGISTRATION_NOT_CURRENT',
-      `executor registration ${binding.registration_id} (${scopeText(auth, scope, binding.executor_id)}) is not current: ${why}`,
+      `executor registration ${binding.registration_id} (${scopeText(auth, scope, binding.executor_id)}) is not ` +
+        `current: ${why}`,
       {
-        hint: 'enroll the executor again and make a fresh attempt; evidence under an old or revoked registration never counts; `agentscm agent-task registration list` shows the registrations',
+        hint:
+          'enroll the executor again and make a fresh attempt; evidence under an old or revoked registration ' +
+          'never counts; `agentscm agent-task registration list` shows the registrations',
         details,
       },
     );
@@ -298,7 +307,11 @@ export function requireCurrentRegistration(
       'REGISTRATION_NOT_CURRENT',
       `executor ${binding.executor_id} is not enrolled for ${scopeText(auth, scope, binding.executor_id)}`,
       {
-        hint: `enroll it with \`agentscm agent-task enroll --repository ${scope.repository} --profile ${scope.profile} --step ${scope.step} --executor ${binding.executor_id} --public-key HEX\`, or call with the --profile it was enrolled for; \`agentscm agent-task registration list\` shows the registrations`,
+        hint:
+          `enroll it with \`agentscm agent-task enroll --repository ${scope.repository} --profile ` +
+          `${scope.profile} --step ${scope.step} --executor ${binding.executor_id} --public-key HEX\`, or call ` +
+          `with the --profile it was enrolled for; \`agentscm agent-task registration list\` shows ` +
+          `the registrations`,
         details,
       },
     );
@@ -316,11 +329,12 @@ export function requireCurrentRegistration(
 }
 
 /**
- * Registered-observation check against the authority (spec "Registered observations are accepted
- * only after ... authoritative current enrollment lookup and strict Ed25519 verification"): the
- * executor binding is the current registration of the scope, and the signature verifies under
- * that registration's stored public key. Task/attempt/fence binding is the caller's
- * validateAssertionForTask. Run it inside the caller's authority transaction.
+ * Registered-observation check against the authority
+ * (docs/keys-and-enrollment.md "Observation signatures": accepted only after the current enrollment
+ * lookup and strict Ed25519 verification): the executor binding is the current registration of the
+ * scope, and the signature verifies under that registration's stored public key. Task/attempt/fence
+ * binding is the caller's validateAssertionForTask. Run it inside the caller's authority
+ * transaction.
  */
 export function verifyCurrentObservation(
   auth: Authority,

@@ -89,15 +89,19 @@ function checkDirectoryChain(dir: string, purpose: string): void {
     }
     if (!trustedOwner(stats.uid, caller)) {
       throw unsafe(
-        `the directory ${quoteForMessage(each)} on the way to ${purpose} is owned by uid ${stats.uid}, neither you nor root: its owner could replace the token file`,
-        'keep token files in a directory you own, below directories owned by you or root (e.g. mkdir -m 700 ~/.agentscm)',
+        `the directory ${quoteForMessage(each)} on the way to ${purpose} is owned by uid ${stats.uid}, neither ` +
+          `you nor root: its owner could replace the token file`,
+        'keep token files in a directory you own, below directories owned by you or root (e.g. mkdir -m ' +
+          '700 ~/.agentscm)',
       );
     }
     // A sticky directory lets others add names but not rename or remove yours (e.g. /tmp).
     if ((stats.mode & 0o022) !== 0 && (stats.mode & 0o1000) === 0) {
       throw unsafe(
-        `the directory ${quoteForMessage(each)} on the way to ${purpose} has mode ${modeOf(stats)}: group or others can write it and it is not sticky, so they could replace the token file`,
-        `keep token files in a directory only you can write (e.g. chmod 700 ${each === dir ? 'DIR' : 'the directory'}, or chmod go-w)`,
+        `the directory ${quoteForMessage(each)} on the way to ${purpose} has mode ${modeOf(stats)}: group or ` +
+          `others can write it and it is not sticky, so they could replace the token file`,
+        `keep token files in a directory only you can write (e.g. chmod 700 ` +
+          `${each === dir ? 'DIR' : 'the directory'}, or chmod go-w)`,
       );
     }
   }
@@ -145,7 +149,10 @@ export function writeTokenFile(path: string, token: string): string {
   return absolute;
 }
 
-/** Remove a token file this process just wrote (its grant was not committed), so that no file names a token that never lived. */
+/**
+ * Remove a token file this process just wrote (its grant was not committed), so that no file names a token that never
+ * lived.
+ */
 export function removeTokenFile(absolute: string): void {
   try {
     unlinkSync(absolute);
@@ -185,7 +192,8 @@ export function readTokenFile(path: string): string {
   }
   if (!trustedOwner(stats.uid, callerUid())) {
     throw unsafe(
-      `the token file ${quoteForMessage(path)} is owned by uid ${stats.uid}, neither you nor root: its owner could change the token`,
+      `the token file ${quoteForMessage(path)} is owned by uid ${stats.uid}, neither you nor root: its owner ` +
+        `could change the token`,
       'use a token file you own (the one `grant create` wrote for you)',
     );
   }

@@ -1,5 +1,5 @@
 /**
- * Grants (docs/wire.md "Authority identity and grants"; spec "Live originating-actor authorization"):
+ * Grants (docs/wire.md "Authority identity and grants"; docs/grants.md "Grants"):
  * `{grant_id, repository_id, owner_id, agent_id, generation}` plus a scope. Every task operation
  * runs as the actor of a live grant, authenticated by the SHA-256 of its bearer token — the only
  * form of the token the authority keeps. Rotation raises the generation and the old token dies
@@ -54,7 +54,8 @@ interface GrantRow {
 }
 
 const GRANT_COLUMNS =
-  'g.grant_id, g.repository, g.owner_id, g.agent_id, g.scope, g.generation, g.revoked, g.created_at_ms, g.changed_at_ms';
+  'g.grant_id, g.repository, g.owner_id, g.agent_id, g.scope, g.generation, g.revoked, g.created_at_ms, ' +
+  'g.changed_at_ms';
 
 function grantOf(row: GrantRow): Grant {
   if (row.scope !== 'agent' && row.scope !== 'reader')
@@ -130,8 +131,8 @@ function rejected(reason: 'unknown' | 'rotated' | 'revoked', grantId: string | n
 }
 
 /**
- * Authenticate a bearer token (spec "Workspace HTTP and MCP adapter": the server derives the
- * task actor and live origin grant from the credential): the live grant whose current
+ * Authenticate a bearer token (docs/grants.md "Authentication": the task actor and live origin
+ * grant come from the credential): the live grant whose current
  * generation has this token, or GRANT_TOKEN_REJECTED naming why (unknown, rotated, revoked).
  * Run it inside the caller's authority transaction to hold the answer for that transaction.
  */
@@ -140,7 +141,8 @@ export function authenticateToken(auth: Authority, token: string): LiveGrant {
   return readTransaction(auth, () => {
     const row = prepared(
       auth,
-      `SELECT ${GRANT_COLUMNS}, t.generation AS token_generation FROM grant_tokens t JOIN grants g ON g.grant_id = t.grant_id WHERE t.token_sha256 = ?`,
+      `SELECT ${GRANT_COLUMNS}, t.generation AS token_generation FROM grant_tokens t JOIN grants g ON ` +
+        `g.grant_id = t.grant_id WHERE t.token_sha256 = ?`,
     ).get(hash) as (GrantRow & { token_generation: string }) | undefined;
     if (row === undefined) throw rejected('unknown', null);
     const grant = grantOf(row);
@@ -151,9 +153,10 @@ export function authenticateToken(auth: Authority, token: string): LiveGrant {
 }
 
 /**
- * The origin grant is still live at the same generation (spec "Approval and integration ...
- * require an authority-owned live authorization guard for every originating actor and grant");
- * GRANT_NOT_LIVE otherwise. Run it inside the caller's authority transaction.
+ * The origin grant is still live at the same generation
+ * (docs/admission.md "What is rechecked, and why": an authority-owned live authorization guard for
+ * every originating actor and grant); GRANT_NOT_LIVE otherwise. Run it inside the caller's
+ * authority transaction.
  */
 export function requireLiveOrigin(auth: Authority, origin: GrantOrigin): LiveGrant {
   let grant: Grant;
@@ -237,7 +240,8 @@ export function createGrant(auth: Authority, input: CreateGrantInput): GrantWith
       const generation = u64ToSql(1n);
       prepared(
         auth,
-        `INSERT INTO grants (grant_id, repository, owner_id, agent_id, scope, generation, token_sha256, revoked, created_at_ms, changed_at_ms, seq)
+        `INSERT INTO grants (grant_id, repository, owner_id, agent_id, scope, generation, token_sha256, revoked,
+          created_at_ms, changed_at_ms, seq)
          VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
       ).run(
         grantId,

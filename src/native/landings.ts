@@ -1,5 +1,5 @@
 /**
- * Landings (spec "Approval and integration recheck"; docs/admission.md, `agentscm land`): the target
+ * Landings (docs/admission.md "What is rechecked, and why", `agentscm land`): the target
  * moves to the Change's revision and one immutable row records what landed, from which revision,
  * when, on which approval and receipt. Both writes run in the caller's writer transaction, after
  * admission's rechecks in the same transaction (src/tasks/admission/admission.ts), so a crash leaves the
@@ -32,7 +32,8 @@ interface LandingRow extends Omit<Landing, 'change_version'> {
 }
 
 const COLUMNS =
-  'landing_id, repository, target, previous_revision, revision, change_id, change_version, approval_id, receipt_kind, receipt_digest, landed_by, landed_at_ms';
+  'landing_id, repository, target, previous_revision, revision, change_id, change_version, approval_id, ' +
+  'receipt_kind, receipt_digest, landed_by, landed_at_ms';
 
 function landingOf(row: LandingRow): Landing {
   return { ...row, change_version: u64FromSql(row.change_version) };
@@ -80,7 +81,8 @@ export function recordLanding(
   }
   prepared(
     auth,
-    `INSERT INTO landings (repository, target, previous_revision, revision, change_id, change_version, approval_id, receipt_kind, receipt_digest, landed_by, landed_at_ms)
+    `INSERT INTO landings (repository, target, previous_revision, revision, change_id, change_version, approval_id,
+      receipt_kind, receipt_digest, landed_by, landed_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     approval.repository,

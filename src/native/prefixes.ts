@@ -53,7 +53,9 @@ export function resolveHexPrefix(value: string, lookup: PrefixLookup): string {
   return first;
 }
 
-/** The SQL range [prefix, prefix + 'g') holds exactly the lowercase-hex values starting with prefix, and uses the index. */
+/**
+ * The SQL range [prefix, prefix + 'g') holds exactly the lowercase-hex values starting with prefix, and uses the index.
+ */
 export function prefixRange(prefix: string): [string, string] {
   return [prefix, `${prefix}g`];
 }

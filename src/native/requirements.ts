@@ -1,9 +1,9 @@
 /**
- * Installed target workflow requirements (spec "Agent hooks, execution and admission": "An
- * operator-installed native target workflow requirement additionally requires every required
- * step to pass"). The authority keeps each installed definition's exact canonical bytes under
- * its requirement digest and points a target at its current one. Compilation lives in
- * src/workflows/requirement.ts; this module only stores and reads.
+ * Installed target workflow requirements (docs/requirements.md: an operator-installed native target
+ * workflow requirement additionally requires every required step to pass). The authority keeps each
+ * installed definition's exact canonical bytes under its requirement digest and points a target at
+ * its current one. Compilation lives in src/workflows/requirement.ts; this module only stores and
+ * reads.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { sha256Hex } from '../crypto/sha256.js';
@@ -78,8 +78,7 @@ function notFound(repository: string, what: string, target = 'TARGET'): Agentscm
 }
 
 /**
- * Install a compiled definition as the target's required workflow (spec "Agent hooks,
- * execution and admission": an operator-installed native target workflow requirement), in the
+ * Install a compiled definition as the target's required workflow (docs/requirements.md), in the
  * caller's write transaction or its own. Reinstalling the current requirement changes nothing; returns whether the
  * target's requirement changed.
  */
@@ -101,7 +100,8 @@ export function installRequirement(
     if (existing === undefined) {
       prepared(
         auth,
-        `INSERT INTO requirements (repository, requirement_digest, name, definition, definition_sha256, skill_digest, revision, policy_epoch, created_at_ms)
+        `INSERT INTO requirements (repository, requirement_digest, name, definition, definition_sha256, skill_digest,
+          revision, policy_epoch, created_at_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         input.repository,
@@ -124,7 +124,8 @@ export function installRequirement(
       prepared(
         auth,
         `INSERT INTO target_requirements (repository, target, requirement_digest, installed_at_ms) VALUES (?, ?, ?, ?)
-         ON CONFLICT (repository, target) DO UPDATE SET requirement_digest = excluded.requirement_digest, installed_at_ms = excluded.installed_at_ms`,
+         ON CONFLICT (repository, target) DO UPDATE SET requirement_digest = excluded.requirement_digest,
+           installed_at_ms = excluded.installed_at_ms`,
       ).run(input.repository, input.target, input.requirementDigest, input.nowMs);
     }
     const requirement = findTargetRequirement(auth, input.repository, input.target);
@@ -148,7 +149,9 @@ export function listTargetRequirements(auth: Authority, repository: string): Tar
   );
 }
 
-/** The target's current requirement, or null (spec "Agent hooks, execution and admission": the installed target workflow requirement). */
+/**
+ * The target's current requirement, or null (docs/requirements.md: the installed target workflow requirement).
+ */
 export function findTargetRequirement(auth: Authority, repository: string, target: string): TargetRequirement | null {
   checkRepositoryId(repository);
   checkGenericId(target, 'target name');
@@ -164,14 +167,18 @@ export function findTargetRequirement(auth: Authority, repository: string, targe
   });
 }
 
-/** The target's current requirement (spec "Agent hooks, execution and admission"); REQUIREMENT_NOT_FOUND otherwise. */
+/** The target's current requirement (docs/requirements.md); REQUIREMENT_NOT_FOUND otherwise. */
 export function getTargetRequirement(auth: Authority, repository: string, target: string): TargetRequirement {
   const found = findTargetRequirement(auth, repository, target);
   if (found === null) throw notFound(repository, `for target ${target}`, target);
   return found;
 }
 
-/** An installed definition by its requirement digest, current or not (agent-task spec "Identity and requests": the subject names the installed requirement); REQUIREMENT_NOT_FOUND otherwise. */
+/**
+ * An installed definition by its requirement digest, current or not
+ * (docs/requirements.md "Compiling a requirement for a subject": the subject names the installed
+ * requirement); REQUIREMENT_NOT_FOUND otherwise.
+ */
 export function getRequirementByDigest(
   auth: Authority,
   repository: string,

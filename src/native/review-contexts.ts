@@ -1,7 +1,7 @@
 /**
- * command/v1 review contexts in the authority (spec "Source-bound skill workflows": a command
- * step needs "a real, existing, current Change and command/v1 ReviewContext that bind the same
- * revision, policy epoch, recipe, toolchain and environment"). A context is created from the
+ * command/v1 review contexts in the authority (docs/command-collector.md "Review contexts": a
+ * command step needs a real, existing, current Change and command/v1 ReviewContext that bind the
+ * same revision, policy epoch, recipe, toolchain and environment). A context is created from the
  * Change's current version, the repository's current policy epoch and the recipe bytes at a
  * native source path of that version's revision; it is immutable and keyed by its digest.
  */
@@ -41,7 +41,7 @@ export interface CreateReviewContextInput {
 
 /**
  * Create (or find, when identical) the command/v1 context of the Change's current version
- * (spec "Source-bound skill workflows", command action: the ReviewContext binding).
+ * (docs/command-collector.md "Review contexts": the ReviewContext binding).
  */
 export function createReviewContext(
   auth: Authority,
@@ -71,7 +71,8 @@ export function createReviewContext(
     const digest = reviewContextDigest(context);
     const result = prepared(
       auth,
-      `INSERT INTO review_contexts (repository, context_digest, change_id, change_version, revision, policy_epoch, recipe_path, recipe_digest, toolchain, environment, canonical, created_at_ms)
+      `INSERT INTO review_contexts (repository, context_digest, change_id, change_version, revision, policy_epoch,
+        recipe_path, recipe_digest, toolchain, environment, canonical, created_at_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (repository, context_digest) DO NOTHING`,
     ).run(
       input.repository,
@@ -137,7 +138,8 @@ export function resolveContextRef(auth: Authority, repository: string, reference
       const [low, high] = prefixRange(prefix);
       const row = prepared(
         auth,
-        'SELECT count(*) AS n, min(context_digest) AS first FROM review_contexts WHERE repository = ? AND context_digest >= ? AND context_digest < ?',
+        'SELECT count(*) AS n, min(context_digest) AS first FROM review_contexts WHERE repository = ? AND ' +
+          'context_digest >= ? AND context_digest < ?',
       ).get(repository, low, high) as {
         n: number;
         first: string | null;
@@ -156,7 +158,8 @@ export function soleCurrentContext(auth: Authority, repository: string, changeId
   const change = getChange(auth, repository, changeId);
   const rows = prepared(
     auth,
-    'SELECT context_digest FROM review_contexts WHERE repository = ? AND change_id = ? AND change_version = ? AND revision = ? AND policy_epoch = ? ORDER BY context_digest LIMIT 2',
+    'SELECT context_digest FROM review_contexts WHERE repository = ? AND change_id = ? AND change_version = ? AND ' +
+      'revision = ? AND policy_epoch = ? ORDER BY context_digest LIMIT 2',
   ).all(
     repository,
     change.id,
@@ -213,9 +216,9 @@ export interface ExpectedCommandContext {
 }
 
 /**
- * Check that a command step's context is real, existing and current and binds the same
- * Change, revision, policy epoch, recipe, toolchain and environment (spec "Source-bound skill
- * workflows", command action). Call inside the caller's read snapshot.
+ * Check that a command step's context is real, existing and current and binds the same Change,
+ * revision, policy epoch, recipe, toolchain and environment
+ * (docs/command-collector.md "Review contexts"). Call inside the caller's read snapshot.
  */
 export function checkCommandContext(auth: Authority, expected: ExpectedCommandContext): StoredReviewContext {
   return readTransaction(auth, () => {
@@ -251,7 +254,9 @@ export function checkCommandContext(auth: Authority, expected: ExpectedCommandCo
     ) {
       throw new AgentscmError(
         'CONTEXT_STALE',
-        `review context ${expected.contextDigest} binds Change ${c.change.id} version ${c.change_version} at policy epoch ${c.policy_epoch}; the Change is at version ${change.current_version} and the policy epoch is ${epoch}`,
+        `review context ${expected.contextDigest} binds Change ${c.change.id} version ${c.change_version} at ` +
+          `policy epoch ${c.policy_epoch}; the Change is at version ${change.current_version} and the policy ` +
+          `epoch is ${epoch}`,
         {
           hint: 'create a new context for the current version with `agentscm context create`',
           details: { current_version: change.current_version.toString(), policy_epoch: epoch.toString() },

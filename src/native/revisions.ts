@@ -163,7 +163,8 @@ export function resolveRevisionRef(auth: Authority, repository: string, referenc
       const [low, high] = prefixRange(prefix);
       const row = prepared(
         auth,
-        'SELECT count(*) AS n, min(revision) AS first FROM repository_revisions WHERE repository = ? AND revision >= ? AND revision < ?',
+        'SELECT count(*) AS n, min(revision) AS first FROM repository_revisions WHERE repository = ? AND ' +
+          'revision >= ? AND revision < ?',
       ).get(repository, low, high) as {
         n: number;
         first: string | null;
@@ -185,7 +186,8 @@ export function listRevisions(auth: Authority, repository: string): RevisionList
   checkRepositoryId(repository);
   const rows = prepared(
     auth,
-    `SELECT r.id, r.parent, r.entry_count, r.total_bytes FROM repository_revisions rr JOIN revisions r ON r.id = rr.revision
+    `SELECT r.id, r.parent, r.entry_count, r.total_bytes
+     FROM repository_revisions rr JOIN revisions r ON r.id = rr.revision
      WHERE rr.repository = ? ORDER BY rr.seq`,
   ).all(repository) as RevisionRow[];
   return rows.map((row) => ({
@@ -212,7 +214,8 @@ export function getRevision(auth: Authority, repository: string, revision: strin
   checkDigest(revision, 'revision');
   const row = prepared(
     auth,
-    `SELECT r.id, r.parent, r.entry_count, r.total_bytes FROM repository_revisions rr JOIN revisions r ON r.id = rr.revision
+    `SELECT r.id, r.parent, r.entry_count, r.total_bytes
+     FROM repository_revisions rr JOIN revisions r ON r.id = rr.revision
      WHERE rr.repository = ? AND rr.revision = ?`,
   ).get(repository, revision) as RevisionRow | undefined;
   if (row === undefined) throw revisionNotFound(repository, revision);

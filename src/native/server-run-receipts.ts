@@ -1,10 +1,10 @@
 /**
- * Receipts of completed server-executed runs in the authority (spec "Source-bound skill
- * workflows": the optional required-target loop "revalidates the graph and copies an
- * exact-subject receipt into native authority"; docs/admission.md "The server-executed path").
- * One immutable row per receipt digest, with the exact subject it binds and its canonical bytes.
- * What the receipt says and when it may be written is decided by src/tasks/admission/decision.ts;
- * this module only stores and reads rows, in the caller's transaction.
+ * Receipts of completed server-executed runs in the authority
+ * (docs/admission.md "The server-executed path": the optional required-target loop revalidates the
+ * graph and copies an exact-subject receipt into native authority). One immutable row per receipt
+ * digest, with the exact subject it binds and its canonical bytes. What the receipt says and when
+ * it may be written is decided by src/tasks/admission/decision.ts; this module only stores and
+ * reads rows, in the caller's transaction.
  */
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
@@ -34,7 +34,8 @@ type SqlRow = Omit<ServerRunReceiptRow, 'change_version' | 'policy_epoch'> & {
 };
 
 const COLUMNS =
-  'receipt_digest, repository, change_id, change_version, revision, context_digest, policy_epoch, target, requirement_digest, plan_digest, run_id, state, receipt, recorded_at_ms';
+  'receipt_digest, repository, change_id, change_version, revision, context_digest, policy_epoch, target, ' +
+  'requirement_digest, plan_digest, run_id, state, receipt, recorded_at_ms';
 
 function rowOf(row: SqlRow): ServerRunReceiptRow {
   return { ...row, change_version: u64FromSql(row.change_version), policy_epoch: u64FromSql(row.policy_epoch) };
@@ -57,7 +58,8 @@ export function listServerRunReceipts(
 ): ServerRunReceiptRow[] {
   const rows = prepared(
     auth,
-    `SELECT ${COLUMNS} FROM server_run_receipts WHERE repository = ? AND change_id = ? AND change_version = ? ORDER BY recorded_at_ms, receipt_digest`,
+    `SELECT ${COLUMNS} FROM server_run_receipts WHERE repository = ? AND change_id = ? AND change_version = ? ` +
+      `ORDER BY recorded_at_ms, receipt_digest`,
   ).all(repository, changeId, u64ToSql(changeVersion)) as SqlRow[];
   return rows.map(rowOf);
 }

@@ -31,7 +31,8 @@ export const SQLITE_ERROR_HINTS = {
   STORE_BUSY: 'retry after the other operation finishes',
   STORE_CORRUPT: 'restore the file from a backup; agentscm never re-initializes or repairs a damaged database',
   DATABASE_ACCESS_DENIED:
-    'run as the user that owns the files, or let this user write the database directory (SQLite writes -wal/-shm files even to read)',
+    'run as the user that owns the files, or let this user write the database directory (SQLite writes -wal/-shm ' +
+    'files even to read)',
 } as const satisfies Partial<Record<ErrorCode, string>>;
 
 /** True for an error raised by SQLite (better-sqlite3's SqliteError: its name and a SQLITE_ code). */

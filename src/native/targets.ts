@@ -45,7 +45,8 @@ export function setTarget(auth: Authority, repository: string, name: string, rev
       throw new AgentscmError('REVISION_NOT_FOUND', `repository ${repository} has no revision ${revision}`);
     prepared(
       auth,
-      'INSERT INTO targets (repository, name, revision) VALUES (?, ?, ?) ON CONFLICT (repository, name) DO UPDATE SET revision = excluded.revision',
+      'INSERT INTO targets (repository, name, revision) VALUES (?, ?, ?) ON CONFLICT (repository, name) DO UPDATE ' +
+        'SET revision = excluded.revision',
     ).run(repository, name, revision);
     return { name, revision };
   });

@@ -86,11 +86,14 @@ export function readTreeEntries(auth: Authority, tree: number): StoredTreeEntry[
   return rows.map((row) => toStored(row, tree)).sort(compareTreeEntries);
 }
 
-/** The directory entries of one stored tree (name and tree digest), in no particular order: no file's blob is looked up. */
+/**
+ * The directory entries of one stored tree (name and tree digest), in no particular order: no file's blob is looked up.
+ */
 export function readSubtrees(auth: Authority, tree: number): { name: string; digest: string }[] {
   return prepared(
     auth,
-    "SELECT e.name, t.digest FROM tree_entries e JOIN trees t ON t.rowid = e.object WHERE e.tree = ? AND e.kind = 'directory'",
+    'SELECT e.name, t.digest FROM tree_entries e JOIN trees t ON t.rowid = e.object WHERE e.tree = ? AND ' +
+      "e.kind = 'directory'",
   ).all(tree) as {
     name: string;
     digest: string;

@@ -1,4 +1,7 @@
-/** Authority schema step 001: repositories, blobs, revisions and entries, Changes and versions, policy epochs, targets (foundation). Owned by the module that reads and writes these tables. */
+/**
+ * Authority schema step 001: repositories, blobs, revisions and entries, Changes and versions, policy epochs, targets
+ * (foundation). Owned by the module that reads and writes these tables.
+ */
 import type { SqliteDatabase } from '../sqlite.js';
 
 // u64 columns (sizes, versions, epochs) are 20-digit TEXT (sqlite.ts u64ToSql). `seq` columns

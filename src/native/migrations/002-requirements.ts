@@ -1,4 +1,7 @@
-/** Authority schema step 002: installed target workflow requirements (skill workflows). Owned by the module that reads and writes these tables. */
+/**
+ * Authority schema step 002: installed target workflow requirements (skill workflows). Owned by the module that reads
+ * and writes these tables.
+ */
 import type { SqliteDatabase } from '../sqlite.js';
 
 // `requirements` holds every installed definition once, immutable and keyed by its

@@ -1,4 +1,7 @@
-/** Authority schema step 003: command/v1 review contexts (command collector). Owned by the module that reads and writes these tables. */
+/**
+ * Authority schema step 003: command/v1 review contexts (command collector). Owned by the module that reads and writes
+ * these tables.
+ */
 import type { SqliteDatabase } from '../sqlite.js';
 
 export function migrateReviewContexts(db: SqliteDatabase): void {

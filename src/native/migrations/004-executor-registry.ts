@@ -1,4 +1,7 @@
-/** Authority schema step 004: executor keys, enrollment epochs, revocations (agent-owned tasks). Owned by src/native/executor-registry.ts. */
+/**
+ * Authority schema step 004: executor keys, enrollment epochs, revocations (agent-owned tasks). Owned by
+ * src/native/executor-registry.ts.
+ */
 import type { SqliteDatabase } from '../sqlite.js';
 
 // Enrollment epochs and revocations are immutable facts: triggers refuse UPDATE and DELETE, so

@@ -1,4 +1,7 @@
-/** Authority schema step 005: the store's authority_id (docs/wire.md "Authority identity and grants"). Owned by src/native/authority-identity.ts. */
+/**
+ * Authority schema step 005: the store's authority_id (docs/wire.md "Authority identity and grants"). Owned by
+ * src/native/authority-identity.ts.
+ */
 import { randomBytes } from 'node:crypto';
 
 import type { SqliteDatabase } from '../sqlite.js';

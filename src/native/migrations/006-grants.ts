@@ -1,4 +1,7 @@
-/** Authority schema step 006: grants and the SHA-256 of every token they ever had (docs/wire.md "Authority identity and grants"). Owned by src/native/grants.ts. */
+/**
+ * Authority schema step 006: grants and the SHA-256 of every token they ever had (docs/wire.md "Authority identity and
+ * grants"). Owned by src/native/grants.ts.
+ */
 import type { SqliteDatabase } from '../sqlite.js';
 
 // A grant's identity (id, repository, actor, scope) never changes; rotation raises its u64
@@ -30,7 +33,8 @@ export function migrateGrants(db: SqliteDatabase): void {
 
     CREATE TRIGGER grants_identity_immutable BEFORE UPDATE ON grants
       WHEN NEW.grant_id IS NOT OLD.grant_id OR NEW.repository IS NOT OLD.repository OR NEW.owner_id IS NOT OLD.owner_id
-        OR NEW.agent_id IS NOT OLD.agent_id OR NEW.scope IS NOT OLD.scope OR NEW.seq IS NOT OLD.seq OR NEW.created_at_ms IS NOT OLD.created_at_ms
+        OR NEW.agent_id IS NOT OLD.agent_id OR NEW.scope IS NOT OLD.scope OR NEW.seq IS NOT OLD.seq OR
+        NEW.created_at_ms IS NOT OLD.created_at_ms
       BEGIN SELECT RAISE(ABORT, 'a grant keeps its identity'); END;
     CREATE TRIGGER grants_revocation_final BEFORE UPDATE ON grants WHEN OLD.revoked = 1
       BEGIN SELECT RAISE(ABORT, 'a revoked grant never changes'); END;

@@ -1,4 +1,7 @@
-/** Authority schema step 007: installed collector profiles (docs/wire.md "CollectorProfile v1"). Owned by src/native/collector-profiles.ts. */
+/**
+ * Authority schema step 007: installed collector profiles (docs/wire.md "CollectorProfile v1"). Owned by
+ * src/native/collector-profiles.ts.
+ */
 import type { SqliteDatabase } from '../sqlite.js';
 
 // A profile is immutable and keyed by its collector_profile_id; `canonical` holds the exact bytes

@@ -1,4 +1,7 @@
-/** Authority schema step 008: operator approvals and landings (docs/admission.md). Owned by src/native/approvals.ts and src/native/landings.ts. */
+/**
+ * Authority schema step 008: operator approvals and landings (docs/admission.md). Owned by src/native/approvals.ts and
+ * src/native/landings.ts.
+ */
 import type { SqliteDatabase } from '../sqlite.js';
 
 // An approval binds the operator's decision to one exact subject — Change id and version,
@@ -23,7 +26,8 @@ export function migrateApprovals(db: SqliteDatabase): void {
       receipt_digest TEXT NOT NULL CHECK (length(receipt_digest) = 64),
       approved_by TEXT NOT NULL,
       approved_at_ms INTEGER NOT NULL,
-      UNIQUE (repository, change_id, change_version, context_digest, profile, target, requirement_digest, receipt_digest)
+      UNIQUE (repository, change_id, change_version, context_digest, profile, target, requirement_digest,
+        receipt_digest)
     ) STRICT;
     CREATE INDEX approvals_by_change ON approvals (repository, change_id, change_version);
 

@@ -17,9 +17,12 @@ export function migrateTrees(db: SqliteDatabase): void {
   if (held.n > 0) {
     throw new AgentscmError(
       'STORE_REVISIONS_OUTDATED',
-      `this store holds ${held.n} revisions of the flat-manifest format that revision trees replaced; it was left unchanged`,
+      `this store holds ${held.n} revisions of the flat-manifest format that revision trees replaced; it was ` +
+        `left unchanged`,
       {
-        hint: 'keep using the agentscm build that wrote it, or start a new --data-dir and run `agentscm init-repo` for each workspace (docs/native-store.md "Stores made before revision trees")',
+        hint:
+          'keep using the agentscm build that wrote it, or start a new --data-dir and run `agentscm ' +
+          'init-repo` for each workspace (docs/native-store.md "Stores made before revision trees")',
       },
     );
   }

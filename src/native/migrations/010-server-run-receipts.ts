@@ -1,9 +1,12 @@
-/** Authority schema step 010: receipts of completed server-executed runs (docs/admission.md "The server-executed path"). Owned by src/native/server-run-receipts.ts. */
+/**
+ * Authority schema step 010: receipts of completed server-executed runs (docs/admission.md "The server-executed path").
+ * Owned by src/native/server-run-receipts.ts.
+ */
 import type { SqliteDatabase } from '../sqlite.js';
 
 // The server-executed Stop loop copies the exact-subject receipt of a completed run into the
-// authority (spec "Source-bound skill workflows": the loop "revalidates the graph and copies an
-// exact-subject receipt into native authority"). One immutable row per receipt digest: the
+// authority (docs/admission.md "The server-executed path": the loop revalidates the graph and copies
+// an exact-subject receipt into native authority). One immutable row per receipt digest: the
 // subject it binds, the run, and the receipt's canonical bytes. u64 values are 20-digit TEXT.
 export function migrateServerRunReceipts(db: SqliteDatabase): void {
   db.exec(`

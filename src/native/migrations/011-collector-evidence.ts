@@ -69,7 +69,8 @@ const RECEIPT_COLUMNS =
  * Copy the journal's transfers and receipts of an earlier build into `db` (idempotent: a row
  * already present is kept). The journal sits at D/skill-workflows/state.sqlite beside
  * D/native/authority.sqlite; absent, or without those tables (written before its step 006), there
- * is nothing to copy (nor for a database that is not a file). Rows are read one at a time (an envelope is at most 16 MiB).
+ * is nothing to copy (nor for a database that is not a file). Rows are read one at a time (an envelope is at most 16
+ * MiB).
  */
 export function copyJournalEvidence(db: SqliteDatabase): void {
   // An in-memory or temporary database (a test of the schema alone) has no data directory.

@@ -36,9 +36,12 @@ export function commandGaps(
 export function commandRequired(derived: DerivedSubject, entry: DerivedTask): AgentscmError {
   return new AgentscmError(
     'ADMISSION_COMMAND_REQUIRED',
-    `command step "${entry.step.id}"${entry.step.required ? '' : ' (optional in the graph)'} of Change ${derived.base.change_id} has no exact successful command for its command/v1 context`,
+    `command step "${entry.step.id}"${entry.step.required ? '' : ' (optional in the graph)'} of Change ` +
+      `${derived.base.change_id} has no exact successful command for its command/v1 context`,
     {
-      hint: 'an optional flag cannot waive a command its context requires: fix the cause, checkpoint a new version and collect every command step',
+      hint:
+        'an optional flag cannot waive a command its context requires: fix the cause, checkpoint a new ' +
+        'version and collect every command step',
       details: { task_id: entry.task.task_id, step_id: entry.step.id },
     },
   );
@@ -46,7 +49,9 @@ export function commandRequired(derived: DerivedSubject, entry: DerivedTask): Ag
 
 function profileChanged(message: string, taskId: string): AgentscmError {
   return new AgentscmError('ADMISSION_PROFILE_CHANGED', message, {
-    hint: 'the evidence was collected under a profile that is no longer current; checkpoint a new version and collect it with the current profile',
+    hint:
+      'the evidence was collected under a profile that is no longer current; checkpoint a new version and ' +
+      'collect it with the current profile',
     details: { task_id: taskId },
   });
 }
@@ -92,7 +97,8 @@ export function profileGap(
           );
         if (!fits)
           return gap(
-            `finite-review profile ${profileId} of task ${taskId} does not pin the policy, coverage and budgets of the step's review`,
+            `finite-review profile ${profileId} of task ${taskId} does not pin the policy, coverage and budgets ` +
+              `of the step's review`,
           );
       } else if (
         context === undefined ||
@@ -101,7 +107,8 @@ export function profileGap(
         profile.recipe.environment !== context.environment
       ) {
         return gap(
-          `collector profile ${profileId} of task ${taskId} does not pin the recipe, toolchain and environment of the subject's context`,
+          `collector profile ${profileId} of task ${taskId} does not pin the recipe, toolchain and environment of ` +
+            `the subject's context`,
         );
       }
     } catch (error) {
@@ -116,7 +123,8 @@ export function profileGap(
     const newest = listProfilesOfRegistration(auth, registrationId).at(-1);
     if (newest !== undefined && newest.collector_profile_id !== profileId) {
       return gap(
-        `collector profile ${profileId} of task ${taskId} was replaced by profile ${newest.collector_profile_id} for step "${entry.step.id}"`,
+        `collector profile ${profileId} of task ${taskId} was replaced by profile ${newest.collector_profile_id} ` +
+          `for step "${entry.step.id}"`,
       );
     }
   }
@@ -145,9 +153,14 @@ export function reviewRequired(derived: DerivedSubject, entry: DerivedTask): Age
   const change = derived.base.change_id;
   return new AgentscmError(
     'ADMISSION_REVIEW_REQUIRED',
-    `review step "${entry.step.id}" of Change ${change} at revision ${derived.base.revision} has no passed review record: no imported review transfer qualifies it and no completed server-executed run of its plan passed it`,
+    `review step "${entry.step.id}" of Change ${change} at revision ${derived.base.revision} has no passed review ` +
+      `record: no imported review transfer qualifies it and no completed server-executed run of its plan ` +
+      `passed it`,
     {
-      hint: 'collect the review task with a finite-review collector (`agentscm agent-task claim --profile` then `agent-task collect`), or run the requirement with the review flags (`agentscm skill-workflow stop` or `run`, docs/review.md); a failed, incomplete or uncertain review needs a fix and a new checkpoint',
+      hint:
+        'collect the review task with a finite-review collector (`agentscm agent-task claim --profile` then ' +
+        '`agent-task collect`), or run the requirement with the review flags (`agentscm skill-workflow stop` or ' +
+        '`run`, docs/review.md); a failed, incomplete or uncertain review needs a fix and a new checkpoint',
       details: { task_id: entry.task.task_id, step_id: entry.step.id },
     },
   );
@@ -157,7 +170,10 @@ export function reviewRequired(derived: DerivedSubject, entry: DerivedTask): Age
 function nextStepOf(next: QualificationNext, change: string): string {
   switch (next.operation) {
     case 'collector_claim':
-      return `claim and collect task ${next.task_id} (\`agentscm agent-task claim\`, \`agentscm agent-task collect\`), then approve again`;
+      return (
+        `claim and collect task ${next.task_id} (\`agentscm agent-task claim\`, \`agentscm agent-task ` +
+        `collect\`), then approve again`
+      );
     case 'reconcile':
       return `reconcile task ${next.task_id} (agent-task operation reconcile), then collect and approve again`;
     case 'collector_finalize':
@@ -174,16 +190,20 @@ export function notQualified(answer: QualificationAnswer, change: string): Agent
   if (answer.failures.some((failure) => failure.code === 'authorization_changed')) {
     return new AgentscmError(
       'ADMISSION_AUTHORIZATION_CHANGED',
-      `Change ${change} at revision ${answer.revision} no longer passes the live origin and executor checks: ${failures.join(', ')}`,
+      `Change ${change} at revision ${answer.revision} no longer passes the live origin and executor checks: ` +
+        `${failures.join(', ')}`,
       {
-        hint: 'an origin grant or executor registration was revoked, rotated or re-enrolled after the receipt; checkpoint a new version and collect it under current authorization',
+        hint:
+          'an origin grant or executor registration was revoked, rotated or re-enrolled after the receipt; ' +
+          'checkpoint a new version and collect it under current authorization',
         details: { failures: answer.failures.map((failure) => ({ ...failure })) },
       },
     );
   }
   return new AgentscmError(
     'ADMISSION_NOT_QUALIFIED',
-    `Change ${change} at revision ${answer.revision} does not qualify: ${failures.length === 0 ? 'no receipt' : failures.join(', ')}`,
+    `Change ${change} at revision ${answer.revision} does not qualify: ` +
+      `${failures.length === 0 ? 'no receipt' : failures.join(', ')}`,
     {
       hint: nextStepOf(answer.next, change),
       details: { failures: answer.failures.map((failure) => ({ ...failure })), next: { ...answer.next } },

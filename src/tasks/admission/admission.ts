@@ -45,14 +45,20 @@ import { completedRunReceipt, decideSubject } from './decision.js';
 import { exactSubjectBinding } from './exact-subject.js';
 import { soleCurrentContext } from './qualification-local.js';
 
-/** Test pause point (src/native/test-pause.ts): holding the writer lock, the target moved and the landing recorded, before the commit. */
+/**
+ * Test pause point (src/native/test-pause.ts): holding the writer lock, the target moved and the landing recorded,
+ * before the commit.
+ */
 export const LAND_PAUSE_POINT = 'admission:land-before-commit';
 /** Test pause point: holding the writer lock, the completed run observed and its receipt written, before the commit. */
 export const SERVER_RUN_RECEIPT_PAUSE_POINT = 'admission:server-run-receipt-before-commit';
 
 /** The operator of the local data directory: the CLI runs in-process against it, as `agentscm qualification` does. */
 const OPERATOR: AgentRef = { owner_id: 'operator', agent_id: 'local' };
-/** The workflow task profile the server-executed path derives its subject with (its receipt names no task id, so any profile gives the same receipt). */
+/**
+ * The workflow task profile the server-executed path derives its subject with (its receipt names no task id, so any
+ * profile gives the same receipt).
+ */
 const SERVER_RUN_PROFILE = 'default';
 /** Who approved or landed, as recorded. */
 const OPERATOR_NAME = `${OPERATOR.owner_id}/${OPERATOR.agent_id}`;
@@ -78,11 +84,16 @@ export interface Admitted {
 
 function staleSubject(message: string, change: string): AgentscmError {
   return new AgentscmError('ADMISSION_SUBJECT_STALE', message, {
-    hint: `run \`agentscm qualification --change ${change}\` for the Change's current subject, collect what it names, then approve it`,
+    hint:
+      `run \`agentscm qualification --change ${change}\` for the Change's current subject, collect what it ` +
+      `names, then approve it`,
   });
 }
 
-/** The current subject of a Change and context, or ADMISSION_SUBJECT_STALE when the context is no longer the current one. */
+/**
+ * The current subject of a Change and context, or ADMISSION_SUBJECT_STALE when the context is no longer the current
+ * one.
+ */
 function deriveCurrent(auth: Authority, selection: AdmissionSelection, contextDigest: string): DerivedSubject {
   try {
     return deriveSubject(auth, {
@@ -210,7 +221,8 @@ function requireBase(auth: Authority, approval: Approval, targetRevision: string
   if (!isAncestor(auth, targetRevision, approval.revision)) {
     throw new AgentscmError(
       'LAND_BASE_MISMATCH',
-      `Change ${approval.change_id} version ${approval.change_version} (revision ${approval.revision}) does not descend from target ${approval.target}'s current revision ${targetRevision}`,
+      `Change ${approval.change_id} version ${approval.change_version} (revision ${approval.revision}) does not ` +
+        `descend from target ${approval.target}'s current revision ${targetRevision}`,
       {
         hint: `checkpoint the Change on the target's new revision ${targetRevision}, then qualify, approve and land it`,
         details: { target_revision: targetRevision },
@@ -237,13 +249,16 @@ export function landChange(store: Store, input: AdmissionSelection): LandResult 
         'APPROVAL_NOT_FOUND',
         `Change ${change.id} has no approval for target ${input.target} and profile ${input.profile}`,
         {
-          hint: `check \`agentscm qualification --change ${change.id}\`, then \`agentscm approve --change ${change.id} --target ${input.target}\``,
+          hint:
+            `check \`agentscm qualification --change ${change.id}\`, then \`agentscm approve --change ` +
+            `${change.id} --target ${input.target}\``,
         },
       );
     }
     if (approved.change_version !== change.current_version || approved.revision !== change.current_revision) {
       throw staleSubject(
-        `the approval names Change ${change.id} version ${approved.change_version}; the Change is at version ${change.current_version}`,
+        `the approval names Change ${change.id} version ${approved.change_version}; the Change is at version ` +
+          `${change.current_version}`,
         change.id,
       );
     }
@@ -254,9 +269,12 @@ export function landChange(store: Store, input: AdmissionSelection): LandResult 
     if (approval === null) {
       throw new AgentscmError(
         'APPROVAL_NOT_FOUND',
-        `no approval binds Change ${change.id}'s current subject with the ${admitted.receipt_kind} receipt ${admitted.receipt_digest} that admits it now`,
+        `no approval binds Change ${change.id}'s current subject with the ${admitted.receipt_kind} receipt ` +
+          `${admitted.receipt_digest} that admits it now`,
         {
-          hint: `approve the current subject again: \`agentscm approve --change ${change.id} --target ${input.target}\``,
+          hint:
+            `approve the current subject again: \`agentscm approve --change ${change.id} --target ` +
+            `${input.target}\``,
         },
       );
     }

@@ -19,7 +19,10 @@ export { soleCurrentContext } from '../../native/review-contexts.js';
 /** The actor of the operator's in-process read (never written anywhere). */
 const OPERATOR: AgentRef = { owner_id: 'operator', agent_id: 'local' };
 
-/** A full context digest is taken as given (qualification answers CONTEXT_NOT_FOUND for an unknown one); anything else is a prefix. */
+/**
+ * A full context digest is taken as given (qualification answers CONTEXT_NOT_FOUND for an unknown one); anything else
+ * is a prefix.
+ */
 const FULL_DIGEST = /^[0-9a-f]{64}$/;
 
 export interface LocalQualificationInput {

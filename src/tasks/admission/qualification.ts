@@ -94,7 +94,9 @@ export function qualifyResolved(
   });
 }
 
-/** Qualify the context's subject (ctx.subject) from one read snapshot; opens nothing for writing and creates no file. */
+/**
+ * Qualify the context's subject (ctx.subject) from one read snapshot; opens nothing for writing and creates no file.
+ */
 export function qualify(ctx: TaskContext): QualificationAnswer {
   const subject = ctx.subject;
   if (subject === undefined) {

@@ -68,7 +68,8 @@ function checkRequest(
       requestMismatch(
         row,
         field,
-        `names ${field} ${got === undefined ? 'nothing' : encodeCanonical(got).toString('utf8')}; the receipt needs ${encodeCanonical(want).toString('utf8')}`,
+        `names ${field} ${got === undefined ? 'nothing' : encodeCanonical(got).toString('utf8')}; the receipt ` +
+          `needs ${encodeCanonical(want).toString('utf8')}`,
       );
   }
   const identity = request.runtime_identity;

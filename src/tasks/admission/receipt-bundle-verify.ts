@@ -80,7 +80,10 @@ export interface ReceiptBundleVerification extends JsonObject {
   receipt: JsonObject;
   /** Rows whose evidence is a signed transfer, in receipt order. */
   transfers: VerifiedTransferRow[];
-  /** Rows without signed evidence (native source_paths results, capabilities, omitted optional steps): bound only by the receipt digest. */
+  /**
+   * Rows without signed evidence (native source_paths results, capabilities, omitted optional steps): bound only by the
+   * receipt digest.
+   */
   unsigned_rows: { task_id: string; step_id: string; required: boolean; outcome: string; evidence: string }[];
   registrations: {
     registration_id: string;
@@ -130,7 +133,8 @@ function checkRegistrations(
   if (named.length !== given.length || named.some((id, index) => id !== given[index])) {
     fail(
       'RECEIPT_BUNDLE_REGISTRATION_SET_MISMATCH',
-      `the bundle holds registrations [${given.join(', ')}]; the receipt names [${named.join(', ')}] (each once, in first-row order)`,
+      `the bundle holds registrations [${given.join(', ')}]; the receipt names [${named.join(', ')}] (each once, ` +
+        `in first-row order)`,
       'a bundle holds exactly the registrations its receipt rows name',
       {
         named,
@@ -144,7 +148,8 @@ function checkRegistrations(
     if (keyId !== registration.verification_key_id) {
       fail(
         'RECEIPT_BUNDLE_REGISTRATION_KEY_MISMATCH',
-        `registration ${registration.registration_id} gives verification_key_id ${registration.verification_key_id}, but its public key's SHA-256 is ${keyId}`,
+        `registration ${registration.registration_id} gives verification_key_id ` +
+          `${registration.verification_key_id}, but its public key's SHA-256 is ${keyId}`,
         'a verification_key_id is the SHA-256 of the 32 raw public-key bytes',
         {
           index,
@@ -155,7 +160,8 @@ function checkRegistrations(
     if (pinned !== null && !pinned.has(registration.public_key)) {
       fail(
         'RECEIPT_BUNDLE_KEY_NOT_PINNED',
-        `registration ${registration.registration_id} has public key ${registration.public_key}, which is not among the --public-key values`,
+        `registration ${registration.registration_id} has public key ${registration.public_key}, which is not ` +
+          `among the --public-key values`,
         'pin the enrolled key you expect with --public-key HEX (agentscm agent-task registration list shows them)',
         {
           registration_id: registration.registration_id,
@@ -178,7 +184,8 @@ function checkRegistrations(
     if (wrong !== undefined) {
       fail(
         'RECEIPT_BUNDLE_REGISTRATION_MISMATCH',
-        `registration ${registration.registration_id} has ${wrong[0]} ${String(wrong[1])}; task ${row.task_id}'s receipt row needs ${String(wrong[2])}`,
+        `registration ${registration.registration_id} has ${wrong[0]} ${String(wrong[1])}; task ${row.task_id}'s ` +
+          `receipt row needs ${String(wrong[2])}`,
         "the registration must be the one the authority enrolled for the row's repository, workflow profile and step",
         {
           task_id: row.task_id,
@@ -220,7 +227,8 @@ function checkHeaderBinding(
   if (wrong !== undefined) {
     fail(
       'RECEIPT_BUNDLE_HEADER_MISMATCH',
-      `the signed header of task ${row.task_id}'s transfer has ${wrong[0]} ${String(wrong[1])}; the receipt says ${String(wrong[2])}`,
+      `the signed header of task ${row.task_id}'s transfer has ${wrong[0]} ${String(wrong[1])}; the receipt says ` +
+        `${String(wrong[2])}`,
       'the receipt must name exactly what the signed transfer header says',
       {
         task_id: row.task_id,
@@ -241,7 +249,8 @@ function checkTransfer(
   if (actual !== row.transfer_digest) {
     fail(
       'RECEIPT_BUNDLE_TRANSFER_DIGEST_MISMATCH',
-      `the envelope bundled for task ${row.task_id} has SHA-256 ${actual}; the receipt names transfer_digest ${row.transfer_digest}`,
+      `the envelope bundled for task ${row.task_id} has SHA-256 ${actual}; the receipt names transfer_digest ` +
+        `${row.transfer_digest}`,
       'the envelope bytes must be exactly the transfer the authority imported',
       {
         task_id: row.task_id,
@@ -297,7 +306,8 @@ function checkTransfer(
   if (receiptOutcomeOf(outcome) !== row.outcome) {
     fail(
       'RECEIPT_BUNDLE_OUTCOME_MISMATCH',
-      `the signed record of task ${row.task_id} (step "${row.step_id}"${row.required ? ', required' : ''}) has outcome ${outcome}; the receipt says ${row.outcome}`,
+      `the signed record of task ${row.task_id} (step "${row.step_id}"${row.required ? ', required' : ''}) has ` +
+        `outcome ${outcome}; the receipt says ${row.outcome}`,
       "a receipt row with a transfer names its signed record's outcome",
       {
         ...details,
@@ -352,7 +362,9 @@ export function verifyReceiptBundle(bytes: Uint8Array, options: VerifyBundleOpti
             );
             return index < 0
               ? null
-              : `manifest transfer ${index} names task ${given[index]?.task_id ?? ''} and digest ${given[index]?.transfer_digest ?? ''}; receipt row ${rows[index]?.task_id ?? ''} names ${rows[index]?.transfer_digest ?? ''}`;
+              : `manifest transfer ${index} names task ${given[index]?.task_id ?? ''} and digest ` +
+                  `${given[index]?.transfer_digest ?? ''}; receipt row ${rows[index]?.task_id ?? ''} names ` +
+                  `${rows[index]?.transfer_digest ?? ''}`;
           })();
   if (setProblem !== null) {
     fail(

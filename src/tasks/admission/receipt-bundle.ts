@@ -114,7 +114,10 @@ function inSnapshot<T>(store: Store, fn: (auth: Authority) => T): T {
   return journalRead(journal, () => readTransaction(auth, () => fn(auth)));
 }
 
-/** `receipt show`: the retained receipt a digest or unique prefix names (RECEIPT_NOT_FOUND, ID_PREFIX_AMBIGUOUS, ID_INVALID). */
+/**
+ * `receipt show`: the retained receipt a digest or unique prefix names (RECEIPT_NOT_FOUND, ID_PREFIX_AMBIGUOUS,
+ * ID_INVALID).
+ */
 export function showReceipt(store: Store, reference: string): ReceiptShowResult {
   return inSnapshot(store, (auth) => {
     const stored = readStoredReceipt(auth, reference);
@@ -206,7 +209,8 @@ export function buildReceiptBundle(store: Store, reference: string): BuiltReceip
       if (retained?.transfer_digest !== row.transfer_digest) {
         throw new AgentscmError(
           'TASK_JOURNAL_INCONSISTENT',
-          `receipt ${stored.receipt_digest} names transfer ${row.transfer_digest} of attempt ${row.attempt_id}, which the authority does not retain`,
+          `receipt ${stored.receipt_digest} names transfer ${row.transfer_digest} of attempt ${row.attempt_id}, ` +
+            `which the authority does not retain`,
         );
       }
       // One envelope at a time, its stored length checked against 16 MiB before it is read.

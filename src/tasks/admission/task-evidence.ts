@@ -35,7 +35,10 @@ import { firstIncompleteDependency, observeAttempt } from '../views.js';
  */
 export type EnvelopeCheck = 'signature' | 'digest';
 
-/** What one task contributes: its state, the failure keeping it from qualifying (or null) and the next step it offers (or null). */
+/**
+ * What one task contributes: its state, the failure keeping it from qualifying (or null) and the next step it offers
+ * (or null).
+ */
 export interface TaskEvaluation {
   readonly state: QualificationTaskState;
   readonly failure: QualificationFailureCode | null;
@@ -191,7 +194,10 @@ function receiptHolds(
   }
 }
 
-/** The agent-owned path's evidence: each task evaluated, the failures that count, and the retained receipt when it holds. */
+/**
+ * The agent-owned path's evidence: each task evaluated, the failures that count, and the retained receipt when it
+ * holds.
+ */
 export interface TaskEvidence {
   readonly evaluations: readonly { readonly entry: DerivedTask; readonly evaluation: TaskEvaluation }[];
   readonly failures: readonly QualificationFailure[];
