@@ -5,16 +5,17 @@
  * admitted only while its review step has a passed review record.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
-import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
+import { encodeCanonicalText } from '../../src/contracts/json/canonical-json.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
+import { buildScenario, commandStepAction, SCENARIO_REVIEW_POLICY } from '../helpers/scenario.js';
 import { tempDir } from '../helpers/tmp.js';
-import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../support/collector.js';
+import { DOCKER_SOCKET, requireEngine } from '../support/collector.js';
 import { fixtureEnv, reviewArgs, reviewStepAction } from '../support/review-run.js';
 import { answerJson, installFixture, POLICY, type InstalledFixture } from '../support/review.js';
 
@@ -32,63 +33,24 @@ interface Demo {
   readonly fixture: InstalledFixture;
 }
 
-/** init-repo, Change c1 version 1, its context and a requirement with a command step and a review step. */
+/** The scenario world with a second required step, a review of src/a.ts, beside the command step. */
 async function makeDemo(t: TestContext): Promise<Demo> {
-  const root = tempDir(t, 'agentscm-review-land-');
-  const ws = join(root, 'ws');
-  const dataDir = join(root, 'data');
-  mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
-  mkdirSync(join(ws, 'src'));
-  writeFileSync(join(ws, 'status.txt'), 'ok\n');
-  writeFileSync(join(ws, 'src', 'a.ts'), 'export const a = 1;\n');
-  writeFileSync(
-    join(ws, 'skills', 'check', 'SKILL.md'),
-    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
-  );
-  writeFileSync(
-    join(ws, 'skills', 'check', 'runner.json'),
-    recipeBytes({ argv: ['/bin/sh', '-c', 'grep -qx ok /src/status.txt'] }),
-  );
-  writeFileSync(join(ws, 'skills', 'check', 'review-policy.json'), encodeCanonical(POLICY));
-  const cli = (args: string[]): Promise<CliResult> => runCli(['--data-dir', dataDir, ...args]);
-  assert.equal((await cli(['init-repo', ws, '--name', 'demo'])).code, 0);
-  const cp = await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
-  assert.equal(cp.code, 0, cp.stderr);
-  const { repository, revision, version } = jsonOf<{ repository: string; revision: string; version: number }>(cp);
-  const context = await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json']);
-  assert.equal(context.code, 0, context.stderr);
-  const workflow = join(root, 'workflow.json');
-  writeFileSync(
-    workflow,
-    JSON.stringify({
-      version: 1,
-      name: 'checks',
-      source: { repository, revision, policy_epoch: 0 },
-      skill: {
-        entrypoint: 'skills/check/SKILL.md',
-        resources: ['skills/check/review-policy.json', 'skills/check/runner.json'],
-      },
-      steps: [
-        {
-          id: 'check',
-          needs: [],
-          required: true,
-          action: {
-            kind: 'command',
-            runner: 'runner.json',
-            change: { repository, id: 'c1' },
-            change_version: version,
-            context_digest: jsonOf<{ context_digest: string }>(context).context_digest,
-          },
-        },
-        { id: 'review', needs: [], required: true, action: reviewStepAction(['src/a.ts']) },
-      ],
-    }),
-  );
-  const install = await cli(['requirement', 'install', '--target', 'main', workflow]);
-  assert.equal(install.code, 0, install.stderr);
+  const s = await buildScenario(t, {
+    argv: ['/bin/sh', '-c', 'grep -qx ok /src/status.txt'],
+    files: {
+      'status.txt': 'ok\n',
+      'src/a.ts': 'export const a = 1;\n',
+      [SCENARIO_REVIEW_POLICY]: encodeCanonicalText(POLICY),
+    },
+    resources: [SCENARIO_REVIEW_POLICY],
+    steps: (binding) => [
+      { id: 'check', needs: [], required: true, action: commandStepAction(binding) },
+      { id: 'review', needs: [], required: true, action: reviewStepAction(['src/a.ts']) },
+    ],
+    enrollStep: null,
+  });
   const fixture = installFixture(t, [{ mode: 'answer', response: answerJson() }]);
-  return { dataDir, ws, base: revision, stateDir: join(tempDir(t), 'state'), fixture };
+  return { dataDir: s.dataDir, ws: s.ws, base: s.base, stateDir: join(tempDir(t), 'state'), fixture };
 }
 
 function cli(demo: Demo, args: readonly string[]): Promise<CliResult> {
@@ -141,58 +103,62 @@ function errorCode(result: CliResult): string {
   return jsonOf<{ error: { code: string } }>(result).error.code;
 }
 
-test('landing needs a passed review: refused while the review is missing or failed, admitted once it passed; qualification shows the review task pending for a collector', async (t) => {
-  const demo = await makeDemo(t);
+test(
+  'landing needs a passed review: refused while the review is missing or failed, admitted once it ' +
+    'passed; qualification shows the review task pending for a collector',
+  async (t) => {
+    const demo = await makeDemo(t);
 
-  // No run at all: the review is missing.
-  const missing = await cli(demo, ['approve', '--change', 'c1', '--json']);
-  assert.equal(missing.code, 1, missing.stderr);
-  assert.equal(errorCode(missing), 'ADMISSION_REVIEW_REQUIRED');
+    // No run at all: the review is missing.
+    const missing = await cli(demo, ['approve', '--change', 'c1', '--json']);
+    assert.equal(missing.code, 1, missing.stderr);
+    assert.equal(errorCode(missing), 'ADMISSION_REVIEW_REQUIRED');
 
-  // The command passes, the review fails: the Stop blocks and approval is refused.
-  const failed = await stopWith(
-    demo,
-    answerJson(
-      ['correctness'],
-      [{ criterion: 'correctness', path: 'src/a.ts', line: 1, severity: 'blocking', message: 'wrong' }],
-    ),
-    'first\n',
-  );
-  assert.match(failed.stdout, /"decision":"block"/);
-  const refused = await cli(demo, ['approve', '--change', 'c1', '--json']);
-  assert.equal(refused.code, 1, refused.stderr);
-  assert.equal(errorCode(refused), 'ADMISSION_REVIEW_REQUIRED');
-  const land = await cli(demo, ['land', '--change', 'c1', '--target', 'main', '--json']);
-  assert.equal(land.code, 1, land.stderr);
-  assert.equal(errorCode(land), 'APPROVAL_NOT_FOUND');
-  assert.equal(await mainOf(demo), demo.base);
+    // The command passes, the review fails: the Stop blocks and approval is refused.
+    const failed = await stopWith(
+      demo,
+      answerJson(
+        ['correctness'],
+        [{ criterion: 'correctness', path: 'src/a.ts', line: 1, severity: 'blocking', message: 'wrong' }],
+      ),
+      'first\n',
+    );
+    assert.match(failed.stdout, /"decision":"block"/);
+    const refused = await cli(demo, ['approve', '--change', 'c1', '--json']);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.equal(errorCode(refused), 'ADMISSION_REVIEW_REQUIRED');
+    const land = await cli(demo, ['land', '--change', 'c1', '--target', 'main', '--json']);
+    assert.equal(land.code, 1, land.stderr);
+    assert.equal(errorCode(land), 'APPROVAL_NOT_FOUND');
+    assert.equal(await mainOf(demo), demo.base);
 
-  // The agent-owned answer names the review task as pending: a finite-review collector claims it.
-  const qualification = await cli(demo, ['qualification', '--change', 'c1', '--json']);
-  assert.equal(qualification.code, 1, qualification.stderr);
-  const answer = jsonOf<{
-    qualified: boolean;
-    tasks: { step_id: string; state: string }[];
-    failures: { code: string }[];
-  }>(qualification);
-  assert.equal(answer.qualified, false);
-  assert.equal(answer.tasks.find((task) => task.step_id === 'review')?.state, 'pending');
-  assert.ok(
-    answer.failures.some((failure) => failure.code === 'task_pending'),
-    JSON.stringify(answer.failures),
-  );
+    // The agent-owned answer names the review task as pending: a finite-review collector claims it.
+    const qualification = await cli(demo, ['qualification', '--change', 'c1', '--json']);
+    assert.equal(qualification.code, 1, qualification.stderr);
+    const answer = jsonOf<{
+      qualified: boolean;
+      tasks: { step_id: string; state: string }[];
+      failures: { code: string }[];
+    }>(qualification);
+    assert.equal(answer.qualified, false);
+    assert.equal(answer.tasks.find((task) => task.step_id === 'review')?.state, 'pending');
+    assert.ok(
+      answer.failures.some((failure) => failure.code === 'task_pending'),
+      JSON.stringify(answer.failures),
+    );
 
-  // A new version whose review passes is approved and lands.
-  const passed = await stopWith(demo, answerJson(), 'second\n');
-  assert.equal(passed.stdout, '', 'the Stop hook passed');
-  const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
-  assert.equal(approved.code, 0, approved.stderr);
-  const approval = jsonOf<{ receipt_kind: string; receipt_digest: string; revision: string }>(approved);
-  assert.equal(approval.receipt_kind, 'server_run');
-  const landed = await cli(demo, ['land', '--change', 'c1', '--target', 'main', '--json']);
-  assert.equal(landed.code, 0, landed.stderr);
-  assert.equal(await mainOf(demo), approval.revision);
-});
+    // A new version whose review passes is approved and lands.
+    const passed = await stopWith(demo, answerJson(), 'second\n');
+    assert.equal(passed.stdout, '', 'the Stop hook passed');
+    const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
+    assert.equal(approved.code, 0, approved.stderr);
+    const approval = jsonOf<{ receipt_kind: string; receipt_digest: string; revision: string }>(approved);
+    assert.equal(approval.receipt_kind, 'server_run');
+    const landed = await cli(demo, ['land', '--change', 'c1', '--target', 'main', '--json']);
+    assert.equal(landed.code, 0, landed.stderr);
+    assert.equal(await mainOf(demo), approval.revision);
+  },
+);
 
 test('an approved subject whose retained review result no longer has its digest is refused at landing', async (t) => {
   const demo = await makeDemo(t);
