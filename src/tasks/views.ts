@@ -1,5 +1,5 @@
 /**
- * Read-time projections of retained task state (spec "Phase-two local state machine"): expiry
+ * Read-time projections of retained task state (docs/agent-tasks.md "Status and recovery"): expiry
  * is observed when read and never proves that execution stopped; an attempt view reports
  * currently_applicable separately from the retained outcome; a retained registered observation
  * is valid only while its registration is the current, unrevoked one; a dependency is complete
@@ -67,12 +67,28 @@ export function observationValid(auth: Authority, task: WorkflowTask, retained: 
   );
 }
 
+/**
+ * The retained-assertion part of a status view (an object type, not an interface, so that it is
+ * a JSON value where the status answer embeds it).
+ */
+export type AssertionStatusView = {
+  readonly request_id: string;
+  readonly trust_class: string;
+  readonly outcome: string;
+  readonly criteria: { readonly criterion: string; readonly outcome: string }[];
+  readonly observation_digest: string | null;
+  readonly registration_id: string | null;
+  /** null when read without the authority. */
+  readonly observation_valid: boolean | null;
+  readonly qualifying: boolean;
+};
+
 /** The retained-assertion part of a status view. */
 export function assertionView(
   auth: Authority | null,
   task: WorkflowTask,
   retained: RetainedAssertion | null,
-): JsonObject | null {
+): AssertionStatusView | null {
   if (retained === null) return null;
   const a = retained.assertion;
   return {
@@ -87,8 +103,19 @@ export function assertionView(
   };
 }
 
-/** The JSON view of one attempt: retained facts plus the read-time observation. */
-export function attemptView(retained: RetainedAttempt, nowMs: number): JsonObject {
+/** The view of one attempt in a status answer: retained facts plus the read-time observation. */
+export type AttemptStatusView = {
+  /** The wire encoding of the retained attempt (attemptToJson). */
+  readonly attempt: JsonObject;
+  readonly attempt_digest: string;
+  readonly state: AttemptView;
+  readonly lease_expires_at_ms: number;
+  readonly supersession: { readonly old_fence: bigint; readonly new_fence: bigint } | null;
+  readonly execution_uncertain: boolean;
+};
+
+/** The view of one attempt: retained facts plus the read-time observation. */
+export function attemptView(retained: RetainedAttempt, nowMs: number): AttemptStatusView {
   const view = observeAttempt(retained, nowMs);
   return {
     attempt: attemptToJson(retained.attempt),
@@ -104,8 +131,9 @@ export function attemptView(retained: RetainedAttempt, nowMs: number): JsonObjec
 }
 
 /**
- * Whether the step a task needs is complete (spec: "Only task-bound registered observations
- * satisfying the task's criteria complete an observation dependency", and the authority-validated
+ * Whether the step a task needs is complete (docs/agent-tasks.md "Dependencies": only task-bound
+ * registered observations satisfying the task's criteria complete an observation dependency, and the
+ * authority-validated
  * collector dependency of its trust classes): source_paths by the authority's own recomputation
  * from the immutable revision, require_capability never (this profile has no capabilities), a
  * command or review step by a finished attempt whose collector transfer was imported as passed

@@ -16,13 +16,41 @@ import { firstIncompleteDependency, observeAttempt } from '../views.js';
 import { deriveCurrent } from './lookups.js';
 
 /** One task row of a requirements answer (state is the read-time local view). */
+export type RequirementsTaskRow = {
+  readonly task_id: string;
+  readonly task_digest: string;
+  readonly step_id: string;
+  readonly action_kind: string;
+  readonly required: boolean;
+  readonly progression: string;
+  readonly needs: string[];
+  /** 'controller_only', 'pending' or the current attempt's observed state. */
+  readonly state: string;
+  /** The step a pending claimable task waits for, or null. */
+  readonly waiting_for: string | null;
+  readonly attempt_id: string | null;
+  readonly qualifying: boolean;
+};
+
+/** The `requirements` answer: the subject (without step_id) and every task row, in plan order. */
+export type RequirementsAnswer = {
+  readonly subject: JsonObject;
+  readonly tasks: RequirementsTaskRow[];
+};
+
+/** The one next thing to do, as `next` answers it. */
+export type NextStep =
+  | { readonly operation: 'reconcile'; readonly task_id: string; readonly reason: string }
+  | { readonly operation: 'claim'; readonly task_id: string; readonly task_digest: string }
+  | { readonly operation: 'none' };
+
 function taskRow(
   auth: Authority,
   journal: Journal | null,
   derived: DerivedSubject,
   entry: DerivedTask,
   nowMs: number,
-): JsonObject {
+): RequirementsTaskRow {
   const attempt = journal === null ? null : currentAttemptOf(journal, entry.task.task_id);
   const view = attempt === null ? null : observeAttempt(attempt, nowMs);
   const claimable = entry.task.entrypoint.progression === 'claim';
@@ -72,7 +100,7 @@ function subjectBaseJson(derived: DerivedSubject): JsonObject {
   return base;
 }
 
-function subjectAnswer(derived: DerivedSubject, tasks: JsonObject[]): JsonObject {
+function subjectAnswer(derived: DerivedSubject, tasks: RequirementsTaskRow[]): RequirementsAnswer {
   return {
     subject: subjectBaseJson(derived),
     tasks,
@@ -88,7 +116,7 @@ export function nextOperation(ctx: TaskContext): JsonValue {
   return ctx.guard(ctx.actor, 'next', () => {
     const derived = deriveCurrent(ctx);
     const nowMs = nowOf(ctx);
-    const choose = (auth: Authority, journal: Journal | null): JsonObject => {
+    const choose = (auth: Authority, journal: Journal | null): NextStep => {
       for (const entry of derived.tasks) {
         if (entry.task.entrypoint.progression !== 'claim') continue;
         const seq = journal === null ? null : retainedSeqOf(journal, entry.task.task_id);
