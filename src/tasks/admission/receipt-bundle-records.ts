@@ -1,14 +1,16 @@
 /**
- * The signed records of one bundled transfer against its receipt row (docs/receipts.md "What verify
- * checks"): a command transfer's ExecutionRequest binding and the import's own record checks
- * (checkTransferRecord, not a second copy), or a review transfer's ReviewRecord and ReviewRequests.
- * Each returns the record's outcome; the caller compares it with the row's.
+ * The signed header and records of one bundled transfer against its receipt row
+ * (docs/receipts.md "What verify checks"): the header binding; a command transfer's
+ * ExecutionRequest binding and the import's own record checks (checkTransferRecord, not a second
+ * copy); a review transfer's ReviewRecord and ReviewRequests. The two outcome checks return the
+ * record's outcome; the caller compares it with the row's.
  */
 import { decodeCommandRecipe, type CommandRecipe } from '../../contracts/collector/command-recipe.js';
-import type { VerifiedTransferEnvelope } from '../../contracts/collector/transfer.js';
+import type { TransferHeader, VerifiedTransferEnvelope } from '../../contracts/collector/transfer.js';
 import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
 import { encodeCanonical } from '../../contracts/json/canonical-json.js';
 import type { JsonObject, JsonValue } from '../../contracts/json/json-value.js';
+import type { BundleRegistration } from '../../contracts/receipt/bundle.js';
 import type { WorkflowReceiptV2 } from '../../contracts/receipt/receipt-v2.js';
 import { decodeReviewRecord, reviewRecordToJson, type ReviewRecord } from '../../contracts/review/record.js';
 import {
@@ -19,7 +21,47 @@ import {
 } from '../../contracts/review/request.js';
 import { sha256Hex } from '../../crypto/sha256.js';
 import { checkTransferRecord, parseCanonicalRecord, transferRuntimeIdentityDigest } from '../collector/execution.js';
-import { requestMismatch, wrapped, type CollectorRow } from './receipt-bundle-failures.js';
+import { fail, requestMismatch, wrapped, type CollectorRow } from './receipt-bundle-failures.js';
+
+/** Header ↔ receipt: every header field the receipt row (or the receipt) also names. */
+export function checkHeaderBinding(
+  receipt: WorkflowReceiptV2,
+  row: CollectorRow,
+  registration: BundleRegistration,
+  header: TransferHeader,
+): void {
+  const pairs: [string, unknown, unknown][] = [
+    ['audience', header.audience, receipt.authority_id],
+    ['repository_id', header.repository_id, receipt.repository_id],
+    ['collector_profile_id', header.collector_profile_id, row.collector_profile_id],
+    ['task_id', header.task_id, row.task_id],
+    ['task_digest', header.task_digest, row.task_digest],
+    ['attempt_id', header.attempt_id, row.attempt_id],
+    ['attempt_digest', header.attempt_digest, row.attempt_digest],
+    ['fence', header.fence, row.fence],
+    ['origin.owner_id', header.origin.owner_id, row.origin.owner_id],
+    ['origin.agent_id', header.origin.agent_id, row.origin.agent_id],
+    ['origin.grant_id', header.origin.grant_id, row.origin.grant_id],
+    ['origin.grant_generation', header.origin.grant_generation, row.origin.grant_generation],
+    ['executor.registration_id', header.executor.registration_id, row.registration_id],
+    ['executor.executor_id', header.executor.executor_id, registration.executor_id],
+    ['executor.registration_epoch', header.executor.registration_epoch, row.registration_epoch],
+    ['executor.verification_key_id', header.executor.verification_key_id, row.verification_key_id],
+  ];
+  const wrong = pairs.find(([, got, want]) => got !== want);
+  if (wrong !== undefined) {
+    fail(
+      'RECEIPT_BUNDLE_HEADER_MISMATCH',
+      `the signed header of task ${row.task_id}'s transfer has ${wrong[0]} ${String(wrong[1])}; the receipt says ` +
+        `${String(wrong[2])}`,
+      'the receipt must name exactly what the signed transfer header says',
+      {
+        task_id: row.task_id,
+        field: `header.${wrong[0]}`,
+      },
+    );
+  }
+}
 
 /** The signed ExecutionRequest ↔ the receipt subject, task, attempt and header; returns it with its recipe. */
 function checkRequest(

@@ -10,13 +10,13 @@
  *
  * The checks run in a fixed order and each failure has its own code (docs/errors.md "receipt
  * bundles"); the record checks are the import's own (checkTransferRecord), not a second copy.
- * Here: the receipt, the sets, the registrations and each transfer's envelope and header; the
- * signed records' checks are in receipt-bundle-records.ts, the refusals in receipt-bundle-failures.ts.
+ * Here: the receipt, the sets, the registrations and each transfer's envelope; what its signed
+ * header and records say is checked in receipt-bundle-records.ts, the refusals are in
+ * receipt-bundle-failures.ts.
  */
 import {
   transferKindOf,
   verifyTransferEnvelope,
-  type TransferHeader,
   type VerifiedTransferEnvelope,
 } from '../../contracts/collector/transfer.js';
 import { domainDigest, DOMAINS } from '../../contracts/digest.js';
@@ -35,7 +35,7 @@ import { hexToBytes } from '../../contracts/task/common.js';
 import { verificationKeyId } from '../../crypto/ed25519.js';
 import { sha256Hex } from '../../crypto/sha256.js';
 import { fail, wrapped, type CollectorRow } from './receipt-bundle-failures.js';
-import { commandOutcome, reviewOutcome } from './receipt-bundle-records.js';
+import { checkHeaderBinding, commandOutcome, reviewOutcome } from './receipt-bundle-records.js';
 
 /** The checks in the order they run; `checks` of a verified bundle lists them all. */
 export const BUNDLE_CHECKS = [
@@ -196,46 +196,6 @@ function checkRegistrations(
     }
   }
   return byId;
-}
-
-/** Header ↔ receipt: every header field the receipt row (or the receipt) also names. */
-function checkHeaderBinding(
-  receipt: WorkflowReceiptV2,
-  row: CollectorRow,
-  registration: BundleRegistration,
-  header: TransferHeader,
-): void {
-  const pairs: [string, unknown, unknown][] = [
-    ['audience', header.audience, receipt.authority_id],
-    ['repository_id', header.repository_id, receipt.repository_id],
-    ['collector_profile_id', header.collector_profile_id, row.collector_profile_id],
-    ['task_id', header.task_id, row.task_id],
-    ['task_digest', header.task_digest, row.task_digest],
-    ['attempt_id', header.attempt_id, row.attempt_id],
-    ['attempt_digest', header.attempt_digest, row.attempt_digest],
-    ['fence', header.fence, row.fence],
-    ['origin.owner_id', header.origin.owner_id, row.origin.owner_id],
-    ['origin.agent_id', header.origin.agent_id, row.origin.agent_id],
-    ['origin.grant_id', header.origin.grant_id, row.origin.grant_id],
-    ['origin.grant_generation', header.origin.grant_generation, row.origin.grant_generation],
-    ['executor.registration_id', header.executor.registration_id, row.registration_id],
-    ['executor.executor_id', header.executor.executor_id, registration.executor_id],
-    ['executor.registration_epoch', header.executor.registration_epoch, row.registration_epoch],
-    ['executor.verification_key_id', header.executor.verification_key_id, row.verification_key_id],
-  ];
-  const wrong = pairs.find(([, got, want]) => got !== want);
-  if (wrong !== undefined) {
-    fail(
-      'RECEIPT_BUNDLE_HEADER_MISMATCH',
-      `the signed header of task ${row.task_id}'s transfer has ${wrong[0]} ${String(wrong[1])}; the receipt says ` +
-        `${String(wrong[2])}`,
-      'the receipt must name exactly what the signed transfer header says',
-      {
-        task_id: row.task_id,
-        field: `header.${wrong[0]}`,
-      },
-    );
-  }
 }
 
 /** One transfer: bytes ↔ digest, framing, signature, header binding, record digests, request, record, outcome. */
