@@ -54,6 +54,7 @@ function cli(
   return runCli(['--data-dir', demo.dataDir, ...args], { env });
 }
 
+// Not buildScenario: the recipe is a hostile variant (missing image, absent workdir) and no requirement.
 /**
  * A checkpointed tree with a recipe, SKILL.md and a command/v1 context, and a workflow file:
  * with `source`, a source_paths step "read" comes first and the command step "check" needs it.
@@ -232,22 +233,25 @@ function stepOf(view: Loose, id: string): Loose {
 }
 
 // Item 18: "A run refused for missing runtime flags still creates a running run row".
-test('a run refused for missing runtime flags creates nothing: no journal, and no run row in an existing journal', async (t) => {
-  const demo = await makeDemo(t, { argv: ['/bin/true'] });
-  const refused = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json']);
-  assert.equal(refused.code, 4, refused.stderr);
-  assert.equal(jsonOf<Loose>(refused).error.code, 'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED');
-  assert.equal(existsSync(join(demo.dataDir, 'skill-workflows')), false, 'not even the journal was created');
+test(
+  'a run refused for missing runtime flags creates nothing: ' + 'no journal, and no run row in an existing journal',
+  async (t) => {
+    const demo = await makeDemo(t, { argv: ['/bin/true'] });
+    const refused = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json']);
+    assert.equal(refused.code, 4, refused.stderr);
+    assert.equal(jsonOf<Loose>(refused).error.code, 'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED');
+    assert.equal(existsSync(join(demo.dataDir, 'skill-workflows')), false, 'not even the journal was created');
 
-  // With a journal that exists (another run made it), the refused run leaves no row either.
-  const other = await cli(demo, ['skill-workflow', 'run', 'r-other', demo.workflow, ...RUNTIME, '--json']);
-  assert.equal(other.code, 0, other.stderr);
-  const again = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json']);
-  assert.equal(again.code, 4, again.stderr);
-  const status = await cli(demo, ['skill-workflow', 'status', 'r-noflags', '--json']);
-  assert.equal(status.code, 2);
-  assert.equal(jsonOf<Loose>(status).error.code, 'WORKFLOW_RUN_NOT_FOUND');
-});
+    // With a journal that exists (another run made it), the refused run leaves no row either.
+    const other = await cli(demo, ['skill-workflow', 'run', 'r-other', demo.workflow, ...RUNTIME, '--json']);
+    assert.equal(other.code, 0, other.stderr);
+    const again = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json']);
+    assert.equal(again.code, 4, again.stderr);
+    const status = await cli(demo, ['skill-workflow', 'status', 'r-noflags', '--json']);
+    assert.equal(status.code, 2);
+    assert.equal(jsonOf<Loose>(status).error.code, 'WORKFLOW_RUN_NOT_FOUND');
+  },
+);
 
 // Item 18: "Runtime flags on a run with no command step still connect to the engine and fail if it is down."
 test('runtime flags on a source-only run never touch the engine: a dead socket does not matter', async (t) => {
@@ -283,17 +287,20 @@ test('runtime flags on a source-only run never touch the engine: a dead socket d
 });
 
 // Item 16: "a workdir absent from the revision is found only at run time".
-test('a recipe workdir absent from the revision is refused by plan and by run, before anything is created', async (t) => {
-  const demo = await makeDemo(t, { argv: ['/bin/true'], workdir: 'no/such/dir' });
-  const plan = await cli(demo, ['skill-workflow', 'plan', demo.workflow, '--json']);
-  assert.equal(plan.code, 2, plan.stderr);
-  assert.equal(jsonOf<Loose>(plan).error.code, 'RECIPE_WORKDIR_MISSING');
-  assert.match(plan.stderr, /step "check"/);
-  const run = await cli(demo, ['skill-workflow', 'run', 'r-wd', demo.workflow, ...RUNTIME, '--json']);
-  assert.equal(run.code, 2, run.stderr);
-  assert.equal(jsonOf<Loose>(run).error.code, 'RECIPE_WORKDIR_MISSING');
-  assert.equal(existsSync(join(demo.dataDir, 'skill-workflows')), false);
-});
+test(
+  'a recipe workdir absent from the revision is refused ' + 'by plan and by run, before anything is created',
+  async (t) => {
+    const demo = await makeDemo(t, { argv: ['/bin/true'], workdir: 'no/such/dir' });
+    const plan = await cli(demo, ['skill-workflow', 'plan', demo.workflow, '--json']);
+    assert.equal(plan.code, 2, plan.stderr);
+    assert.equal(jsonOf<Loose>(plan).error.code, 'RECIPE_WORKDIR_MISSING');
+    assert.match(plan.stderr, /step "check"/);
+    const run = await cli(demo, ['skill-workflow', 'run', 'r-wd', demo.workflow, ...RUNTIME, '--json']);
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(jsonOf<Loose>(run).error.code, 'RECIPE_WORKDIR_MISSING');
+    assert.equal(existsSync(join(demo.dataDir, 'skill-workflows')), false);
+  },
+);
 
 // Item 16: "a missing image ... leaves the step running with execution: null".
 test('a missing image is refused before the run is created (IMAGE_NOT_FOUND), with nothing reserved', async (t) => {
@@ -305,62 +312,70 @@ test('a missing image is refused before the run is created (IMAGE_NOT_FOUND), wi
   assert.equal(existsSync(join(demo.dataDir, 'skill-workflows')), false);
 });
 
-test('an image that disappears after the run started leaves the command step pending, never running without an attempt; the run finishes once it is back', async (t) => {
-  const tag = `t${process.pid}${Date.now()}`;
-  const repo = 'local/agentscm-hostile-vanish';
-  await tagImage(repo, tag);
-  t.after(async () => {
-    await engineCall('DELETE', `/images/${encodeURIComponent(`${repo}:${tag}`)}?noprune=1`);
-  });
-  const demo = await makeDemo(t, { argv: ['/bin/true'], image: `${repo}:${tag}` }, { source: true });
-  const first = await cli(demo, [
-    'skill-workflow',
-    'run',
-    'r-vanish',
-    demo.workflow,
-    ...RUNTIME,
-    '--max-steps',
-    '1',
-    '--json',
-  ]);
-  assert.equal(first.code, 0, first.stderr);
-  await untagImage(`${repo}:${tag}`);
+test(
+  'an image that disappears after the run started leaves the command step pending, never running ' +
+    'without an attempt; the run finishes once it is back',
+  async (t) => {
+    const tag = `t${process.pid}${Date.now()}`;
+    const repo = 'local/agentscm-hostile-vanish';
+    await tagImage(repo, tag);
+    t.after(async () => {
+      await engineCall('DELETE', `/images/${encodeURIComponent(`${repo}:${tag}`)}?noprune=1`);
+    });
+    const demo = await makeDemo(t, { argv: ['/bin/true'], image: `${repo}:${tag}` }, { source: true });
+    const first = await cli(demo, [
+      'skill-workflow',
+      'run',
+      'r-vanish',
+      demo.workflow,
+      ...RUNTIME,
+      '--max-steps',
+      '1',
+      '--json',
+    ]);
+    assert.equal(first.code, 0, first.stderr);
+    await untagImage(`${repo}:${tag}`);
 
-  const resumed = await cli(demo, ['skill-workflow', 'resume', 'r-vanish', ...RUNTIME, '--json']);
-  assert.equal(resumed.code, 4, resumed.stderr);
-  assert.equal(jsonOf<Loose>(resumed).error.code, 'IMAGE_NOT_FOUND');
-  const view = await statusOf(demo, 'r-vanish');
-  assert.equal(view.state, 'running');
-  assert.equal(stepOf(view, 'check').state, 'pending', 'nothing of the step ran: it is pending, not running');
-  assert.equal(stepOf(view, 'check').execution, null);
+    const resumed = await cli(demo, ['skill-workflow', 'resume', 'r-vanish', ...RUNTIME, '--json']);
+    assert.equal(resumed.code, 4, resumed.stderr);
+    assert.equal(jsonOf<Loose>(resumed).error.code, 'IMAGE_NOT_FOUND');
+    const view = await statusOf(demo, 'r-vanish');
+    assert.equal(view.state, 'running');
+    assert.equal(stepOf(view, 'check').state, 'pending', 'nothing of the step ran: it is pending, not running');
+    assert.equal(stepOf(view, 'check').execution, null);
 
-  await tagImage(repo, tag);
-  const done = await cli(demo, ['skill-workflow', 'resume', 'r-vanish', ...RUNTIME, '--json']);
-  assert.equal(done.code, 0, done.stderr);
-  assert.equal(jsonOf<Loose>(done).state, 'completed');
-});
+    await tagImage(repo, tag);
+    const done = await cli(demo, ['skill-workflow', 'resume', 'r-vanish', ...RUNTIME, '--json']);
+    assert.equal(done.code, 0, done.stderr);
+    assert.equal(jsonOf<Loose>(done).state, 'completed');
+  },
+);
 
 // Item 16: "after drift the run stays running with a null reason and re-running the same file exits 3".
-test('after a policy bump the run stops as blocked with a reason, and reopening it with the same file returns that state', async (t) => {
-  const demo = await makeSourceDemo(t);
-  const first = await cli(demo, ['skill-workflow', 'run', 'r-drift', demo.workflow, '--max-steps', '1', '--json']);
-  assert.equal(first.code, 0, first.stderr);
-  bumpPolicy(demo.dataDir, demo.repository);
+test(
+  'after a policy bump the run stops as blocked with a reason, and reopening it with the same file ' +
+    'returns that state',
+  async (t) => {
+    const demo = await makeSourceDemo(t);
+    const first = await cli(demo, ['skill-workflow', 'run', 'r-drift', demo.workflow, '--max-steps', '1', '--json']);
+    assert.equal(first.code, 0, first.stderr);
+    bumpPolicy(demo.dataDir, demo.repository);
 
-  for (let i = 0; i < 2; i++) {
-    const again = await cli(demo, ['skill-workflow', 'run', 'r-drift', demo.workflow, '--json']);
-    assert.equal(again.code, 1, again.stderr);
-    const view = jsonOf<Loose>(again);
-    assert.equal(view.state, 'blocked');
-    assert.match(String(view.state_reason), /^binding changed: .*policy epoch 1/);
-    assert.equal(stepOf(view, 'one').state, 'succeeded', 'the recorded observation stays');
-    assert.equal(stepOf(view, 'two').state, 'not_run');
-    assert.equal(view.source_current, false);
-  }
-  const resume = await cli(demo, ['skill-workflow', 'resume', 'r-drift', '--json']);
-  assert.equal(resume.code, 1, resume.stderr);
-  assert.equal(jsonOf<Loose>(resume).state, 'blocked');
-});
+    for (let i = 0; i < 2; i++) {
+      const again = await cli(demo, ['skill-workflow', 'run', 'r-drift', demo.workflow, '--json']);
+      assert.equal(again.code, 1, again.stderr);
+      const view = jsonOf<Loose>(again);
+      assert.equal(view.state, 'blocked');
+      assert.match(String(view.state_reason), /^binding changed: .*policy epoch 1/);
+      assert.equal(stepOf(view, 'one').state, 'succeeded', 'the recorded observation stays');
+      assert.equal(stepOf(view, 'two').state, 'not_run');
+      assert.equal(view.source_current, false);
+    }
+    const resume = await cli(demo, ['skill-workflow', 'resume', 'r-drift', '--json']);
+    assert.equal(resume.code, 1, resume.stderr);
+    assert.equal(jsonOf<Loose>(resume).state, 'blocked');
+  },
+);
 
 // Item 16: "source_current ignores a Change that moved on".
 test('source_current turns false when a Change bound by a command step moved to a new version', async (t) => {
@@ -377,39 +392,44 @@ test('source_current turns false when a Change bound by a command step moved to 
 
 // Item 7: "A command step runs after a policy bump made during the run."
 for (const drift of ['policy', 'change'] as const) {
-  test(`a ${drift === 'policy' ? 'policy bump' : 'new Change version'} made during the run stops the next command step before anything is reserved`, async (t) => {
-    const demo = await makeDemo(t, { argv: ['/bin/true'] }, { source: true });
-    const runId = `r-mid-${drift}`;
-    const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
-    const since = Math.floor(Date.now() / 1000) - 1;
-    const release = join(demo.root, 'release');
-    const child = spawnCli(demo, ['skill-workflow', 'run', runId, demo.workflow, ...RUNTIME, '--json'], {
-      AGENTSCM_WORKFLOW_TEST_PAUSE: 'after-commit:read',
-      AGENTSCM_WORKFLOW_TEST_RELEASE: release,
-    });
-    t.after(() => child.kill('SIGKILL'));
-    await waitFor('the pause after the source step', child, () =>
-      child.stderrText().includes('agentscm-test-pause after-commit read'),
-    );
-    if (drift === 'policy') bumpPolicy(demo.dataDir, demo.repository);
-    else {
-      writeFileSync(join(demo.ws, 'hello.txt'), 'the Change moved on\n');
-      assert.equal((await cli(demo, ['checkpoint', '--change', 'c1', '--workspace', demo.ws])).code, 0);
-    }
-    writeFileSync(release, '');
-    const code = await exited(child);
-    assert.equal(code, 1, child.stderrText());
-    const report = JSON.parse(child.stdoutText());
-    assert.equal(report.state, 'blocked');
-    assert.match(String(report.state_reason), drift === 'policy' ? /policy epoch/ : /WORKFLOW_COMMAND_STALE/);
-    assert.equal(stepOf(report, 'check').state, 'not_run');
-    assert.equal(stepOf(report, 'check').execution, null, 'no attempt was reserved');
-    assert.equal(await createEventsOf(attemptId, since), 0, 'no container was created');
-    assert.deepEqual(await containersOf(attemptId), []);
-  });
+  test(
+    `a ${drift === 'policy' ? 'policy bump' : 'new Change version'} made during the run stops the next ` +
+      'command step before anything is reserved',
+    async (t) => {
+      const demo = await makeDemo(t, { argv: ['/bin/true'] }, { source: true });
+      const runId = `r-mid-${drift}`;
+      const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
+      const since = Math.floor(Date.now() / 1000) - 1;
+      const release = join(demo.root, 'release');
+      const child = spawnCli(demo, ['skill-workflow', 'run', runId, demo.workflow, ...RUNTIME, '--json'], {
+        AGENTSCM_WORKFLOW_TEST_PAUSE: 'after-commit:read',
+        AGENTSCM_WORKFLOW_TEST_RELEASE: release,
+      });
+      t.after(() => child.kill('SIGKILL'));
+      await waitFor('the pause after the source step', child, () =>
+        child.stderrText().includes('agentscm-test-pause after-commit read'),
+      );
+      if (drift === 'policy') bumpPolicy(demo.dataDir, demo.repository);
+      else {
+        writeFileSync(join(demo.ws, 'hello.txt'), 'the Change moved on\n');
+        assert.equal((await cli(demo, ['checkpoint', '--change', 'c1', '--workspace', demo.ws])).code, 0);
+      }
+      writeFileSync(release, '');
+      const code = await exited(child);
+      assert.equal(code, 1, child.stderrText());
+      const report = JSON.parse(child.stdoutText());
+      assert.equal(report.state, 'blocked');
+      assert.match(String(report.state_reason), drift === 'policy' ? /policy epoch/ : /WORKFLOW_COMMAND_STALE/);
+      assert.equal(stepOf(report, 'check').state, 'not_run');
+      assert.equal(stepOf(report, 'check').execution, null, 'no attempt was reserved');
+      assert.equal(await createEventsOf(attemptId, since), 0, 'no container was created');
+      assert.deepEqual(await containersOf(attemptId), []);
+    },
+  );
 }
 
-// Item 17: "After SIGINT the attempt is cancelled and the run failed, but the report says 'interrupted … resume the run to continue'."
+// Item 17: "After SIGINT the attempt is cancelled and the run failed, but the report says
+// 'interrupted … resume the run to continue'."
 test('SIGINT during a command: the report says what the run ended as and does not ask to resume it', async (t) => {
   const demo = await makeDemo(t, { argv: ['/bin/sleep', '60'], timeout_ms: 120_000 });
   const attemptId = commandAttemptId(demo.repository, 'r-int', 'check', 1n);
