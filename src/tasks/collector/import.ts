@@ -15,7 +15,7 @@ import { type CollectorAttemptRow } from './attempts.js';
 import { registrationNotCurrent, uploadUnknown } from './import-refusals.js';
 import { claimOf, retainedAnswer, retainedUpload, withApplicability } from './import-retained.js';
 import { importWithin, type ReplayedReview } from './import-within.js';
-import { writeReceiptIfComplete } from './receipts.js';
+import { writeReceiptIfComplete, type ReceiptWriteView } from './receipts.js';
 import { isVerifiedTransfer, readVerifiedTransfer, type VerifiedTransfer } from './verified-transfer.js';
 
 export type { ReplayedReview } from './import-within.js';
@@ -140,7 +140,7 @@ export function importClaimed(
   // contention, the subject moved) is reported, and collector_finalize writes it later. `false`:
   // the receipt reads no envelope (its rows come from the claims and transfer rows), so this
   // upload's envelope stays parsed and verified once, above; only finalize re-verifies stored bytes.
-  let receipt: JsonObject;
+  let receipt: ReceiptWriteView;
   try {
     receipt = runTransition(
       ctx,

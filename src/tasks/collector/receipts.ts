@@ -13,7 +13,7 @@
 import { collectorFinalizeRequestDecoder, type CollectorFinalizeRequest } from '../../contracts/collector/requests.js';
 import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
 import { encodeCanonical } from '../../contracts/json/canonical-json.js';
-import type { JsonObject, JsonValue } from '../../contracts/json/json-value.js';
+import type { JsonValue } from '../../contracts/json/json-value.js';
 import {
   checkReceipt,
   encodeReceiptV2,
@@ -206,8 +206,21 @@ export function findReceipt(
   return row ?? null;
 }
 
+/**
+ * What writing a subject's receipt did: wrote it, found it already retained, or found the graph
+ * incomplete (why). An object type, so that an answer embeds it as a JSON value.
+ */
+export type ReceiptWriteView =
+  | { readonly status: 'written'; readonly receipt_digest: string; readonly state: string }
+  | { readonly status: 'retained'; readonly receipt_digest: string }
+  | { readonly status: 'incomplete'; readonly reason: string };
+
 /** Write the subject's receipt inside a transition when its graph is complete; returns its view. */
-export function writeReceiptIfComplete(scope: TransitionScope, derived: DerivedSubject, verify: boolean): JsonObject {
+export function writeReceiptIfComplete(
+  scope: TransitionScope,
+  derived: DerivedSubject,
+  verify: boolean,
+): ReceiptWriteView {
   // The subject compiled before the transaction is still current through the reserved connection.
   requireCurrentSubject(scope.auth, derived.base);
   const existing = findReceipt(scope.auth, derived);
