@@ -252,3 +252,18 @@ test('a docs page cited with a section name in source, test and bench comments h
   assert.deepEqual(missing, []);
   assert.ok(checked > 100, `only ${checked} section citations found`);
 });
+
+test('no source, test or bench comment cites a specification section: they cite docs/ sections', () => {
+  const SPEC_CITE = /\bspec\s+"[^"]+"/;
+  assert.ok(SPEC_CITE.test('// as spec "Derivation rules" says'), 'the pattern finds a cite');
+  const found: string[] = [];
+  for (const file of ['src', 'test', 'bench', 'bin'].flatMap((dir) => codeFiles(join(REPO_ROOT, dir)))) {
+    if (file === join(REPO_ROOT, 'test', 'docs-links.test.ts')) continue;
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((text, index) => {
+        if (SPEC_CITE.test(text)) found.push(`${relative(REPO_ROOT, file)}:${index + 1}: ${text.trim().slice(0, 100)}`);
+      });
+  }
+  assert.deepEqual(found, [], 'cite the docs page and heading that state it (docs/page.md "Heading")');
+});

@@ -4,6 +4,7 @@
  * registration list, receipt show and export, skill-workflow list) or a task/receipt page function
  * of src/tasks/views.ts, through the worker's Store; every list is bounded by a limit and a cursor
  * or a documented maximum. Nothing here writes. src/hub/ui-api.ts routes and authorizes.
+ * Over 400 lines: one short function per dashboard view, each a thin call of its read core.
  */
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import { encodeCanonicalText } from '../contracts/json/canonical-json.js';

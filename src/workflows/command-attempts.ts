@@ -4,6 +4,7 @@
  * reserved BEFORE any container exists, with its exact request; its container custody is noted
  * when the engine names the container; it is finished exactly once with its execution record.
  * A running attempt is never executed again: only `skill-workflow recover` finalizes it.
+ * Over 400 lines: an attempt's whole life (reserve, custody, finish, recover) over its one table.
  */
 import { AgentscmError } from '../contracts/errors.js';
 import { validateId } from '../contracts/ids.js';
