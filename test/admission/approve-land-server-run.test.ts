@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
@@ -16,8 +16,8 @@ import { nativePaths } from '../../src/native/store.js';
 import { SERVER_RUN_RECEIPT_PAUSE_POINT } from '../../src/tasks/admission/admission.js';
 import { journalPaths } from '../../src/workflows/journal.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, TEST_XDG_DATA_HOME, type CliResult } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
-import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../support/collector.js';
+import { buildScenario } from '../helpers/scenario.js';
+import { DOCKER_SOCKET, requireEngine } from '../support/collector.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 
@@ -31,54 +31,14 @@ interface Demo {
   readonly base: string;
 }
 
-/** init-repo, Change c1 version 1, its context and a requirement with one command step on target main. */
+/** The scenario world: Change c1 version 1, its context, a requirement with one command step on main. */
 async function makeDemo(t: TestContext): Promise<Demo> {
-  const root = tempDir(t, 'agentscm-land-');
-  const ws = join(root, 'ws');
-  const dataDir = join(root, 'data');
-  mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
-  writeFileSync(join(ws, 'status.txt'), 'ok\n');
-  writeFileSync(
-    join(ws, 'skills', 'check', 'SKILL.md'),
-    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
-  );
-  writeFileSync(
-    join(ws, 'skills', 'check', 'runner.json'),
-    recipeBytes({ argv: ['/bin/sh', '-c', 'grep -qx ok /src/status.txt'] }),
-  );
-  const cli = (args: string[]): Promise<CliResult> => runCli(['--data-dir', dataDir, ...args]);
-  assert.equal((await cli(['init-repo', ws, '--name', 'demo'])).code, 0);
-  const cp = await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
-  assert.equal(cp.code, 0, cp.stderr);
-  const { repository, revision, version } = jsonOf<{ repository: string; revision: string; version: number }>(cp);
-  const context = await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json']);
-  assert.equal(context.code, 0, context.stderr);
-  const workflow = join(root, 'workflow.json');
-  writeFileSync(
-    workflow,
-    JSON.stringify({
-      version: 1,
-      name: 'checks',
-      source: { repository, revision, policy_epoch: 0 },
-      skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
-      steps: [
-        {
-          id: 'check',
-          needs: [],
-          required: true,
-          action: {
-            kind: 'command',
-            runner: 'runner.json',
-            change: { repository, id: 'c1' },
-            change_version: version,
-            context_digest: jsonOf<{ context_digest: string }>(context).context_digest,
-          },
-        },
-      ],
-    }),
-  );
-  assert.equal((await cli(['requirement', 'install', '--target', 'main', workflow])).code, 0);
-  return { dataDir, ws, base: revision };
+  const s = await buildScenario(t, {
+    argv: ['/bin/sh', '-c', 'grep -qx ok /src/status.txt'],
+    files: { 'status.txt': 'ok\n' },
+    enrollStep: null,
+  });
+  return { dataDir: s.dataDir, ws: s.ws, base: s.base };
 }
 
 function cli(demo: Demo, args: readonly string[]): Promise<CliResult> {
@@ -149,135 +109,160 @@ async function stopPasses(demo: Demo): Promise<void> {
   assert.equal(stop.stdout, '', 'the Stop hook passed');
 }
 
-test('a completed server-executed run is approved as a server_run receipt and lands: the target moves to the checkpointed revision', async (t) => {
-  const demo = await makeDemo(t);
-  await stopPasses(demo);
-  const change = jsonOf<{ current_version: number; versions: { revision: string }[] }>(
-    await cli(demo, ['change', 'show', 'c1', '--json']),
-  );
-  assert.equal(change.current_version, 2);
-  const revision = change.versions.at(-1)?.revision;
+test(
+  'a completed server-executed run is approved as a server_run receipt and lands: the target moves ' +
+    'to the checkpointed revision',
+  async (t) => {
+    const demo = await makeDemo(t);
+    await stopPasses(demo);
+    const change = jsonOf<{ current_version: number; versions: { revision: string }[] }>(
+      await cli(demo, ['change', 'show', 'c1', '--json']),
+    );
+    assert.equal(change.current_version, 2);
+    const revision = change.versions.at(-1)?.revision;
 
-  const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
-  assert.equal(approved.code, 0, approved.stderr);
-  const approval = jsonOf<{ receipt_kind: string; receipt_digest: string; run_id: string; revision: string }>(approved);
-  assert.equal(approval.receipt_kind, 'server_run');
-  assert.match(approval.run_id, /^stop-[0-9a-f]{40}$/);
-  assert.equal(approval.revision, revision);
+    const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
+    assert.equal(approved.code, 0, approved.stderr);
+    const approval = jsonOf<{ receipt_kind: string; receipt_digest: string; run_id: string; revision: string }>(
+      approved,
+    );
+    assert.equal(approval.receipt_kind, 'server_run');
+    assert.match(approval.run_id, /^stop-[0-9a-f]{40}$/);
+    assert.equal(approval.revision, revision);
 
-  const landed = await cli(demo, ['land', '--change', 'c1', '--target', 'main', '--json']);
-  assert.equal(landed.code, 0, landed.stderr);
-  const landing = jsonOf<{ previous_revision: string; revision: string; receipt_kind: string; receipt_digest: string }>(
-    landed,
-  );
-  assert.deepEqual(landing.previous_revision, demo.base);
-  assert.equal(landing.revision, revision);
-  assert.equal(landing.receipt_kind, 'server_run');
-  assert.equal(landing.receipt_digest, approval.receipt_digest);
-  assert.equal(await mainOf(demo), revision);
-});
+    const landed = await cli(demo, ['land', '--change', 'c1', '--target', 'main', '--json']);
+    assert.equal(landed.code, 0, landed.stderr);
+    const landing = jsonOf<{
+      previous_revision: string;
+      revision: string;
+      receipt_kind: string;
+      receipt_digest: string;
+    }>(landed);
+    assert.deepEqual(landing.previous_revision, demo.base);
+    assert.equal(landing.revision, revision);
+    assert.equal(landing.receipt_kind, 'server_run');
+    assert.equal(landing.receipt_digest, approval.receipt_digest);
+    assert.equal(await mainOf(demo), revision);
+  },
+);
 
-test('a server-executed run whose retained command record no longer has its digest is no receipt: approve is refused and nothing is recorded', async (t) => {
-  const demo = await makeDemo(t);
-  await stopPasses(demo);
-  const db = new Database(journalPaths(demo.dataDir).db);
-  try {
-    db.prepare("UPDATE command_attempts SET record_digest = ? WHERE state = 'succeeded'").run('0'.repeat(64));
-  } finally {
-    db.close();
-  }
-  const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
-  assert.equal(approved.code, 1, approved.stderr);
-  assert.equal(jsonOf<{ error: { code: string } }>(approved).error.code, 'ADMISSION_NOT_QUALIFIED');
-  assert.equal(await mainOf(demo), demo.base);
-});
+test(
+  'a server-executed run whose retained command record no longer has its digest is no receipt: ' +
+    'approve is refused and nothing is recorded',
+  async (t) => {
+    const demo = await makeDemo(t);
+    await stopPasses(demo);
+    const db = new Database(journalPaths(demo.dataDir).db);
+    try {
+      db.prepare("UPDATE command_attempts SET record_digest = ? WHERE state = 'succeeded'").run('0'.repeat(64));
+    } finally {
+      db.close();
+    }
+    const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
+    assert.equal(approved.code, 1, approved.stderr);
+    assert.equal(jsonOf<{ error: { code: string } }>(approved).error.code, 'ADMISSION_NOT_QUALIFIED');
+    assert.equal(await mainOf(demo), demo.base);
+  },
+);
 
-test('the Stop loop copies the exact-subject receipt into the authority; qualification and approve name it (issue #25 items 11 and 12)', async (t) => {
-  const demo = await makeDemo(t);
-  await stopPasses(demo);
-  const change = jsonOf<{ current_version: number; versions: { revision: string }[] }>(
-    await cli(demo, ['change', 'show', 'c1', '--json']),
-  );
-  const rows = receiptRows(demo);
-  assert.equal(rows.length, 1, 'one receipt row for the completed run');
-  const row = rows[0] as ReceiptRow;
-  assert.equal(row.change_id, 'c1');
-  assert.equal(Number(row.change_version), change.current_version);
-  assert.equal(row.revision, change.versions.at(-1)?.revision);
-  assert.equal(row.target, 'main');
-  assert.equal(row.state, 'completed');
-  assert.match(row.run_id, /^stop-[0-9a-f]{40}$/);
-  const document = JSON.parse(row.receipt.toString('utf8')) as {
-    subject: { change_id: string; revision: string; context_digest: string };
-    run_id: string;
-    steps: { step_id: string; record_digest: string }[];
-  };
-  assert.deepEqual(
-    [document.subject.change_id, document.subject.revision, document.subject.context_digest, document.run_id],
-    ['c1', row.revision, row.context_digest, row.run_id],
-  );
-  assert.equal(document.steps[0]?.step_id, 'check');
-  assert.match(document.steps[0]?.record_digest ?? '', /^[0-9a-f]{64}$/);
+test(
+  'the Stop loop copies the exact-subject receipt into the authority; qualification and approve ' +
+    'name it (issue #25 items 11 and 12)',
+  async (t) => {
+    const demo = await makeDemo(t);
+    await stopPasses(demo);
+    const change = jsonOf<{ current_version: number; versions: { revision: string }[] }>(
+      await cli(demo, ['change', 'show', 'c1', '--json']),
+    );
+    const rows = receiptRows(demo);
+    assert.equal(rows.length, 1, 'one receipt row for the completed run');
+    const row = rows[0] as ReceiptRow;
+    assert.equal(row.change_id, 'c1');
+    assert.equal(Number(row.change_version), change.current_version);
+    assert.equal(row.revision, change.versions.at(-1)?.revision);
+    assert.equal(row.target, 'main');
+    assert.equal(row.state, 'completed');
+    assert.match(row.run_id, /^stop-[0-9a-f]{40}$/);
+    const document = JSON.parse(row.receipt.toString('utf8')) as {
+      subject: { change_id: string; revision: string; context_digest: string };
+      run_id: string;
+      steps: { step_id: string; record_digest: string }[];
+    };
+    assert.deepEqual(
+      [document.subject.change_id, document.subject.revision, document.subject.context_digest, document.run_id],
+      ['c1', row.revision, row.context_digest, row.run_id],
+    );
+    assert.equal(document.steps[0]?.step_id, 'check');
+    assert.match(document.steps[0]?.record_digest ?? '', /^[0-9a-f]{64}$/);
 
-  // Qualification answers from admission's decision: the completed run qualifies the subject.
-  const qualification = await cli(demo, ['qualification', '--change', 'c1', '--json']);
-  assert.equal(qualification.code, 0, qualification.stdout + qualification.stderr);
-  const answer = jsonOf<{
-    qualified: boolean;
-    receipt_digest: string;
-    failures: unknown[];
-    tasks: { state: string }[];
-  }>(qualification);
-  assert.equal(answer.qualified, true);
-  assert.equal(answer.receipt_digest, row.receipt_digest);
-  assert.deepEqual(answer.failures, []);
-  assert.deepEqual(
-    answer.tasks.map((task) => task.state),
-    ['succeeded'],
-  );
+    // Qualification answers from admission's decision: the completed run qualifies the subject.
+    const qualification = await cli(demo, ['qualification', '--change', 'c1', '--json']);
+    assert.equal(qualification.code, 0, qualification.stdout + qualification.stderr);
+    const answer = jsonOf<{
+      qualified: boolean;
+      receipt_digest: string;
+      failures: unknown[];
+      tasks: { state: string }[];
+    }>(qualification);
+    assert.equal(answer.qualified, true);
+    assert.equal(answer.receipt_digest, row.receipt_digest);
+    assert.deepEqual(answer.failures, []);
+    assert.deepEqual(
+      answer.tasks.map((task) => task.state),
+      ['succeeded'],
+    );
 
-  const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
-  assert.equal(approved.code, 0, approved.stderr);
-  assert.equal(
-    jsonOf<{ receipt_digest: string }>(approved).receipt_digest,
-    row.receipt_digest,
-    'approve binds the receipt the loop recorded',
-  );
+    const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.equal(
+      jsonOf<{ receipt_digest: string }>(approved).receipt_digest,
+      row.receipt_digest,
+      'approve binds the receipt the loop recorded',
+    );
 
-  // Stopping again without an edit reopens the same run and records nothing new.
-  const again = await runCli(stopArgs(demo), { input: STOP_PAYLOAD });
-  assert.equal(again.code, 0, again.stderr);
-  assert.equal(again.stdout, '');
-  assert.equal(receiptRows(demo).length, 1);
-});
+    // Stopping again without an edit reopens the same run and records nothing new.
+    const again = await runCli(stopArgs(demo), { input: STOP_PAYLOAD });
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stdout, '');
+    assert.equal(receiptRows(demo).length, 1);
+  },
+);
 
-test('a Stop loop killed after writing the receipt, before its commit, leaves no receipt; the next stop records it', async (t) => {
-  const demo = await makeDemo(t);
-  writeFileSync(join(demo.ws, 'notes.txt'), 'new work\n');
-  const child = spawn(process.execPath, [...cliEntryArgv(), ...stopArgs(demo)], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, XDG_DATA_HOME: TEST_XDG_DATA_HOME, AGENTSCM_TEST_PAUSE_AT: SERVER_RUN_RECEIPT_PAUSE_POINT },
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
-  child.stdin.end(STOP_PAYLOAD);
-  const signal = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes(`agentscm-test-paused:${SERVER_RUN_RECEIPT_PAUSE_POINT}`)) child.kill('SIGKILL');
+test(
+  'a Stop loop killed after writing the receipt, before ' + 'its commit, leaves no receipt; the next stop records it',
+  async (t) => {
+    const demo = await makeDemo(t);
+    writeFileSync(join(demo.ws, 'notes.txt'), 'new work\n');
+    const child = spawn(process.execPath, [...cliEntryArgv(), ...stopArgs(demo)], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        XDG_DATA_HOME: TEST_XDG_DATA_HOME,
+        AGENTSCM_TEST_PAUSE_AT: SERVER_RUN_RECEIPT_PAUSE_POINT,
+      },
+      stdio: ['pipe', 'ignore', 'pipe'],
     });
-    child.on('error', reject);
-    child.on('close', (_code, sig) => resolve(sig));
-  });
-  assert.equal(signal, 'SIGKILL', 'the stop was killed at its pause point, holding the receipt transaction');
-  assert.deepEqual(receiptRows(demo), [], 'the uncommitted receipt is not there');
-  const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
-  const again = await runCli(stopArgs(demo), { input: STOP_PAYLOAD });
-  assert.equal(again.code, 0, again.stderr);
-  assert.equal(again.stdout, '', 'the same run is reopened and passes');
-  const rows = receiptRows(demo);
-  assert.equal(rows.length, 1);
-  // The run itself was retained before the kill, so approve could already admit it; its receipt is the one now recorded.
-  assert.equal(approved.code, 0, approved.stderr);
-  assert.equal(jsonOf<{ receipt_digest: string }>(approved).receipt_digest, rows[0]?.receipt_digest);
-});
+    child.stdin.end(STOP_PAYLOAD);
+    const signal = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes(`agentscm-test-paused:${SERVER_RUN_RECEIPT_PAUSE_POINT}`)) child.kill('SIGKILL');
+      });
+      child.on('error', reject);
+      child.on('close', (_code, sig) => resolve(sig));
+    });
+    assert.equal(signal, 'SIGKILL', 'the stop was killed at its pause point, holding the receipt transaction');
+    assert.deepEqual(receiptRows(demo), [], 'the uncommitted receipt is not there');
+    const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
+    const again = await runCli(stopArgs(demo), { input: STOP_PAYLOAD });
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stdout, '', 'the same run is reopened and passes');
+    const rows = receiptRows(demo);
+    assert.equal(rows.length, 1);
+    // The run itself was retained before the kill, so approve could already admit it; its receipt is the one now
+    // recorded.
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.equal(jsonOf<{ receipt_digest: string }>(approved).receipt_digest, rows[0]?.receipt_digest);
+  },
+);
