@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +20,7 @@ import { decodeCommandRecipe } from '../../src/contracts/collector/command-recip
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
 import { journalWrite, updateRunState } from '../../src/workflows/journal.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { buildScenario } from '../helpers/scenario.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
   containersOf,
@@ -48,60 +49,15 @@ async function cli(demo: Pick<Demo, 'dataDir'>, args: string[]): Promise<Awaited
   return runCli(['--data-dir', demo.dataDir, ...args]);
 }
 
-/** A checkpointed tree whose one command step sleeps for a minute (timeout two minutes). */
+/** The scenario world, no requirement installed, whose one command step sleeps a minute (timeout two). */
 async function makeDemo(t: TestContext): Promise<Demo> {
-  const root = tempDir(t, 'agentscm-live-cancel-');
-  const ws = join(root, 'ws');
-  const dataDir = join(root, 'data');
-  mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
-  writeFileSync(
-    join(ws, 'skills', 'check', 'SKILL.md'),
-    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
-  );
-  writeFileSync(
-    join(ws, 'skills', 'check', 'runner.json'),
-    recipeBytes({ argv: ['/bin/sleep', '60'], timeout_ms: 120_000 }),
-  );
-  assert.equal((await cli({ dataDir }, ['init-repo', ws, '--name', 'demo', '--json'])).code, 0);
-  const checkpoint = await cli({ dataDir }, ['checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
-  assert.equal(checkpoint.code, 0, checkpoint.stderr);
-  const cp = jsonOf<{ repository: string; revision: string; version: number }>(checkpoint);
-  const context = await cli({ dataDir }, [
-    'context',
-    'create',
-    '--change',
-    'c1',
-    '--runner',
-    'skills/check/runner.json',
-    '--json',
-  ]);
-  assert.equal(context.code, 0, context.stderr);
-  const contextDigest = jsonOf<{ context_digest: string }>(context).context_digest;
-  const workflow = join(root, 'workflow.json');
-  writeFileSync(
-    workflow,
-    JSON.stringify({
-      version: 1,
-      name: 'checks',
-      source: { repository: cp.repository, revision: cp.revision, policy_epoch: 0 },
-      skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
-      steps: [
-        {
-          id: 'check',
-          needs: [],
-          required: true,
-          action: {
-            kind: 'command',
-            runner: 'runner.json',
-            change: { repository: cp.repository, id: 'c1' },
-            change_version: cp.version,
-            context_digest: contextDigest,
-          },
-        },
-      ],
-    }),
-  );
-  return { dataDir, workflow, repository: cp.repository };
+  const s = await buildScenario(t, {
+    argv: ['/bin/sleep', '60'],
+    timeoutMs: 120_000,
+    enrollStep: null,
+    requirement: false,
+  });
+  return { dataDir: s.dataDir, workflow: s.workflowFile, repository: s.repository };
 }
 
 interface Controller extends ChildProcess {
@@ -158,65 +114,69 @@ interface StepJson {
   execution: { attempt_id: string; state: string; outcome: string | null; record_digest: string | null } | null;
 }
 
-test('cancel with the runtime flags from another process stops a live command; the controller records it as cancelled', async (t) => {
-  const demo = await makeDemo(t);
-  const runId = 'live-cancel';
-  const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
-  const since = Math.floor(Date.now() / 1000) - 1;
-  const controller = spawnController(demo, runId);
-  t.after(() => {
-    if (controller.exitCode === null) controller.kill('SIGKILL');
-  });
-  await waitForRunningContainer(attemptId, controller);
+test(
+  'cancel with the runtime flags from another process stops a live command; the controller records ' +
+    'it as cancelled',
+  async (t) => {
+    const demo = await makeDemo(t);
+    const runId = 'live-cancel';
+    const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const controller = spawnController(demo, runId);
+    t.after(() => {
+      if (controller.exitCode === null) controller.kill('SIGKILL');
+    });
+    await waitForRunningContainer(attemptId, controller);
 
-  const began = Date.now();
-  const cancel = await cli(demo, ['skill-workflow', 'cancel', runId, ...RUNTIME, '--json']);
-  assert.equal(cancel.code, 0, `cancel succeeded: ${cancel.stdout}${cancel.stderr}`);
-  assert.ok(Date.now() - began < 45_000, 'cancel did not wait for the recipe timeout');
-  const cancelled = jsonOf<{ state: string; cancelled_now: boolean; steps: StepJson[] }>(cancel);
-  assert.equal(cancelled.state, 'cancelled');
-  assert.equal(cancelled.cancelled_now, true);
+    const began = Date.now();
+    const cancel = await cli(demo, ['skill-workflow', 'cancel', runId, ...RUNTIME, '--json']);
+    assert.equal(cancel.code, 0, `cancel succeeded: ${cancel.stdout}${cancel.stderr}`);
+    assert.ok(Date.now() - began < 45_000, 'cancel did not wait for the recipe timeout');
+    const cancelled = jsonOf<{ state: string; cancelled_now: boolean; steps: StepJson[] }>(cancel);
+    assert.equal(cancelled.state, 'cancelled');
+    assert.equal(cancelled.cancelled_now, true);
 
-  // The controller saw its container stopped by the cancellation and ended on its own.
-  const code = await controller.done;
-  assert.equal(code, 1, controller.stderrText());
-  const report = jsonOf<{ state: string; waiting: unknown }>({
-    code,
-    signal: null,
-    stdout: controller.stdoutText(),
-    stderr: controller.stderrText(),
-    stdoutBytes: Buffer.alloc(0),
-  });
-  assert.equal(report.state, 'cancelled');
-  assert.equal(report.waiting, null);
+    // The controller saw its container stopped by the cancellation and ended on its own.
+    const code = await controller.done;
+    assert.equal(code, 1, controller.stderrText());
+    const report = jsonOf<{ state: string; waiting: unknown }>({
+      code,
+      signal: null,
+      stdout: controller.stdoutText(),
+      stderr: controller.stderrText(),
+      stdoutBytes: Buffer.alloc(0),
+    });
+    assert.equal(report.state, 'cancelled');
+    assert.equal(report.waiting, null);
 
-  const status = await cli(demo, ['skill-workflow', 'status', runId, '--json']);
-  assert.equal(status.code, 0, status.stderr);
-  const statusJson = jsonOf<{ state: string; steps: StepJson[] }>(status);
-  assert.equal(statusJson.state, 'cancelled');
-  const step = statusJson.steps.find((s) => s.id === 'check');
-  assert.equal(step?.state, 'failed');
-  assert.equal(step?.execution?.state, 'failed');
-  assert.equal(step?.execution?.outcome, 'cancelled', 'cancelled, not uncertain: the stop was the cancellation');
+    const status = await cli(demo, ['skill-workflow', 'status', runId, '--json']);
+    assert.equal(status.code, 0, status.stderr);
+    const statusJson = jsonOf<{ state: string; steps: StepJson[] }>(status);
+    assert.equal(statusJson.state, 'cancelled');
+    const step = statusJson.steps.find((s) => s.id === 'check');
+    assert.equal(step?.state, 'failed');
+    assert.equal(step?.execution?.state, 'failed');
+    assert.equal(step?.execution?.outcome, 'cancelled', 'cancelled, not uncertain: the stop was the cancellation');
 
-  const show = await cli(demo, ['check-command-show', attemptId, '--json']);
-  assert.equal(show.code, 0, show.stderr);
-  const record = jsonOf<{
-    record: { outcome: string; cancelled: boolean; recovered: boolean; cleanup: { confirmed: boolean } };
-  }>(show).record;
-  assert.equal(record.outcome, 'cancelled');
-  assert.equal(record.cancelled, true);
-  assert.equal(record.recovered, false, 'the live controller wrote the record, not a reconciliation');
-  assert.equal(record.cleanup.confirmed, true);
+    const show = await cli(demo, ['check-command-show', attemptId, '--json']);
+    assert.equal(show.code, 0, show.stderr);
+    const record = jsonOf<{
+      record: { outcome: string; cancelled: boolean; recovered: boolean; cleanup: { confirmed: boolean } };
+    }>(show).record;
+    assert.equal(record.outcome, 'cancelled');
+    assert.equal(record.cancelled, true);
+    assert.equal(record.recovered, false, 'the live controller wrote the record, not a reconciliation');
+    assert.equal(record.cleanup.confirmed, true);
 
-  assert.deepEqual(await containersOf(attemptId), [], 'the container is gone');
-  assert.equal(await createEventsOf(attemptId, since), 1, 'nothing was run again');
-  assert.deepEqual(readdirSync(join(demo.dataDir, 'collector', 'snapshots')), [], 'the snapshot was removed');
+    assert.deepEqual(await containersOf(attemptId), [], 'the container is gone');
+    assert.equal(await createEventsOf(attemptId, since), 1, 'nothing was run again');
+    assert.deepEqual(readdirSync(join(demo.dataDir, 'collector', 'snapshots')), [], 'the snapshot was removed');
 
-  const again = await cli(demo, ['skill-workflow', 'cancel', runId, '--json']);
-  assert.equal(again.code, 0, again.stderr);
-  assert.equal(jsonOf<{ cancelled_now: boolean }>(again).cancelled_now, false, 'cancelling again is a no-op');
-});
+    const again = await cli(demo, ['skill-workflow', 'cancel', runId, '--json']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(jsonOf<{ cancelled_now: boolean }>(again).cancelled_now, false, 'cancelling again is a no-op');
+  },
+);
 
 test('the cancel itself stops the container by its custody label, even while the controller cannot act', async (t) => {
   const demo = await makeDemo(t);
@@ -247,60 +207,70 @@ test('the cancel itself stops the container by its custody label, even while the
   assert.deepEqual(await containersOf(attemptId), []);
 });
 
-test('a controller that dies while a cancel waits for it: the cancel reconciles the stopped attempt itself', async (t) => {
-  const demo = await makeDemo(t);
-  const runId = 'live-cancel-dies';
-  const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
-  const controller = spawnController(demo, runId);
-  t.after(() => {
-    if (controller.exitCode === null) controller.kill('SIGKILL');
-  });
-  await waitForRunningContainer(attemptId, controller);
-  controller.kill('SIGSTOP');
-  const cancel = cli(demo, ['skill-workflow', 'cancel', runId, ...RUNTIME, '--json']);
-  const deadline = Date.now() + 40_000;
-  while (Date.now() < deadline && (await containersOf(attemptId)).some((c) => c.State === 'running')) await sleep(200);
-  // The cancel stopped the container and waits for the controller's record; the controller dies.
-  controller.kill('SIGKILL');
-  await controller.done;
-  const result = await cancel;
-  assert.equal(result.code, 0, result.stderr);
-  const report = jsonOf<{ state: string; steps: StepJson[] }>(result);
-  assert.equal(report.state, 'cancelled');
-  const step = report.steps.find((s) => s.id === 'check');
-  assert.equal(step?.state, 'failed', 'the step is recorded, not left running');
-  assert.equal(step?.execution?.outcome, 'cancelled');
-  assert.deepEqual(await containersOf(attemptId), [], 'the stopped container was removed');
-  assert.deepEqual(readdirSync(join(demo.dataDir, 'collector', 'snapshots')), [], 'the snapshot was removed');
-});
+test(
+  'a controller that dies while a cancel waits for it: ' + 'the cancel reconciles the stopped attempt itself',
+  async (t) => {
+    const demo = await makeDemo(t);
+    const runId = 'live-cancel-dies';
+    const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
+    const controller = spawnController(demo, runId);
+    t.after(() => {
+      if (controller.exitCode === null) controller.kill('SIGKILL');
+    });
+    await waitForRunningContainer(attemptId, controller);
+    controller.kill('SIGSTOP');
+    const cancel = cli(demo, ['skill-workflow', 'cancel', runId, ...RUNTIME, '--json']);
+    const deadline = Date.now() + 40_000;
+    while (Date.now() < deadline && (await containersOf(attemptId)).some((c) => c.State === 'running'))
+      await sleep(200);
+    // The cancel stopped the container and waits for the controller's record; the controller dies.
+    controller.kill('SIGKILL');
+    await controller.done;
+    const result = await cancel;
+    assert.equal(result.code, 0, result.stderr);
+    const report = jsonOf<{ state: string; steps: StepJson[] }>(result);
+    assert.equal(report.state, 'cancelled');
+    const step = report.steps.find((s) => s.id === 'check');
+    assert.equal(step?.state, 'failed', 'the step is recorded, not left running');
+    assert.equal(step?.execution?.outcome, 'cancelled');
+    assert.deepEqual(await containersOf(attemptId), [], 'the stopped container was removed');
+    assert.deepEqual(readdirSync(join(demo.dataDir, 'collector', 'snapshots')), [], 'the snapshot was removed');
+  },
+);
 
-test('a cancellation recorded while the command runs stops it even when the cancel never reached the engine', async (t) => {
-  // Fault injection: the run is recorded cancelled, as `skill-workflow cancel` does first, but
-  // its stop of the container never happens (a cancel that lost the engine or died there).
-  const demo = await makeDemo(t);
-  const runId = 'live-cancel-lost-stop';
-  const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
-  const controller = spawnController(demo, runId);
-  t.after(() => {
-    if (controller.exitCode === null) controller.kill('SIGKILL');
-  });
-  await waitForRunningContainer(attemptId, controller);
-  const journal = openJournal(demo.dataDir, 'write');
-  try {
-    journalWrite(journal, () => updateRunState(journal, runId, 'cancelled', 'cancelled by the operator', Date.now()));
-  } finally {
-    journal.close();
-  }
-  const began = Date.now();
-  assert.equal(await controller.done, 1, controller.stderrText());
-  assert.ok(Date.now() - began < 30_000, 'the controller stopped the command itself, long before its 60 s sleep ended');
-  const status = jsonOf<{ state: string; steps: StepJson[] }>(
-    await cli(demo, ['skill-workflow', 'status', runId, '--json']),
-  );
-  assert.equal(status.state, 'cancelled');
-  assert.equal(status.steps.find((s) => s.id === 'check')?.execution?.outcome, 'cancelled');
-  assert.deepEqual(await containersOf(attemptId), []);
-});
+test(
+  'a cancellation recorded while the command runs stops ' + 'it even when the cancel never reached the engine',
+  async (t) => {
+    // Fault injection: the run is recorded cancelled, as `skill-workflow cancel` does first, but
+    // its stop of the container never happens (a cancel that lost the engine or died there).
+    const demo = await makeDemo(t);
+    const runId = 'live-cancel-lost-stop';
+    const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
+    const controller = spawnController(demo, runId);
+    t.after(() => {
+      if (controller.exitCode === null) controller.kill('SIGKILL');
+    });
+    await waitForRunningContainer(attemptId, controller);
+    const journal = openJournal(demo.dataDir, 'write');
+    try {
+      journalWrite(journal, () => updateRunState(journal, runId, 'cancelled', 'cancelled by the operator', Date.now()));
+    } finally {
+      journal.close();
+    }
+    const began = Date.now();
+    assert.equal(await controller.done, 1, controller.stderrText());
+    assert.ok(
+      Date.now() - began < 30_000,
+      'the controller stopped the command itself, long before its 60 s sleep ended',
+    );
+    const status = jsonOf<{ state: string; steps: StepJson[] }>(
+      await cli(demo, ['skill-workflow', 'status', runId, '--json']),
+    );
+    assert.equal(status.state, 'cancelled');
+    assert.equal(status.steps.find((s) => s.id === 'check')?.execution?.outcome, 'cancelled');
+    assert.deepEqual(await containersOf(attemptId), []);
+  },
+);
 
 test('cancel without the runtime flags cannot stop a live command: refused, and nothing changes', async (t) => {
   const demo = await makeDemo(t);
