@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 
@@ -20,10 +20,10 @@ import {
   transferRecordEntry,
   type TransferHeader,
 } from '../../src/contracts/collector/transfer.js';
-import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
+import { encodeCanonical, encodeCanonicalText, formatJson } from '../../src/contracts/json/canonical-json.js';
 import { decodeReviewRecord, reviewRecordToJson } from '../../src/contracts/review/record.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
+import { buildScenario, commandStepAction, SCENARIO_REVIEW_POLICY } from '../helpers/scenario.js';
 import { fixtureEnv, reviewStepAction } from '../support/review-run.js';
 import { answerJson, BUDGETS, installFixture, POLICY, type InstalledFixture } from '../support/review.js';
 
@@ -54,109 +54,37 @@ function errorCode(result: CliResult): string {
 }
 
 /**
- * init-repo, Change c1, its context, a requirement whose one step is a review of src/a.ts, an
- * agent grant, a collector key enrolled for the review step, and the finite-review profile file
- * pinning the stand-in executable (not installed yet).
+ * The scenario world whose requirement's one step is a review of src/a.ts (the Change edits it), the
+ * collector key enrolled for the review step, and the finite-review profile file pinning the
+ * stand-in executable (not installed yet).
  */
 async function makeDemo(
   t: TestContext,
   plan: readonly unknown[] = [{ mode: 'answer', response: answerJson() }],
   withCheck = false,
 ): Promise<Demo> {
-  const root = tempDir(t, 'agentscm-review-collect-');
-  const ws = join(root, 'ws');
-  const dataDir = join(root, 'data');
-  mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
-  mkdirSync(join(ws, 'src'));
-  writeFileSync(join(ws, 'src', 'a.ts'), 'export const a = 0;\n');
-  writeFileSync(
-    join(ws, 'skills', 'check', 'SKILL.md'),
-    '---\nname: check\ndescription: review the change\n---\nReview it.\n',
-  );
-  writeFileSync(
-    join(ws, 'skills', 'check', 'runner.json'),
-    JSON.stringify({
-      version: 1,
-      image: 'local/busybox:1',
-      argv: ['true'],
-      env: {},
-      workdir: '.',
-      timeout_ms: 1000,
-      limits: { memory_bytes: 67108864, pids: 64, cpu_millis: 1000, output_bytes: 65536, scratch_bytes: 1048576 },
-      toolchain: 'busybox-1',
-      environment: 'posix-sh-offline',
-    }),
-  );
-  writeFileSync(join(ws, 'skills', 'check', 'review-policy.json'), encodeCanonical(POLICY));
-  const cli = (args: string[]): Promise<CliResult> => runCli(['--data-dir', dataDir, ...args]);
-  const init = jsonOf<{ revision: string }>(ok(await cli(['init-repo', ws, '--name', 'demo', '--json'])));
-  writeFileSync(join(ws, 'src', 'a.ts'), 'export const a = 2;\n');
-  const cp = jsonOf<{ repository: string; revision: string; version: number }>(
-    ok(await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json'])),
-  );
-  const context = jsonOf<{ context_digest: string }>(
-    ok(await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json'])),
-  );
-  const workflow = join(root, 'workflow.json');
-  writeFileSync(
-    workflow,
-    JSON.stringify({
-      version: 1,
-      name: 'reviewed',
-      source: { repository: cp.repository, revision: cp.revision, policy_epoch: 0 },
-      skill: {
-        entrypoint: 'skills/check/SKILL.md',
-        resources: ['skills/check/review-policy.json', 'skills/check/runner.json'],
-      },
-      steps: [
-        { id: 'review', needs: [], required: true, action: reviewStepAction(['src/a.ts']) },
-        // With `withCheck`, a command step after the review: it waits for the review's import.
-        ...(withCheck
-          ? [
-              {
-                id: 'check',
-                needs: ['review'],
-                required: true,
-                action: {
-                  kind: 'command',
-                  runner: 'runner.json',
-                  change: { repository: cp.repository, id: 'c1' },
-                  change_version: cp.version,
-                  context_digest: context.context_digest,
-                },
-              },
-            ]
-          : []),
-      ],
-    }),
-  );
-  ok(await cli(['requirement', 'install', '--target', 'main', workflow]));
-  const tokenFile = join(root, 'alice.token');
-  ok(await cli(['grant', 'create', '--actor', 'alice/agent-1', '--token-file', tokenFile]));
-  const stateDir = join(root, 'collector');
-  ok(await runCli(['agent-task', 'key', '--state-dir', stateDir]));
-  const keyFile = join(stateDir, 'signing-key.json');
-  const publicKey = (JSON.parse(readFileSync(keyFile, 'utf8')) as { public_key: string }).public_key;
-  const enrolled = jsonOf<{ registration_id: string; registration_epoch: number; verification_key_id: string }>(
-    ok(
-      await cli([
-        'agent-task',
-        'enroll',
-        '--step',
-        'review',
-        '--executor',
-        'reviewer-1',
-        '--public-key',
-        publicKey,
-        '--json',
-      ]),
-    ),
-  );
+  const s = await buildScenario(t, {
+    argv: ['true'],
+    timeoutMs: 1000,
+    name: 'reviewed',
+    files: { 'src/a.ts': 'export const a = 0;\n', [SCENARIO_REVIEW_POLICY]: encodeCanonicalText(POLICY) },
+    edits: { 'src/a.ts': 'export const a = 2;\n' },
+    resources: [SCENARIO_REVIEW_POLICY],
+    steps: (binding) => [
+      { id: 'review', needs: [], required: true, action: reviewStepAction(['src/a.ts']) },
+      // With `withCheck`, a command step after the review: it waits for the review's import.
+      ...(withCheck ? [{ id: 'check', needs: ['review'], required: true, action: commandStepAction(binding) }] : []),
+    ],
+    enrollStep: 'review',
+    executor: 'reviewer-1',
+  });
+  const enrolled = s.registration;
+  assert.ok(enrolled !== null);
   const fixture = installFixture(t, plan as never);
   const profile = {
     version: 1,
     kind: 'finite_review',
-    repository_id: cp.repository,
+    repository_id: s.repository,
     workflow_profile: 'default',
     step_id: 'review',
     registration_id: enrolled.registration_id,
@@ -172,17 +100,17 @@ async function makeDemo(
     coverage: ['src/a.ts'],
     budgets: BUDGETS,
   };
-  const profileFile = join(root, 'review-profile.json');
+  const profileFile = join(s.root, 'review-profile.json');
   writeFileSync(profileFile, formatJson(profile as never));
   return {
-    root,
-    dataDir,
-    ws,
-    base: init.revision,
-    contextDigest: context.context_digest,
-    stateDir,
-    keyFile,
-    tokenFile,
+    root: s.root,
+    dataDir: s.dataDir,
+    ws: s.ws,
+    base: s.base,
+    contextDigest: s.contextDigest,
+    stateDir: s.stateDir,
+    keyFile: s.keyFile,
+    tokenFile: s.tokenFile,
     profileFile,
     profile,
     fixture,
@@ -246,79 +174,83 @@ function collectArgs(demo: Demo, descriptorFile: string, extra: readonly string[
   ];
 }
 
-test('a finite-review collector claims, collects and uploads; the import replays it; the subject qualifies, is approved and lands', async (t) => {
-  const demo = await makeDemo(t);
-  const profileId = await installProfile(demo);
-  const shown = jsonOf<{ profile: { kind: string } }>(
-    ok(await cli(demo, ['agent-task', 'profile', 'show', profileId.slice(0, 12), '--json'])),
-  );
-  assert.equal(shown.profile.kind, 'finite_review');
+test(
+  'a finite-review collector claims, collects and uploads; the import replays it; the subject ' +
+    'qualifies, is approved and lands',
+  async (t) => {
+    const demo = await makeDemo(t);
+    const profileId = await installProfile(demo);
+    const shown = jsonOf<{ profile: { kind: string } }>(
+      ok(await cli(demo, ['agent-task', 'profile', 'show', profileId.slice(0, 12), '--json'])),
+    );
+    assert.equal(shown.profile.kind, 'finite_review');
 
-  // Before any claim the review task is pending, and the next step is a collector claim.
-  const before = jsonOf<{ qualified: boolean; tasks: { step_id: string; state: string }[] }>(
-    await cli(demo, ['qualification', '--change', 'c1', '--json']),
-  );
-  assert.equal(before.qualified, false);
-  assert.equal(before.tasks.find((task) => task.step_id === 'review')?.state, 'pending');
+    // Before any claim the review task is pending, and the next step is a collector claim.
+    const before = jsonOf<{ qualified: boolean; tasks: { step_id: string; state: string }[] }>(
+      await cli(demo, ['qualification', '--change', 'c1', '--json']),
+    );
+    assert.equal(before.qualified, false);
+    assert.equal(before.tasks.find((task) => task.step_id === 'review')?.state, 'pending');
 
-  const descriptorFile = join(demo.root, 'review.descriptor.json');
-  const claimed = await claim(demo, profileId, descriptorFile);
-  const descriptor = JSON.parse(readFileSync(descriptorFile, 'utf8')) as {
-    subject: { revision: string };
-    review: { policy_path: string; action: { coverage: string[] } };
-    transport: { model: string };
-  };
-  assert.equal(descriptor.review.policy_path, 'skills/check/review-policy.json');
-  assert.deepEqual(descriptor.review.action.coverage, ['src/a.ts']);
-  assert.equal(descriptor.transport.model, 'claude-sonnet-4-5');
-  assert.ok(claimed);
+    const descriptorFile = join(demo.root, 'review.descriptor.json');
+    const claimed = await claim(demo, profileId, descriptorFile);
+    const descriptor = JSON.parse(readFileSync(descriptorFile, 'utf8')) as {
+      subject: { revision: string };
+      review: { policy_path: string; action: { coverage: string[] } };
+      transport: { model: string };
+    };
+    assert.equal(descriptor.review.policy_path, 'skills/check/review-policy.json');
+    assert.deepEqual(descriptor.review.action.coverage, ['src/a.ts']);
+    assert.equal(descriptor.transport.model, 'claude-sonnet-4-5');
+    assert.ok(claimed);
 
-  const collected = jsonOf<{
-    ran: boolean;
-    outcome: string;
-    upload: { answer: { status: string; outcome: string; receipt: { status: string } } };
-  }>(ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))));
-  assert.equal(collected.ran, true);
-  assert.equal(collected.outcome, 'passed');
-  assert.equal(collected.upload.answer.status, 'imported');
-  assert.equal(collected.upload.answer.outcome, 'passed');
-  assert.equal(collected.upload.answer.receipt.status, 'written');
-  assert.equal(demo.fixture.calls().length, 1);
-  // The executable saw only the variables the operator named, in a private working directory.
-  assert.deepEqual(demo.fixture.calls()[0]?.env.sort(), ['FIXTURE_LOG', 'FIXTURE_PLAN', 'PATH']);
+    const collected = jsonOf<{
+      ran: boolean;
+      outcome: string;
+      upload: { answer: { status: string; outcome: string; receipt: { status: string } } };
+    }>(ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))));
+    assert.equal(collected.ran, true);
+    assert.equal(collected.outcome, 'passed');
+    assert.equal(collected.upload.answer.status, 'imported');
+    assert.equal(collected.upload.answer.outcome, 'passed');
+    assert.equal(collected.upload.answer.receipt.status, 'written');
+    assert.equal(demo.fixture.calls().length, 1);
+    // The executable saw only the variables the operator named, in a private working directory.
+    assert.deepEqual(demo.fixture.calls()[0]?.env.sort(), ['FIXTURE_LOG', 'FIXTURE_PLAN', 'PATH']);
 
-  // Collecting again never calls the model again: the retained envelope is uploaded as it is.
-  const again = jsonOf<{ ran: boolean; upload: { answer: { status: string } } }>(
-    ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))),
-  );
-  assert.equal(again.ran, false);
-  assert.equal(again.upload.answer.status, 'retained');
-  assert.equal(demo.fixture.calls().length, 1);
+    // Collecting again never calls the model again: the retained envelope is uploaded as it is.
+    const again = jsonOf<{ ran: boolean; upload: { answer: { status: string } } }>(
+      ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))),
+    );
+    assert.equal(again.ran, false);
+    assert.equal(again.upload.answer.status, 'retained');
+    assert.equal(demo.fixture.calls().length, 1);
 
-  const qualification = jsonOf<{ qualified: boolean; receipt_digest: string | null }>(
-    ok(await cli(demo, ['qualification', '--change', 'c1', '--json'])),
-  );
-  assert.equal(qualification.qualified, true);
-  assert.ok(qualification.receipt_digest);
-  const approved = jsonOf<{ receipt_kind: string; receipt_digest: string }>(
-    ok(await cli(demo, ['approve', '--change', 'c1', '--json'])),
-  );
-  assert.equal(approved.receipt_kind, 'imported');
-  assert.equal(approved.receipt_digest, qualification.receipt_digest);
-  ok(await cli(demo, ['land', '--change', 'c1', '--target', 'main', '--json']));
-  const targets = jsonOf<{ targets: { name: string; revision: string }[] }>(
-    ok(await cli(demo, ['target', 'list', '--json'])),
-  );
-  const landed = targets.targets.find((x) => x.name === 'main')?.revision;
-  assert.notEqual(landed, demo.base);
-  assert.equal(landed, descriptor.subject.revision);
+    const qualification = jsonOf<{ qualified: boolean; receipt_digest: string | null }>(
+      ok(await cli(demo, ['qualification', '--change', 'c1', '--json'])),
+    );
+    assert.equal(qualification.qualified, true);
+    assert.ok(qualification.receipt_digest);
+    const approved = jsonOf<{ receipt_kind: string; receipt_digest: string }>(
+      ok(await cli(demo, ['approve', '--change', 'c1', '--json'])),
+    );
+    assert.equal(approved.receipt_kind, 'imported');
+    assert.equal(approved.receipt_digest, qualification.receipt_digest);
+    ok(await cli(demo, ['land', '--change', 'c1', '--target', 'main', '--json']));
+    const targets = jsonOf<{ targets: { name: string; revision: string }[] }>(
+      ok(await cli(demo, ['target', 'list', '--json'])),
+    );
+    const landed = targets.targets.find((x) => x.name === 'main')?.revision;
+    assert.notEqual(landed, demo.base);
+    assert.equal(landed, descriptor.subject.revision);
 
-  // The offline bundle verifies the review transfer without the store.
-  const bundle = join(demo.root, 'receipt.agscmrb');
-  ok(await cli(demo, ['receipt', 'export', approved.receipt_digest, '--out', bundle]));
-  const verified = await runCli(['receipt', 'verify', bundle, '--json']);
-  assert.equal(verified.code, 0, verified.stderr);
-});
+    // The offline bundle verifies the review transfer without the store.
+    const bundle = join(demo.root, 'receipt.agscmrb');
+    ok(await cli(demo, ['receipt', 'export', approved.receipt_digest, '--out', bundle]));
+    const verified = await runCli(['receipt', 'verify', bundle, '--json']);
+    assert.equal(verified.code, 0, verified.stderr);
+  },
+);
 
 test('a step that needs the review waits for its replayed import, then is offered to its collector', async (t) => {
   const demo = await makeDemo(t, undefined, true);
@@ -394,55 +326,59 @@ test('a failed review is imported as not passed: the subject does not qualify an
   assert.equal(refused.code, 1, refused.stderr);
 });
 
-test('installation refuses a fixture or HTTP basis and a profile that does not fit the review step; collect refuses another executable', async (t) => {
-  const demo = await makeDemo(t);
-  for (const [basis, code] of [
-    ['fixture', 'REVIEW_TRANSPORT_NOT_QUALIFIED'],
-    ['http', 'REVIEW_TRANSPORT_NOT_QUALIFIED'],
-  ] as const) {
-    const file = join(demo.root, `${basis}.json`);
-    writeFileSync(file, formatJson({ ...demo.profile, transport: { ...(demo.profile.transport as object), basis } }));
-    assert.equal(errorCode(await cli(demo, ['agent-task', 'profile', 'install', file, '--json'])), code);
-  }
-  const misfits: [string, Record<string, unknown>][] = [
-    ['policy', { policy_sha256: sha256('other') }],
-    ['coverage', { coverage: ['src/b.ts'] }],
-    ['budgets', { budgets: { ...BUDGETS, model_calls: 9 } }],
-  ];
-  for (const [name, change] of misfits) {
-    const file = join(demo.root, `misfit-${name}.json`);
-    writeFileSync(file, formatJson({ ...demo.profile, ...change } as never));
-    assert.equal(
-      errorCode(await cli(demo, ['agent-task', 'profile', 'install', file, '--json'])),
-      'COLLECTOR_PROFILE_STEP_INVALID',
-      name,
-    );
-  }
-  const profileId = await installProfile(demo);
-  const descriptorFile = join(demo.root, 'd.json');
-  await claim(demo, profileId, descriptorFile);
-  // Another executable (the same stand-in with one more byte) is not the pinned one: nothing is called.
-  const other = join(demo.root, 'other-claude');
-  writeFileSync(other, Buffer.concat([readFileSync(demo.fixture.executable), Buffer.from('\n')]), { mode: 0o755 });
-  const args = collectArgs(demo, descriptorFile).map((arg) => (arg === demo.fixture.executable ? other : arg));
-  assert.equal(errorCode(await cli(demo, args, fixtureEnv(demo.fixture))), 'COLLECT_RUNTIME_MISMATCH');
-  // Without an executable the review is not configured; nothing falls back.
-  const none = [
-    'agent-task',
-    'collect',
-    '--descriptor',
-    descriptorFile,
-    '--key',
-    demo.keyFile,
-    '--state-dir',
-    demo.stateDir,
-    '--token-file',
-    demo.tokenFile,
-    '--json',
-  ];
-  assert.equal(errorCode(await cli(demo, none)), 'REVIEW_RUNTIME_NOT_CONFIGURED');
-  assert.equal(demo.fixture.calls().length, 0);
-});
+test(
+  'installation refuses a fixture or HTTP basis and a profile that does not fit the review step; ' +
+    'collect refuses another executable',
+  async (t) => {
+    const demo = await makeDemo(t);
+    for (const [basis, code] of [
+      ['fixture', 'REVIEW_TRANSPORT_NOT_QUALIFIED'],
+      ['http', 'REVIEW_TRANSPORT_NOT_QUALIFIED'],
+    ] as const) {
+      const file = join(demo.root, `${basis}.json`);
+      writeFileSync(file, formatJson({ ...demo.profile, transport: { ...(demo.profile.transport as object), basis } }));
+      assert.equal(errorCode(await cli(demo, ['agent-task', 'profile', 'install', file, '--json'])), code);
+    }
+    const misfits: [string, Record<string, unknown>][] = [
+      ['policy', { policy_sha256: sha256('other') }],
+      ['coverage', { coverage: ['src/b.ts'] }],
+      ['budgets', { budgets: { ...BUDGETS, model_calls: 9 } }],
+    ];
+    for (const [name, change] of misfits) {
+      const file = join(demo.root, `misfit-${name}.json`);
+      writeFileSync(file, formatJson({ ...demo.profile, ...change } as never));
+      assert.equal(
+        errorCode(await cli(demo, ['agent-task', 'profile', 'install', file, '--json'])),
+        'COLLECTOR_PROFILE_STEP_INVALID',
+        name,
+      );
+    }
+    const profileId = await installProfile(demo);
+    const descriptorFile = join(demo.root, 'd.json');
+    await claim(demo, profileId, descriptorFile);
+    // Another executable (the same stand-in with one more byte) is not the pinned one: nothing is called.
+    const other = join(demo.root, 'other-claude');
+    writeFileSync(other, Buffer.concat([readFileSync(demo.fixture.executable), Buffer.from('\n')]), { mode: 0o755 });
+    const args = collectArgs(demo, descriptorFile).map((arg) => (arg === demo.fixture.executable ? other : arg));
+    assert.equal(errorCode(await cli(demo, args, fixtureEnv(demo.fixture))), 'COLLECT_RUNTIME_MISMATCH');
+    // Without an executable the review is not configured; nothing falls back.
+    const none = [
+      'agent-task',
+      'collect',
+      '--descriptor',
+      descriptorFile,
+      '--key',
+      demo.keyFile,
+      '--state-dir',
+      demo.stateDir,
+      '--token-file',
+      demo.tokenFile,
+      '--json',
+    ];
+    assert.equal(errorCode(await cli(demo, none)), 'REVIEW_RUNTIME_NOT_CONFIGURED');
+    assert.equal(demo.fixture.calls().length, 0);
+  },
+);
 
 /** Re-sign a review envelope after `edit` changed its records (the collector's own key: only replay can catch it). */
 function resigned(envelope: Buffer, keyFile: string, edit: (records: Buffer[]) => Buffer[]): Buffer {
@@ -463,88 +399,96 @@ function editRecord(records: Buffer[], edit: (record: Record<string, unknown>) =
   return [...records.slice(0, last), encodeCanonical(record as never)];
 }
 
-test('import replays every review transfer: a tampered response, a changed record, a missing or extra request are refused with their codes and change nothing', async (t) => {
-  const demo = await makeDemo(t, [{ mode: 'answer', response: answerJson() }]);
-  const profileId = await installProfile(demo);
-  const descriptorFile = join(demo.root, 'd.json');
-  await claim(demo, profileId, descriptorFile);
-  // Collect without uploading (the endpoint refuses), to get the signed envelope.
-  const offline = await cli(
-    demo,
-    collectArgs(demo, descriptorFile, ['--endpoint', 'http://127.0.0.1:9/none']),
-    fixtureEnv(demo.fixture),
-  );
-  assert.notEqual(offline.code, 0);
-  const descriptor = JSON.parse(readFileSync(descriptorFile, 'utf8')) as { upload_request_id: string };
-  const envelope = readFileSync(
-    join(demo.stateDir, 'collections', sha256(descriptor.upload_request_id), 'envelope.agscmtr'),
-  );
-  const tryUpload = async (bytes: Buffer): Promise<CliResult> => {
-    const file = join(demo.root, `e-${sha256(bytes).slice(0, 8)}.agscmtr`);
-    writeFileSync(file, bytes);
-    return cli(demo, ['agent-task', 'upload', file, '--token-file', demo.tokenFile, '--json']);
-  };
-  const cases: [string, Buffer, string][] = [
-    [
-      'tampered response',
-      resigned(envelope, demo.keyFile, (r) =>
-        editRecord(r, (rec) => {
-          const calls = rec.calls as { observation: { response: string } }[];
-          (calls[0] as { observation: { response: string } }).observation.response = JSON.stringify(
-            answerJson(['correctness']),
-          );
-        }),
-      ),
-      'REVIEW_REPLAY_RESPONSE_TAMPERED',
-    ],
-    [
-      'changed outcome',
-      resigned(envelope, demo.keyFile, (r) =>
-        editRecord(r, (rec) => {
-          rec.findings = [
-            {
-              call_index: 0,
-              criterion: 'correctness',
-              path: 'src/a.ts',
-              line: 1,
-              severity: 'advisory',
-              message: 'added',
-            },
-          ];
-        }),
-      ),
-      'REVIEW_REPLAY_RECORD_MISMATCH',
-    ],
-    ['missing request', resigned(envelope, demo.keyFile, (r) => r.slice(1)), 'REVIEW_REPLAY_TRACE_MISMATCH'],
-    ['extra request', resigned(envelope, demo.keyFile, (r) => [r[0] as Buffer, ...r]), 'REVIEW_REPLAY_TRACE_MISMATCH'],
-    [
-      'changed request',
-      resigned(envelope, demo.keyFile, (r) => [
-        Buffer.from((r[0] as Buffer).toString('utf8').replace('export const a = 2;', 'export const a = 3;')),
-        ...r.slice(1),
-      ]),
-      'REVIEW_REPLAY_REQUEST_MISMATCH',
-    ],
-    [
-      'other model',
-      resigned(envelope, demo.keyFile, (r) =>
-        editRecord(r, (rec) => {
-          (rec.transport as { model: string }).model = 'other-model';
-        }),
-      ),
-      'REVIEW_PROFILE_MISMATCH',
-    ],
-  ];
-  for (const [name, bytes, code] of cases) {
-    const refused = await tryUpload(bytes);
-    assert.notEqual(refused.code, 0, name);
-    assert.equal(errorCode(refused), code, `${name}: ${refused.stderr}`);
-  }
-  // Nothing was imported: the untouched envelope still imports and passes.
-  const good = jsonOf<{ upload: { answer: { status: string; outcome: string } } }>(ok(await tryUpload(envelope)));
-  assert.equal(good.upload.answer.status, 'imported');
-  assert.equal(good.upload.answer.outcome, 'passed');
-});
+test(
+  'import replays every review transfer: a tampered response, a changed record, a missing or extra ' +
+    'request are refused with their codes and change nothing',
+  async (t) => {
+    const demo = await makeDemo(t, [{ mode: 'answer', response: answerJson() }]);
+    const profileId = await installProfile(demo);
+    const descriptorFile = join(demo.root, 'd.json');
+    await claim(demo, profileId, descriptorFile);
+    // Collect without uploading (the endpoint refuses), to get the signed envelope.
+    const offline = await cli(
+      demo,
+      collectArgs(demo, descriptorFile, ['--endpoint', 'http://127.0.0.1:9/none']),
+      fixtureEnv(demo.fixture),
+    );
+    assert.notEqual(offline.code, 0);
+    const descriptor = JSON.parse(readFileSync(descriptorFile, 'utf8')) as { upload_request_id: string };
+    const envelope = readFileSync(
+      join(demo.stateDir, 'collections', sha256(descriptor.upload_request_id), 'envelope.agscmtr'),
+    );
+    const tryUpload = async (bytes: Buffer): Promise<CliResult> => {
+      const file = join(demo.root, `e-${sha256(bytes).slice(0, 8)}.agscmtr`);
+      writeFileSync(file, bytes);
+      return cli(demo, ['agent-task', 'upload', file, '--token-file', demo.tokenFile, '--json']);
+    };
+    const cases: [string, Buffer, string][] = [
+      [
+        'tampered response',
+        resigned(envelope, demo.keyFile, (r) =>
+          editRecord(r, (rec) => {
+            const calls = rec.calls as { observation: { response: string } }[];
+            (calls[0] as { observation: { response: string } }).observation.response = JSON.stringify(
+              answerJson(['correctness']),
+            );
+          }),
+        ),
+        'REVIEW_REPLAY_RESPONSE_TAMPERED',
+      ],
+      [
+        'changed outcome',
+        resigned(envelope, demo.keyFile, (r) =>
+          editRecord(r, (rec) => {
+            rec.findings = [
+              {
+                call_index: 0,
+                criterion: 'correctness',
+                path: 'src/a.ts',
+                line: 1,
+                severity: 'advisory',
+                message: 'added',
+              },
+            ];
+          }),
+        ),
+        'REVIEW_REPLAY_RECORD_MISMATCH',
+      ],
+      ['missing request', resigned(envelope, demo.keyFile, (r) => r.slice(1)), 'REVIEW_REPLAY_TRACE_MISMATCH'],
+      [
+        'extra request',
+        resigned(envelope, demo.keyFile, (r) => [r[0] as Buffer, ...r]),
+        'REVIEW_REPLAY_TRACE_MISMATCH',
+      ],
+      [
+        'changed request',
+        resigned(envelope, demo.keyFile, (r) => [
+          Buffer.from((r[0] as Buffer).toString('utf8').replace('export const a = 2;', 'export const a = 3;')),
+          ...r.slice(1),
+        ]),
+        'REVIEW_REPLAY_REQUEST_MISMATCH',
+      ],
+      [
+        'other model',
+        resigned(envelope, demo.keyFile, (r) =>
+          editRecord(r, (rec) => {
+            (rec.transport as { model: string }).model = 'other-model';
+          }),
+        ),
+        'REVIEW_PROFILE_MISMATCH',
+      ],
+    ];
+    for (const [name, bytes, code] of cases) {
+      const refused = await tryUpload(bytes);
+      assert.notEqual(refused.code, 0, name);
+      assert.equal(errorCode(refused), code, `${name}: ${refused.stderr}`);
+    }
+    // Nothing was imported: the untouched envelope still imports and passes.
+    const good = jsonOf<{ upload: { answer: { status: string; outcome: string } } }>(ok(await tryUpload(envelope)));
+    assert.equal(good.upload.answer.status, 'imported');
+    assert.equal(good.upload.answer.outcome, 'passed');
+  },
+);
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -554,66 +498,72 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<void>
   }
 }
 
-test('SIGKILL of agent-task collect during a model call: collecting again never calls again, and the uncertain review is uploaded as not passed', async (t) => {
-  let startedFile = '';
-  t.after(() => {
-    // The slow stand-in call outlives its killed parent: end it by its own pid.
-    let started = '';
-    try {
-      started = readFileSync(startedFile, 'utf8');
-    } catch {
-      return;
-    }
-    for (const line of started.split('\n')) {
-      const pid = Number(line.split(' ')[1]);
-      if (Number.isInteger(pid) && pid > 0) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // already gone
+test(
+  'SIGKILL of agent-task collect during a model call: collecting again never calls again, and the ' +
+    'uncertain review is uploaded as not passed',
+  async (t) => {
+    let startedFile = '';
+    t.after(() => {
+      // The slow stand-in call outlives its killed parent: end it by its own pid.
+      let started = '';
+      try {
+        started = readFileSync(startedFile, 'utf8');
+      } catch {
+        return;
+      }
+      for (const line of started.split('\n')) {
+        const pid = Number(line.split(' ')[1]);
+        if (Number.isInteger(pid) && pid > 0) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
         }
       }
-    }
-  });
-  const demo = await makeDemo(t, [
-    { mode: 'slow', ms: 60_000, response: answerJson() },
-    { mode: 'answer', response: answerJson() },
-  ]);
-  startedFile = `${demo.fixture.log}.started`;
-  const profileId = await installProfile(demo);
-  const descriptorFile = join(demo.root, 'd.json');
-  await claim(demo, profileId, descriptorFile);
-  const env: NodeJS.ProcessEnv = { ...process.env, ...fixtureEnv(demo.fixture) };
-  delete env.AGENTSCM_DATA_DIR;
-  const child = spawn(
-    process.execPath,
-    [...cliEntryArgv(), '--data-dir', demo.dataDir, ...collectArgs(demo, descriptorFile)],
-    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-  await until(() => demo.fixture.started() === 1, 60_000).catch((error: Error) =>
-    assert.fail(`${error.message}: ${stderr}`),
-  );
-  child.kill('SIGKILL');
-  assert.equal(await exited, 'SIGKILL');
+    });
+    const demo = await makeDemo(t, [
+      { mode: 'slow', ms: 60_000, response: answerJson() },
+      { mode: 'answer', response: answerJson() },
+    ]);
+    startedFile = `${demo.fixture.log}.started`;
+    const profileId = await installProfile(demo);
+    const descriptorFile = join(demo.root, 'd.json');
+    await claim(demo, profileId, descriptorFile);
+    const env: NodeJS.ProcessEnv = { ...process.env, ...fixtureEnv(demo.fixture) };
+    delete env.AGENTSCM_DATA_DIR;
+    const child = spawn(
+      process.execPath,
+      [...cliEntryArgv(), '--data-dir', demo.dataDir, ...collectArgs(demo, descriptorFile)],
+      { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
+    await until(() => demo.fixture.started() === 1, 60_000).catch((error: Error) =>
+      assert.fail(`${error.message}: ${stderr}`),
+    );
+    child.kill('SIGKILL');
+    assert.equal(await exited, 'SIGKILL');
 
-  const reopened = jsonOf<{ ran: boolean; outcome: string; upload: { answer: { status: string; outcome: string } } }>(
-    ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))),
-  );
-  assert.equal(reopened.ran, true);
-  assert.equal(reopened.outcome, 'uncertain');
-  assert.equal(reopened.upload.answer.status, 'imported');
-  assert.equal(reopened.upload.answer.outcome, 'uncertain');
-  // The call in flight at the kill was never made again.
-  assert.equal(demo.fixture.started(), 1);
-  const answer = jsonOf<{ qualified: boolean; failures: { code: string }[] }>(
-    await cli(demo, ['qualification', '--change', 'c1', '--json']),
-  );
-  assert.equal(answer.qualified, false);
-  assert.ok(
-    answer.failures.some((failure) => failure.code === 'review_not_passed'),
-    JSON.stringify(answer.failures),
-  );
-});
+    const reopened = jsonOf<{ ran: boolean; outcome: string; upload: { answer: { status: string; outcome: string } } }>(
+      ok(await cli(demo, collectArgs(demo, descriptorFile), fixtureEnv(demo.fixture))),
+    );
+    assert.equal(reopened.ran, true);
+    assert.equal(reopened.outcome, 'uncertain');
+    assert.equal(reopened.upload.answer.status, 'imported');
+    assert.equal(reopened.upload.answer.outcome, 'uncertain');
+    // The call in flight at the kill was never made again.
+    assert.equal(demo.fixture.started(), 1);
+    const answer = jsonOf<{ qualified: boolean; failures: { code: string }[] }>(
+      await cli(demo, ['qualification', '--change', 'c1', '--json']),
+    );
+    assert.equal(answer.qualified, false);
+    assert.ok(
+      answer.failures.some((failure) => failure.code === 'review_not_passed'),
+      JSON.stringify(answer.failures),
+    );
+  },
+);
