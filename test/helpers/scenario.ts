@@ -22,6 +22,8 @@ import { tempDir } from './tmp.js';
 
 export const SCENARIO_SKILL = 'skills/check/SKILL.md';
 export const SCENARIO_RECIPE = 'skills/check/runner.json';
+/** Where a review step's policy lives in the scenario's skill (its `policy` is `review-policy.json`). */
+export const SCENARIO_REVIEW_POLICY = 'skills/check/review-policy.json';
 export const SCENARIO_CHANGE = 'c1';
 export const SCENARIO_ACTOR = 'alice/agent-1';
 
