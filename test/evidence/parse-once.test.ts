@@ -65,7 +65,7 @@ test(
     const first = await counted(() => importTransfer(store, envelope, authorization(ev)));
     assert.equal(first.answer.status, 'imported');
     // The upload completed the graph: its receipt was written in the same call, and counted.
-    assert.equal((first.answer.receipt as JsonObject).status, 'written');
+    assert.equal(((first.answer as JsonObject).receipt as JsonObject).status, 'written');
     assert.deepEqual([first.parsed, first.signaturesChecked], [1, 1]);
     const retry = await counted(() => importTransfer(store, envelope, authorization(ev)));
     assert.equal(retry.answer.status, 'retained');
@@ -81,7 +81,7 @@ test(
     const first = withStore(ev.store.dataDir, 'write', (held) =>
       importCollectorTransfer(held, envelope, authorization(ev)),
     );
-    const receipt = first.receipt as JsonObject;
+    const receipt = (first as JsonObject).receipt as JsonObject;
     assert.equal(receipt.status, 'written');
     // The state a process killed between the import and its receipt leaves (test/evidence/finalize.test.ts).
     const journal = openAuthority(ev.store.dataDir, { mode: 'write' });

@@ -139,7 +139,11 @@ test(
     );
     assert.equal(live.status, 'retained');
     assert.equal(live.currently_applicable, true);
-    assert.deepEqual(live.applicability, { subject_current: true, registration_current: true, origin_current: true });
+    assert.deepEqual((live as JsonObject).applicability, {
+      subject_current: true,
+      registration_current: true,
+      origin_current: true,
+    });
 
     const rotatedToken = join(ev.dir, 'rotated.token');
     const auth = openAuthority(ev.store.dataDir, { mode: 'write' });

@@ -121,7 +121,7 @@ export function makeWideReceipt(dir: string, steps: number): WideReceipt {
     const answer = withStore(dataDir, 'write', (held) =>
       importCollectorTransfer(held, envelopeOf(key, parts, { request_digest: requestDigest }), authorizationOf()),
     );
-    const receipt = answer.receipt as JsonObject;
+    const receipt = (answer as JsonObject).receipt as JsonObject;
     if (index === steps - 1) {
       assert.equal(receipt.status, 'written', `the last import wrote no receipt: ${JSON.stringify(receipt)}`);
       receiptDigest = receipt.receipt_digest as string;

@@ -4,7 +4,6 @@
  * applicability read now; and the collector claim an upload request names.
  */
 import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
-import type { JsonObject } from '../../contracts/json/json-value.js';
 import { sameAgent } from '../../contracts/task/common.js';
 import { requireCurrentCollectorProfile } from '../../native/collector-profiles.js';
 import { requireLiveOrigin } from '../../native/grants.js';
@@ -16,10 +15,23 @@ import { requireCurrentSubject } from '../derive.js';
 import { findRetainedTask } from '../journal-rows.js';
 import { readAuthority, readJournal, runTransition, type TransitionScope } from '../transition.js';
 import { findCollectorAttemptByUpload, type CollectorAttemptRow } from './attempts.js';
-import { shown } from './execution.js';
 import { refuse, uploadUnknown } from './import-refusals.js';
+import type { TransferAnswer } from './import-within.js';
 import { strictJsonParse } from './json.js';
 import { type VerifiedTransfer } from './verified-transfer.js';
+
+/** Whether a retained answer still applies now: each of the three checks withApplicability reads. */
+export type Applicability = {
+  readonly subject_current: boolean;
+  readonly registration_current: boolean;
+  readonly origin_current: boolean;
+};
+
+/** A transfer's answer with its applicability read now, reported beside it. */
+export type ApplicableAnswer = TransferAnswer & {
+  readonly currently_applicable: boolean;
+  readonly applicability: Applicability;
+};
 
 /**
  * The guard, then the exact-retry lookup: the retained answer of an identical upload, or null.
@@ -27,7 +39,7 @@ import { type VerifiedTransfer } from './verified-transfer.js';
  * whose attempt is still active (a crash between the import's authority commit and its journal
  * commit) has that attempt finished now, in a transition of its own (settleRetained).
  */
-export function retainedUpload(ctx: TaskContext, transfer: VerifiedTransfer): JsonObject | null {
+export function retainedUpload(ctx: TaskContext, transfer: VerifiedTransfer): TransferAnswer | null {
   const id = transfer.envelope.header.upload_request_id;
   const answer = ctx.guard(ctx.actor, 'collector_upload', () => {
     const row = readAuthority(ctx, (auth) => retainedRow(auth, id));
@@ -60,8 +72,8 @@ export function retainedUpload(ctx: TaskContext, transfer: VerifiedTransfer): Js
 }
 
 /** The attempt a retained answer names, when the journal still holds it active; else null. */
-function activeAttemptOf(journal: Journal, answer: JsonObject): RetainedAttempt | null {
-  const found = findTaskWithAttempt(journal, shown(answer.task_id), shown(answer.attempt_id));
+function activeAttemptOf(journal: Journal, answer: TransferAnswer): RetainedAttempt | null {
+  const found = findTaskWithAttempt(journal, answer.task_id, answer.attempt_id);
   const attempt = found?.attempt?.() ?? null;
   return attempt !== null && attempt.state === 'active' ? attempt : null;
 }
@@ -71,7 +83,7 @@ function activeAttemptOf(journal: Journal, answer: JsonObject): RetainedAttempt 
  * lost to a crash after its authority commit (docs/collector-transfer.md "Where transfers and
  * receipts live"). Inside a transition; idempotent (an attempt no longer active is left as is).
  */
-export function settleRetained(scope: TransitionScope, answer: JsonObject): void {
+export function settleRetained(scope: TransitionScope, answer: TransferAnswer): void {
   const attempt = activeAttemptOf(scope.journal, answer);
   if (attempt !== null) updateAttempt(scope.journal, attempt, ['active'], { state: 'finished' }, scope.nowMs);
 }
@@ -148,7 +160,7 @@ export function retainedAnswer(
   ctx: TaskContext,
   uploadRequestId: string,
   digest: string,
-): JsonObject | null {
+): TransferAnswer | null {
   const row = retainedRow(scope.auth, uploadRequestId);
   if (row === null) return null;
   const answer = answerOf(scope.journal, ctx, uploadRequestId, digest, row);
@@ -162,7 +174,7 @@ function answerOf(
   uploadRequestId: string,
   digest: string,
   row: RetainedTransfer,
-): JsonObject {
+): TransferAnswer {
   const claim = findCollectorAttemptByUpload(journal, uploadRequestId);
   if (claim === null) throw claimMissing(uploadRequestId);
   authorizeRetainedUpload(ctx, claim);
@@ -179,7 +191,8 @@ function answerOf(
     );
   }
   const value = strictJsonParse(row.response);
-  return { ...(value as JsonObject), status: 'retained' };
+  // The stored answer is the one importWithin wrote (its own bytes, read back as they were).
+  return { ...(value as TransferAnswer), status: 'retained' };
 }
 
 /**
@@ -188,13 +201,13 @@ function answerOf(
  * still live at its claimed generation (not revoked, not rotated). A stale answer is still the
  * historical answer of that upload; `currently_applicable` is true only when all three hold.
  */
-export function withApplicability(ctx: TaskContext, answer: JsonObject): JsonObject {
+export function withApplicability(ctx: TaskContext, answer: TransferAnswer): ApplicableAnswer {
   const retained = readJournal(
     ctx,
     () => null,
     (journal) => ({
-      task: findRetainedTask(journal, shown(answer.task_id)),
-      claim: findCollectorAttemptByUpload(journal, shown(answer.upload_request_id)),
+      task: findRetainedTask(journal, answer.task_id),
+      claim: findCollectorAttemptByUpload(journal, answer.upload_request_id),
     }),
   );
   return readAuthority(ctx, (auth) => {
@@ -207,7 +220,7 @@ export function withApplicability(ctx: TaskContext, answer: JsonObject): JsonObj
         return false;
       }
     };
-    const registrationCurrent = holds(() => requireCurrentCollectorProfile(auth, shown(answer.collector_profile_id)));
+    const registrationCurrent = holds(() => requireCurrentCollectorProfile(auth, answer.collector_profile_id));
     const task = retained?.task ?? null;
     const claim = retained?.claim ?? null;
     const subjectCurrent = task !== null && holds(() => requireCurrentSubject(auth, task.task.subject));

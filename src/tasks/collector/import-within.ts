@@ -7,7 +7,7 @@
 import type { TransferEnvelope } from '../../contracts/collector/transfer.js';
 import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
 import { encodeCanonical } from '../../contracts/json/canonical-json.js';
-import type { JsonObject, JsonValue } from '../../contracts/json/json-value.js';
+import type { JsonValue } from '../../contracts/json/json-value.js';
 import { isReviewDescriptor } from '../../contracts/review/collector-descriptor.js';
 import { reviewTransportDigest } from '../../contracts/review/request.js';
 import { sameAgent, sameExecutor } from '../../contracts/task/common.js';
@@ -41,6 +41,24 @@ export interface ReplayedReview {
   readonly outcome: string;
 }
 
+/**
+ * What an import answers and stores with its transfer (`status: "imported"`); an exact retry
+ * answers the stored one with `status: "retained"`. An object type, so that a view embeds it.
+ */
+export type TransferAnswer = {
+  readonly status: 'imported' | 'retained';
+  readonly upload_request_id: string;
+  readonly transfer_digest: string;
+  readonly collector_profile_id: string;
+  readonly task_id: string;
+  readonly task_digest: string;
+  readonly attempt_id: string;
+  readonly attempt_digest: string;
+  readonly fence: bigint;
+  readonly outcome: string;
+  readonly record_digest: string;
+};
+
 function same(a: JsonValue, b: JsonValue): boolean {
   return encodeCanonical(a).equals(encodeCanonical(b));
 }
@@ -52,7 +70,7 @@ export function importWithin(
   transfer: VerifiedTransfer,
   derived: DerivedSubject,
   replayed: ReplayedReview | undefined,
-): JsonObject {
+): TransferAnswer {
   const { journal, auth, nowMs } = scope;
   const { envelope, bytes, digest } = transfer;
   const h = envelope.header;
@@ -295,7 +313,7 @@ export function importWithin(
   }
   if (!updateAttempt(journal, retained, ['active'], { state: 'finished' }, nowMs))
     throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
-  const response: JsonObject = {
+  const response: TransferAnswer = {
     status: 'imported',
     upload_request_id: h.upload_request_id,
     transfer_digest: digest,

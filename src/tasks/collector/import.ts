@@ -5,7 +5,6 @@
  * local authority, and the hub's upload route.
  */
 import { isAgentscmError } from '../../contracts/errors.js';
-import type { JsonObject } from '../../contracts/json/json-value.js';
 import type { Store } from '../../native/store-handle.js';
 import type { TaskContext } from '../context.js';
 import { deriveSubject } from '../derive.js';
@@ -13,8 +12,14 @@ import type { GrantAuthorization } from '../grant-guard.js';
 import { readAuthority, runTransition } from '../transition.js';
 import { type CollectorAttemptRow } from './attempts.js';
 import { registrationNotCurrent, uploadUnknown } from './import-refusals.js';
-import { claimOf, retainedAnswer, retainedUpload, withApplicability } from './import-retained.js';
-import { importWithin, type ReplayedReview } from './import-within.js';
+import {
+  claimOf,
+  retainedAnswer,
+  retainedUpload,
+  withApplicability,
+  type ApplicableAnswer,
+} from './import-retained.js';
+import { importWithin, type ReplayedReview, type TransferAnswer } from './import-within.js';
 import { writeReceiptIfComplete, type ReceiptWriteView } from './receipts.js';
 import { isVerifiedTransfer, readVerifiedTransfer, type VerifiedTransfer } from './verified-transfer.js';
 
@@ -26,13 +31,14 @@ export interface CollectorImportOptions {
 }
 
 /**
- * The answer of an import (and of its exact retry), a JSON object:
- * `{status: "imported" | "retained", upload_request_id, transfer_digest, task_id, attempt_id,
- * fence, outcome, record_digest, receipt: {receipt_digest, state} | null,
- * currently_applicable, applicability: {...}}`. `retained` is the historical view of an
- * identical earlier upload; `currently_applicable` is read now and reported separately.
+ * The answer of an import (and of its exact retry): the transfer's answer (TransferAnswer:
+ * `status: "imported" | "retained"`, upload_request_id, transfer_digest, ..., outcome,
+ * record_digest), then for a fresh import the receipt write and `currently_applicable: true`, or
+ * for a retained one `currently_applicable` and `applicability` read now. `retained` is the
+ * historical view of an identical earlier upload; its applicability is reported separately.
  */
-export type CollectorImportView = JsonObject;
+export type CollectorImportView =
+  (TransferAnswer & { readonly receipt: ReceiptWriteView; readonly currently_applicable: true }) | ApplicableAnswer;
 
 /**
  * Import one signed transfer envelope as the grant's actor into the authority of `store` (opened
