@@ -8,8 +8,10 @@
 import { readTransferEnvelope } from '../contracts/collector/transfer.js';
 import type { JsonObject } from '../contracts/json/json-value.js';
 import { attemptToJson } from '../contracts/task/attempt.js';
+import type { ExecutorBinding } from '../contracts/task/common.js';
 import type { ObservedState } from '../contracts/task/recovery.js';
 import { validateAssertionForTask } from '../contracts/task/result.js';
+import type { WorkflowTaskSubject } from '../contracts/task/subject.js';
 import type { WorkflowTask } from '../contracts/task/task.js';
 import { currentRegistration, getRegistration } from '../native/executor-registry.js';
 import { prepared, type Authority } from '../native/store.js';
@@ -208,12 +210,52 @@ export interface TaskPageQuery {
   readonly nowMs: number;
 }
 
+/** A retained transfer in the Tasks view: its row, its signer, its execution record. */
+export type TransferView = {
+  readonly transfer_digest: string;
+  readonly outcome: RetainedTransferRow['outcome'];
+  readonly length: number;
+  readonly signer: ExecutorBinding & { readonly registration_current: boolean | null };
+  readonly collector_profile_id: string;
+  /** The execution_record record as the transfer carries it (its wire members), or null. */
+  readonly execution_record: JsonObject | null;
+};
+
+/** One attempt of a task in the Tasks view. */
+export type TaskPageAttempt = AttemptStatusView & {
+  readonly created_at_ms: number;
+  readonly updated_at_ms: number;
+  readonly assertion: AssertionStatusView | null;
+  readonly transfer: TransferView | null;
+};
+
+/** One retained task in the Tasks view, with its newest attempts. */
+export type TaskPageTask = {
+  readonly seq: number;
+  readonly task_id: string;
+  readonly task_digest: string;
+  readonly step_id: string;
+  readonly change_id: string;
+  readonly change_version: WorkflowTaskSubject['change_version'];
+  readonly revision: string;
+  readonly target: string;
+  readonly policy_epoch: WorkflowTaskSubject['policy_epoch'];
+  readonly context_digest: string;
+  readonly required: boolean;
+  readonly action_kind: string;
+  readonly last_fence: bigint;
+  readonly attempts: TaskPageAttempt[];
+};
+
+/** A page of the Tasks view: its tasks and the cursor of the next page (null on the last). */
+export type TaskPageView = { readonly tasks: TaskPageTask[]; readonly next_cursor: string | null };
+
 /**
  * The signed transfer's signer and its execution record as the authority retained them: the
  * header's executor binding (checked against the registration's current state now) and the
  * execution_record record parsed strictly (sizes, digests and flags, never the output itself).
  */
-function transferView(auth: Authority, journal: Journal, row: RetainedTransferRow): JsonObject {
+function transferView(auth: Authority, journal: Journal, row: RetainedTransferRow): TransferView {
   const envelope = readTransferEnvelope(readRetainedEnvelope(auth, row));
   const executor = envelope.header.executor;
   let current: boolean | null = null;
@@ -247,11 +289,7 @@ function transferView(auth: Authority, journal: Journal, row: RetainedTransferRo
  * attempts (fence, lease live/expired/replaced as observed at `nowMs`, retained assertion) and
  * the imported transfer of each attempt with its signer and execution record.
  */
-export function taskPage(
-  auth: Authority,
-  journal: Journal,
-  query: TaskPageQuery,
-): { tasks: JsonObject[]; next_cursor: string | null } {
+export function taskPage(auth: Authority, journal: Journal, query: TaskPageQuery): TaskPageView {
   const limit = Math.min(Math.max(query.limit, 1), TASK_PAGE_MAX);
   const tasks = listRetainedTasks(journal, {
     repository: query.repository,
@@ -293,6 +331,21 @@ export function taskPage(
   };
 }
 
+/** One retained receipt in the Receipts view (its row, `seq` its retention order). */
+export type ReceiptPageRow = {
+  readonly receipt_digest: string;
+  readonly profile: string;
+  readonly target: string;
+  readonly change_id: string;
+  readonly context_digest: string;
+  readonly plan_digest: string;
+  readonly created_at_ms: number;
+  readonly seq: number;
+};
+
+/** A page of the Receipts view: its receipts and the cursor of the next page (null on the last). */
+export type ReceiptPageView = { readonly receipts: ReceiptPageRow[]; readonly next_cursor: string | null };
+
 /** Most receipts one dashboard page lists. */
 export const RECEIPT_PAGE_MAX = 200;
 
@@ -300,7 +353,7 @@ export const RECEIPT_PAGE_MAX = 200;
 export function receiptPage(
   auth: Authority,
   query: { readonly repository: string; readonly afterRow: number; readonly limit: number },
-): { receipts: JsonObject[]; next_cursor: string | null } {
+): ReceiptPageView {
   const limit = Math.min(Math.max(query.limit, 1), RECEIPT_PAGE_MAX);
   const rows = prepared(
     auth,

@@ -10,7 +10,6 @@ import { closeSync, constants, openSync, rmSync, writeSync } from 'node:fs';
 
 import { AgentscmError } from '../../contracts/errors.js';
 import { encodeCanonical } from '../../contracts/json/canonical-json.js';
-import type { JsonObject } from '../../contracts/json/json-value.js';
 import {
   decodeAnyCollectorDescriptor,
   encodeAnyCollectorDescriptor,
@@ -27,7 +26,7 @@ import { readTransaction } from '../../native/store.js';
 import type { TaskContext } from '../context.js';
 import { authorizeTaskToken } from '../grant-guard.js';
 import { deriveCurrent } from '../operations/lookups.js';
-import { collectorClaimOperation } from './claim.js';
+import { collectorClaimOperation, type CollectorClaimAnswer } from './claim.js';
 
 export interface ClaimToFileInput {
   /** Opened for writing by the root. */
@@ -70,8 +69,11 @@ function readProfile(store: Store, profileId: string): InstalledCollectorProfile
   return readTransaction(auth, () => getCollectorProfile(auth, resolveCollectorProfileRef(auth, profileId)));
 }
 
+/** What `agent-task claim` answers: the collector claim's answer and the descriptor file written. */
+export type ClaimFileAnswer = CollectorClaimAnswer & { readonly out: string };
+
 /** Claim and write the descriptor; answers the claim's JSON (with the descriptor) and the file written. */
-export function claimToFile(input: ClaimToFileInput): JsonObject {
+export function claimToFile(input: ClaimToFileInput): ClaimFileAnswer {
   const token = readTokenFile(input.tokenFile);
   const store = input.store;
   const authorization = authorizeTaskToken({ store, token });
@@ -108,8 +110,9 @@ export function claimToFile(input: ClaimToFileInput): JsonObject {
     );
   }
   const fd = createExclusive(input.out);
-  let answer: JsonObject;
+  let answer: CollectorClaimAnswer;
   try {
+    // Fresh request ids: never a retry, so the answer is this claim's own CollectorClaimAnswer.
     answer = collectorClaimOperation(ctx, {
       version: 1,
       request_id: freshId('r'),
@@ -119,8 +122,8 @@ export function claimToFile(input: ClaimToFileInput): JsonObject {
       task_digest: entry.digest,
       execution_operation_id: freshId('x'),
       requested_lease_ms: input.leaseMs,
-    }) as JsonObject;
-    const descriptor = decodeAnyCollectorDescriptor(encodeCanonical(answer.descriptor as JsonObject));
+    }) as CollectorClaimAnswer;
+    const descriptor = decodeAnyCollectorDescriptor(encodeCanonical(answer.descriptor));
     writeSync(fd, encodeAnyCollectorDescriptor(descriptor));
   } catch (error) {
     // A refused claim leaves no file behind (the claim itself changed nothing).

@@ -36,12 +36,21 @@ import { journalStatement } from '../../workflows/journal.js';
 import type { TaskContext } from '../context.js';
 import type { DerivedTask } from '../derive.js';
 import { requireActor } from '../operations/checks.js';
-import { claimOperation } from '../operations/claim.js';
+import { claimOperation, type ClaimAnswer } from '../operations/claim.js';
 import { readAuthority, readJournal, type TransitionScope } from '../transition.js';
 import { findCollectorAttempt, type CollectorAttemptRow } from './attempts.js';
 
 export { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder };
 export type { CollectorClaimRequest, CollectorDescriptorRequest };
+
+/**
+ * A collector claim's answer: the claim's answer (ClaimAnswer) with its own status and the
+ * descriptor the collector is given (its wire encoding). An object type, so it is a JSON value.
+ */
+export type CollectorClaimAnswer = Omit<ClaimAnswer, 'status'> & {
+  readonly status: 'collector_claimed';
+  readonly descriptor: JsonObject;
+};
 
 function collectorClaimToJson(request: CollectorClaimRequest): JsonObject {
   return {
@@ -153,7 +162,7 @@ export function collectorClaimOperation(ctx: TaskContext, request: CollectorClai
         throw new AgentscmError('INTERNAL', 'the profile changed inside its transaction');
     },
     claimsReview: installed.profile.kind === 'finite_review',
-    extend: (scope, claimed, response) => {
+    extend: (scope, claimed, response): CollectorClaimAnswer => {
       const common = {
         version: 1 as const,
         authority_id: authorityId(scope.auth),

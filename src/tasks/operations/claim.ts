@@ -111,12 +111,26 @@ function precheckWithoutJournal(
 }
 
 /**
+ * A claim's answer: the task, the attempt it opened (its wire encoding), the attempt's digest,
+ * the fence this claim issued and the lease's end. An object type, so that it is a JSON value.
+ */
+export type ClaimAnswer = {
+  readonly status: 'claimed';
+  readonly task_id: string;
+  readonly task_digest: string;
+  readonly attempt: JsonObject;
+  readonly attempt_digest: string;
+  readonly fence: bigint;
+  readonly lease_expires_at_ms: number;
+};
+
+/**
  * What a collector claim (src/tasks/collector/claim.ts) adds to a claim: the operation the guard
  * sees, the digest the request id is bound to (it covers the collector request, not only the
  * claim), a check of the derived task before anything is opened for writing, a recheck inside
- * the transition, and the rows and answer written in the same journal transaction.
+ * the transition, and the rows and answer (`A`) written in the same journal transaction.
  */
-export interface ClaimExtension {
+export interface ClaimExtension<A extends JsonObject> {
   readonly operation: TaskOperation;
   readonly digest: string;
   /**
@@ -134,8 +148,8 @@ export interface ClaimExtension {
       readonly attempt_digest: string;
       readonly lease_expires_at_ms: number;
     },
-    response: JsonObject,
-  ): JsonObject;
+    response: ClaimAnswer,
+  ): A;
 }
 
 /**
@@ -143,7 +157,11 @@ export interface ClaimExtension {
  * transaction: subject and enrollment recheck, no current attempt, dependencies complete, the
  * bounded scan of older subjects, a fresh execution identity, then the next fence.
  */
-export function claimOperation(ctx: TaskContext, request: TaskClaimRequest, extension?: ClaimExtension): JsonValue {
+export function claimOperation<A extends JsonObject>(
+  ctx: TaskContext,
+  request: TaskClaimRequest,
+  extension?: ClaimExtension<A>,
+): JsonValue {
   requireActor(ctx, request.agent);
   const digest = extension?.digest ?? claimRequestDigest(request);
   const operation: TaskOperation = extension?.operation ?? 'claim';
@@ -247,7 +265,7 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest, exte
         setLastFence(journal, retained, fence);
       }
       insertAttempt(journal, task, attempt, encoded, expires, nowMs);
-      const response: JsonObject = {
+      const response: ClaimAnswer = {
         status: 'claimed',
         task_id: entry.task.task_id,
         task_digest: entry.digest,
@@ -256,7 +274,7 @@ export function claimOperation(ctx: TaskContext, request: TaskClaimRequest, exte
         fence,
         lease_expires_at_ms: expires,
       };
-      const answer =
+      const answer: ClaimAnswer | A =
         extension === undefined
           ? response
           : extension.extend(
