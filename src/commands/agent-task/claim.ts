@@ -81,7 +81,7 @@ export default class AgentTaskClaim extends BaseCommand {
         target: flags.target,
       }),
     );
-    const d = result.descriptor as JsonObject;
+    const d = result.descriptor;
     const attempt = d.attempt as JsonObject;
     const task = d.task as JsonObject;
     this.log(
