@@ -228,41 +228,38 @@ test(
   },
 );
 
-test(
-  'a Stop loop killed after writing the receipt, before ' + 'its commit, leaves no receipt; the next stop records it',
-  async (t) => {
-    const demo = await makeDemo(t);
-    writeFileSync(join(demo.ws, 'notes.txt'), 'new work\n');
-    const child = spawn(process.execPath, [...cliEntryArgv(), ...stopArgs(demo)], {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        XDG_DATA_HOME: TEST_XDG_DATA_HOME,
-        AGENTSCM_TEST_PAUSE_AT: SERVER_RUN_RECEIPT_PAUSE_POINT,
-      },
-      stdio: ['pipe', 'ignore', 'pipe'],
+test('a Stop loop killed after writing the receipt, before its commit, leaves no receipt; the next stop records it', async (t) => {
+  const demo = await makeDemo(t);
+  writeFileSync(join(demo.ws, 'notes.txt'), 'new work\n');
+  const child = spawn(process.execPath, [...cliEntryArgv(), ...stopArgs(demo)], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      XDG_DATA_HOME: TEST_XDG_DATA_HOME,
+      AGENTSCM_TEST_PAUSE_AT: SERVER_RUN_RECEIPT_PAUSE_POINT,
+    },
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+  child.stdin.end(STOP_PAYLOAD);
+  const signal = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes(`agentscm-test-paused:${SERVER_RUN_RECEIPT_PAUSE_POINT}`)) child.kill('SIGKILL');
     });
-    child.stdin.end(STOP_PAYLOAD);
-    const signal = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (stderr.includes(`agentscm-test-paused:${SERVER_RUN_RECEIPT_PAUSE_POINT}`)) child.kill('SIGKILL');
-      });
-      child.on('error', reject);
-      child.on('close', (_code, sig) => resolve(sig));
-    });
-    assert.equal(signal, 'SIGKILL', 'the stop was killed at its pause point, holding the receipt transaction');
-    assert.deepEqual(receiptRows(demo), [], 'the uncommitted receipt is not there');
-    const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
-    const again = await runCli(stopArgs(demo), { input: STOP_PAYLOAD });
-    assert.equal(again.code, 0, again.stderr);
-    assert.equal(again.stdout, '', 'the same run is reopened and passes');
-    const rows = receiptRows(demo);
-    assert.equal(rows.length, 1);
-    // The run itself was retained before the kill, so approve could already admit it; its receipt is the one now
-    // recorded.
-    assert.equal(approved.code, 0, approved.stderr);
-    assert.equal(jsonOf<{ receipt_digest: string }>(approved).receipt_digest, rows[0]?.receipt_digest);
-  },
-);
+    child.on('error', reject);
+    child.on('close', (_code, sig) => resolve(sig));
+  });
+  assert.equal(signal, 'SIGKILL', 'the stop was killed at its pause point, holding the receipt transaction');
+  assert.deepEqual(receiptRows(demo), [], 'the uncommitted receipt is not there');
+  const approved = await cli(demo, ['approve', '--change', 'c1', '--json']);
+  const again = await runCli(stopArgs(demo), { input: STOP_PAYLOAD });
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.stdout, '', 'the same run is reopened and passes');
+  const rows = receiptRows(demo);
+  assert.equal(rows.length, 1);
+  // The run itself was retained before the kill, so approve could already admit it; its receipt is the one now
+  // recorded.
+  assert.equal(approved.code, 0, approved.stderr);
+  assert.equal(jsonOf<{ receipt_digest: string }>(approved).receipt_digest, rows[0]?.receipt_digest);
+});

@@ -7,12 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 
 import { importTransfer } from '../../src/collector/review/import.js';
-import { encodeCanonical, encodeCanonicalText, formatJson } from '../../src/contracts/json/canonical-json.js';
+import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { openAuthority } from '../../src/native/store.js';
@@ -21,7 +21,6 @@ import { verifiedTransferCounts } from '../../src/tasks/collector/verified-trans
 import { authorizeTaskToken, callWithTokenFile } from '../../src/tasks/grant-guard.js';
 import { openStore, withStore, type Store } from '../../src/tasks/store.js';
 import { jsonOf, REPO_ROOT, type CliResult } from '../helpers/cli.js';
-import { buildScenario, SCENARIO_REVIEW_POLICY } from '../helpers/scenario.js';
 import {
   ALICE,
   authorization,
@@ -31,8 +30,8 @@ import {
   transferParts,
   type Evidence,
 } from '../support/evidence.js';
-import { fixtureEnv, reviewStepAction } from '../support/review-run.js';
-import { answerJson, BUDGETS, installFixture, POLICY } from '../support/review.js';
+import { fixtureEnv } from '../support/review-run.js';
+import { buildReviewScenario } from '../support/review-scenario.js';
 import { CHANGE_ID } from '../support/tasks.js';
 
 const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
@@ -73,32 +72,29 @@ test(
   },
 );
 
-test(
-  'the counters count the receipt path: collector_finalize re-verifies the retained envelope once, ' + 'by design',
-  async (t) => {
-    const ev = makeEvidence(t);
-    const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
-    const first = withStore(ev.store.dataDir, 'write', (held) =>
-      importCollectorTransfer(held, envelope, authorization(ev)),
-    );
-    const receipt = (first as JsonObject).receipt as JsonObject;
-    assert.equal(receipt.status, 'written');
-    // The state a process killed between the import and its receipt leaves (test/evidence/finalize.test.ts).
-    const journal = openAuthority(ev.store.dataDir, { mode: 'write' });
-    try {
-      assert.equal(journal.db.prepare('DELETE FROM collector_receipts').run().changes, 1);
-    } finally {
-      journal.close();
-    }
-    const finalized = await counted(() => Promise.resolve(finalize(ev)));
-    assert.deepEqual(
-      finalized.answer,
-      { status: 'written', receipt_digest: receipt.receipt_digest, state: receipt.state },
-      'the same receipt bytes',
-    );
-    assert.deepEqual([finalized.parsed, finalized.signaturesChecked], [1, 1]);
-  },
-);
+test('the counters count the receipt path: collector_finalize re-verifies the retained envelope once, by design', async (t) => {
+  const ev = makeEvidence(t);
+  const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
+  const first = withStore(ev.store.dataDir, 'write', (held) =>
+    importCollectorTransfer(held, envelope, authorization(ev)),
+  );
+  const receipt = (first as JsonObject).receipt as JsonObject;
+  assert.equal(receipt.status, 'written');
+  // The state a process killed between the import and its receipt leaves (test/evidence/finalize.test.ts).
+  const journal = openAuthority(ev.store.dataDir, { mode: 'write' });
+  try {
+    assert.equal(journal.db.prepare('DELETE FROM collector_receipts').run().changes, 1);
+  } finally {
+    journal.close();
+  }
+  const finalized = await counted(() => Promise.resolve(finalize(ev)));
+  assert.deepEqual(
+    finalized.answer,
+    { status: 'written', receipt_digest: receipt.receipt_digest, state: receipt.state },
+    'the same receipt bytes',
+  );
+  assert.deepEqual([finalized.parsed, finalized.signaturesChecked], [1, 1]);
+});
 
 function finalize(ev: Evidence): JsonObject {
   return callWithTokenFile({
@@ -121,44 +117,9 @@ test(
   'a review upload (prepare, replay, import) and its exact retry each parse the envelope once and ' +
     'check its signature once',
   async (t) => {
-    const scenario = await buildScenario(t, {
-      argv: ['true'],
-      timeoutMs: 1000,
-      name: 'reviewed',
-      files: { 'src/a.ts': 'export const a = 0;\n', [SCENARIO_REVIEW_POLICY]: encodeCanonicalText(POLICY) },
-      edits: { 'src/a.ts': 'export const a = 2;\n' },
-      resources: [SCENARIO_REVIEW_POLICY],
-      steps: () => [{ id: 'review', needs: [], required: true, action: reviewStepAction(['src/a.ts']) }],
-      enrollStep: 'review',
-      executor: 'reviewer-1',
-    });
-    const { root, dataDir, tokenFile, stateDir, keyFile, registration: enrolled } = scenario;
-    assert.ok(enrolled !== null);
+    const { scenario, fixture, profileFile } = await buildReviewScenario(t);
+    const { root, dataDir, tokenFile, stateDir, keyFile } = scenario;
     const cli = (args: string[], env: Record<string, string> = {}): Promise<CliResult> => scenario.cli(args, { env });
-    const fixture = installFixture(t, [{ mode: 'answer', response: answerJson() }]);
-    const profileFile = join(root, 'review-profile.json');
-    writeFileSync(
-      profileFile,
-      formatJson({
-        version: 1,
-        kind: 'finite_review',
-        repository_id: scenario.repository,
-        workflow_profile: 'default',
-        step_id: 'review',
-        registration_id: enrolled.registration_id,
-        registration_epoch: enrolled.registration_epoch,
-        verification_key_id: enrolled.verification_key_id,
-        transport: {
-          basis: 'claude-code',
-          executable_sha256: sha256(readFileSync(fixture.executable)),
-          provider_scope: 'test-org',
-          model: 'claude-sonnet-4-5',
-        },
-        policy_sha256: sha256(encodeCanonical(POLICY)),
-        coverage: ['src/a.ts'],
-        budgets: BUDGETS as never,
-      }),
-    );
     const profileId = jsonOf<{ collector_profile_id: string }>(
       ok(await cli(['agent-task', 'profile', 'install', profileFile, '--json'])),
     ).collector_profile_id;

@@ -31,67 +31,64 @@ interface Enrolled {
 }
 
 // Not buildScenario: this test orders the set-up itself (enroll before and after a requirement install).
-test(
-  'enroll defaults to the profile agent-task call uses ' + 'and warns about a step no installed requirement has',
-  async (t) => {
-    const root = tempDir(t);
-    const data = join(root, 'data');
-    const ws = join(root, 'demo');
-    cpSync(join(REPO_ROOT, 'examples', 'demo-repo'), ws, { recursive: true });
-    mkdirSync(join(ws, 'skills'));
-    cpSync(join(REPO_ROOT, 'examples', 'skills', 'native-workflow'), join(ws, 'skills', 'native-workflow'), {
-      recursive: true,
-    });
-    const cli = (args: string[]): Promise<CliResult> => runCli(['--data-dir', data, ...args]);
-    const init = jsonOf<{ repository: string; revision: string }>(
-      ok(await cli(['init-repo', ws, '--name', 'demo', '--json'])),
-    );
-    const enroll = (step: string, executor: string): Promise<CliResult> =>
-      cli(['agent-task', 'enroll', '--step', step, '--executor', executor, '--public-key', PUBLIC_KEY, '--json']);
+test('enroll defaults to the profile agent-task call uses and warns about a step no installed requirement has', async (t) => {
+  const root = tempDir(t);
+  const data = join(root, 'data');
+  const ws = join(root, 'demo');
+  cpSync(join(REPO_ROOT, 'examples', 'demo-repo'), ws, { recursive: true });
+  mkdirSync(join(ws, 'skills'));
+  cpSync(join(REPO_ROOT, 'examples', 'skills', 'native-workflow'), join(ws, 'skills', 'native-workflow'), {
+    recursive: true,
+  });
+  const cli = (args: string[]): Promise<CliResult> => runCli(['--data-dir', data, ...args]);
+  const init = jsonOf<{ repository: string; revision: string }>(
+    ok(await cli(['init-repo', ws, '--name', 'demo', '--json'])),
+  );
+  const enroll = (step: string, executor: string): Promise<CliResult> =>
+    cli(['agent-task', 'enroll', '--step', step, '--executor', executor, '--public-key', PUBLIC_KEY, '--json']);
 
-    // No requirement installed yet.
-    const early = ok(await enroll('verify-skill', 'box-0'));
-    const earlyDoc = jsonOf<Enrolled>(early);
-    assert.equal(earlyDoc.profile, 'default');
-    assert.equal(earlyDoc.registration_epoch, 1);
-    assert.deepEqual(earlyDoc.warnings, [
-      'repository demo has no installed workflow requirement; the registration is recorded, ' +
-        'but no task uses it until a requirement with step "verify-skill" is installed',
-    ]);
-    assert.equal(early.stderr, `warning: ${earlyDoc.warnings[0] ?? ''}\n`);
+  // No requirement installed yet.
+  const early = ok(await enroll('verify-skill', 'box-0'));
+  const earlyDoc = jsonOf<Enrolled>(early);
+  assert.equal(earlyDoc.profile, 'default');
+  assert.equal(earlyDoc.registration_epoch, 1);
+  assert.deepEqual(earlyDoc.warnings, [
+    'repository demo has no installed workflow requirement; the registration is recorded, ' +
+      'but no task uses it until a requirement with step "verify-skill" is installed',
+  ]);
+  assert.equal(early.stderr, `warning: ${earlyDoc.warnings[0] ?? ''}\n`);
 
-    const workflow = JSON.parse(
-      readFileSync(join(REPO_ROOT, 'examples', 'workflows', 'verify-with-omission.json'), 'utf8'),
-    ) as { source: Record<string, string>; steps: { id: string }[] };
-    workflow.source.repository = init.repository;
-    workflow.source.revision = init.revision;
-    const file = join(root, 'workflow.json');
-    writeFileSync(file, JSON.stringify(workflow));
-    ok(await cli(['requirement', 'install', '--target', 'main', file]));
-    const steps = workflow.steps.map((s) => s.id).sort();
+  const workflow = JSON.parse(
+    readFileSync(join(REPO_ROOT, 'examples', 'workflows', 'verify-with-omission.json'), 'utf8'),
+  ) as { source: Record<string, string>; steps: { id: string }[] };
+  workflow.source.repository = init.repository;
+  workflow.source.revision = init.revision;
+  const file = join(root, 'workflow.json');
+  writeFileSync(file, JSON.stringify(workflow));
+  ok(await cli(['requirement', 'install', '--target', 'main', file]));
+  const steps = workflow.steps.map((s) => s.id).sort();
 
-    // A step the installed requirement lacks: recorded, with the warning naming the steps it has.
-    const typo = ok(await enroll('nosuchstep', 'box-1'));
-    const typoDoc = jsonOf<Enrolled>(typo);
-    assert.equal(typoDoc.registration_epoch, 1);
-    assert.deepEqual(typoDoc.warnings, [
-      'no installed workflow requirement of repository demo has a step "nosuchstep" ' +
-        `(its steps: ${steps.join(', ')}); ` +
-        'the registration is recorded, but no task uses it until a requirement with step "nosuchstep" is installed',
-    ]);
-    assert.match(typo.stderr, /^warning: no installed workflow requirement of repository demo has a step "nosuchstep"/);
-    // Human output: the warning on stderr, stdout unchanged.
-    const human = ok(
-      await cli(['agent-task', 'enroll', '--step', 'nosuchstep', '--executor', 'box-2', '--public-key', PUBLIC_KEY]),
-    );
-    assert.match(human.stderr, /^warning: no installed workflow requirement/);
-    assert.match(human.stdout, /^registration_id: /);
-    // A step it has: no warning.
-    const good = ok(await enroll('verify-skill', 'box-3'));
-    assert.deepEqual(jsonOf<Enrolled>(good).warnings, []);
-    assert.equal(good.stderr, '');
-  },
-);
+  // A step the installed requirement lacks: recorded, with the warning naming the steps it has.
+  const typo = ok(await enroll('nosuchstep', 'box-1'));
+  const typoDoc = jsonOf<Enrolled>(typo);
+  assert.equal(typoDoc.registration_epoch, 1);
+  assert.deepEqual(typoDoc.warnings, [
+    'no installed workflow requirement of repository demo has a step "nosuchstep" ' +
+      `(its steps: ${steps.join(', ')}); ` +
+      'the registration is recorded, but no task uses it until a requirement with step "nosuchstep" is installed',
+  ]);
+  assert.match(typo.stderr, /^warning: no installed workflow requirement of repository demo has a step "nosuchstep"/);
+  // Human output: the warning on stderr, stdout unchanged.
+  const human = ok(
+    await cli(['agent-task', 'enroll', '--step', 'nosuchstep', '--executor', 'box-2', '--public-key', PUBLIC_KEY]),
+  );
+  assert.match(human.stderr, /^warning: no installed workflow requirement/);
+  assert.match(human.stdout, /^registration_id: /);
+  // A step it has: no warning.
+  const good = ok(await enroll('verify-skill', 'box-3'));
+  assert.deepEqual(jsonOf<Enrolled>(good).warnings, []);
+  assert.equal(good.stderr, '');
+});
 
 test('REGISTRATION_NOT_CURRENT names the repository, profile, step and executor it looked up', async (t) => {
   const root = tempDir(t);

@@ -194,25 +194,22 @@ test(
   },
 );
 
-test(
-  'a requirement with a command step and no --docker pair ' + 'blocks with the runtime failure, after checkpointing',
-  async (t) => {
-    const demo = await makeDemo(t);
-    writeFileSync(join(demo.ws, 'status.txt'), 'edited\n');
-    const result = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'stop', 'c1', '--workspace', demo.ws], {
-      input: claudePayload(),
-    });
-    assert.equal(result.code, 0, result.stderr);
-    const { lines, json } = feedbackOf(result.stdout);
-    assert.deepEqual(json.failures, [{ task_id: 'run', code: 'workflow_command_runtime_not_configured' }]);
-    assert.match(lines.join('\n'), /hint: /);
-    assert.equal(
-      jsonOf<{ current_version: number }>(await runCli(['--data-dir', demo.dataDir, 'change', 'show', 'c1', '--json']))
-        .current_version,
-      2,
-    );
-  },
-);
+test('a requirement with a command step and no --docker pair blocks with the runtime failure, after checkpointing', async (t) => {
+  const demo = await makeDemo(t);
+  writeFileSync(join(demo.ws, 'status.txt'), 'edited\n');
+  const result = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'stop', 'c1', '--workspace', demo.ws], {
+    input: claudePayload(),
+  });
+  assert.equal(result.code, 0, result.stderr);
+  const { lines, json } = feedbackOf(result.stdout);
+  assert.deepEqual(json.failures, [{ task_id: 'run', code: 'workflow_command_runtime_not_configured' }]);
+  assert.match(lines.join('\n'), /hint: /);
+  assert.equal(
+    jsonOf<{ current_version: number }>(await runCli(['--data-dir', demo.dataDir, 'change', 'show', 'c1', '--json']))
+      .current_version,
+    2,
+  );
+});
 
 test(
   'a source-only requirement runs without an engine: a wrong file blocks with the step result, the ' +

@@ -207,70 +207,60 @@ test('the cancel itself stops the container by its custody label, even while the
   assert.deepEqual(await containersOf(attemptId), []);
 });
 
-test(
-  'a controller that dies while a cancel waits for it: ' + 'the cancel reconciles the stopped attempt itself',
-  async (t) => {
-    const demo = await makeDemo(t);
-    const runId = 'live-cancel-dies';
-    const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
-    const controller = spawnController(demo, runId);
-    t.after(() => {
-      if (controller.exitCode === null) controller.kill('SIGKILL');
-    });
-    await waitForRunningContainer(attemptId, controller);
-    controller.kill('SIGSTOP');
-    const cancel = cli(demo, ['skill-workflow', 'cancel', runId, ...RUNTIME, '--json']);
-    const deadline = Date.now() + 40_000;
-    while (Date.now() < deadline && (await containersOf(attemptId)).some((c) => c.State === 'running'))
-      await sleep(200);
-    // The cancel stopped the container and waits for the controller's record; the controller dies.
-    controller.kill('SIGKILL');
-    await controller.done;
-    const result = await cancel;
-    assert.equal(result.code, 0, result.stderr);
-    const report = jsonOf<{ state: string; steps: StepJson[] }>(result);
-    assert.equal(report.state, 'cancelled');
-    const step = report.steps.find((s) => s.id === 'check');
-    assert.equal(step?.state, 'failed', 'the step is recorded, not left running');
-    assert.equal(step?.execution?.outcome, 'cancelled');
-    assert.deepEqual(await containersOf(attemptId), [], 'the stopped container was removed');
-    assert.deepEqual(readdirSync(join(demo.dataDir, 'collector', 'snapshots')), [], 'the snapshot was removed');
-  },
-);
+test('a controller that dies while a cancel waits for it: the cancel reconciles the stopped attempt itself', async (t) => {
+  const demo = await makeDemo(t);
+  const runId = 'live-cancel-dies';
+  const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
+  const controller = spawnController(demo, runId);
+  t.after(() => {
+    if (controller.exitCode === null) controller.kill('SIGKILL');
+  });
+  await waitForRunningContainer(attemptId, controller);
+  controller.kill('SIGSTOP');
+  const cancel = cli(demo, ['skill-workflow', 'cancel', runId, ...RUNTIME, '--json']);
+  const deadline = Date.now() + 40_000;
+  while (Date.now() < deadline && (await containersOf(attemptId)).some((c) => c.State === 'running')) await sleep(200);
+  // The cancel stopped the container and waits for the controller's record; the controller dies.
+  controller.kill('SIGKILL');
+  await controller.done;
+  const result = await cancel;
+  assert.equal(result.code, 0, result.stderr);
+  const report = jsonOf<{ state: string; steps: StepJson[] }>(result);
+  assert.equal(report.state, 'cancelled');
+  const step = report.steps.find((s) => s.id === 'check');
+  assert.equal(step?.state, 'failed', 'the step is recorded, not left running');
+  assert.equal(step?.execution?.outcome, 'cancelled');
+  assert.deepEqual(await containersOf(attemptId), [], 'the stopped container was removed');
+  assert.deepEqual(readdirSync(join(demo.dataDir, 'collector', 'snapshots')), [], 'the snapshot was removed');
+});
 
-test(
-  'a cancellation recorded while the command runs stops ' + 'it even when the cancel never reached the engine',
-  async (t) => {
-    // Fault injection: the run is recorded cancelled, as `skill-workflow cancel` does first, but
-    // its stop of the container never happens (a cancel that lost the engine or died there).
-    const demo = await makeDemo(t);
-    const runId = 'live-cancel-lost-stop';
-    const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
-    const controller = spawnController(demo, runId);
-    t.after(() => {
-      if (controller.exitCode === null) controller.kill('SIGKILL');
-    });
-    await waitForRunningContainer(attemptId, controller);
-    const journal = openJournal(demo.dataDir, 'write');
-    try {
-      journalWrite(journal, () => updateRunState(journal, runId, 'cancelled', 'cancelled by the operator', Date.now()));
-    } finally {
-      journal.close();
-    }
-    const began = Date.now();
-    assert.equal(await controller.done, 1, controller.stderrText());
-    assert.ok(
-      Date.now() - began < 30_000,
-      'the controller stopped the command itself, long before its 60 s sleep ended',
-    );
-    const status = jsonOf<{ state: string; steps: StepJson[] }>(
-      await cli(demo, ['skill-workflow', 'status', runId, '--json']),
-    );
-    assert.equal(status.state, 'cancelled');
-    assert.equal(status.steps.find((s) => s.id === 'check')?.execution?.outcome, 'cancelled');
-    assert.deepEqual(await containersOf(attemptId), []);
-  },
-);
+test('a cancellation recorded while the command runs stops it even when the cancel never reached the engine', async (t) => {
+  // Fault injection: the run is recorded cancelled, as `skill-workflow cancel` does first, but
+  // its stop of the container never happens (a cancel that lost the engine or died there).
+  const demo = await makeDemo(t);
+  const runId = 'live-cancel-lost-stop';
+  const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
+  const controller = spawnController(demo, runId);
+  t.after(() => {
+    if (controller.exitCode === null) controller.kill('SIGKILL');
+  });
+  await waitForRunningContainer(attemptId, controller);
+  const journal = openJournal(demo.dataDir, 'write');
+  try {
+    journalWrite(journal, () => updateRunState(journal, runId, 'cancelled', 'cancelled by the operator', Date.now()));
+  } finally {
+    journal.close();
+  }
+  const began = Date.now();
+  assert.equal(await controller.done, 1, controller.stderrText());
+  assert.ok(Date.now() - began < 30_000, 'the controller stopped the command itself, long before its 60 s sleep ended');
+  const status = jsonOf<{ state: string; steps: StepJson[] }>(
+    await cli(demo, ['skill-workflow', 'status', runId, '--json']),
+  );
+  assert.equal(status.state, 'cancelled');
+  assert.equal(status.steps.find((s) => s.id === 'check')?.execution?.outcome, 'cancelled');
+  assert.deepEqual(await containersOf(attemptId), []);
+});
 
 test('cancel without the runtime flags cannot stop a live command: refused, and nothing changes', async (t) => {
   const demo = await makeDemo(t);

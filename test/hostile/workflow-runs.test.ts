@@ -233,25 +233,22 @@ function stepOf(view: Loose, id: string): Loose {
 }
 
 // Item 18: "A run refused for missing runtime flags still creates a running run row".
-test(
-  'a run refused for missing runtime flags creates nothing: ' + 'no journal, and no run row in an existing journal',
-  async (t) => {
-    const demo = await makeDemo(t, { argv: ['/bin/true'] });
-    const refused = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json']);
-    assert.equal(refused.code, 4, refused.stderr);
-    assert.equal(jsonOf<Loose>(refused).error.code, 'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED');
-    assert.equal(existsSync(join(demo.dataDir, 'skill-workflows')), false, 'not even the journal was created');
+test('a run refused for missing runtime flags creates nothing: no journal, and no run row in an existing journal', async (t) => {
+  const demo = await makeDemo(t, { argv: ['/bin/true'] });
+  const refused = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json']);
+  assert.equal(refused.code, 4, refused.stderr);
+  assert.equal(jsonOf<Loose>(refused).error.code, 'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED');
+  assert.equal(existsSync(join(demo.dataDir, 'skill-workflows')), false, 'not even the journal was created');
 
-    // With a journal that exists (another run made it), the refused run leaves no row either.
-    const other = await cli(demo, ['skill-workflow', 'run', 'r-other', demo.workflow, ...RUNTIME, '--json']);
-    assert.equal(other.code, 0, other.stderr);
-    const again = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json']);
-    assert.equal(again.code, 4, again.stderr);
-    const status = await cli(demo, ['skill-workflow', 'status', 'r-noflags', '--json']);
-    assert.equal(status.code, 2);
-    assert.equal(jsonOf<Loose>(status).error.code, 'WORKFLOW_RUN_NOT_FOUND');
-  },
-);
+  // With a journal that exists (another run made it), the refused run leaves no row either.
+  const other = await cli(demo, ['skill-workflow', 'run', 'r-other', demo.workflow, ...RUNTIME, '--json']);
+  assert.equal(other.code, 0, other.stderr);
+  const again = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json']);
+  assert.equal(again.code, 4, again.stderr);
+  const status = await cli(demo, ['skill-workflow', 'status', 'r-noflags', '--json']);
+  assert.equal(status.code, 2);
+  assert.equal(jsonOf<Loose>(status).error.code, 'WORKFLOW_RUN_NOT_FOUND');
+});
 
 // Item 18: "Runtime flags on a run with no command step still connect to the engine and fail if it is down."
 test('runtime flags on a source-only run never touch the engine: a dead socket does not matter', async (t) => {
@@ -287,20 +284,17 @@ test('runtime flags on a source-only run never touch the engine: a dead socket d
 });
 
 // Item 16: "a workdir absent from the revision is found only at run time".
-test(
-  'a recipe workdir absent from the revision is refused ' + 'by plan and by run, before anything is created',
-  async (t) => {
-    const demo = await makeDemo(t, { argv: ['/bin/true'], workdir: 'no/such/dir' });
-    const plan = await cli(demo, ['skill-workflow', 'plan', demo.workflow, '--json']);
-    assert.equal(plan.code, 2, plan.stderr);
-    assert.equal(jsonOf<Loose>(plan).error.code, 'RECIPE_WORKDIR_MISSING');
-    assert.match(plan.stderr, /step "check"/);
-    const run = await cli(demo, ['skill-workflow', 'run', 'r-wd', demo.workflow, ...RUNTIME, '--json']);
-    assert.equal(run.code, 2, run.stderr);
-    assert.equal(jsonOf<Loose>(run).error.code, 'RECIPE_WORKDIR_MISSING');
-    assert.equal(existsSync(join(demo.dataDir, 'skill-workflows')), false);
-  },
-);
+test('a recipe workdir absent from the revision is refused by plan and by run, before anything is created', async (t) => {
+  const demo = await makeDemo(t, { argv: ['/bin/true'], workdir: 'no/such/dir' });
+  const plan = await cli(demo, ['skill-workflow', 'plan', demo.workflow, '--json']);
+  assert.equal(plan.code, 2, plan.stderr);
+  assert.equal(jsonOf<Loose>(plan).error.code, 'RECIPE_WORKDIR_MISSING');
+  assert.match(plan.stderr, /step "check"/);
+  const run = await cli(demo, ['skill-workflow', 'run', 'r-wd', demo.workflow, ...RUNTIME, '--json']);
+  assert.equal(run.code, 2, run.stderr);
+  assert.equal(jsonOf<Loose>(run).error.code, 'RECIPE_WORKDIR_MISSING');
+  assert.equal(existsSync(join(demo.dataDir, 'skill-workflows')), false);
+});
 
 // Item 16: "a missing image ... leaves the step running with execution: null".
 test('a missing image is refused before the run is created (IMAGE_NOT_FOUND), with nothing reserved', async (t) => {

@@ -20,12 +20,13 @@ import {
   transferRecordEntry,
   type TransferHeader,
 } from '../../src/contracts/collector/transfer.js';
-import { encodeCanonical, encodeCanonicalText, formatJson } from '../../src/contracts/json/canonical-json.js';
+import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
+import type { JsonValue } from '../../src/contracts/json/json-value.js';
 import { decodeReviewRecord, reviewRecordToJson } from '../../src/contracts/review/record.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
-import { buildScenario, commandStepAction, SCENARIO_REVIEW_POLICY } from '../helpers/scenario.js';
-import { fixtureEnv, reviewStepAction } from '../support/review-run.js';
-import { answerJson, BUDGETS, installFixture, POLICY, type InstalledFixture } from '../support/review.js';
+import { fixtureEnv } from '../support/review-run.js';
+import { buildReviewScenario } from '../support/review-scenario.js';
+import { answerJson, BUDGETS, type InstalledFixture } from '../support/review.js';
 
 interface Demo {
   readonly root: string;
@@ -53,55 +54,17 @@ function errorCode(result: CliResult): string {
   return jsonOf<{ error: { code: string } }>(result).error.code;
 }
 
-/**
- * The scenario world whose requirement's one step is a review of src/a.ts (the Change edits it), the
- * collector key enrolled for the review step, and the finite-review profile file pinning the
- * stand-in executable (not installed yet).
- */
-async function makeDemo(
-  t: TestContext,
-  plan: readonly unknown[] = [{ mode: 'answer', response: answerJson() }],
-  withCheck = false,
-): Promise<Demo> {
-  const s = await buildScenario(t, {
-    argv: ['true'],
-    timeoutMs: 1000,
-    name: 'reviewed',
-    files: { 'src/a.ts': 'export const a = 0;\n', [SCENARIO_REVIEW_POLICY]: encodeCanonicalText(POLICY) },
-    edits: { 'src/a.ts': 'export const a = 2;\n' },
-    resources: [SCENARIO_REVIEW_POLICY],
-    steps: (binding) => [
-      { id: 'review', needs: [], required: true, action: reviewStepAction(['src/a.ts']) },
-      // With `withCheck`, a command step after the review: it waits for the review's import.
-      ...(withCheck ? [{ id: 'check', needs: ['review'], required: true, action: commandStepAction(binding) }] : []),
-    ],
-    enrollStep: 'review',
-    executor: 'reviewer-1',
+/** The review world (test/support/review-scenario.ts) as this file's tests use it. */
+async function makeDemo(t: TestContext, plan?: readonly JsonValue[], withCheck = false): Promise<Demo> {
+  const {
+    scenario: s,
+    fixture,
+    profile,
+    profileFile,
+  } = await buildReviewScenario(t, {
+    ...(plan === undefined ? {} : { plan }),
+    withCheck,
   });
-  const enrolled = s.registration;
-  assert.ok(enrolled !== null);
-  const fixture = installFixture(t, plan as never);
-  const profile = {
-    version: 1,
-    kind: 'finite_review',
-    repository_id: s.repository,
-    workflow_profile: 'default',
-    step_id: 'review',
-    registration_id: enrolled.registration_id,
-    registration_epoch: enrolled.registration_epoch,
-    verification_key_id: enrolled.verification_key_id,
-    transport: {
-      basis: 'claude-code',
-      executable_sha256: sha256(readFileSync(fixture.executable)),
-      provider_scope: 'test-org',
-      model: 'claude-sonnet-4-5',
-    },
-    policy_sha256: sha256(encodeCanonical(POLICY)),
-    coverage: ['src/a.ts'],
-    budgets: BUDGETS,
-  };
-  const profileFile = join(s.root, 'review-profile.json');
-  writeFileSync(profileFile, formatJson(profile as never));
   return {
     root: s.root,
     dataDir: s.dataDir,

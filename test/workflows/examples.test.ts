@@ -67,27 +67,24 @@ test('the example definitions plan and run end to end against a store holding th
 });
 
 // Not buildScenario: this test replays the documented quickstart, set-up included.
-test(
-  'the documented quickstart fragment: the example skill in a project, init-repo, plan, run, ' + 'requirement install',
-  async (t) => {
-    const dir = tempDir(t);
-    const work = join(dir, 'work');
-    const data = join(dir, 'data');
-    mkdirSync(join(work, 'skills'), { recursive: true });
-    writeFileSync(join(work, 'main.py'), 'print("hello")\n');
-    cpSync(SKILL_SOURCE, join(work, 'skills', 'native-workflow'), { recursive: true });
-    const init = await runCli(['--data-dir', data, 'init-repo', work, '--name', 'demo', '--json']);
-    assert.equal(init.code, 0, init.stderr);
-    const { repository, revision } = jsonOf<{ repository: string; revision: string }>(init);
-    const value = example('verify-with-omission.json');
-    value.source.repository = repository;
-    value.source.revision = revision;
-    const file = writeDefinition(dir, 'workflow.json', value);
-    const run = await runCli(['--data-dir', data, 'skill-workflow', 'run', 'demo-run-1', file, '--json']);
-    assert.equal(run.code, 0, run.stderr);
-    assert.equal(jsonOf<Loose>(run).state, 'completed_with_omissions');
-    const install = await runCli(['--data-dir', data, 'requirement', 'install', '--target', 'main', file, '--json']);
-    assert.equal(install.code, 0, install.stderr);
-    assert.equal(jsonOf<Loose>(install).requirement_digest, jsonOf<Loose>(run).plan_digest);
-  },
-);
+test('the documented quickstart fragment: the example skill in a project, init-repo, plan, run, requirement install', async (t) => {
+  const dir = tempDir(t);
+  const work = join(dir, 'work');
+  const data = join(dir, 'data');
+  mkdirSync(join(work, 'skills'), { recursive: true });
+  writeFileSync(join(work, 'main.py'), 'print("hello")\n');
+  cpSync(SKILL_SOURCE, join(work, 'skills', 'native-workflow'), { recursive: true });
+  const init = await runCli(['--data-dir', data, 'init-repo', work, '--name', 'demo', '--json']);
+  assert.equal(init.code, 0, init.stderr);
+  const { repository, revision } = jsonOf<{ repository: string; revision: string }>(init);
+  const value = example('verify-with-omission.json');
+  value.source.repository = repository;
+  value.source.revision = revision;
+  const file = writeDefinition(dir, 'workflow.json', value);
+  const run = await runCli(['--data-dir', data, 'skill-workflow', 'run', 'demo-run-1', file, '--json']);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(jsonOf<Loose>(run).state, 'completed_with_omissions');
+  const install = await runCli(['--data-dir', data, 'requirement', 'install', '--target', 'main', file, '--json']);
+  assert.equal(install.code, 0, install.stderr);
+  assert.equal(jsonOf<Loose>(install).requirement_digest, jsonOf<Loose>(run).plan_digest);
+});
