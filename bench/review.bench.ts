@@ -20,9 +20,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { createClaudeCodeTransport } from '../src/collector/review/claude-code-transport.js';
-import { revisionReviewSources, runReview, type ReviewTransport } from '../src/collector/review/controller.js';
+import { runReview, type ReviewTransport } from '../src/collector/review/controller.js';
 import { listJournalRequests, openReviewJournal } from '../src/collector/review/journal.js';
 import { replayReviewRecord } from '../src/collector/review/replay.js';
+import { revisionReviewSources } from '../src/collector/review/sources.js';
 import { createFixtureTransport } from '../src/collector/review/transports.js';
 import { encodeCanonical } from '../src/contracts/json/canonical-json.js';
 import type { ReviewAction } from '../src/contracts/review/policy.js';

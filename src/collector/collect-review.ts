@@ -16,8 +16,9 @@ import { openCollection, type CollectInput } from './collect-start.js';
 import { readReservedDescriptor, reserveCollection, retainEnvelope } from './collect-state.js';
 import { finishUpload, type CollectResult } from './collect-upload.js';
 import { createClaudeCodeTransport, pickEnvironment } from './review/claude-code-transport.js';
-import { revisionReviewSources, runReview } from './review/controller.js';
+import { runReview } from './review/controller.js';
 import { listJournalRequests, openReviewJournal } from './review/journal.js';
+import { revisionReviewSources } from './review/sources.js';
 
 /**
  * A review descriptor's collection (docs/review.md "Collecting a review"): the same order as a

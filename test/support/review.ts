@@ -6,7 +6,7 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 
-import { revisionReviewSources, type ReviewSources } from '../../src/collector/review/controller.js';
+import { revisionReviewSources, type ReviewSources } from '../../src/collector/review/sources.js';
 import { encodeCanonical } from '../../src/contracts/json/canonical-json.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
 import type { ReviewAction, ReviewBudgets } from '../../src/contracts/review/policy.js';

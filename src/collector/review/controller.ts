@@ -52,7 +52,7 @@ import {
   type ReviewTransportIdentity,
 } from '../../contracts/review/request.js';
 import { getJournalCall, recordJournalObservation, reserveJournalCall, type ReviewJournal } from './journal.js';
-import { packCalls, planSources, revisionReviewSources, type ReviewSource, type ReviewSources } from './sources.js';
+import { packCalls, planSources, type ReviewSources } from './sources.js';
 
 /** One call handed to a transport: the exact canonical request and its bounds. */
 export interface ReviewDispatch {
@@ -80,8 +80,6 @@ export interface ReviewInput {
   /** The policy resource's exact bytes (its SHA-256 is the policy identity). */
   readonly policyBytes: Uint8Array;
 }
-
-export { revisionReviewSources, type ReviewSource, type ReviewSources };
 
 /** What a run of the controller needs besides its input. */
 export interface ReviewRun {

@@ -20,8 +20,8 @@ import {
   type CollectorImportView,
 } from '../../tasks/collector/import.js';
 import type { GrantAuthorization } from '../../tasks/grant-guard.js';
-import { revisionReviewSources } from './controller.js';
 import { replayReviewRecord } from './replay.js';
+import { revisionReviewSources } from './sources.js';
 
 /**
  * Import one signed transfer envelope of either kind (see the module comment). The envelope is

@@ -18,8 +18,9 @@ import {
   type ReviewRecord,
 } from '../../contracts/review/record.js';
 import { sha256Hex } from '../../crypto/sha256.js';
-import { runReview, type ReviewInput, type ReviewSources } from './controller.js';
+import { runReview, type ReviewInput } from './controller.js';
 import { openValidationJournal } from './journal.js';
+import { type ReviewSources } from './sources.js';
 import { createReplayTransport } from './transports.js';
 
 export interface ReplayInput extends ReviewInput {

@@ -11,8 +11,9 @@ import { reviewRecordDigest } from '../../contracts/review/record.js';
 import type { ReviewStepRequest, ReviewStepResult, ReviewStepRuntime } from '../../workflows/review-step.js';
 import { openCollectState } from '../collect-state.js';
 import { createClaudeCodeTransport, pickEnvironment } from './claude-code-transport.js';
-import { revisionReviewSources, runReview, type ReviewTransport } from './controller.js';
+import { runReview, type ReviewTransport } from './controller.js';
 import { openReviewJournal, type ReviewJournal } from './journal.js';
+import { revisionReviewSources } from './sources.js';
 
 export interface ReviewRuntimeOptions {
   /** Absolute path of the Claude Code executable (hashed before and after every dispatch). */
