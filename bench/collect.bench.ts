@@ -69,7 +69,7 @@ import { claimToFile } from '../src/tasks/collector/claim-file.js';
 import { importCollectorTransfer } from '../src/tasks/collector/import.js';
 import { installCollectorProfileFile } from '../src/tasks/collector/profiles.js';
 import { authorizeTaskToken, callWithTokenFile } from '../src/tasks/grant-guard.js';
-import { openStore, withStore, type Store } from '../src/tasks/store.js';
+import { openStore, withStore } from '../src/tasks/store.js';
 import { busyboxRecipe } from '../test/support/evidence-collect.js';
 import { makeGrant } from '../test/support/grants.js';
 import {
@@ -115,15 +115,6 @@ async function collectWithStores(
     return await collect({ ...input, store, uploadStore });
   } finally {
     uploadStore.close();
-    store.close();
-  }
-}
-
-function withReadStore<T>(dataDir: string, fn: (store: Store) => T): T {
-  const store = openStore(dataDir, { mode: 'read' });
-  try {
-    return fn(store);
-  } finally {
     store.close();
   }
 }
@@ -231,6 +222,22 @@ function freshSubject(b: Bench): void {
   checkpoint(b.store, b.store.revision);
 }
 
+/** `agent-task claim --profile … --out FILE` in process: the bench's Change, context and profile. */
+function claimInto(b: Bench, out: string): void {
+  withStore(b.store.dataDir, 'write', (held) =>
+    claimToFile({
+      store: held,
+      tokenFile: b.tokenFile,
+      profileId: b.profileId,
+      change: CHANGE_ID,
+      context: b.store.contextDigest,
+      leaseMs: 3_600_000n,
+      out,
+      target: 'main',
+    }),
+  );
+}
+
 function nextDescriptorFile(b: Bench): string {
   b.claims += 1;
   return join(b.dir, `descriptor-${b.claims}.json`);
@@ -333,18 +340,7 @@ async function inProcessCycle(b: Bench, split?: Split): Promise<void> {
   const out = nextDescriptorFile(b);
   const data = b.store.dataDir;
   const marks: number[] = [performance.now()];
-  withStore(data, 'write', (held) =>
-    claimToFile({
-      store: held,
-      tokenFile: b.tokenFile,
-      profileId: b.profileId,
-      change: CHANGE_ID,
-      context: b.store.contextDigest,
-      leaseMs: 3_600_000n,
-      out,
-      target: 'main',
-    }),
-  );
+  claimInto(b, out);
   const onProgress = (message: string): void => {
     const phase = PHASES.findIndex(([, prefix], index) => index > 0 && message.startsWith(prefix));
     if (phase > 0) marks[phase] = performance.now();
@@ -524,20 +520,9 @@ function paddedEnvelope(
 ): { envelope: Buffer; descriptor: CollectorDescriptor } {
   freshSubject(b);
   const out = nextDescriptorFile(b);
-  withStore(b.store.dataDir, 'write', (held) =>
-    claimToFile({
-      store: held,
-      tokenFile: b.tokenFile,
-      profileId: b.profileId,
-      change: CHANGE_ID,
-      context: b.store.contextDigest,
-      leaseMs: 3_600_000n,
-      out,
-      target: 'main',
-    }),
-  );
+  claimInto(b, out);
   const descriptor = decodeCollectorDescriptor(readFileSync(out));
-  const binding = withReadStore(b.store.dataDir, (store) =>
+  const binding = withStore(b.store.dataDir, 'read', (store) =>
     checkDescriptorAgainstAuthority(store, descriptor, readTokenFile(b.tokenFile)),
   );
   if (b.identity === null) throw new Error('no runtime identity');
@@ -624,18 +609,7 @@ async function benchImport(root: string): Promise<void> {
   // One real collection gives the ExecutionRecord of a passing `true` run.
   freshSubject(b);
   const first = nextDescriptorFile(b);
-  withStore(b.store.dataDir, 'write', (held) =>
-    claimToFile({
-      store: held,
-      tokenFile: b.tokenFile,
-      profileId: b.profileId,
-      change: CHANGE_ID,
-      context: b.store.contextDigest,
-      leaseMs: 3_600_000n,
-      out: first,
-      target: 'main',
-    }),
-  );
+  claimInto(b, first);
   const collected = await collectWithStores(b.store.dataDir, {
     descriptorFile: first,
     keyFile: b.keyFile,
