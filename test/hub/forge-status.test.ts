@@ -16,12 +16,10 @@ import { parseHubConfig, type HubProfile } from '../../src/hub/config.js';
 import { forgeRequest } from '../../src/hub/forge-client.js';
 import { forgeLinksPath, listForgeLinks } from '../../src/hub/forge-links.js';
 import { startHub } from '../../src/hub/server.js';
-import { withStore } from '../../src/tasks/store.js';
-import { showRequirement } from '../../src/workflows/requirement.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { importEnvelope } from '../support/admission.js';
 import { claim, envelopeOf, makeEvidence, transferParts, type Evidence } from '../support/evidence.js';
-import { grantFor, postTask, REPOSITORY_ID, resultOf } from '../support/hub.js';
+import { grantFor, hubOver, postTask, REPOSITORY_ID, resultOf } from '../support/hub.js';
 import { CHANGE_ID, PROFILE } from '../support/tasks.js';
 
 const SHA = '3f786850e387550fdab836ed7e6dc881de23001b';
@@ -66,16 +64,7 @@ function tokenFile(ev: Evidence, token = 'forge-secret-token'): string {
 }
 
 function profileOf(ev: Evidence, forge: HubProfile['forge']): HubProfile {
-  return {
-    repositoryId: REPOSITORY_ID,
-    profileId: PROFILE,
-    nativeRepository: ev.store.repository,
-    dataDir: ev.store.dataDir,
-    target: 'main',
-    requirementDigest: withStore(ev.store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
-      .requirement_digest,
-    forge,
-  };
+  return { ...hubOver(ev.dir, ev.store).profile, forge };
 }
 
 async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {

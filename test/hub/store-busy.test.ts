@@ -17,17 +17,15 @@ import Database from 'better-sqlite3';
 
 import type { JsonObject } from '../../src/contracts/json/json-value.js';
 import { asParsed } from '../../src/contracts/json/strict-json.js';
-import type { HubProfile } from '../../src/hub/config.js';
 import { toolNameOf } from '../../src/hub/operations.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { nativePaths } from '../../src/native/store.js';
-import { withStore } from '../../src/tasks/store.js';
-import { showRequirement } from '../../src/workflows/requirement.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { ALICE, claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
 import {
   grantFor,
   httpCall,
+  hubOver,
   postTask,
   REPOSITORY_ID,
   resultOf,
@@ -46,17 +44,8 @@ const FAST_MS = 200;
 function evidenceHub(t: TestContext): { hub: HubStore; envelope: Buffer; tokenFile: string } {
   const ev = makeEvidence(t, DEFAULT_STEPS);
   const envelope = envelopeOf(ev.key, transferParts(claim(ev)));
-  const profile: HubProfile = {
-    repositoryId: REPOSITORY_ID,
-    profileId: PROFILE,
-    nativeRepository: ev.store.repository,
-    dataDir: ev.store.dataDir,
-    target: 'main',
-    requirementDigest: withStore(ev.store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
-      .requirement_digest,
-  };
   return {
-    hub: { dir: ev.dir, store: ev.store, profile, config: { host: '127.0.0.1', port: 0, profiles: [profile] } },
+    hub: hubOver(ev.dir, ev.store),
     envelope,
     tokenFile: ev.tokenFile,
   };

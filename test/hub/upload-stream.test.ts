@@ -17,14 +17,10 @@ import test from 'node:test';
 import { postEnvelope } from '../../src/collector/upload-client.js';
 import { encodeTransferHeader, TRANSFER_MAGIC } from '../../src/contracts/collector/transfer.js';
 import { UPLOAD_BUDGET } from '../../src/hub/body.js';
-import type { HubProfile } from '../../src/hub/config.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
-import { withStore } from '../../src/tasks/store.js';
-import { showRequirement } from '../../src/workflows/requirement.js';
 import { TEST_CLI } from '../helpers/cli.js';
 import { claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
-import { REPOSITORY_ID, spawnHubServe, tasksPath, type HubStore } from '../support/hub.js';
-import { PROFILE } from '../support/tasks.js';
+import { hubOver, spawnHubServe, tasksPath } from '../support/hub.js';
 
 const UPLOAD_PATH = `${tasksPath()}/collector-upload`;
 const MIB = 1024 * 1024;
@@ -124,21 +120,7 @@ test(
   { timeout: 240_000 },
   async (t) => {
     const ev = makeEvidence(t);
-    const profile: HubProfile = {
-      repositoryId: REPOSITORY_ID,
-      profileId: PROFILE,
-      nativeRepository: ev.store.repository,
-      dataDir: ev.store.dataDir,
-      target: 'main',
-      requirementDigest: withStore(ev.store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
-        .requirement_digest,
-    };
-    const hubStore: HubStore = {
-      dir: ev.dir,
-      store: ev.store,
-      profile,
-      config: { host: '127.0.0.1', port: 0, profiles: [profile] },
-    };
+    const hubStore = hubOver(ev.dir, ev.store);
     const hub = await spawnHubServe(t, hubStore);
     const pid = hub.child.pid ?? 0;
     const token = readTokenFile(ev.tokenFile);

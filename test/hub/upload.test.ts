@@ -8,16 +8,12 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import { postEnvelope } from '../../src/collector/upload-client.js';
-import type { HubProfile } from '../../src/hub/config.js';
 import { UPLOAD_BODY_MAX_BYTES } from '../../src/hub/routes/upload.js';
 import { startHub } from '../../src/hub/server.js';
 import { readTokenFile } from '../../src/native/grant-token-file.js';
-import { withStore } from '../../src/tasks/store.js';
-import { showRequirement } from '../../src/workflows/requirement.js';
 import { codeOf } from '../helpers/errors.js';
 import { claim, envelopeOf, makeEvidence, transferParts } from '../support/evidence.js';
-import { errorCode, httpCall, REPOSITORY_ID, tasksPath } from '../support/hub.js';
-import { PROFILE } from '../support/tasks.js';
+import { errorCode, httpCall, hubOver, tasksPath } from '../support/hub.js';
 
 const UPLOAD_PATH = `${tasksPath()}/collector-upload`;
 
@@ -26,15 +22,7 @@ test(
   { timeout: 60_000 },
   async (t) => {
     const ev = makeEvidence(t);
-    const profile: HubProfile = {
-      repositoryId: REPOSITORY_ID,
-      profileId: PROFILE,
-      nativeRepository: ev.store.repository,
-      dataDir: ev.store.dataDir,
-      target: 'main',
-      requirementDigest: withStore(ev.store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
-        .requirement_digest,
-    };
+    const { profile } = hubOver(ev.dir, ev.store);
     const log: string[] = [];
     const hub = await startHub(
       { host: '127.0.0.1', port: 0, profiles: [profile] },

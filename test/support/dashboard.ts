@@ -7,7 +7,6 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 
-import type { HubProfile } from '../../src/hub/config.js';
 import { putSmallBlob } from '../../src/native/blobs.js';
 import { appendChangeVersion } from '../../src/native/changes.js';
 import { comparePaths, listRevisionEntries, recordRevision } from '../../src/native/revisions.js';
@@ -15,11 +14,10 @@ import { openAuthority, readTransaction, writeTransaction } from '../../src/nati
 import { listTargets, setTarget } from '../../src/native/targets.js';
 import { approveChange, landChange, type LandResult } from '../../src/tasks/admission/admission.js';
 import { withStore } from '../../src/tasks/store.js';
-import { showRequirement } from '../../src/workflows/requirement.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { importEnvelope } from './admission.js';
 import { claim, envelopeOf, makeEvidence, transferParts } from './evidence.js';
-import { grantFor, REPOSITORY_ID, startTestHub, type HubStore, type TestGrant } from './hub.js';
+import { grantFor, hubOver, REPOSITORY_ID, startTestHub, type HubStore, type TestGrant } from './hub.js';
 import { makeReceipt, type ReceiptFixture } from './receipts.js';
 import { addRevision, CHANGE_ID, checkpoint, defaultFiles, PROFILE } from './tasks.js';
 
@@ -39,21 +37,7 @@ export const UI_BASE = `/v1/hub/ui-api/repositories/${REPOSITORY_ID}/profiles/${
 export async function dashboardHub(t: TestContext, port = 0): Promise<DashboardHub> {
   const receipt = makeReceipt(t);
   const store = receipt.ev.store;
-  const profile: HubProfile = {
-    repositoryId: REPOSITORY_ID,
-    profileId: PROFILE,
-    nativeRepository: store.repository,
-    dataDir: store.dataDir,
-    target: 'main',
-    requirementDigest: withStore(store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
-      .requirement_digest,
-  };
-  const hub: HubStore = {
-    dir: receipt.ev.dir,
-    store,
-    profile,
-    config: { host: '127.0.0.1', port, profiles: [profile] },
-  };
+  const hub = hubOver(receipt.ev.dir, store, port);
   const reader = grantFor(hub, 'ops', 'dashboard', 'reader');
   const agent = grantFor(hub, 'alice', 'agent-1', 'agent');
   const running = await startTestHub(t, hub);
@@ -120,21 +104,7 @@ export async function landedHub(
     approveChange(store, { profile: PROFILE, target: 'main', change: CHANGE_ID });
     return landChange(store, { profile: PROFILE, target: 'main', change: CHANGE_ID });
   });
-  const profile: HubProfile = {
-    repositoryId: REPOSITORY_ID,
-    profileId: PROFILE,
-    nativeRepository: ev.store.repository,
-    dataDir: ev.store.dataDir,
-    target: 'main',
-    requirementDigest: withStore(ev.store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }))
-      .requirement_digest,
-  };
-  const hub: HubStore = {
-    dir: ev.dir,
-    store: ev.store,
-    profile,
-    config: { host: '127.0.0.1', port: 0, profiles: [profile] },
-  };
+  const hub = hubOver(ev.dir, ev.store);
   const reader = grantFor(hub, 'ops', 'dashboard', 'reader');
   const running = await startTestHub(t, hub);
   return { url: running.url, reader, landed, receiptDigest };

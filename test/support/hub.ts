@@ -39,7 +39,14 @@ export interface TestGrant {
 /** A task store and the config of one profile that pins its installed requirement. */
 export function hubStore(t: TestContext, steps?: readonly StepSpec[]): HubStore {
   const dir = tempDir(t, 'agentscm-hub-');
-  const store = makeTaskStore(join(dir, 'data'), steps);
+  return hubOver(dir, makeTaskStore(join(dir, 'data'), steps));
+}
+
+/**
+ * The hub profile over an existing task store (an evidence chain's, a receipt's), pinning the
+ * requirement installed for main, and a config of that one profile on `port` (0: any).
+ */
+export function hubOver(dir: string, store: TaskStore, port = 0): HubStore {
   const requirement = withStore(store.dataDir, 'read', (s) => showRequirement(s, { target: 'main' }));
   const profile: HubProfile = {
     repositoryId: REPOSITORY_ID,
@@ -49,7 +56,7 @@ export function hubStore(t: TestContext, steps?: readonly StepSpec[]): HubStore 
     target: 'main',
     requirementDigest: requirement.requirement_digest,
   };
-  return { dir, store, profile, config: { host: '127.0.0.1', port: 0, profiles: [profile] } };
+  return { dir, store, profile, config: { host: '127.0.0.1', port, profiles: [profile] } };
 }
 
 let grantSeq = 0;
