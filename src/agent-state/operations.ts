@@ -23,7 +23,7 @@ import {
   type LifecycleState,
   type Scope,
 } from '../contracts/agent-state.js';
-import { AgentscmError } from '../contracts/errors.js';
+import { AgentscmError, type ErrorDetails } from '../contracts/errors.js';
 import { validateId } from '../contracts/ids.js';
 import { encodeCanonicalText } from '../contracts/json/canonical-json.js';
 import type { JsonValue } from '../contracts/json/json-value.js';
@@ -34,7 +34,7 @@ export type AgentStateOperation = (typeof AGENT_STATE_OPERATIONS)[number];
 
 const NO_RESULT_STATES: ReadonlySet<LifecycleState> = new Set(['queued', 'working']);
 
-function invalid(message: string, details: Record<string, unknown>, hint?: string): AgentscmError {
+function invalid(message: string, details: ErrorDetails<'AGENT_STATE_INVALID'>, hint?: string): AgentscmError {
   return new AgentscmError('AGENT_STATE_INVALID', message, { details, ...(hint === undefined ? {} : { hint }) });
 }
 

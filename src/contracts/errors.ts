@@ -4,26 +4,26 @@
  * `docs/errors.md` is checked against ERROR_CODES by test/contracts/errors-doc.test.ts.
  */
 
-import { ADMISSION_ERRORS } from './errors/admission.js';
-import { AGENT_STATE_ERRORS } from './errors/agent-state.js';
-import { BUNDLE_ERRORS } from './errors/bundle.js';
-import { COLLECTION_ERRORS } from './errors/collection.js';
-import { COLLECTOR_ERRORS } from './errors/collector.js';
+import { ADMISSION_ERRORS, type AdmissionErrorDetails } from './errors/admission.js';
+import { AGENT_STATE_ERRORS, type AgentStateErrorDetails } from './errors/agent-state.js';
+import { BUNDLE_ERRORS, type BundleErrorDetails } from './errors/bundle.js';
+import { COLLECTION_ERRORS, type CollectionErrorDetails } from './errors/collection.js';
+import { COLLECTOR_ERRORS, type CollectorErrorDetails } from './errors/collector.js';
 import { DOCTOR_ERRORS } from './errors/doctor.js';
 import type { CodeInfo, ExitCode } from './errors/exit.js';
-import { GENERIC_ERRORS } from './errors/generic.js';
-import { GRANT_ERRORS } from './errors/grant.js';
-import { HOOK_ERRORS } from './errors/hooks.js';
-import { HUB_ERRORS } from './errors/hub.js';
-import { IMPORT_ERRORS } from './errors/import.js';
-import { JSON_ERRORS } from './errors/json.js';
-import { KEY_ERRORS } from './errors/keys.js';
-import { REVIEW_ERRORS } from './errors/review.js';
+import { GENERIC_ERRORS, type GenericErrorDetails } from './errors/generic.js';
+import { GRANT_ERRORS, type GrantErrorDetails } from './errors/grant.js';
+import { HOOK_ERRORS, type HookErrorDetails } from './errors/hooks.js';
+import { HUB_ERRORS, type HubErrorDetails } from './errors/hub.js';
+import { IMPORT_ERRORS, type ImportErrorDetails } from './errors/import.js';
+import { JSON_ERRORS, type JsonErrorDetails } from './errors/json.js';
+import { KEY_ERRORS, type KeyErrorDetails } from './errors/keys.js';
+import { REVIEW_ERRORS, type ReviewErrorDetails } from './errors/review.js';
 import { STORE_ERRORS } from './errors/store.js';
-import { TASK_ERRORS } from './errors/task.js';
-import { TRANSFER_ERRORS } from './errors/transfer.js';
+import { TASK_ERRORS, type TaskErrorDetails } from './errors/task.js';
+import { TRANSFER_ERRORS, type TransferErrorDetails } from './errors/transfer.js';
 import { TREE_ERRORS } from './errors/tree.js';
-import { WORKFLOW_ERRORS } from './errors/workflow.js';
+import { WORKFLOW_ERRORS, type WorkflowErrorDetails } from './errors/workflow.js';
 import { WORKSPACE_ERRORS } from './errors/workspace.js';
 
 export { EXIT, type ExitCode } from './errors/exit.js';
@@ -82,20 +82,43 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /**
- * The `details` of the codes whose details a caller reads back, so no caller casts them; every
- * other code carries free-form details (bounded, no secrets, no paths of secrets).
+ * The `details` of every code thrown with details, one interface per family beside its table
+ * (src/contracts/errors/), so `new AgentscmError(CODE, …, { details })` is checked against the
+ * code's shape and a caller reading `details` after `isAgentscmError(e, CODE)` needs no cast.
+ * docs/errors.md "Details" lists these shapes; test/contracts/error-details.test.ts checks that
+ * every code thrown with details in src/ has one here.
  */
-export interface ErrorDetailsByCode {
-  GRANT_TOKEN_REJECTED: {
-    readonly reason: 'unknown' | 'rotated' | 'revoked';
-    readonly grant_id?: string;
-  };
-  RUNTIME_API_ERROR: { readonly status?: number };
-}
+export interface ErrorDetailsByCode
+  extends
+    GenericErrorDetails,
+    JsonErrorDetails,
+    KeyErrorDetails,
+    WorkflowErrorDetails,
+    CollectorErrorDetails,
+    TaskErrorDetails,
+    GrantErrorDetails,
+    TransferErrorDetails,
+    ImportErrorDetails,
+    BundleErrorDetails,
+    CollectionErrorDetails,
+    ReviewErrorDetails,
+    AgentStateErrorDetails,
+    HookErrorDetails,
+    HubErrorDetails,
+    AdmissionErrorDetails {}
 
-/** The `details` type of one code; free-form when `C` is a union of codes. */
-export type ErrorDetails<C extends ErrorCode = ErrorCode> = [C] extends [keyof ErrorDetailsByCode]
-  ? ErrorDetailsByCode[C]
+/** Compile-time guard: every key of ErrorDetailsByCode is a code of the table. */
+type UnknownDetailCodes = Exclude<keyof ErrorDetailsByCode, ErrorCode>;
+const NO_UNKNOWN_DETAIL_CODES: [UnknownDetailCodes] extends [never] ? true : UnknownDetailCodes = true;
+void NO_UNKNOWN_DETAIL_CODES;
+
+/**
+ * The `details` type of one code (read-only); for a union of codes, the union of their types. A
+ * code with no declared shape (one thrown without details, or only through a helper that takes
+ * any code of its family) keeps free-form details.
+ */
+export type ErrorDetails<C extends ErrorCode = ErrorCode> = C extends keyof ErrorDetailsByCode
+  ? Readonly<ErrorDetailsByCode[C]>
   : Readonly<Record<string, unknown>>;
 
 export interface ErrorOptions<C extends ErrorCode = ErrorCode> {

@@ -27,7 +27,7 @@ import {
 import { claimedOf, claimRequest, taskRef } from '../support/task-requests.js';
 
 test('a refusal crosses the thread boundary as the same error: code, message, hint and details', () => {
-  const error = new AgentscmError('TASK_ALREADY_CLAIMED', 'task lint is claimed', {
+  const error = new AgentscmError('TASK_STALE', 'task lint is stale', {
     hint: 'reconcile it first',
     details: { task_id: 'lint', fence: 3n },
   });

@@ -50,3 +50,12 @@ export const ADMISSION_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface AdmissionErrorDetails {
+  ADMISSION_AUTHORIZATION_CHANGED: { failures: Readonly<Record<string, unknown>>[] };
+  ADMISSION_COMMAND_REQUIRED: { task_id: string; step_id: string };
+  ADMISSION_NOT_QUALIFIED: { failures: Readonly<Record<string, unknown>>[]; next: Readonly<Record<string, unknown>> };
+  ADMISSION_PROFILE_CHANGED: { task_id: string };
+  LAND_BASE_MISMATCH: { target_revision: string };
+}

@@ -36,3 +36,11 @@ export const AGENT_STATE_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface AgentStateErrorDetails {
+  AGENT_STATE_CONFLICT: { indices: number[]; state_source: string; revision: string };
+  AGENT_STATE_INVALID: { pointer: string; state?: string; path?: string; agent_id?: string };
+  AGENT_STATE_MISMATCH: { index: number; field: string };
+  GIT_DIR_UNTRUSTED: { root: string };
+}

@@ -127,3 +127,9 @@ export const BUNDLE_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface BundleErrorDetails {
+  RECEIPT_BUNDLE_MANIFEST_INVALID: { cause_code: string; cause_details?: Readonly<Record<string, unknown>> };
+  RECEIPT_BUNDLE_VERSION_UNSUPPORTED: { cause_code: string; supported: string[] };
+}

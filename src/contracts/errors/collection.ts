@@ -76,3 +76,14 @@ export const COLLECTION_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface CollectionErrorDetails {
+  COLLECT_DESCRIPTOR_MISMATCH: { field: string };
+  COLLECT_INTERRUPTED: { upload_request_id: string };
+  COLLECT_KEY_MISMATCH: { registration_id: string };
+  COLLECT_NOT_RETAINED: { upload_request_id: string };
+  COLLECT_RUNTIME_MISMATCH: { observed: string | null };
+  COLLECT_STATE_CONFLICT: { upload_request_id: string };
+  UPLOAD_ROUTE_MISSING: { http_status: number };
+}

@@ -63,3 +63,14 @@ export const COLLECTOR_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface CollectorErrorDetails {
+  COMMAND_ATTEMPT_RUNNING: { attempt_id: string };
+  CONTEXT_MISMATCH: { fields: string[] };
+  CONTEXT_STALE: { current_version: string; policy_epoch: string };
+  IMAGE_NOT_FOUND: { image: string; step?: string };
+  RECIPE_WORKDIR_MISSING: { workdir: string; step?: string };
+  RUNTIME_API_ERROR: { status?: number };
+  RUNTIME_FLAGS_INVALID: { absolute: boolean };
+}

@@ -19,3 +19,8 @@ export const GENERIC_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface GenericErrorDetails {
+  IO_ERROR: { errno: string | null };
+}

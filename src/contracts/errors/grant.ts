@@ -54,3 +54,12 @@ export const GRANT_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface GrantErrorDetails {
+  COLLECTOR_PROFILE_BINDING_MISMATCH: { registration_id: string };
+  COLLECTOR_PROFILE_RECIPE_MISMATCH: { recipe_path: string };
+  COLLECTOR_PROFILE_STEP_INVALID: { step_id: string };
+  GRANT_NOT_LIVE: { grant_id: string; grant_generation?: string };
+  GRANT_TOKEN_REJECTED: { reason: 'unknown' | 'rotated' | 'revoked'; grant_id?: string };
+}

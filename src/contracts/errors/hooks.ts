@@ -51,3 +51,9 @@ export const HOOK_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface HookErrorDetails {
+  HOOK_QUALIFICATION_FAILED: { http_status: number };
+  HOOK_TOKEN_REJECTED: { http_status: number };
+}

@@ -86,3 +86,9 @@ export const HUB_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface HubErrorDetails {
+  HUB_BODY_TOO_LARGE: { limit: number };
+  HUB_UPLOAD_BUSY: { uploads: number; bytes: number; limit_bytes: number; limit_uploads: number };
+}

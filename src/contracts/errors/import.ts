@@ -118,3 +118,15 @@ export const IMPORT_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface ImportErrorDetails {
+  COLLECTOR_ATTEMPT_NOT_FOUND: { task_id: string; attempt_id: string };
+  COLLECTOR_CLAIM_PROFILE_MISMATCH: { collector_profile_id: string; task_id: string };
+  IMPORT_AUDIENCE_MISMATCH: { audience: string };
+  IMPORT_ISOLATION_VIOLATED: { expected: Readonly<Record<string, unknown>>; got: unknown };
+  IMPORT_RECORD_INVALID: { field: string; limit?: number };
+  IMPORT_REGISTRATION_NOT_CURRENT: { registration_id: string };
+  IMPORT_RUNTIME_MISMATCH: { field: string };
+  IMPORT_UPLOAD_UNKNOWN: { upload_request_id: string };
+}

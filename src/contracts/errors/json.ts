@@ -31,3 +31,26 @@ export const JSON_ERRORS = {
     ID_INVALID: { exit: EXIT.INVALID, summary: 'An identifier or digest does not match its pattern.' },
   },
 } as const satisfies ErrorSection;
+
+/** Where strict JSON parsing stopped: the JSON Pointer of the value and the character offset. */
+export interface JsonPosition {
+  pointer: string;
+  offset: number;
+}
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface JsonErrorDetails {
+  JSON_SYNTAX: JsonPosition;
+  JSON_DUPLICATE_KEY: JsonPosition;
+  JSON_LONE_SURROGATE: JsonPosition;
+  JSON_NUMBER_INVALID: JsonPosition;
+  JSON_TOO_DEEP: JsonPosition;
+  ID_INVALID: { what: string };
+  INPUT_TOO_LARGE: { limit: number; size?: number; path?: string };
+  PATH_INVALID: { what: string; reason: string } | { pointer: string };
+  SCHEMA_UNKNOWN_FIELD: { schema: string; pointer: string };
+  SCHEMA_MISSING_FIELD: { schema: string; pointer: string };
+  SCHEMA_TYPE: { pointer: string; schema?: string; value?: unknown };
+  SCHEMA_BOUND: { pointer: string; schema?: string; size?: number; limit?: number } | { path: string };
+  SCHEMA_VERSION_UNSUPPORTED: { schema: string; pointer: string; supported: string[] };
+}

@@ -19,3 +19,8 @@ export const KEY_ERRORS = {
     SIGNATURE_INVALID: { exit: EXIT.FAILED, summary: 'A signature does not verify under strict Ed25519.' },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface KeyErrorDetails {
+  SIGNATURE_INVALID: { reason: string };
+}

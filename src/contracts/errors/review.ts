@@ -78,3 +78,18 @@ export const REVIEW_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface ReviewErrorDetails {
+  ADMISSION_REVIEW_REQUIRED: { task_id: string; step_id: string };
+  REVIEW_COVERAGE_OUTSIDE_POLICY: { paths: string[] };
+  REVIEW_JOURNAL_MISMATCH: { review_id: string; call_index: number };
+  REVIEW_PROFILE_MISMATCH: { field: string };
+  REVIEW_REPLAY_REQUEST_MISMATCH: { call_index: number };
+  REVIEW_REPLAY_RESPONSE_TAMPERED: { call_index?: number };
+  REVIEW_REPLAY_TRACE_MISMATCH: { call_index?: number };
+  REVIEW_REPLAY_RECORD_MISMATCH: { call_index?: number };
+  REVIEW_RUNTIME_NOT_CONFIGURED: { step: string } | { task_id: string };
+  REVIEW_STEP_INVALID: { step: string; policy_path: string };
+  REVIEW_TRANSPORT_NOT_QUALIFIED: { basis: string; pointer?: string };
+}

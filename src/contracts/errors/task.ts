@@ -139,3 +139,32 @@ export const TASK_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface TaskErrorDetails {
+  CRITERION_CONTROLLER_ONLY: { criterion: string };
+  CRITERION_DUPLICATE: { criterion: string };
+  CRITERION_MISSING: { missing: string[] };
+  CRITERION_UNKNOWN: { criterion: string };
+  LEASE_INVALID: { lease_ms: string; requested_lease_ms: string } | { pointer: string; value: string; limit: string };
+  REGISTRATION_NOT_CURRENT: {
+    registration_id: string;
+    repository?: string;
+    profile?: string;
+    step?: string;
+    executor_id?: string;
+  };
+  TASK_ALREADY_CLAIMED: { attempt_id: string; state: string };
+  TASK_ATTEMPT_NOT_ACTIVE: { state: string };
+  TASK_ATTEMPT_NOT_FOUND: { attempt_id: string };
+  TASK_BINDING_MISMATCH: { field: string };
+  TASK_DEPENDENCY_INCOMPLETE: { step_id: string };
+  TASK_FENCE_STALE: { fence: string; new_fence: string } | { fence: string; attempt_fence: string };
+  TASK_INPUT_CONFLICT: { pointer: string };
+  TASK_LEASE_EXPIRED: { lease_expires_at_ms: number };
+  TASK_NOT_FOUND: { task_id: string };
+  TASK_PRIOR_SUBJECT_UNRESOLVED: { task_id: string };
+  TASK_REQUEST_CONFLICT: { request_id: string; retained_kind: string };
+  TASK_SCAN_LIMIT: { limit: number };
+  TASK_STALE: Readonly<Record<string, unknown>>;
+}

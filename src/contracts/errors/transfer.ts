@@ -68,3 +68,11 @@ export const TRANSFER_ERRORS = {
     },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface TransferErrorDetails {
+  RECEIPT_INVALID: { pointer: string };
+  TRANSFER_HEADER_INVALID: { cause_code: string; cause_details?: Readonly<Record<string, unknown>> };
+  TRANSFER_TRAILING_BYTES: { declared_length: number; length?: number };
+  TRANSFER_TRUNCATED: { length: number; declared_length: number };
+}

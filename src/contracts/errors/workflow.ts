@@ -68,3 +68,20 @@ export const WORKFLOW_ERRORS = {
     REQUIREMENT_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The target has no installed workflow requirement.' },
   },
 } as const satisfies ErrorSection;
+
+/** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
+export interface WorkflowErrorDetails {
+  WORKFLOW_BINDING_CHANGED: { requirement_digest: string } | { run_id: string; cause_code: string };
+  WORKFLOW_COMMAND_ATTEMPT_UNFINISHED: { run_id: string; step: string };
+  WORKFLOW_COMMAND_INVALID: { step: string; recipe_path?: string; cause_code?: string };
+  WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED: { step: string };
+  WORKFLOW_COMMAND_STALE: { step: string } & Readonly<Record<string, unknown>>;
+  WORKFLOW_GRAPH_INVALID: { step: string; need?: string } | { steps: string[] };
+  WORKFLOW_JOURNAL_ACTIVE: { run_id: string; operation?: string; expires_at_ms?: number };
+  WORKFLOW_JOURNAL_INCONSISTENT: { run_id: string };
+  WORKFLOW_POLICY_STALE: { declared: string; current: string };
+  WORKFLOW_RUN_CONFLICT: { run_id: string; retained_plan: string; offered_plan: string };
+  WORKFLOW_RUN_TERMINAL: { run_id: string; state: string };
+  WORKFLOW_SKILL_INVALID: { path: string };
+  WORKFLOW_SOURCE_MISMATCH: { step: string };
+}
