@@ -52,6 +52,20 @@ export const GRANT_ERRORS = {
       exit: EXIT.INVALID,
       summary: 'The profile recipe is not the recipe its recipe_digest names, decoded.',
     },
+    COLLECTOR_SETUP_STEP_NOT_FOUND: {
+      exit: EXIT.INVALID,
+      summary: "The target's installed requirement has no step with that id; nothing was created or changed.",
+    },
+    COLLECTOR_SETUP_STEP_NOT_COMMAND: {
+      exit: EXIT.INVALID,
+      summary:
+        'The step is not a command step; collector add and profile create build command profiles only, and ' +
+        'nothing was created or changed.',
+    },
+    COLLECTOR_SETUP_NOT_ENROLLED: {
+      exit: EXIT.INVALID,
+      summary: 'The key has no current enrollment for the step, so no profile can bind it.',
+    },
   },
 } as const satisfies ErrorSection;
 

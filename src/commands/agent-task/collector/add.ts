@@ -1,0 +1,101 @@
+import { Flags } from '@oclif/core';
+
+import { BaseCommand } from '../../_base.js';
+import {
+  addCollector,
+  AGENT_PLACEHOLDERS,
+  shellLine,
+  type CollectorAddResult,
+} from '../../../collector/collector-setup.js';
+import { openStore } from '../../../tasks/store.js';
+
+export default class AgentTaskCollectorAdd extends BaseCommand {
+  static override summary = 'Set up a command collector for one step: key, enrollment, runtime probe and profile.';
+  static override description =
+    'One operator command for one command step of the target requirement: creates the signing key in ' +
+    '--state-dir when it has none (owner-private, outside every workspace and the data directory) or reuses it, ' +
+    "reuses the key's current enrollment for the step or enrolls it, observes the runtime identity on the " +
+    "recipe's image (never pulled) and installs the collector profile. Prints the profile ID and the exact " +
+    '`agent-task claim` and `agent-task collect` commands an agent runs, with placeholders for what only the ' +
+    'agent knows. A refusal changes nothing in the store; a rerun answers the same profile and enrolls nothing ' +
+    '(docs/collect.md "One command: collector add").';
+  static override examples = [
+    '<%= config.bin %> --data-dir ./agentscm-data agent-task collector add --step unit-tests ' +
+      '--state-dir ~/.agentscm-collector',
+    '<%= config.bin %> agent-task collector add --step unit-tests --state-dir ~/.agentscm-collector ' +
+      '--docker /usr/bin/docker --docker-socket /var/run/docker.sock --json',
+  ];
+  static override flags = {
+    step: Flags.string({ description: 'Command step of the target requirement.', required: true, helpValue: 'ID' }),
+    'state-dir': Flags.string({
+      description:
+        'Owner-private collector state directory (0700) holding signing-key.json; the key is created when absent.',
+      required: true,
+      helpValue: 'DIR',
+    }),
+    target: Flags.string({
+      description: 'Protected target whose installed requirement has the step.',
+      default: 'main',
+      helpValue: 'NAME',
+    }),
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
+    executor: Flags.string({
+      description: 'Executor id of a new enrollment (default: collector- and the first 12 hex of the key id).',
+      helpValue: 'ID',
+    }),
+    docker: Flags.string({
+      description: 'The docker executable hashed into the runtime identity, never run (default: docker on PATH).',
+      helpValue: 'PATH',
+    }),
+    'docker-socket': Flags.string({
+      description: 'Unix socket of the Docker Engine API (default: /var/run/docker.sock).',
+      helpValue: 'PATH',
+    }),
+  };
+
+  async run(): Promise<CollectorAddResult> {
+    const { flags } = await this.parse(AgentTaskCollectorAdd);
+    const store = openStore(this.resolveDataDir(flags['data-dir']), { mode: 'write' });
+    let result: CollectorAddResult;
+    try {
+      result = await addCollector({
+        store,
+        stateDir: flags['state-dir'],
+        step: flags.step,
+        target: flags.target,
+        repository: flags.repository,
+        executor: flags.executor,
+        docker: flags.docker,
+        dockerSocket: flags['docker-socket'],
+        nowMs: Date.now(),
+      });
+    } finally {
+      store.close();
+    }
+    const { key, registration: reg, runtime } = result;
+    this.log(
+      `${result.installed ? 'installed' : 'already installed'} collector profile ${result.collector_profile_id}`,
+    );
+    this.log(
+      `  key ${key.key_file} (${key.created ? 'created' : 'existing'}), verification_key_id ${key.verification_key_id}`,
+    );
+    this.log(
+      `  registration ${reg.registration_id} epoch ${reg.registration_epoch}, executor ${reg.executor_id} ` +
+        `(${reg.enrolled ? 'enrolled' : 'existing'})`,
+    );
+    this.log(
+      `  step ${result.profile.step_id as string}, recipe ${result.bound_by.recipe_path} (target ${result.bound_by.target})`,
+    );
+    this.log(
+      `  runtime identity ${runtime.identity_sha256} (image ${runtime.image}, docker ${runtime.docker}, socket ${runtime.docker_socket})`,
+    );
+    this.log('');
+    this.log(`An agent collects with (replace ${Object.keys(AGENT_PLACEHOLDERS).join(', ')}):`);
+    this.log(`  ${shellLine(result.agent_commands.claim)}`);
+    this.log(`  ${shellLine(result.agent_commands.collect)}`);
+    return result;
+  }
+}
