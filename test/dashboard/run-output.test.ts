@@ -5,16 +5,14 @@
  * and Chromium shows the markup as text.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { before, test } from 'node:test';
 import puppeteer from 'puppeteer-core';
 
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import type { HubProfile } from '../../src/hub/config.js';
-import { jsonOf, runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
-import { DOCKER_SOCKET, recipeBytes, requireEngine } from '../support/collector.js';
+import { buildScenario } from '../helpers/scenario.js';
+import { DOCKER_SOCKET, requireEngine } from '../support/collector.js';
 import { BROWSER_ARGS, browserPath } from '../support/dashboard.js';
 import { grantFor, httpCall, startTestHub, type HubStore } from '../support/hub.js';
 
@@ -30,51 +28,14 @@ test(
   'a run view carries the first 64 KiB of a command step output; Chromium shows markup in it as text',
   { timeout: 180_000 },
   async (t) => {
-    const root = tempDir(t, 'agentscm-dashboard-run-');
-    const ws = join(root, 'ws');
-    const data = join(root, 'data');
-    mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
-    writeFileSync(
-      join(ws, 'skills', 'check', 'SKILL.md'),
-      '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
-    );
     const script = `printf '%s\\n' '${HOSTILE}'; head -c ${FILLER} /dev/zero | tr '\\0' a`;
-    writeFileSync(
-      join(ws, 'skills', 'check', 'runner.json'),
-      recipeBytes({ argv: ['/bin/sh', '-c', script], limits: { output_bytes: 256 * 1024 } }),
-    );
-    const cli = (args: string[]): ReturnType<typeof runCli> => runCli(['--data-dir', data, ...args]);
-    assert.equal((await cli(['init-repo', ws, '--name', 'demo'])).code, 0);
-    const cp = jsonOf<{ repository: string; revision: string; version: number }>(
-      await cli(['checkpoint', '--change', 'c1', '--workspace', ws, '--json']),
-    );
-    const context = jsonOf<{ context_digest: string }>(
-      await cli(['context', 'create', '--change', 'c1', '--runner', 'skills/check/runner.json', '--json']),
-    );
-    const workflow = join(root, 'workflow.json');
-    writeFileSync(
-      workflow,
-      JSON.stringify({
-        version: 1,
-        name: 'checks',
-        source: { repository: cp.repository, revision: cp.revision, policy_epoch: 0 },
-        skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
-        steps: [
-          {
-            id: 'check',
-            needs: [],
-            required: true,
-            action: {
-              kind: 'command',
-              runner: 'runner.json',
-              change: { repository: cp.repository, id: 'c1' },
-              change_version: cp.version,
-              context_digest: context.context_digest,
-            },
-          },
-        ],
-      }),
-    );
+    const world = await buildScenario(t, {
+      argv: ['/bin/sh', '-c', script],
+      limits: { output_bytes: 256 * 1024 },
+      requirement: false,
+      enrollStep: null,
+    });
+    const { root, dataDir: data, cli, workflowFile: workflow } = world;
     const run = await cli([
       'skill-workflow',
       'run',
@@ -90,7 +51,7 @@ test(
     const profile: HubProfile = {
       repositoryId: 'acme/demo',
       profileId: 'default',
-      nativeRepository: cp.repository,
+      nativeRepository: world.repository,
       dataDir: data,
       target: 'main',
       requirementDigest: '0'.repeat(64),
@@ -99,10 +60,10 @@ test(
       dir: root,
       store: {
         dataDir: data,
-        repository: cp.repository,
-        revision: cp.revision,
-        contextDigest: context.context_digest,
-        changeVersion: BigInt(cp.version),
+        repository: world.repository,
+        revision: world.revision,
+        contextDigest: world.contextDigest,
+        changeVersion: BigInt(world.changeVersion),
       },
       profile,
       config: { host: '127.0.0.1', port: 0, profiles: [profile] },

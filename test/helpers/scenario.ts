@@ -28,7 +28,11 @@ export const SCENARIO_CHANGE = 'c1';
 export const SCENARIO_ACTOR = 'alice/agent-1';
 
 /** A CommandRecipe v1 running `argv` in the local busybox image (limits small enough for a test). */
-export function scenarioRecipe(argv: readonly string[], timeoutMs = 20_000): Record<string, unknown> {
+export function scenarioRecipe(
+  argv: readonly string[],
+  timeoutMs = 20_000,
+  limits: Readonly<Record<string, number>> = {},
+): Record<string, unknown> {
   return {
     version: 1,
     image: IMAGE,
@@ -36,7 +40,14 @@ export function scenarioRecipe(argv: readonly string[], timeoutMs = 20_000): Rec
     env: {},
     workdir: '.',
     timeout_ms: timeoutMs,
-    limits: { memory_bytes: 67108864, pids: 64, cpu_millis: 1000, output_bytes: 65536, scratch_bytes: 1048576 },
+    limits: {
+      memory_bytes: 67108864,
+      pids: 64,
+      cpu_millis: 1000,
+      output_bytes: 65536,
+      scratch_bytes: 1048576,
+      ...limits,
+    },
     toolchain: 'busybox-1',
     environment: 'posix-sh-offline',
   };
@@ -67,6 +78,8 @@ export interface ScenarioOptions {
   readonly argv?: readonly string[];
   /** The recipe's timeout (default 20 s). */
   readonly timeoutMs?: number;
+  /** Recipe limits that differ from the defaults (e.g. `output_bytes`). */
+  readonly limits?: Readonly<Record<string, number>>;
   /** Extra workspace files (path → text), written before init-repo. */
   readonly files?: Readonly<Record<string, string>>;
   /** The edit checkpointed as the Change (path → text; default `src/a.txt` becomes `edited`). */
@@ -129,7 +142,11 @@ export async function buildScenario(t: TestContext, options: ScenarioOptions = {
   const root = tempDir(t, 'agentscm-scenario-');
   const ws = join(root, 'ws');
   const dataDir = join(root, 'data');
-  const recipe = scenarioRecipe(options.argv ?? ['/bin/sh', '-c', 'grep -q edited /src/src/a.txt'], options.timeoutMs);
+  const recipe = scenarioRecipe(
+    options.argv ?? ['/bin/sh', '-c', 'grep -q edited /src/src/a.txt'],
+    options.timeoutMs,
+    options.limits,
+  );
   const command = options.command ?? true;
   const files: Record<string, string> = {
     [SCENARIO_SKILL]: '---\nname: check\ndescription: run the check\n---\n\nRun the check.\n',
