@@ -11,18 +11,24 @@
  * `/` — is owned by the caller or root, and is not writable by group or others unless it is
  * sticky; the token file itself is owned by the caller or root. Then no other local user can
  * replace the file or any directory on its way, so what was checked is what is read.
+ *
+ * Missing directories of a new token file are created, each level 0700, after the nearest existing
+ * one passed that rule (docs/grants.md "Missing directories"); nothing is created when it does not.
  */
-import { lstatSync, realpathSync, statSync, unlinkSync, type Stats } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, realpathSync, rmdirSync, statSync, unlinkSync, type Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 import { AgentscmError } from '../contracts/errors.js';
 import { GRANT_TOKEN_LENGTH, isGrantToken } from '../contracts/grant.js';
+import { inputNotFound, isMissingPath } from '../contracts/input-not-found.js';
 import { quoteForMessage } from '../contracts/message-text.js';
 import { readBoundedInput } from './bounded-input.js';
-import { createPrivateFileOnce } from './private-files.js';
+import { createPrivateFileOnce, syncDirectory } from './private-files.js';
 
 /** Largest token file read: a token, a newline, and room to say what else is wrong. */
 export const TOKEN_FILE_MAX_BYTES = 1024;
+
+const TOKEN_FILE_MISSING_HINT = 'pass the token file `agentscm grant create --token-file PATH` wrote (docs/grants.md)';
 
 function modeOf(stats: Stats): string {
   return (stats.mode & 0o7777).toString(8).padStart(4, '0');
@@ -107,46 +113,128 @@ function checkDirectoryChain(dir: string, purpose: string): void {
   }
 }
 
-/** The directory of a new token file must exist, be a directory, and rest only on safe directories. */
-function checkTokenDirectory(dir: string): void {
-  let stats: Stats;
-  try {
-    stats = statSync(dir);
-  } catch (error) {
-    throw ioError('use the directory', dir, error);
+/**
+ * The nearest existing directory of `dir` (`dir` itself when it exists) and the missing levels below
+ * it, top-down. A level that exists but is not a directory, or a dangling symbolic link, is refused.
+ */
+function existingBase(dir: string): { base: string; missing: string[] } {
+  const missing: string[] = [];
+  for (let at = dir; ; at = dirname(at)) {
+    let stats: Stats | null = null;
+    try {
+      stats = statSync(at);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw ioError('use the directory', at, error);
+      let link = false;
+      try {
+        link = lstatSync(at).isSymbolicLink();
+      } catch {
+        // Not there at all: a level to create.
+      }
+      if (link) {
+        throw unsafe(
+          `${quoteForMessage(at)} is a symbolic link to nothing`,
+          'name a directory that exists, or a path whose missing directories can be created',
+        );
+      }
+    }
+    if (stats !== null) {
+      if (!stats.isDirectory()) {
+        throw unsafe(
+          `${quoteForMessage(at)} is not a directory`,
+          'write the token file into a directory you own (missing directories are created 0700)',
+        );
+      }
+      return { base: at, missing: missing.reverse() };
+    }
+    missing.push(at);
   }
-  if (!stats.isDirectory()) {
-    throw unsafe(
-      `${quoteForMessage(dir)} is not a directory`,
-      'write the token file into an existing directory you own',
-    );
-  }
-  checkDirectoryChain(dir, 'the new token file');
 }
 
-/** Refuse a token path that is taken or whose directory is unsafe; returns the absolute path. Writes nothing. */
-export function checkNewTokenFile(path: string): string {
+/** A checked path for a new token file: its absolute path and the directories to create, top-down. */
+interface NewTokenFilePlan {
+  readonly absolute: string;
+  readonly missing: readonly string[];
+}
+
+function planNewTokenFile(path: string): NewTokenFilePlan {
   const absolute = resolve(path);
-  checkTokenDirectory(dirname(absolute));
-  let taken = true;
-  try {
-    lstatSync(absolute);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError('inspect', absolute, error);
-    taken = false;
+  const { base, missing } = existingBase(dirname(absolute));
+  checkDirectoryChain(base, 'the new token file');
+  if (missing.length === 0) {
+    let taken = true;
+    try {
+      lstatSync(absolute);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError('inspect', absolute, error);
+      taken = false;
+    }
+    if (taken) throw exists(absolute);
   }
-  if (taken) throw exists(absolute);
-  return absolute;
+  return { absolute, missing };
+}
+
+/**
+ * Refuse a token path that is taken or whose nearest existing directory is unsafe; returns the
+ * absolute path. Writes nothing (missing directories are created by writeTokenFile).
+ */
+export function checkNewTokenFile(path: string): string {
+  return planNewTokenFile(path).absolute;
+}
+
+/** Remove directories this process created (deepest first) if they are empty again; best effort. */
+export function removeCreatedDirectories(created: readonly string[]): void {
+  for (const dir of [...created].reverse()) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // Not empty or already gone: leave it.
+    }
+  }
+}
+
+/**
+ * Create each missing level with mode 0700 (exactly, whatever the umask). mkdir never adopts a
+ * name someone else made meanwhile: EEXIST is refused.
+ */
+function createDirectories(missing: readonly string[]): string[] {
+  const created: string[] = [];
+  for (const dir of missing) {
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+      created.push(dir);
+      chmodSync(dir, 0o700);
+      syncDirectory(dirname(dir));
+    } catch (error) {
+      removeCreatedDirectories(created);
+      throw ioError('create the directory', dir, error);
+    }
+  }
+  return created;
+}
+
+/** A token file just written, and the directories created for it (top-down; empty when none were missing). */
+export interface WrittenTokenFile {
+  readonly file: string;
+  readonly createdDirectories: readonly string[];
 }
 
 /**
  * Create the token file at `path` (0600, token and one newline, fsynced), never replacing an
- * existing name (GRANT_TOKEN_FILE_EXISTS). Returns the absolute path.
+ * existing name (GRANT_TOKEN_FILE_EXISTS), after creating its missing directories 0700.
  */
-export function writeTokenFile(path: string, token: string): string {
-  const absolute = checkNewTokenFile(path);
-  if (createPrivateFileOnce(absolute, `${token}\n`) === 'exists') throw exists(absolute);
-  return absolute;
+export function writeTokenFile(path: string, token: string): WrittenTokenFile {
+  const plan = planNewTokenFile(path);
+  const createdDirectories = createDirectories(plan.missing);
+  try {
+    if (createdDirectories.length > 0) checkDirectoryChain(dirname(plan.absolute), 'the new token file');
+    if (createPrivateFileOnce(plan.absolute, `${token}\n`) === 'exists') throw exists(plan.absolute);
+  } catch (error) {
+    removeCreatedDirectories(createdDirectories);
+    throw error;
+  }
+  return { file: plan.absolute, createdDirectories };
 }
 
 /**
@@ -170,6 +258,12 @@ export function removeTokenFile(absolute: string): void {
  */
 export function readTokenFile(path: string): string {
   const absolute = resolve(path);
+  try {
+    lstatSync(absolute);
+  } catch (error) {
+    // A missing file (or directory on the way) is a wrong argument, not a store or disk problem.
+    if (isMissingPath(error)) throw inputNotFound('the token file', path, TOKEN_FILE_MISSING_HINT, error);
+  }
   checkDirectoryChain(dirname(absolute), 'the token file');
   let target: string | null = null;
   try {
@@ -183,6 +277,7 @@ export function readTokenFile(path: string): string {
     limit: TOKEN_FILE_MAX_BYTES,
     what: 'the token file',
     tooLargeHint: 'a token file holds one token',
+    missingHint: TOKEN_FILE_MISSING_HINT,
   });
   let stats: Stats;
   try {

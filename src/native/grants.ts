@@ -19,7 +19,7 @@ import {
 } from '../contracts/grant.js';
 import { validateId } from '../contracts/ids.js';
 import type { AgentRef } from '../contracts/task/common.js';
-import { checkNewTokenFile, removeTokenFile, writeTokenFile } from './grant-token-file.js';
+import { checkNewTokenFile, removeCreatedDirectories, removeTokenFile, writeTokenFile } from './grant-token-file.js';
 import { resolveRepository } from './repositories.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
 import type { Store } from './store-handle.js';
@@ -196,18 +196,25 @@ function newGrantId(): string {
 }
 
 /**
- * Write the token file, then run `commit`; a commit that fails removes the file again, so that
- * no token file names a token the authority never accepted.
+ * Write the token file (creating its missing directories 0700), then run `commit`; a commit that
+ * fails removes the file and those directories again, so that no token file names a token the
+ * authority never accepted.
  */
-function withNewTokenFile<T>(tokenFile: string, commit: (hash: string, file: string) => T): T {
+function withNewTokenFile<T>(tokenFile: string, commit: (hash: string, file: string) => T): T & TokenFileDirs {
   const token = newToken();
-  const file = writeTokenFile(tokenFile, token);
+  const written = writeTokenFile(tokenFile, token);
   try {
-    return commit(grantTokenSha256(token), file);
+    return { ...commit(grantTokenSha256(token), written.file), created_directories: [...written.createdDirectories] };
   } catch (error) {
-    removeTokenFile(file);
+    removeTokenFile(written.file);
+    removeCreatedDirectories(written.createdDirectories);
     throw error;
   }
+}
+
+interface TokenFileDirs {
+  /** Directories created for the token file, top-down, each 0700 (empty when none were missing). */
+  readonly created_directories: string[];
 }
 
 export interface CreateGrantInput {
@@ -219,7 +226,7 @@ export interface CreateGrantInput {
   readonly nowMs: number;
 }
 
-export interface GrantWithTokenFile {
+export interface GrantWithTokenFile extends TokenFileDirs {
   readonly grant: Grant;
   /** Absolute path of the new token file (0600); the token itself is never returned. */
   readonly token_file: string;

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import { parseActor, parseGrantScope } from '../../contracts/grant.js';
 import { createGrantInStore, type GrantWithTokenFile } from '../../native/grants.js';
 import { withStore } from '../../tasks/store.js';
@@ -10,25 +10,24 @@ export default class GrantCreate extends BaseCommand {
   static override description =
     'Every agent-task operation runs as the actor of a live grant. This records a grant {grant_id, repository, ' +
     'owner, agent, scope, generation 1} and writes its bearer token (agentscm_ and 43 base64url characters, 256 ' +
-    'random bits) to a NEW file, mode 0600, in a directory that group and others cannot write; an existing file ' +
-    "is never overwritten. The authority keeps only the token's SHA-256, and no command prints the token.";
+    'random bits) to a NEW file, mode 0600, in a directory that group and others cannot write (missing ' +
+    'directories are created, mode 0700); an existing file is never overwritten. The authority keeps only the ' +
+    "token's SHA-256, and no command prints the token.";
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data grant create --actor alice/claude-1 --token-file ' +
       '~/.agentscm/alice.token',
     '<%= config.bin %> grant create --repository demo --actor alice/claude-1 --token-file ./alice.token --json',
   ];
   static override flags = {
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
     actor: Flags.string({
       description: 'The actor the grant authenticates, OWNER/AGENT.',
       required: true,
       helpValue: 'OWNER/AGENT',
     }),
     'token-file': Flags.string({
-      description: 'New file to write the token to (created 0600; refused if it exists).',
+      description:
+        'New file to write the token to (created 0600; refused if it exists; missing directories are created 0700).',
       required: true,
       helpValue: 'PATH',
     }),
@@ -42,14 +41,15 @@ export default class GrantCreate extends BaseCommand {
 
   async run(): Promise<GrantWithTokenFile> {
     const { flags } = await this.parse(GrantCreate);
+    const dataDir = this.resolveDataDir(flags['data-dir']);
     const input = {
-      repository: flags.repository,
+      repository: this.repositoryOf(flags.repository, dataDir),
       actor: parseActor(flags.actor),
       scope: parseGrantScope(flags.scope),
       tokenFile: flags['token-file'],
       nowMs: Date.now(),
     };
-    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+    const result = withStore(dataDir, 'write', (store) =>
       createGrantInStore(store, input),
     );
     const { grant } = result;
@@ -57,6 +57,7 @@ export default class GrantCreate extends BaseCommand {
       `grant ${grant.grant_id}: ${grant.owner_id}/${grant.agent_id} on repository ${grant.repository}, scope ` +
         `${grant.scope}, generation ${grant.generation}`,
     );
+    for (const dir of result.created_directories) this.log(`created directory ${dir} (mode 0700)`);
     this.log(`token written to ${result.token_file} (mode 0600)`);
     return result;
   }

@@ -20,7 +20,8 @@ export default class GrantRotate extends BaseCommand {
   };
   static override flags = {
     'token-file': Flags.string({
-      description: 'New file to write the new token to (created 0600; refused if it exists).',
+      description:
+        'New file to write the new token to (created 0600; refused if it exists; missing directories are created 0700).',
       required: true,
       helpValue: 'PATH',
     }),
@@ -35,6 +36,7 @@ export default class GrantRotate extends BaseCommand {
       `grant ${result.grant.grant_id}: generation ${result.previous_generation} → ${result.grant.generation}; ` +
         `the old token no longer works`,
     );
+    for (const dir of result.created_directories) this.log(`created directory ${dir} (mode 0700)`);
     this.log(`token written to ${result.token_file} (mode 0600)`);
     return result;
   }
