@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 
-import { BaseCommand, repositoryFlag } from '../_base.js';
+import { BaseCommand } from '../_base.js';
 import { parseActor, parseGrantScope } from '../../contracts/grant.js';
 import { createGrantInStore, type GrantWithTokenFile } from '../../native/grants.js';
 import { withStore } from '../../tasks/store.js';
@@ -19,7 +19,10 @@ export default class GrantCreate extends BaseCommand {
     '<%= config.bin %> grant create --repository demo --actor alice/claude-1 --token-file ./alice.token --json',
   ];
   static override flags = {
-    repository: repositoryFlag,
+    repository: Flags.string({
+      description: 'Repository ID or name (default: the only repository of the store).',
+      helpValue: 'ID_OR_NAME',
+    }),
     actor: Flags.string({
       description: 'The actor the grant authenticates, OWNER/AGENT.',
       required: true,
@@ -41,15 +44,14 @@ export default class GrantCreate extends BaseCommand {
 
   async run(): Promise<GrantWithTokenFile> {
     const { flags } = await this.parse(GrantCreate);
-    const dataDir = this.resolveDataDir(flags['data-dir']);
     const input = {
-      repository: this.repositoryOf(flags.repository, dataDir),
+      repository: flags.repository,
       actor: parseActor(flags.actor),
       scope: parseGrantScope(flags.scope),
       tokenFile: flags['token-file'],
       nowMs: Date.now(),
     };
-    const result = withStore(dataDir, 'write', (store) =>
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
       createGrantInStore(store, input),
     );
     const { grant } = result;
