@@ -22,12 +22,13 @@ import Database from 'better-sqlite3';
 import { AUTHORITY_MIGRATIONS } from '../../src/native/migrations/index.js';
 import { withStore } from '../../src/tasks/store.js';
 import { initRepo } from '../../src/workspace/init.js';
+import { buildScenario } from '../helpers/scenario.js';
 import { tempDir } from '../helpers/tmp.js';
 import { openJournal } from '../support/journal.js';
-import { makeTaskStore } from '../support/tasks.js';
 import { doctor, findingOf, fingerprint, problems, testHome } from './fixture.js';
 
 /** A store made by init-repo, with a journal, in a fresh directory. */
+// Kept by hand: these tests are about a bare store (no Change, workflow or requirement), not the scenario.
 function makeStore(t: TestContext): { root: string; dataDir: string } {
   const root = tempDir(t, 'agentscm-doctor-');
   const workspace = join(root, 'ws');
@@ -55,9 +56,7 @@ test('a missing store is STORE_MISSING with the init-repo fix, and doctor create
 });
 
 test('a healthy store passes every store check, exits 0, and every file stays byte-identical', async (t) => {
-  const root = tempDir(t, 'agentscm-doctor-');
-  const dataDir = join(root, 'data');
-  makeTaskStore(dataDir);
+  const { root, dataDir } = await buildScenario(t, { enrollStep: null });
   openJournal(dataDir, 'create').close();
   const home = testHome(t);
   const before = fingerprint(root);
