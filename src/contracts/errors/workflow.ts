@@ -66,6 +66,28 @@ export const WORKFLOW_ERRORS = {
       summary: 'Retained run records do not match their stored definition, order or digests.',
     },
     REQUIREMENT_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The target has no installed workflow requirement.' },
+    CHECK_INVALID: {
+      exit: EXIT.INVALID,
+      summary: 'A check name, command, flag value or bound of `agentscm check` is invalid; nothing was written.',
+    },
+    CHECK_EXISTS: {
+      exit: EXIT.CONFLICT,
+      summary: 'The workspace already has a check of that name; nothing was written.',
+    },
+    CHECK_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The workspace has no check of that name.' },
+    CHECK_COMMAND_LIMIT: {
+      exit: EXIT.CONFLICT,
+      summary: 'The workspace already has a command check; a requirement holds at most one; nothing was written.',
+    },
+    CHECK_LAST: {
+      exit: EXIT.CONFLICT,
+      summary: 'The check is the only one; a requirement needs at least one step; nothing was changed.',
+    },
+    CHECKS_WORKSPACE_DIRTY: {
+      exit: EXIT.CONFLICT,
+      summary:
+        'The workspace has edits outside .agentscm-checks/ that a checks checkpoint would record; nothing was written.',
+    },
   },
 } as const satisfies ErrorSection;
 

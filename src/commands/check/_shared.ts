@@ -1,0 +1,59 @@
+/**
+ * Flags every `check` command shares, and the image lookup `check add` does before anything is
+ * written (docs/checks.md "Unknown images"): the Docker Engine answers whether the image is
+ * present; agentscm never pulls.
+ */
+import { Flags } from '@oclif/core';
+
+import { DockerClient } from '../../collector/docker-client.js';
+import { createUnixSocketTransport } from '../../collector/docker-transport.js';
+import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
+import { DEFAULT_CHECKS_CHANGE, DEFAULT_CHECKS_TARGET } from '../../workflows/checks/checks.js';
+
+export const DEFAULT_DOCKER_SOCKET = '/var/run/docker.sock';
+
+export const scopeFlags = {
+  workspace: Flags.string({
+    description: 'Workspace directory (default: the nearest one at or above the current directory).',
+    helpValue: 'PATH',
+  }),
+  target: Flags.string({
+    description: 'Protected target whose requirement the checks are.',
+    default: DEFAULT_CHECKS_TARGET,
+    helpValue: 'NAME',
+  }),
+};
+
+export const changeFlag = {
+  change: Flags.string({
+    description: 'Change the check files are checkpointed as (^[A-Za-z0-9._-]{1,128}$).',
+    default: DEFAULT_CHECKS_CHANGE,
+    helpValue: 'ID',
+  }),
+};
+
+/** Refuse an image the engine does not have; an engine that does not answer is refused too. */
+export async function checkImagePresent(image: string, socket: string): Promise<void> {
+  const transport = createUnixSocketTransport(socket);
+  let client: DockerClient;
+  try {
+    client = await DockerClient.connect(transport);
+  } catch (error) {
+    await transport.close();
+    if (!isAgentscmError(error) && !(error instanceof Error)) throw error;
+    throw new AgentscmError(
+      'RUNTIME_UNAVAILABLE',
+      `no Docker Engine answers at ${socket} to confirm the image ${image} exists`,
+      {
+        hint: 'start the engine, name its socket with --docker-socket, or skip the lookup with --no-image-check',
+        details: { image },
+        cause: error,
+      },
+    );
+  }
+  try {
+    await client.inspectImage(image);
+  } finally {
+    await client.close();
+  }
+}

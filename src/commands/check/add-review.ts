@@ -1,0 +1,56 @@
+import { Args, Flags } from '@oclif/core';
+
+import { BaseCommand } from '../_base.js';
+import { withStore } from '../../tasks/store.js';
+import { addReviewCheck, type CheckChangeResult } from '../../workflows/checks/checks.js';
+import { workspaceDataDir } from '../../workspace/locate.js';
+import { printChange } from './_print.js';
+import { changeFlag, scopeFlags } from './_shared.js';
+
+export default class CheckAddReview extends BaseCommand {
+  static override summary = 'Add a review check: a review policy, a workflow step, a checkpoint and the requirement.';
+  static override description =
+    'Writes .agentscm-checks/NAME.review-policy.json (exposing exactly the covered paths), a review step with the ' +
+    'coverage, criteria and default budgets, then checkpoints and installs as `check add` does. See docs/checks.md.';
+  static override examples = [
+    '<%= config.bin %> check add-review docs --coverage README.md --criterion clear:"the README says how to build"',
+  ];
+  static override args = {
+    name: Args.string({ description: 'Check name (a-z, 0-9, "-", "_"; at most 63).', required: true }),
+  };
+  static override flags = {
+    ...scopeFlags,
+    ...changeFlag,
+    coverage: Flags.string({
+      description: 'Revision path the review must cover in full (repeatable; exact paths, no globs).',
+      required: true,
+      multiple: true,
+      helpValue: 'PATH',
+    }),
+    criterion: Flags.string({
+      description: 'Criterion as ID:TEXT (repeatable).',
+      required: true,
+      multiple: true,
+      helpValue: 'ID:TEXT',
+    }),
+    instructions: Flags.string({ description: "Reviewer instructions (default: docs/checks.md's text)." }),
+  };
+
+  async run(): Promise<CheckChangeResult> {
+    const { args, flags } = await this.parse(CheckAddReview);
+    const dataDir =
+      flags['data-dir'] === undefined ? workspaceDataDir(flags.workspace) : this.resolveDataDir(flags['data-dir']);
+    const result = withStore(dataDir, 'write', (store) =>
+      addReviewCheck(
+        store,
+        { workspace: flags.workspace, target: flags.target, change: flags.change },
+        {
+          name: args.name,
+          review: { coverage: flags.coverage, criteria: flags.criterion, instructions: flags.instructions },
+        },
+      ),
+    );
+    printChange(this, 'added', result);
+    return result;
+  }
+}

@@ -1,0 +1,29 @@
+import { BaseCommand } from '../_base.js';
+import { withStore } from '../../tasks/store.js';
+import { listChecks, type CheckListing } from '../../workflows/checks/checks.js';
+import { workspaceDataDir } from '../../workspace/locate.js';
+import { scopeFlags } from './_shared.js';
+
+export default class CheckList extends BaseCommand {
+  static override summary = "List the workspace's checks and say whether the installed requirement agrees.";
+  static override examples = ['<%= config.bin %> check list', '<%= config.bin %> check list --target main --json'];
+  static override flags = { ...scopeFlags };
+
+  async run(): Promise<CheckListing> {
+    const { flags } = await this.parse(CheckList);
+    const dataDir =
+      flags['data-dir'] === undefined ? workspaceDataDir(flags.workspace) : this.resolveDataDir(flags['data-dir']);
+    const listing = withStore(dataDir, 'read', (store) =>
+      listChecks(store, { workspace: flags.workspace, target: flags.target }),
+    );
+    if (listing.checks.length === 0) this.log('no checks');
+    for (const check of listing.checks)
+      this.log(
+        `${check.name}\t${check.kind}\t${check.resource}` +
+          `${check.present ? '' : ' (missing)'}${check.installed ? '' : ' (not installed)'}`,
+      );
+    this.log(`target ${listing.target}: requirement ${listing.requirement_digest ?? '(none)'}`);
+    this.log(listing.in_sync ? 'in sync' : `out of sync:\n${listing.differences.map((d) => `  ${d}`).join('\n')}`);
+    return listing;
+  }
+}
