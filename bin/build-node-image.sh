@@ -44,7 +44,7 @@ for arg in "$@"; do
     *) [ $image_set = 0 ] || usage; IMAGE=$arg; image_set=1 ;;
   esac
 done
-[[ "$IMAGE" =~ ^[a-z0-9][a-z0-9._/-]{0,200}(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$ ]] ||
+[[ "$IMAGE" =~ ^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?$ ]] ||
   die "image reference '$IMAGE' is not of the form name[:tag] (lower-case name, e.g. local/node:20)"
 case "$IMAGE" in *:*) ;; *) IMAGE="$IMAGE:latest" ;; esac
 repo=${IMAGE%:*}; tag=${IMAGE##*:}
