@@ -3,7 +3,16 @@ import { Args, Flags } from '@oclif/core';
 import { counted } from '../contracts/json/counted.js';
 import { withStore } from '../tasks/store.js';
 import { initRepo, type InitRepoResult } from '../workspace/init.js';
+import type { InstructionFileOutcome } from '../workspace/instruction-block.js';
 import { BaseCommand } from './_base.js';
+
+/** How each instruction file outcome is shown (docs/workspace.md). */
+const INSTRUCTION_ACTION: Record<InstructionFileOutcome['action'], (path: string) => string> = {
+  created: (path) => `wrote ${path} (new file with the managed block)`,
+  appended: (path) => `wrote ${path} (managed block appended)`,
+  replaced: (path) => `wrote ${path} (managed block replaced)`,
+  unchanged: (path) => `kept ${path} (managed block already current)`,
+};
 
 export default class InitRepo extends BaseCommand {
   static override description =
@@ -60,6 +69,8 @@ export default class InitRepo extends BaseCommand {
         `${counted(result.total_bytes, 'byte')})`,
     );
     this.log(`  policy epoch ${result.policy_epoch}`);
+    if (result.instruction_files.length === 0) this.log('  instruction files not written (--no-instructions)');
+    for (const file of result.instruction_files) this.log(`  ${INSTRUCTION_ACTION[file.action](file.path)}`);
     return result;
   }
 }

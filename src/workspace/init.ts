@@ -26,7 +26,7 @@ import {
 } from '../native/store.js';
 import { setTarget } from '../native/targets.js';
 import { dataDirExclusions } from './exclusions.js';
-import { writeInstructionBlocks } from './instruction-block.js';
+import { writeInstructionBlocks, type InstructionFileOutcome } from './instruction-block.js';
 import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
 import { reconcilePending } from './reconcile.js';
 import { scanBoundsFromEnv, scanWorkspace, type ScanBounds, type ScanResult } from './scan.js';
@@ -71,7 +71,12 @@ export interface InitRepoResult {
   readonly total_bytes: bigint;
   /** True when an interrupted init-repo of the same name was found finished and adopted. */
   readonly resumed: boolean;
+  /** The instruction files and what was done to each (empty with --no-instructions). */
+  readonly instruction_files: InstructionFileOutcome[];
 }
+
+/** What the binding records; initRepo adds the instruction files it wrote before. */
+type RecordedInit = Omit<InitRepoResult, 'instruction_files'>;
 
 function directoryOf(path: string): string {
   let real: string;
@@ -128,7 +133,7 @@ function finished(
   root: string,
   resumed: boolean,
   counts: { files: number; total_bytes: bigint },
-): InitRepoResult {
+): RecordedInit {
   const record = readWorkspaceRecord(ws);
   if (record === null || record.base_revision === null)
     throw new AgentscmError('INTERNAL', 'init-repo finished without a base revision');
@@ -192,10 +197,10 @@ export function initRepo(store: Store, input: InitRepoInput): InitRepoResult {
   const first = scanWorkspace(root, { bounds, excludeDirs: dataDirExclusions(root, { dataDir: planned }) });
   if (!first.complete) throw incompleteScan(first);
   // The managed instruction block is part of the first revision (docs/stop-hooks.md).
-  if (input.instructions !== false) writeInstructionBlocks(root);
+  const instructionFiles = input.instructions === false ? [] : writeInstructionBlocks(root);
   const state: InitProgress = { createdStateDir: false, committed: false };
   try {
-    return initRepoUnlocked(store, root, input, bounds, state);
+    return { ...initRepoUnlocked(store, root, input, bounds, state), instruction_files: instructionFiles };
   } catch (error) {
     const lost = error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST';
     if (state.createdStateDir && !state.committed && !lost) removeStateDir(root);
@@ -209,7 +214,7 @@ function initRepoUnlocked(
   input: InitRepoInput,
   bounds: ScanBounds,
   state: InitProgress,
-): InitRepoResult {
+): RecordedInit {
   // The store's files, created if absent (its lock file last); the connection is the Store's.
   if (!isStoreInitialized(store.dataDir)) createAuthority(store.dataDir).close();
   const auth = store.authority();
