@@ -6,6 +6,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 
 import { MAX_AGENT_STATE_INPUT_BYTES } from '../contracts/agent-state.js';
 import { AgentscmError } from '../contracts/errors.js';
+import { inputNotFound, isMissingPath } from '../contracts/input-not-found.js';
 
 function tooLarge(size: number): AgentscmError {
   return new AgentscmError(
@@ -52,6 +53,14 @@ export function readAgentStateInput(source: string): Uint8Array {
     }
   } catch (error) {
     if (error instanceof AgentscmError) throw error;
+    if (isMissingPath(error)) {
+      throw inputNotFound(
+        'the input',
+        source,
+        'pass the path of an input JSON file, or - to read it from stdin',
+        error,
+      );
+    }
     throw new AgentscmError(
       'IO_ERROR',
       `cannot read ${source === '-' ? 'stdin' : source}: ${(error as Error).message}`,

@@ -182,6 +182,7 @@ export async function uploadEnvelopeFile(input: UploadFileInput): Promise<Upload
   const envelope = readBoundedInput(input.envelopeFile, {
     limit: TRANSFER_LIMITS.maxEnvelopeBytes,
     what: 'the transfer envelope',
+    missingHint: 'pass the envelope file `agentscm agent-task collect` wrote, or - to read it from stdin',
     tooLargeHint: 'an envelope is at most 16 MiB',
     stdin: true,
   });

@@ -77,6 +77,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
     readBoundedInput(input.descriptorFile, {
       limit: MAX_REVIEW_DESCRIPTOR_BYTES,
       what: 'the collector descriptor',
+      missingHint: 'pass the descriptor file `agentscm agent-task claim --out FILE` wrote',
       tooLargeHint: 'a command descriptor holds one recipe and its bindings; a review descriptor one review action',
     }),
   );

@@ -8,6 +8,7 @@ import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, type St
 import { dirname, join, resolve } from 'node:path';
 
 import { AgentscmError } from '../contracts/errors.js';
+import { inputNotFound } from '../contracts/input-not-found.js';
 import {
   decodeKeyFile,
   encodeKeyFile,
@@ -134,14 +135,13 @@ export function createSigningKey(stateDir: string): CreatedKey {
 /** Read and validate a key file: owner-private file in an owner-private directory, then strict decode. */
 export function loadSigningKey(keyFilePath: string): SigningKey {
   const path = resolve(keyFilePath);
+  // A missing key file or directory is a wrong argument (INPUT_NOT_FOUND), named as given.
+  const missingHint = 'pass the key file `agentscm agent-task key --state-dir DIR` created, or create one that way';
   const dirStats = lstatOrNull(dirname(path));
-  if (dirStats === null) throw new AgentscmError('IO_ERROR', `${dirname(path)} does not exist`);
+  if (dirStats === null) throw inputNotFound('the key file', keyFilePath, missingHint);
   checkPrivateDir(dirname(path), dirStats);
   const stats = lstatOrNull(path);
-  if (stats === null)
-    throw new AgentscmError('IO_ERROR', `${path} does not exist`, {
-      hint: 'create a key with `agentscm agent-task key --state-dir DIR`',
-    });
+  if (stats === null) throw inputNotFound('the key file', keyFilePath, missingHint);
   checkPrivateFile(path, stats);
   let fd: number;
   try {

@@ -16,10 +16,17 @@ import { MAX_ASSERTION_BYTES, taskResultAssertionDecoder, type TaskResultAsserti
 import { readBoundedInput } from '../native/bounded-input.js';
 import { loadSigningKey } from './key-store.js';
 
+const ASSERTION_HINT = 'pass the path of a TaskResultAssertion JSON file, or - to read it from stdin';
+
 /** Decode one assertion file strictly. */
 export function readAssertionFile(file: string): TaskResultAssertion {
   return taskResultAssertionDecoder.decode(
-    readBoundedInput(file, { limit: MAX_ASSERTION_BYTES, what: 'the assertion', stdin: true }),
+    readBoundedInput(file, {
+      limit: MAX_ASSERTION_BYTES,
+      what: 'the assertion',
+      stdin: true,
+      missingHint: ASSERTION_HINT,
+    }),
   );
 }
 

@@ -13,7 +13,7 @@ import { formatJson } from '../contracts/json/canonical-json.js';
 import type { JsonValue } from '../contracts/json/json-value.js';
 import { oneLine } from '../contracts/message-text.js';
 import { classifySqliteError, isSqliteError } from '../native/sqlite-errors.js';
-import { defaultDataDir } from './_data-dir.js';
+import { defaultDataDir, workspaceRepository } from './_data-dir.js';
 import { commandUsageError } from './_usage.js';
 
 export const dataDirFlag = Flags.string({
@@ -22,6 +22,25 @@ export const dataDirFlag = Flags.string({
     'enclosing workspace, else $XDG_DATA_HOME/agentscm or ~/.local/share/agentscm).',
   env: 'AGENTSCM_DATA_DIR',
   helpValue: 'DIR',
+});
+
+/**
+ * The one `--repository` flag of every command that acts on one repository (docs/cli.md
+ * "Choosing the repository"); resolve its value with BaseCommand.repositoryOf.
+ */
+export const repositoryFlag = Flags.string({
+  description:
+    'Repository ID or name (default: the repository of the enclosing workspace, else the only repository of the ' +
+    'store).',
+  helpValue: 'ID_OR_NAME',
+});
+
+/** `--repository` of the list commands: without it and outside a workspace they cover every repository. */
+export const listRepositoryFlag = Flags.string({
+  description:
+    'Only this repository (ID or name; default: the repository of the enclosing workspace, else every repository ' +
+    'of the store).',
+  helpValue: 'ID_OR_NAME',
 });
 
 /**
@@ -76,6 +95,16 @@ export abstract class BaseCommand extends Command {
     }
     const named = flagValue ?? process.env.AGENTSCM_DATA_DIR;
     return named === undefined ? defaultDataDir(from) : resolve(named);
+  }
+
+  /**
+   * The repository a command acts on (docs/cli.md "Choosing the repository"): `--repository` when
+   * given, else the repository of the workspace `--workspace` names or that encloses the working
+   * directory — when `dataDir` is that workspace's store — else undefined, which the core reads
+   * as "the only repository of the store" (or, for a list, every repository).
+   */
+  protected repositoryOf(flagValue: string | undefined, dataDir: string, workspace?: string): string | undefined {
+    return flagValue ?? workspaceRepository(dataDir, workspace) ?? undefined;
   }
 
   /**

@@ -3,7 +3,8 @@
  * that every built command imports, so the CLI framework is loaded once; bin/bundle.js) and
  * bin/dev.js from the sources. Both run the same steps (docs/cli.md):
  *
- * - the leading `--data-dir` is taken (src/commands/_leading-flags.ts);
+ * - the leading `--data-dir` is taken, and `help [COMMAND…]` and `-h` become `--help`
+ *   (src/commands/_leading-flags.ts);
  * - oclif loads no plugin but this package: no user plugins from its data directory, no dev
  *   or just-in-time plugins — this CLI has none, and files under a directory the user names
  *   must never run as code;
@@ -18,7 +19,7 @@ import { AgentscmError, ERROR_CODES } from '../contracts/errors.js';
 import { formatJson } from '../contracts/json/canonical-json.js';
 import { oneLine, quoteForMessage } from '../contracts/message-text.js';
 import { toAgentscmError } from './_base.js';
-import { takeLeadingDataDir } from './_leading-flags.js';
+import { helpAsFlag, takeLeadingDataDir } from './_leading-flags.js';
 
 // oclif's Config reads AGENTSCM_DATA_DIR as its own data directory (Config.load: dataDir =
 // scopedEnvVar('DATA_DIR')). oclif builds a Config more than once per run (run() reloads the
@@ -39,7 +40,8 @@ export interface CliEntry {
   readonly pjson?: Interfaces.PJSON;
 }
 
-const UNKNOWN_COMMAND = /^command (.+) not found$/s;
+// oclif's two wordings: running an unknown command, and asking for the help of one.
+const UNKNOWN_COMMAND = /^command (.+) not found\.?$/is;
 
 /** A failure raised by oclif before or instead of a command, as our error type. */
 function entryError(error: unknown): AgentscmError {
@@ -78,7 +80,7 @@ function report(error: AgentscmError, argv: readonly string[]): void {
 export async function runAgentscm(entry: CliEntry): Promise<void> {
   let argv: string[];
   try {
-    argv = takeLeadingDataDir(entry.argv);
+    argv = helpAsFlag(takeLeadingDataDir(entry.argv));
   } catch (error) {
     report(entryError(error), entry.argv);
     return;

@@ -1,4 +1,7 @@
 /**
+ * Two rewrites of the command line before oclif parses it. `agentscm help [COMMAND…]` and `-h`
+ * become `--help` (docs/cli.md "Help"), so both print exactly what `--help` prints.
+ *
  * `agentscm --data-dir D <command> ...` as the specification writes it (docs/wire.md "CLI
  * conventions"): a leading `--data-dir D` or `--data-dir=D` becomes the command's own
  * `--data-dir=D`, so it is parsed, and refused when repeated, like the flag after the command.
@@ -41,4 +44,21 @@ export function takeLeadingDataDir(args: readonly string[], env: NodeJS.ProcessE
   const end = argv.indexOf('--');
   argv.splice(end < 0 ? argv.length : end, 0, `${FLAG}=${dataDir}`);
   return argv;
+}
+
+const HELP = '--help';
+
+/**
+ * `agentscm help [COMMAND…] [FLAGS]` as `agentscm [COMMAND…] [FLAGS] --help`, and every `-h` before a
+ * `--` as `--help` (oclif shows a command's or topic's help when `--help` appears before `--`).
+ * Run after takeLeadingDataDir, which moves a leading `--data-dir` behind the command words.
+ */
+export function helpAsFlag(args: readonly string[]): string[] {
+  const end = args.indexOf('--');
+  const argv = args.map((arg, i) => (arg === '-h' && (end < 0 || i < end) ? HELP : arg));
+  if (argv[0] !== 'help') return argv;
+  const rest = argv.slice(1);
+  const restEnd = rest.indexOf('--');
+  rest.splice(restEnd < 0 ? rest.length : restEnd, 0, HELP);
+  return rest;
 }

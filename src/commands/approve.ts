@@ -3,7 +3,7 @@ import { Flags } from '@oclif/core';
 import type { JsonObject } from '../contracts/json/json-value.js';
 import { approveChange } from '../tasks/admission/admission.js';
 import { withStore } from '../tasks/store.js';
-import { BaseCommand } from './_base.js';
+import { BaseCommand, repositoryFlag } from './_base.js';
 
 export default class Approve extends BaseCommand {
   static override summary = "Approve a Change's exact current subject and the receipt that qualifies it.";
@@ -33,17 +33,14 @@ export default class Approve extends BaseCommand {
       default: 'main',
       helpValue: 'NAME',
     }),
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<JsonObject> {
     const { flags } = await this.parse(Approve);
     const { approval, created, run_id } = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
       approveChange(store, {
-        repository: flags.repository,
+        repository: this.repositoryOf(flags.repository, store.dataDir),
         profile: flags.profile,
         target: flags.target,
         change: flags.change,

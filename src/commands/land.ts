@@ -3,7 +3,7 @@ import { Flags } from '@oclif/core';
 import type { JsonObject } from '../contracts/json/json-value.js';
 import { landChange } from '../tasks/admission/admission.js';
 import { withStore } from '../tasks/store.js';
-import { BaseCommand } from './_base.js';
+import { BaseCommand, repositoryFlag } from './_base.js';
 
 export default class Land extends BaseCommand {
   static override summary =
@@ -29,17 +29,14 @@ export default class Land extends BaseCommand {
       default: 'default',
       helpValue: 'ID',
     }),
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<JsonObject> {
     const { flags } = await this.parse(Land);
     const { landing } = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
       landChange(store, {
-        repository: flags.repository,
+        repository: this.repositoryOf(flags.repository, store.dataDir),
         profile: flags.profile,
         target: flags.target,
         change: flags.change,

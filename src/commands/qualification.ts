@@ -4,7 +4,7 @@ import type { JsonValue } from '../contracts/json/json-value.js';
 import { qualificationToJson } from '../contracts/task/qualification.js';
 import { qualifyLocal } from '../tasks/admission/qualification-local.js';
 import { withStore } from '../tasks/store.js';
-import { BaseCommand } from './_base.js';
+import { BaseCommand, repositoryFlag } from './_base.js';
 
 export default class Qualification extends BaseCommand {
   static override summary = "Say whether a Change's exact subject qualifies now (read-only, advisory).";
@@ -35,17 +35,14 @@ export default class Qualification extends BaseCommand {
       default: 'main',
       helpValue: 'NAME',
     }),
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<JsonValue> {
     const { flags } = await this.parse(Qualification);
     const answer = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
       qualifyLocal(store, {
-        repository: flags.repository,
+        repository: this.repositoryOf(flags.repository, store.dataDir),
         profile: flags.profile,
         target: flags.target,
         change: flags.change,

@@ -129,5 +129,11 @@ export function parseHubConfig(bytes: Uint8Array): HubConfig {
 
 /** Read and check the execution config file (a regular file of at most 256 KiB). */
 export function readHubConfig(file: string): HubConfig {
-  return parseHubConfig(readBoundedInput(file, { limit: HUB_CONFIG_MAX_BYTES, what: 'the hub execution config' }));
+  return parseHubConfig(
+    readBoundedInput(file, {
+      limit: HUB_CONFIG_MAX_BYTES,
+      what: 'the hub execution config',
+      missingHint: 'pass the path of the hub execution config file (docs/hub.md)',
+    }),
+  );
 }

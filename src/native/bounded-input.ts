@@ -9,6 +9,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 
 import { AgentscmError } from '../contracts/errors.js';
+import { inputNotFound, isMissingPath } from '../contracts/input-not-found.js';
 import { quoteForMessage } from '../contracts/message-text.js';
 
 export interface BoundedInputOptions {
@@ -18,6 +19,11 @@ export interface BoundedInputOptions {
   readonly what: string;
   /** What to do about an input that is too large. */
   readonly tooLargeHint?: string;
+  /**
+   * What to pass instead when the file does not exist (INPUT_NOT_FOUND), e.g. "pass the path of a
+   * workflow definition file (docs/skill-workflows.md)".
+   */
+  readonly missingHint?: string;
   /** Whether `-` means stdin (otherwise it is a file named "-"). */
   readonly stdin?: boolean;
   /**
@@ -126,7 +132,7 @@ function readAll(fd: number, options: BoundedInputOptions, shown: string): Buffe
 
 /**
  * Read one input named on the command line: FILE (a regular file only) or, with `stdin`, `-`, at most
- * `options.limit` bytes. Missing or unreadable → IO_ERROR; a directory, FIFO, socket or device
+ * `options.limit` bytes. Missing → INPUT_NOT_FOUND; unreadable → IO_ERROR; a directory, FIFO, socket or device
  * → INPUT_NOT_REGULAR_FILE; larger than the limit → INPUT_TOO_LARGE. Nothing is parsed here.
  */
 export function readBoundedInput(source: string, options: BoundedInputOptions): Buffer {
@@ -149,6 +155,7 @@ export function readBoundedInput(source: string, options: BoundedInputOptions): 
     // O_NOCTTY: a terminal device named here never becomes the controlling terminal.
     fd = openSync(source, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error) {
+    if (isMissingPath(error)) throw inputNotFound(options.what, source, options.missingHint, error);
     throw new AgentscmError('IO_ERROR', `cannot open ${options.what} ${shown}: ${reasonOf(error)}`, { cause: error });
   }
   try {

@@ -27,6 +27,7 @@ export function readTaskInput(source: string): Uint8Array {
   return readBoundedInput(source, {
     limit: MAX_INPUT_BYTES,
     what: 'the request document',
+    missingHint: 'pass the path of a request JSON file, or - to read it from stdin',
     tooLargeHint: 'send one request document',
     stdin: true,
   });

@@ -14,6 +14,7 @@ export function readDefinitionBytes(file: string): Buffer {
   return readBoundedInput(file, {
     limit: WORKFLOW_LIMITS.maxDefinitionBytes,
     what: 'the workflow definition',
+    missingHint: 'pass the path of a workflow definition file (docs/skill-workflows.md)',
     tooLargeHint: `keep definitions at most ${WORKFLOW_LIMITS.maxDefinitionBytes} bytes`,
   });
 }

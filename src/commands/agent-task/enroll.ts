@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import { DEFAULT_TASK_PROFILE } from '../../contracts/collector/executor-enrollment.js';
 import { enrollExecutor, type EnrollResult } from '../../native/executor-registry.js';
 import { withStore } from '../../tasks/store.js';
@@ -18,10 +18,7 @@ export default class AgentTaskEnroll extends BaseCommand {
       '--executor ci-box --public-key 3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29',
   ];
   static override flags = {
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
     profile: Flags.string({
       description: 'Workflow task profile id the enrollment is scoped to (the same default as `agent-task call`).',
       default: DEFAULT_TASK_PROFILE,
@@ -44,7 +41,7 @@ export default class AgentTaskEnroll extends BaseCommand {
     const { flags } = await this.parse(AgentTaskEnroll);
     const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
       enrollExecutor(store.authority(), {
-        repository: flags.repository,
+        repository: this.repositoryOf(flags.repository, store.dataDir),
         profile: flags.profile,
         step: flags.step,
         executor: flags.executor,

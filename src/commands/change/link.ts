@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import { AgentscmError } from '../../contracts/errors.js';
 import { FORGE_KINDS } from '../../contracts/hub-config.js';
 import { linkChange, unlinkChange, type ForgeLink } from '../../hub/forge-links.js';
@@ -35,10 +35,7 @@ export default class ChangeLink extends BaseCommand {
       helpValue: 'SHA',
     }),
     remove: Flags.boolean({ description: "Remove the Change's link instead of recording one.", default: false }),
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<ForgeLink | { change_id: string; removed: boolean }> {
@@ -51,7 +48,7 @@ export default class ChangeLink extends BaseCommand {
         });
       }
       const removed = withStore(dataDir, 'read', (store) =>
-        unlinkChange({ store, repository: flags.repository, change: flags.change }),
+        unlinkChange({ store, repository: this.repositoryOf(flags.repository, dataDir), change: flags.change }),
       );
       this.log(removed ? `Change ${flags.change}: forge link removed` : `Change ${flags.change} had no forge link`);
       return { change_id: flags.change, removed };
@@ -64,7 +61,14 @@ export default class ChangeLink extends BaseCommand {
     const forge = flags.forge as (typeof FORGE_KINDS)[number];
     const { project, sha } = flags;
     const link = withStore(dataDir, 'read', (store) =>
-      linkChange({ store, repository: flags.repository, change: flags.change, forge, project, sha }),
+      linkChange({
+        store,
+        repository: this.repositoryOf(flags.repository, dataDir),
+        change: flags.change,
+        forge,
+        project,
+        sha,
+      }),
     );
     this.log(`Change ${link.change_id} is the candidate of ${link.forge} ${link.project}@${link.sha}`);
     return link;

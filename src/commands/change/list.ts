@@ -1,6 +1,4 @@
-import { Flags } from '@oclif/core';
-
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, listRepositoryFlag } from '../_base.js';
 import { listChangesInStore, type ChangeListItem } from '../../native/listings.js';
 import { withStore } from '../../tasks/store.js';
 
@@ -14,16 +12,13 @@ export default class ChangeList extends BaseCommand {
     '<%= config.bin %> change list --repository demo --json',
   ];
   static override flags = {
-    repository: Flags.string({
-      description: 'Only this repository (ID or name; default: every repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: listRepositoryFlag,
   };
 
   async run(): Promise<{ changes: ChangeListItem[] }> {
     const { flags } = await this.parse(ChangeList);
     const list = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
-      listChangesInStore(store.authority(), { repository: flags.repository }),
+      listChangesInStore(store.authority(), { repository: this.repositoryOf(flags.repository, store.dataDir) }),
     );
     if (list.changes.length === 0)
       this.log('no Changes (a Change is created by its first `agentscm checkpoint --change ID`)');

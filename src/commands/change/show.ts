@@ -1,6 +1,6 @@
-import { Args, Flags } from '@oclif/core';
+import { Args } from '@oclif/core';
 
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import type { Change } from '../../native/changes.js';
 import { showChange } from '../../native/views.js';
 import { withStore } from '../../tasks/store.js';
@@ -19,16 +19,16 @@ export default class ChangeShow extends BaseCommand {
   };
 
   static override flags = {
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<Change> {
     const { args, flags } = await this.parse(ChangeShow);
     const change = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
-      showChange(store.authority(), { repository: flags.repository, change: args.id }),
+      showChange(store.authority(), {
+        repository: this.repositoryOf(flags.repository, store.dataDir),
+        change: args.id,
+      }),
     );
     this.log(`Change ${change.id} of repository ${change.repository}: current version ${change.current_version}`);
     for (const version of change.versions) {

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import { createReviewContextInStore, type CreatedContextView } from '../../native/review-contexts.js';
 import { withStore } from '../../tasks/store.js';
 
@@ -29,16 +29,18 @@ export default class ContextCreate extends BaseCommand {
       required: true,
       helpValue: 'PATH',
     }),
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<CreatedContextView> {
     const { flags } = await this.parse(ContextCreate);
     const view = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
-      createReviewContextInStore({ store, repository: flags.repository, change: flags.change, runner: flags.runner }),
+      createReviewContextInStore({
+        store,
+        repository: this.repositoryOf(flags.repository, store.dataDir),
+        change: flags.change,
+        runner: flags.runner,
+      }),
     );
     this.log(view.context_digest);
     return view;

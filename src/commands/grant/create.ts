@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import { parseActor, parseGrantScope } from '../../contracts/grant.js';
 import { createGrantInStore, type GrantWithTokenFile } from '../../native/grants.js';
 import { withStore } from '../../tasks/store.js';
@@ -19,10 +19,7 @@ export default class GrantCreate extends BaseCommand {
     '<%= config.bin %> grant create --repository demo --actor alice/claude-1 --token-file ./alice.token --json',
   ];
   static override flags = {
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
     actor: Flags.string({
       description: 'The actor the grant authenticates, OWNER/AGENT.',
       required: true,
@@ -44,14 +41,15 @@ export default class GrantCreate extends BaseCommand {
 
   async run(): Promise<GrantWithTokenFile> {
     const { flags } = await this.parse(GrantCreate);
+    const dataDir = this.resolveDataDir(flags['data-dir']);
     const input = {
-      repository: flags.repository,
+      repository: this.repositoryOf(flags.repository, dataDir),
       actor: parseActor(flags.actor),
       scope: parseGrantScope(flags.scope),
       tokenFile: flags['token-file'],
       nowMs: Date.now(),
     };
-    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+    const result = withStore(dataDir, 'write', (store) =>
       createGrantInStore(store, input),
     );
     const { grant } = result;

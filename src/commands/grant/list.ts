@@ -1,6 +1,4 @@
-import { Flags } from '@oclif/core';
-
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, listRepositoryFlag } from '../_base.js';
 import { listGrantsInStore, type Grant } from '../../native/grants.js';
 import { withStore } from '../../tasks/store.js';
 
@@ -13,16 +11,13 @@ export default class GrantList extends BaseCommand {
     '<%= config.bin %> grant list --repository demo --json',
   ];
   static override flags = {
-    repository: Flags.string({
-      description: 'Only the grants of this repository (ID or name).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: listRepositoryFlag,
   };
 
   async run(): Promise<{ grants: Grant[] }> {
     const { flags } = await this.parse(GrantList);
     const grants = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
-      listGrantsInStore(store, flags.repository),
+      listGrantsInStore(store, this.repositoryOf(flags.repository, store.dataDir)),
     );
     if (grants.length === 0) this.log('no grants');
     for (const g of grants)

@@ -1,6 +1,4 @@
-import { Flags } from '@oclif/core';
-
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import type { PolicyBump } from '../../native/policy.js';
 import { bumpPolicy } from '../../native/views.js';
 import { withStore } from '../../tasks/store.js';
@@ -15,16 +13,13 @@ export default class PolicyBumpCommand extends BaseCommand {
   ];
 
   static override flags = {
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<PolicyBump> {
     const { flags } = await this.parse(PolicyBumpCommand);
     const bump = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
-      bumpPolicy(store.authority(), { repository: flags.repository }),
+      bumpPolicy(store.authority(), { repository: this.repositoryOf(flags.repository, store.dataDir) }),
     );
     this.log(`policy epoch of ${bump.repository}: ${bump.previous_epoch} → ${bump.policy_epoch}`);
     return bump;

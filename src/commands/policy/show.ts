@@ -1,6 +1,4 @@
-import { Flags } from '@oclif/core';
-
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import { showPolicy, type PolicyView } from '../../native/views.js';
 import { withStore } from '../../tasks/store.js';
 
@@ -13,16 +11,13 @@ export default class PolicyShow extends BaseCommand {
   ];
 
   static override flags = {
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<PolicyView> {
     const { flags } = await this.parse(PolicyShow);
     const view = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
-      showPolicy(store.authority(), { repository: flags.repository }),
+      showPolicy(store.authority(), { repository: this.repositoryOf(flags.repository, store.dataDir) }),
     );
     this.log(`authority ${view.authority_id}`);
     this.log(`repository ${view.name} (${view.repository}): policy epoch ${view.policy_epoch}`);

@@ -35,6 +35,7 @@ export function readReceiptBundleInput(file: string): Buffer {
   return readBoundedInput(file, {
     limit: RECEIPT_BUNDLE_LIMITS.maxBundleBytes,
     what: 'the receipt bundle',
+    missingHint: 'pass the file `agentscm receipt export DIGEST --out BUNDLE` wrote, or - to read it from stdin',
     tooLargeHint:
       `a receipt bundle is at most ${RECEIPT_BUNDLE_LIMITS.maxBundleBytes} bytes (32 transfers of 16 MiB with its ` +
       `manifest and receipt)`,

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import { withStore } from '../../tasks/store.js';
 import { showRequirement, type RequirementView } from '../../workflows/requirement.js';
 
@@ -15,16 +15,13 @@ export default class RequirementShow extends BaseCommand {
   ];
   static override flags = {
     target: Flags.string({ description: 'Protected target.', required: true, helpValue: 'NAME' }),
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<RequirementView> {
     const { flags } = await this.parse(RequirementShow);
     const view = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
-      showRequirement(store, { repository: flags.repository, target: flags.target }),
+      showRequirement(store, { repository: this.repositoryOf(flags.repository, store.dataDir), target: flags.target }),
     );
     this.log(`requirement_digest: ${view.requirement_digest}`);
     this.log(

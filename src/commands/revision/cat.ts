@@ -1,6 +1,6 @@
-import { Args, Flags } from '@oclif/core';
+import { Args } from '@oclif/core';
 
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import { catRevisionFile, catRevisionFileJson, type CatJsonView } from '../../native/views.js';
 import { withStore } from '../../tasks/store.js';
 
@@ -23,16 +23,18 @@ export default class RevisionCat extends BaseCommand {
   };
 
   static override flags = {
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<CatJsonView | undefined> {
     const { args, flags } = await this.parse(RevisionCat);
-    const query = { repository: flags.repository, revision: args.revision, path: args.path };
-    return withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) => {
+    const dataDir = this.resolveDataDir(flags['data-dir']);
+    const query = {
+      repository: this.repositoryOf(flags.repository, dataDir),
+      revision: args.revision,
+      path: args.path,
+    };
+    return withStore(dataDir, 'read', (store) => {
       if (this.jsonEnabled()) return catRevisionFileJson(store.authority(), query);
       catRevisionFile(store.authority(), query, (chunk) => process.stdout.write(chunk));
       return undefined;

@@ -1,6 +1,6 @@
-import { Args, Flags } from '@oclif/core';
+import { Args } from '@oclif/core';
 
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import { displayText } from '../../contracts/display-text.js';
 import { diffRevisionView, type RevisionDiffView } from '../../native/views.js';
 import { withStore } from '../../tasks/store.js';
@@ -27,16 +27,17 @@ export default class RevisionDiff extends BaseCommand {
   };
 
   static override flags = {
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<RevisionDiffView> {
     const { args, flags } = await this.parse(RevisionDiff);
     const view = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
-      diffRevisionView(store.authority(), { repository: flags.repository, from: args.from, to: args.to }),
+      diffRevisionView(store.authority(), {
+        repository: this.repositoryOf(flags.repository, store.dataDir),
+        from: args.from,
+        to: args.to,
+      }),
     );
     const mark = { added: 'A', deleted: 'D', modified: 'M' } as const;
     for (const change of view.changes) {

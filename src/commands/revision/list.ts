@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, listRepositoryFlag } from '../_base.js';
 import { listRevisionsInStore, type RevisionListRow } from '../../native/listings.js';
 import { withStore } from '../../tasks/store.js';
 
@@ -15,16 +15,16 @@ export default class RevisionList extends BaseCommand {
   ];
   static override flags = {
     change: Flags.string({ description: 'Only the revisions of this Change, one per version.', helpValue: 'ID' }),
-    repository: Flags.string({
-      description: 'Only this repository (ID or name; default: every repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: listRepositoryFlag,
   };
 
   async run(): Promise<{ revisions: RevisionListRow[] }> {
     const { flags } = await this.parse(RevisionList);
     const list = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
-      listRevisionsInStore(store.authority(), { repository: flags.repository, change: flags.change }),
+      listRevisionsInStore(store.authority(), {
+        repository: this.repositoryOf(flags.repository, store.dataDir),
+        change: flags.change,
+      }),
     );
     if (list.revisions.length === 0) this.log('no revisions');
     for (const r of list.revisions) {

@@ -1,6 +1,6 @@
-import { Args, Flags } from '@oclif/core';
+import { Args } from '@oclif/core';
 
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, repositoryFlag } from '../_base.js';
 import { displayText } from '../../contracts/display-text.js';
 import { showRevision, type RevisionView } from '../../native/views.js';
 import { withStore } from '../../tasks/store.js';
@@ -22,16 +22,16 @@ export default class RevisionShow extends BaseCommand {
   };
 
   static override flags = {
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: repositoryFlag,
   };
 
   async run(): Promise<RevisionView> {
     const { args, flags } = await this.parse(RevisionShow);
     const view = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
-      showRevision(store.authority(), { repository: flags.repository, revision: args.revision }),
+      showRevision(store.authority(), {
+        repository: this.repositoryOf(flags.repository, store.dataDir),
+        revision: args.revision,
+      }),
     );
     this.log(`revision ${view.id}`);
     this.log(`repository ${view.repository}`);

@@ -1,6 +1,4 @@
-import { Flags } from '@oclif/core';
-
-import { BaseCommand } from '../_base.js';
+import { BaseCommand, listRepositoryFlag } from '../_base.js';
 import { listTargetsInStore, type TargetListItem } from '../../native/listings.js';
 import { withStore } from '../../tasks/store.js';
 
@@ -14,16 +12,13 @@ export default class TargetList extends BaseCommand {
     '<%= config.bin %> target list --repository demo --json',
   ];
   static override flags = {
-    repository: Flags.string({
-      description: 'Only this repository (ID or name; default: every repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: listRepositoryFlag,
   };
 
   async run(): Promise<{ targets: TargetListItem[] }> {
     const { flags } = await this.parse(TargetList);
     const list = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
-      listTargetsInStore(store.authority(), { repository: flags.repository }),
+      listTargetsInStore(store.authority(), { repository: this.repositoryOf(flags.repository, store.dataDir) }),
     );
     if (list.targets.length === 0) this.log('no targets');
     for (const t of list.targets) {

@@ -13,6 +13,10 @@ export const GENERIC_ERRORS = {
       summary: 'An unexpected internal failure; nothing was classified as valid or invalid.',
     },
     IO_ERROR: { exit: EXIT.UNAVAILABLE, summary: 'A file or directory could not be read or written.' },
+    INPUT_NOT_FOUND: {
+      exit: EXIT.INVALID,
+      summary: 'A file argument names no existing file; nothing was read or changed.',
+    },
     INPUT_NOT_REGULAR_FILE: {
       exit: EXIT.INVALID,
       summary: 'A file argument names a directory, FIFO, socket or device instead of a regular file; it was not read.',

@@ -253,6 +253,7 @@ export function installCollectorProfileFile(store: Store, file: string, nowMs: n
     readBoundedInput(file, {
       limit: MAX_REVIEW_PROFILE_BYTES,
       what: 'the collector profile',
+      missingHint: 'pass the path of a CollectorProfile JSON file (docs/collector-profiles.md)',
       tooLargeHint:
         'a command profile holds one recipe and its bindings (at most 80 KiB); a finite-review profile its pins ' +
         'and coverage (at most 256 KiB)',

@@ -1,6 +1,4 @@
-import { Flags } from '@oclif/core';
-
-import { BaseCommand } from '../../_base.js';
+import { BaseCommand, listRepositoryFlag } from '../../_base.js';
 import { listRegistrationsInStore, type RegistrationListItem } from '../../../native/listings.js';
 import { withStore } from '../../../tasks/store.js';
 
@@ -14,16 +12,13 @@ export default class AgentTaskRegistrationList extends BaseCommand {
     '<%= config.bin %> agent-task registration list --repository demo --json',
   ];
   static override flags = {
-    repository: Flags.string({
-      description: 'Only this repository (ID or name; default: every repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    repository: listRepositoryFlag,
   };
 
   async run(): Promise<{ registrations: RegistrationListItem[] }> {
     const { flags } = await this.parse(AgentTaskRegistrationList);
     const list = withStore(this.resolveDataDir(flags['data-dir']), 'read', (store) =>
-      listRegistrationsInStore(store.authority(), { repository: flags.repository }),
+      listRegistrationsInStore(store.authority(), { repository: this.repositoryOf(flags.repository, store.dataDir) }),
     );
     if (list.registrations.length === 0)
       this.log('no executor registrations (`agentscm agent-task enroll` records one)');

@@ -48,6 +48,7 @@ export function showTransferEnvelopeFile(file: string, publicKeyHex: string | un
   const bytes = readBoundedInput(file, {
     limit: TRANSFER_LIMITS.maxEnvelopeBytes,
     what: 'the transfer envelope',
+    missingHint: 'pass the envelope file `agentscm agent-task collect` wrote, or - to read it from stdin',
     tooLargeHint: 'a collector transfer envelope is at most 16 MiB',
     stdin: true,
   });
