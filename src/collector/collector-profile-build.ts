@@ -28,7 +28,7 @@ import { getTargetRequirement } from '../native/requirements.js';
 import { readRevisionFile } from '../native/revisions.js';
 import type { Store } from '../native/store-handle.js';
 import { readTransaction, type Authority } from '../native/store.js';
-import { getTarget } from '../native/targets.js';
+import { listTargets } from '../native/targets.js';
 import { requirementDefinition } from '../workflows/requirement.js';
 import { layoutSkillPackage, resolvePackagePath } from '../workflows/skill-package.js';
 import { DEFAULT_DOCKER_SOCKET, dockerExecutable } from './docker-path.js';
@@ -59,7 +59,11 @@ export function readCommandStep(
   const stepId = validateId(input.step, 'step');
   return readTransaction(auth, () => {
     const repository = resolveRepository(auth, input.repository);
-    getTarget(auth, repository.id, input.target);
+    if (!listTargets(auth, repository.id).some((t) => t.name === input.target)) {
+      throw new AgentscmError('TARGET_NOT_FOUND', `repository ${repository.name} has no target ${input.target}`, {
+        hint: 'pass --target with one of the targets `agentscm target list` shows (default main)',
+      });
+    }
     const requirement = getTargetRequirement(auth, repository.id, input.target);
     const definition = requirementDefinition(requirement);
     const step = definition.steps.find((s) => s.id === stepId);
