@@ -7,22 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { commandAttemptId } from '../../src/workflows/command-attempts.js';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { buildScenario } from '../helpers/scenario.js';
 import { tempDir } from '../helpers/tmp.js';
-import {
-  containersOf,
-  createEventsOf,
-  DOCKER_SOCKET,
-  recipeBytes,
-  requireEngine,
-  type RecipeFields,
-} from '../support/collector.js';
+import { containersOf, createEventsOf, DOCKER_SOCKET, requireEngine, type RecipeFields } from '../support/collector.js';
 
 /** The operator-selected executable: docker.io's client when installed, else any executable. */
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
@@ -44,60 +38,23 @@ async function cli(demo: Pick<Demo, 'dataDir'>, args: string[]): Promise<Awaited
   return runCli(['--data-dir', demo.dataDir, ...args]);
 }
 
-/** A demo tree with a recipe + SKILL.md, checkpointed, with a context and a workflow file. */
-async function makeDemo(t: TestContext, fields: RecipeFields): Promise<Demo> {
-  const root = tempDir(t, 'agentscm-cli-collector-');
-  const ws = join(root, 'ws');
-  const dataDir = join(root, 'data');
-  mkdirSync(join(ws, 'skills', 'check'), { recursive: true });
-  writeFileSync(join(ws, 'hello.txt'), 'hello from the revision\n');
-  writeFileSync(
-    join(ws, 'skills', 'check', 'SKILL.md'),
-    '---\nname: check\ndescription: run the checks\n---\nRun the recipe.\n',
-  );
-  writeFileSync(join(ws, 'skills', 'check', 'runner.json'), recipeBytes(fields));
-  const init = await cli({ dataDir }, ['init-repo', ws, '--name', 'demo', '--json']);
-  assert.equal(init.code, 0, init.stderr);
-  const checkpoint = await cli({ dataDir }, ['checkpoint', '--change', 'c1', '--workspace', ws, '--json']);
-  assert.equal(checkpoint.code, 0, checkpoint.stderr);
-  const cp = jsonOf<{ repository: string; revision: string; version: number }>(checkpoint);
-  const context = await cli({ dataDir }, [
-    'context',
-    'create',
-    '--change',
-    'c1',
-    '--runner',
-    'skills/check/runner.json',
-    '--json',
-  ]);
-  assert.equal(context.code, 0, context.stderr);
-  const contextDigest = jsonOf<{ context_digest: string }>(context).context_digest;
-  assert.match(contextDigest, /^[0-9a-f]{64}$/);
-  const workflow = join(root, 'workflow.json');
-  writeFileSync(
-    workflow,
-    JSON.stringify({
-      version: 1,
-      name: 'checks',
-      source: { repository: cp.repository, revision: cp.revision, policy_epoch: 0 },
-      skill: { entrypoint: 'skills/check/SKILL.md', resources: ['skills/check/runner.json'] },
-      steps: [
-        {
-          id: 'check',
-          needs: [],
-          required: true,
-          action: {
-            kind: 'command',
-            runner: 'runner.json',
-            change: { repository: cp.repository, id: 'c1' },
-            change_version: cp.version,
-            context_digest: contextDigest,
-          },
-        },
-      ],
-    }),
-  );
-  return { root, dataDir, workflow, repository: cp.repository, contextDigest };
+/** The scenario with a recipe running `fields`, checkpointed, with a context and a workflow file. */
+async function makeDemo(t: TestContext, fields: Pick<RecipeFields, 'argv' | 'timeout_ms'>): Promise<Demo> {
+  const world = await buildScenario(t, {
+    argv: fields.argv,
+    ...(fields.timeout_ms === undefined ? {} : { timeoutMs: fields.timeout_ms }),
+    files: { 'hello.txt': 'hello from the revision\n' },
+    requirement: false,
+    enrollStep: null,
+  });
+  assert.match(world.contextDigest, /^[0-9a-f]{64}$/);
+  return {
+    root: world.root,
+    dataDir: world.dataDir,
+    workflow: world.workflowFile,
+    repository: world.repository,
+    contextDigest: world.contextDigest,
+  };
 }
 
 interface StepJson {
