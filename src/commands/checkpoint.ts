@@ -1,10 +1,13 @@
 import { Flags } from '@oclif/core';
 
 import { displayText, UNSAFE_TEXT_MARKER } from '../contracts/display-text.js';
+import { ERROR_CODES } from '../contracts/errors.js';
 import { counted } from '../contracts/json/counted.js';
+import { oneLine } from '../contracts/message-text.js';
 import { checkGenericId } from '../native/checks.js';
 import { withStore } from '../tasks/store.js';
-import { checkpointWorkspace, type CheckpointResult } from '../workspace/checkpoint.js';
+import { checkpointWithContexts, type CheckpointWithContexts } from '../workflows/checkpoint-contexts.js';
+import type { CheckpointResult } from '../workspace/checkpoint.js';
 import { workspaceDataDir } from '../workspace/locate.js';
 import { BaseCommand } from './_base.js';
 
@@ -13,11 +16,14 @@ export default class Checkpoint extends BaseCommand {
     'Record the workspace as an immutable revision and append it to a Change as its next version (the first use ' +
     'creates the Change at version 1). An unchanged tree makes no new version. File names are recorded ' +
     'byte-exact; a name added with a control or bidirectional formatting character (e.g. U+202E) is reported on ' +
-    'stderr, escaped and marked [!], and in the unsafe_names field of --json.';
+    'stderr, escaped and marked [!], and in the unsafe_names field of --json. When the installed requirement of ' +
+    '--target has command steps, the review context of the new version is created for each recipe and printed ' +
+    '(docs/workspace.md "Contexts of the new version"); a failure there keeps the checkpoint and exits non-zero.';
 
   static override examples = [
     '<%= config.bin %> checkpoint --change fix-parser',
     '<%= config.bin %> checkpoint --change fix-parser --workspace ./my-project --full --json',
+    '<%= config.bin %> checkpoint --change fix-parser --target release',
   ];
 
   static override flags = {
@@ -27,20 +33,26 @@ export default class Checkpoint extends BaseCommand {
       helpValue: 'PATH',
     }),
     full: Flags.boolean({ description: 'Rehash every file instead of trusting the stat cache.', default: false }),
+    target: Flags.string({
+      description: 'Target whose installed requirement says which review contexts the new version needs.',
+      default: 'main',
+      helpValue: 'NAME',
+    }),
   };
 
-  async run(): Promise<CheckpointResult> {
+  async run(): Promise<CheckpointWithContexts> {
     const { flags } = await this.parse(Checkpoint);
     const explicitDataDir = flags['data-dir'] === undefined ? undefined : this.resolveDataDir(flags['data-dir']);
     // The Change ID is refused before the workspace is looked for, as checkpointWorkspace does.
     checkGenericId(flags.change, 'Change ID');
     const dataDir = explicitDataDir ?? workspaceDataDir(flags.workspace);
     const result = withStore(dataDir, 'write', (store) =>
-      checkpointWorkspace(store, {
+      checkpointWithContexts(store, {
         change: flags.change,
         workspace: flags.workspace,
         full: flags.full,
         onProgress: this.progressSink,
+        target: flags.target,
       }),
     );
     if (result.reconciled !== null)
@@ -60,6 +72,18 @@ export default class Checkpoint extends BaseCommand {
       );
     }
     this.warnUnsafeNames(result.unsafe_names);
+    for (const c of result.contexts)
+      this.log(
+        `context ${c.context_digest} (step${c.steps.length > 1 ? 's' : ''} ${c.steps.join(', ')}, recipe ${c.recipe_path})`,
+      );
+    const failure = result.context_error;
+    if (failure !== null) {
+      process.stderr.write(
+        `error[${failure.code}]: the checkpoint is recorded, but the review contexts of target ${result.target} ` +
+          `were not created: ${oneLine(failure.message)}; ${oneLine(failure.hint)}\n`,
+      );
+      process.exitCode = ERROR_CODES[failure.code].exit;
+    }
     return result;
   }
 

@@ -149,40 +149,50 @@ export function resolveContextRef(auth: Authority, repository: string, reference
   });
 }
 
+/** How many contexts an ambiguity error lists (the count is always given). */
+const LISTED_CONTEXTS = 8;
+
 /**
  * The only review context of the Change's current version at the current policy epoch, read
- * inside the caller's transaction (the operator's qualification, admission and the agent-owned
- * Stop hook): CONTEXT_NOT_FOUND when there is none, USAGE when there are several.
+ * inside the caller's transaction (the operator's qualification, admission, the agent-owned
+ * Stop hook and every `--context` flag left out): CONTEXT_NOT_FOUND when there is none,
+ * CONTEXT_AMBIGUOUS (listing them) when there are several.
  */
 export function soleCurrentContext(auth: Authority, repository: string, changeId: string): string {
   const change = getChange(auth, repository, changeId);
   const rows = prepared(
     auth,
-    'SELECT context_digest FROM review_contexts WHERE repository = ? AND change_id = ? AND change_version = ? AND ' +
-      'revision = ? AND policy_epoch = ? ORDER BY context_digest LIMIT 2',
+    'SELECT context_digest, recipe_path FROM review_contexts WHERE repository = ? AND change_id = ? AND ' +
+      'change_version = ? AND revision = ? AND policy_epoch = ? ORDER BY context_digest',
   ).all(
     repository,
     change.id,
     u64ToSql(change.current_version),
     change.current_revision,
     u64ToSql(currentPolicyEpoch(auth, repository)),
-  ) as { context_digest: string }[];
+  ) as { context_digest: string; recipe_path: string }[];
   const [first, second] = rows;
   if (first === undefined) {
     throw new AgentscmError(
       'CONTEXT_NOT_FOUND',
       `Change ${change.id} has no review context for its current version ${change.current_version}`,
       {
-        hint: 'create one with `agentscm context create --change ID --runner PATH`, or pass --context DIGEST',
+        hint:
+          '`agentscm checkpoint --change ID` creates the contexts the target requirement needs; or create one ' +
+          'with `agentscm context create --change ID --runner PATH`, or pass --context DIGEST',
       },
     );
   }
   if (second !== undefined) {
+    const listed = rows.slice(0, LISTED_CONTEXTS).map((r) => `${r.context_digest} (recipe ${r.recipe_path})`);
+    const more = rows.length > LISTED_CONTEXTS ? ` and ${rows.length - LISTED_CONTEXTS} more` : '';
     throw new AgentscmError(
-      'USAGE',
-      `Change ${change.id} has more than one review context for its current version ${change.current_version}`,
+      'CONTEXT_AMBIGUOUS',
+      `Change ${change.id} has ${rows.length} review contexts for its current version ${change.current_version}: ` +
+        `${listed.join(', ')}${more}`,
       {
-        hint: 'pass --context DIGEST to name the subject to qualify',
+        hint: 'pass --context DIGEST (a unique prefix of 8 or more hex digits is enough) to name one',
+        details: { contexts: rows.map((r) => ({ context_digest: r.context_digest, recipe_path: r.recipe_path })) },
       },
     );
   }
@@ -198,6 +208,21 @@ export function resolveContextArgument(store: Store, repository: string | undefi
   if (/^[0-9a-f]{64}$/.test(reference)) return reference;
   const auth = store.authority();
   return readTransaction(auth, () => resolveContextRef(auth, resolveRepository(auth, repository).id, reference));
+}
+
+/**
+ * A `--context` flag that may be left out (agent-task claim, agent-task call): as given, it is
+ * resolveContextArgument; left out, it is the Change's sole current context (soleCurrentContext).
+ */
+export function resolveContextFlag(
+  store: Store,
+  input: { readonly repository: string | undefined; readonly change: string; readonly context: string | undefined },
+): string {
+  if (input.context !== undefined) return resolveContextArgument(store, input.repository, input.context);
+  const auth = store.authority();
+  return readTransaction(auth, () =>
+    soleCurrentContext(auth, resolveRepository(auth, input.repository).id, input.change),
+  );
 }
 
 /** What a command step expects its context to bind. */

@@ -14,10 +14,10 @@ import { sameAgent, type AgentRef } from '../contracts/task/common.js';
 import { readTokenFile } from '../native/grant-token-file.js';
 import { authenticateToken, grantActor, grantOrigin, requireLiveOrigin, type LiveGrant } from '../native/grants.js';
 import { resolveRepository } from '../native/repositories.js';
-import { resolveContextArgument } from '../native/review-contexts.js';
+import { resolveContextFlag } from '../native/review-contexts.js';
 import type { Store } from '../native/store-handle.js';
 import { readTransaction, type Authority } from '../native/store.js';
-import type { TaskContext, TaskGuard, TaskOperation, TaskOrigin } from './context.js';
+import type { TaskGuard, TaskOperation, TaskOrigin } from './context.js';
 import { decodeTaskCall } from './facade.js';
 
 export interface GrantAuthorization {
@@ -109,7 +109,8 @@ export interface TokenFileCall {
   readonly repository?: string | undefined;
   readonly profile: string;
   readonly target: string;
-  readonly subject?: TaskContext['subject'];
+  /** --change and --context; a left-out context is the Change's sole current one. */
+  readonly subject?: { readonly change_id: string; readonly context_digest?: string | undefined };
 }
 
 /**
@@ -132,8 +133,12 @@ export function callWithTokenFile(call: TokenFileCall): JsonValue {
       call.subject === undefined
         ? undefined
         : {
-            ...call.subject,
-            context_digest: resolveContextArgument(call.store, authorization.repository, call.subject.context_digest),
+            change_id: call.subject.change_id,
+            context_digest: resolveContextFlag(call.store, {
+              repository: authorization.repository,
+              change: call.subject.change_id,
+              context: call.subject.context_digest,
+            }),
           },
     guard: authorization.guard,
     origin: authorization.origin,

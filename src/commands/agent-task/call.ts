@@ -53,10 +53,11 @@ export default class AgentTaskCall extends BaseCommand {
       description:
         'Change id of the subject (requirements, next; claim, instructions and reference of a task not yet retained).',
       helpValue: 'ID',
-      dependsOn: ['context'],
     }),
     context: Flags.string({
-      description: "Digest of the review context of the Change's current version (with --change).",
+      description:
+        "Digest (or unique prefix) of the review context of the Change's current version (with --change; default: " +
+        'the only one at the current policy epoch).',
       helpValue: 'DIGEST',
       dependsOn: ['change'],
     }),
@@ -90,10 +91,7 @@ export default class AgentTaskCall extends BaseCommand {
         repository: flags.repository,
         profile: flags.profile,
         target: flags.target,
-        subject:
-          flags.change === undefined || flags.context === undefined
-            ? undefined
-            : { change_id: flags.change, context_digest: flags.context },
+        subject: flags.change === undefined ? undefined : { change_id: flags.change, context_digest: flags.context },
       });
     });
     this.log(formatJson(result));

@@ -34,8 +34,9 @@ export default class AgentTaskClaim extends BaseCommand {
     }),
     change: Flags.string({ description: 'Change id of the subject.', required: true, helpValue: 'ID' }),
     context: Flags.string({
-      description: "Digest of the review context of the Change's current version.",
-      required: true,
+      description:
+        "Digest (or unique prefix) of the review context of the Change's current version (default: the only one " +
+        'at the current policy epoch).',
       helpValue: 'DIGEST',
     }),
     task: Flags.string({

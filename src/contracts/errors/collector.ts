@@ -45,6 +45,10 @@ export const COLLECTOR_ERRORS = {
       exit: EXIT.INVALID,
       summary: 'The review context binds a different revision, recipe, toolchain, environment or Change.',
     },
+    CONTEXT_AMBIGUOUS: {
+      exit: EXIT.INVALID,
+      summary: "The Change's current version has several review contexts; the message lists them, pass --context.",
+    },
     SNAPSHOT_UNSAFE: {
       exit: EXIT.UNAVAILABLE,
       summary: 'The snapshot parent directory is not owner-private (0700, not a symlink, no symlinked parent).',

@@ -20,7 +20,7 @@ import {
   type InstalledCollectorProfile,
 } from '../../native/collector-profiles.js';
 import { readTokenFile } from '../../native/grant-token-file.js';
-import { resolveContextArgument } from '../../native/review-contexts.js';
+import { resolveContextFlag } from '../../native/review-contexts.js';
 import type { Store } from '../../native/store-handle.js';
 import { readTransaction } from '../../native/store.js';
 import type { TaskContext } from '../context.js';
@@ -34,7 +34,8 @@ export interface ClaimToFileInput {
   readonly tokenFile: string;
   readonly profileId: string;
   readonly change: string;
-  readonly context: string;
+  /** --context; left out: the Change's sole current context. */
+  readonly context?: string | undefined;
   readonly taskId?: string | undefined;
   readonly leaseMs: bigint;
   readonly out: string;
@@ -86,7 +87,11 @@ export function claimToFile(input: ClaimToFileInput): ClaimFileAnswer {
     target: input.target,
     subject: {
       change_id: input.change,
-      context_digest: resolveContextArgument(store, authorization.repository, input.context),
+      context_digest: resolveContextFlag(store, {
+        repository: authorization.repository,
+        change: input.change,
+        context: input.context,
+      }),
     },
     guard: authorization.guard,
     origin: authorization.origin,

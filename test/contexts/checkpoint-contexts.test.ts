@@ -1,0 +1,134 @@
+/**
+ * docs/workspace.md "Contexts of the new version": a checkpoint creates the review context the
+ * target's installed requirement needs for the new version and prints it; no requirement (or no
+ * command step) prints none; a failure keeps the checkpoint and exits non-zero with the fix. A
+ * `--context` left out is the Change's only current context, and two of them are
+ * CONTEXT_AMBIGUOUS, listed (docs/workspace.md "The current context").
+ */
+import assert from 'node:assert/strict';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { jsonOf } from '../helpers/cli.js';
+import { buildScenario, SCENARIO_CHANGE, SCENARIO_RECIPE, scenarioRecipe } from '../helpers/scenario.js';
+
+interface CheckpointJson {
+  version: number;
+  created: boolean;
+  target: string;
+  requirement_digest: string | null;
+  contexts: { context_digest: string; recipe_path: string; steps: string[]; created: boolean }[];
+  context_error: { code: string; message: string; hint: string } | null;
+}
+
+const CONTEXT_LINE = /^context ([0-9a-f]{64}) \(step check, recipe skills\/check\/runner\.json\)$/m;
+
+test('a checkpoint under a requirement with a command step creates and prints the context', async (t) => {
+  const s = await buildScenario(t, { enrollStep: null });
+  writeFileSync(join(s.ws, 'src/a.txt'), 'edited twice\n');
+  const human = await s.cli(['checkpoint', '--change', SCENARIO_CHANGE, '--workspace', s.ws]);
+  assert.equal(human.code, 0, human.stderr);
+  const revision = /^Change c1 version 2: revision ([0-9a-f]{64})$/m.exec(human.stdout)?.[1];
+  assert.ok(revision !== undefined, human.stdout);
+  const printed = CONTEXT_LINE.exec(human.stdout)?.[1];
+  assert.ok(printed !== undefined, human.stdout);
+  assert.notEqual(printed, s.contextDigest, 'the new version has a context of its own');
+
+  // `context create` with the same recipe finds the same context.
+  const same = jsonOf<{ context_digest: string; created: boolean }>(
+    await s.cli(['context', 'create', '--change', SCENARIO_CHANGE, '--runner', SCENARIO_RECIPE, '--json']),
+  );
+  assert.deepEqual(same, { ...same, context_digest: printed, created: false });
+
+  // An unchanged tree: no new version, the same context found again (idempotent), in --json too.
+  const again = await s.cli(['checkpoint', '--change', SCENARIO_CHANGE, '--workspace', s.ws, '--json']);
+  assert.equal(again.code, 0, again.stderr);
+  const json = jsonOf<CheckpointJson>(again);
+  assert.equal(json.created, false);
+  assert.equal(json.target, 'main');
+  assert.equal(json.requirement_digest, s.requirementDigest);
+  assert.deepEqual(json.contexts, [
+    { context_digest: printed, recipe_path: SCENARIO_RECIPE, steps: ['check'], created: false },
+  ]);
+  assert.equal(json.context_error, null);
+
+  // The operator's commands pick it without --context: the current subject (not qualified yet: exit 1).
+  const qualification = await s.cli(['qualification', '--change', SCENARIO_CHANGE, '--json']);
+  assert.equal(qualification.code, 1, qualification.stderr);
+  const answer = jsonOf<{ subject_current: boolean; revision: string }>(qualification);
+  assert.deepEqual([answer.subject_current, answer.revision], [true, revision]);
+  const next = await s.cli(['agent-task', 'call', 'next', '--token-file', s.tokenFile, '--change', SCENARIO_CHANGE]);
+  assert.equal(next.code, 0, next.stderr);
+  assert.match(next.stdout, new RegExp(printed));
+});
+
+test('a checkpoint without a requirement prints no context and --json says contexts: []', async (t) => {
+  const s = await buildScenario(t, { enrollStep: null, requirement: false });
+  writeFileSync(join(s.ws, 'src/a.txt'), 'edited twice\n');
+  const human = await s.cli(['checkpoint', '--change', SCENARIO_CHANGE, '--workspace', s.ws]);
+  assert.equal(human.code, 0, human.stderr);
+  assert.doesNotMatch(human.stdout, /^context /m);
+  assert.equal(human.stderr, '');
+  const json = jsonOf<CheckpointJson>(
+    await s.cli(['checkpoint', '--change', SCENARIO_CHANGE, '--workspace', s.ws, '--json']),
+  );
+  assert.deepEqual(json.contexts, []);
+  assert.equal(json.requirement_digest, null);
+  assert.equal(json.context_error, null);
+});
+
+test('a context that cannot be created keeps the checkpoint, says the fix and exits non-zero', async (t) => {
+  const s = await buildScenario(t, { enrollStep: null });
+  // The new version drops the recipe its requirement runs.
+  rmSync(join(s.ws, SCENARIO_RECIPE));
+  const failed = await s.cli(['checkpoint', '--change', SCENARIO_CHANGE, '--workspace', s.ws, '--json']);
+  assert.notEqual(failed.code, 0);
+  assert.match(failed.stderr, /^error\[[A-Z_]+\]: the checkpoint is recorded, but the review contexts of target main/m);
+  assert.match(failed.stderr, /run `agentscm checkpoint --change c1 --target main` again/);
+  assert.match(failed.stderr, /`agentscm context create --change c1 --runner PATH`/);
+  const json = jsonOf<CheckpointJson>(failed);
+  assert.equal(json.version, 2);
+  assert.deepEqual(json.contexts, []);
+  assert.ok(json.context_error !== null);
+  const shown = jsonOf<{ current_version: number }>(await s.cli(['change', 'show', SCENARIO_CHANGE, '--json']));
+  assert.equal(shown.current_version, 2, 'the checkpoint stays');
+
+  // A target the repository does not have is named, not taken for "no requirement".
+  const unknown = await s.cli(['checkpoint', '--change', SCENARIO_CHANGE, '--workspace', s.ws, '--target', 'nope']);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /^error\[TARGET_NOT_FOUND\]: the checkpoint is recorded, .*target "nope"/m);
+});
+
+test('two contexts of the current version: a left-out --context is CONTEXT_AMBIGUOUS, listing both', async (t) => {
+  const second = 'skills/check/runner2.json';
+  const s = await buildScenario(t, {
+    enrollStep: null,
+    files: { [second]: JSON.stringify(scenarioRecipe(['/bin/true'])) },
+  });
+  const other = jsonOf<{ context_digest: string }>(
+    await s.cli(['context', 'create', '--change', SCENARIO_CHANGE, '--runner', second, '--json']),
+  );
+  for (const args of [
+    ['qualification', '--change', SCENARIO_CHANGE],
+    ['approve', '--change', SCENARIO_CHANGE],
+    ['agent-task', 'call', 'next', '--token-file', s.tokenFile, '--change', SCENARIO_CHANGE],
+    ['skill-workflow', 'run', '--change', SCENARIO_CHANGE],
+    ['skill-workflow', 'plan', '--change', SCENARIO_CHANGE],
+  ]) {
+    const result = await s.cli(args);
+    assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(
+      result.stderr,
+      /^error\[CONTEXT_AMBIGUOUS\]: Change c1 has 2 review contexts for its current version 1/,
+    );
+    assert.ok(result.stderr.includes(`${s.contextDigest} (recipe ${SCENARIO_RECIPE})`), result.stderr);
+    assert.ok(result.stderr.includes(`${other.context_digest} (recipe ${second})`), result.stderr);
+    assert.match(result.stderr, /pass --context DIGEST/);
+  }
+  // Naming one (a prefix is enough) resolves the ambiguity.
+  const named = await s.cli(['qualification', '--change', SCENARIO_CHANGE, '--context', s.contextDigest.slice(0, 12)]);
+  assert.equal(named.code, 1, named.stderr);
+  assert.doesNotMatch(named.stderr, /error\[/);
+  assert.match(named.stdout, /not qualified/);
+});
