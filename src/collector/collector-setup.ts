@@ -106,7 +106,8 @@ interface ExistingKey {
  * be owner-private and its key file, when present, valid (KEY_PERMISSIONS, KEY_FILE_INVALID).
  * Answers the existing key, or null when there is none yet.
  */
-function checkStateDir(dir: string, dataDir: string): ExistingKey | null {
+function checkStateDir(dir: string, store: Pick<Store, 'dataDir'>): ExistingKey | null {
+  const dataDir = store.dataDir;
   const workspace = findEnclosingWorkspace(dir);
   if (workspace !== null) {
     throw new AgentscmError(
@@ -139,14 +140,14 @@ function checkStateDir(dir: string, dataDir: string): ExistingKey | null {
 }
 
 function agentCommands(
-  dataDir: string,
+  store: Pick<Store, 'dataDir'>,
   profileId: string,
   target: string,
   keyFile: string,
   stateDir: string,
   runtime: ProbedRuntime,
 ): CollectorAddResult['agent_commands'] {
-  const base = ['agentscm', '--data-dir', resolve(dataDir), 'agent-task'];
+  const base = ['agentscm', '--data-dir', resolve(store.dataDir), 'agent-task'];
   return {
     claim: [
       ...base,
@@ -186,7 +187,7 @@ function agentCommands(
 export async function addCollector(input: CollectorAddInput): Promise<CollectorAddResult> {
   const stateDir = resolve(input.stateDir);
   const executor = input.executor === undefined ? undefined : validateId(input.executor, 'executor');
-  const existing = checkStateDir(stateDir, input.store.dataDir);
+  const existing = checkStateDir(stateDir, input.store);
   const auth = input.store.authority();
   const step = readCommandStep(auth, input);
   const runtime = await probeStepRuntime({ ...input, image: step.recipe.image });
@@ -229,7 +230,7 @@ export async function addCollector(input: CollectorAddInput): Promise<CollectorA
     bound_by: { target: step.target, requirement_digest: step.requirement_digest, recipe_path: step.recipe_path },
     runtime,
     agent_commands: agentCommands(
-      input.store.dataDir,
+      input.store,
       installed.collector_profile_id,
       step.target,
       key.key_file,

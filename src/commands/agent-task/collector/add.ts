@@ -86,11 +86,11 @@ export default class AgentTaskCollectorAdd extends BaseCommand {
       `  registration ${reg.registration_id} epoch ${reg.registration_epoch}, executor ${reg.executor_id} ` +
         `(${reg.enrolled ? 'enrolled' : 'existing'})`,
     );
+    const bound = result.bound_by;
+    this.log(`  step ${result.profile.step_id as string}, recipe ${bound.recipe_path} (target ${bound.target})`);
     this.log(
-      `  step ${result.profile.step_id as string}, recipe ${result.bound_by.recipe_path} (target ${result.bound_by.target})`,
-    );
-    this.log(
-      `  runtime identity ${runtime.identity_sha256} (image ${runtime.image}, docker ${runtime.docker}, socket ${runtime.docker_socket})`,
+      `  runtime identity ${runtime.identity_sha256} (image ${runtime.image}, docker ${runtime.docker}, socket ` +
+        `${runtime.docker_socket})`,
     );
     this.log('');
     this.log(`An agent collects with (replace ${Object.keys(AGENT_PLACEHOLDERS).join(', ')}):`);

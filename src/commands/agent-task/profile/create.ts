@@ -15,7 +15,8 @@ export default class AgentTaskProfileCreate extends BaseCommand {
     'overwritten); `agent-task profile install FILE` installs it. Changes nothing in the store ' +
     '(docs/collector-profiles.md "Building a profile").';
   static override examples = [
-    '<%= config.bin %> agent-task profile create --step unit-tests --state-dir ~/.agentscm-collector --out unit.profile.json',
+    '<%= config.bin %> agent-task profile create --step unit-tests --state-dir ~/.agentscm-collector ' +
+      '--out unit.profile.json',
     '<%= config.bin %> agent-task profile create --step unit-tests --public-key 3b6a27bc…29 --docker /usr/bin/docker',
   ];
   static override flags = {
