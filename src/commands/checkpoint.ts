@@ -74,7 +74,8 @@ export default class Checkpoint extends BaseCommand {
     this.warnUnsafeNames(result.unsafe_names);
     for (const c of result.contexts)
       this.log(
-        `context ${c.context_digest} (step${c.steps.length > 1 ? 's' : ''} ${c.steps.join(', ')}, recipe ${c.recipe_path})`,
+        `context ${c.context_digest} (step${c.steps.length > 1 ? 's' : ''} ${c.steps.join(', ')}, ` +
+          `recipe ${c.recipe_path})`,
       );
     const failure = result.context_error;
     if (failure !== null) {

@@ -44,7 +44,8 @@ export default class SkillWorkflowPlan extends BaseCommand {
     if ('subject' in report && report.subject !== undefined) {
       const s = report.subject;
       this.log(
-        `Change ${s.change} version ${s.change_version} under target ${s.target}'s requirement; default run ID ${s.run_id}`,
+        `Change ${s.change} version ${s.change_version} under target ${s.target}'s requirement; ` +
+          `default run ID ${s.run_id}`,
       );
     }
     for (const line of formatPlanLines(report)) this.log(line);
