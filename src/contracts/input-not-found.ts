@@ -7,7 +7,10 @@
 import { AgentscmError } from './errors.js';
 import { quoteForMessage } from './message-text.js';
 
-/** Whether a failed open or stat says the path names nothing (a missing file, or a file where a directory should be). */
+/**
+ * Whether a failed open or stat says the path names nothing (a missing file, or a file where a
+ * directory should be).
+ */
 export function isMissingPath(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 'ENOENT' || code === 'ENOTDIR';
