@@ -33,7 +33,7 @@ function cliEnv(): Record<string, string> {
 
 /** `agentscm receipt verify - --json` with the given stdin, optionally under GNU time (`%M`: peak RSS in KiB, last stderr line). */
 function verifyStdin(stdin: 'pipe' | number, timed = false): { child: ChildProcess; finished: Promise<Finished> } {
-  const argv = [...cliEntryArgv(), 'receipt', 'verify', '-', '--json'];
+  const argv = [...cliEntryArgv(), 'receipt', 'verify', '-', '--allow-unpinned', '--json'];
   const child = timed
     ? spawn(GNU_TIME, ['-f', '%M', process.execPath, ...argv], {
         cwd: REPO_ROOT,
@@ -121,7 +121,7 @@ test('receipt verify - answers a pipe that sent 8 bytes of another magic and sta
 
 test('receipt verify - verifies a valid bundle on stdin, and takes a stream of exactly the bundle bound whole but refuses one byte more with INPUT_TOO_LARGE', async (t) => {
   const { bundle, receiptDigest } = makeReceipt(t);
-  const ok = await runCli(['receipt', 'verify', '-', '--json'], { input: bundle });
+  const ok = await runCli(['receipt', 'verify', '-', '--allow-unpinned', '--json'], { input: bundle });
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(jsonOf<{ receipt_digest: string }>(ok).receipt_digest, receiptDigest);
 

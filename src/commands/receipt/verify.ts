@@ -1,6 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import { requirePinnedSigner } from '../../tasks/admission/receipt-bundle-pin.js';
 import type { ReceiptBundleVerification } from '../../tasks/admission/receipt-bundle-verify.js';
 import { verifyReceiptBundleFile } from './_bundle-file.js';
 
@@ -16,10 +17,12 @@ export default class ReceiptVerify extends BaseCommand {
     "ExecutionRequest against the receipt's subject, task and attempt, the ExecutionRecord with the import's own " +
     "checks, and that the record's outcome is the one its row names (a passed row needs a passed record; an " +
     'omitted optional step names the record that made it one). Any change to any byte is refused with the ' +
-    "failing check's code (docs/receipts.md). It needs no --data-dir and reads no store. Exit status: 0 " +
-    'verified, 1 a check failed, 2 an unreadable or malformed bundle or key.';
+    "failing check's code (docs/receipts.md). Without --public-key the signer is not pinned: the command prints " +
+    'what it checked and exits 1 (RECEIPT_BUNDLE_SIGNER_NOT_PINNED) unless --allow-unpinned accepts any signer. ' +
+    'It needs no --data-dir and reads no store. Exit status: 0 verified, 1 a check failed or the signer is not ' +
+    'pinned, 2 an unreadable or malformed bundle or key.';
   static override examples = [
-    '<%= config.bin %> receipt verify receipt.agscmrb',
+    '<%= config.bin %> receipt verify receipt.agscmrb --allow-unpinned',
     '<%= config.bin %> receipt verify receipt.agscmrb --public-key ' +
       'ea4a6c63e29c520abef5507b132ec5f9954776aebebe7b92421eea691446d22c --json',
   ];
@@ -36,13 +39,32 @@ export default class ReceiptVerify extends BaseCommand {
       helpValue: 'HEX',
       multiple: true,
     }),
+    'allow-unpinned': Flags.boolean({
+      description:
+        'Accept a bundle whose signer no --public-key pins (exit 0, "verified, signer not pinned"); without it ' +
+        'and without --public-key the command exits 1.',
+      exclusive: ['public-key'],
+    }),
   };
 
   async run(): Promise<ReceiptBundleVerification> {
     const { args, flags } = await this.parse(ReceiptVerify);
     const result = verifyReceiptBundleFile(args.bundle, flags['public-key'] ?? []);
+    const allowUnpinned = flags['allow-unpinned'];
+    const lead = result.public_keys_pinned
+      ? 'verified:'
+      : allowUnpinned
+        ? 'verified, signer not pinned:'
+        : 'checked, signer not pinned:';
+    // Without a pin and without --allow-unpinned, --json prints only the refusal (its details say what passed).
+    if (!this.jsonEnabled() || result.public_keys_pinned || allowUnpinned) this.report(lead, result);
+    requirePinnedSigner(result, allowUnpinned);
+    return result;
+  }
+
+  private report(lead: string, result: ReceiptBundleVerification): void {
     this.log(
-      `verified: receipt ${result.receipt_digest} (${result.receipt.state as string}), ` +
+      `${lead} receipt ${result.receipt_digest} (${result.receipt.state as string}), ` +
         `${result.transfers.length} signed transfer(s), ${result.bundle_length} bytes`,
     );
     for (const row of result.transfers)
@@ -55,11 +77,10 @@ export default class ReceiptVerify extends BaseCommand {
         `  unsigned ${row.step_id}${row.required ? '' : ' (optional)'} ${row.task_id}: ` +
           `${row.outcome}${row.evidence === 'result_digest' ? ' (native result digest)' : ''}`,
       );
-    this.log(
-      result.public_keys_pinned
-        ? '  every registration key is one of the pinned --public-key values'
-        : '  keys not pinned: pass --public-key HEX to require the signers you expect',
-    );
-    return result;
+    if (result.public_keys_pinned) this.log('  every registration key is one of the pinned --public-key values');
+    else {
+      this.log(`  ${result.checks.length - 1} checks passed; public_key_pinned: no --public-key was given`);
+      for (const key of result.unpinned_public_keys) this.log(`  signer key ${key} (pin it with --public-key ${key})`);
+    }
   }
 }

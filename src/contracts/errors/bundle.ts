@@ -72,6 +72,12 @@ export const BUNDLE_ERRORS = {
       summary:
         "Check public_key_pinned: --public-key was given and a registration's public key is not one of those values.",
     },
+    RECEIPT_BUNDLE_SIGNER_NOT_PINNED: {
+      exit: EXIT.FAILED,
+      summary:
+        'Every check passed but no --public-key pinned the signer, so the bundle is not accepted; pass the ' +
+        'expected key with --public-key, or --allow-unpinned to accept any signer.',
+    },
     RECEIPT_BUNDLE_REGISTRATION_MISMATCH: {
       exit: EXIT.FAILED,
       summary:

@@ -90,9 +90,13 @@ export interface ReceiptBundleVerification extends JsonObject {
     executor_id: string;
     registration_epoch: bigint;
     verification_key_id: string;
+    /** The Ed25519 public key (64 hex) the registration signs with: the value to pin with --public-key. */
+    public_key: string;
     pinned: boolean;
   }[];
   public_keys_pinned: boolean;
+  /** The registrations' public keys no --public-key pinned, once each ([] when pinned). */
+  unpinned_public_keys: string[];
   checks: string[];
 }
 
@@ -365,9 +369,11 @@ export function verifyReceiptBundle(bytes: Uint8Array, options: VerifyBundleOpti
       executor_id: r.executor_id,
       registration_epoch: r.registration_epoch,
       verification_key_id: r.verification_key_id,
+      public_key: r.public_key,
       pinned: pinned !== null,
     })),
     public_keys_pinned: pinned !== null,
+    unpinned_public_keys: pinned !== null ? [] : [...new Set(manifest.registrations.map((r) => r.public_key))],
     checks: [...BUNDLE_CHECKS],
   };
 }
