@@ -10,6 +10,8 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
+import { createReviewContext } from '../../src/native/review-contexts.js';
+import { openStore } from '../../src/tasks/store.js';
 import { jsonOf } from '../helpers/cli.js';
 import { buildScenario, SCENARIO_CHANGE, SCENARIO_RECIPE, scenarioRecipe } from '../helpers/scenario.js';
 
@@ -131,4 +133,41 @@ test('two contexts of the current version: a left-out --context is CONTEXT_AMBIG
   assert.equal(named.code, 1, named.stderr);
   assert.doesNotMatch(named.stderr, /error\[/);
   assert.match(named.stdout, /not qualified/);
+});
+
+test('CONTEXT_AMBIGUOUS lists at most 8 contexts: 8 all listed, 9 listed as 8 and 1 more', async (t) => {
+  const extra = Array.from({ length: 8 }, (_, i) => `skills/check/runner-${i}.json`);
+  const s = await buildScenario(t, {
+    enrollStep: null,
+    requirement: false,
+    files: Object.fromEntries(extra.map((path, i) => [path, JSON.stringify(scenarioRecipe([`/bin/echo ${i}`]))])),
+  });
+  const create = (paths: readonly string[]): void => {
+    const store = openStore(s.dataDir, { mode: 'write' });
+    try {
+      for (const path of paths) {
+        createReviewContext(store.authority(), {
+          repository: s.repository,
+          changeId: SCENARIO_CHANGE,
+          runnerPath: path,
+        });
+      }
+    } finally {
+      store.close();
+    }
+  };
+  create(extra.slice(0, 7)); // with the scenario's own: 8
+  const eight = await s.cli(['qualification', '--change', SCENARIO_CHANGE, '--json']);
+  assert.equal(eight.code, 2, eight.stderr);
+  assert.match(eight.stderr, /has 8 review contexts/);
+  assert.equal(eight.stderr.match(/[0-9a-f]{64} \(recipe /g)?.length, 8);
+  assert.doesNotMatch(eight.stderr, /more;/);
+  const details = jsonOf<{ error: { details: { contexts: unknown[] } } }>(eight).error.details;
+  assert.equal(details.contexts.length, 8);
+  create(extra.slice(7));
+  const nine = await s.cli(['qualification', '--change', SCENARIO_CHANGE, '--json']);
+  assert.match(nine.stderr, /has 9 review contexts/);
+  assert.equal(nine.stderr.match(/[0-9a-f]{64} \(recipe /g)?.length, 8);
+  assert.match(nine.stderr, / and 1 more; pass --context/);
+  assert.equal(jsonOf<{ error: { details: { contexts: unknown[] } } }>(nine).error.details.contexts.length, 9);
 });
