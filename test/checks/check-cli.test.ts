@@ -10,7 +10,7 @@ import { test } from 'node:test';
 
 import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { DOCKER_SOCKET, IMAGE, RUNTIME_FLAGS } from '../support/runtime.js';
+import { DOCKER_SOCKET, IMAGE } from '../support/runtime.js';
 
 const CHECKS = '.agentscm-checks';
 
