@@ -10,7 +10,8 @@ export default class HubServe extends BaseCommand {
     'Reads the strict execution config v1 (--config: version, listen HOST:PORT — loopback 127.0.0.1 with a ' +
     'system-chosen port when absent — and agent_task_profiles pinning repository_id OWNER/NAME, profile_id, ' +
     "native_repository, an absolute data_dir, target and requirement_digest), checks each profile's store, " +
-    'listens, and prints the bound address as the first line on stdout ({"listen","url"} with --json). Routes: ' +
+    'listens, and prints its URL http://ADDR:PORT/ as the first line on stdout ({"listen","url","dashboard"} ' +
+    'with --json) and the dashboard URL on stderr; GET / redirects (302) to /ui/. Routes: ' +
     'POST /v1/hub/workspace/repositories/OWNER/NAME/profiles/PROFILE/agent-tasks with ' +
     '{"operation","input","subject"?}; POST …/agent-tasks/collector-upload with one signed transfer envelope (at ' +
     'most 16 MiB); POST /v1/hub/workspace/mcp?repository=OWNER/NAME&profile=PROFILE (MCP, one ' +
@@ -35,11 +36,15 @@ export default class HubServe extends BaseCommand {
   async run(): Promise<void> {
     const { flags } = await this.parse(HubServe);
     const hub = await startHub(readHubConfig(flags.config));
-    // The first stdout line is the address, so that a supervisor or test can read the port.
-    // (oclif's log is silent under --json, so the line is written directly.)
+    // The first stdout line is the hub's URL, so that a supervisor or test can read the port; the
+    // dashboard's URL goes to stderr for the person who started it (docs/hub.md "Running the hub").
+    // (oclif's log is silent under --json, so the lines are written directly.)
+    const dashboard = `${hub.url}/ui/`;
     process.stdout.write(
-      `${this.jsonEnabled() ? JSON.stringify({ listen: hub.address, url: hub.url }) : hub.address}\n`,
+      `${this.jsonEnabled() ? JSON.stringify({ listen: hub.address, url: hub.url, dashboard }) : `${hub.url}/`}\n`,
     );
+    // Under --json stderr carries only the JSON access log; the dashboard is a field of the first line.
+    if (!this.jsonEnabled()) process.stderr.write(`dashboard: ${dashboard}\n`);
     await new Promise<void>((resolve) => {
       const stop = (): void => {
         process.off('SIGTERM', stop);

@@ -50,6 +50,13 @@ async function serveUiStatic(res: ServerResponse, url: URL, exchange: { route: s
     res.end();
     return true;
   }
+  // The hub's root leads to the dashboard: 302, not cached for good, so `/` stays free for later use.
+  if (url.pathname === '/') {
+    exchange.route = 'ui';
+    res.writeHead(302, { ...UI_SECURITY_HEADERS, location: UI_PREFIX, 'content-length': 0 });
+    res.end();
+    return true;
+  }
   const file = await uiFile(url.pathname);
   if (file === null) return false;
   exchange.route = 'ui';
