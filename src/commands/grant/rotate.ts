@@ -21,7 +21,8 @@ export default class GrantRotate extends BaseCommand {
   static override flags = {
     'token-file': Flags.string({
       description:
-        'New file to write the new token to (created 0600; refused if it exists; missing directories are created 0700).',
+        'New file to write the new token to (created 0600; refused if it exists; missing directories are ' +
+        'created 0700).',
       required: true,
       helpValue: 'PATH',
     }),
