@@ -46,7 +46,6 @@ export async function checkImagePresent(image: string, socket: string): Promise<
       `no Docker Engine answers at ${socket} to confirm the image ${image} exists`,
       {
         hint: 'start the engine, name its socket with --docker-socket, or skip the lookup with --no-image-check',
-        details: { image },
         cause: error,
       },
     );

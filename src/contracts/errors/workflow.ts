@@ -106,4 +106,10 @@ export interface WorkflowErrorDetails {
   WORKFLOW_RUN_TERMINAL: { run_id: string; state: string };
   WORKFLOW_SKILL_INVALID: { path: string };
   WORKFLOW_SOURCE_MISMATCH: { step: string };
+  CHECK_INVALID: { name: string } | { flag: string } | { cause_code: string };
+  CHECK_EXISTS: { name: string };
+  CHECK_NOT_FOUND: { name: string };
+  CHECK_COMMAND_LIMIT: { existing: string };
+  CHECK_LAST: { name: string };
+  CHECKS_WORKSPACE_DIRTY: { paths: string[] };
 }
