@@ -23,14 +23,21 @@ export default class AgentTaskClaim extends BaseCommand {
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data agent-task claim --profile 3f1c…9a --change fix-parser ' +
       '--context 5f3c…e2 --token-file ./alice.token --out unit.descriptor.json',
+    '<%= config.bin %> agent-task claim --step tests --change fix-parser --token-file ./alice.token --out d.json',
     '<%= config.bin %> agent-task claim --profile 3f1c…9a --change fix-parser --context 5f3c…e2 --task t-0f1e… ' +
       '--token-file ./alice.token --out d.json --json',
   ];
   static override flags = {
     profile: Flags.string({
-      description: 'collector_profile_id of the installed collector profile (agent-task profile install).',
-      required: true,
+      description:
+        'collector_profile_id (or unique prefix) of the installed collector profile (default: the profile of ' +
+        "--step, else the only step with a current profile in the grant's repository).",
+      exclusive: ['step'],
       helpValue: 'ID',
+    }),
+    step: Flags.string({
+      description: 'Command step whose installed collector profile to claim under (instead of --profile).',
+      helpValue: 'STEP',
     }),
     change: Flags.string({ description: 'Change id of the subject.', required: true, helpValue: 'ID' }),
     context: Flags.string({
@@ -74,6 +81,7 @@ export default class AgentTaskClaim extends BaseCommand {
         store,
         tokenFile: flags['token-file'],
         profileId: flags.profile,
+        step: flags.step,
         change: flags.change,
         context: flags.context,
         taskId: flags.task,

@@ -36,6 +36,10 @@ export const GRANT_ERRORS = {
       summary: 'The originating grant was revoked or rotated since the operation began; nothing was changed.',
     },
     COLLECTOR_PROFILE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No installed collector profile with that id.' },
+    COLLECTOR_PROFILE_AMBIGUOUS: {
+      exit: EXIT.INVALID,
+      summary: 'A claim named no profile and profiles are installed for several steps; pass --step or --profile.',
+    },
     COLLECTOR_PROFILE_BINDING_MISMATCH: {
       exit: EXIT.INVALID,
       summary:
@@ -71,6 +75,7 @@ export const GRANT_ERRORS = {
 
 /** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
 export interface GrantErrorDetails {
+  COLLECTOR_PROFILE_AMBIGUOUS: { steps: { step: string; collector_profile_id: string }[] };
   COLLECTOR_PROFILE_BINDING_MISMATCH: { registration_id: string };
   COLLECTOR_PROFILE_RECIPE_MISMATCH: { recipe_path: string };
   COLLECTOR_PROFILE_STEP_INVALID: { step_id: string };

@@ -27,12 +27,15 @@ import type { TaskContext } from '../context.js';
 import { authorizeTaskToken } from '../grant-guard.js';
 import { deriveCurrent } from '../operations/lookups.js';
 import { collectorClaimOperation, type CollectorClaimAnswer } from './claim.js';
+import { selectCollectorProfile } from './profile-select.js';
 
 export interface ClaimToFileInput {
   /** Opened for writing by the root. */
   readonly store: Store;
   readonly tokenFile: string;
-  readonly profileId: string;
+  /** --profile; left out: the profile of --step, else the only step's (profile-select.ts). */
+  readonly profileId?: string | undefined;
+  readonly step?: string | undefined;
   readonly change: string;
   /** --context; left out: the Change's sole current context. */
   readonly context?: string | undefined;
@@ -78,7 +81,10 @@ export function claimToFile(input: ClaimToFileInput): ClaimFileAnswer {
   const token = readTokenFile(input.tokenFile);
   const store = input.store;
   const authorization = authorizeTaskToken({ store, token });
-  const installed = readProfile(store, input.profileId);
+  const installed =
+    input.profileId !== undefined
+      ? readProfile(store, input.profileId)
+      : selectCollectorProfile(store, { repository: authorization.repository, step: input.step });
   const ctx: TaskContext = {
     store,
     actor: authorization.actor,
