@@ -34,6 +34,7 @@ import { openCollection, type CollectInput } from './collect-start.js';
 import { readReservedDescriptor, reserveCollection, retainEnvelope } from './collect-state.js';
 import { finishUpload, type CollectResult } from './collect-upload.js';
 import { connectRuntime } from './command-step-runtime.js';
+import { DEFAULT_DOCKER_SOCKET, dockerExecutable } from './docker-path.js';
 import { buildExecutionRecord, requestDigest, type ExecutionRecord } from './execution-record.js';
 import { LABELS, runContainer, type ContainerCleanup, type ContainerRunObservation } from './oci-command-collector.js';
 import { observeRuntimeIdentity, runtimeIdentityDigest } from './runtime-identity.js';
@@ -83,13 +84,10 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
   );
   if (isReviewDescriptor(decoded)) return collectReview(input, decoded);
   const descriptor = decoded;
-  if (input.docker === undefined || input.dockerSocket === undefined) {
-    throw new AgentscmError('USAGE', 'a command descriptor needs --docker and --docker-socket', {
-      hint: "pass the docker executable and the Docker Engine socket the profile's runtime identity was probed with",
-    });
-  }
-  const docker = input.docker;
-  const dockerSocket = input.dockerSocket;
+  // Left out: the docker on PATH and the default socket; the runtime identity check below still
+  // refuses a runtime other than the one the profile pins (COLLECT_RUNTIME_MISMATCH).
+  const docker = dockerExecutable(input.docker);
+  const dockerSocket = input.dockerSocket ?? DEFAULT_DOCKER_SOCKET;
   const { descriptorBytes, privateKey, state, target, id } = openCollection(input, descriptor);
 
   // A collection reserved before is never run again.

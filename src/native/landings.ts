@@ -121,3 +121,19 @@ export function listLandings(auth: Authority, repository: string, target: string
     ).all(repository, target, limit) as LandingRow[]
   ).map(landingOf);
 }
+
+/** The newest landing of a Change on a target, or null. */
+export function findLatestLandingOfChange(
+  auth: Authority,
+  repository: string,
+  target: string,
+  change: string,
+): Landing | null {
+  checkRepositoryId(repository);
+  checkGenericId(target, 'target name');
+  const row = prepared(
+    auth,
+    `SELECT ${COLUMNS} FROM landings WHERE repository = ? AND target = ? AND change_id = ? ORDER BY landing_id DESC LIMIT 1`,
+  ).get(repository, target, change) as LandingRow | undefined;
+  return row === undefined ? null : landingOf(row);
+}

@@ -61,12 +61,12 @@ export default class AgentTaskCollect extends BaseCommand {
     }),
     docker: Flags.string({
       description:
-        'The operator-selected docker executable; hashed into the runtime identity, never run (a command ' +
-        'descriptor needs it).',
+        'The operator-selected docker executable; hashed into the runtime identity, never run (default: the ' +
+        'first docker on PATH).',
       helpValue: 'PATH',
     }),
     'docker-socket': Flags.string({
-      description: 'Unix socket of the Docker Engine API (a command descriptor needs it).',
+      description: 'Unix socket of the Docker Engine API (default: /var/run/docker.sock).',
       helpValue: 'PATH',
     }),
     'token-file': Flags.string({

@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { requirePinnedSigner } from '../../tasks/admission/receipt-bundle-pin.js';
+import { readPinnedPublicKeyFile, requirePinnedSigner } from '../../tasks/admission/receipt-bundle-pin.js';
 import type { ReceiptBundleVerification } from '../../tasks/admission/receipt-bundle-verify.js';
 import { verifyReceiptBundleFile } from './_bundle-file.js';
 
@@ -39,17 +39,25 @@ export default class ReceiptVerify extends BaseCommand {
       helpValue: 'HEX',
       multiple: true,
     }),
+    'public-key-file': Flags.string({
+      description:
+        "Pin the signer whose public key FILE holds (64 hex), or of a signing key file such as the collector's " +
+        'signing-key.json; repeatable, and combines with --public-key.',
+      helpValue: 'FILE',
+      multiple: true,
+    }),
     'allow-unpinned': Flags.boolean({
       description:
         'Accept a bundle whose signer no --public-key pins (exit 0, "verified, signer not pinned"); without it ' +
         'and without --public-key the command exits 1.',
-      exclusive: ['public-key'],
+      exclusive: ['public-key', 'public-key-file'],
     }),
   };
 
   async run(): Promise<ReceiptBundleVerification> {
     const { args, flags } = await this.parse(ReceiptVerify);
-    const result = verifyReceiptBundleFile(args.bundle, flags['public-key'] ?? []);
+    const pinned = [...(flags['public-key'] ?? []), ...(flags['public-key-file'] ?? []).map(readPinnedPublicKeyFile)];
+    const result = verifyReceiptBundleFile(args.bundle, pinned);
     const allowUnpinned = flags['allow-unpinned'];
     const lead = result.public_keys_pinned
       ? 'verified:'
