@@ -52,7 +52,6 @@ export interface CollectorAddInput {
 /** The placeholders of the printed agent commands: what only the agent knows at collection time. */
 export const AGENT_PLACEHOLDERS = {
   '<CHANGE>': 'the Change to collect for',
-  '<CONTEXT_DIGEST>': "the review context of the Change's current version (agentscm context create)",
   '<TOKEN_FILE>': "the agent's grant token file (agentscm grant create)",
   '<DESCRIPTOR_FILE>': 'a new file for the collector descriptor',
 } as const;
@@ -156,8 +155,6 @@ function agentCommands(
       profileId,
       '--change',
       '<CHANGE>',
-      '--context',
-      '<CONTEXT_DIGEST>',
       ...(target === 'main' ? [] : ['--target', target]),
       '--token-file',
       '<TOKEN_FILE>',

@@ -45,12 +45,7 @@ test('collector add sets up a collector whose printed commands collect evidence 
   assert.equal(first.profile.step_id, 'check');
   assert.equal(first.profile.registration_id, first.registration.registration_id);
   assert.equal(first.runtime.docker_socket, RUNTIME[3]);
-  assert.deepEqual(Object.keys(first.placeholders), [
-    '<CHANGE>',
-    '<CONTEXT_DIGEST>',
-    '<TOKEN_FILE>',
-    '<DESCRIPTOR_FILE>',
-  ]);
+  assert.deepEqual(Object.keys(first.placeholders), ['<CHANGE>', '<TOKEN_FILE>', '<DESCRIPTOR_FILE>']);
   // The installed profile is the one `profile show` reads back, bound to a current registration.
   const shown = jsonOf<{ registration_current: boolean }>(
     ok(await s.cli(['agent-task', 'profile', 'show', first.collector_profile_id, '--json']), 'profile show'),
@@ -60,7 +55,6 @@ test('collector add sets up a collector whose printed commands collect evidence 
   // The agent's two commands, exactly as printed, with only the placeholders replaced.
   const values = {
     '<CHANGE>': SCENARIO_CHANGE,
-    '<CONTEXT_DIGEST>': s.contextDigest,
     '<TOKEN_FILE>': s.tokenFile,
     '<DESCRIPTOR_FILE>': join(s.root, 'check.descriptor.json'),
   };
