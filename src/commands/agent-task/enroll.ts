@@ -3,6 +3,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand, repositoryFlag } from '../_base.js';
 import { DEFAULT_TASK_PROFILE } from '../../contracts/collector/executor-enrollment.js';
 import { enrollExecutor, type EnrollResult } from '../../native/executor-registry.js';
+import { readPublicKeyFile } from '../../native/public-key-file.js';
 import { withStore } from '../../tasks/store.js';
 
 export default class AgentTaskEnroll extends BaseCommand {
@@ -32,20 +33,25 @@ export default class AgentTaskEnroll extends BaseCommand {
     executor: Flags.string({ description: 'Executor id.', required: true, helpValue: 'ID' }),
     'public-key': Flags.string({
       description: 'Ed25519 public key, 64 lowercase hex (as printed by `agent-task key`).',
-      required: true,
+      exactlyOne: ['public-key', 'public-key-file'],
       helpValue: 'HEX',
+    }),
+    'public-key-file': Flags.string({
+      description: 'A file holding the public key (64 hex), or the signing key file (`agent-task key`) itself.',
+      helpValue: 'FILE',
     }),
   };
 
   async run(): Promise<EnrollResult> {
     const { flags } = await this.parse(AgentTaskEnroll);
+    const publicKey = flags['public-key'] ?? readPublicKeyFile(flags['public-key-file'] ?? '');
     const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
       enrollExecutor(store.authority(), {
         repository: this.repositoryOf(flags.repository, store.dataDir),
         profile: flags.profile,
         step: flags.step,
         executor: flags.executor,
-        public_key: flags['public-key'],
+        public_key: publicKey,
       }),
     );
     // Warnings go to stderr (and the JSON warnings member), so the printed fields stay parseable.

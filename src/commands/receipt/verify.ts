@@ -1,7 +1,8 @@
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { readPinnedPublicKeyFile, requirePinnedSigner } from '../../tasks/admission/receipt-bundle-pin.js';
+import { readPublicKeyFile } from '../../native/public-key-file.js';
+import { requirePinnedSigner } from '../../tasks/admission/receipt-bundle-pin.js';
 import type { ReceiptBundleVerification } from '../../tasks/admission/receipt-bundle-verify.js';
 import { verifyReceiptBundleFile } from './_bundle-file.js';
 
@@ -56,7 +57,7 @@ export default class ReceiptVerify extends BaseCommand {
 
   async run(): Promise<ReceiptBundleVerification> {
     const { args, flags } = await this.parse(ReceiptVerify);
-    const pinned = [...(flags['public-key'] ?? []), ...(flags['public-key-file'] ?? []).map(readPinnedPublicKeyFile)];
+    const pinned = [...(flags['public-key'] ?? []), ...(flags['public-key-file'] ?? []).map(readPublicKeyFile)];
     const result = verifyReceiptBundleFile(args.bundle, pinned);
     const allowUnpinned = flags['allow-unpinned'];
     const lead = result.public_keys_pinned
