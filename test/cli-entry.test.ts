@@ -21,10 +21,10 @@ test('--version prints the name and version', async () => {
 });
 
 test('missing required flags are one usage error that names every missing flag', async () => {
-  const result = await runCli(['agent-task', 'runtime-probe']);
+  const result = await runCli(['agent-task', 'claim']);
   assert.equal(result.code, 2);
   assert.match(
     result.stderr,
-    /^error\[USAGE\]: missing required flag --docker; missing required flag --docker-socket; missing required flag --image; usage: agentscm agent-task runtime-probe --docker PATH .*; see `agentscm agent-task runtime-probe --help`\n$/,
+    /^error\[USAGE\]: missing required flag --change; missing required flag --out; missing required flag --token-file; usage: agentscm agent-task claim --change ID .*; see `agentscm agent-task claim --help`\n$/,
   );
 });

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
-import { dockerExecutable } from '../../collector/docker-path.js';
+import { DEFAULT_DOCKER_SOCKET, dockerExecutable } from '../../collector/docker-path.js';
 import { probeRuntime, type RuntimeProbeResult } from '../../collector/runtime-probe.js';
 
 export default class AgentTaskRuntimeProbe extends BaseCommand {
@@ -11,7 +11,7 @@ export default class AgentTaskRuntimeProbe extends BaseCommand {
     'the --docker executable (default: the first executable docker on PATH); prints the identity and its SHA-256.';
 
   static override examples = [
-    '<%= config.bin %> agent-task runtime-probe --docker-socket /var/run/docker.sock --image local/busybox:1',
+    '<%= config.bin %> agent-task runtime-probe --image local/busybox:1',
     '<%= config.bin %> agent-task runtime-probe --docker /usr/bin/docker --docker-socket /var/run/docker.sock ' +
       '--image local/busybox:1',
     '<%= config.bin %> agent-task runtime-probe --docker /usr/bin/docker --docker-socket /var/run/docker.sock ' +
@@ -27,7 +27,7 @@ export default class AgentTaskRuntimeProbe extends BaseCommand {
     }),
     'docker-socket': Flags.string({
       description: 'Unix socket of the Docker Engine API.',
-      required: true,
+      default: DEFAULT_DOCKER_SOCKET,
       helpValue: 'PATH',
     }),
     image: Flags.string({
