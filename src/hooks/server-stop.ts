@@ -19,18 +19,16 @@ import { oneLine, quoteForMessage } from '../contracts/message-text.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { currentPolicyEpoch } from '../native/policy.js';
 import { getTargetRequirement } from '../native/requirements.js';
-import { createReviewContext } from '../native/review-contexts.js';
 import type { Store } from '../native/store-handle.js';
 import { readTransaction } from '../native/store.js';
 import { recordStopRunReceipt } from '../tasks/admission/admission.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
 import type { CommandStepRuntime } from '../workflows/command-step.js';
-import { compileStructure } from '../workflows/plan.js';
-import { compileRequirementPlan, requirementDefinition } from '../workflows/requirement.js';
+import { compileRequirementPlan } from '../workflows/requirement.js';
 import type { ReviewStepRuntime } from '../workflows/review-step.js';
 import { runWorkflow, type AdvanceReport } from '../workflows/runner.js';
-import { resolvePackagePath } from '../workflows/skill-package.js';
 import type { StepView } from '../workflows/status.js';
+import { createVersionContexts } from '../workflows/version-contexts.js';
 import { checkpointWorkspace, type CheckpointResult } from '../workspace/checkpoint.js';
 import { stopToken, type StopDecision, type StopFailure, type StopFeedback } from './stop/output.js';
 
@@ -96,28 +94,21 @@ interface PreparedRun {
   readonly contextDigest: string | null;
 }
 
-/** The context, compiled requirement and run ID of the subject the checkpoint made. */
+/**
+ * The contexts, compiled requirement and run ID of the subject the checkpoint made. The contexts
+ * are the ones `agentscm checkpoint` creates (createVersionContexts: one per distinct recipe path
+ * of the command steps, idempotent); the run binds the first.
+ */
 function prepareRun(input: ServerStopInput, checkpoint: CheckpointResult): PreparedRun {
   const auth = input.store.authority();
   const requirement = readTransaction(auth, () => getTargetRequirement(auth, checkpoint.repository, input.target));
   // A requirement with command steps binds them to a review context of this exact version.
-  const structure = compileStructure(requirementDefinition(requirement));
-  const recipes = [
-    ...new Set(
-      structure.definition.steps.flatMap((s) =>
-        s.action.kind === 'command' ? [resolvePackagePath(structure.layout, s.action.runner)] : [],
-      ),
-    ),
-  ];
-  const first = recipes[0];
-  const contextDigest =
-    first === undefined
-      ? null
-      : createReviewContext(auth, {
-          repository: checkpoint.repository,
-          changeId: checkpoint.change,
-          runnerPath: first,
-        }).context_digest;
+  const made = createVersionContexts(input.store, {
+    repository: checkpoint.repository,
+    change: checkpoint.change,
+    target: input.target,
+  });
+  const contextDigest = made.contexts[0]?.context_digest ?? null;
   const compiled = readTransaction(auth, () =>
     compileRequirementPlan(auth, requirement, {
       revision: checkpoint.revision,
