@@ -10,43 +10,17 @@
  * `agentscm agent-task collect` on the real engine → qualification) until the hook passes.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import test from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { createSigningKey } from '../../src/collector/key-store.js';
-import { formatJson } from '../../src/contracts/json/canonical-json.js';
-import type { HubProfile } from '../../src/hub/config.js';
-import { enrollExecutor } from '../../src/native/executor-registry.js';
-import { createReviewContext } from '../../src/native/review-contexts.js';
-import { openAuthority } from '../../src/native/store.js';
-import { installCollectorProfileFile } from '../../src/tasks/collector/profiles.js';
-import { withStore } from '../../src/tasks/store.js';
-import { showRequirement } from '../../src/workflows/requirement.js';
-import { checkpointWorkspace } from '../../src/workspace/checkpoint.js';
-import { initRepo } from '../../src/workspace/init.js';
 import { INSTRUCTION_BLOCK } from '../../src/workspace/instruction-block.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
-import { busyboxRecipe, DOCKER_EXE, DOCKER_SOCKET, liveRuntimeDigest } from '../support/evidence-collect.js';
-import { makeGrant } from '../support/grants.js';
-import { startTestHub, type HubStore } from '../support/hub.js';
-import { writeTree } from '../support/task-stop.js';
-import {
-  CHANGE_ID,
-  installRequirement,
-  NOTES_PATH,
-  PROFILE,
-  RECIPE_PATH,
-  sha256,
-  SKILL_PATH,
-  SKILL_TEXT,
-  type TaskStore,
-} from '../support/tasks.js';
-
-const REPOSITORY_ID = 'acme/widgets';
-const AGENT = { owner_id: 'alice', agent_id: 'agent-1' };
+import { buildScenario } from '../helpers/scenario.js';
+import { DOCKER_EXE, DOCKER_SOCKET } from '../support/evidence-collect.js';
+import { hubOver, REPOSITORY_ID, startTestHub, type HubStore } from '../support/hub.js';
+import { NOTES_PATH, PROFILE } from '../support/tasks.js';
 
 /** What the operator hands the agent: where things are, never what to do. */
 interface Handout {
@@ -61,93 +35,35 @@ interface Handout {
 }
 
 async function operatorSetup(t: test.TestContext): Promise<Handout & { readonly hub: HubStore }> {
-  const dir = tempDir(t, 'agentscm-e2e-');
-  const workspace = join(dir, 'ws');
-  const dataDir = join(dir, 'data');
-  mkdirSync(workspace);
-  const recipe = busyboxRecipe(['sh', '-c', 'grep -q fixed /src/a.txt']);
-  const recipeText = JSON.stringify(recipe);
-  writeTree(workspace, {
-    [SKILL_PATH]: SKILL_TEXT,
-    [RECIPE_PATH]: recipeText,
-    [NOTES_PATH]: 'notes',
-    'a.txt': 'broken\n',
+  // The operator's world (test/helpers/scenario.ts): init-repo writes the managed instruction block
+  // into AGENTS.md before the first revision; the requirement's one command step is bound to an
+  // operator's Change of that revision (no edit), the collector key is enrolled for it and its
+  // profile installed, and the grant's actor is the agent.
+  const s = await buildScenario(t, {
+    argv: ['sh', '-c', 'grep -q fixed /src/a.txt'],
+    files: { [NOTES_PATH]: 'notes', 'a.txt': 'broken\n' },
+    edits: {},
+    resources: [NOTES_PATH],
+    profile: true,
   });
-  // init-repo writes the managed instruction block into AGENTS.md before the first revision.
-  const init = withStore(dataDir, 'write', (store) => initRepo(store, { path: workspace, name: 'widgets' }));
-  // The requirement is installed against an operator's Change of the first revision.
-  const setup = withStore(dataDir, 'write', (store) => checkpointWorkspace(store, { change: CHANGE_ID, workspace }));
-  const auth = openAuthority(dataDir, { mode: 'write' });
-  let contextDigest: string;
-  let enrollment: ReturnType<typeof enrollExecutor>;
-  const stateDir = join(dir, 'collector');
-  const key = createSigningKey(stateDir);
-  try {
-    contextDigest = createReviewContext(auth, {
-      repository: init.repository,
-      changeId: CHANGE_ID,
-      runnerPath: RECIPE_PATH,
-    }).context_digest;
-    enrollment = enrollExecutor(auth, {
-      repository: init.repository,
-      profile: PROFILE,
-      step: 'unit',
-      executor: 'box-1',
-      public_key: key.public_key,
-    });
-  } finally {
-    auth.close();
-  }
-  const store: TaskStore = {
-    dataDir,
-    repository: init.repository,
-    revision: setup.revision,
-    contextDigest,
-    changeVersion: setup.version,
-  };
-  installRequirement(store, dir, [{ id: 'unit', kind: 'command' }]);
-  const profileFile = join(dir, 'collector-profile.json');
-  writeFileSync(
-    profileFile,
-    formatJson({
-      version: 1,
-      kind: 'command',
-      repository_id: init.repository,
-      workflow_profile: PROFILE,
-      step_id: 'unit',
-      registration_id: enrollment.registration_id,
-      registration_epoch: enrollment.registration_epoch,
-      verification_key_id: enrollment.verification_key_id,
-      recipe,
-      recipe_digest: sha256(recipeText),
-      runtime_identity_digest: await liveRuntimeDigest(),
-    }),
-  );
-  const collectorProfile = withStore(dataDir, 'write', (held) =>
-    installCollectorProfileFile(held, profileFile, Date.now()),
-  ).collector_profile_id;
-  const grants = join(dir, 'grants');
-  mkdirSync(grants, { mode: 0o700 });
-  const tokenFile = makeGrant(dataDir, grants, AGENT).token_file;
-  const profile: HubProfile = {
-    repositoryId: REPOSITORY_ID,
-    profileId: PROFILE,
-    nativeRepository: init.repository,
-    dataDir,
-    target: 'main',
-    requirementDigest: withStore(dataDir, 'read', (s) => showRequirement(s, { target: 'main' })).requirement_digest,
-  };
-  const hub: HubStore = { dir, store, profile, config: { host: '127.0.0.1', port: 0, profiles: [profile] } };
+  assert.ok(s.profileId !== null);
+  const hub = hubOver(s.root, {
+    dataDir: s.dataDir,
+    repository: s.repository,
+    revision: s.revision,
+    contextDigest: s.contextDigest,
+    changeVersion: BigInt(s.changeVersion),
+  });
   const running = await startTestHub(t, hub);
   return {
-    dataDir,
-    workspace,
+    dataDir: s.dataDir,
+    workspace: s.ws,
     change: 'fix-1',
     hubUrl: running.url,
-    tokenFile,
-    collectorProfile,
-    keyFile: key.key_file,
-    stateDir,
+    tokenFile: s.tokenFile,
+    collectorProfile: s.profileId,
+    keyFile: s.keyFile,
+    stateDir: s.stateDir,
     hub,
   };
 }
