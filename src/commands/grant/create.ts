@@ -49,9 +49,7 @@ export default class GrantCreate extends BaseCommand {
       tokenFile: flags['token-file'],
       nowMs: Date.now(),
     };
-    const result = withStore(dataDir, 'write', (store) =>
-      createGrantInStore(store, input),
-    );
+    const result = withStore(dataDir, 'write', (store) => createGrantInStore(store, input));
     const { grant } = result;
     this.log(
       `grant ${grant.grant_id}: ${grant.owner_id}/${grant.agent_id} on repository ${grant.repository}, scope ` +
