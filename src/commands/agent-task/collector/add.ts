@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 
+import { requirementStepFlags, runtimeIdentityFlags } from '../_profile-flags.js';
 import { BaseCommand } from '../../_base.js';
 import {
   addCollector,
@@ -33,27 +34,12 @@ export default class AgentTaskCollectorAdd extends BaseCommand {
       required: true,
       helpValue: 'DIR',
     }),
-    target: Flags.string({
-      description: 'Protected target whose installed requirement has the step.',
-      default: 'main',
-      helpValue: 'NAME',
-    }),
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
+    ...requirementStepFlags,
     executor: Flags.string({
       description: 'Executor id of a new enrollment (default: collector- and the first 12 hex of the key id).',
       helpValue: 'ID',
     }),
-    docker: Flags.string({
-      description: 'The docker executable hashed into the runtime identity, never run (default: docker on PATH).',
-      helpValue: 'PATH',
-    }),
-    'docker-socket': Flags.string({
-      description: 'Unix socket of the Docker Engine API (default: /var/run/docker.sock).',
-      helpValue: 'PATH',
-    }),
+    ...runtimeIdentityFlags,
   };
 
   async run(): Promise<CollectorAddResult> {

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 
+import { requirementStepFlags, runtimeIdentityFlags } from '../_profile-flags.js';
 import { BaseCommand } from '../../_base.js';
 import { createCollectorProfile, type ProfileCreateResult } from '../../../collector/collector-profile-build.js';
 import { formatJson } from '../../../contracts/json/canonical-json.js';
@@ -34,23 +35,8 @@ export default class AgentTaskProfileCreate extends BaseCommand {
       description: 'Executor id of the enrollment (default: any current enrollment of the key for the step).',
       helpValue: 'ID',
     }),
-    target: Flags.string({
-      description: 'Protected target whose installed requirement has the step.',
-      default: 'main',
-      helpValue: 'NAME',
-    }),
-    repository: Flags.string({
-      description: 'Repository ID or name (default: the only repository of the store).',
-      helpValue: 'ID_OR_NAME',
-    }),
-    docker: Flags.string({
-      description: 'The docker executable hashed into the runtime identity, never run (default: docker on PATH).',
-      helpValue: 'PATH',
-    }),
-    'docker-socket': Flags.string({
-      description: 'Unix socket of the Docker Engine API (default: /var/run/docker.sock).',
-      helpValue: 'PATH',
-    }),
+    ...requirementStepFlags,
+    ...runtimeIdentityFlags,
     out: Flags.string({ description: 'Write the profile to this new file instead of stdout.', helpValue: 'FILE' }),
   };
 
