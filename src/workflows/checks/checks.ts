@@ -82,14 +82,24 @@ function prepare(store: Store, scope: CheckScope, name: string): { root: string;
   return { root, repository, set };
 }
 
-function finish(
-  root: string,
+/** Apply the planned set with these resource files (null: removed) and report what changed. */
+function applyAndReport(
+  store: Store,
   scope: CheckScope,
+  at: { readonly root: string; readonly repository: string },
   name: string,
-  planned: readonly PlannedCheck[],
-  result: ApplyResult,
+  planned: PlannedCheck[],
   files: ReadonlyMap<string, Uint8Array | null>,
 ): CheckChangeResult {
+  const { root, repository } = at;
+  const result = applyCheckSet(store, {
+    root,
+    repository,
+    target: scope.target,
+    change: scope.change,
+    checks: planned,
+    files,
+  });
   const written = [...files].filter(([, bytes]) => bytes !== null).map(([path]) => path);
   return {
     ...result,
@@ -129,15 +139,7 @@ export function addCommandCheck(
   }
   const planned: PlannedCheck[] = [...plannedOf(set), { name: input.name, kind: 'command' }];
   const files = new Map<string, Uint8Array | null>([[checkResourcePath(input.name, 'command'), bytes]]);
-  const result = applyCheckSet(store, {
-    root,
-    repository,
-    target: scope.target,
-    change: scope.change,
-    checks: planned,
-    files,
-  });
-  return finish(root, scope, input.name, planned, result, files);
+  return applyAndReport(store, scope, { root, repository }, input.name, planned, files);
 }
 
 export interface ReviewCheckFlags {
@@ -224,15 +226,7 @@ export function addReviewCheck(
   refuseExisting(set, input.name);
   const planned: PlannedCheck[] = [...plannedOf(set), { name: input.name, kind: 'review', review: action }];
   const files = new Map<string, Uint8Array | null>([[checkResourcePath(input.name, 'review'), policy]]);
-  const result = applyCheckSet(store, {
-    root,
-    repository,
-    target: scope.target,
-    change: scope.change,
-    checks: planned,
-    files,
-  });
-  return finish(root, scope, input.name, planned, result, files);
+  return applyAndReport(store, scope, { root, repository }, input.name, planned, files);
 }
 
 function findCheck(set: CheckSet, name: string): CheckEntry {
@@ -263,15 +257,7 @@ export function removeCheck(store: Store, scope: CheckScope, name: string): Chec
   }
   const planned = plannedOf(set).filter((c) => c.name !== name);
   const files = new Map<string, Uint8Array | null>([[entry.resource, null]]);
-  const result = applyCheckSet(store, {
-    root,
-    repository,
-    target: scope.target,
-    change: scope.change,
-    checks: planned,
-    files,
-  });
-  return finish(root, scope, name, planned, result, files);
+  return applyAndReport(store, scope, { root, repository }, name, planned, files);
 }
 
 export interface CheckListing {
