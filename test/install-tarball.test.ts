@@ -140,7 +140,7 @@ test(
     assert.match(quickstart.stdout, /quickstart finished/);
     assert.match(
       quickstart.stdout,
-      /Next, on your own repository[^\n]*\n[^\n]*\n\n {2}agentscm init-repo PATH\/TO\/PROJECT --name NAME\n {2}agentscm status --workspace PATH\/TO\/PROJECT\n {2}agentscm checkpoint --change CHANGE --workspace PATH\/TO\/PROJECT\n/,
+      /Next, on your own repository[^\n]*\n[^\n]*\n\n {2}agentscm init-repo PATH\/TO\/PROJECT --name NAME\n {2}agentscm check add tests /,
     );
   },
 );
