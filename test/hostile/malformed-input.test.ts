@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import test from 'node:test';
 
 import { AgentscmError } from '../../src/contracts/errors.js';
-import { cliEntryArgv, REPO_ROOT, runCli, TSX_LOADER, type CliResult } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
+import { cliEntryArgv, REPO_ROOT, TSX_LOADER, type CliResult } from '../helpers/cli.js';
+import { buildScenario } from '../helpers/scenario.js';
 import { checkSeeds, failed, reportLines, runCampaign, runsFromEnv, seedFromEnv } from './fuzz/campaign.js';
 import { buildCase, MUTATION_KINDS, type FuzzCase } from './fuzz/mutations.js';
 import { effectiveExpectation } from './fuzz/oracle.js';
@@ -350,27 +350,13 @@ test(
   { timeout: 15 * 60_000 },
   async (t) => {
     const exits = documentedExits();
-    const root = tempDir(t);
-    const dataDir = join(root, 'data');
-    const workspace = join(root, 'ws');
-    mkdirSync(workspace);
-    writeFileSync(join(workspace, 'README.md'), '# demo\n');
-    const init = await runCli(['--data-dir', dataDir, 'init-repo', workspace, '--name', 'demo', '--json']);
-    assert.equal(init.code, 0, init.stderr);
-    // agent-task call runs as the actor of a live grant: a real one, so that the input is what is refused.
-    const tokenFile = join(root, 'alice.token');
-    const grant = await runCli([
-      '--data-dir',
-      dataDir,
-      'grant',
-      'create',
-      '--actor',
-      'alice/claude-1',
-      '--token-file',
-      tokenFile,
-      '--json',
-    ]);
-    assert.equal(grant.code, 0, grant.stderr);
+    // A repository with a Change and no requirement (test/helpers/scenario.ts); agent-task call runs
+    // as the actor of a live grant: a real one, so that the input is what is refused.
+    const { root, dataDir, tokenFile } = await buildScenario(t, {
+      command: false,
+      requirement: false,
+      enrollStep: null,
+    });
     const before = snapshot(dataDir);
 
     const files = join(root, 'files');
@@ -408,9 +394,10 @@ test(
       { what: '/proc/self/status', path: '/proc/self/status', code: 'JSON_SYNTAX' },
       { what: '/proc/self/mem (EIO on read)', path: '/proc/self/mem', code: 'IO_ERROR' },
       { what: 'a symlink to a file with a duplicate key', path: linkToDuplicate, code: 'JSON_DUPLICATE_KEY' },
-      { what: 'a dangling symlink', path: dangling, code: 'IO_ERROR' },
+      // docs/cli.md "File arguments and stdin": a path that names no existing file is INPUT_NOT_FOUND.
+      { what: 'a dangling symlink', path: dangling, code: 'INPUT_NOT_FOUND' },
       { what: 'a symlink loop', path: loop, code: 'IO_ERROR' },
-      { what: 'a file that does not exist', path: join(files, 'absent.json'), code: 'IO_ERROR' },
+      { what: 'a file that does not exist', path: join(files, 'absent.json'), code: 'INPUT_NOT_FOUND' },
     ];
 
     const jobs: Job[] = [];
