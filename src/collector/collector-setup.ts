@@ -22,7 +22,6 @@ import { enrollExecutor } from '../native/executor-registry.js';
 import type { Store } from '../native/store-handle.js';
 import { writeTransaction } from '../native/store.js';
 import { installCollectorProfile } from '../tasks/collector/profiles.js';
-import { findEnclosingWorkspace } from '../workspace/locate.js';
 import { isWithin } from './collect-state.js';
 import {
   buildCommandProfile,
@@ -33,7 +32,7 @@ import {
   type ProbedRuntime,
 } from './collector-profile-build.js';
 import type { DockerTransport } from './docker-transport.js';
-import { createSigningKey, inspectKeyStateDir, loadSigningKey } from './key-store.js';
+import { createSigningKey, inspectKeyStateDir, loadSigningKey, refuseStateDirInWorkspace } from './key-store.js';
 
 export interface CollectorAddInput {
   /** A Store opened for writing (the enrollment and the profile). */
@@ -107,15 +106,7 @@ interface ExistingKey {
  */
 function checkStateDir(dir: string, store: Pick<Store, 'dataDir'>): ExistingKey | null {
   const dataDir = store.dataDir;
-  const workspace = findEnclosingWorkspace(dir);
-  if (workspace !== null) {
-    throw new AgentscmError(
-      'KEY_STATE_DIR_IN_WORKSPACE',
-      `the state directory ${dir} is inside the agentscm workspace ${workspace}, where a checkpoint would record ` +
-        'the private key',
-      { hint: 'pass a --state-dir outside every workspace, e.g. ~/.agentscm-collector' },
-    );
-  }
+  refuseStateDirInWorkspace(dir);
   if (isWithin(dir, dataDir) || isWithin(dataDir, dir)) {
     throw new AgentscmError(
       'COLLECT_STATE_UNSAFE',

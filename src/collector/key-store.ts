@@ -82,6 +82,22 @@ function checkPrivateFile(path: string, stats: Stats): void {
 }
 
 /**
+ * A key inside a workspace would be recorded by its next checkpoint: refuse such a state directory
+ * before anything is created (KEY_STATE_DIR_IN_WORKSPACE; docs/keys-and-enrollment.md "Where the
+ * key lives"). `dir` is absolute.
+ */
+export function refuseStateDirInWorkspace(dir: string): void {
+  const workspace = findEnclosingWorkspace(dir);
+  if (workspace === null) return;
+  throw new AgentscmError(
+    'KEY_STATE_DIR_IN_WORKSPACE',
+    `the state directory ${dir} is inside the agentscm workspace ${workspace}, where a checkpoint would record ` +
+      'the private key',
+    { hint: 'pass a --state-dir outside every workspace, e.g. ~/.agentscm-collector' },
+  );
+}
+
+/**
  * Generate a key into STATE_DIR/signing-key.json (`agentscm agent-task key`): refuses a
  * directory inside a workspace (KEY_STATE_DIR_IN_WORKSPACE), creates the directory 0700 if absent, refuses an
  * accessible directory (KEY_PERMISSIONS) and an existing
@@ -89,19 +105,7 @@ function checkPrivateFile(path: string, stats: Stats): void {
  */
 export function createSigningKey(stateDir: string): CreatedKey {
   const dir = resolve(stateDir);
-  // A key inside a workspace would be recorded by its next checkpoint: refuse before anything
-  // is created (docs/keys-and-enrollment.md "Where the key lives").
-  const workspace = findEnclosingWorkspace(dir);
-  if (workspace !== null) {
-    throw new AgentscmError(
-      'KEY_STATE_DIR_IN_WORKSPACE',
-      `the state directory ${dir} is inside the agentscm workspace ${workspace}, where a checkpoint would record ` +
-        'the private key',
-      {
-        hint: 'pass a --state-dir outside every workspace, e.g. ~/.agentscm-collector',
-      },
-    );
-  }
+  refuseStateDirInWorkspace(dir);
   let stats = lstatOrNull(dir);
   if (stats === null) {
     try {
