@@ -194,7 +194,11 @@ JS
   echo "refused: target main of node-project is still at $fix_revision"
 fi
 
-printf '\nquickstart finished: store %s, workspaces %s and %s\n' "$data" "$workspace" "$project"
+if [[ -d "$project" ]]; then
+  printf '\nquickstart finished: store %s, workspaces %s and %s\n' "$data" "$workspace" "$project"
+else
+  printf '\nquickstart finished: store %s, workspace %s\n' "$data" "$workspace"
+fi
 cat <<'NEXT'
 
 Next, on your own repository (no --data-dir needed: the store defaults to the one the

@@ -37,6 +37,40 @@ test('the quickstart runs end to end with the built CLI', async (t) => {
   assert.match(result.stdout, /Welcome to agentscm/);
   assert.match(result.stdout, /quickstart finished/);
   assert.ok(existsSync(join(dir, 'agentscm-data', 'native', 'lock')));
+  if (!/skipping the container step/.test(result.stdout)) {
+    // With an engine the second half runs: fix-1 lands, fix-2 (a failing test) is refused.
+    assert.match(result.stdout, /landed: Change fix-1 version 1 moved target main /);
+    assert.match(result.stdout, /refused: target main of node-project is still at [0-9a-f]{64}\n/);
+  }
+});
+
+// A named image that is not in the engine skips the second half with the reason, before any
+// image build, copy or registration, and the script still ends with the next commands.
+test('the quickstart skips the container half when QUICKSTART_IMAGE names a missing image', async (t) => {
+  const dir = tempDir(t);
+  const result = await quickstart({
+    AGENTSCM_BIN: CLI_COMMAND,
+    QUICKSTART_DIR: dir,
+    QUICKSTART_DOCKER: '/bin/true',
+    QUICKSTART_IMAGE: 'local/absent-image:1',
+  });
+  assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
+  assert.match(result.stdout, /Change quickstart-1 version 1/);
+  const skipped = /skipping the container step: (.*)\n/.exec(result.stdout)?.[1] ?? '';
+  if (!skipped.startsWith('image ')) {
+    assert.match(skipped, /socket|does not answer/, 'only a missing engine may skip it for another reason');
+    return;
+  }
+  assert.equal(
+    skipped,
+    'image local/absent-image:1 is not present in the engine (nothing is pulled; unset QUICKSTART_IMAGE to build local/node:20)',
+  );
+  assert.doesNotMatch(
+    result.stdout.slice(0, result.stdout.indexOf('quickstart finished')),
+    /build-node-image|check add|node-project/,
+  );
+  assert.ok(!existsSync(join(dir, 'node-project')));
+  assert.match(result.stdout, /\n {2}agentscm check add tests /);
 });
 
 test('the quickstart stops with a non-zero status when a step fails', async (t) => {
