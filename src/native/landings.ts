@@ -133,7 +133,8 @@ export function findLatestLandingOfChange(
   checkGenericId(target, 'target name');
   const row = prepared(
     auth,
-    `SELECT ${COLUMNS} FROM landings WHERE repository = ? AND target = ? AND change_id = ? ORDER BY landing_id DESC LIMIT 1`,
+    `SELECT ${COLUMNS} FROM landings WHERE repository = ? AND target = ? AND change_id = ? ` +
+      'ORDER BY landing_id DESC LIMIT 1',
   ).get(repository, target, change) as LandingRow | undefined;
   return row === undefined ? null : landingOf(row);
 }

@@ -85,7 +85,7 @@ function allDeclared(): Map<string, string> {
   return all;
 }
 
-/** The `- \`CODE\`: \`shape\`` lines of docs/errors.md "## Details". */
+/** The `- \`CODE\`: \`shape\`` lines of docs/errors.md "Details". */
 function documentedShapes(): Map<string, string> {
   const text = readFileSync(join(REPO_ROOT, 'docs', 'errors.md'), 'utf8');
   const section = /^## Details\n([\s\S]*?)(?=^## )/m.exec(text)?.[1] ?? '';
@@ -149,6 +149,6 @@ test('docs/errors.md "Details" lists every declared shape, and nothing else', ()
   assert.deepEqual(
     [...documented].map(([c, s]) => `- \`${c}\`: \`${s}\``),
     expected,
-    `docs/errors.md "## Details" should list, sorted by code:\n${expected.join('\n')}`,
+    `docs/errors.md "Details" should list, sorted by code:\n${expected.join('\n')}`,
   );
 });

@@ -1,5 +1,5 @@
 /**
- * The agent's and the operator's path without copied digests (docs/receipts.md "Exporting",
+ * The agent's and the operator's path without copied digests (docs/receipts.md "Exporting a Change's receipt",
  * docs/collect.md): `collect` finds docker on PATH and the default socket, `receipt export --change`
  * picks the Change's receipt (qualified, then landed), and `receipt verify --public-key-file` pins
  * the signer from the collector's key file or a hex file.

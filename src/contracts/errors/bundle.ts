@@ -136,6 +136,12 @@ export const BUNDLE_ERRORS = {
 
 /** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
 export interface BundleErrorDetails {
+  RECEIPT_BUNDLE_SIGNER_NOT_PINNED: {
+    receipt_digest: string;
+    public_keys_pinned: false;
+    unpinned_public_keys: string[];
+    checks: string[];
+  };
   RECEIPT_BUNDLE_MANIFEST_INVALID: { cause_code: string; cause_details?: Readonly<Record<string, unknown>> };
   RECEIPT_BUNDLE_VERSION_UNSUPPORTED: { cause_code: string; supported: string[] };
 }

@@ -70,6 +70,7 @@ export const COLLECTOR_ERRORS = {
 
 /** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
 export interface CollectorErrorDetails {
+  CONTEXT_AMBIGUOUS: { contexts: { context_digest: string; recipe_path: string }[] };
   COMMAND_ATTEMPT_RUNNING: { attempt_id: string };
   CONTEXT_MISMATCH: { fields: string[] };
   CONTEXT_STALE: { current_version: string; policy_epoch: string };

@@ -75,6 +75,9 @@ export const GRANT_ERRORS = {
 
 /** The `details` of the codes of this family thrown with any (docs/errors.md "Details"). */
 export interface GrantErrorDetails {
+  COLLECTOR_SETUP_NOT_ENROLLED: { verification_key_id: string; step_id: string };
+  COLLECTOR_SETUP_STEP_NOT_COMMAND: { step_id: string; kind: string };
+  COLLECTOR_SETUP_STEP_NOT_FOUND: { step_id: string };
   COLLECTOR_PROFILE_AMBIGUOUS: { steps: { step: string; collector_profile_id: string }[] };
   COLLECTOR_PROFILE_BINDING_MISMATCH: { registration_id: string };
   COLLECTOR_PROFILE_RECIPE_MISMATCH: { recipe_path: string };

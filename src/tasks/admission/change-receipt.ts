@@ -1,5 +1,5 @@
 /**
- * `receipt export --change C` (docs/receipts.md "Exporting"): which receipt a Change's bundle holds
+ * `receipt export --change C` (docs/receipts.md "Exporting a Change's receipt"): which receipt a Change's bundle holds
  * when the operator names the Change instead of a digest. The receipt its newest landing on the
  * target rests on; a Change not landed there yet, the receipt of its current subject when that
  * subject qualifies now. Read-only, like the export itself.
