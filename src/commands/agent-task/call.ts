@@ -2,12 +2,14 @@ import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
 import { instantLines } from '../_times.js';
+import { AgentscmError } from '../../contracts/errors.js';
 import { formatJson } from '../../contracts/json/canonical-json.js';
 import type { JsonValue } from '../../contracts/json/json-value.js';
 import { taskStoreMode } from '../../tasks/facade.js';
 import { callWithTokenFile } from '../../tasks/grant-guard.js';
 import { fillTaskInput, readTaskInput } from '../../tasks/input.js';
 import { withStore } from '../../tasks/store.js';
+import { buildTaskRequest } from '../../tasks/task-request.js';
 
 export default class AgentTaskCall extends BaseCommand {
   static override summary = 'Run one typed agent-task operation against the local data directory.';
@@ -27,6 +29,8 @@ export default class AgentTaskCall extends BaseCommand {
     '<%= config.bin %> agent-task call claim --token-file ./alice.token --change fix-parser --context 5f3c…e2 ' +
       '--input claim.json --json',
     'cat heartbeat.json | <%= config.bin %> agent-task call heartbeat --token-file ./alice.token --input - --json',
+    '<%= config.bin %> agent-task call cancel --token-file ./alice.token --task t-05d7… --reason "stopped early"',
+    '<%= config.bin %> agent-task call reconcile --token-file ./alice.token --task t-05d7… --reason "it stopped"',
     '<%= config.bin %> agent-task call claim --token-file ./alice.token --change fix-parser --context 5f3c…e2 ' +
       '--executor reg-0f3a… --input claim.json --json',
   ];
@@ -68,21 +72,48 @@ export default class AgentTaskCall extends BaseCommand {
         'reconcile, result, recovery); an omitted agent is always filled from the grant.',
       helpValue: 'REGISTRATION_ID',
     }),
+    task: Flags.string({
+      description:
+        "heartbeat, cancel, reconcile: build the request from this task's current attempt instead of --input " +
+        "(fresh request id, the grant's actor, the attempt's executor and fence).",
+      exclusive: ['input', 'executor'],
+      helpValue: 'ID',
+    }),
+    reason: Flags.string({
+      description: 'With --task: the reason of a cancel or reconcile (at most 1024 bytes).',
+      helpValue: 'TEXT',
+    }),
   };
 
   async run(): Promise<JsonValue> {
     const { args, flags } = await this.parse(AgentTaskCall);
     const dataDir = this.resolveDataDir(flags['data-dir']);
     const read = flags.input === undefined ? null : readTaskInput(flags.input);
-    const result = withStore(dataDir, taskStoreMode(args.operation), (store) => {
-      const input = fillTaskInput({
-        store,
-        tokenFile: flags['token-file'],
-        operation: args.operation,
-        input: read,
-        repository: flags.repository,
-        executor: flags.executor,
+    const taskId = flags.task;
+    if (flags.reason !== undefined && taskId === undefined) {
+      throw new AgentscmError('USAGE', '--reason goes with --task', {
+        hint: 'pass --task ID, or put "reason" in --input',
       });
+    }
+    const result = withStore(dataDir, taskStoreMode(args.operation), (store) => {
+      const input =
+        taskId === undefined
+          ? fillTaskInput({
+              store,
+              tokenFile: flags['token-file'],
+              operation: args.operation,
+              input: read,
+              repository: flags.repository,
+              executor: flags.executor,
+            })
+          : buildTaskRequest({
+              store,
+              tokenFile: flags['token-file'],
+              operation: args.operation,
+              taskId,
+              reason: flags.reason,
+              repository: flags.repository,
+            });
       return callWithTokenFile({
         store,
         tokenFile: flags['token-file'],
