@@ -75,11 +75,11 @@ test('the built CLI prints its version, help and usage errors like the sources',
   assert.equal(help.code, 0);
   assert.match(help.stdout, /TOPICS[\s\S]*skill-workflow/);
   assert.match(help.stdout, /COMMANDS[\s\S]*checkpoint/);
-  const missing = await built(['agent-task', 'runtime-probe', '--json']);
+  const missing = await built(['agent-task', 'claim', '--json']);
   assert.equal(missing.code, 2);
   const error = jsonOf<{ error: { code: string; message: string } }>(missing).error;
   assert.equal(error.code, 'USAGE');
-  assert.match(error.message, /docker\b.*docker-socket.*image/);
+  assert.match(error.message, /--change\b.*--out\b.*--token-file\b/);
 });
 
 test('bin/dev.js (the sources through tsx) and bin/run.js (the bundle) answer alike: version, help, a usage error, a read of a fresh store', async (t) => {
@@ -89,7 +89,7 @@ test('bin/dev.js (the sources through tsx) and bin/run.js (the bundle) answer al
   for (const args of [
     ['--version'],
     ['--help'],
-    ['agent-task', 'runtime-probe', '--json'],
+    ['agent-task', 'claim', '--json'],
     ['--data-dir', dataDir, 'revision', 'list', '--json'],
   ]) {
     const dev = await runCli(args, { entry: 'dev' });

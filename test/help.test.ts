@@ -45,5 +45,5 @@ test('every topic that holds commands has a description', () => {
 test('--help of a nested command prints its usage and exits 0', async () => {
   const result = await runCli(['skill-workflow', 'run', '--help']);
   assert.equal(result.code, 0);
-  assert.match(result.stdout, /USAGE\n\s+\$ agentscm skill-workflow run RUN-ID FILE/);
+  assert.match(result.stdout, /USAGE\n\s+\$ agentscm skill-workflow run \[RUN-ID\] \[FILE\]/);
 });

@@ -108,7 +108,7 @@ test('the store sets 0700/0600, loads its own key, and refuses open modes, symli
   );
   assert.equal(
     codeOf(() => loadSigningKey(join(state, 'missing.json'))),
-    'IO_ERROR',
+    'INPUT_NOT_FOUND',
   );
   assert.deepEqual(readFileSync(created.key_file).byteLength > 0, true);
 });

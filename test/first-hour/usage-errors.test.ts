@@ -71,10 +71,11 @@ test('with --json the usage error is the error document on stdout as well', asyn
   assert.equal(doc.error.code, 'USAGE');
   assert.equal(
     doc.error.message,
-    'missing required flag --executor; missing required flag --public-key; missing required flag --step',
+    'exactly one of the following must be provided: --public-key, --public-key-file; missing required flag ' +
+      '--executor; missing required flag --step',
   );
   assert.match(
     doc.error.hint,
-    /^usage: agentscm agent-task enroll --step ID --executor ID --public-key HEX \[--repository ID_OR_NAME\] \[--profile ID\]/,
+    /^usage: agentscm agent-task enroll --step ID --executor ID \[--repository ID_OR_NAME\] \[--profile ID\] \[--public-key HEX\] \[--public-key-file FILE\]/,
   );
 });

@@ -425,7 +425,7 @@ test('a token file is read only when it is a private regular file holding exactl
   );
   assert.equal(
     codeOf(() => readTokenFile(join(dir, 'absent'))),
-    'IO_ERROR',
+    'INPUT_NOT_FOUND',
   );
   // A malformed file's content is never repeated in the message.
   const secretish = 'agentscm_not-quite-a-token-but-private';

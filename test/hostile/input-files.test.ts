@@ -93,8 +93,8 @@ test('a file name with a newline and an escape sequence is shown escaped, on one
   await expectEveryReader(
     t,
     file,
-    'IO_ERROR',
-    /"[^"\n]*evil\\nerror\[OK\]: \\u001b\[2Jfine": no such file or directory \(ENOENT\)\n$/,
+    'INPUT_NOT_FOUND',
+    /"[^"\n]*evil\\nerror\[OK\]: \\u001b\[2Jfine" does not exist; nothing was read; [^\n]*\n$/,
   );
 });
 
@@ -118,7 +118,7 @@ test('the reader refuses a FIFO even when a writer has data ready, and takes - a
   try {
     assert.equal(
       codeOf(() => readBoundedInput('-', { limit: 10, what: 'the input' })),
-      'IO_ERROR',
+      'INPUT_NOT_FOUND',
     );
   } finally {
     process.chdir(cwd);

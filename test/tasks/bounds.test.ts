@@ -69,5 +69,5 @@ test(`agent-task call reads at most ${MAX_INPUT_BYTES} input bytes`, (t) => {
   writeFileSync(pastBound, Buffer.alloc(MAX_INPUT_BYTES + 1, 0x20));
   assert.equal(readTaskInput(atBound).byteLength, MAX_INPUT_BYTES);
   assert.throws(() => readTaskInput(pastBound), { code: 'INPUT_TOO_LARGE' });
-  assert.throws(() => readTaskInput(join(dir, 'missing.json')), { code: 'IO_ERROR' });
+  assert.throws(() => readTaskInput(join(dir, 'missing.json')), { code: 'INPUT_NOT_FOUND' });
 });

@@ -6,6 +6,10 @@ import { scopeFlags } from './_shared.js';
 
 export default class CheckList extends BaseCommand {
   static override summary = "List the workspace's checks and say whether the installed requirement agrees.";
+  static override description =
+    'Reads the check files of the workspace (.agentscm-checks/: the workflow, its recipes and review policies) ' +
+    "and the target's installed requirement, and lists each check with its kind and file, marking a file that " +
+    'is missing and a check the installed requirement does not hold (docs/checks.md). Reads only.';
   static override examples = ['<%= config.bin %> check list', '<%= config.bin %> check list --target main --json'];
   static override flags = { ...scopeFlags };
 

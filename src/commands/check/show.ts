@@ -9,6 +9,10 @@ import { scopeFlags } from './_shared.js';
 
 export default class CheckShow extends BaseCommand {
   static override summary = 'Show one check: its step, its recipe or review policy, and whether it is installed.';
+  static override description =
+    "Prints the check's workflow step action, its recipe (command checks) or review policy (review checks) as " +
+    "written in .agentscm-checks/ (or that the file is missing), and whether the target's installed requirement " +
+    'holds that step (docs/checks.md). Reads only.';
   static override examples = ['<%= config.bin %> check show unit', '<%= config.bin %> check show unit --json'];
   static override args = {
     name: Args.string({ description: 'Check name.', required: true }),
