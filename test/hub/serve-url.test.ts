@@ -4,35 +4,18 @@
  * Spawned as an operator runs it, over real loopback HTTP.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import test from 'node:test';
 
-import { cliEntryArgv, REPO_ROOT } from '../helpers/cli.js';
-import { httpCall, hubStore, spawnHubServe, writeConfigFile } from '../support/hub.js';
+import { httpCall, hubStore, spawnHubServe } from '../support/hub.js';
 
 test('hub serve prints its URL first on stdout and the dashboard URL on stderr; GET / redirects to /ui/', async (t) => {
   const hub = hubStore(t);
-  const child = spawn(process.execPath, [...cliEntryArgv(), 'hub', 'serve', '--config', writeConfigFile(hub)], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.after(() => child.kill('SIGKILL'));
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const first = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-      if (stdout.includes('\n')) resolve(stdout.slice(0, stdout.indexOf('\n')));
-    });
-    void exited.then((code) => reject(new Error(`hub exited ${String(code)}: ${stderr}`)));
-  });
+  const { child, firstLine: first, exited, stdout, stderr } = await spawnHubServe(t, hub, { json: false });
   const match = /^http:\/\/127\.0\.0\.1:([1-9][0-9]*)\/$/.exec(first);
   assert.ok(match, `first line ${first}`);
   const base = first.slice(0, -1);
   await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.equal(stderr.split('\n')[0], `dashboard: ${base}/ui/`);
+  assert.equal(stderr().split('\n')[0], `dashboard: ${base}/ui/`);
 
   const root = await httpCall(base, 'GET', '/');
   assert.equal(root.status, 302);
@@ -46,8 +29,8 @@ test('hub serve prints its URL first on stdout and the dashboard URL on stderr; 
   assert.equal((await httpCall(base, 'POST', '/', { body: '{}' })).status, 404, 'only GET is redirected');
 
   child.kill('SIGTERM');
-  assert.equal(await exited, 0, stderr);
-  assert.equal(stdout, `${first}\n`, 'stdout holds only the URL');
+  assert.equal(await exited, 0, stderr());
+  assert.equal(stdout(), `${first}\n`, 'stdout holds only the URL');
 });
 
 test('hub serve --json: the first line names the dashboard too, and stderr stays JSON access-log lines', async (t) => {

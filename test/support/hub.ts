@@ -212,7 +212,7 @@ export function writeConfigFile(hub: HubStore, extra: Record<string, unknown> = 
 /** `agentscm hub serve --config … --json` as a child process, once it printed its first line. */
 export interface HubProcess {
   readonly child: ChildProcess;
-  /** The first stdout line (the bound address as JSON), as printed. */
+  /** The first stdout line (the bound address as JSON; without --json the URL), as printed. */
   readonly firstLine: string;
   readonly url: string;
   /** The exit code, once the process ended. */
@@ -223,17 +223,19 @@ export interface HubProcess {
 }
 
 /**
- * Start `hub serve` for the store's config from the sources (bin/dev.js through tsx) or, with
- * `built`, from the built CLI (bin/run.js); resolves once the first line is printed, rejects
+ * Start `hub serve --json` (`json: false`: without it) for the store's config from the sources
+ * (bin/dev.js through tsx) or, with `built`, from the built CLI (bin/run.js); resolves once the first line is printed, rejects
  * when the process ends before. SIGKILLed when the test ends.
  */
 export async function spawnHubServe(
   t: TestContext,
   hub: HubStore,
-  options: { readonly built?: boolean; readonly env?: NodeJS.ProcessEnv } = {},
+  options: { readonly built?: boolean; readonly env?: NodeJS.ProcessEnv; readonly json?: boolean } = {},
 ): Promise<HubProcess> {
   const entry = cliEntryArgv(options.built === true ? 'built' : undefined);
-  const child = spawn(process.execPath, [...entry, 'hub', 'serve', '--config', writeConfigFile(hub), '--json'], {
+  const json = options.json ?? true;
+  const args = [...entry, 'hub', 'serve', '--config', writeConfigFile(hub), ...(json ? ['--json'] : [])];
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -251,6 +253,7 @@ export async function spawnHubServe(
     });
     void exited.then((code) => reject(new Error(`hub exited ${String(code)} before listening: ${stderr}`)));
   });
-  const { url } = JSON.parse(firstLine) as { url: string };
+  // Without --json the first line is the URL itself, `http://ADDR:PORT/`.
+  const url = json ? (JSON.parse(firstLine) as { url: string }).url : firstLine.replace(/\/$/, '');
   return { child, firstLine, url, exited, stdout: () => stdout, stderr: () => stderr };
 }
