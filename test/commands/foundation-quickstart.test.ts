@@ -1,29 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
 
 import { CLI_COMMAND, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { spawned } from '../support/spawned.js';
 
 function quickstart(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const merged: NodeJS.ProcessEnv = { ...process.env, ...env };
   delete merged.AGENTSCM_DATA_DIR;
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(REPO_ROOT, 'examples', 'quickstart', 'run.sh')], {
-      cwd: REPO_ROOT,
-      env: merged,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 300_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return spawned('bash', [join(REPO_ROOT, 'examples', 'quickstart', 'run.sh')], { cwd: REPO_ROOT, env: merged });
 }
 
 // As `npm run quickstart` runs it: bin/run.js over the bundle in dist/ (`npm test` builds first).

@@ -7,7 +7,6 @@
  * answers; `npm test` starts one first (npm run runtime:start).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -16,18 +15,12 @@ import { Pool } from 'undici';
 import { jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { DOCKER_EXE, DOCKER_SOCKET } from '../support/runtime.js';
+import { spawned, type Spawned } from '../support/spawned.js';
 
 const PROJECT = join(REPO_ROOT, 'examples', 'node-project');
 const NODE_IMAGE = 'local/node:20';
 const RECIPE = 'skills/node-test/runner.json';
 const FAILING_TEST = 'formatDuration prints a minute as 60s';
-
-interface Spawned {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly ms: number;
-}
 
 /**
  * The environment of a child process: this one's, without NODE_TEST_CONTEXT (with it, a child
@@ -39,22 +32,13 @@ function childEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return env;
 }
 
-function spawned(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<Spawned> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd,
-      env: childEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 300_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
-  });
+function spawnedHere(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<Spawned> {
+  return spawned(command, args, { cwd, env: childEnv(env) });
 }
 
 /** Why the container half cannot run here, or null when the engine answers /_ping. */
@@ -116,7 +100,7 @@ function recipe(): Record<string, unknown> {
 }
 
 test('the example project passes its own node:test suite on the host', async () => {
-  const result = await spawned(process.execPath, ['--test'], PROJECT);
+  const result = await spawnedHere(process.execPath, ['--test'], PROJECT);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /^# tests 15$/m);
   assert.match(result.stdout, /^# fail 0$/m);
@@ -124,18 +108,18 @@ test('the example project passes its own node:test suite on the host', async () 
 
 test('build-node-image.sh refuses a bad image name and, with no engine, says how to start one', async (t) => {
   const script = join(REPO_ROOT, 'bin', 'build-node-image.sh');
-  const bad = await spawned('bash', [script, 'Local/Node:20'], REPO_ROOT);
+  const bad = await spawnedHere('bash', [script, 'Local/Node:20'], REPO_ROOT);
   assert.equal(bad.code, 1);
   assert.equal(bad.stdout, '');
   assert.match(
     bad.stderr,
     /^build-node-image: ERROR: image reference 'Local\/Node:20' is not of the form name\[:tag\]/,
   );
-  const usage = await spawned('bash', [script, 'local/a:1', 'local/b:1'], REPO_ROOT);
+  const usage = await spawnedHere('bash', [script, 'local/a:1', 'local/b:1'], REPO_ROOT);
   assert.equal(usage.code, 1);
   assert.match(usage.stderr, /usage: build-node-image\.sh \[--force\] \[IMAGE\]/);
   const socket = join(tempDir(t), 'no-engine.sock');
-  const none = await spawned('bash', [script], REPO_ROOT, { RUNTIME_SOCK: socket });
+  const none = await spawnedHere('bash', [script], REPO_ROOT, { RUNTIME_SOCK: socket });
   assert.equal(none.code, 1);
   assert.equal(none.stdout, '');
   assert.equal(
@@ -151,7 +135,7 @@ test(
   async (t: TestContext) => {
     // Like every live container test, this fails rather than skips without an engine (docs/runtime.md "Tests").
     assert.equal(ENGINE_PROBLEM, null, ENGINE_PROBLEM ?? '');
-    const build = await spawned('bash', [join(REPO_ROOT, 'bin', 'build-node-image.sh')], REPO_ROOT, {
+    const build = await spawnedHere('bash', [join(REPO_ROOT, 'bin', 'build-node-image.sh')], REPO_ROOT, {
       RUNTIME_SOCK: DOCKER_SOCKET,
     });
     assert.equal(build.code, 0, build.stderr);
