@@ -133,7 +133,6 @@ test('check add writes the package, checkpoints it and installs the requirement;
 
   // Refusals change nothing.
   await refused(w, [...ADD, '--', 'sh', 'x'], 'CHECK_EXISTS');
-  await refused(w, ['check', 'add', 'other', '--image', IMAGE, '--', 'true'], 'CHECK_COMMAND_LIMIT');
   await refused(w, ['check', 'show', 'nosuch'], 'CHECK_NOT_FOUND');
 
   // remove: the step and its policy go, the rest is reinstalled; the last check stays.

@@ -75,10 +75,6 @@ export const WORKFLOW_ERRORS = {
       summary: 'The workspace already has a check of that name; nothing was written.',
     },
     CHECK_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The workspace has no check of that name.' },
-    CHECK_COMMAND_LIMIT: {
-      exit: EXIT.CONFLICT,
-      summary: 'The workspace already has a command check; a requirement holds at most one; nothing was written.',
-    },
     CHECK_LAST: {
       exit: EXIT.CONFLICT,
       summary: 'The check is the only one; a requirement needs at least one step; nothing was changed.',
@@ -109,7 +105,6 @@ export interface WorkflowErrorDetails {
   CHECK_INVALID: { name: string } | { flag: string } | { cause_code: string };
   CHECK_EXISTS: { name: string };
   CHECK_NOT_FOUND: { name: string };
-  CHECK_COMMAND_LIMIT: { existing: string };
   CHECK_LAST: { name: string };
   CHECKS_WORKSPACE_DIRTY: { paths: string[] };
 }

@@ -124,19 +124,6 @@ export function addCommandCheck(
   const { bytes } = buildRecipe(input.recipe);
   const { root, repository, set } = prepare(store, scope, input.name);
   refuseExisting(set, input.name);
-  const other = set.checks.find((c) => c.kind === 'command');
-  if (other !== undefined) {
-    throw new AgentscmError(
-      'CHECK_COMMAND_LIMIT',
-      `the workspace already has the command check ${other.name}; a requirement holds at most one`,
-      {
-        hint:
-          "a Change version binds one command context, so combine the commands in this check's argv " +
-          "(-- sh -c 'cmd1 && cmd2'); see docs/checks.md",
-        details: { existing: other.name },
-      },
-    );
-  }
   const planned: PlannedCheck[] = [...plannedOf(set), { name: input.name, kind: 'command' }];
   const files = new Map<string, Uint8Array | null>([[checkResourcePath(input.name, 'command'), bytes]]);
   return applyAndReport(store, scope, { root, repository }, input.name, planned, files);
