@@ -22,6 +22,7 @@ import type { Store } from '../../native/store-handle.js';
 import { locateWorkspace } from '../../workspace/locate.js';
 import { showRequirement, type RequirementView } from '../requirement.js';
 import { applyCheckSet, checkPreconditions, type ApplyResult, type PlannedCheck } from './apply.js';
+import { checkpointablePaths, expandCoverage, exposureFor, parseCoverageEntries } from './coverage-glob.js';
 import {
   checkName,
   checkResourcePath,
@@ -160,13 +161,20 @@ function criterionOf(text: string): { criterion: string; description: string } {
   return { criterion: text.slice(0, colon), description: text.slice(colon + 1) };
 }
 
-/** The review action and policy bytes `check add-review` writes (bounds checked by the contract). */
-export function buildReview(name: string, flags: ReviewCheckFlags): { action: ReviewAction; policy: Buffer } {
+/**
+ * The review action and policy bytes `check add-review` writes (bounds checked by the contract):
+ * `flags.coverage` holds exact paths here; the policy exposes `exposure` (default: those paths).
+ */
+export function buildReview(
+  name: string,
+  flags: ReviewCheckFlags,
+  exposure: readonly string[] = flags.coverage,
+): { action: ReviewAction; policy: Buffer } {
   const coverage = [...flags.coverage];
   const policyValue = {
     version: 1,
     instructions: flags.instructions ?? REVIEW_DEFAULTS.instructions,
-    exposure: coverage,
+    exposure: [...exposure],
     max_excerpt_bytes: REVIEW_DEFAULTS.maxExcerptBytes,
     max_call_excerpt_bytes: REVIEW_DEFAULTS.maxCallExcerptBytes,
     call_timeout_ms: REVIEW_DEFAULTS.callTimeoutMs,
@@ -201,19 +209,34 @@ export function buildReview(name: string, flags: ReviewCheckFlags): { action: Re
   return { action, policy };
 }
 
-/** `check add-review NAME --coverage PATH… --criterion ID:TEXT…`: one review step. */
+export interface ReviewCheckResult extends CheckChangeResult {
+  /** The exact paths the review step covers (the `--coverage` entries expanded, sorted). */
+  readonly coverage: string[];
+  /** The review policy's exposure prefixes (the coverage itself when it is at most 64 paths). */
+  readonly exposure: string[];
+}
+
+/**
+ * `check add-review NAME --coverage PATH|GLOB… --criterion ID:TEXT…`: one review step. The
+ * coverage globs are expanded now against the files a checkpoint would record (coverage-glob.ts).
+ */
 export function addReviewCheck(
   store: Store,
   scope: CheckScope,
   input: { readonly name: string; readonly review: ReviewCheckFlags },
-): CheckChangeResult {
+): ReviewCheckResult {
   checkName(input.name);
-  const { action, policy } = buildReview(input.name, input.review);
+  const entries = parseCoverageEntries(input.review.coverage);
+  input.review.criteria.forEach(criterionOf);
   const { root, repository, set } = prepare(store, scope, input.name);
   refuseExisting(set, input.name);
+  const paths = checkpointablePaths(root, store);
+  const coverage = expandCoverage(entries, paths);
+  const exposure = exposureFor(coverage, paths);
+  const { action, policy } = buildReview(input.name, { ...input.review, coverage }, exposure);
   const planned: PlannedCheck[] = [...plannedOf(set), { name: input.name, kind: 'review', review: action }];
   const files = new Map<string, Uint8Array | null>([[checkResourcePath(input.name, 'review'), policy]]);
-  return applyAndReport(store, scope, { root, repository }, input.name, planned, files);
+  return { ...applyAndReport(store, scope, { root, repository }, input.name, planned, files), coverage, exposure };
 }
 
 function findCheck(set: CheckSet, name: string): CheckEntry {
