@@ -6,7 +6,8 @@
  *
  * Glob syntax, matched one path segment at a time: `*` any run of characters within a segment,
  * `?` one character, `[abc]` / `[a-z]` / `[!abc]` one character of (or not of) a class, `**` as a
- * whole segment any number of segments (zero included), `\` makes the next character literal.
+ * whole segment any number of segments (zero included; a trailing `a/**` is what is inside `a`),
+ * `\` makes the next character literal.
  * A leading dot is not special, as in `.gitignore`.
  */
 import { AgentscmError } from '../../contracts/errors.js';
@@ -143,6 +144,8 @@ export function parseCoverageGlob(glob: string): CoverageGlob {
     if (segment.kind === 'globstar' && segments.at(-1)?.kind === 'globstar') continue;
     segments.push(segment);
   }
+  // A trailing `**` is everything inside the directory (`a/**` is `a/**/*`), never `a` itself.
+  if (segments.at(-1)?.kind === 'globstar') segments.push({ kind: 'tokens', tokens: [{ kind: 'star' }] });
   return { text: glob, segments };
 }
 
