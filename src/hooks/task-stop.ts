@@ -29,6 +29,7 @@ import { getTargetRequirement } from '../native/requirements.js';
 import { soleCurrentContext } from '../native/review-contexts.js';
 import type { Store } from '../native/store-handle.js';
 import { readTransaction } from '../native/store.js';
+import { targetSubjectRecipe } from '../workflows/requirement.js';
 import { readWorkspaceStatus, type WorkspaceStatus } from '../workspace/status.js';
 import { requestQualification } from './qualification-client.js';
 import type { StopDecision, StopFailure, StopNext, StopNextOperation } from './stop/output.js';
@@ -111,7 +112,9 @@ export function readLocalSubject(
       change_id: change.id,
       change_version: change.current_version,
       revision: change.current_revision,
-      context_digest: soleCurrentContext(auth, repository, change.id),
+      context_digest: soleCurrentContext(auth, repository, change.id, () =>
+        targetSubjectRecipe(auth, repository, target),
+      ),
       policy_epoch: currentPolicyEpoch(auth, repository),
       requirement_digest: getTargetRequirement(auth, repository, target).requirement_digest,
     };

@@ -23,6 +23,7 @@ import { buildReceiptBundle, showReceipt } from '../tasks/admission/receipt-bund
 import { RECEIPT_PAGE_MAX, receiptPage, TASK_PAGE_MAX, taskPage } from '../tasks/views.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
 import { journalRead, type Journal } from '../workflows/journal.js';
+import { targetSubjectRecipe } from '../workflows/requirement.js';
 import { listRuns } from '../workflows/run-list.js';
 import { readRunStatus } from '../workflows/status.js';
 import type { HubProfile } from './config.js';
@@ -155,10 +156,14 @@ function qualificationOf(profile: HubProfile, change: string, store: Store): Jso
 }
 
 /** The review context of the Change's current version at the current epoch, or why there is none. */
-function contextOf(store: Store, repository: string, change: string): UiContext | UiRefusal {
+function contextOf(store: Store, repository: string, change: string, target: string): UiContext | UiRefusal {
   const auth = store.authority();
   try {
-    return { context_digest: readTransaction(auth, () => soleCurrentContext(auth, repository, change)) };
+    return {
+      context_digest: readTransaction(auth, () =>
+        soleCurrentContext(auth, repository, change, () => targetSubjectRecipe(auth, repository, target)),
+      ),
+    };
   } catch (error) {
     return refusal(error);
   }
@@ -194,7 +199,7 @@ function changesView(request: UiRequest): UiAnswer {
         version_count: change.versions.length,
       },
       policy_epoch: policy.policy_epoch,
-      context: contextOf(request.store, profile.nativeRepository, change.id),
+      context: contextOf(request.store, profile.nativeRepository, change.id, profile.target),
       target: { name: profile.target, revision: target?.revision ?? null },
       qualification: qualificationOf(profile, change.id, request.store),
       diff:

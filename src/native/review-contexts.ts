@@ -152,25 +152,62 @@ export function resolveContextRef(auth: Authority, repository: string, reference
 /** How many contexts an ambiguity error lists (the count is always given). */
 const LISTED_CONTEXTS = 8;
 
+/** A review context of a Change version, by digest and the recipe it binds. */
+export interface VersionContextRow {
+  readonly context_digest: string;
+  readonly recipe_path: string;
+}
+
 /**
- * The only review context of the Change's current version at the current policy epoch, read
- * inside the caller's transaction (the operator's qualification, admission, the agent-owned
- * Stop hook and every `--context` flag left out): CONTEXT_NOT_FOUND when there is none,
- * CONTEXT_AMBIGUOUS (listing them) when there are several.
+ * The review contexts of a Change version at a revision and policy epoch, in digest order, read
+ * inside the caller's transaction. A context is a pure function of those and the recipe bytes at
+ * its path, so there is at most one per recipe path.
  */
-export function soleCurrentContext(auth: Authority, repository: string, changeId: string): string {
-  const change = getChange(auth, repository, changeId);
-  const rows = prepared(
+export function versionContexts(
+  auth: Authority,
+  input: {
+    readonly repository: string;
+    readonly changeId: string;
+    readonly version: bigint;
+    readonly revision: string;
+    readonly policyEpoch: bigint;
+  },
+): VersionContextRow[] {
+  return prepared(
     auth,
     'SELECT context_digest, recipe_path FROM review_contexts WHERE repository = ? AND change_id = ? AND ' +
       'change_version = ? AND revision = ? AND policy_epoch = ? ORDER BY context_digest',
   ).all(
+    input.repository,
+    input.changeId,
+    u64ToSql(input.version),
+    input.revision,
+    u64ToSql(input.policyEpoch),
+  ) as VersionContextRow[];
+}
+
+/**
+ * The review context of the Change's current version at the current policy epoch, read inside
+ * the caller's transaction (the operator's qualification, admission, the agent-owned Stop hook
+ * and every `--context` flag left out): CONTEXT_NOT_FOUND when there is none, the only one when
+ * there is one. When there are several, `subjectRecipe` names the recipe path whose context is
+ * the subject's (the first command step's, docs/checks.md "Several command checks"); it is only
+ * called then. Without it, or when no context binds that path, CONTEXT_AMBIGUOUS lists them.
+ */
+export function soleCurrentContext(
+  auth: Authority,
+  repository: string,
+  changeId: string,
+  subjectRecipe?: () => string | null,
+): string {
+  const change = getChange(auth, repository, changeId);
+  const rows = versionContexts(auth, {
     repository,
-    change.id,
-    u64ToSql(change.current_version),
-    change.current_revision,
-    u64ToSql(currentPolicyEpoch(auth, repository)),
-  ) as { context_digest: string; recipe_path: string }[];
+    changeId: change.id,
+    version: change.current_version,
+    revision: change.current_revision,
+    policyEpoch: currentPolicyEpoch(auth, repository),
+  });
   const [first, second] = rows;
   if (first === undefined) {
     throw new AgentscmError(
@@ -183,20 +220,21 @@ export function soleCurrentContext(auth: Authority, repository: string, changeId
       },
     );
   }
-  if (second !== undefined) {
-    const listed = rows.slice(0, LISTED_CONTEXTS).map((r) => `${r.context_digest} (recipe ${r.recipe_path})`);
-    const more = rows.length > LISTED_CONTEXTS ? ` and ${rows.length - LISTED_CONTEXTS} more` : '';
-    throw new AgentscmError(
-      'CONTEXT_AMBIGUOUS',
-      `Change ${change.id} has ${rows.length} review contexts for its current version ${change.current_version}: ` +
-        `${listed.join(', ')}${more}`,
-      {
-        hint: 'pass --context DIGEST (a unique prefix of 8 or more hex digits is enough) to name one',
-        details: { contexts: rows.map((r) => ({ context_digest: r.context_digest, recipe_path: r.recipe_path })) },
-      },
-    );
-  }
-  return first.context_digest;
+  if (second === undefined) return first.context_digest;
+  const recipe = subjectRecipe?.() ?? null;
+  const chosen = recipe === null ? undefined : rows.find((r) => r.recipe_path === recipe);
+  if (chosen !== undefined) return chosen.context_digest;
+  const listed = rows.slice(0, LISTED_CONTEXTS).map((r) => `${r.context_digest} (recipe ${r.recipe_path})`);
+  const more = rows.length > LISTED_CONTEXTS ? ` and ${rows.length - LISTED_CONTEXTS} more` : '';
+  throw new AgentscmError(
+    'CONTEXT_AMBIGUOUS',
+    `Change ${change.id} has ${rows.length} review contexts for its current version ${change.current_version}: ` +
+      `${listed.join(', ')}${more}`,
+    {
+      hint: 'pass --context DIGEST (a unique prefix of 8 or more hex digits is enough) to name one',
+      details: { contexts: rows.map((r) => ({ context_digest: r.context_digest, recipe_path: r.recipe_path })) },
+    },
+  );
 }
 
 /**
@@ -212,17 +250,31 @@ export function resolveContextArgument(store: Store, repository: string | undefi
 
 /**
  * A `--context` flag that may be left out (agent-task claim, agent-task call): as given, it is
- * resolveContextArgument; left out, it is the Change's sole current context (soleCurrentContext).
+ * resolveContextArgument; left out, it is the Change's current context (soleCurrentContext, with
+ * the caller's choice among several).
  */
 export function resolveContextFlag(
   store: Store,
-  input: { readonly repository: string | undefined; readonly change: string; readonly context: string | undefined },
+  input: {
+    readonly repository: string | undefined;
+    readonly change: string;
+    readonly context: string | undefined;
+    /** Called with the repository id when the version has several contexts. */
+    readonly subjectRecipe?: (auth: Authority, repository: string) => string | null;
+  },
 ): string {
   if (input.context !== undefined) return resolveContextArgument(store, input.repository, input.context);
   const auth = store.authority();
-  return readTransaction(auth, () =>
-    soleCurrentContext(auth, resolveRepository(auth, input.repository).id, input.change),
-  );
+  return readTransaction(auth, () => {
+    const repository = resolveRepository(auth, input.repository).id;
+    const subjectRecipe = input.subjectRecipe;
+    return soleCurrentContext(
+      auth,
+      repository,
+      input.change,
+      subjectRecipe === undefined ? undefined : () => subjectRecipe(auth, repository),
+    );
+  });
 }
 
 /** What a command step expects its context to bind. */

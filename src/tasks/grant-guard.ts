@@ -17,6 +17,7 @@ import { resolveRepository } from '../native/repositories.js';
 import { resolveContextFlag } from '../native/review-contexts.js';
 import type { Store } from '../native/store-handle.js';
 import { readTransaction, type Authority } from '../native/store.js';
+import { targetSubjectRecipe } from '../workflows/requirement.js';
 import type { TaskGuard, TaskOperation, TaskOrigin } from './context.js';
 import { decodeTaskCall } from './facade.js';
 
@@ -138,6 +139,7 @@ export function callWithTokenFile(call: TokenFileCall): JsonValue {
               repository: authorization.repository,
               change: call.subject.change_id,
               context: call.subject.context_digest,
+              subjectRecipe: (auth, repository) => targetSubjectRecipe(auth, repository, call.target),
             }),
           },
     guard: authorization.guard,

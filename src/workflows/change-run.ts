@@ -15,7 +15,7 @@ import { resolveContextRef, soleCurrentContext } from '../native/review-contexts
 import type { Store } from '../native/store-handle.js';
 import { readTransaction } from '../native/store.js';
 import { planReportOf, type PlanReport } from './plan-report.js';
-import { compileRequirementPlan, requirementDefinition } from './requirement.js';
+import { compileRequirementPlan, requirementDefinition, subjectRecipePath } from './requirement.js';
 import { checkTargetExists } from './version-contexts.js';
 
 /** The longest run ID (the generic ID rule: [A-Za-z0-9._-]{1,128}). */
@@ -81,7 +81,7 @@ export function bindRequirementToChange(store: Store, input: ChangeRunInput): Ch
     const contextDigest = !hasCommand
       ? null
       : input.context === undefined
-        ? soleCurrentContext(auth, repository, change.id)
+        ? soleCurrentContext(auth, repository, change.id, () => subjectRecipePath(requirementDefinition(requirement)))
         : resolveContextRef(auth, repository, input.context);
     const compiled = compileRequirementPlan(auth, requirement, {
       revision: change.current_revision,

@@ -15,18 +15,21 @@ import {
 } from '../contracts/workflow-definition.js';
 import { resolveRepository } from '../native/repositories.js';
 import {
+  findTargetRequirement,
   getRequirementByDigest,
   getTargetRequirement,
   installRequirement,
   type StoredRequirement,
   type TargetRequirement,
 } from '../native/requirements.js';
+import { versionContexts } from '../native/review-contexts.js';
 import type { Store } from '../native/store-handle.js';
 import { readTransaction, writeTransaction, type Authority } from '../native/store.js';
 import { listTargets } from '../native/targets.js';
 import { readDefinitionFile } from './definition-file.js';
 import { planReportOf, type PlanReport } from './plan-report.js';
 import { compileWorkflow, type CompiledPlan, type PlanStep } from './plan.js';
+import { layoutSkillPackage, resolvePackagePath } from './skill-package.js';
 
 export interface RequirementView {
   readonly repository: string;
@@ -157,8 +160,31 @@ export function showRequirement(
 export interface RequirementSubject {
   readonly revision: string;
   readonly policyEpoch: bigint;
-  /** Required when the requirement has command steps: they are bound to this Change version and context. */
-  readonly change?: { readonly id: string; readonly version: bigint; readonly contextDigest: string };
+  /**
+   * Required when the requirement has command steps: they are bound to this Change version. The
+   * first command step binds `contextDigest` (the subject's context); a command step whose recipe
+   * path differs from the first one's binds the version's context of its own recipe, which
+   * `contextOf` finds (docs/checks.md "Several command checks"); it is only called for such a step.
+   */
+  readonly change?: {
+    readonly id: string;
+    readonly version: bigint;
+    readonly contextDigest: string;
+    readonly contextOf?: (recipePath: string) => string | undefined;
+  };
+}
+
+function contextNotFound(stepId: string, recipePath: string, changeId: string): AgentscmError {
+  return new AgentscmError(
+    'CONTEXT_NOT_FOUND',
+    `step "${stepId}": Change ${changeId} has no review context for recipe ${recipePath} at its current version`,
+    {
+      hint:
+        '`agentscm checkpoint --change ID` creates a context for every command step; or run ' +
+        '`agentscm context create --change ID --runner PATH` for that recipe',
+      details: { step: stepId, recipe_path: recipePath },
+    },
+  );
 }
 
 /**
@@ -170,9 +196,12 @@ export function bindDefinitionToSubject(
   definition: WorkflowDefinition,
   subject: RequirementSubject,
 ): WorkflowDefinition {
+  const layout = layoutSkillPackage(definition.skill);
+  let subjectRecipe: string | null = null;
   const steps = definition.steps.map((step) => {
     if (step.action.kind !== 'command') return step;
-    if (subject.change === undefined) {
+    const change = subject.change;
+    if (change === undefined) {
       throw new AgentscmError(
         'WORKFLOW_COMMAND_INVALID',
         `requirement step "${step.id}" is a command step; compiling it needs the subject's Change version and context`,
@@ -182,11 +211,19 @@ export function bindDefinitionToSubject(
         },
       );
     }
+    const recipePath = resolvePackagePath(layout, step.action.runner);
+    subjectRecipe ??= recipePath;
+    let contextDigest = change.contextDigest;
+    if (recipePath !== subjectRecipe) {
+      const own = change.contextOf?.(recipePath);
+      if (own === undefined) throw contextNotFound(step.id, recipePath, change.id);
+      contextDigest = own;
+    }
     const action: WorkflowAction = {
       ...step.action,
-      change: { repository: definition.source.repository, id: subject.change.id },
-      change_version: subject.change.version,
-      context_digest: subject.change.contextDigest,
+      change: { repository: definition.source.repository, id: change.id },
+      change_version: change.version,
+      context_digest: contextDigest,
     };
     return { ...step, action };
   });
@@ -195,6 +232,48 @@ export function bindDefinitionToSubject(
     source: { repository: definition.source.repository, revision: subject.revision, policy_epoch: subject.policyEpoch },
     steps,
   };
+}
+
+/**
+ * The recipe path of a definition's first command step (its subject context's recipe), or null
+ * when it has no command step.
+ */
+export function subjectRecipePath(definition: WorkflowDefinition): string | null {
+  const step = definition.steps.find((s) => s.action.kind === 'command');
+  if (step === undefined || step.action.kind !== 'command') return null;
+  return resolvePackagePath(layoutSkillPackage(definition.skill), step.action.runner);
+}
+
+/** The target's installed requirement's subject recipe (subjectRecipePath), or null without one. */
+export function targetSubjectRecipe(auth: Authority, repository: string, target: string): string | null {
+  const requirement = findTargetRequirement(auth, repository, target);
+  return requirement === null ? null : subjectRecipePath(requirementDefinition(requirement));
+}
+
+/** The subject with a lookup of the version's other contexts by recipe path (read when needed). */
+function withVersionContexts(
+  auth: Authority,
+  requirement: StoredRequirement,
+  subject: RequirementSubject,
+): RequirementSubject {
+  const change = subject.change;
+  if (change === undefined || change.contextOf !== undefined) return subject;
+  let byPath: Map<string, string> | undefined;
+  const contextOf = (recipePath: string): string | undefined => {
+    byPath ??= new Map(
+      readTransaction(auth, () =>
+        versionContexts(auth, {
+          repository: requirement.repository,
+          changeId: change.id,
+          version: change.version,
+          revision: subject.revision,
+          policyEpoch: subject.policyEpoch,
+        }),
+      ).map((r) => [r.recipe_path, r.context_digest]),
+    );
+    return byPath.get(recipePath);
+  };
+  return { ...subject, change: { ...change, contextOf } };
 }
 
 export interface CompiledRequirement {
@@ -214,7 +293,10 @@ export function compileRequirementPlan(
   requirement: StoredRequirement,
   subject: RequirementSubject,
 ): CompiledRequirement {
-  const bound = bindDefinitionToSubject(requirementDefinition(requirement), subject);
+  const bound = bindDefinitionToSubject(
+    requirementDefinition(requirement),
+    withVersionContexts(auth, requirement, subject),
+  );
   const plan = compileWorkflow(auth, bound);
   if (plan.skill.digest !== requirement.skill_digest) {
     throw new AgentscmError(

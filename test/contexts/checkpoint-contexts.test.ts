@@ -2,8 +2,9 @@
  * docs/workspace.md "Contexts of the new version": a checkpoint creates the review context the
  * target's installed requirement needs for the new version and prints it; no requirement (or no
  * command step) prints none; a failure keeps the checkpoint and exits non-zero with the fix. A
- * `--context` left out is the Change's only current context, and two of them are
- * CONTEXT_AMBIGUOUS, listed (docs/workspace.md "The current context").
+ * `--context` left out is the Change's only current context, or among several the one of the
+ * requirement's first command step; several of which none is that are CONTEXT_AMBIGUOUS, listed
+ * (docs/workspace.md "The current context").
  */
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -102,7 +103,7 @@ test('a context that cannot be created keeps the checkpoint, says the fix and ex
   assert.match(unknown.stderr, /^error\[TARGET_NOT_FOUND\]: the checkpoint is recorded, .*target "nope"/m);
 });
 
-test('two contexts of the current version: a left-out --context is CONTEXT_AMBIGUOUS, listing both', async (t) => {
+test('a context made by hand for another recipe: a left-out --context is still the subject context', async (t) => {
   const second = 'skills/check/runner2.json';
   const s = await buildScenario(t, {
     enrollStep: null,
@@ -111,28 +112,27 @@ test('two contexts of the current version: a left-out --context is CONTEXT_AMBIG
   const other = jsonOf<{ context_digest: string }>(
     await s.cli(['context', 'create', '--change', SCENARIO_CHANGE, '--runner', second, '--json']),
   );
-  for (const args of [
-    ['qualification', '--change', SCENARIO_CHANGE],
-    ['approve', '--change', SCENARIO_CHANGE],
-    ['agent-task', 'call', 'next', '--token-file', s.tokenFile, '--change', SCENARIO_CHANGE],
-    ['skill-workflow', 'run', '--change', SCENARIO_CHANGE],
-    ['skill-workflow', 'plan', '--change', SCENARIO_CHANGE],
-  ]) {
-    const result = await s.cli(args);
-    assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
-    assert.match(
-      result.stderr,
-      /^error\[CONTEXT_AMBIGUOUS\]: Change c1 has 2 review contexts for its current version 1/,
-    );
-    assert.ok(result.stderr.includes(`${s.contextDigest} (recipe ${SCENARIO_RECIPE})`), result.stderr);
-    assert.ok(result.stderr.includes(`${other.context_digest} (recipe ${second})`), result.stderr);
-    assert.match(result.stderr, /pass --context DIGEST/);
-  }
-  // Naming one (a prefix is enough) resolves the ambiguity.
-  const named = await s.cli(['qualification', '--change', SCENARIO_CHANGE, '--context', s.contextDigest.slice(0, 12)]);
-  assert.equal(named.code, 1, named.stderr);
-  assert.doesNotMatch(named.stderr, /error\[/);
-  assert.match(named.stdout, /not qualified/);
+  assert.notEqual(other.context_digest, s.contextDigest);
+  // The requirement's first command step runs SCENARIO_RECIPE: its context is the subject's.
+  const plan = await s.cli(['skill-workflow', 'plan', '--change', SCENARIO_CHANGE, '--json']);
+  assert.equal(plan.code, 0, plan.stderr);
+  assert.equal(jsonOf<{ subject: { context_digest: string } }>(plan).subject.context_digest, s.contextDigest);
+  const next = await s.cli(['agent-task', 'call', 'next', '--token-file', s.tokenFile, '--change', SCENARIO_CHANGE]);
+  assert.equal(next.code, 0, next.stderr);
+  const qualification = await s.cli(['qualification', '--change', SCENARIO_CHANGE]);
+  assert.equal(qualification.code, 1, qualification.stderr);
+  assert.doesNotMatch(qualification.stderr, /error\[/);
+  assert.match(qualification.stdout, /not qualified/);
+  // Naming the other one is a subject whose first command step's recipe differs.
+  const named = await s.cli([
+    'qualification',
+    '--change',
+    SCENARIO_CHANGE,
+    '--context',
+    other.context_digest.slice(0, 12),
+  ]);
+  assert.equal(named.code, 2, named.stderr);
+  assert.match(named.stderr, /^error\[CONTEXT_MISMATCH\]/);
 });
 
 test('CONTEXT_AMBIGUOUS lists at most 8 contexts: 8 all listed, 9 listed as 8 and 1 more', async (t) => {

@@ -6,6 +6,7 @@
  */
 import { AgentscmError } from '../../contracts/errors.js';
 import { encodeCanonical } from '../../contracts/json/canonical-json.js';
+import type { ReviewContext } from '../../contracts/review/context.js';
 import { reviewBudgetsToJson } from '../../contracts/review/policy.js';
 import type { QualificationAnswer, QualificationNext } from '../../contracts/task/qualification.js';
 import { listProfilesOfRegistration, requireCurrentCollectorProfile } from '../../native/collector-profiles.js';
@@ -13,6 +14,7 @@ import { findReviewContext } from '../../native/review-contexts.js';
 import type { Authority } from '../../native/store.js';
 import { listSteps, type Journal } from '../../workflows/journal.js';
 import { listPlanRunIds } from '../../workflows/plan-runs.js';
+import type { PlanStep } from '../../workflows/plan.js';
 import { findCollectorAttempt } from '../collector/attempts.js';
 import { findTransferOfTask } from '../collector/receipts.js';
 import type { DerivedSubject, DerivedTask } from '../derive.js';
@@ -59,16 +61,22 @@ function profileChanged(message: string, taskId: string): AgentscmError {
 /**
  * The first imported task whose collector profile is no longer current, with the refusal: the
  * profile must still be installed, its registration current, it must be the newest profile of
- * that registration (a newer one replaced it), and its recipe the context's recipe with the
- * context's toolchain and environment (a finite-review profile: the step's policy, coverage and
+ * that registration (a newer one replaced it), and its recipe the recipe of the step's context
+ * (each command step binds its own, docs/checks.md "Several command checks") with that context's
+ * toolchain and environment (a finite-review profile: the step's policy, coverage and
  * budgets). Null when every imported task's profile is current.
  */
+/** The context a command step binds (each binds its own), or null for a review step or none stored. */
+function stepContext(auth: Authority, derived: DerivedSubject, action: PlanStep['action']): ReviewContext | null {
+  if (action.kind !== 'command') return null;
+  return findReviewContext(auth, derived.base.repository, action.context_digest)?.context ?? null;
+}
+
 export function profileGap(
   auth: Authority,
   journal: Journal,
   derived: DerivedSubject,
 ): { readonly task_id: string; readonly refusal: AgentscmError } | null {
-  const context = findReviewContext(auth, derived.base.repository, derived.base.context_digest)?.context;
   for (const entry of derived.tasks) {
     const action = entry.step.action;
     if (action.kind !== 'command' && action.kind !== 'review') continue;
@@ -100,16 +108,19 @@ export function profileGap(
             `finite-review profile ${profileId} of task ${taskId} does not pin the policy, coverage and budgets ` +
               `of the step's review`,
           );
-      } else if (
-        context === undefined ||
-        profile.recipe_digest !== context.recipe_digest ||
-        profile.recipe.toolchain !== context.toolchain ||
-        profile.recipe.environment !== context.environment
-      ) {
-        return gap(
-          `collector profile ${profileId} of task ${taskId} does not pin the recipe, toolchain and environment of ` +
-            `the subject's context`,
-        );
+      } else {
+        const context = stepContext(auth, derived, action);
+        if (
+          context === null ||
+          profile.recipe_digest !== context.recipe_digest ||
+          profile.recipe.toolchain !== context.toolchain ||
+          profile.recipe.environment !== context.environment
+        ) {
+          return gap(
+            `collector profile ${profileId} of task ${taskId} does not pin the recipe, toolchain and environment ` +
+              `of the step's context`,
+          );
+        }
       }
     } catch (error) {
       if (

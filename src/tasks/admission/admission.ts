@@ -38,6 +38,7 @@ import { writeTransaction, type Authority } from '../../native/store.js';
 import { getTarget } from '../../native/targets.js';
 import { pauseAtTestPoint } from '../../native/test-pause.js';
 import type { Journal } from '../../workflows/journal.js';
+import { targetSubjectRecipe } from '../../workflows/requirement.js';
 import { trustedLocalGuard } from '../context.js';
 import { deriveSubject, type DerivedSubject } from '../derive.js';
 import { readJournal } from '../transition.js';
@@ -186,7 +187,7 @@ export function approveChange(store: Store, input: ApproveInput): ApproveResult 
     const repository = resolveRepository(auth, input.repository).id;
     const contextDigest =
       input.context === undefined
-        ? soleCurrentContext(auth, repository, input.change)
+        ? soleCurrentContext(auth, repository, input.change, () => targetSubjectRecipe(auth, repository, input.target))
         : resolveContextRef(auth, repository, input.context);
     const selection = { ...input, repository };
     const admitted = inOperatorSnapshot(store, selection, (journal) =>

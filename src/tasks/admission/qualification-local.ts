@@ -10,6 +10,7 @@ import type { QualificationAnswer } from '../../contracts/task/qualification.js'
 import { resolveRepository } from '../../native/repositories.js';
 import { resolveContextRef, soleCurrentContext } from '../../native/review-contexts.js';
 import type { Store } from '../../native/store-handle.js';
+import { targetSubjectRecipe } from '../../workflows/requirement.js';
 import { trustedLocalGuard } from '../context.js';
 import { qualifyResolved } from './qualification.js';
 
@@ -57,7 +58,9 @@ export function qualifyLocal(store: Store, input: LocalQualificationInput): Qual
       change_id: input.change,
       context_digest:
         reference === undefined
-          ? soleCurrentContext(auth, repository, input.change)
+          ? soleCurrentContext(auth, repository, input.change, () =>
+              targetSubjectRecipe(auth, repository, input.target),
+            )
           : resolveContextRef(auth, repository, reference),
     };
   });

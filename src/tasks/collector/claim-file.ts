@@ -23,6 +23,7 @@ import { readTokenFile } from '../../native/grant-token-file.js';
 import { resolveContextFlag } from '../../native/review-contexts.js';
 import type { Store } from '../../native/store-handle.js';
 import { readTransaction } from '../../native/store.js';
+import { targetSubjectRecipe } from '../../workflows/requirement.js';
 import type { TaskContext } from '../context.js';
 import { authorizeTaskToken } from '../grant-guard.js';
 import { deriveCurrent } from '../operations/lookups.js';
@@ -97,6 +98,7 @@ export function claimToFile(input: ClaimToFileInput): ClaimFileAnswer {
         repository: authorization.repository,
         change: input.change,
         context: input.context,
+        subjectRecipe: (auth, repository) => targetSubjectRecipe(auth, repository, input.target),
       }),
     },
     guard: authorization.guard,
