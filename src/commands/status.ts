@@ -6,6 +6,7 @@ import { withStore } from '../tasks/store.js';
 import { workspaceDataDir } from '../workspace/locate.js';
 import { readWorkspaceStatus, type WorkspaceStatus } from '../workspace/status.js';
 import { BaseCommand } from './_base.js';
+import { requireWorkspaceRepository, workspaceRepositoryFlag } from './_bound-repository.js';
 
 export default class Status extends BaseCommand {
   static override description =
@@ -19,12 +20,14 @@ export default class Status extends BaseCommand {
       description: 'Workspace directory (default: the nearest one at or above the current directory).',
       helpValue: 'PATH',
     }),
+    repository: workspaceRepositoryFlag,
   };
 
   async run(): Promise<WorkspaceStatus> {
     const { flags } = await this.parse(Status);
     const explicitDataDir = flags['data-dir'] === undefined ? undefined : this.resolveDataDir(flags['data-dir']);
     const dataDir = explicitDataDir ?? workspaceDataDir(flags.workspace);
+    requireWorkspaceRepository(dataDir, flags);
     const status = withStore(dataDir, 'read', (store) => readWorkspaceStatus(store, { workspace: flags.workspace }));
     for (const line of statusLines(status)) this.log(line);
     return status;

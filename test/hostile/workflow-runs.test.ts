@@ -235,7 +235,9 @@ function stepOf(view: Loose, id: string): Loose {
 // Item 18: "A run refused for missing runtime flags still creates a running run row".
 test('a run refused for missing runtime flags creates nothing: no journal, and no run row in an existing journal', async (t) => {
   const demo = await makeDemo(t, { argv: ['/bin/true'] });
-  const refused = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json']);
+  // No --docker and no docker on PATH (the default): no runtime at all.
+  const noDocker = { PATH: tempDir(t, 'agentscm-no-docker-') };
+  const refused = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json'], noDocker);
   assert.equal(refused.code, 4, refused.stderr);
   assert.equal(jsonOf<Loose>(refused).error.code, 'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED');
   assert.equal(existsSync(join(demo.dataDir, 'skill-workflows')), false, 'not even the journal was created');
@@ -243,7 +245,7 @@ test('a run refused for missing runtime flags creates nothing: no journal, and n
   // With a journal that exists (another run made it), the refused run leaves no row either.
   const other = await cli(demo, ['skill-workflow', 'run', 'r-other', demo.workflow, ...RUNTIME, '--json']);
   assert.equal(other.code, 0, other.stderr);
-  const again = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json']);
+  const again = await cli(demo, ['skill-workflow', 'run', 'r-noflags', demo.workflow, '--json'], noDocker);
   assert.equal(again.code, 4, again.stderr);
   const status = await cli(demo, ['skill-workflow', 'status', 'r-noflags', '--json']);
   assert.equal(status.code, 2);

@@ -49,6 +49,11 @@ function cli(s: Setup, ...args: string[]): ReturnType<typeof runCli> {
   return runCli(['--data-dir', s.store.dataDir, ...args]);
 }
 
+/** `cli` with no docker on PATH, so that leaving out --docker leaves the run without a runtime. */
+function cliNoDocker(s: Setup, ...args: string[]): ReturnType<typeof runCli> {
+  return runCli(['--data-dir', s.store.dataDir, ...args], { env: { PATH: join(s.dir, 'no-docker-on-path') } });
+}
+
 interface StepJson {
   readonly id: string;
   readonly state: string;
@@ -301,7 +306,7 @@ test('read paths never create a missing journal or store', async (t) => {
   assert.match(bad.stderr, /^error\[ID_INVALID\]/);
 });
 
-test('a reachable command step without the runtime pair is refused and nothing is recorded as run; the flags are accepted only as a pair', async (t) => {
+test('a reachable command step without a docker is refused naming --docker and nothing is recorded as run', async (t) => {
   const s = setup(t);
   const binding = await makeCommandBinding(s.store);
   const file = writeDefinition(
@@ -316,17 +321,31 @@ test('a reachable command step without the runtime pair is refused and nothing i
       { resources: [RECIPE_PATH] },
     ),
   );
-  const refused = await cli(s, 'skill-workflow', 'run', 'run-x', file, '--json');
+  const refused = await cliNoDocker(s, 'skill-workflow', 'run', 'run-x', file, '--json');
   assert.equal(refused.code, 4, refused.stderr);
   assert.equal(jsonOf<Loose>(refused).error.code, 'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED');
-  assert.match(refused.stderr, /command runtime not configured/);
+  assert.match(refused.stderr, /command runtime not configured: step "cmd" .*no executable docker is on PATH/);
+  assert.match(refused.stderr, /pass --docker PATH/);
   const status = await cli(s, 'skill-workflow', 'status', 'run-x', '--json');
   assert.equal(
     jsonOf<Loose>(status).error.code,
     'WORKFLOW_JOURNAL_NOT_INITIALIZED',
     'the refused run created nothing, not even the journal',
   );
-  const half = await cli(s, 'skill-workflow', 'run', 'run-x', file, '--docker', '/bin/true');
-  assert.equal(half.code, 2);
-  assert.match(half.stderr, /^error\[USAGE\]: --docker and --docker-socket are accepted only as a pair/);
+  // Either flag alone is accepted (the other takes its default); an empty one is refused.
+  const empty = await cliNoDocker(s, 'skill-workflow', 'run', 'run-x', file, '--docker', '');
+  assert.equal(empty.code, 2);
+  assert.match(empty.stderr, /^error\[RUNTIME_FLAGS_INVALID\]: --docker needs a path/);
+  const socketOnly = await cliNoDocker(
+    s,
+    'skill-workflow',
+    'run',
+    'run-x',
+    file,
+    '--docker-socket',
+    '/x.sock',
+    '--json',
+  );
+  assert.equal(socketOnly.code, 4, socketOnly.stderr);
+  assert.equal(jsonOf<Loose>(socketOnly).error.code, 'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED');
 });

@@ -3,8 +3,10 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../_base.js';
 import { instantLines } from '../_times.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
+import { readTokenFile } from '../../native/grant-token-file.js';
 import { claimToFile } from '../../tasks/collector/claim-file.js';
 import { shown } from '../../tasks/collector/execution.js';
+import { authorizeTaskToken } from '../../tasks/grant-guard.js';
 import { withStore } from '../../tasks/store.js';
 
 export default class AgentTaskClaim extends BaseCommand {
@@ -62,6 +64,12 @@ export default class AgentTaskClaim extends BaseCommand {
       max: 86_400_000,
       helpValue: 'MS',
     }),
+    repository: Flags.string({
+      description:
+        "Repository ID or name; it must be the grant's (default: the grant's repository). Another is refused " +
+        'before anything is claimed or written.',
+      helpValue: 'ID_OR_NAME',
+    }),
     'token-file': Flags.string({
       description: 'Token file of the grant to act under (mode 0600).',
       required: true,
@@ -76,8 +84,11 @@ export default class AgentTaskClaim extends BaseCommand {
 
   async run(): Promise<JsonObject> {
     const { flags } = await this.parse(AgentTaskClaim);
-    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
-      claimToFile({
+    const result = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) => {
+      // The grant decides the repository; --repository only confirms it (TASK_NOT_AUTHORIZED otherwise).
+      if (flags.repository !== undefined)
+        authorizeTaskToken({ store, token: readTokenFile(flags['token-file']), repository: flags.repository });
+      return claimToFile({
         store,
         tokenFile: flags['token-file'],
         profileId: flags.profile,
@@ -88,8 +99,8 @@ export default class AgentTaskClaim extends BaseCommand {
         leaseMs: BigInt(flags['lease-ms']),
         out: flags.out,
         target: flags.target,
-      }),
-    );
+      });
+    });
     const d = result.descriptor;
     const attempt = d.attempt as JsonObject;
     const task = d.task as JsonObject;

@@ -1,11 +1,34 @@
 import { Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import { requireBoundRepository } from '../_bound-repository.js';
 import type { CollectResult } from '../../collector/collect-upload.js';
 import { collect } from '../../collector/collect.js';
 import type { JsonObject } from '../../contracts/json/json-value.js';
+import {
+  decodeAnyCollectorDescriptor,
+  MAX_REVIEW_DESCRIPTOR_BYTES,
+} from '../../contracts/review/collector-descriptor.js';
+import { readBoundedInput } from '../../native/bounded-input.js';
+import type { Store } from '../../native/store-handle.js';
 import { openStore } from '../../tasks/store.js';
 import { collectResultJson, printCollectResult } from './_collect-output.js';
+
+/** --repository: the descriptor binds the repository; another is REPOSITORY_MISMATCH before anything runs. */
+function requireDescriptorRepository(store: Store, descriptorFile: string, reference: string): void {
+  const descriptor = decodeAnyCollectorDescriptor(
+    readBoundedInput(descriptorFile, {
+      limit: MAX_REVIEW_DESCRIPTOR_BYTES,
+      what: 'the collector descriptor',
+      missingHint: 'pass the descriptor file `agentscm agent-task claim --out FILE` wrote',
+    }),
+  );
+  requireBoundRepository(store, reference, {
+    id: descriptor.repository_id,
+    what: 'the collector descriptor',
+    instead: 'pass the descriptor of a task claimed in that repository',
+  });
+}
 
 export default class AgentTaskCollect extends BaseCommand {
   static override summary =
@@ -69,6 +92,12 @@ export default class AgentTaskCollect extends BaseCommand {
       description: 'Unix socket of the Docker Engine API (default: /var/run/docker.sock).',
       helpValue: 'PATH',
     }),
+    repository: Flags.string({
+      description:
+        "Repository ID or name; it must be the descriptor's (default: the descriptor's repository). Another is " +
+        'refused before anything runs.',
+      helpValue: 'ID_OR_NAME',
+    }),
     'token-file': Flags.string({
       description:
         'Token file of the grant that claimed the task (the descriptor origin); also the upload bearer token.',
@@ -104,6 +133,7 @@ export default class AgentTaskCollect extends BaseCommand {
     const uploadStore = openStore(dataDir, { mode: 'write' });
     let result: CollectResult;
     try {
+      if (flags.repository !== undefined) requireDescriptorRepository(store, flags.descriptor, flags.repository);
       result = await collect({
         store,
         uploadStore,

@@ -5,10 +5,13 @@
  */
 import { Flags } from '@oclif/core';
 
+import { workspaceRepositoryFlag } from '../_bound-repository.js';
 import { DockerClient } from '../../collector/docker-client.js';
 import { createUnixSocketTransport } from '../../collector/docker-transport.js';
 import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
 import { DEFAULT_CHECKS_CHANGE, DEFAULT_CHECKS_TARGET } from '../../workflows/checks/checks.js';
+
+export { requireWorkspaceRepository } from '../_bound-repository.js';
 
 export const DEFAULT_DOCKER_SOCKET = '/var/run/docker.sock';
 
@@ -22,6 +25,7 @@ export const scopeFlags = {
     default: DEFAULT_CHECKS_TARGET,
     helpValue: 'NAME',
   }),
+  repository: workspaceRepositoryFlag,
 };
 
 export const changeFlag = {

@@ -6,7 +6,7 @@ import { addReviewCheck, type ReviewCheckResult } from '../../workflows/checks/c
 import { COVERAGE_SHOWN } from '../../workflows/checks/coverage-glob.js';
 import { workspaceDataDir } from '../../workspace/locate.js';
 import { printChange } from './_print.js';
-import { changeFlag, scopeFlags } from './_shared.js';
+import { changeFlag, requireWorkspaceRepository, scopeFlags } from './_shared.js';
 
 export default class CheckAddReview extends BaseCommand {
   static override summary = 'Add a review check: a review policy, a workflow step, a checkpoint and the requirement.';
@@ -44,6 +44,7 @@ export default class CheckAddReview extends BaseCommand {
     const { args, flags } = await this.parse(CheckAddReview);
     const dataDir =
       flags['data-dir'] === undefined ? workspaceDataDir(flags.workspace) : this.resolveDataDir(flags['data-dir']);
+    requireWorkspaceRepository(dataDir, flags);
     const result = withStore(dataDir, 'write', (store) =>
       addReviewCheck(
         store,

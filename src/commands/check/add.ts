@@ -6,7 +6,13 @@ import { addCommandCheck, type CheckChangeResult } from '../../workflows/checks/
 import { buildRecipe, CHECK_DEFAULTS, type RecipeFlags } from '../../workflows/checks/recipe-flags.js';
 import { workspaceDataDir } from '../../workspace/locate.js';
 import { printChange } from './_print.js';
-import { changeFlag, checkImagePresent, DEFAULT_DOCKER_SOCKET, scopeFlags } from './_shared.js';
+import {
+  changeFlag,
+  checkImagePresent,
+  DEFAULT_DOCKER_SOCKET,
+  requireWorkspaceRepository,
+  scopeFlags,
+} from './_shared.js';
 
 export default class CheckAdd extends BaseCommand {
   static override summary = 'Add a command check: a recipe, a workflow step, a checkpoint and the requirement.';
@@ -66,9 +72,10 @@ export default class CheckAdd extends BaseCommand {
       environment: flags.environment,
     };
     buildRecipe(recipe); // every flag and bound is refused before the engine is asked
-    if (flags['image-check']) await checkImagePresent(flags.image, flags['docker-socket']);
     const dataDir =
       flags['data-dir'] === undefined ? workspaceDataDir(flags.workspace) : this.resolveDataDir(flags['data-dir']);
+    requireWorkspaceRepository(dataDir, flags);
+    if (flags['image-check']) await checkImagePresent(flags.image, flags['docker-socket']);
     const result = withStore(dataDir, 'write', (store) =>
       addCommandCheck(
         store,

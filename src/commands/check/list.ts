@@ -2,7 +2,7 @@ import { BaseCommand } from '../_base.js';
 import { withStore } from '../../tasks/store.js';
 import { listChecks, type CheckListing } from '../../workflows/checks/checks.js';
 import { workspaceDataDir } from '../../workspace/locate.js';
-import { scopeFlags } from './_shared.js';
+import { requireWorkspaceRepository, scopeFlags } from './_shared.js';
 
 export default class CheckList extends BaseCommand {
   static override summary = "List the workspace's checks and say whether the installed requirement agrees.";
@@ -17,6 +17,7 @@ export default class CheckList extends BaseCommand {
     const { flags } = await this.parse(CheckList);
     const dataDir =
       flags['data-dir'] === undefined ? workspaceDataDir(flags.workspace) : this.resolveDataDir(flags['data-dir']);
+    requireWorkspaceRepository(dataDir, flags);
     const listing = withStore(dataDir, 'read', (store) =>
       listChecks(store, { workspace: flags.workspace, target: flags.target }),
     );

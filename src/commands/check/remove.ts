@@ -5,7 +5,7 @@ import { withStore } from '../../tasks/store.js';
 import { removeCheck, type CheckChangeResult } from '../../workflows/checks/checks.js';
 import { workspaceDataDir } from '../../workspace/locate.js';
 import { printChange } from './_print.js';
-import { changeFlag, scopeFlags } from './_shared.js';
+import { changeFlag, requireWorkspaceRepository, scopeFlags } from './_shared.js';
 
 export default class CheckRemove extends BaseCommand {
   static override summary = 'Remove a check: its step and resource go, the rest is checkpointed and reinstalled.';
@@ -22,6 +22,7 @@ export default class CheckRemove extends BaseCommand {
     const { args, flags } = await this.parse(CheckRemove);
     const dataDir =
       flags['data-dir'] === undefined ? workspaceDataDir(flags.workspace) : this.resolveDataDir(flags['data-dir']);
+    requireWorkspaceRepository(dataDir, flags);
     const result = withStore(dataDir, 'write', (store) =>
       removeCheck(store, { workspace: flags.workspace, target: flags.target, change: flags.change }, args.name),
     );

@@ -5,7 +5,7 @@ import { formatJson } from '../../contracts/json/canonical-json.js';
 import { withStore } from '../../tasks/store.js';
 import { showCheck, type CheckView } from '../../workflows/checks/checks.js';
 import { workspaceDataDir } from '../../workspace/locate.js';
-import { scopeFlags } from './_shared.js';
+import { requireWorkspaceRepository, scopeFlags } from './_shared.js';
 
 export default class CheckShow extends BaseCommand {
   static override summary = 'Show one check: its step, its recipe or review policy, and whether it is installed.';
@@ -23,6 +23,7 @@ export default class CheckShow extends BaseCommand {
     const { args, flags } = await this.parse(CheckShow);
     const dataDir =
       flags['data-dir'] === undefined ? workspaceDataDir(flags.workspace) : this.resolveDataDir(flags['data-dir']);
+    requireWorkspaceRepository(dataDir, flags);
     const view = withStore(dataDir, 'read', (store) =>
       showCheck(store, { workspace: flags.workspace, target: flags.target, name: args.name }),
     );

@@ -1,12 +1,14 @@
 /**
- * Shared wiring of the skill-workflow commands: the trusted runtime flag pair, the command
- * collector runtime (loaded only when the pair is given), the review transport flags and the
+ * Shared wiring of the skill-workflow commands: the runtime flags (docker on PATH and the default
+ * Engine socket when left out), the command collector runtime (connected only when a command step
+ * runs), the review transport flags and the
  * review runtime (loaded only when they are given), SIGINT/SIGTERM as cancellation, and
  * the exit status of a run report.
  */
 import { Flags } from '@oclif/core';
 
-import { AgentscmError } from '../../contracts/errors.js';
+import { DEFAULT_DOCKER_SOCKET, findDockerOnPath } from '../../collector/docker-path.js';
+import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
 import type { CommandStepRuntime } from '../../workflows/command-step.js';
 import type { ReviewStepRuntime } from '../../workflows/review-step.js';
 import type { AdvanceReport } from '../../workflows/runner.js';
@@ -14,11 +16,12 @@ import type { AdvanceReport } from '../../workflows/runner.js';
 export const runtimeFlags = {
   docker: Flags.string({
     description:
-      'Docker executable selected by the operator (with --docker-socket; needed when a command step is reachable).',
+      'Docker executable a command step runs under; hashed into the runtime identity, never run (default: the ' +
+      'first docker on PATH).',
     helpValue: 'PATH',
   }),
   'docker-socket': Flags.string({
-    description: 'Docker Engine API Unix socket (with --docker).',
+    description: `Docker Engine API Unix socket (default: ${DEFAULT_DOCKER_SOCKET}).`,
     helpValue: 'PATH',
   }),
 };
@@ -71,7 +74,48 @@ export const maxStepsFlag = Flags.integer({
   helpValue: 'N',
 });
 
-/** Run `body` with the runtime of the flag pair (if given) and a signal fired by SIGINT/SIGTERM. */
+/**
+ * The docker executable and Engine socket of the command runtime: each flag as given, else the
+ * first docker on PATH and the default socket (docs/skill-workflows.md "Command steps at run
+ * time"). Null when --docker is left out and PATH holds no docker: a run that reaches no command
+ * step needs none, and one that does is refused naming --docker (noDockerFound).
+ */
+export function runtimeChoice(
+  flags: { readonly docker?: string | undefined; readonly 'docker-socket'?: string | undefined },
+  pathEnv: string | undefined = process.env.PATH,
+): { readonly docker: string; readonly dockerSocket: string } | null {
+  for (const name of ['docker', 'docker-socket'] as const) {
+    if (flags[name] === '')
+      throw new AgentscmError('RUNTIME_FLAGS_INVALID', `--${name} needs a path, not an empty value`, {
+        hint: `pass --${name} PATH, or leave it out for the default`,
+      });
+  }
+  const docker = flags.docker ?? findDockerOnPath(pathEnv);
+  if (docker === null) return null;
+  return { docker, dockerSocket: flags['docker-socket'] ?? DEFAULT_DOCKER_SOCKET };
+}
+
+/** A command step reached with no docker found: the runner's refusal, saying why and naming --docker. */
+function noDockerFound(error: unknown): unknown {
+  if (!isAgentscmError(error) || error.code !== 'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED') return error;
+  const step = (error.details as { step?: unknown } | undefined)?.step;
+  return new AgentscmError(
+    'WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED',
+    typeof step === 'string'
+      ? `command runtime not configured: step "${step}" is a command step, --docker was not given and no ` +
+          'executable docker is on PATH'
+      : `${error.message}: no executable docker is on PATH`,
+    {
+      hint:
+        'pass --docker PATH (and --docker-socket PATH when the Engine socket is not at ' +
+        `${DEFAULT_DOCKER_SOCKET}); nothing was recorded as run for this step`,
+      ...(typeof step === 'string' ? { details: { step } } : {}),
+      cause: error,
+    },
+  );
+}
+
+/** Run `body` with the command runtime (runtimeChoice), the review runtime and a signal fired by SIGINT/SIGTERM. */
 export async function withRuntime<T>(
   flags: { readonly docker?: string | undefined; readonly 'docker-socket'?: string | undefined } & ReviewFlagValues,
   body: (
@@ -80,13 +124,7 @@ export async function withRuntime<T>(
     reviewRuntime: ReviewStepRuntime | undefined,
   ) => Promise<T>,
 ): Promise<T> {
-  if ((flags.docker === undefined) !== (flags['docker-socket'] === undefined)) {
-    throw new AgentscmError('USAGE', '--docker and --docker-socket are accepted only as a pair', {
-      hint:
-        'pass both, e.g. --docker /usr/local/bin/docker --docker-socket /var/run/docker.sock, or neither for ' +
-        'source-only workflows',
-    });
-  }
+  const choice = runtimeChoice(flags);
   const reviewNames = ['review-executable', 'review-model', 'review-provider-scope', 'review-state-dir'] as const;
   const given = reviewNames.filter((name) => flags[name] !== undefined);
   if (given.length !== 0 && given.length !== reviewNames.length) {
@@ -114,10 +152,10 @@ export async function withRuntime<T>(
   let handle: (CommandStepRuntime & { close(): Promise<void> }) | undefined;
   let review: (ReviewStepRuntime & { close(): void }) | undefined;
   try {
-    if (flags.docker !== undefined && flags['docker-socket'] !== undefined) {
+    if (choice !== null) {
       // Connected on first use: a run that reaches no command step never needs the engine.
       const { createLazyCommandStepRuntime } = await import('../../collector/command-step-runtime.js');
-      handle = createLazyCommandStepRuntime({ docker: flags.docker, dockerSocket: flags['docker-socket'] });
+      handle = createLazyCommandStepRuntime(choice);
     }
     const executable = flags['review-executable'];
     const model = flags['review-model'];
@@ -135,6 +173,8 @@ export async function withRuntime<T>(
       });
     }
     return await body(handle, controller.signal, review);
+  } catch (error) {
+    throw choice === null ? noDockerFound(error) : error;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -9,8 +9,9 @@ import { runtimeFlags, withRuntime } from './_runtime.js';
 export default class SkillWorkflowCancel extends BaseCommand {
   static override summary = 'Cancel a workflow run; cancellation is terminal and keeps recorded observations.';
   static override description =
-    'A controller that is between steps stops before its next step. The runtime flags are needed only while a ' +
-    'command attempt of the run is still running. Cancelling a cancelled run is a no-op; a run that already ' +
+    'A controller that is between steps stops before its next step. The runtime (--docker, default the docker ' +
+    'on PATH; --docker-socket, default /var/run/docker.sock) is used only while a command attempt of the run is ' +
+    'still running. Cancelling a cancelled run is a no-op; a run that already ' +
     'ended otherwise is a conflict (exit 3).';
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data skill-workflow cancel local-run-1',

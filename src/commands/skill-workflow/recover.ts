@@ -1,8 +1,10 @@
-import { Args, Flags } from '@oclif/core';
+import { Args } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import { DEFAULT_DOCKER_SOCKET, dockerExecutable } from '../../collector/docker-path.js';
 import { recoverCommandStep, type RecoverReport } from '../../collector/recover.js';
 import { openStore } from '../../tasks/store.js';
+import { runtimeFlags } from './_runtime.js';
 
 export default class SkillWorkflowRecover extends BaseCommand {
   static override summary = 'Reconcile an interrupted command step without running its command again.';
@@ -15,8 +17,7 @@ export default class SkillWorkflowRecover extends BaseCommand {
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data skill-workflow recover local-run-1 run-command --docker ' +
       '/usr/local/bin/docker --docker-socket /var/run/docker.sock',
-    '<%= config.bin %> skill-workflow recover local-run-1 run-command --docker /usr/bin/docker --docker-socket ' +
-      '/var/run/docker.sock --json',
+    '<%= config.bin %> skill-workflow recover local-run-1 run-command --json',
   ];
 
   static override args = {
@@ -24,17 +25,13 @@ export default class SkillWorkflowRecover extends BaseCommand {
     'step-id': Args.string({ description: 'ID of the interrupted command step.', required: true }),
   };
 
-  static override flags = {
-    docker: Flags.string({
-      description: 'Docker executable selected by the operator (hashed, never run).',
-      required: true,
-      helpValue: 'PATH',
-    }),
-    'docker-socket': Flags.string({ description: 'Docker Engine API Unix socket.', required: true, helpValue: 'PATH' }),
-  };
+  static override flags = { ...runtimeFlags };
 
   async run(): Promise<RecoverReport> {
     const { args, flags } = await this.parse(SkillWorkflowRecover);
+    // Each left out: the docker on PATH (none: RUNTIME_FLAGS_INVALID naming --docker) and the default socket.
+    const docker = dockerExecutable(flags.docker);
+    const dockerSocket = flags['docker-socket'] ?? DEFAULT_DOCKER_SOCKET;
     const store = openStore(this.resolveDataDir(flags['data-dir']), { mode: 'write' });
     let report: RecoverReport;
     try {
@@ -42,8 +39,8 @@ export default class SkillWorkflowRecover extends BaseCommand {
         store,
         runId: args['run-id'],
         stepId: args['step-id'],
-        docker: flags.docker,
-        dockerSocket: flags['docker-socket'],
+        docker,
+        dockerSocket,
       });
     } finally {
       store.close();

@@ -27,15 +27,15 @@ export default class SkillWorkflowRun extends BaseCommand {
     'The run ID is an idempotency key: the same plan reopens the retained run, a different plan is a conflict ' +
     '(exit 3). Each completed step is persisted before the next starts. Exit 0 while the run is running or ' +
     'completed (with or without omissions), 1 when it failed, is blocked or cancelled, or stopped at a command ' +
-    'attempt that needs recovery. A reachable command step needs --docker and --docker-socket; a reachable ' +
+    'attempt that needs recovery. A reachable command step runs under --docker (default: the first docker on ' +
+    'PATH) and the Engine at --docker-socket (default: /var/run/docker.sock); a reachable ' +
     'review step needs --review-executable, --review-model, --review-provider-scope and --review-state-dir ' +
     '(docs/review.md). With --change instead of FILE, the installed requirement of --target (default main) is ' +
     "compiled for the Change's current version, revision, policy epoch and review context, and RUN_ID defaults " +
     'to CHANGE-vVERSION-<first 12 hex digits of the plan digest> (docs/skill-workflows.md "Running a target\'s ' +
     'requirement on a Change").';
   static override examples = [
-    '<%= config.bin %> skill-workflow run --change fix-parser --docker /usr/local/bin/docker ' +
-      '--docker-socket /var/run/docker.sock',
+    '<%= config.bin %> skill-workflow run --change fix-parser',
     '<%= config.bin %> --data-dir ./agentscm-data skill-workflow run local-run-1 workflow.json',
     '<%= config.bin %> skill-workflow run local-run-1 workflow.json --max-steps 1 --json',
     '<%= config.bin %> skill-workflow run local-run-1 workflow.json --docker /usr/local/bin/docker ' +

@@ -17,7 +17,8 @@ export default class SkillWorkflowStop extends BaseCommand {
   static override description =
     "Reads the client's Stop payload on stdin. Checkpoints the workspace as the Change's next version, runs " +
     "the target's installed workflow requirement on that exact revision (source paths in process, command steps " +
-    'in isolated containers: pass --docker and --docker-socket when the requirement has command steps; review ' +
+    'in isolated containers under --docker, default the docker on PATH, and --docker-socket, default ' +
+    '/var/run/docker.sock; review ' +
     'steps through the review controller: pass --review-executable, --review-model, --review-provider-scope and ' +
     '--review-state-dir when it has review steps) and passes when the run completed. Otherwise it blocks: exit 0 ' +
     'with {"decision":"block","reason":TEXT}, where TEXT names each failing step, its exit status and the last ' +

@@ -18,6 +18,12 @@ export const STORE_ERRORS = {
     STORE_BUSY: { exit: EXIT.CONFLICT, summary: 'Another writer holds the database; retry after it finishes.' },
     REPOSITORY_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such repository in the native store.' },
     REPOSITORY_EXISTS: { exit: EXIT.CONFLICT, summary: 'A repository with that name already exists.' },
+    REPOSITORY_MISMATCH: {
+      exit: EXIT.INVALID,
+      summary:
+        '--repository names another repository than the one the workspace or collector descriptor is bound to; ' +
+        'nothing was read, changed or run.',
+    },
     REVISION_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such revision in the repository.' },
     PATH_NOT_FOUND: { exit: EXIT.INVALID, summary: 'The revision has no file at that path.' },
     CHANGE_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No such Change.' },
