@@ -14,6 +14,7 @@ import { migrateApprovals } from './008-approvals.js';
 import { migrateTrees } from './009-trees.js';
 import { migrateServerRunReceipts } from './010-server-run-receipts.js';
 import { migrateCollectorEvidence } from './011-collector-evidence.js';
+import { migrateCollectorSetups } from './012-collector-setups.js';
 
 export const AUTHORITY_MIGRATIONS: readonly Migration[] = [
   migrateStore,
@@ -27,4 +28,5 @@ export const AUTHORITY_MIGRATIONS: readonly Migration[] = [
   migrateTrees,
   migrateServerRunReceipts,
   migrateCollectorEvidence,
+  migrateCollectorSetups,
 ];

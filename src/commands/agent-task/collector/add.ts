@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { Flags } from '@oclif/core';
 
 import { requirementStepFlags, runtimeIdentityFlags } from '../_profile-flags.js';
@@ -8,6 +9,7 @@ import {
   shellLine,
   type CollectorAddResult,
 } from '../../../collector/collector-setup.js';
+import { recordCollectorSetup } from '../../../native/collector-setups.js';
 import { openStore } from '../../../tasks/store.js';
 
 export default class AgentTaskCollectorAdd extends BaseCommand {
@@ -57,6 +59,15 @@ export default class AgentTaskCollectorAdd extends BaseCommand {
         docker: flags.docker,
         dockerSocket: flags['docker-socket'],
         nowMs: Date.now(),
+      });
+      // Where the agent's collect runs from: next, qualification and the Stop feedback print it.
+      recordCollectorSetup(store.authority(), {
+        collector_profile_id: result.collector_profile_id,
+        state_dir: resolve(flags['state-dir']),
+        key_file: result.key.key_file,
+        docker: result.runtime.docker,
+        docker_socket: result.runtime.docker_socket,
+        recorded_at_ms: Date.now(),
       });
     } finally {
       store.close();
