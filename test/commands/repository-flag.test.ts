@@ -120,14 +120,13 @@ function refusedWith(result: CliResult, code: string, exit: number): void {
 test('two repositories: claim, check and collect follow --repository; a wrong one changes nothing', async (t) => {
   const s = await buildScenario(t, { profile: true });
   const inWs = (args: string[]): Promise<CliResult> => runCli(args, { cwd: s.ws });
-  // check (inside the workspace, no --data-dir): its own repository works, by name or by ID. Asked
-  // while the store holds only `demo`: `check list` reads the installed requirement without naming
-  // the workspace's repository, which a store of two repositories refuses as ambiguous.
-  for (const name of ['demo', s.repository]) {
-    const listed = await inWs(['check', 'list', '--repository', name, '--json']);
+  await twoRepositories(s);
+  // check (inside the workspace, no --data-dir): its own repository works, by name, by ID or left
+  // out, although the store now holds two.
+  for (const name of [['--repository', 'demo'], ['--repository', s.repository], []]) {
+    const listed = await inWs(['check', 'list', ...name, '--json']);
     assert.equal(listed.code, 0, listed.stderr);
   }
-  await twoRepositories(s);
   const claimArgs = (out: string): string[] => [
     'agent-task',
     'claim',

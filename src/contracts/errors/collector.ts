@@ -73,6 +73,7 @@ export interface CollectorErrorDetails {
   CONTEXT_AMBIGUOUS: { contexts: { context_digest: string; recipe_path: string }[] };
   COMMAND_ATTEMPT_RUNNING: { attempt_id: string };
   CONTEXT_MISMATCH: { fields: string[] };
+  CONTEXT_NOT_FOUND: { step: string; recipe_path: string };
   CONTEXT_STALE: { current_version: string; policy_epoch: string };
   IMAGE_NOT_FOUND: { image: string; step?: string };
   RECIPE_WORKDIR_MISSING: { workdir: string; step?: string };

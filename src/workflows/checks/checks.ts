@@ -20,6 +20,7 @@ import {
 import { workflowActionToJson, workflowDefinitionToJson } from '../../contracts/workflow-definition.js';
 import type { Store } from '../../native/store-handle.js';
 import { locateWorkspace } from '../../workspace/locate.js';
+import { openWorkspaceReadOnly, readWorkspaceRecord, workspaceRead } from '../../workspace/state.js';
 import { showRequirement, type RequirementView } from '../requirement.js';
 import { applyCheckSet, checkPreconditions, type ApplyResult, type PlannedCheck } from './apply.js';
 import { checkpointablePaths, expandCoverage, exposureFor, parseCoverageEntries } from './coverage-glob.js';
@@ -282,9 +283,20 @@ export interface CheckListing {
   readonly differences: string[];
 }
 
-function installedRequirement(store: Store, target: string): RequirementView | null {
+/** The repository the workspace at root is bound to (undefined before init-repo finished). */
+function boundRepository(root: string): string | undefined {
+  const ws = openWorkspaceReadOnly(root);
   try {
-    return showRequirement(store, { target });
+    return workspaceRead(ws, () => readWorkspaceRecord(ws))?.repository ?? undefined;
+  } finally {
+    ws.close();
+  }
+}
+
+/** The target's requirement in the workspace's own repository (whatever else the store holds). */
+function installedRequirement(store: Store, root: string, target: string): RequirementView | null {
+  try {
+    return showRequirement(store, { repository: boundRepository(root), target });
   } catch (error) {
     if (isAgentscmError(error) && error.code === 'REQUIREMENT_NOT_FOUND') return null;
     throw error;
@@ -306,7 +318,7 @@ export function listChecks(
 ): CheckListing {
   const root = locateWorkspace(input.workspace);
   const set = readCheckSet(root);
-  const requirement = installedRequirement(store, input.target);
+  const requirement = installedRequirement(store, root, input.target);
   const installedSteps = new Set(requirement?.steps.map((s) => s.id) ?? []);
   const differences: string[] = [];
   const checks = set.checks.map((c) => {
