@@ -9,7 +9,9 @@ export const COLLECTOR_ERRORS = {
   codes: {
     RUNTIME_FLAGS_INVALID: {
       exit: EXIT.INVALID,
-      summary: 'The runtime flags are wrong: --docker and --docker-socket go together and the executable must exist.',
+      summary:
+        'The runtime flags are wrong: an empty value, no docker on PATH without --docker, or an executable that ' +
+        'does not exist.',
     },
     RUNTIME_UNSUPPORTED_PLATFORM: {
       exit: EXIT.UNAVAILABLE,

@@ -35,7 +35,7 @@ export const WORKFLOW_ERRORS = {
     },
     WORKFLOW_COMMAND_RUNTIME_NOT_CONFIGURED: {
       exit: EXIT.UNAVAILABLE,
-      summary: 'A command step is reachable but no command runtime was configured (--docker and --docker-socket).',
+      summary: 'A command step is reachable but there is no command runtime (no --docker given and no docker on PATH).',
     },
     WORKFLOW_RUN_NOT_FOUND: { exit: EXIT.INVALID, summary: 'No workflow run with that id exists in the journal.' },
     WORKFLOW_RUN_CONFLICT: { exit: EXIT.CONFLICT, summary: 'The run id is already bound to a different plan.' },
