@@ -1,16 +1,17 @@
 /**
  * Workspace scan (issue 2 §4): a sorted list of the files of a workspace with their stat
  * snapshots, complete or explicitly incomplete. It never follows a symlink (a symlink is an
- * entry of its own), keeps the executable bit, never reads `.agentscm/` or `.git`, and
- * honours `.gitignore` files at every level with git's precedence (the `ignore` package does
- * the pattern matching). Names are read as bytes: a valid UTF-8 name is recorded byte-exact (no
- * normalization, docs/wire.md "Workspace paths"); a name that is not UTF-8 makes the scan
- * incomplete with its own code (WORKSPACE_PATH_NOT_UTF8). Bounds (docs/workspace.md) are checked while walking, before
- * any
- * file content is read. A path that cannot be recorded (an invalid name, a file that is not
- * regular, a file over the size bound, a collector signing key file) does not stop the walk:
- * every such path is reported, the first MAX_REPORTED_PROBLEMS of them by name, so that one
- * run tells the user all there is to fix. A bound of the whole tree (files, total bytes) stops it.
+ * entry of its own), keeps the executable bit, never walks `.agentscm/` or `.git`, and honours
+ * `.gitignore` files at every level with git's precedence (the `ignore` package does the
+ * pattern matching) and, beneath them, the workspace's local exclude list `.agentscm/exclude`
+ * (exclude.ts; the precedence git gives `.git/info/exclude`). Names are read as bytes: a valid
+ * UTF-8 name is recorded byte-exact (no normalization, docs/wire.md "Workspace paths"); a name
+ * that is not UTF-8 makes the scan incomplete with its own code (WORKSPACE_PATH_NOT_UTF8).
+ * Bounds (docs/workspace.md) are checked while walking, before any file content is read. A path
+ * that cannot be recorded (an invalid name, a file that is not regular, a file over the size
+ * bound, a collector signing key file) does not stop the walk: every such path is reported, the
+ * first MAX_REPORTED_PROBLEMS of them by name, so that one run tells the user all there is to
+ * fix. A bound of the whole tree (files, total bytes) stops it.
  */
 import { isUtf8 } from 'node:buffer';
 import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
@@ -21,6 +22,7 @@ import type { ErrorCode } from '../contracts/errors.js';
 import { isKeyFileName } from '../contracts/key-file-name.js';
 import { compareUtf8, MAX_WORKSPACE_PATH_BYTES, workspaceNameProblem } from '../contracts/paths.js';
 import type { EntryMode } from '../native/revisions.js';
+import { readExcludeRules } from './exclude.js';
 import { fileType, lstatFields, type LstatFields } from './lstat-fields.js';
 import type { StatSnapshot } from './stat-cache.js';
 import { WORKSPACE_STATE_DIR } from './state-dir.js';
@@ -168,7 +170,11 @@ function isIgnored(levels: readonly IgnoreLevel[], relPath: string, isDir: boole
   return ignored;
 }
 
-/** Walk the workspace (see module comment). Never throws for content it meets; I/O failures are IO_ERROR. */
+/**
+ * Walk the workspace (see module comment). Never throws for content it meets; I/O failures are
+ * IO_ERROR, an unusable `.agentscm/exclude` WORKSPACE_EXCLUDE_INVALID (or WORKSPACE_STATE_UNSAFE
+ * for a link), before anything is walked.
+ */
 export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResult {
   const bounds = options.bounds ?? DEFAULT_SCAN_BOUNDS;
   const excluded = new Set(options.excludeDirs ?? []);
@@ -319,8 +325,9 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
   };
 
   const absRoot = resolve(root);
+  const excludeRules = readExcludeRules(absRoot);
   try {
-    walk(absRoot, '', []);
+    walk(absRoot, '', excludeRules === null ? [] : [{ prefix: '', rules: excludeRules }]);
   } catch (error) {
     if (!(error instanceof ScanStop)) throw error;
   }

@@ -29,6 +29,12 @@ export const WORKSPACE_ERRORS = {
         'The workspace state directory .agentscm, or a file in it, is a symlink or not a real directory or ' +
         'regular file; nothing was read or written through it.',
     },
+    WORKSPACE_EXCLUDE_INVALID: {
+      exit: EXIT.INVALID,
+      summary:
+        'The exclude list .agentscm/exclude is over its bounds, not UTF-8, or has a pattern that can never match; ' +
+        'the message names the line; nothing was scanned.',
+    },
     WORKSPACE_LOCK_LOST: {
       exit: EXIT.CONFLICT,
       summary:
