@@ -12,15 +12,16 @@
  * sets the measured browser repetitions (default 5), AGENTSCM_BENCH_DASHBOARD_JSON_RUNS the JSON
  * fetches (default 15).
  *
- * Steady state only. The hub's read worker needs about ten requests before the page's code is
- * compiled by V8's optimizing tiers: its first request takes over a second (modules, cold SQLite
- * page cache) and the next few two to five times the steady time. The baseline used to be the median
- * of five fetches counted from the worker's second request, each right after a Chromium redraw
- * that still held a core: two or three of the five were warm-up or contended, so the median
- * flipped between runs of the same code (58 vs 90 ms). The read worker is now warmed with
- * WARMUP_FETCHES fetches, and the baseline is the median of back-to-back fetches with the browser
- * idle; json_cpu_ms is the CPU time of this process (HTTP thread and hub workers, not Chromium)
- * per fetch, which other load on the machine hardly moves. Compare commits with the same bench.
+ * Steady state only. The hub's read worker warms up over its first requests (V8 compiles the
+ * page's code, SQLite fills its page cache): the first takes over a second, the next few up to
+ * several times the steady time. The baseline used to be the median of five fetches counted from
+ * the worker's second request, each right after the browser's page load or redraw: the first of
+ * the five took 195-529 ms against a steady 49-124 ms in eight runs on the same data, and with one
+ * more slow fetch the median flipped between runs of the same code (58 vs 90 ms). The read worker
+ * is now warmed with WARMUP_FETCHES fetches, and the baseline is the median of back-to-back
+ * fetches with the browser idle; json_cpu_ms is the CPU time of this process (HTTP thread and hub
+ * workers, not Chromium) per fetch, which other load on the machine moves far less than wall time.
+ * Compare commits with the same bench.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
