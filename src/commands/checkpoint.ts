@@ -10,6 +10,7 @@ import { checkpointWithContexts, type CheckpointWithContexts } from '../workflow
 import type { CheckpointResult } from '../workspace/checkpoint.js';
 import { workspaceDataDir } from '../workspace/locate.js';
 import { BaseCommand } from './_base.js';
+import { requireWorkspaceRepository, workspaceRepositoryFlag } from './_bound-repository.js';
 
 export default class Checkpoint extends BaseCommand {
   static override description =
@@ -38,6 +39,7 @@ export default class Checkpoint extends BaseCommand {
       default: 'main',
       helpValue: 'NAME',
     }),
+    repository: workspaceRepositoryFlag,
   };
 
   async run(): Promise<CheckpointWithContexts> {
@@ -46,6 +48,7 @@ export default class Checkpoint extends BaseCommand {
     // The Change ID is refused before the workspace is looked for, as checkpointWorkspace does.
     checkGenericId(flags.change, 'Change ID');
     const dataDir = explicitDataDir ?? workspaceDataDir(flags.workspace);
+    requireWorkspaceRepository(dataDir, flags);
     const result = withStore(dataDir, 'write', (store) =>
       checkpointWithContexts(store, {
         change: flags.change,

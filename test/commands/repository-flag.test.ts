@@ -58,7 +58,6 @@ const READS_NO_REPOSITORY: Readonly<Record<string, string>> = {
   'instructions:write': 'writes instruction files into the workspace, no store',
   // Workspace-bound hooks and writers: the workspace (--workspace) decides the repository.
   'skill-workflow:stop': 'a Stop hook; install-stop writes its command line for one workspace',
-  checkpoint: 'writes into the repository its workspace is bound to',
 };
 
 interface ManifestCommand {
@@ -96,6 +95,7 @@ test('every command with --data-dir that reads a repository takes --repository; 
     'check:show',
     'status',
     'skill-workflow:list',
+    'checkpoint',
   ]) {
     assert.ok('repository' in (commands[id]?.flags ?? {}), `${id} has --repository`);
   }
@@ -194,6 +194,7 @@ test('two repositories: claim, check and collect follow --repository; a wrong on
   refusedWith(added, 'REPOSITORY_MISMATCH', 2);
   assert.equal(existsSync(join(s.ws, '.agentscm-checks')), false, 'no check file written');
   refusedWith(await inWs(['status', '--repository', 'other', '--json']), 'REPOSITORY_MISMATCH', 2);
+  refusedWith(await inWs(['checkpoint', '--change', 'c9', '--repository', 'other', '--json']), 'REPOSITORY_MISMATCH', 2);
   const status = await inWs(['status', '--repository', 'demo', '--json']);
   assert.equal(jsonOf<{ repository: string }>(status).repository, s.repository, status.stderr);
 
