@@ -7,6 +7,7 @@
  */
 import type { CommandRecipe } from '../contracts/collector/command-recipe.js';
 import type { CollectorDescriptor } from '../contracts/collector/descriptor.js';
+import { buildOutputTail, encodeOutputTail } from '../contracts/collector/output-tail.js';
 import { transferRecordEntry, type TransferHeader } from '../contracts/collector/transfer.js';
 import { encodeCanonical } from '../contracts/json/canonical-json.js';
 import type { JsonObject } from '../contracts/json/json-value.js';
@@ -14,6 +15,8 @@ import type { AnyCollectorDescriptor, ReviewCollectorDescriptor } from '../contr
 import { reviewTransportDigest } from '../contracts/review/request.js';
 import { transferExecutionRequest, transferIsolation } from '../tasks/collector/execution.js';
 import { requestDigest, type ExecutionRecord, type ExecutionRequest } from './execution-record.js';
+import type { ContainerRunObservation } from './oci-command-collector.js';
+import { tailSourceOf } from './output-capture.js';
 import type { RuntimeIdentity } from './runtime-identity.js';
 
 /** What the authority binds beyond the descriptor (collect-check.ts). */
@@ -54,12 +57,20 @@ export function collectionIsolation(recipe: CommandRecipe): JsonObject {
   return transferIsolation(recipe);
 }
 
-/** The canonical bytes of the two records, in transfer order. */
+/**
+ * The canonical bytes of the records, in transfer order: the ExecutionRequest, the ExecutionRecord
+ * and the command_output_tail of the observed streams (its counts are the record's observed_bytes).
+ */
 export function collectionRecords(
   request: ExecutionRequest,
   record: ExecutionRecord & { isolation: JsonObject },
-): [Buffer, Buffer] {
-  return [encodeCanonical(request), encodeCanonical(record)];
+  observation: Pick<ContainerRunObservation, 'stdout' | 'stderr'>,
+): [Buffer, Buffer, Buffer] {
+  const tail = buildOutputTail(
+    { last: tailSourceOf(observation.stdout), total: record.stdout.observed_bytes },
+    { last: tailSourceOf(observation.stderr), total: record.stderr.observed_bytes },
+  );
+  return [encodeCanonical(request), encodeCanonical(record), encodeOutputTail(tail)];
 }
 
 /** The bindings of a transfer header that every kind of descriptor gives, in header order. */
@@ -85,7 +96,7 @@ function headerBindings(
 export function collectionHeader(
   descriptor: CollectorDescriptor,
   request: ExecutionRequest,
-  records: readonly [Buffer, Buffer],
+  records: readonly [Buffer, Buffer] | readonly [Buffer, Buffer, Buffer],
   agentscmVersion: string,
 ): TransferHeader {
   return {
@@ -97,6 +108,7 @@ export function collectionHeader(
     records: [
       transferRecordEntry('execution_request', records[0]),
       transferRecordEntry('execution_record', records[1]),
+      ...(records[2] === undefined ? [] : [transferRecordEntry('command_output_tail', records[2])]),
     ],
   };
 }

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 
+import { decodeOutputTail, showOutputTail, type ShownOutputTail } from '../contracts/collector/output-tail.js';
 import { readTransferEnvelope, TRANSFER_LIMITS, transferDigest } from '../contracts/collector/transfer.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { encodeCanonical } from '../contracts/json/canonical-json.js';
@@ -51,6 +52,11 @@ export interface CollectResult {
   readonly attempt_id: string;
   readonly outcome: string;
   readonly exit_code: number | null;
+  /**
+   * The last lines of stdout and stderr (at most 40 lines, 4 KiB) when the command did not pass and
+   * its transfer carries a command_output_tail; else null.
+   */
+  readonly output_tail: ShownOutputTail | null;
   readonly transfer_digest: string;
   readonly envelope_bytes: number;
   readonly envelope_file: string;
@@ -73,15 +79,19 @@ export interface EnvelopeVerdict {
   readonly exit_code: number | null;
   readonly task_id: string;
   readonly attempt_id: string;
+  /** The shown output tail of a command that did not pass, or null. */
+  readonly output_tail: ShownOutputTail | null;
 }
 
 /**
- * The typed record an envelope carries (its last record: the ExecutionRecord or ReviewRecord), for the verdict a
- * command prints.
+ * The typed record an envelope carries (the ExecutionRecord, or a review's last record: its ReviewRecord), for the
+ * verdict a command prints, with the output tail when the command did not pass.
  */
 export function envelopeVerdict(envelope: Buffer): EnvelopeVerdict {
   const read = readTransferEnvelope(envelope);
-  const record = read.records[read.records.length - 1];
+  const record =
+    read.records.find((entry) => entry.kind === 'execution_record') ?? read.records[read.records.length - 1];
+  const tailEntry = read.records.find((entry) => entry.kind === 'command_output_tail');
   let outcome = 'unknown';
   let exitCode: number | null = null;
   if (record !== undefined) {
@@ -91,7 +101,15 @@ export function envelopeVerdict(envelope: Buffer): EnvelopeVerdict {
       if (typeof value.exit_code === 'number') exitCode = value.exit_code;
     }
   }
-  return { outcome, exit_code: exitCode, task_id: read.header.task_id, attempt_id: read.header.attempt_id };
+  const outputTail =
+    tailEntry === undefined || outcome === 'passed' ? null : showOutputTail(decodeOutputTail(tailEntry.bytes));
+  return {
+    outcome,
+    exit_code: exitCode,
+    task_id: read.header.task_id,
+    attempt_id: read.header.attempt_id,
+    output_tail: outputTail,
+  };
 }
 /** Upload a collection's envelope, record the answer in the state directory and report the collection. */
 export async function finishUpload(
@@ -117,6 +135,7 @@ export async function finishUpload(
     attempt_id: verdict.attempt_id,
     outcome: verdict.outcome,
     exit_code: verdict.exit_code,
+    output_tail: verdict.output_tail,
     transfer_digest: digest,
     envelope_bytes: envelope.byteLength,
     envelope_file: join(collectionDir(state, descriptor.upload_request_id), 'envelope.agscmtr'),

@@ -188,7 +188,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
     );
     pauseAtTestPoint('collect:before-signing');
     checkDescriptorAgainstAuthority(input.store, descriptor, target.token);
-    const records = collectionRecords(request, record);
+    const records = collectionRecords(request, record, observation);
     envelope = encodeTransferEnvelope(
       collectionHeader(descriptor, request, records, input.agentscmVersion),
       records,

@@ -2,7 +2,8 @@
  * Demultiplex the Engine API attach stream (8-byte frame header: stream type, three zero
  * bytes, u32be length; 1 = stdout, 2 = stderr) and keep at most `limit` bytes of stdout and
  * stderr together. Bytes past the bound are counted, not kept; crossing it is reported once so
- * that the collector can stop the container.
+ * that the collector can stop the container. Whatever the bound, the last 16 KiB of each stream are
+ * kept too: the command_output_tail record of a transfer (docs/collector-transfer.md).
  */
 import { createSha256 } from '../crypto/sha256.js';
 
@@ -13,6 +14,20 @@ export interface CapturedStream {
   readonly truncated: boolean;
   /** SHA-256 of the retained bytes. */
   readonly sha256: string;
+  /**
+   * The stream's last bytes (at most TAIL_BYTES), past the bound included; absent where only the
+   * retained bytes are known (tailSourceOf).
+   */
+  readonly last?: Buffer;
+}
+
+/** How many of each stream's last bytes a capture keeps beside the bounded head. */
+export const TAIL_BYTES = 16_384;
+
+/** The last bytes of a stream: its kept tail, or its retained bytes when they are the whole stream. */
+export function tailSourceOf(stream: CapturedStream): Buffer {
+  if (stream.last !== undefined) return stream.last;
+  return stream.bytes.length === stream.observedBytes ? stream.bytes : Buffer.alloc(0);
 }
 
 export class OutputCapture {
@@ -23,6 +38,7 @@ export class OutputCapture {
   private readonly kept: [Buffer[], Buffer[]] = [[], []];
   private readonly observed: [number, number] = [0, 0];
   private readonly cut: [boolean, boolean] = [false, false];
+  private readonly tails: [Buffer, Buffer] = [Buffer.alloc(0), Buffer.alloc(0)];
   private malformed = false;
   exceeded = false;
 
@@ -55,6 +71,8 @@ export class OutputCapture {
 
   private accept(index: 0 | 1, data: Buffer): void {
     this.observed[index] += data.length;
+    const tail = Buffer.concat([this.tails[index], data]);
+    this.tails[index] = Buffer.from(tail.subarray(Math.max(0, tail.length - TAIL_BYTES)));
     const room = Math.max(0, this.limit - this.retained);
     if (data.length > room) {
       this.cut[index] = true;
@@ -80,6 +98,7 @@ export class OutputCapture {
       observedBytes: this.observed[index],
       truncated: this.cut[index],
       sha256: createSha256().update(bytes).digest('hex'),
+      last: this.tails[index],
     };
   }
 

@@ -11,6 +11,7 @@ export function collectResultJson(result: CollectResult): JsonObject {
     attempt_id: result.attempt_id,
     outcome: result.outcome,
     exit_code: result.exit_code,
+    output_tail: result.output_tail === null ? null : { ...result.output_tail },
     transfer_digest: result.transfer_digest,
     envelope_bytes: result.envelope_bytes,
     envelope_file: result.envelope_file,
@@ -33,4 +34,11 @@ export function printCollectResult(log: (line: string) => void, result: CollectR
       `${result.outcome}${result.exit_code === null ? '' : ` (exit ${result.exit_code})`}; whether it counts is ` +
       `for qualification to decide`,
   );
+  const tail = result.output_tail;
+  if (tail === null) return;
+  for (const name of ['stdout', 'stderr'] as const) {
+    if (tail[name] === '') continue;
+    log(`${name}, last lines${tail.truncated ? ' (earlier output left out)' : ''}:`);
+    for (const line of tail[name].split('\n')) log(`  | ${line}`);
+  }
 }

@@ -59,7 +59,19 @@ export {
 } from './requests.js';
 export type { CollectorClaimRequest, CollectorDescriptorRequest, CollectorFinalizeRequest } from './requests.js';
 export {
+  OUTPUT_TAIL_LIMITS,
+  OUTPUT_TAIL_KIND,
+  buildOutputTail,
+  checkOutputTailCounts,
+  decodeOutputTail,
+  encodeOutputTail,
+  outputTailToJson,
+  showOutputTail,
+} from './output-tail.js';
+export type { CommandOutputTail, ShownOutputTail, StreamTail } from './output-tail.js';
+export {
   ACCEPTED_RECORD_SEQUENCE,
+  OUTPUT_TAIL_RECORD_KIND,
   MAX_REVIEW_TRANSFER_REQUESTS,
   TRANSFER_HEADER_SCHEMA,
   TRANSFER_LIMITS,

@@ -42,10 +42,16 @@ export const TRANSFER_RECORD_KINDS = [
   'execution_record',
   'review_request',
   'review_record',
+  'command_output_tail',
 ] as const;
 export type TransferRecordKind = (typeof TRANSFER_RECORD_KINDS)[number];
 /** The record sequence of a command collection: the collector's ExecutionRequest, then its ExecutionRecord. */
 export const ACCEPTED_RECORD_SEQUENCE: readonly TransferRecordKind[] = ['execution_request', 'execution_record'];
+/**
+ * The diagnostic record a command collection may add after its ExecutionRecord (at most one; never in a review
+ * transfer): the tails of stdout and stderr (./output-tail.ts).
+ */
+export const OUTPUT_TAIL_RECORD_KIND: TransferRecordKind = 'command_output_tail';
 /**
  * A finite review's sequence: one review_request per recorded model call, in call order (none
  * when the review stopped before its first call), then the one review_record.
@@ -215,14 +221,16 @@ export function refuse(
 }
 
 /**
- * The record kinds are exactly execution_request then execution_record (a command collection),
- * or 0–32 review_request then one review_record (a finite review); nothing else.
+ * The record kinds are exactly execution_request then execution_record, optionally followed by one
+ * command_output_tail (a command collection), or 0–32 review_request then one review_record (a
+ * finite review); nothing else.
  */
 export function transferKindOf(records: readonly Pick<TransferRecordEntry, 'kind'>[]): TransferKind | null {
   const kinds = records.map((record) => record.kind);
+  const commandKinds = kinds.at(-1) === OUTPUT_TAIL_RECORD_KIND ? kinds.slice(0, -1) : kinds;
   if (
-    kinds.length === ACCEPTED_RECORD_SEQUENCE.length &&
-    kinds.every((kind, index) => kind === ACCEPTED_RECORD_SEQUENCE[index])
+    commandKinds.length === ACCEPTED_RECORD_SEQUENCE.length &&
+    commandKinds.every((kind, index) => kind === ACCEPTED_RECORD_SEQUENCE[index])
   )
     return 'command';
   const last = kinds.length - 1;
@@ -242,7 +250,8 @@ function checkRecordKinds(header: TransferHeader): void {
     refuse(
       'TRANSFER_RECORDS_INVALID',
       `the header lists records [${kinds.join(', ')}]; a transfer carries exactly ` +
-        `[${ACCEPTED_RECORD_SEQUENCE.join(', ')}] or 0–${MAX_REVIEW_TRANSFER_REQUESTS} review_request then one ` +
+        `[${ACCEPTED_RECORD_SEQUENCE.join(', ')}] (then at most one ${OUTPUT_TAIL_RECORD_KIND}) or ` +
+        `0–${MAX_REVIEW_TRANSFER_REQUESTS} review_request then one ` +
         `review_record`,
       'send the ExecutionRequest and then the ExecutionRecord of one collection, or the ReviewRequests and then the ' +
         'ReviewRecord of one review',

@@ -4,10 +4,11 @@
  * reserved connection, the records against the regenerated request (command) or the replay
  * (review); then the transfer is stored with its original bytes.
  */
+import { checkOutputTailCounts, decodeOutputTail } from '../../contracts/collector/output-tail.js';
 import type { TransferEnvelope } from '../../contracts/collector/transfer.js';
 import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
 import { encodeCanonical } from '../../contracts/json/canonical-json.js';
-import type { JsonValue } from '../../contracts/json/json-value.js';
+import type { JsonObject, JsonValue } from '../../contracts/json/json-value.js';
 import { isReviewDescriptor } from '../../contracts/review/collector-descriptor.js';
 import { reviewTransportDigest } from '../../contracts/review/request.js';
 import { sameAgent, sameExecutor } from '../../contracts/task/common.js';
@@ -58,6 +59,15 @@ export type TransferAnswer = {
   readonly outcome: string;
   readonly record_digest: string;
 };
+
+/** The observed byte counts of a checked ExecutionRecord's streams. */
+function observedCounts(record: JsonObject): { stdout: bigint; stderr: bigint } {
+  const count = (name: 'stdout' | 'stderr'): bigint => {
+    const value = (record[name] as JsonObject).observed_bytes;
+    return typeof value === 'bigint' ? value : BigInt(value as number);
+  };
+  return { stdout: count('stdout'), stderr: count('stderr') };
+}
 
 function same(a: JsonValue, b: JsonValue): boolean {
   return encodeCanonical(a).equals(encodeCanonical(b));
@@ -210,7 +220,11 @@ export function importWithin(
   requireCurrentSubject(auth, derived.base);
   const entry = findDerivedTask(derived, d.task.task_id, d.task.task_digest);
   let outcome: string;
-  const recordBytes = (envelope.records[envelope.records.length - 1] as TransferEnvelope['records'][number]).bytes;
+  // The typed record: a review's last record, a command's execution_record (a command_output_tail may follow it).
+  const recordBytes = (
+    (envelope.records.find((r) => r.kind === 'execution_record') ??
+      envelope.records[envelope.records.length - 1]) as TransferEnvelope['records'][number]
+  ).bytes;
   if (transfer.kind === 'review') {
     if (profile.kind !== 'finite_review' || !isReviewDescriptor(d) || entry.step.action.kind !== 'review') {
       refuse(
@@ -310,6 +324,9 @@ export function importWithin(
     }
     const record = parseCanonicalRecord(recordBytes, 'IMPORT_RECORD_INVALID', 'execution_record');
     outcome = checkTransferRecord(record, expected, requestDigestValue, profile.recipe);
+    // The diagnostic tail never changes the outcome; it must be well formed and count the record's bytes.
+    const tailEntry = envelope.records.find((r) => r.kind === 'command_output_tail');
+    if (tailEntry !== undefined) checkOutputTailCounts(decodeOutputTail(tailEntry.bytes), observedCounts(record));
   }
   if (!updateAttempt(journal, retained, ['active'], { state: 'finished' }, nowMs))
     throw new AgentscmError('INTERNAL', 'the attempt changed inside its transaction');
