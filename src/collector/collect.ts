@@ -107,6 +107,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
   const { client, executableSha256 } = await connectRuntime({
     docker,
     dockerSocket,
+    hashCacheDir: input.stateDir,
     ...(input.transport === undefined ? {} : { transport: input.transport }),
   });
   let envelope: Buffer;

@@ -12,6 +12,7 @@ import { preflightCommandStep, runCommandStep } from './command-step-run.js';
 import { cancelCommandStep, stopCommandStep } from './custody.js';
 import { DockerClient } from './docker-client.js';
 import { createUnixSocketTransport, type DockerTransport } from './docker-transport.js';
+import { cachedExecutableHash } from './executable-hash-cache.js';
 import { checkRuntimeFlags, hashExecutable } from './runtime-identity.js';
 
 export interface CommandRuntimeOptions {
@@ -23,6 +24,8 @@ export interface CommandRuntimeOptions {
   readonly drainMs?: number;
   /** How long the engine may take to report a stop after a timeout or kill (default 30 s). */
   readonly graceMs?: number;
+  /** A collector state directory that keeps the executable's hash (executable-hash-cache.ts). */
+  readonly hashCacheDir?: string;
 }
 
 export interface CommandRuntimeHandle extends CommandStepRuntime {
@@ -38,7 +41,10 @@ export async function connectRuntime(
   const flags = checkRuntimeFlags(options.docker, options.dockerSocket);
   if (flags === null)
     throw new AgentscmError('RUNTIME_FLAGS_INVALID', 'command execution needs --docker and --docker-socket');
-  const executableSha256 = hashExecutable(flags.docker);
+  const executableSha256 =
+    options.hashCacheDir === undefined
+      ? hashExecutable(flags.docker)
+      : cachedExecutableHash(flags.docker, options.hashCacheDir);
   const transport = options.transport ?? createUnixSocketTransport(flags.dockerSocket);
   try {
     return { client: await DockerClient.connect(transport), executableSha256 };
