@@ -3,6 +3,7 @@ import { Flags } from '@oclif/core';
 import type { JsonValue } from '../contracts/json/json-value.js';
 import { qualificationToJson } from '../contracts/task/qualification.js';
 import { qualifyLocal } from '../tasks/admission/qualification-local.js';
+import { shellCommandLine } from '../tasks/operations/collector-next.js';
 import { withStore } from '../tasks/store.js';
 import { BaseCommand, repositoryFlag } from './_base.js';
 
@@ -14,8 +15,9 @@ export default class Qualification extends BaseCommand {
     'version) — prints whether it is qualified, whether the subject is still current, the receipt digest (only ' +
     "when qualified), the subject revision, each task's state (pending, claimed, succeeded, failed, uncertain, " +
     'blocked), at most 32 typed failures (task id and a stable code) and the next step as data (collector_claim ' +
-    'or reconcile with a task id, collector_finalize, checkpoint, none). It opens the existing stores read-only ' +
-    'and never finalizes, writes a receipt or changes a task; landing rechecks everything. Exit status: 0 when ' +
+    "or reconcile with a task id, collector_finalize, checkpoint, none; a collector_claim names the step's " +
+    'installed collector profile and, with --token-file, prints the exact claim and collect lines). It opens the ' +
+    'existing stores read-only and never finalizes, writes a receipt or changes a task; landing rechecks everything. Exit status: 0 when ' +
     'qualified, 1 when not (the answer is printed either way), 2 for bad input, 4 when a store is unavailable.';
   static override examples = [
     '<%= config.bin %> qualification --change fix-parser',
@@ -36,6 +38,12 @@ export default class Qualification extends BaseCommand {
       helpValue: 'NAME',
     }),
     repository: repositoryFlag,
+    'token-file': Flags.string({
+      description:
+        "The agent's grant token file: a collector_claim next then carries the exact claim and collect command " +
+        'lines (printed as `$ agentscm …`, in --json as next.commands).',
+      helpValue: 'FILE',
+    }),
   };
 
   async run(): Promise<JsonValue> {
@@ -47,6 +55,7 @@ export default class Qualification extends BaseCommand {
         target: flags.target,
         change: flags.change,
         context: flags.context,
+        tokenFile: flags['token-file'],
       }),
     );
     this.log(
@@ -58,7 +67,9 @@ export default class Qualification extends BaseCommand {
       this.log(`  ${task.state.padEnd(9)} ${task.step_id}${task.required ? '' : ' (optional)'} ${task.task_id}`);
     for (const failure of answer.failures) this.log(`  failure ${failure.code} (task ${failure.task_id})`);
     const next = answer.next;
-    this.log(`  next ${next.operation}${'task_id' in next ? ` ${next.task_id}` : ''}`);
+    const profile = 'collector_profile_id' in next ? ` under collector profile ${next.collector_profile_id}` : '';
+    this.log(`  next ${next.operation}${'task_id' in next ? ` ${next.task_id}` : ''}${profile}`);
+    for (const argv of next.commands ?? []) this.log(`$ ${shellCommandLine(argv)}`);
     if (!answer.qualified) process.exitCode = 1;
     return qualificationToJson(answer);
   }

@@ -19,6 +19,8 @@
  * never claims, collects, uploads, finalizes, reconciles or checkpoints, and writes nothing
  * (the counter is the frame's).
  */
+import { resolve } from 'node:path';
+
 import { isAgentscmError, type ErrorCode } from '../contracts/errors.js';
 import type { QualificationAnswer } from '../contracts/task/qualification.js';
 import type { Subject } from '../contracts/task/subject.js';
@@ -29,6 +31,7 @@ import { getTargetRequirement } from '../native/requirements.js';
 import { soleCurrentContext } from '../native/review-contexts.js';
 import type { Store } from '../native/store-handle.js';
 import { readTransaction } from '../native/store.js';
+import { collectorCommands, shellCommandLine } from '../tasks/operations/collector-next.js';
 import { targetSubjectRecipe } from '../workflows/requirement.js';
 import { readWorkspaceStatus, type WorkspaceStatus } from '../workspace/status.js';
 import { requestQualification } from './qualification-client.js';
@@ -38,16 +41,16 @@ import { DEFAULT_TASK_STOP_TARGET } from './stop/target.js';
 /** The fixed sentence of each next.operation (docs/stop-hooks.md "Block causes and feedback"). */
 export const TASK_STOP_NEXT_ACTIONS: Readonly<Record<StopNextOperation, string>> = {
   collector_claim:
-    'Claim the task named in next with collector_claim (MCP tool or `agentscm agent-task claim`), run it with ' +
-    '`agentscm agent-task collect`, ask qualification, then finish again.',
+    'Run the two command lines above on this machine, as printed: `agentscm agent-task claim` (collector_claim under ' +
+    'the profile named in next) writes the descriptor, `agentscm agent-task collect` runs the check with the ' +
+    "operator's collector key and state directory; then finish again.",
   reconcile:
     'Reconcile the unresolved attempt of the task named in next (reconcile), ask qualification and follow its ' +
     'next, then finish again.',
   collector_finalize: 'Finalize the collected evidence with collector_finalize, ask qualification, then finish again.',
   checkpoint:
-    'Checkpoint the workspace onto this Change (`agentscm checkpoint --change CHANGE`) and create the review ' +
-    'context of the new version (`agentscm context create --change CHANGE --runner RECIPE_PATH`), then follow ' +
-    "qualification's next and finish again.",
+    'Checkpoint the workspace onto this Change (the command line above; it creates the review context of the new ' +
+    "version itself), then follow qualification's next and finish again.",
   none:
     'No task operation moves this subject forward now: a failed check needs an edit and a new checkpoint, an ' +
     'attempt in progress needs its collector to finish, and a store, token or service failure needs the ' +
@@ -178,6 +181,48 @@ function callCategory(error: unknown): Category {
   return 'service_request_failed';
 }
 
+/** At most this many lines and bytes of one failure's output tail reach the agent. */
+export const STOP_TAIL_MAX_LINES = 40;
+export const STOP_TAIL_MAX_BYTES = 4096;
+
+/** The last lines of one stream, at most `lines` lines and `bytes` UTF-8 bytes (whole characters). */
+function boundedTail(text: string, lines: number, bytes: number): string[] {
+  const all = text.replace(/\n$/, '').split('\n');
+  const kept: string[] = [];
+  let used = 0;
+  for (let i = all.length - 1; i >= 0 && kept.length < lines; i--) {
+    const line = all[i] ?? '';
+    const size = Buffer.byteLength(line, 'utf8') + 1;
+    if (used + size > bytes) break;
+    used += size;
+    kept.unshift(line);
+  }
+  return kept;
+}
+
+/**
+ * A failure's command output tail, when the answer carries one (`output_tail` {stdout, stderr}): at most
+ * STOP_TAIL_MAX_LINES lines and STOP_TAIL_MAX_BYTES bytes for the failure, stderr last; each line is escaped by the
+ * renderer like every human line.
+ */
+export function outputTailLines(failure: QualificationAnswer['failures'][number]): string[] {
+  const tail = (failure as { output_tail?: unknown }).output_tail;
+  if (typeof tail !== 'object' || tail === null) return [];
+  const streams = tail as { stdout?: unknown; stderr?: unknown };
+  const stdout = typeof streams.stdout === 'string' ? streams.stdout : '';
+  const stderr = typeof streams.stderr === 'string' ? streams.stderr : '';
+  const errLines = stderr === '' ? [] : boundedTail(stderr, STOP_TAIL_MAX_LINES, STOP_TAIL_MAX_BYTES);
+  const errBytes = errLines.reduce((n, line) => n + Buffer.byteLength(line, 'utf8') + 1, 0);
+  const outLines =
+    stdout === '' ? [] : boundedTail(stdout, STOP_TAIL_MAX_LINES - errLines.length, STOP_TAIL_MAX_BYTES - errBytes);
+  const lines: string[] = [];
+  if (outLines.length > 0)
+    lines.push(`  stdout of task ${failure.task_id} (last lines):`, ...outLines.map((l) => `    ${l}`));
+  if (errLines.length > 0)
+    lines.push(`  stderr of task ${failure.task_id} (last lines):`, ...errLines.map((l) => `    ${l}`));
+  return lines;
+}
+
 function answerBlock(answer: QualificationAnswer): StopDecision {
   const lines = [
     answer.subject_current
@@ -189,7 +234,10 @@ function answerBlock(answer: QualificationAnswer): StopDecision {
     ),
     // Every failure by its code, known to this hook or not (a newer hub may add codes; the decoder
     // has checked each is id-shaped, so it is printed as it came).
-    ...answer.failures.map((failure) => `failure of task ${failure.task_id}: ${failure.code}`),
+    ...answer.failures.flatMap((failure) => [
+      `failure of task ${failure.task_id}: ${failure.code}`,
+      ...outputTailLines(failure),
+    ]),
   ];
   return {
     decision: 'block',
@@ -202,8 +250,75 @@ function answerBlock(answer: QualificationAnswer): StopDecision {
   };
 }
 
+/**
+ * The exact command lines of a block's next (docs/stop-hooks.md "Block causes and feedback"), each `$ agentscm …`
+ * with every argument filled in: the checkpoint of this workspace onto the Change, or the collector claim and collect
+ * of the task named in next, with the collector the operator set up (`agent-task collector add`). None when the
+ * store cannot give them (the sentence still says what to do).
+ */
+function commandLines(input: TaskStopInput, next: StopNext & { readonly collector_profile_id?: string }): string[] {
+  const target = input.target ?? DEFAULT_TASK_STOP_TARGET;
+  const dataDir = resolve(input.store.dataDir);
+  if (next.operation === 'checkpoint') {
+    return [
+      shellCommandLine([
+        'agentscm',
+        '--data-dir',
+        dataDir,
+        'checkpoint',
+        '--change',
+        input.change,
+        '--workspace',
+        resolve(input.workspace),
+        ...(target === DEFAULT_TASK_STOP_TARGET ? [] : ['--target', target]),
+      ]),
+    ];
+  }
+  const taskId = next.task_id;
+  const profileId = next.collector_profile_id;
+  if (next.operation !== 'collector_claim' || taskId === undefined || profileId === undefined) return [];
+  try {
+    const repository = readWorkspaceStatus(input.store, { workspace: input.workspace }).repository;
+    const auth = input.store.authority();
+    return readTransaction(auth, () => {
+      const subject = readLocalSubject(input.store, repository, input.change, target);
+      const argvs = collectorCommands(auth, {
+        data_dir: dataDir,
+        collector_profile_id: profileId,
+        change_id: subject.change_id,
+        context_digest: subject.context_digest,
+        task_id: taskId,
+        target,
+        token_file: input.tokenFile,
+      });
+      return argvs === null ? [] : argvs.map(shellCommandLine);
+    });
+  } catch {
+    return [];
+  }
+}
+
 /** One agent-owned Stop (see the module comment): pass only for qualified, current, clean, exact bytes. */
 export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
+  const decision = await decideTaskStop(input);
+  if (decision.decision === 'pass') return decision;
+  const next = decision.feedback.next as StopNext & { readonly collector_profile_id?: string };
+  const lines = commandLines(input, next);
+  const named =
+    next.operation === 'collector_claim' && next.collector_profile_id !== undefined
+      ? [`next: collector_claim of task ${next.task_id ?? ''} under collector profile ${next.collector_profile_id}`]
+      : [];
+  if (lines.length === 0 && named.length === 0) return decision;
+  return {
+    decision: 'block',
+    feedback: {
+      ...decision.feedback,
+      lines: [...decision.feedback.lines, ...named, ...lines.map((line) => `$ ${line}`)],
+    },
+  };
+}
+
+async function decideTaskStop(input: TaskStopInput): Promise<StopDecision> {
   const readWorkspace = (): WorkspaceStatus => readWorkspaceStatus(input.store, { workspace: input.workspace });
   let before: WorkspaceStatus;
   try {

@@ -90,6 +90,12 @@ export const TASK_ERRORS = {
       exit: EXIT.INVALID,
       summary: 'The task is controller-only (its progression is none); it can be read but never claimed or reported.',
     },
+    TASK_COLLECTOR_CLAIM_REQUIRED: {
+      exit: EXIT.INVALID,
+      summary:
+        "The task's step has an installed collector profile: claim it with collector_claim (`agent-task claim`), " +
+        'never a plain claim; no lease was taken.',
+    },
     TASK_ALREADY_CLAIMED: {
       exit: EXIT.CONFLICT,
       summary: 'The task already has an attempt that is not replaced; reconcile it before a fresh claim.',
@@ -158,6 +164,7 @@ export interface TaskErrorDetails {
   TASK_ATTEMPT_NOT_ACTIVE: { state: string };
   TASK_ATTEMPT_NOT_FOUND: { attempt_id: string };
   TASK_BINDING_MISMATCH: { field: string };
+  TASK_COLLECTOR_CLAIM_REQUIRED: { task_id: string; collector_profile_id: string };
   TASK_DEPENDENCY_INCOMPLETE: { step_id: string };
   TASK_FENCE_STALE: { fence: string; new_fence: string } | { fence: string; attempt_fence: string };
   TASK_INPUT_CONFLICT: { pointer: string };

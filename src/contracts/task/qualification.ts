@@ -53,9 +53,28 @@ export const QUALIFICATION_NEXT_OPERATIONS = [
   'none',
 ] as const;
 
+/** At most this many command lines in `next.commands`, each of at most this many words of at most this many characters. */
+export const MAX_NEXT_COMMANDS = 4;
+export const MAX_NEXT_COMMAND_WORDS = 64;
+export const MAX_NEXT_COMMAND_WORD_CHARS = 4096;
+
+/**
+ * `next`: typed data (operation, task_id). A collector_claim names the step's installed collector profile
+ * (`collector_profile_id`) when it has one; `commands`, optional, holds the argv of the exact command lines
+ * (each starting with `agentscm`) a client prints for the agent — it is never required to act on `next`.
+ */
 export type QualificationNext =
-  | { readonly operation: 'collector_claim' | 'reconcile'; readonly task_id: string }
-  | { readonly operation: 'collector_finalize' | 'checkpoint' | 'none' };
+  | {
+      readonly operation: 'collector_claim';
+      readonly task_id: string;
+      readonly collector_profile_id?: string;
+      readonly commands?: readonly (readonly string[])[];
+    }
+  | { readonly operation: 'reconcile'; readonly task_id: string; readonly commands?: readonly (readonly string[])[] }
+  | {
+      readonly operation: 'collector_finalize' | 'checkpoint' | 'none';
+      readonly commands?: readonly (readonly string[])[];
+    };
 
 export interface QualificationTask {
   readonly task_id: string;
@@ -83,6 +102,18 @@ export interface QualificationAnswer {
   readonly failures: readonly QualificationFailure[];
   readonly next: QualificationNext;
 }
+
+/** `next.commands`: argv arrays, each starting with `agentscm`. */
+const NEXT_COMMANDS_SCHEMA = {
+  type: 'array',
+  maxItems: MAX_NEXT_COMMANDS,
+  items: {
+    type: 'array',
+    minItems: 2,
+    maxItems: MAX_NEXT_COMMAND_WORDS,
+    items: { type: 'string', minLength: 1, maxLength: MAX_NEXT_COMMAND_WORD_CHARS },
+  },
+} as const;
 
 export const QUALIFICATION_ANSWER_SCHEMA = {
   type: 'object',
@@ -125,13 +156,27 @@ export const QUALIFICATION_ANSWER_SCHEMA = {
           type: 'object',
           additionalProperties: false,
           required: ['operation', 'task_id'],
-          properties: { operation: { enum: ['collector_claim', 'reconcile'] }, task_id: ID_SCHEMA },
+          properties: {
+            operation: { enum: ['collector_claim'] },
+            task_id: ID_SCHEMA,
+            collector_profile_id: HEX64_SCHEMA,
+            commands: NEXT_COMMANDS_SCHEMA,
+          },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['operation', 'task_id'],
+          properties: { operation: { enum: ['reconcile'] }, task_id: ID_SCHEMA, commands: NEXT_COMMANDS_SCHEMA },
         },
         {
           type: 'object',
           additionalProperties: false,
           required: ['operation'],
-          properties: { operation: { enum: ['collector_finalize', 'checkpoint', 'none'] } },
+          properties: {
+            operation: { enum: ['collector_finalize', 'checkpoint', 'none'] },
+            commands: NEXT_COMMANDS_SCHEMA,
+          },
         },
       ],
     },
@@ -163,6 +208,9 @@ export function checkQualificationAnswer(answer: QualificationAnswer): void {
   if (!answer.subject_current && (answer.tasks.length > 0 || answer.next.operation !== 'checkpoint')) {
     throw invalid('a superseded subject has no tasks and next checkpoint');
   }
+  for (const argv of answer.next.commands ?? []) {
+    if (argv[0] !== 'agentscm') throw invalid('every command line in next.commands starts with agentscm');
+  }
   const ids = new Set<string>();
   for (const task of answer.tasks) {
     if (ids.has(task.task_id)) throw invalid(`task ${task.task_id} is listed twice`);
@@ -190,6 +238,12 @@ export function qualificationToJson(answer: QualificationAnswer): JsonObject {
     revision: answer.revision,
     tasks: answer.tasks.map((task) => ({ ...task })),
     failures: answer.failures.map((failure) => ({ ...failure })),
-    next: { ...answer.next },
+    next: nextToJson(answer.next),
   };
+}
+
+/** The JSON of `next` (commands copied word by word). */
+export function nextToJson(next: QualificationNext): JsonObject {
+  const { commands, ...rest } = next;
+  return commands === undefined ? { ...rest } : { ...rest, commands: commands.map((argv) => [...argv]) };
 }

@@ -33,6 +33,8 @@ export interface LocalQualificationInput {
   readonly change: string;
   /** Review context digest; undefined → the one context of the Change's current version. */
   readonly context?: string | undefined;
+  /** The agent's token file: the answer's next then carries the exact command lines to run. */
+  readonly tokenFile?: string | undefined;
 }
 
 /**
@@ -49,19 +51,23 @@ export function qualifyLocal(store: Store, input: LocalQualificationInput): Qual
     target: input.target,
     guard: trustedLocalGuard,
   };
-  return qualifyResolved(ctx, (auth) => {
-    const reference = input.context;
-    if (reference !== undefined && FULL_DIGEST.test(reference))
-      return { change_id: input.change, context_digest: reference };
-    const repository = resolveRepository(auth, input.repository).id;
-    return {
-      change_id: input.change,
-      context_digest:
-        reference === undefined
-          ? soleCurrentContext(auth, repository, input.change, () =>
-              targetSubjectRecipe(auth, repository, input.target),
-            )
-          : resolveContextRef(auth, repository, reference),
-    };
-  });
+  return qualifyResolved(
+    ctx,
+    (auth) => {
+      const reference = input.context;
+      if (reference !== undefined && FULL_DIGEST.test(reference))
+        return { change_id: input.change, context_digest: reference };
+      const repository = resolveRepository(auth, input.repository).id;
+      return {
+        change_id: input.change,
+        context_digest:
+          reference === undefined
+            ? soleCurrentContext(auth, repository, input.change, () =>
+                targetSubjectRecipe(auth, repository, input.target),
+              )
+            : resolveContextRef(auth, repository, reference),
+      };
+    },
+    { tokenFile: input.tokenFile },
+  );
 }

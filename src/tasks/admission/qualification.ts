@@ -22,19 +22,57 @@ import type { Authority } from '../../native/store.js';
 import type { Journal } from '../../workflows/journal.js';
 import { nowOf, type TaskContext } from '../context.js';
 import { deriveSubject, type DerivedSubject } from '../derive.js';
+import { collectorCommands, stepCollectorProfileId } from '../operations/collector-next.js';
 import { readAuthority, readJournal } from '../transition.js';
 import { decideSubject } from './decision.js';
 
 export { boundFailures } from './decision.js';
 
-/** The answer for a current subject: admission's decision with each retained envelope checked by its stored digest. */
+/** What a caller knows beyond the subject: the agent's token file, to fill in the printed command lines. */
+export interface QualificationOptions {
+  readonly tokenFile?: string | undefined;
+}
+
+/**
+ * The answer for a current subject: admission's decision with each retained envelope checked by its stored digest.
+ * A collector_claim names the step's installed collector profile, and — with the agent's token file — carries the
+ * exact claim and collect command lines (docs/agent-tasks.md "One path for the agent").
+ */
 function qualifyDerived(
   auth: Authority,
+  ctx: TaskContext,
   journal: Journal | null,
   derived: DerivedSubject,
   nowMs: number,
+  options: QualificationOptions,
 ): QualificationAnswer {
-  return decideSubject(auth, journal, derived, nowMs, 'digest').answer;
+  const answer = decideSubject(auth, journal, derived, nowMs, 'digest').answer;
+  const next = answer.next;
+  if (next.operation !== 'collector_claim') return answer;
+  const entry = derived.tasks.find((task) => task.task.task_id === next.task_id);
+  if (entry === undefined || entry.step.action.kind !== 'command') return answer;
+  const profileId = stepCollectorProfileId(auth, {
+    repository: derived.base.repository,
+    workflow_profile: derived.base.profile,
+    step: entry.task.subject.step_id,
+  });
+  if (profileId === null) return answer;
+  const commands =
+    options.tokenFile === undefined
+      ? null
+      : collectorCommands(auth, {
+          data_dir: ctx.store.dataDir,
+          collector_profile_id: profileId,
+          change_id: derived.base.change_id,
+          context_digest: derived.base.context_digest,
+          task_id: next.task_id,
+          target: derived.base.target,
+          token_file: options.tokenFile,
+        });
+  return {
+    ...answer,
+    next: { ...next, collector_profile_id: profileId, ...(commands === null ? {} : { commands }) },
+  };
 }
 
 /** The answer for a subject that is no longer current: its own revision, no tasks, checkpoint. */
@@ -66,6 +104,7 @@ export type QualificationSubject = Pick<Subject, 'change_id' | 'context_digest'>
 export function qualifyResolved(
   ctx: TaskContext,
   subjectOf: (auth: Authority) => QualificationSubject,
+  options: QualificationOptions = {},
 ): QualificationAnswer {
   const nowMs = nowOf(ctx);
   return readAuthority(ctx, (auth) => {
@@ -88,8 +127,8 @@ export function qualifyResolved(
     }
     return readJournal(
       ctx,
-      () => qualifyDerived(auth, null, derived, nowMs),
-      (journal) => qualifyDerived(auth, journal, derived, nowMs),
+      () => qualifyDerived(auth, ctx, null, derived, nowMs, options),
+      (journal) => qualifyDerived(auth, ctx, journal, derived, nowMs, options),
     );
   });
 }

@@ -36,6 +36,7 @@ import {
 import { journalExists, readAuthority, type TransitionScope } from '../transition.js';
 import { firstIncompleteDependency, observeAttempt } from '../views.js';
 import { requireActor, requireExecutor } from './checks.js';
+import { stepCollectorProfileId } from './collector-next.js';
 import { commitOutcome, lookupRetry, transition } from './idempotency.js';
 import { deriveCurrent } from './lookups.js';
 
@@ -86,6 +87,34 @@ function requireDependencies(
       },
     );
   }
+}
+
+/**
+ * A plain claim of a task whose step has an installed collector profile is refused before anything
+ * is opened for writing (TASK_COLLECTOR_CLAIM_REQUIRED): only the collector claim produces evidence
+ * that qualifies, and a plain claim's lease would only block it.
+ */
+function requireNoCollectorProfile(ctx: TaskContext, entry: DerivedTask): void {
+  const task = entry.task;
+  const profileId = readAuthority(ctx, (auth) =>
+    stepCollectorProfileId(auth, {
+      repository: task.subject.repository,
+      workflow_profile: task.subject.profile,
+      step: task.subject.step_id,
+    }),
+  );
+  if (profileId === null) return;
+  throw new AgentscmError(
+    'TASK_COLLECTOR_CLAIM_REQUIRED',
+    `task ${task.task_id} (step "${task.subject.step_id}") is collected under collector profile ${profileId}; ` +
+      'a plain claim is refused and took no lease',
+    {
+      hint:
+        `claim it with collector_claim: agentscm agent-task claim --profile ${profileId} --task ${task.task_id} ` +
+        '--change CHANGE --token-file FILE --out DESCRIPTOR (qualification prints the full line)',
+      details: { task_id: task.task_id, collector_profile_id: profileId },
+    },
+  );
 }
 
 /**
@@ -180,6 +209,7 @@ export function claimOperation<A extends JsonObject>(
       },
     );
   }
+  if (extension === undefined) requireNoCollectorProfile(ctx, entry);
   extension?.check(entry);
   precheckWithoutJournal(ctx, derived, entry, request);
   return transition(

@@ -13,6 +13,7 @@ import type { DerivedSubject, DerivedTask } from '../derive.js';
 import { olderUnresolvedTask, retainedSeqOf } from '../journal-rows.js';
 import { readAuthority, readJournal } from '../transition.js';
 import { firstIncompleteDependency, observeAttempt } from '../views.js';
+import { stepCollectorProfileId } from './collector-next.js';
 import { deriveCurrent } from './lookups.js';
 
 /** One task row of a requirements answer (state is the read-time local view). */
@@ -42,6 +43,12 @@ export type RequirementsAnswer = {
 export type NextStep =
   | { readonly operation: 'reconcile'; readonly task_id: string; readonly reason: string }
   | { readonly operation: 'claim'; readonly task_id: string; readonly task_digest: string }
+  | {
+      readonly operation: 'collector_claim';
+      readonly task_id: string;
+      readonly task_digest: string;
+      readonly collector_profile_id: string;
+    }
   | { readonly operation: 'none' };
 
 function taskRow(
@@ -110,7 +117,8 @@ function subjectAnswer(derived: DerivedSubject, tasks: RequirementsTaskRow[]): R
 /**
  * `next`: the one next thing to do for the current subject, as typed data — reconcile an
  * unresolved older subject or attempt, claim the first claimable pending task whose dependencies
- * are complete, or none.
+ * are complete (collector_claim naming the profile when its step has an installed collector
+ * profile), or none.
  */
 export function nextOperation(ctx: TaskContext): JsonValue {
   return ctx.guard(ctx.actor, 'next', () => {
@@ -132,6 +140,19 @@ export function nextOperation(ctx: TaskContext): JsonValue {
           continue;
         }
         if (firstIncompleteDependency(auth, journal, derived, entry) !== null) continue;
+        // A step with an installed collector profile is claimed with collector_claim, never a plain claim.
+        const profileId = stepCollectorProfileId(auth, {
+          repository: derived.base.repository,
+          workflow_profile: derived.base.profile,
+          step: entry.task.subject.step_id,
+        });
+        if (profileId !== null)
+          return {
+            operation: 'collector_claim',
+            task_id: entry.task.task_id,
+            task_digest: entry.digest,
+            collector_profile_id: profileId,
+          };
         return { operation: 'claim', task_id: entry.task.task_id, task_digest: entry.digest };
       }
       return { operation: 'none' };
@@ -143,7 +164,7 @@ export function nextOperation(ctx: TaskContext): JsonValue {
         (journal) => choose(auth, journal),
       ),
     );
-    const chosen = next.operation === 'claim' ? derived.tasks.find((t) => t.task.task_id === next.task_id) : undefined;
+    const chosen = 'task_digest' in next ? derived.tasks.find((t) => t.task.task_id === next.task_id) : undefined;
     return {
       subject: subjectBaseJson(derived),
       next,
