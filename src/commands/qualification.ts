@@ -17,7 +17,8 @@ export default class Qualification extends BaseCommand {
     'blocked), at most 32 typed failures (task id and a stable code) and the next step as data (collector_claim ' +
     "or reconcile with a task id, collector_finalize, checkpoint, none; a collector_claim names the step's " +
     'installed collector profile and, with --token-file, prints the exact claim and collect lines). It opens the ' +
-    'existing stores read-only and never finalizes, writes a receipt or changes a task; landing rechecks everything. Exit status: 0 when ' +
+    'existing stores read-only and never finalizes, writes a receipt or changes a task; landing rechecks ' +
+    'everything. Exit status: 0 when ' +
     'qualified, 1 when not (the answer is printed either way), 2 for bad input, 4 when a store is unavailable.';
   static override examples = [
     '<%= config.bin %> qualification --change fix-parser',

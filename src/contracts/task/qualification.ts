@@ -53,7 +53,7 @@ export const QUALIFICATION_NEXT_OPERATIONS = [
   'none',
 ] as const;
 
-/** At most this many command lines in `next.commands`, each of at most this many words of at most this many characters. */
+/** At most this many command lines in `next.commands`, of at most this many words of this many characters. */
 export const MAX_NEXT_COMMANDS = 4;
 export const MAX_NEXT_COMMAND_WORDS = 64;
 export const MAX_NEXT_COMMAND_WORD_CHARS = 4096;
