@@ -8,6 +8,7 @@
  * any id-shaped string (spec: "ids and codes match [A-Za-z0-9._-]{1,128}"), not only today's
  * stable codes, so that a client keeps reading the answers of a newer hub that adds codes.
  */
+import { OUTPUT_TAIL_LIMITS, type ShownOutputTail } from '../collector/output-tail.js';
 import { AgentscmError } from '../errors.js';
 import type { JsonObject } from '../json/json-value.js';
 import { defineTaskDecoder, HEX64_SCHEMA, ID_SCHEMA, type TaskDecoder } from './common.js';
@@ -91,6 +92,12 @@ export interface QualificationFailure {
    * hub's).
    */
   readonly code: string;
+  /**
+   * A `collector_not_passed` failure's command output tail (docs/agent-tasks.md "Status and recovery"): the last
+   * lines of stdout and stderr, at most 40 lines and 4 KiB together, control characters shown as `\xNN`. Optional:
+   * absent when the transfer carries none, and in older answers.
+   */
+  readonly output_tail?: ShownOutputTail;
 }
 
 export interface QualificationAnswer {
@@ -147,7 +154,20 @@ export const QUALIFICATION_ANSWER_SCHEMA = {
         type: 'object',
         additionalProperties: false,
         required: ['task_id', 'code'],
-        properties: { task_id: ID_SCHEMA, code: ID_SCHEMA },
+        properties: {
+          task_id: ID_SCHEMA,
+          code: ID_SCHEMA,
+          output_tail: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['stdout', 'stderr', 'truncated'],
+            properties: {
+              stdout: { type: 'string', maxUtf8Bytes: OUTPUT_TAIL_LIMITS.shownBytes },
+              stderr: { type: 'string', maxUtf8Bytes: OUTPUT_TAIL_LIMITS.shownBytes },
+              truncated: { type: 'boolean' },
+            },
+          },
+        },
       },
     },
     next: {
@@ -211,6 +231,23 @@ export function checkQualificationAnswer(answer: QualificationAnswer): void {
   for (const argv of answer.next.commands ?? []) {
     if (argv[0] !== 'agentscm') throw invalid('every command line in next.commands starts with agentscm');
   }
+  let tailBytes = 0;
+  for (const failure of answer.failures) {
+    const tail = failure.output_tail;
+    if (tail === undefined) continue;
+    const bytes = Buffer.byteLength(tail.stdout, 'utf8') + Buffer.byteLength(tail.stderr, 'utf8');
+    const lines = [tail.stdout, tail.stderr].reduce((n, text) => n + (text === '' ? 0 : text.split('\n').length), 0);
+    if (bytes > OUTPUT_TAIL_LIMITS.shownBytes || lines > OUTPUT_TAIL_LIMITS.shownLines)
+      throw invalid(
+        `the output tail of task ${failure.task_id} has ${lines} lines and ${bytes} bytes; at most ` +
+          `${OUTPUT_TAIL_LIMITS.shownLines} lines and ${OUTPUT_TAIL_LIMITS.shownBytes} bytes are shown`,
+      );
+    tailBytes += bytes;
+  }
+  if (tailBytes > OUTPUT_TAIL_LIMITS.answerBytes)
+    throw invalid(
+      `the output tails hold ${tailBytes} bytes; an answer shows at most ${OUTPUT_TAIL_LIMITS.answerBytes}`,
+    );
   const ids = new Set<string>();
   for (const task of answer.tasks) {
     if (ids.has(task.task_id)) throw invalid(`task ${task.task_id} is listed twice`);
@@ -237,7 +274,11 @@ export function qualificationToJson(answer: QualificationAnswer): JsonObject {
     receipt_digest: answer.receipt_digest,
     revision: answer.revision,
     tasks: answer.tasks.map((task) => ({ ...task })),
-    failures: answer.failures.map((failure) => ({ ...failure })),
+    failures: answer.failures.map((failure): JsonObject => {
+      const json: JsonObject = { task_id: failure.task_id, code: failure.code };
+      if (failure.output_tail !== undefined) json.output_tail = { ...failure.output_tail };
+      return json;
+    }),
     next: nextToJson(answer.next),
   };
 }

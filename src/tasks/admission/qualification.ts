@@ -12,6 +12,7 @@
  * approving or landing (`'signature'`), so the advisory answer skips that re-verification
  * (docs/qualification.md "Evidence: what is re-read").
  */
+import { OUTPUT_TAIL_LIMITS, showOutputTail } from '../../contracts/collector/output-tail.js';
 import { AgentscmError } from '../../contracts/errors.js';
 import type { JsonValue } from '../../contracts/json/json-value.js';
 import { qualificationToJson, type QualificationAnswer } from '../../contracts/task/qualification.js';
@@ -20,6 +21,7 @@ import { resolveRepository } from '../../native/repositories.js';
 import { findReviewContext } from '../../native/review-contexts.js';
 import type { Authority } from '../../native/store.js';
 import type { Journal } from '../../workflows/journal.js';
+import { failedOutputTailOfTask } from '../collector/transfers.js';
 import { nowOf, type TaskContext } from '../context.js';
 import { deriveSubject, type DerivedSubject } from '../derive.js';
 import { collectorCommands, stepCollectorProfileId } from '../operations/collector-next.js';
@@ -46,7 +48,7 @@ function qualifyDerived(
   nowMs: number,
   options: QualificationOptions,
 ): QualificationAnswer {
-  const answer = decideSubject(auth, journal, derived, nowMs, 'digest').answer;
+  const answer = withOutputTails(auth, decideSubject(auth, journal, derived, nowMs, 'digest').answer);
   const next = answer.next;
   if (next.operation !== 'collector_claim') return answer;
   const entry = derived.tasks.find((task) => task.task.task_id === next.task_id);
@@ -73,6 +75,25 @@ function qualifyDerived(
     ...answer,
     next: { ...next, collector_profile_id: profileId, ...(commands === null ? {} : { commands }) },
   };
+}
+
+/**
+ * Each `collector_not_passed` failure with the output tail its transfer carries (docs/agent-tasks.md
+ * "Status and recovery"): at most 40 lines and 4 KiB per failure, 16 KiB in all (later failures go without
+ * once that is spent). Diagnostic only: the rest of the answer is admission's decision unchanged.
+ */
+function withOutputTails(auth: Authority, answer: QualificationAnswer): QualificationAnswer {
+  if (!answer.failures.some((failure) => failure.code === 'collector_not_passed')) return answer;
+  let budget: number = OUTPUT_TAIL_LIMITS.answerBytes;
+  const failures = answer.failures.map((failure) => {
+    if (failure.code !== 'collector_not_passed' || budget <= 0) return failure;
+    const tail = failedOutputTailOfTask(auth, failure.task_id);
+    if (tail === null) return failure;
+    const shown = showOutputTail(tail, budget);
+    budget -= Buffer.byteLength(shown.stdout, 'utf8') + Buffer.byteLength(shown.stderr, 'utf8');
+    return { ...failure, output_tail: shown };
+  });
+  return { ...answer, failures };
 }
 
 /** The answer for a subject that is no longer current: its own revision, no tasks, checkpoint. */
