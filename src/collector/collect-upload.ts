@@ -6,7 +6,13 @@
  */
 import { join } from 'node:path';
 
-import { decodeOutputTail, showOutputTail, type ShownOutputTail } from '../contracts/collector/output-tail.js';
+import {
+  decodeOutputTail,
+  shownStreamCuts,
+  showOutputTail,
+  type ShownOutputTail,
+  type ShownStreamCuts,
+} from '../contracts/collector/output-tail.js';
 import { readTransferEnvelope, TRANSFER_LIMITS, transferDigest } from '../contracts/collector/transfer.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { encodeCanonical } from '../contracts/json/canonical-json.js';
@@ -57,6 +63,8 @@ export interface CollectResult {
    * its transfer carries a command_output_tail; else null.
    */
   readonly output_tail: ShownOutputTail | null;
+  /** Per stream, whether output_tail leaves earlier output of it out; null with output_tail. */
+  readonly output_tail_cut: ShownStreamCuts | null;
   readonly transfer_digest: string;
   readonly envelope_bytes: number;
   readonly envelope_file: string;
@@ -81,6 +89,7 @@ export interface EnvelopeVerdict {
   readonly attempt_id: string;
   /** The shown output tail of a command that did not pass, or null. */
   readonly output_tail: ShownOutputTail | null;
+  readonly output_tail_cut: ShownStreamCuts | null;
 }
 
 /**
@@ -101,14 +110,15 @@ export function envelopeVerdict(envelope: Buffer): EnvelopeVerdict {
       if (typeof value.exit_code === 'number') exitCode = value.exit_code;
     }
   }
-  const outputTail =
-    tailEntry === undefined || outcome === 'passed' ? null : showOutputTail(decodeOutputTail(tailEntry.bytes));
+  const decoded = tailEntry === undefined || outcome === 'passed' ? null : decodeOutputTail(tailEntry.bytes);
+  const outputTail = decoded === null ? null : showOutputTail(decoded);
   return {
     outcome,
     exit_code: exitCode,
     task_id: read.header.task_id,
     attempt_id: read.header.attempt_id,
     output_tail: outputTail,
+    output_tail_cut: decoded === null || outputTail === null ? null : shownStreamCuts(decoded, outputTail),
   };
 }
 /** Upload a collection's envelope, record the answer in the state directory and report the collection. */
@@ -136,6 +146,7 @@ export async function finishUpload(
     outcome: verdict.outcome,
     exit_code: verdict.exit_code,
     output_tail: verdict.output_tail,
+    output_tail_cut: verdict.output_tail_cut,
     transfer_digest: digest,
     envelope_bytes: envelope.byteLength,
     envelope_file: join(collectionDir(state, descriptor.upload_request_id), 'envelope.agscmtr'),

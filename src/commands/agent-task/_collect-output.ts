@@ -38,7 +38,8 @@ export function printCollectResult(log: (line: string) => void, result: CollectR
   if (tail === null) return;
   for (const name of ['stdout', 'stderr'] as const) {
     if (tail[name] === '') continue;
-    log(`${name}, last lines${tail.truncated ? ' (earlier output left out)' : ''}:`);
+    const cut = result.output_tail_cut?.[name] ?? tail.truncated;
+    log(`${name}, last lines${cut ? ' (earlier output left out)' : ''}:`);
     for (const line of tail[name].split('\n')) log(`  | ${line}`);
   }
 }

@@ -252,11 +252,31 @@ export function showOutputTail(
   const out = escapeControls(tail.stdout.tail);
   const err = escapeControls(tail.stderr.tail);
   const outAll = lastLines(out, lines, bytes);
-  const errLines = Math.max(Math.floor(lines / 2), lines - outAll.text.split('\n').length);
+  const outLines = outAll.text === '' ? 0 : outAll.text.split('\n').length;
+  const errLines = Math.max(Math.floor(lines / 2), lines - outLines);
   const errBytes = Math.max(Math.floor(bytes / 2), bytes - Buffer.byteLength(outAll.text, 'utf8'));
   const errShown = lastLines(err, errLines, errBytes);
   const usedLines = errShown.text === '' ? 0 : errShown.text.split('\n').length;
   const outShown = lastLines(out, lines - usedLines, bytes - Buffer.byteLength(errShown.text, 'utf8'));
   const cutBefore = tail.stdout.tail_bytes < tail.stdout.bytes || tail.stderr.tail_bytes < tail.stderr.bytes;
   return { stdout: outShown.text, stderr: errShown.text, truncated: cutBefore || outShown.cut || errShown.cut };
+}
+
+/** Per stream, whether a shown tail leaves earlier output of that stream out. */
+export interface ShownStreamCuts {
+  readonly stdout: boolean;
+  readonly stderr: boolean;
+}
+
+/**
+ * Which streams of `shown` (showOutputTail of `tail`) start after the stream's first byte: the record
+ * kept only the stream's last bytes (tail_bytes < bytes), or showing it left lines or bytes out.
+ */
+export function shownStreamCuts(tail: CommandOutputTail, shown: ShownOutputTail): ShownStreamCuts {
+  const cut = (name: 'stdout' | 'stderr'): boolean => {
+    const whole = escapeControls(tail[name].tail);
+    const full = whole.endsWith('\n') ? whole.slice(0, -1) : whole;
+    return tail[name].tail_bytes < tail[name].bytes || shown[name].length < full.length;
+  };
+  return { stdout: cut('stdout'), stderr: cut('stderr') };
 }
