@@ -5,6 +5,13 @@
  * is valid only while its registration is the current, unrevoked one; a dependency is complete
  * only through the authority's own recomputation or a valid task-bound registered observation.
  */
+import {
+  decodeOutputTail,
+  shownStreamCuts,
+  showOutputTail,
+  type ShownOutputTail,
+  type ShownStreamCuts,
+} from '../contracts/collector/output-tail.js';
 import { readTransferEnvelope } from '../contracts/collector/transfer.js';
 import type { JsonObject } from '../contracts/json/json-value.js';
 import { attemptToJson } from '../contracts/task/attempt.js';
@@ -219,6 +226,14 @@ export type TransferView = {
   readonly collector_profile_id: string;
   /** The execution_record record as the transfer carries it (its wire members), or null. */
   readonly execution_record: JsonObject | null;
+  /**
+   * A command that did not pass: the last lines of its stdout and stderr from the transfer's
+   * command_output_tail record, bounded and escaped as qualification shows them (40 lines, 4 KiB);
+   * else null.
+   */
+  readonly output_tail: ShownOutputTail | null;
+  /** Per stream, whether output_tail leaves earlier output of it out; null with output_tail. */
+  readonly output_tail_cut: ShownStreamCuts | null;
 };
 
 /** One attempt of a task in the Tasks view. */
@@ -265,6 +280,9 @@ function transferView(auth: Authority, journal: Journal, row: RetainedTransferRo
     current = null;
   }
   const recordEntry = envelope.records.find((record) => record.kind === 'execution_record');
+  const tailEntry = envelope.records.find((record) => record.kind === 'command_output_tail');
+  const tail = tailEntry === undefined || row.outcome === 'passed' ? null : decodeOutputTail(tailEntry.bytes);
+  const shown = tail === null ? null : showOutputTail(tail);
   return {
     transfer_digest: row.transfer_digest,
     outcome: row.outcome,
@@ -281,6 +299,8 @@ function transferView(auth: Authority, journal: Journal, row: RetainedTransferRo
       recordEntry === undefined
         ? null
         : parseCanonicalRecord(recordEntry.bytes, 'IMPORT_RECORD_INVALID', 'execution_record'),
+    output_tail: shown,
+    output_tail_cut: tail === null || shown === null ? null : shownStreamCuts(tail, shown),
   };
 }
 

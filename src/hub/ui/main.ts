@@ -225,7 +225,9 @@ function taskSection(t: Json): HTMLElement {
                     id(signer.verification_key_id),
                     signer.registration_current === true ? ' (current)' : ' (no longer current)',
                   ),
-              record === null || record === undefined ? 'none' : recordView(record),
+              record === null || record === undefined
+                ? 'none'
+                : h('div', {}, recordView(record), ...outputTailView(transfer as Json)),
             ];
           }),
         ),
@@ -259,6 +261,25 @@ function recordView(record: Json): HTMLElement {
     h('dt', {}, 'started, finished'),
     h('dd', {}, `${String(record.started_at)} – ${String(record.finished_at)} (${String(record.duration_ms)} ms)`),
   );
+}
+
+/**
+ * A command that did not pass: the last lines of each stream its transfer carries, already bounded
+ * (40 lines, 4 KiB) and escaped by the authority; shown as text, never markup.
+ */
+function outputTailView(transfer: Json): Child[] {
+  const tail = transfer.output_tail as Json | null | undefined;
+  const cut = transfer.output_tail_cut as Json | null | undefined;
+  if (tail === null || tail === undefined) return [];
+  return (['stdout', 'stderr'] as const).flatMap((name) => {
+    const shown = asText(tail[name]);
+    if (shown === '') return [];
+    const left = (cut?.[name] ?? tail.truncated) === true ? ' (earlier output left out)' : '';
+    return [
+      h('p', { class: 'muted' }, `${name}, last lines${left}:`),
+      h('pre', { 'aria-label': `${name} output tail` }, shown),
+    ];
+  });
 }
 
 function contextCell(context: Json | undefined): Child {
