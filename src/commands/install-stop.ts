@@ -5,6 +5,7 @@ import { HOOK_CLIENTS, type HookClient } from '../agent-state/hook-settings.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { formatJson } from '../contracts/json/canonical-json.js';
 import {
+  defaultStopScope,
   installStop,
   STOP_MODES,
   STOP_SCOPES,
@@ -18,9 +19,11 @@ export default class InstallStop extends BaseCommand {
   static override summary =
     'Install an agentscm Stop hook for Claude Code or Codex (server-executed `stop` or agent-owned `task-stop`).';
   static override description =
-    'Merges one Stop command hook into .claude/settings.json or .codex/hooks.json of the project (--scope ' +
-    'project, under --repo) or ~/.claude/settings.json or ~/.codex/hooks.json (--scope user), leaving every ' +
-    'other setting and hook as it was. --mode stop runs `agentscm --data-dir D skill-workflow stop CHANGE ' +
+    'Merges one Stop command hook into a settings file, leaving every other setting and hook as it was: by ' +
+    "default the project's per-user file (Claude Code .claude/settings.local.json, --scope local; Codex " +
+    '.codex/hooks.json, --scope project), which is added to the workspace exclude list .agentscm/exclude so that ' +
+    'it is never recorded; --scope project for Claude Code writes the shared .claude/settings.json, recorded ' +
+    'with the Change unless excluded; --scope user ~/.claude/settings.json or ~/.codex/hooks.json. --mode stop runs `agentscm --data-dir D skill-workflow stop CHANGE ' +
     "--workspace PATH` (checkpoint, run the target's requirement, block with the failures); --mode task-stop " +
     'runs `skill-workflow task-stop` (Claude Code) or `task-codex-stop` (Codex) against a hub with --endpoint, ' +
     '--repository, --profile and --token-file (an absolute path) and, when the hub profile pins a target other ' +
@@ -50,9 +53,11 @@ export default class InstallStop extends BaseCommand {
       required: true,
     }),
     scope: Flags.string({
-      description: "project: the repository's own file (under --repo); user: the home directory's.",
+      description:
+        'local (Claude Code default): .claude/settings.local.json under --repo, excluded from the workspace; ' +
+        'project: .claude/settings.json (recorded unless excluded) or .codex/hooks.json (Codex default, ' +
+        "excluded); user: the home directory's file.",
       options: [...STOP_SCOPES],
-      default: 'project',
     }),
     change: Flags.string({ description: 'Change ID the hook checks.', required: true, helpValue: 'ID' }),
     workspace: Flags.string({
@@ -100,10 +105,11 @@ export default class InstallStop extends BaseCommand {
     }
     const taskFlags = [flags.endpoint, flags.repository, flags.profile, flags['token-file']];
     const workspace = resolve(flags.workspace);
+    const client = flags.client as HookClient;
     const outcome = installStop({
-      client: flags.client as HookClient,
+      client,
       mode: flags.mode as StopMode,
-      scope: flags.scope as StopScope,
+      scope: (flags.scope as StopScope | undefined) ?? defaultStopScope(client),
       change: flags.change,
       workspace,
       dataDir: this.resolveDataDir(flags['data-dir'], workspace),
@@ -146,6 +152,17 @@ export default class InstallStop extends BaseCommand {
           : `already ${verb}: ${outcome.settings_file} unchanged`,
       );
     }
+    if (outcome.excluded_added.length > 0)
+      this.log(
+        `${outcome.dry_run ? 'dry run: would add' : 'added'} ${outcome.excluded_added.join(' ')} to ` +
+          `${outcome.exclude_file ?? ''}: the hook file is never recorded`,
+      );
+    if (outcome.recorded && outcome.action === 'installed')
+      this.log(
+        `note: ${outcome.settings_file} is inside the workspace and is recorded with the Change (the hook command ` +
+          'with its data directory and paths) unless excluded; add it to .agentscm/exclude, or install with the ' +
+          'default --scope local',
+      );
     if (outcome.instructions !== null) this.log(`workflow-task guidance: ${outcome.instructions}`);
     return outcome;
   }

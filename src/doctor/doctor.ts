@@ -17,7 +17,7 @@ import { readHubConfig } from '../hub/config.js';
 import { HEALTH_PATH } from '../hub/routes/health.js';
 import { openStore } from '../tasks/store.js';
 import { describeError, DOCTOR_STATUSES, finding, passed, type DoctorFinding, type DoctorStatus } from './finding.js';
-import { agentscmEntries, checkHooks } from './hooks.js';
+import { agentscmEntries, checkHooks, type HookLocationReport } from './hooks.js';
 import { checkHubProfile } from './hub-profiles.js';
 import { checkRuntime } from './runtime.js';
 import { checkGrants, checkKeys, checkRegistrations, checkRequirements, type TokenFileRef } from './store-contents.js';
@@ -54,6 +54,8 @@ export interface DoctorReport extends JsonObject {
   readonly ok: boolean;
   readonly counts: Record<DoctorStatus, number>;
   readonly findings: (DoctorFinding & JsonObject)[];
+  /** Where each installed agentscm hook lives (docs/stop-hooks.md "Where the hook lives"). */
+  readonly hooks: (HookLocationReport & JsonObject)[];
 }
 
 /**
@@ -241,6 +243,7 @@ export async function checkHub(configFile: string | undefined): Promise<DoctorFi
 /** Run every check (see the module comment); never throws for what it finds. */
 export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
   const findings: DoctorFinding[] = [checkNode(input.nodeVersion, input.nodeRange)];
+  let locations: HookLocationReport[] = [];
   const opened = openStore(input.dataDir, { mode: 'read' });
   try {
     const store = checkStore(opened);
@@ -263,6 +266,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
       ...(await checkRuntime({ auth: store.auth, docker: input.docker, dockerSocket: input.dockerSocket })),
     );
     findings.push(...hooks.findings);
+    locations = hooks.locations;
   } finally {
     opened.close();
   }
@@ -276,5 +280,6 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
     ok: counts.fail === 0,
     counts,
     findings: findings.map((f) => ({ ...f })),
+    hooks: locations.map((l) => ({ ...l })),
   };
 }

@@ -4,7 +4,8 @@
  * change (readHookCommands), and each agentscm entry in them — the Stop hooks of install-stop
  * and the edit hook of install-edit-hook — checked against this agentscm: its executable
  * resolves to this installation's entry, its --data-dir holds a store, and the token file a
- * task-stop hook names is handed to the grants check.
+ * task-stop hook names is handed to the grants check. Each entry's location is reported too:
+ * the file, its scope, and whether the workspace's exclude list keeps it out of every Change.
  */
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
@@ -18,6 +19,7 @@ import {
   type HookSettingsLevel,
 } from '../agent-state/hook-settings.js';
 import { isEditHookCommand } from '../agent-state/install-edit-hook.js';
+import { hookLocation } from '../hooks/hook-location.js';
 import { isStopHookCommand } from '../hooks/install-stop.js';
 import { isStoreInitialized } from '../native/store.js';
 import { describeError, finding, passed, type DoctorFinding } from './finding.js';
@@ -33,8 +35,20 @@ export interface HookCheckInput {
   readonly path: string;
 }
 
+/** Where one installed agentscm hook lives (docs/stop-hooks.md "Where the hook lives"). */
+export interface HookLocationReport {
+  readonly client: HookClient;
+  readonly scope: HookSettingsLevel;
+  readonly event: string;
+  readonly file: string;
+  /** True: the workspace's exclude list keeps the file out; false: a checkpoint records it; null: outside. */
+  readonly excluded: boolean | null;
+}
+
 export interface HookCheck {
   readonly findings: DoctorFinding[];
+  /** Every agentscm hook entry found, in file order. */
+  readonly locations: HookLocationReport[];
   /** Token files named by installed task-stop hooks. */
   readonly tokenFiles: TokenFileRef[];
 }
@@ -104,6 +118,7 @@ function settingsFiles(input: HookCheckInput): SettingsFile[] {
 export function checkHooks(input: HookCheckInput): HookCheck {
   const findings: DoctorFinding[] = [];
   const tokenFiles: TokenFileRef[] = [];
+  const locations: HookLocationReport[] = [];
   const reinstall =
     'install it again with this agentscm: agentscm install-stop … --executable PATH (or install-edit-hook … ' +
     "--executable PATH), PATH being this installation's bin/run.js or the agentscm on PATH";
@@ -140,7 +155,15 @@ export function checkHooks(input: HookCheckInput): HookCheck {
       );
       continue;
     }
+    const excluded = locationExcluded(settings, input.workspace);
     for (const entry of ours) {
+      locations.push({
+        client: settings.client,
+        scope: settings.level,
+        event: entry.event,
+        file: settings.file,
+        excluded,
+      });
       const subject = `${settings.file} ${entry.event} hook`;
       const words = splitShellWords(entry.command);
       if (words === null) {
@@ -208,5 +231,16 @@ export function checkHooks(input: HookCheckInput): HookCheck {
       ),
     );
   }
-  return { findings, tokenFiles };
+  return { findings, tokenFiles, locations };
+}
+
+/** Whether the workspace's exclude list keeps a settings file out (null: not in the workspace, or unreadable). */
+function locationExcluded(settings: SettingsFile, workspace: string | null): boolean | null {
+  if (settings.level === 'user' || workspace === null) return null;
+  try {
+    const location = hookLocation(settings.client, settings.level, settings.file, settings.base, workspace);
+    return location.pattern === null ? null : location.excluded;
+  } catch {
+    return null;
+  }
 }

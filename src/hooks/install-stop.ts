@@ -4,7 +4,11 @@
  * `task-codex-stop` (agent-owned) — into a Claude Code settings file or a Codex hooks file,
  * through the installers' one settings merge (agent-state/hook-settings.ts). Its own entry is any
  * handler running one of those three commands: installing again replaces it, --remove takes it
- * out, and every other setting and hook stays as it was.
+ * out, and every other setting and hook stays as it was. The default file is the per-user one
+ * (Claude Code `.claude/settings.local.json`; Codex `.codex/hooks.json`, its only project file),
+ * added to the workspace's exclude list so that the hook never lands in a Change
+ * (hook-location.ts); `--scope project` for Claude Code writes the shared `.claude/settings.json`,
+ * which is recorded unless excluded.
  */
 import { isAbsolute } from 'node:path';
 
@@ -12,12 +16,18 @@ import { editHookSettings, hookSettingsFile, quoteShellArg, type HookClient } fr
 import { AgentscmError } from '../contracts/errors.js';
 import { validateId } from '../contracts/ids.js';
 import type { JsonObject } from '../contracts/json/json-value.js';
+import { EXCLUDE_FILE_LABEL, excludeHookFile, hookLocation } from './hook-location.js';
 import { checkTaskStopTarget, type TaskStopTarget } from './stop/target.js';
 
 export const STOP_MODES = ['task-stop', 'stop'] as const;
 export type StopMode = (typeof STOP_MODES)[number];
-export const STOP_SCOPES = ['project', 'user'] as const;
+export const STOP_SCOPES = ['local', 'project', 'user'] as const;
 export type StopScope = (typeof STOP_SCOPES)[number];
+
+/** The scope install-stop uses without --scope: the per-user file in the project. */
+export function defaultStopScope(client: HookClient): StopScope {
+  return client === 'claude-code' ? 'local' : 'project';
+}
 
 /** Seconds the client waits: a server-executed stop runs containers, a task-stop one HTTP call (30 s) and two reads. */
 export const STOP_TIMEOUT_SECONDS: Readonly<Record<StopMode, number>> = { stop: 900, 'task-stop': 60 };
@@ -64,6 +74,12 @@ export interface InstallStopOutcome {
   readonly content: JsonObject | null;
   /** task-stop mode: where the workflow-task guidance is. */
   readonly instructions: string | null;
+  /** The workspace exclude list the file is (or would be) added to, or null when none applies. */
+  readonly exclude_file: string | null;
+  /** The patterns this run added (or, dry run, would add) to the exclude list. */
+  readonly excluded_added: string[];
+  /** True when a checkpoint of the workspace records the settings file (inside it, not excluded). */
+  readonly recorded: boolean;
 }
 
 function usage(message: string, hint: string): AgentscmError {
@@ -126,6 +142,9 @@ export function stopHookArgv(input: Omit<InstallStopInput, 'scope' | 'repo' | 'r
 export function installStop(input: InstallStopInput): InstallStopOutcome {
   const command = stopHookArgv(input).map(quoteShellArg).join(' ');
   const file = hookSettingsFile(input.client, input.scope, input.repo, input.home);
+  // The exclude list is read (and checked) before anything is written.
+  const location = hookLocation(input.client, input.scope, file, input.repo, input.workspace);
+  excludeHookFile(location, true);
   const handler: JsonObject = { type: 'command', command, timeout: STOP_TIMEOUT_SECONDS[input.mode] };
   const outcome = editHookSettings({
     client: input.client,
@@ -136,6 +155,8 @@ export function installStop(input: InstallStopInput): InstallStopOutcome {
     refusal: 'HOOK_SETTINGS_INVALID',
     dryRun: input.dryRun,
   });
+  const added = input.remove ? [] : excludeHookFile(location, input.dryRun);
+  const excluded = location.excluded || (!input.remove && location.excludeWanted);
   return {
     client: input.client,
     mode: input.mode,
@@ -147,6 +168,10 @@ export function installStop(input: InstallStopInput): InstallStopOutcome {
     dry_run: input.dryRun,
     content: outcome.content,
     instructions: input.mode === 'task-stop' ? TASK_GUIDANCE_POINTER : null,
+    exclude_file:
+      location.workspace === null || location.pattern === null ? null : `${location.workspace}/${EXCLUDE_FILE_LABEL}`,
+    excluded_added: added,
+    recorded: location.pattern !== null && !excluded,
   };
 }
 

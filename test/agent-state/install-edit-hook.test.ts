@@ -35,6 +35,8 @@ test('Claude Code project settings: the entry is merged after the existing ones,
     repo,
     '--agent',
     'claude-1',
+    '--settings',
+    'project',
     '--json',
   ]);
   assert.equal(first.code, 0, first.stderr);
@@ -43,6 +45,9 @@ test('Claude Code project settings: the entry is merged after the existing ones,
     settings_file: file,
     command: 'agentscm agent-state edit-hook --agent claude-1',
     changed: true,
+    settings: 'project',
+    excluded_added: [],
+    recorded: true,
   });
   const written = JSON.parse(readFileSync(file, 'utf8')) as Settings;
   assert.deepEqual(Object.keys(written), ['permissions', 'hooks', 'model']);
@@ -56,7 +61,17 @@ test('Claude Code project settings: the entry is merged after the existing ones,
   ]);
   assert.equal(statSync(file).mode & 0o777, 0o600);
   const bytes = readFileSync(file);
-  const second = await runCli(['install-edit-hook', '--client', 'claude-code', '--repo', repo, '--agent', 'claude-1']);
+  const second = await runCli([
+    'install-edit-hook',
+    '--client',
+    'claude-code',
+    '--repo',
+    repo,
+    '--agent',
+    'claude-1',
+    '--settings',
+    'project',
+  ]);
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.stdout, /^already installed: /);
   assert.deepEqual(readFileSync(file), bytes);

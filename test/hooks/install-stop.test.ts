@@ -60,6 +60,8 @@ test('Claude Code project settings: merged beside every other setting and hook, 
     repo,
     '--repo',
     repo,
+    '--scope',
+    'project',
   ];
   const first = await runCli([...base, '--json']);
   assert.equal(first.code, 0, first.stderr);
@@ -196,7 +198,7 @@ test('Codex task-stop: a new project hooks file, the guidance pointer, the Codex
     'release',
   ]);
   assert.equal(claudePinned.code, 0, claudePinned.stderr);
-  const claudeFile = read(join(repo, '.claude', 'settings.json'));
+  const claudeFile = read(join(repo, '.claude', 'settings.local.json'));
   assert.ok(validClaude(claudeFile), JSON.stringify(validClaude.errors));
   assert.match(
     claudeFile.hooks.Stop?.[0]?.hooks[0]?.command ?? '',
@@ -291,7 +293,7 @@ test("a file agentscm cannot rewrite exactly, or that the client's schema refuse
     ['codex', 'not json'],
   ];
   for (const [client, text] of cases) {
-    const file = client === 'codex' ? join(repo, '.codex', 'hooks.json') : join(repo, '.claude', 'settings.json');
+    const file = client === 'codex' ? join(repo, '.codex', 'hooks.json') : join(repo, '.claude', 'settings.local.json');
     writeFileSync(file, text);
     const result = await runCli([
       'install-stop',
@@ -330,7 +332,7 @@ test('install-edit-hook and install-stop share one merge: both entries live in o
   assert.equal((await runCli(stop)).code, 0);
   const edit = await runCli(['install-edit-hook', '--client', 'claude-code', '--repo', repo]);
   assert.equal(edit.code, 0, edit.stderr);
-  const file = join(repo, '.claude', 'settings.json');
+  const file = join(repo, '.claude', 'settings.local.json');
   const both = read(file);
   assert.ok(validClaude(both));
   assert.deepEqual(Object.keys(both.hooks), ['Stop', 'PreToolUse']);
