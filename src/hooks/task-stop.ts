@@ -256,7 +256,7 @@ function answerBlock(answer: QualificationAnswer): StopDecision {
  * of the task named in next, with the collector the operator set up (`agent-task collector add`). None when the
  * store cannot give them (the sentence still says what to do).
  */
-function commandLines(input: TaskStopInput, next: StopNext & { readonly collector_profile_id?: string }): string[] {
+function commandLines(input: TaskStopInput, next: StopNext): string[] {
   const target = input.target ?? DEFAULT_TASK_STOP_TARGET;
   const dataDir = resolve(input.store.dataDir);
   if (next.operation === 'checkpoint') {
@@ -302,7 +302,7 @@ function commandLines(input: TaskStopInput, next: StopNext & { readonly collecto
 export async function runTaskStop(input: TaskStopInput): Promise<StopDecision> {
   const decision = await decideTaskStop(input);
   if (decision.decision === 'pass') return decision;
-  const next = decision.feedback.next as StopNext & { readonly collector_profile_id?: string };
+  const next = decision.feedback.next;
   const lines = commandLines(input, next);
   const named =
     next.operation === 'collector_claim' && next.collector_profile_id !== undefined

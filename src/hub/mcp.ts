@@ -24,7 +24,7 @@ import {
 } from '@modelcontextprotocol/server';
 
 import { AgentscmError } from '../contracts/errors.js';
-import { HUB_JSON_BODY_MAX_BYTES, HUB_SUBJECT_SCHEMA, type HubSubjectSelection } from '../contracts/hub-config.js';
+import { HUB_JSON_BODY_MAX_BYTES, HUB_SUBJECT_SCHEMA } from '../contracts/hub-config.js';
 import { ID_SCHEMA } from '../contracts/ids.js';
 import { encodeCanonicalText } from '../contracts/json/canonical-json.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../contracts/json/json-value.js';
@@ -192,11 +192,12 @@ export function toolInputSchema(operation: HubOperation): Record<string, unknown
     case 'none':
       return { type: 'object', additionalProperties: false, properties: {} };
     case 'subject':
+      // The read tools take the Change id alone too: its current context is used (docs/hub.md "MCP").
       return {
         type: 'object',
         additionalProperties: false,
         required: ['subject'],
-        properties: { subject: plainJsonSchema(HUB_SUBJECT_SCHEMA) },
+        properties: { subject: { ...(plainJsonSchema(HUB_SUBJECT_SCHEMA) as object), required: ['change_id'] } },
       };
     case 'document': {
       const plain = plainJsonSchema(operation.input.schema) as { properties?: Record<string, unknown> };
@@ -255,10 +256,7 @@ export function toolError(error: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
 }
 
-function splitArguments(
-  operation: HubOperation,
-  args: unknown,
-): { input: JsonValue; subject: HubSubjectSelection | undefined } {
+function splitArguments(operation: HubOperation, args: unknown): { input: JsonValue; subject: HubTaskCall['subject'] } {
   const given = args === undefined || args === null ? {} : args;
   if (!isJsonObject(given))
     throw new AgentscmError('SCHEMA_TYPE', `the arguments of ${toolNameOf(operation.name)} must be an object`);
@@ -266,17 +264,27 @@ function splitArguments(
   const { subject, ...rest } = given as JsonObject & { subject?: JsonValue };
   if (subject !== undefined && !isJsonObject(subject))
     throw new AgentscmError('SCHEMA_TYPE', '/subject must be an object {"change_id","context_digest"}');
-  const selection = subject === undefined ? undefined : (subject as unknown as HubSubjectSelection);
-  if (selection !== undefined) {
-    const keys = Object.keys(subject as JsonObject)
-      .sort()
-      .join(',');
-    if (
-      keys !== 'change_id,context_digest' ||
-      typeof selection.change_id !== 'string' ||
-      typeof selection.context_digest !== 'string'
+  let selection: HubTaskCall['subject'] = undefined;
+  if (subject !== undefined) {
+    const given = subject as Partial<Record<'change_id' | 'context_digest', JsonValue>>;
+    const keys = Object.keys(subject).sort().join(',');
+    const changeOnly = operation.input.kind === 'subject' && keys === 'change_id';
+    if (changeOnly && typeof given.change_id === 'string') {
+      // A read tool (requirements, next, qualification) takes the Change id alone: its current context is used.
+      selection = { change_id: given.change_id };
+    } else if (
+      keys === 'change_id,context_digest' &&
+      typeof given.change_id === 'string' &&
+      typeof given.context_digest === 'string'
     ) {
-      throw new AgentscmError('SCHEMA_TYPE', '/subject must be exactly {"change_id","context_digest"}');
+      selection = { change_id: given.change_id, context_digest: given.context_digest };
+    } else {
+      throw new AgentscmError(
+        'SCHEMA_TYPE',
+        operation.input.kind === 'subject'
+          ? '/subject must be {"change_id"} or exactly {"change_id","context_digest"}'
+          : '/subject must be exactly {"change_id","context_digest"}',
+      );
     }
   }
   if (operation.input.kind === 'document') return { input: rest, subject: selection };

@@ -22,6 +22,7 @@ import {
   collectorDescriptorRequestDecoder,
   collectorFinalizeRequestDecoder,
   isTaskOperation,
+  subjectRequestDecoder,
 } from '../tasks/facade.js';
 
 /**
@@ -78,6 +79,20 @@ const document = (decoder: { readonly id: string; readonly schema: object }): Hu
 const SUBJECT_NOTE =
   'The subject is the Change and the digest of the review context of its current version ' +
   '({"change_id","context_digest"}).';
+/** The read tools (requirements, next, qualification) also take the Change id alone (docs/hub.md "MCP"). */
+const CHANGE_ONLY_NOTE =
+  'Over MCP {"change_id"} alone also works: the Change\'s current context is used (see agentscm_task_subject).';
+/**
+ * The one path of an agent whose task has a collector profile (docs/agent-tasks.md "One path for the agent"): who
+ * runs what, with which key and state directory. Every tool that can lead there says it the same way.
+ */
+const COLLECTOR_STORY =
+  "The agent runs the collector itself, on the operator's machine: `agentscm agent-task claim --profile ID " +
+  '--change C --context D --task T --token-file F --out DESCRIPTOR` (or this collector_claim tool, writing the ' +
+  "answer's descriptor to DESCRIPTOR), then `agentscm agent-task collect --descriptor DESCRIPTOR --key K " +
+  '--state-dir S --token-file F` with the key and state directory the operator configured with ' +
+  '`agentscm agent-task collector add`. qualification with a token file, `agentscm qualification --change C ' +
+  '--token-file F`, and the Stop feedback print both lines with every argument filled in.';
 const AGENT_NOTE =
   "The agent field must be your own actor (the grant's owner and agent); the hub never lets a request choose another.";
 
@@ -94,16 +109,18 @@ const PHASE_TWO: readonly HubOperation[] = [
     input: { kind: 'subject' },
     description:
       `Every task the installed requirement derives for a subject, with each task's id, digest, step, ` +
-      `whether it is required and its state. Read-only. ${SUBJECT_NOTE}`,
+      `whether it is required and its state. Read-only. ${SUBJECT_NOTE} ${CHANGE_ONLY_NOTE}`,
   },
   {
     name: 'next',
     input: { kind: 'subject' },
     description:
       'The one next thing to do for a subject, as data: {"operation":"claim","task_id",...} to claim a ' +
-      'pending task, {"operation":"reconcile","task_id",...} to resolve an unresolved attempt, or ' +
-      '{"operation":"none"} when nothing is left. Call it after every step and follow "next"; it never runs ' +
-      `anything itself. ${SUBJECT_NOTE}`,
+      'pending task, {"operation":"collector_claim","task_id","collector_profile_id",...} when its step has an ' +
+      'installed collector profile (a plain claim of it is refused: TASK_COLLECTOR_CLAIM_REQUIRED), ' +
+      '{"operation":"reconcile","task_id",...} to resolve an unresolved attempt, or {"operation":"none"} when ' +
+      'nothing is left. Call it after every step and follow "next"; it never runs anything itself. ' +
+      `${COLLECTOR_STORY} ${SUBJECT_NOTE} ${CHANGE_ONLY_NOTE}`,
   },
   {
     name: 'instructions',
@@ -125,7 +142,8 @@ const PHASE_TWO: readonly HubOperation[] = [
     name: 'claim',
     input: document(taskClaimRequestDecoder),
     description:
-      'Claim a task that next offered: creates one attempt with a lease and a fence. Exactly one of ' +
+      'Claim a task that next offered with "claim" (a task next offers as collector_claim is refused here: use ' +
+      'collector_claim): creates one attempt with a lease and a fence. Exactly one of ' +
       'concurrent claimers wins; the others are refused with a conflict code. Use a fresh request_id and ' +
       `execution_operation_id per claim; retrying the identical request returns the same answer. ${AGENT_NOTE}`,
   },
@@ -185,16 +203,15 @@ const COLLECTOR: readonly HubOperation[] = [
     description:
       'Claim a command task that next offered for an operator-installed collector profile ' +
       `(collector_profile_id) instead of an agent claim: the attempt is leased to the profile's enrolled ` +
-      `executor and the exact collector descriptor is recorded. The hub never runs the collector: the operator's ` +
-      `host runs \`agentscm agent-task collect\` with that descriptor and uploads the signed transfer. ` +
-      `${AGENT_NOTE}`,
+      'executor and the exact collector descriptor is recorded and returned. The hub never runs the collector. ' +
+      `${COLLECTOR_STORY} ${AGENT_NOTE}`,
   },
   {
     name: 'collector_descriptor',
     input: document(collectorDescriptorRequestDecoder),
     description:
-      'Re-read the exact collector descriptor of an earlier collector_claim (task_id, attempt_id): the input of ' +
-      '`agentscm agent-task collect`. Read-only.',
+      'Re-read the exact collector descriptor of an earlier collector_claim (task_id, attempt_id): write it to a ' +
+      'file and pass that file to `agentscm agent-task collect --descriptor FILE`. Read-only.',
   },
   {
     name: 'collector_finalize',
@@ -208,14 +225,25 @@ const COLLECTOR: readonly HubOperation[] = [
 
 for (const operation of [...PHASE_TWO, ...COLLECTOR]) registerHubOperation(operation);
 registerHubOperation({
+  name: 'subject',
+  input: document(subjectRequestDecoder),
+  description:
+    'Read-only: the current subject of a Change from its id ({"change_id"}): change_id, change_version, revision, ' +
+    'context_digest (the review context of its current version at the current policy epoch, the one the ' +
+    "target's requirement binds), target, requirement_digest and the other subject fields. Call it when you " +
+    'know only the Change id, then pass {"change_id","context_digest"} as the subject of claim or ' +
+    'collector_claim. A new checkpoint makes a new subject: read it again after one.',
+});
+registerHubOperation({
   name: 'qualification',
   input: { kind: 'subject' },
   description:
     'Read-only, advisory: whether the exact subject qualifies now — qualified, subject_current, ' +
     `receipt_digest (null unless qualified), revision, each task's state (pending, claimed, succeeded, failed, ` +
     'uncertain, blocked), at most 32 typed failures {task_id, code} and next as data: collector_claim or ' +
-    'reconcile with a task_id, collector_finalize, checkpoint or none. Call it after every collection and ' +
-    `upload; it never finalizes, writes a receipt or changes a task. ${SUBJECT_NOTE}`,
+    'reconcile with a task_id (collector_claim naming collector_profile_id), collector_finalize, checkpoint or ' +
+    'none. Call it after every collection and upload; it never finalizes, writes a receipt or changes a task. ' +
+    `${COLLECTOR_STORY} ${SUBJECT_NOTE} ${CHANGE_ONLY_NOTE}`,
 });
 
 /** The subject selection schema (requirements and next). */

@@ -15,6 +15,7 @@ import type { Store } from '../native/store-handle.js';
 import type { TaskContext } from '../tasks/context.js';
 import { callTaskOperation } from '../tasks/facade.js';
 import type { GrantAuthorization } from '../tasks/grant-guard.js';
+import { currentContextDigest } from '../tasks/operations/subject.js';
 import type { HubProfile } from './config.js';
 import { hubOperation } from './operations.js';
 
@@ -22,7 +23,11 @@ export interface HubTaskCall {
   readonly operation: string;
   /** The operation's request document, or null. */
   readonly input: JsonValue;
-  readonly subject?: HubSubjectSelection | undefined;
+  /**
+   * The subject; over MCP a read tool (requirements, next, qualification) may give the Change id alone, and the
+   * Change's current context is used (docs/hub.md "MCP").
+   */
+  readonly subject?: { readonly change_id: string; readonly context_digest?: string | undefined } | undefined;
 }
 
 /** The answer envelope of the agent-tasks route (docs/wire.md "Hub"). */
@@ -58,7 +63,28 @@ export function callHubTask(
     });
   }
   const bytes = call.input === null ? null : encodeCanonical(call.input);
-  return callTaskOperation(contextOf(profile, authorization, call.subject, store), operation.name, bytes);
+  const given = call.subject;
+  let subject: HubSubjectSelection | undefined;
+  if (given === undefined || given.context_digest === undefined) {
+    subject = given === undefined ? undefined : currentSubjectOf(profile, authorization, store, given.change_id);
+  } else {
+    subject = { change_id: given.change_id, context_digest: given.context_digest };
+  }
+  return callTaskOperation(contextOf(profile, authorization, subject, store), operation.name, bytes);
+}
+
+/** A Change's current subject (its sole current context for the profile's target), read under the grant's guard. */
+function currentSubjectOf(
+  profile: HubProfile,
+  authorization: GrantAuthorization,
+  store: Store,
+  changeId: string,
+): HubSubjectSelection {
+  const ctx = contextOf(profile, authorization, undefined, store);
+  return {
+    change_id: changeId,
+    context_digest: ctx.guard(ctx.actor, 'subject', () => currentContextDigest(ctx, changeId)),
+  };
 }
 
 function contextOf(

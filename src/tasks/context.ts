@@ -28,7 +28,8 @@ export type TaskOperation =
   | 'reference'
   | 'requirements'
   | 'result'
-  | 'status';
+  | 'status'
+  | 'subject';
 
 /**
  * The authorization guard (docs/agent-tasks.md "Authorization guard and lock order": every

@@ -32,20 +32,27 @@ import { nextOperation, requirementsOperation } from './operations/reads.js';
 import { instructionsOperation, referenceOperation } from './operations/references.js';
 import { resultOperation } from './operations/result.js';
 import { statusOperation } from './operations/status.js';
+import { subjectOperation, subjectRequestDecoder } from './operations/subject.js';
 import { recoveryOperation } from './recovery.js';
 
 /**
  * The operations served beside the phase-two ones: the collector operations (docs/agent-tasks.md
- * "Collector claims"; their request decoders are exported for the hub's registry) and the
- * read-only qualification (docs/qualification.md).
+ * "Collector claims"; their request decoders are exported for the hub's registry), the
+ * read-only qualification (docs/qualification.md) and subject (docs/hub.md "MCP").
  */
 export const COLLECTOR_TASK_OPERATIONS: readonly TaskOperation[] = [
   'collector_claim',
   'collector_descriptor',
   'collector_finalize',
   'qualification',
+  'subject',
 ];
-export { collectorClaimRequestDecoder, collectorDescriptorRequestDecoder, collectorFinalizeRequestDecoder };
+export {
+  collectorClaimRequestDecoder,
+  collectorDescriptorRequestDecoder,
+  collectorFinalizeRequestDecoder,
+  subjectRequestDecoder,
+};
 
 /**
  * Every operation the facade serves, in one place (docs/agent-tasks.md "One core, thin adapters":
@@ -70,6 +77,7 @@ const SERVED: Record<Exclude<TaskOperation, 'collector_upload'>, true> = {
   requirements: true,
   result: true,
   status: true,
+  subject: true,
 };
 
 /** The facade's operations, sorted: what the capabilities answer lists. */
@@ -191,6 +199,10 @@ export function decodeTaskCall(operation: string, input: Uint8Array | null): Dec
     case 'collector_finalize': {
       const request = collectorFinalizeRequestDecoder.decode(requireInput(operation, input));
       return call((ctx) => collectorFinalizeOperation(ctx, request));
+    }
+    case 'subject': {
+      const request = subjectRequestDecoder.decode(requireInput(operation, input));
+      return call((ctx) => subjectOperation(ctx, request));
     }
     case 'collector_upload':
       throw new AgentscmError('TASK_OPERATION_UNKNOWN', 'collector uploads are not a facade operation', {

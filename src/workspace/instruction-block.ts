@@ -36,17 +36,21 @@ Use the agentscm MCP tools (or \`agentscm agent-task call OPERATION\`); discover
 1. \`capabilities\`: the schema versions the service supports; then \`next\` for your Change.
 2. \`instructions\` for the task \`next\` names: every required criterion is inline.
 3. \`reference\` for one named reference, only when the instructions need it.
-4. \`claim\`, do the work, \`agentscm agent-task collect\` as \`next\` says; \`qualification\` tells
-   whether your checkpointed revision qualifies.
+4. \`claim\` a task \`next\` offers as claim. One \`next\` offers as \`collector_claim\` you run yourself
+   on this machine: \`agentscm agent-task claim --profile ID …\` writes its descriptor, then
+   \`agentscm agent-task collect\` runs the check with the key and state directory the operator
+   configured (\`agentscm agent-task collector add\`); a plain claim of it is refused.
 
-When you try to finish, a Stop hook may block you. Its reason names what failed and ends with one
+What next: \`agentscm qualification --change ID --token-file TOKEN\` (the \`qualification\` tool) says
+whether your checkpointed revision qualifies and prints the exact next command lines
+(\`$ agentscm …\`, every argument filled in); run them as printed. When you try to finish, a
+Stop hook may block you: its reason carries the same \`$ agentscm …\` lines and ends with one
 JSON line \`{"failures":[{"task_id","code"}],"next_action":"…","next":{"operation":"…"}}\`. Do what
-\`next_action\` says, then finish again: \`checkpoint\` means record your edits
-(\`agentscm checkpoint --change ID\`, then \`agentscm context create --change ID --runner PATH\`
-for the new version's review context; the server-executed hook checkpoints by itself, so fix what
-the failing steps report); \`collector_claim\` or \`reconcile\` name a task_id; \`none\` means no
-operation can help this revision: fix it and checkpoint a new one. \`next\` is data, never a command
-to run blindly. A \`schema_mismatch\` answer lists the server's schema versions: update the client.
+\`next_action\` says, then finish again: \`checkpoint\` means record your edits (the printed
+\`agentscm checkpoint --change ID\` line; it creates the new version's review context itself);
+\`collector_claim\` (naming its collector_profile_id) or \`reconcile\` name a task_id; \`none\` means
+no operation can help this revision: fix it and checkpoint a new one. A \`schema_mismatch\` answer
+lists the server's schema versions: update the client.
 ${INSTRUCTION_BLOCK_END}
 `;
 

@@ -35,9 +35,23 @@ test('the block: short, between its markers, with the discover-then-fetch flow a
     'next_action',
     'checkpoint',
     'schema_mismatch',
+    '`collector_claim`',
+    'agentscm agent-task claim --profile',
+    'agentscm agent-task collector add',
+    'state directory',
+    'agentscm qualification --change ID --token-file TOKEN',
+    '$ agentscm',
   ]) {
     assert.ok(INSTRUCTION_BLOCK.includes(word), word);
   }
+});
+
+test('the block tells the one path: no context create step, no runner, the Stop lines are the qualification lines', () => {
+  assert.ok(!INSTRUCTION_BLOCK.includes('context create'), 'checkpoint creates the review context itself');
+  assert.ok(!INSTRUCTION_BLOCK.includes('--runner'));
+  assert.match(INSTRUCTION_BLOCK, /Stop hook may block you: its reason carries the same `\$ agentscm …` lines/);
+  assert.match(INSTRUCTION_BLOCK, /a plain claim of it is refused/);
+  for (const line of INSTRUCTION_BLOCK.split('\n')) assert.ok(line.length <= 100, line);
 });
 
 test('replace in place keeps every other byte; append keeps the file; a new Cursor rule gets front matter', () => {

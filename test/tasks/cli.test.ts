@@ -67,6 +67,7 @@ test('agent-task call: capabilities, next, claim, heartbeat from stdin, byte-ide
       'requirements',
       'result',
       'status',
+      'subject',
     ],
   });
   const next = await runCli([...base, 'next', '--token-file', TOKEN, ...subjectFlags(store), '--json']);

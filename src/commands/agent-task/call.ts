@@ -8,6 +8,7 @@ import type { JsonValue } from '../../contracts/json/json-value.js';
 import { taskStoreMode } from '../../tasks/facade.js';
 import { callWithTokenFile } from '../../tasks/grant-guard.js';
 import { fillTaskInput, readTaskInput } from '../../tasks/input.js';
+import { nextAnswerCommands, shellCommandLine } from '../../tasks/operations/collector-next.js';
 import { withStore } from '../../tasks/store.js';
 import { buildTaskRequest } from '../../tasks/task-request.js';
 
@@ -21,7 +22,9 @@ export default class AgentTaskCall extends BaseCommand {
     'another actor is refused. A request that leaves out `agent` gets the grant actor; --executor fills ' +
     '`executor` from a current registration (examples/agent-tasks/ holds one body per operation). The grant is ' +
     'rechecked inside every transition, so a revoked or rotated grant changes nothing. Requests are strict JSON ' +
-    '(--input FILE, or - for stdin); the answer is one JSON document.';
+    '(--input FILE, or - for stdin); the answer is one JSON document. When next answers collector_claim for a ' +
+    'profile set up with `agent-task collector add`, the exact claim and collect command lines follow it ' +
+    '(`$ agentscm …`, as `agentscm qualification --token-file` prints them; not in --json).';
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data agent-task call capabilities --token-file ' +
       '~/.agentscm/alice.token --json',
@@ -95,7 +98,7 @@ export default class AgentTaskCall extends BaseCommand {
         hint: 'pass --task ID, or put "reason" in --input',
       });
     }
-    const result = withStore(dataDir, taskStoreMode(args.operation), (store) => {
+    const { result, commands } = withStore(dataDir, taskStoreMode(args.operation), (store) => {
       const input =
         taskId === undefined
           ? fillTaskInput({
@@ -114,7 +117,7 @@ export default class AgentTaskCall extends BaseCommand {
               reason: flags.reason,
               repository: flags.repository,
             });
-      return callWithTokenFile({
+      const answer = callWithTokenFile({
         store,
         tokenFile: flags['token-file'],
         operation: args.operation,
@@ -124,9 +127,13 @@ export default class AgentTaskCall extends BaseCommand {
         target: flags.target,
         subject: flags.change === undefined ? undefined : { change_id: flags.change, context_digest: flags.context },
       });
+      // next's collector_claim: the exact claim and collect lines, as qualification --token-file prints them.
+      const lines = args.operation === 'next' ? nextAnswerCommands(store, answer, flags['token-file']) : [];
+      return { result: answer, commands: lines };
     });
     this.log(formatJson(result));
     for (const line of instantLines(result)) this.log(line);
+    for (const argv of commands) this.log(`$ ${shellCommandLine(argv)}`);
     return result;
   }
 }

@@ -3,7 +3,8 @@
  * block, exit 0 with {"decision":"block","reason":TEXT}; to pass, exit 0 with nothing on
  * stdout. Codex: the same block object and `{}` to pass, each checked against Codex's own output
  * schema before it is printed. TEXT is feedback for the agent and ends with one line of JSON
- * {"failures":[{task_id,code}],"next_action":SENTENCE,"next":{operation[,task_id]}}. Every human
+ * {"failures":[{task_id,code}],"next_action":SENTENCE,"next":{operation[,task_id][,collector_profile_id]}}
+ * (the JSON line is inside the reason string, so the clients' output schemas are unaffected). Every human
  * line goes through displayLines: a name with a control or bidirectional formatting character
  * (a file of the workspace, a line of a command's output) reaches the agent and its transcript
  * escaped (`\u202e`) and marked `[!]`, never raw.
@@ -29,6 +30,8 @@ export interface StopNext {
   readonly operation: StopNextOperation;
   /** Present exactly for collector_claim and reconcile. */
   readonly task_id?: string;
+  /** A collector_claim's installed collector profile (64 hex), when its step has one. */
+  readonly collector_profile_id?: string;
 }
 
 export interface StopFailure {
@@ -67,10 +70,11 @@ export function stopReasonText(feedback: StopFeedback): string {
   const failures = feedback.failures
     .slice(0, MAX_STOP_FAILURES)
     .map((f) => ({ task_id: stopToken(f.task_id), code: stopToken(f.code) }));
-  const next: JsonObject =
-    feedback.next.task_id === undefined
-      ? { operation: feedback.next.operation }
-      : { operation: feedback.next.operation, task_id: feedback.next.task_id };
+  const next: JsonObject = { operation: feedback.next.operation };
+  if (feedback.next.task_id !== undefined) next.task_id = feedback.next.task_id;
+  const profileId = feedback.next.collector_profile_id;
+  if (feedback.next.operation === 'collector_claim' && profileId !== undefined)
+    next.collector_profile_id = stopToken(profileId);
   const line = JSON.stringify({ failures, next_action: feedback.next_action, next });
   // The human lines as a reader must see them: a path or output line with a control or bidi
   // character is shown escaped and marked (display-text.ts); the JSON line is escaped already.

@@ -9,9 +9,11 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
+import { isJsonObject, type JsonValue } from '../../contracts/json/json-value.js';
 import { listCollectorProfiles } from '../../native/collector-profiles.js';
 import { findCollectorSetup } from '../../native/collector-setups.js';
 import { getRegistration } from '../../native/executor-registry.js';
+import type { Store } from '../../native/store-handle.js';
 import { readTransaction, type Authority } from '../../native/store.js';
 
 /** At most this many descriptor names are tried for one task (one per attempt; a task has at most 64). */
@@ -115,4 +117,44 @@ export function shellCommandLine(argv: readonly string[]): string {
   return argv
     .map((word) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`))
     .join(' ');
+}
+
+/**
+ * The command lines of a `next` answer (`agent-task call next`, which always has the agent's token file): the claim
+ * and collect argv of a collector_claim whose profile has a recorded setup, else none. The same builder as
+ * qualification's `next.commands`, fed from the answer's own subject.
+ */
+export function nextAnswerCommands(store: Store, answer: JsonValue, tokenFile: string): string[][] {
+  if (!isJsonObject(answer) || !isJsonObject(answer.next) || !isJsonObject(answer.subject)) return [];
+  const { next, subject } = answer;
+  if (next.operation !== 'collector_claim') return [];
+  const [taskId, profileId, changeId, contextDigest, target] = [
+    next.task_id,
+    next.collector_profile_id,
+    subject.change_id,
+    subject.context_digest,
+    subject.target,
+  ];
+  if (
+    typeof taskId !== 'string' ||
+    typeof profileId !== 'string' ||
+    typeof changeId !== 'string' ||
+    typeof contextDigest !== 'string' ||
+    typeof target !== 'string'
+  )
+    return [];
+  const auth = store.authority();
+  return readTransaction(
+    auth,
+    () =>
+      collectorCommands(auth, {
+        data_dir: store.dataDir,
+        collector_profile_id: profileId,
+        change_id: changeId,
+        context_digest: contextDigest,
+        task_id: taskId,
+        target,
+        token_file: tokenFile,
+      }) ?? [],
+  );
 }
