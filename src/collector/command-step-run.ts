@@ -337,6 +337,15 @@ function finish(
     summary: summarizeRecord(record),
     stdout: observation.stdout.bytes,
     stderr: observation.stderr.bytes,
+    // A stream cut at the bound keeps its last bytes too (OutputCapture), for the status's output tail.
+    tails: {
+      ...(observation.stdout.truncated && observation.stdout.last !== undefined
+        ? { stdout: observation.stdout.last }
+        : {}),
+      ...(observation.stderr.truncated && observation.stderr.last !== undefined
+        ? { stderr: observation.stderr.last }
+        : {}),
+    },
     nowMs: Date.now(),
   });
   return stepResultOf(attempt);

@@ -171,6 +171,8 @@ export interface FinishCommandAttemptInput {
   readonly summary: string;
   readonly stdout: Uint8Array;
   readonly stderr: Uint8Array;
+  /** A stream cut at the output bound: its last bytes (at most 16 KiB), kept beside the head. */
+  readonly tails?: { readonly stdout?: Uint8Array; readonly stderr?: Uint8Array };
   readonly nowMs: number;
 }
 
@@ -240,6 +242,9 @@ export function finishCommandAttempt(
     );
     put.run(attemptId, 'stdout', Buffer.from(input.stdout));
     put.run(attemptId, 'stderr', Buffer.from(input.stderr));
+    const putTail = db.prepare('INSERT OR IGNORE INTO command_attempt_output_tails VALUES (?, ?, ?)');
+    for (const [stream, last] of Object.entries(input.tails ?? {}))
+      putTail.run(attemptId, stream, Buffer.from(last.subarray(Math.max(0, last.length - 16_384))));
     return toAttempt(
       db.prepare(`SELECT ${COLUMNS} FROM command_attempts WHERE attempt_id = ?`).get(attemptId) as AttemptRow,
     );

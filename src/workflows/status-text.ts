@@ -59,6 +59,13 @@ export function formatRunLines(view: RunView, options: RunLineOptions = {}): str
           `check-command-show ${step.execution.attempt_id}`,
       );
     }
+    const tail = step.execution?.output_tail ?? null;
+    for (const name of ['stdout', 'stderr'] as const) {
+      if (tail === null || tail[name] === '') continue;
+      const cut = step.execution?.output_tail_cut?.[name] ?? tail.truncated;
+      lines.push(`       ${name}, last lines${cut ? ' (earlier output left out)' : ''}:`);
+      for (const line of tail[name].split('\n')) lines.push(`         | ${line}`);
+    }
   }
   lines.push('  admission: not_assessed (a run is an observation, never an approval)');
   return lines;

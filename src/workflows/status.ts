@@ -4,6 +4,7 @@
  * "not_assessed"; it never creates a missing journal or store; historical state is kept apart
  * from present source applicability). Nothing here writes.
  */
+import type { ShownOutputTail, ShownStreamCuts } from '../contracts/collector/output-tail.js';
 import { AgentscmError, isAgentscmError } from '../contracts/errors.js';
 import type { JsonValue } from '../contracts/json/json-value.js';
 import type { WorkflowDefinition } from '../contracts/workflow-definition.js';
@@ -14,6 +15,7 @@ import { hasRevision } from '../native/revisions.js';
 import type { Store } from '../native/store-handle.js';
 import { isStoreInitialized, readTransaction, type Authority } from '../native/store.js';
 import { getCommandAttemptForStep } from './command-attempts.js';
+import { attemptOutputTail } from './command-output-tail.js';
 import {
   isTerminalRunState,
   journalRead,
@@ -32,6 +34,13 @@ export interface StepExecutionView {
   readonly state: string;
   readonly outcome: string | null;
   readonly record_digest: string | null;
+  /**
+   * An attempt that finished without passing: the last lines of its stdout and stderr (40 lines,
+   * 4 KiB, escaped); null otherwise.
+   */
+  readonly output_tail: ShownOutputTail | null;
+  /** Per stream, whether output_tail leaves earlier output of it out; null with output_tail. */
+  readonly output_tail_cut: ShownStreamCuts | null;
 }
 
 export interface StepView {
@@ -133,12 +142,15 @@ export function projectRun(journal: Journal, runId: string, auth: Authority | nu
     if (step.kind === 'command') {
       const attempt = getCommandAttemptForStep(journal.db, runId, step.step_id);
       if (attempt !== null) {
+        const tail = attemptOutputTail(journal.db, attempt);
         execution = {
           attempt_id: attempt.attempt_id,
           generation: attempt.generation,
           state: attempt.state,
           outcome: attempt.outcome,
           record_digest: attempt.record_digest,
+          output_tail: tail?.output_tail ?? null,
+          output_tail_cut: tail?.output_tail_cut ?? null,
         };
       }
     }

@@ -9,10 +9,12 @@ import { migrateRuns } from './001-runs.js';
 import { migrateCommandAttempts } from './002-command-attempts.js';
 import { migrateAttemptRecords } from './005-attempt-records.js';
 import { migrateReviewSteps } from './007-review-steps.js';
+import { migrateOutputTails } from './008-output-tails.js';
 
 export const WORKFLOW_JOURNAL_STEPS: ReadonlyMap<number, Migration> = new Map([
   [1, migrateRuns],
   [2, migrateCommandAttempts],
   [5, migrateAttemptRecords],
   [7, migrateReviewSteps],
+  [8, migrateOutputTails],
 ]);
