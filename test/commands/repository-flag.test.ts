@@ -194,7 +194,11 @@ test('two repositories: claim, check and collect follow --repository; a wrong on
   refusedWith(added, 'REPOSITORY_MISMATCH', 2);
   assert.equal(existsSync(join(s.ws, '.agentscm-checks')), false, 'no check file written');
   refusedWith(await inWs(['status', '--repository', 'other', '--json']), 'REPOSITORY_MISMATCH', 2);
-  refusedWith(await inWs(['checkpoint', '--change', 'c9', '--repository', 'other', '--json']), 'REPOSITORY_MISMATCH', 2);
+  refusedWith(
+    await inWs(['checkpoint', '--change', 'c9', '--repository', 'other', '--json']),
+    'REPOSITORY_MISMATCH',
+    2,
+  );
   const status = await inWs(['status', '--repository', 'demo', '--json']);
   assert.equal(jsonOf<{ repository: string }>(status).repository, s.repository, status.stderr);
 
