@@ -96,11 +96,15 @@ export default class Doctor extends BaseCommand {
       this.log(
         `${MARKS[f.status]} ${f.check}: ${oneLine(f.message)}${f.fix === null ? '' : `; fix: ${oneLine(f.fix)}`}`,
       );
-    for (const h of report.hooks)
-      this.log(
-        `hook: ${h.client} ${h.event} in ${h.file} (${h.scope}; ` +
-          `${h.excluded === null ? 'outside the workspace' : h.excluded ? 'excluded by .agentscm/exclude' : 'recorded with the Change'})`,
-      );
+    for (const h of report.hooks) {
+      const where =
+        h.excluded === null
+          ? 'outside the workspace'
+          : h.excluded
+            ? 'excluded by .agentscm/exclude'
+            : 'recorded with the Change';
+      this.log(`hook: ${h.client} ${h.event} in ${h.file} (${h.scope}; ${where})`);
+    }
     const { pass, warn, fail, skip } = report.counts;
     this.log(`${report.ok ? 'ok' : 'FAILED'}: ${pass} pass, ${warn} warn, ${fail} fail, ${skip} skipped`);
     if (!report.ok) {

@@ -23,7 +23,8 @@ export default class InstallStop extends BaseCommand {
     "default the project's per-user file (Claude Code .claude/settings.local.json, --scope local; Codex " +
     '.codex/hooks.json, --scope project), which is added to the workspace exclude list .agentscm/exclude so that ' +
     'it is never recorded; --scope project for Claude Code writes the shared .claude/settings.json, recorded ' +
-    'with the Change unless excluded; --scope user ~/.claude/settings.json or ~/.codex/hooks.json. --mode stop runs `agentscm --data-dir D skill-workflow stop CHANGE ' +
+    'with the Change unless excluded; --scope user ~/.claude/settings.json or ~/.codex/hooks.json. --mode stop ' +
+    'runs `agentscm --data-dir D skill-workflow stop CHANGE ' +
     "--workspace PATH` (checkpoint, run the target's requirement, block with the failures); --mode task-stop " +
     'runs `skill-workflow task-stop` (Claude Code) or `task-codex-stop` (Codex) against a hub with --endpoint, ' +
     '--repository, --profile and --token-file (an absolute path) and, when the hub profile pins a target other ' +

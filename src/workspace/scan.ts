@@ -170,11 +170,7 @@ function isIgnored(levels: readonly IgnoreLevel[], relPath: string, isDir: boole
   return ignored;
 }
 
-/**
- * Walk the workspace (see module comment). Never throws for content it meets; I/O failures are
- * IO_ERROR, an unusable `.agentscm/exclude` WORKSPACE_EXCLUDE_INVALID (or WORKSPACE_STATE_UNSAFE
- * for a link), before anything is walked.
- */
+/** Walk the workspace (module comment). Throws only IO_ERROR, or for `.agentscm/exclude` before walking. */
 export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResult {
   const bounds = options.bounds ?? DEFAULT_SCAN_BOUNDS;
   const excluded = new Set(options.excludeDirs ?? []);
