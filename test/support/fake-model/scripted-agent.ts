@@ -29,7 +29,8 @@ export interface TestFailure {
 /** The first failing test a text reports: a TAP `not ok` line and a test file path. */
 export function testFailureIn(text: string): TestFailure | undefined {
   const file = /(?:^|[\s"'(/])(test\/[\w./-]+\.test\.[cm]?js)\b/m.exec(text)?.[1];
-  const title = /^\s*not ok \d+ - (.+?)\s*$/m.exec(text)?.[1];
+  // A line may carry a quoting prefix, as `agentscm agent-task collect` prints a tail (`  | not ok …`).
+  const title = /^[\s|]*not ok \d+ - (.+?)\s*$/m.exec(text)?.[1];
   return title !== undefined && file !== undefined ? { title, file } : undefined;
 }
 
