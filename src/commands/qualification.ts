@@ -2,8 +2,8 @@ import { Flags } from '@oclif/core';
 
 import type { JsonValue } from '../contracts/json/json-value.js';
 import { qualificationToJson } from '../contracts/task/qualification.js';
+import { shellCommandLine } from '../native/collector-commands.js';
 import { qualifyLocal } from '../tasks/admission/qualification-local.js';
-import { shellCommandLine } from '../tasks/operations/collector-next.js';
 import { withStore } from '../tasks/store.js';
 import { BaseCommand, repositoryFlag } from './_base.js';
 

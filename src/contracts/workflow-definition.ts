@@ -357,3 +357,20 @@ export function workflowDefinitionToJson(definition: WorkflowDefinition): JsonOb
 export function encodeWorkflowDefinition(definition: WorkflowDefinition): Uint8Array {
   return encodeCanonical(workflowDefinitionToJson(definition));
 }
+
+/** The skill directory of an entrypoint: everything up to and including its last `/` ("" at the root). */
+export function skillDirectory(entrypoint: string): string {
+  return entrypoint.slice(0, entrypoint.lastIndexOf('/') + 1);
+}
+
+/**
+ * The recipe path of a definition's first command step — its skill directory joined with the
+ * step's runner, the path its command/v1 context binds — or null without a command step. The
+ * subject context of a Change version is that recipe's (docs/checks.md "Several command checks").
+ */
+export function firstCommandRecipePath(definition: WorkflowDefinition): string | null {
+  for (const step of definition.steps) {
+    if (step.action.kind === 'command') return `${skillDirectory(definition.skill.entrypoint)}${step.action.runner}`;
+  }
+  return null;
+}

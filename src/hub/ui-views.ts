@@ -14,6 +14,7 @@ import { getChange, listChanges } from '../native/changes.js';
 import { listCollectorProfiles } from '../native/collector-profiles.js';
 import { listLandings } from '../native/landings.js';
 import { listRegistrationsInStore, listTargetsInStore } from '../native/listings.js';
+import { targetSubjectRecipe } from '../native/requirements.js';
 import { soleCurrentContext } from '../native/review-contexts.js';
 import type { Store } from '../native/store-handle.js';
 import { readTransaction } from '../native/store.js';
@@ -23,7 +24,6 @@ import { buildReceiptBundle, showReceipt } from '../tasks/admission/receipt-bund
 import { RECEIPT_PAGE_MAX, receiptPage, TASK_PAGE_MAX, taskPage } from '../tasks/views.js';
 import { showCommandAttempt } from '../workflows/command-attempts.js';
 import { journalRead, type Journal } from '../workflows/journal.js';
-import { targetSubjectRecipe } from '../workflows/requirement.js';
 import { listRuns } from '../workflows/run-list.js';
 import { readRunStatus } from '../workflows/status.js';
 import type { HubProfile } from './config.js';

@@ -6,6 +6,7 @@
  * reads.
  */
 import { AgentscmError } from '../contracts/errors.js';
+import { decodeWorkflowDefinition, firstCommandRecipePath } from '../contracts/workflow-definition.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { checkDigest, checkGenericId, checkRepositoryId } from './checks.js';
 import { u64FromSql, u64ToSql } from './sqlite.js';
@@ -192,4 +193,14 @@ export function getRequirementByDigest(
   ) as RequirementRow | undefined;
   if (row === undefined) throw notFound(repository, requirementDigest);
   return toStored(row);
+}
+
+/**
+ * The recipe path of the first command step of the target's installed requirement (the subject
+ * context's recipe, docs/checks.md "Several command checks"), or null without a requirement or
+ * without a command step. Call inside the caller's transaction.
+ */
+export function targetSubjectRecipe(auth: Authority, repository: string, target: string): string | null {
+  const requirement = findTargetRequirement(auth, repository, target);
+  return requirement === null ? null : firstCommandRecipePath(decodeWorkflowDefinition(requirement.definition));
 }

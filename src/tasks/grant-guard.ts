@@ -14,10 +14,10 @@ import { sameAgent, type AgentRef } from '../contracts/task/common.js';
 import { readTokenFile } from '../native/grant-token-file.js';
 import { authenticateToken, grantActor, grantOrigin, requireLiveOrigin, type LiveGrant } from '../native/grants.js';
 import { resolveRepository } from '../native/repositories.js';
+import { targetSubjectRecipe } from '../native/requirements.js';
 import { resolveContextFlag } from '../native/review-contexts.js';
 import type { Store } from '../native/store-handle.js';
 import { readTransaction, type Authority } from '../native/store.js';
-import { targetSubjectRecipe } from '../workflows/requirement.js';
 import type { TaskGuard, TaskOperation, TaskOrigin } from './context.js';
 import { decodeTaskCall } from './facade.js';
 

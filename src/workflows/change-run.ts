@@ -6,6 +6,7 @@
  * context_digest by hand. The run ID defaults to one derived from the Change, its version and
  * the plan digest, so running again reopens the same run.
  */
+import { firstCommandRecipePath } from '../contracts/workflow-definition.js';
 import { getChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';
 import { currentPolicyEpoch } from '../native/policy.js';
@@ -15,7 +16,7 @@ import { resolveContextRef, soleCurrentContext } from '../native/review-contexts
 import type { Store } from '../native/store-handle.js';
 import { readTransaction } from '../native/store.js';
 import { planReportOf, type PlanReport } from './plan-report.js';
-import { compileRequirementPlan, requirementDefinition, subjectRecipePath } from './requirement.js';
+import { compileRequirementPlan, requirementDefinition } from './requirement.js';
 import { checkTargetExists } from './version-contexts.js';
 
 /** The longest run ID (the generic ID rule: [A-Za-z0-9._-]{1,128}). */
@@ -81,7 +82,9 @@ export function bindRequirementToChange(store: Store, input: ChangeRunInput): Ch
     const contextDigest = !hasCommand
       ? null
       : input.context === undefined
-        ? soleCurrentContext(auth, repository, change.id, () => subjectRecipePath(requirementDefinition(requirement)))
+        ? soleCurrentContext(auth, repository, change.id, () =>
+            firstCommandRecipePath(requirementDefinition(requirement)),
+          )
         : resolveContextRef(auth, repository, input.context);
     const compiled = compileRequirementPlan(auth, requirement, {
       revision: change.current_revision,

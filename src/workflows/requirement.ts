@@ -15,7 +15,6 @@ import {
 } from '../contracts/workflow-definition.js';
 import { resolveRepository } from '../native/repositories.js';
 import {
-  findTargetRequirement,
   getRequirementByDigest,
   getTargetRequirement,
   installRequirement,
@@ -232,22 +231,6 @@ export function bindDefinitionToSubject(
     source: { repository: definition.source.repository, revision: subject.revision, policy_epoch: subject.policyEpoch },
     steps,
   };
-}
-
-/**
- * The recipe path of a definition's first command step (its subject context's recipe), or null
- * when it has no command step.
- */
-export function subjectRecipePath(definition: WorkflowDefinition): string | null {
-  const step = definition.steps.find((s) => s.action.kind === 'command');
-  if (step === undefined || step.action.kind !== 'command') return null;
-  return resolvePackagePath(layoutSkillPackage(definition.skill), step.action.runner);
-}
-
-/** The target's installed requirement's subject recipe (subjectRecipePath), or null without one. */
-export function targetSubjectRecipe(auth: Authority, repository: string, target: string): string | null {
-  const requirement = findTargetRequirement(auth, repository, target);
-  return requirement === null ? null : subjectRecipePath(requirementDefinition(requirement));
 }
 
 /** The subject with a lookup of the version's other contexts by recipe path (read when needed). */

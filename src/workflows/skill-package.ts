@@ -8,7 +8,12 @@ import { digestCanonical, DOMAINS } from '../contracts/digest.js';
 import { AgentscmError } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json/json-value.js';
 import { validateRelativePath } from '../contracts/paths.js';
-import { SKILL_ENTRYPOINT_NAME, WORKFLOW_LIMITS, type WorkflowSkill } from '../contracts/workflow-definition.js';
+import {
+  SKILL_ENTRYPOINT_NAME,
+  skillDirectory,
+  WORKFLOW_LIMITS,
+  type WorkflowSkill,
+} from '../contracts/workflow-definition.js';
 import { sha256Hex } from '../crypto/sha256.js';
 import { readRevisionFile, statRevisionPath } from '../native/revisions.js';
 import type { Authority } from '../native/store.js';
@@ -82,7 +87,7 @@ export function layoutSkillPackage(skill: WorkflowSkill): SkillPackageLayout {
       `name the entrypoint DIR/${SKILL_ENTRYPOINT_NAME}`,
     );
   }
-  const directory = skill.entrypoint.slice(0, slash + 1);
+  const directory = skillDirectory(skill.entrypoint);
   const seen = new Set<string>([skill.entrypoint]);
   for (const resource of skill.resources) {
     checkPackagePath(resource, 'skill resource');

@@ -5,10 +5,10 @@ import { instantLines } from '../_times.js';
 import { AgentscmError } from '../../contracts/errors.js';
 import { formatJson } from '../../contracts/json/canonical-json.js';
 import type { JsonValue } from '../../contracts/json/json-value.js';
+import { nextAnswerCommands, shellCommandLine } from '../../native/collector-commands.js';
 import { taskStoreMode } from '../../tasks/facade.js';
 import { callWithTokenFile } from '../../tasks/grant-guard.js';
 import { fillTaskInput, readTaskInput } from '../../tasks/input.js';
-import { nextAnswerCommands, shellCommandLine } from '../../tasks/operations/collector-next.js';
 import { withStore } from '../../tasks/store.js';
 import { buildTaskRequest } from '../../tasks/task-request.js';
 

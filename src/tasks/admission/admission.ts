@@ -31,6 +31,7 @@ import {
 import { getChange } from '../../native/changes.js';
 import { isAncestor, recordLanding, type Landing } from '../../native/landings.js';
 import { resolveRepository } from '../../native/repositories.js';
+import { targetSubjectRecipe } from '../../native/requirements.js';
 import { resolveContextRef } from '../../native/review-contexts.js';
 import { recordServerRunReceipt, type ServerRunReceiptRow } from '../../native/server-run-receipts.js';
 import type { Store } from '../../native/store-handle.js';
@@ -38,7 +39,6 @@ import { writeTransaction, type Authority } from '../../native/store.js';
 import { getTarget } from '../../native/targets.js';
 import { pauseAtTestPoint } from '../../native/test-pause.js';
 import type { Journal } from '../../workflows/journal.js';
-import { targetSubjectRecipe } from '../../workflows/requirement.js';
 import { trustedLocalGuard } from '../context.js';
 import { deriveSubject, type DerivedSubject } from '../derive.js';
 import { readJournal } from '../transition.js';

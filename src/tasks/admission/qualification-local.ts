@@ -8,9 +8,9 @@
 import type { AgentRef } from '../../contracts/task/common.js';
 import type { QualificationAnswer } from '../../contracts/task/qualification.js';
 import { resolveRepository } from '../../native/repositories.js';
+import { targetSubjectRecipe } from '../../native/requirements.js';
 import { resolveContextRef, soleCurrentContext } from '../../native/review-contexts.js';
 import type { Store } from '../../native/store-handle.js';
-import { targetSubjectRecipe } from '../../workflows/requirement.js';
 import { trustedLocalGuard } from '../context.js';
 import { qualifyResolved } from './qualification.js';
 

@@ -17,6 +17,7 @@ import { AgentscmError } from '../../contracts/errors.js';
 import type { JsonValue } from '../../contracts/json/json-value.js';
 import { qualificationToJson, type QualificationAnswer } from '../../contracts/task/qualification.js';
 import type { Subject } from '../../contracts/task/subject.js';
+import { collectorCommands, stepCollectorProfileId } from '../../native/collector-commands.js';
 import { resolveRepository } from '../../native/repositories.js';
 import { findReviewContext } from '../../native/review-contexts.js';
 import type { Authority } from '../../native/store.js';
@@ -24,7 +25,6 @@ import type { Journal } from '../../workflows/journal.js';
 import { failedOutputTailOfTask } from '../collector/transfers.js';
 import { nowOf, type TaskContext } from '../context.js';
 import { deriveSubject, type DerivedSubject } from '../derive.js';
-import { collectorCommands, stepCollectorProfileId } from '../operations/collector-next.js';
 import { readAuthority, readJournal } from '../transition.js';
 import { decideSubject } from './decision.js';
 

@@ -20,10 +20,10 @@ import {
   type InstalledCollectorProfile,
 } from '../../native/collector-profiles.js';
 import { readTokenFile } from '../../native/grant-token-file.js';
+import { targetSubjectRecipe } from '../../native/requirements.js';
 import { resolveContextFlag } from '../../native/review-contexts.js';
 import type { Store } from '../../native/store-handle.js';
 import { readTransaction } from '../../native/store.js';
-import { targetSubjectRecipe } from '../../workflows/requirement.js';
 import type { TaskContext } from '../context.js';
 import { authorizeTaskToken } from '../grant-guard.js';
 import { deriveCurrent } from '../operations/lookups.js';

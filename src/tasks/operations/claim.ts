@@ -14,6 +14,7 @@ import {
 import type { AgentRef } from '../../contracts/task/common.js';
 import { claimRequestDigest, type TaskClaimRequest } from '../../contracts/task/requests.js';
 import { sha256Hex } from '../../crypto/sha256.js';
+import { stepCollectorProfileId } from '../../native/collector-commands.js';
 import type { Authority } from '../../native/store.js';
 import type { Journal } from '../../workflows/journal.js';
 import {
@@ -36,7 +37,6 @@ import {
 import { journalExists, readAuthority, type TransitionScope } from '../transition.js';
 import { firstIncompleteDependency, observeAttempt } from '../views.js';
 import { requireActor, requireExecutor } from './checks.js';
-import { stepCollectorProfileId } from './collector-next.js';
 import { commitOutcome, lookupRetry, transition } from './idempotency.js';
 import { deriveCurrent } from './lookups.js';
 

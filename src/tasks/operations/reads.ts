@@ -5,6 +5,7 @@
 import type { JsonObject, JsonValue } from '../../contracts/json/json-value.js';
 import { subjectToJson } from '../../contracts/task/subject.js';
 import { taskToJson } from '../../contracts/task/task.js';
+import { stepCollectorProfileId } from '../../native/collector-commands.js';
 import type { Authority } from '../../native/store.js';
 import type { Journal } from '../../workflows/journal.js';
 import { currentAttempt, currentAttemptOf } from '../attempt-rows.js';
@@ -13,7 +14,6 @@ import type { DerivedSubject, DerivedTask } from '../derive.js';
 import { olderUnresolvedTask, retainedSeqOf } from '../journal-rows.js';
 import { readAuthority, readJournal } from '../transition.js';
 import { firstIncompleteDependency, observeAttempt } from '../views.js';
-import { stepCollectorProfileId } from './collector-next.js';
 import { deriveCurrent } from './lookups.js';
 
 /** One task row of a requirements answer (state is the read-time local view). */

@@ -10,9 +10,9 @@ import { defineTaskDecoder, ID_SCHEMA, type TaskDecoder } from '../../contracts/
 import { MAX_REQUEST_BYTES } from '../../contracts/task/requests.js';
 import { subjectToJson } from '../../contracts/task/subject.js';
 import { resolveRepository } from '../../native/repositories.js';
+import { targetSubjectRecipe } from '../../native/requirements.js';
 import { soleCurrentContext } from '../../native/review-contexts.js';
 import type { Authority } from '../../native/store.js';
-import { targetSubjectRecipe } from '../../workflows/requirement.js';
 import type { TaskContext } from '../context.js';
 import { deriveSubject } from '../derive.js';
 import { readAuthority } from '../transition.js';

@@ -9,12 +9,12 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import { isJsonObject, type JsonValue } from '../../contracts/json/json-value.js';
-import { listCollectorProfiles } from '../../native/collector-profiles.js';
-import { findCollectorSetup } from '../../native/collector-setups.js';
-import { getRegistration } from '../../native/executor-registry.js';
-import type { Store } from '../../native/store-handle.js';
-import { readTransaction, type Authority } from '../../native/store.js';
+import { isJsonObject, type JsonValue } from '../contracts/json/json-value.js';
+import { listCollectorProfiles } from './collector-profiles.js';
+import { findCollectorSetup } from './collector-setups.js';
+import { getRegistration } from './executor-registry.js';
+import type { Store } from './store-handle.js';
+import { readTransaction, type Authority } from './store.js';
 
 /** At most this many descriptor names are tried for one task (one per attempt; a task has at most 64). */
 const MAX_DESCRIPTOR_NAMES = 64;
