@@ -86,6 +86,11 @@ test('check add writes the package, checkpoints it and installs the requirement;
   });
   assert.equal(recipe.toolchain, IMAGE);
   assert.equal(recipe.environment, 'oci-offline');
+  // workflow.json is written after the checkpoint and excluded: the workspace is clean.
+  const status = jsonOf<{ clean: boolean; changes: unknown[] }>(ok(await w.cli(['status', '--json'])));
+  assert.deepEqual(status.changes, []);
+  assert.equal(status.clean, true);
+  assert.match(readFileSync(join(w.ws, '.agentscm', 'exclude'), 'utf8'), /^\/\.agentscm-checks\/workflow\.json$/m);
   const installed = jsonOf<{ requirement_digest: string; steps: { id: string }[] }>(
     ok(await w.cli(['requirement', 'show', '--target', 'main', '--json'])),
   );

@@ -22,6 +22,7 @@ import type { Store } from '../../native/store-handle.js';
 import { readTransaction } from '../../native/store.js';
 import { listTargets } from '../../native/targets.js';
 import { checkpointWorkspace } from '../../workspace/checkpoint.js';
+import { addExcludePatterns, EXCLUDE_FILE_LABEL } from '../../workspace/exclude.js';
 import { readWorkspaceStatus } from '../../workspace/status.js';
 import { installRequirementFile } from '../requirement.js';
 import {
@@ -148,8 +149,11 @@ function definitionOf(
 /** Write, checkpoint, bind, install; on any failure restore every file and rethrow. */
 export function applyCheckSet(store: Store, input: ApplyInput): ApplyResult {
   const { root } = input;
-  const backup = backupFiles(root, [...input.files.keys(), CHECKS_SKILL, CHECKS_WORKFLOW]);
+  const backup = backupFiles(root, [...input.files.keys(), CHECKS_SKILL, CHECKS_WORKFLOW, EXCLUDE_FILE_LABEL]);
   try {
+    // workflow.json names the contexts of the version this checkpoint records, so it is written
+    // after it and never recorded: excluded, it leaves the workspace clean (docs/checks.md).
+    addExcludePatterns(root, [`/${CHECKS_WORKFLOW}`]);
     for (const [path, bytes] of input.files) {
       if (bytes === null) rmSync(join(root, path), { force: true });
       else writeFileAtomic(root, path, bytes);
