@@ -43,7 +43,11 @@ test('a subject with nothing claimed: pending command task, task_pending, next c
   assert.deepEqual(statesOf(answer), { paths: 'succeeded', unit: 'pending', cap: 'blocked' });
   const unit = answer.tasks.find((task) => task.step_id === 'unit');
   assert.deepEqual(answer.failures, [{ task_id: unit?.task_id, code: 'task_pending' }]);
-  assert.deepEqual(answer.next, { operation: 'collector_claim', task_id: unit?.task_id });
+  assert.deepEqual(answer.next, {
+    operation: 'collector_claim',
+    task_id: unit?.task_id,
+    collector_profile_id: ev.profileId,
+  });
 });
 
 test('a collector claim under a live lease: claimed, attempt_in_progress, next none; past its lease: uncertain, attempt_uncertain, next reconcile', (t) => {
