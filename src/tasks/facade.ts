@@ -11,6 +11,7 @@ import { referenceFetchRequestDecoder } from '../contracts/named-reference.js';
 import { capabilitiesResponse } from '../contracts/task/capabilities.js';
 import { recoveredRequestOf, taskRecoveryRequestDecoder } from '../contracts/task/operations.js';
 import {
+  subjectRequestDecoder,
   taskClaimRequestDecoder,
   taskMutationRequestDecoder,
   taskStatusRequestDecoder,
@@ -32,7 +33,7 @@ import { nextOperation, requirementsOperation } from './operations/reads.js';
 import { instructionsOperation, referenceOperation } from './operations/references.js';
 import { resultOperation } from './operations/result.js';
 import { statusOperation } from './operations/status.js';
-import { subjectOperation, subjectRequestDecoder } from './operations/subject.js';
+import { subjectOperation } from './operations/subject.js';
 import { recoveryOperation } from './recovery.js';
 
 /**

@@ -266,7 +266,10 @@ test('cancel needs the runtime flags only while an attempt is running, then stop
   child.kill('SIGKILL');
   await exited(child);
 
-  const bare = await cli(demo, ['skill-workflow', 'cancel', 'r4', '--json']);
+  // No docker on PATH and no --docker: no runtime, so the attempt cannot be stopped.
+  const bare = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'cancel', 'r4', '--json'], {
+    env: { PATH: join(demo.dataDir, 'no-docker-on-path') },
+  });
   assert.notEqual(bare.code, 0);
   assert.equal(jsonOf<{ error: { code: string } }>(bare).error.code, 'WORKFLOW_COMMAND_ATTEMPT_UNFINISHED');
   assert.equal((await containersOf(attemptId)).length, 1, 'without the runtime nothing was touched');
@@ -281,10 +284,11 @@ test('cancel needs the runtime flags only while an attempt is running, then stop
   assert.deepEqual(await containersOf(attemptId), []);
 });
 
-test('runtime flags are a pair; recover requires them; runtime-probe refuses a missing image', async (t) => {
+test('an empty runtime flag is refused; runtime-probe refuses a missing image', async (t) => {
   const dataDir = tempDir(t);
-  const half = await runCli(['--data-dir', dataDir, 'skill-workflow', 'recover', 'r', 's', '--docker', DOCKER]);
-  assert.equal(half.code, 2);
+  const empty = await runCli(['--data-dir', dataDir, 'skill-workflow', 'recover', 'r', 's', '--docker', '', '--json']);
+  assert.equal(empty.code, 2, empty.stderr);
+  assert.equal(jsonOf<{ error: { code: string } }>(empty).error.code, 'RUNTIME_FLAGS_INVALID');
   const missing = await runCli(['agent-task', 'runtime-probe', ...RUNTIME, '--image', 'local/not-there:1', '--json']);
   assert.equal(missing.code, 4);
   assert.equal(jsonOf<{ error: { code: string } }>(missing).error.code, 'IMAGE_NOT_FOUND');

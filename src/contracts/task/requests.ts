@@ -268,3 +268,14 @@ export const taskStatusRequestDecoder: TaskDecoder<TaskStatusRequest> = defineTa
     maxBytes: MAX_REQUEST_BYTES,
   },
 );
+
+export interface SubjectRequest {
+  readonly change_id: string;
+}
+
+/** `subject` (docs/hub.md "The `subject` tool"): `{"change_id"}` and nothing else (no version field). */
+export const subjectRequestDecoder: TaskDecoder<SubjectRequest> = defineTaskDecoder<SubjectRequest>(
+  'agent-task.subject-request',
+  { type: 'object', additionalProperties: false, required: ['change_id'], properties: { change_id: ID_SCHEMA } },
+  { maxBytes: MAX_REQUEST_BYTES, versionField: null },
+);

@@ -6,8 +6,7 @@
  * and `qualification` need. Read-only.
  */
 import type { JsonObject, JsonValue } from '../../contracts/json/json-value.js';
-import { defineTaskDecoder, ID_SCHEMA, type TaskDecoder } from '../../contracts/task/common.js';
-import { MAX_REQUEST_BYTES } from '../../contracts/task/requests.js';
+import type { SubjectRequest } from '../../contracts/task/requests.js';
 import { subjectToJson } from '../../contracts/task/subject.js';
 import { resolveRepository } from '../../native/repositories.js';
 import { targetSubjectRecipe } from '../../native/requirements.js';
@@ -16,17 +15,6 @@ import type { Authority } from '../../native/store.js';
 import type { TaskContext } from '../context.js';
 import { deriveSubject } from '../derive.js';
 import { readAuthority } from '../transition.js';
-
-export interface SubjectRequest {
-  readonly change_id: string;
-}
-
-/** `{"change_id"}`: nothing else (no version field: the request is one id). */
-export const subjectRequestDecoder: TaskDecoder<SubjectRequest> = defineTaskDecoder<SubjectRequest>(
-  'agent-task.subject-request',
-  { type: 'object', additionalProperties: false, required: ['change_id'], properties: { change_id: ID_SCHEMA } },
-  { maxBytes: MAX_REQUEST_BYTES, versionField: null },
-);
 
 /**
  * The digest of the current review context of a Change for the context's target: the one context of its current
