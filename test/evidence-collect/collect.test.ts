@@ -94,5 +94,9 @@ test('collect runs the claimed recipe live, retains the signed envelope, then up
   assert.equal(jsonOf<CollectJson>(retry).transfer_digest, result.transfer_digest);
   assert.ok(hub.calls[2]?.body.equals(retained));
   assert.equal(await containersCreated(c.descriptor.attempt.attempt_id, since), 1);
-  assert.equal(readTransferEnvelope(retained).records.length, 2);
+  // execution_request, execution_record and the diagnostic command_output_tail.
+  assert.deepEqual(
+    readTransferEnvelope(retained).records.map((r) => r.kind),
+    ['execution_request', 'execution_record', 'command_output_tail'],
+  );
 });
