@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { decodeCollectorProfile } from '../../src/contracts/collector/profile.js';
+import { collectorProfileId, decodeCollectorProfile } from '../../src/contracts/collector/profile.js';
 import { encodeCanonical, formatJson } from '../../src/contracts/json/canonical-json.js';
 import type { JsonObject, JsonValue } from '../../src/contracts/json/json-value.js';
 import type { AgentRef } from '../../src/contracts/task/common.js';
@@ -104,8 +104,13 @@ export interface DemoStore {
   readonly registrationId: string;
   /** The executor binding of the demo registration (step lint). */
   readonly executor: JsonObject;
-  /** The collector profile installed for step lint. */
+  /**
+   * The collector profile for step lint, written to `profileFile` and installed only before
+   * collector-claim.json: while it is installed, a plain claim of lint is refused
+   * (TASK_COLLECTOR_CLAIM_REQUIRED), and the walk first shows the executor's own claim.
+   */
   readonly collectorProfileId: string;
+  readonly profileFile: string;
   /** The token file of the demo actor's agent grant. */
   readonly tokenFile: string;
 }
@@ -205,14 +210,14 @@ export function buildDemoStore(dataDir: string, tokenFile: string): DemoStore {
     };
     const profileFile = join(dirname(dataDir), 'demo-collector-profile.json');
     writeFileSync(profileFile, `${formatJson(profile)}\n`);
-    const installed = installCollectorProfile(auth, decodeCollectorProfile(readFileSync(profileFile)), Date.now());
     return {
       dataDir,
       repository: DEMO.repositoryId,
       revision: built.revision,
       contextDigest: built.contextDigest,
       registrationId: enrollment.registration_id,
-      collectorProfileId: installed.collector_profile_id,
+      collectorProfileId: collectorProfileId(decodeCollectorProfile(readFileSync(profileFile))),
+      profileFile,
       executor: {
         registration_id: enrollment.registration_id,
         executor_id: enrollment.executor_id,
@@ -454,6 +459,8 @@ export function runDemoWalk(store: DemoStore): Example[] {
       reason: 'the cancelled run is known to have stopped',
     } as JsonObject,
   });
+  // The operator installs the collector profile of lint (agentscm agent-task profile install FILE).
+  installCollectorProfile(ctx.store.authority(), decodeCollectorProfile(readFileSync(store.profileFile)), Date.now());
   const collectorClaimed = send({
     file: 'collector-claim.json',
     operation: 'collector_claim',
@@ -536,10 +543,13 @@ repository \`${DEMO.repositoryName}\` (ID \`${DEMO.repositoryId}\`), one revisio
 container check (\`${DEMO.skillPath}\`, \`${DEMO.runnerPath}\`), Change \`${DEMO.change}\` with its
 review context, and the requirement of target \`${DEMO.target}\` with two command steps,
 \`greeting\` and \`lint\`; executor \`${DEMO.executor}\` is enrolled for \`lint\` with the published
-RFC 8032 test key (registration \`${store.registrationId}\`), and collector profile
-\`${store.collectorProfileId}\` is installed for that registration, the recipe and a stand-in
-runtime identity (so the descriptor can be claimed and read, but not collected). Never enroll that
-key anywhere else.
+RFC 8032 test key (registration \`${store.registrationId}\`). Collector profile
+\`${store.collectorProfileId}\` (\`demo-collector-profile.json\` beside the data directory: that
+registration, the recipe and a stand-in runtime identity, so the descriptor can be claimed and
+read, but not collected) is installed just before \`collector-claim.json\`, with
+\`agentscm agent-task profile install demo-collector-profile.json\`: once a step has a collector
+profile, a plain claim of it is refused (\`TASK_COLLECTOR_CLAIM_REQUIRED\`), so the executor's own
+claim, cancel and reconcile come first. Never enroll that key anywhere else.
 
 ## On your own store
 

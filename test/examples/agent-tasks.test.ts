@@ -159,6 +159,19 @@ test('sent in order through agent-task call against a fresh demo store, each exa
         readme.includes(`\`${step.member}: ${expected(step, store)}\``),
       `the README lists ${step.file}`,
     );
+    if (step.operation === 'collector_claim') {
+      const install = await runCli([
+        '--data-dir',
+        store.dataDir,
+        'agent-task',
+        'profile',
+        'install',
+        store.profileFile,
+        '--json',
+      ]);
+      assert.equal(install.code, 0, install.stderr);
+      assert.equal(jsonOf(install).collector_profile_id, store.collectorProfileId);
+    }
     const result = await runCli(callArgs(store, step.operation, ['--input', join(EXAMPLES_DIR, step.file)]));
     assert.equal(result.code, 0, `${step.file}: ${result.stderr}`);
     assert.equal(jsonOf(result)[step.member], expected(step, store), `${step.file}: ${result.stdout}`);
