@@ -51,8 +51,11 @@ test('a Stop creates the context of every command step; checkpoint then finds th
   assert.equal(installed.code, 0, installed.stderr);
 
   writeFileSync(join(s.ws, 'src/a.txt'), 'edited again\n');
+  // No docker on PATH and no --docker: the Stop checkpoints and creates the contexts, then blocks
+  // before any command runs.
   const stop = await s.cli(['skill-workflow', 'stop', SCENARIO_CHANGE, '--workspace', s.ws], {
     input: JSON.stringify({ session_id: 's', transcript_path: null, cwd: s.ws, hook_event_name: 'Stop' }),
+    env: { PATH: join(s.root, 'no-docker-on-path') },
   });
   assert.equal(stop.code, 0, stop.stderr);
   assert.equal((JSON.parse(stop.stdout) as { decision: string }).decision, 'block');

@@ -194,11 +194,12 @@ test(
   },
 );
 
-test('a requirement with a command step and no --docker pair blocks with the runtime failure, after checkpointing', async (t) => {
+test('a requirement with a command step, no --docker and no docker on PATH blocks with the runtime failure, after checkpointing', async (t) => {
   const demo = await makeDemo(t);
   writeFileSync(join(demo.ws, 'status.txt'), 'edited\n');
   const result = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'stop', 'c1', '--workspace', demo.ws], {
     input: claudePayload(),
+    env: { PATH: join(demo.ws, '..', 'no-docker-on-path') },
   });
   assert.equal(result.code, 0, result.stderr);
   const { lines, json } = feedbackOf(result.stdout);
