@@ -262,7 +262,7 @@ test('a cancellation recorded while the command runs stops it even when the canc
   assert.deepEqual(await containersOf(attemptId), []);
 });
 
-test('cancel without the runtime flags cannot stop a live command: refused, and nothing changes', async (t) => {
+test('cancel with no runtime (no flags, no docker on PATH) cannot stop a live command: refused, nothing changes', async (t) => {
   const demo = await makeDemo(t);
   const runId = 'live-cancel-bare';
   const attemptId = commandAttemptId(demo.repository, runId, 'check', 1n);
@@ -272,7 +272,9 @@ test('cancel without the runtime flags cannot stop a live command: refused, and 
   });
   await waitForRunningContainer(attemptId, controller);
 
-  const bare = await cli(demo, ['skill-workflow', 'cancel', runId, '--json']);
+  const bare = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'cancel', runId, '--json'], {
+    env: { PATH: join(demo.dataDir, 'no-docker-on-path') },
+  });
   assert.equal(bare.code, 3, bare.stderr);
   assert.equal(jsonOf<{ error: { code: string } }>(bare).error.code, 'WORKFLOW_JOURNAL_ACTIVE');
   const status = jsonOf<{ state: string }>(await cli(demo, ['skill-workflow', 'status', runId, '--json']));
