@@ -6,13 +6,7 @@
  */
 import { join } from 'node:path';
 
-import {
-  decodeOutputTail,
-  shownStreamCuts,
-  showOutputTail,
-  type ShownOutputTail,
-  type ShownStreamCuts,
-} from '../contracts/collector/output-tail.js';
+import { shownCollectionTail, type ShownOutputTail, type ShownStreamCuts } from '../contracts/collector/output-tail.js';
 import { readTransferEnvelope, TRANSFER_LIMITS, transferDigest } from '../contracts/collector/transfer.js';
 import { AgentscmError } from '../contracts/errors.js';
 import { encodeCanonical } from '../contracts/json/canonical-json.js';
@@ -100,7 +94,6 @@ export function envelopeVerdict(envelope: Buffer): EnvelopeVerdict {
   const read = readTransferEnvelope(envelope);
   const record =
     read.records.find((entry) => entry.kind === 'execution_record') ?? read.records[read.records.length - 1];
-  const tailEntry = read.records.find((entry) => entry.kind === 'command_output_tail');
   let outcome = 'unknown';
   let exitCode: number | null = null;
   if (record !== undefined) {
@@ -110,15 +103,12 @@ export function envelopeVerdict(envelope: Buffer): EnvelopeVerdict {
       if (typeof value.exit_code === 'number') exitCode = value.exit_code;
     }
   }
-  const decoded = tailEntry === undefined || outcome === 'passed' ? null : decodeOutputTail(tailEntry.bytes);
-  const outputTail = decoded === null ? null : showOutputTail(decoded);
   return {
     outcome,
     exit_code: exitCode,
     task_id: read.header.task_id,
     attempt_id: read.header.attempt_id,
-    output_tail: outputTail,
-    output_tail_cut: decoded === null || outputTail === null ? null : shownStreamCuts(decoded, outputTail),
+    ...shownCollectionTail(read.records, outcome),
   };
 }
 /** Upload a collection's envelope, record the answer in the state directory and report the collection. */

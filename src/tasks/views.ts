@@ -5,13 +5,7 @@
  * is valid only while its registration is the current, unrevoked one; a dependency is complete
  * only through the authority's own recomputation or a valid task-bound registered observation.
  */
-import {
-  decodeOutputTail,
-  shownStreamCuts,
-  showOutputTail,
-  type ShownOutputTail,
-  type ShownStreamCuts,
-} from '../contracts/collector/output-tail.js';
+import { shownCollectionTail, type ShownOutputTail, type ShownStreamCuts } from '../contracts/collector/output-tail.js';
 import { readTransferEnvelope } from '../contracts/collector/transfer.js';
 import type { JsonObject } from '../contracts/json/json-value.js';
 import { attemptToJson } from '../contracts/task/attempt.js';
@@ -280,9 +274,6 @@ function transferView(auth: Authority, journal: Journal, row: RetainedTransferRo
     current = null;
   }
   const recordEntry = envelope.records.find((record) => record.kind === 'execution_record');
-  const tailEntry = envelope.records.find((record) => record.kind === 'command_output_tail');
-  const tail = tailEntry === undefined || row.outcome === 'passed' ? null : decodeOutputTail(tailEntry.bytes);
-  const shown = tail === null ? null : showOutputTail(tail);
   return {
     transfer_digest: row.transfer_digest,
     outcome: row.outcome,
@@ -299,8 +290,7 @@ function transferView(auth: Authority, journal: Journal, row: RetainedTransferRo
       recordEntry === undefined
         ? null
         : parseCanonicalRecord(recordEntry.bytes, 'IMPORT_RECORD_INVALID', 'execution_record'),
-    output_tail: shown,
-    output_tail_cut: tail === null || shown === null ? null : shownStreamCuts(tail, shown),
+    ...shownCollectionTail(envelope.records, row.outcome),
   };
 }
 

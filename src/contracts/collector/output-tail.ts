@@ -280,3 +280,24 @@ export function shownStreamCuts(tail: CommandOutputTail, shown: ShownOutputTail)
   };
   return { stdout: cut('stdout'), stderr: cut('stderr') };
 }
+
+/** What a collection shows of its output: the bounded tail and each stream's cut, or nulls. */
+export interface ShownCollectionTail {
+  readonly output_tail: ShownOutputTail | null;
+  readonly output_tail_cut: ShownStreamCuts | null;
+}
+
+/**
+ * The shown output tail of a transfer's records for a collection with this outcome: nulls when it
+ * passed or carries no command_output_tail record, else the tail bounded by showOutputTail and its
+ * per-stream cuts (collect's output and the dashboard's task view show the same).
+ */
+export function shownCollectionTail(
+  records: readonly { readonly kind: string; readonly bytes: Uint8Array }[],
+  outcome: string,
+): ShownCollectionTail {
+  const entry = records.find((record) => record.kind === 'command_output_tail');
+  const tail = entry === undefined || outcome === 'passed' ? null : decodeOutputTail(entry.bytes);
+  const shown = tail === null ? null : showOutputTail(tail);
+  return { output_tail: shown, output_tail_cut: tail === null || shown === null ? null : shownStreamCuts(tail, shown) };
+}
