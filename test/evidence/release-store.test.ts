@@ -13,7 +13,9 @@ import test, { type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 
 import { copyJournalEvidence } from '../../src/native/migrations/011-collector-evidence.js';
+import { AUTHORITY_MIGRATIONS } from '../../src/native/migrations/index.js';
 import { nativePaths, openAuthority } from '../../src/native/store.js';
+import { withStore } from '../../src/tasks/store.js';
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -72,7 +74,7 @@ test('a release store: a read is refused and migrates nothing; a writing open co
   assert.equal(versionOf(authority), 10, 'a read never migrates');
 
   openAuthority(r.dataDir, { mode: 'write' }).close();
-  assert.equal(versionOf(authority), 11);
+  assert.equal(versionOf(authority), AUTHORITY_MIGRATIONS.length);
   const legacyTransfers = query(JOURNAL(r.dataDir), TRANSFERS);
   const legacyReceipts = query(JOURNAL(r.dataDir), RECEIPTS);
   assert.equal(legacyTransfers.length, 1);
@@ -95,7 +97,11 @@ test('a release store: a read is refused and migrates nothing; a writing open co
 
 test('a migrated release store: receipt show, export (the same bytes), verify, qualification and the landing still read', async (t) => {
   const r = unpack(t);
-  openAuthority(r.dataDir, { mode: 'write' }).close();
+  // A writing command migrates what it opens: the authority and the workflow journal.
+  withStore(r.dataDir, 'write', (store) => {
+    store.authority();
+    store.journal();
+  });
   const cli = (args: readonly string[]) => runCli(['--data-dir', r.dataDir, ...args]);
 
   const shown = await cli(['receipt', 'show', r.expected.receipt_digest, '--json']);

@@ -22,7 +22,8 @@ const CASES: readonly { args: string[]; message: string; usage: string }[] = [
   {
     args: ['checkpoint'],
     message: 'missing required flag --change',
-    usage: 'agentscm checkpoint --change ID [--workspace PATH] [--full] [--target NAME] [--data-dir DIR] [--json]',
+    usage:
+      'agentscm checkpoint --change ID [--workspace PATH] [--full] [--target NAME] [--repository ID_OR_NAME] [--data-dir DIR] [--json]',
   },
   {
     args: ['checkpoint', '--change', 'a', '--bogus'],
