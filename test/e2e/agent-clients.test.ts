@@ -1,9 +1,10 @@
 /**
- * The full agent loop with the real Claude Code CLI (docs/testing.md "The full loop"): an operator
- * sets up a copy of examples/node-project entirely through the CLI — init-repo, the `tests` check
- * on local/node:20, the collector, a grant, a hub on loopback whose MCP endpoint is registered
- * with `claude mcp add`, the agent-owned Stop hook (`install-stop --mode task-stop`) and the
- * instruction block — then plants one bug so one test fails. The scripted model
+ * The full agent loop with the real Claude Code and Codex CLIs (docs/testing.md "The full loop"):
+ * an operator sets up a copy of examples/node-project entirely through the CLI — init-repo, the
+ * `tests` check on local/node:20, the collector, a grant, a hub on loopback whose MCP endpoint is
+ * registered with the client (`claude mcp add`; Codex: `[mcp_servers.agentscm]` in
+ * HOME/.codex/config.toml), the agent-owned Stop hook (`install-stop --client C --mode task-stop`)
+ * and the instruction block — then plants one bug so one test fails. The scripted model
  * (test/support/fake-model/scripted-agent.ts) knows nothing about agentscm: it runs the
  * `$ agentscm …` lines of its newest input and fixes a failing test it sees in an output tail.
  * From the fresh Change it must reach a passing Stop in at most 6 stops, through one failing
@@ -11,16 +12,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 
 import { INSTRUCTION_BLOCK } from '../../src/workspace/instruction-block.js';
 import { cliEntryArgv, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CLAUDE_CODE, installClient } from '../support/agent-clients.js';
+import { CLAUDE_CODE, CODEX, installClient } from '../support/agent-clients.js';
 import { startFakeAnthropic } from '../support/fake-model/anthropic-messages.js';
-import { agentscmShim, runClaude } from '../support/fake-model/run-client.js';
+import { startFakeResponses } from '../support/fake-model/openai-responses.js';
+import { agentscmShim, runClaude, runCodex, writeCodexConfig } from '../support/fake-model/run-client.js';
 import { scriptedAgent } from '../support/fake-model/scripted-agent.js';
 import type { Transcript } from '../support/fake-model/transcript.js';
 
@@ -37,6 +39,8 @@ const FAILING_TITLE = 'formatDuration';
 const BUG = { from: "if (ms === 0) return '0s';", to: "if (ms === 0) return '0ms';" };
 const FIX = `sed -i "s/return '0ms'/return '0s'/" src/duration.js`;
 const MAX_STOPS = 6;
+
+type Client = 'claude-code' | 'codex';
 
 interface World {
   readonly dataDir: string;
@@ -73,7 +77,39 @@ async function serveHub(t: TestContext, config: string): Promise<string> {
   });
 }
 
-async function operatorSetup(t: TestContext, claude: string): Promise<World> {
+/** How the operator registers the hub's MCP endpoint (URL and bearer token) with the agent's client. */
+type RegisterMcp = (world: World, url: string, token: string) => void;
+
+/** Claude Code: `claude mcp add --transport http agentscm URL --header "Authorization: Bearer TOKEN"`. */
+function claudeMcp(claude: string): RegisterMcp {
+  return (world, url, token) => {
+    const mcp = spawnSync(
+      claude,
+      ['mcp', 'add', '--transport', 'http', 'agentscm', url, '--header', `Authorization: Bearer ${token}`],
+      { cwd: world.workspace, env: { PATH: process.env.PATH, HOME: world.home }, encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.equal(mcp.status, 0, `claude mcp add: ${mcp.stdout}${mcp.stderr}`);
+  };
+}
+
+/**
+ * Codex: its config (the fake model provider, hooks on, the workspace trusted) and a Streamable
+ * HTTP server table `[mcp_servers.agentscm]` with `url` and a static `http_headers` Authorization.
+ */
+function codexMcp(modelOrigin: string): RegisterMcp {
+  return (world, url, token) => {
+    writeCodexConfig(world.home, modelOrigin, world.workspace);
+    const table = [
+      '[mcp_servers.agentscm]',
+      `url = ${JSON.stringify(url)}`,
+      `http_headers = { Authorization = ${JSON.stringify(`Bearer ${token}`)} }`,
+      '',
+    ].join('\n');
+    appendFileSync(join(world.home, '.codex', 'config.toml'), table);
+  };
+}
+
+async function operatorSetup(t: TestContext, client: Client, registerMcp: RegisterMcp): Promise<World> {
   const dir = tempDir(t, 'agentscm-loop-');
   const world: World = {
     dataDir: join(dir, 'data'),
@@ -110,17 +146,11 @@ async function operatorSetup(t: TestContext, claude: string): Promise<World> {
 
   // The agent's client: the hub's MCP endpoint, the agent-owned Stop hook, the instruction block.
   const token = readFileSync(world.tokenFile, 'utf8').trim();
-  const mcpUrl = `${hubUrl}/v1/hub/workspace/mcp?repository=${HUB_REPOSITORY}&profile=${HUB_PROFILE}`;
-  const mcp = spawnSync(
-    claude,
-    ['mcp', 'add', '--transport', 'http', 'agentscm', mcpUrl, '--header', `Authorization: Bearer ${token}`],
-    { cwd: world.workspace, env: { PATH: process.env.PATH, HOME: world.home }, encoding: 'utf8', timeout: 60_000 },
-  );
-  assert.equal(mcp.status, 0, `claude mcp add: ${mcp.stdout}${mcp.stderr}`);
+  registerMcp(world, `${hubUrl}/v1/hub/workspace/mcp?repository=${HUB_REPOSITORY}&profile=${HUB_PROFILE}`, token);
   await op(world, [
     'install-stop',
     '--client',
-    'claude-code',
+    client,
     '--mode',
     'task-stop',
     '--change',
@@ -148,13 +178,18 @@ async function operatorSetup(t: TestContext, claude: string): Promise<World> {
   return world;
 }
 
-/** The Stop hook's feedback inputs (Claude Code sends each as `Stop hook feedback:` user text). */
+/**
+ * The Stop hook's block feedbacks among the model's inputs, one per block: Claude Code sends
+ * `Stop hook feedback:` user text with the REASON (and a second input, `Stop hook blocking error
+ * from command: …`, which is not counted), Codex a user message `<hook_prompt hook_run_id=…>REASON`;
+ * every REASON begins with `agentscm Stop hook:`.
+ */
+const FEEDBACK = /^(?:Stop hook feedback:\s*|<hook_prompt[^>]*>)agentscm Stop hook:/;
+
 function stopFeedbacks(turns: readonly Transcript[]): string[] {
   const last = turns.at(-1);
   if (last === undefined) return [];
-  return last.items.flatMap((item) =>
-    item.kind === 'input' && item.text.includes('Stop hook feedback') ? [item.text] : [],
-  );
+  return last.items.flatMap((item) => (item.kind === 'input' && FEEDBACK.test(item.text) ? [item.text] : []));
 }
 
 function describeRun(turns: readonly Transcript[]): string {
@@ -169,30 +204,26 @@ function describeRun(turns: readonly Transcript[]): string {
     .join('\n');
 }
 
-test('Claude Code takes a fresh failing Change to a passing Stop', { timeout: 1_800_000 }, async (t) => {
-  const claude = await installClient(CLAUDE_CODE);
-  const world = await operatorSetup(t, claude);
-  const server = await startFakeAnthropic(scriptedAgent({ fixes: { [FAILING_TITLE]: FIX } }));
-  t.after(() => server.close());
-  const prompt = `${INSTRUCTION_BLOCK}\nMake the tests pass.\n`;
-  const run = await runClaude(claude, server.origin, prompt, {
-    cwd: world.workspace,
-    home: world.home,
-    path: [world.shim],
-    timeoutMs: 1_500_000,
-  });
-  const story = describeRun(server.turns);
-  assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}\n${story}`);
+/** The prompt both clients get: the instruction block, then the task. */
+const PROMPT = `${INSTRUCTION_BLOCK}\nMake the tests pass.\n`;
+/** What the scripted model knows: the fix for the planted bug's failing test. */
+const MODEL = scriptedAgent({ fixes: { [FAILING_TITLE]: FIX } });
 
+/**
+ * The loop's outcome, the same for both clients: the run ended with no block pending within
+ * MAX_STOPS stops, the fix came after a model request holding the failing collect's output tail,
+ * two collects in all, and the Change is qualified.
+ */
+async function assertLoop(t: TestContext, world: World, turns: readonly Transcript[]): Promise<void> {
+  const story = describeRun(turns);
   // A passing Stop: the run ended with no block pending, within MAX_STOPS stops (each block is one feedback).
-  const blocks = stopFeedbacks(server.turns);
+  const blocks = stopFeedbacks(turns);
   assert.ok(blocks.length + 1 <= MAX_STOPS, `${blocks.length} blocked stops before the pass:\n${story}`);
   t.diagnostic(`${blocks.length} blocked stops, then a passing one`);
-  const calls = server.turns.at(-1)!.items.flatMap((item) => (item.kind === 'call' ? [item.command] : []));
-  const fixedAt = calls.indexOf(FIX);
-  assert.ok(fixedAt >= 0, `the model never applied the fix:\n${story}`);
+  const items = turns.at(-1)!.items;
+  const calls = items.flatMap((item) => (item.kind === 'call' ? [item.command] : []));
+  assert.ok(calls.includes(FIX), `the model never applied the fix:\n${story}`);
   // One collect failed, and its output tail (the TAP `not ok` line) was in a model request before the fix.
-  const items = server.turns.at(-1)!.items;
   const fixCall = items.findIndex((item) => item.kind === 'call' && item.command === FIX);
   const before = items.slice(0, fixCall).filter((item) => item.kind === 'input' || item.kind === 'result');
   assert.ok(
@@ -207,4 +238,39 @@ test('Claude Code takes a fresh failing Change to a passing Stop', { timeout: 1_
   });
   assert.equal(qualification.code, 0, qualification.stderr);
   assert.equal((JSON.parse(qualification.stdout) as { qualified: boolean }).qualified, true);
+}
+
+test('Claude Code takes a fresh failing Change to a passing Stop', { timeout: 1_800_000 }, async (t) => {
+  const claude = await installClient(CLAUDE_CODE);
+  const world = await operatorSetup(t, 'claude-code', claudeMcp(claude));
+  const server = await startFakeAnthropic(MODEL);
+  t.after(() => server.close());
+  const run = await runClaude(claude, server.origin, PROMPT, {
+    cwd: world.workspace,
+    home: world.home,
+    path: [world.shim],
+    timeoutMs: 1_500_000,
+  });
+  assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}\n${describeRun(server.turns)}`);
+  await assertLoop(t, world, server.turns);
+});
+
+test('Codex takes a fresh failing Change to a passing Stop', { timeout: 1_800_000 }, async (t) => {
+  const codex = await installClient(CODEX);
+  const server = await startFakeResponses(MODEL);
+  t.after(() => server.close());
+  const world = await operatorSetup(t, 'codex', codexMcp(server.origin));
+  const run = await runCodex(codex, PROMPT, {
+    cwd: world.workspace,
+    home: world.home,
+    path: [world.shim],
+    timeoutMs: 1_500_000,
+  });
+  assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}\n${describeRun(server.turns)}`);
+  assert.deepEqual(server.unknown, []);
+  // The hub's MCP endpoint was registered and reached: Codex offered its tools (namespace `mcp__agentscm`).
+  // (Claude Code defers MCP tools behind its ToolSearch tool, so its first request does not list them.)
+  const tools = server.turns[0]?.tools ?? [];
+  assert.ok(tools.includes('mcp__agentscm'), `no agentscm MCP tools offered: ${tools.join(', ')}`);
+  await assertLoop(t, world, server.turns);
 });
