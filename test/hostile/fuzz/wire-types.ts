@@ -59,6 +59,7 @@ import {
 import {
   claimRequestToJson,
   mutationRequestToJson,
+  subjectRequestDecoder,
   taskClaimRequestDecoder,
   taskMutationRequestDecoder,
   taskStatusRequestDecoder,
@@ -563,6 +564,7 @@ const PUBLIC: readonly Omit<WireType, 'schemaStage'>[] = [
     ],
     undefined,
   ),
+  taskType(subjectRequestDecoder, [{ change_id: 'c1' }, { change_id: 'fix-parser.2' }]),
   taskType(taskStatusRequestDecoder, [
     { version: 1, task_id: 't', task_digest: hex64('1'), attempt_id: 'a', attempt_digest: hex64('2') },
   ]),
