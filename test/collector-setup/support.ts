@@ -3,9 +3,11 @@
  * substitution of the printed agent commands and a fingerprint of the store rows a refusal must
  * leave alone.
  */
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
 import { nativePaths } from '../../src/native/store.js';
+import { jsonOf, type CliResult } from '../helpers/cli.js';
 import { DOCKER_EXE, DOCKER_SOCKET } from '../support/runtime.js';
 
 export const RUNTIME = ['--docker', DOCKER_EXE, '--docker-socket', DOCKER_SOCKET] as const;
@@ -29,4 +31,28 @@ export function storeRows(dataDir: string): string {
   } finally {
     db.close();
   }
+}
+
+/**
+ * `agent-task collector add --step STEP` for a scenario, into a state directory with a space in its
+ * name (so printed command lines must quote it): the directory and the installed profile's ID.
+ */
+export async function addCollector(
+  s: { readonly root: string; cli: (args: readonly string[]) => Promise<CliResult> },
+  step = 'check',
+): Promise<{ stateDir: string; profileId: string }> {
+  const stateDir = join(s.root, 'collector state');
+  const added = await s.cli([
+    'agent-task',
+    'collector',
+    'add',
+    '--step',
+    step,
+    '--state-dir',
+    stateDir,
+    ...RUNTIME,
+    '--json',
+  ]);
+  if (added.code !== 0) throw new Error(`collector add failed (exit ${String(added.code)}): ${added.stderr}`);
+  return { stateDir, profileId: jsonOf<{ collector_profile_id: string }>(added).collector_profile_id };
 }

@@ -14,7 +14,7 @@ import { Ajv } from 'ajv';
 
 import type { HubProfile } from '../../src/hub/config.js';
 import { startHub } from '../../src/hub/server.js';
-import { RUNTIME } from '../collector-setup/support.js';
+import { addCollector, RUNTIME } from '../collector-setup/support.js';
 import { jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { buildScenario, SCENARIO_CHANGE } from '../helpers/scenario.js';
 import { claudePayload, codexPayload } from '../support/task-stop.js';
@@ -50,14 +50,7 @@ function blockOf(stdout: string): Block {
 
 test('the Stop feedback lines, run literally, collect the evidence; the Change qualifies and the hook passes', async (t) => {
   const s = await buildScenario(t, { enrollStep: null });
-  const stateDir = join(s.root, 'collector state');
-  const added = jsonOf<{ collector_profile_id: string }>(
-    ok(
-      await s.cli(['agent-task', 'collector', 'add', '--step', 'check', '--state-dir', stateDir, ...RUNTIME, '--json']),
-      'collector add',
-    ),
-  );
-  const profileId = added.collector_profile_id;
+  const { stateDir, profileId } = await addCollector(s);
   const profile: HubProfile = {
     repositoryId: 'acme/demo',
     profileId: 'default',

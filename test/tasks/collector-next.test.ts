@@ -12,7 +12,7 @@ import test from 'node:test';
 import Database from 'better-sqlite3';
 
 import { journalPaths } from '../../src/native/journal-db.js';
-import { RUNTIME } from '../collector-setup/support.js';
+import { addCollector } from '../collector-setup/support.js';
 import { jsonOf, runCli, type CliResult } from '../helpers/cli.js';
 import { buildScenario, SCENARIO_CHANGE } from '../helpers/scenario.js';
 
@@ -51,14 +51,7 @@ interface NextAnswer {
 
 test('a profiled step: next says collector_claim, a plain claim is refused, the printed lines qualify', async (t) => {
   const s = await buildScenario(t, { enrollStep: null });
-  const stateDir = join(s.root, 'collector state');
-  const added = jsonOf<{ collector_profile_id: string }>(
-    ok(
-      await s.cli(['agent-task', 'collector', 'add', '--step', 'check', '--state-dir', stateDir, ...RUNTIME, '--json']),
-      'collector add',
-    ),
-  );
-  const profileId = added.collector_profile_id;
+  const { stateDir, profileId } = await addCollector(s);
 
   // next, with the Change id alone: collector_claim naming the profile.
   const next = jsonOf<NextAnswer>(
