@@ -17,6 +17,7 @@ import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { buildScenario } from '../helpers/scenario.js';
 import { tempDir } from '../helpers/tmp.js';
 import { containersOf, createEventsOf, DOCKER_SOCKET, requireEngine, type RecipeFields } from '../support/collector.js';
+import { noDockerOnPath } from '../support/runtime.js';
 
 /** The operator-selected executable: docker.io's client when installed, else any executable. */
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
@@ -268,7 +269,7 @@ test('cancel needs the runtime flags only while an attempt is running, then stop
 
   // No docker on PATH and no --docker: no runtime, so the attempt cannot be stopped.
   const bare = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'cancel', 'r4', '--json'], {
-    env: { PATH: join(demo.dataDir, 'no-docker-on-path') },
+    env: noDockerOnPath(demo.dataDir),
   });
   assert.notEqual(bare.code, 0);
   assert.equal(jsonOf<{ error: { code: string } }>(bare).error.code, 'WORKFLOW_COMMAND_ATTEMPT_UNFINISHED');

@@ -17,6 +17,7 @@ import {
   SCENARIO_RECIPE,
   scenarioRecipe,
 } from '../helpers/scenario.js';
+import { noDockerOnPath } from '../support/runtime.js';
 
 const LINT_RECIPE = 'skills/check/lint.json';
 
@@ -55,7 +56,7 @@ test('a Stop creates the context of every command step; checkpoint then finds th
   // before any command runs.
   const stop = await s.cli(['skill-workflow', 'stop', SCENARIO_CHANGE, '--workspace', s.ws], {
     input: JSON.stringify({ session_id: 's', transcript_path: null, cwd: s.ws, hook_event_name: 'Stop' }),
-    env: { PATH: join(s.root, 'no-docker-on-path') },
+    env: noDockerOnPath(s.root),
   });
   assert.equal(stop.code, 0, stop.stderr);
   assert.equal((JSON.parse(stop.stdout) as { decision: string }).decision, 'block');

@@ -16,6 +16,7 @@ import { commandAttemptId } from '../../src/workflows/command-attempts.js';
 import { jsonOf, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { buildScenario } from '../helpers/scenario.js';
 import { containersOf, DOCKER_SOCKET, requireEngine } from '../support/collector.js';
+import { noDockerOnPath } from '../support/runtime.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 const RUNTIME = ['--docker', DOCKER, '--docker-socket', DOCKER_SOCKET];
@@ -199,7 +200,7 @@ test('a requirement with a command step, no --docker and no docker on PATH block
   writeFileSync(join(demo.ws, 'status.txt'), 'edited\n');
   const result = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'stop', 'c1', '--workspace', demo.ws], {
     input: claudePayload(),
-    env: { PATH: join(demo.ws, '..', 'no-docker-on-path') },
+    env: noDockerOnPath(join(demo.ws, '..')),
   });
   assert.equal(result.code, 0, result.stderr);
   const { lines, json } = feedbackOf(result.stdout);

@@ -31,6 +31,7 @@ import {
   requireEngine,
 } from '../support/collector.js';
 import { openJournal } from '../support/journal.js';
+import { noDockerOnPath } from '../support/runtime.js';
 
 const DOCKER = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : '/bin/true';
 const RUNTIME = ['--docker', DOCKER, '--docker-socket', DOCKER_SOCKET];
@@ -273,7 +274,7 @@ test('cancel with no runtime (no flags, no docker on PATH) cannot stop a live co
   await waitForRunningContainer(attemptId, controller);
 
   const bare = await runCli(['--data-dir', demo.dataDir, 'skill-workflow', 'cancel', runId, '--json'], {
-    env: { PATH: join(demo.dataDir, 'no-docker-on-path') },
+    env: noDockerOnPath(demo.dataDir),
   });
   assert.equal(bare.code, 3, bare.stderr);
   assert.equal(jsonOf<{ error: { code: string } }>(bare).error.code, 'WORKFLOW_JOURNAL_ACTIVE');

@@ -9,6 +9,7 @@ import test, { type TestContext } from 'node:test';
 
 import { jsonOf, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { noDockerOnPath } from '../support/runtime.js';
 import {
   bumpPolicy,
   commandAction,
@@ -51,7 +52,7 @@ function cli(s: Setup, ...args: string[]): ReturnType<typeof runCli> {
 
 /** `cli` with no docker on PATH, so that leaving out --docker leaves the run without a runtime. */
 function cliNoDocker(s: Setup, ...args: string[]): ReturnType<typeof runCli> {
-  return runCli(['--data-dir', s.store.dataDir, ...args], { env: { PATH: join(s.dir, 'no-docker-on-path') } });
+  return runCli(['--data-dir', s.store.dataDir, ...args], { env: noDockerOnPath(s.dir) });
 }
 
 interface StepJson {
