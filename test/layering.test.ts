@@ -18,6 +18,7 @@ const RANK: Record<string, number> = {
   collector: 7,
   tasks: 6,
   workflows: 5,
+  git: 4.5,
   workspace: 4,
   native: 3,
   'agent-state': 2.5,
