@@ -12,6 +12,7 @@ import { COLLECTOR_ERRORS, type CollectorErrorDetails } from './errors/collector
 import { DOCTOR_ERRORS } from './errors/doctor.js';
 import type { CodeInfo, ExitCode } from './errors/exit.js';
 import { GENERIC_ERRORS, type GenericErrorDetails } from './errors/generic.js';
+import { GIT_ERRORS } from './errors/git.js';
 import { GRANT_ERRORS, type GrantErrorDetails } from './errors/grant.js';
 import { HOOK_ERRORS, type HookErrorDetails } from './errors/hooks.js';
 import { HUB_ERRORS, type HubErrorDetails } from './errors/hub.js';
@@ -53,6 +54,7 @@ export const ERROR_SECTIONS = [
   HUB_ERRORS,
   DOCTOR_ERRORS,
   ADMISSION_ERRORS,
+  GIT_ERRORS,
 ] as const;
 
 /** Every error code, one table assembled from the families above. */
@@ -77,6 +79,7 @@ export const ERROR_CODES = {
   ...HUB_ERRORS.codes,
   ...DOCTOR_ERRORS.codes,
   ...ADMISSION_ERRORS.codes,
+  ...GIT_ERRORS.codes,
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
