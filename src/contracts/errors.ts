@@ -9,6 +9,7 @@ import { AGENT_STATE_ERRORS, type AgentStateErrorDetails } from './errors/agent-
 import { BUNDLE_ERRORS, type BundleErrorDetails } from './errors/bundle.js';
 import { COLLECTION_ERRORS, type CollectionErrorDetails } from './errors/collection.js';
 import { COLLECTOR_ERRORS, type CollectorErrorDetails } from './errors/collector.js';
+import { DEPS_ERRORS } from './errors/deps.js';
 import { DOCTOR_ERRORS } from './errors/doctor.js';
 import type { CodeInfo, ExitCode } from './errors/exit.js';
 import { GENERIC_ERRORS, type GenericErrorDetails } from './errors/generic.js';
@@ -55,6 +56,7 @@ export const ERROR_SECTIONS = [
   DOCTOR_ERRORS,
   ADMISSION_ERRORS,
   GIT_ERRORS,
+  DEPS_ERRORS,
 ] as const;
 
 /** Every error code, one table assembled from the families above. */
@@ -80,6 +82,7 @@ export const ERROR_CODES = {
   ...DOCTOR_ERRORS.codes,
   ...ADMISSION_ERRORS.codes,
   ...GIT_ERRORS.codes,
+  ...DEPS_ERRORS.codes,
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
