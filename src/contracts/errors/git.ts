@@ -7,17 +7,41 @@ import { EXIT, type ErrorSection } from './exit.js';
 export const GIT_ERRORS = {
   title: 'git',
   codes: {
+    GIT_ATTRIBUTES_UNSUPPORTED: {
+      exit: EXIT.INVALID,
+      summary:
+        'The git work tree has attributes or configuration that make its files differ from the bytes git records ' +
+        '(`text`, `eol`, `crlf`, `filter`, `working-tree-encoding`, `ident`, `core.autocrlf`); nothing was recorded.',
+    },
     GIT_FAILED: {
       exit: EXIT.UNAVAILABLE,
       summary:
         'A git command agentscm ran failed (git missing, a damaged repository, a full disk); the message ' +
         "carries git's own words; nothing was recorded on agentscm's side.",
     },
+    GIT_NOT_A_WORK_TREE: {
+      exit: EXIT.INVALID,
+      summary:
+        '`init-repo --git` or `--git-repo`: the directory is not the top level of a git work tree; nothing was ' +
+        'recorded.',
+    },
     GIT_REVISION_UNKNOWN: {
       exit: EXIT.INVALID,
       summary:
         'git cannot resolve the named revision, or it names no commit, in the given repository; nothing was read ' +
         'or written.',
+    },
+    GIT_SUBMODULE_UNSUPPORTED: {
+      exit: EXIT.INVALID,
+      summary:
+        'The git tree or work tree holds a submodule (a gitlink, `.gitmodules`) or a nested repository, which the ' +
+        'native store cannot carry; nothing was recorded.',
+    },
+    GIT_TREE_UNRECORDABLE: {
+      exit: EXIT.INVALID,
+      summary:
+        'The git commit holds a path the native store cannot record (not UTF-8, a control character) or exceeds ' +
+        'a scan bound (files, file size, total size, path length); nothing was recorded.',
     },
   },
 } as const satisfies ErrorSection;
