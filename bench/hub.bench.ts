@@ -21,21 +21,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 
-import { encodeCanonical, encodeCanonicalText } from '../src/contracts/json/canonical-json.js';
+import { encodeCanonicalText } from '../src/contracts/json/canonical-json.js';
 import type { JsonObject, JsonValue } from '../src/contracts/json/json-value.js';
-import { callTaskOperation } from '../src/tasks/facade.js';
-import { authorizeTaskToken } from '../src/tasks/grant-guard.js';
-import { openStore, type Store } from '../src/tasks/store.js';
 import { BUILT_BIN, DEV_BIN, REPO_ROOT, TSX_LOADER } from '../test/helpers/cli.js';
-import {
-  grantFor,
-  hubStore,
-  subjectOf,
-  tasksPath,
-  writeConfigFile,
-  type HubStore,
-  type TestGrant,
-} from '../test/support/hub.js';
+import { subjectOf, tasksPath, writeConfigFile, type TestGrant } from '../test/support/hub.js';
 import {
   assertionRequest,
   claimedOf,
@@ -43,62 +32,11 @@ import {
   mutationRequest,
   type TaskRef,
 } from '../test/support/task-requests.js';
-import { CHANGE_ID, checkpoint, PROFILE, type StepSpec } from '../test/support/tasks.js';
+import { checkpoint } from '../test/support/tasks.js';
+import { CLIENTS, facadeCycle, freshTasks, makeSide, percentile, type Side } from './_hub-cycle.js';
 
-const CLIENTS = 32;
 const ROUNDS = Number(process.env.AGENTSCM_BENCH_HUB_ROUNDS ?? 20);
 const WARMUP = Number(process.env.AGENTSCM_BENCH_HUB_WARMUP ?? 3);
-const STEPS: StepSpec[] = Array.from({ length: CLIENTS }, (_, i) => ({ id: `step-${i}`, kind: 'command' as const }));
-
-/** A minimal test context for the fixtures (the bench removes its own directory). */
-function benchContext(): Parameters<typeof hubStore>[0] {
-  return { after: () => undefined } as unknown as Parameters<typeof hubStore>[0];
-}
-
-interface Side {
-  readonly hub: HubStore;
-  readonly grants: readonly TestGrant[];
-  /** Kept open across calls, as the hub keeps its own (src/tasks/store.ts). */
-  readonly connections: Store;
-}
-
-function makeSide(): Side {
-  const hub = hubStore(benchContext(), STEPS);
-  const grants = Array.from({ length: CLIENTS }, (_, i) => grantFor(hub, `owner${i}`, `agent${i}`));
-  return { hub, grants, connections: openStore(hub.store.dataDir, { mode: 'write' }) };
-}
-
-/** The 32 tasks of the store's current subject, in step order (untimed). */
-function freshTasks(side: Side, token: string): TaskRef[] {
-  const authorization = authorizeTaskToken({
-    store: openStore(side.hub.store.dataDir, { mode: 'write' }),
-    token,
-    repository: side.hub.store.repository,
-  });
-  const answer = callTaskOperation(
-    {
-      store: openStore(side.hub.store.dataDir, { mode: 'write' }),
-      actor: authorization.actor,
-      repository: side.hub.store.repository,
-      profile: PROFILE,
-      target: 'main',
-      subject: { change_id: CHANGE_ID, context_digest: side.hub.store.contextDigest },
-      guard: authorization.guard,
-      origin: authorization.origin,
-    },
-    'requirements',
-    null,
-  ) as JsonObject;
-  return (answer.tasks as JsonObject[]).map((row) => ({
-    task_id: row.task_id as string,
-    task_digest: row.task_digest as string,
-  }));
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 
 /**
  * The same list for the HTTP side, asked of the hub over HTTP (untimed): the hub derives the new
@@ -116,34 +54,6 @@ async function freshTasksOverHttp(pool: Pool, side: Side, token: string): Promis
     task_id: row.task_id as string,
     task_digest: row.task_digest as string,
   }));
-}
-
-/** One in-process cycle: each operation authenticates the grant and calls the facade, as the hub does per request. */
-function facadeCycle(side: Side, grant: TestGrant, task: TaskRef, n: number): void {
-  const run = (operation: string, input: JsonValue): JsonObject => {
-    const authorization = authorizeTaskToken({
-      store: side.connections,
-      token: grant.token,
-      repository: side.hub.store.repository,
-    });
-    return callTaskOperation(
-      {
-        store: side.connections,
-        actor: authorization.actor,
-        repository: side.hub.store.repository,
-        profile: PROFILE,
-        target: 'main',
-        subject: { change_id: CHANGE_ID, context_digest: side.hub.store.contextDigest },
-        guard: authorization.guard,
-        origin: authorization.origin,
-      },
-      operation,
-      encodeCanonical(input),
-    ) as JsonObject;
-  };
-  const claimed = claimedOf(run('claim', claimRequest(grant.actor, task, `c-${n}`, `op-${n}`)));
-  run('heartbeat', mutationRequest(grant.actor, claimed, 'heartbeat', `h-${n}`));
-  run('result', assertionRequest(grant.actor, claimed, `r-${n}`, 'failed'));
 }
 
 /** One POST on the pool's keep-alive connections (undici: a cheap client keeps the measurement about the hub). */
