@@ -1,7 +1,8 @@
 import { Flags } from '@oclif/core';
 
+import { ERROR_CODES } from '../contracts/errors.js';
 import type { JsonObject } from '../contracts/json/json-value.js';
-import { landChange } from '../tasks/admission/admission.js';
+import { landWithGit } from '../tasks/admission/land-git.js';
 import { withStore } from '../tasks/store.js';
 import { BaseCommand, repositoryFlag } from './_base.js';
 
@@ -16,7 +17,9 @@ export default class Land extends BaseCommand {
     "subject and receipt; then moves the target to the Change's revision and records the landing (what landed, " +
     "from which revision, when, on which approval and receipt). The target must be at the base the Change's " +
     'revision descends from, otherwise the landing is a conflict (exit 3) whose hint says to checkpoint on the ' +
-    'new target. Every refusal names its code and next step, and changes nothing.';
+    'new target. Every refusal names its code and next step, and changes nothing. When the target is linked to a git ' +
+    'branch (`target link`), the landing is then written as a git commit (docs/git.md "Landing to git"); a git ' +
+    'failure leaves the landing recorded and its mirror pending (exit code of the git error, `git.state` pending).';
   static override examples = [
     '<%= config.bin %> land --change fix-parser --target main',
     '<%= config.bin %> --data-dir ./agentscm-data land --change fix-parser --target main --json',
@@ -34,8 +37,8 @@ export default class Land extends BaseCommand {
 
   async run(): Promise<JsonObject> {
     const { flags } = await this.parse(Land);
-    const { landing } = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
-      landChange(store, {
+    const { landing, git } = withStore(this.resolveDataDir(flags['data-dir']), 'write', (store) =>
+      landWithGit(store, {
         repository: this.repositoryOf(flags.repository, store.dataDir),
         profile: flags.profile,
         target: flags.target,
@@ -50,6 +53,18 @@ export default class Land extends BaseCommand {
       `  approval ${landing.approval_id}, ${landing.receipt_kind} receipt ${landing.receipt_digest} (landing ` +
         `${landing.landing_id})`,
     );
-    return { ...landing };
+    if (git === null) return { ...landing };
+    if (git.state === 'written') {
+      this.log(`  git: ${git.report.branch} at ${git.commit ?? '(none)'} in ${git.report.git_repo}`);
+      return { ...landing, git: { state: 'written', commit: git.commit, branch: git.report.branch } };
+    }
+    // The landing stands; its git mirror is pending (docs/git.md "Repair after a crash").
+    const { error } = git;
+    process.stderr.write(`error[${error.code}]: ${error.message}; ${error.hint ?? ''}\n`);
+    process.exitCode = ERROR_CODES[error.code].exit;
+    return {
+      ...landing,
+      git: { state: 'pending', error: { code: error.code, message: error.message, hint: error.hint ?? '' } },
+    };
   }
 }

@@ -19,6 +19,18 @@ export const GIT_ERRORS = {
         'A git command agentscm ran failed (git missing, a damaged repository, a full disk); the message ' +
         "carries git's own words; nothing was recorded on agentscm's side.",
     },
+    GIT_BRANCH_MOVED: {
+      exit: EXIT.CONFLICT,
+      summary:
+        'The git branch a target is mirrored to is not at the commit agentscm last wrote there (it moved behind ' +
+        "agentscm's back); nothing was written to git; the native landing stands and its mirror stays pending.",
+    },
+    GIT_COMMIT_UNPROVEN: {
+      exit: EXIT.FAILED,
+      summary:
+        "`git verify`: the commit's trailers name no landing or export this authority recorded, or its tree differs " +
+        "from the named revision's git tree.",
+    },
     GIT_NOT_A_WORK_TREE: {
       exit: EXIT.INVALID,
       summary:

@@ -15,6 +15,7 @@ import { migrateTrees } from './009-trees.js';
 import { migrateServerRunReceipts } from './010-server-run-receipts.js';
 import { migrateCollectorEvidence } from './011-collector-evidence.js';
 import { migrateCollectorSetups } from './012-collector-setups.js';
+import { migrateGitTargets } from './013-git-targets.js';
 
 export const AUTHORITY_MIGRATIONS: readonly Migration[] = [
   migrateStore,
@@ -29,4 +30,5 @@ export const AUTHORITY_MIGRATIONS: readonly Migration[] = [
   migrateServerRunReceipts,
   migrateCollectorEvidence,
   migrateCollectorSetups,
+  migrateGitTargets,
 ];
