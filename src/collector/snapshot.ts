@@ -74,65 +74,106 @@ export interface SnapshotResult {
   readonly bytes: bigint;
 }
 
+/** One file of a snapshot: its revision path and mode. */
+export interface SnapshotEntry {
+  readonly path: string;
+  readonly mode: 'file' | 'executable' | 'symlink';
+}
+
+/**
+ * The one writer of a snapshot's files, whichever source the bytes come from (the local store
+ * here, verified fetched objects in remote-objects/): parent/<digest> made afresh, each entry
+ * written below it and never through a symlink (symlinks are created last), modes set explicitly
+ * (a restrictive umask must not hide the tree from the container user). On any failure the caller
+ * calls abort(), which removes the whole snapshot.
+ */
+export class SnapshotWriter {
+  readonly root: string;
+  private readonly made: Set<string>;
+  private readonly links: { path: string; target: string }[] = [];
+  entries = 0;
+  bytes = 0n;
+
+  constructor(parent: string, digest: string) {
+    const checked = ensurePrivateDir(parent);
+    this.root = snapshotPathFor(checked, digest);
+    if (existsSync(this.root)) removeSnapshot(this.root);
+    mkdirSync(this.root, { mode: 0o755 });
+    chmodSync(this.root, 0o755);
+    this.made = new Set<string>([this.root]);
+  }
+
+  /** Write one entry from its content's chunks. */
+  write(entry: SnapshotEntry, chunks: Iterable<Uint8Array>): void {
+    this.entries += 1;
+    const target = join(this.root, entry.path);
+    if (!target.startsWith(`${this.root}/`))
+      throw new AgentscmError('PATH_INVALID', `revision path ${JSON.stringify(entry.path)} leaves the snapshot`);
+    makeParents(dirname(target), this.made);
+    if (entry.mode === 'symlink') {
+      // Symlinks are created last so that no later file is ever written through one.
+      const linked = Buffer.concat([...chunks]);
+      this.bytes += BigInt(linked.byteLength);
+      this.links.push({ path: target, target: linked.toString('utf8') });
+      return;
+    }
+    const mode = entry.mode === 'executable' ? 0o755 : 0o644;
+    const fd = openSync(target, 'wx', mode);
+    try {
+      fchmodSync(fd, mode);
+      for (const chunk of chunks) {
+        this.bytes += BigInt(chunk.byteLength);
+        writeSync(fd, chunk);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Create the symlinks; the snapshot is complete. */
+  finish(): SnapshotResult {
+    // No fsync: a snapshot is transient (a crash discards it with its attempt) and the container
+    // reads it through the page cache; flushing would only cost the step its latency.
+    for (const link of this.links) symlinkSync(link.target, link.path);
+    return { path: this.root, entries: this.entries, bytes: this.bytes };
+  }
+
+  /** Remove the snapshot after a failure; the error as an AgentscmError (IO_ERROR for a file system one). */
+  abort(error: unknown, revision: string): AgentscmError {
+    removeSnapshot(this.root);
+    if (error instanceof AgentscmError) return error;
+    return new AgentscmError('IO_ERROR', `cannot materialize revision ${revision}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/** INPUT_TOO_LARGE unless a revision of `entries` files and `bytes` bytes fits a snapshot. */
+export function checkSnapshotSize(revision: string, entries: number, bytes: bigint): void {
+  if (entries > SNAPSHOT_LIMITS.maxEntries || bytes > BigInt(SNAPSHOT_LIMITS.maxTotalBytes)) {
+    throw new AgentscmError(
+      'INPUT_TOO_LARGE',
+      `revision ${revision} has ${entries} files and ${bytes} bytes; a snapshot ` +
+        `holds at most ${SNAPSHOT_LIMITS.maxEntries} files and ${SNAPSHOT_LIMITS.maxTotalBytes} bytes`,
+    );
+  }
+}
+
 /** Write the exact bytes of `revision` to parent/<digest>; a leftover directory of that name is replaced. */
 export function materializeSnapshot(
   auth: Authority,
   input: { repository: string; revision: string; parent: string; digest: string },
 ): SnapshotResult {
   const revision = getRevision(auth, input.repository, input.revision);
-  if (
-    revision.entry_count > SNAPSHOT_LIMITS.maxEntries ||
-    revision.total_bytes > BigInt(SNAPSHOT_LIMITS.maxTotalBytes)
-  ) {
-    throw new AgentscmError(
-      'INPUT_TOO_LARGE',
-      `revision ${input.revision} has ${revision.entry_count} files and ${revision.total_bytes} bytes; a snapshot ` +
-        `holds at most ${SNAPSHOT_LIMITS.maxEntries} files and ${SNAPSHOT_LIMITS.maxTotalBytes} bytes`,
-    );
-  }
-  const parent = ensurePrivateDir(input.parent);
-  const root = snapshotPathFor(parent, input.digest);
-  if (existsSync(root)) removeSnapshot(root);
-  mkdirSync(root, { mode: 0o755 });
-  // Modes are set explicitly: a restrictive umask must not hide the tree from the container user.
-  chmodSync(root, 0o755);
-  const made = new Set<string>([root]);
-  const links: { path: string; target: string }[] = [];
-  let entries = 0;
-  let bytes = 0n;
+  checkSnapshotSize(input.revision, revision.entry_count, revision.total_bytes);
+  const writer = new SnapshotWriter(input.parent, input.digest);
   try {
-    for (const entry of iterateRevisionEntries(auth, input.repository, input.revision)) {
-      entries += 1;
-      bytes += entry.size;
-      const target = join(root, entry.path);
-      if (!target.startsWith(`${root}/`))
-        throw new AgentscmError('PATH_INVALID', `revision path ${JSON.stringify(entry.path)} leaves the snapshot`);
-      makeParents(dirname(target), made);
-      if (entry.mode === 'symlink') {
-        // Symlinks are created last so that no later file is ever written through one.
-        links.push({ path: target, target: Buffer.concat([...streamBlob(auth, entry.blob)]).toString('utf8') });
-        continue;
-      }
-      const mode = entry.mode === 'executable' ? 0o755 : 0o644;
-      const fd = openSync(target, 'wx', mode);
-      try {
-        fchmodSync(fd, mode);
-        for (const chunk of streamBlob(auth, entry.blob)) writeSync(fd, chunk);
-      } finally {
-        closeSync(fd);
-      }
-    }
-    // No fsync: a snapshot is transient (a crash discards it with its attempt) and the container
-    // reads it through the page cache; flushing would only cost the step its latency.
-    for (const link of links) symlinkSync(link.target, link.path);
+    for (const entry of iterateRevisionEntries(auth, input.repository, input.revision))
+      writer.write(entry, streamBlob(auth, entry.blob));
+    return writer.finish();
   } catch (error) {
-    removeSnapshot(root);
-    if (error instanceof AgentscmError) throw error;
-    throw new AgentscmError('IO_ERROR', `cannot materialize revision ${input.revision}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw writer.abort(error, input.revision);
   }
-  return { path: root, entries, bytes };
 }
 
 function makeParents(dir: string, made: Set<string>): void {

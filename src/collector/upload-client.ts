@@ -95,7 +95,7 @@ function isErrorCode(code: unknown): code is ErrorCode {
 /**
  * The hub's error document as an AgentscmError with the hub's code (UPLOAD_REFUSED when it has none this build knows).
  */
-function hubError(status: number, answer: JsonValue | null): AgentscmError {
+export function hubError(status: number, answer: JsonValue | null): AgentscmError {
   const error = answer !== null && isJsonObject(answer) && isJsonObject(answer.error) ? answer.error : null;
   const message = typeof error?.message === 'string' ? error.message.slice(0, 2048) : `the hub answered HTTP ${status}`;
   const hint = typeof error?.hint === 'string' ? error.hint.slice(0, 1024) : undefined;

@@ -20,6 +20,7 @@ import { HUB_ERRORS, type HubErrorDetails } from './errors/hub.js';
 import { IMPORT_ERRORS, type ImportErrorDetails } from './errors/import.js';
 import { JSON_ERRORS, type JsonErrorDetails } from './errors/json.js';
 import { KEY_ERRORS, type KeyErrorDetails } from './errors/keys.js';
+import { REMOTE_ERRORS } from './errors/remote.js';
 import { REVIEW_ERRORS, type ReviewErrorDetails } from './errors/review.js';
 import { STORE_ERRORS } from './errors/store.js';
 import { TASK_ERRORS, type TaskErrorDetails } from './errors/task.js';
@@ -57,6 +58,7 @@ export const ERROR_SECTIONS = [
   ADMISSION_ERRORS,
   GIT_ERRORS,
   DEPS_ERRORS,
+  REMOTE_ERRORS,
 ] as const;
 
 /** Every error code, one table assembled from the families above. */
@@ -83,6 +85,7 @@ export const ERROR_CODES = {
   ...ADMISSION_ERRORS.codes,
   ...GIT_ERRORS.codes,
   ...DEPS_ERRORS.codes,
+  ...REMOTE_ERRORS.codes,
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

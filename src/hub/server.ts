@@ -28,13 +28,14 @@ import type { Exchange, HubContext, HubRoute } from './routes/context.js';
 import { serveDashboard } from './routes/dashboard.js';
 import { serveHealth } from './routes/health.js';
 import { serveMcp } from './routes/mcp.js';
+import { serveObjects } from './routes/objects.js';
 import { notFound, sendError } from './routes/respond.js';
 import { serveTasks } from './routes/tasks.js';
 import { serveUpload } from './routes/upload.js';
 import { TaskWorkerClient, type TaskWorkerOptions } from './task-worker-client.js';
 
 /** The route families in the order they are tried; the first that takes a request answers it. */
-const ROUTES: readonly HubRoute[] = [serveDashboard, serveHealth, serveTasks, serveUpload, serveMcp];
+const ROUTES: readonly HubRoute[] = [serveDashboard, serveHealth, serveTasks, serveUpload, serveObjects, serveMcp];
 
 export interface HubServerOptions {
   /** Time a client has to send its request headers (slow-loris bound); default 10 s. */

@@ -19,6 +19,7 @@ import { Worker } from 'node:worker_threads';
 import { AgentscmError } from '../contracts/errors.js';
 import type { HubProfile } from './config.js';
 import { asAgentscmError } from './http-errors.js';
+import type { ObjectAsk } from './object-reads.js';
 import { packageSource } from './package-root.js';
 import type { HubTaskCall } from './task-call.js';
 import {
@@ -134,6 +135,13 @@ export class TaskWorkerClient {
         [envelope.buffer as ArrayBuffer],
       ),
     );
+  }
+
+  /** Objects of a claimed revision under the authorization held under `held` (the object routes); their bytes. */
+  async objects(held: number, profile: number, token: string, ask: ObjectAsk): Promise<Uint8Array> {
+    const reply = await this.send((id, sentAt) => ({ kind: 'objects', id, sentAt, held, profile, token, ask }));
+    if (reply.bytes === undefined) throw new AgentscmError('INTERNAL', `${this.name} answered objects without bytes`);
+    return reply.bytes;
   }
 
   /** Authenticate a reader grant for `endpoint` (the legacy /mcp endpoint). */

@@ -16,6 +16,7 @@
  */
 import { AgentscmError, type ErrorCode } from '../contracts/errors.js';
 import type { HubProfile } from './config.js';
+import type { ObjectAsk } from './object-reads.js';
 import type { HubTaskCall } from './task-call.js';
 
 /** Marks the workerData of a task worker, so that the worker entry serves only when started as one. */
@@ -117,6 +118,19 @@ export type TaskWorkerRequest =
       readonly token: string;
       readonly request: UiWorkerRequest;
     }
+  /**
+   * Objects of a claimed revision (the object routes) under the held authorization, as `call` does; answered with the
+   * bytes as `bytes`.
+   */
+  | {
+      readonly kind: 'objects';
+      readonly id: number;
+      readonly sentAt: number;
+      readonly held: number;
+      readonly profile: number;
+      readonly token: string;
+      readonly ask: ObjectAsk;
+    }
   /** A read of each configured store (health); answered with a null body. */
   | { readonly kind: 'ping'; readonly id: number; readonly sentAt: number }
   /** Drop the authorization held under `held` (its request was refused before its call). */
@@ -140,6 +154,7 @@ export type TaskWorkerReply =
       readonly id: number;
       readonly body: string | null;
       readonly value?: UiWorkerAnswer | number | undefined;
+      readonly bytes?: Uint8Array | undefined;
     }
   | { readonly kind: 'refusal'; readonly id: number; readonly error: WireError };
 

@@ -25,6 +25,7 @@ import { readRunStatus } from '../workflows/status.js';
 import { authenticationFailure, authorizeReader, ProfileAuthorizations } from './auth.js';
 import type { HubProfile } from './config.js';
 import { asAgentscmError } from './http-errors.js';
+import { ReachableCache, readClaimObjects } from './object-reads.js';
 import { callHubTask, taskAnswer } from './task-call.js';
 import {
   TASK_WORKER_KIND,
@@ -52,6 +53,8 @@ type Served = Exclude<TaskWorkerRequest, { kind: 'close' } | { kind: 'release' }
 export class TaskCallRunner {
   private readonly sessions = new Map<string, Session>();
   private readonly held = new Map<number, GrantAuthorization>();
+  /** What each claimed revision reaches (the object routes). */
+  private readonly reachable = new ReachableCache();
   private readonly dataDirs: readonly string[];
   /** The busy timeout of the request being served (ms). */
   private busyMs = 0;
@@ -73,7 +76,8 @@ export class TaskCallRunner {
     try {
       return await this.serve(request);
     } catch (error) {
-      if (request.kind === 'call' || request.kind === 'upload') this.held.delete(request.held);
+      if (request.kind === 'call' || request.kind === 'upload' || request.kind === 'objects')
+        this.held.delete(request.held);
       return { kind: 'refusal', id: request.id, error: wireErrorOf(asAgentscmError(error)) };
     }
   }
@@ -112,6 +116,12 @@ export class TaskCallRunner {
         const authorization = this.heldOr(request.held, profile, request.token);
         const view = await importTransfer(this.sessionOf(profile).store, request.envelope, authorization);
         return answer(encodeCanonicalText(view));
+      }
+      case 'objects': {
+        const profile = this.profileOf(request.profile);
+        const authorization = this.heldOr(request.held, profile, request.token);
+        const bytes = readClaimObjects(this.sessionOf(profile).store, authorization, this.reachable, request.ask);
+        return { kind: 'answer', id: request.id, body: null, bytes };
       }
       case 'reader':
         this.withReaders((readers) => authorizeReader(readers, request.token, request.endpoint));

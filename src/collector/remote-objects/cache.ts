@@ -1,0 +1,85 @@
+/**
+ * The collector's content-addressed object cache (docs/collect.md "Collecting on another host"):
+ * STATE_DIR/objects/{trees,blobs}/<2 hex>/<64 hex>, owner-private (0700 directories, 0600 files).
+ * Only objects already checked against their digest are written, each atomically (a temporary
+ * file in the same directory, then a rename); every read checks the bytes again, and an entry
+ * that no longer matches its name is removed and reported missing, so it is fetched again.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { domainDigest, DOMAINS } from '../../contracts/digest.js';
+import { AgentscmError } from '../../contracts/errors.js';
+import { sha256Hex } from '../../crypto/sha256.js';
+import { ensurePrivateDir } from '../snapshot.js';
+
+export type ObjectKind = 'trees' | 'blobs';
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** The digest of `bytes` as an object of `kind` names it. */
+export function objectDigest(kind: ObjectKind, bytes: Uint8Array): string {
+  return kind === 'trees' ? domainDigest(DOMAINS.tree, bytes) : sha256Hex(bytes);
+}
+
+let temporaries = 0;
+
+export class ObjectCache {
+  readonly dir: string;
+
+  constructor(stateDir: string) {
+    this.dir = ensurePrivateDir(join(ensurePrivateDir(stateDir), 'objects'));
+  }
+
+  private pathOf(kind: ObjectKind, digest: string): string {
+    if (!HEX64.test(digest)) throw new AgentscmError('INTERNAL', 'object names are 64 lowercase hex');
+    return join(this.dir, kind, digest.slice(0, 2), digest);
+  }
+
+  /** The verified bytes of an object, or null when it is not cached (a damaged entry is removed). */
+  read(kind: ObjectKind, digest: string): Buffer | null {
+    const path = this.pathOf(kind, digest);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw new AgentscmError('IO_ERROR', `cannot read cached object ${digest}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    if (objectDigest(kind, bytes) === digest) return bytes;
+    rmSync(path, { force: true });
+    return null;
+  }
+
+  has(kind: ObjectKind, digest: string): boolean {
+    return this.read(kind, digest) !== null;
+  }
+
+  /** Keep an object whose bytes the caller checked against `digest` (checked again here: never a wrong entry). */
+  write(kind: ObjectKind, digest: string, bytes: Uint8Array): void {
+    if (objectDigest(kind, bytes) !== digest)
+      throw new AgentscmError('INTERNAL', `refusing to cache bytes that are not object ${digest}`);
+    const path = this.pathOf(kind, digest);
+    const dir = join(this.dir, kind, digest.slice(0, 2));
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    temporaries += 1;
+    const temporary = join(dir, `.${digest}.${process.pid}.${temporaries}.tmp`);
+    try {
+      const fd = openSync(temporary, 'wx', 0o600);
+      try {
+        writeSync(fd, bytes);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(temporary, path);
+    } catch (error) {
+      rmSync(temporary, { force: true });
+      throw new AgentscmError('IO_ERROR', `cannot cache object ${digest}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
+}
