@@ -32,6 +32,7 @@ import { requireCurrentSubject } from '../tasks/derive.js';
 import { journalRead, type Journal } from '../workflows/journal.js';
 import { requirementDefinition } from '../workflows/requirement.js';
 import { layoutSkillPackage, resolvePackagePath } from '../workflows/skill-package.js';
+import { refuseStaleDeps, revisionLockfileReader } from './deps-lockfile.js';
 
 /** What the authority binds beyond the descriptor: the step, its recipe file and the grant. */
 export interface AuthorityBinding {
@@ -324,4 +325,19 @@ export function checkReviewDescriptorAgainstAuthority(
     );
     return { stepId: profile.step_id, policyBytes, grant };
   });
+}
+
+/**
+ * Before any container runs: a recipe on a dependency image runs only on a revision whose
+ * lockfile is the one the image was built from (docs/deps.md "A changed lockfile").
+ */
+export function refuseStaleDepsOf(
+  store: Store,
+  descriptor: CollectorDescriptor,
+  stepId: string,
+  labels: Readonly<Record<string, string>>,
+): void {
+  const auth = store.authority();
+  const read = revisionLockfileReader(auth, descriptor.repository_id, descriptor.subject.revision);
+  readTransaction(auth, () => refuseStaleDeps(stepId, descriptor.recipe, labels, read));
 }

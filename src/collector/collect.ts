@@ -27,7 +27,7 @@ import {
 import { sha256Hex } from '../crypto/sha256.js';
 import { readBoundedInput } from '../native/bounded-input.js';
 import { pauseAtTestPoint } from '../native/test-pause.js';
-import { checkDescriptorAgainstAuthority } from './collect-check.js';
+import { checkDescriptorAgainstAuthority, refuseStaleDepsOf } from './collect-check.js';
 import { collectionHeader, collectionIsolation, collectionRecords, collectionRequest } from './collect-request.js';
 import { collectReview } from './collect-review.js';
 import { openCollection, type CollectInput } from './collect-start.js';
@@ -112,7 +112,11 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
   });
   let envelope: Buffer;
   try {
-    const { identity } = await observeRuntimeIdentity(client, { image: descriptor.recipe.image, executableSha256 });
+    const { identity, image } = await observeRuntimeIdentity(client, {
+      image: descriptor.recipe.image,
+      executableSha256,
+    });
+    refuseStaleDepsOf(input.store, descriptor, binding.stepId, image.labels);
     const observed = runtimeIdentityDigest(identity);
     if (observed !== descriptor.runtime_identity_digest) {
       throw new AgentscmError(

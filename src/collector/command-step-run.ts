@@ -31,6 +31,7 @@ import {
 import { checkRecipeWorkdir } from '../workflows/command-binding.js';
 import type { CommandStepPreflight, CommandStepRequest, CommandStepResult } from '../workflows/command-step.js';
 import { getRunHeader, journalRead, type Journal } from '../workflows/journal.js';
+import { refuseStaleDeps, revisionLockfileReader } from './deps-lockfile.js';
 import type { DockerClient } from './docker-client.js';
 import {
   attemptStateOf,
@@ -101,9 +102,16 @@ function loadRecipe(
  * (IMAGE_NOT_FOUND; images are never pulled). Nothing is reserved or created.
  */
 export async function preflightCommandStep(client: DockerClient, request: CommandStepPreflight): Promise<void> {
-  const recipe = loadRecipe(request.store.authority(), request);
+  const auth = request.store.authority();
+  const recipe = loadRecipe(auth, request);
   try {
-    await client.inspectImage(recipe.image);
+    const image = await client.inspectImage(recipe.image);
+    refuseStaleDeps(
+      request.stepId,
+      recipe,
+      image.labels,
+      revisionLockfileReader(auth, request.repository, request.revision),
+    );
   } catch (error) {
     if (isAgentscmError(error) && error.code === 'IMAGE_NOT_FOUND') {
       throw new AgentscmError('IMAGE_NOT_FOUND', `step "${request.stepId}": ${error.message}`, {
@@ -134,10 +142,16 @@ export async function runCommandStep(context: RuntimeContext, request: CommandSt
   const auth = request.store.authority();
   const recipe = loadRecipe(auth, request);
   // The image is looked up before the reservation: a missing image is an error with no attempt.
-  const { identity } = await observeRuntimeIdentity(context.client, {
+  const { identity, image } = await observeRuntimeIdentity(context.client, {
     image: recipe.image,
     executableSha256: context.executableSha256,
   });
+  refuseStaleDeps(
+    request.stepId,
+    recipe,
+    image.labels,
+    revisionLockfileReader(auth, request.repository, request.revision),
+  );
   const attemptId = commandAttemptId(request.repository, request.runId, request.stepId, FIRST_GENERATION);
   const parent = snapshotParentOf(request.store);
   ensurePrivateDir(join(request.store.dataDir, 'collector'));

@@ -44,6 +44,8 @@ export interface ImageInfo {
   readonly repoTags: readonly string[];
   readonly os: string;
   readonly architecture: string;
+  /** Config.Labels (a dependency image's lockfile digest: docs/deps.md). */
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 export interface ContainerState {
@@ -253,7 +255,36 @@ export class DockerClient {
         `the engine reported image ID ${JSON.stringify(id.slice(0, 80))} for ${reference}`,
       );
     const tags = Array.isArray(body.RepoTags) ? body.RepoTags.filter((t): t is string => typeof t === 'string') : [];
-    return { id, repoTags: tags, os: str(body.Os), architecture: str(body.Architecture) };
+    const config = body.Config as { Labels?: unknown } | null | undefined;
+    const labels: Record<string, string> = {};
+    if (typeof config?.Labels === 'object' && config.Labels !== null)
+      for (const [key, value] of Object.entries(config.Labels))
+        if (typeof value === 'string') labels[key] = value;
+    return { id, repoTags: tags, os: str(body.Os), architecture: str(body.Architecture), labels };
+  }
+
+  /**
+   * Build an image from a tar context (`POST /build`, the Dockerfile at its root; no pull, no
+   * network for RUN steps) and tag it `tag`; returns the engine's answer lines (JSON messages).
+   */
+  async buildImage(context: Uint8Array, tag: string, timeoutMs: number): Promise<string> {
+    const query = `t=${encodeURIComponent(tag)}&rm=1&forcerm=1&networkmode=none&pull=0`;
+    const response = await this.transport.request({
+      method: 'POST',
+      path: this.path(`/build?${query}`),
+      body: context,
+      maxBytes: LARGE_BODY,
+      timeoutMs,
+    });
+    if (response.status !== 200) this.fail(`to build image ${tag}`, response);
+    return Buffer.from(response.body).toString('utf8');
+  }
+
+  /** Tag an image (`POST /images/{id}/tag`). */
+  async tagImage(image: string, repo: string, tag: string): Promise<void> {
+    const query = `repo=${encodeURIComponent(repo)}&tag=${encodeURIComponent(tag)}`;
+    const response = await this.call('POST', `/images/${encodeURIComponent(image)}/tag?${query}`);
+    if (response.status !== 201 && response.status !== 200) this.fail(`to tag image ${image}`, response);
   }
 
   /** Create a container; returns its ID. A name already in use is a conflict (HTTP 409). */

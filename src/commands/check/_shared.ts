@@ -6,6 +6,7 @@
 import { Flags } from '@oclif/core';
 
 import { workspaceRepositoryFlag } from '../_bound-repository.js';
+import { requireDepsImage } from '../../collector/deps-image.js';
 import { DockerClient } from '../../collector/docker-client.js';
 import { createUnixSocketTransport } from '../../collector/docker-transport.js';
 import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
@@ -38,6 +39,22 @@ export const changeFlag = {
 
 /** Refuse an image the engine does not have; an engine that does not answer is refused too. */
 export async function checkImagePresent(image: string, socket: string): Promise<void> {
+  await withEngine(image, socket, async (client) => {
+    await client.inspectImage(image);
+  });
+}
+
+/** `--deps npm`: the dependency image of the lockfile in `dir`, built on `base` (docs/deps.md). */
+export async function checkDepsImage(
+  base: string,
+  dir: string,
+  lockfile: string,
+  socket: string,
+): Promise<{ reference: string; lockfile_sha256: string }> {
+  return withEngine(base, socket, (client) => requireDepsImage(client, { dir, lockfile, base }));
+}
+
+async function withEngine<T>(image: string, socket: string, body: (client: DockerClient) => Promise<T>): Promise<T> {
   const transport = createUnixSocketTransport(socket);
   let client: DockerClient;
   try {
@@ -55,7 +72,7 @@ export async function checkImagePresent(image: string, socket: string): Promise<
     );
   }
   try {
-    await client.inspectImage(image);
+    return await body(client);
   } finally {
     await client.close();
   }

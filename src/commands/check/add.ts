@@ -1,13 +1,16 @@
+import { join } from 'node:path';
 import { Args, Flags } from '@oclif/core';
 
 import { BaseCommand } from '../_base.js';
+import { depsReference } from '../../collector/deps-image.js';
 import { withStore } from '../../tasks/store.js';
 import { addCommandCheck, type CheckChangeResult } from '../../workflows/checks/checks.js';
 import { buildRecipe, CHECK_DEFAULTS, type RecipeFlags } from '../../workflows/checks/recipe-flags.js';
-import { workspaceDataDir } from '../../workspace/locate.js';
+import { locateWorkspace, workspaceDataDir } from '../../workspace/locate.js';
 import { printChange } from './_print.js';
 import {
   changeFlag,
+  checkDepsImage,
   checkImagePresent,
   DEFAULT_DOCKER_SOCKET,
   requireWorkspaceRepository,
@@ -23,6 +26,7 @@ export default class CheckAdd extends BaseCommand {
     'install puts every file back. See docs/checks.md.';
   static override examples = [
     "<%= config.bin %> check add unit --image local/busybox:1 -- sh -c 'sh test/run.sh'",
+    '<%= config.bin %> check add tests --image local/node:20 --deps npm --env TZ=UTC -- node --test',
     '<%= config.bin %> check add unit --image node:20 --timeout 90s --memory 512m --cpus 1 -- npm test --json',
   ];
   static override strict = false;
@@ -32,7 +36,22 @@ export default class CheckAdd extends BaseCommand {
   static override flags = {
     ...scopeFlags,
     ...changeFlag,
-    image: Flags.string({ description: 'Image reference present in the engine (never pulled).', required: true }),
+    image: Flags.string({
+      description: 'Image reference present in the engine (never pulled); with --deps, the base image.',
+      required: true,
+    }),
+    deps: Flags.string({
+      description:
+        'npm: run on the dependency image agentscm deps build made from the workspace lockfile ' +
+        '(<workdir>/package-lock.json) on --image; sets NODE_PATH and AGENTSCM_DEPS_LOCKFILE (docs/deps.md).',
+      options: ['npm'],
+    }),
+    env: Flags.string({
+      description: 'An environment variable of the step, NAME=VALUE (repeatable; at most 128 in all).',
+      multiple: true,
+      multipleNonGreedy: true,
+      helpValue: 'NAME=VALUE',
+    }),
     timeout: Flags.string({ description: 'Timeout: 90s, 10m, 1h.', default: CHECK_DEFAULTS.timeout }),
     memory: Flags.string({ description: 'Memory limit: 512m, 2g (powers of 1024).', default: CHECK_DEFAULTS.memory }),
     cpus: Flags.string({ description: 'CPUs: 2, 0.5 (→ cpu_millis).', default: CHECK_DEFAULTS.cpus }),
@@ -60,7 +79,9 @@ export default class CheckAdd extends BaseCommand {
 
   async run(): Promise<CheckChangeResult> {
     const { args, argv, flags } = await this.parse(CheckAdd);
-    const recipe: RecipeFlags = {
+    const lockfile = flags.workdir === '.' ? 'package-lock.json' : `${flags.workdir}/package-lock.json`;
+    const deps = flags.deps === undefined ? undefined : { lockfile };
+    const base: RecipeFlags = {
       image: flags.image,
       argv: (argv as string[]).slice(1),
       timeout: flags.timeout,
@@ -68,14 +89,21 @@ export default class CheckAdd extends BaseCommand {
       cpus: flags.cpus,
       network: flags.network,
       workdir: flags.workdir,
-      toolchain: flags.toolchain,
+      toolchain: flags.toolchain ?? flags.image,
       environment: flags.environment,
+      env: flags.env,
+      deps,
     };
-    buildRecipe(recipe); // every flag and bound is refused before the engine is asked
+    buildRecipe(base); // every flag and bound is refused before the engine is asked
     const dataDir =
       flags['data-dir'] === undefined ? workspaceDataDir(flags.workspace) : this.resolveDataDir(flags['data-dir']);
     requireWorkspaceRepository(dataDir, flags);
-    if (flags['image-check']) await checkImagePresent(flags.image, flags['docker-socket']);
+    let recipe = base;
+    if (deps !== undefined) {
+      const dir = join(locateWorkspace(flags.workspace), flags.workdir);
+      recipe = { ...base, image: depsReference(dir) };
+      if (flags['image-check']) await checkDepsImage(flags.image, dir, 'package-lock.json', flags['docker-socket']);
+    } else if (flags['image-check']) await checkImagePresent(flags.image, flags['docker-socket']);
     const result = withStore(dataDir, 'write', (store) =>
       addCommandCheck(
         store,

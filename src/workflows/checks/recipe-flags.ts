@@ -34,6 +34,61 @@ export interface RecipeFlags {
   readonly workdir?: string | undefined;
   readonly toolchain?: string | undefined;
   readonly environment?: string | undefined;
+  /** `--env NAME=VALUE`, repeatable. */
+  readonly env?: readonly string[] | undefined;
+  /** `--deps npm`: the step runs on the dependency image of this lockfile (docs/deps.md). */
+  readonly deps?: { readonly lockfile: string } | undefined;
+}
+
+/** Where a dependency image holds the modules, and the env naming the lockfile it was built from. */
+export const DEPS_RECIPE_ENV = { modules: '/node_modules', lockfile: 'AGENTSCM_DEPS_LOCKFILE' } as const;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+/**
+ * `--env NAME=VALUE…` and `--deps` → the recipe's env: names as the recipe contract allows, each
+ * once, at most RECIPE_LIMITS.maxEnv, values at most maxEnvValueBytes and without NUL. `--deps npm`
+ * adds NODE_PATH (the modules) and AGENTSCM_DEPS_LOCKFILE (the lockfile the step compares).
+ */
+export function buildEnv(pairs: readonly string[], deps: RecipeFlags['deps']): Record<string, string> {
+  const env: Record<string, string> = {};
+  const reserved = new Set<string>();
+  if (deps !== undefined) {
+    env.NODE_PATH = DEPS_RECIPE_ENV.modules;
+    env[DEPS_RECIPE_ENV.lockfile] = deps.lockfile;
+    reserved.add('NODE_PATH').add(DEPS_RECIPE_ENV.lockfile);
+  }
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    const name = eq < 0 ? pair : pair.slice(0, eq);
+    if (eq < 0 || !ENV_NAME.test(name))
+      throw invalid(
+        `--env ${JSON.stringify(pair.slice(0, 80))} is not NAME=VALUE with a name of letters, digits and _`,
+        'write each variable as --env NAME=VALUE, e.g. --env TZ=UTC',
+        'env',
+      );
+    const value = pair.slice(eq + 1);
+    if (name in env)
+      throw invalid(
+        reserved.has(name) ? `--env ${name} is set by --deps npm` : `--env ${name} is given twice`,
+        'give each variable once (docs/checks.md "Environment")',
+        'env',
+      );
+    if (Buffer.byteLength(value) > RECIPE_LIMITS.maxEnvValueBytes || value.includes('\0'))
+      throw invalid(
+        `--env ${name} has a value over ${RECIPE_LIMITS.maxEnvValueBytes} bytes or holding NUL`,
+        `keep each value within ${RECIPE_LIMITS.maxEnvValueBytes} bytes`,
+        'env',
+      );
+    env[name] = value;
+  }
+  if (Object.keys(env).length > RECIPE_LIMITS.maxEnv)
+    throw invalid(
+      `${Object.keys(env).length} environment variables, more than the recipe's ${RECIPE_LIMITS.maxEnv}`,
+      `give at most ${RECIPE_LIMITS.maxEnv} variables (--deps npm takes 2 of them)`,
+      'env',
+    );
+  return env;
 }
 
 function invalid(message: string, hint: string, flag: string): AgentscmError {
@@ -135,7 +190,7 @@ export function buildRecipe(flags: RecipeFlags): { recipe: CommandRecipe; bytes:
     version: COMMAND_RECIPE_VERSION,
     image: flags.image,
     argv: [...checkArgv(flags.argv)],
-    env: {},
+    env: buildEnv(flags.env ?? [], flags.deps),
     workdir: flags.workdir ?? CHECK_DEFAULTS.workdir,
     timeout_ms: parseDuration(flags.timeout ?? CHECK_DEFAULTS.timeout),
     limits: {
