@@ -5,8 +5,9 @@ import { ERROR_CODES } from '../contracts/errors.js';
 import { counted } from '../contracts/json/counted.js';
 import { oneLine } from '../contracts/message-text.js';
 import { checkGenericId } from '../native/checks.js';
-import { withStore } from '../tasks/store.js';
+import { openStore, withStore } from '../tasks/store.js';
 import { checkpointWithContexts, type CheckpointWithContexts } from '../workflows/checkpoint-contexts.js';
+import { gitCheckpointWithContexts } from '../workflows/git-checkpoint-contexts.js';
 import type { CheckpointResult } from '../workspace/checkpoint.js';
 import { workspaceDataDir } from '../workspace/locate.js';
 import { BaseCommand } from './_base.js';
@@ -25,6 +26,7 @@ export default class Checkpoint extends BaseCommand {
     '<%= config.bin %> checkpoint --change fix-parser',
     '<%= config.bin %> checkpoint --change fix-parser --workspace ./my-project --full --json',
     '<%= config.bin %> checkpoint --change fix-parser --target release',
+    '<%= config.bin %> checkpoint --change fix-parser --from-git agent/fix-parser',
   ];
 
   static override flags = {
@@ -40,6 +42,17 @@ export default class Checkpoint extends BaseCommand {
       helpValue: 'NAME',
     }),
     repository: workspaceRepositoryFlag,
+    'from-git': Flags.string({
+      description:
+        'Record the tree of this git commit (anything git resolves) instead of the workspace files; neither the ' +
+        'work tree nor the workspace state is touched (docs/git.md "Checkpointing a git commit").',
+      helpValue: 'REV',
+    }),
+    'git-repo': Flags.string({
+      description: 'Top level of the git repository --from-git reads (default: the workspace root).',
+      helpValue: 'PATH',
+      dependsOn: ['from-git'],
+    }),
   };
 
   async run(): Promise<CheckpointWithContexts> {
@@ -49,15 +62,18 @@ export default class Checkpoint extends BaseCommand {
     checkGenericId(flags.change, 'Change ID');
     const dataDir = explicitDataDir ?? workspaceDataDir(flags.workspace);
     requireWorkspaceRepository(dataDir, flags);
-    const result = withStore(dataDir, 'write', (store) =>
-      checkpointWithContexts(store, {
-        change: flags.change,
-        workspace: flags.workspace,
-        full: flags.full,
-        onProgress: this.progressSink,
-        target: flags.target,
-      }),
-    );
+    const result =
+      flags['from-git'] === undefined
+        ? withStore(dataDir, 'write', (store) =>
+            checkpointWithContexts(store, {
+              change: flags.change,
+              workspace: flags.workspace,
+              full: flags.full,
+              onProgress: this.progressSink,
+              target: flags.target,
+            }),
+          )
+        : await this.fromGit(dataDir, flags['from-git'], flags);
     if (result.reconciled !== null)
       this.log(
         `An interrupted earlier operation was ${result.reconciled === 'committed' ? 'completed' : 'discarded'}.`,
@@ -89,6 +105,29 @@ export default class Checkpoint extends BaseCommand {
       process.exitCode = ERROR_CODES[failure.code].exit;
     }
     return result;
+  }
+
+  /** `--from-git REV`: the commit's tree as the Change's next version (src/git/checkpoint-from-git.ts). */
+  private async fromGit(
+    dataDir: string,
+    rev: string,
+    flags: { change: string; workspace?: string; target: string; 'git-repo'?: string },
+  ): Promise<CheckpointWithContexts> {
+    const store = openStore(dataDir, { mode: 'write' });
+    try {
+      const result = await gitCheckpointWithContexts(store, {
+        change: flags.change,
+        rev,
+        gitRepo: flags['git-repo'],
+        workspace: flags.workspace,
+        onProgress: this.progressSink,
+        target: flags.target,
+      });
+      this.log(`git commit ${result.git.commit} (tree ${result.git.tree})`);
+      return result;
+    } finally {
+      store.close();
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 
 import { counted } from '../contracts/json/counted.js';
+import { bindGitWorkTree } from '../git/work-tree-binding.js';
 import { withStore } from '../tasks/store.js';
 import { initRepo, type InitRepoResult } from '../workspace/init.js';
 import type { InstructionFileOutcome } from '../workspace/instruction-block.js';
@@ -19,11 +20,14 @@ export default class InitRepo extends BaseCommand {
     'Create the native store if absent, register a repository, bind PATH as its workspace and checkpoint it onto ' +
     'target main. Unless --no-instructions is given, the managed agentscm instruction block is first written ' +
     'into AGENTS.md, .cursor/rules/agentscm.mdc and .github/copilot-instructions.md (replaced in place, other ' +
-    'content kept), so the first revision holds it.';
+    'content kept), so the first revision holds it. A directory that is the top level of a git work tree is ' +
+    'bound to it (--git requires one): .git/info/exclude is honoured, and submodules and attributes that make git ' +
+    'change bytes are refused (docs/git.md "Binding a git work tree").';
 
   static override examples = [
     '<%= config.bin %> --data-dir ./agentscm-data init-repo ./my-project --name my-project',
     '<%= config.bin %> init-repo --name demo --json',
+    '<%= config.bin %> init-repo ./my-git-checkout --name app --git',
   ];
 
   static override args = {
@@ -46,6 +50,12 @@ export default class InitRepo extends BaseCommand {
       allowNo: true,
       default: true,
     }),
+    git: Flags.boolean({
+      description:
+        'Require PATH to be the top level of a git work tree and bind the workspace to it (without --git, a git ' +
+        'work tree is detected and bound all the same).',
+      default: false,
+    }),
   };
 
   async run(): Promise<InitRepoResult> {
@@ -57,6 +67,7 @@ export default class InitRepo extends BaseCommand {
         name: flags.name,
         instructions: flags.instructions,
         onProgress: this.progressSink,
+        bindGit: (root, scan) => bindGitWorkTree(root, scan, flags.git),
       }),
     );
     this.log(
@@ -69,6 +80,7 @@ export default class InitRepo extends BaseCommand {
         `${counted(result.total_bytes, 'byte')})`,
     );
     this.log(`  policy epoch ${result.policy_epoch}`);
+    if (result.git_work_tree !== null) this.log(`  git work tree ${result.git_work_tree}`);
     if (result.instruction_files.length === 0) this.log('  instruction files not written (--no-instructions)');
     for (const file of result.instruction_files) this.log(`  ${INSTRUCTION_ACTION[file.action](file.path)}`);
     return result;

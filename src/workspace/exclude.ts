@@ -248,3 +248,27 @@ export function addExcludePatterns(root: string, patterns: readonly string[], dr
   }
   return { file, added };
 }
+
+/**
+ * The matcher of git's own `.git/info/exclude` when `root` is a git work tree (its `.git` a directory) and the file is
+ * a regular file, or null (docs/git.md "Binding a git work tree"). One larger than `maxBytes` is refused
+ * (WORKSPACE_EXCLUDE_INVALID), as an oversized `.gitignore` stops a scan.
+ */
+export function readGitInfoExclude(root: string, maxBytes: number): Ignore | null {
+  const file = join(root, '.git', 'info', 'exclude');
+  let size: number;
+  try {
+    if (!lstatSync(join(root, '.git')).isDirectory()) return null;
+    const stat = lstatSync(file);
+    if (!stat.isFile()) return null;
+    size = stat.size;
+  } catch {
+    return null;
+  }
+  if (size > maxBytes) throw invalid('.git/info/exclude', `it has ${size} bytes, more than ${maxBytes}`);
+  try {
+    return ignore().add(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new AgentscmError('IO_ERROR', `cannot read ${file}: ${(error as Error).message}`, { cause: error });
+  }
+}

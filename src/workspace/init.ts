@@ -56,6 +56,11 @@ export interface InitRepoInput {
   readonly instructions?: boolean;
   /** Progress lines for a person watching (the command prints them on stderr). */
   readonly onProgress?: (message: string) => void;
+  /**
+   * Checks the complete first scan before anything is written and names the git work tree the workspace is bound
+   * to, or null (src/git/work-tree-binding.ts; docs/git.md "Binding a git work tree").
+   */
+  readonly bindGit?: (root: string, scan: ScanResult) => string | null;
 }
 
 export interface InitRepoResult {
@@ -73,10 +78,12 @@ export interface InitRepoResult {
   readonly resumed: boolean;
   /** The instruction files and what was done to each (empty with --no-instructions). */
   readonly instruction_files: InstructionFileOutcome[];
+  /** The git work tree the workspace is bound to (its top level), or null. */
+  readonly git_work_tree: string | null;
 }
 
 /** What the binding records; initRepo adds the instruction files it wrote before. */
-type RecordedInit = Omit<InitRepoResult, 'instruction_files'>;
+type RecordedInit = Omit<InitRepoResult, 'instruction_files' | 'git_work_tree'>;
 
 function directoryOf(path: string): string {
   let real: string;
@@ -196,11 +203,16 @@ export function initRepo(store: Store, input: InitRepoInput): InitRepoResult {
   const bounds = input.bounds ?? scanBoundsFromEnv();
   const first = scanWorkspace(root, { bounds, excludeDirs: dataDirExclusions(root, { dataDir: planned }) });
   if (!first.complete) throw incompleteScan(first);
+  const gitWorkTree = input.bindGit?.(root, first) ?? null;
   // The managed instruction block is part of the first revision (docs/stop-hooks.md).
   const instructionFiles = input.instructions === false ? [] : writeInstructionBlocks(root);
   const state: InitProgress = { createdStateDir: false, committed: false };
   try {
-    return { ...initRepoUnlocked(store, root, input, bounds, state), instruction_files: instructionFiles };
+    return {
+      ...initRepoUnlocked(store, root, input, bounds, state),
+      instruction_files: instructionFiles,
+      git_work_tree: gitWorkTree,
+    };
   } catch (error) {
     const lost = error instanceof AgentscmError && error.code === 'WORKSPACE_LOCK_LOST';
     if (state.createdStateDir && !state.committed && !lost) removeStateDir(root);

@@ -4,7 +4,7 @@
  * entry of its own), keeps the executable bit, never walks `.agentscm/` or `.git`, and honours
  * `.gitignore` files at every level with git's precedence (the `ignore` package does the
  * pattern matching) and, beneath them, the workspace's local exclude list `.agentscm/exclude`
- * (exclude.ts; the precedence git gives `.git/info/exclude`). Names are read as bytes: a valid
+ * (exclude.ts) with git's own `.git/info/exclude` in a git work tree. Names are read as bytes: a valid
  * UTF-8 name is recorded byte-exact (no normalization, docs/wire.md "Workspace paths"); a name
  * that is not UTF-8 makes the scan incomplete with its own code (WORKSPACE_PATH_NOT_UTF8).
  * Bounds (docs/workspace.md) are checked while walking, before any file content is read. A path
@@ -22,7 +22,7 @@ import type { ErrorCode } from '../contracts/errors.js';
 import { isKeyFileName } from '../contracts/key-file-name.js';
 import { compareUtf8, MAX_WORKSPACE_PATH_BYTES, workspaceNameProblem } from '../contracts/paths.js';
 import type { EntryMode } from '../native/revisions.js';
-import { readExcludeRules } from './exclude.js';
+import { readExcludeRules, readGitInfoExclude } from './exclude.js';
 import { fileType, lstatFields, type LstatFields } from './lstat-fields.js';
 import type { StatSnapshot } from './stat-cache.js';
 import { WORKSPACE_STATE_DIR } from './state-dir.js';
@@ -170,7 +170,7 @@ function isIgnored(levels: readonly IgnoreLevel[], relPath: string, isDir: boole
   return ignored;
 }
 
-/** Walk the workspace (module comment). Throws only IO_ERROR, or for `.agentscm/exclude` before walking. */
+/** Walk the workspace (module comment). Throws only IO_ERROR, or for an exclude file before walking. */
 export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResult {
   const bounds = options.bounds ?? DEFAULT_SCAN_BOUNDS;
   const excluded = new Set(options.excludeDirs ?? []);
@@ -321,9 +321,10 @@ export function scanWorkspace(root: string, options: ScanOptions = {}): ScanResu
   };
 
   const absRoot = resolve(root);
-  const excludeRules = readExcludeRules(absRoot);
+  const rules = [readGitInfoExclude(absRoot, bounds.maxIgnoreFileBytes), readExcludeRules(absRoot)];
+  const rootLevels = rules.flatMap((r) => (r === null ? [] : [{ prefix: '', rules: r }]));
   try {
-    walk(absRoot, '', excludeRules === null ? [] : [{ prefix: '', rules: excludeRules }]);
+    walk(absRoot, '', rootLevels);
   } catch (error) {
     if (!(error instanceof ScanStop)) throw error;
   }
