@@ -5,6 +5,9 @@ import { Flags } from '@oclif/core';
 import { AgentscmError, ERROR_CODES } from '../contracts/errors.js';
 import { oneLine } from '../contracts/message-text.js';
 import { runDoctor, type DoctorReport } from '../doctor/doctor.js';
+import type { DoctorFinding } from '../doctor/finding.js';
+import { repairGitMirrors } from '../doctor/git-mirrors.js';
+import { withStore } from '../tasks/store.js';
 import { findEnclosingWorkspace, locateWorkspace } from '../workspace/locate.js';
 import { BaseCommand } from './_base.js';
 
@@ -14,13 +17,23 @@ function nodeRangeOf(pjson: { engines?: { node?: unknown } }): string | undefine
   return typeof range === 'string' ? range : undefined;
 }
 
+/** The report with the findings of --fix first, counted like the others. */
+function withFixes(report: DoctorReport, fixed: readonly DoctorFinding[]): DoctorReport {
+  const findings = [...fixed.map((f) => ({ ...f })), ...report.findings];
+  const counts = { ...report.counts };
+  for (const f of fixed) counts[f.status] += 1;
+  return { ...report, ok: counts.fail === 0, counts, findings };
+}
+
 const MARKS = { pass: '✓', warn: '!', fail: '✗', skip: '-' } as const;
 
 export default class Doctor extends BaseCommand {
   static override description =
     'Check, without changing anything, what this machine needs: Node.js, the store (schema, integrity, ' +
     'permissions), keys, grants, requirements, the container runtime and pinned images, installed hooks and the ' +
-    'hub; one line per finding with its fix. Exit 1 when a check fails.';
+    'hub; one line per finding with its fix. Exit 1 when a check fails. --fix first repairs what can be repaired ' +
+    'without a decision: the landings of git-linked targets not yet written to git (docs/git.md "Repair after a ' +
+    'crash"); its findings come first.';
 
   static override examples = [
     '<%= config.bin %> doctor',
@@ -30,6 +43,10 @@ export default class Doctor extends BaseCommand {
   ];
 
   static override flags = {
+    fix: Flags.boolean({
+      description: 'Write the pending git mirrors of landed targets before checking.',
+      default: false,
+    }),
     workspace: Flags.string({
       description:
         'Workspace whose hook settings are read (default: the nearest one at or above the current directory).',
@@ -78,8 +95,12 @@ export default class Doctor extends BaseCommand {
     }
     const workspace =
       flags.workspace === undefined ? findEnclosingWorkspace(process.cwd()) : locateWorkspace(flags.workspace);
-    const report = await runDoctor({
-      dataDir: this.resolveDataDir(flags['data-dir'], workspace ?? undefined),
+    const dataDir = this.resolveDataDir(flags['data-dir'], workspace ?? undefined);
+    const fixed = flags.fix
+      ? withStore(dataDir, 'write', (store) => repairGitMirrors(store.authority(), Date.now()))
+      : [];
+    const checked = await runDoctor({
+      dataDir,
       nodeVersion: process.versions.node,
       nodeRange: nodeRangeOf(this.config.pjson as { engines?: { node?: unknown } }),
       workspace,
@@ -92,6 +113,7 @@ export default class Doctor extends BaseCommand {
       dockerSocket: flags['docker-socket'],
       hubConfig: flags['hub-config'],
     });
+    const report = fixed.length === 0 ? checked : withFixes(checked, fixed);
     for (const f of report.findings)
       this.log(
         `${MARKS[f.status]} ${f.check}: ${oneLine(f.message)}${f.fix === null ? '' : `; fix: ${oneLine(f.fix)}`}`,

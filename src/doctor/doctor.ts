@@ -17,6 +17,7 @@ import { readHubConfig } from '../hub/config.js';
 import { HEALTH_PATH } from '../hub/routes/health.js';
 import { openStore } from '../tasks/store.js';
 import { describeError, DOCTOR_STATUSES, finding, passed, type DoctorFinding, type DoctorStatus } from './finding.js';
+import { checkGitMirrors } from './git-mirrors.js';
 import { agentscmEntries, checkHooks, type HookLocationReport } from './hooks.js';
 import { checkHubProfile } from './hub-profiles.js';
 import { checkRuntime } from './runtime.js';
@@ -262,6 +263,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
     ];
     findings.push(...checkGrants(store.auth, tokenFiles));
     findings.push(...checkRequirements(store.auth));
+    findings.push(...checkGitMirrors(store.auth));
     findings.push(
       ...(await checkRuntime({ auth: store.auth, docker: input.docker, dockerSocket: input.dockerSocket })),
     );

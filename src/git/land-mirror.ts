@@ -146,8 +146,23 @@ function alreadyThere(link: GitLink, current: string, commit: string, tree: stri
   return line === `${tree} ${parent ?? ''}`.trim();
 }
 
+/** Whether `head` is a commit of this landing on its parent (its update-ref ran, its record did not). */
+function mirrorOfLanding(link: GitLink, head: string | null, pending: PendingMirror): boolean {
+  if (head === null) return false;
+  const body = tryGit(link.git_repo, ['cat-file', 'commit', head]).stdout.toString('utf8');
+  const parents = [...(body.split('\n\n')[0]?.matchAll(/^parent ([0-9a-f]+)$/gm) ?? [])].map((m) => m[1]);
+  return (
+    parents.join(' ') === (pending.parent ?? '') && body.includes(`\nAgentscm-Landing: ${String(pending.landing_id)}\n`)
+  );
+}
+
 /** Write one pending landing; false when another process changed the pending state first (try again). */
 function mirrorOne(auth: Authority, link: GitLink, pending: PendingMirror, nowMs: number): MirroredCommit | null {
+  // Refuse before writing any object when the branch is neither where agentscm left it nor one commit on top of it
+  // (a mirror whose update-ref ran before a crash).
+  const before = refValue(link.git_repo, `refs/heads/${link.branch}`);
+  if (before !== pending.parent && !mirrorOfLanding(link, before, pending))
+    throw branchMoved(link, before, pending.parent);
   const { tree } = writeRevisionTree(auth, link.repository, pending.revision, link.git_repo);
   const commit = commitTree(link.git_repo, {
     tree,

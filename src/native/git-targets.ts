@@ -50,6 +50,13 @@ function linkOf(row: GitLinkRow): GitLink {
   return { ...row, sign: row.sign === 1, push: row.push === 1 };
 }
 
+/** Whether the store has the git tables (schema step 013): a store opened read-only may be older. */
+export function hasGitTables(auth: Authority): boolean {
+  return (
+    prepared(auth, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'git_targets'").get() !== undefined
+  );
+}
+
 /** The git link of a target, or null. */
 export function findGitLink(auth: Authority, repository: string, target: string): GitLink | null {
   checkRepositoryId(repository);
@@ -63,6 +70,7 @@ export function findGitLink(auth: Authority, repository: string, target: string)
 
 /** Every git link of the store (doctor). */
 export function listGitLinks(auth: Authority): GitLink[] {
+  if (!hasGitTables(auth)) return [];
   return (
     prepared(auth, `SELECT ${LINK_COLUMNS} FROM git_targets ORDER BY repository, target`).all() as GitLinkRow[]
   ).map(linkOf);

@@ -22,7 +22,7 @@ import { CHANGE_ID, checkpoint, defaultFiles, sha256 } from '../support/tasks.js
 export { CHANGE_ID };
 
 /** A file of a test revision: text (a regular file) or bytes with a mode. */
-export type FileSpec = string | { readonly bytes: string | Buffer; readonly mode: EntryMode };
+export type FileSpec = string | Buffer | { readonly bytes: string | Buffer; readonly mode: EntryMode };
 
 /** Run git in `cwd` with a fixed identity; stdout as text. */
 export function gitIn(cwd: string, args: readonly string[], input?: string): string {
@@ -58,11 +58,12 @@ export function addModedRevision(ev: Evidence, files: Readonly<Record<string, Fi
   try {
     const entries: RevisionEntry[] = writeTransaction(auth, () =>
       Object.entries(files).map(([path, spec]) => {
-        const raw = typeof spec === 'string' ? spec : spec.bytes;
+        const plain = typeof spec === 'string' || Buffer.isBuffer(spec);
+        const raw = plain ? spec : spec.bytes;
         const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw, 'utf8');
         const digest = sha256(bytes);
         putSmallBlob(auth, bytes, digest);
-        const mode = typeof spec === 'string' ? 'file' : spec.mode;
+        const mode = plain ? 'file' : spec.mode;
         return { path, mode, size: BigInt(bytes.byteLength), blob: digest };
       }),
     );
