@@ -10,7 +10,9 @@
 // Node resolves only better-sqlite3 (native addon) at run time; the TypeScript loaders oclif
 // probes for in development are never bundled. Output paths mirror src/ (dist/commands/<id>.js),
 // so package.json's command pattern and the committed oclif.manifest.json stay valid.
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -42,6 +44,26 @@ const banner = [
   "const __dirname = __agentscmFileURLToPath(new URL('.', import.meta.url));",
 ].join(' ');
 
+// The registered schemas compiled now, not at run time (bin/precompile-schemas.ts): their
+// validators land in dist/schemas/, and the module that loads them replaces
+// src/contracts/json/precompiled-schemas.ts in the bundle.
+const generated = mkdtempSync(join(tmpdir(), 'agentscm-precompiled-'));
+const precompiledModule = join(generated, 'precompiled-schemas.js');
+const precompile = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', join(root, 'bin', 'precompile-schemas.ts'), join(root, 'dist', 'schemas'), precompiledModule],
+  { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] },
+);
+if (precompile.status !== 0) throw new Error('bin/precompile-schemas.ts failed');
+const precompiledSchemas = {
+  name: 'precompiled-schemas',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/precompiled-schemas\.js$/ }, (args) =>
+      args.importer === join(root, 'src', 'contracts', 'json', 'schema.ts') ? { path: precompiledModule } : undefined,
+    );
+  },
+};
+
 const result = await build({
   absWorkingDir: root,
   entryPoints,
@@ -59,7 +81,9 @@ const result = await build({
   banner: { js: banner },
   metafile: true,
   logLevel: 'warning',
+  plugins: [precompiledSchemas],
 });
+rmSync(generated, { recursive: true, force: true });
 
 const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.js'));
 process.stdout.write(

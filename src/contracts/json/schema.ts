@@ -7,10 +7,13 @@
  * (`maxUtf8Bytes`), identifier fields (`idKind`), and the version check that runs before full
  * validation. Every ajv failure maps to one stable code; docs/strict-json.md lists the mapping.
  */
-import { Ajv, type ErrorObject, type SchemaObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, Options, SchemaObject, ValidateFunction } from 'ajv';
 
 import { AgentscmError, type ErrorCode } from '../errors.js';
-import { isJsonObject, U64_MAX, type JsonValue } from './json-value.js';
+import { isJsonObject, type JsonValue } from './json-value.js';
+import { PRECOMPILED } from './precompiled-schemas.js';
+import { validateMaxUtf8Bytes, validateU64 } from './schema-keywords.js';
 import { DEFAULT_MAX_DEPTH, escapePointerToken, parseStrictJson } from './strict-json.js';
 
 /** Identifier kinds an `idKind` annotation may name; a pattern failure there is ID_INVALID. */
@@ -49,69 +52,6 @@ export interface Decoder<T> {
  */
 const DECODER_ID = /^(?=.{1,128}$)[A-Za-z0-9_-][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$/;
 
-function isU64Like(value: unknown): value is number | bigint {
-  return (typeof value === 'number' && Number.isInteger(value)) || typeof value === 'bigint';
-}
-
-interface U64Bounds {
-  readonly minimum?: string;
-  readonly maximum?: string;
-}
-
-/**
- * `u64: true` or `u64: {minimum?: "decimal", maximum?: "decimal"}` — bounds are decimal
- * strings so that a schema can state limits above 2^53 without losing them.
- */
-const validateU64: SchemaValidateFunction = function (schema: boolean | U64Bounds, data: unknown, _parent, cxt) {
-  if (schema === false) return true;
-  if (!isU64Like(data)) {
-    validateU64.errors = [{ keyword: 'u64', message: 'must be an unsigned integer (u64)', params: { reason: 'type' } }];
-    return false;
-  }
-  if (typeof data === 'number' && !Number.isSafeInteger(data)) {
-    // Only the strict parser's output reaches here from the wire; an unsafe number means a
-    // caller built the value with floating point and its exact value is already lost.
-    validateU64.errors = [
-      {
-        keyword: 'u64',
-        message: 'must be an exact integer; unsafe number values lose precision',
-        params: { reason: 'type' },
-      },
-    ];
-    return false;
-  }
-  const big = BigInt(data);
-  const min = typeof schema === 'object' && schema.minimum !== undefined ? BigInt(schema.minimum) : 0n;
-  const max = typeof schema === 'object' && schema.maximum !== undefined ? BigInt(schema.maximum) : U64_MAX;
-  if (big < min || big > max) {
-    validateU64.errors = [
-      {
-        keyword: 'u64',
-        message: `must be between ${min} and ${max}`,
-        params: { reason: 'range', minimum: min.toString(), maximum: max.toString() },
-      },
-    ];
-    return false;
-  }
-  if (cxt !== undefined && typeof data === 'number') {
-    (cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = big;
-  }
-  return true;
-};
-
-const validateMaxUtf8Bytes: SchemaValidateFunction = function (schema: number, data: string) {
-  const size = Buffer.byteLength(data, 'utf8');
-  if (size <= schema) return true;
-  validateMaxUtf8Bytes.errors = [
-    {
-      keyword: 'maxUtf8Bytes',
-      message: `must be at most ${schema} UTF-8 bytes (is ${size})`,
-      params: { limit: schema },
-    },
-  ];
-  return false;
-};
-
 const U64_DECIMAL = { type: 'string', pattern: '^(0|[1-9][0-9]{0,19})$' };
 
 /**
@@ -122,10 +62,13 @@ const U64_DECIMAL = { type: 'string', pattern: '^(0|[1-9][0-9]{0,19})$' };
  * every registered schema with a validating instance (metaSchemaProblems). Strict mode (unknown
  * keywords, types) still applies when a schema compiles.
  */
-function createAjv(validateSchema: boolean): Ajv {
+function createAjv(validateSchema: boolean, code: Options['code'] = {}): Ajv {
   // ajv compiles a keyword's meta-schema when the keyword is added, whatever validateSchema says.
   const keywordMetaSchema = (metaSchema: SchemaObject): { metaSchema?: SchemaObject } =>
     validateSchema ? { metaSchema } : {};
+  // Loaded on first use, not at import: the built CLI validates with the validators compiled when
+  // it was built (PRECOMPILED) and loads ajv only for a schema outside the registry.
+  const { Ajv } = loadAjv();
   const ajv = new Ajv({
     validateSchema,
     strict: true,
@@ -139,7 +82,7 @@ function createAjv(validateSchema: boolean): Ajv {
     // ajv's optimizer only shortens the generated code (unused names, inlined constants); the
     // checks are the same. Skipping it makes a cold compile about a third cheaper, which is
     // what a short command pays for each schema it decodes (docs/qualification.md "Performance").
-    code: { optimize: false },
+    code: { optimize: false, ...code },
   });
   ajv.addKeyword({
     keyword: 'u64',
@@ -164,6 +107,19 @@ function createAjv(validateSchema: boolean): Ajv {
   // Annotation only: it tells the error mapper that a pattern failure is an identifier error.
   ajv.addKeyword({ keyword: 'idKind', schemaType: 'string', ...keywordMetaSchema({ enum: [...ID_KINDS] }) });
   return ajv;
+}
+
+function loadAjv(): { Ajv: typeof Ajv } {
+  return createRequire(import.meta.url)('ajv') as { Ajv: typeof Ajv };
+}
+
+/**
+ * The instance bin/precompile-schemas.ts compiles the registered schemas with when the CLI is
+ * built: the run-time options, with the generated code kept (and ajv's optimizer on: the same
+ * checks in shorter code).
+ */
+export function createStandaloneAjv(): Ajv {
+  return createAjv(false, { source: true, optimize: true });
 }
 
 /** Every decoder defined in this process, by id (see schema-registry.ts for the published set). */
@@ -534,7 +490,7 @@ export function defineDecoder<T>(id: string, schema: object, options: DecoderOpt
   const validator = (): ValidateFunction => {
     if (compiled === undefined) {
       try {
-        compiled = ajvInstance().compile<unknown>(schemaObject);
+        compiled = PRECOMPILED?.get(id) ?? ajvInstance().compile<unknown>(schemaObject);
       } catch (cause) {
         throw new Error(`schema ${id} does not compile under ajv strict mode: ${(cause as Error).message}`, { cause });
       }
