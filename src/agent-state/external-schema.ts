@@ -3,8 +3,11 @@
  * not agentscm's schemas and do not follow its strict-mode conventions (annotations such as
  * `default` beside `$ref`, untyped `if` branches), so they get their own Ajv instance, non-strict,
  * created on first use; agentscm's own contracts keep the strict one of src/contracts/json/schema.ts.
+ * ajv itself is loaded then too, not at import: the Claude Code Stop hook, which imports this module
+ * for Codex's schemas, never pays for it.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv, ValidateFunction } from 'ajv';
 
 import type { JsonValue } from '../contracts/json/json-value.js';
 
@@ -16,7 +19,10 @@ const compiled = new Map<object, ValidateFunction>();
  * `PATH: MESSAGE`. u64 numbers of the strict parser (bigint) are compared as numbers.
  */
 export function externalSchemaProblem(schema: object, value: JsonValue): string | null {
-  ajv ??= new Ajv({ strict: false, allErrors: false, allowUnionTypes: true, validateFormats: false });
+  if (ajv === null) {
+    const { Ajv: AjvClass } = createRequire(import.meta.url)('ajv') as { Ajv: typeof Ajv };
+    ajv = new AjvClass({ strict: false, allErrors: false, allowUnionTypes: true, validateFormats: false });
+  }
   let validate = compiled.get(schema);
   if (validate === undefined) {
     validate = ajv.compile(schema);
