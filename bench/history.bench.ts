@@ -14,6 +14,7 @@
  * assertion, the three committed requests) replicated by SQL with fresh task, attempt and request
  * ids over the bench Change's older versions and over further Changes. A replica keeps its
  * template's canonical bytes; the columns the operations index and read carry the fresh values.
+ * AGENTSCM_BENCH_HISTORY_KEEP=1 keeps the stores and prints where they are.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -317,7 +318,9 @@ function run(): void {
   } finally {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
-    rmSync(dir, { recursive: true, force: true });
+    // AGENTSCM_BENCH_HISTORY_KEEP=1 keeps both stores for a profile (EXPLAIN QUERY PLAN, --cpu-prof).
+    if (process.env.AGENTSCM_BENCH_HISTORY_KEEP === '1') process.stdout.write(`stores kept in ${dir}\n`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -135,13 +135,43 @@ export function setLastFence(journal: Journal, task: RetainedTask, fence: bigint
 }
 
 /**
- * The bounded scan before a fresh claim (docs/agent-tasks.md "State machine": at most
- * MAX_SCOPE_SCAN older subjects), in one statement over the other retained identities of the same repository, Change,
- * profile and step
- * (`exceptSeq` is the task's own seq when it is retained): `exceeded` when there are more than
- * MAX_SCOPE_SCAN of them, and the newest of the newest MAX_SCOPE_SCAN whose attempt is unresolved
- * (active or cancelled), or null. The bound is written into the SQL: a LIMIT or OFFSET bound as a
- * parameter makes SQLite run these queries several times slower.
+ * The bounded older-subject rule (docs/agent-tasks.md "State machine": at most MAX_SCOPE_SCAN
+ * older subjects) over the other retained identities of the same repository, Change, profile and
+ * step (`exceptSeq` is the task's own seq when it is retained): the newest of the newest
+ * MAX_SCOPE_SCAN whose attempt is unresolved (active or cancelled), or null.
+ *
+ * Its cost does not grow with the scope's history (docs/agent-tasks.md "Journal growth"): the
+ * newest unresolved task of the scope is one lookup in `agent_task_unresolved` (journal step 9,
+ * kept by triggers), and it is within the bound when fewer than MAX_SCOPE_SCAN other identities
+ * of the scope are newer — counted only up to the bound, from it to the newest, which is a
+ * handful of rows unless an old attempt was left unresolved. When the newest unresolved task is
+ * beyond the bound, every older one is too. The bound is written into the SQL: a LIMIT or OFFSET
+ * bound as a parameter makes SQLite run these queries several times slower.
+ */
+export function olderUnresolvedTaskId(journal: Journal, task: WorkflowTask, exceptSeq: number | null): string | null {
+  const s = task.subject;
+  const except = exceptSeq ?? -1;
+  const row = journalStatement(
+    journal,
+    `SELECT (SELECT task_id FROM agent_tasks WHERE seq = u.task_seq) AS task_id,
+       (SELECT count(*) FROM (
+          SELECT 1 FROM agent_tasks
+          WHERE repository = u.repository AND change_id = u.change_id AND profile = u.profile
+            AND step_id = u.step_id AND seq > u.task_seq AND seq <> ?
+          LIMIT ${MAX_SCOPE_SCAN}
+        )) AS newer
+     FROM agent_task_unresolved u
+     WHERE u.repository = ? AND u.change_id = ? AND u.profile = ? AND u.step_id = ? AND u.task_seq <> ?
+     ORDER BY u.task_seq DESC LIMIT 1`,
+  ).get(except, s.repository, s.change_id, s.profile, s.step_id, except) as
+    { task_id: string | null; newer: number } | undefined;
+  return row === undefined || row.newer >= MAX_SCOPE_SCAN ? null : row.task_id;
+}
+
+/**
+ * The check before a fresh claim: `exceeded` when more than MAX_SCOPE_SCAN other identities
+ * share the task's scope (counted up to the bound, an index-only scan), and the older unresolved
+ * task of olderUnresolvedTaskId.
  */
 export function olderUnresolvedTask(
   journal: Journal,
@@ -149,25 +179,15 @@ export function olderUnresolvedTask(
   exceptSeq: number | null,
 ): { readonly exceeded: boolean; readonly task_id: string | null } {
   const s = task.subject;
-  const scope = [s.repository, s.change_id, s.profile, s.step_id, exceptSeq ?? -1] as const;
   const row = journalStatement(
     journal,
     `SELECT EXISTS (
          SELECT 1 FROM agent_tasks
          WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ?
          LIMIT 1 OFFSET ${MAX_SCOPE_SCAN}
-       ) AS exceeded,
-       (SELECT (SELECT task_id FROM agent_tasks WHERE seq = o.seq) FROM (
-          SELECT seq FROM agent_tasks
-          WHERE repository = ? AND change_id = ? AND profile = ? AND step_id = ? AND seq <> ?
-          ORDER BY seq DESC LIMIT ${MAX_SCOPE_SCAN}
-        ) o
-        WHERE EXISTS (
-          SELECT 1 FROM agent_task_attempts a WHERE a.task_seq = o.seq AND a.state IN ('active', 'cancelled')
-        )
-        ORDER BY o.seq DESC LIMIT 1) AS task_id`,
-  ).get(...scope, ...scope) as { exceeded: number; task_id: string | null };
-  return { exceeded: row.exceeded === 1, task_id: row.task_id };
+       ) AS exceeded`,
+  ).get(s.repository, s.change_id, s.profile, s.step_id, exceptSeq ?? -1) as { exceeded: number };
+  return { exceeded: row.exceeded === 1, task_id: olderUnresolvedTaskId(journal, task, exceptSeq) };
 }
 
 /** The seq of a retained task (its index entry only, the row is not read), or null. */

@@ -24,7 +24,7 @@ import { currentAttempt } from '../attempt-rows.js';
 import { collectorAuthorizationHolds, findCollectorAttempt, type CollectorAttemptRow } from '../collector/attempts.js';
 import { buildReceipt, findReceipt, findTransferOfTask, readRetainedEnvelope } from '../collector/receipts.js';
 import type { DerivedSubject, DerivedTask } from '../derive.js';
-import { olderUnresolvedTask, retainedSeqOf } from '../journal-rows.js';
+import { olderUnresolvedTaskId, retainedSeqOf } from '../journal-rows.js';
 import { firstIncompleteDependency, observeAttempt } from '../views.js';
 
 /**
@@ -89,7 +89,7 @@ function evaluateCollected(
   if (journal !== null) {
     // The claim path refuses a fresh claim while an older subject's attempt of the same Change,
     // profile and step is unresolved: reconcile that one first.
-    const older = olderUnresolvedTask(journal, entry.task, seq).task_id;
+    const older = olderUnresolvedTaskId(journal, entry.task, seq);
     if (older !== null)
       return failing('blocked', 'prior_subject_unresolved', { operation: 'reconcile', task_id: older });
   }

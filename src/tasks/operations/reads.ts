@@ -11,7 +11,7 @@ import type { Journal } from '../../workflows/journal.js';
 import { currentAttempt, currentAttemptOf } from '../attempt-rows.js';
 import { nowOf, type TaskContext } from '../context.js';
 import type { DerivedSubject, DerivedTask } from '../derive.js';
-import { olderUnresolvedTask, retainedSeqOf } from '../journal-rows.js';
+import { olderUnresolvedTaskId, retainedSeqOf } from '../journal-rows.js';
 import { readAuthority, readJournal } from '../transition.js';
 import { firstIncompleteDependency, observeAttempt } from '../views.js';
 import { deriveCurrent } from './lookups.js';
@@ -129,7 +129,7 @@ export function nextOperation(ctx: TaskContext): JsonValue {
         if (entry.task.entrypoint.progression !== 'claim') continue;
         const seq = journal === null ? null : retainedSeqOf(journal, entry.task.task_id);
         if (journal !== null) {
-          const older = olderUnresolvedTask(journal, entry.task, seq).task_id;
+          const older = olderUnresolvedTaskId(journal, entry.task, seq);
           if (older !== null) return { operation: 'reconcile', task_id: older, reason: 'prior_subject_unresolved' };
         }
         const attempt = journal === null || seq === null ? null : currentAttempt(journal, { seq });
