@@ -7,7 +7,9 @@
  *    a retained envelope is uploaded as it is, a reservation without one is COLLECT_INTERRUPTED
  *    (a review's reopens from its journal instead, collectReview);
  * 3. recompile the descriptor against the authority of --data-dir and recheck the grant, task
- *    and attempt (collect-check.ts); observe the runtime identity, which must be the pinned one;
+ *    and attempt (collect-check.ts) — on a host with no store, through the hub of --endpoint, which
+ *    also serves every object of the revision, fetched and checked now (remote-objects/source.ts);
+ *    observe the runtime identity, which must be the pinned one;
  * 4. reserve the collection durably in the state directory, before any container exists;
  * 5. materialize the exact revision, run the recipe with the OCI command collector, remove the
  *    snapshot, build the ExecutionRecord;
@@ -27,7 +29,7 @@ import {
 import { sha256Hex } from '../crypto/sha256.js';
 import { readBoundedInput } from '../native/bounded-input.js';
 import { pauseAtTestPoint } from '../native/test-pause.js';
-import { checkDescriptorAgainstAuthority, refuseStaleDepsOf } from './collect-check.js';
+import { refuseStaleDepsOf } from './collect-check.js';
 import { collectionHeader, collectionIsolation, collectionRecords, collectionRequest } from './collect-request.js';
 import { collectReview } from './collect-review.js';
 import { openCollection, type CollectInput } from './collect-start.js';
@@ -37,8 +39,9 @@ import { connectRuntime } from './command-step-runtime.js';
 import { DEFAULT_DOCKER_SOCKET, dockerExecutable } from './docker-path.js';
 import { buildExecutionRecord, requestDigest, type ExecutionRecord } from './execution-record.js';
 import { LABELS, runContainer, type ContainerCleanup, type ContainerRunObservation } from './oci-command-collector.js';
+import { revisionSourceOf } from './remote-objects/source.js';
 import { observeRuntimeIdentity, runtimeIdentityDigest } from './runtime-identity.js';
-import { materializeSnapshot, removeSnapshot, snapshotPathFor } from './snapshot.js';
+import { removeSnapshot, snapshotPathFor } from './snapshot.js';
 
 /**
  * Test pause points (docs/collect.md "Test hooks"): `collect:after-reservation` (reserved, no
@@ -103,7 +106,18 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
     `checking the descriptor against the authority (task ${descriptor.task.task_id}, attempt ` +
       `${descriptor.attempt.attempt_id})`,
   );
-  const binding = checkDescriptorAgainstAuthority(input.store, descriptor, target.token);
+  const source = revisionSourceOf({
+    store: input.store,
+    endpoint: input.endpoint,
+    token: target.token,
+    stateDir: input.stateDir,
+    descriptor,
+    descriptorBytes,
+    onFetched: progress,
+  });
+  const binding = await source.check();
+  // From the hub: every object of the revision is fetched and checked before anything is reserved.
+  await source.prefetch();
   const { client, executableSha256 } = await connectRuntime({
     docker,
     dockerSocket,
@@ -116,7 +130,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
       image: descriptor.recipe.image,
       executableSha256,
     });
-    refuseStaleDepsOf(input.store, descriptor, binding.stepId, image.labels);
+    if (!source.remote) refuseStaleDepsOf(input.store, descriptor, binding.stepId, image.labels);
     const observed = runtimeIdentityDigest(identity);
     if (observed !== descriptor.runtime_identity_digest) {
       throw new AgentscmError(
@@ -142,12 +156,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
     let snapshotCleanup: ContainerCleanup;
     progress(`materializing revision ${descriptor.subject.revision}`);
     try {
-      materializeSnapshot(input.store.authority(), {
-        repository: descriptor.repository_id,
-        revision: descriptor.subject.revision,
-        parent: state.snapshots,
-        digest: snapshotPath.slice(-64),
-      });
+      await source.materialize(state.snapshots, snapshotPath.slice(-64));
     } catch (error) {
       observation = noContainer(isAgentscmError(error) ? `${error.code}: ${error.message}` : String(error));
     }
@@ -192,7 +201,7 @@ export async function collect(input: CollectInput): Promise<CollectResult> {
         'rechecking the authority before signing',
     );
     pauseAtTestPoint('collect:before-signing');
-    checkDescriptorAgainstAuthority(input.store, descriptor, target.token);
+    await source.check();
     const records = collectionRecords(request, record, observation);
     envelope = encodeTransferEnvelope(
       collectionHeader(descriptor, request, records, input.agentscmVersion),

@@ -8,8 +8,15 @@
  * REACHABLE_CACHE_REVISIONS revisions asked for (each at most SNAPSHOT_LIMITS.maxEntries files);
  * a request after that is a set lookup, never a walk of the revision.
  */
-import { encodeBatchCount, encodeFrameHeader, REMOTE_LIMITS } from '../contracts/collector/object-batch.js';
+import { checkDescriptorAgainstAuthority } from '../collector/collect-check.js';
+import {
+  encodeBatchCount,
+  encodeCheckAnswer,
+  encodeFrameHeader,
+  REMOTE_LIMITS,
+} from '../contracts/collector/object-batch.js';
 import { AgentscmError } from '../contracts/errors.js';
+import { decodeAnyCollectorDescriptor, isReviewDescriptor } from '../contracts/review/collector-descriptor.js';
 import { encodeRevision, encodeTree } from '../contracts/tree.js';
 import { getBlobInfo, streamBlob } from '../native/blobs.js';
 import { prepared, readTransaction, type Authority } from '../native/store.js';
@@ -28,7 +35,8 @@ export type ObjectAsk =
   | { readonly kind: 'revision'; readonly attemptId: string }
   | { readonly kind: 'tree'; readonly attemptId: string; readonly digest: string }
   | { readonly kind: 'blob'; readonly attemptId: string; readonly digest: string }
-  | { readonly kind: 'batch'; readonly attemptId: string; readonly digests: readonly string[] };
+  | { readonly kind: 'batch'; readonly attemptId: string; readonly digests: readonly string[] }
+  | { readonly kind: 'check'; readonly attemptId: string; readonly descriptor: Uint8Array };
 
 interface Reachable {
   readonly revisionBytes: Buffer;
@@ -128,13 +136,34 @@ function blobBytes(auth: Authority, digest: string): Buffer {
   return Buffer.concat([...streamBlob(auth, digest)]);
 }
 
+/**
+ * The hub's check of a command descriptor for a collector with no store: the same check a local
+ * collect makes against its authority (collect-check.ts), as the grant of `token`, for the claim
+ * the route names; answered with what it binds beyond the descriptor.
+ */
+function checkRemoteDescriptor(store: Store, token: string, attemptId: string, bytes: Uint8Array): Buffer {
+  const descriptor = decodeAnyCollectorDescriptor(Buffer.from(bytes));
+  if (isReviewDescriptor(descriptor))
+    throw new AgentscmError('USAGE', 'a review descriptor is collected on the hub host, with its store', {
+      hint: 'run agent-task collect for a review descriptor with --data-dir on the host of the store',
+    });
+  if (descriptor.attempt.attempt_id !== attemptId) throw notHeld(attemptId, 'is not the attempt of the descriptor');
+  const binding = checkDescriptorAgainstAuthority(store, descriptor, token);
+  return encodeCheckAnswer(binding);
+}
+
 /** The bytes answering `ask` for the grant (one read snapshot of the authority and journal). */
 export function readClaimObjects(
   store: Store,
   authorization: GrantAuthorization,
   cache: ReachableCache,
   ask: ObjectAsk,
+  token: string,
 ): Buffer {
+  if (ask.kind === 'check') {
+    claimedRevision(store.authority(), store, authorization, ask.attemptId);
+    return checkRemoteDescriptor(store, token, ask.attemptId, ask.descriptor);
+  }
   const auth = store.authority();
   return readTransaction(auth, () => {
     const revision = claimedRevision(auth, store, authorization, ask.attemptId);

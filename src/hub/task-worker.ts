@@ -120,7 +120,13 @@ export class TaskCallRunner {
       case 'objects': {
         const profile = this.profileOf(request.profile);
         const authorization = this.heldOr(request.held, profile, request.token);
-        const bytes = readClaimObjects(this.sessionOf(profile).store, authorization, this.reachable, request.ask);
+        const bytes = readClaimObjects(
+          this.sessionOf(profile).store,
+          authorization,
+          this.reachable,
+          request.ask,
+          request.token,
+        );
         return { kind: 'answer', id: request.id, body: null, bytes };
       }
       case 'reader':

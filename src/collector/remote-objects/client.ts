@@ -12,11 +12,14 @@ import { request } from 'undici';
 
 import {
   BatchReader,
+  decodeCheckAnswer,
   decodeRevisionObject,
   decodeTreeObject,
   encodeBatchRequest,
+  MAX_CHECK_ANSWER_BYTES,
   objectMismatch,
   REMOTE_LIMITS,
+  type CheckedBinding,
 } from '../../contracts/collector/object-batch.js';
 import { AgentscmError, isAgentscmError } from '../../contracts/errors.js';
 import type { JsonValue } from '../../contracts/json/json-value.js';
@@ -67,6 +70,16 @@ export class ObjectClient {
     uploadUrl(input.endpoint);
     const url = new URL(input.endpoint);
     this.base = `${url.origin}${url.pathname}/objects/${encodeURIComponent(input.attemptId)}`;
+  }
+
+  /**
+   * The hub's check of the descriptor against its authority, made as a local collect makes it
+   * (collect-check.ts), under this grant and claim; what it binds beyond the descriptor.
+   */
+  async check(descriptorBytes: Buffer): Promise<CheckedBinding> {
+    const url = new URL(`${this.base}/check`);
+    const body = await this.open(url, 'POST', descriptorBytes);
+    return decodeCheckAnswer(await this.readAll(url, body, MAX_CHECK_ANSWER_BYTES, 'check'));
   }
 
   /** The root tree of the claimed revision (its object checked against `revision`). */
@@ -144,7 +157,10 @@ export class ObjectClient {
   /** GET one object's bytes, at most `limit`. */
   private async get(path: string, limit: number): Promise<Buffer> {
     const url = new URL(`${this.base}/${path}`);
-    const body = await this.open(url, 'GET');
+    return this.readAll(url, await this.open(url, 'GET'), limit, path);
+  }
+
+  private async readAll(url: URL, body: AsyncIterable<Buffer>, limit: number, path: string): Promise<Buffer> {
     const chunks: Buffer[] = [];
     let total = 0;
     try {

@@ -12,7 +12,7 @@ import { checkSnapshotSize, SNAPSHOT_LIMITS, SnapshotWriter, type SnapshotResult
 import type { ObjectCache } from './cache.js';
 import type { ObjectClient } from './client.js';
 
-interface FetchedFile {
+export interface FetchedFile {
   readonly path: string;
   readonly mode: 'file' | 'executable' | 'symlink';
   readonly blob: string;
@@ -38,14 +38,19 @@ export async function fetchRevisionFiles(client: ObjectClient, revision: string)
   return files;
 }
 
-/** Fetch what the cache lacks of `revision`, then write it to parent/<digest> from verified objects. */
-export async function materializeRemoteSnapshot(
-  client: ObjectClient,
-  cache: ObjectCache,
-  input: { revision: string; parent: string; digest: string },
-): Promise<SnapshotResult> {
-  const files = await fetchRevisionFiles(client, input.revision);
+/** Fetch what the cache lacks of `revision`: its trees and every blob; its files, in path order. */
+export async function fetchRevision(client: ObjectClient, revision: string): Promise<FetchedFile[]> {
+  const files = await fetchRevisionFiles(client, revision);
   await client.blobs(files.map((file) => file.blob));
+  return files;
+}
+
+/** Write fetched files to parent/<digest> from the verified objects of the cache. */
+export function writeFetchedSnapshot(
+  cache: ObjectCache,
+  files: readonly FetchedFile[],
+  input: { revision: string; parent: string; digest: string },
+): SnapshotResult {
   const writer = new SnapshotWriter(input.parent, input.digest);
   try {
     for (const file of files) {
@@ -65,4 +70,13 @@ export async function materializeRemoteSnapshot(
   } catch (error) {
     throw writer.abort(error, input.revision);
   }
+}
+
+/** Fetch what the cache lacks of `revision`, then write it to parent/<digest> from verified objects. */
+export async function materializeRemoteSnapshot(
+  client: ObjectClient,
+  cache: ObjectCache,
+  input: { revision: string; parent: string; digest: string },
+): Promise<SnapshotResult> {
+  return writeFetchedSnapshot(cache, await fetchRevision(client, input.revision), input);
 }

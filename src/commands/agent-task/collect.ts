@@ -38,7 +38,8 @@ export default class AgentTaskCollect extends BaseCommand {
     '--data-dir (any difference is refused: profile, registration, key, subject, recipe, runtime identity, task, ' +
     'attempt, fence, origin grant) and rechecks the grant, task and attempt before the run and again before ' +
     'signing. It reserves the collection durably in --state-dir before any container exists, materializes the ' +
-    'exact revision, runs the recipe with the OCI command collector (network none, read-only source, non-root, ' +
+    'exact revision (on a host with no store, fetched from the --endpoint hub by digest, every object checked), ' +
+    'runs the recipe with the OCI command collector (network none, read-only source, non-root, ' +
     'no capabilities, limits), builds the ExecutionRequest and ExecutionRecord, signs the transfer envelope with ' +
     '--key, retains the envelope in --state-dir and only then uploads it: into the local authority, or to the ' +
     'hub when --endpoint is given. Running it again for the same descriptor never runs the command again; it ' +
@@ -107,7 +108,8 @@ export default class AgentTaskCollect extends BaseCommand {
     endpoint: Flags.string({
       description:
         "The hub's agent-tasks URL of the profile; the envelope is POSTed to its /collector-upload route instead " +
-        'of the local authority.',
+        'of the local authority. With no store at --data-dir (a collector on another host), the descriptor is ' +
+        'checked through the hub and the claimed revision fetched from it by digest into --state-dir.',
       helpValue: 'URL',
     }),
     'review-executable': Flags.string({

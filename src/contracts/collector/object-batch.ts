@@ -12,7 +12,8 @@
  */
 import { domainDigest, DOMAINS } from '../digest.js';
 import { AgentscmError } from '../errors.js';
-import { workspaceNameProblem } from '../paths.js';
+import { ID_PATTERN } from '../ids.js';
+import { workspaceNameProblem, workspacePathProblem } from '../paths.js';
 import { compareTreeEntries, encodeRevision, encodeTree, TREE_ENTRY_KINDS, type TreeEntry } from '../tree.js';
 
 export const REMOTE_LIMITS = {
@@ -238,4 +239,30 @@ export function decodeRevisionObject(revision: string, bytes: Uint8Array): { par
   if (encodeRevision(parent, tree) !== Buffer.from(bytes).toString('utf8'))
     throw objectMismatch(`revision ${revision} is not canonical`);
   return { parent, tree };
+}
+
+/** What the hub's check of a command descriptor binds beyond it (the collector's RequestBinding). */
+export interface CheckedBinding {
+  readonly stepId: string;
+  readonly recipePath: string;
+  readonly recipeDigest: string;
+}
+
+/** Bytes of the check answer: three lines, the step id, the recipe path and the recipe's SHA-256. */
+export const MAX_CHECK_ANSWER_BYTES = 1024;
+
+export function encodeCheckAnswer(binding: CheckedBinding): Buffer {
+  return Buffer.from(`${binding.stepId}\n${binding.recipePath}\n${binding.recipeDigest}\n`, 'utf8');
+}
+
+/** The binding of a check answer (REMOTE_OBJECT_MISMATCH when it is not three valid lines). */
+export function decodeCheckAnswer(bytes: Uint8Array): CheckedBinding {
+  const bad = (): AgentscmError => objectMismatch('the hub answered the descriptor check with no valid binding');
+  if (bytes.byteLength > MAX_CHECK_ANSWER_BYTES) throw bad();
+  const lines = Buffer.from(bytes).toString('utf8').split('\n');
+  if (lines.length !== 4 || lines[3] !== '') throw bad();
+  const [stepId, recipePath, recipeDigest] = lines as [string, string, string];
+  if (!new RegExp(ID_PATTERN).test(stepId) || workspacePathProblem(recipePath) !== undefined) throw bad();
+  if (!HEX64.test(recipeDigest)) throw bad();
+  return { stepId, recipePath, recipeDigest };
 }

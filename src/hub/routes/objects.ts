@@ -7,11 +7,13 @@
  *   GET  trees/DIGEST     one tree object (agentscm.tree.v1 bytes)
  *   GET  blobs/SHA256     one blob's bytes
  *   POST blobs            a batch of blobs (object-batch.ts framing)
+ *   POST check            the descriptor checked against the authority as a local collect checks it
  * Every answer is application/octet-stream, never cached; the caller checks it against the digest it asked for.
  */
 import type { ServerResponse } from 'node:http';
 
 import { decodeBatchRequest, REMOTE_LIMITS } from '../../contracts/collector/object-batch.js';
+import { MAX_REVIEW_DESCRIPTOR_BYTES } from '../../contracts/review/collector-descriptor.js';
 import { bearerToken } from '../auth.js';
 import { readBoundedBody, refuseDeclaredLength } from '../body.js';
 import type { ObjectAsk } from '../object-reads.js';
@@ -20,7 +22,7 @@ import { routeProfile } from './profiles.js';
 
 const OBJECTS_ROUTE = new RegExp(
   '^/v1/hub/workspace/repositories/([^/]+)/([^/]+)/profiles/([^/]+)/agent-tasks/objects/' +
-    '([A-Za-z0-9._:-]{1,128})/(revision|trees/[0-9a-f]{64}|blobs(?:/[0-9a-f]{64})?)$',
+    '([A-Za-z0-9._:-]{1,128})/(revision|check|trees/[0-9a-f]{64}|blobs(?:/[0-9a-f]{64})?)$',
 );
 
 /** The batch request's bound: maxBatchDigests digests of 32 bytes. */
@@ -43,10 +45,11 @@ export const serveObjects: HubRoute = async (hub, req, res, url, exchange) => {
   const attemptId = match[4] as string;
   const what = match[5] as string;
   const batch = what === 'blobs';
-  if (batch !== (req.method === 'POST')) return false;
-  exchange.route = batch ? 'objects-batch' : 'objects';
+  const check = what === 'check';
+  if (batch || check ? req.method !== 'POST' : req.method !== 'GET') return false;
+  exchange.route = batch ? 'objects-batch' : check ? 'objects-check' : 'objects';
   const token = bearerToken(req);
-  refuseDeclaredLength(req, batch ? BATCH_BODY_MAX_BYTES : 0);
+  refuseDeclaredLength(req, batch ? BATCH_BODY_MAX_BYTES : check ? MAX_REVIEW_DESCRIPTOR_BYTES : 0);
   const profile = routeProfile(hub.config, req, match);
   const index = hub.config.profiles.indexOf(profile);
   const held = await hub.tasks.authorize(index, token);
@@ -54,6 +57,8 @@ export const serveObjects: HubRoute = async (hub, req, res, url, exchange) => {
   try {
     if (batch) {
       ask = { kind: 'batch', attemptId, digests: decodeBatchRequest(await readBoundedBody(req, BATCH_BODY_MAX_BYTES)) };
+    } else if (check) {
+      ask = { kind: 'check', attemptId, descriptor: await readBoundedBody(req, MAX_REVIEW_DESCRIPTOR_BYTES) };
     } else if (what === 'revision') {
       ask = { kind: 'revision', attemptId };
     } else {
