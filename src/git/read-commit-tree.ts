@@ -207,7 +207,7 @@ async function storeGitBlobs(
     });
   };
   const order = [...objects.keys()];
-  const child = spawn('git', safeGitArgs(['cat-file', '--batch']), {
+  const child = spawn('git', safeGitArgs(['cat-file', '--batch', '--buffer']), {
     cwd: repo,
     env: safeGitEnv(),
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -23,7 +23,8 @@ const CASES: readonly { args: string[]; message: string; usage: string }[] = [
     args: ['checkpoint'],
     message: 'missing required flag --change',
     usage:
-      'agentscm checkpoint --change ID [--workspace PATH] [--full] [--target NAME] [--repository ID_OR_NAME] [--data-dir DIR] [--json]',
+      'agentscm checkpoint --change ID [--workspace PATH] [--full] [--target NAME] [--repository ID_OR_NAME] ' +
+      '[--from-git REV] [--git-repo PATH] [--data-dir DIR] [--json]',
   },
   {
     args: ['checkpoint', '--change', 'a', '--bogus'],

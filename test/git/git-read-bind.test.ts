@@ -1,0 +1,117 @@
+/**
+ * `init-repo` of a git work tree (docs/git.md "Binding a git work tree"): what git would record (nested
+ * .gitignore, .git/info/exclude, exec bits, symlinks), and the refusals (submodules, nested repositories,
+ * byte-changing attributes, core.autocrlf, --git without a work tree), each leaving no store and no workspace.
+ */
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+
+import { tempDir } from '../helpers/tmp.js';
+import { commitAll, git, initRepo, makeRepo, refused, revisionFiles } from './git-read-support.js';
+
+function repo(t: TestContext): { data: string; ws: string } {
+  const root = tempDir(t, 'agentscm-git-bind-');
+  const ws = makeRepo(join(root, 'ws'));
+  writeFileSync(join(ws, 'README'), 'start\n');
+  return { data: join(root, 'data'), ws };
+}
+
+/** The refusal left nothing: no store, no `.agentscm/` in the work tree. */
+function nothingRecorded(data: string, ws: string): void {
+  assert.equal(existsSync(join(data, 'authority.sqlite')), false);
+  assert.equal(existsSync(join(ws, '.agentscm')), false);
+}
+
+test('a git work tree is bound with what git would record', async (t) => {
+  const { data, ws } = repo(t);
+  mkdirSync(join(ws, 'src', 'gen'), { recursive: true });
+  writeFileSync(join(ws, '.gitignore'), '*.log\n');
+  writeFileSync(join(ws, 'src', '.gitignore'), 'gen/\n!keep.log\n');
+  writeFileSync(join(ws, 'src', 'keep.log'), 'kept by the nested .gitignore\n');
+  writeFileSync(join(ws, 'src', 'drop.log'), 'ignored\n');
+  writeFileSync(join(ws, 'src', 'gen', 'out.js'), 'generated\n');
+  writeFileSync(join(ws, 'local-notes.md'), 'excluded by .git/info/exclude\n');
+  writeFileSync(join(ws, '.git', 'info', 'exclude'), 'local-*\n');
+  writeFileSync(join(ws, 'run.sh'), '#!/bin/sh\n');
+  chmodSync(join(ws, 'run.sh'), 0o755);
+  symlinkSync('README', join(ws, 'readme-link'));
+  commitAll(ws, 'start');
+  const init = await initRepo(data, ws, 'app', ['--git']);
+  assert.equal(init.git_work_tree, ws);
+  const recorded = revisionFiles(data, init.revision).map((f) => [f.path, f.mode]);
+  assert.deepEqual(recorded, [
+    ['.gitignore', 'file'],
+    ['README', 'file'],
+    ['readme-link', 'symlink'],
+    ['run.sh', 'executable'],
+    ['src/.gitignore', 'file'],
+    ['src/keep.log', 'file'],
+  ]);
+  // git records the same paths (untracked files included, ignored ones not).
+  const gitPaths = git(ws, ['ls-files', '--cached', '--others', '--exclude-standard']).split('\n').filter(Boolean);
+  assert.deepEqual(
+    gitPaths.sort(),
+    recorded.map(([p]) => p),
+  );
+});
+
+test('byte-changing attributes and core.autocrlf are refused, and nothing is recorded', async (t) => {
+  for (const [file, text] of [
+    ['.gitattributes', '*.txt eol=crlf\n'],
+    ['.gitattributes', '*.txt filter=lfs\n'],
+    ['.gitattributes', '* text=auto\n'],
+    ['.gitattributes', '*.txt working-tree-encoding=UTF-16\n'],
+    ['.git/info/attributes', '*.c ident\n'],
+  ] as const) {
+    const { data, ws } = repo(t);
+    writeFileSync(join(ws, 'a.txt'), 'a\n');
+    writeFileSync(join(ws, 'b.c'), 'int x;\n');
+    writeFileSync(join(ws, file), text);
+    const out = await refused(
+      data,
+      ['init-repo', ws, '--name', 'app', '--no-instructions'],
+      'GIT_ATTRIBUTES_UNSUPPORTED',
+    );
+    assert.match(out.stderr, /nothing was recorded/);
+    nothingRecorded(data, ws);
+  }
+  // Attributes set off are fine.
+  const { data, ws } = repo(t);
+  writeFileSync(join(ws, '.gitattributes'), '*.png -text binary\n');
+  writeFileSync(join(ws, 'a.png'), Buffer.from([0x89, 0x50, 0x0d, 0x0a]));
+  await initRepo(data, ws);
+  // core.autocrlf converts without any attribute.
+  const other = repo(t);
+  git(other.ws, ['config', 'core.autocrlf', 'true']);
+  await refused(
+    other.data,
+    ['init-repo', other.ws, '--name', 'app', '--no-instructions'],
+    'GIT_ATTRIBUTES_UNSUPPORTED',
+  );
+  nothingRecorded(other.data, other.ws);
+});
+
+test('submodules and nested repositories are refused; --git needs a work tree', async (t) => {
+  const withModules = repo(t);
+  writeFileSync(join(withModules.ws, '.gitmodules'), '[submodule "lib"]\n\tpath = lib\n\turl = ../lib\n');
+  await refused(withModules.data, ['init-repo', withModules.ws, '--name', 'app'], 'GIT_SUBMODULE_UNSUPPORTED');
+  nothingRecorded(withModules.data, withModules.ws);
+
+  const nested = repo(t);
+  makeRepo(join(nested.ws, 'vendor', 'lib'));
+  writeFileSync(join(nested.ws, 'vendor', 'lib', 'x.c'), 'x\n');
+  await refused(nested.data, ['init-repo', nested.ws, '--name', 'app'], 'GIT_SUBMODULE_UNSUPPORTED');
+  nothingRecorded(nested.data, nested.ws);
+  // Excluded, the nested repository is no longer part of the tree.
+  writeFileSync(join(nested.ws, '.git', 'info', 'exclude'), '/vendor/lib/\n');
+  assert.equal((await initRepo(nested.data, nested.ws)).files, 1);
+
+  const plain = tempDir(t, 'agentscm-git-bind-plain-');
+  mkdirSync(join(plain, 'ws'));
+  await refused(join(plain, 'data'), ['init-repo', join(plain, 'ws'), '--name', 'app', '--git'], 'GIT_NOT_A_WORK_TREE');
+  nothingRecorded(join(plain, 'data'), join(plain, 'ws'));
+  // Without --git a plain directory is bound as before.
+  assert.equal((await initRepo(join(plain, 'data'), join(plain, 'ws'))).git_work_tree, null);
+});
