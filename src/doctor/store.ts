@@ -11,7 +11,7 @@ import { inspectDatabase } from '../native/sqlite.js';
 import type { Store } from '../native/store-handle.js';
 import { isStoreInitialized, nativePaths, type Authority } from '../native/store.js';
 import { JOURNAL_MIGRATIONS } from '../tasks/store.js';
-import { JOURNAL_WHAT, journalPaths } from '../workflows/journal.js';
+import { JOURNAL_WHAT, journalPaths, journalRead, type Journal } from '../workflows/journal.js';
 import { describeError, finding, passed, type DoctorFinding } from './finding.js';
 
 /** quick_check runs on databases up to this size; a larger one is reported as not checked. */
@@ -89,6 +89,78 @@ function checkDatabase(check: string, path: string, what: string, expected: numb
   );
 }
 
+/** One table of the journal: its rows, and the bytes of its pages and its indexes' (null past the bound). */
+export interface JournalTableSize {
+  readonly table: string;
+  readonly rows: number;
+  readonly bytes: number | null;
+}
+
+/**
+ * The journal's size and its rows per table (docs/doctor.md "store", docs/agent-tasks.md
+ * "Journal growth"), read in one snapshot: `PRAGMA page_count` and `freelist_count`, `count(*)`
+ * of every table, and the bytes of each table with its indexes from `dbstat` when the journal is
+ * within the quick_check bound (that reads every page). Largest first, then by name.
+ */
+export function journalContents(
+  journal: Journal,
+  maxSizedBytes = MAX_QUICK_CHECK_BYTES,
+): { bytes: number; free_bytes: number; tables: JournalTableSize[] } {
+  return journalRead(journal, () => {
+    const { db } = journal;
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    const bytes = (db.pragma('page_count', { simple: true }) as number) * pageSize;
+    const freeBytes = (db.pragma('freelist_count', { simple: true }) as number) * pageSize;
+    const names = db
+      .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .pluck()
+      .all() as string[];
+    const sized = new Map<string, number>();
+    if (bytes <= maxSizedBytes) {
+      const rows = db
+        .prepare(
+          `SELECT s.tbl_name AS name, sum(d.pgsize) AS bytes FROM dbstat d JOIN sqlite_schema s ON s.name = d.name
+           GROUP BY s.tbl_name`,
+        )
+        .all() as { name: string; bytes: number }[];
+      for (const row of rows) sized.set(row.name, row.bytes);
+    }
+    const tables = names.map((table) => ({
+      table,
+      // The name comes from the schema itself; quoting keeps any name a single identifier.
+      rows: db
+        .prepare(`SELECT count(*) FROM "${table.replaceAll('"', '""')}"`)
+        .pluck()
+        .get() as number,
+      bytes: bytes <= maxSizedBytes ? (sized.get(table) ?? 0) : null,
+    }));
+    tables.sort((a, b) => (b.bytes ?? 0) - (a.bytes ?? 0) || b.rows - a.rows || a.table.localeCompare(b.table));
+    return { bytes, free_bytes: freeBytes, tables };
+  });
+}
+
+/** The journal's size and rows per table as a pass finding (nothing when the journal cannot be read). */
+function checkJournalContents(store: Store): DoctorFinding[] {
+  let journal: Journal | null;
+  try {
+    journal = store.journal();
+  } catch {
+    return [];
+  }
+  if (journal === null) return [];
+  const contents = journalContents(journal);
+  const listed = contents.tables
+    .map((t) => `${t.table} ${t.rows} rows${t.bytes === null ? '' : ` ${t.bytes} bytes`}`)
+    .join(', ');
+  return [
+    passed(
+      'store.journal-contents',
+      `${JOURNAL_WHAT}: ${contents.bytes} bytes (${contents.free_bytes} free); per table with its indexes: ` +
+        `${listed}`,
+    ),
+  ];
+}
+
 /** Directories of the store that group or others can enter, and files they can read. */
 function checkPermissions(store: Store): DoctorFinding {
   const { dataDir } = store;
@@ -158,9 +230,11 @@ export function checkStore(store: Store): StoreCheck {
     findings.push(checkDatabase('store', paths.db, AUTHORITY_WHAT, AUTHORITY_MIGRATIONS.length));
   }
   const journal = journalPaths(dataDir);
-  if (existsSync(journal.db))
-    findings.push(checkDatabase('store.journal', journal.db, JOURNAL_WHAT, JOURNAL_MIGRATIONS.length));
-  else
+  if (existsSync(journal.db)) {
+    const checked = checkDatabase('store.journal', journal.db, JOURNAL_WHAT, JOURNAL_MIGRATIONS.length);
+    findings.push(checked);
+    if (checked.status === 'pass') findings.push(...checkJournalContents(store));
+  } else
     findings.push(
       finding(
         'store.journal',
