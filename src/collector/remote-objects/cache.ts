@@ -2,10 +2,11 @@
  * The collector's content-addressed object cache (docs/collect.md "Collecting on another host"):
  * STATE_DIR/objects/{trees,blobs}/<2 hex>/<64 hex>, owner-private (0700 directories, 0600 files).
  * Only objects already checked against their digest are written, each atomically (a temporary
- * file in the same directory, then a rename); every read checks the bytes again, and an entry
+ * file in the same directory, then a rename; not fsynced: an entry torn by a crash fails its check);
+ * every read checks the bytes again, and an entry
  * that no longer matches its name is removed and reported missing, so it is fetched again.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { domainDigest, DOMAINS } from '../../contracts/digest.js';
@@ -69,8 +70,8 @@ export class ObjectCache {
     try {
       const fd = openSync(temporary, 'wx', 0o600);
       try {
+        // No fsync: an entry torn by a crash no longer matches its name and is fetched again on read.
         writeSync(fd, bytes);
-        fsyncSync(fd);
       } finally {
         closeSync(fd);
       }
