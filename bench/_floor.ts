@@ -46,3 +46,8 @@ export function floorLine(values: readonly number[], of?: { readonly name: strin
 export function floorMs(values: readonly number[]): number {
   return Number(median(values).toFixed(1));
 }
+
+/** `runs` bare Node starts one after another (for benches that time no process of their own). */
+export function floorRuns(runs = 9): number[] {
+  return Array.from({ length: runs }, nodeFloorSync);
+}

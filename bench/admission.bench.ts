@@ -32,6 +32,7 @@ import { exportReceiptBundle } from '../src/tasks/admission/receipt-bundle.js';
 import { withStore } from '../src/tasks/store.js';
 import { makeWideReceipt } from '../test/support/receipts.js';
 import { CHANGE_ID } from '../test/support/tasks.js';
+import { floorLine, floorMs, nodeFloorSync } from './_floor.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
 const SOURCES = process.env.AGENTSCM_BENCH_SOURCES === '1';
@@ -103,6 +104,7 @@ export function main(): Promise<void> {
       cli(verifyArgs, 0, BASELINE_BIN);
     }
     const floor: number[] = [];
+    const bare: number[] = [];
     const baselineQualification: number[] = [];
     const baselineVerify: number[] = [];
     const qualification: number[] = [];
@@ -111,6 +113,7 @@ export function main(): Promise<void> {
     const verifyCore: number[] = [];
     for (let run = 0; run < RUNS; run++) {
       floor.push(cli(['--version']));
+      bare.push(nodeFloorSync());
       qualification.push(cli(qualificationArgs));
       receiptVerify.push(cli(verifyArgs));
       if (BASELINE_BIN !== undefined) {
@@ -128,6 +131,7 @@ export function main(): Promise<void> {
       `${TASKS} required command tasks, ${TASKS} imported transfers; bundle ${exported.length} bytes; median of ${RUNS} runs; ${SOURCES ? 'SOURCES through tsx (not comparable with the targets)' : BIN}\n`,
     );
     process.stdout.write(line('floor: agentscm --version (Node + CLI framework start-up)', floor));
+    process.stdout.write(floorLine(bare, { name: 'qualification', ms: median(qualification) }));
     process.stdout.write(line(`agentscm qualification --change (${TASKS} tasks, receipt)`, qualification, 2));
     process.stdout.write(line(`agentscm receipt verify (${TASKS} transfers, no store)`, receiptVerify, 3));
     if (BASELINE_BIN !== undefined) {
@@ -143,6 +147,7 @@ export function main(): Promise<void> {
       tasks: TASKS,
       bundle_bytes: exported.length,
       floor_ms: Number(f.toFixed(1)),
+      node_floor_ms: floorMs(bare),
       qualification_ms: Number(median(qualification).toFixed(1)),
       qualification_ratio: Number(ratio(qualification).toFixed(2)),
       qualification_target: 2,

@@ -34,6 +34,7 @@ import {
   runHook,
   type StopWorld,
 } from '../test/support/task-stop.js';
+import { floorLine, floorMs, nodeFloor } from './_floor.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '..', '..');
 const SOURCES = process.env.AGENTSCM_BENCH_SOURCES === '1';
@@ -148,11 +149,13 @@ export async function main(): Promise<void> {
     if (BASELINE !== undefined) await cli(stopArgs(qualified), payload, passes, BASELINE);
     const baseline: Timing[] = [];
     const floor: Timing[] = [];
+    const bare: number[] = [];
     const pass: Timing[] = [];
     const block: Timing[] = [];
     const core: number[] = [];
     for (let run = 0; run < RUNS; run++) {
       floor.push(await cli(['--version'], null, () => true));
+      bare.push(await nodeFloor());
       pass.push(await cli(stopArgs(qualified), payload, passes));
       block.push(await cli(stopArgs(unqualified), payload, blocks));
       core.push(await inProcess());
@@ -170,6 +173,7 @@ export async function main(): Promise<void> {
     );
     process.stdout.write('wall time:\n');
     process.stdout.write(line('floor: agentscm --version (Node + CLI framework start-up)', wall(floor)));
+    process.stdout.write(floorLine(bare, { name: 'task-stop (pass)', ms: median(wall(pass)) }));
     process.stdout.write(line('agentscm skill-workflow task-stop (qualified: pass)', wall(pass), 2));
     process.stdout.write(line('agentscm skill-workflow task-stop (unqualified: block)', wall(block)));
     process.stdout.write(line('  in process: guardStop + runTaskStop (pass)', core));
@@ -192,6 +196,7 @@ export async function main(): Promise<void> {
       runs: RUNS,
       entry: SOURCES ? 'sources' : 'built',
       floor_ms: Number(f.toFixed(1)),
+      node_floor_ms: floorMs(bare),
       floor_cpu_ms: Number(fCpu.toFixed(1)),
       ...figures('task_stop_pass', pass),
       task_stop_target: 2,
