@@ -5,15 +5,17 @@
  * The git object IDs of blobs and trees are computed here (SHA-1 of git's object encoding: `blob SIZE\0` and the
  * content; `tree SIZE\0` and entries `MODE NAME\0` + 20 bytes, in git's order, which is the native trees' order) and
  * remembered per native digest in the authority (`git_objects`), so that a one-file landing on a large tree
- * converts the changed path only. One `git cat-file --batch-check` finds which objects the repository lacks; only
- * those are written, with one `git hash-object -w --stdin-paths` for the blobs and one for the trees, and the IDs git
- * answers must be the computed ones. Modes: file 100644, executable 100755, symlink 120000, directory 40000.
+ * converts the changed path only.
+ * The objects converted are written as one pack read by `git index-pack --stdin --strict` (git checks every object
+ * and that every object named is present; a loose object costs a file of its own: 10,000 of them take seconds);
+ * blobs over PACK_BLOB_LIMIT are streamed to `git hash-object -w --stdin-paths` instead. Modes: file 100644, executable 100755, symlink 120000, directory 40000.
  * Repositories with SHA-256 object names are refused (GIT_FAILED).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 
 import { AgentscmError } from '../contracts/errors.js';
 import type { TreeEntryKind } from '../contracts/tree.js';
@@ -21,7 +23,7 @@ import { getBlobInfo, streamBlob } from '../native/blobs.js';
 import { gitObjectOf, rememberGitObjects, revisionRoot } from '../native/git-targets.js';
 import type { Authority } from '../native/store.js';
 import { readTreeEntries } from '../native/trees.js';
-import { git, gitLine } from './run.js';
+import { git, gitLine, tryGit } from './run.js';
 
 const MODES: Readonly<Record<TreeEntryKind, string>> = {
   file: '100644',
@@ -35,6 +37,10 @@ export function gitMode(kind: TreeEntryKind): string {
   return MODES[kind];
 }
 
+/** Blobs up to this size read while converting are kept for the write (at most KEEP_TOTAL_BYTES in all). */
+const KEEP_BLOB_BYTES = 1024 * 1024;
+const KEEP_TOTAL_BYTES = 64 * 1024 * 1024;
+
 /** Git object IDs of native trees and blobs, computed without writing anything. */
 class Converter {
   /** Native digest → git ID of everything computed (not cached). */
@@ -43,6 +49,9 @@ class Converter {
   readonly blobs = new Map<string, string>();
   /** Git ID → tree object body of trees computed here. */
   readonly trees = new Map<string, Buffer>();
+  /** Contents of small blobs read here, kept so that a pack needs not read them again. */
+  readonly bodies = new Map<string, Buffer>();
+  private kept = 0;
   /** Git IDs taken from the cache (their presence in the repository is checked). */
   readonly cachedRefs = new Set<string>();
 
@@ -66,8 +75,17 @@ class Converter {
     const info = getBlobInfo(this.auth, digest);
     if (info === null) throw new AgentscmError('STORE_CORRUPT', `blob ${digest} of a stored tree is not stored`);
     const hash = createHash('sha1').update(`blob ${info.size.toString()}\0`);
-    for (const chunk of streamBlob(this.auth, digest)) hash.update(chunk);
+    const keep = info.size <= BigInt(KEEP_BLOB_BYTES) && this.kept + Number(info.size) <= KEEP_TOTAL_BYTES;
+    const kept: Buffer[] = [];
+    for (const chunk of streamBlob(this.auth, digest)) {
+      hash.update(chunk);
+      if (keep) kept.push(chunk);
+    }
     const sha = hash.digest('hex');
+    if (keep) {
+      this.bodies.set(sha, kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept));
+      this.kept += Number(info.size);
+    }
     this.computed.set(digest, sha);
     this.blobs.set(sha, digest);
     return sha;
@@ -144,31 +162,76 @@ function hashObjects(
   }
 }
 
+/** Blobs larger than this are written loose (streamed from a file), never held whole for a pack. */
+const PACK_BLOB_LIMIT = 16 * 1024 * 1024;
+/** A pack is sent to git once its objects reach this many bytes. */
+const PACK_BYTES = 64 * 1024 * 1024;
+
+const PACK_TYPES = { tree: 2, blob: 3 } as const;
+
+function packHeader(type: 'blob' | 'tree', size: number): Buffer {
+  const bytes: number[] = [];
+  let rest = Math.floor(size / 16);
+  let byte = (PACK_TYPES[type] << 4) | (size & 0x0f);
+  while (rest > 0) {
+    bytes.push(byte | 0x80);
+    byte = rest & 0x7f;
+    rest = Math.floor(rest / 128);
+  }
+  bytes.push(byte);
+  return Buffer.from(bytes);
+}
+
+/** Write objects as packs (`git index-pack --stdin --strict`), each at most about PACK_BYTES. */
+function packObjects(gitRepo: string, objects: Iterable<{ type: 'blob' | 'tree'; body: () => Buffer }>): boolean {
+  let parts: Buffer[] = [];
+  let count = 0;
+  let bytes = 0;
+  let ok = true;
+  const flush = (): void => {
+    if (count === 0 || !ok) return;
+    const head = Buffer.alloc(12);
+    head.write('PACK', 0, 'latin1');
+    head.writeUInt32BE(2, 4);
+    head.writeUInt32BE(count, 8);
+    const body = Buffer.concat([head, ...parts]);
+    const pack = Buffer.concat([body, createHash('sha1').update(body).digest()]);
+    ok = tryGit(gitRepo, ['index-pack', '--stdin', '--strict'], { input: pack }).ok;
+    parts = [];
+    count = 0;
+    bytes = 0;
+  };
+  for (const object of objects) {
+    const body = object.body();
+    const packed = deflateSync(body, { level: 1 });
+    parts.push(packHeader(object.type, body.byteLength), packed);
+    count += 1;
+    bytes += packed.byteLength;
+    if (bytes >= PACK_BYTES) flush();
+  }
+  flush();
+  return ok;
+}
+
+function blobBytes(auth: Authority, digest: string): Buffer {
+  return Buffer.concat([...streamBlob(auth, digest)]);
+}
+
 export interface WrittenTree {
   readonly tree: string;
   /** How many objects were written (0: the repository had them all). */
   readonly written: number;
 }
 
-/** Write a revision's tree into the git repository at `gitRepo` (the objects it lacks only); returns its tree ID. */
-export function writeRevisionTree(auth: Authority, repository: string, revision: string, gitRepo: string): WrittenTree {
-  const root = revisionRoot(auth, repository, revision);
-  const known = gitObjectOf(auth, root.digest);
-  if (known !== null && missingObjects(gitRepo, [known]).size === 0) return { tree: known, written: 0 };
-  let conv = new Converter(auth, true);
-  let tree = conv.tree(root.tree, root.digest);
-  let missing = missingObjects(gitRepo, [...conv.cachedRefs, ...conv.blobs.keys(), ...conv.trees.keys()]);
-  if ([...conv.cachedRefs].some((sha) => missing.has(sha))) {
-    // The repository lacks objects converted for another one: convert everything, write what it lacks.
-    conv = new Converter(auth, false);
-    tree = conv.tree(root.tree, root.digest);
-    missing = missingObjects(gitRepo, [...conv.blobs.keys(), ...conv.trees.keys()]);
-  }
-  const blobs = [...conv.blobs].filter(([sha]) => missing.has(sha));
+/** Write the objects a conversion computed: large blobs loose, the rest as packs; false when git refused a pack. */
+function writeConverted(auth: Authority, gitRepo: string, conv: Converter): { ok: boolean; written: number } {
+  const large = [...conv.blobs].filter(
+    ([, digest]) => (getBlobInfo(auth, digest)?.size ?? 0n) > BigInt(PACK_BLOB_LIMIT),
+  );
   hashObjects(
     gitRepo,
     'blob',
-    blobs.map(([sha, digest]) => [
+    large.map(([sha, digest]) => [
       sha,
       (path: string) => {
         const fd = openSync(path, 'wx', 0o600);
@@ -180,14 +243,42 @@ export function writeRevisionTree(auth: Authority, repository: string, revision:
       },
     ]),
   );
-  const trees = [...conv.trees].filter(([sha]) => missing.has(sha));
-  hashObjects(
-    gitRepo,
-    'tree',
-    trees.map(([sha, body]) => [sha, (path: string) => writeFileSync(path, body, { mode: 0o600, flag: 'wx' })]),
-  );
+  const skip = new Set(large.map(([sha]) => sha));
+  const ok = packObjects(gitRepo, [
+    ...[...conv.blobs]
+      .filter(([sha]) => !skip.has(sha))
+      .map(([sha, digest]) => ({ type: 'blob' as const, body: () => conv.bodies.get(sha) ?? blobBytes(auth, digest) })),
+    ...[...conv.trees].map(([, body]) => ({ type: 'tree' as const, body: () => body })),
+  ]);
+  return { ok, written: conv.blobs.size + conv.trees.size };
+}
+
+/**
+ * Write a revision's tree into the git repository at `gitRepo`; returns its tree ID. The objects converted now are
+ * sent as packs checked by `index-pack --strict`, which also requires every object they name (the cached ones) to be
+ * in the repository: when one is not (the cache was filled for another repository), everything is converted again
+ * and sent.
+ */
+export function writeRevisionTree(auth: Authority, repository: string, revision: string, gitRepo: string): WrittenTree {
+  const root = revisionRoot(auth, repository, revision);
+  const known = gitObjectOf(auth, root.digest);
+  if (known !== null && missingObjects(gitRepo, [known]).size === 0) return { tree: known, written: 0 };
+  const attempt = (useCache: boolean): { conv: Converter; tree: string; ok: boolean; written: number } => {
+    const conv = new Converter(auth, useCache);
+    const tree = conv.tree(root.tree, root.digest);
+    const result = writeConverted(auth, gitRepo, conv);
+    return { conv, tree, ok: result.ok && missingObjects(gitRepo, [tree]).size === 0, written: result.written };
+  };
+  // A root converted before but missing here: the cache was filled for another repository.
+  let done = attempt(known === null);
+  if (!done.ok && done.conv.cachedRefs.size > 0) done = attempt(false);
+  const { conv, tree } = done;
+  if (!done.ok)
+    throw new AgentscmError('GIT_FAILED', `git did not store the tree ${tree} of revision ${revision}`, {
+      hint: 'agentscm writes SHA-1 repositories only (`git rev-parse --show-object-format` must say sha1)',
+    });
   rememberGitObjects(auth, conv.computed);
-  return { tree, written: blobs.length + trees.length };
+  return { tree, written: done.written };
 }
 
 export interface CommitSpec {

@@ -214,3 +214,26 @@ export function revisionRoot(auth: Authority, repository: string, revision: stri
     throw new AgentscmError('STORE_CORRUPT', `revision ${revision} is recorded for a repository but has no tree`);
   return row;
 }
+
+/** A landing by ID (the columns `git verify` reports), or null. */
+export function findLandingById(
+  auth: Authority,
+  landingId: number,
+): {
+  landing_id: number;
+  repository: string;
+  target: string;
+  revision: string;
+  change_id: string;
+  change_version: string;
+  receipt_kind: string;
+  receipt_digest: string;
+  landed_at_ms: number;
+} | null {
+  const row = prepared(
+    auth,
+    'SELECT landing_id, repository, target, revision, change_id, change_version, receipt_kind, receipt_digest, ' +
+      'landed_at_ms FROM landings WHERE landing_id = ?',
+  ).get(landingId) as ReturnType<typeof findLandingById> | undefined;
+  return row ?? null;
+}

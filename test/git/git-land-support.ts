@@ -141,7 +141,8 @@ export function lsTree(repo: string, rev: string): Map<string, [string, string]>
   const map = new Map<string, [string, string]>();
   for (const rec of out.split('\0')) {
     if (rec === '') continue;
-    const [meta, path] = rec.split('\t') as [string, string];
+    const tab = rec.indexOf('\t');
+    const [meta, path] = [rec.slice(0, tab), rec.slice(tab + 1)];
     const [mode, , sha] = meta.split(' ') as [string, string, string];
     map.set(path, [mode, sha]);
   }

@@ -3,6 +3,7 @@ import { Flags } from '@oclif/core';
 import { BaseCommand, repositoryFlag } from '../_base.js';
 import { AgentscmError } from '../../contracts/errors.js';
 import { FORGE_KINDS } from '../../contracts/hub-config.js';
+import { exportedCandidate } from '../../git/export.js';
 import { linkChange, unlinkChange, type ForgeLink } from '../../hub/forge-links.js';
 import { withStore } from '../../tasks/store.js';
 
@@ -31,8 +32,14 @@ export default class ChangeLink extends BaseCommand {
       helpValue: 'PROJECT',
     }),
     sha: Flags.string({
-      description: 'The full lowercase hex SHA of the pull or merge request head commit.',
+      description:
+        'The full lowercase hex SHA of the pull or merge request head commit (default with --git-repo: the commit ' +
+        '`change export` wrote for the current version).',
       helpValue: 'SHA',
+    }),
+    'git-repo': Flags.string({
+      description: 'Git work tree whose refs/agentscm/changes/CHANGE/vN gives --sha when it is left out.',
+      helpValue: 'PATH',
     }),
     remove: Flags.boolean({ description: "Remove the Change's link instead of recording one.", default: false }),
     repository: repositoryFlag,
@@ -42,7 +49,12 @@ export default class ChangeLink extends BaseCommand {
     const { flags } = await this.parse(ChangeLink);
     const dataDir = this.resolveDataDir(flags['data-dir']);
     if (flags.remove) {
-      if (flags.forge !== undefined || flags.project !== undefined || flags.sha !== undefined) {
+      if (
+        flags.forge !== undefined ||
+        flags.project !== undefined ||
+        flags.sha !== undefined ||
+        flags['git-repo'] !== undefined
+      ) {
         throw new AgentscmError('USAGE', '--remove takes no --forge, --project or --sha', {
           hint: 'run `agentscm change link --change ID --remove`',
         });
@@ -53,13 +65,23 @@ export default class ChangeLink extends BaseCommand {
       this.log(removed ? `Change ${flags.change}: forge link removed` : `Change ${flags.change} had no forge link`);
       return { change_id: flags.change, removed };
     }
-    if (flags.forge === undefined || flags.project === undefined || flags.sha === undefined) {
-      throw new AgentscmError('USAGE', 'linking needs --forge, --project and --sha', {
+    const gitRepo = flags['git-repo'];
+    if (
+      flags.forge === undefined ||
+      flags.project === undefined ||
+      (flags.sha === undefined && gitRepo === undefined)
+    ) {
+      throw new AgentscmError('USAGE', 'linking needs --forge, --project and --sha (or --git-repo)', {
         hint: 'pass all three, or --remove to take a link out',
       });
     }
     const forge = flags.forge as (typeof FORGE_KINDS)[number];
-    const { project, sha } = flags;
+    const { project } = flags;
+    const sha =
+      flags.sha ??
+      withStore(dataDir, 'read', (store) =>
+        exportedCandidate(store.authority(), this.repositoryOf(flags.repository, dataDir), flags.change, gitRepo ?? ''),
+      );
     const link = withStore(dataDir, 'read', (store) =>
       linkChange({
         store,
