@@ -4,6 +4,7 @@ import { displayText, UNSAFE_TEXT_MARKER } from '../contracts/display-text.js';
 import { ERROR_CODES } from '../contracts/errors.js';
 import { counted } from '../contracts/json/counted.js';
 import { oneLine } from '../contracts/message-text.js';
+import { bindGitWorkTree } from '../git/work-tree-binding.js';
 import { checkGenericId } from '../native/checks.js';
 import { openStore, withStore } from '../tasks/store.js';
 import { checkpointWithContexts, type CheckpointWithContexts } from '../workflows/checkpoint-contexts.js';
@@ -71,6 +72,9 @@ export default class Checkpoint extends BaseCommand {
               full: flags.full,
               onProgress: this.progressSink,
               target: flags.target,
+              checkScan: (root, scan) => {
+                bindGitWorkTree(root, scan, false);
+              },
             }),
           )
         : await this.fromGit(dataDir, flags['from-git'], flags);

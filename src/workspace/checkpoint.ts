@@ -24,7 +24,7 @@ import { boundDataDir, locateWorkspace } from './locate.js';
 import { acquireWorkspaceLock, lockedWorkspaceWrite } from './lock.js';
 import { phaseTimer } from './phase-timing.js';
 import { reconcilePending, type ReconcileOutcome } from './reconcile.js';
-import { scanBoundsFromEnv, scanWorkspace, type ScanBounds } from './scan.js';
+import { scanBoundsFromEnv, scanWorkspace, type ScanBounds, type ScanResult } from './scan.js';
 import { revisionInput, snapshotAgainstCache } from './snapshot.js';
 import {
   abandonPending,
@@ -51,6 +51,8 @@ export interface CheckpointInput {
   readonly bounds?: ScanBounds;
   /** Progress lines for a person watching (the command prints them on stderr). */
   readonly onProgress?: (message: string) => void;
+  /** Refuses a complete scan before anything is stored (a git work tree's checks, docs/git.md). */
+  readonly checkScan?: (root: string, scan: ScanResult) => void;
 }
 
 export interface CheckpointResult {
@@ -147,6 +149,7 @@ export function checkpointWorkspace(store: Store, input: CheckpointInput): Check
           },
         );
       }
+      input.checkScan?.(root, scan);
       pausePoint('checkpoint:after-scan');
       const base = loadBaseCache(ws);
       timer.mark('load stat cache');

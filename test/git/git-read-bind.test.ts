@@ -9,7 +9,16 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 
 import { tempDir } from '../helpers/tmp.js';
-import { commitAll, git, initRepo, makeRepo, refused, revisionFiles } from './git-read-support.js';
+import {
+  changeVersion,
+  commitAll,
+  git,
+  initRepo,
+  makeRepo,
+  okJson,
+  refused,
+  revisionFiles,
+} from './git-read-support.js';
 
 function repo(t: TestContext): { data: string; ws: string } {
   const root = tempDir(t, 'agentscm-git-bind-');
@@ -114,4 +123,23 @@ test('submodules and nested repositories are refused; --git needs a work tree', 
   nothingRecorded(join(plain, 'data'), join(plain, 'ws'));
   // Without --git a plain directory is bound as before.
   assert.equal((await initRepo(join(plain, 'data'), join(plain, 'ws'))).git_work_tree, null);
+});
+
+test('a checkpoint of a bound work tree refuses attributes added after binding, and records nothing', async (t) => {
+  const { data, ws } = repo(t);
+  await initRepo(data, ws);
+  writeFileSync(join(ws, '.gitattributes'), '*.txt text eol=lf\n');
+  writeFileSync(join(ws, 'notes.txt'), 'a\r\nb\r\n');
+  await refused(data, ['checkpoint', '--workspace', ws, '--change', 'c1'], 'GIT_ATTRIBUTES_UNSUPPORTED');
+  assert.equal(changeVersion(data, 'c1'), null);
+  writeFileSync(join(ws, '.gitattributes'), '*.txt -text\n');
+  const cp = await okJson<{ version: number; files: number }>(data, [
+    'checkpoint',
+    '--workspace',
+    ws,
+    '--change',
+    'c1',
+  ]);
+  assert.equal(cp.version, 1);
+  assert.equal(cp.files, 3);
 });
