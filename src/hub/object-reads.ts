@@ -35,7 +35,12 @@ export type ObjectAsk =
   | { readonly kind: 'revision'; readonly attemptId: string }
   | { readonly kind: 'tree'; readonly attemptId: string; readonly digest: string }
   | { readonly kind: 'blob'; readonly attemptId: string; readonly digest: string }
-  | { readonly kind: 'batch'; readonly attemptId: string; readonly digests: readonly string[] }
+  | {
+      readonly kind: 'batch';
+      readonly attemptId: string;
+      readonly objects: 'trees' | 'blobs';
+      readonly digests: readonly string[];
+    }
   | { readonly kind: 'check'; readonly attemptId: string; readonly descriptor: Uint8Array };
 
 interface Reachable {
@@ -122,6 +127,12 @@ function claimedRevision(auth: Authority, store: Store, authorization: GrantAuth
   });
 }
 
+function treeBytes(auth: Authority, digest: string): Buffer {
+  const key = storedTreeKey(auth, digest);
+  if (key === null) throw new AgentscmError('STORE_CORRUPT', `tree ${digest} is reachable but not stored`);
+  return Buffer.from(encodeTree(readTreeEntries(auth, key)), 'utf8');
+}
+
 function blobBytes(auth: Authority, digest: string): Buffer {
   const info = getBlobInfo(auth, digest);
   if (info === null) throw new AgentscmError('STORE_CORRUPT', `blob ${digest} is reachable but not stored`);
@@ -171,23 +182,30 @@ export function readClaimObjects(
     switch (ask.kind) {
       case 'revision':
         return reachable.revisionBytes;
-      case 'tree': {
+      case 'tree':
         if (!reachable.trees.has(ask.digest)) throw notReachable('tree', ask.digest, ask.attemptId);
-        const key = storedTreeKey(auth, ask.digest);
-        if (key === null) throw new AgentscmError('STORE_CORRUPT', `tree ${ask.digest} is reachable but not stored`);
-        return Buffer.from(encodeTree(readTreeEntries(auth, key)), 'utf8');
-      }
+        return treeBytes(auth, ask.digest);
       case 'blob':
         if (!reachable.blobs.has(ask.digest)) throw notReachable('blob', ask.digest, ask.attemptId);
         return blobBytes(auth, ask.digest);
       case 'batch': {
+        const trees = ask.objects === 'trees';
         for (const digest of ask.digests)
-          if (!reachable.blobs.has(digest)) throw notReachable('blob', digest, ask.attemptId);
+          if (!(trees ? reachable.trees : reachable.blobs).has(digest))
+            throw notReachable(trees ? 'tree' : 'blob', digest, ask.attemptId);
         // The longest prefix that fits the batch's bytes, at least the first blob.
         const parts: Buffer[] = [];
         let total = 0;
         let count = 0;
         for (const digest of ask.digests) {
+          if (trees) {
+            const bytes = treeBytes(auth, digest);
+            if (count > 0 && total + bytes.byteLength > REMOTE_LIMITS.maxBatchBytes) break;
+            parts.push(encodeFrameHeader(digest, bytes.byteLength), bytes);
+            total += bytes.byteLength;
+            count += 1;
+            continue;
+          }
           const info = getBlobInfo(auth, digest);
           if (info === null) throw new AgentscmError('STORE_CORRUPT', `blob ${digest} is reachable but not stored`);
           if (count > 0 && BigInt(total) + info.size > BigInt(REMOTE_LIMITS.maxBatchBytes)) break;

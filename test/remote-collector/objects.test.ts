@@ -65,8 +65,9 @@ test('a claimed revision fetched from the hub materializes exactly as from the l
   assert.deepEqual(listing(remote.path), listing(localSnapshot(setup, join(dir, 'local'))));
   assert.ok(remote.entries >= 4);
   const first = { ...client.stats };
-  // One revision, each tree, one batch for every blob.
-  assert.equal(first.requests, 1 + cacheEntries(cache).filter(([kind]) => kind === 'trees').length + 1);
+  // The revision, one tree batch per level of the tree (the root, skills/, skills/check/), one
+  // batch for every blob.
+  assert.equal(first.requests, 1 + 3 + 1);
   assert.ok(cacheEntries(cache).every(([, , ok]) => ok));
 
   // The second fetch of the same revision asks for the revision object only: every tree and blob is cached.
@@ -133,7 +134,7 @@ test('a hub answer that differs from the digest asked for is refused and never c
     [
       'one flipped byte in a blob',
       (req, answer) => {
-        if (req.method !== 'POST') return null;
+        if (!req.path.endsWith('/blobs')) return null;
         const out = Buffer.from(answer);
         const at = out.byteLength - 1;
         out[at] = (out[at] ?? 0) ^ 1;
@@ -142,12 +143,12 @@ test('a hub answer that differs from the digest asked for is refused and never c
     ],
     [
       'a wrong tree',
-      (req, answer) => (req.path.includes('/trees/') ? Buffer.from(answer.toString().replace('a', 'b')) : null),
+      (req, answer) => (req.path.endsWith('/trees') ? Buffer.from(answer.toString().replace('a', 'b')) : null),
     ],
     [
       'a reordered batch',
       (req, answer) => {
-        if (req.method !== 'POST') return null;
+        if (!req.path.endsWith('/blobs')) return null;
         // Swap the first two frames.
         const frames: Buffer[] = [];
         let at = BATCH_COUNT_BYTES;
@@ -163,12 +164,15 @@ test('a hub answer that differs from the digest asked for is refused and never c
     [
       'a truncated batch',
       (req, answer) => {
-        if (req.method !== 'POST') return null;
+        if (!req.path.endsWith('/blobs')) return null;
         const length = Number(answer.readBigUInt64BE(BATCH_COUNT_BYTES + 32));
         return answer.subarray(0, BATCH_COUNT_BYTES + FRAME_HEADER_BYTES + length);
       },
     ],
-    ['a padded batch', (req, answer) => (req.method === 'POST' ? Buffer.concat([answer, Buffer.from([0])]) : null)],
+    [
+      'a padded batch',
+      (req, answer) => (req.path.endsWith('/blobs') ? Buffer.concat([answer, Buffer.from([0])]) : null),
+    ],
   ];
   const setup = await remoteSetup(t);
   for (const [name, tamper] of cases) {
@@ -197,7 +201,7 @@ test('a connection cut mid-batch resumes with only the blobs still missing', asy
   const proxy = await startProxy(t, setup.hubUrl);
   let cuts = 0;
   proxy.tamper = (req) => {
-    if (req.method !== 'POST' || cuts > 0) return null;
+    if (!req.path.endsWith('/blobs') || cuts > 0) return null;
     cuts += 1;
     return 'cut';
   };
@@ -208,7 +212,7 @@ test('a connection cut mid-batch resumes with only the blobs still missing', asy
     parent: join(dir, 'snapshots'),
     digest: 'a'.repeat(64),
   });
-  const batches = proxy.seen.filter((seen) => seen.method === 'POST').map((seen) => seen.body.byteLength / 32);
+  const batches = proxy.seen.filter((seen) => seen.path.endsWith('/blobs')).map((seen) => seen.body.byteLength / 32);
   assert.equal(batches.length, 2);
   const blobs = cacheEntries(cache).filter(([kind]) => kind === 'blobs').length;
   assert.equal(batches[0], blobs);

@@ -26,7 +26,7 @@ import type { JsonValue } from '../../contracts/json/json-value.js';
 import { parseStrictJson } from '../../contracts/json/strict-json.js';
 import type { TreeEntry } from '../../contracts/tree.js';
 import { hubError, uploadUrl } from '../upload-client.js';
-import type { ObjectCache } from './cache.js';
+import type { ObjectCache, ObjectKind } from './cache.js';
 
 /** Requests in a row that may break without bringing a verified object before the fetch gives up. */
 export const FETCH_ATTEMPTS = 3;
@@ -100,13 +100,32 @@ export class ObjectClient {
 
   /** Make sure every blob named is cached: the missing ones fetched in batches, each frame checked. */
   async blobs(digests: readonly string[]): Promise<void> {
-    let pending = [...new Set(digests)].filter((digest) => !this.input.cache.has('blobs', digest));
+    await this.fetchMissing('blobs', digests);
+  }
+
+  /** The entries of each tree named: the missing ones fetched in batches, each checked, then all read from the cache. */
+  async trees(digests: readonly string[]): Promise<Map<string, TreeEntry[]>> {
+    await this.fetchMissing('trees', digests);
+    const out = new Map<string, TreeEntry[]>();
+    for (const digest of digests) {
+      const bytes = this.input.cache.read('trees', digest);
+      if (bytes === null)
+        throw new AgentscmError('REMOTE_HUB_UNAVAILABLE', `tree ${digest} left the object cache`, {
+          hint: 'collect again',
+        });
+      out.set(digest, decodeTreeObject(digest, bytes));
+    }
+    return out;
+  }
+
+  private async fetchMissing(kind: ObjectKind, digests: readonly string[]): Promise<void> {
+    let pending = [...new Set(digests)].filter((digest) => !this.input.cache.has(kind, digest));
     let failures = 0;
     while (pending.length > 0) {
       const asked = pending.slice(0, REMOTE_LIMITS.maxBatchDigests);
       const got = new Set<string>();
       try {
-        await this.batch(asked, got);
+        await this.batch(kind, asked, got);
         failures = 0;
       } catch (error) {
         if (isAgentscmError(error) && error.code !== 'REMOTE_HUB_UNAVAILABLE') throw error;
@@ -117,13 +136,13 @@ export class ObjectClient {
     }
   }
 
-  private async batch(asked: readonly string[], got: Set<string>): Promise<void> {
-    const url = new URL(`${this.base}/blobs`);
+  private async batch(kind: ObjectKind, asked: readonly string[], got: Set<string>): Promise<void> {
+    const url = new URL(`${this.base}/${kind}`);
     let hash: Hash | null = null;
     let parts: Buffer[] = [];
     const reader = new BatchReader(asked, {
       start: () => {
-        hash = createHash('sha256');
+        hash = kind === 'blobs' ? createHash('sha256') : null;
         parts = [];
       },
       data: (chunk) => {
@@ -132,10 +151,15 @@ export class ObjectClient {
       },
       end: (index) => {
         const digest = asked[index] as string;
-        const actual = hash?.digest('hex');
-        if (actual !== digest)
-          throw objectMismatch(`blob ${digest} was answered with bytes whose SHA-256 is ${actual ?? '?'}`);
-        this.input.cache.write('blobs', digest, Buffer.concat(parts));
+        const bytes = Buffer.concat(parts);
+        if (kind === 'trees') {
+          decodeTreeObject(digest, bytes);
+        } else {
+          const actual = (hash)?.digest('hex');
+          if (actual !== digest)
+            throw objectMismatch(`blob ${digest} was answered with bytes whose SHA-256 is ${actual ?? '?'}`);
+        }
+        this.input.cache.write(kind, digest, bytes);
         this.stats.objects += 1;
         got.add(digest);
         parts = [];

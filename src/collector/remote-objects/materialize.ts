@@ -8,6 +8,7 @@
 import { objectMismatch } from '../../contracts/collector/object-batch.js';
 import { AgentscmError } from '../../contracts/errors.js';
 import { workspacePathProblem } from '../../contracts/paths.js';
+import type { TreeEntry } from '../../contracts/tree.js';
 import { checkSnapshotSize, SNAPSHOT_LIMITS, SnapshotWriter, type SnapshotResult } from '../snapshot.js';
 import type { ObjectCache } from './cache.js';
 import type { ObjectClient } from './client.js';
@@ -18,24 +19,41 @@ export interface FetchedFile {
   readonly blob: string;
 }
 
-/** Every file of the revision (trees fetched and checked), in whole-path byte order. */
+/**
+ * Every file of the revision (trees fetched and checked, one batch request per level of the
+ * tree), in whole-path byte order.
+ */
 export async function fetchRevisionFiles(client: ObjectClient, revision: string): Promise<FetchedFile[]> {
-  const files: FetchedFile[] = [];
-  const walk = async (digest: string, prefix: string): Promise<void> => {
-    for (const entry of await client.tree(digest)) {
+  const root = await client.revisionTree(revision);
+  const entriesOf = new Map<string, TreeEntry[]>();
+  let level = [root];
+  let files = 0;
+  while (level.length > 0) {
+    const fetched = await client.trees(level);
+    const next = new Set<string>();
+    for (const [digest, entries] of fetched) {
+      entriesOf.set(digest, entries);
+      for (const entry of entries) {
+        if (entry.kind !== 'directory') files += 1;
+        else if (!entriesOf.has(entry.digest)) next.add(entry.digest);
+      }
+      if (files > SNAPSHOT_LIMITS.maxEntries) checkSnapshotSize(revision, files, 0n);
+    }
+    level = [...next];
+  }
+  const out: FetchedFile[] = [];
+  const walk = (digest: string, prefix: string): void => {
+    for (const entry of entriesOf.get(digest) ?? []) {
       const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
       const problem = workspacePathProblem(path);
       if (problem !== undefined) throw objectMismatch(`tree ${digest} names a path that ${problem}`);
-      if (entry.kind === 'directory') {
-        await walk(entry.digest, path);
-        continue;
-      }
-      files.push({ path, mode: entry.kind, blob: entry.digest });
-      if (files.length > SNAPSHOT_LIMITS.maxEntries) checkSnapshotSize(revision, files.length, 0n);
+      if (entry.kind === 'directory') walk(entry.digest, path);
+      else out.push({ path, mode: entry.kind, blob: entry.digest });
+      if (out.length > SNAPSHOT_LIMITS.maxEntries) checkSnapshotSize(revision, out.length, 0n);
     }
   };
-  await walk(await client.revisionTree(revision), '');
-  return files;
+  walk(root, '');
+  return out;
 }
 
 /** Fetch what the cache lacks of `revision`: its trees and every blob; its files, in path order. */

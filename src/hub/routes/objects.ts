@@ -7,6 +7,7 @@
  *   GET  trees/DIGEST     one tree object (agentscm.tree.v1 bytes)
  *   GET  blobs/SHA256     one blob's bytes
  *   POST blobs            a batch of blobs (object-batch.ts framing)
+ *   POST trees            a batch of trees (the same framing)
  *   POST check            the descriptor checked against the authority as a local collect checks it
  * Every answer is application/octet-stream, never cached; the caller checks it against the digest it asked for.
  */
@@ -22,7 +23,7 @@ import { routeProfile } from './profiles.js';
 
 const OBJECTS_ROUTE = new RegExp(
   '^/v1/hub/workspace/repositories/([^/]+)/([^/]+)/profiles/([^/]+)/agent-tasks/objects/' +
-    '([A-Za-z0-9._:-]{1,128})/(revision|check|trees/[0-9a-f]{64}|blobs(?:/[0-9a-f]{64})?)$',
+    '([A-Za-z0-9._:-]{1,128})/(revision|check|trees(?:/[0-9a-f]{64})?|blobs(?:/[0-9a-f]{64})?)$',
 );
 
 /** The batch request's bound: maxBatchDigests digests of 32 bytes. */
@@ -44,7 +45,7 @@ export const serveObjects: HubRoute = async (hub, req, res, url, exchange) => {
   if (match === null) return false;
   const attemptId = match[4] as string;
   const what = match[5] as string;
-  const batch = what === 'blobs';
+  const batch = what === 'blobs' || what === 'trees';
   const check = what === 'check';
   if (batch || check ? req.method !== 'POST' : req.method !== 'GET') return false;
   exchange.route = batch ? 'objects-batch' : check ? 'objects-check' : 'objects';
@@ -56,7 +57,8 @@ export const serveObjects: HubRoute = async (hub, req, res, url, exchange) => {
   let ask: ObjectAsk;
   try {
     if (batch) {
-      ask = { kind: 'batch', attemptId, digests: decodeBatchRequest(await readBoundedBody(req, BATCH_BODY_MAX_BYTES)) };
+      const digests = decodeBatchRequest(await readBoundedBody(req, BATCH_BODY_MAX_BYTES));
+      ask = { kind: 'batch', attemptId, objects: what === 'trees' ? 'trees' : 'blobs', digests };
     } else if (check) {
       ask = { kind: 'check', attemptId, descriptor: await readBoundedBody(req, MAX_REVIEW_DESCRIPTOR_BYTES) };
     } else if (what === 'revision') {
