@@ -31,7 +31,9 @@ export interface VerifyAnswer {
 
 function unproven(commit: string, why: string): AgentscmError {
   return new AgentscmError('GIT_COMMIT_UNPROVEN', `commit ${commit}: ${why}`, {
-    hint: 'this commit was not written by this authority as it is; compare it with `git log` and `agentscm land` records',
+    hint:
+      'this commit was not written by this authority as it is; compare it with `git log` and the landings ' +
+      '(`agentscm target list`, `agentscm change show`)',
   });
 }
 

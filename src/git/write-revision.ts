@@ -8,7 +8,8 @@
  * converts the changed path only.
  * The objects converted are written as one pack read by `git index-pack --stdin --strict` (git checks every object
  * and that every object named is present; a loose object costs a file of its own: 10,000 of them take seconds);
- * blobs over PACK_BLOB_LIMIT are streamed to `git hash-object -w --stdin-paths` instead. Modes: file 100644, executable 100755, symlink 120000, directory 40000.
+ * blobs over PACK_BLOB_LIMIT are streamed to `git hash-object -w --stdin-paths` instead.
+ * Modes: file 100644, executable 100755, symlink 120000, directory 40000.
  * Repositories with SHA-256 object names are refused (GIT_FAILED).
  */
 import { createHash } from 'node:crypto';

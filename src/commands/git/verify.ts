@@ -38,10 +38,11 @@ export default class GitVerify extends BaseCommand {
         `  landing ${String(answer.landing_id)} of Change ${answer.change_id ?? ''} version ` +
           `${answer.change_version ?? ''} on ${answer.target ?? ''}, receipt ${answer.receipt ?? ''}`,
       );
-    else
-      this.log(
-        `  exported${answer.change_id === null ? '' : ` Change ${answer.change_id} version ${answer.change_version ?? ''}`}`,
-      );
+    else {
+      const candidate =
+        answer.change_id === null ? '' : ` Change ${answer.change_id} version ${answer.change_version ?? ''}`;
+      this.log(`  exported${candidate}`);
+    }
     return { ...answer };
   }
 }
