@@ -16,11 +16,14 @@ import { materializeSnapshot } from '../../src/collector/snapshot.js';
 import { BATCH_COUNT_BYTES, FRAME_HEADER_BYTES, REMOTE_LIMITS } from '../../src/contracts/collector/object-batch.js';
 import { sha256Hex } from '../../src/crypto/sha256.js';
 import { BATCH_BODY_MAX_BYTES } from '../../src/hub/routes/objects.js';
+import { startHub } from '../../src/hub/server.js';
+import { readTokenFile } from '../../src/native/grant-token-file.js';
 import { revokeGrantInStore } from '../../src/native/grants.js';
 import { withStore } from '../../src/tasks/store.js';
 import { tempDir } from '../helpers/tmp.js';
 import { asyncCodeOf } from '../support/evidence-collect.js';
-import { errorCode, httpCall, tasksPath } from '../support/hub.js';
+import { claim, makeEvidence } from '../support/evidence.js';
+import { errorCode, httpCall, hubOver, tasksPath } from '../support/hub.js';
 import { cacheEntries, clientOf, remoteSetup, startProxy, type RemoteSetup } from './support.js';
 
 const DIGEST = 'ab'.repeat(32);
@@ -219,4 +222,35 @@ test('a connection cut mid-batch resumes with only the blobs still missing', asy
   assert.ok((batches[1] ?? 0) < blobs, `the second batch asks ${batches[1]} of ${blobs}`);
   assert.ok((batches[1] ?? 0) > 0);
   assert.deepEqual(listing(result.path), listing(localSnapshot(setup, join(dir, 'local'))));
+});
+
+test('a hub restarted mid-fetch: refused while it is down, the fetch completes from what is cached once it is back', async (t) => {
+  const ev = makeEvidence(t);
+  const descriptor = claim(ev);
+  const { profile } = hubOver(ev.dir, ev.store);
+  let hub = await startHub({ host: '127.0.0.1', port: 0, profiles: [profile] }, { accessLog: () => undefined });
+  const port = Number(new URL(hub.url).port);
+  const setup: RemoteSetup = {
+    ev,
+    descriptor,
+    hubUrl: hub.url,
+    token: readTokenFile(ev.tokenFile),
+    stateDir: join(tempDir(t), 'state'),
+  };
+  const { client, cache } = clientOf(setup);
+  const root = await client.revisionTree(descriptor.subject.revision);
+  await client.trees([root]);
+  await hub.close();
+  assert.equal(await asyncCodeOf(() => client.revisionTree(descriptor.subject.revision)), 'REMOTE_HUB_UNAVAILABLE');
+  hub = await startHub({ host: '127.0.0.1', port, profiles: [profile] }, { accessLog: () => undefined });
+  t.after(() => hub.close());
+  const before = client.stats.objects;
+  const result = await materializeRemoteSnapshot(client, cache, {
+    revision: descriptor.subject.revision,
+    parent: join(tempDir(t), 'snapshots'),
+    digest: 'a'.repeat(64),
+  });
+  // The root tree came before the restart and is not fetched again.
+  assert.equal(client.stats.objects - before, cacheEntries(cache).length - 1);
+  assert.ok(result.entries >= 4);
 });
