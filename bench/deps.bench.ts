@@ -2,7 +2,7 @@
  * Dependency image benchmark (issue "Checks that need dependencies", "Benchmark"),
  * `npm run bench -- deps`:
  *
- * (a) `agentscm deps build` of a lockfile of about 60 packages (express 4) on local/node:20,
+ * (a) `agentscm deps build` of a lockfile of about 70 packages (express 4) on local/node:20,
  *     image absent, against `npm ci --ignore-scripts` of the same lockfile into a directory,
  *     alternating in the same run (target ≤ 1.5×: the image creation on top of the install);
  * (b) `agentscm deps build` of the same lockfile again, which reuses the image without starting
