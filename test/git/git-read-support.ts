@@ -113,6 +113,18 @@ export function fromGit(
   ]);
 }
 
+/** A revision's entries (path, mode, size, blob), read from the store. */
+export function revisionEntries(data: string, revision: string, name = 'app'): RevisionEntry[] {
+  const auth = openAuthority(data, { mode: 'read' });
+  try {
+    const repo = findRepositoryByName(auth, name);
+    assert.ok(repo !== null);
+    return listRevisionEntries(auth, repo.id, revision);
+  } finally {
+    auth.close();
+  }
+}
+
 /** A revision's entries, each with its bytes, read from the store. */
 export function revisionFiles(
   data: string,
