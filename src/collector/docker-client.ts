@@ -258,8 +258,7 @@ export class DockerClient {
     const config = body.Config as { Labels?: unknown } | null | undefined;
     const labels: Record<string, string> = {};
     if (typeof config?.Labels === 'object' && config.Labels !== null)
-      for (const [key, value] of Object.entries(config.Labels))
-        if (typeof value === 'string') labels[key] = value;
+      for (const [key, value] of Object.entries(config.Labels)) if (typeof value === 'string') labels[key] = value;
     return { id, repoTags: tags, os: str(body.Os), architecture: str(body.Architecture), labels };
   }
 

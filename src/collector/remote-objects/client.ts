@@ -103,7 +103,10 @@ export class ObjectClient {
     await this.fetchMissing('blobs', digests);
   }
 
-  /** The entries of each tree named: the missing ones fetched in batches, each checked, then all read from the cache. */
+  /**
+   * The entries of each tree named: the missing ones fetched in batches, each checked, then all read from
+   * the cache.
+   */
   async trees(digests: readonly string[]): Promise<Map<string, TreeEntry[]>> {
     await this.fetchMissing('trees', digests);
     const out = new Map<string, TreeEntry[]>();
@@ -155,7 +158,7 @@ export class ObjectClient {
         if (kind === 'trees') {
           decodeTreeObject(digest, bytes);
         } else {
-          const actual = (hash)?.digest('hex');
+          const actual = hash?.digest('hex');
           if (actual !== digest)
             throw objectMismatch(`blob ${digest} was answered with bytes whose SHA-256 is ${actual ?? '?'}`);
         }

@@ -71,7 +71,7 @@ export function buildEnv(pairs: readonly string[], deps: RecipeFlags['deps']): R
     if (name in env)
       throw invalid(
         reserved.has(name) ? `--env ${name} is set by --deps npm` : `--env ${name} is given twice`,
-        'give each variable once (docs/checks.md "Environment")',
+        'give each variable once (docs/checks.md "Flags and defaults")',
         'env',
       );
     if (Buffer.byteLength(value) > RECIPE_LIMITS.maxEnvValueBytes || value.includes('\0'))
