@@ -1,7 +1,8 @@
 /**
  * The command blocks a user copies run as written: README.md "Using it" and the `sh` blocks of
  * docs/collect.md, each in a fresh home directory, from the checkout, with `agentscm` on PATH (as
- * `npm install -g .` puts it) and the project's Docker Engine. No block is edited before it runs;
+ * `npm install -g .` puts it), the project's Docker Engine and the tests' npm cache (support/npm-deps.ts).
+ * No block is edited before it runs;
  * afterwards the store says what the blocks claim (main moved, the receipt verified).
  */
 import assert from 'node:assert/strict';
@@ -12,6 +13,7 @@ import test, { type TestContext } from 'node:test';
 import { cliEntryArgv, jsonOf, REPO_ROOT, runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 import { runScript, shellBlocks } from './support/doc-blocks.js';
+import { NPM_ENV } from './support/npm-deps.js';
 import { DOCKER_SOCKET } from './support/runtime.js';
 
 /** A fresh HOME with `agentscm` first on PATH; the environment the blocks run in. */
@@ -30,6 +32,8 @@ function freshUser(t: TestContext): { home: string; env: NodeJS.ProcessEnv } {
     HOME: home,
     LANG: 'C.UTF-8',
     RUNTIME_SOCK: DOCKER_SOCKET,
+    // `deps build` runs npm: the tests' shared cache, so the registry is asked once across runs.
+    ...NPM_ENV,
   };
   return { home, env };
 }
