@@ -1,7 +1,9 @@
 /**
- * examples/node-project under the gate: its own `node:test` suite passes on the host; the image
- * bin/build-node-image.sh builds offline from the host's node runs that suite as a command step
- * (`init-repo` on a copy, `checkpoint`, `context create`, `skill-workflow run` → completed); and
+ * examples/node-project under the gate: its own `node:test` suite passes on the host after `npm ci`
+ * (its tests import the dev dependency `dequal`); on the image bin/build-node-image.sh builds offline
+ * from the host's node, `deps build` makes the project's dependency image, which runs that suite as
+ * a command step (`init-repo` on a copy, `checkpoint`, `context create`, `skill-workflow run` →
+ * completed, the lockfile compared before the container); and
  * a failing test, checkpointed as the next version of the Change, makes the step fail with the
  * test's name in the retained output. Skipped, with the reason, only when no Docker Engine
  * answers; `npm test` starts one first (npm run runtime:start).
@@ -14,6 +16,7 @@ import { Pool } from 'undici';
 
 import { jsonOf, REPO_ROOT, runCli, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { buildDepsImage, EXAMPLE_DEPS_IMAGE, NPM_ENV } from '../support/npm-deps.js';
 import { DOCKER_EXE, DOCKER_SOCKET } from '../support/runtime.js';
 import { spawned, type Spawned } from '../support/spawned.js';
 
@@ -82,9 +85,9 @@ function ok(result: CliResult, what: string): CliResult {
 function recipe(): Record<string, unknown> {
   return {
     version: 1,
-    image: NODE_IMAGE,
+    image: EXAMPLE_DEPS_IMAGE,
     argv: ['node', '--test'],
-    env: {},
+    env: { NODE_PATH: '/node_modules', AGENTSCM_DEPS_LOCKFILE: 'package-lock.json' },
     workdir: '.',
     timeout_ms: 60_000,
     limits: {
@@ -99,8 +102,12 @@ function recipe(): Record<string, unknown> {
   };
 }
 
-test('the example project passes its own node:test suite on the host', async () => {
-  const result = await spawnedHere(process.execPath, ['--test'], PROJECT);
+test('the example project passes its own node:test suite on the host', { timeout: 300_000 }, async (t) => {
+  const copy = join(tempDir(t, 'agentscm-node-project-host-'), 'duration-kit');
+  cpSync(PROJECT, copy, { recursive: true, filter: (source) => !source.includes('node_modules') });
+  const install = await spawnedHere('npm', ['ci', '--ignore-scripts', '--loglevel=error'], copy, NPM_ENV);
+  assert.equal(install.code, 0, install.stdout + install.stderr);
+  const result = await spawnedHere(process.execPath, ['--test'], copy);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /^# tests 15$/m);
   assert.match(result.stdout, /^# fail 0$/m);
@@ -152,6 +159,8 @@ test(
     cpSync(PROJECT, ws, { recursive: true, filter: (source) => !source.includes('node_modules') });
     const cli = (args: readonly string[]): Promise<CliResult> => runCli(['--data-dir', data, ...args]);
     ok(await cli(['init-repo', ws, '--name', 'duration-kit', '--json']), 'init-repo');
+    const deps = await buildDepsImage(data, ws, NODE_IMAGE);
+    t.diagnostic(`deps build: ${deps.stdout.trim().split('\n').join(' | ')}`);
 
     // The check: a skill whose recipe runs the project's suite in the Node image.
     mkdirSync(join(ws, 'skills', 'node-test'), { recursive: true });
