@@ -6,18 +6,25 @@
  *
  * - submodules and nested repositories (GIT_SUBMODULE_UNSUPPORTED): a `.gitmodules` among the scanned files, a
  *   gitlink in HEAD's tree, a directory holding scanned files that has a `.git` of its own;
- * - byte-changing conversion (GIT_ATTRIBUTES_UNSUPPORTED): `core.autocrlf` true or input, or any scanned file for
- *   which `git check-attr` reports `text`, `eol`, `crlf`, `filter`, `working-tree-encoding` or `ident` set or
- *   given a value (only `unspecified` and `unset` pass). git itself answers for the attributes, so every source
- *   git reads (`.gitattributes` at every level, `.git/info/attributes`, the user's attributes file; the system
- *   one is off for every call agentscm makes) and every macro counts exactly as git counts it.
+ * - byte-changing conversion (GIT_ATTRIBUTES_UNSUPPORTED): a scanned file whose bytes git would change on the
+ *   way into its object store. git itself answers which files it converts: `git check-attr` reports `text`,
+ *   `eol`, `crlf`, `working-tree-encoding` or `ident` set or given a value (only `unspecified` and `unset` pass),
+ *   or `core.autocrlf` is true or input (every file). For those files, one `git hash-object --stdin-paths` call
+ *   gives the id with the conversion applied, compared with the id of the raw bytes computed here; a file whose
+ *   ids differ is refused, the rest (e.g. LF files under `* text=auto eol=lf`) pass. `filter` (LFS and the like)
+ *   and a `working-tree-encoding` other than UTF-8 are refused whatever the bytes: agentscm runs no filter
+ *   program, and git re-encodes (or fails on) every such file. Every source git reads (`.gitattributes` at
+ *   every level, `.git/info/attributes`, the user's attributes file; the system one is off for every call
+ *   agentscm makes) and every macro counts exactly as git counts it.
  */
-import { lstatSync, realpathSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { checkGitDir, runGitSync } from '../agent-state/safe-git.js';
 import { AgentscmError } from '../contracts/errors.js';
-import type { ScanResult } from '../workspace/scan.js';
+import { SCAN_MODES, type ScanResult } from '../workspace/scan.js';
+import { tryGit } from './run.js';
 
 /** The attributes that make git convert bytes between the work tree and the object store. */
 export const BYTE_CHANGING_ATTRIBUTES = ['text', 'eol', 'crlf', 'filter', 'working-tree-encoding', 'ident'] as const;
@@ -93,26 +100,94 @@ function attributes(found: readonly string[], more: number): AgentscmError {
   );
 }
 
-function checkAttributes(root: string, paths: readonly string[]): void {
+/** A path as one line of `git hash-object --stdin-paths` (C-quoted when it holds a newline or starts with `"`). */
+function stdinPath(path: string): string {
+  if (!path.includes('\n') && !path.startsWith('"')) return path;
+  return `"${path.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+}
+
+/** git's object id of `bytes` stored as they are (`git hash-object --no-filters`), in the id's own format. */
+function rawBlobId(bytes: Buffer, idLength: number): string {
+  const hash = createHash(idLength === 64 ? 'sha256' : 'sha1');
+  hash.update(`blob ${bytes.length}\0`);
+  hash.update(bytes);
+  return hash.digest('hex');
+}
+
+/**
+ * The candidates whose bytes git's conversion changes: one `git hash-object --stdin-paths` call (the conversion
+ * applied; no filter driver runs, files with `filter` never get here) against the id of the raw bytes computed
+ * here. When git cannot convert a file (an encoding it cannot decode), every candidate counts as changed.
+ */
+function changedByConversion(root: string, candidates: readonly string[]): string[] | null {
+  if (candidates.length === 0) return [];
+  const out = tryGit(root, ['hash-object', '--stdin-paths'], {
+    input: `${candidates.map(stdinPath).join('\n')}\n`,
+  });
+  const ids = out.stdout.toString('utf8').split('\n');
+  if (!out.ok || ids.length < candidates.length) return null;
+  const changed: string[] = [];
+  for (let i = 0; i < candidates.length; i += 1) {
+    const id = ids[i] as string;
+    const path = candidates[i] as string;
+    if (rawBlobId(readFileSync(join(root, path)), id.length) !== id) changed.push(path);
+  }
+  return changed;
+}
+
+/**
+ * A filter driver (LFS and the like) is a program agentscm never runs; a working-tree encoding other than UTF-8
+ * either changes the bytes or makes git fail on them (and `git hash-object` then reports the raw id): both are
+ * refused whatever the bytes.
+ */
+function alwaysRefused(attribute: string, info: string): boolean {
+  return attribute === 'filter' || (attribute === 'working-tree-encoding' && !/^utf-?8$/i.test(info));
+}
+
+function checkAttributes(root: string, scan: ScanResult): void {
+  const { paths, modes } = scan.table;
   const autocrlf = runGitSync(root, ['config', '--get', 'core.autocrlf']);
   const value = autocrlf.stdout.toString('utf8').trim().toLowerCase();
-  if (autocrlf.ok && value !== 'false' && value !== '') throw attributes([`core.autocrlf is ${value}`], 0);
-  const found: string[] = [];
-  let count = 0;
+  const converting = autocrlf.ok && value !== 'false' && value !== '';
+  const filtered: string[] = [];
+  let filteredCount = 0;
+  const candidates: string[] = [];
+  const why = new Map<string, string>();
   for (let start = 0; start < paths.length; start += CHECK_ATTR_BATCH) {
     const batch = paths.slice(start, start + CHECK_ATTR_BATCH);
     const out = runGitSync(root, ['check-attr', '-z', ...BYTE_CHANGING_ATTRIBUTES, '--', ...batch]);
     if (!out.ok) throw failed('check-attr', out.stderr);
     const fields = out.stdout.toString('utf8').split('\0');
+    const set = new Map<string, string[]>();
+    const filter = new Set<string>();
     for (let i = 0; i + 2 < fields.length; i += 3) {
       const info = fields[i + 2] as string;
       if (info === 'unspecified' || info === 'unset') continue;
-      count += 1;
-      if (found.length < SHOWN)
-        found.push(`${JSON.stringify(fields[i])} has ${fields[i + 1] ?? '?'}${info === 'set' ? '' : `=${info}`}`);
+      const path = fields[i] as string;
+      const shown = `${fields[i + 1] ?? '?'}${info === 'set' ? '' : `=${info}`}`;
+      if (alwaysRefused(fields[i + 1] ?? '', info)) {
+        filter.add(path);
+        filteredCount += 1;
+        if (filtered.length < SHOWN) filtered.push(`${JSON.stringify(path)} has ${shown}`);
+      } else set.set(path, [...(set.get(path) ?? []), shown]);
+    }
+    for (let i = 0; i < batch.length; i += 1) {
+      const path = batch[i] as string;
+      // git never converts a symlink's target, and a filtered file is refused whatever its bytes.
+      if (filter.has(path) || SCAN_MODES[modes[start + i] as number] === 'symlink') continue;
+      const attrs = set.get(path);
+      if (attrs === undefined && !converting) continue;
+      candidates.push(path);
+      why.set(path, [...(converting ? [`core.autocrlf=${value}`] : []), ...(attrs ?? [])].join(' '));
     }
   }
-  if (count > 0) throw attributes(found, count - found.length);
+  if (filteredCount > 0) throw attributes(filtered, filteredCount - filtered.length);
+  const changed = changedByConversion(root, candidates) ?? candidates;
+  if (changed.length > 0)
+    throw attributes(
+      changed.slice(0, SHOWN).map((path) => `${JSON.stringify(path)} (${why.get(path) ?? '?'})`),
+      changed.length - Math.min(changed.length, SHOWN),
+    );
 }
 
 /**
@@ -137,6 +212,6 @@ export function bindGitWorkTree(root: string, scan: ScanResult, required: boolea
     });
   const paths = scan.table.paths;
   checkSubmodules(real, paths);
-  checkAttributes(real, paths);
+  checkAttributes(real, scan);
   return real;
 }

@@ -4,7 +4,7 @@
  * byte-changing attributes, core.autocrlf, --git without a work tree), each leaving no store and no workspace.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 
@@ -66,17 +66,18 @@ test('a git work tree is bound with what git would record', async (t) => {
   );
 });
 
-test('byte-changing attributes and core.autocrlf are refused, and nothing is recorded', async (t) => {
-  for (const [file, text] of [
-    ['.gitattributes', '*.txt eol=crlf\n'],
-    ['.gitattributes', '*.txt filter=lfs\n'],
-    ['.gitattributes', '* text=auto\n'],
-    ['.gitattributes', '*.txt working-tree-encoding=UTF-16\n'],
-    ['.git/info/attributes', '*.c ident\n'],
+test('byte-changing conversion is refused naming the files whose bytes differ; nothing is recorded', async (t) => {
+  for (const [file, text, name, bytes] of [
+    ['.gitattributes', '*.txt eol=crlf\n', 'a.txt', 'a\r\nb\r\n'],
+    ['.gitattributes', '*.txt filter=lfs\n', 'a.txt', 'a\n'],
+    ['.gitattributes', '* text=auto\n', 'a.txt', 'a\r\n'],
+    ['.gitattributes', '*.txt working-tree-encoding=UTF-16\n', 'a.txt', 'a\n'],
+    ['.git/info/attributes', '*.c ident\n', 'b.c', '/* $Id: 0123abcd $ */\n'],
   ] as const) {
     const { data, ws } = repo(t);
     writeFileSync(join(ws, 'a.txt'), 'a\n');
     writeFileSync(join(ws, 'b.c'), 'int x;\n');
+    writeFileSync(join(ws, name), bytes);
     writeFileSync(join(ws, file), text);
     const out = await refused(
       data,
@@ -84,6 +85,7 @@ test('byte-changing attributes and core.autocrlf are refused, and nothing is rec
       'GIT_ATTRIBUTES_UNSUPPORTED',
     );
     assert.match(out.stderr, /nothing was recorded/);
+    assert.match(out.stderr, new RegExp(`"${name.replace('.', '\\.')}"`), `${text}: ${out.stderr}`);
     nothingRecorded(data, ws);
   }
   // Attributes set off are fine.
@@ -91,15 +93,47 @@ test('byte-changing attributes and core.autocrlf are refused, and nothing is rec
   writeFileSync(join(ws, '.gitattributes'), '*.png -text binary\n');
   writeFileSync(join(ws, 'a.png'), Buffer.from([0x89, 0x50, 0x0d, 0x0a]));
   await initRepo(data, ws);
-  // core.autocrlf converts without any attribute.
+  // core.autocrlf converts without any attribute: LF files pass, a CRLF file is refused.
   const other = repo(t);
   git(other.ws, ['config', 'core.autocrlf', 'true']);
-  await refused(
+  writeFileSync(join(other.ws, 'lf.txt'), 'x\ny\n');
+  await initRepo(other.data, other.ws);
+  writeFileSync(join(other.ws, 'dos.txt'), 'x\r\ny\r\n');
+  const out = await refused(
     other.data,
-    ['init-repo', other.ws, '--name', 'app', '--no-instructions'],
+    ['checkpoint', '--workspace', other.ws, '--change', 'c1'],
     'GIT_ATTRIBUTES_UNSUPPORTED',
   );
-  nothingRecorded(other.data, other.ws);
+  assert.match(out.stderr, /"dos\.txt" \(core\.autocrlf=true\)/);
+  assert.doesNotMatch(out.stderr, /lf\.txt/);
+  assert.equal(changeVersion(other.data, 'c1'), null);
+});
+
+test('`* text=auto eol=lf` with LF files binds and checkpoints; one CRLF file is refused by name', async (t) => {
+  const { data, ws } = repo(t);
+  writeFileSync(join(ws, '.gitattributes'), '* text=auto eol=lf\n*.c ident\n');
+  mkdirSync(join(ws, 'src'));
+  for (let i = 0; i < 30; i += 1) writeFileSync(join(ws, 'src', `f${i}.ts`), `export const n = ${i};\n`);
+  writeFileSync(join(ws, 'src', 'plain.c'), 'int x; /* no keyword */\n');
+  writeFileSync(join(ws, 'logo.bin'), Buffer.from([0, 1, 0x0d, 0x0a, 2]));
+  commitAll(ws, 'start');
+  const init = await initRepo(data, ws, 'app', ['--git']);
+  assert.equal(init.files, 34);
+  const cp = await okJson<{ version: number }>(data, ['checkpoint', '--workspace', ws, '--change', 'c1']);
+  assert.equal(cp.version, 1);
+  writeFileSync(join(ws, 'src', 'f7.ts'), 'export const n = 7;\r\n');
+  const crlf = await refused(data, ['checkpoint', '--workspace', ws, '--change', 'c1'], 'GIT_ATTRIBUTES_UNSUPPORTED');
+  assert.match(crlf.stderr, /"src\/f7\.ts" \(text=auto eol=lf\)/);
+  assert.doesNotMatch(crlf.stderr, /f1\.ts|logo\.bin|plain\.c/);
+  writeFileSync(join(ws, 'src', 'f7.ts'), 'export const n = 7;\n');
+  // ident: a file that holds `$Id$`, checked out by git, holds the expanded keyword git would collapse.
+  writeFileSync(join(ws, 'src', 'id.c'), '/* $Id$ */\n');
+  commitAll(ws, 'ident');
+  rmSync(join(ws, 'src', 'id.c'));
+  git(ws, ['checkout', '--', 'src/id.c']);
+  const ident = await refused(data, ['checkpoint', '--workspace', ws, '--change', 'c1'], 'GIT_ATTRIBUTES_UNSUPPORTED');
+  assert.match(ident.stderr, /"src\/id\.c" \(text=auto eol=lf ident\)/);
+  assert.equal(changeVersion(data, 'c1'), 1n);
 });
 
 test('submodules and nested repositories are refused; --git needs a work tree', async (t) => {

@@ -10,8 +10,9 @@ export const GIT_ERRORS = {
     GIT_ATTRIBUTES_UNSUPPORTED: {
       exit: EXIT.INVALID,
       summary:
-        'The git work tree has attributes or configuration that make its files differ from the bytes git records ' +
-        '(`text`, `eol`, `crlf`, `filter`, `working-tree-encoding`, `ident`, `core.autocrlf`); nothing was recorded.',
+        'Files of the git work tree differ from the bytes git would record for them (a conversion by `text`, `eol`, ' +
+        '`crlf`, `working-tree-encoding`, `ident` or `core.autocrlf` changes them, or a `filter` applies); nothing ' +
+        'was recorded.',
     },
     GIT_FAILED: {
       exit: EXIT.UNAVAILABLE,
