@@ -17,7 +17,8 @@ export interface ContextFailure {
   readonly hint: string;
 }
 
-export interface CheckpointWithContexts extends CheckpointResult {
+/** The contexts part of a checkpoint's result. */
+export interface VersionContextsOutcome {
   readonly target: string;
   /** The target's installed requirement, or null when it has none (or on a failure). */
   readonly requirement_digest: string | null;
@@ -27,37 +28,49 @@ export interface CheckpointWithContexts extends CheckpointResult {
   readonly context_error: ContextFailure | null;
 }
 
-/** Checkpoint, then create the Change version's contexts for `target` (every context or none). */
-export function checkpointWithContexts(
+export interface CheckpointWithContexts extends CheckpointResult, VersionContextsOutcome {}
+
+/**
+ * Create the contexts of the Change version `result` just recorded (every context or none). A failure is returned,
+ * its hint ending with `run \`again\` again` and then `otherwise` (another way forward, or nothing).
+ */
+export function withVersionContexts<R extends { readonly repository: string; readonly change: string }>(
   store: Store,
-  input: CheckpointInput & { readonly target: string },
-): CheckpointWithContexts {
-  const result = checkpointWorkspace(store, input);
+  result: R,
+  target: string,
+  rerun: { readonly again: string; readonly otherwise: string },
+): R & VersionContextsOutcome {
   try {
-    const made = createVersionContexts(store, {
-      repository: result.repository,
-      change: result.change,
-      target: input.target,
-    });
+    const made = createVersionContexts(store, { repository: result.repository, change: result.change, target });
     return { ...result, ...made, context_error: null };
   } catch (error) {
     const e = isAgentscmError(error)
       ? error
       : new AgentscmError('INTERNAL', error instanceof Error ? error.message : String(error));
-    const again = `agentscm checkpoint --change ${result.change} --target ${input.target}`;
     return {
       ...result,
-      target: input.target,
+      target,
       requirement_digest: null,
       contexts: [],
       context_error: {
         code: e.code,
         message: e.message,
         hint:
-          `${e.hint === undefined ? '' : `${e.hint}; then `}run \`${again}\` again (an unchanged tree makes no ` +
-          'new version) or `agentscm context create --change ' +
-          `${result.change} --runner PATH\``,
+          `${e.hint === undefined ? '' : `${e.hint}; then `}run \`${rerun.again}\` again (an unchanged tree makes no ` +
+          `new version)${rerun.otherwise}`,
       },
     };
   }
+}
+
+/** Checkpoint, then create the Change version's contexts for `target` (every context or none). */
+export function checkpointWithContexts(
+  store: Store,
+  input: CheckpointInput & { readonly target: string },
+): CheckpointWithContexts {
+  const result = checkpointWorkspace(store, input);
+  return withVersionContexts(store, result, input.target, {
+    again: `agentscm checkpoint --change ${result.change} --target ${input.target}`,
+    otherwise: ` or \`agentscm context create --change ${result.change} --runner PATH\``,
+  });
 }
