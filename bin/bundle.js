@@ -17,6 +17,8 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
+import { lazyOclif } from './lazy-oclif.js';
+
 const root = fileURLToPath(new URL('..', import.meta.url));
 const commandsDir = join(root, 'src', 'commands');
 
@@ -81,7 +83,7 @@ const result = await build({
   banner: { js: banner },
   metafile: true,
   logLevel: 'warning',
-  plugins: [precompiledSchemas],
+  plugins: [precompiledSchemas, lazyOclif],
 });
 rmSync(generated, { recursive: true, force: true });
 
