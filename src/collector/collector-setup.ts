@@ -59,10 +59,10 @@ export const AGENT_PLACEHOLDERS = {
  * One argv as a line to paste into a POSIX shell: a word with a character the shell treats specially
  * is single-quoted; a placeholder stays bare, to be replaced.
  */
-export function shellLine(argv: readonly string[]): string {
+export function shellLine(argv: readonly string[], placeholders: object = AGENT_PLACEHOLDERS): string {
   return argv
     .map((word) =>
-      word in AGENT_PLACEHOLDERS || /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`,
+      word in placeholders || /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`,
     )
     .join(' ');
 }

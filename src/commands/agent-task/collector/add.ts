@@ -4,12 +4,18 @@ import { Flags } from '@oclif/core';
 import { requirementStepFlags, runtimeIdentityFlags } from '../_profile-flags.js';
 import { BaseCommand } from '../../_base.js';
 import {
+  addRemoteCollector,
+  REMOTE_PLACEHOLDERS,
+  type RemoteCollectorResult,
+} from '../../../collector/collector-setup-remote.js';
+import {
   addCollector,
   AGENT_PLACEHOLDERS,
   shellLine,
   type CollectorAddResult,
 } from '../../../collector/collector-setup.js';
 import { recordCollectorSetup } from '../../../native/collector-setups.js';
+import { readPublicKeyFile } from '../../../native/public-key-file.js';
 import { openStore } from '../../../tasks/store.js';
 
 export default class AgentTaskCollectorAdd extends BaseCommand {
@@ -27,6 +33,10 @@ export default class AgentTaskCollectorAdd extends BaseCommand {
       '--state-dir ~/.agentscm-collector',
     '<%= config.bin %> agent-task collector add --step unit-tests --state-dir ~/.agentscm-collector ' +
       '--docker /usr/bin/docker --docker-socket /var/run/docker.sock --json',
+    '<%= config.bin %> agent-task collector add --step unit-tests --state-dir /home/ci/.agentscm-collector --remote',
+    '<%= config.bin %> agent-task collector add --step unit-tests --state-dir /home/ci/.agentscm-collector --remote ' +
+      '--public-key 3b6a27bc… --endpoint http://hub.internal:8080/v1/hub/workspace/repositories/acme/demo/profiles/' +
+      'default/agent-tasks',
   ];
   static override flags = {
     step: Flags.string({ description: 'Command step of the target requirement.', required: true, helpValue: 'ID' }),
@@ -42,10 +52,33 @@ export default class AgentTaskCollectorAdd extends BaseCommand {
       helpValue: 'ID',
     }),
     ...runtimeIdentityFlags,
+    remote: Flags.boolean({
+      description:
+        'The collector runs on another host: --state-dir is a path there. Without a public key, prints the key ' +
+        'command to run there; with it, enrolls it and prints the lines to carry (docs/collect.md).',
+      default: false,
+    }),
+    'public-key': Flags.string({
+      description: 'With --remote: the public_key the key command printed on the collector host (64 hex).',
+      exclusive: ['public-key-file'],
+      dependsOn: ['remote'],
+      helpValue: 'HEX',
+    }),
+    'public-key-file': Flags.string({
+      description: 'With --remote: a file holding that public key, or the signing-key.json itself.',
+      dependsOn: ['remote'],
+      helpValue: 'FILE',
+    }),
+    endpoint: Flags.string({
+      description: "With --remote: the hub's agent-tasks URL printed into the collector host's lines.",
+      dependsOn: ['remote'],
+      helpValue: 'URL',
+    }),
   };
 
-  async run(): Promise<CollectorAddResult> {
+  async run(): Promise<CollectorAddResult | RemoteCollectorResult> {
     const { flags } = await this.parse(AgentTaskCollectorAdd);
+    if (flags.remote) return this.remote(flags);
     const store = openStore(this.resolveDataDir(flags['data-dir']), { mode: 'write' });
     let result: CollectorAddResult;
     try {
@@ -93,6 +126,69 @@ export default class AgentTaskCollectorAdd extends BaseCommand {
     this.log(`An agent collects with (replace ${Object.keys(AGENT_PLACEHOLDERS).join(', ')}):`);
     this.log(`  ${shellLine(result.agent_commands.claim)}`);
     this.log(`  ${shellLine(result.agent_commands.collect)}`);
+    return result;
+  }
+
+  private async remote(flags: {
+    readonly 'data-dir'?: string;
+    readonly 'state-dir': string;
+    readonly step: string;
+    readonly target: string;
+    readonly repository?: string;
+    readonly executor?: string;
+    readonly docker?: string;
+    readonly 'docker-socket'?: string;
+    readonly 'public-key'?: string;
+    readonly 'public-key-file'?: string;
+    readonly endpoint?: string;
+  }): Promise<RemoteCollectorResult> {
+    const dataDir = this.resolveDataDir(flags['data-dir']);
+    const publicKey =
+      flags['public-key'] ??
+      (flags['public-key-file'] === undefined ? undefined : readPublicKeyFile(flags['public-key-file']));
+    const store = openStore(dataDir, { mode: 'write' });
+    let result: RemoteCollectorResult;
+    try {
+      result = await addRemoteCollector({
+        store,
+        stateDir: flags['state-dir'],
+        step: flags.step,
+        target: flags.target,
+        repository: flags.repository,
+        executor: flags.executor,
+        docker: flags.docker,
+        dockerSocket: flags['docker-socket'],
+        nowMs: Date.now(),
+        publicKey,
+        endpoint: flags.endpoint,
+        hubBase: ['agentscm', '--data-dir', resolve(dataDir)],
+      });
+    } finally {
+      store.close();
+    }
+    const line = (argv: readonly string[]): string => `  ${shellLine(argv, REMOTE_PLACEHOLDERS)}`;
+    if (result.stage === 'key') {
+      this.log(`1. On the collector host, create its key (the state directory is made there and stays there):`);
+      this.log(line(result.collector_host.key));
+      this.log(`2. Here, enroll the public_key it printed (replace <PUBLIC_KEY>):`);
+      this.log(line(result.hub_host.add));
+      return result;
+    }
+    const reg = result.registration;
+    this.log(
+      `${result.installed ? 'installed' : 'already installed'} collector profile ${result.collector_profile_id}`,
+    );
+    this.log(
+      `  verification_key_id ${result.verification_key_id}, registration ${reg.registration_id} epoch ` +
+        `${reg.registration_epoch}, executor ${reg.executor_id} (${reg.enrolled ? 'enrolled' : 'existing'})`,
+    );
+    this.log(`  runtime identity ${result.runtime.identity_sha256} (image ${result.runtime.image}, observed here)`);
+    this.log('');
+    this.log('Here, an agent claims (replace <CHANGE>, <TOKEN_FILE>, <DESCRIPTOR_FILE>):');
+    this.log(line(result.hub_host.claim));
+    this.log('On the collector host, with the token file and the descriptor copied there:');
+    this.log(line(result.collector_host.doctor));
+    this.log(line(result.collector_host.collect));
     return result;
   }
 }
