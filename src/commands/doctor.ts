@@ -4,6 +4,7 @@ import { Flags } from '@oclif/core';
 
 import { AgentscmError, ERROR_CODES } from '../contracts/errors.js';
 import { oneLine } from '../contracts/message-text.js';
+import { checkCollectorHost, collectorHostReport } from '../doctor/collector-host.js';
 import { runDoctor, type DoctorReport } from '../doctor/doctor.js';
 import type { DoctorFinding } from '../doctor/finding.js';
 import { repairGitMirrors } from '../doctor/git-mirrors.js';
@@ -40,6 +41,8 @@ export default class Doctor extends BaseCommand {
     '<%= config.bin %> --data-dir ./agentscm-data doctor --state-dir ~/.agentscm-collector --docker ' +
       '/usr/bin/docker --docker-socket /var/run/docker.sock',
     '<%= config.bin %> doctor --hub-config hub.json --token-file ~/.agentscm/alice.token --json',
+    '<%= config.bin %> doctor --endpoint http://hub.internal:8080/v1/hub/workspace/repositories/acme/demo/profiles/' +
+      'default/agent-tasks --token-file agent.token --state-dir ~/.agentscm-collector --image local/busybox:1',
   ];
 
   static override flags = {
@@ -74,6 +77,18 @@ export default class Doctor extends BaseCommand {
       description: "Engine socket (default: DOCKER_HOST's unix:// path, else /var/run/docker.sock).",
       helpValue: 'PATH',
     }),
+    endpoint: Flags.string({
+      description:
+        "On a collector host (no store): the hub's agent-tasks URL; checks its health, the --token-file, the " +
+        '--state-dir key, the engine and each --image, and nothing of a store.',
+      helpValue: 'URL',
+    }),
+    image: Flags.string({
+      description: 'With --endpoint: an image the collector profile pins, to find in the engine (repeatable).',
+      multiple: true,
+      dependsOn: ['endpoint'],
+      helpValue: 'NAME',
+    }),
   };
 
   async run(): Promise<DoctorReport> {
@@ -93,6 +108,18 @@ export default class Doctor extends BaseCommand {
           hint: `pass ${flag} PATH or leave it out`,
         });
     }
+    if (flags.endpoint !== undefined)
+      return this.report(
+        collectorHostReport(
+          await checkCollectorHost({
+            endpoint: flags.endpoint,
+            tokenFiles: (flags['token-file'] ?? []).map((file) => resolve(file)),
+            stateDirs: (flags['state-dir'] ?? []).map((dir) => resolve(dir)),
+            images: flags.image ?? [],
+            dockerSocket: flags['docker-socket'],
+          }),
+        ),
+      );
     const workspace =
       flags.workspace === undefined ? findEnclosingWorkspace(process.cwd()) : locateWorkspace(flags.workspace);
     const dataDir = this.resolveDataDir(flags['data-dir'], workspace ?? undefined);
@@ -113,7 +140,10 @@ export default class Doctor extends BaseCommand {
       dockerSocket: flags['docker-socket'],
       hubConfig: flags['hub-config'],
     });
-    const report = fixed.length === 0 ? checked : withFixes(checked, fixed);
+    return this.report(fixed.length === 0 ? checked : withFixes(checked, fixed));
+  }
+
+  private report(report: DoctorReport): DoctorReport {
     for (const f of report.findings)
       this.log(
         `${MARKS[f.status]} ${f.check}: ${oneLine(f.message)}${f.fix === null ? '' : `; fix: ${oneLine(f.fix)}`}`,

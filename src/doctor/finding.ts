@@ -62,6 +62,8 @@ export const DOCTOR_CODES = {
   HUB_NOT_LOOPBACK: 'skip',
   HUB_NOT_LISTENING: 'fail',
   HUB_UNHEALTHY: 'fail',
+  ENDPOINT_UNREACHABLE: 'fail',
+  ENDPOINT_TOKEN_REFUSED: 'fail',
 } as const satisfies Record<string, DoctorStatus>;
 
 export type DoctorCode = keyof typeof DOCTOR_CODES;
