@@ -3,12 +3,15 @@
  * `git rev-parse` resolves the revision, `git ls-tree -r -z -l --full-tree` lists every file with
  * its mode and size (checked against the scan bounds before any content is read), and one
  * `git cat-file --batch` streams the contents, each stored in the native blob store by SHA-256.
+ * A blob whose git ID `git_objects` already maps to a stored native blob is not read at all; every blob read
+ * has its git ID recomputed from its bytes, and only then is the pair remembered there.
  * Modes 100644 and 100755 are files and executables, 120000 a symlink whose blob is the link
  * target; a gitlink (160000, a submodule) is refused. Nothing of the work tree is read or written.
  * git runs with the options and environment of src/agent-state/safe-git.ts.
  */
 import { isUtf8 } from 'node:buffer';
 import { spawn } from 'node:child_process';
+import { createHash, type Hash } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +22,7 @@ import { isKeyFileName } from '../contracts/key-file-name.js';
 import { compareUtf8, workspacePathProblem } from '../contracts/paths.js';
 import { createSha256 } from '../crypto/sha256.js';
 import { BLOB_CHUNK_BYTES, isBlobStored, putChunkedBlob, putSmallBlob } from '../native/blobs.js';
+import { nativeObjectsOfGit, rememberGitObjects } from '../native/git-targets.js';
 import type { EntryMode, RevisionEntry } from '../native/revisions.js';
 import { writeTransaction, type Authority } from '../native/store.js';
 import type { ScanBounds } from '../workspace/scan.js';
@@ -134,12 +138,16 @@ class BlobSink {
   private fd: number | null = null;
   private file: string | null = null;
   private readonly hash = createSha256();
+  /** git's own object ID computed over the same bytes (SHA-1, or SHA-256 in a SHA-256 repository). */
+  private readonly gitHash: Hash;
   received = 0;
 
   constructor(
     readonly size: number,
+    oid: string,
     private readonly tempDir: () => string,
   ) {
+    this.gitHash = createHash(oid.length === 64 ? 'sha256' : 'sha1').update(`blob ${size}\0`);
     if (size > BLOB_CHUNK_BYTES) {
       this.file = join(tempDir(), 'blob');
       this.fd = openSync(this.file, 'w', 0o600);
@@ -148,20 +156,23 @@ class BlobSink {
 
   add(chunk: Buffer): void {
     this.hash.update(chunk);
+    this.gitHash.update(chunk);
     this.received += chunk.length;
     if (this.fd === null) this.parts.push(chunk);
     else writeSync(this.fd, chunk);
   }
 
   /** The digest, and either the bytes or a chunk source reading the temporary file. */
-  finish(): { digest: string; bytes: Buffer | null; chunks: (() => Iterable<Uint8Array>) | null } {
+  finish(): { digest: string; gitId: string; bytes: Buffer | null; chunks: (() => Iterable<Uint8Array>) | null } {
     const digest = this.hash.digest('hex');
-    if (this.fd === null) return { digest, bytes: Buffer.concat(this.parts), chunks: null };
+    const gitId = this.gitHash.digest('hex');
+    if (this.fd === null) return { digest, gitId, bytes: Buffer.concat(this.parts), chunks: null };
     closeSync(this.fd);
     this.fd = null;
     const file = this.file as string;
     return {
       digest,
+      gitId,
       bytes: null,
       chunks: function* () {
         const fd = openSync(file, 'r');
@@ -183,16 +194,18 @@ class BlobSink {
 
 /**
  * Stream the blobs `oids` (unique) through one `git cat-file --batch`, storing each in the native blob store;
- * returns git object ID → SHA-256, and how many blobs were new.
+ * returns git object ID → SHA-256, how many blobs were new, and SHA-256 → git object ID of the SHA-1 blobs whose
+ * ID was recomputed here from the bytes read (what may be remembered in `git_objects`).
  */
 async function storeGitBlobs(
   repo: string,
   auth: Authority,
   objects: ReadonlyMap<string, number>,
-): Promise<{ digests: Map<string, string>; created: number }> {
+): Promise<{ digests: Map<string, string>; created: number; verified: Map<string, string> }> {
   const digests = new Map<string, string>();
+  const verified = new Map<string, string>();
   let created = 0;
-  if (objects.size === 0) return { digests, created };
+  if (objects.size === 0) return { digests, created, verified };
   let temp: string | null = null;
   const tempDir = (): string => (temp ??= mkdtempSync(join(tmpdir(), 'agentscm-git-')));
   let batch: { digest: string; bytes: Buffer }[] = [];
@@ -252,7 +265,7 @@ async function storeGitBlobs(
           const want = order[index];
           if (want === undefined || oid !== want || type !== 'blob' || objects.get(want) !== Number(sizeText))
             throw gitFailed('cat-file', `unexpected object ${line.slice(0, 120)}`);
-          sink = new BlobSink(Number(sizeText), tempDir);
+          sink = new BlobSink(Number(sizeText), want, tempDir);
         }
         const n = Math.min(sink.size - sink.received, chunk.length);
         sink.add(chunk.subarray(0, n));
@@ -263,7 +276,9 @@ async function storeGitBlobs(
           index += 1;
           sink = null;
           trailer = 1;
+          if (done.gitId !== oid) throw gitFailed('cat-file', `object ${oid} does not hash to its ID`);
           digests.set(oid, done.digest);
+          if (oid.length === 40) verified.set(done.digest, oid);
           if (done.bytes !== null) {
             if (!isBlobStored(auth, done.digest)) {
               batch.push({ digest: done.digest, bytes: done.bytes });
@@ -284,7 +299,7 @@ async function storeGitBlobs(
     const code = await exited;
     if (code !== 0 || index !== order.length) throw gitFailed('cat-file', stderr || `exit ${String(code)}`);
     flush();
-    return { digests, created };
+    return { digests, created, verified };
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -313,9 +328,19 @@ export async function readGitCommitTree(
   if (!listing.ok) throw gitFailed('ls-tree', listing.stderr);
   const listed = parseLsTree(listing.stdout, bounds);
   onProgress(`git commit ${commit.slice(0, 12)}: ${listed.length} files; storing their contents`);
+  const all = new Map<string, number>();
+  for (const item of listed) all.set(item.oid, item.size);
+  // Blobs whose git ID is remembered (and whose content the native store holds) are not read again.
+  const known = new Map<string, string>();
+  for (const [oid, native] of nativeObjectsOfGit(auth, new Set(all.keys())))
+    if (isBlobStored(auth, native)) known.set(oid, native);
   const objects = new Map<string, number>();
-  for (const item of listed) objects.set(item.oid, item.size);
-  const { digests, created } = await storeGitBlobs(repo, auth, objects);
+  for (const [oid, size] of all) if (!known.has(oid)) objects.set(oid, size);
+  onProgress(`git commit ${commit.slice(0, 12)}: ${known.size} blobs known, ${objects.size} to read`);
+  const read = await storeGitBlobs(repo, auth, objects);
+  rememberGitObjects(auth, read.verified);
+  const digests = new Map([...known, ...read.digests]);
+  const created = read.created;
   let totalBytes = 0n;
   const entries: RevisionEntry[] = listed.map((item) => {
     totalBytes += BigInt(item.size);
