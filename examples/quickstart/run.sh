@@ -115,8 +115,14 @@ else
   run --data-dir "$data" init-repo "$project" --name node-project
   base="$(target_revision node-project)"
 
-  step "One command check: node --test in $image, 512 MiB, no network; it becomes target main's requirement"
-  run --data-dir "$data" check add tests --workspace "$project" --image "$image" --memory 512m \
+  step "Its dev dependencies in an image: npm ci on this side, node_modules on top of $image"
+  # The tests import a package from package-lock.json; the step has no network, so deps build
+  # installs it here (npm's own cache and registry settings apply) and builds the project's image.
+  run --data-dir "$data" deps build --workspace "$project" --lockfile package-lock.json --image "$image" \
+    --docker-socket "$docker_socket"
+
+  step "One command check: node --test in that image, 512 MiB, no network; it becomes target main's requirement"
+  run --data-dir "$data" check add tests --workspace "$project" --image "$image" --deps npm --memory 512m \
     --docker-socket "$docker_socket" -- node --test
   [[ "$("${agentscm[@]}" --data-dir "$data" requirement show --target main --repository node-project --json |
     field requirement_digest)" =~ ^[0-9a-f]{64}$ ]]

@@ -1,6 +1,7 @@
 /**
  * The quickstart with a container runtime: after the local flow it puts examples/node-project
- * under the gate with commands only (check add, collector add, grant create), lands a Change whose
+ * under the gate with commands only (deps build, check add --deps npm, collector add, grant create),
+ * lands a Change whose
  * `node --test` passed in a container, verifies its receipt offline, refuses a Change that adds a
  * failing test (target main does not move), and ends with the five commands a user runs on their
  * own repository. The path where the runtime is missing (the step is skipped, with the reason)
@@ -15,6 +16,7 @@ import { before, test } from 'node:test';
 import { CLI_COMMAND, REPO_ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { DOCKER_SOCKET, requireEngine } from '../support/collector.js';
+import { NPM_ENV } from '../support/npm-deps.js';
 
 before(async () => {
   await requireEngine();
@@ -28,7 +30,7 @@ function quickstart(env: Record<string, string>): Promise<{ code: number | null;
       cwd: REPO_ROOT,
       env: merged,
       stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 400_000,
+      timeout: 900_000,
     });
     let stdout = '';
     let stderr = '';
@@ -68,6 +70,7 @@ test('the quickstart lands a checked Node change, verifies its receipt and refus
     AGENTSCM_BIN: CLI_COMMAND,
     QUICKSTART_DIR: dir,
     QUICKSTART_DOCKER_SOCKET: DOCKER_SOCKET,
+    ...NPM_ENV,
   });
   const out = result.stdout;
   assert.equal(result.code, 0, `${out.slice(-4000)}\n${result.stderr}`);
@@ -78,9 +81,14 @@ test('the quickstart lands a checked Node change, verifies its receipt and refus
 
   // Set-up: the check, the collector and the grant, each one command.
   assert.match(out, /\$ bash bin\/build-node-image\.sh\n/);
+  assert.match(
+    out,
+    /\$ agentscm .* deps build --workspace \S+\/node-project --lockfile package-lock\.json --image local\/node:20 /,
+  );
+  assert.match(out, /^\S+ agentscm-deps\/duration-kit:npm( \(reused\))?$/m, 'deps build names its image');
   const checkAdd =
-    /\$ agentscm .* check add tests --workspace \S+\/node-project --image (\S+) --memory 512m .*-- node --test\n/;
-  assert.equal(checkAdd.exec(out)?.[1], 'local/node:20', 'check add runs node --test in the built image');
+    /\$ agentscm .* check add tests --workspace \S+\/node-project --image (\S+) --deps npm --memory 512m .*-- node --test\n/;
+  assert.equal(checkAdd.exec(out)?.[1], 'local/node:20', 'check add runs node --test on the dependency image');
   assert.match(out, /target main requires tests\n/);
   assert.match(out, /\$ agentscm .* agent-task collector add --step tests --state-dir \S+\/collector-state /);
   assert.match(out, /installed collector profile [0-9a-f]{64}\n/);
