@@ -1,8 +1,8 @@
 /**
  * The full agent loop with the real Claude Code and Codex CLIs (docs/testing.md "The full loop"):
  * an operator sets up a copy of examples/node-project entirely through the CLI — init-repo, the
- * `tests` check on local/node:20, the collector, a grant, a hub on loopback whose MCP endpoint is
- * registered with the client (`claude mcp add`; Codex: `[mcp_servers.agentscm]` in
+ * dependency image of its lockfile (`deps build`), the `tests` check on it (`--deps npm`), the
+ * collector, a grant, a hub on loopback whose MCP endpoint is registered with the client (`claude mcp add`; Codex: `[mcp_servers.agentscm]` in
  * HOME/.codex/config.toml), the agent-owned Stop hook (`install-stop --client C --mode task-stop`)
  * and the instruction block — then plants one bug so one test fails. The scripted model
  * (test/support/fake-model/scripted-agent.ts) knows nothing about agentscm: it runs the
@@ -25,6 +25,7 @@ import { startFakeResponses } from '../support/fake-model/openai-responses.js';
 import { agentscmShim, runClaude, runCodex, writeCodexConfig } from '../support/fake-model/run-client.js';
 import { scriptedAgent } from '../support/fake-model/scripted-agent.js';
 import type { Transcript } from '../support/fake-model/transcript.js';
+import { buildDepsImage } from '../support/npm-deps.js';
 
 const CHANGE = 'fix-1';
 const HUB_REPOSITORY = 'me/node-project';
@@ -123,7 +124,22 @@ async function operatorSetup(t: TestContext, client: Client, registerMcp: Regist
   assert.equal(image.status, 0, image.stderr);
   cpSync(join(REPO_ROOT, 'examples/node-project'), world.workspace, { recursive: true });
   await op(world, ['init-repo', '--name', 'node-project']);
-  await op(world, ['check', 'add', 'tests', '--image', 'local/node:20', '--memory', '512m', '--', 'node', '--test']);
+  // The example's tests import a dev dependency: its image, reused across runs (support/npm-deps.ts).
+  await buildDepsImage(world.dataDir, world.workspace, 'local/node:20');
+  await op(world, [
+    'check',
+    'add',
+    'tests',
+    '--image',
+    'local/node:20',
+    '--deps',
+    'npm',
+    '--memory',
+    '512m',
+    '--',
+    'node',
+    '--test',
+  ]);
   await op(world, ['agent-task', 'collector', 'add', '--step', 'tests', '--state-dir', join(dir, 'collector')]);
   await op(world, ['grant', 'create', '--actor', 'me/agent-1', '--token-file', world.tokenFile]);
 
