@@ -25,8 +25,17 @@ export function objectDigest(kind: ObjectKind, bytes: Uint8Array): string {
 
 let temporaries = 0;
 
+/**
+ * The most bytes of objects checked by this process kept in memory until their first read: the
+ * snapshot of a first fetch is written from them without reading and hashing the cache again.
+ */
+export const VERIFIED_MEMORY_BYTES = 256 * 1024 * 1024;
+
 export class ObjectCache {
   readonly dir: string;
+  /** Objects this process wrote (checked) and nobody read yet, by kind and digest; at most VERIFIED_MEMORY_BYTES. */
+  private readonly fresh = new Map<string, Uint8Array>();
+  private freshBytes = 0;
 
   constructor(stateDir: string) {
     this.dir = ensurePrivateDir(join(ensurePrivateDir(stateDir), 'objects'));
@@ -40,6 +49,14 @@ export class ObjectCache {
   /** The verified bytes of an object, or null when it is not cached (a damaged entry is removed). */
   read(kind: ObjectKind, digest: string): Buffer | null {
     const path = this.pathOf(kind, digest);
+    const key = `${kind}/${digest}`;
+    const fresh = this.fresh.get(key);
+    if (fresh !== undefined) {
+      // Checked when written by this process, and never handed out before: its bytes are the object's.
+      this.fresh.delete(key);
+      this.freshBytes -= fresh.byteLength;
+      return Buffer.from(fresh.buffer, fresh.byteOffset, fresh.byteLength);
+    }
     let bytes: Buffer;
     try {
       bytes = readFileSync(path);
@@ -55,6 +72,7 @@ export class ObjectCache {
   }
 
   has(kind: ObjectKind, digest: string): boolean {
+    if (this.fresh.has(`${kind}/${digest}`)) return true;
     return this.read(kind, digest) !== null;
   }
 
@@ -76,6 +94,11 @@ export class ObjectCache {
         closeSync(fd);
       }
       renameSync(temporary, path);
+      const key = `${kind}/${digest}`;
+      if (!this.fresh.has(key) && this.freshBytes + bytes.byteLength <= VERIFIED_MEMORY_BYTES) {
+        this.fresh.set(key, bytes);
+        this.freshBytes += bytes.byteLength;
+      }
     } catch (error) {
       rmSync(temporary, { force: true });
       throw new AgentscmError('IO_ERROR', `cannot cache object ${digest}: ${(error as Error).message}`, {
