@@ -50,6 +50,10 @@ interface DepsAnswer {
   readonly lockfile_sha256: string;
   readonly reused: boolean;
 }
+interface QualificationJson {
+  readonly tasks: readonly { readonly task_id: string; readonly step_id: string }[];
+  readonly failures: readonly { readonly task_id: string; readonly code: string }[];
+}
 interface CollectAnswer {
   readonly outcome: string;
   readonly output_tail: unknown;
@@ -191,9 +195,20 @@ test(
         '--json',
       ]);
     const collect = async (change: string, step: string): Promise<CliResult> => collectWith(await claim(change, step));
+    /** The failure codes qualification gives each step's task of a Change (read from the store only). */
+    const failuresOf = async (change: string): Promise<Record<string, string[]>> => {
+      const answer = await cli(['qualification', '--change', change, '--json']);
+      const parsed = JSON.parse(answer.stdout) as QualificationJson;
+      const byStep: Record<string, string[]> = {};
+      for (const task of parsed.tasks)
+        byStep[task.step_id] = parsed.failures.filter((f) => f.task_id === task.task_id).map((f) => f.code);
+      return byStep;
+    };
 
     writeFileSync(join(ws, 'src', 'add.js'), 'module.exports = (a, b) => b + a;\n');
     ok(await cli(['checkpoint', '--change', 'fix-1']), 'checkpoint fix-1');
+    // The lockfile is main's: qualification names no changed lockfile, only the pending tasks.
+    assert.deepEqual(await failuresOf('fix-1'), { tests: ['task_pending'], plain: ['task_pending'] });
     const passed = jsonOf<CollectAnswer>(ok(await collect('fix-1', 'tests'), 'collect tests'));
     assert.equal(passed.outcome, 'passed');
     const plain = jsonOf<CollectAnswer>(await collect('fix-1', 'plain'));
@@ -208,6 +223,11 @@ test(
     pkg.version = '1.0.1';
     writeFileSync(join(ws, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
     ok(await cli(['checkpoint', '--change', 'fix-2']), 'checkpoint fix-2');
+    // Qualification names the changed lockfile for the step on the dependency image, before any claim.
+    assert.deepEqual(await failuresOf('fix-2'), {
+      tests: ['task_pending', 'deps_lockfile_changed'],
+      plain: ['task_pending'],
+    });
     const staleDescriptor = await claim('fix-2', 'tests');
     const stale = await collectWith(staleDescriptor);
     assert.equal(stale.code, 1, stale.stderr);
@@ -229,6 +249,8 @@ test(
     ok(await cli(['checkpoint', '--change', 'fix-2']), 'checkpoint fix-2 again');
     const now = jsonOf<CollectAnswer>(ok(await collect('fix-2', 'tests'), 'collect after rebuild'));
     assert.equal(now.outcome, 'passed');
+    // Passed on the rebuilt image: the changed lockfile is no longer a failure.
+    assert.deepEqual((await failuresOf('fix-2')).tests, []);
   },
 );
 

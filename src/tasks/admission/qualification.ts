@@ -27,6 +27,7 @@ import { nowOf, type TaskContext } from '../context.js';
 import { deriveSubject, type DerivedSubject } from '../derive.js';
 import { readAuthority, readJournal } from '../transition.js';
 import { decideSubject } from './decision.js';
+import { withDepsLockfileFailures } from './qualification-deps.js';
 
 export { boundFailures } from './decision.js';
 
@@ -48,7 +49,8 @@ function qualifyDerived(
   nowMs: number,
   options: QualificationOptions,
 ): QualificationAnswer {
-  const answer = withOutputTails(auth, decideSubject(auth, journal, derived, nowMs, 'digest').answer);
+  const decided = decideSubject(auth, journal, derived, nowMs, 'digest').answer;
+  const answer = withDepsLockfileFailures(auth, derived, withOutputTails(auth, decided));
   const next = answer.next;
   if (next.operation !== 'collector_claim') return answer;
   const entry = derived.tasks.find((task) => task.task.task_id === next.task_id);
