@@ -12,6 +12,7 @@ import { realpathSync, statSync } from 'node:fs';
 
 import { unsafeNames } from '../contracts/display-text.js';
 import { AgentscmError } from '../contracts/errors.js';
+import { revisionIdOf } from '../contracts/tree.js';
 import { appendChangeVersion, findChange } from '../native/changes.js';
 import { checkGenericId } from '../native/checks.js';
 import { getRepository } from '../native/repositories.js';
@@ -80,9 +81,11 @@ export async function checkpointFromGit(store: Store, input: GitCheckpointInput)
   const progress = input.onProgress ?? ((): void => undefined);
   const read = await readGitCommitTree(repo, input.rev, auth, input.bounds ?? scanBoundsFromEnv(), progress);
   const before = new Set(listRevisionEntries(auth, repository, base).map((e) => e.path));
-  // A git tree equal to the base revision's tree is the base revision itself (as an unchanged checkpoint).
-  const sameAsBase = prepareRevision(getRevision(auth, repository, base).parent, read.entries).id === base;
-  const encoded = sameAsBase ? null : prepareRevision(base, read.entries);
+  // A git tree equal to the base revision's tree is the base revision itself (as an unchanged checkpoint); the
+  // trees are built once, the ID with either parent following from the root tree's digest.
+  const prepared = prepareRevision(base, read.entries);
+  const sameAsBase = revisionIdOf(getRevision(auth, repository, base).parent, prepared.tree) === base;
+  const encoded = sameAsBase ? null : prepared;
   const revision = encoded?.id ?? base;
   const recorded = writeTransaction(auth, () => {
     const change = findChange(auth, repository, input.change);
