@@ -35,6 +35,7 @@ const READS_NO_REPOSITORY: Readonly<Record<string, string>> = {
   'agent-task:sign-observation': 'signs a file',
   'agent-task:verify-observation': 'verifies a file',
   'agent-task:transfer:show': 'decodes an envelope file',
+  'deps:build': 'builds an image from a lockfile through the engine',
   // The record named on the command line binds its repository (IDs are store-wide).
   'agent-task:profile:install': 'the profile file names its repository_id',
   'agent-task:profile:show': 'a profile ID',
