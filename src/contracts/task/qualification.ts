@@ -34,6 +34,7 @@ export const QUALIFICATION_FAILURE_CODES = [
   'capability_unavailable',
   'collector_not_passed',
   'dependency_incomplete',
+  'deps_lockfile_changed',
   'prior_subject_unresolved',
   'profile_changed',
   'receipt_invalid',
